@@ -1,0 +1,320 @@
+/*
+ * nd.h — NumPy-style arrays for C, lazily recorded into a task graph and run
+ * fused on the CPU or an NVIDIA GPU.
+ *
+ * Model
+ *   Every operation records a node and returns at once; nothing is computed
+ *   until nd_sync()/nd_flush() or a read (nd_to_host, nd_item). Then the
+ *   scheduler fuses elementwise chains, views, casts, random draws and a
+ *   trailing reduction or region store into generated kernels and runs them.
+ *
+ * Semantics follow NumPy 2: row-major arrays, broadcasting, NEP 50 type
+ * promotion (a weak scalar from nd_scalar/nd_scalar_int does not widen an
+ * array's dtype), views share memory, writes into a view are visible through
+ * its base.
+ *
+ * Errors
+ *   Functions returning nd_array* return NULL on failure; functions returning
+ *   nd_status return the code. Either way nd_last_status()/nd_last_error()
+ *   hold the code and a message naming the function, the values and the fix.
+ *   A NULL input makes an op return NULL without overwriting the first error,
+ *   so a chain of calls is checked once at its end. The error stays until
+ *   nd_clear_error(). Device errors surface from nd_sync; arrays whose values
+ *   could not be produced report the error when read.
+ *
+ * Threads
+ *   Call the API from one thread at a time. The last error is per thread.
+ */
+#ifndef ND_H
+#define ND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ND_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ND_API __attribute__((visibility("default")))
+#else
+#define ND_API
+#endif
+
+#define ND_VERSION_MAJOR 0
+#define ND_VERSION_MINOR 1
+#define ND_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ types */
+
+typedef struct nd_array nd_array; /* opaque, reference-counted */
+
+typedef enum {
+    ND_BOOL,
+    ND_INT8,
+    ND_INT16,
+    ND_INT32,
+    ND_INT64,
+    ND_UINT8,
+    ND_UINT16,
+    ND_UINT32,
+    ND_UINT64,
+    ND_FLOAT16,
+    ND_BFLOAT16,
+    ND_FLOAT32,
+    ND_FLOAT64,
+    ND_NUM_DTYPES
+} nd_dtype;
+
+typedef enum {
+    ND_OK = 0,
+    ND_ERR_ARG,         /* a bad argument: NULL, out of range, malformed */
+    ND_ERR_SHAPE,       /* shapes that do not broadcast, match or fit */
+    ND_ERR_DTYPE,       /* a dtype the operation does not accept */
+    ND_ERR_INDEX,       /* an index string or an index out of range */
+    ND_ERR_OOM,         /* out of host or device memory */
+    ND_ERR_BACKEND,     /* the backend (driver, BLAS, ...) failed */
+    ND_ERR_COMPILE,     /* a generated kernel failed to compile */
+    ND_ERR_IO,          /* a file could not be written or read */
+    ND_ERR_STATE,       /* called in the wrong state (not initialised, ...) */
+    ND_ERR_UNSUPPORTED  /* valid, but not supported by this build/backend */
+} nd_status;
+
+#define ND_MAX_DIMS 8
+
+/* ND_SHAPE(3, 4) expands to the two arguments `int ndim, const int64_t *shape`
+ * of creation functions: nd_zeros(ND_FLOAT32, ND_SHAPE(3, 4)). */
+#define ND_SHAPE(...)                                                        \
+    (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),         \
+        ((const int64_t[]){__VA_ARGS__})
+/* A 0-d (scalar) shape for the same functions. */
+#define ND_SCALAR_SHAPE 0, ((const int64_t *)0)
+
+/* Axis value meaning "reduce over every axis". Negative axes count from the
+ * end as in NumPy (-1 is the last axis). */
+#define ND_ALL_AXES (-1000)
+
+/* Backend names for nd_config.backend and ND_BACKEND. */
+typedef enum { ND_BACKEND_AUTO = 0, ND_BACKEND_CPU, ND_BACKEND_CUDA } nd_backend_kind;
+
+/* Settings for nd_init. Zero-initialise, then set what you need; a zero field
+ * means "default, or the ND_* environment variable if set". */
+typedef struct {
+    nd_backend_kind backend; /* ND_BACKEND=auto|cpu|cuda */
+    int num_threads;         /* ND_NUM_THREADS: CPU worker threads; 0 = cores */
+    const char *devices;     /* ND_DEVICES: comma list of GPU ordinals */
+    int log;                 /* ND_LOG: 0 off, 1 warnings, 2 info, 3 debug (stderr) */
+    const char *dump_dot;    /* ND_DUMP_DOT: folder; one Graphviz file per flush */
+    int profile;             /* ND_PROFILE=1: print a kernel/copy table at exit */
+    const char *cache_dir;   /* ND_CACHE_DIR: kernel cache (default ~/.cache/nd) */
+    int fusion;              /* ND_FUSION: 1 on (default), -1 off */
+    int cuda_graphs;         /* ND_CUDA_GRAPHS: 1 on (default), -1 off */
+    int matmul_tf32;         /* ND_MATMUL_TF32: 1 allows TF32 tensor cores, -1 off (default) */
+    int64_t max_pending;     /* ND_MAX_PENDING: nodes recorded before an automatic flush */
+    int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
+} nd_config;
+
+/* Counters of what the engine did, for tests, tuning and curiosity. */
+typedef struct {
+    uint64_t flushes;          /* flushes that ran something */
+    uint64_t plan_cache_hits;  /* flushes whose plan came from the cache */
+    uint64_t plan_cache_misses;/* flushes that ran every scheduler pass */
+    uint64_t nodes_recorded;   /* operations recorded */
+    uint64_t nodes_dropped;    /* dead nodes removed before running */
+    uint64_t kernels_run;      /* fused kernels executed */
+    uint64_t kernels_compiled; /* kernels generated/compiled (GPU) */
+    uint64_t library_calls;    /* matmul and other library steps executed */
+    uint64_t copies;           /* data-movement steps executed */
+    uint64_t bytes_allocated;  /* bytes of buffers currently allocated */
+    uint64_t temp_allocations; /* plan-internal temporaries allocated */
+} nd_stats;
+
+/* ------------------------------------------------------------ lifecycle */
+
+/* Starts the runtime. Optional: the first call of any other function starts it
+ * with defaults. NULL = defaults + ND_* environment variables. Calling it
+ * again after nd_shutdown restarts. Errors: ND_ERR_ARG for bad settings,
+ * ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested backend is missing,
+ * ND_ERR_STATE if already running. */
+ND_API nd_status nd_init(const nd_config *cfg);
+/* Waits for pending work and frees every resource; handles become invalid. */
+ND_API void nd_shutdown(void);
+/* Runs everything pending and waits for it. Returns the first device error. */
+ND_API nd_status nd_sync(void);
+/* Submits everything pending without waiting (the CPU backend runs it). */
+ND_API nd_status nd_flush(void);
+/* The code and message of the last failure on this thread (sticky). */
+ND_API nd_status nd_last_status(void);
+ND_API const char *nd_last_error(void);
+ND_API void nd_clear_error(void);
+/* Name of the backend in use: "cpu" or "cuda". */
+ND_API const char *nd_backend_name(void);
+ND_API void nd_get_stats(nd_stats *out);
+ND_API const char *nd_dtype_name(nd_dtype t);   /* "float32"; "?" if invalid */
+ND_API size_t nd_dtype_size(nd_dtype t);        /* bytes; 0 if invalid */
+ND_API const char *nd_status_name(nd_status s); /* "ND_ERR_SHAPE" */
+
+/* ------------------------------------------------------------- lifetime */
+
+ND_API nd_array *nd_retain(nd_array *a); /* +1 reference; returns a */
+ND_API void nd_free(nd_array *a);        /* -1 reference; NULL is a no-op */
+/* Handles made after nd_scope_begin are released at the matching
+ * nd_scope_end, unless nd_keep moved them to the enclosing scope (or, at the
+ * outermost scope, to the caller). Scopes nest. */
+ND_API void nd_scope_begin(void);
+ND_API void nd_scope_end(void);
+ND_API nd_array *nd_keep(nd_array *a);
+
+/* ------------------------------------------------------------- creation */
+
+ND_API nd_array *nd_empty(nd_dtype dtype, int ndim, const int64_t *shape);
+ND_API nd_array *nd_zeros(nd_dtype dtype, int ndim, const int64_t *shape);
+ND_API nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape);
+ND_API nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value);
+ND_API nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step);
+ND_API nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num);
+/* Copies `data` (row-major, dtype elements) at once; the caller keeps it. */
+ND_API nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape);
+/* Copies a's elements row-major into dst (runs pending work first). Errors:
+ * ND_ERR_ARG for NULL dst or dst_bytes < size*itemsize, or a device error
+ * that prevented a's value from being produced. */
+ND_API nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes);
+/* A size-1 array's value as double; NaN and an error otherwise. */
+ND_API double nd_item(nd_array *a);
+/* Weakly typed 0-d arrays (NEP 50): nd_scalar behaves like a Python float
+ * (float32 arrays stay float32, integer arrays become float64); nd_scalar_int
+ * like a Python int (int8 arrays stay int8; a value that does not fit the
+ * array's dtype is an ND_ERR_DTYPE error). */
+ND_API nd_array *nd_scalar(double v);
+ND_API nd_array *nd_scalar_int(int64_t v);
+ND_API nd_array *nd_astype(nd_array *a, nd_dtype dtype);
+ND_API nd_array *nd_copy(nd_array *a);
+
+/* --------------------------------------------------------------- random */
+
+/* Counter-based Philox4x32-10: a value depends only on the seed, the order of
+ * random calls since nd_random_seed and its element index, never on the
+ * backend, thread count or tiling. */
+ND_API void nd_random_seed(uint64_t seed);
+ND_API nd_array *nd_random_uniform(nd_dtype dtype, int ndim, const int64_t *shape, double lo, double hi);
+ND_API nd_array *nd_random_normal(nd_dtype dtype, int ndim, const int64_t *shape, double mean, double sd);
+
+/* ---------------------------------------------------------- elementwise */
+
+/* Binary ops broadcast and promote as NumPy 2. nd_div is true division (an
+ * integer pair gives float64). Comparisons give bool. Integer overflow wraps.
+ * Errors: ND_ERR_SHAPE (no broadcast), ND_ERR_DTYPE (e.g. bool for nd_sub). */
+ND_API nd_array *nd_add(nd_array *a, nd_array *b);
+ND_API nd_array *nd_sub(nd_array *a, nd_array *b);
+ND_API nd_array *nd_mul(nd_array *a, nd_array *b);
+ND_API nd_array *nd_div(nd_array *a, nd_array *b);
+ND_API nd_array *nd_pow(nd_array *a, nd_array *b);
+ND_API nd_array *nd_maximum(nd_array *a, nd_array *b); /* NaN propagates */
+ND_API nd_array *nd_minimum(nd_array *a, nd_array *b);
+ND_API nd_array *nd_eq(nd_array *a, nd_array *b);
+ND_API nd_array *nd_ne(nd_array *a, nd_array *b);
+ND_API nd_array *nd_lt(nd_array *a, nd_array *b);
+ND_API nd_array *nd_le(nd_array *a, nd_array *b);
+ND_API nd_array *nd_gt(nd_array *a, nd_array *b);
+ND_API nd_array *nd_ge(nd_array *a, nd_array *b);
+
+/* Unary ops. Transcendentals of integer inputs give floats as NumPy
+ * (int8 -> float16, int16 -> float32, int32/int64 -> float64). */
+ND_API nd_array *nd_neg(nd_array *a);
+ND_API nd_array *nd_abs(nd_array *a);
+ND_API nd_array *nd_sqrt(nd_array *a);
+ND_API nd_array *nd_exp(nd_array *a);
+ND_API nd_array *nd_log(nd_array *a);
+ND_API nd_array *nd_sin(nd_array *a);
+ND_API nd_array *nd_cos(nd_array *a);
+ND_API nd_array *nd_tanh(nd_array *a);
+ND_API nd_array *nd_floor(nd_array *a);
+ND_API nd_array *nd_ceil(nd_array *a);
+ND_API nd_array *nd_square(nd_array *a);
+ND_API nd_array *nd_logical_not(nd_array *a);
+
+/* where(cond, a, b): cond is read as bool; the result promotes a and b. */
+ND_API nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b);
+/* clip(a, lo, hi) = minimum(maximum(a, lo), hi). */
+ND_API nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi);
+
+/* ----------------------------------------------------------- reductions */
+
+/* Reduce over one axis (negative counts from the end) or ND_ALL_AXES. Result
+ * dtypes as NumPy: sum/prod of bool and signed ints -> int64, unsigned ->
+ * uint64; mean/std/var of ints -> float64; argmin/argmax -> int64;
+ * any/all -> bool. std/var use ddof = 0. min/max/argmin/argmax of an empty
+ * extent are ND_ERR_SHAPE. */
+ND_API nd_array *nd_sum(nd_array *a, int axis);
+ND_API nd_array *nd_prod(nd_array *a, int axis);
+ND_API nd_array *nd_mean(nd_array *a, int axis);
+ND_API nd_array *nd_min(nd_array *a, int axis);
+ND_API nd_array *nd_max(nd_array *a, int axis);
+ND_API nd_array *nd_argmin(nd_array *a, int axis);
+ND_API nd_array *nd_argmax(nd_array *a, int axis);
+ND_API nd_array *nd_std(nd_array *a, int axis);
+ND_API nd_array *nd_var(nd_array *a, int axis);
+ND_API nd_array *nd_any(nd_array *a, int axis);
+ND_API nd_array *nd_all(nd_array *a, int axis);
+
+/* ---------------------------------------------------------- linear algebra */
+
+/* NumPy matmul: 1-d x 1-d is a dot product (0-d result); 2-d x 2-d a matrix
+ * product; >2-d batched with broadcast batch dimensions. Errors: ND_ERR_SHAPE
+ * for mismatched inner dimensions or 0-d operands. */
+ND_API nd_array *nd_matmul(nd_array *a, nd_array *b);
+ND_API nd_array *nd_dot(nd_array *a, nd_array *b); /* = nd_matmul for 1-d/2-d */
+
+/* ------------------------------------------------------------- shaping */
+
+/* A view by a NumPy index string: comma-separated items, each a slice
+ * "start:stop:step" (any part may be omitted; negative values count from the
+ * end), an integer (drops the axis), "..." (at most once) or "None" (new axis
+ * of length 1). Example: nd_view(a, "1:-1, ::2, ..., None"). Errors:
+ * ND_ERR_INDEX for malformed strings, a zero step, too many indices or an
+ * integer out of range. */
+ND_API nd_array *nd_view(nd_array *a, const char *index);
+/* Reshape to `shape` (one entry may be -1). A view when the strides allow it,
+ * otherwise a copy. */
+ND_API nd_array *nd_reshape(nd_array *a, int ndim, const int64_t *shape);
+/* Permute axes; perm NULL reverses them. Always a view. */
+ND_API nd_array *nd_transpose(nd_array *a, const int *perm);
+/* A read-only broadcast view. */
+ND_API nd_array *nd_broadcast_to(nd_array *a, int ndim, const int64_t *shape);
+/* Join along an existing axis; dtypes promote. */
+ND_API nd_array *nd_concatenate(int n, nd_array *const *arrays, int axis);
+/* Join along a new axis; every input must have the same shape. */
+ND_API nd_array *nd_stack(int n, nd_array *const *arrays, int axis);
+ND_API nd_array *nd_ravel(nd_array *a);
+
+/* ---------------------------------------------------------------- writes */
+
+/* dst[...] = src: src broadcasts to dst's shape and is cast to dst's dtype
+ * (unsafe casting, as NumPy's setitem). dst may be a view; the write is
+ * visible through every array sharing its memory. NumPy order: the whole
+ * right-hand side is computed before anything is written. Errors:
+ * ND_ERR_SHAPE (no broadcast), ND_ERR_ARG (dst is a broadcast view). */
+ND_API nd_status nd_assign(nd_array *dst, nd_array *src);
+ND_API nd_status nd_fill(nd_array *dst, double value);
+
+/* ------------------------------------------------------------ inspection */
+
+ND_API int nd_ndim(const nd_array *a);                /* -1 for NULL */
+ND_API const int64_t *nd_shape(const nd_array *a);    /* NULL for NULL */
+ND_API int64_t nd_size(const nd_array *a);            /* -1 for NULL */
+ND_API nd_dtype nd_dtype_of(const nd_array *a);       /* ND_NUM_DTYPES for NULL */
+/* Strides in elements (NumPy's strides divided by the item size). */
+ND_API const int64_t *nd_strides(const nd_array *a);
+
+/* -------------------------------------------------------- observability */
+
+/* Writes the pending graph, as the scheduler would plan it, as Graphviz:
+ * one node per API call (op, shape, dtype), fused kernels as clusters,
+ * inserted copies in their own colour, a legend. Does not run anything. */
+ND_API nd_status nd_graph_dump_dot(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ND_H */

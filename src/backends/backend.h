@@ -1,0 +1,45 @@
+/* The one interface every backend implements. A backend never sees the
+ * graph: it allocates memory, moves bytes, and runs plan steps (kernel IR,
+ * library calls). Selected by ND_BACKEND; the CPU backend is always built. */
+#ifndef ND_BACKENDS_BACKEND_H
+#define ND_BACKENDS_BACKEND_H
+
+#include "backends/plan.h"
+
+typedef struct nd_backend nd_backend;
+
+typedef struct {
+    int num_threads;     /* CPU workers (0 = cores) */
+    const char *devices; /* GPU ordinals */
+    const char *cache_dir;
+    int matmul_tf32;
+    int cuda_graphs;
+    int64_t device_memory_limit;
+    int profile;
+} nd_backend_config;
+
+struct nd_backend {
+    const char *name;
+    int32_t memory; /* memory space it computes in (ND_MEMORY_HOST for cpu) */
+    void *impl;
+    nd_status (*alloc)(nd_backend *be, int memory, size_t bytes, void **out);
+    void (*release)(nd_backend *be, int memory, void *ptr, size_t bytes);
+    nd_status (*copy)(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
+                      size_t bytes);
+    /* slots[i]: base pointer of kernel slot i; params: the kernel's values. */
+    nd_status (*run_kernel)(nd_backend *be, const nd_kernel *k, void *const *slots,
+                            const nd_scalar_bits *params);
+    nd_status (*run_matmul)(nd_backend *be, const nd_matmul_desc *mm, void *const *plan_slots);
+    /* Optional: run a whole plan (e.g. replay a captured CUDA Graph). NULL =
+     * the scheduler's executor calls the step functions in order. */
+    nd_status (*run_plan)(nd_backend *be, nd_plan *plan, void *const *plan_slots,
+                          const nd_scalar_bits *flush_params);
+    nd_status (*synchronize)(nd_backend *be);
+    void (*destroy)(nd_backend *be);
+};
+
+nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out);
+/* ND_ERR_UNSUPPORTED when built without CUDA or no device is present. */
+nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out);
+
+#endif

@@ -1,0 +1,96 @@
+/* Kernel IR: one fused kernel, as every backend executes it.
+ *
+ * A kernel iterates over a space (ndim, shape). Every memory access is an
+ * affine map of the iteration index: element = offset + sum_k strides[k]*i_k
+ * (stride 0 broadcasts) into a buffer slot. The body is SSA: instruction j's
+ * value is computed from earlier instructions. Stores write values to slots;
+ * an optional reduction combines one value over `axes` and writes one element
+ * per kept index. Shapes, strides and offsets are part of the kernel (and its
+ * hash); scalar values are parameters passed at launch, never hashed.
+ *
+ * Backends must give the same answer for any tiling or thread count, and
+ * random draws depend only on (seed, stream, logical index). */
+#ifndef ND_BACKENDS_KERNEL_IR_H
+#define ND_BACKENDS_KERNEL_IR_H
+
+#include <stdint.h>
+
+#include "common/dtype.h"
+#include "common/ops.h"
+
+/* Instruction opcodes: the elementwise ops (nd_op values 0..) followed by the
+ * IR-only ones. */
+typedef enum {
+    ND_IR_LOAD = ND_NUM_ELEMENTWISE_OPS, /* a = load index; dtype = load dtype */
+    ND_IR_PARAM,      /* a = parameter index; dtype = its dtype (converted
+                         from the parameter's kind: f, i or u)               */
+    ND_IR_INDEX,      /* a = affine index; dtype = ND_INT64:
+                         offset + sum strides[k]*i_k                         */
+    ND_IR_RAND_UNIFORM, /* a = SSA int64 logical index, b = param (u) seed,
+                         c = param (u) stream; value in [0,1) of dtype
+                         (float32: (x0 >> 8) * 2^-24; float64:
+                         ((x0 >> 5) * 2^26 + (x1 >> 6)) * 2^-53, where
+                         (x0..x3) = Philox4x32-10(key = (seed_lo, seed_hi),
+                         counter = (idx_lo, idx_hi, stream_lo, stream_hi)))  */
+    ND_IR_RAND_NORMAL,  /* as above; standard normal by Box-Muller:
+                         u1 = 1 - U(x0[,x1]) in (0,1], u2 = U(x2[,x3]),
+                         sqrt(-2 ln u1) * cos(2 pi u2), in dtype            */
+    ND_IR_NUM_OPCODES
+} nd_ir_opcode;
+
+typedef struct {
+    uint8_t op;    /* nd_op or nd_ir_opcode */
+    uint8_t dtype; /* result dtype */
+    uint16_t pad;
+    int32_t a, b, c; /* operands (SSA indices unless the opcode says else) */
+} nd_ir_inst;
+
+/* An affine access into a slot (load or store), or a pure index (INDEX). */
+typedef struct {
+    int32_t slot;  /* kernel buffer slot (unused for INDEX maps) */
+    uint8_t dtype; /* element dtype in memory */
+    uint8_t pad[3];
+    int64_t offset;
+    int64_t strides[ND_MAX_DIMS];
+} nd_ir_access;
+
+typedef struct {
+    nd_ir_access at;
+    int32_t value; /* SSA value stored (already of at.dtype) */
+} nd_ir_store;
+
+typedef struct {
+    uint8_t kind;      /* nd_reduce_kind */
+    uint8_t out_dtype; /* dtype written (ARGMIN/ARGMAX: ND_INT64) */
+    uint16_t pad;
+    uint32_t axes;     /* bit k: iteration axis k is reduced */
+    int32_t value;     /* SSA value reduced (its dtype is the input dtype) */
+    nd_ir_access out;  /* strides over iteration axes, 0 on reduced axes */
+} nd_ir_reduce;
+
+typedef struct nd_kernel {
+    int32_t ndim;
+    int64_t shape[ND_MAX_DIMS];
+    int32_t n_slots; /* buffers bound at launch */
+    int32_t n_params;
+    uint8_t *param_dtypes; /* n_params; the IR dtype each parameter is used as */
+    int32_t n_loads;
+    nd_ir_access *loads;
+    int32_t n_indices;
+    nd_ir_access *indices;
+    int32_t n_insts;
+    nd_ir_inst *insts;
+    int32_t n_stores;
+    nd_ir_store *stores;
+    int32_t has_reduce;
+    nd_ir_reduce reduce;
+    uint64_t hash; /* structural: everything above except parameter values */
+    char name[64]; /* readable, from the ops: "sin_cos_mul_add" */
+} nd_kernel;
+
+/* Parameter values travel as nd_scalar_bits; each parameter's kind (f/i/u)
+ * follows from the dtype it was recorded with: float dtypes use .f, signed
+ * ints and bool .i, unsigned .u. */
+static inline int nd_param_kind_is_float(nd_dtype t) { return nd_dtype_is_float(t); }
+
+#endif

@@ -1,0 +1,63 @@
+#include "common/arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ND_ARENA_BLOCK (256u * 1024u)
+
+struct nd_arena_block {
+    nd_arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+static nd_arena_block *block_new(size_t cap) {
+    nd_arena_block *b = malloc(sizeof(nd_arena_block) + cap);
+    if (!b) return NULL;
+    b->next = NULL;
+    b->used = 0;
+    b->cap = cap;
+    return b;
+}
+
+void *nd_arena_alloc(nd_arena *a, size_t bytes) {
+    bytes = (bytes + 15u) & ~(size_t)15u;
+    nd_arena_block *h = a->head;
+    if (!h || h->used + bytes > h->cap) {
+        nd_arena_block *b = NULL;
+        /* Reuse a kept block when it is large enough; oversized requests get
+         * a block of their own. */
+        if (a->free && a->free->cap >= bytes) {
+            b = a->free;
+            a->free = b->next;
+            b->used = 0;
+        } else {
+            b = block_new(bytes > ND_ARENA_BLOCK ? bytes : ND_ARENA_BLOCK);
+            if (!b) return NULL;
+        }
+        b->next = h;
+        a->head = h = b;
+    }
+    void *p = h->data + h->used;
+    h->used += bytes;
+    memset(p, 0, bytes);
+    return p;
+}
+
+void nd_arena_reset(nd_arena *a) {
+    while (a->head) {
+        nd_arena_block *b = a->head;
+        a->head = b->next;
+        b->next = a->free;
+        a->free = b;
+    }
+}
+
+void nd_arena_destroy(nd_arena *a) {
+    nd_arena_reset(a);
+    while (a->free) {
+        nd_arena_block *b = a->free;
+        a->free = b->next;
+        free(b);
+    }
+}

@@ -1,0 +1,44 @@
+/* Dtype facts shared by every layer: sizes, kinds, NumPy 2 promotion and
+ * the float16/bfloat16 storage conversions. */
+#ifndef ND_COMMON_DTYPE_H
+#define ND_COMMON_DTYPE_H
+
+#include "nd.h"
+
+typedef enum { ND_KIND_BOOL, ND_KIND_INT, ND_KIND_UINT, ND_KIND_FLOAT } nd_dtype_kind;
+
+/* A scalar value in the representation that suits its dtype kind: used for
+ * kernel parameters (constants are launch arguments, never in the hash). */
+typedef union {
+    double f;
+    int64_t i;
+    uint64_t u;
+} nd_scalar_bits;
+
+static inline int nd_dtype_valid(int t) { return t >= 0 && t < ND_NUM_DTYPES; }
+nd_dtype_kind nd_dtype_kind_of(nd_dtype t);
+static inline int nd_dtype_is_float(nd_dtype t) { return nd_dtype_kind_of(t) == ND_KIND_FLOAT; }
+static inline int nd_dtype_is_int(nd_dtype t) {
+    nd_dtype_kind k = nd_dtype_kind_of(t);
+    return k == ND_KIND_INT || k == ND_KIND_UINT;
+}
+
+/* NumPy 2 promote_types for two strong dtypes (bfloat16 as ml_dtypes). */
+nd_dtype nd_promote(nd_dtype a, nd_dtype b);
+/* Dtype of a float result for an input of dtype t (sqrt, exp, true division
+ * inputs): floats stay, int8/uint8/bool -> float16, int16/uint16 -> float32,
+ * wider ints -> float64. */
+nd_dtype nd_float_result(nd_dtype t);
+
+float nd_half_to_float(uint16_t h);
+uint16_t nd_float_to_half(float f); /* round to nearest even */
+float nd_bf16_to_float(uint16_t h);
+uint16_t nd_float_to_bf16(float f); /* round to nearest even */
+
+/* Element access through a dtype, for slow paths (host reads, references). */
+double nd_load_double(const void *p, nd_dtype t);
+void nd_store_double(void *p, nd_dtype t, double v);
+/* Converts one element between dtypes with NumPy's unsafe-cast semantics. */
+void nd_convert_element(void *dst, nd_dtype dt, const void *src, nd_dtype st);
+
+#endif

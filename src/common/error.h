@@ -1,0 +1,26 @@
+/* The thread's last error: a code and a message that names the function, the
+ * offending values and the fix. Sticky until nd_clear_error(). */
+#ifndef ND_COMMON_ERROR_H
+#define ND_COMMON_ERROR_H
+
+#include "nd.h"
+
+#if defined(__GNUC__)
+#define ND_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ND_PRINTF(f, a)
+#endif
+
+/* Records code + formatted message as this thread's last error; returns code. */
+nd_status nd_error_set(nd_status code, const char *fmt, ...) ND_PRINTF(2, 3);
+/* For a NULL input: keeps an earlier error if one is set (the first error
+ * propagates through a chain), otherwise records ND_ERR_ARG naming func/arg. */
+void nd_error_null_input(const char *func, const char *arg);
+/* Writes "(3,4)" into buf (at least 8*21+3 bytes suffice). */
+const char *nd_format_shape(char *buf, size_t cap, int ndim, const int64_t *shape);
+
+/* Logging to stderr when ND_LOG >= level (1 warn, 2 info, 3 debug). */
+void nd_log(int level, const char *fmt, ...) ND_PRINTF(2, 3);
+void nd_log_set_level(int level);
+
+#endif

@@ -1,0 +1,36 @@
+/* The one runtime struct: all mutable library state outside the per-thread
+ * error lives here. */
+#ifndef ND_FRONTEND_RUNTIME_H
+#define ND_FRONTEND_RUNTIME_H
+
+#include "graph/graph.h"
+#include "scheduler/scheduler.h"
+
+typedef struct {
+    int initialised;
+    nd_config cfg; /* resolved: defaults, environment and nd_init merged */
+    char dump_dot_dir[512];
+    char cache_dir[512];
+    nd_backend *backend;
+    nd_graph graph;
+    nd_scheduler_ctx sched;
+    /* Scopes: a stack of handles; scope_marks[d] = first entry of depth d. */
+    nd_array **scope_items;
+    int64_t n_scope_items, cap_scope_items;
+    int64_t *scope_marks;
+    int32_t scope_depth, cap_scope_depth;
+    uint64_t rng_seed;
+    uint64_t rng_stream; /* random calls since nd_random_seed */
+    nd_stats stats;
+} nd_runtime;
+
+extern nd_runtime nd_rt;
+
+/* Starts the runtime with defaults if it is not running; ND_OK if running. */
+nd_status nd_runtime_ensure(void);
+/* Called after recording a node: flushes when max_pending is reached. */
+void nd_runtime_after_record(void);
+/* Registers a new handle in the current scope (if any). */
+nd_array *nd_runtime_track(nd_array *a);
+
+#endif

@@ -1,0 +1,67 @@
+/* Buffers: the storage behind arrays. Arrays are views of buffers. A buffer
+ * is written by pending graph nodes (its producer, then region stores); each
+ * write makes a new version. Readers name the version they read, so the
+ * scheduler can order writes after reads (WAR) and writes after writes (WAW),
+ * and can tell when a fused kernel would read a version that no longer
+ * exists at the point it runs.
+ *
+ * A buffer may hold copies in several memories (0 = host, 1.. = devices);
+ * `valid` says which hold the current materialised version, so reading a
+ * result twice copies it once. */
+#ifndef ND_GRAPH_BUFFER_H
+#define ND_GRAPH_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nd.h"
+
+#define ND_MAX_MEMORIES 4
+#define ND_MEMORY_HOST 0
+
+typedef struct nd_buffer {
+    int64_t refs;    /* arrays + pending node references; freed at 0 */
+    int64_t handles; /* nd_array handles viewing it: "can a user reach it?" */
+    size_t nbytes;
+    nd_dtype dtype;
+    void *mem[ND_MAX_MEMORIES]; /* allocation per memory, NULL if none */
+    uint32_t valid;             /* bit m: mem[m] holds the materialised version */
+    uint32_t version;           /* latest recorded version */
+    /* Pending writers, oldest first: writer k made version
+     * (version - n_writers + 1 + k). Versions <= version - n_writers are
+     * materialised (or the buffer was never written: nd_empty). */
+    uint32_t n_writers, cap_writers;
+    uint32_t *writers; /* node indices in the pending graph */
+    nd_status error;   /* a device error prevented the current value */
+    /* Scheduler scratch, valid while stamp == the current flush's stamp. */
+    uint64_t stamp;
+    int32_t slot;
+    uint64_t id; /* creation order, for stable names in dumps */
+} nd_buffer;
+
+/* A buffer of `nbytes` with no memory yet (allocated when first used).
+ * refs = 1 (the caller's). NULL + ND_ERR_OOM error on failure. */
+nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes);
+void nd_buffer_ref(nd_buffer *b);
+/* Drops a reference; at 0 frees every memory copy through the runtime's
+ * memory release hook and the struct. */
+void nd_buffer_unref(nd_buffer *b);
+/* Records that pending node `node_index` writes a new version; returns it. */
+uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index);
+/* Pending writer node index of version v, or -1 if v is materialised. */
+int64_t nd_buffer_writer_of(const nd_buffer *b, uint32_t version);
+/* Index of the first pending write after version v (the end of v's
+ * lifetime in record order), or UINT32_MAX if v is the latest version. */
+uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version);
+/* After a flush: every pending version is materialised (or dropped). */
+void nd_buffer_clear_writers(nd_buffer *b);
+
+/* Where buffer memory comes from: set by the runtime to the active backend,
+ * so that the graph layer never calls a backend itself. */
+typedef struct {
+    void (*release)(void *ctx, int memory, void *ptr, size_t nbytes);
+    void *ctx;
+} nd_buffer_memory_hooks;
+void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks);
+
+#endif

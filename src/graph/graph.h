@@ -1,0 +1,43 @@
+/* The pending graph: nodes in record order (a valid sequential order), their
+ * refs in an arena that is reset at each flush. Recording an op costs one
+ * arena allocation plus buffer bookkeeping. */
+#ifndef ND_GRAPH_GRAPH_H
+#define ND_GRAPH_GRAPH_H
+
+#include "common/arena.h"
+#include "graph/array.h"
+#include "graph/node.h"
+
+typedef struct nd_graph {
+    nd_node **nodes;
+    uint32_t n_nodes, cap_nodes;
+    nd_arena arena;
+} nd_graph;
+
+void nd_graph_init(nd_graph *g);
+void nd_graph_destroy(nd_graph *g); /* releases all pending refs */
+
+/* Appends a node of `kind` with n_inputs zeroed refs; sets index. NULL +
+ * ND_ERR_OOM on failure. The caller fills the fields, then calls
+ * nd_graph_set_input for each input and nd_graph_set_output. */
+nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs);
+/* inputs[i] := view of array `a` (takes a buffer reference; records the
+ * version read). For a weak scalar the ref is a constant. ndim/shape/strides
+ * given explicitly so callers can pass a broadcast view. */
+void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape,
+                        const int64_t *strides);
+/* A constant input of dtype `dtype` (value in that dtype's kind). */
+void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,
+                              const int64_t *shape);
+/* n->out := b (takes a reference), registers n as b's next writer. */
+void nd_graph_set_output(nd_node *n, nd_buffer *b);
+
+/* Drops every pending node: releases the buffers' node references and the
+ * writer lists, resets the arena. Used after a flush has run the plan. */
+void nd_graph_clear(nd_graph *g);
+
+/* Liveness: marks live[i] = 1 for nodes whose effect some handle can reach
+ * (directly or through a live consumer). Returns the number of live nodes. */
+uint32_t nd_graph_liveness(const nd_graph *g, uint8_t *live);
+
+#endif

@@ -1,0 +1,71 @@
+/* Graph nodes: one per API-level operation. Views are not nodes: a node's
+ * inputs are refs, i.e. views (offset, strides) of a buffer at a version,
+ * already broadcast to the node's iteration space. */
+#ifndef ND_GRAPH_NODE_H
+#define ND_GRAPH_NODE_H
+
+#include "common/dtype.h"
+#include "common/ops.h"
+#include "graph/buffer.h"
+
+typedef enum {
+    ND_NODE_FULL,    /* out[...] = params[0]                                 */
+    ND_NODE_ARANGE,  /* out[i] = params[0] + i * params[1] (flat index i)    */
+    ND_NODE_RANDOM,  /* op = ND_RANDOM_UNIFORM/NORMAL; params: seed (u),
+                        stream (u), a, b (f: lo/hi or mean/sd). Element at
+                        flat index i is Philox4x32-10(key=seed,
+                        counter=(i_lo, i_hi, stream_lo, stream_hi)).        */
+    ND_NODE_MAP,     /* out = op(inputs...) elementwise; cdtype = compute   */
+    ND_NODE_REDUCE,  /* op = nd_reduce_kind over u.reduce.axes of input 0;
+                        iteration space = input 0's shape                    */
+    ND_NODE_MATMUL,  /* out = inputs[0] @ inputs[1] (NumPy matmul), compute
+                        in `dtype`; inputs carry their own shapes            */
+    ND_NODE_STORE,   /* out buffer region u.store (shape = node shape) =
+                        cast(inputs[0]) broadcast to the region: a new
+                        version of an existing buffer                        */
+    ND_NUM_NODE_KINDS
+} nd_node_kind;
+
+typedef enum { ND_RANDOM_UNIFORM, ND_RANDOM_NORMAL } nd_random_kind;
+
+/* A view of a buffer at a version, or a constant (buf == NULL). For MAP and
+ * STORE nodes its ndim/shape equal the node's (broadcast strides are 0); for
+ * REDUCE it is the input's own shape; for MATMUL each operand's shape. */
+typedef struct nd_ref {
+    nd_buffer *buf;   /* NULL: constant `value` */
+    uint32_t version; /* version read */
+    uint8_t dtype;
+    uint8_t ndim;
+    uint8_t weak;     /* constant from a weak scalar (for dumps) */
+    uint8_t pad;
+    int64_t offset;
+    int64_t shape[ND_MAX_DIMS];
+    int64_t strides[ND_MAX_DIMS];
+    nd_scalar_bits value; /* constant value, in dtype's kind */
+} nd_ref;
+
+typedef struct nd_node {
+    uint32_t index; /* position in record order */
+    uint8_t kind;   /* nd_node_kind */
+    uint8_t op;     /* nd_op / nd_reduce_kind / nd_random_kind */
+    uint8_t dtype;  /* output dtype (STORE: the buffer's dtype) */
+    uint8_t cdtype; /* compute dtype: inputs are cast to it first */
+    uint8_t ndim;
+    uint8_t n_inputs;
+    uint8_t n_params;
+    uint8_t pad;
+    int64_t shape[ND_MAX_DIMS]; /* output shape (STORE: region shape) */
+    nd_buffer *out;             /* buffer written */
+    uint32_t out_version;       /* version this node makes */
+    nd_ref *inputs;
+    nd_scalar_bits params[4];
+    union {
+        struct { uint32_t axes; } reduce; /* bit k: input axis k reduced */
+        struct { int64_t offset; int64_t strides[ND_MAX_DIMS]; } store;
+    } u;
+    const char *label; /* API function that recorded it ("nd_add"), static */
+} nd_node;
+
+const char *nd_node_kind_label(nd_node_kind k);
+
+#endif

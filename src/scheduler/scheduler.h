@@ -1,0 +1,39 @@
+/* From pending graph to executed plan. The frontend calls nd_scheduler_run at
+ * every flush; everything between the graph and the backend lives here:
+ * dead-node removal, fusion into kernel IR, placement and data movement,
+ * memory planning, stream assignment, the plan cache and the executor. */
+#ifndef ND_SCHEDULER_SCHEDULER_H
+#define ND_SCHEDULER_SCHEDULER_H
+
+#include "backends/backend.h"
+#include "graph/graph.h"
+
+typedef struct nd_plan_cache nd_plan_cache;
+
+typedef struct {
+    nd_backend *backend;
+    int fusion;         /* 0: one kernel per node (ND_FUSION=0) */
+    const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
+    nd_plan_cache *cache;
+    nd_stats *stats;    /* counters to update */
+    uint64_t flush_index;
+} nd_scheduler_ctx;
+
+nd_plan_cache *nd_plan_cache_new(void);
+void nd_plan_cache_free(nd_plan_cache *c);
+
+/* Plans (or finds the cached plan for) the pending graph, runs it, updates
+ * the buffers (materialised versions, valid memories, errors), and clears
+ * the graph. Returns the first error; buffers whose value could not be
+ * produced carry it in their `error`. */
+nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g);
+
+/* Writes the pending graph, as it would be planned, as Graphviz. Runs
+ * nothing and leaves the graph pending. */
+nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path);
+
+/* Makes the buffer's materialised value valid in `memory` (copying from a
+ * memory that holds it). For reads by the host. */
+nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memory);
+
+#endif
