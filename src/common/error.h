@@ -20,7 +20,8 @@ void nd_error_null_input(const char *func, const char *arg);
 const char *nd_format_shape(char *buf, size_t cap, int ndim, const int64_t *shape);
 
 /* Logging to stderr when ND_LOG >= level (1 warn, 2 info, 3 debug). */
-void nd_log(int level, const char *fmt, ...) ND_PRINTF(2, 3);
+/* (Not nd_log: that is the public natural logarithm in nd.h.) */
+void nd_logf(int level, const char *fmt, ...) ND_PRINTF(2, 3);
 void nd_log_set_level(int level);
 
 #endif

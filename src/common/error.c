@@ -1,0 +1,74 @@
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The last error is per thread (nd.h: "The last error is per thread"), so it
+ * lives in thread-local storage rather than the runtime struct. */
+static _Thread_local nd_status last_status;
+static _Thread_local char last_message[1024];
+
+/* The log level is process-wide and set once by nd_init from the resolved
+ * ND_LOG; it is kept here because the common layer cannot see the runtime. */
+static int log_level;
+
+nd_status nd_error_set(nd_status code, const char *fmt, ...) {
+    last_status = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    if (log_level >= 3) fprintf(stderr, "nd: error %s: %s\n", nd_status_name(code), last_message);
+    return code;
+}
+
+void nd_error_null_input(const char *func, const char *arg) {
+    if (last_status != ND_OK) return;
+    nd_error_set(ND_ERR_ARG,
+                 "%s: argument '%s' is NULL (pass an array returned by an nd_ function; a NULL "
+                 "usually means an earlier call failed, see nd_last_error)",
+                 func, arg);
+}
+
+const char *nd_format_shape(char *buf, size_t cap, int ndim, const int64_t *shape) {
+    size_t n = 0;
+    if (cap == 0) return buf;
+    buf[0] = '\0';
+    n += (size_t)snprintf(buf + n, cap - n, "(");
+    for (int i = 0; i < ndim && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (n < cap && ndim == 1) n += (size_t)snprintf(buf + n, cap - n, ",");
+    if (n < cap) snprintf(buf + n, cap - n, ")");
+    return buf;
+}
+
+void nd_logf(int level, const char *fmt, ...) {
+    if (level > log_level) return;
+    static const char *names[] = {"", "warning", "info", "debug"};
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nd %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void nd_log_set_level(int level) { log_level = level; }
+
+nd_status nd_last_status(void) { return last_status; }
+
+const char *nd_last_error(void) { return last_status == ND_OK ? "" : last_message; }
+
+void nd_clear_error(void) {
+    last_status = ND_OK;
+    last_message[0] = '\0';
+}
+
+const char *nd_status_name(nd_status s) {
+    static const char *names[] = {"ND_OK",           "ND_ERR_ARG",        "ND_ERR_SHAPE",
+                                  "ND_ERR_DTYPE",    "ND_ERR_INDEX",      "ND_ERR_OOM",
+                                  "ND_ERR_BACKEND",  "ND_ERR_COMPILE",    "ND_ERR_IO",
+                                  "ND_ERR_STATE",    "ND_ERR_UNSUPPORTED"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
