@@ -11,6 +11,8 @@ typedef struct {
     nd_config cfg; /* resolved: defaults, environment and nd_init merged */
     char dump_dot_dir[512];
     char cache_dir[512];
+    char devices[256];
+    int atexit_registered; /* survives nd_shutdown: atexit runs once */
     nd_backend *backend;
     nd_graph graph;
     nd_scheduler_ctx sched;

@@ -1,0 +1,90 @@
+/* Helpers shared by the frontend's entry points: argument checks,
+ * broadcasting, NEP 50 dtype resolution and node recording.
+ *
+ * Convention: internal helpers (nd_fe_*) return arrays that are in no scope;
+ * a public entry point passes its result through nd_runtime_track once, so
+ * temporaries of composed ops (mean, var, clip, ...) never enter a scope. */
+#ifndef ND_FRONTEND_FRONTEND_H
+#define ND_FRONTEND_FRONTEND_H
+
+#include "common/error.h"
+#include "frontend/runtime.h"
+
+/* Releases one reference (clearing the handle's scope slot when it dies). */
+void nd_fe_release(nd_array *a);
+
+/* Argument checks: 0 when fine, else -1 with the error set naming `fn`. */
+int nd_fe_check_dtype(const char *fn, nd_dtype t);
+/* ndim range, NULL shape, negative dims, element and byte count overflow. */
+int nd_fe_check_shape(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype,
+                      size_t *nbytes);
+/* Byte count of a computed shape (only overflow can fail). */
+int nd_fe_nbytes(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype, size_t *nbytes);
+/* Normalises axis for an array of ndim (negative counts from the end). */
+int nd_fe_axis(const char *fn, int axis, int ndim, int *out);
+
+/* Broadcast shape of n arrays (NumPy rules). */
+int nd_fe_broadcast(const char *fn, int n, nd_array *const *in, int *ndim, int64_t *shape);
+/* a's strides seen through a broadcast to (ndim, shape): 0 on new and
+ * stretched axes. The caller has checked that a broadcasts. */
+void nd_fe_broadcast_strides(const nd_array *a, int ndim, const int64_t *shape, int64_t *strides);
+
+/* A recording in progress: the output buffer exists before the node so that
+ * no failure can leave a node without an output. */
+typedef struct {
+    nd_buffer *buf;
+    nd_node *node;
+} nd_fe_rec;
+
+/* Creates the output buffer (nbytes) and appends a node with the given
+ * fields. The caller sets inputs/params, then calls nd_fe_end. */
+int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int n_inputs,
+                nd_dtype dtype, nd_dtype cdtype, int ndim, const int64_t *shape, size_t nbytes);
+/* Sets the node's output and returns a contiguous array over the buffer. */
+nd_array *nd_fe_end(nd_fe_rec *r, int ndim, const int64_t *shape);
+
+/* Sets input i of a MAP/STORE node: a broadcast view of a, or a constant in
+ * `const_dtype` when a is a weak scalar. */
+void nd_fe_set_input(nd_node *n, int i, const nd_array *a, nd_dtype const_dtype, int ndim,
+                     const int64_t *shape);
+/* A weak scalar's value converted to `dtype`'s kind (unsafe cast). */
+nd_scalar_bits nd_fe_weak_bits(const nd_array *a, nd_dtype dtype);
+/* A double in `dtype`'s kind under NumPy's unsafe cast (FULL, fill). */
+nd_scalar_bits nd_fe_double_bits(double v, nd_dtype dtype);
+
+/* The dtype a weak scalar takes next to an array of `other` (NEP 50), or
+ * ND_NUM_DTYPES with ND_ERR_DTYPE if a Python-int value does not fit. For
+ * comparisons an int that does not fit widens instead (NumPy 2 compares
+ * out-of-range Python ints correctly). */
+nd_dtype nd_fe_weak_dtype(const char *fn, const nd_array *weak, nd_dtype other, int comparison);
+/* Promoted dtype of two operands under NEP 50; ND_NUM_DTYPES on error. */
+nd_dtype nd_fe_result_type(const char *fn, const nd_array *a, const nd_array *b, int comparison);
+
+/* Elementwise MAP over n inputs broadcast together. const_dtypes[i] is the
+ * dtype a weak-scalar input i becomes (NULL: cdtype for all). */
+nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
+                    const nd_dtype *const_dtypes, nd_dtype cdtype, nd_dtype dtype);
+nd_array *nd_fe_astype(const char *fn, nd_array *a, nd_dtype dtype);
+/* a as an ordinary array (a weak scalar becomes a strong 0-d array). */
+nd_array *nd_fe_strong(const char *fn, nd_array *a);
+
+/* Internal forms of public ops (untracked results, errors named by fn). */
+nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b);
+nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a);
+nd_array *nd_fe_reduce(const char *fn, nd_reduce_kind kind, nd_array *a, int axis, int keepdims);
+nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims);
+nd_array *nd_fe_full(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape,
+                     nd_scalar_bits value);
+nd_array *nd_fe_empty(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape);
+nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t *strides,
+                     int64_t offset);
+nd_array *nd_fe_reshape(const char *fn, nd_array *a, int ndim, const int64_t *shape);
+nd_array *nd_fe_concatenate(const char *fn, int n, nd_array *const *arrays, int axis);
+nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src);
+
+/* The NumPy index-string grammar of nd_view applied to a view. */
+int nd_index_apply(const char *fn, const char *index, int ndim, const int64_t *shape,
+                   const int64_t *strides, int64_t offset, int *out_ndim, int64_t *out_shape,
+                   int64_t *out_strides, int64_t *out_offset);
+
+#endif

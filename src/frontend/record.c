@@ -1,0 +1,292 @@
+/* Shared recording machinery: checks, broadcasting, NEP 50 weak scalars and
+ * node creation. This is the hot path of every op, so the success path does
+ * no formatting and no allocation beyond the buffer, the node and the
+ * handle. */
+#include <stdint.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+
+void nd_fe_release(nd_array *a) {
+    if (!a) return;
+    if (--a->refs > 0) return;
+    if (a->scope_slot >= 0 && a->scope_slot < nd_rt.n_scope_items &&
+        nd_rt.scope_items[a->scope_slot] == a)
+        nd_rt.scope_items[a->scope_slot] = NULL;
+    a->scope_slot = -1;
+    nd_array_destroy(a);
+}
+
+int nd_fe_check_dtype(const char *fn, nd_dtype t) {
+    if (nd_dtype_valid((int)t)) return 0;
+    nd_error_set(ND_ERR_DTYPE, "%s: dtype %d is not a valid nd_dtype (use ND_BOOL .. ND_FLOAT64)",
+                 fn, (int)t);
+    return -1;
+}
+
+int nd_fe_nbytes(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype, size_t *nbytes) {
+    int64_t n = 1;
+    int zero = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) zero = 1;
+        else if (n > INT64_MAX / shape[i]) goto overflow;
+        else n *= shape[i];
+    }
+    if (zero) n = 0;
+    size_t item = nd_dtype_size(dtype);
+    if ((uint64_t)n > SIZE_MAX / item) goto overflow;
+    *nbytes = (size_t)n * item;
+    return 0;
+overflow: {
+    char s[200];
+    nd_error_set(ND_ERR_SHAPE,
+                 "%s: shape %s of %s has more elements or bytes than fit in 64 bits (use a "
+                 "smaller shape)",
+                 fn, nd_format_shape(s, sizeof s, ndim, shape), nd_dtype_name(dtype));
+    return -1;
+}
+}
+
+int nd_fe_check_shape(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype,
+                      size_t *nbytes) {
+    if (nd_fe_check_dtype(fn, dtype)) return -1;
+    if (ndim < 0 || ndim > ND_MAX_DIMS) {
+        nd_error_set(ND_ERR_ARG, "%s: ndim %d is out of range (use 0..%d)", fn, ndim, ND_MAX_DIMS);
+        return -1;
+    }
+    if (ndim > 0 && !shape) {
+        nd_error_set(ND_ERR_ARG, "%s: shape is NULL but ndim is %d (pass %d dimensions, or use "
+                     "ND_SCALAR_SHAPE for a 0-d array)", fn, ndim, ndim);
+        return -1;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0) {
+            char s[200];
+            nd_error_set(ND_ERR_ARG,
+                         "%s: shape %s has a negative dimension %lld at axis %d (dimensions "
+                         "must be >= 0)",
+                         fn, nd_format_shape(s, sizeof s, ndim, shape), (long long)shape[i], i);
+            return -1;
+        }
+    return nd_fe_nbytes(fn, ndim, shape, dtype, nbytes);
+}
+
+int nd_fe_axis(const char *fn, int axis, int ndim, int *out) {
+    int a = axis < 0 ? axis + ndim : axis;
+    if (a < 0 || a >= ndim) {
+        if (ndim == 0)
+            nd_error_set(ND_ERR_ARG, "%s: axis %d is out of range for a 0-d array (it has no axes)",
+                         fn, axis);
+        else
+            nd_error_set(ND_ERR_ARG,
+                         "%s: axis %d is out of range for an array of ndim %d (use %d..%d)", fn,
+                         axis, ndim, -ndim, ndim - 1);
+        return -1;
+    }
+    *out = a;
+    return 0;
+}
+
+int nd_fe_broadcast(const char *fn, int n, nd_array *const *in, int *ndim, int64_t *shape) {
+    int nd = 0;
+    for (int k = 0; k < n; k++)
+        if (in[k]->ndim > nd) nd = in[k]->ndim;
+    for (int i = 0; i < nd; i++) shape[i] = 1;
+    for (int k = 0; k < n; k++) {
+        const nd_array *a = in[k];
+        int off = nd - a->ndim;
+        for (int j = 0; j < a->ndim; j++) {
+            int64_t d = a->shape[j], *o = &shape[off + j];
+            if (d == *o || d == 1) continue;
+            if (*o == 1) {
+                *o = d;
+                continue;
+            }
+            char s1[200], s2[200];
+            /* Name the first input that disagrees with the running shape. */
+            int first = 0;
+            for (int m = 0; m < k; m++)
+                if (in[m]->ndim >= in[first]->ndim) first = m;
+            nd_error_set(ND_ERR_SHAPE,
+                         "%s: shapes %s and %s cannot be broadcast together (each dimension "
+                         "must match or be 1; reshape or view one operand)",
+                         fn, nd_format_shape(s1, sizeof s1, in[first]->ndim, in[first]->shape),
+                         nd_format_shape(s2, sizeof s2, a->ndim, a->shape));
+            return -1;
+        }
+    }
+    *ndim = nd;
+    return 0;
+}
+
+void nd_fe_broadcast_strides(const nd_array *a, int ndim, const int64_t *shape, int64_t *strides) {
+    int off = ndim - a->ndim;
+    for (int i = 0; i < off; i++) strides[i] = 0;
+    for (int j = 0; j < a->ndim; j++)
+        strides[off + j] = (a->shape[j] == 1 && shape[off + j] != 1) ? 0 : a->strides[j];
+}
+
+int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int n_inputs,
+                nd_dtype dtype, nd_dtype cdtype, int ndim, const int64_t *shape, size_t nbytes) {
+    r->buf = nd_buffer_new(dtype, nbytes);
+    if (!r->buf) return -1;
+    r->node = nd_graph_add_node(&nd_rt.graph, kind, n_inputs);
+    if (!r->node) {
+        nd_buffer_unref(r->buf);
+        return -1;
+    }
+    nd_node *n = r->node;
+    n->op = (uint8_t)op;
+    n->dtype = (uint8_t)dtype;
+    n->cdtype = (uint8_t)cdtype;
+    n->ndim = (uint8_t)ndim;
+    for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
+    n->label = label;
+    return 0;
+}
+
+nd_array *nd_fe_end(nd_fe_rec *r, int ndim, const int64_t *shape) {
+    nd_graph_set_output(r->node, r->buf);
+    nd_array *a = nd_array_new_contiguous(r->buf, (nd_dtype)r->node->dtype, ndim, shape);
+    nd_buffer_unref(r->buf); /* the handle and the node hold it now */
+    if (a) nd_runtime_after_record();
+    return a;
+}
+
+nd_scalar_bits nd_fe_double_bits(double v, nd_dtype dtype) {
+    nd_scalar_bits b;
+    switch (nd_dtype_kind_of(dtype)) {
+    case ND_KIND_FLOAT: b.f = v; break;
+    case ND_KIND_BOOL: b.i = v != 0; break;
+    default: {
+        /* Unsafe cast through the dtype itself, so the bits wrap as NumPy. */
+        unsigned char tmp[8];
+        nd_store_double(tmp, dtype, v);
+        int64_t i = 0;
+        uint64_t u = 0;
+        switch (dtype) {
+        case ND_INT8: { int8_t x; memcpy(&x, tmp, 1); i = x; break; }
+        case ND_INT16: { int16_t x; memcpy(&x, tmp, 2); i = x; break; }
+        case ND_INT32: { int32_t x; memcpy(&x, tmp, 4); i = x; break; }
+        case ND_INT64: memcpy(&i, tmp, 8); break;
+        case ND_UINT8: { uint8_t x; memcpy(&x, tmp, 1); u = x; break; }
+        case ND_UINT16: { uint16_t x; memcpy(&x, tmp, 2); u = x; break; }
+        case ND_UINT32: { uint32_t x; memcpy(&x, tmp, 4); u = x; break; }
+        default: memcpy(&u, tmp, 8); break;
+        }
+        if (nd_dtype_kind_of(dtype) == ND_KIND_INT) b.i = i;
+        else b.u = u;
+        break;
+    }
+    }
+    return b;
+}
+
+nd_scalar_bits nd_fe_weak_bits(const nd_array *a, nd_dtype dtype) {
+    if (a->weak == ND_WEAK_FLOAT) return nd_fe_double_bits(a->weak_value.f, dtype);
+    int64_t v = a->weak_value.i;
+    nd_scalar_bits b;
+    switch (nd_dtype_kind_of(dtype)) {
+    case ND_KIND_FLOAT: b.f = (double)v; break;
+    case ND_KIND_BOOL: b.i = v != 0; break;
+    case ND_KIND_INT: {
+        /* Wrap to the width (the fit was checked where it matters). */
+        b.i = v;
+        if (nd_dtype_size(dtype) < 8) {
+            int shift = 64 - 8 * (int)nd_dtype_size(dtype);
+            b.i = (int64_t)((uint64_t)v << shift) >> shift;
+        }
+        break;
+    }
+    default: {
+        b.u = (uint64_t)v;
+        if (nd_dtype_size(dtype) < 8) b.u &= ((uint64_t)1 << (8 * nd_dtype_size(dtype))) - 1;
+        break;
+    }
+    }
+    return b;
+}
+
+static int int_fits(int64_t v, nd_dtype t) {
+    switch (t) {
+    case ND_INT8: return v >= INT8_MIN && v <= INT8_MAX;
+    case ND_INT16: return v >= INT16_MIN && v <= INT16_MAX;
+    case ND_INT32: return v >= INT32_MIN && v <= INT32_MAX;
+    case ND_INT64: return 1;
+    case ND_UINT8: return v >= 0 && v <= UINT8_MAX;
+    case ND_UINT16: return v >= 0 && v <= UINT16_MAX;
+    case ND_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case ND_UINT64: return v >= 0;
+    default: return 1;
+    }
+}
+
+nd_dtype nd_fe_weak_dtype(const char *fn, const nd_array *w, nd_dtype other, int comparison) {
+    nd_dtype_kind k = nd_dtype_kind_of(other);
+    if (w->weak == ND_WEAK_FLOAT) return k == ND_KIND_FLOAT ? other : ND_FLOAT64;
+    if (k == ND_KIND_BOOL) return ND_INT64;
+    if (k == ND_KIND_FLOAT) return other;
+    if (int_fits(w->weak_value.i, other)) return other;
+    if (comparison) return ND_INT64; /* promotes with `other` to a type holding both */
+    nd_error_set(ND_ERR_DTYPE,
+                 "%s: the Python-int scalar %lld does not fit the array's dtype %s (NumPy 2 "
+                 "raises here; use nd_astype to widen the array, or a value in range)",
+                 fn, (long long)w->weak_value.i, nd_dtype_name(other));
+    return ND_NUM_DTYPES;
+}
+
+nd_dtype nd_fe_result_type(const char *fn, const nd_array *a, const nd_array *b, int comparison) {
+    nd_dtype da = a->dtype, db = b->dtype;
+    /* Two weak scalars combine as their strong 0-d float64/int64 selves. */
+    if (a->weak && !b->weak) da = nd_fe_weak_dtype(fn, a, db, comparison);
+    else if (b->weak && !a->weak) db = nd_fe_weak_dtype(fn, b, da, comparison);
+    if (da == ND_NUM_DTYPES || db == ND_NUM_DTYPES) return ND_NUM_DTYPES;
+    return nd_promote(da, db);
+}
+
+void nd_fe_set_input(nd_node *n, int i, const nd_array *a, nd_dtype const_dtype, int ndim,
+                     const int64_t *shape) {
+    if (a->weak) {
+        nd_graph_set_const_input(n, i, const_dtype, nd_fe_weak_bits(a, const_dtype), ndim, shape);
+        n->inputs[i].weak = 1;
+        return;
+    }
+    int64_t strides[ND_MAX_DIMS];
+    nd_fe_broadcast_strides(a, ndim, shape, strides);
+    nd_graph_set_input(n, i, a, ndim, shape, strides);
+}
+
+nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
+                    const nd_dtype *const_dtypes, nd_dtype cdtype, nd_dtype dtype) {
+    int ndim;
+    int64_t shape[ND_MAX_DIMS];
+    size_t nbytes;
+    if (nd_fe_broadcast(fn, n, in, &ndim, shape)) return NULL;
+    if (nd_fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    nd_fe_rec r;
+    if (nd_fe_begin(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes)) return NULL;
+    for (int i = 0; i < n; i++)
+        nd_fe_set_input(r.node, i, in[i], const_dtypes ? const_dtypes[i] : cdtype, ndim, shape);
+    return nd_fe_end(&r, ndim, shape);
+}
+
+nd_array *nd_fe_astype(const char *fn, nd_array *a, nd_dtype dtype) {
+    /* CAST computes in the input's own dtype: nothing to convert first. */
+    nd_dtype src = a->dtype;
+    return nd_fe_map(fn, ND_OP_CAST, 1, &a, &src, src, dtype);
+}
+
+nd_array *nd_fe_strong(const char *fn, nd_array *a) {
+    if (!a->weak) {
+        a->refs++;
+        return a;
+    }
+    return nd_fe_astype(fn, a, a->dtype);
+}
+
+nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t *strides,
+                     int64_t offset) {
+    nd_array *v = nd_array_new_view(a->buf, a->dtype, ndim, shape, strides, offset);
+    if (v) v->readonly = a->readonly;
+    return v;
+}

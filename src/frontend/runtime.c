@@ -1,0 +1,324 @@
+/* The runtime: start (nd_config merged with ND_* variables), stop, flushes,
+ * statistics. Everything mutable lives in nd_rt. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "frontend/frontend.h"
+
+nd_runtime nd_rt;
+
+/* ------------------------------------------------------------ settings */
+
+static int env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t *out,
+                     int *set) {
+    const char *s = getenv(name);
+    *set = 0;
+    if (!s || !*s) return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    int64_t mul = 1;
+    if (suffixes && *end) {
+        switch (tolower((unsigned char)*end)) {
+        case 'k': mul = (int64_t)1 << 10; end++; break;
+        case 'm': mul = (int64_t)1 << 20; end++; break;
+        case 'g': mul = (int64_t)1 << 30; end++; break;
+        default: break;
+        }
+    }
+    while (*end && isspace((unsigned char)*end)) end++;
+    if (end == s || *end || errno || v < lo || v > hi || (mul > 1 && v > hi / mul)) {
+        nd_error_set(ND_ERR_ARG, "nd_init: environment variable %s='%s' is not an integer in "
+                     "%lld..%lld%s (fix or unset it)",
+                     name, s, (long long)lo, (long long)hi, suffixes ? " (k/m/g suffix allowed)" : "");
+        return -1;
+    }
+    *out = (int64_t)v * mul;
+    *set = 1;
+    return 0;
+}
+
+/* 0/1 switches stored as the nd_config convention: 1 on, -1 off. */
+static int env_switch(const char *name, int *field) {
+    int64_t v;
+    int set;
+    if (env_int64(name, 0, 1, 0, &v, &set)) return -1;
+    if (set && *field == 0) *field = v ? 1 : -1;
+    return 0;
+}
+
+static int check_switch(const char *name, int v) {
+    if (v >= -1 && v <= 1) return 0;
+    nd_error_set(ND_ERR_ARG, "nd_init: nd_config.%s = %d is invalid (use 1 on, -1 off, 0 default)",
+                 name, v);
+    return -1;
+}
+
+static int valid_devices(const char *s) {
+    /* "0", "0,1,3": non-negative ordinals separated by commas. */
+    if (!*s) return 0;
+    for (const char *p = s;;) {
+        while (*p == ' ') p++;
+        if (!isdigit((unsigned char)*p)) return 0;
+        while (isdigit((unsigned char)*p)) p++;
+        while (*p == ' ') p++;
+        if (!*p) return 1;
+        if (*p++ != ',') return 0;
+    }
+}
+
+static nd_status resolve_config(const nd_config *in, nd_config *c) {
+    if (in) *c = *in;
+    else memset(c, 0, sizeof *c);
+    int64_t v;
+    int set;
+    const char *s;
+
+    if ((int)c->backend < 0 || c->backend > ND_BACKEND_CUDA)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.backend = %d is invalid (use "
+                            "ND_BACKEND_AUTO, ND_BACKEND_CPU or ND_BACKEND_CUDA)", (int)c->backend);
+    if (c->backend == ND_BACKEND_AUTO && (s = getenv("ND_BACKEND")) && *s) {
+        if (!strcasecmp(s, "auto")) c->backend = ND_BACKEND_AUTO;
+        else if (!strcasecmp(s, "cpu")) c->backend = ND_BACKEND_CPU;
+        else if (!strcasecmp(s, "cuda") || !strcasecmp(s, "gpu")) c->backend = ND_BACKEND_CUDA;
+        else
+            return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_BACKEND='%s' is not "
+                                "one of auto, cpu, cuda (fix or unset it)", s);
+    }
+    if (c->num_threads < 0)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.num_threads = %d is negative (use 0 "
+                            "for one thread per core)", c->num_threads);
+    if (env_int64("ND_NUM_THREADS", 0, 4096, 0, &v, &set)) return ND_ERR_ARG;
+    if (set && c->num_threads == 0) c->num_threads = (int)v;
+
+    if (!c->devices && (s = getenv("ND_DEVICES")) && *s) c->devices = s;
+    if (c->devices && !valid_devices(c->devices))
+        return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' (nd_config.devices or ND_DEVICES) "
+                            "is not a comma list of GPU ordinals like \"0,1\"", c->devices);
+
+    if (c->log < 0 || c->log > 3)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.log = %d is out of range (use 0..3)",
+                            c->log);
+    if (env_int64("ND_LOG", 0, 3, 0, &v, &set)) return ND_ERR_ARG;
+    if (set && c->log == 0) c->log = (int)v;
+
+    if (!c->dump_dot && (s = getenv("ND_DUMP_DOT")) && *s) c->dump_dot = s;
+
+    if (c->profile < 0 || c->profile > 1)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.profile = %d is invalid (use 0 or 1)",
+                            c->profile);
+    if (env_int64("ND_PROFILE", 0, 1, 0, &v, &set)) return ND_ERR_ARG;
+    if (set && c->profile == 0) c->profile = (int)v;
+
+    if (!c->cache_dir && (s = getenv("ND_CACHE_DIR")) && *s) c->cache_dir = s;
+
+    if (check_switch("fusion", c->fusion) || check_switch("cuda_graphs", c->cuda_graphs) ||
+        check_switch("matmul_tf32", c->matmul_tf32))
+        return ND_ERR_ARG;
+    if (env_switch("ND_FUSION", &c->fusion) || env_switch("ND_CUDA_GRAPHS", &c->cuda_graphs) ||
+        env_switch("ND_MATMUL_TF32", &c->matmul_tf32))
+        return ND_ERR_ARG;
+    if (c->fusion == 0) c->fusion = 1;
+    if (c->cuda_graphs == 0) c->cuda_graphs = 1;
+    if (c->matmul_tf32 == 0) c->matmul_tf32 = -1;
+
+    if (c->max_pending < 0)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.max_pending = %lld is negative (use "
+                            "0 for the default 10000)", (long long)c->max_pending);
+    if (env_int64("ND_MAX_PENDING", 1, INT64_MAX, 0, &v, &set)) return ND_ERR_ARG;
+    if (set && c->max_pending == 0) c->max_pending = v;
+    if (c->max_pending == 0) c->max_pending = 10000;
+
+    if (c->device_memory_limit < 0)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.device_memory_limit = %lld is "
+                            "negative (use 0 for the whole device)",
+                            (long long)c->device_memory_limit);
+    if (env_int64("ND_DEVICE_MEMORY_LIMIT", 0, INT64_MAX, 1, &v, &set)) return ND_ERR_ARG;
+    if (set && c->device_memory_limit == 0) c->device_memory_limit = v;
+    return ND_OK;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
+    (void)ctx;
+    /* After nd_shutdown the backend is gone; handles are invalid by then. */
+    if (nd_rt.backend && ptr) nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
+}
+
+static void at_exit(void) {
+    if (nd_rt.initialised) nd_shutdown();
+}
+
+static int copy_path(char *dst, size_t cap, const char *src, const char *what) {
+    if (strlen(src) >= cap) {
+        nd_error_set(ND_ERR_ARG, "nd_init: %s path '%.64s...' is longer than %zu bytes (use a "
+                     "shorter path)", what, src, cap - 1);
+        return -1;
+    }
+    strcpy(dst, src);
+    return 0;
+}
+
+nd_status nd_init(const nd_config *cfg) {
+    if (nd_rt.initialised)
+        return nd_error_set(ND_ERR_STATE, "nd_init: the runtime is already running (call "
+                            "nd_shutdown first to restart with other settings)");
+    nd_config c;
+    nd_status st = resolve_config(cfg, &c);
+    if (st != ND_OK) return st;
+
+    nd_rt.dump_dot_dir[0] = '\0';
+    if (c.dump_dot && copy_path(nd_rt.dump_dot_dir, sizeof nd_rt.dump_dot_dir, c.dump_dot,
+                                "dump_dot"))
+        return ND_ERR_ARG;
+    if (c.cache_dir) {
+        if (copy_path(nd_rt.cache_dir, sizeof nd_rt.cache_dir, c.cache_dir, "cache_dir"))
+            return ND_ERR_ARG;
+    } else {
+        const char *home = getenv("HOME");
+        snprintf(nd_rt.cache_dir, sizeof nd_rt.cache_dir, "%s/.cache/nd",
+                 home && *home ? home : ".");
+    }
+    /* Keep the resolved config self-contained: strings point into nd_rt. */
+    c.dump_dot = nd_rt.dump_dot_dir[0] ? nd_rt.dump_dot_dir : NULL;
+    c.cache_dir = nd_rt.cache_dir;
+    if (c.devices) {
+        if (copy_path(nd_rt.devices, sizeof nd_rt.devices, c.devices, "devices"))
+            return ND_ERR_ARG;
+        c.devices = nd_rt.devices;
+    }
+    nd_log_set_level(c.log);
+
+    nd_backend_config bc = {
+        .num_threads = c.num_threads,
+        .devices = c.devices,
+        .cache_dir = nd_rt.cache_dir,
+        .matmul_tf32 = c.matmul_tf32 == 1,
+        .cuda_graphs = c.cuda_graphs == 1,
+        .device_memory_limit = c.device_memory_limit,
+        .profile = c.profile,
+    };
+    nd_backend *be = NULL;
+    if (c.backend == ND_BACKEND_CUDA) {
+        st = nd_cuda_backend_create(&bc, &be);
+        if (st != ND_OK) return st;
+    } else if (c.backend == ND_BACKEND_AUTO) {
+        st = nd_cuda_backend_create(&bc, &be);
+        if (st != ND_OK) {
+            /* No GPU is the normal case for auto: forget that error. */
+            nd_logf(2, "CUDA backend unavailable (%s); using the CPU backend", nd_last_error());
+            nd_clear_error();
+            be = NULL;
+        }
+    }
+    if (!be) {
+        st = nd_cpu_backend_create(&bc, &be);
+        if (st != ND_OK) return st;
+    }
+    nd_plan_cache *cache = nd_plan_cache_new();
+    if (!cache) {
+        be->destroy(be);
+        return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory for the plan cache");
+    }
+
+    nd_rt.cfg = c;
+    nd_rt.backend = be;
+    nd_graph_init(&nd_rt.graph);
+    memset(&nd_rt.stats, 0, sizeof nd_rt.stats);
+    nd_rt.sched.backend = be;
+    nd_rt.sched.fusion = c.fusion == 1;
+    nd_rt.sched.dump_dot_dir = c.dump_dot;
+    nd_rt.sched.cache = cache;
+    nd_rt.sched.stats = &nd_rt.stats;
+    nd_rt.sched.flush_index = 0;
+    nd_rt.rng_seed = 0;
+    nd_rt.rng_stream = 0;
+    nd_buffer_memory_hooks hooks = {release_memory, NULL};
+    nd_buffer_set_memory_hooks(&hooks);
+    nd_rt.initialised = 1;
+    if (!nd_rt.atexit_registered) {
+        nd_rt.atexit_registered = 1;
+        atexit(at_exit);
+    }
+    nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
+            c.fusion == 1 ? "on" : "off", (long long)c.max_pending);
+    return ND_OK;
+}
+
+nd_status nd_runtime_ensure(void) {
+    if (nd_rt.initialised) return ND_OK;
+    return nd_init(NULL);
+}
+
+static nd_status run_pending(void) {
+    if (nd_rt.graph.n_nodes == 0) return ND_OK;
+    nd_status st = nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+    nd_rt.sched.flush_index++;
+    return st;
+}
+
+void nd_shutdown(void) {
+    if (!nd_rt.initialised) return;
+    run_pending();
+    nd_rt.backend->synchronize(nd_rt.backend);
+    /* Scoped handles die with the runtime; others become invalid. */
+    while (nd_rt.scope_depth > 0) nd_scope_end();
+    free(nd_rt.scope_items);
+    free(nd_rt.scope_marks);
+    nd_graph_destroy(&nd_rt.graph);
+    nd_plan_cache_free(nd_rt.sched.cache);
+    nd_rt.backend->destroy(nd_rt.backend);
+    int registered = nd_rt.atexit_registered;
+    memset(&nd_rt, 0, sizeof nd_rt);
+    nd_rt.atexit_registered = registered;
+}
+
+nd_status nd_flush(void) {
+    nd_status st = nd_runtime_ensure();
+    if (st != ND_OK) return st;
+    return run_pending();
+}
+
+nd_status nd_sync(void) {
+    nd_status st = nd_runtime_ensure();
+    if (st != ND_OK) return st;
+    st = run_pending();
+    nd_status st2 = nd_rt.backend->synchronize(nd_rt.backend);
+    return st != ND_OK ? st : st2;
+}
+
+void nd_runtime_after_record(void) {
+    nd_rt.stats.nodes_recorded++;
+    if ((int64_t)nd_rt.graph.n_nodes >= nd_rt.cfg.max_pending) (void)run_pending();
+}
+
+const char *nd_backend_name(void) {
+    if (nd_runtime_ensure() != ND_OK) return "none";
+    return nd_rt.backend->name;
+}
+
+void nd_get_stats(nd_stats *out) {
+    if (!out) {
+        nd_error_null_input("nd_get_stats", "out");
+        return;
+    }
+    if (nd_runtime_ensure() != ND_OK) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    *out = nd_rt.stats;
+}
+
+nd_status nd_graph_dump_dot(const char *path) {
+    if (!path)
+        return nd_error_set(ND_ERR_ARG, "nd_graph_dump_dot: path is NULL (pass a file name such "
+                            "as \"graph.dot\")");
+    nd_status st = nd_runtime_ensure();
+    if (st != ND_OK) return st;
+    return nd_scheduler_dump_dot(&nd_rt.sched, &nd_rt.graph, path);
+}
