@@ -1,0 +1,159 @@
+/* Creation: sources (FULL, ARANGE), weak scalars, casts and copies. */
+#include <math.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+
+nd_array *nd_fe_empty(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape) {
+    size_t nbytes;
+    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    nd_buffer *b = nd_buffer_new(dtype, nbytes);
+    if (!b) return NULL;
+    nd_array *a = nd_array_new_contiguous(b, dtype, ndim, shape);
+    nd_buffer_unref(b);
+    return a;
+}
+
+nd_array *nd_fe_full(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape,
+                     nd_scalar_bits value) {
+    size_t nbytes;
+    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    nd_fe_rec r;
+    if (nd_fe_begin(&r, fn, ND_NODE_FULL, 0, 0, dtype, dtype, ndim, shape, nbytes)) return NULL;
+    r.node->params[0] = value;
+    r.node->n_params = 1;
+    return nd_fe_end(&r, ndim, shape);
+}
+
+nd_array *nd_empty(nd_dtype dtype, int ndim, const int64_t *shape) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    return nd_runtime_track(nd_fe_empty("nd_empty", dtype, ndim, shape));
+}
+
+nd_array *nd_zeros(nd_dtype dtype, int ndim, const int64_t *shape) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    return nd_runtime_track(
+        nd_fe_full("nd_zeros", dtype, ndim, shape, nd_fe_double_bits(0.0, dtype)));
+}
+
+nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    return nd_runtime_track(
+        nd_fe_full("nd_ones", dtype, ndim, shape, nd_fe_double_bits(1.0, dtype)));
+}
+
+nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    if (nd_fe_check_dtype("nd_full", dtype)) return NULL;
+    return nd_runtime_track(
+        nd_fe_full("nd_full", dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
+}
+
+static nd_array *record_arange(const char *fn, nd_dtype dtype, double start, double step,
+                               int64_t count) {
+    int64_t shape[1] = {count};
+    size_t nbytes;
+    if (nd_fe_check_shape(fn, 1, shape, dtype, &nbytes)) return NULL;
+    nd_fe_rec r;
+    if (nd_fe_begin(&r, fn, ND_NODE_ARANGE, 0, 0, dtype, dtype, 1, shape, nbytes)) return NULL;
+    r.node->params[0].f = start;
+    r.node->params[1].f = step;
+    r.node->n_params = 2;
+    return nd_fe_end(&r, 1, shape);
+}
+
+nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    if (nd_fe_check_dtype("nd_arange", dtype)) return NULL;
+    if (!isfinite(start) || !isfinite(stop) || !isfinite(step)) {
+        nd_error_set(ND_ERR_ARG, "nd_arange: start %g, stop %g and step %g must be finite", start,
+                     stop, step);
+        return NULL;
+    }
+    if (step == 0) {
+        nd_error_set(ND_ERR_ARG, "nd_arange: step is 0 (use a non-zero step, e.g. 1)");
+        return NULL;
+    }
+    double n = ceil((stop - start) / step);
+    if (!(n > 0)) n = 0;
+    if (n >= 9.2e18) {
+        nd_error_set(ND_ERR_ARG, "nd_arange: start %g, stop %g, step %g give too many elements "
+                     "(use a larger step)", start, stop, step);
+        return NULL;
+    }
+    return nd_runtime_track(record_arange("nd_arange", dtype, start, step, (int64_t)n));
+}
+
+nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    if (nd_fe_check_dtype("nd_linspace", dtype)) return NULL;
+    if (num < 0) {
+        nd_error_set(ND_ERR_ARG, "nd_linspace: num = %lld is negative (use num >= 0)",
+                     (long long)num);
+        return NULL;
+    }
+    if (!isfinite(start) || !isfinite(stop)) {
+        nd_error_set(ND_ERR_ARG, "nd_linspace: start %g and stop %g must be finite", start, stop);
+        return NULL;
+    }
+    double step = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
+    return nd_runtime_track(record_arange("nd_linspace", dtype, start, step, num));
+}
+
+/* A weak scalar keeps its value in the handle (for promotion and constant
+ * refs) and in a host buffer, so it can also be read and viewed like any
+ * 0-d array. */
+static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
+                             nd_scalar_bits value) {
+    nd_buffer *b = nd_buffer_new(dtype, 8);
+    if (!b) return NULL;
+    void *p = NULL;
+    nd_status st = nd_rt.backend->alloc(nd_rt.backend, ND_MEMORY_HOST, 8, &p);
+    if (st != ND_OK || !p) {
+        nd_buffer_unref(b);
+        if (st == ND_OK) nd_error_set(ND_ERR_OOM, "%s: out of host memory", fn);
+        return NULL;
+    }
+    memcpy(p, &value, 8);
+    b->mem[ND_MEMORY_HOST] = p;
+    b->valid = 1u << ND_MEMORY_HOST;
+    nd_array *a = nd_array_new_contiguous(b, dtype, 0, NULL);
+    nd_buffer_unref(b);
+    if (!a) return NULL;
+    a->weak = (uint8_t)weak;
+    a->weak_value = value;
+    return a;
+}
+
+nd_array *nd_scalar(double v) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    nd_scalar_bits b;
+    b.f = v;
+    return nd_runtime_track(weak_scalar("nd_scalar", ND_FLOAT64, ND_WEAK_FLOAT, b));
+}
+
+nd_array *nd_scalar_int(int64_t v) {
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    nd_scalar_bits b;
+    b.i = v;
+    return nd_runtime_track(weak_scalar("nd_scalar_int", ND_INT64, ND_WEAK_INT, b));
+}
+
+nd_array *nd_astype(nd_array *a, nd_dtype dtype) {
+    if (!a) {
+        nd_error_null_input("nd_astype", "a");
+        return NULL;
+    }
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    if (nd_fe_check_dtype("nd_astype", dtype)) return NULL;
+    return nd_runtime_track(nd_fe_astype("nd_astype", a, dtype));
+}
+
+nd_array *nd_copy(nd_array *a) {
+    if (!a) {
+        nd_error_null_input("nd_copy", "a");
+        return NULL;
+    }
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    return nd_runtime_track(nd_fe_astype("nd_copy", a, a->dtype));
+}

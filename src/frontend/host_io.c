@@ -1,0 +1,129 @@
+/* Host reads and writes: nd_from_host copies at once into host memory from
+ * the backend (pinned on CUDA), nd_to_host runs what the array needs and
+ * copies the view out row-major. */
+#include <math.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+
+nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {
+    static const char fn[] = "nd_from_host";
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    size_t nbytes;
+    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    if (!data && nbytes > 0) {
+        nd_error_set(ND_ERR_ARG, "%s: data is NULL (pass %zu bytes of %s elements)", fn, nbytes,
+                     nd_dtype_name(dtype));
+        return NULL;
+    }
+    nd_buffer *b = nd_buffer_new(dtype, nbytes);
+    if (!b) return NULL;
+    if (nbytes > 0) {
+        void *p = NULL;
+        nd_status st = nd_rt.backend->alloc(nd_rt.backend, ND_MEMORY_HOST, nbytes, &p);
+        if (st != ND_OK || !p) {
+            nd_buffer_unref(b);
+            if (st == ND_OK)
+                nd_error_set(ND_ERR_OOM, "%s: out of host memory for %zu bytes", fn, nbytes);
+            return NULL;
+        }
+        memcpy(p, data, nbytes);
+        b->mem[ND_MEMORY_HOST] = p;
+    }
+    b->valid = 1u << ND_MEMORY_HOST;
+    nd_array *a = nd_array_new_contiguous(b, dtype, ndim, shape);
+    nd_buffer_unref(b);
+    return nd_runtime_track(a);
+}
+
+/* Row-major copy of a strided view, one element size at a time. */
+static void gather(unsigned char *dst, const unsigned char *src, size_t item, int ndim,
+                   const int64_t *shape, const int64_t *strides) {
+    int64_t idx[ND_MAX_DIMS] = {0};
+    int64_t total = nd_shape_size(ndim, shape);
+    if (ndim == 0) {
+        memcpy(dst, src, item);
+        return;
+    }
+    int last = ndim - 1;
+    int64_t inner = shape[last], is = strides[last] * (int64_t)item;
+    for (int64_t done = 0; done < total; done += inner) {
+        int64_t off = 0;
+        for (int k = 0; k < last; k++) off += idx[k] * strides[k];
+        const unsigned char *s = src + off * (int64_t)item;
+        if (strides[last] == 1) {
+            memcpy(dst, s, (size_t)inner * item);
+            dst += (size_t)inner * item;
+        } else {
+            for (int64_t j = 0; j < inner; j++, dst += item, s += is) memcpy(dst, s, item);
+        }
+        for (int k = last - 1; k >= 0; k--) {
+            if (++idx[k] < shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+}
+
+nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
+    static const char fn[] = "nd_to_host";
+    if (!a) {
+        nd_error_null_input(fn, "a");
+        return nd_last_status();
+    }
+    nd_status st = nd_runtime_ensure();
+    if (st != ND_OK) return st;
+    int64_t n = nd_shape_size(a->ndim, a->shape);
+    size_t item = nd_dtype_size(a->dtype), need = (size_t)n * item;
+    if (!dst)
+        return nd_error_set(ND_ERR_ARG, "%s: dst is NULL (pass a buffer of at least %zu bytes)",
+                            fn, need);
+    if (dst_bytes < need)
+        return nd_error_set(ND_ERR_ARG, "%s: dst_bytes = %zu is too small for %lld %s elements "
+                            "(pass at least %zu bytes)",
+                            fn, dst_bytes, (long long)n, nd_dtype_name(a->dtype), need);
+    nd_buffer *b = a->buf;
+    /* An error elsewhere in the flush does not spoil this array: only its
+     * own buffer's error counts. */
+    if (b->n_writers > 0) (void)nd_sync();
+    if (b->error != ND_OK)
+        return nd_error_set(b->error, "%s: this array's value could not be produced: an "
+                            "earlier device error (%s) hit it; recompute it",
+                            fn, nd_status_name(b->error));
+    if (n == 0) return ND_OK;
+    if (b->valid == 0) {
+        /* Never written (nd_empty): reads as zeros rather than garbage. */
+        memset(dst, 0, need);
+        return ND_OK;
+    }
+    if (!(b->valid & (1u << ND_MEMORY_HOST))) {
+        st = nd_scheduler_make_valid(&nd_rt.sched, b, ND_MEMORY_HOST);
+        if (st != ND_OK) return st;
+    }
+    const unsigned char *base = (const unsigned char *)b->mem[ND_MEMORY_HOST];
+    if (!base)
+        return nd_error_set(ND_ERR_STATE, "%s: the array's buffer has no host copy (internal "
+                            "error; please report)", fn);
+    gather(dst, base + a->offset * (int64_t)item, item, a->ndim, a->shape, a->strides);
+    return ND_OK;
+}
+
+double nd_item(nd_array *a) {
+    static const char fn[] = "nd_item";
+    if (!a) {
+        nd_error_null_input(fn, "a");
+        return NAN;
+    }
+    int64_t n = nd_shape_size(a->ndim, a->shape);
+    if (n != 1) {
+        char s[200];
+        nd_error_set(ND_ERR_SHAPE, "%s: the array has shape %s and %lld elements; nd_item needs "
+                     "exactly one (use nd_view to pick one element)",
+                     fn, nd_format_shape(s, sizeof s, a->ndim, a->shape), (long long)n);
+        return NAN;
+    }
+    if (a->weak == ND_WEAK_FLOAT) return a->weak_value.f;
+    if (a->weak == ND_WEAK_INT) return (double)a->weak_value.i;
+    unsigned char tmp[8];
+    if (nd_to_host(a, tmp, sizeof tmp) != ND_OK) return NAN;
+    return nd_load_double(tmp, a->dtype);
+}
