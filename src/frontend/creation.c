@@ -125,6 +125,12 @@ static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
     return a;
 }
 
+nd_array *nd_fe_scalar(double v) {
+    nd_scalar_bits b;
+    b.f = v;
+    return weak_scalar("nd_scalar", ND_FLOAT64, ND_WEAK_FLOAT, b);
+}
+
 nd_array *nd_scalar(double v) {
     if (nd_runtime_ensure() != ND_OK) return NULL;
     nd_scalar_bits b;

@@ -1,0 +1,155 @@
+/* Elementwise ops: NEP 50 dtype resolution per op, then one MAP node. */
+#include "frontend/frontend.h"
+
+static int check_inputs(const char *fn, nd_array *a, const char *an, nd_array *b, const char *bn) {
+    if (!a) {
+        nd_error_null_input(fn, an);
+        return -1;
+    }
+    if (b == NULL && bn) {
+        nd_error_null_input(fn, bn);
+        return -1;
+    }
+    return nd_runtime_ensure() == ND_OK ? 0 : -1;
+}
+
+static nd_array *dtype_error(const char *fn, const char *what, nd_dtype t, const char *fix) {
+    nd_error_set(ND_ERR_DTYPE, "%s: %s of %s is not supported (%s)", fn, what, nd_dtype_name(t),
+                 fix);
+    return NULL;
+}
+
+nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    int cmp = nd_op_is_comparison(op);
+    nd_dtype t = nd_fe_result_type(fn, a, b, cmp);
+    if (t == ND_NUM_DTYPES) return NULL;
+    nd_dtype cdtype = t, dtype = t;
+    nd_array *in[2] = {a, b};
+    if (cmp) {
+        dtype = ND_BOOL;
+    } else if (t == ND_BOOL) {
+        /* NumPy's bool loops: + and maximum are or, * and minimum are and. */
+        switch (op) {
+        case ND_OP_ADD: case ND_OP_MAX: op = ND_OP_LOGICAL_OR; break;
+        case ND_OP_MUL: case ND_OP_MIN: op = ND_OP_LOGICAL_AND; break;
+        case ND_OP_SUB:
+            return dtype_error(fn, "subtraction", t,
+                               "NumPy has no boolean subtract; use nd_ne for xor, or nd_astype "
+                               "to an integer dtype first");
+        case ND_OP_DIV: cdtype = dtype = ND_FLOAT64; break;
+        case ND_OP_POW: cdtype = dtype = ND_INT8; break;
+        default: break;
+        }
+    } else if (op == ND_OP_DIV && !nd_dtype_is_float(t)) {
+        cdtype = dtype = ND_FLOAT64; /* NumPy true_divide of integers */
+    }
+    return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
+}
+
+nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
+    nd_dtype t = a->dtype; /* a weak scalar alone acts as its strong self */
+    nd_dtype_kind k = nd_dtype_kind_of(t);
+    nd_dtype cdtype = t, dtype = t;
+    switch (op) {
+    case ND_OP_NEG:
+        if (k == ND_KIND_BOOL)
+            return dtype_error(fn, "negation", t,
+                               "NumPy has no boolean negative; use nd_logical_not");
+        break;
+    case ND_OP_ABS:
+        if (k == ND_KIND_BOOL || k == ND_KIND_UINT) op = ND_OP_CAST; /* identity */
+        break;
+    case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
+    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
+        cdtype = dtype = nd_float_result(t);
+        break;
+    case ND_OP_FLOOR: case ND_OP_CEIL:
+        if (k != ND_KIND_FLOAT) op = ND_OP_CAST; /* integers are already whole */
+        break;
+    case ND_OP_SQUARE:
+        if (k == ND_KIND_BOOL) op = ND_OP_CAST; /* b * b == b */
+        break;
+    case ND_OP_LOGICAL_NOT:
+        cdtype = dtype = ND_BOOL;
+        break;
+    default: break;
+    }
+    if (op == ND_OP_CAST) cdtype = t;
+    return nd_fe_map(fn, op, 1, &a, NULL, cdtype, dtype);
+}
+
+#define BINARY(name, op)                                                                   \
+    nd_array *name(nd_array *a, nd_array *b) {                                             \
+        if (check_inputs(#name, a, "a", b, "b")) return NULL;                              \
+        return nd_runtime_track(nd_fe_binary(#name, op, a, b));                            \
+    }
+BINARY(nd_add, ND_OP_ADD)
+BINARY(nd_sub, ND_OP_SUB)
+BINARY(nd_mul, ND_OP_MUL)
+BINARY(nd_div, ND_OP_DIV)
+BINARY(nd_pow, ND_OP_POW)
+BINARY(nd_maximum, ND_OP_MAX)
+BINARY(nd_minimum, ND_OP_MIN)
+BINARY(nd_eq, ND_OP_EQ)
+BINARY(nd_ne, ND_OP_NE)
+BINARY(nd_lt, ND_OP_LT)
+BINARY(nd_le, ND_OP_LE)
+BINARY(nd_gt, ND_OP_GT)
+BINARY(nd_ge, ND_OP_GE)
+#undef BINARY
+
+#define UNARY(name, op)                                                                    \
+    nd_array *name(nd_array *a) {                                                          \
+        if (check_inputs(#name, a, "a", NULL, NULL)) return NULL;                          \
+        return nd_runtime_track(nd_fe_unary(#name, op, a));                                \
+    }
+UNARY(nd_neg, ND_OP_NEG)
+UNARY(nd_abs, ND_OP_ABS)
+UNARY(nd_sqrt, ND_OP_SQRT)
+UNARY(nd_exp, ND_OP_EXP)
+UNARY(nd_log, ND_OP_LOG)
+UNARY(nd_sin, ND_OP_SIN)
+UNARY(nd_cos, ND_OP_COS)
+UNARY(nd_tanh, ND_OP_TANH)
+UNARY(nd_floor, ND_OP_FLOOR)
+UNARY(nd_ceil, ND_OP_CEIL)
+UNARY(nd_square, ND_OP_SQUARE)
+UNARY(nd_logical_not, ND_OP_LOGICAL_NOT)
+#undef UNARY
+
+nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b) {
+    static const char fn[] = "nd_where";
+    if (check_inputs(fn, cond, "cond", a, "a") || check_inputs(fn, b, "b", NULL, NULL))
+        return NULL;
+    nd_dtype t = nd_fe_result_type(fn, a, b, 0);
+    if (t == ND_NUM_DTYPES) return NULL;
+    /* WHERE reads its condition as bool: convert a non-bool one first (the
+     * cast fuses into the same kernel). */
+    nd_array *c = cond;
+    if (cond->dtype != ND_BOOL && !cond->weak) {
+        c = nd_fe_astype(fn, cond, ND_BOOL);
+        if (!c) return NULL;
+    }
+    nd_array *in[3] = {c, a, b};
+    nd_dtype consts[3] = {ND_BOOL, t, t};
+    nd_array *r = nd_fe_map(fn, ND_OP_WHERE, 3, in, consts, t, t);
+    if (c != cond) nd_fe_release(c);
+    return nd_runtime_track(r);
+}
+
+nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi) {
+    static const char fn[] = "nd_clip";
+    if (check_inputs(fn, a, "a", lo, "lo") || check_inputs(fn, hi, "hi", NULL, NULL))
+        return NULL;
+    /* Check the whole broadcast and promotion up front so that a failure
+     * records nothing. */
+    nd_array *all[3] = {a, lo, hi};
+    int ndim;
+    int64_t shape[ND_MAX_DIMS];
+    if (nd_fe_broadcast(fn, 3, all, &ndim, shape)) return NULL;
+    nd_array *m = nd_fe_binary(fn, ND_OP_MAX, a, lo);
+    if (!m) return NULL;
+    nd_array *r = nd_fe_binary(fn, ND_OP_MIN, m, hi);
+    nd_fe_release(m);
+    return nd_runtime_track(r);
+}
