@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds and runs every test suite twice: a release build in build/, then an
+# AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/. Installs
+# missing packages first. Exits non-zero if anything failed (both runs happen
+# either way, so one report shows every failure).
+#
+# Leak checking is ON (detect_leaks=1): nd_shutdown frees everything the
+# library allocated, so a leak in a test or example is a bug. Third-party
+# libraries that keep process-lifetime allocations are suppressed in
+# scripts/lsan.supp (only those, never nd's own code). Where LeakSanitizer
+# cannot run at all (some containers forbid the ptrace it needs) it is turned
+# off with a warning rather than failing every test. ND_TEST_DETECT_LEAKS=0
+# turns it off by hand.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+scripts/install-deps.sh || exit 1
+
+status=0
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# setup_or_configure DIR OPTIONS...: configure a new build dir, or apply the
+# options to an existing one.
+setup_or_configure() {
+    local dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then
+        if [ $# -gt 0 ]; then
+            meson configure "$dir" "$@" >/dev/null
+        fi
+    else
+        meson setup "$dir" "$@"
+    fi
+}
+
+echo "=== release build (build/)"
+if setup_or_configure build && meson compile -C build -j "$jobs"; then
+    meson test -C build --print-errorlogs --num-processes "$jobs" || status=1
+else
+    echo "test.sh: the release build failed" >&2
+    status=1
+fi
+
+# Does LeakSanitizer work here? Probe with a program that leaks on purpose.
+detect_leaks=${ND_TEST_DETECT_LEAKS:-1}
+if [ "$detect_leaks" = 1 ]; then
+    probe_dir=$(mktemp -d)
+    printf '#include <stdlib.h>\nvoid *keep;\nint main(void){ keep = malloc(7); keep = 0; return 0; }\n' \
+        >"$probe_dir/leak.c"
+    if cc -fsanitize=address -g "$probe_dir/leak.c" -o "$probe_dir/leak" 2>/dev/null; then
+        if ! ASAN_OPTIONS=detect_leaks=1 "$probe_dir/leak" 2>&1 | grep -q 'detected memory leaks'; then
+            echo "test.sh: WARNING: LeakSanitizer does not work on this machine;" \
+                 "running the sanitised suites without leak checking" >&2
+            detect_leaks=0
+        fi
+    fi
+    rm -rf "$probe_dir"
+fi
+
+asan_options="detect_leaks=$detect_leaks:halt_on_error=1:abort_on_error=1:strict_string_checks=1"
+asan_options="$asan_options:detect_stack_use_after_return=1:check_initialization_order=1"
+# The CUDA driver maps memory where ASan keeps its shadow gap.
+if [ -e /dev/nvidiactl ]; then
+    asan_options="$asan_options:protect_shadow_gap=0"
+fi
+
+echo "=== sanitised build (build-asan/: address,undefined; detect_leaks=$detect_leaks)"
+if setup_or_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+        --buildtype=debugoptimized && meson compile -C build-asan -j "$jobs"; then
+    ASAN_OPTIONS="$asan_options" \
+    LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0" \
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+        meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
+        --timeout-multiplier 3 || status=1
+else
+    echo "test.sh: the sanitised build failed" >&2
+    status=1
+fi
+
+if [ "$status" -eq 0 ]; then
+    echo "test.sh: all suites passed (release and sanitised)"
+else
+    echo "test.sh: FAILED (see the logs above)" >&2
+fi
+exit "$status"
