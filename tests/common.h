@@ -1,0 +1,103 @@
+/* Shared fixture and helpers of the Criterion suites.
+ *
+ * Every suite is built once and registered per backend (ND_BACKEND=cpu,
+ * ND_BACKEND=cuda); the fixture starts the runtime with nd_init(NULL) so the
+ * environment picks the backend, and skips visibly when it is missing.
+ * Inputs come from a per-test PRNG (seed printed on failure, override with
+ * ND_TEST_SEED=<n> or ND_TEST_SEED=random) and results are compared with the
+ * float64 reference in ref.c. */
+#ifndef ND_TESTS_COMMON_H
+#define ND_TESTS_COMMON_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nd.h"
+#include "ref.h"
+
+/* Seconds per test; generous because CUDA compiles kernels on first use and
+ * sanitizers slow everything down. */
+#ifndef NDT_TIMEOUT
+#define NDT_TIMEOUT 90
+#endif
+
+void ndt_setup(void);
+void ndt_teardown(void);
+
+#define NDT_TEST(suite, name)                                                                \
+    Test(suite, name, .init = ndt_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
+
+/* Shuts the runtime down and starts it again with cfg (backend still from
+ * ND_BACKEND when cfg->backend is 0). */
+void ndt_restart(const nd_config *cfg);
+int ndt_backend_is_cuda(void);
+
+/* ---- PRNG (xoshiro256**), seeded per test from its name */
+typedef struct {
+    uint64_t s[4];
+    uint64_t seed;
+} ndt_rng;
+void ndt_rng_init(ndt_rng *r, const char *test_name);
+uint64_t ndt_next(ndt_rng *r);
+double ndt_uniform(ndt_rng *r, double lo, double hi); /* [lo, hi) */
+int64_t ndt_int(ndt_rng *r, int64_t lo, int64_t hi);  /* [lo, hi] */
+uint64_t ndt_current_seed(void);                       /* of the last ndt_rng_init */
+#define NDT_RNG(r) ndt_rng r; ndt_rng_init(&r, __func__)
+
+/* Random reference arrays. Floats: uniform in [lo, hi) rounded to the dtype;
+ * ints: uniform integers in [lo, hi] clamped to the dtype's range; bool:
+ * random 0/1 (both present for sizes >= 8). */
+ref_arr *ndt_rand(ndt_rng *r, nd_dtype t, int ndim, const int64_t *shape, double lo, double hi);
+/* Ints: every bit random (exercises wrap-around); floats as ndt_rand(-8, 8). */
+ref_arr *ndt_rand_bits(ndt_rng *r, nd_dtype t, int ndim, const int64_t *shape);
+/* Sensible default range per dtype: ints within +-100 (0..200 unsigned). */
+ref_arr *ndt_rand_small(ndt_rng *r, nd_dtype t, int ndim, const int64_t *shape);
+
+/* nd_from_host of a reference array (asserts success). */
+nd_array *ndt_upload(const ref_arr *a);
+/* nd_to_host into a poisoned buffer (0xAB); asserts success and that no byte
+ * past the end was touched. */
+ref_arr *ndt_download(nd_array *a);
+
+/* Relative tolerance per dtype: float16 1e-2, bfloat16 3e-2, float32 1e-5,
+ * float64 1e-12, integers and bool exact (0). */
+double ndt_rtol(nd_dtype t);
+
+/* Checks dtype, shape and every element of got against want:
+ * |got - want| <= atol + rtol * (scale ? scale[i] : |want|); ints exact; NaN
+ * matches NaN. Reports the first mismatches. Returns 1 if everything matched. */
+int ndt_check(nd_array *got, const ref_arr *want, double rtol, double atol, const double *scale,
+              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* ndt_check with the dtype's rtol and atol = rtol. */
+int ndt_check_default(nd_array *got, const ref_arr *want, const char *what);
+
+/* Expects nd_last_status() == want and a message naming func, then clears. */
+#define NDT_EXPECT_ERR(want, func)                                                           \
+    do {                                                                                     \
+        nd_status st_ = nd_last_status();                                                    \
+        const char *m_ = nd_last_error();                                                    \
+        cr_expect_eq(st_, (want), "%s: expected %s, got %s (message: %s)", (func),           \
+                     nd_status_name(want), nd_status_name(st_), m_ ? m_ : "(null)");         \
+        cr_expect(m_ && strstr(m_, (func)), "message should name %s: '%s'", (func),          \
+                  m_ ? m_ : "(null)");                                                       \
+        nd_clear_error();                                                                    \
+    } while (0)
+/* Same, where the contract leaves two codes plausible. */
+#define NDT_EXPECT_ERR2(w1, w2, func)                                                        \
+    do {                                                                                     \
+        nd_status st_ = nd_last_status();                                                    \
+        const char *m_ = nd_last_error();                                                    \
+        cr_expect(st_ == (w1) || st_ == (w2), "%s: expected %s or %s, got %s (message: %s)",  \
+                  (func), nd_status_name(w1), nd_status_name(w2), nd_status_name(st_),       \
+                  m_ ? m_ : "(null)");                                                       \
+        cr_expect(m_ && strstr(m_, (func)), "message should name %s: '%s'", (func),          \
+                  m_ ? m_ : "(null)");                                                       \
+        nd_clear_error();                                                                    \
+    } while (0)
+
+/* Every dtype, for loops. */
+extern const nd_dtype ndt_all_dtypes[ND_NUM_DTYPES];
+
+#endif

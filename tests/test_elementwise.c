@@ -1,0 +1,315 @@
+/* Every elementwise op for every dtype NumPy defines it for, compared with
+ * the float64 / wrapping-int reference; result dtypes as NumPy 2. */
+#include "common.h"
+
+typedef nd_array *(*un_fn)(nd_array *);
+typedef nd_array *(*bin_fn)(nd_array *, nd_array *);
+
+static const int64_t SHAPE[2] = {5, 13};
+
+static un_fn unary_fn(ref_op op) {
+    switch (op) {
+    case R_NEG: return nd_neg;
+    case R_ABS: return nd_abs;
+    case R_SQRT: return nd_sqrt;
+    case R_EXP: return nd_exp;
+    case R_LOG: return nd_log;
+    case R_SIN: return nd_sin;
+    case R_COS: return nd_cos;
+    case R_TANH: return nd_tanh;
+    case R_FLOOR: return nd_floor;
+    case R_CEIL: return nd_ceil;
+    case R_SQUARE: return nd_square;
+    default: return nd_logical_not;
+    }
+}
+
+static bin_fn binary_fn(ref_op op) {
+    switch (op) {
+    case R_ADD: return nd_add;
+    case R_SUB: return nd_sub;
+    case R_MUL: return nd_mul;
+    case R_DIV: return nd_div;
+    case R_POW: return nd_pow;
+    case R_MAX: return nd_maximum;
+    case R_MIN: return nd_minimum;
+    case R_EQ: return nd_eq;
+    case R_NE: return nd_ne;
+    case R_LT: return nd_lt;
+    case R_LE: return nd_le;
+    case R_GT: return nd_gt;
+    default: return nd_ge;
+    }
+}
+
+/* An input valid for op: positive for sqrt/log, small for exp, ... */
+static ref_arr *unary_input(ndt_rng *r, ref_op op, nd_dtype t) {
+    int fl = ref_is_float(t);
+    switch (op) {
+    case R_SQRT: case R_LOG: return ndt_rand(r, t, 2, SHAPE, fl ? 0.1 : 1, 100);
+    case R_EXP: return ndt_rand(r, t, 2, SHAPE, -4, 4);
+    case R_SIN: case R_COS: case R_TANH: return ndt_rand(r, t, 2, SHAPE, fl ? -3 : -10, fl ? 3 : 10);
+    case R_FLOOR: case R_CEIL: return ndt_rand(r, t, 2, SHAPE, -50, 50);
+    case R_NOT: {
+        ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
+        for (int64_t i = 0; i < a->size; i += 3) ref_setd(a, i, 0); /* some zeros */
+        return a;
+    }
+    default: return fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand_bits(r, t, 2, SHAPE);
+    }
+}
+
+static void check_unary(ref_op op) {
+    NDT_RNG(r);
+    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+        nd_dtype t = ndt_all_dtypes[k];
+        ref_arr *a = unary_input(&r, op, t);
+        nd_array *x = ndt_upload(a);
+        nd_array *y = unary_fn(op)(x);
+        if (op == R_NEG && t == ND_BOOL) { /* NumPy: TypeError */
+            cr_expect_null(y, "neg(bool) should fail as in NumPy");
+            NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_neg");
+            nd_free(x);
+            ref_free(a);
+            continue;
+        }
+        nd_dtype ct = t, rt = t;
+        switch (op) {
+        case R_SQRT: case R_EXP: case R_LOG: case R_SIN: case R_COS: case R_TANH:
+            ct = rt = ref_float_result(t);
+            break;
+        case R_FLOOR: case R_CEIL:
+            /* NumPy < 2.3 gives floats for integer input, newer keeps the
+             * dtype; both are accepted, the values must be exact either way. */
+            if (!ref_is_float(t) && y && nd_dtype_of(y) == ref_float_result(t)) ct = rt = nd_dtype_of(y);
+            break;
+        case R_SQUARE:
+            if (t == ND_BOOL) ct = rt = ND_INT8;
+            break;
+        case R_NOT: rt = ND_BOOL; break;
+        default: break;
+        }
+        ref_arr *want = ref_unary(op, a, ct, rt);
+        double tol = ndt_rtol(rt);
+        ndt_check(y, want, tol, tol, NULL, "%s(%s)", ref_op_name(op), ref_dtype_name(t));
+        nd_free(y);
+        nd_free(x);
+        ref_free(want);
+        ref_free(a);
+    }
+}
+
+NDT_TEST(elementwise, neg) { check_unary(R_NEG); }
+NDT_TEST(elementwise, abs) { check_unary(R_ABS); }
+NDT_TEST(elementwise, sqrt) { check_unary(R_SQRT); }
+NDT_TEST(elementwise, exp) { check_unary(R_EXP); }
+NDT_TEST(elementwise, log) { check_unary(R_LOG); }
+NDT_TEST(elementwise, sin) { check_unary(R_SIN); }
+NDT_TEST(elementwise, cos) { check_unary(R_COS); }
+NDT_TEST(elementwise, tanh) { check_unary(R_TANH); }
+NDT_TEST(elementwise, floor) { check_unary(R_FLOOR); }
+NDT_TEST(elementwise, ceil) { check_unary(R_CEIL); }
+NDT_TEST(elementwise, square) { check_unary(R_SQUARE); }
+NDT_TEST(elementwise, logical_not) { check_unary(R_NOT); }
+
+static void binary_inputs(ndt_rng *r, ref_op op, nd_dtype t, ref_arr **a, ref_arr **b) {
+    int fl = ref_is_float(t);
+    switch (op) {
+    case R_DIV:
+        *a = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand_small(r, t, 2, SHAPE);
+        *b = fl ? ndt_rand(r, t, 2, SHAPE, 0.5, 10) : ndt_rand(r, t, 2, SHAPE, 1, 100);
+        if (ref_is_signed(t) || fl)
+            for (int64_t i = 0; i < (*b)->size; i += 2) ref_setd(*b, i, -ref_getd(*b, i));
+        return;
+    case R_POW:
+        *a = fl ? ndt_rand(r, t, 2, SHAPE, 0.5, 3) : ndt_rand(r, t, 2, SHAPE, -9, 9);
+        *b = fl ? ndt_rand(r, t, 2, SHAPE, -2, 2) : ndt_rand(r, t, 2, SHAPE, 0, 5);
+        return;
+    default:
+        *a = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand_bits(r, t, 2, SHAPE);
+        *b = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand_bits(r, t, 2, SHAPE);
+        /* equal elements, so comparisons and maximum see ties */
+        for (int64_t i = 0; i < (*a)->size; i += 3) ref_cast_elem(*b, i, *a, i);
+        return;
+    }
+}
+
+static void check_binary(ref_op op) {
+    NDT_RNG(r);
+    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+        nd_dtype t = ndt_all_dtypes[k];
+        ref_arr *a, *b;
+        binary_inputs(&r, op, t, &a, &b);
+        nd_array *x = ndt_upload(a), *y = ndt_upload(b);
+        nd_array *z = binary_fn(op)(x, y);
+        if (op == R_SUB && t == ND_BOOL) { /* NumPy: TypeError */
+            cr_expect_null(z, "sub(bool, bool) should fail as in NumPy");
+            NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_sub");
+        } else {
+            nd_dtype ct = t, rt = t;
+            if (op == R_DIV && !ref_is_float(t)) ct = rt = ND_FLOAT64;
+            if (op == R_POW && t == ND_BOOL) ct = rt = ND_INT8;
+            if (ref_op_is_cmp(op)) rt = ND_BOOL;
+            ref_arr *want = ref_binary(op, a, b, ct, rt);
+            double tol = ndt_rtol(rt);
+            ndt_check(z, want, tol, tol, NULL, "%s(%s, %s)", ref_op_name(op), ref_dtype_name(t),
+                      ref_dtype_name(t));
+            ref_free(want);
+        }
+        nd_free(z);
+        nd_free(x);
+        nd_free(y);
+        ref_free(a);
+        ref_free(b);
+    }
+}
+
+NDT_TEST(elementwise, add) { check_binary(R_ADD); }
+NDT_TEST(elementwise, sub) { check_binary(R_SUB); }
+NDT_TEST(elementwise, mul) { check_binary(R_MUL); }
+NDT_TEST(elementwise, div) { check_binary(R_DIV); }
+NDT_TEST(elementwise, pow) { check_binary(R_POW); }
+NDT_TEST(elementwise, maximum) { check_binary(R_MAX); }
+NDT_TEST(elementwise, minimum) { check_binary(R_MIN); }
+NDT_TEST(elementwise, eq) { check_binary(R_EQ); }
+NDT_TEST(elementwise, ne) { check_binary(R_NE); }
+NDT_TEST(elementwise, lt) { check_binary(R_LT); }
+NDT_TEST(elementwise, le) { check_binary(R_LE); }
+NDT_TEST(elementwise, gt) { check_binary(R_GT); }
+NDT_TEST(elementwise, ge) { check_binary(R_GE); }
+
+NDT_TEST(elementwise, where_every_dtype) {
+    NDT_RNG(r);
+    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+        nd_dtype t = ndt_all_dtypes[k];
+        ref_arr *c = ndt_rand(&r, ND_BOOL, 2, SHAPE, 0, 1);
+        ref_arr *a = ndt_rand_bits(&r, t, 2, SHAPE), *b = ndt_rand_bits(&r, t, 2, SHAPE);
+        nd_array *xc = ndt_upload(c), *xa = ndt_upload(a), *xb = ndt_upload(b);
+        nd_array *z = nd_where(xc, xa, xb);
+        ref_arr *want = ref_where(c, a, b, t);
+        ndt_check(z, want, 0, 0, NULL, "where(bool, %s, %s)", ref_dtype_name(t), ref_dtype_name(t));
+        nd_free(z);
+        nd_free(xc);
+        nd_free(xa);
+        nd_free(xb);
+        ref_free(want);
+        ref_free(c);
+        ref_free(a);
+        ref_free(b);
+    }
+}
+
+NDT_TEST(elementwise, where_mixed_and_nonbool_condition) {
+    NDT_RNG(r);
+    /* cond is float32 (read as != 0), a int8 (5,13), b float32 broadcast (13,) */
+    ref_arr *c = ndt_rand(&r, ND_FLOAT32, 2, SHAPE, -2, 2);
+    for (int64_t i = 0; i < c->size; i += 2) ref_setd(c, i, 0);
+    ref_arr *a = ndt_rand_small(&r, ND_INT8, 2, SHAPE);
+    ref_arr *b = ndt_rand(&r, ND_FLOAT32, 1, SHAPE + 1, -5, 5);
+    nd_array *xc = ndt_upload(c), *xa = ndt_upload(a), *xb = ndt_upload(b);
+    nd_array *z = nd_where(xc, xa, xb);
+    ref_arr *want = ref_where(c, a, b, ND_FLOAT32);
+    ndt_check(z, want, 0, 0, NULL, "where(float32, int8, float32[13])");
+    nd_free(z);
+    nd_free(xc);
+    nd_free(xa);
+    nd_free(xb);
+    ref_free(want);
+    ref_free(c);
+    ref_free(a);
+    ref_free(b);
+}
+
+NDT_TEST(elementwise, clip_every_dtype) {
+    NDT_RNG(r);
+    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+        nd_dtype t = ndt_all_dtypes[k];
+        if (t == ND_BOOL) continue;
+        int u = ref_is_unsigned(t);
+        ref_arr *a = ndt_rand(&r, t, 2, SHAPE, u ? 0 : -100, 100);
+        ref_arr *lo = ndt_rand(&r, t, 1, SHAPE + 1, u ? 10 : -50, u ? 40 : -10); /* broadcast row */
+        int64_t one = 1;
+        ref_arr *hi = ndt_rand(&r, t, 1, &one, 50, 80);
+        nd_array *xa = ndt_upload(a), *xl = ndt_upload(lo), *xh = ndt_upload(hi);
+        nd_array *z = nd_clip(xa, xl, xh);
+        ref_arr *m = ref_binary(R_MAX, a, lo, t, t);
+        ref_arr *want = ref_binary(R_MIN, m, hi, t, t);
+        ndt_check(z, want, 0, 0, NULL, "clip(%s)", ref_dtype_name(t));
+        nd_free(z);
+        nd_free(xa);
+        nd_free(xl);
+        nd_free(xh);
+        ref_free(m);
+        ref_free(want);
+        ref_free(a);
+        ref_free(lo);
+        ref_free(hi);
+    }
+}
+
+NDT_TEST(elementwise, maximum_minimum_propagate_nan) {
+    const nd_dtype fts[] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
+    NDT_RNG(r);
+    for (int k = 0; k < 4; k++) {
+        ref_arr *a = ndt_rand(&r, fts[k], 2, SHAPE, -5, 5), *b = ndt_rand(&r, fts[k], 2, SHAPE, -5, 5);
+        for (int64_t i = 0; i < a->size; i += 4) ref_setd(a, i, NAN);
+        for (int64_t i = 1; i < b->size; i += 5) ref_setd(b, i, NAN);
+        nd_array *x = ndt_upload(a), *y = ndt_upload(b);
+        nd_array *mx = nd_maximum(x, y), *mn = nd_minimum(x, y), *lt = nd_lt(x, y), *ne = nd_ne(x, y);
+        ref_arr *wmx = ref_binary(R_MAX, a, b, fts[k], fts[k]);
+        ref_arr *wmn = ref_binary(R_MIN, a, b, fts[k], fts[k]);
+        ref_arr *wlt = ref_binary(R_LT, a, b, fts[k], ND_BOOL);
+        ref_arr *wne = ref_binary(R_NE, a, b, fts[k], ND_BOOL);
+        ndt_check(mx, wmx, 0, 0, NULL, "maximum with NaN (%s)", ref_dtype_name(fts[k]));
+        ndt_check(mn, wmn, 0, 0, NULL, "minimum with NaN (%s)", ref_dtype_name(fts[k]));
+        ndt_check(lt, wlt, 0, 0, NULL, "lt with NaN (%s)", ref_dtype_name(fts[k]));
+        ndt_check(ne, wne, 0, 0, NULL, "ne with NaN (%s)", ref_dtype_name(fts[k]));
+        nd_free(mx);
+        nd_free(mn);
+        nd_free(lt);
+        nd_free(ne);
+        nd_free(x);
+        nd_free(y);
+        ref_free(wmx);
+        ref_free(wmn);
+        ref_free(wlt);
+        ref_free(wne);
+        ref_free(a);
+        ref_free(b);
+    }
+}
+
+NDT_TEST(elementwise, integer_overflow_wraps) {
+    int8_t a8[3] = {100, -100, 127}, b8[3] = {100, -100, 1};
+    uint8_t ua[2] = {3, 0}, ub[2] = {5, 1};
+    nd_array *x = nd_from_host(a8, ND_INT8, ND_SHAPE(3)), *y = nd_from_host(b8, ND_INT8, ND_SHAPE(3));
+    nd_array *s = nd_add(x, y);
+    nd_array *u = nd_sub(nd_from_host(ua, ND_UINT8, ND_SHAPE(2)), nd_from_host(ub, ND_UINT8, ND_SHAPE(2)));
+    int8_t got8[3];
+    uint8_t gotu[2];
+    cr_assert_eq(nd_to_host(s, got8, sizeof got8), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(u, gotu, sizeof gotu), ND_OK, "%s", nd_last_error());
+    cr_expect(got8[0] == -56 && got8[1] == 56 && got8[2] == -128, "int8 add wraps: %d %d %d",
+              got8[0], got8[1], got8[2]);
+    cr_expect(gotu[0] == 254 && gotu[1] == 255, "uint8 sub wraps: %u %u", gotu[0], gotu[1]);
+    nd_free(s);
+    nd_free(u);
+    nd_free(x);
+    nd_free(y);
+}
+
+NDT_TEST(elementwise, large_arrays_float32_chain) {
+    /* big enough to be split into tiles and spread over threads */
+    NDT_RNG(r);
+    int64_t n = 100003;
+    ref_arr *a = ndt_rand(&r, ND_FLOAT32, 1, &n, -3, 3), *b = ndt_rand(&r, ND_FLOAT32, 1, &n, 0.5, 2);
+    nd_array *x = ndt_upload(a), *y = ndt_upload(b);
+    nd_array *e = nd_exp(x), *d = nd_div(e, y), *s = nd_sin(x), *z = nd_add(d, s);
+    ref_arr *re = ref_unary(R_EXP, a, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rd = ref_binary(R_DIV, re, b, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rs = ref_unary(R_SIN, a, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rz = ref_binary(R_ADD, rd, rs, ND_FLOAT64, ND_FLOAT32);
+    ndt_check(z, rz, 1e-5, 1e-5, NULL, "exp(x)/y + sin(x), n=%lld", (long long)n);
+    nd_free(x); nd_free(y); nd_free(e); nd_free(d); nd_free(s); nd_free(z);
+    ref_free(a); ref_free(b); ref_free(re); ref_free(rd); ref_free(rs); ref_free(rz);
+}
