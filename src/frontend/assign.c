@@ -1,0 +1,94 @@
+/* Writes into existing arrays: one STORE node into the region a view
+ * covers, making a new version of its buffer. */
+#include "frontend/frontend.h"
+
+static nd_status check_dst(const char *fn, const nd_array *dst) {
+    if (dst->readonly)
+        return nd_error_set(ND_ERR_ARG, "%s: dst is a read-only broadcast view (its elements "
+                            "alias); write to the array it was broadcast from, or nd_copy it", fn);
+    if (dst->weak)
+        return nd_error_set(ND_ERR_ARG, "%s: dst is a weak scalar from nd_scalar/nd_scalar_int "
+                            "(make a writable array with nd_full instead)", fn);
+    return ND_OK;
+}
+
+/* src == NULL: store the constant `value` (already in dst's dtype kind). */
+static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src,
+                              const int64_t *src_strides, nd_scalar_bits value) {
+    if (nd_shape_size(dst->ndim, dst->shape) == 0) return ND_OK;
+    nd_node *n = nd_graph_add_node(&nd_rt.graph, ND_NODE_STORE, 1);
+    if (!n) return nd_last_status();
+    n->dtype = (uint8_t)dst->dtype;
+    n->cdtype = (uint8_t)dst->dtype;
+    n->ndim = dst->ndim;
+    n->label = fn;
+    n->u.store.offset = dst->offset;
+    for (int k = 0; k < dst->ndim; k++) {
+        n->shape[k] = dst->shape[k];
+        n->u.store.strides[k] = dst->strides[k];
+    }
+    /* Inputs before the output: the store reads the version before itself. */
+    if (!src) {
+        nd_graph_set_const_input(n, 0, dst->dtype, value, dst->ndim, dst->shape);
+    } else if (src->weak) {
+        nd_graph_set_const_input(n, 0, dst->dtype, nd_fe_weak_bits(src, dst->dtype), dst->ndim,
+                                 dst->shape);
+        n->inputs[0].weak = 1;
+    } else {
+        nd_graph_set_input(n, 0, src, dst->ndim, dst->shape, src_strides);
+    }
+    nd_graph_set_output(n, dst->buf);
+    nd_runtime_after_record();
+    return ND_OK;
+}
+
+nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src) {
+    nd_status st = check_dst(fn, dst);
+    if (st != ND_OK) return st;
+    /* NumPy setitem: src may have extra leading length-1 dimensions. */
+    int extra = src->ndim - dst->ndim, ok = 1;
+    for (int j = 0; j < extra; j++)
+        if (src->shape[j] != 1) ok = 0;
+    int64_t strides[ND_MAX_DIMS] = {0};
+    for (int k = 0; ok && k < dst->ndim; k++) {
+        int j = k + extra;
+        if (j < 0) continue; /* missing leading dim: broadcast */
+        int64_t d = src->shape[j];
+        if (d == dst->shape[k]) strides[k] = d == 1 ? 0 : src->strides[j];
+        else if (d == 1) strides[k] = 0;
+        else ok = 0;
+    }
+    if (!ok) {
+        char s1[200], s2[200];
+        return nd_error_set(ND_ERR_SHAPE, "%s: could not broadcast src of shape %s into dst of "
+                            "shape %s (each src dimension must match or be 1)", fn,
+                            nd_format_shape(s1, sizeof s1, src->ndim, src->shape),
+                            nd_format_shape(s2, sizeof s2, dst->ndim, dst->shape));
+    }
+    nd_scalar_bits none = {0};
+    return record_store(fn, dst, src, strides, none);
+}
+
+nd_status nd_assign(nd_array *dst, nd_array *src) {
+    static const char fn[] = "nd_assign";
+    if (!dst || !src) {
+        nd_error_null_input(fn, dst ? "src" : "dst");
+        return nd_last_status();
+    }
+    nd_status st = nd_runtime_ensure();
+    if (st != ND_OK) return st;
+    return nd_fe_store(fn, dst, src);
+}
+
+nd_status nd_fill(nd_array *dst, double value) {
+    static const char fn[] = "nd_fill";
+    if (!dst) {
+        nd_error_null_input(fn, "dst");
+        return nd_last_status();
+    }
+    nd_status st = nd_runtime_ensure();
+    if (st != ND_OK) return st;
+    st = check_dst(fn, dst);
+    if (st != ND_OK) return st;
+    return record_store(fn, dst, NULL, NULL, nd_fe_double_bits(value, dst->dtype));
+}
