@@ -115,6 +115,7 @@ static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
         return NULL;
     }
     memcpy(p, &value, 8);
+    nd_rt.stats.bytes_allocated += 8;
     b->mem[ND_MEMORY_HOST] = p;
     b->valid = 1u << ND_MEMORY_HOST;
     nd_array *a = nd_array_new_contiguous(b, dtype, 0, NULL);

@@ -28,6 +28,7 @@ nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t
             return NULL;
         }
         memcpy(p, data, nbytes);
+        nd_rt.stats.bytes_allocated += nbytes;
         b->mem[ND_MEMORY_HOST] = p;
     }
     b->valid = 1u << ND_MEMORY_HOST;

@@ -147,7 +147,10 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
     (void)ctx;
     /* After nd_shutdown the backend is gone; handles are invalid by then. */
-    if (nd_rt.backend && ptr) nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
+    if (!nd_rt.backend || !ptr) return;
+    nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
+    nd_rt.stats.bytes_allocated -= nbytes < nd_rt.stats.bytes_allocated ? nbytes
+                                                                         : nd_rt.stats.bytes_allocated;
 }
 
 static void at_exit(void) {
@@ -230,6 +233,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.backend = be;
     nd_graph_init(&nd_rt.graph);
     memset(&nd_rt.stats, 0, sizeof nd_rt.stats);
+    memset(&nd_rt.sched, 0, sizeof nd_rt.sched);
     nd_rt.sched.backend = be;
     nd_rt.sched.fusion = c.fusion == 1;
     nd_rt.sched.dump_dot_dir = c.dump_dot;
@@ -271,6 +275,7 @@ void nd_shutdown(void) {
     free(nd_rt.scope_items);
     free(nd_rt.scope_marks);
     nd_graph_destroy(&nd_rt.graph);
+    nd_scheduler_release(&nd_rt.sched);
     nd_plan_cache_free(nd_rt.sched.cache);
     nd_rt.backend->destroy(nd_rt.backend);
     int registered = nd_rt.atexit_registered;
