@@ -33,6 +33,10 @@ typedef struct {
     size_t bytes;
 } nd_copy_desc;
 
+/* How a kernel step uses a slot; a region write keeps the other elements,
+ * so it needs the buffer's current value like a read does. */
+enum { ND_ACCESS_READ = 1, ND_ACCESS_WRITE = 2, ND_ACCESS_REGION = 4 };
+
 typedef struct nd_step {
     nd_step_kind kind;
     int32_t stream;
@@ -41,6 +45,7 @@ typedef struct nd_step {
     nd_kernel *kernel;
     int32_t *slots;
     int32_t *params;
+    uint8_t *slot_access; /* per kernel slot: ND_ACCESS_* bits */
     nd_matmul_desc matmul; /* slots here are plan slots */
     nd_copy_desc copy;     /* slots here are plan slots */
     int32_t first_node, last_node; /* graph nodes it came from (names, dumps) */
@@ -56,7 +61,9 @@ typedef struct {
     int32_t walk_index;    /* EXTERNAL: position in the flush's buffer walk */
     size_t bytes;          /* TEMP: size */
     int32_t first_step, last_step; /* TEMP: lifetime, for reuse */
-    int32_t memory;        /* memory space the plan expects it in */
+    int32_t memory;        /* memory the plan uses it in */
+    uint8_t written;       /* EXTERNAL: a step writes it (valid only where written after) */
+    uint32_t copied_to;    /* EXTERNAL: memories a COPY step makes it valid in */
 } nd_plan_slot;
 
 typedef struct nd_plan {
@@ -65,10 +72,12 @@ typedef struct nd_plan {
     nd_step *steps;
     int32_t n_slots;
     nd_plan_slot *slots;
-    /* For dumps: node -> step index (-1 = dropped, -2 = inlined/fused away
-     * into a later step: see node_kernel). */
+    int32_t memory;        /* memory space kernels and library calls run in */
+    /* For dumps and profiles: node -> step that computes it (-1 = dropped
+     * as dead); a node inlined into several kernels names the first. */
     int32_t n_nodes;
     int32_t *node_step;
+    uint8_t *node_materialised; /* 1 = its value goes to memory */
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;

@@ -17,7 +17,15 @@ typedef struct {
     nd_plan_cache *cache;
     nd_stats *stats;    /* counters to update */
     uint64_t flush_index;
+    /* Owned by the scheduler (zero-initialise; freed by nd_scheduler_release). */
+    struct nd_flush_walk_state *walk;
+    struct nd_temp_pool *temps;
+    uint64_t walk_stamp;
 } nd_scheduler_ctx;
+
+/* Frees what the scheduler keeps between flushes (walk arrays, cached
+ * temporaries). Call before destroying the backend. */
+void nd_scheduler_release(nd_scheduler_ctx *ctx);
 
 nd_plan_cache *nd_plan_cache_new(void);
 void nd_plan_cache_free(nd_plan_cache *c);

@@ -1,0 +1,67 @@
+#include "graph/array.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+int64_t nd_shape_size(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+void nd_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+int nd_array_is_contiguous(const nd_array *a) {
+    int64_t s = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        if (a->shape[i] != 1 && a->strides[i] != s) return 0;
+        s *= a->shape[i];
+    }
+    return 1;
+}
+
+nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t offset) {
+    nd_array *a = malloc(sizeof *a);
+    if (!a) {
+        nd_error_set(ND_ERR_OOM, "out of host memory for an array handle");
+        return NULL;
+    }
+    a->refs = 1;
+    a->buf = buf;
+    a->dtype = dtype;
+    a->ndim = (uint8_t)ndim;
+    a->weak = ND_STRONG;
+    a->readonly = 0;
+    a->scope_slot = -1;
+    a->offset = offset;
+    a->weak_value.u = 0;
+    for (int i = 0; i < ND_MAX_DIMS; i++) {
+        a->shape[i] = i < ndim ? shape[i] : 1;
+        a->strides[i] = i < ndim ? strides[i] : 0;
+    }
+    nd_buffer_ref(buf);
+    buf->handles++;
+    return a;
+}
+
+nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape) {
+    int64_t strides[ND_MAX_DIMS];
+    nd_contiguous_strides(ndim, shape, strides);
+    return nd_array_new_view(buf, dtype, ndim, shape, strides, 0);
+}
+
+void nd_array_destroy(nd_array *a) {
+    if (!a) return;
+    a->buf->handles--;
+    nd_buffer_unref(a->buf);
+    free(a);
+}

@@ -1,0 +1,75 @@
+#include "graph/buffer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+/* Set once by the runtime when it starts a backend: buffers release their
+ * memory through it, so the graph layer needs no backend of its own. */
+static nd_buffer_memory_hooks memory_hooks;
+
+void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks) {
+    if (hooks)
+        memory_hooks = *hooks;
+    else
+        memset(&memory_hooks, 0, sizeof memory_hooks);
+}
+
+nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
+    nd_buffer *b = calloc(1, sizeof *b);
+    if (!b) {
+        nd_error_set(ND_ERR_OOM, "out of host memory for a buffer descriptor");
+        return NULL;
+    }
+    b->refs = 1;
+    b->dtype = dtype;
+    b->nbytes = nbytes;
+    b->slot = -1;
+    return b;
+}
+
+void nd_buffer_ref(nd_buffer *b) { b->refs++; }
+
+void nd_buffer_unref(nd_buffer *b) {
+    if (!b || --b->refs > 0) return;
+    for (int m = 0; m < ND_MAX_MEMORIES; m++) {
+        if (!b->mem[m]) continue;
+        if (memory_hooks.release)
+            memory_hooks.release(memory_hooks.ctx, m, b->mem[m], b->nbytes);
+        else if (m == ND_MEMORY_HOST)
+            free(b->mem[m]); /* runtime already gone: host memory is plain */
+    }
+    free(b->writers);
+    free(b);
+}
+
+uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {
+    if (b->n_writers == b->cap_writers) {
+        uint32_t cap = b->cap_writers ? b->cap_writers * 2 : 4;
+        uint32_t *w = realloc(b->writers, cap * sizeof *w);
+        if (!w) return UINT32_MAX;
+        b->writers = w;
+        b->cap_writers = cap;
+    }
+    b->writers[b->n_writers++] = node_index;
+    /* Version 0 is the buffer as created (uninitialised or host data); every
+     * write makes the next one. */
+    return ++b->version;
+}
+
+int64_t nd_buffer_writer_of(const nd_buffer *b, uint32_t version) {
+    int64_t first = (int64_t)b->version - (int64_t)b->n_writers + 1;
+    if ((int64_t)version < first) return -1;
+    return b->writers[version - first];
+}
+
+uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version) {
+    int64_t first = (int64_t)b->version - (int64_t)b->n_writers + 1;
+    int64_t k = (int64_t)version + 1 - first;
+    if (k < 0) k = 0;
+    if (k >= (int64_t)b->n_writers) return UINT32_MAX;
+    return b->writers[k];
+}
+
+void nd_buffer_clear_writers(nd_buffer *b) { b->n_writers = 0; }

@@ -1,0 +1,156 @@
+/* Graphviz export. The picture answers "what did my program record, and what
+ * will run": each API call is a node, each generated kernel a cluster around
+ * the calls it computes, and what stays in memory is drawn bold. */
+#include "graph/dot_export.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/error.h"
+
+static const char *const STREAM_COLOURS[] = {"#1f77b4", "#9467bd", "#8c564b", "#e377c2"};
+
+static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
+    nd_format_shape(buf, cap, ndim, shape);
+}
+
+static const char *op_text(const nd_node *n) {
+    switch (n->kind) {
+    case ND_NODE_MAP: return nd_op_label((nd_op)n->op);
+    case ND_NODE_REDUCE: return nd_reduce_label((nd_reduce_kind)n->op);
+    case ND_NODE_RANDOM: return n->op == ND_RANDOM_UNIFORM ? "uniform" : "normal";
+    default: return nd_node_kind_label((nd_node_kind)n->kind);
+    }
+}
+
+static int view_is_plain(const nd_ref *r) {
+    int64_t s = 1;
+    if (r->offset != 0) return 0;
+    for (int k = r->ndim - 1; k >= 0; k--) {
+        if (r->shape[k] != 1 && r->strides[k] != s) return 0;
+        s *= r->shape[k];
+    }
+    return 1;
+}
+
+static void view_text(char *buf, size_t cap, const nd_ref *r) {
+    int len = snprintf(buf, cap, "view +%lld [", (long long)r->offset);
+    for (int k = 0; k < r->ndim && len > 0 && (size_t)len < cap; k++)
+        len += snprintf(buf + len, cap - (size_t)len, "%s%lld", k ? "," : "",
+                        (long long)r->strides[k]);
+    if (len > 0 && (size_t)len < cap) snprintf(buf + len, cap - (size_t)len, "]");
+}
+
+static void write_node(FILE *f, const nd_graph *g, const nd_plan *plan, uint32_t i) {
+    const nd_node *n = g->nodes[i];
+    char shp[200];
+    shape_text(shp, sizeof shp, n->ndim, n->shape);
+    int dropped = plan->node_step[i] < 0;
+    int mat = plan->node_materialised && plan->node_materialised[i];
+    const char *api = n->label ? n->label : op_text(n);
+    const char *fill = dropped ? "#eeeeee"
+                       : n->kind == ND_NODE_MATMUL ? "#c7e9c0"
+                       : n->kind == ND_NODE_STORE  ? "#fdd0a2"
+                       : n->kind == ND_NODE_REDUCE ? "#dadaeb"
+                                                   : "#ffffff";
+    fprintf(f, "    n%u [label=\"%s\\n%s %s %s\", fillcolor=\"%s\"%s%s];\n", i, api, op_text(n), shp,
+            nd_dtype_name((nd_dtype)n->dtype), fill, dropped ? ", style=\"rounded,dashed,filled\", fontcolor=\"#888888\"" : "",
+            mat && !dropped ? ", penwidth=2.5" : "");
+}
+
+nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return nd_error_set(ND_ERR_IO, "nd_graph_dump_dot: cannot open '%s' for writing", path);
+    fprintf(f, "digraph nd {\n  rankdir=TB; compound=true; newrank=true;\n");
+    fprintf(f, "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n");
+    fprintf(f, "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n");
+
+    /* Kernels and library calls as clusters of the API calls they compute. */
+    for (int32_t s = 0; s < plan->n_steps; s++) {
+        const nd_step *st = &plan->steps[s];
+        if (st->kind == ND_STEP_COPY) continue;
+        const char *colour = STREAM_COLOURS[(st->stream < 0 ? 0 : st->stream) % 4];
+        if (st->kind == ND_STEP_KERNEL) {
+            char shp[200];
+            shape_text(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
+            fprintf(f,
+                    "  subgraph cluster_s%d {\n    label=\"kernel %d: %s\\nspace %s, %d ops, "
+                    "stream %d\"; style=\"rounded,filled\"; fillcolor=\"#deebf7\"; color=\"%s\"; "
+                    "fontname=\"Helvetica\"; fontsize=10;\n",
+                    s, s, st->kernel->name, shp, st->kernel->n_insts, st->stream, colour);
+        } else {
+            fprintf(f,
+                    "  subgraph cluster_s%d {\n    label=\"library call %d: matmul %lldx%lldx%lld\"; "
+                    "style=\"rounded,filled\"; fillcolor=\"#e5f5e0\"; color=\"%s\"; "
+                    "fontname=\"Helvetica\"; fontsize=10;\n",
+                    s, s, (long long)st->matmul.m, (long long)st->matmul.n,
+                    (long long)st->matmul.k, colour);
+        }
+        for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
+            if (plan->node_step[i] == s) write_node(f, g, plan, i);
+        fprintf(f, "  }\n");
+    }
+    for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
+        if (plan->node_step[i] < 0) write_node(f, g, plan, i);
+
+    /* Inserted copies in their own colour. */
+    for (int32_t s = 0; s < plan->n_steps; s++) {
+        const nd_step *st = &plan->steps[s];
+        if (st->kind != ND_STEP_COPY) continue;
+        fprintf(f,
+                "  c%d [label=\"copy %s -> %s\\nbuffer b%d, %zu bytes\", shape=cds, "
+                "fillcolor=\"#fdae6b\"];\n",
+                s, st->copy.src_memory == 0 ? "host" : "device",
+                st->copy.dst_memory == 0 ? "host" : "device", st->copy.src_slot, st->copy.bytes);
+    }
+
+    /* Buffers that existed before this flush, and the edges. */
+    uint8_t *seen = calloc((size_t)plan->n_slots + 1, 1);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const nd_node *n = g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            const nd_ref *r = &n->inputs[k];
+            if (!r->buf) continue;
+            char label[160] = "";
+            if (!view_is_plain(r)) view_text(label, sizeof label, r);
+            int64_t w = nd_buffer_writer_of(r->buf, r->version);
+            if (w >= 0) {
+                fprintf(f, "  n%lld -> n%u [label=\"%s\"];\n", (long long)w, i, label);
+            } else {
+                int32_t b = r->buf->slot;
+                if (seen && b >= 0 && b < plan->n_slots && !seen[b]) {
+                    seen[b] = 1;
+                    fprintf(f,
+                            "  b%d [label=\"buffer b%d\\n%zu bytes %s\", shape=ellipse, "
+                            "fillcolor=\"#ffffcc\"];\n",
+                            b, b, r->buf->nbytes, nd_dtype_name(r->buf->dtype));
+                }
+                fprintf(f, "  b%d -> n%u [label=\"%s\"];\n", b, i, label);
+            }
+        }
+        if (n->kind == ND_NODE_STORE) {
+            int64_t w = nd_buffer_writer_of(n->out, n->out_version - 1);
+            if (w >= 0) fprintf(f, "  n%lld -> n%u [style=dotted, label=\"rest kept\"];\n", (long long)w, i);
+        }
+    }
+    free(seen);
+
+    fprintf(f,
+            "  subgraph cluster_legend {\n    label=\"legend\"; style=\"rounded\"; color=\"#999999\"; "
+            "fontname=\"Helvetica\";\n"
+            "    l_op [label=\"API call\\nop shape dtype\", fillcolor=\"#ffffff\"];\n"
+            "    l_mat [label=\"value kept in memory\", fillcolor=\"#ffffff\", penwidth=2.5];\n"
+            "    l_dead [label=\"dropped (no handle\\nreaches it)\", style=\"rounded,dashed,filled\", "
+            "fillcolor=\"#eeeeee\"];\n"
+            "    l_buf [label=\"buffer from before\", shape=ellipse, fillcolor=\"#ffffcc\"];\n"
+            "    l_copy [label=\"inserted copy\", shape=cds, fillcolor=\"#fdae6b\"];\n"
+            "    l_store [label=\"store into a region\", fillcolor=\"#fdd0a2\"];\n"
+            "    l_kernel [label=\"blue cluster = one generated kernel\\ngreen cluster = library "
+            "call\", shape=note, fillcolor=\"#deebf7\"];\n"
+            "  }\n}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return nd_error_set(ND_ERR_IO, "nd_graph_dump_dot: error while writing '%s'", path);
+    return ND_OK;
+}

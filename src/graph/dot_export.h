@@ -1,0 +1,13 @@
+/* Graphviz pictures of a pending graph as planned. */
+#ifndef ND_GRAPH_DOT_EXPORT_H
+#define ND_GRAPH_DOT_EXPORT_H
+
+#include "backends/plan.h"
+#include "graph/graph.h"
+
+/* One node per API call (op, shape, dtype), fused kernels as clusters,
+ * inserted copies in their own colour, dropped nodes dashed, and a legend.
+ * Buffers must carry the walk numbering (b->slot) the plan was built with. */
+nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char *path);
+
+#endif

@@ -1,0 +1,87 @@
+#include "graph/graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+void nd_graph_init(nd_graph *g) { memset(g, 0, sizeof *g); }
+
+void nd_graph_destroy(nd_graph *g) {
+    nd_graph_clear(g);
+    free(g->nodes);
+    nd_arena_destroy(&g->arena);
+    memset(g, 0, sizeof *g);
+}
+
+nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs) {
+    if (g->n_nodes == g->cap_nodes) {
+        uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
+        nd_node **nodes = realloc(g->nodes, cap * sizeof *nodes);
+        if (!nodes) goto oom;
+        g->nodes = nodes;
+        g->cap_nodes = cap;
+    }
+    /* One arena block holds the node and its refs side by side. */
+    nd_node *n = nd_arena_alloc(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref));
+    if (!n) goto oom;
+    n->index = g->n_nodes;
+    n->kind = (uint8_t)kind;
+    n->n_inputs = (uint8_t)n_inputs;
+    n->inputs = n_inputs ? (nd_ref *)(n + 1) : NULL;
+    g->nodes[g->n_nodes++] = n;
+    return n;
+oom:
+    nd_error_set(ND_ERR_OOM, "out of host memory while recording an operation");
+    return NULL;
+}
+
+void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape,
+                        const int64_t *strides) {
+    nd_ref *r = &n->inputs[i];
+    r->buf = a->buf;
+    nd_buffer_ref(a->buf);
+    r->version = a->buf->version;
+    r->dtype = (uint8_t)a->dtype;
+    r->ndim = (uint8_t)ndim;
+    r->offset = a->offset;
+    for (int k = 0; k < ndim; k++) {
+        r->shape[k] = shape[k];
+        r->strides[k] = strides[k];
+    }
+}
+
+void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,
+                              const int64_t *shape) {
+    nd_ref *r = &n->inputs[i];
+    r->buf = NULL;
+    r->dtype = (uint8_t)dtype;
+    r->ndim = (uint8_t)ndim;
+    r->value = value;
+    for (int k = 0; k < ndim; k++) r->shape[k] = shape[k];
+}
+
+void nd_graph_set_output(nd_node *n, nd_buffer *b) {
+    n->out = b;
+    nd_buffer_ref(b);
+    n->out_version = nd_buffer_add_writer(b, n->index);
+}
+
+void nd_graph_clear(nd_graph *g) {
+    /* Writers first: a buffer freed by the unrefs below must not be touched. */
+    for (uint32_t i = 0; i < g->n_nodes; i++) nd_buffer_clear_writers(g->nodes[i]->out);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        nd_node *n = g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
+        nd_buffer_unref(n->out);
+    }
+    g->n_nodes = 0;
+    nd_arena_reset(&g->arena);
+}
+
+const char *nd_node_kind_label(nd_node_kind k) {
+    static const char *names[ND_NUM_NODE_KINDS] = {"full", "arange", "random", "map",
+                                                   "reduce", "matmul", "store"};
+    return (unsigned)k < ND_NUM_NODE_KINDS ? names[k] : "?";
+}

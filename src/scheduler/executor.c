@@ -1,0 +1,221 @@
+/* The executor: binds a plan's slots to memory, runs its steps in order on
+ * the backend, and marks in each buffer where its value now lives (or which
+ * error kept it from being produced). Temporaries are taken from a small
+ * pool that survives between flushes, so a repeated loop body allocates
+ * nothing in the steady state. */
+#include "scheduler/executor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+#define ND_TEMP_POOL_MAX 32
+
+typedef struct {
+    void *ptr;
+    size_t bytes;
+    int32_t memory;
+} pooled_block;
+
+struct nd_temp_pool {
+    pooled_block free_blocks[ND_TEMP_POOL_MAX];
+    int32_t n_free;
+};
+
+static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
+    struct nd_temp_pool *tp = ctx->temps;
+    if (tp) {
+        /* Smallest cached block that fits, so big blocks stay for big asks. */
+        int32_t best = -1;
+        for (int32_t i = 0; i < tp->n_free; i++) {
+            pooled_block *b = &tp->free_blocks[i];
+            if (b->memory == memory && b->bytes >= bytes &&
+                (best < 0 || b->bytes < tp->free_blocks[best].bytes))
+                best = i;
+        }
+        if (best >= 0 && tp->free_blocks[best].bytes <= 2 * bytes + 4096) {
+            *out = tp->free_blocks[best].ptr;
+            tp->free_blocks[best] = tp->free_blocks[--tp->n_free];
+            return ND_OK;
+        }
+    }
+    nd_backend *be = ctx->backend;
+    nd_status st = be->alloc(be, memory, bytes, out);
+    if (st != ND_OK) return st;
+    if (ctx->stats) ctx->stats->temp_allocations++;
+    return ND_OK;
+}
+
+static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void *ptr) {
+    if (!ctx->temps) ctx->temps = calloc(1, sizeof *ctx->temps);
+    struct nd_temp_pool *tp = ctx->temps;
+    if (tp && tp->n_free < ND_TEMP_POOL_MAX) {
+        tp->free_blocks[tp->n_free++] = (pooled_block){ptr, bytes, memory};
+        return;
+    }
+    ctx->backend->release(ctx->backend, memory, ptr, bytes);
+}
+
+void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
+    struct nd_temp_pool *tp = ctx->temps;
+    if (!tp) return;
+    for (int32_t i = 0; i < tp->n_free; i++)
+        ctx->backend->release(ctx->backend, tp->free_blocks[i].memory, tp->free_blocks[i].ptr,
+                              tp->free_blocks[i].bytes);
+    free(tp);
+    ctx->temps = NULL;
+}
+
+/* Memory of buffer b in `memory`, allocated on first use. */
+static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out) {
+    if (!b->mem[memory]) {
+        nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
+                                           &b->mem[memory]);
+        if (st != ND_OK) return st;
+        if (ctx->stats) ctx->stats->bytes_allocated += b->nbytes;
+    }
+    *out = b->mem[memory];
+    return ND_OK;
+}
+
+typedef struct {
+    void **ptrs; /* per plan slot, in the plan's memory */
+} bound_slots;
+
+static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                          bound_slots *bs, int32_t slot, int32_t step) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (bs->ptrs[slot]) return ND_OK;
+    if (s->role == ND_SLOT_EXTERNAL)
+        return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
+    (void)step;
+    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot]);
+}
+
+static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
+                                int32_t step) {
+    for (int32_t i = 0; i < plan->n_slots; i++) {
+        const nd_plan_slot *s = &plan->slots[i];
+        if (s->role != ND_SLOT_TEMP || !bs->ptrs[i]) continue;
+        if (step >= 0 && s->last_step != step) continue;
+        temp_give(ctx, plan->memory, s->bytes, bs->ptrs[i]);
+        bs->ptrs[i] = NULL;
+    }
+}
+
+static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                          bound_slots *bs, int32_t i) {
+    nd_backend *be = ctx->backend;
+    const nd_step *st = &plan->steps[i];
+    nd_status rc = ND_OK;
+    switch (st->kind) {
+    case ND_STEP_KERNEL: {
+        const nd_kernel *k = st->kernel;
+        void *ptrs[k->n_slots > 0 ? k->n_slots : 1];
+        nd_scalar_bits params[k->n_params > 0 ? k->n_params : 1];
+        for (int32_t j = 0; j < k->n_slots && rc == ND_OK; j++) {
+            rc = slot_ptr(ctx, plan, walk, bs, st->slots[j], i);
+            ptrs[j] = bs->ptrs[st->slots[j]];
+        }
+        for (int32_t j = 0; j < k->n_params; j++) params[j] = walk->params[st->params[j]];
+        if (rc == ND_OK) rc = be->run_kernel(be, k, ptrs, params);
+        if (ctx->stats) ctx->stats->kernels_run++;
+        break;
+    }
+    case ND_STEP_MATMUL: {
+        const nd_matmul_desc *d = &st->matmul;
+        rc = slot_ptr(ctx, plan, walk, bs, d->a_slot, i);
+        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->b_slot, i);
+        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->c_slot, i);
+        if (rc == ND_OK) rc = be->run_matmul(be, d, bs->ptrs);
+        if (ctx->stats) ctx->stats->library_calls++;
+        break;
+    }
+    case ND_STEP_COPY: {
+        const nd_copy_desc *c = &st->copy;
+        nd_buffer *b = walk->buffers[plan->slots[c->src_slot].walk_index];
+        void *dst = NULL;
+        rc = buffer_memory(ctx, b, c->dst_memory, &dst);
+        if (rc == ND_OK) rc = be->copy(be, dst, c->dst_memory, b->mem[c->src_memory], c->src_memory,
+                                       c->bytes);
+        if (ctx->stats) ctx->stats->copies++;
+        break;
+    }
+    }
+    return rc;
+}
+
+/* Which external slots the steps from `from` on write: their buffers carry
+ * the error when those steps could not run. */
+static void mark_failed(const nd_plan *plan, const nd_flush_walk *walk, int32_t from,
+                        nd_status err) {
+    for (int32_t i = from; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t j = 0; j < st->kernel->n_slots; j++) {
+                const nd_plan_slot *s = &plan->slots[st->slots[j]];
+                if (s->role == ND_SLOT_EXTERNAL && (st->slot_access[j] & ND_ACCESS_WRITE))
+                    walk->buffers[s->walk_index]->error = err;
+            }
+        } else if (st->kind == ND_STEP_MATMUL) {
+            const nd_plan_slot *s = &plan->slots[st->matmul.c_slot];
+            if (s->role == ND_SLOT_EXTERNAL) walk->buffers[s->walk_index]->error = err;
+        }
+    }
+}
+
+static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role != ND_SLOT_EXTERNAL) return;
+    nd_buffer *b = walk->buffers[s->walk_index];
+    b->valid = 1u << plan->memory;
+    b->error = ND_OK;
+}
+
+nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
+    nd_backend *be = ctx->backend;
+    void *stack_ptrs[64];
+    bound_slots bs = {stack_ptrs};
+    if (plan->n_slots > 64) bs.ptrs = calloc((size_t)plan->n_slots, sizeof(void *));
+    if (!bs.ptrs) return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
+    memset(bs.ptrs, 0, sizeof(void *) * (size_t)(plan->n_slots < 64 ? 64 : plan->n_slots));
+    nd_status rc = ND_OK;
+    int32_t failed_at = -1;
+    if (be->run_plan) {
+        for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++)
+            rc = slot_ptr(ctx, plan, walk, &bs, s, 0);
+        if (rc == ND_OK) rc = be->run_plan(be, plan, bs.ptrs, walk->params);
+        if (rc != ND_OK) failed_at = 0;
+    } else {
+        for (int32_t i = 0; i < plan->n_steps; i++) {
+            rc = run_step(ctx, plan, walk, &bs, i);
+            if (rc != ND_OK) {
+                failed_at = i;
+                break;
+            }
+            release_temps_after(ctx, plan, &bs, i);
+        }
+    }
+    release_temps_after(ctx, plan, &bs, -1);
+    int32_t done = failed_at < 0 ? plan->n_steps : failed_at;
+    /* Buffers written by steps that ran now hold their value in the plan's
+     * memory only; copies add where they went. */
+    for (int32_t i = 0; i < done; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind == ND_STEP_COPY) {
+            walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |=
+                1u << st->copy.dst_memory;
+            continue;
+        }
+        if (st->kind == ND_STEP_MATMUL) {
+            mark_produced(plan, walk, st->matmul.c_slot);
+            continue;
+        }
+        for (int32_t j = 0; j < st->kernel->n_slots; j++)
+            if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
+    }
+    if (failed_at >= 0) mark_failed(plan, walk, failed_at, rc);
+    if (bs.ptrs != stack_ptrs) free(bs.ptrs);
+    return rc;
+}

@@ -1,0 +1,104 @@
+#include "scheduler/flush_walk.h"
+
+#include <stdlib.h>
+
+#include "common/hash.h"
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    uint32_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Numbers b on first sight; hashes its number and, the first time, the facts
+ * about it that change a plan: size, dtype, whether a handle sees it, where
+ * its value lives. */
+static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, uint64_t h, int *ok) {
+    if (b->stamp != w->stamp) {
+        if (!grow((void **)&w->buffers, &w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
+            *ok = 0;
+            return h;
+        }
+        b->stamp = w->stamp;
+        b->slot = (int32_t)w->n_buffers;
+        w->buffers[w->n_buffers++] = b;
+        uint32_t mem_mask = 0;
+        for (int m = 0; m < ND_MAX_MEMORIES; m++)
+            if (b->mem[m]) mem_mask |= 1u << m;
+        h = nd_hash_u64(h, 0xB0FF);
+        h = nd_hash_u64(h, b->nbytes);
+        h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)(b->handles > 0) << 40) ^
+                               ((uint64_t)b->valid << 8) ^ mem_mask);
+    }
+    return nd_hash_u64(h, (uint64_t)b->slot);
+}
+
+static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int64_t *strides,
+                          int64_t offset) {
+    h = nd_hash_u64(h, (uint64_t)offset ^ ((uint64_t)ndim << 56));
+    for (int k = 0; k < ndim; k++) {
+        h = nd_hash_u64(h, (uint64_t)shape[k]);
+        if (strides) h = nd_hash_u64(h, (uint64_t)strides[k]);
+    }
+    return h;
+}
+
+nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp) {
+    w->n_buffers = 0;
+    w->n_params = 0;
+    w->stamp = stamp;
+    if (!grow((void **)&w->param_base, &w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base))
+        return ND_ERR_OOM;
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, g->n_nodes);
+    int ok = 1;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const nd_node *n = g->nodes[i];
+        w->param_base[i] = w->n_params;
+        uint32_t nconst = 0;
+        for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
+        if (!grow((void **)&w->params, &w->cap_params, w->n_params + n->n_params + nconst,
+                  sizeof *w->params))
+            return ND_ERR_OOM;
+        for (int k = 0; k < n->n_params; k++) w->params[w->n_params++] = n->params[k];
+
+        h = nd_hash_u64(h, (uint64_t)n->kind | (uint64_t)n->op << 8 | (uint64_t)n->dtype << 16 |
+                               (uint64_t)n->cdtype << 24 | (uint64_t)n->n_inputs << 32 |
+                               (uint64_t)n->n_params << 40);
+        h = hash_view(h, n->ndim, n->shape, NULL, 0);
+        if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
+        if (n->kind == ND_NODE_STORE)
+            h = hash_view(h, n->ndim, n->shape, n->u.store.strides, n->u.store.offset);
+        for (int k = 0; k < n->n_inputs; k++) {
+            const nd_ref *r = &n->inputs[k];
+            h = nd_hash_u64(h, r->dtype);
+            if (!r->buf) {
+                w->params[w->n_params++] = r->value;
+                h = hash_view(h, r->ndim, r->shape, NULL, 0);
+                continue;
+            }
+            h = visit_buffer(w, r->buf, h, &ok);
+            /* Which pending node wrote the version read (or none): the
+             * version number itself differs from flush to flush. */
+            h = nd_hash_u64(h, (uint64_t)nd_buffer_writer_of(r->buf, r->version));
+            h = hash_view(h, r->ndim, r->shape, r->strides, r->offset);
+        }
+        h = visit_buffer(w, n->out, h, &ok);
+        h = nd_hash_u64(h, (uint64_t)(n->out_version == n->out->version));
+        if (!ok) return ND_ERR_OOM;
+    }
+    w->param_base[g->n_nodes] = w->n_params;
+    w->key = h;
+    return ND_OK;
+}
+
+void nd_flush_walk_free(nd_flush_walk *w) {
+    free(w->buffers);
+    free(w->params);
+    free(w->param_base);
+    *w = (nd_flush_walk){0};
+}

@@ -1,0 +1,29 @@
+/* One pass over the pending graph that every flush makes, hit or miss: it
+ * numbers the buffers in first-appearance order, gathers the scalar values
+ * (kernel parameters) and computes the structural hash that keys the plan
+ * cache. Everything a plan depends on is in the hash; nothing it does not
+ * depend on (scalar values, addresses) is. */
+#ifndef ND_SCHEDULER_FLUSH_WALK_H
+#define ND_SCHEDULER_FLUSH_WALK_H
+
+#include "graph/graph.h"
+
+typedef struct {
+    uint64_t key;
+    nd_buffer **buffers; /* walk order */
+    uint32_t n_buffers, cap_buffers;
+    nd_scalar_bits *params; /* walk order: per node its params, then consts */
+    uint32_t n_params, cap_params;
+    uint32_t *param_base; /* per node: index of its first parameter */
+    uint32_t cap_nodes;
+    uint64_t stamp; /* marks buffers numbered in this walk */
+} nd_flush_walk;
+
+/* Fills w from g (reusing w's arrays). Returns ND_OK or ND_ERR_OOM. */
+nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp);
+void nd_flush_walk_free(nd_flush_walk *w);
+
+/* Walk index of a buffer numbered by the walk that has `stamp`. */
+static inline int32_t nd_walk_slot(const nd_buffer *b) { return b->slot; }
+
+#endif

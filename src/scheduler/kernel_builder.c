@@ -1,0 +1,696 @@
+#include "scheduler/kernel_builder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+
+/* A node value already computed in this kernel under one transform. */
+typedef struct {
+    int32_t node;
+    nd_xform xform;
+    int32_t value;
+} memo_entry;
+
+struct nd_kernel_builder {
+    const nd_build_ctx *ctx;
+    int32_t ndim;
+    int64_t shape[ND_MAX_DIMS];
+    nd_ir_inst *insts;
+    int32_t n_insts, cap_insts;
+    nd_ir_access *loads;
+    int32_t n_loads, cap_loads;
+    nd_ir_access *indices;
+    int32_t n_indices, cap_indices;
+    nd_ir_store *stores;
+    uint8_t *store_region;
+    int32_t n_stores, cap_stores;
+    int32_t has_reduce;
+    nd_ir_reduce reduce;
+    int32_t *params; /* flush parameter index per kernel parameter */
+    uint8_t *param_dtypes;
+    int32_t n_params, cap_params;
+    int32_t *slots; /* plan slot per kernel slot */
+    int32_t n_slots, cap_slots;
+    int32_t *cse; /* open addressing over insts, -1 = empty */
+    int32_t cap_cse;
+    memo_entry *memo;
+    int32_t n_memo, cap_memo;
+    int32_t failed_node;
+};
+
+static int grow(void **p, int32_t *cap, int32_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    int32_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape) {
+    nd_kernel_builder *kb = calloc(1, sizeof *kb);
+    if (!kb) return NULL;
+    kb->ctx = ctx;
+    kb->ndim = ndim;
+    for (int k = 0; k < ndim; k++) kb->shape[k] = shape[k];
+    kb->failed_node = -1;
+    return kb;
+}
+
+void nd_kb_free(nd_kernel_builder *kb) {
+    if (!kb) return;
+    free(kb->insts);
+    free(kb->loads);
+    free(kb->indices);
+    free(kb->stores);
+    free(kb->store_region);
+    free(kb->params);
+    free(kb->param_dtypes);
+    free(kb->slots);
+    free(kb->cse);
+    free(kb->memo);
+    free(kb);
+}
+
+int nd_kb_ndim(const nd_kernel_builder *kb) { return kb->ndim; }
+const int64_t *nd_kb_shape(const nd_kernel_builder *kb) { return kb->shape; }
+int32_t nd_kb_failed_node(const nd_kernel_builder *kb) { return kb->failed_node; }
+int32_t nd_kb_n_insts(const nd_kernel_builder *kb) { return kb->n_insts; }
+int nd_kb_has_reduce(const nd_kernel_builder *kb) { return kb->has_reduce; }
+
+void nd_xform_identity(nd_xform *t, int ndim) {
+    memset(t, 0, sizeof *t);
+    t->ndim = ndim;
+    for (int k = 0; k < ND_MAX_DIMS; k++) {
+        t->axis[k] = (int8_t)(k < ndim ? k : -1);
+        t->coef[k] = k < ndim ? 1 : 0;
+    }
+}
+
+/* ------------------------------------------------------------ hash-consing */
+
+static uint64_t inst_hash(const nd_ir_inst *i) {
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)i->op << 8 | i->dtype);
+    h = nd_hash_u64(h, (uint64_t)(uint32_t)i->a << 32 | (uint32_t)i->b);
+    return nd_hash_u64(h, (uint32_t)i->c);
+}
+
+static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
+    int32_t *t = malloc((size_t)cap * sizeof *t);
+    if (!t) return 0;
+    memset(t, 0xff, (size_t)cap * sizeof *t);
+    for (int32_t v = 0; v < kb->n_insts; v++) {
+        uint64_t h = inst_hash(&kb->insts[v]);
+        int32_t s = (int32_t)(h & (uint64_t)(cap - 1));
+        while (t[s] >= 0) s = (s + 1) & (cap - 1);
+        t[s] = v;
+    }
+    free(kb->cse);
+    kb->cse = t;
+    kb->cap_cse = cap;
+    return 1;
+}
+
+static int32_t emit(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c) {
+    if (a < -1 || b < -1 || c < -1) return -2; /* an operand already failed */
+    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, 0, a, b, c};
+    if (kb->n_insts * 2 >= kb->cap_cse && !cse_rehash(kb, kb->cap_cse ? kb->cap_cse * 2 : 64))
+        return -2;
+    uint64_t h = inst_hash(&in);
+    int32_t s = (int32_t)(h & (uint64_t)(kb->cap_cse - 1));
+    while (kb->cse[s] >= 0) {
+        const nd_ir_inst *o = &kb->insts[kb->cse[s]];
+        if (o->op == in.op && o->dtype == in.dtype && o->a == a && o->b == b && o->c == c)
+            return kb->cse[s];
+        s = (s + 1) & (kb->cap_cse - 1);
+    }
+    if (!grow((void **)&kb->insts, &kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts)) return -2;
+    kb->insts[kb->n_insts] = in;
+    kb->cse[s] = kb->n_insts;
+    return kb->n_insts++;
+}
+
+int32_t nd_kb_cast(nd_kernel_builder *kb, int32_t v, nd_dtype dtype) {
+    if (v < 0) return v;
+    if (kb->insts[v].dtype == dtype) return v;
+    return emit(kb, ND_OP_CAST, dtype, v, -1, -1);
+}
+
+static int access_equal(const nd_ir_access *a, const nd_ir_access *b, int ndim) {
+    if (a->slot != b->slot || a->dtype != b->dtype || a->offset != b->offset) return 0;
+    for (int k = 0; k < ndim; k++)
+        if (a->strides[k] != b->strides[k]) return 0;
+    return 1;
+}
+
+static int32_t kernel_slot(nd_kernel_builder *kb, int32_t plan_slot) {
+    for (int32_t s = 0; s < kb->n_slots; s++)
+        if (kb->slots[s] == plan_slot) return s;
+    if (!grow((void **)&kb->slots, &kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots)) return -1;
+    kb->slots[kb->n_slots] = plan_slot;
+    return kb->n_slots++;
+}
+
+static nd_ir_access make_access(nd_kernel_builder *kb, int32_t slot, nd_dtype dtype, int64_t offset,
+                                const int64_t *strides) {
+    nd_ir_access a;
+    memset(&a, 0, sizeof a);
+    a.slot = slot;
+    a.dtype = (uint8_t)dtype;
+    a.offset = offset;
+    for (int k = 0; k < kb->ndim; k++) a.strides[k] = kb->shape[k] == 1 ? 0 : strides[k];
+    return a;
+}
+
+int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
+                   const int64_t *strides) {
+    int32_t slot = kernel_slot(kb, plan_slot);
+    if (slot < 0) return -2;
+    nd_ir_access a = make_access(kb, slot, dtype, offset, strides);
+    int32_t l = 0;
+    while (l < kb->n_loads && !access_equal(&kb->loads[l], &a, kb->ndim)) l++;
+    if (l == kb->n_loads) {
+        if (!grow((void **)&kb->loads, &kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
+            return -2;
+        kb->loads[kb->n_loads++] = a;
+    }
+    return emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
+}
+
+static int32_t index_value(nd_kernel_builder *kb, int64_t offset, const int64_t *strides) {
+    nd_ir_access a = make_access(kb, -1, ND_INT64, offset, strides);
+    int32_t l = 0;
+    while (l < kb->n_indices && !access_equal(&kb->indices[l], &a, kb->ndim)) l++;
+    if (l == kb->n_indices) {
+        if (!grow((void **)&kb->indices, &kb->cap_indices, kb->n_indices + 1, sizeof *kb->indices))
+            return -2;
+        kb->indices[kb->n_indices++] = a;
+    }
+    return emit(kb, ND_IR_INDEX, ND_INT64, l, -1, -1);
+}
+
+int32_t nd_kb_zero_index(nd_kernel_builder *kb) {
+    int64_t zero[ND_MAX_DIMS] = {0};
+    return index_value(kb, 0, zero);
+}
+
+/* Kernel parameter index for a flush parameter read as `dtype`. */
+static int32_t param_index(nd_kernel_builder *kb, int32_t flush_index, nd_dtype dtype) {
+    int32_t p = 0;
+    while (p < kb->n_params && !(kb->params[p] == flush_index && kb->param_dtypes[p] == dtype)) p++;
+    if (p == kb->n_params) {
+        int32_t cap = kb->cap_params;
+        if (!grow((void **)&kb->params, &cap, kb->n_params + 1, sizeof *kb->params)) return -2;
+        cap = kb->cap_params;
+        if (!grow((void **)&kb->param_dtypes, &cap, kb->n_params + 1, 1)) return -2;
+        kb->cap_params = cap;
+        kb->params[kb->n_params] = flush_index;
+        kb->param_dtypes[kb->n_params] = (uint8_t)dtype;
+        kb->n_params++;
+    }
+    return p;
+}
+
+static int32_t param_value(nd_kernel_builder *kb, int32_t flush_index, nd_dtype dtype) {
+    int32_t p = param_index(kb, flush_index, dtype);
+    return p < 0 ? -2 : emit(kb, ND_IR_PARAM, dtype, p, -1, -1);
+}
+
+/* ---------------------------------------------------------------- inlining */
+
+/* Expresses the kernel-space access (offset, strides) into node p's
+ * contiguous row-major output as an index transform on p's own axes. Fails
+ * when a stride is no multiple of one of p's axis strides within range (a
+ * reshape that merges axes, for example). */
+static int decompose(const nd_kernel_builder *kb, const nd_node *p, int64_t offset,
+                     const int64_t *strides, nd_xform *t) {
+    int64_t pstride[ND_MAX_DIMS], lo[ND_MAX_DIMS], hi[ND_MAX_DIMS];
+    nd_contiguous_strides(p->ndim, p->shape, pstride);
+    int64_t size = nd_shape_size(p->ndim, p->shape);
+    if (size <= 0 || offset < 0 || offset >= size) return 0;
+    memset(t, 0, sizeof *t);
+    t->ndim = p->ndim;
+    int64_t rest = offset;
+    for (int j = 0; j < p->ndim; j++) {
+        t->base[j] = rest / pstride[j];
+        rest -= t->base[j] * pstride[j];
+        lo[j] = hi[j] = t->base[j];
+    }
+    for (int k = 0; k < ND_MAX_DIMS; k++) t->axis[k] = -1;
+    for (int k = 0; k < kb->ndim; k++) {
+        int64_t s = strides[k], n = kb->shape[k];
+        if (n <= 1 || s == 0) continue;
+        int found = 0;
+        for (int j = 0; j < p->ndim && !found; j++) {
+            if (p->shape[j] == 1 || s % pstride[j] != 0) continue;
+            int64_t a = s / pstride[j], ext = a * (n - 1);
+            int64_t nlo = lo[j] + (ext < 0 ? ext : 0), nhi = hi[j] + (ext > 0 ? ext : 0);
+            if (nlo < 0 || nhi >= p->shape[j]) continue;
+            lo[j] = nlo;
+            hi[j] = nhi;
+            t->axis[k] = (int8_t)j;
+            t->coef[k] = a;
+            found = 1;
+        }
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+/* The access a ref of node c makes, in kernel space, when c is computed
+ * through transform tc. */
+static void ref_affine(const nd_kernel_builder *kb, const nd_ref *r, const nd_xform *tc,
+                       int64_t *offset, int64_t *strides) {
+    int64_t off = r->offset;
+    for (int m = 0; m < r->ndim; m++) off += r->strides[m] * tc->base[m];
+    *offset = off;
+    for (int k = 0; k < kb->ndim; k++)
+        strides[k] = tc->axis[k] >= 0 ? r->strides[tc->axis[k]] * tc->coef[k] : 0;
+}
+
+static int xform_equal(const nd_xform *a, const nd_xform *b, int kndim) {
+    if (a->ndim != b->ndim) return 0;
+    for (int j = 0; j < a->ndim; j++)
+        if (a->base[j] != b->base[j]) return 0;
+    for (int k = 0; k < kndim; k++)
+        if (a->axis[k] != b->axis[k] || (a->axis[k] >= 0 && a->coef[k] != b->coef[k])) return 0;
+    return 1;
+}
+
+int32_t nd_kb_ref_value(nd_kernel_builder *kb, const nd_node *c, int k, const nd_xform *tc,
+                        nd_dtype want) {
+    const nd_ref *r = &c->inputs[k];
+    const nd_build_ctx *ctx = kb->ctx;
+    if (!r->buf) {
+        int32_t idx = (int32_t)(ctx->walk->param_base[c->index] + c->n_params);
+        for (int j = 0; j < k; j++) idx += c->inputs[j].buf == NULL;
+        return nd_kb_cast(kb, param_value(kb, idx, (nd_dtype)r->dtype), want);
+    }
+    int64_t off, strides[ND_MAX_DIMS];
+    ref_affine(kb, r, tc, &off, strides);
+    int64_t w = nd_buffer_writer_of(r->buf, r->version);
+    int32_t v;
+    if (w >= 0 && ctx->inline_ok[w]) {
+        const nd_node *p = ctx->g->nodes[w];
+        nd_xform tp;
+        if (!decompose(kb, p, off, strides, &tp)) {
+            kb->failed_node = (int32_t)w;
+            return -2;
+        }
+        v = nd_kb_node_value(kb, p, &tp);
+    } else {
+        v = nd_kb_load(kb, r->buf->slot, (nd_dtype)r->dtype, off, strides);
+    }
+    return nd_kb_cast(kb, v, want);
+}
+
+/* Flat (row-major) index of node p's element under transform t. */
+static int32_t flat_index(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    int64_t pstride[ND_MAX_DIMS], strides[ND_MAX_DIMS] = {0}, off = 0;
+    nd_contiguous_strides(p->ndim, p->shape, pstride);
+    for (int j = 0; j < p->ndim; j++) off += pstride[j] * t->base[j];
+    for (int k = 0; k < kb->ndim; k++)
+        strides[k] = t->axis[k] >= 0 ? pstride[t->axis[k]] * t->coef[k] : 0;
+    return index_value(kb, off, strides);
+}
+
+static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    nd_dtype cd = (nd_dtype)p->cdtype;
+    int32_t in[3] = {-1, -1, -1};
+    for (int k = 0; k < p->n_inputs && k < 3; k++) {
+        nd_dtype want = cd;
+        switch (p->op) {
+        case ND_OP_LOGICAL_NOT:
+        case ND_OP_LOGICAL_AND:
+        case ND_OP_LOGICAL_OR: want = ND_BOOL; break;
+        case ND_OP_WHERE: want = k == 0 ? ND_BOOL : cd; break;
+        case ND_OP_CAST: want = (nd_dtype)p->inputs[k].dtype; break;
+        default: break;
+        }
+        in[k] = nd_kb_ref_value(kb, p, k, t, want);
+        if (in[k] < -1) return -2;
+    }
+    nd_dtype rd = cd;
+    if (nd_op_is_comparison((nd_op)p->op) || p->op == ND_OP_LOGICAL_NOT ||
+        p->op == ND_OP_LOGICAL_AND || p->op == ND_OP_LOGICAL_OR)
+        rd = ND_BOOL;
+    if (p->op == ND_OP_CAST) return nd_kb_cast(kb, in[0], (nd_dtype)p->dtype);
+    int32_t v = emit(kb, p->op, rd, in[0], in[1], in[2]);
+    return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
+}
+
+static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    int32_t base = (int32_t)kb->ctx->walk->param_base[p->index];
+    nd_dtype dt = (nd_dtype)p->dtype;
+    if (p->kind == ND_NODE_FULL) return param_value(kb, base, dt);
+    int32_t idx = flat_index(kb, p, t);
+    if (p->kind == ND_NODE_ARANGE) {
+        int32_t f = nd_kb_cast(kb, idx, ND_FLOAT64);
+        int32_t step = param_value(kb, base + 1, ND_FLOAT64);
+        int32_t start = param_value(kb, base, ND_FLOAT64);
+        int32_t v = emit(kb, ND_OP_ADD, ND_FLOAT64, emit(kb, ND_OP_MUL, ND_FLOAT64, f, step, -1),
+                         start, -1);
+        return nd_kb_cast(kb, v, dt);
+    }
+    /* RANDOM: draws in float64 for float64 output, float32 otherwise. */
+    nd_dtype cd = dt == ND_FLOAT64 ? ND_FLOAT64 : ND_FLOAT32;
+    /* Random instructions name their seed and stream parameters directly. */
+    int32_t seed = param_index(kb, base, ND_UINT64);
+    int32_t stream = param_index(kb, base + 1, ND_UINT64);
+    int32_t a = nd_kb_cast(kb, param_value(kb, base + 2, ND_FLOAT64), cd);
+    int32_t b = nd_kb_cast(kb, param_value(kb, base + 3, ND_FLOAT64), cd);
+    int32_t v;
+    if (p->op == ND_RANDOM_UNIFORM) {
+        int32_t u = emit(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream);
+        int32_t width = emit(kb, ND_OP_SUB, cd, b, a, -1);
+        v = emit(kb, ND_OP_ADD, cd, a, emit(kb, ND_OP_MUL, cd, width, u, -1), -1);
+    } else {
+        int32_t z = emit(kb, ND_IR_RAND_NORMAL, cd, idx, seed, stream);
+        v = emit(kb, ND_OP_ADD, cd, a, emit(kb, ND_OP_MUL, cd, b, z, -1), -1);
+    }
+    return nd_kb_cast(kb, v, dt);
+}
+
+int32_t nd_kb_node_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    for (int32_t m = 0; m < kb->n_memo; m++)
+        if (kb->memo[m].node == (int32_t)p->index && xform_equal(&kb->memo[m].xform, t, kb->ndim))
+            return kb->memo[m].value;
+    if (kb->ctx->node_step[p->index] < 0) kb->ctx->node_step[p->index] = kb->ctx->current_step;
+    int32_t v = p->kind == ND_NODE_MAP ? map_value(kb, p, t) : source_value(kb, p, t);
+    if (v < 0) return v;
+    if (grow((void **)&kb->memo, &kb->cap_memo, kb->n_memo + 1, sizeof *kb->memo)) {
+        kb->memo[kb->n_memo].node = (int32_t)p->index;
+        kb->memo[kb->n_memo].xform = *t;
+        kb->memo[kb->n_memo].value = v;
+        kb->n_memo++;
+    }
+    return v;
+}
+
+/* ----------------------------------------------------------------- outputs */
+
+void nd_kb_store(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
+                 const int64_t *strides, int32_t value, int region) {
+    int32_t slot = kernel_slot(kb, plan_slot);
+    int32_t cap = kb->cap_stores;
+    if (!grow((void **)&kb->store_region, &cap, kb->n_stores + 1, 1)) return;
+    if (!grow((void **)&kb->stores, &kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) return;
+    kb->stores[kb->n_stores].at = make_access(kb, slot, dtype, offset, strides);
+    kb->stores[kb->n_stores].value = nd_kb_cast(kb, value, dtype);
+    kb->store_region[kb->n_stores] = (uint8_t)region;
+    kb->n_stores++;
+}
+
+void nd_kb_reduce(nd_kernel_builder *kb, nd_reduce_kind kind, uint32_t axes, int32_t value,
+                  int32_t plan_slot, nd_dtype out_dtype, const int64_t *out_strides) {
+    kb->has_reduce = 1;
+    kb->reduce.kind = (uint8_t)kind;
+    kb->reduce.out_dtype = (uint8_t)out_dtype;
+    kb->reduce.axes = axes;
+    kb->reduce.value = value;
+    kb->reduce.out = make_access(kb, kernel_slot(kb, plan_slot), out_dtype, 0, out_strides);
+}
+
+/* Element span [lo, hi] an access covers over the kernel space. */
+static void access_span(const nd_kernel_builder *kb, const nd_ir_access *a, int64_t *lo,
+                        int64_t *hi) {
+    *lo = *hi = a->offset;
+    for (int k = 0; k < kb->ndim; k++) {
+        int64_t e = a->strides[k] * (kb->shape[k] - 1);
+        if (e < 0)
+            *lo += e;
+        else
+            *hi += e;
+    }
+}
+
+int nd_kb_store_hazard(const nd_kernel_builder *kb) {
+    if (kb->n_stores != 1) return 0;
+    const nd_ir_access *st = &kb->stores[0].at;
+    int64_t slo, shi;
+    access_span(kb, st, &slo, &shi);
+    for (int32_t l = 0; l < kb->n_loads; l++) {
+        const nd_ir_access *ld = &kb->loads[l];
+        if (ld->slot != st->slot) continue;
+        int same = ld->offset == st->offset && ld->dtype == st->dtype;
+        for (int k = 0; k < kb->ndim && same; k++) same = ld->strides[k] == st->strides[k];
+        if (same) continue; /* each element reads only itself: safe in place */
+        int64_t llo, lhi;
+        access_span(kb, ld, &llo, &lhi);
+        if (llo <= shi && slo <= lhi) return 1;
+    }
+    return 0;
+}
+
+void nd_kb_retarget_store(nd_kernel_builder *kb, int32_t temp_slot, nd_ir_access *former) {
+    nd_ir_store *st = &kb->stores[0];
+    *former = st->at;
+    former->slot = kb->slots[st->at.slot]; /* report the plan slot */
+    int64_t strides[ND_MAX_DIMS];
+    nd_contiguous_strides(kb->ndim, kb->shape, strides);
+    st->at = make_access(kb, kernel_slot(kb, temp_slot), (nd_dtype)st->at.dtype, 0, strides);
+    kb->store_region[0] = 0;
+}
+
+void nd_kb_slot_uses(const nd_kernel_builder *kb,
+                     void (*fn)(void *, int32_t slot, int write, int region), void *arg) {
+    for (int32_t l = 0; l < kb->n_loads; l++) fn(arg, kb->slots[kb->loads[l].slot], 0, 0);
+    for (int32_t s = 0; s < kb->n_stores; s++)
+        fn(arg, kb->slots[kb->stores[s].at.slot], 1, kb->store_region[s]);
+    if (kb->has_reduce) fn(arg, kb->slots[kb->reduce.out.slot], 1, 0);
+}
+
+/* ------------------------------------------------------------------ merging */
+
+int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_insts) {
+    if (a->has_reduce || b->has_reduce || a->ndim != b->ndim) return 0;
+    for (int k = 0; k < a->ndim; k++)
+        if (a->shape[k] != b->shape[k]) return 0;
+    if (a->n_insts + b->n_insts > max_insts) return 0;
+    /* b may read what a writes only through the very same map (then the
+     * value is forwarded); any other overlap is a dependency across
+     * elements. Neither may write what the other reads or writes. */
+    for (int32_t l = 0; l < b->n_loads; l++) {
+        nd_ir_access ld = b->loads[l];
+        ld.slot = b->slots[ld.slot];
+        for (int32_t s = 0; s < a->n_stores; s++) {
+            nd_ir_access st = a->stores[s].at;
+            st.slot = a->slots[st.slot];
+            if (st.slot == ld.slot && !access_equal(&st, &ld, a->ndim)) return 0;
+        }
+    }
+    for (int32_t s = 0; s < b->n_stores; s++) {
+        int32_t ps = b->slots[b->stores[s].at.slot];
+        for (int32_t l = 0; l < a->n_loads; l++)
+            if (a->slots[a->loads[l].slot] == ps) return 0;
+        for (int32_t t = 0; t < a->n_stores; t++)
+            if (a->slots[a->stores[t].at.slot] == ps) return 0;
+    }
+    int32_t *map = malloc((size_t)(b->n_insts ? b->n_insts : 1) * sizeof *map);
+    if (!map) return 0;
+    for (int32_t v = 0; v < b->n_insts; v++) {
+        const nd_ir_inst *in = &b->insts[v];
+        int32_t r = -2;
+        if (in->op == ND_IR_LOAD) {
+            nd_ir_access ld = b->loads[in->a];
+            int32_t ps = b->slots[ld.slot];
+            for (int32_t s = 0; s < a->n_stores && r < 0; s++) {
+                nd_ir_access st = a->stores[s].at;
+                st.slot = a->slots[st.slot];
+                ld.slot = ps;
+                if (access_equal(&st, &ld, a->ndim)) r = a->stores[s].value;
+            }
+            if (r < 0) r = nd_kb_load(a, ps, (nd_dtype)ld.dtype, ld.offset, ld.strides);
+        } else if (in->op == ND_IR_PARAM) {
+            r = param_value(a, b->params[in->a], (nd_dtype)b->param_dtypes[in->a]);
+        } else if (in->op == ND_IR_INDEX) {
+            r = index_value(a, b->indices[in->a].offset, b->indices[in->a].strides);
+        } else {
+            int ar = in->op < ND_NUM_ELEMENTWISE_OPS ? nd_op_arity((nd_op)in->op) : 1;
+            int32_t oa = in->a >= 0 ? map[in->a] : -1;
+            int32_t ob = in->b, oc = in->c;
+            if (in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL) {
+                /* b and c name parameters, not values */
+                ob = param_index(a, b->params[in->b], ND_UINT64);
+                oc = param_index(a, b->params[in->c], ND_UINT64);
+            } else {
+                ob = ar >= 2 && in->b >= 0 ? map[in->b] : -1;
+                oc = ar >= 3 && in->c >= 0 ? map[in->c] : -1;
+            }
+            r = emit(a, in->op, (nd_dtype)in->dtype, oa, ob, oc);
+        }
+        if (r < 0) {
+            free(map);
+            return 0;
+        }
+        map[v] = r;
+    }
+    for (int32_t s = 0; s < b->n_stores; s++) {
+        const nd_ir_store *st = &b->stores[s];
+        nd_kb_store(a, b->slots[st->at.slot], (nd_dtype)st->at.dtype, st->at.offset,
+                    st->at.strides, map[st->value], b->store_region[s]);
+    }
+    free(map);
+    return 1;
+}
+
+/* --------------------------------------------------------------- finishing */
+
+static void drop_axis(nd_kernel *k, nd_ir_access **acc, int n_acc, int axis) {
+    for (int i = 0; i < n_acc; i++)
+        for (int j = axis; j < k->ndim - 1; j++) acc[i]->strides[j] = acc[i]->strides[j + 1];
+    for (int j = axis; j < k->ndim - 1; j++) k->shape[j] = k->shape[j + 1];
+    if (k->has_reduce) {
+        uint32_t lowmask = (1u << axis) - 1u;
+        k->reduce.axes = (k->reduce.axes & lowmask) | ((k->reduce.axes >> 1) & ~lowmask);
+    }
+    k->ndim--;
+}
+
+/* Merges neighbouring axes that every access walks as one (a contiguous
+ * elementwise kernel becomes 1-d) and drops axes of length 1. Keeps the
+ * row-major order of the reduced axes, so argmin/argmax indices hold. */
+static void coalesce(nd_kernel *k) {
+    int n_acc = k->n_loads + k->n_indices + k->n_stores + (k->has_reduce ? 1 : 0);
+    nd_ir_access *acc[n_acc > 0 ? n_acc : 1];
+    int a = 0;
+    for (int i = 0; i < k->n_loads; i++) acc[a++] = &k->loads[i];
+    for (int i = 0; i < k->n_indices; i++) acc[a++] = &k->indices[i];
+    for (int i = 0; i < k->n_stores; i++) acc[a++] = &k->stores[i].at;
+    if (k->has_reduce) acc[a++] = &k->reduce.out;
+    for (int j = k->ndim - 1; j >= 0; j--)
+        if (k->shape[j] == 1 && k->ndim > 1) drop_axis(k, acc, n_acc, j);
+    for (int j = k->ndim - 2; j >= 0; j--) {
+        int ok = 1;
+        for (int i = 0; i < n_acc && ok; i++)
+            ok = acc[i]->strides[j] == acc[i]->strides[j + 1] * k->shape[j + 1];
+        if (k->has_reduce)
+            ok = ok && (((k->reduce.axes >> j) & 1u) == ((k->reduce.axes >> (j + 1)) & 1u));
+        if (!ok) continue;
+        k->shape[j] *= k->shape[j + 1];
+        for (int i = 0; i < n_acc; i++) acc[i]->strides[j] = acc[i]->strides[j + 1];
+        drop_axis(k, acc, n_acc, j + 1);
+    }
+    if (k->ndim == 0) {
+        k->ndim = 1;
+        k->shape[0] = 1;
+        for (int i = 0; i < n_acc; i++) acc[i]->strides[0] = 0;
+        if (k->has_reduce && k->reduce.axes) k->reduce.axes = 1;
+    }
+    for (int j = k->ndim; j < ND_MAX_DIMS; j++) {
+        k->shape[j] = 0;
+        for (int i = 0; i < n_acc; i++) acc[i]->strides[j] = 0;
+    }
+}
+
+static void name_kernel(nd_kernel *k) {
+    char *out = k->name;
+    size_t cap = sizeof k->name, len = 0;
+    const char *last = NULL;
+    for (int32_t v = 0; v < k->n_insts; v++) {
+        int op = k->insts[v].op;
+        const char *l = NULL;
+        if (op < ND_NUM_ELEMENTWISE_OPS && op != ND_OP_CAST)
+            l = nd_op_label((nd_op)op);
+        else if (op == ND_IR_RAND_UNIFORM)
+            l = "uniform";
+        else if (op == ND_IR_RAND_NORMAL)
+            l = "normal";
+        if (!l || l == last) continue;
+        size_t n = strlen(l);
+        if (len + n + 2 >= cap - 8) break;
+        if (len) out[len++] = '_';
+        memcpy(out + len, l, n);
+        len += n;
+        last = l;
+    }
+    const char *tail = k->has_reduce ? nd_reduce_label((nd_reduce_kind)k->reduce.kind)
+                                     : (len ? NULL : "copy");
+    if (tail && len + strlen(tail) + 2 < cap) {
+        if (len) out[len++] = '_';
+        memcpy(out + len, tail, strlen(tail));
+        len += strlen(tail);
+    }
+    out[len] = 0;
+}
+
+static uint64_t hash_access(uint64_t h, const nd_ir_access *a, int ndim) {
+    h = nd_hash_u64(h, (uint64_t)(uint32_t)a->slot << 8 | a->dtype);
+    h = nd_hash_u64(h, (uint64_t)a->offset);
+    for (int k = 0; k < ndim; k++) h = nd_hash_u64(h, (uint64_t)a->strides[k]);
+    return h;
+}
+
+static uint64_t hash_kernel(const nd_kernel *k) {
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)k->ndim << 32 | (uint32_t)k->n_slots);
+    for (int j = 0; j < k->ndim; j++) h = nd_hash_u64(h, (uint64_t)k->shape[j]);
+    for (int i = 0; i < k->n_params; i++) h = nd_hash_u64(h, k->param_dtypes[i] + 0x100u);
+    for (int i = 0; i < k->n_loads; i++) h = hash_access(h, &k->loads[i], k->ndim);
+    for (int i = 0; i < k->n_indices; i++) h = hash_access(h, &k->indices[i], k->ndim);
+    for (int i = 0; i < k->n_insts; i++) h = nd_hash_bytes(h, &k->insts[i], sizeof k->insts[i]);
+    for (int i = 0; i < k->n_stores; i++) {
+        h = hash_access(h, &k->stores[i].at, k->ndim);
+        h = nd_hash_u64(h, (uint64_t)k->stores[i].value);
+    }
+    if (k->has_reduce) {
+        h = nd_hash_u64(h, (uint64_t)k->reduce.kind << 40 | (uint64_t)k->reduce.out_dtype << 32 |
+                               k->reduce.axes);
+        h = nd_hash_u64(h, (uint64_t)k->reduce.value);
+        h = hash_access(h, &k->reduce.out, k->ndim);
+    }
+    return h;
+}
+
+nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
+    size_t sz = sizeof(nd_kernel) + (size_t)kb->n_params + 16 +
+                sizeof(nd_ir_access) * (size_t)(kb->n_loads + kb->n_indices) +
+                sizeof(nd_ir_inst) * (size_t)kb->n_insts + sizeof(nd_ir_store) * (size_t)kb->n_stores;
+    nd_kernel *k = calloc(1, sz);
+    int32_t *ps = malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
+    int32_t *pp = malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
+    if (!k || !ps || !pp) {
+        free(k);
+        free(ps);
+        free(pp);
+        return NULL;
+    }
+    /* Arrays follow the struct, widest alignment first. */
+    unsigned char *cur = (unsigned char *)(k + 1);
+    k->loads = (nd_ir_access *)cur;
+    cur += sizeof(nd_ir_access) * (size_t)kb->n_loads;
+    k->indices = (nd_ir_access *)cur;
+    cur += sizeof(nd_ir_access) * (size_t)kb->n_indices;
+    k->stores = (nd_ir_store *)cur;
+    cur += sizeof(nd_ir_store) * (size_t)kb->n_stores;
+    k->insts = (nd_ir_inst *)cur;
+    cur += sizeof(nd_ir_inst) * (size_t)kb->n_insts;
+    k->param_dtypes = cur;
+
+    k->ndim = kb->ndim;
+    for (int j = 0; j < kb->ndim; j++) k->shape[j] = kb->shape[j];
+    k->n_slots = kb->n_slots;
+    k->n_params = kb->n_params;
+    k->n_loads = kb->n_loads;
+    k->n_indices = kb->n_indices;
+    k->n_insts = kb->n_insts;
+    k->n_stores = kb->n_stores;
+    k->has_reduce = kb->has_reduce;
+    k->reduce = kb->reduce;
+    if (kb->n_loads) memcpy(k->loads, kb->loads, sizeof(nd_ir_access) * (size_t)kb->n_loads);
+    if (kb->n_indices)
+        memcpy(k->indices, kb->indices, sizeof(nd_ir_access) * (size_t)kb->n_indices);
+    if (kb->n_stores) memcpy(k->stores, kb->stores, sizeof(nd_ir_store) * (size_t)kb->n_stores);
+    if (kb->n_insts) memcpy(k->insts, kb->insts, sizeof(nd_ir_inst) * (size_t)kb->n_insts);
+    if (kb->n_params) memcpy(k->param_dtypes, kb->param_dtypes, (size_t)kb->n_params);
+    memcpy(ps, kb->slots, sizeof(int32_t) * (size_t)kb->n_slots);
+    memcpy(pp, kb->params, sizeof(int32_t) * (size_t)kb->n_params);
+    coalesce(k);
+    name_kernel(k);
+    k->hash = hash_kernel(k);
+    *plan_slots = ps;
+    *params = pp;
+    return k;
+}

@@ -1,0 +1,596 @@
+/* The scheduler's passes on a plan-cache miss: dead-node removal, deciding
+ * which values go to memory, fusion into kernels, merging of sibling
+ * kernels, data movement and temporaries. */
+#include "scheduler/plan_build.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "scheduler/kernel_builder.h"
+
+/* Bounds compile time and keeps a long recorded loop from growing one
+ * kernel without end: a value whose inlined body would exceed this many
+ * operations goes to memory, and later iterations reuse the same kernels. */
+#define ND_FUSION_COST_CAP 192
+#define ND_MERGE_MAX_INSTS 512
+
+static int is_elementwise(const nd_node *n) {
+    return n->kind == ND_NODE_FULL || n->kind == ND_NODE_ARANGE || n->kind == ND_NODE_RANDOM ||
+           n->kind == ND_NODE_MAP;
+}
+
+/* ------------------------------------------------------------------ steps */
+
+typedef struct {
+    nd_step *steps;
+    int32_t n_steps, cap_steps;
+    nd_plan_slot *slots;
+    int32_t n_slots, cap_slots;
+} plan_lists;
+
+static int grow(void **p, int32_t *cap, int32_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    int32_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return 0;
+    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+static nd_step *new_step(plan_lists *L, nd_step_kind kind, int32_t node) {
+    if (!grow((void **)&L->steps, &L->cap_steps, L->n_steps + 1, sizeof *L->steps)) return NULL;
+    nd_step *s = &L->steps[L->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->first_node = s->last_node = node;
+    return s;
+}
+
+static int32_t new_temp(plan_lists *L, size_t bytes, int32_t memory) {
+    if (!grow((void **)&L->slots, &L->cap_slots, L->n_slots + 1, sizeof *L->slots)) return -1;
+    nd_plan_slot *s = &L->slots[L->n_slots];
+    memset(s, 0, sizeof *s);
+    s->role = ND_SLOT_TEMP;
+    s->walk_index = -1;
+    s->bytes = bytes ? bytes : 1;
+    s->first_step = s->last_step = -1;
+    s->memory = memory;
+    return L->n_slots++;
+}
+
+/* --------------------------------------------------------- materialisation */
+
+/* Which values are computed inside their consumers (inline_ok) and which go
+ * to memory. A fixpoint: going to memory only ever gets more common, so it
+ * ends after at most n rounds (in practice one or two). */
+static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, uint8_t *inl) {
+    uint32_t n = g->n_nodes;
+    uint32_t *valid_until = malloc(sizeof(uint32_t) * (n + 1));
+    int64_t *exec_max = malloc(sizeof(int64_t) * (n + 1));
+    int32_t *cost = malloc(sizeof(int32_t) * (n + 1));
+    for (uint32_t i = 0; i < n; i++) {
+        const nd_node *p = g->nodes[i];
+        /* A value a handle can see, or one a later store modifies in place,
+         * must exist in its own buffer. */
+        inl[i] = fusion && live[i] && is_elementwise(p) && p->out->handles == 0 &&
+                 p->out_version == p->out->version;
+    }
+    if (!valid_until || !exec_max || !cost) {
+        memset(inl, 0, n);
+        goto done;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        /* Forward: how long every version an inlined value reads stays
+         * current, and how big its inlined body is. */
+        for (uint32_t i = 0; i < n; i++) {
+            if (!live[i]) continue;
+            const nd_node *c = g->nodes[i];
+            uint32_t until = UINT32_MAX;
+            int32_t cst = 1;
+            for (int k = 0; k < c->n_inputs; k++) {
+                const nd_ref *r = &c->inputs[k];
+                if (!r->buf) continue;
+                int64_t w = nd_buffer_writer_of(r->buf, r->version);
+                if (w >= 0 && inl[w]) {
+                    if (valid_until[w] < until) until = valid_until[w];
+                    cst += cost[w];
+                } else {
+                    uint32_t nw = nd_buffer_next_write_after(r->buf, r->version);
+                    if (nw < until) until = nw;
+                    cst += 1;
+                }
+            }
+            valid_until[i] = until;
+            cost[i] = cst;
+            if (inl[i] && cst > ND_FUSION_COST_CAP) {
+                inl[i] = 0;
+                cost[i] = 1;
+                changed = 1;
+            }
+        }
+        /* Backward: the latest position at which an inlined value is
+         * computed (the consumer kernels it is inlined into). */
+        for (uint32_t i = n; i-- > 0;) {
+            exec_max[i] = inl[i] ? -1 : (int64_t)i;
+        }
+        for (uint32_t i = n; i-- > 0;) {
+            if (!live[i]) continue;
+            const nd_node *c = g->nodes[i];
+            for (int k = 0; k < c->n_inputs; k++) {
+                const nd_ref *r = &c->inputs[k];
+                if (!r->buf) continue;
+                int64_t w = nd_buffer_writer_of(r->buf, r->version);
+                if (w >= 0 && inl[w] && exec_max[i] > exec_max[w]) exec_max[w] = exec_max[i];
+            }
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (inl[i] && exec_max[i] >= 0 && (int64_t)valid_until[i] < exec_max[i]) {
+                inl[i] = 0;
+                changed = 1;
+            }
+        }
+    }
+done:
+    free(valid_until);
+    free(exec_max);
+    free(cost);
+}
+
+/* -------------------------------------------------------------- roots */
+
+typedef struct {
+    nd_build_ctx bctx;
+    plan_lists L;
+    int32_t memory;
+    nd_kernel_builder *open; /* last kernel, still open for merging */
+    int32_t open_step;
+    int fusion;
+    int32_t retry_node; /* a node whose inlining failed: plan again */
+} planner;
+
+typedef struct {
+    nd_step *step;
+} access_record;
+
+static void record_access(void *arg, int32_t plan_slot, int write, int region) {
+    nd_step *s = ((access_record *)arg)->step;
+    for (int32_t i = 0; i < s->kernel->n_slots; i++) {
+        if (s->slots[i] != plan_slot) continue;
+        s->slot_access[i] |= (uint8_t)(!write ? ND_ACCESS_READ
+                                              : ND_ACCESS_WRITE | (region ? ND_ACCESS_REGION : 0));
+    }
+}
+
+static nd_status close_open(planner *P) {
+    if (!P->open) return ND_OK;
+    nd_step *s = &P->L.steps[P->open_step];
+    s->kernel = nd_kb_finish(P->open, &s->slots, &s->params);
+    if (s->kernel) s->slot_access = calloc((size_t)s->kernel->n_slots + 1, 1);
+    if (s->slot_access) {
+        access_record rec = {s};
+        nd_kb_slot_uses(P->open, record_access, &rec);
+    }
+    nd_kb_free(P->open);
+    P->open = NULL;
+    if (!s->kernel || !s->slot_access)
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    return ND_OK;
+}
+
+/* Hands a built kernel to the step list, merged into the open kernel when
+ * they can share one pass over memory. */
+static nd_status add_kernel(planner *P, nd_kernel_builder *kb, int32_t node) {
+    if (nd_kb_failed_node(kb) >= 0) {
+        P->retry_node = nd_kb_failed_node(kb);
+        nd_kb_free(kb);
+        return ND_OK;
+    }
+    if (P->open && P->fusion && nd_kb_try_merge(P->open, kb, ND_MERGE_MAX_INSTS)) {
+        P->L.steps[P->open_step].last_node = node;
+        for (uint32_t i = 0; i < P->bctx.g->n_nodes; i++)
+            if (P->bctx.node_step[i] == P->bctx.current_step) P->bctx.node_step[i] = P->open_step;
+        nd_kb_free(kb);
+        return ND_OK;
+    }
+    nd_status st = close_open(P);
+    if (st != ND_OK) {
+        nd_kb_free(kb);
+        return st;
+    }
+    nd_step *s = new_step(&P->L, ND_STEP_KERNEL, node);
+    if (!s) {
+        nd_kb_free(kb);
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    }
+    s->stream = 0;
+    int32_t idx = P->L.n_steps - 1;
+    for (uint32_t i = 0; i < P->bctx.g->n_nodes; i++)
+        if (P->bctx.node_step[i] == P->bctx.current_step) P->bctx.node_step[i] = idx;
+    P->open = kb;
+    P->open_step = idx;
+    return ND_OK;
+}
+
+/* Kernels are built before their step index is known; nodes they inline are
+ * tagged with this placeholder until add_kernel settles it. */
+#define PENDING_STEP (INT32_MAX - 1)
+
+static nd_kernel_builder *begin(planner *P, int ndim, const int64_t *shape) {
+    P->bctx.current_step = PENDING_STEP;
+    return nd_kb_new(&P->bctx, ndim, shape);
+}
+
+static void contiguous(int ndim, const int64_t *shape, int64_t *strides) {
+    nd_contiguous_strides(ndim, shape, strides);
+}
+
+static nd_status plan_elementwise_root(planner *P, const nd_node *n) {
+    nd_kernel_builder *kb = begin(P, n->ndim, n->shape);
+    if (!kb) return ND_ERR_OOM;
+    nd_xform t;
+    nd_xform_identity(&t, n->ndim);
+    P->bctx.node_step[n->index] = PENDING_STEP;
+    int32_t v = nd_kb_node_value(kb, n, &t);
+    int64_t strides[ND_MAX_DIMS];
+    contiguous(n->ndim, n->shape, strides);
+    if (v >= 0) nd_kb_store(kb, n->out->slot, (nd_dtype)n->dtype, 0, strides, v, 0);
+    return add_kernel(P, kb, (int32_t)n->index);
+}
+
+static nd_status plan_reduce(planner *P, const nd_node *n) {
+    const nd_ref *in = &n->inputs[0];
+    nd_kernel_builder *kb = begin(P, in->ndim, in->shape);
+    if (!kb) return ND_ERR_OOM;
+    P->bctx.node_step[n->index] = PENDING_STEP;
+    nd_xform t;
+    nd_xform_identity(&t, in->ndim);
+    int32_t v = nd_kb_ref_value(kb, n, 0, &t, (nd_dtype)n->cdtype);
+    /* Output strides over the input's axes: 0 on reduced axes. */
+    int64_t ostr[ND_MAX_DIMS], kept[ND_MAX_DIMS], out_strides[ND_MAX_DIMS] = {0};
+    contiguous(n->ndim, n->shape, ostr);
+    int o = 0;
+    for (int k = 0; k < in->ndim; k++) kept[k] = (n->u.reduce.axes >> k) & 1u ? -1 : o++;
+    for (int k = 0; k < in->ndim; k++) out_strides[k] = kept[k] >= 0 ? ostr[kept[k]] : 0;
+    uint32_t axes = n->u.reduce.axes & ((1u << in->ndim) - 1u);
+    if (v >= 0) {
+        int64_t size = nd_shape_size(in->ndim, in->shape);
+        if (axes == 0 && size > 0) {
+            /* Nothing to reduce: the value itself (or index 0). */
+            int32_t val = (n->op == ND_REDUCE_ARGMIN || n->op == ND_REDUCE_ARGMAX)
+                              ? nd_kb_zero_index(kb)
+                              : v;
+            nd_kb_store(kb, n->out->slot, (nd_dtype)n->dtype, 0, out_strides, val, 0);
+        } else {
+            nd_kb_reduce(kb, (nd_reduce_kind)n->op, axes, v, n->out->slot, (nd_dtype)n->dtype,
+                         out_strides);
+        }
+    }
+    return add_kernel(P, kb, (int32_t)n->index);
+}
+
+static nd_status plan_store(planner *P, const nd_node *n) {
+    nd_kernel_builder *kb = begin(P, n->ndim, n->shape);
+    if (!kb) return ND_ERR_OOM;
+    P->bctx.node_step[n->index] = PENDING_STEP;
+    nd_xform t;
+    nd_xform_identity(&t, n->ndim);
+    int32_t v = nd_kb_ref_value(kb, n, 0, &t, (nd_dtype)n->dtype);
+    if (v >= 0)
+        nd_kb_store(kb, n->out->slot, (nd_dtype)n->dtype, n->u.store.offset, n->u.store.strides, v,
+                    1);
+    if (v < 0 || !nd_kb_store_hazard(kb)) return add_kernel(P, kb, (int32_t)n->index);
+
+    /* The right-hand side reads the region it writes through another map:
+     * compute it whole into a temporary first, then copy it in. */
+    size_t bytes = (size_t)nd_shape_size(n->ndim, n->shape) * nd_dtype_size((nd_dtype)n->dtype);
+    int32_t temp = new_temp(&P->L, bytes, P->memory);
+    if (temp < 0) {
+        nd_kb_free(kb);
+        return ND_ERR_OOM;
+    }
+    nd_ir_access former;
+    nd_kb_retarget_store(kb, temp, &former);
+    nd_status st = add_kernel(P, kb, (int32_t)n->index);
+    if (st != ND_OK || P->retry_node >= 0) return st;
+    nd_kernel_builder *cp = begin(P, n->ndim, n->shape);
+    if (!cp) return ND_ERR_OOM;
+    int64_t strides[ND_MAX_DIMS];
+    contiguous(n->ndim, n->shape, strides);
+    int32_t tv = nd_kb_load(cp, temp, (nd_dtype)n->dtype, 0, strides);
+    nd_kb_store(cp, former.slot, (nd_dtype)n->dtype, former.offset, former.strides, tv, 1);
+    return add_kernel(P, cp, (int32_t)n->index);
+}
+
+/* A matmul operand as the library call needs it: in memory, in the compute
+ * dtype. Anything else is first written to a contiguous temporary by a
+ * kernel that also computes an inlined producer. */
+static nd_status matmul_operand(planner *P, const nd_node *n, int k, int32_t *slot,
+                                int64_t *offset, int64_t *strides) {
+    const nd_ref *r = &n->inputs[k];
+    int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
+    int direct = r->buf && r->dtype == n->cdtype && !(w >= 0 && P->bctx.inline_ok[w]);
+    if (direct) {
+        *slot = r->buf->slot;
+        *offset = r->offset;
+        for (int j = 0; j < r->ndim; j++) strides[j] = r->strides[j];
+        return ND_OK;
+    }
+    size_t bytes = (size_t)nd_shape_size(r->ndim, r->shape) * nd_dtype_size((nd_dtype)n->cdtype);
+    int32_t temp = new_temp(&P->L, bytes, P->memory);
+    if (temp < 0) return ND_ERR_OOM;
+    nd_kernel_builder *kb = begin(P, r->ndim, r->shape);
+    if (!kb) return ND_ERR_OOM;
+    nd_xform t;
+    nd_xform_identity(&t, r->ndim);
+    int32_t v = nd_kb_ref_value(kb, n, k, &t, (nd_dtype)n->cdtype);
+    contiguous(r->ndim, r->shape, strides);
+    if (v >= 0) nd_kb_store(kb, temp, (nd_dtype)n->cdtype, 0, strides, v, 0);
+    *slot = temp;
+    *offset = 0;
+    return add_kernel(P, kb, (int32_t)n->index);
+}
+
+static nd_status plan_matmul(planner *P, const nd_node *n) {
+    nd_matmul_desc d;
+    memset(&d, 0, sizeof d);
+    int64_t as[ND_MAX_DIMS] = {0}, bs[ND_MAX_DIMS] = {0}, cs[ND_MAX_DIMS];
+    nd_status st = matmul_operand(P, n, 0, &d.a_slot, &d.a_offset, as);
+    if (st == ND_OK && P->retry_node < 0) st = matmul_operand(P, n, 1, &d.b_slot, &d.b_offset, bs);
+    if (st != ND_OK || P->retry_node >= 0) return st;
+    st = close_open(P);
+    if (st != ND_OK) return st;
+    int nd = n->ndim;
+    contiguous(nd, n->shape, cs);
+    d.dtype = (nd_dtype)n->cdtype;
+    d.m = n->shape[nd - 2];
+    d.n = n->shape[nd - 1];
+    d.k = n->inputs[0].shape[nd - 1];
+    d.batch_ndim = nd - 2;
+    for (int j = 0; j < nd - 2; j++) {
+        d.batch_shape[j] = n->shape[j];
+        d.a_batch[j] = as[j];
+        d.b_batch[j] = bs[j];
+        d.c_batch[j] = cs[j];
+    }
+    d.a_rs = as[nd - 2];
+    d.a_cs = as[nd - 1];
+    d.b_rs = bs[nd - 2];
+    d.b_cs = bs[nd - 1];
+    d.c_rs = cs[nd - 2];
+    d.c_cs = cs[nd - 1];
+    d.c_slot = n->out->slot;
+    d.c_offset = 0;
+    nd_step *s = new_step(&P->L, ND_STEP_MATMUL, (int32_t)n->index);
+    if (!s) return ND_ERR_OOM;
+    s->matmul = d;
+    P->bctx.node_step[n->index] = P->L.n_steps - 1;
+    return ND_OK;
+}
+
+/* -------------------------------------------------- data movement, lifetimes */
+
+typedef struct {
+    const nd_flush_walk *walk;
+    nd_plan_slot *slots;
+    int32_t memory;
+    uint8_t *valid; /* per external slot: current value in the plan's memory */
+    nd_step *out;
+    int32_t n_out, cap_out;
+} movement;
+
+/* Before a step that needs slot's value in the plan's memory: a copy step
+ * from a memory that holds it, unless it is already there. */
+static int use_slot(movement *M, int32_t slot, uint8_t access) {
+    nd_plan_slot *s = &M->slots[slot];
+    if (s->role != ND_SLOT_EXTERNAL) return 1;
+    if ((access & (ND_ACCESS_READ | ND_ACCESS_REGION)) && !M->valid[slot]) {
+        const nd_buffer *b = M->walk->buffers[slot];
+        int src = -1;
+        for (int m = 0; m < ND_MAX_MEMORIES && src < 0; m++)
+            if (b->valid & (1u << m)) src = m;
+        if (src >= 0) {
+            if (!grow((void **)&M->out, &M->cap_out, M->n_out + 1, sizeof *M->out)) return 0;
+            nd_step *c = &M->out[M->n_out++];
+            memset(c, 0, sizeof *c);
+            c->kind = ND_STEP_COPY;
+            c->stream = 1;
+            c->copy.src_slot = c->copy.dst_slot = slot;
+            c->copy.src_memory = src;
+            c->copy.dst_memory = M->memory;
+            c->copy.bytes = b->nbytes;
+            c->first_node = c->last_node = -1;
+            s->copied_to |= 1u << M->memory;
+        }
+        M->valid[slot] = 1;
+    }
+    if (access & ND_ACCESS_WRITE) {
+        s->written = 1;
+        M->valid[slot] = 1;
+    }
+    return 1;
+}
+
+static void touch_temp(nd_plan_slot *slots, int32_t slot, int32_t step) {
+    nd_plan_slot *s = &slots[slot];
+    if (s->role != ND_SLOT_TEMP) return;
+    if (s->first_step < 0) s->first_step = step;
+    s->last_step = step;
+}
+
+static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
+    movement M = {.walk = walk, .slots = P->L.slots, .memory = P->memory};
+    M.valid = calloc((size_t)walk->n_buffers + 1, 1);
+    if (!M.valid) return ND_ERR_OOM;
+    for (uint32_t b = 0; b < walk->n_buffers; b++) {
+        const nd_buffer *buf = walk->buffers[b];
+        /* Never written anywhere (nd_empty): any memory will do. */
+        M.valid[b] = (buf->valid & (1u << P->memory)) || buf->valid == 0;
+    }
+    int ok = 1;
+    for (int32_t s = 0; s < P->L.n_steps && ok; s++) {
+        nd_step *st = &P->L.steps[s];
+        if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t i = 0; i < st->kernel->n_slots && ok; i++)
+                ok = use_slot(&M, st->slots[i], st->slot_access[i]);
+        } else if (st->kind == ND_STEP_MATMUL) {
+            ok = use_slot(&M, st->matmul.a_slot, ND_ACCESS_READ) &&
+                 use_slot(&M, st->matmul.b_slot, ND_ACCESS_READ) &&
+                 use_slot(&M, st->matmul.c_slot, ND_ACCESS_WRITE);
+        }
+        if (ok && !grow((void **)&M.out, &M.cap_out, M.n_out + 1, sizeof *M.out)) ok = 0;
+        if (ok) M.out[M.n_out++] = *st;
+    }
+    free(M.valid);
+    if (!ok) {
+        free(M.out);
+        return ND_ERR_OOM;
+    }
+    free(P->L.steps);
+    P->L.steps = M.out;
+    P->L.n_steps = M.n_out;
+    P->L.cap_steps = M.cap_out;
+    /* Temporary lifetimes, in the final step numbering. */
+    for (int32_t s = 0; s < P->L.n_steps; s++) {
+        nd_step *st = &P->L.steps[s];
+        if (st->kind == ND_STEP_MATMUL) {
+            touch_temp(P->L.slots, st->matmul.a_slot, s);
+            touch_temp(P->L.slots, st->matmul.b_slot, s);
+            touch_temp(P->L.slots, st->matmul.c_slot, s);
+        } else if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t i = 0; i < st->kernel->n_slots; i++) touch_temp(P->L.slots, st->slots[i], s);
+        }
+    }
+    return ND_OK;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+void nd_plan_free(nd_plan *p) {
+    if (!p) return;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        if (p->steps[s].kind != ND_STEP_KERNEL) continue;
+        free(p->steps[s].kernel);
+        free(p->steps[s].slots);
+        free(p->steps[s].params);
+        free(p->steps[s].slot_access);
+    }
+    if (p->backend_cache && p->backend_cache_free) p->backend_cache_free(p->backend_cache);
+    free(p->steps);
+    free(p->slots);
+    free(p->node_step);
+    free(p->node_materialised);
+    free(p);
+}
+
+static void free_lists(plan_lists *L) {
+    for (int32_t s = 0; s < L->n_steps; s++) {
+        if (L->steps[s].kind != ND_STEP_KERNEL) continue;
+        free(L->steps[s].kernel);
+        free(L->steps[s].slots);
+        free(L->steps[s].params);
+        free(L->steps[s].slot_access);
+    }
+    free(L->steps);
+    free(L->slots);
+    memset(L, 0, sizeof *L);
+}
+
+nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
+                        nd_plan **out) {
+    *out = NULL;
+    uint32_t n = g->n_nodes;
+    uint8_t *live = malloc(n + 1), *inl = malloc(n + 1), *forced = calloc(n + 1, 1);
+    int32_t *node_step = malloc(sizeof(int32_t) * (n + 1));
+    nd_plan *plan = calloc(1, sizeof *plan);
+    nd_status st = ND_OK;
+    if (!live || !inl || !forced || !node_step || !plan) {
+        st = nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+        goto fail;
+    }
+    nd_graph_liveness(g, live);
+    for (;;) {
+        decide_inlining(g, live, fusion, inl);
+        for (uint32_t i = 0; i < n; i++)
+            if (forced[i]) inl[i] = 0;
+        for (uint32_t i = 0; i < n; i++) node_step[i] = -1;
+        planner P;
+        memset(&P, 0, sizeof P);
+        P.bctx.g = g;
+        P.bctx.walk = walk;
+        P.bctx.inline_ok = inl;
+        P.bctx.node_step = node_step;
+        P.memory = memory;
+        P.fusion = fusion;
+        P.retry_node = -1;
+        /* External slots first, numbered as the walk numbered the buffers. */
+        for (uint32_t b = 0; b < walk->n_buffers && st == ND_OK; b++) {
+            if (!grow((void **)&P.L.slots, &P.L.cap_slots, P.L.n_slots + 1, sizeof *P.L.slots)) {
+                st = ND_ERR_OOM;
+                break;
+            }
+            nd_plan_slot *s = &P.L.slots[P.L.n_slots++];
+            memset(s, 0, sizeof *s);
+            s->role = ND_SLOT_EXTERNAL;
+            s->walk_index = (int32_t)b;
+            s->memory = memory;
+            s->first_step = s->last_step = -1;
+        }
+        for (uint32_t i = 0; i < n && st == ND_OK && P.retry_node < 0; i++) {
+            if (!live[i] || inl[i]) continue;
+            const nd_node *nd = g->nodes[i];
+            switch (nd->kind) {
+            case ND_NODE_REDUCE: st = plan_reduce(&P, nd); break;
+            case ND_NODE_STORE: st = plan_store(&P, nd); break;
+            case ND_NODE_MATMUL: st = plan_matmul(&P, nd); break;
+            default: st = plan_elementwise_root(&P, nd); break;
+            }
+        }
+        if (st == ND_OK && P.retry_node < 0) st = close_open(&P);
+        else if (P.open) {
+            nd_kb_free(P.open);
+            P.open = NULL;
+        }
+        if (st == ND_OK && P.retry_node >= 0) {
+            /* A view could not be composed with its producer: give that
+             * producer its own buffer and plan again. */
+            forced[P.retry_node] = 1;
+            free_lists(&P.L);
+            continue;
+        }
+        if (st == ND_OK) st = insert_movement(&P, walk);
+        if (st != ND_OK) {
+            free_lists(&P.L);
+            if (st == ND_ERR_OOM) nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+            goto fail;
+        }
+        plan->key = walk->key;
+        plan->steps = P.L.steps;
+        plan->n_steps = P.L.n_steps;
+        plan->slots = P.L.slots;
+        plan->n_slots = P.L.n_slots;
+        plan->memory = memory;
+        plan->n_nodes = (int32_t)n;
+        plan->node_step = node_step;
+        plan->node_materialised = inl; /* reused below as the flag array */
+        for (uint32_t i = 0; i < n; i++) inl[i] = live[i] && !inl[i] ? 1 : 0;
+        node_step = NULL;
+        inl = NULL;
+        break;
+    }
+    free(live);
+    free(forced);
+    *out = plan;
+    return ND_OK;
+fail:
+    free(live);
+    free(inl);
+    free(forced);
+    free(node_step);
+    free(plan);
+    return st;
+}

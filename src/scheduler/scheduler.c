@@ -1,0 +1,120 @@
+/* Flush entry points: walk, plan (or take the cached plan), run, clear. */
+#include "scheduler/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/error.h"
+#include "graph/dot_export.h"
+#include "scheduler/executor.h"
+#include "scheduler/plan_build.h"
+#include "scheduler/plan_cache.h"
+
+struct nd_flush_walk_state {
+    nd_flush_walk w;
+};
+
+static nd_flush_walk *walk_of(nd_scheduler_ctx *ctx) {
+    if (!ctx->walk) ctx->walk = calloc(1, sizeof *ctx->walk);
+    return ctx->walk ? &ctx->walk->w : NULL;
+}
+
+void nd_scheduler_release(nd_scheduler_ctx *ctx) {
+    if (ctx->walk) {
+        nd_flush_walk_free(&ctx->walk->w);
+        free(ctx->walk);
+        ctx->walk = NULL;
+    }
+    if (ctx->backend) nd_temp_pool_free(ctx);
+}
+
+/* The plan for g: from the cache when its structure was seen before. */
+static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, int use_cache,
+                          nd_plan **out, int *owned) {
+    nd_status rc = nd_flush_walk_run(w, g, ++ctx->walk_stamp);
+    if (rc != ND_OK) return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
+    *owned = 0;
+    nd_plan *p = ctx->cache ? nd_plan_cache_find(ctx->cache, w->key) : NULL;
+    if (p) {
+        if (use_cache && ctx->stats) ctx->stats->plan_cache_hits++;
+        *out = p;
+        return ND_OK;
+    }
+    rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, &p);
+    if (rc != ND_OK) return rc;
+    if (use_cache && ctx->cache) {
+        nd_plan_cache_insert(ctx->cache, p);
+        if (ctx->stats) ctx->stats->plan_cache_misses++;
+    } else {
+        *owned = 1;
+    }
+    *out = p;
+    return ND_OK;
+}
+
+nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
+    if (g->n_nodes == 0) return ND_OK;
+    nd_flush_walk *w = walk_of(ctx);
+    if (!w) return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+    nd_plan *plan = NULL;
+    int owned = 0;
+    nd_status rc = plan_for(ctx, g, w, 1, &plan, &owned);
+    if (rc != ND_OK) {
+        nd_graph_clear(g);
+        return rc;
+    }
+    ctx->flush_index++;
+    if (ctx->stats) {
+        ctx->stats->flushes++;
+        for (int32_t i = 0; i < plan->n_nodes; i++)
+            ctx->stats->nodes_dropped += plan->node_step[i] < 0;
+    }
+    if (ctx->dump_dot_dir && ctx->dump_dot_dir[0]) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/flush-%06llu.dot", ctx->dump_dot_dir,
+                 (unsigned long long)ctx->flush_index);
+        if (nd_graph_write_dot(g, plan, path) != ND_OK)
+            nd_logf(1, "ND_DUMP_DOT: could not write %s", path);
+    }
+    rc = nd_execute_plan(ctx, plan, w);
+    if (owned) nd_plan_free(plan);
+    nd_graph_clear(g);
+    return rc;
+}
+
+nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path) {
+    nd_flush_walk *w = walk_of(ctx);
+    if (!w) return nd_error_set(ND_ERR_OOM, "nd_graph_dump_dot: out of host memory");
+    nd_plan *plan = NULL;
+    int owned = 0;
+    nd_status rc = plan_for(ctx, g, w, 0, &plan, &owned);
+    if (rc != ND_OK) return rc;
+    rc = nd_graph_write_dot(g, plan, path);
+    if (owned) nd_plan_free(plan);
+    return rc;
+}
+
+nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memory) {
+    uint32_t bit = 1u << memory;
+    if (b->valid & bit) return ND_OK;
+    nd_backend *be = ctx->backend;
+    if (!b->mem[memory]) {
+        nd_status rc = be->alloc(be, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
+        if (rc != ND_OK) return rc;
+        if (ctx->stats) ctx->stats->bytes_allocated += b->nbytes;
+    }
+    if (b->valid == 0) {
+        /* Never written (nd_empty): any contents are its value. */
+        b->valid = bit;
+        return ND_OK;
+    }
+    int src = -1;
+    for (int m = 0; m < ND_MAX_MEMORIES && src < 0; m++)
+        if (b->valid & (1u << m)) src = m;
+    nd_status rc = be->copy(be, b->mem[memory], memory, b->mem[src], src, b->nbytes);
+    if (rc == ND_OK) rc = be->synchronize(be);
+    if (rc != ND_OK) return rc;
+    if (ctx->stats) ctx->stats->copies++;
+    b->valid |= bit;
+    return ND_OK;
+}
