@@ -1,0 +1,232 @@
+/* Reductions over every axis (positive, negative) and ND_ALL_AXES, 1-d..4-d,
+ * contiguous and non-contiguous, every dtype; NaN propagation, first-
+ * occurrence ties, empty extents. */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static nd_array *reduce(ref_red k, nd_array *a, int axis) {
+    switch (k) {
+    case RR_SUM: return nd_sum(a, axis);
+    case RR_PROD: return nd_prod(a, axis);
+    case RR_MEAN: return nd_mean(a, axis);
+    case RR_MIN: return nd_min(a, axis);
+    case RR_MAX: return nd_max(a, axis);
+    case RR_ARGMIN: return nd_argmin(a, axis);
+    case RR_ARGMAX: return nd_argmax(a, axis);
+    case RR_STD: return nd_std(a, axis);
+    case RR_VAR: return nd_var(a, axis);
+    case RR_ANY: return nd_any(a, axis);
+    default: return nd_all(a, axis);
+    }
+}
+
+static ref_arr *input_for(ndt_rng *r, ref_red k, nd_dtype t, int ndim, const int64_t *shape) {
+    int fl = ref_is_float(t);
+    ref_arr *a;
+    switch (k) {
+    case RR_PROD:
+        a = fl ? ndt_rand(r, t, ndim, shape, 0.7, 1.4) : ndt_rand(r, t, ndim, shape, -3, 3);
+        break;
+    case RR_MEAN: case RR_STD: case RR_VAR:
+        a = fl ? ndt_rand(r, t, ndim, shape, -1, 3) : ndt_rand_small(r, t, ndim, shape);
+        break;
+    case RR_ANY: case RR_ALL:
+        a = fl ? ndt_rand(r, t, ndim, shape, -1, 1) : ndt_rand_bits(r, t, ndim, shape);
+        for (int64_t i = 0; i < a->size; i += 7) ref_setd(a, i, 0);
+        break;
+    case RR_SUM:
+        a = fl ? ndt_rand(r, t, ndim, shape, -1, 1) : ndt_rand_bits(r, t, ndim, shape);
+        break;
+    default: /* min/max/arg*: ints over their whole range, float ties */
+        a = fl ? ndt_rand(r, t, ndim, shape, -50, 50) : ndt_rand_bits(r, t, ndim, shape);
+        if (a->size > 4) ref_cast_elem(a, a->size - 1, a, 1);
+        break;
+    }
+    return a;
+}
+
+static void check_one(ref_red k, const ref_arr *ra, nd_array *x, int axis, const char *how) {
+    nd_array *y = reduce(k, x, axis);
+    double *scale = NULL;
+    ref_arr *want = ref_reduce(k, ra, axis, &scale);
+    double rtol = ndt_rtol(want->dt);
+    char ax[16];
+    if (axis == ND_ALL_AXES) snprintf(ax, sizeof ax, "ALL");
+    else snprintf(ax, sizeof ax, "%d", axis);
+    ndt_check(y, want, rtol, 1e-300, scale, "%s(%s %dd %s, axis=%s)", ref_red_name(k),
+              ref_dtype_name(ra->dt), ra->ndim, how, ax);
+    nd_free(y);
+    ref_free(want);
+    free(scale);
+}
+
+static void all_axes(ref_red k, const ref_arr *ra, nd_array *x, const char *how) {
+    for (int ax = -ra->ndim; ax < ra->ndim; ax++) check_one(k, ra, x, ax, how);
+    check_one(k, ra, x, ND_ALL_AXES, how);
+}
+
+static void check_kind(ref_red k) {
+    NDT_RNG(r);
+    /* every dtype on a 3-d array, every axis */
+    for (int i = 0; i < ND_NUM_DTYPES; i++) {
+        ref_arr *ra = input_for(&r, k, ndt_all_dtypes[i], ND_SHAPE(3, 4, 5));
+        nd_array *x = ndt_upload(ra);
+        all_axes(k, ra, x, "contiguous");
+        nd_free(x);
+        ref_free(ra);
+    }
+    /* 1-d, 2-d, 4-d for a float and an int dtype */
+    const nd_dtype two[2] = {ND_FLOAT32, ND_INT32};
+    for (int i = 0; i < 2; i++) {
+        const int64_t s1[1] = {37}, s2[2] = {5, 7}, s4[4] = {2, 3, 4, 5};
+        const int64_t *shapes[3] = {s1, s2, s4};
+        const int nd[3] = {1, 2, 4};
+        for (int s = 0; s < 3; s++) {
+            ref_arr *ra = input_for(&r, k, two[i], nd[s], shapes[s]);
+            nd_array *x = ndt_upload(ra);
+            all_axes(k, ra, x, "contiguous");
+            nd_free(x);
+            ref_free(ra);
+        }
+    }
+    /* non-contiguous: a transpose and a strided negative-step view */
+    const nd_dtype nc[2] = {ND_FLOAT64, ND_INT16};
+    for (int i = 0; i < 2; i++) {
+        ref_arr *ra = input_for(&r, k, nc[i], ND_SHAPE(3, 4, 5));
+        nd_array *x = ndt_upload(ra);
+        const int perm[3] = {2, 0, 1};
+        nd_array *t = nd_transpose(x, perm);
+        ref_arr *rt = ref_transpose(ra, perm);
+        all_axes(k, rt, t, "transposed");
+        nd_array *v = nd_view(x, "::-1, 1:, ::2");
+        ref_arr *rv = ref_strided(ra, 3, (int64_t[]){3, 3, 3}, (int64_t[]){-20, 5, 2}, 45);
+        all_axes(k, rv, v, "strided view");
+        nd_free(t); nd_free(v); nd_free(x);
+        ref_free(ra); ref_free(rt); ref_free(rv);
+    }
+}
+
+NDT_TEST(reductions, sum) { check_kind(RR_SUM); }
+NDT_TEST(reductions, prod) { check_kind(RR_PROD); }
+NDT_TEST(reductions, mean) { check_kind(RR_MEAN); }
+NDT_TEST(reductions, min) { check_kind(RR_MIN); }
+NDT_TEST(reductions, max) { check_kind(RR_MAX); }
+NDT_TEST(reductions, argmin) { check_kind(RR_ARGMIN); }
+NDT_TEST(reductions, argmax) { check_kind(RR_ARGMAX); }
+NDT_TEST(reductions, std) { check_kind(RR_STD); }
+NDT_TEST(reductions, var) { check_kind(RR_VAR); }
+NDT_TEST(reductions, any) { check_kind(RR_ANY); }
+NDT_TEST(reductions, all) { check_kind(RR_ALL); }
+
+NDT_TEST(reductions, nan_propagates_and_first_nan_wins) {
+    const nd_dtype fts[3] = {ND_FLOAT16, ND_FLOAT32, ND_FLOAT64};
+    const ref_red ks[4] = {RR_MIN, RR_MAX, RR_ARGMIN, RR_ARGMAX};
+    NDT_RNG(r);
+    for (int i = 0; i < 3; i++) {
+        ref_arr *ra = ndt_rand(&r, fts[i], ND_SHAPE(4, 6), -5, 5);
+        ref_setd(ra, 3, NAN);  /* row 0 */
+        ref_setd(ra, 5, NAN);  /* row 0, a second NaN later */
+        ref_setd(ra, 14, NAN); /* row 2, column 2 */
+        nd_array *x = ndt_upload(ra);
+        for (int k = 0; k < 4; k++) {
+            check_one(ks[k], ra, x, 1, "with NaN");
+            check_one(ks[k], ra, x, 0, "with NaN");
+            check_one(ks[k], ra, x, ND_ALL_AXES, "with NaN");
+        }
+        /* sum/mean propagate NaN too */
+        check_one(RR_SUM, ra, x, 1, "with NaN");
+        check_one(RR_MEAN, ra, x, 0, "with NaN");
+        nd_free(x);
+        ref_free(ra);
+    }
+}
+
+NDT_TEST(reductions, arg_ties_first_occurrence) {
+    int32_t v[5] = {3, 7, 7, 1, 7};
+    nd_array *x = nd_from_host(v, ND_INT32, ND_SHAPE(5));
+    nd_array *am = nd_argmax(x, 0), *an = nd_argmin(x, ND_ALL_AXES);
+    cr_expect_eq(nd_dtype_of(am), ND_INT64);
+    cr_expect_eq(nd_item(am), 1.0, "argmax of [3,7,7,1,7] is 1, got %g", nd_item(am));
+    cr_expect_eq(nd_item(an), 3.0, "argmin is 3, got %g", nd_item(an));
+    float m[2][3] = {{2, 5, 5}, {2, 1, 5}};
+    nd_array *y = nd_from_host(m, ND_FLOAT32, ND_SHAPE(2, 3));
+    nd_array *a0 = nd_argmax(y, 0), *a1 = nd_argmax(y, -1);
+    int64_t g0[3], g1[2];
+    cr_assert_eq(nd_to_host(a0, g0, sizeof g0), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(a1, g1, sizeof g1), ND_OK, "%s", nd_last_error());
+    cr_expect(g0[0] == 0 && g0[1] == 0 && g0[2] == 0, "axis 0 ties: %lld %lld %lld",
+              (long long)g0[0], (long long)g0[1], (long long)g0[2]);
+    cr_expect(g1[0] == 1 && g1[1] == 2, "axis 1: %lld %lld", (long long)g1[0], (long long)g1[1]);
+    nd_free(x); nd_free(am); nd_free(an); nd_free(y); nd_free(a0); nd_free(a1);
+}
+
+NDT_TEST(reductions, empty_extents) {
+    nd_array *e = nd_ones(ND_FLOAT32, ND_SHAPE(0, 3));
+    float f3[3];
+    nd_array *s = nd_sum(e, 0), *p = nd_prod(e, 0), *m = nd_mean(e, 0);
+    cr_assert(s && p && m, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(s, f3, sizeof f3), ND_OK, "%s", nd_last_error());
+    cr_expect(f3[0] == 0 && f3[1] == 0 && f3[2] == 0, "sum over an empty axis is 0");
+    cr_assert_eq(nd_to_host(p, f3, sizeof f3), ND_OK, "%s", nd_last_error());
+    cr_expect(f3[0] == 1 && f3[1] == 1 && f3[2] == 1, "prod over an empty axis is 1");
+    cr_assert_eq(nd_to_host(m, f3, sizeof f3), ND_OK, "%s", nd_last_error());
+    cr_expect(isnan(f3[0]) && isnan(f3[2]), "mean over an empty axis is NaN");
+    nd_array *an = nd_any(e, 0), *al = nd_all(e, 0);
+    bool b3[3];
+    cr_assert_eq(nd_to_host(an, b3, sizeof b3), ND_OK, "%s", nd_last_error());
+    cr_expect(!b3[0] && !b3[1] && !b3[2], "any over an empty axis is false");
+    cr_assert_eq(nd_to_host(al, b3, sizeof b3), ND_OK, "%s", nd_last_error());
+    cr_expect(b3[0] && b3[1] && b3[2], "all over an empty axis is true");
+    nd_array *s1 = nd_sum(e, 1), *mn1 = nd_min(e, 1), *sa = nd_sum(e, ND_ALL_AXES);
+    cr_assert(s1 && mn1 && sa, "%s", nd_last_error());
+    cr_expect(nd_ndim(s1) == 1 && nd_shape(s1)[0] == 0, "sum over a full axis of (0,3) is (0,)");
+    cr_expect(nd_ndim(mn1) == 1 && nd_shape(mn1)[0] == 0);
+    cr_expect_eq(nd_item(sa), 0.0);
+    nd_clear_error();
+    cr_expect_null(nd_min(e, 0), "min over an empty axis is an error");
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_min");
+    cr_expect_null(nd_argmax(e, ND_ALL_AXES), "argmax of an empty array is an error");
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_argmax");
+    cr_expect_null(nd_max(e, 0), "max over an empty axis is an error");
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_max");
+    nd_free(e); nd_free(s); nd_free(p); nd_free(m); nd_free(an); nd_free(al);
+    nd_free(s1); nd_free(mn1); nd_free(sa);
+}
+
+NDT_TEST(reductions, large_sum_is_accurate) {
+    NDT_RNG(r);
+    int64_t n = 1 << 20;
+    ref_arr *ra = ndt_rand(&r, ND_FLOAT32, 1, &n, 0, 1);
+    nd_array *x = ndt_upload(ra);
+    nd_array *s = nd_sum(x, 0), *m = nd_mean(x, ND_ALL_AXES), *mx = nd_max(x, 0);
+    double *sc;
+    ref_arr *ws = ref_reduce(RR_SUM, ra, 0, &sc);
+    /* NumPy sums float32 pairwise; a naive float32 loop is off by ~1e-2 here */
+    ndt_check(s, ws, 1e-5, 0, NULL, "sum of 2^20 float32");
+    ref_arr *wm = ref_reduce(RR_MEAN, ra, ND_ALL_AXES, NULL);
+    ndt_check(m, wm, 1e-5, 0, NULL, "mean of 2^20 float32");
+    ref_arr *wx = ref_reduce(RR_MAX, ra, 0, NULL);
+    ndt_check(mx, wx, 0, 0, NULL, "max of 2^20 float32");
+    nd_free(x); nd_free(s); nd_free(m); nd_free(mx);
+    ref_free(ra); ref_free(ws); ref_free(wm); ref_free(wx);
+    free(sc);
+}
+
+NDT_TEST(reductions, of_lazy_expression) {
+    /* a reduction consuming a fused elementwise chain */
+    NDT_RNG(r);
+    ref_arr *ra = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(6, 9), -2, 2);
+    nd_array *x = ndt_upload(ra);
+    nd_array *sq = nd_square(x), *e = nd_add(sq, x), *s = nd_sum(e, 1), *mx = nd_max(e, 0);
+    ref_arr *rs = ref_unary(R_SQUARE, ra, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *re = ref_binary(R_ADD, rs, ra, ND_FLOAT64, ND_FLOAT64);
+    double *sc;
+    ref_arr *ws = ref_reduce(RR_SUM, re, 1, &sc), *wx = ref_reduce(RR_MAX, re, 0, NULL);
+    ndt_check(s, ws, 1e-12, 0, sc, "sum(x^2 + x, 1)");
+    ndt_check(mx, wx, 0, 0, NULL, "max(x^2 + x, 0)");
+    nd_free(x); nd_free(sq); nd_free(e); nd_free(s); nd_free(mx);
+    ref_free(ra); ref_free(rs); ref_free(re); ref_free(ws); ref_free(wx);
+    free(sc);
+}
