@@ -1,0 +1,704 @@
+/* Kernel IR -> CUDA C. One nd_kernel becomes one NVRTC translation unit:
+ * the prelude (conversions, Philox), an args struct (slot pointers and
+ * parameter bits as 8-byte words, passed by value), a __device__ body
+ * function holding the SSA instructions, and the __global__ entry points
+ * (scalar grid-stride loop, 16-byte vector variant, reduction passes).
+ * Shapes, strides and offsets are literals so index math folds; parameter
+ * values are launch arguments so a changed scalar never recompiles. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/codegen_prelude.h"
+#include "backends/cuda/cuda_internal.h"
+
+/* ------------------------------------------------------------ string builder */
+
+void nd_cuda_sb_printf(nd_cuda_sb *sb, const char *fmt, ...) {
+    if (sb->failed) return;
+    for (;;) {
+        size_t room = sb->cap - sb->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            sb->failed = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            sb->len += (size_t)n;
+            return;
+        }
+        size_t cap = sb->cap ? sb->cap * 2 : 4096;
+        while (cap - sb->len <= (size_t)n) cap *= 2;
+        char *p = realloc(sb->buf, cap);
+        if (!p) {
+            sb->failed = 1;
+            return;
+        }
+        sb->buf = p;
+        sb->cap = cap;
+    }
+}
+
+void nd_cuda_sb_free(nd_cuda_sb *sb) {
+    free(sb->buf);
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+}
+
+/* snprintf for expression fragments. Buffers are sized far above the
+ * longest fragment the bounded nesting below can produce. */
+static void fmt(char *out, size_t cap, const char *f, ...) ND_PRINTF(3, 4);
+static void fmt(char *out, size_t cap, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(out, cap, f, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ dtypes */
+
+static const char *const reg_types[ND_NUM_DTYPES] = {
+    "bool", "signed char", "short", "int", "long long", "unsigned char", "unsigned short",
+    "unsigned int", "unsigned long long", "float", "float", "float", "double"};
+static const char *const mem_types[ND_NUM_DTYPES] = {
+    "unsigned char", "signed char", "short", "int", "long long", "unsigned char",
+    "unsigned short", "unsigned int", "unsigned long long", "unsigned short", "unsigned short",
+    "float", "double"};
+static const int mem_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+
+const char *nd_cuda_reg_type(nd_dtype t) { return reg_types[t]; }
+const char *nd_cuda_mem_type(nd_dtype t) { return mem_types[t]; }
+
+/* 'b' bool, 'i' signed, 'u' unsigned, 'f' computed in float, 'd' double. */
+static char dclass(nd_dtype t) {
+    switch (t) {
+    case ND_BOOL: return 'b';
+    case ND_INT8: case ND_INT16: case ND_INT32: case ND_INT64: return 'i';
+    case ND_UINT8: case ND_UINT16: case ND_UINT32: case ND_UINT64: return 'u';
+    case ND_FLOAT64: return 'd';
+    default: return 'f';
+    }
+}
+static int is_half(nd_dtype t) { return t == ND_FLOAT16 || t == ND_BFLOAT16; }
+
+/* Wraps a float expression so the value is rounded to the storage precision
+ * of a 16-bit float dtype (ops on float16/bfloat16 round every result). */
+static void round_str(char *out, size_t cap, nd_dtype t, const char *x) {
+    if (t == ND_FLOAT16) fmt(out, cap, "ndk_rh(%s)", x);
+    else if (t == ND_BFLOAT16) fmt(out, cap, "ndk_rb(%s)", x);
+    else fmt(out, cap, "%s", x);
+}
+
+/* Register value x of dtype `from` as dtype `to`, with dtype.c's semantics:
+ * floats to ints truncate through int64, ints to floats go through double. */
+static void cast_str(char *out, size_t cap, nd_dtype from, nd_dtype to, const char *x) {
+    char from_c = dclass(from), to_c = dclass(to);
+    if (from == to) fmt(out, cap, "%s", x);
+    else if (to == ND_BOOL) fmt(out, cap, "((%s) != 0)", x);
+    else if (to == ND_FLOAT64) fmt(out, cap, "((double)(%s))", x);
+    else if (to_c == 'f') {
+        char tmp[1024];
+        if (from_c == 'f' || from_c == 'd' || from_c == 'b') fmt(tmp, sizeof tmp, "((float)(%s))", x);
+        else fmt(tmp, sizeof tmp, "((float)(double)(%s))", x);
+        round_str(out, cap, to, tmp);
+    } else if (from_c == 'f' || from_c == 'd') {
+        fmt(out, cap, "((%s)ndk_f2i((double)(%s)))", reg_types[to], x);
+    } else {
+        fmt(out, cap, "((%s)(%s))", reg_types[to], x);
+    }
+}
+
+void nd_cuda_emit_cast(nd_cuda_sb *sb, nd_dtype from, nd_dtype to, const char *x) {
+    char buf[1200];
+    cast_str(buf, sizeof buf, from, to, x);
+    nd_cuda_sb_printf(sb, "%s", buf);
+}
+
+/* Register value -> memory representation, and back. */
+static void to_mem_str(char *out, size_t cap, nd_dtype t, const char *x) {
+    if (t == ND_BOOL) fmt(out, cap, "((unsigned char)(%s))", x);
+    else if (t == ND_FLOAT16) fmt(out, cap, "ndk_f2h(%s)", x);
+    else if (t == ND_BFLOAT16) fmt(out, cap, "ndk_f2b(%s)", x);
+    else fmt(out, cap, "%s", x);
+}
+static void from_mem_str(char *out, size_t cap, nd_dtype t, const char *x) {
+    if (t == ND_BOOL) fmt(out, cap, "((%s) != 0)", x);
+    else if (t == ND_FLOAT16) fmt(out, cap, "ndk_h2f(%s)", x);
+    else if (t == ND_BFLOAT16) fmt(out, cap, "ndk_b2f(%s)", x);
+    else fmt(out, cap, "%s", x);
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static nd_status bad(const nd_kernel *k, const char *what, int64_t j) {
+    return nd_error_set(ND_ERR_ARG, "cuda codegen: kernel '%s': %s (at %" PRId64 ")", k->name, what, j);
+}
+
+static nd_status check_access(const nd_kernel *k, const nd_ir_access *a, int need_slot, int64_t j) {
+    if (need_slot && (a->slot < 0 || a->slot >= k->n_slots)) return bad(k, "access slot out of range", j);
+    if (need_slot && !nd_dtype_valid(a->dtype)) return bad(k, "access dtype invalid", j);
+    return ND_OK;
+}
+
+static nd_status validate(const nd_kernel *k) {
+    if (k->ndim < 0 || k->ndim > ND_MAX_DIMS) return bad(k, "ndim out of range", k->ndim);
+    for (int d = 0; d < k->ndim; d++)
+        if (k->shape[d] < 0) return bad(k, "negative extent", d);
+    if (k->n_slots < 0 || k->n_params < 0 || k->n_loads < 0 || k->n_indices < 0 || k->n_insts < 0 ||
+        k->n_stores < 0)
+        return bad(k, "negative count", 0);
+    for (int j = 0; j < k->n_params; j++)
+        if (!nd_dtype_valid(k->param_dtypes[j])) return bad(k, "parameter dtype invalid", j);
+    nd_status s;
+    for (int j = 0; j < k->n_loads; j++)
+        if ((s = check_access(k, &k->loads[j], 1, j))) return s;
+    for (int j = 0; j < k->n_stores; j++) {
+        if ((s = check_access(k, &k->stores[j].at, 1, j))) return s;
+        if (k->stores[j].value < 0 || k->stores[j].value >= k->n_insts) return bad(k, "store value out of range", j);
+    }
+    for (int j = 0; j < k->n_insts; j++) {
+        const nd_ir_inst *in = &k->insts[j];
+        if (!nd_dtype_valid(in->dtype)) return bad(k, "instruction dtype invalid", j);
+        int arity = 0;
+        switch (in->op) {
+        case ND_IR_LOAD:
+            if (in->a < 0 || in->a >= k->n_loads) return bad(k, "LOAD index out of range", j);
+            break;
+        case ND_IR_PARAM:
+            if (in->a < 0 || in->a >= k->n_params) return bad(k, "PARAM index out of range", j);
+            break;
+        case ND_IR_INDEX:
+            if (in->a < 0 || in->a >= k->n_indices) return bad(k, "INDEX map out of range", j);
+            break;
+        case ND_IR_RAND_UNIFORM:
+        case ND_IR_RAND_NORMAL:
+            if (in->a < 0 || in->a >= j) return bad(k, "RAND index operand out of range", j);
+            if (in->b < 0 || in->b >= k->n_params || in->c < 0 || in->c >= k->n_params)
+                return bad(k, "RAND seed/stream parameter out of range", j);
+            break;
+        default:
+            if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad(k, "unknown opcode", j);
+            arity = nd_op_arity((nd_op)in->op);
+        }
+        const int32_t ops[3] = {in->a, in->b, in->c};
+        for (int o = 0; o < arity; o++)
+            if (ops[o] < 0 || ops[o] >= j) return bad(k, "operand is not an earlier instruction", j);
+    }
+    if (k->has_reduce) {
+        const nd_ir_reduce *r = &k->reduce;
+        if (r->kind >= ND_NUM_REDUCE_KINDS) return bad(k, "unknown reduction kind", r->kind);
+        if (!nd_dtype_valid(r->out_dtype)) return bad(k, "reduction dtype invalid", r->out_dtype);
+        if (r->value < 0 || r->value >= k->n_insts) return bad(k, "reduced value out of range", r->value);
+        if ((s = check_access(k, &r->out, 1, -1))) return s;
+    }
+    return ND_OK;
+}
+
+/* ------------------------------------------------------------------ geometry */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+/* Largest |element index| an access reaches: decides 32- vs 64-bit math. */
+static int64_t access_extent(const nd_ir_access *a, int ndim, const int64_t *shape) {
+    double e = a->offset < 0 ? -(double)a->offset : (double)a->offset;
+    for (int d = 0; d < ndim; d++) {
+        double st = a->strides[d] < 0 ? -(double)a->strides[d] : (double)a->strides[d];
+        if (shape[d] > 0) e += st * (double)(shape[d] - 1);
+    }
+    return e >= 9.0e18 ? INT64_MAX : (int64_t)e;
+}
+
+static void make_names(const nd_kernel *k, nd_cuda_kinfo *info) {
+    char base[64];
+    size_t n = 0;
+    for (const char *p = k->name; *p && n < 56; p++) {
+        char c = *p;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        base[n++] = ok ? c : '_';
+    }
+    base[n] = 0;
+    if (!n) fmt(base, sizeof base, "kernel");
+    fmt(info->name, sizeof info->name, "nd_%s_%016" PRIx64, base, k->hash);
+    fmt(info->name_vec, sizeof info->name_vec, "%s_v", info->name);
+    fmt(info->name_pass2, sizeof info->name_pass2, "%s_p2", info->name);
+}
+
+nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
+    nd_status s = validate(k);
+    if (s) return s;
+    memset(info, 0, sizeof *info);
+    make_names(k, info);
+    int64_t n = 1;
+    for (int d = 0; d < k->ndim; d++) {
+        if (k->shape[d] && n > INT64_MAX / k->shape[d])
+            return nd_error_set(ND_ERR_UNSUPPORTED, "cuda codegen: kernel '%s': iteration space overflows int64", k->name);
+        n *= k->shape[d];
+    }
+    info->n = n;
+    info->n_words = k->n_slots + k->n_params + (k->has_reduce ? 1 : 0);
+    if (info->n_words > ND_CUDA_MAX_WORDS)
+        return nd_error_set(ND_ERR_UNSUPPORTED,
+                            "cuda codegen: kernel '%s' has %d slots and %d parameters; at most %d fit in "
+                            "the kernel arguments (lower the fusion size limit)",
+                            k->name, k->n_slots, k->n_params, ND_CUDA_MAX_WORDS);
+    int64_t big = access_extent(&(nd_ir_access){0}, 0, k->shape);
+    for (int j = 0; j < k->n_loads; j++) {
+        int64_t e = access_extent(&k->loads[j], k->ndim, k->shape);
+        if (e > big) big = e;
+    }
+    for (int j = 0; j < k->n_stores; j++) {
+        int64_t e = access_extent(&k->stores[j].at, k->ndim, k->shape);
+        if (e > big) big = e;
+    }
+    if (!k->has_reduce) {
+        info->strategy = ND_CUDA_ELEMWISE;
+        info->n_out = n;
+        info->n_red = 1;
+        info->splits = 1;
+        info->groups = n;
+        /* Vector variant: a 1-d space whose accesses are unit-stride (loads
+         * may also broadcast a single element). */
+        int vec_ok = k->ndim == 1 && k->n_stores > 0, maxsize = 0;
+        for (int j = 0; vec_ok && j < k->n_loads; j++) {
+            int64_t st = k->loads[j].strides[0];
+            if (st != 0 && st != 1) vec_ok = 0;
+            if (st == 1 && mem_sizes[k->loads[j].dtype] > maxsize) maxsize = mem_sizes[k->loads[j].dtype];
+        }
+        for (int j = 0; vec_ok && j < k->n_stores; j++) {
+            if (k->stores[j].at.strides[0] != 1) vec_ok = 0;
+            if (mem_sizes[k->stores[j].at.dtype] > maxsize) maxsize = mem_sizes[k->stores[j].at.dtype];
+        }
+        if (vec_ok && maxsize > 0 && n >= 16) {
+            info->vec = 16 / maxsize;
+            if (info->vec > 8) info->vec = 8;
+        }
+    } else {
+        uint32_t axes = k->reduce.axes & (k->ndim >= 32 ? 0xffffffffu : ((1u << k->ndim) - 1u));
+        int64_t n_out = 1, n_red = 1;
+        for (int d = 0; d < k->ndim; d++) {
+            if (axes >> d & 1u) n_red *= k->shape[d];
+            else n_out *= k->shape[d];
+        }
+        info->n_out = n_out;
+        info->n_red = n_red;
+        int inner_reduced = k->ndim > 0 && (axes >> (k->ndim - 1) & 1u);
+        int64_t splits;
+        if (inner_reduced && n_red > 16) {
+            info->strategy = ND_CUDA_REDUCE_ROWS;
+            int tpr = 32;
+            while (tpr < ND_CUDA_BLOCK && (int64_t)tpr * 8 < n_red) tpr *= 2;
+            info->tpr = tpr;
+            int64_t rpb = ND_CUDA_BLOCK / tpr;
+            int64_t by_work = ceil_div(n_red, (int64_t)tpr * 16);
+            int64_t by_target = n_out > 0 ? ceil_div(1024 * rpb, n_out) : 1;
+            splits = by_work < by_target ? by_work : by_target;
+            if (splits > 1024) splits = 1024;
+        } else {
+            info->strategy = ND_CUDA_REDUCE_COLS;
+            int64_t by_work = ceil_div(n_red, 32);
+            int64_t by_target = n_out > 0 ? ceil_div(262144, n_out) : 1;
+            splits = by_work < by_target ? by_work : by_target;
+            if (splits > 4096) splits = 4096;
+        }
+        if (splits < 1) splits = 1;
+        info->chunk = ceil_div(n_red, splits);
+        info->splits = info->chunk > 0 ? ceil_div(n_red, info->chunk) : 1;
+        if (info->splits < 1) info->splits = 1;
+        info->groups = n_out * info->splits;
+        int64_t e = access_extent(&k->reduce.out, k->ndim, k->shape);
+        if (e > big) big = e;
+        if (info->groups > big) big = info->groups;
+    }
+    if (n > big) big = n;
+    info->wide = big >= (int64_t)INT32_MAX;
+    return ND_OK;
+}
+
+/* --------------------------------------------------------------- emission */
+
+void nd_cuda_emit_prelude(nd_cuda_sb *sb) { nd_cuda_sb_printf(sb, "%s", nd_cuda_prelude); }
+
+static const char *op_fn(nd_op op, char c) {
+    int d = c == 'd';
+    switch (op) {
+    case ND_OP_SQRT: return d ? "sqrt" : "sqrtf";
+    case ND_OP_EXP: return d ? "exp" : "expf";
+    case ND_OP_LOG: return d ? "log" : "logf";
+    case ND_OP_SIN: return d ? "sin" : "sinf";
+    case ND_OP_COS: return d ? "cos" : "cosf";
+    case ND_OP_TANH: return d ? "tanh" : "tanhf";
+    case ND_OP_FLOOR: return d ? "floor" : "floorf";
+    case ND_OP_CEIL: return d ? "ceil" : "ceilf";
+    case ND_OP_POW: return d ? "pow" : "powf";
+    default: return "?";
+    }
+}
+
+/* Expression for an elementwise op whose operands (a, b, c) are already in
+ * the compute dtype t. The result is of dtype t (bool for comparisons and
+ * logical ops), rounded by the caller for 16-bit floats. */
+static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, const char *b,
+                    const char *c) {
+    if (!nd_dtype_valid(t)) t = ND_FLOAT64;
+    char cl = dclass(t);
+    const char *T = reg_types[t];
+    int fl = cl == 'f' || cl == 'd', in = cl == 'i' || cl == 'u';
+    const char *rn = cl == 'd' ? "d" : "f";
+    switch (op) {
+    case ND_OP_NEG:
+        if (fl) fmt(out, cap, "(-(%s))", a);
+        else if (in) fmt(out, cap, "((%s)(0ull - (unsigned long long)(%s)))", T, a);
+        else fmt(out, cap, "(%s)", a);
+        break;
+    case ND_OP_ABS:
+        if (fl) fmt(out, cap, "%s(%s)", cl == 'd' ? "fabs" : "fabsf", a);
+        else if (cl == 'i')
+            fmt(out, cap, "((%s)((%s) < 0 ? 0ull - (unsigned long long)(%s) : (unsigned long long)(%s)))", T, a, a, a);
+        else fmt(out, cap, "(%s)", a);
+        break;
+    case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
+        if (fl) fmt(out, cap, "%s(%s)", op_fn(op, cl), a);
+        else {
+            char tmp[1024];
+            fmt(tmp, sizeof tmp, "%s((double)(%s))", op_fn(op, 'd'), a);
+            cast_str(out, cap, ND_FLOAT64, t, tmp);
+        }
+        break;
+    case ND_OP_FLOOR: case ND_OP_CEIL:
+        if (fl) fmt(out, cap, "%s(%s)", op_fn(op, cl), a);
+        else fmt(out, cap, "(%s)", a);
+        break;
+    case ND_OP_SQUARE:
+        if (fl) fmt(out, cap, "__%smul_rn(%s, %s)", rn, a, a);
+        else if (in) fmt(out, cap, "((%s)((unsigned long long)(%s) * (unsigned long long)(%s)))", T, a, a);
+        else fmt(out, cap, "(%s)", a);
+        break;
+    case ND_OP_LOGICAL_NOT: fmt(out, cap, "(!(%s))", a); break;
+    case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: {
+        const char *nm = op == ND_OP_ADD ? "add" : op == ND_OP_SUB ? "sub" : "mul";
+        const char *sym = op == ND_OP_ADD ? "+" : op == ND_OP_SUB ? "-" : "*";
+        const char *bsym = op == ND_OP_ADD ? "||" : op == ND_OP_SUB ? "!=" : "&&";
+        if (fl) fmt(out, cap, "__%s%s_rn(%s, %s)", rn, nm, a, b);
+        else if (in)
+            fmt(out, cap, "((%s)((unsigned long long)(%s) %s (unsigned long long)(%s)))", T, a, sym, b);
+        else fmt(out, cap, "((%s) %s (%s))", a, bsym, b);
+        break;
+    }
+    case ND_OP_DIV:
+        if (fl) fmt(out, cap, "__%sdiv_rn(%s, %s)", rn, a, b);
+        else if (in) fmt(out, cap, "ndk_idiv<%s>(%s, %s)", T, a, b);
+        else fmt(out, cap, "((%s) && (%s))", a, b);
+        break;
+    case ND_OP_POW:
+        if (fl) fmt(out, cap, "%s(%s, %s)", op_fn(op, cl), a, b);
+        else if (in) fmt(out, cap, "ndk_ipow<%s>(%s, %s)", T, a, b);
+        else fmt(out, cap, "((%s) || !(%s))", a, b);
+        break;
+    case ND_OP_MAX: case ND_OP_MIN: {
+        int mx = op == ND_OP_MAX;
+        if (fl) fmt(out, cap, "ndk_f%s<%s>(%s, %s)", mx ? "max" : "min", T, a, b);
+        else if (in) fmt(out, cap, "((%s) %s (%s) ? (%s) : (%s))", a, mx ? ">=" : "<=", b, a, b);
+        else fmt(out, cap, "((%s) %s (%s))", a, mx ? "||" : "&&", b);
+        break;
+    }
+    case ND_OP_EQ: fmt(out, cap, "((%s) == (%s))", a, b); break;
+    case ND_OP_NE: fmt(out, cap, "((%s) != (%s))", a, b); break;
+    case ND_OP_LT: fmt(out, cap, "((%s) < (%s))", a, b); break;
+    case ND_OP_LE: fmt(out, cap, "((%s) <= (%s))", a, b); break;
+    case ND_OP_GT: fmt(out, cap, "((%s) > (%s))", a, b); break;
+    case ND_OP_GE: fmt(out, cap, "((%s) >= (%s))", a, b); break;
+    case ND_OP_LOGICAL_AND: fmt(out, cap, "((%s) && (%s))", a, b); break;
+    case ND_OP_LOGICAL_OR: fmt(out, cap, "((%s) || (%s))", a, b); break;
+    case ND_OP_WHERE: fmt(out, cap, "((%s) ? (%s) : (%s))", a, b, c); break;
+    default: fmt(out, cap, "(%s)", a); break;
+    }
+}
+
+/* Operand j of an instruction, as dtype `want`. */
+static void operand(char *out, size_t cap, const nd_kernel *k, int32_t j, nd_dtype want) {
+    char v[32];
+    fmt(v, sizeof v, "v%d", (int)j);
+    cast_str(out, cap, (nd_dtype)k->insts[j].dtype, want, v);
+}
+
+static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
+    const nd_ir_inst *in = &k->insts[j];
+    nd_dtype t = (nd_dtype)in->dtype;
+    char e[2048], tmp[2048], a[1200], b[1200], c[1200];
+    switch (in->op) {
+    case ND_IR_LOAD: {
+        nd_dtype md = (nd_dtype)k->loads[in->a].dtype;
+        char l[32];
+        fmt(l, sizeof l, "l%d", (int)in->a);
+        from_mem_str(tmp, sizeof tmp, md, l);
+        cast_str(e, sizeof e, md, t, tmp);
+        break;
+    }
+    case ND_IR_PARAM: {
+        nd_dtype pd = (nd_dtype)k->param_dtypes[in->a];
+        int w = n_slots + in->a;
+        if (nd_dtype_is_float(pd)) {
+            fmt(tmp, sizeof tmp, "__longlong_as_double((long long)A.w[%d])", w);
+            cast_str(e, sizeof e, ND_FLOAT64, t, tmp);
+        } else if (nd_dtype_kind_of(pd) == ND_KIND_UINT) {
+            fmt(tmp, sizeof tmp, "A.w[%d]", w);
+            cast_str(e, sizeof e, ND_UINT64, t, tmp);
+        } else {
+            fmt(tmp, sizeof tmp, "((long long)A.w[%d])", w);
+            cast_str(e, sizeof e, ND_INT64, t, tmp);
+        }
+        break;
+    }
+    case ND_IR_INDEX: {
+        char x[32];
+        fmt(x, sizeof x, "x%d", (int)in->a);
+        cast_str(e, sizeof e, ND_INT64, t, x);
+        break;
+    }
+    case ND_IR_RAND_UNIFORM:
+    case ND_IR_RAND_NORMAL: {
+        operand(a, sizeof a, k, in->a, ND_INT64);
+        nd_cuda_sb_printf(sb, "  const uint4 q%d = ndk_philox(A.w[%d], (unsigned long long)%s, A.w[%d]);\n", j,
+                          n_slots + in->b, a, n_slots + in->c);
+        int normal = in->op == ND_IR_RAND_NORMAL;
+        char q[64];
+        if (t == ND_FLOAT64 || dclass(t) != 'f') {
+            if (normal) fmt(q, sizeof q, "ndk_normd(q%d)", j);
+            else fmt(q, sizeof q, "ndk_u01d(q%d.x, q%d.y)", j, j);
+            cast_str(e, sizeof e, ND_FLOAT64, t, q);
+        } else {
+            if (normal) fmt(q, sizeof q, "ndk_normf(q%d)", j);
+            else fmt(q, sizeof q, "ndk_u01f(q%d.x)", j);
+            round_str(e, sizeof e, t, q);
+        }
+        break;
+    }
+    default: {
+        nd_op op = (nd_op)in->op;
+        if (op == ND_OP_CAST) {
+            char v[32];
+            fmt(v, sizeof v, "v%d", (int)in->a);
+            cast_str(e, sizeof e, (nd_dtype)k->insts[in->a].dtype, t, v);
+            break;
+        }
+        nd_dtype cd = t;
+        if (nd_op_is_comparison(op)) {
+            nd_dtype da = (nd_dtype)k->insts[in->a].dtype, db = (nd_dtype)k->insts[in->b].dtype;
+            cd = da == db ? da : nd_promote(da, db);
+        } else if (op == ND_OP_LOGICAL_AND || op == ND_OP_LOGICAL_OR || op == ND_OP_LOGICAL_NOT) {
+            cd = ND_BOOL;
+        }
+        int arity = nd_op_arity(op);
+        a[0] = b[0] = c[0] = 0;
+        if (op == ND_OP_WHERE) {
+            operand(a, sizeof a, k, in->a, ND_BOOL);
+            operand(b, sizeof b, k, in->b, t);
+            operand(c, sizeof c, k, in->c, t);
+        } else {
+            operand(a, sizeof a, k, in->a, cd);
+            if (arity > 1) operand(b, sizeof b, k, in->b, cd);
+        }
+        op_expr(tmp, sizeof tmp, op, cd, a, b, c);
+        if (nd_op_is_comparison(op) || cd == ND_BOOL) cast_str(e, sizeof e, ND_BOOL, t, tmp);
+        else if (is_half(t) && op != ND_OP_WHERE && op != ND_OP_NEG && op != ND_OP_ABS)
+            round_str(e, sizeof e, t, tmp);
+        else fmt(e, sizeof e, "%s", tmp);
+        break;
+    }
+    }
+    nd_cuda_sb_printf(sb, "  const %s v%d = %s;\n", reg_types[t], j, e);
+}
+
+/* The body: loads arrive as memory values, indices as int64, stores leave
+ * as memory values, the reduced value (if any) as its register type. The
+ * same function serves the scalar, vector and reduction loops. */
+void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k) {
+    nd_cuda_sb_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n",
+                      k->n_slots + k->n_params + (k->has_reduce ? 1 : 0) > 0
+                          ? k->n_slots + k->n_params + (k->has_reduce ? 1 : 0)
+                          : 1);
+    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ void ndk_body(const ndk_args &A");
+    for (int j = 0; j < k->n_loads; j++) nd_cuda_sb_printf(sb, ", const %s l%d", mem_types[k->loads[j].dtype], j);
+    for (int j = 0; j < k->n_indices; j++) nd_cuda_sb_printf(sb, ", const long long x%d", j);
+    for (int j = 0; j < k->n_stores; j++) nd_cuda_sb_printf(sb, ", %s &s%d", mem_types[k->stores[j].at.dtype], j);
+    if (k->has_reduce) nd_cuda_sb_printf(sb, ", %s &rv", reg_types[k->insts[k->reduce.value].dtype]);
+    nd_cuda_sb_printf(sb, ") {\n");
+    for (int j = 0; j < k->n_insts; j++) emit_inst(sb, k, j, k->n_slots);
+    char v[32], c[1200], m[1400];
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_store *st = &k->stores[j];
+        fmt(v, sizeof v, "v%d", (int)st->value);
+        cast_str(c, sizeof c, (nd_dtype)k->insts[st->value].dtype, (nd_dtype)st->at.dtype, v);
+        to_mem_str(m, sizeof m, (nd_dtype)st->at.dtype, c);
+        nd_cuda_sb_printf(sb, "  s%d = %s;\n", j, m);
+    }
+    if (k->has_reduce) nd_cuda_sb_printf(sb, "  rv = v%d;\n", (int)k->reduce.value);
+    nd_cuda_sb_printf(sb, "}\n");
+}
+
+void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
+                          const char *at, const char *indent) {
+    int first = -1, any_div = 0;
+    for (int d = 0; d < k->ndim; d++)
+        if (mask >> d & 1u) {
+            if (first < 0) first = d;
+            nd_cuda_sb_printf(sb, "%s%s i%d;\n", indent, at, d);
+        }
+    if (first < 0) return;
+    for (int d = k->ndim - 1; d > first; d--)
+        if ((mask >> d & 1u) && k->shape[d] != 1) any_div = 1;
+    /* Unsigned division by literals folds to multiply-shift. */
+    const char *ut = strcmp(at, "int") == 0 ? "unsigned int" : "unsigned long long";
+    nd_cuda_sb_printf(sb, "%s{ %s t_ = (%s)(%s);", indent, ut, ut, lin);
+    (void)any_div;
+    for (int d = k->ndim - 1; d >= first; d--) {
+        if (!(mask >> d & 1u)) continue;
+        if (d == first) nd_cuda_sb_printf(sb, " i%d = (%s)t_;", d, at);
+        else if (k->shape[d] == 1) nd_cuda_sb_printf(sb, " i%d = 0;", d);
+        else
+            nd_cuda_sb_printf(sb, " i%d = (%s)(t_ %% %" PRId64 "u); t_ /= %" PRId64 "u;", d, at, k->shape[d],
+                              k->shape[d]);
+    }
+    nd_cuda_sb_printf(sb, " }\n");
+}
+
+void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide) {
+    const char *sfx = wide ? "LL" : "";
+    nd_cuda_sb_printf(sb, "(%" PRId64 "%s", a->offset, sfx);
+    for (int d = 0; d < ndim; d++)
+        if (a->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "%s) * i%d", a->strides[d], sfx, d);
+    nd_cuda_sb_printf(sb, ")");
+}
+
+static void emit_index_values(nd_cuda_sb *sb, const nd_kernel *k, const char *indent) {
+    for (int j = 0; j < k->n_indices; j++) {
+        const nd_ir_access *x = &k->indices[j];
+        nd_cuda_sb_printf(sb, "%sconst long long x%d = %" PRId64 "LL", indent, j, x->offset);
+        for (int d = 0; d < k->ndim; d++)
+            if (x->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "LL) * (long long)i%d", x->strides[d], d);
+        nd_cuda_sb_printf(sb, ";\n");
+    }
+}
+
+static void emit_call(nd_cuda_sb *sb, const nd_kernel *k, const char *indent, int vec) {
+    nd_cuda_sb_printf(sb, "%sndk_body(A", indent);
+    for (int j = 0; j < k->n_loads; j++) {
+        if (vec && k->loads[j].strides[0] == 1) nd_cuda_sb_printf(sb, ", u%d.e[e]", j);
+        else nd_cuda_sb_printf(sb, ", l%d", j);
+    }
+    for (int j = 0; j < k->n_indices; j++) nd_cuda_sb_printf(sb, ", x%d", j);
+    for (int j = 0; j < k->n_stores; j++) nd_cuda_sb_printf(sb, vec ? ", w%d.e[e]" : ", s%d", j);
+    if (k->has_reduce) nd_cuda_sb_printf(sb, ", rv");
+    nd_cuda_sb_printf(sb, ");\n");
+}
+
+void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent) {
+    for (int j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *l = &k->loads[j];
+        const char *mt = mem_types[l->dtype];
+        nd_cuda_sb_printf(sb, "%sconst %s l%d = ((const %s *)A.w[%d])[", indent, mt, j, mt, (int)l->slot);
+        nd_cuda_emit_addr(sb, l, k->ndim, wide);
+        nd_cuda_sb_printf(sb, "];\n");
+    }
+    emit_index_values(sb, k, indent);
+    for (int j = 0; j < k->n_stores; j++) nd_cuda_sb_printf(sb, "%s%s s%d;\n", indent, mem_types[k->stores[j].at.dtype], j);
+    if (k->has_reduce) nd_cuda_sb_printf(sb, "%s%s rv;\n", indent, reg_types[k->insts[k->reduce.value].dtype]);
+    emit_call(sb, k, indent, 0);
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_access *s = &k->stores[j].at;
+        nd_cuda_sb_printf(sb, "%s((%s *)A.w[%d])[", indent, mem_types[s->dtype], (int)s->slot);
+        nd_cuda_emit_addr(sb, s, k->ndim, wide);
+        nd_cuda_sb_printf(sb, "] = s%d;\n", j);
+    }
+}
+
+static const char *vec_type(int bytes) {
+    switch (bytes) {
+    case 2: return "unsigned short";
+    case 4: return "unsigned int";
+    case 8: return "uint2";
+    default: return "uint4";
+    }
+}
+
+static void emit_elementwise(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
+    const char *at = info->wide ? "long long" : "int";
+    uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
+    nd_cuda_sb_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n",
+                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->n, lt, ND_CUDA_BLOCK);
+    nd_cuda_emit_unravel(sb, k, all, "g", at, "    ");
+    nd_cuda_emit_point(sb, k, info->wide, "    ");
+    nd_cuda_sb_printf(sb, "  }\n}\n");
+    if (!info->vec) return;
+
+    /* The vector variant: launched only when every unit-stride pointer is
+     * aligned to its vector width (checked on the host per launch). */
+    int V = info->vec;
+    int64_t nv = info->n / V;
+    nd_cuda_sb_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
+                      "    const %s b0 = (%s)g * %d;\n",
+                      ND_CUDA_BLOCK, info->name_vec, lt, lt, ND_CUDA_BLOCK, nv, lt, ND_CUDA_BLOCK, at, at, V);
+    const char *sfx = info->wide ? "LL" : "";
+    for (int j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *l = &k->loads[j];
+        const char *mt = mem_types[l->dtype];
+        if (l->strides[0] == 1) {
+            const char *vt = vec_type(V * mem_sizes[l->dtype]);
+            nd_cuda_sb_printf(sb,
+                              "    union { %s v; %s e[%d]; } u%d;\n"
+                              "    u%d.v = *(const %s *)(((const %s *)A.w[%d]) + %" PRId64 "%s + b0);\n",
+                              vt, mt, V, j, j, vt, mt, (int)l->slot, l->offset, sfx);
+        } else {
+            nd_cuda_sb_printf(sb, "    const %s l%d = ((const %s *)A.w[%d])[%" PRId64 "%s];\n", mt, j, mt,
+                              (int)l->slot, l->offset, sfx);
+        }
+    }
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_access *s = &k->stores[j].at;
+        nd_cuda_sb_printf(sb, "    union { %s v; %s e[%d]; } w%d;\n", vec_type(V * mem_sizes[s->dtype]),
+                          mem_types[s->dtype], V, j);
+    }
+    if (k->has_reduce) nd_cuda_sb_printf(sb, "    %s rv;\n", reg_types[k->insts[k->reduce.value].dtype]);
+    nd_cuda_sb_printf(sb, "#pragma unroll\n    for (int e = 0; e < %d; e++) {\n      const %s i0 = b0 + e;\n", V, at);
+    emit_index_values(sb, k, "      ");
+    emit_call(sb, k, "      ", 1);
+    nd_cuda_sb_printf(sb, "    }\n");
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_access *s = &k->stores[j].at;
+        nd_cuda_sb_printf(sb, "    *(%s *)(((%s *)A.w[%d]) + %" PRId64 "%s + b0) = w%d.v;\n",
+                          vec_type(V * mem_sizes[s->dtype]), mem_types[s->dtype], (int)s->slot, s->offset, sfx, j);
+    }
+    nd_cuda_sb_printf(sb, "  }\n");
+    if (info->n % V) {
+        nd_cuda_sb_printf(sb,
+                          "  const %s g = %" PRId64 "ull + (%s)blockIdx.x * %du + threadIdx.x;\n"
+                          "  if (g < %" PRId64 "ull) {\n    const %s i0 = (%s)g;\n",
+                          lt, nv * V, lt, ND_CUDA_BLOCK, info->n, at, at);
+        nd_cuda_emit_point(sb, k, info->wide, "    ");
+        nd_cuda_sb_printf(sb, "  }\n");
+    }
+    nd_cuda_sb_printf(sb, "}\n");
+}
+
+nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {
+    nd_cuda_sb sb = {0};
+    nd_cuda_emit_prelude(&sb);
+    nd_cuda_emit_body_fn(&sb, k);
+    if (k->has_reduce) nd_cuda_emit_reduce_kernels(&sb, k, info);
+    else emit_elementwise(&sb, k, info);
+    if (sb.failed) {
+        nd_cuda_sb_free(&sb);
+        return nd_error_set(ND_ERR_OOM, "cuda codegen: out of host memory generating kernel '%s'", k->name);
+    }
+    *src_out = sb.buf;
+    return ND_OK;
+}

@@ -1,0 +1,209 @@
+/* Reduction kernels. Determinism comes from structure, not atomics: the
+ * grid, the split of each output's reduced points into partials, each
+ * thread's visiting order and the shared-memory tree are all fixed by the
+ * kernel's shape, and a second pass combines the partials of an output in
+ * index order. So a reduction gives the same bits on every run and every
+ * device of one architecture.
+ *
+ * Accumulators: float16/bfloat16/float32 sums and products accumulate in
+ * float32 (rounded once per combine), float64 in float64, signed ints and
+ * bool in int64, unsigned ints in uint64 (wrapping). MIN/MAX propagate NaN;
+ * ARGMIN/ARGMAX keep {value, first row-major index over the reduced axes},
+ * a combine that does not depend on the order of its operands. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_internal.h"
+
+static nd_dtype acc_dtype(const nd_kernel *k) {
+    nd_dtype vd = (nd_dtype)k->insts[k->reduce.value].dtype;
+    switch (k->reduce.kind) {
+    case ND_REDUCE_SUM:
+    case ND_REDUCE_PROD:
+        if (vd == ND_FLOAT64) return ND_FLOAT64;
+        if (nd_dtype_is_float(vd)) return ND_FLOAT32;
+        return nd_dtype_kind_of(vd) == ND_KIND_UINT ? ND_UINT64 : ND_INT64;
+    case ND_REDUCE_ANY:
+    case ND_REDUCE_ALL: return ND_BOOL;
+    default: return vd;
+    }
+}
+
+/* The smallest/largest value of an integer dtype, as a C literal. */
+static const char *int_limit(nd_dtype t, int max) {
+    switch (t) {
+    case ND_INT8: return max ? "127" : "(-128)";
+    case ND_INT16: return max ? "32767" : "(-32768)";
+    case ND_INT32: return max ? "2147483647" : "(-2147483647 - 1)";
+    case ND_INT64: return max ? "9223372036854775807LL" : "(-9223372036854775807LL - 1)";
+    case ND_UINT8: return max ? "255" : "0";
+    case ND_UINT16: return max ? "65535" : "0";
+    case ND_UINT32: return max ? "4294967295u" : "0u";
+    case ND_UINT64: return max ? "18446744073709551615ull" : "0ull";
+    default: return max ? "true" : "false";
+    }
+}
+
+static void emit_acc_fns(nd_cuda_sb *sb, const nd_kernel *k) {
+    nd_dtype vd = (nd_dtype)k->insts[k->reduce.value].dtype, ad = acc_dtype(k);
+    const char *AT = nd_cuda_reg_type(ad);
+    int fl = nd_dtype_is_float(ad), dbl = ad == ND_FLOAT64;
+    nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
+    nd_cuda_sb_printf(sb, "struct __align__(16) ndk_acc { %s v; long long i; };\n", AT);
+
+    const char *init = "0";
+    switch (kind) {
+    case ND_REDUCE_SUM: init = "0"; break;
+    case ND_REDUCE_PROD: init = "1"; break;
+    case ND_REDUCE_MIN: init = fl ? (dbl ? "NDK_DINF" : "NDK_INF") : int_limit(ad, 1); break;
+    case ND_REDUCE_MAX: init = fl ? (dbl ? "(-NDK_DINF)" : "(-NDK_INF)") : int_limit(ad, 0); break;
+    case ND_REDUCE_ALL: init = "true"; break;
+    default: init = "0"; break;
+    }
+    int is_arg = kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX;
+    nd_cuda_sb_printf(sb,
+                      "static __device__ __forceinline__ ndk_acc ndk_acc_init() { ndk_acc a; a.v = (%s)%s; a.i = %s; return a; }\n",
+                      AT, init, is_arg ? "-1" : "0");
+    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_one(%s x, long long ri) { ndk_acc a; a.v = ",
+                      nd_cuda_reg_type(vd));
+    nd_cuda_emit_cast(sb, vd, ad, "x");
+    nd_cuda_sb_printf(sb, "; a.i = ri; return a; }\n");
+
+    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_comb(ndk_acc a, const ndk_acc b) {\n");
+    const char *rn = dbl ? "d" : "f";
+    switch (kind) {
+    case ND_REDUCE_SUM:
+    case ND_REDUCE_PROD: {
+        const char *nm = kind == ND_REDUCE_SUM ? "add" : "mul";
+        if (fl) nd_cuda_sb_printf(sb, "  a.v = __%s%s_rn(a.v, b.v);\n", rn, nm);
+        else
+            nd_cuda_sb_printf(sb, "  a.v = (%s)((unsigned long long)a.v %s (unsigned long long)b.v);\n", AT,
+                              kind == ND_REDUCE_SUM ? "+" : "*");
+        break;
+    }
+    case ND_REDUCE_MIN:
+    case ND_REDUCE_MAX: {
+        int mx = kind == ND_REDUCE_MAX;
+        if (fl) nd_cuda_sb_printf(sb, "  a.v = ndk_f%s<%s>(a.v, b.v);\n", mx ? "max" : "min", AT);
+        else if (ad == ND_BOOL) nd_cuda_sb_printf(sb, "  a.v = a.v %s b.v;\n", mx ? "||" : "&&");
+        else nd_cuda_sb_printf(sb, "  a.v = (b.v %s a.v) ? b.v : a.v;\n", mx ? ">" : "<");
+        break;
+    }
+    case ND_REDUCE_ANY: nd_cuda_sb_printf(sb, "  a.v = a.v || b.v;\n"); break;
+    case ND_REDUCE_ALL: nd_cuda_sb_printf(sb, "  a.v = a.v && b.v;\n"); break;
+    default: {
+        /* First NaN wins, then the better value, ties to the lower index. */
+        const char *better = kind == ND_REDUCE_ARGMAX ? ">" : "<";
+        nd_cuda_sb_printf(sb,
+                          "  if (a.i < 0) return b;\n"
+                          "  if (b.i < 0) return a;\n"
+                          "  const bool an = a.v != a.v, bn = b.v != b.v;\n"
+                          "  if (an || bn) { if (an && bn) return a.i <= b.i ? a : b; return an ? a : b; }\n"
+                          "  if (a.v %s b.v) return a;\n"
+                          "  if (b.v %s a.v) return b;\n"
+                          "  return a.i <= b.i ? a : b;\n",
+                          better, better);
+        break;
+    }
+    }
+    nd_cuda_sb_printf(sb, "  return a;\n}\n");
+}
+
+/* Writes accumulator `acc` to the reduction output (kept indices in scope). */
+static void emit_write(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *acc, const char *indent) {
+    const nd_ir_reduce *r = &k->reduce;
+    nd_dtype od = (nd_dtype)r->out_dtype;
+    int is_arg = r->kind == ND_REDUCE_ARGMIN || r->kind == ND_REDUCE_ARGMAX;
+    char src[64];
+    snprintf(src, sizeof src, "%s.%s", acc, is_arg ? "i" : "v");
+    nd_cuda_sb_printf(sb, "%s{ const %s o_ = ", indent, nd_cuda_reg_type(od));
+    nd_cuda_emit_cast(sb, is_arg ? ND_INT64 : acc_dtype(k), od, src);
+    nd_cuda_sb_printf(sb, ";\n%s  ((%s *)A.w[%d])[", indent, nd_cuda_mem_type(od), (int)r->out.slot);
+    nd_cuda_emit_addr(sb, &r->out, k->ndim, wide);
+    if (od == ND_BOOL) nd_cuda_sb_printf(sb, "] = (unsigned char)o_; }\n");
+    else if (od == ND_FLOAT16) nd_cuda_sb_printf(sb, "] = ndk_f2h(o_); }\n");
+    else if (od == ND_BFLOAT16) nd_cuda_sb_printf(sb, "] = ndk_f2b(o_); }\n");
+    else nd_cuda_sb_printf(sb, "] = o_; }\n");
+}
+
+void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+    emit_acc_fns(sb, k);
+    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
+    const char *at = info->wide ? "long long" : "int";
+    uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
+    uint32_t red = k->reduce.axes & all, kept = all & ~red;
+    /* Literals below are never zero, so no division by zero is compiled
+     * even for empty spaces (whose kernels are never launched). */
+    int64_t n_out = info->n_out > 0 ? info->n_out : 1;
+    int64_t S = info->splits, CH = info->chunk > 0 ? info->chunk : 1, groups = n_out * S;
+    int pw = k->n_slots + k->n_params; /* word holding the partials pointer */
+
+    if (info->strategy == ND_CUDA_REDUCE_ROWS) {
+        int tpr = info->tpr, rpb = ND_CUDA_BLOCK / info->tpr;
+        nd_cuda_sb_printf(sb,
+                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                          "  __shared__ ndk_acc sh[%d];\n"
+                          "  const %s gi = (%s)blockIdx.x * %du + threadIdx.x / %du;\n"
+                          "  const unsigned lane = threadIdx.x %% %du;\n"
+                          "  const %s o = gi / %" PRId64 "u, sp = gi %% %" PRId64 "u;\n",
+                          ND_CUDA_BLOCK, info->name, ND_CUDA_BLOCK, lt, lt, rpb, tpr, tpr, lt, S, S);
+        nd_cuda_emit_unravel(sb, k, kept, "o", at, "  ");
+        nd_cuda_sb_printf(sb,
+                          "  ndk_acc acc = ndk_acc_init();\n"
+                          "  if (gi < %" PRId64 "ull) {\n"
+                          "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
+                          "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
+                          "    for (%s q = sp * %" PRId64 "u + lane; q < r1; q += %du) {\n",
+                          groups, lt, CH, CH, info->n_red, info->n_red, lt, CH, tpr);
+        nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
+        nd_cuda_emit_point(sb, k, info->wide, "      ");
+        nd_cuda_sb_printf(sb,
+                          "      acc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n"
+                          "    }\n  }\n"
+                          "  sh[threadIdx.x] = acc;\n  __syncthreads();\n"
+                          "  for (unsigned st = %du; st > 0; st >>= 1) {\n"
+                          "    if (lane < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
+                          "    __syncthreads();\n  }\n"
+                          "  if (lane == 0 && gi < %" PRId64 "ull) {\n",
+                          tpr / 2, groups);
+        if (S == 1) emit_write(sb, k, info->wide, "sh[threadIdx.x]", "    ");
+        else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[gi] = sh[threadIdx.x];\n", pw);
+        nd_cuda_sb_printf(sb, "  }\n}\n");
+    } else {
+        nd_cuda_sb_printf(sb,
+                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                          "  for (%s gid = (%s)blockIdx.x * %du + threadIdx.x; gid < %" PRId64 "ull; gid += (%s)gridDim.x * %du) {\n"
+                          "    const %s o = gid %% %" PRId64 "u, sp = gid / %" PRId64 "u;\n",
+                          ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, groups, lt, ND_CUDA_BLOCK, lt, n_out,
+                          n_out);
+        nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
+        nd_cuda_sb_printf(sb,
+                          "    ndk_acc acc = ndk_acc_init();\n"
+                          "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
+                          "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
+                          "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n",
+                          lt, CH, CH, info->n_red, info->n_red, lt, CH);
+        nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
+        nd_cuda_emit_point(sb, k, info->wide, "      ");
+        nd_cuda_sb_printf(sb, "      acc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n    }\n");
+        if (S == 1) emit_write(sb, k, info->wide, "acc", "    ");
+        else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o] = acc;\n", pw, n_out);
+        nd_cuda_sb_printf(sb, "  }\n}\n");
+    }
+    if (S == 1) return;
+
+    /* Pass 2: one thread per output folds its partials in split order. */
+    int rows = info->strategy == ND_CUDA_REDUCE_ROWS;
+    nd_cuda_sb_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                      "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
+                      "  for (%s o = (%s)blockIdx.x * %du + threadIdx.x; o < %" PRId64 "ull; o += (%s)gridDim.x * %du) {\n"
+                      "    ndk_acc acc = P[o * %" PRId64 "u];\n"
+                      "    for (%s sp = 1; sp < %" PRId64 "u; sp++) acc = ndk_acc_comb(acc, P[o * %" PRId64 "u + sp * %" PRId64 "u]);\n",
+                      ND_CUDA_BLOCK, info->name_pass2, pw, lt, lt, ND_CUDA_BLOCK, info->n_out, lt, ND_CUDA_BLOCK,
+                      rows ? S : (int64_t)1, lt, S, rows ? S : (int64_t)1, rows ? (int64_t)1 : n_out);
+    nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
+    emit_write(sb, k, info->wide, "acc", "    ");
+    nd_cuda_sb_printf(sb, "  }\n}\n");
+}

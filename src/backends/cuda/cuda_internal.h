@@ -1,0 +1,143 @@
+/* Internal contract between the files of the CUDA backend: code generation
+ * (codegen*.c), the NVRTC kernel cache (kernel_cache.c), cuBLAS matmul
+ * (matmul.c) and the backend object itself (backend.c). Nothing here is
+ * visible outside src/backends/cuda. */
+#ifndef ND_BACKENDS_CUDA_INTERNAL_H
+#define ND_BACKENDS_CUDA_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "backends/backend.h"
+#include "common/error.h"
+
+/* Bump when the generated code changes meaning: it is part of the on-disk
+ * cache key, so old binaries are never loaded by a newer codegen. */
+#define ND_CUDA_CODEGEN_VERSION 1u
+
+#define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
+#define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
+#define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
+
+/* ----------------------------------------------------------- string builder */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed; /* an allocation failed: the result is unusable */
+} nd_cuda_sb;
+
+void nd_cuda_sb_printf(nd_cuda_sb *sb, const char *fmt, ...) ND_PRINTF(2, 3);
+void nd_cuda_sb_free(nd_cuda_sb *sb);
+
+/* ------------------------------------------------------------- code generation */
+
+typedef enum {
+    ND_CUDA_ELEMWISE,    /* grid-stride over the whole space */
+    ND_CUDA_REDUCE_ROWS, /* innermost axis reduced: a thread group per output */
+    ND_CUDA_REDUCE_COLS  /* innermost axis kept: a thread per output column */
+} nd_cuda_strategy;
+
+/* Launch geometry and names, a pure function of the kernel's structure (so
+ * a reduction's grid, and therefore its bits, never depend on the device). */
+typedef struct {
+    nd_cuda_strategy strategy;
+    int wide;          /* 64-bit index arithmetic */
+    int64_t n;         /* points in the iteration space */
+    int64_t n_out;     /* reduction outputs (1 for a full reduction) */
+    int64_t n_red;     /* points reduced into each output */
+    int64_t splits;    /* partial results per output (1 = single pass) */
+    int64_t chunk;     /* reduced points per partial */
+    int tpr;           /* ROWS: threads per output row (power of two) */
+    int vec;           /* elements per thread in the vector variant; 0 = none */
+    int n_words;       /* kernel argument words: slots, params, [partials] */
+    int64_t groups;    /* pass-1 work items: n_out * splits */
+    char name[96];     /* main kernel (scalar path) */
+    char name_vec[100];/* vector variant, when vec > 0 */
+    char name_pass2[100]; /* combines partials, when splits > 1 */
+} nd_cuda_kinfo;
+
+/* Validates k and computes its geometry. ND_ERR_ARG for malformed IR,
+ * ND_ERR_UNSUPPORTED for kernels this backend cannot express. */
+nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info);
+/* CUDA C source for k (malloc'd, NUL-terminated; the caller frees). */
+nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out);
+
+/* Shared pieces of the generator (codegen.c), used by codegen_reduce.c. */
+const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
+const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
+void nd_cuda_emit_prelude(nd_cuda_sb *sb);
+void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k);
+/* Decomposes the linear index `lin` over the axes in `mask` (row-major, last
+ * fastest) into variables i<axis> of type `at`. */
+void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
+                          const char *at, const char *indent);
+/* Emits the address expression offset + sum strides*i for an access. */
+void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide);
+/* Emits loads into l<j>, indices into x<j>, declares stores s<j>, calls the
+ * body (r = reduced value when k has one), then writes the stores. */
+void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent);
+void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
+/* Expression converting register value `x` of dtype `from` to dtype `to`. */
+void nd_cuda_emit_cast(nd_cuda_sb *sb, nd_dtype from, nd_dtype to, const char *x);
+
+/* ----------------------------------------------------------- kernel cache */
+
+typedef struct nd_cuda_kcache nd_cuda_kcache;
+
+typedef struct {
+    cudaLibrary_t lib;
+    cudaKernel_t main, vec, pass2; /* vec/pass2 NULL when absent */
+    nd_cuda_kinfo info;
+} nd_cuda_kentry;
+
+/* cache_dir NULL: ~/.cache/nd. arch = 10*major + minor. */
+nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache **out);
+void nd_cuda_kcache_destroy(nd_cuda_kcache *c);
+/* The loaded kernel for k: from memory, else from disk, else compiled. */
+nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out);
+/* Compiles (or loads from cache) a fixed source under `key`; returns its
+ * library. Used for the hand-written kernels (integer matmul). */
+nd_status nd_cuda_kcache_get_source(nd_cuda_kcache *c, uint64_t key, const char *what,
+                                    const char *src, cudaLibrary_t *out);
+/* Compiles src for sm_<arch> into a CUBIN (malloc'd). On a compile error
+ * the source and log are saved and ND_ERR_COMPILE names the file. */
+nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, const char *save_dir,
+                                void **cubin, size_t *cubin_len);
+
+/* ------------------------------------------------------------- the backend */
+
+typedef struct {
+    int device;
+    int arch; /* 10*major + minor */
+    int sm_count;
+    cudaStream_t stream;
+    cudaMemPool_t pool;
+    cublasHandle_t blas;
+    int tf32;
+    int64_t mem_limit; /* 0 = none */
+    size_t in_use;     /* device bytes we hold */
+    nd_cuda_kcache *cache;
+    cudaLibrary_t imatmul_lib; /* the fixed integer/fallback matmul kernels */
+} nd_cuda;
+
+/* Stream-ordered device scratch memory (reduction partials, ...). */
+nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char *what);
+void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes);
+
+/* Turns a failed CUDA runtime call into ND_ERR_BACKEND (ND_ERR_OOM for
+ * cudaErrorMemoryAllocation) naming the call and the driver's reason. */
+nd_status nd_cuda_fail(cudaError_t e, const char *what);
+#define ND_CUDA_TRY(call, what)                                      \
+    do {                                                             \
+        cudaError_t nd_cuda_e_ = (call);                             \
+        if (nd_cuda_e_ != cudaSuccess) return nd_cuda_fail(nd_cuda_e_, what); \
+    } while (0)
+
+nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots);
+
+#endif

@@ -1,0 +1,367 @@
+/* NVRTC compilation and the two-level kernel cache. In memory: a hash map
+ * from the IR hash to the loaded library and its kernels. On disk (under
+ * cfg->cache_dir, default ~/.cache/nd): one CUBIN per kernel, named by IR
+ * hash, architecture, NVRTC version and codegen version, with a checked
+ * header so a truncated or corrupt file is recompiled rather than loaded.
+ * Files are written to a temporary name, fsync'd and renamed, so readers
+ * (other processes included) never see a partial file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nvrtc.h>
+
+#include "backends/cuda/cuda_internal.h"
+#include "common/hash.h"
+
+#define KC_MAGIC "NDCUBIN1"
+#define KC_BUCKETS 1024
+
+typedef struct {
+    char magic[8];
+    uint32_t codegen_version;
+    uint32_t arch;
+    uint64_t key;
+    uint64_t length;
+    uint64_t checksum;
+} kc_header;
+
+typedef struct kc_entry {
+    uint64_t key;
+    int is_source; /* a fixed source (get_source), not a generated kernel */
+    nd_cuda_kentry e;
+    struct kc_entry *next;
+} kc_entry;
+
+struct nd_cuda_kcache {
+    int arch;
+    int nvrtc_major, nvrtc_minor;
+    int disk; /* 0 after the directory proved unusable */
+    char dir[1024];
+    pthread_mutex_t lock;
+    kc_entry *buckets[KC_BUCKETS];
+};
+
+static nd_status nvrtc_fail(nvrtcResult r, const char *what) {
+    return nd_error_set(ND_ERR_COMPILE, "cuda: %s failed: %s", what, nvrtcGetErrorString(r));
+}
+
+/* mkdir -p; returns 0 on success. */
+static int make_dirs(const char *path) {
+    char tmp[1024];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof tmp) return -1;
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache **out) {
+    *out = NULL;
+    nd_cuda_kcache *c = calloc(1, sizeof *c);
+    if (!c) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory creating the kernel cache");
+    c->arch = arch;
+    nvrtcResult r = nvrtcVersion(&c->nvrtc_major, &c->nvrtc_minor);
+    if (r != NVRTC_SUCCESS) {
+        free(c);
+        return nvrtc_fail(r, "nvrtcVersion");
+    }
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        return nd_error_set(ND_ERR_BACKEND, "cuda: could not create the kernel cache lock");
+    }
+    const char *home = getenv("HOME");
+    if (cache_dir && *cache_dir) snprintf(c->dir, sizeof c->dir, "%s", cache_dir);
+    else if (home && *home) snprintf(c->dir, sizeof c->dir, "%s/.cache/nd", home);
+    c->disk = c->dir[0] != 0;
+    if (c->disk && make_dirs(c->dir) != 0) {
+        nd_logf(1, "nd: warning: kernel cache directory '%s' cannot be created (%s); caching kernels in memory only",
+                c->dir, strerror(errno));
+        c->disk = 0;
+    }
+    *out = c;
+    return ND_OK;
+}
+
+void nd_cuda_kcache_destroy(nd_cuda_kcache *c) {
+    if (!c) return;
+    for (int b = 0; b < KC_BUCKETS; b++) {
+        kc_entry *e = c->buckets[b];
+        while (e) {
+            kc_entry *next = e->next;
+            if (e->e.lib) cudaLibraryUnload(e->e.lib);
+            free(e);
+            e = next;
+        }
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static kc_entry *lookup(nd_cuda_kcache *c, uint64_t key, int is_source) {
+    for (kc_entry *e = c->buckets[key % KC_BUCKETS]; e; e = e->next)
+        if (e->key == key && e->is_source == is_source) return e;
+    return NULL;
+}
+
+/* Where a failed source goes: the cache dir if usable, else the temp dir. */
+static void save_failed(const nd_cuda_kcache *c, const char *what, const char *src, const char *log, char *path,
+                        size_t cap) {
+    const char *dir = c && c->disk ? c->dir : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(path, cap, "%s/failed-%s.cu", dir, what);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(path, cap, "(could not save the source under %s: %s)", dir, strerror(errno));
+        return;
+    }
+    fputs(src, f);
+    if (log) {
+        fputs("\n/* NVRTC log:\n", f);
+        fputs(log, f);
+        fputs("\n*/\n", f);
+    }
+    fclose(f);
+}
+
+nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, const char *save_dir, void **cubin,
+                                size_t *cubin_len) {
+    *cubin = NULL;
+    *cubin_len = 0;
+    nvrtcProgram prog;
+    char fname[160];
+    snprintf(fname, sizeof fname, "%s.cu", what);
+    nvrtcResult r = nvrtcCreateProgram(&prog, src, fname, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) return nvrtc_fail(r, "nvrtcCreateProgram");
+    char archopt[48];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d", arch);
+    /* --fmad=false: no FMA contraction, so float results match the CPU
+     * backend's separately rounded multiply and add. */
+    const char *opts[] = {archopt, "--std=c++17", "--fmad=false", "-lineinfo", "--device-as-default-execution-space"};
+    r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t log_len = 0;
+        char *log = NULL;
+        if (nvrtcGetProgramLogSize(prog, &log_len) == NVRTC_SUCCESS && log_len > 0 && (log = malloc(log_len + 1))) {
+            if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = 0;
+            log[log_len] = 0;
+        }
+        char path[1200];
+        nd_cuda_kcache tmp_c;
+        memset(&tmp_c, 0, sizeof tmp_c);
+        if (save_dir && *save_dir) {
+            snprintf(tmp_c.dir, sizeof tmp_c.dir, "%s", save_dir);
+            tmp_c.disk = 1;
+        }
+        save_failed(&tmp_c, what, src, log, path, sizeof path);
+        nvrtcDestroyProgram(&prog);
+        /* The first line of the log usually names the error. */
+        char first[400] = "";
+        if (log) {
+            snprintf(first, sizeof first, "%s", log);
+            char *nl = strchr(first, '\n');
+            if (nl) *nl = 0;
+        }
+        free(log);
+        return nd_error_set(ND_ERR_COMPILE, "cuda: NVRTC could not compile kernel '%s' for sm_%d (%s): %s; source and log saved to %s",
+                            what, arch, nvrtcGetErrorString(r), first, path);
+    }
+    size_t n = 0;
+    r = nvrtcGetCUBINSize(prog, &n);
+    if (r != NVRTC_SUCCESS) {
+        nvrtcDestroyProgram(&prog);
+        return nvrtc_fail(r, "nvrtcGetCUBINSize");
+    }
+    void *bin = malloc(n ? n : 1);
+    if (!bin) {
+        nvrtcDestroyProgram(&prog);
+        return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a %zu-byte CUBIN", n);
+    }
+    r = nvrtcGetCUBIN(prog, bin);
+    nvrtcDestroyProgram(&prog);
+    if (r != NVRTC_SUCCESS) {
+        free(bin);
+        return nvrtc_fail(r, "nvrtcGetCUBIN");
+    }
+    *cubin = bin;
+    *cubin_len = n;
+    return ND_OK;
+}
+
+static void file_path(const nd_cuda_kcache *c, uint64_t key, int is_source, char *path, size_t cap) {
+    snprintf(path, cap, "%s/%s-%016" PRIx64 "-sm%d-nvrtc%d.%d-cg%u.cubin", c->dir, is_source ? "src" : "k", key,
+             c->arch, c->nvrtc_major, c->nvrtc_minor, ND_CUDA_CODEGEN_VERSION);
+}
+
+/* A valid cached CUBIN for key, or NULL (missing, truncated or corrupt). */
+static void *disk_read(const nd_cuda_kcache *c, uint64_t key, int is_source, size_t *len) {
+    if (!c->disk) return NULL;
+    char path[1200];
+    file_path(c, key, is_source, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    kc_header h;
+    void *bin = NULL;
+    if (fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, KC_MAGIC, 8) == 0 &&
+        h.codegen_version == ND_CUDA_CODEGEN_VERSION && h.arch == (uint32_t)c->arch && h.key == key &&
+        h.length > 0 && h.length < ((uint64_t)1 << 31) && (bin = malloc((size_t)h.length))) {
+        if (fread(bin, 1, (size_t)h.length, f) != h.length ||
+            nd_hash_bytes(ND_HASH_SEED, bin, (size_t)h.length) != h.checksum || fgetc(f) != EOF) {
+            free(bin);
+            bin = NULL;
+        }
+    }
+    fclose(f);
+    if (!bin) nd_logf(2, "nd: kernel cache file %s is invalid; recompiling", path);
+    else *len = (size_t)h.length;
+    return bin;
+}
+
+static void disk_write(nd_cuda_kcache *c, uint64_t key, int is_source, const void *bin, size_t len) {
+    if (!c->disk) return;
+    char path[1200], tmp[1300];
+    file_path(c, key, is_source, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    kc_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, KC_MAGIC, 8);
+    h.codegen_version = ND_CUDA_CODEGEN_VERSION;
+    h.arch = (uint32_t)c->arch;
+    h.key = key;
+    h.length = len;
+    h.checksum = nd_hash_bytes(ND_HASH_SEED, bin, len);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int ok = fd >= 0;
+    if (ok) ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h && write(fd, bin, len) == (ssize_t)len;
+    if (ok) ok = fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0) ok = 0;
+    if (ok) ok = rename(tmp, path) == 0;
+    if (!ok) {
+        nd_logf(1, "nd: warning: cannot write kernel cache file %s (%s); caching kernels in memory only", path,
+                strerror(errno));
+        unlink(tmp);
+        c->disk = 0;
+    }
+}
+
+static nd_status get_kernel(cudaLibrary_t lib, const char *name, cudaKernel_t *out) {
+    cudaError_t e = cudaLibraryGetKernel(out, lib, name);
+    if (e != cudaSuccess) {
+        char what[200];
+        snprintf(what, sizeof what, "cudaLibraryGetKernel(%s)", name);
+        return nd_cuda_fail(e, what);
+    }
+    return ND_OK;
+}
+
+/* Binary for key from disk, else from NVRTC (and then saved). */
+static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, const char *what, const char *src_or_null,
+                              const nd_kernel *k, const nd_cuda_kinfo *info, void **bin, size_t *len) {
+    *bin = disk_read(c, key, is_source, len);
+    if (*bin) return ND_OK;
+    char *gen = NULL;
+    const char *src = src_or_null;
+    if (!src) {
+        nd_status s = nd_cuda_codegen(k, info, &gen);
+        if (s) return s;
+        src = gen;
+    }
+    nd_status s = nd_cuda_nvrtc_compile(src, what, c->arch, c->disk ? c->dir : NULL, bin, len);
+    free(gen);
+    if (s) return s;
+    disk_write(c, key, is_source, *bin, *len);
+    nd_logf(3, "nd: compiled kernel %s for sm_%d (%zu bytes)", what, c->arch, *len);
+    return ND_OK;
+}
+
+static nd_status load(const void *bin, const char *what, cudaLibrary_t *lib) {
+    cudaError_t e = cudaLibraryLoadData(lib, bin, NULL, NULL, 0, NULL, NULL, 0);
+    if (e != cudaSuccess) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "cudaLibraryLoadData(%s)", what);
+        return nd_cuda_fail(e, msg);
+    }
+    return ND_OK;
+}
+
+static nd_status insert_new(uint64_t key, int is_source, kc_entry **out) {
+    kc_entry *e = calloc(1, sizeof *e);
+    if (!e) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a kernel cache entry");
+    e->key = key;
+    e->is_source = is_source;
+    *out = e;
+    return ND_OK;
+}
+
+static void link_entry(nd_cuda_kcache *c, kc_entry *e) {
+    e->next = c->buckets[e->key % KC_BUCKETS];
+    c->buckets[e->key % KC_BUCKETS] = e;
+}
+
+nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out) {
+    pthread_mutex_lock(&c->lock);
+    kc_entry *e = lookup(c, k->hash, 0);
+    if (e) {
+        *out = &e->e;
+        pthread_mutex_unlock(&c->lock);
+        return ND_OK;
+    }
+    nd_status s = insert_new(k->hash, 0, &e);
+    void *bin = NULL;
+    size_t len = 0;
+    if (!s) s = nd_cuda_kernel_info(k, &e->e.info);
+    if (!s) s = obtain_cubin(c, k->hash, 0, e->e.info.name, NULL, k, &e->e.info, &bin, &len);
+    if (!s) s = load(bin, e->e.info.name, &e->e.lib);
+    free(bin);
+    if (!s) s = get_kernel(e->e.lib, e->e.info.name, &e->e.main);
+    if (!s && e->e.info.vec) s = get_kernel(e->e.lib, e->e.info.name_vec, &e->e.vec);
+    if (!s && e->e.info.splits > 1) s = get_kernel(e->e.lib, e->e.info.name_pass2, &e->e.pass2);
+    if (s) {
+        if (e && e->e.lib) cudaLibraryUnload(e->e.lib);
+        free(e);
+        pthread_mutex_unlock(&c->lock);
+        return s;
+    }
+    link_entry(c, e);
+    *out = &e->e;
+    pthread_mutex_unlock(&c->lock);
+    return ND_OK;
+}
+
+nd_status nd_cuda_kcache_get_source(nd_cuda_kcache *c, uint64_t key, const char *what, const char *src,
+                                    cudaLibrary_t *out) {
+    key = nd_hash_bytes(key, src, strlen(src));
+    pthread_mutex_lock(&c->lock);
+    kc_entry *e = lookup(c, key, 1);
+    if (e) {
+        *out = e->e.lib;
+        pthread_mutex_unlock(&c->lock);
+        return ND_OK;
+    }
+    void *bin = NULL;
+    size_t len = 0;
+    nd_status s = insert_new(key, 1, &e);
+    if (!s) s = obtain_cubin(c, key, 1, what, src, NULL, NULL, &bin, &len);
+    if (!s) s = load(bin, what, &e->e.lib);
+    free(bin);
+    if (s) {
+        free(e);
+        pthread_mutex_unlock(&c->lock);
+        return s;
+    }
+    link_entry(c, e);
+    *out = e->e.lib;
+    pthread_mutex_unlock(&c->lock);
+    return ND_OK;
+}
