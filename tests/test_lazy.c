@@ -1,0 +1,225 @@
+/* The lazy engine: fusion on/off agree, the plan cache hits on a repeated
+ * graph (with new values), dead nodes are dropped, scopes release what they
+ * should, and automatic flushing keeps answers right. */
+#include "common.h"
+
+#include <stdlib.h>
+
+/* A mixed chain: elementwise, where, a reduction, a matmul, an int path. */
+static void run_chain(const ref_arr *rx, const ref_arr *ry, const ref_arr *ri, ref_arr **out) {
+    nd_scope_begin();
+    nd_array *x = ndt_upload(rx), *y = ndt_upload(ry), *k = ndt_upload(ri);
+    nd_array *a = nd_sub(nd_mul(x, nd_scalar(1.5)), y);
+    nd_array *b = nd_sqrt(nd_add(nd_abs(a), nd_scalar(1.0)));
+    nd_array *c = nd_where(nd_gt(b, nd_scalar(1.2)), b, nd_neg(b));
+    nd_array *s = nd_sum(c, 1);
+    nd_array *m = nd_matmul(c, nd_transpose(x, NULL));
+    nd_array *ki = nd_add(nd_mul(k, k), nd_scalar_int(3));
+    nd_array *kmax = nd_max(ki, 0);
+    nd_array *res[5] = {c, s, m, ki, kmax};
+    for (int i = 0; i < 5; i++) {
+        cr_assert(res[i], "chain step %d failed: %s", i, nd_last_error());
+        out[i] = ndt_download(res[i]);
+    }
+    nd_scope_end();
+}
+
+NDT_TEST(lazy, fusion_on_and_off_agree) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(6, 9), -2, 2);
+    ref_arr *ry = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(9), -2, 2);
+    ref_arr *ri = ndt_rand_bits(&r, ND_INT32, ND_SHAPE(4, 5));
+    ref_arr *off[5], *on[5];
+    nd_config cfg = {0};
+    cfg.fusion = -1;
+    ndt_restart(&cfg);
+    run_chain(rx, ry, ri, off);
+    nd_config def = {0};
+    ndt_restart(&def);
+    run_chain(rx, ry, ri, on);
+    for (int i = 0; i < 5; i++) {
+        cr_expect_eq(off[i]->size, on[i]->size);
+        for (int64_t j = 0; j < on[i]->size && j < off[i]->size; j++) {
+            if (ref_is_float(on[i]->dt)) {
+                double p = ref_getd(off[i], j), q = ref_getd(on[i], j);
+                cr_expect(fabs(p - q) <= 1e-12 * (fabs(q) + 1), "result %d elem %lld: fusion off %.17g, on %.17g",
+                          i, (long long)j, p, q);
+            } else {
+                cr_expect_eq(ref_getu(off[i], j), ref_getu(on[i], j), "result %d elem %lld differs", i, (long long)j);
+            }
+        }
+        ref_free(off[i]);
+        ref_free(on[i]);
+    }
+    ref_free(rx); ref_free(ry); ref_free(ri);
+}
+
+/* x, y -> add, mul, sub, abs, sqrt, neg, exp, maximum(+scalar): 10 nodes. */
+static nd_array *ten_node_graph(const ref_arr *rx, const ref_arr *ry, double k, ref_arr **want) {
+    nd_array *x = ndt_upload(rx), *y = ndt_upload(ry);
+    nd_scope_begin();
+    nd_array *a = nd_add(x, y), *b = nd_mul(a, x), *c = nd_sub(b, y), *d = nd_abs(c);
+    nd_array *e = nd_sqrt(d), *f = nd_exp(nd_neg(e)), *g = nd_maximum(f, nd_mul(x, nd_scalar(k)));
+    nd_keep(g);
+    nd_scope_end();
+    ref_arr *ra = ref_binary(R_ADD, rx, ry, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rb = ref_binary(R_MUL, ra, rx, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rc = ref_binary(R_SUB, rb, ry, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rd = ref_unary(R_ABS, rc, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *re = ref_unary(R_SQRT, rd, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rn = ref_unary(R_NEG, re, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rf = ref_unary(R_EXP, rn, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rk = ref_new(ND_FLOAT64, 0, NULL);
+    ref_setd(rk, 0, k);
+    ref_arr *rxk = ref_binary(R_MUL, rx, rk, ND_FLOAT64, ND_FLOAT64);
+    *want = ref_binary(R_MAX, rf, rxk, ND_FLOAT64, ND_FLOAT64);
+    ref_free(ra); ref_free(rb); ref_free(rc); ref_free(rd); ref_free(re); ref_free(rn);
+    ref_free(rf); ref_free(rk); ref_free(rxk);
+    nd_free(x);
+    nd_free(y);
+    return g;
+}
+
+NDT_TEST(lazy, plan_cache_hits_on_repeated_graph) {
+    NDT_RNG(r);
+    nd_stats s0, s1, s2;
+    ref_arr *want;
+    ref_arr *x1 = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(8, 16), -2, 2), *y1 = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(8, 16), -2, 2);
+    nd_get_stats(&s0);
+    nd_array *g1 = ten_node_graph(x1, y1, 0.25, &want);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    ndt_check(g1, want, 1e-12, 1e-12, NULL, "first flush");
+    ref_free(want);
+    nd_free(g1);
+    cr_expect_gt(s1.flushes, s0.flushes, "the first sync ran a flush");
+    /* same structure, new values and a new scalar */
+    ref_arr *x2 = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(8, 16), -2, 2), *y2 = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(8, 16), -2, 2);
+    nd_array *g2 = ten_node_graph(x2, y2, -0.75, &want);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s2);
+    cr_expect_geq(s2.plan_cache_hits, s1.plan_cache_hits + 1,
+                  "the second flush of the same graph must hit the plan cache (hits %llu -> %llu)",
+                  (unsigned long long)s1.plan_cache_hits, (unsigned long long)s2.plan_cache_hits);
+    ndt_check(g2, want, 1e-12, 1e-12, NULL, "second flush (cached plan, new values)");
+    nd_free(g2);
+    ref_free(want);
+    ref_free(x1); ref_free(y1); ref_free(x2); ref_free(y2);
+}
+
+NDT_TEST(lazy, dead_nodes_are_dropped) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(64), 0.5, 2);
+    nd_array *x = ndt_upload(rx);
+    nd_stats before, after;
+    nd_get_stats(&before);
+    nd_array *t = nd_exp(x), *u = nd_sin(t), *v = nd_log(u);
+    nd_array *keep = nd_sqrt(x);
+    nd_free(v);
+    nd_free(u);
+    nd_free(t);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    cr_expect_gt(after.nodes_dropped, before.nodes_dropped,
+                 "exp/sin/log whose handles were freed before sync must be dropped (%llu -> %llu)",
+                 (unsigned long long)before.nodes_dropped, (unsigned long long)after.nodes_dropped);
+    cr_expect_geq(after.nodes_recorded, before.nodes_recorded + 4);
+    ref_arr *want = ref_unary(R_SQRT, rx, ND_FLOAT32, ND_FLOAT32);
+    ndt_check(keep, want, 1e-6, 0, NULL, "the live result");
+    nd_free(x); nd_free(keep);
+    ref_free(rx); ref_free(want);
+}
+
+NDT_TEST(lazy, scopes_keep_and_release) {
+    nd_array *outer_kept;
+    nd_scope_begin();
+    nd_array *a = nd_arange(ND_FLOAT64, 0, 6, 1);
+    nd_scope_begin();
+    nd_array *b = nd_mul(a, nd_scalar(2.0));
+    nd_array *c = nd_add(b, nd_scalar(1.0));
+    nd_keep(c); /* to the outer scope */
+    nd_scope_end();
+    nd_array *d = nd_mul(c, c);
+    outer_kept = nd_keep(d); /* to the caller */
+    cr_expect_eq(outer_kept, d, "nd_keep returns its argument");
+    nd_scope_end();
+    cr_expect_null(nd_keep(NULL));
+    nd_clear_error();
+    double got[6];
+    cr_assert_eq(nd_to_host(outer_kept, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 6; i++) cr_expect_eq(got[i], (2.0 * i + 1) * (2.0 * i + 1), "kept[%d] = %g", i, got[i]);
+    nd_free(outer_kept);
+}
+
+NDT_TEST(lazy, scope_end_releases_memory) {
+    enum { N = 1 << 18 }; /* 2 MiB of float64 */
+    double *h = malloc(sizeof(double) * N);
+    for (int i = 0; i < N; i++) h[i] = i * 0.5;
+    nd_stats s0, s1, s2;
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s0);
+    nd_scope_begin();
+    nd_array *x = nd_from_host(h, ND_FLOAT64, ND_SHAPE(N));
+    nd_array *y = nd_add(x, nd_scalar(1.0));
+    cr_assert(y, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    cr_expect_geq(s1.bytes_allocated, s0.bytes_allocated + (uint64_t)N * 8,
+                  "two live 2 MiB arrays should show in bytes_allocated (%llu -> %llu)",
+                  (unsigned long long)s0.bytes_allocated, (unsigned long long)s1.bytes_allocated);
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s2);
+    cr_expect_leq(s2.bytes_allocated + (uint64_t)N * 8, s1.bytes_allocated,
+                  "nd_scope_end must release the scope's arrays (%llu -> %llu bytes)",
+                  (unsigned long long)s1.bytes_allocated, (unsigned long long)s2.bytes_allocated);
+    free(h);
+}
+
+NDT_TEST(lazy, auto_flush_with_small_max_pending) {
+    nd_config cfg = {0};
+    cfg.max_pending = 8;
+    ndt_restart(&cfg);
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(33), -1, 1);
+    nd_array *x = ndt_upload(rx);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    double ref[33];
+    for (int i = 0; i < 33; i++) ref[i] = ref_getd(rx, i);
+    for (int it = 0; it < 100; it++) {
+        nd_scope_begin();
+        nd_array *y = nd_add(nd_mul(x, nd_scalar(0.9)), nd_sin(x));
+        nd_keep(y);
+        nd_scope_end();
+        nd_free(x);
+        x = y;
+        for (int i = 0; i < 33; i++) ref[i] = ref[i] * 0.9 + sin(ref[i]);
+    }
+    nd_get_stats(&s1);
+    cr_expect_gt(s1.flushes, s0.flushes, "400 pending nodes with max_pending=8 must flush on their own");
+    ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){33}, ref);
+    ndt_check(x, want, 1e-10, 1e-10, NULL, "100 iterations with auto-flush");
+    nd_free(x);
+    ref_free(rx); ref_free(want);
+}
+
+NDT_TEST(lazy, interleaved_reads) {
+    /* reads in the middle of recording run only what they need and the rest stays right */
+    nd_array *x = nd_arange(ND_INT64, 0, 100, 1);
+    int64_t total = 0;
+    for (int i = 0; i < 10; i++) {
+        nd_array *v = nd_view(x, i % 2 ? "1::2" : "::2");
+        nd_array *s = nd_sum(v, 0);
+        total += (int64_t)nd_item(s);
+        cr_assert_eq(nd_fill(v, i), ND_OK, "%s", nd_last_error());
+        nd_free(v);
+        nd_free(s);
+    }
+    /* i=0 reads the evens (2450), i=1 the odds (2500); from i=2 on each half
+     * was filled with i-2 two steps earlier: 50 * (i - 2) */
+    int64_t w = 2450 + 2500;
+    for (int i = 2; i < 10; i++) w += 50 * (i - 2);
+    cr_expect_eq(total, w, "sum of sums %lld, want %lld", (long long)total, (long long)w);
+    nd_free(x);
+}
