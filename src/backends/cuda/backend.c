@@ -1,0 +1,321 @@
+/* The CUDA backend object: device selection, the stream-ordered memory pool,
+ * copies, kernel launch and synchronisation. Everything the backend does is
+ * ordered on one stream, so a plan's steps run in order without host waits;
+ * synchronize() is the only place the host blocks. Kernels come from the
+ * kernel cache (codegen + NVRTC); matmul lives in matmul.c. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_internal.h"
+#include "graph/buffer.h" /* ND_MEMORY_HOST */
+
+nd_status nd_cuda_fail(cudaError_t e, const char *what) {
+    nd_status code = e == cudaErrorMemoryAllocation ? ND_ERR_OOM : ND_ERR_BACKEND;
+    return nd_error_set(code, "cuda: %s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+static nd_cuda *impl(nd_backend *be) { return (nd_cuda *)be->impl; }
+
+/* ------------------------------------------------------------------ memory */
+
+nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char *what) {
+    *out = NULL;
+    if (bytes == 0) bytes = 1;
+    if (cu->mem_limit > 0 && (int64_t)(cu->in_use + bytes) > cu->mem_limit)
+        return nd_error_set(ND_ERR_OOM,
+                            "cuda: allocating %zu bytes for %s would exceed device_memory_limit (%" PRId64
+                            " bytes; %zu in use): raise ND_DEVICE_MEMORY_LIMIT or free arrays",
+                            bytes, what, cu->mem_limit, cu->in_use);
+    cudaError_t e = cu->pool ? cudaMallocFromPoolAsync(out, bytes, cu->pool, cu->stream) : cudaMalloc(out, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        /* Give cached pool memory back to the driver, then try once more. */
+        (void)cudaGetLastError();
+        cudaStreamSynchronize(cu->stream);
+        if (cu->pool) cudaMemPoolTrimTo(cu->pool, 0);
+        e = cu->pool ? cudaMallocFromPoolAsync(out, bytes, cu->pool, cu->stream) : cudaMalloc(out, bytes);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        *out = NULL;
+        if (e == cudaErrorMemoryAllocation)
+            return nd_error_set(ND_ERR_OOM,
+                                "cuda: out of device memory allocating %zu bytes for %s (%zu of %zu bytes free on "
+                                "device %d after releasing cached memory; %zu held by nd)",
+                                bytes, what, free_b, total_b, cu->device, cu->in_use);
+        return nd_cuda_fail(e, "cudaMallocFromPoolAsync");
+    }
+    cu->in_use += bytes;
+    return ND_OK;
+}
+
+void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes) {
+    if (!p) return;
+    if (bytes == 0) bytes = 1;
+    cudaError_t e = cu->pool ? cudaFreeAsync(p, cu->stream) : cudaFree(p);
+    if (e != cudaSuccess) nd_logf(1, "nd: warning: cuda: freeing device memory failed: %s", cudaGetErrorString(e));
+    cu->in_use = cu->in_use >= bytes ? cu->in_use - bytes : 0;
+}
+
+static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
+    nd_cuda *cu = impl(be);
+    if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
+    if (memory == ND_MEMORY_HOST) {
+        /* Pinned, so copies to and from it are truly asynchronous. */
+        cudaError_t e = cudaMallocHost(out, bytes ? bytes : 1);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            *out = NULL;
+            return nd_error_set(ND_ERR_OOM, "cuda: cudaMallocHost of %zu pinned host bytes failed: %s", bytes,
+                                cudaGetErrorString(e));
+        }
+        return ND_OK;
+    }
+    *out = NULL;
+    return nd_error_set(ND_ERR_ARG, "cuda: alloc: memory space %d is not host (0) or this device (1)", memory);
+}
+
+static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
+    nd_cuda *cu = impl(be);
+    if (!ptr) return;
+    if (memory == 1) {
+        nd_cuda_device_free(cu, ptr, bytes);
+    } else if (memory == ND_MEMORY_HOST) {
+        /* Pending copies may still read it: wait for the stream first. */
+        cudaStreamSynchronize(cu->stream);
+        cudaError_t e = cudaFreeHost(ptr);
+        if (e != cudaSuccess) nd_logf(1, "nd: warning: cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
+    }
+}
+
+static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
+    nd_cuda *cu = impl(be);
+    if (bytes == 0) return ND_OK;
+    if ((dst_memory != 0 && dst_memory != 1) || (src_memory != 0 && src_memory != 1))
+        return nd_error_set(ND_ERR_ARG, "cuda: copy between memory spaces %d and %d: only 0 (host) and 1 (device)",
+                            src_memory, dst_memory);
+    enum cudaMemcpyKind kind = dst_memory ? (src_memory ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                                          : (src_memory ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, cu->stream);
+    if (e != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "cudaMemcpyAsync of %zu bytes (memory %d -> %d)", bytes, src_memory, dst_memory);
+        return nd_cuda_fail(e, what);
+    }
+    return ND_OK;
+}
+
+/* ----------------------------------------------------------------- kernels */
+
+static unsigned grid_for(const nd_cuda *cu, int64_t work) {
+    int64_t g = (work + ND_CUDA_BLOCK - 1) / ND_CUDA_BLOCK;
+    int64_t cap = (int64_t)cu->sm_count * 32;
+    if (g > cap) g = cap;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
+static int elem_size(nd_dtype t) {
+    static const int sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+    return nd_dtype_valid(t) ? sizes[t] : 1;
+}
+
+/* The vector variant needs every unit-stride pointer aligned to its width. */
+static int vec_aligned(const nd_kernel *k, int vec, void *const *slots) {
+    for (int j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *a = &k->loads[j];
+        if (a->strides[0] != 1) continue;
+        int es = elem_size((nd_dtype)a->dtype);
+        uintptr_t p = (uintptr_t)slots[a->slot] + (uintptr_t)(a->offset * es);
+        if (p % (uintptr_t)(vec * es)) return 0;
+    }
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_access *a = &k->stores[j].at;
+        int es = elem_size((nd_dtype)a->dtype);
+        uintptr_t p = (uintptr_t)slots[a->slot] + (uintptr_t)(a->offset * es);
+        if (p % (uintptr_t)(vec * es)) return 0;
+    }
+    return 1;
+}
+
+static nd_status launch(nd_cuda *cu, cudaKernel_t kern, const char *name, unsigned grid, uint64_t *words) {
+    dim3 g = {grid, 1, 1}, b = {ND_CUDA_BLOCK, 1, 1};
+    void *args[1] = {words};
+    cudaError_t e = cudaLaunchKernel((const void *)kern, g, b, args, 0, cu->stream);
+    if (e != cudaSuccess) {
+        char what[160];
+        snprintf(what, sizeof what, "launching kernel %s (%u blocks)", name, grid);
+        return nd_cuda_fail(e, what);
+    }
+    return ND_OK;
+}
+
+static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
+    nd_cuda *cu = impl(be);
+    const nd_cuda_kentry *ke;
+    nd_status s = nd_cuda_kcache_get(cu->cache, k, &ke);
+    if (s) return s;
+    const nd_cuda_kinfo *info = &ke->info;
+    uint64_t words[ND_CUDA_MAX_WORDS];
+    for (int i = 0; i < k->n_slots; i++) words[i] = (uint64_t)(uintptr_t)slots[i];
+    for (int j = 0; j < k->n_params; j++) memcpy(&words[k->n_slots + j], &params[j], sizeof(uint64_t));
+
+    if (info->strategy == ND_CUDA_ELEMWISE) {
+        if (info->n == 0) return ND_OK;
+        if (ke->vec && vec_aligned(k, info->vec, slots))
+            return launch(cu, ke->vec, info->name_vec, grid_for(cu, info->n / info->vec), words);
+        return launch(cu, ke->main, info->name, grid_for(cu, info->n), words);
+    }
+
+    if (info->groups == 0) return ND_OK;
+    void *partials = NULL;
+    size_t pbytes = 0;
+    int pw = k->n_slots + k->n_params;
+    words[pw] = 0;
+    if (info->splits > 1) {
+        pbytes = (size_t)info->groups * ND_CUDA_ACC_BYTES;
+        s = nd_cuda_device_alloc(cu, pbytes, &partials, "reduction partials");
+        if (s) return s;
+        words[pw] = (uint64_t)(uintptr_t)partials;
+    }
+    unsigned grid;
+    if (info->strategy == ND_CUDA_REDUCE_ROWS) {
+        /* One thread group per (output, split): the grid is fixed by the shape. */
+        int64_t rpb = ND_CUDA_BLOCK / info->tpr, g = (info->groups + rpb - 1) / rpb;
+        if (g > 0x7fffffff) {
+            nd_cuda_device_free(cu, partials, pbytes);
+            return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: reduction kernel %s needs %" PRId64 " blocks (too many)",
+                                info->name, g);
+        }
+        grid = (unsigned)g;
+    } else {
+        grid = grid_for(cu, info->groups);
+    }
+    s = launch(cu, ke->main, info->name, grid, words);
+    if (!s && info->splits > 1) s = launch(cu, ke->pass2, info->name_pass2, grid_for(cu, info->n_out), words);
+    nd_cuda_device_free(cu, partials, pbytes);
+    return s;
+}
+
+static nd_status cu_synchronize(nd_backend *be) {
+    nd_cuda *cu = impl(be);
+    cudaError_t e = cudaStreamSynchronize(cu->stream);
+    if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize (a kernel, copy or matmul failed earlier)");
+    return ND_OK;
+}
+
+static void cu_destroy(nd_backend *be) {
+    if (!be) return;
+    nd_cuda *cu = impl(be);
+    if (cu) {
+        cudaSetDevice(cu->device);
+        if (cu->stream) cudaStreamSynchronize(cu->stream);
+        if (cu->blas) cublasDestroy(cu->blas);
+        nd_cuda_kcache_destroy(cu->cache);
+        if (cu->pool) {
+            cudaMemPoolTrimTo(cu->pool, 0);
+            if (cu->in_use) nd_logf(1, "nd: warning: cuda: %zu device bytes still allocated at shutdown", cu->in_use);
+            cudaMemPoolDestroy(cu->pool);
+        }
+        if (cu->stream) cudaStreamDestroy(cu->stream);
+        (void)cudaGetLastError();
+        free(cu);
+    }
+    free(be);
+}
+
+/* ------------------------------------------------------------------ create */
+
+static nd_status pick_device(const char *devices, int count, int *out) {
+    *out = 0;
+    if (!devices || !*devices) return ND_OK;
+    char *end;
+    long d = strtol(devices, &end, 10);
+    if (end == devices || d < 0 || d >= count)
+        return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s': the first entry must be a GPU ordinal in 0..%d",
+                            devices, count - 1);
+    if (*end == ',') nd_logf(2, "nd: cuda: using device %ld only; several GPUs are not supported yet", d);
+    *out = (int)d;
+    return ND_OK;
+}
+
+#define CREATE_TRY(call, what)                    \
+    do {                                          \
+        cudaError_t e_ = (call);                  \
+        if (e_ != cudaSuccess) {                  \
+            s = nd_cuda_fail(e_, what);           \
+            goto fail;                            \
+        }                                         \
+    } while (0)
+
+nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out) {
+    *out = NULL;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        (void)cudaGetLastError();
+        return nd_error_set(ND_ERR_UNSUPPORTED, "no CUDA device: %s",
+                            e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
+    }
+    nd_backend *be = calloc(1, sizeof *be);
+    nd_cuda *cu = calloc(1, sizeof *cu);
+    if (!be || !cu) {
+        free(be);
+        free(cu);
+        return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory creating the CUDA backend");
+    }
+    be->impl = cu;
+    nd_status s = pick_device(cfg ? cfg->devices : NULL, count, &cu->device);
+    if (s) goto fail;
+    CREATE_TRY(cudaSetDevice(cu->device), "cudaSetDevice");
+    int major = 0, minor = 0, pools = 0;
+    CREATE_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, cu->device), "cudaDeviceGetAttribute");
+    CREATE_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, cu->device), "cudaDeviceGetAttribute");
+    CREATE_TRY(cudaDeviceGetAttribute(&cu->sm_count, cudaDevAttrMultiProcessorCount, cu->device),
+               "cudaDeviceGetAttribute");
+    CREATE_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, cu->device), "cudaDeviceGetAttribute");
+    cu->arch = major * 10 + minor;
+    if (cu->sm_count < 1) cu->sm_count = 1;
+    CREATE_TRY(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    if (pools) {
+        struct cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = cu->device;
+        CREATE_TRY(cudaMemPoolCreate(&cu->pool, &props), "cudaMemPoolCreate");
+        /* Keep freed memory cached in the pool: allocation in a loop then
+         * costs nothing. Trimmed on out-of-memory. */
+        uint64_t threshold = UINT64_MAX;
+        CREATE_TRY(cudaMemPoolSetAttribute(cu->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                   "cudaMemPoolSetAttribute(release threshold)");
+    } else {
+        nd_logf(1, "nd: warning: cuda: device %d has no stream-ordered memory pools; using cudaMalloc", cu->device);
+    }
+    cu->tf32 = cfg && cfg->matmul_tf32 > 0;
+    cu->mem_limit = cfg ? cfg->device_memory_limit : 0;
+    s = nd_cuda_kcache_create(cfg ? cfg->cache_dir : NULL, cu->arch, &cu->cache);
+    if (s) goto fail;
+
+    be->name = "cuda";
+    be->memory = 1;
+    be->alloc = cu_alloc;
+    be->release = cu_release;
+    be->copy = cu_copy;
+    be->run_kernel = cu_run_kernel;
+    be->run_matmul = nd_cuda_run_matmul;
+    be->run_plan = NULL;
+    be->synchronize = cu_synchronize;
+    be->destroy = cu_destroy;
+    char name[256] = "?";
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, cu->device) == cudaSuccess) snprintf(name, sizeof name, "%s", prop.name);
+    nd_logf(2, "nd: cuda backend on device %d (%s, sm_%d, %d SMs)", cu->device, name, cu->arch, cu->sm_count);
+    *out = be;
+    return ND_OK;
+fail:
+    cu_destroy(be);
+    return s;
+}
