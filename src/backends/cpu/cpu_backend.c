@@ -1,0 +1,113 @@
+/* The CPU backend: host memory, memcpy, the kernel-IR interpreter and BLAS
+ * matmul. Everything runs synchronously on the calling thread plus the
+ * worker pool, so synchronize has nothing to wait for. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "backends/cpu/cpu_internal.h"
+#include "common/error.h"
+#include "graph/buffer.h"
+
+static nd_cpu_state *state(nd_backend *be) { return (nd_cpu_state *)be->impl; }
+
+static nd_status cpu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
+    (void)be;
+    *out = NULL;
+    if (memory != ND_MEMORY_HOST)
+        return nd_error_set(ND_ERR_ARG, "cpu backend: cannot allocate in memory %d (only host, 0)", memory);
+    size_t n = (bytes + 63) & ~(size_t)63;
+    if (n < bytes) return nd_error_set(ND_ERR_OOM, "cpu backend: allocation of %zu bytes overflows", bytes);
+    void *p = aligned_alloc(64, n ? n : 64);
+    if (!p) return nd_error_set(ND_ERR_OOM, "cpu backend: out of host memory allocating %zu bytes", bytes);
+    *out = p;
+    return ND_OK;
+}
+
+static void cpu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
+    (void)be, (void)memory, (void)bytes;
+    free(ptr);
+}
+
+static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
+                          size_t bytes) {
+    (void)be;
+    if (dst_memory != ND_MEMORY_HOST || src_memory != ND_MEMORY_HOST)
+        return nd_error_set(ND_ERR_ARG, "cpu backend: copy between memories %d -> %d (only host, 0)",
+                            src_memory, dst_memory);
+    if (bytes && dst != src) memmove(dst, src, bytes);
+    return ND_OK;
+}
+
+static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots,
+                                const nd_scalar_bits *params) {
+    return nd_cpu_run_kernel(state(be), k, slots, params);
+}
+
+static nd_status cpu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
+    return nd_cpu_run_matmul(state(be), mm, slots);
+}
+
+static nd_status cpu_synchronize(nd_backend *be) {
+    (void)be;
+    return ND_OK;
+}
+
+static void cpu_destroy(nd_backend *be) {
+    if (!be) return;
+    nd_cpu_state *st = state(be);
+    if (st) {
+        nd_cpu_pool_destroy(st->pool);
+        for (int i = 0; i < st->num_threads; i++) free(st->scratch[i]);
+        free(st->scratch);
+        free(st->scratch_bytes);
+        free(st);
+    }
+    free(be);
+}
+
+static int default_threads(void) {
+    unsigned n = uv_available_parallelism();
+    if (n < 1) n = 1;
+    if (n > 256) n = 256;
+    return (int)n;
+}
+
+nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) {
+    *out = NULL;
+    int nt = cfg && cfg->num_threads > 0 ? cfg->num_threads : default_threads();
+    if (nt > 1024) nt = 1024;
+    nd_backend *be = calloc(1, sizeof *be);
+    nd_cpu_state *st = calloc(1, sizeof *st);
+    if (!be || !st) {
+        free(be);
+        free(st);
+        return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
+    }
+    be->impl = st;
+    nd_status s = nd_cpu_pool_create(nt, &st->pool);
+    if (s != ND_OK) {
+        cpu_destroy(be);
+        return s;
+    }
+    st->num_threads = nd_cpu_pool_size(st->pool);
+    st->scratch = calloc((size_t)st->num_threads, sizeof *st->scratch);
+    st->scratch_bytes = calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
+    if (!st->scratch || !st->scratch_bytes) {
+        cpu_destroy(be);
+        return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
+    }
+    be->name = "cpu";
+    be->memory = ND_MEMORY_HOST;
+    be->alloc = cpu_alloc;
+    be->release = cpu_release;
+    be->copy = cpu_copy;
+    be->run_kernel = cpu_run_kernel;
+    be->run_matmul = cpu_run_matmul;
+    be->run_plan = NULL;
+    be->synchronize = cpu_synchronize;
+    be->destroy = cpu_destroy;
+    *out = be;
+    return ND_OK;
+}

@@ -1,0 +1,113 @@
+/* Cast loops for every (source, destination) dtype pair, NumPy unsafe
+ * casting. Float -> int truncates toward zero and saturates at the target's
+ * range, NaN -> 0: defined where C leaves it undefined, and what GPU
+ * conversion instructions do, so both backends agree. Narrowing int -> int
+ * wraps. Wide sources -> float16/bfloat16 go through float32 with round-to-odd
+ * so the final round-to-nearest-even is not a double rounding. */
+#include <limits.h>
+#include "backends/cpu/cpu_vectorize.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_internal.h"
+
+typedef uint8_t BOOL_T;
+typedef int8_t I8_T;
+typedef int16_t I16_T;
+typedef int32_t I32_T;
+typedef int64_t I64_T;
+typedef uint8_t U8_T;
+typedef uint16_t U16_T;
+typedef uint32_t U32_T;
+typedef uint64_t U64_T;
+typedef uint16_t F16_T;
+typedef uint16_t BF16_T;
+typedef float F32_T;
+typedef double F64_T;
+
+/* double -> float rounded to odd: exact values stay, inexact ones get their
+ * lowest mantissa bit set, which a later shorter rounding sees as "beyond
+ * the halfway point" exactly when the true value is. */
+static inline float d2f_odd(double d) {
+    float f = (float)d;
+    if (f != f) return f;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (fabs((double)f) > fabs(d)) bits -= 1; /* towards zero */
+    float t;
+    memcpy(&t, &bits, sizeof t);
+    if ((double)t != d) bits |= 1;
+    memcpy(&t, &bits, sizeof t);
+    return t;
+}
+
+#define FROM_BOOL(x) (x)
+#define FROM_I8(x) (x)
+#define FROM_I16(x) (x)
+#define FROM_I32(x) (x)
+#define FROM_I64(x) (x)
+#define FROM_U8(x) (x)
+#define FROM_U16(x) (x)
+#define FROM_U32(x) (x)
+#define FROM_U64(x) (x)
+#define FROM_F16(x) nd_half_to_float(x)
+#define FROM_BF16(x) nd_bf16_to_float(x)
+#define FROM_F32(x) (x)
+#define FROM_F64(x) (x)
+
+#define SAT_FN(S, T, LO, HI)                                                     \
+    static inline T sat_##S(double x) {                                          \
+        return x != x ? (T)0 : x >= (double)(HI) ? (T)(HI) : x <= (double)(LO) ? (T)(LO) : (T)x; \
+    }
+SAT_FN(I8, int8_t, INT8_MIN, INT8_MAX)
+SAT_FN(I16, int16_t, INT16_MIN, INT16_MAX)
+SAT_FN(I32, int32_t, INT32_MIN, INT32_MAX)
+SAT_FN(I64, int64_t, INT64_MIN, INT64_MAX)
+SAT_FN(U8, uint8_t, 0, UINT8_MAX)
+SAT_FN(U16, uint16_t, 0, UINT16_MAX)
+SAT_FN(U32, uint32_t, 0, UINT32_MAX)
+SAT_FN(U64, uint64_t, 0, UINT64_MAX)
+
+#define TO_INT(S, x) _Generic((x), float: sat_##S((double)(x)), double: sat_##S((double)(x)), default: (S##_T)(x))
+#define TO_BOOL(x) ((x) != 0)
+#define TO_I8(x) TO_INT(I8, x)
+#define TO_I16(x) TO_INT(I16, x)
+#define TO_I32(x) TO_INT(I32, x)
+#define TO_I64(x) TO_INT(I64, x)
+#define TO_U8(x) TO_INT(U8, x)
+#define TO_U16(x) TO_INT(U16, x)
+#define TO_U32(x) TO_INT(U32, x)
+#define TO_U64(x) TO_INT(U64, x)
+#define TO_F32(x) ((float)(x))
+#define TO_F64(x) ((double)(x))
+#define TO_F16(x) nd_float_to_half(_Generic((x), float: (x), default: d2f_odd((double)(x))))
+#define TO_BF16(x) nd_float_to_bf16(_Generic((x), float: (x), default: d2f_odd((double)(x))))
+
+#define MK_CAST(S, D)                                                            \
+    static void cast_##S##_##D(void *restrict o_, const void *a_, const void *b_, \
+                               const void *c_, int64_t n) {                      \
+        D##_T *restrict o = (D##_T *)o_;                                         \
+        const S##_T *a = (const S##_T *)a_;                                      \
+        (void)b_, (void)c_;                                                      \
+        for (int64_t i = 0; i < n; i++) o[i] = (D##_T)TO_##D(FROM_##S(a[i]));   \
+    }
+
+#define FOR_DST(X, S)                                                            \
+    X(S, BOOL) X(S, I8) X(S, I16) X(S, I32) X(S, I64) X(S, U8) X(S, U16) X(S, U32) \
+    X(S, U64) X(S, F16) X(S, BF16) X(S, F32) X(S, F64)
+#define FOR_SRC(Y)                                                               \
+    Y(BOOL) Y(I8) Y(I16) Y(I32) Y(I64) Y(U8) Y(U16) Y(U32) Y(U64) Y(F16) Y(BF16) Y(F32) Y(F64)
+
+#define MK_SRC(S) FOR_DST(MK_CAST, S)
+FOR_SRC(MK_SRC)
+
+#define ENTRY(S, D) cast_##S##_##D,
+#define ROW(S) {FOR_DST(ENTRY, S)},
+/* Rows and columns in nd_dtype order. */
+static nd_cpu_fn const cast_table[ND_NUM_DTYPES][ND_NUM_DTYPES] = {FOR_SRC(ROW)};
+
+nd_cpu_fn nd_cpu_cast_fn(int src, int dst) {
+    if (!nd_dtype_valid(src) || !nd_dtype_valid(dst)) return NULL;
+    return cast_table[src][dst];
+}

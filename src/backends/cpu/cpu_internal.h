@@ -1,0 +1,64 @@
+/* Private interfaces of the CPU backend: the per-(op, dtype) tile loops, the
+ * kernel interpreter, the worker pool and matmul. */
+#ifndef ND_BACKENDS_CPU_INTERNAL_H
+#define ND_BACKENDS_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/backend.h"
+#include "common/dtype.h"
+#include "common/ops.h"
+
+/* Elements per tile: 1024 keeps a tile of the widest dtype (8 KiB) in L1 and
+ * amortises the interpreter's dispatch over enough elements. */
+#define ND_CPU_TILE 1024
+
+/* One vectorisable loop over n elements of a tile. `out` never aliases an
+ * operand (the register allocator guarantees it). */
+typedef void (*nd_cpu_fn)(void *restrict out, const void *a, const void *b, const void *c,
+                          int64_t n);
+
+size_t nd_cpu_dtype_size(int dtype);
+
+/* The native loop for op computed in dtype `t` (operands and result of dtype
+ * t; comparisons: operands t, result bool; WHERE: a bool), or NULL when the op
+ * has no native loop in t (the interpreter then computes via another dtype:
+ * nd_cpu_compute_dtype). */
+nd_cpu_fn nd_cpu_op_fn(int op, int t);
+/* dtype in which op is computed for instruction dtype t (float16/bfloat16 ->
+ * float32, bool arithmetic -> int8, transcendental ops on ints -> float64). */
+int nd_cpu_compute_dtype(int op, int t);
+/* Cast loop src -> dst (NumPy unsafe casting; float -> int truncates toward
+ * zero and saturates, NaN -> 0). */
+nd_cpu_fn nd_cpu_cast_fn(int src, int dst);
+
+/* Float32/float64 transcendental tile loops (vectorisable polynomials with a
+ * libm fix-up for special and out-of-range inputs). */
+void nd_cpu_vsinf(float *restrict o, const float *a, int64_t n);
+void nd_cpu_vcosf(float *restrict o, const float *a, int64_t n);
+void nd_cpu_vexpf(float *restrict o, const float *a, int64_t n);
+void nd_cpu_vlogf(float *restrict o, const float *a, int64_t n);
+void nd_cpu_vtanhf(float *restrict o, const float *a, int64_t n);
+
+/* The worker pool: runs fn(arg, worker) on `n` workers including the caller
+ * (worker 0) and returns when all are done. */
+typedef struct nd_cpu_pool nd_cpu_pool;
+nd_status nd_cpu_pool_create(int num_threads, nd_cpu_pool **out);
+void nd_cpu_pool_destroy(nd_cpu_pool *p);
+int nd_cpu_pool_size(const nd_cpu_pool *p);
+void nd_cpu_pool_run(nd_cpu_pool *p, int n, void (*fn)(void *arg, int worker), void *arg);
+
+typedef struct {
+    nd_cpu_pool *pool;
+    int num_threads;
+    /* per-worker scratch, grown on demand (index = worker) */
+    void **scratch;
+    size_t *scratch_bytes;
+} nd_cpu_state;
+
+nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *slots,
+                            const nd_scalar_bits *params);
+nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *const *slots);
+
+#endif

@@ -1,0 +1,97 @@
+/* A kernel prepared for interpretation: axes reordered and coalesced, every
+ * instruction resolved to a loop, registers allocated by liveness. Built per
+ * launch (cheap: linear in the kernel's size). */
+#ifndef ND_BACKENDS_CPU_KERNEL_H
+#define ND_BACKENDS_CPU_KERNEL_H
+
+#include "backends/cpu/cpu_internal.h"
+
+/* Work items cover this many elements (fixed, so partial results and their
+ * combination order do not depend on the thread count). */
+#define ND_CPU_WORK 32768
+
+typedef struct {
+    char *base; /* slot base pointer (NULL for INDEX maps) */
+    int dtype;
+    int esize;
+    int inplace_ok; /* loads: may be read in place (no store writes its slot) */
+    int64_t off;
+    int64_t st[ND_MAX_DIMS];
+} cpu_access;
+
+enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N };
+
+typedef struct {
+    int kind;
+    int dtype;       /* result dtype */
+    int n_ops;
+    int ops[3];      /* SSA operands */
+    nd_cpu_fn in_cast[3]; /* operand cast into the compute dtype, or NULL */
+    nd_cpu_fn fn;
+    int cdtype;      /* dtype fn produces */
+    nd_cpu_fn out_cast; /* cdtype -> dtype, or NULL */
+    int reg;         /* register of the result */
+    int aux;         /* load / index number; PARAM: parameter number */
+    uint64_t seed, stream;
+    nd_scalar_bits param;
+} cpu_inst;
+
+typedef struct {
+    cpu_access at;
+    int value;
+    nd_cpu_fn cast; /* value dtype -> store dtype, or NULL */
+} cpu_store;
+
+typedef union {
+    double f;
+    int64_t i;
+    uint64_t u;
+} cpu_val;
+
+typedef struct {
+    cpu_val v;
+    int64_t idx; /* ARGMIN/ARGMAX: linear index over the reduced axes, -1 = empty */
+} cpu_acc;
+
+typedef struct cpu_prep {
+    int ndim;
+    int64_t shape[ND_MAX_DIMS];
+    int64_t total;
+    int n_loads, n_indices, n_insts, n_stores;
+    cpu_access *loads, *indices;
+    cpu_inst *insts;
+    cpu_store *stores;
+    int n_regs;      /* tile registers per worker (incl. 4 scratch) */
+    int scratch_reg; /* first of 4 scratch registers */
+    /* reduction */
+    int has_reduce;
+    int rkind, acc_dtype; /* acc_dtype: ND_FLOAT64, ND_INT64, ND_UINT64 or ND_BOOL */
+    int rvalue;
+    nd_cpu_fn to_acc; /* value dtype -> acc_dtype, or NULL */
+    nd_cpu_fn acc_to_out;
+    cpu_access rout; /* output map (strides 0 on reduced axes) */
+    int nO, nR;      /* axes [0,nO) outer kept, [nO,nO+nR) reduced, rest inner kept */
+    int64_t O, R, L;
+    int64_t width, ncol, rows_per_tile, rows_per_item, nch, groups_per_item;
+    int64_t n_items;
+    cpu_acc *partials;
+    size_t scratch_bytes; /* per worker */
+} cpu_prep;
+
+/* Evaluates the body over the flat (row-major, prepared space) range
+ * [f, f + len), len <= ND_CPU_TILE; stores are written. Returns the value
+ * pointers (vals[j] for instruction j). `regs` is the worker's register file. */
+void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t f, int64_t len);
+void nd_cpu_fill_params(const cpu_prep *p, char *regs);
+
+/* Reductions (cpu_reduce.c). */
+nd_status nd_cpu_reduce_setup(cpu_prep *p);
+void nd_cpu_reduce_item(const cpu_prep *p, char *regs, const void **vals, char *scratch,
+                        int64_t item);
+void nd_cpu_reduce_finish(const cpu_prep *p);
+void nd_cpu_reduce_empty(const cpu_prep *p); /* reduced extent 0: identities */
+size_t nd_cpu_reduce_scratch(const cpu_prep *p);
+
+#define ND_CPU_REG_BYTES ((size_t)ND_CPU_TILE * 8)
+
+#endif

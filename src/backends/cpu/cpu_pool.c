@@ -1,0 +1,116 @@
+/* A persistent worker pool on libuv threads. The caller is worker 0 and
+ * works too; the others sleep on a condition variable between jobs, so a
+ * job costs one broadcast and one wait. Small kernels never come here. */
+#include <stdlib.h>
+#include <uv.h>
+
+#include "backends/cpu/cpu_internal.h"
+#include "common/error.h"
+
+typedef struct {
+    nd_cpu_pool *pool;
+    int id;
+} worker_arg;
+
+struct nd_cpu_pool {
+    int n; /* workers including the caller */
+    uv_thread_t *threads;
+    worker_arg *args;
+    uv_mutex_t mu;
+    uv_cond_t work, done;
+    uint64_t gen; /* job number */
+    int active;   /* workers taking part in the current job */
+    int pending;  /* helpers still running it */
+    int stop;
+    void (*fn)(void *arg, int worker);
+    void *arg;
+};
+
+static void worker_main(void *varg) {
+    worker_arg *wa = (worker_arg *)varg;
+    nd_cpu_pool *p = wa->pool;
+    uint64_t seen = 0;
+    uv_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->gen == seen) uv_cond_wait(&p->work, &p->mu);
+        if (p->stop) break;
+        seen = p->gen;
+        if (wa->id >= p->active) continue;
+        void (*fn)(void *, int) = p->fn;
+        void *arg = p->arg;
+        uv_mutex_unlock(&p->mu);
+        fn(arg, wa->id);
+        uv_mutex_lock(&p->mu);
+        if (--p->pending == 0) uv_cond_signal(&p->done);
+    }
+    uv_mutex_unlock(&p->mu);
+}
+
+nd_status nd_cpu_pool_create(int num_threads, nd_cpu_pool **out) {
+    *out = NULL;
+    if (num_threads < 1) num_threads = 1;
+    nd_cpu_pool *p = calloc(1, sizeof *p);
+    if (!p) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory creating the thread pool");
+    p->n = num_threads;
+    p->threads = calloc((size_t)num_threads, sizeof *p->threads);
+    p->args = calloc((size_t)num_threads, sizeof *p->args);
+    if (!p->threads || !p->args) {
+        free(p->threads);
+        free(p->args);
+        free(p);
+        return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory creating the thread pool");
+    }
+    if (uv_mutex_init(&p->mu) != 0 || uv_cond_init(&p->work) != 0 || uv_cond_init(&p->done) != 0) {
+        free(p->threads);
+        free(p->args);
+        free(p);
+        return nd_error_set(ND_ERR_BACKEND, "cpu backend: could not create thread pool locks");
+    }
+    for (int i = 1; i < num_threads; i++) {
+        p->args[i].pool = p;
+        p->args[i].id = i;
+        if (uv_thread_create(&p->threads[i], worker_main, &p->args[i]) != 0) {
+            p->n = i; /* run with the workers we got */
+            break;
+        }
+    }
+    *out = p;
+    return ND_OK;
+}
+
+int nd_cpu_pool_size(const nd_cpu_pool *p) { return p ? p->n : 1; }
+
+void nd_cpu_pool_run(nd_cpu_pool *p, int n, void (*fn)(void *arg, int worker), void *arg) {
+    if (!p || n > p->n) n = p ? p->n : 1;
+    if (n <= 1) {
+        fn(arg, 0);
+        return;
+    }
+    uv_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->arg = arg;
+    p->active = n;
+    p->pending = n - 1;
+    p->gen++;
+    uv_cond_broadcast(&p->work);
+    uv_mutex_unlock(&p->mu);
+    fn(arg, 0);
+    uv_mutex_lock(&p->mu);
+    while (p->pending > 0) uv_cond_wait(&p->done, &p->mu);
+    uv_mutex_unlock(&p->mu);
+}
+
+void nd_cpu_pool_destroy(nd_cpu_pool *p) {
+    if (!p) return;
+    uv_mutex_lock(&p->mu);
+    p->stop = 1;
+    uv_cond_broadcast(&p->work);
+    uv_mutex_unlock(&p->mu);
+    for (int i = 1; i < p->n; i++) uv_thread_join(&p->threads[i]);
+    uv_cond_destroy(&p->work);
+    uv_cond_destroy(&p->done);
+    uv_mutex_destroy(&p->mu);
+    free(p->threads);
+    free(p->args);
+    free(p);
+}
