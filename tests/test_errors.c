@@ -1,0 +1,267 @@
+/* Errors: every bad input returns the documented status with a message that
+ * names the function, the first error survives a chain of NULL inputs,
+ * arrays made before an error keep their values, nothing crashes. */
+#include "common.h"
+
+#include <stdlib.h>
+
+/* expr must give NULL with status `code` and a message naming `func` */
+#define EXPECT_NULL(expr, code, func)                                                        \
+    do {                                                                                     \
+        nd_clear_error();                                                                    \
+        nd_array *r_ = (expr);                                                               \
+        cr_expect_null(r_, "%s should fail", #expr);                                         \
+        NDT_EXPECT_ERR(code, func);                                                          \
+    } while (0)
+#define EXPECT_NULL2(expr, c1, c2, func)                                                     \
+    do {                                                                                     \
+        nd_clear_error();                                                                    \
+        nd_array *r_ = (expr);                                                               \
+        cr_expect_null(r_, "%s should fail", #expr);                                         \
+        NDT_EXPECT_ERR2(c1, c2, func);                                                       \
+    } while (0)
+#define EXPECT_STATUS(expr, code, func)                                                      \
+    do {                                                                                     \
+        nd_clear_error();                                                                    \
+        nd_status s_ = (expr);                                                               \
+        cr_expect_eq(s_, code, "%s returned %s, want %s", #expr, nd_status_name(s_),          \
+                     nd_status_name(code));                                                  \
+        NDT_EXPECT_ERR(code, func);                                                          \
+    } while (0)
+
+static nd_array *x34, *v5, *x2d;
+static float x34_host[12];
+
+static void make_inputs(void) {
+    for (int i = 0; i < 12; i++) x34_host[i] = (float)i * 0.5f - 2.0f;
+    x34 = nd_from_host(x34_host, ND_FLOAT32, ND_SHAPE(3, 4));
+    v5 = nd_arange(ND_FLOAT32, 0, 5, 1);
+    x2d = nd_ones(ND_INT32, ND_SHAPE(2, 3));
+    cr_assert(x34 && v5 && x2d, "%s", nd_last_error());
+}
+
+/* the arrays made before the errors keep their values and sync is fine */
+static void check_survivors(void) {
+    nd_clear_error();
+    cr_expect_eq(nd_sync(), ND_OK, "sync after record-time errors: %s", nd_last_error());
+    float got[12];
+    cr_assert_eq(nd_to_host(x34, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 12; i++) cr_expect_eq(got[i], x34_host[i], "x34[%d] changed", i);
+    cr_expect_eq(nd_item(nd_sum(v5, 0)), 10.0);
+    nd_free(x34); nd_free(v5); nd_free(x2d);
+}
+
+NDT_TEST(errors, null_handles) {
+    make_inputs();
+    EXPECT_NULL(nd_add(NULL, x34), ND_ERR_ARG, "nd_add");
+    EXPECT_NULL(nd_mul(x34, NULL), ND_ERR_ARG, "nd_mul");
+    EXPECT_NULL(nd_exp(NULL), ND_ERR_ARG, "nd_exp");
+    EXPECT_NULL(nd_where(NULL, x34, x34), ND_ERR_ARG, "nd_where");
+    EXPECT_NULL(nd_clip(x34, NULL, x34), ND_ERR_ARG, "nd_clip");
+    EXPECT_NULL(nd_sum(NULL, 0), ND_ERR_ARG, "nd_sum");
+    EXPECT_NULL(nd_argmax(NULL, ND_ALL_AXES), ND_ERR_ARG, "nd_argmax");
+    EXPECT_NULL(nd_matmul(x34, NULL), ND_ERR_ARG, "nd_matmul");
+    EXPECT_NULL(nd_view(NULL, "0"), ND_ERR_ARG, "nd_view");
+    EXPECT_NULL(nd_view(x34, NULL), ND_ERR_ARG, "nd_view");
+    EXPECT_NULL(nd_reshape(NULL, ND_SHAPE(12)), ND_ERR_ARG, "nd_reshape");
+    EXPECT_NULL(nd_transpose(NULL, NULL), ND_ERR_ARG, "nd_transpose");
+    EXPECT_NULL(nd_broadcast_to(NULL, ND_SHAPE(2)), ND_ERR_ARG, "nd_broadcast_to");
+    EXPECT_NULL(nd_astype(NULL, ND_FLOAT64), ND_ERR_ARG, "nd_astype");
+    EXPECT_NULL(nd_copy(NULL), ND_ERR_ARG, "nd_copy");
+    EXPECT_NULL(nd_ravel(NULL), ND_ERR_ARG, "nd_ravel");
+    nd_array *pair[2] = {x34, NULL};
+    EXPECT_NULL(nd_concatenate(2, pair, 0), ND_ERR_ARG, "nd_concatenate");
+    EXPECT_NULL(nd_stack(2, pair, 0), ND_ERR_ARG, "nd_stack");
+    EXPECT_NULL(nd_concatenate(2, NULL, 0), ND_ERR_ARG, "nd_concatenate");
+    EXPECT_NULL(nd_from_host(NULL, ND_FLOAT32, ND_SHAPE(3)), ND_ERR_ARG, "nd_from_host");
+    EXPECT_STATUS(nd_assign(NULL, x34), ND_ERR_ARG, "nd_assign");
+    EXPECT_STATUS(nd_assign(x34, NULL), ND_ERR_ARG, "nd_assign");
+    EXPECT_STATUS(nd_fill(NULL, 1), ND_ERR_ARG, "nd_fill");
+    float buf[4];
+    EXPECT_STATUS(nd_to_host(NULL, buf, sizeof buf), ND_ERR_ARG, "nd_to_host");
+    nd_clear_error();
+    cr_expect(isnan(nd_item(NULL)), "nd_item(NULL) is NaN");
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_item");
+    /* inspection and lifetime functions tolerate NULL */
+    nd_free(NULL);
+    cr_expect_eq(nd_ndim(NULL), -1);
+    cr_expect_eq(nd_size(NULL), -1);
+    cr_expect_null(nd_shape(NULL));
+    cr_expect_eq(nd_dtype_of(NULL), ND_NUM_DTYPES);
+    check_survivors();
+}
+
+NDT_TEST(errors, first_error_propagates_through_a_chain) {
+    make_inputs();
+    nd_array *bad = nd_add(x34, v5); /* (3,4) + (5,) */
+    cr_expect_null(bad);
+    cr_expect_eq(nd_last_status(), ND_ERR_SHAPE, "got %s", nd_status_name(nd_last_status()));
+    char first[512];
+    snprintf(first, sizeof first, "%s", nd_last_error() ? nd_last_error() : "");
+    nd_array *c = nd_exp(bad), *d = nd_mul(c, x34), *e = nd_sum(d, 0);
+    nd_array *f = nd_matmul(e, x34), *g = nd_view(f, "0"), *h = nd_astype(g, ND_FLOAT64);
+    cr_expect(!c && !d && !e && !f && !g && !h, "every op on a NULL input returns NULL");
+    nd_status st = nd_assign(x34, h);
+    cr_expect_neq(st, ND_OK);
+    cr_expect_eq(nd_last_status(), ND_ERR_SHAPE, "the first error is kept, got %s",
+                 nd_status_name(nd_last_status()));
+    cr_expect_str_eq(nd_last_error(), first, "the first message is kept");
+    cr_expect(strstr(first, "nd_add") && strstr(first, "(3,4)") && strstr(first, "(5,)"),
+              "message names the function and both shapes: '%s'", first);
+    nd_clear_error();
+    cr_expect_eq(nd_last_status(), ND_OK, "nd_clear_error resets the status");
+    check_survivors();
+}
+
+NDT_TEST(errors, invalid_dtypes) {
+    make_inputs();
+    const nd_dtype bad = (nd_dtype)99;
+    EXPECT_NULL2(nd_zeros(bad, ND_SHAPE(3)), ND_ERR_DTYPE, ND_ERR_ARG, "nd_zeros");
+    EXPECT_NULL2(nd_full((nd_dtype)-1, ND_SHAPE(3), 1), ND_ERR_DTYPE, ND_ERR_ARG, "nd_full");
+    EXPECT_NULL2(nd_astype(x34, bad), ND_ERR_DTYPE, ND_ERR_ARG, "nd_astype");
+    EXPECT_NULL2(nd_from_host(x34_host, bad, ND_SHAPE(3)), ND_ERR_DTYPE, ND_ERR_ARG, "nd_from_host");
+    EXPECT_NULL2(nd_arange(ND_NUM_DTYPES, 0, 3, 1), ND_ERR_DTYPE, ND_ERR_ARG, "nd_arange");
+    EXPECT_NULL2(nd_random_uniform(bad, ND_SHAPE(3), 0, 1), ND_ERR_DTYPE, ND_ERR_ARG, "nd_random_uniform");
+    cr_expect_str_eq(nd_dtype_name(bad), "?");
+    cr_expect_eq(nd_dtype_size(bad), 0);
+    cr_expect_str_eq(nd_dtype_name(ND_BFLOAT16), "bfloat16");
+    cr_expect_eq(nd_dtype_size(ND_FLOAT16), 2);
+    cr_expect_str_eq(nd_status_name(ND_ERR_SHAPE), "ND_ERR_SHAPE");
+    /* an operation that does not accept a dtype */
+    nd_array *b = nd_ones(ND_BOOL, ND_SHAPE(3));
+    EXPECT_NULL(nd_sub(b, b), ND_ERR_DTYPE, "nd_sub");
+    nd_free(b);
+    check_survivors();
+}
+
+NDT_TEST(errors, shapes_that_do_not_broadcast) {
+    make_inputs();
+    nd_clear_error();
+    cr_expect_null(nd_add(x34, v5));
+    const char *m = nd_last_error();
+    cr_expect_eq(nd_last_status(), ND_ERR_SHAPE);
+    cr_expect(m && strstr(m, "nd_add") && strstr(m, "(3,4)") && strstr(m, "(5,)"),
+              "message names nd_add and both shapes: '%s'", m ? m : "");
+    nd_clear_error();
+    cr_expect_null(nd_maximum(v5, x2d));
+    m = nd_last_error();
+    cr_expect(m && strstr(m, "nd_maximum") && strstr(m, "(5,)") && strstr(m, "(2,3)"),
+              "message names nd_maximum and both shapes: '%s'", m ? m : "");
+    nd_clear_error();
+    nd_array *c = nd_ones(ND_BOOL, ND_SHAPE(4));
+    EXPECT_NULL(nd_where(c, x34, v5), ND_ERR_SHAPE, "nd_where");
+    EXPECT_NULL(nd_broadcast_to(v5, ND_SHAPE(2, 4)), ND_ERR_SHAPE, "nd_broadcast_to");
+    EXPECT_NULL(nd_broadcast_to(x34, ND_SHAPE(4)), ND_ERR_SHAPE, "nd_broadcast_to");
+    nd_free(c);
+    check_survivors();
+}
+
+NDT_TEST(errors, axes_out_of_range) {
+    make_inputs();
+    EXPECT_NULL2(nd_sum(x34, 2), ND_ERR_ARG, ND_ERR_INDEX, "nd_sum");
+    EXPECT_NULL2(nd_mean(x34, -3), ND_ERR_ARG, ND_ERR_INDEX, "nd_mean");
+    EXPECT_NULL2(nd_argmax(x34, 7), ND_ERR_ARG, ND_ERR_INDEX, "nd_argmax");
+    EXPECT_NULL2(nd_max(v5, 1), ND_ERR_ARG, ND_ERR_INDEX, "nd_max");
+    nd_array *two[2] = {x34, x34};
+    EXPECT_NULL2(nd_concatenate(2, two, 2), ND_ERR_ARG, ND_ERR_INDEX, "nd_concatenate");
+    EXPECT_NULL2(nd_stack(2, two, 3), ND_ERR_ARG, ND_ERR_INDEX, "nd_stack");
+    const int perm_dup[2] = {0, 0}, perm_big[2] = {0, 2};
+    EXPECT_NULL2(nd_transpose(x34, perm_dup), ND_ERR_ARG, ND_ERR_INDEX, "nd_transpose");
+    EXPECT_NULL2(nd_transpose(x34, perm_big), ND_ERR_ARG, ND_ERR_INDEX, "nd_transpose");
+    check_survivors();
+}
+
+NDT_TEST(errors, malformed_index_strings) {
+    make_inputs();
+    static const char *const bad[] = {"1:2:3:4", "abc", "::0", "...,...", "0,0,0", "5",
+                                      "-4", ":, 4", "0,,1", "1.5", "1:2 3", "[0]", ":, :, :"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nd_clear_error();
+        nd_array *v = nd_view(x34, bad[i]);
+        cr_expect_null(v, "nd_view(x34 (3,4), \"%s\") should fail", bad[i]);
+        nd_status st = nd_last_status();
+        const char *m = nd_last_error();
+        cr_expect_eq(st, ND_ERR_INDEX, "\"%s\": %s (%s)", bad[i], nd_status_name(st), m ? m : "");
+        cr_expect(m && strstr(m, "nd_view"), "\"%s\": message should name nd_view: '%s'", bad[i], m ? m : "");
+        nd_free(v);
+    }
+    nd_clear_error();
+    nd_array *ok = nd_view(x34, "1:,  None, ::-2");
+    cr_expect(ok, "whitespace and None are fine: %s", nd_last_error());
+    nd_free(ok);
+    check_survivors();
+}
+
+NDT_TEST(errors, bad_shapes_and_dims) {
+    make_inputs();
+    EXPECT_NULL2(nd_zeros(ND_FLOAT32, ND_SHAPE(3, -1)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_zeros");
+    EXPECT_NULL2(nd_ones(ND_INT8, ND_SHAPE(-5)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_ones");
+    int64_t huge = (int64_t)1 << 40;
+    EXPECT_NULL2(nd_zeros(ND_FLOAT32, ND_SHAPE(huge, huge)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_zeros");
+    EXPECT_NULL2(nd_empty(ND_FLOAT64, ND_SHAPE(INT64_MAX, 2)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_empty");
+    EXPECT_NULL2(nd_zeros(ND_FLOAT32, ND_SHAPE(1, 1, 1, 1, 1, 1, 1, 1, 1)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_zeros");
+    EXPECT_NULL2(nd_zeros(ND_FLOAT32, -1, NULL), ND_ERR_SHAPE, ND_ERR_ARG, "nd_zeros");
+    EXPECT_NULL2(nd_reshape(x34, ND_SHAPE(1, 1, 1, 1, 1, 1, 1, 1, 12)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_reshape");
+    nd_clear_error();
+    nd_array *nine = nd_view(v5, "None, None, None, None, None, None, None, None, :");
+    cr_expect_null(nine, "a 9-d view must fail");
+    cr_expect_neq(nd_last_status(), ND_OK);
+    nd_clear_error();
+    EXPECT_NULL(nd_reshape(x34, ND_SHAPE(5)), ND_ERR_SHAPE, "nd_reshape");
+    EXPECT_NULL2(nd_reshape(x34, ND_SHAPE(-1, -1)), ND_ERR_SHAPE, ND_ERR_ARG, "nd_reshape");
+    EXPECT_NULL(nd_reshape(x34, ND_SHAPE(-1, 5)), ND_ERR_SHAPE, "nd_reshape");
+    EXPECT_NULL2(nd_arange(ND_FLOAT32, 0, 1, 0), ND_ERR_ARG, ND_ERR_SHAPE, "nd_arange");
+    EXPECT_NULL2(nd_linspace(ND_FLOAT32, 0, 1, -1), ND_ERR_ARG, ND_ERR_SHAPE, "nd_linspace");
+    check_survivors();
+}
+
+NDT_TEST(errors, mismatched_operands) {
+    make_inputs();
+    nd_array *m52 = nd_ones(ND_FLOAT32, ND_SHAPE(5, 2)), *s0 = nd_full(ND_FLOAT32, ND_SCALAR_SHAPE, 1);
+    EXPECT_NULL(nd_matmul(x34, m52), ND_ERR_SHAPE, "nd_matmul");
+    EXPECT_NULL(nd_matmul(s0, x34), ND_ERR_SHAPE, "nd_matmul");
+    EXPECT_NULL(nd_matmul(v5, x34), ND_ERR_SHAPE, "nd_matmul");
+    nd_array *ab[2] = {x34, m52}, *ac[2] = {x34, v5};
+    EXPECT_NULL(nd_concatenate(2, ab, 0), ND_ERR_SHAPE, "nd_concatenate");
+    EXPECT_NULL(nd_concatenate(2, ac, 0), ND_ERR_SHAPE, "nd_concatenate");
+    EXPECT_NULL2(nd_concatenate(0, ab, 0), ND_ERR_ARG, ND_ERR_SHAPE, "nd_concatenate");
+    EXPECT_NULL(nd_stack(2, ab, 0), ND_ERR_SHAPE, "nd_stack");
+    EXPECT_STATUS(nd_assign(x34, v5), ND_ERR_SHAPE, "nd_assign");
+    nd_array *row = nd_view(x34, "0");
+    EXPECT_STATUS(nd_assign(row, x34), ND_ERR_SHAPE, "nd_assign");
+    nd_array *bc = nd_broadcast_to(v5, ND_SHAPE(3, 5));
+    EXPECT_STATUS(nd_assign(bc, v5), ND_ERR_ARG, "nd_assign");
+    EXPECT_STATUS(nd_fill(bc, 2), ND_ERR_ARG, "nd_fill");
+    nd_free(m52); nd_free(s0); nd_free(row); nd_free(bc);
+    check_survivors();
+}
+
+NDT_TEST(errors, reads) {
+    make_inputs();
+    float small[4];
+    EXPECT_STATUS(nd_to_host(x34, small, sizeof small), ND_ERR_ARG, "nd_to_host");
+    EXPECT_STATUS(nd_to_host(x34, NULL, 48), ND_ERR_ARG, "nd_to_host");
+    nd_clear_error();
+    double it = nd_item(v5);
+    cr_expect(isnan(it), "nd_item of 5 elements is NaN, got %g", it);
+    cr_expect_neq(nd_last_status(), ND_OK);
+    cr_expect(strstr(nd_last_error(), "nd_item"), "message names nd_item: '%s'", nd_last_error());
+    nd_clear_error();
+    check_survivors();
+}
+
+NDT_TEST(errors, state_and_io) {
+    make_inputs();
+    nd_clear_error();
+    cr_expect_eq(nd_init(NULL), ND_ERR_STATE, "nd_init while running");
+    cr_expect(strstr(nd_last_error(), "nd_init"), "'%s'", nd_last_error());
+    nd_clear_error();
+    nd_array *y = nd_exp(x34);
+    EXPECT_STATUS(nd_graph_dump_dot("/nonexistent-dir-for-nd-tests/graph.dot"), ND_ERR_IO,
+                  "nd_graph_dump_dot");
+    float got[12];
+    cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 12; i++) cr_expect(fabsf(got[i] - expf(x34_host[i])) <= 1e-5f * expf(x34_host[i]));
+    nd_free(y);
+    check_survivors();
+}
