@@ -1,0 +1,23 @@
+#!/bin/sh
+# Builds and runs backend_check.c against the CUDA backend sources only
+# (needs the CUDA toolkit and a GPU; no libuv or scheduler). Runs it three
+# times on a fresh cache dir: cold (compiles), warm (loads CUBINs from disk),
+# and after truncating every cached file (must detect and recompile).
+set -e
+cd "$(dirname "$0")/../../../.."
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+out=${TMPDIR:-/tmp}/nd_cuda_check
+cc -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -Isrc -I"$CUDA/include" \
+  src/backends/cuda/tests/backend_check.c src/backends/cuda/backend.c src/backends/cuda/codegen.c \
+  src/backends/cuda/codegen_reduce.c src/backends/cuda/kernel_cache.c src/backends/cuda/matmul.c \
+  src/common/error.c src/common/dtype.c src/common/ops.c \
+  -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lcublas -lnvrtc -lcudart -lpthread -lm -o "$out"
+export CHECK_CACHE_DIR=${TMPDIR:-/tmp}/nd_cuda_check_cache
+rm -rf "$CHECK_CACHE_DIR"
+t0=$(date +%s.%N); "$out" "$@"; t1=$(date +%s.%N)
+echo "cold run: $(echo "$t1 - $t0" | bc) s, $(ls "$CHECK_CACHE_DIR" | wc -l) cache files"
+t0=$(date +%s.%N); "$out" "$@" | tail -1; t1=$(date +%s.%N)
+echo "warm run: $(echo "$t1 - $t0" | bc) s"
+for f in "$CHECK_CACHE_DIR"/*.cubin; do head -c 100 "$f" > "$f.x" && mv "$f.x" "$f"; done
+"$out" 2 2>&1 | grep -c "is invalid; recompiling" | sed 's/^/files detected as corrupt and recompiled: /'
+"$out" | tail -1
