@@ -87,9 +87,21 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
                     s, s, (long long)st->matmul.m, (long long)st->matmul.n,
                     (long long)st->matmul.k, colour);
         }
+        int members = 0;
         for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
-            if (plan->node_step[i] == s) write_node(f, g, plan, i);
+            if (plan->node_step[i] == s) {
+                write_node(f, g, plan, i);
+                members++;
+            }
+        /* A kernel the scheduler added on its own (the second half of a
+         * store that needed a temporary) still gets a visible node. */
+        if (!members && st->kind == ND_STEP_KERNEL) {
+            fprintf(f, "    k%d [label=\"%s\\n(inserted by the scheduler)\", fillcolor=\"#fdd0a2\"];\n", s,
+                    st->kernel->name);
+        }
         fprintf(f, "  }\n");
+        if (!members && st->kind == ND_STEP_KERNEL && st->first_node >= 0)
+            fprintf(f, "  n%d -> k%d [label=\"via temporary\", style=dashed];\n", st->first_node, s);
     }
     for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
         if (plan->node_step[i] < 0) write_node(f, g, plan, i);
