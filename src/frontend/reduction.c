@@ -54,6 +54,15 @@ nd_array *nd_fe_reduce(const char *fn, nd_reduce_kind kind, nd_array *a, int axi
     }
     nd_dtype cdtype, dtype;
     reduce_dtypes(kind, a->dtype, &cdtype, &dtype);
+    if (mask == 0) {
+        /* A 0-d input: nothing to combine. The value itself, converted (or
+         * index 0 for argmin/argmax), without a reduction over no axes. */
+        if (kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX) {
+            nd_scalar_bits zero = {0};
+            return nd_fe_full(fn, ND_INT64, 0, NULL, zero);
+        }
+        return nd_fe_astype(fn, a, dtype);
+    }
     int ondim = 0;
     int64_t oshape[ND_MAX_DIMS], kshape[ND_MAX_DIMS], kstrides[ND_MAX_DIMS];
     for (int k = 0; k < a->ndim; k++) {
