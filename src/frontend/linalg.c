@@ -123,11 +123,14 @@ nd_array *nd_dot(nd_array *a, nd_array *b) {
         return NULL;
     }
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    /* NumPy dot: a 0-d operand multiplies; up to 2-d it is matmul. */
+    /* NumPy dot: a 0-d operand multiplies. */
     if (a->ndim == 0 || b->ndim == 0) return nd_runtime_track(nd_fe_binary(fn, ND_OP_MUL, a, b));
-    if (a->ndim > 2 || b->ndim > 2) {
-        nd_error_set(ND_ERR_UNSUPPORTED, "%s: operands of ndim %d and %d: nd_dot supports up to "
-                     "2-d operands (use nd_matmul for batched products)", fn, a->ndim, b->ndim);
+    /* With b of ndim <= 2, dot(a, b) sums a's last axis against b's first
+     * (or only) axis, which is exactly matmul; a higher-d b pairs every
+     * batch of a with every batch of b, which matmul does not. */
+    if (b->ndim > 2) {
+        nd_error_set(ND_ERR_UNSUPPORTED, "%s: b has ndim %d: nd_dot supports b of up to 2 "
+                     "dimensions (use nd_matmul for batched products)", fn, b->ndim);
         return NULL;
     }
     return nd_runtime_track(matmul_impl(fn, a, b));
