@@ -21,7 +21,9 @@ static nd_array *dtype_error(const char *fn, const char *what, nd_dtype t, const
 
 nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     int cmp = nd_op_is_comparison(op);
-    nd_dtype t = nd_fe_result_type(fn, a, b, cmp);
+    /* Integer true division computes in float64, so, like a comparison, it
+     * takes any Python int (NumPy: int8 array / 300 is fine). */
+    nd_dtype t = nd_fe_result_type(fn, a, b, cmp || op == ND_OP_DIV);
     if (t == ND_NUM_DTYPES) return NULL;
     nd_dtype cdtype = t, dtype = t;
     nd_array *in[2] = {a, b};
@@ -42,6 +44,13 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         }
     } else if (op == ND_OP_DIV && !nd_dtype_is_float(t)) {
         cdtype = dtype = ND_FLOAT64; /* NumPy true_divide of integers */
+    }
+    if (op == ND_OP_POW && nd_dtype_kind_of(dtype) != ND_KIND_FLOAT && b->weak == ND_WEAK_INT &&
+        b->weak_value.i < 0) {
+        nd_error_set(ND_ERR_ARG, "%s: integers to negative integer powers are not allowed "
+                     "(exponent %lld on %s; use nd_astype to a float dtype first)",
+                     fn, (long long)b->weak_value.i, nd_dtype_name(dtype));
+        return NULL;
     }
     return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
 }
