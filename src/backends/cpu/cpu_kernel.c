@@ -10,6 +10,10 @@
 #include "common/error.h"
 #include "common/philox.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ------------------------------------------------------------ preparation */
 
 static int inst_dtype(const nd_kernel *k, int j) { return k->insts[j].dtype; }
@@ -272,6 +276,34 @@ static void gather(const cpu_prep *p, const cpu_access *a, char *out, const int6
     }
 }
 
+/* Contiguous store of a tile. Large outputs bypass the cache (non-temporal
+ * stores): they will not be read back soon, and it saves the read-for-
+ * ownership traffic, a sixth of a streaming kernel's bytes. */
+static void store_contig(char *dst, const char *src, size_t bytes, int stream) {
+#if defined(__SSE2__)
+    if (stream && bytes >= 256) {
+        size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+        if (head) memcpy(dst, src, head);
+        size_t i = head;
+        for (; i + 64 <= bytes; i += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+            __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+            _mm_stream_si128((__m128i *)(dst + i), a);
+            _mm_stream_si128((__m128i *)(dst + i + 16), b);
+            _mm_stream_si128((__m128i *)(dst + i + 32), c);
+            _mm_stream_si128((__m128i *)(dst + i + 48), d);
+        }
+        if (i < bytes) memcpy(dst + i, src + i, bytes - i);
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    memcpy(dst, src, bytes);
+}
+
 static void scatter(const cpu_prep *p, const cpu_access *a, const char *in, const int64_t *idx0,
                     int64_t len) {
     int n = p->ndim, es = a->esize;
@@ -282,7 +314,7 @@ static void scatter(const cpu_prep *p, const cpu_access *a, const char *in, cons
         if (seg > len - pos) seg = len - pos;
         char *dst = a->base + access_off(a, idx, n) * es;
         const char *src = in + pos * es;
-        if (s == 1) memcpy(dst, src, (size_t)(seg * es));
+        if (s == 1) store_contig(dst, src, (size_t)(seg * es), p->stream_stores);
         else if (s == 0) memcpy(dst, src + (seg - 1) * es, (size_t)es); /* last write wins */
         else if (es == 4) SCATTER_SEG(uint32_t);
         else if (es == 8) SCATTER_SEG(uint64_t);
@@ -519,6 +551,7 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
     } else {
         p->n_items = *empty ? 0 : (p->total + ND_CPU_WORK - 1) / ND_CPU_WORK;
     }
+    p->stream_stores = !hr && p->total * 8 >= ((int64_t)32 << 20);
     size_t vals = ((size_t)p->n_insts * sizeof(void *) + 63) & ~(size_t)63;
     p->scratch_bytes = (size_t)p->n_regs * ND_CPU_REG_BYTES + vals +
                        (hr ? nd_cpu_reduce_scratch(p) : 0);
@@ -550,6 +583,9 @@ static void run_worker(void *arg, int w) {
         for (int64_t f = f0; f < f1; f += ND_CPU_TILE)
             nd_cpu_eval_tile(p, regs, vals, f, f1 - f < ND_CPU_TILE ? f1 - f : ND_CPU_TILE);
     }
+#if defined(__SSE2__)
+    if (p->stream_stores) _mm_sfence(); /* order the non-temporal stores before "done" */
+#endif
 }
 
 static nd_status ensure_scratch(nd_cpu_state *st, int w, size_t bytes) {

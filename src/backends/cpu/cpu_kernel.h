@@ -76,6 +76,7 @@ typedef struct cpu_prep {
     int64_t n_items;
     cpu_acc *partials;
     size_t scratch_bytes; /* per worker */
+    int stream_stores;    /* outputs far larger than the caches: non-temporal */
 } cpu_prep;
 
 /* Evaluates the body over the flat (row-major, prepared space) range
@@ -92,6 +93,9 @@ void nd_cpu_reduce_finish(const cpu_prep *p);
 void nd_cpu_reduce_empty(const cpu_prep *p); /* reduced extent 0: identities */
 size_t nd_cpu_reduce_scratch(const cpu_prep *p);
 
-#define ND_CPU_REG_BYTES ((size_t)ND_CPU_TILE * 8)
+/* Register stride: a tile of the widest dtype plus 320 bytes, so registers
+ * do not sit at multiples of 4 KiB from each other (4K aliasing stalls loads
+ * behind unrelated stores). */
+#define ND_CPU_REG_BYTES ((size_t)ND_CPU_TILE * 8 + 320)
 
 #endif

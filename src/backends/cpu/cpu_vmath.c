@@ -1,9 +1,10 @@
-/* Float32 transcendental loops the compiler can vectorise: each element is
- * widened to double, reduced and evaluated with short polynomials (float32
- * needs only ~2^-25 relative accuracy, so the double arithmetic leaves the
- * result within ~1 ulp after rounding). A second, cheap pass hands inputs
+/* Float32 transcendental loops the compiler vectorises: short polynomials
+ * in float (four lanes per SSE vector), with argument reductions in double
+ * where float would lose bits; max error < 2 ulp (swept over 4M floats of
+ * every exponent against double libm). A second, cheap pass hands inputs
  * outside the fast path's domain (NaN, infinities, huge arguments, results
- * that overflow) to libm, so special values are exactly libm's. */
+ * that overflow or are subnormal) to libm, so special values are exactly
+ * libm's. */
 #include "backends/cpu/cpu_vectorize.h"
 
 #include <math.h>
@@ -24,33 +25,45 @@ static inline double from_bits(uint64_t u) {
     return x;
 }
 
-/* sin(r), cos(r) for |r| <= pi/4: Taylor to degree 9 / 10 (error < 3e-9). */
-static inline double sin_poly(double r) {
-    double z = r * r;
-    return r + r * z * (-1.0 / 6 + z * (1.0 / 120 + z * (-1.0 / 5040 + z * (1.0 / 362880))));
+static inline uint32_t bits_f(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
 }
-static inline double cos_poly(double r) {
-    double z = r * r;
-    return 1.0 + z * (-0.5 + z * (1.0 / 24 + z * (-1.0 / 720 + z * (1.0 / 40320 + z * (-1.0 / 3628800)))));
+static inline float from_bits_f(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
 }
 
-/* x = q*pi/2 + r; m = q mod 4. pio2_1 has 33 bits so q*pio2_1 is exact for
- * |q| < 2^20 and x - q*pio2_1 is exact (fdlibm's Cody-Waite split). */
-#define REDUCE_PIO2(x, r, m)                                                     \
-    double q = (x)*0.63661977236758134308 + MAGIC - MAGIC;                       \
-    double r = ((x)-q * 1.57079632673412561417e+00) - q * 6.07710050650619224932e-11; \
-    double k4 = (q * 0.25 - 0.375) + MAGIC - MAGIC;                              \
-    double m = q - 4.0 * k4;
+/* sin(r) on [-pi/2, pi/2] in float: SLEEF's degree-9 minimax polynomial. */
+static inline float sin_poly_f(float r) {
+    float s = r * r;
+    float u = 2.6083159809786593541503e-06f;
+    u = u * s - 0.0001981069071916863322258f;
+    u = u * s + 0.00833307858556509017944336f;
+    u = u * s - 0.166666597127914428710938f;
+    return r + r * s * u;
+}
 
-#define SIN_COS_RANGE 0x1p20f
+/* The reduction runs in double: x = t*pi + r with pi split in a 33-bit head
+ * (t*PI_A exact for |t| < 2^19, and x - t*PI_A exact) and a tail, so r is
+ * accurate even next to a multiple of pi. sin(x) = (-1)^t sin(r) = sin(+-r);
+ * t's parity is the low bit of t + MAGIC. cos(x) = sin(x + pi/2) the same way
+ * with x = (t + 1/2) pi + r, sign (-1)^(t+1). */
+#define PI_A 3.14159265346825122833
+#define PI_B 1.21542010130123844986e-10
+#define SIN_COS_RANGE 0x1p18f
 
 void nd_cpu_vsinf(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         double x = a[i];
-        REDUCE_PIO2(x, r, m)
-        double s = sin_poly(r), c = cos_poly(r);
-        double v = ((m == 1.0) | (m == 3.0)) ? c : s;
-        o[i] = (float)(m >= 2.0 ? -v : v);
+        double t = x * 0.31830988618379067154 + MAGIC;
+        uint64_t tb = bits_d(t);
+        t -= MAGIC;
+        double r = (x - t * PI_A) - t * PI_B;
+        r = from_bits(bits_d(r) ^ (tb << 63));
+        o[i] = sin_poly_f((float)r);
     }
     for (int64_t i = 0; i < n; i++)
         if (!(fabsf(a[i]) <= SIN_COS_RANGE)) o[i] = sinf(a[i]);
@@ -59,10 +72,12 @@ void nd_cpu_vsinf(float *restrict o, const float *a, int64_t n) {
 void nd_cpu_vcosf(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         double x = a[i];
-        REDUCE_PIO2(x, r, m)
-        double s = sin_poly(r), c = cos_poly(r);
-        double v = ((m == 1.0) | (m == 3.0)) ? s : c;
-        o[i] = (float)(((m == 1.0) | (m == 2.0)) ? -v : v);
+        double t = x * 0.31830988618379067154 - 0.5 + MAGIC;
+        uint64_t tb = bits_d(t);
+        t = (t - MAGIC) + 0.5;
+        double r = (x - t * PI_A) - t * PI_B;
+        r = from_bits(bits_d(r) ^ ((tb ^ 1) << 63));
+        o[i] = sin_poly_f((float)r);
     }
     for (int64_t i = 0; i < n; i++)
         if (!(fabsf(a[i]) <= SIN_COS_RANGE)) o[i] = cosf(a[i]);
@@ -82,35 +97,50 @@ static inline double exp_d(double x) {
     return p * from_bits(e);
 }
 
+/* expf in float: x = k ln2 + r (ln2 split so k*LN2_HI is exact), Cephes'
+ * degree-7 polynomial, 2^k in the exponent bits. Outside (-87, 88) (results
+ * near overflow or subnormal) and NaN: libm. */
 void nd_cpu_vexpf(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         float xf = a[i];
-        double x = ((xf > -110.0f) & (xf < 89.0f)) ? (double)xf : 0.0;
-        o[i] = (float)exp_d(x);
+        float x = ((xf > -87.0f) & (xf < 88.0f)) ? xf : 0.0f;
+        float t = x * 1.44269504088896341f + 0x1.8p23f;
+        uint32_t tb = bits_f(t);
+        t -= 0x1.8p23f;
+        float r = (x - t * 0.693359375f) - t * -2.12194440e-4f;
+        float y = (((((1.9875691500E-4f * r + 1.3981999507E-3f) * r + 8.3334519073E-3f) * r +
+                     4.1665795894E-2f) * r + 1.6666665459E-1f) * r + 5.0000001201E-1f) * (r * r) +
+                  r + 1.0f;
+        uint32_t e = (tb - bits_f(0x1.8p23f) + 127u) << 23;
+        o[i] = y * from_bits_f(e);
     }
     for (int64_t i = 0; i < n; i++)
-        if (!(a[i] > -110.0f && a[i] < 89.0f)) o[i] = expf(a[i]);
+        if (!((a[i] > -87.0f) & (a[i] < 88.0f))) o[i] = expf(a[i]);
 }
 
-/* log(x) = e ln2 + log1p(f), m = 1 + f in [sqrt(1/2), sqrt(2)),
- * log1p(f) = 2 atanh(s), s = f / (2 + f), |s| < 0.172: series to s^9. */
+/* logf in float (Cephes): x = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1,
+ * log = f - f^2/2 + f^3 P(f) + e ln2 (ln2 split). Zero, negatives,
+ * subnormals, Inf and NaN: libm. */
 void nd_cpu_vlogf(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         float xf = a[i];
-        double x = ((xf > 0.0f) & (xf < INFINITY)) ? (double)xf : 1.0;
-        uint64_t b = bits_d(x);
-        double m = from_bits((b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
-        double e = from_bits((b >> 52) | 0x4330000000000000ull) - (0x1p52 + 1023.0);
-        int big = m > 1.41421356237309504880;
-        m = big ? m * 0.5 : m;
-        e = big ? e + 1.0 : e;
-        double f = m - 1.0;
-        double s = f / (2.0 + f), z = s * s;
-        double l = 2.0 * s * (1.0 + z * (1.0 / 3 + z * (1.0 / 5 + z * (1.0 / 7 + z * (1.0 / 9)))));
-        o[i] = (float)(e * 6.93147180559945309417e-01 + l);
+        float x = ((xf >= 0x1p-126f) & (xf < INFINITY)) ? xf : 1.0f;
+        uint32_t b = bits_f(x);
+        float m = from_bits_f((b & 0x007fffffu) | 0x3f800000u);
+        float e = from_bits_f((b >> 23) | 0x4b000000u) - (0x1p23f + 127.0f);
+        int big = m > 1.41421356237309504880f;
+        m = big ? m * 0.5f : m;
+        e = big ? e + 1.0f : e;
+        float f = m - 1.0f, z = f * f;
+        float y = ((((((((7.0376836292E-2f * f - 1.1514610310E-1f) * f + 1.1676998740E-1f) * f -
+                        1.2420140846E-1f) * f + 1.4249322787E-1f) * f - 1.6668057665E-1f) * f +
+                     2.0000714765E-1f) * f - 2.4999993993E-1f) * f + 3.3333331174E-1f) * f * z;
+        y += -2.12194440e-4f * e;
+        y += -0.5f * z;
+        o[i] = (f + y) + 0.693359375f * e;
     }
     for (int64_t i = 0; i < n; i++)
-        if (!(a[i] > 0.0f && a[i] < INFINITY)) o[i] = logf(a[i]);
+        if (!((a[i] >= 0x1p-126f) & (a[i] < INFINITY))) o[i] = logf(a[i]);
 }
 
 /* tanh: odd Taylor series to x^13 below 0.4 (error < 5e-9), otherwise
