@@ -56,7 +56,7 @@ void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes) {
     if (!p) return;
     if (bytes == 0) bytes = 1;
     cudaError_t e = cu->pool ? cudaFreeAsync(p, cu->stream) : cudaFree(p);
-    if (e != cudaSuccess) nd_logf(1, "nd: warning: cuda: freeing device memory failed: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess) nd_logf(1, "cuda: freeing device memory failed: %s", cudaGetErrorString(e));
     cu->in_use = cu->in_use >= bytes ? cu->in_use - bytes : 0;
 }
 
@@ -87,7 +87,7 @@ static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
         /* Pending copies may still read it: wait for the stream first. */
         cudaStreamSynchronize(cu->stream);
         cudaError_t e = cudaFreeHost(ptr);
-        if (e != cudaSuccess) nd_logf(1, "nd: warning: cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
+        if (e != cudaSuccess) nd_logf(1, "cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
     }
 }
 
@@ -216,7 +216,7 @@ static void cu_destroy(nd_backend *be) {
         nd_cuda_kcache_destroy(cu->cache);
         if (cu->pool) {
             cudaMemPoolTrimTo(cu->pool, 0);
-            if (cu->in_use) nd_logf(1, "nd: warning: cuda: %zu device bytes still allocated at shutdown", cu->in_use);
+            if (cu->in_use) nd_logf(1, "cuda: %zu device bytes still allocated at shutdown", cu->in_use);
             cudaMemPoolDestroy(cu->pool);
         }
         if (cu->stream) cudaStreamDestroy(cu->stream);
@@ -236,7 +236,7 @@ static nd_status pick_device(const char *devices, int count, int *out) {
     if (end == devices || d < 0 || d >= count)
         return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s': the first entry must be a GPU ordinal in 0..%d",
                             devices, count - 1);
-    if (*end == ',') nd_logf(2, "nd: cuda: using device %ld only; several GPUs are not supported yet", d);
+    if (*end == ',') nd_logf(2, "cuda: using device %ld only; several GPUs are not supported yet", d);
     *out = (int)d;
     return ND_OK;
 }
@@ -292,7 +292,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
         CREATE_TRY(cudaMemPoolSetAttribute(cu->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
                    "cudaMemPoolSetAttribute(release threshold)");
     } else {
-        nd_logf(1, "nd: warning: cuda: device %d has no stream-ordered memory pools; using cudaMalloc", cu->device);
+        nd_logf(1, "cuda: device %d has no stream-ordered memory pools; using cudaMalloc", cu->device);
     }
     cu->tf32 = cfg && cfg->matmul_tf32 > 0;
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;
@@ -312,7 +312,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     char name[256] = "?";
     struct cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, cu->device) == cudaSuccess) snprintf(name, sizeof name, "%s", prop.name);
-    nd_logf(2, "nd: cuda backend on device %d (%s, sm_%d, %d SMs)", cu->device, name, cu->arch, cu->sm_count);
+    nd_logf(2, "cuda backend on device %d (%s, sm_%d, %d SMs)", cu->device, name, cu->arch, cu->sm_count);
     *out = be;
     return ND_OK;
 fail:

@@ -87,7 +87,7 @@ nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache 
     else if (home && *home) snprintf(c->dir, sizeof c->dir, "%s/.cache/nd", home);
     c->disk = c->dir[0] != 0;
     if (c->disk && make_dirs(c->dir) != 0) {
-        nd_logf(1, "nd: warning: kernel cache directory '%s' cannot be created (%s); caching kernels in memory only",
+        nd_logf(1, "kernel cache directory '%s' cannot be created (%s); caching kernels in memory only",
                 c->dir, strerror(errno));
         c->disk = 0;
     }
@@ -223,7 +223,7 @@ static void *disk_read(const nd_cuda_kcache *c, uint64_t key, int is_source, siz
         }
     }
     fclose(f);
-    if (!bin) nd_logf(2, "nd: kernel cache file %s is invalid; recompiling", path);
+    if (!bin) nd_logf(2, "kernel cache file %s is invalid; recompiling", path);
     else *len = (size_t)h.length;
     return bin;
 }
@@ -248,7 +248,7 @@ static void disk_write(nd_cuda_kcache *c, uint64_t key, int is_source, const voi
     if (fd >= 0 && close(fd) != 0) ok = 0;
     if (ok) ok = rename(tmp, path) == 0;
     if (!ok) {
-        nd_logf(1, "nd: warning: cannot write kernel cache file %s (%s); caching kernels in memory only", path,
+        nd_logf(1, "cannot write kernel cache file %s (%s); caching kernels in memory only", path,
                 strerror(errno));
         unlink(tmp);
         c->disk = 0;
@@ -281,7 +281,7 @@ static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, co
     free(gen);
     if (s) return s;
     disk_write(c, key, is_source, *bin, *len);
-    nd_logf(3, "nd: compiled kernel %s for sm_%d (%zu bytes)", what, c->arch, *len);
+    nd_logf(3, "compiled kernel %s for sm_%d (%zu bytes)", what, c->arch, *len);
     return ND_OK;
 }
 

@@ -450,6 +450,67 @@ static void test_matmul(nd_dtype t, int64_t m, int64_t n, int64_t kk, int ta, in
     free(c);
 }
 
+/* Achieved bandwidth of a 3-array elementwise kernel and a full sum. */
+static void bench(void) {
+    const int64_t n = (int64_t)1 << 26;
+    void *a = dev(4 * n), *b = dev(4 * n), *c = dev(4 * n);
+    OK(cudaMemsetAsync(a, 0, 4 * n, ((nd_cuda *)be->impl)->stream) == cudaSuccess ? ND_OK : ND_ERR_BACKEND);
+    OK(cudaMemsetAsync(b, 0, 4 * n, ((nd_cuda *)be->impl)->stream) == cudaSuccess ? ND_OK : ND_ERR_BACKEND);
+    int64_t one[1] = {1}, zero[1] = {0};
+    nd_ir_access loads[2] = {acc(0, ND_FLOAT32, 0, 1, one), acc(1, ND_FLOAT32, 0, 1, one)};
+    nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0},
+                         {ND_OP_ADD, ND_FLOAT32, 0, 0, 1, 0}};
+    nd_ir_store st = {acc(2, ND_FLOAT32, 0, 1, one), 2};
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "bench_add");
+    k.ndim = 1;
+    k.shape[0] = n;
+    k.n_slots = 3;
+    k.n_loads = 2;
+    k.loads = loads;
+    k.n_insts = 3;
+    k.insts = ins;
+    k.n_stores = 1;
+    k.stores = &st;
+    k.hash = next_hash++;
+    nd_kernel r = k;
+    snprintf(r.name, sizeof r.name, "bench_sum");
+    r.n_loads = 1;
+    r.n_insts = 1;
+    r.n_stores = 0;
+    r.has_reduce = 1;
+    r.reduce.kind = ND_REDUCE_SUM;
+    r.reduce.axes = 1;
+    r.reduce.value = 0;
+    r.reduce.out_dtype = ND_FLOAT32;
+    r.reduce.out = acc(2, ND_FLOAT32, 0, 1, zero);
+    r.hash = next_hash++;
+    void *slots[3] = {a, b, c};
+    cudaStream_t s = ((nd_cuda *)be->impl)->stream;
+    for (int pass = 0; pass < 2; pass++) {
+        const nd_kernel *kk = pass ? &r : &k;
+        OK(be->run_kernel(be, kk, slots, NULL));
+        OK(be->synchronize(be));
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, s);
+        for (int i = 0; i < 20; i++) be->run_kernel(be, kk, slots, NULL);
+        cudaEventRecord(e1, s);
+        OK(be->synchronize(be));
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        double bytes = (pass ? 4.0 : 12.0) * (double)n * 20;
+        printf("  bench %s: %.3f ms per launch, %.0f GB/s\n", kk->name, ms / 20, bytes / (ms * 1e-3) / 1e9);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
+    be->release(be, 1, a, 4 * n);
+    be->release(be, 1, b, 4 * n);
+    be->release(be, 1, c, 4 * n);
+}
+
 int main(int argc, char **argv) {
     nd_log_set_level(argc > 1 ? atoi(argv[1]) : 1);
     nd_backend_config cfg;
@@ -487,6 +548,7 @@ int main(int argc, char **argv) {
     test_matmul(ND_INT64, 13, 9, 21, 0, 0, 1);
     test_matmul(ND_FLOAT32, 1, 17, 65, 0, 0, 1);
     test_matmul(ND_FLOAT32, 17, 1, 65, 0, 0, 1);
+    bench();
     /* Out of memory is reported, not fatal. */
     void *huge = NULL;
     s = be->alloc(be, 1, (size_t)1 << 50, &huge);

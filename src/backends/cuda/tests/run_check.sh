@@ -14,10 +14,10 @@ cc -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -
   -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lcublas -lnvrtc -lcudart -lpthread -lm -o "$out"
 export CHECK_CACHE_DIR=${TMPDIR:-/tmp}/nd_cuda_check_cache
 rm -rf "$CHECK_CACHE_DIR"
-t0=$(date +%s.%N); "$out" "$@"; t1=$(date +%s.%N)
-echo "cold run: $(echo "$t1 - $t0" | bc) s, $(ls "$CHECK_CACHE_DIR" | wc -l) cache files"
-t0=$(date +%s.%N); "$out" "$@" | tail -1; t1=$(date +%s.%N)
-echo "warm run: $(echo "$t1 - $t0" | bc) s"
+t0=$(date +%s%N); "$out" "$@"; t1=$(date +%s%N)
+echo "cold run: $(( (t1 - t0) / 1000000 )) ms, $(ls "$CHECK_CACHE_DIR" | wc -l) cache files"
+t0=$(date +%s%N); "$out" "$@" | tail -1; t1=$(date +%s%N)
+echo "warm run: $(( (t1 - t0) / 1000000 )) ms"
 for f in "$CHECK_CACHE_DIR"/*.cubin; do head -c 100 "$f" > "$f.x" && mv "$f.x" "$f"; done
 "$out" 2 2>&1 | grep -c "is invalid; recompiling" | sed 's/^/files detected as corrupt and recompiled: /'
 "$out" | tail -1
