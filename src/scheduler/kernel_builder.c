@@ -685,8 +685,8 @@ nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **p
     if (kb->n_stores) memcpy(k->stores, kb->stores, sizeof(nd_ir_store) * (size_t)kb->n_stores);
     if (kb->n_insts) memcpy(k->insts, kb->insts, sizeof(nd_ir_inst) * (size_t)kb->n_insts);
     if (kb->n_params) memcpy(k->param_dtypes, kb->param_dtypes, (size_t)kb->n_params);
-    memcpy(ps, kb->slots, sizeof(int32_t) * (size_t)kb->n_slots);
-    memcpy(pp, kb->params, sizeof(int32_t) * (size_t)kb->n_params);
+    if (kb->n_slots) memcpy(ps, kb->slots, sizeof(int32_t) * (size_t)kb->n_slots);
+    if (kb->n_params) memcpy(pp, kb->params, sizeof(int32_t) * (size_t)kb->n_params);
     coalesce(k);
     name_kernel(k);
     k->hash = hash_kernel(k);
