@@ -1,9 +1,14 @@
 /* Fixture, PRNG, upload/download and comparison helpers; also the test
  * executables' main, which exits 77 (meson's SKIP) when every test of a suite
  * was skipped, e.g. the CUDA run on a machine without a GPU. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* fork, pipe */
+#endif
 #include "common.h"
 
 #include <criterion/hooks.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,7 +268,44 @@ ReportHook(POST_ALL)(struct criterion_global_stats *st) {
     g_skipped = st->tests_skipped;
 }
 
+/* For ND_BACKEND=cuda: starts the runtime once in a throwaway child so a
+ * machine without a GPU skips the whole suite at once (and visibly) instead
+ * of failing nd_init in every test. The parent never touches CUDA, so the
+ * per-test children Criterion forks stay clean. Returns 1 if the backend
+ * started, 0 if it is unavailable (reason in msg). */
+static int probe_backend(char *msg, size_t cap) {
+    int fds[2];
+    if (pipe(fds) != 0) return 1;
+    pid_t pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+        close(fds[0]);
+        nd_status st = nd_init(NULL);
+        int code = 0;
+        if (st != ND_OK) {
+            const char *m = nd_last_error();
+            code = (st == ND_ERR_UNSUPPORTED || st == ND_ERR_BACKEND) ? 77 : 1;
+            if (m && write(fds[1], m, strlen(m)) < 0) code = 1;
+        } else {
+            nd_shutdown();
+        }
+        _exit(code);
+    }
+    close(fds[1]);
+    ssize_t n = read(fds[0], msg, cap - 1);
+    msg[n > 0 ? n : 0] = 0;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 77);
+}
+
 int main(int argc, char *argv[]) {
+    char why[512] = "";
+    if (want_cuda() && !probe_backend(why, sizeof why)) {
+        fprintf(stderr, "SKIP (ND_BACKEND=cuda): %s\n", why);
+        return 77;
+    }
     struct criterion_test_set *tests = criterion_initialize();
     int result = 0;
     if (criterion_handle_args(argc, argv, true)) result = !criterion_run_all_tests(tests);
