@@ -3,7 +3,21 @@
  *
  * Convention: internal helpers (nd_fe_*) return arrays that are in no scope;
  * a public entry point passes its result through nd_runtime_track once, so
- * temporaries of composed ops (mean, var, clip, ...) never enter a scope. */
+ * temporaries of composed ops (mean, var, clip, ...) never enter a scope.
+ *
+ * Decisions where NumPy 2 leaves room or C differs:
+ *  - Weak scalars are 0-d float64/int64 arrays flagged weak, with their value
+ *    in the handle and in a host buffer; as op inputs they become constant
+ *    refs in the op's compute dtype (kernel parameters, never hashed).
+ *  - A Python-int scalar that does not fit the array's integer dtype is
+ *    ND_ERR_DTYPE, except in comparisons and true division, which widen (as
+ *    NumPy 2 compares out-of-range ints correctly and divides in float64).
+ *  - floor/ceil of integers keep the dtype (NumPy >= 2.3); abs of
+ *    bool/unsigned, square of bool and floor/ceil of ints record a CAST.
+ *  - bool +, *, maximum, minimum record LOGICAL_OR/AND (NumPy's bool loops);
+ *    bool ** bool is int8.
+ *  - Reading an nd_empty array that was never written gives zeros.
+ *  - mean of float16/bfloat16 sums in float32 and rounds the result. */
 #ifndef ND_FRONTEND_FRONTEND_H
 #define ND_FRONTEND_FRONTEND_H
 
