@@ -35,8 +35,25 @@ size_t nd_cpu_dtype_size(int t) {
 #define FN_ARGS void *restrict o_, const void *a_, const void *b_, const void *c_, int64_t n
 #define UNUSED3 (void)a_, (void)b_, (void)c_
 
+/* Every loop is built twice, for baseline x86-64 (SSE2) and for AVX2, and
+ * picked per call (a tile) by a cached CPU-feature test. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MULTI(name)                                                              \
+    static inline __attribute__((always_inline)) void name##_impl(FN_ARGS);      \
+    __attribute__((target("avx2,fma"))) static void name##_avx2(FN_ARGS) {      \
+        name##_impl(o_, a_, b_, c_, n);                                          \
+    }                                                                            \
+    static void name(FN_ARGS) {                                                  \
+        if (__builtin_cpu_supports("avx2")) name##_avx2(o_, a_, b_, c_, n);      \
+        else name##_impl(o_, a_, b_, c_, n);                                     \
+    }                                                                            \
+    static inline __attribute__((always_inline)) void name##_impl(FN_ARGS)
+#else
+#define MULTI(name) static void name(FN_ARGS)
+#endif
+
 #define UNARY(name, T, expr)                                \
-    static void name(FN_ARGS) {                             \
+    MULTI(name) {                                           \
         T *restrict o = (T *)o_;                            \
         const T *a = (const T *)a_;                         \
         (void)b_, (void)c_;                                 \
@@ -46,7 +63,7 @@ size_t nd_cpu_dtype_size(int t) {
         }                                                   \
     }
 #define BINARY(name, T, R, expr)                            \
-    static void name(FN_ARGS) {                             \
+    MULTI(name) {                                           \
         R *restrict o = (R *)o_;                            \
         const T *a = (const T *)a_, *b = (const T *)b_;     \
         (void)c_;                                           \

@@ -12,6 +12,41 @@
 
 #include "backends/cpu/cpu_internal.h"
 
+/* Each loop is also built for AVX2+FMA (eight float lanes) and picked at run
+ * time; the baseline x86-64 build only has SSE2. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define VM_LOOP static inline __attribute__((always_inline)) void
+#define VM_CLONE(loop)                                                          \
+    __attribute__((target("avx2,fma"))) static void loop##_avx2(float *restrict o, \
+                                                                const float *a, int64_t n) { \
+        loop(o, a, n);                                                          \
+    }
+#define VM_CALL(loop, o, a, n)                                                  \
+    do {                                                                        \
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))    \
+            loop##_avx2(o, a, n);                                               \
+        else                                                                    \
+            loop(o, a, n);                                                      \
+    } while (0)
+#else
+#define VM_LOOP static inline void
+#define VM_CLONE(loop)
+#define VM_CALL(loop, o, a, n) loop(o, a, n)
+#endif
+
+/* The fast loop, then a vectorised scan for inputs it does not cover, and
+ * libm for those. */
+#define VM_FUNC(name, loop, bad_cond, fix)                                      \
+    VM_CLONE(loop)                                                              \
+    void name(float *restrict o, const float *a, int64_t n) {                   \
+        VM_CALL(loop, o, a, n);                                                 \
+        int bad = 0;                                                            \
+        for (int64_t i = 0; i < n; i++) bad |= (bad_cond);                     \
+        if (bad)                                                                \
+            for (int64_t i = 0; i < n; i++)                                     \
+                if (bad_cond) o[i] = fix(a[i]);                                 \
+    }
+
 #define MAGIC 0x1.8p52 /* adding and subtracting it rounds to an integer */
 
 static inline uint64_t bits_d(double x) {
@@ -55,7 +90,7 @@ static inline float sin_poly_f(float r) {
 #define PI_B 1.21542010130123844986e-10
 #define SIN_COS_RANGE 0x1p18f
 
-void nd_cpu_vsinf(float *restrict o, const float *a, int64_t n) {
+VM_LOOP sin_loop(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         double x = a[i];
         double t = x * 0.31830988618379067154 + MAGIC;
@@ -65,11 +100,10 @@ void nd_cpu_vsinf(float *restrict o, const float *a, int64_t n) {
         r = from_bits(bits_d(r) ^ (tb << 63));
         o[i] = sin_poly_f((float)r);
     }
-    for (int64_t i = 0; i < n; i++)
-        if (!(fabsf(a[i]) <= SIN_COS_RANGE)) o[i] = sinf(a[i]);
 }
+VM_FUNC(nd_cpu_vsinf, sin_loop, !(fabsf(a[i]) <= SIN_COS_RANGE), sinf)
 
-void nd_cpu_vcosf(float *restrict o, const float *a, int64_t n) {
+VM_LOOP cos_loop(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         double x = a[i];
         double t = x * 0.31830988618379067154 - 0.5 + MAGIC;
@@ -79,9 +113,8 @@ void nd_cpu_vcosf(float *restrict o, const float *a, int64_t n) {
         r = from_bits(bits_d(r) ^ ((tb ^ 1) << 63));
         o[i] = sin_poly_f((float)r);
     }
-    for (int64_t i = 0; i < n; i++)
-        if (!(fabsf(a[i]) <= SIN_COS_RANGE)) o[i] = cosf(a[i]);
 }
+VM_FUNC(nd_cpu_vcosf, cos_loop, !(fabsf(a[i]) <= SIN_COS_RANGE), cosf)
 
 /* exp(x) for |x| < ~700: x = k ln2 + r, |r| <= ln2/2, Taylor to degree 8
  * (error < 2e-10), 2^k assembled in the exponent bits. */
@@ -100,7 +133,7 @@ static inline double exp_d(double x) {
 /* expf in float: x = k ln2 + r (ln2 split so k*LN2_HI is exact), Cephes'
  * degree-7 polynomial, 2^k in the exponent bits. Outside (-87, 88) (results
  * near overflow or subnormal) and NaN: libm. */
-void nd_cpu_vexpf(float *restrict o, const float *a, int64_t n) {
+VM_LOOP exp_loop(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         float xf = a[i];
         float x = ((xf > -87.0f) & (xf < 88.0f)) ? xf : 0.0f;
@@ -114,14 +147,13 @@ void nd_cpu_vexpf(float *restrict o, const float *a, int64_t n) {
         uint32_t e = (tb - bits_f(0x1.8p23f) + 127u) << 23;
         o[i] = y * from_bits_f(e);
     }
-    for (int64_t i = 0; i < n; i++)
-        if (!((a[i] > -87.0f) & (a[i] < 88.0f))) o[i] = expf(a[i]);
 }
+VM_FUNC(nd_cpu_vexpf, exp_loop, !((a[i] > -87.0f) & (a[i] < 88.0f)), expf)
 
 /* logf in float (Cephes): x = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1,
  * log = f - f^2/2 + f^3 P(f) + e ln2 (ln2 split). Zero, negatives,
  * subnormals, Inf and NaN: libm. */
-void nd_cpu_vlogf(float *restrict o, const float *a, int64_t n) {
+VM_LOOP log_loop(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         float xf = a[i];
         float x = ((xf >= 0x1p-126f) & (xf < INFINITY)) ? xf : 1.0f;
@@ -139,13 +171,12 @@ void nd_cpu_vlogf(float *restrict o, const float *a, int64_t n) {
         y += -0.5f * z;
         o[i] = (f + y) + 0.693359375f * e;
     }
-    for (int64_t i = 0; i < n; i++)
-        if (!((a[i] >= 0x1p-126f) & (a[i] < INFINITY))) o[i] = logf(a[i]);
 }
+VM_FUNC(nd_cpu_vlogf, log_loop, !((a[i] >= 0x1p-126f) & (a[i] < INFINITY)), logf)
 
 /* tanh: odd Taylor series to x^13 below 0.4 (error < 5e-9), otherwise
  * (e - 1) / (e + 1) with e = exp(2|x|), which no longer cancels; 1 beyond 9.1. */
-void nd_cpu_vtanhf(float *restrict o, const float *a, int64_t n) {
+VM_LOOP tanh_loop(float *restrict o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         double x = a[i];
         double ax = fabs(x);
@@ -157,6 +188,6 @@ void nd_cpu_vtanhf(float *restrict o, const float *a, int64_t n) {
         t = x < 0 ? -t : t;
         o[i] = (float)(ax < 0.4 ? sp : t);
     }
-    for (int64_t i = 0; i < n; i++)
-        if (a[i] != a[i]) o[i] = a[i];
 }
+static inline float ident_f(float x) { return x; }
+VM_FUNC(nd_cpu_vtanhf, tanh_loop, a[i] != a[i], ident_f)
