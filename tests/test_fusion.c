@@ -1,0 +1,176 @@
+/* Fusion and plan-cache edge cases: views of unmaterialised values, shared
+ * intermediates, random draws seen through views and broadcasts, writes into
+ * lazy arrays, and plans that must not be reused for other shapes, offsets
+ * or dtypes. */
+#include "common.h"
+
+NDT_TEST(fusion, views_of_lazy_values) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(6, 7), -2, 2);
+    nd_array *x = ndt_upload(rx);
+    nd_array *e = nd_exp(x);
+    nd_array *v = nd_view(e, "::-2, 1::3");        /* (3,2) view of a lazy value */
+    nd_array *t = nd_transpose(e, NULL);           /* (7,6) */
+    nd_array *a = nd_add(v, nd_scalar(1.0));
+    nd_array *m = nd_matmul(t, nd_view(x, ":, :2")); /* (7,6)@(6,2) */
+    nd_free(e);                                     /* only views keep it alive */
+    ref_arr *re = ref_unary(R_EXP, rx, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rv = ref_strided(re, 2, (int64_t[]){3, 2}, (int64_t[]){-14, 3}, 36);
+    ref_arr *one = ref_new(ND_FLOAT64, 0, NULL);
+    ref_setd(one, 0, 1);
+    ref_arr *ra = ref_binary(R_ADD, rv, one, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *rt = ref_transpose(re, NULL);
+    ref_arr *rx2 = ref_strided(rx, 2, (int64_t[]){6, 2}, (int64_t[]){7, 1}, 0);
+    double *sc;
+    ref_arr *rm = ref_matmul(rt, rx2, ND_FLOAT64, &sc);
+    ndt_check(v, rv, 1e-12, 0, NULL, "view of exp(x)");
+    ndt_check(a, ra, 1e-12, 0, NULL, "view of exp(x) + 1");
+    ndt_check(m, rm, 1e-12, 1e-300, sc, "exp(x).T @ x[:, :2]");
+    nd_free(x); nd_free(v); nd_free(t); nd_free(a); nd_free(m);
+    ref_free(rx); ref_free(re); ref_free(rv); ref_free(one); ref_free(ra); ref_free(rt);
+    ref_free(rx2); ref_free(rm);
+    free(sc);
+}
+
+NDT_TEST(fusion, shared_intermediate_two_consumers) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(40, 33), -1, 1);
+    nd_array *x = ndt_upload(rx);
+    nd_array *s = nd_square(x);                 /* shared */
+    nd_array *a = nd_sum(s, 0), *b = nd_add(s, x), *c = nd_max(s, ND_ALL_AXES);
+    nd_free(s);
+    ref_arr *rs = ref_unary(R_SQUARE, rx, ND_FLOAT32, ND_FLOAT32);
+    double *sc;
+    ref_arr *wa = ref_reduce(RR_SUM, rs, 0, &sc);
+    ref_arr *wb = ref_binary(R_ADD, rs, rx, ND_FLOAT32, ND_FLOAT32);
+    ref_arr *wc = ref_reduce(RR_MAX, rs, ND_ALL_AXES, NULL);
+    ndt_check(a, wa, 1e-5, 1e-300, sc, "sum(x^2, 0)");
+    ndt_check(b, wb, 1e-6, 1e-7, NULL, "x^2 + x");
+    ndt_check(c, wc, 0, 0, NULL, "max(x^2)");
+    nd_free(x); nd_free(a); nd_free(b); nd_free(c);
+    ref_free(rx); ref_free(rs); ref_free(wa); ref_free(wb); ref_free(wc);
+    free(sc);
+}
+
+NDT_TEST(fusion, random_values_belong_to_the_random_array) {
+    /* a draw seen through a view or broadcast keeps the random array's own
+     * element indices (not the consumer's) */
+    nd_random_seed(99);
+    nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(10, 12), 0, 1);
+    nd_array *v = nd_view(u, "::-1, 2");
+    nd_array *w = nd_add(nd_view(u, "3:5, ::4"), nd_scalar(0.0));
+    nd_array *row = nd_random_uniform(ND_FLOAT32, ND_SHAPE(1, 5), 0, 1);
+    nd_array *bc = nd_add(row, nd_zeros(ND_FLOAT32, ND_SHAPE(4, 5)));
+    ref_arr *gv = ndt_download(v), *gw = ndt_download(w), *gbc = ndt_download(bc);
+    ref_arr *gu = ndt_download(u), *grow = ndt_download(row);
+    ref_arr *wv = ref_strided(gu, 1, (int64_t[]){10}, (int64_t[]){-12}, 110);
+    ref_arr *ww = ref_strided(gu, 2, (int64_t[]){2, 3}, (int64_t[]){12, 4}, 36);
+    for (int64_t i = 0; i < 10; i++) cr_expect_eq(ref_getd(gv, i), ref_getd(wv, i), "u[::-1, 2][%lld]", (long long)i);
+    for (int64_t i = 0; i < 6; i++) cr_expect_eq(ref_getd(gw, i), ref_getd(ww, i), "u[3:5, ::4][%lld]", (long long)i);
+    for (int64_t i = 0; i < 20; i++) cr_expect_eq(ref_getd(gbc, i), ref_getd(grow, i % 5), "broadcast row [%lld]", (long long)i);
+    /* drawn again with the same seed but read only through a view */
+    nd_random_seed(99);
+    nd_array *u2 = nd_random_uniform(ND_FLOAT64, ND_SHAPE(10, 12), 0, 1);
+    nd_array *v2 = nd_view(u2, "::-1, 2");
+    nd_free(u2);
+    ref_arr *gv2 = ndt_download(v2);
+    for (int64_t i = 0; i < 10; i++) cr_expect_eq(ref_getd(gv2, i), ref_getd(wv, i), "view-only draw [%lld]", (long long)i);
+    nd_free(u); nd_free(v); nd_free(w); nd_free(row); nd_free(bc); nd_free(v2);
+    ref_free(gv); ref_free(gw); ref_free(gbc); ref_free(gu); ref_free(grow); ref_free(wv);
+    ref_free(ww); ref_free(gv2);
+}
+
+NDT_TEST(fusion, writes_into_lazy_arrays) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_INT32, ND_SHAPE(4, 6), -50, 50);
+    nd_array *x = ndt_upload(rx);
+    nd_array *y = nd_mul(x, nd_scalar_int(2));                  /* lazy */
+    nd_array *y0 = nd_view(y, "1");
+    cr_assert_eq(nd_fill(y0, 7), ND_OK, "%s", nd_last_error());  /* write into it */
+    nd_array *z = nd_add(y, x);                                  /* reads the written y */
+    cr_assert_eq(nd_assign(nd_view(x, ":, 0"), nd_view(y, ":, 5")), ND_OK, "%s", nd_last_error());
+    ref_arr *wy = ref_new(ND_INT32, 2, rx->shape), *wz = ref_new(ND_INT32, 2, rx->shape), *wx = ref_astype(rx, ND_INT32);
+    for (int64_t i = 0; i < 24; i++) {
+        int64_t yv = i / 6 == 1 ? 7 : 2 * (int64_t)ref_getd(rx, i);
+        ref_setd(wy, i, (double)yv);
+        ref_setd(wz, i, (double)(yv + (int64_t)ref_getd(rx, i)));
+    }
+    for (int i = 0; i < 4; i++) ref_setd(wx, i * 6, ref_getd(wy, i * 6 + 5));
+    ndt_check(y, wy, 0, 0, NULL, "y after y[1] = 7");
+    ndt_check(z, wz, 0, 0, NULL, "y + x recorded after the write");
+    ndt_check(x, wx, 0, 0, NULL, "x[:, 0] = y[:, 5]");
+    nd_free(x); nd_free(y); nd_free(y0); nd_free(z);
+    ref_free(rx); ref_free(wy); ref_free(wz); ref_free(wx);
+}
+
+NDT_TEST(fusion, shifted_read_inside_expression) {
+    /* c[1:] = c[:-1] * 2 + c[1:]: the right-hand side reads the old c */
+    double h[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    nd_array *c = nd_from_host(h, ND_FLOAT64, ND_SHAPE(9));
+    nd_array *lo = nd_view(c, ":-1"), *hi = nd_view(c, "1:");
+    nd_array *rhs = nd_add(nd_mul(lo, nd_scalar(2.0)), hi);
+    cr_assert_eq(nd_assign(hi, rhs), ND_OK, "%s", nd_last_error());
+    nd_array *same = nd_mul(c, nd_scalar(3.0));
+    cr_assert_eq(nd_assign(c, same), ND_OK, "%s", nd_last_error()); /* x[:] = 3x */
+    double got[9], want[9];
+    want[0] = h[0];
+    for (int i = 1; i < 9; i++) want[i] = 2 * h[i - 1] + h[i];
+    for (int i = 0; i < 9; i++) want[i] *= 3;
+    cr_assert_eq(nd_to_host(c, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 9; i++) cr_expect_eq(got[i], want[i], "c[%d] = %g, want %g", i, got[i], want[i]);
+    nd_free(c); nd_free(lo); nd_free(hi); nd_free(rhs); nd_free(same);
+}
+
+/* One structure, run over different shapes, offsets and dtypes: a plan reused
+ * for the wrong one would give wrong values. */
+static void graph_over(ndt_rng *r, nd_dtype t, int64_t n, const char *index) {
+    ref_arr *rx = ndt_rand(r, t, 2, (int64_t[]){4, n}, -3, 3);
+    nd_array *x = ndt_upload(rx);
+    nd_array *v = nd_view(x, index);
+    nd_array *y = nd_sum(nd_mul(nd_add(v, v), v), 1);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    int64_t off = 0, len = n - 1;
+    if (strstr(index, "1:")) off = 1; /* ":, 1:" starts at column 1 */
+    ref_arr *rv = ref_strided(rx, 2, (int64_t[]){4, len}, (int64_t[]){n, 1}, off);
+    ref_arr *s = ref_binary(R_ADD, rv, rv, t, t), *p = ref_binary(R_MUL, s, rv, t, t);
+    double *sc;
+    ref_arr *want = ref_reduce(RR_SUM, p, 1, &sc);
+    ndt_check(y, want, ndt_rtol(want->dt), 1e-300, sc, "sum((v+v)*v, 1) over x[%s], n=%lld, %s", index,
+              (long long)n, ref_dtype_name(t));
+    nd_free(x); nd_free(v); nd_free(y);
+    ref_free(rx); ref_free(rv); ref_free(s); ref_free(p); ref_free(want);
+    free(sc);
+}
+
+NDT_TEST(fusion, plans_are_not_reused_for_other_shapes_offsets_dtypes) {
+    NDT_RNG(r);
+    graph_over(&r, ND_FLOAT32, 16, ":, 1:");
+    graph_over(&r, ND_FLOAT32, 16, ":, 1:");
+    graph_over(&r, ND_FLOAT32, 16, ":, :-1");
+    graph_over(&r, ND_FLOAT32, 17, ":, :-1");
+    graph_over(&r, ND_FLOAT64, 17, ":, :-1");
+    graph_over(&r, ND_INT16, 17, ":, :-1");
+    graph_over(&r, ND_FLOAT32, 1000, ":, 1:");
+}
+
+NDT_TEST(fusion, large_noncontiguous_reductions) {
+    /* big enough for several tiles / thread blocks along each axis */
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(301, 517), -1, 1);
+    ref_setd(rx, 300 * 517 + 516, 7);   /* the max, in the last tile */
+    ref_setd(rx, 5 * 517 + 3, 7);       /* and a tie earlier: argmax is the first */
+    nd_array *x = ndt_upload(rx);
+    nd_array *t = nd_transpose(x, NULL);
+    nd_array *s0 = nd_sum(t, 0), *s1 = nd_sum(t, 1), *am = nd_argmax(t, ND_ALL_AXES), *mn = nd_min(x, 0);
+    ref_arr *rt = ref_transpose(rx, NULL);
+    double *c0, *c1;
+    ref_arr *w0 = ref_reduce(RR_SUM, rt, 0, &c0), *w1 = ref_reduce(RR_SUM, rt, 1, &c1);
+    ref_arr *wam = ref_reduce(RR_ARGMAX, rt, ND_ALL_AXES, NULL), *wmn = ref_reduce(RR_MIN, rx, 0, NULL);
+    ndt_check(s0, w0, 1e-5, 1e-300, c0, "sum(x.T, 0) of (517,301)");
+    ndt_check(s1, w1, 1e-5, 1e-300, c1, "sum(x.T, 1) of (517,301)");
+    ndt_check(am, wam, 0, 0, NULL, "argmax(x.T) with a tie");
+    ndt_check(mn, wmn, 0, 0, NULL, "min(x, 0)");
+    nd_free(x); nd_free(t); nd_free(s0); nd_free(s1); nd_free(am); nd_free(mn);
+    ref_free(rx); ref_free(rt); ref_free(w0); ref_free(w1); ref_free(wam); ref_free(wmn);
+    free(c0); free(c1);
+}
