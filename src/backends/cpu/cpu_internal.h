@@ -40,6 +40,10 @@ void nd_cpu_vcosf(float *restrict o, const float *a, int64_t n);
 void nd_cpu_vexpf(float *restrict o, const float *a, int64_t n);
 void nd_cpu_vlogf(float *restrict o, const float *a, int64_t n);
 void nd_cpu_vtanhf(float *restrict o, const float *a, int64_t n);
+void nd_cpu_vsin(double *restrict o, const double *a, int64_t n);
+void nd_cpu_vcos(double *restrict o, const double *a, int64_t n);
+void nd_cpu_vexp(double *restrict o, const double *a, int64_t n);
+void nd_cpu_vlog(double *restrict o, const double *a, int64_t n);
 
 /* The worker pool: runs fn(arg, worker) on `n` workers including the caller
  * (worker 0) and returns when all are done. */

@@ -189,10 +189,6 @@ UNARY(ceil_F32, float,
                 x))
 UNARY(floor_F64, double, floor(x))
 UNARY(ceil_F64, double, ceil(x))
-UNARY(exp_F64, double, exp(x))
-UNARY(log_F64, double, log(x))
-UNARY(sin_F64, double, sin(x))
-UNARY(cos_F64, double, cos(x))
 UNARY(tanh_F64, double, tanh(x))
 
 static void sqrt_F32(FN_ARGS) {
@@ -226,6 +222,15 @@ VM_WRAP(log_F32, nd_cpu_vlogf)
 VM_WRAP(sin_F32, nd_cpu_vsinf)
 VM_WRAP(cos_F32, nd_cpu_vcosf)
 VM_WRAP(tanh_F32, nd_cpu_vtanhf)
+#define VM_WRAP_D(name, vf)                                                      \
+    static void name(FN_ARGS) {                                                  \
+        UNUSED3;                                                                 \
+        vf((double *)o_, (const double *)a_, n);                                 \
+    }
+VM_WRAP_D(exp_F64, nd_cpu_vexp)
+VM_WRAP_D(log_F64, nd_cpu_vlog)
+VM_WRAP_D(sin_F64, nd_cpu_vsin)
+VM_WRAP_D(cos_F64, nd_cpu_vcos)
 
 /* --------------------------------------------------------- bool and where */
 UNARY(not_BOOL, uint8_t, x == 0)
