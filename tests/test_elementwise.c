@@ -313,3 +313,72 @@ NDT_TEST(elementwise, large_arrays_float32_chain) {
     nd_free(x); nd_free(y); nd_free(e); nd_free(d); nd_free(s); nd_free(z);
     ref_free(a); ref_free(b); ref_free(re); ref_free(rd); ref_free(rs); ref_free(rz);
 }
+
+NDT_TEST(elementwise, special_values) {
+    /* NaN, infinities, signed zeros, domain errors and overflow, as C99/IEEE
+     * (and so NumPy) define them */
+    const double sv[12] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, -1.0, -0.5, 0.5, 1e-30, 300, -300, 12};
+    const nd_dtype fts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
+    const ref_op ops[] = {R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_FLOOR, R_CEIL, R_SQUARE, R_NOT};
+    for (int k = 0; k < 4; k++) {
+        ref_arr *a = ref_from_doubles(fts[k], 1, (int64_t[]){12}, sv);
+        nd_array *x = ndt_upload(a);
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            nd_array *y = unary_fn(ops[o])(x);
+            nd_dtype rt = ops[o] == R_NOT ? ND_BOOL : fts[k];
+            ref_arr *want = ref_unary(ops[o], a, fts[k], rt);
+            /* sin/cos of +-inf is NaN, of 300 fine; tolerance per dtype */
+            double tol = ndt_rtol(rt);
+            ndt_check(y, want, tol, tol, NULL, "%s(special values, %s)", ref_op_name(ops[o]), ref_dtype_name(fts[k]));
+            nd_free(y);
+            ref_free(want);
+        }
+        /* binary: pow of negative bases, division by zero, NaN compares */
+        const double bv[12] = {1, 2, 0.5, 0.0, 1, 3, 0.5, -0.0, 2, 2, 3, -2};
+        ref_arr *b = ref_from_doubles(fts[k], 1, (int64_t[]){12}, bv);
+        nd_array *y = ndt_upload(b);
+        const ref_op bops[] = {R_POW, R_DIV, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_GE, R_MUL};
+        for (size_t o = 0; o < sizeof bops / sizeof bops[0]; o++) {
+            bin_fn f = binary_fn(bops[o]);
+            nd_array *z = f(x, y);
+            nd_dtype rt = ref_op_is_cmp(bops[o]) ? ND_BOOL : fts[k];
+            ref_arr *want = ref_binary(bops[o], a, b, fts[k], rt);
+            double tol = ndt_rtol(rt);
+            ndt_check(z, want, tol, tol, NULL, "%s(special values, %s)", ref_op_name(bops[o]), ref_dtype_name(fts[k]));
+            nd_free(z);
+            ref_free(want);
+        }
+        nd_free(x);
+        nd_free(y);
+        ref_free(a);
+        ref_free(b);
+    }
+}
+
+NDT_TEST(elementwise, integer_true_division_by_zero) {
+    int32_t a[4] = {5, 0, -5, 7}, b[4] = {0, 0, 0, -2};
+    nd_array *x = nd_from_host(a, ND_INT32, ND_SHAPE(4)), *y = nd_from_host(b, ND_INT32, ND_SHAPE(4));
+    nd_array *z = nd_div(x, y);
+    double g[4];
+    cr_assert_eq(nd_to_host(z, g, sizeof g), ND_OK, "%s", nd_last_error());
+    cr_expect(isinf(g[0]) && g[0] > 0, "5/0 = inf, got %g", g[0]);
+    cr_expect(isnan(g[1]), "0/0 = nan, got %g", g[1]);
+    cr_expect(isinf(g[2]) && g[2] < 0, "-5/0 = -inf, got %g", g[2]);
+    cr_expect_eq(g[3], -3.5);
+    nd_free(x); nd_free(y); nd_free(z);
+}
+
+NDT_TEST(elementwise, clip_with_weak_scalars_keeps_dtype) {
+    NDT_RNG(r);
+    ref_arr *a = ndt_rand(&r, ND_FLOAT16, ND_SHAPE(50), -3, 3);
+    nd_array *x = ndt_upload(a), *lo = nd_scalar(-1.0), *hi = nd_scalar(1.5);
+    nd_array *c = nd_clip(x, lo, hi);
+    ref_arr *want = ref_new(ND_FLOAT16, 1, (int64_t[]){50});
+    for (int64_t i = 0; i < 50; i++) {
+        double v = ref_getd(a, i);
+        ref_setd(want, i, v < -1 ? -1 : v > 1.5 ? 1.5 : v);
+    }
+    ndt_check(c, want, 0, 0, NULL, "clip(float16, -1.0, 1.5)");
+    nd_free(x); nd_free(lo); nd_free(hi); nd_free(c);
+    ref_free(a); ref_free(want);
+}
