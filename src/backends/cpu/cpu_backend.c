@@ -42,7 +42,11 @@ static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void 
 
 static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots,
                                 const nd_scalar_bits *params) {
-    return nd_cpu_run_kernel(state(be), k, slots, params);
+    nd_cpu_state *st = state(be);
+    uv_mutex_lock((uv_mutex_t *)st->lock);
+    nd_status s = nd_cpu_run_kernel(st, k, slots, params);
+    uv_mutex_unlock((uv_mutex_t *)st->lock);
+    return s;
 }
 
 static nd_status cpu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
@@ -59,6 +63,10 @@ static void cpu_destroy(nd_backend *be) {
     nd_cpu_state *st = state(be);
     if (st) {
         nd_cpu_pool_destroy(st->pool);
+        if (st->lock) {
+            uv_mutex_destroy((uv_mutex_t *)st->lock);
+            free(st->lock);
+        }
         for (int i = 0; i < st->num_threads; i++) free(st->scratch[i]);
         free(st->scratch);
         free(st->scratch_bytes);
@@ -86,6 +94,13 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
         return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
     }
     be->impl = st;
+    uv_mutex_t *mu = malloc(sizeof *mu);
+    if (!mu || uv_mutex_init(mu) != 0) {
+        free(mu);
+        cpu_destroy(be);
+        return nd_error_set(ND_ERR_BACKEND, "nd_init: could not create the cpu backend lock");
+    }
+    st->lock = mu;
     nd_status s = nd_cpu_pool_create(nt, &st->pool);
     if (s != ND_OK) {
         cpu_destroy(be);

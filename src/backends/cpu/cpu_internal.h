@@ -54,6 +54,9 @@ int nd_cpu_pool_size(const nd_cpu_pool *p);
 void nd_cpu_pool_run(nd_cpu_pool *p, int n, void (*fn)(void *arg, int worker), void *arg);
 
 typedef struct {
+    /* Steps may be submitted from several executor threads; kernels are
+     * parallel inside, so they run one at a time (scratch is per worker). */
+    void *lock; /* uv_mutex_t */
     nd_cpu_pool *pool;
     int num_threads;
     /* per-worker scratch, grown on demand (index = worker) */
