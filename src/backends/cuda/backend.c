@@ -64,14 +64,19 @@ static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) 
     nd_cuda *cu = impl(be);
     if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
     if (memory == ND_MEMORY_HOST) {
-        /* Pinned, so copies to and from it are truly asynchronous. */
-        cudaError_t e = cudaMallocHost(out, bytes ? bytes : 1);
-        if (e != cudaSuccess) {
+        /* Large host buffers are pinned so copies to and from them run
+         * asynchronously at full speed. Small ones (scalars, a loop's
+         * constants) come from malloc: cudaMallocHost costs far more than
+         * their copy, and cudaFreeHost synchronises the device. */
+        if (bytes >= ND_CUDA_PIN_MIN) {
+            cudaError_t e = cudaMallocHost(out, bytes);
+            if (e == cudaSuccess) return ND_OK;
             (void)cudaGetLastError();
-            *out = NULL;
-            return nd_error_set(ND_ERR_OOM, "cuda: cudaMallocHost of %zu pinned host bytes failed: %s", bytes,
-                                cudaGetErrorString(e));
+            nd_logf(1, "cuda: cudaMallocHost of %zu bytes failed (%s); using pageable memory", bytes,
+                    cudaGetErrorString(e));
         }
+        *out = malloc(bytes ? bytes : 1);
+        if (!*out) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory allocating %zu bytes", bytes);
         return ND_OK;
     }
     *out = NULL;
@@ -84,10 +89,18 @@ static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     if (memory == 1) {
         nd_cuda_device_free(cu, ptr, bytes);
     } else if (memory == ND_MEMORY_HOST) {
-        /* Pending copies may still read it: wait for the stream first. */
-        cudaStreamSynchronize(cu->stream);
-        cudaError_t e = cudaFreeHost(ptr);
-        if (e != cudaSuccess) nd_logf(1, "cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
+        struct cudaPointerAttributes attr;
+        if (cudaPointerGetAttributes(&attr, ptr) == cudaSuccess && attr.type == cudaMemoryTypeHost) {
+            /* Pinned: pending asynchronous copies may still read it. */
+            cudaStreamSynchronize(cu->stream);
+            cudaError_t e = cudaFreeHost(ptr);
+            if (e != cudaSuccess) nd_logf(1, "cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
+        } else {
+            /* Pageable: copies from it were staged before cudaMemcpyAsync
+             * returned, copies to it completed before it returned. */
+            (void)cudaGetLastError();
+            free(ptr);
+        }
     }
 }
 

@@ -22,6 +22,7 @@
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
+#define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
 
 /* ----------------------------------------------------------- string builder */
 
