@@ -45,6 +45,11 @@ void nd_cpu_vcos(double *restrict o, const double *a, int64_t n);
 void nd_cpu_vexp(double *restrict o, const double *a, int64_t n);
 void nd_cpu_vlog(double *restrict o, const double *a, int64_t n);
 
+/* Words of Philox4x32-10(seed, ix[i], stream) for a tile (common/philox.h). */
+void nd_cpu_philox_tile(uint32_t *restrict w0, uint32_t *restrict w1, uint32_t *restrict w2,
+                        uint32_t *restrict w3, const int64_t *ix, int64_t n, uint64_t seed,
+                        uint64_t stream);
+
 /* The worker pool: runs fn(arg, worker) on `n` workers including the caller
  * (worker 0) and returns when all are done. */
 typedef struct nd_cpu_pool nd_cpu_pool;

@@ -340,35 +340,44 @@ static void index_tile(const cpu_prep *p, const cpu_access *a, int64_t *out, con
     }
 }
 
-/* Random draws: Philox per element (depends only on seed, stream, index). */
+/* Random draws (philox.h formulas; the Philox rounds and the Box-Muller
+ * transcendentals run vectorised over the tile). */
 static void rand_tile(const cpu_inst *pi, const int64_t *ix, void *out, char *s0, char *s1,
                       char *s2, int64_t n) {
-    uint64_t seed = pi->seed, stream = pi->stream;
+    uint32_t *w0 = (uint32_t *)s0, *w1 = w0 + ND_CPU_TILE, *w2 = (uint32_t *)s1,
+             *w3 = w2 + ND_CPU_TILE;
+    nd_cpu_philox_tile(w0, w1, w2, w3, ix, n, pi->seed, pi->stream);
     if (pi->cdtype == ND_FLOAT64) {
-        double *o = (double *)out;
-        if (pi->kind == PI_RAND_U)
-            for (int64_t i = 0; i < n; i++) o[i] = nd_philox_uniform_f64(seed, stream, (uint64_t)ix[i]);
-        else
-            for (int64_t i = 0; i < n; i++) o[i] = nd_philox_normal_f64(seed, stream, (uint64_t)ix[i]);
+        double *o = (double *)out, *d = (double *)s2, *c = (double *)s0;
+        if (pi->kind == PI_RAND_U) {
+            for (int64_t i = 0; i < n; i++) o[i] = nd_philox_u01_f64(w0[i], w1[i]);
+            return;
+        }
+        for (int64_t i = 0; i < n; i++) d[i] = 1.0 - nd_philox_u01_f64(w0[i], w1[i]);
+        nd_cpu_vlog(o, d, n);
+        for (int64_t i = 0; i < n; i++)
+            d[i] = 6.28318530717958647692 * nd_philox_u01_f64(w2[i], w3[i]);
+        nd_cpu_vcos(c, d, n); /* w0/w1 are consumed */
+        for (int64_t i = 0; i < n; i++) o[i] = -2.0 * o[i];
+        nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT64)(d, o, NULL, NULL, n);
+        for (int64_t i = 0; i < n; i++) o[i] = d[i] * c[i];
         return;
     }
     float *o = (float *)out;
     if (pi->kind == PI_RAND_U) {
-        for (int64_t i = 0; i < n; i++) o[i] = nd_philox_uniform_f32(seed, stream, (uint64_t)ix[i]);
+        for (int64_t i = 0; i < n; i++) o[i] = nd_philox_u01_f32(w0[i]);
         return;
     }
-    /* Box-Muller as in philox.h, with the vectorised log/cos/sqrt. */
-    float *u1 = (float *)s0, *u2 = (float *)s1, *l = (float *)s2;
+    float *u1 = (float *)s2, *u2 = u1 + ND_CPU_TILE, *l = (float *)s0, *c = (float *)s1;
     for (int64_t i = 0; i < n; i++) {
-        nd_philox4x32 r = nd_philox4x32_10(seed, (uint64_t)ix[i], stream);
-        u1[i] = 1.0f - nd_philox_u01_f32(r.x[0]);
-        u2[i] = 6.28318530717958647692f * nd_philox_u01_f32(r.x[2]);
+        u1[i] = 1.0f - nd_philox_u01_f32(w0[i]);
+        u2[i] = 6.28318530717958647692f * nd_philox_u01_f32(w2[i]);
     }
-    nd_cpu_vlogf(l, u1, n);
-    nd_cpu_vcosf(u1, u2, n);
+    nd_cpu_vlogf(l, u1, n); /* overwrites w0/w1 */
+    nd_cpu_vcosf(c, u2, n); /* overwrites w2/w3 */
     for (int64_t i = 0; i < n; i++) l[i] = -2.0f * l[i];
-    nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT32)(u2, l, NULL, NULL, n);
-    for (int64_t i = 0; i < n; i++) o[i] = u2[i] * u1[i];
+    nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT32)(u1, l, NULL, NULL, n);
+    for (int64_t i = 0; i < n; i++) o[i] = u1[i] * c[i];
 }
 
 void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t f, int64_t len) {
