@@ -76,7 +76,7 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
         if (k != ND_KIND_FLOAT) op = ND_OP_CAST; /* integers are already whole */
         break;
     case ND_OP_SQUARE:
-        if (k == ND_KIND_BOOL) op = ND_OP_CAST; /* b * b == b */
+        if (k == ND_KIND_BOOL) cdtype = dtype = ND_INT8; /* NumPy's square loops start at int8 */
         break;
     case ND_OP_LOGICAL_NOT:
         cdtype = dtype = ND_BOOL;

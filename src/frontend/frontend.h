@@ -13,7 +13,8 @@
  *    ND_ERR_DTYPE, except in comparisons and true division, which widen (as
  *    NumPy 2 compares out-of-range ints correctly and divides in float64).
  *  - floor/ceil of integers keep the dtype (NumPy >= 2.3); abs of
- *    bool/unsigned, square of bool and floor/ceil of ints record a CAST.
+ *    bool/unsigned and floor/ceil of ints record a CAST; square of bool is
+ *    int8 (NumPy).
  *  - bool +, *, maximum, minimum record LOGICAL_OR/AND (NumPy's bool loops);
  *    bool ** bool is int8.
  *  - Reading an nd_empty array that was never written gives zeros.
