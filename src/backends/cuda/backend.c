@@ -60,7 +60,7 @@ void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes) {
     cu->in_use = cu->in_use >= bytes ? cu->in_use - bytes : 0;
 }
 
-static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
+static nd_status cu_alloc_locked(nd_backend *be, int memory, size_t bytes, void **out) {
     nd_cuda *cu = impl(be);
     if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
     if (memory == ND_MEMORY_HOST) {
@@ -83,7 +83,7 @@ static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) 
     return nd_error_set(ND_ERR_ARG, "cuda: alloc: memory space %d is not host (0) or this device (1)", memory);
 }
 
-static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
+static void cu_release_locked(nd_backend *be, int memory, void *ptr, size_t bytes) {
     nd_cuda *cu = impl(be);
     if (!ptr) return;
     if (memory == 1) {
@@ -104,7 +104,7 @@ static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     }
 }
 
-static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
+static nd_status cu_copy_locked(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
     nd_cuda *cu = impl(be);
     if (bytes == 0) return ND_OK;
     if ((dst_memory != 0 && dst_memory != 1) || (src_memory != 0 && src_memory != 1))
@@ -165,7 +165,7 @@ static nd_status launch(nd_cuda *cu, cudaKernel_t kern, const char *name, unsign
     return ND_OK;
 }
 
-static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
+static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
     nd_cuda *cu = impl(be);
     const nd_cuda_kentry *ke;
     nd_status s = nd_cuda_kcache_get(cu->cache, k, &ke);
@@ -212,8 +212,51 @@ static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *
     return s;
 }
 
+/* ------------------------------------------------- locked entry points */
+
+static void lock(nd_cuda *cu) {
+    if (cu->lock_ok) pthread_mutex_lock(&cu->lock);
+    /* The current device is per host thread: a worker thread of the
+     * executor must not land on device 0 by default. */
+    if (cu->device != 0) cudaSetDevice(cu->device);
+}
+static void unlock(nd_cuda *cu) {
+    if (cu->lock_ok) pthread_mutex_unlock(&cu->lock);
+}
+
+static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
+    lock(impl(be));
+    nd_status s = cu_alloc_locked(be, memory, bytes, out);
+    unlock(impl(be));
+    return s;
+}
+static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
+    lock(impl(be));
+    cu_release_locked(be, memory, ptr, bytes);
+    unlock(impl(be));
+}
+static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
+    lock(impl(be));
+    nd_status s = cu_copy_locked(be, dst, dst_memory, src, src_memory, bytes);
+    unlock(impl(be));
+    return s;
+}
+static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
+    lock(impl(be));
+    nd_status s = cu_run_kernel_locked(be, k, slots, params);
+    unlock(impl(be));
+    return s;
+}
+static nd_status cu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
+    lock(impl(be));
+    nd_status s = nd_cuda_run_matmul(be, mm, slots);
+    unlock(impl(be));
+    return s;
+}
+
 static nd_status cu_synchronize(nd_backend *be) {
     nd_cuda *cu = impl(be);
+    if (cu->device != 0) cudaSetDevice(cu->device);
     cudaError_t e = cudaStreamSynchronize(cu->stream);
     if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize (a kernel, copy or matmul failed earlier)");
     return ND_OK;
@@ -234,6 +277,7 @@ static void cu_destroy(nd_backend *be) {
         }
         if (cu->stream) cudaStreamDestroy(cu->stream);
         (void)cudaGetLastError();
+        if (cu->lock_ok) pthread_mutex_destroy(&cu->lock);
         free(cu);
     }
     free(be);
@@ -280,6 +324,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
         return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory creating the CUDA backend");
     }
     be->impl = cu;
+    cu->lock_ok = pthread_mutex_init(&cu->lock, NULL) == 0;
     nd_status s = pick_device(cfg ? cfg->devices : NULL, count, &cu->device);
     if (s) goto fail;
     CREATE_TRY(cudaSetDevice(cu->device), "cudaSetDevice");
@@ -318,7 +363,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->release = cu_release;
     be->copy = cu_copy;
     be->run_kernel = cu_run_kernel;
-    be->run_matmul = nd_cuda_run_matmul;
+    be->run_matmul = cu_run_matmul;
     be->run_plan = NULL;
     be->synchronize = cu_synchronize;
     be->destroy = cu_destroy;

@@ -5,6 +5,7 @@
 #ifndef ND_BACKENDS_CUDA_INTERNAL_H
 #define ND_BACKENDS_CUDA_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +125,10 @@ typedef struct {
     size_t in_use;     /* device bytes we hold */
     nd_cuda_kcache *cache;
     cudaLibrary_t imatmul_lib; /* the fixed integer/fallback matmul kernels */
+    /* Serialises the entry points (they only enqueue work, so holding it is
+     * brief) for executors that call the backend from several threads. */
+    pthread_mutex_t lock;
+    int lock_ok;
 } nd_cuda;
 
 /* Stream-ordered device scratch memory (reduction partials, ...). */

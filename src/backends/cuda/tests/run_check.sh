@@ -1,13 +1,14 @@
 #!/bin/sh
 # Builds and runs backend_check.c against the CUDA backend sources only
 # (needs the CUDA toolkit and a GPU; no libuv or scheduler). Runs it three
-# times on a fresh cache dir: cold (compiles), warm (loads CUBINs from disk),
+# times on a fresh cache dir (CHECK_CFLAGS adds compiler flags, e.g.
+# -fsanitize=address,undefined with ASAN_OPTIONS=protect_shadow_gap=0): cold (compiles), warm (loads CUBINs from disk),
 # and after truncating every cached file (must detect and recompile).
 set -e
 cd "$(dirname "$0")/../../../.."
 CUDA=${CUDA_PATH:-/usr/local/cuda}
 out=${TMPDIR:-/tmp}/nd_cuda_check
-cc -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -Isrc -I"$CUDA/include" \
+cc -std=c11 -O1 -g -Wall -Wextra ${CHECK_CFLAGS} -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -Isrc -I"$CUDA/include" \
   src/backends/cuda/tests/backend_check.c src/backends/cuda/backend.c src/backends/cuda/codegen.c \
   src/backends/cuda/codegen_reduce.c src/backends/cuda/kernel_cache.c src/backends/cuda/matmul.c \
   src/common/error.c src/common/dtype.c src/common/ops.c \
