@@ -210,7 +210,8 @@ void nd_cpu_fill_params(const cpu_prep *p, char *regs) {
         size_t es = nd_cpu_dtype_size(pi->dtype);
         /* cdtype is the parameter's transport kind: float64, int64 or uint64 */
         nd_cpu_cast_fn(pi->cdtype, pi->dtype)(r, &pi->param, NULL, NULL, 1);
-        for (int64_t i = 1; i < ND_CPU_TILE; i++) memcpy(r + (size_t)i * es, r, es);
+        for (size_t have = es, all = es * ND_CPU_TILE; have < all; have *= 2)
+            memcpy(r + have, r, have * 2 <= all ? have : all - have); /* doubling fill */
     }
 }
 
