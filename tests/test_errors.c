@@ -3,6 +3,7 @@
  * arrays made before an error keep their values, nothing crashes. */
 #include "common.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 /* expr must give NULL with status `code` and a message naming `func` */
@@ -263,5 +264,28 @@ NDT_TEST(errors, state_and_io) {
     cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 12; i++) cr_expect(fabsf(got[i] - expf(x34_host[i])) <= 1e-5f * expf(x34_host[i]));
     nd_free(y);
+    check_survivors();
+}
+
+static void *other_thread(void *arg) {
+    nd_status *seen = arg;
+    seen[0] = nd_last_status();         /* this thread has no error yet */
+    nd_array *r = nd_exp(NULL);         /* its own error */
+    seen[1] = r ? ND_OK : nd_last_status();
+    return NULL;
+}
+
+NDT_TEST(errors, last_error_is_per_thread) {
+    make_inputs();
+    cr_expect_null(nd_add(x34, v5));
+    cr_expect_eq(nd_last_status(), ND_ERR_SHAPE);
+    nd_status seen[2] = {ND_ERR_STATE, ND_ERR_STATE};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, other_thread, seen), 0);
+    pthread_join(th, NULL);
+    cr_expect_eq(seen[0], ND_OK, "a new thread starts without an error, saw %s", nd_status_name(seen[0]));
+    cr_expect_eq(seen[1], ND_ERR_ARG, "the other thread sees its own error, saw %s", nd_status_name(seen[1]));
+    cr_expect_eq(nd_last_status(), ND_ERR_SHAPE, "this thread's error is untouched");
+    cr_expect(strstr(nd_last_error(), "nd_add"), "'%s'", nd_last_error());
     check_survivors();
 }

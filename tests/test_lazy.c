@@ -1,6 +1,9 @@
 /* The lazy engine: fusion on/off agree, the plan cache hits on a repeated
  * graph (with new values), dead nodes are dropped, scopes release what they
  * should, and automatic flushing keeps answers right. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* setenv */
+#endif
 #include "common.h"
 
 #include <stdlib.h>
@@ -222,4 +225,48 @@ NDT_TEST(lazy, interleaved_reads) {
     for (int i = 2; i < 10; i++) w += 50 * (i - 2);
     cr_expect_eq(total, w, "sum of sums %lld, want %lld", (long long)total, (long long)w);
     nd_free(x);
+}
+
+/* Five elementwise ops over one input: kernels run with fusion on must be
+ * fewer than with it off (where every node is its own kernel). */
+static uint64_t kernels_for_chain(void) {
+    nd_stats a, b;
+    nd_array *x = nd_linspace(ND_FLOAT32, -1, 1, 4096);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&a);
+    nd_scope_begin();
+    nd_array *y = nd_add(nd_sqrt(nd_add(nd_square(nd_sin(x)), nd_scalar(1.0))), nd_cos(x));
+    nd_keep(y);
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&b);
+    float got[4096];
+    cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 4096; i += 97) {
+        double v = -1 + 2.0 * i / 4095;
+        double w = sqrt(sin(v) * sin(v) + 1) + cos(v);
+        cr_expect(fabs(got[i] - w) <= 1e-5 * fabs(w) + 1e-6, "y[%d] = %g, want %g", i, got[i], w);
+    }
+    nd_free(x);
+    nd_free(y);
+    return b.kernels_run - a.kernels_run;
+}
+
+NDT_TEST(lazy, fusion_runs_fewer_kernels) {
+    uint64_t on = kernels_for_chain();
+    nd_config off = {0};
+    off.fusion = -1;
+    ndt_restart(&off);
+    uint64_t unfused = kernels_for_chain();
+    cr_expect_geq(unfused, 5, "fusion off: each of the 6 ops is a kernel, ran %llu", (unsigned long long)unfused);
+    cr_expect_lt(on, unfused, "fusion on ran %llu kernels, off %llu", (unsigned long long)on,
+                 (unsigned long long)unfused);
+    cr_expect_leq(on, 2, "one fused kernel expected for a 6-op chain, ran %llu", (unsigned long long)on);
+    /* the environment variable does the same as the config field */
+    setenv("ND_FUSION", "0", 1);
+    ndt_restart(NULL);
+    uint64_t env_off = kernels_for_chain();
+    unsetenv("ND_FUSION");
+    cr_expect_eq(env_off, unfused, "ND_FUSION=0 ran %llu kernels, nd_config.fusion=-1 ran %llu",
+                 (unsigned long long)env_off, (unsigned long long)unfused);
 }
