@@ -289,3 +289,32 @@ NDT_TEST(errors, last_error_is_per_thread) {
     cr_expect(strstr(nd_last_error(), "nd_add"), "'%s'", nd_last_error());
     check_survivors();
 }
+
+NDT_TEST(errors, out_of_device_memory_is_reported_not_fatal) {
+    if (!ndt_backend_is_cuda())
+        cr_skip_test("device_memory_limit applies to GPU backends; backend is %s", nd_backend_name());
+    nd_config cfg = {0};
+    cfg.device_memory_limit = (int64_t)64 << 20;
+    ndt_restart(&cfg);
+    make_inputs();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_array *big = nd_add(nd_zeros(ND_FLOAT32, ND_SHAPE((int64_t)64 << 20)), nd_scalar(1.0)); /* 256 MiB */
+    cr_assert(big, "recording is fine: %s", nd_last_error());
+    nd_status st = nd_sync();
+    cr_expect_eq(st, ND_ERR_OOM, "a 256 MiB result under a 64 MiB limit: sync gave %s", nd_status_name(st));
+    float one;
+    nd_clear_error();
+    nd_array *first = nd_view(big, ":1");
+    nd_status rs = nd_to_host(first, &one, sizeof one);
+    cr_expect_eq(rs, ND_ERR_OOM, "reading the failed array reports its error, got %s", nd_status_name(rs));
+    nd_free(first);
+    nd_free(big);
+    nd_clear_error();
+    /* everything else keeps its value and new work runs */
+    nd_array *y = nd_mul(x34, nd_scalar(2.0));
+    float got[12];
+    cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 12; i++) cr_expect_eq(got[i], 2 * x34_host[i]);
+    nd_free(y);
+    check_survivors();
+}
