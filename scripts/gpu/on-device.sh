@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root, after scripts/gpu/stage.sh
+# staged .gpu/: the Criterion suites and examples with ND_BACKEND=cuda, the
+# suites again under compute-sanitizer memcheck, and the GPU benchmarks.
+# Logs go to $OUT (or ./gpu-out); the last lines summarise.
+set -uo pipefail
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
+what=${1:-all}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+summary() { grep -h "Synthesis" "$1" | sed 's/.*Tested/Tested/' | awk -v n="$2" '{print n": "$0}'; }
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  : > "$OUT/tests.log"
+  for t in .gpu/tests/test_*; do
+    n=$(basename "$t")
+    "$t" --jobs 8 >"$OUT/$n.log" 2>&1; rc=$?
+    summary "$OUT/$n.log" "$n" | tee -a "$OUT/tests.log"
+    [ $rc -eq 0 ] || echo "$n: exit $rc" | tee -a "$OUT/tests.log"
+  done
+  for e in .gpu/examples/*; do
+    n=$(basename "$e")
+    if "$e" >"$OUT/example-$n.log" 2>&1; then echo "example $n: OK" | tee -a "$OUT/tests.log"
+    else echo "example $n: FAIL" | tee -a "$OUT/tests.log"; tail -3 "$OUT/example-$n.log"; fi
+  done
+fi
+if [ "$what" = all ] || [ "$what" = memcheck ]; then
+  : > "$OUT/memcheck.log"
+  for t in .gpu/tests/test_*; do
+    n=$(basename "$t")
+    /usr/local/cuda/bin/compute-sanitizer --tool memcheck --target-processes all --error-exitcode 99 \
+      "$t" --jobs 8 >"$OUT/memcheck-$n.log" 2>&1; rc=$?
+    errs=$(grep -h "ERROR SUMMARY" "$OUT/memcheck-$n.log" | awk '{s+=$4} END {print s+0}')
+    echo "memcheck $n: exit $rc, sanitizer errors $errs, $(summary "$OUT/memcheck-$n.log" x | sed 's/^x: //')" | tee -a "$OUT/memcheck.log"
+  done
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  .gpu/bench/bench_gpu_suite 2>&1 | tee "$OUT/gpu_suite.log"
+fi

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds nd with the CUDA backend here (build-gpu/) and stages what a GPU
+# machine without our dependencies needs in .gpu/ (git-ignored): the
+# library, tests, examples, benchmarks and every non-system shared library
+# they load (libuv, OpenBLAS, Criterion and theirs; CUDA's own come from the
+# device's toolkit). Then, on the device, from the repository root:
+#   bash scripts/gpu/on-device.sh        (writes logs under $OUT)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ -d build-gpu ] || meson setup build-gpu -Dcuda=enabled -Dbuildtype=release >/dev/null
+ninja -C build-gpu >/dev/null
+rm -rf .gpu && mkdir -p .gpu/lib .gpu/tests .gpu/examples .gpu/bench
+cp -P build-gpu/libnd.so build-gpu/libnd.so.0 build-gpu/libnd.so.0.1.0 .gpu/lib/
+for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" .gpu/tests/; done
+for e in build-gpu/examples/*; do [ -x "$e" ] && [ -f "$e" ] && cp "$e" .gpu/examples/; done
+for b in build-gpu/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && cp "$b" .gpu/bench/; done
+cp bench/peers/*.py .gpu/bench/ 2>/dev/null || true
+# Shared libraries outside glibc and the CUDA toolkit.
+ldd .gpu/tests/* .gpu/bench/* .gpu/lib/libnd.so 2>/dev/null | awk '/=> \// {print $3}' | sort -u |
+  grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcudart|libcublas[^/]*|libnvrtc[^/]*)\.so' |
+  grep -v '/usr/local/cuda' | while read -r lib; do cp -L "$lib" .gpu/lib/; done || true
+du -sh .gpu
