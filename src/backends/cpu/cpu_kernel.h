@@ -68,6 +68,7 @@ typedef struct cpu_prep {
     int rkind, acc_dtype; /* acc_dtype: ND_FLOAT64, ND_INT64, ND_UINT64 or ND_BOOL */
     int rvalue;
     nd_cpu_fn to_acc; /* value dtype -> acc_dtype, or NULL */
+    int sum_f32;      /* SUM of float32: summed in double without a cast pass */
     nd_cpu_fn acc_to_out;
     cpu_access rout; /* output map (strides 0 on reduced axes) */
     int nO, nR;      /* axes [0,nO) outer kept, [nO,nO+nR) reduced, rest inner kept */

@@ -100,6 +100,15 @@ static double sum_d(const double *v, int64_t n) {
     for (; i < n; i++) t += v[i];
     return t;
 }
+static double sum_f(const float *v, int64_t n) {
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) s[j] += (double)v[i + j];
+    double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; i < n; i++) t += (double)v[i];
+    return t;
+}
 static double prod_d(const double *v, int64_t n) {
     double s[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     int64_t i = 0;
@@ -185,25 +194,52 @@ static void seg_reduce(int kind, int adt, const void *vp, int64_t n, int64_t iba
 
 /* ------------------------------------------------------ lane accumulation */
 
-/* lanes[j] op= v[j] for j < n; element j has reduced index row0 + j / row_len. */
-static void lane_accum(int kind, int adt, const void *vp, int64_t n, int64_t row0, int64_t row_len,
-                       cpu_acc *lanes) {
-    if (kind == ND_REDUCE_SUM && adt == ND_FLOAT64) {
-        const double *v = (const double *)vp;
-        for (int64_t j = 0; j < n; j++) lanes[j].v.f += v[j];
+/* lanes op= v[j] for j < n, lanes stored as contiguous values lv and
+ * indices li (so the common kinds vectorise); element j has reduced index
+ * row0 + j / row_len. f32 != 0: v is float32 to be summed in double. */
+static void lane_accum(int kind, int adt, const void *vp, int f32, int64_t n, int64_t row0,
+                       int64_t row_len, cpu_val *lv, int64_t *li) {
+    if (kind == ND_REDUCE_SUM && f32) {
+        const float *v = (const float *)vp;
+        double *a = (double *)lv;
+        for (int64_t j = 0; j < n; j++) a[j] += (double)v[j];
         return;
     }
-    if (kind == ND_REDUCE_SUM && adt != ND_BOOL) {
+    if ((kind == ND_REDUCE_SUM || kind == ND_REDUCE_PROD) && adt == ND_FLOAT64) {
+        const double *v = (const double *)vp;
+        double *a = (double *)lv;
+        if (kind == ND_REDUCE_SUM)
+            for (int64_t j = 0; j < n; j++) a[j] += v[j];
+        else
+            for (int64_t j = 0; j < n; j++) a[j] *= v[j];
+        return;
+    }
+    if ((kind == ND_REDUCE_SUM || kind == ND_REDUCE_PROD) && adt != ND_BOOL) {
         const uint64_t *v = (const uint64_t *)vp;
-        for (int64_t j = 0; j < n; j++) lanes[j].v.u += v[j];
+        uint64_t *a = (uint64_t *)lv;
+        if (kind == ND_REDUCE_SUM)
+            for (int64_t j = 0; j < n; j++) a[j] += v[j];
+        else
+            for (int64_t j = 0; j < n; j++) a[j] *= v[j];
+        return;
+    }
+    if ((kind == ND_REDUCE_MIN || kind == ND_REDUCE_MAX) && adt == ND_FLOAT64) {
+        const double *v = (const double *)vp;
+        double *a = (double *)lv;
+        if (kind == ND_REDUCE_MIN)
+            for (int64_t j = 0; j < n; j++) a[j] = (v[j] < a[j] || v[j] != v[j] || a[j] != a[j]) ? (a[j] != a[j] ? a[j] : v[j]) : a[j];
+        else
+            for (int64_t j = 0; j < n; j++) a[j] = (v[j] > a[j] || v[j] != v[j] || a[j] != a[j]) ? (a[j] != a[j] ? a[j] : v[j]) : a[j];
         return;
     }
     for (int64_t j = 0; j < n; j++) {
-        cpu_acc b;
+        cpu_acc b, a = {lv[j], li[j]};
         b.idx = row0 + j / row_len;
         if (adt == ND_BOOL) b.v.u = ((const uint8_t *)vp)[j] != 0;
         else b.v = ((const cpu_val *)vp)[j];
-        lanes[j] = combine(kind, adt, lanes[j], b);
+        a = combine(kind, adt, a, b);
+        lv[j] = a.v;
+        li[j] = a.idx;
     }
 }
 
@@ -239,6 +275,7 @@ nd_status nd_cpu_reduce_setup(cpu_prep *p) {
     else if (nd_dtype_kind_of((nd_dtype)vdt) == ND_KIND_UINT) p->acc_dtype = ND_UINT64;
     else p->acc_dtype = ND_INT64;
     p->to_acc = vdt != p->acc_dtype ? nd_cpu_cast_fn(vdt, p->acc_dtype) : NULL;
+    p->sum_f32 = kind == ND_REDUCE_SUM && vdt == ND_FLOAT32; /* widened inside the sum loops */
     p->acc_to_out = nd_cpu_cast_fn(is_arg(kind) ? ND_INT64 : p->acc_dtype, p->rout.dtype);
     p->O = p->R = p->L = 1;
     for (int d = 0; d < p->ndim; d++) {
@@ -289,7 +326,7 @@ size_t nd_cpu_reduce_scratch(const cpu_prep *p) {
 
 static const void *acc_values(const cpu_prep *p, const void **vals, char *buf, int64_t len) {
     const void *v = vals[p->rvalue];
-    if (!p->to_acc) return v;
+    if (!p->to_acc || p->sum_f32) return v;
     p->to_acc(buf, v, NULL, NULL, len);
     return buf;
 }
@@ -309,7 +346,8 @@ void nd_cpu_reduce_item(const cpu_prep *p, char *regs, const void **vals, char *
             for (int64_t r = r0; r < r1; r += ND_CPU_TILE) {
                 int64_t len = r1 - r < ND_CPU_TILE ? r1 - r : ND_CPU_TILE;
                 nd_cpu_eval_tile(p, regs, vals, o * R + r, len);
-                seg_reduce(kind, adt, acc_values(p, vals, abuf, len), len, r, &a);
+                if (p->sum_f32) a.v.f += sum_f((const float *)vals[p->rvalue], len);
+                else seg_reduce(kind, adt, acc_values(p, vals, abuf, len), len, r, &a);
             }
             p->partials[item] = a;
             return;
@@ -322,11 +360,12 @@ void nd_cpu_reduce_item(const cpu_prep *p, char *regs, const void **vals, char *
             int64_t len = f1 - f < ND_CPU_TILE ? f1 - f : ND_CPU_TILE;
             nd_cpu_eval_tile(p, regs, vals, f, len);
             const char *v = (const char *)acc_values(p, vals, abuf, len);
-            size_t es = nd_cpu_dtype_size(adt);
+            size_t es = p->sum_f32 ? 4 : nd_cpu_dtype_size(adt);
             for (int64_t pos = 0; pos < len;) {
                 int64_t g = (f + pos) / R, r = (f + pos) % R;
                 int64_t seg = R - r < len - pos ? R - r : len - pos;
-                seg_reduce(kind, adt, v + (size_t)pos * es, seg, r, &accs[g - o0]);
+                if (p->sum_f32) accs[g - o0].v.f += sum_f((const float *)(v + (size_t)pos * es), seg);
+                else seg_reduce(kind, adt, v + (size_t)pos * es, seg, r, &accs[g - o0]);
                 pos += seg;
             }
         }
@@ -339,18 +378,23 @@ void nd_cpu_reduce_item(const cpu_prep *p, char *regs, const void **vals, char *
     int64_t m = p->rows_per_tile;
     int64_t c0 = cc * p->width, wc = L - c0 < p->width ? L - c0 : p->width;
     int64_t nl = L <= ND_CPU_TILE ? m * L : wc;
-    for (int64_t j = 0; j < nl; j++) accs[j] = id;
+    cpu_val *lv = (cpu_val *)accs;
+    int64_t *li = (int64_t *)(lv + ND_CPU_TILE);
+    for (int64_t j = 0; j < nl; j++) lv[j] = id.v, li[j] = -1;
     for (int64_t r = r0; r < r1; r += m) {
         int64_t mt = r1 - r < m ? r1 - r : m;
         int64_t f = (o * R + r) * L + c0, len = L <= ND_CPU_TILE ? mt * L : wc;
         nd_cpu_eval_tile(p, regs, vals, f, len);
-        lane_accum(kind, adt, acc_values(p, vals, abuf, len), len, r, L <= ND_CPU_TILE ? L : wc,
-                   accs);
+        const void *v = p->sum_f32 ? vals[p->rvalue] : acc_values(p, vals, abuf, len);
+        lane_accum(kind, adt, v, p->sum_f32, len, r, L <= ND_CPU_TILE ? L : wc, lv, li);
     }
     int64_t nq = L <= ND_CPU_TILE ? m : 1;
     for (int64_t l = 0; l < wc; l++) {
         cpu_acc a = id;
-        for (int64_t q = 0; q < nq; q++) a = combine(kind, adt, a, accs[q * wc + l]);
+        for (int64_t q = 0; q < nq; q++) {
+            cpu_acc b = {lv[q * wc + l], li[q * wc + l]};
+            a = combine(kind, adt, a, b);
+        }
         if (p->nch > 1) p->partials[item * p->width + l] = a;
         else write_out(p, o, c0 + l, a);
     }
