@@ -23,6 +23,8 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
         return NULL;
     }
     b->refs = 1;
+    b->writers = b->inline_writers;
+    b->cap_writers = 2;
     b->dtype = dtype;
     b->nbytes = nbytes;
     b->slot = -1;
@@ -40,15 +42,17 @@ void nd_buffer_unref(nd_buffer *b) {
         else if (m == ND_MEMORY_HOST)
             free(b->mem[m]); /* runtime already gone: host memory is plain */
     }
-    free(b->writers);
+    if (b->writers != b->inline_writers) free(b->writers);
     free(b);
 }
 
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {
     if (b->n_writers == b->cap_writers) {
-        uint32_t cap = b->cap_writers ? b->cap_writers * 2 : 4;
-        uint32_t *w = realloc(b->writers, cap * sizeof *w);
+        uint32_t cap = b->cap_writers * 2;
+        uint32_t *w = b->writers == b->inline_writers ? malloc(cap * sizeof *w)
+                                                       : realloc(b->writers, cap * sizeof *w);
         if (!w) return UINT32_MAX;
+        if (b->writers == b->inline_writers) memcpy(w, b->inline_writers, sizeof b->inline_writers);
         b->writers = w;
         b->cap_writers = cap;
     }

@@ -32,6 +32,9 @@ typedef struct nd_buffer {
      * materialised (or the buffer was never written: nd_empty). */
     uint32_t n_writers, cap_writers;
     uint32_t *writers; /* node indices in the pending graph */
+    /* Most buffers are written once or twice per flush: those writers live
+     * here, so recording an op needs no allocation for them. */
+    uint32_t inline_writers[2];
     nd_status error;   /* a device error prevented the current value */
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
