@@ -261,9 +261,7 @@ nd_status nd_runtime_ensure(void) {
 
 static nd_status run_pending(void) {
     if (nd_rt.graph.n_nodes == 0) return ND_OK;
-    nd_status st = nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
-    nd_rt.sched.flush_index++;
-    return st;
+    return nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
 }
 
 void nd_shutdown(void) {
