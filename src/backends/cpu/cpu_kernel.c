@@ -459,8 +459,9 @@ static void prep_free(cpu_prep *p) {
     free(p->partials);
 }
 
-static int slot_ok(const nd_kernel *k, void *const *slots, int slot) {
-    return slot >= 0 && slot < k->n_slots && slots[slot] != NULL;
+/* An empty iteration space touches no memory, so its slots may be unbound. */
+static int slot_ok(const nd_kernel *k, void *const *slots, int slot, int empty) {
+    return slot >= 0 && slot < k->n_slots && (slots[slot] != NULL || empty);
 }
 
 /* Axis order: plain kernels keep theirs; reductions become
@@ -513,7 +514,7 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
     if (!p->loads || !p->indices || !p->insts || !p->stores)
         return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory preparing '%s'", k->name);
     for (int i = 0; i < k->n_loads; i++) {
-        if (!slot_ok(k, slots, k->loads[i].slot) || !nd_dtype_valid(k->loads[i].dtype))
+        if (!slot_ok(k, slots, k->loads[i].slot, *empty) || !nd_dtype_valid(k->loads[i].dtype))
             return bad_ir(k, i, "load slot unbound or dtype invalid");
         build_access(&p->loads[i], &k->loads[i], slots, order, m, 1);
     }
@@ -521,7 +522,7 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
         build_access(&p->indices[i], &k->indices[i], slots, order, m, 0);
     for (int i = 0; i < k->n_stores; i++) {
         const nd_ir_store *s = &k->stores[i];
-        if (!slot_ok(k, slots, s->at.slot) || !nd_dtype_valid(s->at.dtype) || s->value < 0 ||
+        if (!slot_ok(k, slots, s->at.slot, *empty) || !nd_dtype_valid(s->at.dtype) || s->value < 0 ||
             s->value >= k->n_insts)
             return bad_ir(k, i, "store slot unbound, dtype invalid or value out of range");
         build_access(&p->stores[i].at, &s->at, slots, order, m, 1);
@@ -531,7 +532,7 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
     }
     if (hr) {
         const nd_ir_reduce *r = &k->reduce;
-        if (!slot_ok(k, slots, r->out.slot) || !nd_dtype_valid(r->out.dtype) || r->value < 0 ||
+        if (!slot_ok(k, slots, r->out.slot, *empty) || !nd_dtype_valid(r->out.dtype) || r->value < 0 ||
             r->value >= k->n_insts || r->kind >= ND_NUM_REDUCE_KINDS)
             return bad_ir(k, r->value, "reduction output unbound or malformed");
         build_access(&p->rout, &r->out, slots, order, m, 1);

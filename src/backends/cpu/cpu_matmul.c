@@ -143,11 +143,11 @@ nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *co
     if (!nd_dtype_valid(dt) || mm->m < 0 || mm->n < 0 || mm->k < 0 || mm->batch_ndim < 0 ||
         mm->batch_ndim > ND_MAX_DIMS)
         return nd_error_set(ND_ERR_BACKEND, "cpu backend: malformed matmul step");
-    if (!slots[mm->c_slot] || (mm->k > 0 && (!slots[mm->a_slot] || !slots[mm->b_slot])))
-        return nd_error_set(ND_ERR_BACKEND, "cpu backend: matmul operand slot unbound");
     int64_t m = mm->m, n = mm->n, k = mm->k, nb = 1;
     for (int d = 0; d < mm->batch_ndim; d++) nb *= mm->batch_shape[d];
     if (m == 0 || n == 0 || nb == 0) return ND_OK;
+    if (!slots[mm->c_slot] || (mm->k > 0 && (!slots[mm->a_slot] || !slots[mm->b_slot])))
+        return nd_error_set(ND_ERR_BACKEND, "cpu backend: matmul operand slot unbound");
     int es = (int)nd_cpu_dtype_size(dt);
     operand A = {(const char *)slots[mm->a_slot], dt, es, 0, mm->a_rs, mm->a_cs, m, k};
     operand B = {(const char *)slots[mm->b_slot], dt, es, 0, mm->b_rs, mm->b_cs, k, n};

@@ -425,7 +425,7 @@ void nd_cpu_reduce_finish(const cpu_prep *p) {
 }
 
 void nd_cpu_reduce_empty(const cpu_prep *p) {
-    if (p->O == 0 || p->L == 0) return;
+    if (p->O == 0 || p->L == 0 || !p->rout.base) return;
     cpu_acc id = identity(p->rkind, p->acc_dtype);
     for (int64_t o = 0; o < p->O; o++)
         for (int64_t l = 0; l < p->L; l++) write_out(p, o, l, id);
