@@ -310,18 +310,21 @@ static void link_entry(nd_cuda_kcache *c, kc_entry *e) {
 }
 
 nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out) {
+    /* The name is not part of the IR hash but is baked into the entry
+     * points' names, so it joins the key. */
+    uint64_t key = nd_hash_bytes(k->hash, k->name, strnlen(k->name, sizeof k->name));
     pthread_mutex_lock(&c->lock);
-    kc_entry *e = lookup(c, k->hash, 0);
+    kc_entry *e = lookup(c, key, 0);
     if (e) {
         *out = &e->e;
         pthread_mutex_unlock(&c->lock);
         return ND_OK;
     }
-    nd_status s = insert_new(k->hash, 0, &e);
+    nd_status s = insert_new(key, 0, &e);
     void *bin = NULL;
     size_t len = 0;
     if (!s) s = nd_cuda_kernel_info(k, &e->e.info);
-    if (!s) s = obtain_cubin(c, k->hash, 0, e->e.info.name, NULL, k, &e->e.info, &bin, &len);
+    if (!s) s = obtain_cubin(c, key, 0, e->e.info.name, NULL, k, &e->e.info, &bin, &len);
     if (!s) s = load(bin, e->e.info.name, &e->e.lib);
     free(bin);
     if (!s) s = get_kernel(e->e.lib, e->e.info.name, &e->e.main);
