@@ -42,6 +42,45 @@ static inline float d2f_odd(double d) {
     return t;
 }
 
+/* Branch-free float16/bfloat16 conversions, bit-identical to dtype.c's
+ * nd_half_to_float/nd_float_to_half/nd_bf16_to_float/nd_float_to_bf16 (NaN
+ * encodings included) but inlined so the cast loops vectorise. */
+static inline uint32_t fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static inline float ffrom(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static inline float h2f(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+    uint32_t sub = fbits((float)(em & 0x3ffu) * 0x1p-24f);
+    uint32_t nrm = (em >> 10) == 31u ? (0x7f800000u | ((em & 0x3ffu) << 13)) : (em << 13) + (112u << 23);
+    return ffrom((em < 0x400u ? sub : nrm) | sign);
+}
+static inline uint16_t f2h(float f) {
+    uint32_t x = fbits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    uint32_t nan = sign | 0x7e00u | ((ax >> 13) & 0x3ffu), inf = sign | 0x7c00u;
+    int small = ax < 0x38800000u;
+    float a = small ? ffrom(ax) * 16777216.0f : 0.0f; /* units of 2^-24, < 1024 */
+    float rs = (a + 0x1.8p23f) - 0x1.8p23f;           /* round to nearest even */
+    uint32_t sub = sign | (uint32_t)(int32_t)rs;
+    uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax & 0x7fffffu) >> 13);
+    uint32_t rem = ax & 0x1fffu;
+    h += (uint32_t)((rem > 0x1000u) | ((rem == 0x1000u) & (h & 1u)));
+    uint32_t r = ax > 0x7f800000u ? nan : ax >= 0x477ff000u ? inf : small ? sub : (sign | h);
+    return (uint16_t)r;
+}
+static inline float bf2f(uint16_t h) { return ffrom((uint32_t)h << 16); }
+static inline uint16_t f2bf(float f) {
+    uint32_t x = fbits(f);
+    uint32_t nan = (x >> 16) | 0x40u, rne = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? nan : rne);
+}
+
 #define FROM_BOOL(x) (x)
 #define FROM_I8(x) (x)
 #define FROM_I16(x) (x)
@@ -51,8 +90,8 @@ static inline float d2f_odd(double d) {
 #define FROM_U16(x) (x)
 #define FROM_U32(x) (x)
 #define FROM_U64(x) (x)
-#define FROM_F16(x) nd_half_to_float(x)
-#define FROM_BF16(x) nd_bf16_to_float(x)
+#define FROM_F16(x) h2f(x)
+#define FROM_BF16(x) bf2f(x)
 #define FROM_F32(x) (x)
 #define FROM_F64(x) (x)
 
@@ -81,8 +120,8 @@ SAT_FN(U64, uint64_t, 0, UINT64_MAX)
 #define TO_U64(x) TO_INT(U64, x)
 #define TO_F32(x) ((float)(x))
 #define TO_F64(x) ((double)(x))
-#define TO_F16(x) nd_float_to_half(_Generic((x), float: (x), default: d2f_odd((double)(x))))
-#define TO_BF16(x) nd_float_to_bf16(_Generic((x), float: (x), default: d2f_odd((double)(x))))
+#define TO_F16(x) f2h(_Generic((x), float: (x), default: d2f_odd((double)(x))))
+#define TO_BF16(x) f2bf(_Generic((x), float: (x), default: d2f_odd((double)(x))))
 
 #define MK_CAST(S, D)                                                            \
     static void cast_##S##_##D(void *restrict o_, const void *a_, const void *b_, \
