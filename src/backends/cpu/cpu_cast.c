@@ -1,8 +1,7 @@
 /* Cast loops for every (source, destination) dtype pair, NumPy unsafe
- * casting. Float -> int truncates toward zero and saturates at the target's
- * range, NaN -> 0: defined where C leaves it undefined, and what GPU
- * conversion instructions do, so both backends agree. Narrowing int -> int
- * wraps. Wide sources -> float16/bfloat16 go through float32 with round-to-odd
+ * casting. Float -> int truncates toward zero through int64 and wraps (see
+ * f2i_bits): defined where C leaves it undefined, and the same answer as the
+ * frontend and the CUDA backend. Narrowing int -> int wraps. Wide sources -> float16/bfloat16 go through float32 with round-to-odd
  * so the final round-to-nearest-even is not a double rounding. */
 #include <limits.h>
 #include "backends/cpu/cpu_vectorize.h"
@@ -95,20 +94,17 @@ static inline uint16_t f2bf(float f) {
 #define FROM_F32(x) (x)
 #define FROM_F64(x) (x)
 
-#define SAT_FN(S, T, LO, HI)                                                     \
-    static inline T sat_##S(double x) {                                          \
-        return x != x ? (T)0 : x >= (double)(HI) ? (T)(HI) : x <= (double)(LO) ? (T)(LO) : (T)x; \
-    }
-SAT_FN(I8, int8_t, INT8_MIN, INT8_MAX)
-SAT_FN(I16, int16_t, INT16_MIN, INT16_MAX)
-SAT_FN(I32, int32_t, INT32_MIN, INT32_MAX)
-SAT_FN(I64, int64_t, INT64_MIN, INT64_MAX)
-SAT_FN(U8, uint8_t, 0, UINT8_MAX)
-SAT_FN(U16, uint16_t, 0, UINT16_MAX)
-SAT_FN(U32, uint32_t, 0, UINT32_MAX)
-SAT_FN(U64, uint64_t, 0, UINT64_MAX)
+/* float -> int: truncate to 64 bits (uint64 for [2^63, 2^64)), then wrap to
+ * the target width; NaN and out-of-range give the bit pattern 2^63 (x86's
+ * "integer indefinite", so NumPy's results on x86). The same rule as
+ * dtype.c's nd_convert_element and the CUDA code generator's ndk_f2i. */
+static inline uint64_t f2i_bits(double v) {
+    return (v >= -0x1p63 && v < 0x1p63) ? (uint64_t)(int64_t)v
+           : (v >= 0 && v < 0x1p64)     ? (uint64_t)v
+                                        : (uint64_t)1 << 63;
+}
 
-#define TO_INT(S, x) _Generic((x), float: sat_##S((double)(x)), double: sat_##S((double)(x)), default: (S##_T)(x))
+#define TO_INT(S, x) _Generic((x), float: (S##_T)f2i_bits((double)(x)), double: (S##_T)f2i_bits((double)(x)), default: (S##_T)(x))
 #define TO_BOOL(x) ((x) != 0)
 #define TO_I8(x) TO_INT(I8, x)
 #define TO_I16(x) TO_INT(I16, x)

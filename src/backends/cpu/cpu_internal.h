@@ -30,7 +30,7 @@ nd_cpu_fn nd_cpu_op_fn(int op, int t);
  * float32, bool arithmetic -> int8, transcendental ops on ints -> float64). */
 int nd_cpu_compute_dtype(int op, int t);
 /* Cast loop src -> dst (NumPy unsafe casting; float -> int truncates toward
- * zero and saturates, NaN -> 0). */
+ * zero through int64 and wraps, NaN/out of range -> bits 2^63 as on x86). */
 nd_cpu_fn nd_cpu_cast_fn(int src, int dst);
 
 /* Float32/float64 transcendental tile loops (vectorisable polynomials with a

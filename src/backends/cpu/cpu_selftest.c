@@ -146,9 +146,17 @@ static void test_casts_and_halfs(nd_backend *be) {
         void *slots[8] = {src, outs[o].dst};
         CHECK(be->run_kernel(be, &B.k, slots, NULL) == ND_OK, "cast run");
     }
-    CHECK(i8[0] == 0 && i8[1] == 127 && i8[2] == -1 && i8[3] == -128 && i8[6] == 2 && i8[7] == -2, "i8 casts %d %d %d %d", i8[0], i8[1], i8[2], i8[3]);
-    CHECK(u8[0] == 0 && u8[1] == 255 && u8[2] == 0, "u8 casts");
-    CHECK(i64[4] == INT64_MAX && i64[5] == INT64_MIN, "i64 casts");
+    /* float -> int: through int64, wrapping; NaN/out of range -> bits 2^63 */
+    CHECK(i8[0] == 0 && i8[1] == 44 && i8[2] == -1 && i8[3] == -44 && i8[6] == 2 && i8[7] == -2, "i8 casts %d %d %d %d", i8[0], i8[1], i8[2], i8[3]);
+    CHECK(u8[0] == 0 && u8[1] == 44 && u8[2] == 255, "u8 casts %d %d %d", u8[0], u8[1], u8[2]);
+    CHECK(i64[0] == INT64_MIN && i64[4] == INT64_MIN && i64[5] == INT64_MIN && i64[3] == -300, "i64 casts");
+    for (int i = 0; i < n; i++) {
+        int8_t e8; uint8_t eu; int64_t e64;
+        nd_convert_element(&e8, ND_INT8, &src[i], ND_FLOAT64);
+        nd_convert_element(&eu, ND_UINT8, &src[i], ND_FLOAT64);
+        nd_convert_element(&e64, ND_INT64, &src[i], ND_FLOAT64);
+        CHECK(e8 == i8[i] && eu == u8[i] && e64 == i64[i], "cast %g disagrees with nd_convert_element", src[i]);
+    }
     CHECK(h[8] == 0x7bff && h[9] == 0x7c00, "f16 overflow %04x %04x", h[8], h[9]);
     CHECK(h[10] == 0x3c01, "f16 round-to-odd %04x", h[10]);
     CHECK(bl[0] == 1 && bl[1] == 1 && bl[6] == 1, "bool");
