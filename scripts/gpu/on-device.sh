@@ -38,3 +38,21 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   .gpu/bench/bench_gpu_suite 2>&1 | tee "$OUT/gpu_suite.log"
 fi
+if [ "$what" = profile ]; then
+  # Kernel durations alone (no host time), to separate kernel speed from
+  # recording/launch/synchronisation overhead in gpu_suite's wall times.
+  /usr/local/cuda/bin/ncu --metrics gpu__time_duration.sum --csv -k regex:'^nd_' \
+    .gpu/bench/bench_gpu_suite > "$OUT/ncu.csv" 2>"$OUT/ncu.err"
+  python3 - "$OUT/ncu.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value"); u = hdr.index("Metric Unit")
+d = collections.defaultdict(list)
+for r in rows[1:]:
+    val = float(r[v].replace(",", "")); unit = r[u]
+    us = val / 1000 if unit == "nsecond" else val * 1000 if unit == "msecond" else val
+    d[r[k][:60]].append(us)
+for name, xs in d.items():
+    xs.sort(); print("%-60s n=%3d median %9.1f us" % (name, len(xs), xs[len(xs)//2]))
+PY
+fi

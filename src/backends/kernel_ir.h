@@ -38,10 +38,16 @@ typedef enum {
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
 
+/* Instruction flags. EXACT: round this float operation on its own (no
+ * fused multiply-add with its neighbours), so that its bits agree across
+ * backends; set on the random-number transforms. Other float operations may
+ * be contracted by a backend (within float tolerance, not bit for bit). */
+enum { ND_IR_EXACT = 1 };
+
 typedef struct {
     uint8_t op;    /* nd_op or nd_ir_opcode */
     uint8_t dtype; /* result dtype */
-    uint16_t pad;
+    uint16_t flags; /* ND_IR_* flags */
     int32_t a, b, c; /* operands (SSA indices unless the opcode says else) */
 } nd_ir_inst;
 
@@ -88,9 +94,10 @@ typedef struct nd_kernel {
     char name[64]; /* readable, from the ops: "sin_cos_mul_add" */
 } nd_kernel;
 
-/* Parameter values travel as nd_scalar_bits; each parameter's kind (f/i/u)
- * follows from the dtype it was recorded with: float dtypes use .f, signed
- * ints and bool .i, unsigned .u. */
+/* Parameter values travel as nd_scalar_bits; the kind of a parameter's
+ * value (f/i/u) is that of its param_dtypes entry: float dtypes use .f (a
+ * double, converted to the parameter's float dtype by rounding), signed ints
+ * and bool .i, unsigned .u. A backend may convert once per launch. */
 static inline int nd_param_kind_is_float(nd_dtype t) { return nd_dtype_is_float(t); }
 
 #endif

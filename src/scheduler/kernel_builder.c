@@ -93,7 +93,7 @@ void nd_xform_identity(nd_xform *t, int ndim) {
 /* ------------------------------------------------------------ hash-consing */
 
 static uint64_t inst_hash(const nd_ir_inst *i) {
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)i->op << 8 | i->dtype);
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)i->flags << 16 | (uint64_t)i->op << 8 | i->dtype);
     h = nd_hash_u64(h, (uint64_t)(uint32_t)i->a << 32 | (uint32_t)i->b);
     return nd_hash_u64(h, (uint32_t)i->c);
 }
@@ -114,16 +114,18 @@ static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
     return 1;
 }
 
-static int32_t emit(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c) {
+static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b,
+                            int32_t c, uint16_t flags) {
     if (a < -1 || b < -1 || c < -1) return -2; /* an operand already failed */
-    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, 0, a, b, c};
+    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c};
     if (kb->n_insts * 2 >= kb->cap_cse && !cse_rehash(kb, kb->cap_cse ? kb->cap_cse * 2 : 64))
         return -2;
     uint64_t h = inst_hash(&in);
     int32_t s = (int32_t)(h & (uint64_t)(kb->cap_cse - 1));
     while (kb->cse[s] >= 0) {
         const nd_ir_inst *o = &kb->insts[kb->cse[s]];
-        if (o->op == in.op && o->dtype == in.dtype && o->a == a && o->b == b && o->c == c)
+        if (o->op == in.op && o->dtype == in.dtype && o->flags == flags && o->a == a && o->b == b &&
+            o->c == c)
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
@@ -131,6 +133,10 @@ static int32_t emit(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, in
     kb->insts[kb->n_insts] = in;
     kb->cse[s] = kb->n_insts;
     return kb->n_insts++;
+}
+
+static int32_t emit(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c) {
+    return emit_flagged(kb, op, dtype, a, b, c, 0);
 }
 
 int32_t nd_kb_cast(nd_kernel_builder *kb, int32_t v, nd_dtype dtype) {
@@ -287,7 +293,11 @@ int32_t nd_kb_ref_value(nd_kernel_builder *kb, const nd_node *c, int k, const nd
     if (!r->buf) {
         int32_t idx = (int32_t)(ctx->walk->param_base[c->index] + c->n_params);
         for (int j = 0; j < k; j++) idx += c->inputs[j].buf == NULL;
-        return nd_kb_cast(kb, param_value(kb, idx, (nd_dtype)r->dtype), want);
+        /* A float constant used as another float dtype is passed in that
+         * dtype (one conversion at launch, not one per element). */
+        nd_dtype pd = (nd_dtype)r->dtype;
+        if (nd_dtype_is_float(pd) && nd_dtype_is_float(want)) pd = want;
+        return nd_kb_cast(kb, param_value(kb, idx, pd), want);
     }
     int64_t off, strides[ND_MAX_DIMS];
     ref_affine(kb, r, tc, &off, strides);
@@ -360,16 +370,18 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
     /* Random instructions name their seed and stream parameters directly. */
     int32_t seed = param_index(kb, base, ND_UINT64);
     int32_t stream = param_index(kb, base + 1, ND_UINT64);
-    int32_t a = nd_kb_cast(kb, param_value(kb, base + 2, ND_FLOAT64), cd);
-    int32_t b = nd_kb_cast(kb, param_value(kb, base + 3, ND_FLOAT64), cd);
+    int32_t a = param_value(kb, base + 2, cd);
+    int32_t b = param_value(kb, base + 3, cd);
     int32_t v;
+    /* Exact rounding: the same draws on every backend, bit for bit. */
+    const uint16_t x = ND_IR_EXACT;
     if (p->op == ND_RANDOM_UNIFORM) {
         int32_t u = emit(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream);
-        int32_t width = emit(kb, ND_OP_SUB, cd, b, a, -1);
-        v = emit(kb, ND_OP_ADD, cd, a, emit(kb, ND_OP_MUL, cd, width, u, -1), -1);
+        int32_t width = emit_flagged(kb, ND_OP_SUB, cd, b, a, -1, x);
+        v = emit_flagged(kb, ND_OP_ADD, cd, a, emit_flagged(kb, ND_OP_MUL, cd, width, u, -1, x), -1, x);
     } else {
         int32_t z = emit(kb, ND_IR_RAND_NORMAL, cd, idx, seed, stream);
-        v = emit(kb, ND_OP_ADD, cd, a, emit(kb, ND_OP_MUL, cd, b, z, -1), -1);
+        v = emit_flagged(kb, ND_OP_ADD, cd, a, emit_flagged(kb, ND_OP_MUL, cd, b, z, -1, x), -1, x);
     }
     return nd_kb_cast(kb, v, dt);
 }
@@ -520,7 +532,7 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
                 ob = ar >= 2 && in->b >= 0 ? map[in->b] : -1;
                 oc = ar >= 3 && in->c >= 0 ? map[in->c] : -1;
             }
-            r = emit(a, in->op, (nd_dtype)in->dtype, oa, ob, oc);
+            r = emit_flagged(a, in->op, (nd_dtype)in->dtype, oa, ob, oc, in->flags);
         }
         if (r < 0) {
             free(map);

@@ -173,7 +173,18 @@ static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *
     const nd_cuda_kinfo *info = &ke->info;
     uint64_t words[ND_CUDA_MAX_WORDS];
     for (int i = 0; i < k->n_slots; i++) words[i] = (uint64_t)(uintptr_t)slots[i];
-    for (int j = 0; j < k->n_params; j++) memcpy(&words[k->n_slots + j], &params[j], sizeof(uint64_t));
+    for (int j = 0; j < k->n_params; j++) {
+        if (k->param_dtypes[j] == ND_FLOAT32) {
+            /* float32 parameters arrive as float bits: no per-element
+             * double-to-float conversion in the kernel */
+            float f = (float)params[j].f;
+            uint32_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            words[k->n_slots + j] = bits;
+        } else {
+            memcpy(&words[k->n_slots + j], &params[j], sizeof(uint64_t));
+        }
+    }
 
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
@@ -207,7 +218,11 @@ static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *
         grid = grid_for(cu, info->groups);
     }
     s = launch(cu, ke->main, info->name, grid, words);
-    if (!s && info->splits > 1) s = launch(cu, ke->pass2, info->name_pass2, grid_for(cu, info->n_out), words);
+    if (!s && info->splits > 1) {
+        unsigned g2 = info->pass2_tree ? (unsigned)(info->n_out < 65535 ? info->n_out : 65535)
+                                       : grid_for(cu, info->n_out);
+        s = launch(cu, ke->pass2, info->name_pass2, g2, words);
+    }
     nd_cuda_device_free(cu, partials, pbytes);
     return s;
 }

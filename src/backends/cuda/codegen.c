@@ -307,6 +307,9 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         if (splits < 1) splits = 1;
         info->chunk = ceil_div(n_red, splits);
         info->splits = info->chunk > 0 ? ceil_div(n_red, info->chunk) : 1;
+        /* Many partials per output: one thread folding them in turn is a
+         * chain of dependent loads (27 us for 1024 partials on an H100). */
+        info->pass2_tree = info->splits > 32;
         if (info->splits < 1) info->splits = 1;
         info->groups = n_out * info->splits;
         int64_t e = access_extent(&k->reduce.out, k->ndim, k->shape);
@@ -342,7 +345,7 @@ static const char *op_fn(nd_op op, char c) {
  * the compute dtype t. The result is of dtype t (bool for comparisons and
  * logical ops), rounded by the caller for 16-bit floats. */
 static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, const char *b,
-                    const char *c) {
+                    const char *c, int exact) {
     if (!nd_dtype_valid(t)) t = ND_FLOAT64;
     char cl = dclass(t);
     const char *T = reg_types[t];
@@ -373,7 +376,8 @@ static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, 
         else fmt(out, cap, "(%s)", a);
         break;
     case ND_OP_SQUARE:
-        if (fl) fmt(out, cap, "__%smul_rn(%s, %s)", rn, a, a);
+        if (fl && exact) fmt(out, cap, "__%smul_rn(%s, %s)", rn, a, a);
+        else if (fl) fmt(out, cap, "((%s) * (%s))", a, a);
         else if (in) fmt(out, cap, "((%s)((unsigned long long)(%s) * (unsigned long long)(%s)))", T, a, a);
         else fmt(out, cap, "(%s)", a);
         break;
@@ -382,14 +386,18 @@ static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, 
         const char *nm = op == ND_OP_ADD ? "add" : op == ND_OP_SUB ? "sub" : "mul";
         const char *sym = op == ND_OP_ADD ? "+" : op == ND_OP_SUB ? "-" : "*";
         const char *bsym = op == ND_OP_ADD ? "||" : op == ND_OP_SUB ? "!=" : "&&";
-        if (fl) fmt(out, cap, "__%s%s_rn(%s, %s)", rn, nm, a, b);
+        /* Plain operators may fuse into FMAs (NVRTC's --fmad); EXACT ones
+         * round on their own so that random draws match the CPU. */
+        if (fl && exact) fmt(out, cap, "__%s%s_rn(%s, %s)", rn, nm, a, b);
+        else if (fl) fmt(out, cap, "((%s) %s (%s))", a, sym, b);
         else if (in)
             fmt(out, cap, "((%s)((unsigned long long)(%s) %s (unsigned long long)(%s)))", T, a, sym, b);
         else fmt(out, cap, "((%s) %s (%s))", a, bsym, b);
         break;
     }
     case ND_OP_DIV:
-        if (fl) fmt(out, cap, "__%sdiv_rn(%s, %s)", rn, a, b);
+        if (fl && exact) fmt(out, cap, "__%sdiv_rn(%s, %s)", rn, a, b);
+        else if (fl) fmt(out, cap, "((%s) / (%s))", a, b);
         else if (in) fmt(out, cap, "ndk_idiv<%s>(%s, %s)", T, a, b);
         else fmt(out, cap, "((%s) && (%s))", a, b);
         break;
@@ -441,7 +449,11 @@ static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
     case ND_IR_PARAM: {
         nd_dtype pd = (nd_dtype)k->param_dtypes[in->a];
         int w = n_slots + in->a;
-        if (nd_dtype_is_float(pd)) {
+        if (pd == ND_FLOAT32) {
+            /* converted to float bits on the host at launch */
+            fmt(tmp, sizeof tmp, "__int_as_float((int)(unsigned)A.w[%d])", w);
+            cast_str(e, sizeof e, ND_FLOAT32, t, tmp);
+        } else if (nd_dtype_is_float(pd)) {
             fmt(tmp, sizeof tmp, "__longlong_as_double((long long)A.w[%d])", w);
             cast_str(e, sizeof e, ND_FLOAT64, t, tmp);
         } else if (nd_dtype_kind_of(pd) == ND_KIND_UINT) {
@@ -502,7 +514,7 @@ static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
             operand(a, sizeof a, k, in->a, cd);
             if (arity > 1) operand(b, sizeof b, k, in->b, cd);
         }
-        op_expr(tmp, sizeof tmp, op, cd, a, b, c);
+        op_expr(tmp, sizeof tmp, op, cd, a, b, c, (in->flags & ND_IR_EXACT) != 0);
         if (nd_op_is_comparison(op) || cd == ND_BOOL) cast_str(e, sizeof e, ND_BOOL, t, tmp);
         else if (is_half(t) && op != ND_OP_WHERE && op != ND_OP_NEG && op != ND_OP_ABS)
             round_str(e, sizeof e, t, tmp);

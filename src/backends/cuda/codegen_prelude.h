@@ -1,8 +1,8 @@
 /* Device-side helpers pasted at the top of every generated kernel. Kept as
  * one string so NVRTC needs no include path. Conversions mirror
  * src/common/dtype.c and the RNG mirrors src/common/philox.h bit for bit;
- * float arithmetic uses the _rn intrinsics (and --fmad=false) so no FMA
- * contraction changes a result relative to the CPU backend. */
+ * its float arithmetic uses the _rn intrinsics, which never contract into
+ * FMAs, so the draws match the CPU backend. */
 #ifndef ND_BACKENDS_CUDA_CODEGEN_PRELUDE_H
 #define ND_BACKENDS_CUDA_CODEGEN_PRELUDE_H
 

@@ -193,8 +193,33 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
     }
     if (S == 1) return;
 
-    /* Pass 2: one thread per output folds its partials in split order. */
     int rows = info->strategy == ND_CUDA_REDUCE_ROWS;
+    int64_t out_stride = rows ? S : 1, split_stride = rows ? 1 : n_out;
+    if (info->pass2_tree) {
+        /* Pass 2, many partials: one block per output; thread t folds
+         * partials t, t + BLOCK, ... in order, then a fixed tree. The order
+         * depends only on the shape, so the bits are the same every run. */
+        nd_cuda_sb_printf(sb,
+                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                          "  __shared__ ndk_acc sh[%d];\n"
+                          "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
+                          "  for (%s o = blockIdx.x; o < %" PRId64 "ull; o += gridDim.x) {\n"
+                          "    ndk_acc acc = ndk_acc_init();\n"
+                          "    for (%s sp = threadIdx.x; sp < %" PRId64 "u; sp += %du)\n"
+                          "      acc = ndk_acc_comb(acc, P[o * %" PRId64 "u + sp * %" PRId64 "u]);\n"
+                          "    sh[threadIdx.x] = acc;\n    __syncthreads();\n"
+                          "    for (unsigned st = %du; st > 0; st >>= 1) {\n"
+                          "      if (threadIdx.x < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
+                          "      __syncthreads();\n    }\n"
+                          "    if (threadIdx.x == 0) {\n",
+                          ND_CUDA_BLOCK, info->name_pass2, ND_CUDA_BLOCK, pw, lt, info->n_out, lt, S,
+                          ND_CUDA_BLOCK, out_stride, split_stride, ND_CUDA_BLOCK / 2);
+        nd_cuda_emit_unravel(sb, k, kept, "o", at, "      ");
+        emit_write(sb, k, info->wide, "sh[0]", "      ");
+        nd_cuda_sb_printf(sb, "    }\n    __syncthreads();\n  }\n}\n");
+        return;
+    }
+    /* Pass 2, few partials: one thread per output folds them in split order. */
     nd_cuda_sb_printf(sb,
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
@@ -202,7 +227,7 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
                       "    ndk_acc acc = P[o * %" PRId64 "u];\n"
                       "    for (%s sp = 1; sp < %" PRId64 "u; sp++) acc = ndk_acc_comb(acc, P[o * %" PRId64 "u + sp * %" PRId64 "u]);\n",
                       ND_CUDA_BLOCK, info->name_pass2, pw, lt, lt, ND_CUDA_BLOCK, info->n_out, lt, ND_CUDA_BLOCK,
-                      rows ? S : (int64_t)1, lt, S, rows ? S : (int64_t)1, rows ? (int64_t)1 : n_out);
+                      out_stride, lt, S, out_stride, split_stride);
     nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
     emit_write(sb, k, info->wide, "acc", "    ");
     nd_cuda_sb_printf(sb, "  }\n}\n");

@@ -18,7 +18,7 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 1u
+#define ND_CUDA_CODEGEN_VERSION 4u /* 4: float32 parameters as float bits */
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -53,6 +53,7 @@ typedef struct {
     int64_t n_out;     /* reduction outputs (1 for a full reduction) */
     int64_t n_red;     /* points reduced into each output */
     int64_t splits;    /* partial results per output (1 = single pass) */
+    int pass2_tree;    /* pass 2 folds each output's partials with a block */
     int64_t chunk;     /* reduced points per partial */
     int tpr;           /* ROWS: threads per output row (power of two) */
     int vec;           /* elements per thread in the vector variant; 0 = none */
