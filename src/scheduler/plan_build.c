@@ -64,6 +64,31 @@ static int32_t new_temp(plan_lists *L, size_t bytes, int32_t memory) {
 
 /* --------------------------------------------------------- materialisation */
 
+/* Size of the body that computing node i inline would take: the number of
+ * distinct nodes reachable through inlined inputs (a value used several
+ * times is computed once: the kernel builder hash-conses), stopping as soon
+ * as it exceeds `cap`. A bounded DFS, so a plan costs O(nodes * cap). */
+static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32_t cap,
+                        uint32_t *seen, uint32_t stamp, uint32_t *stack) {
+    int32_t count = 0;
+    uint32_t top = 0;
+    stack[top++] = i;
+    seen[i] = stamp;
+    while (top > 0) {
+        const nd_node *c = g->nodes[stack[--top]];
+        if (++count > cap) return count;
+        for (int k = 0; k < c->n_inputs; k++) {
+            const nd_ref *r = &c->inputs[k];
+            if (!r->buf) continue;
+            int64_t w = nd_buffer_writer_of(r->buf, r->version);
+            if (w < 0 || !inl[w] || seen[w] == stamp) continue;
+            seen[w] = stamp;
+            stack[top++] = (uint32_t)w;
+        }
+    }
+    return count;
+}
+
 /* Which values are computed inside their consumers (inline_ok) and which go
  * to memory. A fixpoint: going to memory only ever gets more common, so it
  * ends after at most n rounds (in practice one or two). */
@@ -71,7 +96,9 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
     uint32_t n = g->n_nodes;
     uint32_t *valid_until = malloc(sizeof(uint32_t) * (n + 1));
     int64_t *exec_max = malloc(sizeof(int64_t) * (n + 1));
-    int32_t *cost = malloc(sizeof(int32_t) * (n + 1));
+    uint32_t *seen = calloc(n + 1, sizeof(uint32_t));
+    uint32_t *stack = malloc(sizeof(uint32_t) * (n + 1));
+    uint32_t stamp = 0;
     for (uint32_t i = 0; i < n; i++) {
         const nd_node *p = g->nodes[i];
         /* A value a handle can see, or one a later store modifies in place,
@@ -79,37 +106,30 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         inl[i] = fusion && live[i] && is_elementwise(p) && p->out->handles == 0 &&
                  p->out_version == p->out->version;
     }
-    if (!valid_until || !exec_max || !cost) {
+    if (!valid_until || !exec_max || !seen || !stack) {
         memset(inl, 0, n);
         goto done;
     }
     for (int changed = 1; changed;) {
         changed = 0;
         /* Forward: how long every version an inlined value reads stays
-         * current, and how big its inlined body is. */
+         * current, and whether its inlined body stays within the cap. */
         for (uint32_t i = 0; i < n; i++) {
             if (!live[i]) continue;
             const nd_node *c = g->nodes[i];
             uint32_t until = UINT32_MAX;
-            int32_t cst = 1;
             for (int k = 0; k < c->n_inputs; k++) {
                 const nd_ref *r = &c->inputs[k];
                 if (!r->buf) continue;
                 int64_t w = nd_buffer_writer_of(r->buf, r->version);
-                if (w >= 0 && inl[w]) {
-                    if (valid_until[w] < until) until = valid_until[w];
-                    cst += cost[w];
-                } else {
-                    uint32_t nw = nd_buffer_next_write_after(r->buf, r->version);
-                    if (nw < until) until = nw;
-                    cst += 1;
-                }
+                uint32_t u = w >= 0 && inl[w] ? valid_until[w]
+                                              : nd_buffer_next_write_after(r->buf, r->version);
+                if (u < until) until = u;
             }
             valid_until[i] = until;
-            cost[i] = cst;
-            if (inl[i] && cst > ND_FUSION_COST_CAP) {
+            if (inl[i] && dag_cost(g, inl, i, ND_FUSION_COST_CAP, seen, ++stamp, stack) >
+                              ND_FUSION_COST_CAP) {
                 inl[i] = 0;
-                cost[i] = 1;
                 changed = 1;
             }
         }
@@ -138,7 +158,8 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
 done:
     free(valid_until);
     free(exec_max);
-    free(cost);
+    free(seen);
+    free(stack);
 }
 
 /* -------------------------------------------------------------- roots */
