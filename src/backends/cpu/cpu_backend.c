@@ -13,21 +13,15 @@
 static nd_cpu_state *state(nd_backend *be) { return (nd_cpu_state *)be->impl; }
 
 static nd_status cpu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
-    (void)be;
     *out = NULL;
     if (memory != ND_MEMORY_HOST)
         return nd_error_set(ND_ERR_ARG, "cpu backend: cannot allocate in memory %d (only host, 0)", memory);
-    size_t n = (bytes + 63) & ~(size_t)63;
-    if (n < bytes) return nd_error_set(ND_ERR_OOM, "cpu backend: allocation of %zu bytes overflows", bytes);
-    void *p = aligned_alloc(64, n ? n : 64);
-    if (!p) return nd_error_set(ND_ERR_OOM, "cpu backend: out of host memory allocating %zu bytes", bytes);
-    *out = p;
-    return ND_OK;
+    return nd_cpu_host_alloc(state(be)->blocks, bytes, out);
 }
 
 static void cpu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
-    (void)be, (void)memory, (void)bytes;
-    free(ptr);
+    (void)memory;
+    nd_cpu_host_release(state(be)->blocks, ptr, bytes);
 }
 
 static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
@@ -70,6 +64,7 @@ static void cpu_destroy(nd_backend *be) {
         for (int i = 0; i < st->num_threads; i++) free(st->scratch[i]);
         free(st->scratch);
         free(st->scratch_bytes);
+        nd_cpu_block_cache_free(st->blocks);
         free(st);
     }
     free(be);
@@ -109,7 +104,8 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     st->num_threads = nd_cpu_pool_size(st->pool);
     st->scratch = calloc((size_t)st->num_threads, sizeof *st->scratch);
     st->scratch_bytes = calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
-    if (!st->scratch || !st->scratch_bytes) {
+    st->blocks = nd_cpu_block_cache_new();
+    if (!st->scratch || !st->scratch_bytes || !st->blocks) {
         cpu_destroy(be);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
     }

@@ -67,7 +67,15 @@ typedef struct {
     /* per-worker scratch, grown on demand (index = worker) */
     void **scratch;
     size_t *scratch_bytes;
+    struct nd_cpu_block_cache *blocks; /* freed large blocks kept for reuse */
 } nd_cpu_state;
+
+/* cpu_memory.c: host blocks with a bounded cache of large freed ones. */
+typedef struct nd_cpu_block_cache nd_cpu_block_cache;
+nd_cpu_block_cache *nd_cpu_block_cache_new(void);
+void nd_cpu_block_cache_free(nd_cpu_block_cache *c);
+nd_status nd_cpu_host_alloc(nd_cpu_block_cache *c, size_t bytes, void **out);
+void nd_cpu_host_release(nd_cpu_block_cache *c, void *ptr, size_t bytes);
 
 nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *slots,
                             const nd_scalar_bits *params);
