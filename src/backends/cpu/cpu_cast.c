@@ -11,19 +11,6 @@
 
 #include "backends/cpu/cpu_internal.h"
 
-typedef uint8_t BOOL_T;
-typedef int8_t I8_T;
-typedef int16_t I16_T;
-typedef int32_t I32_T;
-typedef int64_t I64_T;
-typedef uint8_t U8_T;
-typedef uint16_t U16_T;
-typedef uint32_t U32_T;
-typedef uint64_t U64_T;
-typedef uint16_t F16_T;
-typedef uint16_t BF16_T;
-typedef float F32_T;
-typedef double F64_T;
 
 /* double -> float rounded to odd: exact values stay, inexact ones get their
  * lowest mantissa bit set, which a later shorter rounding sees as "beyond

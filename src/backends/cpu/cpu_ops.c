@@ -13,19 +13,6 @@
 #include <emmintrin.h>
 #endif
 
-typedef uint8_t BOOL_T;
-typedef int8_t I8_T;
-typedef int16_t I16_T;
-typedef int32_t I32_T;
-typedef int64_t I64_T;
-typedef uint8_t U8_T;
-typedef uint16_t U16_T;
-typedef uint32_t U32_T;
-typedef uint64_t U64_T;
-typedef uint16_t F16_T;
-typedef uint16_t BF16_T;
-typedef float F32_T;
-typedef double F64_T;
 
 size_t nd_cpu_dtype_size(int t) {
     static const unsigned char sz[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
