@@ -2,25 +2,16 @@
 
 #include <stdlib.h>
 
-#include "common/hash.h"
+#include "common/grow.h"
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
-    if (need <= *cap) return 1;
-    uint32_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return 0;
-    *p = q;
-    *cap = c;
-    return 1;
-}
+#include "common/hash.h"
 
 /* Numbers b on first sight; hashes its number and, the first time, the facts
  * about it that change a plan: size, dtype, whether a handle sees it, where
  * its value lives. */
 static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, uint64_t h, int *ok) {
     if (b->stamp != w->stamp) {
-        if (!grow((void **)&w->buffers, &w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
+        if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
             *ok = 0;
             return h;
         }
@@ -52,7 +43,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
     w->n_buffers = 0;
     w->n_params = 0;
     w->stamp = stamp;
-    if (!grow((void **)&w->param_base, &w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base))
+    if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base))
         return ND_ERR_OOM;
     uint64_t h = nd_hash_u64(ND_HASH_SEED, g->n_nodes);
     int ok = 1;
@@ -61,7 +52,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
         w->param_base[i] = w->n_params;
         uint32_t nconst = 0;
         for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
-        if (!grow((void **)&w->params, &w->cap_params, w->n_params + n->n_params + nconst,
+        if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + nconst,
                   sizeof *w->params))
             return ND_ERR_OOM;
         for (int k = 0; k < n->n_params; k++) w->params[w->n_params++] = n->params[k];

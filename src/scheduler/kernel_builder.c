@@ -1,6 +1,8 @@
 #include "scheduler/kernel_builder.h"
 
 #include <stdlib.h>
+
+#include "common/grow.h"
 #include <string.h>
 
 #include "common/hash.h"
@@ -38,17 +40,6 @@ struct nd_kernel_builder {
     int32_t n_memo, cap_memo;
     int32_t failed_node;
 };
-
-static int grow(void **p, int32_t *cap, int32_t need, size_t elem) {
-    if (need <= *cap) return 1;
-    int32_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return 0;
-    *p = q;
-    *cap = c;
-    return 1;
-}
 
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape) {
     nd_kernel_builder *kb = calloc(1, sizeof *kb);
@@ -129,7 +120,7 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
-    if (!grow((void **)&kb->insts, &kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts)) return -2;
+    if (!nd_grow((void **)&kb->insts, (uint32_t *)&kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts)) return -2;
     kb->insts[kb->n_insts] = in;
     kb->cse[s] = kb->n_insts;
     return kb->n_insts++;
@@ -155,7 +146,7 @@ static int access_equal(const nd_ir_access *a, const nd_ir_access *b, int ndim) 
 static int32_t kernel_slot(nd_kernel_builder *kb, int32_t plan_slot) {
     for (int32_t s = 0; s < kb->n_slots; s++)
         if (kb->slots[s] == plan_slot) return s;
-    if (!grow((void **)&kb->slots, &kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots)) return -1;
+    if (!nd_grow((void **)&kb->slots, (uint32_t *)&kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots)) return -1;
     kb->slots[kb->n_slots] = plan_slot;
     return kb->n_slots++;
 }
@@ -179,7 +170,7 @@ int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int
     int32_t l = 0;
     while (l < kb->n_loads && !access_equal(&kb->loads[l], &a, kb->ndim)) l++;
     if (l == kb->n_loads) {
-        if (!grow((void **)&kb->loads, &kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
+        if (!nd_grow((void **)&kb->loads, (uint32_t *)&kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
             return -2;
         kb->loads[kb->n_loads++] = a;
     }
@@ -191,7 +182,7 @@ static int32_t index_value(nd_kernel_builder *kb, int64_t offset, const int64_t 
     int32_t l = 0;
     while (l < kb->n_indices && !access_equal(&kb->indices[l], &a, kb->ndim)) l++;
     if (l == kb->n_indices) {
-        if (!grow((void **)&kb->indices, &kb->cap_indices, kb->n_indices + 1, sizeof *kb->indices))
+        if (!nd_grow((void **)&kb->indices, (uint32_t *)&kb->cap_indices, kb->n_indices + 1, sizeof *kb->indices))
             return -2;
         kb->indices[kb->n_indices++] = a;
     }
@@ -209,9 +200,9 @@ static int32_t param_index(nd_kernel_builder *kb, int32_t flush_index, nd_dtype 
     while (p < kb->n_params && !(kb->params[p] == flush_index && kb->param_dtypes[p] == dtype)) p++;
     if (p == kb->n_params) {
         int32_t cap = kb->cap_params;
-        if (!grow((void **)&kb->params, &cap, kb->n_params + 1, sizeof *kb->params)) return -2;
+        if (!nd_grow((void **)&kb->params, (uint32_t *)&cap, kb->n_params + 1, sizeof *kb->params)) return -2;
         cap = kb->cap_params;
-        if (!grow((void **)&kb->param_dtypes, &cap, kb->n_params + 1, 1)) return -2;
+        if (!nd_grow((void **)&kb->param_dtypes, (uint32_t *)&cap, kb->n_params + 1, 1)) return -2;
         kb->cap_params = cap;
         kb->params[kb->n_params] = flush_index;
         kb->param_dtypes[kb->n_params] = (uint8_t)dtype;
@@ -393,7 +384,7 @@ int32_t nd_kb_node_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
     if (kb->ctx->node_step[p->index] < 0) kb->ctx->node_step[p->index] = kb->ctx->current_step;
     int32_t v = p->kind == ND_NODE_MAP ? map_value(kb, p, t) : source_value(kb, p, t);
     if (v < 0) return v;
-    if (grow((void **)&kb->memo, &kb->cap_memo, kb->n_memo + 1, sizeof *kb->memo)) {
+    if (nd_grow((void **)&kb->memo, (uint32_t *)&kb->cap_memo, kb->n_memo + 1, sizeof *kb->memo)) {
         kb->memo[kb->n_memo].node = (int32_t)p->index;
         kb->memo[kb->n_memo].xform = *t;
         kb->memo[kb->n_memo].value = v;
@@ -408,8 +399,8 @@ void nd_kb_store(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64
                  const int64_t *strides, int32_t value, int region) {
     int32_t slot = kernel_slot(kb, plan_slot);
     int32_t cap = kb->cap_stores;
-    if (!grow((void **)&kb->store_region, &cap, kb->n_stores + 1, 1)) return;
-    if (!grow((void **)&kb->stores, &kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) return;
+    if (!nd_grow((void **)&kb->store_region, (uint32_t *)&cap, kb->n_stores + 1, 1)) return;
+    if (!nd_grow((void **)&kb->stores, (uint32_t *)&kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) return;
     kb->stores[kb->n_stores].at = make_access(kb, slot, dtype, offset, strides);
     kb->stores[kb->n_stores].value = nd_kb_cast(kb, value, dtype);
     kb->store_region[kb->n_stores] = (uint8_t)region;

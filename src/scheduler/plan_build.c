@@ -4,6 +4,8 @@
 #include "scheduler/plan_build.h"
 
 #include <stdlib.h>
+
+#include "common/grow.h"
 #include <string.h>
 
 #include "common/error.h"
@@ -29,20 +31,8 @@ typedef struct {
     int32_t n_slots, cap_slots;
 } plan_lists;
 
-static int grow(void **p, int32_t *cap, int32_t need, size_t elem) {
-    if (need <= *cap) return 1;
-    int32_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return 0;
-    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
 static nd_step *new_step(plan_lists *L, nd_step_kind kind, int32_t node) {
-    if (!grow((void **)&L->steps, &L->cap_steps, L->n_steps + 1, sizeof *L->steps)) return NULL;
+    if (!nd_grow((void **)&L->steps, (uint32_t *)&L->cap_steps, L->n_steps + 1, sizeof *L->steps)) return NULL;
     nd_step *s = &L->steps[L->n_steps++];
     memset(s, 0, sizeof *s);
     s->kind = kind;
@@ -51,7 +41,7 @@ static nd_step *new_step(plan_lists *L, nd_step_kind kind, int32_t node) {
 }
 
 static int32_t new_temp(plan_lists *L, size_t bytes, int32_t memory) {
-    if (!grow((void **)&L->slots, &L->cap_slots, L->n_slots + 1, sizeof *L->slots)) return -1;
+    if (!nd_grow((void **)&L->slots, (uint32_t *)&L->cap_slots, L->n_slots + 1, sizeof *L->slots)) return -1;
     nd_plan_slot *s = &L->slots[L->n_slots];
     memset(s, 0, sizeof *s);
     s->role = ND_SLOT_TEMP;
@@ -415,7 +405,7 @@ static int use_slot(movement *M, int32_t slot, uint8_t access) {
         for (int m = 0; m < ND_MAX_MEMORIES && src < 0; m++)
             if (b->valid & (1u << m)) src = m;
         if (src >= 0) {
-            if (!grow((void **)&M->out, &M->cap_out, M->n_out + 1, sizeof *M->out)) return 0;
+            if (!nd_grow((void **)&M->out, (uint32_t *)&M->cap_out, M->n_out + 1, sizeof *M->out)) return 0;
             nd_step *c = &M->out[M->n_out++];
             memset(c, 0, sizeof *c);
             c->kind = ND_STEP_COPY;
@@ -463,7 +453,7 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
                  use_slot(&M, st->matmul.b_slot, ND_ACCESS_READ) &&
                  use_slot(&M, st->matmul.c_slot, ND_ACCESS_WRITE);
         }
-        if (ok && !grow((void **)&M.out, &M.cap_out, M.n_out + 1, sizeof *M.out)) ok = 0;
+        if (ok && !nd_grow((void **)&M.out, (uint32_t *)&M.cap_out, M.n_out + 1, sizeof *M.out)) ok = 0;
         if (ok) M.out[M.n_out++] = *st;
     }
     free(M.valid);
@@ -550,7 +540,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
         P.retry_node = -1;
         /* External slots first, numbered as the walk numbered the buffers. */
         for (uint32_t b = 0; b < walk->n_buffers && st == ND_OK; b++) {
-            if (!grow((void **)&P.L.slots, &P.L.cap_slots, P.L.n_slots + 1, sizeof *P.L.slots)) {
+            if (!nd_grow((void **)&P.L.slots, (uint32_t *)&P.L.cap_slots, P.L.n_slots + 1, sizeof *P.L.slots)) {
                 st = ND_ERR_OOM;
                 break;
             }
