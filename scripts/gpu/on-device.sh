@@ -50,9 +50,10 @@ hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value"); u = 
 d = collections.defaultdict(list)
 for r in rows[1:]:
     val = float(r[v].replace(",", "")); unit = r[u]
-    us = val / 1000 if unit == "nsecond" else val * 1000 if unit == "msecond" else val
+    us = {"ns": val / 1000, "nsecond": val / 1000, "us": val, "usecond": val,
+          "ms": val * 1000, "msecond": val * 1000}.get(unit, val)
     d[r[k][:60]].append(us)
 for name, xs in d.items():
-    xs.sort(); print("%-60s n=%3d median %9.1f us" % (name, len(xs), xs[len(xs)//2]))
+    xs.sort(); print("%-60s n=%3d median %9.1f us (unit %s)" % (name, len(xs), xs[len(xs)//2], unit))
 PY
 fi
