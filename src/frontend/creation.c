@@ -105,18 +105,13 @@ nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
  * 0-d array. */
 static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
                              nd_scalar_bits value) {
+    (void)fn;
     nd_buffer *b = nd_buffer_new(dtype, 8);
     if (!b) return NULL;
-    void *p = NULL;
-    nd_status st = nd_rt.backend->alloc(nd_rt.backend, ND_MEMORY_HOST, 8, &p);
-    if (st != ND_OK || !p) {
-        nd_buffer_unref(b);
-        if (st == ND_OK) nd_error_set(ND_ERR_OOM, "%s: out of host memory", fn);
-        return NULL;
-    }
-    memcpy(p, &value, 8);
-    nd_rt.stats.bytes_allocated += 8;
-    b->mem[ND_MEMORY_HOST] = p;
+    /* Eight bytes fit in the buffer itself: no host allocation per scalar
+     * (expressions such as Black-Scholes make dozens per evaluation). */
+    nd_buffer_use_inline_host(b);
+    memcpy(b->inline_host, &value, 8);
     b->valid = 1u << ND_MEMORY_HOST;
     nd_array *a = nd_array_new_contiguous(b, dtype, 0, NULL);
     nd_buffer_unref(b);

@@ -33,10 +33,16 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
 
 void nd_buffer_ref(nd_buffer *b) { b->refs++; }
 
+int nd_buffer_use_inline_host(nd_buffer *b) {
+    if (b->nbytes > sizeof b->inline_host) return 0;
+    b->mem[ND_MEMORY_HOST] = b->inline_host;
+    return 1;
+}
+
 void nd_buffer_unref(nd_buffer *b) {
     if (!b || --b->refs > 0) return;
     for (int m = 0; m < ND_MAX_MEMORIES; m++) {
-        if (!b->mem[m]) continue;
+        if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
         if (memory_hooks.release)
             memory_hooks.release(memory_hooks.ctx, m, b->mem[m], b->nbytes);
         else if (m == ND_MEMORY_HOST)

@@ -35,6 +35,10 @@ typedef struct nd_buffer {
     /* Most buffers are written once or twice per flush: those writers live
      * here, so recording an op needs no allocation for them. */
     uint32_t inline_writers[2];
+    /* Host storage for values of at most 16 bytes (weak scalars): making
+     * one then allocates nothing. nd_buffer_use_inline_host points mem[0]
+     * here; it is never released through the memory hooks. */
+    _Alignas(16) unsigned char inline_host[16];
     nd_status error;   /* a device error prevented the current value */
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
@@ -49,6 +53,9 @@ void nd_buffer_ref(nd_buffer *b);
 /* Drops a reference; at 0 frees every memory copy through the runtime's
  * memory release hook and the struct. */
 void nd_buffer_unref(nd_buffer *b);
+/* Points mem[host] at the buffer's own inline storage (nbytes <= 16);
+ * returns 0 when the buffer is too large for it. */
+int nd_buffer_use_inline_host(nd_buffer *b);
 /* Records that pending node `node_index` writes a new version; returns it. */
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index);
 /* Pending writer node index of version v, or -1 if v is materialised. */
