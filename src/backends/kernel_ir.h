@@ -98,6 +98,5 @@ typedef struct nd_kernel {
  * value (f/i/u) is that of its param_dtypes entry: float dtypes use .f (a
  * double, converted to the parameter's float dtype by rounding), signed ints
  * and bool .i, unsigned .u. A backend may convert once per launch. */
-static inline int nd_param_kind_is_float(nd_dtype t) { return nd_dtype_is_float(t); }
 
 #endif

@@ -84,12 +84,11 @@ typedef struct {
 } bound_slots;
 
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
-                          bound_slots *bs, int32_t slot, int32_t step) {
+                          bound_slots *bs, int32_t slot) {
     const nd_plan_slot *s = &plan->slots[slot];
     if (bs->ptrs[slot]) return ND_OK;
     if (s->role == ND_SLOT_EXTERNAL)
         return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
-    (void)step;
     return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot]);
 }
 
@@ -115,7 +114,7 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         void *ptrs[k->n_slots > 0 ? k->n_slots : 1];
         nd_scalar_bits params[k->n_params > 0 ? k->n_params : 1];
         for (int32_t j = 0; j < k->n_slots && rc == ND_OK; j++) {
-            rc = slot_ptr(ctx, plan, walk, bs, st->slots[j], i);
+            rc = slot_ptr(ctx, plan, walk, bs, st->slots[j]);
             ptrs[j] = bs->ptrs[st->slots[j]];
         }
         for (int32_t j = 0; j < k->n_params; j++) params[j] = walk->params[st->params[j]];
@@ -125,9 +124,9 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     }
     case ND_STEP_MATMUL: {
         const nd_matmul_desc *d = &st->matmul;
-        rc = slot_ptr(ctx, plan, walk, bs, d->a_slot, i);
-        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->b_slot, i);
-        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->c_slot, i);
+        rc = slot_ptr(ctx, plan, walk, bs, d->a_slot);
+        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->b_slot);
+        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->c_slot);
         if (rc == ND_OK) rc = be->run_matmul(be, d, bs->ptrs);
         if (ctx->stats) ctx->stats->library_calls++;
         break;
@@ -184,7 +183,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     int32_t failed_at = -1;
     if (be->run_plan) {
         for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++)
-            rc = slot_ptr(ctx, plan, walk, &bs, s, 0);
+            rc = slot_ptr(ctx, plan, walk, &bs, s);
         if (rc == ND_OK) rc = be->run_plan(be, plan, bs.ptrs, walk->params);
         if (rc != ND_OK) failed_at = 0;
     } else {

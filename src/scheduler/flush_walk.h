@@ -23,7 +23,4 @@ typedef struct {
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp);
 void nd_flush_walk_free(nd_flush_walk *w);
 
-/* Walk index of a buffer numbered by the walk that has `stamp`. */
-static inline int32_t nd_walk_slot(const nd_buffer *b) { return b->slot; }
-
 #endif

@@ -66,11 +66,7 @@ void nd_kb_free(nd_kernel_builder *kb) {
     free(kb);
 }
 
-int nd_kb_ndim(const nd_kernel_builder *kb) { return kb->ndim; }
-const int64_t *nd_kb_shape(const nd_kernel_builder *kb) { return kb->shape; }
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb) { return kb->failed_node; }
-int32_t nd_kb_n_insts(const nd_kernel_builder *kb) { return kb->n_insts; }
-int nd_kb_has_reduce(const nd_kernel_builder *kb) { return kb->has_reduce; }
 
 void nd_xform_identity(nd_xform *t, int ndim) {
     memset(t, 0, sizeof *t);

@@ -31,8 +31,6 @@ typedef struct nd_kernel_builder nd_kernel_builder;
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape);
 void nd_kb_free(nd_kernel_builder *kb);
 
-int nd_kb_ndim(const nd_kernel_builder *kb);
-const int64_t *nd_kb_shape(const nd_kernel_builder *kb);
 /* Node whose inlining failed (its view could not be composed), or -1. */
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb);
 
@@ -64,8 +62,6 @@ void nd_kb_retarget_store(nd_kernel_builder *kb, int32_t temp_slot, nd_ir_access
  * the same map). Returns 0 when they cannot share one kernel. */
 int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_insts);
 
-int32_t nd_kb_n_insts(const nd_kernel_builder *kb);
-int nd_kb_has_reduce(const nd_kernel_builder *kb);
 /* Plan slots touched: loads (read), stores (write), region stores. */
 void nd_kb_slot_uses(const nd_kernel_builder *kb, void (*fn)(void *, int32_t slot, int write,
                                                                    int region),

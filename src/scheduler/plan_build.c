@@ -236,10 +236,6 @@ static nd_kernel_builder *begin(planner *P, int ndim, const int64_t *shape) {
     return nd_kb_new(&P->bctx, ndim, shape);
 }
 
-static void contiguous(int ndim, const int64_t *shape, int64_t *strides) {
-    nd_contiguous_strides(ndim, shape, strides);
-}
-
 static nd_status plan_elementwise_root(planner *P, const nd_node *n) {
     nd_kernel_builder *kb = begin(P, n->ndim, n->shape);
     if (!kb) return ND_ERR_OOM;
@@ -248,7 +244,7 @@ static nd_status plan_elementwise_root(planner *P, const nd_node *n) {
     P->bctx.node_step[n->index] = PENDING_STEP;
     int32_t v = nd_kb_node_value(kb, n, &t);
     int64_t strides[ND_MAX_DIMS];
-    contiguous(n->ndim, n->shape, strides);
+    nd_contiguous_strides(n->ndim, n->shape, strides);
     if (v >= 0) nd_kb_store(kb, n->out->slot, (nd_dtype)n->dtype, 0, strides, v, 0);
     return add_kernel(P, kb, (int32_t)n->index);
 }
@@ -263,7 +259,7 @@ static nd_status plan_reduce(planner *P, const nd_node *n) {
     int32_t v = nd_kb_ref_value(kb, n, 0, &t, (nd_dtype)n->cdtype);
     /* Output strides over the input's axes: 0 on reduced axes. */
     int64_t ostr[ND_MAX_DIMS], kept[ND_MAX_DIMS], out_strides[ND_MAX_DIMS] = {0};
-    contiguous(n->ndim, n->shape, ostr);
+    nd_contiguous_strides(n->ndim, n->shape, ostr);
     int o = 0;
     for (int k = 0; k < in->ndim; k++) kept[k] = (n->u.reduce.axes >> k) & 1u ? -1 : o++;
     for (int k = 0; k < in->ndim; k++) out_strides[k] = kept[k] >= 0 ? ostr[kept[k]] : 0;
@@ -311,7 +307,7 @@ static nd_status plan_store(planner *P, const nd_node *n) {
     nd_kernel_builder *cp = begin(P, n->ndim, n->shape);
     if (!cp) return ND_ERR_OOM;
     int64_t strides[ND_MAX_DIMS];
-    contiguous(n->ndim, n->shape, strides);
+    nd_contiguous_strides(n->ndim, n->shape, strides);
     int32_t tv = nd_kb_load(cp, temp, (nd_dtype)n->dtype, 0, strides);
     nd_kb_store(cp, former.slot, (nd_dtype)n->dtype, former.offset, former.strides, tv, 1);
     return add_kernel(P, cp, (int32_t)n->index);
@@ -339,7 +335,7 @@ static nd_status matmul_operand(planner *P, const nd_node *n, int k, int32_t *sl
     nd_xform t;
     nd_xform_identity(&t, r->ndim);
     int32_t v = nd_kb_ref_value(kb, n, k, &t, (nd_dtype)n->cdtype);
-    contiguous(r->ndim, r->shape, strides);
+    nd_contiguous_strides(r->ndim, r->shape, strides);
     if (v >= 0) nd_kb_store(kb, temp, (nd_dtype)n->cdtype, 0, strides, v, 0);
     *slot = temp;
     *offset = 0;
@@ -356,7 +352,7 @@ static nd_status plan_matmul(planner *P, const nd_node *n) {
     st = close_open(P);
     if (st != ND_OK) return st;
     int nd = n->ndim;
-    contiguous(nd, n->shape, cs);
+    nd_contiguous_strides(nd, n->shape, cs);
     d.dtype = (nd_dtype)n->cdtype;
     d.m = n->shape[nd - 2];
     d.n = n->shape[nd - 1];

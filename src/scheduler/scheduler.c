@@ -66,8 +66,10 @@ nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
     ctx->flush_index++;
     if (ctx->stats) {
         ctx->stats->flushes++;
-        for (int32_t i = 0; i < plan->n_nodes; i++)
+        for (int32_t i = 0; i < plan->n_nodes; i++) {
             ctx->stats->nodes_dropped += plan->node_step[i] < 0;
+            ctx->stats->values_materialised += plan->node_materialised[i];
+        }
     }
     if (ctx->dump_dot_dir && ctx->dump_dot_dir[0]) {
         char path[1024];
