@@ -122,6 +122,8 @@ typedef struct {
     uint64_t plan_cache_misses;/* flushes that ran every scheduler pass */
     uint64_t nodes_recorded;   /* operations recorded */
     uint64_t nodes_dropped;    /* dead nodes removed before running */
+    uint64_t values_materialised; /* node values written to memory rather than
+                                     computed inside the kernels that use them */
     uint64_t kernels_run;      /* fused kernels executed */
     uint64_t kernels_compiled; /* kernels generated/compiled (GPU) */
     uint64_t library_calls;    /* matmul and other library steps executed */

@@ -174,3 +174,69 @@ NDT_TEST(fusion, large_noncontiguous_reductions) {
     ref_free(rx); ref_free(rt); ref_free(w0); ref_free(w1); ref_free(wam); ref_free(wmn);
     free(c0); free(c1);
 }
+
+/* Abramowitz-Stegun normal CDF: d is used three times inside it. */
+static nd_array *as_cnd(nd_array *d) {
+    nd_array *k = nd_div(nd_scalar(1.0), nd_add(nd_scalar(1.0), nd_mul(nd_scalar(0.2316419), nd_abs(d))));
+    nd_array *poly = nd_mul(k, nd_add(nd_scalar(0.31938153), nd_mul(k, nd_add(nd_scalar(-0.356563782),
+                     nd_mul(k, nd_add(nd_scalar(1.781477937), nd_mul(k, nd_add(nd_scalar(-1.821255978),
+                     nd_mul(k, nd_scalar(1.330274429))))))))));
+    nd_array *w = nd_mul(nd_mul(nd_scalar(0.3989422804014327), nd_exp(nd_mul(nd_scalar(-0.5), nd_square(d)))), poly);
+    return nd_where(nd_gt(d, nd_scalar(0.0)), nd_sub(nd_scalar(1.0), w), w);
+}
+
+static double as_cnd_ref(double d) {
+    double k = 1.0 / (1.0 + 0.2316419 * fabs(d));
+    double w = 0.3989422804014327 * exp(-0.5 * d * d) *
+               (k * (0.31938153 + k * (-0.356563782 + k * (1.781477937 + k * (-1.821255978 + k * 1.330274429)))));
+    return d > 0 ? 1.0 - w : w;
+}
+
+/* Values reused inside larger expressions (d1 feeds both CNDs and d2) are
+ * computed once per element, not written to memory: Black-Scholes call and
+ * put must be one kernel with nothing but its two outputs stored. */
+NDT_TEST(fusion, reused_values_stay_in_one_kernel) {
+    const int64_t n = 1000;
+    float hs[1000], hx[1000], ht[1000], call[1000], put[1000];
+    NDT_RNG(r);
+    for (int64_t i = 0; i < n; i++) {
+        hs[i] = (float)ndt_uniform(&r, 5, 30);
+        hx[i] = (float)ndt_uniform(&r, 1, 100);
+        ht[i] = (float)ndt_uniform(&r, 0.25, 10);
+    }
+    nd_array *S = nd_from_host(hs, ND_FLOAT32, ND_SHAPE(n)), *X = nd_from_host(hx, ND_FLOAT32, ND_SHAPE(n)),
+             *T = nd_from_host(ht, ND_FLOAT32, ND_SHAPE(n));
+    cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
+    nd_stats before, after;
+    nd_get_stats(&before);
+    nd_scope_begin();
+    nd_array *sqrtT = nd_sqrt(T);
+    nd_array *d1 = nd_div(nd_add(nd_log(nd_div(S, X)), nd_mul(nd_scalar(0.02 + 0.5 * 0.09), T)),
+                          nd_mul(nd_scalar(0.3), sqrtT));
+    nd_array *d2 = nd_sub(d1, nd_mul(nd_scalar(0.3), sqrtT));
+    nd_array *c1 = as_cnd(d1), *c2 = as_cnd(d2);
+    nd_array *xexp = nd_mul(X, nd_exp(nd_mul(nd_scalar(-0.02), T)));
+    nd_array *c = nd_keep(nd_sub(nd_mul(S, c1), nd_mul(xexp, c2)));
+    nd_array *p = nd_keep(nd_sub(nd_mul(xexp, nd_sub(nd_scalar(1.0), c2)), nd_mul(S, nd_sub(nd_scalar(1.0), c1))));
+    nd_scope_end();
+    cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "call and put took %llu kernels",
+                 (unsigned long long)(after.kernels_run - before.kernels_run));
+    cr_expect_eq(after.temp_allocations - before.temp_allocations, 0, "temporaries were allocated");
+    cr_expect_eq(after.values_materialised - before.values_materialised, 2,
+                 "%llu values went to memory; only call and put should",
+                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    memset(call, 0xAB, sizeof call);
+    memset(put, 0xAB, sizeof put);
+    cr_assert(nd_to_host(c, call, sizeof call) == ND_OK && nd_to_host(p, put, sizeof put) == ND_OK);
+    for (int64_t i = 0; i < n; i++) {
+        double s = hs[i], x = hx[i], t = ht[i];
+        double e1 = (log(s / x) + 0.065 * t) / (0.3 * sqrt(t)), e2 = e1 - 0.3 * sqrt(t);
+        double wc = s * as_cnd_ref(e1) - x * exp(-0.02 * t) * as_cnd_ref(e2);
+        double wp = x * exp(-0.02 * t) * (1 - as_cnd_ref(e2)) - s * (1 - as_cnd_ref(e1));
+        cr_assert(fabs(call[i] - wc) <= 1e-4 * s && fabs(put[i] - wp) <= 1e-4 * s,
+                  "element %lld: call %g (want %g), put %g (want %g)", (long long)i, call[i], wc, put[i], wp);
+    }
+    nd_free(S); nd_free(X); nd_free(T); nd_free(c); nd_free(p);
+}

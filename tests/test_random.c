@@ -57,6 +57,32 @@ NDT_TEST(random, follows_the_philox_mapping) {
     ref_free(u); ref_free(uf); ref_free(nn);
 }
 
+/* The scaling lo + (hi - lo) * u is rounded step by step in float32 on every
+ * backend (no fused multiply-add), so draws agree bit for bit with the
+ * reference, not just within an ulp. A range where fusing would change bits. */
+NDT_TEST(random, uniform_float32_scaling_is_bit_exact) {
+    const uint64_t seed = 20261122;
+    const float lo = -3.7f, hi = 11.3f;
+    nd_random_seed(seed);
+    ref_arr *uf = draw(0, ND_FLOAT32, 4096, lo, hi);
+    const float *got = (const float *)uf->data;
+    int64_t mismatches = 0, first = -1;
+    for (uint64_t base = 0; base < 2; base++) { /* stream numbering from 0 or 1 */
+        mismatches = 0;
+        first = -1;
+        for (int64_t i = 0; i < 4096; i++) {
+            float width = hi - lo; /* separate statements: rounded one by one */
+            float scaled = width * nd_philox_uniform_f32(seed, base, (uint64_t)i);
+            float want = lo + scaled;
+            if (memcmp(&want, &got[i], sizeof want) != 0 && mismatches++ == 0) first = i;
+        }
+        if (mismatches == 0) break;
+    }
+    cr_expect_eq(mismatches, 0, "%lld of 4096 draws differ from the reference bits (first at %lld)",
+                 (long long)mismatches, (long long)first);
+    ref_free(uf);
+}
+
 NDT_TEST(random, same_seed_same_numbers_new_call_new_numbers) {
     nd_random_seed(42);
     ref_arr *a = draw(0, ND_FLOAT32, 4096, 0, 1), *a2 = draw(0, ND_FLOAT32, 4096, 0, 1);
