@@ -113,6 +113,8 @@ typedef struct {
     int matmul_tf32;         /* ND_MATMUL_TF32: 1 allows TF32 tensor cores, -1 off (default) */
     int64_t max_pending;     /* ND_MAX_PENDING: nodes recorded before an automatic flush */
     int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
+    const char *trace;       /* ND_TRACE: file; CUDA writes every step's device start and
+                                end as a Chrome/Perfetto trace (one row per stream) */
 } nd_config;
 
 /* Counters of what the engine did, for tests, tuning and curiosity. */

@@ -16,6 +16,7 @@ typedef struct {
     int cuda_graphs;
     int64_t device_memory_limit;
     int profile;
+    const char *trace; /* file for a per-step timeline, or NULL */
 } nd_backend_config;
 
 struct nd_backend {
@@ -30,11 +31,14 @@ struct nd_backend {
     nd_status (*run_kernel)(nd_backend *be, const nd_kernel *k, void *const *slots,
                             const nd_scalar_bits *params);
     nd_status (*run_matmul)(nd_backend *be, const nd_matmul_desc *mm, void *const *plan_slots);
-    /* Optional: run a whole plan (e.g. replay a captured CUDA Graph). NULL =
-     * the scheduler's executor calls the step functions in order. */
-    nd_status (*run_plan)(nd_backend *be, nd_plan *plan, void *const *plan_slots,
-                          const nd_scalar_bits *flush_params);
+    /* Optional: run a whole plan bound to memory (several streams, CUDA
+     * Graph replay). NULL = the executor calls the step functions in order.
+     * Returns once the work is enqueued. */
+    nd_status (*run_plan)(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound);
     nd_status (*synchronize)(nd_backend *be);
+    /* Optional: a named range around a flush for profilers (NVTX). */
+    void (*range_push)(nd_backend *be, const char *name);
+    void (*range_pop)(nd_backend *be);
     void (*destroy)(nd_backend *be);
 };
 

@@ -1,8 +1,11 @@
-/* An executable plan: what the scheduler hands a backend. Steps run in order
- * (a backend may overlap steps whose slots do not conflict; `stream` is the
- * scheduler's suggestion). Slots are the buffers a plan touches: external
- * ones are bound to the flush's buffers by position (the order in which the
- * graph walk first meets them), temporaries are allocated by the executor. */
+/* An executable plan: what the scheduler hands a backend. Steps are listed
+ * in an order that is always safe to run one after another; a backend with
+ * several queues (CUDA streams) may instead run each step on its `stream`
+ * after the steps named in its `waits`, which is the same result (the
+ * scheduler derived both from the steps' reads and writes). Slots are the
+ * buffers a plan touches: external ones are bound to the flush's buffers by
+ * position (the order in which the graph walk first meets them),
+ * temporaries live in storages the executor allocates per run. */
 #ifndef ND_BACKENDS_PLAN_H
 #define ND_BACKENDS_PLAN_H
 
@@ -37,9 +40,20 @@ typedef struct {
  * so it needs the buffer's current value like a read does. */
 enum { ND_ACCESS_READ = 1, ND_ACCESS_WRITE = 2, ND_ACCESS_REGION = 4 };
 
+/* Queues a multi-stream backend runs steps on: compute streams first, then
+ * one per copy direction. */
+enum { ND_PLAN_COMPUTE_STREAMS = 4 };
+enum { ND_STREAM_H2D = ND_PLAN_COMPUTE_STREAMS, ND_STREAM_D2H, ND_PLAN_STREAMS };
+
 typedef struct nd_step {
     nd_step_kind kind;
-    int32_t stream;
+    int32_t stream;   /* 0..ND_PLAN_STREAMS-1 */
+    /* Earlier steps on other streams that must finish before this one
+     * starts (same-stream order is implied); `signals` = some later step
+     * waits for this one. */
+    int32_t n_waits;
+    int32_t *waits;
+    uint8_t signals;
     /* KERNEL: kernel slot i is plan slot slots[i]; kernel parameter j is the
      * flush parameter params[j]. */
     nd_kernel *kernel;
@@ -61,6 +75,7 @@ typedef struct {
     int32_t walk_index;    /* EXTERNAL: position in the flush's buffer walk */
     size_t bytes;          /* TEMP: size */
     int32_t first_step, last_step; /* TEMP: lifetime, for reuse */
+    int32_t storage;       /* TEMP: which of the plan's storages holds it */
     int32_t memory;        /* memory the plan uses it in */
     uint8_t written;       /* EXTERNAL: a step writes it (valid only where written after) */
     uint32_t copied_to;    /* EXTERNAL: memories a COPY step makes it valid in */
@@ -73,6 +88,10 @@ typedef struct nd_plan {
     int32_t n_slots;
     nd_plan_slot *slots;
     int32_t memory;        /* memory space kernels and library calls run in */
+    /* Temporaries whose lifetimes do not overlap share a storage. */
+    int32_t n_storages;
+    size_t *storage_bytes;
+    int32_t n_streams_used; /* highest stream index used + 1 */
     /* For dumps and profiles: node -> step that computes it (-1 = dropped
      * as dead); a node inlined into several kernels names the first. */
     int32_t n_nodes;
@@ -81,5 +100,13 @@ typedef struct nd_plan {
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;
+
+/* A plan bound to memory for one run: what run_plan receives. */
+typedef struct {
+    void *const *slots;         /* per plan slot, in the plan's memory */
+    void *const *copy_dst;      /* per step: COPY destination (else NULL) */
+    const void *const *copy_src;/* per step: COPY source (else NULL) */
+    const nd_scalar_bits *params; /* the flush's parameters */
+} nd_bound_plan;
 
 #endif

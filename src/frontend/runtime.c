@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/profile.h"
 #include "frontend/frontend.h"
 
 nd_runtime nd_rt;
@@ -107,6 +108,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (set && c->log == 0) c->log = (int)v;
 
     if (!c->dump_dot && (s = getenv("ND_DUMP_DOT")) && *s) c->dump_dot = s;
+    if (!c->trace && (s = getenv("ND_TRACE")) && *s) c->trace = s;
 
     if (c->profile < 0 || c->profile > 1)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.profile = %d is invalid (use 0 or 1)",
@@ -204,7 +206,8 @@ nd_status nd_init(const nd_config *cfg) {
         .matmul_tf32 = c.matmul_tf32 == 1,
         .cuda_graphs = c.cuda_graphs == 1,
         .device_memory_limit = c.device_memory_limit,
-        .profile = c.profile,
+        .profile = c.profile == 1,
+        .trace = c.trace,
     };
     nd_backend *be = NULL;
     if (c.backend == ND_BACKEND_CUDA) {
@@ -240,6 +243,8 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.cache = cache;
     nd_rt.sched.stats = &nd_rt.stats;
     nd_rt.sched.flush_index = 0;
+    /* A backend that runs whole plans times its own steps (device events). */
+    nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;
     nd_rt.rng_stream = 0;
     nd_buffer_memory_hooks hooks = {release_memory, NULL};
@@ -275,6 +280,10 @@ void nd_shutdown(void) {
     nd_graph_destroy(&nd_rt.graph);
     nd_scheduler_release(&nd_rt.sched);
     nd_plan_cache_free(nd_rt.sched.cache);
+    if (nd_rt.sched.profile) {
+        nd_profile_print(nd_rt.sched.profile, stderr, nd_rt.backend->name);
+        nd_profile_free(nd_rt.sched.profile);
+    }
     nd_rt.backend->destroy(nd_rt.backend);
     int registered = nd_rt.atexit_registered;
     memset(&nd_rt, 0, sizeof nd_rt);

@@ -8,7 +8,11 @@
 
 #include "common/error.h"
 
-static const char *const STREAM_COLOURS[] = {"#1f77b4", "#9467bd", "#8c564b", "#e377c2"};
+/* One border colour per plan stream (compute streams, then the copy
+ * streams host->device and device->host). */
+#define ND_DOT_STREAM_COLOURS 6
+static const char *const STREAM_COLOURS[ND_DOT_STREAM_COLOURS] = {"#1f77b4", "#9467bd", "#8c564b",
+                                                                  "#e377c2", "#e6550d", "#31a354"};
 
 static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
     nd_format_shape(buf, cap, ndim, shape);
@@ -70,7 +74,7 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     for (int32_t s = 0; s < plan->n_steps; s++) {
         const nd_step *st = &plan->steps[s];
         if (st->kind == ND_STEP_COPY) continue;
-        const char *colour = STREAM_COLOURS[(st->stream < 0 ? 0 : st->stream) % 4];
+        const char *colour = STREAM_COLOURS[(st->stream < 0 ? 0 : st->stream) % ND_DOT_STREAM_COLOURS];
         if (st->kind == ND_STEP_KERNEL) {
             char shp[200];
             shape_text(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
@@ -111,10 +115,12 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
         const nd_step *st = &plan->steps[s];
         if (st->kind != ND_STEP_COPY) continue;
         fprintf(f,
-                "  c%d [label=\"copy %s -> %s\\nbuffer b%d, %zu bytes\", shape=cds, "
-                "fillcolor=\"#fdae6b\"];\n",
-                s, st->copy.src_memory == 0 ? "host" : "device",
-                st->copy.dst_memory == 0 ? "host" : "device", st->copy.src_slot, st->copy.bytes);
+                "  c%d [label=\"copy %d: %s -> %s\\nbuffer b%d, %zu bytes\\nstream %d\", shape=cds, "
+                "fillcolor=\"#fdae6b\", color=\"%s\", penwidth=2];\n",
+                s, s, st->copy.src_memory == 0 ? "host" : "device",
+                st->copy.dst_memory == 0 ? "host" : "device", st->copy.src_slot, st->copy.bytes, st->stream,
+                STREAM_COLOURS[st->stream % ND_DOT_STREAM_COLOURS]);
+        fprintf(f, "  b%d -> c%d [style=dashed, color=\"#e6550d\"];\n", st->copy.src_slot, s);
     }
 
     /* Buffers that existed before this flush, and the edges. */
@@ -159,7 +165,7 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
             "    l_copy [label=\"inserted copy\", shape=cds, fillcolor=\"#fdae6b\"];\n"
             "    l_store [label=\"store into a region\", fillcolor=\"#fdd0a2\"];\n"
             "    l_kernel [label=\"blue cluster = one generated kernel\\ngreen cluster = library "
-            "call\", shape=note, fillcolor=\"#deebf7\"];\n"
+            "call\\nborder colour = stream\", shape=note, fillcolor=\"#deebf7\"];\n"
             "  }\n}\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)

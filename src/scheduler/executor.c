@@ -5,10 +5,13 @@
  * nothing in the steady state. */
 #include "scheduler/executor.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/error.h"
+#include "common/profile.h"
 
 #define ND_TEMP_POOL_MAX 32
 
@@ -30,8 +33,12 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
         int32_t best = -1;
         for (int32_t i = 0; i < tp->n_free; i++) {
             pooled_block *b = &tp->free_blocks[i];
+            /* Ties go to the lower address, so a repeated plan gets the
+             * same blocks (and its captured graph needs no update). */
             if (b->memory == memory && b->bytes >= bytes &&
-                (best < 0 || b->bytes < tp->free_blocks[best].bytes))
+                (best < 0 || b->bytes < tp->free_blocks[best].bytes ||
+                 (b->bytes == tp->free_blocks[best].bytes &&
+                  (uintptr_t)b->ptr < (uintptr_t)tp->free_blocks[best].ptr)))
                 best = i;
         }
         if (best >= 0 && tp->free_blocks[best].bytes <= 2 * bytes + 4096) {
@@ -145,6 +152,69 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     return rc;
 }
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Binds every slot and copy of the plan at once (temporaries to the plan's
+ * storages) and hands it to the backend's run_plan, which orders the steps
+ * itself (streams, events, a graph). The storages go back to the pool right
+ * after: the backend's work is ordered before whatever takes them next. */
+static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                                void **ptrs) {
+    nd_backend *be = ctx->backend;
+    int32_t n_st = plan->n_storages, n_steps = plan->n_steps;
+    void *small[3 * 32];
+    void **storage = small, **copy_dst = small + 32, **copy_src = small + 64;
+    if (n_st > 32 || n_steps > 32) {
+        storage = calloc((size_t)n_st + 1, sizeof(void *));
+        copy_dst = calloc((size_t)n_steps + 1, sizeof(void *));
+        copy_src = calloc((size_t)n_steps + 1, sizeof(void *));
+    } else {
+        memset(small, 0, sizeof small);
+    }
+    nd_status rc = storage && copy_dst && copy_src ? ND_OK : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
+    int32_t taken = 0;
+    for (; taken < n_st && rc == ND_OK; taken++)
+        rc = temp_take(ctx, plan->memory, plan->storage_bytes[taken], &storage[taken]);
+    if (rc != ND_OK) taken--;
+    for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++) {
+        const nd_plan_slot *sl = &plan->slots[s];
+        if (sl->role == ND_SLOT_EXTERNAL)
+            rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
+        else
+            ptrs[s] = sl->storage >= 0 ? storage[sl->storage] : NULL;
+    }
+    for (int32_t i = 0; i < n_steps && rc == ND_OK; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind != ND_STEP_COPY) continue;
+        nd_buffer *b = walk->buffers[plan->slots[st->copy.src_slot].walk_index];
+        rc = buffer_memory(ctx, b, st->copy.dst_memory, &copy_dst[i]);
+        copy_src[i] = b->mem[st->copy.src_memory];
+        if (ctx->stats) ctx->stats->copies++;
+    }
+    if (rc == ND_OK) {
+        nd_bound_plan bound = {ptrs, copy_dst, (const void *const *)copy_src, walk->params};
+        rc = be->run_plan(be, (nd_plan *)plan, &bound);
+        if (ctx->stats)
+            for (int32_t i = 0; i < n_steps; i++) {
+                ctx->stats->kernels_run += plan->steps[i].kind == ND_STEP_KERNEL;
+                ctx->stats->library_calls += plan->steps[i].kind == ND_STEP_MATMUL;
+            }
+    }
+    for (int32_t k = 0; k < taken; k++) temp_give(ctx, plan->memory, plan->storage_bytes[k], storage[k]);
+    for (int32_t s = 0; s < plan->n_slots; s++)
+        if (plan->slots[s].role == ND_SLOT_TEMP) ptrs[s] = NULL;
+    if (storage != small) {
+        free(storage);
+        free(copy_dst);
+        free(copy_src);
+    }
+    return rc;
+}
+
 /* Which external slots the steps from `from` on write: their buffers carry
  * the error when those steps could not run. */
 static void mark_failed(const nd_plan *plan, const nd_flush_walk *walk, int32_t from,
@@ -182,13 +252,13 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     nd_status rc = ND_OK;
     int32_t failed_at = -1;
     if (be->run_plan) {
-        for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++)
-            rc = slot_ptr(ctx, plan, walk, &bs, s);
-        if (rc == ND_OK) rc = be->run_plan(be, plan, bs.ptrs, walk->params);
+        rc = run_whole_plan(ctx, plan, walk, bs.ptrs);
         if (rc != ND_OK) failed_at = 0;
     } else {
         for (int32_t i = 0; i < plan->n_steps; i++) {
+            double t0 = ctx->profile ? now_seconds() : 0;
             rc = run_step(ctx, plan, walk, &bs, i);
+            if (ctx->profile && rc == ND_OK) nd_profile_add_step(ctx->profile, &plan->steps[i], NULL, now_seconds() - t0);
             if (rc != ND_OK) {
                 failed_at = i;
                 break;

@@ -1,15 +1,16 @@
 /* The scheduler's passes on a plan-cache miss: dead-node removal, deciding
  * which values go to memory, fusion into kernels, merging of sibling
- * kernels, data movement and temporaries. */
+ * kernels, data movement and temporaries; then storages and streams
+ * (stream_assign.c). */
 #include "scheduler/plan_build.h"
 
 #include <stdlib.h>
-
-#include "common/grow.h"
 #include <string.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "scheduler/kernel_builder.h"
+#include "scheduler/stream_assign.h"
 
 /* Bounds compile time and keeps a long recorded loop from growing one
  * kernel without end: a value whose inlined body would exceed this many
@@ -405,7 +406,6 @@ static int use_slot(movement *M, int32_t slot, uint8_t access) {
             nd_step *c = &M->out[M->n_out++];
             memset(c, 0, sizeof *c);
             c->kind = ND_STEP_COPY;
-            c->stream = 1;
             c->copy.src_slot = c->copy.dst_slot = slot;
             c->copy.src_memory = src;
             c->copy.dst_memory = M->memory;
@@ -480,6 +480,7 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
 void nd_plan_free(nd_plan *p) {
     if (!p) return;
     for (int32_t s = 0; s < p->n_steps; s++) {
+        free(p->steps[s].waits);
         if (p->steps[s].kind != ND_STEP_KERNEL) continue;
         free(p->steps[s].kernel);
         free(p->steps[s].slots);
@@ -489,6 +490,7 @@ void nd_plan_free(nd_plan *p) {
     if (p->backend_cache && p->backend_cache_free) p->backend_cache_free(p->backend_cache);
     free(p->steps);
     free(p->slots);
+    free(p->storage_bytes);
     free(p->node_step);
     free(p->node_materialised);
     free(p);
@@ -591,6 +593,12 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
     }
     free(live);
     free(forced);
+    st = nd_plan_assign_storage(plan);
+    if (st == ND_OK) st = nd_plan_assign_streams(plan);
+    if (st != ND_OK) {
+        nd_plan_free(plan);
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    }
     *out = plan;
     return ND_OK;
 fail:

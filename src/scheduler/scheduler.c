@@ -78,7 +78,15 @@ nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
         if (nd_graph_write_dot(g, plan, path) != ND_OK)
             nd_logf(1, "ND_DUMP_DOT: could not write %s", path);
     }
+    nd_backend *be = ctx->backend;
+    if (be->range_push) {
+        char name[96];
+        snprintf(name, sizeof name, "nd flush %llu: %d steps", (unsigned long long)ctx->flush_index,
+                 plan->n_steps);
+        be->range_push(be, name);
+    }
     rc = nd_execute_plan(ctx, plan, w);
+    if (be->range_pop) be->range_pop(be);
     if (owned) nd_plan_free(plan);
     nd_graph_clear(g);
     return rc;

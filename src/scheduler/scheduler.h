@@ -16,6 +16,9 @@ typedef struct {
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     nd_plan_cache *cache;
     nd_stats *stats;    /* counters to update */
+    /* ND_PROFILE for backends without run_plan: the executor times each
+     * step (those backends run steps synchronously). NULL = off. */
+    struct nd_profile *profile;
     uint64_t flush_index;
     /* Owned by the scheduler (zero-initialise; freed by nd_scheduler_release). */
     struct nd_flush_walk_state *walk;

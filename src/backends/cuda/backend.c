@@ -104,21 +104,31 @@ static void cu_release_locked(nd_backend *be, int memory, void *ptr, size_t byte
     }
 }
 
-static nd_status cu_copy_locked(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
-    nd_cuda *cu = impl(be);
+nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes,
+                             cudaStream_t stream) {
+    (void)cu;
     if (bytes == 0) return ND_OK;
     if ((dst_memory != 0 && dst_memory != 1) || (src_memory != 0 && src_memory != 1))
         return nd_error_set(ND_ERR_ARG, "cuda: copy between memory spaces %d and %d: only 0 (host) and 1 (device)",
                             src_memory, dst_memory);
     enum cudaMemcpyKind kind = dst_memory ? (src_memory ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
                                           : (src_memory ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, cu->stream);
+    ND_NVTX_PUSH(kind == cudaMemcpyHostToDevice ? "nd copy host->device"
+                 : kind == cudaMemcpyDeviceToHost ? "nd copy device->host"
+                                                  : "nd copy");
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
+    ND_NVTX_POP();
     if (e != cudaSuccess) {
         char what[96];
         snprintf(what, sizeof what, "cudaMemcpyAsync of %zu bytes (memory %d -> %d)", bytes, src_memory, dst_memory);
         return nd_cuda_fail(e, what);
     }
     return ND_OK;
+}
+
+static nd_status cu_copy_locked(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
+    nd_cuda *cu = impl(be);
+    return nd_cuda_issue_copy(cu, dst, dst_memory, src, src_memory, bytes, cu->stream);
 }
 
 /* ----------------------------------------------------------------- kernels */
@@ -153,10 +163,12 @@ static int vec_aligned(const nd_kernel *k, int vec, void *const *slots) {
     return 1;
 }
 
-static nd_status launch(nd_cuda *cu, cudaKernel_t kern, const char *name, unsigned grid, uint64_t *words) {
+static nd_status launch(cudaStream_t stream, cudaKernel_t kern, const char *name, unsigned grid, uint64_t *words) {
     dim3 g = {grid, 1, 1}, b = {ND_CUDA_BLOCK, 1, 1};
     void *args[1] = {words};
-    cudaError_t e = cudaLaunchKernel((const void *)kern, g, b, args, 0, cu->stream);
+    ND_NVTX_PUSH(name);
+    cudaError_t e = cudaLaunchKernel((const void *)kern, g, b, args, 0, stream);
+    ND_NVTX_POP();
     if (e != cudaSuccess) {
         char what[160];
         snprintf(what, sizeof what, "launching kernel %s (%u blocks)", name, grid);
@@ -165,11 +177,14 @@ static nd_status launch(nd_cuda *cu, cudaKernel_t kern, const char *name, unsign
     return ND_OK;
 }
 
-static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
-    nd_cuda *cu = impl(be);
-    const nd_cuda_kentry *ke;
-    nd_status s = nd_cuda_kcache_get(cu->cache, k, &ke);
-    if (s) return s;
+size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke) {
+    const nd_cuda_kinfo *info = &ke->info;
+    if (info->strategy == ND_CUDA_ELEMWISE || info->groups == 0 || info->splits <= 1) return 0;
+    return (size_t)info->groups * ND_CUDA_ACC_BYTES;
+}
+
+nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,
+                               const nd_scalar_bits *params, cudaStream_t stream, void *partials) {
     const nd_cuda_kinfo *info = &ke->info;
     uint64_t words[ND_CUDA_MAX_WORDS];
     for (int i = 0; i < k->n_slots; i++) words[i] = (uint64_t)(uintptr_t)slots[i];
@@ -189,40 +204,47 @@ static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
         if (ke->vec && vec_aligned(k, info->vec, slots))
-            return launch(cu, ke->vec, info->name_vec, grid_for(cu, info->n / info->vec), words);
-        return launch(cu, ke->main, info->name, grid_for(cu, info->n), words);
+            return launch(stream, ke->vec, info->name_vec, grid_for(cu, info->n / info->vec), words);
+        return launch(stream, ke->main, info->name, grid_for(cu, info->n), words);
     }
 
     if (info->groups == 0) return ND_OK;
-    void *partials = NULL;
-    size_t pbytes = 0;
     int pw = k->n_slots + k->n_params;
-    words[pw] = 0;
-    if (info->splits > 1) {
-        pbytes = (size_t)info->groups * ND_CUDA_ACC_BYTES;
-        s = nd_cuda_device_alloc(cu, pbytes, &partials, "reduction partials");
-        if (s) return s;
-        words[pw] = (uint64_t)(uintptr_t)partials;
-    }
+    words[pw] = (uint64_t)(uintptr_t)partials;
     unsigned grid;
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         /* One thread group per (output, split): the grid is fixed by the shape. */
         int64_t rpb = ND_CUDA_BLOCK / info->tpr, g = (info->groups + rpb - 1) / rpb;
-        if (g > 0x7fffffff) {
-            nd_cuda_device_free(cu, partials, pbytes);
+        if (g > 0x7fffffff)
             return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: reduction kernel %s needs %" PRId64 " blocks (too many)",
                                 info->name, g);
-        }
         grid = (unsigned)g;
     } else {
         grid = grid_for(cu, info->groups);
     }
-    s = launch(cu, ke->main, info->name, grid, words);
+    nd_status s = launch(stream, ke->main, info->name, grid, words);
     if (!s && info->splits > 1) {
         unsigned g2 = info->pass2_tree ? (unsigned)(info->n_out < 65535 ? info->n_out : 65535)
                                        : grid_for(cu, info->n_out);
-        s = launch(cu, ke->pass2, info->name_pass2, g2, words);
+        s = launch(stream, ke->pass2, info->name_pass2, g2, words);
     }
+    return s;
+}
+
+/* One kernel outside a plan: its reduction scratch is allocated and freed
+ * around it, in stream order. */
+static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
+    nd_cuda *cu = impl(be);
+    const nd_cuda_kentry *ke;
+    nd_status s = nd_cuda_kcache_get(cu->cache, k, &ke);
+    if (s) return s;
+    size_t pbytes = nd_cuda_kernel_scratch_bytes(ke);
+    void *partials = NULL;
+    if (pbytes) {
+        s = nd_cuda_device_alloc(cu, pbytes, &partials, "reduction partials");
+        if (s) return s;
+    }
+    s = nd_cuda_issue_kernel(cu, ke, k, slots, params, cu->stream, partials);
     nd_cuda_device_free(cu, partials, pbytes);
     return s;
 }
@@ -268,6 +290,20 @@ static nd_status cu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *c
     unlock(impl(be));
     return s;
 }
+static nd_status cu_run_plan(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
+    lock(impl(be));
+    nd_status s = nd_cuda_run_plan_locked(be, plan, bound);
+    unlock(impl(be));
+    return s;
+}
+static void cu_range_push(nd_backend *be, const char *name) {
+    (void)be;
+    ND_NVTX_PUSH(name);
+}
+static void cu_range_pop(nd_backend *be) {
+    (void)be;
+    ND_NVTX_POP();
+}
 
 static nd_status cu_synchronize(nd_backend *be) {
     nd_cuda *cu = impl(be);
@@ -283,7 +319,18 @@ static void cu_destroy(nd_backend *be) {
     if (cu) {
         cudaSetDevice(cu->device);
         if (cu->stream) cudaStreamSynchronize(cu->stream);
+        nd_cuda_plan_states_release_all(cu);
+        if (cu->profile) {
+            nd_profile_print(cu->profile, stderr, "cuda");
+            nd_profile_free(cu->profile);
+        }
+        if (cu->trace) {
+            fprintf(cu->trace, "{}]}\n");
+            fclose(cu->trace);
+        }
+        if (cu->trace_base) cudaEventDestroy(cu->trace_base);
         if (cu->blas) cublasDestroy(cu->blas);
+        if (cu->blas_workspace) cudaFree(cu->blas_workspace);
         nd_cuda_kcache_destroy(cu->cache);
         if (cu->pool) {
             cudaMemPoolTrimTo(cu->pool, 0);
@@ -291,6 +338,8 @@ static void cu_destroy(nd_backend *be) {
             cudaMemPoolDestroy(cu->pool);
         }
         if (cu->stream) cudaStreamDestroy(cu->stream);
+        for (int i = 0; i < ND_PLAN_STREAMS; i++)
+            if (cu->aux[i]) cudaStreamDestroy(cu->aux[i]);
         (void)cudaGetLastError();
         if (cu->lock_ok) pthread_mutex_destroy(&cu->lock);
         free(cu);
@@ -379,7 +428,27 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->copy = cu_copy;
     be->run_kernel = cu_run_kernel;
     be->run_matmul = cu_run_matmul;
-    be->run_plan = NULL;
+    be->run_plan = cu_run_plan;
+    be->range_push = cu_range_push;
+    be->range_pop = cu_range_pop;
+    cu->graphs = !cfg || cfg->cuda_graphs != 0;
+    if (cfg && cfg->profile) {
+        cu->profile = nd_profile_new();
+        if (!cu->profile) {
+            s = nd_error_set(ND_ERR_OOM, "nd_init: out of host memory for ND_PROFILE");
+            goto fail;
+        }
+    }
+    if (cfg && cfg->trace) {
+        cu->trace = fopen(cfg->trace, "w");
+        if (!cu->trace) {
+            s = nd_error_set(ND_ERR_IO, "nd_init: cannot open ND_TRACE file '%s' for writing", cfg->trace);
+            goto fail;
+        }
+        fprintf(cu->trace, "{\"traceEvents\":[\n");
+        CREATE_TRY(cudaEventCreate(&cu->trace_base), "cudaEventCreate");
+        CREATE_TRY(cudaEventRecord(cu->trace_base, cu->stream), "cudaEventRecord");
+    }
     be->synchronize = cu_synchronize;
     be->destroy = cu_destroy;
     char name[256] = "?";

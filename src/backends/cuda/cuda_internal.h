@@ -7,14 +7,22 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "backends/backend.h"
 #include "common/error.h"
+#include "common/profile.h"
+
+/* NVTX ranges (header-only NVTX3: free unless a tool such as Nsight
+ * Systems is attached). Every copy, kernel, library call and flush is one. */
+#define ND_NVTX_PUSH(name) nvtxRangePushA(name)
+#define ND_NVTX_POP() nvtxRangePop()
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
@@ -114,11 +122,18 @@ nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, con
 
 /* ------------------------------------------------------------- the backend */
 
+typedef struct nd_cuda_plan_state nd_cuda_plan_state;
+
 typedef struct {
     int device;
     int arch; /* 10*major + minor */
     int sm_count;
+    /* Plan stream 0 and everything outside plans (allocation, host reads,
+     * single kernels) run on `stream`; plans fork onto aux[1..] and join
+     * back, so from outside all work is ordered on `stream`. */
     cudaStream_t stream;
+    cudaStream_t aux[ND_PLAN_STREAMS];
+    void *blas_workspace; /* ours, so cuBLAS allocates nothing during capture */
     cudaMemPool_t pool;
     cublasHandle_t blas;
     int tf32;
@@ -126,6 +141,14 @@ typedef struct {
     size_t in_use;     /* device bytes we hold */
     nd_cuda_kcache *cache;
     cudaLibrary_t imatmul_lib; /* the fixed integer/fallback matmul kernels */
+    int graphs;        /* capture plans as CUDA Graphs and replay them */
+    nd_cuda_plan_state *plans; /* every plan's state, for graph eviction */
+    int32_t n_execs;   /* instantiated graphs held, all plans */
+    uint64_t tick;     /* plan runs, for least-recently-used eviction */
+    nd_profile *profile; /* ND_PROFILE: per-step device times (else NULL) */
+    FILE *trace;         /* ND_TRACE: Chrome trace of every step (else NULL) */
+    cudaEvent_t trace_base; /* time zero of the trace */
+    uint64_t trace_flush;   /* plan runs written to the trace */
     /* Serialises the entry points (they only enqueue work, so holding it is
      * brief) for executors that call the backend from several threads. */
     pthread_mutex_t lock;
@@ -146,5 +169,19 @@ nd_status nd_cuda_fail(cudaError_t e, const char *what);
     } while (0)
 
 nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots);
+
+/* Enqueue work on `stream` (backend lock held). A reduction with several
+ * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`. */
+nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,
+                               const nd_scalar_bits *params, cudaStream_t stream, void *partials);
+size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke);
+nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes,
+                             cudaStream_t stream);
+
+/* plan_runner.c: the backend's run_plan (streams, events, graph capture and
+ * replay), with the backend lock held; and the per-plan state's release. */
+nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound);
+/* Releases every plan state still registered (at backend destruction). */
+void nd_cuda_plan_states_release_all(nd_cuda *cu);
 
 #endif

@@ -130,6 +130,9 @@ static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *s
 
 /* ---------------------------------------------------------------- cuBLAS */
 
+#define ND_CUDA_BLAS_WORKSPACE ((size_t)32 << 20)
+
+
 static nd_status blas_fail(cublasStatus_t st, const char *what) {
     return nd_error_set(st == CUBLAS_STATUS_ALLOC_FAILED ? ND_ERR_OOM : ND_ERR_BACKEND, "cuda: %s failed: %s", what,
                         cublasGetStatusString(st));
@@ -144,6 +147,16 @@ static nd_status ensure_blas(nd_cuda *cu) {
     }
     st = cublasSetStream(cu->blas, cu->stream);
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH);
+    /* Our own workspace (set after the stream: setting a stream resets
+     * it): cuBLAS then allocates nothing while a plan is being captured as
+     * a CUDA Graph. 32 MiB is what Hopper's kernels ask for at most. */
+    if (st == CUBLAS_STATUS_SUCCESS && !cu->blas_workspace &&
+        cudaMalloc(&cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cu->blas_workspace = NULL;
+    }
+    if (st == CUBLAS_STATUS_SUCCESS && cu->blas_workspace)
+        st = cublasSetWorkspace(cu->blas, cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE);
     if (st != CUBLAS_STATUS_SUCCESS) {
         cublasDestroy(cu->blas);
         cu->blas = NULL;

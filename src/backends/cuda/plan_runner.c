@@ -1,0 +1,449 @@
+/* run_plan for CUDA: a whole plan on several streams, and from its second
+ * run on as a CUDA Graph.
+ *
+ * Streams: plan stream 0 is the backend's main stream; a plan that uses
+ * others forks them from it with an event at the start and joins them back
+ * at the end, so everything outside plans stays ordered on the main stream.
+ * Inside, each step waits for the events of the steps the scheduler named
+ * (stream_assign.c) and records its own when a later step waits for it.
+ *
+ * Graphs: the first run of a plan launches directly (its kernels are
+ * compiled then). Later runs capture the same launches into a graph, keyed
+ * by the run's signature: every slot and copy address and every parameter
+ * value. A run with a signature seen before is one cudaGraphLaunch. A new
+ * signature is captured and, once the plan holds ND_CUDA_GRAPHS_PER_PLAN
+ * graphs, written into its least recently used one with cudaGraphExecUpdate
+ * (re-instantiated only if the update is refused). A loop alternating
+ * between two buffers therefore replays two graphs with no capture at all.
+ * At most ND_CUDA_GRAPHS_MAX graphs are held over all plans; beyond that the
+ * least recently used is destroyed. Plans that copy from or to pageable host
+ * memory are not captured (CUDA forbids it) and run directly.
+ *
+ * ND_PROFILE and ND_TRACE time every step with events (and wait for each
+ * plan), so they run plans directly, never as graphs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_internal.h"
+
+#define ND_CUDA_GRAPHS_PER_PLAN 4
+#define ND_CUDA_GRAPHS_MAX 256
+/* One-step plans gain nothing from a graph launch. */
+#define ND_CUDA_GRAPH_MIN_STEPS 2
+
+typedef struct {
+    cudaGraphExec_t exec; /* NULL = empty entry */
+    uint8_t *sig;
+    size_t sig_len;
+    uint64_t last_used;
+} graph_entry;
+
+struct nd_cuda_plan_state {
+    nd_cuda *cu;
+    nd_cuda_plan_state *prev, *next; /* cu->plans */
+    int32_t n_steps;
+    const nd_cuda_kentry **kentries; /* per step (kernel steps) */
+    size_t *scratch_offset;          /* per step: its reduction partials */
+    void *scratch;
+    size_t scratch_bytes;
+    cudaEvent_t *events; /* per step that signals */
+    cudaEvent_t fork, join[ND_PLAN_STREAMS];
+    uint32_t streams; /* bit s: plan stream s is used */
+    int32_t n_params; /* parameters read: max index + 1 */
+    uint64_t runs;
+    int no_capture;   /* capture failed once: run directly from then on */
+    graph_entry graphs[ND_CUDA_GRAPHS_PER_PLAN];
+    uint8_t *sig;
+    size_t sig_cap;
+    cudaEvent_t *t0, *t1; /* ND_PROFILE: per step */
+};
+
+/* ------------------------------------------------------------ state */
+
+static void drop_graph(nd_cuda *cu, graph_entry *g) {
+    if (!g->exec) return;
+    cudaGraphExecDestroy(g->exec); /* an in-flight launch completes first */
+    free(g->sig);
+    memset(g, 0, sizeof *g);
+    cu->n_execs--;
+}
+
+static void state_free_locked(nd_cuda_plan_state *ps) {
+    nd_cuda *cu = ps->cu;
+    for (int i = 0; i < ND_CUDA_GRAPHS_PER_PLAN; i++) drop_graph(cu, &ps->graphs[i]);
+    for (int32_t i = 0; i < ps->n_steps; i++) {
+        if (ps->events && ps->events[i]) cudaEventDestroy(ps->events[i]);
+        if (ps->t0 && ps->t0[i]) cudaEventDestroy(ps->t0[i]);
+        if (ps->t1 && ps->t1[i]) cudaEventDestroy(ps->t1[i]);
+    }
+    if (ps->fork) cudaEventDestroy(ps->fork);
+    for (int s = 0; s < ND_PLAN_STREAMS; s++)
+        if (ps->join[s]) cudaEventDestroy(ps->join[s]);
+    nd_cuda_device_free(cu, ps->scratch, ps->scratch_bytes); /* stream-ordered */
+    if (ps->prev) ps->prev->next = ps->next;
+    else cu->plans = ps->next;
+    if (ps->next) ps->next->prev = ps->prev;
+    free(ps->kentries);
+    free(ps->scratch_offset);
+    free(ps->events);
+    free(ps->t0);
+    free(ps->t1);
+    free(ps->sig);
+    free(ps);
+}
+
+static void state_free(void *p) {
+    nd_cuda_plan_state *ps = p;
+    nd_cuda *cu = ps->cu;
+    if (cu->lock_ok) pthread_mutex_lock(&cu->lock);
+    state_free_locked(ps);
+    if (cu->lock_ok) pthread_mutex_unlock(&cu->lock);
+}
+
+void nd_cuda_plan_states_release_all(nd_cuda *cu) {
+    /* Plans that outlive the backend keep a dangling free function: detach
+     * them by leaving their state freed here and the pointer unreachable. */
+    while (cu->plans) state_free_locked(cu->plans);
+}
+
+static nd_status make_event(cudaEvent_t *e, unsigned flags) {
+    ND_CUDA_TRY(cudaEventCreateWithFlags(e, flags), "cudaEventCreateWithFlags");
+    return ND_OK;
+}
+
+static nd_status ensure_stream(nd_cuda *cu, int s) {
+    if (s == 0 || cu->aux[s]) return ND_OK;
+    ND_CUDA_TRY(cudaStreamCreateWithFlags(&cu->aux[s], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    return ND_OK;
+}
+
+/* First run: kernels compiled and resolved, scratch and events made. */
+static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out) {
+    nd_cuda_plan_state *ps = calloc(1, sizeof *ps);
+    int32_t n = plan->n_steps;
+    if (!ps) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
+    ps->cu = cu;
+    ps->n_steps = n;
+    ps->kentries = calloc((size_t)n + 1, sizeof *ps->kentries);
+    ps->scratch_offset = calloc((size_t)n + 1, sizeof *ps->scratch_offset);
+    ps->events = calloc((size_t)n + 1, sizeof *ps->events);
+    ps->next = cu->plans;
+    if (cu->plans) cu->plans->prev = ps;
+    cu->plans = ps;
+    nd_status s = ps->kentries && ps->scratch_offset && ps->events
+                      ? ND_OK
+                      : nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
+    for (int32_t i = 0; i < n && s == ND_OK; i++) {
+        const nd_step *st = &plan->steps[i];
+        ps->streams |= 1u << st->stream;
+        s = ensure_stream(cu, st->stream);
+        if (s == ND_OK && st->signals) s = make_event(&ps->events[i], cudaEventDisableTiming);
+        if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
+        s = nd_cuda_kcache_get(cu->cache, st->kernel, &ps->kentries[i]);
+        if (s != ND_OK) break;
+        size_t b = nd_cuda_kernel_scratch_bytes(ps->kentries[i]);
+        ps->scratch_offset[i] = ps->scratch_bytes;
+        ps->scratch_bytes += (b + 255) & ~(size_t)255;
+        for (int32_t j = 0; j < st->kernel->n_params; j++)
+            if (st->params[j] + 1 > ps->n_params) ps->n_params = st->params[j] + 1;
+    }
+    if (s == ND_OK && (ps->streams & ~1u)) {
+        s = make_event(&ps->fork, cudaEventDisableTiming);
+        for (int t = 1; t < ND_PLAN_STREAMS && s == ND_OK; t++)
+            if (ps->streams & (1u << t)) s = make_event(&ps->join[t], cudaEventDisableTiming);
+    }
+    if (s == ND_OK && ps->scratch_bytes)
+        s = nd_cuda_device_alloc(cu, ps->scratch_bytes, &ps->scratch, "reduction partials of a plan");
+    if (s == ND_OK && (cu->profile || cu->trace)) {
+        ps->t0 = calloc((size_t)n + 1, sizeof *ps->t0);
+        ps->t1 = calloc((size_t)n + 1, sizeof *ps->t1);
+        if (!ps->t0 || !ps->t1) s = nd_error_set(ND_ERR_OOM, "cuda: out of host memory for profiling events");
+        for (int32_t i = 0; i < n && s == ND_OK; i++) {
+            s = make_event(&ps->t0[i], cudaEventDefault);
+            if (s == ND_OK) s = make_event(&ps->t1[i], cudaEventDefault);
+        }
+    }
+    if (s != ND_OK) {
+        state_free_locked(ps);
+        return s;
+    }
+    *out = ps;
+    return ND_OK;
+}
+
+/* ------------------------------------------------------------ launches */
+
+static cudaStream_t stream_of(nd_cuda *cu, int s) { return s == 0 ? cu->stream : cu->aux[s]; }
+
+static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
+                            int32_t i, cudaStream_t stream) {
+    nd_cuda *cu = ps->cu;
+    const nd_step *st = &plan->steps[i];
+    switch (st->kind) {
+    case ND_STEP_KERNEL: {
+        const nd_kernel *k = st->kernel;
+        void *ptrs[k->n_slots > 0 ? k->n_slots : 1];
+        nd_scalar_bits params[k->n_params > 0 ? k->n_params : 1];
+        for (int32_t j = 0; j < k->n_slots; j++) ptrs[j] = bound->slots[st->slots[j]];
+        for (int32_t j = 0; j < k->n_params; j++) params[j] = bound->params[st->params[j]];
+        void *partials = ps->scratch ? (char *)ps->scratch + ps->scratch_offset[i] : NULL;
+        return nd_cuda_issue_kernel(cu, ps->kentries[i], k, ptrs, params, stream, partials);
+    }
+    case ND_STEP_MATMUL: {
+        /* Library calls are on plan stream 0, the stream cuBLAS is bound to. */
+        char name[96];
+        nd_matmul_label(&st->matmul, name, sizeof name);
+        ND_NVTX_PUSH(name);
+        nd_status s = nd_cuda_run_matmul(be, &st->matmul, bound->slots);
+        ND_NVTX_POP();
+        return s;
+    }
+    case ND_STEP_COPY:
+        return nd_cuda_issue_copy(cu, bound->copy_dst[i], st->copy.dst_memory, bound->copy_src[i],
+                                  st->copy.src_memory, st->copy.bytes, stream);
+    }
+    return ND_OK;
+}
+
+/* Every step of the plan, forked from and joined back to the main stream. */
+static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
+                            int timed) {
+    nd_cuda *cu = ps->cu;
+    uint32_t aux = ps->streams & ~1u;
+    if (aux) {
+        ND_CUDA_TRY(cudaEventRecord(ps->fork, cu->stream), "cudaEventRecord (plan fork)");
+        for (int t = 1; t < ND_PLAN_STREAMS; t++)
+            if (aux & (1u << t)) ND_CUDA_TRY(cudaStreamWaitEvent(cu->aux[t], ps->fork, 0), "cudaStreamWaitEvent");
+    }
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        cudaStream_t stream = stream_of(cu, st->stream);
+        for (int32_t w = 0; w < st->n_waits; w++)
+            ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
+        if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
+        nd_status s = issue_step(be, ps, plan, bound, i, stream);
+        if (s != ND_OK) return s;
+        if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t1[i], stream), "cudaEventRecord (profile)");
+        if (st->signals) ND_CUDA_TRY(cudaEventRecord(ps->events[i], stream), "cudaEventRecord");
+    }
+    for (int t = 1; t < ND_PLAN_STREAMS; t++) {
+        if (!(aux & (1u << t))) continue;
+        ND_CUDA_TRY(cudaEventRecord(ps->join[t], cu->aux[t]), "cudaEventRecord (plan join)");
+        ND_CUDA_TRY(cudaStreamWaitEvent(cu->stream, ps->join[t], 0), "cudaStreamWaitEvent (plan join)");
+    }
+    return ND_OK;
+}
+
+/* ------------------------------------------------------------ graphs */
+
+/* The run's variable part: addresses and parameter values. Equal
+ * signatures produce identical launches. */
+static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound, size_t *len) {
+    size_t need = sizeof(void *) * (size_t)plan->n_slots + sizeof(nd_scalar_bits) * (size_t)ps->n_params;
+    for (int32_t i = 0; i < plan->n_steps; i++)
+        if (plan->steps[i].kind == ND_STEP_COPY) need += 2 * sizeof(void *);
+    if (need > ps->sig_cap) {
+        uint8_t *p = realloc(ps->sig, need);
+        if (!p) return 0;
+        ps->sig = p;
+        ps->sig_cap = need;
+    }
+    uint8_t *o = ps->sig;
+    memcpy(o, bound->slots, sizeof(void *) * (size_t)plan->n_slots);
+    o += sizeof(void *) * (size_t)plan->n_slots;
+    if (ps->n_params) {
+        memcpy(o, bound->params, sizeof(nd_scalar_bits) * (size_t)ps->n_params);
+        o += sizeof(nd_scalar_bits) * (size_t)ps->n_params;
+    }
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        if (plan->steps[i].kind != ND_STEP_COPY) continue;
+        memcpy(o, &bound->copy_dst[i], sizeof(void *));
+        memcpy(o + sizeof(void *), &bound->copy_src[i], sizeof(void *));
+        o += 2 * sizeof(void *);
+    }
+    *len = need;
+    return 1;
+}
+
+/* Copies to or from pageable host memory cannot be captured. */
+static int capturable(const nd_plan *plan, const nd_bound_plan *bound) {
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind != ND_STEP_COPY) continue;
+        const void *host = st->copy.src_memory == 0 ? bound->copy_src[i]
+                           : st->copy.dst_memory == 0 ? bound->copy_dst[i]
+                                                      : NULL;
+        if (!host) continue;
+        struct cudaPointerAttributes attr;
+        if (cudaPointerGetAttributes(&attr, host) != cudaSuccess || attr.type != cudaMemoryTypeHost) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Destroys the least recently used graph of any plan but `keep`. */
+static void evict_one(nd_cuda *cu, const graph_entry *keep) {
+    graph_entry *victim = NULL;
+    for (nd_cuda_plan_state *ps = cu->plans; ps; ps = ps->next)
+        for (int i = 0; i < ND_CUDA_GRAPHS_PER_PLAN; i++) {
+            graph_entry *g = &ps->graphs[i];
+            if (g->exec && g != keep && (!victim || g->last_used < victim->last_used)) victim = g;
+        }
+    if (victim) drop_graph(cu, victim);
+}
+
+static nd_status capture(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
+                         cudaGraph_t *out) {
+    nd_cuda *cu = ps->cu;
+    *out = NULL;
+    ND_CUDA_TRY(cudaStreamBeginCapture(cu->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    nd_status s = issue_plan(be, ps, plan, bound, 0);
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(cu->stream, &g);
+    if (s == ND_OK && e != cudaSuccess) s = nd_cuda_fail(e, "cudaStreamEndCapture");
+    if (s != ND_OK) {
+        if (g) cudaGraphDestroy(g);
+        (void)cudaGetLastError();
+        return s;
+    }
+    *out = g;
+    return ND_OK;
+}
+
+/* The graph for this signature: found, updated in place, or new. */
+static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
+                           size_t sig_len, graph_entry **out) {
+    nd_cuda *cu = ps->cu;
+    graph_entry *lru = NULL, *empty = NULL;
+    for (int i = 0; i < ND_CUDA_GRAPHS_PER_PLAN; i++) {
+        graph_entry *g = &ps->graphs[i];
+        if (!g->exec) {
+            if (!empty) empty = g;
+            continue;
+        }
+        if (g->sig_len == sig_len && memcmp(g->sig, ps->sig, sig_len) == 0) {
+            *out = g;
+            return ND_OK;
+        }
+        if (!lru || g->last_used < lru->last_used) lru = g;
+    }
+    uint8_t *sig = malloc(sig_len);
+    if (!sig) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a graph signature");
+    memcpy(sig, ps->sig, sig_len);
+    cudaGraph_t graph;
+    nd_status s = capture(be, ps, plan, bound, &graph);
+    if (s != ND_OK) {
+        free(sig);
+        return s;
+    }
+    graph_entry *slot = empty ? empty : lru;
+    int updated = 0;
+    if (!empty) {
+        cudaGraphExecUpdateResultInfo info;
+        updated = cudaGraphExecUpdate(slot->exec, graph, &info) == cudaSuccess;
+        if (!updated) {
+            (void)cudaGetLastError();
+            drop_graph(cu, slot);
+        }
+    }
+    if (!updated) {
+        cudaGraphExec_t exec;
+        cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+        if (e != cudaSuccess) {
+            cudaGraphDestroy(graph);
+            free(sig);
+            return nd_cuda_fail(e, "cudaGraphInstantiate");
+        }
+        slot->exec = exec;
+        cu->n_execs++;
+        if (cu->n_execs > ND_CUDA_GRAPHS_MAX) evict_one(cu, slot);
+    } else {
+        free(slot->sig);
+    }
+    cudaGraphDestroy(graph);
+    slot->sig = sig;
+    slot->sig_len = sig_len;
+    *out = slot;
+    return ND_OK;
+}
+
+/* ------------------------------------------------------------ profile */
+
+static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, int32_t i, char *buf, size_t cap) {
+    if (st->kind == ND_STEP_KERNEL) return ps->kentries[i]->info.name;
+    if (st->kind == ND_STEP_MATMUL) {
+        nd_matmul_label(&st->matmul, buf, cap);
+        return buf;
+    }
+    return st->copy.src_memory == 0 ? "copy host->device" : st->copy.dst_memory == 0 ? "copy device->host" : "copy";
+}
+
+/* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events. */
+static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan) {
+    nd_cuda *cu = ps->cu;
+    if (cudaStreamSynchronize(cu->stream) != cudaSuccess) return;
+    static const char *const cats[] = {"kernel", "library", "copy"};
+    cu->trace_flush++;
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        float ms = 0, start = 0;
+        if (cudaEventElapsedTime(&ms, ps->t0[i], ps->t1[i]) != cudaSuccess ||
+            (cu->trace && cudaEventElapsedTime(&start, cu->trace_base, ps->t0[i]) != cudaSuccess)) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        char buf[96];
+        const char *name = step_name(ps, st, i, buf, sizeof buf);
+        if (cu->profile) nd_profile_add_step(cu->profile, st, st->kind == ND_STEP_KERNEL ? name : NULL, ms * 1e-3);
+        if (cu->trace)
+            fprintf(cu->trace,
+                    "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                    "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
+                    name, cats[st->kind == ND_STEP_KERNEL ? 0 : st->kind == ND_STEP_MATMUL ? 1 : 2], st->stream,
+                    start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
+    }
+}
+
+/* ------------------------------------------------------------ entry */
+
+nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
+    nd_cuda *cu = (nd_cuda *)be->impl;
+    nd_cuda_plan_state *ps = plan->backend_cache;
+    nd_status s;
+    if (!ps) {
+        s = state_new(cu, plan, &ps);
+        if (s != ND_OK) return s;
+        plan->backend_cache = ps;
+        plan->backend_cache_free = state_free;
+    }
+    cu->tick++;
+    int timed = cu->profile || cu->trace;
+    int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 &&
+                    plan->n_steps >= ND_CUDA_GRAPH_MIN_STEPS;
+    ps->runs++;
+    size_t sig_len = 0;
+    if (use_graph && build_signature(ps, plan, bound, &sig_len) && capturable(plan, bound)) {
+        graph_entry *g = NULL;
+        s = graph_for(be, ps, plan, bound, sig_len, &g);
+        if (s == ND_OK) {
+            g->last_used = cu->tick;
+            ND_NVTX_PUSH("nd graph replay");
+            cudaError_t e = cudaGraphLaunch(g->exec, cu->stream);
+            ND_NVTX_POP();
+            if (e == cudaSuccess) return ND_OK;
+            s = nd_cuda_fail(e, "cudaGraphLaunch");
+            return s;
+        }
+        /* Capture refused (an operation CUDA cannot capture): this plan
+         * runs directly from now on. */
+        nd_logf(2, "cuda: plan %016llx is not captured as a graph: %s", (unsigned long long)plan->key,
+                nd_last_error());
+        ps->no_capture = 1;
+        nd_clear_error();
+    }
+    s = issue_plan(be, ps, plan, bound, timed);
+    if (s == ND_OK && timed) record_times(ps, plan);
+    return s;
+}

@@ -1,0 +1,15 @@
+/* The last planning passes: temporaries into shared storages, steps onto
+ * streams with the cross-stream waits they need (see stream_assign.c). */
+#ifndef ND_SCHEDULER_STREAM_ASSIGN_H
+#define ND_SCHEDULER_STREAM_ASSIGN_H
+
+#include "backends/plan.h"
+#include "nd.h"
+
+/* Sets slots[].storage, n_storages and storage_bytes from temp lifetimes. */
+nd_status nd_plan_assign_storage(nd_plan *plan);
+/* Sets each step's stream, waits and signals, and n_streams_used. Needs
+ * nd_plan_assign_storage first. */
+nd_status nd_plan_assign_streams(nd_plan *plan);
+
+#endif

@@ -1,0 +1,251 @@
+/* GPU scheduling seen from outside: independent branches of a plan go to
+ * different streams (and, on CUDA, really overlap in time, read from the
+ * ND_TRACE timeline), repeated plans replayed as CUDA Graphs give the same
+ * answers as direct launches, and a long recorded loop with temporaries is
+ * right. Runs on every backend; the timing checks only where there is a
+ * device timeline (CUDA). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkstemp */
+#endif
+#include "common.h"
+
+#include <unistd.h>
+
+#define CHAIN_ITERS 100
+
+/* x <- sin(x)*0.5 + 0.25, CHAIN_ITERS times: contractive, so float32
+ * rounding does not grow along the chain. */
+static nd_array *record_chain(nd_array *x) {
+    for (int i = 0; i < CHAIN_ITERS; i++) {
+        nd_array *y = nd_add(nd_mul(nd_sin(x), nd_scalar(0.5)), nd_scalar(0.25));
+        if (i > 0) nd_free(x);
+        x = y;
+    }
+    return x;
+}
+
+static void chain_ref(ref_arr *a) {
+    for (int64_t i = 0; i < a->size; i++) {
+        double v = ref_getd(a, i);
+        for (int k = 0; k < CHAIN_ITERS; k++) v = sin(v) * 0.5 + 0.25;
+        ref_setd(a, i, v);
+    }
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+typedef struct {
+    double start, end;
+    int tid;
+    char cat[16];
+    unsigned long long flush;
+} trace_event;
+
+/* The events of ND_TRACE's file (one JSON object per line). */
+static int read_trace(const char *path, trace_event *ev, int cap) {
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot read the trace %s", path);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        const char *c = strstr(line, "\"cat\":\""), *t = strstr(line, "\"tid\":"),
+                   *ts = strstr(line, "\"ts\":"), *d = strstr(line, "\"dur\":"),
+                   *fl = strstr(line, "\"flush\":");
+        if (!c || !t || !ts || !d || !fl) continue;
+        trace_event *e = &ev[n];
+        if (sscanf(c + 7, "%15[a-z]", e->cat) != 1) continue;
+        e->tid = atoi(t + 6);
+        e->start = atof(ts + 5);
+        e->end = e->start + atof(d + 6);
+        e->flush = strtoull(fl + 8, NULL, 10);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Two chains on device-resident inputs and the sum of a host array in one
+ * flush: three independent branches. */
+NDT_TEST(streams, independent_chains_and_copy_overlap) {
+    char trace[] = "/tmp/nd-test-trace-XXXXXX";
+    int fd = mkstemp(trace);
+    cr_assert(fd >= 0);
+    close(fd);
+    nd_config cfg = {0};
+    cfg.trace = trace;
+    ndt_restart(&cfg);
+    int cuda = ndt_backend_is_cuda();
+    /* Big enough on a GPU that each kernel and the copy take tens of
+     * microseconds or more; small on the CPU, where only answers count. */
+    int64_t n = cuda ? (1 << 20) : (1 << 12), nh = cuda ? (1 << 23) : (1 << 14);
+    NDT_RNG(r);
+    ref_arr *ra = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(n), -2, 2);
+    ref_arr *rb = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(n), -2, 2);
+    ref_arr *rh = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(nh), 0, 1);
+    /* Chain inputs computed first, so they already live where kernels run. */
+    nd_array *a = nd_copy(ndt_upload(ra)), *b = nd_copy(ndt_upload(rb));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_array *h = ndt_upload(rh);
+    nd_array *ca = record_chain(a), *cb = record_chain(b), *sh = nd_sum(h, ND_ALL_AXES);
+    cr_assert(ca && cb && sh, "%s", nd_last_error());
+
+    char dot[] = "/tmp/nd-test-streams-XXXXXX";
+    fd = mkstemp(dot);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(nd_graph_dump_dot(dot), ND_OK, "%s", nd_last_error());
+    char *s = slurp(dot);
+    cr_assert(s);
+    cr_expect(strstr(s, "stream 0") && strstr(s, "stream 1"),
+              "the two independent chains should be planned on two streams");
+    if (cuda) cr_expect(strstr(s, "host -> device") && strstr(s, "stream 4"),
+                        "the host array's copy should be on the host->device stream");
+    free(s);
+    unlink(dot);
+
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    chain_ref(ra);
+    chain_ref(rb);
+    ndt_check(ca, ra, 1e-5, 1e-6, NULL, "chain a");
+    ndt_check(cb, rb, 1e-5, 1e-6, NULL, "chain b");
+    double want = 0;
+    for (int64_t i = 0; i < nh; i++) want += ref_getd(rh, i);
+    cr_expect(fabs(nd_item(sh) - want) <= 1e-5 * want, "sum = %.9g, want %.9g", nd_item(sh), want);
+    nd_free(ca);
+    nd_free(cb);
+    nd_free(sh);
+    nd_free(h);
+    ref_free(ra);
+    ref_free(rb);
+    ref_free(rh);
+
+    if (cuda) {
+        nd_shutdown(); /* closes the trace file */
+        static trace_event ev[4096];
+        int ne = read_trace(trace, ev, 4096);
+        unsigned long long last = 0;
+        for (int i = 0; i < ne; i++)
+            if (ev[i].flush > last) last = ev[i].flush;
+        /* Kernel span per compute stream, and the copy, in the big flush. */
+        double lo[8], hi[8], copy_lo = -1, copy_hi = -1;
+        for (int t = 0; t < 8; t++) lo[t] = 1e300, hi[t] = -1e300;
+        for (int i = 0; i < ne; i++) {
+            if (ev[i].flush != last || ev[i].tid < 0 || ev[i].tid >= 8) continue;
+            if (strcmp(ev[i].cat, "copy") == 0) {
+                copy_lo = ev[i].start;
+                copy_hi = ev[i].end;
+            } else if (strcmp(ev[i].cat, "kernel") == 0) {
+                if (ev[i].start < lo[ev[i].tid]) lo[ev[i].tid] = ev[i].start;
+                if (ev[i].end > hi[ev[i].tid]) hi[ev[i].tid] = ev[i].end;
+            }
+        }
+        int overlapping_streams = 0, copy_overlaps = 0;
+        for (int t = 0; t < 4; t++)
+            for (int u = t + 1; u < 4; u++)
+                if (hi[t] > lo[t] && hi[u] > lo[u] && lo[t] < hi[u] && lo[u] < hi[t]) overlapping_streams++;
+        for (int t = 0; t < 4; t++)
+            if (hi[t] > lo[t] && copy_hi > copy_lo && lo[t] < copy_hi && copy_lo < hi[t]) copy_overlaps++;
+        cr_expect(overlapping_streams > 0, "no two compute streams ran kernels at the same time (trace %s)", trace);
+        cr_expect(copy_overlaps > 0, "the host->device copy did not overlap any kernel (trace %s)", trace);
+        ndt_restart(NULL);
+    }
+    unlink(trace);
+}
+
+/* A loop that syncs every iteration, ping-ponging between buffers with a
+ * scalar that changes: the plan repeats, the graph's signature alternates
+ * and changes. Graphs on and off must agree bit for bit. */
+static void run_loop(ref_arr **out, const ref_arr *init) {
+    nd_array *x = ndt_upload(init);
+    for (int it = 0; it < 12; it++) {
+        nd_array *t = nd_scalar(0.01 * (it % 5));
+        nd_array *y = nd_add(nd_mul(nd_cos(x), nd_scalar(0.9)), nd_mul(x, t));
+        nd_array *z = nd_sub(y, nd_mean(y, ND_ALL_AXES));
+        nd_free(x);
+        x = z;
+        cr_assert_eq(nd_sync(), ND_OK, "iteration %d: %s", it, nd_last_error());
+    }
+    *out = ndt_download(x);
+    nd_free(x);
+}
+
+NDT_TEST(streams, graph_replay_matches_direct_launches) {
+    NDT_RNG(r);
+    ref_arr *init = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(4096), -1, 1);
+    ref_arr *with = NULL, *without = NULL;
+    run_loop(&with, init);
+    nd_config off = {0};
+    off.cuda_graphs = -1;
+    ndt_restart(&off);
+    run_loop(&without, init);
+    cr_assert_eq(memcmp(with->data, without->data, (size_t)with->size * 4), 0,
+                 "the loop's result differs with and without CUDA Graphs");
+    /* and both are right */
+    ref_arr *ref = ref_astype(init, ND_FLOAT64);
+    for (int it = 0; it < 12; it++) {
+        double tv = (double)(float)(0.01 * (it % 5)), mean = 0;
+        for (int64_t i = 0; i < ref->size; i++) {
+            double x = (double)(float)ref_getd(ref, i);
+            ref_setd(ref, i, cos(x) * 0.9 + x * tv);
+            mean += ref_getd(ref, i);
+        }
+        mean /= (double)ref->size;
+        for (int64_t i = 0; i < ref->size; i++) ref_setd(ref, i, ref_getd(ref, i) - mean);
+    }
+    for (int64_t i = 0; i < ref->size; i++)
+        cr_expect(fabs(ref_getd(with, i) - ref_getd(ref, i)) <= 1e-4, "x[%lld] = %g, want %g", (long long)i,
+                  ref_getd(with, i), ref_getd(ref, i));
+    ref_free(ref);
+    ref_free(with);
+    ref_free(without);
+    ref_free(init);
+}
+
+/* 50 Jacobi iterations recorded before one sync, three times with fresh
+ * data (the second and third replay the captured graph): every iteration
+ * needs a temporary, and they share storage. */
+NDT_TEST(streams, stencil_loop_in_one_flush) {
+    NDT_RNG(r);
+    const int N = 48, iters = 50;
+    for (int rep = 0; rep < 3; rep++) {
+        ref_arr *init = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(N, N), 0, 1);
+        nd_array *u = nd_copy(ndt_upload(init));
+        for (int it = 0; it < iters; it++) {
+            nd_scope_begin();
+            nd_array *c = nd_view(u, "1:-1, 1:-1");
+            nd_array *s = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
+                                        nd_view(u, "1:-1, :-2")),
+                                 nd_view(u, "1:-1, 2:"));
+            cr_assert_eq(nd_assign(c, nd_mul(nd_scalar(0.2), s)), ND_OK, "%s", nd_last_error());
+            nd_scope_end();
+        }
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        double *g = malloc(sizeof(double) * N * N), *t = malloc(sizeof(double) * N * N);
+        for (int i = 0; i < N * N; i++) g[i] = ref_getd(init, i);
+        for (int it = 0; it < iters; it++) {
+            memcpy(t, g, sizeof(double) * N * N);
+            for (int i = 1; i < N - 1; i++)
+                for (int j = 1; j < N - 1; j++)
+                    g[i * N + j] = 0.2 * ((((t[i * N + j] + t[(i - 1) * N + j]) + t[(i + 1) * N + j]) +
+                                           t[i * N + j - 1]) + t[i * N + j + 1]);
+        }
+        ref_arr *want = ref_from_doubles(ND_FLOAT64, ND_SHAPE(N, N), g);
+        ndt_check(u, want, 1e-12, 1e-12, NULL, "stencil repetition %d", rep);
+        ref_free(want);
+        ref_free(init);
+        free(g);
+        free(t);
+        nd_free(u);
+    }
+}
