@@ -1,0 +1,94 @@
+/*
+ * nd_suite.h — the workloads of the side-by-side suite (bench/README.md,
+ * "Side-by-side suite") as seen by its runner: each one prepares fresh
+ * inputs (untimed), records and syncs its work (timed), and checks the
+ * result against a float64 host reference (before anything is timed).
+ */
+#ifndef ND_SUITE_H
+#define ND_SUITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nd.h"
+
+/* Problem sizes; suite_sizes_full/suite_sizes_small fill them. The Python
+ * peers (bench/peers/suite_common.py) use the same numbers. */
+typedef struct {
+    int64_t chain_n, bs_n, stencil_n, small_n, pi_n, matmul_n, dot_n, ops_n, sum_n;
+    int stencil_iters, small_iters, ops_iters;
+    double h2d_gib;
+} suite_sizes;
+
+/* What one workload holds between its calls. Inputs stay until the next
+ * prepare replaces them; outputs are freed by the runner after every run. */
+typedef struct {
+    const suite_sizes *sz;
+    nd_array *in[3];
+    nd_array *out[2];
+    void *host;     /* stencils: the grid before the checked run; h2d: the source */
+    double ref;     /* h2d_sum: float64 sum of the source as it is now */
+    uint64_t seed;  /* pi, dot: the seed of this run's draws */
+} suite_state;
+
+/* What the JSON line reports about a workload's size. bytes < 0 means "no
+ * meaningful count" (printed as null): pi and dot draw their inputs inside
+ * the kernel, so nothing has to move. */
+typedef struct {
+    int64_t n;
+    double bytes, flops;
+} suite_measure;
+
+typedef struct {
+    const char *name;
+    const char *dtype;
+    const char *check_kind; /* "sampled", "full", "scalar" */
+    double tol;
+    bool check_every_run;   /* cheap checks run after every timed run too */
+    bool gpu_only;          /* left out of the default list on the CPU backend */
+    bool big;               /* left out of --small runs unless named */
+    void (*measure)(const suite_sizes *sz, suite_measure *m);
+    /* Fresh inputs, made and synced before the clock starts. for_check:
+     * keep whatever the check needs that the run overwrites. */
+    nd_status (*prepare)(suite_state *s, bool for_check);
+    /* Records the work and waits for it: the timed part. */
+    nd_status (*run)(suite_state *s);
+    /* Error of the last run against the float64 reference (NaN or infinity
+     * for a wrong dtype, an implausible value or a failed read; a line on
+     * stderr says which). */
+    double (*check)(suite_state *s);
+} suite_workload;
+
+/* The workloads, one object each (nd_suite_elementwise.c, nd_suite_stencil.c,
+ * nd_suite_reduce.c, nd_suite_h2d.c). */
+extern const suite_workload suite_chain, suite_black_scholes, suite_small_ops;
+extern const suite_workload suite_stencil, suite_small_stencil;
+extern const suite_workload suite_pi, suite_matmul_chain, suite_dot, suite_sum;
+extern const suite_workload suite_h2d_sum;
+
+/* ----------------------------------------- shared by the workloads (nd_suite_check.c) */
+
+#define SUITE_SAMPLES 4096 /* elements checked of a large elementwise output */
+
+/* nd_free(*slot), then *slot = value. */
+void suite_replace(nd_array **slot, nd_array *value);
+/* Syncs after a prepare or run that filled `count` slots of `arr`; a NULL
+ * slot means an op failed (its error is set) and is returned as such. */
+nd_status suite_settle(nd_array **arr, int count);
+/* a's elements in a new malloc'd buffer (`item` bytes each); NULL, with a
+ * line on stderr, if reading back failed. */
+void *suite_host_copy(nd_array *a, size_t item);
+/* false, with a line on stderr, unless a has dtype `want`. */
+bool suite_dtype_is(nd_array *a, nd_dtype want, const char *what);
+/* Positions spread pseudo-randomly over [0, n): the same every check. */
+int64_t suite_next_index(uint64_t *state, int64_t n);
+
+/* ||got - ref|| / ||ref||, accumulated term by term. */
+typedef struct {
+    double num, den;
+} suite_norm_err;
+void suite_norm_add(suite_norm_err *e, double got, double ref);
+double suite_norm_value(const suite_norm_err *e); /* NaN for a NaN output */
+
+#endif

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""NumPy on the CPU: the side-by-side suite's baseline (bench/README.md,
+"Side-by-side suite"). Plain NumPy, op by op with temporaries, as a NumPy
+user writes it; matmul and dot go to NumPy's BLAS.
+
+Usage: numpy_suite.py [--small] [--runs N] [WORKLOAD ...]
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+
+import suite_common as sc  # noqa: E402
+
+IMPL = "numpy"
+
+
+def main():
+    suite = sc.Suite(__doc__)
+    sz = suite.sz
+    suite.meta(IMPL, library=f"numpy {np.__version__}", device="cpu", threads=os.cpu_count())
+    state = {"rng": np.random.default_rng(suite.next_seed())}
+
+    def uniform(shape, lo, hi, dtype=np.float32):
+        x = state["rng"].random(shape, dtype=dtype)
+        x *= hi - lo
+        x += lo
+        return x
+
+    def plain_inputs(*specs):
+        return lambda: tuple(uniform(*s) for s in specs)
+
+    def same(inp):
+        return [np.array(v, copy=True) for v in inp]
+
+    def ident(out):
+        return None
+
+    def to_host(x):
+        return np.asarray(x)
+
+    # pi and dot draw inside the timed part, from a generator seeded
+    # outside it; the check draws the same values from the same seed.
+    def seeded():
+        seed = suite.next_seed()
+        state["draw"] = np.random.default_rng(seed)
+        return (seed,)
+
+    def redraw(dtype, count, n):
+        def host(inp):
+            rng = np.random.default_rng(inp[0])
+            return [rng.random(n, dtype=dtype) for _ in range(count)]
+        return host
+
+    def pi_run(seed):
+        n = sz["pi_n"]
+        x = state["draw"].random(n, dtype=np.float32)
+        y = state["draw"].random(n, dtype=np.float32)
+        return np.count_nonzero(sc.pi_inside(x, y))
+
+    def dot_run(seed):
+        n = sz["dot_n"]
+        return np.dot(state["draw"].random(n), state["draw"].random(n))
+
+    def sweeps(iters):
+        def run(u):
+            for _ in range(iters):
+                u[1:-1, 1:-1] = sc.stencil_rhs(u)
+            return u
+        return run
+
+    def small_ops_run(x):
+        for _ in range(sz["ops_iters"]):
+            x = sc.small_ops_step(np, x)
+        return x
+
+    n_st, n_sm = sz["stencil_n"], sz["small_n"]
+    m = sz["matmul_n"]
+    work = {
+        "chain": (plain_inputs((sz["chain_n"], -2, 2), (sz["chain_n"], -2, 2)), same,
+                  lambda a, b: sc.chain(np, a, b)),
+        "black_scholes": (plain_inputs((sz["bs_n"], 5, 30), (sz["bs_n"], 1, 100),
+                                       (sz["bs_n"], 0.25, 10)), same,
+                          lambda S, X, T: sc.black_scholes(np, S, X, T)),
+        "stencil": (plain_inputs(((n_st, n_st), 0, 1)), same, sweeps(sz["stencil_iters"])),
+        "small_stencil": (plain_inputs(((n_sm, n_sm), 0, 1, np.float64)), same,
+                          sweeps(sz["small_iters"])),
+        "pi": (seeded, redraw(np.float32, 2, sz["pi_n"]), pi_run),
+        "matmul_chain": (plain_inputs(*[((m, m), -1, 1)] * 3), same,
+                         lambda A, B, C: sc.matmul_chain(np, A, B, C)),
+        "dot": (seeded, redraw(np.float64, 2, sz["dot_n"]), dot_run),
+        "small_ops": (plain_inputs((sz["ops_n"], -1, 1)), same, small_ops_run),
+        "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
+    }
+    for name in suite.names:
+        prepare, host, run = work[name]
+        suite.guarded(IMPL, name, lambda: suite.measure(IMPL, name, prepare, host, run,
+                                                        ident, to_host))
+    suite.exit()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,359 @@
+"""What every Python peer of the side-by-side suite shares (bench/README.md,
+"Side-by-side suite"): sizes, formulas, float64 host references, the timing
+rule and the JSON lines. bench/nd_suite.c and bench/nd_suite_*.c are
+the same suite for nd; keep the two in step.
+
+A peer describes each workload as four callables and hands them to
+Suite.measure:
+  prepare()         fresh inputs on the device, synchronised (untimed)
+  host_inputs(inp)  the inputs as NumPy arrays for the reference, taken
+                    before the run (stencils overwrite theirs); for the
+                    workloads that draw inside the timed part, the same
+                    draws made again from the same seed or key; None for a
+                    statistical check only
+  run(*inp)         the timed work: returns the output(s)
+  sync(out)         waits until out is computed (device synchronise)
+and to_host(out) turns outputs into NumPy arrays for the check.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi",
+             "matmul_chain", "dot", "small_ops", "sum"]
+
+FULL = dict(chain_n=1 << 27, bs_n=1 << 26, stencil_n=16384, stencil_iters=20,
+            small_n=1000, small_iters=50, pi_n=1 << 28, matmul_n=8192,
+            dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28)
+SMALL = dict(chain_n=1 << 20, bs_n=1 << 20, stencil_n=1024, stencil_iters=20,
+             small_n=200, small_iters=50, pi_n=1 << 22, matmul_n=512,
+             dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22)
+
+# Tolerances on the error measure each check describes (as nd_suite).
+TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
+           pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-5)
+CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
+                  small_stencil="full", pi="scalar", matmul_chain="sampled",
+                  dot="scalar", small_ops="full", sum="scalar")
+DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
+             small_stencil="float64", pi="float32", matmul_chain="float32",
+             dot="float64", small_ops="float32", sum="float32")
+
+# The time budget (bench/README.md): after the checked run and one warm-up,
+# up to --runs timed runs (at least MIN_RUNS); stop after 3 once a run took
+# over LONG_RUN_S, and after MIN_RUNS once the workload has spent BUDGET_S.
+MIN_RUNS = 7
+LONG_RUN_S = 10.0
+BUDGET_S = 20.0
+
+SAMPLES = 4096
+STENCIL_SAMPLES = 64
+MATMUL_ROWS = 16
+
+
+# ------------------------------------------------------------- formulas
+# Written once for NumPy, CuPy, jax.numpy and torch: `xp` is the module.
+# Python floats are weak scalars in all four, so float32 stays float32.
+
+def chain(xp, a, b):
+    return xp.sin(a) * xp.cos(b) + xp.sqrt(xp.abs(a * b)) * xp.exp(-a * a)
+
+
+BS_RATE, BS_VOL = 0.02, 0.30
+CND_A = (0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429)
+RSQRT2PI = 0.39894228040143267794
+
+
+def _cnd(xp, d):
+    k = 1.0 / (1.0 + 0.2316419 * xp.abs(d))
+    poly = CND_A[4]
+    for c in CND_A[3::-1]:
+        poly = c + k * poly
+    w = RSQRT2PI * xp.exp(-0.5 * (d * d)) * (k * poly)
+    return xp.where(d > 0, 1.0 - w, w)
+
+
+def black_scholes(xp, S, X, T):
+    """Call and put, the formula of bench/gpu_suite.c."""
+    vsqrt_t = BS_VOL * xp.sqrt(T)
+    d1 = (xp.log(S / X) + (BS_RATE + 0.5 * BS_VOL * BS_VOL) * T) / vsqrt_t
+    d2 = d1 - vsqrt_t
+    c1, c2 = _cnd(xp, d1), _cnd(xp, d2)
+    x_disc = X * xp.exp(-BS_RATE * T)
+    return S * c1 - x_disc * c2, x_disc * (1.0 - c2) - S * (1.0 - c1)
+
+
+def stencil_rhs(u):
+    """The right-hand side of u[1:-1, 1:-1] = ...: computed in full before
+    the store, as NumPy does."""
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+def stencil_body(c, north, south, west, east):
+    """The same right-hand side on its five views (for cupy.fuse)."""
+    return 0.2 * (c + north + south + west + east)
+
+
+def small_ops_step(xp, x):
+    return x * 0.99 + 0.01 * xp.sin(x)
+
+
+def matmul_chain(xp, A, B, C):
+    D = A @ B + C
+    return (xp.sin(D) + xp.cos(D)).sum(1)
+
+
+def pi_inside(x, y):
+    return x * x + y * y <= 1.0
+
+
+# ----------------------------------------------------------- references
+
+def _sample(n, seed, count=SAMPLES):
+    return np.random.default_rng(seed).integers(0, n, count)
+
+
+def _norm_err(got, ref):
+    got = np.asarray(got, dtype=np.float64)
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+
+def _jacobi_ref(g, iters):
+    g = g.astype(np.float64, copy=True)
+    for _ in range(iters):
+        g[1:-1, 1:-1] = stencil_rhs(g)
+    return g
+
+
+def _stencil_point(u0, i, j, iters):
+    # A point after `iters` sweeps depends only on start values within
+    # `iters` steps; a window of radius iters + 1 with its border held fixed
+    # gives it exactly (see stencil_point_ref in nd_suite_stencil.c).
+    n = u0.shape[0]
+    r = iters + 1
+    i0, i1, j0, j1 = max(0, i - r), min(n - 1, i + r), max(0, j - r), min(n - 1, j + r)
+    win = _jacobi_ref(u0[i0:i1 + 1, j0:j1 + 1], iters)
+    return win[i - i0, j - j0]
+
+
+class WrongAnswer(Exception):
+    pass
+
+
+def _expect_dtype(arr, name):
+    want = DTYPE[name]
+    if str(arr.dtype) != want:
+        raise WrongAnswer(f"output dtype {arr.dtype}, expected {want}")
+
+
+def check(name, sz, hin, hout):
+    """Error of hout (NumPy arrays) against the float64 reference from hin;
+    returns (err, tol, kind). hin None: the statistical check only (for
+    random draws that cannot be made again outside the compiled code)."""
+    tol, kind = TOL[name], CHECK_KIND[name]
+    if name == "chain":
+        (y,) = hout
+        _expect_dtype(y, name)
+        idx = _sample(y.size, 1)
+        a, b = (v[idx].astype(np.float64) for v in hin)
+        return _norm_err(y[idx], chain(np, a, b)), tol, kind
+    if name == "black_scholes":
+        call, put = hout
+        _expect_dtype(call, name)
+        _expect_dtype(put, name)
+        idx = _sample(call.size, 2)
+        S, X, T = (v[idx].astype(np.float64) for v in hin)
+        rc, rp = black_scholes(np, S, X, T)
+        got = np.concatenate([call[idx], put[idx]])
+        return _norm_err(got, np.concatenate([rc, rp])), tol, kind
+    if name == "stencil":
+        (u,) = hout
+        _expect_dtype(u, name)
+        (u0,) = hin
+        n = u0.shape[0]
+        pts = [(0, 0), (1, 1), (n - 2, n - 2), (0, n // 2), (n // 2, 0), (1, n // 2),
+               (n // 2, n - 2), (n - 1, n - 1)]
+        rng = np.random.default_rng(3)
+        pts += [tuple(rng.integers(0, n, 2)) for _ in range(STENCIL_SAMPLES - len(pts))]
+        ref = np.array([_stencil_point(u0, i, j, sz["stencil_iters"]) for i, j in pts])
+        got = np.array([u[i, j] for i, j in pts])
+        return _norm_err(got, ref), tol, kind
+    if name == "small_stencil":
+        (u,) = hout
+        _expect_dtype(u, name)
+        return _norm_err(u, _jacobi_ref(hin[0], sz["small_iters"])), tol, kind
+    if name == "pi":
+        (got,) = hout
+        n = sz["pi_n"]
+        # a count (integer) or the fraction inside
+        frac = float(got) / n if np.issubdtype(got.dtype, np.integer) else float(got)
+        sigma6 = 6 * 1.64 / math.sqrt(n)
+        if not abs(4 * frac - math.pi) <= sigma6:
+            raise WrongAnswer(f"pi estimate {4 * frac:.8f} is statistically implausible")
+        if hin is None:
+            return abs(4 * frac - math.pi) / math.pi, sigma6 / math.pi, "statistical"
+        x, y = (v.astype(np.float64) for v in hin)
+        ref = np.count_nonzero(x * x + y * y <= 1.0) / n
+        return abs(frac - ref) / ref, tol, kind
+    if name == "matmul_chain":
+        (s,) = hout
+        _expect_dtype(s, name)
+        A, B, C = hin
+        rows = _sample(s.size, 4, MATMUL_ROWS)
+        D = A[rows].astype(np.float64) @ B.astype(np.float64) + C[rows]
+        return _norm_err(s[rows], (np.sin(D) + np.cos(D)).sum(1)), tol, kind
+    if name == "dot":
+        (got,) = hout
+        _expect_dtype(got, name)
+        n = sz["dot_n"]
+        got = float(got)
+        # uniform [0, 1) vectors: a.b has mean n/4 and deviation sqrt(7n/144)
+        sigma6 = 6 * math.sqrt(7 * n / 144)
+        if not abs(got - n / 4) <= sigma6:
+            raise WrongAnswer(f"dot {got:.6g} is statistically implausible for n = {n}")
+        if hin is None:
+            return abs(got - n / 4) / (n / 4), sigma6 / (n / 4), "statistical"
+        ref = float(np.dot(hin[0].astype(np.float64), hin[1].astype(np.float64)))
+        return abs(got - ref) / ref, tol, kind
+    if name == "small_ops":
+        (x,) = hout
+        _expect_dtype(x, name)
+        ref = hin[0].astype(np.float64)
+        for _ in range(sz["ops_iters"]):
+            ref = small_ops_step(np, ref)
+        return _norm_err(x, ref), tol, kind
+    if name == "sum":
+        (s,) = hout
+        _expect_dtype(s, name)
+        ref = float(hin[0].astype(np.float64).sum())
+        return abs(float(s) - ref) / ref, tol, kind
+    raise ValueError(name)
+
+
+def measures(name, sz):
+    """(n, bytes that must move or None, flops), as nd_suite reports them."""
+    f = float
+    if name == "chain":
+        n = sz["chain_n"]; return n, 12 * f(n), 11 * f(n)
+    if name == "black_scholes":
+        n = sz["bs_n"]; return n, 20 * f(n), 58 * f(n)
+    if name == "stencil":
+        n, it = sz["stencil_n"], sz["stencil_iters"]
+        return n, it * 8 * f(n) * n, it * 5 * f(n - 2) * (n - 2)
+    if name == "small_stencil":
+        n, it = sz["small_n"], sz["small_iters"]
+        return n, it * 16 * f(n) * n, it * 5 * f(n - 2) * (n - 2)
+    if name == "pi":
+        n = sz["pi_n"]; return n, None, 4 * f(n)
+    if name == "matmul_chain":
+        n = sz["matmul_n"]; return n, 12 * f(n) * n + 4 * n, 2 * f(n) ** 3 + 5 * f(n) * n
+    if name == "dot":
+        n = sz["dot_n"]; return n, None, 2 * f(n)
+    if name == "small_ops":
+        n, it = sz["ops_n"], sz["ops_iters"]; return n, it * 8 * f(n), it * 4 * f(n)
+    if name == "sum":
+        n = sz["sum_n"]; return n, 4 * f(n), f(n)
+    raise ValueError(name)
+
+
+# --------------------------------------------------------------- runner
+
+def emit(obj):
+    print(json.dumps(obj), flush=True)
+
+
+class Suite:
+    """Argument parsing, the timing rule and the output of one peer."""
+
+    def __init__(self, description, argv=None):
+        p = argparse.ArgumentParser(description=description)
+        p.add_argument("workloads", nargs="*", metavar="WORKLOAD",
+                       help="workloads to run (default all): " + " ".join(WORKLOADS))
+        p.add_argument("--small", action="store_true", help="shrink every size (a quick check)")
+        p.add_argument("--runs", type=int, default=9, help="timed runs (at least 7; default 9)")
+        args = p.parse_args(argv)
+        bad = [w for w in args.workloads if w not in WORKLOADS]
+        if bad:
+            p.error(f"unknown workload(s) {bad}; choose from {WORKLOADS}")
+        self.names = args.workloads or WORKLOADS
+        self.small = args.small
+        self.runs = max(MIN_RUNS, args.runs)
+        self.sz = dict(SMALL if args.small else FULL)
+        self.failures = 0
+        self.seed = 20261123
+        print(f"{'impl':<16} {'workload':<14} {'median ms':>12} {'min ms':>12} "
+              f"{'runs':>5} {'error':>10}", file=sys.stderr)
+
+    def next_seed(self):
+        self.seed += 1
+        return self.seed
+
+    def meta(self, impl, **info):
+        emit({"impl": impl, "meta": dict(info, small=self.small)})
+
+    def fail(self, impl, name, why):
+        self.failures += 1
+        emit({"impl": impl, "workload": name, "error": why})
+        print(f"{impl:<16} {name:<14} FAILED: {why}", file=sys.stderr)
+
+    def guarded(self, impl, name, fn):
+        """Runs fn(); any exception becomes an "error" line, never a stop."""
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - every failure is reported
+            detail = traceback.format_exception_only(type(e), e)[-1].strip()
+            self.fail(impl, name, detail[:500])
+
+    def measure(self, impl, name, prepare, host_inputs, run, sync, to_host, note=None):
+        start = time.perf_counter()
+
+        def once(for_check):
+            inp = prepare()
+            hin = host_inputs(inp) if for_check else None
+            t0 = time.perf_counter()
+            out = run(*inp)
+            sync(out)
+            return time.perf_counter() - t0, inp, hin, out
+
+        # 1. the checked run: nothing is timed before the answer is right
+        t, inp, hin, out = once(True)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        try:
+            err, tol, kind = check(name, self.sz, hin, [to_host(o) for o in outs])
+        except WrongAnswer as e:
+            return self.fail(impl, name, f"wrong answer: {e}")
+        if not err <= tol:
+            return self.fail(impl, name, f"wrong answer: error {err:.3g} exceeds the "
+                                         f"tolerance {tol:.0e} ({kind} check)")
+        del inp, hin, out, outs
+        # 2. one more untimed run, unless the checked run was already long
+        if t <= LONG_RUN_S:
+            once(False)
+        # 3. the timed runs
+        times = []
+        while len(times) < self.runs:
+            times.append(once(False)[0])
+            if len(times) >= 3 and times[-1] > LONG_RUN_S:
+                break
+            if len(times) >= MIN_RUNS and time.perf_counter() - start > BUDGET_S:
+                break
+        n, nbytes, flops = measures(name, self.sz)
+        med = statistics.median(times)
+        line = {"impl": impl, "workload": name, "n": n, "dtype": DTYPE[name],
+                "median_s": med, "min_s": min(times), "runs": len(times),
+                "err": err, "tol": tol, "check": kind, "bytes": nbytes, "flops": flops}
+        if note:
+            line["note"] = note
+        emit(line)
+        rate = f"{nbytes / med * 1e-9:8.1f} GB/s" if nbytes else ""
+        print(f"{impl:<16} {name:<14} {med * 1e3:12.4f} {min(times) * 1e3:12.4f} "
+              f"{len(times):5d} {err:10.2e} {rate}", file=sys.stderr)
+
+    def exit(self):
+        sys.exit(1 if self.failures else 0)

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""PyTorch on the GPU, three ways (bench/README.md, "Side-by-side suite"):
+  torch            eager, op by op
+  torch-compile    torch.compile (default mode, Inductor). Whole functions,
+                   except the loops (stencils, small ops): there the step is
+                   compiled and Python loops over it, as users write training
+                   loops; unrolling 1000 steps would compile for minutes. A
+                   workload it cannot compile is an "error" line.
+                   Its random numbers come from Inductor's own generator, so
+                   pi and dot are checked statistically (the draws cannot be
+                   made again outside the compiled code).
+  torch-cudagraph  the eager loop of small_stencil (and small_ops) captured
+                   by hand with torch.cuda.CUDAGraph and replayed
+Matrix products in true float32 (TF32 off, PyTorch's default).
+
+Usage: torch_suite.py [--small] [--runs N] [WORKLOAD ...]
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+
+import suite_common as sc  # noqa: E402
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+torch.set_float32_matmul_precision("highest")
+DEV = torch.device("cuda")
+
+
+def main():
+    suite = sc.Suite(__doc__)
+    sz = suite.sz
+    name = torch.cuda.get_device_name(DEV)
+    for impl in ("torch", "torch-compile", "torch-cudagraph"):
+        suite.meta(impl, library=f"torch {torch.__version__}", device=name)
+    gen = torch.Generator(device=DEV)
+    gen.manual_seed(suite.next_seed())
+    draw = torch.Generator(device=DEV)
+
+    def sync(out=None):
+        torch.cuda.synchronize(DEV)
+
+    def to_host(x):
+        return x.detach().cpu().numpy()
+
+    def uniform(shape, lo, hi, dtype=torch.float32):
+        return torch.empty(shape, device=DEV, dtype=dtype).uniform_(lo, hi, generator=gen)
+
+    def plain_inputs(*specs):
+        """Inputs uniform in [lo, hi), one per (shape, lo, hi[, dtype])."""
+        def prepare():
+            inp = tuple(uniform(*s) for s in specs)
+            sync()
+            return inp
+        return prepare
+
+    def same(inp):
+        return [to_host(v) for v in inp]
+
+    # Eager pi and dot draw inside the timed part from a generator seeded
+    # outside it; the check draws the same values from the same seed.
+    def seeded():
+        seed = suite.next_seed()
+        draw.manual_seed(seed)
+        return (seed,)
+
+    def redraw(dtype, n):
+        def host(inp):
+            again = torch.Generator(device=DEV)
+            again.manual_seed(inp[0])
+            return [to_host(torch.rand(n, generator=again, device=DEV, dtype=dtype))
+                    for _ in range(2)]
+        return host
+
+    def pi_run(seed):
+        n = sz["pi_n"]
+        x = torch.rand(n, generator=draw, device=DEV, dtype=torch.float32)
+        y = torch.rand(n, generator=draw, device=DEV, dtype=torch.float32)
+        return sc.pi_inside(x, y).sum()
+
+    def dot_run(seed):
+        n = sz["dot_n"]
+        return torch.dot(torch.rand(n, generator=draw, device=DEV, dtype=torch.float64),
+                         torch.rand(n, generator=draw, device=DEV, dtype=torch.float64))
+
+    # torch.compile's versions draw from the global generator, seeded
+    # outside the timed part.
+    def seeded_global():
+        torch.manual_seed(suite.next_seed())
+        return (None,)
+
+    def no_host(inp):
+        return None
+
+    def pi_global(_):
+        n = sz["pi_n"]
+        x = torch.rand(n, device=DEV, dtype=torch.float32)
+        y = torch.rand(n, device=DEV, dtype=torch.float32)
+        return sc.pi_inside(x, y).sum()
+
+    def dot_global(_):
+        n = sz["dot_n"]
+        return torch.dot(torch.rand(n, device=DEV, dtype=torch.float64),
+                         torch.rand(n, device=DEV, dtype=torch.float64))
+
+    def stencil_step(u):
+        u[1:-1, 1:-1] = sc.stencil_rhs(u)
+
+    def sweeps(iters, step):
+        def run(u):
+            for _ in range(iters):
+                step(u)
+            return u
+        return run
+
+    def small_ops(step):
+        def run(x):
+            for _ in range(sz["ops_iters"]):
+                x = step(x)
+            return x
+        return run
+
+    def eager_ops_step(x):
+        return sc.small_ops_step(torch, x)
+
+    def captured(fn, shape, lo, hi, dtype):
+        """A CUDA graph of fn on a static input (warmed up on a side stream,
+        as PyTorch's documentation asks); prepare copies fresh values into
+        the static input, run replays the graph."""
+        static_in = uniform(shape, lo, hi, dtype)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                fn(static_in)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = fn(static_in)
+
+        def prepare():
+            static_in.copy_(uniform(shape, lo, hi, dtype))
+            sync()
+            return (static_in,)
+
+        def run(_):
+            graph.replay()
+            return static_out
+        return prepare, run
+
+    n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
+    inputs = {
+        "chain": plain_inputs((sz["chain_n"], -2, 2), (sz["chain_n"], -2, 2)),
+        "black_scholes": plain_inputs((sz["bs_n"], 5, 30), (sz["bs_n"], 1, 100),
+                                      (sz["bs_n"], 0.25, 10)),
+        "stencil": plain_inputs(((n_st, n_st), 0, 1)),
+        "small_stencil": plain_inputs(((n_sm, n_sm), 0, 1, torch.float64)),
+        "matmul_chain": plain_inputs(*[((m, m), -1, 1)] * 3),
+        "small_ops": plain_inputs((sz["ops_n"], -1, 1)),
+        "sum": plain_inputs((sz["sum_n"], 0, 1)),
+    }
+    eager = {
+        "chain": lambda a, b: sc.chain(torch, a, b),
+        "black_scholes": lambda S, X, T: sc.black_scholes(torch, S, X, T),
+        "stencil": sweeps(sz["stencil_iters"], stencil_step),
+        "small_stencil": sweeps(sz["small_iters"], stencil_step),
+        "matmul_chain": lambda A, B, C: sc.matmul_chain(torch, A, B, C),
+        "small_ops": small_ops(eager_ops_step),
+        "sum": lambda x: x.sum(),
+    }
+
+    def eager_work(name):
+        """The eager version of a workload: (prepare, host, run)."""
+        if name == "pi":
+            return seeded, redraw(torch.float32, sz["pi_n"]), pi_run
+        if name == "dot":
+            return seeded, redraw(torch.float64, sz["dot_n"]), dot_run
+        return inputs[name], same, eager[name]
+
+    def compile_(fn):
+        # Static shapes: the stencil step serves two grid sizes, and
+        # Dynamo's automatic dynamic shapes would make the second one generic.
+        return torch.compile(fn, dynamic=False)
+
+    def compiled(name):
+        """torch.compile's version of a workload: (prepare, host, run).
+        Compilation happens at the first (checked) call."""
+        if name == "pi":
+            return seeded_global, no_host, compile_(pi_global)
+        if name == "dot":
+            return seeded_global, no_host, compile_(dot_global)
+        if name in ("stencil", "small_stencil"):
+            iters = sz["stencil_iters" if name == "stencil" else "small_iters"]
+            return inputs[name], same, sweeps(iters, compile_(stencil_step))
+        if name == "small_ops":
+            return inputs[name], same, small_ops(compile_(eager_ops_step))
+        return inputs[name], same, compile_(eager[name])
+
+    def graphed(name):
+        if name == "small_stencil":
+            prepare, run = captured(sweeps(sz["small_iters"], stencil_step), (n_sm, n_sm),
+                                    0, 1, torch.float64)
+        else:
+            prepare, run = captured(small_ops(eager_ops_step), (sz["ops_n"],), -1, 1,
+                                    torch.float32)
+        return prepare, same, run
+
+    # Eager and the CUDA graphs first, torch.compile last: its compilations
+    # take the longest, and a time cap that stops the process mid-way then
+    # loses the fewest results.
+    variants = [("torch", eager_work, suite.names),
+                ("torch-cudagraph", graphed,
+                 [n for n in suite.names if n in ("small_stencil", "small_ops")]),
+                ("torch-compile", compiled, suite.names)]
+    for impl, build, names in variants:
+        for name in names:
+            def one():
+                prepare, host, run = build(name)
+                looped = impl == "torch-compile" and name in ("stencil", "small_stencil",
+                                                              "small_ops")
+                suite.measure(impl, name, prepare, host, run, sync, to_host,
+                              note="step compiled, Python loop" if looped else None)
+            suite.guarded(impl, name, one)
+            torch.cuda.empty_cache()
+    suite.exit()
+
+
+if __name__ == "__main__":
+    main()
