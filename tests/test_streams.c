@@ -88,16 +88,19 @@ NDT_TEST(streams, independent_chains_and_copy_overlap) {
     int cuda = ndt_backend_is_cuda();
     /* Big enough on a GPU that each kernel and the copy take tens of
      * microseconds or more; small on the CPU, where only answers count. */
-    int64_t n = cuda ? (1 << 20) : (1 << 12), nh = cuda ? (1 << 23) : (1 << 14);
+    int64_t n = cuda ? (1 << 22) : (1 << 12), nh = cuda ? (1 << 24) : (1 << 14);
     NDT_RNG(r);
+    /* Different lengths, so the planner cannot merge the two chains into
+     * shared kernels (it would for equal iteration spaces). */
     ref_arr *ra = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(n), -2, 2);
-    ref_arr *rb = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(n), -2, 2);
+    ref_arr *rb = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(n + 4096), -2, 2);
     ref_arr *rh = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(nh), 0, 1);
     /* Chain inputs computed first, so they already live where kernels run. */
     nd_array *a = nd_copy(ndt_upload(ra)), *b = nd_copy(ndt_upload(rb));
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     nd_array *h = ndt_upload(rh);
-    nd_array *ca = record_chain(a), *cb = record_chain(b), *sh = nd_sum(h, ND_ALL_AXES);
+    /* The sum first: its copy is then issued before the chains' kernels. */
+    nd_array *sh = nd_sum(h, ND_ALL_AXES), *ca = record_chain(a), *cb = record_chain(b);
     cr_assert(ca && cb && sh, "%s", nd_last_error());
 
     char dot[] = "/tmp/nd-test-streams-XXXXXX";

@@ -55,6 +55,7 @@ void nd_logf(int level, const char *fmt, ...) {
 }
 
 void nd_log_set_level(int level) { log_level = level; }
+int nd_log_enabled(int level) { return log_level >= level; }
 
 nd_status nd_last_status(void) { return last_status; }
 

@@ -23,5 +23,6 @@ const char *nd_format_shape(char *buf, size_t cap, int ndim, const int64_t *shap
 /* (Not nd_log: that is the public natural logarithm in nd.h.) */
 void nd_logf(int level, const char *fmt, ...) ND_PRINTF(2, 3);
 void nd_log_set_level(int level);
+int nd_log_enabled(int level); /* skip building a message nobody sees */
 
 #endif

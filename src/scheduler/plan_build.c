@@ -599,6 +599,14 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
         nd_plan_free(plan);
         return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
     }
+    if (nd_log_enabled(3)) {
+        int32_t temps = 0;
+        size_t bytes = 0;
+        for (int32_t i = 0; i < plan->n_slots; i++) temps += plan->slots[i].role == ND_SLOT_TEMP;
+        for (int32_t i = 0; i < plan->n_storages; i++) bytes += plan->storage_bytes[i];
+        nd_logf(3, "plan %016llx: %d steps on %d streams, %d temporaries in %d storages (%zu bytes)",
+                (unsigned long long)plan->key, plan->n_steps, plan->n_streams_used, temps, plan->n_storages, bytes);
+    }
     *out = plan;
     return ND_OK;
 fail:

@@ -49,6 +49,8 @@ nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char
         return nd_cuda_fail(e, "cudaMallocFromPoolAsync");
     }
     cu->in_use += bytes;
+    if (bytes >= ((size_t)256 << 20))
+        nd_logf(3, "cuda: %zu bytes for %s (nd now holds %zu)", bytes, what, cu->in_use);
     return ND_OK;
 }
 

@@ -16,8 +16,8 @@
  * (re-instantiated only if the update is refused). A loop alternating
  * between two buffers therefore replays two graphs with no capture at all.
  * At most ND_CUDA_GRAPHS_MAX graphs are held over all plans; beyond that the
- * least recently used is destroyed. Plans that copy from or to pageable host
- * memory are not captured (CUDA forbids it) and run directly.
+ * least recently used is destroyed. Plans that copy from or to host memory
+ * are not captured (see capturable) and run directly.
  *
  * ND_PROFILE and ND_TRACE time every step with events (and wait for each
  * plan), so they run plans directly, never as graphs. */
@@ -265,20 +265,15 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
     return 1;
 }
 
-/* Copies to or from pageable host memory cannot be captured. */
-static int capturable(const nd_plan *plan, const nd_bound_plan *bound) {
+/* Plans that copy to or from host memory run directly. Pageable memory
+ * cannot be captured at all, and a graph's copy node keeps a pinned
+ * allocation's identity: once the host buffer is freed and another pinned
+ * one gets its address, replaying the old graph fails. Such plans move
+ * megabytes, where one launch per step costs nothing that matters. */
+static int capturable(const nd_plan *plan) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (st->kind != ND_STEP_COPY) continue;
-        const void *host = st->copy.src_memory == 0 ? bound->copy_src[i]
-                           : st->copy.dst_memory == 0 ? bound->copy_dst[i]
-                                                      : NULL;
-        if (!host) continue;
-        struct cudaPointerAttributes attr;
-        if (cudaPointerGetAttributes(&attr, host) != cudaSuccess || attr.type != cudaMemoryTypeHost) {
-            (void)cudaGetLastError();
-            return 0;
-        }
+        if (st->kind == ND_STEP_COPY && (st->copy.src_memory == 0 || st->copy.dst_memory == 0)) return 0;
     }
     return 1;
 }
@@ -421,10 +416,10 @@ nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_
     cu->tick++;
     int timed = cu->profile || cu->trace;
     int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 &&
-                    plan->n_steps >= ND_CUDA_GRAPH_MIN_STEPS;
+                    plan->n_steps >= ND_CUDA_GRAPH_MIN_STEPS && capturable(plan);
     ps->runs++;
     size_t sig_len = 0;
-    if (use_graph && build_signature(ps, plan, bound, &sig_len) && capturable(plan, bound)) {
+    if (use_graph && build_signature(ps, plan, bound, &sig_len)) {
         graph_entry *g = NULL;
         s = graph_for(be, ps, plan, bound, sig_len, &g);
         if (s == ND_OK) {
@@ -433,8 +428,10 @@ nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_
             cudaError_t e = cudaGraphLaunch(g->exec, cu->stream);
             ND_NVTX_POP();
             if (e == cudaSuccess) return ND_OK;
+            /* Refused at launch (nothing ran): drop the graph, go direct. */
             s = nd_cuda_fail(e, "cudaGraphLaunch");
-            return s;
+            (void)cudaGetLastError();
+            drop_graph(cu, g);
         }
         /* Capture refused (an operation CUDA cannot capture): this plan
          * runs directly from now on. */
