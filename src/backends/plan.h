@@ -79,6 +79,8 @@ typedef struct {
     int32_t memory;        /* memory the plan uses it in */
     uint8_t written;       /* EXTERNAL: a step writes it (valid only where written after) */
     uint32_t copied_to;    /* EXTERNAL: memories a COPY step makes it valid in */
+    uint8_t used;          /* some step reads or writes it (the walk also meets
+                              buffers of values that were inlined or dropped) */
 } nd_plan_slot;
 
 typedef struct nd_plan {

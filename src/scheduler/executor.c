@@ -182,7 +182,9 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     if (rc != ND_OK) taken--;
     for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++) {
         const nd_plan_slot *sl = &plan->slots[s];
-        if (sl->role == ND_SLOT_EXTERNAL)
+        if (!sl->used)
+            ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
+        else if (sl->role == ND_SLOT_EXTERNAL)
             rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else
             ptrs[s] = sl->storage >= 0 ? storage[sl->storage] : NULL;

@@ -21,7 +21,23 @@
 
 /* ------------------------------------------------------------- storages */
 
+static void mark_used(nd_plan *plan) {
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t j = 0; j < st->kernel->n_slots; j++) plan->slots[st->slots[j]].used = 1;
+        } else if (st->kind == ND_STEP_MATMUL) {
+            plan->slots[st->matmul.a_slot].used = 1;
+            plan->slots[st->matmul.b_slot].used = 1;
+            plan->slots[st->matmul.c_slot].used = 1;
+        } else {
+            plan->slots[st->copy.src_slot].used = 1;
+        }
+    }
+}
+
 nd_status nd_plan_assign_storage(nd_plan *plan) {
+    mark_used(plan);
     int32_t n = plan->n_slots;
     int32_t *order = malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *busy_until = malloc(sizeof(int32_t) * (size_t)(n + 1)); /* per storage */

@@ -6,7 +6,8 @@
 #include "backends/plan.h"
 #include "nd.h"
 
-/* Sets slots[].storage, n_storages and storage_bytes from temp lifetimes. */
+/* Sets slots[].used, and slots[].storage, n_storages and storage_bytes
+ * from temp lifetimes. */
 nd_status nd_plan_assign_storage(nd_plan *plan);
 /* Sets each step's stream, waits and signals, and n_streams_used. Needs
  * nd_plan_assign_storage first. */
