@@ -259,6 +259,41 @@ int ndt_check_default(nd_array *got, const ref_arr *want, const char *what) {
     return ndt_check(got, want, r, r, NULL, "%s", what);
 }
 
+ndt_un_fn ndt_unary_fn(ref_op op) {
+    switch (op) {
+    case R_NEG: return nd_neg;
+    case R_ABS: return nd_abs;
+    case R_SQRT: return nd_sqrt;
+    case R_EXP: return nd_exp;
+    case R_LOG: return nd_log;
+    case R_SIN: return nd_sin;
+    case R_COS: return nd_cos;
+    case R_TANH: return nd_tanh;
+    case R_FLOOR: return nd_floor;
+    case R_CEIL: return nd_ceil;
+    case R_SQUARE: return nd_square;
+    default: return nd_logical_not;
+    }
+}
+
+ndt_bin_fn ndt_binary_fn(ref_op op) {
+    switch (op) {
+    case R_ADD: return nd_add;
+    case R_SUB: return nd_sub;
+    case R_MUL: return nd_mul;
+    case R_DIV: return nd_div;
+    case R_POW: return nd_pow;
+    case R_MAX: return nd_maximum;
+    case R_MIN: return nd_minimum;
+    case R_EQ: return nd_eq;
+    case R_NE: return nd_ne;
+    case R_LT: return nd_lt;
+    case R_LE: return nd_le;
+    case R_GT: return nd_gt;
+    default: return nd_ge;
+    }
+}
+
 /* ------------------------------------------------------------------ main */
 
 static size_t g_total, g_skipped;

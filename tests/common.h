@@ -99,6 +99,12 @@ int ndt_check_default(nd_array *got, const ref_arr *want, const char *what);
         nd_clear_error();                                                                    \
     } while (0)
 
+/* The nd function of a reference op (unary ops: R_NEG .. R_NOT). */
+typedef nd_array *(*ndt_un_fn)(nd_array *);
+typedef nd_array *(*ndt_bin_fn)(nd_array *, nd_array *);
+ndt_un_fn ndt_unary_fn(ref_op op);
+ndt_bin_fn ndt_binary_fn(ref_op op);
+
 /* Every dtype, for loops. */
 extern const nd_dtype ndt_all_dtypes[ND_NUM_DTYPES];
 

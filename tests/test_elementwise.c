@@ -2,45 +2,7 @@
  * the float64 / wrapping-int reference; result dtypes as NumPy 2. */
 #include "common.h"
 
-typedef nd_array *(*un_fn)(nd_array *);
-typedef nd_array *(*bin_fn)(nd_array *, nd_array *);
-
 static const int64_t SHAPE[2] = {5, 13};
-
-static un_fn unary_fn(ref_op op) {
-    switch (op) {
-    case R_NEG: return nd_neg;
-    case R_ABS: return nd_abs;
-    case R_SQRT: return nd_sqrt;
-    case R_EXP: return nd_exp;
-    case R_LOG: return nd_log;
-    case R_SIN: return nd_sin;
-    case R_COS: return nd_cos;
-    case R_TANH: return nd_tanh;
-    case R_FLOOR: return nd_floor;
-    case R_CEIL: return nd_ceil;
-    case R_SQUARE: return nd_square;
-    default: return nd_logical_not;
-    }
-}
-
-static bin_fn binary_fn(ref_op op) {
-    switch (op) {
-    case R_ADD: return nd_add;
-    case R_SUB: return nd_sub;
-    case R_MUL: return nd_mul;
-    case R_DIV: return nd_div;
-    case R_POW: return nd_pow;
-    case R_MAX: return nd_maximum;
-    case R_MIN: return nd_minimum;
-    case R_EQ: return nd_eq;
-    case R_NE: return nd_ne;
-    case R_LT: return nd_lt;
-    case R_LE: return nd_le;
-    case R_GT: return nd_gt;
-    default: return nd_ge;
-    }
-}
 
 /* An input valid for op: positive for sqrt/log, small for exp, ... */
 static ref_arr *unary_input(ndt_rng *r, ref_op op, nd_dtype t) {
@@ -65,7 +27,7 @@ static void check_unary(ref_op op) {
         nd_dtype t = ndt_all_dtypes[k];
         ref_arr *a = unary_input(&r, op, t);
         nd_array *x = ndt_upload(a);
-        nd_array *y = unary_fn(op)(x);
+        nd_array *y = ndt_unary_fn(op)(x);
         if (op == R_NEG && t == ND_BOOL) { /* NumPy: TypeError */
             cr_expect_null(y, "neg(bool) should fail as in NumPy");
             NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_neg");
@@ -141,7 +103,7 @@ static void check_binary(ref_op op) {
         ref_arr *a, *b;
         binary_inputs(&r, op, t, &a, &b);
         nd_array *x = ndt_upload(a), *y = ndt_upload(b);
-        nd_array *z = binary_fn(op)(x, y);
+        nd_array *z = ndt_binary_fn(op)(x, y);
         if (op == R_SUB && t == ND_BOOL) { /* NumPy: TypeError */
             cr_expect_null(z, "sub(bool, bool) should fail as in NumPy");
             NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_sub");
@@ -324,7 +286,7 @@ NDT_TEST(elementwise, special_values) {
         ref_arr *a = ref_from_doubles(fts[k], 1, (int64_t[]){12}, sv);
         nd_array *x = ndt_upload(a);
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
-            nd_array *y = unary_fn(ops[o])(x);
+            nd_array *y = ndt_unary_fn(ops[o])(x);
             nd_dtype rt = ops[o] == R_NOT ? ND_BOOL : fts[k];
             ref_arr *want = ref_unary(ops[o], a, fts[k], rt);
             /* sin/cos of +-inf is NaN, of 300 fine; tolerance per dtype */
@@ -339,7 +301,7 @@ NDT_TEST(elementwise, special_values) {
         nd_array *y = ndt_upload(b);
         const ref_op bops[] = {R_POW, R_DIV, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_GE, R_MUL};
         for (size_t o = 0; o < sizeof bops / sizeof bops[0]; o++) {
-            bin_fn f = binary_fn(bops[o]);
+            ndt_bin_fn f = ndt_binary_fn(bops[o]);
             nd_array *z = f(x, y);
             nd_dtype rt = ref_op_is_cmp(bops[o]) ? ND_BOOL : fts[k];
             ref_arr *want = ref_binary(bops[o], a, b, fts[k], rt);

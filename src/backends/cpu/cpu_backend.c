@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "backends/cpu/cpu_internal.h"
+#include "backends/cpu/cpu_jit.h"
 #include "common/error.h"
 #include "graph/buffer.h"
 
@@ -56,6 +57,7 @@ static void cpu_destroy(nd_backend *be) {
     if (!be) return;
     nd_cpu_state *st = state(be);
     if (st) {
+        nd_cpu_jit_destroy(st->jit);
         nd_cpu_pool_destroy(st->pool);
         if (st->lock) {
             uv_mutex_destroy((uv_mutex_t *)st->lock);
@@ -108,6 +110,10 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     if (!st->scratch || !st->scratch_bytes || !st->blocks) {
         cpu_destroy(be);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
+    }
+    if ((s = nd_cpu_jit_create(cfg ? cfg->cache_dir : NULL, &st->jit)) != ND_OK) {
+        cpu_destroy(be);
+        return s;
     }
     be->name = "cpu";
     be->memory = ND_MEMORY_HOST;

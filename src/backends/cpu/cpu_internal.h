@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "common/dtype.h"
 #include "common/ops.h"
+#include "backends/cpu/cpu_scalar.h" /* element types BOOL_T .. F64_T */
 
 /* Elements per tile: 1024 keeps a tile of the widest dtype (8 KiB) in L1 and
  * amortises the interpreter's dispatch over enough elements. */
@@ -52,22 +53,6 @@ void nd_cpu_philox_tile(uint32_t *restrict w0, uint32_t *restrict w1, uint32_t *
 
 /* The worker pool: runs fn(arg, worker) on `n` workers including the caller
  * (worker 0) and returns when all are done. */
-/* Register element types of the tile loops, one per dtype (float16 and
- * bfloat16 are stored as their bits). */
-typedef uint8_t BOOL_T;
-typedef int8_t I8_T;
-typedef int16_t I16_T;
-typedef int32_t I32_T;
-typedef int64_t I64_T;
-typedef uint8_t U8_T;
-typedef uint16_t U16_T;
-typedef uint32_t U32_T;
-typedef uint64_t U64_T;
-typedef uint16_t F16_T;
-typedef uint16_t BF16_T;
-typedef float F32_T;
-typedef double F64_T;
-
 typedef struct nd_cpu_pool nd_cpu_pool;
 nd_status nd_cpu_pool_create(int num_threads, nd_cpu_pool **out);
 void nd_cpu_pool_destroy(nd_cpu_pool *p);
@@ -84,6 +69,7 @@ typedef struct {
     void **scratch;
     size_t *scratch_bytes;
     struct nd_cpu_block_cache *blocks; /* freed large blocks kept for reuse */
+    struct nd_cpu_jit *jit;            /* compiled kernels; NULL when ND_CPU_JIT=0 */
 } nd_cpu_state;
 
 /* cpu_memory.c: host blocks with a bounded cache of large freed ones. */

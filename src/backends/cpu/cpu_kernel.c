@@ -1,11 +1,14 @@
 /* The kernel-IR interpreter: prepares a kernel (axis order, coalescing,
  * register allocation, one loop per instruction), then evaluates it tile by
  * tile so that dispatch costs once per tile, not per element. Contiguous
- * loads are read in place; others are gathered into a tile register. */
+ * loads are read in place; others are gathered into a tile register. When
+ * the JIT (cpu_jit.h) has a compiled version of the prepared kernel, the
+ * same work items run that instead. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu_jit.h"
 #include "backends/cpu/cpu_kernel.h"
 #include "common/error.h"
 #include "common/philox.h"
@@ -161,6 +164,7 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
         for (int q = 0; q < ar; q++) {
             pi->ops[q] = opnd[q];
             int have = inst_dtype(k, opnd[q]);
+            pi->in_dtype[q] = want[q];
             pi->in_cast[q] = have != want[q] ? nd_cpu_cast_fn(have, want[q]) : NULL;
         }
         pi->out_cast = pi->cdtype != dt ? nd_cpu_cast_fn(pi->cdtype, dt) : NULL;
@@ -280,7 +284,7 @@ static void gather(const cpu_prep *p, const cpu_access *a, char *out, const int6
 /* Contiguous store of a tile. Large outputs bypass the cache (non-temporal
  * stores): they will not be read back soon, and it saves the read-for-
  * ownership traffic, a sixth of a streaming kernel's bytes. */
-static void store_contig(char *dst, const char *src, size_t bytes, int stream) {
+void nd_cpu_store_contig(char *dst, const char *src, size_t bytes, int stream) {
 #if defined(__SSE2__)
     if (stream && bytes >= 256) {
         size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
@@ -315,7 +319,7 @@ static void scatter(const cpu_prep *p, const cpu_access *a, const char *in, cons
         if (seg > len - pos) seg = len - pos;
         char *dst = a->base + access_off(a, idx, n) * es;
         const char *src = in + pos * es;
-        if (s == 1) store_contig(dst, src, (size_t)(seg * es), p->stream_stores);
+        if (s == 1) nd_cpu_store_contig(dst, src, (size_t)(seg * es), p->stream_stores);
         else if (s == 0) memcpy(dst, src + (seg - 1) * es, (size_t)es); /* last write wins */
         else if (es == 4) SCATTER_SEG(uint32_t);
         else if (es == 8) SCATTER_SEG(uint64_t);
@@ -573,6 +577,9 @@ typedef struct {
     const cpu_prep *p;
     nd_cpu_state *st;
     atomic_llong next;
+    const nd_cpu_jit_kernel *jit; /* run compiled, or NULL to interpret */
+    void *const *slots;
+    const uint64_t *params;
 } run_ctx;
 
 static void run_worker(void *arg, int w) {
@@ -581,7 +588,7 @@ static void run_worker(void *arg, int w) {
     char *regs = (char *)c->st->scratch[w];
     const void **vals = (const void **)(regs + (size_t)p->n_regs * ND_CPU_REG_BYTES);
     char *rscr = (char *)vals + (((size_t)p->n_insts * sizeof(void *) + 63) & ~(size_t)63);
-    nd_cpu_fill_params(p, regs);
+    if (!c->jit) nd_cpu_fill_params(p, regs);
     for (;;) {
         int64_t it = (int64_t)atomic_fetch_add(&c->next, 1);
         if (it >= p->n_items) break;
@@ -591,6 +598,10 @@ static void run_worker(void *arg, int w) {
         }
         int64_t f0 = it * ND_CPU_WORK;
         int64_t f1 = f0 + ND_CPU_WORK < p->total ? f0 + ND_CPU_WORK : p->total;
+        if (c->jit) {
+            c->jit->fn(c->slots, c->params, c->jit->helpers, regs, f0, f1);
+            continue;
+        }
         for (int64_t f = f0; f < f1; f += ND_CPU_TILE)
             nd_cpu_eval_tile(p, regs, vals, f, f1 - f < ND_CPU_TILE ? f1 - f : ND_CPU_TILE);
     }
@@ -621,17 +632,24 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
         prep_free(&p);
         return s;
     }
+    nd_cpu_jit_kernel jk;
+    int jit = nd_cpu_jit_find(st->jit, k, &p, slots, &jk);
+    uint64_t cells[16], *cell = cells; /* parameter values for the compiled kernel */
+    if (jit && p.n_insts > 16 && !(cell = malloc(sizeof(uint64_t) * (size_t)p.n_insts))) jit = 0;
+    if (jit) nd_cpu_jit_params(&p, cell);
+    size_t scratch = jit && jk.scratch_bytes > p.scratch_bytes ? jk.scratch_bytes : p.scratch_bytes;
     int nw = st->num_threads;
     if (p.total < ND_CPU_WORK || nw < 2) nw = 1;
     if (nw > p.n_items) nw = (int)p.n_items;
-    for (int w = 0; w < nw && s == ND_OK; w++) s = ensure_scratch(st, w, p.scratch_bytes);
+    for (int w = 0; w < nw && s == ND_OK; w++) s = ensure_scratch(st, w, scratch);
     if (s == ND_OK) {
-        run_ctx c = {&p, st, 0};
+        run_ctx c = {&p, st, 0, jit ? &jk : NULL, slots, cell};
         atomic_init(&c.next, 0);
         if (nw == 1) run_worker(&c, 0);
         else nd_cpu_pool_run(st->pool, nw, run_worker, &c);
         if (p.has_reduce) nd_cpu_reduce_finish(&p);
     }
+    if (cell != cells) free(cell);
     prep_free(&p);
     return s;
 }

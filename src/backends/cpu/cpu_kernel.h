@@ -26,7 +26,8 @@ typedef struct {
     int dtype;       /* result dtype */
     int n_ops;
     int ops[3];      /* SSA operands */
-    nd_cpu_fn in_cast[3]; /* operand cast into the compute dtype, or NULL */
+    int in_dtype[3];      /* dtype each operand is computed in */
+    nd_cpu_fn in_cast[3]; /* operand cast into in_dtype, or NULL */
     nd_cpu_fn fn;
     int cdtype;      /* dtype fn produces */
     nd_cpu_fn out_cast; /* cdtype -> dtype, or NULL */
@@ -85,6 +86,9 @@ typedef struct cpu_prep {
  * pointers (vals[j] for instruction j). `regs` is the worker's register file. */
 void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t f, int64_t len);
 void nd_cpu_fill_params(const cpu_prep *p, char *regs);
+/* Contiguous store of `bytes` from src to dst, non-temporal when `stream`
+ * (the outputs of cpu_prep.stream_stores kernels; the worker fences). */
+void nd_cpu_store_contig(char *dst, const char *src, size_t bytes, int stream);
 
 /* Reductions (cpu_reduce.c). */
 nd_status nd_cpu_reduce_setup(cpu_prep *p);

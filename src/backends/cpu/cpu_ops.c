@@ -1,13 +1,14 @@
-/* The per-(op, dtype) tile loops. Each is a plain loop the compiler
- * vectorises; integer arithmetic runs in unsigned types so it wraps without
- * undefined behaviour. Float16/bfloat16 and bool arithmetic have no loops
- * here: the interpreter computes them in float32 / int8 and casts back. */
+/* The per-(op, dtype) tile loops: plain loops over the element functions of
+ * cpu_scalar.h, which the compiler vectorises. Float16/bfloat16 and bool
+ * arithmetic have no loops here: the interpreter computes them in float32 /
+ * int8 and casts back. */
 #include "backends/cpu/cpu_vectorize.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_internal.h"
+#include "backends/cpu/cpu_scalar.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -39,144 +40,53 @@ size_t nd_cpu_dtype_size(int t) {
 #define MULTI(name) static void name(FN_ARGS)
 #endif
 
-#define UNARY(name, T, expr)                                \
-    MULTI(name) {                                           \
-        T *restrict o = (T *)o_;                            \
-        const T *a = (const T *)a_;                         \
-        (void)b_, (void)c_;                                 \
-        for (int64_t i = 0; i < n; i++) {                   \
-            T x = a[i];                                     \
-            o[i] = (expr);                                  \
-        }                                                   \
+/* Tile loops over the element functions of cpu_scalar.h. */
+#define LOOP_UN(label, S)                                                        \
+    MULTI(label##_##S) {                                                         \
+        S##_T *restrict o = (S##_T *)o_;                                         \
+        const S##_T *a = (const S##_T *)a_;                                      \
+        (void)b_, (void)c_;                                                      \
+        for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i]);          \
     }
-#define BINARY(name, T, R, expr)                            \
-    MULTI(name) {                                           \
-        R *restrict o = (R *)o_;                            \
-        const T *a = (const T *)a_, *b = (const T *)b_;     \
-        (void)c_;                                           \
-        for (int64_t i = 0; i < n; i++) {                   \
-            T x = a[i], y = b[i];                           \
-            o[i] = (R)(expr);                               \
-        }                                                   \
-    }
-
-/* ------------------------------------------------------------ comparisons */
-#define CMP_SET(S, T)                                      \
-    BINARY(eq_##S, T, uint8_t, x == y)                     \
-    BINARY(ne_##S, T, uint8_t, x != y)                     \
-    BINARY(lt_##S, T, uint8_t, x < y)                      \
-    BINARY(le_##S, T, uint8_t, x <= y)                     \
-    BINARY(gt_##S, T, uint8_t, x > y)                      \
-    BINARY(ge_##S, T, uint8_t, x >= y)
-
-CMP_SET(BOOL, uint8_t)
-CMP_SET(I8, int8_t)
-CMP_SET(I16, int16_t)
-CMP_SET(I32, int32_t)
-CMP_SET(I64, int64_t)
-CMP_SET(U8, uint8_t)
-CMP_SET(U16, uint16_t)
-CMP_SET(U32, uint32_t)
-CMP_SET(U64, uint64_t)
-CMP_SET(F32, float)
-CMP_SET(F64, double)
-
-/* -------------------------------------------------------------- integers */
-static uint64_t ipow_u(uint64_t base, uint64_t e) {
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1) r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return r;
-}
-
-/* W: the unsigned type the arithmetic wraps in (at least unsigned int, so
- * uint16 * uint16 never overflows a signed int). */
-#define INT_COMMON(S, T, W)                                                      \
-    UNARY(square_##S, T, (T)((W)x * (W)x))                                       \
-    UNARY(ident_##S, T, x)                                                       \
-    BINARY(add_##S, T, T, (W)x + (W)y)                                           \
-    BINARY(sub_##S, T, T, (W)x - (W)y)                                           \
-    BINARY(mul_##S, T, T, (W)x * (W)y)                                           \
-    BINARY(max_##S, T, T, x > y ? x : y)                                         \
-    BINARY(min_##S, T, T, x < y ? x : y)
-
-#define INT_SIGNED(S, T, W)                                                      \
-    INT_COMMON(S, T, W)                                                          \
-    UNARY(neg_##S, T, (T)((W)0 - (W)x))                                          \
-    UNARY(abs_##S, T, x < 0 ? (T)((W)0 - (W)x) : x)                              \
-    BINARY(div_##S, T, T,                                                        \
-           (y == 0 || (y == -1 && x == (T)((W)1 << (sizeof(T) * 8 - 1)))) ? 0 : x / y) \
-    static void pow_##S(FN_ARGS) {                                               \
-        T *restrict o = (T *)o_;                                                 \
-        const T *a = (const T *)a_, *b = (const T *)b_;                          \
+#define LOOP_BIN(label, S, R)                                                    \
+    MULTI(label##_##S) {                                                         \
+        R *restrict o = (R *)o_;                                                 \
+        const S##_T *a = (const S##_T *)a_, *b = (const S##_T *)b_;              \
         (void)c_;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                        \
-            T x = a[i], y = b[i];                                                \
-            if (y < 0)                                                           \
-                o[i] = x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;            \
-            else                                                                 \
-                o[i] = (T)ipow_u((uint64_t)(int64_t)x, (uint64_t)(int64_t)y);    \
-        }                                                                        \
+        for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i], b[i]);    \
     }
 
-#define INT_UNSIGNED(S, T, W)                                                    \
-    INT_COMMON(S, T, W)                                                          \
-    UNARY(neg_##S, T, (T)((W)0 - (W)x))                                          \
-    BINARY(div_##S, T, T, y == 0 ? 0 : x / y)                                    \
-    static void pow_##S(FN_ARGS) {                                               \
-        T *restrict o = (T *)o_;                                                 \
-        const T *a = (const T *)a_, *b = (const T *)b_;                          \
-        (void)c_;                                                                \
-        for (int64_t i = 0; i < n; i++) o[i] = (T)ipow_u(a[i], b[i]);            \
-    }
+#define CMP_SET(S)                                                               \
+    LOOP_BIN(eq, S, BOOL_T) LOOP_BIN(ne, S, BOOL_T) LOOP_BIN(lt, S, BOOL_T)      \
+    LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)
+CMP_SET(BOOL)
+CMP_SET(I8)
+CMP_SET(I16)
+CMP_SET(I32)
+CMP_SET(I64)
+CMP_SET(U8)
+CMP_SET(U16)
+CMP_SET(U32)
+CMP_SET(U64)
+CMP_SET(F32)
+CMP_SET(F64)
 
-INT_SIGNED(I8, int8_t, uint32_t)
-INT_SIGNED(I16, int16_t, uint32_t)
-INT_SIGNED(I32, int32_t, uint32_t)
-INT_SIGNED(I64, int64_t, uint64_t)
-INT_UNSIGNED(U8, uint8_t, uint32_t)
-INT_UNSIGNED(U16, uint16_t, uint32_t)
-INT_UNSIGNED(U32, uint32_t, uint32_t)
-INT_UNSIGNED(U64, uint64_t, uint64_t)
-#define abs_U8 ident_U8
-#define abs_U16 ident_U16
-#define abs_U32 ident_U32
-#define abs_U64 ident_U64
-
-/* ---------------------------------------------------------------- floats */
-#define FLOAT_SET(S, T, SUF)                                                     \
-    UNARY(neg_##S, T, -x)                                                        \
-    UNARY(abs_##S, T, fabs##SUF(x))                                              \
-    UNARY(square_##S, T, x * x)                                                  \
-    BINARY(add_##S, T, T, x + y)                                                 \
-    BINARY(sub_##S, T, T, x - y)                                                 \
-    BINARY(mul_##S, T, T, x * y)                                                 \
-    BINARY(div_##S, T, T, x / y)                                                 \
-    BINARY(pow_##S, T, T, pow##SUF(x, y))                                        \
-    BINARY(max_##S, T, T, (x >= y || x != x) ? x : y)                            \
-    BINARY(min_##S, T, T, (x <= y || x != x) ? x : y)
-
-FLOAT_SET(F32, float, f)
-FLOAT_SET(F64, double, )
-
-/* floor/ceil without SSE4.1: truncate through int32 where |x| < 2^23 (every
- * float beyond is already integral), then step; copysign keeps -0.0. */
-UNARY(floor_F32, float,
-      copysignf(fabsf(x) < 0x1p23f ? ((float)(int32_t)x > x ? (float)(int32_t)x - 1.0f
-                                                           : (float)(int32_t)x)
-                                   : x,
-                x))
-UNARY(ceil_F32, float,
-      copysignf(fabsf(x) < 0x1p23f ? ((float)(int32_t)x < x ? (float)(int32_t)x + 1.0f
-                                                           : (float)(int32_t)x)
-                                   : x,
-                x))
-UNARY(floor_F64, double, floor(x))
-UNARY(ceil_F64, double, ceil(x))
-UNARY(tanh_F64, double, tanh(x))
+#define NUM_SET(S)                                                               \
+    LOOP_UN(neg, S) LOOP_UN(abs, S) LOOP_UN(square, S) LOOP_UN(floor, S)         \
+    LOOP_UN(ceil, S) LOOP_BIN(add, S, S##_T) LOOP_BIN(sub, S, S##_T)             \
+    LOOP_BIN(mul, S, S##_T) LOOP_BIN(div, S, S##_T) LOOP_BIN(pow, S, S##_T)      \
+    LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T)
+NUM_SET(I8)
+NUM_SET(I16)
+NUM_SET(I32)
+NUM_SET(I64)
+NUM_SET(U8)
+NUM_SET(U16)
+NUM_SET(U32)
+NUM_SET(U64)
+NUM_SET(F32)
+NUM_SET(F64)
+LOOP_UN(tanh, F64)
 
 static void sqrt_F32(FN_ARGS) {
     float *restrict o = (float *)o_;
@@ -186,7 +96,7 @@ static void sqrt_F32(FN_ARGS) {
 #if defined(__SSE2__)
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(o + i, _mm_sqrt_ps(_mm_loadu_ps(a + i)));
 #endif
-    for (; i < n; i++) o[i] = sqrtf(a[i]);
+    for (; i < n; i++) o[i] = nds_sqrt_F32(a[i]);
 }
 static void sqrt_F64(FN_ARGS) {
     double *restrict o = (double *)o_;
@@ -196,7 +106,7 @@ static void sqrt_F64(FN_ARGS) {
 #if defined(__SSE2__)
     for (; i + 2 <= n; i += 2) _mm_storeu_pd(o + i, _mm_sqrt_pd(_mm_loadu_pd(a + i)));
 #endif
-    for (; i < n; i++) o[i] = sqrt(a[i]);
+    for (; i < n; i++) o[i] = nds_sqrt_F64(a[i]);
 }
 
 #define VM_WRAP(name, vf)                                                        \
@@ -220,9 +130,9 @@ VM_WRAP_D(sin_F64, nd_cpu_vsin)
 VM_WRAP_D(cos_F64, nd_cpu_vcos)
 
 /* --------------------------------------------------------- bool and where */
-UNARY(not_BOOL, uint8_t, x == 0)
-BINARY(and_BOOL, uint8_t, uint8_t, (x != 0) & (y != 0))
-BINARY(or_BOOL, uint8_t, uint8_t, (x != 0) | (y != 0))
+LOOP_UN(not, BOOL)
+LOOP_BIN(and, BOOL, BOOL_T)
+LOOP_BIN(or, BOOL, BOOL_T)
 
 #define WHERE_FN(name, T)                                                        \
     static void name(FN_ARGS) {                                                  \
@@ -244,12 +154,11 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_NEG][D] = neg_##S, [ND_OP_ABS][D] = abs_##S,                          \
     [ND_OP_SQUARE][D] = square_##S, [ND_OP_ADD][D] = add_##S,                    \
     [ND_OP_SUB][D] = sub_##S, [ND_OP_MUL][D] = mul_##S, [ND_OP_DIV][D] = div_##S, \
-    [ND_OP_POW][D] = pow_##S, [ND_OP_MAX][D] = max_##S, [ND_OP_MIN][D] = min_##S, \
-    ROW_CMP(S, D)
-#define ROW_INT(S, D) ROW_NUM(S, D), [ND_OP_FLOOR][D] = ident_##S, [ND_OP_CEIL][D] = ident_##S
+    [ND_OP_POW][D] = pow_##S, [ND_OP_MAX][D] = maximum_##S, [ND_OP_MIN][D] = minimum_##S, \
+    [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, ROW_CMP(S, D)
+#define ROW_INT(S, D) ROW_NUM(S, D)
 #define ROW_FLOAT(S, D)                                                          \
-    ROW_NUM(S, D), [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S,     \
-    [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
+    ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S
 
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {

@@ -1,0 +1,447 @@
+/* Prepared kernel -> C source for the JIT (cpu_jit.h).
+ *
+ * The source is cpu_scalar.h followed by one function that walks a work
+ * item row by row (the prepared axes, after coalescing) and each row in
+ * strips of ND_CPU_TILE elements. Per strip, one loop evaluates the body
+ * per element in registers: loads, parameters and index maps are
+ * recomputed where used, every op is the interpreter's element function in
+ * the interpreter's compute dtype with its casts, so the bits agree. The
+ * vectorised transcendentals of cpu_vmath.c work on arrays, so an op that
+ * needs one ends the loop: its operand is written to a strip, the function
+ * is called on the strip (through the helper table), and the next loop
+ * reads its result; other values that live across such a call go through
+ * strips too. Strips live in the worker's scratch. Large contiguous outputs
+ * are gathered in a strip and written with the interpreter's non-temporal
+ * store, as the interpreter does.
+ *
+ * Shapes, strides and offsets are constants of the source (they are part of
+ * the kernel), so the compiler sees unit strides and broadcasts. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_jit.h"
+
+extern const char nd_cpu_scalar_source[]; /* cpu_scalar.h, embedded at build time */
+
+static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I64", "U8", "U16",
+                                               "U32",  "U64", "F16", "BF16", "F32", "F64"};
+
+/* Room per strip: a strip of the widest dtype plus 320 bytes, as the
+ * interpreter's registers, so strips do not sit 4 KiB apart. */
+#define STRIP_BYTES ND_CPU_REG_BYTES
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap * 2 + (size_t)n + 1;
+        char *nb = realloc(b->buf, cap);
+        if (!nb) {
+            b->oom = 1;
+            return;
+        }
+        b->buf = nb;
+        b->cap = cap;
+    }
+}
+
+/* Ops computed by a vectorised array function of cpu_vmath.c. */
+static int is_vmath(int op, int t) {
+    if (t != ND_FLOAT32 && t != ND_FLOAT64) return 0;
+    return op == ND_OP_EXP || op == ND_OP_LOG || op == ND_OP_SIN || op == ND_OP_COS ||
+           (op == ND_OP_TANH && t == ND_FLOAT32);
+}
+
+typedef struct {
+    const nd_kernel *k;
+    const cpu_prep *p;
+    sbuf *b;
+    int n;          /* instructions */
+    char *need;     /* value reaches a store */
+    char *call;     /* computed by a helper call */
+    char *strip;    /* defined in one loop, used in a later one: kept in x<j> */
+    int *seg;       /* loop that defines the value (calls: the loop after the call) */
+    int *last;      /* last loop that uses the value */
+    char *emitted;  /* value is a local of the loop being printed */
+    int *param_no;  /* PARAM instructions: cell in the params array */
+    int *helper;    /* call instructions: helper index */
+    int n_helpers;
+    nd_cpu_jit_helper *helpers;
+    int n_strips;
+    int streamed;   /* contiguous outputs go through strips y<s> */
+} gen;
+
+static int is_remat(const cpu_inst *pi) {
+    return pi->kind == PI_LOAD || pi->kind == PI_PARAM || pi->kind == PI_INDEX;
+}
+
+/* " + e * st" for the inner stride. */
+static void put_inner(sbuf *b, int64_t st) {
+    if (st == 1) put(b, " + e");
+    else if (st != 0) put(b, " + e * (%lld)", (long long)st);
+}
+
+static int store_streamed(const gen *g, int s) {
+    return g->streamed && g->p->stores[s].at.st[g->p->ndim - 1] == 1;
+}
+
+/* The operand expression: value o converted to dtype `want`. */
+static void put_operand(gen *g, int o, int want) {
+    int have = g->p->insts[o].dtype;
+    if (have == want) put(g->b, "v%d", o);
+    else put(g->b, "NDS_CAST(%s, %s, v%d)", sfx[have], sfx[want], o);
+}
+
+/* Makes value o a local of the current loop (v<o>). */
+static void materialise(gen *g, int o) {
+    if (g->emitted[o]) return;
+    const cpu_inst *pi = &g->p->insts[o];
+    sbuf *b = g->b;
+    const char *t = sfx[pi->dtype];
+    if (pi->kind == PI_LOAD) {
+        const cpu_access *a = &g->p->loads[pi->aux];
+        put(b, "            const %s_T v%d = a%d[oa%d", t, o, pi->aux, pi->aux);
+        put_inner(b, a->st[g->p->ndim - 1]);
+        put(b, "];\n");
+    } else if (pi->kind == PI_PARAM) {
+        put(b, "            const %s_T v%d = p%d;\n", t, o, o);
+    } else if (pi->kind == PI_INDEX) {
+        put(b, "            const int64_t v%d = oi%d", o, pi->aux);
+        put_inner(b, g->p->indices[pi->aux].st[g->p->ndim - 1]);
+        put(b, ";\n");
+    } else if (g->call[o]) {
+        if (pi->cdtype == pi->dtype) put(b, "            const %s_T v%d = c%d[i];\n", t, o, o);
+        else
+            put(b, "            const %s_T v%d = NDS_CAST(%s, %s, c%d[i]);\n", t, o,
+                sfx[pi->cdtype], t, o);
+    } else {
+        put(b, "            const %s_T v%d = x%d[i];\n", t, o, o); /* from an earlier loop */
+    }
+    g->emitted[o] = 1;
+}
+
+/* v<j> = the op of instruction j on its (materialised) operands. */
+static void put_op(gen *g, int j) {
+    const cpu_inst *pi = &g->p->insts[j];
+    const nd_ir_inst *in = &g->k->insts[j];
+    sbuf *b = g->b;
+    for (int q = 0; q < pi->n_ops; q++) materialise(g, pi->ops[q]);
+    put(b, "            const %s_T v%d = ", sfx[pi->dtype], j);
+    if (pi->cdtype != pi->dtype) put(b, "NDS_CAST(%s, %s, ", sfx[pi->cdtype], sfx[pi->dtype]);
+    if (in->op == ND_OP_CAST) {
+        put(b, "NDS_CAST(%s, %s, v%d)", sfx[g->p->insts[pi->ops[0]].dtype], sfx[pi->dtype],
+            pi->ops[0]);
+    } else if (in->op == ND_OP_WHERE) {
+        put(b, "(");
+        put_operand(g, pi->ops[0], pi->in_dtype[0]);
+        put(b, " ? ");
+        put_operand(g, pi->ops[1], pi->in_dtype[1]);
+        put(b, " : ");
+        put_operand(g, pi->ops[2], pi->in_dtype[2]);
+        put(b, ")");
+    } else {
+        /* comparisons name their operands' dtype, the rest their result's */
+        int fdt = nd_op_is_comparison((nd_op)in->op) ? pi->in_dtype[0] : pi->cdtype;
+        put(b, "nds_%s_%s(", nd_op_label((nd_op)in->op), sfx[fdt]);
+        for (int q = 0; q < pi->n_ops; q++) {
+            if (q) put(b, ", ");
+            put_operand(g, pi->ops[q], pi->in_dtype[q]);
+        }
+        put(b, ")");
+    }
+    if (pi->cdtype != pi->dtype) put(b, ")");
+    put(b, ";\n");
+    g->emitted[j] = 1;
+}
+
+/* One loop over the strip: loop number `s`, ending with the operands of
+ * call `callj` (or the stores when callj < 0). */
+static void put_loop(gen *g, int s, int callj) {
+    const cpu_prep *p = g->p;
+    sbuf *b = g->b;
+    memset(g->emitted, 0, (size_t)g->n);
+    put(b, "        for (int64_t i = 0; i < n; i++) {\n");
+    put(b, "            const int64_t e = s + i;\n");
+    put(b, "            (void)e;\n");
+    for (int j = 0; j < g->n; j++) {
+        const cpu_inst *pi = &p->insts[j];
+        if (!g->need[j] || g->call[j] || is_remat(pi) || g->seg[j] != s) continue;
+        put_op(g, j);
+        if (g->strip[j]) put(b, "            x%d[i] = v%d;\n", j, j);
+    }
+    if (callj >= 0) {
+        const cpu_inst *pi = &p->insts[callj];
+        for (int q = 0; q < pi->n_ops; q++) {
+            materialise(g, pi->ops[q]);
+            put(b, "            ci%d_%d[i] = ", callj, q);
+            put_operand(g, pi->ops[q], pi->in_dtype[q]);
+            put(b, ";\n");
+        }
+    } else {
+        for (int k = 0; k < p->n_stores; k++) {
+            const cpu_store *st = &p->stores[k];
+            materialise(g, st->value);
+            if (store_streamed(g, k)) {
+                put(b, "            y%d[i] = ", k);
+            } else {
+                put(b, "            s%d[os%d", k, k);
+                put_inner(b, st->at.st[p->ndim - 1]);
+                put(b, "] = ");
+            }
+            put_operand(g, st->value, st->at.dtype);
+            put(b, ";\n");
+        }
+    }
+    put(b, "        }\n");
+}
+
+static int slot_written(const nd_kernel *k, int slot) {
+    for (int s = 0; s < k->n_stores; s++)
+        if (k->stores[s].at.slot == slot) return 1;
+    return 0;
+}
+
+/* "OFF + st0 * ix[0] + ..." over the outer axes and the row's first inner
+ * index: the access's element offset at the start of the row segment. */
+static void put_row_offset(sbuf *b, const cpu_access *a, int ndim) {
+    put(b, "%lld", (long long)a->off);
+    for (int d = 0; d < ndim; d++)
+        if (a->st[d]) put(b, " + (%lld) * ix[%d]", (long long)a->st[d], d);
+}
+
+/* Declarations: slot pointers (restrict where no other access can see a
+ * write through them), parameters, strips. */
+static void put_decls(gen *g) {
+    const nd_kernel *k = g->k;
+    const cpu_prep *p = g->p;
+    sbuf *b = g->b;
+    for (int i = 0; i < p->n_loads; i++) {
+        const char *t = sfx[p->loads[i].dtype];
+        int slot = k->loads[i].slot;
+        put(b, "    const %s_T *%sa%d = (const %s_T *)slots[%d];\n", t,
+            slot_written(k, slot) ? "" : "restrict ", i, t, slot);
+    }
+    for (int s = 0; s < p->n_stores; s++) {
+        const char *t = sfx[p->stores[s].at.dtype];
+        int slot = k->stores[s].at.slot, shared = 0;
+        for (int i = 0; i < k->n_loads; i++) shared |= k->loads[i].slot == slot;
+        for (int o = 0; o < k->n_stores; o++) shared |= o != s && k->stores[o].at.slot == slot;
+        put(b, "    %s_T *%ss%d = (%s_T *)slots[%d];\n", t, shared ? "" : "restrict ", s, t, slot);
+    }
+    for (int j = 0; j < g->n; j++) {
+        const cpu_inst *pi = &p->insts[j];
+        if (pi->kind != PI_PARAM || !g->need[j]) continue;
+        put(b, "    %s_T p%d;\n    memcpy(&p%d, &params[%d], sizeof p%d);\n", sfx[pi->dtype], j, j,
+            g->param_no[j], j);
+    }
+    int strip = 0;
+#define STRIP(fmt, ...)                                                                         \
+    put(b, "    %s_T *restrict " fmt " = (%s_T *)(scratch + %zu);\n", __VA_ARGS__,                \
+        (size_t)strip++ * STRIP_BYTES)
+    for (int j = 0; j < g->n; j++) {
+        const cpu_inst *pi = &p->insts[j];
+        if (g->strip[j]) STRIP("x%d", sfx[pi->dtype], j, sfx[pi->dtype]);
+        if (!g->call[j]) continue;
+        STRIP("c%d", sfx[pi->cdtype], j, sfx[pi->cdtype]);
+        for (int q = 0; q < pi->n_ops; q++)
+            STRIP("ci%d_%d", sfx[pi->in_dtype[q]], j, q, sfx[pi->in_dtype[q]]);
+    }
+    for (int s = 0; s < p->n_stores; s++)
+        if (store_streamed(g, s)) STRIP("y%d", sfx[p->stores[s].at.dtype], s, sfx[p->stores[s].at.dtype]);
+#undef STRIP
+    g->n_strips = strip;
+}
+
+/* Which values reach a store, which are helper calls, which loop defines
+ * each value and which loops use it. Returns the number of loops, or -1
+ * when an instruction has no generator. */
+static int analyse(gen *g) {
+    const cpu_prep *p = g->p;
+    int n = g->n;
+    for (int s = 0; s < p->n_stores; s++) g->need[p->stores[s].value] = 1;
+    for (int j = n - 1; j >= 0; j--) {
+        const cpu_inst *pi = &p->insts[j];
+        if (!g->need[j]) continue;
+        if (pi->kind == PI_RAND_U || pi->kind == PI_RAND_N) return -1; /* interpreted */
+        for (int q = 0; q < pi->n_ops; q++) g->need[pi->ops[q]] = 1;
+    }
+    int loop = 0, np = 0;
+    for (int j = 0; j < n; j++) {
+        const cpu_inst *pi = &p->insts[j];
+        if (pi->kind == PI_PARAM) g->param_no[j] = np++;
+        g->last[j] = -1;
+        if (!g->need[j]) continue;
+        if (pi->kind == PI_FN && is_vmath(g->k->insts[j].op, pi->cdtype)) {
+            g->call[j] = 1;
+            g->seg[j] = loop; /* operands: in this loop; result: from the next */
+            loop++;
+            continue;
+        }
+        g->seg[j] = loop;
+    }
+    for (int j = 0; j < n; j++) {
+        const cpu_inst *pi = &p->insts[j];
+        if (!g->need[j] || is_remat(pi)) continue;
+        for (int q = 0; q < pi->n_ops; q++) {
+            int o = pi->ops[q];
+            if (g->last[o] < g->seg[j]) g->last[o] = g->seg[j];
+        }
+    }
+    for (int s = 0; s < p->n_stores; s++) g->last[p->stores[s].value] = loop;
+    for (int j = 0; j < n; j++) {
+        const cpu_inst *pi = &p->insts[j];
+        g->strip[j] = g->need[j] && !g->call[j] && !is_remat(pi) && g->last[j] > g->seg[j];
+    }
+    return loop + 1;
+}
+
+int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source *out) {
+    memset(out, 0, sizeof *out);
+    if (p->has_reduce || p->ndim < 1) return -1;
+    int n = p->n_insts;
+    sbuf b = {NULL, 0, 0, 0};
+    gen g;
+    memset(&g, 0, sizeof g);
+    g.k = k;
+    g.p = p;
+    g.b = &b;
+    g.n = n;
+    g.streamed = p->stream_stores;
+    size_t cells = (size_t)n + 1;
+    g.need = calloc(cells, 4);
+    g.seg = calloc(cells, sizeof(int));
+    g.last = calloc(cells, sizeof(int));
+    g.param_no = calloc(cells, sizeof(int));
+    g.helper = calloc(cells, sizeof(int));
+    g.helpers = calloc(cells + 1, sizeof *g.helpers);
+    int loops = -1;
+    if (g.need && g.seg && g.last && g.param_no && g.helper && g.helpers) {
+        g.call = g.need + cells;
+        g.strip = g.call + cells;
+        g.emitted = g.strip + cells;
+        loops = analyse(&g);
+    }
+    if (loops > 0) {
+        int nd = p->ndim;
+        /* helper 0: the interpreter's contiguous (non-temporal) store */
+        g.helpers[g.n_helpers++] = (nd_cpu_jit_helper)nd_cpu_store_contig;
+        for (int j = 0; j < n; j++)
+            if (g.call[j]) {
+                g.helper[j] = g.n_helpers;
+                g.helpers[g.n_helpers++] = (nd_cpu_jit_helper)p->insts[j].fn;
+            }
+        put(&b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, k->name);
+        put(&b, "%s\n", nd_cpu_scalar_source);
+        put(&b, "typedef void (*ndj_helper)(void);\n"
+                "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
+                "int64_t);\n"
+                "typedef void (*ndj_store)(char *, const char *, size_t, int);\n"
+                "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
+                "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1);\n"
+                "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
+                "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1) {\n"
+                "    (void)params, (void)helpers, (void)scratch;\n");
+        put_decls(&g);
+        put(&b, "    static const int64_t shape[%d] = {", nd);
+        for (int d = 0; d < nd; d++) put(&b, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
+        put(&b, "};\n    int64_t ix[%d];\n", nd);
+        put(&b, "    for (int64_t f = f0, d = %d; d >= 0; d--) {\n"
+                "        ix[d] = f %% shape[d];\n"
+                "        f /= shape[d];\n"
+                "    }\n", nd - 1);
+        put(&b, "    for (int64_t f = f0; f < f1;) {\n"
+                "        int64_t len = shape[%d] - ix[%d];\n"
+                "        if (len > f1 - f) len = f1 - f;\n", nd - 1, nd - 1);
+        for (int i = 0; i < p->n_loads; i++) {
+            put(&b, "        const int64_t oa%d = ", i);
+            put_row_offset(&b, &p->loads[i], nd);
+            put(&b, ";\n");
+        }
+        for (int i = 0; i < p->n_indices; i++) {
+            put(&b, "        const int64_t oi%d = ", i);
+            put_row_offset(&b, &p->indices[i], nd);
+            put(&b, ";\n");
+        }
+        for (int s = 0; s < p->n_stores; s++) {
+            put(&b, "        const int64_t os%d = ", s);
+            put_row_offset(&b, &p->stores[s].at, nd);
+            put(&b, ";\n");
+        }
+        put(&b, "        for (int64_t s = 0; s < len; s += %d) {\n"
+                "            const int64_t n = len - s < %d ? len - s : %d;\n",
+            ND_CPU_TILE, ND_CPU_TILE, ND_CPU_TILE);
+        int loop = 0;
+        for (int j = 0; j < n; j++) {
+            if (!g.call[j]) continue;
+            put_loop(&g, loop++, j);
+            const cpu_inst *pi = &p->insts[j];
+            put(&b, "        ((ndj_op)helpers[%d])(c%d", g.helper[j], j);
+            for (int q = 0; q < 3; q++) {
+                if (q < pi->n_ops) put(&b, ", ci%d_%d", j, q);
+                else put(&b, ", 0");
+            }
+            put(&b, ", n);\n");
+        }
+        put_loop(&g, loop, -1);
+        for (int s = 0; s < p->n_stores; s++)
+            if (store_streamed(&g, s))
+                put(&b, "        ((ndj_store)helpers[0])((char *)(s%d + os%d + s), (const char *)y%d, "
+                        "(size_t)n * sizeof *y%d, 1);\n", s, s, s, s);
+        put(&b, "        }\n"
+                "        f += len;\n"
+                "        ix[%d] += len;\n"
+                "        if (ix[%d] == shape[%d]) {\n"
+                "            ix[%d] = 0;\n"
+                "            for (int d = %d; d >= 0; d--) {\n"
+                "                if (++ix[d] < shape[d]) break;\n"
+                "                ix[d] = 0;\n"
+                "            }\n"
+                "        }\n"
+                "    }\n"
+                "}\n", nd - 1, nd - 1, nd - 1, nd - 1, nd - 2);
+    }
+    int ok = loops > 0 && !b.oom;
+    if (ok) {
+        out->src = b.buf;
+        out->len = b.len;
+        out->helpers = g.helpers;
+        out->n_helpers = g.n_helpers;
+        out->scratch_bytes = (size_t)g.n_strips * STRIP_BYTES;
+        g.helpers = NULL;
+    } else {
+        free(b.buf);
+    }
+    free(g.need);
+    free(g.seg);
+    free(g.last);
+    free(g.param_no);
+    free(g.helper);
+    free(g.helpers);
+    return ok ? 0 : -1;
+}
+
+void nd_cpu_jit_source_free(nd_cpu_jit_source *s) {
+    free(s->src);
+    free(s->helpers);
+    memset(s, 0, sizeof *s);
+}
