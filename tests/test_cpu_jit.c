@@ -366,6 +366,38 @@ JIT_TEST(views_broadcasts_and_strided_stores) {
     }
 }
 
+/* arange and linspace: index maps (INDEX instructions) feeding arithmetic. */
+JIT_TEST(index_maps) {
+    const nd_dtype ts[3] = {ND_FLOAT64, ND_INT32, ND_FLOAT32};
+    const int64_t n = 70001;
+    for (int k = 0; k < 3; k++) {
+        nd_dtype t = ts[k];
+        ref_arr *got[2][2];
+        for (int run = 0; run < 2; run++) {
+            nd_cpu_jit_counts c0 = counts();
+            nd_array *a = nd_arange(t, -5, (double)n - 5, 1);
+            nd_array *l = nd_linspace(t, -1, 1, n);
+            nd_array *y = nd_add(nd_mul(a, l), l);
+            got[run][0] = ndt_download(a);
+            got[run][1] = ndt_download(y);
+            if (run == 0) {
+                cr_expect_gt(counts().launches, c0.launches, "%s: not compiled", ref_dtype_name(t));
+                ref_arr *wa = ref_new(t, 1, &n);
+                for (int64_t i = 0; i < n; i++) ref_setd(wa, i, (double)i - 5);
+                ndt_check_default(a, wa, "jit arange");
+                ref_free(wa);
+            }
+            nd_free(a);
+            nd_free(l);
+            nd_free(y);
+            restart_jit(run == 0 ? "0" : "sync", NULL);
+        }
+        expect_same_bits(got[0], got[1], 2, "arange, linspace");
+        free_all(got[0], 2);
+        free_all(got[1], 2);
+    }
+}
+
 /* x = x*3 - 1 in place: the load and the store share a buffer. */
 JIT_TEST(in_place_update) {
     NDT_RNG(r);

@@ -16,12 +16,14 @@
  *
  * Shapes, strides and offsets are constants of the source (they are part of
  * the kernel), so the compiler sees unit strides and broadcasts. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_jit.h"
+#include "common/error.h"
 
 extern const char nd_cpu_scalar_source[]; /* cpu_scalar.h, embedded at build time */
 
@@ -38,7 +40,7 @@ typedef struct {
     int oom;
 } sbuf;
 
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) ND_PRINTF(2, 3);
 static void put(sbuf *b, const char *fmt, ...) {
     if (b->oom) return;
     for (;;) {
@@ -315,11 +317,112 @@ static int analyse(gen *g) {
     return loop + 1;
 }
 
+/* The work-item walk: ix = the prepared index of f0, then row segments,
+ * each with its accesses' offsets, cut into strips. */
+static void put_walk_open(gen *g) {
+    const cpu_prep *p = g->p;
+    sbuf *b = g->b;
+    int nd = p->ndim;
+    put(b, "    static const int64_t shape[%d] = {", nd);
+    for (int d = 0; d < nd; d++) put(b, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
+    put(b, "};\n    int64_t ix[%d];\n", nd);
+    put(b, "    for (int64_t f = f0, d = %d; d >= 0; d--) {\n"
+           "        ix[d] = f %% shape[d];\n"
+           "        f /= shape[d];\n"
+           "    }\n", nd - 1);
+    put(b, "    for (int64_t f = f0; f < f1;) {\n"
+           "        int64_t len = shape[%d] - ix[%d];\n"
+           "        if (len > f1 - f) len = f1 - f;\n", nd - 1, nd - 1);
+    for (int i = 0; i < p->n_loads; i++) {
+        put(b, "        const int64_t oa%d = ", i);
+        put_row_offset(b, &p->loads[i], nd);
+        put(b, ";\n");
+    }
+    for (int i = 0; i < p->n_indices; i++) {
+        put(b, "        const int64_t oi%d = ", i);
+        put_row_offset(b, &p->indices[i], nd);
+        put(b, ";\n");
+    }
+    for (int s = 0; s < p->n_stores; s++) {
+        put(b, "        const int64_t os%d = ", s);
+        put_row_offset(b, &p->stores[s].at, nd);
+        put(b, ";\n");
+    }
+    put(b, "        for (int64_t s = 0; s < len; s += %d) {\n"
+           "            const int64_t n = len - s < %d ? len - s : %d;\n",
+        ND_CPU_TILE, ND_CPU_TILE, ND_CPU_TILE);
+}
+
+/* After the strips of a row segment: advance ix past it. */
+static void put_walk_close(gen *g) {
+    int nd = g->p->ndim;
+    put(g->b, "        }\n"
+              "        f += len;\n"
+              "        ix[%d] += len;\n"
+              "        if (ix[%d] == shape[%d]) {\n"
+              "            ix[%d] = 0;\n"
+              "            for (int d = %d; d >= 0; d--) {\n"
+              "                if (++ix[d] < shape[d]) break;\n"
+              "                ix[d] = 0;\n"
+              "            }\n"
+              "        }\n"
+              "    }\n"
+              "}\n", nd - 1, nd - 1, nd - 1, nd - 1, nd - 2);
+}
+
+/* One strip: the loops and helper calls, then the streamed stores. */
+static void put_strip(gen *g) {
+    const cpu_prep *p = g->p;
+    sbuf *b = g->b;
+    int loop = 0;
+    for (int j = 0; j < g->n; j++) {
+        if (!g->call[j]) continue;
+        put_loop(g, loop++, j);
+        const cpu_inst *pi = &p->insts[j];
+        put(b, "        ((ndj_op)helpers[%d])(c%d", g->helper[j], j);
+        for (int q = 0; q < 3; q++) {
+            if (q < pi->n_ops) put(b, ", ci%d_%d", j, q);
+            else put(b, ", 0");
+        }
+        put(b, ", n);\n");
+    }
+    put_loop(g, loop, -1);
+    for (int s = 0; s < p->n_stores; s++)
+        if (store_streamed(g, s))
+            put(b, "        ((ndj_store)helpers[0])((char *)(s%d + os%d + s), (const char *)y%d, "
+                   "(size_t)n * sizeof *y%d, 1);\n", s, s, s, s);
+}
+
+static void put_kernel(gen *g) {
+    sbuf *b = g->b;
+    char name[sizeof g->k->name];
+    size_t m = 0;
+    for (size_t i = 0; i < sizeof name - 1 && g->k->name[i]; i++) /* safe inside a comment */
+        if (isalnum((unsigned char)g->k->name[i]) || g->k->name[i] == '_') name[m++] = g->k->name[i];
+    name[m] = 0;
+    put(b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, name);
+    put(b, "%s\n", nd_cpu_scalar_source);
+    put(b, "typedef void (*ndj_helper)(void);\n"
+           "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
+           "int64_t);\n"
+           "typedef void (*ndj_store)(char *, const char *, size_t, int);\n"
+           "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
+           "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1);\n"
+           "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
+           "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1) {\n"
+           "    (void)params, (void)helpers, (void)scratch;\n");
+    put_decls(g);
+    put_walk_open(g);
+    put_strip(g);
+    put_walk_close(g);
+}
+
 int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source *out) {
     memset(out, 0, sizeof *out);
     if (p->has_reduce || p->ndim < 1) return -1;
     int n = p->n_insts;
-    sbuf b = {NULL, 0, 0, 0};
+    sbuf b = {malloc(16384), 0, 16384, 0}; /* about the size of cpu_scalar.h */
+    b.oom = b.buf == NULL;
     gen g;
     memset(&g, 0, sizeof g);
     g.k = k;
@@ -342,7 +445,6 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
         loops = analyse(&g);
     }
     if (loops > 0) {
-        int nd = p->ndim;
         /* helper 0: the interpreter's contiguous (non-temporal) store */
         g.helpers[g.n_helpers++] = (nd_cpu_jit_helper)nd_cpu_store_contig;
         for (int j = 0; j < n; j++)
@@ -350,75 +452,7 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
                 g.helper[j] = g.n_helpers;
                 g.helpers[g.n_helpers++] = (nd_cpu_jit_helper)p->insts[j].fn;
             }
-        put(&b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, k->name);
-        put(&b, "%s\n", nd_cpu_scalar_source);
-        put(&b, "typedef void (*ndj_helper)(void);\n"
-                "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
-                "int64_t);\n"
-                "typedef void (*ndj_store)(char *, const char *, size_t, int);\n"
-                "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
-                "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1);\n"
-                "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
-                "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1) {\n"
-                "    (void)params, (void)helpers, (void)scratch;\n");
-        put_decls(&g);
-        put(&b, "    static const int64_t shape[%d] = {", nd);
-        for (int d = 0; d < nd; d++) put(&b, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
-        put(&b, "};\n    int64_t ix[%d];\n", nd);
-        put(&b, "    for (int64_t f = f0, d = %d; d >= 0; d--) {\n"
-                "        ix[d] = f %% shape[d];\n"
-                "        f /= shape[d];\n"
-                "    }\n", nd - 1);
-        put(&b, "    for (int64_t f = f0; f < f1;) {\n"
-                "        int64_t len = shape[%d] - ix[%d];\n"
-                "        if (len > f1 - f) len = f1 - f;\n", nd - 1, nd - 1);
-        for (int i = 0; i < p->n_loads; i++) {
-            put(&b, "        const int64_t oa%d = ", i);
-            put_row_offset(&b, &p->loads[i], nd);
-            put(&b, ";\n");
-        }
-        for (int i = 0; i < p->n_indices; i++) {
-            put(&b, "        const int64_t oi%d = ", i);
-            put_row_offset(&b, &p->indices[i], nd);
-            put(&b, ";\n");
-        }
-        for (int s = 0; s < p->n_stores; s++) {
-            put(&b, "        const int64_t os%d = ", s);
-            put_row_offset(&b, &p->stores[s].at, nd);
-            put(&b, ";\n");
-        }
-        put(&b, "        for (int64_t s = 0; s < len; s += %d) {\n"
-                "            const int64_t n = len - s < %d ? len - s : %d;\n",
-            ND_CPU_TILE, ND_CPU_TILE, ND_CPU_TILE);
-        int loop = 0;
-        for (int j = 0; j < n; j++) {
-            if (!g.call[j]) continue;
-            put_loop(&g, loop++, j);
-            const cpu_inst *pi = &p->insts[j];
-            put(&b, "        ((ndj_op)helpers[%d])(c%d", g.helper[j], j);
-            for (int q = 0; q < 3; q++) {
-                if (q < pi->n_ops) put(&b, ", ci%d_%d", j, q);
-                else put(&b, ", 0");
-            }
-            put(&b, ", n);\n");
-        }
-        put_loop(&g, loop, -1);
-        for (int s = 0; s < p->n_stores; s++)
-            if (store_streamed(&g, s))
-                put(&b, "        ((ndj_store)helpers[0])((char *)(s%d + os%d + s), (const char *)y%d, "
-                        "(size_t)n * sizeof *y%d, 1);\n", s, s, s, s);
-        put(&b, "        }\n"
-                "        f += len;\n"
-                "        ix[%d] += len;\n"
-                "        if (ix[%d] == shape[%d]) {\n"
-                "            ix[%d] = 0;\n"
-                "            for (int d = %d; d >= 0; d--) {\n"
-                "                if (++ix[d] < shape[d]) break;\n"
-                "                ix[d] = 0;\n"
-                "            }\n"
-                "        }\n"
-                "    }\n"
-                "}\n", nd - 1, nd - 1, nd - 1, nd - 1, nd - 2);
+        put_kernel(&g);
     }
     int ok = loops > 0 && !b.oom;
     if (ok) {
