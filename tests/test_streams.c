@@ -259,3 +259,60 @@ NDT_TEST(streams, stencil_loop_in_one_flush) {
         nd_free(u);
     }
 }
+
+/* A host array three times the device memory limit, reduced three ways:
+ * without streaming it through the device in chunks its copy would not
+ * fit (ND_ERR_OOM). Each reduction is its own flush (one kernel reading the
+ * host array is what streams). */
+NDT_TEST(streams, host_array_larger_than_device_limit_streams_in_chunks) {
+    nd_config cfg = {0};
+    cfg.device_memory_limit = 8 << 20; /* chunks of 1 MiB */
+    ndt_restart(&cfg);
+    const int64_t R = 3000, C = 2000; /* 24 MB of float32 */
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(R, C), -4, 4);
+    nd_array *x = ndt_upload(rx);
+    nd_stats before, after;
+    nd_get_stats(&before);
+
+    /* Scopes: intermediates with live handles would have to be kept (on
+     * the device, where they do not fit). */
+    nd_scope_begin();
+    nd_array *all = nd_keep(nd_sum(nd_add(nd_mul(nd_sqrt(nd_abs(x)), nd_scalar(2.0)), nd_scalar(1.0)), ND_ALL_AXES));
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "full reduction: %s", nd_last_error());
+    nd_scope_begin();
+    nd_array *cols = nd_keep(nd_max(nd_mul(x, nd_scalar(3.0)), 0));
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "reduction over axis 0: %s", nd_last_error());
+    nd_array *rows = nd_sum(x, 1);
+    cr_assert_eq(nd_sync(), ND_OK, "reduction over axis 1: %s", nd_last_error());
+    nd_get_stats(&after);
+
+    double want_all = 0;
+    ref_arr *want_cols = ref_new(ND_FLOAT32, ND_SHAPE(C)), *want_rows = ref_new(ND_FLOAT32, ND_SHAPE(R));
+    for (int64_t j = 0; j < C; j++) ref_setd(want_cols, j, -INFINITY);
+    for (int64_t i = 0; i < R; i++) {
+        double rs = 0;
+        for (int64_t j = 0; j < C; j++) {
+            double v = ref_getd(rx, i * C + j);
+            want_all += sqrt(fabs(v)) * 2 + 1;
+            rs += v;
+            if (3 * v > ref_getd(want_cols, j)) ref_setd(want_cols, j, (double)(float)(3 * (float)v));
+        }
+        ref_setd(want_rows, i, rs);
+    }
+    cr_expect(fabs(nd_item(all) - want_all) <= 1e-5 * want_all, "sum = %.9g, want %.9g", nd_item(all), want_all);
+    ndt_check(cols, want_cols, 0, 0, NULL, "max over axis 0");
+    ndt_check(rows, want_rows, 1e-5, 1e-3, NULL, "sum over axis 1");
+    if (ndt_backend_is_cuda())
+        cr_expect(after.copies - before.copies >= 3 * 20, "expected >= 20 chunk copies per flush, got %llu in 3",
+                  (unsigned long long)(after.copies - before.copies));
+    nd_free(all);
+    nd_free(cols);
+    nd_free(rows);
+    nd_free(x);
+    ref_free(rx);
+    ref_free(want_cols);
+    ref_free(want_rows);
+}

@@ -30,10 +30,14 @@ typedef struct {
     int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
 } nd_matmul_desc;
 
+/* Copies `bytes` from src_offset of src_slot's memory in src_memory to
+ * dst_offset of dst_slot's in dst_memory. src_slot == dst_slot: the buffer
+ * becomes valid in dst_memory too; dst a temporary: a staged chunk. */
 typedef struct {
     int32_t src_slot, dst_slot;
     int32_t src_memory, dst_memory;
     size_t bytes;
+    size_t src_offset, dst_offset;
 } nd_copy_desc;
 
 /* How a kernel step uses a slot; a region write keeps the other elements,

@@ -169,6 +169,20 @@ static int copy_path(char *dst, size_t cap, const char *src, const char *what) {
     return 0;
 }
 
+/* Host arrays of at least two chunks stream through a device in chunks:
+ * 64 MiB (ND_CHUNK_BYTES overrides), at most an eighth of a device memory
+ * limit, so the staging buffers (two per streamed array) fit beside it. */
+static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
+    if (be->memory == ND_MEMORY_HOST) return 0;
+    size_t chunk = (size_t)64 << 20;
+    int64_t v;
+    int set;
+    if (env_int64("ND_CHUNK_BYTES", 4096, INT64_MAX, 1, &v, &set) == 0 && set) chunk = (size_t)v;
+    if (c->device_memory_limit > 0 && (size_t)(c->device_memory_limit / 8) < chunk)
+        chunk = (size_t)(c->device_memory_limit / 8);
+    return chunk < 4096 ? 4096 : chunk;
+}
+
 nd_status nd_init(const nd_config *cfg) {
     if (nd_rt.initialised)
         return nd_error_set(ND_ERR_STATE, "nd_init: the runtime is already running (call "
@@ -243,6 +257,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.cache = cache;
     nd_rt.sched.stats = &nd_rt.stats;
     nd_rt.sched.flush_index = 0;
+    nd_rt.sched.chunk_bytes = chunk_bytes_for(be, &c);
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;

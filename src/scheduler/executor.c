@@ -110,6 +110,28 @@ static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, boun
     }
 }
 
+/* Where a copy step reads and writes: the source buffer's memory (plus an
+ * offset for a staged chunk), and either the same buffer in the other
+ * memory or a bound temporary. */
+static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk, void **ptrs,
+                           const nd_step *st, void **dst, const void **src) {
+    const nd_copy_desc *c = &st->copy;
+    nd_buffer *b = walk->buffers[plan->slots[c->src_slot].walk_index];
+    *src = (const char *)b->mem[c->src_memory] + c->src_offset;
+    if (plan->slots[c->dst_slot].role == ND_SLOT_TEMP) {
+        if (!ptrs[c->dst_slot]) {
+            nd_status rc = temp_take(ctx, plan->memory, plan->slots[c->dst_slot].bytes, &ptrs[c->dst_slot]);
+            if (rc != ND_OK) return rc;
+        }
+        *dst = (char *)ptrs[c->dst_slot] + c->dst_offset;
+        return ND_OK;
+    }
+    void *base = NULL;
+    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base);
+    *dst = base ? (char *)base + c->dst_offset : NULL;
+    return rc;
+}
+
 static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
                           bound_slots *bs, int32_t i) {
     nd_backend *be = ctx->backend;
@@ -140,11 +162,10 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     }
     case ND_STEP_COPY: {
         const nd_copy_desc *c = &st->copy;
-        nd_buffer *b = walk->buffers[plan->slots[c->src_slot].walk_index];
         void *dst = NULL;
-        rc = buffer_memory(ctx, b, c->dst_memory, &dst);
-        if (rc == ND_OK) rc = be->copy(be, dst, c->dst_memory, b->mem[c->src_memory], c->src_memory,
-                                       c->bytes);
+        const void *src = NULL;
+        rc = copy_ends(ctx, plan, walk, bs->ptrs, st, &dst, &src);
+        if (rc == ND_OK) rc = be->copy(be, dst, c->dst_memory, src, c->src_memory, c->bytes);
         if (ctx->stats) ctx->stats->copies++;
         break;
     }
@@ -192,9 +213,9 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     for (int32_t i = 0; i < n_steps && rc == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         if (st->kind != ND_STEP_COPY) continue;
-        nd_buffer *b = walk->buffers[plan->slots[st->copy.src_slot].walk_index];
-        rc = buffer_memory(ctx, b, st->copy.dst_memory, &copy_dst[i]);
-        copy_src[i] = b->mem[st->copy.src_memory];
+        const void *src = NULL;
+        rc = copy_ends(ctx, plan, walk, ptrs, st, &copy_dst[i], &src);
+        copy_src[i] = (void *)src;
         if (ctx->stats) ctx->stats->copies++;
     }
     if (rc == ND_OK) {
@@ -275,8 +296,8 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     for (int32_t i = 0; i < done; i++) {
         const nd_step *st = &plan->steps[i];
         if (st->kind == ND_STEP_COPY) {
-            walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |=
-                1u << st->copy.dst_memory;
+            if (st->copy.dst_slot == st->copy.src_slot)
+                walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |= 1u << st->copy.dst_memory;
             continue;
         }
         if (st->kind == ND_STEP_MATMUL) {

@@ -623,7 +623,7 @@ static uint64_t hash_access(uint64_t h, const nd_ir_access *a, int ndim) {
     return h;
 }
 
-static uint64_t hash_kernel(const nd_kernel *k) {
+uint64_t nd_kernel_hash(const nd_kernel *k) {
     uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)k->ndim << 32 | (uint32_t)k->n_slots);
     for (int j = 0; j < k->ndim; j++) h = nd_hash_u64(h, (uint64_t)k->shape[j]);
     for (int i = 0; i < k->n_params; i++) h = nd_hash_u64(h, k->param_dtypes[i] + 0x100u);
@@ -688,7 +688,7 @@ nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **p
     if (kb->n_params) memcpy(pp, kb->params, sizeof(int32_t) * (size_t)kb->n_params);
     coalesce(k);
     name_kernel(k);
-    k->hash = hash_kernel(k);
+    k->hash = nd_kernel_hash(k);
     *plan_slots = ps;
     *params = pp;
     return k;

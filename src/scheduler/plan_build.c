@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "scheduler/chunking.h"
 #include "scheduler/kernel_builder.h"
 #include "scheduler/stream_assign.h"
 
@@ -510,7 +511,7 @@ static void free_lists(plan_lists *L) {
 }
 
 nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
-                        nd_plan **out) {
+                        size_t chunk_bytes, nd_plan **out) {
     *out = NULL;
     uint32_t n = g->n_nodes;
     uint8_t *live = malloc(n + 1), *inl = malloc(n + 1), *forced = calloc(n + 1, 1);
@@ -593,7 +594,8 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
     }
     free(live);
     free(forced);
-    st = nd_plan_assign_storage(plan);
+    st = nd_plan_chunk(plan, walk, chunk_bytes);
+    if (st == ND_OK) st = nd_plan_assign_storage(plan);
     if (st == ND_OK) st = nd_plan_assign_streams(plan);
     if (st != ND_OK) {
         nd_plan_free(plan);
@@ -606,6 +608,12 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
         for (int32_t i = 0; i < plan->n_storages; i++) bytes += plan->storage_bytes[i];
         nd_logf(3, "plan %016llx: %d steps on %d streams, %d temporaries in %d storages (%zu bytes)",
                 (unsigned long long)plan->key, plan->n_steps, plan->n_streams_used, temps, plan->n_storages, bytes);
+        for (int32_t i = 0; i < plan->n_slots && i < 64; i++)
+            nd_logf(3, "  slot %d: %s%s, %zu bytes, storage %d", i,
+                    plan->slots[i].role == ND_SLOT_TEMP ? "temporary" : "buffer", plan->slots[i].used ? "" : " (unused)",
+                    plan->slots[i].role == ND_SLOT_TEMP ? plan->slots[i].bytes
+                                                        : walk->buffers[plan->slots[i].walk_index]->nbytes,
+                    plan->slots[i].storage);
     }
     *out = plan;
     return ND_OK;

@@ -40,7 +40,7 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
         *out = p;
         return ND_OK;
     }
-    rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, &p);
+    rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, ctx->chunk_bytes, &p);
     if (rc != ND_OK) return rc;
     if (use_cache && ctx->cache) {
         nd_plan_cache_insert(ctx->cache, p);

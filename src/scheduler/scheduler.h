@@ -13,6 +13,7 @@ typedef struct nd_plan_cache nd_plan_cache;
 typedef struct {
     nd_backend *backend;
     int fusion;         /* 0: one kernel per node (ND_FUSION=0) */
+    size_t chunk_bytes; /* host arrays of 2+ chunks stream through the device (0: never) */
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     nd_plan_cache *cache;
     nd_stats *stats;    /* counters to update */

@@ -31,7 +31,10 @@ static void mark_used(nd_plan *plan) {
             plan->slots[st->matmul.b_slot].used = 1;
             plan->slots[st->matmul.c_slot].used = 1;
         } else {
-            plan->slots[st->copy.src_slot].used = 1;
+            /* Used = needs memory in the plan's memory space: a staged
+             * chunk's source stays where it is. */
+            if (st->copy.src_memory == plan->memory) plan->slots[st->copy.src_slot].used = 1;
+            if (st->copy.dst_memory == plan->memory) plan->slots[st->copy.dst_slot].used = 1;
         }
     }
 }
@@ -153,8 +156,12 @@ static int step_accesses(const nd_plan *plan, int32_t i, resource *res, dep_list
                access(&res[resource_of(plan, st->matmul.b_slot)], i, 0, d) &&
                access(&res[resource_of(plan, st->matmul.c_slot)], i, 1, d);
     case ND_STEP_COPY:
-        /* Conservative: the copy orders against everything using the slot. */
-        return access(&res[resource_of(plan, st->copy.src_slot)], i, 1, d);
+        /* A copy between a buffer's memories orders against everything
+         * using the buffer (conservative); a staged chunk reads the buffer
+         * and writes its temporary. */
+        if (st->copy.dst_slot == st->copy.src_slot) return access(&res[resource_of(plan, st->copy.src_slot)], i, 1, d);
+        return access(&res[resource_of(plan, st->copy.src_slot)], i, 0, d) &&
+               access(&res[resource_of(plan, st->copy.dst_slot)], i, 1, d);
     }
     return 1;
 }

@@ -263,6 +263,17 @@ static nd_status get_kernel(cudaLibrary_t lib, const char *name, cudaKernel_t *o
         snprintf(what, sizeof what, "cudaLibraryGetKernel(%s)", name);
         return nd_cuda_fail(e, what);
     }
+    /* Load it onto the device now. With CUDA's lazy loading the first
+     * launch would load it, and that waits for work already in flight: a
+     * plan's first kernels would not start until its host->device copies
+     * finished (seen on the H100: no copy/compute overlap on a first run). */
+    struct cudaFuncAttributes attr;
+    e = cudaFuncGetAttributes(&attr, (const void *)*out);
+    if (e != cudaSuccess) {
+        char what[200];
+        snprintf(what, sizeof what, "cudaFuncGetAttributes(%s)", name);
+        return nd_cuda_fail(e, what);
+    }
     return ND_OK;
 }
 

@@ -1,0 +1,438 @@
+/* Streaming of large host arrays through the device in chunks.
+ *
+ * A plan that must first copy a large host buffer to the device would hold
+ * the whole buffer there (and fail when it does not fit) and would compute
+ * only after the last byte arrived. When the only kernel reading such
+ * buffers walks them row by row along its first iteration axis, that
+ * kernel is instead run once per chunk of rows: each chunk is copied into a
+ * staging temporary and computed, and the copy of chunk c+1 is issued
+ * before the kernel of chunk c, so the storages of successive chunks
+ * alternate (double buffering) and the copy stream runs ahead of the
+ * compute stream. A reduction over the first axis writes one partial result
+ * per chunk, and a last kernel combines them (same reduction kind over the
+ * chunk axis); a kernel that keeps the first axis writes its rows of the
+ * output directly.
+ *
+ * Applies when: the plan runs on a device, a host buffer copied in is at
+ * least two chunks long, one kernel reads all such buffers and nothing
+ * else reads them, every load of them steps a whole row (stride > 0 on axis
+ * 0, the rest of the access inside one row), and its reduction, if any, is
+ * one whose partial results combine (not an argmin/argmax, not a 16-bit
+ * float accumulation). Otherwise the plan is left as it is. */
+#include "scheduler/chunking.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/grow.h"
+#include "scheduler/kernel_builder.h"
+
+/* A finished kernel's copy, in one allocation like nd_kb_finish's. */
+static nd_kernel *kernel_clone(const nd_kernel *k) {
+    size_t sz = sizeof(nd_kernel) + (size_t)k->n_params + 16 +
+                sizeof(nd_ir_access) * (size_t)(k->n_loads + k->n_indices) +
+                sizeof(nd_ir_inst) * (size_t)k->n_insts + sizeof(nd_ir_store) * (size_t)k->n_stores;
+    nd_kernel *c = calloc(1, sz);
+    if (!c) return NULL;
+    *c = *k;
+    unsigned char *cur = (unsigned char *)(c + 1);
+    c->loads = (nd_ir_access *)cur;
+    cur += sizeof(nd_ir_access) * (size_t)k->n_loads;
+    c->indices = (nd_ir_access *)cur;
+    cur += sizeof(nd_ir_access) * (size_t)k->n_indices;
+    c->stores = (nd_ir_store *)cur;
+    cur += sizeof(nd_ir_store) * (size_t)k->n_stores;
+    c->insts = (nd_ir_inst *)cur;
+    cur += sizeof(nd_ir_inst) * (size_t)k->n_insts;
+    c->param_dtypes = cur;
+    if (k->n_loads) memcpy(c->loads, k->loads, sizeof(nd_ir_access) * (size_t)k->n_loads);
+    if (k->n_indices) memcpy(c->indices, k->indices, sizeof(nd_ir_access) * (size_t)k->n_indices);
+    if (k->n_stores) memcpy(c->stores, k->stores, sizeof(nd_ir_store) * (size_t)k->n_stores);
+    if (k->n_insts) memcpy(c->insts, k->insts, sizeof(nd_ir_inst) * (size_t)k->n_insts);
+    if (k->n_params) memcpy(c->param_dtypes, k->param_dtypes, (size_t)k->n_params);
+    return c;
+}
+
+typedef struct {
+    int32_t slot;      /* plan slot of the host buffer */
+    int64_t row;       /* elements per row (the loads' stride on axis 0) */
+    size_t item;       /* element size */
+} big_buffer;
+
+#define MAX_BIG 8
+
+typedef struct {
+    nd_plan *plan;
+    const nd_flush_walk *walk;
+    int32_t kstep; /* the kernel that reads the big buffers */
+    big_buffer big[MAX_BIG];
+    int n_big;
+    int64_t rows, rows_per_chunk, n_chunks;
+    int64_t out_n; /* reduction over axis 0: outputs per chunk */
+    nd_step *out;  /* the new step list */
+    uint32_t n_out, cap_out;
+} chunker;
+
+static int is_big(const chunker *C, int32_t slot) {
+    for (int b = 0; b < C->n_big; b++)
+        if (C->big[b].slot == slot) return b;
+    return -1;
+}
+
+/* Finds the large host->device copies and the one kernel reading them. */
+static int find_candidates(chunker *C, size_t chunk_bytes) {
+    nd_plan *p = C->plan;
+    C->kstep = -1;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const nd_step *st = &p->steps[i];
+        if (st->kind != ND_STEP_COPY || st->copy.src_slot != st->copy.dst_slot) continue;
+        if (st->copy.dst_memory != p->memory || st->copy.src_memory == p->memory) continue;
+        if (st->copy.bytes < 2 * chunk_bytes) continue;
+        if (C->n_big == MAX_BIG) return 0;
+        C->big[C->n_big++] = (big_buffer){st->copy.src_slot, 0, 0};
+    }
+    if (!C->n_big) return 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const nd_step *st = &p->steps[i];
+        int reads = 0;
+        if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t j = 0; j < st->kernel->n_slots; j++)
+                if (is_big(C, st->slots[j]) >= 0) {
+                    if (st->slot_access[j] != ND_ACCESS_READ) return 0;
+                    reads = 1;
+                }
+        } else if (st->kind == ND_STEP_MATMUL) {
+            if (is_big(C, st->matmul.a_slot) >= 0 || is_big(C, st->matmul.b_slot) >= 0 ||
+                is_big(C, st->matmul.c_slot) >= 0)
+                return 0;
+        }
+        if (!reads) continue;
+        if (C->kstep >= 0) return 0; /* two kernels read them */
+        C->kstep = i;
+    }
+    return C->kstep >= 0;
+}
+
+/* Every load of a big buffer steps whole rows along axis 0. */
+static int rows_ok(chunker *C) {
+    const nd_step *st = &C->plan->steps[C->kstep];
+    const nd_kernel *k = st->kernel;
+    C->rows = k->shape[0];
+    if (C->rows < 2) return 0;
+    for (int32_t j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *a = &k->loads[j];
+        int b = is_big(C, st->slots[a->slot]);
+        if (b < 0) continue;
+        int64_t span = a->offset;
+        for (int d = 1; d < k->ndim; d++) {
+            if (a->strides[d] < 0) return 0;
+            span += (k->shape[d] - 1) * a->strides[d];
+        }
+        int64_t row = a->strides[0];
+        if (row <= 0 || a->offset < 0 || span >= row) return 0;
+        if (C->big[b].row && C->big[b].row != row) return 0;
+        C->big[b].row = row;
+        C->big[b].item = nd_dtype_size((nd_dtype)a->dtype);
+        const nd_buffer *buf = C->walk->buffers[C->plan->slots[C->big[b].slot].walk_index];
+        if ((size_t)(C->rows * row) * C->big[b].item > buf->nbytes) return 0;
+    }
+    for (int b = 0; b < C->n_big; b++)
+        if (!C->big[b].row) return 0; /* a big buffer not loaded (only indexed) */
+    if (k->has_reduce && (k->reduce.axes & 1u)) {
+        nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
+        if (kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX) return 0;
+        nd_dtype od = (nd_dtype)k->reduce.out_dtype;
+        if (od == ND_FLOAT16 || od == ND_BFLOAT16) return 0;
+    }
+    return 1;
+}
+
+static nd_step *push(chunker *C) {
+    if (!nd_grow((void **)&C->out, &C->cap_out, C->n_out + 1, sizeof *C->out)) return NULL;
+    nd_step *s = &C->out[C->n_out++];
+    memset(s, 0, sizeof *s);
+    s->first_node = s->last_node = -1;
+    return s;
+}
+
+static int32_t new_temp(nd_plan *p, size_t bytes, uint32_t *cap) {
+    if (!nd_grow((void **)&p->slots, cap, (uint32_t)p->n_slots + 1, sizeof *p->slots)) return -1;
+    nd_plan_slot *s = &p->slots[p->n_slots];
+    memset(s, 0, sizeof *s);
+    s->role = ND_SLOT_TEMP;
+    s->bytes = bytes ? bytes : 1;
+    s->memory = p->memory;
+    s->first_step = s->last_step = -1;
+    s->storage = -1;
+    return p->n_slots++;
+}
+
+/* The kernel of rows [r0, r0 + rows): big buffers read from their staging
+ * temporaries, everything else shifted by r0 rows. */
+static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, const int32_t *stage,
+                        int32_t partial, nd_step *out) {
+    const nd_step *orig = &C->plan->steps[C->kstep];
+    const nd_kernel *k0 = orig->kernel;
+    nd_kernel *k = kernel_clone(k0);
+    int32_t *slots = malloc(sizeof(int32_t) * (size_t)(k0->n_slots + 1));
+    int32_t *params = malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
+    uint8_t *acc = malloc((size_t)k0->n_slots + 1);
+    if (!k || !slots || !params || !acc) {
+        free(k);
+        free(slots);
+        free(params);
+        free(acc);
+        return 0;
+    }
+    memcpy(slots, orig->slots, sizeof(int32_t) * (size_t)k0->n_slots);
+    memcpy(params, orig->params, sizeof(int32_t) * (size_t)k0->n_params);
+    memcpy(acc, orig->slot_access, (size_t)k0->n_slots);
+    int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
+    k->shape[0] = rows;
+    for (int32_t j = 0; j < k->n_loads; j++) {
+        int b = is_big(C, orig->slots[k->loads[j].slot]);
+        if (b < 0) k->loads[j].offset += r0 * k->loads[j].strides[0];
+    }
+    for (int32_t s = 0; s < k->n_slots; s++) {
+        int b = is_big(C, orig->slots[s]);
+        if (b >= 0) slots[s] = stage[b];
+    }
+    for (int32_t j = 0; j < k->n_indices; j++) k->indices[j].offset += r0 * k->indices[j].strides[0];
+    for (int32_t j = 0; j < k->n_stores; j++) k->stores[j].at.offset += r0 * k->stores[j].at.strides[0];
+    if (k->has_reduce && !reduce0) k->reduce.out.offset += r0 * k->reduce.out.strides[0];
+    if (reduce0) {
+        /* Partial c: outputs contiguous over the kept axes, after the
+         * previous chunks' (the slot is the one the output used). */
+        int64_t stride = 1;
+        for (int d = k->ndim - 1; d >= 0; d--) {
+            if (k->reduce.axes & (1u << d)) {
+                k->reduce.out.strides[d] = 0;
+            } else {
+                k->reduce.out.strides[d] = stride;
+                stride *= k->shape[d];
+            }
+        }
+        k->reduce.out.offset = chunk * C->out_n;
+        slots[k->reduce.out.slot] = partial;
+    }
+    k->hash = nd_kernel_hash(k);
+    out->kind = ND_STEP_KERNEL;
+    out->kernel = k;
+    out->slots = slots;
+    out->params = params;
+    out->slot_access = acc;
+    out->first_node = orig->first_node;
+    out->last_node = orig->last_node;
+    return 1;
+}
+
+/* The reduction of the partials over the chunk axis into the real output. */
+static int combine_kernel(chunker *C, int32_t partial, nd_step *out) {
+    const nd_step *orig = &C->plan->steps[C->kstep];
+    const nd_kernel *k0 = orig->kernel;
+    nd_kernel *k = calloc(1, sizeof(nd_kernel) + 2 * sizeof(nd_ir_access) + sizeof(nd_ir_inst) + 16);
+    int32_t *slots = malloc(sizeof(int32_t) * 2), *params = malloc(sizeof(int32_t));
+    uint8_t *acc = malloc(2);
+    if (!k || !slots || !params || !acc) {
+        free(k);
+        free(slots);
+        free(params);
+        free(acc);
+        return 0;
+    }
+    k->loads = (nd_ir_access *)(k + 1);
+    k->indices = k->loads + 1;
+    k->stores = (nd_ir_store *)(k->loads + 1);
+    k->insts = (nd_ir_inst *)(k->loads + 2);
+    k->param_dtypes = (uint8_t *)(k->insts + 1);
+    /* Axes: chunks, then the kept axes of the chunked kernel in order. */
+    k->ndim = 1;
+    k->shape[0] = C->n_chunks;
+    nd_ir_access *ld = &k->loads[0];
+    nd_ir_reduce *r = &k->reduce;
+    ld->slot = 0;
+    ld->dtype = k0->reduce.out_dtype;
+    ld->strides[0] = C->out_n;
+    r->out = k0->reduce.out;
+    r->out.slot = 1;
+    r->out.strides[0] = 0;
+    for (int d = 0; d < k0->ndim; d++) {
+        if (k0->reduce.axes & (1u << d)) continue;
+        k->shape[k->ndim] = k0->shape[d];
+        r->out.strides[k->ndim] = k0->reduce.out.strides[d];
+        k->ndim++;
+    }
+    int64_t stride = 1;
+    for (int d = k->ndim - 1; d >= 1; d--) {
+        ld->strides[d] = stride;
+        stride *= k->shape[d];
+    }
+    k->n_slots = 2;
+    k->n_loads = 1;
+    k->n_insts = 1;
+    k->insts[0] = (nd_ir_inst){.op = ND_IR_LOAD, .dtype = k0->reduce.out_dtype, .a = 0, .b = -1, .c = -1};
+    k->has_reduce = 1;
+    r->kind = k0->reduce.kind;
+    r->out_dtype = k0->reduce.out_dtype;
+    r->axes = 1u;
+    r->value = 0;
+    snprintf(k->name, sizeof k->name, "combine_chunks");
+    k->hash = nd_kernel_hash(k);
+    slots[0] = partial;
+    slots[1] = orig->slots[k0->reduce.out.slot];
+    acc[0] = ND_ACCESS_READ;
+    acc[1] = ND_ACCESS_WRITE;
+    out->kind = ND_STEP_KERNEL;
+    out->kernel = k;
+    out->slots = slots;
+    out->params = params;
+    out->slot_access = acc;
+    out->first_node = orig->first_node;
+    out->last_node = orig->last_node;
+    return 1;
+}
+
+static void free_step(nd_step *s) {
+    free(s->waits);
+    if (s->kind != ND_STEP_KERNEL) return;
+    free(s->kernel);
+    free(s->slots);
+    free(s->params);
+    free(s->slot_access);
+}
+
+/* Temporaries' lifetimes in the final step list. */
+static void temp_lifetimes(nd_plan *p) {
+    for (int32_t i = 0; i < p->n_slots; i++)
+        if (p->slots[i].role == ND_SLOT_TEMP) p->slots[i].first_step = p->slots[i].last_step = -1;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        const nd_step *st = &p->steps[s];
+        int32_t used[3], n = 0;
+        if (st->kind == ND_STEP_MATMUL) {
+            used[n++] = st->matmul.a_slot;
+            used[n++] = st->matmul.b_slot;
+            used[n++] = st->matmul.c_slot;
+        } else if (st->kind == ND_STEP_COPY) {
+            used[n++] = st->copy.dst_slot;
+        }
+        for (int32_t i = 0; i < (st->kind == ND_STEP_KERNEL ? st->kernel->n_slots : n); i++) {
+            nd_plan_slot *sl = &p->slots[st->kind == ND_STEP_KERNEL ? st->slots[i] : used[i]];
+            if (sl->role != ND_SLOT_TEMP) continue;
+            if (sl->first_step < 0) sl->first_step = s;
+            sl->last_step = s;
+        }
+    }
+}
+
+nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_bytes) {
+    if (chunk_bytes == 0 || plan->memory == 0) return ND_OK;
+    chunker C = {.plan = plan, .walk = walk};
+    if (!find_candidates(&C, chunk_bytes) || !rows_ok(&C)) return ND_OK;
+    /* Rows per chunk from the widest buffer's row size. */
+    size_t widest = 0;
+    for (int b = 0; b < C.n_big; b++)
+        if ((size_t)C.big[b].row * C.big[b].item > widest) widest = (size_t)C.big[b].row * C.big[b].item;
+    C.rows_per_chunk = (int64_t)(chunk_bytes / widest);
+    if (C.rows_per_chunk < 1) C.rows_per_chunk = 1;
+    C.n_chunks = (C.rows + C.rows_per_chunk - 1) / C.rows_per_chunk;
+    if (C.n_chunks < 2) return ND_OK;
+    const nd_kernel *k0 = plan->steps[C.kstep].kernel;
+    int reduce0 = k0->has_reduce && (k0->reduce.axes & 1u);
+    C.out_n = 1;
+    for (int d = 0; d < k0->ndim; d++)
+        if (!(k0->reduce.axes & (1u << d))) C.out_n *= k0->shape[d];
+
+    uint32_t cap_slots = (uint32_t)plan->n_slots;
+    int32_t partial = -1;
+    if (reduce0) {
+        partial = new_temp(plan, (size_t)(C.n_chunks * C.out_n) * nd_dtype_size((nd_dtype)k0->reduce.out_dtype),
+                           &cap_slots);
+        if (partial < 0) return ND_ERR_OOM;
+    }
+    int32_t (*stage)[MAX_BIG] = malloc(sizeof *stage * (size_t)C.n_chunks);
+    if (!stage) return ND_ERR_OOM;
+    int ok = 1;
+    for (int64_t c = 0; c < C.n_chunks && ok; c++) {
+        int64_t rows = c == C.n_chunks - 1 ? C.rows - c * C.rows_per_chunk : C.rows_per_chunk;
+        for (int b = 0; b < C.n_big && ok; b++) {
+            stage[c][b] = new_temp(plan, (size_t)(rows * C.big[b].row) * C.big[b].item, &cap_slots);
+            ok = stage[c][b] >= 0;
+        }
+    }
+    /* New step list: the chunk pipeline where the kernel was, copies of
+     * chunk c+1 issued before the kernel of chunk c. */
+    int32_t *remap = malloc(sizeof(int32_t) * (size_t)(plan->n_steps + 1));
+    ok = ok && remap;
+    for (int32_t i = 0; i < plan->n_steps && ok; i++) {
+        const nd_step *st = &plan->steps[i];
+        remap[i] = (int32_t)C.n_out;
+        if (st->kind == ND_STEP_COPY && st->copy.src_slot == st->copy.dst_slot && is_big(&C, st->copy.src_slot) >= 0)
+            continue;
+        if (i != C.kstep) {
+            nd_step *s = push(&C);
+            ok = s != NULL;
+            if (ok) *s = *st;
+            continue;
+        }
+        for (int64_t c = 0; c <= C.n_chunks && ok; c++) {
+            if (c < C.n_chunks) {
+                int64_t r0 = c * C.rows_per_chunk;
+                for (int b = 0; b < C.n_big && ok; b++) {
+                    nd_step *s = push(&C);
+                    ok = s != NULL;
+                    if (!ok) break;
+                    const nd_buffer *buf = walk->buffers[plan->slots[C.big[b].slot].walk_index];
+                    int src = -1;
+                    for (int m = 0; m < ND_MAX_MEMORIES && src < 0; m++)
+                        if (m != plan->memory && (buf->valid & (1u << m))) src = m;
+                    s->kind = ND_STEP_COPY;
+                    s->copy.src_slot = C.big[b].slot;
+                    s->copy.dst_slot = stage[c][b];
+                    s->copy.src_memory = src;
+                    s->copy.dst_memory = plan->memory;
+                    s->copy.bytes = plan->slots[stage[c][b]].bytes;
+                    s->copy.src_offset = (size_t)(r0 * C.big[b].row) * C.big[b].item;
+                }
+            }
+            if (c > 0 && ok) {
+                int64_t r0 = (c - 1) * C.rows_per_chunk;
+                int64_t rows = c == C.n_chunks ? C.rows - r0 : C.rows_per_chunk;
+                nd_step *s = push(&C);
+                ok = s && chunk_kernel(&C, r0, rows, c - 1, stage[c - 1], partial, s);
+                if (s && !ok) C.n_out--;
+            }
+        }
+        if (ok && reduce0) {
+            nd_step *s = push(&C);
+            ok = s && combine_kernel(&C, partial, s);
+            if (s && !ok) C.n_out--;
+        }
+    }
+    free(stage);
+    if (!ok) {
+        for (uint32_t i = 0; i < C.n_out; i++)
+            if (C.out[i].kind == ND_STEP_KERNEL && C.out[i].kernel != plan->steps[C.kstep].kernel) {
+                int shared = 0;
+                for (int32_t j = 0; j < plan->n_steps; j++) shared |= C.out[i].kernel == plan->steps[j].kernel;
+                if (!shared) free_step(&C.out[i]);
+            }
+        free(C.out);
+        free(remap);
+        return ND_ERR_OOM;
+    }
+    nd_logf(3, "plan %016llx: %lld rows of %d host buffer(s) stream through the device in %lld chunks",
+            (unsigned long long)plan->key, (long long)C.rows, C.n_big, (long long)C.n_chunks);
+    /* The original kernel and dropped copies go; nodes follow their steps. */
+    free_step(&plan->steps[C.kstep]);
+    for (int32_t i = 0; i < plan->n_nodes; i++)
+        if (plan->node_step[i] >= 0) plan->node_step[i] = remap[plan->node_step[i]];
+    free(remap);
+    free(plan->steps);
+    plan->steps = C.out;
+    plan->n_steps = (int32_t)C.n_out;
+    for (int b = 0; b < C.n_big; b++) plan->slots[C.big[b].slot].copied_to &= ~(1u << plan->memory);
+    temp_lifetimes(plan);
+    return ND_OK;
+}
