@@ -64,6 +64,9 @@ typedef struct nd_step {
     int32_t *slots;
     int32_t *params;
     uint8_t *slot_access; /* per kernel slot: ND_ACCESS_* bits */
+    /* Per kernel slot, bytes added to the slot's address (NULL: none): a
+     * chunk's kernels share one IR (one compile) and differ only here. */
+    int64_t *slot_byte_offset;
     nd_matmul_desc matmul; /* slots here are plan slots */
     nd_copy_desc copy;     /* slots here are plan slots */
     int32_t first_node, last_node; /* graph nodes it came from (names, dumps) */

@@ -177,7 +177,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
     size_t chunk = (size_t)64 << 20;
     int64_t v;
     int set;
-    if (env_int64("ND_CHUNK_BYTES", 4096, INT64_MAX, 1, &v, &set) == 0 && set) chunk = (size_t)v;
+    if (env_int64("ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1, &v, &set) == 0 && set) chunk = (size_t)v;
     if (c->device_memory_limit > 0 && (size_t)(c->device_memory_limit / 8) < chunk)
         chunk = (size_t)(c->device_memory_limit / 8);
     return chunk < 4096 ? 4096 : chunk;

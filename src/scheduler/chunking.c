@@ -145,6 +145,11 @@ static int rows_ok(chunker *C) {
         if (kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX) return 0;
         nd_dtype od = (nd_dtype)k->reduce.out_dtype;
         if (od == ND_FLOAT16 || od == ND_BFLOAT16) return 0;
+        /* The output's slot becomes the partials: nothing else may use it. */
+        for (int32_t j = 0; j < k->n_loads; j++)
+            if (k->loads[j].slot == k->reduce.out.slot) return 0;
+        for (int32_t j = 0; j < k->n_stores; j++)
+            if (k->stores[j].at.slot == k->reduce.out.slot) return 0;
     }
     return 1;
 }
@@ -169,8 +174,33 @@ static int32_t new_temp(nd_plan *p, size_t bytes, uint32_t *cap) {
     return p->n_slots++;
 }
 
+/* Whether every access of kernel slot `s` (loads, stores, the reduction's
+ * output) has the same element stride on axis 0 and element size: then a
+ * chunk's shift is one address offset for the slot (else it goes into the
+ * IR's offsets). */
+static int slot_row_stride(const nd_kernel *k, int32_t s, int64_t *stride, size_t *item) {
+    int seen = 0;
+    *stride = 0;
+    *item = 0;
+    for (int32_t j = 0; j < k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0); j++) {
+        const nd_ir_access *a = j < k->n_loads               ? &k->loads[j]
+                                : j < k->n_loads + k->n_stores ? &k->stores[j - k->n_loads].at
+                                                               : &k->reduce.out;
+        if (a->slot != s) continue;
+        size_t sz = nd_dtype_size((nd_dtype)a->dtype);
+        if (seen && (a->strides[0] != *stride || sz != *item)) return 0;
+        *stride = a->strides[0];
+        *item = sz;
+        seen = 1;
+    }
+    return seen;
+}
+
 /* The kernel of rows [r0, r0 + rows): big buffers read from their staging
- * temporaries, everything else shifted by r0 rows. */
+ * temporaries, everything else shifted by r0 rows. Shifts go into the
+ * slots' addresses where a slot's accesses agree on their row stride, so
+ * every full chunk runs the same kernel (compiled once); the reduction's
+ * partial for chunk c is the partial temporary's address plus c outputs. */
 static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, const int32_t *stage,
                         int32_t partial, nd_step *out) {
     const nd_step *orig = &C->plan->steps[C->kstep];
@@ -179,29 +209,55 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
     int32_t *slots = malloc(sizeof(int32_t) * (size_t)(k0->n_slots + 1));
     int32_t *params = malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
     uint8_t *acc = malloc((size_t)k0->n_slots + 1);
-    if (!k || !slots || !params || !acc) {
+    int64_t *shift = calloc((size_t)k0->n_slots + 1, sizeof(int64_t));
+    if (!k || !slots || !params || !acc || !shift) {
         free(k);
         free(slots);
         free(params);
         free(acc);
+        free(shift);
         return 0;
     }
     memcpy(slots, orig->slots, sizeof(int32_t) * (size_t)k0->n_slots);
     memcpy(params, orig->params, sizeof(int32_t) * (size_t)k0->n_params);
     memcpy(acc, orig->slot_access, (size_t)k0->n_slots);
     int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
+    int32_t out_slot = reduce0 ? k->reduce.out.slot : -1;
     k->shape[0] = rows;
-    for (int32_t j = 0; j < k->n_loads; j++) {
-        int b = is_big(C, orig->slots[k->loads[j].slot]);
-        if (b < 0) k->loads[j].offset += r0 * k->loads[j].strides[0];
+    /* Kernel slots whose shift goes into their address. */
+    uint8_t *by_address = calloc((size_t)k0->n_slots + 1, 1);
+    if (!by_address) {
+        free(k);
+        free(slots);
+        free(params);
+        free(acc);
+        free(shift);
+        return 0;
     }
     for (int32_t s = 0; s < k->n_slots; s++) {
         int b = is_big(C, orig->slots[s]);
-        if (b >= 0) slots[s] = stage[b];
+        if (b >= 0) {
+            slots[s] = stage[b];
+            continue;
+        }
+        if (s == out_slot) continue;
+        size_t item;
+        int64_t stride;
+        if (slot_row_stride(k0, s, &stride, &item)) {
+            shift[s] = r0 * stride * (int64_t)item;
+            by_address[s] = 1;
+        }
+    }
+    for (int32_t j = 0; j < k->n_loads; j++) {
+        int32_t s = k->loads[j].slot;
+        if (is_big(C, orig->slots[s]) < 0 && !by_address[s]) k->loads[j].offset += r0 * k->loads[j].strides[0];
     }
     for (int32_t j = 0; j < k->n_indices; j++) k->indices[j].offset += r0 * k->indices[j].strides[0];
-    for (int32_t j = 0; j < k->n_stores; j++) k->stores[j].at.offset += r0 * k->stores[j].at.strides[0];
-    if (k->has_reduce && !reduce0) k->reduce.out.offset += r0 * k->reduce.out.strides[0];
+    for (int32_t j = 0; j < k->n_stores; j++)
+        if (!by_address[k->stores[j].at.slot]) k->stores[j].at.offset += r0 * k->stores[j].at.strides[0];
+    if (k->has_reduce && !reduce0 && !by_address[k->reduce.out.slot])
+        k->reduce.out.offset += r0 * k->reduce.out.strides[0];
+    free(by_address);
     if (reduce0) {
         /* Partial c: outputs contiguous over the kept axes, after the
          * previous chunks' (the slot is the one the output used). */
@@ -214,8 +270,9 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
                 stride *= k->shape[d];
             }
         }
-        k->reduce.out.offset = chunk * C->out_n;
-        slots[k->reduce.out.slot] = partial;
+        k->reduce.out.offset = 0;
+        shift[out_slot] = chunk * C->out_n * (int64_t)nd_dtype_size((nd_dtype)k->reduce.out_dtype);
+        slots[out_slot] = partial;
     }
     k->hash = nd_kernel_hash(k);
     out->kind = ND_STEP_KERNEL;
@@ -223,6 +280,7 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
     out->slots = slots;
     out->params = params;
     out->slot_access = acc;
+    out->slot_byte_offset = shift;
     out->first_node = orig->first_node;
     out->last_node = orig->last_node;
     return 1;
@@ -301,6 +359,7 @@ static void free_step(nd_step *s) {
     free(s->slots);
     free(s->params);
     free(s->slot_access);
+    free(s->slot_byte_offset);
 }
 
 /* Temporaries' lifetimes in the final step list. */

@@ -145,6 +145,7 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         for (int32_t j = 0; j < k->n_slots && rc == ND_OK; j++) {
             rc = slot_ptr(ctx, plan, walk, bs, st->slots[j]);
             ptrs[j] = bs->ptrs[st->slots[j]];
+            if (st->slot_byte_offset && ptrs[j]) ptrs[j] = (char *)ptrs[j] + st->slot_byte_offset[j];
         }
         for (int32_t j = 0; j < k->n_params; j++) params[j] = walk->params[st->params[j]];
         if (rc == ND_OK) rc = be->run_kernel(be, k, ptrs, params);

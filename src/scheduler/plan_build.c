@@ -487,6 +487,7 @@ void nd_plan_free(nd_plan *p) {
         free(p->steps[s].slots);
         free(p->steps[s].params);
         free(p->steps[s].slot_access);
+        free(p->steps[s].slot_byte_offset);
     }
     if (p->backend_cache && p->backend_cache_free) p->backend_cache_free(p->backend_cache);
     free(p->steps);
@@ -504,6 +505,7 @@ static void free_lists(plan_lists *L) {
         free(L->steps[s].slots);
         free(L->steps[s].params);
         free(L->steps[s].slot_access);
+        free(L->steps[s].slot_byte_offset);
     }
     free(L->steps);
     free(L->slots);

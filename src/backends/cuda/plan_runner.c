@@ -184,7 +184,10 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         const nd_kernel *k = st->kernel;
         void *ptrs[k->n_slots > 0 ? k->n_slots : 1];
         nd_scalar_bits params[k->n_params > 0 ? k->n_params : 1];
-        for (int32_t j = 0; j < k->n_slots; j++) ptrs[j] = bound->slots[st->slots[j]];
+        for (int32_t j = 0; j < k->n_slots; j++) {
+            ptrs[j] = bound->slots[st->slots[j]];
+            if (st->slot_byte_offset && ptrs[j]) ptrs[j] = (char *)ptrs[j] + st->slot_byte_offset[j];
+        }
         for (int32_t j = 0; j < k->n_params; j++) params[j] = bound->params[st->params[j]];
         void *partials = ps->scratch ? (char *)ps->scratch + ps->scratch_offset[i] : NULL;
         return nd_cuda_issue_kernel(cu, ps->kentries[i], k, ptrs, params, stream, partials);
