@@ -461,6 +461,7 @@ nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_b
                 nd_step *s = push(&C);
                 ok = s && chunk_kernel(&C, r0, rows, c - 1, stage[c - 1], partial, s);
                 if (s && !ok) C.n_out--;
+                if (ok && c == 1) remap[i] = (int32_t)C.n_out - 1; /* its nodes: the first chunk */
             }
         }
         if (ok && reduce0) {
