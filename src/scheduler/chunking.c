@@ -174,6 +174,21 @@ static int32_t new_temp(nd_plan *p, size_t bytes, uint32_t *cap) {
     return p->n_slots++;
 }
 
+/* Fills a kernel step made from the chunked kernel's step `orig`; takes
+ * ownership of the arrays (shift may be NULL). */
+static void set_kernel_step(nd_step *out, const nd_step *orig, nd_kernel *k, int32_t *slots, int32_t *params,
+                            uint8_t *acc, int64_t *shift) {
+    k->hash = nd_kernel_hash(k);
+    out->kind = ND_STEP_KERNEL;
+    out->kernel = k;
+    out->slots = slots;
+    out->params = params;
+    out->slot_access = acc;
+    out->slot_byte_offset = shift;
+    out->first_node = orig->first_node;
+    out->last_node = orig->last_node;
+}
+
 /* Whether every access of kernel slot `s` (loads, stores, the reduction's
  * output) has the same element stride on axis 0 and element size: then a
  * chunk's shift is one address offset for the slot (else it goes into the
@@ -210,12 +225,15 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
     int32_t *params = malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
     uint8_t *acc = malloc((size_t)k0->n_slots + 1);
     int64_t *shift = calloc((size_t)k0->n_slots + 1, sizeof(int64_t));
-    if (!k || !slots || !params || !acc || !shift) {
+    /* Kernel slots whose shift goes into their address. */
+    uint8_t *by_address = calloc((size_t)k0->n_slots + 1, 1);
+    if (!k || !slots || !params || !acc || !shift || !by_address) {
         free(k);
         free(slots);
         free(params);
         free(acc);
         free(shift);
+        free(by_address);
         return 0;
     }
     memcpy(slots, orig->slots, sizeof(int32_t) * (size_t)k0->n_slots);
@@ -224,16 +242,6 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
     int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
     int32_t out_slot = reduce0 ? k->reduce.out.slot : -1;
     k->shape[0] = rows;
-    /* Kernel slots whose shift goes into their address. */
-    uint8_t *by_address = calloc((size_t)k0->n_slots + 1, 1);
-    if (!by_address) {
-        free(k);
-        free(slots);
-        free(params);
-        free(acc);
-        free(shift);
-        return 0;
-    }
     for (int32_t s = 0; s < k->n_slots; s++) {
         int b = is_big(C, orig->slots[s]);
         if (b >= 0) {
@@ -274,15 +282,7 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
         shift[out_slot] = chunk * C->out_n * (int64_t)nd_dtype_size((nd_dtype)k->reduce.out_dtype);
         slots[out_slot] = partial;
     }
-    k->hash = nd_kernel_hash(k);
-    out->kind = ND_STEP_KERNEL;
-    out->kernel = k;
-    out->slots = slots;
-    out->params = params;
-    out->slot_access = acc;
-    out->slot_byte_offset = shift;
-    out->first_node = orig->first_node;
-    out->last_node = orig->last_node;
+    set_kernel_step(out, orig, k, slots, params, acc, shift);
     return 1;
 }
 
@@ -337,18 +337,11 @@ static int combine_kernel(chunker *C, int32_t partial, nd_step *out) {
     r->axes = 1u;
     r->value = 0;
     snprintf(k->name, sizeof k->name, "combine_chunks");
-    k->hash = nd_kernel_hash(k);
     slots[0] = partial;
     slots[1] = orig->slots[k0->reduce.out.slot];
     acc[0] = ND_ACCESS_READ;
     acc[1] = ND_ACCESS_WRITE;
-    out->kind = ND_STEP_KERNEL;
-    out->kernel = k;
-    out->slots = slots;
-    out->params = params;
-    out->slot_access = acc;
-    out->first_node = orig->first_node;
-    out->last_node = orig->last_node;
+    set_kernel_step(out, orig, k, slots, params, acc, NULL);
     return 1;
 }
 
