@@ -370,13 +370,15 @@ static void build(nd_cpu_jit *j, entry *e, uint64_t key, const char *src, size_t
     snprintf(work, sizeof work, "%s/tmp-%016" PRIx64 "-%ld-%u", j->dir, key, (long)getpid(), seq);
     so_path(j, key, final, sizeof final);
     int rc = -1;
+    uint64_t t0 = uv_hrtime();
     snprintf(path, sizeof path, "%s/k.c", work);
     if (mkdir(work, 0700) == 0 && write_file(path, src, len) == 0) rc = run_compiler(j, work);
     snprintf(path, sizeof path, "%s/k.so", work);
     if (rc == 0 && rename(path, final) == 0 && load(j, e, final)) {
         atomic_fetch_add(&n_compiled, 1);
         remove_work(work);
-        nd_logf(3, "cpu jit: compiled kernel '%s' into %s", e->name, final);
+        nd_logf(3, "cpu jit: compiled kernel '%s' in %.0f ms into %s", e->name,
+                1e-6 * (double)(uv_hrtime() - t0), final);
         return;
     }
     set_state(j, e, E_FAILED);
