@@ -28,7 +28,7 @@ nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t
             return NULL;
         }
         memcpy(p, data, nbytes);
-        nd_rt.stats.bytes_allocated += nbytes;
+        __atomic_add_fetch(&nd_rt.stats.bytes_allocated, nbytes, __ATOMIC_RELAXED);
         b->mem[ND_MEMORY_HOST] = p;
     }
     b->valid = 1u << ND_MEMORY_HOST;
@@ -86,6 +86,7 @@ nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
     /* An error elsewhere in the flush does not spoil this array: only its
      * own buffer's error counts. */
     if (b->n_writers > 0) (void)nd_sync();
+    else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
     if (b->error != ND_OK)
         return nd_error_set(b->error, "%s: this array's value could not be produced: an "
                             "earlier device error (%s) hit it; recompute it",

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "common/profile.h"
+#include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
 
 nd_runtime nd_rt;
@@ -151,8 +152,13 @@ static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
     /* After nd_shutdown the backend is gone; handles are invalid by then. */
     if (!nd_rt.backend || !ptr) return;
     nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
-    nd_rt.stats.bytes_allocated -= nbytes < nd_rt.stats.bytes_allocated ? nbytes
-                                                                         : nd_rt.stats.bytes_allocated;
+    /* Also called on the executor thread (a buffer's last reference can
+     * be the flush's), which adds to the same counter. */
+    uint64_t have = __atomic_load_n(&nd_rt.stats.bytes_allocated, __ATOMIC_RELAXED), next;
+    do {
+        next = have - (nbytes < have ? nbytes : have);
+    } while (!__atomic_compare_exchange_n(&nd_rt.stats.bytes_allocated, &have, next, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
 }
 
 static void at_exit(void) {
@@ -269,6 +275,11 @@ nd_status nd_init(const nd_config *cfg) {
         nd_rt.atexit_registered = 1;
         atexit(at_exit);
     }
+    /* ND_EXECUTOR_THREAD=0 keeps every flush on the caller's thread. */
+    int64_t v;
+    int set;
+    if (env_int64("ND_EXECUTOR_THREAD", 0, 1, 0, &v, &set) != 0) v = 1, set = 1;
+    nd_rt.worker = !set || v ? nd_flush_worker_start(&nd_rt.sched) : NULL;
     nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
             c.fusion == 1 ? "on" : "off", (long long)c.max_pending);
     return ND_OK;
@@ -279,14 +290,28 @@ nd_status nd_runtime_ensure(void) {
     return nd_init(NULL);
 }
 
+nd_status nd_runtime_drain(void) { return nd_flush_worker_drain(nd_rt.worker); }
+void nd_runtime_wait(void) { nd_flush_worker_wait(nd_rt.worker); }
+
+/* Plans the pending graph here and runs it on the executor thread (or
+ * here, without one). The flush before must have run: planning reads where
+ * buffers' values live. Returns planning errors and, with a thread, the
+ * previous flush's; the error of this one surfaces at the next drain. */
 static nd_status run_pending(void) {
     if (nd_rt.graph.n_nodes == 0) return ND_OK;
-    return nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+    if (!nd_rt.worker) return nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+    nd_status before = nd_runtime_drain();
+    nd_flush_job job;
+    nd_status st = nd_scheduler_submit(&nd_rt.sched, &nd_rt.graph, &job);
+    if (st == ND_OK && job.plan) st = nd_flush_worker_post(nd_rt.worker, &job);
+    return before != ND_OK ? before : st;
 }
 
 void nd_shutdown(void) {
     if (!nd_rt.initialised) return;
     run_pending();
+    nd_flush_worker_stop(nd_rt.worker);
+    nd_rt.worker = NULL;
     nd_rt.backend->synchronize(nd_rt.backend);
     /* Scoped handles die with the runtime; others become invalid. */
     while (nd_rt.scope_depth > 0) nd_scope_end();
@@ -315,8 +340,9 @@ nd_status nd_sync(void) {
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     st = run_pending();
+    nd_status st1 = nd_runtime_drain();
     nd_status st2 = nd_rt.backend->synchronize(nd_rt.backend);
-    return st != ND_OK ? st : st2;
+    return st != ND_OK ? st : st1 != ND_OK ? st1 : st2;
 }
 
 void nd_runtime_after_record(void) {
@@ -338,6 +364,7 @@ void nd_get_stats(nd_stats *out) {
         memset(out, 0, sizeof *out);
         return;
     }
+    nd_runtime_wait();
     *out = nd_rt.stats;
 }
 
@@ -347,5 +374,6 @@ nd_status nd_graph_dump_dot(const char *path) {
                             "as \"graph.dot\")");
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
+    nd_runtime_wait(); /* planning reads where values live */
     return nd_scheduler_dump_dot(&nd_rt.sched, &nd_rt.graph, path);
 }

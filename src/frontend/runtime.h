@@ -16,6 +16,9 @@ typedef struct {
     nd_backend *backend;
     nd_graph graph;
     nd_scheduler_ctx sched;
+    /* Runs planned flushes while the caller records (NULL: the caller runs
+     * them, ND_EXECUTOR_THREAD=0 or the thread could not start). */
+    struct nd_flush_worker *worker;
     /* Scopes: a stack of handles; scope_marks[d] = first entry of depth d. */
     nd_array **scope_items;
     int64_t n_scope_items, cap_scope_items;
@@ -30,6 +33,11 @@ extern nd_runtime nd_rt;
 
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);
+/* Waits for the flush in flight on the executor thread (before reading
+ * buffer state: host reads, stats, dumps); returns its error, if any. */
+nd_status nd_runtime_drain(void);
+/* Waits for it, leaving its error for the next nd_sync. */
+void nd_runtime_wait(void);
 /* Called after recording a node: flushes when max_pending is reached. */
 void nd_runtime_after_record(void);
 /* Registers a new handle in the current scope (if any). */

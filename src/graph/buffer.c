@@ -31,7 +31,9 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     return b;
 }
 
-void nd_buffer_ref(nd_buffer *b) { b->refs++; }
+/* Atomic: a flush running on the executor thread drops its references to
+ * the buffers it used while the caller records (and references) more. */
+void nd_buffer_ref(nd_buffer *b) { __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED); }
 
 int nd_buffer_use_inline_host(nd_buffer *b) {
     if (b->nbytes > sizeof b->inline_host) return 0;
@@ -40,7 +42,7 @@ int nd_buffer_use_inline_host(nd_buffer *b) {
 }
 
 void nd_buffer_unref(nd_buffer *b) {
-    if (!b || --b->refs > 0) return;
+    if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
     for (int m = 0; m < ND_MAX_MEMORIES; m++) {
         if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
         if (memory_hooks.release)

@@ -80,7 +80,7 @@ static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memo
         nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
                                            &b->mem[memory]);
         if (st != ND_OK) return st;
-        if (ctx->stats) ctx->stats->bytes_allocated += b->nbytes;
+        if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
     *out = b->mem[memory];
     return ND_OK;

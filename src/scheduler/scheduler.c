@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "graph/dot_export.h"
@@ -52,10 +53,14 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
     return ND_OK;
 }
 
-nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
+nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *job) {
+    memset(job, 0, sizeof *job);
     if (g->n_nodes == 0) return ND_OK;
     nd_flush_walk *w = walk_of(ctx);
-    if (!w) return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+    if (!w) {
+        nd_graph_clear(g);
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+    }
     nd_plan *plan = NULL;
     int owned = 0;
     nd_status rc = plan_for(ctx, g, w, 1, &plan, &owned);
@@ -78,18 +83,39 @@ nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
         if (nd_graph_write_dot(g, plan, path) != ND_OK)
             nd_logf(1, "ND_DUMP_DOT: could not write %s", path);
     }
+    /* The graph goes now (the next batch records into it); the walk's
+     * buffers stay alive until the plan has run. */
+    for (uint32_t i = 0; i < w->n_buffers; i++) nd_buffer_ref(w->buffers[i]);
+    nd_graph_clear(g);
+    job->plan = plan;
+    job->owned = owned;
+    job->flush_index = ctx->flush_index;
+    return ND_OK;
+}
+
+nd_status nd_scheduler_execute(nd_scheduler_ctx *ctx, nd_flush_job *job) {
+    if (!job->plan) return ND_OK;
+    nd_flush_walk *w = &ctx->walk->w;
     nd_backend *be = ctx->backend;
     if (be->range_push) {
         char name[96];
-        snprintf(name, sizeof name, "nd flush %llu: %d steps", (unsigned long long)ctx->flush_index,
-                 plan->n_steps);
+        snprintf(name, sizeof name, "nd flush %llu: %d steps", (unsigned long long)job->flush_index,
+                 job->plan->n_steps);
         be->range_push(be, name);
     }
-    rc = nd_execute_plan(ctx, plan, w);
+    nd_status rc = nd_execute_plan(ctx, job->plan, w);
     if (be->range_pop) be->range_pop(be);
-    if (owned) nd_plan_free(plan);
-    nd_graph_clear(g);
+    if (job->owned) nd_plan_free(job->plan);
+    for (uint32_t i = 0; i < w->n_buffers; i++) nd_buffer_unref(w->buffers[i]);
+    job->plan = NULL;
     return rc;
+}
+
+nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
+    nd_flush_job job;
+    nd_status rc = nd_scheduler_submit(ctx, g, &job);
+    if (rc != ND_OK) return rc;
+    return nd_scheduler_execute(ctx, &job);
 }
 
 nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path) {
@@ -111,7 +137,7 @@ nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memor
     if (!b->mem[memory]) {
         nd_status rc = be->alloc(be, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
         if (rc != ND_OK) return rc;
-        if (ctx->stats) ctx->stats->bytes_allocated += b->nbytes;
+        if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
     if (b->valid == 0) {
         /* Never written (nd_empty): any contents are its value. */

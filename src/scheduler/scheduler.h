@@ -34,6 +34,22 @@ void nd_scheduler_release(nd_scheduler_ctx *ctx);
 nd_plan_cache *nd_plan_cache_new(void);
 void nd_plan_cache_free(nd_plan_cache *c);
 
+/* A flush planned and detached from the graph, waiting to run. */
+typedef struct {
+    nd_plan *plan; /* NULL: nothing to run */
+    int owned;     /* not in the plan cache: freed after running */
+    uint64_t flush_index;
+} nd_flush_job;
+
+/* The two halves of a flush, so that running can happen on another thread
+ * while the next batch is recorded: submit walks and plans the graph (it
+ * reads where buffers' values live, so the previous job must have run),
+ * keeps the walked buffers alive and clears the graph; execute runs the
+ * job's plan and releases them. Between the two, only execute may touch
+ * the scheduler context. */
+nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *job);
+nd_status nd_scheduler_execute(nd_scheduler_ctx *ctx, nd_flush_job *job);
+
 /* Plans (or finds the cached plan for) the pending graph, runs it, updates
  * the buffers (materialised versions, valid memories, errors), and clears
  * the graph. Returns the first error; buffers whose value could not be

@@ -1,0 +1,112 @@
+/* The executor thread: nd_flush plans the pending graph on the caller's
+ * thread (planning reads where buffers' values live) and hands the planned
+ * job to this thread, which binds memory and launches it, while the caller
+ * records the next batch. One job at a time: the next flush, and anything
+ * that reads buffer state (host reads, stats, dumps, shutdown), first waits
+ * for the job in flight (nd_flush_worker_drain). An error from running a
+ * job is kept and returned, with its message, by the next drain, so it
+ * reaches the caller at its next nd_sync. */
+#include "frontend/flush_worker.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "common/error.h"
+
+struct nd_flush_worker {
+    nd_scheduler_ctx *ctx;
+    uv_thread_t thread;
+    uv_mutex_t lock;
+    uv_cond_t changed;
+    nd_flush_job job;
+    int busy; /* job holds work not yet run */
+    int stop;
+    nd_status error; /* first error since the last drain */
+    char message[512];
+};
+
+static void worker_main(void *arg) {
+    nd_flush_worker *w = arg;
+    uv_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->busy && !w->stop) uv_cond_wait(&w->changed, &w->lock);
+        if (!w->busy && w->stop) break;
+        nd_flush_job job = w->job;
+        uv_mutex_unlock(&w->lock);
+        nd_status rc = nd_scheduler_execute(w->ctx, &job);
+        uv_mutex_lock(&w->lock);
+        if (rc != ND_OK && w->error == ND_OK) {
+            w->error = rc;
+            snprintf(w->message, sizeof w->message, "%s", nd_last_error());
+        }
+        w->busy = 0;
+        uv_cond_broadcast(&w->changed);
+    }
+    uv_mutex_unlock(&w->lock);
+}
+
+nd_flush_worker *nd_flush_worker_start(nd_scheduler_ctx *ctx) {
+    nd_flush_worker *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->ctx = ctx;
+    if (uv_mutex_init(&w->lock) != 0) {
+        free(w);
+        return NULL;
+    }
+    if (uv_cond_init(&w->changed) != 0) {
+        uv_mutex_destroy(&w->lock);
+        free(w);
+        return NULL;
+    }
+    if (uv_thread_create(&w->thread, worker_main, w) != 0) {
+        uv_cond_destroy(&w->changed);
+        uv_mutex_destroy(&w->lock);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void nd_flush_worker_wait(nd_flush_worker *w) {
+    if (!w) return;
+    uv_mutex_lock(&w->lock);
+    while (w->busy) uv_cond_wait(&w->changed, &w->lock);
+    uv_mutex_unlock(&w->lock);
+}
+
+nd_status nd_flush_worker_drain(nd_flush_worker *w) {
+    if (!w) return ND_OK;
+    uv_mutex_lock(&w->lock);
+    while (w->busy) uv_cond_wait(&w->changed, &w->lock);
+    nd_status err = w->error;
+    char message[sizeof w->message];
+    memcpy(message, w->message, sizeof message);
+    w->error = ND_OK;
+    uv_mutex_unlock(&w->lock);
+    if (err != ND_OK) nd_error_set(err, "%s", message);
+    return err;
+}
+
+nd_status nd_flush_worker_post(nd_flush_worker *w, const nd_flush_job *job) {
+    nd_status st = nd_flush_worker_drain(w);
+    uv_mutex_lock(&w->lock);
+    w->job = *job;
+    w->busy = 1;
+    uv_cond_broadcast(&w->changed);
+    uv_mutex_unlock(&w->lock);
+    return st;
+}
+
+void nd_flush_worker_stop(nd_flush_worker *w) {
+    if (!w) return;
+    (void)nd_flush_worker_drain(w);
+    uv_mutex_lock(&w->lock);
+    w->stop = 1;
+    uv_cond_broadcast(&w->changed);
+    uv_mutex_unlock(&w->lock);
+    uv_thread_join(&w->thread);
+    uv_cond_destroy(&w->changed);
+    uv_mutex_destroy(&w->lock);
+    free(w);
+}
