@@ -316,3 +316,40 @@ NDT_TEST(streams, host_array_larger_than_device_limit_streams_in_chunks) {
     ref_free(want_cols);
     ref_free(want_rows);
 }
+
+/* nd_flush hands each batch to the executor thread while the next one is
+ * recorded; reads in between wait for it. Results must match a reference
+ * however the batches interleave. */
+NDT_TEST(streams, flushed_batches_run_on_the_executor_thread) {
+    NDT_RNG(r);
+    ref_arr *init = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(5000), -1, 1);
+    nd_array *x = ndt_upload(init);
+    double *want = malloc(sizeof(double) * 5000);
+    for (int64_t i = 0; i < 5000; i++) want[i] = ref_getd(init, i);
+    for (int batch = 0; batch < 30; batch++) {
+        for (int k = 0; k < 4; k++) {
+            nd_array *y = nd_add(nd_mul(x, nd_scalar(0.5)), nd_scalar((double)batch));
+            nd_free(x);
+            x = y;
+            for (int64_t i = 0; i < 5000; i++) want[i] = want[i] * 0.5 + batch;
+        }
+        cr_assert_eq(nd_flush(), ND_OK, "batch %d: %s", batch, nd_last_error());
+        if (batch % 7 == 3) {
+            ref_arr *got = ndt_download(x);
+            for (int64_t i = 0; i < 5000; i += 499)
+                cr_expect(fabs(ref_getd(got, i) - want[i]) <= 1e-12 * (1 + fabs(want[i])),
+                          "batch %d: x[%lld] = %.17g, want %.17g", batch, (long long)i, ref_getd(got, i), want[i]);
+            ref_free(got);
+        }
+    }
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    ref_arr *want_arr = ref_from_doubles(ND_FLOAT64, ND_SHAPE(5000), want);
+    ndt_check(x, want_arr, 1e-12, 1e-12, NULL, "after 30 flushed batches");
+    nd_stats st;
+    nd_get_stats(&st);
+    cr_expect(st.flushes >= 30, "expected one flush per batch, got %llu", (unsigned long long)st.flushes);
+    ref_free(want_arr);
+    ref_free(init);
+    free(want);
+    nd_free(x);
+}
