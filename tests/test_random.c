@@ -221,3 +221,292 @@ NDT_TEST(random, normal_moments) {
         ref_free(g);
     }
 }
+
+/* ------------------------------------------------ the shared-call mapping */
+
+/* The words of Philox call c that the draw at index i reads (philox.h):
+ * W = 4/k consecutive indices share call i / W. Pins the reference itself. */
+NDT_TEST(random, reference_shares_each_call_among_consecutive_indices) {
+    const uint64_t seeds[3] = {0, 0x0123456789abcdefull, UINT64_MAX};
+    for (int s = 0; s < 3; s++)
+        for (uint64_t c = 0; c < 50; c++) {
+            uint64_t call = c * 0x9e3779b97f4a7c15ull >> 3; /* large counters too */
+            nd_philox4x32 r = nd_philox4x32_10(seeds[s], call, 7);
+            for (uint64_t j = 0; j < 4; j++)
+                cr_expect(nd_philox_uniform_f32(seeds[s], 7, 4 * call + j) == nd_philox_u01_f32(r.x[j]),
+                          "float32 uniform at index 4c+%d reads word %d of call c", (int)j, (int)j);
+            for (uint64_t p = 0; p < 2; p++) {
+                cr_expect(nd_philox_uniform_f64(seeds[s], 7, 2 * call + p) ==
+                              nd_philox_u01_f64(r.x[2 * p], r.x[2 * p + 1]),
+                          "float64 uniform at index 2c+%d reads words %d,%d", (int)p, (int)(2 * p),
+                          (int)(2 * p + 1));
+                float u1 = 1.0f - nd_philox_u01_f32(r.x[2 * p]), u2 = nd_philox_u01_f32(r.x[2 * p + 1]);
+                float z = sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+                cr_expect(nd_philox_normal_f32(seeds[s], 7, 2 * call + p) == z,
+                          "float32 normal at index 2c+%d reads words %d,%d", (int)p, (int)(2 * p),
+                          (int)(2 * p + 1));
+            }
+            double u1 = 1.0 - nd_philox_u01_f64(r.x[0], r.x[1]), u2 = nd_philox_u01_f64(r.x[2], r.x[3]);
+            cr_expect(nd_philox_normal_f64(seeds[s], 7, call) ==
+                          sqrt(-2.0 * log(u1)) * cos(6.28318530717958647692 * u2),
+                      "float64 normal at index c reads all four words of call c");
+        }
+}
+
+/* The value of draw (seed, stream, index) with parameters (a, b) in dtype t,
+ * as the kernel builder computes it: in float64 for float64, else in float32
+ * one rounding per operation, then rounded to t. */
+static double want_draw(int normal, nd_dtype t, uint64_t seed, uint64_t stream, uint64_t i,
+                        double a, double b) {
+    if (t == ND_FLOAT64) {
+        if (normal) {
+            double sc = b * nd_philox_normal_f64(seed, stream, i);
+            return a + sc;
+        }
+        double width = b - a;
+        double sc = width * nd_philox_uniform_f64(seed, stream, i);
+        return a + sc;
+    }
+    float af = (float)a, bf = (float)b, v;
+    if (normal) {
+        float sc = bf * nd_philox_normal_f32(seed, stream, i);
+        v = af + sc;
+    } else {
+        float width = bf - af;
+        float sc = width * nd_philox_uniform_f32(seed, stream, i);
+        v = af + sc;
+    }
+    return ref_round_to(t, v);
+}
+
+/* Uniform draws must match bit for bit; normal ones within the vector (or
+ * device) log/cos ulps, and one rounding step of a 16-bit dtype. */
+static double draw_tol(int normal, nd_dtype t) {
+    if (!normal) return 0;
+    return t == ND_FLOAT64 ? 1e-12 : t == ND_FLOAT32 ? 2e-6 : t == ND_FLOAT16 ? 1e-3 : 8e-3;
+}
+
+/* got[i] against the draws at indices ix[i] of one random call. */
+static int check_draws(const ref_arr *got, const int64_t *ix, int normal, uint64_t seed,
+                       uint64_t stream, double a, double b, const char *what) {
+    double tol = draw_tol(normal, got->dt);
+    for (int64_t i = 0; i < got->size; i++) {
+        double w = want_draw(normal, got->dt, seed, stream, (uint64_t)ix[i], a, b);
+        double g = ref_getd(got, i);
+        if (tol == 0 ? g != w : !(fabs(g - w) <= tol * (1 + fabs(w)))) {
+            cr_expect_fail("%s %s %s, seed %llu: element %lld (index %lld) is %.17g, want %.17g", what,
+                           ref_dtype_name(got->dt), normal ? "normal" : "uniform",
+                           (unsigned long long)seed, (long long)i, (long long)ix[i], g, w);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const nd_dtype float_dtypes[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
+
+/* Fresh arrays of sizes that W does not divide, across tile boundaries. */
+NDT_TEST(random, fresh_draws_follow_the_mapping_in_every_float_dtype) {
+    const uint64_t seeds[3] = {0, 987654321, UINT64_MAX - 6};
+    const int64_t sizes[4] = {1, 3, 1027, 4099};
+    int64_t *ix = malloc(sizeof(int64_t) * 4099);
+    for (int64_t i = 0; i < 4099; i++) ix[i] = i;
+    for (int s = 0; s < 3; s++)
+        for (int d = 0; d < 4; d++)
+            for (int normal = 0; normal < 2; normal++) {
+                nd_random_seed(seeds[s]);
+                for (int z = 0; z < 4; z++) {
+                    ref_arr *x = draw(normal, float_dtypes[d], sizes[z], -1.5, 2.25);
+                    check_draws(x, ix, normal, seeds[s], (uint64_t)z, -1.5, 2.25, "fresh");
+                    ref_free(x);
+                }
+            }
+    free(ix);
+}
+
+/* A view recipe, applied alike to a random array and to the arange of its
+ * flat indices (which tells the draw index of each element of the view). */
+typedef struct {
+    const char *name;
+    int ndim;
+    int64_t shape[3];
+    const char *index; /* nd_view string, or NULL */
+    int transpose;     /* then reverse the axes */
+    int64_t bcast;     /* then broadcast to (bcast, ...) when > 0 */
+} view_recipe;
+
+static nd_array *apply_view(nd_array *base, const view_recipe *r) {
+    nd_array *a = nd_reshape(base, r->ndim, r->shape);
+    if (r->index) {
+        nd_array *b = nd_view(a, r->index);
+        nd_free(a);
+        a = b;
+    }
+    if (r->transpose) {
+        nd_array *b = nd_transpose(a, NULL);
+        nd_free(a);
+        a = b;
+    }
+    if (r->bcast > 0) {
+        int64_t sh[ND_MAX_DIMS + 1];
+        sh[0] = r->bcast;
+        for (int d = 0; d < nd_ndim(a); d++) sh[d + 1] = nd_shape(a)[d];
+        nd_array *b = nd_broadcast_to(a, nd_ndim(a) + 1, sh);
+        nd_free(a);
+        a = b;
+    }
+    cr_assert(a, "view %s: %s", r->name, nd_last_error());
+    return a;
+}
+
+static const view_recipe recipes[] = {
+    {"odd start", 1, {1001}, "1:", 0, 0},
+    {"reversed", 1, {1001}, "::-1", 0, 0},
+    {"stride 3", 1, {1001}, "3:-2:3", 0, 0},
+    {"transposed", 2, {37, 53}, NULL, 1, 0},
+    {"inner rows", 2, {37, 53}, "1:, 2:-1", 0, 0},
+    {"reversed rows, odd columns", 2, {37, 52}, "::-1, 5:", 0, 0},
+    {"3-d transposed slice", 3, {6, 7, 12}, "1:, :, 3:", 1, 0},
+    {"broadcast row", 1, {101}, "None, 3:11", 0, 5},
+};
+#define N_RECIPES ((int)(sizeof recipes / sizeof recipes[0]))
+
+static int64_t recipe_size(const view_recipe *r) {
+    int64_t n = 1;
+    for (int d = 0; d < r->ndim; d++) n *= r->shape[d];
+    return n;
+}
+
+/* Draw indices of the elements of recipe r's view, row-major. */
+static int64_t *recipe_indices(const view_recipe *r, int64_t *count) {
+    nd_array *ar = nd_arange(ND_INT64, 0, (double)recipe_size(r), 1);
+    nd_array *v = apply_view(ar, r);
+    ref_arr *h = ndt_download(v);
+    int64_t *ix = malloc(sizeof(int64_t) * (size_t)h->size);
+    for (int64_t i = 0; i < h->size; i++) ix[i] = (int64_t)ref_getu(h, i);
+    *count = h->size;
+    ref_free(h);
+    nd_free(v);
+    nd_free(ar);
+    return ix;
+}
+
+/* consume(view) with only the consumer's result kept, so the draw is
+ * evaluated inside the consumer's kernel through the view's index map. */
+static ref_arr *draw_view(int normal, nd_dtype t, const view_recipe *r, double a, double b,
+                          nd_array *(*consume)(nd_array *, void *), void *arg) {
+    int64_t n = recipe_size(r);
+    nd_array *x = normal ? nd_random_normal(t, 1, &n, a, b) : nd_random_uniform(t, 1, &n, a, b);
+    cr_assert(x, "draw: %s", nd_last_error());
+    nd_array *v = apply_view(x, r);
+    nd_free(x);
+    nd_array *y = consume(v, arg);
+    nd_free(v);
+    cr_assert(y, "consumer of view %s: %s", r->name, nd_last_error());
+    ref_arr *h = ndt_download(y);
+    nd_free(y);
+    return h;
+}
+
+static nd_array *times_one(nd_array *v, void *arg) {
+    (void)arg;
+    return nd_mul(v, nd_scalar(1.0));
+}
+
+NDT_TEST(random, views_of_random_arrays_follow_the_mapping) {
+    const uint64_t seed = 31337;
+    for (int q = 0; q < N_RECIPES; q++) {
+        int64_t m;
+        int64_t *ix = recipe_indices(&recipes[q], &m);
+        for (int d = 0; d < 4; d++)
+            for (int normal = 0; normal < 2; normal++) {
+                nd_random_seed(seed);
+                ref_arr *y = draw_view(normal, float_dtypes[d], &recipes[q], 0.5, 3, times_one, NULL);
+                cr_expect_eq(y->size, m, "%s: size", recipes[q].name);
+                if (y->size == m) check_draws(y, ix, normal, seed, 0, 0.5, 3, recipes[q].name);
+                ref_free(y);
+            }
+        free(ix);
+    }
+}
+
+static nd_array *sum_axis(nd_array *v, void *arg) { return nd_sum(v, *(const int *)arg); }
+
+/* Reductions over views of random arrays (the draws inlined into the
+ * reduction kernel, as in Monte Carlo pi): sums against the reference sums
+ * of the mapped draws, along every axis and over all of them. */
+NDT_TEST(random, reductions_of_random_views_follow_the_mapping) {
+    const uint64_t seed = 4242;
+    for (int q = 0; q < N_RECIPES; q++) {
+        int64_t m;
+        int64_t *ix = recipe_indices(&recipes[q], &m);
+        /* the view's shape, from the index array */
+        nd_array *ar = nd_arange(ND_INT64, 0, (double)recipe_size(&recipes[q]), 1);
+        nd_array *shp = apply_view(ar, &recipes[q]);
+        int nd = nd_ndim(shp);
+        int64_t shape[ND_MAX_DIMS];
+        memcpy(shape, nd_shape(shp), sizeof(int64_t) * (size_t)nd);
+        nd_free(shp);
+        nd_free(ar);
+        for (int d = 2; d < 4; d++)
+            for (int normal = 0; normal < 2; normal++)
+                for (int axis = -1; axis < nd; axis++) {
+                    int ax = axis < 0 ? ND_ALL_AXES : axis;
+                    nd_random_seed(seed);
+                    ref_arr *got = draw_view(normal, float_dtypes[d], &recipes[q], -1, 2, sum_axis, &ax);
+                    /* reference: per output, the float64 sum of the mapped draws */
+                    int64_t inner = 1, ext = axis < 0 ? m : shape[axis];
+                    for (int k = axis + 1; axis >= 0 && k < nd; k++) inner *= shape[k];
+                    int64_t n_out = m / ext;
+                    cr_assert_eq(got->size, n_out, "%s axis %d: %lld outputs", recipes[q].name, axis,
+                                 (long long)got->size);
+                    for (int64_t o = 0; o < n_out; o++) {
+                        int64_t base = (o / inner) * ext * inner + o % inner;
+                        double sum = 0, mag = 0;
+                        for (int64_t j = 0; j < ext; j++) {
+                            int64_t e = axis < 0 ? j : base + j * inner;
+                            double w = want_draw(normal, float_dtypes[d], seed, 0, (uint64_t)ix[e], -1, 2);
+                            sum += w;
+                            mag += fabs(w);
+                        }
+                        double g = ref_getd(got, o);
+                        double tol = (float_dtypes[d] == ND_FLOAT64 ? 1e-12 : 2e-6) * (mag + 1);
+                        if (!(fabs(g - sum) <= tol)) {
+                            cr_expect_fail("%s %s %s sum over axis %d: output %lld is %.17g, want %.17g",
+                                           recipes[q].name, ref_dtype_name(float_dtypes[d]),
+                                           normal ? "normal" : "uniform", axis, (long long)o, g, sum);
+                            break;
+                        }
+                    }
+                    ref_free(got);
+                }
+        free(ix);
+    }
+}
+
+/* Monte Carlo pi's kernel shape: two fresh float32 draws, a comparison and
+ * a full reduction. The count of points inside matches the reference
+ * (x*x + y*y may be contracted to an FMA on a GPU: allow a few boundary
+ * points to flip). */
+NDT_TEST(random, monte_carlo_count_follows_the_mapping) {
+    const uint64_t seed = 77;
+    const int64_t n = (1 << 20) + 3;
+    nd_random_seed(seed);
+    nd_scope_begin(); /* every intermediate released: one fused kernel */
+    nd_array *x = nd_random_uniform(ND_FLOAT32, 1, &n, 0, 1);
+    nd_array *y = nd_random_uniform(ND_FLOAT32, 1, &n, 0, 1);
+    nd_array *in = nd_le(nd_add(nd_mul(x, x), nd_mul(y, y)), nd_scalar(1.0));
+    nd_array *c = nd_keep(nd_sum(nd_astype(in, ND_INT64), ND_ALL_AXES));
+    nd_scope_end();
+    cr_assert(c, "count: %s", nd_last_error());
+    double got = nd_item(c);
+    nd_free(c);
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float u = nd_philox_uniform_f32(seed, 0, (uint64_t)i), v = nd_philox_uniform_f32(seed, 1, (uint64_t)i);
+        float uu = u * u, vv = v * v;
+        float r2 = uu + vv;
+        want += r2 <= 1.0f;
+    }
+    cr_expect(fabs(got - (double)want) <= 8, "inside: %.0f, reference %lld", got, (long long)want);
+}

@@ -26,14 +26,19 @@ typedef enum {
                          from the parameter's kind: f, i or u)               */
     ND_IR_INDEX,      /* a = affine index; dtype = ND_INT64:
                          offset + sum strides[k]*i_k                         */
-    ND_IR_RAND_UNIFORM, /* a = SSA int64 logical index, b = param (u) seed,
-                         c = param (u) stream; value in [0,1) of dtype
-                         (float32: (x0 >> 8) * 2^-24; float64:
-                         ((x0 >> 5) * 2^26 + (x1 >> 6)) * 2^-53, where
-                         (x0..x3) = Philox4x32-10(key = (seed_lo, seed_hi),
-                         counter = (idx_lo, idx_hi, stream_lo, stream_hi)))  */
-    ND_IR_RAND_NORMAL,  /* as above; standard normal by Box-Muller:
-                         u1 = 1 - U(x0[,x1]) in (0,1], u2 = U(x2[,x3]),
+    ND_IR_RAND_UNIFORM, /* a = SSA int64 logical index i, b = param (u)
+                         seed, c = param (u) stream; value in [0,1) of
+                         dtype (float32: (x0 >> 8) * 2^-24; float64:
+                         ((x0 >> 5) * 2^26 + (x1 >> 6)) * 2^-53), where
+                         x0, x1, .. are the draw's k words (k = 1 for
+                         float32, 2 for float64): words (i % W)*k ..
+                         of Philox4x32-10(key = (seed_lo, seed_hi),
+                         counter = (c_lo, c_hi, stream_lo, stream_hi)),
+                         c = i / W, W = 4/k (common/philox.h)              */
+    ND_IR_RAND_NORMAL,  /* as above with k = 2 (float32) or 4 (float64)
+                         words; standard normal by Box-Muller:
+                         u1 = 1 - U(first half) in (0,1],
+                         u2 = U(second half),
                          sqrt(-2 ln u1) * cos(2 pi u2), in dtype            */
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;

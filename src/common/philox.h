@@ -4,9 +4,22 @@
  * Header-only and written in plain C integer arithmetic so that the CPU
  * interpreter, tests and the CUDA code generator (which can paste these
  * bodies into generated source) produce the same bits. A draw depends only on
- * (seed, stream, logical index):
- *   key     = (seed_lo, seed_hi)
- *   counter = (idx_lo, idx_hi, stream_lo, stream_hi)
+ * (seed, stream, logical index).
+ *
+ * The mapping. One Philox call, key = (seed_lo, seed_hi) and counter =
+ * (c_lo, c_hi, stream_lo, stream_hi), yields four 32-bit words. Read the
+ * calls c = 0, 1, 2, ... of one (seed, stream) as a single stream of words,
+ * word s being word s % 4 of call s / 4. A draw that needs k words (k = 1:
+ * float32, float16 and bfloat16 uniform; k = 2: float64 uniform and float32
+ * normal; k = 4: float64 normal) takes, for the element at logical index i,
+ * the k words starting at word k*i. So W = 4/k consecutive indices share a
+ * call: index i uses call i / W and its words (i % W)*k .. (i % W)*k + k-1.
+ * Every word of a call is used and nothing is drawn twice, and a backend
+ * that evaluates W consecutive indices together computes each call once
+ * (cuRAND's Philox and JAX's threefry use their outputs the same way).
+ * Indices that are not consecutive (views: offsets, strides, reversal) get
+ * the same values: the mapping is a function of the index alone.
+ *
  * Only the normal transform calls libm (sqrt, log, cos); backends with their
  * own vector math may differ from it by a few ulp. */
 #ifndef ND_COMMON_PHILOX_H
@@ -52,26 +65,44 @@ static inline double nd_philox_u01_f64(uint32_t x0, uint32_t x1) {
     return ((double)(x0 >> 5) * 67108864.0 + (double)(x1 >> 6)) * 0x1p-53;
 }
 
-static inline float nd_philox_uniform_f32(uint64_t seed, uint64_t stream, uint64_t index) {
-    nd_philox4x32 r = nd_philox4x32_10(seed, index, stream);
-    return nd_philox_u01_f32(r.x[0]);
-}
-static inline double nd_philox_uniform_f64(uint64_t seed, uint64_t stream, uint64_t index) {
-    nd_philox4x32 r = nd_philox4x32_10(seed, index, stream);
-    return nd_philox_u01_f64(r.x[0], r.x[1]);
+/* Words per draw (k above) and the calls' sharing (W = 4 / k), for a draw
+ * computed in float64 (`wide`: float64 and non-float results) or float32. */
+static inline int nd_philox_words(int wide, int normal) { return normal ? (wide ? 4 : 2) : (wide ? 2 : 1); }
+static inline int nd_philox_share(int wide, int normal) { return 4 / nd_philox_words(wide, normal); }
+
+/* The k words of the draw at `index` (k = nd_philox_words). */
+static inline void nd_philox_draw_words(uint32_t *out, int k, uint64_t seed, uint64_t stream,
+                                        uint64_t index) {
+    uint64_t w = (uint64_t)(4 / k);
+    nd_philox4x32 r = nd_philox4x32_10(seed, index / w, stream);
+    for (int j = 0; j < k; j++) out[j] = r.x[(index % w) * (uint64_t)k + (uint64_t)j];
 }
 
-/* Box-Muller: u1 = 1 - U in (0, 1] (so log is finite), u2 = U. */
+static inline float nd_philox_uniform_f32(uint64_t seed, uint64_t stream, uint64_t index) {
+    uint32_t x[1];
+    nd_philox_draw_words(x, 1, seed, stream, index);
+    return nd_philox_u01_f32(x[0]);
+}
+static inline double nd_philox_uniform_f64(uint64_t seed, uint64_t stream, uint64_t index) {
+    uint32_t x[2];
+    nd_philox_draw_words(x, 2, seed, stream, index);
+    return nd_philox_u01_f64(x[0], x[1]);
+}
+
+/* Box-Muller on the draw's words: u1 = 1 - U(first half) in (0, 1] (so log
+ * is finite), u2 = U(second half). */
 static inline float nd_philox_normal_f32(uint64_t seed, uint64_t stream, uint64_t index) {
-    nd_philox4x32 r = nd_philox4x32_10(seed, index, stream);
-    float u1 = 1.0f - nd_philox_u01_f32(r.x[0]);
-    float u2 = nd_philox_u01_f32(r.x[2]);
+    uint32_t x[2];
+    nd_philox_draw_words(x, 2, seed, stream, index);
+    float u1 = 1.0f - nd_philox_u01_f32(x[0]);
+    float u2 = nd_philox_u01_f32(x[1]);
     return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
 }
 static inline double nd_philox_normal_f64(uint64_t seed, uint64_t stream, uint64_t index) {
-    nd_philox4x32 r = nd_philox4x32_10(seed, index, stream);
-    double u1 = 1.0 - nd_philox_u01_f64(r.x[0], r.x[1]);
-    double u2 = nd_philox_u01_f64(r.x[2], r.x[3]);
+    uint32_t x[4];
+    nd_philox_draw_words(x, 4, seed, stream, index);
+    double u1 = 1.0 - nd_philox_u01_f64(x[0], x[1]);
+    double u2 = nd_philox_u01_f64(x[2], x[3]);
     return sqrt(-2.0 * log(u1)) * cos(6.28318530717958647692 * u2);
 }
 

@@ -46,10 +46,12 @@ void nd_cpu_vcos(double *restrict o, const double *a, int64_t n);
 void nd_cpu_vexp(double *restrict o, const double *a, int64_t n);
 void nd_cpu_vlog(double *restrict o, const double *a, int64_t n);
 
-/* Words of Philox4x32-10(seed, ix[i], stream) for a tile (common/philox.h). */
-void nd_cpu_philox_tile(uint32_t *restrict w0, uint32_t *restrict w1, uint32_t *restrict w2,
-                        uint32_t *restrict w3, const int64_t *ix, int64_t n, uint64_t seed,
-                        uint64_t stream);
+/* The random draws at logical indices ix[0..n) (common/philox.h), uniform
+ * in [0, 1) or standard normal, computed in float64 (`wide`) or float32,
+ * into out. `consecutive`: the caller knows ix[i] = ix[0] + i (else it is
+ * checked). s0, s1, s2: scratch of ND_CPU_REG_BYTES each. */
+void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, const int64_t *ix,
+                      int consecutive, void *out, int64_t n, char *s0, char *s1, char *s2);
 
 /* The worker pool: runs fn(arg, worker) on `n` workers including the caller
  * (worker 0) and returns when all are done. */

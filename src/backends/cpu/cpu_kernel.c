@@ -11,7 +11,6 @@
 #include "backends/cpu/cpu_jit.h"
 #include "backends/cpu/cpu_kernel.h"
 #include "common/error.h"
-#include "common/philox.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -345,46 +344,6 @@ static void index_tile(const cpu_prep *p, const cpu_access *a, int64_t *out, con
     }
 }
 
-/* Random draws (philox.h formulas; the Philox rounds and the Box-Muller
- * transcendentals run vectorised over the tile). */
-static void rand_tile(const cpu_inst *pi, const int64_t *ix, void *out, char *s0, char *s1,
-                      char *s2, int64_t n) {
-    uint32_t *w0 = (uint32_t *)s0, *w1 = w0 + ND_CPU_TILE, *w2 = (uint32_t *)s1,
-             *w3 = w2 + ND_CPU_TILE;
-    nd_cpu_philox_tile(w0, w1, w2, w3, ix, n, pi->seed, pi->stream);
-    if (pi->cdtype == ND_FLOAT64) {
-        double *o = (double *)out, *d = (double *)s2, *c = (double *)s0;
-        if (pi->kind == PI_RAND_U) {
-            for (int64_t i = 0; i < n; i++) o[i] = nd_philox_u01_f64(w0[i], w1[i]);
-            return;
-        }
-        for (int64_t i = 0; i < n; i++) d[i] = 1.0 - nd_philox_u01_f64(w0[i], w1[i]);
-        nd_cpu_vlog(o, d, n);
-        for (int64_t i = 0; i < n; i++)
-            d[i] = 6.28318530717958647692 * nd_philox_u01_f64(w2[i], w3[i]);
-        nd_cpu_vcos(c, d, n); /* w0/w1 are consumed */
-        for (int64_t i = 0; i < n; i++) o[i] = -2.0 * o[i];
-        nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT64)(d, o, NULL, NULL, n);
-        for (int64_t i = 0; i < n; i++) o[i] = d[i] * c[i];
-        return;
-    }
-    float *o = (float *)out;
-    if (pi->kind == PI_RAND_U) {
-        for (int64_t i = 0; i < n; i++) o[i] = nd_philox_u01_f32(w0[i]);
-        return;
-    }
-    float *u1 = (float *)s2, *u2 = u1 + ND_CPU_TILE, *l = (float *)s0, *c = (float *)s1;
-    for (int64_t i = 0; i < n; i++) {
-        u1[i] = 1.0f - nd_philox_u01_f32(w0[i]);
-        u2[i] = 6.28318530717958647692f * nd_philox_u01_f32(w2[i]);
-    }
-    nd_cpu_vlogf(l, u1, n); /* overwrites w0/w1 */
-    nd_cpu_vcosf(c, u2, n); /* overwrites w2/w3 */
-    for (int64_t i = 0; i < n; i++) l[i] = -2.0f * l[i];
-    nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT32)(u1, l, NULL, NULL, n);
-    for (int64_t i = 0; i < n; i++) o[i] = u1[i] * c[i];
-}
-
 void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t f, int64_t len) {
     int n = p->ndim;
     int64_t idx0[ND_MAX_DIMS];
@@ -414,12 +373,17 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
             vals[j] = r;
             break;
         case PI_RAND_U:
-        case PI_RAND_N:
-            rand_tile(pi, (const int64_t *)vals[pi->ops[0]], pi->out_cast ? scr[3] : r, scr[0],
-                      scr[1], scr[2], len);
+        case PI_RAND_N: {
+            /* an index map walking one row with unit stride: consecutive */
+            const cpu_inst *xi = &p->insts[pi->ops[0]];
+            int consecutive = single && xi->kind == PI_INDEX && p->indices[xi->aux].st[n - 1] == 1;
+            nd_cpu_rand_tile(pi->kind == PI_RAND_N, pi->cdtype == ND_FLOAT64, pi->seed, pi->stream,
+                             (const int64_t *)vals[pi->ops[0]], consecutive,
+                             pi->out_cast ? scr[3] : r, len, scr[0], scr[1], scr[2]);
             if (pi->out_cast) pi->out_cast(r, scr[3], NULL, NULL, len);
             vals[j] = r;
             break;
+        }
         default: {
             const void *in[3] = {NULL, NULL, NULL};
             for (int q = 0; q < pi->n_ops; q++) {

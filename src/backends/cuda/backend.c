@@ -207,7 +207,7 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
         if (info->n == 0) return ND_OK;
         if (ke->vec && vec_aligned(k, info->vec, slots))
             return launch(stream, ke->vec, info->name_vec, grid_for(cu, info->n / info->vec), words);
-        return launch(stream, ke->main, info->name, grid_for(cu, info->n), words);
+        return launch(stream, ke->main, info->name, grid_for(cu, info->items), words);
     }
 
     if (info->groups == 0) return ND_OK;
@@ -222,7 +222,7 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
                                 info->name, g);
         grid = (unsigned)g;
     } else {
-        grid = grid_for(cu, info->groups);
+        grid = grid_for(cu, info->items);
     }
     nd_status s = launch(stream, ke->main, info->name, grid, words);
     if (!s && info->splits > 1) {

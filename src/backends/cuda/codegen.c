@@ -72,6 +72,7 @@ static const int mem_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4,
 
 const char *nd_cuda_reg_type(nd_dtype t) { return reg_types[t]; }
 const char *nd_cuda_mem_type(nd_dtype t) { return mem_types[t]; }
+int nd_cuda_mem_size(nd_dtype t) { return mem_sizes[t]; }
 
 /* 'b' bool, 'i' signed, 'u' unsigned, 'f' computed in float, 'd' double. */
 static char dclass(nd_dtype t) {
@@ -227,10 +228,35 @@ static void make_names(const nd_kernel *k, nd_cuda_kinfo *info) {
     fmt(info->name_pass2, sizeof info->name_pass2, "%s_p2", info->name);
 }
 
+/* Grouping of a reduction with random draws (see nd_cuda_kinfo.group): G
+ * consecutive reduced points along the innermost reduced axis, when groups
+ * cannot straddle two of its rows (it is the only reduced axis, or G
+ * divides it); for COLS, rather G neighbouring outputs along the innermost
+ * axis when that is kept and shares more. */
+static void reduce_group(const nd_kernel *k, nd_cuda_kinfo *info, uint32_t axes) {
+    int G = ND_CUDA_RNG_GROUP, last = k->ndim - 1, r_in = -1, n_red_axes = 0;
+    info->group = 1;
+    if (!nd_cuda_has_draws(k)) return;
+    for (int d = 0; d < k->ndim; d++)
+        if ((axes >> d & 1u) && k->shape[d] > 1) r_in = d, n_red_axes++;
+    if (info->strategy == ND_CUDA_REDUCE_COLS && last >= 0 && !(axes >> last & 1u) &&
+        k->shape[last] % G == 0 && nd_cuda_rng_shares(k, G, last)) {
+        info->group = G;
+        info->group_axis = last;
+        info->group_kept = 1;
+        return;
+    }
+    if (r_in >= 0 && (n_red_axes == 1 || k->shape[r_in] % G == 0) && nd_cuda_rng_shares(k, G, r_in)) {
+        info->group = G;
+        info->group_axis = r_in;
+    }
+}
+
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     nd_status s = validate(k);
     if (s) return s;
     memset(info, 0, sizeof *info);
+    info->group = 1;
     make_names(k, info);
     int64_t n = 1;
     for (int d = 0; d < k->ndim; d++) {
@@ -275,6 +301,16 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         if (vec_ok && maxsize > 0 && n >= 16) {
             info->vec = 16 / maxsize;
             if (info->vec > 8) info->vec = 8;
+            info->vec_group = nd_cuda_rng_shares(k, info->vec, 0);
+        }
+        /* Draws whose calls consecutive points of a row share: G points a
+         * step, along the innermost axis. */
+        int L = k->ndim - 1, G = ND_CUDA_RNG_GROUP;
+        info->items = n;
+        if (L >= 0 && k->shape[L] >= G && nd_cuda_rng_shares(k, G, L)) {
+            info->group = G;
+            info->group_axis = L;
+            info->items = n / k->shape[L] * ceil_div(k->shape[L], G);
         }
     } else {
         uint32_t axes = k->reduce.axes & (k->ndim >= 32 ? 0xffffffffu : ((1u << k->ndim) - 1u));
@@ -306,12 +342,15 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         }
         if (splits < 1) splits = 1;
         info->chunk = ceil_div(n_red, splits);
+        reduce_group(k, info, axes);
+        if (info->group > 1 && !info->group_kept) info->chunk = ceil_div(info->chunk, info->group) * info->group;
         info->splits = info->chunk > 0 ? ceil_div(n_red, info->chunk) : 1;
         /* Many partials per output: one thread folding them in turn is a
          * chain of dependent loads (27 us for 1024 partials on an H100). */
         info->pass2_tree = info->splits > 32;
         if (info->splits < 1) info->splits = 1;
         info->groups = n_out * info->splits;
+        info->items = info->group_kept ? info->groups / info->group : info->groups;
         int64_t e = access_extent(&k->reduce.out, k->ndim, k->shape);
         if (e > big) big = e;
         if (info->groups > big) big = info->groups;
@@ -426,22 +465,75 @@ static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, 
     }
 }
 
-/* Operand j of an instruction, as dtype `want`. */
-static void operand(char *out, size_t cap, const nd_kernel *k, int32_t j, nd_dtype want) {
-    char v[32];
-    fmt(v, sizeof v, "v%d", (int)j);
-    cast_str(out, cap, (nd_dtype)k->insts[j].dtype, want, v);
+/* The body of a group of G points (G = 1: one point). Values that do not
+ * depend on the point (parameters and what is computed from them only) are
+ * computed once; every other value j of point e is v<j>_<e> (v<j> when G =
+ * 1). Loads, indices and stores are named alike (l<j>_<e>, x<j>_<e>,
+ * s<j>_<e>). */
+typedef struct {
+    const nd_kernel *k;
+    int G, gax;
+    uint8_t *uniform; /* per instruction: the same for every point */
+} body_ctx;
+
+void nd_cuda_point_name(char *out, size_t cap, const char *base, int j, int e, int G) {
+    if (G == 1) fmt(out, cap, "%s%d", base, j);
+    else fmt(out, cap, "%s%d_%d", base, j, e);
 }
 
-static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
+void nd_cuda_rv_name(char *out, size_t cap, int e, int G) {
+    if (G == 1) fmt(out, cap, "rv");
+    else fmt(out, cap, "rv_%d", e);
+}
+
+static void value_name(char *out, size_t cap, const body_ctx *c, int j, int e) {
+    nd_cuda_point_name(out, cap, "v", j, c->uniform[j] ? 0 : e, c->uniform[j] ? 1 : c->G);
+}
+
+/* Operand j of an instruction at point e, as dtype `want`. */
+static void operand(char *out, size_t cap, const body_ctx *c, int32_t j, int e, nd_dtype want) {
+    char v[32];
+    value_name(v, sizeof v, c, j, e);
+    cast_str(out, cap, (nd_dtype)c->k->insts[j].dtype, want, v);
+}
+
+/* Random draw j for every point of the group: the calls (codegen_rng.c),
+ * then each point's transform of its words. */
+static void emit_draw(nd_cuda_sb *sb, const body_ctx *c, int j) {
+    const nd_kernel *k = c->k;
     const nd_ir_inst *in = &k->insts[j];
     nd_dtype t = (nd_dtype)in->dtype;
-    char e[2048], tmp[2048], a[1200], b[1200], c[1200];
+    char idx[ND_CUDA_MAX_GROUP][32], words[ND_CUDA_MAX_GROUP][4][ND_CUDA_WORD_EXPR], q[640], e[1200], v[32];
+    for (int p = 0; p < c->G; p++) value_name(idx[p], sizeof idx[p], c, in->a, p);
+    nd_cuda_emit_draw_words(sb, k, j, c->G, c->gax, idx, words);
+    int normal = in->op == ND_IR_RAND_NORMAL, wide = t == ND_FLOAT64 || dclass(t) != 'f';
+    for (int p = 0; p < c->G; p++) {
+        char(*w)[ND_CUDA_WORD_EXPR] = words[p];
+        if (wide) {
+            if (normal) fmt(q, sizeof q, "ndk_normd(%s, %s, %s, %s)", w[0], w[1], w[2], w[3]);
+            else fmt(q, sizeof q, "ndk_u01d(%s, %s)", w[0], w[1]);
+            cast_str(e, sizeof e, ND_FLOAT64, t, q);
+        } else {
+            if (normal) fmt(q, sizeof q, "ndk_normf(%s, %s)", w[0], w[1]);
+            else fmt(q, sizeof q, "ndk_u01f(%s)", w[0]);
+            round_str(e, sizeof e, t, q);
+        }
+        value_name(v, sizeof v, c, j, p);
+        nd_cuda_sb_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
+    }
+}
+
+static void emit_inst(nd_cuda_sb *sb, const body_ctx *c, int j, int p) {
+    const nd_kernel *k = c->k;
+    const nd_ir_inst *in = &k->insts[j];
+    int n_slots = k->n_slots;
+    nd_dtype t = (nd_dtype)in->dtype;
+    char e[2048], tmp[2048], a[1200], b[1200], cc[1200], v[32];
     switch (in->op) {
     case ND_IR_LOAD: {
         nd_dtype md = (nd_dtype)k->loads[in->a].dtype;
         char l[32];
-        fmt(l, sizeof l, "l%d", (int)in->a);
+        nd_cuda_point_name(l, sizeof l, "l", in->a, p, c->G);
         from_mem_str(tmp, sizeof tmp, md, l);
         cast_str(e, sizeof e, md, t, tmp);
         break;
@@ -467,33 +559,14 @@ static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
     }
     case ND_IR_INDEX: {
         char x[32];
-        fmt(x, sizeof x, "x%d", (int)in->a);
+        nd_cuda_point_name(x, sizeof x, "x", in->a, p, c->G);
         cast_str(e, sizeof e, ND_INT64, t, x);
-        break;
-    }
-    case ND_IR_RAND_UNIFORM:
-    case ND_IR_RAND_NORMAL: {
-        operand(a, sizeof a, k, in->a, ND_INT64);
-        nd_cuda_sb_printf(sb, "  const uint4 q%d = ndk_philox(A.w[%d], (unsigned long long)%s, A.w[%d]);\n", j,
-                          n_slots + in->b, a, n_slots + in->c);
-        int normal = in->op == ND_IR_RAND_NORMAL;
-        char q[64];
-        if (t == ND_FLOAT64 || dclass(t) != 'f') {
-            if (normal) fmt(q, sizeof q, "ndk_normd(q%d)", j);
-            else fmt(q, sizeof q, "ndk_u01d(q%d.x, q%d.y)", j, j);
-            cast_str(e, sizeof e, ND_FLOAT64, t, q);
-        } else {
-            if (normal) fmt(q, sizeof q, "ndk_normf(q%d)", j);
-            else fmt(q, sizeof q, "ndk_u01f(q%d.x)", j);
-            round_str(e, sizeof e, t, q);
-        }
         break;
     }
     default: {
         nd_op op = (nd_op)in->op;
         if (op == ND_OP_CAST) {
-            char v[32];
-            fmt(v, sizeof v, "v%d", (int)in->a);
+            value_name(v, sizeof v, c, in->a, p);
             cast_str(e, sizeof e, (nd_dtype)k->insts[in->a].dtype, t, v);
             break;
         }
@@ -505,16 +578,16 @@ static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
             cd = ND_BOOL;
         }
         int arity = nd_op_arity(op);
-        a[0] = b[0] = c[0] = 0;
+        a[0] = b[0] = cc[0] = 0;
         if (op == ND_OP_WHERE) {
-            operand(a, sizeof a, k, in->a, ND_BOOL);
-            operand(b, sizeof b, k, in->b, t);
-            operand(c, sizeof c, k, in->c, t);
+            operand(a, sizeof a, c, in->a, p, ND_BOOL);
+            operand(b, sizeof b, c, in->b, p, t);
+            operand(cc, sizeof cc, c, in->c, p, t);
         } else {
-            operand(a, sizeof a, k, in->a, cd);
-            if (arity > 1) operand(b, sizeof b, k, in->b, cd);
+            operand(a, sizeof a, c, in->a, p, cd);
+            if (arity > 1) operand(b, sizeof b, c, in->b, p, cd);
         }
-        op_expr(tmp, sizeof tmp, op, cd, a, b, c, (in->flags & ND_IR_EXACT) != 0);
+        op_expr(tmp, sizeof tmp, op, cd, a, b, cc, (in->flags & ND_IR_EXACT) != 0);
         if (nd_op_is_comparison(op) || cd == ND_BOOL) cast_str(e, sizeof e, ND_BOOL, t, tmp);
         else if (is_half(t) && op != ND_OP_WHERE && op != ND_OP_NEG && op != ND_OP_ABS)
             round_str(e, sizeof e, t, tmp);
@@ -522,191 +595,97 @@ static void emit_inst(nd_cuda_sb *sb, const nd_kernel *k, int j, int n_slots) {
         break;
     }
     }
-    nd_cuda_sb_printf(sb, "  const %s v%d = %s;\n", reg_types[t], j, e);
+    value_name(v, sizeof v, c, j, p);
+    nd_cuda_sb_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
+}
+
+void nd_cuda_body_name(char *out, size_t cap, int G) {
+    if (G == 1) fmt(out, cap, "ndk_body");
+    else fmt(out, cap, "ndk_body_g%d", G);
+}
+
+void nd_cuda_emit_args_struct(nd_cuda_sb *sb, const nd_kernel *k) {
+    int n = k->n_slots + k->n_params + (k->has_reduce ? 1 : 0);
+    nd_cuda_sb_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n", n > 0 ? n : 1);
 }
 
 /* The body: loads arrive as memory values, indices as int64, stores leave
  * as memory values, the reduced value (if any) as its register type. The
- * same function serves the scalar, vector and reduction loops. */
-void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k) {
-    nd_cuda_sb_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n",
-                      k->n_slots + k->n_params + (k->has_reduce ? 1 : 0) > 0
-                          ? k->n_slots + k->n_params + (k->has_reduce ? 1 : 0)
-                          : 1);
-    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ void ndk_body(const ndk_args &A");
-    for (int j = 0; j < k->n_loads; j++) nd_cuda_sb_printf(sb, ", const %s l%d", mem_types[k->loads[j].dtype], j);
-    for (int j = 0; j < k->n_indices; j++) nd_cuda_sb_printf(sb, ", const long long x%d", j);
-    for (int j = 0; j < k->n_stores; j++) nd_cuda_sb_printf(sb, ", %s &s%d", mem_types[k->stores[j].at.dtype], j);
-    if (k->has_reduce) nd_cuda_sb_printf(sb, ", %s &rv", reg_types[k->insts[k->reduce.value].dtype]);
+ * same function serves the scalar, vector and reduction loops; a group
+ * body (G > 1) evaluates G points along axis gax at once. */
+void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k, int G, int gax) {
+    body_ctx c = {k, G, gax, calloc((size_t)k->n_insts + 1, 1)};
+    if (!c.uniform) {
+        sb->failed = 1;
+        return;
+    }
+    for (int j = 0; j < k->n_insts; j++) {
+        const nd_ir_inst *in = &k->insts[j];
+        int u = in->op == ND_IR_PARAM;
+        if (in->op < ND_NUM_ELEMENTWISE_OPS) {
+            int ar = nd_op_arity((nd_op)in->op), opnd[3] = {in->a, in->b, in->c};
+            u = 1;
+            for (int q = 0; q < ar; q++) u &= c.uniform[opnd[q]];
+        }
+        c.uniform[j] = (uint8_t)(G > 1 && u);
+    }
+    char nm[32], x[32];
+    nd_cuda_body_name(nm, sizeof nm, G);
+    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ void %s(const ndk_args &A", nm);
+    for (int p = 0; p < G; p++) {
+        for (int j = 0; j < k->n_loads; j++) {
+            nd_cuda_point_name(x, sizeof x, "l", j, p, G);
+            nd_cuda_sb_printf(sb, ", const %s %s", mem_types[k->loads[j].dtype], x);
+        }
+        for (int j = 0; j < k->n_indices; j++) {
+            nd_cuda_point_name(x, sizeof x, "x", j, p, G);
+            nd_cuda_sb_printf(sb, ", const long long %s", x);
+        }
+        for (int j = 0; j < k->n_stores; j++) {
+            nd_cuda_point_name(x, sizeof x, "s", j, p, G);
+            nd_cuda_sb_printf(sb, ", %s &%s", mem_types[k->stores[j].at.dtype], x);
+        }
+        if (k->has_reduce) {
+            nd_cuda_rv_name(x, sizeof x, p, G);
+            nd_cuda_sb_printf(sb, ", %s &%s", reg_types[k->insts[k->reduce.value].dtype], x);
+        }
+    }
     nd_cuda_sb_printf(sb, ") {\n");
-    for (int j = 0; j < k->n_insts; j++) emit_inst(sb, k, j, k->n_slots);
-    char v[32], c[1200], m[1400];
-    for (int j = 0; j < k->n_stores; j++) {
-        const nd_ir_store *st = &k->stores[j];
-        fmt(v, sizeof v, "v%d", (int)st->value);
-        cast_str(c, sizeof c, (nd_dtype)k->insts[st->value].dtype, (nd_dtype)st->at.dtype, v);
-        to_mem_str(m, sizeof m, (nd_dtype)st->at.dtype, c);
-        nd_cuda_sb_printf(sb, "  s%d = %s;\n", j, m);
-    }
-    if (k->has_reduce) nd_cuda_sb_printf(sb, "  rv = v%d;\n", (int)k->reduce.value);
-    nd_cuda_sb_printf(sb, "}\n");
-}
-
-void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
-                          const char *at, const char *indent) {
-    int first = -1, any_div = 0;
-    for (int d = 0; d < k->ndim; d++)
-        if (mask >> d & 1u) {
-            if (first < 0) first = d;
-            nd_cuda_sb_printf(sb, "%s%s i%d;\n", indent, at, d);
-        }
-    if (first < 0) return;
-    for (int d = k->ndim - 1; d > first; d--)
-        if ((mask >> d & 1u) && k->shape[d] != 1) any_div = 1;
-    /* Unsigned division by literals folds to multiply-shift. */
-    const char *ut = strcmp(at, "int") == 0 ? "unsigned int" : "unsigned long long";
-    nd_cuda_sb_printf(sb, "%s{ %s t_ = (%s)(%s);", indent, ut, ut, lin);
-    (void)any_div;
-    for (int d = k->ndim - 1; d >= first; d--) {
-        if (!(mask >> d & 1u)) continue;
-        if (d == first) nd_cuda_sb_printf(sb, " i%d = (%s)t_;", d, at);
-        else if (k->shape[d] == 1) nd_cuda_sb_printf(sb, " i%d = 0;", d);
+    for (int j = 0; j < k->n_insts; j++) {
+        int op = k->insts[j].op;
+        if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL) emit_draw(sb, &c, j);
         else
-            nd_cuda_sb_printf(sb, " i%d = (%s)(t_ %% %" PRId64 "u); t_ /= %" PRId64 "u;", d, at, k->shape[d],
-                              k->shape[d]);
+            for (int p = 0; p < (c.uniform[j] ? 1 : G); p++) emit_inst(sb, &c, j, p);
     }
-    nd_cuda_sb_printf(sb, " }\n");
-}
-
-void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide) {
-    const char *sfx = wide ? "LL" : "";
-    nd_cuda_sb_printf(sb, "(%" PRId64 "%s", a->offset, sfx);
-    for (int d = 0; d < ndim; d++)
-        if (a->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "%s) * i%d", a->strides[d], sfx, d);
-    nd_cuda_sb_printf(sb, ")");
-}
-
-static void emit_index_values(nd_cuda_sb *sb, const nd_kernel *k, const char *indent) {
-    for (int j = 0; j < k->n_indices; j++) {
-        const nd_ir_access *x = &k->indices[j];
-        nd_cuda_sb_printf(sb, "%sconst long long x%d = %" PRId64 "LL", indent, j, x->offset);
-        for (int d = 0; d < k->ndim; d++)
-            if (x->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "LL) * (long long)i%d", x->strides[d], d);
-        nd_cuda_sb_printf(sb, ";\n");
-    }
-}
-
-static void emit_call(nd_cuda_sb *sb, const nd_kernel *k, const char *indent, int vec) {
-    nd_cuda_sb_printf(sb, "%sndk_body(A", indent);
-    for (int j = 0; j < k->n_loads; j++) {
-        if (vec && k->loads[j].strides[0] == 1) nd_cuda_sb_printf(sb, ", u%d.e[e]", j);
-        else nd_cuda_sb_printf(sb, ", l%d", j);
-    }
-    for (int j = 0; j < k->n_indices; j++) nd_cuda_sb_printf(sb, ", x%d", j);
-    for (int j = 0; j < k->n_stores; j++) nd_cuda_sb_printf(sb, vec ? ", w%d.e[e]" : ", s%d", j);
-    if (k->has_reduce) nd_cuda_sb_printf(sb, ", rv");
-    nd_cuda_sb_printf(sb, ");\n");
-}
-
-void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent) {
-    for (int j = 0; j < k->n_loads; j++) {
-        const nd_ir_access *l = &k->loads[j];
-        const char *mt = mem_types[l->dtype];
-        nd_cuda_sb_printf(sb, "%sconst %s l%d = ((const %s *)A.w[%d])[", indent, mt, j, mt, (int)l->slot);
-        nd_cuda_emit_addr(sb, l, k->ndim, wide);
-        nd_cuda_sb_printf(sb, "];\n");
-    }
-    emit_index_values(sb, k, indent);
-    for (int j = 0; j < k->n_stores; j++) nd_cuda_sb_printf(sb, "%s%s s%d;\n", indent, mem_types[k->stores[j].at.dtype], j);
-    if (k->has_reduce) nd_cuda_sb_printf(sb, "%s%s rv;\n", indent, reg_types[k->insts[k->reduce.value].dtype]);
-    emit_call(sb, k, indent, 0);
-    for (int j = 0; j < k->n_stores; j++) {
-        const nd_ir_access *s = &k->stores[j].at;
-        nd_cuda_sb_printf(sb, "%s((%s *)A.w[%d])[", indent, mem_types[s->dtype], (int)s->slot);
-        nd_cuda_emit_addr(sb, s, k->ndim, wide);
-        nd_cuda_sb_printf(sb, "] = s%d;\n", j);
-    }
-}
-
-static const char *vec_type(int bytes) {
-    switch (bytes) {
-    case 2: return "unsigned short";
-    case 4: return "unsigned int";
-    case 8: return "uint2";
-    default: return "uint4";
-    }
-}
-
-static void emit_elementwise(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
-    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
-    const char *at = info->wide ? "long long" : "int";
-    uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
-    nd_cuda_sb_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
-                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n",
-                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->n, lt, ND_CUDA_BLOCK);
-    nd_cuda_emit_unravel(sb, k, all, "g", at, "    ");
-    nd_cuda_emit_point(sb, k, info->wide, "    ");
-    nd_cuda_sb_printf(sb, "  }\n}\n");
-    if (!info->vec) return;
-
-    /* The vector variant: launched only when every unit-stride pointer is
-     * aligned to its vector width (checked on the host per launch). */
-    int V = info->vec;
-    int64_t nv = info->n / V;
-    nd_cuda_sb_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
-                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
-                      "    const %s b0 = (%s)g * %d;\n",
-                      ND_CUDA_BLOCK, info->name_vec, lt, lt, ND_CUDA_BLOCK, nv, lt, ND_CUDA_BLOCK, at, at, V);
-    const char *sfx = info->wide ? "LL" : "";
-    for (int j = 0; j < k->n_loads; j++) {
-        const nd_ir_access *l = &k->loads[j];
-        const char *mt = mem_types[l->dtype];
-        if (l->strides[0] == 1) {
-            const char *vt = vec_type(V * mem_sizes[l->dtype]);
-            nd_cuda_sb_printf(sb,
-                              "    union { %s v; %s e[%d]; } u%d;\n"
-                              "    u%d.v = *(const %s *)(((const %s *)A.w[%d]) + %" PRId64 "%s + b0);\n",
-                              vt, mt, V, j, j, vt, mt, (int)l->slot, l->offset, sfx);
-        } else {
-            nd_cuda_sb_printf(sb, "    const %s l%d = ((const %s *)A.w[%d])[%" PRId64 "%s];\n", mt, j, mt,
-                              (int)l->slot, l->offset, sfx);
+    char v[32], cs[1200], m[1400];
+    for (int p = 0; p < G; p++) {
+        for (int j = 0; j < k->n_stores; j++) {
+            const nd_ir_store *st = &k->stores[j];
+            value_name(v, sizeof v, &c, st->value, p);
+            cast_str(cs, sizeof cs, (nd_dtype)k->insts[st->value].dtype, (nd_dtype)st->at.dtype, v);
+            to_mem_str(m, sizeof m, (nd_dtype)st->at.dtype, cs);
+            nd_cuda_point_name(x, sizeof x, "s", j, p, G);
+            nd_cuda_sb_printf(sb, "  %s = %s;\n", x, m);
+        }
+        if (k->has_reduce) {
+            nd_cuda_rv_name(x, sizeof x, p, G);
+            value_name(v, sizeof v, &c, (int)k->reduce.value, p);
+            nd_cuda_sb_printf(sb, "  %s = %s;\n", x, v);
         }
     }
-    for (int j = 0; j < k->n_stores; j++) {
-        const nd_ir_access *s = &k->stores[j].at;
-        nd_cuda_sb_printf(sb, "    union { %s v; %s e[%d]; } w%d;\n", vec_type(V * mem_sizes[s->dtype]),
-                          mem_types[s->dtype], V, j);
-    }
-    if (k->has_reduce) nd_cuda_sb_printf(sb, "    %s rv;\n", reg_types[k->insts[k->reduce.value].dtype]);
-    nd_cuda_sb_printf(sb, "#pragma unroll\n    for (int e = 0; e < %d; e++) {\n      const %s i0 = b0 + e;\n", V, at);
-    emit_index_values(sb, k, "      ");
-    emit_call(sb, k, "      ", 1);
-    nd_cuda_sb_printf(sb, "    }\n");
-    for (int j = 0; j < k->n_stores; j++) {
-        const nd_ir_access *s = &k->stores[j].at;
-        nd_cuda_sb_printf(sb, "    *(%s *)(((%s *)A.w[%d]) + %" PRId64 "%s + b0) = w%d.v;\n",
-                          vec_type(V * mem_sizes[s->dtype]), mem_types[s->dtype], (int)s->slot, s->offset, sfx, j);
-    }
-    nd_cuda_sb_printf(sb, "  }\n");
-    if (info->n % V) {
-        nd_cuda_sb_printf(sb,
-                          "  const %s g = %" PRId64 "ull + (%s)blockIdx.x * %du + threadIdx.x;\n"
-                          "  if (g < %" PRId64 "ull) {\n    const %s i0 = (%s)g;\n",
-                          lt, nv * V, lt, ND_CUDA_BLOCK, info->n, at, at);
-        nd_cuda_emit_point(sb, k, info->wide, "    ");
-        nd_cuda_sb_printf(sb, "  }\n");
-    }
     nd_cuda_sb_printf(sb, "}\n");
+    free(c.uniform);
 }
 
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {
     nd_cuda_sb sb = {0};
     nd_cuda_emit_prelude(&sb);
-    nd_cuda_emit_body_fn(&sb, k);
+    nd_cuda_emit_args_struct(&sb, k);
+    nd_cuda_emit_body_fn(&sb, k, 1, 0);
+    if (info->group > 1) nd_cuda_emit_body_fn(&sb, k, info->group, info->group_axis);
+    if (info->vec_group && info->vec != info->group) nd_cuda_emit_body_fn(&sb, k, info->vec, 0);
     if (k->has_reduce) nd_cuda_emit_reduce_kernels(&sb, k, info);
-    else emit_elementwise(&sb, k, info);
+    else nd_cuda_emit_elementwise_kernels(&sb, k, info);
     if (sb.failed) {
         nd_cuda_sb_free(&sb);
         return nd_error_set(ND_ERR_OOM, "cuda codegen: out of host memory generating kernel '%s'", k->name);

@@ -110,8 +110,10 @@ static void emit_acc_fns(nd_cuda_sb *sb, const nd_kernel *k) {
     nd_cuda_sb_printf(sb, "  return a;\n}\n");
 }
 
-/* Writes accumulator `acc` to the reduction output (kept indices in scope). */
-static void emit_write(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *acc, const char *indent) {
+/* Writes accumulator `acc` to the reduction output (kept indices in scope),
+ * `step` outputs further along axis `ax` (a group of outputs). */
+static void emit_write_at(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *acc, const char *indent,
+                          int ax, int step) {
     const nd_ir_reduce *r = &k->reduce;
     nd_dtype od = (nd_dtype)r->out_dtype;
     int is_arg = r->kind == ND_REDUCE_ARGMIN || r->kind == ND_REDUCE_ARGMAX;
@@ -121,10 +123,61 @@ static void emit_write(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char 
     nd_cuda_emit_cast(sb, is_arg ? ND_INT64 : acc_dtype(k), od, src);
     nd_cuda_sb_printf(sb, ";\n%s  ((%s *)A.w[%d])[", indent, nd_cuda_mem_type(od), (int)r->out.slot);
     nd_cuda_emit_addr(sb, &r->out, k->ndim, wide);
+    if (step && r->out.strides[ax])
+        nd_cuda_sb_printf(sb, " + (%" PRId64 "%s)", r->out.strides[ax] * step, wide ? "LL" : "");
     if (od == ND_BOOL) nd_cuda_sb_printf(sb, "] = (unsigned char)o_; }\n");
     else if (od == ND_FLOAT16) nd_cuda_sb_printf(sb, "] = ndk_f2h(o_); }\n");
     else if (od == ND_BFLOAT16) nd_cuda_sb_printf(sb, "] = ndk_f2b(o_); }\n");
     else nd_cuda_sb_printf(sb, "] = o_; }\n");
+}
+
+static void emit_write(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *acc, const char *indent) {
+    emit_write_at(sb, k, wide, acc, indent, 0, 0);
+}
+
+/* One reduced point, or a group of G consecutive ones (q .. q+G-1 along
+ * axis gax), folded into `acc` in order. */
+static void emit_fold(nd_cuda_sb *sb, const nd_kernel *k, int wide, uint32_t red, const char *at, int G, int gax,
+                      const char *indent) {
+    nd_cuda_emit_unravel(sb, k, red, "q", at, indent);
+    nd_cuda_emit_point(sb, k, wide, indent, G, gax);
+    if (G == 1) nd_cuda_sb_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n", indent);
+    for (int e = 0; G > 1 && e < G; e++)
+        nd_cuda_sb_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv_%d, (long long)q + %d));\n", indent, e, e);
+}
+
+/* COLS with a group of G neighbouring outputs per thread (group_kept):
+ * accumulators acc_0 .. acc_{G-1}, one per output. */
+static void emit_cols_kept(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info, uint32_t red,
+                           uint32_t kept, int64_t n_out, int64_t CH, int pw) {
+    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
+    const char *at = info->wide ? "long long" : "int";
+    int G = info->group, L = info->group_axis;
+    int64_t NG = n_out / G;
+    nd_cuda_sb_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                      "  for (%s gid = (%s)blockIdx.x * %du + threadIdx.x; gid < %" PRId64 "ull; gid += (%s)gridDim.x * %du) {\n"
+                      "    const %s o = gid %% %" PRId64 "u * %d, sp = gid / %" PRId64 "u;\n",
+                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, NG, G, NG);
+    nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
+    for (int e = 0; e < G; e++) nd_cuda_sb_printf(sb, "    ndk_acc acc_%d = ndk_acc_init();\n", e);
+    nd_cuda_sb_printf(sb,
+                      "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
+                      "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
+                      "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n",
+                      lt, CH, CH, info->n_red, info->n_red, lt, CH);
+    nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
+    nd_cuda_emit_point(sb, k, info->wide, "      ", G, L);
+    for (int e = 0; e < G; e++)
+        nd_cuda_sb_printf(sb, "      acc_%d = ndk_acc_comb(acc_%d, ndk_acc_one(rv_%d, (long long)q));\n", e, e, e);
+    nd_cuda_sb_printf(sb, "    }\n");
+    char acc[16];
+    for (int e = 0; e < G; e++) {
+        snprintf(acc, sizeof acc, "acc_%d", e);
+        if (info->splits == 1) emit_write_at(sb, k, info->wide, acc, "    ", L, e);
+        else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o + %d] = acc_%d;\n", pw, n_out, e, e);
+    }
+    nd_cuda_sb_printf(sb, "  }\n}\n");
 }
 
 void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
@@ -138,6 +191,7 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
     int64_t n_out = info->n_out > 0 ? info->n_out : 1;
     int64_t S = info->splits, CH = info->chunk > 0 ? info->chunk : 1, groups = n_out * S;
     int pw = k->n_slots + k->n_params; /* word holding the partials pointer */
+    int G = info->group;
 
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         int tpr = info->tpr, rpb = ND_CUDA_BLOCK / info->tpr;
@@ -153,14 +207,25 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
                           "  ndk_acc acc = ndk_acc_init();\n"
                           "  if (gi < %" PRId64 "ull) {\n"
                           "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
-                          "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
-                          "    for (%s q = sp * %" PRId64 "u + lane; q < r1; q += %du) {\n",
-                          groups, lt, CH, CH, info->n_red, info->n_red, lt, CH, tpr);
-        nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
-        nd_cuda_emit_point(sb, k, info->wide, "      ");
+                          "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n",
+                          groups, lt, CH, CH, info->n_red, info->n_red);
+        if (G == 1) {
+            nd_cuda_sb_printf(sb, "    for (%s q = sp * %" PRId64 "u + lane; q < r1; q += %du) {\n", lt, CH, tpr);
+        } else {
+            /* lanes take G consecutive points a step (CH is a multiple of
+             * G); a last partial group, point by point */
+            nd_cuda_sb_printf(sb, "    %s q = sp * %" PRId64 "u + lane * %du;\n    for (; q + %du <= r1; q += %du) {\n", lt,
+                              CH, G, G, tpr * G);
+        }
+        emit_fold(sb, k, info->wide, red, at, G, info->group_axis, "      ");
+        nd_cuda_sb_printf(sb, "    }\n");
+        if (G > 1 && info->n_red % G) {
+            nd_cuda_sb_printf(sb, "    q = r1 - (r1 - sp * %" PRId64 "u) %% %du + lane;\n    if (q < r1) {\n", CH, G);
+            emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
+            nd_cuda_sb_printf(sb, "    }\n");
+        }
         nd_cuda_sb_printf(sb,
-                          "      acc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n"
-                          "    }\n  }\n"
+                          "  }\n"
                           "  sh[threadIdx.x] = acc;\n  __syncthreads();\n"
                           "  for (unsigned st = %du; st > 0; st >>= 1) {\n"
                           "    if (lane < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
@@ -170,6 +235,8 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
         if (S == 1) emit_write(sb, k, info->wide, "sh[threadIdx.x]", "    ");
         else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[gi] = sh[threadIdx.x];\n", pw);
         nd_cuda_sb_printf(sb, "  }\n}\n");
+    } else if (info->group_kept) {
+        emit_cols_kept(sb, k, info, red, kept, n_out, CH, pw);
     } else {
         nd_cuda_sb_printf(sb,
                           "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
@@ -181,12 +248,24 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
         nd_cuda_sb_printf(sb,
                           "    ndk_acc acc = ndk_acc_init();\n"
                           "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
-                          "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
-                          "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n",
-                          lt, CH, CH, info->n_red, info->n_red, lt, CH);
-        nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
-        nd_cuda_emit_point(sb, k, info->wide, "      ");
-        nd_cuda_sb_printf(sb, "      acc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n    }\n");
+                          "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n",
+                          lt, CH, CH, info->n_red, info->n_red);
+        if (G == 1) {
+            nd_cuda_sb_printf(sb, "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n", lt, CH);
+            emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
+            nd_cuda_sb_printf(sb, "    }\n");
+        } else {
+            /* G consecutive points a step (CH is a multiple of G), a last
+             * partial group point by point */
+            nd_cuda_sb_printf(sb, "    %s q = sp * %" PRId64 "u;\n    for (; q + %du <= r1; q += %du) {\n", lt, CH, G, G);
+            emit_fold(sb, k, info->wide, red, at, G, info->group_axis, "      ");
+            nd_cuda_sb_printf(sb, "    }\n");
+            if (info->n_red % G) {
+                nd_cuda_sb_printf(sb, "    for (; q < r1; q++) {\n");
+                emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
+                nd_cuda_sb_printf(sb, "    }\n");
+            }
+        }
         if (S == 1) emit_write(sb, k, info->wide, "acc", "    ");
         else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o] = acc;\n", pw, n_out);
         nd_cuda_sb_printf(sb, "  }\n}\n");

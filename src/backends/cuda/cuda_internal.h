@@ -26,7 +26,7 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 4u /* 4: float32 parameters as float bits */
+#define ND_CUDA_CODEGEN_VERSION 5u /* 5: Philox calls shared by W consecutive indices */
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -65,6 +65,15 @@ typedef struct {
     int64_t chunk;     /* reduced points per partial */
     int tpr;           /* ROWS: threads per output row (power of two) */
     int vec;           /* elements per thread in the vector variant; 0 = none */
+    int vec_group;     /* the vector variant's points are one group (draws share calls) */
+    /* Kernels with random draws: a thread evaluates `group` points at a
+     * time along axis `group_axis` (the first at a multiple of group on
+     * it) so that they share Philox calls (codegen_rng.c); 1 = one point.
+     * ELEMWISE: consecutive points of the innermost axis; ROWS and COLS:
+     * consecutive reduced points, or for COLS with group_kept, the same
+     * reduced point of `group` neighbouring outputs. */
+    int group, group_axis, group_kept;
+    int64_t items;     /* work items of the main kernel's thread loop (ELEMWISE, COLS) */
     int n_words;       /* kernel argument words: slots, params, [partials] */
     int64_t groups;    /* pass-1 work items: n_out * splits */
     char name[96];     /* main kernel (scalar path) */
@@ -82,7 +91,10 @@ nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **
 const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
 const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
 void nd_cuda_emit_prelude(nd_cuda_sb *sb);
-void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k);
+void nd_cuda_emit_args_struct(nd_cuda_sb *sb, const nd_kernel *k);
+/* The body function of a group of G points along axis gax (G = 1: one
+ * point, `ndk_body`; else `ndk_body_g<G>`). */
+void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k, int G, int gax);
 /* Decomposes the linear index `lin` over the axes in `mask` (row-major, last
  * fastest) into variables i<axis> of type `at`. */
 void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
@@ -90,11 +102,35 @@ void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, con
 /* Emits the address expression offset + sum strides*i for an access. */
 void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide);
 /* Emits loads into l<j>, indices into x<j>, declares stores s<j>, calls the
- * body (r = reduced value when k has one), then writes the stores. */
-void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent);
+ * body (rv = reduced value when k has one), then writes the stores. G > 1:
+ * the G points i<gax> + e of a group, names suffixed _<e> (rv_<e>). */
+void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax);
 void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
+void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
+int nd_cuda_mem_size(nd_dtype t); /* bytes of an element in memory */
+/* Names in generated code: <base><j> for one point (G = 1), else
+ * <base><j>_<e> for point e of a group; the reduced value rv / rv_<e>; the
+ * body function ndk_body / ndk_body_g<G>. */
+void nd_cuda_point_name(char *out, size_t cap, const char *base, int j, int e, int G);
+void nd_cuda_rv_name(char *out, size_t cap, int e, int G);
+void nd_cuda_body_name(char *out, size_t cap, int G);
 /* Expression converting register value `x` of dtype `from` to dtype `to`. */
 void nd_cuda_emit_cast(nd_cuda_sb *sb, nd_dtype from, nd_dtype to, const char *x);
+
+/* Random draws (codegen_rng.c). Points per group in kernels with draws:
+ * the most points one Philox call serves (W = 4, float32 uniform). */
+#define ND_CUDA_RNG_GROUP 4
+#define ND_CUDA_MAX_GROUP 8  /* the vector variant's widest group */
+#define ND_CUDA_WORD_EXPR 128 /* room for one word's expression */
+int nd_cuda_has_draws(const nd_kernel *k);
+/* Whether a group of G points along gax (its first at a multiple of G)
+ * computes fewer Philox calls than points for some draw of k. */
+int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax);
+/* Emits the Philox calls draw instruction j needs for a group of G points
+ * along gax, whose index values are named idx[e]; words[e][i] receives the
+ * expression of word i of point e's draw. */
+void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, int gax,
+                             char (*idx)[32], char (*words)[4][ND_CUDA_WORD_EXPR]);
 
 /* ----------------------------------------------------------- kernel cache */
 

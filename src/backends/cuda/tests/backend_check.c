@@ -179,60 +179,195 @@ static void test_casts(void) {
     free(src);
 }
 
-static void test_rng(nd_dtype t, int normal) {
-    enum { R = 333, C = 7 };
+/* Random draws through an index map (offset, strides over `shape`):
+ * philox.h's mapping shares one call among W consecutive indices, which the
+ * generated code exploits for groups of points (codegen_rng.c) and must not
+ * get wrong for offsets, reversal, transposition or rows W does not divide.
+ * value(index) as the GPU computes it: float16/bfloat16 round the float32
+ * draw. */
+static const uint64_t RNG_SEED = 0x123456789abcdefull, RNG_STREAM = 3;
+
+static double rng_want(nd_dtype t, int normal, uint64_t i) {
+    if (t == ND_FLOAT64)
+        return normal ? nd_philox_normal_f64(RNG_SEED, RNG_STREAM, i) : nd_philox_uniform_f64(RNG_SEED, RNG_STREAM, i);
+    float f = normal ? nd_philox_normal_f32(RNG_SEED, RNG_STREAM, i) : nd_philox_uniform_f32(RNG_SEED, RNG_STREAM, i);
+    unsigned char b[4];
+    nd_convert_element(b, t, &f, ND_FLOAT32);
+    double d;
+    nd_convert_element(&d, ND_FLOAT64, b, t);
+    return d;
+}
+
+/* Draw index of row-major point `flat`, and the point's multi-index. */
+static int64_t rng_index(const nd_ir_access *m, int ndim, const int64_t *shape, int64_t flat, int64_t *ix) {
+    int64_t x = m->offset;
+    for (int d = ndim - 1; d >= 0; d--) {
+        ix[d] = flat % shape[d];
+        flat /= shape[d];
+    }
+    for (int d = 0; d < ndim; d++) x += m->strides[d] * ix[d];
+    return x;
+}
+
+/* A kernel whose body is one draw at index map idx: stored (axes == 0,
+ * contiguous output) or summed over `axes`. */
+static nd_kernel rng_kernel(int ndim, const int64_t *shape, nd_ir_access *idx, nd_ir_inst *ins, nd_ir_store *st,
+                            uint8_t *pd, nd_dtype t, int normal, uint32_t axes) {
     nd_kernel k;
     memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "rand");
-    k.ndim = 2;
-    k.shape[0] = R;
-    k.shape[1] = C;
-    int64_t rm[2] = {C, 1};
-    nd_ir_access idx = acc(0, ND_INT64, 5, 2, rm);
-    uint8_t pd[2] = {ND_UINT64, ND_UINT64};
-    nd_ir_inst ins[2] = {{ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},
-                         {(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1}};
-    nd_ir_store st = {acc(0, t, 0, 2, rm), 1};
+    snprintf(k.name, sizeof k.name, "%s%s", axes ? "sum_" : "", normal ? "normal" : "uniform");
+    k.ndim = ndim;
+    memcpy(k.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    int64_t cst[ND_MAX_DIMS] = {0}, s = 1;
+    for (int d = ndim - 1; d >= 0; d--)
+        if (!(axes >> d & 1u)) {
+            cst[d] = s;
+            s *= shape[d];
+        }
+    pd[0] = pd[1] = ND_UINT64;
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0};
+    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1};
     k.n_slots = 1;
     k.n_params = 2;
     k.param_dtypes = pd;
     k.n_indices = 1;
-    k.indices = &idx;
+    k.indices = idx;
     k.n_insts = 2;
     k.insts = ins;
-    k.n_stores = 1;
-    k.stores = &st;
+    if (axes) {
+        k.has_reduce = 1;
+        k.reduce.kind = ND_REDUCE_SUM;
+        k.reduce.axes = axes;
+        k.reduce.value = 1;
+        k.reduce.out_dtype = (uint8_t)t;
+        k.reduce.out = acc(0, t, 0, ndim, cst);
+    } else {
+        *st = (nd_ir_store){acc(0, t, 0, ndim, cst), 1};
+        k.n_stores = 1;
+        k.stores = st;
+    }
     k.hash = next_hash++;
-    size_t es = t == ND_FLOAT64 ? 8 : 4;
-    void *d = dev(es * R * C);
+    return k;
+}
+
+static size_t rng_size(nd_dtype t) { return t == ND_FLOAT64 ? 8 : t == ND_FLOAT32 ? 4 : 2; }
+
+/* Runs k with the RNG seed and stream into a fresh output of `bytes`;
+ * returns the output on the host (malloc'd). */
+static unsigned char *rng_run(const nd_kernel *k, size_t bytes) {
+    void *d = dev(bytes);
     void *slots[1] = {d};
     nd_scalar_bits p[2];
-    p[0].u = 0x123456789abcdefull;
-    p[1].u = 3;
-    OK(be->run_kernel(be, &k, slots, p));
-    unsigned char *h = malloc(es * R * C);
-    down(h, d, es * R * C);
+    p[0].u = RNG_SEED;
+    p[1].u = RNG_STREAM;
+    OK(be->run_kernel(be, k, slots, p));
+    unsigned char *h = malloc(bytes);
+    down(h, d, bytes);
+    be->release(be, 1, d, bytes);
+    return h;
+}
+
+static void test_rng(int ndim, const int64_t *shape, int64_t off, const int64_t *strides, nd_dtype t, int normal) {
+    nd_ir_access idx = acc(0, ND_INT64, off, ndim, strides);
+    nd_ir_inst ins[2];
+    nd_ir_store st;
+    uint8_t pd[2];
+    nd_kernel k = rng_kernel(ndim, shape, &idx, ins, &st, pd, t, normal, 0);
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    size_t es = rng_size(t);
+    unsigned char *h = rng_run(&k, es * (size_t)n);
     int bad = 0;
-    double maxerr = 0;
-    for (int i = 0; i < R * C; i++) {
-        double got, want;
-        if (t == ND_FLOAT64) {
-            memcpy(&got, h + 8 * i, 8);
-            want = normal ? nd_philox_normal_f64(p[0].u, 3, (uint64_t)i + 5) : nd_philox_uniform_f64(p[0].u, 3, (uint64_t)i + 5);
-        } else {
-            float g;
-            memcpy(&g, h + 4 * i, 4);
-            got = g;
-            want = normal ? nd_philox_normal_f32(p[0].u, 3, (uint64_t)i + 5) : nd_philox_uniform_f32(p[0].u, 3, (uint64_t)i + 5);
-        }
+    double maxerr = 0, tol = t == ND_FLOAT16 ? 2e-3 : t == ND_BFLOAT16 ? 1e-2 : 1e-5;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ix[ND_MAX_DIMS];
+        uint64_t x = (uint64_t)rng_index(&idx, ndim, shape, i, ix);
+        double got, want = rng_want(t, normal, x);
+        nd_convert_element(&got, ND_FLOAT64, h + es * (size_t)i, t);
         double err = fabs(got - want);
         if (err > maxerr) maxerr = err;
-        if (normal ? err > 1e-5 * (1 + fabs(want)) : got != want) bad++;
+        if (normal ? err > tol * (1 + fabs(want)) : got != want) {
+            if (bad < 3) printf("  rng element %lld (index %llu): %.9g, want %.9g\n", (long long)i, (unsigned long long)x, got, want);
+            bad++;
+        }
     }
-    CHECK(bad == 0, "rng dtype %d normal %d: %d mismatches (max err %g)", t, normal, bad, maxerr);
-    printf("  rng dtype %d normal %d: max |gpu - cpu| = %g\n", t, normal, maxerr);
-    be->release(be, 1, d, es * R * C);
+    CHECK(bad == 0, "rng %s dtype %d %dd offset %lld: %d mismatches (max err %g)", k.name, t, ndim, (long long)off, bad, maxerr);
     free(h);
+}
+
+/* Sums of draws over `axes` (the draws inlined into a reduction, as in
+ * Monte Carlo pi) against float64 sums of philox.h's values. */
+static void test_rng_sum(int ndim, const int64_t *shape, uint32_t axes, int64_t off, const int64_t *strides, nd_dtype t,
+                         int normal) {
+    nd_ir_access idx = acc(0, ND_INT64, off, ndim, strides);
+    nd_ir_inst ins[2];
+    uint8_t pd[2];
+    nd_kernel k = rng_kernel(ndim, shape, &idx, ins, NULL, pd, t, normal, axes);
+    int64_t n = 1, n_out = 1, ost[ND_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        n *= shape[d];
+        if (!(axes >> d & 1u)) n_out *= shape[d];
+        ost[d] = k.reduce.out.strides[d];
+    }
+    size_t es = rng_size(t);
+    unsigned char *h = rng_run(&k, es * (size_t)n_out);
+    double *sum = calloc((size_t)n_out, sizeof(double)), *mag = calloc((size_t)n_out, sizeof(double));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ix[ND_MAX_DIMS], o = 0;
+        double w = rng_want(t, normal, (uint64_t)rng_index(&idx, ndim, shape, i, ix));
+        for (int q = 0; q < ndim; q++) o += ost[q] * ix[q];
+        sum[o] += w;
+        mag[o] += fabs(w);
+    }
+    int bad = 0;
+    for (int64_t o = 0; o < n_out; o++) {
+        double got;
+        nd_convert_element(&got, ND_FLOAT64, h + es * (size_t)o, t);
+        if (!(fabs(got - sum[o]) <= (t == ND_FLOAT64 ? 1e-12 : 3e-6) * (mag[o] + 1))) {
+            if (bad < 3) printf("  rng sum output %lld: %.12g, want %.12g\n", (long long)o, got, sum[o]);
+            bad++;
+        }
+    }
+    CHECK(bad == 0, "rng %s dtype %d %dd axes %u offset %lld: %d of %lld outputs wrong", k.name, t, ndim, axes,
+          (long long)off, bad, (long long)n_out);
+    free(h);
+    free(sum);
+    free(mag);
+}
+
+static void test_rngs(void) {
+    const nd_dtype dts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
+    for (int q = 0; q < 4; q++)
+        for (int normal = 0; normal < 2; normal++) {
+            nd_dtype t = dts[q];
+            int64_t n1[1] = {100003}, up[1] = {1}, down1[1] = {-1}, by3[1] = {3};
+            test_rng(1, n1, 0, up, t, normal);          /* fresh: the vector variant */
+            test_rng(1, n1, 1, up, t, normal);          /* odd start */
+            test_rng(1, n1, 100002, down1, t, normal);  /* reversed */
+            test_rng(1, n1, 2, by3, t, normal);         /* strided */
+            int64_t s2[2] = {333, 7}, rm[2] = {7, 1}, tr[2] = {1, 333};
+            test_rng(2, s2, 5, rm, t, normal);          /* rows of 7 */
+            test_rng(2, s2, 0, tr, t, normal);          /* transposed */
+            int64_t s3[2] = {40, 64}, rm3[2] = {64, 1}, bc[2] = {0, 1};
+            test_rng(2, s3, 3, rm3, t, normal);         /* rows of 64 from 3 */
+            test_rng(2, s3, 9, bc, t, normal);          /* one row broadcast */
+            if (q < 2) continue;
+            int64_t big[1] = {1 << 22};
+            test_rng_sum(1, big, 1, 0, up, t, normal);     /* Monte Carlo pi's shape */
+            test_rng_sum(1, n1, 1, 3, up, t, normal);      /* odd start, a partial group */
+            test_rng_sum(1, n1, 1, 100002, down1, t, normal);
+            int64_t s4[2] = {37, 53}, rm4[2] = {53, 1}, tr4[2] = {1, 37};
+            test_rng_sum(2, s4, 2, 0, rm4, t, normal);     /* rows */
+            test_rng_sum(2, s4, 1, 0, rm4, t, normal);     /* columns */
+            test_rng_sum(2, s4, 2, 0, tr4, t, normal);
+            test_rng_sum(2, s4, 1, 0, tr4, t, normal);
+            int64_t s5[2] = {300, 64}, rm5[2] = {64, 1};
+            test_rng_sum(2, s5, 1, 0, rm5, t, normal);     /* columns, neighbouring outputs */
+            int64_t s6[2] = {5000, 8}, rm6[2] = {8, 1};
+            test_rng_sum(2, s6, 2, 0, rm6, t, normal);     /* short rows */
+            int64_t s7[3] = {6, 40, 12}, rm7[3] = {480, 12, 1};
+            test_rng_sum(3, s7, 6, 0, rm7, t, normal);     /* two reduced axes */
+        }
 }
 
 /* Reduce a float32 (A,B,C) array over `axes` with `kind`; compare with a
@@ -525,10 +660,7 @@ int main(int argc, char **argv) {
     test_elementwise(1000003, 1);
     test_elementwise(5, 0);
     test_casts();
-    test_rng(ND_FLOAT32, 0);
-    test_rng(ND_FLOAT64, 0);
-    test_rng(ND_FLOAT32, 1);
-    test_rng(ND_FLOAT64, 1);
+    test_rngs();
     for (int kind = 0; kind < ND_NUM_REDUCE_KINDS; kind++) {
         test_reduce(kind, 4, 3, 5, 1000, ND_FLOAT32);    /* inner, ROWS */
         test_reduce(kind, 1, 1000, 3, 7, ND_FLOAT32);    /* outer, COLS split */

@@ -1,0 +1,259 @@
+/* Where a kernel's threads meet their points: index unravelling, address
+ * math, the loads, index values, body call and stores of one point or of a
+ * group of points (kernels with random draws, see codegen_rng.c), and the
+ * elementwise kernels built from them (grid-stride scalar loop, its grouped
+ * form, the 16-byte vector variant). Reductions (codegen_reduce.c) use the
+ * same points. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_internal.h"
+
+void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
+                          const char *at, const char *indent) {
+    int first = -1, any_div = 0;
+    for (int d = 0; d < k->ndim; d++)
+        if (mask >> d & 1u) {
+            if (first < 0) first = d;
+            nd_cuda_sb_printf(sb, "%s%s i%d;\n", indent, at, d);
+        }
+    if (first < 0) return;
+    for (int d = k->ndim - 1; d > first; d--)
+        if ((mask >> d & 1u) && k->shape[d] != 1) any_div = 1;
+    /* Unsigned division by literals folds to multiply-shift. */
+    const char *ut = strcmp(at, "int") == 0 ? "unsigned int" : "unsigned long long";
+    nd_cuda_sb_printf(sb, "%s{ %s t_ = (%s)(%s);", indent, ut, ut, lin);
+    (void)any_div;
+    for (int d = k->ndim - 1; d >= first; d--) {
+        if (!(mask >> d & 1u)) continue;
+        if (d == first) nd_cuda_sb_printf(sb, " i%d = (%s)t_;", d, at);
+        else if (k->shape[d] == 1) nd_cuda_sb_printf(sb, " i%d = 0;", d);
+        else
+            nd_cuda_sb_printf(sb, " i%d = (%s)(t_ %% %" PRId64 "u); t_ /= %" PRId64 "u;", d, at, k->shape[d],
+                              k->shape[d]);
+    }
+    nd_cuda_sb_printf(sb, " }\n");
+}
+
+void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide) {
+    const char *sfx = wide ? "LL" : "";
+    nd_cuda_sb_printf(sb, "(%" PRId64 "%s", a->offset, sfx);
+    for (int d = 0; d < ndim; d++)
+        if (a->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "%s) * i%d", a->strides[d], sfx, d);
+    nd_cuda_sb_printf(sb, ")");
+}
+
+/* Index values of the points: x<j> (G = 1), else x<j>_<e> = x<j>_0 plus e
+ * steps along gax. */
+static void emit_index_values(nd_cuda_sb *sb, const nd_kernel *k, const char *indent, int G, int gax) {
+    char x[32];
+    for (int j = 0; j < k->n_indices; j++) {
+        const nd_ir_access *m = &k->indices[j];
+        nd_cuda_point_name(x, sizeof x, "x", j, 0, G);
+        nd_cuda_sb_printf(sb, "%sconst long long %s = %" PRId64 "LL", indent, x, m->offset);
+        for (int d = 0; d < k->ndim; d++)
+            if (m->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "LL) * (long long)i%d", m->strides[d], d);
+        nd_cuda_sb_printf(sb, ";\n");
+        for (int e = 1; e < G; e++)
+            nd_cuda_sb_printf(sb, "%sconst long long x%d_%d = x%d_0 + %" PRId64 "LL;\n", indent, j, e, j,
+                              m->strides[gax] * e);
+    }
+}
+
+/* The value load j passes to point e: a vector lane, the one broadcast
+ * element, or its own load. */
+static void load_arg(char *out, size_t cap, const nd_kernel *k, int j, int e, int G, int gax, int vec) {
+    if (vec) { /* G = 1: the lane is the unrolled loop's e */
+        if (k->loads[j].strides[0] != 1) snprintf(out, cap, "l%d", j);
+        else if (G == 1) snprintf(out, cap, "u%d.e[e]", j);
+        else snprintf(out, cap, "u%d.e[%d]", j, e);
+    } else if (G > 1 && k->loads[j].strides[gax] == 0) {
+        snprintf(out, cap, "l%d_0", j);
+    } else {
+        nd_cuda_point_name(out, cap, "l", j, e, G);
+    }
+}
+
+static void emit_call(nd_cuda_sb *sb, const nd_kernel *k, const char *indent, int G, int gax, int vec) {
+    char nm[32], x[32];
+    nd_cuda_body_name(nm, sizeof nm, G);
+    nd_cuda_sb_printf(sb, "%s%s(A", indent, nm);
+    for (int p = 0; p < G; p++) {
+        for (int j = 0; j < k->n_loads; j++) {
+            load_arg(x, sizeof x, k, j, p, G, gax, vec);
+            nd_cuda_sb_printf(sb, ", %s", x);
+        }
+        for (int j = 0; j < k->n_indices; j++) {
+            nd_cuda_point_name(x, sizeof x, "x", j, p, G);
+            nd_cuda_sb_printf(sb, ", %s", x);
+        }
+        for (int j = 0; j < k->n_stores; j++) {
+            if (vec && G == 1) snprintf(x, sizeof x, "w%d.e[e]", j);
+            else if (vec) snprintf(x, sizeof x, "w%d.e[%d]", j, p);
+            else nd_cuda_point_name(x, sizeof x, "s", j, p, G);
+            nd_cuda_sb_printf(sb, ", %s", x);
+        }
+        if (k->has_reduce) {
+            nd_cuda_rv_name(x, sizeof x, p, G);
+            nd_cuda_sb_printf(sb, ", %s", x);
+        }
+    }
+    nd_cuda_sb_printf(sb, ");\n");
+}
+
+/* Address of an access at point e of a group: (offset + strides*i) plus e
+ * steps along gax. */
+static void emit_addr_at(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide, int gax, int e) {
+    nd_cuda_emit_addr(sb, a, ndim, wide);
+    if (e && a->strides[gax]) nd_cuda_sb_printf(sb, " + (%" PRId64 "%s)", a->strides[gax] * e, wide ? "LL" : "");
+}
+
+void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
+    char x[32];
+    for (int j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *l = &k->loads[j];
+        const char *mt = nd_cuda_mem_type((nd_dtype)l->dtype);
+        for (int e = 0; e < (G > 1 && l->strides[gax] == 0 ? 1 : G); e++) {
+            nd_cuda_point_name(x, sizeof x, "l", j, e, G);
+            nd_cuda_sb_printf(sb, "%sconst %s %s = ((const %s *)A.w[%d])[", indent, mt, x, mt, (int)l->slot);
+            emit_addr_at(sb, l, k->ndim, wide, gax, e);
+            nd_cuda_sb_printf(sb, "];\n");
+        }
+    }
+    emit_index_values(sb, k, indent, G, gax);
+    for (int e = 0; e < G; e++) {
+        for (int j = 0; j < k->n_stores; j++) {
+            nd_cuda_point_name(x, sizeof x, "s", j, e, G);
+            nd_cuda_sb_printf(sb, "%s%s %s;\n", indent, nd_cuda_mem_type((nd_dtype)k->stores[j].at.dtype), x);
+        }
+        if (k->has_reduce) {
+            nd_cuda_rv_name(x, sizeof x, e, G);
+            nd_cuda_sb_printf(sb, "%s%s %s;\n", indent, nd_cuda_reg_type((nd_dtype)k->insts[k->reduce.value].dtype), x);
+        }
+    }
+    emit_call(sb, k, indent, G, gax, 0);
+    for (int e = 0; e < G; e++)
+        for (int j = 0; j < k->n_stores; j++) {
+            const nd_ir_access *s = &k->stores[j].at;
+            nd_cuda_sb_printf(sb, "%s((%s *)A.w[%d])[", indent, nd_cuda_mem_type((nd_dtype)s->dtype), (int)s->slot);
+            emit_addr_at(sb, s, k->ndim, wide, gax, e);
+            nd_cuda_point_name(x, sizeof x, "s", j, e, G);
+            nd_cuda_sb_printf(sb, "] = %s;\n", x);
+        }
+}
+
+static const char *vec_type(int bytes) {
+    switch (bytes) {
+    case 2: return "unsigned short";
+    case 4: return "unsigned int";
+    case 8: return "uint2";
+    default: return "uint4";
+    }
+}
+
+/* The scalar kernel of a kernel with random draws whose calls a group of
+ * G points along the innermost axis can share: a thread takes G
+ * consecutive points of a row per step (a row's last, partial group point
+ * by point). */
+static void emit_elementwise_grouped(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
+    const char *at = info->wide ? "long long" : "int";
+    int G = info->group, L = info->group_axis;
+    int64_t C = k->shape[L], CG = (C + G - 1) / G;
+    uint32_t rows = (k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u) & ~(1u << L);
+    nd_cuda_sb_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
+                      "    const %s row = g / %" PRId64 "u;\n"
+                      "    const %s ib = (%s)(g %% %" PRId64 "u) * %d;\n",
+                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, CG,
+                      at, at, CG, G);
+    nd_cuda_emit_unravel(sb, k, rows, "row", at, "    ");
+    if (C % G) nd_cuda_sb_printf(sb, "    if (ib + %d <= %" PRId64 ") {\n", G, C);
+    else nd_cuda_sb_printf(sb, "    {\n");
+    nd_cuda_sb_printf(sb, "      const %s i%d = ib;\n", at, L);
+    nd_cuda_emit_point(sb, k, info->wide, "      ", G, L);
+    nd_cuda_sb_printf(sb, "    }\n");
+    if (C % G) {
+        nd_cuda_sb_printf(sb, "    else for (%s i%d = ib; i%d < %" PRId64 "; i%d++) {\n", at, L, L, C, L);
+        nd_cuda_emit_point(sb, k, info->wide, "      ", 1, L);
+        nd_cuda_sb_printf(sb, "    }\n");
+    }
+    nd_cuda_sb_printf(sb, "  }\n}\n");
+}
+
+void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
+    const char *at = info->wide ? "long long" : "int";
+    uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
+    if (info->group > 1) {
+        emit_elementwise_grouped(sb, k, info);
+    } else {
+        nd_cuda_sb_printf(sb,
+                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                          "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n",
+                          ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->n, lt, ND_CUDA_BLOCK);
+        nd_cuda_emit_unravel(sb, k, all, "g", at, "    ");
+        nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
+        nd_cuda_sb_printf(sb, "  }\n}\n");
+    }
+    if (!info->vec) return;
+
+    /* The vector variant: launched only when every unit-stride pointer is
+     * aligned to its vector width (checked on the host per launch). With
+     * random draws its V points are one group (one body call), so they
+     * share Philox calls. */
+    int V = info->vec;
+    int64_t nv = info->n / V;
+    nd_cuda_sb_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
+                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
+                      "    const %s b0 = (%s)g * %d;\n",
+                      ND_CUDA_BLOCK, info->name_vec, lt, lt, ND_CUDA_BLOCK, nv, lt, ND_CUDA_BLOCK, at, at, V);
+    const char *sfx = info->wide ? "LL" : "";
+    for (int j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *l = &k->loads[j];
+        const char *mt = nd_cuda_mem_type((nd_dtype)l->dtype);
+        if (l->strides[0] == 1) {
+            const char *vt = vec_type(V * nd_cuda_mem_size((nd_dtype)l->dtype));
+            nd_cuda_sb_printf(sb,
+                              "    union { %s v; %s e[%d]; } u%d;\n"
+                              "    u%d.v = *(const %s *)(((const %s *)A.w[%d]) + %" PRId64 "%s + b0);\n",
+                              vt, mt, V, j, j, vt, mt, (int)l->slot, l->offset, sfx);
+        } else {
+            nd_cuda_sb_printf(sb, "    const %s l%d = ((const %s *)A.w[%d])[%" PRId64 "%s];\n", mt, j, mt,
+                              (int)l->slot, l->offset, sfx);
+        }
+    }
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_access *s = &k->stores[j].at;
+        nd_cuda_sb_printf(sb, "    union { %s v; %s e[%d]; } w%d;\n", vec_type(V * nd_cuda_mem_size((nd_dtype)s->dtype)),
+                          nd_cuda_mem_type((nd_dtype)s->dtype), V, j);
+    }
+    if (info->vec_group) {
+        nd_cuda_sb_printf(sb, "    {\n      const %s i0 = b0;\n", at);
+        emit_index_values(sb, k, "      ", V, 0);
+        emit_call(sb, k, "      ", V, 0, 1);
+    } else {
+        nd_cuda_sb_printf(sb, "#pragma unroll\n    for (int e = 0; e < %d; e++) {\n      const %s i0 = b0 + e;\n", V, at);
+        emit_index_values(sb, k, "      ", 1, 0);
+        emit_call(sb, k, "      ", 1, 0, 1);
+    }
+    nd_cuda_sb_printf(sb, "    }\n");
+    for (int j = 0; j < k->n_stores; j++) {
+        const nd_ir_access *s = &k->stores[j].at;
+        nd_cuda_sb_printf(sb, "    *(%s *)(((%s *)A.w[%d]) + %" PRId64 "%s + b0) = w%d.v;\n",
+                          vec_type(V * nd_cuda_mem_size((nd_dtype)s->dtype)), nd_cuda_mem_type((nd_dtype)s->dtype), (int)s->slot, s->offset, sfx, j);
+    }
+    nd_cuda_sb_printf(sb, "  }\n");
+    if (info->n % V) {
+        nd_cuda_sb_printf(sb,
+                          "  const %s g = %" PRId64 "ull + (%s)blockIdx.x * %du + threadIdx.x;\n"
+                          "  if (g < %" PRId64 "ull) {\n    const %s i0 = (%s)g;\n",
+                          lt, nv * V, lt, ND_CUDA_BLOCK, info->n, at, at);
+        nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
+        nd_cuda_sb_printf(sb, "  }\n");
+    }
+    nd_cuda_sb_printf(sb, "}\n");
+}

@@ -1,0 +1,168 @@
+/* The Philox calls of a kernel's random draws (src/common/philox.h: the
+ * draw at index i of a k-word draw reads words (i % W)*k .. of call i / W,
+ * W = 4/k). A thread that evaluates a group of G points along one axis
+ * (axis `gax`, the group's first point at a multiple of G on it) computes
+ * each call its points share once and hands every point its words:
+ *
+ *   FIXED    the index moves by s per point along gax and every group's
+ *            first index has the same residue r mod W (the index map's
+ *            other strides are multiples of W): which call and word each
+ *            point reads is known here, e.g. a fresh float32 draw reads
+ *            words x, y, z, w of one call for its four points;
+ *   RUNTIME  unit stride but a residue that varies between groups (rows
+ *            whose length W does not divide): the calls c = x0 / W and the
+ *            next ones, the spill-over call only when the residue needs it,
+ *            words picked by the residue;
+ *   EACH     anything else (an index that is not an affine map, strides of
+ *            W and more): one call per point, word picked by its index.
+ *
+ * All three give the same bits: they differ only in how many calls the
+ * thread computes. */
+#include <inttypes.h>
+
+#include "backends/cuda/cuda_internal.h"
+#include "common/philox.h"
+
+typedef enum { RNG_EACH, RNG_FIXED, RNG_RUNTIME } rng_mode;
+
+static int is_draw(const nd_ir_inst *in) {
+    return in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL;
+}
+
+/* Words per draw (k) of instruction j: float64 (and non-float) results draw
+ * in float64. */
+static int draw_words(const nd_kernel *k, int j) {
+    nd_dtype t = (nd_dtype)k->insts[j].dtype;
+    int wide = t == ND_FLOAT64 || !nd_dtype_is_float(t);
+    return nd_philox_words(wide, k->insts[j].op == ND_IR_RAND_NORMAL);
+}
+
+static int64_t pmod(int64_t a, int64_t m) {
+    int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+/* How draw j's points find their calls in a group of G along gax; FIXED
+ * sets the residue r of the group's first index and the stride s. */
+static rng_mode draw_mode(const nd_kernel *k, int j, int G, int gax, int64_t *r, int64_t *s) {
+    const nd_ir_inst *x = &k->insts[k->insts[j].a];
+    if (G <= 1 || x->op != ND_IR_INDEX) return RNG_EACH;
+    const nd_ir_access *m = &k->indices[x->a];
+    int64_t W = 4 / draw_words(k, j);
+    *s = m->strides[gax];
+    int fixed = pmod(*s * G, W) == 0;
+    for (int d = 0; fixed && d < k->ndim; d++)
+        if (d != gax && k->shape[d] > 1 && pmod(m->strides[d], W) != 0) fixed = 0;
+    if (fixed) {
+        *r = pmod(m->offset, W);
+        return RNG_FIXED;
+    }
+    return *s == 1 ? RNG_RUNTIME : RNG_EACH;
+}
+
+/* floor((r + s*e) / W) for e = 0 and e = G-1: the calls a FIXED group spans
+ * (the position is monotonic in e). */
+static void fixed_span(int64_t r, int64_t s, int G, int64_t W, int64_t *lo, int64_t *hi) {
+    int64_t a = r, b = r + s * (G - 1);
+    if (a > b) {
+        int64_t t = a;
+        a = b;
+        b = t;
+    }
+    *lo = (a - pmod(a, W)) / W;
+    *hi = (b - pmod(b, W)) / W;
+}
+
+int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax) {
+    if (G <= 1 || gax < 0 || gax >= k->ndim) return 0;
+    for (int j = 0; j < k->n_insts; j++) {
+        if (!is_draw(&k->insts[j])) continue;
+        int64_t r = 0, s = 0, W = 4 / draw_words(k, j), lo, hi;
+        rng_mode m = draw_mode(k, j, G, gax, &r, &s);
+        if (m == RNG_RUNTIME && W > 1) return 1;
+        if (m == RNG_FIXED) {
+            fixed_span(r, s, G, W, &lo, &hi);
+            if (hi - lo + 1 < G) return 1;
+        }
+    }
+    return 0;
+}
+
+int nd_cuda_has_draws(const nd_kernel *k) {
+    for (int j = 0; j < k->n_insts; j++)
+        if (is_draw(&k->insts[j])) return 1;
+    return 0;
+}
+
+static const char *const lane_name[4] = {"x", "y", "z", "w"};
+
+void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, int gax,
+                             char (*idx)[32], char (*words)[4][ND_CUDA_WORD_EXPR]) {
+    const nd_ir_inst *in = &k->insts[j];
+    const int kw = draw_words(k, j), W = 4 / kw, sh = W == 4 ? 2 : W == 2 ? 1 : 0;
+    char seed[32], stream[32];
+    snprintf(seed, sizeof seed, "A.w[%d]", k->n_slots + in->b);
+    snprintf(stream, sizeof stream, "A.w[%d]", k->n_slots + in->c);
+    int64_t r = 0, s = 0;
+    rng_mode mode = draw_mode(k, j, G, gax, &r, &s);
+    if (mode == RNG_FIXED) {
+        int64_t lo, hi;
+        fixed_span(r, s, G, W, &lo, &hi);
+        nd_cuda_sb_printf(sb, "  const unsigned long long c%d = ((unsigned long long)%s - %" PRId64 "ull) >> %d;\n", j,
+                          idx[0], r, sh);
+        for (int64_t t = lo; t <= hi; t++)
+            nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = ndk_philox(%s, c%d %s %" PRId64 "ull, %s);\n", j,
+                              (int)(t - lo), seed, j, t < 0 ? "-" : "+", t < 0 ? -t : t, stream);
+        for (int e = 0; e < G; e++) {
+            int64_t pos = r + s * e, w = pmod(pos, W), t = (pos - w) / W;
+            for (int i = 0; i < kw; i++)
+                snprintf(words[e][i], sizeof words[e][i], "q%d_%d.%s", j, (int)(t - lo),
+                         lane_name[w * kw + i]);
+        }
+        return;
+    }
+    if (mode == RNG_RUNTIME) {
+        /* points x0 .. x0+G-1: calls c .. c + (r+G-1)/W, r = x0 % W */
+        int T = (W - 1 + G - 1) / W + 1;
+        nd_cuda_sb_printf(sb,
+                          "  const unsigned long long y%d = (unsigned long long)%s;\n"
+                          "  const unsigned r%d = (unsigned)y%d & %du;\n"
+                          "  const unsigned long long c%d = y%d >> %d;\n",
+                          j, idx[0], j, j, W - 1, j, j, sh);
+        for (int t = 0; t < T; t++) {
+            if (t * W <= G - 1)
+                nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = ndk_philox(%s, c%d + %dull, %s);\n", j, t, seed, j,
+                                  t, stream);
+            else /* needed only when the residue pushes the last points over */
+                nd_cuda_sb_printf(sb,
+                                  "  uint4 q%d_%d = q%d_0;\n"
+                                  "  if (r%d >= %du) q%d_%d = ndk_philox(%s, c%d + %dull, %s);\n",
+                                  j, t, j, j, t * W - (G - 1), j, t, seed, j, t, stream);
+        }
+        for (int e = 0; e < G; e++) {
+            int t0 = e / W;
+            if (t0 + 1 < T)
+                nd_cuda_sb_printf(sb, "  const uint4 p%d_%d = r%d + %du >= %du ? q%d_%d : q%d_%d;\n", j, e, j, e,
+                                  (t0 + 1) * W, j, t0 + 1, j, t0);
+            else
+                nd_cuda_sb_printf(sb, "  const uint4 p%d_%d = q%d_%d;\n", j, e, j, t0);
+            for (int i = 0; i < kw; i++)
+                snprintf(words[e][i], sizeof words[e][i], "ndk_word(p%d_%d, ((r%d + %du) & %du) * %du + %du)", j,
+                         e, j, e, W - 1, kw, i);
+        }
+        return;
+    }
+    for (int e = 0; e < G; e++) {
+        nd_cuda_sb_printf(sb,
+                          "  const unsigned long long y%d_%d = (unsigned long long)%s;\n"
+                          "  const uint4 q%d_%d = ndk_philox(%s, y%d_%d >> %d, %s);\n",
+                          j, e, idx[e], j, e, seed, j, e, sh, stream);
+        for (int i = 0; i < kw; i++) {
+            if (W == 1)
+                snprintf(words[e][i], sizeof words[e][i], "q%d_%d.%s", j, e, lane_name[i]);
+            else
+                snprintf(words[e][i], sizeof words[e][i], "ndk_word(q%d_%d, ((unsigned)y%d_%d & %du) * %du + %du)",
+                         j, e, j, e, W - 1, kw, i);
+        }
+    }
+}
