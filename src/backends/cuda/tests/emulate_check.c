@@ -1,0 +1,499 @@
+/* Checks the CUDA code generator on a machine without a GPU (see
+ * emulate_check.sh): kernel IR with random draws is generated, compiled by
+ * NVRTC for sm_90 (no device needed), then compiled as C++ against
+ * emulate_shim.h, loaded and run on the host with the backend's launch
+ * geometry (backend.c), and compared with common/philox.h: every uniform
+ * draw bit for bit, normal draws, sums and counts within rounding. Usage:
+ *   emulate_check WORKDIR SHIM [v][n]   (v: print each kernel's geometry,
+ *                                        n: skip NVRTC) */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvrtc.h>
+
+#include "backends/cuda/cuda_internal.h"
+#include "common/dtype.h"
+#include "common/philox.h"
+
+static int fails, checks, nvrtc_on = 1, verbose = 0;
+static const char *workdir, *shim;
+#define CHECK(c, ...)                                                                                        \
+    do {                                                                                                     \
+        checks++;                                                                                            \
+        if (!(c)) {                                                                                          \
+            fails++;                                                                                         \
+            printf("FAIL: ");                                                                                \
+            printf(__VA_ARGS__);                                                                             \
+            printf("\n");                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+static int test_no;
+
+static int nvrtc_check(const char *src, const char *name) {
+    nvrtcProgram prog;
+    if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
+    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space"};
+    nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t n;
+        nvrtcGetProgramLogSize(prog, &n);
+        char *log = malloc(n + 1);
+        nvrtcGetProgramLog(prog, log);
+        log[n] = 0;
+        printf("NVRTC error in %s:\n%.3000s\n", name, log);
+        free(log);
+    }
+    nvrtcDestroyProgram(&prog);
+    return r == NVRTC_SUCCESS;
+}
+
+typedef int (*launch_fn)(const char *name, unsigned grid, int sync, const unsigned long long *w);
+
+/* backend.c's grid_for on a device of 4 SMs: grid-stride loops make the
+ * result independent of the block count, and fewer blocks emulate faster. */
+static unsigned grid_for(int64_t work) {
+    int64_t g = (work + 255) / 256, cap = 4 * 32;
+    if (g > cap) g = cap;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
+/* Generates k, checks it with NVRTC, builds it for the host and runs it
+ * over slots as backend.c launches it (vec: the vector variant). Returns 0
+ * on failure. */
+static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *params, int vec) {
+    nd_cuda_kinfo info;
+    if (nd_cuda_kernel_info(k, &info)) {
+        printf("kinfo: %s\n", nd_last_error());
+        return 0;
+    }
+    char *src;
+    if (nd_cuda_codegen(k, &info, &src)) {
+        printf("codegen: %s\n", nd_last_error());
+        return 0;
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/t%03d_%s.cu", workdir, test_no, k->name);
+    FILE *f = fopen(path, "w");
+    fputs(src, f);
+    fclose(f);
+    if (nvrtc_on && !nvrtc_check(src, path)) {
+        fails++;
+        free(src);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/t%03d_%s.cpp", workdir, test_no, k->name);
+    f = fopen(path, "w");
+    fprintf(f, "#include \"%s\"\n%s\n", shim, src);
+    fprintf(f, "extern \"C\" int emu_launch(const char *name, unsigned grid, int sync, const unsigned long "
+               "long *w) {\n"
+               "  ndk_args A; memcpy(&A, w, sizeof A);\n");
+    fprintf(f, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
+            info.name, info.name);
+    if (info.vec)
+        fprintf(f, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
+                info.name_vec, info.name_vec);
+    if (k->has_reduce && info.splits > 1)
+        fprintf(f, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
+                info.name_pass2, info.name_pass2);
+    fprintf(f, "  return 0;\n}\n");
+    fclose(f);
+    free(src);
+    char so[300], cmd[1024];
+    snprintf(so, sizeof so, "%s/t%03d.so", workdir, test_no);
+    snprintf(cmd, sizeof cmd,
+             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC -o %s %s -lpthread",
+             so, path);
+    if (system(cmd)) {
+        printf("g++ failed for %s\n", path);
+        fails++;
+        return 0;
+    }
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("dlopen: %s\n", dlerror());
+        return 0;
+    }
+    launch_fn run = (launch_fn)dlsym(h, "emu_launch");
+    unsigned long long w[ND_CUDA_MAX_WORDS];
+    for (int i = 0; i < k->n_slots; i++) w[i] = (unsigned long long)(uintptr_t)slots[i];
+    for (int j = 0; j < k->n_params; j++) {
+        if (k->param_dtypes[j] == ND_FLOAT32) {
+            float x = (float)params[j].f;
+            uint32_t b;
+            memcpy(&b, &x, 4);
+            w[k->n_slots + j] = b;
+        } else
+            memcpy(&w[k->n_slots + j], &params[j], 8);
+    }
+    void *partials = NULL;
+    int ok = 1;
+    if (!k->has_reduce) {
+        if (vec && info.vec)
+            ok = run(info.name_vec, grid_for(info.n / info.vec), 0, w);
+        else
+            ok = run(info.name, grid_for(info.items), 0, w);
+    } else {
+        if (info.splits > 1) partials = calloc((size_t)info.groups, 16);
+        w[k->n_slots + k->n_params] = (unsigned long long)(uintptr_t)partials;
+        unsigned grid;
+        if (info.strategy == ND_CUDA_REDUCE_ROWS) {
+            int64_t rpb = 256 / info.tpr;
+            grid = (unsigned)((info.groups + rpb - 1) / rpb);
+        } else
+            grid = grid_for(info.items);
+        ok = run(info.name, grid, info.strategy == ND_CUDA_REDUCE_ROWS, w);
+        if (ok && info.splits > 1) {
+            unsigned g2 =
+                info.pass2_tree ? (unsigned)(info.n_out < 65535 ? info.n_out : 65535) : grid_for(info.n_out);
+            ok = run(info.name_pass2, g2, info.pass2_tree, w);
+        }
+    }
+    if (verbose)
+        printf("  [%s] strategy %d group %d axis %d kept %d vec %d vec_group %d splits %lld chunk %lld\n",
+               k->name, info.strategy, info.group, info.group_axis, info.group_kept, info.vec, info.vec_group,
+               (long long)info.splits, (long long)info.chunk);
+    free(partials);
+    dlclose(h);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static const uint64_t SEED = 0x0123456789abcdefull, STREAM = 5;
+
+static double want_draw(nd_dtype t, int normal, uint64_t i) {
+    if (t == ND_FLOAT64)
+        return normal ? nd_philox_normal_f64(SEED, STREAM, i) : nd_philox_uniform_f64(SEED, STREAM, i);
+    float v = normal ? nd_philox_normal_f32(SEED, STREAM, i) : nd_philox_uniform_f32(SEED, STREAM, i);
+    if (t == ND_FLOAT32) return v;
+    unsigned char b[2];
+    nd_convert_element(b, t, &v, ND_FLOAT32);
+    float back;
+    nd_convert_element(&back, ND_FLOAT32, b, t);
+    return back;
+}
+
+static size_t esz(nd_dtype t) { return t == ND_FLOAT64 ? 8 : t == ND_FLOAT32 ? 4 : 2; }
+
+static double get(const void *p, nd_dtype t, int64_t i) {
+    double d;
+    nd_convert_element(&d, ND_FLOAT64, (const char *)p + esz(t) * i, t);
+    return d;
+}
+
+/* Index map value at a row-major point of shape. */
+static int64_t map_at(const nd_ir_access *m, int ndim, const int64_t *shape, int64_t flat, int64_t *idx) {
+    int64_t x = m->offset;
+    for (int d = ndim - 1; d >= 0; d--) {
+        idx[d] = flat % shape[d];
+        flat /= shape[d];
+    }
+    for (int d = 0; d < ndim; d++) x += m->strides[d] * idx[d];
+    return x;
+}
+
+/* out[row-major] = draw(map(i)); every path (scalar, vector). */
+static void test_elem(int ndim, const int64_t *shape, int64_t off, const int64_t *st, nd_dtype t,
+                      int normal) {
+    test_no++;
+    int64_t n = 1, cst[ND_MAX_DIMS];
+    for (int d = ndim - 1; d >= 0; d--) {
+        cst[d] = n;
+        n *= shape[d];
+    }
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "%s_%s_%dd", normal ? "normal" : "uniform", nd_dtype_name(t), ndim);
+    k.ndim = ndim;
+    memcpy(k.shape, shape, sizeof(int64_t) * ndim);
+    nd_ir_access idx;
+    memset(&idx, 0, sizeof idx);
+    idx.offset = off;
+    memcpy(idx.strides, st, sizeof(int64_t) * ndim);
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at.slot = 0;
+    sto.at.dtype = (uint8_t)t;
+    memcpy(sto.at.strides, cst, sizeof(int64_t) * ndim);
+    sto.value = 1;
+    uint8_t pd[2] = {ND_UINT64, ND_UINT64};
+    nd_ir_inst ins[2] = {
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},
+        {(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1}};
+    k.n_slots = 1;
+    k.n_params = 2;
+    k.param_dtypes = pd;
+    k.n_indices = 1;
+    k.indices = &idx;
+    k.n_insts = 2;
+    k.insts = ins;
+    k.n_stores = 1;
+    k.stores = &sto;
+    k.hash = 0x1000 + test_no;
+    nd_scalar_bits p[2];
+    p[0].u = SEED;
+    p[1].u = STREAM;
+    for (int vec = 0; vec < 2; vec++) {
+        void *out = calloc((size_t)n + 16, esz(t));
+        void *slots[1] = {out};
+        if (!emulate(&k, slots, p, vec)) {
+            CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+            free(out);
+            return;
+        }
+        int bad = 0;
+        double maxerr = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t ix[ND_MAX_DIMS];
+            int64_t x = map_at(&idx, ndim, shape, i, ix);
+            double w = want_draw(t, normal, (uint64_t)x), g = get(out, t, i), e = fabs(g - w);
+            if (e > maxerr) maxerr = e;
+            if (normal ? !(e <= 1e-5 * (1 + fabs(w)) *
+                                    (t == ND_FLOAT16    ? 200
+                                     : t == ND_BFLOAT16 ? 2000
+                                                        : 1))
+                       : g != w) {
+                if (bad < 3)
+                    printf("   t%d %s vec %d elem %lld (index %lld): %.9g want %.9g\n", test_no, k.name, vec,
+                           (long long)i, (long long)x, g, w);
+                bad++;
+            }
+        }
+        CHECK(bad == 0, "test %d %s off %lld vec %d: %d of %lld wrong", test_no, k.name, (long long)off, vec,
+              bad, (long long)n);
+        free(out);
+    }
+}
+
+/* SUM (or ARGMAX) of draw(map(i)) over `axes`; output contiguous over kept axes. */
+static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t off, const int64_t *st,
+                        nd_dtype t, int normal, int kind) {
+    test_no++;
+    int64_t n = 1, ost[ND_MAX_DIMS] = {0}, s = 1, n_out = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    for (int d = ndim - 1; d >= 0; d--)
+        if (!(axes >> d & 1)) {
+            ost[d] = s;
+            s *= shape[d];
+            n_out *= shape[d];
+        }
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "%s_%s_%s_%dd_ax%u", kind == ND_REDUCE_SUM ? "sum" : "argmax",
+             normal ? "normal" : "uniform", nd_dtype_name(t), ndim, axes);
+    k.ndim = ndim;
+    memcpy(k.shape, shape, sizeof(int64_t) * ndim);
+    nd_ir_access idx;
+    memset(&idx, 0, sizeof idx);
+    idx.offset = off;
+    memcpy(idx.strides, st, sizeof(int64_t) * ndim);
+    uint8_t pd[2] = {ND_UINT64, ND_UINT64};
+    nd_ir_inst ins[2] = {
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},
+        {(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1}};
+    k.n_slots = 1;
+    k.n_params = 2;
+    k.param_dtypes = pd;
+    k.n_indices = 1;
+    k.indices = &idx;
+    k.n_insts = 2;
+    k.insts = ins;
+    nd_dtype od = kind == ND_REDUCE_ARGMAX ? ND_INT64 : t;
+    k.has_reduce = 1;
+    k.reduce.kind = (uint8_t)kind;
+    k.reduce.axes = axes;
+    k.reduce.value = 1;
+    k.reduce.out_dtype = (uint8_t)od;
+    k.reduce.out.slot = 0;
+    k.reduce.out.dtype = (uint8_t)od;
+    memcpy(k.reduce.out.strides, ost, sizeof ost);
+    k.hash = 0x2000 + test_no;
+    nd_scalar_bits p[2];
+    p[0].u = SEED;
+    p[1].u = STREAM;
+    void *out = calloc((size_t)n_out, 8);
+    void *slots[1] = {out};
+    if (!emulate(&k, slots, p, 0)) {
+        CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+        free(out);
+        return;
+    }
+    double *sum = calloc((size_t)n_out, sizeof(double)), *mag = calloc((size_t)n_out, sizeof(double)),
+           *best = calloc((size_t)n_out, sizeof(double));
+    int64_t *arg = calloc((size_t)n_out, sizeof(int64_t)), *cnt = calloc((size_t)n_out, sizeof(int64_t));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ix[ND_MAX_DIMS];
+        int64_t x = map_at(&idx, ndim, shape, i, ix), o = 0, r = 0;
+        for (int d = 0; d < ndim; d++) {
+            o += ost[d] * ix[d];
+            if (axes >> d & 1) r = r * shape[d] + ix[d];
+        }
+        double w = want_draw(t, normal, (uint64_t)x);
+        sum[o] += w;
+        mag[o] += fabs(w);
+        if (cnt[o]++ == 0 || w > best[o]) {
+            best[o] = w;
+            arg[o] = r;
+        }
+    }
+    int bad = 0;
+    for (int64_t o = 0; o < n_out; o++) {
+        if (kind == ND_REDUCE_ARGMAX) {
+            int64_t g;
+            memcpy(&g, (char *)out + 8 * o, 8);
+            if (g != arg[o]) {
+                if (bad < 3)
+                    printf("   t%d %s out %lld: argmax %lld want %lld\n", test_no, k.name, (long long)o,
+                           (long long)g, (long long)arg[o]);
+                bad++;
+            }
+        } else {
+            double g = get(out, t, o), tol = (t == ND_FLOAT64 ? 1e-12 : 3e-6) * (mag[o] + 1);
+            if (!(fabs(g - sum[o]) <= tol)) {
+                if (bad < 3)
+                    printf("   t%d %s out %lld: %.9g want %.9g\n", test_no, k.name, (long long)o, g, sum[o]);
+                bad++;
+            }
+        }
+    }
+    CHECK(bad == 0, "test %d %s off %lld: %d of %lld outputs wrong", test_no, k.name, (long long)off, bad,
+          (long long)n_out);
+    free(out);
+    free(sum);
+    free(mag);
+    free(best);
+    free(arg);
+    free(cnt);
+}
+
+/* pi: count of x*x + y*y <= 1 over n points, x and y float32 uniform draws of streams 0 and 1. */
+static void test_pi(int64_t n) {
+    test_no++;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "pi");
+    k.ndim = 1;
+    k.shape[0] = n;
+    nd_ir_access idx;
+    memset(&idx, 0, sizeof idx);
+    idx.strides[0] = 1;
+    uint8_t pd[4] = {ND_UINT64, ND_UINT64, ND_UINT64, ND_FLOAT32};
+    nd_ir_inst ins[] = {
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1},
+        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0},
+        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0},
+        {ND_OP_CAST, ND_INT64, 0, 7, 0, 0},
+    };
+    k.n_slots = 1;
+    k.n_params = 4;
+    k.param_dtypes = pd;
+    k.n_indices = 1;
+    k.indices = &idx;
+    k.n_insts = 9;
+    k.insts = ins;
+    k.has_reduce = 1;
+    k.reduce.kind = ND_REDUCE_SUM;
+    k.reduce.axes = 1;
+    k.reduce.value = 8;
+    k.reduce.out_dtype = ND_INT64;
+    k.reduce.out.slot = 0;
+    k.reduce.out.dtype = ND_INT64;
+    k.hash = 0x3000 + test_no;
+    nd_scalar_bits p[4];
+    p[0].u = SEED;
+    p[1].u = 0;
+    p[2].u = 1;
+    p[3].f = 1.0;
+    int64_t got = -1;
+    void *slots[1] = {&got};
+    if (!emulate(&k, slots, p, 0)) {
+        CHECK(0, "pi emulation failed");
+        return;
+    }
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float x = nd_philox_uniform_f32(SEED, 0, (uint64_t)i),
+              y = nd_philox_uniform_f32(SEED, 1, (uint64_t)i);
+        float xx = x * x, yy = y * y, r = xx + yy;
+        want += r <= 1.0f;
+    }
+    CHECK(got == want, "pi n=%lld: %lld inside, want %lld", (long long)n, (long long)got, (long long)want);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s WORKDIR SHIM [v][n]\n", argv[0]);
+        return 2;
+    }
+    workdir = argv[1];
+    shim = argv[2];
+    if (argc > 3 && strchr(argv[3], 'v')) verbose = 1;
+    if (argc > 3 && strchr(argv[3], 'n')) nvrtc_on = 0;
+    const nd_dtype dts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
+    /* elementwise: fresh 1-d (vector variant and grouped scalar), offsets, reversed, strided */
+    for (int d = 0; d < 4; d++)
+        for (int normal = 0; normal < 2; normal++) {
+            int64_t sh1[1] = {1003}, s1[1] = {1}, sr[1] = {-1}, s3[1] = {3};
+            test_elem(1, sh1, 0, s1, dts[d], normal);
+            test_elem(1, sh1, 1, s1, dts[d], normal);
+            test_elem(1, sh1, 1002, sr, dts[d], normal);
+            test_elem(1, sh1, 2, s3, dts[d], normal);
+        }
+    for (int d = 2; d < 4; d++)
+        for (int normal = 0; normal < 2; normal++) {
+            int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, tr[2] = {1, 37}, sh2b[2] = {36, 52}, rm2[2] = {55, 1},
+                    rr[2] = {-52, 1};
+            test_elem(2, sh2, 0, rm, dts[d], normal);            /* rows of 53: runtime residue */
+            test_elem(2, sh2, 0, tr, dts[d], normal);            /* transposed */
+            test_elem(2, sh2b, 57, rm2, dts[d], normal);         /* a window of a wider array */
+            test_elem(2, sh2b, 35 * 52 + 1, rr, dts[d], normal); /* reversed rows */
+            int64_t sh2c[2] = {9, 64}, rmc[2] = {64, 1};
+            test_elem(2, sh2c, 3, rmc, dts[d], normal); /* fixed residue 3 */
+            int64_t bc[2] = {0, 1};
+            test_elem(2, sh2c, 5, bc, dts[d], normal); /* broadcast rows */
+        }
+    /* reductions */
+    for (int d = 2; d < 4; d++)
+        for (int normal = 0; normal < 2; normal++) {
+            int64_t n1[1] = {100003}, s1[1] = {1};
+            test_reduce(1, n1, 1, 0, s1, dts[d], normal, ND_REDUCE_SUM);
+            test_reduce(1, n1, 1, 3, s1, dts[d], normal, ND_REDUCE_SUM);
+            int64_t sr[1] = {-1};
+            test_reduce(1, n1, 1, 100002, sr, dts[d], normal, ND_REDUCE_SUM);
+            int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, tr[2] = {1, 37};
+            test_reduce(2, sh2, 2, 0, rm, dts[d], normal, ND_REDUCE_SUM); /* ROWS, runtime residue */
+            test_reduce(2, sh2, 1, 0, rm, dts[d], normal, ND_REDUCE_SUM); /* COLS over rows */
+            test_reduce(2, sh2, 2, 0, tr, dts[d], normal, ND_REDUCE_SUM);
+            test_reduce(2, sh2, 1, 0, tr, dts[d], normal, ND_REDUCE_SUM);
+            int64_t sh3[2] = {300, 64}, rm3[2] = {64, 1}, tr3[2] = {1, 300};
+            test_reduce(2, sh3, 1, 0, rm3, dts[d], normal, ND_REDUCE_SUM); /* COLS, kept group */
+            test_reduce(2, sh3, 2, 0, rm3, dts[d], normal, ND_REDUCE_SUM); /* ROWS fixed */
+            test_reduce(2, sh3, 1, 0, tr3, dts[d], normal, ND_REDUCE_SUM); /* COLS along reduced */
+            int64_t sh4[2] = {5000, 8}, rm4[2] = {8, 1};
+            test_reduce(2, sh4, 2, 0, rm4, dts[d], normal,
+                        ND_REDUCE_SUM); /* COLS, inner reduced (n_red <= 16) */
+            int64_t sh5[3] = {6, 40, 12}, rm5[3] = {480, 12, 1};
+            test_reduce(3, sh5, 6, 0, rm5, dts[d], normal, ND_REDUCE_SUM); /* two reduced axes, 12 % 4 == 0 */
+            int64_t sh6[3] = {6, 40, 13}, rm6[3] = {520, 13, 1};
+            test_reduce(3, sh6, 6, 0, rm6, dts[d], normal, ND_REDUCE_SUM); /* two reduced axes, no grouping */
+            test_reduce(3, sh6, 5, 0, rm6, dts[d], normal, ND_REDUCE_SUM);
+            test_reduce(2, sh2, 2, 0, rm, dts[d], normal, ND_REDUCE_ARGMAX);
+            test_reduce(1, n1, 1, 3, s1, dts[d], normal, ND_REDUCE_ARGMAX);
+        }
+    {
+        int64_t sh1[1] = {1003}, s1[1] = {1}, sh2[2] = {37, 53}, rm[2] = {53, 1};
+        test_elem(1, sh1, (1LL << 34) + 3, s1, ND_FLOAT32, 0);
+        test_elem(2, sh2, (1LL << 34) + 1, rm, ND_FLOAT64, 0);
+        int64_t n1[1] = {100003};
+        test_reduce(1, n1, 1, (1LL << 33) + 1, s1, ND_FLOAT32, 0, ND_REDUCE_SUM);
+    }
+    test_pi(1 << 20);
+    test_pi((1 << 20) + 3);
+    printf("%d checks, %d failures\n", checks, fails);
+    return fails != 0;
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Checks the CUDA code generator where there is no GPU: emulate_check.c
+# generates kernels with random draws (fresh, offset, reversed, strided,
+# transposed and broadcast index maps; stored, summed and argmaxed along
+# rows and columns; float16 .. float64; Monte Carlo pi's shape), compiles
+# each with NVRTC for sm_90 (the toolkit, no device), then as C++ against
+# emulate_shim.h, runs it on the host with the backend's launch geometry
+# and compares with src/common/philox.h. A few minutes: one g++ compile per
+# kernel. Arguments: v (print each kernel's grouping), n (skip NVRTC).
+set -e
+cd "$(dirname "$0")/../../../.."
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+work=${TMPDIR:-/tmp}/nd_cuda_emulate
+rm -rf "$work" && mkdir -p "$work"
+cc -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -Isrc -I"$CUDA/include" \
+  src/backends/cuda/tests/emulate_check.c src/backends/cuda/codegen.c src/backends/cuda/codegen_points.c \
+  src/backends/cuda/codegen_reduce.c src/backends/cuda/codegen_rng.c \
+  src/common/error.c src/common/dtype.c src/common/ops.c \
+  -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc -ldl -lm -lpthread -o "$work/emulate_check"
+"$work/emulate_check" "$work" "$PWD/src/backends/cuda/tests/emulate_shim.h" "$@"

@@ -1,0 +1,62 @@
+/* Host stand-ins for the CUDA the code generator emits, so that
+ * emulate_check.c can run generated kernels on a machine without a GPU
+ * (compiled as C++17 with -ffp-contract=off, so that __f*_rn stay
+ * unfused as on the device). A block's threads are real threads when the
+ * kernel synchronises (__syncthreads is a barrier), else they run one
+ * after another; blocks run in turn, so __shared__ arrays can be static.
+ * Only what the generator uses is here: no warps, atomics or textures. */
+#include <math.h>
+#include <string.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+struct uint4 { unsigned x, y, z, w; };
+struct uint2 { unsigned x, y; };
+static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { uint4 r = {a, b, c, d}; return r; }
+struct emu_dim3 { unsigned x, y, z; };
+inline thread_local emu_dim3 threadIdx, blockIdx;
+inline emu_dim3 gridDim;
+inline pthread_barrier_t emu_bar;
+inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __shared__ static
+#define __align__(n) alignas(n)
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+static inline float __uint_as_float(unsigned x) { float f; memcpy(&f, &x, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned x; memcpy(&x, &f, 4); return x; }
+static inline int __float_as_int(float f) { int x; memcpy(&x, &f, 4); return x; }
+static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
+static inline long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
+template <class F> static void emu_grid(unsigned grid, int sync, F f) {
+    gridDim.x = grid;
+    if (!sync) {
+        for (unsigned b = 0; b < grid; b++)
+            for (unsigned t = 0; t < 256; t++) { blockIdx.x = b; threadIdx.x = t; f(); }
+        return;
+    }
+    pthread_barrier_init(&emu_bar, NULL, 256);
+    std::vector<std::thread> th;
+    for (unsigned t = 0; t < 256; t++)
+        th.emplace_back([&, t] {
+            for (unsigned b = 0; b < grid; b++) {
+                blockIdx.x = b; threadIdx.x = t;
+                f();
+                pthread_barrier_wait(&emu_bar);
+            }
+        });
+    for (auto &x : th) x.join();
+    pthread_barrier_destroy(&emu_bar);
+}
