@@ -223,8 +223,8 @@ NDT_TEST(streams, graph_replay_matches_direct_launches) {
 }
 
 /* 50 Jacobi iterations recorded before one sync, three times with fresh
- * data (the second and third replay the captured graph): every iteration
- * needs a temporary, and they share storage. */
+ * data (the second and third replay the captured graph): the iterations'
+ * versions alternate between the grid and one temporary (store_chains.c). */
 NDT_TEST(streams, stencil_loop_in_one_flush) {
     NDT_RNG(r);
     const int N = 48, iters = 50;

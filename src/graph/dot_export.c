@@ -104,8 +104,15 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
                     st->kernel->name);
         }
         fprintf(f, "  }\n");
-        if (!members && st->kind == ND_STEP_KERNEL && st->first_node >= 0)
-            fprintf(f, "  n%d -> k%d [label=\"via temporary\", style=dashed];\n", st->first_node, s);
+        /* After its node: the copy of a store's temporary into the region;
+         * before: a chain of stores' temporary filled with the buffer. */
+        if (!members && st->kind == ND_STEP_KERNEL && st->first_node >= 0) {
+            if (s < plan->node_step[st->first_node])
+                fprintf(f, "  k%d -> n%d [label=\"buffer copied to a temporary\", style=dashed];\n", s,
+                        st->first_node);
+            else
+                fprintf(f, "  n%d -> k%d [label=\"via temporary\", style=dashed];\n", st->first_node, s);
+        }
     }
     for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
         if (plan->node_step[i] < 0) write_node(f, g, plan, i);

@@ -273,6 +273,12 @@ static int xform_equal(const nd_xform *a, const nd_xform *b, int kndim) {
     return 1;
 }
 
+int32_t nd_build_read_slot(const nd_build_ctx *ctx, const nd_ref *r) {
+    if (r->buf == ctx->prev_buf && r->version == ctx->prev_version) return ctx->prev_slot;
+    int64_t w = ctx->version_slot ? nd_buffer_writer_of(r->buf, r->version) : -1;
+    return w >= 0 && ctx->version_slot[w] >= 0 ? ctx->version_slot[w] : r->buf->slot;
+}
+
 int32_t nd_kb_ref_value(nd_kernel_builder *kb, const nd_node *c, int k, const nd_xform *tc,
                         nd_dtype want) {
     const nd_ref *r = &c->inputs[k];
@@ -299,7 +305,7 @@ int32_t nd_kb_ref_value(nd_kernel_builder *kb, const nd_node *c, int k, const nd
         }
         v = nd_kb_node_value(kb, p, &tp);
     } else {
-        v = nd_kb_load(kb, r->buf->slot, (nd_dtype)r->dtype, off, strides);
+        v = nd_kb_load(kb, nd_build_read_slot(ctx, r), (nd_dtype)r->dtype, off, strides);
     }
     return nd_kb_cast(kb, v, want);
 }

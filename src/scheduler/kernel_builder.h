@@ -15,7 +15,20 @@ typedef struct {
     const uint8_t *inline_ok; /* per node: computed inside its consumers */
     int32_t *node_step;       /* per node: first step computing it (-1 none) */
     int32_t current_step;
+    /* Where a version lives when not in its own buffer (chains of
+     * hazardous stores, store_chains.h): per node, the plan slot holding
+     * the version it writes, -1 = its buffer's slot. NULL: every version
+     * lives in its buffer. */
+    const int32_t *version_slot;
+    /* While one store's kernel is built: version prev_version of prev_buf
+     * (the one the store overwrites) is read from prev_slot. NULL: none. */
+    const nd_buffer *prev_buf;
+    uint32_t prev_version;
+    int32_t prev_slot;
 } nd_build_ctx;
+
+/* The plan slot a kernel reads ref r's version from. */
+int32_t nd_build_read_slot(const nd_build_ctx *ctx, const nd_ref *r);
 
 /* How a kernel's iteration index maps onto a node's own index: for each
  * kernel axis k, node axis axis[k] (or -1) advances by coef[k]. */

@@ -4,6 +4,7 @@
  * (stream_assign.c). */
 #include "scheduler/plan_build.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "common/grow.h"
 #include "scheduler/chunking.h"
 #include "scheduler/kernel_builder.h"
+#include "scheduler/store_chains.h"
 #include "scheduler/stream_assign.h"
 
 /* Bounds compile time and keeps a long recorded loop from growing one
@@ -164,6 +166,7 @@ typedef struct {
     int32_t open_step;
     int fusion;
     int32_t retry_node; /* a node whose inlining failed: plan again */
+    nd_store_chains chains;
 } planner;
 
 typedef struct {
@@ -282,16 +285,49 @@ static nd_status plan_reduce(planner *P, const nd_node *n) {
     return add_kernel(P, kb, (int32_t)n->index);
 }
 
-static nd_status plan_store(planner *P, const nd_node *n) {
+/* Store n's kernel: its right-hand side written into its region of the slot
+ * that holds the version it makes; *value < 0 if that failed. */
+static nd_kernel_builder *store_kernel(planner *P, const nd_node *n, int32_t *value) {
     nd_kernel_builder *kb = begin(P, n->ndim, n->shape);
-    if (!kb) return ND_ERR_OOM;
+    *value = -2;
+    if (!kb) return NULL;
     P->bctx.node_step[n->index] = PENDING_STEP;
+    const nd_store_chains *C = &P->chains;
+    if (C->source && C->source[n->index] >= 0) {
+        P->bctx.prev_buf = n->out;
+        P->bctx.prev_version = n->out_version - 1;
+        P->bctx.prev_slot = C->source[n->index];
+    }
     nd_xform t;
     nd_xform_identity(&t, n->ndim);
     int32_t v = nd_kb_ref_value(kb, n, 0, &t, (nd_dtype)n->dtype);
-    if (v >= 0)
-        nd_kb_store(kb, n->out->slot, (nd_dtype)n->dtype, n->u.store.offset, n->u.store.strides, v,
-                    1);
+    P->bctx.prev_buf = NULL;
+    int32_t slot = C->home && C->home[n->index] >= 0 ? C->home[n->index] : n->out->slot;
+    if (v >= 0) nd_kb_store(kb, slot, (nd_dtype)n->dtype, n->u.store.offset, n->u.store.strides, v, 1);
+    *value = v;
+    return kb;
+}
+
+/* Before the first store of a chain: its temporary becomes a copy of the
+ * whole buffer (store_chains.c). */
+static nd_status plan_chain_fill(planner *P, const nd_node *n, int32_t temp) {
+    const nd_buffer *u = n->out;
+    int64_t count = (int64_t)(u->nbytes / nd_dtype_size(u->dtype)), stride = 1;
+    nd_kernel_builder *kb = begin(P, 1, &count);
+    if (!kb) return ND_ERR_OOM;
+    int32_t v = nd_kb_load(kb, u->slot, u->dtype, 0, &stride);
+    nd_kb_store(kb, temp, u->dtype, 0, &stride, v, 0);
+    return add_kernel(P, kb, (int32_t)n->index);
+}
+
+static nd_status plan_store(planner *P, const nd_node *n) {
+    if (P->chains.fill && P->chains.fill[n->index] >= 0) {
+        nd_status st = plan_chain_fill(P, n, P->chains.fill[n->index]);
+        if (st != ND_OK || P->retry_node >= 0) return st;
+    }
+    int32_t v;
+    nd_kernel_builder *kb = store_kernel(P, n, &v);
+    if (!kb) return ND_ERR_OOM;
     if (v < 0 || !nd_kb_store_hazard(kb)) return add_kernel(P, kb, (int32_t)n->index);
 
     /* The right-hand side reads the region it writes through another map:
@@ -315,6 +351,39 @@ static nd_status plan_store(planner *P, const nd_node *n) {
     return add_kernel(P, cp, (int32_t)n->index);
 }
 
+static int32_t chain_temp(void *arg, size_t bytes) {
+    planner *P = arg;
+    return new_temp(&P->L, bytes, P->memory);
+}
+
+/* Lays out the chains of hazardous stores (store_chains.h). Which stores
+ * are hazardous is known only from their kernels' loads, so each candidate
+ * store's kernel is built once here without the chains and dropped. */
+static nd_status find_store_chains(planner *P, const uint8_t *live) {
+    const nd_graph *g = P->bctx.g;
+    if (!P->fusion) return ND_OK; /* ND_FUSION=0 keeps the plainest plan */
+    uint8_t *hazard = calloc((size_t)g->n_nodes + 1, 1);
+    if (!hazard) return ND_ERR_OOM;
+    int any = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        if (!nd_store_chain_candidate(g, live, i)) continue;
+        int32_t v;
+        nd_kernel_builder *kb = store_kernel(P, g->nodes[i], &v);
+        if (!kb) {
+            free(hazard);
+            return ND_ERR_OOM;
+        }
+        hazard[i] = v >= 0 && nd_kb_store_hazard(kb);
+        any |= hazard[i];
+        nd_kb_free(kb);
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) P->bctx.node_step[i] = -1;
+    nd_status st = any ? nd_store_chains_plan(g, hazard, chain_temp, P, &P->chains) : ND_OK;
+    free(hazard);
+    P->bctx.version_slot = P->chains.home;
+    return st;
+}
+
 /* A matmul operand as the library call needs it: in memory, in the compute
  * dtype. Anything else is first written to a contiguous temporary by a
  * kernel that also computes an inlined producer. */
@@ -324,7 +393,7 @@ static nd_status matmul_operand(planner *P, const nd_node *n, int k, int32_t *sl
     int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
     int direct = r->buf && r->dtype == n->cdtype && !(w >= 0 && P->bctx.inline_ok[w]);
     if (direct) {
-        *slot = r->buf->slot;
+        *slot = nd_build_read_slot(&P->bctx, r);
         *offset = r->offset;
         for (int j = 0; j < r->ndim; j++) strides[j] = r->strides[j];
         return ND_OK;
@@ -433,7 +502,12 @@ static void touch_temp(nd_plan_slot *slots, int32_t slot, int32_t step) {
 static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
     movement M = {.walk = walk, .slots = P->L.slots, .memory = P->memory};
     M.valid = calloc((size_t)walk->n_buffers + 1, 1);
-    if (!M.valid) return ND_ERR_OOM;
+    int32_t n_old = P->L.n_steps, *moved = malloc(sizeof(int32_t) * ((size_t)n_old + 1));
+    if (!M.valid || !moved) {
+        free(M.valid);
+        free(moved);
+        return ND_ERR_OOM;
+    }
     for (uint32_t b = 0; b < walk->n_buffers; b++) {
         const nd_buffer *buf = walk->buffers[b];
         /* Never written anywhere (nd_empty): any memory will do. */
@@ -452,12 +526,20 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
         }
         if (ok && !nd_grow((void **)&M.out, (uint32_t *)&M.cap_out, M.n_out + 1, sizeof *M.out)) ok = 0;
         if (ok) M.out[M.n_out++] = *st;
+        moved[s] = M.n_out - 1;
     }
     free(M.valid);
     if (!ok) {
         free(M.out);
+        free(moved);
         return ND_ERR_OOM;
     }
+    /* Nodes name their step in the new numbering (dumps, profiles). */
+    for (uint32_t i = 0; i < P->bctx.g->n_nodes; i++) {
+        int32_t *ns = &P->bctx.node_step[i];
+        if (*ns >= 0 && *ns < n_old) *ns = moved[*ns];
+    }
+    free(moved);
     free(P->L.steps);
     P->L.steps = M.out;
     P->L.n_steps = M.n_out;
@@ -512,6 +594,35 @@ static void free_lists(plan_lists *L) {
     memset(L, 0, sizeof *L);
 }
 
+/* ND_LOG=3: one line per step and the slots it reads and writes, so kernel
+ * counts and where each value lives can be read off a run. */
+static void log_step(const nd_plan *plan, int32_t s) {
+    const nd_step *st = &plan->steps[s];
+    char text[320];
+    size_t len = 0;
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        if (len < sizeof text) len += (size_t)snprintf(text + len, sizeof text - len, __VA_ARGS__); \
+    } while (0)
+    if (st->kind == ND_STEP_KERNEL) {
+        APPEND("kernel %s, %lld points:", st->kernel->name,
+               (long long)nd_shape_size(st->kernel->ndim, st->kernel->shape));
+        for (int32_t i = 0; i < st->kernel->n_slots; i++) {
+            uint8_t a = st->slot_access[i];
+            APPEND("%s %s slot %d%s", i ? "," : "", a & ND_ACCESS_WRITE ? (a & ND_ACCESS_READ ? "rw" : "w") : "r",
+                   st->slots[i], a & ND_ACCESS_REGION ? " (region)" : "");
+        }
+    } else if (st->kind == ND_STEP_MATMUL) {
+        APPEND("matmul %lldx%lldx%lld", (long long)st->matmul.m, (long long)st->matmul.n,
+               (long long)st->matmul.k);
+    } else {
+        APPEND("copy slot %d memory %d -> slot %d memory %d, %zu bytes", st->copy.src_slot,
+               st->copy.src_memory, st->copy.dst_slot, st->copy.dst_memory, st->copy.bytes);
+    }
+#undef APPEND
+    nd_logf(3, "  step %d (stream %d): %s", s, st->stream, text);
+}
+
 nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
                         size_t chunk_bytes, nd_plan **out) {
     *out = NULL;
@@ -552,6 +663,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             s->memory = memory;
             s->first_step = s->last_step = -1;
         }
+        if (st == ND_OK) st = find_store_chains(&P, live);
         for (uint32_t i = 0; i < n && st == ND_OK && P.retry_node < 0; i++) {
             if (!live[i] || inl[i]) continue;
             const nd_node *nd = g->nodes[i];
@@ -567,6 +679,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             nd_kb_free(P.open);
             P.open = NULL;
         }
+        nd_store_chains_free(&P.chains);
         if (st == ND_OK && P.retry_node >= 0) {
             /* A view could not be composed with its producer: give that
              * producer its own buffer and plan again. */
@@ -616,6 +729,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
                     plan->slots[i].role == ND_SLOT_TEMP ? plan->slots[i].bytes
                                                         : walk->buffers[plan->slots[i].walk_index]->nbytes,
                     plan->slots[i].storage);
+        for (int32_t s = 0; s < plan->n_steps; s++) log_step(plan, s);
     }
     *out = plan;
     return ND_OK;

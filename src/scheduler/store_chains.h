@@ -1,0 +1,40 @@
+/* Chains of hazardous stores: successive region stores into one buffer whose
+ * right-hand sides read the buffer's previous version through other index
+ * maps (a recorded loop of in-place Jacobi sweeps). Instead of computing
+ * every sweep into a temporary and copying it in (four passes over the
+ * region per sweep), the versions of the chain alternate between the buffer
+ * and one full-size temporary, so each sweep is one kernel reading one and
+ * writing the other (store_chains.c says why this layout). Used by
+ * plan_build.c. */
+#ifndef ND_SCHEDULER_STORE_CHAINS_H
+#define ND_SCHEDULER_STORE_CHAINS_H
+
+#include "graph/graph.h"
+
+/* Per node of the flush; -1 where nothing changes. */
+typedef struct {
+    int32_t *home;   /* plan slot holding the version the node writes
+                        (-1: its own buffer); the kernel builder's
+                        version_slot */
+    int32_t *source; /* chain STOREs: slot their right-hand side reads the
+                        buffer's previous version from */
+    int32_t *fill;   /* first STORE of a chain: its temporary, which gets a
+                        copy of the whole buffer just before the store */
+} nd_store_chains;
+
+/* Whether node i is a live STORE next to another live STORE of the same
+ * region in its buffer's write order: only those can form a chain, so only
+ * those need the (costlier) hazard test. */
+int nd_store_chain_candidate(const nd_graph *g, const uint8_t *live, uint32_t i);
+
+/* Finds the chains among the STOREs with hazard[i] set (the right-hand side
+ * reads the stored region through another map) and lays them out;
+ * new_temp(arg, bytes) makes a temporary plan slot (-1 on failure). A chain
+ * is two or more such stores, each writing the version right after the
+ * previous one, over the identical region. */
+nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard,
+                               int32_t (*new_temp)(void *arg, size_t bytes), void *arg,
+                               nd_store_chains *out);
+void nd_store_chains_free(nd_store_chains *c);
+
+#endif

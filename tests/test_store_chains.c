@@ -1,0 +1,467 @@
+/* Chains of hazardous stores: several in-place stencil sweeps recorded before
+ * one sync, each reading the grid's previous version through shifted views
+ * of the region it overwrites. The scheduler keeps the versions alternately
+ * in the grid and one temporary (one kernel per sweep) and must still give
+ * NumPy's answer: odd and even chain lengths, 1-d to 3-d, strided regions,
+ * grids that are views of a larger buffer, other values reading the
+ * intermediate versions, chains broken by other writes or by a change of
+ * region, two chains interleaved, a cached plan run again. Results are
+ * checked against a float64 host reference of the same sums in the same
+ * order. */
+#include "common.h"
+
+#include <stdlib.h>
+
+/* A stencil sweep: region[p] = coef * (sum over nb of grid[p + nb]) with the
+ * right-hand side read before the region is written. Each axis of the region
+ * is start:stop:step (explicit, non-negative). */
+typedef struct {
+    int ndim;
+    int64_t shape[3];
+    int64_t start[3], stop[3], step[3];
+    int n_nb;
+    int64_t nb[8][3];
+    double coef;
+} stencil;
+
+static const stencil FIVE_POINT_2D = {
+    2, {19, 23}, {1, 1}, {18, 22}, {1, 1}, 5, {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+
+static void index_string(char *out, size_t cap, const stencil *s, const int64_t *d) {
+    size_t len = 0;
+    for (int k = 0; k < s->ndim; k++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%lld:%lld:%lld", k ? ", " : "",
+                                (long long)(s->start[k] + d[k]), (long long)(s->stop[k] + d[k]),
+                                (long long)s->step[k]);
+}
+
+/* Records one sweep over u (not run). */
+static void sweep(nd_array *u, const stencil *s) {
+    char idx[160];
+    const int64_t zero[3] = {0, 0, 0};
+    nd_scope_begin();
+    nd_array *sum = NULL;
+    for (int j = 0; j < s->n_nb; j++) {
+        index_string(idx, sizeof idx, s, s->nb[j]);
+        nd_array *v = nd_view(u, idx);
+        sum = sum ? nd_add(sum, v) : v;
+    }
+    index_string(idx, sizeof idx, s, zero);
+    nd_array *dst = nd_view(u, idx);
+    cr_assert_eq(nd_assign(dst, nd_mul(nd_scalar(s->coef), sum)), ND_OK, "%s", nd_last_error());
+    nd_scope_end();
+}
+
+/* The same sweep on a row-major float64 host grid. */
+static void sweep_ref(double *g, const stencil *s) {
+    int64_t total = 1, strides[3] = {1, 1, 1}, count[3] = {1, 1, 1};
+    for (int k = 0; k < s->ndim; k++) total *= s->shape[k];
+    for (int k = s->ndim - 2; k >= 0; k--) strides[k] = strides[k + 1] * s->shape[k + 1];
+    for (int k = 0; k < s->ndim; k++) count[k] = (s->stop[k] - s->start[k] + s->step[k] - 1) / s->step[k];
+    double *t = malloc(sizeof(double) * (size_t)total);
+    memcpy(t, g, sizeof(double) * (size_t)total);
+    for (int64_t a = 0; a < count[0]; a++)
+        for (int64_t b = 0; b < count[1]; b++)
+            for (int64_t c = 0; c < count[2]; c++) {
+                int64_t i[3] = {a, b, c}, p = 0;
+                for (int k = 0; k < s->ndim; k++) p += (s->start[k] + i[k] * s->step[k]) * strides[k];
+                double acc = 0;
+                for (int j = 0; j < s->n_nb; j++) {
+                    int64_t q = p;
+                    for (int k = 0; k < s->ndim; k++) q += s->nb[j][k] * strides[k];
+                    acc = j ? acc + t[q] : t[q];
+                }
+                g[p] = s->coef * acc;
+            }
+    free(t);
+}
+
+static double *ref_doubles(const ref_arr *a) {
+    double *g = malloc(sizeof(double) * (size_t)a->size);
+    for (int64_t i = 0; i < a->size; i++) g[i] = ref_getd(a, i);
+    return g;
+}
+
+static uint64_t kernels_run(void) {
+    nd_stats st;
+    nd_get_stats(&st);
+    return st.kernels_run;
+}
+
+/* `iters` sweeps of s over a fresh random grid, one sync; returns the
+ * number of kernels the sync ran. */
+static uint64_t run_chain(ndt_rng *r, const stencil *s, nd_dtype dt, int iters, const char *what) {
+    ref_arr *init = ndt_rand(r, dt, s->ndim, s->shape, -1, 1);
+    nd_array *u = ndt_upload(init);
+    for (int it = 0; it < iters; it++) sweep(u, s);
+    uint64_t k0 = kernels_run();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    uint64_t kernels = kernels_run() - k0;
+    double *g = ref_doubles(init);
+    for (int it = 0; it < iters; it++) sweep_ref(g, s);
+    ref_arr *want = ref_from_doubles(dt, s->ndim, s->shape, g);
+    double tol = dt == ND_FLOAT64 ? 1e-12 : 1e-5;
+    ndt_check(u, want, tol, tol, NULL, "%s: %d sweeps", what, iters);
+    ref_free(want);
+    ref_free(init);
+    free(g);
+    nd_free(u);
+    return kernels;
+}
+
+/* One kernel per sweep plus the temporary's fill; a lone sweep keeps the
+ * two kernels of a temporary and a copy. */
+static void expect_kernels(uint64_t kernels, int iters, const char *what) {
+    uint64_t want = iters == 1 ? 2 : (uint64_t)iters + 1;
+    cr_expect_eq(kernels, want, "%s, %d sweeps: %llu kernels, want %llu", what, iters,
+                 (unsigned long long)kernels, (unsigned long long)want);
+}
+
+NDT_TEST(store_chains, chain_lengths_2d_float64) {
+    NDT_RNG(r);
+    const int lengths[] = {1, 2, 3, 4, 5, 50};
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
+        expect_kernels(run_chain(&r, &FIVE_POINT_2D, ND_FLOAT64, lengths[i], "5-point 2-d"),
+                       lengths[i], "5-point 2-d");
+}
+
+NDT_TEST(store_chains, chain_2d_float32) {
+    NDT_RNG(r);
+    run_chain(&r, &FIVE_POINT_2D, ND_FLOAT32, 7, "5-point 2-d float32");
+    run_chain(&r, &FIVE_POINT_2D, ND_FLOAT32, 20, "5-point 2-d float32");
+}
+
+NDT_TEST(store_chains, chain_1d) {
+    NDT_RNG(r);
+    const stencil s = {1, {41}, {1}, {40}, {1}, 3, {{0}, {-1}, {1}}, 1.0 / 3.0};
+    for (int iters = 2; iters <= 9; iters += 7)
+        expect_kernels(run_chain(&r, &s, ND_FLOAT64, iters, "3-point 1-d"), iters, "3-point 1-d");
+    /* a wider reach: x[2:-2] from x[:-4] .. x[4:] */
+    const stencil w = {1, {37}, {2}, {35}, {1}, 5, {{0}, {-2}, {-1}, {1}, {2}}, 0.2};
+    run_chain(&r, &w, ND_FLOAT64, 6, "5-point 1-d");
+}
+
+NDT_TEST(store_chains, chain_3d) {
+    NDT_RNG(r);
+    const stencil s = {3,
+                       {6, 7, 9},
+                       {1, 1, 1},
+                       {5, 6, 8},
+                       {1, 1, 1},
+                       7,
+                       {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}},
+                       1.0 / 7.0};
+    for (int iters = 5; iters <= 6; iters++)
+        expect_kernels(run_chain(&r, &s, ND_FLOAT64, iters, "7-point 3-d"), iters, "7-point 3-d");
+}
+
+NDT_TEST(store_chains, strided_regions) {
+    NDT_RNG(r);
+    /* Even interior columns from their even neighbours two apart and the odd
+     * column to their left, which the chain never writes. */
+    const stencil cols = {2, {11, 20}, {1, 2}, {10, 18}, {1, 2}, 6,
+                          {{0, 0}, {-1, 0}, {1, 0}, {0, -2}, {0, 2}, {0, -1}}, 1.0 / 6.0};
+    for (int iters = 3; iters <= 4; iters++) run_chain(&r, &cols, ND_FLOAT64, iters, "::2 columns");
+    /* Every other row, reading the rows between. */
+    const stencil rows = {2, {17, 9}, {2, 1}, {15, 8}, {2, 1}, 5,
+                          {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    for (int iters = 3; iters <= 4; iters++) run_chain(&r, &rows, ND_FLOAT64, iters, "::2 rows");
+    const stencil odd = {1, {40}, {3}, {37}, {2}, 3, {{0}, {-2}, {2}}, 0.25};
+    run_chain(&r, &odd, ND_FLOAT64, 5, "1-d 3:37:2");
+}
+
+/* The grid is itself a strided view of a larger buffer: the temporary spans
+ * the whole buffer, and what lies outside the grid stays as it was. */
+NDT_TEST(store_chains, grid_is_a_view) {
+    NDT_RNG(r);
+    enum { BR = 21, BC = 31 };
+    for (int iters = 4; iters <= 5; iters++) {
+        ref_arr *rb = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(BR, BC), -1, 1);
+        nd_array *base = ndt_upload(rb);
+        nd_array *u = nd_view(base, "2:, 1::2"); /* (19, 15) */
+        stencil s = FIVE_POINT_2D;
+        s.shape[0] = 19;
+        s.shape[1] = 15;
+        s.stop[0] = 18;
+        s.stop[1] = 14;
+        for (int it = 0; it < iters; it++) sweep(u, &s);
+        uint64_t k0 = kernels_run();
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        expect_kernels(kernels_run() - k0, iters, "view of a larger buffer");
+        double *g = malloc(sizeof(double) * 19 * 15);
+        for (int i = 0; i < 19; i++)
+            for (int j = 0; j < 15; j++) g[i * 15 + j] = ref_getd(rb, (2 + i) * BC + 1 + 2 * j);
+        for (int it = 0; it < iters; it++) sweep_ref(g, &s);
+        for (int i = 0; i < 19; i++)
+            for (int j = 0; j < 15; j++) ref_setd(rb, (2 + i) * BC + 1 + 2 * j, g[i * 15 + j]);
+        ndt_check(base, rb, 1e-12, 1e-12, NULL, "base buffer after %d sweeps of its view", iters);
+        free(g);
+        ref_free(rb);
+        nd_free(u);
+        nd_free(base);
+    }
+}
+
+/* A few sweeps over a small corner of a large buffer keep two kernels per
+ * sweep: copying the whole buffer once would cost more than it saves. */
+NDT_TEST(store_chains, small_region_of_large_buffer) {
+    NDT_RNG(r);
+    enum { BN = 40 };
+    ref_arr *rb = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(BN, BN), -1, 1);
+    nd_array *base = ndt_upload(rb);
+    nd_array *u = nd_view(base, "3:9, 5:11");
+    stencil s = FIVE_POINT_2D;
+    s.shape[0] = s.shape[1] = 6;
+    s.stop[0] = s.stop[1] = 5;
+    for (int it = 0; it < 3; it++) sweep(u, &s);
+    uint64_t k0 = kernels_run();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    uint64_t kernels = kernels_run() - k0;
+    cr_expect_eq(kernels, 6, "3 sweeps of a 4x4 region in a 40x40 buffer: %llu kernels, want 6",
+                 (unsigned long long)kernels);
+    double g[36];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) g[i * 6 + j] = ref_getd(rb, (3 + i) * BN + 5 + j);
+    for (int it = 0; it < 3; it++) sweep_ref(g, &s);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) ref_setd(rb, (3 + i) * BN + 5 + j, g[i * 6 + j]);
+    ndt_check(base, rb, 1e-12, 1e-12, NULL, "base after 3 sweeps of a corner");
+    ref_free(rb);
+    nd_free(u);
+    nd_free(base);
+}
+
+/* Values that read the grid between sweeps: a copy (kept), a reduction, a
+ * matmul operand, a value of the stored region itself, and one recorded
+ * early but consumed sweeps later (it must see the version of its time). */
+static void readers_of_intermediates(int iters) {
+    NDT_RNG(r);
+    enum { N = 16 };
+    const stencil s = {2, {N, N}, {1, 1}, {N - 1, N - 1}, {1, 1}, 5,
+                       {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    ref_arr *init = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(N, N), -1, 1);
+    ref_arr *rw = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(N, 3), -1, 1);
+    nd_array *u = ndt_upload(init), *w = ndt_upload(rw);
+    nd_array *snap[8] = {0}, *total[8] = {0}, *prod[8] = {0}, *centre[8] = {0};
+    nd_array *early = NULL, *late = NULL;
+    for (int it = 0; it < iters; it++) {
+        sweep(u, &s);
+        /* after sweep it + 1 */
+        nd_scope_begin();
+        if (it == 0) snap[it] = nd_keep(nd_copy(u));
+        if (it == 1) total[it] = nd_keep(nd_sum(u, ND_ALL_AXES));
+        if (it == 2) prod[it] = nd_keep(nd_matmul(u, w));
+        if (it == iters - 2) centre[it] = nd_keep(nd_mul(nd_view(u, "1:-1, 1:-1"), nd_scalar(3.0)));
+        if (it == 1) early = nd_keep(nd_sub(nd_view(u, "2:, :"), nd_scalar(1.0)));
+        if (it == iters - 1) late = nd_keep(nd_add(early, nd_view(u, ":-2, :")));
+        nd_scope_end();
+    }
+    /* Only `late` reads it now: inlined or not, it must see version 2. */
+    nd_free(early);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    double *g = ref_doubles(init), *v2 = NULL;
+    for (int it = 0; it < iters; it++) {
+        sweep_ref(g, &s);
+        ref_arr *ver = ref_from_doubles(ND_FLOAT64, ND_SHAPE(N, N), g);
+        if (snap[it]) ndt_check(snap[it], ver, 0, 0, NULL, "copy after sweep 1 of %d", iters);
+        if (total[it]) {
+            double t = 0;
+            for (int i = 0; i < N * N; i++) t += g[i];
+            double got = nd_item(total[it]);
+            cr_expect(fabs(got - t) <= 1e-12 * (1 + fabs(t)), "sum after sweep 2 of %d: %.17g, want %.17g",
+                      iters, got, t);
+        }
+        if (prod[it]) {
+            ref_arr *want = ref_matmul(ver, rw, ND_FLOAT64, NULL);
+            ndt_check(prod[it], want, 1e-12, 1e-12, NULL, "matmul after sweep 3 of %d", iters);
+            ref_free(want);
+        }
+        if (centre[it]) {
+            ref_arr *want = ref_new(ND_FLOAT64, ND_SHAPE(N - 2, N - 2));
+            for (int i = 0; i < N - 2; i++)
+                for (int j = 0; j < N - 2; j++) ref_setd(want, i * (N - 2) + j, 3.0 * g[(i + 1) * N + j + 1]);
+            ndt_check(centre[it], want, 1e-12, 1e-12, NULL, "centre*3 after sweep %d of %d", it + 1, iters);
+            ref_free(want);
+        }
+        if (it == 1) {
+            v2 = malloc(sizeof(double) * N * N);
+            memcpy(v2, g, sizeof(double) * N * N);
+        }
+        ref_free(ver);
+    }
+    ref_arr *want = ref_new(ND_FLOAT64, ND_SHAPE(N - 2, N));
+    for (int i = 0; i < (N - 2) * N; i++) ref_setd(want, i, (v2[i + 2 * N] - 1.0) + g[i]);
+    ndt_check(late, want, 1e-12, 1e-12, NULL, "value of sweep 2 used after sweep %d", iters);
+    ref_arr *wu = ref_from_doubles(ND_FLOAT64, ND_SHAPE(N, N), g);
+    ndt_check(u, wu, 1e-12, 1e-12, NULL, "grid after %d sweeps read in between", iters);
+    for (int i = 0; i < 8; i++) {
+        nd_free(snap[i]);
+        nd_free(total[i]);
+        nd_free(prod[i]);
+        nd_free(centre[i]);
+    }
+    nd_free(late);
+    nd_free(u);
+    nd_free(w);
+    ref_free(want);
+    ref_free(wu);
+    ref_free(init);
+    ref_free(rw);
+    free(g);
+    free(v2);
+}
+
+NDT_TEST(store_chains, intermediate_versions_read_even_chain) { readers_of_intermediates(6); }
+NDT_TEST(store_chains, intermediate_versions_read_odd_chain) { readers_of_intermediates(7); }
+
+/* Sweeps over two different regions: each run of one region is its own
+ * chain (or a lone hazardous store), and the values stay NumPy's. */
+NDT_TEST(store_chains, regions_that_differ) {
+    NDT_RNG(r);
+    stencil a = FIVE_POINT_2D, b = FIVE_POINT_2D;
+    b.start[1] = 2; /* u[1:-1, 2:-1] */
+    const char *pattern[] = {"abab", "aabbb", "abbba", "aaab"};
+    for (size_t p = 0; p < sizeof pattern / sizeof pattern[0]; p++) {
+        ref_arr *init = ndt_rand(&r, ND_FLOAT64, 2, a.shape, -1, 1);
+        nd_array *u = ndt_upload(init);
+        double *g = ref_doubles(init);
+        uint64_t want_kernels = 0;
+        for (const char *c = pattern[p]; *c; c++) {
+            sweep(u, *c == 'a' ? &a : &b);
+            sweep_ref(g, *c == 'a' ? &a : &b);
+            /* a run of L sweeps over one region: L + 1 kernels (a lone
+             * sweep: the temporary and the copy; else the fill) */
+            want_kernels += c == pattern[p] || c[-1] != *c ? 2 : 1;
+        }
+        uint64_t k0 = kernels_run();
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        cr_expect_eq(kernels_run() - k0, want_kernels, "regions %s: %llu kernels, want %llu", pattern[p],
+                     (unsigned long long)(kernels_run() - k0), (unsigned long long)want_kernels);
+        ref_arr *want = ref_from_doubles(ND_FLOAT64, 2, a.shape, g);
+        ndt_check(u, want, 1e-12, 1e-12, NULL, "regions %s", pattern[p]);
+        ref_free(want);
+        ref_free(init);
+        free(g);
+        nd_free(u);
+    }
+}
+
+/* A write outside the region between sweeps (the fixed edge moves) ends the
+ * chain: the sweeps after it must see the new edge. */
+NDT_TEST(store_chains, edge_written_between_sweeps) {
+    NDT_RNG(r);
+    const stencil *s = &FIVE_POINT_2D;
+    ref_arr *init = ndt_rand(&r, ND_FLOAT64, 2, s->shape, -1, 1);
+    nd_array *u = ndt_upload(init);
+    double *g = ref_doubles(init);
+    for (int it = 0; it < 9; it++) {
+        sweep(u, s);
+        sweep_ref(g, s);
+        if (it % 3 == 2) {
+            nd_array *edge = nd_view(u, "0, :");
+            cr_assert_eq(nd_fill(edge, 1.0 + it), ND_OK, "%s", nd_last_error());
+            nd_free(edge);
+            for (int j = 0; j < s->shape[1]; j++) g[j] = 1.0 + it;
+        }
+    }
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    ref_arr *want = ref_from_doubles(ND_FLOAT64, 2, s->shape, g);
+    ndt_check(u, want, 1e-12, 1e-12, NULL, "sweeps with the edge refilled every third");
+    ref_free(want);
+    ref_free(init);
+    free(g);
+    nd_free(u);
+}
+
+/* Two grids swept in turn: both chains' temporaries are alive at once and
+ * must not share memory. The second grid's sweep also reads the first's. */
+NDT_TEST(store_chains, two_chains_interleaved) {
+    NDT_RNG(r);
+    const stencil *s = &FIVE_POINT_2D;
+    for (int iters = 4; iters <= 5; iters++) {
+        ref_arr *ia = ndt_rand(&r, ND_FLOAT64, 2, s->shape, -1, 1);
+        ref_arr *ib = ndt_rand(&r, ND_FLOAT64, 2, s->shape, -1, 1);
+        nd_array *ua = ndt_upload(ia), *ub = ndt_upload(ib);
+        double *ga = ref_doubles(ia), *gb = ref_doubles(ib);
+        for (int it = 0; it < iters; it++) {
+            sweep(ua, s);
+            sweep_ref(ga, s);
+            sweep(ub, s);
+            sweep_ref(gb, s);
+            nd_scope_begin();
+            nd_array *dst = nd_view(ub, "1:-1, 1:-1");
+            nd_array *rhs = nd_add(nd_view(ub, ":-2, 1:-1"), nd_view(ua, "1:-1, 1:-1"));
+            cr_assert_eq(nd_assign(dst, nd_mul(rhs, nd_scalar(0.5))), ND_OK, "%s", nd_last_error());
+            nd_scope_end();
+            double *t = malloc(sizeof(double) * 19 * 23);
+            memcpy(t, gb, sizeof(double) * 19 * 23);
+            for (int i = 1; i < 18; i++)
+                for (int j = 1; j < 22; j++) gb[i * 23 + j] = (t[(i - 1) * 23 + j] + ga[i * 23 + j]) * 0.5;
+            free(t);
+        }
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        ref_arr *wa = ref_from_doubles(ND_FLOAT64, 2, s->shape, ga);
+        ref_arr *wb = ref_from_doubles(ND_FLOAT64, 2, s->shape, gb);
+        ndt_check(ua, wa, 1e-12, 1e-12, NULL, "first grid, %d rounds", iters);
+        ndt_check(ub, wb, 1e-12, 1e-12, NULL, "second grid, %d rounds", iters);
+        ref_free(wa);
+        ref_free(wb);
+        ref_free(ia);
+        ref_free(ib);
+        free(ga);
+        free(gb);
+        nd_free(ua);
+        nd_free(ub);
+    }
+}
+
+/* The same flush three times with fresh data: the second and third take the
+ * cached plan (and on CUDA replay its graph). */
+NDT_TEST(store_chains, cached_plan_runs_again) {
+    NDT_RNG(r);
+    nd_stats before, after;
+    nd_get_stats(&before);
+    for (int rep = 0; rep < 3; rep++) run_chain(&r, &FIVE_POINT_2D, ND_FLOAT64, 5, "cached plan");
+    nd_get_stats(&after);
+    cr_expect_geq(after.plan_cache_hits - before.plan_cache_hits, 2, "the repeated flush should hit the plan cache");
+}
+
+/* ND_FUSION=0 plans every store on its own: the same values. */
+NDT_TEST(store_chains, fusion_off_same_values) {
+    nd_config cfg = {0};
+    cfg.fusion = -1;
+    ndt_restart(&cfg);
+    NDT_RNG(r);
+    run_chain(&r, &FIVE_POINT_2D, ND_FLOAT64, 4, "fusion off");
+    run_chain(&r, &FIVE_POINT_2D, ND_FLOAT64, 5, "fusion off");
+}
+
+/* Chains whose right-hand side is a plain view (no computed value), in an
+ * integer buffer: x[1:] = x[:-1] k times shifts by k; x[:] = x[::-1] (the
+ * region is the whole buffer) three times reverses. */
+NDT_TEST(store_chains, plain_view_chains_int32) {
+    NDT_RNG(r);
+    enum { N = 29 };
+    ref_arr *init = ndt_rand_small(&r, ND_INT32, ND_SHAPE(N));
+    for (int k = 2; k <= 5; k++) {
+        nd_array *x = ndt_upload(init);
+        nd_array *dst = nd_view(x, "1:"), *src = nd_view(x, ":-1");
+        for (int it = 0; it < k; it++) cr_assert_eq(nd_assign(dst, src), ND_OK, "%s", nd_last_error());
+        ref_arr *want = ref_new(ND_INT32, ND_SHAPE(N));
+        for (int i = 0; i < N; i++) ref_setd(want, i, ref_getd(init, i - k < 0 ? 0 : i - k));
+        ndt_check(x, want, 0, 0, NULL, "x[1:] = x[:-1], %d times", k);
+        ref_free(want);
+        nd_free(dst);
+        nd_free(src);
+        nd_free(x);
+    }
+    nd_array *y = ndt_upload(init), *rev = nd_view(y, "::-1");
+    for (int it = 0; it < 3; it++) cr_assert_eq(nd_assign(y, rev), ND_OK, "%s", nd_last_error());
+    ref_arr *want = ref_new(ND_INT32, ND_SHAPE(N));
+    for (int i = 0; i < N; i++) ref_setd(want, i, ref_getd(init, N - 1 - i));
+    ndt_check(y, want, 0, 0, NULL, "x[:] = x[::-1], three times");
+    ref_free(want);
+    ref_free(init);
+    nd_free(rev);
+    nd_free(y);
+}
