@@ -196,6 +196,28 @@ static int64_t map_at(const nd_ir_access *m, int ndim, const int64_t *shape, int
     return x;
 }
 
+/* A kernel over `shape` whose body is one draw at index map (off, st):
+ * the caller adds the store or the reduction. */
+static void draw_kernel(nd_kernel *k, int ndim, const int64_t *shape, nd_ir_access *idx, int64_t off,
+                        const int64_t *st, nd_ir_inst *ins, uint8_t *pd, nd_dtype t, int normal) {
+    memset(k, 0, sizeof *k);
+    k->ndim = ndim;
+    memcpy(k->shape, shape, sizeof(int64_t) * ndim);
+    memset(idx, 0, sizeof *idx);
+    idx->offset = off;
+    memcpy(idx->strides, st, sizeof(int64_t) * ndim);
+    pd[0] = pd[1] = ND_UINT64;
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0};
+    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1};
+    k->n_slots = 1;
+    k->n_params = 2;
+    k->param_dtypes = pd;
+    k->n_indices = 1;
+    k->indices = idx;
+    k->n_insts = 2;
+    k->insts = ins;
+}
+
 /* out[row-major] = draw(map(i)); every path (scalar, vector). */
 static void test_elem(int ndim, const int64_t *shape, int64_t off, const int64_t *st, nd_dtype t,
                       int normal) {
@@ -206,31 +228,17 @@ static void test_elem(int ndim, const int64_t *shape, int64_t off, const int64_t
         n *= shape[d];
     }
     nd_kernel k;
-    memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "%s_%s_%dd", normal ? "normal" : "uniform", nd_dtype_name(t), ndim);
-    k.ndim = ndim;
-    memcpy(k.shape, shape, sizeof(int64_t) * ndim);
     nd_ir_access idx;
-    memset(&idx, 0, sizeof idx);
-    idx.offset = off;
-    memcpy(idx.strides, st, sizeof(int64_t) * ndim);
+    nd_ir_inst ins[2];
+    uint8_t pd[2];
+    draw_kernel(&k, ndim, shape, &idx, off, st, ins, pd, t, normal);
+    snprintf(k.name, sizeof k.name, "%s_%s_%dd", normal ? "normal" : "uniform", nd_dtype_name(t), ndim);
     nd_ir_store sto;
     memset(&sto, 0, sizeof sto);
     sto.at.slot = 0;
     sto.at.dtype = (uint8_t)t;
     memcpy(sto.at.strides, cst, sizeof(int64_t) * ndim);
     sto.value = 1;
-    uint8_t pd[2] = {ND_UINT64, ND_UINT64};
-    nd_ir_inst ins[2] = {
-        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},
-        {(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1}};
-    k.n_slots = 1;
-    k.n_params = 2;
-    k.param_dtypes = pd;
-    k.n_indices = 1;
-    k.indices = &idx;
-    k.n_insts = 2;
-    k.insts = ins;
     k.n_stores = 1;
     k.stores = &sto;
     k.hash = 0x1000 + test_no;
@@ -282,26 +290,12 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
             n_out *= shape[d];
         }
     nd_kernel k;
-    memset(&k, 0, sizeof k);
+    nd_ir_access idx;
+    nd_ir_inst ins[2];
+    uint8_t pd[2];
+    draw_kernel(&k, ndim, shape, &idx, off, st, ins, pd, t, normal);
     snprintf(k.name, sizeof k.name, "%s_%s_%s_%dd_ax%u", kind == ND_REDUCE_SUM ? "sum" : "argmax",
              normal ? "normal" : "uniform", nd_dtype_name(t), ndim, axes);
-    k.ndim = ndim;
-    memcpy(k.shape, shape, sizeof(int64_t) * ndim);
-    nd_ir_access idx;
-    memset(&idx, 0, sizeof idx);
-    idx.offset = off;
-    memcpy(idx.strides, st, sizeof(int64_t) * ndim);
-    uint8_t pd[2] = {ND_UINT64, ND_UINT64};
-    nd_ir_inst ins[2] = {
-        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},
-        {(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1}};
-    k.n_slots = 1;
-    k.n_params = 2;
-    k.param_dtypes = pd;
-    k.n_indices = 1;
-    k.indices = &idx;
-    k.n_insts = 2;
-    k.insts = ins;
     nd_dtype od = kind == ND_REDUCE_ARGMAX ? ND_INT64 : t;
     k.has_reduce = 1;
     k.reduce.kind = (uint8_t)kind;
