@@ -117,3 +117,38 @@ NDT_TEST(matmul, chain_and_mixed_dtypes) {
     ref_free(a); ref_free(b); ref_free(want); ref_free(ro); ref_free(rp); ref_free(ryt); ref_free(want2);
     free(sc); free(sc2);
 }
+
+/* dot of two float vectors that are themselves computed (here drawn) is one
+ * fused reduction: no library call, the operands never written out. */
+NDT_TEST(matmul, dot_of_drawn_vectors_is_one_fused_reduction) {
+    const int64_t n = 3001;
+    nd_random_seed(77);
+    nd_stats before, after;
+    nd_get_stats(&before);
+    nd_scope_begin();
+    nd_array *d = nd_keep(nd_dot(nd_random_uniform(ND_FLOAT64, ND_SHAPE(n), -1, 1),
+                                 nd_random_uniform(ND_FLOAT64, ND_SHAPE(n), -1, 1)));
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    cr_expect_eq(after.library_calls - before.library_calls, 0, "dot of vectors should not call a library");
+    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "dot of drawn vectors should be one kernel, ran %llu",
+                 (unsigned long long)(after.kernels_run - before.kernels_run));
+    /* The same draws again, read back, as the reference. */
+    nd_random_seed(77);
+    nd_array *x = nd_random_uniform(ND_FLOAT64, ND_SHAPE(n), -1, 1);
+    nd_array *y = nd_random_uniform(ND_FLOAT64, ND_SHAPE(n), -1, 1);
+    double *hx = malloc(sizeof(double) * n), *hy = malloc(sizeof(double) * n), want = 0, scale = 0;
+    cr_assert_eq(nd_to_host(x, hx, sizeof(double) * n), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(y, hy, sizeof(double) * n), ND_OK, "%s", nd_last_error());
+    for (int64_t i = 0; i < n; i++) {
+        want += hx[i] * hy[i];
+        scale += fabs(hx[i] * hy[i]);
+    }
+    cr_expect(fabs(nd_item(d) - want) <= 1e-12 * scale, "dot = %.17g, want %.17g", nd_item(d), want);
+    free(hx);
+    free(hy);
+    nd_free(x);
+    nd_free(y);
+    nd_free(d);
+}
