@@ -21,6 +21,7 @@ struct nd_flush_worker {
     uv_cond_t changed;
     nd_flush_job job;
     int busy; /* job holds work not yet run */
+    int ran;  /* job ran; its buffers still to release (on the caller's thread) */
     int stop;
     nd_status error; /* first error since the last drain */
     char message[512];
@@ -34,13 +35,14 @@ static void worker_main(void *arg) {
         if (!w->busy && w->stop) break;
         nd_flush_job job = w->job;
         uv_mutex_unlock(&w->lock);
-        nd_status rc = nd_scheduler_execute(w->ctx, &job);
+        nd_status rc = nd_scheduler_execute(w->ctx, &job); /* job stays in w->job for finish */
         uv_mutex_lock(&w->lock);
         if (rc != ND_OK && w->error == ND_OK) {
             w->error = rc;
             snprintf(w->message, sizeof w->message, "%s", nd_last_error());
         }
         w->busy = 0;
+        w->ran = 1;
         uv_cond_broadcast(&w->changed);
     }
     uv_mutex_unlock(&w->lock);
@@ -68,10 +70,18 @@ nd_flush_worker *nd_flush_worker_start(nd_scheduler_ctx *ctx) {
     return w;
 }
 
+/* With the lock held and the job done: its buffers go, on this thread. */
+static void finish_locked(nd_flush_worker *w) {
+    if (!w->ran) return;
+    nd_scheduler_finish(w->ctx, &w->job);
+    w->ran = 0;
+}
+
 void nd_flush_worker_wait(nd_flush_worker *w) {
     if (!w) return;
     uv_mutex_lock(&w->lock);
     while (w->busy) uv_cond_wait(&w->changed, &w->lock);
+    finish_locked(w);
     uv_mutex_unlock(&w->lock);
 }
 
@@ -79,6 +89,7 @@ nd_status nd_flush_worker_drain(nd_flush_worker *w) {
     if (!w) return ND_OK;
     uv_mutex_lock(&w->lock);
     while (w->busy) uv_cond_wait(&w->changed, &w->lock);
+    finish_locked(w);
     nd_status err = w->error;
     char message[sizeof w->message];
     memcpy(message, w->message, sizeof message);

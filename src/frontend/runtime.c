@@ -309,7 +309,15 @@ static nd_status run_pending_on(int hand_off) {
     }
     nd_flush_job job;
     nd_status st = nd_scheduler_submit(&nd_rt.sched, &nd_rt.graph, &job);
-    if (st == ND_OK && job.plan) st = nd_flush_worker_post(nd_rt.worker, &job);
+    /* A flush with nothing to run (every value dead) only releases its
+     * buffers: here, where they were allocated, is cheaper than a thread
+     * hand-off (and frees into this thread's malloc arena). */
+    if (st == ND_OK && job.plan && job.plan->n_steps == 0) {
+        st = nd_scheduler_execute(&nd_rt.sched, &job);
+        nd_scheduler_finish(&nd_rt.sched, &job);
+    } else if (st == ND_OK && job.plan) {
+        st = nd_flush_worker_post(nd_rt.worker, &job);
+    }
     return before != ND_OK ? before : st;
 }
 

@@ -105,17 +105,24 @@ nd_status nd_scheduler_execute(nd_scheduler_ctx *ctx, nd_flush_job *job) {
     }
     nd_status rc = nd_execute_plan(ctx, job->plan, w);
     if (be->range_pop) be->range_pop(be);
+    return rc;
+}
+
+void nd_scheduler_finish(nd_scheduler_ctx *ctx, nd_flush_job *job) {
+    if (!job->plan) return;
+    nd_flush_walk *w = &ctx->walk->w;
     if (job->owned) nd_plan_free(job->plan);
     for (uint32_t i = 0; i < w->n_buffers; i++) nd_buffer_unref(w->buffers[i]);
     job->plan = NULL;
-    return rc;
 }
 
 nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g) {
     nd_flush_job job;
     nd_status rc = nd_scheduler_submit(ctx, g, &job);
     if (rc != ND_OK) return rc;
-    return nd_scheduler_execute(ctx, &job);
+    rc = nd_scheduler_execute(ctx, &job);
+    nd_scheduler_finish(ctx, &job);
+    return rc;
 }
 
 nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path) {
