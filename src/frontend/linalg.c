@@ -106,16 +106,10 @@ static nd_array *matmul_impl(const char *fn, nd_array *a, nd_array *b) {
     return v;
 }
 
-nd_array *nd_matmul(nd_array *a, nd_array *b) {
-    static const char fn[] = "nd_matmul";
-    if (!a || !b) {
-        nd_error_null_input(fn, a ? "b" : "a");
-        return NULL;
-    }
-    if (nd_runtime_ensure() != ND_OK) return NULL;
-    /* Two float vectors: sum(a*b), one fused reduction (inputs that are
-     * themselves computed, random draws say, are never written out), not a
-     * library call on materialised operands. */
+/* matmul_impl, except for two float vectors: sum(a*b), one fused reduction
+ * (inputs that are themselves computed, random draws say, are never
+ * written out), not a library call on materialised operands. */
+static nd_array *product(const char *fn, nd_array *a, nd_array *b) {
     if (a->ndim == 1 && b->ndim == 1 && a->shape[0] == b->shape[0]) {
         nd_dtype t = nd_fe_result_type(fn, a, b, 0);
         if (t == ND_NUM_DTYPES) return NULL;
@@ -123,10 +117,20 @@ nd_array *nd_matmul(nd_array *a, nd_array *b) {
             nd_array *prod = nd_fe_binary(fn, ND_OP_MUL, a, b);
             nd_array *sum = prod ? nd_fe_reduce(fn, ND_REDUCE_SUM, prod, ND_ALL_AXES, 0) : NULL;
             nd_free(prod);
-            return nd_runtime_track(sum);
+            return sum;
         }
     }
-    return nd_runtime_track(matmul_impl(fn, a, b));
+    return matmul_impl(fn, a, b);
+}
+
+nd_array *nd_matmul(nd_array *a, nd_array *b) {
+    static const char fn[] = "nd_matmul";
+    if (!a || !b) {
+        nd_error_null_input(fn, a ? "b" : "a");
+        return NULL;
+    }
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    return nd_runtime_track(product(fn, a, b));
 }
 
 nd_array *nd_dot(nd_array *a, nd_array *b) {
@@ -146,18 +150,5 @@ nd_array *nd_dot(nd_array *a, nd_array *b) {
                      "dimensions (use nd_matmul for batched products)", fn, b->ndim);
         return NULL;
     }
-    /* Two float vectors: sum(a*b), one fused reduction (inputs that are
-     * themselves computed, random draws say, are never written out), not a
-     * library call on materialised operands. */
-    if (a->ndim == 1 && b->ndim == 1 && a->shape[0] == b->shape[0]) {
-        nd_dtype t = nd_fe_result_type(fn, a, b, 0);
-        if (t == ND_NUM_DTYPES) return NULL;
-        if (t == ND_FLOAT32 || t == ND_FLOAT64) {
-            nd_array *prod = nd_fe_binary(fn, ND_OP_MUL, a, b);
-            nd_array *sum = prod ? nd_fe_reduce(fn, ND_REDUCE_SUM, prod, ND_ALL_AXES, 0) : NULL;
-            nd_free(prod);
-            return nd_runtime_track(sum);
-        }
-    }
-    return nd_runtime_track(matmul_impl(fn, a, b));
+    return nd_runtime_track(product(fn, a, b));
 }
