@@ -355,29 +355,6 @@ static void free_step(nd_step *s) {
     free(s->slot_byte_offset);
 }
 
-/* Temporaries' lifetimes in the final step list. */
-static void temp_lifetimes(nd_plan *p) {
-    for (int32_t i = 0; i < p->n_slots; i++)
-        if (p->slots[i].role == ND_SLOT_TEMP) p->slots[i].first_step = p->slots[i].last_step = -1;
-    for (int32_t s = 0; s < p->n_steps; s++) {
-        const nd_step *st = &p->steps[s];
-        int32_t used[3], n = 0;
-        if (st->kind == ND_STEP_MATMUL) {
-            used[n++] = st->matmul.a_slot;
-            used[n++] = st->matmul.b_slot;
-            used[n++] = st->matmul.c_slot;
-        } else if (st->kind == ND_STEP_COPY) {
-            used[n++] = st->copy.dst_slot;
-        }
-        for (int32_t i = 0; i < (st->kind == ND_STEP_KERNEL ? st->kernel->n_slots : n); i++) {
-            nd_plan_slot *sl = &p->slots[st->kind == ND_STEP_KERNEL ? st->slots[i] : used[i]];
-            if (sl->role != ND_SLOT_TEMP) continue;
-            if (sl->first_step < 0) sl->first_step = s;
-            sl->last_step = s;
-        }
-    }
-}
-
 nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_bytes) {
     if (chunk_bytes == 0 || plan->memory == 0) return ND_OK;
     chunker C = {.plan = plan, .walk = walk};
@@ -486,6 +463,5 @@ nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_b
     plan->steps = C.out;
     plan->n_steps = (int32_t)C.n_out;
     for (int b = 0; b < C.n_big; b++) plan->slots[C.big[b].slot].copied_to &= ~(1u << plan->memory);
-    temp_lifetimes(plan);
     return ND_OK;
 }

@@ -492,13 +492,6 @@ static int use_slot(movement *M, int32_t slot, uint8_t access) {
     return 1;
 }
 
-static void touch_temp(nd_plan_slot *slots, int32_t slot, int32_t step) {
-    nd_plan_slot *s = &slots[slot];
-    if (s->role != ND_SLOT_TEMP) return;
-    if (s->first_step < 0) s->first_step = step;
-    s->last_step = step;
-}
-
 static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
     movement M = {.walk = walk, .slots = P->L.slots, .memory = P->memory};
     M.valid = calloc((size_t)walk->n_buffers + 1, 1);
@@ -544,17 +537,8 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
     P->L.steps = M.out;
     P->L.n_steps = M.n_out;
     P->L.cap_steps = M.cap_out;
-    /* Temporary lifetimes, in the final step numbering. */
-    for (int32_t s = 0; s < P->L.n_steps; s++) {
-        nd_step *st = &P->L.steps[s];
-        if (st->kind == ND_STEP_MATMUL) {
-            touch_temp(P->L.slots, st->matmul.a_slot, s);
-            touch_temp(P->L.slots, st->matmul.b_slot, s);
-            touch_temp(P->L.slots, st->matmul.c_slot, s);
-        } else if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t i = 0; i < st->kernel->n_slots; i++) touch_temp(P->L.slots, st->slots[i], s);
-        }
-    }
+    /* Temporaries' lifetimes come from the final step list
+     * (nd_plan_assign_storage). */
     return ND_OK;
 }
 

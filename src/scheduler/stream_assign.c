@@ -39,8 +39,32 @@ static void mark_used(nd_plan *plan) {
     }
 }
 
+/* Temporaries' lifetimes in the final step list. */
+static void temp_lifetimes(nd_plan *p) {
+    for (int32_t i = 0; i < p->n_slots; i++)
+        if (p->slots[i].role == ND_SLOT_TEMP) p->slots[i].first_step = p->slots[i].last_step = -1;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        const nd_step *st = &p->steps[s];
+        int32_t used[3], n = 0;
+        if (st->kind == ND_STEP_MATMUL) {
+            used[n++] = st->matmul.a_slot;
+            used[n++] = st->matmul.b_slot;
+            used[n++] = st->matmul.c_slot;
+        } else if (st->kind == ND_STEP_COPY) {
+            used[n++] = st->copy.dst_slot;
+        }
+        for (int32_t i = 0; i < (st->kind == ND_STEP_KERNEL ? st->kernel->n_slots : n); i++) {
+            nd_plan_slot *sl = &p->slots[st->kind == ND_STEP_KERNEL ? st->slots[i] : used[i]];
+            if (sl->role != ND_SLOT_TEMP) continue;
+            if (sl->first_step < 0) sl->first_step = s;
+            sl->last_step = s;
+        }
+    }
+}
+
 nd_status nd_plan_assign_storage(nd_plan *plan) {
     mark_used(plan);
+    temp_lifetimes(plan);
     int32_t n = plan->n_slots;
     int32_t *order = malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *busy_until = malloc(sizeof(int32_t) * (size_t)(n + 1)); /* per storage */

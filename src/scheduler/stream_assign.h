@@ -6,8 +6,8 @@
 #include "backends/plan.h"
 #include "nd.h"
 
-/* Sets slots[].used, and slots[].storage, n_storages and storage_bytes
- * from temp lifetimes. */
+/* Sets slots[].used, temporaries' first/last steps from the final step
+ * list, and slots[].storage, n_storages and storage_bytes from those. */
 nd_status nd_plan_assign_storage(nd_plan *plan);
 /* Sets each step's stream, waits and signals, and n_streams_used. Needs
  * nd_plan_assign_storage first. */
