@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "common/profile.h"
 
 #define ND_TEMP_POOL_MAX 32
@@ -21,9 +22,16 @@ typedef struct {
     int32_t memory;
 } pooled_block;
 
+/* What the executor keeps between flushes: cached temporaries, and the
+ * per-slot binding arrays (a flush of thousands of nodes has thousands of
+ * slots; allocating and clearing them anew each flush showed up). */
 struct nd_temp_pool {
     pooled_block free_blocks[ND_TEMP_POOL_MAX];
     int32_t n_free;
+    void **ptrs;
+    uint32_t cap_ptrs;
+    int32_t *temps;
+    uint32_t cap_temps;
 };
 
 static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
@@ -54,9 +62,13 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
     return ND_OK;
 }
 
-static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void *ptr) {
+static struct nd_temp_pool *pool_of(nd_scheduler_ctx *ctx) {
     if (!ctx->temps) ctx->temps = calloc(1, sizeof *ctx->temps);
-    struct nd_temp_pool *tp = ctx->temps;
+    return ctx->temps;
+}
+
+static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void *ptr) {
+    struct nd_temp_pool *tp = pool_of(ctx);
     if (tp && tp->n_free < ND_TEMP_POOL_MAX) {
         tp->free_blocks[tp->n_free++] = (pooled_block){ptr, bytes, memory};
         return;
@@ -70,6 +82,8 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     for (int32_t i = 0; i < tp->n_free; i++)
         ctx->backend->release(ctx->backend, tp->free_blocks[i].memory, tp->free_blocks[i].ptr,
                               tp->free_blocks[i].bytes);
+    free(tp->ptrs);
+    free(tp->temps);
     free(tp);
     ctx->temps = NULL;
 }
@@ -88,6 +102,11 @@ static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memo
 
 typedef struct {
     void **ptrs; /* per plan slot, in the plan's memory */
+    /* The plan's temporary slots: a flush of thousands of nodes has
+     * thousands of slots but a handful of temporaries, and releasing them
+     * after each step must not scan every slot. */
+    int32_t *temps;
+    int32_t n_temps;
 } bound_slots;
 
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
@@ -101,9 +120,10 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
 
 static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
                                 int32_t step) {
-    for (int32_t i = 0; i < plan->n_slots; i++) {
+    for (int32_t t = 0; t < bs->n_temps; t++) {
+        int32_t i = bs->temps[t];
         const nd_plan_slot *s = &plan->slots[i];
-        if (s->role != ND_SLOT_TEMP || !bs->ptrs[i]) continue;
+        if (!bs->ptrs[i]) continue;
         if (step >= 0 && s->last_step != step) continue;
         temp_give(ctx, plan->memory, s->bytes, bs->ptrs[i]);
         bs->ptrs[i] = NULL;
@@ -266,14 +286,27 @@ static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_
     b->error = ND_OK;
 }
 
+/* bs: every slot unbound, and the list of the plan's temporaries. */
+static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs) {
+    struct nd_temp_pool *tp = pool_of(ctx);
+    uint32_t n = (uint32_t)plan->n_slots + 1;
+    if (!tp || !nd_grow((void **)&tp->ptrs, &tp->cap_ptrs, n, sizeof *tp->ptrs) ||
+        !nd_grow((void **)&tp->temps, &tp->cap_temps, n, sizeof *tp->temps))
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
+    memset(tp->ptrs, 0, sizeof *tp->ptrs * n);
+    bs->ptrs = tp->ptrs;
+    bs->temps = tp->temps;
+    bs->n_temps = 0;
+    for (int32_t i = 0; i < plan->n_slots; i++)
+        if (plan->slots[i].role == ND_SLOT_TEMP) bs->temps[bs->n_temps++] = i;
+    return ND_OK;
+}
+
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    void *stack_ptrs[64];
-    bound_slots bs = {stack_ptrs};
-    if (plan->n_slots > 64) bs.ptrs = calloc((size_t)plan->n_slots, sizeof(void *));
-    if (!bs.ptrs) return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
-    memset(bs.ptrs, 0, sizeof(void *) * (size_t)(plan->n_slots < 64 ? 64 : plan->n_slots));
-    nd_status rc = ND_OK;
+    bound_slots bs;
+    nd_status rc = bind_begin(ctx, plan, &bs);
+    if (rc != ND_OK) return rc;
     int32_t failed_at = -1;
     if (be->run_plan) {
         rc = run_whole_plan(ctx, plan, walk, bs.ptrs);
@@ -309,6 +342,5 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
             if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
     }
     if (failed_at >= 0) mark_failed(plan, walk, failed_at, rc);
-    if (bs.ptrs != stack_ptrs) free(bs.ptrs);
     return rc;
 }
