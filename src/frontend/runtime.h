@@ -3,6 +3,7 @@
 #ifndef ND_FRONTEND_RUNTIME_H
 #define ND_FRONTEND_RUNTIME_H
 
+#include "common/freelist.h"
 #include "graph/graph.h"
 #include "scheduler/scheduler.h"
 
@@ -24,6 +25,8 @@ typedef struct {
     int64_t n_scope_items, cap_scope_items;
     int64_t *scope_marks;
     int32_t scope_depth, cap_scope_depth;
+    /* Recycled buffer descriptors and array handles (common/freelist.h). */
+    nd_freelist buffer_pool, array_pool;
     uint64_t rng_seed;
     uint64_t rng_stream; /* random calls since nd_random_seed */
     nd_stats stats;

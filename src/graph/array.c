@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/freelist.h"
 
 int64_t nd_shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
@@ -30,7 +31,7 @@ int nd_array_is_contiguous(const nd_array *a) {
 
 nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset) {
-    nd_array *a = malloc(sizeof *a);
+    nd_array *a = nd_freelist_take(nd_buffer_hooks_arrays(), sizeof *a);
     if (!a) {
         nd_error_set(ND_ERR_OOM, "out of host memory for an array handle");
         return NULL;
@@ -63,5 +64,5 @@ void nd_array_destroy(nd_array *a) {
     if (!a) return;
     a->buf->handles--;
     nd_buffer_unref(a->buf);
-    free(a);
+    nd_freelist_give(nd_buffer_hooks_arrays(), a);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/freelist.h"
 
 /* Set once by the runtime when it starts a backend: buffers release their
  * memory through it, so the graph layer needs no backend of its own. */
@@ -16,24 +17,18 @@ void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks) {
         memset(&memory_hooks, 0, sizeof memory_hooks);
 }
 
+struct nd_freelist *nd_buffer_hooks_arrays(void) { return memory_hooks.arrays; }
+
 nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
-    nd_buffer *b = calloc(1, sizeof *b);
+    nd_buffer *b = nd_freelist_take(memory_hooks.buffers, sizeof *b);
     if (!b) {
         nd_error_set(ND_ERR_OOM, "out of host memory for a buffer descriptor");
         return NULL;
     }
-    b->refs = 1;
+    *b = (nd_buffer){.refs = 1, .nbytes = nbytes, .dtype = dtype, .cap_writers = 2, .slot = -1};
     b->writers = b->inline_writers;
-    b->cap_writers = 2;
-    b->dtype = dtype;
-    b->nbytes = nbytes;
-    b->slot = -1;
     return b;
 }
-
-/* Atomic: a flush running on the executor thread drops its references to
- * the buffers it used while the caller records (and references) more. */
-void nd_buffer_ref(nd_buffer *b) { __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED); }
 
 int nd_buffer_use_inline_host(nd_buffer *b) {
     if (b->nbytes > sizeof b->inline_host) return 0;
@@ -42,7 +37,7 @@ int nd_buffer_use_inline_host(nd_buffer *b) {
 }
 
 void nd_buffer_unref(nd_buffer *b) {
-    if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    if (!b || --b->refs > 0) return;
     for (int m = 0; m < ND_MAX_MEMORIES; m++) {
         if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
         if (memory_hooks.release)
@@ -51,7 +46,7 @@ void nd_buffer_unref(nd_buffer *b) {
             free(b->mem[m]); /* runtime already gone: host memory is plain */
     }
     if (b->writers != b->inline_writers) free(b->writers);
-    free(b);
+    nd_freelist_give(memory_hooks.buffers, b);
 }
 
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {

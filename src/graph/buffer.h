@@ -49,7 +49,11 @@ typedef struct nd_buffer {
 /* A buffer of `nbytes` with no memory yet (allocated when first used).
  * refs = 1 (the caller's). NULL + ND_ERR_OOM error on failure. */
 nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes);
-void nd_buffer_ref(nd_buffer *b);
+/* References are taken and dropped on the recording thread only (the
+ * executor thread never does: nd_scheduler_finish runs on the submitting
+ * thread), so they are plain counts; a flush of thousands of nodes takes
+ * several per node. */
+static inline void nd_buffer_ref(nd_buffer *b) { b->refs++; }
 /* Drops a reference; at 0 frees every memory copy through the runtime's
  * memory release hook and the struct. */
 void nd_buffer_unref(nd_buffer *b);
@@ -67,11 +71,17 @@ uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version);
 void nd_buffer_clear_writers(nd_buffer *b);
 
 /* Where buffer memory comes from: set by the runtime to the active backend,
- * so that the graph layer never calls a backend itself. */
+ * so that the graph layer never calls a backend itself; and the runtime's
+ * free lists that buffer descriptors and array handles are recycled
+ * through (NULL: plain malloc/free). */
 typedef struct {
     void (*release)(void *ctx, int memory, void *ptr, size_t nbytes);
     void *ctx;
+    struct nd_freelist *buffers;
+    struct nd_freelist *arrays;
 } nd_buffer_memory_hooks;
 void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks);
+/* The free list for nd_array handles (array.c), or NULL. */
+struct nd_freelist *nd_buffer_hooks_arrays(void);
 
 #endif
