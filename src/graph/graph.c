@@ -68,10 +68,12 @@ void nd_graph_set_output(nd_node *n, nd_buffer *b) {
 }
 
 void nd_graph_clear(nd_graph *g) {
-    /* Writers first: a buffer freed by the unrefs below must not be touched. */
-    for (uint32_t i = 0; i < g->n_nodes; i++) nd_buffer_clear_writers(g->nodes[i]->out);
+    /* One pass: a buffer is freed only once every node that refers to it
+     * has let go, so each node's out is still alive when its writers are
+     * cleared (a flush of thousands of nodes walks them once, not twice). */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         nd_node *n = g->nodes[i];
+        nd_buffer_clear_writers(n->out);
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
         nd_buffer_unref(n->out);

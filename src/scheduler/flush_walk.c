@@ -6,26 +6,31 @@
 
 #include "common/hash.h"
 
-/* Numbers b on first sight; hashes its number and, the first time, the facts
- * about it that change a plan: size, dtype, whether a handle sees it, where
- * its value lives. */
-static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, uint64_t h, int *ok) {
-    if (b->stamp != w->stamp) {
-        if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
-            *ok = 0;
-            return h;
-        }
-        b->stamp = w->stamp;
-        b->slot = (int32_t)w->n_buffers;
-        w->buffers[w->n_buffers++] = b;
-        uint32_t mem_mask = 0;
-        for (int m = 0; m < ND_MAX_MEMORIES; m++)
-            if (b->mem[m]) mem_mask |= 1u << m;
-        h = nd_hash_u64(h, 0xB0FF);
-        h = nd_hash_u64(h, b->nbytes);
-        h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)(b->handles > 0) << 40) ^
-                               ((uint64_t)b->valid << 8) ^ mem_mask);
+/* The hash is one long chain of dependent multiplies, so each node's
+ * parts (its header, each ref) are hashed from the seed on their own and
+ * only their results join the chain: the CPU then computes the parts side
+ * by side. A flush of thousands of nodes walks on every nd_sync, cached
+ * plan or not. */
+
+/* Numbers b on first sight and hashes its number and, the first time, the
+ * facts about it that change a plan: size, dtype, whether a handle sees it,
+ * where its value lives. */
+static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
+    if (b->stamp == w->stamp) return nd_hash_u64(ND_HASH_SEED, (uint64_t)b->slot);
+    if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
+        *ok = 0;
+        return 0;
     }
+    b->stamp = w->stamp;
+    b->slot = (int32_t)w->n_buffers;
+    w->buffers[w->n_buffers++] = b;
+    uint32_t mem_mask = 0;
+    for (int m = 0; m < ND_MAX_MEMORIES; m++)
+        if (b->mem[m]) mem_mask |= 1u << m;
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, 0xB0FF);
+    h = nd_hash_u64(h, b->nbytes);
+    h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)(b->handles > 0) << 40) ^
+                           ((uint64_t)b->valid << 8) ^ mem_mask);
     return nd_hash_u64(h, (uint64_t)b->slot);
 }
 
@@ -37,6 +42,30 @@ static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int6
         if (strides) h = nd_hash_u64(h, (uint64_t)strides[k]);
     }
     return h;
+}
+
+static uint64_t hash_header(const nd_node *n) {
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)n->kind | (uint64_t)n->op << 8 |
+                                               (uint64_t)n->dtype << 16 | (uint64_t)n->cdtype << 24 |
+                                               (uint64_t)n->n_inputs << 32 | (uint64_t)n->n_params << 40);
+    h = hash_view(h, n->ndim, n->shape, NULL, 0);
+    if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
+    if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, n->shape, n->u.store.strides, n->u.store.offset);
+    return h;
+}
+
+/* A buffer ref: its buffer, which pending node wrote the version read (or
+ * none: the version number itself differs from flush to flush) and the
+ * view. A constant: its value goes to the parameters, not the hash. */
+static uint64_t hash_ref(nd_flush_walk *w, const nd_ref *r, int *ok) {
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, r->dtype);
+    if (!r->buf) {
+        w->params[w->n_params++] = r->value;
+        return hash_view(h, r->ndim, r->shape, NULL, 0);
+    }
+    h = nd_hash_u64(h, visit_buffer(w, r->buf, ok));
+    h = nd_hash_u64(h, (uint64_t)nd_buffer_writer_of(r->buf, r->version));
+    return hash_view(h, r->ndim, r->shape, r->strides, r->offset);
 }
 
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp) {
@@ -57,29 +86,10 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
             return ND_ERR_OOM;
         for (int k = 0; k < n->n_params; k++) w->params[w->n_params++] = n->params[k];
 
-        h = nd_hash_u64(h, (uint64_t)n->kind | (uint64_t)n->op << 8 | (uint64_t)n->dtype << 16 |
-                               (uint64_t)n->cdtype << 24 | (uint64_t)n->n_inputs << 32 |
-                               (uint64_t)n->n_params << 40);
-        h = hash_view(h, n->ndim, n->shape, NULL, 0);
-        if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
-        if (n->kind == ND_NODE_STORE)
-            h = hash_view(h, n->ndim, n->shape, n->u.store.strides, n->u.store.offset);
-        for (int k = 0; k < n->n_inputs; k++) {
-            const nd_ref *r = &n->inputs[k];
-            h = nd_hash_u64(h, r->dtype);
-            if (!r->buf) {
-                w->params[w->n_params++] = r->value;
-                h = hash_view(h, r->ndim, r->shape, NULL, 0);
-                continue;
-            }
-            h = visit_buffer(w, r->buf, h, &ok);
-            /* Which pending node wrote the version read (or none): the
-             * version number itself differs from flush to flush. */
-            h = nd_hash_u64(h, (uint64_t)nd_buffer_writer_of(r->buf, r->version));
-            h = hash_view(h, r->ndim, r->shape, r->strides, r->offset);
-        }
-        h = visit_buffer(w, n->out, h, &ok);
-        h = nd_hash_u64(h, (uint64_t)(n->out_version == n->out->version));
+        h = nd_hash_u64(h, hash_header(n));
+        for (int k = 0; k < n->n_inputs; k++) h = nd_hash_u64(h, hash_ref(w, &n->inputs[k], &ok));
+        h = nd_hash_u64(h, nd_hash_u64(visit_buffer(w, n->out, &ok),
+                                       (uint64_t)(n->out_version == n->out->version)));
         if (!ok) return ND_ERR_OOM;
     }
     w->param_base[g->n_nodes] = w->n_params;
