@@ -29,7 +29,7 @@ stage() {
     { git rev-parse --short HEAD && git diff --quiet HEAD -- src include bench || echo "(dirty)"; } \
         2>/dev/null | paste -sd' ' > .gpu/COMMIT
     [ -x .gpu/bench/bench_nd_suite ] || { echo "suite.sh: .gpu/bench/bench_nd_suite was not built" >&2; exit 1; }
-    echo "staged: now, on the GPU machine, carry .gpu and run: bash bench/suite.sh run"
+    echo "staged: now, on the GPU machine, carry .gpu.tgz and run: bash bench/suite.sh run"
 }
 
 run() {
@@ -44,6 +44,7 @@ run() {
         esac
         shift
     done
+    [ -d .gpu ] || tar xzf .gpu.tgz # what a device call carries (scripts/gpu/stage.sh)
     local out=${OUT:-suite-out} python=${PYTHON:-python3}
     local bin=${ND_SUITE_BIN:-.gpu/bench/bench_nd_suite}
     local budget=${SUITE_BUDGET_S:-560}

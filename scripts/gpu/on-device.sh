@@ -5,6 +5,8 @@
 # Logs go to $OUT (or ./gpu-out); the last lines summarise.
 set -uo pipefail
 OUT=${OUT:-gpu-out}
+# The device call carries the packed .gpu.tgz (scripts/gpu/stage.sh).
+[ -d .gpu ] || tar xzf .gpu.tgz
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
@@ -37,6 +39,21 @@ if [ "$what" = all ] || [ "$what" = memcheck ]; then
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   .gpu/bench/bench_gpu_suite 2>&1 | tee "$OUT/gpu_suite.log"
+fi
+if [ "$what" = suite-profile ]; then
+  # The suite's nd workloads (or those named after it): timed, then every
+  # generated kernel's source ($OUT/kernel-src.tgz) and per-kernel ncu
+  # figures ($OUT/suite-ncu.csv: duration, DRAM traffic, occupancy).
+  shift
+  rm -rf /tmp/nd-src /tmp/nd-cache-cold && mkdir -p /tmp/nd-src /tmp/nd-cache-cold
+  ND_CACHE_DIR=/tmp/nd-cache-cold ND_CUDA_SOURCE_DIR=/tmp/nd-src \
+    .gpu/bench/bench_nd_suite --runs 9 "$@" >"$OUT/suite.jsonl" 2>"$OUT/suite.txt"
+  tar -C /tmp -czf "$OUT/kernel-src.tgz" nd-src
+  /usr/local/cuda/bin/ncu --csv -k regex:'^nd_' --metrics \
+gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
+dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,\
+sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size \
+    .gpu/bench/bench_nd_suite --runs 1 "$@" >"$OUT/suite-ncu.csv" 2>"$OUT/suite-ncu.err"
 fi
 if [ "$what" = profile ]; then
   # Kernel durations alone (no host time), to separate kernel speed from

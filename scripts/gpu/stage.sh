@@ -3,8 +3,10 @@
 # machine without our dependencies needs in .gpu/ (git-ignored): the
 # library, tests, examples, benchmarks and every non-system shared library
 # they load (libuv, OpenBLAS, Criterion and theirs; CUDA's own come from the
-# device's toolkit). Then, on the device, from the repository root:
-#   bash scripts/gpu/on-device.sh        (writes logs under $OUT)
+# device's toolkit), and packs it as .gpu.tgz (22 MB instead of 66: a device
+# call carries at most 64 MiB). Then carry .gpu.tgz and, on the device, from
+# the repository root:
+#   bash scripts/gpu/on-device.sh        (unpacks .gpu.tgz, writes logs under $OUT)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ -d build-gpu ] || meson setup build-gpu -Dcuda=enabled -Dbuildtype=release >/dev/null
@@ -20,3 +22,6 @@ ldd .gpu/tests/* .gpu/bench/* .gpu/lib/libnd.so 2>/dev/null | awk '/=> \// {prin
   grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcudart|libcublas[^/]*|libnvrtc[^/]*)\.so' |
   grep -v '/usr/local/cuda' | while read -r lib; do cp -L "$lib" .gpu/lib/; done || true
 du -sh .gpu
+strip --strip-debug .gpu/lib/libnd.so.0.1.0 .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
+tar czf .gpu.tgz .gpu
+du -sh .gpu.tgz

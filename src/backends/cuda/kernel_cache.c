@@ -277,6 +277,20 @@ static nd_status get_kernel(cudaLibrary_t lib, const char *name, cudaKernel_t *o
     return ND_OK;
 }
 
+/* ND_CUDA_SOURCE_DIR=dir: every kernel compiled is also written to
+ * dir/<entry name>.cu, for reading what the code generator made (a kernel
+ * found in the disk cache is not compiled, so point ND_CACHE_DIR at an empty
+ * directory to see them all). Best effort: a failed write is logged. */
+static void save_source(const char *what, const char *src) {
+    const char *dir = getenv("ND_CUDA_SOURCE_DIR");
+    if (!dir || !*dir) return;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.cu", dir, what);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(src, f) < 0) nd_logf(1, "cannot write kernel source %s (%s)", path, strerror(errno));
+    if (f) fclose(f);
+}
+
 /* Binary for key from disk, else from NVRTC (and then saved). */
 static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, const char *what, const char *src_or_null,
                               const nd_kernel *k, const nd_cuda_kinfo *info, void **bin, size_t *len) {
@@ -289,6 +303,7 @@ static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, co
         if (s) return s;
         src = gen;
     }
+    save_source(what, src);
     nd_status s = nd_cuda_nvrtc_compile(src, what, c->arch, c->disk ? c->dir : NULL, bin, len);
     free(gen);
     if (s) return s;
