@@ -207,6 +207,67 @@ NDT_TEST(lazy, auto_flush_with_small_max_pending) {
     ref_free(rx); ref_free(want);
 }
 
+/* Early flushes: after an nd_sync, a loop over small arrays is flushed
+ * after 64 nodes, 128 more, ... (the device starts while the rest is
+ * recorded): 300 nodes make 2 flushes before the nd_sync (at 64 and 192)
+ * and the third at it, with the same answers. Off, or with arrays over 64 MiB, nothing runs
+ * before the nd_sync. */
+static void small_loop(nd_array **x, double *ref, int n, int iters) {
+    for (int it = 0; it < iters; it++) {
+        nd_scope_begin();
+        nd_array *y = nd_keep(nd_add(nd_mul(*x, nd_scalar(0.9)), nd_sin(*x)));
+        nd_scope_end();
+        nd_free(*x);
+        *x = y;
+        for (int i = 0; i < n; i++) ref[i] = ref[i] * 0.9 + sin(ref[i]);
+    }
+}
+
+static uint64_t flushes(void) {
+    nd_stats s;
+    nd_get_stats(&s);
+    return s.flushes;
+}
+
+NDT_TEST(lazy, early_flushes_of_small_loops) {
+    for (int on = 0; on < 2; on++) {
+        ndt_restart(&(nd_config){.early_flush = on ? 1 : -1});
+        NDT_RNG(r);
+        ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(33), -1, 1);
+        nd_array *x = nd_copy(ndt_upload(rx));
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        double ref[33];
+        for (int i = 0; i < 33; i++) ref[i] = ref_getd(rx, i);
+        uint64_t f0 = flushes();
+        small_loop(&x, ref, 33, 100); /* 3 nodes an iteration: 300 */
+        uint64_t early = flushes() - f0;
+        cr_expect_eq(early, on ? 2u : 0u, "early flushes %s: %llu flushes before nd_sync", on ? "on" : "off",
+                     (unsigned long long)early);
+        ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){33}, ref);
+        ndt_check(x, want, 1e-10, 1e-10, NULL, "100 iterations, early flushes %s", on ? "on" : "off");
+        nd_free(x);
+        ref_free(rx);
+        ref_free(want);
+    }
+}
+
+NDT_TEST(lazy, no_early_flushes_of_large_arrays) {
+    /* 80 MiB: the nodes are dropped as dead before anything would run. */
+    nd_array *big = nd_zeros(ND_FLOAT32, ND_SHAPE((int64_t)20 << 20));
+    cr_assert(big, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    uint64_t f0 = flushes();
+    nd_scope_begin();
+    nd_array *t = big;
+    for (int it = 0; it < 200; it++) t = nd_add(t, nd_scalar(1.0));
+    uint64_t early = flushes() - f0;
+    nd_scope_end();
+    cr_expect_eq(early, 0u, "200 nodes on an 80 MiB array flushed %llu times before nd_sync",
+                 (unsigned long long)early);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_free(big);
+}
+
 NDT_TEST(lazy, interleaved_reads) {
     /* reads in the middle of recording run only what they need and the rest stays right */
     nd_array *x = nd_arange(ND_INT64, 0, 100, 1);

@@ -24,6 +24,15 @@ typedef struct {
     double coef;
 } stencil;
 
+/* Every test counts the kernels of chains recorded before one nd_sync, so
+ * early flushes, which would cut a chain in pieces, are off. */
+static void one_flush_setup(void) {
+    ndt_setup();
+    ndt_restart(&(nd_config){.early_flush = -1});
+}
+#define CHAIN_TEST(name) \
+    Test(store_chains, name, .init = one_flush_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
+
 static const stencil FIVE_POINT_2D = {
     2, {19, 23}, {1, 1}, {18, 22}, {1, 1}, 5, {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
 
@@ -117,7 +126,7 @@ static void expect_kernels(uint64_t kernels, int iters, const char *what) {
                  (unsigned long long)kernels, (unsigned long long)want);
 }
 
-NDT_TEST(store_chains, chain_lengths_2d_float64) {
+CHAIN_TEST(chain_lengths_2d_float64) {
     NDT_RNG(r);
     const int lengths[] = {1, 2, 3, 4, 5, 50};
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
@@ -125,13 +134,13 @@ NDT_TEST(store_chains, chain_lengths_2d_float64) {
                        lengths[i], "5-point 2-d");
 }
 
-NDT_TEST(store_chains, chain_2d_float32) {
+CHAIN_TEST(chain_2d_float32) {
     NDT_RNG(r);
     run_chain(&r, &FIVE_POINT_2D, ND_FLOAT32, 7, "5-point 2-d float32");
     run_chain(&r, &FIVE_POINT_2D, ND_FLOAT32, 20, "5-point 2-d float32");
 }
 
-NDT_TEST(store_chains, chain_1d) {
+CHAIN_TEST(chain_1d) {
     NDT_RNG(r);
     const stencil s = {1, {41}, {1}, {40}, {1}, 3, {{0}, {-1}, {1}}, 1.0 / 3.0};
     for (int iters = 2; iters <= 9; iters += 7)
@@ -141,7 +150,7 @@ NDT_TEST(store_chains, chain_1d) {
     run_chain(&r, &w, ND_FLOAT64, 6, "5-point 1-d");
 }
 
-NDT_TEST(store_chains, chain_3d) {
+CHAIN_TEST(chain_3d) {
     NDT_RNG(r);
     const stencil s = {3,
                        {6, 7, 9},
@@ -155,7 +164,7 @@ NDT_TEST(store_chains, chain_3d) {
         expect_kernels(run_chain(&r, &s, ND_FLOAT64, iters, "7-point 3-d"), iters, "7-point 3-d");
 }
 
-NDT_TEST(store_chains, strided_regions) {
+CHAIN_TEST(strided_regions) {
     NDT_RNG(r);
     /* Even interior columns from their even neighbours two apart and the odd
      * column to their left, which the chain never writes. */
@@ -172,7 +181,7 @@ NDT_TEST(store_chains, strided_regions) {
 
 /* The grid is itself a strided view of a larger buffer: the temporary spans
  * the whole buffer, and what lies outside the grid stays as it was. */
-NDT_TEST(store_chains, grid_is_a_view) {
+CHAIN_TEST(grid_is_a_view) {
     NDT_RNG(r);
     enum { BR = 21, BC = 31 };
     for (int iters = 4; iters <= 5; iters++) {
@@ -204,7 +213,7 @@ NDT_TEST(store_chains, grid_is_a_view) {
 
 /* A few sweeps over a small corner of a large buffer keep two kernels per
  * sweep: copying the whole buffer once would cost more than it saves. */
-NDT_TEST(store_chains, small_region_of_large_buffer) {
+CHAIN_TEST(small_region_of_large_buffer) {
     NDT_RNG(r);
     enum { BN = 40 };
     ref_arr *rb = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(BN, BN), -1, 1);
@@ -311,12 +320,12 @@ static void readers_of_intermediates(int iters) {
     free(v2);
 }
 
-NDT_TEST(store_chains, intermediate_versions_read_even_chain) { readers_of_intermediates(6); }
-NDT_TEST(store_chains, intermediate_versions_read_odd_chain) { readers_of_intermediates(7); }
+CHAIN_TEST(intermediate_versions_read_even_chain) { readers_of_intermediates(6); }
+CHAIN_TEST(intermediate_versions_read_odd_chain) { readers_of_intermediates(7); }
 
 /* Sweeps over two different regions: each run of one region is its own
  * chain (or a lone hazardous store), and the values stay NumPy's. */
-NDT_TEST(store_chains, regions_that_differ) {
+CHAIN_TEST(regions_that_differ) {
     NDT_RNG(r);
     stencil a = FIVE_POINT_2D, b = FIVE_POINT_2D;
     b.start[1] = 2; /* u[1:-1, 2:-1] */
@@ -348,7 +357,7 @@ NDT_TEST(store_chains, regions_that_differ) {
 
 /* A write outside the region between sweeps (the fixed edge moves) ends the
  * chain: the sweeps after it must see the new edge. */
-NDT_TEST(store_chains, edge_written_between_sweeps) {
+CHAIN_TEST(edge_written_between_sweeps) {
     NDT_RNG(r);
     const stencil *s = &FIVE_POINT_2D;
     ref_arr *init = ndt_rand(&r, ND_FLOAT64, 2, s->shape, -1, 1);
@@ -375,7 +384,7 @@ NDT_TEST(store_chains, edge_written_between_sweeps) {
 
 /* Two grids swept in turn: both chains' temporaries are alive at once and
  * must not share memory. The second grid's sweep also reads the first's. */
-NDT_TEST(store_chains, two_chains_interleaved) {
+CHAIN_TEST(two_chains_interleaved) {
     NDT_RNG(r);
     const stencil *s = &FIVE_POINT_2D;
     for (int iters = 4; iters <= 5; iters++) {
@@ -417,7 +426,7 @@ NDT_TEST(store_chains, two_chains_interleaved) {
 
 /* The same flush three times with fresh data: the second and third take the
  * cached plan (and on CUDA replay its graph). */
-NDT_TEST(store_chains, cached_plan_runs_again) {
+CHAIN_TEST(cached_plan_runs_again) {
     NDT_RNG(r);
     nd_stats before, after;
     nd_get_stats(&before);
@@ -427,7 +436,7 @@ NDT_TEST(store_chains, cached_plan_runs_again) {
 }
 
 /* ND_FUSION=0 plans every store on its own: the same values. */
-NDT_TEST(store_chains, fusion_off_same_values) {
+CHAIN_TEST(fusion_off_same_values) {
     nd_config cfg = {0};
     cfg.fusion = -1;
     ndt_restart(&cfg);
@@ -439,7 +448,7 @@ NDT_TEST(store_chains, fusion_off_same_values) {
 /* Chains whose right-hand side is a plain view (no computed value), in an
  * integer buffer: x[1:] = x[:-1] k times shifts by k; x[:] = x[::-1] (the
  * region is the whole buffer) three times reverses. */
-NDT_TEST(store_chains, plain_view_chains_int32) {
+CHAIN_TEST(plain_view_chains_int32) {
     NDT_RNG(r);
     enum { N = 29 };
     ref_arr *init = ndt_rand_small(&r, ND_INT32, ND_SHAPE(N));

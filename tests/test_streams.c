@@ -84,6 +84,7 @@ NDT_TEST(streams, independent_chains_and_copy_overlap) {
     close(fd);
     nd_config cfg = {0};
     cfg.trace = trace;
+    cfg.early_flush = -1; /* the graph dump below needs everything still pending */
     ndt_restart(&cfg);
     int cuda = ndt_backend_is_cuda();
     /* Big enough on a GPU that each kernel and the copy take tens of
@@ -226,6 +227,7 @@ NDT_TEST(streams, graph_replay_matches_direct_launches) {
  * data (the second and third replay the captured graph): the iterations'
  * versions alternate between the grid and one temporary (store_chains.c). */
 NDT_TEST(streams, stencil_loop_in_one_flush) {
+    ndt_restart(&(nd_config){.early_flush = -1});
     NDT_RNG(r);
     const int N = 48, iters = 50;
     for (int rep = 0; rep < 3; rep++) {

@@ -30,6 +30,7 @@ typedef struct {
     uint64_t rng_seed;
     uint64_t rng_stream; /* random calls since nd_random_seed */
     nd_stats stats;
+    int64_t early_flush_at; /* pending nodes that trigger an early flush; 0 = none */
 } nd_runtime;
 
 extern nd_runtime nd_rt;
