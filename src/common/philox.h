@@ -32,6 +32,7 @@
 #define ND_PHILOX_M1 0xCD9E8D57u
 #define ND_PHILOX_W0 0x9E3779B9u
 #define ND_PHILOX_W1 0xBB67AE85u
+#define ND_PHILOX_ROUNDS 10
 
 typedef struct {
     uint32_t x[4];
@@ -42,7 +43,7 @@ static inline nd_philox4x32 nd_philox4x32_10(uint64_t seed, uint64_t index, uint
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
     uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32);
     uint32_t c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
-    for (int r = 0; r < 10; r++) {
+    for (int r = 0; r < ND_PHILOX_ROUNDS; r++) {
         uint64_t p0 = (uint64_t)ND_PHILOX_M0 * c0;
         uint64_t p1 = (uint64_t)ND_PHILOX_M1 * c2;
         uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;

@@ -203,9 +203,15 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
         }
     }
 
+    nd_cuda_fill_round_keys(k, words);
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
-        if (ke->vec && vec_aligned(k, info->vec, slots))
+        /* The vector variant gives each thread `vec` points: worth it only
+         * when that still leaves a thread for every core of the device.
+         * A small space (1000 points of a long dependent chain) runs
+         * faster one point per thread over more multiprocessors. */
+        int fills = info->vec > 0 && info->n / info->vec >= (int64_t)cu->sm_count * ND_CUDA_BLOCK;
+        if (ke->vec && fills && vec_aligned(k, info->vec, slots))
             return launch(stream, ke->vec, info->name_vec, grid_for(cu, info->n / info->vec), words);
         return launch(stream, ke->main, info->name, grid_for(cu, info->items), words);
     }

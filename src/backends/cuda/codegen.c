@@ -12,6 +12,7 @@
 
 #include "backends/cuda/codegen_prelude.h"
 #include "backends/cuda/cuda_internal.h"
+#include "common/philox.h"
 
 /* ------------------------------------------------------------ string builder */
 
@@ -252,6 +253,12 @@ static void reduce_group(const nd_kernel *k, nd_cuda_kinfo *info, uint32_t axes)
     }
 }
 
+/* Argument words: slot pointers, parameters, [partials], round keys. */
+static int arg_words(const nd_kernel *k) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds);
+}
+
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     nd_status s = validate(k);
     if (s) return s;
@@ -265,7 +272,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         n *= k->shape[d];
     }
     info->n = n;
-    info->n_words = k->n_slots + k->n_params + (k->has_reduce ? 1 : 0);
+    info->n_words = arg_words(k);
     if (info->n_words > ND_CUDA_MAX_WORDS)
         return nd_error_set(ND_ERR_UNSUPPORTED,
                             "cuda codegen: kernel '%s' has %d slots and %d parameters; at most %d fit in "
@@ -303,10 +310,19 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
             if (info->vec > 8) info->vec = 8;
             info->vec_group = nd_cuda_rng_shares(k, info->vec, 0);
         }
+        /* Light bodies over large spaces of rows are bound by memory: each
+         * thread takes several rows' points and keeps their loads in flight
+         * (emit_elementwise_unrolled). Heavy bodies would only gain
+         * registers; small spaces would lose the threads that hide L2
+         * latency (a 1000x1000 stencil sweep ran slower unrolled). */
+        info->unroll = k->ndim >= 2 && k->shape[0] >= ND_CUDA_UNROLL && n >= ND_CUDA_UNROLL_MIN_POINTS &&
+                               k->n_loads > 0 && k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS
+                           ? ND_CUDA_UNROLL
+                           : 1;
         /* Draws whose calls consecutive points of a row share: G points a
          * step, along the innermost axis. */
         int L = k->ndim - 1, G = ND_CUDA_RNG_GROUP;
-        info->items = n;
+        info->items = info->unroll > 1 ? ceil_div(k->shape[0], info->unroll) * (n / k->shape[0]) : n;
         if (L >= 0 && k->shape[L] >= G && nd_cuda_rng_shares(k, G, L)) {
             info->group = G;
             info->group_axis = L;
@@ -605,7 +621,7 @@ void nd_cuda_body_name(char *out, size_t cap, int G) {
 }
 
 void nd_cuda_emit_args_struct(nd_cuda_sb *sb, const nd_kernel *k) {
-    int n = k->n_slots + k->n_params + (k->has_reduce ? 1 : 0);
+    int n = arg_words(k);
     nd_cuda_sb_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n", n > 0 ? n : 1);
 }
 

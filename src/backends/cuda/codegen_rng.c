@@ -88,6 +88,55 @@ int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax) {
     return 0;
 }
 
+/* Round keys. Philox round r xors the key plus r times a constant into the
+ * counter; computed in the kernel that is two adds per round for every
+ * call, a third of a call's instructions besides its multiplies and xors,
+ * and Monte Carlo kernels are bound by instruction issue. The host computes
+ * the ten (k0, k1) pairs of each seed a kernel draws with once per launch
+ * (nd_cuda_fill_round_keys) into argument words after the others, where
+ * the xors read them straight from the constant bank. */
+int nd_cuda_seed_params(const nd_kernel *k, int32_t *params) {
+    int n = 0;
+    for (int j = 0; j < k->n_insts; j++) {
+        if (!is_draw(&k->insts[j])) continue;
+        int32_t b = k->insts[j].b, seen = 0;
+        for (int i = 0; i < n && !seen; i++) seen = params[i] == b;
+        if (seen) continue;
+        if (n == ND_CUDA_MAX_SEEDS) return 0; /* more seeds than words set aside: keys computed in the kernel */
+        params[n++] = b;
+    }
+    return n;
+}
+
+int nd_cuda_round_key_word(const nd_kernel *k) { return k->n_slots + k->n_params + (k->has_reduce ? 1 : 0); }
+
+void nd_cuda_fill_round_keys(const nd_kernel *k, uint64_t *words) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    int n = nd_cuda_seed_params(k, seeds), base = nd_cuda_round_key_word(k);
+    for (int i = 0; i < n; i++) {
+        uint64_t seed = words[k->n_slots + seeds[i]];
+        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+        for (int r = 0; r < ND_PHILOX_ROUNDS; r++) {
+            words[base + ND_PHILOX_ROUNDS * i + r] = (uint64_t)k1 << 32 | k0;
+            k0 += ND_PHILOX_W0;
+            k1 += ND_PHILOX_W1;
+        }
+    }
+}
+
+/* The first argument words of draw j's Philox call: its round keys, or the
+ * seed when the kernel has too many seeds for them. */
+static void seed_args(const nd_kernel *k, int j, char *out, size_t cap) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    int n = nd_cuda_seed_params(k, seeds);
+    for (int i = 0; i < n; i++)
+        if (seeds[i] == k->insts[j].b) {
+            snprintf(out, cap, "ndk_philox_k(A, %d", nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * i);
+            return;
+        }
+    snprintf(out, cap, "ndk_philox(A.w[%d]", k->n_slots + k->insts[j].b);
+}
+
 int nd_cuda_has_draws(const nd_kernel *k) {
     for (int j = 0; j < k->n_insts; j++)
         if (is_draw(&k->insts[j])) return 1;
@@ -100,8 +149,8 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
                              char (*idx)[32], char (*words)[4][ND_CUDA_WORD_EXPR]) {
     const nd_ir_inst *in = &k->insts[j];
     const int kw = draw_words(k, j), W = 4 / kw, sh = W == 4 ? 2 : W == 2 ? 1 : 0;
-    char seed[32], stream[32];
-    snprintf(seed, sizeof seed, "A.w[%d]", k->n_slots + in->b);
+    char seed[48], stream[32];
+    seed_args(k, j, seed, sizeof seed);
     snprintf(stream, sizeof stream, "A.w[%d]", k->n_slots + in->c);
     int64_t r = 0, s = 0;
     rng_mode mode = draw_mode(k, j, G, gax, &r, &s);
@@ -111,7 +160,7 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
         nd_cuda_sb_printf(sb, "  const unsigned long long c%d = ((unsigned long long)%s - %" PRId64 "ull) >> %d;\n", j,
                           idx[0], r, sh);
         for (int64_t t = lo; t <= hi; t++)
-            nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = ndk_philox(%s, c%d %s %" PRId64 "ull, %s);\n", j,
+            nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = %s, c%d %s %" PRId64 "ull, %s);\n", j,
                               (int)(t - lo), seed, j, t < 0 ? "-" : "+", t < 0 ? -t : t, stream);
         for (int e = 0; e < G; e++) {
             int64_t pos = r + s * e, w = pmod(pos, W), t = (pos - w) / W;
@@ -131,12 +180,12 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
                           j, idx[0], j, j, W - 1, j, j, sh);
         for (int t = 0; t < T; t++) {
             if (t * W <= G - 1)
-                nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = ndk_philox(%s, c%d + %dull, %s);\n", j, t, seed, j,
+                nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = %s, c%d + %dull, %s);\n", j, t, seed, j,
                                   t, stream);
             else /* needed only when the residue pushes the last points over */
                 nd_cuda_sb_printf(sb,
                                   "  uint4 q%d_%d = q%d_0;\n"
-                                  "  if (r%d >= %du) q%d_%d = ndk_philox(%s, c%d + %dull, %s);\n",
+                                  "  if (r%d >= %du) q%d_%d = %s, c%d + %dull, %s);\n",
                                   j, t, j, j, t * W - (G - 1), j, t, seed, j, t, stream);
         }
         for (int e = 0; e < G; e++) {
@@ -155,7 +204,7 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
     for (int e = 0; e < G; e++) {
         nd_cuda_sb_printf(sb,
                           "  const unsigned long long y%d_%d = (unsigned long long)%s;\n"
-                          "  const uint4 q%d_%d = ndk_philox(%s, y%d_%d >> %d, %s);\n",
+                          "  const uint4 q%d_%d = %s, y%d_%d >> %d, %s);\n",
                           j, e, idx[e], j, e, seed, j, e, sh, stream);
         for (int i = 0; i < kw; i++) {
             if (W == 1)

@@ -26,10 +26,14 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 5u /* 5: Philox calls shared by W consecutive indices */
+#define ND_CUDA_CODEGEN_VERSION 6u /* 6: scalar elementwise loop loads several points ahead; uniforms from bits */
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
+#define ND_CUDA_MAX_SEEDS 4    /* seeds per kernel whose Philox round keys the host computes */
+#define ND_CUDA_UNROLL 8       /* rows a thread of a light scalar elementwise kernel loads at once */
+#define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
+#define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
 #define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
 
@@ -64,6 +68,7 @@ typedef struct {
     int pass2_tree;    /* pass 2 folds each output's partials with a block */
     int64_t chunk;     /* reduced points per partial */
     int tpr;           /* ROWS: threads per output row (power of two) */
+    int unroll;        /* ELEMWISE scalar kernel: rows (along axis 0) a thread loads before storing (1 = one point at a time) */
     int vec;           /* elements per thread in the vector variant; 0 = none */
     int vec_group;     /* the vector variant's points are one group (draws share calls) */
     /* Kernels with random draws: a thread evaluates `group` points at a
@@ -123,6 +128,13 @@ void nd_cuda_emit_cast(nd_cuda_sb *sb, nd_dtype from, nd_dtype to, const char *x
 #define ND_CUDA_MAX_GROUP 8  /* the vector variant's widest group */
 #define ND_CUDA_WORD_EXPR 128 /* room for one word's expression */
 int nd_cuda_has_draws(const nd_kernel *k);
+/* Round keys (codegen_rng.c): the distinct seed parameters of k's draws in
+ * params (at most ND_CUDA_MAX_SEEDS; 0 when there are more: the kernel then
+ * computes its keys itself), the first argument word of the keys, and the
+ * host's filling of them from the seed words already in `words`. */
+int nd_cuda_seed_params(const nd_kernel *k, int32_t *params);
+int nd_cuda_round_key_word(const nd_kernel *k);
+void nd_cuda_fill_round_keys(const nd_kernel *k, uint64_t *words);
 /* Whether a group of G points along gax (its first at a multiple of G)
  * computes fewer Philox calls than points for some draw of k. */
 int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax);

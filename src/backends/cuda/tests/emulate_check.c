@@ -129,6 +129,7 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
         } else
             memcpy(&w[k->n_slots + j], &params[j], 8);
     }
+    nd_cuda_fill_round_keys(k, (uint64_t *)w);
     void *partials = NULL;
     int ok = 1;
     if (!k->has_reduce) {
@@ -419,6 +420,87 @@ static void test_pi(int64_t n) {
     CHECK(got == want, "pi n=%lld: %lld inside, want %lld", (long long)n, (long long)got, (long long)want);
 }
 
+/* A 5-point stencil sweep over the interior of a (rows+2) x (cols+2) float32
+ * grid into a second grid: large enough for the row-unrolled scalar kernel
+ * (emit_elementwise_unrolled), with and without a partial last block of
+ * rows. Compared bit for bit with the same sums on the host, and every
+ * border point of the output must keep its poison. */
+static void test_stencil(int64_t rows, int64_t cols) {
+    test_no++;
+    int64_t W = cols + 2, H = rows + 2;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "stencil");
+    k.ndim = 2;
+    k.shape[0] = rows;
+    k.shape[1] = cols;
+    const int64_t nb[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+    nd_ir_access loads[5], st;
+    memset(loads, 0, sizeof loads);
+    memset(&st, 0, sizeof st);
+    for (int j = 0; j < 5; j++) {
+        loads[j].slot = 0;
+        loads[j].dtype = ND_FLOAT32;
+        loads[j].offset = (1 + nb[j][0]) * W + 1 + nb[j][1];
+        loads[j].strides[0] = W;
+        loads[j].strides[1] = 1;
+    }
+    st.slot = 1;
+    st.dtype = ND_FLOAT32;
+    st.offset = W + 1;
+    st.strides[0] = W;
+    st.strides[1] = 1;
+    uint8_t pd[1] = {ND_FLOAT32};
+    nd_ir_inst ins[] = {
+        {ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0},
+        {ND_IR_LOAD, ND_FLOAT32, 0, 2, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 3, 0, 0},
+        {ND_IR_LOAD, ND_FLOAT32, 0, 4, 0, 0}, {ND_OP_ADD, ND_FLOAT32, 0, 0, 1, 0},
+        {ND_OP_ADD, ND_FLOAT32, 0, 5, 2, 0},  {ND_OP_ADD, ND_FLOAT32, 0, 6, 3, 0},
+        {ND_OP_ADD, ND_FLOAT32, 0, 7, 4, 0},  {ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 9, 8, 0},
+    };
+    nd_ir_store store = {st, 10};
+    k.n_slots = 2;
+    k.n_params = 1;
+    k.param_dtypes = pd;
+    k.n_loads = 5;
+    k.loads = loads;
+    k.n_insts = 11;
+    k.insts = ins;
+    k.n_stores = 1;
+    k.stores = &store;
+    k.hash = 0x4000 + test_no;
+    nd_cuda_kinfo info;
+    CHECK(nd_cuda_kernel_info(&k, &info) == ND_OK && info.unroll > 1, "stencil %lldx%lld: not unrolled",
+          (long long)rows, (long long)cols);
+    float *u = malloc(sizeof(float) * (size_t)(W * H)), *out = malloc(sizeof(float) * (size_t)(W * H));
+    uint64_t x = 12345;
+    for (int64_t i = 0; i < W * H; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        u[i] = (float)(x >> 40) * 0x1p-24f;
+        out[i] = -1.0f;
+    }
+    nd_scalar_bits p[1];
+    p[0].f = 0.2;
+    void *slots[2] = {u, out};
+    if (!emulate(&k, slots, p, 0)) {
+        CHECK(0, "stencil emulation failed");
+    } else {
+        int64_t bad = 0;
+        for (int64_t i = 0; i < H; i++)
+            for (int64_t j = 0; j < W; j++) {
+                const float *c = u + i * W + j;
+                float want = -1.0f;
+                if (i > 0 && i < H - 1 && j > 0 && j < W - 1)
+                    want = 0.2f * ((((c[0] + c[-W]) + c[W]) + c[-1]) + c[1]);
+                bad += memcmp(&want, &out[i * W + j], sizeof want) != 0;
+            }
+        CHECK(bad == 0, "stencil %lldx%lld: %lld points differ", (long long)rows, (long long)cols, (long long)bad);
+    }
+    free(u);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s WORKDIR SHIM [v][n]\n", argv[0]);
@@ -429,6 +511,9 @@ int main(int argc, char **argv) {
     if (argc > 3 && strchr(argv[3], 'v')) verbose = 1;
     if (argc > 3 && strchr(argv[3], 'n')) nvrtc_on = 0;
     const nd_dtype dts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
+    /* a light 2-d kernel over 2^23+ points: rows unrolled, a partial last block of rows or none */
+    test_stencil(4099, 2050);
+    test_stencil(4104, 2050);
     /* elementwise: fresh 1-d (vector variant and grouped scalar), offsets, reversed, strided */
     for (int d = 0; d < 4; d++)
         for (int normal = 0; normal < 2; normal++) {
