@@ -14,20 +14,21 @@
 # also runs cupy-fuse, torch also torch-compile and torch-cudagraph).
 # Environment: OUT (default ./suite-out), PYTHON (default python3),
 # ND_SUITE_BIN (default .gpu/bench/bench_nd_suite), SUITE_BUDGET_S (seconds
-# for the whole run, default 560: one device call is 600).
+# for the whole run, default 560: one device call is 600), SUITE_CAP_<IMPL>
+# (one implementation's cap in seconds, e.g. SUITE_CAP_ND_CUDA=300; the whole
+# suite with 16 GiB h2d_sum and NumPy's stencil needs two calls: --only
+# floors,nd-cuda,cupy,torch,jax, then --only floors,nd-cpu,numpy, merged with
+# python3 bench/suite_report.py --out PREFIX a.json b.json).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
 stage() {
     bash scripts/gpu/stage.sh || exit 1
-    # The device gets a copy of the tree without .git: the commit travels here.
-    { git rev-parse --short HEAD && git diff --quiet HEAD -- src include bench || echo "(dirty)"; } \
-        2>/dev/null | paste -sd' ' > .gpu/COMMIT
     [ -x .gpu/bench/bench_nd_suite ] || { echo "suite.sh: .gpu/bench/bench_nd_suite was not built" >&2; exit 1; }
     echo "staged: now, on the GPU machine, carry .gpu.tgz and run: bash bench/suite.sh run"
 }
@@ -79,6 +80,8 @@ run() {
         local name=$1 cap=$2
         shift 2
         case ",$only," in *",$name,"*) ;; *) return 0 ;; esac
+        local override="SUITE_CAP_$(printf '%s' "$name" | tr 'a-z-' 'A-Z_')"
+        cap=${!override:-$cap}
         local left=$((budget - (SECONDS - start) - reserve))
         [ "$cap" -lt "$left" ] || cap=$left
         if [ "$cap" -lt 15 ]; then

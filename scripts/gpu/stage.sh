@@ -23,5 +23,8 @@ ldd .gpu/tests/* .gpu/bench/* .gpu/lib/libnd.so 2>/dev/null | awk '/=> \// {prin
   grep -v '/usr/local/cuda' | while read -r lib; do cp -L "$lib" .gpu/lib/; done || true
 du -sh .gpu
 strip --strip-debug .gpu/lib/libnd.so.0.1.0 .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
+# The device gets a copy of the tree without .git: the commit travels here.
+{ git rev-parse --short HEAD && git diff --quiet HEAD -- src include bench || echo "(dirty)"; } \
+    2>/dev/null | paste -sd' ' > .gpu/COMMIT
 tar czf .gpu.tgz .gpu
 du -sh .gpu.tgz
