@@ -206,6 +206,10 @@ static nd_status alloc_regs(cpu_prep *p, const nd_kernel *k) {
 }
 
 void nd_cpu_fill_params(const cpu_prep *p, char *regs) {
+    /* No tile is longer than the space: a kernel over 8 points fills 8
+     * lanes, not ND_CPU_TILE (a 1000-step chain on tiny arrays has ~2000
+     * parameters, and filling whole tiles was most of its run time). */
+    size_t lanes = p->total > 0 && p->total < ND_CPU_TILE ? (size_t)p->total : ND_CPU_TILE;
     for (int j = 0; j < p->n_insts; j++) {
         const cpu_inst *pi = &p->insts[j];
         if (pi->kind != PI_PARAM) continue;
@@ -213,7 +217,7 @@ void nd_cpu_fill_params(const cpu_prep *p, char *regs) {
         size_t es = nd_cpu_dtype_size(pi->dtype);
         /* cdtype is the parameter's transport kind: float64, int64 or uint64 */
         nd_cpu_cast_fn(pi->cdtype, pi->dtype)(r, &pi->param, NULL, NULL, 1);
-        for (size_t have = es, all = es * ND_CPU_TILE; have < all; have *= 2)
+        for (size_t have = es, all = es * lanes; have < all; have *= 2)
             memcpy(r + have, r, have * 2 <= all ? have : all - have); /* doubling fill */
     }
 }
