@@ -185,8 +185,8 @@ static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
     /* After nd_shutdown the backend is gone; handles are invalid by then. */
     if (!nd_rt.backend || !ptr) return;
     nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
-    /* Also called on the executor thread (a buffer's last reference can
-     * be the flush's), which adds to the same counter. */
+    /* Buffers are released on the recording thread, but the executor
+     * thread adds to the same counter when it binds their memory. */
     uint64_t have = __atomic_load_n(&nd_rt.stats.bytes_allocated, __ATOMIC_RELAXED), next;
     do {
         next = have - (nbytes < have ? nbytes : have);

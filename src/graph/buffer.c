@@ -43,7 +43,6 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->error = ND_OK;
     b->stamp = 0;
     b->slot = -1;
-    b->id = 0;
     return b;
 }
 

@@ -43,7 +43,6 @@ typedef struct nd_buffer {
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
     int32_t slot;
-    uint64_t id; /* creation order, for stable names in dumps */
 } nd_buffer;
 
 /* A buffer of `nbytes` with no memory yet (allocated when first used).
