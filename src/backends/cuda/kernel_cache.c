@@ -18,6 +18,7 @@
 #include <nvrtc.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/dirs.h"
 #include "common/hash.h"
 
 #define KC_MAGIC "NDCUBIN1"
@@ -52,22 +53,6 @@ static nd_status nvrtc_fail(nvrtcResult r, const char *what) {
     return nd_error_set(ND_ERR_COMPILE, "cuda: %s failed: %s", what, nvrtcGetErrorString(r));
 }
 
-/* mkdir -p; returns 0 on success. */
-static int make_dirs(const char *path) {
-    char tmp[1024];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof tmp) return -1;
-    memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
-
 nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache **out) {
     *out = NULL;
     nd_cuda_kcache *c = calloc(1, sizeof *c);
@@ -86,7 +71,7 @@ nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache 
     if (cache_dir && *cache_dir) snprintf(c->dir, sizeof c->dir, "%s", cache_dir);
     else if (home && *home) snprintf(c->dir, sizeof c->dir, "%s/.cache/nd", home);
     c->disk = c->dir[0] != 0;
-    if (c->disk && make_dirs(c->dir) != 0) {
+    if (c->disk && nd_make_dirs(c->dir) != 0) {
         nd_logf(1, "kernel cache directory '%s' cannot be created (%s); caching kernels in memory only",
                 c->dir, strerror(errno));
         c->disk = 0;
