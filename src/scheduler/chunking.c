@@ -29,32 +29,6 @@
 #include "common/grow.h"
 #include "scheduler/kernel_builder.h"
 
-/* A finished kernel's copy, in one allocation like nd_kb_finish's. */
-static nd_kernel *kernel_clone(const nd_kernel *k) {
-    size_t sz = sizeof(nd_kernel) + (size_t)k->n_params + 16 +
-                sizeof(nd_ir_access) * (size_t)(k->n_loads + k->n_indices) +
-                sizeof(nd_ir_inst) * (size_t)k->n_insts + sizeof(nd_ir_store) * (size_t)k->n_stores;
-    nd_kernel *c = calloc(1, sz);
-    if (!c) return NULL;
-    *c = *k;
-    unsigned char *cur = (unsigned char *)(c + 1);
-    c->loads = (nd_ir_access *)cur;
-    cur += sizeof(nd_ir_access) * (size_t)k->n_loads;
-    c->indices = (nd_ir_access *)cur;
-    cur += sizeof(nd_ir_access) * (size_t)k->n_indices;
-    c->stores = (nd_ir_store *)cur;
-    cur += sizeof(nd_ir_store) * (size_t)k->n_stores;
-    c->insts = (nd_ir_inst *)cur;
-    cur += sizeof(nd_ir_inst) * (size_t)k->n_insts;
-    c->param_dtypes = cur;
-    if (k->n_loads) memcpy(c->loads, k->loads, sizeof(nd_ir_access) * (size_t)k->n_loads);
-    if (k->n_indices) memcpy(c->indices, k->indices, sizeof(nd_ir_access) * (size_t)k->n_indices);
-    if (k->n_stores) memcpy(c->stores, k->stores, sizeof(nd_ir_store) * (size_t)k->n_stores);
-    if (k->n_insts) memcpy(c->insts, k->insts, sizeof(nd_ir_inst) * (size_t)k->n_insts);
-    if (k->n_params) memcpy(c->param_dtypes, k->param_dtypes, (size_t)k->n_params);
-    return c;
-}
-
 typedef struct {
     int32_t slot;      /* plan slot of the host buffer */
     int64_t row;       /* elements per row (the loads' stride on axis 0) */
@@ -220,7 +194,7 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
                         int32_t partial, nd_step *out) {
     const nd_step *orig = &C->plan->steps[C->kstep];
     const nd_kernel *k0 = orig->kernel;
-    nd_kernel *k = kernel_clone(k0);
+    nd_kernel *k = nd_kernel_clone(k0);
     int32_t *slots = malloc(sizeof(int32_t) * (size_t)(k0->n_slots + 1));
     int32_t *params = malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
     uint8_t *acc = malloc((size_t)k0->n_slots + 1);

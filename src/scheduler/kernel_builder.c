@@ -649,11 +649,59 @@ uint64_t nd_kernel_hash(const nd_kernel *k) {
     return h;
 }
 
-nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
-    size_t sz = sizeof(nd_kernel) + (size_t)kb->n_params + 16 +
-                sizeof(nd_ir_access) * (size_t)(kb->n_loads + kb->n_indices) +
-                sizeof(nd_ir_inst) * (size_t)kb->n_insts + sizeof(nd_ir_store) * (size_t)kb->n_stores;
+/* A kernel and its arrays in one allocation (one free()), widest alignment
+ * first; counts and array pointers set, everything else zero. */
+static nd_kernel *kernel_alloc(int32_t n_params, int32_t n_loads, int32_t n_indices, int32_t n_insts,
+                               int32_t n_stores) {
+    size_t sz = sizeof(nd_kernel) + (size_t)n_params + 16 + sizeof(nd_ir_access) * (size_t)(n_loads + n_indices) +
+                sizeof(nd_ir_inst) * (size_t)n_insts + sizeof(nd_ir_store) * (size_t)n_stores;
     nd_kernel *k = calloc(1, sz);
+    if (!k) return NULL;
+    unsigned char *cur = (unsigned char *)(k + 1);
+    k->loads = (nd_ir_access *)cur;
+    cur += sizeof(nd_ir_access) * (size_t)n_loads;
+    k->indices = (nd_ir_access *)cur;
+    cur += sizeof(nd_ir_access) * (size_t)n_indices;
+    k->stores = (nd_ir_store *)cur;
+    cur += sizeof(nd_ir_store) * (size_t)n_stores;
+    k->insts = (nd_ir_inst *)cur;
+    cur += sizeof(nd_ir_inst) * (size_t)n_insts;
+    k->param_dtypes = cur;
+    k->n_params = n_params;
+    k->n_loads = n_loads;
+    k->n_indices = n_indices;
+    k->n_insts = n_insts;
+    k->n_stores = n_stores;
+    return k;
+}
+
+/* Copies the arrays of a kernel with the same counts (src's pointers may be
+ * anywhere). */
+static void copy_arrays(nd_kernel *k, const nd_ir_access *loads, const nd_ir_access *indices,
+                        const nd_ir_store *stores, const nd_ir_inst *insts, const uint8_t *param_dtypes) {
+    if (k->n_loads) memcpy(k->loads, loads, sizeof(nd_ir_access) * (size_t)k->n_loads);
+    if (k->n_indices) memcpy(k->indices, indices, sizeof(nd_ir_access) * (size_t)k->n_indices);
+    if (k->n_stores) memcpy(k->stores, stores, sizeof(nd_ir_store) * (size_t)k->n_stores);
+    if (k->n_insts) memcpy(k->insts, insts, sizeof(nd_ir_inst) * (size_t)k->n_insts);
+    if (k->n_params) memcpy(k->param_dtypes, param_dtypes, (size_t)k->n_params);
+}
+
+nd_kernel *nd_kernel_clone(const nd_kernel *k) {
+    nd_kernel *c = kernel_alloc(k->n_params, k->n_loads, k->n_indices, k->n_insts, k->n_stores);
+    if (!c) return NULL;
+    nd_kernel arrays = *c;
+    *c = *k;
+    c->loads = arrays.loads;
+    c->indices = arrays.indices;
+    c->stores = arrays.stores;
+    c->insts = arrays.insts;
+    c->param_dtypes = arrays.param_dtypes;
+    copy_arrays(c, k->loads, k->indices, k->stores, k->insts, k->param_dtypes);
+    return c;
+}
+
+nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
+    nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores);
     int32_t *ps = malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
     int32_t *pp = malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
     if (!k || !ps || !pp) {
@@ -662,34 +710,12 @@ nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **p
         free(pp);
         return NULL;
     }
-    /* Arrays follow the struct, widest alignment first. */
-    unsigned char *cur = (unsigned char *)(k + 1);
-    k->loads = (nd_ir_access *)cur;
-    cur += sizeof(nd_ir_access) * (size_t)kb->n_loads;
-    k->indices = (nd_ir_access *)cur;
-    cur += sizeof(nd_ir_access) * (size_t)kb->n_indices;
-    k->stores = (nd_ir_store *)cur;
-    cur += sizeof(nd_ir_store) * (size_t)kb->n_stores;
-    k->insts = (nd_ir_inst *)cur;
-    cur += sizeof(nd_ir_inst) * (size_t)kb->n_insts;
-    k->param_dtypes = cur;
-
     k->ndim = kb->ndim;
     for (int j = 0; j < kb->ndim; j++) k->shape[j] = kb->shape[j];
     k->n_slots = kb->n_slots;
-    k->n_params = kb->n_params;
-    k->n_loads = kb->n_loads;
-    k->n_indices = kb->n_indices;
-    k->n_insts = kb->n_insts;
-    k->n_stores = kb->n_stores;
     k->has_reduce = kb->has_reduce;
     k->reduce = kb->reduce;
-    if (kb->n_loads) memcpy(k->loads, kb->loads, sizeof(nd_ir_access) * (size_t)kb->n_loads);
-    if (kb->n_indices)
-        memcpy(k->indices, kb->indices, sizeof(nd_ir_access) * (size_t)kb->n_indices);
-    if (kb->n_stores) memcpy(k->stores, kb->stores, sizeof(nd_ir_store) * (size_t)kb->n_stores);
-    if (kb->n_insts) memcpy(k->insts, kb->insts, sizeof(nd_ir_inst) * (size_t)kb->n_insts);
-    if (kb->n_params) memcpy(k->param_dtypes, kb->param_dtypes, (size_t)kb->n_params);
+    copy_arrays(k, kb->loads, kb->indices, kb->stores, kb->insts, kb->param_dtypes);
     if (kb->n_slots) memcpy(ps, kb->slots, sizeof(int32_t) * (size_t)kb->n_slots);
     if (kb->n_params) memcpy(pp, kb->params, sizeof(int32_t) * (size_t)kb->n_params);
     coalesce(k);

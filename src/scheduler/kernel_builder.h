@@ -84,6 +84,9 @@ void nd_kb_slot_uses(const nd_kernel_builder *kb, void (*fn)(void *, int32_t slo
  * block) and fills plan_slots (kernel slot -> plan slot) and params (kernel
  * parameter -> flush parameter), both malloc'd. */
 nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params);
+/* A finished kernel's copy, laid out like nd_kb_finish's (one free()); NULL
+ * when out of memory. */
+nd_kernel *nd_kernel_clone(const nd_kernel *k);
 /* The structural hash of a finished kernel (recomputed after a pass edits
  * one, e.g. chunking). */
 uint64_t nd_kernel_hash(const nd_kernel *k);
