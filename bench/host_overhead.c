@@ -3,9 +3,9 @@
  * two GPU workloads whose time is mostly host time.
  *
  * - small_ops: 1000 iterations of `x = x*0.99 + 0.01*sin(x)` (4 nodes each)
- *   recorded, then one nd_sync (bench/nd_suite_elementwise.c ops_run).
+ *   recorded, then one nd_sync: the suite's own recording (suite_patterns.c).
  * - small_stencil: 50 in-place Jacobi sweeps (5 views, 4 adds, a mul and an
- *   assign each) recorded, then one nd_sync (bench/nd_suite_stencil.c).
+ *   assign each) recorded, then one nd_sync: suite_jacobi_step, as the suite.
  *
  * Arrays are tiny (8 floats, a 6x6 grid) so the compute is negligible and
  * what is timed is the host path: recording the ops, then in nd_sync the
@@ -18,6 +18,7 @@
  * ND_EXECUTOR_THREAD=0 to keep flushes on the caller's thread)
  */
 #include "bench_util.h"
+#include "suite_patterns.h"
 
 #include <nd.h>
 
@@ -32,31 +33,6 @@ typedef struct {
     double record[256], sync[256];
     uint64_t nodes; /* per run */
 } pattern_times;
-
-static nd_array *small_ops_record(nd_array *x0)
-{
-    nd_array *x = nd_retain(x0);
-    for (int it = 0; it < OPS_ITERS && x; it++) {
-        nd_scope_begin();
-        nd_array *y = nd_keep(nd_add(nd_mul(x, nd_scalar(0.99)), nd_mul(nd_scalar(0.01), nd_sin(x))));
-        nd_scope_end();
-        nd_free(x);
-        x = y;
-    }
-    return x;
-}
-
-static void jacobi_step(nd_array *u)
-{
-    nd_scope_begin();
-    nd_array *c = nd_view(u, "1:-1, 1:-1");
-    nd_array *sum = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
-                                  nd_view(u, "1:-1, :-2")),
-                           nd_view(u, "1:-1, 2:"));
-    if (c)
-        nd_assign(c, nd_mul(nd_scalar(0.2), sum));
-    nd_scope_end();
-}
 
 static uint64_t recorded_nodes(void)
 {
@@ -74,9 +50,9 @@ static int run_once(int stencil, nd_array *x0, nd_array *u, double *t_rec, doubl
     double t0 = bench_now();
     if (stencil)
         for (int it = 0; it < STENCIL_ITERS; it++)
-            jacobi_step(u);
+            suite_jacobi_step(u);
     else
-        x = small_ops_record(x0);
+        x = suite_small_ops_record(x0, OPS_ITERS);
     double t1 = bench_now();
     nd_status st = nd_sync();
     double t2 = bench_now();
@@ -91,7 +67,7 @@ static int run_once(int stencil, nd_array *x0, nd_array *u, double *t_rec, doubl
 static int check_small_ops(nd_array *x0)
 {
     float in[8], got[8];
-    nd_array *x = small_ops_record(x0);
+    nd_array *x = suite_small_ops_record(x0, OPS_ITERS);
     if (nd_to_host(x0, in, sizeof in) != ND_OK || nd_to_host(x, got, sizeof got) != ND_OK) {
         nd_free(x);
         return -1;

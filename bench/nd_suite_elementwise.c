@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nd_suite.h"
+#include "suite_patterns.h"
 
 /* -------------------------------------------------------------- chain */
 
@@ -180,15 +181,7 @@ static nd_status ops_prepare(suite_state *s, bool for_check)
 
 static nd_status ops_run(suite_state *s)
 {
-    nd_array *x = nd_retain(s->in[0]);
-    for (int it = 0; it < s->sz->ops_iters && x; it++) {
-        nd_scope_begin();
-        nd_array *y = nd_keep(nd_add(nd_mul(x, nd_scalar(0.99)), nd_mul(nd_scalar(0.01), nd_sin(x))));
-        nd_scope_end();
-        nd_free(x); /* only the newest x stays alive: the rest need not be stored */
-        x = y;
-    }
-    s->out[0] = x;
+    s->out[0] = suite_small_ops_record(s->in[0], s->sz->ops_iters);
     return suite_settle(s->out, 1);
 }
 

@@ -9,24 +9,11 @@
 #include <string.h>
 
 #include "nd_suite.h"
+#include "suite_patterns.h"
 
 #define STENCIL_SAMPLES 64 /* grid points checked of the large stencil */
 
 /* ------------------------------------------------------------ stencils */
-
-/* One Jacobi sweep, NumPy semantics: the right-hand side is computed in
- * full before the interior is overwritten (nd_assign guarantees it). */
-static nd_status jacobi_step(nd_array *u)
-{
-    nd_scope_begin();
-    nd_array *c = nd_view(u, "1:-1, 1:-1");
-    nd_array *sum = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
-                                  nd_view(u, "1:-1, :-2")),
-                           nd_view(u, "1:-1, 2:"));
-    nd_status st = c ? nd_assign(c, nd_mul(nd_scalar(0.2), sum)) : nd_last_status();
-    nd_scope_end();
-    return st;
-}
 
 /* The float64 reference: `iters` sweeps over g (rows x cols), its border
  * fixed. tmp holds rows*cols doubles. */
@@ -89,7 +76,7 @@ static nd_status stencil_prepare(suite_state *s, bool for_check)
 static nd_status sweeps(nd_array *u, int iters)
 {
     for (int it = 0; it < iters; it++) {
-        nd_status st = jacobi_step(u);
+        nd_status st = suite_jacobi_step(u);
         if (st != ND_OK)
             return st;
     }

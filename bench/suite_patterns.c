@@ -1,0 +1,29 @@
+/*
+ * suite_patterns.c — see suite_patterns.h.
+ */
+#include "suite_patterns.h"
+
+nd_status suite_jacobi_step(nd_array *u)
+{
+    nd_scope_begin();
+    nd_array *c = nd_view(u, "1:-1, 1:-1");
+    nd_array *sum = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
+                                  nd_view(u, "1:-1, :-2")),
+                           nd_view(u, "1:-1, 2:"));
+    nd_status st = c ? nd_assign(c, nd_mul(nd_scalar(0.2), sum)) : nd_last_status();
+    nd_scope_end();
+    return st;
+}
+
+nd_array *suite_small_ops_record(nd_array *x0, int iters)
+{
+    nd_array *x = nd_retain(x0);
+    for (int it = 0; it < iters && x; it++) {
+        nd_scope_begin();
+        nd_array *y = nd_keep(nd_add(nd_mul(x, nd_scalar(0.99)), nd_mul(nd_scalar(0.01), nd_sin(x))));
+        nd_scope_end();
+        nd_free(x); /* only the newest x stays alive: the rest need not be stored */
+        x = y;
+    }
+    return x;
+}
