@@ -86,13 +86,6 @@ def main():
             return u
         return run
 
-    def small_ops(step):
-        def run(x):
-            for _ in range(sz["ops_iters"]):
-                x = step(x)
-            return x
-        return run
-
     fused_chain = cp.fuse(kernel_name="suite_chain")(lambda a, b: sc.chain(cp, a, b))
     fused_bs = cp.fuse(kernel_name="suite_black_scholes")(
         lambda S, X, T: sc.black_scholes(cp, S, X, T))
@@ -115,14 +108,14 @@ def main():
             "matmul_chain": (plain_inputs(*[((m, m), -1, 1)] * 3), same,
                              lambda A, B, C: sc.matmul_chain(cp, A, B, C)),
             "dot": (seeded, redraw(cp.float64, 2, sz["dot_n"]), dot_run),
-            "small_ops": (ops_in, same, small_ops(lambda x: sc.small_ops_step(cp, x))),
+            "small_ops": (ops_in, same, sc.small_ops_loop(sz, lambda x: sc.small_ops_step(cp, x))),
             "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
         },
         "cupy-fuse": {
             "chain": (chain_in, same, fused_chain),
             "black_scholes": (bs_in, same, fused_bs),
             "stencil": (stencil_in, same, sweeps(sz["stencil_iters"], fused_body)),
-            "small_ops": (ops_in, same, small_ops(fused_step)),
+            "small_ops": (ops_in, same, sc.small_ops_loop(sz, fused_step)),
         },
     }
     pool = cp.get_default_memory_pool()

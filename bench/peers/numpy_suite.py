@@ -70,11 +70,6 @@ def main():
             return u
         return run
 
-    def small_ops_run(x):
-        for _ in range(sz["ops_iters"]):
-            x = sc.small_ops_step(np, x)
-        return x
-
     n_st, n_sm = sz["stencil_n"], sz["small_n"]
     m = sz["matmul_n"]
     work = {
@@ -90,7 +85,8 @@ def main():
         "matmul_chain": (plain_inputs(*[((m, m), -1, 1)] * 3), same,
                          lambda A, B, C: sc.matmul_chain(np, A, B, C)),
         "dot": (seeded, redraw(np.float64, 2, sz["dot_n"]), dot_run),
-        "small_ops": (plain_inputs((sz["ops_n"], -1, 1)), same, small_ops_run),
+        "small_ops": (plain_inputs((sz["ops_n"], -1, 1)), same,
+                      sc.small_ops_loop(sz, lambda x: sc.small_ops_step(np, x))),
         "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
     }
     for name in suite.names:

@@ -104,6 +104,15 @@ def small_ops_step(xp, x):
     return x * 0.99 + 0.01 * xp.sin(x)
 
 
+def small_ops_loop(sz, step):
+    """small_ops as the eager libraries run it: step applied ops_iters times."""
+    def run(x):
+        for _ in range(sz["ops_iters"]):
+            x = step(x)
+        return x
+    return run
+
+
 def matmul_chain(xp, A, B, C):
     D = A @ B + C
     return (xp.sin(D) + xp.cos(D)).sum(1)

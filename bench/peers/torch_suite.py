@@ -115,13 +115,6 @@ def main():
             return u
         return run
 
-    def small_ops(step):
-        def run(x):
-            for _ in range(sz["ops_iters"]):
-                x = step(x)
-            return x
-        return run
-
     def eager_ops_step(x):
         return sc.small_ops_step(torch, x)
 
@@ -167,7 +160,7 @@ def main():
         "stencil": sweeps(sz["stencil_iters"], stencil_step),
         "small_stencil": sweeps(sz["small_iters"], stencil_step),
         "matmul_chain": lambda A, B, C: sc.matmul_chain(torch, A, B, C),
-        "small_ops": small_ops(eager_ops_step),
+        "small_ops": sc.small_ops_loop(sz, eager_ops_step),
         "sum": lambda x: x.sum(),
     }
 
@@ -195,7 +188,7 @@ def main():
             iters = sz["stencil_iters" if name == "stencil" else "small_iters"]
             return inputs[name], same, sweeps(iters, compile_(stencil_step))
         if name == "small_ops":
-            return inputs[name], same, small_ops(compile_(eager_ops_step))
+            return inputs[name], same, sc.small_ops_loop(sz, compile_(eager_ops_step))
         return inputs[name], same, compile_(eager[name])
 
     def graphed(name):
@@ -203,8 +196,8 @@ def main():
             prepare, run = captured(sweeps(sz["small_iters"], stencil_step), (n_sm, n_sm),
                                     0, 1, torch.float64)
         else:
-            prepare, run = captured(small_ops(eager_ops_step), (sz["ops_n"],), -1, 1,
-                                    torch.float32)
+            prepare, run = captured(sc.small_ops_loop(sz, eager_ops_step), (sz["ops_n"],),
+                                    -1, 1, torch.float32)
         return prepare, same, run
 
     # Eager and the CUDA graphs first, torch.compile last: its compilations
