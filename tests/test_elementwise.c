@@ -344,3 +344,32 @@ NDT_TEST(elementwise, clip_with_weak_scalars_keeps_dtype) {
     nd_free(x); nd_free(lo); nd_free(hi); nd_free(c);
     ref_free(a); ref_free(want);
 }
+
+/* A light kernel over a large 2-d space of shifted views: on the GPU, the
+ * kernel that takes several rows per thread with all loads first (2^23
+ * points or more; 4099 rows leave a partial block of rows). Every output
+ * point against the same sums in float64. */
+NDT_TEST(elementwise, large_2d_neighbour_sum) {
+    NDT_RNG(r);
+    const int64_t R = 4099 + 2, C = 2050 + 2;
+    ref_arr *g = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(R, C), 0, 1);
+    nd_array *u = ndt_upload(g);
+    nd_array *s = nd_mul(nd_scalar(0.2),
+                         nd_add(nd_add(nd_add(nd_add(nd_view(u, "1:-1, 1:-1"), nd_view(u, ":-2, 1:-1")),
+                                              nd_view(u, "2:, 1:-1")),
+                                       nd_view(u, "1:-1, :-2")),
+                                nd_view(u, "1:-1, 2:")));
+    cr_assert(s, "%s", nd_last_error());
+    ref_arr *want = ref_new(ND_FLOAT32, 2, (int64_t[]){R - 2, C - 2});
+    for (int64_t i = 1; i < R - 1; i++)
+        for (int64_t j = 1; j < C - 1; j++) {
+            double v = ref_getd(g, i * C + j) + ref_getd(g, (i - 1) * C + j) + ref_getd(g, (i + 1) * C + j) +
+                       ref_getd(g, i * C + j - 1) + ref_getd(g, i * C + j + 1);
+            ref_setd(want, (i - 1) * (C - 2) + (j - 1), 0.2 * v);
+        }
+    ndt_check_default(s, want, "0.2 * (5 neighbours) over 4099 x 2050");
+    nd_free(u);
+    nd_free(s);
+    ref_free(g);
+    ref_free(want);
+}

@@ -251,6 +251,28 @@ NDT_TEST(errors, reads) {
     check_survivors();
 }
 
+/* nd_init refuses bad settings with ND_ERR_ARG and a message naming the
+ * field, and the library still starts afterwards. */
+NDT_TEST(errors, bad_settings_are_refused) {
+    nd_shutdown();
+    const struct {
+        nd_config cfg;
+        const char *field;
+    } bad[] = {
+        {{.early_flush = 2}, "early_flush"},
+        {{.fusion = -2}, "fusion"},
+        {{.max_pending = -1}, "max_pending"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(nd_init(&bad[i].cfg), ND_ERR_ARG, "nd_config.%s out of range", bad[i].field);
+        cr_expect(strstr(nd_last_error(), bad[i].field), "the message should name %s: '%s'", bad[i].field,
+                  nd_last_error());
+        nd_clear_error();
+    }
+    ndt_restart(NULL);
+    cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+}
+
 NDT_TEST(errors, state_and_io) {
     make_inputs();
     nd_clear_error();
