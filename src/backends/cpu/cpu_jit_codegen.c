@@ -17,13 +17,13 @@
  * Shapes, strides and offsets are constants of the source (they are part of
  * the kernel), so the compiler sees unit strides and broadcasts. */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_jit.h"
 #include "common/error.h"
+#include "common/strbuf.h"
 
 extern const char nd_cpu_scalar_source[]; /* cpu_scalar.h, embedded at build time */
 
@@ -33,39 +33,6 @@ static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I6
 /* Room per strip: a strip of the widest dtype plus 320 bytes, as the
  * interpreter's registers, so strips do not sit 4 KiB apart. */
 #define STRIP_BYTES ND_CPU_REG_BYTES
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) ND_PRINTF(2, 3);
-static void put(sbuf *b, const char *fmt, ...) {
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap * 2 + (size_t)n + 1;
-        char *nb = realloc(b->buf, cap);
-        if (!nb) {
-            b->oom = 1;
-            return;
-        }
-        b->buf = nb;
-        b->cap = cap;
-    }
-}
 
 /* Ops computed by a vectorised array function of cpu_vmath.c. */
 static int is_vmath(int op, int t) {
@@ -77,7 +44,7 @@ static int is_vmath(int op, int t) {
 typedef struct {
     const nd_kernel *k;
     const cpu_prep *p;
-    sbuf *b;
+    nd_strbuf *b;
     int n;          /* instructions */
     char *need;     /* value reaches a store */
     char *call;     /* computed by a helper call */
@@ -98,9 +65,9 @@ static int is_remat(const cpu_inst *pi) {
 }
 
 /* " + e * st" for the inner stride. */
-static void put_inner(sbuf *b, int64_t st) {
-    if (st == 1) put(b, " + e");
-    else if (st != 0) put(b, " + e * (%lld)", (long long)st);
+static void put_inner(nd_strbuf *b, int64_t st) {
+    if (st == 1) nd_strbuf_printf(b, " + e");
+    else if (st != 0) nd_strbuf_printf(b, " + e * (%lld)", (long long)st);
 }
 
 static int store_streamed(const gen *g, int s) {
@@ -110,34 +77,34 @@ static int store_streamed(const gen *g, int s) {
 /* The operand expression: value o converted to dtype `want`. */
 static void put_operand(gen *g, int o, int want) {
     int have = g->p->insts[o].dtype;
-    if (have == want) put(g->b, "v%d", o);
-    else put(g->b, "NDS_CAST(%s, %s, v%d)", sfx[have], sfx[want], o);
+    if (have == want) nd_strbuf_printf(g->b, "v%d", o);
+    else nd_strbuf_printf(g->b, "NDS_CAST(%s, %s, v%d)", sfx[have], sfx[want], o);
 }
 
 /* Makes value o a local of the current loop (v<o>). */
 static void materialise(gen *g, int o) {
     if (g->emitted[o]) return;
     const cpu_inst *pi = &g->p->insts[o];
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     const char *t = sfx[pi->dtype];
     if (pi->kind == PI_LOAD) {
         const cpu_access *a = &g->p->loads[pi->aux];
-        put(b, "            const %s_T v%d = a%d[oa%d", t, o, pi->aux, pi->aux);
+        nd_strbuf_printf(b, "            const %s_T v%d = a%d[oa%d", t, o, pi->aux, pi->aux);
         put_inner(b, a->st[g->p->ndim - 1]);
-        put(b, "];\n");
+        nd_strbuf_printf(b, "];\n");
     } else if (pi->kind == PI_PARAM) {
-        put(b, "            const %s_T v%d = p%d;\n", t, o, o);
+        nd_strbuf_printf(b, "            const %s_T v%d = p%d;\n", t, o, o);
     } else if (pi->kind == PI_INDEX) {
-        put(b, "            const int64_t v%d = oi%d", o, pi->aux);
+        nd_strbuf_printf(b, "            const int64_t v%d = oi%d", o, pi->aux);
         put_inner(b, g->p->indices[pi->aux].st[g->p->ndim - 1]);
-        put(b, ";\n");
+        nd_strbuf_printf(b, ";\n");
     } else if (g->call[o]) {
-        if (pi->cdtype == pi->dtype) put(b, "            const %s_T v%d = c%d[i];\n", t, o, o);
+        if (pi->cdtype == pi->dtype) nd_strbuf_printf(b, "            const %s_T v%d = c%d[i];\n", t, o, o);
         else
-            put(b, "            const %s_T v%d = NDS_CAST(%s, %s, c%d[i]);\n", t, o,
+            nd_strbuf_printf(b, "            const %s_T v%d = NDS_CAST(%s, %s, c%d[i]);\n", t, o,
                 sfx[pi->cdtype], t, o);
     } else {
-        put(b, "            const %s_T v%d = x%d[i];\n", t, o, o); /* from an earlier loop */
+        nd_strbuf_printf(b, "            const %s_T v%d = x%d[i];\n", t, o, o); /* from an earlier loop */
     }
     g->emitted[o] = 1;
 }
@@ -146,33 +113,33 @@ static void materialise(gen *g, int o) {
 static void put_op(gen *g, int j) {
     const cpu_inst *pi = &g->p->insts[j];
     const nd_ir_inst *in = &g->k->insts[j];
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     for (int q = 0; q < pi->n_ops; q++) materialise(g, pi->ops[q]);
-    put(b, "            const %s_T v%d = ", sfx[pi->dtype], j);
-    if (pi->cdtype != pi->dtype) put(b, "NDS_CAST(%s, %s, ", sfx[pi->cdtype], sfx[pi->dtype]);
+    nd_strbuf_printf(b, "            const %s_T v%d = ", sfx[pi->dtype], j);
+    if (pi->cdtype != pi->dtype) nd_strbuf_printf(b, "NDS_CAST(%s, %s, ", sfx[pi->cdtype], sfx[pi->dtype]);
     if (in->op == ND_OP_CAST) {
-        put(b, "NDS_CAST(%s, %s, v%d)", sfx[g->p->insts[pi->ops[0]].dtype], sfx[pi->dtype],
+        nd_strbuf_printf(b, "NDS_CAST(%s, %s, v%d)", sfx[g->p->insts[pi->ops[0]].dtype], sfx[pi->dtype],
             pi->ops[0]);
     } else if (in->op == ND_OP_WHERE) {
-        put(b, "(");
+        nd_strbuf_printf(b, "(");
         put_operand(g, pi->ops[0], pi->in_dtype[0]);
-        put(b, " ? ");
+        nd_strbuf_printf(b, " ? ");
         put_operand(g, pi->ops[1], pi->in_dtype[1]);
-        put(b, " : ");
+        nd_strbuf_printf(b, " : ");
         put_operand(g, pi->ops[2], pi->in_dtype[2]);
-        put(b, ")");
+        nd_strbuf_printf(b, ")");
     } else {
         /* comparisons name their operands' dtype, the rest their result's */
         int fdt = nd_op_is_comparison((nd_op)in->op) ? pi->in_dtype[0] : pi->cdtype;
-        put(b, "nds_%s_%s(", nd_op_label((nd_op)in->op), sfx[fdt]);
+        nd_strbuf_printf(b, "nds_%s_%s(", nd_op_label((nd_op)in->op), sfx[fdt]);
         for (int q = 0; q < pi->n_ops; q++) {
-            if (q) put(b, ", ");
+            if (q) nd_strbuf_printf(b, ", ");
             put_operand(g, pi->ops[q], pi->in_dtype[q]);
         }
-        put(b, ")");
+        nd_strbuf_printf(b, ")");
     }
-    if (pi->cdtype != pi->dtype) put(b, ")");
-    put(b, ";\n");
+    if (pi->cdtype != pi->dtype) nd_strbuf_printf(b, ")");
+    nd_strbuf_printf(b, ";\n");
     g->emitted[j] = 1;
 }
 
@@ -180,41 +147,41 @@ static void put_op(gen *g, int j) {
  * call `callj` (or the stores when callj < 0). */
 static void put_loop(gen *g, int s, int callj) {
     const cpu_prep *p = g->p;
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     memset(g->emitted, 0, (size_t)g->n);
-    put(b, "        for (int64_t i = 0; i < n; i++) {\n");
-    put(b, "            const int64_t e = s + i;\n");
-    put(b, "            (void)e;\n");
+    nd_strbuf_printf(b, "        for (int64_t i = 0; i < n; i++) {\n");
+    nd_strbuf_printf(b, "            const int64_t e = s + i;\n");
+    nd_strbuf_printf(b, "            (void)e;\n");
     for (int j = 0; j < g->n; j++) {
         const cpu_inst *pi = &p->insts[j];
         if (!g->need[j] || g->call[j] || is_remat(pi) || g->seg[j] != s) continue;
         put_op(g, j);
-        if (g->strip[j]) put(b, "            x%d[i] = v%d;\n", j, j);
+        if (g->strip[j]) nd_strbuf_printf(b, "            x%d[i] = v%d;\n", j, j);
     }
     if (callj >= 0) {
         const cpu_inst *pi = &p->insts[callj];
         for (int q = 0; q < pi->n_ops; q++) {
             materialise(g, pi->ops[q]);
-            put(b, "            ci%d_%d[i] = ", callj, q);
+            nd_strbuf_printf(b, "            ci%d_%d[i] = ", callj, q);
             put_operand(g, pi->ops[q], pi->in_dtype[q]);
-            put(b, ";\n");
+            nd_strbuf_printf(b, ";\n");
         }
     } else {
         for (int k = 0; k < p->n_stores; k++) {
             const cpu_store *st = &p->stores[k];
             materialise(g, st->value);
             if (store_streamed(g, k)) {
-                put(b, "            y%d[i] = ", k);
+                nd_strbuf_printf(b, "            y%d[i] = ", k);
             } else {
-                put(b, "            s%d[os%d", k, k);
+                nd_strbuf_printf(b, "            s%d[os%d", k, k);
                 put_inner(b, st->at.st[p->ndim - 1]);
-                put(b, "] = ");
+                nd_strbuf_printf(b, "] = ");
             }
             put_operand(g, st->value, st->at.dtype);
-            put(b, ";\n");
+            nd_strbuf_printf(b, ";\n");
         }
     }
-    put(b, "        }\n");
+    nd_strbuf_printf(b, "        }\n");
 }
 
 static int slot_written(const nd_kernel *k, int slot) {
@@ -225,10 +192,10 @@ static int slot_written(const nd_kernel *k, int slot) {
 
 /* "OFF + st0 * ix[0] + ..." over the outer axes and the row's first inner
  * index: the access's element offset at the start of the row segment. */
-static void put_row_offset(sbuf *b, const cpu_access *a, int ndim) {
-    put(b, "%lld", (long long)a->off);
+static void put_row_offset(nd_strbuf *b, const cpu_access *a, int ndim) {
+    nd_strbuf_printf(b, "%lld", (long long)a->off);
     for (int d = 0; d < ndim; d++)
-        if (a->st[d]) put(b, " + (%lld) * ix[%d]", (long long)a->st[d], d);
+        if (a->st[d]) nd_strbuf_printf(b, " + (%lld) * ix[%d]", (long long)a->st[d], d);
 }
 
 /* Declarations: slot pointers (restrict where no other access can see a
@@ -236,11 +203,11 @@ static void put_row_offset(sbuf *b, const cpu_access *a, int ndim) {
 static void put_decls(gen *g) {
     const nd_kernel *k = g->k;
     const cpu_prep *p = g->p;
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     for (int i = 0; i < p->n_loads; i++) {
         const char *t = sfx[p->loads[i].dtype];
         int slot = k->loads[i].slot;
-        put(b, "    const %s_T *%sa%d = (const %s_T *)slots[%d];\n", t,
+        nd_strbuf_printf(b, "    const %s_T *%sa%d = (const %s_T *)slots[%d];\n", t,
             slot_written(k, slot) ? "" : "restrict ", i, t, slot);
     }
     for (int s = 0; s < p->n_stores; s++) {
@@ -248,17 +215,17 @@ static void put_decls(gen *g) {
         int slot = k->stores[s].at.slot, shared = 0;
         for (int i = 0; i < k->n_loads; i++) shared |= k->loads[i].slot == slot;
         for (int o = 0; o < k->n_stores; o++) shared |= o != s && k->stores[o].at.slot == slot;
-        put(b, "    %s_T *%ss%d = (%s_T *)slots[%d];\n", t, shared ? "" : "restrict ", s, t, slot);
+        nd_strbuf_printf(b, "    %s_T *%ss%d = (%s_T *)slots[%d];\n", t, shared ? "" : "restrict ", s, t, slot);
     }
     for (int j = 0; j < g->n; j++) {
         const cpu_inst *pi = &p->insts[j];
         if (pi->kind != PI_PARAM || !g->need[j]) continue;
-        put(b, "    %s_T p%d;\n    memcpy(&p%d, &params[%d], sizeof p%d);\n", sfx[pi->dtype], j, j,
+        nd_strbuf_printf(b, "    %s_T p%d;\n    memcpy(&p%d, &params[%d], sizeof p%d);\n", sfx[pi->dtype], j, j,
             g->param_no[j], j);
     }
     int strip = 0;
 #define STRIP(fmt, ...)                                                                         \
-    put(b, "    %s_T *restrict " fmt " = (%s_T *)(scratch + %zu);\n", __VA_ARGS__,                \
+    nd_strbuf_printf(b, "    %s_T *restrict " fmt " = (%s_T *)(scratch + %zu);\n", __VA_ARGS__,                \
         (size_t)strip++ * STRIP_BYTES)
     for (int j = 0; j < g->n; j++) {
         const cpu_inst *pi = &p->insts[j];
@@ -321,34 +288,34 @@ static int analyse(gen *g) {
  * each with its accesses' offsets, cut into strips. */
 static void put_walk_open(gen *g) {
     const cpu_prep *p = g->p;
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     int nd = p->ndim;
-    put(b, "    static const int64_t shape[%d] = {", nd);
-    for (int d = 0; d < nd; d++) put(b, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
-    put(b, "};\n    int64_t ix[%d];\n", nd);
-    put(b, "    for (int64_t f = f0, d = %d; d >= 0; d--) {\n"
+    nd_strbuf_printf(b, "    static const int64_t shape[%d] = {", nd);
+    for (int d = 0; d < nd; d++) nd_strbuf_printf(b, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
+    nd_strbuf_printf(b, "};\n    int64_t ix[%d];\n", nd);
+    nd_strbuf_printf(b, "    for (int64_t f = f0, d = %d; d >= 0; d--) {\n"
            "        ix[d] = f %% shape[d];\n"
            "        f /= shape[d];\n"
            "    }\n", nd - 1);
-    put(b, "    for (int64_t f = f0; f < f1;) {\n"
+    nd_strbuf_printf(b, "    for (int64_t f = f0; f < f1;) {\n"
            "        int64_t len = shape[%d] - ix[%d];\n"
            "        if (len > f1 - f) len = f1 - f;\n", nd - 1, nd - 1);
     for (int i = 0; i < p->n_loads; i++) {
-        put(b, "        const int64_t oa%d = ", i);
+        nd_strbuf_printf(b, "        const int64_t oa%d = ", i);
         put_row_offset(b, &p->loads[i], nd);
-        put(b, ";\n");
+        nd_strbuf_printf(b, ";\n");
     }
     for (int i = 0; i < p->n_indices; i++) {
-        put(b, "        const int64_t oi%d = ", i);
+        nd_strbuf_printf(b, "        const int64_t oi%d = ", i);
         put_row_offset(b, &p->indices[i], nd);
-        put(b, ";\n");
+        nd_strbuf_printf(b, ";\n");
     }
     for (int s = 0; s < p->n_stores; s++) {
-        put(b, "        const int64_t os%d = ", s);
+        nd_strbuf_printf(b, "        const int64_t os%d = ", s);
         put_row_offset(b, &p->stores[s].at, nd);
-        put(b, ";\n");
+        nd_strbuf_printf(b, ";\n");
     }
-    put(b, "        for (int64_t s = 0; s < len; s += %d) {\n"
+    nd_strbuf_printf(b, "        for (int64_t s = 0; s < len; s += %d) {\n"
            "            const int64_t n = len - s < %d ? len - s : %d;\n",
         ND_CPU_TILE, ND_CPU_TILE, ND_CPU_TILE);
 }
@@ -356,7 +323,7 @@ static void put_walk_open(gen *g) {
 /* After the strips of a row segment: advance ix past it. */
 static void put_walk_close(gen *g) {
     int nd = g->p->ndim;
-    put(g->b, "        }\n"
+    nd_strbuf_printf(g->b, "        }\n"
               "        f += len;\n"
               "        ix[%d] += len;\n"
               "        if (ix[%d] == shape[%d]) {\n"
@@ -373,36 +340,36 @@ static void put_walk_close(gen *g) {
 /* One strip: the loops and helper calls, then the streamed stores. */
 static void put_strip(gen *g) {
     const cpu_prep *p = g->p;
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     int loop = 0;
     for (int j = 0; j < g->n; j++) {
         if (!g->call[j]) continue;
         put_loop(g, loop++, j);
         const cpu_inst *pi = &p->insts[j];
-        put(b, "        ((ndj_op)helpers[%d])(c%d", g->helper[j], j);
+        nd_strbuf_printf(b, "        ((ndj_op)helpers[%d])(c%d", g->helper[j], j);
         for (int q = 0; q < 3; q++) {
-            if (q < pi->n_ops) put(b, ", ci%d_%d", j, q);
-            else put(b, ", 0");
+            if (q < pi->n_ops) nd_strbuf_printf(b, ", ci%d_%d", j, q);
+            else nd_strbuf_printf(b, ", 0");
         }
-        put(b, ", n);\n");
+        nd_strbuf_printf(b, ", n);\n");
     }
     put_loop(g, loop, -1);
     for (int s = 0; s < p->n_stores; s++)
         if (store_streamed(g, s))
-            put(b, "        ((ndj_store)helpers[0])((char *)(s%d + os%d + s), (const char *)y%d, "
+            nd_strbuf_printf(b, "        ((ndj_store)helpers[0])((char *)(s%d + os%d + s), (const char *)y%d, "
                    "(size_t)n * sizeof *y%d, 1);\n", s, s, s, s);
 }
 
 static void put_kernel(gen *g) {
-    sbuf *b = g->b;
+    nd_strbuf *b = g->b;
     char name[sizeof g->k->name];
     size_t m = 0;
     for (size_t i = 0; i < sizeof name - 1 && g->k->name[i]; i++) /* safe inside a comment */
         if (isalnum((unsigned char)g->k->name[i]) || g->k->name[i] == '_') name[m++] = g->k->name[i];
     name[m] = 0;
-    put(b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, name);
-    put(b, "%s\n", nd_cpu_scalar_source);
-    put(b, "typedef void (*ndj_helper)(void);\n"
+    nd_strbuf_printf(b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, name);
+    nd_strbuf_printf(b, "%s\n", nd_cpu_scalar_source);
+    nd_strbuf_printf(b, "typedef void (*ndj_helper)(void);\n"
            "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
            "int64_t);\n"
            "typedef void (*ndj_store)(char *, const char *, size_t, int);\n"
@@ -421,8 +388,7 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
     memset(out, 0, sizeof *out);
     if (p->has_reduce || p->ndim < 1) return -1;
     int n = p->n_insts;
-    sbuf b = {malloc(16384), 0, 16384, 0}; /* about the size of cpu_scalar.h */
-    b.oom = b.buf == NULL;
+    nd_strbuf b = {0};
     gen g;
     memset(&g, 0, sizeof g);
     g.k = k;
@@ -454,7 +420,7 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
             }
         put_kernel(&g);
     }
-    int ok = loops > 0 && !b.oom;
+    int ok = loops > 0 && !b.failed;
     if (ok) {
         out->src = b.buf;
         out->len = b.len;

@@ -14,42 +14,6 @@
 #include "backends/cuda/cuda_internal.h"
 #include "common/philox.h"
 
-/* ------------------------------------------------------------ string builder */
-
-void nd_cuda_sb_printf(nd_cuda_sb *sb, const char *fmt, ...) {
-    if (sb->failed) return;
-    for (;;) {
-        size_t room = sb->cap - sb->len;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            sb->failed = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            sb->len += (size_t)n;
-            return;
-        }
-        size_t cap = sb->cap ? sb->cap * 2 : 4096;
-        while (cap - sb->len <= (size_t)n) cap *= 2;
-        char *p = realloc(sb->buf, cap);
-        if (!p) {
-            sb->failed = 1;
-            return;
-        }
-        sb->buf = p;
-        sb->cap = cap;
-    }
-}
-
-void nd_cuda_sb_free(nd_cuda_sb *sb) {
-    free(sb->buf);
-    sb->buf = NULL;
-    sb->len = sb->cap = 0;
-}
-
 /* snprintf for expression fragments. Buffers are sized far above the
  * longest fragment the bounded nesting below can produce. */
 static void fmt(char *out, size_t cap, const char *f, ...) ND_PRINTF(3, 4);
@@ -114,10 +78,10 @@ static void cast_str(char *out, size_t cap, nd_dtype from, nd_dtype to, const ch
     }
 }
 
-void nd_cuda_emit_cast(nd_cuda_sb *sb, nd_dtype from, nd_dtype to, const char *x) {
+void nd_cuda_emit_cast(nd_strbuf *sb, nd_dtype from, nd_dtype to, const char *x) {
     char buf[1200];
     cast_str(buf, sizeof buf, from, to, x);
-    nd_cuda_sb_printf(sb, "%s", buf);
+    nd_strbuf_printf(sb, "%s", buf);
 }
 
 /* Register value -> memory representation, and back. */
@@ -378,7 +342,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
 
 /* --------------------------------------------------------------- emission */
 
-void nd_cuda_emit_prelude(nd_cuda_sb *sb) { nd_cuda_sb_printf(sb, "%s", nd_cuda_prelude); }
+void nd_cuda_emit_prelude(nd_strbuf *sb) { nd_strbuf_printf(sb, "%s", nd_cuda_prelude); }
 
 static const char *op_fn(nd_op op, char c) {
     int d = c == 'd';
@@ -515,7 +479,7 @@ static void operand(char *out, size_t cap, const body_ctx *c, int32_t j, int e, 
 
 /* Random draw j for every point of the group: the calls (codegen_rng.c),
  * then each point's transform of its words. */
-static void emit_draw(nd_cuda_sb *sb, const body_ctx *c, int j) {
+static void emit_draw(nd_strbuf *sb, const body_ctx *c, int j) {
     const nd_kernel *k = c->k;
     const nd_ir_inst *in = &k->insts[j];
     nd_dtype t = (nd_dtype)in->dtype;
@@ -535,11 +499,11 @@ static void emit_draw(nd_cuda_sb *sb, const body_ctx *c, int j) {
             round_str(e, sizeof e, t, q);
         }
         value_name(v, sizeof v, c, j, p);
-        nd_cuda_sb_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
+        nd_strbuf_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
     }
 }
 
-static void emit_inst(nd_cuda_sb *sb, const body_ctx *c, int j, int p) {
+static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
     const nd_kernel *k = c->k;
     const nd_ir_inst *in = &k->insts[j];
     int n_slots = k->n_slots;
@@ -612,7 +576,7 @@ static void emit_inst(nd_cuda_sb *sb, const body_ctx *c, int j, int p) {
     }
     }
     value_name(v, sizeof v, c, j, p);
-    nd_cuda_sb_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
+    nd_strbuf_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
 }
 
 void nd_cuda_body_name(char *out, size_t cap, int G) {
@@ -620,16 +584,16 @@ void nd_cuda_body_name(char *out, size_t cap, int G) {
     else fmt(out, cap, "ndk_body_g%d", G);
 }
 
-void nd_cuda_emit_args_struct(nd_cuda_sb *sb, const nd_kernel *k) {
+void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_kernel *k) {
     int n = arg_words(k);
-    nd_cuda_sb_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n", n > 0 ? n : 1);
+    nd_strbuf_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n", n > 0 ? n : 1);
 }
 
 /* The body: loads arrive as memory values, indices as int64, stores leave
  * as memory values, the reduced value (if any) as its register type. The
  * same function serves the scalar, vector and reduction loops; a group
  * body (G > 1) evaluates G points along axis gax at once. */
-void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k, int G, int gax) {
+void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
     body_ctx c = {k, G, gax, calloc((size_t)k->n_insts + 1, 1)};
     if (!c.uniform) {
         sb->failed = 1;
@@ -647,26 +611,26 @@ void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k, int G, int gax) {
     }
     char nm[32], x[32];
     nd_cuda_body_name(nm, sizeof nm, G);
-    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ void %s(const ndk_args &A", nm);
+    nd_strbuf_printf(sb, "static __device__ __forceinline__ void %s(const ndk_args &A", nm);
     for (int p = 0; p < G; p++) {
         for (int j = 0; j < k->n_loads; j++) {
             nd_cuda_point_name(x, sizeof x, "l", j, p, G);
-            nd_cuda_sb_printf(sb, ", const %s %s", mem_types[k->loads[j].dtype], x);
+            nd_strbuf_printf(sb, ", const %s %s", mem_types[k->loads[j].dtype], x);
         }
         for (int j = 0; j < k->n_indices; j++) {
             nd_cuda_point_name(x, sizeof x, "x", j, p, G);
-            nd_cuda_sb_printf(sb, ", const long long %s", x);
+            nd_strbuf_printf(sb, ", const long long %s", x);
         }
         for (int j = 0; j < k->n_stores; j++) {
             nd_cuda_point_name(x, sizeof x, "s", j, p, G);
-            nd_cuda_sb_printf(sb, ", %s &%s", mem_types[k->stores[j].at.dtype], x);
+            nd_strbuf_printf(sb, ", %s &%s", mem_types[k->stores[j].at.dtype], x);
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, p, G);
-            nd_cuda_sb_printf(sb, ", %s &%s", reg_types[k->insts[k->reduce.value].dtype], x);
+            nd_strbuf_printf(sb, ", %s &%s", reg_types[k->insts[k->reduce.value].dtype], x);
         }
     }
-    nd_cuda_sb_printf(sb, ") {\n");
+    nd_strbuf_printf(sb, ") {\n");
     for (int j = 0; j < k->n_insts; j++) {
         int op = k->insts[j].op;
         if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL) emit_draw(sb, &c, j);
@@ -681,20 +645,20 @@ void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k, int G, int gax) {
             cast_str(cs, sizeof cs, (nd_dtype)k->insts[st->value].dtype, (nd_dtype)st->at.dtype, v);
             to_mem_str(m, sizeof m, (nd_dtype)st->at.dtype, cs);
             nd_cuda_point_name(x, sizeof x, "s", j, p, G);
-            nd_cuda_sb_printf(sb, "  %s = %s;\n", x, m);
+            nd_strbuf_printf(sb, "  %s = %s;\n", x, m);
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, p, G);
             value_name(v, sizeof v, &c, (int)k->reduce.value, p);
-            nd_cuda_sb_printf(sb, "  %s = %s;\n", x, v);
+            nd_strbuf_printf(sb, "  %s = %s;\n", x, v);
         }
     }
-    nd_cuda_sb_printf(sb, "}\n");
+    nd_strbuf_printf(sb, "}\n");
     free(c.uniform);
 }
 
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {
-    nd_cuda_sb sb = {0};
+    nd_strbuf sb = {0};
     nd_cuda_emit_prelude(&sb);
     nd_cuda_emit_args_struct(&sb, k);
     nd_cuda_emit_body_fn(&sb, k, 1, 0);
@@ -703,7 +667,7 @@ nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **
     if (k->has_reduce) nd_cuda_emit_reduce_kernels(&sb, k, info);
     else nd_cuda_emit_elementwise_kernels(&sb, k, info);
     if (sb.failed) {
-        nd_cuda_sb_free(&sb);
+        nd_strbuf_free(&sb);
         return nd_error_set(ND_ERR_OOM, "cuda codegen: out of host memory generating kernel '%s'", k->name);
     }
     *src_out = sb.buf;

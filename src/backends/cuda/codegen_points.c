@@ -10,53 +10,53 @@
 
 #include "backends/cuda/cuda_internal.h"
 
-void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
+void nd_cuda_emit_unravel(nd_strbuf *sb, const nd_kernel *k, uint32_t mask, const char *lin,
                           const char *at, const char *indent) {
     int first = -1, any_div = 0;
     for (int d = 0; d < k->ndim; d++)
         if (mask >> d & 1u) {
             if (first < 0) first = d;
-            nd_cuda_sb_printf(sb, "%s%s i%d;\n", indent, at, d);
+            nd_strbuf_printf(sb, "%s%s i%d;\n", indent, at, d);
         }
     if (first < 0) return;
     for (int d = k->ndim - 1; d > first; d--)
         if ((mask >> d & 1u) && k->shape[d] != 1) any_div = 1;
     /* Unsigned division by literals folds to multiply-shift. */
     const char *ut = strcmp(at, "int") == 0 ? "unsigned int" : "unsigned long long";
-    nd_cuda_sb_printf(sb, "%s{ %s t_ = (%s)(%s);", indent, ut, ut, lin);
+    nd_strbuf_printf(sb, "%s{ %s t_ = (%s)(%s);", indent, ut, ut, lin);
     (void)any_div;
     for (int d = k->ndim - 1; d >= first; d--) {
         if (!(mask >> d & 1u)) continue;
-        if (d == first) nd_cuda_sb_printf(sb, " i%d = (%s)t_;", d, at);
-        else if (k->shape[d] == 1) nd_cuda_sb_printf(sb, " i%d = 0;", d);
+        if (d == first) nd_strbuf_printf(sb, " i%d = (%s)t_;", d, at);
+        else if (k->shape[d] == 1) nd_strbuf_printf(sb, " i%d = 0;", d);
         else
-            nd_cuda_sb_printf(sb, " i%d = (%s)(t_ %% %" PRId64 "u); t_ /= %" PRId64 "u;", d, at, k->shape[d],
+            nd_strbuf_printf(sb, " i%d = (%s)(t_ %% %" PRId64 "u); t_ /= %" PRId64 "u;", d, at, k->shape[d],
                               k->shape[d]);
     }
-    nd_cuda_sb_printf(sb, " }\n");
+    nd_strbuf_printf(sb, " }\n");
 }
 
-void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide) {
+void nd_cuda_emit_addr(nd_strbuf *sb, const nd_ir_access *a, int ndim, int wide) {
     const char *sfx = wide ? "LL" : "";
-    nd_cuda_sb_printf(sb, "(%" PRId64 "%s", a->offset, sfx);
+    nd_strbuf_printf(sb, "(%" PRId64 "%s", a->offset, sfx);
     for (int d = 0; d < ndim; d++)
-        if (a->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "%s) * i%d", a->strides[d], sfx, d);
-    nd_cuda_sb_printf(sb, ")");
+        if (a->strides[d]) nd_strbuf_printf(sb, " + (%" PRId64 "%s) * i%d", a->strides[d], sfx, d);
+    nd_strbuf_printf(sb, ")");
 }
 
 /* Index values of the points: x<j> (G = 1), else x<j>_<e> = x<j>_0 plus e
  * steps along gax. */
-static void emit_index_values(nd_cuda_sb *sb, const nd_kernel *k, const char *indent, int G, int gax) {
+static void emit_index_values(nd_strbuf *sb, const nd_kernel *k, const char *indent, int G, int gax) {
     char x[32];
     for (int j = 0; j < k->n_indices; j++) {
         const nd_ir_access *m = &k->indices[j];
         nd_cuda_point_name(x, sizeof x, "x", j, 0, G);
-        nd_cuda_sb_printf(sb, "%sconst long long %s = %" PRId64 "LL", indent, x, m->offset);
+        nd_strbuf_printf(sb, "%sconst long long %s = %" PRId64 "LL", indent, x, m->offset);
         for (int d = 0; d < k->ndim; d++)
-            if (m->strides[d]) nd_cuda_sb_printf(sb, " + (%" PRId64 "LL) * (long long)i%d", m->strides[d], d);
-        nd_cuda_sb_printf(sb, ";\n");
+            if (m->strides[d]) nd_strbuf_printf(sb, " + (%" PRId64 "LL) * (long long)i%d", m->strides[d], d);
+        nd_strbuf_printf(sb, ";\n");
         for (int e = 1; e < G; e++)
-            nd_cuda_sb_printf(sb, "%sconst long long x%d_%d = x%d_0 + %" PRId64 "LL;\n", indent, j, e, j,
+            nd_strbuf_printf(sb, "%sconst long long x%d_%d = x%d_0 + %" PRId64 "LL;\n", indent, j, e, j,
                               m->strides[gax] * e);
     }
 }
@@ -75,81 +75,81 @@ static void load_arg(char *out, size_t cap, const nd_kernel *k, int j, int e, in
     }
 }
 
-static void emit_call(nd_cuda_sb *sb, const nd_kernel *k, const char *indent, int G, int gax, int vec) {
+static void emit_call(nd_strbuf *sb, const nd_kernel *k, const char *indent, int G, int gax, int vec) {
     char nm[32], x[32];
     nd_cuda_body_name(nm, sizeof nm, G);
-    nd_cuda_sb_printf(sb, "%s%s(A", indent, nm);
+    nd_strbuf_printf(sb, "%s%s(A", indent, nm);
     for (int p = 0; p < G; p++) {
         for (int j = 0; j < k->n_loads; j++) {
             load_arg(x, sizeof x, k, j, p, G, gax, vec);
-            nd_cuda_sb_printf(sb, ", %s", x);
+            nd_strbuf_printf(sb, ", %s", x);
         }
         for (int j = 0; j < k->n_indices; j++) {
             nd_cuda_point_name(x, sizeof x, "x", j, p, G);
-            nd_cuda_sb_printf(sb, ", %s", x);
+            nd_strbuf_printf(sb, ", %s", x);
         }
         for (int j = 0; j < k->n_stores; j++) {
             if (vec && G == 1) snprintf(x, sizeof x, "w%d.e[e]", j);
             else if (vec) snprintf(x, sizeof x, "w%d.e[%d]", j, p);
             else nd_cuda_point_name(x, sizeof x, "s", j, p, G);
-            nd_cuda_sb_printf(sb, ", %s", x);
+            nd_strbuf_printf(sb, ", %s", x);
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, p, G);
-            nd_cuda_sb_printf(sb, ", %s", x);
+            nd_strbuf_printf(sb, ", %s", x);
         }
     }
-    nd_cuda_sb_printf(sb, ");\n");
+    nd_strbuf_printf(sb, ");\n");
 }
 
 /* Address of an access at point e of a group: (offset + strides*i) plus e
  * steps along gax. */
-static void emit_addr_at(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide, int gax, int e) {
+static void emit_addr_at(nd_strbuf *sb, const nd_ir_access *a, int ndim, int wide, int gax, int e) {
     nd_cuda_emit_addr(sb, a, ndim, wide);
-    if (e && a->strides[gax]) nd_cuda_sb_printf(sb, " + (%" PRId64 "%s)", a->strides[gax] * e, wide ? "LL" : "");
+    if (e && a->strides[gax]) nd_strbuf_printf(sb, " + (%" PRId64 "%s)", a->strides[gax] * e, wide ? "LL" : "");
 }
 
-static void emit_loads(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
+static void emit_loads(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
     char x[32];
     for (int j = 0; j < k->n_loads; j++) {
         const nd_ir_access *l = &k->loads[j];
         const char *mt = nd_cuda_mem_type((nd_dtype)l->dtype);
         for (int e = 0; e < (G > 1 && l->strides[gax] == 0 ? 1 : G); e++) {
             nd_cuda_point_name(x, sizeof x, "l", j, e, G);
-            nd_cuda_sb_printf(sb, "%sconst %s %s = ((const %s *)A.w[%d])[", indent, mt, x, mt, (int)l->slot);
+            nd_strbuf_printf(sb, "%sconst %s %s = ((const %s *)A.w[%d])[", indent, mt, x, mt, (int)l->slot);
             emit_addr_at(sb, l, k->ndim, wide, gax, e);
-            nd_cuda_sb_printf(sb, "];\n");
+            nd_strbuf_printf(sb, "];\n");
         }
     }
 }
 
 /* A point's (or group's) work once its loads l<j> are in registers: index
  * values, the body call, the stores. */
-static void emit_compute_store(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
+static void emit_compute_store(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
     char x[32];
     emit_index_values(sb, k, indent, G, gax);
     for (int e = 0; e < G; e++) {
         for (int j = 0; j < k->n_stores; j++) {
             nd_cuda_point_name(x, sizeof x, "s", j, e, G);
-            nd_cuda_sb_printf(sb, "%s%s %s;\n", indent, nd_cuda_mem_type((nd_dtype)k->stores[j].at.dtype), x);
+            nd_strbuf_printf(sb, "%s%s %s;\n", indent, nd_cuda_mem_type((nd_dtype)k->stores[j].at.dtype), x);
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, e, G);
-            nd_cuda_sb_printf(sb, "%s%s %s;\n", indent, nd_cuda_reg_type((nd_dtype)k->insts[k->reduce.value].dtype), x);
+            nd_strbuf_printf(sb, "%s%s %s;\n", indent, nd_cuda_reg_type((nd_dtype)k->insts[k->reduce.value].dtype), x);
         }
     }
     emit_call(sb, k, indent, G, gax, 0);
     for (int e = 0; e < G; e++)
         for (int j = 0; j < k->n_stores; j++) {
             const nd_ir_access *s = &k->stores[j].at;
-            nd_cuda_sb_printf(sb, "%s((%s *)A.w[%d])[", indent, nd_cuda_mem_type((nd_dtype)s->dtype), (int)s->slot);
+            nd_strbuf_printf(sb, "%s((%s *)A.w[%d])[", indent, nd_cuda_mem_type((nd_dtype)s->dtype), (int)s->slot);
             emit_addr_at(sb, s, k->ndim, wide, gax, e);
             nd_cuda_point_name(x, sizeof x, "s", j, e, G);
-            nd_cuda_sb_printf(sb, "] = %s;\n", x);
+            nd_strbuf_printf(sb, "] = %s;\n", x);
         }
 }
 
-void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
+void nd_cuda_emit_point(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax) {
     emit_loads(sb, k, wide, indent, G, gax);
     emit_compute_store(sb, k, wide, indent, G, gax);
 }
@@ -167,13 +167,13 @@ static const char *vec_type(int bytes) {
  * G points along the innermost axis can share: a thread takes G
  * consecutive points of a row per step (a row's last, partial group point
  * by point). */
-static void emit_elementwise_grouped(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+static void emit_elementwise_grouped(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
     int G = info->group, L = info->group_axis;
     int64_t C = k->shape[L], CG = (C + G - 1) / G;
     uint32_t rows = (k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u) & ~(1u << L);
-    nd_cuda_sb_printf(sb,
+    nd_strbuf_printf(sb,
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
                       "    const %s row = g / %" PRId64 "u;\n"
@@ -181,17 +181,17 @@ static void emit_elementwise_grouped(nd_cuda_sb *sb, const nd_kernel *k, const n
                       ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, CG,
                       at, at, CG, G);
     nd_cuda_emit_unravel(sb, k, rows, "row", at, "    ");
-    if (C % G) nd_cuda_sb_printf(sb, "    if (ib + %d <= %" PRId64 ") {\n", G, C);
-    else nd_cuda_sb_printf(sb, "    {\n");
-    nd_cuda_sb_printf(sb, "      const %s i%d = ib;\n", at, L);
+    if (C % G) nd_strbuf_printf(sb, "    if (ib + %d <= %" PRId64 ") {\n", G, C);
+    else nd_strbuf_printf(sb, "    {\n");
+    nd_strbuf_printf(sb, "      const %s i%d = ib;\n", at, L);
     nd_cuda_emit_point(sb, k, info->wide, "      ", G, L);
-    nd_cuda_sb_printf(sb, "    }\n");
+    nd_strbuf_printf(sb, "    }\n");
     if (C % G) {
-        nd_cuda_sb_printf(sb, "    else for (%s i%d = ib; i%d < %" PRId64 "; i%d++) {\n", at, L, L, C, L);
+        nd_strbuf_printf(sb, "    else for (%s i%d = ib; i%d < %" PRId64 "; i%d++) {\n", at, L, L, C, L);
         nd_cuda_emit_point(sb, k, info->wide, "      ", 1, L);
-        nd_cuda_sb_printf(sb, "    }\n");
+        nd_strbuf_printf(sb, "    }\n");
     }
-    nd_cuda_sb_printf(sb, "  }\n}\n");
+    nd_strbuf_printf(sb, "  }\n}\n");
 }
 
 /* The scalar kernel when info->unroll > 1: a thread takes U points one
@@ -207,12 +207,12 @@ static void emit_elementwise_grouped(nd_cuda_sb *sb, const nd_kernel *k, const n
  * before storing point u is safe: a kernel's points never read what
  * another point writes (that would be a race between threads), and a
  * point's own loads come first. */
-static void emit_elementwise_unrolled(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info, const char *lt,
+static void emit_elementwise_unrolled(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info, const char *lt,
                                       const char *at, uint32_t all) {
     int U = info->unroll;
     int64_t R = k->shape[0], C = info->n / R;
     const char *guard = R % U ? "if (i0 < " : NULL;
-    nd_cuda_sb_printf(sb,
+    nd_strbuf_printf(sb,
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s w = (%s)blockIdx.x * %du + threadIdx.x; w < %" PRId64 "ull; w += (%s)gridDim.x * %du) {\n"
                       "    const %s r0 = (%s)(w / %" PRId64 "u) * %d;\n",
@@ -221,26 +221,26 @@ static void emit_elementwise_unrolled(nd_cuda_sb *sb, const nd_kernel *k, const 
     snprintf(rest, sizeof rest, "w %% %" PRId64 "u", C);
     nd_cuda_emit_unravel(sb, k, all & ~1u, rest, at, "    ");
     for (int j = 0; j < k->n_loads; j++)
-        nd_cuda_sb_printf(sb, "    %s L%d[%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[j].dtype), j, U);
+        nd_strbuf_printf(sb, "    %s L%d[%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[j].dtype), j, U);
     for (int pass = 0; pass < 2; pass++) {
-        nd_cuda_sb_printf(sb, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const %s i0 = r0 + u;\n", U, at);
-        if (guard) nd_cuda_sb_printf(sb, "      %s%" PRId64 ") {\n", guard, R);
-        else nd_cuda_sb_printf(sb, "      {\n");
+        nd_strbuf_printf(sb, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n      const %s i0 = r0 + u;\n", U, at);
+        if (guard) nd_strbuf_printf(sb, "      %s%" PRId64 ") {\n", guard, R);
+        else nd_strbuf_printf(sb, "      {\n");
         if (pass == 0) {
             emit_loads(sb, k, info->wide, "        ", 1, 0);
-            for (int j = 0; j < k->n_loads; j++) nd_cuda_sb_printf(sb, "        L%d[u] = l%d;\n", j, j);
+            for (int j = 0; j < k->n_loads; j++) nd_strbuf_printf(sb, "        L%d[u] = l%d;\n", j, j);
         } else {
             for (int j = 0; j < k->n_loads; j++)
-                nd_cuda_sb_printf(sb, "        const %s l%d = L%d[u];\n", nd_cuda_mem_type((nd_dtype)k->loads[j].dtype),
+                nd_strbuf_printf(sb, "        const %s l%d = L%d[u];\n", nd_cuda_mem_type((nd_dtype)k->loads[j].dtype),
                                   j, j);
             emit_compute_store(sb, k, info->wide, "        ", 1, 0);
         }
-        nd_cuda_sb_printf(sb, "      }\n    }\n");
+        nd_strbuf_printf(sb, "      }\n    }\n");
     }
-    nd_cuda_sb_printf(sb, "  }\n}\n");
+    nd_strbuf_printf(sb, "  }\n}\n");
 }
 
-void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
     uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
@@ -249,14 +249,14 @@ void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const 
     } else if (info->unroll > 1) {
         emit_elementwise_unrolled(sb, k, info, lt, at, all);
     } else {
-        nd_cuda_sb_printf(sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n",
+        nd_strbuf_printf(sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n",
                           ND_CUDA_BLOCK, info->name);
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n",
                           lt, lt, ND_CUDA_BLOCK, info->n, lt, ND_CUDA_BLOCK);
         nd_cuda_emit_unravel(sb, k, all, "g", at, "    ");
         nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
-        nd_cuda_sb_printf(sb, "  }\n}\n");
+        nd_strbuf_printf(sb, "  }\n}\n");
     }
     if (!info->vec) return;
 
@@ -266,7 +266,7 @@ void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const 
      * share Philox calls. */
     int V = info->vec;
     int64_t nv = info->n / V;
-    nd_cuda_sb_printf(sb,
+    nd_strbuf_printf(sb,
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
                       "    const %s b0 = (%s)g * %d;\n",
@@ -277,43 +277,43 @@ void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const 
         const char *mt = nd_cuda_mem_type((nd_dtype)l->dtype);
         if (l->strides[0] == 1) {
             const char *vt = vec_type(V * nd_cuda_mem_size((nd_dtype)l->dtype));
-            nd_cuda_sb_printf(sb,
+            nd_strbuf_printf(sb,
                               "    union { %s v; %s e[%d]; } u%d;\n"
                               "    u%d.v = *(const %s *)(((const %s *)A.w[%d]) + %" PRId64 "%s + b0);\n",
                               vt, mt, V, j, j, vt, mt, (int)l->slot, l->offset, sfx);
         } else {
-            nd_cuda_sb_printf(sb, "    const %s l%d = ((const %s *)A.w[%d])[%" PRId64 "%s];\n", mt, j, mt,
+            nd_strbuf_printf(sb, "    const %s l%d = ((const %s *)A.w[%d])[%" PRId64 "%s];\n", mt, j, mt,
                               (int)l->slot, l->offset, sfx);
         }
     }
     for (int j = 0; j < k->n_stores; j++) {
         const nd_ir_access *s = &k->stores[j].at;
-        nd_cuda_sb_printf(sb, "    union { %s v; %s e[%d]; } w%d;\n", vec_type(V * nd_cuda_mem_size((nd_dtype)s->dtype)),
+        nd_strbuf_printf(sb, "    union { %s v; %s e[%d]; } w%d;\n", vec_type(V * nd_cuda_mem_size((nd_dtype)s->dtype)),
                           nd_cuda_mem_type((nd_dtype)s->dtype), V, j);
     }
     if (info->vec_group) {
-        nd_cuda_sb_printf(sb, "    {\n      const %s i0 = b0;\n", at);
+        nd_strbuf_printf(sb, "    {\n      const %s i0 = b0;\n", at);
         emit_index_values(sb, k, "      ", V, 0);
         emit_call(sb, k, "      ", V, 0, 1);
     } else {
-        nd_cuda_sb_printf(sb, "#pragma unroll\n    for (int e = 0; e < %d; e++) {\n      const %s i0 = b0 + e;\n", V, at);
+        nd_strbuf_printf(sb, "#pragma unroll\n    for (int e = 0; e < %d; e++) {\n      const %s i0 = b0 + e;\n", V, at);
         emit_index_values(sb, k, "      ", 1, 0);
         emit_call(sb, k, "      ", 1, 0, 1);
     }
-    nd_cuda_sb_printf(sb, "    }\n");
+    nd_strbuf_printf(sb, "    }\n");
     for (int j = 0; j < k->n_stores; j++) {
         const nd_ir_access *s = &k->stores[j].at;
-        nd_cuda_sb_printf(sb, "    *(%s *)(((%s *)A.w[%d]) + %" PRId64 "%s + b0) = w%d.v;\n",
+        nd_strbuf_printf(sb, "    *(%s *)(((%s *)A.w[%d]) + %" PRId64 "%s + b0) = w%d.v;\n",
                           vec_type(V * nd_cuda_mem_size((nd_dtype)s->dtype)), nd_cuda_mem_type((nd_dtype)s->dtype), (int)s->slot, s->offset, sfx, j);
     }
-    nd_cuda_sb_printf(sb, "  }\n");
+    nd_strbuf_printf(sb, "  }\n");
     if (info->n % V) {
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  const %s g = %" PRId64 "ull + (%s)blockIdx.x * %du + threadIdx.x;\n"
                           "  if (g < %" PRId64 "ull) {\n    const %s i0 = (%s)g;\n",
                           lt, nv * V, lt, ND_CUDA_BLOCK, info->n, at, at);
         nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
-        nd_cuda_sb_printf(sb, "  }\n");
+        nd_strbuf_printf(sb, "  }\n");
     }
-    nd_cuda_sb_printf(sb, "}\n");
+    nd_strbuf_printf(sb, "}\n");
 }

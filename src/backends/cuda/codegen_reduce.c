@@ -45,12 +45,12 @@ static const char *int_limit(nd_dtype t, int max) {
     }
 }
 
-static void emit_acc_fns(nd_cuda_sb *sb, const nd_kernel *k) {
+static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k) {
     nd_dtype vd = (nd_dtype)k->insts[k->reduce.value].dtype, ad = acc_dtype(k);
     const char *AT = nd_cuda_reg_type(ad);
     int fl = nd_dtype_is_float(ad), dbl = ad == ND_FLOAT64;
     nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
-    nd_cuda_sb_printf(sb, "struct __align__(16) ndk_acc { %s v; long long i; };\n", AT);
+    nd_strbuf_printf(sb, "struct __align__(16) ndk_acc { %s v; long long i; };\n", AT);
 
     const char *init = "0";
     switch (kind) {
@@ -62,40 +62,40 @@ static void emit_acc_fns(nd_cuda_sb *sb, const nd_kernel *k) {
     default: init = "0"; break;
     }
     int is_arg = kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX;
-    nd_cuda_sb_printf(sb,
+    nd_strbuf_printf(sb,
                       "static __device__ __forceinline__ ndk_acc ndk_acc_init() { ndk_acc a; a.v = (%s)%s; a.i = %s; return a; }\n",
                       AT, init, is_arg ? "-1" : "0");
-    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_one(%s x, long long ri) { ndk_acc a; a.v = ",
+    nd_strbuf_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_one(%s x, long long ri) { ndk_acc a; a.v = ",
                       nd_cuda_reg_type(vd));
     nd_cuda_emit_cast(sb, vd, ad, "x");
-    nd_cuda_sb_printf(sb, "; a.i = ri; return a; }\n");
+    nd_strbuf_printf(sb, "; a.i = ri; return a; }\n");
 
-    nd_cuda_sb_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_comb(ndk_acc a, const ndk_acc b) {\n");
+    nd_strbuf_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_comb(ndk_acc a, const ndk_acc b) {\n");
     const char *rn = dbl ? "d" : "f";
     switch (kind) {
     case ND_REDUCE_SUM:
     case ND_REDUCE_PROD: {
         const char *nm = kind == ND_REDUCE_SUM ? "add" : "mul";
-        if (fl) nd_cuda_sb_printf(sb, "  a.v = __%s%s_rn(a.v, b.v);\n", rn, nm);
+        if (fl) nd_strbuf_printf(sb, "  a.v = __%s%s_rn(a.v, b.v);\n", rn, nm);
         else
-            nd_cuda_sb_printf(sb, "  a.v = (%s)((unsigned long long)a.v %s (unsigned long long)b.v);\n", AT,
+            nd_strbuf_printf(sb, "  a.v = (%s)((unsigned long long)a.v %s (unsigned long long)b.v);\n", AT,
                               kind == ND_REDUCE_SUM ? "+" : "*");
         break;
     }
     case ND_REDUCE_MIN:
     case ND_REDUCE_MAX: {
         int mx = kind == ND_REDUCE_MAX;
-        if (fl) nd_cuda_sb_printf(sb, "  a.v = ndk_f%s<%s>(a.v, b.v);\n", mx ? "max" : "min", AT);
-        else if (ad == ND_BOOL) nd_cuda_sb_printf(sb, "  a.v = a.v %s b.v;\n", mx ? "||" : "&&");
-        else nd_cuda_sb_printf(sb, "  a.v = (b.v %s a.v) ? b.v : a.v;\n", mx ? ">" : "<");
+        if (fl) nd_strbuf_printf(sb, "  a.v = ndk_f%s<%s>(a.v, b.v);\n", mx ? "max" : "min", AT);
+        else if (ad == ND_BOOL) nd_strbuf_printf(sb, "  a.v = a.v %s b.v;\n", mx ? "||" : "&&");
+        else nd_strbuf_printf(sb, "  a.v = (b.v %s a.v) ? b.v : a.v;\n", mx ? ">" : "<");
         break;
     }
-    case ND_REDUCE_ANY: nd_cuda_sb_printf(sb, "  a.v = a.v || b.v;\n"); break;
-    case ND_REDUCE_ALL: nd_cuda_sb_printf(sb, "  a.v = a.v && b.v;\n"); break;
+    case ND_REDUCE_ANY: nd_strbuf_printf(sb, "  a.v = a.v || b.v;\n"); break;
+    case ND_REDUCE_ALL: nd_strbuf_printf(sb, "  a.v = a.v && b.v;\n"); break;
     default: {
         /* First NaN wins, then the better value, ties to the lower index. */
         const char *better = kind == ND_REDUCE_ARGMAX ? ">" : "<";
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  if (a.i < 0) return b;\n"
                           "  if (b.i < 0) return a;\n"
                           "  const bool an = a.v != a.v, bn = b.v != b.v;\n"
@@ -107,61 +107,61 @@ static void emit_acc_fns(nd_cuda_sb *sb, const nd_kernel *k) {
         break;
     }
     }
-    nd_cuda_sb_printf(sb, "  return a;\n}\n");
+    nd_strbuf_printf(sb, "  return a;\n}\n");
 }
 
 /* Writes accumulator `acc` to the reduction output (kept indices in scope),
  * `step` outputs further along axis `ax` (a group of outputs). */
-static void emit_write_at(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *acc, const char *indent,
+static void emit_write_at(nd_strbuf *sb, const nd_kernel *k, int wide, const char *acc, const char *indent,
                           int ax, int step) {
     const nd_ir_reduce *r = &k->reduce;
     nd_dtype od = (nd_dtype)r->out_dtype;
     int is_arg = r->kind == ND_REDUCE_ARGMIN || r->kind == ND_REDUCE_ARGMAX;
     char src[64];
     snprintf(src, sizeof src, "%s.%s", acc, is_arg ? "i" : "v");
-    nd_cuda_sb_printf(sb, "%s{ const %s o_ = ", indent, nd_cuda_reg_type(od));
+    nd_strbuf_printf(sb, "%s{ const %s o_ = ", indent, nd_cuda_reg_type(od));
     nd_cuda_emit_cast(sb, is_arg ? ND_INT64 : acc_dtype(k), od, src);
-    nd_cuda_sb_printf(sb, ";\n%s  ((%s *)A.w[%d])[", indent, nd_cuda_mem_type(od), (int)r->out.slot);
+    nd_strbuf_printf(sb, ";\n%s  ((%s *)A.w[%d])[", indent, nd_cuda_mem_type(od), (int)r->out.slot);
     nd_cuda_emit_addr(sb, &r->out, k->ndim, wide);
     if (step && r->out.strides[ax])
-        nd_cuda_sb_printf(sb, " + (%" PRId64 "%s)", r->out.strides[ax] * step, wide ? "LL" : "");
-    if (od == ND_BOOL) nd_cuda_sb_printf(sb, "] = (unsigned char)o_; }\n");
-    else if (od == ND_FLOAT16) nd_cuda_sb_printf(sb, "] = ndk_f2h(o_); }\n");
-    else if (od == ND_BFLOAT16) nd_cuda_sb_printf(sb, "] = ndk_f2b(o_); }\n");
-    else nd_cuda_sb_printf(sb, "] = o_; }\n");
+        nd_strbuf_printf(sb, " + (%" PRId64 "%s)", r->out.strides[ax] * step, wide ? "LL" : "");
+    if (od == ND_BOOL) nd_strbuf_printf(sb, "] = (unsigned char)o_; }\n");
+    else if (od == ND_FLOAT16) nd_strbuf_printf(sb, "] = ndk_f2h(o_); }\n");
+    else if (od == ND_BFLOAT16) nd_strbuf_printf(sb, "] = ndk_f2b(o_); }\n");
+    else nd_strbuf_printf(sb, "] = o_; }\n");
 }
 
-static void emit_write(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *acc, const char *indent) {
+static void emit_write(nd_strbuf *sb, const nd_kernel *k, int wide, const char *acc, const char *indent) {
     emit_write_at(sb, k, wide, acc, indent, 0, 0);
 }
 
 /* One reduced point, or a group of G consecutive ones (q .. q+G-1 along
  * axis gax), folded into `acc` in order. */
-static void emit_fold(nd_cuda_sb *sb, const nd_kernel *k, int wide, uint32_t red, const char *at, int G, int gax,
+static void emit_fold(nd_strbuf *sb, const nd_kernel *k, int wide, uint32_t red, const char *at, int G, int gax,
                       const char *indent) {
     nd_cuda_emit_unravel(sb, k, red, "q", at, indent);
     nd_cuda_emit_point(sb, k, wide, indent, G, gax);
-    if (G == 1) nd_cuda_sb_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n", indent);
+    if (G == 1) nd_strbuf_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n", indent);
     for (int e = 0; G > 1 && e < G; e++)
-        nd_cuda_sb_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv_%d, (long long)q + %d));\n", indent, e, e);
+        nd_strbuf_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv_%d, (long long)q + %d));\n", indent, e, e);
 }
 
 /* COLS with a group of G neighbouring outputs per thread (group_kept):
  * accumulators acc_0 .. acc_{G-1}, one per output. */
-static void emit_cols_kept(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info, uint32_t red,
+static void emit_cols_kept(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info, uint32_t red,
                            uint32_t kept, int64_t n_out, int64_t CH, int pw) {
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
     int G = info->group, L = info->group_axis;
     int64_t NG = n_out / G;
-    nd_cuda_sb_printf(sb,
+    nd_strbuf_printf(sb,
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s gid = (%s)blockIdx.x * %du + threadIdx.x; gid < %" PRId64 "ull; gid += (%s)gridDim.x * %du) {\n"
                       "    const %s o = gid %% %" PRId64 "u * %d, sp = gid / %" PRId64 "u;\n",
                       ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, NG, G, NG);
     nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
-    for (int e = 0; e < G; e++) nd_cuda_sb_printf(sb, "    ndk_acc acc_%d = ndk_acc_init();\n", e);
-    nd_cuda_sb_printf(sb,
+    for (int e = 0; e < G; e++) nd_strbuf_printf(sb, "    ndk_acc acc_%d = ndk_acc_init();\n", e);
+    nd_strbuf_printf(sb,
                       "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
                       "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
                       "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n",
@@ -169,18 +169,18 @@ static void emit_cols_kept(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kin
     nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
     nd_cuda_emit_point(sb, k, info->wide, "      ", G, L);
     for (int e = 0; e < G; e++)
-        nd_cuda_sb_printf(sb, "      acc_%d = ndk_acc_comb(acc_%d, ndk_acc_one(rv_%d, (long long)q));\n", e, e, e);
-    nd_cuda_sb_printf(sb, "    }\n");
+        nd_strbuf_printf(sb, "      acc_%d = ndk_acc_comb(acc_%d, ndk_acc_one(rv_%d, (long long)q));\n", e, e, e);
+    nd_strbuf_printf(sb, "    }\n");
     char acc[16];
     for (int e = 0; e < G; e++) {
         snprintf(acc, sizeof acc, "acc_%d", e);
         if (info->splits == 1) emit_write_at(sb, k, info->wide, acc, "    ", L, e);
-        else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o + %d] = acc_%d;\n", pw, n_out, e, e);
+        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o + %d] = acc_%d;\n", pw, n_out, e, e);
     }
-    nd_cuda_sb_printf(sb, "  }\n}\n");
+    nd_strbuf_printf(sb, "  }\n}\n");
 }
 
-void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
+void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
     emit_acc_fns(sb, k);
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
@@ -195,7 +195,7 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
 
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         int tpr = info->tpr, rpb = ND_CUDA_BLOCK / info->tpr;
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                           "  __shared__ ndk_acc sh[%d];\n"
                           "  const %s gi = (%s)blockIdx.x * %du + threadIdx.x / %du;\n"
@@ -203,28 +203,28 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
                           "  const %s o = gi / %" PRId64 "u, sp = gi %% %" PRId64 "u;\n",
                           ND_CUDA_BLOCK, info->name, ND_CUDA_BLOCK, lt, lt, rpb, tpr, tpr, lt, S, S);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "  ");
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  ndk_acc acc = ndk_acc_init();\n"
                           "  if (gi < %" PRId64 "ull) {\n"
                           "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
                           "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n",
                           groups, lt, CH, CH, info->n_red, info->n_red);
         if (G == 1) {
-            nd_cuda_sb_printf(sb, "    for (%s q = sp * %" PRId64 "u + lane; q < r1; q += %du) {\n", lt, CH, tpr);
+            nd_strbuf_printf(sb, "    for (%s q = sp * %" PRId64 "u + lane; q < r1; q += %du) {\n", lt, CH, tpr);
         } else {
             /* lanes take G consecutive points a step (CH is a multiple of
              * G); a last partial group, point by point */
-            nd_cuda_sb_printf(sb, "    %s q = sp * %" PRId64 "u + lane * %du;\n    for (; q + %du <= r1; q += %du) {\n", lt,
+            nd_strbuf_printf(sb, "    %s q = sp * %" PRId64 "u + lane * %du;\n    for (; q + %du <= r1; q += %du) {\n", lt,
                               CH, G, G, tpr * G);
         }
         emit_fold(sb, k, info->wide, red, at, G, info->group_axis, "      ");
-        nd_cuda_sb_printf(sb, "    }\n");
+        nd_strbuf_printf(sb, "    }\n");
         if (G > 1 && info->n_red % G) {
-            nd_cuda_sb_printf(sb, "    q = r1 - (r1 - sp * %" PRId64 "u) %% %du + lane;\n    if (q < r1) {\n", CH, G);
+            nd_strbuf_printf(sb, "    q = r1 - (r1 - sp * %" PRId64 "u) %% %du + lane;\n    if (q < r1) {\n", CH, G);
             emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
-            nd_cuda_sb_printf(sb, "    }\n");
+            nd_strbuf_printf(sb, "    }\n");
         }
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  }\n"
                           "  sh[threadIdx.x] = acc;\n  __syncthreads();\n"
                           "  for (unsigned st = %du; st > 0; st >>= 1) {\n"
@@ -233,42 +233,42 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
                           "  if (lane == 0 && gi < %" PRId64 "ull) {\n",
                           tpr / 2, groups);
         if (S == 1) emit_write(sb, k, info->wide, "sh[threadIdx.x]", "    ");
-        else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[gi] = sh[threadIdx.x];\n", pw);
-        nd_cuda_sb_printf(sb, "  }\n}\n");
+        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[gi] = sh[threadIdx.x];\n", pw);
+        nd_strbuf_printf(sb, "  }\n}\n");
     } else if (info->group_kept) {
         emit_cols_kept(sb, k, info, red, kept, n_out, CH, pw);
     } else {
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                           "  for (%s gid = (%s)blockIdx.x * %du + threadIdx.x; gid < %" PRId64 "ull; gid += (%s)gridDim.x * %du) {\n"
                           "    const %s o = gid %% %" PRId64 "u, sp = gid / %" PRId64 "u;\n",
                           ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, groups, lt, ND_CUDA_BLOCK, lt, n_out,
                           n_out);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "    ndk_acc acc = ndk_acc_init();\n"
                           "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
                           "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n",
                           lt, CH, CH, info->n_red, info->n_red);
         if (G == 1) {
-            nd_cuda_sb_printf(sb, "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n", lt, CH);
+            nd_strbuf_printf(sb, "    for (%s q = sp * %" PRId64 "u; q < r1; q++) {\n", lt, CH);
             emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
-            nd_cuda_sb_printf(sb, "    }\n");
+            nd_strbuf_printf(sb, "    }\n");
         } else {
             /* G consecutive points a step (CH is a multiple of G), a last
              * partial group point by point */
-            nd_cuda_sb_printf(sb, "    %s q = sp * %" PRId64 "u;\n    for (; q + %du <= r1; q += %du) {\n", lt, CH, G, G);
+            nd_strbuf_printf(sb, "    %s q = sp * %" PRId64 "u;\n    for (; q + %du <= r1; q += %du) {\n", lt, CH, G, G);
             emit_fold(sb, k, info->wide, red, at, G, info->group_axis, "      ");
-            nd_cuda_sb_printf(sb, "    }\n");
+            nd_strbuf_printf(sb, "    }\n");
             if (info->n_red % G) {
-                nd_cuda_sb_printf(sb, "    for (; q < r1; q++) {\n");
+                nd_strbuf_printf(sb, "    for (; q < r1; q++) {\n");
                 emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
-                nd_cuda_sb_printf(sb, "    }\n");
+                nd_strbuf_printf(sb, "    }\n");
             }
         }
         if (S == 1) emit_write(sb, k, info->wide, "acc", "    ");
-        else nd_cuda_sb_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o] = acc;\n", pw, n_out);
-        nd_cuda_sb_printf(sb, "  }\n}\n");
+        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o] = acc;\n", pw, n_out);
+        nd_strbuf_printf(sb, "  }\n}\n");
     }
     if (S == 1) return;
 
@@ -278,7 +278,7 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
         /* Pass 2, many partials: one block per output; thread t folds
          * partials t, t + BLOCK, ... in order, then a fixed tree. The order
          * depends only on the shape, so the bits are the same every run. */
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                           "  __shared__ ndk_acc sh[%d];\n"
                           "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
@@ -295,11 +295,11 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
                           ND_CUDA_BLOCK, out_stride, split_stride, ND_CUDA_BLOCK / 2);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "      ");
         emit_write(sb, k, info->wide, "sh[0]", "      ");
-        nd_cuda_sb_printf(sb, "    }\n    __syncthreads();\n  }\n}\n");
+        nd_strbuf_printf(sb, "    }\n    __syncthreads();\n  }\n}\n");
         return;
     }
     /* Pass 2, few partials: one thread per output folds them in split order. */
-    nd_cuda_sb_printf(sb,
+    nd_strbuf_printf(sb,
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
                       "  for (%s o = (%s)blockIdx.x * %du + threadIdx.x; o < %" PRId64 "ull; o += (%s)gridDim.x * %du) {\n"
@@ -309,5 +309,5 @@ void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cu
                       out_stride, lt, S, out_stride, split_stride);
     nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
     emit_write(sb, k, info->wide, "acc", "    ");
-    nd_cuda_sb_printf(sb, "  }\n}\n");
+    nd_strbuf_printf(sb, "  }\n}\n");
 }

@@ -145,7 +145,7 @@ int nd_cuda_has_draws(const nd_kernel *k) {
 
 static const char *const lane_name[4] = {"x", "y", "z", "w"};
 
-void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, int gax,
+void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, int gax,
                              char (*idx)[32], char (*words)[4][ND_CUDA_WORD_EXPR]) {
     const nd_ir_inst *in = &k->insts[j];
     const int kw = draw_words(k, j), W = 4 / kw, sh = W == 4 ? 2 : W == 2 ? 1 : 0;
@@ -157,10 +157,10 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
     if (mode == RNG_FIXED) {
         int64_t lo, hi;
         fixed_span(r, s, G, W, &lo, &hi);
-        nd_cuda_sb_printf(sb, "  const unsigned long long c%d = ((unsigned long long)%s - %" PRId64 "ull) >> %d;\n", j,
+        nd_strbuf_printf(sb, "  const unsigned long long c%d = ((unsigned long long)%s - %" PRId64 "ull) >> %d;\n", j,
                           idx[0], r, sh);
         for (int64_t t = lo; t <= hi; t++)
-            nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = %s, c%d %s %" PRId64 "ull, %s);\n", j,
+            nd_strbuf_printf(sb, "  const uint4 q%d_%d = %s, c%d %s %" PRId64 "ull, %s);\n", j,
                               (int)(t - lo), seed, j, t < 0 ? "-" : "+", t < 0 ? -t : t, stream);
         for (int e = 0; e < G; e++) {
             int64_t pos = r + s * e, w = pmod(pos, W), t = (pos - w) / W;
@@ -173,17 +173,17 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
     if (mode == RNG_RUNTIME) {
         /* points x0 .. x0+G-1: calls c .. c + (r+G-1)/W, r = x0 % W */
         int T = (W - 1 + G - 1) / W + 1;
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  const unsigned long long y%d = (unsigned long long)%s;\n"
                           "  const unsigned r%d = (unsigned)y%d & %du;\n"
                           "  const unsigned long long c%d = y%d >> %d;\n",
                           j, idx[0], j, j, W - 1, j, j, sh);
         for (int t = 0; t < T; t++) {
             if (t * W <= G - 1)
-                nd_cuda_sb_printf(sb, "  const uint4 q%d_%d = %s, c%d + %dull, %s);\n", j, t, seed, j,
+                nd_strbuf_printf(sb, "  const uint4 q%d_%d = %s, c%d + %dull, %s);\n", j, t, seed, j,
                                   t, stream);
             else /* needed only when the residue pushes the last points over */
-                nd_cuda_sb_printf(sb,
+                nd_strbuf_printf(sb,
                                   "  uint4 q%d_%d = q%d_0;\n"
                                   "  if (r%d >= %du) q%d_%d = %s, c%d + %dull, %s);\n",
                                   j, t, j, j, t * W - (G - 1), j, t, seed, j, t, stream);
@@ -191,10 +191,10 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
         for (int e = 0; e < G; e++) {
             int t0 = e / W;
             if (t0 + 1 < T)
-                nd_cuda_sb_printf(sb, "  const uint4 p%d_%d = r%d + %du >= %du ? q%d_%d : q%d_%d;\n", j, e, j, e,
+                nd_strbuf_printf(sb, "  const uint4 p%d_%d = r%d + %du >= %du ? q%d_%d : q%d_%d;\n", j, e, j, e,
                                   (t0 + 1) * W, j, t0 + 1, j, t0);
             else
-                nd_cuda_sb_printf(sb, "  const uint4 p%d_%d = q%d_%d;\n", j, e, j, t0);
+                nd_strbuf_printf(sb, "  const uint4 p%d_%d = q%d_%d;\n", j, e, j, t0);
             for (int i = 0; i < kw; i++)
                 snprintf(words[e][i], sizeof words[e][i], "ndk_word(p%d_%d, ((r%d + %du) & %du) * %du + %du)", j,
                          e, j, e, W - 1, kw, i);
@@ -202,7 +202,7 @@ void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, i
         return;
     }
     for (int e = 0; e < G; e++) {
-        nd_cuda_sb_printf(sb,
+        nd_strbuf_printf(sb,
                           "  const unsigned long long y%d_%d = (unsigned long long)%s;\n"
                           "  const uint4 q%d_%d = %s, y%d_%d >> %d, %s);\n",
                           j, e, idx[e], j, e, seed, j, e, sh, stream);

@@ -17,6 +17,7 @@
 
 #include "backends/backend.h"
 #include "common/error.h"
+#include "common/strbuf.h"
 #include "common/profile.h"
 
 /* NVTX ranges (header-only NVTX3: free unless a tool such as Nsight
@@ -36,17 +37,6 @@
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
 #define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
-
-/* ----------------------------------------------------------- string builder */
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int failed; /* an allocation failed: the result is unusable */
-} nd_cuda_sb;
-
-void nd_cuda_sb_printf(nd_cuda_sb *sb, const char *fmt, ...) ND_PRINTF(2, 3);
-void nd_cuda_sb_free(nd_cuda_sb *sb);
 
 /* ------------------------------------------------------------- code generation */
 
@@ -95,23 +85,23 @@ nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **
 /* Shared pieces of the generator (codegen.c), used by codegen_reduce.c. */
 const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
 const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
-void nd_cuda_emit_prelude(nd_cuda_sb *sb);
-void nd_cuda_emit_args_struct(nd_cuda_sb *sb, const nd_kernel *k);
+void nd_cuda_emit_prelude(nd_strbuf *sb);
+void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_kernel *k);
 /* The body function of a group of G points along axis gax (G = 1: one
  * point, `ndk_body`; else `ndk_body_g<G>`). */
-void nd_cuda_emit_body_fn(nd_cuda_sb *sb, const nd_kernel *k, int G, int gax);
+void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax);
 /* Decomposes the linear index `lin` over the axes in `mask` (row-major, last
  * fastest) into variables i<axis> of type `at`. */
-void nd_cuda_emit_unravel(nd_cuda_sb *sb, const nd_kernel *k, uint32_t mask, const char *lin,
+void nd_cuda_emit_unravel(nd_strbuf *sb, const nd_kernel *k, uint32_t mask, const char *lin,
                           const char *at, const char *indent);
 /* Emits the address expression offset + sum strides*i for an access. */
-void nd_cuda_emit_addr(nd_cuda_sb *sb, const nd_ir_access *a, int ndim, int wide);
+void nd_cuda_emit_addr(nd_strbuf *sb, const nd_ir_access *a, int ndim, int wide);
 /* Emits loads into l<j>, indices into x<j>, declares stores s<j>, calls the
  * body (rv = reduced value when k has one), then writes the stores. G > 1:
  * the G points i<gax> + e of a group, names suffixed _<e> (rv_<e>). */
-void nd_cuda_emit_point(nd_cuda_sb *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax);
-void nd_cuda_emit_reduce_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
-void nd_cuda_emit_elementwise_kernels(nd_cuda_sb *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
+void nd_cuda_emit_point(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax);
+void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
+void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
 int nd_cuda_mem_size(nd_dtype t); /* bytes of an element in memory */
 /* Names in generated code: <base><j> for one point (G = 1), else
  * <base><j>_<e> for point e of a group; the reduced value rv / rv_<e>; the
@@ -120,7 +110,7 @@ void nd_cuda_point_name(char *out, size_t cap, const char *base, int j, int e, i
 void nd_cuda_rv_name(char *out, size_t cap, int e, int G);
 void nd_cuda_body_name(char *out, size_t cap, int G);
 /* Expression converting register value `x` of dtype `from` to dtype `to`. */
-void nd_cuda_emit_cast(nd_cuda_sb *sb, nd_dtype from, nd_dtype to, const char *x);
+void nd_cuda_emit_cast(nd_strbuf *sb, nd_dtype from, nd_dtype to, const char *x);
 
 /* Random draws (codegen_rng.c). Points per group in kernels with draws:
  * the most points one Philox call serves (W = 4, float32 uniform). */
@@ -141,7 +131,7 @@ int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax);
 /* Emits the Philox calls draw instruction j needs for a group of G points
  * along gax, whose index values are named idx[e]; words[e][i] receives the
  * expression of word i of point e's draw. */
-void nd_cuda_emit_draw_words(nd_cuda_sb *sb, const nd_kernel *k, int j, int G, int gax,
+void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, int gax,
                              char (*idx)[32], char (*words)[4][ND_CUDA_WORD_EXPR]);
 
 /* ----------------------------------------------------------- kernel cache */
