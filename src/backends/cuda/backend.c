@@ -203,7 +203,7 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
         }
     }
 
-    nd_cuda_fill_round_keys(k, words);
+    nd_cuda_fill_round_keys(info, words);
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
         /* The vector variant gives each thread `vec` points: worth it only

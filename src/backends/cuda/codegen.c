@@ -217,12 +217,6 @@ static void reduce_group(const nd_kernel *k, nd_cuda_kinfo *info, uint32_t axes)
     }
 }
 
-/* Argument words: slot pointers, parameters, [partials], round keys. */
-static int arg_words(const nd_kernel *k) {
-    int32_t seeds[ND_CUDA_MAX_SEEDS];
-    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds);
-}
-
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     nd_status s = validate(k);
     if (s) return s;
@@ -236,7 +230,11 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         n *= k->shape[d];
     }
     info->n = n;
-    info->n_words = arg_words(k);
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    info->n_seeds = nd_cuda_seed_params(k, seeds);
+    info->key_word = nd_cuda_round_key_word(k);
+    for (int i = 0; i < info->n_seeds; i++) info->seed_word[i] = k->n_slots + seeds[i];
+    info->n_words = info->key_word + ND_PHILOX_ROUNDS * info->n_seeds;
     if (info->n_words > ND_CUDA_MAX_WORDS)
         return nd_error_set(ND_ERR_UNSUPPORTED,
                             "cuda codegen: kernel '%s' has %d slots and %d parameters; at most %d fit in "
@@ -584,9 +582,8 @@ void nd_cuda_body_name(char *out, size_t cap, int G) {
     else fmt(out, cap, "ndk_body_g%d", G);
 }
 
-void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_kernel *k) {
-    int n = arg_words(k);
-    nd_strbuf_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n", n > 0 ? n : 1);
+void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info) {
+    nd_strbuf_printf(sb, "struct ndk_args { unsigned long long w[%d]; };\n", info->n_words > 0 ? info->n_words : 1);
 }
 
 /* The body: loads arrive as memory values, indices as int64, stores leave
@@ -660,7 +657,7 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {
     nd_strbuf sb = {0};
     nd_cuda_emit_prelude(&sb);
-    nd_cuda_emit_args_struct(&sb, k);
+    nd_cuda_emit_args_struct(&sb, info);
     nd_cuda_emit_body_fn(&sb, k, 1, 0);
     if (info->group > 1) nd_cuda_emit_body_fn(&sb, k, info->group, info->group_axis);
     if (info->vec_group && info->vec != info->group) nd_cuda_emit_body_fn(&sb, k, info->vec, 0);

@@ -110,14 +110,12 @@ int nd_cuda_seed_params(const nd_kernel *k, int32_t *params) {
 
 int nd_cuda_round_key_word(const nd_kernel *k) { return k->n_slots + k->n_params + (k->has_reduce ? 1 : 0); }
 
-void nd_cuda_fill_round_keys(const nd_kernel *k, uint64_t *words) {
-    int32_t seeds[ND_CUDA_MAX_SEEDS];
-    int n = nd_cuda_seed_params(k, seeds), base = nd_cuda_round_key_word(k);
-    for (int i = 0; i < n; i++) {
-        uint64_t seed = words[k->n_slots + seeds[i]];
+void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words) {
+    for (int i = 0; i < info->n_seeds; i++) {
+        uint64_t seed = words[info->seed_word[i]];
         uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
         for (int r = 0; r < ND_PHILOX_ROUNDS; r++) {
-            words[base + ND_PHILOX_ROUNDS * i + r] = (uint64_t)k1 << 32 | k0;
+            words[info->key_word + ND_PHILOX_ROUNDS * i + r] = (uint64_t)k1 << 32 | k0;
             k0 += ND_PHILOX_W0;
             k1 += ND_PHILOX_W1;
         }

@@ -69,7 +69,12 @@ typedef struct {
      * reduced point of `group` neighbouring outputs. */
     int group, group_axis, group_kept;
     int64_t items;     /* work items of the main kernel's thread loop (ELEMWISE, COLS) */
-    int n_words;       /* kernel argument words: slots, params, [partials] */
+    int n_words;       /* kernel argument words: slots, params, [partials], round keys */
+    /* Philox round keys the host fills at launch (nd_cuda_fill_round_keys):
+     * seed i is argument word seed_word[i], its ten keys start at word
+     * key_word + 10 i. */
+    int n_seeds, key_word;
+    int seed_word[ND_CUDA_MAX_SEEDS];
     int64_t groups;    /* pass-1 work items: n_out * splits */
     char name[96];     /* main kernel (scalar path) */
     char name_vec[100];/* vector variant, when vec > 0 */
@@ -86,7 +91,7 @@ nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **
 const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
 const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
 void nd_cuda_emit_prelude(nd_strbuf *sb);
-void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_kernel *k);
+void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info);
 /* The body function of a group of G points along axis gax (G = 1: one
  * point, `ndk_body`; else `ndk_body_g<G>`). */
 void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax);
@@ -121,10 +126,11 @@ int nd_cuda_has_draws(const nd_kernel *k);
 /* Round keys (codegen_rng.c): the distinct seed parameters of k's draws in
  * params (at most ND_CUDA_MAX_SEEDS; 0 when there are more: the kernel then
  * computes its keys itself), the first argument word of the keys, and the
- * host's filling of them from the seed words already in `words`. */
+ * host's filling of them, at each launch, from the seed words already in
+ * `words` (which seeds and where: kinfo, computed once per kernel). */
 int nd_cuda_seed_params(const nd_kernel *k, int32_t *params);
 int nd_cuda_round_key_word(const nd_kernel *k);
-void nd_cuda_fill_round_keys(const nd_kernel *k, uint64_t *words);
+void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words);
 /* Whether a group of G points along gax (its first at a multiple of G)
  * computes fewer Philox calls than points for some draw of k. */
 int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax);

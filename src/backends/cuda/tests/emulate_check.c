@@ -129,7 +129,7 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
         } else
             memcpy(&w[k->n_slots + j], &params[j], 8);
     }
-    nd_cuda_fill_round_keys(k, (uint64_t *)w);
+    nd_cuda_fill_round_keys(&info, (uint64_t *)w);
     void *partials = NULL;
     int ok = 1;
     if (!k->has_reduce) {
