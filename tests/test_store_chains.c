@@ -5,9 +5,10 @@
  * NumPy's answer: odd and even chain lengths, 1-d to 3-d, strided regions,
  * grids that are views of a larger buffer, other values reading the
  * intermediate versions, chains broken by other writes or by a change of
- * region, two chains interleaved, a cached plan run again. Results are
- * checked against a float64 host reference of the same sums in the same
- * order. */
+ * region, two chains interleaved, a cached plan run again, and grids large
+ * enough that the fill before an even chain copies only the part outside
+ * the region (every version checked whole). Results are checked against a
+ * float64 host reference of the same sums in the same order. */
 #include "common.h"
 
 #include <stdlib.h>
@@ -473,4 +474,134 @@ CHAIN_TEST(plain_view_chains_int32) {
     ref_free(init);
     nd_free(rev);
     nd_free(y);
+}
+
+/* Grids whose region holds at least 4 MiB (store_chains.c's
+ * PARTIAL_FILL_MIN_BYTES): for an even chain the fill copies only the part
+ * of the grid outside the region, in `parts` kernels, when the region is a
+ * box of the buffer; an odd chain, or a region that is no box, keeps the
+ * one copy of the whole grid. The grid is kept after every sweep and every
+ * version checked whole, border included: the odd versions of an even chain
+ * live in the temporary, so a missing or misplaced part shows in them even
+ * where no sweep reads it. */
+static void big_chain(ndt_rng *r, const stencil *s, nd_dtype dt, int iters, int parts, const char *what) {
+    enum { MAX_ITERS = 6 };
+    cr_assert_leq(iters, MAX_ITERS);
+    ref_arr *init = ndt_rand(r, dt, s->ndim, s->shape, -1, 1);
+    nd_array *u = ndt_upload(init), *snap[MAX_ITERS] = {0};
+    for (int it = 0; it < iters; it++) {
+        sweep(u, s);
+        nd_scope_begin();
+        snap[it] = nd_keep(nd_copy(u));
+        nd_scope_end();
+    }
+    uint64_t k0 = kernels_run();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    uint64_t kernels = kernels_run() - k0;
+    /* a sweep and a copy per version, and the fill */
+    uint64_t want_kernels = 2 * (uint64_t)iters + (uint64_t)(iters % 2 == 0 ? parts : 1);
+    cr_expect_eq(kernels, want_kernels, "%s, %d sweeps: %llu kernels, want %llu", what, iters,
+                 (unsigned long long)kernels, (unsigned long long)want_kernels);
+    double *g = ref_doubles(init);
+    double tol = dt == ND_FLOAT64 ? 1e-12 : 1e-5;
+    for (int it = 0; it < iters; it++) {
+        sweep_ref(g, s);
+        ref_arr *want = ref_from_doubles(dt, s->ndim, s->shape, g);
+        ndt_check(snap[it], want, tol, tol, NULL, "%s: version %d of %d", what, it + 1, iters);
+        if (it == iters - 1) ndt_check(u, want, tol, tol, NULL, "%s: grid after %d sweeps", what, iters);
+        ref_free(want);
+        nd_free(snap[it]);
+    }
+    ref_free(init);
+    free(g);
+    nd_free(u);
+}
+
+static void big_chain_lengths(const stencil *s, nd_dtype dt, int parts, const char *what) {
+    NDT_RNG(r);
+    for (int iters = 2; iters <= 5; iters++) big_chain(&r, s, dt, iters, parts, what);
+}
+
+/* u[1:-1, 1:-1]: the first and last rows in one kernel, the first and last
+ * columns in another. */
+CHAIN_TEST(fill_outside_symmetric_border_2d) {
+    const stencil s = {2, {1030, 520}, {1, 1}, {1029, 519}, {1, 1}, 5,
+                       {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    big_chain_lengths(&s, ND_FLOAT64, 2, "[1:-1, 1:-1] of 1030x520");
+}
+
+CHAIN_TEST(fill_outside_symmetric_border_2d_float32) {
+    NDT_RNG(r);
+    const stencil s = {2, {1030, 1040}, {1, 1}, {1029, 1039}, {1, 1}, 5,
+                       {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    big_chain(&r, &s, ND_FLOAT32, 4, 2, "float32 [1:-1, 1:-1] of 1030x1040");
+    big_chain(&r, &s, ND_FLOAT32, 5, 2, "float32 [1:-1, 1:-1] of 1030x1040");
+}
+
+/* u[2:-1, 3:-5]: borders of different widths, four parts. */
+CHAIN_TEST(fill_outside_asymmetric_border_2d) {
+    const stencil s = {2, {1030, 530}, {2, 3}, {1029, 525}, {1, 1}, 5,
+                       {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    big_chain_lengths(&s, ND_FLOAT64, 4, "[2:-1, 3:-5] of 1030x530");
+}
+
+/* u[1:-1, 3:-5] (one part for the rows, two for the columns) and u[:-1,
+ * 1:-1] (nothing before the region on axis 0: one part for the last row,
+ * one for the columns), swept from the south and the sides only. */
+CHAIN_TEST(fill_outside_mixed_borders_2d) {
+    const stencil a = {2, {1030, 530}, {1, 3}, {1029, 525}, {1, 1}, 5,
+                       {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    big_chain_lengths(&a, ND_FLOAT64, 3, "[1:-1, 3:-5] of 1030x530");
+    const stencil b = {2, {1030, 520}, {0, 1}, {1029, 519}, {1, 1}, 4,
+                       {{0, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.25};
+    big_chain_lengths(&b, ND_FLOAT64, 2, "[:-1, 1:-1] of 1030x520");
+}
+
+#define SEVEN_POINT_3D {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}}
+
+/* u[1:-1, 1:-1, 1:-1]: one part per axis. u[1:-1, 2:-1, 1:-3]: one for
+ * axis 0, two each for axes 1 and 2. */
+CHAIN_TEST(fill_outside_border_3d) {
+    const stencil s = {3, {68, 130, 66}, {1, 1, 1}, {67, 129, 65}, {1, 1, 1}, 7, SEVEN_POINT_3D, 1.0 / 7.0};
+    big_chain_lengths(&s, ND_FLOAT64, 3, "[1:-1, 1:-1, 1:-1] of 68x130x66");
+    NDT_RNG(r);
+    const stencil a = {3, {68, 131, 68}, {1, 2, 1}, {67, 130, 65}, {1, 1, 1}, 7, SEVEN_POINT_3D, 1.0 / 7.0};
+    big_chain(&r, &a, ND_FLOAT64, 2, 5, "[1:-1, 2:-1, 1:-3] of 68x131x68");
+    big_chain(&r, &a, ND_FLOAT64, 3, 5, "[1:-1, 2:-1, 1:-3] of 68x131x68");
+}
+
+/* Regions that are no box of the grid's rows and columns (sweeping about
+ * half the grid: a chain of two would not pay for the fill, so 3 to 5).
+ * Every other column: the whole copy. Every other row of 2051 rows: the
+ * whole copy (no row-major shape of the buffer has it as a box). Every
+ * other row of 2050: a box of the buffer seen as 1025 rows of two grid rows
+ * each, whose complement (the first pair of rows; the first column of the
+ * even rows; the rest of them with all odd rows) is three parts. */
+CHAIN_TEST(fill_of_strided_regions) {
+    NDT_RNG(r);
+    const stencil cols = {2, {1030, 1040}, {1, 2}, {1029, 1038}, {1, 2}, 6,
+                          {{0, 0}, {-1, 0}, {1, 0}, {0, -2}, {0, 2}, {0, -1}}, 1.0 / 6.0};
+    for (int iters = 3; iters <= 5; iters++)
+        big_chain(&r, &cols, ND_FLOAT64, iters, 1, "[1:-1, 2:-2:2] of 1030x1040");
+    const stencil rows = {2, {2051, 520}, {2, 1}, {2049, 519}, {2, 1}, 5,
+                          {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    big_chain(&r, &rows, ND_FLOAT64, 3, 1, "[2:-2:2, 1:-1] of 2051x520");
+    big_chain(&r, &rows, ND_FLOAT64, 4, 1, "[2:-2:2, 1:-1] of 2051x520");
+    const stencil pairs = {2, {2050, 520}, {2, 1}, {2049, 519}, {2, 1}, 5,
+                           {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    big_chain(&r, &pairs, ND_FLOAT64, 4, 3, "[2:-1:2, 1:-1] of 2050x520");
+    big_chain(&r, &pairs, ND_FLOAT64, 5, 3, "[2:-1:2, 1:-1] of 2050x520");
+}
+
+/* The same even chain on a 4 MiB grid flushed three times: the cached plan
+ * fills the same parts. */
+CHAIN_TEST(fill_outside_cached_plan) {
+    NDT_RNG(r);
+    const stencil s = {2, {1030, 520}, {2, 3}, {1029, 515}, {1, 1}, 5,
+                       {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    nd_stats before, after;
+    nd_get_stats(&before);
+    for (int rep = 0; rep < 3; rep++) big_chain(&r, &s, ND_FLOAT64, 4, 4, "cached plan");
+    nd_get_stats(&after);
+    cr_expect_geq(after.plan_cache_hits - before.plan_cache_hits, 2, "the repeated flush should hit the plan cache");
 }

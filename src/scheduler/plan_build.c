@@ -308,16 +308,26 @@ static nd_kernel_builder *store_kernel(planner *P, const nd_node *n, int32_t *va
     return kb;
 }
 
-/* Before the first store of a chain: its temporary becomes a copy of the
- * whole buffer (store_chains.c). */
+/* Before the first store of a chain: its temporary gets the buffer's
+ * contents wherever the chain needs them, the whole buffer or only the part
+ * outside the chain's region, one kernel per part (store_chains.c). */
 static nd_status plan_chain_fill(planner *P, const nd_node *n, int32_t temp) {
     const nd_buffer *u = n->out;
-    int64_t count = (int64_t)(u->nbytes / nd_dtype_size(u->dtype)), stride = 1;
-    nd_kernel_builder *kb = begin(P, 1, &count);
-    if (!kb) return ND_ERR_OOM;
-    int32_t v = nd_kb_load(kb, u->slot, u->dtype, 0, &stride);
-    nd_kb_store(kb, temp, u->dtype, 0, &stride, v, 0);
-    return add_kernel(P, kb, (int32_t)n->index);
+    nd_chain_fill_part parts[ND_CHAIN_FILL_MAX_PARTS];
+    int n_parts = nd_store_chain_fill_parts(&P->chains, n, parts);
+    int64_t count = (int64_t)(u->nbytes / nd_dtype_size(u->dtype));
+    for (int i = 0; i < n_parts; i++) {
+        const nd_chain_fill_part *p = &parts[i];
+        nd_kernel_builder *kb = begin(P, p->ndim, p->shape);
+        if (!kb) return ND_ERR_OOM;
+        int32_t v = nd_kb_load(kb, u->slot, u->dtype, p->offset, p->strides);
+        /* a part writes some of the temporary; the rest keeps what it has */
+        int region = nd_shape_size(p->ndim, p->shape) != count;
+        nd_kb_store(kb, temp, u->dtype, p->offset, p->strides, v, region);
+        nd_status st = add_kernel(P, kb, (int32_t)n->index);
+        if (st != ND_OK || P->retry_node >= 0) return st;
+    }
+    return ND_OK;
 }
 
 static nd_status plan_store(planner *P, const nd_node *n) {

@@ -18,9 +18,23 @@ typedef struct {
                         version_slot */
     int32_t *source; /* chain STOREs: slot their right-hand side reads the
                         buffer's previous version from */
-    int32_t *fill;   /* first STORE of a chain: its temporary, which gets a
-                        copy of the whole buffer just before the store */
+    int32_t *fill;   /* first STORE of a chain: its temporary, which gets the
+                        buffer's contents (nd_store_chain_fill_parts) just
+                        before the store */
+    int32_t *length; /* first STORE of a chain: the number of stores */
 } nd_store_chains;
+
+/* One strided copy of the fill: the buffer's elements at offset +
+ * sum_k i_k * strides[k] (0 <= i_k < shape[k]) go to the same places in the
+ * temporary. */
+typedef struct {
+    int ndim;
+    int64_t offset;
+    int64_t shape[ND_MAX_DIMS];
+    int64_t strides[ND_MAX_DIMS];
+} nd_chain_fill_part;
+
+#define ND_CHAIN_FILL_MAX_PARTS (2 * ND_MAX_DIMS)
 
 /* Whether node i is a live STORE next to another live STORE of the same
  * region in its buffer's write order: only those can form a chain, so only
@@ -36,5 +50,13 @@ nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard,
                                int32_t (*new_temp)(void *arg, size_t bytes), void *arg,
                                nd_store_chains *out);
 void nd_store_chains_free(nd_store_chains *c);
+
+/* The copies that fill the temporary of the chain starting at `first`
+ * (c->fill[first->index] >= 0), into parts[ND_CHAIN_FILL_MAX_PARTS]; returns
+ * how many (0 when nothing needs copying). One copy of the whole buffer, or
+ * up to 2 * ndim copies of the part outside the chain's region
+ * (store_chains.c says when). Depends only on the chain's length, the
+ * region's view and the buffer's size and dtype. No errors. */
+int nd_store_chain_fill_parts(const nd_store_chains *c, const nd_node *first, nd_chain_fill_part *parts);
 
 #endif
