@@ -155,7 +155,8 @@ static void json_number(const char *key, double v)
         printf(",\"%s\":null", key);
 }
 
-static void report_error(const char *impl, const suite_workload *w, const char *what)
+/* all_s: the workload's wall time so far (see run_workload). */
+static void report_error(const char *impl, const suite_workload *w, const char *what, double all_s)
 {
     printf("{\"impl\":\"%s\",\"workload\":\"%s\",\"error\":\"", impl, w->name);
     for (const char *c = what; *c; c++) /* JSON string: escape quotes, drop controls */
@@ -165,7 +166,7 @@ static void report_error(const char *impl, const suite_workload *w, const char *
             putchar(*c);
     printf("\"}\n");
     fflush(stdout);
-    fprintf(stderr, "  %-14s FAILED: %s\n", w->name, what);
+    fprintf(stderr, "  %-14s FAILED after %.1f s: %s\n", w->name, all_s, what);
 }
 
 static void free_state(suite_state *s)
@@ -203,7 +204,10 @@ static nd_status one_run(const suite_workload *w, suite_state *s, bool for_check
     return st;
 }
 
-/* The timing rule of bench/README.md. Returns 0 on success. */
+/* The timing rule of bench/README.md. Returns 0 on success. The table row
+ * also gives the workload's whole wall time (inputs, checked run, warm-up,
+ * timed runs, checks, freeing): the timed runs are often the small part, and
+ * the suite's time budget is spent on the whole. */
 static int run_workload(const char *impl, const suite_workload *w, const options *o)
 {
     suite_state s = {.sz = &o->sz};
@@ -265,6 +269,7 @@ static int run_workload(const char *impl, const suite_workload *w, const options
         mn = times[i] < mn ? times[i] : mn;
     double med = bench_median(times, runs);
     free_state(&s);
+    double all_s = bench_now() - start;
 
     printf("{\"impl\":\"%s\",\"workload\":\"%s\",\"n\":%lld,\"dtype\":\"%s\"", impl, w->name,
            (long long)m.n, w->dtype);
@@ -281,15 +286,15 @@ static int run_workload(const char *impl, const suite_workload *w, const options
     char rate[32] = "";
     if (m.bytes >= 0)
         snprintf(rate, sizeof rate, "%8.1f GB/s", m.bytes / med * 1e-9);
-    fprintf(stderr, "  %-14s %12.4f %12.4f %5d %10.2e %s\n", w->name, med * 1e3, mn * 1e3, runs,
-            worst, rate);
+    fprintf(stderr, "  %-14s %12.4f %12.4f %5d %10.2e %8.1f %s\n", w->name, med * 1e3, mn * 1e3, runs,
+            worst, all_s, rate);
     return 0;
 
 nd_failed:
     snprintf(msg, sizeof msg, "nd error: %s (%s)", nd_last_error(), nd_status_name(st));
 failed:
-    report_error(impl, w, msg);
     free_state(&s);
+    report_error(impl, w, msg, bench_now() - start);
     nd_clear_error();
     return 1;
 }
@@ -312,9 +317,9 @@ int main(int argc, char **argv)
            impl, ND_VERSION_MAJOR, ND_VERSION_MINOR, ND_VERSION_PATCH, nd_backend_name(),
            bench_threads(), o.small ? "true" : "false");
     fflush(stdout);
-    fprintf(stderr, "%s%s: median and minimum of the timed runs (ms)\n", impl,
-            o.small ? " (--small sizes)" : "");
-    fprintf(stderr, "  %-14s %12s %12s %5s %10s\n", "workload", "median", "min", "runs", "error");
+    fprintf(stderr, "%s%s: median and minimum of the timed runs (ms); all: the workload's whole wall time (s), "
+                    "inputs, checks and untimed runs included\n", impl, o.small ? " (--small sizes)" : "");
+    fprintf(stderr, "  %-14s %12s %12s %5s %10s %8s\n", "workload", "median", "min", "runs", "error", "all (s)");
     nd_random_seed(20261123);
     int failures = 0;
     for (int i = 0; i < N_WORKLOADS; i++)

@@ -119,6 +119,84 @@ NDT_TEST(creation, host_round_trip_every_dtype) {
     }
 }
 
+/* The first element where got and want differ, or -1. */
+static int64_t first_difference(const unsigned char *got, const unsigned char *want, size_t bytes, size_t item) {
+    if (memcmp(got, want, bytes) == 0) return -1;
+    for (size_t i = 0; i < bytes; i++)
+        if (got[i] != want[i]) return (int64_t)(i / item);
+    return -1;
+}
+
+/* Fresh random bits for an integer dtype, or random non-NaN values for a
+ * float one (a NaN's payload may change in a copy kernel). */
+static void fill_fresh(ndt_rng *r, ref_arr *a) {
+    size_t bytes = (size_t)a->size * ref_itemsize(a->dt);
+    if (ref_is_float(a->dt)) {
+        ref_arr *f = random_storage(r, a->dt, a->ndim, a->shape);
+        memcpy(a->data, f->data, bytes);
+        ref_free(f);
+        return;
+    }
+    for (size_t i = 0; i < bytes; i += 8) {
+        uint64_t u = ndt_next(r);
+        memcpy(a->data + i, &u, bytes - i < 8 ? bytes - i : 8);
+    }
+}
+
+/* nd_from_host of `data` (a's bytes, possibly at an odd address), read
+ * back directly and through a copy kernel (on CUDA: host -> device ->
+ * host), every element compared. */
+static void check_import(const ref_arr *a, const void *data, const char *what) {
+    size_t item = ref_itemsize(a->dt), bytes = (size_t)a->size * item;
+    nd_array *x = nd_from_host(data, a->dt, a->ndim, a->shape);
+    cr_assert(x, "%s: nd_from_host of %zu bytes failed: %s", what, bytes, nd_last_error());
+    nd_array *y = nd_copy(x);
+    ref_arr *gx = ndt_download(x), *gy = ndt_download(y);
+    int64_t dx = first_difference(gx->data, a->data, bytes, item);
+    int64_t dy = first_difference(gy->data, a->data, bytes, item);
+    cr_expect(dx < 0, "%s (%s, %zu bytes): element %lld read back wrong [seed %llu]", what,
+              ref_dtype_name(a->dt), bytes, (long long)dx, (unsigned long long)ndt_current_seed());
+    cr_expect(dy < 0, "%s (%s, %zu bytes): element %lld of its copy wrong [seed %llu]", what,
+              ref_dtype_name(a->dt), bytes, (long long)dy, (unsigned long long)ndt_current_seed());
+    nd_free(x);
+    nd_free(y);
+    ref_free(gx);
+    ref_free(gy);
+}
+
+/* Arrays past the 64 MiB from which nd_from_host copies with several
+ * threads (src/frontend/host_io.c), of sizes no thread count divides and
+ * from an odd source address; each imported twice with fresh data, the
+ * second time into the block the first one released (CUDA's pinned cache,
+ * the CPU backend's block cache). */
+NDT_TEST(creation, from_host_large_parallel_copy) {
+    NDT_RNG(r);
+    struct {
+        nd_dtype t;
+        int ndim;
+        int64_t shape[3];
+        size_t misalign; /* source bytes past an aligned address */
+    } cases[] = {
+        {ND_UINT8, 1, {((int64_t)64 << 20) + 37}, 1},
+        {ND_INT32, 2, {4099, 4099}, 4},
+        {ND_FLOAT64, 3, {3, 1399, 2003}, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ref_arr *a = ref_new(cases[c].t, cases[c].ndim, cases[c].shape);
+        size_t bytes = (size_t)a->size * ref_itemsize(a->dt);
+        cr_assert_geq(bytes, (size_t)64 << 20, "case %zu is below the threaded copy's threshold", c);
+        unsigned char *src = malloc(bytes + 64);
+        cr_assert(src, "out of host memory for %zu bytes", bytes);
+        for (int round = 0; round < 2; round++) {
+            fill_fresh(&r, a);
+            memcpy(src + cases[c].misalign, a->data, bytes);
+            check_import(a, src + cases[c].misalign, round ? "second import" : "first import");
+        }
+        free(src);
+        ref_free(a);
+    }
+}
+
 NDT_TEST(creation, astype_every_pair) {
     NDT_RNG(r);
     for (int i = 0; i < ND_NUM_DTYPES; i++) {

@@ -2,9 +2,76 @@
  * the backend (pinned on CUDA), nd_to_host runs what the array needs and
  * copies the view out row-major. */
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
+#include <uv.h>
 
 #include "frontend/frontend.h"
+
+/* nd_from_host copies from this size on are split over threads: one core's
+ * memcpy moves around 10 GB/s at best, a fraction of what a server's memory
+ * (and the page faults of a fresh destination) allow with several, so the
+ * 16 GiB import of the suite's h2d_sum took seconds on one thread. Smaller
+ * copies are one memcpy: starting threads costs tens of microseconds. */
+#define ND_COPY_PARALLEL_MIN ((size_t)64 << 20)
+#define ND_COPY_MAX_THREADS 16             /* more add little: memory bandwidth is the limit */
+#define ND_COPY_MIN_PART ((size_t)4 << 20) /* no thread gets less */
+#define ND_COPY_ALIGN 64                   /* parts start on a cache line of dst */
+
+typedef struct {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t bytes;
+} copy_part;
+
+static void *copy_part_run(void *arg) {
+    copy_part *p = arg;
+    memcpy(p->dst, p->src, p->bytes);
+    return NULL;
+}
+
+/* Threads for a copy: the cores this process may use (ND_NUM_THREADS caps
+ * them, as it caps the CPU backend's workers), at most ND_COPY_MAX_THREADS
+ * and one per ND_COPY_MIN_PART. */
+static int copy_threads(size_t bytes) {
+    size_t n = uv_available_parallelism();
+    if (nd_rt.cfg.num_threads > 0 && (size_t)nd_rt.cfg.num_threads < n) n = (size_t)nd_rt.cfg.num_threads;
+    if (n > ND_COPY_MAX_THREADS) n = ND_COPY_MAX_THREADS;
+    if (n > bytes / ND_COPY_MIN_PART) n = bytes / ND_COPY_MIN_PART;
+    return n < 1 ? 1 : (int)n;
+}
+
+/* memcpy, over several threads for large copies. Each part starts on a
+ * ND_COPY_ALIGN boundary of dst, so no two threads write one cache line;
+ * the calling thread copies the last part, and a thread that cannot be
+ * started has its part copied here too. */
+static void copy_parallel(void *dst, const void *src, size_t bytes) {
+    int n = bytes >= ND_COPY_PARALLEL_MIN ? copy_threads(bytes) : 1;
+    if (n <= 1) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    copy_part parts[ND_COPY_MAX_THREADS];
+    pthread_t tids[ND_COPY_MAX_THREADS];
+    int started[ND_COPY_MAX_THREADS] = {0};
+    uintptr_t base = (uintptr_t)dst;
+    size_t lo = 0, step = bytes / (size_t)n;
+    for (int t = 0; t < n; t++) {
+        size_t hi = bytes;
+        if (t < n - 1) {
+            hi = (((base + step * (size_t)(t + 1)) & ~(uintptr_t)(ND_COPY_ALIGN - 1)) - base);
+            if (hi < lo) hi = lo;
+        }
+        parts[t] = (copy_part){(unsigned char *)dst + lo, (const unsigned char *)src + lo, hi - lo};
+        lo = hi;
+    }
+    for (int t = 0; t < n - 1; t++) started[t] = pthread_create(&tids[t], NULL, copy_part_run, &parts[t]) == 0;
+    for (int t = 0; t < n; t++)
+        if (!started[t]) copy_part_run(&parts[t]);
+    for (int t = 0; t < n - 1; t++)
+        if (started[t]) pthread_join(tids[t], NULL);
+}
 
 nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {
     static const char fn[] = "nd_from_host";
@@ -27,7 +94,7 @@ nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t
                 nd_error_set(ND_ERR_OOM, "%s: out of host memory for %zu bytes", fn, nbytes);
             return NULL;
         }
-        memcpy(p, data, nbytes);
+        copy_parallel(p, data, nbytes);
         __atomic_add_fetch(&nd_rt.stats.bytes_allocated, nbytes, __ATOMIC_RELAXED);
         b->mem[ND_MEMORY_HOST] = p;
     }

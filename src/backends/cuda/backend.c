@@ -3,12 +3,16 @@
  * ordered on one stream, so a plan's steps run in order without host waits;
  * synchronize() is the only place the host blocks. Kernels come from the
  * kernel cache (codegen + NVRTC); matmul lives in matmul.c. */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/grow.h"
 #include "graph/buffer.h" /* ND_MEMORY_HOST */
 
 nd_status nd_cuda_fail(cudaError_t e, const char *what) {
@@ -62,24 +66,228 @@ void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes) {
     cu->in_use = cu->in_use >= bytes ? cu->in_use - bytes : 0;
 }
 
+/* ------------------------------------------------------ pinned host memory
+ *
+ * Host buffers from ND_CUDA_PIN_MIN on are pinned (cudaMallocHost) so copies
+ * to and from them run asynchronously at full speed. Pinning is slow (the
+ * driver faults in and locks every page: seconds for 16 GiB) and
+ * cudaFreeHost synchronises the device, so, like CuPy's pinned memory pool,
+ * released blocks are kept and handed back to a later host allocation that
+ * fits: the suite's h2d_sum imports a new 16 GiB array before every run and
+ * spent most of its 176 s pinning, filling and unpinning it, 11 times.
+ *
+ * A released block may still be read or written by copies already enqueued
+ * on the stream. Its release records an event there instead of waiting;
+ * reusing or freeing the block waits for that event, so a release that
+ * keeps the block does not block the caller (evicting others may: freeing
+ * pinned memory synchronises the device).
+ *
+ * The cache is bounded by ND_PINNED_CACHE bytes (default a quarter of
+ * physical memory; 0 turns it off) and ND_CUDA_PINNED_MAX_CACHED blocks; past
+ * either, the least recently released blocks are freed. Out of memory frees
+ * every cached block and retries once. All of it runs under the backend lock
+ * (the cu_alloc/cu_release entry points), like the rest of the backend.
+ * Lookups are linear over the blocks made: each is at least 1 MiB, which
+ * costs far more to fill than the scan. */
+
+/* ND_PINNED_CACHE in bytes, with the k/m/g suffixes ND_DEVICE_MEMORY_LIMIT
+ * takes (runtime.c's parser is private to it, and this setting is the
+ * backend's alone). Unset: a quarter of physical memory. */
+static nd_status pinned_cache_bound(size_t *out) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    *out = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : (size_t)1 << 30;
+    const char *s = getenv("ND_PINNED_CACHE");
+    if (!s || !*s) return ND_OK;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    int shift = 0;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
+    default: break;
+    }
+    while (*end && isspace((unsigned char)*end)) end++;
+    if (end == s || *end || errno || v < 0 || v > (INT64_MAX >> shift))
+        return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_PINNED_CACHE='%s' is not a byte count "
+                            "in 0..%lld (k/m/g suffix allowed; 0 turns the pinned cache off) (fix or unset it)",
+                            s, (long long)INT64_MAX);
+    *out = (size_t)v << shift;
+    return ND_OK;
+}
+
+/* Waits until the copies enqueued before the block's release are done. */
+static void pinned_wait(nd_cuda_pinned *b) {
+    if (!b->pending) return;
+    cudaError_t e = cudaEventSynchronize(b->done);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        nd_logf(1, "cuda: waiting for a released pinned block failed: %s", cudaGetErrorString(e));
+    }
+    b->pending = 0;
+}
+
+/* Frees block i (cached or in use) and forgets it. */
+static void pinned_drop(nd_cuda *cu, uint32_t i) {
+    nd_cuda_pinned *b = &cu->pinned[i];
+    pinned_wait(b);
+    if (b->released) {
+        cu->pinned_cached -= b->bytes;
+        cu->n_pinned_cached--;
+    }
+    cudaError_t e = cudaFreeHost(b->ptr);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        nd_logf(1, "cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
+    }
+    if (b->done) cudaEventDestroy(b->done);
+    cu->pinned[i] = cu->pinned[--cu->n_pinned];
+}
+
+/* Frees the least recently released cached blocks until at most `bytes`
+ * and `blocks` remain cached. */
+static void pinned_trim(nd_cuda *cu, size_t bytes, uint32_t blocks) {
+    while (cu->n_pinned_cached > 0 && (cu->pinned_cached > bytes || cu->n_pinned_cached > blocks)) {
+        uint32_t oldest = UINT32_MAX;
+        for (uint32_t i = 0; i < cu->n_pinned; i++)
+            if (cu->pinned[i].released &&
+                (oldest == UINT32_MAX || cu->pinned[i].released < cu->pinned[oldest].released))
+                oldest = i;
+        if (oldest == UINT32_MAX) break;
+        pinned_drop(cu, oldest);
+    }
+}
+
+/* The smallest cached block that fits `bytes` without wasting more than a
+ * quarter of it (a 16 GiB block is not spent on a 1 MiB request), now in
+ * use; NULL when none fits. */
+static void *pinned_take(nd_cuda *cu, size_t bytes) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < cu->n_pinned; i++) {
+        const nd_cuda_pinned *b = &cu->pinned[i];
+        if (b->released && b->bytes >= bytes && b->bytes - bytes <= bytes / 4 &&
+            (best == UINT32_MAX || b->bytes < cu->pinned[best].bytes))
+            best = i;
+    }
+    if (best == UINT32_MAX) return NULL;
+    nd_cuda_pinned *b = &cu->pinned[best];
+    pinned_wait(b);
+    b->released = 0;
+    cu->pinned_cached -= b->bytes;
+    cu->n_pinned_cached--;
+    return b->ptr;
+}
+
+static int64_t pinned_find(const nd_cuda *cu, const void *p) {
+    for (uint32_t i = 0; i < cu->n_pinned; i++)
+        if (cu->pinned[i].ptr == p) return i;
+    return -1;
+}
+
+/* A cached block when one fits, else a new one (after emptying the cache
+ * once if the driver refuses); cudaSuccess or the driver's error. */
+static cudaError_t pinned_alloc(nd_cuda *cu, size_t bytes, void **out) {
+    if ((*out = pinned_take(cu, bytes))) {
+        cu->pinned_hits++;
+        return cudaSuccess;
+    }
+    cu->pinned_misses++;
+    cudaError_t e = cudaMallocHost(out, bytes);
+    if (e != cudaSuccess && cu->n_pinned_cached > 0) {
+        (void)cudaGetLastError();
+        nd_logf(2, "cuda: cudaMallocHost of %zu bytes failed (%s); freeing %zu cached pinned bytes and retrying",
+                bytes, cudaGetErrorString(e), cu->pinned_cached);
+        pinned_trim(cu, 0, 0);
+        e = cudaMallocHost(out, bytes);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        *out = NULL;
+        return e;
+    }
+    /* Untracked when the list cannot grow: the release then finds it
+     * pinned by its attributes and frees it. */
+    if (nd_grow((void **)&cu->pinned, &cu->cap_pinned, cu->n_pinned + 1, sizeof *cu->pinned))
+        cu->pinned[cu->n_pinned++] = (nd_cuda_pinned){.ptr = *out, .bytes = bytes};
+    if (bytes >= ((size_t)256 << 20)) nd_logf(3, "cuda: pinned %zu new host bytes", bytes);
+    return cudaSuccess;
+}
+
+/* Records on the stream what a reuse of b must wait for; 0 if that failed. */
+static int pinned_mark(nd_cuda *cu, nd_cuda_pinned *b) {
+    if (!b->done && cudaEventCreateWithFlags(&b->done, cudaEventDisableTiming) != cudaSuccess) {
+        (void)cudaGetLastError();
+        b->done = NULL;
+        return 0;
+    }
+    if (cudaEventRecord(b->done, cu->stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    b->pending = 1;
+    return 1;
+}
+
+/* Block i is released: cached, or freed when it exceeds the bound. */
+static void pinned_release(nd_cuda *cu, uint32_t i) {
+    nd_cuda_pinned *b = &cu->pinned[i];
+    if (b->bytes > cu->pinned_cache_max) {
+        /* Pending asynchronous copies may still read it. */
+        cudaStreamSynchronize(cu->stream);
+        pinned_drop(cu, i);
+        return;
+    }
+    if (!pinned_mark(cu, b)) cudaStreamSynchronize(cu->stream);
+    b->released = ++cu->pinned_tick;
+    cu->pinned_cached += b->bytes;
+    cu->n_pinned_cached++;
+    pinned_trim(cu, cu->pinned_cache_max, ND_CUDA_PINNED_MAX_CACHED);
+}
+
+/* At shutdown: cached blocks are freed; blocks still in use belong to
+ * handles that outlived the runtime and are left to the process's end, as
+ * before the cache. */
+static void pinned_destroy(nd_cuda *cu) {
+    pinned_trim(cu, 0, 0);
+    size_t held = 0;
+    for (uint32_t i = 0; i < cu->n_pinned; i++) {
+        held += cu->pinned[i].bytes;
+        if (cu->pinned[i].done) cudaEventDestroy(cu->pinned[i].done);
+    }
+    if (cu->n_pinned) nd_logf(2, "cuda: %u pinned host blocks (%zu bytes) still in use at shutdown", cu->n_pinned, held);
+    if (cu->pinned_hits + cu->pinned_misses)
+        nd_logf(2, "cuda: pinned host allocations: %" PRIu64 " from the cache, %" PRIu64 " new", cu->pinned_hits,
+                cu->pinned_misses);
+    free(cu->pinned);
+    cu->pinned = NULL;
+    cu->n_pinned = cu->cap_pinned = cu->n_pinned_cached = 0;
+}
+
+/* Small host buffers (scalars, a loop's constants) come from malloc:
+ * cudaMallocHost costs far more than their copy. So do large ones the
+ * driver would not pin. */
+static nd_status pageable_alloc(nd_cuda *cu, size_t bytes, void **out) {
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out && cu->n_pinned_cached > 0) {
+        pinned_trim(cu, 0, 0); /* page-locked memory the host may need */
+        *out = malloc(bytes ? bytes : 1);
+    }
+    if (!*out) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory allocating %zu bytes", bytes);
+    return ND_OK;
+}
+
 static nd_status cu_alloc_locked(nd_backend *be, int memory, size_t bytes, void **out) {
     nd_cuda *cu = impl(be);
     if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
     if (memory == ND_MEMORY_HOST) {
-        /* Large host buffers are pinned so copies to and from them run
-         * asynchronously at full speed. Small ones (scalars, a loop's
-         * constants) come from malloc: cudaMallocHost costs far more than
-         * their copy, and cudaFreeHost synchronises the device. */
         if (bytes >= ND_CUDA_PIN_MIN) {
-            cudaError_t e = cudaMallocHost(out, bytes);
+            cudaError_t e = pinned_alloc(cu, bytes, out);
             if (e == cudaSuccess) return ND_OK;
-            (void)cudaGetLastError();
             nd_logf(1, "cuda: cudaMallocHost of %zu bytes failed (%s); using pageable memory", bytes,
                     cudaGetErrorString(e));
         }
-        *out = malloc(bytes ? bytes : 1);
-        if (!*out) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory allocating %zu bytes", bytes);
-        return ND_OK;
+        return pageable_alloc(cu, bytes, out);
     }
     *out = NULL;
     return nd_error_set(ND_ERR_ARG, "cuda: alloc: memory space %d is not host (0) or this device (1)", memory);
@@ -91,9 +299,15 @@ static void cu_release_locked(nd_backend *be, int memory, void *ptr, size_t byte
     if (memory == 1) {
         nd_cuda_device_free(cu, ptr, bytes);
     } else if (memory == ND_MEMORY_HOST) {
+        int64_t i = pinned_find(cu, ptr);
+        if (i >= 0) {
+            pinned_release(cu, (uint32_t)i);
+            return;
+        }
         struct cudaPointerAttributes attr;
         if (cudaPointerGetAttributes(&attr, ptr) == cudaSuccess && attr.type == cudaMemoryTypeHost) {
-            /* Pinned: pending asynchronous copies may still read it. */
+            /* Pinned but untracked (the block list could not grow):
+             * pending asynchronous copies may still read it. */
             cudaStreamSynchronize(cu->stream);
             cudaError_t e = cudaFreeHost(ptr);
             if (e != cudaSuccess) nd_logf(1, "cuda: cudaFreeHost failed: %s", cudaGetErrorString(e));
@@ -328,6 +542,7 @@ static void cu_destroy(nd_backend *be) {
         cudaSetDevice(cu->device);
         if (cu->stream) cudaStreamSynchronize(cu->stream);
         nd_cuda_plan_states_release_all(cu);
+        pinned_destroy(cu);
         if (cu->profile) {
             nd_profile_print(cu->profile, stderr, "cuda");
             nd_profile_free(cu->profile);
@@ -426,6 +641,8 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     }
     cu->tf32 = cfg && cfg->matmul_tf32 > 0;
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;
+    s = pinned_cache_bound(&cu->pinned_cache_max);
+    if (s) goto fail;
     s = nd_cuda_kcache_create(cfg ? cfg->cache_dir : NULL, cu->arch, &cu->cache);
     if (s) goto fail;
 

@@ -37,6 +37,7 @@
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
 #define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
+#define ND_CUDA_PINNED_MAX_CACHED 128     /* released pinned blocks kept at most (backend.c) */
 
 /* ------------------------------------------------------------- code generation */
 
@@ -168,6 +169,17 @@ nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, con
 
 typedef struct nd_cuda_plan_state nd_cuda_plan_state;
 
+/* A pinned host block (cudaMallocHost) the backend made: handed out, or
+ * kept in the pinned cache after its release (backend.c, "pinned host
+ * memory"). */
+typedef struct {
+    void *ptr;
+    size_t bytes;      /* as allocated: a reused block may be larger than asked */
+    cudaEvent_t done;  /* recorded on `stream` at release (NULL until the first) */
+    int pending;       /* `done` is recorded and not yet waited for */
+    uint64_t released; /* 0: in use; else the release tick (cached) */
+} nd_cuda_pinned;
+
 typedef struct {
     int device;
     int arch; /* 10*major + minor */
@@ -193,6 +205,14 @@ typedef struct {
     FILE *trace;         /* ND_TRACE: Chrome trace of every step (else NULL) */
     cudaEvent_t trace_base; /* time zero of the trace */
     uint64_t trace_flush;   /* plan runs written to the trace */
+    /* Every pinned host block we made, in use or cached; the cache holds at
+     * most pinned_cache_max bytes (ND_PINNED_CACHE; 0 = no cache). */
+    nd_cuda_pinned *pinned;
+    uint32_t n_pinned, cap_pinned, n_pinned_cached;
+    size_t pinned_cached;    /* bytes of the cached blocks */
+    size_t pinned_cache_max;
+    uint64_t pinned_tick;    /* releases so far, for least-recently-released eviction */
+    uint64_t pinned_hits, pinned_misses; /* host allocations served from the cache or not */
     /* Serialises the entry points (they only enqueue work, so holding it is
      * brief) for executors that call the backend from several threads. */
     pthread_mutex_t lock;

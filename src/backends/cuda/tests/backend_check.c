@@ -646,6 +646,159 @@ static void bench(void) {
     be->release(be, 1, c, 4 * n);
 }
 
+/* ------------------------------------------------------ pinned host cache */
+
+static int is_pinned(const void *p) {
+    struct cudaPointerAttributes attr;
+    int yes = cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost;
+    (void)cudaGetLastError();
+    return yes;
+}
+
+static uint32_t pattern(size_t i, uint32_t salt) { return (uint32_t)(i * 2654435761u) ^ salt; }
+
+/* Copies host words to a fresh device buffer and back into a pageable
+ * buffer; the number of words that differ from pattern(salt). */
+static size_t device_mismatches(nd_backend *b, const uint32_t *h, size_t n, uint32_t salt) {
+    void *d = NULL;
+    uint32_t *back = malloc(n * 4);
+    OK(b->alloc(b, 1, n * 4, &d));
+    OK(b->copy(b, d, 1, h, 0, n * 4));
+    OK(b->copy(b, back, 0, d, 1, n * 4));
+    OK(b->synchronize(b));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += back[i] != pattern(i, salt);
+    b->release(b, 1, d, n * 4);
+    free(back);
+    return bad;
+}
+
+/* What nd_from_host does (src/frontend/host_io.c): host memory from the
+ * backend, filled by memcpy; here from a fresh pattern. */
+static uint32_t *import(nd_backend *b, size_t bytes, uint32_t salt) {
+    uint32_t *src = malloc(bytes), *h = NULL;
+    for (size_t i = 0; i < bytes / 4; i++) src[i] = pattern(i, salt);
+    OK(b->alloc(b, 0, bytes, (void **)&h));
+    if (h) memcpy(h, src, bytes);
+    free(src);
+    return h;
+}
+
+/* The pinned host cache of backend.c on the default bound. */
+static void test_pinned_cache(void) {
+    nd_cuda *cu = be->impl;
+    const size_t big = (size_t)64 << 20, n = big / 4;
+    uint32_t *h1 = import(be, big, 1);
+    CHECK(h1 && is_pinned(h1), "a %zu-byte host buffer is not pinned", big);
+    if (!h1) return;
+
+    /* Released while a copy from it may still run; the same size gets the
+     * same block back, and overwriting it waits for that copy. */
+    void *d = dev(big);
+    OK(be->copy(be, d, 1, h1, 0, big));
+    be->release(be, 0, h1, big);
+    CHECK(cu->n_pinned_cached == 1 && cu->pinned_cached == big, "after release: %u blocks, %zu bytes cached",
+          cu->n_pinned_cached, cu->pinned_cached);
+    uint32_t *h2 = NULL;
+    OK(be->alloc(be, 0, big, (void **)&h2));
+    CHECK(h2 == h1, "same-size host alloc after release got %p, not the cached block %p", (void *)h2, (void *)h1);
+    CHECK(cu->n_pinned_cached == 0 && cu->pinned_cached == 0, "reused block still counted as cached");
+    memset(h2, 0xEE, big);
+    uint32_t *back = malloc(big);
+    down(back, d, big);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += back[i] != pattern(i, 1);
+    CHECK(bad == 0, "the copy enqueued before the release saw %zu words overwritten by the reuse", bad);
+    free(back);
+    be->release(be, 1, d, big);
+    be->release(be, 0, h2, big);
+
+    /* Imported again into the reused block: the device gets the new data. */
+    uint64_t hits = cu->pinned_hits;
+    uint32_t *h3 = import(be, big, 2);
+    CHECK(h3 == h1 && cu->pinned_hits == hits + 1, "second import did not reuse the block");
+    CHECK(device_mismatches(be, h3, n, 2) == 0, "data imported into a reused pinned block is wrong");
+    be->release(be, 0, h3, big);
+
+    /* Up to a quarter smaller takes the block; much smaller or larger does not. */
+    size_t smaller = big - big / 5, small = (size_t)2 << 20;
+    uint32_t *h4 = import(be, smaller, 3);
+    CHECK(h4 == h1, "a request %zu bytes below the %zu-byte block did not reuse it", big - smaller, big);
+    CHECK(h4 && device_mismatches(be, h4, smaller / 4, 3) == 0, "data in a larger reused block is wrong");
+    be->release(be, 0, h4, smaller);
+    CHECK(cu->pinned_cached == big, "a block reused for fewer bytes is cached as %zu, not its %zu",
+          cu->pinned_cached, big);
+    uint32_t *h5 = import(be, small, 4);
+    CHECK(h5 && h5 != h1 && is_pinned(h5), "a %zu-byte request took the %zu-byte block", small, big);
+    CHECK(cu->n_pinned_cached == 1 && cu->pinned_cached == big, "the big block left the cache for a small request");
+    CHECK(h5 && device_mismatches(be, h5, small / 4, 4) == 0, "data in a new small pinned block is wrong");
+    uint32_t *h6 = import(be, big + 64, 5);
+    CHECK(h6 && h6 != h1, "a request larger than the cached block got it");
+    be->release(be, 0, h5, small);
+    be->release(be, 0, h6, big + 64);
+    CHECK(cu->n_pinned_cached == 3, "%u blocks cached, expected 3", cu->n_pinned_cached);
+
+    /* Small host buffers are plain malloc, never cached. */
+    void *tiny = NULL;
+    OK(be->alloc(be, 0, 4096, &tiny));
+    CHECK(tiny && !is_pinned(tiny), "a 4 KiB host buffer is pinned");
+    be->release(be, 0, tiny, 4096);
+    CHECK(cu->n_pinned_cached == 3, "a small host buffer entered the pinned cache");
+}
+
+static nd_backend *backend_with_pinned_cache(const char *setting, nd_status *st) {
+    nd_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.cache_dir = getenv("CHECK_CACHE_DIR");
+    setenv("ND_PINNED_CACHE", setting, 1);
+    nd_backend *b = NULL;
+    *st = nd_cuda_backend_create(&cfg, &b);
+    unsetenv("ND_PINNED_CACHE");
+    return b;
+}
+
+/* ND_PINNED_CACHE: the bound evicts the least recently released block,
+ * a block over the bound is not kept, 0 keeps nothing, bad values fail. */
+static void test_pinned_bound(void) {
+    const size_t mib = (size_t)1 << 20;
+    nd_status st;
+    nd_backend *b = backend_with_pinned_cache("96m", &st);
+    OK(st);
+    if (b) {
+        nd_cuda *cu = b->impl;
+        CHECK(cu->pinned_cache_max == 96 * mib, "ND_PINNED_CACHE=96m gave %zu", cu->pinned_cache_max);
+        uint32_t *a = import(b, 64 * mib, 6), *c = import(b, 64 * mib, 7), *huge = import(b, 128 * mib, 8);
+        b->release(b, 0, a, 64 * mib);
+        b->release(b, 0, c, 64 * mib);
+        CHECK(cu->n_pinned_cached == 1 && cu->pinned_cached == 64 * mib, "96 MiB bound: %u blocks, %zu bytes cached",
+              cu->n_pinned_cached, cu->pinned_cached);
+        b->release(b, 0, huge, 128 * mib);
+        CHECK(cu->n_pinned_cached == 1, "a 128 MiB block was kept under a 96 MiB bound");
+        uint32_t *again = NULL;
+        OK(b->alloc(b, 0, 64 * mib, (void **)&again));
+        CHECK(again == c, "the most recently released block was not the one kept");
+        b->release(b, 0, again, 64 * mib);
+        b->destroy(b); /* frees the cached block */
+    }
+    b = backend_with_pinned_cache("0", &st);
+    OK(st);
+    if (b) {
+        nd_cuda *cu = b->impl;
+        uint32_t *a = import(b, 64 * mib, 9);
+        CHECK(a && is_pinned(a), "ND_PINNED_CACHE=0 stopped pinning");
+        CHECK(a && device_mismatches(b, a, 16 * mib, 9) == 0, "pinned data wrong with the cache off");
+        b->release(b, 0, a, 64 * mib);
+        CHECK(cu->n_pinned_cached == 0 && cu->n_pinned == 0, "ND_PINNED_CACHE=0 kept a block");
+        b->destroy(b);
+    }
+    b = backend_with_pinned_cache("12q", &st);
+    CHECK(st == ND_ERR_ARG && !b, "ND_PINNED_CACHE=12q gave %d", (int)st);
+    CHECK(strstr(nd_last_error(), "ND_PINNED_CACHE") != NULL, "message does not name the variable: %s",
+          nd_last_error());
+    if (b) b->destroy(b);
+    nd_clear_error();
+}
+
 int main(int argc, char **argv) {
     nd_log_set_level(argc > 1 ? atoi(argv[1]) : 1);
     nd_backend_config cfg;
@@ -680,6 +833,8 @@ int main(int argc, char **argv) {
     test_matmul(ND_INT64, 13, 9, 21, 0, 0, 1);
     test_matmul(ND_FLOAT32, 1, 17, 65, 0, 0, 1);
     test_matmul(ND_FLOAT32, 17, 1, 65, 0, 0, 1);
+    test_pinned_cache();
+    test_pinned_bound();
     bench();
     /* Out of memory is reported, not fatal. */
     void *huge = NULL;
