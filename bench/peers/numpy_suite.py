@@ -64,9 +64,19 @@ def main():
         return np.dot(state["draw"].random(n), state["draw"].random(n))
 
     def sweeps(iters):
+        # The right-hand side in one preallocated buffer, summed in
+        # stencil_rhs's order (the same bits): NumPy at its best, instead
+        # of four fresh grid-sized temporaries per sweep (the 16384^2
+        # stencil took 27.6 s a run that way, on one core).
         def run(u):
+            t = np.empty_like(u[1:-1, 1:-1])
             for _ in range(iters):
-                u[1:-1, 1:-1] = sc.stencil_rhs(u)
+                np.add(u[1:-1, 1:-1], u[:-2, 1:-1], out=t)
+                np.add(t, u[2:, 1:-1], out=t)
+                np.add(t, u[1:-1, :-2], out=t)
+                np.add(t, u[1:-1, 2:], out=t)
+                np.multiply(t, 0.2, out=t)
+                u[1:-1, 1:-1] = t
             return u
         return run
 

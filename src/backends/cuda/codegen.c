@@ -277,15 +277,25 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
          * (emit_elementwise_unrolled). Heavy bodies would only gain
          * registers; small spaces would lose the threads that hide L2
          * latency (a 1000x1000 stencil sweep ran slower unrolled). */
-        info->unroll = k->ndim >= 2 && k->shape[0] >= ND_CUDA_UNROLL && n >= ND_CUDA_UNROLL_MIN_POINTS &&
-                               k->n_loads > 0 && k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS
-                           ? ND_CUDA_UNROLL
-                           : 1;
+        int light_rows = k->ndim >= 2 && n >= ND_CUDA_UNROLL_MIN_POINTS && k->n_loads > 0 &&
+                         k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS;
+        info->unroll = light_rows && k->shape[0] >= ND_CUDA_UNROLL ? ND_CUDA_UNROLL : 1;
+        /* Loads that share rows and columns (a stencil): a block walks
+         * down a strip, loading each element about once
+         * (emit_elementwise_march). */
+        if (light_rows && k->shape[0] >= 2 * ND_CUDA_MARCH_ROWS && nd_cuda_march_shares(k)) {
+            info->march = ND_CUDA_MARCH_ROWS;
+            info->unroll = 1;
+        }
         /* Draws whose calls consecutive points of a row share: G points a
          * step, along the innermost axis. */
         int L = k->ndim - 1, G = ND_CUDA_RNG_GROUP;
         info->items = info->unroll > 1 ? ceil_div(k->shape[0], info->unroll) * (n / k->shape[0]) : n;
+        if (info->march) /* whole blocks of columns per strip */
+            info->items = ceil_div(k->shape[0], info->march) * ceil_div(n / k->shape[0], ND_CUDA_BLOCK) * ND_CUDA_BLOCK;
         if (L >= 0 && k->shape[L] >= G && nd_cuda_rng_shares(k, G, L)) {
+            info->march = 0;
+            info->unroll = 1;
             info->group = G;
             info->group_axis = L;
             info->items = n / k->shape[L] * ceil_div(k->shape[L], G);

@@ -240,12 +240,246 @@ static void emit_elementwise_unrolled(nd_strbuf *sb, const nd_kernel *k, const n
     nd_strbuf_printf(sb, "  }\n}\n");
 }
 
+/* How the march kernel (emit_elementwise_march) gets each load's value.
+ * Row groups: load j reads what its lead, lead[j], reads shift[j] rows
+ * further down (same slot, dtype and strides, offsets a whole number of
+ * axis-0 strides apart); a group spans rows lo..hi of its lead's, at most
+ * ND_CUDA_MARCH_MAX_SPAN, and one load per row feeds all of it. Column
+ * sources: load j reads what lead col_src[j] reads col_dr[j] rows down
+ * (within that lead's lo..hi) and col_dc[j] columns along the innermost
+ * axis (|col_dc| <= ND_CUDA_MARCH_MAX_COLS): a neighbouring thread's value,
+ * passed through shared memory. A lead's window of rows is loaded when it
+ * or a member of its group has no column source. */
+typedef struct {
+    int lead[ND_CUDA_MARCH_MAX_LOADS], shift[ND_CUDA_MARCH_MAX_LOADS];
+    int lo[ND_CUDA_MARCH_MAX_LOADS], hi[ND_CUDA_MARCH_MAX_LOADS];
+    int col_src[ND_CUDA_MARCH_MAX_LOADS], col_dr[ND_CUDA_MARCH_MAX_LOADS], col_dc[ND_CUDA_MARCH_MAX_LOADS];
+    int windowed[ND_CUDA_MARCH_MAX_LOADS];
+    int n_col; /* loads with a column source */
+} march_plan;
+
+static int same_layout(const nd_kernel *k, const nd_ir_access *a, const nd_ir_access *b) {
+    return a->slot == b->slot && a->dtype == b->dtype &&
+           memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)k->ndim) == 0;
+}
+
+static void row_groups(const nd_kernel *k, march_plan *p) {
+    for (int j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *a = &k->loads[j];
+        p->lead[j] = j;
+        p->shift[j] = p->lo[j] = p->hi[j] = 0;
+        for (int i = 0; i < j && p->lead[j] == j; i++) {
+            const nd_ir_access *b = &k->loads[i];
+            int64_t s0 = b->strides[0], diff = a->offset - b->offset;
+            if (p->lead[i] != i || s0 == 0 || diff % s0 != 0 || !same_layout(k, a, b)) continue;
+            int64_t dr = diff / s0;
+            int64_t nlo = dr < p->lo[i] ? dr : p->lo[i], nhi = dr > p->hi[i] ? dr : p->hi[i];
+            if (nhi - nlo + 1 > ND_CUDA_MARCH_MAX_SPAN) continue;
+            p->lead[j] = i;
+            p->shift[j] = (int)dr;
+            p->lo[i] = (int)nlo;
+            p->hi[i] = (int)nhi;
+        }
+    }
+}
+
+/* Whether lead g's window holds load j's value a few columns away; if so,
+ * g becomes j's column source. */
+static int col_source_from(const nd_kernel *k, march_plan *p, int j, int g) {
+    const nd_ir_access *a = &k->loads[j], *b = &k->loads[g];
+    int64_t s0 = b->strides[0], sl = b->strides[k->ndim - 1];
+    if (s0 == 0 || sl == 0 || !same_layout(k, a, b)) return 0;
+    for (int dc = -ND_CUDA_MARCH_MAX_COLS; dc <= ND_CUDA_MARCH_MAX_COLS; dc++) {
+        int64_t rem = a->offset - b->offset - dc * sl;
+        if (dc == 0 || rem % s0 != 0 || rem / s0 < p->lo[g] || rem / s0 > p->hi[g]) continue;
+        p->col_src[j] = g;
+        p->col_dr[j] = (int)(rem / s0);
+        p->col_dc[j] = dc;
+        return 1;
+    }
+    return 0;
+}
+
+/* Column sources: the largest groups first become anchors (they load
+ * their windows); the loads of groups not yet anchored that an anchor's
+ * window holds a few columns away take their values from it. An anchor is
+ * never itself column-sourced, so sources never chain. */
+static int march_plan_of(const nd_kernel *k, march_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (k->ndim < 2 || k->n_loads > ND_CUDA_MARCH_MAX_LOADS) return 0;
+    row_groups(k, p);
+    int members[ND_CUDA_MARCH_MAX_LOADS] = {0}, anchor[ND_CUDA_MARCH_MAX_LOADS] = {0};
+    for (int j = 0; j < k->n_loads; j++) {
+        p->col_src[j] = -1;
+        members[p->lead[j]]++;
+    }
+    for (;;) {
+        int g = -1;
+        for (int i = 0; i < k->n_loads; i++)
+            if (p->lead[i] == i && !anchor[i] && p->col_src[i] < 0 && (g < 0 || members[i] > members[g])) g = i;
+        if (g < 0) break;
+        anchor[g] = 1;
+        for (int j = 0; j < k->n_loads; j++)
+            if (p->col_src[j] < 0 && !anchor[p->lead[j]]) p->n_col += col_source_from(k, p, j, g);
+    }
+    for (int j = 0; j < k->n_loads; j++)
+        if (p->col_src[j] < 0) p->windowed[p->lead[j]] = 1;
+    /* Shared memory: a step's rows of every (source, row) passed on. */
+    int64_t smem = 0;
+    for (int j = 0; j < k->n_loads; j++) {
+        int dup = 0;
+        for (int i = 0; i < j; i++) dup |= p->col_src[i] == p->col_src[j] && p->col_dr[i] == p->col_dr[j];
+        if (p->col_src[j] >= 0 && !dup)
+            smem += (int64_t)ND_CUDA_MARCH_STEP * ND_CUDA_BLOCK * nd_cuda_mem_size((nd_dtype)k->loads[j].dtype);
+    }
+    return smem <= ND_CUDA_MARCH_MAX_SMEM ? p->n_col : 0;
+}
+
+int nd_cuda_march_shares(const nd_kernel *k) {
+    march_plan p;
+    return march_plan_of(k, &p) > 0;
+}
+
+/* One load of access a at row i0 + dr into `name` (declared there when
+ * `declare`). */
+static void emit_load_as(nd_strbuf *sb, const nd_ir_access *a, int ndim, int wide, const char *indent,
+                         int declare, const char *name, int dr) {
+    const char *mt = nd_cuda_mem_type((nd_dtype)a->dtype);
+    nd_strbuf_printf(sb, "%s%s%s%s%s = ((const %s *)A.w[%d])[", indent, declare ? "const " : "", declare ? mt : "",
+                     declare ? " " : "", name, mt, (int)a->slot);
+    emit_addr_at(sb, a, ndim, wide, 0, dr);
+    nd_strbuf_printf(sb, "];\n");
+}
+
+/* The scalar kernel when info->march > 0, for loads that share rows and
+ * columns (a stencil): a block takes 256 consecutive columns (axes 1..,
+ * flattened, padded to whole blocks) of a strip of `march` rows and walks
+ * down it, each thread one column. Each lead keeps a window of its rows in
+ * registers, so north, centre and south cost one load per row; west and
+ * east are the neighbouring threads' values, passed through shared memory
+ * (a thread at the block's edge or the row's end loads its own). A sweep
+ * of the 16384^2 heat stencil so reads and writes the grid about once:
+ * 0.83 ms on an H100 against 1.19 ms for the 8-row unrolled kernel, whose
+ * west, centre and east loads of one row each went to L2, and 0.75 ms for
+ * a plain copy (bench/results/2026-11-22-h100-session4.md). The walk
+ * goes ND_CUDA_MARCH_STEP rows at a time, their loads first: the compiler
+ * cannot move a load above an earlier store (the slots may be one buffer),
+ * and one row's loads in flight per thread leave DRAM idle. Loading rows
+ * ahead of a store is safe for the reason given at
+ * emit_elementwise_unrolled. Every window row loaded is a row some member
+ * reads at a valid point (lo and hi bracket it, and R >= the span), so no
+ * address leaves what the kernel may touch; padded threads load nothing
+ * but take part in every __syncthreads. */
+static void emit_elementwise_march(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info, const char *at,
+                                   uint32_t all) {
+    march_plan p;
+    march_plan_of(k, &p);
+    int H = info->march, B = ND_CUDA_MARCH_STEP, last = k->ndim - 1;
+    int64_t R = k->shape[0], C = info->n / R, CB = (C + ND_CUDA_BLOCK - 1) / ND_CUDA_BLOCK;
+    int64_t NB = (R + H - 1) / H * CB;
+    char name[64];
+    nd_strbuf_printf(sb,
+                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n",
+                      ND_CUDA_BLOCK, info->name);
+    for (int j = 0; j < k->n_loads; j++)
+        if (p.col_src[j] >= 0) {
+            int g = p.col_src[j], q = p.col_dr[j] - p.lo[g];
+            int dup = 0; /* one array per (source, row) */
+            for (int i = 0; i < j; i++) dup |= p.col_src[i] == g && p.col_dr[i] == p.col_dr[j];
+            if (!dup)
+                nd_strbuf_printf(sb, "  __shared__ %s P%d_%d[%d][%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[g].dtype),
+                                  g, q, B, ND_CUDA_BLOCK);
+        }
+    nd_strbuf_printf(sb,
+                      "  for (unsigned int blk = blockIdx.x; blk < %" PRId64 "u; blk += gridDim.x) {\n"
+                      "    const %s rs = (%s)(blk / %" PRId64 "u) * %d;\n"
+                      "    const %s re = rs + %d < %" PRId64 " ? rs + %d : %" PRId64 ";\n"
+                      "    const %s c = (%s)(blk %% %" PRId64 "u) * %d + (%s)threadIdx.x;\n"
+                      "    const bool ok = c < %" PRId64 ";\n",
+                      NB, at, at, CB, H, at, H, R, H, R, at, at, CB, ND_CUDA_BLOCK, at, C);
+    nd_cuda_emit_unravel(sb, k, all & ~1u, "c", at, "    ");
+    for (int j = 0; j < k->n_loads; j++)
+        if (p.col_src[j] >= 0)
+            nd_strbuf_printf(sb,
+                              "    const bool ok%d = (unsigned)((int)threadIdx.x + %d) < %du && "
+                              "(unsigned long long)(i%d + %d) < %" PRId64 "ull;\n",
+                              j, p.col_dc[j], ND_CUDA_BLOCK, last, p.col_dc[j], k->shape[last]);
+    /* Windows: X<g>[q] is lead g's value lo + q rows below row ib; the
+     * first hi - lo come from the step before (or this prologue). */
+    nd_strbuf_printf(sb, "    {\n      const %s i0 = rs;\n", at);
+    for (int g = 0; g < k->n_loads; g++) {
+        if (!p.windowed[g]) continue;
+        int span = p.hi[g] - p.lo[g];
+        nd_strbuf_printf(sb, "      %s X%d[%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[g].dtype), g, B + span);
+        if (span == 0) continue;
+        nd_strbuf_printf(sb, "      if (ok) {\n");
+        for (int q = 0; q < span; q++) {
+            snprintf(name, sizeof name, "X%d[%d]", g, q);
+            emit_load_as(sb, &k->loads[g], k->ndim, info->wide, "        ", 0, name, p.lo[g] + q);
+        }
+        nd_strbuf_printf(sb, "      }\n");
+    }
+    for (int j = 0; j < k->n_loads; j++)
+        if (p.col_src[j] >= 0) nd_strbuf_printf(sb, "      %s F%d[%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[j].dtype), j, B);
+    nd_strbuf_printf(sb, "      for (%s ib = rs; ib < re; ib += %d) {\n", at, B);
+    /* Pass 1: the step's loads: new window rows, and the own loads of
+     * threads whose neighbour cannot pass a value. */
+    nd_strbuf_printf(sb, "#pragma unroll\n        for (int t = 0; t < %d; t++) {\n          const %s i0 = ib + t;\n"
+                         "          if (ok && i0 < re) {\n", B, at);
+    for (int g = 0; g < k->n_loads; g++) {
+        if (!p.windowed[g]) continue;
+        snprintf(name, sizeof name, "X%d[%d + t]", g, p.hi[g] - p.lo[g]);
+        emit_load_as(sb, &k->loads[g], k->ndim, info->wide, "            ", 0, name, p.hi[g]);
+    }
+    for (int j = 0; j < k->n_loads; j++) {
+        if (p.col_src[j] < 0) continue;
+        snprintf(name, sizeof name, "F%d[t]", j);
+        nd_strbuf_printf(sb, "            if (!ok%d) ", j);
+        emit_load_as(sb, &k->loads[j], k->ndim, info->wide, "", 0, name, 0);
+    }
+    nd_strbuf_printf(sb, "          }\n        }\n");
+    /* Publish the rows neighbours read, then wait for everyone's. */
+    nd_strbuf_printf(sb, "#pragma unroll\n        for (int t = 0; t < %d; t++) {\n", B);
+    for (int j = 0; j < k->n_loads; j++) {
+        if (p.col_src[j] < 0) continue;
+        int g = p.col_src[j], q = p.col_dr[j] - p.lo[g], dup = 0;
+        for (int i = 0; i < j; i++) dup |= p.col_src[i] == g && p.col_dr[i] == p.col_dr[j];
+        if (!dup) nd_strbuf_printf(sb, "          P%d_%d[t][threadIdx.x] = X%d[t + %d];\n", g, q, g, q);
+    }
+    nd_strbuf_printf(sb, "        }\n        __syncthreads();\n");
+    /* Pass 2: the points, row by row. */
+    nd_strbuf_printf(sb, "#pragma unroll\n        for (int t = 0; t < %d; t++) {\n          const %s i0 = ib + t;\n"
+                         "          if (ok && i0 < re) {\n", B, at);
+    for (int j = 0; j < k->n_loads; j++) {
+        const char *mt = nd_cuda_mem_type((nd_dtype)k->loads[j].dtype);
+        if (p.col_src[j] >= 0) {
+            int g = p.col_src[j];
+            /* The index stays in the array whichever way ok<j> goes. */
+            nd_strbuf_printf(sb, "            const %s l%d = ok%d ? P%d_%d[t][ok%d ? threadIdx.x + %d : threadIdx.x] : F%d[t];\n",
+                              mt, j, j, g, p.col_dr[j] - p.lo[g], j, p.col_dc[j], j);
+        } else {
+            int g = p.lead[j];
+            nd_strbuf_printf(sb, "            const %s l%d = X%d[t + %d];\n", mt, j, g, p.shift[j] - p.lo[g]);
+        }
+    }
+    emit_compute_store(sb, k, info->wide, "            ", 1, 0);
+    nd_strbuf_printf(sb, "          }\n        }\n        __syncthreads();\n");
+    /* Slide the windows by a step. */
+    for (int g = 0; g < k->n_loads; g++)
+        if (p.windowed[g])
+            for (int q = 0; q < p.hi[g] - p.lo[g]; q++)
+                nd_strbuf_printf(sb, "        X%d[%d] = X%d[%d];\n", g, q, g, q + B);
+    nd_strbuf_printf(sb, "      }\n    }\n  }\n}\n");
+}
+
 void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
     uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
     if (info->group > 1) {
         emit_elementwise_grouped(sb, k, info);
+    } else if (info->march > 0) {
+        emit_elementwise_march(sb, k, info, at, all);
     } else if (info->unroll > 1) {
         emit_elementwise_unrolled(sb, k, info, lt, at, all);
     } else {

@@ -27,7 +27,7 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 6u /* 6: scalar elementwise loop loads several points ahead; uniforms from bits */
+#define ND_CUDA_CODEGEN_VERSION 7u /* 7: the march kernel for row-shifted loads */
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -35,6 +35,12 @@
 #define ND_CUDA_UNROLL 8       /* rows a thread of a light scalar elementwise kernel loads at once */
 #define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
+#define ND_CUDA_MARCH_ROWS 32  /* rows of the strip a block of the march kernel walks down */
+#define ND_CUDA_MARCH_STEP 4   /* rows of the walk whose loads a thread issues before computing any */
+#define ND_CUDA_MARCH_MAX_SPAN 5 /* rows one window of the march kernel spans at most */
+#define ND_CUDA_MARCH_MAX_COLS 2 /* columns apart a march kernel passes values between threads */
+#define ND_CUDA_MARCH_MAX_LOADS 64 /* loads a march kernel may have */
+#define ND_CUDA_MARCH_MAX_SMEM 32768 /* bytes of shared memory a march kernel may use */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
 #define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
 #define ND_CUDA_PINNED_MAX_CACHED 128     /* released pinned blocks kept at most (backend.c) */
@@ -60,6 +66,7 @@ typedef struct {
     int64_t chunk;     /* reduced points per partial */
     int tpr;           /* ROWS: threads per output row (power of two) */
     int unroll;        /* ELEMWISE scalar kernel: rows (along axis 0) a thread loads before storing (1 = one point at a time) */
+    int march;         /* ELEMWISE scalar kernel: rows of axis 0 a block walks down, sharing neighbouring loads (0 = off) */
     int vec;           /* elements per thread in the vector variant; 0 = none */
     int vec_group;     /* the vector variant's points are one group (draws share calls) */
     /* Kernels with random draws: a thread evaluates `group` points at a
@@ -135,6 +142,10 @@ void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words);
 /* Whether a group of G points along gax (its first at a multiple of G)
  * computes fewer Philox calls than points for some draw of k. */
 int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax);
+/* Whether some load of k reads what another reads a few columns (and
+ * rows) away (a stencil's west and east of its centre): the march kernel
+ * passes those between threads (codegen_points.c). */
+int nd_cuda_march_shares(const nd_kernel *k);
 /* Emits the Philox calls draw instruction j needs for a group of G points
  * along gax, whose index values are named idx[e]; words[e][i] receives the
  * expression of word i of point e's draw. */

@@ -136,7 +136,7 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
         if (vec && info.vec)
             ok = run(info.name_vec, grid_for(info.n / info.vec), 0, w);
         else
-            ok = run(info.name, grid_for(info.items), 0, w);
+            ok = run(info.name, grid_for(info.items), info.march > 0, w); /* march: __syncthreads */
     } else {
         if (info.splits > 1) partials = calloc((size_t)info.groups, 16);
         w[k->n_slots + k->n_params] = (unsigned long long)(uintptr_t)partials;
@@ -420,61 +420,71 @@ static void test_pi(int64_t n) {
     CHECK(got == want, "pi n=%lld: %lld inside, want %lld", (long long)n, (long long)got, (long long)want);
 }
 
-/* A 5-point stencil sweep over the interior of a (rows+2) x (cols+2) float32
- * grid into a second grid: large enough for the row-unrolled scalar kernel
- * (emit_elementwise_unrolled), with and without a partial last block of
- * rows. Compared bit for bit with the same sums on the host, and every
- * border point of the output must keep its poison. */
-static void test_stencil(int64_t rows, int64_t cols) {
+/* A stencil sweep over the interior of a (rows+2h) x (cols+2h) float32 grid
+ * (h = the widest neighbour offset) into a second grid: its n neighbours
+ * (row, column offsets) summed in order and scaled. Large enough for the
+ * row-walking kernels: with neighbours that share columns a thread walks a
+ * strip of rows (emit_elementwise_march: want_march), else several rows
+ * are unrolled (emit_elementwise_unrolled); with and without a partial last
+ * strip or block of rows. Compared bit for bit with the same sums on the
+ * host, and every border point of the output must keep its poison. */
+static void test_stencil(int64_t rows, int64_t cols, int n, const int64_t (*nb)[2], int want_march) {
     test_no++;
-    int64_t W = cols + 2, H = rows + 2;
+    int64_t h = 0;
+    for (int j = 0; j < n; j++)
+        for (int d = 0; d < 2; d++) h = nb[j][d] > h ? nb[j][d] : -nb[j][d] > h ? -nb[j][d] : h;
+    int64_t W = cols + 2 * h, H = rows + 2 * h;
     nd_kernel k;
     memset(&k, 0, sizeof k);
     snprintf(k.name, sizeof k.name, "stencil");
     k.ndim = 2;
     k.shape[0] = rows;
     k.shape[1] = cols;
-    const int64_t nb[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-    nd_ir_access loads[5], st;
+    nd_ir_access loads[16], st;
+    nd_ir_inst ins[40];
     memset(loads, 0, sizeof loads);
+    memset(ins, 0, sizeof ins);
     memset(&st, 0, sizeof st);
-    for (int j = 0; j < 5; j++) {
+    for (int j = 0; j < n; j++) {
         loads[j].slot = 0;
         loads[j].dtype = ND_FLOAT32;
-        loads[j].offset = (1 + nb[j][0]) * W + 1 + nb[j][1];
+        loads[j].offset = (h + nb[j][0]) * W + h + nb[j][1];
         loads[j].strides[0] = W;
         loads[j].strides[1] = 1;
+        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0};
     }
+    int ni = n, acc = 0;
+    for (int j = 1; j < n; j++, ni++) {
+        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0};
+        acc = ni;
+    }
+    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0};
+    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0};
+    ni++;
     st.slot = 1;
     st.dtype = ND_FLOAT32;
-    st.offset = W + 1;
+    st.offset = h * W + h;
     st.strides[0] = W;
     st.strides[1] = 1;
     uint8_t pd[1] = {ND_FLOAT32};
-    nd_ir_inst ins[] = {
-        {ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0},
-        {ND_IR_LOAD, ND_FLOAT32, 0, 2, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 3, 0, 0},
-        {ND_IR_LOAD, ND_FLOAT32, 0, 4, 0, 0}, {ND_OP_ADD, ND_FLOAT32, 0, 0, 1, 0},
-        {ND_OP_ADD, ND_FLOAT32, 0, 5, 2, 0},  {ND_OP_ADD, ND_FLOAT32, 0, 6, 3, 0},
-        {ND_OP_ADD, ND_FLOAT32, 0, 7, 4, 0},  {ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0},
-        {ND_OP_MUL, ND_FLOAT32, 0, 9, 8, 0},
-    };
-    nd_ir_store store = {st, 10};
+    nd_ir_store store = {st, ni - 1};
     k.n_slots = 2;
     k.n_params = 1;
     k.param_dtypes = pd;
-    k.n_loads = 5;
+    k.n_loads = n;
     k.loads = loads;
-    k.n_insts = 11;
+    k.n_insts = ni;
     k.insts = ins;
     k.n_stores = 1;
     k.stores = &store;
     k.hash = 0x4000 + test_no;
     nd_cuda_kinfo info;
-    CHECK(nd_cuda_kernel_info(&k, &info) == ND_OK && info.unroll > 1, "stencil %lldx%lld: not unrolled",
-          (long long)rows, (long long)cols);
+    int ok = nd_cuda_kernel_info(&k, &info) == ND_OK;
+    CHECK(ok && (want_march ? info.march > 0 : info.unroll > 1 && info.march == 0),
+          "stencil %lldx%lld (%d points): not the %s kernel", (long long)rows, (long long)cols, n,
+          want_march ? "march" : "row-unrolled");
     float *u = malloc(sizeof(float) * (size_t)(W * H)), *out = malloc(sizeof(float) * (size_t)(W * H));
-    uint64_t x = 12345;
+    uint64_t x = 12345 + (uint64_t)test_no;
     for (int64_t i = 0; i < W * H; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         u[i] = (float)(x >> 40) * 0x1p-24f;
@@ -491,11 +501,15 @@ static void test_stencil(int64_t rows, int64_t cols) {
             for (int64_t j = 0; j < W; j++) {
                 const float *c = u + i * W + j;
                 float want = -1.0f;
-                if (i > 0 && i < H - 1 && j > 0 && j < W - 1)
-                    want = 0.2f * ((((c[0] + c[-W]) + c[W]) + c[-1]) + c[1]);
+                if (i >= h && i < H - h && j >= h && j < W - h) {
+                    float sum = c[nb[0][0] * W + nb[0][1]];
+                    for (int q = 1; q < n; q++) sum = sum + c[nb[q][0] * W + nb[q][1]];
+                    want = 0.2f * sum;
+                }
                 bad += memcmp(&want, &out[i * W + j], sizeof want) != 0;
             }
-        CHECK(bad == 0, "stencil %lldx%lld: %lld points differ", (long long)rows, (long long)cols, (long long)bad);
+        CHECK(bad == 0, "stencil %lldx%lld (%d points): %lld points differ", (long long)rows, (long long)cols, n,
+              (long long)bad);
     }
     free(u);
     free(out);
@@ -512,8 +526,20 @@ int main(int argc, char **argv) {
     if (argc > 3 && strchr(argv[3], 'n')) nvrtc_on = 0;
     const nd_dtype dts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
     /* a light 2-d kernel over 2^23+ points: rows unrolled, a partial last block of rows or none */
-    test_stencil(4099, 2050);
-    test_stencil(4104, 2050);
+    static const int64_t five[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+    static const int64_t row3[3][2] = {{0, -1}, {0, 0}, {0, 1}};
+    static const int64_t cross[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}}; /* north, south: a gap between */
+    static const int64_t star9[9][2] = {{0, 0}, {-2, 0}, {-1, 0}, {1, 0}, {2, 0}, {0, -2}, {0, -1}, {0, 1}, {0, 2}};
+    static const int64_t tall[3][2] = {{-3, 0}, {0, 0}, {3, 0}}; /* nothing shared between columns */
+    static const int64_t box9[9][2] = {{-1, -1}, {-1, 0}, {-1, 1}, {0, -1}, {0, 0}, {0, 1}, {1, -1}, {1, 0}, {1, 1}};
+    test_stencil(4099, 2050, 5, five, 1);  /* march: a partial last strip and block of columns */
+    test_stencil(4128, 2048, 5, five, 1);  /* whole strips and blocks */
+    test_stencil(4099, 2050, 4, cross, 1); /* a window with a gap row */
+    test_stencil(4100, 2049, 9, star9, 1); /* two columns apart */
+    test_stencil(4099, 2050, 9, box9, 1);  /* three rows passed on */
+    test_stencil(4099, 2050, 3, row3, 1);  /* along rows only */
+    test_stencil(4101, 2048, 3, tall, 0);  /* row-unrolled; span 7 > ND_CUDA_MARCH_MAX_SPAN: two groups */
+    test_stencil(4104, 2050, 3, tall, 0);
     /* elementwise: fresh 1-d (vector variant and grouped scalar), offsets, reversed, strided */
     for (int d = 0; d < 4; d++)
         for (int normal = 0; normal < 2; normal++) {
