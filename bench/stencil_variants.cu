@@ -81,8 +81,9 @@ int main() {
   CK(cudaMalloc(&a, bytes)); CK(cudaMalloc(&b, bytes)); CK(cudaMemcpy(a, h, bytes, cudaMemcpyHostToDevice));
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-  const char *names[] = {"copy", "naive", "2d32x8", "march32x4", "march32x8", "march16x4", "march64x8", "smem32x4", "smem32x8", "smem64x8"};
-  for (int kv = 0; kv < 10; kv++) {
+  const char *names[] = {"copy", "naive", "2d32x8", "march32x4", "march32x8", "march16x4", "march64x8",
+                         "smem16x4", "smem32x2", "smem32x4", "smem32x8", "smem64x4", "smem64x8", "smem128x4"};
+  for (int kv = 0; kv < 14; kv++) {
     auto launch = [&](float *x, float *y) {
       unsigned g = sms * 32;
       switch (kv) {
@@ -93,9 +94,13 @@ int main() {
       case 4: k_march<32, 8><<<g, 256>>>(x, y); break;
       case 5: k_march<16, 4><<<g, 256>>>(x, y); break;
       case 6: k_march<64, 8><<<g, 256>>>(x, y); break;
-      case 7: k_march_smem<32, 4><<<g, 256>>>(x, y); break;
-      case 8: k_march_smem<32, 8><<<g, 256>>>(x, y); break;
-      case 9: k_march_smem<64, 8><<<g, 256>>>(x, y); break;
+      case 7: k_march_smem<16, 4><<<g, 256>>>(x, y); break;
+      case 8: k_march_smem<32, 2><<<g, 256>>>(x, y); break;
+      case 9: k_march_smem<32, 4><<<g, 256>>>(x, y); break;
+      case 10: k_march_smem<32, 8><<<g, 256>>>(x, y); break;
+      case 11: k_march_smem<64, 4><<<g, 256>>>(x, y); break;
+      case 12: k_march_smem<64, 8><<<g, 256>>>(x, y); break;
+      case 13: k_march_smem<128, 4><<<g, 256>>>(x, y); break;
       }
     };
     CK(cudaMemset(b, 0xff, bytes)); launch(a, b); CK(cudaDeviceSynchronize());

@@ -35,7 +35,7 @@
 #define ND_CUDA_UNROLL 8       /* rows a thread of a light scalar elementwise kernel loads at once */
 #define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
-#define ND_CUDA_MARCH_ROWS 32  /* rows of the strip a block of the march kernel walks down */
+#define ND_CUDA_MARCH_ROWS 64  /* rows of the strip a block of the march kernel walks down (32: 1.3% slower sweeps, bench/stencil_variants.cu) */
 #define ND_CUDA_MARCH_STEP 4   /* rows of the walk whose loads a thread issues before computing any */
 #define ND_CUDA_MARCH_MAX_SPAN 5 /* rows one window of the march kernel spans at most */
 #define ND_CUDA_MARCH_MAX_COLS 2 /* columns apart a march kernel passes values between threads */
