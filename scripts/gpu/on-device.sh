@@ -6,7 +6,8 @@
 set -uo pipefail
 OUT=${OUT:-gpu-out}
 # The device call carries the packed .gpu.tgz (scripts/gpu/stage.sh).
-[ -d .gpu ] || tar xzf .gpu.tgz
+# Unpacked afresh each time: a warm machine keeps the last call's .gpu.
+[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
