@@ -273,6 +273,32 @@ NDT_TEST(errors, bad_settings_are_refused) {
     cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
 }
 
+/* ND_* integer variables share one parser (common/env.c): a bad value is
+ * refused naming the variable and the value; a k/m/g suffix is taken where
+ * the variable allows one. */
+NDT_TEST(errors, bad_environment_values_are_refused) {
+    nd_shutdown();
+    const struct {
+        const char *name, *value;
+    } bad[] = {
+        {"ND_MAX_PENDING", "12x"}, {"ND_LOG", "9"}, {"ND_DEVICE_MEMORY_LIMIT", "5q"}, {"ND_MAX_PENDING", "4k"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv(bad[i].name, bad[i].value, 1);
+        cr_expect_eq(nd_init(NULL), ND_ERR_ARG, "%s=%s accepted", bad[i].name, bad[i].value);
+        cr_expect(strstr(nd_last_error(), bad[i].name) && strstr(nd_last_error(), bad[i].value),
+                  "the message should name %s and '%s': '%s'", bad[i].name, bad[i].value, nd_last_error());
+        nd_clear_error();
+        unsetenv(bad[i].name);
+    }
+    setenv("ND_DEVICE_MEMORY_LIMIT", "1G", 1);
+    cr_expect_eq(nd_init(NULL), ND_OK, "ND_DEVICE_MEMORY_LIMIT=1G: %s", nd_last_error());
+    nd_shutdown();
+    unsetenv("ND_DEVICE_MEMORY_LIMIT");
+    ndt_restart(NULL);
+    cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+}
+
 NDT_TEST(errors, state_and_io) {
     make_inputs();
     nd_clear_error();

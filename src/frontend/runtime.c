@@ -1,12 +1,12 @@
 /* The runtime: start (nd_config merged with ND_* variables), stop, flushes,
  * statistics. Everything mutable lives in nd_rt. */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/env.h"
 #include "common/profile.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
@@ -15,40 +15,11 @@ nd_runtime nd_rt;
 
 /* ------------------------------------------------------------ settings */
 
-static int env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t *out,
-                     int *set) {
-    const char *s = getenv(name);
-    *set = 0;
-    if (!s || !*s) return 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    int64_t mul = 1;
-    if (suffixes && *end) {
-        switch (tolower((unsigned char)*end)) {
-        case 'k': mul = (int64_t)1 << 10; end++; break;
-        case 'm': mul = (int64_t)1 << 20; end++; break;
-        case 'g': mul = (int64_t)1 << 30; end++; break;
-        default: break;
-        }
-    }
-    while (*end && isspace((unsigned char)*end)) end++;
-    if (end == s || *end || errno || v < lo || v > hi || (mul > 1 && v > hi / mul)) {
-        nd_error_set(ND_ERR_ARG, "nd_init: environment variable %s='%s' is not an integer in "
-                     "%lld..%lld%s (fix or unset it)",
-                     name, s, (long long)lo, (long long)hi, suffixes ? " (k/m/g suffix allowed)" : "");
-        return -1;
-    }
-    *out = (int64_t)v * mul;
-    *set = 1;
-    return 0;
-}
-
 /* 0/1 switches stored as the nd_config convention: 1 on, -1 off. */
 static int env_switch(const char *name, int *field) {
     int64_t v;
     int set;
-    if (env_int64(name, 0, 1, 0, &v, &set)) return -1;
+    if (nd_env_int64(name, 0, 1, 0, &v, &set)) return -1;
     if (set && *field == 0) *field = v ? 1 : -1;
     return 0;
 }
@@ -94,7 +65,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (c->num_threads < 0)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.num_threads = %d is negative (use 0 "
                             "for one thread per core)", c->num_threads);
-    if (env_int64("ND_NUM_THREADS", 0, 4096, 0, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64("ND_NUM_THREADS", 0, 4096, 0, &v, &set)) return ND_ERR_ARG;
     if (set && c->num_threads == 0) c->num_threads = (int)v;
 
     if (!c->devices && (s = getenv("ND_DEVICES")) && *s) c->devices = s;
@@ -105,7 +76,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (c->log < 0 || c->log > 3)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.log = %d is out of range (use 0..3)",
                             c->log);
-    if (env_int64("ND_LOG", 0, 3, 0, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64("ND_LOG", 0, 3, 0, &v, &set)) return ND_ERR_ARG;
     if (set && c->log == 0) c->log = (int)v;
 
     if (!c->dump_dot && (s = getenv("ND_DUMP_DOT")) && *s) c->dump_dot = s;
@@ -114,7 +85,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (c->profile < 0 || c->profile > 1)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.profile = %d is invalid (use 0 or 1)",
                             c->profile);
-    if (env_int64("ND_PROFILE", 0, 1, 0, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64("ND_PROFILE", 0, 1, 0, &v, &set)) return ND_ERR_ARG;
     if (set && c->profile == 0) c->profile = (int)v;
 
     if (!c->cache_dir && (s = getenv("ND_CACHE_DIR")) && *s) c->cache_dir = s;
@@ -133,7 +104,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (c->max_pending < 0)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.max_pending = %lld is negative (use "
                             "0 for the default 10000)", (long long)c->max_pending);
-    if (env_int64("ND_MAX_PENDING", 1, INT64_MAX, 0, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64("ND_MAX_PENDING", 1, INT64_MAX, 0, &v, &set)) return ND_ERR_ARG;
     if (set && c->max_pending == 0) c->max_pending = v;
     if (c->max_pending == 0) c->max_pending = 10000;
 
@@ -141,7 +112,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.device_memory_limit = %lld is "
                             "negative (use 0 for the whole device)",
                             (long long)c->device_memory_limit);
-    if (env_int64("ND_DEVICE_MEMORY_LIMIT", 0, INT64_MAX, 1, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64("ND_DEVICE_MEMORY_LIMIT", 0, INT64_MAX, 1, &v, &set)) return ND_ERR_ARG;
     if (set && c->device_memory_limit == 0) c->device_memory_limit = v;
     return ND_OK;
 }
@@ -216,7 +187,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
     size_t chunk = (size_t)64 << 20;
     int64_t v;
     int set;
-    if (env_int64("ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1, &v, &set) == 0 && set) chunk = (size_t)v;
+    if (nd_env_int64("ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1, &v, &set) == 0 && set) chunk = (size_t)v;
     if (c->device_memory_limit > 0 && (size_t)(c->device_memory_limit / 8) < chunk)
         chunk = (size_t)(c->device_memory_limit / 8);
     return chunk < 4096 ? 4096 : chunk;
@@ -313,7 +284,7 @@ nd_status nd_init(const nd_config *cfg) {
     /* ND_EXECUTOR_THREAD=0 keeps every flush on the caller's thread. */
     int64_t v;
     int set;
-    if (env_int64("ND_EXECUTOR_THREAD", 0, 1, 0, &v, &set) != 0) v = 1, set = 1;
+    if (nd_env_int64("ND_EXECUTOR_THREAD", 0, 1, 0, &v, &set) != 0) v = 1, set = 1;
     nd_rt.worker = !set || v ? nd_flush_worker_start(&nd_rt.sched) : NULL;
     nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
             c.fusion == 1 ? "on" : "off", (long long)c.max_pending);

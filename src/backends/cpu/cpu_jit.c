@@ -25,6 +25,7 @@
 
 #include "backends/cpu/cpu_jit.h"
 #include "common/dirs.h"
+#include "common/env.h"
 #include "common/error.h"
 #include "common/hash.h"
 
@@ -116,16 +117,8 @@ nd_status nd_cpu_jit_create(const char *cache_dir, nd_cpu_jit **out) {
                                 "kernel), 1 (compile in the background) or sync", mode);
     }
     int64_t min_points = DEFAULT_MIN_POINTS;
-    const char *m = getenv("ND_CPU_JIT_MIN");
-    if (m && *m) {
-        char *end = NULL;
-        errno = 0;
-        long long v = strtoll(m, &end, 10);
-        if (errno || *end || v < 0)
-            return nd_error_set(ND_ERR_ARG, "nd_init: ND_CPU_JIT_MIN='%s' is not a count of "
-                                "elements >= 0", m);
-        min_points = v;
-    }
+    int set;
+    if (nd_env_int64("ND_CPU_JIT_MIN", 0, INT64_MAX, 0, &min_points, &set)) return ND_ERR_ARG;
     const char *cc = getenv("ND_CC");
     if (!cc || !*cc) cc = "cc";
     nd_cpu_jit *j = calloc(1, sizeof *j);

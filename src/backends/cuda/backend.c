@@ -3,8 +3,6 @@
  * ordered on one stream, so a plan's steps run in order without host waits;
  * synchronize() is the only place the host blocks. Kernels come from the
  * kernel cache (codegen + NVRTC); matmul lives in matmul.c. */
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +10,7 @@
 #include <unistd.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/env.h"
 #include "common/grow.h"
 #include "graph/buffer.h" /* ND_MEMORY_HOST */
 
@@ -90,30 +89,15 @@ void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes) {
  * Lookups are linear over the blocks made: each is at least 1 MiB, which
  * costs far more to fill than the scan. */
 
-/* ND_PINNED_CACHE in bytes, with the k/m/g suffixes ND_DEVICE_MEMORY_LIMIT
- * takes (runtime.c's parser is private to it, and this setting is the
- * backend's alone). Unset: a quarter of physical memory. */
+/* ND_PINNED_CACHE in bytes (k/m/g suffixes; 0: no cache). Unset: a
+ * quarter of physical memory. */
 static nd_status pinned_cache_bound(size_t *out) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     *out = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : (size_t)1 << 30;
-    const char *s = getenv("ND_PINNED_CACHE");
-    if (!s || !*s) return ND_OK;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    int shift = 0;
-    switch (tolower((unsigned char)*end)) {
-    case 'k': shift = 10; end++; break;
-    case 'm': shift = 20; end++; break;
-    case 'g': shift = 30; end++; break;
-    default: break;
-    }
-    while (*end && isspace((unsigned char)*end)) end++;
-    if (end == s || *end || errno || v < 0 || v > (INT64_MAX >> shift))
-        return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_PINNED_CACHE='%s' is not a byte count "
-                            "in 0..%lld (k/m/g suffix allowed; 0 turns the pinned cache off) (fix or unset it)",
-                            s, (long long)INT64_MAX);
-    *out = (size_t)v << shift;
+    int64_t v;
+    int set;
+    if (nd_env_int64("ND_PINNED_CACHE", 0, INT64_MAX, 1, &v, &set)) return ND_ERR_ARG;
+    if (set) *out = (size_t)v;
     return ND_OK;
 }
 

@@ -1,0 +1,35 @@
+#include "common/env.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/error.h"
+
+int nd_env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t *out, int *set) {
+    const char *s = getenv(name);
+    *set = 0;
+    if (!s || !*s) return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    int64_t mul = 1;
+    if (suffixes && *end) {
+        switch (tolower((unsigned char)*end)) {
+        case 'k': mul = (int64_t)1 << 10; end++; break;
+        case 'm': mul = (int64_t)1 << 20; end++; break;
+        case 'g': mul = (int64_t)1 << 30; end++; break;
+        default: break;
+        }
+    }
+    while (*end && isspace((unsigned char)*end)) end++;
+    if (end == s || *end || errno || v < lo || v > hi || (mul > 1 && v > hi / mul)) {
+        nd_error_set(ND_ERR_ARG, "nd_init: environment variable %s='%s' is not an integer in "
+                     "%lld..%lld%s (fix or unset it)",
+                     name, s, (long long)lo, (long long)hi, suffixes ? " (k/m/g suffix allowed)" : "");
+        return -1;
+    }
+    *out = (int64_t)v * mul;
+    *set = 1;
+    return 0;
+}
