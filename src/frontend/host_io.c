@@ -2,7 +2,6 @@
  * the backend (pinned on CUDA), nd_to_host runs what the array needs and
  * copies the view out row-major. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <uv.h>
@@ -25,10 +24,9 @@ typedef struct {
     size_t bytes;
 } copy_part;
 
-static void *copy_part_run(void *arg) {
+static void copy_part_run(void *arg) {
     copy_part *p = arg;
     memcpy(p->dst, p->src, p->bytes);
-    return NULL;
 }
 
 /* Threads for a copy: the cores this process may use (ND_NUM_THREADS caps
@@ -53,7 +51,7 @@ static void copy_parallel(void *dst, const void *src, size_t bytes) {
         return;
     }
     copy_part parts[ND_COPY_MAX_THREADS];
-    pthread_t tids[ND_COPY_MAX_THREADS];
+    uv_thread_t tids[ND_COPY_MAX_THREADS];
     int started[ND_COPY_MAX_THREADS] = {0};
     uintptr_t base = (uintptr_t)dst;
     size_t lo = 0, step = bytes / (size_t)n;
@@ -66,11 +64,11 @@ static void copy_parallel(void *dst, const void *src, size_t bytes) {
         parts[t] = (copy_part){(unsigned char *)dst + lo, (const unsigned char *)src + lo, hi - lo};
         lo = hi;
     }
-    for (int t = 0; t < n - 1; t++) started[t] = pthread_create(&tids[t], NULL, copy_part_run, &parts[t]) == 0;
+    for (int t = 0; t < n - 1; t++) started[t] = uv_thread_create(&tids[t], copy_part_run, &parts[t]) == 0;
     for (int t = 0; t < n; t++)
         if (!started[t]) copy_part_run(&parts[t]);
     for (int t = 0; t < n - 1; t++)
-        if (started[t]) pthread_join(tids[t], NULL);
+        if (started[t]) uv_thread_join(&tids[t]);
 }
 
 nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {

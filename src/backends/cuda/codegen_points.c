@@ -300,6 +300,15 @@ static int col_source_from(const nd_kernel *k, march_plan *p, int j, int g) {
     return 0;
 }
 
+/* Whether load j is the first column-sourced load reading its (source,
+ * row): each such pair is one shared-memory array, written once a row. */
+static int first_of_pair(const march_plan *p, int j) {
+    if (p->col_src[j] < 0) return 0;
+    for (int i = 0; i < j; i++)
+        if (p->col_src[i] == p->col_src[j] && p->col_dr[i] == p->col_dr[j]) return 0;
+    return 1;
+}
+
 /* Column sources: the largest groups first become anchors (they load
  * their windows); the loads of groups not yet anchored that an anchor's
  * window holds a few columns away take their values from it. An anchor is
@@ -326,12 +335,9 @@ static int march_plan_of(const nd_kernel *k, march_plan *p) {
         if (p->col_src[j] < 0) p->windowed[p->lead[j]] = 1;
     /* Shared memory: a step's rows of every (source, row) passed on. */
     int64_t smem = 0;
-    for (int j = 0; j < k->n_loads; j++) {
-        int dup = 0;
-        for (int i = 0; i < j; i++) dup |= p->col_src[i] == p->col_src[j] && p->col_dr[i] == p->col_dr[j];
-        if (p->col_src[j] >= 0 && !dup)
+    for (int j = 0; j < k->n_loads; j++)
+        if (first_of_pair(p, j))
             smem += (int64_t)ND_CUDA_MARCH_STEP * ND_CUDA_BLOCK * nd_cuda_mem_size((nd_dtype)k->loads[j].dtype);
-    }
     return smem <= ND_CUDA_MARCH_MAX_SMEM ? p->n_col : 0;
 }
 
@@ -382,13 +388,10 @@ static void emit_elementwise_march(nd_strbuf *sb, const nd_kernel *k, const nd_c
                       "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n",
                       ND_CUDA_BLOCK, info->name);
     for (int j = 0; j < k->n_loads; j++)
-        if (p.col_src[j] >= 0) {
-            int g = p.col_src[j], q = p.col_dr[j] - p.lo[g];
-            int dup = 0; /* one array per (source, row) */
-            for (int i = 0; i < j; i++) dup |= p.col_src[i] == g && p.col_dr[i] == p.col_dr[j];
-            if (!dup)
-                nd_strbuf_printf(sb, "  __shared__ %s P%d_%d[%d][%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[g].dtype),
-                                  g, q, B, ND_CUDA_BLOCK);
+        if (first_of_pair(&p, j)) {
+            int g = p.col_src[j];
+            nd_strbuf_printf(sb, "  __shared__ %s P%d_%d[%d][%d];\n", nd_cuda_mem_type((nd_dtype)k->loads[g].dtype), g,
+                              p.col_dr[j] - p.lo[g], B, ND_CUDA_BLOCK);
         }
     nd_strbuf_printf(sb,
                       "  for (unsigned int blk = blockIdx.x; blk < %" PRId64 "u; blk += gridDim.x) {\n"
@@ -441,10 +444,9 @@ static void emit_elementwise_march(nd_strbuf *sb, const nd_kernel *k, const nd_c
     /* Publish the rows neighbours read, then wait for everyone's. */
     nd_strbuf_printf(sb, "#pragma unroll\n        for (int t = 0; t < %d; t++) {\n", B);
     for (int j = 0; j < k->n_loads; j++) {
-        if (p.col_src[j] < 0) continue;
-        int g = p.col_src[j], q = p.col_dr[j] - p.lo[g], dup = 0;
-        for (int i = 0; i < j; i++) dup |= p.col_src[i] == g && p.col_dr[i] == p.col_dr[j];
-        if (!dup) nd_strbuf_printf(sb, "          P%d_%d[t][threadIdx.x] = X%d[t + %d];\n", g, q, g, q);
+        if (!first_of_pair(&p, j)) continue;
+        int g = p.col_src[j], q = p.col_dr[j] - p.lo[g];
+        nd_strbuf_printf(sb, "          P%d_%d[t][threadIdx.x] = X%d[t + %d];\n", g, q, g, q);
     }
     nd_strbuf_printf(sb, "        }\n        __syncthreads();\n");
     /* Pass 2: the points, row by row. */
