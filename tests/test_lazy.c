@@ -209,9 +209,10 @@ NDT_TEST(lazy, auto_flush_with_small_max_pending) {
 
 /* Early flushes: after an nd_sync, a loop over small arrays is flushed
  * after 64 nodes, 128 more, ... (the device starts while the rest is
- * recorded): 300 nodes make 2 flushes before the nd_sync (at 64 and 192)
- * and the third at it, with the same answers. Off, or with arrays over 64 MiB, nothing runs
- * before the nd_sync. */
+ * recorded). A loop that stores nothing is flushed a quarter later (after
+ * 80 nodes, then 200 more): 300 nodes make 2 flushes before the nd_sync
+ * and the third at it, with the same answers. Off, or with arrays over 64
+ * MiB, nothing runs before the nd_sync. */
 static void small_loop(nd_array **x, double *ref, int n, int iters) {
     for (int it = 0; it < iters; it++) {
         nd_scope_begin();
@@ -249,6 +250,41 @@ NDT_TEST(lazy, early_flushes_of_small_loops) {
         ref_free(rx);
         ref_free(want);
     }
+}
+
+/* A loop of in-place statements (5 nodes, then the store) is flushed
+ * early only right after a store: never between a statement's nodes, whose
+ * partial values would otherwise be written out. */
+NDT_TEST(lazy, early_flushes_fall_between_statements) {
+    ndt_restart(&(nd_config){.early_flush = 1});
+    NDT_RNG(r);
+    ref_arr *ru = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(40), -1, 1);
+    nd_array *u = nd_copy(ndt_upload(ru));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    double ref[40];
+    for (int i = 0; i < 40; i++) ref[i] = ref_getd(ru, i);
+    uint64_t f0 = flushes();
+    for (int it = 0; it < 60; it++) {
+        uint64_t before = flushes();
+        nd_scope_begin();
+        nd_array *c = nd_view(u, "1:-1");
+        nd_array *v = nd_mul(nd_scalar(0.25), nd_add(nd_add(nd_add(c, nd_view(u, ":-2")), nd_view(u, "2:")), c));
+        uint64_t mid = flushes();
+        cr_assert_eq(nd_assign(c, v), ND_OK, "%s", nd_last_error());
+        nd_scope_end();
+        cr_expect_eq(mid, before, "iteration %d: a flush fell inside the statement", it);
+        double nxt[40];
+        memcpy(nxt, ref, sizeof nxt);
+        for (int i = 1; i < 39; i++) nxt[i] = 0.25 * (((ref[i] + ref[i - 1]) + ref[i + 1]) + ref[i]);
+        memcpy(ref, nxt, sizeof nxt);
+    }
+    uint64_t early = flushes() - f0;
+    cr_expect_geq(early, 2u, "300 nodes of statements flushed only %llu times before nd_sync", (unsigned long long)early);
+    ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){40}, ref);
+    ndt_check(u, want, 1e-12, 1e-12, NULL, "60 in-place sweeps with early flushes");
+    nd_free(u);
+    ref_free(ru);
+    ref_free(want);
 }
 
 NDT_TEST(lazy, no_early_flushes_of_large_arrays) {

@@ -277,14 +277,17 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
          * (emit_elementwise_unrolled). Heavy bodies would only gain
          * registers; small spaces would lose the threads that hide L2
          * latency (a 1000x1000 stencil sweep ran slower unrolled). */
-        int light_rows = k->ndim >= 2 && n >= ND_CUDA_UNROLL_MIN_POINTS && k->n_loads > 0 &&
-                         k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS;
+        int light = k->ndim >= 2 && k->n_loads > 0 && k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS;
+        int light_rows = light && n >= ND_CUDA_UNROLL_MIN_POINTS;
         info->unroll = light_rows && k->shape[0] >= ND_CUDA_UNROLL ? ND_CUDA_UNROLL : 1;
         /* Loads that share rows and columns (a stencil): a block walks
          * down a strip, loading each element about once
-         * (emit_elementwise_march). */
-        if (light_rows && k->shape[0] >= 2 * ND_CUDA_MARCH_ROWS && nd_cuda_march_shares(k)) {
-            info->march = ND_CUDA_MARCH_ROWS;
+         * (emit_elementwise_march). A space of a few hundred thousand
+         * points, held in L2, gets short strips, so that there are still
+         * blocks for every multiprocessor. */
+        int march_rows = light_rows ? ND_CUDA_MARCH_ROWS : ND_CUDA_MARCH_ROWS_MID;
+        if (light && n >= ND_CUDA_MARCH_MIN_POINTS && k->shape[0] >= 2 * march_rows && nd_cuda_march_shares(k)) {
+            info->march = march_rows;
             info->unroll = 1;
         }
         /* Draws whose calls consecutive points of a row share: G points a
@@ -590,6 +593,11 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
 void nd_cuda_body_name(char *out, size_t cap, int G) {
     if (G == 1) fmt(out, cap, "ndk_body");
     else fmt(out, cap, "ndk_body_g%d", G);
+}
+
+void nd_cuda_emit_kernel_open(nd_strbuf *sb, const char *name) {
+    nd_strbuf_printf(sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n  ndk_after_prior();\n",
+                     ND_CUDA_BLOCK, name);
 }
 
 void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info) {

@@ -173,12 +173,12 @@ static void emit_elementwise_grouped(nd_strbuf *sb, const nd_kernel *k, const nd
     int G = info->group, L = info->group_axis;
     int64_t C = k->shape[L], CG = (C + G - 1) / G;
     uint32_t rows = (k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u) & ~(1u << L);
+    nd_cuda_emit_kernel_open(sb, info->name);
     nd_strbuf_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
                       "    const %s row = g / %" PRId64 "u;\n"
                       "    const %s ib = (%s)(g %% %" PRId64 "u) * %d;\n",
-                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, CG,
+                      lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, CG,
                       at, at, CG, G);
     nd_cuda_emit_unravel(sb, k, rows, "row", at, "    ");
     if (C % G) nd_strbuf_printf(sb, "    if (ib + %d <= %" PRId64 ") {\n", G, C);
@@ -212,11 +212,11 @@ static void emit_elementwise_unrolled(nd_strbuf *sb, const nd_kernel *k, const n
     int U = info->unroll;
     int64_t R = k->shape[0], C = info->n / R;
     const char *guard = R % U ? "if (i0 < " : NULL;
+    nd_cuda_emit_kernel_open(sb, info->name);
     nd_strbuf_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s w = (%s)blockIdx.x * %du + threadIdx.x; w < %" PRId64 "ull; w += (%s)gridDim.x * %du) {\n"
                       "    const %s r0 = (%s)(w / %" PRId64 "u) * %d;\n",
-                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, at, at, C, U);
+                      lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, at, at, C, U);
     char rest[64];
     snprintf(rest, sizeof rest, "w %% %" PRId64 "u", C);
     nd_cuda_emit_unravel(sb, k, all & ~1u, rest, at, "    ");
@@ -384,9 +384,7 @@ static void emit_elementwise_march(nd_strbuf *sb, const nd_kernel *k, const nd_c
     int64_t R = k->shape[0], C = info->n / R, CB = (C + ND_CUDA_BLOCK - 1) / ND_CUDA_BLOCK;
     int64_t NB = (R + H - 1) / H * CB;
     char name[64];
-    nd_strbuf_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n",
-                      ND_CUDA_BLOCK, info->name);
+    nd_cuda_emit_kernel_open(sb, info->name);
     for (int j = 0; j < k->n_loads; j++)
         if (first_of_pair(&p, j)) {
             int g = p.col_src[j];
@@ -485,8 +483,7 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
     } else if (info->unroll > 1) {
         emit_elementwise_unrolled(sb, k, info, lt, at, all);
     } else {
-        nd_strbuf_printf(sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n",
-                          ND_CUDA_BLOCK, info->name);
+        nd_cuda_emit_kernel_open(sb, info->name);
         nd_strbuf_printf(sb,
                           "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n",
                           lt, lt, ND_CUDA_BLOCK, info->n, lt, ND_CUDA_BLOCK);
@@ -502,11 +499,11 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
      * share Philox calls. */
     int V = info->vec;
     int64_t nv = info->n / V;
+    nd_cuda_emit_kernel_open(sb, info->name_vec);
     nd_strbuf_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
                       "    const %s b0 = (%s)g * %d;\n",
-                      ND_CUDA_BLOCK, info->name_vec, lt, lt, ND_CUDA_BLOCK, nv, lt, ND_CUDA_BLOCK, at, at, V);
+                      lt, lt, ND_CUDA_BLOCK, nv, lt, ND_CUDA_BLOCK, at, at, V);
     const char *sfx = info->wide ? "LL" : "";
     for (int j = 0; j < k->n_loads; j++) {
         const nd_ir_access *l = &k->loads[j];

@@ -154,11 +154,11 @@ static void emit_cols_kept(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinf
     const char *at = info->wide ? "long long" : "int";
     int G = info->group, L = info->group_axis;
     int64_t NG = n_out / G;
+    nd_cuda_emit_kernel_open(sb, info->name);
     nd_strbuf_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  for (%s gid = (%s)blockIdx.x * %du + threadIdx.x; gid < %" PRId64 "ull; gid += (%s)gridDim.x * %du) {\n"
                       "    const %s o = gid %% %" PRId64 "u * %d, sp = gid / %" PRId64 "u;\n",
-                      ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, NG, G, NG);
+                      lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, NG, G, NG);
     nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
     for (int e = 0; e < G; e++) nd_strbuf_printf(sb, "    ndk_acc acc_%d = ndk_acc_init();\n", e);
     nd_strbuf_printf(sb,
@@ -195,13 +195,13 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
 
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         int tpr = info->tpr, rpb = ND_CUDA_BLOCK / info->tpr;
+        nd_cuda_emit_kernel_open(sb, info->name);
         nd_strbuf_printf(sb,
-                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                           "  __shared__ ndk_acc sh[%d];\n"
                           "  const %s gi = (%s)blockIdx.x * %du + threadIdx.x / %du;\n"
                           "  const unsigned lane = threadIdx.x %% %du;\n"
                           "  const %s o = gi / %" PRId64 "u, sp = gi %% %" PRId64 "u;\n",
-                          ND_CUDA_BLOCK, info->name, ND_CUDA_BLOCK, lt, lt, rpb, tpr, tpr, lt, S, S);
+                          ND_CUDA_BLOCK, lt, lt, rpb, tpr, tpr, lt, S, S);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "  ");
         nd_strbuf_printf(sb,
                           "  ndk_acc acc = ndk_acc_init();\n"
@@ -238,11 +238,11 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
     } else if (info->group_kept) {
         emit_cols_kept(sb, k, info, red, kept, n_out, CH, pw);
     } else {
+        nd_cuda_emit_kernel_open(sb, info->name);
         nd_strbuf_printf(sb,
-                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                           "  for (%s gid = (%s)blockIdx.x * %du + threadIdx.x; gid < %" PRId64 "ull; gid += (%s)gridDim.x * %du) {\n"
                           "    const %s o = gid %% %" PRId64 "u, sp = gid / %" PRId64 "u;\n",
-                          ND_CUDA_BLOCK, info->name, lt, lt, ND_CUDA_BLOCK, groups, lt, ND_CUDA_BLOCK, lt, n_out,
+                          lt, lt, ND_CUDA_BLOCK, groups, lt, ND_CUDA_BLOCK, lt, n_out,
                           n_out);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
         nd_strbuf_printf(sb,
@@ -278,8 +278,8 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
         /* Pass 2, many partials: one block per output; thread t folds
          * partials t, t + BLOCK, ... in order, then a fixed tree. The order
          * depends only on the shape, so the bits are the same every run. */
+        nd_cuda_emit_kernel_open(sb, info->name_pass2);
         nd_strbuf_printf(sb,
-                          "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                           "  __shared__ ndk_acc sh[%d];\n"
                           "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
                           "  for (%s o = blockIdx.x; o < %" PRId64 "ull; o += gridDim.x) {\n"
@@ -291,7 +291,7 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
                           "      if (threadIdx.x < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
                           "      __syncthreads();\n    }\n"
                           "    if (threadIdx.x == 0) {\n",
-                          ND_CUDA_BLOCK, info->name_pass2, ND_CUDA_BLOCK, pw, lt, info->n_out, lt, S,
+                          ND_CUDA_BLOCK, pw, lt, info->n_out, lt, S,
                           ND_CUDA_BLOCK, out_stride, split_stride, ND_CUDA_BLOCK / 2);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "      ");
         emit_write(sb, k, info->wide, "sh[0]", "      ");
@@ -299,13 +299,13 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
         return;
     }
     /* Pass 2, few partials: one thread per output folds them in split order. */
+    nd_cuda_emit_kernel_open(sb, info->name_pass2);
     nd_strbuf_printf(sb,
-                      "extern \"C\" __global__ void __launch_bounds__(%d) %s(const ndk_args A) {\n"
                       "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
                       "  for (%s o = (%s)blockIdx.x * %du + threadIdx.x; o < %" PRId64 "ull; o += (%s)gridDim.x * %du) {\n"
                       "    ndk_acc acc = P[o * %" PRId64 "u];\n"
                       "    for (%s sp = 1; sp < %" PRId64 "u; sp++) acc = ndk_acc_comb(acc, P[o * %" PRId64 "u + sp * %" PRId64 "u]);\n",
-                      ND_CUDA_BLOCK, info->name_pass2, pw, lt, lt, ND_CUDA_BLOCK, info->n_out, lt, ND_CUDA_BLOCK,
+                      pw, lt, lt, ND_CUDA_BLOCK, info->n_out, lt, ND_CUDA_BLOCK,
                       out_stride, lt, S, out_stride, split_stride);
     nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
     emit_write(sb, k, info->wide, "acc", "    ");

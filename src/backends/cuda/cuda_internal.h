@@ -36,6 +36,8 @@
 #define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
 #define ND_CUDA_MARCH_ROWS 64  /* rows of the strip a block of the march kernel walks down (32: 1.3% slower sweeps, bench/stencil_variants.cu) */
+#define ND_CUDA_MARCH_ROWS_MID 4 /* the same below ND_CUDA_UNROLL_MIN_POINTS points (a 1000x1000 grid: 1000 blocks) */
+#define ND_CUDA_MARCH_MIN_POINTS ((int64_t)1 << 18) /* no march kernel below this many points */
 #define ND_CUDA_MARCH_STEP 4   /* rows of the walk whose loads a thread issues before computing any */
 #define ND_CUDA_MARCH_MAX_SPAN 5 /* rows one window of the march kernel spans at most */
 #define ND_CUDA_MARCH_MAX_COLS 2 /* columns apart a march kernel passes values between threads */
@@ -100,6 +102,9 @@ const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
 const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
 void nd_cuda_emit_prelude(nd_strbuf *sb);
 void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info);
+/* Opens a kernel entry point `name(const ndk_args A)`: its first statement
+ * waits for the kernel before it (programmatic dependent launch). */
+void nd_cuda_emit_kernel_open(nd_strbuf *sb, const char *name);
 /* The body function of a group of G points along axis gax (G = 1: one
  * point, `ndk_body`; else `ndk_body_g<G>`). */
 void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax);

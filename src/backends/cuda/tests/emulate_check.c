@@ -538,6 +538,8 @@ int main(int argc, char **argv) {
     test_stencil(4100, 2049, 9, star9, 1); /* two columns apart */
     test_stencil(4099, 2050, 9, box9, 1);  /* three rows passed on */
     test_stencil(4099, 2050, 3, row3, 1);  /* along rows only */
+    test_stencil(998, 998, 5, five, 1);    /* mid-size: strips of ND_CUDA_MARCH_ROWS_MID rows */
+    test_stencil(601, 513, 9, box9, 1);    /* mid-size, partial strip and block of columns */
     test_stencil(4101, 2048, 3, tall, 0);  /* row-unrolled; span 7 > ND_CUDA_MARCH_MAX_SPAN: two groups */
     test_stencil(4104, 2050, 3, tall, 0);
     /* elementwise: fresh 1-d (vector variant and grouped scalar), offsets, reversed, strided */
