@@ -276,14 +276,16 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
     int64_t out_stride = rows ? S : 1, split_stride = rows ? 1 : n_out;
     if (info->pass2_tree) {
         /* Pass 2, many partials: one block per output; thread t folds
-         * partials t, t + BLOCK, ... in order, then a fixed tree. The order
-         * depends only on the shape, so the bits are the same every run. */
+         * partials t, t + BLOCK, ... in order (8 loads in flight), then a
+         * fixed tree. The order depends only on the shape, so the bits are
+         * the same every run. */
         nd_cuda_emit_kernel_open(sb, info->name_pass2);
         nd_strbuf_printf(sb,
                           "  __shared__ ndk_acc sh[%d];\n"
                           "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
                           "  for (%s o = blockIdx.x; o < %" PRId64 "ull; o += gridDim.x) {\n"
                           "    ndk_acc acc = ndk_acc_init();\n"
+                          "#pragma unroll 8\n"
                           "    for (%s sp = threadIdx.x; sp < %" PRId64 "u; sp += %du)\n"
                           "      acc = ndk_acc_comb(acc, P[o * %" PRId64 "u + sp * %" PRId64 "u]);\n"
                           "    sh[threadIdx.x] = acc;\n    __syncthreads();\n"

@@ -36,6 +36,7 @@
 #define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
 #define ND_CUDA_MARCH_ROWS 64  /* rows of the strip a block of the march kernel walks down (32: 1.3% slower sweeps, bench/stencil_variants.cu) */
+#define ND_CUDA_REDUCE_SPLITS 16384 /* thread groups a row reduction with few outputs is split into, at most */
 #define ND_CUDA_MARCH_ROWS_MID 4 /* the same below ND_CUDA_UNROLL_MIN_POINTS points (a 1000x1000 grid: 1000 blocks) */
 #define ND_CUDA_MARCH_MIN_POINTS ((int64_t)1 << 18) /* no march kernel below this many points */
 #define ND_CUDA_MARCH_STEP 4   /* rows of the walk whose loads a thread issues before computing any */
