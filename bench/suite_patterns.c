@@ -27,3 +27,12 @@ nd_array *suite_small_ops_record(nd_array *x0, int iters)
     }
     return x;
 }
+
+nd_array *suite_chain_record(nd_array *a, nd_array *b)
+{
+    nd_scope_begin();
+    nd_array *y = nd_keep(nd_add(nd_mul(nd_sin(a), nd_cos(b)),
+                                 nd_mul(nd_sqrt(nd_abs(nd_mul(a, b))), nd_exp(nd_neg(nd_mul(a, a))))));
+    nd_scope_end();
+    return y;
+}

@@ -1,7 +1,7 @@
 /*
- * suite_patterns.h — the recording of two suite workloads, shared by the
- * suite (nd_suite_elementwise.c, nd_suite_stencil.c) and host_overhead.c,
- * which times the host side of exactly these calls.
+ * suite_patterns.h — the recording of suite workloads, shared by the suite
+ * (nd_suite_elementwise.c, nd_suite_stencil.c), host_overhead.c and
+ * sync_breakdown.c, which time the host side of exactly these calls.
  */
 #ifndef ND_BENCH_SUITE_PATTERNS_H
 #define ND_BENCH_SUITE_PATTERNS_H
@@ -15,5 +15,8 @@ nd_status suite_jacobi_step(nd_array *u);
 /* `iters` steps of x = x*0.99 + 0.01*sin(x) from x0, recorded; only the
  * newest x stays alive. NULL (with nd's error) on failure. */
 nd_array *suite_small_ops_record(nd_array *x0, int iters);
+/* The chain sin(a)*cos(b) + sqrt(abs(a*b))*exp(-a*a), recorded; the result
+ * is kept (nd_keep), its temporaries are not. NULL on failure. */
+nd_array *suite_chain_record(nd_array *a, nd_array *b);
 
 #endif

@@ -120,8 +120,8 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 /* ------------------------------------------------------------ lifecycle */
 
 /* Early flushes. Between two nd_syncs, the first ND_EARLY_FLUSH_FIRST
- * nodes are flushed as soon as they are recorded, then twice as many, and
- * so on: the device starts on the first sweeps of a loop while the caller
+ * nodes are flushed once they are recorded (at the next store:
+ * nd_runtime_after_record), then twice as many, and so on: the device starts on the first sweeps of a loop while the caller
  * records the rest, instead of idling until nd_sync (50 sweeps of a
  * 1000x1000 stencil: ~60 us of recording and ~200 us of device time that
  * did not overlap), and the doubling keeps the number of flushes, each a
@@ -135,7 +135,6 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 static void early_flush_rearm(void) {
     nd_rt.early_flush_at = nd_rt.cfg.early_flush == 1 ? ND_EARLY_FLUSH_FIRST : 0;
 }
-
 
 /* How many buffer descriptors and array handles are kept for reuse: more
  * than a flush of ND_MAX_PENDING's default 10000 nodes frees, a few MB at

@@ -333,12 +333,15 @@ static nd_status cu_copy_locked(nd_backend *be, void *dst, int dst_memory, const
 
 /* ----------------------------------------------------------------- kernels */
 
-static unsigned grid_for(const nd_cuda *cu, int64_t work) {
+/* Blocks of ND_CUDA_BLOCK threads for `work` items, at least 1, at most cap. */
+static unsigned blocks_for(int64_t work, int64_t cap) {
     int64_t g = (work + ND_CUDA_BLOCK - 1) / ND_CUDA_BLOCK;
-    int64_t cap = (int64_t)cu->sm_count * 32;
     if (g > cap) g = cap;
     return g < 1 ? 1u : (unsigned)g;
 }
+
+/* 32 blocks a multiprocessor, each striding over the space. */
+static unsigned grid_for(const nd_cuda *cu, int64_t work) { return blocks_for(work, (int64_t)cu->sm_count * 32); }
 
 /* One thread per work item, no grid-stride steps (beyond 2^31 - 1 blocks the
  * kernels' loops take the rest). For a streaming elementwise kernel this beat
@@ -347,11 +350,7 @@ static unsigned grid_for(const nd_cuda *cu, int64_t work) {
  * copy floor (bench/elementwise_variants.cu): the blocks then walk memory
  * in order, where a grid stride keeps every resident block's next vector
  * 16 MiB further on. */
-static unsigned grid_exact(int64_t work) {
-    int64_t g = (work + ND_CUDA_BLOCK - 1) / ND_CUDA_BLOCK;
-    if (g > 0x7fffffff) g = 0x7fffffff;
-    return g < 1 ? 1u : (unsigned)g;
-}
+static unsigned grid_exact(int64_t work) { return blocks_for(work, 0x7fffffff); }
 
 static int elem_size(nd_dtype t) {
     static const int sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};

@@ -27,7 +27,9 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 7u /* 7: the march kernel for row-shifted loads */
+#define ND_CUDA_CODEGEN_VERSION 8u /* 8: griddepcontrol.wait first in every kernel (launched as
+                                      programmatic dependents), up to 16384 reduction splits, 4-row
+                                      march kernels for mid-size spaces */
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
