@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* The last error is per thread (nd.h: "The last error is per thread"), so it
  * lives in thread-local storage rather than the runtime struct. */
@@ -43,12 +44,21 @@ const char *nd_format_shape(char *buf, size_t cap, int ndim, const int64_t *shap
     return buf;
 }
 
+double nd_log_clock_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
 void nd_logf(int level, const char *fmt, ...) {
     if (level > log_level) return;
     static const char *names[] = {"", "warning", "info", "debug"};
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "nd %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
+    /* Debug lines carry a monotonic time stamp (ms, any origin), so a run
+     * with ND_LOG=3 reads as a timeline of flushes, launches and waits. */
+    if (level >= 3) fprintf(stderr, "nd debug %.3f: ", nd_log_clock_us() * 1e-3);
+    else fprintf(stderr, "nd %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);

@@ -24,5 +24,6 @@ const char *nd_format_shape(char *buf, size_t cap, int ndim, const int64_t *shap
 void nd_logf(int level, const char *fmt, ...) ND_PRINTF(2, 3);
 void nd_log_set_level(int level);
 int nd_log_enabled(int level); /* skip building a message nobody sees */
+double nd_log_clock_us(void);   /* monotonic microseconds, the debug lines' clock */
 
 #endif

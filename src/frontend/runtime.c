@@ -307,13 +307,23 @@ void nd_runtime_wait(void) { nd_flush_worker_wait(nd_rt.worker); }
 static nd_status run_pending_on(int hand_off) {
     if (nd_rt.graph.n_nodes == 0) return ND_OK;
     if (!nd_rt.worker) return nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+    const int timed = nd_log_enabled(3);
+    const double t0 = timed ? nd_log_clock_us() : 0;
+    const uint32_t nodes = nd_rt.graph.n_nodes;
     nd_status before = nd_runtime_drain();
+    const double t1 = timed ? nd_log_clock_us() : 0;
     if (!hand_off) {
         nd_status st = nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+        if (timed)
+            nd_logf(3, "flush of %u nodes here: waited %.1f us for the last, planned and launched in %.1f us",
+                    nodes, t1 - t0, nd_log_clock_us() - t1);
         return before != ND_OK ? before : st;
     }
     nd_flush_job job;
     nd_status st = nd_scheduler_submit(&nd_rt.sched, &nd_rt.graph, &job);
+    if (timed)
+        nd_logf(3, "flush of %u nodes handed off: waited %.1f us for the last, planned in %.1f us", nodes,
+                t1 - t0, nd_log_clock_us() - t1);
     /* A flush with nothing to run (every value dead) only releases its
      * buffers: here, where they were allocated, is cheaper than a thread
      * hand-off (and frees into this thread's malloc arena). */
@@ -365,8 +375,10 @@ nd_status nd_sync(void) {
     if (st != ND_OK) return st;
     st = run_pending_on(0);
     early_flush_rearm();
+    const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     nd_status st1 = nd_runtime_drain();
     nd_status st2 = nd_rt.backend->synchronize(nd_rt.backend);
+    if (t0 > 0) nd_logf(3, "nd_sync: waited %.1f us for the device", nd_log_clock_us() - t0);
     return st != ND_OK ? st : st1 != ND_OK ? st1 : st2;
 }
 

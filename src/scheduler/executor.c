@@ -309,7 +309,9 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     if (rc != ND_OK) return rc;
     int32_t failed_at = -1;
     if (be->run_plan) {
+        const double t0 = nd_log_enabled(3) ? now_seconds() : 0;
         rc = run_whole_plan(ctx, plan, walk, bs.ptrs);
+        if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, (now_seconds() - t0) * 1e6);
         if (rc != ND_OK) failed_at = 0;
     } else {
         for (int32_t i = 0; i < plan->n_steps; i++) {

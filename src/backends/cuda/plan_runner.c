@@ -327,6 +327,8 @@ static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan
         }
         if (!lru || g->last_used < lru->last_used) lru = g;
     }
+    nd_logf(3, "cuda: plan %016llx: new signature (addresses or parameters), capturing its graph%s",
+            (unsigned long long)plan->key, empty ? "" : " into the least recently used one");
     uint8_t *sig = malloc(sig_len);
     if (!sig) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a graph signature");
     memcpy(sig, ps->sig, sig_len);
@@ -424,12 +426,17 @@ nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_
     size_t sig_len = 0;
     if (use_graph && build_signature(ps, plan, bound, &sig_len)) {
         graph_entry *g = NULL;
+        const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
         s = graph_for(be, ps, plan, bound, sig_len, &g);
         if (s == ND_OK) {
             g->last_used = cu->tick;
+            const double t1 = t0 > 0 ? nd_log_clock_us() : 0;
             ND_NVTX_PUSH("nd graph replay");
             cudaError_t e = cudaGraphLaunch(g->exec, cu->stream);
             ND_NVTX_POP();
+            if (t0 > 0)
+                nd_logf(3, "cuda: plan %016llx (%d steps): graph found in %.1f us, launched in %.1f us",
+                        (unsigned long long)plan->key, plan->n_steps, t1 - t0, nd_log_clock_us() - t1);
             if (e == cudaSuccess) return ND_OK;
             /* Refused at launch (nothing ran): drop the graph, go direct. */
             s = nd_cuda_fail(e, "cudaGraphLaunch");
