@@ -305,22 +305,27 @@ static int check_draws(const ref_arr *got, const int64_t *ix, int normal, uint64
 
 static const nd_dtype float_dtypes[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
 
-/* Fresh arrays of sizes that W does not divide, across tile boundaries. */
+/* Fresh arrays of sizes that W does not divide, across tile boundaries;
+ * parameters (0, 1) too, which record the standard uniform (the draw with
+ * no scaling) and must give the same bits as 0 + (1 - 0) * u. */
 NDT_TEST(random, fresh_draws_follow_the_mapping_in_every_float_dtype) {
     const uint64_t seeds[3] = {0, 987654321, UINT64_MAX - 6};
     const int64_t sizes[4] = {1, 3, 1027, 4099};
+    const double params[2][2] = {{-1.5, 2.25}, {0, 1}};
     int64_t *ix = malloc(sizeof(int64_t) * 4099);
     for (int64_t i = 0; i < 4099; i++) ix[i] = i;
     for (int s = 0; s < 3; s++)
         for (int d = 0; d < 4; d++)
-            for (int normal = 0; normal < 2; normal++) {
-                nd_random_seed(seeds[s]);
-                for (int z = 0; z < 4; z++) {
-                    ref_arr *x = draw(normal, float_dtypes[d], sizes[z], -1.5, 2.25);
-                    check_draws(x, ix, normal, seeds[s], (uint64_t)z, -1.5, 2.25, "fresh");
-                    ref_free(x);
+            for (int normal = 0; normal < 2; normal++)
+                for (int p = 0; p < 2; p++) {
+                    const double a = params[p][0], b = params[p][1];
+                    nd_random_seed(seeds[s]);
+                    for (int z = 0; z < 4; z++) {
+                        ref_arr *x = draw(normal, float_dtypes[d], sizes[z], a, b);
+                        check_draws(x, ix, normal, seeds[s], (uint64_t)z, a, b, p ? "fresh (0, 1)" : "fresh");
+                        ref_free(x);
+                    }
                 }
-            }
     free(ix);
 }
 

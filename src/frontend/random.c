@@ -42,7 +42,8 @@ static nd_array *record_random(const char *fn, nd_random_kind kind, nd_dtype dty
 }
 
 nd_array *nd_random_uniform(nd_dtype dtype, int ndim, const int64_t *shape, double lo, double hi) {
-    return record_random("nd_random_uniform", ND_RANDOM_UNIFORM, dtype, ndim, shape, lo, hi);
+    nd_random_kind kind = lo == 0.0 && hi == 1.0 ? ND_RANDOM_UNIFORM01 : ND_RANDOM_UNIFORM;
+    return record_random("nd_random_uniform", kind, dtype, ndim, shape, lo, hi);
 }
 
 nd_array *nd_random_normal(nd_dtype dtype, int ndim, const int64_t *shape, double mean,

@@ -363,6 +363,10 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
     /* Random instructions name their seed and stream parameters directly. */
     int32_t seed = param_index(kb, base, ND_UINT64);
     int32_t stream = param_index(kb, base + 1, ND_UINT64);
+    /* 0 + (1 - 0) * u is u exactly (u >= +0): a standard uniform is the
+     * draw alone, two roundings fewer, and Monte Carlo kernels are bound by
+     * instruction issue. */
+    if (p->op == ND_RANDOM_UNIFORM01) return nd_kb_cast(kb, emit(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream), dt);
     int32_t a = param_value(kb, base + 2, cd);
     int32_t b = param_value(kb, base + 3, cd);
     int32_t v;
