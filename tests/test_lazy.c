@@ -265,10 +265,12 @@ NDT_TEST(lazy, early_flushes_fall_between_statements) {
     for (int i = 0; i < 40; i++) ref[i] = ref_getd(ru, i);
     uint64_t f0 = flushes();
     for (int it = 0; it < 60; it++) {
-        uint64_t before = flushes();
         nd_scope_begin();
         nd_array *c = nd_view(u, "1:-1");
-        nd_array *v = nd_mul(nd_scalar(0.25), nd_add(nd_add(nd_add(c, nd_view(u, ":-2")), nd_view(u, "2:")), c));
+        /* A flush due runs before a statement's first node is recorded. */
+        nd_array *first = nd_add(c, nd_view(u, ":-2"));
+        uint64_t before = flushes();
+        nd_array *v = nd_mul(nd_scalar(0.25), nd_add(nd_add(first, nd_view(u, "2:")), c));
         uint64_t mid = flushes();
         cr_assert_eq(nd_assign(c, v), ND_OK, "%s", nd_last_error());
         nd_scope_end();
@@ -285,6 +287,38 @@ NDT_TEST(lazy, early_flushes_fall_between_statements) {
     nd_free(u);
     ref_free(ru);
     ref_free(want);
+}
+
+/* An early flush runs before the node after the store is recorded, when
+ * the statement's temporaries (held by its scope until nd_scope_end) are
+ * gone: it writes no more values to memory than one flush at nd_sync. */
+NDT_TEST(lazy, early_flushes_write_no_statement_temporaries) {
+    uint64_t written[2] = {0, 0}, early[2] = {0, 0};
+    for (int on = 0; on < 2; on++) {
+        ndt_restart(&(nd_config){.early_flush = on ? 1 : -1});
+        NDT_RNG(r);
+        ref_arr *ru = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(64), -1, 1);
+        nd_array *u = nd_copy(ndt_upload(ru));
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        nd_stats s0, s1;
+        nd_get_stats(&s0);
+        for (int it = 0; it < 60; it++) {
+            nd_scope_begin();
+            nd_array *c = nd_view(u, "1:-1");
+            nd_array *v = nd_mul(nd_scalar(0.25), nd_add(nd_add(nd_add(c, nd_view(u, ":-2")), nd_view(u, "2:")), c));
+            cr_assert_eq(nd_assign(c, v), ND_OK, "%s", nd_last_error());
+            nd_scope_end();
+        }
+        early[on] = flushes() - s0.flushes;
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        nd_get_stats(&s1);
+        written[on] = s1.values_materialised - s0.values_materialised;
+        nd_free(u);
+        ref_free(ru);
+    }
+    cr_expect_geq(early[1], 2u, "60 sweeps flushed early only %llu times", (unsigned long long)early[1]);
+    cr_expect_eq(written[1], written[0], "values written to memory: %llu with early flushes, %llu with one flush",
+                 (unsigned long long)written[1], (unsigned long long)written[0]);
 }
 
 NDT_TEST(lazy, no_early_flushes_of_large_arrays) {

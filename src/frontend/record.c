@@ -128,6 +128,7 @@ void nd_fe_broadcast_strides(const nd_array *a, int ndim, const int64_t *shape, 
 
 int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int n_inputs,
                 nd_dtype dtype, nd_dtype cdtype, int ndim, const int64_t *shape, size_t nbytes) {
+    nd_runtime_before_record();
     r->buf = nd_buffer_new(dtype, nbytes);
     if (!r->buf) return -1;
     r->node = nd_graph_add_node(&nd_rt.graph, kind, n_inputs);

@@ -134,6 +134,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 
 static void early_flush_rearm(void) {
     nd_rt.early_flush_at = nd_rt.cfg.early_flush == 1 ? ND_EARLY_FLUSH_FIRST : 0;
+    nd_rt.early_flush_due = 0;
 }
 
 /* How many buffer descriptors and array handles are kept for reuse: more
@@ -382,6 +383,22 @@ nd_status nd_sync(void) {
     return st != ND_OK ? st : st1 != ND_OK ? st1 : st2;
 }
 
+/* Whether the pending graph holds an odd number of stores to the buffer
+ * `store` writes. In-place sweeps over one array (a stencil) run as a
+ * chain alternating between the array and one temporary
+ * (scheduler/store_chains.c); a chain of odd length starts with a full copy
+ * of the array, one of even length copies only what its region leaves
+ * out. So an early flush waits for the next store to make it even (at most
+ * until twice its count). */
+static int odd_store_chain(const nd_node *store) {
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < nd_rt.graph.n_nodes; i++) {
+        const nd_node *n = nd_rt.graph.nodes[i];
+        count += n->kind == ND_NODE_STORE && n->out == store->out;
+    }
+    return count & 1u;
+}
+
 void nd_runtime_after_record(void) {
     nd_rt.stats.nodes_recorded++;
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
@@ -395,16 +412,30 @@ void nd_runtime_after_record(void) {
         nd_rt.early_flush_at = 0; /* large arrays: none until the next nd_sync */
         return;
     }
-    if (n >= nd_rt.early_flush_at) {
+    if (n >= nd_rt.early_flush_at && !nd_rt.early_flush_due) {
         /* Between two statements: a flush in the middle of one writes its
          * partial values to memory (a 1000x1000 stencil sweep cut after
-         * its adds cost three extra kernels). So right after a store, or,
-         * in code that stores nothing, a quarter further on. */
-        if (nd_rt.graph.nodes[n - 1]->kind != ND_NODE_STORE && n < nd_rt.early_flush_at + nd_rt.early_flush_at / 4)
+         * its adds cost three extra kernels). So after a store, or, in code
+         * that stores nothing, a quarter further on; and not at once but
+         * before the next node is recorded (nd_runtime_before_record): by
+         * then the statement's temporaries are freed (nd_scope_end, nd_free),
+         * where a flush right at the store had to write every one still
+         * held to memory (five 8 MB arrays per early flush of the
+         * 1000x1000 stencil, each allocated on the executor thread). */
+        const nd_node *last = nd_rt.graph.nodes[n - 1];
+        if (last->kind != ND_NODE_STORE && n < nd_rt.early_flush_at + nd_rt.early_flush_at / 4)
             return;
-        (void)run_pending();
-        nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
+        if (last->kind == ND_NODE_STORE && odd_store_chain(last) && n < nd_rt.early_flush_at * 2) return;
+        nd_rt.early_flush_due = 1;
     }
+}
+
+void nd_runtime_before_record(void) {
+    if (!nd_rt.early_flush_due) return;
+    nd_rt.early_flush_due = 0;
+    int64_t n = (int64_t)nd_rt.graph.n_nodes;
+    (void)run_pending();
+    nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
 }
 
 const char *nd_backend_name(void) {

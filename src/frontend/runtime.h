@@ -31,6 +31,7 @@ typedef struct {
     uint64_t rng_stream; /* random calls since nd_random_seed */
     nd_stats stats;
     int64_t early_flush_at; /* pending nodes that trigger an early flush; 0 = none */
+    int early_flush_due;    /* run it before the next node is recorded */
 } nd_runtime;
 
 extern nd_runtime nd_rt;
@@ -42,8 +43,12 @@ nd_status nd_runtime_ensure(void);
 nd_status nd_runtime_drain(void);
 /* Waits for it, leaving its error for the next nd_sync. */
 void nd_runtime_wait(void);
-/* Called after recording a node: flushes when max_pending is reached. */
+/* Called after recording a node: flushes when max_pending is reached,
+ * and marks an early flush due. */
 void nd_runtime_after_record(void);
+/* Called before a node is added to the graph: runs an early flush that is
+ * due (the statements before are complete and their temporaries freed). */
+void nd_runtime_before_record(void);
 /* Registers a new handle in the current scope (if any). */
 nd_array *nd_runtime_track(nd_array *a);
 

@@ -34,6 +34,12 @@ struct nd_temp_pool {
     uint32_t cap_temps;
 };
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
     struct nd_temp_pool *tp = ctx->temps;
     if (tp) {
@@ -56,8 +62,11 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
         }
     }
     nd_backend *be = ctx->backend;
+    const double t0 = nd_log_enabled(3) ? now_seconds() : 0;
     nd_status st = be->alloc(be, memory, bytes, out);
     if (st != ND_OK) return st;
+    if (t0 > 0)
+        nd_logf(3, "executor: no cached temporary of %zu bytes: allocated in %.1f us", bytes, (now_seconds() - t0) * 1e6);
     if (ctx->stats) ctx->stats->temp_allocations++;
     return ND_OK;
 }
@@ -91,9 +100,12 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
 /* Memory of buffer b in `memory`, allocated on first use. */
 static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out) {
     if (!b->mem[memory]) {
+        const double t0 = nd_log_enabled(3) ? now_seconds() : 0;
         nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
                                            &b->mem[memory]);
         if (st != ND_OK) return st;
+        if (t0 > 0)
+            nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, (now_seconds() - t0) * 1e6);
         if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
     *out = b->mem[memory];
@@ -194,11 +206,6 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     return rc;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Binds every slot and copy of the plan at once (temporaries to the plan's
  * storages) and hands it to the backend's run_plan, which orders the steps
