@@ -103,6 +103,43 @@ NDT_TEST(views, index_strings_2d) {
     ref_free(rb);
 }
 
+/* Parsed index strings are reused by content (frontend/index_parse.c): the
+ * same cases three times over, in an order that mixes them; one buffer
+ * rewritten between views (same address, new text); a malformed string
+ * fails every time; a string too long to keep still parses. */
+NDT_TEST(views, index_strings_reused_by_content) {
+    static const view_case cases[] = {
+        {"1:-1, ::2", 2, {4, 4}, {8, 2}, 8},
+        {"::-1, 3", 1, {6}, {-8}, 43},
+        {"5:1:-2, 1::3", 2, {2, 3}, {-16, 3}, 41},
+        {"  1:-1 ,  ::2 ", 2, {4, 4}, {8, 2}, 8},
+    };
+    NDT_RNG(r);
+    ref_arr *rb = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(6, 8), -100, 100);
+    nd_array *base = ndt_upload(rb);
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < 4; i++) check_view(base, rb, &cases[(i + (size_t)round) % 4]);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%s", "1:3, 2");
+    view_case a = {buf, 1, {2}, {8}, 10};
+    check_view(base, rb, &a);
+    snprintf(buf, sizeof buf, "%s", "2:5, 1");
+    view_case b = {buf, 1, {3}, {8}, 17};
+    check_view(base, rb, &b);
+    for (int k = 0; k < 3; k++) {
+        nd_array *bad = nd_view(base, "1:2:3:4");
+        cr_expect_null(bad, "a malformed index fails every time (try %d)", k);
+        cr_expect_eq(nd_last_status(), ND_ERR_INDEX, "try %d: %s", k, nd_last_error());
+        nd_clear_error();
+    }
+    view_case longer = {"  1  :  -1  ,  ::  2                                                    ",
+                        2, {4, 4}, {8, 2}, 8};
+    check_view(base, rb, &longer);
+    check_view(base, rb, &longer);
+    nd_free(base);
+    ref_free(rb);
+}
+
 NDT_TEST(views, index_strings_3d_and_view_of_view) {
     NDT_RNG(r);
     ref_arr *rb = ndt_rand(&r, ND_INT32, ND_SHAPE(4, 5, 6), -1000, 1000);
