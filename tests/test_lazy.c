@@ -253,8 +253,10 @@ NDT_TEST(lazy, early_flushes_of_small_loops) {
 }
 
 /* A loop of in-place statements (5 nodes, then the store) is flushed
- * early only right after a store: never between a statement's nodes, whose
- * partial values would otherwise be written out. */
+ * early only after a store, before the next statement's first node: never
+ * between a statement's nodes, whose partial values would otherwise be
+ * written out. And after an even number of stores to the array: an odd
+ * store chain would start with a full copy of it. */
 NDT_TEST(lazy, early_flushes_fall_between_statements) {
     ndt_restart(&(nd_config){.early_flush = 1});
     NDT_RNG(r);
@@ -263,13 +265,20 @@ NDT_TEST(lazy, early_flushes_fall_between_statements) {
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     double ref[40];
     for (int i = 0; i < 40; i++) ref[i] = ref_getd(ru, i);
-    uint64_t f0 = flushes();
+    uint64_t f0 = flushes(), seen = f0;
+    int last_flushed = 0;
     for (int it = 0; it < 60; it++) {
         nd_scope_begin();
         nd_array *c = nd_view(u, "1:-1");
         /* A flush due runs before a statement's first node is recorded. */
         nd_array *first = nd_add(c, nd_view(u, ":-2"));
         uint64_t before = flushes();
+        if (before != seen) {
+            cr_expect_eq((it - last_flushed) % 2, 0, "an early flush took the odd number %d of sweeps (%d..%d)",
+                         it - last_flushed, last_flushed, it - 1);
+            last_flushed = it;
+            seen = before;
+        }
         nd_array *v = nd_mul(nd_scalar(0.25), nd_add(nd_add(first, nd_view(u, "2:")), c));
         uint64_t mid = flushes();
         cr_assert_eq(nd_assign(c, v), ND_OK, "%s", nd_last_error());

@@ -69,11 +69,7 @@ static void worker_main(void *arg) {
         if (!load(&w->busy) && load(&w->stop)) break;
         nd_flush_job job = w->job;
         uv_mutex_unlock(&w->lock);
-        const int timed = nd_log_enabled(3);
-        const double t0 = timed ? nd_log_clock_us() : 0;
         nd_status rc = nd_scheduler_execute(w->ctx, &job); /* job stays in w->job for finish */
-        if (timed) nd_logf(3, "executor: flush %llu launched in %.1f us", (unsigned long long)job.flush_index,
-                            nd_log_clock_us() - t0);
         uv_mutex_lock(&w->lock);
         if (rc != ND_OK && w->error == ND_OK) {
             w->error = rc;

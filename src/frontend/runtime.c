@@ -120,9 +120,10 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 /* ------------------------------------------------------------ lifecycle */
 
 /* Early flushes. Between two nd_syncs, the first ND_EARLY_FLUSH_FIRST
- * nodes are flushed once they are recorded (at the next store:
- * nd_runtime_after_record), then twice as many, and so on: the device starts on the first sweeps of a loop while the caller
- * records the rest, instead of idling until nd_sync (50 sweeps of a
+ * nodes are flushed once they are recorded (between two statements:
+ * nd_runtime_after_record says when), then twice as many, and so on: the
+ * device starts on the first sweeps of a loop while the caller records the
+ * rest, instead of idling until nd_sync (50 sweeps of a
  * 1000x1000 stencil: ~60 us of recording and ~200 us of device time that
  * did not overlap), and the doubling keeps the number of flushes, each a
  * fusion boundary and a plan, logarithmic. Only while every value recorded
@@ -384,18 +385,17 @@ nd_status nd_sync(void) {
 }
 
 /* Whether the pending graph holds an odd number of stores to the buffer
- * `store` writes. In-place sweeps over one array (a stencil) run as a
+ * `store` writes (its pending writers, not the whole graph: this runs on
+ * the recording path). In-place sweeps over one array (a stencil) run as a
  * chain alternating between the array and one temporary
  * (scheduler/store_chains.c); a chain of odd length starts with a full copy
  * of the array, one of even length copies only what its region leaves
  * out. So an early flush waits for the next store to make it even (at most
  * until twice its count). */
 static int odd_store_chain(const nd_node *store) {
+    const nd_buffer *b = store->out;
     uint32_t count = 0;
-    for (uint32_t i = 0; i < nd_rt.graph.n_nodes; i++) {
-        const nd_node *n = nd_rt.graph.nodes[i];
-        count += n->kind == ND_NODE_STORE && n->out == store->out;
-    }
+    for (uint32_t k = 0; k < b->n_writers; k++) count += nd_rt.graph.nodes[b->writers[k]]->kind == ND_NODE_STORE;
     return count & 1u;
 }
 

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/error.h"
 #include "common/grow.h"
@@ -34,12 +33,6 @@ struct nd_temp_pool {
     uint32_t cap_temps;
 };
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
     struct nd_temp_pool *tp = ctx->temps;
     if (tp) {
@@ -62,11 +55,11 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
         }
     }
     nd_backend *be = ctx->backend;
-    const double t0 = nd_log_enabled(3) ? now_seconds() : 0;
+    const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     nd_status st = be->alloc(be, memory, bytes, out);
     if (st != ND_OK) return st;
     if (t0 > 0)
-        nd_logf(3, "executor: no cached temporary of %zu bytes: allocated in %.1f us", bytes, (now_seconds() - t0) * 1e6);
+        nd_logf(3, "executor: no cached temporary of %zu bytes: allocated in %.1f us", bytes, nd_log_clock_us() - t0);
     if (ctx->stats) ctx->stats->temp_allocations++;
     return ND_OK;
 }
@@ -100,12 +93,11 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
 /* Memory of buffer b in `memory`, allocated on first use. */
 static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out) {
     if (!b->mem[memory]) {
-        const double t0 = nd_log_enabled(3) ? now_seconds() : 0;
+        const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
         nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
                                            &b->mem[memory]);
         if (st != ND_OK) return st;
-        if (t0 > 0)
-            nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, (now_seconds() - t0) * 1e6);
+        if (t0 > 0) nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, nd_log_clock_us() - t0);
         if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
     *out = b->mem[memory];
@@ -205,7 +197,6 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     }
     return rc;
 }
-
 
 /* Binds every slot and copy of the plan at once (temporaries to the plan's
  * storages) and hands it to the backend's run_plan, which orders the steps
@@ -316,15 +307,16 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     if (rc != ND_OK) return rc;
     int32_t failed_at = -1;
     if (be->run_plan) {
-        const double t0 = nd_log_enabled(3) ? now_seconds() : 0;
+        const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
         rc = run_whole_plan(ctx, plan, walk, bs.ptrs);
-        if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, (now_seconds() - t0) * 1e6);
+        if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
         if (rc != ND_OK) failed_at = 0;
     } else {
         for (int32_t i = 0; i < plan->n_steps; i++) {
-            double t0 = ctx->profile ? now_seconds() : 0;
+            double t0 = ctx->profile ? nd_log_clock_us() : 0;
             rc = run_step(ctx, plan, walk, &bs, i);
-            if (ctx->profile && rc == ND_OK) nd_profile_add_step(ctx->profile, &plan->steps[i], NULL, now_seconds() - t0);
+            if (ctx->profile && rc == ND_OK)
+                nd_profile_add_step(ctx->profile, &plan->steps[i], NULL, (nd_log_clock_us() - t0) * 1e-6);
             if (rc != ND_OK) {
                 failed_at = i;
                 break;

@@ -328,8 +328,8 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
              * (bench/results/2026-11-22-h100-session5.md); Monte Carlo pi
              * and the generate + dot, bound by their Philox arithmetic,
              * stayed within their run-to-run spread. */
-            int64_t by_target = n_out > 0 ? ceil_div(1024 * rpb, n_out) : 1;
-            if (by_target > 1) by_target = ceil_div(ND_CUDA_REDUCE_SPLITS * rpb, n_out);
+            int few_outputs = n_out > 0 && n_out < 1024 * rpb;
+            int64_t by_target = few_outputs ? ceil_div(ND_CUDA_REDUCE_SPLITS * rpb, n_out) : 1;
             splits = by_work < by_target ? by_work : by_target;
             if (splits > ND_CUDA_REDUCE_SPLITS) splits = ND_CUDA_REDUCE_SPLITS;
         } else {

@@ -38,7 +38,6 @@
 #define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
 #define ND_CUDA_MARCH_ROWS 64  /* rows of the strip a block of the march kernel walks down (32: 1.3% slower sweeps, bench/stencil_variants.cu) */
-#define ND_CUDA_REDUCE_SPLITS 16384 /* thread groups a row reduction with few outputs is split into, at most */
 #define ND_CUDA_MARCH_ROWS_MID 4 /* the same below ND_CUDA_UNROLL_MIN_POINTS points (a 1000x1000 grid: 1000 blocks) */
 #define ND_CUDA_MARCH_MIN_POINTS ((int64_t)1 << 18) /* no march kernel below this many points */
 #define ND_CUDA_MARCH_STEP 4   /* rows of the walk whose loads a thread issues before computing any */
@@ -46,6 +45,7 @@
 #define ND_CUDA_MARCH_MAX_COLS 2 /* columns apart a march kernel passes values between threads */
 #define ND_CUDA_MARCH_MAX_LOADS 64 /* loads a march kernel may have */
 #define ND_CUDA_MARCH_MAX_SMEM 32768 /* bytes of shared memory a march kernel may use */
+#define ND_CUDA_REDUCE_SPLITS 16384 /* thread groups a row reduction with few outputs is split into, at most */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
 #define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
 #define ND_CUDA_PINNED_MAX_CACHED 128     /* released pinned blocks kept at most (backend.c) */
