@@ -230,3 +230,39 @@ NDT_TEST(reductions, of_lazy_expression) {
     ref_free(ra); ref_free(rs); ref_free(re); ref_free(ws); ref_free(wx);
     free(sc);
 }
+
+/* A sum of a mask cast to a number, the Monte Carlo count (CUDA counts the
+ * bools in integers: codegen_reduce.c): exact counts along rows, columns
+ * and all axes, for float64, float32 and int64 casts. */
+NDT_TEST(reductions, counts_of_a_cast_mask_are_exact) {
+    NDT_RNG(r);
+    static const int64_t shapes[3][2] = {{3, 70001}, {70001, 3}, {301, 1001}};
+    static const nd_dtype casts[3] = {ND_FLOAT64, ND_FLOAT32, ND_INT64};
+    for (int s = 0; s < 3; s++) {
+        const int64_t R = shapes[s][0], C = shapes[s][1];
+        ref_arr *ra = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(R, C), -1, 1);
+        const double t = ndt_uniform(&r, -0.5, 0.5);
+        nd_array *x = ndt_upload(ra);
+        for (int c = 0; c < 3; c++)
+            for (int axis = -1; axis < 2; axis++) {
+                const int ax = axis < 0 ? ND_ALL_AXES : axis;
+                nd_scope_begin();
+                nd_array *n = nd_keep(nd_sum(nd_astype(nd_lt(x, nd_scalar(t)), casts[c]), ax));
+                nd_scope_end();
+                const int64_t out_len = axis < 0 ? 1 : axis == 0 ? C : R;
+                ref_arr *want = axis < 0 ? ref_new(casts[c], 0, NULL) : ref_new(casts[c], 1, &out_len);
+                for (int64_t i = 0; i < R; i++)
+                    for (int64_t j = 0; j < C; j++)
+                        if (ref_getd(ra, i * C + j) < t) {
+                            int64_t o = axis < 0 ? 0 : axis == 0 ? j : i;
+                            ref_setd(want, o, ref_getd(want, o) + 1);
+                        }
+                ndt_check(n, want, 0, 0, NULL, "sum(astype(x < t, %s), axis=%d) over %lldx%lld",
+                          ref_dtype_name(casts[c]), axis, (long long)R, (long long)C);
+                nd_free(n);
+                ref_free(want);
+            }
+        nd_free(x);
+        ref_free(ra);
+    }
+}

@@ -650,7 +650,7 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, p, G);
-            nd_strbuf_printf(sb, ", %s &%s", reg_types[k->insts[k->reduce.value].dtype], x);
+            nd_strbuf_printf(sb, ", %s &%s", reg_types[k->insts[nd_cuda_reduce_rv(k)].dtype], x);
         }
     }
     nd_strbuf_printf(sb, ") {\n");
@@ -672,7 +672,7 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, p, G);
-            value_name(v, sizeof v, &c, (int)k->reduce.value, p);
+            value_name(v, sizeof v, &c, nd_cuda_reduce_rv(k), p);
             nd_strbuf_printf(sb, "  %s = %s;\n", x, v);
         }
     }

@@ -135,7 +135,7 @@ static void emit_compute_store(nd_strbuf *sb, const nd_kernel *k, int wide, cons
         }
         if (k->has_reduce) {
             nd_cuda_rv_name(x, sizeof x, e, G);
-            nd_strbuf_printf(sb, "%s%s %s;\n", indent, nd_cuda_reg_type((nd_dtype)k->insts[k->reduce.value].dtype), x);
+            nd_strbuf_printf(sb, "%s%s %s;\n", indent, nd_cuda_reg_type((nd_dtype)k->insts[nd_cuda_reduce_rv(k)].dtype), x);
         }
     }
     emit_call(sb, k, indent, G, gax, 0);

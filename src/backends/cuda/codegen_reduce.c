@@ -9,12 +9,28 @@
  * float32 (rounded once per combine), float64 in float64, signed ints and
  * bool in int64, unsigned ints in uint64 (wrapping). MIN/MAX propagate NaN;
  * ARGMIN/ARGMAX keep {value, first row-major index over the reduced axes},
- * a combine that does not depend on the order of its operands. */
+ * a combine that does not depend on the order of its operands.
+ *
+ * A thread folds its points into a thread accumulator (ndk_tacc), turned
+ * into an ndk_acc (ndk_tacc_fin) for the tree and the partials. Usually the
+ * two are the same. A sum of bools cast to a number (a Monte Carlo count:
+ * sum(astype(x*x + y*y <= 1, float64))) counts in a 32-bit integer instead:
+ * one integer add a point, not a dependent chain of float64 adds (bench/
+ * pi_variants.cu: 599 -> 439 us for pi's kernel on the H100) or an int64
+ * add pair. Same bits: a float sum of zeros and
+ * ones is exact below 2^24 (float32 accumulators) or 2^53, and a thread's
+ * count is at most its chunk of points, which must stay below that. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backends/cuda/cuda_internal.h"
+
+int nd_cuda_reduce_rv(const nd_kernel *k) {
+    const nd_ir_inst *v = &k->insts[k->reduce.value];
+    if (k->reduce.kind == ND_REDUCE_SUM && v->op == ND_OP_CAST && k->insts[v->a].dtype == ND_BOOL) return v->a;
+    return k->reduce.value;
+}
 
 static nd_dtype acc_dtype(const nd_kernel *k) {
     nd_dtype vd = (nd_dtype)k->insts[k->reduce.value].dtype;
@@ -28,6 +44,14 @@ static nd_dtype acc_dtype(const nd_kernel *k) {
     case ND_REDUCE_ALL: return ND_BOOL;
     default: return vd;
     }
+}
+
+/* Whether threads count bools (see the top), each folding at most `chunk`
+ * points. */
+static int counts_bools(const nd_kernel *k, int64_t chunk) {
+    if (nd_cuda_reduce_rv(k) == k->reduce.value) return 0;
+    int64_t exact = acc_dtype(k) == ND_FLOAT32 ? (int64_t)1 << 24 : (int64_t)UINT32_MAX;
+    return chunk <= exact;
 }
 
 /* The smallest/largest value of an integer dtype, as a C literal. */
@@ -45,8 +69,8 @@ static const char *int_limit(nd_dtype t, int max) {
     }
 }
 
-static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k) {
-    nd_dtype vd = (nd_dtype)k->insts[k->reduce.value].dtype, ad = acc_dtype(k);
+static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
+    nd_dtype vd = (nd_dtype)k->insts[nd_cuda_reduce_rv(k)].dtype, ad = acc_dtype(k);
     const char *AT = nd_cuda_reg_type(ad);
     int fl = nd_dtype_is_float(ad), dbl = ad == ND_FLOAT64;
     nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
@@ -108,6 +132,22 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k) {
     }
     }
     nd_strbuf_printf(sb, "  return a;\n}\n");
+
+    const char *VT = nd_cuda_reg_type(vd);
+    if (count)
+        nd_strbuf_printf(sb,
+                          "typedef unsigned ndk_tacc;\n"
+                          "static __device__ __forceinline__ ndk_tacc ndk_tacc_init() { return 0u; }\n"
+                          "static __device__ __forceinline__ ndk_tacc ndk_tacc_add(ndk_tacc t, %s x, long long) { return t + (unsigned)x; }\n"
+                          "static __device__ __forceinline__ ndk_acc ndk_tacc_fin(ndk_tacc t) { ndk_acc a = ndk_acc_init(); a.v = (%s)t; return a; }\n",
+                          VT, AT);
+    else
+        nd_strbuf_printf(sb,
+                          "typedef ndk_acc ndk_tacc;\n"
+                          "static __device__ __forceinline__ ndk_tacc ndk_tacc_init() { return ndk_acc_init(); }\n"
+                          "static __device__ __forceinline__ ndk_tacc ndk_tacc_add(ndk_tacc t, %s x, long long ri) { return ndk_acc_comb(t, ndk_acc_one(x, ri)); }\n"
+                          "static __device__ __forceinline__ ndk_acc ndk_tacc_fin(ndk_tacc t) { return t; }\n",
+                          VT);
 }
 
 /* Writes accumulator `acc` to the reduction output (kept indices in scope),
@@ -141,9 +181,9 @@ static void emit_fold(nd_strbuf *sb, const nd_kernel *k, int wide, uint32_t red,
                       const char *indent) {
     nd_cuda_emit_unravel(sb, k, red, "q", at, indent);
     nd_cuda_emit_point(sb, k, wide, indent, G, gax);
-    if (G == 1) nd_strbuf_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv, (long long)q));\n", indent);
+    if (G == 1) nd_strbuf_printf(sb, "%sacc = ndk_tacc_add(acc, rv, (long long)q);\n", indent);
     for (int e = 0; G > 1 && e < G; e++)
-        nd_strbuf_printf(sb, "%sacc = ndk_acc_comb(acc, ndk_acc_one(rv_%d, (long long)q + %d));\n", indent, e, e);
+        nd_strbuf_printf(sb, "%sacc = ndk_tacc_add(acc, rv_%d, (long long)q + %d);\n", indent, e, e);
 }
 
 /* COLS with a group of G neighbouring outputs per thread (group_kept):
@@ -160,7 +200,7 @@ static void emit_cols_kept(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinf
                       "    const %s o = gid %% %" PRId64 "u * %d, sp = gid / %" PRId64 "u;\n",
                       lt, lt, ND_CUDA_BLOCK, info->items, lt, ND_CUDA_BLOCK, lt, NG, G, NG);
     nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
-    for (int e = 0; e < G; e++) nd_strbuf_printf(sb, "    ndk_acc acc_%d = ndk_acc_init();\n", e);
+    for (int e = 0; e < G; e++) nd_strbuf_printf(sb, "    ndk_tacc acc_%d = ndk_tacc_init();\n", e);
     nd_strbuf_printf(sb,
                       "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
                       "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n"
@@ -169,19 +209,20 @@ static void emit_cols_kept(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinf
     nd_cuda_emit_unravel(sb, k, red, "q", at, "      ");
     nd_cuda_emit_point(sb, k, info->wide, "      ", G, L);
     for (int e = 0; e < G; e++)
-        nd_strbuf_printf(sb, "      acc_%d = ndk_acc_comb(acc_%d, ndk_acc_one(rv_%d, (long long)q));\n", e, e, e);
+        nd_strbuf_printf(sb, "      acc_%d = ndk_tacc_add(acc_%d, rv_%d, (long long)q);\n", e, e, e);
     nd_strbuf_printf(sb, "    }\n");
     char acc[16];
     for (int e = 0; e < G; e++) {
-        snprintf(acc, sizeof acc, "acc_%d", e);
+        snprintf(acc, sizeof acc, "fin_%d", e);
+        nd_strbuf_printf(sb, "    const ndk_acc fin_%d = ndk_tacc_fin(acc_%d);\n", e, e);
         if (info->splits == 1) emit_write_at(sb, k, info->wide, acc, "    ", L, e);
-        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o + %d] = acc_%d;\n", pw, n_out, e, e);
+        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o + %d] = fin_%d;\n", pw, n_out, e, e);
     }
     nd_strbuf_printf(sb, "  }\n}\n");
 }
 
 void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
-    emit_acc_fns(sb, k);
+    emit_acc_fns(sb, k, counts_bools(k, info->chunk > 0 ? info->chunk : 1));
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
     uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
@@ -204,7 +245,7 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
                           ND_CUDA_BLOCK, lt, lt, rpb, tpr, tpr, lt, S, S);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "  ");
         nd_strbuf_printf(sb,
-                          "  ndk_acc acc = ndk_acc_init();\n"
+                          "  ndk_tacc acc = ndk_tacc_init();\n"
                           "  if (gi < %" PRId64 "ull) {\n"
                           "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
                           "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n",
@@ -226,7 +267,7 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
         }
         nd_strbuf_printf(sb,
                           "  }\n"
-                          "  sh[threadIdx.x] = acc;\n  __syncthreads();\n"
+                          "  sh[threadIdx.x] = ndk_tacc_fin(acc);\n  __syncthreads();\n"
                           "  for (unsigned st = %du; st > 0; st >>= 1) {\n"
                           "    if (lane < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
                           "    __syncthreads();\n  }\n"
@@ -246,7 +287,7 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
                           n_out);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
         nd_strbuf_printf(sb,
-                          "    ndk_acc acc = ndk_acc_init();\n"
+                          "    ndk_tacc acc = ndk_tacc_init();\n"
                           "    %s r1 = sp * %" PRId64 "u + %" PRId64 "u;\n"
                           "    if (r1 > %" PRId64 "u) r1 = %" PRId64 "u;\n",
                           lt, CH, CH, info->n_red, info->n_red);
@@ -266,8 +307,9 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
                 nd_strbuf_printf(sb, "    }\n");
             }
         }
-        if (S == 1) emit_write(sb, k, info->wide, "acc", "    ");
-        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o] = acc;\n", pw, n_out);
+        nd_strbuf_printf(sb, "    const ndk_acc fin = ndk_tacc_fin(acc);\n");
+        if (S == 1) emit_write(sb, k, info->wide, "fin", "    ");
+        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[sp * %" PRId64 "u + o] = fin;\n", pw, n_out);
         nd_strbuf_printf(sb, "  }\n}\n");
     }
     if (S == 1) return;

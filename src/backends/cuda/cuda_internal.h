@@ -27,9 +27,9 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 8u /* 8: griddepcontrol.wait first in every kernel (launched as
-                                      programmatic dependents), up to 16384 reduction splits, 4-row
-                                      march kernels for mid-size spaces */
+#define ND_CUDA_CODEGEN_VERSION 9u /* 9: sums of bools counted in integers; 8: griddepcontrol.wait
+                                      first in every kernel, up to 16384 reduction splits, 4-row
+                                      march kernels */
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -129,6 +129,10 @@ int nd_cuda_mem_size(nd_dtype t); /* bytes of an element in memory */
  * body function ndk_body / ndk_body_g<G>. */
 void nd_cuda_point_name(char *out, size_t cap, const char *base, int j, int e, int G);
 void nd_cuda_rv_name(char *out, size_t cap, int e, int G);
+/* The instruction whose value the body hands out as rv: the reduced value,
+ * or for a sum of a bool cast to a number the bool itself (the reduction
+ * casts it, or counts it: codegen_reduce.c). */
+int nd_cuda_reduce_rv(const nd_kernel *k);
 void nd_cuda_body_name(char *out, size_t cap, int G);
 /* Expression converting register value `x` of dtype `from` to dtype `to`. */
 void nd_cuda_emit_cast(nd_strbuf *sb, nd_dtype from, nd_dtype to, const char *x);

@@ -365,8 +365,11 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
     free(cnt);
 }
 
-/* pi: count of x*x + y*y <= 1 over n points, x and y float32 uniform draws of streams 0 and 1. */
-static void test_pi(int64_t n) {
+/* pi: count of x*x + y*y <= 1 over n points, x and y float32 uniform draws
+ * of streams 0 and 1, the bools cast to `count` (int64, or float64 as
+ * examples/pi.c) and summed: threads count them in integers
+ * (codegen_reduce.c). */
+static void test_pi(int64_t n, nd_dtype count) {
     test_no++;
     nd_kernel k;
     memset(&k, 0, sizeof k);
@@ -382,7 +385,7 @@ static void test_pi(int64_t n) {
         {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0},
         {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0},
         {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0},
-        {ND_OP_CAST, ND_INT64, 0, 7, 0, 0},
+        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0},
     };
     k.n_slots = 1;
     k.n_params = 4;
@@ -395,21 +398,24 @@ static void test_pi(int64_t n) {
     k.reduce.kind = ND_REDUCE_SUM;
     k.reduce.axes = 1;
     k.reduce.value = 8;
-    k.reduce.out_dtype = ND_INT64;
+    k.reduce.out_dtype = (uint8_t)count;
     k.reduce.out.slot = 0;
-    k.reduce.out.dtype = ND_INT64;
+    k.reduce.out.dtype = (uint8_t)count;
     k.hash = 0x3000 + test_no;
     nd_scalar_bits p[4];
     p[0].u = SEED;
     p[1].u = 0;
     p[2].u = 1;
     p[3].f = 1.0;
-    int64_t got = -1;
-    void *slots[1] = {&got};
+    union { int64_t i; double d; } out;
+    if (count == ND_FLOAT64) out.d = -1.0; /* poison */
+    else out.i = -1;
+    void *slots[1] = {&out};
     if (!emulate(&k, slots, p, 0)) {
         CHECK(0, "pi emulation failed");
         return;
     }
+    int64_t got = count == ND_FLOAT64 ? (out.d == (double)(int64_t)out.d ? (int64_t)out.d : -2) : out.i;
     int64_t want = 0;
     for (int64_t i = 0; i < n; i++) {
         float x = nd_philox_uniform_f32(SEED, 0, (uint64_t)i),
@@ -417,7 +423,8 @@ static void test_pi(int64_t n) {
         float xx = x * x, yy = y * y, r = xx + yy;
         want += r <= 1.0f;
     }
-    CHECK(got == want, "pi n=%lld: %lld inside, want %lld", (long long)n, (long long)got, (long long)want);
+    CHECK(got == want, "pi n=%lld (%s): %lld inside, want %lld", (long long)n, nd_dtype_name(count), (long long)got,
+          (long long)want);
 }
 
 /* A stencil sweep over the interior of a (rows+2h) x (cols+2h) float32 grid
@@ -599,8 +606,9 @@ int main(int argc, char **argv) {
         int64_t n1[1] = {100003};
         test_reduce(1, n1, 1, (1LL << 33) + 1, s1, ND_FLOAT32, 0, ND_REDUCE_SUM);
     }
-    test_pi(1 << 20);
-    test_pi((1 << 20) + 3);
+    test_pi(1 << 20, ND_INT64);
+    test_pi((1 << 20) + 3, ND_INT64);
+    test_pi((1 << 20) + 3, ND_FLOAT64);
     printf("%d checks, %d failures\n", checks, fails);
     return fails != 0;
 }
