@@ -15,11 +15,11 @@
  * into an ndk_acc (ndk_tacc_fin) for the tree and the partials. Usually the
  * two are the same. A sum of bools cast to a number (a Monte Carlo count:
  * sum(astype(x*x + y*y <= 1, float64))) counts in a 32-bit integer instead:
- * one integer add a point, not a dependent chain of float64 adds (bench/
- * pi_variants.cu: 599 -> 439 us for pi's kernel on the H100) or an int64
- * add pair. Same bits: a float sum of zeros and
- * ones is exact below 2^24 (float32 accumulators) or 2^53, and a thread's
- * count is at most its chunk of points, which must stay below that. */
+ * one integer add a point, not a dependent chain of float64 adds
+ * (bench/pi_variants.cu: 599 -> 439 us for pi's kernel on the H100) or an
+ * int64 add pair. Same bits: a float sum of zeros and ones is exact below
+ * 2^24 (float32 accumulators) or 2^53, and a thread's count is at most its
+ * chunk of points, which must stay below that (counts_bools). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
