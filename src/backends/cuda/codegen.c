@@ -169,7 +169,7 @@ static nd_status validate(const nd_kernel *k) {
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 /* Largest |element index| an access reaches: decides 32- vs 64-bit math. */
-static int64_t access_extent(const nd_ir_access *a, int ndim, const int64_t *shape) {
+int64_t nd_cuda_access_extent(const nd_ir_access *a, int ndim, const int64_t *shape) {
     double e = a->offset < 0 ? -(double)a->offset : (double)a->offset;
     for (int d = 0; d < ndim; d++) {
         double st = a->strides[d] < 0 ? -(double)a->strides[d] : (double)a->strides[d];
@@ -199,9 +199,12 @@ static void make_names(const nd_kernel *k, nd_cuda_kinfo *info) {
  * divides it); for COLS, rather G neighbouring outputs along the innermost
  * axis when that is kept and shares more. */
 static void reduce_group(const nd_kernel *k, nd_cuda_kinfo *info, uint32_t axes) {
-    int G = ND_CUDA_RNG_GROUP, last = k->ndim - 1, r_in = -1, n_red_axes = 0;
+    /* As many points as one call serves and no more: a group of four
+     * float64 uniforms (two calls a draw) took 40 registers instead of 32
+     * and ran the generate + dot 3% slower on an H100 (session 9 notes). */
+    int G = nd_cuda_rng_call_share(k), last = k->ndim - 1, r_in = -1, n_red_axes = 0;
     info->group = 1;
-    if (!nd_cuda_has_draws(k)) return;
+    if (G < 2) return;
     for (int d = 0; d < k->ndim; d++)
         if ((axes >> d & 1u) && k->shape[d] > 1) r_in = d, n_red_axes++;
     if (info->strategy == ND_CUDA_REDUCE_COLS && last >= 0 && !(axes >> last & 1u) &&
@@ -240,13 +243,13 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
                             "cuda codegen: kernel '%s' has %d slots and %d parameters; at most %d fit in "
                             "the kernel arguments (lower the fusion size limit)",
                             k->name, k->n_slots, k->n_params, ND_CUDA_MAX_WORDS);
-    int64_t big = access_extent(&(nd_ir_access){0}, 0, k->shape);
+    int64_t big = nd_cuda_access_extent(&(nd_ir_access){0}, 0, k->shape);
     for (int j = 0; j < k->n_loads; j++) {
-        int64_t e = access_extent(&k->loads[j], k->ndim, k->shape);
+        int64_t e = nd_cuda_access_extent(&k->loads[j], k->ndim, k->shape);
         if (e > big) big = e;
     }
     for (int j = 0; j < k->n_stores; j++) {
-        int64_t e = access_extent(&k->stores[j].at, k->ndim, k->shape);
+        int64_t e = nd_cuda_access_extent(&k->stores[j].at, k->ndim, k->shape);
         if (e > big) big = e;
     }
     if (!k->has_reduce) {
@@ -350,7 +353,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         if (info->splits < 1) info->splits = 1;
         info->groups = n_out * info->splits;
         info->items = info->group_kept ? info->groups / info->group : info->groups;
-        int64_t e = access_extent(&k->reduce.out, k->ndim, k->shape);
+        int64_t e = nd_cuda_access_extent(&k->reduce.out, k->ndim, k->shape);
         if (e > big) big = e;
         if (info->groups > big) big = info->groups;
     }

@@ -132,6 +132,15 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
     }
     }
     nd_strbuf_printf(sb, "  return a;\n}\n");
+    /* The accumulator of the lane `st` further on in the warp (the warp's
+     * last step of a tree, emit_tree_fold). __shfl_down_sync has no
+     * overloads below 32 bits: those values travel as int. */
+    int narrow = ad == ND_BOOL || ad == ND_INT8 || ad == ND_INT16 || ad == ND_UINT8 || ad == ND_UINT16;
+    nd_strbuf_printf(sb,
+                      "static __device__ __forceinline__ ndk_acc ndk_acc_down(const ndk_acc a, unsigned st) {\n"
+                      "  ndk_acc b;\n  b.v = (%s)__shfl_down_sync(0xffffffffu, %sa.v, st);\n"
+                      "  b.i = %s;\n  return b;\n}\n",
+                      AT, narrow ? "(int)" : "", is_arg ? "__shfl_down_sync(0xffffffffu, a.i, st)" : "a.i");
 
     const char *VT = nd_cuda_reg_type(vd);
     if (count)
@@ -148,6 +157,31 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
                           "static __device__ __forceinline__ ndk_tacc ndk_tacc_add(ndk_tacc t, %s x, long long ri) { return ndk_acc_comb(t, ndk_acc_one(x, ri)); }\n"
                           "static __device__ __forceinline__ ndk_acc ndk_tacc_fin(ndk_tacc t) { return t; }\n",
                           VT);
+}
+
+/* The fixed tree that folds each group of `width` consecutive threads
+ * (a power of two, at least a warp, groups aligned to warps; `lane` the
+ * thread's place in its group) into `a_` of the group's lane 0: lane t
+ * takes lane t + st's value for st = width/2, ..., 1. The steps across
+ * warps go through shared memory (sh) with a barrier each; the last five
+ * stay in the group's first warp as shuffles, in the same order (so the
+ * same bits) without five more barriers. In hand-edited copies of pi's
+ * and the dot's kernels (16384 blocks each) on an H100 that saved 2-10 us
+ * (bench/results/2026-11-22-h100-session9.md). Every thread of the block
+ * must reach it; a_ is meaningful only in lane 0 after. */
+static void emit_tree_fold(nd_strbuf *sb, int width, const char *lane, const char *indent) {
+    if (width > 32)
+        nd_strbuf_printf(sb,
+                          "%ssh[threadIdx.x] = a_;\n%s__syncthreads();\n"
+                          "%sfor (unsigned st = %du; st >= 32u; st >>= 1) {\n"
+                          "%s  if (%s < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
+                          "%s  __syncthreads();\n%s}\n"
+                          "%sa_ = sh[threadIdx.x];\n",
+                          indent, indent, indent, width / 2, indent, lane, indent, indent, indent);
+    nd_strbuf_printf(sb,
+                      "%sif (%s < 32u)\n"
+                      "%s  for (unsigned st = 16u; st > 0; st >>= 1) a_ = ndk_acc_comb(a_, ndk_acc_down(a_, st));\n",
+                      indent, lane, indent);
 }
 
 /* Writes accumulator `acc` to the reduction output (kept indices in scope),
@@ -237,12 +271,12 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         int tpr = info->tpr, rpb = ND_CUDA_BLOCK / info->tpr;
         nd_cuda_emit_kernel_open(sb, info->name);
+        if (tpr > 32) nd_strbuf_printf(sb, "  __shared__ ndk_acc sh[%d];\n", ND_CUDA_BLOCK);
         nd_strbuf_printf(sb,
-                          "  __shared__ ndk_acc sh[%d];\n"
                           "  const %s gi = (%s)blockIdx.x * %du + threadIdx.x / %du;\n"
                           "  const unsigned lane = threadIdx.x %% %du;\n"
                           "  const %s o = gi / %" PRId64 "u, sp = gi %% %" PRId64 "u;\n",
-                          ND_CUDA_BLOCK, lt, lt, rpb, tpr, tpr, lt, S, S);
+                          lt, lt, rpb, tpr, tpr, lt, S, S);
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "  ");
         nd_strbuf_printf(sb,
                           "  ndk_tacc acc = ndk_tacc_init();\n"
@@ -265,16 +299,11 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
             emit_fold(sb, k, info->wide, red, at, 1, 0, "      ");
             nd_strbuf_printf(sb, "    }\n");
         }
-        nd_strbuf_printf(sb,
-                          "  }\n"
-                          "  sh[threadIdx.x] = ndk_tacc_fin(acc);\n  __syncthreads();\n"
-                          "  for (unsigned st = %du; st > 0; st >>= 1) {\n"
-                          "    if (lane < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
-                          "    __syncthreads();\n  }\n"
-                          "  if (lane == 0 && gi < %" PRId64 "ull) {\n",
-                          tpr / 2, groups);
-        if (S == 1) emit_write(sb, k, info->wide, "sh[threadIdx.x]", "    ");
-        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[gi] = sh[threadIdx.x];\n", pw);
+        nd_strbuf_printf(sb, "  }\n  ndk_acc a_ = ndk_tacc_fin(acc);\n");
+        emit_tree_fold(sb, tpr, "lane", "  ");
+        nd_strbuf_printf(sb, "  if (lane == 0 && gi < %" PRId64 "ull) {\n", groups);
+        if (S == 1) emit_write(sb, k, info->wide, "a_", "    ");
+        else nd_strbuf_printf(sb, "    ((ndk_acc *)A.w[%d])[gi] = a_;\n", pw);
         nd_strbuf_printf(sb, "  }\n}\n");
     } else if (info->group_kept) {
         emit_cols_kept(sb, k, info, red, kept, n_out, CH, pw);
@@ -330,15 +359,13 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
                           "#pragma unroll 8\n"
                           "    for (%s sp = threadIdx.x; sp < %" PRId64 "u; sp += %du)\n"
                           "      acc = ndk_acc_comb(acc, P[o * %" PRId64 "u + sp * %" PRId64 "u]);\n"
-                          "    sh[threadIdx.x] = acc;\n    __syncthreads();\n"
-                          "    for (unsigned st = %du; st > 0; st >>= 1) {\n"
-                          "      if (threadIdx.x < st) sh[threadIdx.x] = ndk_acc_comb(sh[threadIdx.x], sh[threadIdx.x + st]);\n"
-                          "      __syncthreads();\n    }\n"
-                          "    if (threadIdx.x == 0) {\n",
+                          "    ndk_acc a_ = acc;\n",
                           ND_CUDA_BLOCK, pw, lt, info->n_out, lt, S,
-                          ND_CUDA_BLOCK, out_stride, split_stride, ND_CUDA_BLOCK / 2);
+                          ND_CUDA_BLOCK, out_stride, split_stride);
+        emit_tree_fold(sb, ND_CUDA_BLOCK, "threadIdx.x", "    ");
+        nd_strbuf_printf(sb, "    if (threadIdx.x == 0) {\n");
         nd_cuda_emit_unravel(sb, k, kept, "o", at, "      ");
-        emit_write(sb, k, info->wide, "sh[0]", "      ");
+        emit_write(sb, k, info->wide, "a_", "      ");
         nd_strbuf_printf(sb, "    }\n    __syncthreads();\n  }\n}\n");
         return;
     }

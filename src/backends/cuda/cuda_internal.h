@@ -27,9 +27,11 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-#define ND_CUDA_CODEGEN_VERSION 9u /* 9: sums of bools counted in integers; 8: griddepcontrol.wait
-                                      first in every kernel, up to 16384 reduction splits, 4-row
-                                      march kernels */
+/* 10: reduction trees end in warp shuffles, a reduction's draw group serves
+ * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
+ * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
+ * 4-row march kernels. */
+#define ND_CUDA_CODEGEN_VERSION 10u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -143,6 +145,11 @@ void nd_cuda_emit_cast(nd_strbuf *sb, nd_dtype from, nd_dtype to, const char *x)
 #define ND_CUDA_MAX_GROUP 8  /* the vector variant's widest group */
 #define ND_CUDA_WORD_EXPR 128 /* room for one word's expression */
 int nd_cuda_has_draws(const nd_kernel *k);
+/* Largest |element index| access a reaches over the space shape (codegen.c). */
+int64_t nd_cuda_access_extent(const nd_ir_access *a, int ndim, const int64_t *shape);
+/* The most points one Philox call of k's draws serves (4 / words a draw:
+ * 4 for float32 uniforms, 2 for float64 ones); 1 without draws. */
+int nd_cuda_rng_call_share(const nd_kernel *k);
 /* Round keys (codegen_rng.c): the distinct seed parameters of k's draws in
  * params (at most ND_CUDA_MAX_SEEDS; 0 when there are more: the kernel then
  * computes its keys itself), the first argument word of the keys, and the

@@ -19,6 +19,21 @@ inline thread_local emu_dim3 threadIdx, blockIdx;
 inline emu_dim3 gridDim;
 inline pthread_barrier_t emu_bar;
 inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
+/* Shuffles (only with real threads): each lane posts its value, its warp
+ * meets, each reads its partner's, the warp meets again before the slots
+ * are reused. The generator shuffles only with full warps. */
+inline pthread_barrier_t emu_warp_bar[8];
+inline unsigned long long emu_lane_value[256];
+template <class T> static T __shfl_down_sync(unsigned, T v, unsigned d) {
+    static_assert(sizeof(T) <= 8, "shuffled value too wide");
+    unsigned t = threadIdx.x, src = t % 32 + d < 32 ? t + d : t;
+    memcpy(&emu_lane_value[t], &v, sizeof v);
+    pthread_barrier_wait(&emu_warp_bar[t / 32]);
+    T r;
+    memcpy(&r, &emu_lane_value[src], sizeof r);
+    pthread_barrier_wait(&emu_warp_bar[t / 32]);
+    return r;
+}
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -40,6 +55,9 @@ static inline unsigned __float_as_uint(float f) { unsigned x; memcpy(&x, &f, 4);
 static inline int __float_as_int(float f) { int x; memcpy(&x, &f, 4); return x; }
 static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
+static inline double __hiloint2double(int hi, int lo) {
+    return __longlong_as_double((long long)((unsigned long long)(unsigned)hi << 32 | (unsigned)lo));
+}
 template <class F> static void emu_grid(unsigned grid, int sync, F f) {
     gridDim.x = grid;
     if (!sync) {
@@ -48,6 +66,7 @@ template <class F> static void emu_grid(unsigned grid, int sync, F f) {
         return;
     }
     pthread_barrier_init(&emu_bar, NULL, 256);
+    for (auto &b : emu_warp_bar) pthread_barrier_init(&b, NULL, 32);
     std::vector<std::thread> th;
     for (unsigned t = 0; t < 256; t++)
         th.emplace_back([&, t] {
@@ -59,4 +78,5 @@ template <class F> static void emu_grid(unsigned grid, int sync, F f) {
         });
     for (auto &x : th) x.join();
     pthread_barrier_destroy(&emu_bar);
+    for (auto &b : emu_warp_bar) pthread_barrier_destroy(&b);
 }

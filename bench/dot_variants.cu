@@ -1,0 +1,190 @@
+// dot_variants.cu — how fast can the suite's generate + dot (two fresh
+// float64 uniform vectors of 1e8 elements, Philox4x32-10, two elements a call
+// and vector) go on this GPU, and what its float64 uniforms cost. No nd in
+// it: hand-written kernels, each timed alone (cudaEvent, median of 21
+// launches after 3 warm-ups).
+//
+//   philox only        1e8 Philox calls (dot's count) and nothing else, two
+//                      calls a thread in flight, words xor-folded: the floor
+//                      the generator sets.
+//   dot i2f            nd's uniforms: u = ((x0 >> 5) * 2^26 + (x1 >> 6))
+//                      * 2^-53 with two integer-to-double conversions
+//                      (I2F.F64) a uniform, four an element.
+//   dot bits           the same value built from the bits: with
+//                      K = (x0 >> 5) * 2^26 + (x1 >> 6) (53 bits), the
+//                      double with exponent 2^-1 and K's low 52 bits as its
+//                      fraction is 0.5 + (K mod 2^52) * 2^-53. When K's top
+//                      bit (x0's bit 31) is set that is K * 2^-53; when it
+//                      is clear, subtracting 0.5 is exact (Sterbenz) and
+//                      gives K * 2^-53. Integer ops and one DADD, no
+//                      conversion. Equal bit for bit: checked below on the
+//                      host on 2^27 random word pairs and the edge words,
+//                      and on the device through the per-block partial sums
+//                      of both kernels.
+//
+// Each thread sums its products in a double in index order, a block folds
+// its 256 sums in shared memory and writes one partial: the partials of the
+// two dot kernels must be identical.
+//
+// On the H100 (2026-11-22-h100-dot-variants.txt): Philox alone 268 us, dot
+// i2f 302 us, dot bits 334 us: the conversions are not what the dot pays
+// for, and nd keeps them. What nd's generated kernel paid beyond 302 us was
+// its shape (session 9 notes): four points a group (40 registers) and
+// 64-bit call counters.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o dot_variants bench/dot_variants.cu
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static const unsigned long long N = 100000000ull; // elements a vector
+static const unsigned M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+
+struct Keys { unsigned k0[10], k1[10]; };
+
+__device__ __forceinline__ uint4 philox(const Keys &K, unsigned long long idx, unsigned long long stream) {
+  unsigned c0 = (unsigned)idx, c1 = (unsigned)(idx >> 32), c2 = (unsigned)stream, c3 = (unsigned)(stream >> 32);
+#pragma unroll
+  for (int r = 0; r < 10; r++) {
+    unsigned hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
+    unsigned hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
+    c0 = hi1 ^ c1 ^ K.k0[r]; c1 = lo1; c2 = hi0 ^ c3 ^ K.k1[r]; c3 = lo0;
+  }
+  return make_uint4(c0, c1, c2, c3);
+}
+
+__host__ __device__ __forceinline__ double u01d_i2f(unsigned x0, unsigned x1) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(__dadd_rn(__dmul_rn((double)(x0 >> 5), 67108864.0), (double)(x1 >> 6)), 1.1102230246251565e-16);
+#else
+  return ((double)(x0 >> 5) * 67108864.0 + (double)(x1 >> 6)) * 1.1102230246251565e-16;
+#endif
+}
+
+__host__ __device__ __forceinline__ unsigned long long bits_of(unsigned hi, unsigned lo) {
+  return (unsigned long long)hi << 32 | lo;
+}
+__host__ __device__ __forceinline__ double u01d_bits(unsigned x0, unsigned x1) {
+  unsigned lo = ((x0 << 21) & 0xFC000000u) | (x1 >> 6);
+  unsigned hi = 0x3FE00000u | ((x0 >> 11) & 0xFFFFFu);
+  unsigned bias_hi = (unsigned)((int)~x0 >> 31) & 0x3FE00000u; // 0.5 when x0's bit 31 is clear, else 0
+#ifdef __CUDA_ARCH__
+  return __dsub_rn(__hiloint2double((int)hi, (int)lo), __hiloint2double((int)bias_hi, 0));
+#else
+  double g, b;
+  unsigned long long gb = bits_of(hi, lo), bb = bits_of(bias_hi, 0);
+  memcpy(&g, &gb, 8);
+  memcpy(&b, &bb, 8);
+  return g - b;
+#endif
+}
+
+__global__ void k_philox(const Keys K, unsigned long long calls, unsigned *out) {
+  unsigned acc = 0;
+  const unsigned long long stride = (unsigned long long)gridDim.x * 256 * 2;
+  for (unsigned long long c = ((unsigned long long)blockIdx.x * 256 + threadIdx.x) * 2; c < calls; c += stride) {
+    uint4 a = philox(K, c, 0), b = philox(K, c + 1, 0);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w;
+  }
+  if (acc == 0x12345678u) out[0] = acc; // keeps the work; practically never written
+}
+
+template <bool BITS>
+__global__ void k_dot(const Keys K, unsigned long long pairs, double *partials) {
+  __shared__ double sh[256];
+  double acc = 0;
+  const unsigned long long stride = (unsigned long long)gridDim.x * 256;
+  for (unsigned long long p = (unsigned long long)blockIdx.x * 256 + threadIdx.x; p < pairs; p += stride) {
+    uint4 a = philox(K, p, 0), b = philox(K, p, 1);
+    double a0 = BITS ? u01d_bits(a.x, a.y) : u01d_i2f(a.x, a.y), a1 = BITS ? u01d_bits(a.z, a.w) : u01d_i2f(a.z, a.w);
+    double b0 = BITS ? u01d_bits(b.x, b.y) : u01d_i2f(b.x, b.y), b1 = BITS ? u01d_bits(b.z, b.w) : u01d_i2f(b.z, b.w);
+    acc = __dadd_rn(acc, __dmul_rn(a0, b0));
+    acc = __dadd_rn(acc, __dmul_rn(a1, b1));
+  }
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+}
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
+static unsigned next_word(void) { // splitmix64's output, high half
+  unsigned long long z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (unsigned)((z ^ (z >> 31)) >> 32);
+}
+
+static int same_double(double a, double b) { return memcmp(&a, &b, 8) == 0; }
+
+int main() {
+  // The bit-built uniform equals the converted one: edge words, then random pairs.
+  const unsigned edges[] = {0u, 1u, 31u, 32u, 63u, 64u, 0x7FFu, 0x800u, 0x7FFFFFFFu, 0x80000000u, 0x80000001u,
+                            0xFFFFFFC0u, 0xFFFFFFFFu, 0x7FFFFFE0u, 0x40000000u, 0x3FFFFFFFu};
+  for (unsigned x0 : edges)
+    for (unsigned x1 : edges)
+      if (!same_double(u01d_i2f(x0, x1), u01d_bits(x0, x1))) {
+        printf("bit-built uniform differs at %08x %08x\n", x0, x1);
+        return 1;
+      }
+  for (unsigned long long i = 0; i < (1ull << 27); i++) {
+    unsigned x0 = next_word(), x1 = next_word();
+    if (!same_double(u01d_i2f(x0, x1), u01d_bits(x0, x1))) {
+      printf("bit-built uniform differs at %08x %08x\n", x0, x1);
+      return 1;
+    }
+  }
+  printf("bit-built float64 uniform: equal to the converted one on 256 edge pairs and 2^27 random pairs\n");
+  Keys K;
+  unsigned k0 = 0x5eed0001u, k1 = 0x00c0ffeeu;
+  for (int r = 0; r < 10; r++) { K.k0[r] = k0; K.k1[r] = k1; k0 += W0; k1 += W1; }
+  unsigned *out;
+  CK(cudaMalloc(&out, 4));
+  const unsigned long long pairs = N / 2, calls = N;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  for (const unsigned grid : {132u * 8u, 16384u}) {
+    double *part[2], *host[2];
+    for (int v = 0; v < 2; v++) {
+      CK(cudaMalloc(&part[v], grid * sizeof(double)));
+      CK(cudaMemset(part[v], 0xA5 + v, grid * sizeof(double))); // poison: an unwritten partial differs
+      host[v] = (double *)malloc(grid * sizeof(double));
+    }
+    printf("grid %u blocks of 256\n", grid);
+    struct { const char *name; const void *fn; int v; } vs[] = {
+        {"philox only (1e8 calls)", (const void *)k_philox, -1},
+        {"dot i2f (nd's)", (const void *)k_dot<false>, 0},
+        {"dot bits", (const void *)k_dot<true>, 1},
+    };
+    for (auto &v : vs) {
+      void *args_p[] = {(void *)&K, (void *)&calls, (void *)&out};
+      void *args_d[] = {(void *)&K, (void *)&pairs, (void *)&part[v.v < 0 ? 0 : v.v]};
+      float t[21];
+      for (int r = -3; r < 21; r++) {
+        CK(cudaEventRecord(e0));
+        CK(cudaLaunchKernel(v.fn, dim3(grid), dim3(256), v.v < 0 ? args_p : args_d, 0, 0));
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        if (r >= 0) CK(cudaEventElapsedTime(&t[r], e0, e1));
+      }
+      std::sort(t, t + 21);
+      printf("  %-28s median %7.1f us (best %7.1f)\n", v.name, t[10] * 1e3, t[0] * 1e3);
+    }
+    double dot[2] = {0, 0};
+    for (int v = 0; v < 2; v++) {
+      CK(cudaMemcpy(host[v], part[v], grid * sizeof(double), cudaMemcpyDeviceToHost));
+      for (unsigned b = 0; b < grid; b++) dot[v] += host[v][b];
+    }
+    printf("  partials %s; dot / n = %.6f (expect 0.25)\n",
+           memcmp(host[0], host[1], grid * sizeof(double)) == 0 ? "identical" : "DIFFER", dot[0] / (double)N);
+    for (int v = 0; v < 2; v++) { CK(cudaFree(part[v])); free(host[v]); }
+  }
+  return 0;
+}
