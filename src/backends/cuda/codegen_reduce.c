@@ -1,9 +1,9 @@
 /* Reduction kernels. Determinism comes from structure, not atomics: the
  * grid, the split of each output's reduced points into partials, each
- * thread's visiting order and the shared-memory tree are all fixed by the
- * kernel's shape, and a second pass combines the partials of an output in
- * index order. So a reduction gives the same bits on every run and every
- * device of one architecture.
+ * thread's visiting order and the block's tree (emit_tree_fold) are all
+ * fixed by the kernel's shape, and a second pass combines the partials of
+ * an output in index order. So a reduction gives the same bits on every
+ * run and every device of one architecture.
  *
  * Accumulators: float16/bfloat16/float32 sums and products accumulate in
  * float32 (rounded once per combine), float64 in float64, signed ints and
