@@ -11,7 +11,7 @@
 typedef enum {
     ND_NODE_FULL,    /* out[...] = params[0]                                 */
     ND_NODE_ARANGE,  /* out[i] = params[0] + i * params[1] (flat index i)    */
-    ND_NODE_RANDOM,  /* op = ND_RANDOM_UNIFORM/NORMAL; params: seed (u),
+    ND_NODE_RANDOM,  /* op = an nd_random_kind; params: seed (u),
                         stream (u), a, b (f: lo/hi or mean/sd). Element at
                         flat index i is Philox4x32-10(key=seed,
                         counter=(i_lo, i_hi, stream_lo, stream_hi)).        */

@@ -352,23 +352,18 @@ static unsigned grid_for(const nd_cuda *cu, int64_t work) { return blocks_for(wo
  * 16 MiB further on. */
 static unsigned grid_exact(int64_t work) { return blocks_for(work, 0x7fffffff); }
 
-static int elem_size(nd_dtype t) {
-    static const int sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-    return nd_dtype_valid(t) ? sizes[t] : 1;
-}
-
 /* The vector variant needs every unit-stride pointer aligned to its width. */
 static int vec_aligned(const nd_kernel *k, int vec, void *const *slots) {
     for (int j = 0; j < k->n_loads; j++) {
         const nd_ir_access *a = &k->loads[j];
         if (a->strides[0] != 1) continue;
-        int es = elem_size((nd_dtype)a->dtype);
+        int es = nd_cuda_mem_size((nd_dtype)a->dtype); /* valid: checked by codegen */
         uintptr_t p = (uintptr_t)slots[a->slot] + (uintptr_t)(a->offset * es);
         if (p % (uintptr_t)(vec * es)) return 0;
     }
     for (int j = 0; j < k->n_stores; j++) {
         const nd_ir_access *a = &k->stores[j].at;
-        int es = elem_size((nd_dtype)a->dtype);
+        int es = nd_cuda_mem_size((nd_dtype)a->dtype); /* valid: checked by codegen */
         uintptr_t p = (uintptr_t)slots[a->slot] + (uintptr_t)(a->offset * es);
         if (p % (uintptr_t)(vec * es)) return 0;
     }

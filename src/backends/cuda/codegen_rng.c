@@ -135,16 +135,13 @@ static void seed_args(const nd_kernel *k, int j, char *out, size_t cap) {
     snprintf(out, cap, "ndk_philox(A.w[%d]", k->n_slots + k->insts[j].b);
 }
 
-int nd_cuda_has_draws(const nd_kernel *k) {
-    for (int j = 0; j < k->n_insts; j++)
-        if (is_draw(&k->insts[j])) return 1;
-    return 0;
-}
-
 int nd_cuda_rng_call_share(const nd_kernel *k) {
     int share = 1;
-    for (int j = 0; j < k->n_insts; j++)
-        if (is_draw(&k->insts[j]) && 4 / draw_words(k, j) > share) share = 4 / draw_words(k, j);
+    for (int j = 0; j < k->n_insts; j++) {
+        if (!is_draw(&k->insts[j])) continue;
+        int w = 4 / draw_words(k, j);
+        if (w > share) share = w;
+    }
     return share;
 }
 

@@ -139,12 +139,12 @@ void nd_cuda_body_name(char *out, size_t cap, int G);
 /* Expression converting register value `x` of dtype `from` to dtype `to`. */
 void nd_cuda_emit_cast(nd_strbuf *sb, nd_dtype from, nd_dtype to, const char *x);
 
-/* Random draws (codegen_rng.c). Points per group in kernels with draws:
- * the most points one Philox call serves (W = 4, float32 uniform). */
+/* Random draws (codegen_rng.c). Points per group in elementwise kernels
+ * with draws: the most points one Philox call serves (W = 4, float32
+ * uniform); reductions group nd_cuda_rng_call_share points instead. */
 #define ND_CUDA_RNG_GROUP 4
 #define ND_CUDA_MAX_GROUP 8  /* the vector variant's widest group */
 #define ND_CUDA_WORD_EXPR 128 /* room for one word's expression */
-int nd_cuda_has_draws(const nd_kernel *k);
 /* Largest |element index| access a reaches over the space shape (codegen.c). */
 int64_t nd_cuda_access_extent(const nd_ir_access *a, int ndim, const int64_t *shape);
 /* The most points one Philox call of k's draws serves (4 / words a draw:

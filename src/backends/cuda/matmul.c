@@ -78,8 +78,6 @@ static const char *const mm_names[ND_NUM_DTYPES] = {
     "nd_matmul_uint8",  "nd_matmul_uint16", "nd_matmul_uint32",  "nd_matmul_uint64",   "nd_matmul_float16",
     "nd_matmul_bfloat16", "nd_matmul_float32", "nd_matmul_float64"};
 
-static const int elem_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-
 static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *slots, int64_t nb) {
     if (!cu->imatmul_lib) {
         char *src = NULL;
@@ -262,7 +260,7 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
     nd_status s = ensure_blas(cu);
     if (s) return s;
 
-    const int es = elem_sizes[mm->dtype];
+    const int es = nd_cuda_mem_size((nd_dtype)mm->dtype);
     const char *a = (const char *)slots[mm->a_slot] + mm->a_offset * es;
     const char *b = (const char *)slots[mm->b_slot] + mm->b_offset * es;
     char *c = (char *)slots[mm->c_slot] + mm->c_offset * es;
