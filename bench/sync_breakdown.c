@@ -9,6 +9,8 @@
  * - small stencil (1000^2 float64) with k = 1, 5, 10, 25, 50, 100 sweeps
  *   recorded before one nd_sync: the slope over k is the device's cost per
  *   sweep as nd runs it, the intercept the fixed cost of a run.
+ * - the same grid swept 50 times with an nd_sync every 1, 2, 5 or 10
+ *   sweeps (a loop that checks convergence): the whole loop's wall time.
  *
  * Fresh random inputs per run, each answer checked (chain against float64 at
  * sampled points, the stencil for finiteness and its untouched border)
@@ -151,6 +153,68 @@ static int stencil(int runs, int sweeps)
     return 0;
 }
 
+/* The float64 reference of `iters` sweeps (suite_jacobi_step's order of
+ * adds), in place over g, its border fixed; tmp holds a grid. */
+static void jacobi_ref(double *g, double *tmp, int iters)
+{
+    const int64_t n = GRID_N;
+    memcpy(tmp, g, sizeof(double) * GRID_N * GRID_N);
+    for (int it = 0; it < iters; it++) {
+        for (int64_t i = 1; i < n - 1; i++)
+            for (int64_t j = 1; j < n - 1; j++) {
+                const double *r = g + i * n + j;
+                tmp[i * n + j] = 0.2 * ((((r[0] + r[-n]) + r[n]) + r[-1]) + r[1]);
+            }
+        memcpy(g, tmp, sizeof(double) * GRID_N * GRID_N);
+    }
+}
+
+/* A loop that syncs every `per_sync` sweeps (checking convergence, say),
+ * `total` sweeps on one grid: the wall time of the whole loop. The first
+ * run's grid is compared whole with the float64 reference. */
+static int stencil_every(int runs, int per_sync, int total)
+{
+    double tot[256];
+    const size_t bytes = sizeof(double) * GRID_N * GRID_N;
+    double *start = malloc(bytes), *got = malloc(bytes), *tmp = malloc(bytes);
+    int ok = start && got && tmp;
+    for (int r = -3; ok && r < runs; r++) {
+        nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(GRID_N, GRID_N), 0.0, 1.0);
+        ok = nd_sync() == ND_OK && (r != -3 || nd_to_host(u, start, bytes) == ND_OK);
+        double t0 = bench_now();
+        for (int k = 0; ok && k < total; k++) {
+            ok = suite_jacobi_step(u) == ND_OK;
+            if (ok && (k + 1) % per_sync == 0)
+                ok = nd_sync() == ND_OK;
+        }
+        ok = ok && nd_sync() == ND_OK;
+        double t1 = bench_now();
+        if (ok && r == -3) {
+            jacobi_ref(start, tmp, total);
+            ok = nd_to_host(u, got, bytes) == ND_OK;
+            for (int64_t i = 0; ok && i < GRID_N * GRID_N; i++)
+                if (!(fabs(got[i] - start[i]) <= 1e-12 * (1 + fabs(start[i])))) {
+                    fprintf(stderr, "small stencil, sync every %d: wrong at %lld: %.17g, want %.17g\n", per_sync,
+                            (long long)i, got[i], start[i]);
+                    ok = 0;
+                }
+        }
+        if (r >= 0)
+            tot[r] = (t1 - t0) * 1e6;
+        nd_free(u);
+    }
+    if (!ok)
+        fprintf(stderr, "small stencil, sync every %d: %s\n", per_sync, nd_last_error());
+    else
+        printf("small stencil 1000^2 f64, %d sweeps, nd_sync every %2d: total %7.1f us (%.2f us per sweep; "
+               "medians of %d)\n",
+               total, per_sync, bench_median(tot, runs), bench_median(tot, runs) / total, runs);
+    free(start);
+    free(got);
+    free(tmp);
+    return !ok;
+}
+
 int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 15;
@@ -168,6 +232,10 @@ int main(int argc, char **argv)
     const int sweeps[] = {1, 5, 10, 25, 50, 100};
     for (size_t i = 0; i < sizeof sweeps / sizeof sweeps[0]; i++)
         if (stencil(runs, sweeps[i]))
+            return 1;
+    const int every[] = {1, 2, 5, 10};
+    for (size_t i = 0; i < sizeof every / sizeof every[0]; i++)
+        if (stencil_every(runs, every[i], 50))
             return 1;
     nd_shutdown();
     return 0;

@@ -605,3 +605,160 @@ CHAIN_TEST(fill_outside_cached_plan) {
     nd_get_stats(&after);
     cr_expect_geq(after.plan_cache_hits - before.plan_cache_hits, 2, "the repeated flush should hit the plan cache");
 }
+
+/* ------------------------------------------------ chains across flushes */
+
+/* A loop that syncs every `per_sync` sweeps, `syncs` times, on one grid:
+ * the grid's twin keeps the part outside the region between flushes, so
+ * only the first even chain fills it (`first_fill` kernels) and the later
+ * even ones run one kernel per sweep. The whole grid is checked after every
+ * sync. */
+static void chain_per_sync(const stencil *s, int per_sync, int syncs, int first_fill, const char *what) {
+    NDT_RNG(r);
+    ref_arr *init = ndt_rand(&r, ND_FLOAT64, s->ndim, s->shape, -1, 1);
+    nd_array *u = ndt_upload(init);
+    double *g = ref_doubles(init);
+    for (int k = 0; k < syncs; k++) {
+        for (int it = 0; it < per_sync; it++) sweep(u, s);
+        uint64_t k0 = kernels_run();
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        uint64_t kernels = kernels_run() - k0;
+        uint64_t want = (uint64_t)per_sync + (k == 0 ? (uint64_t)first_fill : 0);
+        cr_expect_eq(kernels, want, "%s, sync %d of %d sweeps: %llu kernels, want %llu", what, k + 1, per_sync,
+                     (unsigned long long)kernels, (unsigned long long)want);
+        for (int it = 0; it < per_sync; it++) sweep_ref(g, s);
+        ref_arr *want_grid = ref_from_doubles(ND_FLOAT64, s->ndim, s->shape, g);
+        ndt_check(u, want_grid, 1e-12, 1e-12, NULL, "%s: after sync %d", what, k + 1);
+        ref_free(want_grid);
+    }
+    ref_free(init);
+    free(g);
+    nd_free(u);
+}
+
+CHAIN_TEST(twin_spares_the_fill_of_later_syncs) {
+    chain_per_sync(&FIVE_POINT_2D, 2, 4, 1, "19x23, 2 sweeps per sync");
+    chain_per_sync(&FIVE_POINT_2D, 6, 3, 1, "19x23, 6 sweeps per sync");
+    const stencil big = {2, {1030, 520}, {1, 1}, {1029, 519}, {1, 1}, 5,
+                         {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    chain_per_sync(&big, 4, 3, 2, "[1:-1, 1:-1] of 1030x520, 4 sweeps per sync");
+    const stencil s3 = {3, {6, 7, 9}, {1, 1, 1}, {5, 6, 8}, {1, 1, 1}, 7,
+                        {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}},
+                        1.0 / 7.0};
+    chain_per_sync(&s3, 4, 3, 1, "7-point 3-d, 4 sweeps per sync");
+}
+
+/* Sweeps, a sync, then something else between two syncs of sweeps: the
+ * twin no longer mirrors the grid and the next chain fills it again. Each
+ * `between` is recorded after the first sync; the grid is checked whole. */
+typedef enum { WRITE_BORDER, WRITE_REGION, WRITE_WHOLE, OTHER_REGION, ODD_CHAIN } between_kind;
+
+static void chain_after(between_kind kind, const char *what) {
+    NDT_RNG(r);
+    stencil s = FIVE_POINT_2D;
+    ref_arr *init = ndt_rand(&r, ND_FLOAT64, s.ndim, s.shape, -1, 1);
+    nd_array *u = ndt_upload(init);
+    double *g = ref_doubles(init);
+    int64_t n0 = s.shape[0], n1 = s.shape[1];
+    for (int it = 0; it < 4; it++) sweep(u, &s);
+    for (int it = 0; it < 4; it++) sweep_ref(g, &s);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    int sweeps = 2;
+    nd_scope_begin();
+    switch (kind) {
+    case WRITE_BORDER: /* the first row and the last column */
+        cr_assert_eq(nd_assign(nd_view(u, "0, :"), nd_scalar(3.5)), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_assign(nd_view(u, ":, -1"), nd_scalar(-2.25)), ND_OK, "%s", nd_last_error());
+        for (int64_t j = 0; j < n1; j++) g[j] = 3.5;
+        for (int64_t i = 0; i < n0; i++) g[i * n1 + n1 - 1] = -2.25;
+        break;
+    case WRITE_REGION: /* the chain's own region, from nothing it reads */
+        cr_assert_eq(nd_assign(nd_view(u, "1:18, 1:22"), nd_scalar(0.75)), ND_OK, "%s", nd_last_error());
+        for (int64_t i = 1; i < 18; i++)
+            for (int64_t j = 1; j < 22; j++) g[i * n1 + j] = 0.75;
+        break;
+    case WRITE_WHOLE:
+        cr_assert_eq(nd_assign(u, nd_mul(u, nd_scalar(-1.5))), ND_OK, "%s", nd_last_error());
+        for (int64_t i = 0; i < n0 * n1; i++) g[i] *= -1.5;
+        break;
+    case OTHER_REGION: /* the next chain sweeps [2:-2, 2:-2] */
+        s.start[0] = s.start[1] = 2;
+        s.stop[0] = 17;
+        s.stop[1] = 21;
+        break;
+    case ODD_CHAIN: /* reads all of the grid from the twin: a whole copy */
+        sweeps = 3;
+        break;
+    }
+    nd_scope_end();
+    for (int it = 0; it < sweeps; it++) sweep(u, &s);
+    for (int it = 0; it < sweeps; it++) sweep_ref(g, &s);
+    uint64_t k0 = kernels_run();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    uint64_t kernels = kernels_run() - k0;
+    /* the sweeps, the fill, and what was recorded in between (one kernel
+     * per write) */
+    uint64_t writes = kind == WRITE_BORDER ? 2 : kind == WRITE_REGION || kind == WRITE_WHOLE ? 1 : 0;
+    cr_expect_eq(kernels, (uint64_t)sweeps + 1 + writes, "%s: %llu kernels, want %llu", what,
+                 (unsigned long long)kernels, (unsigned long long)(sweeps + 1 + writes));
+    ref_arr *want = ref_from_doubles(ND_FLOAT64, s.ndim, s.shape, g);
+    ndt_check(u, want, 1e-12, 1e-12, NULL, "%s", what);
+    ref_free(want);
+    ref_free(init);
+    free(g);
+    nd_free(u);
+}
+
+CHAIN_TEST(twin_refilled_after_other_writes) {
+    chain_after(WRITE_BORDER, "border written between two syncs of sweeps");
+    chain_after(WRITE_REGION, "region written between two syncs of sweeps");
+    chain_after(WRITE_WHOLE, "grid scaled between two syncs of sweeps");
+    chain_after(OTHER_REGION, "another region swept after a sync");
+    chain_after(ODD_CHAIN, "three sweeps after a sync of four");
+}
+
+/* With early flushes on, 40 sweeps of a small grid are cut into a few
+ * chains in one nd_sync; only the first fills the twin, and the answer is
+ * NumPy's. */
+Test(store_chains, early_flushes_share_the_twin, .init = ndt_setup, .fini = ndt_teardown,
+     .timeout = NDT_TIMEOUT) {
+    NDT_RNG(r);
+    const stencil s = {2, {64, 48}, {1, 1}, {63, 47}, {1, 1}, 5, {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
+    ref_arr *init = ndt_rand(&r, ND_FLOAT64, s.ndim, s.shape, -1, 1);
+    nd_array *u = ndt_upload(init);
+    nd_stats before, after;
+    nd_get_stats(&before);
+    for (int it = 0; it < 40; it++) sweep(u, &s);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    cr_expect_gt(after.flushes - before.flushes, 1, "40 sweeps should flush early at least once");
+    cr_expect_eq(after.kernels_run - before.kernels_run, 41, "40 sweeps: %llu kernels, want 41",
+                 (unsigned long long)(after.kernels_run - before.kernels_run));
+    double *g = ref_doubles(init);
+    for (int it = 0; it < 40; it++) sweep_ref(g, &s);
+    ref_arr *want = ref_from_doubles(ND_FLOAT64, s.ndim, s.shape, g);
+    ndt_check(u, want, 1e-12, 1e-12, NULL, "40 sweeps with early flushes");
+    ref_free(want);
+    ref_free(init);
+    free(g);
+    nd_free(u);
+}
+
+/* A freed grid's twin goes back to the pool of temporaries: the next grid
+ * of its size takes it for its own chain and allocates nothing. */
+CHAIN_TEST(twin_memory_goes_back_to_the_pool) {
+    NDT_RNG(r);
+    const stencil s = FIVE_POINT_2D;
+    nd_stats start, before, after;
+    nd_get_stats(&start);
+    run_chain(&r, &s, ND_FLOAT64, 4, "first grid");
+    nd_get_stats(&before);
+    cr_expect_eq(before.temp_allocations - start.temp_allocations, 1,
+                 "the first grid's twin is the pool's first block: %llu allocations",
+                 (unsigned long long)(before.temp_allocations - start.temp_allocations));
+    expect_kernels(run_chain(&r, &s, ND_FLOAT64, 4, "second grid"), 4, "second grid");
+    nd_get_stats(&after);
+    cr_expect_eq(after.temp_allocations, before.temp_allocations,
+                 "the second grid's twin should come from the pool: %llu allocations",
+                 (unsigned long long)(after.temp_allocations - before.temp_allocations));
+}

@@ -74,12 +74,14 @@ typedef struct nd_step {
 
 typedef enum {
     ND_SLOT_EXTERNAL, /* a flush buffer, bound by walk position */
-    ND_SLOT_TEMP      /* plan-internal, allocated per run */
+    ND_SLOT_TEMP,     /* plan-internal, allocated per run */
+    ND_SLOT_TWIN      /* the twin of the flush buffer at walk_index (graph/buffer.h):
+                         a store chain's temporary that outlives the flush */
 } nd_slot_role;
 
 typedef struct {
     uint8_t role;
-    int32_t walk_index;    /* EXTERNAL: position in the flush's buffer walk */
+    int32_t walk_index;    /* EXTERNAL, TWIN: position in the flush's buffer walk */
     size_t bytes;          /* TEMP: size */
     int32_t first_step, last_step; /* TEMP: lifetime, for reuse */
     int32_t storage;       /* TEMP: which of the plan's storages holds it */
@@ -106,6 +108,11 @@ typedef struct nd_plan {
     int32_t n_nodes;
     int32_t *node_step;
     uint8_t *node_materialised; /* 1 = its value goes to memory */
+    /* Store chains that end in their buffer's twin (store_chains.h): after
+     * the plan, the twin of buffer walk_index[i] holds what lies outside
+     * the region that node twin_last_store[i] writes. */
+    int32_t n_twins;
+    int32_t *twin_walk_index, *twin_last_store;
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;

@@ -166,6 +166,15 @@ static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
                                           __ATOMIC_RELAXED));
 }
 
+/* A twin's memory goes back to the executor's pool of temporaries: the
+ * next grid's first chain takes it from there instead of allocating
+ * (6 us of the 1000x1000 stencil's first flush on the H100). */
+static void release_twin_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
+    (void)ctx;
+    if (!nd_rt.backend || !ptr) return;
+    nd_temp_pool_return(&nd_rt.sched, memory, ptr, nbytes);
+}
+
 static void at_exit(void) {
     if (nd_rt.initialised) nd_shutdown();
 }
@@ -274,7 +283,8 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.rng_seed = 0;
     nd_rt.rng_stream = 0;
     nd_rt.buffer_pool.max = nd_rt.array_pool.max = ND_RECYCLE_MAX;
-    nd_buffer_memory_hooks hooks = {release_memory, NULL, &nd_rt.buffer_pool, &nd_rt.array_pool};
+    nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, NULL, &nd_rt.buffer_pool,
+                                    &nd_rt.array_pool};
     nd_buffer_set_memory_hooks(&hooks);
     nd_rt.initialised = 1;
     early_flush_rearm();

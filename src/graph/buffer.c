@@ -41,6 +41,7 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->cap_writers = 2;
     b->writers = b->inline_writers;
     b->error = ND_OK;
+    b->twin = NULL;
     b->stamp = 0;
     b->slot = -1;
     return b;
@@ -60,6 +61,15 @@ void nd_buffer_unref(nd_buffer *b) {
             memory_hooks.release(memory_hooks.ctx, m, b->mem[m], b->nbytes);
         else if (m == ND_MEMORY_HOST)
             free(b->mem[m]); /* runtime already gone: host memory is plain */
+    }
+    if (b->twin) {
+        if (b->twin->mem && memory_hooks.release_twin)
+            memory_hooks.release_twin(memory_hooks.ctx, b->twin->mem_memory, b->twin->mem, b->twin->mem_bytes);
+        else if (b->twin->mem && memory_hooks.release)
+            memory_hooks.release(memory_hooks.ctx, b->twin->mem_memory, b->twin->mem, b->twin->mem_bytes);
+        else if (b->twin->mem && b->twin->mem_memory == ND_MEMORY_HOST)
+            free(b->twin->mem);
+        free(b->twin);
     }
     if (b->writers != b->inline_writers) free(b->writers);
     nd_freelist_give(memory_hooks.buffers, b);

@@ -19,6 +19,29 @@
 #define ND_MAX_MEMORIES 4
 #define ND_MEMORY_HOST 0
 
+/* A buffer's twin: memory of the buffer's size that a chain of in-place
+ * region stores (a recorded stencil loop) alternates with
+ * (scheduler/store_chains.c). It outlives the flush, so that the chain's
+ * continuation in the next flush finds the elements outside the region
+ * already there and copies nothing. The planner sets the fields below on
+ * the recording thread; the executor allocates `mem` on first use. */
+typedef struct nd_buffer_twin {
+    void *mem;         /* NULL until a plan binds it (a block of the
+                          scheduler's pool of temporaries) */
+    int32_t mem_memory; /* where mem is */
+    size_t mem_bytes;   /* its size (at least the buffer's) */
+    /* The twin holds the buffer's elements outside the region
+     * (offset + sum_k i_k * strides[k], 0 <= i_k < shape[k]) as they are in
+     * `version`, in `memory`; it is of use while that version is the
+     * buffer's materialised one. */
+    int valid;
+    uint32_t version;
+    int32_t memory;
+    int ndim;
+    int64_t offset;
+    int64_t shape[ND_MAX_DIMS], strides[ND_MAX_DIMS];
+} nd_buffer_twin;
+
 typedef struct nd_buffer {
     int64_t refs;    /* arrays + pending node references; freed at 0 */
     int64_t handles; /* nd_array handles viewing it: "can a user reach it?" */
@@ -40,6 +63,7 @@ typedef struct nd_buffer {
      * here; it is never released through the memory hooks. */
     _Alignas(16) unsigned char inline_host[16];
     nd_status error;   /* a device error prevented the current value */
+    nd_buffer_twin *twin; /* NULL until a store chain keeps one */
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
     int32_t slot;
@@ -75,6 +99,9 @@ void nd_buffer_clear_writers(nd_buffer *b);
  * through (NULL: plain malloc/free). */
 typedef struct {
     void (*release)(void *ctx, int memory, void *ptr, size_t nbytes);
+    /* A twin's memory, which came from the scheduler's pool of
+     * temporaries and goes back there (NULL: `release`). */
+    void (*release_twin)(void *ctx, int memory, void *ptr, size_t nbytes);
     void *ctx;
     struct nd_freelist *buffers;
     struct nd_freelist *arrays;

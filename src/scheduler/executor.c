@@ -33,7 +33,41 @@ struct nd_temp_pool {
     uint32_t cap_temps;
 };
 
-static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
+struct nd_returned_block {
+    pooled_block block;
+    struct nd_returned_block *next;
+};
+
+static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void *ptr);
+
+void nd_temp_pool_return(nd_scheduler_ctx *ctx, int32_t memory, void *ptr, size_t bytes) {
+    struct nd_returned_block *r = malloc(sizeof *r);
+    if (!r) {
+        ctx->backend->release(ctx->backend, memory, ptr, bytes);
+        return;
+    }
+    r->block = (pooled_block){ptr, bytes, memory};
+    r->next = __atomic_load_n(&ctx->returned, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&ctx->returned, &r->next, r, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* Moves the returned blocks into the pool (all of them at once: no ABA). */
+static void take_returned(nd_scheduler_ctx *ctx) {
+    if (!__atomic_load_n(&ctx->returned, __ATOMIC_RELAXED)) return;
+    struct nd_returned_block *r = __atomic_exchange_n(&ctx->returned, NULL, __ATOMIC_ACQUIRE);
+    while (r) {
+        struct nd_returned_block *next = r->next;
+        temp_give(ctx, r->block.memory, r->block.bytes, r->block.ptr);
+        free(r);
+        r = next;
+    }
+}
+
+/* A block of at least `bytes` (*got: its size, when asked: a pooled block
+ * may be larger, and goes back with its own size). */
+static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out, size_t *got) {
+    take_returned(ctx);
     struct nd_temp_pool *tp = ctx->temps;
     if (tp) {
         /* Smallest cached block that fits, so big blocks stay for big asks. */
@@ -50,6 +84,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
         }
         if (best >= 0 && tp->free_blocks[best].bytes <= 2 * bytes + 4096) {
             *out = tp->free_blocks[best].ptr;
+            if (got) *got = tp->free_blocks[best].bytes;
             tp->free_blocks[best] = tp->free_blocks[--tp->n_free];
             return ND_OK;
         }
@@ -58,6 +93,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     nd_status st = be->alloc(be, memory, bytes, out);
     if (st != ND_OK) return st;
+    if (got) *got = bytes;
     if (t0 > 0)
         nd_logf(3, "executor: no cached temporary of %zu bytes: allocated in %.1f us", bytes, nd_log_clock_us() - t0);
     if (ctx->stats) ctx->stats->temp_allocations++;
@@ -79,6 +115,7 @@ static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void 
 }
 
 void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
+    take_returned(ctx);
     struct nd_temp_pool *tp = ctx->temps;
     if (!tp) return;
     for (int32_t i = 0; i < tp->n_free; i++)
@@ -104,6 +141,28 @@ static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memo
     return ND_OK;
 }
 
+/* Memory of buffer b's twin in `memory`: a block taken from the pool of
+ * temporaries on first use (planning made b->twin), which goes back there
+ * when the buffer is freed (nd_temp_pool_return), so a new grid's first
+ * chain takes it as the temporary it would have had. A twin in another
+ * memory is given up: a plan that relied on its contents ran in the memory
+ * it is in (store_chains.c). */
+static nd_status twin_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out) {
+    nd_buffer_twin *t = b->twin;
+    if (!t) return nd_error_set(ND_ERR_STATE, "nd_sync: a plan names a twin the buffer lacks");
+    if (t->mem && t->mem_memory != memory) {
+        temp_give(ctx, t->mem_memory, t->mem_bytes, t->mem);
+        t->mem = NULL;
+    }
+    if (!t->mem) {
+        nd_status st = temp_take(ctx, memory, b->nbytes ? b->nbytes : 1, &t->mem, &t->mem_bytes);
+        if (st != ND_OK) return st;
+        t->mem_memory = memory;
+    }
+    *out = t->mem;
+    return ND_OK;
+}
+
 typedef struct {
     void **ptrs; /* per plan slot, in the plan's memory */
     /* The plan's temporary slots: a flush of thousands of nodes has
@@ -119,7 +178,9 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     if (bs->ptrs[slot]) return ND_OK;
     if (s->role == ND_SLOT_EXTERNAL)
         return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
-    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot]);
+    if (s->role == ND_SLOT_TWIN)
+        return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
+    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], NULL);
 }
 
 static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
@@ -144,7 +205,7 @@ static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_
     *src = (const char *)b->mem[c->src_memory] + c->src_offset;
     if (plan->slots[c->dst_slot].role == ND_SLOT_TEMP) {
         if (!ptrs[c->dst_slot]) {
-            nd_status rc = temp_take(ctx, plan->memory, plan->slots[c->dst_slot].bytes, &ptrs[c->dst_slot]);
+            nd_status rc = temp_take(ctx, plan->memory, plan->slots[c->dst_slot].bytes, &ptrs[c->dst_slot], NULL);
             if (rc != ND_OK) return rc;
         }
         *dst = (char *)ptrs[c->dst_slot] + c->dst_offset;
@@ -218,7 +279,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     nd_status rc = storage && copy_dst && copy_src ? ND_OK : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
     int32_t taken = 0;
     for (; taken < n_st && rc == ND_OK; taken++)
-        rc = temp_take(ctx, plan->memory, plan->storage_bytes[taken], &storage[taken]);
+        rc = temp_take(ctx, plan->memory, plan->storage_bytes[taken], &storage[taken], NULL);
     if (rc != ND_OK) taken--;
     for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++) {
         const nd_plan_slot *sl = &plan->slots[s];
@@ -226,6 +287,8 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
             ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
         else if (sl->role == ND_SLOT_EXTERNAL)
             rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
+        else if (sl->role == ND_SLOT_TWIN)
+            rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else
             ptrs[s] = sl->storage >= 0 ? storage[sl->storage] : NULL;
     }
@@ -258,9 +321,14 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
 }
 
 /* Which external slots the steps from `from` on write: their buffers carry
- * the error when those steps could not run. */
+ * the error when those steps could not run. Their twins hold nothing of
+ * use either (the next plan is built after this one ran: no race). */
 static void mark_failed(const nd_plan *plan, const nd_flush_walk *walk, int32_t from,
                         nd_status err) {
+    for (int32_t i = 0; i < plan->n_twins; i++) {
+        nd_buffer_twin *t = walk->buffers[plan->twin_walk_index[i]]->twin;
+        if (t) t->valid = 0;
+    }
     for (int32_t i = from; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
         if (st->kind == ND_STEP_KERNEL) {
@@ -302,7 +370,7 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
 
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    bound_slots bs;
+    bound_slots bs = {NULL, NULL, 0}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) return rc;
     int32_t failed_at = -1;

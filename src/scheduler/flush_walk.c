@@ -12,9 +12,22 @@
  * by side. A flush of thousands of nodes walks on every nd_sync, cached
  * plan or not. */
 
+static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int64_t *strides,
+                          int64_t offset);
+
+/* A twin that holds the materialised version's elements outside a region
+ * spares the fill of a chain over that region (store_chains.c): its region
+ * and memory, or 0 when it holds nothing of use. */
+static uint64_t twin_state(const nd_buffer *b) {
+    const nd_buffer_twin *t = b->twin;
+    if (!t || !t->valid || t->version != b->version - b->n_writers) return 0;
+    return hash_view(nd_hash_u64(ND_HASH_SEED, 0x7A1Eu ^ ((uint64_t)t->memory << 16)), t->ndim, t->shape,
+                     t->strides, t->offset);
+}
+
 /* Numbers b on first sight and hashes its number and, the first time, the
  * facts about it that change a plan: size, dtype, whether a handle sees it,
- * where its value lives. */
+ * where its value lives, what its twin holds. */
 static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     if (b->stamp == w->stamp) return nd_hash_u64(ND_HASH_SEED, (uint64_t)b->slot);
     if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
@@ -31,6 +44,7 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     h = nd_hash_u64(h, b->nbytes);
     h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)(b->handles > 0) << 40) ^
                            ((uint64_t)b->valid << 8) ^ mem_mask);
+    if (b->twin) h = nd_hash_u64(h, twin_state(b));
     return nd_hash_u64(h, (uint64_t)b->slot);
 }
 

@@ -167,6 +167,7 @@ typedef struct {
     int fusion;
     int32_t retry_node; /* a node whose inlining failed: plan again */
     nd_store_chains chains;
+    int32_t *twin_slot; /* per walk buffer: the slot of its twin, or -1 */
 } planner;
 
 typedef struct {
@@ -366,6 +367,46 @@ static int32_t chain_temp(void *arg, size_t bytes) {
     return new_temp(&P->L, bytes, P->memory);
 }
 
+/* Buffer u's twin: a slot bound to memory the buffer owns (executor.c),
+ * shared by all of u's chains in the flush. */
+static int32_t chain_twin(void *arg, const nd_buffer *u) {
+    planner *P = arg;
+    uint32_t nb = P->bctx.walk->n_buffers;
+    if (!P->twin_slot) {
+        P->twin_slot = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+        if (!P->twin_slot) return -1;
+        memset(P->twin_slot, 0xff, sizeof(int32_t) * ((size_t)nb + 1));
+    }
+    if (P->twin_slot[u->slot] >= 0) return P->twin_slot[u->slot];
+    int32_t slot = new_temp(&P->L, u->nbytes, P->memory);
+    if (slot < 0) return -1;
+    P->L.slots[slot].role = ND_SLOT_TWIN;
+    P->L.slots[slot].walk_index = u->slot;
+    P->L.slots[slot].storage = -1;
+    return P->twin_slot[u->slot] = slot;
+}
+
+/* The chains that end in a twin, for the plan (nd_plan's twin_*): in node
+ * order, so that of two chains over one buffer the later one's mark is
+ * applied last. */
+static nd_status collect_twins(const planner *P, nd_plan *plan) {
+    const nd_store_chains *C = &P->chains;
+    uint32_t n = P->bctx.g->n_nodes;
+    int32_t count = 0;
+    for (uint32_t i = 0; C->fill && i < n; i++)
+        count += C->fill[i] >= 0 && P->L.slots[C->fill[i]].role == ND_SLOT_TWIN;
+    if (count == 0) return ND_OK;
+    plan->twin_walk_index = malloc(sizeof(int32_t) * 2 * (size_t)count);
+    if (!plan->twin_walk_index) return ND_ERR_OOM;
+    plan->twin_last_store = plan->twin_walk_index + count;
+    for (uint32_t i = 0; i < n; i++) {
+        if (C->fill[i] < 0 || P->L.slots[C->fill[i]].role != ND_SLOT_TWIN) continue;
+        plan->twin_walk_index[plan->n_twins] = P->L.slots[C->fill[i]].walk_index;
+        plan->twin_last_store[plan->n_twins++] = C->last[i];
+    }
+    return ND_OK;
+}
+
 /* Lays out the chains of hazardous stores (store_chains.h). Which stores
  * are hazardous is known only from their kernels' loads, so each candidate
  * store's kernel is built once here without the chains and dropped. */
@@ -388,7 +429,8 @@ static nd_status find_store_chains(planner *P, const uint8_t *live) {
         nd_kb_free(kb);
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) P->bctx.node_step[i] = -1;
-    nd_status st = any ? nd_store_chains_plan(g, hazard, chain_temp, P, &P->chains) : ND_OK;
+    const nd_chain_slots slots = {chain_temp, chain_twin, P, P->memory};
+    nd_status st = any ? nd_store_chains_plan(g, hazard, &slots, &P->chains) : ND_OK;
     free(hazard);
     P->bctx.version_slot = P->chains.home;
     return st;
@@ -569,6 +611,7 @@ void nd_plan_free(nd_plan *p) {
     free(p->steps);
     free(p->slots);
     free(p->storage_bytes);
+    free(p->twin_walk_index); /* twin_last_store is the same block */
     free(p->node_step);
     free(p->node_materialised);
     free(p);
@@ -673,7 +716,9 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             nd_kb_free(P.open);
             P.open = NULL;
         }
+        if (st == ND_OK && P.retry_node < 0) st = collect_twins(&P, plan);
         nd_store_chains_free(&P.chains);
+        free(P.twin_slot);
         if (st == ND_OK && P.retry_node >= 0) {
             /* A view could not be composed with its producer: give that
              * producer its own buffer and plan again. */
@@ -684,6 +729,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
         if (st == ND_OK) st = insert_movement(&P, walk);
         if (st != ND_OK) {
             free_lists(&P.L);
+            free(plan->twin_walk_index);
             if (st == ND_ERR_OOM) nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
             goto fail;
         }
@@ -719,8 +765,11 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
                 (unsigned long long)plan->key, plan->n_steps, plan->n_streams_used, temps, plan->n_storages, bytes);
         for (int32_t i = 0; i < plan->n_slots && i < 64; i++)
             nd_logf(3, "  slot %d: %s%s, %zu bytes, storage %d", i,
-                    plan->slots[i].role == ND_SLOT_TEMP ? "temporary" : "buffer", plan->slots[i].used ? "" : " (unused)",
-                    plan->slots[i].role == ND_SLOT_TEMP ? plan->slots[i].bytes
+                    plan->slots[i].role == ND_SLOT_TEMP   ? "temporary"
+                    : plan->slots[i].role == ND_SLOT_TWIN ? "twin"
+                                                          : "buffer",
+                    plan->slots[i].used ? "" : " (unused)",
+                    plan->slots[i].role != ND_SLOT_EXTERNAL ? plan->slots[i].bytes
                                                         : walk->buffers[plan->slots[i].walk_index]->nbytes,
                     plan->slots[i].storage);
         for (int32_t s = 0; s < plan->n_steps; s++) log_step(plan, s);

@@ -53,6 +53,30 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
     return ND_OK;
 }
 
+/* After the plan, each chain that ends in a twin leaves there what lies
+ * outside its region, as of its last store's version (store_chains.c);
+ * set now, while the graph names that version and region, and read when
+ * the next flush is planned. */
+static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flush_walk *w) {
+    for (int32_t i = 0; i < plan->n_twins; i++) {
+        nd_buffer *b = w->buffers[plan->twin_walk_index[i]];
+        const nd_node *last = g->nodes[plan->twin_last_store[i]];
+        if (!b->twin && !(b->twin = calloc(1, sizeof *b->twin)))
+            return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+        nd_buffer_twin *t = b->twin;
+        t->valid = 1;
+        t->version = last->out_version;
+        t->memory = plan->memory;
+        t->ndim = last->ndim;
+        t->offset = last->u.store.offset;
+        for (int k = 0; k < last->ndim; k++) {
+            t->shape[k] = last->shape[k];
+            t->strides[k] = last->u.store.strides[k];
+        }
+    }
+    return ND_OK;
+}
+
 nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *job) {
     memset(job, 0, sizeof *job);
     if (g->n_nodes == 0) return ND_OK;
@@ -64,7 +88,9 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
     nd_plan *plan = NULL;
     int owned = 0;
     nd_status rc = plan_for(ctx, g, w, 1, &plan, &owned);
+    if (rc == ND_OK) rc = mark_twins(plan, g, w);
     if (rc != ND_OK) {
+        if (owned) nd_plan_free(plan);
         nd_graph_clear(g);
         return rc;
     }

@@ -24,12 +24,22 @@ typedef struct {
     /* Owned by the scheduler (zero-initialise; freed by nd_scheduler_release). */
     struct nd_flush_walk_state *walk;
     struct nd_temp_pool *temps;
+    /* Blocks handed back from the recording thread (nd_temp_pool_return),
+     * moved into `temps` by the executor: a lock-free stack. */
+    struct nd_returned_block *returned;
     uint64_t walk_stamp;
 } nd_scheduler_ctx;
 
 /* Frees what the scheduler keeps between flushes (walk arrays, cached
  * temporaries). Call before destroying the backend. */
 void nd_scheduler_release(nd_scheduler_ctx *ctx);
+
+/* Gives a block of `memory` to the pool of temporaries, from any thread
+ * (the twin of a buffer freed on the recording thread, while the executor
+ * may be taking temporaries). The device work using it must be ordered
+ * before the next user's, as for temporaries: the flush that used it has
+ * been launched. */
+void nd_temp_pool_return(nd_scheduler_ctx *ctx, int32_t memory, void *ptr, size_t bytes);
 
 nd_plan_cache *nd_plan_cache_new(void);
 void nd_plan_cache_free(nd_plan_cache *c);

@@ -52,6 +52,21 @@
  * All three depend only on the chain's length, the region's view and the
  * buffer's size and dtype, which the plan-cache key holds.
  *
+ * The temporary of a chain over a buffer of at most TWIN_MAX_BYTES is the
+ * buffer's twin (graph/buffer.h), which outlives the flush. After the
+ * chain, it holds v_{m-1}, which equals v_m outside R. A loop recorded over
+ * several flushes (early flushes cut a stencil loop into a few chains, and
+ * a loop that syncs every few sweeps makes one chain per sync) continues
+ * in the next flush with S'_1 writing v_m + 1: if nothing else wrote U in
+ * between (the twin's version is U's materialised one), the region is the
+ * same and the new chain is even, so that S'_1 writes R of the twin and
+ * reads all of v_m from U, the twin already holds everything the fill
+ * would copy, and there is no fill. An odd chain reads all of v_m from the
+ * twin and still takes the whole copy. Twins are kept only for buffers
+ * small enough that a fill's launches cost as much as its copying
+ * (TWIN_MAX_BYTES below): they hold the memory for as long as the buffer
+ * lives, where a temporary goes back to the pool after the flush.
+ *
  * A lone hazardous store (m = 1) keeps the temporary-then-copy plan: the
  * same traffic as the fill plus one sweep, with a temporary only as large
  * as the region. So does a chain over a small part of a large buffer (m
@@ -70,6 +85,14 @@
  * the saving grows with the grid while the launches stay few (0.74 ms of
  * copy for a 16384^2 float32 grid). */
 #define PARTIAL_FILL_MIN_BYTES ((size_t)4 << 20)
+
+/* The buffers whose chains keep a twin: the 1000x1000 float64 stencil
+ * (8 MB) runs 1-2 us sweeps where each fill kernel costs about as much, and
+ * early flushes, which cut its loop into chains, apply only up to the same
+ * size (runtime.c). A 1 GiB grid's sweeps take hundreds of us, next to
+ * which its fill is nothing, and holding a second GiB for the buffer's
+ * lifetime would be felt. */
+#define TWIN_MAX_BYTES ((size_t)64 << 20)
 
 static int same_region(const nd_node *a, const nd_node *b) {
     if (a->kind != ND_NODE_STORE || b->kind != ND_NODE_STORE || a->out != b->out ||
@@ -102,17 +125,30 @@ static int64_t chain_next(const nd_graph *g, const uint8_t *hazard, uint32_t i) 
     return w >= 0 && hazard[w] ? w : -1;
 }
 
-nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard,
-                               int32_t (*new_temp)(void *arg, size_t bytes), void *arg,
+/* Whether u's twin holds what lies outside the region store s writes, as
+ * of the version before s (the file's header comment). */
+static int twin_holds_outside(const nd_node *s, int32_t memory) {
+    const nd_buffer_twin *t = s->out->twin;
+    if (!t || !t->valid || t->version != s->out_version - 1 || t->memory != memory ||
+        t->ndim != s->ndim || t->offset != s->u.store.offset)
+        return 0;
+    for (int k = 0; k < s->ndim; k++)
+        if (t->shape[k] != s->shape[k] || t->strides[k] != s->u.store.strides[k]) return 0;
+    return 1;
+}
+
+nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard, const nd_chain_slots *slots,
                                nd_store_chains *out) {
     uint32_t n = g->n_nodes;
     memset(out, 0, sizeof *out);
-    out->home = malloc(sizeof(int32_t) * 4 * ((size_t)n + 1));
+    out->home = malloc(sizeof(int32_t) * 6 * ((size_t)n + 1));
     if (!out->home) return ND_ERR_OOM;
-    memset(out->home, 0xff, sizeof(int32_t) * 4 * ((size_t)n + 1));
+    memset(out->home, 0xff, sizeof(int32_t) * 6 * ((size_t)n + 1));
     out->source = out->home + n + 1;
     out->fill = out->source + n + 1;
     out->length = out->fill + n + 1;
+    out->last = out->length + n + 1;
+    out->ready = out->last + n + 1;
     for (uint32_t i = 0; i < n; i++) {
         const nd_node *s = g->nodes[i];
         if (!hazard[i]) continue;
@@ -120,16 +156,23 @@ nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard,
         if (prev >= 0 && hazard[prev] && chain_next(g, hazard, (uint32_t)prev) == (int64_t)i)
             continue; /* not the first store of its chain */
         uint32_t m = 1;
-        for (int64_t j = chain_next(g, hazard, i); j >= 0; j = chain_next(g, hazard, (uint32_t)j)) m++;
+        int64_t last = i;
+        for (int64_t j = chain_next(g, hazard, i); j >= 0; j = chain_next(g, hazard, (uint32_t)j)) {
+            m++;
+            last = j;
+        }
         /* The fill copies the whole buffer: worth it when the sweeps' copies
          * it saves (one region each) add up to at least as much. */
         double region = (double)nd_shape_size(s->ndim, s->shape);
         if (m < 2 || (double)m * region < (double)(s->out->nbytes / nd_dtype_size(s->out->dtype)))
             continue;
-        int32_t temp = new_temp(arg, s->out->nbytes);
+        int twin = s->out->nbytes <= TWIN_MAX_BYTES;
+        int32_t temp = twin ? slots->twin_slot(slots->arg, s->out) : slots->new_temp(slots->arg, s->out->nbytes);
         if (temp < 0) return ND_ERR_OOM;
         out->fill[i] = temp;
         out->length[i] = (int32_t)m;
+        out->last[i] = (int32_t)last;
+        out->ready[i] = twin && m % 2 == 0 && twin_holds_outside(s, slots->memory);
         uint32_t k = 1;
         for (int64_t j = i; j >= 0; j = chain_next(g, hazard, (uint32_t)j), k++) {
             int in_temp = (m - k) % 2 == 1;
@@ -221,6 +264,7 @@ static int outside_parts(const box *b, nd_chain_fill_part *parts) {
 
 int nd_store_chain_fill_parts(const nd_store_chains *c, const nd_node *first, nd_chain_fill_part *parts) {
     const nd_buffer *u = first->out;
+    if (c->ready[first->index] == 1) return 0;
     box b;
     size_t region_bytes = (size_t)nd_shape_size(first->ndim, first->shape) * nd_dtype_size(u->dtype);
     if (c->length[first->index] % 2 == 0 && region_bytes >= PARTIAL_FILL_MIN_BYTES &&

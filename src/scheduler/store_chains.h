@@ -22,7 +22,21 @@ typedef struct {
                         buffer's contents (nd_store_chain_fill_parts) just
                         before the store */
     int32_t *length; /* first STORE of a chain: the number of stores */
+    int32_t *last;   /* first STORE of a chain: the node index of its last */
+    int32_t *ready;  /* first STORE of a chain: 1 when its temporary is the
+                        buffer's twin and already holds what the fill would
+                        copy (no fill) */
 } nd_store_chains;
+
+/* Where a chain keeps its versions other than the buffer: a temporary of
+ * `bytes`, or the twin of buffer u (graph/buffer.h), one slot per buffer
+ * however many chains it has; -1 on failure. */
+typedef struct {
+    int32_t (*new_temp)(void *arg, size_t bytes);
+    int32_t (*twin_slot)(void *arg, const nd_buffer *u);
+    void *arg;
+    int32_t memory; /* the plan's memory */
+} nd_chain_slots;
 
 /* One strided copy of the fill: the buffer's elements at offset +
  * sum_k i_k * strides[k] (0 <= i_k < shape[k]) go to the same places in the
@@ -42,21 +56,21 @@ typedef struct {
 int nd_store_chain_candidate(const nd_graph *g, const uint8_t *live, uint32_t i);
 
 /* Finds the chains among the STOREs with hazard[i] set (the right-hand side
- * reads the stored region through another map) and lays them out;
- * new_temp(arg, bytes) makes a temporary plan slot (-1 on failure). A chain
- * is two or more such stores, each writing the version right after the
- * previous one, over the identical region. */
-nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard,
-                               int32_t (*new_temp)(void *arg, size_t bytes), void *arg,
+ * reads the stored region through another map) and lays them out, taking
+ * their slots from `slots`. A chain is two or more such stores, each
+ * writing the version right after the previous one, over the identical
+ * region. Reads the buffers' twins (what they hold, not their memory). */
+nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard, const nd_chain_slots *slots,
                                nd_store_chains *out);
 void nd_store_chains_free(nd_store_chains *c);
 
 /* The copies that fill the temporary of the chain starting at `first`
  * (c->fill[first->index] >= 0), into parts[ND_CHAIN_FILL_MAX_PARTS]; returns
- * how many (0 when nothing needs copying). One copy of the whole buffer, or
- * up to 2 * ndim copies of the part outside the chain's region
- * (store_chains.c says when). Depends only on the chain's length, the
- * region's view and the buffer's size and dtype. No errors. */
+ * how many (0 when nothing needs copying: a ready twin). One copy of the
+ * whole buffer, or up to 2 * ndim copies of the part outside the chain's
+ * region (store_chains.c says when). Depends only on the chain's length,
+ * the region's view, the buffer's size and dtype and its twin's state
+ * (all in the plan-cache key). No errors. */
 int nd_store_chain_fill_parts(const nd_store_chains *c, const nd_node *first, nd_chain_fill_part *parts);
 
 #endif
