@@ -208,9 +208,9 @@ NDT_TEST(lazy, auto_flush_with_small_max_pending) {
 }
 
 /* Early flushes: after an nd_sync, a loop over small arrays is flushed
- * after 64 nodes, 128 more, ... (the device starts while the rest is
- * recorded). A loop that stores nothing is flushed a quarter later (after
- * 80 nodes, then 200 more): 300 nodes make 2 flushes before the nd_sync
+ * after 32 nodes, 64 more, ... (the device starts while the rest is
+ * recorded). A loop that stores nothing is flushed a quarter later and not
+ * before 80 nodes (after 80, then 200 more): 300 nodes make 2 flushes before the nd_sync
  * and the third at it, with the same answers. Off, or with arrays over 64
  * MiB, nothing runs before the nd_sync. */
 static void small_loop(nd_array **x, double *ref, int n, int iters) {

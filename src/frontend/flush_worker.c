@@ -11,7 +11,7 @@
  * variable took 20-45 us on the H100 machine (a virtual machine), more
  * than planning the flush that woke it, and a thread that slept resumes
  * with cold caches (binding a plan took 30 us after a sleep, 12 us hot).
- * Early flushes come in bursts (64 nodes, then 128, ...) a few tens of
+ * Early flushes come in bursts (32 nodes, then 64, ...) a few tens of
  * microseconds apart, so the executor polls for the next job for
  * WORKER_SPIN_US after each one before it sleeps, and a caller draining a
  * job in flight polls for DRAIN_SPIN_US. Both yield the processor while

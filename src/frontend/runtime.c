@@ -129,8 +129,21 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
  * fusion boundary and a plan, logarithmic. Only while every value recorded
  * is small: a flush boundary can cost a value written to memory, which is
  * nothing next to a launch on small arrays but a full pass on large ones,
- * whose kernels run long enough to hide the recording anyway. */
-#define ND_EARLY_FLUSH_FIRST 64
+ * whose kernels run long enough to hide the recording anyway.
+ *
+ * The first flush is the latency before the device starts (recording its
+ * sweeps, then binding and launching them), so it comes early: at 32 nodes
+ * (6 sweeps of the 1000x1000 stencil) the suite's 50 sweeps took 251-267
+ * us on the H100 against 263-272 us at 64, in interleaved runs, both with
+ * the chains' twins (store_chains.c), which spare the later flushes their
+ * fills. At 16 the caller waited for the executor at each of the closer
+ * flushes (274-278 us). */
+#define ND_EARLY_FLUSH_FIRST 32
+/* Code that stores nothing is cut a quarter further on, but never before
+ * this many nodes: a cut in the middle of an expression writes every value
+ * it still holds to memory (42 of Black-Scholes' over 1000 elements, one
+ * kernel when recorded whole). */
+#define ND_EARLY_FLUSH_UNSTORED_MIN 80
 #define ND_EARLY_FLUSH_MAX_BYTES ((size_t)64 << 20)
 
 static void early_flush_rearm(void) {
@@ -433,8 +446,9 @@ void nd_runtime_after_record(void) {
          * held to memory (five 8 MB arrays per early flush of the
          * 1000x1000 stencil, each allocated on the executor thread). */
         const nd_node *last = nd_rt.graph.nodes[n - 1];
-        if (last->kind != ND_NODE_STORE && n < nd_rt.early_flush_at + nd_rt.early_flush_at / 4)
-            return;
+        int64_t unstored_at = nd_rt.early_flush_at + nd_rt.early_flush_at / 4;
+        if (unstored_at < ND_EARLY_FLUSH_UNSTORED_MIN) unstored_at = ND_EARLY_FLUSH_UNSTORED_MIN;
+        if (last->kind != ND_NODE_STORE && n < unstored_at) return;
         if (last->kind == ND_NODE_STORE && odd_store_chain(last) && n < nd_rt.early_flush_at * 2) return;
         nd_rt.early_flush_due = 1;
     }
