@@ -30,13 +30,12 @@ typedef struct nd_buffer_twin {
                           scheduler's pool of temporaries) */
     int32_t mem_memory; /* where mem is */
     size_t mem_bytes;   /* its size (at least the buffer's) */
-    /* The twin holds the buffer's elements outside the region
+    /* When valid, mem holds the buffer's elements outside the region
      * (offset + sum_k i_k * strides[k], 0 <= i_k < shape[k]) as they are in
-     * `version`, in `memory`; it is of use while that version is the
-     * buffer's materialised one. */
+     * `version`; of use while that version is the buffer's materialised
+     * one (nd_buffer_twin_at). */
     int valid;
     uint32_t version;
-    int32_t memory;
     int ndim;
     int64_t offset;
     int64_t shape[ND_MAX_DIMS], strides[ND_MAX_DIMS];
@@ -68,6 +67,14 @@ typedef struct nd_buffer {
     uint64_t stamp;
     int32_t slot;
 } nd_buffer;
+
+/* b's twin if it holds the elements outside its region as of `version`
+ * (the region and the memory are the caller's to check), else NULL. Read
+ * on the planning thread, after the plan that wrote the twin has run. */
+static inline const nd_buffer_twin *nd_buffer_twin_at(const nd_buffer *b, uint32_t version) {
+    const nd_buffer_twin *t = b->twin;
+    return t && t->valid && t->mem && t->version == version ? t : NULL;
+}
 
 /* A buffer of `nbytes` with no memory yet (allocated when first used).
  * refs = 1 (the caller's). NULL + ND_ERR_OOM error on failure. */

@@ -17,11 +17,12 @@ static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int6
 
 /* A twin that holds the materialised version's elements outside a region
  * spares the fill of a chain over that region (store_chains.c): its region
- * and memory, or 0 when it holds nothing of use. */
+ * and memory, or 0 when it holds nothing of use (as for no twin at all:
+ * the plan is the same). */
 static uint64_t twin_state(const nd_buffer *b) {
-    const nd_buffer_twin *t = b->twin;
-    if (!t || !t->valid || t->version != b->version - b->n_writers) return 0;
-    return hash_view(nd_hash_u64(ND_HASH_SEED, 0x7A1Eu ^ ((uint64_t)t->memory << 16)), t->ndim, t->shape,
+    const nd_buffer_twin *t = nd_buffer_twin_at(b, b->version - b->n_writers);
+    if (!t) return 0;
+    return hash_view(nd_hash_u64(ND_HASH_SEED, 0x7A1Eu ^ ((uint64_t)t->mem_memory << 16)), t->ndim, t->shape,
                      t->strides, t->offset);
 }
 
@@ -44,7 +45,8 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     h = nd_hash_u64(h, b->nbytes);
     h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)(b->handles > 0) << 40) ^
                            ((uint64_t)b->valid << 8) ^ mem_mask);
-    if (b->twin) h = nd_hash_u64(h, twin_state(b));
+    uint64_t twin = b->twin ? twin_state(b) : 0;
+    if (twin) h = nd_hash_u64(h, twin);
     return nd_hash_u64(h, (uint64_t)b->slot);
 }
 

@@ -66,7 +66,6 @@ static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flu
         nd_buffer_twin *t = b->twin;
         t->valid = 1;
         t->version = last->out_version;
-        t->memory = plan->memory;
         t->ndim = last->ndim;
         t->offset = last->u.store.offset;
         for (int k = 0; k < last->ndim; k++) {

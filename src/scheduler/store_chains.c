@@ -128,10 +128,8 @@ static int64_t chain_next(const nd_graph *g, const uint8_t *hazard, uint32_t i) 
 /* Whether u's twin holds what lies outside the region store s writes, as
  * of the version before s (the file's header comment). */
 static int twin_holds_outside(const nd_node *s, int32_t memory) {
-    const nd_buffer_twin *t = s->out->twin;
-    if (!t || !t->valid || t->version != s->out_version - 1 || t->memory != memory ||
-        t->ndim != s->ndim || t->offset != s->u.store.offset)
-        return 0;
+    const nd_buffer_twin *t = nd_buffer_twin_at(s->out, s->out_version - 1);
+    if (!t || t->mem_memory != memory || t->ndim != s->ndim || t->offset != s->u.store.offset) return 0;
     for (int k = 0; k < s->ndim; k++)
         if (t->shape[k] != s->shape[k] || t->strides[k] != s->u.store.strides[k]) return 0;
     return 1;

@@ -59,7 +59,8 @@ int nd_store_chain_candidate(const nd_graph *g, const uint8_t *live, uint32_t i)
  * reads the stored region through another map) and lays them out, taking
  * their slots from `slots`. A chain is two or more such stores, each
  * writing the version right after the previous one, over the identical
- * region. Reads the buffers' twins (what they hold, not their memory). */
+ * region. Reads the buffers' twins (what they hold and where, not their
+ * contents). */
 nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard, const nd_chain_slots *slots,
                                nd_store_chains *out);
 void nd_store_chains_free(nd_store_chains *c);
