@@ -113,7 +113,7 @@ typedef struct {
     int matmul_tf32;         /* ND_MATMUL_TF32: 1 allows TF32 tensor cores, -1 off (default) */
     int64_t max_pending;     /* ND_MAX_PENDING: nodes recorded before an automatic flush */
     int early_flush;         /* ND_EARLY_FLUSH: 1 on (default), -1 off: after an nd_sync,
-                                flush small-array work early (32 nodes, then 64, ...) so
+                                flush small-array work early (12 nodes, then 24, ...) so
                                 the device starts while the rest is recorded */
     int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
     const char *trace;       /* ND_TRACE: file; CUDA writes every step's device start and

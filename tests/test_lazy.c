@@ -208,7 +208,7 @@ NDT_TEST(lazy, auto_flush_with_small_max_pending) {
 }
 
 /* Early flushes: after an nd_sync, a loop over small arrays is flushed
- * after 32 nodes, 64 more, ... (the device starts while the rest is
+ * after 12 nodes, 24 more, ... (the device starts while the rest is
  * recorded). A loop that stores nothing is flushed a quarter later and not
  * before 80 nodes (after 80, then 200 more): 300 nodes make 2 flushes before the nd_sync
  * and the third at it, with the same answers. Off, or with arrays over 64

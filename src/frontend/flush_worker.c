@@ -8,14 +8,22 @@
  * reaches the caller at its next nd_sync.
  *
  * Waiting spins before it sleeps. Waking a thread blocked on a condition
- * variable took 20-45 us on the H100 machine (a virtual machine), more
- * than planning the flush that woke it, and a thread that slept resumes
- * with cold caches (binding a plan took 30 us after a sleep, 12 us hot).
- * Early flushes come in bursts (32 nodes, then 64, ...) a few tens of
- * microseconds apart, so the executor polls for the next job for
- * WORKER_SPIN_US after each one before it sleeps, and a caller draining a
- * job in flight polls for DRAIN_SPIN_US. Both yield the processor while
- * they poll, so a one-core machine still runs the other thread. */
+ * variable took 20-45 us on the H100 machine (a virtual machine), at times
+ * 380 us, more than planning the flush that woke it, and a thread that
+ * slept resumes with cold caches (binding a plan took 30 us after a sleep,
+ * 12 us hot). Early flushes come in bursts (12 nodes, then 24, ...) a few
+ * tens of microseconds apart, so the executor polls for the next job until
+ * WORKER_SPIN_US after its last one before it sleeps, and a caller draining
+ * a job in flight polls for DRAIN_SPIN_US. Both yield the processor while
+ * they poll, so a one-core machine still runs the other thread.
+ *
+ * The first flush after an nd_sync came to a sleeping executor: the sync's
+ * wait for the device outlasts the polling that began at the job before it
+ * (a loop of 50 stencil sweeps: ~300 us from the last hand-off to the next
+ * loop's first). So the end of an nd_sync keeps the executor polling
+ * (nd_flush_worker_keep_polling), waking it if it slept: its wake-up then
+ * overlaps the caller's recording of that first flush instead of
+ * following it. */
 #include "frontend/flush_worker.h"
 
 #include <sched.h>
@@ -34,6 +42,8 @@ struct nd_flush_worker {
     int busy; /* job holds work not yet run (atomic: polled without the lock) */
     int ran;  /* job ran; its buffers still to release (on the caller's thread) */
     int stop; /* atomic, as busy */
+    int sleeping;         /* in uv_cond_wait (atomic, set under the lock) */
+    uint64_t poll_until;  /* uv_hrtime until which it polls for a job (atomic) */
     nd_status error; /* first error since the last drain */
     char message[512];
 };
@@ -43,6 +53,22 @@ struct nd_flush_worker {
 
 static int load(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
 static void store(int *flag, int v) { __atomic_store_n(flag, v, __ATOMIC_RELEASE); }
+
+static void poll_a_while(nd_flush_worker *w) {
+    __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_RELAXED);
+}
+
+/* The executor's polling: until a job (or stop) comes or poll_until
+ * passes, which the caller may push on meanwhile. */
+static void poll_for_job(nd_flush_worker *w) {
+    for (unsigned i = 0;; i++) {
+        if (load(&w->busy) || load(&w->stop)) return;
+        if ((i & 15u) == 15u) {
+            if (uv_hrtime() > __atomic_load_n(&w->poll_until, __ATOMIC_RELAXED)) return;
+            sched_yield();
+        }
+    }
+}
 
 /* Polls until *flag == want or `us` microseconds pass; 1 if it got there. */
 static int spin_for(const int *flag, int want, uint64_t us) {
@@ -62,10 +88,24 @@ static void worker_main(void *arg) {
     for (;;) {
         if (!load(&w->busy) && !load(&w->stop)) {
             uv_mutex_unlock(&w->lock);
-            (void)spin_for(&w->busy, 1, WORKER_SPIN_US); /* stop is rare: a sleep is fine then */
+            poll_for_job(w);
             uv_mutex_lock(&w->lock);
         }
-        while (!load(&w->busy) && !load(&w->stop)) uv_cond_wait(&w->changed, &w->lock);
+        while (!load(&w->busy) && !load(&w->stop)) {
+            /* Sleeping, then the deadline read again: with keep_polling's
+             * store then load (both sequentially consistent), either it
+             * sees the flag and wakes this thread (under the lock, so not
+             * before the wait) or this thread sees its new deadline. */
+            __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+            if (uv_hrtime() >= __atomic_load_n(&w->poll_until, __ATOMIC_SEQ_CST))
+                uv_cond_wait(&w->changed, &w->lock);
+            store(&w->sleeping, 0);
+            if (!load(&w->busy) && !load(&w->stop)) { /* asked to poll (keep_polling) */
+                uv_mutex_unlock(&w->lock);
+                poll_for_job(w);
+                uv_mutex_lock(&w->lock);
+            }
+        }
         if (!load(&w->busy) && load(&w->stop)) break;
         nd_flush_job job = w->job;
         uv_mutex_unlock(&w->lock);
@@ -75,6 +115,7 @@ static void worker_main(void *arg) {
             w->error = rc;
             snprintf(w->message, sizeof w->message, "%s", nd_last_error());
         }
+        poll_a_while(w);
         store(&w->busy, 0);
         w->ran = 1;
         uv_cond_broadcast(&w->changed);
@@ -143,6 +184,15 @@ nd_status nd_flush_worker_post(nd_flush_worker *w, const nd_flush_job *job) {
     uv_cond_broadcast(&w->changed);
     uv_mutex_unlock(&w->lock);
     return st;
+}
+
+void nd_flush_worker_keep_polling(nd_flush_worker *w) {
+    if (!w) return;
+    __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST)) return;
+    uv_mutex_lock(&w->lock);
+    uv_cond_broadcast(&w->changed);
+    uv_mutex_unlock(&w->lock);
 }
 
 void nd_flush_worker_stop(nd_flush_worker *w) {

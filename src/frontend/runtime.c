@@ -132,13 +132,15 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
  * whose kernels run long enough to hide the recording anyway.
  *
  * The first flush is the latency before the device starts (recording its
- * sweeps, then binding and launching them), so it comes early: at 32 nodes
- * (6 sweeps of the 1000x1000 stencil) the suite's 50 sweeps took 251-267
- * us on the H100 against 263-272 us at 64, in interleaved runs, both with
- * the chains' twins (store_chains.c), which spare the later flushes their
- * fills. At 16 the caller waited for the executor at each of the closer
- * flushes (274-278 us). */
-#define ND_EARLY_FLUSH_FIRST 32
+ * sweeps, then binding and launching them), so it comes early: at 12 nodes
+ * (2 sweeps of the 1000x1000 stencil; flushes of 2, 4, 8, 16 and 20
+ * sweeps) the suite's 50 sweeps took 248-250 us on the H100 against
+ * 251-257 us at 32 (6, 12, 24, 8) in interleaved runs; at 24 (4, 8, 16,
+ * 22) some processes took 290-300 us. The chains' twins (store_chains.c)
+ * spare every flush but the first its fills, and recording 2 sweeps ahead
+ * of the device is enough: a sweep takes ~1.7 us to record and plan and
+ * ~4.4 us on the device. */
+#define ND_EARLY_FLUSH_FIRST 12
 /* Code that stores nothing is cut a quarter further on, but never before
  * this many nodes: a cut in the middle of an expression writes every value
  * it still holds to memory (42 of Black-Scholes' over 1000 elements, one
@@ -404,6 +406,7 @@ nd_status nd_sync(void) {
     nd_status st1 = nd_runtime_drain();
     nd_status st2 = nd_rt.backend->synchronize(nd_rt.backend);
     if (t0 > 0) nd_logf(3, "nd_sync: waited %.1f us for the device", nd_log_clock_us() - t0);
+    nd_flush_worker_keep_polling(nd_rt.worker); /* the next loop's first flush comes soon */
     return st != ND_OK ? st : st1 != ND_OK ? st1 : st2;
 }
 
