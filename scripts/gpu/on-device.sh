@@ -56,6 +56,17 @@ dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_pea
 sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size \
     .gpu/bench/bench_nd_suite --runs 1 "$@" >"$OUT/suite-ncu.csv" 2>"$OUT/suite-ncu.err"
 fi
+if [ "$what" = timeline ]; then
+  # The device's timeline of the suite's nd workloads named after it (all
+  # if none): every kernel's start and end through CUPTI
+  # (scripts/gpu/kernel_timeline.c) in $OUT/timeline.csv, and where the
+  # device idled in the last runs in $OUT/timeline.txt. Timed runs under
+  # CUPTI are a few percent slower: read the gaps, not the totals.
+  shift
+  ND_TIMELINE_OUT="$OUT/timeline.csv" LD_PRELOAD="$PWD/.gpu/lib/libnd_timeline.so" \
+    .gpu/bench/bench_nd_suite --runs 3 "$@" >"$OUT/timeline-suite.txt" 2>&1
+  python3 scripts/gpu/timeline_gaps.py "$OUT/timeline.csv" | tee "$OUT/timeline.txt"
+fi
 if [ "$what" = profile ]; then
   # Kernel durations alone (no host time), to separate kernel speed from
   # recording/launch/synchronisation overhead in gpu_suite's wall times.

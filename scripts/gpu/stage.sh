@@ -21,6 +21,13 @@ cp bench/peers/*.py .gpu/bench/ 2>/dev/null || true
 ldd .gpu/tests/* .gpu/bench/* .gpu/lib/libnd.so 2>/dev/null | awk '/=> \// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcudart|libcublas[^/]*|libnvrtc[^/]*)\.so' |
   grep -v '/usr/local/cuda' | while read -r lib; do cp -L "$lib" .gpu/lib/; done || true
+# The device timeline tool (scripts/gpu/kernel_timeline.c), with CUPTI.
+cupti_lib=$(ls /usr/local/cuda/lib64/libcupti.so.* /usr/local/cuda/lib/libcupti.so.* \
+    /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.* 2>/dev/null | head -1 || true)
+if [ -f /usr/local/cuda/include/cupti.h ] && [ -n "$cupti_lib" ]; then
+  cc -O2 -shared -fPIC -o .gpu/lib/libnd_timeline.so scripts/gpu/kernel_timeline.c \
+    -I/usr/local/cuda/include "$cupti_lib" -Wl,-rpath,'$ORIGIN' && cp -L "$cupti_lib" .gpu/lib/
+fi
 du -sh .gpu
 strip --strip-debug .gpu/lib/libnd.so.0.1.0 .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
 # The device gets a copy of the tree without .git: the commit travels here.
