@@ -23,7 +23,9 @@
  * loop's first). So the end of an nd_sync keeps the executor polling
  * (nd_flush_worker_keep_polling), waking it if it slept: its wake-up then
  * overlaps the caller's recording of that first flush instead of
- * following it. */
+ * following it. Only after a sync that followed hand-offs: a program whose
+ * flushes all run on the caller's thread (one flush per nd_sync) does not
+ * keep a thread polling beside it. */
 #include "frontend/flush_worker.h"
 
 #include <sched.h>
@@ -43,6 +45,7 @@ struct nd_flush_worker {
     int ran;  /* job ran; its buffers still to release (on the caller's thread) */
     int stop; /* atomic, as busy */
     int sleeping;         /* in uv_cond_wait (atomic, set under the lock) */
+    int posted;           /* jobs handed off since keep_polling (caller's thread only) */
     uint64_t poll_until;  /* uv_hrtime until which it polls for a job (atomic) */
     nd_status error; /* first error since the last drain */
     char message[512];
@@ -54,6 +57,17 @@ struct nd_flush_worker {
 static int load(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
 static void store(int *flag, int v) { __atomic_store_n(flag, v, __ATOMIC_RELEASE); }
 
+/* A polling loop's pause: on a core shared with the caller's thread
+ * (simultaneous multithreading), a loop of bare loads takes issue slots
+ * from it. */
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static void poll_a_while(nd_flush_worker *w) {
     __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_RELAXED);
 }
@@ -63,6 +77,7 @@ static void poll_a_while(nd_flush_worker *w) {
 static void poll_for_job(nd_flush_worker *w) {
     for (unsigned i = 0;; i++) {
         if (load(&w->busy) || load(&w->stop)) return;
+        cpu_relax();
         if ((i & 15u) == 15u) {
             if (uv_hrtime() > __atomic_load_n(&w->poll_until, __ATOMIC_RELAXED)) return;
             sched_yield();
@@ -75,6 +90,7 @@ static int spin_for(const int *flag, int want, uint64_t us) {
     const uint64_t end = uv_hrtime() + us * 1000u;
     for (unsigned i = 0;; i++) {
         if (load(flag) == want) return 1;
+        cpu_relax();
         if ((i & 15u) == 15u) {
             if (uv_hrtime() > end) return 0;
             sched_yield();
@@ -180,6 +196,7 @@ nd_status nd_flush_worker_post(nd_flush_worker *w, const nd_flush_job *job) {
     nd_status st = nd_flush_worker_drain(w);
     uv_mutex_lock(&w->lock);
     w->job = *job;
+    w->posted++;
     store(&w->busy, 1);
     uv_cond_broadcast(&w->changed);
     uv_mutex_unlock(&w->lock);
@@ -187,7 +204,8 @@ nd_status nd_flush_worker_post(nd_flush_worker *w, const nd_flush_job *job) {
 }
 
 void nd_flush_worker_keep_polling(nd_flush_worker *w) {
-    if (!w) return;
+    if (!w || !w->posted) return;
+    w->posted = 0;
     __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST)) return;
     uv_mutex_lock(&w->lock);

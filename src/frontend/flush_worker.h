@@ -16,7 +16,8 @@ void nd_flush_worker_wait(nd_flush_worker *w);
 /* Hands a submitted job to the thread (after draining). */
 nd_status nd_flush_worker_post(nd_flush_worker *w, const nd_flush_job *job);
 /* Keeps the thread polling for the next job a while (waking it if it
- * sleeps): called where the caller is about to record the next flush. */
+ * sleeps), if jobs were handed off since the last call: called where the
+ * caller is about to record the next flush. */
 void nd_flush_worker_keep_polling(nd_flush_worker *w);
 /* Drains and joins the thread. */
 void nd_flush_worker_stop(nd_flush_worker *w);
