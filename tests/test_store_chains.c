@@ -762,3 +762,57 @@ CHAIN_TEST(twin_memory_goes_back_to_the_pool) {
                  "the second grid's twin should come from the pool: %llu allocations",
                  (unsigned long long)(after.temp_allocations - before.temp_allocations));
 }
+
+/* u[1:-1] = 0.5 * (u[:-2] + u[2:]) once: a lone hazardous store, through a
+ * temporary as large as the region. */
+static void lone_sweep(nd_array *u, double *ref, int64_t n) {
+    nd_scope_begin();
+    nd_array *c = nd_view(u, "1:-1");
+    cr_assert_eq(nd_assign(c, nd_mul(nd_scalar(0.5), nd_add(nd_view(u, ":-2"), nd_view(u, "2:")))), ND_OK, "%s",
+                 nd_last_error());
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    double prev = ref[0];
+    for (int64_t i = 1; i < n - 1; i++) {
+        double v = 0.5 * (prev + ref[i + 1]);
+        prev = ref[i];
+        ref[i] = v;
+    }
+}
+
+/* A pooled temporary lent to a smaller ask goes back with its own size:
+ * the 1000-element sweep's block (7984 bytes), lent to the 800-element
+ * sweep (6384), serves the 1000-element sweep again without an allocation
+ * (kept as 6384 bytes, it no longer fitted). */
+CHAIN_TEST(pooled_temporaries_keep_their_size) {
+    NDT_RNG(r);
+    ref_arr *ra = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(1000), -1, 1), *rb = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(800), -1, 1);
+    nd_array *a = ndt_upload(ra), *b = ndt_upload(rb);
+    double *ga = ref_doubles(ra), *gb = ref_doubles(rb);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats s0, s1, s2;
+    nd_get_stats(&s0);
+    lone_sweep(a, ga, 1000);
+    lone_sweep(b, gb, 800);
+    nd_get_stats(&s1);
+    cr_expect_eq(s1.temp_allocations - s0.temp_allocations, 1,
+                 "the 800-element sweep should borrow the 1000-element sweep's temporary: %llu allocations",
+                 (unsigned long long)(s1.temp_allocations - s0.temp_allocations));
+    lone_sweep(a, ga, 1000);
+    nd_get_stats(&s2);
+    cr_expect_eq(s2.temp_allocations, s1.temp_allocations,
+                 "the block came back smaller than it is: %llu allocations for the third sweep",
+                 (unsigned long long)(s2.temp_allocations - s1.temp_allocations));
+    ref_arr *wa = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){1000}, ga);
+    ref_arr *wb = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){800}, gb);
+    ndt_check(a, wa, 1e-14, 1e-14, NULL, "two lone sweeps of 1000 elements");
+    ndt_check(b, wb, 1e-14, 1e-14, NULL, "a lone sweep of 800 elements");
+    ref_free(wa);
+    ref_free(wb);
+    ref_free(ra);
+    ref_free(rb);
+    free(ga);
+    free(gb);
+    nd_free(a);
+    nd_free(b);
+}

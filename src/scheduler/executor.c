@@ -29,6 +29,8 @@ struct nd_temp_pool {
     int32_t n_free;
     void **ptrs;
     uint32_t cap_ptrs;
+    size_t *bytes;
+    uint32_t cap_bytes;
     int32_t *temps;
     uint32_t cap_temps;
 };
@@ -64,8 +66,11 @@ static void take_returned(nd_scheduler_ctx *ctx) {
     }
 }
 
-/* A block of at least `bytes` (*got: its size, when asked: a pooled block
- * may be larger, and goes back with its own size). */
+/* A block of at least `bytes`, and its size in *got: a pooled block may be
+ * larger, and goes back with its own size (given back with the size asked,
+ * it would be kept as smaller than it is: unfit for the next ask of its
+ * real size, and released with a size the backend's accounting of
+ * device memory never added). */
 static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out, size_t *got) {
     take_returned(ctx);
     struct nd_temp_pool *tp = ctx->temps;
@@ -84,7 +89,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
         }
         if (best >= 0 && tp->free_blocks[best].bytes <= 2 * bytes + 4096) {
             *out = tp->free_blocks[best].ptr;
-            if (got) *got = tp->free_blocks[best].bytes;
+            *got = tp->free_blocks[best].bytes;
             tp->free_blocks[best] = tp->free_blocks[--tp->n_free];
             return ND_OK;
         }
@@ -93,7 +98,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     nd_status st = be->alloc(be, memory, bytes, out);
     if (st != ND_OK) return st;
-    if (got) *got = bytes;
+    *got = bytes;
     if (t0 > 0)
         nd_logf(3, "executor: no cached temporary of %zu bytes: allocated in %.1f us", bytes, nd_log_clock_us() - t0);
     if (ctx->stats) ctx->stats->temp_allocations++;
@@ -122,6 +127,7 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
         ctx->backend->release(ctx->backend, tp->free_blocks[i].memory, tp->free_blocks[i].ptr,
                               tp->free_blocks[i].bytes);
     free(tp->ptrs);
+    free(tp->bytes);
     free(tp->temps);
     free(tp);
     ctx->temps = NULL;
@@ -164,7 +170,8 @@ static nd_status twin_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory
 }
 
 typedef struct {
-    void **ptrs; /* per plan slot, in the plan's memory */
+    void **ptrs;   /* per plan slot, in the plan's memory */
+    size_t *bytes; /* per temporary slot bound: its block's size */
     /* The plan's temporary slots: a flush of thousands of nodes has
      * thousands of slots but a handful of temporaries, and releasing them
      * after each step must not scan every slot. */
@@ -180,7 +187,7 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
-    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], NULL);
+    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
 }
 
 static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
@@ -190,7 +197,7 @@ static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, boun
         const nd_plan_slot *s = &plan->slots[i];
         if (!bs->ptrs[i]) continue;
         if (step >= 0 && s->last_step != step) continue;
-        temp_give(ctx, plan->memory, s->bytes, bs->ptrs[i]);
+        temp_give(ctx, plan->memory, bs->bytes[i], bs->ptrs[i]);
         bs->ptrs[i] = NULL;
     }
 }
@@ -198,14 +205,16 @@ static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, boun
 /* Where a copy step reads and writes: the source buffer's memory (plus an
  * offset for a staged chunk), and either the same buffer in the other
  * memory or a bound temporary. */
-static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk, void **ptrs,
-                           const nd_step *st, void **dst, const void **src) {
+static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                           bound_slots *bs, const nd_step *st, void **dst, const void **src) {
+    void **ptrs = bs->ptrs;
     const nd_copy_desc *c = &st->copy;
     nd_buffer *b = walk->buffers[plan->slots[c->src_slot].walk_index];
     *src = (const char *)b->mem[c->src_memory] + c->src_offset;
     if (plan->slots[c->dst_slot].role == ND_SLOT_TEMP) {
         if (!ptrs[c->dst_slot]) {
-            nd_status rc = temp_take(ctx, plan->memory, plan->slots[c->dst_slot].bytes, &ptrs[c->dst_slot], NULL);
+            nd_status rc = temp_take(ctx, plan->memory, plan->slots[c->dst_slot].bytes, &ptrs[c->dst_slot],
+                                     &bs->bytes[c->dst_slot]);
             if (rc != ND_OK) return rc;
         }
         *dst = (char *)ptrs[c->dst_slot] + c->dst_offset;
@@ -250,7 +259,7 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         const nd_copy_desc *c = &st->copy;
         void *dst = NULL;
         const void *src = NULL;
-        rc = copy_ends(ctx, plan, walk, bs->ptrs, st, &dst, &src);
+        rc = copy_ends(ctx, plan, walk, bs, st, &dst, &src);
         if (rc == ND_OK) rc = be->copy(be, dst, c->dst_memory, src, c->src_memory, c->bytes);
         if (ctx->stats) ctx->stats->copies++;
         break;
@@ -264,22 +273,28 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
  * itself (streams, events, a graph). The storages go back to the pool right
  * after: the backend's work is ordered before whatever takes them next. */
 static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
-                                void **ptrs) {
+                                bound_slots *bs) {
     nd_backend *be = ctx->backend;
+    void **ptrs = bs->ptrs;
     int32_t n_st = plan->n_storages, n_steps = plan->n_steps;
     void *small[3 * 32];
+    size_t small_sizes[32];
     void **storage = small, **copy_dst = small + 32, **copy_src = small + 64;
+    size_t *storage_got = small_sizes;
     if (n_st > 32 || n_steps > 32) {
         storage = calloc((size_t)n_st + 1, sizeof(void *));
+        storage_got = calloc((size_t)n_st + 1, sizeof(size_t));
         copy_dst = calloc((size_t)n_steps + 1, sizeof(void *));
         copy_src = calloc((size_t)n_steps + 1, sizeof(void *));
     } else {
         memset(small, 0, sizeof small);
     }
-    nd_status rc = storage && copy_dst && copy_src ? ND_OK : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
+    nd_status rc = storage && storage_got && copy_dst && copy_src
+                       ? ND_OK
+                       : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
     int32_t taken = 0;
     for (; taken < n_st && rc == ND_OK; taken++)
-        rc = temp_take(ctx, plan->memory, plan->storage_bytes[taken], &storage[taken], NULL);
+        rc = temp_take(ctx, plan->memory, plan->storage_bytes[taken], &storage[taken], &storage_got[taken]);
     if (rc != ND_OK) taken--;
     for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++) {
         const nd_plan_slot *sl = &plan->slots[s];
@@ -296,7 +311,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         const nd_step *st = &plan->steps[i];
         if (st->kind != ND_STEP_COPY) continue;
         const void *src = NULL;
-        rc = copy_ends(ctx, plan, walk, ptrs, st, &copy_dst[i], &src);
+        rc = copy_ends(ctx, plan, walk, bs, st, &copy_dst[i], &src);
         copy_src[i] = (void *)src;
         if (ctx->stats) ctx->stats->copies++;
     }
@@ -309,11 +324,12 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
                 ctx->stats->library_calls += plan->steps[i].kind == ND_STEP_MATMUL;
             }
     }
-    for (int32_t k = 0; k < taken; k++) temp_give(ctx, plan->memory, plan->storage_bytes[k], storage[k]);
+    for (int32_t k = 0; k < taken; k++) temp_give(ctx, plan->memory, storage_got[k], storage[k]);
     for (int32_t s = 0; s < plan->n_slots; s++)
         if (plan->slots[s].role == ND_SLOT_TEMP) ptrs[s] = NULL;
     if (storage != small) {
         free(storage);
+        free(storage_got);
         free(copy_dst);
         free(copy_src);
     }
@@ -357,10 +373,12 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     struct nd_temp_pool *tp = pool_of(ctx);
     uint32_t n = (uint32_t)plan->n_slots + 1;
     if (!tp || !nd_grow((void **)&tp->ptrs, &tp->cap_ptrs, n, sizeof *tp->ptrs) ||
+        !nd_grow((void **)&tp->bytes, &tp->cap_bytes, n, sizeof *tp->bytes) ||
         !nd_grow((void **)&tp->temps, &tp->cap_temps, n, sizeof *tp->temps))
         return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
     memset(tp->ptrs, 0, sizeof *tp->ptrs * n);
     bs->ptrs = tp->ptrs;
+    bs->bytes = tp->bytes;
     bs->temps = tp->temps;
     bs->n_temps = 0;
     for (int32_t i = 0; i < plan->n_slots; i++)
@@ -370,13 +388,13 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
 
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    bound_slots bs = {NULL, NULL, 0}; /* GCC cannot tell bind_begin sets it */
+    bound_slots bs = {NULL, NULL, NULL, 0}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) return rc;
     int32_t failed_at = -1;
     if (be->run_plan) {
         const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-        rc = run_whole_plan(ctx, plan, walk, bs.ptrs);
+        rc = run_whole_plan(ctx, plan, walk, &bs);
         if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
         if (rc != ND_OK) failed_at = 0;
     } else {
