@@ -15,21 +15,6 @@
 
 /* ------------------------------------------------------------ stencils */
 
-/* The float64 reference: `iters` sweeps over g (rows x cols), its border
- * fixed. tmp holds rows*cols doubles. */
-static void jacobi_ref(double *g, double *tmp, int64_t rows, int64_t cols, int iters)
-{
-    memcpy(tmp, g, (size_t)(rows * cols) * sizeof *g);
-    for (int it = 0; it < iters; it++) {
-        for (int64_t i = 1; i < rows - 1; i++)
-            for (int64_t j = 1; j < cols - 1; j++) {
-                const double *r = g + i * cols + j;
-                tmp[i * cols + j] = 0.2 * (r[0] + r[-cols] + r[cols] + r[-1] + r[1]);
-            }
-        memcpy(g, tmp, (size_t)(rows * cols) * sizeof *g);
-    }
-}
-
 /* A point after `iters` sweeps depends only on the start values within
  * `iters` steps of it. Sweeping a window of radius iters + 1 with its own
  * border held fixed gives the point exactly: a wrong border value reaches one
@@ -45,7 +30,7 @@ static double stencil_point_ref(const float *u0, int64_t n, int64_t pi, int64_t 
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
             win[i * cols + j] = u0[(i0 + i) * n + (j0 + j)];
-    jacobi_ref(win, tmp, rows, cols, iters);
+    suite_jacobi_ref(win, tmp, rows, cols, iters);
     return win[(pi - i0) * cols + (pj - j0)];
 }
 
@@ -157,7 +142,7 @@ static double small_stencil_check(suite_state *s)
     double err = NAN;
     if (u && tmp && s->host) {
         double *ref = s->host; /* swept in place: the start values are not needed again */
-        jacobi_ref(ref, tmp, n, n, s->sz->small_iters);
+        suite_jacobi_ref(ref, tmp, n, n, s->sz->small_iters);
         suite_norm_err e = {0, 0};
         for (int64_t k = 0; k < n * n; k++)
             suite_norm_add(&e, u[k], ref[k]);

@@ -3,6 +3,8 @@
  */
 #include "suite_patterns.h"
 
+#include <string.h>
+
 nd_status suite_jacobi_step(nd_array *u)
 {
     nd_scope_begin();
@@ -13,6 +15,19 @@ nd_status suite_jacobi_step(nd_array *u)
     nd_status st = c ? nd_assign(c, nd_mul(nd_scalar(0.2), sum)) : nd_last_status();
     nd_scope_end();
     return st;
+}
+
+void suite_jacobi_ref(double *g, double *tmp, int64_t rows, int64_t cols, int iters)
+{
+    memcpy(tmp, g, (size_t)(rows * cols) * sizeof *g);
+    for (int it = 0; it < iters; it++) {
+        for (int64_t i = 1; i < rows - 1; i++)
+            for (int64_t j = 1; j < cols - 1; j++) {
+                const double *r = g + i * cols + j;
+                tmp[i * cols + j] = 0.2 * ((((r[0] + r[-cols]) + r[cols]) + r[-1]) + r[1]);
+            }
+        memcpy(g, tmp, (size_t)(rows * cols) * sizeof *g);
+    }
 }
 
 nd_array *suite_small_ops_record(nd_array *x0, int iters)

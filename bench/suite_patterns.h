@@ -12,6 +12,10 @@
  * computed in full before the interior is overwritten (nd_assign guarantees
  * it). */
 nd_status suite_jacobi_step(nd_array *u);
+/* Its float64 reference: `iters` sweeps over g (rows x cols, row-major) in
+ * suite_jacobi_step's order of adds, in place, the border fixed; tmp holds
+ * rows * cols doubles. */
+void suite_jacobi_ref(double *g, double *tmp, int64_t rows, int64_t cols, int iters);
 /* `iters` steps of x = x*0.99 + 0.01*sin(x) from x0, recorded; only the
  * newest x stays alive. NULL (with nd's error) on failure. */
 nd_array *suite_small_ops_record(nd_array *x0, int iters);

@@ -153,22 +153,6 @@ static int stencil(int runs, int sweeps)
     return 0;
 }
 
-/* The float64 reference of `iters` sweeps (suite_jacobi_step's order of
- * adds), in place over g, its border fixed; tmp holds a grid. */
-static void jacobi_ref(double *g, double *tmp, int iters)
-{
-    const int64_t n = GRID_N;
-    memcpy(tmp, g, sizeof(double) * GRID_N * GRID_N);
-    for (int it = 0; it < iters; it++) {
-        for (int64_t i = 1; i < n - 1; i++)
-            for (int64_t j = 1; j < n - 1; j++) {
-                const double *r = g + i * n + j;
-                tmp[i * n + j] = 0.2 * ((((r[0] + r[-n]) + r[n]) + r[-1]) + r[1]);
-            }
-        memcpy(g, tmp, sizeof(double) * GRID_N * GRID_N);
-    }
-}
-
 /* A loop that syncs every `per_sync` sweeps (checking convergence, say),
  * `total` sweeps on one grid: the wall time of the whole loop. The first
  * run's grid is compared whole with the float64 reference. */
@@ -190,7 +174,7 @@ static int stencil_every(int runs, int per_sync, int total)
         ok = ok && nd_sync() == ND_OK;
         double t1 = bench_now();
         if (ok && r == -3) {
-            jacobi_ref(start, tmp, total);
+            suite_jacobi_ref(start, tmp, GRID_N, GRID_N, total);
             ok = nd_to_host(u, got, bytes) == ND_OK;
             for (int64_t i = 0; ok && i < GRID_N * GRID_N; i++)
                 if (!(fabs(got[i] - start[i]) <= 1e-12 * (1 + fabs(start[i])))) {
