@@ -68,8 +68,11 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+/* Sequentially consistent: keep_polling's store, then its load of
+ * `sleeping`, pairs with worker_main's store of `sleeping`, then its load
+ * of this deadline. */
 static void poll_a_while(nd_flush_worker *w) {
-    __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_SEQ_CST);
 }
 
 /* The executor's polling: until a job (or stop) comes or poll_until
@@ -102,25 +105,21 @@ static void worker_main(void *arg) {
     nd_flush_worker *w = arg;
     uv_mutex_lock(&w->lock);
     for (;;) {
-        if (!load(&w->busy) && !load(&w->stop)) {
+        /* Poll until the deadline, then sleep; woken without a job (by
+         * keep_polling, or spuriously), poll again until the new deadline,
+         * if any. */
+        while (!load(&w->busy) && !load(&w->stop)) {
             uv_mutex_unlock(&w->lock);
             poll_for_job(w);
             uv_mutex_lock(&w->lock);
-        }
-        while (!load(&w->busy) && !load(&w->stop)) {
-            /* Sleeping, then the deadline read again: with keep_polling's
-             * store then load (both sequentially consistent), either it
+            if (load(&w->busy) || load(&w->stop)) break;
+            /* Sleeping, then the deadline read again: either keep_polling
              * sees the flag and wakes this thread (under the lock, so not
              * before the wait) or this thread sees its new deadline. */
             __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
             if (uv_hrtime() >= __atomic_load_n(&w->poll_until, __ATOMIC_SEQ_CST))
                 uv_cond_wait(&w->changed, &w->lock);
             store(&w->sleeping, 0);
-            if (!load(&w->busy) && !load(&w->stop)) { /* asked to poll (keep_polling) */
-                uv_mutex_unlock(&w->lock);
-                poll_for_job(w);
-                uv_mutex_lock(&w->lock);
-            }
         }
         if (!load(&w->busy) && load(&w->stop)) break;
         nd_flush_job job = w->job;
@@ -206,7 +205,7 @@ nd_status nd_flush_worker_post(nd_flush_worker *w, const nd_flush_job *job) {
 void nd_flush_worker_keep_polling(nd_flush_worker *w) {
     if (!w || !w->posted) return;
     w->posted = 0;
-    __atomic_store_n(&w->poll_until, uv_hrtime() + WORKER_SPIN_US * 1000u, __ATOMIC_SEQ_CST);
+    poll_a_while(w);
     if (!__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST)) return;
     uv_mutex_lock(&w->lock);
     uv_cond_broadcast(&w->changed);

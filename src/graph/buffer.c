@@ -63,13 +63,14 @@ void nd_buffer_unref(nd_buffer *b) {
             free(b->mem[m]); /* runtime already gone: host memory is plain */
     }
     if (b->twin) {
-        if (b->twin->mem && memory_hooks.release_twin)
-            memory_hooks.release_twin(memory_hooks.ctx, b->twin->mem_memory, b->twin->mem, b->twin->mem_bytes);
-        else if (b->twin->mem && memory_hooks.release)
-            memory_hooks.release(memory_hooks.ctx, b->twin->mem_memory, b->twin->mem, b->twin->mem_bytes);
-        else if (b->twin->mem && b->twin->mem_memory == ND_MEMORY_HOST)
-            free(b->twin->mem);
-        free(b->twin);
+        nd_buffer_twin *t = b->twin;
+        void (*release)(void *, int, void *, size_t) =
+            memory_hooks.release_twin ? memory_hooks.release_twin : memory_hooks.release;
+        if (t->mem && release)
+            release(memory_hooks.ctx, t->mem_memory, t->mem, t->mem_bytes);
+        else if (t->mem && t->mem_memory == ND_MEMORY_HOST)
+            free(t->mem); /* as the buffer's own memory above */
+        free(t);
     }
     if (b->writers != b->inline_writers) free(b->writers);
     nd_freelist_give(memory_hooks.buffers, b);
