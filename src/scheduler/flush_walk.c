@@ -13,7 +13,14 @@
  * plan or not. */
 
 static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int64_t *strides,
-                          int64_t offset);
+                          int64_t offset) {
+    h = nd_hash_u64(h, (uint64_t)offset ^ ((uint64_t)ndim << 56));
+    for (int k = 0; k < ndim; k++) {
+        h = nd_hash_u64(h, (uint64_t)shape[k]);
+        if (strides) h = nd_hash_u64(h, (uint64_t)strides[k]);
+    }
+    return h;
+}
 
 /* A twin that holds the materialised version's elements outside a region
  * spares the fill of a chain over that region (store_chains.c): its region
@@ -48,16 +55,6 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     uint64_t twin = b->twin ? twin_state(b) : 0;
     if (twin) h = nd_hash_u64(h, twin);
     return nd_hash_u64(h, (uint64_t)b->slot);
-}
-
-static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int64_t *strides,
-                          int64_t offset) {
-    h = nd_hash_u64(h, (uint64_t)offset ^ ((uint64_t)ndim << 56));
-    for (int k = 0; k < ndim; k++) {
-        h = nd_hash_u64(h, (uint64_t)shape[k]);
-        if (strides) h = nd_hash_u64(h, (uint64_t)strides[k]);
-    }
-    return h;
 }
 
 static uint64_t hash_header(const nd_node *n) {
