@@ -250,8 +250,9 @@ ND_API nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi);
 
 /* Reduce over one axis (negative counts from the end) or ND_ALL_AXES. Result
  * dtypes as NumPy: sum/prod of bool and signed ints -> int64, unsigned ->
- * uint64; mean/std/var of ints -> float64; argmin/argmax -> int64;
- * any/all -> bool. std/var use ddof = 0. min/max/argmin/argmax of an empty
+ * uint64; mean/std/var of bool and ints -> float64, accumulated in float64
+ * as NumPy (so int64 timestamps near 1.7e18 or uint64 values near 2^64 do
+ * not wrap); argmin/argmax -> int64; any/all -> bool. std/var use ddof = 0. min/max/argmin/argmax of an empty
  * extent are ND_ERR_SHAPE. */
 ND_API nd_array *nd_sum(nd_array *a, int axis);
 ND_API nd_array *nd_prod(nd_array *a, int axis);

@@ -266,3 +266,153 @@ NDT_TEST(reductions, counts_of_a_cast_mask_are_exact) {
         ref_free(ra);
     }
 }
+
+/* Integer and bool mean/var/std accumulate in float64 as NumPy (np.mean's
+ * dtype='f8'), so values near the dtype limits do not wrap: int64
+ * nanosecond timestamps (~1.7e18: an int64 sum of five wraps),
+ * [UINT64_MAX, 1] (an int sum wraps to 0), INT64_MIN/MAX and every bit
+ * random. Reference: exact values summed in long double. */
+static long double elem_ld(const ref_arr *a, int64_t i) {
+    uint64_t u = ref_getu(a, i);
+    if (a->dt == ND_BOOL) return u != 0;
+    return ref_is_signed(a->dt) ? (long double)(int64_t)u : (long double)u;
+}
+
+/* mean, var and std of a (rows x cols) along axis (0, 1 or ND_ALL_AXES),
+ * with scales for the tolerance: mean |x|, mean x^2 and its root. */
+static void int_moments_ref(const ref_arr *a, int axis, ref_arr *mean, ref_arr *var, ref_arr *sd,
+                            double *s_mean, double *s_var, double *s_sd) {
+    const int64_t R = a->shape[0], C = a->shape[1];
+    const int64_t nout = axis == ND_ALL_AXES ? 1 : axis == 0 ? C : R;
+    const int64_t n = axis == ND_ALL_AXES ? R * C : axis == 0 ? R : C;
+    for (int64_t o = 0; o < nout; o++) {
+        long double s = 0, sa = 0, s2 = 0, d2 = 0;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = axis == ND_ALL_AXES ? k : axis == 0 ? k * C + o : o * C + k;
+            long double x = elem_ld(a, i);
+            s += x;
+            sa += fabsl(x);
+            s2 += x * x;
+        }
+        long double mu = s / n;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = axis == ND_ALL_AXES ? k : axis == 0 ? k * C + o : o * C + k;
+            long double d = elem_ld(a, i) - mu;
+            d2 += d * d;
+        }
+        ref_setd(mean, o, (double)mu);
+        ref_setd(var, o, (double)(d2 / n));
+        ref_setd(sd, o, (double)sqrtl(d2 / n));
+        s_mean[o] = (double)(sa / n);
+        s_var[o] = (double)(s2 / n);
+        s_sd[o] = (double)sqrtl(s2 / n);
+    }
+}
+
+NDT_TEST(reductions, integer_moments_accumulate_in_float64) {
+    NDT_RNG(r);
+    static const nd_dtype ints[] = {ND_BOOL, ND_INT8, ND_INT16, ND_INT32, ND_INT64,
+                                    ND_UINT8, ND_UINT16, ND_UINT32, ND_UINT64};
+    for (size_t d = 0; d < sizeof ints / sizeof ints[0]; d++) {
+        const nd_dtype t = ints[d];
+        for (int kind = 0; kind < 3; kind++) {
+            /* 0: every bit random; 1: the dtype's limits; 2: timestamps */
+            if (kind == 2 && t != ND_INT64 && t != ND_UINT64) continue;
+            ref_arr *a = ndt_rand_bits(&r, t, ND_SHAPE(5, 7));
+            for (int64_t i = 0; kind > 0 && i < a->size; i++) {
+                uint64_t v;
+                if (kind == 2) {
+                    v = 1700000000000000000ull + (uint64_t)ndt_int(&r, 0, 1000000000000000ll);
+                } else {
+                    /* lo or hi of the range, or one inside it */
+                    const int pick = (int)ndt_int(&r, 0, 2);
+                    const int bits = (int)ref_itemsize(t) * 8;
+                    const uint64_t umax = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+                    if (t == ND_BOOL) v = (uint64_t)pick & 1u;
+                    else if (ref_is_unsigned(t)) v = pick == 0 ? umax : pick == 1 ? umax - 1 : 1;
+                    else v = pick == 0 ? (uint64_t)1 << (bits - 1) /* min */
+                                       : pick == 1 ? (umax >> 1) /* max */ : (uint64_t)-1;
+                }
+                ref_setu(a, i, v);
+            }
+            nd_array *x = ndt_upload(a);
+            const int axes[3] = {0, 1, ND_ALL_AXES};
+            for (int k = 0; k < 3; k++) {
+                const int ax = axes[k];
+                const int64_t len = ax == 0 ? 7 : 5;
+                const int ond = ax == ND_ALL_AXES ? 0 : 1;
+                ref_arr *wm = ref_new(ND_FLOAT64, ond, &len), *wv = ref_new(ND_FLOAT64, ond, &len),
+                        *ws = ref_new(ND_FLOAT64, ond, &len);
+                double sm[8], sv[8], ss[8];
+                int_moments_ref(a, ax, wm, wv, ws, sm, sv, ss);
+                nd_array *m = nd_mean(x, ax), *v = nd_var(x, ax), *s = nd_std(x, ax);
+                ndt_check(m, wm, 1e-13, 0, sm, "mean(%s kind %d, axis %d)", ref_dtype_name(t), kind, ax);
+                ndt_check(v, wv, 1e-12, 0, sv, "var(%s kind %d, axis %d)", ref_dtype_name(t), kind, ax);
+                ndt_check(s, ws, 1e-12, 0, ss, "std(%s kind %d, axis %d)", ref_dtype_name(t), kind, ax);
+                nd_free(m); nd_free(v); nd_free(s);
+                ref_free(wm); ref_free(wv); ref_free(ws);
+            }
+            nd_free(x);
+            ref_free(a);
+        }
+    }
+}
+
+/* The issue's repros, exactly: int64 timestamps and uint64 [2^64-1, 1]. */
+NDT_TEST(reductions, integer_mean_issue_repros) {
+    const int64_t ts[5] = {1700000000000000000, 1700000000000000000, 1700000000000000000,
+                           1700000000000000000, 1700000000000000001};
+    nd_array *x = nd_from_host(ts, ND_INT64, ND_SHAPE(5));
+    nd_array *m = nd_mean(x, ND_ALL_AXES);
+    cr_expect_eq(nd_dtype_of(m), ND_FLOAT64);
+    double got = nd_item(m);
+    cr_expect(fabs(got - 1.7e18) <= 1e3, "mean of timestamps %.17g, NumPy 1.7e18", got);
+    const uint64_t u[2] = {UINT64_MAX, 1};
+    nd_array *y = nd_from_host(u, ND_UINT64, ND_SHAPE(2));
+    double gu = nd_item(nd_mean(y, 0));
+    cr_expect_eq(gu, 9223372036854775808.0, "mean([2^64-1, 1]) = %.17g, NumPy 9.223372036854776e18", gu);
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    /* The float64 cast fuses into the reduction's kernel: an int64 mean runs
+     * as many kernels as a float64 one. */
+    unsigned long long kernels[2];
+    for (int f = 0; f < 2; f++) {
+        nd_array *in = f ? nd_astype(x, ND_FLOAT64) : x;
+        cr_assert_eq(nd_sync(), ND_OK);
+        nd_stats s0, s1;
+        nd_get_stats(&s0);
+        nd_array *mx = nd_mean(in, 0);
+        cr_assert_eq(nd_sync(), ND_OK);
+        nd_get_stats(&s1);
+        kernels[f] = (unsigned long long)(s1.kernels_run - s0.kernels_run);
+        nd_free(mx);
+        if (f) nd_free(in);
+    }
+    cr_expect_eq(kernels[0], kernels[1], "mean of int64 ran %llu kernels, of float64 %llu",
+                 kernels[0], kernels[1]);
+}
+
+/* Result dtypes of NumPy 2 for every integer dtype and bool, along an axis
+ * and over all axes: sum/prod widen to int64/uint64, mean/var/std are
+ * float64, min/max keep the dtype. */
+NDT_TEST(reductions, integer_result_dtypes_as_numpy) {
+    static const nd_dtype ints[] = {ND_BOOL, ND_INT8, ND_INT16, ND_INT32, ND_INT64,
+                                    ND_UINT8, ND_UINT16, ND_UINT32, ND_UINT64};
+    for (size_t d = 0; d < sizeof ints / sizeof ints[0]; d++) {
+        const nd_dtype t = ints[d];
+        const nd_dtype wide = ref_is_unsigned(t) ? ND_UINT64 : ND_INT64;
+        nd_array *x = nd_ones(t, ND_SHAPE(2, 3));
+        for (int k = 0; k < 2; k++) {
+            const int ax = k ? ND_ALL_AXES : 1;
+            nd_array *got[6] = {nd_sum(x, ax), nd_prod(x, ax), nd_mean(x, ax),
+                                nd_var(x, ax), nd_std(x, ax), nd_max(x, ax)};
+            const nd_dtype want[6] = {wide, wide, ND_FLOAT64, ND_FLOAT64, ND_FLOAT64, t};
+            for (int i = 0; i < 6; i++) {
+                cr_expect_eq(nd_dtype_of(got[i]), want[i], "op %d of %s axis %d: %s, NumPy %s", i,
+                             nd_dtype_name(t), ax, nd_dtype_name(nd_dtype_of(got[i])),
+                             nd_dtype_name(want[i]));
+                nd_free(got[i]);
+            }
+        }
+        nd_free(x);
+    }
+}

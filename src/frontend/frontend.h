@@ -18,7 +18,8 @@
  *  - bool +, *, maximum, minimum record LOGICAL_OR/AND (NumPy's bool loops);
  *    bool ** bool is int8.
  *  - Reading an nd_empty array that was never written gives zeros.
- *  - mean of float16/bfloat16 sums in float32 and rounds the result. */
+ *  - mean of float16/bfloat16 sums in float32 and rounds the result; mean
+ *    of bool/ints sums float64 values (NumPy's dtype='f8' accumulator). */
 #ifndef ND_FRONTEND_FRONTEND_H
 #define ND_FRONTEND_FRONTEND_H
 

@@ -100,11 +100,15 @@ static int64_t reduced_count(const nd_array *a, int axis) {
 nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
     uint32_t mask;
     if (reduce_axes(fn, a, axis, &mask)) return NULL;
-    /* NumPy sums float16 means in float32 and rounds the result. */
+    /* NumPy sums float16 means in float32 and rounds the result, and bool
+     * and integer means in float64 (np.mean's dtype='f8' accumulator): an
+     * int64 sum of nanosecond timestamps (~1.7e18) would wrap. The cast
+     * fuses into the reduction's kernel, so nothing extra is stored. var and
+     * std inherit it: their mean is float64 and a - mean promotes to it. */
     nd_dtype t = a->dtype;
     nd_array *src = a;
-    if (t == ND_FLOAT16 || t == ND_BFLOAT16) {
-        src = nd_fe_astype(fn, a, ND_FLOAT32);
+    if (t == ND_FLOAT16 || t == ND_BFLOAT16 || !nd_dtype_is_float(t)) {
+        src = nd_fe_astype(fn, a, nd_dtype_is_float(t) ? ND_FLOAT32 : ND_FLOAT64);
         if (!src) return NULL;
     }
     nd_array *s = nd_fe_reduce(fn, ND_REDUCE_SUM, src, axis, keepdims);
@@ -115,7 +119,7 @@ nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
         nd_fe_release(s);
         return NULL;
     }
-    nd_array *m = nd_fe_binary(fn, ND_OP_DIV, s, n); /* int64 sums become float64 */
+    nd_array *m = nd_fe_binary(fn, ND_OP_DIV, s, n);
     nd_fe_release(s);
     nd_fe_release(n);
     if (m && nd_dtype_is_float(t) && m->dtype != t) {
