@@ -192,7 +192,9 @@ ND_API double nd_item(nd_array *a);
 /* Weakly typed 0-d arrays (NEP 50): nd_scalar behaves like a Python float
  * (float32 arrays stay float32, integer arrays become float64); nd_scalar_int
  * like a Python int (int8 arrays stay int8; a value that does not fit the
- * array's dtype is an ND_ERR_DTYPE error). */
+ * array's dtype is an ND_ERR_DTYPE error). A weak scalar and every view of
+ * it are read-only: nd_assign/nd_fill into one is ND_ERR_ARG (make a
+ * writable 0-d array with nd_full, or nd_copy the scalar). */
 ND_API nd_array *nd_scalar(double v);
 ND_API nd_array *nd_scalar_int(int64_t v);
 ND_API nd_array *nd_astype(nd_array *a, nd_dtype dtype);

@@ -160,3 +160,49 @@ NDT_TEST(writes, write_after_write_order) {
     }
     nd_free(x); nd_free(a); nd_free(b); nd_free(col); nd_free(snap); nd_free(cv);
 }
+
+/* A weak scalar is read-only, and so is every view of it (issue 17 item 6):
+ * ops read its value from the handle, so a write into its buffer would make
+ * nd_to_host disagree with nd_item and every op. Each write is ND_ERR_ARG
+ * naming the function and "read-only", and leaves every reading as before. */
+NDT_TEST(writes, weak_scalars_and_their_views_are_read_only) {
+    NDT_RNG(r);
+    const double v = ndt_uniform(&r, -100, 100);
+    const int64_t vi = ndt_int(&r, -1000, 1000);
+    nd_array *s = nd_scalar(v), *si = nd_scalar_int(vi);
+    nd_array *views[4] = {nd_view(s, "..."), nd_view(s, "None"), nd_view(si, "..."), NULL};
+    views[3] = nd_view(views[1], "0"); /* a view of a view */
+    for (int i = 0; i < 4; i++) cr_assert(views[i], "%s", nd_last_error());
+    nd_array *five = nd_full(ND_FLOAT64, ND_SCALAR_SHAPE, 5);
+    nd_array *targets[6] = {s, si, views[0], views[1], views[2], views[3]};
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(nd_fill(targets[i], 5), ND_ERR_ARG, "nd_fill into target %d", i);
+        cr_expect(strstr(nd_last_error(), "nd_fill") && strstr(nd_last_error(), "read-only") &&
+                      strstr(nd_last_error(), "nd_full"),
+                  "target %d: '%s'", i, nd_last_error());
+        nd_clear_error();
+        cr_expect_eq(nd_assign(targets[i], five), ND_ERR_ARG, "nd_assign into target %d", i);
+        cr_expect(strstr(nd_last_error(), "nd_assign") && strstr(nd_last_error(), "read-only"),
+                  "target %d: '%s'", i, nd_last_error());
+        nd_clear_error();
+    }
+    /* Every reading still sees the scalar's value. */
+    cr_expect_eq(nd_item(s), v);
+    cr_expect_eq(nd_item(views[0]), v);
+    cr_expect_eq(nd_item(views[2]), (double)vi);
+    double host = 0;
+    cr_expect_eq(nd_to_host(views[3], &host, sizeof host), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(host, v, "nd_to_host of a view of nd_scalar(%g) read %g", v, host);
+    nd_array *twice = nd_add(views[0], s);
+    cr_expect_eq(nd_item(twice), v + v);
+    /* The fixes the message names work: nd_copy and nd_full are writable. */
+    nd_array *c = nd_copy(s);
+    cr_expect_eq(nd_fill(c, 5), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(nd_item(c), 5.0);
+    cr_expect_eq(nd_item(s), v, "filling nd_copy(s) changed s");
+    cr_expect_eq(nd_assign(five, s), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(nd_item(five), v);
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 4; i++) nd_free(views[i]);
+    nd_free(s); nd_free(si); nd_free(five); nd_free(twice); nd_free(c);
+}

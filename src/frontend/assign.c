@@ -3,12 +3,15 @@
 #include "frontend/frontend.h"
 
 static nd_status check_dst(const char *fn, const nd_array *dst) {
+    if (dst->weak || dst->readonly == ND_READONLY_WEAK)
+        return nd_error_set(ND_ERR_ARG, "%s: dst is %s, which is read-only (ops use the "
+                            "scalar's value, so a write could not reach them); make a writable "
+                            "0-d array with nd_full, or nd_copy the scalar", fn,
+                            dst->weak ? "a weak scalar from nd_scalar/nd_scalar_int"
+                                      : "a view of a weak scalar from nd_scalar/nd_scalar_int");
     if (dst->readonly)
         return nd_error_set(ND_ERR_ARG, "%s: dst is a read-only broadcast view (its elements "
                             "alias); write to the array it was broadcast from, or nd_copy it", fn);
-    if (dst->weak)
-        return nd_error_set(ND_ERR_ARG, "%s: dst is a weak scalar from nd_scalar/nd_scalar_int "
-                            "(make a writable array with nd_full instead)", fn);
     return ND_OK;
 }
 

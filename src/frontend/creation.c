@@ -118,6 +118,7 @@ static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
     if (!a) return NULL;
     a->weak = (uint8_t)weak;
     a->weak_value = value;
+    a->readonly = ND_READONLY_WEAK; /* and every view of it (nd_fe_view) */
     return a;
 }
 

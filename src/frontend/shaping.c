@@ -194,7 +194,7 @@ nd_array *nd_broadcast_to(nd_array *a, int ndim, const int64_t *shape) {
     nd_fe_broadcast_strides(src, ndim, shape, strides);
     nd_array *v = nd_fe_view(src, ndim, shape, strides, src->offset);
     nd_fe_release(src);
-    if (v) v->readonly = 1;
+    if (v) v->readonly = ND_READONLY_BROADCAST;
     return nd_runtime_track(v);
 }
 

@@ -9,13 +9,22 @@
 
 typedef enum { ND_STRONG = 0, ND_WEAK_FLOAT, ND_WEAK_INT } nd_weakness;
 
+/* Why an array refuses writes (views inherit it from their base). */
+typedef enum {
+    ND_WRITABLE = 0,
+    ND_READONLY_BROADCAST, /* nd_broadcast_to: elements may alias */
+    ND_READONLY_WEAK       /* a weak scalar or a view of one: ops read its value
+                              from the handle, so a write to its buffer would
+                              make nd_to_host disagree with every op */
+} nd_readonly;
+
 struct nd_array {
     int64_t refs;
     nd_buffer *buf;
     nd_dtype dtype;
     uint8_t ndim;
     uint8_t weak;     /* nd_weakness */
-    uint8_t readonly; /* broadcast views: elements may alias */
+    uint8_t readonly; /* nd_readonly */
     int32_t scope_slot; /* position in the runtime's scope list, -1 if none */
     int64_t offset;   /* elements from the buffer start */
     int64_t shape[ND_MAX_DIMS];
