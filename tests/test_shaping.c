@@ -169,3 +169,114 @@ NDT_TEST(shaping, ravel) {
     nd_free(a); nd_free(f); nd_free(t); nd_free(ft);
     ref_free(ra); ref_free(wf); ref_free(rt); ref_free(wt);
 }
+
+/* ravel and reshape alias exactly where NumPy's do (issue 17 item 5): ravel
+ * is a view of a C-contiguous input and a copy of anything else (x[::2], a
+ * transpose, a broadcast, which then becomes writable); reshape is a view
+ * whenever the strides allow one and a copy otherwise. Each case writes to
+ * the input afterwards and checks whether the result sees it. */
+static void expect_aliasing(nd_array *x, ref_arr *rx, nd_array *result, ref_arr *before,
+                            int aliases, const char *what) {
+    /* overwrite x with fresh values; a view must show them, a copy not */
+    ref_arr *after = ref_new(rx->dt, rx->ndim, rx->shape);
+    for (int64_t i = 0; i < after->size; i++) ref_setd(after, i, ref_getd(rx, i) + 1000.5);
+    nd_array *nx = ndt_upload(after);
+    cr_assert_eq(nd_assign(x, nx), ND_OK, "%s", nd_last_error());
+    ref_arr *dl = ndt_download(result);
+    int same = 1;
+    for (int64_t i = 0; i < dl->size; i++) same &= ref_getd(dl, i) == ref_getd(before, i);
+    cr_expect_eq(!same, aliases, "%s: the result %s a later write to its input (NumPy: %s)", what,
+                 same ? "did not see" : "saw", aliases ? "a view" : "a copy");
+    nd_free(nx);
+    ref_free(after);
+    ref_free(dl);
+}
+
+NDT_TEST(shaping, ravel_and_reshape_copy_or_view_as_numpy) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(4, 6), -10, 10);
+    const struct {
+        const char *index; /* view of x the op applies to */
+        int ravel;          /* 1: nd_ravel, else nd_reshape to (nd, shape) */
+        int nd;
+        int64_t shape[3];
+        int aliases;
+    } cases[] = {
+        {"...", 1, 0, {0}, 1},            /* contiguous: view */
+        {"1:3", 1, 0, {0}, 1},            /* contiguous rows: view */
+        {":, ::2", 1, 0, {0}, 0},         /* strided: NumPy copies */
+        {"::2", 1, 0, {0}, 0},
+        {":, 1:5", 1, 0, {0}, 0},
+        {":, ::2", 0, 2, {4, 3}, 1},      /* reshape to itself: view */
+        {":, ::2", 0, 3, {2, 2, 3}, 1},   /* splits an axis: view */
+        {":, ::2", 0, 1, {12}, 1},        /* merges to one stride: view */
+        {":, 1:5", 0, 1, {16}, 0},        /* cannot merge: copy */
+        {":, 1:5", 0, 2, {2, 8}, 0},
+        {":, 1:5", 0, 3, {4, 2, 2}, 1},
+        {"0, ::2", 0, 2, {3, 1}, 1},      /* 1-d strided, new axis: view */
+        {"...", 0, 2, {6, 4}, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        nd_array *x = ndt_upload(rx);
+        nd_array *v = nd_view(x, cases[c].index);
+        cr_assert(v, "%s", nd_last_error());
+        nd_array *res = cases[c].ravel ? nd_ravel(v) : nd_reshape(v, cases[c].nd, cases[c].shape);
+        cr_assert(res, "%s", nd_last_error());
+        ref_arr *before = ndt_download(res);
+        /* the values are x[index] in row-major order either way */
+        ref_arr *want = ndt_download(v);
+        cr_expect_eq(before->size, want->size);
+        for (int64_t i = 0; i < want->size && i < before->size; i++)
+            cr_expect_eq(ref_getd(before, i), ref_getd(want, i), "case %zu element %lld", c, (long long)i);
+        char what[80];
+        snprintf(what, sizeof what, "%s(x[%s])", cases[c].ravel ? "ravel" : "reshape", cases[c].index);
+        expect_aliasing(x, rx, res, before, cases[c].aliases, what);
+        nd_free(x); nd_free(v); nd_free(res);
+        ref_free(before); ref_free(want);
+    }
+    /* A transpose: ravel and a merging reshape copy. */
+    nd_array *x = ndt_upload(rx), *t = nd_transpose(x, NULL);
+    nd_array *rt = nd_ravel(t), *st = nd_reshape(t, ND_SHAPE(24));
+    ref_arr *bt = ndt_download(rt), *bs = ndt_download(st);
+    expect_aliasing(x, rx, rt, bt, 0, "ravel(x.T)");
+    expect_aliasing(x, rx, st, bs, 0, "reshape(x.T, 24)");
+    nd_free(x); nd_free(t); nd_free(rt); nd_free(st);
+    ref_free(bt); ref_free(bs);
+    ref_free(rx);
+}
+
+/* ravel of a broadcast is a writable copy; a reshape that keeps the
+ * broadcast's layout stays a read-only view (NumPy: writeable False). */
+NDT_TEST(shaping, ravel_of_broadcast_is_a_writable_copy) {
+    NDT_RNG(r);
+    ref_arr *rb = ndt_rand(&r, ND_INT32, ND_SHAPE(3), -50, 50);
+    nd_array *b = ndt_upload(rb);
+    nd_array *bc = nd_broadcast_to(b, ND_SHAPE(2, 3));
+    nd_array *f = nd_ravel(bc);
+    cr_assert(f, "%s", nd_last_error());
+    ref_arr *got = ndt_download(f);
+    for (int64_t i = 0; i < 6; i++) cr_expect_eq(ref_getd(got, i), ref_getd(rb, i % 3));
+    cr_expect_eq(nd_fill(f, 7), ND_OK, "nd_fill(ravel(broadcast)): %s", nd_last_error());
+    int32_t h[6], hb[3];
+    cr_assert_eq(nd_to_host(f, h, sizeof h), ND_OK);
+    for (int i = 0; i < 6; i++) cr_expect_eq(h[i], 7);
+    cr_assert_eq(nd_to_host(b, hb, sizeof hb), ND_OK);
+    for (int i = 0; i < 3; i++) cr_expect_eq(hb[i], (int32_t)ref_getd(rb, i), "the broadcast's base changed");
+    nd_array *r6 = nd_reshape(bc, ND_SHAPE(6)), *r23 = nd_reshape(bc, ND_SHAPE(2, 3));
+    cr_expect_eq(nd_fill(r6, 1), ND_OK, "reshape(broadcast, 6) is a copy: %s", nd_last_error());
+    cr_expect_eq(nd_fill(r23, 1), ND_ERR_ARG, "reshape(broadcast, (2,3)) is a read-only view");
+    nd_clear_error();
+    /* The issue's case: a broadcast of one element is all stride 0, which a
+     * view could reshape; ravel still copies. */
+    nd_array *one = nd_view(b, "1:2");
+    nd_array *b1 = nd_broadcast_to(one, ND_SHAPE(2, 3)), *f1 = nd_ravel(b1);
+    cr_expect_eq(nd_fill(f1, 9), ND_OK, "nd_fill(ravel(broadcast of one element)): %s", nd_last_error());
+    int32_t h1[6];
+    cr_assert_eq(nd_to_host(f1, h1, sizeof h1), ND_OK);
+    for (int i = 0; i < 6; i++) cr_expect_eq(h1[i], 9);
+    cr_assert_eq(nd_to_host(b, hb, sizeof hb), ND_OK);
+    cr_expect_eq(hb[1], (int32_t)ref_getd(rb, 1), "the broadcast's base changed");
+    nd_free(b); nd_free(bc); nd_free(f); nd_free(r6); nd_free(r23);
+    nd_free(one); nd_free(b1); nd_free(f1);
+    ref_free(rb); ref_free(got);
+}

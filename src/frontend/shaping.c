@@ -130,7 +130,16 @@ nd_array *nd_ravel(nd_array *a) {
     }
     if (nd_runtime_ensure() != ND_OK) return NULL;
     int64_t n = -1;
-    return nd_runtime_track(nd_fe_reshape("nd_ravel", a, 1, &n));
+    if (nd_array_is_contiguous(a)) return nd_runtime_track(nd_fe_reshape("nd_ravel", a, 1, &n));
+    /* NumPy's ravel copies whenever the input is not C-contiguous, even where
+     * a strided view would do (x[::2]): the result never aliases such an
+     * input, and a broadcast input gives a writable array. The copy is lazy
+     * and fuses into its consumers like nd_copy. */
+    nd_array *c = nd_fe_astype("nd_ravel", a, a->dtype);
+    if (!c) return NULL;
+    nd_array *v = nd_fe_reshape("nd_ravel", c, 1, &n);
+    nd_fe_release(c);
+    return nd_runtime_track(v);
 }
 
 nd_array *nd_transpose(nd_array *a, const int *perm) {
