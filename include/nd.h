@@ -178,6 +178,11 @@ ND_API nd_array *nd_keep(nd_array *a);
 ND_API nd_array *nd_empty(nd_dtype dtype, int ndim, const int64_t *shape);
 ND_API nd_array *nd_zeros(nd_dtype dtype, int ndim, const int64_t *shape);
 ND_API nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape);
+/* value into an integer dtype must be finite and fit once truncated toward
+ * zero (as NumPy's np.full with a Python int, a.fill and a[...] = v; np.full
+ * with a Python float would wrap instead, but a C double often means an
+ * int): nd_full(ND_UINT8, ..., 300) or (..., -1) is ND_ERR_DTYPE, never 44
+ * or 255. Bool and float dtypes take any value. */
 ND_API nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value);
 ND_API nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step);
 ND_API nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num);
@@ -243,9 +248,15 @@ ND_API nd_array *nd_ceil(nd_array *a);
 ND_API nd_array *nd_square(nd_array *a);
 ND_API nd_array *nd_logical_not(nd_array *a);
 
-/* where(cond, a, b): cond is read as bool; the result promotes a and b. */
+/* where(cond, a, b): cond is read as bool; the result promotes a and b. A
+ * Python-int scalar that does not fit the other operand's integer dtype is
+ * ND_ERR_DTYPE (NumPy 2 would wrap it: np.where(c, uint8_array, -1) gives
+ * 255). */
 ND_API nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b);
-/* clip(a, lo, hi) = minimum(maximum(a, lo), hi). */
+/* clip(a, lo, hi) = minimum(maximum(a, lo), hi). As NumPy 2, a Python-int
+ * bound beyond an integer a's range on its own side cannot bind and is left
+ * out (clip(uint8, -1, 300) is a copy of a); lo above a's maximum or hi
+ * below its minimum is ND_ERR_DTYPE. */
 ND_API nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi);
 
 /* ----------------------------------------------------------- reductions */
@@ -308,9 +319,18 @@ ND_API nd_array *nd_ravel(nd_array *a);
 /* dst[...] = src: src broadcasts to dst's shape and is cast to dst's dtype
  * (unsafe casting, as NumPy's setitem). dst may be a view; the write is
  * visible through every array sharing its memory. NumPy order: the whole
- * right-hand side is computed before anything is written. Errors:
- * ND_ERR_SHAPE (no broadcast), ND_ERR_ARG (dst is a broadcast view). */
+ * right-hand side is computed before anything is written. A weak scalar src
+ * is a Python number, checked as NumPy 2 does: into an integer dtype it
+ * must fit (a float once truncated toward zero; NaN and infinities never
+ * do), so uint8 <- nd_scalar_int(-1) or int8 <- nd_scalar(300.0) is
+ * ND_ERR_DTYPE rather than 255 or 44; bool and float dtypes take any value.
+ * Errors: ND_ERR_SHAPE (no broadcast), ND_ERR_DTYPE (a weak scalar out of
+ * range), ND_ERR_ARG (dst is a broadcast view, a weak scalar or a view of
+ * one). On error nothing is written. */
 ND_API nd_status nd_assign(nd_array *dst, nd_array *src);
+/* dst[...] = value, as NumPy's a.fill(value): into an integer dtype the
+ * value must be finite and fit once truncated toward zero (else
+ * ND_ERR_DTYPE, nothing written). Other errors as nd_assign. */
 ND_API nd_status nd_fill(nd_array *dst, double value);
 
 /* ------------------------------------------------------------ inspection */

@@ -176,3 +176,168 @@ NDT_TEST(promotion, unary_float_results) {
         nd_free(s); nd_free(e); nd_free(n); nd_free(c); nd_free(x);
     }
 }
+
+/* Storing a Python number into an integer array follows NumPy 2 (issue 17
+ * item 4): a[...] = v, a.fill(v) and np.full(shape, v, dtype) with an int
+ * raise OverflowError when v does not fit, never wrap (uint8 <- -1 was
+ * stored as 255, int8 <- 300 as 44). A float is truncated toward zero
+ * first (uint8 <- -0.5 stores 0, <- 255.9 stores 255, <- 256.5 raises);
+ * NaN and infinities raise. Bool and float arrays take anything. Checked
+ * for nd_assign of nd_scalar_int / nd_scalar, nd_fill and nd_full: an
+ * error is ND_ERR_DTYPE naming the function, and the array keeps its
+ * value; a success stores exactly trunc(v). */
+typedef nd_status (*store_fn)(nd_array *dst, double v, int as_int, int64_t iv);
+
+static nd_status store_assign(nd_array *dst, double v, int as_int, int64_t iv) {
+    nd_array *s = as_int ? nd_scalar_int(iv) : nd_scalar(v);
+    nd_status st = nd_assign(dst, s);
+    nd_free(s);
+    return st;
+}
+static nd_status store_fill(nd_array *dst, double v, int as_int, int64_t iv) {
+    (void)as_int; (void)iv;
+    return nd_fill(dst, v);
+}
+
+/* Expected element after storing (as_int ? iv : v) into dtype t, or 0 if it
+ * must be refused. *want_u holds the two's complement bits. */
+static int python_store_ok(nd_dtype t, double v, int as_int, int64_t iv, uint64_t *want_u) {
+    if (t == ND_BOOL) {
+        *want_u = as_int ? iv != 0 : v != 0;
+        return 1;
+    }
+    long double x = as_int ? (long double)iv : (long double)v;
+    if (!as_int) {
+        if (!isfinite(v)) return 0;
+        x = truncl(x);
+    }
+    const int bits = 8 * (int)ref_itemsize(t);
+    long double lo = ref_is_unsigned(t) ? 0 : -ldexpl(1, bits - 1);
+    long double hi = ref_is_unsigned(t) ? ldexpl(1, bits) - 1 : ldexpl(1, bits - 1) - 1;
+    if (x < lo || x > hi) return 0;
+    *want_u = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
+    return 1;
+}
+
+NDT_TEST(promotion, storing_python_numbers_checks_the_range) {
+    NDT_RNG(r);
+    static const nd_dtype ints[] = {ND_BOOL, ND_INT8, ND_INT16, ND_INT32, ND_INT64,
+                                    ND_UINT8, ND_UINT16, ND_UINT32, ND_UINT64};
+    for (size_t d = 0; d < sizeof ints / sizeof ints[0]; d++) {
+        const nd_dtype t = ints[d];
+        const int bits = 8 * (int)ref_itemsize(t);
+        const double top = ldexp(1, ref_is_unsigned(t) ? bits : bits - 1);
+        const double bot = ref_is_unsigned(t) ? 0 : -top;
+        /* Python ints: the bounds, one past them, random ones in and out. */
+        int64_t iv[12] = {0, -1, 1, 300, -129, INT64_MIN, INT64_MAX};
+        int niv = 7;
+        if (bits < 64) {
+            iv[niv++] = (int64_t)bot;
+            iv[niv++] = (int64_t)top - 1;
+            iv[niv++] = (int64_t)bot - 1;
+            iv[niv++] = (int64_t)top;
+        }
+        iv[niv++] = (int64_t)ndt_next(&r);
+        /* Python floats: truncation at both ends, NaN, infinities, random. */
+        double fv[16] = {-0.5, 0.75, bot - 0.5, bot - 1.5, top - 0.5, top, top + 0.5,
+                         NAN, INFINITY, -INFINITY, 1e30, -1e30, 2.5,
+                         ndt_uniform(&r, -2 * top, 2 * top), ndt_uniform(&r, bot, top)};
+        const int nfv = 15;
+        store_fn fns[2] = {store_assign, store_fill};
+        const char *names[2] = {"nd_assign", "nd_fill"};
+        for (int f = 0; f < 3; f++) {
+            for (int k = 0; k < niv + nfv; k++) {
+                const int as_int = k < niv;
+                if (as_int && f != 0) continue; /* nd_fill/nd_full take doubles */
+                const int64_t i = as_int ? iv[k] : 0;
+                const double v = as_int ? 0 : fv[k - niv];
+                uint64_t want;
+                const int ok = python_store_ok(t, v, as_int, i, &want);
+                nd_array *x;
+                uint8_t before = (uint8_t)ndt_int(&r, 2, 100);
+                nd_status st;
+                if (f < 2) {
+                    x = nd_full(t, ND_SHAPE(3), before);
+                    st = fns[f](x, v, as_int, i);
+                } else {
+                    x = nd_full(t, ND_SHAPE(3), v);
+                    st = x ? ND_OK : nd_last_status();
+                }
+                const char *fn = f < 2 ? names[f] : "nd_full";
+                char what[120];
+                if (as_int) snprintf(what, sizeof what, "%s(%s, int %lld)", fn, nd_dtype_name(t), (long long)i);
+                else snprintf(what, sizeof what, "%s(%s, %.17g)", fn, nd_dtype_name(t), v);
+                if (!ok) {
+                    cr_expect_eq(st, ND_ERR_DTYPE, "%s stored without error (NumPy 2 raises)", what);
+                    if (st != ND_OK) NDT_EXPECT_ERR(ND_ERR_DTYPE, fn);
+                    if (f == 2) {
+                        cr_expect_null(x, "%s", what);
+                        nd_free(x);
+                        continue;
+                    }
+                    want = before; /* the array keeps its value */
+                } else {
+                    cr_expect_eq(st, ND_OK, "%s: %s", what, nd_last_error());
+                    nd_clear_error();
+                }
+                if (!x) continue;
+                ref_arr *got = ndt_download(x);
+                const uint64_t mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+                want &= mask;
+                for (int64_t e = 0; e < 3; e++)
+                    cr_expect_eq(ref_getu(got, e) & mask, want, "%s: element %lld is %llu, want %llu", what, (long long)e,
+                                 (unsigned long long)ref_getu(got, e), (unsigned long long)want);
+                ref_free(got);
+                nd_free(x);
+            }
+        }
+    }
+    /* Float arrays take any value (float16 <- 1e5 is inf, as NumPy). */
+    nd_array *h = nd_zeros(ND_FLOAT16, ND_SHAPE(2));
+    cr_expect_eq(nd_fill(h, 1e5), ND_OK, "%s", nd_last_error());
+    cr_expect(isinf(nd_item(nd_view(h, "0"))));
+    nd_array *big = nd_scalar_int(INT64_MAX);
+    cr_expect_eq(nd_assign(h, big), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    nd_free(h); nd_free(big);
+}
+
+/* where and clip meet Python ints beyond an integer array's range: clip
+ * leaves out a bound that cannot bind (NumPy 2: clip(uint8, -1, 300) is the
+ * array) and refuses one that would have to be stored (lo above the
+ * maximum); where refuses one, stricter than NumPy (np.where(c, uint8, -1)
+ * wraps -1 to 255). */
+NDT_TEST(promotion, where_and_clip_with_out_of_range_ints) {
+    NDT_RNG(r);
+    ref_arr *ra = ndt_rand(&r, ND_UINT8, ND_SHAPE(16), 0, 255);
+    nd_array *x = ndt_upload(ra);
+    nd_array *m1 = nd_scalar_int(-1), *p300 = nd_scalar_int(300), *k = nd_scalar_int(100);
+    const int64_t lo_in = ndt_int(&r, 1, 100);
+    nd_array *lo = nd_scalar_int(lo_in);
+    struct {
+        nd_array *lo, *hi;
+        int64_t l, h;
+    } cases[] = {{m1, p300, 0, 255}, {lo, p300, lo_in, 255}, {m1, k, 0, 100}};
+    for (int c = 0; c < 3; c++) {
+        nd_array *y = nd_clip(x, cases[c].lo, cases[c].hi);
+        cr_assert(y, "clip case %d: %s", c, nd_last_error());
+        cr_expect_eq(nd_dtype_of(y), ND_UINT8);
+        ref_arr *got = ndt_download(y);
+        for (int64_t i = 0; i < 16; i++) {
+            int64_t v = (int64_t)ref_getu(ra, i);
+            v = v < cases[c].l ? cases[c].l : v > cases[c].h ? cases[c].h : v;
+            cr_expect_eq((int64_t)ref_getu(got, i), v, "clip case %d element %lld", c, (long long)i);
+        }
+        ref_free(got);
+        nd_free(y);
+    }
+    cr_expect_null(nd_clip(x, p300, p300), "clip(uint8, 300, 300): NumPy raises");
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_clip");
+    cr_expect_null(nd_clip(x, m1, m1), "clip(uint8, -1, -1): NumPy raises");
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_clip");
+    nd_array *cond = nd_gt(x, k);
+    cr_expect_null(nd_where(cond, x, m1), "where(c, uint8, -1) must not wrap to 255");
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_where");
+    nd_free(x); nd_free(m1); nd_free(p300); nd_free(k); nd_free(lo); nd_free(cond);
+    ref_free(ra);
+}

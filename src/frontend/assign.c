@@ -49,6 +49,7 @@ static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src
 nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src) {
     nd_status st = check_dst(fn, dst);
     if (st != ND_OK) return st;
+    if (src->weak && (st = nd_fe_weak_fits(fn, src, dst->dtype)) != ND_OK) return st;
     /* NumPy setitem: src may have extra leading length-1 dimensions. */
     int extra = src->ndim - dst->ndim, ok = 1;
     for (int j = 0; j < extra; j++)
@@ -93,6 +94,9 @@ nd_status nd_fill(nd_array *dst, double value) {
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     st = check_dst(fn, dst);
+    if (st != ND_OK) return st;
+    /* As NumPy's a.fill(v): an integer array takes int(v) only if it fits. */
+    st = nd_fe_value_fits(fn, "value", value, dst->dtype);
     if (st != ND_OK) return st;
     return record_store(fn, dst, NULL, NULL, nd_fe_double_bits(value, dst->dtype));
 }

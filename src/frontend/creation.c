@@ -45,6 +45,9 @@ nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape) {
 nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value) {
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (nd_fe_check_dtype("nd_full", dtype)) return NULL;
+    /* A C double stands for a Python int as often as a float: refuse what
+     * NumPy refuses for np.full(..., 300, uint8) rather than wrap. */
+    if (nd_fe_value_fits("nd_full", "value", value, dtype) != ND_OK) return NULL;
     return nd_runtime_track(
         nd_fe_full("nd_full", dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
 }

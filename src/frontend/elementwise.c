@@ -146,6 +146,18 @@ nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b) {
     return nd_runtime_track(r);
 }
 
+/* Whether w is a Python-int scalar below (side -1) or above (side 1) every
+ * value of a's integer dtype. */
+static int weak_int_beyond(const nd_array *w, const nd_array *a, int side) {
+    nd_dtype_kind k = nd_dtype_kind_of(a->dtype);
+    if (w->weak != ND_WEAK_INT || a->weak || (k != ND_KIND_INT && k != ND_KIND_UINT)) return 0;
+    const int64_t v = w->weak_value.i;
+    const int bits = 8 * (int)nd_dtype_size(a->dtype);
+    if (k == ND_KIND_UINT) return side < 0 ? v < 0 : bits < 64 && v > (int64_t)((1ull << bits) - 1);
+    if (bits == 64) return 0;
+    return side < 0 ? v < -(1ll << (bits - 1)) : v > (1ll << (bits - 1)) - 1;
+}
+
 nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi) {
     static const char fn[] = "nd_clip";
     if (check_inputs(fn, a, "a", lo, "lo") || check_inputs(fn, hi, "hi", NULL, NULL))
@@ -156,9 +168,17 @@ nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi) {
     int ndim;
     int64_t shape[ND_MAX_DIMS];
     if (nd_fe_broadcast(fn, 3, all, &ndim, shape)) return NULL;
-    nd_array *m = nd_fe_binary(fn, ND_OP_MAX, a, lo);
+    /* NumPy 2 clips an integer array by a Python int beyond its dtype's range
+     * correctly (clip(uint8, -1, 300) is the array itself): such a bound
+     * cannot bind, so it is left out rather than refused. A bound beyond on
+     * the other side (lo above the maximum) is still ND_ERR_DTYPE, as NumPy. */
+    const int skip_lo = weak_int_beyond(lo, a, -1), skip_hi = weak_int_beyond(hi, a, 1);
+    nd_array *m = skip_lo ? nd_fe_astype(fn, a, a->dtype) : nd_fe_binary(fn, ND_OP_MAX, a, lo);
     if (!m) return NULL;
-    nd_array *r = nd_fe_binary(fn, ND_OP_MIN, m, hi);
-    nd_fe_release(m);
+    nd_array *r = m;
+    if (!skip_hi) {
+        r = nd_fe_binary(fn, ND_OP_MIN, m, hi);
+        nd_fe_release(m);
+    }
     return nd_runtime_track(r);
 }

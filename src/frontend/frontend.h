@@ -11,7 +11,13 @@
  *    refs in the op's compute dtype (kernel parameters, never hashed).
  *  - A Python-int scalar that does not fit the array's integer dtype is
  *    ND_ERR_DTYPE, except in comparisons and true division, which widen (as
- *    NumPy 2 compares out-of-range ints correctly and divides in float64).
+ *    NumPy 2 compares out-of-range ints correctly and divides in float64),
+ *    and as a clip bound that cannot bind (NumPy 2 drops it). nd_where
+ *    refuses one too, where NumPy 2 wraps it.
+ *  - Storing a number (nd_assign of a weak scalar, nd_fill, nd_full) into an
+ *    integer dtype follows NumPy 2's setitem/fill: int(v) must fit, else
+ *    ND_ERR_DTYPE (nd_full refuses too, though np.full wraps a Python float:
+ *    a C double stands for ints as often).
  *  - floor/ceil of integers keep the dtype (NumPy >= 2.3); abs of
  *    bool/unsigned and floor/ceil of ints record a CAST; square of bool is
  *    int8 (NumPy).
@@ -68,6 +74,14 @@ nd_scalar_bits nd_fe_weak_bits(const nd_array *a, nd_dtype dtype);
 /* A double in `dtype`'s kind under NumPy's unsafe cast (FULL, fill). */
 nd_scalar_bits nd_fe_double_bits(double v, nd_dtype dtype);
 
+/* Whether a Python number stored into an array of dtype t (setitem, fill,
+ * full) is allowed as NumPy 2: into an integer dtype it must be finite and
+ * its value truncated toward zero must fit, else ND_ERR_DTYPE naming fn,
+ * `what` and the range (NumPy raises OverflowError rather than wrap). Bool
+ * and float dtypes take any value (unsafe cast). */
+nd_status nd_fe_value_fits(const char *fn, const char *what, double v, nd_dtype t);
+/* The same for a weak scalar stored into dtype t (a Python int must fit). */
+nd_status nd_fe_weak_fits(const char *fn, const nd_array *w, nd_dtype t);
 /* The dtype a weak scalar takes next to an array of `other` (NEP 50), or
  * ND_NUM_DTYPES with ND_ERR_DTYPE if a Python-int value does not fit. For
  * comparisons an int that does not fit widens instead (NumPy 2 compares

@@ -2,7 +2,9 @@
  * node creation. This is the hot path of every op, so the success path does
  * no formatting and no allocation beyond the buffer, the node and the
  * handle. */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frontend/frontend.h"
@@ -220,6 +222,49 @@ static int int_fits(int64_t v, nd_dtype t) {
     case ND_UINT64: return v >= 0;
     default: return 1;
     }
+}
+
+/* "0..255": the values an integer dtype holds. */
+static const char *int_range(nd_dtype t, char *buf, size_t cap) {
+    const int bits = 8 * (int)nd_dtype_size(t);
+    if (nd_dtype_kind_of(t) == ND_KIND_UINT)
+        snprintf(buf, cap, "0..%llu",
+                 (unsigned long long)(bits == 64 ? UINT64_MAX : (1ull << bits) - 1));
+    else
+        snprintf(buf, cap, "%lld..%lld", (long long)(bits == 64 ? INT64_MIN : -(1ll << (bits - 1))),
+                 (long long)(bits == 64 ? INT64_MAX : (1ll << (bits - 1)) - 1));
+    return buf;
+}
+
+nd_status nd_fe_value_fits(const char *fn, const char *what, double v, nd_dtype t) {
+    nd_dtype_kind k = nd_dtype_kind_of(t);
+    if (k != ND_KIND_INT && k != ND_KIND_UINT) return ND_OK;
+    char range[64];
+    if (!isfinite(v))
+        return nd_error_set(ND_ERR_DTYPE, "%s: %s %g has no integer value to store into %s (NumPy "
+                            "2 raises here; use a finite value, or a float dtype)", fn, what, v,
+                            nd_dtype_name(t));
+    /* int(v) as NumPy: truncated toward zero, then it must fit. */
+    const double tv = trunc(v);
+    const int bits = 8 * (int)nd_dtype_size(t);
+    const double top = ldexp(1.0, k == ND_KIND_UINT ? bits : bits - 1); /* exclusive */
+    const double bottom = k == ND_KIND_UINT ? 0.0 : -top;
+    if (tv >= bottom && tv < top) return ND_OK;
+    return nd_error_set(ND_ERR_DTYPE, "%s: %s %.17g is out of range for %s (%s; NumPy 2 raises "
+                        "OverflowError here rather than wrap; use a value in range, or nd_astype "
+                        "to a wider dtype)", fn, what, v, nd_dtype_name(t),
+                        int_range(t, range, sizeof range));
+}
+
+nd_status nd_fe_weak_fits(const char *fn, const nd_array *w, nd_dtype t) {
+    if (w->weak == ND_WEAK_FLOAT) return nd_fe_value_fits(fn, "the scalar", w->weak_value.f, t);
+    nd_dtype_kind k = nd_dtype_kind_of(t);
+    if ((k != ND_KIND_INT && k != ND_KIND_UINT) || int_fits(w->weak_value.i, t)) return ND_OK;
+    char range[64];
+    return nd_error_set(ND_ERR_DTYPE, "%s: the Python-int scalar %lld is out of range for %s (%s; "
+                        "NumPy 2 raises OverflowError here rather than wrap; use a value in "
+                        "range, or nd_astype to a wider dtype)", fn, (long long)w->weak_value.i,
+                        nd_dtype_name(t), int_range(t, range, sizeof range));
 }
 
 nd_dtype nd_fe_weak_dtype(const char *fn, const nd_array *w, nd_dtype other, int comparison) {
