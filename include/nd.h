@@ -141,9 +141,16 @@ typedef struct {
 
 /* Starts the runtime. Optional: the first call of any other function starts it
  * with defaults. NULL = defaults + ND_* environment variables. Calling it
- * again after nd_shutdown restarts. Errors: ND_ERR_ARG for bad settings,
- * ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested backend is missing,
- * ND_ERR_STATE if already running. */
+ * again after nd_shutdown restarts. Every ND_* variable follows one rule:
+ * unset or empty means the default; any other value must be valid, or
+ * nd_init fails with ND_ERR_ARG naming the variable, its value and the
+ * accepted values, whichever backend starts and even where nd_config sets
+ * the field (a variable of the other backend, such as ND_PINNED_CACHE on
+ * the CPU, is checked too). A successful nd_init leaves no error behind.
+ * Errors: ND_ERR_ARG for bad settings (an nd_config field or an ND_*
+ * variable; with ND_BACKEND=auto a bad ND_DEVICES fails rather than fall
+ * back to the CPU), ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested
+ * backend is missing, ND_ERR_STATE if already running. */
 ND_API nd_status nd_init(const nd_config *cfg);
 /* Waits for pending work and frees every resource; handles become invalid. */
 ND_API void nd_shutdown(void);

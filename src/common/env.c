@@ -2,7 +2,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 
@@ -31,5 +33,38 @@ int nd_env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t
     }
     *out = (int64_t)v * mul;
     *set = 1;
+    return 0;
+}
+
+const char *const nd_env_cpu_jit_modes[3] = {"0", "1", "sync"};
+
+int nd_env_choice(const char *name, const char *const *choices, int n, int *index, int *set) {
+    const char *s = getenv(name);
+    *set = 0;
+    if (!s || !*s) return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, choices[i]) == 0) {
+            *index = i;
+            *set = 1;
+            return 0;
+        }
+    char list[200];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "",
+                                choices[i]);
+    nd_error_set(ND_ERR_ARG, "nd_init: environment variable %s='%s' is not %s (fix or unset it)", name, s,
+                 list);
+    return -1;
+}
+
+int nd_env_check(void) {
+    int64_t v;
+    int set, index;
+    if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) || nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set) ||
+        nd_env_int64(ND_ENV_CPU_JIT_MIN, &v, &set) || nd_env_int64(ND_ENV_PINNED_CACHE, &v, &set) ||
+        nd_env_choice(ND_ENV_CPU_JIT, &index, &set))
+        return -1;
     return 0;
 }

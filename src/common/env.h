@@ -1,6 +1,14 @@
 /* ND_* environment settings: one parser for the runtime's and the
- * backends' integer variables, so every one takes the same syntax and
- * reports a bad value the same way. */
+ * backends' variables, so every one takes the same syntax and reports a bad
+ * value the same way.
+ *
+ * The rule for every ND_* variable: unset or empty means the default; any
+ * other value must be valid, or nd_init fails with ND_ERR_ARG naming the
+ * variable, its value and the accepted values, whichever backend starts and
+ * whatever nd_config overrides. No variable is silently ignored, and none
+ * leaves an error behind after a successful nd_init. nd_env_check validates
+ * the variables read outside resolve_config (by a backend, or after the
+ * backend started), so a bad one fails nd_init before anything starts. */
 #ifndef ND_COMMON_ENV_H
 #define ND_COMMON_ENV_H
 
@@ -11,5 +19,24 @@
  * Valid: *out, *set = 1, returns 0. Otherwise ND_ERR_ARG naming the
  * variable, its value and the range, and returns -1. */
 int nd_env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t *out, int *set);
+
+/* Reads variable `name`, which must be one of the n strings in `choices`:
+ * *index is its position. Unset or empty: returns 0 with *set = 0.
+ * Otherwise ND_ERR_ARG naming the variable, its value and the choices, and
+ * returns -1. */
+int nd_env_choice(const char *name, const char *const *choices, int n, int *index, int *set);
+
+/* Each variable's syntax, shared by its reader and nd_env_check:
+ * nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set). */
+#define ND_ENV_EXECUTOR_THREAD "ND_EXECUTOR_THREAD", 0, 1, 0
+#define ND_ENV_CHUNK_BYTES "ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1
+#define ND_ENV_CPU_JIT_MIN "ND_CPU_JIT_MIN", 0, INT64_MAX, 0
+#define ND_ENV_PINNED_CACHE "ND_PINNED_CACHE", 0, INT64_MAX, 1
+/* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
+extern const char *const nd_env_cpu_jit_modes[3];
+#define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3
+
+/* Validates the variables above: 0, or -1 with the error set. */
+int nd_env_check(void);
 
 #endif

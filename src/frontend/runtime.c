@@ -1,10 +1,12 @@
 /* The runtime: start (nd_config merged with ND_* variables), stop, flushes,
  * statistics. Everything mutable lives in nd_rt. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/env.h"
 #include "common/profile.h"
@@ -54,13 +56,17 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if ((int)c->backend < 0 || c->backend > ND_BACKEND_CUDA)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.backend = %d is invalid (use "
                             "ND_BACKEND_AUTO, ND_BACKEND_CPU or ND_BACKEND_CUDA)", (int)c->backend);
-    if (c->backend == ND_BACKEND_AUTO && (s = getenv("ND_BACKEND")) && *s) {
-        if (!strcasecmp(s, "auto")) c->backend = ND_BACKEND_AUTO;
-        else if (!strcasecmp(s, "cpu")) c->backend = ND_BACKEND_CPU;
-        else if (!strcasecmp(s, "cuda") || !strcasecmp(s, "gpu")) c->backend = ND_BACKEND_CUDA;
+    /* Every variable is checked even where nd_config overrides it (env.h:
+     * one rule for all). */
+    if ((s = getenv("ND_BACKEND")) && *s) {
+        nd_backend_kind k;
+        if (!strcasecmp(s, "auto")) k = ND_BACKEND_AUTO;
+        else if (!strcasecmp(s, "cpu")) k = ND_BACKEND_CPU;
+        else if (!strcasecmp(s, "cuda") || !strcasecmp(s, "gpu")) k = ND_BACKEND_CUDA;
         else
             return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_BACKEND='%s' is not "
                                 "one of auto, cpu, cuda (fix or unset it)", s);
+        if (c->backend == ND_BACKEND_AUTO) c->backend = k;
     }
     if (c->num_threads < 0)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.num_threads = %d is negative (use 0 "
@@ -68,7 +74,10 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (nd_env_int64("ND_NUM_THREADS", 0, 4096, 0, &v, &set)) return ND_ERR_ARG;
     if (set && c->num_threads == 0) c->num_threads = (int)v;
 
-    if (!c->devices && (s = getenv("ND_DEVICES")) && *s) c->devices = s;
+    if ((s = getenv("ND_DEVICES")) && *s && !valid_devices(s))
+        return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_DEVICES='%s' is not a "
+                            "comma list of GPU ordinals like \"0,1\" (fix or unset it)", s);
+    if (!c->devices && s && *s) c->devices = s;
     if (c->devices && !valid_devices(c->devices))
         return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' (nd_config.devices or ND_DEVICES) "
                             "is not a comma list of GPU ordinals like \"0,1\"", c->devices);
@@ -80,6 +89,12 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (set && c->log == 0) c->log = (int)v;
 
     if (!c->dump_dot && (s = getenv("ND_DUMP_DOT")) && *s) c->dump_dot = s;
+    /* Checked now: a folder that cannot be written would otherwise fail
+     * every flush's dump later, each leaving an error behind. */
+    if (c->dump_dot && access(c->dump_dot, W_OK) != 0)
+        return nd_error_set(ND_ERR_ARG, "nd_init: the dump_dot folder '%s' (nd_config.dump_dot or "
+                            "ND_DUMP_DOT) cannot be written (%s); create it, or unset it",
+                            c->dump_dot, strerror(errno));
     if (!c->trace && (s = getenv("ND_TRACE")) && *s) c->trace = s;
 
     if (c->profile < 0 || c->profile > 1)
@@ -114,6 +129,10 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
                             (long long)c->device_memory_limit);
     if (nd_env_int64("ND_DEVICE_MEMORY_LIMIT", 0, INT64_MAX, 1, &v, &set)) return ND_ERR_ARG;
     if (set && c->device_memory_limit == 0) c->device_memory_limit = v;
+    /* The variables read later or by one backend: a bad one fails here,
+     * whichever backend starts, instead of being ignored (or, read after
+     * the start, leaving a sticky error behind an nd_init that succeeded). */
+    if (nd_env_check()) return ND_ERR_ARG;
     return ND_OK;
 }
 
@@ -212,7 +231,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
     size_t chunk = (size_t)64 << 20;
     int64_t v;
     int set;
-    if (nd_env_int64("ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1, &v, &set) == 0 && set) chunk = (size_t)v;
+    if (nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set) == 0 && set) chunk = (size_t)v; /* checked */
     if (c->device_memory_limit > 0 && (size_t)(c->device_memory_limit / 8) < chunk)
         chunk = (size_t)(c->device_memory_limit / 8);
     return chunk < 4096 ? 4096 : chunk;
@@ -228,10 +247,11 @@ nd_status nd_init(const nd_config *cfg) {
 
     nd_rt.dump_dot_dir[0] = '\0';
     if (c.dump_dot && copy_path(nd_rt.dump_dot_dir, sizeof nd_rt.dump_dot_dir, c.dump_dot,
-                                "dump_dot"))
+                                "dump_dot (nd_config.dump_dot or ND_DUMP_DOT)"))
         return ND_ERR_ARG;
     if (c.cache_dir) {
-        if (copy_path(nd_rt.cache_dir, sizeof nd_rt.cache_dir, c.cache_dir, "cache_dir"))
+        if (copy_path(nd_rt.cache_dir, sizeof nd_rt.cache_dir, c.cache_dir,
+                      "cache_dir (nd_config.cache_dir or ND_CACHE_DIR)"))
             return ND_ERR_ARG;
     } else {
         const char *home = getenv("HOME");
@@ -242,7 +262,8 @@ nd_status nd_init(const nd_config *cfg) {
     c.dump_dot = nd_rt.dump_dot_dir[0] ? nd_rt.dump_dot_dir : NULL;
     c.cache_dir = nd_rt.cache_dir;
     if (c.devices) {
-        if (copy_path(nd_rt.devices, sizeof nd_rt.devices, c.devices, "devices"))
+        if (copy_path(nd_rt.devices, sizeof nd_rt.devices, c.devices,
+                      "devices (nd_config.devices or ND_DEVICES)"))
             return ND_ERR_ARG;
         c.devices = nd_rt.devices;
     }
@@ -264,6 +285,7 @@ nd_status nd_init(const nd_config *cfg) {
         if (st != ND_OK) return st;
     } else if (c.backend == ND_BACKEND_AUTO) {
         st = nd_cuda_backend_create(&bc, &be);
+        if (st == ND_ERR_ARG) return st; /* a bad setting (ND_DEVICES), not a missing GPU */
         if (st != ND_OK) {
             /* No GPU is the normal case for auto: forget that error. */
             nd_logf(2, "CUDA backend unavailable (%s); using the CPU backend", nd_last_error());
@@ -310,7 +332,7 @@ nd_status nd_init(const nd_config *cfg) {
     /* ND_EXECUTOR_THREAD=0 keeps every flush on the caller's thread. */
     int64_t v;
     int set;
-    if (nd_env_int64("ND_EXECUTOR_THREAD", 0, 1, 0, &v, &set) != 0) v = 1, set = 1;
+    if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) != 0) v = 1, set = 1; /* checked */
     nd_rt.worker = !set || v ? nd_flush_worker_start(&nd_rt.sched) : NULL;
     nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
             c.fusion == 1 ? "on" : "off", (long long)c.max_pending);

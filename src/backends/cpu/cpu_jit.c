@@ -107,18 +107,14 @@ static int failure_level(void) { return atomic_exchange(&failure_logged, 1) ? 3 
 
 nd_status nd_cpu_jit_create(const char *cache_dir, nd_cpu_jit **out) {
     *out = NULL;
-    const char *mode = getenv("ND_CPU_JIT");
-    int sync = 0;
-    if (mode && *mode) {
-        if (strcmp(mode, "0") == 0) return ND_OK;
-        if (strcmp(mode, "sync") == 0) sync = 1;
-        else if (strcmp(mode, "1") != 0)
-            return nd_error_set(ND_ERR_ARG, "nd_init: ND_CPU_JIT='%s' is not 0 (interpret every "
-                                "kernel), 1 (compile in the background) or sync", mode);
-    }
+    /* ND_CPU_JIT: 0 interprets every kernel, 1 compiles in the background,
+     * sync compiles before the first launch. */
+    int mode = 1, set;
+    if (nd_env_choice(ND_ENV_CPU_JIT, &mode, &set)) return ND_ERR_ARG;
+    if (set && mode == 0) return ND_OK;
+    const int sync = set && mode == 2;
     int64_t min_points = DEFAULT_MIN_POINTS;
-    int set;
-    if (nd_env_int64("ND_CPU_JIT_MIN", 0, INT64_MAX, 0, &min_points, &set)) return ND_ERR_ARG;
+    if (nd_env_int64(ND_ENV_CPU_JIT_MIN, &min_points, &set)) return ND_ERR_ARG;
     const char *cc = getenv("ND_CC");
     if (!cc || !*cc) cc = "cc";
     nd_cpu_jit *j = calloc(1, sizeof *j);

@@ -96,7 +96,7 @@ static nd_status pinned_cache_bound(size_t *out) {
     *out = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : (size_t)1 << 30;
     int64_t v;
     int set;
-    if (nd_env_int64("ND_PINNED_CACHE", 0, INT64_MAX, 1, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64(ND_ENV_PINNED_CACHE, &v, &set)) return ND_ERR_ARG;
     if (set) *out = (size_t)v;
     return ND_OK;
 }
