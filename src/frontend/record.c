@@ -251,8 +251,8 @@ nd_status nd_fe_value_fits(const char *fn, const char *what, double v, nd_dtype 
     const double bottom = k == ND_KIND_UINT ? 0.0 : -top;
     if (tv >= bottom && tv < top) return ND_OK;
     return nd_error_set(ND_ERR_DTYPE, "%s: %s %.17g is out of range for %s (%s; NumPy 2 raises "
-                        "OverflowError here rather than wrap; use a value in range, or nd_astype "
-                        "to a wider dtype)", fn, what, v, nd_dtype_name(t),
+                        "OverflowError here rather than wrap; use a value in range, or a wider "
+                        "dtype)", fn, what, v, nd_dtype_name(t),
                         int_range(t, range, sizeof range));
 }
 
@@ -263,7 +263,7 @@ nd_status nd_fe_weak_fits(const char *fn, const nd_array *w, nd_dtype t) {
     char range[64];
     return nd_error_set(ND_ERR_DTYPE, "%s: the Python-int scalar %lld is out of range for %s (%s; "
                         "NumPy 2 raises OverflowError here rather than wrap; use a value in "
-                        "range, or nd_astype to a wider dtype)", fn, (long long)w->weak_value.i,
+                        "range, or a wider dtype)", fn, (long long)w->weak_value.i,
                         nd_dtype_name(t), int_range(t, range, sizeof range));
 }
 
