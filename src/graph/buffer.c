@@ -1,4 +1,5 @@
 #include "graph/buffer.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,8 @@ void nd_buffer_unref(nd_buffer *b) {
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {
     if (b->n_writers == b->cap_writers) {
         uint32_t cap = b->cap_writers * 2;
-        uint32_t *w = b->writers == b->inline_writers ? malloc(cap * sizeof *w)
-                                                       : realloc(b->writers, cap * sizeof *w);
+        uint32_t *w = b->writers == b->inline_writers ? nd_malloc(cap * sizeof *w)
+                                                       : nd_realloc(b->writers, cap * sizeof *w);
         if (!w) return UINT32_MAX;
         if (b->writers == b->inline_writers) memcpy(w, b->inline_writers, sizeof b->inline_writers);
         b->writers = w;

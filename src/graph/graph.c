@@ -1,4 +1,5 @@
 #include "graph/graph.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ void nd_graph_destroy(nd_graph *g) {
 nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs) {
     if (g->n_nodes == g->cap_nodes) {
         uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-        nd_node **nodes = realloc(g->nodes, cap * sizeof *nodes);
+        nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
         if (!nodes) goto oom;
         g->nodes = nodes;
         g->cap_nodes = cap;

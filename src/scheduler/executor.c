@@ -4,6 +4,7 @@
  * pool that survives between flushes, so a repeated loop body allocates
  * nothing in the steady state. */
 #include "scheduler/executor.h"
+#include "common/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ struct nd_returned_block {
 static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void *ptr);
 
 void nd_temp_pool_return(nd_scheduler_ctx *ctx, int32_t memory, void *ptr, size_t bytes) {
-    struct nd_returned_block *r = malloc(sizeof *r);
+    struct nd_returned_block *r = nd_malloc(sizeof *r);
     if (!r) {
         ctx->backend->release(ctx->backend, memory, ptr, bytes);
         return;
@@ -106,7 +107,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
 }
 
 static struct nd_temp_pool *pool_of(nd_scheduler_ctx *ctx) {
-    if (!ctx->temps) ctx->temps = calloc(1, sizeof *ctx->temps);
+    if (!ctx->temps) ctx->temps = nd_calloc(1, sizeof *ctx->temps);
     return ctx->temps;
 }
 
@@ -282,10 +283,10 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     void **storage = small, **copy_dst = small + 32, **copy_src = small + 64;
     size_t *storage_got = small_sizes;
     if (n_st > 32 || n_steps > 32) {
-        storage = calloc((size_t)n_st + 1, sizeof(void *));
-        storage_got = calloc((size_t)n_st + 1, sizeof(size_t));
-        copy_dst = calloc((size_t)n_steps + 1, sizeof(void *));
-        copy_src = calloc((size_t)n_steps + 1, sizeof(void *));
+        storage = nd_calloc((size_t)n_st + 1, sizeof(void *));
+        storage_got = nd_calloc((size_t)n_st + 1, sizeof(size_t));
+        copy_dst = nd_calloc((size_t)n_steps + 1, sizeof(void *));
+        copy_src = nd_calloc((size_t)n_steps + 1, sizeof(void *));
     } else {
         memset(small, 0, sizeof small);
     }

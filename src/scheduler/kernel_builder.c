@@ -1,4 +1,5 @@
 #include "scheduler/kernel_builder.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 
@@ -42,7 +43,7 @@ struct nd_kernel_builder {
 };
 
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape) {
-    nd_kernel_builder *kb = calloc(1, sizeof *kb);
+    nd_kernel_builder *kb = nd_calloc(1, sizeof *kb);
     if (!kb) return NULL;
     kb->ctx = ctx;
     kb->ndim = ndim;
@@ -86,7 +87,7 @@ static uint64_t inst_hash(const nd_ir_inst *i) {
 }
 
 static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
-    int32_t *t = malloc((size_t)cap * sizeof *t);
+    int32_t *t = nd_malloc((size_t)cap * sizeof *t);
     if (!t) return 0;
     memset(t, 0xff, (size_t)cap * sizeof *t);
     for (int32_t v = 0; v < kb->n_insts; v++) {
@@ -498,7 +499,7 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
         for (int32_t t = 0; t < a->n_stores; t++)
             if (a->slots[a->stores[t].at.slot] == ps) return 0;
     }
-    int32_t *map = malloc((size_t)(b->n_insts ? b->n_insts : 1) * sizeof *map);
+    int32_t *map = nd_malloc((size_t)(b->n_insts ? b->n_insts : 1) * sizeof *map);
     if (!map) return 0;
     for (int32_t v = 0; v < b->n_insts; v++) {
         const nd_ir_inst *in = &b->insts[v];
@@ -659,7 +660,7 @@ static nd_kernel *kernel_alloc(int32_t n_params, int32_t n_loads, int32_t n_indi
                                int32_t n_stores) {
     size_t sz = sizeof(nd_kernel) + (size_t)n_params + 16 + sizeof(nd_ir_access) * (size_t)(n_loads + n_indices) +
                 sizeof(nd_ir_inst) * (size_t)n_insts + sizeof(nd_ir_store) * (size_t)n_stores;
-    nd_kernel *k = calloc(1, sz);
+    nd_kernel *k = nd_calloc(1, sz);
     if (!k) return NULL;
     unsigned char *cur = (unsigned char *)(k + 1);
     k->loads = (nd_ir_access *)cur;
@@ -706,8 +707,8 @@ nd_kernel *nd_kernel_clone(const nd_kernel *k) {
 
 nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
     nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores);
-    int32_t *ps = malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
-    int32_t *pp = malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
+    int32_t *ps = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
+    int32_t *pp = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
     if (!k || !ps || !pp) {
         free(k);
         free(ps);

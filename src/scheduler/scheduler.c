@@ -1,5 +1,6 @@
 /* Flush entry points: walk, plan (or take the cached plan), run, clear. */
 #include "scheduler/scheduler.h"
+#include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ struct nd_flush_walk_state {
 };
 
 static nd_flush_walk *walk_of(nd_scheduler_ctx *ctx) {
-    if (!ctx->walk) ctx->walk = calloc(1, sizeof *ctx->walk);
+    if (!ctx->walk) ctx->walk = nd_calloc(1, sizeof *ctx->walk);
     return ctx->walk ? &ctx->walk->w : NULL;
 }
 
@@ -61,7 +62,7 @@ static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flu
     for (int32_t i = 0; i < plan->n_twins; i++) {
         nd_buffer *b = w->buffers[plan->twin_walk_index[i]];
         const nd_node *last = g->nodes[plan->twin_last_store[i]];
-        if (!b->twin && !(b->twin = calloc(1, sizeof *b->twin)))
+        if (!b->twin && !(b->twin = nd_calloc(1, sizeof *b->twin)))
             return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
         nd_buffer_twin *t = b->twin;
         t->valid = 1;

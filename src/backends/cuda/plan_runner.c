@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/alloc.h"
 
 #define ND_CUDA_GRAPHS_PER_PLAN 4
 #define ND_CUDA_GRAPHS_MAX 256
@@ -119,14 +120,14 @@ static nd_status ensure_stream(nd_cuda *cu, int s) {
 
 /* First run: kernels compiled and resolved, scratch and events made. */
 static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out) {
-    nd_cuda_plan_state *ps = calloc(1, sizeof *ps);
+    nd_cuda_plan_state *ps = nd_calloc(1, sizeof *ps);
     int32_t n = plan->n_steps;
     if (!ps) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
     ps->cu = cu;
     ps->n_steps = n;
-    ps->kentries = calloc((size_t)n + 1, sizeof *ps->kentries);
-    ps->scratch_offset = calloc((size_t)n + 1, sizeof *ps->scratch_offset);
-    ps->events = calloc((size_t)n + 1, sizeof *ps->events);
+    ps->kentries = nd_calloc((size_t)n + 1, sizeof *ps->kentries);
+    ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
+    ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
@@ -155,8 +156,8 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     if (s == ND_OK && ps->scratch_bytes)
         s = nd_cuda_device_alloc(cu, ps->scratch_bytes, &ps->scratch, "reduction partials of a plan");
     if (s == ND_OK && (cu->profile || cu->trace)) {
-        ps->t0 = calloc((size_t)n + 1, sizeof *ps->t0);
-        ps->t1 = calloc((size_t)n + 1, sizeof *ps->t1);
+        ps->t0 = nd_calloc((size_t)n + 1, sizeof *ps->t0);
+        ps->t1 = nd_calloc((size_t)n + 1, sizeof *ps->t1);
         if (!ps->t0 || !ps->t1) s = nd_error_set(ND_ERR_OOM, "cuda: out of host memory for profiling events");
         for (int32_t i = 0; i < n && s == ND_OK; i++) {
             s = make_event(&ps->t0[i], cudaEventDefault);
@@ -246,7 +247,7 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
     for (int32_t i = 0; i < plan->n_steps; i++)
         if (plan->steps[i].kind == ND_STEP_COPY) need += 2 * sizeof(void *);
     if (need > ps->sig_cap) {
-        uint8_t *p = realloc(ps->sig, need);
+        uint8_t *p = nd_realloc(ps->sig, need);
         if (!p) return 0;
         ps->sig = p;
         ps->sig_cap = need;
@@ -329,7 +330,7 @@ static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan
     }
     nd_logf(3, "cuda: plan %016llx: new signature (addresses or parameters), capturing its graph%s",
             (unsigned long long)plan->key, empty ? "" : " into the least recently used one");
-    uint8_t *sig = malloc(sig_len);
+    uint8_t *sig = nd_malloc(sig_len);
     if (!sig) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a graph signature");
     memcpy(sig, ps->sig, sig_len);
     cudaGraph_t graph;

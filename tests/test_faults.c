@@ -1,0 +1,505 @@
+/* Faults never give a wrong answer (DESIGN.md "Errors").
+ *
+ * The sweep: for each representative program (an in-place stencil loop,
+ * matmul, reductions, concatenate, an overlapping assign, random draws, a
+ * host array streamed in chunks) count the injection points of each kind
+ * (common/fault.h: host allocations, backend allocations, kernel compiles,
+ * backend calls) the program passes, then for every N start a fresh
+ * runtime, make the inputs and an unrelated bystander array and sync them,
+ * fail the N-th point (once, then in a second run every point from the
+ * N-th on), run the program and read back every result into poisoned
+ * buffers. Each read must give the float64 reference value or an error
+ * whose message names the function (nd_...:) and the cause; the bystander
+ * and the inputs the program does not write keep their values; once the
+ * fault is disarmed a new flush works. Nothing may crash, and the
+ * sanitised run (scripts/test.sh) checks that nothing leaks.
+ *
+ * ND_TEST_FAULT_STRIDE=k (default 3; scripts/fault_sweep.sh sets 1) fails
+ * every k-th point only, so that CI stays within its budget; the first and
+ * last points are always swept. The tally (runs, harmless, reported,
+ * silently wrong) is printed per program and kind.
+ *
+ * The focused tests at the end each pin one cause of a wrong answer found
+ * by the sweep. */
+#include "common.h"
+#include "common/fault.h"
+#include "common/philox.h"
+
+#include <stdarg.h>
+
+#define MAX_CHECKS 16
+
+typedef struct {
+    /* Tally of one program's sweep over one kind. */
+    int64_t runs, harmless, reported, wrong, unnamed;
+    /* The run in progress. */
+    int run_reported, run_wrong, run_unnamed;
+    char unnamed_message[512];
+    int record_failed; /* a recording call returned NULL or an error */
+    char problem[768];
+    /* What the harness does in this run. */
+    int counting;
+    nd_fault_kind kind;
+    int64_t n;
+    int persistent;
+} sweep;
+
+static void problem(sweep *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(sweep *s, const char *fmt, ...) {
+    s->run_wrong = 1;
+    if (s->problem[0]) return; /* the first one says most */
+    int k = snprintf(s->problem, sizeof s->problem, "%s N=%lld%s: ", nd_fault_kind_name(s->kind),
+                     (long long)s->n, s->persistent ? "+" : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->problem + k, sizeof s->problem - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+static void arm(sweep *s) {
+    nd_clear_error();
+    if (s->counting) nd_fault_arm(s->kind, 0, 0);
+    else nd_fault_arm(s->kind, s->n, s->persistent);
+}
+
+/* A recording call's result: NULL or an error means the program was told
+ * at once, so what it meant to write may keep its old value. */
+static nd_array *rec(sweep *s, nd_array *a) {
+    if (!a) s->record_failed = 1;
+    return a;
+}
+static void rec_status(sweep *s, nd_status st) {
+    if (st != ND_OK) s->record_failed = 1;
+}
+
+/* An error message names the function and the cause. */
+static int good_message(const char *m) {
+    if (strncmp(m, "nd_", 3) != 0) return 0;
+    const char *colon = strchr(m, ':');
+    if (!colon || colon - m > 40) return 0;
+    return strstr(m, "memory") || strstr(m, "compile") || strstr(m, "backend") || strstr(m, "fault") ||
+           strstr(m, "NVRTC") || strstr(m, "cuda");
+}
+
+/* Reads a into a poisoned float64 buffer (via its own dtype) and checks it
+ * against want[0..n): the value, or an error that names function and cause.
+ * `must` (bystanders, disarmed reads): an error is a failure too. */
+static void check_read(sweep *s, nd_array *a, const double *want, int64_t n, double rtol, const char *what,
+                       int must) {
+    nd_dtype t = a ? nd_dtype_of(a) : ND_FLOAT64;
+    size_t item = nd_dtype_size(t);
+    unsigned char *buf = malloc((size_t)n * item + 16);
+    cr_assert(buf);
+    memset(buf, 0xA5, (size_t)n * item + 16);
+    nd_status st = nd_to_host(a, buf, (size_t)n * item);
+    if (st != ND_OK) {
+        const char *m = nd_last_error();
+        if (must) problem(s, "%s: read failed although it must not: %s", what, m);
+        else if (!good_message(m)) {
+            s->run_unnamed = 1;
+            if (!s->unnamed_message[0])
+                snprintf(s->unnamed_message, sizeof s->unnamed_message, "%s: %s", what, m);
+        } else {
+            s->run_reported = 1;
+        }
+        free(buf);
+        return;
+    }
+    if (!a) {
+        problem(s, "%s: nd_to_host(NULL) returned ND_OK", what);
+        free(buf);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double got = ref_decode(buf, t, i);
+        double tol = rtol * (fabs(want[i]) + 1.0);
+        if (!(fabs(got - want[i]) <= tol)) {
+            if (s->record_failed && !must) {
+                s->run_reported = 1; /* the program was told when it recorded */
+            } else {
+                problem(s, "%s: ND_OK but element %lld is %.17g, want %.17g", what, (long long)i, got, want[i]);
+            }
+            break;
+        }
+    }
+    for (int b = 0; b < 16; b++)
+        if (buf[(size_t)n * item + (size_t)b] != 0xA5) {
+            problem(s, "%s: nd_to_host wrote past the end", what);
+            break;
+        }
+    free(buf);
+}
+
+static nd_array *upload(const double *v, int ndim, const int64_t *shape) {
+    nd_array *a = nd_from_host(v, ND_FLOAT64, ndim, shape);
+    cr_assert(a, "nd_from_host: %s", nd_last_error());
+    return a;
+}
+
+static void fill_random(ndt_rng *r, double *v, int64_t n, double lo, double hi) {
+    for (int64_t i = 0; i < n; i++) v[i] = ndt_uniform(r, lo, hi);
+}
+
+/* --------------------------------------------------------- the programs */
+
+typedef struct {
+    ndt_rng rng;
+    nd_array *bystander;
+    double by[8];
+} world;
+
+/* Before arming: the bystander, made and synced without faults. */
+static void world_begin(world *w, sweep *s, const char *name) {
+    (void)s;
+    ndt_rng_init(&w->rng, name);
+    fill_random(&w->rng, w->by, 8, -3, 3);
+    w->bystander = upload(w->by, 1, (int64_t[]){8});
+}
+
+/* After the reads: disarm; the bystander keeps its value; a new flush
+ * works. Frees every handle the program made (its scope). */
+static void world_end(world *w, sweep *s) {
+    nd_fault_disarm();
+    nd_scope_end();
+    (void)nd_sync(); /* an error of the failed flush may surface here: fine */
+    nd_clear_error();
+    check_read(s, w->bystander, w->by, 8, 0, "bystander", 1);
+    nd_scope_begin();
+    nd_array *two = nd_full(ND_FLOAT64, ND_SHAPE(8), 2.0);
+    nd_array *y = nd_mul(nd_add(w->bystander, two), two);
+    double want[8];
+    for (int i = 0; i < 8; i++) want[i] = (w->by[i] + 2.0) * 2.0;
+    nd_clear_error();
+    check_read(s, y, want, 8, 0, "a new flush after the fault", 1);
+    nd_scope_end();
+    nd_free(w->bystander);
+    w->bystander = NULL;
+    nd_clear_error();
+}
+
+/* In-place Jacobi sweeps on a 12x10 grid through shifted views, with an
+ * early flush after the first, plus x += 1 on an unrelated existing array
+ * in the same flushes. */
+static void prog_stencil(sweep *s) {
+    world w;
+    world_begin(&w, s, "stencil");
+    enum { R = 12, C = 10, SWEEPS = 4 };
+    double u0[R * C], x0[7];
+    fill_random(&w.rng, u0, R * C, -1, 1);
+    fill_random(&w.rng, x0, 7, -5, 5);
+    nd_array *u = upload(u0, 2, (int64_t[]){R, C});
+    nd_array *x = upload(x0, 1, (int64_t[]){7});
+    nd_array *keep = upload(x0, 1, (int64_t[]){7}); /* an input nobody writes */
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *one = nd_scalar(1.0), *quarter = nd_scalar(0.25);
+    for (int k = 0; k < SWEEPS; k++) {
+        nd_scope_begin();
+        nd_array *c = nd_view(u, "1:-1, 1:-1");
+        nd_array *sum = nd_add(nd_add(nd_view(u, ":-2, 1:-1"), nd_view(u, "2:, 1:-1")),
+                               nd_add(nd_view(u, "1:-1, :-2"), nd_view(u, "1:-1, 2:")));
+        if (!c || !sum) s->record_failed = 1;
+        else rec_status(s, nd_assign(c, rec(s, nd_mul(sum, quarter))));
+        rec_status(s, nd_assign(x, rec(s, nd_add(x, nd_add(keep, one)))));
+        nd_scope_end();
+        if (k == 0) (void)nd_flush();
+    }
+    double ur[R * C], xr[7];
+    memcpy(ur, u0, sizeof ur);
+    memcpy(xr, x0, sizeof xr);
+    for (int k = 0; k < SWEEPS; k++) {
+        double nu[R * C];
+        memcpy(nu, ur, sizeof nu);
+        for (int i = 1; i < R - 1; i++)
+            for (int j = 1; j < C - 1; j++)
+                nu[i * C + j] = 0.25 * ((ur[(i - 1) * C + j] + ur[(i + 1) * C + j]) +
+                                        (ur[i * C + j - 1] + ur[i * C + j + 1]));
+        memcpy(ur, nu, sizeof ur);
+        for (int i = 0; i < 7; i++) xr[i] += x0[i] + 1.0;
+    }
+    check_read(s, u, ur, R * C, 1e-14, "stencil u", 0);
+    check_read(s, x, xr, 7, 1e-14, "x += keep + 1", 0);
+    check_read(s, keep, x0, 7, 0, "an input nobody writes", 0);
+    world_end(&w, s);
+    nd_free(u);
+    nd_free(x);
+    nd_free(keep);
+}
+
+static void prog_matmul(sweep *s) {
+    world w;
+    world_begin(&w, s, "matmul");
+    enum { M = 7, K = 5, N = 6 };
+    double a0[M * K], b0[K * N], c0[N];
+    fill_random(&w.rng, a0, M * K, -2, 2);
+    fill_random(&w.rng, b0, K * N, -2, 2);
+    fill_random(&w.rng, c0, N, -2, 2);
+    nd_array *a = upload(a0, 2, (int64_t[]){M, K});
+    nd_array *b = upload(b0, 2, (int64_t[]){K, N});
+    nd_array *c = upload(c0, 1, (int64_t[]){N});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *d = rec(s, nd_add(rec(s, nd_matmul(a, b)), c));
+    nd_array *e = rec(s, nd_matmul(rec(s, nd_transpose(d, NULL)), a)); /* (N,M)@(M,K) */
+    nd_array *tot = rec(s, nd_sum(d, ND_ALL_AXES));
+    double dr[M * N], er[N * K], tr = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0;
+            for (int k = 0; k < K; k++) acc += a0[i * K + k] * b0[k * N + j];
+            dr[i * N + j] = acc + c0[j];
+            tr += dr[i * N + j];
+        }
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < K; j++) {
+            double acc = 0;
+            for (int k = 0; k < M; k++) acc += dr[k * N + i] * a0[k * K + j];
+            er[i * K + j] = acc;
+        }
+    check_read(s, d, dr, M * N, 1e-12, "a@b + c", 0);
+    check_read(s, e, er, N * K, 1e-12, "(a@b + c).T @ a", 0);
+    check_read(s, tot, &tr, 1, 1e-12, "sum(a@b + c)", 0);
+    check_read(s, a, a0, M * K, 0, "input a", 0);
+    world_end(&w, s);
+    nd_free(a);
+    nd_free(b);
+    nd_free(c);
+}
+
+static void prog_reductions(sweep *s) {
+    world w;
+    world_begin(&w, s, "reductions");
+    enum { R = 6, C = 9 };
+    double x0[R * C];
+    fill_random(&w.rng, x0, R * C, -4, 4);
+    nd_array *x = upload(x0, 2, (int64_t[]){R, C});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *s0 = rec(s, nd_sum(x, 0));
+    nd_array *m1 = rec(s, nd_mean(rec(s, nd_square(x)), 1));
+    nd_array *am = rec(s, nd_argmax(x, 1));
+    nd_array *mx = rec(s, nd_max(x, ND_ALL_AXES));
+    (void)nd_flush();
+    nd_array *sd = rec(s, nd_std(x, 0));
+    double s0r[C] = {0}, m1r[R] = {0}, amr[R], mxr = -INFINITY, sdr[C];
+    for (int i = 0; i < R; i++) {
+        int best = 0;
+        for (int j = 0; j < C; j++) {
+            double v = x0[i * C + j];
+            s0r[j] += v;
+            m1r[i] += v * v / C;
+            if (v > x0[i * C + best]) best = j;
+            if (v > mxr) mxr = v;
+        }
+        amr[i] = best;
+    }
+    for (int j = 0; j < C; j++) {
+        double mean = s0r[j] / R, acc = 0;
+        for (int i = 0; i < R; i++) acc += (x0[i * C + j] - mean) * (x0[i * C + j] - mean);
+        sdr[j] = sqrt(acc / R);
+    }
+    check_read(s, s0, s0r, C, 1e-12, "sum axis 0", 0);
+    check_read(s, m1, m1r, R, 1e-12, "mean(x^2) axis 1", 0);
+    check_read(s, am, amr, R, 0, "argmax axis 1", 0);
+    check_read(s, mx, &mxr, 1, 0, "max", 0);
+    check_read(s, sd, sdr, C, 1e-12, "std axis 0", 0);
+    world_end(&w, s);
+    nd_free(x);
+}
+
+static void prog_concatenate(sweep *s) {
+    world w;
+    world_begin(&w, s, "concatenate");
+    double a0[3 * 4], b0[2 * 4];
+    fill_random(&w.rng, a0, 12, -2, 2);
+    fill_random(&w.rng, b0, 8, -2, 2);
+    nd_array *a = upload(a0, 2, (int64_t[]){3, 4});
+    nd_array *b = upload(b0, 2, (int64_t[]){2, 4});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *two = nd_scalar(2.0);
+    nd_array *ab = rec(s, nd_concatenate(2, (nd_array *[]){a, rec(s, nd_mul(b, two))}, 0)); /* (5,4) */
+    nd_array *side = rec(s, nd_concatenate(2, (nd_array *[]){rec(s, nd_transpose(a, NULL)),
+                                                             rec(s, nd_transpose(b, NULL))}, 1)); /* (4,5) */
+    nd_array *tot = rec(s, nd_sum(rec(s, nd_add(ab, rec(s, nd_transpose(side, NULL)))), 1));
+    double abr[20], sider[20], totr[5];
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) abr[i * 4 + j] = i < 3 ? a0[i * 4 + j] : 2 * b0[(i - 3) * 4 + j];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++) sider[i * 5 + j] = j < 3 ? a0[j * 4 + i] : b0[(j - 3) * 4 + i];
+    for (int i = 0; i < 5; i++) {
+        totr[i] = 0;
+        for (int j = 0; j < 4; j++) totr[i] += abr[i * 4 + j] + sider[j * 5 + i];
+    }
+    check_read(s, ab, abr, 20, 0, "concatenate axis 0", 0);
+    check_read(s, side, sider, 20, 0, "concatenate axis 1", 0);
+    check_read(s, tot, totr, 5, 1e-14, "sum of both", 0);
+    world_end(&w, s);
+    nd_free(a);
+    nd_free(b);
+}
+
+/* x[1:] = x[:-1] (NumPy copies the right-hand side first), then
+ * x[2:12] = 2 * x[0:10], then y = x * 3. */
+static void prog_overlap(sweep *s) {
+    world w;
+    world_begin(&w, s, "overlap");
+    enum { N = 20 };
+    double x0[N];
+    fill_random(&w.rng, x0, N, -3, 3);
+    nd_array *x = upload(x0, 1, (int64_t[]){N});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    rec_status(s, nd_assign(rec(s, nd_view(x, "1:")), rec(s, nd_view(x, ":-1"))));
+    rec_status(s, nd_assign(rec(s, nd_view(x, "2:12")), rec(s, nd_mul(rec(s, nd_view(x, "0:10")), nd_scalar(2.0)))));
+    nd_array *y = rec(s, nd_mul(x, nd_scalar(3.0)));
+    double xr[N], t[N], yr[N];
+    memcpy(xr, x0, sizeof xr);
+    memcpy(t, xr, sizeof t);
+    for (int i = 1; i < N; i++) xr[i] = t[i - 1];
+    memcpy(t, xr, sizeof t);
+    for (int i = 2; i < 12; i++) xr[i] = 2 * t[i - 2];
+    for (int i = 0; i < N; i++) yr[i] = 3 * xr[i];
+    check_read(s, x, xr, N, 0, "overlapping assigns", 0);
+    check_read(s, y, yr, N, 0, "3 * x", 0);
+    world_end(&w, s);
+    nd_free(x);
+}
+
+static void prog_random(sweep *s) {
+    world w;
+    world_begin(&w, s, "random");
+    enum { N = 40 };
+    nd_scope_begin();
+    arm(s);
+    nd_random_seed(7);
+    nd_array *u = rec(s, nd_random_uniform(ND_FLOAT64, ND_SHAPE(N), -1.0, 3.0));
+    nd_array *z = rec(s, nd_random_normal(ND_FLOAT64, ND_SHAPE(N), 0.5, 2.0));
+    nd_array *t = rec(s, nd_add(rec(s, nd_mul(u, nd_scalar(2.0))), z));
+    double ur[N], zr[N], tr[N];
+    for (int i = 0; i < N; i++) {
+        ur[i] = -1.0 + 4.0 * nd_philox_uniform_f64(7, 0, (uint64_t)i);
+        zr[i] = 0.5 + 2.0 * nd_philox_normal_f64(7, 1, (uint64_t)i);
+        tr[i] = ur[i] * 2.0 + zr[i];
+    }
+    check_read(s, u, ur, N, 1e-15, "uniform", 0);
+    check_read(s, z, zr, N, 1e-12, "normal", 0);
+    check_read(s, t, tr, N, 1e-12, "2u + z", 0);
+    world_end(&w, s);
+}
+
+/* A host array read by one reduction: on CUDA (ND_CHUNK_BYTES=4096 in the
+ * test's environment) it streams through the device in 16 chunks. */
+static void prog_stream(sweep *s) {
+    world w;
+    world_begin(&w, s, "stream");
+    enum { N = 16384 };
+    float *x0 = malloc(N * sizeof *x0);
+    cr_assert(x0);
+    double want = 0, wmax = -INFINITY;
+    for (int i = 0; i < N; i++) {
+        x0[i] = (float)ndt_uniform(&w.rng, -4, 4);
+        want += sqrt(fabs((double)x0[i]));
+        if (x0[i] > wmax) wmax = x0[i];
+    }
+    nd_array *x = nd_from_host(x0, ND_FLOAT32, ND_SHAPE(N));
+    cr_assert(x);
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *sum = rec(s, nd_sum(rec(s, nd_astype(rec(s, nd_sqrt(rec(s, nd_abs(x)))), ND_FLOAT64)), ND_ALL_AXES));
+    (void)nd_sync();
+    nd_array *mx = rec(s, nd_max(x, ND_ALL_AXES));
+    check_read(s, sum, &want, 1, 1e-6, "sum(sqrt|x|) streamed", 0);
+    check_read(s, mx, &wmax, 1, 0, "max(x) streamed", 0);
+    world_end(&w, s);
+    nd_free(x);
+    free(x0);
+}
+
+/* ------------------------------------------------------------ the sweep */
+
+static int64_t stride(void) {
+    const char *e = getenv("ND_TEST_FAULT_STRIDE");
+    int64_t k = e && *e ? strtoll(e, NULL, 10) : 3;
+    return k < 1 ? 1 : k;
+}
+
+static void fresh(void) {
+    nd_fault_disarm();
+    ndt_restart(NULL);
+}
+
+static void one_run(sweep *s, void (*prog)(sweep *)) {
+    fresh();
+    s->run_reported = s->run_wrong = s->run_unnamed = s->record_failed = 0;
+    prog(s);
+    nd_fault_disarm();
+    s->runs++;
+    s->unnamed += s->run_unnamed;
+    if (s->run_wrong) s->wrong++;
+    else if (s->run_unnamed) s->reported++;
+    else if (s->run_reported) s->reported++;
+    else s->harmless++;
+}
+
+static const nd_fault_kind all_kinds[] = {ND_FAULT_HOST_ALLOC, ND_FAULT_DEVICE_ALLOC, ND_FAULT_COMPILE,
+                                          ND_FAULT_BACKEND_CALL};
+
+static void run_sweep(const char *name, void (*prog)(sweep *)) {
+    int64_t total_wrong = 0, total_unnamed = 0;
+    char first[768] = "", first_unnamed[512] = "";
+    for (size_t ki = 0; ki < sizeof all_kinds / sizeof all_kinds[0]; ki++) {
+        sweep s;
+        memset(&s, 0, sizeof s);
+        s.kind = all_kinds[ki];
+        s.counting = 1;
+        one_run(&s, prog);
+        cr_assert(!s.run_wrong, "%s without faults: %s", name, s.problem);
+        int64_t points = nd_fault_count(s.kind);
+        memset(&s, 0, sizeof s);
+        s.kind = all_kinds[ki];
+        int64_t k = stride();
+        for (int64_t n = 1; n <= points; n += (n + k > points && n < points) ? points - n : k) {
+            for (int p = 0; p < 2; p++) {
+                s.n = n;
+                s.persistent = p;
+                one_run(&s, prog);
+            }
+        }
+        /* One point past the end: nothing fails, everything is right. */
+        s.n = points + 1;
+        s.persistent = 0;
+        one_run(&s, prog);
+        fprintf(stderr, "fault sweep %-12s %-12s %4lld points: %4lld runs, %4lld harmless, %4lld reported, "
+                "%lld silently wrong, %lld messages without function or cause\n", name, nd_fault_kind_name(s.kind),
+                (long long)points, (long long)s.runs, (long long)s.harmless, (long long)s.reported, (long long)s.wrong,
+                (long long)s.unnamed);
+        total_unnamed += s.unnamed;
+        if (s.unnamed && !first_unnamed[0]) snprintf(first_unnamed, sizeof first_unnamed, "%s", s.unnamed_message);
+        total_wrong += s.wrong;
+        if (s.wrong && !first[0]) snprintf(first, sizeof first, "%s", s.problem);
+    }
+    cr_expect(total_wrong == 0, "%s: %lld silently wrong runs; the first: %s", name, (long long)total_wrong, first);
+    cr_expect(total_unnamed == 0, "%s: %lld runs with an error message that names no function or cause; the "
+              "first: %s", name, (long long)total_unnamed, first_unnamed);
+}
+
+#undef NDT_TIMEOUT
+#define NDT_TIMEOUT 600
+
+NDT_TEST(faults, sweep_stencil) { run_sweep("stencil", prog_stencil); }
+NDT_TEST(faults, sweep_matmul) { run_sweep("matmul", prog_matmul); }
+NDT_TEST(faults, sweep_reductions) { run_sweep("reductions", prog_reductions); }
+NDT_TEST(faults, sweep_concatenate) { run_sweep("concatenate", prog_concatenate); }
+NDT_TEST(faults, sweep_overlap) { run_sweep("overlap", prog_overlap); }
+NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
+NDT_TEST(faults, sweep_stream) {
+    setenv("ND_CHUNK_BYTES", "4096", 1);
+    run_sweep("stream", prog_stream);
+}
