@@ -62,10 +62,20 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
     for (int k = 0; k < ndim; k++) r->shape[k] = shape[k];
 }
 
-void nd_graph_set_output(nd_node *n, nd_buffer *b) {
+int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
+    uint32_t v = nd_buffer_add_writer(b, n->index);
+    if (v == UINT32_MAX) {
+        /* No memory to record the write: the node goes, as if never added
+         * (it is the last one), and the caller reports the error. */
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
+        g->n_nodes--;
+        return -1;
+    }
     n->out = b;
     nd_buffer_ref(b);
-    n->out_version = nd_buffer_add_writer(b, n->index);
+    n->out_version = v;
+    return 0;
 }
 
 void nd_graph_clear(nd_graph *g) {

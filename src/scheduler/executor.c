@@ -34,6 +34,8 @@ struct nd_temp_pool {
     uint32_t cap_bytes;
     int32_t *temps;
     uint32_t cap_temps;
+    nd_failure **poison;
+    uint32_t cap_poison;
 };
 
 struct nd_returned_block {
@@ -130,6 +132,7 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     free(tp->ptrs);
     free(tp->bytes);
     free(tp->temps);
+    free(tp->poison);
     free(tp);
     ctx->temps = NULL;
 }
@@ -178,6 +181,9 @@ typedef struct {
      * after each step must not scan every slot. */
     int32_t *temps;
     int32_t n_temps;
+    /* Per plan slot, while running step by step: why its memory holds no
+     * value (a failed or skipped step wrote it), or NULL. */
+    nd_failure **poison;
 } bound_slots;
 
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
@@ -274,7 +280,7 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
  * itself (streams, events, a graph). The storages go back to the pool right
  * after: the backend's work is ordered before whatever takes them next. */
 static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
-                                bound_slots *bs) {
+                                bound_slots *bs, int *launched) {
     nd_backend *be = ctx->backend;
     void **ptrs = bs->ptrs;
     int32_t n_st = plan->n_storages, n_steps = plan->n_steps;
@@ -318,6 +324,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     }
     if (rc == ND_OK) {
         nd_bound_plan bound = {ptrs, copy_dst, (const void *const *)copy_src, walk->params};
+        *launched = 1;
         rc = be->run_plan(be, (nd_plan *)plan, &bound);
         if (ctx->stats)
             for (int32_t i = 0; i < n_steps; i++) {
@@ -337,27 +344,85 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     return rc;
 }
 
-/* Which external slots the steps from `from` on write: their buffers carry
- * the error when those steps could not run. Their twins hold nothing of
- * use either (the next plan is built after this one ran: no race). */
-static void mark_failed(const nd_plan *plan, const nd_flush_walk *walk, int32_t from,
-                        nd_status err) {
-    for (int32_t i = 0; i < plan->n_twins; i++) {
-        nd_buffer_twin *t = walk->buffers[plan->twin_walk_index[i]]->twin;
-        if (t) t->valid = 0;
+/* ------------------------------------------------------------ failures
+ *
+ * A step that fails (out of memory binding a slot, a backend call that
+ * fails) does not spoil the flush's other values (DESIGN.md "Errors": every
+ * array not involved keeps its value). The steps run in their order; a step
+ * that fails, and every later step that touches a slot a failed or skipped
+ * step wrote (or would have written), is skipped, and the buffers those
+ * skipped steps write are marked failed with the cause (nd_buffer_fail);
+ * every other step runs, so an array updated in place (x += 1) beside an
+ * unrelated failure gets its new value. A buffer a failed copy would have
+ * copied into another memory is not failed: its value is where it was. */
+
+/* The name of the buffer at walk position i's last write (for messages). */
+static const char *label_of(const nd_flush_walk *walk, int32_t i) {
+    return walk->labels ? walk->labels[i] : NULL;
+}
+
+static nd_failure *step_poisoned(const nd_plan *plan, const nd_step *st, nd_failure *const *poison) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL:
+        for (int32_t j = 0; j < st->kernel->n_slots; j++)
+            if (poison[st->slots[j]]) return poison[st->slots[j]];
+        return NULL;
+    case ND_STEP_MATMUL:
+        if (poison[st->matmul.a_slot]) return poison[st->matmul.a_slot];
+        if (poison[st->matmul.b_slot]) return poison[st->matmul.b_slot];
+        return poison[st->matmul.c_slot];
+    case ND_STEP_COPY:
+        if (poison[st->copy.src_slot]) return poison[st->copy.src_slot];
+        return poison[st->copy.dst_slot];
     }
-    for (int32_t i = from; i < plan->n_steps; i++) {
-        const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t j = 0; j < st->kernel->n_slots; j++) {
-                const nd_plan_slot *s = &plan->slots[st->slots[j]];
-                if (s->role == ND_SLOT_EXTERNAL && (st->slot_access[j] & ND_ACCESS_WRITE))
-                    walk->buffers[s->walk_index]->error = err;
+    (void)plan;
+    return NULL;
+}
+
+/* Slot `slot` (and every slot bound to the same memory: one buffer or one
+ * twin may have several) holds no value: `f` says why. */
+static void set_poison(nd_failure **poison, int32_t slot, nd_failure *f) {
+    nd_failure_ref(f);
+    nd_failure_unref(poison[slot]);
+    poison[slot] = f;
+}
+
+static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, nd_failure *f) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role == ND_SLOT_TEMP) {
+        set_poison(poison, slot, f);
+        return;
+    }
+    for (int32_t i = 0; i < plan->n_slots; i++)
+        if (plan->slots[i].role == s->role && plan->slots[i].walk_index == s->walk_index) set_poison(poison, i, f);
+}
+
+/* An external buffer a failed or skipped step writes: failed, with f. */
+static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot, nd_failure *f) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role == ND_SLOT_EXTERNAL)
+        nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(walk, s->walk_index));
+}
+
+static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failure **poison, const nd_step *st,
+                        nd_failure *f) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL:
+        for (int32_t j = 0; j < st->kernel->n_slots; j++)
+            if (st->slot_access[j] & ND_ACCESS_WRITE) {
+                poison_slot(plan, poison, st->slots[j], f);
+                fail_written(plan, walk, st->slots[j], f);
             }
-        } else if (st->kind == ND_STEP_MATMUL) {
-            const nd_plan_slot *s = &plan->slots[st->matmul.c_slot];
-            if (s->role == ND_SLOT_EXTERNAL) walk->buffers[s->walk_index]->error = err;
-        }
+        break;
+    case ND_STEP_MATMUL:
+        poison_slot(plan, poison, st->matmul.c_slot, f);
+        fail_written(plan, walk, st->matmul.c_slot, f);
+        break;
+    case ND_STEP_COPY:
+        /* The destination memory does not hold the value: later steps
+         * reading it are skipped; the buffer itself keeps its value. */
+        poison_slot(plan, poison, st->copy.dst_slot, f);
+        break;
     }
 }
 
@@ -366,7 +431,49 @@ static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_
     if (s->role != ND_SLOT_EXTERNAL) return;
     nd_buffer *b = walk->buffers[s->walk_index];
     b->valid = 1u << plan->memory;
-    b->error = ND_OK;
+    /* Written: a failure of an earlier version is over. A region store
+     * into a failed buffer (which leaves the rest failed) is failed again
+     * after the flush (the scheduler's taint list, nd_scheduler_finish). */
+    if (b->failure || b->error != ND_OK) nd_buffer_clear_failure(b);
+}
+
+/* A step that ran: buffers it wrote hold their value in the plan's memory
+ * only; a copy adds where it went. */
+static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const nd_step *st) {
+    if (st->kind == ND_STEP_COPY) {
+        if (st->copy.dst_slot == st->copy.src_slot)
+            walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |= 1u << st->copy.dst_memory;
+        return;
+    }
+    if (st->kind == ND_STEP_MATMUL) {
+        mark_produced(plan, walk, st->matmul.c_slot);
+        return;
+    }
+    for (int32_t j = 0; j < st->kernel->n_slots; j++)
+        if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
+}
+
+/* Every step failed (nothing ran, or a whole plan failed on the device):
+ * every buffer the plan writes is failed. */
+static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t j = 0; j < st->kernel->n_slots; j++)
+                if (st->slot_access[j] & ND_ACCESS_WRITE) fail_written(plan, walk, st->slots[j], f);
+        } else if (st->kind == ND_STEP_MATMUL) {
+            fail_written(plan, walk, st->matmul.c_slot, f);
+        }
+    }
+}
+
+/* The twins of a plan that failed hold nothing of use (the next plan is
+ * built after this one ran: no race). */
+static void forget_twins(const nd_plan *plan, const nd_flush_walk *walk) {
+    for (int32_t i = 0; i < plan->n_twins; i++) {
+        nd_buffer_twin *t = walk->buffers[plan->twin_walk_index[i]]->twin;
+        if (t) t->valid = 0;
+    }
 }
 
 /* bs: every slot unbound, and the list of the plan's temporaries. */
@@ -375,9 +482,12 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     uint32_t n = (uint32_t)plan->n_slots + 1;
     if (!tp || !nd_grow((void **)&tp->ptrs, &tp->cap_ptrs, n, sizeof *tp->ptrs) ||
         !nd_grow((void **)&tp->bytes, &tp->cap_bytes, n, sizeof *tp->bytes) ||
-        !nd_grow((void **)&tp->temps, &tp->cap_temps, n, sizeof *tp->temps))
-        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
+        !nd_grow((void **)&tp->temps, &tp->cap_temps, n, sizeof *tp->temps) ||
+        !nd_grow((void **)&tp->poison, &tp->cap_poison, n, sizeof *tp->poison))
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory binding a plan of %d steps", plan->n_steps);
     memset(tp->ptrs, 0, sizeof *tp->ptrs * n);
+    memset(tp->poison, 0, sizeof *tp->poison * n);
+    bs->poison = tp->poison;
     bs->ptrs = tp->ptrs;
     bs->bytes = tp->bytes;
     bs->temps = tp->temps;
@@ -387,48 +497,76 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     return ND_OK;
 }
 
+/* Runs the steps in order, skipping those a failure reaches (above). */
+static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
+    nd_failure *first = NULL;
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
+        nd_failure *made = NULL;
+        if (!cause) {
+            double t0 = ctx->profile ? nd_log_clock_us() : 0;
+            nd_status rc = run_step(ctx, plan, walk, bs, i);
+            if (ctx->profile && rc == ND_OK)
+                nd_profile_add_step(ctx->profile, st, NULL, (nd_log_clock_us() - t0) * 1e-6);
+            if (rc != ND_OK) {
+                cause = made = nd_failure_new(rc, nd_last_error());
+                if (!first) {
+                    first = cause;
+                    nd_failure_ref(first);
+                }
+            }
+        }
+        if (cause) step_failed(plan, walk, bs->poison, st, cause);
+        else step_produced(plan, walk, st);
+        nd_failure_unref(made); /* the slots and failed buffers hold it now */
+        release_temps_after(ctx, plan, bs, i);
+    }
+    release_temps_after(ctx, plan, bs, -1);
+    if (!first) return ND_OK;
+    for (int32_t i = 0; i < plan->n_slots; i++) {
+        nd_failure_unref(bs->poison[i]);
+        bs->poison[i] = NULL;
+    }
+    forget_twins(plan, walk);
+    /* The flush's error is its first failure (later ones overwrote it). */
+    nd_status rc = nd_error_set(first->status, "%s", first->cause);
+    nd_failure_unref(first);
+    return rc;
+}
+
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    bound_slots bs = {NULL, NULL, NULL, 0}; /* GCC cannot tell bind_begin sets it */
+    bound_slots bs = {NULL, NULL, NULL, 0, NULL}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = bind_begin(ctx, plan, &bs);
-    if (rc != ND_OK) return rc;
-    int32_t failed_at = -1;
-    if (be->run_plan) {
-        const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-        rc = run_whole_plan(ctx, plan, walk, &bs);
-        if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
-        if (rc != ND_OK) failed_at = 0;
-    } else {
-        for (int32_t i = 0; i < plan->n_steps; i++) {
-            double t0 = ctx->profile ? nd_log_clock_us() : 0;
-            rc = run_step(ctx, plan, walk, &bs, i);
-            if (ctx->profile && rc == ND_OK)
-                nd_profile_add_step(ctx->profile, &plan->steps[i], NULL, (nd_log_clock_us() - t0) * 1e-6);
-            if (rc != ND_OK) {
-                failed_at = i;
-                break;
-            }
-            release_temps_after(ctx, plan, &bs, i);
-        }
+    if (rc != ND_OK) {
+        nd_failure *f = nd_failure_new(rc, nd_last_error());
+        forget_twins(plan, walk);
+        fail_all(plan, walk, f);
+        nd_failure_unref(f);
+        return rc;
     }
-    release_temps_after(ctx, plan, &bs, -1);
-    int32_t done = failed_at < 0 ? plan->n_steps : failed_at;
-    /* Buffers written by steps that ran now hold their value in the plan's
-     * memory only; copies add where they went. */
-    for (int32_t i = 0; i < done; i++) {
-        const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_COPY) {
-            if (st->copy.dst_slot == st->copy.src_slot)
-                walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |= 1u << st->copy.dst_memory;
-            continue;
-        }
-        if (st->kind == ND_STEP_MATMUL) {
-            mark_produced(plan, walk, st->matmul.c_slot);
-            continue;
-        }
-        for (int32_t j = 0; j < st->kernel->n_slots; j++)
-            if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
+    if (!be->run_plan) return run_steps(ctx, plan, walk, &bs);
+    const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
+    int launched = 0;
+    rc = run_whole_plan(ctx, plan, walk, &bs, &launched);
+    if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
+    if (rc == ND_OK) {
+        for (int32_t i = 0; i < plan->n_steps; i++) step_produced(plan, walk, &plan->steps[i]);
+        return ND_OK;
     }
-    if (failed_at >= 0) mark_failed(plan, walk, failed_at, rc);
+    if (!launched) {
+        /* Binding failed (out of memory) before anything ran: run the steps
+         * one by one, which also needs less memory at once (temporaries
+         * are taken per step and given back after their last use), so the
+         * steps the failure does not reach still produce their values. */
+        nd_logf(2, "executor: binding a plan of %d steps failed (%s); running it step by step", plan->n_steps,
+                nd_last_error());
+        return run_steps(ctx, plan, walk, &bs);
+    }
+    nd_failure *f = nd_failure_new(rc, nd_last_error());
+    forget_twins(plan, walk);
+    fail_all(plan, walk, f);
+    nd_failure_unref(f);
     return rc;
 }

@@ -112,6 +112,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
 
 void nd_flush_walk_free(nd_flush_walk *w) {
     free(w->buffers);
+    free(w->labels);
     free(w->params);
     free(w->param_base);
     *w = (nd_flush_walk){0};

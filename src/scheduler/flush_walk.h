@@ -17,6 +17,11 @@ typedef struct {
     uint32_t *param_base; /* per node: index of its first parameter */
     uint32_t cap_nodes;
     uint64_t stamp; /* marks buffers numbered in this walk */
+    /* Per buffer (walk order): the recording function of its last pending
+     * write, for the message of a failure (set at submit by the scheduler;
+     * NULL when there was no memory for it). */
+    const char **labels;
+    uint32_t cap_labels;
 } nd_flush_walk;
 
 /* Fills w from g (reusing w's arrays). Returns ND_OK or ND_ERR_OOM. */

@@ -40,6 +40,10 @@ struct nd_kernel_builder {
     memo_entry *memo;
     int32_t n_memo, cap_memo;
     int32_t failed_node;
+    /* An allocation failed while building: the kernel is incomplete (a
+     * value or a store is missing), and the planner must fail the flush
+     * rather than plan it without them. */
+    int oom;
 };
 
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape) {
@@ -68,6 +72,13 @@ void nd_kb_free(nd_kernel_builder *kb) {
 }
 
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb) { return kb->failed_node; }
+int nd_kb_oom(const nd_kernel_builder *kb) { return kb->oom; }
+
+/* Every allocation failure while building goes through here. */
+static int32_t out_of_memory(nd_kernel_builder *kb, int32_t value) {
+    kb->oom = 1;
+    return value;
+}
 
 void nd_xform_identity(nd_xform *t, int ndim) {
     memset(t, 0, sizeof *t);
@@ -107,7 +118,7 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
     if (a < -1 || b < -1 || c < -1) return -2; /* an operand already failed */
     nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c};
     if (kb->n_insts * 2 >= kb->cap_cse && !cse_rehash(kb, kb->cap_cse ? kb->cap_cse * 2 : 64))
-        return -2;
+        return out_of_memory(kb, -2);
     uint64_t h = inst_hash(&in);
     int32_t s = (int32_t)(h & (uint64_t)(kb->cap_cse - 1));
     while (kb->cse[s] >= 0) {
@@ -117,7 +128,8 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
-    if (!nd_grow((void **)&kb->insts, (uint32_t *)&kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts)) return -2;
+    if (!nd_grow((void **)&kb->insts, (uint32_t *)&kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts))
+        return out_of_memory(kb, -2);
     kb->insts[kb->n_insts] = in;
     kb->cse[s] = kb->n_insts;
     return kb->n_insts++;
@@ -143,7 +155,8 @@ static int access_equal(const nd_ir_access *a, const nd_ir_access *b, int ndim) 
 static int32_t kernel_slot(nd_kernel_builder *kb, int32_t plan_slot) {
     for (int32_t s = 0; s < kb->n_slots; s++)
         if (kb->slots[s] == plan_slot) return s;
-    if (!nd_grow((void **)&kb->slots, (uint32_t *)&kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots)) return -1;
+    if (!nd_grow((void **)&kb->slots, (uint32_t *)&kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots))
+        return out_of_memory(kb, -1);
     kb->slots[kb->n_slots] = plan_slot;
     return kb->n_slots++;
 }
@@ -168,7 +181,7 @@ int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int
     while (l < kb->n_loads && !access_equal(&kb->loads[l], &a, kb->ndim)) l++;
     if (l == kb->n_loads) {
         if (!nd_grow((void **)&kb->loads, (uint32_t *)&kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
-            return -2;
+            return out_of_memory(kb, -2);
         kb->loads[kb->n_loads++] = a;
     }
     return emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
@@ -180,7 +193,7 @@ static int32_t index_value(nd_kernel_builder *kb, int64_t offset, const int64_t 
     while (l < kb->n_indices && !access_equal(&kb->indices[l], &a, kb->ndim)) l++;
     if (l == kb->n_indices) {
         if (!nd_grow((void **)&kb->indices, (uint32_t *)&kb->cap_indices, kb->n_indices + 1, sizeof *kb->indices))
-            return -2;
+            return out_of_memory(kb, -2);
         kb->indices[kb->n_indices++] = a;
     }
     return emit(kb, ND_IR_INDEX, ND_INT64, l, -1, -1);
@@ -197,9 +210,11 @@ static int32_t param_index(nd_kernel_builder *kb, int32_t flush_index, nd_dtype 
     while (p < kb->n_params && !(kb->params[p] == flush_index && kb->param_dtypes[p] == dtype)) p++;
     if (p == kb->n_params) {
         int32_t cap = kb->cap_params;
-        if (!nd_grow((void **)&kb->params, (uint32_t *)&cap, kb->n_params + 1, sizeof *kb->params)) return -2;
+        if (!nd_grow((void **)&kb->params, (uint32_t *)&cap, kb->n_params + 1, sizeof *kb->params))
+            return out_of_memory(kb, -2);
         cap = kb->cap_params;
-        if (!nd_grow((void **)&kb->param_dtypes, (uint32_t *)&cap, kb->n_params + 1, 1)) return -2;
+        if (!nd_grow((void **)&kb->param_dtypes, (uint32_t *)&cap, kb->n_params + 1, 1))
+            return out_of_memory(kb, -2);
         kb->cap_params = cap;
         kb->params[kb->n_params] = flush_index;
         kb->param_dtypes[kb->n_params] = (uint8_t)dtype;
@@ -405,9 +420,19 @@ int32_t nd_kb_node_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
 void nd_kb_store(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
                  const int64_t *strides, int32_t value, int region) {
     int32_t slot = kernel_slot(kb, plan_slot);
+    if (slot < 0 || value < 0) {
+        kb->oom |= slot < 0; /* a failed value was flagged where it failed */
+        return;
+    }
     int32_t cap = kb->cap_stores;
-    if (!nd_grow((void **)&kb->store_region, (uint32_t *)&cap, kb->n_stores + 1, 1)) return;
-    if (!nd_grow((void **)&kb->stores, (uint32_t *)&kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) return;
+    if (!nd_grow((void **)&kb->store_region, (uint32_t *)&cap, kb->n_stores + 1, 1)) {
+        kb->oom = 1;
+        return;
+    }
+    if (!nd_grow((void **)&kb->stores, (uint32_t *)&kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) {
+        kb->oom = 1;
+        return;
+    }
     kb->stores[kb->n_stores].at = make_access(kb, slot, dtype, offset, strides);
     kb->stores[kb->n_stores].value = nd_kb_cast(kb, value, dtype);
     kb->store_region[kb->n_stores] = (uint8_t)region;

@@ -187,6 +187,12 @@ static void record_access(void *arg, int32_t plan_slot, int write, int region) {
 static nd_status close_open(planner *P) {
     if (!P->open) return ND_OK;
     nd_step *s = &P->L.steps[P->open_step];
+    if (nd_kb_oom(P->open)) {
+        /* A merge into it ran out of memory: it lacks a value or a store. */
+        nd_kb_free(P->open);
+        P->open = NULL;
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    }
     s->kernel = nd_kb_finish(P->open, &s->slots, &s->params);
     if (s->kernel) s->slot_access = nd_calloc((size_t)s->kernel->n_slots + 1, 1);
     if (s->slot_access) {
@@ -203,6 +209,12 @@ static nd_status close_open(planner *P) {
 /* Hands a built kernel to the step list, merged into the open kernel when
  * they can share one pass over memory. */
 static nd_status add_kernel(planner *P, nd_kernel_builder *kb, int32_t node) {
+    if (nd_kb_oom(kb)) {
+        /* Planned without the value or store it lacks, the flush would
+         * report success for a write it never made. */
+        nd_kb_free(kb);
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    }
     if (nd_kb_failed_node(kb) >= 0) {
         P->retry_node = nd_kb_failed_node(kb);
         nd_kb_free(kb);
@@ -427,7 +439,12 @@ static nd_status find_store_chains(planner *P, const uint8_t *live) {
         }
         hazard[i] = v >= 0 && nd_kb_store_hazard(kb);
         any |= hazard[i];
+        int oom = nd_kb_oom(kb);
         nd_kb_free(kb);
+        if (oom) {
+            free(hazard);
+            return ND_ERR_OOM;
+        }
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) P->bctx.node_step[i] = -1;
     const nd_chain_slots slots = {chain_temp, chain_twin, P, P->memory};
