@@ -27,7 +27,7 @@
 
 #include <stdarg.h>
 
-#define MAX_CHECKS 16
+static const double x5[5] = {1.5, -2.25, 3.0, 0.5, -4.0};
 
 typedef struct {
     /* Tally of one program's sweep over one kind. */
@@ -441,9 +441,15 @@ static int64_t stride(void) {
     return k < 1 ? 1 : k;
 }
 
+/* nd_config.device_memory_limit of the runs (0: none). */
+static int64_t sweep_memory_limit;
+
 static void fresh(void) {
     nd_fault_disarm();
-    ndt_restart(NULL);
+    nd_config c;
+    memset(&c, 0, sizeof c);
+    c.device_memory_limit = sweep_memory_limit;
+    ndt_restart(&c);
 }
 
 static void one_run(sweep *s, void (*prog)(sweep *)) {
@@ -515,9 +521,52 @@ NDT_TEST(faults, sweep_stream) {
     run_sweep("stream", prog_stream);
 }
 
-/* ------------------------------------------------- focused regressions */
+/* A device memory limit below what the programs need (on CUDA; the CPU
+ * backend has none): every value right or an error naming the cause,
+ * nothing unrelated lost, the next flush works. */
+NDT_TEST(faults, device_memory_limit_below_need) {
+    static void (*const progs[])(sweep *) = {prog_stencil, prog_matmul, prog_reductions, prog_concatenate,
+                                             prog_overlap, prog_random, prog_stream};
+    static const int64_t limits[] = {4096, 16384, 65536};
+    sweep s;
+    memset(&s, 0, sizeof s);
+    s.counting = 1;
+    for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+        sweep_memory_limit = limits[l];
+        s.n = limits[l];
+        for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) one_run(&s, progs[p]);
+    }
+    sweep_memory_limit = 0;
+    fprintf(stderr, "device memory limit: %lld runs, %lld harmless, %lld reported, %lld silently wrong, %lld "
+            "messages without function or cause\n", (long long)s.runs, (long long)s.harmless, (long long)s.reported,
+            (long long)s.wrong, (long long)s.unnamed);
+    cr_expect(s.wrong == 0 && s.unnamed == 0, "%s %s", s.problem, s.unnamed_message);
+}
 
-static const double x5[5] = {1.5, -2.25, 3.0, 0.5, -4.0};
+/* ND_FAULT, the environment's way in (scripts/fault_sweep.sh, programs
+ * swept from outside): a bad value is nd_init's error; KIND:N fails the
+ * N-th point after nd_init. */
+NDT_TEST(faults, nd_fault_environment_variable) {
+    nd_shutdown();
+    setenv("ND_FAULT", "host_alloc:x", 1);
+    cr_assert_eq(nd_init(NULL), ND_ERR_ARG);
+    cr_assert(strstr(nd_last_error(), "ND_FAULT"), "%s", nd_last_error());
+    nd_clear_error();
+    setenv("ND_FAULT", "device_alloc:1", 1);
+    cr_assert_eq(nd_init(NULL), ND_OK, "%s", nd_last_error());
+    unsetenv("ND_FAULT");
+    nd_array *x = nd_from_host(x5, ND_FLOAT64, ND_SHAPE(5));
+    cr_assert_null(x, "the first backend allocation after nd_init was to fail");
+    cr_assert_eq(nd_last_status(), ND_ERR_OOM);
+    nd_clear_error();
+    x = nd_from_host(x5, ND_FLOAT64, ND_SHAPE(5)); /* only the first */
+    cr_assert(x, "%s", nd_last_error());
+    cr_assert_eq(nd_fault_count(ND_FAULT_DEVICE_ALLOC), 2);
+    nd_fault_disarm();
+    nd_free(x);
+}
+
+/* ------------------------------------------------- focused regressions */
 
 /* Planning fails (every host allocation from the first on fails during
  * the read's flush): the read reports it. nd_to_host used to ignore

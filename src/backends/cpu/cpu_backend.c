@@ -68,7 +68,7 @@ static void cpu_destroy(nd_backend *be) {
             uv_mutex_destroy((uv_mutex_t *)st->lock);
             free(st->lock);
         }
-        for (int i = 0; i < st->num_threads; i++) free(st->scratch[i]);
+        for (int i = 0; st->scratch && i < st->num_threads; i++) free(st->scratch[i]);
         free(st->scratch);
         free(st->scratch_bytes);
         nd_cpu_block_cache_free(st->blocks);
