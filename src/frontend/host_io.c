@@ -200,9 +200,13 @@ nd_status nd_fe_report_failure(const char *fn, const nd_array *a) {
     const char *how = b->error == ND_ERR_OOM ? " (free arrays you no longer need, or process smaller blocks; "
                                                "then compute it again)"
                                              : " (compute it again)";
-    return nd_error_set(b->error, "%s: array %s %s (a view of %s computed by %s) could not be computed: %s%s",
-                        fn, nd_format_shape(s1, sizeof s1, a->ndim, a->shape), nd_dtype_name(a->dtype), size,
-                        b->failed_label ? b->failed_label : "an operation", cause, how);
+    const char *by = b->failed_label ? b->failed_label : "an operation";
+    nd_format_shape(s1, sizeof s1, a->ndim, a->shape);
+    if ((size_t)nd_shape_size(a->ndim, a->shape) * nd_dtype_size(a->dtype) >= b->nbytes)
+        return nd_error_set(b->error, "%s: array %s %s of %s computed by %s could not be computed: %s%s", fn, s1,
+                            nd_dtype_name(a->dtype), size, by, cause, how);
+    return nd_error_set(b->error, "%s: array %s %s (a view of %s computed by %s) could not be computed: %s%s", fn,
+                        s1, nd_dtype_name(a->dtype), size, by, cause, how);
 }
 
 double nd_item(nd_array *a) {

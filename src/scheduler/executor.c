@@ -137,13 +137,25 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     ctx->temps = NULL;
 }
 
+/* The name of the buffer at walk position i's last write (for messages). */
+static const char *label_of(const nd_flush_walk *walk, int32_t i) {
+    return walk->labels ? walk->labels[i] : NULL;
+}
+
 /* Memory of buffer b in `memory`, allocated on first use. */
-static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out) {
+static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out,
+                               const char *label) {
     if (!b->mem[memory]) {
         const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
         nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
                                            &b->mem[memory]);
-        if (st != ND_OK) return st;
+        if (st != ND_OK) {
+            /* Say whose value it was for: the read that reports it names
+             * the array read, which may be another one computed from it. */
+            char cause[700];
+            snprintf(cause, sizeof cause, "%s", nd_last_error());
+            return nd_error_set(st, "%s, for the value of %s", cause, label ? label : "an operation");
+        }
         if (t0 > 0) nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, nd_log_clock_us() - t0);
         if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
@@ -191,7 +203,8 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     const nd_plan_slot *s = &plan->slots[slot];
     if (bs->ptrs[slot]) return ND_OK;
     if (s->role == ND_SLOT_EXTERNAL)
-        return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
+        return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot],
+                             label_of(walk, s->walk_index));
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
@@ -228,7 +241,7 @@ static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_
         return ND_OK;
     }
     void *base = NULL;
-    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base);
+    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base, label_of(walk, plan->slots[c->src_slot].walk_index));
     *dst = base ? (char *)base + c->dst_offset : NULL;
     return rc;
 }
@@ -308,7 +321,8 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         if (!sl->used)
             ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
         else if (sl->role == ND_SLOT_EXTERNAL)
-            rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
+            rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s],
+                               label_of(walk, sl->walk_index));
         else if (sl->role == ND_SLOT_TWIN)
             rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else
@@ -355,11 +369,6 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
  * every other step runs, so an array updated in place (x += 1) beside an
  * unrelated failure gets its new value. A buffer a failed copy would have
  * copied into another memory is not failed: its value is where it was. */
-
-/* The name of the buffer at walk position i's last write (for messages). */
-static const char *label_of(const nd_flush_walk *walk, int32_t i) {
-    return walk->labels ? walk->labels[i] : NULL;
-}
 
 static nd_failure *step_poisoned(const nd_plan *plan, const nd_step *st, nd_failure *const *poison) {
     switch (st->kind) {
