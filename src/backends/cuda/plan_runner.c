@@ -219,14 +219,20 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         for (int t = 1; t < ND_PLAN_STREAMS; t++)
             if (aux & (1u << t)) ND_CUDA_TRY(cudaStreamWaitEvent(cu->aux[t], ps->fork, 0), "cudaStreamWaitEvent");
     }
+    nd_status failed = ND_OK;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
         cudaStream_t stream = stream_of(cu, st->stream);
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
-        nd_status s = issue_step(be, ps, plan, bound, i, stream);
-        if (s != ND_OK) return s;
+        failed = issue_step(be, ps, plan, bound, i, stream);
+        /* A step that cannot be issued (a failed compile, no memory for
+         * its partials) ends the plan; the steps issued on other streams
+         * are still joined back below, so that the plan's temporaries,
+         * given back to the pool now, are not reused by the next plan
+         * while those steps still run. */
+        if (failed != ND_OK) break;
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t1[i], stream), "cudaEventRecord (profile)");
         if (st->signals) ND_CUDA_TRY(cudaEventRecord(ps->events[i], stream), "cudaEventRecord");
     }
@@ -235,7 +241,7 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         ND_CUDA_TRY(cudaEventRecord(ps->join[t], cu->aux[t]), "cudaEventRecord (plan join)");
         ND_CUDA_TRY(cudaStreamWaitEvent(cu->stream, ps->join[t], 0), "cudaStreamWaitEvent (plan join)");
     }
-    return ND_OK;
+    return failed;
 }
 
 /* ------------------------------------------------------------ graphs */
