@@ -137,9 +137,11 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     ctx->temps = NULL;
 }
 
-/* The name of the buffer at walk position i's last write (for messages). */
-static const char *label_of(const nd_flush_walk *walk, int32_t i) {
-    return walk->labels ? walk->labels[i] : NULL;
+/* The recording function of the value external slot `slot` gets last in
+ * this flush (for messages), or NULL. */
+static const char *label_of(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot) {
+    int32_t n = plan->slots[slot].last_writer;
+    return n >= 0 && walk->labels ? walk->labels[n] : NULL;
 }
 
 /* Memory of buffer b in `memory`, allocated on first use. */
@@ -204,7 +206,7 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     if (bs->ptrs[slot]) return ND_OK;
     if (s->role == ND_SLOT_EXTERNAL)
         return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot],
-                             label_of(walk, s->walk_index));
+                             label_of(plan, walk, slot));
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
@@ -241,7 +243,7 @@ static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_
         return ND_OK;
     }
     void *base = NULL;
-    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base, label_of(walk, plan->slots[c->src_slot].walk_index));
+    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base, label_of(plan, walk, c->src_slot));
     *dst = base ? (char *)base + c->dst_offset : NULL;
     return rc;
 }
@@ -322,7 +324,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
             ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
         else if (sl->role == ND_SLOT_EXTERNAL)
             rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s],
-                               label_of(walk, sl->walk_index));
+                               label_of(plan, walk, s));
         else if (sl->role == ND_SLOT_TWIN)
             rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else
@@ -410,7 +412,7 @@ static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, 
 static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot, nd_failure *f) {
     const nd_plan_slot *s = &plan->slots[slot];
     if (s->role == ND_SLOT_EXTERNAL)
-        nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(walk, s->walk_index));
+        nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(plan, walk, slot));
 }
 
 static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failure **poison, const nd_step *st,

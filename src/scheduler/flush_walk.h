@@ -17,9 +17,8 @@ typedef struct {
     uint32_t *param_base; /* per node: index of its first parameter */
     uint32_t cap_nodes;
     uint64_t stamp; /* marks buffers numbered in this walk */
-    /* Per buffer (walk order): the recording function of its last pending
-     * write, for the message of a failure (set at submit by the scheduler;
-     * NULL when there was no memory for it). */
+    /* Per node: its recording function ("nd_add"), which names a value
+     * the executor could not compute (the graph is gone by then). */
     const char **labels;
     uint32_t cap_labels;
 } nd_flush_walk;

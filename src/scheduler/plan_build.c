@@ -715,6 +715,8 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             memset(s, 0, sizeof *s);
             s->role = ND_SLOT_EXTERNAL;
             s->walk_index = (int32_t)b;
+            const nd_buffer *wb = walk->buffers[b];
+            s->last_writer = wb->n_writers ? (int32_t)wb->writers[wb->n_writers - 1] : -1;
             s->memory = memory;
             s->first_step = s->last_step = -1;
         }

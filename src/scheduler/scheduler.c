@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/grow.h"
 #include "graph/dot_export.h"
 #include "scheduler/executor.h"
 #include "scheduler/plan_build.h"
@@ -171,22 +170,6 @@ static void drop_tainted(nd_flush_job *job, int apply) {
     job->n_tainted = 0;
 }
 
-/* Per walked buffer, the recording function of its last pending write:
- * the executor names it when that value fails. Best effort: without
- * memory, failures name no function of their own. */
-static void collect_labels(const nd_graph *g, nd_flush_walk *w) {
-    if (!nd_grow((void **)&w->labels, &w->cap_labels, w->n_buffers + 1, sizeof *w->labels)) {
-        free(w->labels);
-        w->labels = NULL;
-        w->cap_labels = 0;
-        return;
-    }
-    for (uint32_t i = 0; i < w->n_buffers; i++) {
-        const nd_buffer *b = w->buffers[i];
-        w->labels[i] = b->n_writers ? g->nodes[b->writers[b->n_writers - 1]]->label : NULL;
-    }
-}
-
 nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *job) {
     memset(job, 0, sizeof *job);
     if (g->n_nodes == 0) return ND_OK;
@@ -209,7 +192,6 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
         nd_graph_clear(g);
         return rc;
     }
-    collect_labels(g, w);
     ctx->flush_index++;
     if (ctx->stats) {
         ctx->stats->flushes++;
