@@ -92,11 +92,21 @@ static int good_message(const char *m) {
     return names_cause(m);
 }
 
-/* Reads a into a poisoned float64 buffer (via its own dtype) and checks it
- * against want[0..n): the value, or an error that names function and cause.
- * `must` (bystanders, disarmed reads): an error is a failure too. */
+/* How a read is judged. */
+enum {
+    ANY = 0,  /* the value, or an error naming function and cause */
+    MUST = 1, /* the value (bystanders, unwritten inputs, reads after disarming) */
+    /* As ANY; also the old value when a store into the array (or into one
+     * it is computed from) was refused when recorded: nd_assign returned
+     * the error then. */
+    AFTER_STORES = 2,
+};
+
+/* Reads a into a poisoned buffer (in its own dtype) and checks it against
+ * want[0..n) as `how` says. */
 static void check_read(sweep *s, nd_array *a, const double *want, int64_t n, double rtol, const char *what,
-                       int must) {
+                       int how) {
+    const int must = how == MUST;
     nd_dtype t = a ? nd_dtype_of(a) : ND_FLOAT64;
     size_t item = nd_dtype_size(t);
     unsigned char *buf = malloc((size_t)n * item + 16);
@@ -125,7 +135,7 @@ static void check_read(sweep *s, nd_array *a, const double *want, int64_t n, dou
         double got = ref_decode(buf, t, i);
         double tol = rtol * (fabs(want[i]) + 1.0);
         if (!(fabs(got - want[i]) <= tol)) {
-            if (s->record_failed && !must) {
+            if (s->record_failed && how == AFTER_STORES) {
                 s->run_reported = 1; /* the program was told when it recorded */
             } else {
                 problem(s, "%s: ND_OK but element %lld is %.17g, want %.17g", what, (long long)i, got, want[i]);
@@ -174,14 +184,14 @@ static void world_end(world *w, sweep *s) {
     nd_scope_end();
     (void)nd_sync(); /* an error of the failed flush may surface here: fine */
     nd_clear_error();
-    check_read(s, w->bystander, w->by, 8, 0, "bystander", 1);
+    check_read(s, w->bystander, w->by, 8, 0, "bystander", MUST);
     nd_scope_begin();
     nd_array *two = nd_full(ND_FLOAT64, ND_SHAPE(8), 2.0);
     nd_array *y = nd_mul(nd_add(w->bystander, two), two);
     double want[8];
     for (int i = 0; i < 8; i++) want[i] = (w->by[i] + 2.0) * 2.0;
     nd_clear_error();
-    check_read(s, y, want, 8, 0, "a new flush after the fault", 1);
+    check_read(s, y, want, 8, 0, "a new flush after the fault", MUST);
     nd_scope_end();
     nd_free(w->bystander);
     w->bystander = NULL;
@@ -229,9 +239,9 @@ static void prog_stencil(sweep *s) {
         memcpy(ur, nu, sizeof ur);
         for (int i = 0; i < 7; i++) xr[i] += x0[i] + 1.0;
     }
-    check_read(s, u, ur, R * C, 1e-14, "stencil u", 0);
-    check_read(s, x, xr, 7, 1e-14, "x += keep + 1", 0);
-    check_read(s, keep, x0, 7, 0, "an input nobody writes", 1);
+    check_read(s, u, ur, R * C, 1e-14, "stencil u", AFTER_STORES);
+    check_read(s, x, xr, 7, 1e-14, "x += keep + 1", AFTER_STORES);
+    check_read(s, keep, x0, 7, 0, "an input nobody writes", MUST);
     world_end(&w, s);
     nd_free(u);
     nd_free(x);
@@ -272,7 +282,7 @@ static void prog_matmul(sweep *s) {
     check_read(s, d, dr, M * N, 1e-12, "a@b + c", 0);
     check_read(s, e, er, N * K, 1e-12, "(a@b + c).T @ a", 0);
     check_read(s, tot, &tr, 1, 1e-12, "sum(a@b + c)", 0);
-    check_read(s, a, a0, M * K, 0, "input a", 1);
+    check_read(s, a, a0, M * K, 0, "input a", MUST);
     world_end(&w, s);
     nd_free(a);
     nd_free(b);
@@ -376,8 +386,8 @@ static void prog_overlap(sweep *s) {
     memcpy(t, xr, sizeof t);
     for (int i = 2; i < 12; i++) xr[i] = 2 * t[i - 2];
     for (int i = 0; i < N; i++) yr[i] = 3 * xr[i];
-    check_read(s, x, xr, N, 0, "overlapping assigns", 0);
-    check_read(s, y, yr, N, 0, "3 * x", 0);
+    check_read(s, x, xr, N, 0, "overlapping assigns", AFTER_STORES);
+    check_read(s, y, yr, N, 0, "3 * x", AFTER_STORES);
     world_end(&w, s);
     nd_free(x);
 }
@@ -651,8 +661,8 @@ static void prog_small_store(sweep *s) {
         double u = nd_philox_uniform_f64(3, 0, (uint64_t)i);
         rt[i] = want[i] * u + exp(u);
     }
-    check_read(s, x, want, 5, 0, "x after three stores", 0);
-    check_read(s, t, rt, 5, 1e-14, "x * r + exp(r)", 0);
+    check_read(s, x, want, 5, 0, "x after three stores", AFTER_STORES);
+    check_read(s, t, rt, 5, 1e-14, "x * r + exp(r)", AFTER_STORES);
     world_end(&w, s);
     nd_free(x);
 }
