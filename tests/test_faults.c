@@ -778,3 +778,27 @@ NDT_TEST(faults, huge_lazy_array_names_its_creation) {
     nd_free(e);
     nd_free(z);
 }
+
+/* Out of memory, the executor gives its cached temporaries back and tries
+ * once more before failing (a single failed allocation then costs
+ * nothing). */
+NDT_TEST(faults, out_of_memory_releases_cached_temporaries) {
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = i * 0.5 - 3;
+    nd_array *x = upload(v, 1, (int64_t[]){64});
+    /* x[1:] = x[:-1] computes its right-hand side into a temporary, which
+     * goes to the executor's pool afterwards. */
+    cr_assert(nd_assign(nd_view(x, "1:"), nd_view(x, ":-1")) == ND_OK);
+    cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
+    nd_array *y = nd_add(x, x);
+    nd_fault_arm(ND_FAULT_DEVICE_ALLOC, 1, 0);
+    nd_status st = nd_sync();
+    int64_t failed = nd_fault_failed();
+    nd_fault_disarm();
+    cr_assert_eq(failed, 1);
+    cr_assert_eq(st, ND_OK, "%s", nd_last_error());
+    double got[64];
+    cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 64; i++) cr_assert_eq(got[i], 2 * (i ? v[i - 1] : v[0]));
+    nd_free(x), nd_free(y);
+}

@@ -69,6 +69,27 @@ static void take_returned(nd_scheduler_ctx *ctx) {
     }
 }
 
+/* backend->alloc; out of memory, the pool's cached temporaries go back to
+ * the backend and it is tried once more (DESIGN.md: out of memory first
+ * releases cached memory and retries). */
+static nd_status alloc_or_release_and_retry(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
+    nd_backend *be = ctx->backend;
+    nd_status st = be->alloc(be, memory, bytes, out);
+    if (st != ND_ERR_OOM) return st;
+    take_returned(ctx);
+    struct nd_temp_pool *tp = ctx->temps;
+    if (!tp || tp->n_free == 0) return st;
+    size_t cached = 0;
+    for (int32_t i = 0; i < tp->n_free; i++) {
+        cached += tp->free_blocks[i].bytes;
+        be->release(be, tp->free_blocks[i].memory, tp->free_blocks[i].ptr, tp->free_blocks[i].bytes);
+    }
+    tp->n_free = 0;
+    nd_logf(2, "executor: out of memory allocating %zu bytes; released %zu bytes of cached temporaries and "
+            "retrying", bytes, cached);
+    return be->alloc(be, memory, bytes, out);
+}
+
 /* A block of at least `bytes`, and its size in *got: a pooled block may be
  * larger, and goes back with its own size (given back with the size asked,
  * it would be kept as smaller than it is: unfit for the next ask of its
@@ -97,9 +118,8 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
             return ND_OK;
         }
     }
-    nd_backend *be = ctx->backend;
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-    nd_status st = be->alloc(be, memory, bytes, out);
+    nd_status st = alloc_or_release_and_retry(ctx, memory, bytes, out);
     if (st != ND_OK) return st;
     *got = bytes;
     if (t0 > 0)
@@ -149,8 +169,7 @@ static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memo
                                const char *label) {
     if (!b->mem[memory]) {
         const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-        nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
-                                           &b->mem[memory]);
+        nd_status st = alloc_or_release_and_retry(ctx, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
         if (st != ND_OK) {
             /* Say whose value it was for: the read that reports it names
              * the array read, which may be another one computed from it. */
