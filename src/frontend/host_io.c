@@ -72,6 +72,7 @@ static void copy_parallel(void *dst, const void *src, size_t bytes) {
 }
 
 nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
     static const char fn[] = "nd_from_host";
     if (nd_runtime_ensure() != ND_OK) return NULL;
     size_t nbytes;
@@ -131,11 +132,9 @@ static void gather(unsigned char *dst, const unsigned char *src, size_t item, in
 }
 
 nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
+    ND_API_GUARD();
     static const char fn[] = "nd_to_host";
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return nd_last_status();
-    }
+    if (nd_fe_arg(fn, "a", a)) return nd_last_status();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     int64_t n = nd_shape_size(a->ndim, a->shape);
@@ -175,11 +174,9 @@ nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
 }
 
 double nd_item(nd_array *a) {
+    ND_API_GUARD();
     static const char fn[] = "nd_item";
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return NAN;
-    }
+    if (nd_fe_arg(fn, "a", a)) return NAN;
     int64_t n = nd_shape_size(a->ndim, a->shape);
     if (n != 1) {
         char s[200];

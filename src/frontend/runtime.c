@@ -1,5 +1,6 @@
 /* The runtime: start (nd_config merged with ND_* variables), stop, flushes,
  * statistics. Everything mutable lives in nd_rt. */
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,9 +191,7 @@ static void release_twin_memory(void *ctx, int memory, void *ptr, size_t nbytes)
     nd_temp_pool_return(&nd_rt.sched, memory, ptr, nbytes);
 }
 
-static void at_exit(void) {
-    if (nd_rt.initialised) nd_shutdown();
-}
+static void at_exit(void) { nd_shutdown(); /* nothing if not running */ }
 
 static int copy_path(char *dst, size_t cap, const char *src, const char *what) {
     if (strlen(src) >= cap) {
@@ -219,6 +218,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
 }
 
 nd_status nd_init(const nd_config *cfg) {
+    ND_API_GUARD(); /* also makes the lazy start (nd_runtime_ensure) race-free */
     if (nd_rt.initialised)
         return nd_error_set(ND_ERR_STATE, "nd_init: the runtime is already running (call "
                             "nd_shutdown first to restart with other settings)");
@@ -298,6 +298,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.rng_seed = 0;
     nd_rt.rng_stream = 0;
     nd_rt.buffer_pool.max = nd_rt.array_pool.max = ND_RECYCLE_MAX;
+    nd_rt.array_pool.delay_on = 1; /* freed handles wait: a second nd_free is caught */
     nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, NULL, &nd_rt.buffer_pool,
                                     &nd_rt.array_pool};
     nd_buffer_set_memory_hooks(&hooks);
@@ -318,6 +319,7 @@ nd_status nd_init(const nd_config *cfg) {
 }
 
 nd_status nd_runtime_ensure(void) {
+    assert(nd_api_held() && "nd_runtime_ensure outside a public function's API guard");
     if (nd_rt.initialised) return ND_OK;
     return nd_init(NULL);
 }
@@ -366,16 +368,23 @@ static nd_status run_pending_on(int hand_off) {
 static nd_status run_pending(void) { return run_pending_on(1); }
 
 void nd_shutdown(void) {
+    ND_API_GUARD();
     if (!nd_rt.initialised) return;
     run_pending_on(0);
     nd_flush_worker_stop(nd_rt.worker);
     nd_rt.worker = NULL;
     nd_rt.backend->synchronize(nd_rt.backend);
-    /* Scoped handles die with the runtime; others become invalid. */
-    while (nd_rt.scope_depth > 0) nd_scope_end();
-    free(nd_rt.scope_items);
-    free(nd_rt.scope_marks);
+    /* Every thread's scoped handles die with the runtime. */
+    nd_scope_release_all();
     nd_graph_destroy(&nd_rt.graph);
+    /* Handles that outlive the runtime keep their descriptors but not
+     * their memory: a loop of (make, shutdown, free) must not grow. Before
+     * the scheduler's pool of temporaries goes (twins return there) and
+     * the backend (which releases the memory). */
+    int64_t survivors = nd_buffer_release_all();
+    if (survivors > 0)
+        nd_logf(2, "nd_shutdown: released the memory of %lld buffers that handles still reach "
+                "(those handles only nd_free now)", (long long)survivors);
     nd_scheduler_release(&nd_rt.sched);
     nd_plan_cache_free(nd_rt.sched.cache);
     if (nd_rt.sched.profile) {
@@ -392,12 +401,14 @@ void nd_shutdown(void) {
 }
 
 nd_status nd_flush(void) {
+    ND_API_GUARD();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     return run_pending();
 }
 
 nd_status nd_sync(void) {
+    ND_API_GUARD();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     st = run_pending_on(0);
@@ -466,11 +477,13 @@ void nd_runtime_before_record(void) {
 }
 
 const char *nd_backend_name(void) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";
     return nd_rt.backend->name;
 }
 
 void nd_get_stats(nd_stats *out) {
+    ND_API_GUARD();
     if (!out) {
         nd_error_null_input("nd_get_stats", "out");
         return;
@@ -484,6 +497,7 @@ void nd_get_stats(nd_stats *out) {
 }
 
 nd_status nd_graph_dump_dot(const char *path) {
+    ND_API_GUARD();
     if (!path)
         return nd_error_set(ND_ERR_ARG, "nd_graph_dump_dot: path is NULL (pass a file name such "
                             "as \"graph.dot\")");

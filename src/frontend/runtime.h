@@ -1,5 +1,6 @@
 /* The one runtime struct: all mutable library state outside the per-thread
- * error lives here. */
+ * error and scopes lives here. Every public function reaches it under the
+ * API lock (common/api_guard.h). */
 #ifndef ND_FRONTEND_RUNTIME_H
 #define ND_FRONTEND_RUNTIME_H
 
@@ -20,11 +21,6 @@ typedef struct {
     /* Runs planned flushes while the caller records (NULL: the caller runs
      * them, ND_EXECUTOR_THREAD=0 or the thread could not start). */
     struct nd_flush_worker *worker;
-    /* Scopes: a stack of handles; scope_marks[d] = first entry of depth d. */
-    nd_array **scope_items;
-    int64_t n_scope_items, cap_scope_items;
-    int64_t *scope_marks;
-    int32_t scope_depth, cap_scope_depth;
     /* Recycled buffer descriptors and array handles (common/freelist.h). */
     nd_freelist buffer_pool, array_pool;
     uint64_t rng_seed;
@@ -49,7 +45,11 @@ void nd_runtime_after_record(void);
 /* Called before a node is added to the graph: runs an early flush that is
  * due (the statements before are complete and their temporaries freed). */
 void nd_runtime_before_record(void);
-/* Registers a new handle in the current scope (if any). */
+/* Registers a new handle in this thread's innermost scope (if any). */
 nd_array *nd_runtime_track(nd_array *a);
+/* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */
+void nd_runtime_untrack(nd_array *a);
+/* nd_shutdown: closes every thread's scopes and frees their stacks. */
+void nd_scope_release_all(void);
 
 #endif
