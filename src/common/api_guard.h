@@ -29,6 +29,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
