@@ -8,7 +8,12 @@
 
 #include <unistd.h>
 
-static double sum_of(nd_array *a) { return nd_item(nd_sum(a, ND_ALL_AXES)); }
+static double sum_of(nd_array *a) {
+    nd_array *s = nd_sum(a, ND_ALL_AXES);
+    double v = nd_item(s);
+    nd_free(s);
+    return v;
+}
 
 /* ------------------------------------------------------------ nd_free twice */
 

@@ -74,6 +74,14 @@ static void check_values(job *j, nd_array *a, const double *want, int64_t n, dou
     free(got);
 }
 
+/* The sum of all of a's elements (the temporary freed). */
+static double sum_of(nd_array *a) {
+    nd_array *s = nd_sum(a, ND_ALL_AXES);
+    double v = nd_item(s);
+    nd_free(s);
+    return v;
+}
+
 static void check_status(job *j, const char *what) {
     if (nd_last_status() != ND_OK) {
         fail(j, "thread %d: %s: unexpected error %s: %s", j->id, what,
@@ -110,7 +118,7 @@ static void program(job *j, int iter) {
         total += colsum[c];
     }
     check_values(j, nd_sum(y, 0), colsum, C, 1e-12, "nd_sum axis 0");
-    double item = nd_item(nd_sum(y, ND_ALL_AXES));
+    double item = sum_of(y);
     if (!close_to(item, total, 1e-12))
         fail(j, "thread %d: nd_item(nd_sum(y)) = %.17g, want %.17g", j->id, item, total);
     double mx = nd_item(nd_max(xa, ND_ALL_AXES)), want_mx = x[0];
@@ -166,7 +174,11 @@ static void program(job *j, int iter) {
     /* The shared input, read only: shared * (id + 1) + x[0], and its sum. */
     if (j->shared) {
         const int64_t n = j->shared_n;
-        double *want = malloc((size_t)n * sizeof *want), s = 0;
+        double *want = calloc((size_t)n, sizeof *want), s = 0;
+        if (!want) {
+            fail(j, "thread %d: out of memory in the test", j->id);
+            return;
+        }
         double k = (double)(j->id + 1);
         for (int64_t i = 0; i < n; i++) {
             want[i] = j->shared_host[i] * k + x[0];
@@ -284,7 +296,7 @@ static void *error_thread(void *arg) {
                  nd_status_name(nd_last_status()), nd_last_error());
         /* Work, and an error of its own that thread 0 must not see. */
         nd_array *a = nd_arange(ND_FLOAT64, 0, 10, 1);
-        double s = nd_item(nd_sum(a, ND_ALL_AXES));
+        double s = sum_of(a);
         if (s != 45.0) fail(j, "thread %d: sum(arange(10)) = %g", j->id, s);
         if (nd_view(a, "5, 5") != NULL || nd_last_status() != ND_ERR_INDEX)
             fail(j, "thread %d: nd_view(a, \"5, 5\") of a 1-d array did not fail", j->id);
@@ -324,14 +336,14 @@ static void *scope_thread(void *arg) {
     pthread_barrier_wait(j->barrier); /* thread 0's scopes are closed */
     if (j->id != 0) {
         /* Its handle survived thread 0's scope end. */
-        double s = nd_item(nd_sum(mine, ND_ALL_AXES));
+        double s = sum_of(mine);
         if (s != 100.0 * (j->id + 1))
             fail(j, "thread %d: its scoped array sums to %g, want %g", j->id, s,
                  100.0 * (j->id + 1));
         /* nd_keep moves a handle out of this thread's outermost scope. */
         nd_array *kept = nd_keep(nd_mul(mine, nd_scalar(2.0)));
         nd_scope_end();
-        s = nd_item(nd_sum(kept, ND_ALL_AXES));
+        s = sum_of(kept);
         if (s != 200.0 * (j->id + 1))
             fail(j, "thread %d: a kept array sums to %g, want %g", j->id, s, 200.0 * (j->id + 1));
         nd_free(kept);
@@ -347,7 +359,7 @@ NDT_TEST(threads, scopes_are_per_thread) {
     nd_scope_begin();
     nd_array *outer = nd_ones(ND_INT32, ND_SHAPE(7));
     run_threads(jobs, N_THREADS, scope_thread);
-    cr_expect_eq(nd_item(nd_sum(outer, ND_ALL_AXES)), 7.0, "%s", nd_last_error());
+    cr_expect_eq(sum_of(outer), 7.0, "%s", nd_last_error());
     nd_scope_end();
     cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
 }
@@ -360,7 +372,7 @@ static void *exit_in_scope_thread(void *arg) {
     nd_array *a = nd_full(ND_FLOAT64, ND_SHAPE(1000), 3.0);
     nd_scope_begin();
     nd_array *b = nd_add(a, a);
-    double s = nd_item(nd_sum(b, ND_ALL_AXES));
+    double s = sum_of(b);
     if (s != 6000.0) fail(j, "thread %d: sum = %g, want 6000", j->id, s);
     return NULL; /* both scopes still open */
 }
@@ -388,7 +400,7 @@ static void *shutdown_scope_thread(void *arg) {
     job *j = arg;
     nd_scope_begin();
     nd_array *a = nd_full(ND_FLOAT64, ND_SHAPE(500), 1.0);
-    if (nd_item(nd_sum(a, ND_ALL_AXES)) != 500.0) fail(j, "thread %d: wrong sum", j->id);
+    if (sum_of(a) != 500.0) fail(j, "thread %d: wrong sum", j->id);
     pthread_barrier_wait(j->barrier); /* 1: scope open */
     pthread_barrier_wait(j->barrier); /* 2: the runtime was shut down and restarted */
     nd_scope_end();
@@ -398,7 +410,7 @@ static void *shutdown_scope_thread(void *arg) {
     nd_clear_error();
     nd_scope_begin();
     nd_array *b = nd_full(ND_FLOAT64, ND_SHAPE(5), 2.0);
-    if (nd_item(nd_sum(b, ND_ALL_AXES)) != 10.0) fail(j, "thread %d: wrong sum after restart", j->id);
+    if (sum_of(b) != 10.0) fail(j, "thread %d: wrong sum after restart", j->id);
     nd_scope_end();
     check_status(j, "after the restart");
     return NULL;
@@ -444,7 +456,7 @@ static void *init_thread(void *arg) {
     }
     /* Lazy start: the first call of any function starts the runtime. */
     nd_array *a = nd_arange(ND_INT64, 0, 100 + j->id, 1);
-    double s = nd_item(nd_sum(a, ND_ALL_AXES)), n = 100 + j->id;
+    double s = sum_of(a), n = 100 + j->id;
     if (s != n * (n - 1) / 2)
         fail(j, "thread %d: sum(arange(%g)) = %g (%s)", j->id, n, s, nd_last_error());
     nd_free(a);

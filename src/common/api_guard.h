@@ -45,21 +45,21 @@ extern _Thread_local nd_api_thread_state nd_api_tls
     __attribute__((visibility("hidden"), tls_model("initial-exec")));
 extern pthread_mutex_t nd_api_mutex __attribute__((visibility("hidden")));
 
+/* (Fields reached directly, not through &nd_api_tls: UBSan's null check
+ * misreads the address of an initial-exec TLS variable.) */
 static inline int nd_api_enter(const char *fn) {
-    nd_api_thread_state *t = &nd_api_tls;
-    if (t->depth++ == 0) {
-        assert(!t->forbidden && "an nd-internal thread called the public API (deadlock)");
+    if (nd_api_tls.depth++ == 0) {
+        assert(!nd_api_tls.forbidden && "an nd-internal thread called the public API (deadlock)");
         pthread_mutex_lock(&nd_api_mutex);
-        t->fn = fn;
+        nd_api_tls.fn = fn;
     }
     return 0;
 }
 
 static inline void nd_api_leave(int *unused) {
     (void)unused;
-    nd_api_thread_state *t = &nd_api_tls;
-    if (--t->depth == 0) {
-        t->fn = NULL;
+    if (--nd_api_tls.depth == 0) {
+        nd_api_tls.fn = NULL;
         pthread_mutex_unlock(&nd_api_mutex);
     }
 }
