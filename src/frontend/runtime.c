@@ -374,11 +374,13 @@ void nd_shutdown(void) {
     nd_flush_worker_stop(nd_rt.worker);
     nd_rt.worker = NULL;
     nd_rt.backend->synchronize(nd_rt.backend);
-    /* Every thread's scoped handles die with the runtime. */
-    nd_scope_release_all();
+    /* This thread's scoped handles die with the runtime; other threads'
+     * become handles that outlived it (below), until their scopes close. */
+    nd_scope_shutdown();
     nd_graph_destroy(&nd_rt.graph);
-    /* Handles that outlive the runtime keep their descriptors but not
-     * their memory: a loop of (make, shutdown, free) must not grow. Before
+    /* Handles that outlive the runtime (also in other threads' scopes) keep
+     * their descriptors but not their memory: a loop of (make, shutdown,
+     * free) must not grow. Before
      * the scheduler's pool of temporaries goes (twins return there) and
      * the backend (which releases the memory). */
     int64_t survivors = nd_buffer_release_all();

@@ -49,7 +49,9 @@ void nd_runtime_before_record(void);
 nd_array *nd_runtime_track(nd_array *a);
 /* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */
 void nd_runtime_untrack(nd_array *a);
-/* nd_shutdown: closes every thread's scopes and frees their stacks. */
-void nd_scope_release_all(void);
+/* nd_shutdown: closes the calling thread's scopes and frees its stack;
+ * other threads' scoped handles stay, to be released with their memory
+ * (scope.c says why). */
+void nd_scope_shutdown(void);
 
 #endif

@@ -7,10 +7,13 @@
  * an nd_free that kills it, from any thread, clears its entry and the scope
  * end does not free it again, and so nd_keep is O(1).
  *
- * Every stack is on a registry, so nd_shutdown can close every thread's
- * scopes and free the stacks (nd_scope_release_all); it also clears the
- * owning thread's pointer to its stack, through `self`. A thread that exits
- * with a stack has its scopes closed and the stack freed by a thread-exit
+ * nd_shutdown (nd_scope_shutdown) closes the calling thread's scopes and
+ * frees its stack. Other threads' scopes stay open: those threads may be using their handles at this moment, so the
+ * handles stay valid, as handles that outlived the runtime (the shutdown
+ * releases their memory, nd_buffer_release_all, and ops reject them with
+ * ND_ERR_STATE) until their thread closes the scope or exits. Freed at the
+ * shutdown, a later use would read freed memory. A thread that exits with a
+ * stack has its scopes closed and the stack freed by a thread-exit
  * destructor (a pthread key's). All of this runs under the API lock. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,14 +26,11 @@ typedef struct nd_scope_stack {
     int64_t n_items, cap_items;
     int64_t *marks;
     int32_t depth, cap_depth;
-    struct nd_scope_stack **self; /* the owning thread's my_scopes */
-    struct nd_scope_stack *prev, *next;
 } nd_scope_stack;
 
 /* The calling thread's stack (NULL until its first nd_scope_begin). Read on
  * every op (nd_runtime_track): initial-exec, as the API guard's state. */
 static _Thread_local nd_scope_stack *my_scopes __attribute__((tls_model("initial-exec")));
-static nd_scope_stack *registry;
 static pthread_key_t exit_key;
 static int exit_key_made;
 
@@ -76,17 +76,15 @@ static void close_scope(nd_scope_stack *s) {
     s->depth--;
 }
 
-/* Closes every scope of s, unregisters and frees it, and clears its
- * thread's pointer to it. */
-static void free_stack(nd_scope_stack *s) {
+/* Closes every scope of this thread and frees its stack. */
+static void free_my_stack(void) {
+    nd_scope_stack *s = my_scopes;
+    if (!s) return;
     while (s->depth > 0) close_scope(s);
-    if (s->prev) s->prev->next = s->next;
-    else registry = s->next;
-    if (s->next) s->next->prev = s->prev;
-    *s->self = NULL;
     free(s->items);
     free(s->marks);
     free(s);
+    my_scopes = NULL;
 }
 
 /* A thread exits: its scopes close as if it had called nd_scope_end. The
@@ -94,14 +92,12 @@ static void free_stack(nd_scope_stack *s) {
 static void thread_exit(void *unused) {
     (void)unused;
     nd_api_enter("nd_scope_end");
-    if (my_scopes) free_stack(my_scopes);
+    free_my_stack();
     int token = 0;
     nd_api_leave(&token);
 }
 
-void nd_scope_release_all(void) {
-    while (registry) free_stack(registry);
-}
+void nd_scope_shutdown(void) { free_my_stack(); }
 
 static nd_scope_stack *stack_of_this_thread(void) {
     if (my_scopes) return my_scopes;
@@ -120,10 +116,6 @@ static nd_scope_stack *stack_of_this_thread(void) {
                      "stack");
         return NULL;
     }
-    s->self = &my_scopes;
-    s->next = registry;
-    if (registry) registry->prev = s;
-    registry = s;
     my_scopes = s;
     return s;
 }
@@ -167,7 +159,7 @@ void nd_scope_end(void) {
     if (!s || s->depth == 0) {
         nd_error_set(ND_ERR_STATE, "nd_scope_end: no scope is open on this thread (each "
                      "nd_scope_end needs a matching nd_scope_begin on the same thread; "
-                     "nd_shutdown closes every scope)");
+                     "nd_shutdown closes the scopes of the thread that calls it)");
         return;
     }
     close_scope(s);
