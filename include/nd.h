@@ -35,9 +35,13 @@
  *   another) and scopes (nd_scope_begin/end/nd_keep act on the calling
  *   thread's scopes only; a handle made in another thread's scope belongs to
  *   that scope). A thread that exits with scopes open has them closed as by
- *   nd_scope_end. nd_shutdown from one thread closes every thread's scopes
- *   and ends every handle of every thread (see nd_shutdown). nd's own
- *   threads (the executor, CPU workers) never call back into user code.
+ *   nd_scope_end. nd_shutdown from one thread ends the runtime for all: it
+ *   releases the memory of every array, and every handle made before it,
+ *   in any thread, is then rejected with ND_ERR_STATE (see nd_shutdown);
+ *   it closes the calling thread's scopes, while another thread's scopes
+ *   stay open (that thread may be using their handles at that moment) and
+ *   release those dead handles at that thread's nd_scope_end or exit. nd's
+ *   own threads (the executor, CPU workers) never call back into user code.
  *   Do not call nd from a child after fork() while another thread of the
  *   parent was inside nd.
  *
@@ -167,9 +171,10 @@ typedef struct {
  * Errors: ND_ERR_ARG for bad settings, ND_ERR_BACKEND/ND_ERR_UNSUPPORTED
  * when the requested backend is missing, ND_ERR_STATE if already running. */
 ND_API nd_status nd_init(const nd_config *cfg);
-/* Waits for pending work and frees every resource: every thread's scopes are
- * closed (their handles released), and the memory of every array still
- * alive is released. A handle that outlives the shutdown keeps only its
+/* Waits for pending work and frees every resource: the calling thread's
+ * scopes are closed (their handles released), and the memory of every array
+ * still alive, in any thread, is released. A handle that outlives the
+ * shutdown (also one in another thread's open scope) keeps only its
  * small descriptor: nd_free (and nd_retain) still work on it and nd_free
  * releases it, its shape and dtype can still be read, and every other
  * function rejects it with ND_ERR_STATE ("... was created before
