@@ -380,9 +380,8 @@ void nd_shutdown(void) {
     nd_graph_destroy(&nd_rt.graph);
     /* Handles that outlive the runtime (also in other threads' scopes) keep
      * their descriptors but not their memory: a loop of (make, shutdown,
-     * free) must not grow. Before
-     * the scheduler's pool of temporaries goes (twins return there) and
-     * the backend (which releases the memory). */
+     * free) must not grow. Before the scheduler's pool of temporaries goes
+     * (twins return there) and the backend (which releases the memory). */
     int64_t survivors = nd_buffer_release_all();
     if (survivors > 0)
         nd_logf(2, "nd_shutdown: released the memory of %lld buffers that handles still reach "
