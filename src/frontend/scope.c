@@ -8,12 +8,13 @@
  * end does not free it again, and so nd_keep is O(1).
  *
  * nd_shutdown (nd_scope_shutdown) closes the calling thread's scopes and
- * frees its stack. Other threads' scopes stay open: those threads may be using their handles at this moment, so the
- * handles stay valid, as handles that outlived the runtime (the shutdown
- * releases their memory, nd_buffer_release_all, and ops reject them with
- * ND_ERR_STATE) until their thread closes the scope or exits. Freed at the
- * shutdown, a later use would read freed memory. A thread that exits with a
- * stack has its scopes closed and the stack freed by a thread-exit
+ * frees its stack. Other threads' scopes stay open: those threads may be
+ * using their handles at this moment, so the handles stay valid as handles
+ * that outlived the runtime (the shutdown releases their memory,
+ * nd_buffer_release_all, and ops reject them with ND_ERR_STATE) until their
+ * thread closes the scope or exits; freed at the shutdown, a later use
+ * would read freed memory. A thread that exits with a stack has its scopes
+ * closed and the stack freed by a thread-exit
  * destructor (a pthread key's). All of this runs under the API lock. */
 #include <pthread.h>
 #include <stdlib.h>
