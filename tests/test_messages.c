@@ -35,7 +35,6 @@ NDT_TEST(messages, backend_out_of_memory_names_nd_sync) {
     cr_assert(a, "recording is lazy: %s", nd_last_error());
     nd_array *s = nd_sum(a, ND_ALL_AXES);
     cr_assert_eq(nd_sync(), ND_ERR_OOM, "%s", nd_last_error());
-    cr_expect(strstr(nd_last_error(), "out of host memory"), "%s", nd_last_error());
     expect_prefix("nd_sync", ND_ERR_OOM);
     /* The read reports it too, naming the read. */
     cr_expect(isnan(nd_item(s)));
