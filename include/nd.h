@@ -35,7 +35,32 @@
  *   part of it leaves it failed. The next flush works as usual.
  *
  * Threads
- *   Call the API from one thread at a time. The last error is per thread.
+ *   Any number of threads may call any function at any time. Calls run as if
+ *   one after another in some order: one process-wide lock is held for the
+ *   whole of each call, so a long call (nd_sync waiting for the device, a
+ *   large nd_to_host) makes the other threads' calls wait. Threads may share
+ *   arrays: reading one array from several threads is fine; writes to one
+ *   array from several threads (nd_assign, nd_fill) apply in the order the
+ *   calls took the lock, and the random draws in the order their calls did
+ *   (nd_random_*: a value depends on that order). Per thread: the last error
+ *   (nd_last_status/nd_last_error; one thread's error is never seen by
+ *   another) and scopes (nd_scope_begin/end/nd_keep act on the calling
+ *   thread's scopes only; a handle made in another thread's scope belongs to
+ *   that scope). A thread that exits with scopes open has them closed as by
+ *   nd_scope_end. nd_shutdown from one thread ends the runtime for all: it
+ *   releases the memory of every array, and every handle made before it,
+ *   in any thread, is then rejected with ND_ERR_STATE (see nd_shutdown);
+ *   it closes the calling thread's scopes, while another thread's scopes
+ *   stay open (that thread may be using their handles at that moment) and
+ *   release those dead handles at that thread's nd_scope_end or exit. nd's
+ *   own threads (the executor, CPU workers) never call back into user code.
+ *   Do not call nd from a child after fork() while another thread of the
+ *   parent was inside nd.
+ *
+ * Messages name the function the user called: a failure raised deep inside
+ * (a backend's "out of host memory allocating N bytes", a missing CUDA
+ * device) is reported as "nd_sync: cpu backend: ...", under the outermost nd
+ * function the thread was in.
  */
 #ifndef ND_H
 #define ND_H
@@ -153,7 +178,9 @@ typedef struct {
 
 /* Starts the runtime. Optional: the first call of any other function starts it
  * with defaults. NULL = defaults + ND_* environment variables. Calling it
- * again after nd_shutdown restarts. Every ND_* variable follows one rule:
+ * again after nd_shutdown restarts. Threads racing to start it (nd_init or
+ * any first call) start it once; a losing nd_init gets ND_ERR_STATE.
+ * Every ND_* variable follows one rule:
  * unset or empty means the default; any other value must be valid, or
  * nd_init fails with ND_ERR_ARG naming the variable, its value and the
  * accepted values, whichever backend starts and even where nd_config sets
@@ -164,7 +191,15 @@ typedef struct {
  * back to the CPU), ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested
  * backend is missing, ND_ERR_STATE if already running. */
 ND_API nd_status nd_init(const nd_config *cfg);
-/* Waits for pending work and frees every resource; handles become invalid. */
+/* Waits for pending work and frees every resource: the calling thread's
+ * scopes are closed (their handles released), and the memory of every array
+ * still alive, in any thread, is released. A handle that outlives the
+ * shutdown (also one in another thread's open scope) keeps only its
+ * small descriptor: nd_free (and nd_retain) still work on it and nd_free
+ * releases it, its shape and dtype can still be read, and every other
+ * function rejects it with ND_ERR_STATE ("... was created before
+ * nd_shutdown ..."), also after nd_init restarts the runtime. So a program
+ * that frees its handles after nd_shutdown does not leak. */
 ND_API void nd_shutdown(void);
 /* Runs everything pending and waits for it. Returns the first error of the
  * flushes since the last nd_sync (out of memory, a failed compile or backend
@@ -186,11 +221,24 @@ ND_API const char *nd_status_name(nd_status s); /* "ND_ERR_SHAPE" */
 
 /* ------------------------------------------------------------- lifetime */
 
-ND_API nd_array *nd_retain(nd_array *a); /* +1 reference; returns a */
-ND_API void nd_free(nd_array *a);        /* -1 reference; NULL is a no-op */
+/* +1 reference; returns a (NULL for NULL). A freed handle: NULL and
+ * ND_ERR_ARG. */
+ND_API nd_array *nd_retain(nd_array *a);
+/* -1 reference; the last one frees the handle (its array's memory goes when
+ * no pending work needs it). NULL is a no-op. Freeing a handle whose last
+ * reference is already gone (a second nd_free, or one after the nd_scope_end
+ * that released it) is ND_ERR_ARG naming nd_free, and so is passing it to
+ * any function: a freed handle is marked, and its memory is not reused
+ * before 256 more handles were freed. After that it may belong to a new
+ * array, and a stale pointer to it can no longer be told apart from that
+ * array's handle: the check catches the common mistakes, not every one. */
+ND_API void nd_free(nd_array *a);
 /* Handles made after nd_scope_begin are released at the matching
  * nd_scope_end, unless nd_keep moved them to the enclosing scope (or, at the
- * outermost scope, to the caller). Scopes nest. */
+ * outermost scope, to the caller). Scopes nest and are per thread: each
+ * thread has its own (see "Threads"). nd_scope_end without an open scope on
+ * this thread is ND_ERR_STATE. nd_keep of a handle not in this thread's
+ * innermost scope returns it unchanged. */
 ND_API void nd_scope_begin(void);
 ND_API void nd_scope_end(void);
 ND_API nd_array *nd_keep(nd_array *a);
@@ -362,6 +410,8 @@ ND_API nd_status nd_fill(nd_array *dst, double value);
 
 /* ------------------------------------------------------------ inspection */
 
+/* Also valid on a handle that outlived nd_shutdown; a freed handle gives
+ * the NULL value and ND_ERR_ARG. */
 ND_API int nd_ndim(const nd_array *a);                /* -1 for NULL */
 ND_API const int64_t *nd_shape(const nd_array *a);    /* NULL for NULL */
 ND_API int64_t nd_size(const nd_array *a);            /* -1 for NULL */

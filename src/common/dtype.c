@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/api_guard.h"
+
 static const size_t dtype_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
 static const char *const dtype_names[ND_NUM_DTYPES] = {
     "bool",   "int8",    "int16",    "int32",   "int64",  "uint8",  "uint16",
@@ -12,8 +14,15 @@ static const nd_dtype_kind dtype_kinds[ND_NUM_DTYPES] = {
     ND_KIND_UINT, ND_KIND_UINT, ND_KIND_UINT, ND_KIND_UINT,  ND_KIND_FLOAT,
     ND_KIND_FLOAT, ND_KIND_FLOAT, ND_KIND_FLOAT};
 
-const char *nd_dtype_name(nd_dtype t) { return nd_dtype_valid((int)t) ? dtype_names[t] : "?"; }
-size_t nd_dtype_size(nd_dtype t) { return nd_dtype_valid((int)t) ? dtype_sizes[t] : 0; }
+/* Constant tables: no API lock (common/api_guard.h). */
+const char *nd_dtype_name(nd_dtype t) {
+    ND_API_UNLOCKED();
+    return nd_dtype_valid((int)t) ? dtype_names[t] : "?";
+}
+size_t nd_dtype_size(nd_dtype t) {
+    ND_API_UNLOCKED();
+    return nd_dtype_valid((int)t) ? dtype_sizes[t] : 0;
+}
 nd_dtype_kind nd_dtype_kind_of(nd_dtype t) {
     return nd_dtype_valid((int)t) ? dtype_kinds[t] : ND_KIND_BOOL;
 }

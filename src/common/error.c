@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/api_guard.h"
+
 /* The last error is per thread (nd.h: "The last error is per thread"), so it
  * lives in thread-local storage rather than the runtime struct. */
 static _Thread_local nd_status last_status;
@@ -15,11 +17,23 @@ static _Thread_local char last_message[1024];
 static int log_level;
 
 nd_status nd_error_set(nd_status code, const char *fmt, ...) {
-    last_status = code;
+    /* Formatted apart first: an argument may be the last message itself
+     * (a message passed on with "%s"). */
+    char msg[sizeof last_message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* Deep code (a backend, the graph layer) does not know which public
+     * call it runs under; the API guard does, so a message that does not
+     * start with a function's name gets the outermost public call's:
+     * "nd_sync: cpu backend: out of host memory allocating ...". */
+    const char *fn = nd_api_current();
+    if (fn && strncmp(msg, "nd_", 3) != 0)
+        snprintf(last_message, sizeof last_message, "%.200s: %.800s", fn, msg);
+    else
+        memcpy(last_message, msg, sizeof msg);
+    last_status = code;
     if (log_level >= 3) fprintf(stderr, "nd: error %s: %s\n", nd_status_name(code), last_message);
     return code;
 }
@@ -67,16 +81,24 @@ void nd_logf(int level, const char *fmt, ...) {
 void nd_log_set_level(int level) { log_level = level; }
 int nd_log_enabled(int level) { return log_level >= level; }
 
-nd_status nd_last_status(void) { return last_status; }
+nd_status nd_last_status(void) {
+    ND_API_UNLOCKED(); /* per thread */
+    return last_status;
+}
 
-const char *nd_last_error(void) { return last_status == ND_OK ? "" : last_message; }
+const char *nd_last_error(void) {
+    ND_API_UNLOCKED(); /* per thread */
+    return last_status == ND_OK ? "" : last_message;
+}
 
 void nd_clear_error(void) {
+    ND_API_UNLOCKED(); /* per thread */
     last_status = ND_OK;
     last_message[0] = '\0';
 }
 
 const char *nd_status_name(nd_status s) {
+    ND_API_UNLOCKED(); /* constant */
     static const char *names[] = {"ND_OK",           "ND_ERR_ARG",        "ND_ERR_SHAPE",
                                   "ND_ERR_DTYPE",    "ND_ERR_INDEX",      "ND_ERR_OOM",
                                   "ND_ERR_BACKEND",  "ND_ERR_COMPILE",    "ND_ERR_IO",

@@ -79,22 +79,18 @@ nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src) {
 }
 
 nd_status nd_assign(nd_array *dst, nd_array *src) {
+    ND_API_GUARD();
     static const char fn[] = "nd_assign";
-    if (!dst || !src) {
-        nd_error_null_input(fn, dst ? "src" : "dst");
-        return nd_last_status();
-    }
+    if (nd_fe_arg(fn, "dst", dst) || nd_fe_arg(fn, "src", src)) return nd_last_status();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     return nd_fe_store(fn, dst, src);
 }
 
 nd_status nd_fill(nd_array *dst, double value) {
+    ND_API_GUARD();
     static const char fn[] = "nd_fill";
-    if (!dst) {
-        nd_error_null_input(fn, "dst");
-        return nd_last_status();
-    }
+    if (nd_fe_arg(fn, "dst", dst)) return nd_last_status();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     st = check_dst(fn, dst);

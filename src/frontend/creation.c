@@ -26,23 +26,27 @@ nd_array *nd_fe_full(const char *fn, nd_dtype dtype, int ndim, const int64_t *sh
 }
 
 nd_array *nd_empty(nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(nd_fe_empty("nd_empty", dtype, ndim, shape));
 }
 
 nd_array *nd_zeros(nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(
         nd_fe_full("nd_zeros", dtype, ndim, shape, nd_fe_double_bits(0.0, dtype)));
 }
 
 nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(
         nd_fe_full("nd_ones", dtype, ndim, shape, nd_fe_double_bits(1.0, dtype)));
 }
 
 nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (nd_fe_check_dtype("nd_full", dtype)) return NULL;
     /* A C double stands for a Python int as often as a float: refuse what
@@ -66,6 +70,7 @@ static nd_array *record_arange(const char *fn, nd_dtype dtype, double start, dou
 }
 
 nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (nd_fe_check_dtype("nd_arange", dtype)) return NULL;
     if (!isfinite(start) || !isfinite(stop) || !isfinite(step)) {
@@ -88,6 +93,7 @@ nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step) {
 }
 
 nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (nd_fe_check_dtype("nd_linspace", dtype)) return NULL;
     if (num < 0) {
@@ -132,6 +138,7 @@ nd_array *nd_fe_scalar(double v) {
 }
 
 nd_array *nd_scalar(double v) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     nd_scalar_bits b;
     b.f = v;
@@ -139,6 +146,7 @@ nd_array *nd_scalar(double v) {
 }
 
 nd_array *nd_scalar_int(int64_t v) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     nd_scalar_bits b;
     b.i = v;
@@ -146,20 +154,16 @@ nd_array *nd_scalar_int(int64_t v) {
 }
 
 nd_array *nd_astype(nd_array *a, nd_dtype dtype) {
-    if (!a) {
-        nd_error_null_input("nd_astype", "a");
-        return NULL;
-    }
+    ND_API_GUARD();
+    if (nd_fe_arg("nd_astype", "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (nd_fe_check_dtype("nd_astype", dtype)) return NULL;
     return nd_runtime_track(nd_fe_astype("nd_astype", a, dtype));
 }
 
 nd_array *nd_copy(nd_array *a) {
-    if (!a) {
-        nd_error_null_input("nd_copy", "a");
-        return NULL;
-    }
+    ND_API_GUARD();
+    if (nd_fe_arg("nd_copy", "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(nd_fe_astype("nd_copy", a, a->dtype));
 }

@@ -2,14 +2,8 @@
 #include "frontend/frontend.h"
 
 static int check_inputs(const char *fn, nd_array *a, const char *an, nd_array *b, const char *bn) {
-    if (!a) {
-        nd_error_null_input(fn, an);
-        return -1;
-    }
-    if (b == NULL && bn) {
-        nd_error_null_input(fn, bn);
-        return -1;
-    }
+    if (nd_fe_arg(fn, an, a)) return -1;
+    if (bn && nd_fe_arg(fn, bn, b)) return -1;
     return nd_runtime_ensure() == ND_OK ? 0 : -1;
 }
 
@@ -89,6 +83,7 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
 
 #define BINARY(name, op)                                                                   \
     nd_array *name(nd_array *a, nd_array *b) {                                             \
+        ND_API_GUARD();                                                                    \
         if (check_inputs(#name, a, "a", b, "b")) return NULL;                              \
         return nd_runtime_track(nd_fe_binary(#name, op, a, b));                            \
     }
@@ -109,6 +104,7 @@ BINARY(nd_ge, ND_OP_GE)
 
 #define UNARY(name, op)                                                                    \
     nd_array *name(nd_array *a) {                                                          \
+        ND_API_GUARD();                                                                    \
         if (check_inputs(#name, a, "a", NULL, NULL)) return NULL;                          \
         return nd_runtime_track(nd_fe_unary(#name, op, a));                                \
     }
@@ -127,6 +123,7 @@ UNARY(nd_logical_not, ND_OP_LOGICAL_NOT)
 #undef UNARY
 
 nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b) {
+    ND_API_GUARD();
     static const char fn[] = "nd_where";
     if (check_inputs(fn, cond, "cond", a, "a") || check_inputs(fn, b, "b", NULL, NULL))
         return NULL;
@@ -159,6 +156,7 @@ static int weak_int_beyond(const nd_array *w, const nd_array *a, int side) {
 }
 
 nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi) {
+    ND_API_GUARD();
     static const char fn[] = "nd_clip";
     if (check_inputs(fn, a, "a", lo, "lo") || check_inputs(fn, hi, "hi", NULL, NULL))
         return NULL;

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "common/api_guard.h"
 #include "common/error.h"
 
 struct nd_flush_worker {
@@ -104,6 +105,10 @@ static int spin_for(const int *flag, int want, uint64_t us) {
 
 static void worker_main(void *arg) {
     nd_flush_worker *w = arg;
+    /* The caller holds the API lock while it waits for this thread: this
+     * thread, and everything it calls (the backend, buffer hooks), must
+     * never take it (a debug build asserts so). */
+    nd_api_forbid();
     uv_mutex_lock(&w->lock);
     for (;;) {
         /* Poll until the deadline, then sleep; woken without a job (by

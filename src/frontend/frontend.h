@@ -29,11 +29,26 @@
 #ifndef ND_FRONTEND_FRONTEND_H
 #define ND_FRONTEND_FRONTEND_H
 
+#include "common/api_guard.h"
 #include "common/error.h"
 #include "frontend/runtime.h"
 
 /* Releases one reference (clearing the handle's scope slot when it dies). */
 void nd_fe_release(nd_array *a);
+
+/* Checks an array argument of a public function: 0 when usable, else -1
+ * with the error set naming fn and the argument: NULL (keeps an earlier
+ * error, see nd_error_null_input), a freed handle (ND_ERR_ARG), a handle
+ * that outlived nd_shutdown (ND_ERR_STATE). */
+int nd_fe_arg_slow(const char *fn, const char *name, const nd_array *a);
+static inline int nd_fe_arg(const char *fn, const char *name, const nd_array *a) {
+    if (__builtin_expect(a && a->state == ND_ARRAY_LIVE && !a->buf->dead, 1)) return 0;
+    return nd_fe_arg_slow(fn, name, a);
+}
+/* Only that a is a live handle, not freed (nd_retain, nd_free, nd_keep:
+ * a handle that outlived nd_shutdown may still be counted and freed). a is
+ * not NULL. */
+int nd_fe_arg_handle(const char *fn, const char *name, const nd_array *a);
 
 /* Argument checks: 0 when fine, else -1 with the error set naming `fn`. */
 int nd_fe_check_dtype(const char *fn, nd_dtype t);

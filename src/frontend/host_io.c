@@ -72,6 +72,7 @@ static void copy_parallel(void *dst, const void *src, size_t bytes) {
 }
 
 nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
     static const char fn[] = "nd_from_host";
     if (nd_runtime_ensure() != ND_OK) return NULL;
     size_t nbytes;
@@ -132,10 +133,7 @@ static void gather(unsigned char *dst, const unsigned char *src, size_t item, in
 
 /* nd_to_host, for `fn` (nd_to_host, nd_item): errors name the caller. */
 static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_bytes) {
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return nd_last_status();
-    }
+    if (nd_fe_arg(fn, "a", a)) return nd_last_status();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     int64_t n = nd_shape_size(a->ndim, a->shape);
@@ -151,7 +149,7 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
     /* An error elsewhere in the flush does not spoil this array: only its
      * own buffer's failure counts (the flush marks every value it could
      * not compute, and those computed from them). */
-    if (b->n_writers > 0) (void)nd_sync();
+    if (b->n_writers > 0) (void)nd_runtime_sync();
     else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
     if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
     if (n == 0) return ND_OK;
@@ -179,7 +177,10 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
     return ND_OK;
 }
 
-nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) { return to_host("nd_to_host", a, dst, dst_bytes); }
+nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
+    ND_API_GUARD();
+    return to_host("nd_to_host", a, dst, dst_bytes);
+}
 
 /* "128 MiB", "512 GiB", "24 bytes". */
 static const char *human_bytes(char *buf, size_t cap, size_t n) {
@@ -210,11 +211,9 @@ nd_status nd_fe_report_failure(const char *fn, const nd_array *a) {
 }
 
 double nd_item(nd_array *a) {
+    ND_API_GUARD();
     static const char fn[] = "nd_item";
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return NAN;
-    }
+    if (nd_fe_arg(fn, "a", a)) return NAN;
     int64_t n = nd_shape_size(a->ndim, a->shape);
     if (n != 1) {
         char s[200];

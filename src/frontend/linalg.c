@@ -124,21 +124,17 @@ static nd_array *product(const char *fn, nd_array *a, nd_array *b) {
 }
 
 nd_array *nd_matmul(nd_array *a, nd_array *b) {
+    ND_API_GUARD();
     static const char fn[] = "nd_matmul";
-    if (!a || !b) {
-        nd_error_null_input(fn, a ? "b" : "a");
-        return NULL;
-    }
+    if (nd_fe_arg(fn, "a", a) || nd_fe_arg(fn, "b", b)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(product(fn, a, b));
 }
 
 nd_array *nd_dot(nd_array *a, nd_array *b) {
+    ND_API_GUARD();
     static const char fn[] = "nd_dot";
-    if (!a || !b) {
-        nd_error_null_input(fn, a ? "b" : "a");
-        return NULL;
-    }
+    if (nd_fe_arg(fn, "a", a) || nd_fe_arg(fn, "b", b)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     /* NumPy dot: a 0-d operand multiplies. */
     if (a->ndim == 0 || b->ndim == 0) return nd_runtime_track(nd_fe_binary(fn, ND_OP_MUL, a, b));

@@ -5,6 +5,7 @@
 #include "frontend/frontend.h"
 
 void nd_random_seed(uint64_t seed) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return;
     nd_rt.rng_seed = seed;
     nd_rt.rng_stream = 0;
@@ -45,11 +46,13 @@ static nd_array *record_random(const char *fn, nd_random_kind kind, nd_dtype dty
 }
 
 nd_array *nd_random_uniform(nd_dtype dtype, int ndim, const int64_t *shape, double lo, double hi) {
+    ND_API_GUARD();
     nd_random_kind kind = lo == 0.0 && hi == 1.0 ? ND_RANDOM_UNIFORM01 : ND_RANDOM_UNIFORM;
     return record_random("nd_random_uniform", kind, dtype, ndim, shape, lo, hi);
 }
 
 nd_array *nd_random_normal(nd_dtype dtype, int ndim, const int64_t *shape, double mean,
                            double sd) {
+    ND_API_GUARD();
     return record_random("nd_random_normal", ND_RANDOM_NORMAL, dtype, ndim, shape, mean, sd);
 }

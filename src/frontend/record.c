@@ -12,11 +12,36 @@
 void nd_fe_release(nd_array *a) {
     if (!a) return;
     if (--a->refs > 0) return;
-    if (a->scope_slot >= 0 && a->scope_slot < nd_rt.n_scope_items &&
-        nd_rt.scope_items[a->scope_slot] == a)
-        nd_rt.scope_items[a->scope_slot] = NULL;
-    a->scope_slot = -1;
+    if (a->scope_slot >= 0) nd_runtime_untrack(a);
     nd_array_destroy(a);
+}
+
+int nd_fe_arg_handle(const char *fn, const char *name, const nd_array *a) {
+    if (a->state == ND_ARRAY_LIVE) return 0;
+    if (a->state == ND_ARRAY_FREED)
+        nd_error_set(ND_ERR_ARG, "%s: argument '%s' (handle %p) was already freed: its last "
+                     "reference went at an earlier nd_free or nd_scope_end (free each handle "
+                     "once, nd_retain it to share it, and do not use it after)",
+                     fn, name, (const void *)a);
+    else
+        nd_error_set(ND_ERR_ARG, "%s: argument '%s' (%p) is not an nd_array handle (freed "
+                     "long ago and its memory reused, or never one)", fn, name, (const void *)a);
+    return -1;
+}
+
+int nd_fe_arg_slow(const char *fn, const char *name, const nd_array *a) {
+    if (!a) {
+        nd_error_null_input(fn, name);
+        return -1;
+    }
+    if (nd_fe_arg_handle(fn, name, a)) return -1;
+    if (a->buf->dead) {
+        nd_error_set(ND_ERR_STATE, "%s: argument '%s' was created before nd_shutdown, which "
+                     "released its memory (make arrays again after the runtime restarts; "
+                     "nd_free the old handle)", fn, name);
+        return -1;
+    }
+    return 0;
 }
 
 int nd_fe_check_dtype(const char *fn, nd_dtype t) {

@@ -145,15 +145,13 @@ static nd_array *var_impl(const char *fn, nd_array *a, int axis) {
 }
 
 static int check(const char *fn, nd_array *a) {
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return -1;
-    }
+    if (nd_fe_arg(fn, "a", a)) return -1;
     return nd_runtime_ensure() == ND_OK ? 0 : -1;
 }
 
 #define REDUCE(name, kind)                                                                 \
     nd_array *name(nd_array *a, int axis) {                                                \
+        ND_API_GUARD();                                                                    \
         if (check(#name, a)) return NULL;                                                  \
         return nd_runtime_track(nd_fe_reduce(#name, kind, a, axis, 0));                    \
     }
@@ -168,16 +166,19 @@ REDUCE(nd_all, ND_REDUCE_ALL)
 #undef REDUCE
 
 nd_array *nd_mean(nd_array *a, int axis) {
+    ND_API_GUARD();
     if (check("nd_mean", a)) return NULL;
     return nd_runtime_track(nd_fe_mean("nd_mean", a, axis, 0));
 }
 
 nd_array *nd_var(nd_array *a, int axis) {
+    ND_API_GUARD();
     if (check("nd_var", a)) return NULL;
     return nd_runtime_track(var_impl("nd_var", a, axis));
 }
 
 nd_array *nd_std(nd_array *a, int axis) {
+    ND_API_GUARD();
     if (check("nd_std", a)) return NULL;
     nd_array *v = var_impl("nd_std", a, axis);
     if (!v) return NULL;

@@ -1,5 +1,6 @@
 /* The runtime: start (nd_config merged with ND_* variables), stop, flushes,
  * statistics. Everything mutable lives in nd_rt. */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -210,9 +211,7 @@ static void release_twin_memory(void *ctx, int memory, void *ptr, size_t nbytes)
     nd_temp_pool_return(&nd_rt.sched, memory, ptr, nbytes);
 }
 
-static void at_exit(void) {
-    if (nd_rt.initialised) nd_shutdown();
-}
+static void at_exit(void) { nd_shutdown(); /* nothing if not running */ }
 
 static int copy_path(char *dst, size_t cap, const char *src, const char *what) {
     if (strlen(src) >= cap) {
@@ -239,6 +238,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
 }
 
 nd_status nd_init(const nd_config *cfg) {
+    ND_API_GUARD(); /* also makes the lazy start (nd_runtime_ensure) race-free */
     if (nd_rt.initialised)
         return nd_error_set(ND_ERR_STATE, "nd_init: the runtime is already running (call "
                             "nd_shutdown first to restart with other settings)");
@@ -322,6 +322,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.rng_seed = 0;
     nd_rt.rng_stream = 0;
     nd_rt.buffer_pool.max = nd_rt.array_pool.max = ND_RECYCLE_MAX;
+    nd_rt.array_pool.delay_on = 1; /* freed handles wait: a second nd_free is caught */
     nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, NULL, &nd_rt.buffer_pool,
                                     &nd_rt.array_pool};
     nd_buffer_set_memory_hooks(&hooks);
@@ -342,6 +343,7 @@ nd_status nd_init(const nd_config *cfg) {
 }
 
 nd_status nd_runtime_ensure(void) {
+    assert(nd_api_held() && "nd_runtime_ensure outside a public function's API guard");
     if (nd_rt.initialised) return ND_OK;
     return nd_init(NULL);
 }
@@ -390,16 +392,24 @@ static nd_status run_pending_on(int hand_off) {
 static nd_status run_pending(void) { return run_pending_on(1); }
 
 void nd_shutdown(void) {
+    ND_API_GUARD();
     if (!nd_rt.initialised) return;
     run_pending_on(0);
     nd_flush_worker_stop(nd_rt.worker);
     nd_rt.worker = NULL;
     nd_rt.backend->synchronize(nd_rt.backend);
-    /* Scoped handles die with the runtime; others become invalid. */
-    while (nd_rt.scope_depth > 0) nd_scope_end();
-    free(nd_rt.scope_items);
-    free(nd_rt.scope_marks);
+    /* This thread's scoped handles die with the runtime; other threads'
+     * become handles that outlived it (below), until their scopes close. */
+    nd_scope_shutdown();
     nd_graph_destroy(&nd_rt.graph);
+    /* Handles that outlive the runtime (also in other threads' scopes) keep
+     * their descriptors but not their memory: a loop of (make, shutdown,
+     * free) must not grow. Before the scheduler's pool of temporaries goes
+     * (twins return there) and the backend (which releases the memory). */
+    int64_t survivors = nd_buffer_release_all();
+    if (survivors > 0)
+        nd_logf(2, "nd_shutdown: released the memory of %lld buffers that handles still reach "
+                "(those handles only nd_free now)", (long long)survivors);
     nd_scheduler_release(&nd_rt.sched);
     nd_plan_cache_free(nd_rt.sched.cache);
     if (nd_rt.sched.profile) {
@@ -416,16 +426,39 @@ void nd_shutdown(void) {
     nd_rt.atexit_registered = registered;
 }
 
+/* Keeps the first error of a flush nd started on its own for the next
+ * nd_sync/nd_flush (the call it ran inside, nd_add say, succeeds). */
+static void defer_error(nd_status st) {
+    if (st == ND_OK || nd_rt.deferred_status != ND_OK) return;
+    nd_rt.deferred_status = st;
+    snprintf(nd_rt.deferred_message, sizeof nd_rt.deferred_message, "%s", nd_last_error());
+}
+
+/* st, or else the deferred error (set again as this thread's error, named
+ * by the public call that returns it); the deferred error is consumed. */
+static nd_status with_deferred(nd_status st) {
+    nd_status d = nd_rt.deferred_status;
+    nd_rt.deferred_status = ND_OK;
+    if (st != ND_OK || d == ND_OK) return st;
+    return nd_error_set(d, "%s", nd_rt.deferred_message);
+}
+
 nd_status nd_flush(void) {
+    ND_API_GUARD();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
-    return run_pending();
+    return with_deferred(run_pending());
 }
 
 nd_status nd_sync(void) {
+    ND_API_GUARD();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
-    st = run_pending_on(0);
+    return with_deferred(nd_runtime_sync());
+}
+
+nd_status nd_runtime_sync(void) {
+    nd_status st = run_pending_on(0);
     early_flush_rearm();
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     nd_status st1 = nd_runtime_drain();
@@ -454,7 +487,7 @@ void nd_runtime_after_record(void) {
     nd_rt.stats.nodes_recorded++;
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
     if (n >= nd_rt.cfg.max_pending) {
-        (void)run_pending();
+        defer_error(run_pending());
         return;
     }
     if (!nd_rt.early_flush_at) return;
@@ -486,16 +519,18 @@ void nd_runtime_before_record(void) {
     if (!nd_rt.early_flush_due) return;
     nd_rt.early_flush_due = 0;
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
-    (void)run_pending();
+    defer_error(run_pending());
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
 }
 
 const char *nd_backend_name(void) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";
     return nd_rt.backend->name;
 }
 
 void nd_get_stats(nd_stats *out) {
+    ND_API_GUARD();
     if (!out) {
         nd_error_null_input("nd_get_stats", "out");
         return;
@@ -509,6 +544,7 @@ void nd_get_stats(nd_stats *out) {
 }
 
 nd_status nd_graph_dump_dot(const char *path) {
+    ND_API_GUARD();
     if (!path)
         return nd_error_set(ND_ERR_ARG, "nd_graph_dump_dot: path is NULL (pass a file name such "
                             "as \"graph.dot\")");

@@ -1,5 +1,6 @@
 /* The one runtime struct: all mutable library state outside the per-thread
- * error lives here. */
+ * error and scopes lives here. Every public function reaches it under the
+ * API lock (common/api_guard.h). */
 #ifndef ND_FRONTEND_RUNTIME_H
 #define ND_FRONTEND_RUNTIME_H
 
@@ -20,11 +21,6 @@ typedef struct {
     /* Runs planned flushes while the caller records (NULL: the caller runs
      * them, ND_EXECUTOR_THREAD=0 or the thread could not start). */
     struct nd_flush_worker *worker;
-    /* Scopes: a stack of handles; scope_marks[d] = first entry of depth d. */
-    nd_array **scope_items;
-    int64_t n_scope_items, cap_scope_items;
-    int64_t *scope_marks;
-    int32_t scope_depth, cap_scope_depth;
     /* Recycled buffer descriptors and array handles (common/freelist.h). */
     nd_freelist buffer_pool, array_pool;
     uint64_t rng_seed;
@@ -32,6 +28,11 @@ typedef struct {
     nd_stats stats;
     int64_t early_flush_at; /* pending nodes that trigger an early flush; 0 = none */
     int early_flush_due;    /* run it before the next node is recorded */
+    /* The first error of a flush the library started on its own (early,
+     * or at max_pending) inside some other call: that call's caller does
+     * not check it, so the next nd_sync or nd_flush returns it. */
+    nd_status deferred_status;
+    char deferred_message[1024];
 } nd_runtime;
 
 extern nd_runtime nd_rt;
@@ -43,13 +44,23 @@ nd_status nd_runtime_ensure(void);
 nd_status nd_runtime_drain(void);
 /* Waits for it, leaving its error for the next nd_sync. */
 void nd_runtime_wait(void);
+/* nd_sync's work (run everything pending, wait for the device) without
+ * returning a deferred error: for reads, which report their own array's
+ * failure and leave the deferred one to the program's next nd_sync. */
+nd_status nd_runtime_sync(void);
 /* Called after recording a node: flushes when max_pending is reached,
  * and marks an early flush due. */
 void nd_runtime_after_record(void);
 /* Called before a node is added to the graph: runs an early flush that is
  * due (the statements before are complete and their temporaries freed). */
 void nd_runtime_before_record(void);
-/* Registers a new handle in the current scope (if any). */
+/* Registers a new handle in this thread's innermost scope (if any). */
 nd_array *nd_runtime_track(nd_array *a);
+/* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */
+void nd_runtime_untrack(nd_array *a);
+/* nd_shutdown: closes the calling thread's scopes and frees its stack;
+ * other threads' scoped handles stay, to be released with their memory
+ * (scope.c says why). */
+void nd_scope_shutdown(void);
 
 #endif

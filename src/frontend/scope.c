@@ -1,90 +1,196 @@
 /* Handle lifetime: reference counts and scopes.
  *
- * A scope owns the creation reference of each handle made inside it. The
- * handles live on one stack (nd_rt.scope_items); scope_marks[d] is where
- * depth d starts (d = 1..scope_depth). A handle remembers its position
- * (scope_slot) so that a user nd_free that kills it clears its entry and the
- * scope end does not free it again, and so nd_keep is O(1). */
+ * A scope owns the creation reference of each handle made inside it. Scopes
+ * are per thread: each thread that opens one gets a scope stack, its handles
+ * on one array (items) with marks[d] where depth d starts (d = 1..depth). A
+ * handle remembers its stack and position (scope_owner, scope_slot), so that
+ * an nd_free that kills it, from any thread, clears its entry and the scope
+ * end does not free it again, and so nd_keep is O(1).
+ *
+ * nd_shutdown (nd_scope_shutdown) closes the calling thread's scopes and
+ * frees its stack. Other threads' scopes stay open: those threads may be
+ * using their handles at this moment, so the handles stay valid as handles
+ * that outlived the runtime (the shutdown releases their memory,
+ * nd_buffer_release_all, and ops reject them with ND_ERR_STATE) until their
+ * thread closes the scope or exits; freed at the shutdown, a later use
+ * would read freed memory. A thread that exits with a stack has its scopes
+ * closed and the stack freed by a thread-exit
+ * destructor (a pthread key's). All of this runs under the API lock. */
+#include <pthread.h>
 #include <stdlib.h>
 
+#include "common/api_guard.h"
 #include "frontend/frontend.h"
 #include "common/alloc.h"
 
+typedef struct nd_scope_stack {
+    nd_array **items;
+    int64_t n_items, cap_items;
+    int64_t *marks;
+    int32_t depth, cap_depth;
+} nd_scope_stack;
+
+/* The calling thread's stack (NULL until its first nd_scope_begin). Read on
+ * every op (nd_runtime_track): initial-exec, as the API guard's state. */
+static _Thread_local nd_scope_stack *my_scopes __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static int exit_key_made;
+
 nd_array *nd_runtime_track(nd_array *a) {
-    if (!a || nd_rt.scope_depth == 0) return a;
-    if (nd_rt.n_scope_items == nd_rt.cap_scope_items) {
-        int64_t cap = nd_rt.cap_scope_items ? nd_rt.cap_scope_items * 2 : 256;
-        nd_array **items = nd_realloc(nd_rt.scope_items, (size_t)cap * sizeof *items);
+    nd_scope_stack *s = my_scopes;
+    if (!a || !s || s->depth == 0) return a;
+    if (s->n_items == s->cap_items) {
+        int64_t cap = s->cap_items ? s->cap_items * 2 : 256;
+        nd_array **items = nd_realloc(s->items, (size_t)cap * sizeof *items);
         if (!items) return a; /* stays alive, untracked: a leak, not a crash */
-        nd_rt.scope_items = items;
-        nd_rt.cap_scope_items = cap;
+        s->items = items;
+        s->cap_items = cap;
     }
-    a->scope_slot = (int32_t)nd_rt.n_scope_items;
-    nd_rt.scope_items[nd_rt.n_scope_items++] = a;
+    a->scope_slot = (int32_t)s->n_items;
+    a->scope_owner = s;
+    s->items[s->n_items++] = a;
     return a;
+}
+
+void nd_runtime_untrack(nd_array *a) {
+    nd_scope_stack *s = a->scope_owner;
+    if (a->scope_slot >= 0 && s && a->scope_slot < s->n_items && s->items[a->scope_slot] == a)
+        s->items[a->scope_slot] = NULL;
+    a->scope_slot = -1;
+    a->scope_owner = NULL;
+}
+
+/* Closes the innermost scope of s. nd_fe_release cannot add entries, so the
+ * bound is stable. */
+static void close_scope(nd_scope_stack *s) {
+    int64_t start = s->marks[s->depth];
+    /* Newest first, like unwinding; entries may be NULL (freed by the user
+     * or kept). */
+    for (int64_t i = s->n_items - 1; i >= start; i--) {
+        nd_array *a = s->items[i];
+        if (!a) continue;
+        s->items[i] = NULL;
+        a->scope_slot = -1;
+        a->scope_owner = NULL;
+        nd_fe_release(a);
+    }
+    s->n_items = start;
+    s->depth--;
+}
+
+/* Closes every scope of this thread and frees its stack. */
+static void free_my_stack(void) {
+    nd_scope_stack *s = my_scopes;
+    if (!s) return;
+    while (s->depth > 0) close_scope(s);
+    free(s->items);
+    free(s->marks);
+    free(s);
+    my_scopes = NULL;
+}
+
+/* A thread exits: its scopes close as if it had called nd_scope_end. The
+ * argument may be stale (a stack freed by nd_shutdown): my_scopes says. */
+static void thread_exit(void *unused) {
+    (void)unused;
+    nd_api_enter("nd_scope_end");
+    free_my_stack();
+    int token = 0;
+    nd_api_leave(&token);
+}
+
+void nd_scope_shutdown(void) { free_my_stack(); }
+
+static nd_scope_stack *stack_of_this_thread(void) {
+    if (my_scopes) return my_scopes;
+    if (!exit_key_made) {
+        if (pthread_key_create(&exit_key, thread_exit) != 0) {
+            nd_error_set(ND_ERR_BACKEND, "nd_scope_begin: could not register a thread-exit "
+                         "handler (pthread_key_create failed; too many thread keys in use)");
+            return NULL;
+        }
+        exit_key_made = 1;
+    }
+    nd_scope_stack *s = nd_calloc(1, sizeof *s);
+    if (!s || pthread_setspecific(exit_key, s) != 0) {
+        free(s);
+        nd_error_set(ND_ERR_OOM, "nd_scope_begin: out of host memory for this thread's scope "
+                     "stack");
+        return NULL;
+    }
+    my_scopes = s;
+    return s;
 }
 
 nd_array *nd_retain(nd_array *a) {
-    if (a) a->refs++;
+    ND_API_GUARD();
+    if (!a) return NULL;
+    if (nd_fe_arg_handle("nd_retain", "a", a)) return NULL;
+    a->refs++;
     return a;
 }
 
-void nd_free(nd_array *a) { nd_fe_release(a); }
+void nd_free(nd_array *a) {
+    ND_API_GUARD();
+    if (!a) return;
+    if (nd_fe_arg_handle("nd_free", "a", a)) return;
+    nd_fe_release(a);
+}
 
 void nd_scope_begin(void) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return;
-    if (nd_rt.scope_depth + 1 >= nd_rt.cap_scope_depth) {
-        int32_t cap = nd_rt.cap_scope_depth ? nd_rt.cap_scope_depth * 2 : 16;
-        int64_t *marks = nd_realloc(nd_rt.scope_marks, (size_t)cap * sizeof *marks);
+    nd_scope_stack *s = stack_of_this_thread();
+    if (!s) return;
+    if (s->depth + 1 >= s->cap_depth) {
+        int32_t cap = s->cap_depth ? s->cap_depth * 2 : 16;
+        int64_t *marks = nd_realloc(s->marks, (size_t)cap * sizeof *marks);
         if (!marks) {
             nd_error_set(ND_ERR_OOM, "nd_scope_begin: out of host memory for the scope stack");
             return;
         }
-        nd_rt.scope_marks = marks;
-        nd_rt.cap_scope_depth = cap;
+        s->marks = marks;
+        s->cap_depth = cap;
     }
-    nd_rt.scope_marks[++nd_rt.scope_depth] = nd_rt.n_scope_items;
+    s->marks[++s->depth] = s->n_items;
 }
 
 void nd_scope_end(void) {
-    if (nd_rt.scope_depth == 0) {
-        nd_error_set(ND_ERR_STATE, "nd_scope_end: no scope is open (each nd_scope_end needs a "
-                     "matching nd_scope_begin)");
+    ND_API_GUARD();
+    nd_scope_stack *s = my_scopes;
+    if (!s || s->depth == 0) {
+        nd_error_set(ND_ERR_STATE, "nd_scope_end: no scope is open on this thread (each "
+                     "nd_scope_end needs a matching nd_scope_begin on the same thread; "
+                     "nd_shutdown closes the scopes of the thread that calls it)");
         return;
     }
-    int64_t start = nd_rt.scope_marks[nd_rt.scope_depth];
-    /* Newest first, like unwinding; entries may be NULL (freed by the user
-     * or kept). nd_fe_release cannot add entries, so the bound is stable. */
-    for (int64_t i = nd_rt.n_scope_items - 1; i >= start; i--) {
-        nd_array *a = nd_rt.scope_items[i];
-        if (!a) continue;
-        nd_rt.scope_items[i] = NULL;
-        a->scope_slot = -1;
-        nd_fe_release(a);
-    }
-    nd_rt.n_scope_items = start;
-    nd_rt.scope_depth--;
+    close_scope(s);
 }
 
 nd_array *nd_keep(nd_array *a) {
+    ND_API_GUARD();
     if (!a) return NULL;
-    int32_t s = a->scope_slot;
-    int32_t d = nd_rt.scope_depth;
-    if (s < 0 || d == 0 || s < nd_rt.scope_marks[d]) return a; /* untracked or already outer */
-    if (d == 1) {
+    if (nd_fe_arg_handle("nd_keep", "a", a)) return NULL;
+    nd_scope_stack *s = my_scopes;
+    int32_t slot = a->scope_slot;
+    /* Untracked, another thread's, or already in an outer scope. */
+    if (slot < 0 || !s || a->scope_owner != s || s->depth == 0 || slot < s->marks[s->depth])
+        return a;
+    if (s->depth == 1) {
         /* Out of the outermost scope: the caller owns it now. */
-        nd_rt.scope_items[s] = NULL;
+        s->items[slot] = NULL;
         a->scope_slot = -1;
+        a->scope_owner = NULL;
         return a;
     }
     /* Swap it to the start of this depth's range and move the boundary past
      * it: it now belongs to depth d - 1. */
-    int64_t m = nd_rt.scope_marks[d];
-    nd_array *other = nd_rt.scope_items[m];
-    nd_rt.scope_items[m] = a;
+    int64_t m = s->marks[s->depth];
+    nd_array *other = s->items[m];
+    s->items[m] = a;
     a->scope_slot = (int32_t)m;
-    nd_rt.scope_items[s] = other;
-    if (other) other->scope_slot = s;
-    nd_rt.scope_marks[d] = m + 1;
+    s->items[slot] = other;
+    if (other) other->scope_slot = slot;
+    s->marks[s->depth] = m + 1;
     return a;
 }

@@ -6,11 +6,9 @@
 #include "frontend/frontend.h"
 
 nd_array *nd_view(nd_array *a, const char *index) {
+    ND_API_GUARD();
     static const char fn[] = "nd_view";
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return NULL;
-    }
+    if (nd_fe_arg(fn, "a", a)) return NULL;
     if (!index) {
         nd_error_set(ND_ERR_ARG, "%s: index is NULL (pass a string such as \"1:-1, ::2\", or "
                      "\"...\" for the whole array)", fn);
@@ -115,19 +113,15 @@ nd_array *nd_fe_reshape(const char *fn, nd_array *a, int ndim, const int64_t *sh
 }
 
 nd_array *nd_reshape(nd_array *a, int ndim, const int64_t *shape) {
-    if (!a) {
-        nd_error_null_input("nd_reshape", "a");
-        return NULL;
-    }
+    ND_API_GUARD();
+    if (nd_fe_arg("nd_reshape", "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(nd_fe_reshape("nd_reshape", a, ndim, shape));
 }
 
 nd_array *nd_ravel(nd_array *a) {
-    if (!a) {
-        nd_error_null_input("nd_ravel", "a");
-        return NULL;
-    }
+    ND_API_GUARD();
+    if (nd_fe_arg("nd_ravel", "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     int64_t n = -1;
     if (nd_array_is_contiguous(a)) return nd_runtime_track(nd_fe_reshape("nd_ravel", a, 1, &n));
@@ -143,11 +137,9 @@ nd_array *nd_ravel(nd_array *a) {
 }
 
 nd_array *nd_transpose(nd_array *a, const int *perm) {
+    ND_API_GUARD();
     static const char fn[] = "nd_transpose";
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return NULL;
-    }
+    if (nd_fe_arg(fn, "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     int nd = a->ndim, p[ND_MAX_DIMS], seen[ND_MAX_DIMS] = {0};
     for (int i = 0; i < nd; i++) {
@@ -176,11 +168,9 @@ nd_array *nd_transpose(nd_array *a, const int *perm) {
 }
 
 nd_array *nd_broadcast_to(nd_array *a, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
     static const char fn[] = "nd_broadcast_to";
-    if (!a) {
-        nd_error_null_input(fn, "a");
-        return NULL;
-    }
+    if (nd_fe_arg(fn, "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     size_t nbytes;
     if (nd_fe_check_shape(fn, ndim, shape, a->dtype, &nbytes)) return NULL;
@@ -214,10 +204,10 @@ nd_array *nd_fe_concatenate(const char *fn, int n, nd_array *const *arrays, int 
         return NULL;
     }
     for (int i = 0; i < n; i++)
-        if (!arrays[i]) {
+        if (!arrays[i] || arrays[i]->state != ND_ARRAY_LIVE || arrays[i]->buf->dead) {
             char name[32];
             snprintf(name, sizeof name, "arrays[%d]", i);
-            nd_error_null_input(fn, name);
+            (void)nd_fe_arg(fn, name, arrays[i]);
             return NULL;
         }
     const nd_array *a0 = arrays[0];
@@ -276,11 +266,13 @@ nd_array *nd_fe_concatenate(const char *fn, int n, nd_array *const *arrays, int 
 }
 
 nd_array *nd_concatenate(int n, nd_array *const *arrays, int axis) {
+    ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(nd_fe_concatenate("nd_concatenate", n, arrays, axis));
 }
 
 nd_array *nd_stack(int n, nd_array *const *arrays, int axis) {
+    ND_API_GUARD();
     static const char fn[] = "nd_stack";
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (n <= 0 || !arrays) {
@@ -292,10 +284,10 @@ nd_array *nd_stack(int n, nd_array *const *arrays, int axis) {
         return NULL;
     }
     for (int i = 0; i < n; i++)
-        if (!arrays[i]) {
+        if (!arrays[i] || arrays[i]->state != ND_ARRAY_LIVE || arrays[i]->buf->dead) {
             char name[32];
             snprintf(name, sizeof name, "arrays[%d]", i);
-            nd_error_null_input(fn, name);
+            (void)nd_fe_arg(fn, name, arrays[i]);
             return NULL;
         }
     const nd_array *a0 = arrays[0];

@@ -42,7 +42,9 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
     a->ndim = (uint8_t)ndim;
     a->weak = ND_STRONG;
     a->readonly = 0;
+    a->state = ND_ARRAY_LIVE;
     a->scope_slot = -1;
+    a->scope_owner = NULL;
     a->offset = offset;
     a->weak_value.u = 0;
     for (int i = 0; i < ND_MAX_DIMS; i++) {
@@ -62,7 +64,9 @@ nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, cons
 
 void nd_array_destroy(nd_array *a) {
     if (!a) return;
+    a->state = ND_ARRAY_FREED;
     a->buf->handles--;
     nd_buffer_unref(a->buf);
-    nd_freelist_give(nd_buffer_hooks_arrays(), a);
+    a->buf = NULL;
+    nd_freelist_give_delayed(nd_buffer_hooks_arrays(), a);
 }

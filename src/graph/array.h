@@ -18,6 +18,15 @@ typedef enum {
                               make nd_to_host disagree with every op */
 } nd_readonly;
 
+/* A handle's state byte: set live when it is made, freed when its last
+ * reference goes. A freed handle waits in a quarantine before its memory
+ * is reused (nd_freelist's delay), so a second nd_free, or an op on it,
+ * soon after finds ND_ARRAY_FREED and reports it instead of corrupting the
+ * free list. Unlikely byte values, so stray memory rarely looks live. */
+enum { ND_ARRAY_LIVE = 0xA5, ND_ARRAY_FREED = 0xF7 };
+
+struct nd_scope_stack; /* frontend/scope.c: a thread's scopes */
+
 struct nd_array {
     int64_t refs;
     nd_buffer *buf;
@@ -25,7 +34,9 @@ struct nd_array {
     uint8_t ndim;
     uint8_t weak;     /* nd_weakness */
     uint8_t readonly; /* nd_readonly */
-    int32_t scope_slot; /* position in the runtime's scope list, -1 if none */
+    uint8_t state;    /* ND_ARRAY_LIVE or ND_ARRAY_FREED */
+    int32_t scope_slot; /* position in its thread's scope stack, -1 if none */
+    struct nd_scope_stack *scope_owner; /* that stack (valid while scope_slot >= 0) */
     int64_t offset;   /* elements from the buffer start */
     int64_t shape[ND_MAX_DIMS];
     int64_t strides[ND_MAX_DIMS]; /* in elements; 0 on broadcast axes */

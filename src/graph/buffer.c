@@ -10,6 +10,9 @@
 /* Set once by the runtime when it starts a backend: buffers release their
  * memory through it, so the graph layer needs no backend of its own. */
 static nd_buffer_memory_hooks memory_hooks;
+/* Buffers not dead, newest first (API lock: buffers are made and dropped
+ * on user threads only). */
+static nd_buffer *live_head;
 
 void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks) {
     if (hooks)
@@ -29,12 +32,13 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     /* Field by field, not memset or a compound literal: GCC makes those a
      * `rep stos`, whose start-up (~13 ns) was a fifth of recording an op.
      * inline_writers and inline_host are read only after being written. */
-    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 160,
+    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 176,
                    "a new nd_buffer field: initialise it here");
     b->refs = 1;
     b->handles = 0;
     b->nbytes = nbytes;
     b->dtype = dtype;
+    b->dead = 0;
     for (int m = 0; m < ND_MAX_MEMORIES; m++) b->mem[m] = NULL;
     b->valid = 0;
     b->version = 0;
@@ -47,6 +51,10 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->twin = NULL;
     b->stamp = 0;
     b->slot = -1;
+    b->live_prev = NULL;
+    b->live_next = live_head;
+    if (live_head) live_head->live_prev = b;
+    live_head = b;
     return b;
 }
 
@@ -56,8 +64,25 @@ int nd_buffer_use_inline_host(nd_buffer *b) {
     return 1;
 }
 
+static void release_twin(nd_buffer *b) {
+    nd_buffer_twin *t = b->twin;
+    void (*release)(void *, int, void *, size_t) =
+        memory_hooks.release_twin ? memory_hooks.release_twin : memory_hooks.release;
+    if (t->mem && release)
+        release(memory_hooks.ctx, t->mem_memory, t->mem, t->mem_bytes);
+    else if (t->mem && t->mem_memory == ND_MEMORY_HOST)
+        free(t->mem); /* as the buffer's own memory */
+    free(t);
+    b->twin = NULL;
+}
+
 void nd_buffer_unref(nd_buffer *b) {
     if (!b || --b->refs > 0) return;
+    if (!b->dead) {
+        if (b->live_prev) b->live_prev->live_next = b->live_next;
+        else live_head = b->live_next;
+        if (b->live_next) b->live_next->live_prev = b->live_prev;
+    }
     for (int m = 0; m < ND_MAX_MEMORIES; m++) {
         if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
         if (memory_hooks.release)
@@ -65,19 +90,35 @@ void nd_buffer_unref(nd_buffer *b) {
         else if (m == ND_MEMORY_HOST)
             free(b->mem[m]); /* runtime already gone: host memory is plain */
     }
-    if (b->twin) {
-        nd_buffer_twin *t = b->twin;
-        void (*release)(void *, int, void *, size_t) =
-            memory_hooks.release_twin ? memory_hooks.release_twin : memory_hooks.release;
-        if (t->mem && release)
-            release(memory_hooks.ctx, t->mem_memory, t->mem, t->mem_bytes);
-        else if (t->mem && t->mem_memory == ND_MEMORY_HOST)
-            free(t->mem); /* as the buffer's own memory above */
-        free(t);
-    }
+    if (b->twin) release_twin(b);
     if (b->writers != b->inline_writers) free(b->writers);
     nd_buffer_clear_failure(b);
     nd_freelist_give(memory_hooks.buffers, b);
+}
+
+int64_t nd_buffer_release_all(void) {
+    int64_t n = 0;
+    for (nd_buffer *b = live_head, *next; b; b = next, n++) {
+        next = b->live_next;
+        for (int m = 0; m < ND_MAX_MEMORIES; m++) {
+            if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) {
+                b->mem[m] = NULL;
+                continue;
+            }
+            if (memory_hooks.release)
+                memory_hooks.release(memory_hooks.ctx, m, b->mem[m], b->nbytes);
+            else if (m == ND_MEMORY_HOST)
+                free(b->mem[m]);
+            b->mem[m] = NULL;
+        }
+        if (b->twin) release_twin(b);
+        b->valid = 0;
+        b->n_writers = 0;
+        b->dead = 1;
+        b->live_prev = b->live_next = NULL;
+    }
+    live_head = NULL;
+    return n;
 }
 
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {

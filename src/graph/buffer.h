@@ -63,6 +63,10 @@ typedef struct nd_buffer {
     int64_t handles; /* nd_array handles viewing it: "can a user reach it?" */
     size_t nbytes;
     nd_dtype dtype;
+    /* Its memory was released by nd_shutdown: handles that outlived the
+     * runtime keep the descriptor (nd_free releases it) but every op
+     * rejects them (frontend, nd_fe_arg). */
+    uint8_t dead;
     void *mem[ND_MAX_MEMORIES]; /* allocation per memory, NULL if none */
     uint32_t valid;             /* bit m: mem[m] holds the materialised version */
     uint32_t version;           /* latest recorded version */
@@ -88,6 +92,9 @@ typedef struct nd_buffer {
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
     int32_t slot;
+    /* Every buffer not dead is on one list, so nd_shutdown can release the
+     * memory of those that handles still reach (nd_buffer_release_all). */
+    struct nd_buffer *live_prev, *live_next;
 } nd_buffer;
 
 /* b's twin if it holds the elements outside its region as of `version`
@@ -144,6 +151,11 @@ typedef struct {
     struct nd_freelist *arrays;
 } nd_buffer_memory_hooks;
 void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks);
+/* For nd_shutdown, with the backend still there and no flush pending:
+ * releases the memory (and twin) of every buffer still alive and marks it
+ * dead; the descriptors stay for the handles that reach them and go when
+ * their last reference does. Returns how many there were. */
+int64_t nd_buffer_release_all(void);
 /* The free list for nd_array handles (array.c), or NULL. */
 struct nd_freelist *nd_buffer_hooks_arrays(void);
 

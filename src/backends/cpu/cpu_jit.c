@@ -26,6 +26,7 @@
 #include "backends/cpu/cpu_jit.h"
 #include "common/alloc.h"
 #include "common/dirs.h"
+#include "common/api_guard.h"
 #include "common/env.h"
 #include "common/error.h"
 #include "common/hash.h"
@@ -393,6 +394,7 @@ static void build(nd_cpu_jit *j, entry *e, uint64_t key, const char *src, size_t
 
 static void compile_main(void *arg) {
     nd_cpu_jit *j = (nd_cpu_jit *)arg;
+    nd_api_forbid(); /* nd's own thread: never takes the API lock */
     uv_mutex_lock(&j->mu);
     for (;;) {
         while (!j->stop && !j->head) uv_cond_wait(&j->cv, &j->mu);

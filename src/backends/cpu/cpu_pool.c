@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_internal.h"
 #include "common/alloc.h"
+#include "common/api_guard.h"
 #include "common/error.h"
 
 typedef struct {
@@ -31,6 +32,7 @@ static void worker_main(void *varg) {
     worker_arg *wa = (worker_arg *)varg;
     nd_cpu_pool *p = wa->pool;
     uint64_t seen = 0;
+    nd_api_forbid(); /* user threads wait for this one holding the API lock */
     uv_mutex_lock(&p->mu);
     for (;;) {
         while (!p->stop && p->gen == seen) uv_cond_wait(&p->work, &p->mu);

@@ -1,0 +1,84 @@
+/* The API lock: every public function of nd.h starts with ND_API_GUARD(),
+ * so any number of user threads may call the library and the calls run as
+ * if one after another (nd.h, "Threads").
+ *
+ * One process-wide mutex, taken by the outermost public call of a thread
+ * and released when it returns; public functions call each other (nd_item
+ * calls nd_to_host, which calls nd_sync), so a per-thread depth makes the
+ * lock recursive without a recursive mutex's owner checks. The guard is a
+ * variable with a cleanup attribute (GCC and Clang): it is released on
+ * every return path, early returns included, after the return value is
+ * computed, and nobody has to remember an unlock.
+ *
+ * The outermost call also leaves its name in the thread's state, so that an
+ * error raised deep inside (a backend's out of memory, a missing CUDA
+ * device) names the public function the user called (nd_error_set adds
+ * the prefix; common/error.c).
+ *
+ * Threads that belong to nd (the executor, the CPU backend's workers) never
+ * take the lock: user threads hold it while they wait for them.
+ * nd_api_forbid marks such a thread; a debug build asserts that it never
+ * enters the API.
+ *
+ * Functions that touch only per-thread or constant state (nd_last_error,
+ * nd_dtype_name, ...) start with ND_API_UNLOCKED() instead, which says so
+ * and takes nothing. scripts/check_api_guard.py (a test) fails when a
+ * function of nd.h starts with neither. */
+#ifndef ND_COMMON_API_GUARD_H
+#define ND_COMMON_API_GUARD_H
+
+#include <assert.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int32_t depth;     /* public calls of this thread in progress */
+    int32_t forbidden; /* an nd-internal thread: must never enter */
+    const char *fn;    /* the outermost public call, NULL outside the API */
+} nd_api_thread_state;
+
+/* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr
+ * call on every public call (the state is 16 bytes; glibc reserves static
+ * TLS space for libraries loaded later with dlopen). */
+extern _Thread_local nd_api_thread_state nd_api_tls
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+extern pthread_mutex_t nd_api_mutex __attribute__((visibility("hidden")));
+
+/* (Fields reached directly, not through &nd_api_tls: UBSan's null check
+ * misreads the address of an initial-exec TLS variable.) */
+static inline int nd_api_enter(const char *fn) {
+    if (nd_api_tls.depth++ == 0) {
+        assert(!nd_api_tls.forbidden && "an nd-internal thread called the public API (deadlock)");
+        pthread_mutex_lock(&nd_api_mutex);
+        nd_api_tls.fn = fn;
+    }
+    return 0;
+}
+
+static inline void nd_api_leave(int *unused) {
+    (void)unused;
+    if (--nd_api_tls.depth == 0) {
+        nd_api_tls.fn = NULL;
+        pthread_mutex_unlock(&nd_api_mutex);
+    }
+}
+
+/* First statement of every public function that reaches shared state. */
+#define ND_API_GUARD()                                                                      \
+    __attribute__((cleanup(nd_api_leave), unused)) int nd_api_guard_ = nd_api_enter(__func__)
+
+/* First statement of a public function that reads only per-thread or
+ * constant state, and so needs no lock (checked like ND_API_GUARD). */
+#define ND_API_UNLOCKED() ((void)0)
+
+/* The public function this thread is inside (outermost), or NULL. */
+static inline const char *nd_api_current(void) { return nd_api_tls.fn; }
+
+/* Whether this thread holds the API lock (for assertions). */
+static inline int nd_api_held(void) { return nd_api_tls.depth > 0; }
+
+/* Marks the calling thread as nd's own: it must never take the API lock. */
+static inline void nd_api_forbid(void) { nd_api_tls.forbidden = 1; }
+
+#endif
