@@ -32,7 +32,11 @@
  *   the flush does not write keeps its value. A failed array stays failed,
  *   and so does anything computed from it, until a write of the whole array
  *   (nd_fill, nd_assign into all of it) gives it a value again; a write into
- *   part of it leaves it failed. The next flush works as usual.
+ *   part of it leaves it failed. The next flush works as usual. A flush nd
+ *   starts on its own (an early flush, or ND_MAX_PENDING reached) runs
+ *   inside whichever call recorded the node that triggered it; that call
+ *   succeeds, and the flush's error is returned by the next nd_sync or
+ *   nd_flush (and set as the thread's last error at once).
  *
  * Threads
  *   Any number of threads may call any function at any time. Calls run as if
