@@ -51,8 +51,12 @@ typedef enum {
 #define ND_X_ENUM(name, arity, label) ND_OP_##name,
     ND_ELEMENTWISE_OPS(ND_X_ENUM)
 #undef ND_X_ENUM
-    ND_NUM_ELEMENTWISE_OPS
 } nd_op;
+/* Outside nd_op, so that a switch over nd_op without a default names every
+ * op and -Wswitch (part of -Wall) fails the build where one is missing. */
+#define ND_X_COUNT(name, arity, label) +1
+enum { ND_NUM_ELEMENTWISE_OPS = 0 ND_ELEMENTWISE_OPS(ND_X_COUNT) };
+#undef ND_X_COUNT
 
 int nd_op_arity(nd_op op);
 const char *nd_op_label(nd_op op);
