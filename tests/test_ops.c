@@ -256,7 +256,13 @@ static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_
     switch (op) {
     case ND_OP_CAST:
         if (is_f(t) && !is_f(r) && r != ND_BOOL) ref_setu(out, i, f2i_ref(ref_getd(a, i)));
-        else ref_cast_elem(out, i, a, i);
+        else if (!is_f(t) && r == ND_FLOAT32) {
+            /* one rounding from the exact integer (long double holds 64 bits;
+             * through double, 2^62 + 2^38 + 1 would round twice) */
+            long double v = ref_is_unsigned(t) ? (long double)uval(a, i) : (long double)sval(a, i);
+            float f = (float)v;
+            memcpy(out->data + (size_t)i * 4, &f, 4);
+        } else ref_cast_elem(out, i, a, i);
         return;
     case ND_OP_WHERE:
         memcpy(out->data + (size_t)i * ref_itemsize(r), (ref_getu(a, i) ? b : c)->data +
@@ -319,6 +325,11 @@ static int int_edges(nd_dtype t, int64_t *e) {
     const int64_t common[] = {0, 1, -1, 2, -2, 3, -3, 5, 7, -7, 8, 100, -100, 127, -128};
     for (size_t k = 0; k < sizeof common / sizeof *common; k++) e[n++] = common[k];
     e[n++] = mn; e[n++] = mn + 1; e[n++] = mx; e[n++] = mx - 1; e[n++] = mx / 2; e[n++] = mn / 2;
+    /* rounding traps for int -> float casts: through double, then float,
+     * 2^62 + 2^38 + 1 lands on a float midpoint (so does 2^30 + 2^22 + 2^5
+     * through float for bfloat16) */
+    if (w == 64) e[n++] = (1ll << 62) + (1ll << 38) + 1;
+    if (w >= 32) e[n++] = (1ll << 30) + (1ll << 22) + (1ll << 5);
     return n;
 }
 
