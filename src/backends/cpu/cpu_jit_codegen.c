@@ -35,11 +35,7 @@ static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I6
 #define STRIP_BYTES ND_CPU_REG_BYTES
 
 /* Ops computed by a vectorised array function of cpu_vmath.c. */
-static int is_vmath(int op, int t) {
-    if (t != ND_FLOAT32 && t != ND_FLOAT64) return 0;
-    return op == ND_OP_EXP || op == ND_OP_LOG || op == ND_OP_SIN || op == ND_OP_COS ||
-           (op == ND_OP_TANH && t == ND_FLOAT32);
-}
+static int is_vmath(int op, int t) { return nd_cpu_op_is_array_fn(op, t); }
 
 typedef struct {
     const nd_kernel *k;

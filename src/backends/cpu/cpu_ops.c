@@ -185,3 +185,9 @@ nd_cpu_fn nd_cpu_op_fn(int op, int t) {
 }
 
 int nd_cpu_compute_dtype(int op, int t) { return nd_op_compute_dtype((nd_op)op, t); }
+
+int nd_cpu_op_is_array_fn(int op, int t) {
+    const nd_cpu_fn f = nd_cpu_op_fn(op, t);
+    return f && (f == exp_F32 || f == log_F32 || f == sin_F32 || f == cos_F32 || f == tanh_F32 ||
+                 f == exp_F64 || f == log_F64 || f == sin_F64 || f == cos_F64);
+}
