@@ -94,14 +94,45 @@ enum { ND_NUM_ELEMENTWISE_OPS = 0 ND_ELEMENTWISE_OPS(ND_X_COUNT) };
 
 int nd_op_arity(nd_op op);
 const char *nd_op_label(nd_op op);
-nd_op_kind nd_op_kind_of(nd_op op);
 int nd_op_ulps(nd_op op);
+
+/* Inline: the CPU backend asks per instruction per launch (a kernel of a
+ * 1000-step loop body has thousands). */
+static inline nd_op_kind nd_op_kind_of(nd_op op) {
+    static const unsigned char kinds[] = {
+#define ND_X_KIND(name, arity, label, kind, ulps) kind,
+        ND_ELEMENTWISE_OPS(ND_X_KIND)
+#undef ND_X_KIND
+    };
+    return (unsigned)op < ND_NUM_ELEMENTWISE_OPS ? (nd_op_kind)kinds[op] : ND_OPK_CAST;
+}
+
 /* 1 for EQ..GE (result bool whatever the compute dtype). */
-int nd_op_is_comparison(nd_op op);
+static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND_OPK_CMP; }
+
 /* The dtype op computes in when its operands (comparisons) or its result
- * (every other op) are of dtype t (an nd_dtype); every backend casts the
- * operands to it, calls nds_<label>_<compute dtype> and casts the result. */
-int nd_op_compute_dtype(nd_op op, int t);
+ * (every other op) are of dtype t (an nd_dtype value; ND_BOOL = 0,
+ * ND_INT8 = 1, ND_FLOAT16 = 9, ND_BFLOAT16 = 10, ND_FLOAT32 = 11,
+ * ND_FLOAT64 = 12, checked in ops.c): every backend casts the operands to
+ * it, calls nds_<label>_<compute dtype> and casts the result. */
+static inline int nd_op_compute_dtype(nd_op op, int t) {
+    enum { B = 0, I8 = 1, F16 = 9, BF16 = 10, F32 = 11, F64 = 12 };
+    const int half = t == F16 || t == BF16;
+    switch (nd_op_kind_of(op)) {
+    case ND_OPK_CAST:
+    case ND_OPK_WHERE:
+        return t;
+    case ND_OPK_LOGICAL:
+        return B;
+    case ND_OPK_CMP:
+        return half ? F32 : t;
+    case ND_OPK_FLOAT:
+        return half ? F32 : (t == F32 || t == F64) ? t : F64;
+    case ND_OPK_NUM:
+        return half ? F32 : t == B ? I8 : t;
+    }
+    return t;
+}
 
 /* common/element_fns.h's text, embedded at build time, for the code
  * generators that paste it into their kernels. */
