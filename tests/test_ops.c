@@ -54,7 +54,7 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 29, "tests/test_ops.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 30, "tests/test_ops.c: add the new op's reference");
 
 #define N 2048      /* points per kernel */
 #define MAX_D 13    /* dtypes per kernel */
@@ -75,7 +75,7 @@ static int op_takes(nd_op op, nd_dtype t) {
     case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_WHERE:
         return 1;
     case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS:
-    case ND_OP_TANH:
+    case ND_OP_TANH: case ND_OP_TAN:
         return is_f(t);
     case ND_OP_LOGICAL_NOT: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
         return t == ND_BOOL;
@@ -107,6 +107,7 @@ static int ulp_bound(nd_op op, nd_dtype t) {
     case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
         return short_float ? 1 : 2;
     case ND_OP_POW:
+    case ND_OP_TAN: /* CUDA: tanf 4 ulp, tan 2 ulp; the CPU uses libm (< 1) */
         return short_float ? 1 : t == ND_FLOAT32 ? 4 : 2;
     case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
@@ -167,6 +168,7 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_SIN: return (double)sinl((long double)x);
     case ND_OP_COS: return (double)cosl((long double)x);
     case ND_OP_TANH: return (double)tanhl((long double)x);
+    case ND_OP_TAN: return (double)tanl((long double)x);
     case ND_OP_FLOOR: return floor(x);
     case ND_OP_CEIL: return ceil(x);
     case ND_OP_SQUARE: return x * x;
@@ -209,7 +211,7 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_MAX: return sgn ? (xs >= ys ? x : y) : (xu >= yu ? x : y);
     case ND_OP_MIN: return sgn ? (xs <= ys ? x : y) : (xu <= yu ? x : y);
     case ND_OP_CAST: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN:
-    case ND_OP_COS: case ND_OP_TANH: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
+    case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_WHERE:
         break;
@@ -275,8 +277,8 @@ static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_
     case ND_OP_LOGICAL_AND: ref_setu(out, i, ref_getu(a, i) && ref_getu(b, i)); return;
     case ND_OP_LOGICAL_OR: ref_setu(out, i, ref_getu(a, i) || ref_getu(b, i)); return;
     case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
-    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_FLOOR: case ND_OP_CEIL:
-    case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
+    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_FLOOR:
+    case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN:
         break;
     }

@@ -163,6 +163,7 @@ NDS_INT_UNSIGNED(U64, U64_T)
     NDS_UN(sin, S, sin##SUF(x))                                                                \
     NDS_UN(cos, S, cos##SUF(x))                                                                \
     NDS_UN(tanh, S, tanh##SUF(x))                                                              \
+    NDS_UN(tan, S, tan##SUF(x))                                                                \
     NDS_BIN(add, S, x + y)                                                                     \
     NDS_BIN(sub, S, x - y)                                                                     \
     NDS_BIN(mul, S, x * y)                                                                     \

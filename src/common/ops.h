@@ -47,7 +47,8 @@ typedef enum {
  * Float16/bfloat16 ops compute in float32 and round the result once. The
  * transcendentals' 2 ulps: the CPU's vectorised loops (cpu_vmath.c) stay
  * below 2 ulp, CUDA documents at most 2 for each (expf, sinf, cosf, tanhf,
- * sin, cos); float pow: CUDA documents 4 ulp for powf (2 for pow).
+ * sin, cos); float pow and tan: CUDA documents 4 ulp for powf and tanf
+ * (2 for pow and tan; the CPU calls libm's tanf/tan, below 1 ulp).
  *
  * Adding an op: docs/adding-an-op.md. */
 #define ND_ELEMENTWISE_OPS(X)                          \
@@ -60,6 +61,7 @@ typedef enum {
     X(SIN, 1, sin, ND_OPK_FLOAT, 2)                    \
     X(COS, 1, cos, ND_OPK_FLOAT, 2)                    \
     X(TANH, 1, tanh, ND_OPK_FLOAT, 2)                  \
+    X(TAN, 1, tan, ND_OPK_FLOAT, 4)                    \
     X(FLOOR, 1, floor, ND_OPK_NUM, 0)                  \
     X(CEIL, 1, ceil, ND_OPK_NUM, 0)                    \
     X(SQUARE, 1, square, ND_OPK_NUM, 0)                \
