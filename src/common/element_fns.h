@@ -177,8 +177,12 @@ NDS_FLOAT_SET(F64, )
 
 /* floor/ceil of float32 without SSE4.1's roundps: truncate through int32
  * where |x| < 2^23 (every float beyond is already integral), then step;
- * copysign keeps -0.0. Exactly floorf/ceilf, and vectorisable on baseline
- * x86-64. */
+ * copysign keeps -0.0. Exactly floorf/ceilf (the same bits for every float),
+ * and vectorisable on baseline x86-64; a GPU has one instruction for each. */
+#if defined(NDS_CUDA)
+NDS_UN(floor, F32, floorf(x))
+NDS_UN(ceil, F32, ceilf(x))
+#else
 NDS_UN(floor, F32,
        copysignf(fabsf(x) < 0x1p23f ? ((float)(I32_T)x > x ? (float)(I32_T)x - 1.0f
                                                           : (float)(I32_T)x)
@@ -189,6 +193,7 @@ NDS_UN(ceil, F32,
                                                           : (float)(I32_T)x)
                                     : x,
                  x))
+#endif
 NDS_UN(floor, F64, floor(x))
 NDS_UN(ceil, F64, ceil(x))
 
