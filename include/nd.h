@@ -22,6 +22,18 @@
  *   nd_clear_error(). Device errors surface from nd_sync; arrays whose values
  *   could not be produced report the error when read.
  *
+ * Faults (out of memory, a failed compile, a failed backend call)
+ *   never give a wrong value. A flush that fails marks exactly the arrays it
+ *   could not compute, and those computed from them: reading one (nd_to_host,
+ *   nd_item) fails with a message naming the reading function, the array
+ *   (shape, dtype, size, the function that computed it), the cause and what
+ *   to do. Steps of the flush the failure does not reach still run, so an
+ *   unrelated array updated in place (x += 1) gets its new value; an array
+ *   the flush does not write keeps its value. A failed array stays failed,
+ *   and so does anything computed from it, until a write of the whole array
+ *   (nd_fill, nd_assign into all of it) gives it a value again; a write into
+ *   part of it leaves it failed. The next flush works as usual.
+ *
  * Threads
  *   Call the API from one thread at a time. The last error is per thread.
  */
@@ -154,7 +166,10 @@ typedef struct {
 ND_API nd_status nd_init(const nd_config *cfg);
 /* Waits for pending work and frees every resource; handles become invalid. */
 ND_API void nd_shutdown(void);
-/* Runs everything pending and waits for it. Returns the first device error. */
+/* Runs everything pending and waits for it. Returns the first error of the
+ * flushes since the last nd_sync (out of memory, a failed compile or backend
+ * call); the arrays it kept from being computed carry it and report it when
+ * read, every other array has its value (see "Faults" above). */
 ND_API nd_status nd_sync(void);
 /* Submits everything pending without waiting (the CPU backend runs it). */
 ND_API nd_status nd_flush(void);
@@ -196,10 +211,15 @@ ND_API nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t 
 /* Copies `data` (row-major, dtype elements) at once; the caller keeps it. */
 ND_API nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape);
 /* Copies a's elements row-major into dst (runs pending work first). Errors:
- * ND_ERR_ARG for NULL dst or dst_bytes < size*itemsize, or a device error
- * that prevented a's value from being produced. */
+ * ND_ERR_ARG for NULL dst or dst_bytes < size*itemsize; the error (ND_ERR_OOM,
+ * ND_ERR_COMPILE, ND_ERR_BACKEND) that kept a's value from being computed,
+ * in this read's flush or an earlier one, naming a's shape, dtype, size,
+ * the function that computed it and the cause; or the error of copying it
+ * to the host (then a keeps its value: read it again). An error of another
+ * array in the same flush does not fail this read. */
 ND_API nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes);
-/* A size-1 array's value as double; NaN and an error otherwise. */
+/* A size-1 array's value as double; NaN and an error otherwise (ND_ERR_SHAPE
+ * for another size, or nd_to_host's errors, naming nd_item). */
 ND_API double nd_item(nd_array *a);
 /* Weakly typed 0-d arrays (NEP 50): nd_scalar behaves like a Python float
  * (float32 arrays stay float32, integer arrays become float64); nd_scalar_int

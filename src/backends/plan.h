@@ -90,6 +90,8 @@ typedef struct {
     uint32_t copied_to;    /* EXTERNAL: memories a COPY step makes it valid in */
     uint8_t used;          /* some step reads or writes it (the walk also meets
                               buffers of values that were inlined or dropped) */
+    int32_t last_writer;   /* EXTERNAL: the flush's last node writing it, or -1
+                              (its recording function names a failure) */
 } nd_plan_slot;
 
 typedef struct nd_plan {

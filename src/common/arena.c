@@ -1,4 +1,5 @@
 #include "common/arena.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@ struct nd_arena_block {
 };
 
 static nd_arena_block *block_new(size_t cap) {
-    nd_arena_block *b = malloc(sizeof(nd_arena_block) + cap);
+    nd_arena_block *b = nd_malloc(sizeof(nd_arena_block) + cap);
     if (!b) return NULL;
     b->next = NULL;
     b->used = 0;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "common/alloc.h"
+
 typedef struct nd_freelist {
     void *head;     /* next object in its first bytes */
     uint32_t n;
@@ -18,7 +20,7 @@ typedef struct nd_freelist {
 
 /* A kept object (uninitialised) or malloc(bytes); NULL when out of memory. */
 static inline void *nd_freelist_take(nd_freelist *l, size_t bytes) {
-    if (!l || !l->head) return malloc(bytes);
+    if (!l || !l->head) return nd_malloc(bytes);
     void *p = l->head;
     l->head = *(void **)p;
     l->n--;

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "common/alloc.h"
 #include <string.h>
 
 /* Makes room for `need` elements of `elem` bytes in *p (capacity *cap);
@@ -14,7 +16,7 @@ static inline int nd_grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
     if (need <= *cap) return 1;
     uint32_t c = *cap ? *cap : 16;
     while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
+    void *q = nd_realloc(*p, (size_t)c * elem);
     if (!q) return 0;
     memset((char *)q + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
     *p = q;

@@ -2,6 +2,7 @@
  * total time. A handful of distinct kernels is the normal case, so a linear
  * table with a hash check is enough. */
 #include "common/profile.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ struct nd_profile {
     uint32_t n, cap;
 };
 
-nd_profile *nd_profile_new(void) { return calloc(1, sizeof(nd_profile)); }
+nd_profile *nd_profile_new(void) { return nd_calloc(1, sizeof(nd_profile)); }
 
 void nd_profile_free(nd_profile *p) {
     if (!p) return;
@@ -58,7 +59,7 @@ static int by_time_desc(const void *a, const void *b) {
 
 void nd_profile_print(const nd_profile *p, FILE *f, const char *title) {
     if (!p || p->n == 0) return;
-    profile_row *rows = malloc(sizeof *rows * p->n);
+    profile_row *rows = nd_malloc(sizeof *rows * p->n);
     if (!rows) return;
     memcpy(rows, p->rows, sizeof *rows * p->n);
     qsort(rows, p->n, sizeof *rows, by_time_desc);

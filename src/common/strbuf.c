@@ -1,4 +1,5 @@
 #include "common/strbuf.h"
+#include "common/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ void nd_strbuf_printf(nd_strbuf *sb, const char *fmt, ...) {
         }
         size_t cap = sb->cap ? sb->cap * 2 : 4096;
         while (cap - sb->len <= (size_t)n) cap *= 2;
-        char *p = realloc(sb->buf, cap);
+        char *p = nd_realloc(sb->buf, cap);
         if (!p) {
             sb->failed = 1;
             return;

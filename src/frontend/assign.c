@@ -21,7 +21,9 @@ static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src
     if (nd_shape_size(dst->ndim, dst->shape) == 0) return ND_OK;
     nd_runtime_before_record();
     nd_node *n = nd_graph_add_node(&nd_rt.graph, ND_NODE_STORE, 1);
-    if (!n) return nd_last_status();
+    if (!n)
+        return nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the store (free arrays you no "
+                            "longer need)", fn);
     n->dtype = (uint8_t)dst->dtype;
     n->cdtype = (uint8_t)dst->dtype;
     n->ndim = dst->ndim;
@@ -41,7 +43,9 @@ static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src
     } else {
         nd_graph_set_input(n, 0, src, dst->ndim, dst->shape, src_strides);
     }
-    nd_graph_set_output(n, dst->buf);
+    if (nd_graph_set_output(&nd_rt.graph, n, dst->buf))
+        return nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the store (free arrays you no "
+                            "longer need)", fn);
     nd_runtime_after_record();
     return ND_OK;
 }

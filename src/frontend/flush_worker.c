@@ -27,6 +27,7 @@
  * flushes all run on the caller's thread (one flush per nd_sync) does not
  * keep a thread polling beside it. */
 #include "frontend/flush_worker.h"
+#include "common/alloc.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -139,7 +140,7 @@ static void worker_main(void *arg) {
 }
 
 nd_flush_worker *nd_flush_worker_start(nd_scheduler_ctx *ctx) {
-    nd_flush_worker *w = calloc(1, sizeof *w);
+    nd_flush_worker *w = nd_calloc(1, sizeof *w);
     if (!w) return NULL;
     w->ctx = ctx;
     if (uv_mutex_init(&w->lock) != 0) {

@@ -118,4 +118,8 @@ int nd_index_apply(const char *fn, const char *index, int ndim, const int64_t *s
                    const int64_t *strides, int64_t offset, int *out_ndim, int64_t *out_shape,
                    int64_t *out_strides, int64_t *out_offset);
 
+/* The error of reading array a whose buffer carries a failure: names fn,
+ * the array (shape, dtype, the function that computed it) and the cause. */
+nd_status nd_fe_report_failure(const char *fn, const nd_array *a);
+
 #endif

@@ -130,8 +130,8 @@ static void gather(unsigned char *dst, const unsigned char *src, size_t item, in
     }
 }
 
-nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
-    static const char fn[] = "nd_to_host";
+/* nd_to_host, for `fn` (nd_to_host, nd_item): errors name the caller. */
+static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_bytes) {
     if (!a) {
         nd_error_null_input(fn, "a");
         return nd_last_status();
@@ -149,13 +149,11 @@ nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
                             fn, dst_bytes, (long long)n, nd_dtype_name(a->dtype), need);
     nd_buffer *b = a->buf;
     /* An error elsewhere in the flush does not spoil this array: only its
-     * own buffer's error counts. */
+     * own buffer's failure counts (the flush marks every value it could
+     * not compute, and those computed from them). */
     if (b->n_writers > 0) (void)nd_sync();
     else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
-    if (b->error != ND_OK)
-        return nd_error_set(b->error, "%s: this array's value could not be produced: an "
-                            "earlier device error (%s) hit it; recompute it",
-                            fn, nd_status_name(b->error));
+    if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
     if (n == 0) return ND_OK;
     if (b->valid == 0) {
         /* Never written (nd_empty): reads as zeros rather than garbage. */
@@ -164,7 +162,14 @@ nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
     }
     if (!(b->valid & (1u << ND_MEMORY_HOST))) {
         st = nd_scheduler_make_valid(&nd_rt.sched, b, ND_MEMORY_HOST);
-        if (st != ND_OK) return st;
+        if (st != ND_OK) {
+            char cause[600], s1[200];
+            snprintf(cause, sizeof cause, "%s", nd_last_error());
+            return nd_error_set(st, "%s: could not copy the array %s %s to the host: %s (the array keeps its "
+                                "value; free arrays you no longer need and read it again)",
+                                fn, nd_format_shape(s1, sizeof s1, a->ndim, a->shape), nd_dtype_name(a->dtype),
+                                cause);
+        }
     }
     const unsigned char *base = (const unsigned char *)b->mem[ND_MEMORY_HOST];
     if (!base)
@@ -172,6 +177,36 @@ nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) {
                             "error; please report)", fn);
     gather(dst, base + a->offset * (int64_t)item, item, a->ndim, a->shape, a->strides);
     return ND_OK;
+}
+
+nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes) { return to_host("nd_to_host", a, dst, dst_bytes); }
+
+/* "128 MiB", "512 GiB", "24 bytes". */
+static const char *human_bytes(char *buf, size_t cap, size_t n) {
+    static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double v = (double)n;
+    while (v >= 1024 && u < 4) v /= 1024, u++;
+    if (u == 0) snprintf(buf, cap, "%zu bytes", n);
+    else snprintf(buf, cap, v == (double)(int64_t)v ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+nd_status nd_fe_report_failure(const char *fn, const nd_array *a) {
+    const nd_buffer *b = a->buf;
+    char s1[200], size[32];
+    human_bytes(size, sizeof size, b->nbytes);
+    const char *cause = b->failure ? b->failure->cause : "an earlier error";
+    const char *how = b->error == ND_ERR_OOM ? " (free arrays you no longer need, or process smaller blocks; "
+                                               "then compute it again)"
+                                             : " (compute it again)";
+    const char *by = b->failed_label ? b->failed_label : "an operation";
+    nd_format_shape(s1, sizeof s1, a->ndim, a->shape);
+    if ((size_t)nd_shape_size(a->ndim, a->shape) * nd_dtype_size(a->dtype) >= b->nbytes)
+        return nd_error_set(b->error, "%s: array %s %s of %s computed by %s could not be computed: %s%s", fn, s1,
+                            nd_dtype_name(a->dtype), size, by, cause, how);
+    return nd_error_set(b->error, "%s: array %s %s (a view of %s computed by %s) could not be computed: %s%s", fn,
+                        s1, nd_dtype_name(a->dtype), size, by, cause, how);
 }
 
 double nd_item(nd_array *a) {
@@ -191,6 +226,6 @@ double nd_item(nd_array *a) {
     if (a->weak == ND_WEAK_FLOAT) return a->weak_value.f;
     if (a->weak == ND_WEAK_INT) return (double)a->weak_value.i;
     unsigned char tmp[8];
-    if (nd_to_host(a, tmp, sizeof tmp) != ND_OK) return NAN;
+    if (to_host(fn, a, tmp, sizeof tmp) != ND_OK) return NAN;
     return nd_load_double(tmp, a->dtype);
 }

@@ -30,11 +30,14 @@ static nd_array *record_random(const char *fn, nd_random_kind kind, nd_dtype dty
     }
     size_t nbytes;
     if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    /* A draw that fails for want of memory still takes its stream: the
+     * draws after it are those of a run without the failure. */
+    const uint64_t stream = nd_rt.rng_stream++;
     nd_fe_rec r;
     if (nd_fe_begin(&r, fn, ND_NODE_RANDOM, kind, 0, dtype, dtype, ndim, shape, nbytes))
         return NULL;
     r.node->params[0].u = nd_rt.rng_seed;
-    r.node->params[1].u = nd_rt.rng_stream++;
+    r.node->params[1].u = stream;
     r.node->params[2].f = a;
     r.node->params[3].f = b;
     r.node->n_params = 4;

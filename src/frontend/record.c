@@ -132,10 +132,11 @@ int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int 
                 nd_dtype dtype, nd_dtype cdtype, int ndim, const int64_t *shape, size_t nbytes) {
     nd_runtime_before_record();
     r->buf = nd_buffer_new(dtype, nbytes);
-    if (!r->buf) return -1;
-    r->node = nd_graph_add_node(&nd_rt.graph, kind, n_inputs);
+    r->node = r->buf ? nd_graph_add_node(&nd_rt.graph, kind, n_inputs) : NULL;
     if (!r->node) {
-        nd_buffer_unref(r->buf);
+        if (r->buf) nd_buffer_unref(r->buf);
+        nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the operation (free arrays you no "
+                     "longer need)", label);
         return -1;
     }
     nd_node *n = r->node;
@@ -149,7 +150,12 @@ int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int 
 }
 
 nd_array *nd_fe_end(nd_fe_rec *r, int ndim, const int64_t *shape) {
-    nd_graph_set_output(r->node, r->buf);
+    if (nd_graph_set_output(&nd_rt.graph, r->node, r->buf)) {
+        nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the operation (free arrays you no "
+                     "longer need)", r->node->label);
+        nd_buffer_unref(r->buf);
+        return NULL;
+    }
     nd_array *a = nd_array_new_contiguous(r->buf, (nd_dtype)r->node->dtype, ndim, shape);
     nd_buffer_unref(r->buf); /* the handle and the node hold it now */
     if (a) nd_runtime_after_record();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/env.h"
+#include "common/fault.h"
 #include "common/profile.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
@@ -243,6 +244,7 @@ nd_status nd_init(const nd_config *cfg) {
                             "nd_shutdown first to restart with other settings)");
     nd_config c;
     nd_status st = resolve_config(cfg, &c);
+    if (st == ND_OK) st = nd_fault_from_env(); /* ND_FAULT: a testing aid (common/fault.h) */
     if (st != ND_OK) return st;
 
     nd_rt.dump_dot_dir[0] = '\0';
@@ -408,6 +410,7 @@ void nd_shutdown(void) {
     /* Handles that outlive the runtime are freed plainly (max is 0 now). */
     nd_freelist_drain(&nd_rt.buffer_pool);
     nd_freelist_drain(&nd_rt.array_pool);
+    nd_fault_report_at_shutdown();
     int registered = nd_rt.atexit_registered;
     memset(&nd_rt, 0, sizeof nd_rt);
     nd_rt.atexit_registered = registered;

@@ -8,12 +8,13 @@
 #include <stdlib.h>
 
 #include "frontend/frontend.h"
+#include "common/alloc.h"
 
 nd_array *nd_runtime_track(nd_array *a) {
     if (!a || nd_rt.scope_depth == 0) return a;
     if (nd_rt.n_scope_items == nd_rt.cap_scope_items) {
         int64_t cap = nd_rt.cap_scope_items ? nd_rt.cap_scope_items * 2 : 256;
-        nd_array **items = realloc(nd_rt.scope_items, (size_t)cap * sizeof *items);
+        nd_array **items = nd_realloc(nd_rt.scope_items, (size_t)cap * sizeof *items);
         if (!items) return a; /* stays alive, untracked: a leak, not a crash */
         nd_rt.scope_items = items;
         nd_rt.cap_scope_items = cap;
@@ -34,7 +35,7 @@ void nd_scope_begin(void) {
     if (nd_runtime_ensure() != ND_OK) return;
     if (nd_rt.scope_depth + 1 >= nd_rt.cap_scope_depth) {
         int32_t cap = nd_rt.cap_scope_depth ? nd_rt.cap_scope_depth * 2 : 16;
-        int64_t *marks = realloc(nd_rt.scope_marks, (size_t)cap * sizeof *marks);
+        int64_t *marks = nd_realloc(nd_rt.scope_marks, (size_t)cap * sizeof *marks);
         if (!marks) {
             nd_error_set(ND_ERR_OOM, "nd_scope_begin: out of host memory for the scope stack");
             return;

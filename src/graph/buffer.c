@@ -1,4 +1,5 @@
 #include "graph/buffer.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     /* Field by field, not memset or a compound literal: GCC makes those a
      * `rep stos`, whose start-up (~13 ns) was a fifth of recording an op.
      * inline_writers and inline_host are read only after being written. */
-    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 144,
+    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 160,
                    "a new nd_buffer field: initialise it here");
     b->refs = 1;
     b->handles = 0;
@@ -41,6 +42,8 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->cap_writers = 2;
     b->writers = b->inline_writers;
     b->error = ND_OK;
+    b->failure = NULL;
+    b->failed_label = NULL;
     b->twin = NULL;
     b->stamp = 0;
     b->slot = -1;
@@ -73,14 +76,15 @@ void nd_buffer_unref(nd_buffer *b) {
         free(t);
     }
     if (b->writers != b->inline_writers) free(b->writers);
+    nd_buffer_clear_failure(b);
     nd_freelist_give(memory_hooks.buffers, b);
 }
 
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {
     if (b->n_writers == b->cap_writers) {
         uint32_t cap = b->cap_writers * 2;
-        uint32_t *w = b->writers == b->inline_writers ? malloc(cap * sizeof *w)
-                                                       : realloc(b->writers, cap * sizeof *w);
+        uint32_t *w = b->writers == b->inline_writers ? nd_malloc(cap * sizeof *w)
+                                                       : nd_realloc(b->writers, cap * sizeof *w);
         if (!w) return UINT32_MAX;
         if (b->writers == b->inline_writers) memcpy(w, b->inline_writers, sizeof b->inline_writers);
         b->writers = w;
@@ -107,3 +111,67 @@ uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version) {
 }
 
 void nd_buffer_clear_writers(nd_buffer *b) { b->n_writers = 0; }
+
+/* ------------------------------------------------------------ failures */
+
+static int64_t n_failed_buffers;
+
+/* Without memory for a record: one per status, static. */
+static nd_failure static_failures[] = {
+    {-1, ND_OK, "no error"},
+    {-1, ND_ERR_ARG, "a bad argument (no host memory was left to keep the details)"},
+    {-1, ND_ERR_SHAPE, "a shape error (no host memory was left to keep the details)"},
+    {-1, ND_ERR_DTYPE, "a dtype error (no host memory was left to keep the details)"},
+    {-1, ND_ERR_INDEX, "an index error (no host memory was left to keep the details)"},
+    {-1, ND_ERR_OOM, "out of memory (no host memory was left to keep the details)"},
+    {-1, ND_ERR_BACKEND, "the backend failed (no host memory was left to keep the details)"},
+    {-1, ND_ERR_COMPILE, "a kernel failed to compile (no host memory was left to keep the details)"},
+    {-1, ND_ERR_IO, "an I/O error (no host memory was left to keep the details)"},
+    {-1, ND_ERR_STATE, "an internal state error (no host memory was left to keep the details)"},
+    {-1, ND_ERR_UNSUPPORTED, "an unsupported operation (no host memory was left to keep the details)"},
+};
+
+nd_failure *nd_failure_new(nd_status status, const char *cause) {
+    size_t len = cause ? strlen(cause) : 0;
+    nd_failure *f = len ? nd_malloc(sizeof *f + len + 1) : NULL;
+    if (!f) {
+        unsigned i = (unsigned)status < sizeof static_failures / sizeof static_failures[0] ? (unsigned)status
+                                                                                            : ND_ERR_STATE;
+        return &static_failures[i];
+    }
+    char *text = (char *)(f + 1);
+    memcpy(text, cause, len + 1);
+    f->refs = 1;
+    f->status = status;
+    f->cause = text;
+    return f;
+}
+
+void nd_failure_ref(nd_failure *f) {
+    if (f && f->refs >= 0) __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+}
+
+void nd_failure_unref(nd_failure *f) {
+    if (f && f->refs >= 0 && __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0) free(f);
+}
+
+void nd_buffer_fail(nd_buffer *b, nd_failure *f, const char *label) {
+    nd_failure_ref(f);
+    if (b->failure) nd_failure_unref(b->failure);
+    else __atomic_add_fetch(&n_failed_buffers, 1, __ATOMIC_RELAXED);
+    b->failure = f;
+    b->error = f->status;
+    b->failed_label = label;
+}
+
+void nd_buffer_clear_failure(nd_buffer *b) {
+    if (b->failure) {
+        nd_failure_unref(b->failure);
+        __atomic_sub_fetch(&n_failed_buffers, 1, __ATOMIC_RELAXED);
+    }
+    b->failure = NULL;
+    b->error = ND_OK;
+    b->failed_label = NULL;
+}
+
+int64_t nd_buffers_failed(void) { return __atomic_load_n(&n_failed_buffers, __ATOMIC_RELAXED); }

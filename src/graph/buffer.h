@@ -41,6 +41,23 @@ typedef struct nd_buffer_twin {
     int64_t shape[ND_MAX_DIMS], strides[ND_MAX_DIMS];
 } nd_buffer_twin;
 
+/* Why a buffer's value could not be produced: the status, the cause
+ * ("cpu backend: out of host memory allocating 128 MiB for ...") and the
+ * recording function of the value that failed (static). Shared by every
+ * buffer one failure hit (reference counted, atomically: the executor
+ * thread sets failures, the recording thread frees buffers). */
+typedef struct nd_failure {
+    int refs; /* < 0: static, never freed */
+    nd_status status;
+    const char *cause;
+} nd_failure;
+
+/* A record of `status` with `cause` copied; never NULL (without memory for
+ * it, a static record that says so). The caller holds one reference. */
+nd_failure *nd_failure_new(nd_status status, const char *cause);
+void nd_failure_ref(nd_failure *f);
+void nd_failure_unref(nd_failure *f);
+
 typedef struct nd_buffer {
     int64_t refs;    /* arrays + pending node references; freed at 0 */
     int64_t handles; /* nd_array handles viewing it: "can a user reach it?" */
@@ -62,6 +79,11 @@ typedef struct nd_buffer {
      * here; it is never released through the memory hooks. */
     _Alignas(16) unsigned char inline_host[16];
     nd_status error;   /* a device error prevented the current value */
+    /* Why (NULL when error is ND_OK), and the recording function of the
+     * value that failed (static). Set by nd_buffer_fail; a later flush
+     * that writes the whole buffer clears them (mark_produced). */
+    nd_failure *failure;
+    const char *failed_label;
     nd_buffer_twin *twin; /* NULL until a store chain keeps one */
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
@@ -97,6 +119,14 @@ int64_t nd_buffer_writer_of(const nd_buffer *b, uint32_t version);
 /* Index of the first pending write after version v (the end of v's
  * lifetime in record order), or UINT32_MAX if v is the latest version. */
 uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version);
+/* Marks b's current value as not produced: `f` (a reference is taken) and
+ * the recording function `label` of the value that failed. */
+void nd_buffer_fail(nd_buffer *b, nd_failure *f, const char *label);
+/* b's value is produced: forgets any failure. */
+void nd_buffer_clear_failure(nd_buffer *b);
+/* How many live buffers carry a failure (the planner skips looking for
+ * failed inputs while there are none). */
+int64_t nd_buffers_failed(void);
 /* After a flush: every pending version is materialised (or dropped). */
 void nd_buffer_clear_writers(nd_buffer *b);
 

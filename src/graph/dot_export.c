@@ -2,6 +2,7 @@
  * will run": each API call is a node, each generated kernel a cluster around
  * the calls it computes, and what stays in memory is drawn bold. */
 #include "graph/dot_export.h"
+#include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +132,7 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     }
 
     /* Buffers that existed before this flush, and the edges. */
-    uint8_t *seen = calloc((size_t)plan->n_slots + 1, 1);
+    uint8_t *seen = nd_calloc((size_t)plan->n_slots + 1, 1);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const nd_node *n = g->nodes[i];
         for (int k = 0; k < n->n_inputs; k++) {

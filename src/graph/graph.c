@@ -1,4 +1,5 @@
 #include "graph/graph.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ void nd_graph_destroy(nd_graph *g) {
 nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs) {
     if (g->n_nodes == g->cap_nodes) {
         uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-        nd_node **nodes = realloc(g->nodes, cap * sizeof *nodes);
+        nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
         if (!nodes) goto oom;
         g->nodes = nodes;
         g->cap_nodes = cap;
@@ -61,10 +62,20 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
     for (int k = 0; k < ndim; k++) r->shape[k] = shape[k];
 }
 
-void nd_graph_set_output(nd_node *n, nd_buffer *b) {
+int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
+    uint32_t v = nd_buffer_add_writer(b, n->index);
+    if (v == UINT32_MAX) {
+        /* No memory to record the write: the node goes, as if never added
+         * (it is the last one), and the caller reports the error. */
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
+        g->n_nodes--;
+        return -1;
+    }
     n->out = b;
     nd_buffer_ref(b);
-    n->out_version = nd_buffer_add_writer(b, n->index);
+    n->out_version = v;
+    return 0;
 }
 
 void nd_graph_clear(nd_graph *g) {

@@ -29,8 +29,11 @@ void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const in
 /* A constant input of dtype `dtype` (value in that dtype's kind). */
 void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,
                               const int64_t *shape);
-/* n->out := b (takes a reference), registers n as b's next writer. */
-void nd_graph_set_output(nd_node *n, nd_buffer *b);
+/* n->out := b (takes a reference), registers n as b's next writer. n must
+ * be g's last node. -1 when there is no host memory to record the write:
+ * then n is removed from g (its input references released) and the caller
+ * reports ND_ERR_OOM. */
+int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b);
 
 /* Drops every pending node: releases the buffers' node references and the
  * writer lists, resets the arena. Used after a flush has run the plan. */

@@ -20,6 +20,7 @@
  * one whose partial results combine (not an argmin/argmax, not a 16-bit
  * float accumulation). Otherwise the plan is left as it is. */
 #include "scheduler/chunking.h"
+#include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,12 +196,12 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
     const nd_step *orig = &C->plan->steps[C->kstep];
     const nd_kernel *k0 = orig->kernel;
     nd_kernel *k = nd_kernel_clone(k0);
-    int32_t *slots = malloc(sizeof(int32_t) * (size_t)(k0->n_slots + 1));
-    int32_t *params = malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
-    uint8_t *acc = malloc((size_t)k0->n_slots + 1);
-    int64_t *shift = calloc((size_t)k0->n_slots + 1, sizeof(int64_t));
+    int32_t *slots = nd_malloc(sizeof(int32_t) * (size_t)(k0->n_slots + 1));
+    int32_t *params = nd_malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
+    uint8_t *acc = nd_malloc((size_t)k0->n_slots + 1);
+    int64_t *shift = nd_calloc((size_t)k0->n_slots + 1, sizeof(int64_t));
     /* Kernel slots whose shift goes into their address. */
-    uint8_t *by_address = calloc((size_t)k0->n_slots + 1, 1);
+    uint8_t *by_address = nd_calloc((size_t)k0->n_slots + 1, 1);
     if (!k || !slots || !params || !acc || !shift || !by_address) {
         free(k);
         free(slots);
@@ -264,9 +265,9 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
 static int combine_kernel(chunker *C, int32_t partial, nd_step *out) {
     const nd_step *orig = &C->plan->steps[C->kstep];
     const nd_kernel *k0 = orig->kernel;
-    nd_kernel *k = calloc(1, sizeof(nd_kernel) + 2 * sizeof(nd_ir_access) + sizeof(nd_ir_inst) + 16);
-    int32_t *slots = malloc(sizeof(int32_t) * 2), *params = malloc(sizeof(int32_t));
-    uint8_t *acc = malloc(2);
+    nd_kernel *k = nd_calloc(1, sizeof(nd_kernel) + 2 * sizeof(nd_ir_access) + sizeof(nd_ir_inst) + 16);
+    int32_t *slots = nd_malloc(sizeof(int32_t) * 2), *params = nd_malloc(sizeof(int32_t));
+    uint8_t *acc = nd_malloc(2);
     if (!k || !slots || !params || !acc) {
         free(k);
         free(slots);
@@ -354,7 +355,7 @@ nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_b
                            &cap_slots);
         if (partial < 0) return ND_ERR_OOM;
     }
-    int32_t (*stage)[MAX_BIG] = malloc(sizeof *stage * (size_t)C.n_chunks);
+    int32_t (*stage)[MAX_BIG] = nd_malloc(sizeof *stage * (size_t)C.n_chunks);
     if (!stage) return ND_ERR_OOM;
     int ok = 1;
     for (int64_t c = 0; c < C.n_chunks && ok; c++) {
@@ -366,7 +367,7 @@ nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_b
     }
     /* New step list: the chunk pipeline where the kernel was, copies of
      * chunk c+1 issued before the kernel of chunk c. */
-    int32_t *remap = malloc(sizeof(int32_t) * (size_t)(plan->n_steps + 1));
+    int32_t *remap = nd_malloc(sizeof(int32_t) * (size_t)(plan->n_steps + 1));
     ok = ok && remap;
     for (int32_t i = 0; i < plan->n_steps && ok; i++) {
         const nd_step *st = &plan->steps[i];

@@ -4,6 +4,7 @@
  * pool that survives between flushes, so a repeated loop body allocates
  * nothing in the steady state. */
 #include "scheduler/executor.h"
+#include "common/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ struct nd_temp_pool {
     uint32_t cap_bytes;
     int32_t *temps;
     uint32_t cap_temps;
+    nd_failure **poison;
+    uint32_t cap_poison;
 };
 
 struct nd_returned_block {
@@ -43,7 +46,7 @@ struct nd_returned_block {
 static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void *ptr);
 
 void nd_temp_pool_return(nd_scheduler_ctx *ctx, int32_t memory, void *ptr, size_t bytes) {
-    struct nd_returned_block *r = malloc(sizeof *r);
+    struct nd_returned_block *r = nd_malloc(sizeof *r);
     if (!r) {
         ctx->backend->release(ctx->backend, memory, ptr, bytes);
         return;
@@ -64,6 +67,27 @@ static void take_returned(nd_scheduler_ctx *ctx) {
         free(r);
         r = next;
     }
+}
+
+/* backend->alloc; out of memory, the pool's cached temporaries go back to
+ * the backend and it is tried once more (DESIGN.md: out of memory first
+ * releases cached memory and retries). */
+static nd_status alloc_or_release_and_retry(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
+    nd_backend *be = ctx->backend;
+    nd_status st = be->alloc(be, memory, bytes, out);
+    if (st != ND_ERR_OOM) return st;
+    take_returned(ctx);
+    struct nd_temp_pool *tp = ctx->temps;
+    if (!tp || tp->n_free == 0) return st;
+    size_t cached = 0;
+    for (int32_t i = 0; i < tp->n_free; i++) {
+        cached += tp->free_blocks[i].bytes;
+        be->release(be, tp->free_blocks[i].memory, tp->free_blocks[i].ptr, tp->free_blocks[i].bytes);
+    }
+    tp->n_free = 0;
+    nd_logf(2, "executor: out of memory allocating %zu bytes; released %zu bytes of cached temporaries and "
+            "retrying", bytes, cached);
+    return be->alloc(be, memory, bytes, out);
 }
 
 /* A block of at least `bytes`, and its size in *got: a pooled block may be
@@ -94,9 +118,8 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
             return ND_OK;
         }
     }
-    nd_backend *be = ctx->backend;
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-    nd_status st = be->alloc(be, memory, bytes, out);
+    nd_status st = alloc_or_release_and_retry(ctx, memory, bytes, out);
     if (st != ND_OK) return st;
     *got = bytes;
     if (t0 > 0)
@@ -106,7 +129,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
 }
 
 static struct nd_temp_pool *pool_of(nd_scheduler_ctx *ctx) {
-    if (!ctx->temps) ctx->temps = calloc(1, sizeof *ctx->temps);
+    if (!ctx->temps) ctx->temps = nd_calloc(1, sizeof *ctx->temps);
     return ctx->temps;
 }
 
@@ -129,17 +152,31 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     free(tp->ptrs);
     free(tp->bytes);
     free(tp->temps);
+    free(tp->poison);
     free(tp);
     ctx->temps = NULL;
 }
 
+/* The recording function of the value external slot `slot` gets last in
+ * this flush (for messages), or NULL. */
+static const char *label_of(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot) {
+    int32_t n = plan->slots[slot].last_writer;
+    return n >= 0 && walk->labels ? walk->labels[n] : NULL;
+}
+
 /* Memory of buffer b in `memory`, allocated on first use. */
-static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out) {
+static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out,
+                               const char *label) {
     if (!b->mem[memory]) {
         const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-        nd_status st = ctx->backend->alloc(ctx->backend, memory, b->nbytes ? b->nbytes : 1,
-                                           &b->mem[memory]);
-        if (st != ND_OK) return st;
+        nd_status st = alloc_or_release_and_retry(ctx, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
+        if (st != ND_OK) {
+            /* Say whose value it was for: the read that reports it names
+             * the array read, which may be another one computed from it. */
+            char cause[700];
+            snprintf(cause, sizeof cause, "%s", nd_last_error());
+            return nd_error_set(st, "%s, for the value of %s", cause, label ? label : "an operation");
+        }
         if (t0 > 0) nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, nd_log_clock_us() - t0);
         if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
@@ -177,6 +214,9 @@ typedef struct {
      * after each step must not scan every slot. */
     int32_t *temps;
     int32_t n_temps;
+    /* Per plan slot, while running step by step: why its memory holds no
+     * value (a failed or skipped step wrote it), or NULL. */
+    nd_failure **poison;
 } bound_slots;
 
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
@@ -184,7 +224,8 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     const nd_plan_slot *s = &plan->slots[slot];
     if (bs->ptrs[slot]) return ND_OK;
     if (s->role == ND_SLOT_EXTERNAL)
-        return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
+        return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot],
+                             label_of(plan, walk, slot));
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
@@ -221,7 +262,7 @@ static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_
         return ND_OK;
     }
     void *base = NULL;
-    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base);
+    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base, label_of(plan, walk, c->src_slot));
     *dst = base ? (char *)base + c->dst_offset : NULL;
     return rc;
 }
@@ -273,7 +314,7 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
  * itself (streams, events, a graph). The storages go back to the pool right
  * after: the backend's work is ordered before whatever takes them next. */
 static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
-                                bound_slots *bs) {
+                                bound_slots *bs, int *launched) {
     nd_backend *be = ctx->backend;
     void **ptrs = bs->ptrs;
     int32_t n_st = plan->n_storages, n_steps = plan->n_steps;
@@ -282,10 +323,10 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     void **storage = small, **copy_dst = small + 32, **copy_src = small + 64;
     size_t *storage_got = small_sizes;
     if (n_st > 32 || n_steps > 32) {
-        storage = calloc((size_t)n_st + 1, sizeof(void *));
-        storage_got = calloc((size_t)n_st + 1, sizeof(size_t));
-        copy_dst = calloc((size_t)n_steps + 1, sizeof(void *));
-        copy_src = calloc((size_t)n_steps + 1, sizeof(void *));
+        storage = nd_calloc((size_t)n_st + 1, sizeof(void *));
+        storage_got = nd_calloc((size_t)n_st + 1, sizeof(size_t));
+        copy_dst = nd_calloc((size_t)n_steps + 1, sizeof(void *));
+        copy_src = nd_calloc((size_t)n_steps + 1, sizeof(void *));
     } else {
         memset(small, 0, sizeof small);
     }
@@ -301,7 +342,8 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         if (!sl->used)
             ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
         else if (sl->role == ND_SLOT_EXTERNAL)
-            rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
+            rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s],
+                               label_of(plan, walk, s));
         else if (sl->role == ND_SLOT_TWIN)
             rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else
@@ -317,6 +359,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     }
     if (rc == ND_OK) {
         nd_bound_plan bound = {ptrs, copy_dst, (const void *const *)copy_src, walk->params};
+        *launched = 1;
         rc = be->run_plan(be, (nd_plan *)plan, &bound);
         if (ctx->stats)
             for (int32_t i = 0; i < n_steps; i++) {
@@ -336,27 +379,80 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
     return rc;
 }
 
-/* Which external slots the steps from `from` on write: their buffers carry
- * the error when those steps could not run. Their twins hold nothing of
- * use either (the next plan is built after this one ran: no race). */
-static void mark_failed(const nd_plan *plan, const nd_flush_walk *walk, int32_t from,
-                        nd_status err) {
-    for (int32_t i = 0; i < plan->n_twins; i++) {
-        nd_buffer_twin *t = walk->buffers[plan->twin_walk_index[i]]->twin;
-        if (t) t->valid = 0;
+/* ------------------------------------------------------------ failures
+ *
+ * A step that fails (out of memory binding a slot, a backend call that
+ * fails) does not spoil the flush's other values (DESIGN.md "Errors": every
+ * array not involved keeps its value). The steps run in their order; a step
+ * that fails, and every later step that touches a slot a failed or skipped
+ * step wrote (or would have written), is skipped, and the buffers those
+ * skipped steps write are marked failed with the cause (nd_buffer_fail);
+ * every other step runs, so an array updated in place (x += 1) beside an
+ * unrelated failure gets its new value. A buffer a failed copy would have
+ * copied into another memory is not failed: its value is where it was. */
+
+static nd_failure *step_poisoned(const nd_plan *plan, const nd_step *st, nd_failure *const *poison) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL:
+        for (int32_t j = 0; j < st->kernel->n_slots; j++)
+            if (poison[st->slots[j]]) return poison[st->slots[j]];
+        return NULL;
+    case ND_STEP_MATMUL:
+        if (poison[st->matmul.a_slot]) return poison[st->matmul.a_slot];
+        if (poison[st->matmul.b_slot]) return poison[st->matmul.b_slot];
+        return poison[st->matmul.c_slot];
+    case ND_STEP_COPY:
+        if (poison[st->copy.src_slot]) return poison[st->copy.src_slot];
+        return poison[st->copy.dst_slot];
     }
-    for (int32_t i = from; i < plan->n_steps; i++) {
-        const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t j = 0; j < st->kernel->n_slots; j++) {
-                const nd_plan_slot *s = &plan->slots[st->slots[j]];
-                if (s->role == ND_SLOT_EXTERNAL && (st->slot_access[j] & ND_ACCESS_WRITE))
-                    walk->buffers[s->walk_index]->error = err;
+    (void)plan;
+    return NULL;
+}
+
+/* Slot `slot` (and every slot bound to the same memory: one buffer or one
+ * twin may have several) holds no value: `f` says why. */
+static void set_poison(nd_failure **poison, int32_t slot, nd_failure *f) {
+    nd_failure_ref(f);
+    nd_failure_unref(poison[slot]);
+    poison[slot] = f;
+}
+
+static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, nd_failure *f) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role == ND_SLOT_TEMP) {
+        set_poison(poison, slot, f);
+        return;
+    }
+    for (int32_t i = 0; i < plan->n_slots; i++)
+        if (plan->slots[i].role == s->role && plan->slots[i].walk_index == s->walk_index) set_poison(poison, i, f);
+}
+
+/* An external buffer a failed or skipped step writes: failed, with f. */
+static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot, nd_failure *f) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role == ND_SLOT_EXTERNAL)
+        nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(plan, walk, slot));
+}
+
+static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failure **poison, const nd_step *st,
+                        nd_failure *f) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL:
+        for (int32_t j = 0; j < st->kernel->n_slots; j++)
+            if (st->slot_access[j] & ND_ACCESS_WRITE) {
+                poison_slot(plan, poison, st->slots[j], f);
+                fail_written(plan, walk, st->slots[j], f);
             }
-        } else if (st->kind == ND_STEP_MATMUL) {
-            const nd_plan_slot *s = &plan->slots[st->matmul.c_slot];
-            if (s->role == ND_SLOT_EXTERNAL) walk->buffers[s->walk_index]->error = err;
-        }
+        break;
+    case ND_STEP_MATMUL:
+        poison_slot(plan, poison, st->matmul.c_slot, f);
+        fail_written(plan, walk, st->matmul.c_slot, f);
+        break;
+    case ND_STEP_COPY:
+        /* The destination memory does not hold the value: later steps
+         * reading it are skipped; the buffer itself keeps its value. */
+        poison_slot(plan, poison, st->copy.dst_slot, f);
+        break;
     }
 }
 
@@ -365,7 +461,49 @@ static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_
     if (s->role != ND_SLOT_EXTERNAL) return;
     nd_buffer *b = walk->buffers[s->walk_index];
     b->valid = 1u << plan->memory;
-    b->error = ND_OK;
+    /* Written: a failure of an earlier version is over. A region store
+     * into a failed buffer (which leaves the rest failed) is failed again
+     * after the flush (the scheduler's taint list, nd_scheduler_finish). */
+    if (b->failure || b->error != ND_OK) nd_buffer_clear_failure(b);
+}
+
+/* A step that ran: buffers it wrote hold their value in the plan's memory
+ * only; a copy adds where it went. */
+static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const nd_step *st) {
+    if (st->kind == ND_STEP_COPY) {
+        if (st->copy.dst_slot == st->copy.src_slot)
+            walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |= 1u << st->copy.dst_memory;
+        return;
+    }
+    if (st->kind == ND_STEP_MATMUL) {
+        mark_produced(plan, walk, st->matmul.c_slot);
+        return;
+    }
+    for (int32_t j = 0; j < st->kernel->n_slots; j++)
+        if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
+}
+
+/* Every step failed (nothing ran, or a whole plan failed on the device):
+ * every buffer the plan writes is failed. */
+static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        if (st->kind == ND_STEP_KERNEL) {
+            for (int32_t j = 0; j < st->kernel->n_slots; j++)
+                if (st->slot_access[j] & ND_ACCESS_WRITE) fail_written(plan, walk, st->slots[j], f);
+        } else if (st->kind == ND_STEP_MATMUL) {
+            fail_written(plan, walk, st->matmul.c_slot, f);
+        }
+    }
+}
+
+/* The twins of a plan that failed hold nothing of use (the next plan is
+ * built after this one ran: no race). */
+static void forget_twins(const nd_plan *plan, const nd_flush_walk *walk) {
+    for (int32_t i = 0; i < plan->n_twins; i++) {
+        nd_buffer_twin *t = walk->buffers[plan->twin_walk_index[i]]->twin;
+        if (t) t->valid = 0;
+    }
 }
 
 /* bs: every slot unbound, and the list of the plan's temporaries. */
@@ -374,9 +512,12 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     uint32_t n = (uint32_t)plan->n_slots + 1;
     if (!tp || !nd_grow((void **)&tp->ptrs, &tp->cap_ptrs, n, sizeof *tp->ptrs) ||
         !nd_grow((void **)&tp->bytes, &tp->cap_bytes, n, sizeof *tp->bytes) ||
-        !nd_grow((void **)&tp->temps, &tp->cap_temps, n, sizeof *tp->temps))
-        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
+        !nd_grow((void **)&tp->temps, &tp->cap_temps, n, sizeof *tp->temps) ||
+        !nd_grow((void **)&tp->poison, &tp->cap_poison, n, sizeof *tp->poison))
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory binding a plan of %d steps", plan->n_steps);
     memset(tp->ptrs, 0, sizeof *tp->ptrs * n);
+    memset(tp->poison, 0, sizeof *tp->poison * n);
+    bs->poison = tp->poison;
     bs->ptrs = tp->ptrs;
     bs->bytes = tp->bytes;
     bs->temps = tp->temps;
@@ -386,48 +527,76 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     return ND_OK;
 }
 
+/* Runs the steps in order, skipping those a failure reaches (above). */
+static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
+    nd_failure *first = NULL;
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
+        nd_failure *made = NULL;
+        if (!cause) {
+            double t0 = ctx->profile ? nd_log_clock_us() : 0;
+            nd_status rc = run_step(ctx, plan, walk, bs, i);
+            if (ctx->profile && rc == ND_OK)
+                nd_profile_add_step(ctx->profile, st, NULL, (nd_log_clock_us() - t0) * 1e-6);
+            if (rc != ND_OK) {
+                cause = made = nd_failure_new(rc, nd_last_error());
+                if (!first) {
+                    first = cause;
+                    nd_failure_ref(first);
+                }
+            }
+        }
+        if (cause) step_failed(plan, walk, bs->poison, st, cause);
+        else step_produced(plan, walk, st);
+        nd_failure_unref(made); /* the slots and failed buffers hold it now */
+        release_temps_after(ctx, plan, bs, i);
+    }
+    release_temps_after(ctx, plan, bs, -1);
+    if (!first) return ND_OK;
+    for (int32_t i = 0; i < plan->n_slots; i++) {
+        nd_failure_unref(bs->poison[i]);
+        bs->poison[i] = NULL;
+    }
+    forget_twins(plan, walk);
+    /* The flush's error is its first failure (later ones overwrote it). */
+    nd_status rc = nd_error_set(first->status, "%s", first->cause);
+    nd_failure_unref(first);
+    return rc;
+}
+
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    bound_slots bs = {NULL, NULL, NULL, 0}; /* GCC cannot tell bind_begin sets it */
+    bound_slots bs = {NULL, NULL, NULL, 0, NULL}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = bind_begin(ctx, plan, &bs);
-    if (rc != ND_OK) return rc;
-    int32_t failed_at = -1;
-    if (be->run_plan) {
-        const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-        rc = run_whole_plan(ctx, plan, walk, &bs);
-        if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
-        if (rc != ND_OK) failed_at = 0;
-    } else {
-        for (int32_t i = 0; i < plan->n_steps; i++) {
-            double t0 = ctx->profile ? nd_log_clock_us() : 0;
-            rc = run_step(ctx, plan, walk, &bs, i);
-            if (ctx->profile && rc == ND_OK)
-                nd_profile_add_step(ctx->profile, &plan->steps[i], NULL, (nd_log_clock_us() - t0) * 1e-6);
-            if (rc != ND_OK) {
-                failed_at = i;
-                break;
-            }
-            release_temps_after(ctx, plan, &bs, i);
-        }
+    if (rc != ND_OK) {
+        nd_failure *f = nd_failure_new(rc, nd_last_error());
+        forget_twins(plan, walk);
+        fail_all(plan, walk, f);
+        nd_failure_unref(f);
+        return rc;
     }
-    release_temps_after(ctx, plan, &bs, -1);
-    int32_t done = failed_at < 0 ? plan->n_steps : failed_at;
-    /* Buffers written by steps that ran now hold their value in the plan's
-     * memory only; copies add where they went. */
-    for (int32_t i = 0; i < done; i++) {
-        const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_COPY) {
-            if (st->copy.dst_slot == st->copy.src_slot)
-                walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |= 1u << st->copy.dst_memory;
-            continue;
-        }
-        if (st->kind == ND_STEP_MATMUL) {
-            mark_produced(plan, walk, st->matmul.c_slot);
-            continue;
-        }
-        for (int32_t j = 0; j < st->kernel->n_slots; j++)
-            if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
+    if (!be->run_plan) return run_steps(ctx, plan, walk, &bs);
+    const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
+    int launched = 0;
+    rc = run_whole_plan(ctx, plan, walk, &bs, &launched);
+    if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
+    if (rc == ND_OK) {
+        for (int32_t i = 0; i < plan->n_steps; i++) step_produced(plan, walk, &plan->steps[i]);
+        return ND_OK;
     }
-    if (failed_at >= 0) mark_failed(plan, walk, failed_at, rc);
+    if (!launched) {
+        /* Binding failed (out of memory) before anything ran: run the steps
+         * one by one, which also needs less memory at once (temporaries
+         * are taken per step and given back after their last use), so the
+         * steps the failure does not reach still produce their values. */
+        nd_logf(2, "executor: binding a plan of %d steps failed (%s); running it step by step", plan->n_steps,
+                nd_last_error());
+        return run_steps(ctx, plan, walk, &bs);
+    }
+    nd_failure *f = nd_failure_new(rc, nd_last_error());
+    forget_twins(plan, walk);
+    fail_all(plan, walk, f);
+    nd_failure_unref(f);
     return rc;
 }

@@ -85,13 +85,15 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
     w->n_buffers = 0;
     w->n_params = 0;
     w->stamp = stamp;
-    if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base))
+    if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base) ||
+        !nd_grow((void **)&w->labels, &w->cap_labels, g->n_nodes + 1, sizeof *w->labels))
         return ND_ERR_OOM;
     uint64_t h = nd_hash_u64(ND_HASH_SEED, g->n_nodes);
     int ok = 1;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const nd_node *n = g->nodes[i];
         w->param_base[i] = w->n_params;
+        w->labels[i] = n->label;
         uint32_t nconst = 0;
         for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
         if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + nconst,
@@ -112,6 +114,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
 
 void nd_flush_walk_free(nd_flush_walk *w) {
     free(w->buffers);
+    free(w->labels);
     free(w->params);
     free(w->param_base);
     *w = (nd_flush_walk){0};

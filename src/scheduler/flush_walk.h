@@ -17,6 +17,10 @@ typedef struct {
     uint32_t *param_base; /* per node: index of its first parameter */
     uint32_t cap_nodes;
     uint64_t stamp; /* marks buffers numbered in this walk */
+    /* Per node: its recording function ("nd_add"), which names a value
+     * the executor could not compute (the graph is gone by then). */
+    const char **labels;
+    uint32_t cap_labels;
 } nd_flush_walk;
 
 /* Fills w from g (reusing w's arrays). Returns ND_OK or ND_ERR_OOM. */

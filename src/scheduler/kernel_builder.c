@@ -1,4 +1,5 @@
 #include "scheduler/kernel_builder.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 
@@ -39,10 +40,14 @@ struct nd_kernel_builder {
     memo_entry *memo;
     int32_t n_memo, cap_memo;
     int32_t failed_node;
+    /* An allocation failed while building: the kernel is incomplete (a
+     * value or a store is missing), and the planner must fail the flush
+     * rather than plan it without them. */
+    int oom;
 };
 
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape) {
-    nd_kernel_builder *kb = calloc(1, sizeof *kb);
+    nd_kernel_builder *kb = nd_calloc(1, sizeof *kb);
     if (!kb) return NULL;
     kb->ctx = ctx;
     kb->ndim = ndim;
@@ -67,6 +72,13 @@ void nd_kb_free(nd_kernel_builder *kb) {
 }
 
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb) { return kb->failed_node; }
+int nd_kb_oom(const nd_kernel_builder *kb) { return kb->oom; }
+
+/* Every allocation failure while building goes through here. */
+static int32_t out_of_memory(nd_kernel_builder *kb, int32_t value) {
+    kb->oom = 1;
+    return value;
+}
 
 void nd_xform_identity(nd_xform *t, int ndim) {
     memset(t, 0, sizeof *t);
@@ -86,7 +98,7 @@ static uint64_t inst_hash(const nd_ir_inst *i) {
 }
 
 static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
-    int32_t *t = malloc((size_t)cap * sizeof *t);
+    int32_t *t = nd_malloc((size_t)cap * sizeof *t);
     if (!t) return 0;
     memset(t, 0xff, (size_t)cap * sizeof *t);
     for (int32_t v = 0; v < kb->n_insts; v++) {
@@ -106,7 +118,7 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
     if (a < -1 || b < -1 || c < -1) return -2; /* an operand already failed */
     nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c};
     if (kb->n_insts * 2 >= kb->cap_cse && !cse_rehash(kb, kb->cap_cse ? kb->cap_cse * 2 : 64))
-        return -2;
+        return out_of_memory(kb, -2);
     uint64_t h = inst_hash(&in);
     int32_t s = (int32_t)(h & (uint64_t)(kb->cap_cse - 1));
     while (kb->cse[s] >= 0) {
@@ -116,7 +128,8 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
-    if (!nd_grow((void **)&kb->insts, (uint32_t *)&kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts)) return -2;
+    if (!nd_grow((void **)&kb->insts, (uint32_t *)&kb->cap_insts, kb->n_insts + 1, sizeof *kb->insts))
+        return out_of_memory(kb, -2);
     kb->insts[kb->n_insts] = in;
     kb->cse[s] = kb->n_insts;
     return kb->n_insts++;
@@ -142,7 +155,8 @@ static int access_equal(const nd_ir_access *a, const nd_ir_access *b, int ndim) 
 static int32_t kernel_slot(nd_kernel_builder *kb, int32_t plan_slot) {
     for (int32_t s = 0; s < kb->n_slots; s++)
         if (kb->slots[s] == plan_slot) return s;
-    if (!nd_grow((void **)&kb->slots, (uint32_t *)&kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots)) return -1;
+    if (!nd_grow((void **)&kb->slots, (uint32_t *)&kb->cap_slots, kb->n_slots + 1, sizeof *kb->slots))
+        return out_of_memory(kb, -1);
     kb->slots[kb->n_slots] = plan_slot;
     return kb->n_slots++;
 }
@@ -167,7 +181,7 @@ int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int
     while (l < kb->n_loads && !access_equal(&kb->loads[l], &a, kb->ndim)) l++;
     if (l == kb->n_loads) {
         if (!nd_grow((void **)&kb->loads, (uint32_t *)&kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
-            return -2;
+            return out_of_memory(kb, -2);
         kb->loads[kb->n_loads++] = a;
     }
     return emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
@@ -179,7 +193,7 @@ static int32_t index_value(nd_kernel_builder *kb, int64_t offset, const int64_t 
     while (l < kb->n_indices && !access_equal(&kb->indices[l], &a, kb->ndim)) l++;
     if (l == kb->n_indices) {
         if (!nd_grow((void **)&kb->indices, (uint32_t *)&kb->cap_indices, kb->n_indices + 1, sizeof *kb->indices))
-            return -2;
+            return out_of_memory(kb, -2);
         kb->indices[kb->n_indices++] = a;
     }
     return emit(kb, ND_IR_INDEX, ND_INT64, l, -1, -1);
@@ -196,9 +210,11 @@ static int32_t param_index(nd_kernel_builder *kb, int32_t flush_index, nd_dtype 
     while (p < kb->n_params && !(kb->params[p] == flush_index && kb->param_dtypes[p] == dtype)) p++;
     if (p == kb->n_params) {
         int32_t cap = kb->cap_params;
-        if (!nd_grow((void **)&kb->params, (uint32_t *)&cap, kb->n_params + 1, sizeof *kb->params)) return -2;
+        if (!nd_grow((void **)&kb->params, (uint32_t *)&cap, kb->n_params + 1, sizeof *kb->params))
+            return out_of_memory(kb, -2);
         cap = kb->cap_params;
-        if (!nd_grow((void **)&kb->param_dtypes, (uint32_t *)&cap, kb->n_params + 1, 1)) return -2;
+        if (!nd_grow((void **)&kb->param_dtypes, (uint32_t *)&cap, kb->n_params + 1, 1))
+            return out_of_memory(kb, -2);
         kb->cap_params = cap;
         kb->params[kb->n_params] = flush_index;
         kb->param_dtypes[kb->n_params] = (uint8_t)dtype;
@@ -404,9 +420,19 @@ int32_t nd_kb_node_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
 void nd_kb_store(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
                  const int64_t *strides, int32_t value, int region) {
     int32_t slot = kernel_slot(kb, plan_slot);
+    if (slot < 0 || value < 0) {
+        kb->oom |= slot < 0; /* a failed value was flagged where it failed */
+        return;
+    }
     int32_t cap = kb->cap_stores;
-    if (!nd_grow((void **)&kb->store_region, (uint32_t *)&cap, kb->n_stores + 1, 1)) return;
-    if (!nd_grow((void **)&kb->stores, (uint32_t *)&kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) return;
+    if (!nd_grow((void **)&kb->store_region, (uint32_t *)&cap, kb->n_stores + 1, 1)) {
+        kb->oom = 1;
+        return;
+    }
+    if (!nd_grow((void **)&kb->stores, (uint32_t *)&kb->cap_stores, kb->n_stores + 1, sizeof *kb->stores)) {
+        kb->oom = 1;
+        return;
+    }
     kb->stores[kb->n_stores].at = make_access(kb, slot, dtype, offset, strides);
     kb->stores[kb->n_stores].value = nd_kb_cast(kb, value, dtype);
     kb->store_region[kb->n_stores] = (uint8_t)region;
@@ -498,7 +524,7 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
         for (int32_t t = 0; t < a->n_stores; t++)
             if (a->slots[a->stores[t].at.slot] == ps) return 0;
     }
-    int32_t *map = malloc((size_t)(b->n_insts ? b->n_insts : 1) * sizeof *map);
+    int32_t *map = nd_malloc((size_t)(b->n_insts ? b->n_insts : 1) * sizeof *map);
     if (!map) return 0;
     for (int32_t v = 0; v < b->n_insts; v++) {
         const nd_ir_inst *in = &b->insts[v];
@@ -659,7 +685,7 @@ static nd_kernel *kernel_alloc(int32_t n_params, int32_t n_loads, int32_t n_indi
                                int32_t n_stores) {
     size_t sz = sizeof(nd_kernel) + (size_t)n_params + 16 + sizeof(nd_ir_access) * (size_t)(n_loads + n_indices) +
                 sizeof(nd_ir_inst) * (size_t)n_insts + sizeof(nd_ir_store) * (size_t)n_stores;
-    nd_kernel *k = calloc(1, sz);
+    nd_kernel *k = nd_calloc(1, sz);
     if (!k) return NULL;
     unsigned char *cur = (unsigned char *)(k + 1);
     k->loads = (nd_ir_access *)cur;
@@ -706,8 +732,8 @@ nd_kernel *nd_kernel_clone(const nd_kernel *k) {
 
 nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
     nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores);
-    int32_t *ps = malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
-    int32_t *pp = malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
+    int32_t *ps = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
+    int32_t *pp = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
     if (!k || !ps || !pp) {
         free(k);
         free(ps);

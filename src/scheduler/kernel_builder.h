@@ -46,6 +46,9 @@ void nd_kb_free(nd_kernel_builder *kb);
 
 /* Node whose inlining failed (its view could not be composed), or -1. */
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb);
+/* Nonzero when an allocation failed while building: the kernel lacks a
+ * value or a store and must not be planned (the flush fails instead). */
+int nd_kb_oom(const nd_kernel_builder *kb);
 
 /* The identity transform over the kernel's space. */
 void nd_xform_identity(nd_xform *t, int ndim);

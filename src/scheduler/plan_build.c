@@ -3,6 +3,7 @@
  * kernels, data movement and temporaries; then storages and streams
  * (stream_assign.c). */
 #include "scheduler/plan_build.h"
+#include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +89,10 @@ static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32
  * ends after at most n rounds (in practice one or two). */
 static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, uint8_t *inl) {
     uint32_t n = g->n_nodes;
-    uint32_t *valid_until = malloc(sizeof(uint32_t) * (n + 1));
-    int64_t *exec_max = malloc(sizeof(int64_t) * (n + 1));
-    uint32_t *seen = calloc(n + 1, sizeof(uint32_t));
-    uint32_t *stack = malloc(sizeof(uint32_t) * (n + 1));
+    uint32_t *valid_until = nd_malloc(sizeof(uint32_t) * (n + 1));
+    int64_t *exec_max = nd_malloc(sizeof(int64_t) * (n + 1));
+    uint32_t *seen = nd_calloc(n + 1, sizeof(uint32_t));
+    uint32_t *stack = nd_malloc(sizeof(uint32_t) * (n + 1));
     uint32_t stamp = 0;
     for (uint32_t i = 0; i < n; i++) {
         const nd_node *p = g->nodes[i];
@@ -186,8 +187,14 @@ static void record_access(void *arg, int32_t plan_slot, int write, int region) {
 static nd_status close_open(planner *P) {
     if (!P->open) return ND_OK;
     nd_step *s = &P->L.steps[P->open_step];
+    if (nd_kb_oom(P->open)) {
+        /* A merge into it ran out of memory: it lacks a value or a store. */
+        nd_kb_free(P->open);
+        P->open = NULL;
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    }
     s->kernel = nd_kb_finish(P->open, &s->slots, &s->params);
-    if (s->kernel) s->slot_access = calloc((size_t)s->kernel->n_slots + 1, 1);
+    if (s->kernel) s->slot_access = nd_calloc((size_t)s->kernel->n_slots + 1, 1);
     if (s->slot_access) {
         access_record rec = {s};
         nd_kb_slot_uses(P->open, record_access, &rec);
@@ -202,6 +209,12 @@ static nd_status close_open(planner *P) {
 /* Hands a built kernel to the step list, merged into the open kernel when
  * they can share one pass over memory. */
 static nd_status add_kernel(planner *P, nd_kernel_builder *kb, int32_t node) {
+    if (nd_kb_oom(kb)) {
+        /* Planned without the value or store it lacks, the flush would
+         * report success for a write it never made. */
+        nd_kb_free(kb);
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
+    }
     if (nd_kb_failed_node(kb) >= 0) {
         P->retry_node = nd_kb_failed_node(kb);
         nd_kb_free(kb);
@@ -373,7 +386,7 @@ static int32_t chain_twin(void *arg, const nd_buffer *u) {
     planner *P = arg;
     uint32_t nb = P->bctx.walk->n_buffers;
     if (!P->twin_slot) {
-        P->twin_slot = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+        P->twin_slot = nd_malloc(sizeof(int32_t) * ((size_t)nb + 1));
         if (!P->twin_slot) return -1;
         memset(P->twin_slot, 0xff, sizeof(int32_t) * ((size_t)nb + 1));
     }
@@ -396,7 +409,7 @@ static nd_status collect_twins(const planner *P, nd_plan *plan) {
     for (uint32_t i = 0; C->fill && i < n; i++)
         count += C->fill[i] >= 0 && P->L.slots[C->fill[i]].role == ND_SLOT_TWIN;
     if (count == 0) return ND_OK;
-    plan->twin_walk_index = malloc(sizeof(int32_t) * 2 * (size_t)count);
+    plan->twin_walk_index = nd_malloc(sizeof(int32_t) * 2 * (size_t)count);
     if (!plan->twin_walk_index) return ND_ERR_OOM;
     plan->twin_last_store = plan->twin_walk_index + count;
     for (uint32_t i = 0; i < n; i++) {
@@ -413,7 +426,7 @@ static nd_status collect_twins(const planner *P, nd_plan *plan) {
 static nd_status find_store_chains(planner *P, const uint8_t *live) {
     const nd_graph *g = P->bctx.g;
     if (!P->fusion) return ND_OK; /* ND_FUSION=0 keeps the plainest plan */
-    uint8_t *hazard = calloc((size_t)g->n_nodes + 1, 1);
+    uint8_t *hazard = nd_calloc((size_t)g->n_nodes + 1, 1);
     if (!hazard) return ND_ERR_OOM;
     int any = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -426,7 +439,12 @@ static nd_status find_store_chains(planner *P, const uint8_t *live) {
         }
         hazard[i] = v >= 0 && nd_kb_store_hazard(kb);
         any |= hazard[i];
+        int oom = nd_kb_oom(kb);
         nd_kb_free(kb);
+        if (oom) {
+            free(hazard);
+            return ND_ERR_OOM;
+        }
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) P->bctx.node_step[i] = -1;
     const nd_chain_slots slots = {chain_temp, chain_twin, P, P->memory};
@@ -546,8 +564,8 @@ static int use_slot(movement *M, int32_t slot, uint8_t access) {
 
 static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
     movement M = {.walk = walk, .slots = P->L.slots, .memory = P->memory};
-    M.valid = calloc((size_t)walk->n_buffers + 1, 1);
-    int32_t n_old = P->L.n_steps, *moved = malloc(sizeof(int32_t) * ((size_t)n_old + 1));
+    M.valid = nd_calloc((size_t)walk->n_buffers + 1, 1);
+    int32_t n_old = P->L.n_steps, *moved = nd_malloc(sizeof(int32_t) * ((size_t)n_old + 1));
     if (!M.valid || !moved) {
         free(M.valid);
         free(moved);
@@ -664,9 +682,9 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
                         size_t chunk_bytes, nd_plan **out) {
     *out = NULL;
     uint32_t n = g->n_nodes;
-    uint8_t *live = malloc(n + 1), *inl = malloc(n + 1), *forced = calloc(n + 1, 1);
-    int32_t *node_step = malloc(sizeof(int32_t) * (n + 1));
-    nd_plan *plan = calloc(1, sizeof *plan);
+    uint8_t *live = nd_malloc(n + 1), *inl = nd_malloc(n + 1), *forced = nd_calloc(n + 1, 1);
+    int32_t *node_step = nd_malloc(sizeof(int32_t) * (n + 1));
+    nd_plan *plan = nd_calloc(1, sizeof *plan);
     nd_status st = ND_OK;
     if (!live || !inl || !forced || !node_step || !plan) {
         st = nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");
@@ -697,6 +715,8 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             memset(s, 0, sizeof *s);
             s->role = ND_SLOT_EXTERNAL;
             s->walk_index = (int32_t)b;
+            const nd_buffer *wb = walk->buffers[b];
+            s->last_writer = wb->n_writers ? (int32_t)wb->writers[wb->n_writers - 1] : -1;
             s->memory = memory;
             s->first_step = s->last_step = -1;
         }

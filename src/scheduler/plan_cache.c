@@ -1,4 +1,5 @@
 #include "scheduler/plan_cache.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 
@@ -19,7 +20,7 @@ struct nd_plan_cache {
     uint64_t clock;
 };
 
-nd_plan_cache *nd_plan_cache_new(void) { return calloc(1, sizeof(nd_plan_cache)); }
+nd_plan_cache *nd_plan_cache_new(void) { return nd_calloc(1, sizeof(nd_plan_cache)); }
 
 void nd_plan_cache_free(nd_plan_cache *c) {
     if (!c) return;

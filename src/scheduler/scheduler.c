@@ -1,5 +1,6 @@
 /* Flush entry points: walk, plan (or take the cached plan), run, clear. */
 #include "scheduler/scheduler.h"
+#include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ struct nd_flush_walk_state {
 };
 
 static nd_flush_walk *walk_of(nd_scheduler_ctx *ctx) {
-    if (!ctx->walk) ctx->walk = calloc(1, sizeof *ctx->walk);
+    if (!ctx->walk) ctx->walk = nd_calloc(1, sizeof *ctx->walk);
     return ctx->walk ? &ctx->walk->w : NULL;
 }
 
@@ -61,7 +62,7 @@ static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flu
     for (int32_t i = 0; i < plan->n_twins; i++) {
         nd_buffer *b = w->buffers[plan->twin_walk_index[i]];
         const nd_node *last = g->nodes[plan->twin_last_store[i]];
-        if (!b->twin && !(b->twin = calloc(1, sizeof *b->twin)))
+        if (!b->twin && !(b->twin = nd_calloc(1, sizeof *b->twin)))
             return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
         nd_buffer_twin *t = b->twin;
         t->valid = 1;
@@ -76,20 +77,118 @@ static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flu
     return ND_OK;
 }
 
+/* ------------------------------------------------------------ failures
+ *
+ * What a failure reaches (docs/internals.md "Failures"): a flush that
+ * cannot be planned fails every value it would have written; a value
+ * computed from a failed one fails too (with the first one's cause), in
+ * this flush or any later one, until a write of the whole buffer makes it
+ * right again. */
+
+/* Planning failed: every buffer a pending node writes carries the error
+ * (its value was never computed); nothing else is touched. */
+static void fail_pending(nd_graph *g, nd_status rc) {
+    nd_failure *f = nd_failure_new(rc, nd_last_error());
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const nd_node *n = g->nodes[i];
+        if (n->out) nd_buffer_fail(n->out, f, n->label);
+    }
+    nd_failure_unref(f);
+    /* Twins of those buffers describe versions that were never made. */
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i]->out && g->nodes[i]->out->twin) g->nodes[i]->out->twin->valid = 0;
+}
+
+/* Whether a store covers its whole buffer (then the version before it
+ * does not matter). A store's region never repeats an element. */
+static int store_covers_buffer(const nd_node *n) {
+    size_t item = nd_dtype_size((nd_dtype)n->dtype);
+    return (size_t)nd_shape_size(n->ndim, n->shape) * item >= n->out->nbytes;
+}
+
+/* The failure the version `version` of b carries: its pending writer's
+ * (tainted[]), or b's own if it is materialised. */
+static nd_failure *version_failure(const nd_buffer *b, uint32_t version, nd_failure *const *tainted) {
+    int64_t w = nd_buffer_writer_of(b, version);
+    return w >= 0 ? tainted[w] : b->failure;
+}
+
+/* While some buffer carries a failure: the pending nodes that read a failed
+ * version (directly or through other pending nodes), or store a region into
+ * one, compute from values that do not exist. Their plan runs as usual
+ * (the memory holds something), and their buffers are failed after it ran
+ * (nd_scheduler_finish). Returns ND_ERR_OOM when there is no memory to say
+ * which; the caller then fails the whole flush. */
+static nd_status find_tainted(nd_scheduler_ctx *ctx, const nd_graph *g, nd_flush_job *job) {
+    if (nd_buffers_failed() == 0) return ND_OK;
+    nd_failure **tainted = nd_calloc(g->n_nodes, sizeof *tainted);
+    if (!tainted) return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const nd_node *n = g->nodes[i];
+        nd_failure *f = NULL;
+        for (int k = 0; k < n->n_inputs && !f; k++)
+            if (n->inputs[k].buf) f = version_failure(n->inputs[k].buf, n->inputs[k].version, tainted);
+        if (!f && n->kind == ND_NODE_STORE && !store_covers_buffer(n))
+            f = version_failure(n->out, n->out_version - 1, tainted);
+        tainted[i] = f;
+        /* Counted once per buffer: at its last pending write. */
+        if (f && n->out_version == n->out->version) count++;
+    }
+    nd_status rc = ND_OK;
+    if (count) {
+        job->tainted = nd_calloc(count, sizeof *job->tainted);
+        if (!job->tainted) {
+            rc = nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+        } else {
+            for (uint32_t i = 0; i < g->n_nodes; i++) {
+                const nd_node *n = g->nodes[i];
+                if (!tainted[i] || n->out_version != n->out->version) continue;
+                nd_flush_taint *t = &job->tainted[job->n_tainted++];
+                t->buf = n->out;
+                nd_buffer_ref(t->buf);
+                t->failure = tainted[i];
+                nd_failure_ref(t->failure);
+                t->label = n->label;
+            }
+        }
+    }
+    free(tainted);
+    (void)ctx;
+    return rc;
+}
+
+static void drop_tainted(nd_flush_job *job, int apply) {
+    for (uint32_t i = 0; i < job->n_tainted; i++) {
+        nd_flush_taint *t = &job->tainted[i];
+        if (apply) nd_buffer_fail(t->buf, t->failure, t->label);
+        nd_failure_unref(t->failure);
+        nd_buffer_unref(t->buf);
+    }
+    free(job->tainted);
+    job->tainted = NULL;
+    job->n_tainted = 0;
+}
+
 nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *job) {
     memset(job, 0, sizeof *job);
     if (g->n_nodes == 0) return ND_OK;
     nd_flush_walk *w = walk_of(ctx);
     if (!w) {
+        nd_status rc = nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+        fail_pending(g, rc);
         nd_graph_clear(g);
-        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+        return rc;
     }
     nd_plan *plan = NULL;
     int owned = 0;
-    nd_status rc = plan_for(ctx, g, w, 1, &plan, &owned);
+    nd_status rc = find_tainted(ctx, g, job);
+    if (rc == ND_OK) rc = plan_for(ctx, g, w, 1, &plan, &owned);
     if (rc == ND_OK) rc = mark_twins(plan, g, w);
     if (rc != ND_OK) {
         if (owned) nd_plan_free(plan);
+        drop_tainted(job, 0);
+        fail_pending(g, rc);
         nd_graph_clear(g);
         return rc;
     }
@@ -136,6 +235,7 @@ nd_status nd_scheduler_execute(nd_scheduler_ctx *ctx, nd_flush_job *job) {
 void nd_scheduler_finish(nd_scheduler_ctx *ctx, nd_flush_job *job) {
     if (!job->plan) return;
     nd_flush_walk *w = &ctx->walk->w;
+    drop_tainted(job, 1); /* after the plan ran: its writes cleared them */
     if (job->owned) nd_plan_free(job->plan);
     for (uint32_t i = 0; i < w->n_buffers; i++) nd_buffer_unref(w->buffers[i]);
     job->plan = NULL;

@@ -44,11 +44,21 @@ void nd_temp_pool_return(nd_scheduler_ctx *ctx, int32_t memory, void *ptr, size_
 nd_plan_cache *nd_plan_cache_new(void);
 void nd_plan_cache_free(nd_plan_cache *c);
 
+/* A buffer whose value a flush computes from a failed one: failed once
+ * the flush ran (holds references to both). */
+typedef struct {
+    nd_buffer *buf;
+    struct nd_failure *failure;
+    const char *label;
+} nd_flush_taint;
+
 /* A flush planned and detached from the graph, waiting to run. */
 typedef struct {
     nd_plan *plan; /* NULL: nothing to run */
     int owned;     /* not in the plan cache: freed after running */
     uint64_t flush_index;
+    nd_flush_taint *tainted; /* applied and freed by nd_scheduler_finish */
+    uint32_t n_tainted;
 } nd_flush_job;
 
 /* The two halves of a flush, so that running can happen on another thread

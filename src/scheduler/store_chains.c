@@ -73,6 +73,7 @@
  * regions smaller than the buffer): the fill would cost more than the
  * copies it saves. */
 #include "scheduler/store_chains.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,7 @@ nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard, const n
                                nd_store_chains *out) {
     uint32_t n = g->n_nodes;
     memset(out, 0, sizeof *out);
-    out->home = malloc(sizeof(int32_t) * 6 * ((size_t)n + 1));
+    out->home = nd_malloc(sizeof(int32_t) * 6 * ((size_t)n + 1));
     if (!out->home) return ND_ERR_OOM;
     memset(out->home, 0xff, sizeof(int32_t) * 6 * ((size_t)n + 1));
     out->source = out->home + n + 1;

@@ -12,6 +12,7 @@
  * branches run side by side. Only dependencies that cross streams become
  * waits (events), and a wait already implied by an earlier one is dropped. */
 #include "scheduler/stream_assign.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +67,9 @@ nd_status nd_plan_assign_storage(nd_plan *plan) {
     mark_used(plan);
     temp_lifetimes(plan);
     int32_t n = plan->n_slots;
-    int32_t *order = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *busy_until = malloc(sizeof(int32_t) * (size_t)(n + 1)); /* per storage */
-    size_t *bytes = malloc(sizeof(size_t) * (size_t)(n + 1));
+    int32_t *order = nd_malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int32_t *busy_until = nd_malloc(sizeof(int32_t) * (size_t)(n + 1)); /* per storage */
+    size_t *bytes = nd_malloc(sizeof(size_t) * (size_t)(n + 1));
     if (!order || !busy_until || !bytes) {
         free(order);
         free(busy_until);
@@ -212,13 +213,13 @@ static int32_t pick_stream(const nd_plan *plan, int32_t i, const dep_list *d, co
 
 nd_status nd_plan_assign_streams(nd_plan *plan) {
     int32_t n_res = plan->n_slots + plan->n_storages;
-    resource *res = calloc((size_t)n_res + 1, sizeof *res);
+    resource *res = nd_calloc((size_t)n_res + 1, sizeof *res);
     /* synced[s][t]: the latest step of stream t that stream s has waited
      * for (directly or through its own earlier steps); after_step keeps
      * each step's row, since waiting for a step implies only what its
      * stream had synced with by then. */
     int32_t synced[ND_PLAN_STREAMS][ND_PLAN_STREAMS];
-    int32_t(*after_step)[ND_PLAN_STREAMS] = malloc(sizeof *after_step * (size_t)(plan->n_steps + 1));
+    int32_t(*after_step)[ND_PLAN_STREAMS] = nd_malloc(sizeof *after_step * (size_t)(plan->n_steps + 1));
     int32_t tail[ND_PLAN_STREAMS];
     dep_list d = {0};
     int ok = res != NULL && after_step != NULL;
@@ -247,7 +248,7 @@ nd_status nd_plan_assign_streams(nd_plan *plan) {
         for (int t = 0; t < ND_PLAN_STREAMS; t++)
             if (need[t] >= 0) st->n_waits++;
         if (st->n_waits) {
-            st->waits = malloc(sizeof(int32_t) * (size_t)st->n_waits);
+            st->waits = nd_malloc(sizeof(int32_t) * (size_t)st->n_waits);
             ok = st->waits != NULL;
             if (!ok) break;
             int32_t w = 0;

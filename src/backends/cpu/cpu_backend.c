@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "backends/cpu/cpu_internal.h"
+#include "common/alloc.h"
 #include "backends/cpu/cpu_jit.h"
 #include "common/error.h"
 #include "graph/buffer.h"
@@ -27,6 +28,7 @@ static void cpu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
 
 static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
                           size_t bytes) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "copy");
     (void)be;
     if (dst_memory != ND_MEMORY_HOST || src_memory != ND_MEMORY_HOST)
         return nd_error_set(ND_ERR_ARG, "cpu backend: copy between memories %d -> %d (only host, 0)",
@@ -37,6 +39,7 @@ static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void 
 
 static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots,
                                 const nd_scalar_bits *params) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_kernel");
     nd_cpu_state *st = state(be);
     uv_mutex_lock((uv_mutex_t *)st->lock);
     nd_status s = nd_cpu_run_kernel(st, k, slots, params);
@@ -45,10 +48,12 @@ static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const 
 }
 
 static nd_status cpu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_matmul");
     return nd_cpu_run_matmul(state(be), mm, slots);
 }
 
 static nd_status cpu_synchronize(nd_backend *be) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "synchronize");
     (void)be;
     return ND_OK;
 }
@@ -63,7 +68,7 @@ static void cpu_destroy(nd_backend *be) {
             uv_mutex_destroy((uv_mutex_t *)st->lock);
             free(st->lock);
         }
-        for (int i = 0; i < st->num_threads; i++) free(st->scratch[i]);
+        for (int i = 0; st->scratch && i < st->num_threads; i++) free(st->scratch[i]);
         free(st->scratch);
         free(st->scratch_bytes);
         nd_cpu_block_cache_free(st->blocks);
@@ -83,15 +88,15 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     *out = NULL;
     int nt = cfg && cfg->num_threads > 0 ? cfg->num_threads : default_threads();
     if (nt > 1024) nt = 1024;
-    nd_backend *be = calloc(1, sizeof *be);
-    nd_cpu_state *st = calloc(1, sizeof *st);
+    nd_backend *be = nd_calloc(1, sizeof *be);
+    nd_cpu_state *st = nd_calloc(1, sizeof *st);
     if (!be || !st) {
         free(be);
         free(st);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
     }
     be->impl = st;
-    uv_mutex_t *mu = malloc(sizeof *mu);
+    uv_mutex_t *mu = nd_malloc(sizeof *mu);
     if (!mu || uv_mutex_init(mu) != 0) {
         free(mu);
         cpu_destroy(be);
@@ -104,8 +109,8 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
         return s;
     }
     st->num_threads = nd_cpu_pool_size(st->pool);
-    st->scratch = calloc((size_t)st->num_threads, sizeof *st->scratch);
-    st->scratch_bytes = calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
+    st->scratch = nd_calloc((size_t)st->num_threads, sizeof *st->scratch);
+    st->scratch_bytes = nd_calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
     st->blocks = nd_cpu_block_cache_new();
     if (!st->scratch || !st->scratch_bytes || !st->blocks) {
         cpu_destroy(be);

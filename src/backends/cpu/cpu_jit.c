@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "backends/cpu/cpu_jit.h"
+#include "common/alloc.h"
 #include "common/dirs.h"
 #include "common/env.h"
 #include "common/error.h"
@@ -117,7 +118,7 @@ nd_status nd_cpu_jit_create(const char *cache_dir, nd_cpu_jit **out) {
     if (nd_env_int64(ND_ENV_CPU_JIT_MIN, &min_points, &set)) return ND_ERR_ARG;
     const char *cc = getenv("ND_CC");
     if (!cc || !*cc) cc = "cc";
-    nd_cpu_jit *j = calloc(1, sizeof *j);
+    nd_cpu_jit *j = nd_calloc(1, sizeof *j);
     if (!j) return nd_error_set(ND_ERR_OOM, "nd_init: out of memory for the cpu jit");
     if (uv_mutex_init(&j->mu) != 0) {
         free(j);
@@ -257,7 +258,7 @@ static int load(nd_cpu_jit *j, entry *e, const char *path) {
 static char **child_env(const char *tmp_assign) {
     size_t n = 0;
     while (environ[n]) n++;
-    char **env = malloc((n + 2) * sizeof *env);
+    char **env = nd_malloc((n + 2) * sizeof *env);
     if (!env) return NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
@@ -414,7 +415,7 @@ static void compile_main(void *arg) {
 
 /* Queues a compile (takes src); 0 when it could not be queued. */
 static int enqueue(nd_cpu_jit *j, entry *e, uint64_t key, char *src, size_t len) {
-    job *jb = malloc(sizeof *jb);
+    job *jb = nd_malloc(sizeof *jb);
     if (!jb) return 0;
     *jb = (job){e, key, src, len, NULL};
     uv_mutex_lock(&j->mu);
@@ -453,6 +454,13 @@ static int start(nd_cpu_jit *j, entry *e, const nd_kernel *k, const cpu_prep *p)
     e->scratch_bytes = s.scratch_bytes;
     s.helpers = NULL;
     uint64_t key = nd_hash_bytes(j->ident, s.src, s.len);
+    if (nd_fault_hit(ND_FAULT_COMPILE)) {
+        /* An injected failed compile (common/fault.h): interpreted, as a real one. */
+        nd_logf(3, "cpu jit: kernel '%s' fails to compile (injected fault); interpreted", k->name);
+        set_state(j, e, E_FAILED);
+        nd_cpu_jit_source_free(&s);
+        return 0;
+    }
     char path[1300];
     so_path(j, key, path, sizeof path);
     if (load(j, e, path)) {
@@ -493,7 +501,7 @@ int nd_cpu_jit_find(nd_cpu_jit *j, const nd_kernel *k, const cpu_prep *p, void *
     }
     entry *e = lookup(j, k->hash);
     int fresh = 0;
-    if (!e && (e = calloc(1, sizeof *e))) {
+    if (!e && (e = nd_calloc(1, sizeof *e))) {
         fresh = 1;
         e->hash = k->hash;
         e->state = E_PENDING;

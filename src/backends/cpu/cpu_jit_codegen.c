@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_jit.h"
+#include "common/alloc.h"
 #include "common/error.h"
 #include "common/strbuf.h"
 
@@ -393,12 +394,12 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
     g.n = n;
     g.streamed = p->stream_stores;
     size_t cells = (size_t)n + 1;
-    g.need = calloc(cells, 4);
-    g.seg = calloc(cells, sizeof(int));
-    g.last = calloc(cells, sizeof(int));
-    g.param_no = calloc(cells, sizeof(int));
-    g.helper = calloc(cells, sizeof(int));
-    g.helpers = calloc(cells + 1, sizeof *g.helpers);
+    g.need = nd_calloc(cells, 4);
+    g.seg = nd_calloc(cells, sizeof(int));
+    g.last = nd_calloc(cells, sizeof(int));
+    g.param_no = nd_calloc(cells, sizeof(int));
+    g.helper = nd_calloc(cells, sizeof(int));
+    g.helpers = nd_calloc(cells + 1, sizeof *g.helpers);
     int loops = -1;
     if (g.need && g.seg && g.last && g.param_no && g.helper && g.helpers) {
         g.call = g.need + cells;

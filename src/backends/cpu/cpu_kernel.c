@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_jit.h"
+#include "common/alloc.h"
 #include "backends/cpu/cpu_kernel.h"
 #include "common/error.h"
 
@@ -43,7 +44,7 @@ static int collect_accesses(cpu_prep *p, cpu_access **list) {
 
 /* Merges axis d into d-1 when every access walks them as one axis. */
 static void coalesce(cpu_prep *p, int *group) {
-    cpu_access **acc = malloc(sizeof *acc * (size_t)(p->n_loads + p->n_indices + p->n_stores + 1));
+    cpu_access **acc = nd_malloc(sizeof *acc * (size_t)(p->n_loads + p->n_indices + p->n_stores + 1));
     if (!acc) return; /* coalescing is an optimisation */
     int m = collect_accesses(p, acc);
     int d = 1;
@@ -176,7 +177,7 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
  * shares a register with its own operands. */
 static nd_status alloc_regs(cpu_prep *p, const nd_kernel *k) {
     int n = k->n_insts;
-    int *last = malloc(sizeof(int) * (size_t)(2 * n + 1));
+    int *last = nd_malloc(sizeof(int) * (size_t)(2 * n + 1));
     if (!last) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory preparing '%s'", k->name);
     int *freel = last + n;
     int nfree = 0, nregs = 0;
@@ -479,10 +480,10 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
     p->n_insts = k->n_insts;
     p->n_stores = k->n_stores;
     p->has_reduce = hr;
-    p->loads = calloc((size_t)k->n_loads + 1, sizeof *p->loads);
-    p->indices = calloc((size_t)k->n_indices + 1, sizeof *p->indices);
-    p->insts = calloc((size_t)k->n_insts + 1, sizeof *p->insts);
-    p->stores = calloc((size_t)k->n_stores + 1, sizeof *p->stores);
+    p->loads = nd_calloc((size_t)k->n_loads + 1, sizeof *p->loads);
+    p->indices = nd_calloc((size_t)k->n_indices + 1, sizeof *p->indices);
+    p->insts = nd_calloc((size_t)k->n_insts + 1, sizeof *p->insts);
+    p->stores = nd_calloc((size_t)k->n_stores + 1, sizeof *p->stores);
     if (!p->loads || !p->indices || !p->insts || !p->stores)
         return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory preparing '%s'", k->name);
     for (int i = 0; i < k->n_loads; i++) {
@@ -603,7 +604,7 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
     nd_cpu_jit_kernel jk;
     int jit = nd_cpu_jit_find(st->jit, k, &p, slots, &jk);
     uint64_t cells[16], *cell = cells; /* parameter values for the compiled kernel */
-    if (jit && p.n_insts > 16 && !(cell = malloc(sizeof(uint64_t) * (size_t)p.n_insts))) jit = 0;
+    if (jit && p.n_insts > 16 && !(cell = nd_malloc(sizeof(uint64_t) * (size_t)p.n_insts))) jit = 0;
     if (jit) nd_cpu_jit_params(&p, cell);
     size_t scratch = jit && jk.scratch_bytes > p.scratch_bytes ? jk.scratch_bytes : p.scratch_bytes;
     int nw = st->num_threads;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_internal.h"
+#include "common/alloc.h"
 #include "common/error.h"
 
 typedef struct {
@@ -70,7 +71,7 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
     int lb = dt == B->dtype ? blas_layout(B, &ldb) : -1;
     int direct_c = dt == C->dtype && (C->cs == 1 || n == 1) && (m == 1 || C->rs >= n) && C->rs >= 0;
     if (la < 0) {
-        ta = malloc(es * (size_t)(m * k));
+        ta = nd_malloc(es * (size_t)(m * k));
         if (ta) pack(A, ta, dt);
         la = 0;
         lda = k;
@@ -79,7 +80,7 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
         pa = A->base + A->off * A->es;
     }
     if (lb < 0) {
-        tb = malloc(es * (size_t)(k * n));
+        tb = nd_malloc(es * (size_t)(k * n));
         if (tb) pack(B, tb, dt);
         lb = 0;
         ldb = n;
@@ -92,7 +93,7 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
         ldc = m == 1 ? n : C->rs;
         if (ldc < n) ldc = n;
     } else {
-        pc = tc = malloc(es * (size_t)(m * n));
+        pc = tc = nd_malloc(es * (size_t)(m * n));
     }
     if ((la == 0 && !pa) || (lb == 0 && !pb) || !pc) {
         free(ta), free(tb), free(tc);
@@ -113,7 +114,7 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
 
 static nd_status gemm_int(const operand *A, const operand *B, const operand *C, int64_t m, int64_t n,
                           int64_t k) {
-    uint64_t *a = malloc(sizeof(uint64_t) * (size_t)(m * k + k * n + m * n) + 8);
+    uint64_t *a = nd_malloc(sizeof(uint64_t) * (size_t)(m * k + k * n + m * n) + 8);
     if (!a) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory for an integer matmul");
     uint64_t *b = a + m * k, *c = b + k * n;
     int wide = nd_dtype_kind_of((nd_dtype)A->dtype) == ND_KIND_UINT ? ND_UINT64 : ND_INT64;
@@ -165,7 +166,7 @@ nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *co
             C.off += mm->c_batch[d] * bidx[d];
         }
         if (k == 0) {
-            if (!zeros) zeros = calloc((size_t)(m * n), sizeof(uint64_t));
+            if (!zeros) zeros = nd_calloc((size_t)(m * n), sizeof(uint64_t));
             if (!zeros) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory for a matmul");
             unpack(&C, zeros, ND_UINT64);
         } else if (cdt == ND_FLOAT32 || cdt == ND_FLOAT64) {

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "backends/cpu/cpu_internal.h"
+#include "common/alloc.h"
 #include "common/error.h"
 
 #define ND_CPU_CACHE_MIN_BYTES ((size_t)1 << 20) /* smaller blocks: malloc is cheap */
@@ -30,7 +31,7 @@ struct nd_cpu_block_cache {
 };
 
 nd_cpu_block_cache *nd_cpu_block_cache_new(void) {
-    nd_cpu_block_cache *c = calloc(1, sizeof *c);
+    nd_cpu_block_cache *c = nd_calloc(1, sizeof *c);
     if (!c) return NULL;
     if (uv_mutex_init(&c->lock) != 0) {
         free(c);
@@ -61,7 +62,9 @@ static size_t rounded(size_t bytes) { return bytes ? (bytes + 63) & ~(size_t)63 
 nd_status nd_cpu_host_alloc(nd_cpu_block_cache *c, size_t bytes, void **out) {
     size_t n = rounded(bytes);
     if (n < bytes) return nd_error_set(ND_ERR_OOM, "cpu backend: allocation of %zu bytes overflows", bytes);
-    if (c && n >= ND_CPU_CACHE_MIN_BYTES) {
+    /* An injected failure (common/fault.h) takes the path of a real one. */
+    const int inject = nd_fault_hit(ND_FAULT_DEVICE_ALLOC);
+    if (c && n >= ND_CPU_CACHE_MIN_BYTES && !inject) {
         uv_mutex_lock(&c->lock);
         /* The smallest cached block that fits without wasting over a quarter. */
         int best = -1;
@@ -79,8 +82,8 @@ nd_status nd_cpu_host_alloc(nd_cpu_block_cache *c, size_t bytes, void **out) {
         }
         uv_mutex_unlock(&c->lock);
     }
-    void *p = aligned_alloc(64, n);
-    if (!p && c) {
+    void *p = inject ? NULL : aligned_alloc(64, n);
+    if (!p && c && !inject) {
         uv_mutex_lock(&c->lock);
         while (c->n) drop_oldest(c);
         uv_mutex_unlock(&c->lock);

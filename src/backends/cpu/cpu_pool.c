@@ -5,6 +5,7 @@
 #include <uv.h>
 
 #include "backends/cpu/cpu_internal.h"
+#include "common/alloc.h"
 #include "common/error.h"
 
 typedef struct {
@@ -49,11 +50,11 @@ static void worker_main(void *varg) {
 nd_status nd_cpu_pool_create(int num_threads, nd_cpu_pool **out) {
     *out = NULL;
     if (num_threads < 1) num_threads = 1;
-    nd_cpu_pool *p = calloc(1, sizeof *p);
+    nd_cpu_pool *p = nd_calloc(1, sizeof *p);
     if (!p) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory creating the thread pool");
     p->n = num_threads;
-    p->threads = calloc((size_t)num_threads, sizeof *p->threads);
-    p->args = calloc((size_t)num_threads, sizeof *p->args);
+    p->threads = nd_calloc((size_t)num_threads, sizeof *p->threads);
+    p->args = nd_calloc((size_t)num_threads, sizeof *p->args);
     if (!p->threads || !p->args) {
         free(p->threads);
         free(p->args);

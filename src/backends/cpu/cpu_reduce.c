@@ -6,6 +6,7 @@
  * the result never depends on the number of threads. Sums and products of
  * floats accumulate in double, of ints in 64-bit wrapping arithmetic. */
 #include "backends/cpu/cpu_vectorize.h"
+#include "common/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -312,7 +313,7 @@ nd_status nd_cpu_reduce_setup(cpu_prep *p) {
         p->n_items = p->O * p->ncol * p->nch;
     }
     if (p->nch > 1) {
-        p->partials = malloc(sizeof(cpu_acc) * (size_t)(p->n_items * p->width));
+        p->partials = nd_malloc(sizeof(cpu_acc) * (size_t)(p->n_items * p->width));
         if (!p->partials)
             return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory for reduction partials");
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "backends/backend.h"
+#include "common/alloc.h"
 #include "common/philox.h"
 #include "common/dtype.h"
 
@@ -77,7 +78,7 @@ static void test_philox(void) {
 
 static void test_elementwise(nd_backend *be) {
     int64_t N = (1 << 20) + 37;
-    float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4), *d = malloc(N * 4), *y = malloc(N * 4);
+    float *a = nd_malloc(N * 4), *b = nd_malloc(N * 4), *c = nd_malloc(N * 4), *d = nd_malloc(N * 4), *y = nd_malloc(N * 4);
     uint64_t s = 1;
     for (int64_t i = 0; i < N; i++) { a[i] = frand(&s); b[i] = frand(&s); c[i] = frand(&s); d[i] = frand(&s); }
     kb B; int64_t sh[1] = {N}, one[1] = {1};
@@ -100,7 +101,7 @@ static void test_elementwise(nd_backend *be) {
 
 static void test_math(nd_backend *be) {
     const int N = 200000;
-    float *x = malloc(N * 4), *y = malloc(N * 4);
+    float *x = nd_malloc(N * 4), *y = nd_malloc(N * 4);
     uint64_t s = 7;
     for (int i = 0; i < N; i++) {
         float v = frand(&s);
@@ -185,7 +186,7 @@ static void test_casts_and_halfs(nd_backend *be) {
 /* broadcast (N,3) + (3,), transposed load, where, comparisons */
 static void test_strided(nd_backend *be) {
     int64_t N = 5000;
-    float *a = malloc(N * 3 * 4), bias[3] = {1, 2, 3}, *y = malloc(N * 3 * 4), *t = malloc(N * 3 * 4);
+    float *a = nd_malloc(N * 3 * 4), bias[3] = {1, 2, 3}, *y = nd_malloc(N * 3 * 4), *t = nd_malloc(N * 3 * 4);
     for (int64_t i = 0; i < N * 3; i++) a[i] = (float)i;
     kb B; int64_t sh[2] = {N, 3};
     kb_init(&B, 2, sh);
@@ -229,10 +230,10 @@ static void test_reduce(void) {
     int64_t shapes[][2] = {{1000, 1000}, {3, 200000}, {200000, 3}, {7, 5}, {1, 100000}, {100000, 1}, {2000, 3000}};
     for (unsigned si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         int64_t M = shapes[si][0], N = shapes[si][1];
-        float *x = malloc(M * N * 4);
+        float *x = nd_malloc(M * N * 4);
         uint64_t s = 3;
         for (int64_t i = 0; i < M * N; i++) x[i] = frand(&s);
-        float *o1 = malloc((M + N) * 4 + 16), *o2 = malloc((M + N) * 4 + 16);
+        float *o1 = nd_malloc((M + N) * 4 + 16), *o2 = nd_malloc((M + N) * 4 + 16);
         for (uint32_t axes = 1; axes <= 3; axes++) {
             run_reduce(be1, ND_REDUCE_SUM, ND_FLOAT32, ND_FLOAT32, M, N, axes, x, o1);
             run_reduce(be2, ND_REDUCE_SUM, ND_FLOAT32, ND_FLOAT32, M, N, axes, x, o2);
@@ -297,7 +298,7 @@ static void test_reduce(void) {
  * alongside; f16 input summed; int argmin on outer axis */
 static void test_reduce3d(void) {
     int64_t A = 37, Bn = 11, C = 300;
-    float *x = malloc(A * Bn * C * 4), *y = malloc(A * Bn * C * 4), out1[11], out2[11];
+    float *x = nd_malloc(A * Bn * C * 4), *y = nd_malloc(A * Bn * C * 4), out1[11], out2[11];
     uint64_t s = 9;
     for (int64_t i = 0; i < A * Bn * C; i++) x[i] = frand(&s);
     for (int t = 0; t < 2; t++) {
@@ -319,7 +320,7 @@ static void test_reduce3d(void) {
     for (int64_t i = 0; i < A * Bn * C; i++) bad += y[i] != x[i] * x[i];
     CHECK(maxe < 1e-6 && bad == 0, "3d reduce err %g bad %d", maxe, bad);
     /* int16 argmin over axis 0 of (1000, 40): L = 40 lanes */
-    int16_t *iv = malloc(1000 * 40 * 2); int64_t am[40];
+    int16_t *iv = nd_malloc(1000 * 40 * 2); int64_t am[40];
     for (int i = 0; i < 40000; i++) iv[i] = (int16_t)((i * 7919) % 2001 - 1000);
     run_reduce(be2, ND_REDUCE_ARGMIN, ND_INT16, ND_INT64, 1000, 40, 1, iv, am);
     bad = 0;
@@ -340,8 +341,8 @@ static void test_reduce3d(void) {
 
 static void test_rng(void) {
     int64_t N = 300001;
-    float *u1 = malloc(N * 4), *u2 = malloc(N * 4), *u3 = malloc(N * 4);
-    double *d1 = malloc(N * 8);
+    float *u1 = nd_malloc(N * 4), *u2 = nd_malloc(N * 4), *u3 = nd_malloc(N * 4);
+    double *d1 = nd_malloc(N * 8);
     for (int kind = 0; kind < 2; kind++) {
         for (int variant = 0; variant < 3; variant++) {
             kb B;
@@ -396,8 +397,8 @@ static void test_matmul(nd_backend *be) {
     for (int di = 0; di < 5; di++) for (int tr = 0; tr < 3; tr++) {
         int dt = dts[di];
         int64_t m = 37, n = 29, k = tr == 2 ? 0 : 41;
-        double *A = malloc(8 * m * (k + 1)), *Bm = malloc(8 * (k + 1) * n), *C = malloc(8 * m * n);
-        char *a = malloc(8 * m * (k + 1)), *b = malloc(8 * (k + 1) * n), *c = malloc(8 * m * n * 2);
+        double *A = nd_malloc(8 * m * (k + 1)), *Bm = nd_malloc(8 * (k + 1) * n), *C = nd_malloc(8 * m * n);
+        char *a = nd_malloc(8 * m * (k + 1)), *b = nd_malloc(8 * (k + 1) * n), *c = nd_malloc(8 * m * n * 2);
         uint64_t s = 5;
         for (int64_t i = 0; i < m * k; i++) { A[i] = dt == ND_BOOL ? (frand(&s) > 0.6) : round(frand(&s) * 8); }
         for (int64_t i = 0; i < k * n; i++) { Bm[i] = dt == ND_BOOL ? (frand(&s) > 0.6) : round(frand(&s) * 8); }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/alloc.h"
 #include "common/env.h"
 #include "common/grow.h"
 #include "graph/buffer.h" /* ND_MEMORY_HOST */
@@ -26,6 +27,9 @@ static nd_cuda *impl(nd_backend *be) { return (nd_cuda *)be->impl; }
 nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char *what) {
     *out = NULL;
     if (bytes == 0) bytes = 1;
+    if (nd_fault_hit(ND_FAULT_DEVICE_ALLOC))
+        return nd_error_set(ND_ERR_OOM, "cuda: out of device memory allocating %zu bytes for %s (injected fault)",
+                            bytes, what);
     if (cu->mem_limit > 0 && (int64_t)(cu->in_use + bytes) > cu->mem_limit)
         return nd_error_set(ND_ERR_OOM,
                             "cuda: allocating %zu bytes for %s would exceed device_memory_limit (%" PRId64
@@ -252,10 +256,10 @@ static void pinned_destroy(nd_cuda *cu) {
  * cudaMallocHost costs far more than their copy. So do large ones the
  * driver would not pin. */
 static nd_status pageable_alloc(nd_cuda *cu, size_t bytes, void **out) {
-    *out = malloc(bytes ? bytes : 1);
+    *out = nd_malloc(bytes ? bytes : 1);
     if (!*out && cu->n_pinned_cached > 0) {
         pinned_trim(cu, 0, 0); /* page-locked memory the host may need */
-        *out = malloc(bytes ? bytes : 1);
+        *out = nd_malloc(bytes ? bytes : 1);
     }
     if (!*out) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory allocating %zu bytes", bytes);
     return ND_OK;
@@ -498,6 +502,11 @@ static void unlock(nd_cuda *cu) {
 }
 
 static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
+    /* Device memory counts in nd_cuda_device_alloc, host memory here. */
+    if (memory == ND_MEMORY_HOST && nd_fault_hit(ND_FAULT_DEVICE_ALLOC)) {
+        *out = NULL;
+        return nd_error_set(ND_ERR_OOM, "cuda: out of host memory allocating %zu bytes (injected fault)", bytes);
+    }
     lock(impl(be));
     nd_status s = cu_alloc_locked(be, memory, bytes, out);
     unlock(impl(be));
@@ -509,24 +518,28 @@ static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     unlock(impl(be));
 }
 static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "copy");
     lock(impl(be));
     nd_status s = cu_copy_locked(be, dst, dst_memory, src, src_memory, bytes);
     unlock(impl(be));
     return s;
 }
 static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_kernel");
     lock(impl(be));
     nd_status s = cu_run_kernel_locked(be, k, slots, params);
     unlock(impl(be));
     return s;
 }
 static nd_status cu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_matmul");
     lock(impl(be));
     nd_status s = nd_cuda_run_matmul(be, mm, slots);
     unlock(impl(be));
     return s;
 }
 static nd_status cu_run_plan(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_plan");
     lock(impl(be));
     nd_status s = nd_cuda_run_plan_locked(be, plan, bound);
     unlock(impl(be));
@@ -542,6 +555,7 @@ static void cu_range_pop(nd_backend *be) {
 }
 
 static nd_status cu_synchronize(nd_backend *be) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "synchronize");
     nd_cuda *cu = impl(be);
     if (cu->device != 0) cudaSetDevice(cu->device);
     cudaError_t e = cudaStreamSynchronize(cu->stream);
@@ -617,8 +631,8 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
         return nd_error_set(ND_ERR_UNSUPPORTED, "no CUDA device: %s",
                             e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
     }
-    nd_backend *be = calloc(1, sizeof *be);
-    nd_cuda *cu = calloc(1, sizeof *cu);
+    nd_backend *be = nd_calloc(1, sizeof *be);
+    nd_cuda *cu = nd_calloc(1, sizeof *cu);
     if (!be || !cu) {
         free(be);
         free(cu);

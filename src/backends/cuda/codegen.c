@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backends/cuda/codegen_prelude.h"
+#include "common/alloc.h"
 #include "backends/cuda/cuda_internal.h"
 #include "common/philox.h"
 
@@ -568,7 +569,7 @@ void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info) {
  * same function serves the scalar, vector and reduction loops; a group
  * body (G > 1) evaluates G points along axis gax at once. */
 void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
-    body_ctx c = {k, G, gax, calloc((size_t)k->n_insts + 1, 1)};
+    body_ctx c = {k, G, gax, nd_calloc((size_t)k->n_insts + 1, 1)};
     if (!c.uniform) {
         sb->failed = 1;
         return;

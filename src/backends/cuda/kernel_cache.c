@@ -18,6 +18,7 @@
 #include <nvrtc.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/alloc.h"
 #include "common/dirs.h"
 #include "common/hash.h"
 
@@ -56,7 +57,7 @@ static nd_status nvrtc_fail(nvrtcResult r, const char *what) {
 
 nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache **out) {
     *out = NULL;
-    nd_cuda_kcache *c = calloc(1, sizeof *c);
+    nd_cuda_kcache *c = nd_calloc(1, sizeof *c);
     if (!c) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory creating the kernel cache");
     c->arch = arch;
     /* A kernel compiled before an op's element function or a prelude
@@ -144,7 +145,7 @@ nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, con
     if (r != NVRTC_SUCCESS) {
         size_t log_len = 0;
         char *log = NULL;
-        if (nvrtcGetProgramLogSize(prog, &log_len) == NVRTC_SUCCESS && log_len > 0 && (log = malloc(log_len + 1))) {
+        if (nvrtcGetProgramLogSize(prog, &log_len) == NVRTC_SUCCESS && log_len > 0 && (log = nd_malloc(log_len + 1))) {
             if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = 0;
             log[log_len] = 0;
         }
@@ -174,7 +175,7 @@ nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, con
         nvrtcDestroyProgram(&prog);
         return nvrtc_fail(r, "nvrtcGetCUBINSize");
     }
-    void *bin = malloc(n ? n : 1);
+    void *bin = nd_malloc(n ? n : 1);
     if (!bin) {
         nvrtcDestroyProgram(&prog);
         return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a %zu-byte CUBIN", n);
@@ -206,7 +207,7 @@ static void *disk_read(const nd_cuda_kcache *c, uint64_t key, int is_source, siz
     void *bin = NULL;
     if (fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, KC_MAGIC, 8) == 0 &&
         h.codegen_version == ND_CUDA_CODEGEN_VERSION && h.arch == (uint32_t)c->arch && h.key == key &&
-        h.length > 0 && h.length < ((uint64_t)1 << 31) && (bin = malloc((size_t)h.length))) {
+        h.length > 0 && h.length < ((uint64_t)1 << 31) && (bin = nd_malloc((size_t)h.length))) {
         if (fread(bin, 1, (size_t)h.length, f) != h.length ||
             nd_hash_bytes(ND_HASH_SEED, bin, (size_t)h.length) != h.checksum || fgetc(f) != EOF) {
             free(bin);
@@ -284,6 +285,14 @@ static void save_source(const char *what, const char *src) {
 /* Binary for key from disk, else from NVRTC (and then saved). */
 static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, const char *what, const char *src_or_null,
                               const nd_kernel *k, const nd_cuda_kinfo *info, void **bin, size_t *len) {
+    /* An injected failed compile (common/fault.h) counts every kernel
+     * obtained, from disk or NVRTC, so a sweep sees the same points
+     * whatever the disk cache holds. */
+    if (nd_fault_hit(ND_FAULT_COMPILE)) {
+        *bin = NULL;
+        *len = 0;
+        return nd_error_set(ND_ERR_COMPILE, "cuda: NVRTC failed to compile kernel %s (injected fault)", what);
+    }
     *bin = disk_read(c, key, is_source, len);
     if (*bin) return ND_OK;
     char *gen = NULL;
@@ -313,7 +322,7 @@ static nd_status load(const void *bin, const char *what, cudaLibrary_t *lib) {
 }
 
 static nd_status insert_new(uint64_t key, int is_source, kc_entry **out) {
-    kc_entry *e = calloc(1, sizeof *e);
+    kc_entry *e = nd_calloc(1, sizeof *e);
     if (!e) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a kernel cache entry");
     e->key = key;
     e->is_source = is_source;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backends/cuda/codegen_prelude.h"
+#include "common/alloc.h"
 #include "backends/cuda/cuda_internal.h"
 
 /* ------------------------------------------------------- the fixed kernel */
@@ -82,7 +83,7 @@ static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *s
     if (!cu->imatmul_lib) {
         char *src = NULL;
         size_t n1 = strlen(nd_cuda_prelude), n2 = strlen(mm_source);
-        src = malloc(n1 + n2 + 1);
+        src = nd_malloc(n1 + n2 + 1);
         if (!src) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory building the matmul kernels");
         memcpy(src, nd_cuda_prelude, n1);
         memcpy(src + n1, mm_source, n2 + 1);

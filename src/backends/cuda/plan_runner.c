@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "common/alloc.h"
 
 #define ND_CUDA_GRAPHS_PER_PLAN 4
 #define ND_CUDA_GRAPHS_MAX 256
@@ -119,14 +120,14 @@ static nd_status ensure_stream(nd_cuda *cu, int s) {
 
 /* First run: kernels compiled and resolved, scratch and events made. */
 static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out) {
-    nd_cuda_plan_state *ps = calloc(1, sizeof *ps);
+    nd_cuda_plan_state *ps = nd_calloc(1, sizeof *ps);
     int32_t n = plan->n_steps;
     if (!ps) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
     ps->cu = cu;
     ps->n_steps = n;
-    ps->kentries = calloc((size_t)n + 1, sizeof *ps->kentries);
-    ps->scratch_offset = calloc((size_t)n + 1, sizeof *ps->scratch_offset);
-    ps->events = calloc((size_t)n + 1, sizeof *ps->events);
+    ps->kentries = nd_calloc((size_t)n + 1, sizeof *ps->kentries);
+    ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
+    ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
@@ -155,8 +156,8 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     if (s == ND_OK && ps->scratch_bytes)
         s = nd_cuda_device_alloc(cu, ps->scratch_bytes, &ps->scratch, "reduction partials of a plan");
     if (s == ND_OK && (cu->profile || cu->trace)) {
-        ps->t0 = calloc((size_t)n + 1, sizeof *ps->t0);
-        ps->t1 = calloc((size_t)n + 1, sizeof *ps->t1);
+        ps->t0 = nd_calloc((size_t)n + 1, sizeof *ps->t0);
+        ps->t1 = nd_calloc((size_t)n + 1, sizeof *ps->t1);
         if (!ps->t0 || !ps->t1) s = nd_error_set(ND_ERR_OOM, "cuda: out of host memory for profiling events");
         for (int32_t i = 0; i < n && s == ND_OK; i++) {
             s = make_event(&ps->t0[i], cudaEventDefault);
@@ -218,14 +219,20 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         for (int t = 1; t < ND_PLAN_STREAMS; t++)
             if (aux & (1u << t)) ND_CUDA_TRY(cudaStreamWaitEvent(cu->aux[t], ps->fork, 0), "cudaStreamWaitEvent");
     }
+    nd_status failed = ND_OK;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
         cudaStream_t stream = stream_of(cu, st->stream);
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
-        nd_status s = issue_step(be, ps, plan, bound, i, stream);
-        if (s != ND_OK) return s;
+        failed = issue_step(be, ps, plan, bound, i, stream);
+        /* A step that cannot be issued (a failed compile, no memory for
+         * its partials) ends the plan; the steps issued on other streams
+         * are still joined back below, so that the plan's temporaries,
+         * given back to the pool now, are not reused by the next plan
+         * while those steps still run. */
+        if (failed != ND_OK) break;
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t1[i], stream), "cudaEventRecord (profile)");
         if (st->signals) ND_CUDA_TRY(cudaEventRecord(ps->events[i], stream), "cudaEventRecord");
     }
@@ -234,7 +241,7 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         ND_CUDA_TRY(cudaEventRecord(ps->join[t], cu->aux[t]), "cudaEventRecord (plan join)");
         ND_CUDA_TRY(cudaStreamWaitEvent(cu->stream, ps->join[t], 0), "cudaStreamWaitEvent (plan join)");
     }
-    return ND_OK;
+    return failed;
 }
 
 /* ------------------------------------------------------------ graphs */
@@ -246,7 +253,7 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
     for (int32_t i = 0; i < plan->n_steps; i++)
         if (plan->steps[i].kind == ND_STEP_COPY) need += 2 * sizeof(void *);
     if (need > ps->sig_cap) {
-        uint8_t *p = realloc(ps->sig, need);
+        uint8_t *p = nd_realloc(ps->sig, need);
         if (!p) return 0;
         ps->sig = p;
         ps->sig_cap = need;
@@ -329,7 +336,7 @@ static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan
     }
     nd_logf(3, "cuda: plan %016llx: new signature (addresses or parameters), capturing its graph%s",
             (unsigned long long)plan->key, empty ? "" : " into the least recently used one");
-    uint8_t *sig = malloc(sig_len);
+    uint8_t *sig = nd_malloc(sig_len);
     if (!sig) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a graph signature");
     memcpy(sig, ps->sig, sig_len);
     cudaGraph_t graph;
