@@ -322,6 +322,7 @@ ND_API nd_array *nd_log(nd_array *a);
 ND_API nd_array *nd_sin(nd_array *a);
 ND_API nd_array *nd_cos(nd_array *a);
 ND_API nd_array *nd_tanh(nd_array *a);
+ND_API nd_array *nd_tan(nd_array *a); /* NumPy tan */
 ND_API nd_array *nd_floor(nd_array *a);
 ND_API nd_array *nd_ceil(nd_array *a);
 ND_API nd_array *nd_square(nd_array *a);

@@ -269,6 +269,7 @@ ndt_un_fn ndt_unary_fn(ref_op op) {
     case R_SIN: return nd_sin;
     case R_COS: return nd_cos;
     case R_TANH: return nd_tanh;
+    case R_TAN: return nd_tan;
     case R_FLOOR: return nd_floor;
     case R_CEIL: return nd_ceil;
     case R_SQUARE: return nd_square;

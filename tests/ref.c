@@ -122,7 +122,7 @@ int ref_op_is_cmp(ref_op op) { return op >= R_EQ && op <= R_GE; }
 
 const char *ref_op_name(ref_op op) {
     static const char *const n[R_NUM_OPS] = {
-        "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "floor", "ceil", "square",
+        "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "tan", "floor", "ceil", "square",
         "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
         "lt", "le", "gt", "ge"};
     return (unsigned)op < R_NUM_OPS ? n[op] : "?";
@@ -138,6 +138,7 @@ static double unary_f(ref_op op, double x) {
     case R_SIN: return sin(x);
     case R_COS: return cos(x);
     case R_TANH: return tanh(x);
+    case R_TAN: return tan(x);
     case R_FLOOR: return floor(x);
     case R_CEIL: return ceil(x);
     case R_SQUARE: return x * x;

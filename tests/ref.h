@@ -62,7 +62,7 @@ ref_arr *ref_broadcast_to(const ref_arr *a, int ndim, const int64_t *shape);
 
 /* ---- elementwise */
 typedef enum {
-    R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_FLOOR, R_CEIL, R_SQUARE,
+    R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR, R_CEIL, R_SQUARE,
     R_NOT,
     R_ADD, R_SUB, R_MUL, R_DIV, R_POW, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_LE, R_GT, R_GE,
     R_NUM_OPS

@@ -11,6 +11,8 @@ static ref_arr *unary_input(ndt_rng *r, ref_op op, nd_dtype t) {
     case R_SQRT: case R_LOG: return ndt_rand(r, t, 2, SHAPE, fl ? 0.1 : 1, 100);
     case R_EXP: return ndt_rand(r, t, 2, SHAPE, -4, 4);
     case R_SIN: case R_COS: case R_TANH: return ndt_rand(r, t, 2, SHAPE, fl ? -3 : -10, fl ? 3 : 10);
+    /* away from the poles at +-pi/2, where a relative tolerance means little */
+    case R_TAN: return ndt_rand(r, t, 2, SHAPE, fl ? -1.4 : -1, fl ? 1.4 : 1);
     case R_FLOOR: case R_CEIL: return ndt_rand(r, t, 2, SHAPE, -50, 50);
     case R_NOT: {
         ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
@@ -37,7 +39,7 @@ static void check_unary(ref_op op) {
         }
         nd_dtype ct = t, rt = t;
         switch (op) {
-        case R_SQRT: case R_EXP: case R_LOG: case R_SIN: case R_COS: case R_TANH:
+        case R_SQRT: case R_EXP: case R_LOG: case R_SIN: case R_COS: case R_TANH: case R_TAN:
             ct = rt = ref_float_result(t);
             break;
         case R_FLOOR: case R_CEIL:
@@ -69,6 +71,7 @@ NDT_TEST(elementwise, log) { check_unary(R_LOG); }
 NDT_TEST(elementwise, sin) { check_unary(R_SIN); }
 NDT_TEST(elementwise, cos) { check_unary(R_COS); }
 NDT_TEST(elementwise, tanh) { check_unary(R_TANH); }
+NDT_TEST(elementwise, tan) { check_unary(R_TAN); }
 NDT_TEST(elementwise, floor) { check_unary(R_FLOOR); }
 NDT_TEST(elementwise, ceil) { check_unary(R_CEIL); }
 NDT_TEST(elementwise, square) { check_unary(R_SQUARE); }
@@ -281,7 +284,7 @@ NDT_TEST(elementwise, special_values) {
      * (and so NumPy) define them */
     const double sv[12] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, -1.0, -0.5, 0.5, 1e-30, 300, -300, 12};
     const nd_dtype fts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
-    const ref_op ops[] = {R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_FLOOR, R_CEIL, R_SQUARE, R_NOT};
+    const ref_op ops[] = {R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR, R_CEIL, R_SQUARE, R_NOT};
     for (int k = 0; k < 4; k++) {
         ref_arr *a = ref_from_doubles(fts[k], 1, (int64_t[]){12}, sv);
         nd_array *x = ndt_upload(a);

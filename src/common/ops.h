@@ -4,60 +4,141 @@
 #ifndef ND_COMMON_OPS_H
 #define ND_COMMON_OPS_H
 
-/* X(name, arity, label). Semantics (dtype = the instruction's result dtype;
- * operands have already been cast to the compute dtype, except where noted):
+/* How an op treats dtypes: which operand dtypes it takes, the dtype it
+ * computes in (nd_op_compute_dtype) and, for the frontend, its NumPy type
+ * rule. */
+typedef enum {
+    ND_OPK_CAST,    /* operand any dtype, result the instruction's dtype      */
+    ND_OPK_NUM,     /* arithmetic with an integer meaning: every dtype; bool
+                       computes in int8 (NumPy's bool loops start there),
+                       float16/bfloat16 in float32                           */
+    ND_OPK_FLOAT,   /* float-only math: float16/bfloat16 compute in float32,
+                       integers and bool in float64; the frontend gives
+                       integer inputs a float result (NumPy: int8 -> float16,
+                       int16 -> float32, wider -> float64)                   */
+    ND_OPK_CMP,     /* operands in their common dtype, result bool            */
+    ND_OPK_LOGICAL, /* operands and result bool                               */
+    ND_OPK_WHERE    /* a bool condition, b and c in the result dtype          */
+} nd_op_kind;
+
+/* Every fact about an elementwise op, one row each:
+ *   X(name, arity, label, kind, ulps)
+ * name   ND_OP_<name>
+ * label  the element functions' name: nds_<label>_<dtype> in
+ *        common/element_fns.h (every backend computes with them), and the
+ *        op's name in kernel names, dumps and messages
+ * kind   nd_op_kind above
+ * ulps   how far a backend's float32/float64 result may be from the
+ *        correctly rounded one; 0: every backend gives the same bits
+ *        (tests/test_ops.c checks both on every backend)
+ *
+ * Semantics (dtype = the instruction's result dtype; operands have already
+ * been cast to the compute dtype, except where noted):
  *   CAST          convert operand a to dtype (NumPy unsafe cast; float->int
- *                 truncates toward zero; to bool: != 0)
- *   comparisons   operands in the compute dtype, result dtype is bool
- *   LOGICAL_*     operands bool, result bool
- *   DIV           true division for floats; for ints only reached via floats
- *   POW           ints: repeated squaring, negative exponent -> 0 unless base
- *                 is 1 or -1; floats: pow()
+ *                 truncates toward zero through 64 bits, NaN and out of
+ *                 range give the bits 2^63; to bool: != 0)
+ *   DIV           floats: true division; integers: NumPy's floor division
+ *                 (//), x // 0 = 0 and MIN // -1 = MIN, never a trap (the
+ *                 frontend's nd_div of integers computes in float64)
+ *   POW           ints: repeated squaring, wrapping; a negative exponent
+ *                 gives 0 unless the base is 1 or -1; floats: pow()
  *   MAX/MIN       NaN-propagating (NumPy maximum/minimum)
  *   WHERE         a is bool condition, b/c the two values (dtype)
- *   Float16/bfloat16 ops compute in float32 and round the result. */
-#define ND_ELEMENTWISE_OPS(X)          \
-    X(CAST, 1, "cast")                 \
-    X(NEG, 1, "neg")                   \
-    X(ABS, 1, "abs")                   \
-    X(SQRT, 1, "sqrt")                 \
-    X(EXP, 1, "exp")                   \
-    X(LOG, 1, "log")                   \
-    X(SIN, 1, "sin")                   \
-    X(COS, 1, "cos")                   \
-    X(TANH, 1, "tanh")                 \
-    X(FLOOR, 1, "floor")               \
-    X(CEIL, 1, "ceil")                 \
-    X(SQUARE, 1, "square")             \
-    X(LOGICAL_NOT, 1, "not")           \
-    X(ADD, 2, "add")                   \
-    X(SUB, 2, "sub")                   \
-    X(MUL, 2, "mul")                   \
-    X(DIV, 2, "div")                   \
-    X(POW, 2, "pow")                   \
-    X(MAX, 2, "maximum")               \
-    X(MIN, 2, "minimum")               \
-    X(EQ, 2, "eq")                     \
-    X(NE, 2, "ne")                     \
-    X(LT, 2, "lt")                     \
-    X(LE, 2, "le")                     \
-    X(GT, 2, "gt")                     \
-    X(GE, 2, "ge")                     \
-    X(LOGICAL_AND, 2, "and")           \
-    X(LOGICAL_OR, 2, "or")             \
-    X(WHERE, 3, "where")
+ * Float16/bfloat16 ops compute in float32 and round the result once. The
+ * transcendentals' 2 ulps: the CPU's vectorised loops (cpu_vmath.c) stay
+ * below 2 ulp, CUDA documents at most 2 for each (expf, sinf, cosf, tanhf,
+ * sin, cos); float pow and tan: CUDA documents 4 ulp for powf and tanf
+ * (2 for pow and tan; the CPU calls libm's tanf/tan, below 1 ulp).
+ *
+ * Adding an op: docs/adding-an-op.md. */
+#define ND_ELEMENTWISE_OPS(X)                          \
+    X(CAST, 1, cast, ND_OPK_CAST, 0)                   \
+    X(NEG, 1, neg, ND_OPK_NUM, 0)                      \
+    X(ABS, 1, abs, ND_OPK_NUM, 0)                      \
+    X(SQRT, 1, sqrt, ND_OPK_FLOAT, 0)                  \
+    X(EXP, 1, exp, ND_OPK_FLOAT, 2)                    \
+    X(LOG, 1, log, ND_OPK_FLOAT, 2)                    \
+    X(SIN, 1, sin, ND_OPK_FLOAT, 2)                    \
+    X(COS, 1, cos, ND_OPK_FLOAT, 2)                    \
+    X(TANH, 1, tanh, ND_OPK_FLOAT, 2)                  \
+    X(TAN, 1, tan, ND_OPK_FLOAT, 4)                    \
+    X(FLOOR, 1, floor, ND_OPK_NUM, 0)                  \
+    X(CEIL, 1, ceil, ND_OPK_NUM, 0)                    \
+    X(SQUARE, 1, square, ND_OPK_NUM, 0)                \
+    X(LOGICAL_NOT, 1, not, ND_OPK_LOGICAL, 0)          \
+    X(ADD, 2, add, ND_OPK_NUM, 0)                      \
+    X(SUB, 2, sub, ND_OPK_NUM, 0)                      \
+    X(MUL, 2, mul, ND_OPK_NUM, 0)                      \
+    X(DIV, 2, div, ND_OPK_NUM, 0)                      \
+    X(POW, 2, pow, ND_OPK_NUM, 4)                      \
+    X(MAX, 2, maximum, ND_OPK_NUM, 0)                  \
+    X(MIN, 2, minimum, ND_OPK_NUM, 0)                  \
+    X(EQ, 2, eq, ND_OPK_CMP, 0)                        \
+    X(NE, 2, ne, ND_OPK_CMP, 0)                        \
+    X(LT, 2, lt, ND_OPK_CMP, 0)                        \
+    X(LE, 2, le, ND_OPK_CMP, 0)                        \
+    X(GT, 2, gt, ND_OPK_CMP, 0)                        \
+    X(GE, 2, ge, ND_OPK_CMP, 0)                        \
+    X(LOGICAL_AND, 2, and, ND_OPK_LOGICAL, 0)          \
+    X(LOGICAL_OR, 2, or, ND_OPK_LOGICAL, 0)            \
+    X(WHERE, 3, where, ND_OPK_WHERE, 0)
 
 typedef enum {
-#define ND_X_ENUM(name, arity, label) ND_OP_##name,
+#define ND_X_ENUM(name, arity, label, kind, ulps) ND_OP_##name,
     ND_ELEMENTWISE_OPS(ND_X_ENUM)
 #undef ND_X_ENUM
-    ND_NUM_ELEMENTWISE_OPS
 } nd_op;
+/* Outside nd_op, so that a switch over nd_op without a default names every
+ * op and -Wswitch (part of -Wall) fails the build where one is missing. */
+#define ND_X_COUNT(name, arity, label, kind, ulps) +1
+enum { ND_NUM_ELEMENTWISE_OPS = 0 ND_ELEMENTWISE_OPS(ND_X_COUNT) };
+#undef ND_X_COUNT
 
 int nd_op_arity(nd_op op);
 const char *nd_op_label(nd_op op);
+int nd_op_ulps(nd_op op);
+
+/* Inline: the CPU backend asks per instruction per launch (a kernel of a
+ * 1000-step loop body has thousands). */
+static inline nd_op_kind nd_op_kind_of(nd_op op) {
+    static const unsigned char kinds[] = {
+#define ND_X_KIND(name, arity, label, kind, ulps) kind,
+        ND_ELEMENTWISE_OPS(ND_X_KIND)
+#undef ND_X_KIND
+    };
+    return (unsigned)op < ND_NUM_ELEMENTWISE_OPS ? (nd_op_kind)kinds[op] : ND_OPK_CAST;
+}
+
 /* 1 for EQ..GE (result bool whatever the compute dtype). */
-int nd_op_is_comparison(nd_op op);
+static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND_OPK_CMP; }
+
+/* The dtype op computes in when its operands (comparisons) or its result
+ * (every other op) are of dtype t (an nd_dtype value; ND_BOOL = 0,
+ * ND_INT8 = 1, ND_FLOAT16 = 9, ND_BFLOAT16 = 10, ND_FLOAT32 = 11,
+ * ND_FLOAT64 = 12, checked in ops.c): every backend casts the operands to
+ * it, calls nds_<label>_<compute dtype> and casts the result. */
+static inline int nd_op_compute_dtype(nd_op op, int t) {
+    enum { B = 0, I8 = 1, F16 = 9, BF16 = 10, F32 = 11, F64 = 12 };
+    const int half = t == F16 || t == BF16;
+    switch (nd_op_kind_of(op)) {
+    case ND_OPK_CAST:
+    case ND_OPK_WHERE:
+        return t;
+    case ND_OPK_LOGICAL:
+        return B;
+    case ND_OPK_CMP:
+        return half ? F32 : t;
+    case ND_OPK_FLOAT:
+        return half ? F32 : (t == F32 || t == F64) ? t : F64;
+    case ND_OPK_NUM:
+        return half ? F32 : t == B ? I8 : t;
+    }
+    return t;
+}
+
+/* common/element_fns.h's text, embedded at build time, for the code
+ * generators that paste it into their kernels. */
+extern const char nd_element_fns_source[];
 
 typedef enum {
     ND_REDUCE_SUM,

@@ -62,10 +62,6 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     case ND_OP_ABS:
         if (k == ND_KIND_BOOL || k == ND_KIND_UINT) op = ND_OP_CAST; /* identity */
         break;
-    case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
-    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
-        cdtype = dtype = nd_float_result(t);
-        break;
     case ND_OP_FLOOR: case ND_OP_CEIL:
         if (k != ND_KIND_FLOAT) op = ND_OP_CAST; /* integers are already whole */
         break;
@@ -77,6 +73,8 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
         break;
     default: break;
     }
+    /* float-only math (common/ops.h's kind): NumPy's float result dtype */
+    if (nd_op_kind_of(op) == ND_OPK_FLOAT) cdtype = dtype = nd_float_result(t);
     if (op == ND_OP_CAST) cdtype = t;
     return nd_fe_map(fn, op, 1, &a, NULL, cdtype, dtype);
 }
@@ -116,6 +114,7 @@ UNARY(nd_log, ND_OP_LOG)
 UNARY(nd_sin, ND_OP_SIN)
 UNARY(nd_cos, ND_OP_COS)
 UNARY(nd_tanh, ND_OP_TANH)
+UNARY(nd_tan, ND_OP_TAN)
 UNARY(nd_floor, ND_OP_FLOOR)
 UNARY(nd_ceil, ND_OP_CEIL)
 UNARY(nd_square, ND_OP_SQUARE)

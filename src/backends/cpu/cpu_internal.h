@@ -30,6 +30,10 @@ nd_cpu_fn nd_cpu_op_fn(int op, int t);
 /* dtype in which op is computed for instruction dtype t (float16/bfloat16 ->
  * float32, bool arithmetic -> int8, transcendental ops on ints -> float64). */
 int nd_cpu_compute_dtype(int op, int t);
+/* 1 when op's loop in dtype t is a vectorised whole-array function of
+ * cpu_vmath.c instead of a loop over its element function (common/
+ * element_fns.h); the JIT calls those on strips. */
+int nd_cpu_op_is_array_fn(int op, int t);
 /* Cast loop src -> dst (NumPy unsafe casting; float -> int truncates toward
  * zero through int64 and wraps, NaN/out of range -> bits 2^63 as on x86). */
 nd_cpu_fn nd_cpu_cast_fn(int src, int dst);

@@ -197,6 +197,10 @@ static int ensure_ready(nd_cpu_jit *j) {
         return 0;
     }
     uint64_t h = nd_hash_u64(ND_HASH_SEED, ND_CPU_JIT_CODEGEN_VERSION);
+    /* the pasted element functions and conversions: a kernel built before
+     * an op's definition changed is never reused */
+    h = nd_hash_bytes(h, nd_element_fns_source, strlen(nd_element_fns_source));
+    h = nd_hash_bytes(h, nd_cpu_scalar_source, strlen(nd_cpu_scalar_source));
     h = nd_hash_bytes(h, path, strlen(path));
     h = nd_hash_u64(h, (uint64_t)sb.st_size);
     h = nd_hash_u64(h, (uint64_t)sb.st_mtime);

@@ -76,6 +76,11 @@ int nd_cpu_jit_find(nd_cpu_jit *j, const nd_kernel *k, const cpu_prep *p, void *
 /* Fills params as nd_cpu_jit_fn expects (n_insts cells suffice). */
 void nd_cpu_jit_params(const cpu_prep *p, uint64_t *params);
 
+/* Pasted into every generated kernel, embedded at build time:
+ * common/element_fns.h (nd_element_fns_source, common/ops.h) then
+ * cpu_scalar.h (the conversions). */
+extern const char nd_cpu_scalar_source[];
+
 /* Process-wide counts, for tests and logs. */
 typedef struct {
     int64_t compiled;  /* shared objects built */

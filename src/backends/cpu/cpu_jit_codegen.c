@@ -1,6 +1,6 @@
 /* Prepared kernel -> C source for the JIT (cpu_jit.h).
  *
- * The source is cpu_scalar.h followed by one function that walks a work
+ * The source is common/element_fns.h and cpu_scalar.h followed by one function that walks a work
  * item row by row (the prepared axes, after coalescing) and each row in
  * strips of ND_CPU_TILE elements. Per strip, one loop evaluates the body
  * per element in registers: loads, parameters and index maps are
@@ -26,7 +26,7 @@
 #include "common/error.h"
 #include "common/strbuf.h"
 
-extern const char nd_cpu_scalar_source[]; /* cpu_scalar.h, embedded at build time */
+
 
 static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I64", "U8", "U16",
                                                "U32",  "U64", "F16", "BF16", "F32", "F64"};
@@ -36,11 +36,7 @@ static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I6
 #define STRIP_BYTES ND_CPU_REG_BYTES
 
 /* Ops computed by a vectorised array function of cpu_vmath.c. */
-static int is_vmath(int op, int t) {
-    if (t != ND_FLOAT32 && t != ND_FLOAT64) return 0;
-    return op == ND_OP_EXP || op == ND_OP_LOG || op == ND_OP_SIN || op == ND_OP_COS ||
-           (op == ND_OP_TANH && t == ND_FLOAT32);
-}
+static int is_vmath(int op, int t) { return nd_cpu_op_is_array_fn(op, t); }
 
 typedef struct {
     const nd_kernel *k;
@@ -369,7 +365,7 @@ static void put_kernel(gen *g) {
         if (isalnum((unsigned char)g->k->name[i]) || g->k->name[i] == '_') name[m++] = g->k->name[i];
     name[m] = 0;
     nd_strbuf_printf(b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, name);
-    nd_strbuf_printf(b, "%s\n", nd_cpu_scalar_source);
+    nd_strbuf_printf(b, "%s\n%s\n", nd_element_fns_source, nd_cpu_scalar_source);
     nd_strbuf_printf(b, "typedef void (*ndj_helper)(void);\n"
            "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
            "int64_t);\n"

@@ -147,7 +147,7 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             want[0] = want[1] = cd;
             pi->fn = nd_cpu_op_fn(op, cd);
             pi->cdtype = ND_BOOL;
-        } else if (op == ND_OP_LOGICAL_NOT || op == ND_OP_LOGICAL_AND || op == ND_OP_LOGICAL_OR) {
+        } else if (nd_op_kind_of((nd_op)op) == ND_OPK_LOGICAL) {
             want[0] = want[1] = ND_BOOL;
             pi->fn = nd_cpu_op_fn(op, ND_BOOL);
             pi->cdtype = ND_BOOL;

@@ -87,6 +87,8 @@ NUM_SET(U64)
 NUM_SET(F32)
 NUM_SET(F64)
 LOOP_UN(tanh, F64)
+LOOP_UN(tan, F32)
+LOOP_UN(tan, F64)
 
 static void sqrt_F32(FN_ARGS) {
     float *restrict o = (float *)o_;
@@ -159,8 +161,13 @@ WHERE_FN(where_8, uint64_t)
 #define ROW_INT(S, D) ROW_NUM(S, D)
 #define ROW_FLOAT(S, D)                                                          \
     ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
-    [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S
+    [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S, \
+    [ND_OP_TAN][D] = tan_##S
 
+/* One loop per (op, compute dtype) of common/ops.h's table; a new op
+ * needs its row here (the assertions below fail the build until it has one,
+ * and the cross-backend op test names any pair that is still missing). */
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 30, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
@@ -180,15 +187,10 @@ nd_cpu_fn nd_cpu_op_fn(int op, int t) {
     return op_table[op][t];
 }
 
-int nd_cpu_compute_dtype(int op, int t) {
-    if (op == ND_OP_WHERE || op == ND_OP_CAST) return t;
-    if (op == ND_OP_LOGICAL_NOT || op == ND_OP_LOGICAL_AND || op == ND_OP_LOGICAL_OR)
-        return ND_BOOL;
-    if (t == ND_FLOAT16 || t == ND_BFLOAT16) return ND_FLOAT32;
-    if (nd_op_is_comparison((nd_op)op)) return t;
-    if (op_table[op][t] == NULL) {
-        if (t == ND_BOOL && op_table[op][ND_INT8] != NULL) return ND_INT8;
-        return ND_FLOAT64;
-    }
-    return t;
+int nd_cpu_compute_dtype(int op, int t) { return nd_op_compute_dtype((nd_op)op, t); }
+
+int nd_cpu_op_is_array_fn(int op, int t) {
+    const nd_cpu_fn f = nd_cpu_op_fn(op, t);
+    return f && (f == exp_F32 || f == log_F32 || f == sin_F32 || f == cos_F32 || f == tanh_F32 ||
+                 f == exp_F64 || f == log_F64 || f == sin_F64 || f == cos_F64);
 }

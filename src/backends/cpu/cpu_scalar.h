@@ -12,31 +12,13 @@
 #ifndef ND_BACKENDS_CPU_SCALAR_H
 #define ND_BACKENDS_CPU_SCALAR_H
 
+#ifndef ND_COMMON_ELEMENT_FNS_H /* the JIT pastes element_fns.h first */
+#include "common/element_fns.h"
+#endif
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-
-#if defined(__GNUC__)
-#define NDS_INLINE static inline __attribute__((always_inline))
-#else
-#define NDS_INLINE static inline
-#endif
-
-/* Register element types, one per dtype (float16 and bfloat16 are stored
- * as their bits). */
-typedef uint8_t BOOL_T;
-typedef int8_t I8_T;
-typedef int16_t I16_T;
-typedef int32_t I32_T;
-typedef int64_t I64_T;
-typedef uint8_t U8_T;
-typedef uint16_t U16_T;
-typedef uint32_t U32_T;
-typedef uint64_t U64_T;
-typedef uint16_t F16_T;
-typedef uint16_t BF16_T;
-typedef float F32_T;
-typedef double F64_T;
 
 /* ------------------------------------------------------------ conversions */
 
@@ -143,124 +125,5 @@ NDS_INLINE uint64_t nds_f2i_bits(double v) {
 #define NDS_TO_BF16(x) nds_f2bf(_Generic((x), float: (x), default: nds_d2f_odd((double)(x))))
 
 #define NDS_CAST(S, D, x) ((D##_T)NDS_TO_##D(NDS_FROM_##S(x)))
-
-/* -------------------------------------------------------------------- ops */
-
-#define NDS_UN(label, S, expr)                                                                 \
-    NDS_INLINE S##_T nds_##label##_##S(S##_T x) { return (S##_T)(expr); }
-#define NDS_BIN(label, S, expr)                                                                \
-    NDS_INLINE S##_T nds_##label##_##S(S##_T x, S##_T y) { return (S##_T)(expr); }
-#define NDS_CMP(label, S, expr)                                                                \
-    NDS_INLINE BOOL_T nds_##label##_##S(S##_T x, S##_T y) { return (BOOL_T)(expr); }
-
-#define NDS_CMP_SET(S)                                                                         \
-    NDS_CMP(eq, S, x == y)                                                                     \
-    NDS_CMP(ne, S, x != y)                                                                     \
-    NDS_CMP(lt, S, x < y)                                                                      \
-    NDS_CMP(le, S, x <= y)                                                                     \
-    NDS_CMP(gt, S, x > y)                                                                      \
-    NDS_CMP(ge, S, x >= y)
-
-NDS_CMP_SET(BOOL)
-NDS_CMP_SET(I8)
-NDS_CMP_SET(I16)
-NDS_CMP_SET(I32)
-NDS_CMP_SET(I64)
-NDS_CMP_SET(U8)
-NDS_CMP_SET(U16)
-NDS_CMP_SET(U32)
-NDS_CMP_SET(U64)
-NDS_CMP_SET(F32)
-NDS_CMP_SET(F64)
-
-/* Integer power by repeated squaring, wrapping. */
-NDS_INLINE uint64_t nds_ipow(uint64_t base, uint64_t e) {
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1) r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return r;
-}
-
-/* W: the unsigned type the arithmetic wraps in (at least unsigned int, so
- * uint16 * uint16 never overflows a signed int). Floor and ceil of an
- * integer are the integer. */
-#define NDS_INT_COMMON(S, W)                                                                   \
-    NDS_UN(square, S, (W)x * (W)x)                                                             \
-    NDS_UN(floor, S, x)                                                                        \
-    NDS_UN(ceil, S, x)                                                                         \
-    NDS_UN(neg, S, (W)0 - (W)x)                                                                \
-    NDS_BIN(add, S, (W)x + (W)y)                                                               \
-    NDS_BIN(sub, S, (W)x - (W)y)                                                               \
-    NDS_BIN(mul, S, (W)x * (W)y)                                                               \
-    NDS_BIN(maximum, S, x > y ? x : y)                                                         \
-    NDS_BIN(minimum, S, x < y ? x : y)
-
-/* Division by zero gives 0, and so does MIN / -1 (which overflows); a
- * negative exponent gives 0 unless the base is 1 or -1. */
-#define NDS_INT_SIGNED(S, W)                                                                   \
-    NDS_INT_COMMON(S, W)                                                                       \
-    NDS_UN(abs, S, x < 0 ? (S##_T)((W)0 - (W)x) : x)                                           \
-    NDS_BIN(div, S, (y == 0 || (y == -1 && x == (S##_T)((W)1 << (sizeof(S##_T) * 8 - 1)))) ? 0 \
-                                                                                    : x / y)   \
-    NDS_BIN(pow, S, y < 0 ? (x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0)                    \
-                          : (S##_T)nds_ipow((uint64_t)(int64_t)x, (uint64_t)(int64_t)y))
-
-#define NDS_INT_UNSIGNED(S, W)                                                                 \
-    NDS_INT_COMMON(S, W)                                                                       \
-    NDS_UN(abs, S, x)                                                                          \
-    NDS_BIN(div, S, y == 0 ? 0 : x / y)                                                        \
-    NDS_BIN(pow, S, nds_ipow(x, y))
-
-NDS_INT_SIGNED(I8, uint32_t)
-NDS_INT_SIGNED(I16, uint32_t)
-NDS_INT_SIGNED(I32, uint32_t)
-NDS_INT_SIGNED(I64, uint64_t)
-NDS_INT_UNSIGNED(U8, uint32_t)
-NDS_INT_UNSIGNED(U16, uint32_t)
-NDS_INT_UNSIGNED(U32, uint32_t)
-NDS_INT_UNSIGNED(U64, uint64_t)
-
-/* maximum/minimum propagate NaN (x's if both are). */
-#define NDS_FLOAT_SET(S, SUF)                                                                  \
-    NDS_UN(neg, S, -x)                                                                         \
-    NDS_UN(abs, S, fabs##SUF(x))                                                               \
-    NDS_UN(square, S, x * x)                                                                   \
-    NDS_UN(sqrt, S, sqrt##SUF(x))                                                              \
-    NDS_BIN(add, S, x + y)                                                                     \
-    NDS_BIN(sub, S, x - y)                                                                     \
-    NDS_BIN(mul, S, x * y)                                                                     \
-    NDS_BIN(div, S, x / y)                                                                     \
-    NDS_BIN(pow, S, pow##SUF(x, y))                                                            \
-    NDS_BIN(maximum, S, (x >= y || x != x) ? x : y)                                            \
-    NDS_BIN(minimum, S, (x <= y || x != x) ? x : y)
-
-NDS_FLOAT_SET(F32, f)
-NDS_FLOAT_SET(F64, )
-
-/* floor/ceil of float32 without SSE4.1: truncate through int32 where
- * |x| < 2^23 (every float beyond is already integral), then step; copysign
- * keeps -0.0. */
-NDS_UN(floor, F32,
-       copysignf(fabsf(x) < 0x1p23f ? ((float)(int32_t)x > x ? (float)(int32_t)x - 1.0f
-                                                            : (float)(int32_t)x)
-                                    : x,
-                 x))
-NDS_UN(ceil, F32,
-       copysignf(fabsf(x) < 0x1p23f ? ((float)(int32_t)x < x ? (float)(int32_t)x + 1.0f
-                                                            : (float)(int32_t)x)
-                                    : x,
-                 x))
-NDS_UN(floor, F64, floor(x))
-NDS_UN(ceil, F64, ceil(x))
-/* float64 tanh is libm's; the other transcendentals are the vectorised
- * loops of cpu_vmath.c, which work on whole tiles. */
-NDS_UN(tanh, F64, tanh(x))
-
-NDS_UN(not, BOOL, x == 0)
-NDS_BIN(and, BOOL, (x != 0) & (y != 0))
-NDS_BIN(or, BOOL, (x != 0) | (y != 0))
 
 #endif

@@ -170,7 +170,7 @@ static void test_casts_and_halfs(nd_backend *be) {
     void *slots[8] = {a, b, c};
     be->run_kernel(be, &B.k, slots, NULL);
     CHECK(c[0] == 0x3c00 && c[1] == 0x4000 && c[2] == 0x7c00, "f16 add %04x %04x %04x", c[0], c[1], c[2]);
-    /* int ops: wrap, div guard, pow */
+    /* int ops: wrap, floor division without traps, pow */
     int32_t x[6] = {INT32_MAX, INT32_MIN, 7, -7, 2, -1}, yv[6] = {1, -1, 0, 2, -3, -3}, z[6], w[6], q[6];
     kb_init(&B, 1, (int64_t[]){6});
     la = kb_load(&B, 0, ND_INT32, 0, one); lb = kb_load(&B, 1, ND_INT32, 0, one);
@@ -179,7 +179,8 @@ static void test_casts_and_halfs(nd_backend *be) {
     kb_store(&B, 4, ND_INT32, 0, one, kb_op(&B, ND_OP_POW, ND_INT32, la, lb, 0));
     void *s2[8] = {x, yv, z, w, q};
     be->run_kernel(be, &B.k, s2, NULL);
-    CHECK(z[0] == INT32_MIN && w[1] == 0 && w[2] == 0 && w[3] == -3 && q[3] == 49 && q[4] == 0 && q[5] == -1, "int ops %d %d %d %d %d %d %d", z[0], w[1], w[2], w[3], q[3], q[4], q[5]);
+    /* integer DIV is NumPy's floor division: MIN // -1 = MIN, 7 // 0 = 0, -7 // 2 = -4 */
+    CHECK(z[0] == INT32_MIN && w[1] == INT32_MIN && w[2] == 0 && w[3] == -4 && q[3] == 49 && q[4] == 0 && q[5] == -1, "int ops %d %d %d %d %d %d %d", z[0], w[1], w[2], w[3], q[3], q[4], q[5]);
 }
 
 /* broadcast (N,3) + (3,), transposed load, where, comparisons */

@@ -79,7 +79,8 @@ static inline float sin_poly_f(float r) {
     u = u * s - 0.0001981069071916863322258f;
     u = u * s + 0.00833307858556509017944336f;
     u = u * s - 0.166666597127914428710938f;
-    return r + r * s * u;
+    /* r * s * u is +0 for r = -0 (u < 0), and -0 + +0 = +0: keep sin(-0) = -0 */
+    return r == 0.0f ? r : r + r * s * u;
 }
 
 /* The reduction runs in double: x = t*pi + r with pi split in a 33-bit head
@@ -187,7 +188,7 @@ VM_LOOP tanh_loop(float *restrict o, const float *a, int64_t n) {
         double e = exp_d(2.0 * (ax < 9.5 ? ax : 9.5));
         double t = (e - 1.0) / (e + 1.0);
         t = x < 0 ? -t : t;
-        o[i] = (float)(ax < 0.4 ? sp : t);
+        o[i] = (float)(ax < 0.4 ? (x == 0 ? x : sp) : t); /* tanh(-0) = -0 */
     }
 }
 static inline float ident_f(float x) { return x; }
@@ -256,13 +257,16 @@ VM_LOOP log_loop_d(double *restrict o, const double *a, int64_t n) {
 VM_FUNC_T(double, int64_t, nd_cpu_vlog, log_loop_d, !((a[i] >= 0x1p-1022) & (a[i] < INFINITY)), log)
 
 /* sin/cos: x = q pi/2 + r, pi/2 in three 33-bit pieces (every q*piece is
- * exact for |q| < 2^20), |r| <= pi/4; quadrant from q's low bits. */
+ * exact for |q| < 2^20) and fdlibm's tail pio2_3t (without it, sin(pi)
+ * was 7 ulp off: the tail times q is what is left of r next to a multiple
+ * of pi/2), |r| <= pi/4; quadrant from q's low bits. */
 static inline void sincos_d(double x, double *sv, double *cv, uint64_t *q) {
     double t = x * 0.63661977236758134308 + MAGIC;
     *q = bits_d(t);
     t -= MAGIC;
-    double r = ((x - t * 1.57079632673412561417e+00) - t * 6.07710050630396597660e-11) -
-               t * 2.02226624871116645580e-21;
+    double r = (((x - t * 1.57079632673412561417e+00) - t * 6.07710050630396597660e-11) -
+                t * 2.02226624871116645580e-21) -
+               t * 8.47842766036889956997e-32;
     double z = r * r;
     double ps = -1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0);
     ps = ps * z + 1.0 / 6227020800.0;
@@ -271,7 +275,7 @@ static inline void sincos_d(double x, double *sv, double *cv, uint64_t *q) {
     ps = ps * z - 1.0 / 5040.0;
     ps = ps * z + 1.0 / 120.0;
     ps = ps * z - 1.0 / 6.0;
-    *sv = r + r * z * ps;
+    *sv = r == 0 ? r : r + r * z * ps; /* sin(-0) = -0 (r * z * ps is +0) */
     double pc = -1.0 / 6402373705728000.0;
     pc = pc * z + 1.0 / 20922789888000.0;
     pc = pc * z - 1.0 / 87178291200.0;

@@ -60,8 +60,9 @@ static void round_str(char *out, size_t cap, nd_dtype t, const char *x) {
     else fmt(out, cap, "%s", x);
 }
 
-/* Register value x of dtype `from` as dtype `to`, with dtype.c's semantics:
- * floats to ints truncate through int64, ints to floats go through double. */
+/* Register value x of dtype `from` as dtype `to`, with cpu_scalar.h's
+ * NDS_CAST semantics: floats to ints truncate through int64, everything to
+ * float rounds once. */
 static void cast_str(char *out, size_t cap, nd_dtype from, nd_dtype to, const char *x) {
     char from_c = dclass(from), to_c = dclass(to);
     if (from == to) fmt(out, cap, "%s", x);
@@ -69,8 +70,11 @@ static void cast_str(char *out, size_t cap, nd_dtype from, nd_dtype to, const ch
     else if (to == ND_FLOAT64) fmt(out, cap, "((double)(%s))", x);
     else if (to_c == 'f') {
         char tmp[1024];
-        if (from_c == 'f' || from_c == 'd' || from_c == 'b') fmt(tmp, sizeof tmp, "((float)(%s))", x);
-        else fmt(tmp, sizeof tmp, "((float)(double)(%s))", x);
+        /* to float16/bfloat16 from a wider value: through float rounded to
+         * odd, so that the value rounds once (as the CPU's NDS_CAST) */
+        if (from_c == 'f' || from_c == 'b') fmt(tmp, sizeof tmp, "((float)(%s))", x);
+        else if (is_half(to)) fmt(tmp, sizeof tmp, "ndk_d2f_odd((double)(%s))", x);
+        else fmt(tmp, sizeof tmp, "((float)(%s))", x); /* one rounding, also from int64 */
         round_str(out, cap, to, tmp);
     } else if (from_c == 'f' || from_c == 'd') {
         fmt(out, cap, "((%s)ndk_f2i((double)(%s)))", reg_types[to], x);
@@ -365,106 +369,48 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
 
 /* --------------------------------------------------------------- emission */
 
-void nd_cuda_emit_prelude(nd_strbuf *sb) { nd_strbuf_printf(sb, "%s", nd_cuda_prelude); }
+const char *nd_cuda_prelude_text(void) { return nd_cuda_prelude; }
 
-static const char *op_fn(nd_op op, char c) {
-    int d = c == 'd';
-    switch (op) {
-    case ND_OP_SQRT: return d ? "sqrt" : "sqrtf";
-    case ND_OP_EXP: return d ? "exp" : "expf";
-    case ND_OP_LOG: return d ? "log" : "logf";
-    case ND_OP_SIN: return d ? "sin" : "sinf";
-    case ND_OP_COS: return d ? "cos" : "cosf";
-    case ND_OP_TANH: return d ? "tanh" : "tanhf";
-    case ND_OP_FLOOR: return d ? "floor" : "floorf";
-    case ND_OP_CEIL: return d ? "ceil" : "ceilf";
-    case ND_OP_POW: return d ? "pow" : "powf";
-    default: return "?";
-    }
+void nd_cuda_emit_prelude(nd_strbuf *sb) {
+    nd_strbuf_printf(sb, "%s#define NDS_CUDA 1\n%s", nd_cuda_prelude, nd_element_fns_source);
 }
 
+/* Element-function suffix of a compute dtype (common/element_fns.h). */
+static const char *const fn_sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32", "I64", "U8", "U16",
+                                                  "U32",  "U64", "F16", "BF16", "F32", "F64"};
+
 /* Expression for an elementwise op whose operands (a, b, c) are already in
- * the compute dtype t. The result is of dtype t (bool for comparisons and
- * logical ops), rounded by the caller for 16-bit floats. */
+ * its compute dtype t (nd_op_compute_dtype): the op's element function of
+ * common/element_fns.h, pasted into every kernel, so the CUDA backend
+ * computes what the CPU backend does. The result is of dtype t (bool for
+ * comparisons and logical ops). EXACT float arithmetic rounds on its own
+ * (__f*_rn) so that random draws match the CPU bit for bit; the element
+ * functions' plain operators may contract into FMAs with a neighbour
+ * (NVRTC's --fmad). */
 static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, const char *b,
                     const char *c, int exact) {
-    if (!nd_dtype_valid(t)) t = ND_FLOAT64;
-    char cl = dclass(t);
-    const char *T = reg_types[t];
-    int fl = cl == 'f' || cl == 'd', in = cl == 'i' || cl == 'u';
-    const char *rn = cl == 'd' ? "d" : "f";
-    switch (op) {
-    case ND_OP_NEG:
-        if (fl) fmt(out, cap, "(-(%s))", a);
-        else if (in) fmt(out, cap, "((%s)(0ull - (unsigned long long)(%s)))", T, a);
-        else fmt(out, cap, "(%s)", a);
-        break;
-    case ND_OP_ABS:
-        if (fl) fmt(out, cap, "%s(%s)", cl == 'd' ? "fabs" : "fabsf", a);
-        else if (cl == 'i')
-            fmt(out, cap, "((%s)((%s) < 0 ? 0ull - (unsigned long long)(%s) : (unsigned long long)(%s)))", T, a, a, a);
-        else fmt(out, cap, "(%s)", a);
-        break;
-    case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
-        if (fl) fmt(out, cap, "%s(%s)", op_fn(op, cl), a);
-        else {
-            char tmp[1024];
-            fmt(tmp, sizeof tmp, "%s((double)(%s))", op_fn(op, 'd'), a);
-            cast_str(out, cap, ND_FLOAT64, t, tmp);
+    const char *lab = nd_op_label(op), *sfx = fn_sfx[t];
+    if (exact && (t == ND_FLOAT32 || t == ND_FLOAT64)) {
+        const char *rn = t == ND_FLOAT64 ? "d" : "f";
+        switch (op) {
+        case ND_OP_ADD: fmt(out, cap, "__%sadd_rn(%s, %s)", rn, a, b); return;
+        case ND_OP_SUB: fmt(out, cap, "__%ssub_rn(%s, %s)", rn, a, b); return;
+        case ND_OP_MUL: fmt(out, cap, "__%smul_rn(%s, %s)", rn, a, b); return;
+        case ND_OP_DIV: fmt(out, cap, "__%sdiv_rn(%s, %s)", rn, a, b); return;
+        case ND_OP_SQUARE: fmt(out, cap, "__%smul_rn(%s, %s)", rn, a, a); return;
+        default: break; /* the rest never contracts */
         }
-        break;
-    case ND_OP_FLOOR: case ND_OP_CEIL:
-        if (fl) fmt(out, cap, "%s(%s)", op_fn(op, cl), a);
-        else fmt(out, cap, "(%s)", a);
-        break;
-    case ND_OP_SQUARE:
-        if (fl && exact) fmt(out, cap, "__%smul_rn(%s, %s)", rn, a, a);
-        else if (fl) fmt(out, cap, "((%s) * (%s))", a, a);
-        else if (in) fmt(out, cap, "((%s)((unsigned long long)(%s) * (unsigned long long)(%s)))", T, a, a);
-        else fmt(out, cap, "(%s)", a);
-        break;
-    case ND_OP_LOGICAL_NOT: fmt(out, cap, "(!(%s))", a); break;
-    case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: {
-        const char *nm = op == ND_OP_ADD ? "add" : op == ND_OP_SUB ? "sub" : "mul";
-        const char *sym = op == ND_OP_ADD ? "+" : op == ND_OP_SUB ? "-" : "*";
-        const char *bsym = op == ND_OP_ADD ? "||" : op == ND_OP_SUB ? "!=" : "&&";
-        /* Plain operators may fuse into FMAs (NVRTC's --fmad); EXACT ones
-         * round on their own so that random draws match the CPU. */
-        if (fl && exact) fmt(out, cap, "__%s%s_rn(%s, %s)", rn, nm, a, b);
-        else if (fl) fmt(out, cap, "((%s) %s (%s))", a, sym, b);
-        else if (in)
-            fmt(out, cap, "((%s)((unsigned long long)(%s) %s (unsigned long long)(%s)))", T, a, sym, b);
-        else fmt(out, cap, "((%s) %s (%s))", a, bsym, b);
-        break;
     }
-    case ND_OP_DIV:
-        if (fl && exact) fmt(out, cap, "__%sdiv_rn(%s, %s)", rn, a, b);
-        else if (fl) fmt(out, cap, "((%s) / (%s))", a, b);
-        else if (in) fmt(out, cap, "ndk_idiv<%s>(%s, %s)", T, a, b);
-        else fmt(out, cap, "((%s) && (%s))", a, b);
-        break;
-    case ND_OP_POW:
-        if (fl) fmt(out, cap, "%s(%s, %s)", op_fn(op, cl), a, b);
-        else if (in) fmt(out, cap, "ndk_ipow<%s>(%s, %s)", T, a, b);
-        else fmt(out, cap, "((%s) || !(%s))", a, b);
-        break;
-    case ND_OP_MAX: case ND_OP_MIN: {
-        int mx = op == ND_OP_MAX;
-        if (fl) fmt(out, cap, "ndk_f%s<%s>(%s, %s)", mx ? "max" : "min", T, a, b);
-        else if (in) fmt(out, cap, "((%s) %s (%s) ? (%s) : (%s))", a, mx ? ">=" : "<=", b, a, b);
-        else fmt(out, cap, "((%s) %s (%s))", a, mx ? "||" : "&&", b);
-        break;
-    }
-    case ND_OP_EQ: fmt(out, cap, "((%s) == (%s))", a, b); break;
-    case ND_OP_NE: fmt(out, cap, "((%s) != (%s))", a, b); break;
-    case ND_OP_LT: fmt(out, cap, "((%s) < (%s))", a, b); break;
-    case ND_OP_LE: fmt(out, cap, "((%s) <= (%s))", a, b); break;
-    case ND_OP_GT: fmt(out, cap, "((%s) > (%s))", a, b); break;
-    case ND_OP_GE: fmt(out, cap, "((%s) >= (%s))", a, b); break;
-    case ND_OP_LOGICAL_AND: fmt(out, cap, "((%s) && (%s))", a, b); break;
-    case ND_OP_LOGICAL_OR: fmt(out, cap, "((%s) || (%s))", a, b); break;
-    case ND_OP_WHERE: fmt(out, cap, "((%s) ? (%s) : (%s))", a, b, c); break;
-    default: fmt(out, cap, "(%s)", a); break;
+    switch (nd_op_kind_of(op)) {
+    case ND_OPK_WHERE: fmt(out, cap, "((%s) ? (%s) : (%s))", a, b, c); return;
+    case ND_OPK_CAST: fmt(out, cap, "(%s)", a); return; /* emit_inst casts */
+    case ND_OPK_NUM:
+    case ND_OPK_FLOAT:
+    case ND_OPK_CMP:
+    case ND_OPK_LOGICAL:
+        if (nd_op_arity(op) == 1) fmt(out, cap, "nds_%s_%s(%s)", lab, sfx, a);
+        else fmt(out, cap, "nds_%s_%s(%s, %s)", lab, sfx, a, b);
+        return;
     }
 }
 
@@ -573,13 +519,14 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
             cast_str(e, sizeof e, (nd_dtype)k->insts[in->a].dtype, t, v);
             break;
         }
+        /* comparisons compute in their operands' common dtype, the rest in
+         * their result's (common/ops.h) */
         nd_dtype cd = t;
         if (nd_op_is_comparison(op)) {
             nd_dtype da = (nd_dtype)k->insts[in->a].dtype, db = (nd_dtype)k->insts[in->b].dtype;
             cd = da == db ? da : nd_promote(da, db);
-        } else if (op == ND_OP_LOGICAL_AND || op == ND_OP_LOGICAL_OR || op == ND_OP_LOGICAL_NOT) {
-            cd = ND_BOOL;
         }
+        cd = (nd_dtype)nd_op_compute_dtype(op, cd);
         int arity = nd_op_arity(op);
         a[0] = b[0] = cc[0] = 0;
         if (op == ND_OP_WHERE) {
@@ -591,10 +538,11 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
             if (arity > 1) operand(b, sizeof b, c, in->b, p, cd);
         }
         op_expr(tmp, sizeof tmp, op, cd, a, b, cc, (in->flags & ND_IR_EXACT) != 0);
-        if (nd_op_is_comparison(op) || cd == ND_BOOL) cast_str(e, sizeof e, ND_BOOL, t, tmp);
-        else if (is_half(t) && op != ND_OP_WHERE && op != ND_OP_NEG && op != ND_OP_ABS)
-            round_str(e, sizeof e, t, tmp);
-        else fmt(e, sizeof e, "%s", tmp);
+        nd_dtype rd = nd_op_is_comparison(op) ? ND_BOOL : cd;
+        /* a 16-bit float's register holds a representable value, which
+         * negation, abs and where keep: no rounding needed */
+        if (is_half(t) && (op == ND_OP_NEG || op == ND_OP_ABS)) fmt(e, sizeof e, "%s", tmp);
+        else cast_str(e, sizeof e, rd, t, tmp);
         break;
     }
     }

@@ -1,5 +1,6 @@
-/* Device-side helpers pasted at the top of every generated kernel. Kept as
- * one string so NVRTC needs no include path. Conversions mirror
+/* Device-side helpers pasted at the top of every generated kernel, before
+ * common/element_fns.h (the ops, shared with the CPU backend: codegen.c's
+ * nd_cuda_emit_prelude). Kept as strings so NVRTC needs no include path. Conversions mirror
  * src/common/dtype.c and the RNG mirrors src/common/philox.h bit for bit;
  * its float arithmetic uses the _rn intrinsics, which never contract into
  * FMAs, so the draws match the CPU backend. */
@@ -42,6 +43,16 @@ static const char nd_cuda_prelude[] =
     "  x += 0x7fffu + ((x >> 16) & 1u);\n"
     "  return (unsigned short)(x >> 16);\n"
     "}\n"
+    "/* double -> float rounded to odd (cpu_scalar.h's nds_d2f_odd): a later\n"
+    "   rounding to float16/bfloat16 then rounds once, as if from the double. */\n"
+    "static __device__ __forceinline__ float ndk_d2f_odd(double d) {\n"
+    "  float f = (float)d;\n"
+    "  if (f != f) return f;\n"
+    "  unsigned b = __float_as_uint(f);\n"
+    "  if (fabs((double)f) > fabs(d)) b -= 1u;\n"
+    "  if ((double)__uint_as_float(b) != d) b |= 1u;\n"
+    "  return __uint_as_float(b);\n"
+    "}\n"
     "/* Round a float to the nearest float16/bfloat16 value, kept as float. */\n"
     "static __device__ __forceinline__ float ndk_rh(float f) { return ndk_h2f(ndk_f2h(f)); }\n"
     "static __device__ __forceinline__ float ndk_rb(float f) { return ndk_b2f(ndk_f2b(f)); }\n"
@@ -51,25 +62,6 @@ static const char nd_cuda_prelude[] =
     "  if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) return (unsigned long long)(long long)v;\n"
     "  if (v >= 0 && v < 18446744073709551616.0) return (unsigned long long)v;\n"
     "  return 1ull << 63;\n"
-    "}\n"
-    "template <typename T> static __device__ __forceinline__ T ndk_fmax(T a, T b) {\n"
-    "  return a != a ? a : (b != b ? b : (a >= b ? a : b)); }\n"
-    "template <typename T> static __device__ __forceinline__ T ndk_fmin(T a, T b) {\n"
-    "  return a != a ? a : (b != b ? b : (a <= b ? a : b)); }\n"
-    "template <typename T> static __device__ __forceinline__ T ndk_ipow(T a, T b) {\n"
-    "  if (b < (T)0) { if (a == (T)1) return (T)1; if (a == (T)-1) return (b & (T)1) ? a : (T)1; return (T)0; }\n"
-    "  unsigned long long r = 1, base = (unsigned long long)a, e = (unsigned long long)b;\n"
-    "  while (e) { if (e & 1ull) r *= base; base *= base; e >>= 1; }\n"
-    "  return (T)r;\n"
-    "}\n"
-    "/* Integer division only reaches kernels through explicit IR: floor\n"
-    "   division as NumPy's //, zero divisor -> 0, no overflow trap. */\n"
-    "template <typename T> static __device__ __forceinline__ T ndk_idiv(T a, T b) {\n"
-    "  if (b == (T)0) return (T)0;\n"
-    "  if ((T)-1 < (T)0 && b == (T)-1) return (T)(0ull - (unsigned long long)a);\n"
-    "  T q = a / b;\n"
-    "  if ((T)-1 < (T)0 && (a % b) != (T)0 && ((a < (T)0) != (b < (T)0))) q = q - (T)1;\n"
-    "  return q;\n"
     "}\n"
     "/* Philox4x32-10, as src/common/philox.h (whose mapping says which words of\n"
     "   which call a draw reads: codegen_rng.c). */\n"

@@ -31,7 +31,7 @@
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 10u
+#define ND_CUDA_CODEGEN_VERSION 11u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -106,6 +106,8 @@ nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **
 const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
 const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
 void nd_cuda_emit_prelude(nd_strbuf *sb);
+/* The helpers' text the prelude starts with (for the kernel cache's key). */
+const char *nd_cuda_prelude_text(void);
 void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info);
 /* Opens a kernel entry point `name(const ndk_args A)`: its first statement
  * waits for the kernel before it (programmatic dependent launch). */

@@ -45,6 +45,7 @@ struct nd_cuda_kcache {
     int arch;
     int nvrtc_major, nvrtc_minor;
     int disk; /* 0 after the directory proved unusable */
+    uint64_t text_hash; /* of the text pasted into every kernel (prelude, element functions) */
     char dir[1024];
     pthread_mutex_t lock;
     kc_entry *buckets[KC_BUCKETS];
@@ -59,6 +60,10 @@ nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache 
     nd_cuda_kcache *c = nd_calloc(1, sizeof *c);
     if (!c) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory creating the kernel cache");
     c->arch = arch;
+    /* A kernel compiled before an op's element function or a prelude
+     * helper changed must never be reused: their text joins every key. */
+    c->text_hash = nd_hash_bytes(ND_HASH_SEED, nd_element_fns_source, strlen(nd_element_fns_source));
+    c->text_hash = nd_hash_bytes(c->text_hash, nd_cuda_prelude_text(), strlen(nd_cuda_prelude_text()));
     nvrtcResult r = nvrtcVersion(&c->nvrtc_major, &c->nvrtc_minor);
     if (r != NVRTC_SUCCESS) {
         free(c);
@@ -333,7 +338,7 @@ static void link_entry(nd_cuda_kcache *c, kc_entry *e) {
 nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out) {
     /* The name is not part of the IR hash but is baked into the entry
      * points' names, so it joins the key. */
-    uint64_t key = nd_hash_bytes(k->hash, k->name, strnlen(k->name, sizeof k->name));
+    uint64_t key = nd_hash_bytes(k->hash ^ c->text_hash, k->name, strnlen(k->name, sizeof k->name));
     pthread_mutex_lock(&c->lock);
     kc_entry *e = lookup(c, key, 0);
     if (e) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a C file defining `const char NAME[]` as the text of a file, so the
-library carries a source file it also compiles (cpu_scalar.h, pasted into
-every JIT kernel). Usage: embed_text.py NAME INPUT OUTPUT"""
+library carries a source file it also compiles (common/element_fns.h and
+backends/cpu/cpu_scalar.h, pasted into every generated kernel). Usage: embed_text.py NAME INPUT OUTPUT"""
 import sys
 
 name, src, dst = sys.argv[1:4]

@@ -1,0 +1,206 @@
+/* One element function per elementwise op and compute dtype: what every
+ * backend computes for one element. The same text is
+ *   - compiled into the library (the CPU interpreter's tile loops, cpu_ops.c),
+ *   - pasted into every CPU JIT kernel (cpu_jit_codegen.c) and
+ *   - pasted into every CUDA kernel after NDS_CUDA is defined (codegen.c),
+ *     where NVRTC compiles the functions as device code,
+ * so an op means the same on every backend by construction. The ops, their
+ * type rules and which compute dtypes they take are common/ops.h; the dtype
+ * an op computes in is nd_op_compute_dtype (float16/bfloat16 in float32,
+ * bool arithmetic in int8, integer transcendentals in float64).
+ *
+ * Names: nds_<label>_<dtype> with the labels of common/ops.h and the dtype
+ * suffixes BOOL I8 I16 I32 I64 U8 U16 U32 U64 F32 F64. Comparisons return
+ * BOOL_T. Integer arithmetic runs in unsigned types so that it wraps
+ * without undefined behaviour.
+ *
+ * Self-contained on purpose: standard headers only (none under NVRTC, whose
+ * math functions are built in), C11 and C++ alike, no nd types.
+ *
+ * Transcendentals (exp, log, sin, cos, tanh; pow of floats) are the C99
+ * functions here. The CPU backend computes float32/float64 exp, log, sin,
+ * cos and float32 tanh with its vectorised loops instead (cpu_vmath.c), and
+ * CUDA's functions are its own: those ops agree across backends within the
+ * ulps of their row in common/ops.h, every other op bit for bit. */
+#ifndef ND_COMMON_ELEMENT_FNS_H
+#define ND_COMMON_ELEMENT_FNS_H
+
+#if defined(NDS_CUDA)
+#define NDS_INLINE static __device__ __forceinline__
+typedef unsigned char BOOL_T;
+typedef signed char I8_T;
+typedef short I16_T;
+typedef int I32_T;
+typedef long long I64_T;
+typedef unsigned char U8_T;
+typedef unsigned short U16_T;
+typedef unsigned int U32_T;
+typedef unsigned long long U64_T;
+#else
+#include <math.h>
+#include <stdint.h>
+#if defined(__GNUC__)
+#define NDS_INLINE static inline __attribute__((always_inline))
+#else
+#define NDS_INLINE static inline
+#endif
+typedef uint8_t BOOL_T;
+typedef int8_t I8_T;
+typedef int16_t I16_T;
+typedef int32_t I32_T;
+typedef int64_t I64_T;
+typedef uint8_t U8_T;
+typedef uint16_t U16_T;
+typedef uint32_t U32_T;
+typedef uint64_t U64_T;
+#endif
+/* float16 and bfloat16 are stored as their bits and compute in float32 */
+typedef U16_T F16_T;
+typedef U16_T BF16_T;
+typedef float F32_T;
+typedef double F64_T;
+
+#define NDS_UN(label, S, expr)                                                                 \
+    NDS_INLINE S##_T nds_##label##_##S(S##_T x) { return (S##_T)(expr); }
+#define NDS_BIN(label, S, expr)                                                                \
+    NDS_INLINE S##_T nds_##label##_##S(S##_T x, S##_T y) { return (S##_T)(expr); }
+#define NDS_CMP(label, S, expr)                                                                \
+    NDS_INLINE BOOL_T nds_##label##_##S(S##_T x, S##_T y) { return (BOOL_T)(expr); }
+
+/* ------------------------------------------------------------ comparisons */
+
+/* Floats: IEEE (NaN compares unequal to everything, ne is true). */
+#define NDS_CMP_SET(S)                                                                         \
+    NDS_CMP(eq, S, x == y)                                                                     \
+    NDS_CMP(ne, S, x != y)                                                                     \
+    NDS_CMP(lt, S, x < y)                                                                      \
+    NDS_CMP(le, S, x <= y)                                                                     \
+    NDS_CMP(gt, S, x > y)                                                                      \
+    NDS_CMP(ge, S, x >= y)
+
+NDS_CMP_SET(BOOL)
+NDS_CMP_SET(I8)
+NDS_CMP_SET(I16)
+NDS_CMP_SET(I32)
+NDS_CMP_SET(I64)
+NDS_CMP_SET(U8)
+NDS_CMP_SET(U16)
+NDS_CMP_SET(U32)
+NDS_CMP_SET(U64)
+NDS_CMP_SET(F32)
+NDS_CMP_SET(F64)
+
+/* --------------------------------------------------------------- integers */
+
+/* Integer power by repeated squaring, wrapping. */
+NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
+    U64_T r = 1;
+    while (e) {
+        if (e & 1) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* W: the unsigned type the arithmetic wraps in (at least unsigned int, so
+ * uint16 * uint16 never overflows a signed int). Floor and ceil of an
+ * integer are the integer (NumPy >= 2.1 keeps the dtype). */
+#define NDS_INT_COMMON(S, W)                                                                   \
+    NDS_UN(square, S, (W)x * (W)x)                                                             \
+    NDS_UN(floor, S, x)                                                                        \
+    NDS_UN(ceil, S, x)                                                                         \
+    NDS_UN(neg, S, (W)0 - (W)x)                                                                \
+    NDS_BIN(add, S, (W)x + (W)y)                                                               \
+    NDS_BIN(sub, S, (W)x - (W)y)                                                               \
+    NDS_BIN(mul, S, (W)x * (W)y)                                                               \
+    NDS_BIN(maximum, S, x > y ? x : y)                                                         \
+    NDS_BIN(minimum, S, x < y ? x : y)
+
+/* Integer DIV is NumPy's floor division (//) without its warnings and
+ * traps: x // 0 is 0, MIN // -1 wraps to MIN. A negative exponent gives 0
+ * unless the base is 1 or -1 (NumPy raises; the frontend refuses a negative
+ * Python-int exponent at record time). */
+#define NDS_INT_SIGNED(S, W)                                                                   \
+    NDS_INT_COMMON(S, W)                                                                       \
+    NDS_UN(abs, S, x < 0 ? (S##_T)((W)0 - (W)x) : x)                                           \
+    NDS_INLINE S##_T nds_div_##S(S##_T x, S##_T y) {                                           \
+        if (y == 0) return 0;                                                                  \
+        if (y == -1) return (S##_T)((W)0 - (W)x);                                              \
+        S##_T q = (S##_T)(x / y);                                                              \
+        return (S##_T)(q - ((x % y != 0) & ((x < 0) != (y < 0))));                             \
+    }                                                                                          \
+    NDS_BIN(pow, S, y < 0 ? (x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0)                    \
+                          : (S##_T)nds_ipow((U64_T)(I64_T)x, (U64_T)(I64_T)y))
+
+#define NDS_INT_UNSIGNED(S, W)                                                                 \
+    NDS_INT_COMMON(S, W)                                                                       \
+    NDS_UN(abs, S, x)                                                                          \
+    NDS_BIN(div, S, y == 0 ? 0 : x / y)                                                        \
+    NDS_BIN(pow, S, nds_ipow(x, y))
+
+NDS_INT_SIGNED(I8, U32_T)
+NDS_INT_SIGNED(I16, U32_T)
+NDS_INT_SIGNED(I32, U32_T)
+NDS_INT_SIGNED(I64, U64_T)
+NDS_INT_UNSIGNED(U8, U32_T)
+NDS_INT_UNSIGNED(U16, U32_T)
+NDS_INT_UNSIGNED(U32, U32_T)
+NDS_INT_UNSIGNED(U64, U64_T)
+
+/* ----------------------------------------------------------------- floats */
+
+/* maximum/minimum propagate NaN (x's if both are); of +0 and -0 they give
+ * x (IEEE allows either; NumPy's float32/64 loops give y, its float16 loop
+ * x). */
+#define NDS_FLOAT_SET(S, SUF)                                                                  \
+    NDS_UN(neg, S, -x)                                                                         \
+    NDS_UN(abs, S, fabs##SUF(x))                                                               \
+    NDS_UN(square, S, x * x)                                                                   \
+    NDS_UN(sqrt, S, sqrt##SUF(x))                                                              \
+    NDS_UN(exp, S, exp##SUF(x))                                                                \
+    NDS_UN(log, S, log##SUF(x))                                                                \
+    NDS_UN(sin, S, sin##SUF(x))                                                                \
+    NDS_UN(cos, S, cos##SUF(x))                                                                \
+    NDS_UN(tanh, S, tanh##SUF(x))                                                              \
+    NDS_UN(tan, S, tan##SUF(x))                                                                \
+    NDS_BIN(add, S, x + y)                                                                     \
+    NDS_BIN(sub, S, x - y)                                                                     \
+    NDS_BIN(mul, S, x * y)                                                                     \
+    NDS_BIN(div, S, x / y)                                                                     \
+    NDS_BIN(pow, S, pow##SUF(x, y))                                                            \
+    NDS_BIN(maximum, S, (x >= y || x != x) ? x : y)                                            \
+    NDS_BIN(minimum, S, (x <= y || x != x) ? x : y)
+
+NDS_FLOAT_SET(F32, f)
+NDS_FLOAT_SET(F64, )
+
+/* floor/ceil of float32 without SSE4.1's roundps: truncate through int32
+ * where |x| < 2^23 (every float beyond is already integral), then step;
+ * copysign keeps -0.0. Exactly floorf/ceilf (the same bits for every float),
+ * and vectorisable on baseline x86-64; a GPU has one instruction for each. */
+#if defined(NDS_CUDA)
+NDS_UN(floor, F32, floorf(x))
+NDS_UN(ceil, F32, ceilf(x))
+#else
+NDS_UN(floor, F32,
+       copysignf(fabsf(x) < 0x1p23f ? ((float)(I32_T)x > x ? (float)(I32_T)x - 1.0f
+                                                          : (float)(I32_T)x)
+                                    : x,
+                 x))
+NDS_UN(ceil, F32,
+       copysignf(fabsf(x) < 0x1p23f ? ((float)(I32_T)x < x ? (float)(I32_T)x + 1.0f
+                                                          : (float)(I32_T)x)
+                                    : x,
+                 x))
+#endif
+NDS_UN(floor, F64, floor(x))
+NDS_UN(ceil, F64, ceil(x))
+
+/* ------------------------------------------------------------------- bool */
+
+NDS_UN(not, BOOL, x == 0)
+NDS_BIN(and, BOOL, (x != 0) & (y != 0))
+NDS_BIN(or, BOOL, (x != 0) | (y != 0))
+
+#endif

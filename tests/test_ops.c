@@ -1,0 +1,780 @@
+/* The cross-backend op test: every elementwise op of common/ops.h x every
+ * dtype it takes x every backend available, against a reference written
+ * here, independently of the library (exact integer math in 64 bits, the
+ * float ops in double or long double, NumPy 2 semantics).
+ *
+ * The test works on kernel IR, not on the public API, because the IR is
+ * what every backend executes and some of it (integer DIV) is reachable
+ * only through internal callers; one kernel per op holds that op once per
+ * dtype (CAST: one kernel per source dtype, to all 13). Backends:
+ *   cpu_interpreter  the CPU backend with ND_CPU_JIT=0
+ *   cpu_jit          the CPU backend with every kernel compiled (ND_CPU_JIT=sync)
+ *   cuda_emulated    the CUDA code generator's source for the same kernels,
+ *                    compiled by NVRTC for sm_90 (no device needed: proves it
+ *                    builds under NVRTC's rules) and run on the host as C++
+ *                    against src/backends/cuda/tests/emulate_shim.h (needs a
+ *                    CUDA build and g++; the host's libm stands in for
+ *                    CUDA's transcendental functions)
+ *   cuda             the real CUDA backend, when ND_BACKEND=cuda and a
+ *                    device is present
+ *
+ * Inputs: every pair of a dtype's edge values (NaN, +-inf, +-0, subnormals,
+ * the largest finite values, INT_MIN, -1, 0, values at the edges of exp's,
+ * log's and floor's domains, ...) and then random values (random bits, so
+ * every exponent, and small uniform values).
+ *
+ * Comparison: bits, for every op whose result is exactly defined (integer
+ * ops, comparisons, casts, + - * / sqrt floor ceil maximum minimum of floats:
+ * IEEE rounds those correctly, and float16/bfloat16 computed in float32 then
+ * rounded are still correctly rounded, since 24 >= 2 * 11 + 2). Any NaN
+ * matches any NaN: payload and sign of a NaN are not specified by IEEE and
+ * differ between x86 and NVIDIA GPUs. Transcendental ops (exp, log, sin,
+ * cos, tanh, float pow) are compared in units in the last place of the
+ * result dtype (ulp_bound below says how many and why); their results for
+ * NaN, +-inf and +-0 inputs must still be exact. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "common.h"
+
+#include <dlfcn.h>
+#include <float.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_jit.h"
+#include "backends/kernel_ir.h"
+#include "graph/buffer.h" /* ND_MEMORY_HOST */
+#if defined(NDT_CUDA_BUILT)
+#include <nvrtc.h>
+
+#include "backends/cuda/cuda_internal.h"
+#endif
+
+/* A new op needs its reference and its dtypes here (op_takes, op_result,
+ * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
+ * names the place. */
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 30, "tests/test_ops.c: add the new op's reference");
+
+#define N 2048      /* points per kernel */
+#define MAX_D 13    /* dtypes per kernel */
+
+/* ------------------------------------------------------------ the ops */
+
+static int is_f(nd_dtype t) { return ref_is_float(t); }
+
+/* Which dtypes the op's IR instruction takes as operands. Ops with an
+ * integer meaning take every dtype (bool computes in int8, as NumPy's bool
+ * loops do); transcendental ones are IR over float dtypes only (the
+ * frontend converts integers to a float dtype first). */
+static int op_takes(nd_op op, nd_dtype t) {
+    switch (op) {
+    case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_FLOOR: case ND_OP_CEIL:
+    case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
+    case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
+    case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_WHERE:
+        return 1;
+    case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS:
+    case ND_OP_TANH: case ND_OP_TAN:
+        return is_f(t);
+    case ND_OP_LOGICAL_NOT: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
+        return t == ND_BOOL;
+    }
+    return 0;
+}
+
+static int op_is_cmp(nd_op op) {
+    switch (op) {
+    case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static nd_dtype op_result(nd_op op, nd_dtype t) { return op_is_cmp(op) ? ND_BOOL : t; }
+
+/* Allowed distance from the correctly rounded result, in ulps of the
+ * result dtype; 0 = bits. float32/float64 transcendentals: the CPU's
+ * vectorised loops (cpu_vmath.c) stay below 2 ulp, CUDA's documented
+ * maxima are 2 ulp (expf, sinf, cosf, tanhf, sin, cos) or less; float pow:
+ * CUDA documents 4 ulp for powf and 2 for pow. float16/bfloat16 compute in
+ * float32 and round once, which can land one ulp of the short dtype away. */
+static int ulp_bound(nd_op op, nd_dtype t) {
+    if (!is_f(t)) return 0;
+    int short_float = t == ND_FLOAT16 || t == ND_BFLOAT16;
+    switch (op) {
+    case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
+        return short_float ? 1 : 2;
+    case ND_OP_POW:
+    case ND_OP_TAN: /* CUDA: tanf 4 ulp, tan 2 ulp; the CPU uses libm (< 1) */
+        return short_float ? 1 : t == ND_FLOAT32 ? 4 : 2;
+    case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_FLOOR:
+    case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
+    case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
+    case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE:
+        return 0;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- the reference */
+
+static int bits_of(nd_dtype t) { return 8 * (int)ref_itemsize(t); }
+
+/* Two's complement value of an integer element (bool: 0/1). */
+static int64_t sval(const ref_arr *a, int64_t i) { return (int64_t)ref_getu(a, i); }
+static uint64_t uval(const ref_arr *a, int64_t i) {
+    uint64_t u = ref_getu(a, i);
+    int b = bits_of(a->dt);
+    return b == 64 ? u : u & ((1ull << b) - 1);
+}
+
+/* NumPy's floor_divide on integers (without its warnings): x // 0 is 0 and
+ * MIN // -1 wraps to MIN. */
+static uint64_t floor_div_s(int64_t x, int64_t y) {
+    if (y == 0) return 0;
+    if (y == -1) return 0 - (uint64_t)x;
+    int64_t q = x / y;
+    if (x % y != 0 && ((x < 0) != (y < 0))) q--;
+    return (uint64_t)q;
+}
+
+/* Integer power, wrapping: left-to-right binary exponentiation modulo 2^64
+ * (the library squares right to left; the results agree). A negative
+ * exponent gives 0 unless the base is 1 or -1 (NumPy raises instead; nd's
+ * documented choice, common/ops.h). */
+static uint64_t int_pow(uint64_t x, uint64_t e, int neg_exp) {
+    if (neg_exp) return x == 1 ? 1 : x == (uint64_t)-1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
+    uint64_t r = 1;
+    for (int b = 63; b >= 0; b--) {
+        r *= r;
+        if ((e >> b) & 1) r *= x;
+    }
+    return r;
+}
+
+/* The float result of op for double operands (exact for the exact ops: the
+ * double result of + - * / sqrt on float32/16 operands rounds once more
+ * without error, 53 >= 2 * 24 + 2). */
+static double float_ref(nd_op op, double x, double y, nd_dtype t) {
+    switch (op) {
+    case ND_OP_NEG: return -x;
+    case ND_OP_ABS: return fabs(x);
+    case ND_OP_SQRT: return sqrt(x);
+    case ND_OP_EXP: return (double)expl((long double)x);
+    case ND_OP_LOG: return (double)logl((long double)x);
+    case ND_OP_SIN: return (double)sinl((long double)x);
+    case ND_OP_COS: return (double)cosl((long double)x);
+    case ND_OP_TANH: return (double)tanhl((long double)x);
+    case ND_OP_TAN: return (double)tanl((long double)x);
+    case ND_OP_FLOOR: return floor(x);
+    case ND_OP_CEIL: return ceil(x);
+    case ND_OP_SQUARE: return x * x;
+    case ND_OP_ADD: return x + y;
+    case ND_OP_SUB: return x - y;
+    case ND_OP_MUL: return x * y;
+    case ND_OP_DIV: return x / y;
+    case ND_OP_POW: return (double)powl((long double)x, (long double)y);
+    /* NaN propagates; for +-0 against -+0 the first operand (NumPy's
+     * float32/64 loops give the second, its float16 loop the first: IEEE
+     * allows either; nd is the same on every dtype and backend) */
+    case ND_OP_MAX: return isnan(x) ? x : isnan(y) ? y : x >= y ? x : y;
+    case ND_OP_MIN: return isnan(x) ? x : isnan(y) ? y : x <= y ? x : y;
+    case ND_OP_CAST: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
+    case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
+    case ND_OP_WHERE:
+        break;
+    }
+    (void)t;
+    return NAN;
+}
+
+/* The integer result of op (two's complement bits; the store wraps them to
+ * the dtype). Bool operands compute as int8 0/1. */
+static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b, int64_t i) {
+    int sgn = ref_is_signed(t) || t == ND_BOOL;
+    int64_t xs = sval(a, i), ys = b ? sval(b, i) : 0;
+    uint64_t xu = uval(a, i), yu = b ? uval(b, i) : 0;
+    uint64_t x = sgn ? (uint64_t)xs : xu, y = sgn ? (uint64_t)ys : yu;
+    switch (op) {
+    case ND_OP_NEG: return 0 - x;
+    case ND_OP_ABS: return sgn && xs < 0 ? 0 - x : x;
+    case ND_OP_FLOOR: case ND_OP_CEIL: return x;
+    case ND_OP_SQUARE: return x * x;
+    case ND_OP_ADD: return x + y;
+    case ND_OP_SUB: return x - y;
+    case ND_OP_MUL: return x * y;
+    case ND_OP_DIV: return sgn ? floor_div_s(xs, ys) : (yu ? xu / yu : 0);
+    case ND_OP_POW: return int_pow(x, y, sgn && ys < 0);
+    case ND_OP_MAX: return sgn ? (xs >= ys ? x : y) : (xu >= yu ? x : y);
+    case ND_OP_MIN: return sgn ? (xs <= ys ? x : y) : (xu <= yu ? x : y);
+    case ND_OP_CAST: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN:
+    case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
+    case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE:
+        break;
+    }
+    return 0;
+}
+
+static int cmp_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b, int64_t i) {
+    int lt, eq, un = 0;
+    if (is_f(t)) {
+        double x = ref_getd(a, i), y = ref_getd(b, i);
+        un = isnan(x) || isnan(y);
+        lt = x < y, eq = x == y;
+    } else if (ref_is_unsigned(t)) {
+        lt = uval(a, i) < uval(b, i), eq = uval(a, i) == uval(b, i);
+    } else {
+        lt = sval(a, i) < sval(b, i), eq = sval(a, i) == sval(b, i);
+    }
+    switch (op) {
+    case ND_OP_EQ: return eq;
+    case ND_OP_NE: return !eq || un;
+    case ND_OP_LT: return lt;
+    case ND_OP_LE: return lt || eq;
+    case ND_OP_GT: return !lt && !eq && !un;
+    case ND_OP_GE: return !lt && !un;
+    default: return -1;
+    }
+}
+
+/* NumPy's unsafe float -> integer cast as nd defines it on every backend:
+ * truncate toward zero through 64 bits (uint64 for [2^63, 2^64)), then wrap
+ * to the width; NaN and values out of that range give the bits 2^63 (x86's
+ * "integer indefinite"). */
+static uint64_t f2i_ref(double v) {
+    if (v >= -0x1p63 && v < 0x1p63) return (uint64_t)(int64_t)trunc(v);
+    if (v >= 0 && v < 0x1p64) return (uint64_t)v;
+    return 1ull << 63;
+}
+
+/* out[i] = op(in...)[i] for operands of dtype t. */
+static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out) {
+    const ref_arr *a = in[0], *b = in[1], *c = in[2];
+    nd_dtype r = out->dt;
+    switch (op) {
+    case ND_OP_CAST:
+        if (is_f(t) && !is_f(r) && r != ND_BOOL) ref_setu(out, i, f2i_ref(ref_getd(a, i)));
+        else if (!is_f(t) && r == ND_FLOAT32) {
+            /* one rounding from the exact integer (long double holds 64 bits;
+             * through double, 2^62 + 2^38 + 1 would round twice) */
+            long double v = ref_is_unsigned(t) ? (long double)uval(a, i) : (long double)sval(a, i);
+            float f = (float)v;
+            memcpy(out->data + (size_t)i * 4, &f, 4);
+        } else ref_cast_elem(out, i, a, i);
+        return;
+    case ND_OP_WHERE:
+        memcpy(out->data + (size_t)i * ref_itemsize(r), (ref_getu(a, i) ? b : c)->data +
+               (size_t)i * ref_itemsize(r), ref_itemsize(r));
+        return;
+    case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
+        ref_setu(out, i, (uint64_t)cmp_ref(op, t, a, b, i));
+        return;
+    case ND_OP_LOGICAL_NOT: ref_setu(out, i, !ref_getu(a, i)); return;
+    case ND_OP_LOGICAL_AND: ref_setu(out, i, ref_getu(a, i) && ref_getu(b, i)); return;
+    case ND_OP_LOGICAL_OR: ref_setu(out, i, ref_getu(a, i) || ref_getu(b, i)); return;
+    case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
+    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_FLOOR:
+    case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
+    case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN:
+        break;
+    }
+    if (is_f(t)) ref_setd(out, i, float_ref(op, ref_getd(a, i), b ? ref_getd(b, i) : 0, t));
+    else ref_setu(out, i, int_ref(op, t, a, b, i));
+}
+
+/* ------------------------------------------------------------ inputs */
+
+static int float_edges(nd_dtype t, double *e) {
+    int n = 0;
+    const double common[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.0, 3.0, -3.0, 7.0,
+                             0.1, 1e-3, 10.0, 20.0, -20.0, 100.0, M_PI, -M_PI / 2, 1e6, 1e22,
+                             INFINITY, -INFINITY, NAN, 8388607.5, -8388607.5, 88.72283, 88.7229,
+                             -87.33, -103.97, -104.0, 709.78, 709.79, -745.13, -746.0};
+    for (size_t k = 0; k < sizeof common / sizeof *common; k++) e[n++] = common[k];
+    switch (t) {
+    case ND_FLOAT16:
+        e[n++] = 0x1p-24; e[n++] = -0x1p-24; e[n++] = 0x1.ff8p-15; e[n++] = 0x1p-14;
+        e[n++] = 65504.0; e[n++] = -65504.0; e[n++] = 1.0 + 0x1p-10; e[n++] = 1.0 - 0x1p-11;
+        e[n++] = 11.089; e[n++] = -17.33; e[n++] = 1024.5;
+        break;
+    case ND_BFLOAT16:
+        e[n++] = 0x1p-133; e[n++] = -0x1p-133; e[n++] = 0x1p-126; e[n++] = 0x1.fep127;
+        e[n++] = -0x1.fep127; e[n++] = 1.0 + 0x1p-7; e[n++] = 1.0 - 0x1p-8; e[n++] = 128.5;
+        break;
+    case ND_FLOAT32:
+        e[n++] = 0x1p-149; e[n++] = -0x1p-149; e[n++] = 0x1.fffffcp-127; e[n++] = FLT_MIN;
+        e[n++] = FLT_MAX; e[n++] = -FLT_MAX; e[n++] = 1.0 + FLT_EPSILON; e[n++] = 1.0 - FLT_EPSILON / 2;
+        e[n++] = 0x1p23; e[n++] = 0x1p24 + 2;
+        break;
+    default: /* float64 */
+        e[n++] = DBL_TRUE_MIN; e[n++] = -DBL_TRUE_MIN; e[n++] = 0x1.ffffffffffffep-1023;
+        e[n++] = DBL_MIN; e[n++] = DBL_MAX; e[n++] = -DBL_MAX; e[n++] = 1.0 + DBL_EPSILON;
+        e[n++] = 1.0 - DBL_EPSILON / 2; e[n++] = 0x1p52 + 0.5; e[n++] = 1e300; e[n++] = -1e-300;
+        break;
+    }
+    return n;
+}
+
+static int int_edges(nd_dtype t, int64_t *e) {
+    int n = 0, w = bits_of(t);
+    int64_t mn = ref_is_signed(t) ? (w == 64 ? INT64_MIN : -(1ll << (w - 1))) : 0;
+    int64_t mx = ref_is_signed(t) ? (w == 64 ? INT64_MAX : (1ll << (w - 1)) - 1)
+                                  : (w == 64 ? -1 : (int64_t)((1ull << w) - 1));
+    const int64_t common[] = {0, 1, -1, 2, -2, 3, -3, 5, 7, -7, 8, 100, -100, 127, -128};
+    for (size_t k = 0; k < sizeof common / sizeof *common; k++) e[n++] = common[k];
+    e[n++] = mn; e[n++] = mn + 1; e[n++] = mx; e[n++] = mx - 1; e[n++] = mx / 2; e[n++] = mn / 2;
+    /* rounding traps for int -> float casts: through double, then float,
+     * 2^62 + 2^38 + 1 lands on a float midpoint (so does 2^30 + 2^22 + 2^5
+     * through float for bfloat16) */
+    if (w == 64) e[n++] = (1ll << 62) + (1ll << 38) + 1;
+    if (w >= 32) e[n++] = (1ll << 30) + (1ll << 22) + (1ll << 5);
+    return n;
+}
+
+static void set_edge(ref_arr *a, int64_t i, nd_dtype t, int k, const double *fe, const int64_t *ie) {
+    if (t == ND_BOOL) ref_setu(a, i, (uint64_t)(k & 1));
+    else if (is_f(t)) ref_setd(a, i, fe[k]);
+    else ref_setu(a, i, (uint64_t)ie[k]);
+}
+
+static void set_random(ndt_rng *r, ref_arr *a, int64_t i, nd_dtype t) {
+    uint64_t u = ndt_next(r);
+    if (t == ND_BOOL) ref_setu(a, i, u & 1);
+    else if (!is_f(t)) ref_setu(a, i, (u & 3) ? u >> 2 : (uint64_t)ndt_int(r, -20, 20));
+    else if (u & 1) ref_setd(a, i, ndt_uniform(r, -10, 10));
+    else {
+        /* random bits of the dtype: every exponent, NaNs and infinities too */
+        size_t sz = ref_itemsize(t);
+        uint64_t v = ndt_next(r);
+        memcpy(a->data + (size_t)i * sz, &v, sz);
+    }
+}
+
+/* Operands of dtype t: every pair of edges (a, b), then random values. */
+static void make_inputs(ndt_rng *r, nd_dtype t, int arity, ref_arr *in[3]) {
+    double fe[64];
+    int64_t ie[64];
+    int ne = t == ND_BOOL ? 2 : is_f(t) ? float_edges(t, fe) : int_edges(t, ie);
+    int64_t shape[1] = {N};
+    for (int q = 0; q < arity; q++) in[q] = ref_new(t, 1, shape);
+    for (int64_t i = 0; i < N; i++) {
+        if (arity == 1 && i < ne) set_edge(in[0], i, t, (int)i, fe, ie);
+        else if (arity == 2 && i < (int64_t)ne * ne) {
+            set_edge(in[0], i, t, (int)(i / ne), fe, ie);
+            set_edge(in[1], i, t, (int)(i % ne), fe, ie);
+        } else
+            for (int q = 0; q < arity; q++) set_random(r, in[q], i, t);
+    }
+}
+
+/* ------------------------------------------------------------ kernels */
+
+/* One kernel: op over each of its dtypes (CAST: from one dtype to each). */
+typedef struct {
+    nd_op op;
+    nd_kernel k;
+    nd_ir_access loads[3 * MAX_D];
+    nd_ir_inst insts[4 * MAX_D];
+    nd_ir_store stores[MAX_D];
+    int n_parts;
+    nd_dtype in_dt[MAX_D];     /* operand dtype of part p */
+    ref_arr *in[MAX_D][3];     /* operands of part p (WHERE: cond, a, b) */
+    ref_arr *want[MAX_D];      /* reference result of part p */
+    int slot_in[MAX_D][3], slot_out[MAX_D];
+} op_case;
+
+static void access_1d(nd_ir_access *a, int slot, nd_dtype t) {
+    memset(a, 0, sizeof *a);
+    a->slot = slot;
+    a->dtype = (uint8_t)t;
+    a->strides[0] = 1;
+}
+
+static void build_case(op_case *c, nd_op op, nd_dtype cast_from, ndt_rng *r) {
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    nd_kernel *k = &c->k;
+    int arity = nd_op_arity(op), slot = 0;
+    for (int d = 0; d < ND_NUM_DTYPES; d++) {
+        nd_dtype t = ndt_all_dtypes[d], src = op == ND_OP_CAST ? cast_from : t;
+        if (!op_takes(op, src)) continue;
+        int p = c->n_parts++;
+        c->in_dt[p] = src;
+        nd_dtype opnd[3] = {src, src, src};
+        if (op == ND_OP_WHERE) opnd[0] = ND_BOOL;
+        if (op == ND_OP_WHERE) {
+            int64_t shape[1] = {N};
+            make_inputs(r, src, 2, &c->in[p][1]);
+            c->in[p][0] = ref_new(ND_BOOL, 1, shape);
+            for (int64_t i = 0; i < N; i++) ref_setu(c->in[p][0], i, ndt_next(r) & 1);
+        } else if (op == ND_OP_CAST) {
+            if (p == 0) make_inputs(r, src, 1, c->in[p]);
+            else c->in[p][0] = ref_astype(c->in[0][0], src); /* a copy of the same bits */
+        } else {
+            make_inputs(r, src, arity, c->in[p]);
+        }
+        int first = k->n_insts;
+        for (int q = 0; q < arity; q++) {
+            c->slot_in[p][q] = slot;
+            access_1d(&c->loads[k->n_loads], slot++, opnd[q]);
+            c->insts[k->n_insts++] = (nd_ir_inst){ND_IR_LOAD, (uint8_t)opnd[q], 0, k->n_loads++, 0, 0};
+        }
+        nd_dtype rt = op == ND_OP_CAST ? t : op_result(op, src);
+        c->insts[k->n_insts++] = (nd_ir_inst){(uint8_t)op, (uint8_t)rt, 0, first,
+                                              arity > 1 ? first + 1 : 0, arity > 2 ? first + 2 : 0};
+        c->slot_out[p] = slot;
+        access_1d(&c->stores[k->n_stores].at, slot++, rt);
+        c->stores[k->n_stores++].value = k->n_insts - 1;
+        int64_t shape[1] = {N};
+        c->want[p] = ref_new(rt, 1, shape);
+        for (int64_t i = 0; i < N; i++) ref_elem(op, src, c->in[p], i, c->want[p]);
+    }
+    k->ndim = 1;
+    k->shape[0] = N;
+    k->n_slots = slot;
+    k->loads = c->loads;
+    k->insts = c->insts;
+    k->stores = c->stores;
+    /* a structural hash the backends' kernel caches can key on: one per
+     * case, never 0 (0 keeps a kernel out of the CPU JIT) */
+    k->hash = 0x6f70735f74657374ull ^ ((uint64_t)op << 8) ^ ((uint64_t)cast_from << 16) ^
+              ((uint64_t)N << 24);
+    snprintf(k->name, sizeof k->name, "%s_%s", nd_op_label(op),
+             op == ND_OP_CAST ? ref_dtype_name(cast_from) : "all");
+    for (char *s = k->name; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))) *s = '_';
+}
+
+static int g_n_cases;
+static op_case *g_cases;
+
+static void build_all(void) {
+    NDT_RNG(r);
+    g_cases = calloc(ND_NUM_ELEMENTWISE_OPS + ND_NUM_DTYPES, sizeof *g_cases);
+    cr_assert(g_cases);
+    g_n_cases = 0;
+    for (int op = 0; op < ND_NUM_ELEMENTWISE_OPS; op++) {
+        if (op == ND_OP_CAST)
+            for (int d = 0; d < ND_NUM_DTYPES; d++) build_case(&g_cases[g_n_cases++], ND_OP_CAST, ndt_all_dtypes[d], &r);
+        else build_case(&g_cases[g_n_cases++], (nd_op)op, ND_BOOL, &r);
+    }
+}
+
+static void free_all(void) {
+    for (int c = 0; c < g_n_cases; c++)
+        for (int p = 0; p < g_cases[c].n_parts; p++) {
+            for (int q = 0; q < 3; q++) ref_free(g_cases[c].in[p][q]);
+            ref_free(g_cases[c].want[p]);
+        }
+    free(g_cases);
+    g_cases = NULL;
+}
+
+/* ------------------------------------------------------------ checking */
+
+/* Monotone integer image of a float's bits (-0 and +0 both 0). */
+static int64_t ordered(uint64_t bits, nd_dtype t) {
+    int w = bits_of(t);
+    uint64_t sign = 1ull << (w - 1), mag = bits & (sign - 1);
+    return (bits & sign) ? -(int64_t)mag : (int64_t)mag;
+}
+
+static int is_special(const ref_arr *a, int64_t i) {
+    double v = ref_getd(a, i);
+    return isnan(v) || isinf(v) || v == 0;
+}
+
+static void describe(char *out, size_t cap, const ref_arr *a, int64_t i) {
+    if (is_f(a->dt)) snprintf(out, cap, "%.17g", ref_getd(a, i));
+    else if (ref_is_unsigned(a->dt)) snprintf(out, cap, "%llu", (unsigned long long)uval(a, i));
+    else snprintf(out, cap, "%lld", (long long)sval(a, i));
+}
+
+/* Compares part p of case c with the reference; returns the mismatches. */
+static int check_part(const char *backend, const op_case *c, int p, const void *got_buf) {
+    const ref_arr *want = c->want[p];
+    nd_dtype rt = want->dt, t = c->in_dt[p];
+    int tol = ulp_bound(c->op, rt), bad = 0;
+    size_t sz = ref_itemsize(rt);
+    for (int64_t i = 0; i < N; i++) {
+        uint64_t g = ref_decode_u(got_buf, rt, i), w = ref_getu(want, i);
+        if (is_f(rt)) {
+            uint64_t gb = 0, wb = 0;
+            memcpy(&gb, (const char *)got_buf + i * sz, sz);
+            memcpy(&wb, want->data + i * sz, sz);
+            double gv = ref_decode(got_buf, rt, i), wv = ref_getd(want, i);
+            if (isnan(gv) && isnan(wv)) continue;
+            if (gb == wb) continue;
+            int exact = tol == 0 || isnan(gv) || isnan(wv) ||
+                        (c->op != ND_OP_POW && is_special(c->in[p][0], i));
+            int64_t dist = ordered(gb, rt) - ordered(wb, rt);
+            if (!exact && dist <= tol && dist >= -tol) continue;
+        } else if (g == w) {
+            continue;
+        }
+        if (++bad <= 4) {
+            char x[64] = "", y[64] = "", gs[64], ws[64];
+            const ref_arr *a = c->in[p][0], *b = c->in[p][1];
+            describe(x, sizeof x, a, i);
+            if (b && c->op != ND_OP_WHERE) describe(y, sizeof y, b, i);
+            ref_arr gw = *want;
+            gw.data = (unsigned char *)got_buf;
+            describe(gs, sizeof gs, &gw, i);
+            describe(ws, sizeof ws, want, i);
+            cr_log_error("%s: %s %s -> %s: %s(%s%s%s) gave %s, want %s (%s)", backend,
+                         nd_op_label(c->op), ref_dtype_name(t), ref_dtype_name(rt),
+                         nd_op_label(c->op), x, *y ? ", " : "", y, gs, ws,
+                         tol ? "ulp-compared" : "bits");
+        }
+    }
+    if (bad > 4)
+        cr_log_error("%s: %s %s -> %s: %d of %d elements differ", backend, nd_op_label(c->op),
+                     ref_dtype_name(t), ref_dtype_name(rt), bad, N);
+    return bad;
+}
+
+/* Every case on one runner: run(case, host slot buffers) fills the outputs. */
+typedef int (*runner_fn)(void *ctx, op_case *c, void **host);
+
+static int check_all(const char *backend, runner_fn run, void *ctx) {
+    int bad_parts = 0, parts = 0;
+    for (int ci = 0; ci < g_n_cases; ci++) {
+        op_case *c = &g_cases[ci];
+        void *host[3 * MAX_D + MAX_D] = {0};
+        for (int p = 0; p < c->n_parts; p++) {
+            for (int q = 0; q < nd_op_arity(c->op); q++) host[c->slot_in[p][q]] = c->in[p][q]->data;
+            host[c->slot_out[p]] = malloc(N * ref_itemsize(c->want[p]->dt));
+            cr_assert(host[c->slot_out[p]]);
+            memset(host[c->slot_out[p]], 0xAB, N * ref_itemsize(c->want[p]->dt));
+        }
+        int ok = run(ctx, c, host);
+        for (int p = 0; p < c->n_parts; p++) {
+            parts++;
+            if (!ok) bad_parts++;
+            else bad_parts += check_part(backend, c, p, host[c->slot_out[p]]) != 0;
+            free(host[c->slot_out[p]]);
+        }
+        if (!ok) cr_log_error("%s: kernel '%s' did not run: %s", backend, c->k.name, nd_last_error());
+    }
+    cr_log_info("%s: %d (op, dtype) pairs checked, %d differ", backend, parts, bad_parts);
+    return bad_parts;
+}
+
+/* ------------------------------------------------------------ backends */
+
+static int run_backend(void *ctx, op_case *c, void **host) {
+    nd_backend *be = (nd_backend *)ctx;
+    int dev = be->memory != ND_MEMORY_HOST, ok = 1;
+    void *slots[3 * MAX_D + MAX_D] = {0};
+    size_t bytes[3 * MAX_D + MAX_D] = {0};
+    for (int p = 0; p < c->n_parts; p++) {
+        for (int q = 0; q < nd_op_arity(c->op); q++) bytes[c->slot_in[p][q]] = N * ref_itemsize(c->in[p][q]->dt);
+        bytes[c->slot_out[p]] = N * ref_itemsize(c->want[p]->dt);
+    }
+    for (int s = 0; s < c->k.n_slots; s++) {
+        if (!dev) {
+            slots[s] = host[s];
+            continue;
+        }
+        if (be->alloc(be, be->memory, bytes[s], &slots[s]) != ND_OK ||
+            be->copy(be, slots[s], be->memory, host[s], ND_MEMORY_HOST, bytes[s]) != ND_OK)
+            ok = 0;
+    }
+    nd_scalar_bits none = {0};
+    if (ok) ok = be->run_kernel(be, &c->k, slots, &none) == ND_OK;
+    if (ok) ok = be->synchronize(be) == ND_OK;
+    for (int s = 0; dev && s < c->k.n_slots; s++) {
+        if (ok && slots[s]) ok = be->copy(be, host[s], ND_MEMORY_HOST, slots[s], be->memory, bytes[s]) == ND_OK;
+        if (slots[s]) be->release(be, be->memory, slots[s], bytes[s]);
+    }
+    if (ok && dev) ok = be->synchronize(be) == ND_OK;
+    return ok;
+}
+
+static char g_cache[512];
+
+static nd_backend *cpu_backend(const char *jit) {
+    setenv("ND_CPU_JIT", jit, 1);
+    setenv("ND_CPU_JIT_MIN", "0", 1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_cache, sizeof g_cache, "%s/nd-ops-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(g_cache), "mkdtemp failed");
+    nd_backend_config cfg = {0};
+    cfg.num_threads = 2;
+    cfg.cache_dir = g_cache;
+    nd_backend *be = NULL;
+    cr_assert_eq(nd_cpu_backend_create(&cfg, &be), ND_OK, "cpu backend: %s", nd_last_error());
+    return be;
+}
+
+static void remove_cache(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_cache);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", g_cache);
+}
+
+Test(ops, cpu_interpreter, .timeout = 300) {
+    build_all();
+    nd_backend *be = cpu_backend("0");
+    int bad = check_all("cpu interpreter", run_backend, be);
+    be->destroy(be);
+    remove_cache();
+    free_all();
+    cr_expect_eq(bad, 0, "cpu interpreter: %d (op, dtype) pairs differ from the reference", bad);
+}
+
+Test(ops, cpu_jit, .timeout = 300) {
+    build_all();
+    nd_backend *be = cpu_backend("sync");
+    nd_cpu_jit_counts before, after;
+    nd_cpu_jit_get_counts(&before);
+    int bad = check_all("cpu jit", run_backend, be);
+    nd_cpu_jit_get_counts(&after);
+    be->destroy(be);
+    remove_cache();
+    int cases = g_n_cases;
+    free_all();
+    cr_expect_eq(bad, 0, "cpu jit: %d (op, dtype) pairs differ from the reference", bad);
+    if (after.failed > before.failed || after.launches - before.launches < cases)
+        cr_skip_test("no working C compiler for the JIT (%lld of %d kernels ran compiled)",
+                     (long long)(after.launches - before.launches), cases);
+}
+
+Test(ops, cuda, .timeout = 600) {
+    const char *b = getenv("ND_BACKEND");
+    if (!b || strcmp(b, "cuda") != 0) cr_skip_test("ND_BACKEND is not cuda");
+    nd_backend_config cfg = {0};
+    cfg.cuda_graphs = 0;
+    nd_backend *be = NULL;
+    if (nd_cuda_backend_create(&cfg, &be) != ND_OK) cr_skip_test("no CUDA device: %s", nd_last_error());
+    build_all();
+    int bad = check_all("cuda", run_backend, be);
+    be->destroy(be);
+    free_all();
+    cr_expect_eq(bad, 0, "cuda: %d (op, dtype) pairs differ from the reference", bad);
+}
+
+/* ------------------------------------------------- emulated CUDA (host) */
+
+#if defined(NDT_CUDA_BUILT)
+typedef int (*emu_launch_fn)(int c, const char *name, unsigned grid, int sync,
+                             const unsigned long long *w);
+
+typedef struct {
+    emu_launch_fn launch;
+    nd_cuda_kinfo *info;
+    int vec; /* run the 16-byte vector variant where there is one */
+} emu_ctx;
+
+/* backend.c's grid on a device of 4 SMs (grid-stride loops make the result
+ * independent of the block count). */
+static unsigned grid_for(int64_t work) {
+    int64_t g = (work + 255) / 256, cap = 4 * 32;
+    if (g > cap) g = cap;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
+static int run_emulated(void *ctx, op_case *c, void **host) {
+    emu_ctx *e = (emu_ctx *)ctx;
+    int ci = (int)(c - g_cases);
+    const nd_cuda_kinfo *info = &e->info[ci];
+    unsigned long long w[ND_CUDA_MAX_WORDS] = {0};
+    for (int s = 0; s < c->k.n_slots; s++) w[s] = (unsigned long long)(uintptr_t)host[s];
+    nd_cuda_fill_round_keys(info, (uint64_t *)w);
+    if (e->vec && info->vec) return e->launch(ci, info->name_vec, grid_for(info->n / info->vec), 0, w);
+    return e->launch(ci, info->name, grid_for(info->items), info->march > 0, w);
+}
+
+static int nvrtc_compiles(const char *src) {
+    nvrtcProgram prog;
+    if (nvrtcCreateProgram(&prog, src, "ops.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
+    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space"};
+    nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t n = 0;
+        nvrtcGetProgramLogSize(prog, &n);
+        char *log = malloc(n + 1);
+        if (log) {
+            nvrtcGetProgramLog(prog, log);
+            log[n] = 0;
+            cr_log_error("NVRTC: %.4000s", log);
+            free(log);
+        }
+    }
+    nvrtcDestroyProgram(&prog);
+    return r == NVRTC_SUCCESS;
+}
+
+Test(ops, cuda_emulated, .timeout = 600) {
+    if (system("g++ --version >/dev/null 2>&1") != 0) cr_skip_test("no g++ to run generated CUDA on the host");
+    build_all();
+    nd_cuda_kinfo *info = calloc((size_t)g_n_cases, sizeof *info);
+    nd_strbuf cu = {0}, cpp = {0};
+    nd_strbuf_printf(&cpp, "#include \"%s/src/backends/cuda/tests/emulate_shim.h\"\n", NDT_SOURCE_ROOT);
+    /* every kernel in one translation unit, each in its own namespace (its
+     * prelude and element functions included), so one compile serves all */
+    for (int ci = 0; ci < g_n_cases; ci++) {
+        char *src = NULL;
+        cr_assert_eq(nd_cuda_kernel_info(&g_cases[ci].k, &info[ci]), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_cuda_codegen(&g_cases[ci].k, &info[ci], &src), ND_OK, "%s", nd_last_error());
+        const char *open = "#undef ND_COMMON_ELEMENT_FNS_H\nnamespace ndk_case%d {\n";
+        nd_strbuf_printf(&cu, open, ci);
+        nd_strbuf_printf(&cu, "%s\n}\n", src);
+        nd_strbuf_printf(&cpp, open, ci);
+        nd_strbuf_printf(&cpp, "%s\n}\n", src);
+        free(src);
+    }
+    nd_strbuf_printf(&cpp, "extern \"C\" int emu_launch(int c, const char *name, unsigned grid, int sync, "
+                           "const unsigned long long *w) {\n");
+    for (int ci = 0; ci < g_n_cases; ci++) {
+        const nd_cuda_kinfo *in = &info[ci];
+        nd_strbuf_printf(&cpp, "  if (c == %d) { ndk_case%d::ndk_args A; memcpy(&A, w, sizeof A);\n", ci, ci);
+        nd_strbuf_printf(&cpp, "    if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { ndk_case%d::%s(A); }); return 1; }\n",
+                         in->name, ci, in->name);
+        if (in->vec)
+            nd_strbuf_printf(&cpp, "    if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { ndk_case%d::%s(A); }); return 1; }\n",
+                             in->name_vec, ci, in->name_vec);
+        nd_strbuf_printf(&cpp, "  }\n");
+    }
+    nd_strbuf_printf(&cpp, "  return 0;\n}\n");
+    cr_assert(!cu.failed && !cpp.failed);
+    cr_expect(nvrtc_compiles(cu.buf), "the generated CUDA does not compile with NVRTC (sm_90)");
+
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[600], so[600], cmd[1800];
+    snprintf(dir, sizeof dir, "%s/nd-ops-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/ops.cpp", dir);
+    snprintf(so, sizeof so, "%s/ops.so", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(cpp.buf, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC -o '%s' '%s' -lpthread",
+             so, path);
+    int rc = system(cmd);
+    cr_assert_eq(rc, 0, "g++ failed on %s", path);
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    cr_assert(h, "dlopen: %s", dlerror());
+    emu_ctx e = {(emu_launch_fn)(uintptr_t)dlsym(h, "emu_launch"), info, 0};
+    cr_assert(e.launch);
+    int bad = check_all("cuda emulated", run_emulated, &e);
+    e.vec = 1;
+    bad += check_all("cuda emulated (vector variant)", run_emulated, &e);
+    dlclose(h);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    nd_strbuf_free(&cu);
+    nd_strbuf_free(&cpp);
+    free(info);
+    free_all();
+    cr_expect_eq(bad, 0, "cuda emulated: %d (op, dtype) pairs differ from the reference", bad);
+}
+#else
+Test(ops, cuda_emulated) { cr_skip_test("built without the CUDA toolkit"); }
+#endif
