@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 struct ndtr_test {
@@ -73,6 +74,10 @@ void ndtr_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 #define cr_expect_fail(...) ndtr_fail(0, __FILE__, __LINE__, "cr_expect_fail", " " __VA_ARGS__)
 #define cr_assert_fail(...) ndtr_fail(1, __FILE__, __LINE__, "cr_assert_fail", " " __VA_ARGS__)
 #define cr_skip_test(...) ndtr_skip(" " __VA_ARGS__)
+/* Criterion's log lines (stderr, as its runner prints them). */
+#define cr_log_info(...) (fprintf(stderr, "[----] " __VA_ARGS__), fputc('\n', stderr))
+#define cr_log_warn(...) (fprintf(stderr, "[WARN] " __VA_ARGS__), fputc('\n', stderr))
+#define cr_log_error(...) (fprintf(stderr, "[ERR ] " __VA_ARGS__), fputc('\n', stderr))
 
 struct criterion_test_set;
 struct criterion_global_stats {
