@@ -109,7 +109,9 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
     case ND_REDUCE_MIN:
     case ND_REDUCE_MAX: {
         int mx = kind == ND_REDUCE_MAX;
-        if (fl) nd_strbuf_printf(sb, "  a.v = ndk_f%s<%s>(a.v, b.v);\n", mx ? "max" : "min", AT);
+        /* The elementwise op's own NaN-propagating function (common/element_fns.h,
+         * pasted into every kernel): one definition of maximum/minimum. */
+        if (fl) nd_strbuf_printf(sb, "  a.v = nds_%s_%s(a.v, b.v);\n", mx ? "maximum" : "minimum", dbl ? "F64" : "F32");
         else if (ad == ND_BOOL) nd_strbuf_printf(sb, "  a.v = a.v %s b.v;\n", mx ? "||" : "&&");
         else nd_strbuf_printf(sb, "  a.v = (b.v %s a.v) ? b.v : a.v;\n", mx ? ">" : "<");
         break;

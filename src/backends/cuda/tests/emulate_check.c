@@ -278,7 +278,7 @@ static void test_elem(int ndim, const int64_t *shape, int64_t off, const int64_t
     }
 }
 
-/* SUM (or ARGMAX) of draw(map(i)) over `axes`; output contiguous over kept axes. */
+/* SUM, ARGMAX, MAX or MIN of draw(map(i)) over `axes`; output contiguous over kept axes. */
 static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t off, const int64_t *st,
                         nd_dtype t, int normal, int kind) {
     test_no++;
@@ -295,7 +295,7 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
     nd_ir_inst ins[2];
     uint8_t pd[2];
     draw_kernel(&k, ndim, shape, &idx, off, st, ins, pd, t, normal);
-    snprintf(k.name, sizeof k.name, "%s_%s_%s_%dd_ax%u", kind == ND_REDUCE_SUM ? "sum" : "argmax",
+    snprintf(k.name, sizeof k.name, "%s_%s_%s_%dd_ax%u", nd_reduce_label((nd_reduce_kind)kind),
              normal ? "normal" : "uniform", nd_dtype_name(t), ndim, axes);
     nd_dtype od = kind == ND_REDUCE_ARGMAX ? ND_INT64 : t;
     k.has_reduce = 1;
@@ -318,7 +318,7 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
         return;
     }
     double *sum = calloc((size_t)n_out, sizeof(double)), *mag = calloc((size_t)n_out, sizeof(double)),
-           *best = calloc((size_t)n_out, sizeof(double));
+           *best = calloc((size_t)n_out, sizeof(double)), *least = calloc((size_t)n_out, sizeof(double));
     int64_t *arg = calloc((size_t)n_out, sizeof(int64_t)), *cnt = calloc((size_t)n_out, sizeof(int64_t));
     for (int64_t i = 0; i < n; i++) {
         int64_t ix[ND_MAX_DIMS];
@@ -330,6 +330,7 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
         double w = want_draw(t, normal, (uint64_t)x);
         sum[o] += w;
         mag[o] += fabs(w);
+        if (cnt[o] == 0 || w < least[o]) least[o] = w;
         if (cnt[o]++ == 0 || w > best[o]) {
             best[o] = w;
             arg[o] = r;
@@ -344,6 +345,14 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
                 if (bad < 3)
                     printf("   t%d %s out %lld: argmax %lld want %lld\n", test_no, k.name, (long long)o,
                            (long long)g, (long long)arg[o]);
+                bad++;
+            }
+        } else if (kind == ND_REDUCE_MAX || kind == ND_REDUCE_MIN) {
+            /* An extreme is one of the draws: exact. */
+            double g = get(out, t, o), want = kind == ND_REDUCE_MAX ? best[o] : least[o];
+            if (g != want) {
+                if (bad < 3)
+                    printf("   t%d %s out %lld: %.17g want %.17g\n", test_no, k.name, (long long)o, g, want);
                 bad++;
             }
         } else {
@@ -361,6 +370,7 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
     free(sum);
     free(mag);
     free(best);
+    free(least);
     free(arg);
     free(cnt);
 }
@@ -598,6 +608,8 @@ int main(int argc, char **argv) {
             test_reduce(3, sh6, 5, 0, rm6, dts[d], normal, ND_REDUCE_SUM);
             test_reduce(2, sh2, 2, 0, rm, dts[d], normal, ND_REDUCE_ARGMAX);
             test_reduce(1, n1, 1, 3, s1, dts[d], normal, ND_REDUCE_ARGMAX);
+            test_reduce(2, sh2, 2, 0, rm, dts[d], normal, ND_REDUCE_MAX);
+            test_reduce(1, n1, 1, 3, s1, dts[d], normal, ND_REDUCE_MIN);
         }
     {
         int64_t sh1[1] = {1003}, s1[1] = {1}, sh2[2] = {37, 53}, rm[2] = {53, 1};
