@@ -451,3 +451,23 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
     ndt_restart(NULL);
     cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
 }
+
+/* ND_BACKEND=auto probes for a GPU; where there is none, that probe's error
+ * is forgotten, but an error the program had before must stay (errors are
+ * sticky until nd_clear_error): it was erased with the probe's. */
+NDT_TEST(errors, auto_backend_keeps_an_earlier_error) {
+    const char *env = getenv("ND_BACKEND");
+    char *saved = env ? strdup(env) : NULL;
+    nd_shutdown();
+    unsetenv("ND_BACKEND");
+    nd_clear_error();
+    cr_assert_null(nd_reshape(NULL, ND_SHAPE(2)));
+    cr_assert_eq(nd_last_status(), ND_ERR_ARG);
+    cr_assert_eq(nd_init(NULL), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_last_status(), ND_ERR_ARG, "nd_init (auto) erased the earlier error");
+    cr_assert(strstr(nd_last_error(), "nd_reshape"), "%s", nd_last_error());
+    nd_clear_error();
+    if (saved) setenv("ND_BACKEND", saved, 1);
+    free(saved);
+    ndt_restart(NULL);
+}

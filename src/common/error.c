@@ -91,6 +91,17 @@ const char *nd_last_error(void) {
     return last_status == ND_OK ? "" : last_message;
 }
 
+void nd_error_save(nd_error_saved *out) {
+    _Static_assert(sizeof out->message == sizeof last_message, "nd_error_saved holds a whole message");
+    out->status = last_status;
+    memcpy(out->message, last_message, sizeof out->message);
+}
+
+void nd_error_restore(const nd_error_saved *saved) {
+    last_status = saved->status;
+    memcpy(last_message, saved->message, sizeof last_message);
+}
+
 void nd_clear_error(void) {
     ND_API_UNLOCKED(); /* per thread */
     last_status = ND_OK;

@@ -13,6 +13,15 @@
 
 /* Records code + formatted message as this thread's last error; returns code. */
 nd_status nd_error_set(nd_status code, const char *fmt, ...) ND_PRINTF(2, 3);
+/* A thread's last error, kept aside while the library tries something whose
+ * failure is expected (nd_init probing for a GPU under ND_BACKEND=auto) and
+ * put back after, so an earlier error of the program survives. */
+typedef struct {
+    nd_status status;
+    char message[1024];
+} nd_error_saved;
+void nd_error_save(nd_error_saved *out);
+void nd_error_restore(const nd_error_saved *saved);
 /* For a NULL input: keeps an earlier error if one is set (the first error
  * propagates through a chain), otherwise records ND_ERR_ARG naming func/arg. */
 void nd_error_null_input(const char *func, const char *arg);

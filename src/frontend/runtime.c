@@ -286,12 +286,15 @@ nd_status nd_init(const nd_config *cfg) {
         st = nd_cuda_backend_create(&bc, &be);
         if (st != ND_OK) return st;
     } else if (c.backend == ND_BACKEND_AUTO) {
+        nd_error_saved before;
+        nd_error_save(&before);
         st = nd_cuda_backend_create(&bc, &be);
         if (st == ND_ERR_ARG) return st; /* a bad setting (ND_DEVICES), not a missing GPU */
         if (st != ND_OK) {
-            /* No GPU is the normal case for auto: forget that error. */
+            /* No GPU is the normal case for auto: forget that error, and
+             * only that one (the program's own earlier error stays). */
             nd_logf(2, "CUDA backend unavailable (%s); using the CPU backend", nd_last_error());
-            nd_clear_error();
+            nd_error_restore(&before);
             be = NULL;
         }
     }
