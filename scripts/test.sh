@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite twice: a release build in build/, then an
-# AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/; then the
-# thread suite and the core suites under ThreadSanitizer in build-tsan/
-# (about a minute and a half on 2 cores). Installs missing packages first.
+# AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/; then,
+# where the CUDA toolkit is, the CUDA code generator emulated on the host;
+# then the thread suite and the core suites under ThreadSanitizer in
+# build-tsan/ (about a minute and a half on 2 cores). Installs missing
+# packages first.
 # Exits non-zero if anything failed (every run happens either way, so one
 # report shows every failure).
 #
@@ -81,6 +83,29 @@ if setup_or_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false
 else
     echo "test.sh: the sanitised build failed" >&2
     status=1
+fi
+
+# The CUDA code generator without a GPU: emulate_check.sh compiles kernels
+# it generates (random draws, sums, argmax, max and min along rows and
+# columns) with NVRTC for sm_90, then runs them on the host through
+# emulate_shim.h against src/common/philox.h (about 2.5 min). Wherever the
+# toolkit is, so that a change to the generator or its prelude is caught
+# before a GPU run; skipped, visibly, where it is not.
+cuda_root=${CUDA_PATH:-/usr/local/cuda}
+if [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
+    echo "=== CUDA code generator, emulated on the host (src/backends/cuda/tests/emulate_check.sh)"
+    emulate_log=$(mktemp)
+    if sh src/backends/cuda/tests/emulate_check.sh >"$emulate_log" 2>&1; then
+        tail -1 "$emulate_log"
+    else
+        grep -E "FAIL|error" "$emulate_log" | head -20
+        tail -1 "$emulate_log"
+        echo "test.sh: the emulated CUDA code generator check failed" >&2
+        status=1
+    fi
+    rm -f "$emulate_log"
+else
+    echo "=== CUDA code generator check skipped: no CUDA toolkit (nvrtc.h) or g++ here"
 fi
 
 # ThreadSanitizer: several user threads (test_threads) and the executor
