@@ -328,6 +328,44 @@ ND_API nd_array *nd_ceil(nd_array *a);
 ND_API nd_array *nd_square(nd_array *a);
 ND_API nd_array *nd_logical_not(nd_array *a);
 
+/* Unary float math, NumPy's names and rules: integer and bool inputs give
+ * the float dtype of the note above (bool and int8 -> float16), float16 and
+ * bfloat16 compute in float32. Out-of-domain inputs give NaN (arcsin(2),
+ * arccosh(0.5), log2(-1)) and poles give +-inf (arctanh(1), log1p(-1)), as
+ * NumPy without its warnings. Results are within 4 ulp of the correctly
+ * rounded value on every backend (the largest documented error of CUDA's and
+ * glibc's functions for these); NaN, +-inf and +-0 inputs give exact
+ * results. nd_rint rounds half to even and is exact. Errors: ND_ERR_ARG
+ * (NULL input). */
+ND_API nd_array *nd_arcsin(nd_array *a);
+ND_API nd_array *nd_arccos(nd_array *a);
+ND_API nd_array *nd_arctan(nd_array *a);
+ND_API nd_array *nd_sinh(nd_array *a);
+ND_API nd_array *nd_cosh(nd_array *a);
+ND_API nd_array *nd_arcsinh(nd_array *a);
+ND_API nd_array *nd_arccosh(nd_array *a);
+ND_API nd_array *nd_arctanh(nd_array *a);
+ND_API nd_array *nd_exp2(nd_array *a);
+ND_API nd_array *nd_expm1(nd_array *a);  /* exp(x) - 1, accurate near 0 */
+ND_API nd_array *nd_log2(nd_array *a);
+ND_API nd_array *nd_log10(nd_array *a);
+ND_API nd_array *nd_log1p(nd_array *a);  /* log(1 + x), accurate near 0 */
+ND_API nd_array *nd_cbrt(nd_array *a);
+ND_API nd_array *nd_rint(nd_array *a);
+
+/* Unary ops that keep the dtype (exact on every backend):
+ * nd_reciprocal: 1/x; of integers NumPy's integer 1/x: 1 and -1 give
+ *   themselves, every other value (0 included) gives 0; bool gives int8.
+ * nd_trunc: toward zero; integers and bool are returned as they are.
+ * nd_sign: -1, 0 or 1 (NaN gives NaN, -0.0 gives +0.0); unsigned: 0 or 1.
+ * nd_positive: a copy (+a).
+ * Errors: ND_ERR_DTYPE for bool in nd_sign and nd_positive (NumPy has no
+ * boolean loop for them), ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_reciprocal(nd_array *a);
+ND_API nd_array *nd_trunc(nd_array *a);
+ND_API nd_array *nd_sign(nd_array *a);
+ND_API nd_array *nd_positive(nd_array *a);
+
 /* where(cond, a, b): cond is read as bool; the result promotes a and b. A
  * Python-int scalar that does not fit the other operand's integer dtype is
  * ND_ERR_DTYPE (NumPy 2 would wrap it: np.where(c, uint8_array, -1) gives

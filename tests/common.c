@@ -273,6 +273,25 @@ ndt_un_fn ndt_unary_fn(ref_op op) {
     case R_FLOOR: return nd_floor;
     case R_CEIL: return nd_ceil;
     case R_SQUARE: return nd_square;
+    case R_ARCSIN: return nd_arcsin;
+    case R_ARCCOS: return nd_arccos;
+    case R_ARCTAN: return nd_arctan;
+    case R_SINH: return nd_sinh;
+    case R_COSH: return nd_cosh;
+    case R_ARCSINH: return nd_arcsinh;
+    case R_ARCCOSH: return nd_arccosh;
+    case R_ARCTANH: return nd_arctanh;
+    case R_EXP2: return nd_exp2;
+    case R_EXPM1: return nd_expm1;
+    case R_LOG2: return nd_log2;
+    case R_LOG10: return nd_log10;
+    case R_LOG1P: return nd_log1p;
+    case R_CBRT: return nd_cbrt;
+    case R_RINT: return nd_rint;
+    case R_RECIPROCAL: return nd_reciprocal;
+    case R_TRUNC: return nd_trunc;
+    case R_SIGN: return nd_sign;
+    case R_POSITIVE: return nd_positive;
     default: return nd_logical_not;
     }
 }

@@ -123,7 +123,9 @@ int ref_op_is_cmp(ref_op op) { return op >= R_EQ && op <= R_GE; }
 const char *ref_op_name(ref_op op) {
     static const char *const n[R_NUM_OPS] = {
         "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "tan", "floor", "ceil", "square",
-        "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
+        "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "exp2",
+        "expm1", "log2", "log10", "log1p", "cbrt", "rint", "reciprocal", "trunc", "sign",
+        "positive", "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
         "lt", "le", "gt", "ge"};
     return (unsigned)op < R_NUM_OPS ? n[op] : "?";
 }
@@ -142,6 +144,25 @@ static double unary_f(ref_op op, double x) {
     case R_FLOOR: return floor(x);
     case R_CEIL: return ceil(x);
     case R_SQUARE: return x * x;
+    case R_ARCSIN: return asin(x);
+    case R_ARCCOS: return acos(x);
+    case R_ARCTAN: return atan(x);
+    case R_SINH: return sinh(x);
+    case R_COSH: return cosh(x);
+    case R_ARCSINH: return asinh(x);
+    case R_ARCCOSH: return acosh(x);
+    case R_ARCTANH: return atanh(x);
+    case R_EXP2: return exp2(x);
+    case R_EXPM1: return expm1(x);
+    case R_LOG2: return log2(x);
+    case R_LOG10: return log10(x);
+    case R_LOG1P: return log1p(x);
+    case R_CBRT: return cbrt(x);
+    case R_RINT: return nearbyint(x); /* half to even in the default mode */
+    case R_RECIPROCAL: return 1.0 / x;
+    case R_TRUNC: return trunc(x);
+    case R_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+    case R_POSITIVE: return x;
     case R_NOT: return x == 0;
     default: return NAN;
     }
@@ -153,7 +174,10 @@ static uint64_t unary_u(ref_op op, uint64_t u, int is_signed) {
     case R_ABS: return is_signed && (int64_t)u < 0 ? 0 - u : u;
     case R_SQUARE: return u * u;
     case R_NOT: return u == 0;
-    default: return u; /* floor/ceil of an integer is itself */
+    /* NumPy's integer 1/x truncates: only 1 and -1 are nonzero */
+    case R_RECIPROCAL: return u == 1 || (is_signed && u == (uint64_t)-1) ? u : 0;
+    case R_SIGN: return is_signed && (int64_t)u < 0 ? (uint64_t)-1 : u != 0;
+    default: return u; /* floor/ceil/trunc/positive of an integer is itself */
     }
 }
 

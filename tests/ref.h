@@ -63,7 +63,10 @@ ref_arr *ref_broadcast_to(const ref_arr *a, int ndim, const int64_t *shape);
 /* ---- elementwise */
 typedef enum {
     R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR, R_CEIL, R_SQUARE,
-    R_NOT,
+    R_ARCSIN, R_ARCCOS, R_ARCTAN, R_SINH, R_COSH, R_ARCSINH, R_ARCCOSH, R_ARCTANH, R_EXP2,
+    R_EXPM1, R_LOG2, R_LOG10, R_LOG1P, R_CBRT, R_RINT, R_RECIPROCAL, R_TRUNC, R_SIGN,
+    R_POSITIVE,
+    R_NOT, /* last of the unary ops */
     R_ADD, R_SUB, R_MUL, R_DIV, R_POW, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_LE, R_GT, R_GE,
     R_NUM_OPS
 } ref_op;

@@ -54,7 +54,15 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 30, "tests/test_ops.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 48, "tests/test_ops.c: add the new op's reference");
+
+/* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
+ * float-only operands, libm references in long double. */
+#define FLOAT_MATH_CASES                                                             \
+    case ND_OP_ARCSIN: case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_SINH:        \
+    case ND_OP_COSH: case ND_OP_ARCSINH: case ND_OP_ARCCOSH: case ND_OP_ARCTANH:     \
+    case ND_OP_EXP2: case ND_OP_EXPM1: case ND_OP_LOG2: case ND_OP_LOG10:            \
+    case ND_OP_LOG1P: case ND_OP_CBRT
 
 #define N 2048      /* points per kernel */
 #define MAX_D 13    /* dtypes per kernel */
@@ -72,10 +80,12 @@ static int op_takes(nd_op op, nd_dtype t) {
     case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_FLOOR: case ND_OP_CEIL:
     case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
-    case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_WHERE:
+    case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_WHERE: case ND_OP_RECIPROCAL:
+    case ND_OP_TRUNC: case ND_OP_SIGN:
         return 1;
     case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS:
-    case ND_OP_TANH: case ND_OP_TAN:
+    case ND_OP_TANH: case ND_OP_TAN: case ND_OP_RINT:
+    FLOAT_MATH_CASES:
         return is_f(t);
     case ND_OP_LOGICAL_NOT: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
         return t == ND_BOOL;
@@ -109,6 +119,11 @@ static int ulp_bound(nd_op op, nd_dtype t) {
     case ND_OP_POW:
     case ND_OP_TAN: /* CUDA: tanf 4 ulp, tan 2 ulp; the CPU uses libm (< 1) */
         return short_float ? 1 : t == ND_FLOAT32 ? 4 : 2;
+    /* common/ops.h: CUDA documents up to 4 ulp (acoshf; 1 to 3 for the
+     * others), glibc's libm-test-ulps up to 4 (cbrt of double) */
+    FLOAT_MATH_CASES:
+        return short_float ? 1 : 4;
+    case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN:
     case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
     case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
@@ -169,6 +184,33 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_COS: return (double)cosl((long double)x);
     case ND_OP_TANH: return (double)tanhl((long double)x);
     case ND_OP_TAN: return (double)tanl((long double)x);
+    case ND_OP_ARCSIN: return (double)asinl((long double)x);
+    case ND_OP_ARCCOS: return (double)acosl((long double)x);
+    case ND_OP_ARCTAN: return (double)atanl((long double)x);
+    case ND_OP_SINH: return (double)sinhl((long double)x);
+    case ND_OP_COSH: return (double)coshl((long double)x);
+    case ND_OP_ARCSINH: return (double)asinhl((long double)x);
+    case ND_OP_ARCCOSH: return (double)acoshl((long double)x);
+    case ND_OP_ARCTANH: return (double)atanhl((long double)x);
+    case ND_OP_EXP2: return (double)exp2l((long double)x);
+    case ND_OP_EXPM1: return (double)expm1l((long double)x);
+    case ND_OP_LOG2: return (double)log2l((long double)x);
+    case ND_OP_LOG10: return (double)log10l((long double)x);
+    case ND_OP_LOG1P: return (double)log1pl((long double)x);
+    case ND_OP_CBRT: return (double)cbrtl((long double)x);
+    /* round half to even, written out rather than rint() */
+    case ND_OP_RINT: {
+        if (!isfinite(x) || fabs(x) >= 0x1p52) return x;
+        double f = floor(x), d = x - f;
+        double r = d > 0.5 ? f + 1 : d < 0.5 ? f : (fmod(f, 2) == 0 ? f : f + 1);
+        return copysign(r, x);
+    }
+    /* the double quotient of a float operand, rounded once more to the
+     * dtype, is the correctly rounded float quotient (53 >= 2 * 24 + 2) */
+    case ND_OP_RECIPROCAL: return 1.0 / x;
+    /* every double of magnitude 2^52 or more is whole */
+    case ND_OP_TRUNC: return fabs(x) < 0x1p52 ? copysign((double)(int64_t)x, x) : x;
+    case ND_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
     case ND_OP_FLOOR: return floor(x);
     case ND_OP_CEIL: return ceil(x);
     case ND_OP_SQUARE: return x * x;
@@ -201,7 +243,10 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     switch (op) {
     case ND_OP_NEG: return 0 - x;
     case ND_OP_ABS: return sgn && xs < 0 ? 0 - x : x;
-    case ND_OP_FLOOR: case ND_OP_CEIL: return x;
+    case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: return x;
+    /* NumPy's integer 1/x truncates: only 1 and -1 give nonzero */
+    case ND_OP_RECIPROCAL: return sgn ? (xs == 1 || xs == -1 ? x : 0) : (xu == 1);
+    case ND_OP_SIGN: return sgn ? (uint64_t)(int64_t)((xs > 0) - (xs < 0)) : (xu != 0);
     case ND_OP_SQUARE: return x * x;
     case ND_OP_ADD: return x + y;
     case ND_OP_SUB: return x - y;
@@ -213,7 +258,8 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_CAST: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN:
     case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
-    case ND_OP_LOGICAL_OR: case ND_OP_WHERE:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT:
+    FLOAT_MATH_CASES:
         break;
     }
     return 0;
@@ -279,7 +325,9 @@ static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_
     case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
     case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
-    case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN:
+    case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_RINT: case ND_OP_RECIPROCAL:
+    case ND_OP_TRUNC: case ND_OP_SIGN:
+    FLOAT_MATH_CASES:
         break;
     }
     if (is_f(t)) ref_setd(out, i, float_ref(op, ref_getd(a, i), b ? ref_getd(b, i) : 0, t));
@@ -293,7 +341,9 @@ static int float_edges(nd_dtype t, double *e) {
     const double common[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.0, 3.0, -3.0, 7.0,
                              0.1, 1e-3, 10.0, 20.0, -20.0, 100.0, M_PI, -M_PI / 2, 1e6, 1e22,
                              INFINITY, -INFINITY, NAN, 8388607.5, -8388607.5, 88.72283, 88.7229,
-                             -87.33, -103.97, -104.0, 709.78, 709.79, -745.13, -746.0};
+                             -87.33, -103.97, -104.0, 709.78, 709.79, -745.13, -746.0,
+                             /* exp2's overflow and underflow edges */
+                             128.0, -150.0, 1024.0, -1075.0};
     for (size_t k = 0; k < sizeof common / sizeof *common; k++) e[n++] = common[k];
     switch (t) {
     case ND_FLOAT16:

@@ -17,7 +17,8 @@
  * Self-contained on purpose: standard headers only (none under NVRTC, whose
  * math functions are built in), C11 and C++ alike, no nd types.
  *
- * Transcendentals (exp, log, sin, cos, tanh; pow of floats) are the C99
+ * Transcendentals (exp, log, sin, cos, tanh, tan, arcsin .. cbrt; pow of
+ * floats) are the C99
  * functions here. The CPU backend computes float32/float64 exp, log, sin,
  * cos and float32 tanh with its vectorised loops instead (cpu_vmath.c), and
  * CUDA's functions are its own: those ops agree across backends within the
@@ -111,19 +112,24 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_UN(floor, S, x)                                                                        \
     NDS_UN(ceil, S, x)                                                                         \
     NDS_UN(neg, S, (W)0 - (W)x)                                                                \
+    NDS_UN(trunc, S, x)                                                                        \
     NDS_BIN(add, S, (W)x + (W)y)                                                               \
     NDS_BIN(sub, S, (W)x - (W)y)                                                               \
     NDS_BIN(mul, S, (W)x * (W)y)                                                               \
     NDS_BIN(maximum, S, x > y ? x : y)                                                         \
     NDS_BIN(minimum, S, x < y ? x : y)
 
-/* Integer DIV is NumPy's floor division (//) without its warnings and
+/* reciprocal is NumPy's integer 1/x (truncating, without its warning for
+ * 0): 1 and -1 are their own reciprocals, every other value gives 0.
+ * Integer DIV is NumPy's floor division (//) without its warnings and
  * traps: x // 0 is 0, MIN // -1 wraps to MIN. A negative exponent gives 0
  * unless the base is 1 or -1 (NumPy raises; the frontend refuses a negative
  * Python-int exponent at record time). */
 #define NDS_INT_SIGNED(S, W)                                                                   \
     NDS_INT_COMMON(S, W)                                                                       \
     NDS_UN(abs, S, x < 0 ? (S##_T)((W)0 - (W)x) : x)                                           \
+    NDS_UN(sign, S, (x > 0) - (x < 0))                                                         \
+    NDS_UN(reciprocal, S, x == 1 ? 1 : x == -1 ? -1 : 0)                                       \
     NDS_INLINE S##_T nds_div_##S(S##_T x, S##_T y) {                                           \
         if (y == 0) return 0;                                                                  \
         if (y == -1) return (S##_T)((W)0 - (W)x);                                              \
@@ -136,6 +142,8 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
 #define NDS_INT_UNSIGNED(S, W)                                                                 \
     NDS_INT_COMMON(S, W)                                                                       \
     NDS_UN(abs, S, x)                                                                          \
+    NDS_UN(sign, S, x != 0)                                                                    \
+    NDS_UN(reciprocal, S, x == 1)                                                              \
     NDS_BIN(div, S, y == 0 ? 0 : x / y)                                                        \
     NDS_BIN(pow, S, nds_ipow(x, y))
 
@@ -150,7 +158,9 @@ NDS_INT_UNSIGNED(U64, U64_T)
 
 /* ----------------------------------------------------------------- floats */
 
-/* maximum/minimum propagate NaN (x's if both are); of +0 and -0 they give
+/* rint rounds half to even (the default rounding mode, which nd never
+ * changes). sign: NaN gives NaN, -0.0 gives +0.0 (NumPy).
+ * maximum/minimum propagate NaN (x's if both are); of +0 and -0 they give
  * x (IEEE allows either; NumPy's float32/64 loops give y, its float16 loop
  * x). */
 #define NDS_FLOAT_SET(S, SUF)                                                                  \
@@ -164,6 +174,24 @@ NDS_INT_UNSIGNED(U64, U64_T)
     NDS_UN(cos, S, cos##SUF(x))                                                                \
     NDS_UN(tanh, S, tanh##SUF(x))                                                              \
     NDS_UN(tan, S, tan##SUF(x))                                                                \
+    NDS_UN(arcsin, S, asin##SUF(x))                                                            \
+    NDS_UN(arccos, S, acos##SUF(x))                                                            \
+    NDS_UN(arctan, S, atan##SUF(x))                                                            \
+    NDS_UN(sinh, S, sinh##SUF(x))                                                              \
+    NDS_UN(cosh, S, cosh##SUF(x))                                                              \
+    NDS_UN(arcsinh, S, asinh##SUF(x))                                                          \
+    NDS_UN(arccosh, S, acosh##SUF(x))                                                          \
+    NDS_UN(arctanh, S, atanh##SUF(x))                                                          \
+    NDS_UN(exp2, S, exp2##SUF(x))                                                              \
+    NDS_UN(expm1, S, expm1##SUF(x))                                                            \
+    NDS_UN(log2, S, log2##SUF(x))                                                              \
+    NDS_UN(log10, S, log10##SUF(x))                                                            \
+    NDS_UN(log1p, S, log1p##SUF(x))                                                            \
+    NDS_UN(cbrt, S, cbrt##SUF(x))                                                              \
+    NDS_UN(rint, S, rint##SUF(x))                                                              \
+    NDS_UN(trunc, S, trunc##SUF(x))                                                            \
+    NDS_UN(reciprocal, S, (S##_T)1 / x)                                                        \
+    NDS_UN(sign, S, x > 0 ? (S##_T)1 : x < 0 ? (S##_T)-1 : x == 0 ? (S##_T)0 : x)              \
     NDS_BIN(add, S, x + y)                                                                     \
     NDS_BIN(sub, S, x - y)                                                                     \
     NDS_BIN(mul, S, x * y)                                                                     \

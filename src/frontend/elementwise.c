@@ -62,8 +62,19 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     case ND_OP_ABS:
         if (k == ND_KIND_BOOL || k == ND_KIND_UINT) op = ND_OP_CAST; /* identity */
         break;
-    case ND_OP_FLOOR: case ND_OP_CEIL:
-        if (k != ND_KIND_FLOAT) op = ND_OP_CAST; /* integers are already whole */
+    case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC:
+        /* integers (bool too: NumPy 2.4's trunc(bool) is bool) are already
+         * whole */
+        if (k != ND_KIND_FLOAT) op = ND_OP_CAST;
+        break;
+    case ND_OP_SIGN:
+        if (k == ND_KIND_BOOL)
+            return dtype_error(fn, "sign", t,
+                               "NumPy has no boolean sign; use nd_astype to an integer dtype "
+                               "first");
+        break;
+    case ND_OP_RECIPROCAL:
+        if (k == ND_KIND_BOOL) cdtype = dtype = ND_INT8; /* NumPy's loops start at int8 */
         break;
     case ND_OP_SQUARE:
         if (k == ND_KIND_BOOL) cdtype = dtype = ND_INT8; /* NumPy's square loops start at int8 */
@@ -119,7 +130,39 @@ UNARY(nd_floor, ND_OP_FLOOR)
 UNARY(nd_ceil, ND_OP_CEIL)
 UNARY(nd_square, ND_OP_SQUARE)
 UNARY(nd_logical_not, ND_OP_LOGICAL_NOT)
+UNARY(nd_arcsin, ND_OP_ARCSIN)
+UNARY(nd_arccos, ND_OP_ARCCOS)
+UNARY(nd_arctan, ND_OP_ARCTAN)
+UNARY(nd_sinh, ND_OP_SINH)
+UNARY(nd_cosh, ND_OP_COSH)
+UNARY(nd_arcsinh, ND_OP_ARCSINH)
+UNARY(nd_arccosh, ND_OP_ARCCOSH)
+UNARY(nd_arctanh, ND_OP_ARCTANH)
+UNARY(nd_exp2, ND_OP_EXP2)
+UNARY(nd_expm1, ND_OP_EXPM1)
+UNARY(nd_log2, ND_OP_LOG2)
+UNARY(nd_log10, ND_OP_LOG10)
+UNARY(nd_log1p, ND_OP_LOG1P)
+UNARY(nd_cbrt, ND_OP_CBRT)
+UNARY(nd_rint, ND_OP_RINT)
+UNARY(nd_reciprocal, ND_OP_RECIPROCAL)
+UNARY(nd_trunc, ND_OP_TRUNC)
+UNARY(nd_sign, ND_OP_SIGN)
 #undef UNARY
+
+/* The identity of every dtype but bool (NumPy has no boolean positive): a
+ * cast to its own dtype, which fuses away, so it needs no row of its own in
+ * the op table. */
+nd_array *nd_positive(nd_array *a) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_positive";
+    if (check_inputs(fn, a, "a", NULL, NULL)) return NULL;
+    if (a->dtype == ND_BOOL)
+        return dtype_error(fn, "positive", a->dtype,
+                           "NumPy has no boolean positive; use nd_astype to an integer dtype "
+                           "first");
+    return nd_runtime_track(nd_fe_astype(fn, a, a->dtype));
+}
 
 nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b) {
     ND_API_GUARD();

@@ -75,7 +75,8 @@ CMP_SET(F64)
     LOOP_UN(neg, S) LOOP_UN(abs, S) LOOP_UN(square, S) LOOP_UN(floor, S)         \
     LOOP_UN(ceil, S) LOOP_BIN(add, S, S##_T) LOOP_BIN(sub, S, S##_T)             \
     LOOP_BIN(mul, S, S##_T) LOOP_BIN(div, S, S##_T) LOOP_BIN(pow, S, S##_T)      \
-    LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T)
+    LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) LOOP_UN(trunc, S)    \
+    LOOP_UN(sign, S) LOOP_UN(reciprocal, S)
 NUM_SET(I8)
 NUM_SET(I16)
 NUM_SET(I32)
@@ -87,8 +88,15 @@ NUM_SET(U64)
 NUM_SET(F32)
 NUM_SET(F64)
 LOOP_UN(tanh, F64)
-LOOP_UN(tan, F32)
-LOOP_UN(tan, F64)
+/* The float-only math below is scalar libm per element (no vectorised
+ * array function yet): correct, but slower on the CPU than exp/log/sin. */
+#define FLOAT_MATH_SET(S)                                                        \
+    LOOP_UN(tan, S) LOOP_UN(arcsin, S) LOOP_UN(arccos, S) LOOP_UN(arctan, S)     \
+    LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(arcsinh, S) LOOP_UN(arccosh, S)    \
+    LOOP_UN(arctanh, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(log2, S)      \
+    LOOP_UN(log10, S) LOOP_UN(log1p, S) LOOP_UN(cbrt, S) LOOP_UN(rint, S)
+FLOAT_MATH_SET(F32)
+FLOAT_MATH_SET(F64)
 
 static void sqrt_F32(FN_ARGS) {
     float *restrict o = (float *)o_;
@@ -157,17 +165,23 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_SQUARE][D] = square_##S, [ND_OP_ADD][D] = add_##S,                    \
     [ND_OP_SUB][D] = sub_##S, [ND_OP_MUL][D] = mul_##S, [ND_OP_DIV][D] = div_##S, \
     [ND_OP_POW][D] = pow_##S, [ND_OP_MAX][D] = maximum_##S, [ND_OP_MIN][D] = minimum_##S, \
-    [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, ROW_CMP(S, D)
+    [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, [ND_OP_TRUNC][D] = trunc_##S, \
+    [ND_OP_SIGN][D] = sign_##S, [ND_OP_RECIPROCAL][D] = reciprocal_##S, ROW_CMP(S, D)
 #define ROW_INT(S, D) ROW_NUM(S, D)
 #define ROW_FLOAT(S, D)                                                          \
     ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S, \
-    [ND_OP_TAN][D] = tan_##S
+    [ND_OP_TAN][D] = tan_##S, [ND_OP_ARCSIN][D] = arcsin_##S, [ND_OP_ARCCOS][D] = arccos_##S,  \
+    [ND_OP_ARCTAN][D] = arctan_##S, [ND_OP_SINH][D] = sinh_##S, [ND_OP_COSH][D] = cosh_##S,    \
+    [ND_OP_ARCSINH][D] = arcsinh_##S, [ND_OP_ARCCOSH][D] = arccosh_##S,                       \
+    [ND_OP_ARCTANH][D] = arctanh_##S, [ND_OP_EXP2][D] = exp2_##S, [ND_OP_EXPM1][D] = expm1_##S, \
+    [ND_OP_LOG2][D] = log2_##S, [ND_OP_LOG10][D] = log10_##S, [ND_OP_LOG1P][D] = log1p_##S,    \
+    [ND_OP_CBRT][D] = cbrt_##S, [ND_OP_RINT][D] = rint_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 30, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 48, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),

@@ -1,0 +1,196 @@
+/* NumPy's ufuncs through the public API against values NumPy 2.4 printed
+ * (hex floats from float.hex, integers as printed): result dtypes, edge
+ * values, broadcasting with weak Python scalars and fused chains. The
+ * cross-backend op test (test_ops.c) covers every dtype and edge pair of
+ * each op's element functions; this suite checks what a user sees. */
+#include "common.h"
+
+/* Distance in float32 ulps (-0 and +0 are 0 apart; NaN matches NaN only). */
+static int64_t f32_ulps(float a, float b) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : INT64_MAX;
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    int64_t oa = ia < 0 ? -(int64_t)(ia & 0x7fffffff) : ia;
+    int64_t ob = ib < 0 ? -(int64_t)(ib & 0x7fffffff) : ib;
+    return oa > ob ? oa - ob : ob - oa;
+}
+
+/* got (a float32 array of n elements) against want: bits where exact (the
+ * sign of a zero included), else within ulps (infinities, zeros and NaN
+ * exactly). */
+static void expect_f32(nd_array *got, const float *want, int64_t n, int ulps, const char *what) {
+    cr_assert(got, "%s: %s", what, nd_last_error());
+    cr_assert_eq(nd_dtype_of(got), ND_FLOAT32, "%s: dtype %d, NumPy gives float32", what,
+                 nd_dtype_of(got));
+    cr_assert_eq(nd_size(got), n, "%s: size", what);
+    float g[64];
+    cr_assert_eq(nd_to_host(got, g, sizeof g), ND_OK, "%s: %s", what, nd_last_error());
+    for (int64_t i = 0; i < n; i++) {
+        int special = isnan(want[i]) || isinf(want[i]) || want[i] == 0;
+        int ok = special ? (isnan(want[i]) ? isnan(g[i]) : memcmp(&g[i], &want[i], 4) == 0)
+                         : f32_ulps(g[i], want[i]) <= ulps;
+        cr_expect(ok, "%s: element %lld is %a, NumPy 2.4 gives %a", what, (long long)i, g[i],
+                  want[i]);
+    }
+}
+
+static void expect_i8(nd_array *got, nd_dtype dt, const int8_t *want, int64_t n, const char *what) {
+    cr_assert(got, "%s: %s", what, nd_last_error());
+    cr_assert_eq(nd_dtype_of(got), dt, "%s: dtype %d, want %d", what, nd_dtype_of(got), dt);
+    int8_t g[64];
+    cr_assert_eq(nd_to_host(got, g, sizeof g), ND_OK, "%s: %s", what, nd_last_error());
+    for (int64_t i = 0; i < n; i++)
+        cr_expect_eq(g[i], want[i], "%s: element %lld is %d, NumPy 2.4 gives %d", what,
+                     (long long)i, g[i], want[i]);
+}
+
+/* ------------------------------------------------ unary float math */
+
+/* x and np.<op>(x) for float32 x: NaN, +-inf, +-0, +-1 (domain edges and
+ * poles), a float32 subnormal (1e-40), values out of each domain. */
+static const float g1_x[14] = {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.0000000000000p-1f, -0x1.0000000000000p-1f, 0x1.4000000000000p+1f, 0x1.16c2000000000p-133f, -0x1.8000000000000p+1f, 0x1.9000000000000p+6f, 0x1.fae1480000000p-1f};
+static const float g1_want[19][14] = {
+    /* arcsin */ {NAN, NAN, NAN, 0x0.0p+0f, -0x0.0p+0f, 0x1.921fb60000000p+0f, -0x1.921fb60000000p+0f, 0x1.0c15240000000p-1f, -0x1.0c15240000000p-1f, NAN, 0x1.16c2000000000p-133f, NAN, NAN, 0x1.6de3c80000000p+0f},
+    /* arccos */ {NAN, NAN, NAN, 0x1.921fb60000000p+0f, 0x1.921fb60000000p+0f, 0x0.0p+0f, 0x1.921fb60000000p+1f, 0x1.0c15240000000p+0f, 0x1.0c15240000000p+1f, NAN, 0x1.921fb60000000p+0f, NAN, NAN, 0x1.21df6a0000000p-3f},
+    /* arctan */ {NAN, 0x1.921fb60000000p+0f, -0x1.921fb60000000p+0f, 0x0.0p+0f, -0x0.0p+0f, 0x1.921fb60000000p-1f, -0x1.921fb60000000p-1f, 0x1.dac6700000000p-2f, -0x1.dac6700000000p-2f, 0x1.30b6d80000000p+0f, 0x1.16c2000000000p-133f, -0x1.3fc1760000000p+0f, 0x1.8f90600000000p+0f, 0x1.8f8d100000000p-1f},
+    /* sinh */ {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.2cd9fc0000000p+0f, -0x1.2cd9fc0000000p+0f, 0x1.0acd000000000p-1f, -0x1.0acd000000000p-1f, 0x1.83368c0000000p+2f, 0x1.16c2000000000p-133f, -0x1.40926e0000000p+3f, INFINITY, 0x1.28ea8c0000000p+0f},
+    /* cosh */ {NAN, INFINITY, INFINITY, 0x1.0000000000000p+0f, 0x1.0000000000000p+0f, 0x1.8b07560000000p+0f, 0x1.8b07560000000p+0f, 0x1.20ac1a0000000p+0f, 0x1.20ac1a0000000p+0f, 0x1.8877700000000p+2f, 0x1.0000000000000p+0f, 0x1.422a480000000p+3f, INFINITY, 0x1.880a340000000p+0f},
+    /* arcsinh */ {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.c343660000000p-1f, -0x1.c343660000000p-1f, 0x1.ecc2ca0000000p-2f, -0x1.ecc2ca0000000p-2f, 0x1.a5b0f00000000p+0f, 0x1.16c2000000000p-133f, -0x1.d185b60000000p+0f, 0x1.53180a0000000p+2f, 0x1.bfa2420000000p-1f},
+    /* arccosh */ {NAN, INFINITY, NAN, NAN, NAN, 0x0.0p+0f, NAN, NAN, NAN, 0x1.9119c20000000p+0f, NAN, NAN, 0x1.5317380000000p+2f, NAN},
+    /* arctanh */ {NAN, NAN, NAN, 0x0.0p+0f, -0x0.0p+0f, INFINITY, -INFINITY, 0x1.193ea80000000p-1f, -0x1.193ea80000000p-1f, NAN, 0x1.16c2000000000p-133f, NAN, NAN, 0x1.52c5860000000p+1f},
+    /* exp2 */ {NAN, INFINITY, 0x0.0p+0f, 0x1.0000000000000p+0f, 0x1.0000000000000p+0f, 0x1.0000000000000p+1f, 0x1.0000000000000p-1f, 0x1.6a09e60000000p+0f, 0x1.6a09e60000000p-1f, 0x1.6a09e60000000p+2f, 0x1.0000000000000p+0f, 0x1.0000000000000p-3f, 0x1.0000000000000p+100f, 0x1.fc769e0000000p+0f},
+    /* expm1 */ {NAN, INFINITY, -0x1.0000000000000p+0f, 0x0.0p+0f, -0x0.0p+0f, 0x1.b7e1520000000p+0f, -0x1.43a54e0000000p-1f, 0x1.4c25320000000p-1f, -0x1.92e9a00000000p-2f, 0x1.65d6fe0000000p+3f, 0x1.16c2000000000p-133f, -0x1.e6824e0000000p-1f, INFINITY, 0x1.b0f4be0000000p+0f},
+    /* log2 */ {NAN, INFINITY, NAN, -INFINITY, -INFINITY, 0x0.0p+0f, NAN, -0x1.0000000000000p+0f, NAN, 0x1.5269e00000000p+0f, -0x1.09c1180000000p+7f, NAN, 0x1.a934f00000000p+2f, -0x1.db1f160000000p-7f},
+    /* log10 */ {NAN, INFINITY, NAN, -INFINITY, -INFINITY, 0x0.0p+0f, NAN, -0x1.3441360000000p-2f, NAN, 0x1.977d980000000p-2f, -0x1.4000020000000p+5f, NAN, 0x1.0000020000000p+1f, -0x1.1e0d380000000p-8f},
+    /* log1p */ {NAN, INFINITY, NAN, 0x0.0p+0f, -0x0.0p+0f, 0x1.62e4300000000p-1f, -INFINITY, 0x1.9f32400000000p-2f, -0x1.62e4300000000p-1f, 0x1.40b5140000000p+0f, 0x1.16c2000000000p-133f, NAN, 0x1.275e220000000p+2f, 0x1.6053300000000p-1f},
+    /* cbrt */ {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.965fea0000000p-1f, -0x1.965fea0000000p-1f, 0x1.5b72080000000p+0f, 0x1.a2138e0000000p-45f, -0x1.7137460000000p+0f, 0x1.290fca0000000p+2f, 0x1.fe49a00000000p-1f},
+    /* rint */ {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+1f, 0x0.0p+0f, -0x1.8000000000000p+1f, 0x1.9000000000000p+6f, 0x1.0000000000000p+0f},
+    /* reciprocal */ {NAN, 0x0.0p+0f, -0x0.0p+0f, INFINITY, -INFINITY, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.0000000000000p+1f, -0x1.0000000000000p+1f, 0x1.99999a0000000p-2f, INFINITY, -0x1.5555560000000p-2f, 0x1.47ae140000000p-7f, 0x1.0295fa0000000p+0f},
+    /* trunc */ {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+1f, 0x0.0p+0f, -0x1.8000000000000p+1f, 0x1.9000000000000p+6f, 0x0.0p+0f},
+    /* sign */ {NAN, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x0.0p+0f, 0x0.0p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.0000000000000p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.0000000000000p+0f, 0x1.0000000000000p+0f},
+    /* positive */ {NAN, INFINITY, -INFINITY, 0x0.0p+0f, -0x0.0p+0f, 0x1.0000000000000p+0f, -0x1.0000000000000p+0f, 0x1.0000000000000p-1f, -0x1.0000000000000p-1f, 0x1.4000000000000p+1f, 0x1.16c2000000000p-133f, -0x1.8000000000000p+1f, 0x1.9000000000000p+6f, 0x1.fae1480000000p-1f},
+};
+
+
+NDT_TEST(numpy_ops, unary_math_float32) {
+    static nd_array *(*const fns[19])(nd_array *) = {
+        nd_arcsin, nd_arccos, nd_arctan, nd_sinh,  nd_cosh,       nd_arcsinh, nd_arccosh,
+        nd_arctanh, nd_exp2, nd_expm1, nd_log2,  nd_log10,      nd_log1p,   nd_cbrt,
+        nd_rint,   nd_reciprocal, nd_trunc, nd_sign, nd_positive};
+    static const char *const names[19] = {
+        "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "exp2",
+        "expm1", "log2", "log10", "log1p", "cbrt", "rint", "reciprocal", "trunc", "sign",
+        "positive"};
+    const int64_t n = sizeof g1_x / sizeof *g1_x;
+    nd_array *x = nd_from_host(g1_x, ND_FLOAT32, ND_SHAPE(n));
+    cr_assert(x, "%s", nd_last_error());
+    for (int o = 0; o < 19; o++) {
+        nd_array *y = fns[o](x);
+        char what[64];
+        snprintf(what, sizeof what, "%s(float32)", names[o]);
+        /* transcendentals within the op table's 4 ulp, the rest exact */
+        expect_f32(y, g1_want[o], n, o < 14 ? 4 : 0, what);
+        nd_free(y);
+    }
+    nd_free(x);
+}
+
+NDT_TEST(numpy_ops, unary_math_integers) {
+    const int8_t v[7] = {-128, -2, -1, 0, 1, 2, 127};
+    nd_array *x = nd_from_host(v, ND_INT8, ND_SHAPE(7));
+    /* NumPy 2.4: integer reciprocal is integer 1/x (truncating, 1/0 gives
+     * 0); sign, trunc and positive keep int8 */
+    const int8_t recip[7] = {0, 0, -1, 0, 1, 0, 0}, sign[7] = {-1, -1, -1, 0, 1, 1, 1};
+    nd_array *r;
+    expect_i8(r = nd_reciprocal(x), ND_INT8, recip, 7, "reciprocal(int8)"); nd_free(r);
+    expect_i8(r = nd_sign(x), ND_INT8, sign, 7, "sign(int8)"); nd_free(r);
+    expect_i8(r = nd_trunc(x), ND_INT8, v, 7, "trunc(int8)"); nd_free(r);
+    expect_i8(r = nd_positive(x), ND_INT8, v, 7, "positive(int8)"); nd_free(r);
+    /* rint, cbrt, arctan of int8 are float16 (NumPy 2.4) */
+    const double rint_w[7] = {-0x1p+7, -0x1p+1, -1, 0, 1, 0x1p+1, 0x1.fcp+6};
+    const double cbrt_w[7] = {-0x1.428p+2, -0x1.428p+0, -1, 0, 1, 0x1.428p+0, 0x1.41cp+2};
+    const double atan_w[7] = {-0x1.9p+0, -0x1.1b8p+0, -0x1.92p-1, 0, 0x1.92p-1, 0x1.1b8p+0, 0x1.9p+0};
+    const double *ws[3] = {rint_w, cbrt_w, atan_w};
+    nd_array *(*const fs[3])(nd_array *) = {nd_rint, nd_cbrt, nd_arctan};
+    for (int k = 0; k < 3; k++) {
+        r = fs[k](x);
+        cr_assert(r, "%s", nd_last_error());
+        cr_expect_eq(nd_dtype_of(r), ND_FLOAT16, "op %d of int8: float16", k);
+        ref_arr *want = ref_from_doubles(ND_FLOAT16, 1, (int64_t[]){7}, ws[k]);
+        ndt_check(r, want, 0, 0, NULL, "op %d of int8 against NumPy's float16 bits", k);
+        ref_free(want);
+        nd_free(r);
+    }
+    /* uint8: sign is 0 or 1, reciprocal 1 only for 1 */
+    const uint8_t u[4] = {0, 1, 2, 255};
+    nd_array *xu = nd_from_host(u, ND_UINT8, ND_SHAPE(4));
+    const int8_t usign[4] = {0, 1, 1, 1}, urecip[4] = {0, 1, 0, 0};
+    expect_i8(r = nd_sign(xu), ND_UINT8, usign, 4, "sign(uint8)"); nd_free(r);
+    expect_i8(r = nd_reciprocal(xu), ND_UINT8, urecip, 4, "reciprocal(uint8)"); nd_free(r);
+    /* bool: reciprocal gives int8, trunc bool; sign and positive refuse */
+    const uint8_t bv[2] = {0, 1};
+    nd_array *xb = nd_from_host(bv, ND_BOOL, ND_SHAPE(2));
+    const int8_t brecip[2] = {0, 1};
+    expect_i8(r = nd_reciprocal(xb), ND_INT8, brecip, 2, "reciprocal(bool)"); nd_free(r);
+    expect_i8(r = nd_trunc(xb), ND_BOOL, (const int8_t *)bv, 2, "trunc(bool)"); nd_free(r);
+    cr_expect_null(nd_sign(xb));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_sign");
+    cr_expect_null(nd_positive(xb));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_positive");
+    cr_expect_null(nd_cbrt(NULL));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_cbrt");
+    nd_free(x);
+    nd_free(xu);
+    nd_free(xb);
+}
+
+NDT_TEST(numpy_ops, unary_math_broadcast_weak_scalar_fused) {
+    /* a int16 (2,1), b float32 (3,):
+     *   np.cbrt(a) + np.expm1(b) * 2.0                      -> float32 (2,3)
+     *   np.sign(np.trunc(np.log10(np.reciprocal(b) * 1000))) - 1 -> float32
+     *   1.0 - np.reciprocal(int8 (3,1))                     -> float64
+     *   np.reciprocal(int8) + 3                             -> int8 */
+    const int16_t av[2] = {-1, 8};
+    const float bv[3] = {0.5f, -1.0f, 2.0f};
+    nd_array *a = nd_from_host(av, ND_INT16, ND_SHAPE(2, 1));
+    nd_array *b = nd_from_host(bv, ND_FLOAT32, ND_SHAPE(3));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats before, after;
+    nd_get_stats(&before);
+    nd_scope_begin();
+    nd_array *c = nd_keep(nd_add(nd_cbrt(a), nd_mul(nd_expm1(b), nd_scalar(2.0))));
+    nd_array *d = nd_keep(nd_sub(nd_sign(nd_trunc(nd_log10(nd_mul(nd_reciprocal(b), nd_scalar_int(1000))))),
+                                 nd_scalar_int(1)));
+    nd_scope_end();
+    cr_assert(c && d, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    /* c and d have different shapes: one fused kernel each, nothing else
+     * written to memory */
+    cr_expect_eq(after.kernels_run - before.kernels_run, 2, "the two chains took %llu kernels",
+                 (unsigned long long)(after.kernels_run - before.kernels_run));
+    cr_expect_eq(after.values_materialised - before.values_materialised, 2,
+                 "%llu values went to memory; only c and d should",
+                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    cr_expect_eq(nd_ndim(c), 2);
+    cr_expect(nd_shape(c)[0] == 2 && nd_shape(c)[1] == 3);
+    const float cw[6] = {0x1.3094c8p-2f, -0x1.21d2a8p+1f, 0x1.78e64cp+3f,
+                         0x1.a61298p+1f, 0x1.78b564p-1f, 0x1.d8e64cp+3f};
+    expect_f32(c, cw, 6, 8, "cbrt(int16 (2,1)) + expm1(float32 (3,)) * 2.0");
+    const float dw[3] = {0.0f, NAN, 0.0f};
+    expect_f32(d, dw, 3, 0, "sign(trunc(log10(reciprocal(b) * 1000))) - 1");
+    const int8_t iv[3] = {1, -1, 2};
+    nd_array *i = nd_from_host(iv, ND_INT8, ND_SHAPE(3, 1));
+    nd_array *e = nd_sub(nd_scalar(1.0), nd_reciprocal(i));
+    cr_assert(e, "%s", nd_last_error());
+    cr_expect_eq(nd_dtype_of(e), ND_FLOAT64, "1.0 - reciprocal(int8): float64 as NumPy 2.4");
+    double ev[3];
+    cr_assert_eq(nd_to_host(e, ev, sizeof ev), ND_OK);
+    cr_expect(ev[0] == 0.0 && ev[1] == 2.0 && ev[2] == 1.0, "1.0 - reciprocal: %g %g %g", ev[0],
+              ev[1], ev[2]);
+    nd_array *f = nd_add(nd_reciprocal(i), nd_scalar_int(3));
+    const int8_t fw[3] = {4, 2, 3};
+    expect_i8(f, ND_INT8, fw, 3, "reciprocal(int8) + 3");
+    nd_free(a); nd_free(b); nd_free(c); nd_free(d); nd_free(i); nd_free(e); nd_free(f);
+}
