@@ -366,6 +366,23 @@ ND_API nd_array *nd_trunc(nd_array *a);
 ND_API nd_array *nd_sign(nd_array *a);
 ND_API nd_array *nd_positive(nd_array *a);
 
+/* Predicates, result bool, every dtype (NumPy's names): integers and bool
+ * are finite and never NaN; nd_signbit is the sign bit of a float (of a NaN
+ * too, as NumPy: signbit(-nan) is true) and x < 0 of an integer. Exact on
+ * every backend. Errors: ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_isnan(nd_array *a);
+ND_API nd_array *nd_isinf(nd_array *a);
+ND_API nd_array *nd_isfinite(nd_array *a);
+ND_API nd_array *nd_signbit(nd_array *a);
+ND_API nd_array *nd_isposinf(nd_array *a);
+ND_API nd_array *nd_isneginf(nd_array *a);
+
+/* Bitwise not (~a) of an integer array, keeping its dtype; of bool it is
+ * logical not (NumPy). nd_bitwise_not is the same function under NumPy's
+ * other name. Errors: ND_ERR_DTYPE (float input), ND_ERR_ARG (NULL). */
+ND_API nd_array *nd_invert(nd_array *a);
+ND_API nd_array *nd_bitwise_not(nd_array *a);
+
 /* where(cond, a, b): cond is read as bool; the result promotes a and b. A
  * Python-int scalar that does not fit the other operand's integer dtype is
  * ND_ERR_DTYPE (NumPy 2 would wrap it: np.where(c, uint8_array, -1) gives

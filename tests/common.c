@@ -292,6 +292,13 @@ ndt_un_fn ndt_unary_fn(ref_op op) {
     case R_TRUNC: return nd_trunc;
     case R_SIGN: return nd_sign;
     case R_POSITIVE: return nd_positive;
+    case R_ISNAN: return nd_isnan;
+    case R_ISINF: return nd_isinf;
+    case R_ISFINITE: return nd_isfinite;
+    case R_SIGNBIT: return nd_signbit;
+    case R_ISPOSINF: return nd_isposinf;
+    case R_ISNEGINF: return nd_isneginf;
+    case R_INVERT: return nd_invert;
     default: return nd_logical_not;
     }
 }

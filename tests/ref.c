@@ -118,14 +118,17 @@ ref_arr *ref_broadcast_to(const ref_arr *a, int ndim, const int64_t *shape) {
 /* ------------------------------------------------------------ elementwise */
 
 int ref_op_is_unary(ref_op op) { return op <= R_NOT; }
-int ref_op_is_cmp(ref_op op) { return op >= R_EQ && op <= R_GE; }
+int ref_op_is_cmp(ref_op op) {
+    return (op >= R_EQ && op <= R_GE) || (op >= R_ISNAN && op <= R_ISNEGINF);
+}
 
 const char *ref_op_name(ref_op op) {
     static const char *const n[R_NUM_OPS] = {
         "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "tan", "floor", "ceil", "square",
         "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "exp2",
         "expm1", "log2", "log10", "log1p", "cbrt", "rint", "reciprocal", "trunc", "sign",
-        "positive", "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
+        "positive", "isnan", "isinf", "isfinite", "signbit", "isposinf", "isneginf", "invert",
+        "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
         "lt", "le", "gt", "ge"};
     return (unsigned)op < R_NUM_OPS ? n[op] : "?";
 }
@@ -163,6 +166,12 @@ static double unary_f(ref_op op, double x) {
     case R_TRUNC: return trunc(x);
     case R_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
     case R_POSITIVE: return x;
+    case R_ISNAN: return isnan(x);
+    case R_ISINF: return isinf(x);
+    case R_ISFINITE: return isfinite(x);
+    case R_SIGNBIT: return signbit(x) != 0;
+    case R_ISPOSINF: return isinf(x) && x > 0;
+    case R_ISNEGINF: return isinf(x) && x < 0;
     case R_NOT: return x == 0;
     default: return NAN;
     }
@@ -174,6 +183,10 @@ static uint64_t unary_u(ref_op op, uint64_t u, int is_signed) {
     case R_ABS: return is_signed && (int64_t)u < 0 ? 0 - u : u;
     case R_SQUARE: return u * u;
     case R_NOT: return u == 0;
+    case R_ISNAN: case R_ISINF: case R_ISPOSINF: case R_ISNEGINF: return 0;
+    case R_ISFINITE: return 1;
+    case R_SIGNBIT: return is_signed && (int64_t)u < 0;
+    case R_INVERT: return ~u;
     /* NumPy's integer 1/x truncates: only 1 and -1 are nonzero */
     case R_RECIPROCAL: return u == 1 || (is_signed && u == (uint64_t)-1) ? u : 0;
     case R_SIGN: return is_signed && (int64_t)u < 0 ? (uint64_t)-1 : u != 0;
@@ -182,6 +195,7 @@ static uint64_t unary_u(ref_op op, uint64_t u, int is_signed) {
 }
 
 ref_arr *ref_unary(ref_op op, const ref_arr *a, nd_dtype ct, nd_dtype rt) {
+    if (op == R_INVERT && ct == ND_BOOL) op = R_NOT; /* NumPy: ~ of bool is not */
     ref_arr *ac = ref_astype(a, ct);
     ref_arr *o = ref_new(rt, a->ndim, a->shape);
     for (int64_t i = 0; i < a->size; i++) {

@@ -65,13 +65,13 @@ typedef enum {
     R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR, R_CEIL, R_SQUARE,
     R_ARCSIN, R_ARCCOS, R_ARCTAN, R_SINH, R_COSH, R_ARCSINH, R_ARCCOSH, R_ARCTANH, R_EXP2,
     R_EXPM1, R_LOG2, R_LOG10, R_LOG1P, R_CBRT, R_RINT, R_RECIPROCAL, R_TRUNC, R_SIGN,
-    R_POSITIVE,
+    R_POSITIVE, R_ISNAN, R_ISINF, R_ISFINITE, R_SIGNBIT, R_ISPOSINF, R_ISNEGINF, R_INVERT,
     R_NOT, /* last of the unary ops */
     R_ADD, R_SUB, R_MUL, R_DIV, R_POW, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_LE, R_GT, R_GE,
     R_NUM_OPS
 } ref_op;
 int ref_op_is_unary(ref_op op);
-int ref_op_is_cmp(ref_op op);
+int ref_op_is_cmp(ref_op op); /* result bool, operands in their own dtype: EQ..GE, ISNAN..ISNEGINF */
 const char *ref_op_name(ref_op op);
 /* Unary op: the input is cast to ct first, the result is stored as rt. */
 ref_arr *ref_unary(ref_op op, const ref_arr *a, nd_dtype ct, nd_dtype rt);

@@ -28,6 +28,12 @@ static ref_arr *unary_input(ndt_rng *r, ref_op op, nd_dtype t) {
         for (int64_t i = 0; i < a->size; i += 4) ref_setd(a, i, 0);
         return a;
     }
+    case R_ISNAN: case R_ISINF: case R_ISFINITE: case R_SIGNBIT: case R_ISPOSINF: case R_ISNEGINF: {
+        ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
+        const double sp[4] = {NAN, INFINITY, -INFINITY, -0.0};
+        for (int64_t i = 0; fl && i < a->size; i += 3) ref_setd(a, i, sp[(i / 3) % 4]);
+        return a;
+    }
     case R_NOT: {
         ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
         for (int64_t i = 0; i < a->size; i += 3) ref_setd(a, i, 0); /* some zeros */
@@ -44,7 +50,8 @@ static void check_unary(ref_op op) {
         ref_arr *a = unary_input(&r, op, t);
         nd_array *x = ndt_upload(a);
         nd_array *y = ndt_unary_fn(op)(x);
-        if ((op == R_NEG || op == R_SIGN || op == R_POSITIVE) && t == ND_BOOL) { /* NumPy: TypeError */
+        if (((op == R_NEG || op == R_SIGN || op == R_POSITIVE) && t == ND_BOOL) ||
+            (op == R_INVERT && ref_is_float(t))) { /* NumPy: TypeError */
             char fn[32];
             snprintf(fn, sizeof fn, "nd_%s", op == R_NEG ? "neg" : ref_op_name(op));
             cr_expect_null(y, "%s(bool) should fail as in NumPy", ref_op_name(op));
@@ -76,7 +83,9 @@ static void check_unary(ref_op op) {
             if (t == ND_BOOL) ct = rt = ND_INT8;
             break;
         case R_NOT: rt = ND_BOOL; break;
-        default: break;
+        default:
+            if (ref_op_is_cmp(op)) rt = ND_BOOL; /* predicates */
+            break;
         }
         ref_arr *want = ref_unary(op, a, ct, rt);
         double tol = ndt_rtol(rt);
@@ -120,6 +129,13 @@ NDT_TEST(elementwise, reciprocal) { check_unary(R_RECIPROCAL); }
 NDT_TEST(elementwise, trunc) { check_unary(R_TRUNC); }
 NDT_TEST(elementwise, sign) { check_unary(R_SIGN); }
 NDT_TEST(elementwise, positive) { check_unary(R_POSITIVE); }
+NDT_TEST(elementwise, isnan) { check_unary(R_ISNAN); }
+NDT_TEST(elementwise, isinf) { check_unary(R_ISINF); }
+NDT_TEST(elementwise, isfinite) { check_unary(R_ISFINITE); }
+NDT_TEST(elementwise, signbit) { check_unary(R_SIGNBIT); }
+NDT_TEST(elementwise, isposinf) { check_unary(R_ISPOSINF); }
+NDT_TEST(elementwise, isneginf) { check_unary(R_ISNEGINF); }
+NDT_TEST(elementwise, invert) { check_unary(R_INVERT); }
 
 static void binary_inputs(ndt_rng *r, ref_op op, nd_dtype t, ref_arr **a, ref_arr **b) {
     int fl = ref_is_float(t);
@@ -332,13 +348,13 @@ NDT_TEST(elementwise, special_values) {
                           R_CEIL, R_SQUARE, R_ARCSIN, R_ARCCOS, R_ARCTAN, R_SINH, R_COSH,
                           R_ARCSINH, R_ARCCOSH, R_ARCTANH, R_EXP2, R_EXPM1, R_LOG2, R_LOG10,
                           R_LOG1P, R_CBRT, R_RINT, R_RECIPROCAL, R_TRUNC, R_SIGN, R_POSITIVE,
-                          R_NOT};
+                          R_ISNAN, R_ISINF, R_ISFINITE, R_SIGNBIT, R_ISPOSINF, R_ISNEGINF, R_NOT};
     for (int k = 0; k < 4; k++) {
         ref_arr *a = ref_from_doubles(fts[k], 1, (int64_t[]){12}, sv);
         nd_array *x = ndt_upload(a);
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
             nd_array *y = ndt_unary_fn(ops[o])(x);
-            nd_dtype rt = ops[o] == R_NOT ? ND_BOOL : fts[k];
+            nd_dtype rt = ops[o] == R_NOT || ref_op_is_cmp(ops[o]) ? ND_BOOL : fts[k];
             ref_arr *want = ref_unary(ops[o], a, fts[k], rt);
             /* sin/cos of +-inf is NaN, of 300 fine; tolerance per dtype */
             double tol = ndt_rtol(rt);

@@ -182,15 +182,131 @@ NDT_TEST(numpy_ops, unary_math_broadcast_weak_scalar_fused) {
     expect_f32(d, dw, 3, 0, "sign(trunc(log10(reciprocal(b) * 1000))) - 1");
     const int8_t iv[3] = {1, -1, 2};
     nd_array *i = nd_from_host(iv, ND_INT8, ND_SHAPE(3, 1));
-    nd_array *e = nd_sub(nd_scalar(1.0), nd_reciprocal(i));
+    nd_scope_begin();
+    nd_array *e = nd_keep(nd_sub(nd_scalar(1.0), nd_reciprocal(i)));
+    nd_array *f = nd_keep(nd_add(nd_reciprocal(i), nd_scalar_int(3)));
+    nd_scope_end();
     cr_assert(e, "%s", nd_last_error());
     cr_expect_eq(nd_dtype_of(e), ND_FLOAT64, "1.0 - reciprocal(int8): float64 as NumPy 2.4");
     double ev[3];
     cr_assert_eq(nd_to_host(e, ev, sizeof ev), ND_OK);
     cr_expect(ev[0] == 0.0 && ev[1] == 2.0 && ev[2] == 1.0, "1.0 - reciprocal: %g %g %g", ev[0],
               ev[1], ev[2]);
-    nd_array *f = nd_add(nd_reciprocal(i), nd_scalar_int(3));
     const int8_t fw[3] = {4, 2, 3};
     expect_i8(f, ND_INT8, fw, 3, "reciprocal(int8) + 3");
     nd_free(a); nd_free(b); nd_free(c); nd_free(d); nd_free(i); nd_free(e); nd_free(f);
+}
+
+/* ------------------------------------------- predicates and invert */
+
+/* "0101..." -> bools */
+static void expect_bools(nd_array *got, const char *want, const char *what) {
+    cr_assert(got, "%s: %s", what, nd_last_error());
+    cr_assert_eq(nd_dtype_of(got), ND_BOOL, "%s: dtype %d, NumPy gives bool", what,
+                 nd_dtype_of(got));
+    int64_t n = (int64_t)strlen(want);
+    cr_assert_eq(nd_size(got), n, "%s: size", what);
+    uint8_t g[64];
+    cr_assert_eq(nd_to_host(got, g, sizeof g), ND_OK, "%s: %s", what, nd_last_error());
+    for (int64_t i = 0; i < n; i++)
+        cr_expect_eq(g[i], want[i] - '0', "%s: element %lld is %d, NumPy 2.4 gives %c", what,
+                     (long long)i, g[i], want[i]);
+}
+
+NDT_TEST(numpy_ops, predicates) {
+    /* NaN, -NaN, +-inf, +-0, +-1e-40 (float32 subnormals), 3.4e38 (inf in
+     * float16), -1 */
+    const float v[10] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 3.4e38f, -1.0f};
+    nd_array *x = nd_from_host(v, ND_FLOAT32, ND_SHAPE(10));
+    nd_array *h = nd_astype(x, ND_FLOAT16);
+    nd_array *(*const fns[6])(nd_array *) = {nd_isnan, nd_isinf, nd_isfinite,
+                                              nd_signbit, nd_isposinf, nd_isneginf};
+    const char *names[6] = {"isnan", "isinf", "isfinite", "signbit", "isposinf", "isneginf"};
+    /* as NumPy 2.4 printed them for the float32 values */
+    const char *want[6] = {"1100000000", "0011000000", "0000111111",
+                           "0101010101", "0010000000", "0001000000"};
+    for (int o = 0; o < 6; o++) {
+        nd_array *r = fns[o](x);
+        char what[64];
+        snprintf(what, sizeof what, "%s(float32)", names[o]);
+        expect_bools(r, want[o], what);
+        nd_free(r);
+    }
+    nd_array *r;
+    expect_bools(r = nd_signbit(h), "0101010101", "signbit(float16)"); nd_free(r);
+    expect_bools(r = nd_isinf(h), "0011000010", "isinf(float16): 3.4e38 overflows"); nd_free(r);
+    /* integers and bool: finite, never NaN; signbit is x < 0 */
+    const int8_t iv[4] = {-128, -1, 0, 127};
+    nd_array *i = nd_from_host(iv, ND_INT8, ND_SHAPE(4));
+    expect_bools(r = nd_signbit(i), "1100", "signbit(int8)"); nd_free(r);
+    expect_bools(r = nd_isfinite(i), "1111", "isfinite(int8)"); nd_free(r);
+    expect_bools(r = nd_isnan(i), "0000", "isnan(int8)"); nd_free(r);
+    const uint8_t bv[2] = {1, 0};
+    nd_array *b = nd_from_host(bv, ND_BOOL, ND_SHAPE(2));
+    expect_bools(r = nd_isinf(b), "00", "isinf(bool)"); nd_free(r);
+    /* invert: int8 [127 0 -1 -128], uint64 max, bool is logical not */
+    const int8_t inv[4] = {127, 0, -1, -128};
+    expect_i8(r = nd_invert(i), ND_INT8, inv, 4, "invert(int8)"); nd_free(r);
+    expect_bools(r = nd_bitwise_not(b), "01", "bitwise_not(bool)"); nd_free(r);
+    const uint64_t uv[3] = {0, 1, UINT64_MAX};
+    nd_array *u = nd_from_host(uv, ND_UINT64, ND_SHAPE(3));
+    uint64_t ug[3];
+    r = nd_invert(u);
+    cr_assert(r && nd_dtype_of(r) == ND_UINT64, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(r, ug, sizeof ug), ND_OK);
+    cr_expect(ug[0] == UINT64_MAX && ug[1] == UINT64_MAX - 1 && ug[2] == 0, "invert(uint64)");
+    nd_free(r);
+    cr_expect_null(nd_invert(x));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_invert");
+    nd_free(x); nd_free(h); nd_free(i); nd_free(b); nd_free(u);
+}
+
+NDT_TEST(numpy_ops, predicates_broadcast_weak_scalar_fused) {
+    /* a float32 (2,1), b float32 (3,), q = a / b:
+     *   np.where(np.isfinite(q), q, 0.5), np.signbit(q), np.isneginf(q)
+     * c int16 (2,1), d int16 (3,): np.invert(c + d * 2) -> int16;
+     * np.invert(uint8 + 200) stays uint8 (a weak Python int) */
+    const float av[2] = {1.0f, -2.0f}, bv[3] = {0.0f, -0.0f, 3.0f};
+    nd_array *a = nd_from_host(av, ND_FLOAT32, ND_SHAPE(2, 1));
+    nd_array *b = nd_from_host(bv, ND_FLOAT32, ND_SHAPE(3));
+    const int16_t cv[2] = {5, -6}, dv[3] = {1, 2, 3};
+    nd_array *c = nd_from_host(cv, ND_INT16, ND_SHAPE(2, 1));
+    nd_array *d = nd_from_host(dv, ND_INT16, ND_SHAPE(3));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats before, after;
+    nd_get_stats(&before);
+    nd_scope_begin();
+    nd_array *q = nd_div(a, b);
+    nd_array *w = nd_keep(nd_where(nd_isfinite(q), q, nd_scalar(0.5)));
+    nd_array *s = nd_keep(nd_signbit(q));
+    nd_array *ni = nd_keep(nd_isneginf(q));
+    nd_array *iv = nd_keep(nd_invert(nd_add(c, nd_mul(d, nd_scalar_int(2)))));
+    nd_scope_end();
+    cr_assert(w && s && ni && iv, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    /* everything of shape (2,3) in one fused kernel, q never in memory */
+    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "took %llu kernels",
+                 (unsigned long long)(after.kernels_run - before.kernels_run));
+    cr_expect_eq(after.values_materialised - before.values_materialised, 4,
+                 "%llu values went to memory; only the four results should",
+                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    const float ww[6] = {0.5f, 0.5f, 0x1.555556p-2f, 0.5f, 0.5f, -0x1.555556p-1f};
+    expect_f32(w, ww, 6, 0, "where(isfinite(a / b), a / b, 0.5)");
+    expect_bools(s, "010101", "signbit(a / b)");
+    expect_bools(ni, "010100", "isneginf(a / b)");
+    cr_expect_eq(nd_dtype_of(iv), ND_INT16);
+    int16_t ig[6];
+    cr_assert_eq(nd_to_host(iv, ig, sizeof ig), ND_OK);
+    const int16_t iw[6] = {-8, -10, -12, 3, 1, -1};
+    for (int k = 0; k < 6; k++) cr_expect_eq(ig[k], iw[k], "invert(c + d * 2)[%d] = %d", k, ig[k]);
+    const uint8_t u8[2] = {1, 2};
+    nd_array *u = nd_from_host(u8, ND_UINT8, ND_SHAPE(2));
+    nd_scope_begin();
+    nd_array *ui = nd_keep(nd_invert(nd_add(u, nd_scalar_int(200))));
+    nd_scope_end();
+    const int8_t uw[2] = {54, 53};
+    expect_i8(ui, ND_UINT8, uw, 2, "invert(uint8 + 200)");
+    nd_free(a); nd_free(b); nd_free(c); nd_free(d); nd_free(w); nd_free(s); nd_free(ni);
+    nd_free(iv); nd_free(u); nd_free(ui);
 }

@@ -54,7 +54,7 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 48, "tests/test_ops.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 55, "tests/test_ops.c: add the new op's reference");
 
 /* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
  * float-only operands, libm references in long double. */
@@ -63,6 +63,11 @@ _Static_assert(ND_NUM_ELEMENTWISE_OPS == 48, "tests/test_ops.c: add the new op's
     case ND_OP_COSH: case ND_OP_ARCSINH: case ND_OP_ARCCOSH: case ND_OP_ARCTANH:     \
     case ND_OP_EXP2: case ND_OP_EXPM1: case ND_OP_LOG2: case ND_OP_LOG10:            \
     case ND_OP_LOG1P: case ND_OP_CBRT
+
+/* Predicates: one operand of any dtype, result bool. */
+#define PRED_CASES                                                                   \
+    case ND_OP_ISNAN: case ND_OP_ISINF: case ND_OP_ISFINITE: case ND_OP_SIGNBIT:     \
+    case ND_OP_ISPOSINF: case ND_OP_ISNEGINF
 
 #define N 2048      /* points per kernel */
 #define MAX_D 13    /* dtypes per kernel */
@@ -82,7 +87,10 @@ static int op_takes(nd_op op, nd_dtype t) {
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
     case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_WHERE: case ND_OP_RECIPROCAL:
     case ND_OP_TRUNC: case ND_OP_SIGN:
+    PRED_CASES:
         return 1;
+    case ND_OP_INVERT: /* integers; the frontend maps bool to logical_not */
+        return !is_f(t) && t != ND_BOOL;
     case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS:
     case ND_OP_TANH: case ND_OP_TAN: case ND_OP_RINT:
     FLOAT_MATH_CASES:
@@ -96,6 +104,7 @@ static int op_takes(nd_op op, nd_dtype t) {
 static int op_is_cmp(nd_op op) {
     switch (op) {
     case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
+    PRED_CASES:
         return 1;
     default:
         return 0;
@@ -123,7 +132,8 @@ static int ulp_bound(nd_op op, nd_dtype t) {
      * others), glibc's libm-test-ulps up to 4 (cbrt of double) */
     FLOAT_MATH_CASES:
         return short_float ? 1 : 4;
-    case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN:
+    case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
+    PRED_CASES:
     case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
     case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
@@ -226,7 +236,8 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_MIN: return isnan(x) ? x : isnan(y) ? y : x <= y ? x : y;
     case ND_OP_CAST: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
     case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
-    case ND_OP_WHERE:
+    case ND_OP_WHERE: case ND_OP_INVERT:
+    PRED_CASES:
         break;
     }
     (void)t;
@@ -247,6 +258,7 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     /* NumPy's integer 1/x truncates: only 1 and -1 give nonzero */
     case ND_OP_RECIPROCAL: return sgn ? (xs == 1 || xs == -1 ? x : 0) : (xu == 1);
     case ND_OP_SIGN: return sgn ? (uint64_t)(int64_t)((xs > 0) - (xs < 0)) : (xu != 0);
+    case ND_OP_INVERT: return ~x;
     case ND_OP_SQUARE: return x * x;
     case ND_OP_ADD: return x + y;
     case ND_OP_SUB: return x - y;
@@ -260,6 +272,7 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT:
     FLOAT_MATH_CASES:
+    PRED_CASES:
         break;
     }
     return 0;
@@ -283,6 +296,31 @@ static int cmp_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b, int
     case ND_OP_LE: return lt || eq;
     case ND_OP_GT: return !lt && !eq && !un;
     case ND_OP_GE: return !lt && !un;
+    default: return -1;
+    }
+}
+
+/* NumPy's isnan .. isneginf: integers and bool are finite; signbit is the
+ * top bit of a float's storage (a NaN's too) and x < 0 of a signed
+ * integer. */
+static int pred_ref(nd_op op, nd_dtype t, const ref_arr *a, int64_t i) {
+    double v = is_f(t) ? ref_getd(a, i) : (double)sval(a, i);
+    int neg;
+    if (is_f(t)) {
+        size_t sz = ref_itemsize(t);
+        uint64_t bits = 0;
+        memcpy(&bits, a->data + (size_t)i * sz, sz);
+        neg = (int)(bits >> (8 * sz - 1)) & 1;
+    } else {
+        neg = ref_is_signed(t) && sval(a, i) < 0;
+    }
+    switch (op) {
+    case ND_OP_ISNAN: return isnan(v);
+    case ND_OP_ISINF: return isinf(v);
+    case ND_OP_ISFINITE: return isfinite(v);
+    case ND_OP_SIGNBIT: return neg;
+    case ND_OP_ISPOSINF: return isinf(v) && v > 0;
+    case ND_OP_ISNEGINF: return isinf(v) && v < 0;
     default: return -1;
     }
 }
@@ -319,6 +357,9 @@ static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_
     case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
         ref_setu(out, i, (uint64_t)cmp_ref(op, t, a, b, i));
         return;
+    PRED_CASES:
+        ref_setu(out, i, (uint64_t)pred_ref(op, t, a, i));
+        return;
     case ND_OP_LOGICAL_NOT: ref_setu(out, i, !ref_getu(a, i)); return;
     case ND_OP_LOGICAL_AND: ref_setu(out, i, ref_getu(a, i) && ref_getu(b, i)); return;
     case ND_OP_LOGICAL_OR: ref_setu(out, i, ref_getu(a, i) || ref_getu(b, i)); return;
@@ -326,7 +367,7 @@ static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_
     case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_RINT: case ND_OP_RECIPROCAL:
-    case ND_OP_TRUNC: case ND_OP_SIGN:
+    case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
     FLOAT_MATH_CASES:
         break;
     }
@@ -340,7 +381,7 @@ static int float_edges(nd_dtype t, double *e) {
     int n = 0;
     const double common[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.0, 3.0, -3.0, 7.0,
                              0.1, 1e-3, 10.0, 20.0, -20.0, 100.0, M_PI, -M_PI / 2, 1e6, 1e22,
-                             INFINITY, -INFINITY, NAN, 8388607.5, -8388607.5, 88.72283, 88.7229,
+                             INFINITY, -INFINITY, NAN, -NAN /* signbit */, 8388607.5, -8388607.5, 88.72283, 88.7229,
                              -87.33, -103.97, -104.0, 709.78, 709.79, -745.13, -746.0,
                              /* exp2's overflow and underflow edges */
                              128.0, -150.0, 1024.0, -1075.0};

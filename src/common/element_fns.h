@@ -18,9 +18,9 @@
  * math functions are built in), C11 and C++ alike, no nd types.
  *
  * Transcendentals (exp, log, sin, cos, tanh, tan, arcsin .. cbrt; pow of
- * floats) are the C99
- * functions here. The CPU backend computes float32/float64 exp, log, sin,
- * cos and float32 tanh with its vectorised loops instead (cpu_vmath.c), and
+ * floats) are the C99 functions here. The CPU backend computes
+ * float32/float64 exp, log, sin, cos and float32 tanh with its vectorised
+ * loops instead (cpu_vmath.c), and
  * CUDA's functions are its own: those ops agree across backends within the
  * ulps of their row in common/ops.h, every other op bit for bit. */
 #ifndef ND_COMMON_ELEMENT_FNS_H
@@ -65,6 +65,8 @@ typedef double F64_T;
     NDS_INLINE S##_T nds_##label##_##S(S##_T x) { return (S##_T)(expr); }
 #define NDS_BIN(label, S, expr)                                                                \
     NDS_INLINE S##_T nds_##label##_##S(S##_T x, S##_T y) { return (S##_T)(expr); }
+#define NDS_PRED(label, S, expr)                                                               \
+    NDS_INLINE BOOL_T nds_##label##_##S(S##_T x) { (void)x; return (BOOL_T)(expr); }
 #define NDS_CMP(label, S, expr)                                                                \
     NDS_INLINE BOOL_T nds_##label##_##S(S##_T x, S##_T y) { return (BOOL_T)(expr); }
 
@@ -91,6 +93,38 @@ NDS_CMP_SET(U64)
 NDS_CMP_SET(F32)
 NDS_CMP_SET(F64)
 
+/* Predicates (NumPy isnan, isinf, isfinite, signbit, isposinf, isneginf):
+ * integers and bool are finite, signbit of a signed integer is x < 0. The
+ * float signbit reads the sign bit, a NaN's too (NumPy: signbit(-nan) is
+ * True). */
+#define NDS_PRED_INT(S, NEG)                                                                   \
+    NDS_PRED(isnan, S, 0)                                                                      \
+    NDS_PRED(isinf, S, 0)                                                                      \
+    NDS_PRED(isfinite, S, 1)                                                                   \
+    NDS_PRED(signbit, S, NEG)                                                                  \
+    NDS_PRED(isposinf, S, 0)                                                                   \
+    NDS_PRED(isneginf, S, 0)
+NDS_PRED_INT(BOOL, 0)
+NDS_PRED_INT(I8, x < 0)
+NDS_PRED_INT(I16, x < 0)
+NDS_PRED_INT(I32, x < 0)
+NDS_PRED_INT(I64, x < 0)
+NDS_PRED_INT(U8, 0)
+NDS_PRED_INT(U16, 0)
+NDS_PRED_INT(U32, 0)
+NDS_PRED_INT(U64, 0)
+/* x - x is 0 for finite x and NaN for NaN and +-inf: no isnan/isinf
+ * macros (NVRTC's are functions, C's are macros). */
+#define NDS_PRED_FLOAT(S, SUF)                                                                 \
+    NDS_PRED(isnan, S, x != x)                                                                 \
+    NDS_PRED(isinf, S, x == x && x - x != x - x)                                               \
+    NDS_PRED(isfinite, S, x - x == x - x)                                                      \
+    NDS_PRED(signbit, S, copysign##SUF((S##_T)1, x) < 0)                                       \
+    NDS_PRED(isposinf, S, x > 0 && x - x != x - x)                                             \
+    NDS_PRED(isneginf, S, x < 0 && x - x != x - x)
+NDS_PRED_FLOAT(F32, f)
+NDS_PRED_FLOAT(F64, )
+
 /* --------------------------------------------------------------- integers */
 
 /* Integer power by repeated squaring, wrapping. */
@@ -113,6 +147,7 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_UN(ceil, S, x)                                                                         \
     NDS_UN(neg, S, (W)0 - (W)x)                                                                \
     NDS_UN(trunc, S, x)                                                                        \
+    NDS_UN(invert, S, ~(W)x)                                                                   \
     NDS_BIN(add, S, (W)x + (W)y)                                                               \
     NDS_BIN(sub, S, (W)x - (W)y)                                                               \
     NDS_BIN(mul, S, (W)x * (W)y)                                                               \

@@ -16,7 +16,11 @@ typedef enum {
                        integers and bool in float64; the frontend gives
                        integer inputs a float result (NumPy: int8 -> float16,
                        int16 -> float32, wider -> float64)                   */
-    ND_OPK_CMP,     /* operands in their common dtype, result bool            */
+    ND_OPK_CMP,     /* operands in their common dtype (one operand: its own),
+                       result bool: comparisons and predicates (isnan, ...)  */
+    ND_OPK_INT,     /* integer-only (bitwise): I8 .. U64, computed in their
+                       own dtype; the frontend maps bool to the logical op
+                       and refuses floats                                     */
     ND_OPK_LOGICAL, /* operands and result bool                               */
     ND_OPK_WHERE    /* a bool condition, b and c in the result dtype          */
 } nd_op_kind;
@@ -59,6 +63,10 @@ typedef enum {
  *                 included) -> 0
  *   TRUNC         toward zero; integers are the integer
  *   SIGN          -1, 0 or 1; NaN stays NaN, -0.0 gives +0.0 (NumPy)
+ *   ISNAN .. ISNEGINF  predicates of one operand of any dtype (integers and
+ *                 bool are finite; SIGNBIT reads the sign bit, of a NaN
+ *                 too, and x < 0 of a signed integer)
+ *   INVERT        bitwise not of an integer (~x)
  *
  * Adding an op: docs/adding-an-op.md. */
 #define ND_ELEMENTWISE_OPS(X)                          \
@@ -93,6 +101,13 @@ typedef enum {
     X(FLOOR, 1, floor, ND_OPK_NUM, 0)                  \
     X(CEIL, 1, ceil, ND_OPK_NUM, 0)                    \
     X(SQUARE, 1, square, ND_OPK_NUM, 0)                \
+    X(ISNAN, 1, isnan, ND_OPK_CMP, 0)                  \
+    X(ISINF, 1, isinf, ND_OPK_CMP, 0)                  \
+    X(ISFINITE, 1, isfinite, ND_OPK_CMP, 0)            \
+    X(SIGNBIT, 1, signbit, ND_OPK_CMP, 0)              \
+    X(ISPOSINF, 1, isposinf, ND_OPK_CMP, 0)            \
+    X(ISNEGINF, 1, isneginf, ND_OPK_CMP, 0)            \
+    X(INVERT, 1, invert, ND_OPK_INT, 0)                \
     X(LOGICAL_NOT, 1, not, ND_OPK_LOGICAL, 0)          \
     X(ADD, 2, add, ND_OPK_NUM, 0)                      \
     X(SUB, 2, sub, ND_OPK_NUM, 0)                      \
@@ -137,7 +152,8 @@ static inline nd_op_kind nd_op_kind_of(nd_op op) {
     return (unsigned)op < ND_NUM_ELEMENTWISE_OPS ? (nd_op_kind)kinds[op] : ND_OPK_CAST;
 }
 
-/* 1 for EQ..GE (result bool whatever the compute dtype). */
+/* 1 for EQ..GE and the predicates ISNAN..ISNEGINF (result bool whatever
+ * the compute dtype; operands in their common dtype). */
 static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND_OPK_CMP; }
 
 /* The dtype op computes in when its operands (comparisons) or its result
@@ -151,6 +167,7 @@ static inline int nd_op_compute_dtype(nd_op op, int t) {
     switch (nd_op_kind_of(op)) {
     case ND_OPK_CAST:
     case ND_OPK_WHERE:
+    case ND_OPK_INT:
         return t;
     case ND_OPK_LOGICAL:
         return B;

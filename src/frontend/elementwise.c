@@ -76,6 +76,17 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     case ND_OP_RECIPROCAL:
         if (k == ND_KIND_BOOL) cdtype = dtype = ND_INT8; /* NumPy's loops start at int8 */
         break;
+    case ND_OP_ISNAN: case ND_OP_ISINF: case ND_OP_ISFINITE: case ND_OP_SIGNBIT:
+    case ND_OP_ISPOSINF: case ND_OP_ISNEGINF:
+        dtype = ND_BOOL; /* computed in a's dtype, every dtype allowed */
+        break;
+    case ND_OP_INVERT:
+        if (k == ND_KIND_BOOL) op = ND_OP_LOGICAL_NOT; /* NumPy: ~ of bool is not */
+        else if (k == ND_KIND_FLOAT)
+            return dtype_error(fn, "bitwise not", t,
+                               "NumPy's invert takes integers and bool; use nd_astype to an "
+                               "integer dtype first");
+        break;
     case ND_OP_SQUARE:
         if (k == ND_KIND_BOOL) cdtype = dtype = ND_INT8; /* NumPy's square loops start at int8 */
         break;
@@ -148,6 +159,14 @@ UNARY(nd_rint, ND_OP_RINT)
 UNARY(nd_reciprocal, ND_OP_RECIPROCAL)
 UNARY(nd_trunc, ND_OP_TRUNC)
 UNARY(nd_sign, ND_OP_SIGN)
+UNARY(nd_isnan, ND_OP_ISNAN)
+UNARY(nd_isinf, ND_OP_ISINF)
+UNARY(nd_isfinite, ND_OP_ISFINITE)
+UNARY(nd_signbit, ND_OP_SIGNBIT)
+UNARY(nd_isposinf, ND_OP_ISPOSINF)
+UNARY(nd_isneginf, ND_OP_ISNEGINF)
+UNARY(nd_invert, ND_OP_INVERT)
+UNARY(nd_bitwise_not, ND_OP_INVERT)
 #undef UNARY
 
 /* The identity of every dtype but bool (NumPy has no boolean positive): a

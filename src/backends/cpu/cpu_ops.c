@@ -56,9 +56,19 @@ size_t nd_cpu_dtype_size(int t) {
         for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i], b[i]);    \
     }
 
+#define LOOP_PRED(label, S)                                                      \
+    MULTI(label##_##S) {                                                         \
+        BOOL_T *restrict o = (BOOL_T *)o_;                                       \
+        const S##_T *a = (const S##_T *)a_;                                      \
+        (void)b_, (void)c_;                                                      \
+        for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i]);          \
+    }
+
 #define CMP_SET(S)                                                               \
     LOOP_BIN(eq, S, BOOL_T) LOOP_BIN(ne, S, BOOL_T) LOOP_BIN(lt, S, BOOL_T)      \
-    LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)
+    LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)      \
+    LOOP_PRED(isnan, S) LOOP_PRED(isinf, S) LOOP_PRED(isfinite, S)               \
+    LOOP_PRED(signbit, S) LOOP_PRED(isposinf, S) LOOP_PRED(isneginf, S)
 CMP_SET(BOOL)
 CMP_SET(I8)
 CMP_SET(I16)
@@ -77,16 +87,17 @@ CMP_SET(F64)
     LOOP_BIN(mul, S, S##_T) LOOP_BIN(div, S, S##_T) LOOP_BIN(pow, S, S##_T)      \
     LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) LOOP_UN(trunc, S)    \
     LOOP_UN(sign, S) LOOP_UN(reciprocal, S)
-NUM_SET(I8)
-NUM_SET(I16)
-NUM_SET(I32)
-NUM_SET(I64)
-NUM_SET(U8)
-NUM_SET(U16)
-NUM_SET(U32)
-NUM_SET(U64)
 NUM_SET(F32)
 NUM_SET(F64)
+#define INT_SET(S) NUM_SET(S) LOOP_UN(invert, S)
+INT_SET(I8)
+INT_SET(I16)
+INT_SET(I32)
+INT_SET(I64)
+INT_SET(U8)
+INT_SET(U16)
+INT_SET(U32)
+INT_SET(U64)
 LOOP_UN(tanh, F64)
 /* The float-only math below is scalar libm per element (no vectorised
  * array function yet): correct, but slower on the CPU than exp/log/sin. */
@@ -159,7 +170,10 @@ WHERE_FN(where_8, uint64_t)
 /* ----------------------------------------------------------------- table */
 #define ROW_CMP(S, D)                                                            \
     [ND_OP_EQ][D] = eq_##S, [ND_OP_NE][D] = ne_##S, [ND_OP_LT][D] = lt_##S,      \
-    [ND_OP_LE][D] = le_##S, [ND_OP_GT][D] = gt_##S, [ND_OP_GE][D] = ge_##S
+    [ND_OP_LE][D] = le_##S, [ND_OP_GT][D] = gt_##S, [ND_OP_GE][D] = ge_##S,      \
+    [ND_OP_ISNAN][D] = isnan_##S, [ND_OP_ISINF][D] = isinf_##S,                  \
+    [ND_OP_ISFINITE][D] = isfinite_##S, [ND_OP_SIGNBIT][D] = signbit_##S,        \
+    [ND_OP_ISPOSINF][D] = isposinf_##S, [ND_OP_ISNEGINF][D] = isneginf_##S
 #define ROW_NUM(S, D)                                                            \
     [ND_OP_NEG][D] = neg_##S, [ND_OP_ABS][D] = abs_##S,                          \
     [ND_OP_SQUARE][D] = square_##S, [ND_OP_ADD][D] = add_##S,                    \
@@ -167,7 +181,7 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_POW][D] = pow_##S, [ND_OP_MAX][D] = maximum_##S, [ND_OP_MIN][D] = minimum_##S, \
     [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, [ND_OP_TRUNC][D] = trunc_##S, \
     [ND_OP_SIGN][D] = sign_##S, [ND_OP_RECIPROCAL][D] = reciprocal_##S, ROW_CMP(S, D)
-#define ROW_INT(S, D) ROW_NUM(S, D)
+#define ROW_INT(S, D) ROW_NUM(S, D), [ND_OP_INVERT][D] = invert_##S
 #define ROW_FLOAT(S, D)                                                          \
     ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S, \
@@ -181,7 +195,7 @@ WHERE_FN(where_8, uint64_t)
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 48, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 55, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
