@@ -312,6 +312,43 @@ ND_API nd_array *nd_le(nd_array *a, nd_array *b);
 ND_API nd_array *nd_gt(nd_array *a, nd_array *b);
 ND_API nd_array *nd_ge(nd_array *a, nd_array *b);
 
+/* Binary float math (NumPy's names; integer and bool operands give NumPy's
+ * float dtype, e.g. int8 -> float16, and take any Python int). arctan2(a,
+ * b) is the angle of (b, a); arctan2 and hypot are within 3 ulp on every
+ * backend; copysign is exact (the sign of b, a NaN's sign bit too). Errors:
+ * ND_ERR_SHAPE (no broadcast), ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_arctan2(nd_array *a, nd_array *b);
+ND_API nd_array *nd_hypot(nd_array *a, nd_array *b);
+ND_API nd_array *nd_copysign(nd_array *a, nd_array *b);
+/* fmax/fmin ignore NaN (NaN only where both are; of +0 and -0 the first),
+ * integers as nd_maximum/nd_minimum, bool as or/and. */
+ND_API nd_array *nd_fmax(nd_array *a, nd_array *b);
+ND_API nd_array *nd_fmin(nd_array *a, nd_array *b);
+
+/* Integer division family, NumPy semantics without its warnings and never a
+ * trap: nd_floor_divide (//) rounds toward -inf; nd_remainder (%, also
+ * nd_mod) takes the sign of the divisor, nd_fmod that of the dividend.
+ * Integers: x // 0, x % 0 and fmod(x, 0) are 0, MIN // -1 is MIN, MIN % -1
+ * is 0. Floats: NumPy's divmod (x // 0.0 is x / 0.0, x % 0.0 NaN,
+ * -0.5 % inf is inf as NumPy). bool computes in int8. Exact on every
+ * backend. Errors: ND_ERR_DTYPE (a Python int out of the array's range),
+ * ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_floor_divide(nd_array *a, nd_array *b);
+ND_API nd_array *nd_remainder(nd_array *a, nd_array *b);
+ND_API nd_array *nd_mod(nd_array *a, nd_array *b);
+ND_API nd_array *nd_fmod(nd_array *a, nd_array *b);
+
+/* Logical ops of any dtypes (each operand != 0, NaN is true), result bool. */
+ND_API nd_array *nd_logical_and(nd_array *a, nd_array *b);
+ND_API nd_array *nd_logical_or(nd_array *a, nd_array *b);
+ND_API nd_array *nd_logical_xor(nd_array *a, nd_array *b);
+/* Bitwise ops of integers in their promoted dtype; of bool they are the
+ * logical ops. Errors: ND_ERR_DTYPE (a float operand, or a Python int out of
+ * range), ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_bitwise_and(nd_array *a, nd_array *b);
+ND_API nd_array *nd_bitwise_or(nd_array *a, nd_array *b);
+ND_API nd_array *nd_bitwise_xor(nd_array *a, nd_array *b);
+
 /* Unary ops. Transcendentals of integer inputs give floats as NumPy
  * (int8 -> float16, int16 -> float32, int32/int64 -> float64). */
 ND_API nd_array *nd_neg(nd_array *a);

@@ -317,6 +317,20 @@ ndt_bin_fn ndt_binary_fn(ref_op op) {
     case R_LT: return nd_lt;
     case R_LE: return nd_le;
     case R_GT: return nd_gt;
+    case R_ARCTAN2: return nd_arctan2;
+    case R_HYPOT: return nd_hypot;
+    case R_COPYSIGN: return nd_copysign;
+    case R_FMAX: return nd_fmax;
+    case R_FMIN: return nd_fmin;
+    case R_FLOOR_DIVIDE: return nd_floor_divide;
+    case R_REMAINDER: return nd_remainder;
+    case R_FMOD: return nd_fmod;
+    case R_LOGICAL_AND: return nd_logical_and;
+    case R_LOGICAL_OR: return nd_logical_or;
+    case R_LOGICAL_XOR: return nd_logical_xor;
+    case R_BITWISE_AND: return nd_bitwise_and;
+    case R_BITWISE_OR: return nd_bitwise_or;
+    case R_BITWISE_XOR: return nd_bitwise_xor;
     default: return nd_ge;
     }
 }

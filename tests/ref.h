@@ -68,10 +68,14 @@ typedef enum {
     R_POSITIVE, R_ISNAN, R_ISINF, R_ISFINITE, R_SIGNBIT, R_ISPOSINF, R_ISNEGINF, R_INVERT,
     R_NOT, /* last of the unary ops */
     R_ADD, R_SUB, R_MUL, R_DIV, R_POW, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_LE, R_GT, R_GE,
+    R_ARCTAN2, R_HYPOT, R_COPYSIGN, R_FMAX, R_FMIN, R_FLOOR_DIVIDE, R_REMAINDER, R_FMOD,
+    R_LOGICAL_AND, R_LOGICAL_OR, R_LOGICAL_XOR, R_BITWISE_AND, R_BITWISE_OR, R_BITWISE_XOR,
     R_NUM_OPS
 } ref_op;
 int ref_op_is_unary(ref_op op);
-int ref_op_is_cmp(ref_op op); /* result bool, operands in their own dtype: EQ..GE, ISNAN..ISNEGINF */
+/* result bool, operands in their own dtype: EQ..GE, ISNAN..ISNEGINF,
+ * LOGICAL_AND..LOGICAL_XOR */
+int ref_op_is_cmp(ref_op op);
 const char *ref_op_name(ref_op op);
 /* Unary op: the input is cast to ct first, the result is stored as rt. */
 ref_arr *ref_unary(ref_op op, const ref_arr *a, nd_dtype ct, nd_dtype rt);

@@ -125,7 +125,9 @@ static void free_inputs(inputs *in) {
 
 static int op_defined(ref_op op, nd_dtype t) {
     /* NumPy: TypeError */
-    if (op == R_INVERT && ref_is_float(t)) return 0;
+    if ((op == R_INVERT || op == R_BITWISE_AND || op == R_BITWISE_OR || op == R_BITWISE_XOR) &&
+        ref_is_float(t))
+        return 0;
     return !(t == ND_BOOL && (op == R_NEG || op == R_SUB || op == R_SIGN || op == R_POSITIVE));
 }
 

@@ -146,6 +146,16 @@ static void binary_inputs(ndt_rng *r, ref_op op, nd_dtype t, ref_arr **a, ref_ar
         if (ref_is_signed(t) || fl)
             for (int64_t i = 0; i < (*b)->size; i += 2) ref_setd(*b, i, -ref_getd(*b, i));
         return;
+    case R_FLOOR_DIVIDE: case R_REMAINDER: case R_FMOD:
+        /* signed divisors, some zero, and the INT_MIN // -1 pair */
+        *a = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand_bits(r, t, 2, SHAPE);
+        *b = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand(r, t, 2, SHAPE, -5, 5);
+        for (int64_t i = 0; i < (*b)->size; i += 7) ref_setd(*b, i, 0);
+        if (ref_is_signed(t)) {
+            ref_setu(*a, 1, (uint64_t)1 << (8 * ref_itemsize(t) - 1)); /* MIN */
+            ref_setd(*b, 1, -1);
+        }
+        return;
     case R_POW:
         *a = fl ? ndt_rand(r, t, 2, SHAPE, 0.5, 3) : ndt_rand(r, t, 2, SHAPE, -9, 9);
         *b = fl ? ndt_rand(r, t, 2, SHAPE, -2, 2) : ndt_rand(r, t, 2, SHAPE, 0, 5);
@@ -167,13 +177,19 @@ static void check_binary(ref_op op) {
         binary_inputs(&r, op, t, &a, &b);
         nd_array *x = ndt_upload(a), *y = ndt_upload(b);
         nd_array *z = ndt_binary_fn(op)(x, y);
-        if (op == R_SUB && t == ND_BOOL) { /* NumPy: TypeError */
-            cr_expect_null(z, "sub(bool, bool) should fail as in NumPy");
-            NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_sub");
+        int bitwise = op == R_BITWISE_AND || op == R_BITWISE_OR || op == R_BITWISE_XOR;
+        if ((op == R_SUB && t == ND_BOOL) || (bitwise && ref_is_float(t))) { /* NumPy: TypeError */
+            char fn[32];
+            snprintf(fn, sizeof fn, "nd_%s", ref_op_name(op));
+            cr_expect_null(z, "%s(%s) should fail as in NumPy", ref_op_name(op), ref_dtype_name(t));
+            NDT_EXPECT_ERR(ND_ERR_DTYPE, fn);
         } else {
             nd_dtype ct = t, rt = t;
             if (op == R_DIV && !ref_is_float(t)) ct = rt = ND_FLOAT64;
-            if (op == R_POW && t == ND_BOOL) ct = rt = ND_INT8;
+            if (op == R_ARCTAN2 || op == R_HYPOT || op == R_COPYSIGN) ct = rt = ref_float_result(t);
+            if ((op == R_POW || op == R_FLOOR_DIVIDE || op == R_REMAINDER || op == R_FMOD) &&
+                t == ND_BOOL)
+                ct = rt = ND_INT8;
             if (ref_op_is_cmp(op)) rt = ND_BOOL;
             ref_arr *want = ref_binary(op, a, b, ct, rt);
             double tol = ndt_rtol(rt);
@@ -196,6 +212,20 @@ NDT_TEST(elementwise, div) { check_binary(R_DIV); }
 NDT_TEST(elementwise, pow) { check_binary(R_POW); }
 NDT_TEST(elementwise, maximum) { check_binary(R_MAX); }
 NDT_TEST(elementwise, minimum) { check_binary(R_MIN); }
+NDT_TEST(elementwise, arctan2) { check_binary(R_ARCTAN2); }
+NDT_TEST(elementwise, hypot) { check_binary(R_HYPOT); }
+NDT_TEST(elementwise, copysign) { check_binary(R_COPYSIGN); }
+NDT_TEST(elementwise, fmax) { check_binary(R_FMAX); }
+NDT_TEST(elementwise, fmin) { check_binary(R_FMIN); }
+NDT_TEST(elementwise, floor_divide) { check_binary(R_FLOOR_DIVIDE); }
+NDT_TEST(elementwise, remainder) { check_binary(R_REMAINDER); }
+NDT_TEST(elementwise, fmod) { check_binary(R_FMOD); }
+NDT_TEST(elementwise, logical_and) { check_binary(R_LOGICAL_AND); }
+NDT_TEST(elementwise, logical_or) { check_binary(R_LOGICAL_OR); }
+NDT_TEST(elementwise, logical_xor) { check_binary(R_LOGICAL_XOR); }
+NDT_TEST(elementwise, bitwise_and) { check_binary(R_BITWISE_AND); }
+NDT_TEST(elementwise, bitwise_or) { check_binary(R_BITWISE_OR); }
+NDT_TEST(elementwise, bitwise_xor) { check_binary(R_BITWISE_XOR); }
 NDT_TEST(elementwise, eq) { check_binary(R_EQ); }
 NDT_TEST(elementwise, ne) { check_binary(R_NE); }
 NDT_TEST(elementwise, lt) { check_binary(R_LT); }

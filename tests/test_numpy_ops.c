@@ -310,3 +310,208 @@ NDT_TEST(numpy_ops, predicates_broadcast_weak_scalar_fused) {
     nd_free(a); nd_free(b); nd_free(c); nd_free(d); nd_free(w); nd_free(s); nd_free(ni);
     nd_free(iv); nd_free(u); nd_free(ui);
 }
+
+/* ------------------------------------------------------ binary ops */
+
+/* float64 pairs: signed zeros, zero divisors, infinities, NaN, a
+ * subnormal divisor, and np.<op>(a, b) as NumPy 2.4 printed it */
+static const double g3_a[20] = {0x1.c000000000000p+2, -0x1.c000000000000p+2, 0x1.c000000000000p+2, -0x1.c000000000000p+2, 0x0.0p+0, -0x0.0p+0, 0x1.0000000000000p+0, -0x1.0000000000000p+0, 0x0.0p+0, INFINITY, 0x1.4000000000000p+2, NAN, 0x1.1ccf385ebc8a0p+1023, 0x1.0000000000000p-1, -0x1.0000000000000p-1, -0x0.0p+0, 0x1.8000000000000p+1, NAN, -INFINITY, 0x1.4000000000000p+1};
+static const double g3_b[20] = {0x1.0000000000000p+1, 0x1.0000000000000p+1, -0x1.0000000000000p+1, -0x1.0000000000000p+1, 0x0.0p+0, 0x1.0000000000000p+0, 0x0.0p+0, 0x0.0p+0, -0x1.0000000000000p+0, 0x1.0000000000000p+1, INFINITY, 0x1.0000000000000p+0, 0x0.730d67819e8d2p-1022, INFINITY, INFINITY, 0x0.0p+0, NAN, NAN, -0x1.0000000000000p+0, -0x0.0p+0};
+static const double g3_want[8][20] = {
+    /* arctan2 */ {0x1.4ae10fc6589a5p+0, -0x1.4ae10fc6589a5p+0, 0x1.d95e5ac22d08cp+0, -0x1.d95e5ac22d08cp+0, 0x0.0p+0, -0x0.0p+0, 0x1.921fb54442d18p+0, -0x1.921fb54442d18p+0, 0x1.921fb54442d18p+1, 0x1.921fb54442d18p+0, 0x0.0p+0, NAN, 0x1.921fb54442d18p+0, 0x0.0p+0, -0x0.0p+0, -0x0.0p+0, NAN, NAN, -0x1.921fb54442d18p+0, 0x1.921fb54442d18p+0},
+    /* hypot */ {0x1.d1ed52076fbe9p+2, 0x1.d1ed52076fbe9p+2, 0x1.d1ed52076fbe9p+2, 0x1.d1ed52076fbe9p+2, 0x0.0p+0, 0x1.0000000000000p+0, 0x1.0000000000000p+0, 0x1.0000000000000p+0, 0x1.0000000000000p+0, INFINITY, INFINITY, NAN, 0x1.1ccf385ebc8a0p+1023, INFINITY, INFINITY, 0x0.0p+0, NAN, NAN, INFINITY, 0x1.4000000000000p+1},
+    /* copysign */ {0x1.c000000000000p+2, 0x1.c000000000000p+2, -0x1.c000000000000p+2, -0x1.c000000000000p+2, 0x0.0p+0, 0x0.0p+0, 0x1.0000000000000p+0, 0x1.0000000000000p+0, -0x0.0p+0, INFINITY, 0x1.4000000000000p+2, NAN, 0x1.1ccf385ebc8a0p+1023, 0x1.0000000000000p-1, 0x1.0000000000000p-1, 0x0.0p+0, 0x1.8000000000000p+1, NAN, -INFINITY, -0x1.4000000000000p+1},
+    /* fmax */ {0x1.c000000000000p+2, 0x1.0000000000000p+1, 0x1.c000000000000p+2, -0x1.0000000000000p+1, 0x0.0p+0, 0x1.0000000000000p+0, 0x1.0000000000000p+0, 0x0.0p+0, 0x0.0p+0, INFINITY, INFINITY, 0x1.0000000000000p+0, 0x1.1ccf385ebc8a0p+1023, INFINITY, INFINITY, 0x0.0p+0, 0x1.8000000000000p+1, NAN, -0x1.0000000000000p+0, 0x1.4000000000000p+1},
+    /* fmin */ {0x1.0000000000000p+1, -0x1.c000000000000p+2, -0x1.0000000000000p+1, -0x1.c000000000000p+2, 0x0.0p+0, -0x0.0p+0, 0x0.0p+0, -0x1.0000000000000p+0, -0x1.0000000000000p+0, 0x1.0000000000000p+1, 0x1.4000000000000p+2, 0x1.0000000000000p+0, 0x0.730d67819e8d2p-1022, 0x1.0000000000000p-1, -0x1.0000000000000p-1, 0x0.0p+0, 0x1.8000000000000p+1, NAN, -INFINITY, -0x0.0p+0},
+    /* floor_divide */ {0x1.8000000000000p+1, -0x1.0000000000000p+2, -0x1.0000000000000p+2, 0x1.8000000000000p+1, NAN, -0x0.0p+0, INFINITY, -INFINITY, -0x0.0p+0, NAN, 0x0.0p+0, NAN, INFINITY, 0x0.0p+0, -0x1.0000000000000p+0, NAN, NAN, NAN, NAN, -INFINITY},
+    /* remainder */ {0x1.0000000000000p+0, 0x1.0000000000000p+0, -0x1.0000000000000p+0, -0x1.0000000000000p+0, NAN, 0x0.0p+0, NAN, NAN, -0x0.0p+0, NAN, 0x1.4000000000000p+2, NAN, 0x0.28401cf53d610p-1022, 0x1.0000000000000p-1, INFINITY, NAN, NAN, NAN, NAN, NAN},
+    /* fmod */ {0x1.0000000000000p+0, -0x1.0000000000000p+0, 0x1.0000000000000p+0, -0x1.0000000000000p+0, NAN, -0x0.0p+0, NAN, NAN, 0x0.0p+0, NAN, 0x1.4000000000000p+2, NAN, 0x0.28401cf53d610p-1022, 0x1.0000000000000p-1, -0x1.0000000000000p-1, NAN, NAN, NAN, NAN, NAN},
+};
+
+static int64_t f64_ulps(double a, double b) {
+    int64_t ia, ib;
+    memcpy(&ia, &a, 8);
+    memcpy(&ib, &b, 8);
+    int64_t oa = ia < 0 ? -(ia & INT64_MAX) : ia, ob = ib < 0 ? -(ib & INT64_MAX) : ib;
+    return oa > ob ? oa - ob : ob - oa;
+}
+
+NDT_TEST(numpy_ops, binary_float64) {
+    const int64_t n = sizeof g3_a / sizeof *g3_a;
+    nd_array *a = nd_from_host(g3_a, ND_FLOAT64, ND_SHAPE(n));
+    nd_array *b = nd_from_host(g3_b, ND_FLOAT64, ND_SHAPE(n));
+    nd_array *(*const fns[8])(nd_array *, nd_array *) = {
+        nd_arctan2, nd_hypot, nd_copysign, nd_fmax, nd_fmin, nd_floor_divide, nd_remainder, nd_fmod};
+    const char *names[8] = {"arctan2", "hypot", "copysign", "fmax", "fmin", "floor_divide",
+                            "remainder", "fmod"};
+    for (int o = 0; o < 8; o++) {
+        nd_array *r = fns[o](a, b);
+        cr_assert(r && nd_dtype_of(r) == ND_FLOAT64, "%s: %s", names[o], nd_last_error());
+        double g[32];
+        cr_assert_eq(nd_to_host(r, g, sizeof g), ND_OK);
+        for (int64_t i = 0; i < n; i++) {
+            double w = g3_want[o][i];
+            int ok;
+            if (isnan(w)) ok = isnan(g[i]);
+            /* fmax/fmin(-0.0, +0.0): NumPy 2.4 gives +0.0 from its SIMD loop
+             * (this 20-element array) and -0.0, the first operand, from its
+             * scalar loop (short arrays); nd gives the first operand always */
+            else if ((o == 3 || o == 4) && i == 15) ok = g[i] == 0 && signbit(g[i]);
+            else if (w == 0 || isinf(w) || o >= 2) ok = memcmp(&g[i], &w, 8) == 0; /* exact */
+            else ok = f64_ulps(g[i], w) <= 2; /* arctan2, hypot: CUDA's 2 ulp */
+            cr_expect(ok, "%s(%a, %a) is %a, NumPy 2.4 gives %a", names[o], g3_a[i], g3_b[i], g[i], w);
+        }
+        nd_free(r);
+    }
+    /* mod is remainder under NumPy's other name */
+    nd_scope_begin();
+    nd_array *m = nd_mod(a, b), *rm = nd_remainder(a, b);
+    nd_array *same = nd_logical_or(nd_eq(m, rm), nd_logical_and(nd_isnan(m), nd_isnan(rm)));
+    cr_expect_eq(nd_item(nd_all(same, ND_ALL_AXES)), 1.0, "nd_mod == nd_remainder");
+    nd_scope_end();
+    /* logical ops of floats: != 0, NaN is true */
+    nd_array *r;
+    r = nd_logical_and(a, b); expect_bools(r, "11110000011111101110", "logical_and(f64)"); nd_free(r);
+    r = nd_logical_or(a, b); expect_bools(r, "11110111111111101111", "logical_or(f64)"); nd_free(r);
+    r = nd_logical_xor(a, b); expect_bools(r, "00000111100000000001", "logical_xor(f64)"); nd_free(r);
+    nd_free(a); nd_free(b);
+}
+
+NDT_TEST(numpy_ops, binary_integers) {
+    const int8_t av[10] = {7, -7, 7, -7, 0, -128, -128, 5, 127, -1};
+    const int8_t bv[10] = {2, 2, -2, -2, 0, -1, 0, 0, -128, 3};
+    nd_array *a = nd_from_host(av, ND_INT8, ND_SHAPE(10)), *b = nd_from_host(bv, ND_INT8, ND_SHAPE(10));
+    /* NumPy 2.4's int8 results; no traps: -128 // -1 is -128, x // 0 and
+     * x % 0 are 0 */
+    const int8_t want[8][10] = {
+        {3, -4, -4, 3, 0, -128, 0, 0, -1, -1},       /* floor_divide */
+        {1, 1, -1, -1, 0, 0, 0, 0, -1, 2},           /* remainder */
+        {1, -1, 1, -1, 0, 0, 0, 0, 127, -1},         /* fmod */
+        {2, 0, 6, -8, 0, -128, 0, 0, 0, 3},          /* bitwise_and */
+        {7, -5, -1, -1, 0, -1, -128, 5, -1, -1},     /* bitwise_or */
+        {5, -5, -7, 7, 0, 127, -128, 5, -1, -4},     /* bitwise_xor */
+        {7, 2, 7, -2, 0, -1, 0, 5, 127, 3},          /* fmax */
+        {2, -7, -2, -7, 0, -128, -128, 0, -128, -1}, /* fmin */
+    };
+    nd_array *(*const fns[8])(nd_array *, nd_array *) = {
+        nd_floor_divide, nd_remainder, nd_fmod, nd_bitwise_and, nd_bitwise_or, nd_bitwise_xor,
+        nd_fmax, nd_fmin};
+    const char *names[8] = {"floor_divide", "remainder", "fmod", "bitwise_and", "bitwise_or",
+                            "bitwise_xor", "fmax", "fmin"};
+    for (int o = 0; o < 8; o++) {
+        nd_array *r = fns[o](a, b);
+        expect_i8(r, ND_INT8, want[o], 10, names[o]);
+        nd_free(r);
+    }
+    /* int64 MIN // -1, MIN % 3, fmod(MIN, 3), x // 0 */
+    const int64_t la[4] = {INT64_MIN, INT64_MIN, INT64_MIN, 5}, lb[4] = {-1, 3, 0, -3};
+    nd_array *x = nd_from_host(la, ND_INT64, ND_SHAPE(4)), *y = nd_from_host(lb, ND_INT64, ND_SHAPE(4));
+    const int64_t fd[4] = {INT64_MIN, -3074457345618258603, 0, -2}, rm[4] = {0, 1, 0, -1},
+                  fm[4] = {0, -2, 0, 2};
+    const int64_t *lw[3] = {fd, rm, fm};
+    nd_array *(*const lf[3])(nd_array *, nd_array *) = {nd_floor_divide, nd_remainder, nd_fmod};
+    for (int o = 0; o < 3; o++) {
+        nd_array *r = lf[o](x, y);
+        int64_t g[4];
+        cr_assert(r && nd_dtype_of(r) == ND_INT64, "%s", nd_last_error());
+        cr_assert_eq(nd_to_host(r, g, sizeof g), ND_OK);
+        for (int i = 0; i < 4; i++)
+            cr_expect_eq(g[i], lw[o][i], "%s(int64)[%d] is %lld, NumPy 2.4 gives %lld", names[o], i,
+                         (long long)g[i], (long long)lw[o][i]);
+        nd_free(r);
+    }
+    /* uint8: 7 // 0, 255 // 16, 200 % 7 */
+    const uint8_t ua[4] = {7, 0, 255, 200}, ub[4] = {0, 3, 16, 7};
+    nd_array *u = nd_from_host(ua, ND_UINT8, ND_SHAPE(4)), *v = nd_from_host(ub, ND_UINT8, ND_SHAPE(4));
+    const int8_t ufd[4] = {0, 0, 15, 28}, urm[4] = {0, 0, 15, 4};
+    nd_array *r;
+    expect_i8(r = nd_floor_divide(u, v), ND_UINT8, ufd, 4, "floor_divide(uint8)"); nd_free(r);
+    expect_i8(r = nd_remainder(u, v), ND_UINT8, urm, 4, "remainder(uint8)"); nd_free(r);
+    expect_i8(r = nd_fmod(u, v), ND_UINT8, urm, 4, "fmod(uint8)"); nd_free(r);
+    /* bool: // % fmod give int8, bitwise ops are logical, fmax is or */
+    const uint8_t ba[2] = {1, 0}, bb[2] = {1, 1};
+    nd_array *p = nd_from_host(ba, ND_BOOL, ND_SHAPE(2)), *q = nd_from_host(bb, ND_BOOL, ND_SHAPE(2));
+    const int8_t bfd[2] = {1, 0};
+    expect_i8(r = nd_floor_divide(p, q), ND_INT8, bfd, 2, "floor_divide(bool)"); nd_free(r);
+    expect_bools(r = nd_bitwise_xor(p, q), "01", "bitwise_xor(bool)"); nd_free(r);
+    expect_bools(r = nd_fmax(p, q), "11", "fmax(bool)"); nd_free(r);
+    /* NumPy 2.4 errors: bitwise ops of floats, a Python int out of range */
+    nd_array *f = nd_from_host((float[]){1.0f}, ND_FLOAT32, ND_SHAPE(1));
+    cr_expect_null(nd_bitwise_and(f, f));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_bitwise_and");
+    nd_array *s300 = nd_scalar_int(300);
+    cr_expect_null(nd_floor_divide(a, s300));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_floor_divide");
+    cr_expect_null(nd_bitwise_and(a, s300));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_bitwise_and");
+    nd_free(a); nd_free(b); nd_free(x); nd_free(y); nd_free(u); nd_free(v); nd_free(p);
+    nd_free(q); nd_free(f); nd_free(s300);
+}
+
+NDT_TEST(numpy_ops, binary_broadcast_weak_scalar_fused) {
+    const int16_t xv[2] = {-7, 7}, yv[3] = {3, -3, 0};
+    nd_array *x = nd_from_host(xv, ND_INT16, ND_SHAPE(2, 1)), *y = nd_from_host(yv, ND_INT16, ND_SHAPE(3));
+    const float fv[2] = {1.0f, -2.5f}, gv[3] = {0.5f, -3.0f, NAN};
+    nd_array *f = nd_from_host(fv, ND_FLOAT32, ND_SHAPE(2, 1)), *g = nd_from_host(gv, ND_FLOAT32, ND_SHAPE(3));
+    const int8_t iv[2] = {1, -1};
+    nd_array *i8 = nd_from_host(iv, ND_INT8, ND_SHAPE(2));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats before, after;
+    nd_get_stats(&before);
+    nd_scope_begin();
+    /* np.remainder(x, y) + np.floor_divide(x, 2)           -> int16 (2,3)
+     * np.bitwise_xor(np.bitwise_and(x, 0x0F), y)           -> int16
+     * np.hypot(np.fmod(f, 0.75), np.copysign(g, -1))       -> float32
+     * np.arctan2(f, g), np.fmax(f, g), np.logical_xor(f > 0, g) */
+    nd_array *c1 = nd_keep(nd_add(nd_remainder(x, y), nd_floor_divide(x, nd_scalar_int(2))));
+    nd_array *c2 = nd_keep(nd_bitwise_xor(nd_bitwise_and(x, nd_scalar_int(0x0F)), y));
+    nd_array *c3 = nd_keep(nd_hypot(nd_fmod(f, nd_scalar(0.75)), nd_copysign(g, nd_scalar_int(-1))));
+    nd_array *c4 = nd_keep(nd_arctan2(f, g));
+    nd_array *c5 = nd_keep(nd_fmax(f, g));
+    nd_array *c6 = nd_keep(nd_logical_xor(nd_gt(f, nd_scalar_int(0)), g));
+    nd_scope_end();
+    cr_assert(c1 && c2 && c3 && c4 && c5 && c6, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&after);
+    /* all of shape (2,3): one fused kernel, only the six results stored */
+    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "took %llu kernels",
+                 (unsigned long long)(after.kernels_run - before.kernels_run));
+    cr_expect_eq(after.values_materialised - before.values_materialised, 6,
+                 "%llu values went to memory; only the six results should",
+                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    int16_t h[6];
+    const int16_t w1[6] = {-2, -5, -4, 4, 1, 3}, w2[6] = {10, -12, 9, 4, -6, 7};
+    cr_expect_eq(nd_dtype_of(c1), ND_INT16);
+    cr_assert_eq(nd_to_host(c1, h, sizeof h), ND_OK);
+    for (int k = 0; k < 6; k++) cr_expect_eq(h[k], w1[k], "remainder + floor_divide [%d] = %d", k, h[k]);
+    cr_expect_eq(nd_dtype_of(c2), ND_INT16);
+    cr_assert_eq(nd_to_host(c2, h, sizeof h), ND_OK);
+    for (int k = 0; k < 6; k++) cr_expect_eq(h[k], w2[k], "bitwise chain [%d] = %d", k, h[k]);
+    const float w3[6] = {0x1.1e377ap-1f, 0x1.8154bep+1f, NAN, 0x1.1e377ap-1f, 0x1.8154bep+1f, NAN};
+    const float w4[6] = {0x1.1b6e1ap+0f, 0x1.68f096p+1f, NAN, -0x1.5f9732p+0f, -0x1.393288p+1f, NAN};
+    const float w5[6] = {1.0f, 1.0f, 1.0f, 0.5f, -2.5f, -2.5f};
+    expect_f32(c3, w3, 6, 3, "hypot(fmod(f, 0.75), copysign(g, -1))");
+    expect_f32(c4, w4, 6, 3, "arctan2(f, g)");
+    expect_f32(c5, w5, 6, 0, "fmax(f, g)");
+    expect_bools(c6, "000111", "logical_xor(f > 0, g)");
+    /* weak scalars: arctan2(int8, 300) is float16 (any Python int), and
+     * logical_and(float32, 1e-50) is true (the scalar's own value) */
+    nd_scope_begin();
+    nd_array *a1 = nd_keep(nd_arctan2(i8, nd_scalar_int(300)));
+    nd_array *a2 = nd_keep(nd_logical_and(f, nd_scalar(1e-50)));
+    nd_array *a3 = nd_keep(nd_remainder(i8, nd_scalar_int(3)));
+    nd_array *a4 = nd_keep(nd_copysign(i8, nd_scalar_int(-1)));
+    nd_scope_end();
+    cr_assert(a1 && a2 && a3 && a4, "%s", nd_last_error());
+    cr_expect_eq(nd_dtype_of(a1), ND_FLOAT16);
+    ref_arr *wa1 = ref_from_doubles(ND_FLOAT16, 1, (int64_t[]){2}, (double[]){0x1.b5p-9, -0x1.b5p-9});
+    ndt_check(a1, wa1, 0, 0, NULL, "arctan2(int8, 300) against NumPy's float16");
+    ref_free(wa1);
+    expect_bools(a2, "11", "logical_and(float32, 1e-50)");
+    const int8_t w6[2] = {1, 2};
+    expect_i8(a3, ND_INT8, w6, 2, "remainder(int8 [1, -1], 3)");
+    cr_expect_eq(nd_dtype_of(a4), ND_FLOAT16, "copysign(int8, -1) is float16");
+    nd_free(x); nd_free(y); nd_free(f); nd_free(g); nd_free(i8);
+    nd_free(c1); nd_free(c2); nd_free(c3); nd_free(c4); nd_free(c5); nd_free(c6);
+    nd_free(a1); nd_free(a2); nd_free(a3); nd_free(a4);
+}

@@ -54,7 +54,7 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 55, "tests/test_ops.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 67, "tests/test_ops.c: add the new op's reference");
 
 /* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
  * float-only operands, libm references in long double. */
@@ -68,6 +68,13 @@ _Static_assert(ND_NUM_ELEMENTWISE_OPS == 55, "tests/test_ops.c: add the new op's
 #define PRED_CASES                                                                   \
     case ND_OP_ISNAN: case ND_OP_ISINF: case ND_OP_ISFINITE: case ND_OP_SIGNBIT:     \
     case ND_OP_ISPOSINF: case ND_OP_ISNEGINF
+
+/* Binary ops of issue 18 with an integer meaning (every dtype, bool in
+ * int8). */
+#define NUM_BIN_CASES                                                                \
+    case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: \
+    case ND_OP_FMOD
+#define BITWISE_CASES case ND_OP_BITWISE_AND: case ND_OP_BITWISE_OR: case ND_OP_BITWISE_XOR
 
 #define N 2048      /* points per kernel */
 #define MAX_D 13    /* dtypes per kernel */
@@ -89,8 +96,15 @@ static int op_takes(nd_op op, nd_dtype t) {
     case ND_OP_TRUNC: case ND_OP_SIGN:
     PRED_CASES:
         return 1;
+    NUM_BIN_CASES:
+        return 1;
     case ND_OP_INVERT: /* integers; the frontend maps bool to logical_not */
+    BITWISE_CASES:
         return !is_f(t) && t != ND_BOOL;
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN:
+        return is_f(t);
+    case ND_OP_LOGICAL_XOR:
+        return t == ND_BOOL;
     case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS:
     case ND_OP_TANH: case ND_OP_TAN: case ND_OP_RINT:
     FLOAT_MATH_CASES:
@@ -132,7 +146,13 @@ static int ulp_bound(nd_op op, nd_dtype t) {
      * others), glibc's libm-test-ulps up to 4 (cbrt of double) */
     FLOAT_MATH_CASES:
         return short_float ? 1 : 4;
+    /* CUDA documents 3 ulp for atan2f and hypotf, 2 for atan2 and hypot */
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT:
+        return short_float ? 1 : 3;
     case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
+    case ND_OP_COPYSIGN: case ND_OP_LOGICAL_XOR:
+    NUM_BIN_CASES:
+    BITWISE_CASES:
     PRED_CASES:
     case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
@@ -180,6 +200,60 @@ static uint64_t int_pow(uint64_t x, uint64_t e, int neg_exp) {
     return r;
 }
 
+/* NumPy's npy_divmod (numpy/_core/src/npymath/npy_math_internal.h.src),
+ * written out for double and float: floor division's quotient and the
+ * remainder with the sign of the divisor. */
+static double np_divmod_d(double a, double b, double *modulus) {
+    double mod = fmod(a, b);
+    if (b == 0) {
+        *modulus = mod;
+        return a / b;
+    }
+    double div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0;
+        }
+    } else {
+        mod = copysign(0.0, b);
+    }
+    double floordiv;
+    if (div != 0) {
+        floordiv = floor(div);
+        if (div - floordiv > 0.5) floordiv += 1.0;
+    } else {
+        floordiv = copysign(0.0, a / b);
+    }
+    *modulus = mod;
+    return floordiv;
+}
+static float np_divmod_f(float a, float b, float *modulus) {
+    float mod = fmodf(a, b);
+    if (b == 0) {
+        *modulus = mod;
+        return a / b;
+    }
+    float div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0f;
+        }
+    } else {
+        mod = copysignf(0.0f, b);
+    }
+    float floordiv;
+    if (div != 0) {
+        floordiv = floorf(div);
+        if (div - floordiv > 0.5f) floordiv += 1.0f;
+    } else {
+        floordiv = copysignf(0.0f, a / b);
+    }
+    *modulus = mod;
+    return floordiv;
+}
+
 /* The float result of op for double operands (exact for the exact ops: the
  * double result of + - * / sqrt on float32/16 operands rounds once more
  * without error, 53 >= 2 * 24 + 2). */
@@ -221,6 +295,26 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     /* every double of magnitude 2^52 or more is whole */
     case ND_OP_TRUNC: return fabs(x) < 0x1p52 ? copysign((double)(int64_t)x, x) : x;
     case ND_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+    case ND_OP_ARCTAN2: return (double)atan2l((long double)x, (long double)y);
+    case ND_OP_HYPOT: return (double)hypotl((long double)x, (long double)y);
+    case ND_OP_COPYSIGN: return copysign(x, y);
+    /* NaN only where both are; of equal values (+-0) the first */
+    case ND_OP_FMAX: return isnan(y) ? x : isnan(x) ? y : x >= y ? x : y;
+    case ND_OP_FMIN: return isnan(y) ? x : isnan(x) ? y : x <= y ? x : y;
+    case ND_OP_FMOD: return fmod(x, y); /* exact in any precision */
+    /* NumPy's divmod, in the compute dtype's own precision (float32 for
+     * the 16-bit floats: every backend computes there and rounds once) */
+    case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: {
+        double q, m;
+        if (t == ND_FLOAT64) {
+            q = np_divmod_d(x, y, &m);
+        } else {
+            float mf;
+            q = np_divmod_f((float)x, (float)y, &mf);
+            m = mf;
+        }
+        return op == ND_OP_FLOOR_DIVIDE ? q : m;
+    }
     case ND_OP_FLOOR: return floor(x);
     case ND_OP_CEIL: return ceil(x);
     case ND_OP_SQUARE: return x * x;
@@ -236,11 +330,11 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_MIN: return isnan(x) ? x : isnan(y) ? y : x <= y ? x : y;
     case ND_OP_CAST: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
     case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
-    case ND_OP_WHERE: case ND_OP_INVERT:
+    case ND_OP_WHERE: case ND_OP_INVERT: case ND_OP_LOGICAL_XOR:
+    BITWISE_CASES:
     PRED_CASES:
         break;
     }
-    (void)t;
     return NAN;
 }
 
@@ -259,6 +353,20 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_RECIPROCAL: return sgn ? (xs == 1 || xs == -1 ? x : 0) : (xu == 1);
     case ND_OP_SIGN: return sgn ? (uint64_t)(int64_t)((xs > 0) - (xs < 0)) : (xu != 0);
     case ND_OP_INVERT: return ~x;
+    case ND_OP_BITWISE_AND: return x & y;
+    case ND_OP_BITWISE_OR: return x | y;
+    case ND_OP_BITWISE_XOR: return x ^ y;
+    case ND_OP_FMAX: return sgn ? (xs >= ys ? x : y) : (xu >= yu ? x : y);
+    case ND_OP_FMIN: return sgn ? (xs <= ys ? x : y) : (xu <= yu ? x : y);
+    case ND_OP_FLOOR_DIVIDE: return sgn ? floor_div_s(xs, ys) : (yu ? xu / yu : 0);
+    /* x % 0 = 0; MIN % -1 = 0 (y == -1 divides everything) */
+    case ND_OP_REMAINDER:
+        if (!sgn) return yu ? xu % yu : 0;
+        if (ys == 0 || ys == -1) return 0;
+        return (uint64_t)(xs % ys != 0 && ((xs % ys < 0) != (ys < 0)) ? xs % ys + ys : xs % ys);
+    case ND_OP_FMOD:
+        if (!sgn) return yu ? xu % yu : 0;
+        return ys == 0 || ys == -1 ? 0 : (uint64_t)(xs % ys);
     case ND_OP_SQUARE: return x * x;
     case ND_OP_ADD: return x + y;
     case ND_OP_SUB: return x - y;
@@ -270,7 +378,8 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_CAST: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN:
     case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
-    case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT: case ND_OP_LOGICAL_XOR:
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN:
     FLOAT_MATH_CASES:
     PRED_CASES:
         break;
@@ -363,11 +472,15 @@ static void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_
     case ND_OP_LOGICAL_NOT: ref_setu(out, i, !ref_getu(a, i)); return;
     case ND_OP_LOGICAL_AND: ref_setu(out, i, ref_getu(a, i) && ref_getu(b, i)); return;
     case ND_OP_LOGICAL_OR: ref_setu(out, i, ref_getu(a, i) || ref_getu(b, i)); return;
+    case ND_OP_LOGICAL_XOR: ref_setu(out, i, !ref_getu(a, i) != !ref_getu(b, i)); return;
     case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
     case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_FLOOR:
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_RINT: case ND_OP_RECIPROCAL:
-    case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
+    case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT: case ND_OP_ARCTAN2: case ND_OP_HYPOT:
+    case ND_OP_COPYSIGN:
+    NUM_BIN_CASES:
+    BITWISE_CASES:
     FLOAT_MATH_CASES:
         break;
     }
@@ -601,7 +714,8 @@ static int check_part(const char *backend, const op_case *c, int p, const void *
             if (isnan(gv) && isnan(wv)) continue;
             if (gb == wb) continue;
             int exact = tol == 0 || isnan(gv) || isnan(wv) ||
-                        (c->op != ND_OP_POW && is_special(c->in[p][0], i));
+                        (c->op != ND_OP_POW && c->op != ND_OP_ARCTAN2 &&
+                         is_special(c->in[p][0], i));
             int64_t dist = ordered(gb, rt) - ordered(wb, rt);
             if (!exact && dist <= tol && dist >= -tol) continue;
         } else if (g == w) {

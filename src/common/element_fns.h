@@ -152,10 +152,18 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_BIN(sub, S, (W)x - (W)y)                                                               \
     NDS_BIN(mul, S, (W)x * (W)y)                                                               \
     NDS_BIN(maximum, S, x > y ? x : y)                                                         \
-    NDS_BIN(minimum, S, x < y ? x : y)
+    NDS_BIN(minimum, S, x < y ? x : y)                                                         \
+    NDS_BIN(fmax, S, x > y ? x : y)                                                            \
+    NDS_BIN(fmin, S, x < y ? x : y)                                                            \
+    NDS_BIN(bitwise_and, S, (W)x & (W)y)                                                       \
+    NDS_BIN(bitwise_or, S, (W)x | (W)y)                                                        \
+    NDS_BIN(bitwise_xor, S, (W)x ^ (W)y)
 
 /* reciprocal is NumPy's integer 1/x (truncating, without its warning for
  * 0): 1 and -1 are their own reciprocals, every other value gives 0.
+ * Integer remainder takes the divisor's sign, fmod the dividend's; both give
+ * 0 for x % 0 and MIN % -1 (no trap). fmax/fmin of integers are
+ * maximum/minimum.
  * Integer DIV is NumPy's floor division (//) without its warnings and
  * traps: x // 0 is 0, MIN // -1 wraps to MIN. A negative exponent gives 0
  * unless the base is 1 or -1 (NumPy raises; the frontend refuses a negative
@@ -172,7 +180,14 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
         return (S##_T)(q - ((x % y != 0) & ((x < 0) != (y < 0))));                             \
     }                                                                                          \
     NDS_BIN(pow, S, y < 0 ? (x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0)                    \
-                          : (S##_T)nds_ipow((U64_T)(I64_T)x, (U64_T)(I64_T)y))
+                          : (S##_T)nds_ipow((U64_T)(I64_T)x, (U64_T)(I64_T)y))                \
+    NDS_BIN(floor_divide, S, nds_div_##S(x, y))                                                \
+    NDS_INLINE S##_T nds_remainder_##S(S##_T x, S##_T y) {                                     \
+        if (y == 0 || y == -1) return 0;                                                       \
+        S##_T r = (S##_T)(x % y);                                                              \
+        return (S##_T)((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);                          \
+    }                                                                                          \
+    NDS_BIN(fmod, S, (y == 0 || y == -1) ? 0 : x % y)
 
 #define NDS_INT_UNSIGNED(S, W)                                                                 \
     NDS_INT_COMMON(S, W)                                                                       \
@@ -180,6 +195,9 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_UN(sign, S, x != 0)                                                                    \
     NDS_UN(reciprocal, S, x == 1)                                                              \
     NDS_BIN(div, S, y == 0 ? 0 : x / y)                                                        \
+    NDS_BIN(floor_divide, S, y == 0 ? 0 : x / y)                                               \
+    NDS_BIN(remainder, S, y == 0 ? 0 : x % y)                                                  \
+    NDS_BIN(fmod, S, y == 0 ? 0 : x % y)                                                       \
     NDS_BIN(pow, S, nds_ipow(x, y))
 
 NDS_INT_SIGNED(I8, U32_T)
@@ -233,7 +251,48 @@ NDS_INT_UNSIGNED(U64, U64_T)
     NDS_BIN(div, S, x / y)                                                                     \
     NDS_BIN(pow, S, pow##SUF(x, y))                                                            \
     NDS_BIN(maximum, S, (x >= y || x != x) ? x : y)                                            \
-    NDS_BIN(minimum, S, (x <= y || x != x) ? x : y)
+    NDS_BIN(minimum, S, (x <= y || x != x) ? x : y)                                            \
+    NDS_BIN(fmax, S, (x >= y || y != y) ? x : y)                                               \
+    NDS_BIN(fmin, S, (x <= y || y != y) ? x : y)                                               \
+    NDS_BIN(arctan2, S, atan2##SUF(x, y))                                                      \
+    NDS_BIN(hypot, S, hypot##SUF(x, y))                                                        \
+    NDS_BIN(copysign, S, copysign##SUF(x, y))                                                  \
+    NDS_BIN(fmod, S, fmod##SUF(x, y))                                                          \
+    /* NumPy's npy_divmod: the quotient and the remainder of floor division */                 \
+    NDS_INLINE S##_T nds_divmod_##S(S##_T a, S##_T b, S##_T *mod) {                            \
+        S##_T m = fmod##SUF(a, b);                                                             \
+        if (b == 0) {                                                                          \
+            *mod = m;                                                                          \
+            return a / b;                                                                      \
+        }                                                                                      \
+        S##_T div = (a - m) / b;                                                               \
+        if (m != 0) {                                                                          \
+            if ((b < 0) != (m < 0)) {                                                          \
+                m += b;                                                                        \
+                div -= (S##_T)1;                                                               \
+            }                                                                                  \
+        } else {                                                                               \
+            m = copysign##SUF((S##_T)0, b);                                                    \
+        }                                                                                      \
+        S##_T fl;                                                                              \
+        if (div != 0) {                                                                        \
+            fl = floor##SUF(div);                                                              \
+            if (div - fl > (S##_T)0.5) fl += (S##_T)1;                                         \
+        } else {                                                                               \
+            fl = copysign##SUF((S##_T)0, a / b);                                               \
+        }                                                                                      \
+        *mod = m;                                                                              \
+        return fl;                                                                             \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_floor_divide_##S(S##_T x, S##_T y) {                                  \
+        S##_T m;                                                                               \
+        return nds_divmod_##S(x, y, &m);                                                       \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_remainder_##S(S##_T x, S##_T y) {                                     \
+        S##_T m;                                                                               \
+        nds_divmod_##S(x, y, &m);                                                              \
+        return m;                                                                              \
+    }
 
 NDS_FLOAT_SET(F32, f)
 NDS_FLOAT_SET(F64, )
@@ -265,5 +324,6 @@ NDS_UN(ceil, F64, ceil(x))
 NDS_UN(not, BOOL, x == 0)
 NDS_BIN(and, BOOL, (x != 0) & (y != 0))
 NDS_BIN(or, BOOL, (x != 0) | (y != 0))
+NDS_BIN(xor, BOOL, (x != 0) ^ (y != 0))
 
 #endif

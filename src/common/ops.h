@@ -67,6 +67,17 @@ typedef enum {
  *                 bool are finite; SIGNBIT reads the sign bit, of a NaN
  *                 too, and x < 0 of a signed integer)
  *   INVERT        bitwise not of an integer (~x)
+ *   FMAX/FMIN     NaN-ignoring (NaN only when both are); of equal values
+ *                 (+0 and -0) the first operand, as NumPy 2.4
+ *   FLOOR_DIVIDE  integers: as DIV; floats: NumPy's divmod quotient
+ *                 (floor((a - fmod(a, b)) / b) snapped to the nearest
+ *                 integer; x // 0.0 is x / 0.0)
+ *   REMAINDER     NumPy's mod, the sign of the divisor: integers x % 0 = 0
+ *                 and MIN % -1 = 0; floats fmod(a, b), plus b where its
+ *                 sign differs from b's, a zero gets b's sign; x % 0.0 NaN
+ *   FMOD          C's fmod, the sign of the dividend; integers x % 0 = 0
+ * arctan2 and hypot: 3 ulp, CUDA's documented atan2f and hypotf (2 for
+ * float64; glibc's are below 1).
  *
  * Adding an op: docs/adding-an-op.md. */
 #define ND_ELEMENTWISE_OPS(X)                          \
@@ -124,6 +135,18 @@ typedef enum {
     X(GE, 2, ge, ND_OPK_CMP, 0)                        \
     X(LOGICAL_AND, 2, and, ND_OPK_LOGICAL, 0)          \
     X(LOGICAL_OR, 2, or, ND_OPK_LOGICAL, 0)            \
+    X(LOGICAL_XOR, 2, xor, ND_OPK_LOGICAL, 0)          \
+    X(ARCTAN2, 2, arctan2, ND_OPK_FLOAT, 3)            \
+    X(HYPOT, 2, hypot, ND_OPK_FLOAT, 3)                \
+    X(COPYSIGN, 2, copysign, ND_OPK_FLOAT, 0)          \
+    X(FMAX, 2, fmax, ND_OPK_NUM, 0)                    \
+    X(FMIN, 2, fmin, ND_OPK_NUM, 0)                    \
+    X(FLOOR_DIVIDE, 2, floor_divide, ND_OPK_NUM, 0)    \
+    X(REMAINDER, 2, remainder, ND_OPK_NUM, 0)          \
+    X(FMOD, 2, fmod, ND_OPK_NUM, 0)                    \
+    X(BITWISE_AND, 2, bitwise_and, ND_OPK_INT, 0)      \
+    X(BITWISE_OR, 2, bitwise_or, ND_OPK_INT, 0)        \
+    X(BITWISE_XOR, 2, bitwise_xor, ND_OPK_INT, 0)      \
     X(WHERE, 3, where, ND_OPK_WHERE, 0)
 
 typedef enum {

@@ -86,10 +86,14 @@ CMP_SET(F64)
     LOOP_UN(ceil, S) LOOP_BIN(add, S, S##_T) LOOP_BIN(sub, S, S##_T)             \
     LOOP_BIN(mul, S, S##_T) LOOP_BIN(div, S, S##_T) LOOP_BIN(pow, S, S##_T)      \
     LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) LOOP_UN(trunc, S)    \
-    LOOP_UN(sign, S) LOOP_UN(reciprocal, S)
+    LOOP_UN(sign, S) LOOP_UN(reciprocal, S) LOOP_BIN(fmax, S, S##_T)              \
+    LOOP_BIN(fmin, S, S##_T) LOOP_BIN(floor_divide, S, S##_T)                     \
+    LOOP_BIN(remainder, S, S##_T) LOOP_BIN(fmod, S, S##_T)
 NUM_SET(F32)
 NUM_SET(F64)
-#define INT_SET(S) NUM_SET(S) LOOP_UN(invert, S)
+#define INT_SET(S)                                                               \
+    NUM_SET(S) LOOP_UN(invert, S) LOOP_BIN(bitwise_and, S, S##_T)                 \
+    LOOP_BIN(bitwise_or, S, S##_T) LOOP_BIN(bitwise_xor, S, S##_T)
 INT_SET(I8)
 INT_SET(I16)
 INT_SET(I32)
@@ -105,7 +109,8 @@ LOOP_UN(tanh, F64)
     LOOP_UN(tan, S) LOOP_UN(arcsin, S) LOOP_UN(arccos, S) LOOP_UN(arctan, S)     \
     LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(arcsinh, S) LOOP_UN(arccosh, S)    \
     LOOP_UN(arctanh, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(log2, S)      \
-    LOOP_UN(log10, S) LOOP_UN(log1p, S) LOOP_UN(cbrt, S) LOOP_UN(rint, S)
+    LOOP_UN(log10, S) LOOP_UN(log1p, S) LOOP_UN(cbrt, S) LOOP_UN(rint, S)         \
+    LOOP_BIN(arctan2, S, S##_T) LOOP_BIN(hypot, S, S##_T) LOOP_BIN(copysign, S, S##_T)
 FLOAT_MATH_SET(F32)
 FLOAT_MATH_SET(F64)
 
@@ -154,6 +159,7 @@ VM_WRAP_D(cos_F64, nd_cpu_vcos)
 LOOP_UN(not, BOOL)
 LOOP_BIN(and, BOOL, BOOL_T)
 LOOP_BIN(or, BOOL, BOOL_T)
+LOOP_BIN(xor, BOOL, BOOL_T)
 
 #define WHERE_FN(name, T)                                                        \
     static void name(FN_ARGS) {                                                  \
@@ -180,8 +186,13 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_SUB][D] = sub_##S, [ND_OP_MUL][D] = mul_##S, [ND_OP_DIV][D] = div_##S, \
     [ND_OP_POW][D] = pow_##S, [ND_OP_MAX][D] = maximum_##S, [ND_OP_MIN][D] = minimum_##S, \
     [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, [ND_OP_TRUNC][D] = trunc_##S, \
-    [ND_OP_SIGN][D] = sign_##S, [ND_OP_RECIPROCAL][D] = reciprocal_##S, ROW_CMP(S, D)
-#define ROW_INT(S, D) ROW_NUM(S, D), [ND_OP_INVERT][D] = invert_##S
+    [ND_OP_SIGN][D] = sign_##S, [ND_OP_RECIPROCAL][D] = reciprocal_##S,          \
+    [ND_OP_FMAX][D] = fmax_##S, [ND_OP_FMIN][D] = fmin_##S,                      \
+    [ND_OP_FLOOR_DIVIDE][D] = floor_divide_##S, [ND_OP_REMAINDER][D] = remainder_##S, \
+    [ND_OP_FMOD][D] = fmod_##S, ROW_CMP(S, D)
+#define ROW_INT(S, D)                                                            \
+    ROW_NUM(S, D), [ND_OP_INVERT][D] = invert_##S, [ND_OP_BITWISE_AND][D] = bitwise_and_##S, \
+    [ND_OP_BITWISE_OR][D] = bitwise_or_##S, [ND_OP_BITWISE_XOR][D] = bitwise_xor_##S
 #define ROW_FLOAT(S, D)                                                          \
     ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S, \
@@ -190,19 +201,20 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_ARCSINH][D] = arcsinh_##S, [ND_OP_ARCCOSH][D] = arccosh_##S,                       \
     [ND_OP_ARCTANH][D] = arctanh_##S, [ND_OP_EXP2][D] = exp2_##S, [ND_OP_EXPM1][D] = expm1_##S, \
     [ND_OP_LOG2][D] = log2_##S, [ND_OP_LOG10][D] = log10_##S, [ND_OP_LOG1P][D] = log1p_##S,    \
-    [ND_OP_CBRT][D] = cbrt_##S, [ND_OP_RINT][D] = rint_##S
+    [ND_OP_CBRT][D] = cbrt_##S, [ND_OP_RINT][D] = rint_##S, [ND_OP_ARCTAN2][D] = arctan2_##S, \
+    [ND_OP_HYPOT][D] = hypot_##S, [ND_OP_COPYSIGN][D] = copysign_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 55, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 67, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
     ROW_INT(U32, ND_UINT32),   ROW_INT(U64, ND_UINT64),  ROW_FLOAT(F32, ND_FLOAT32),
     ROW_FLOAT(F64, ND_FLOAT64), ROW_CMP(BOOL, ND_BOOL),
     [ND_OP_LOGICAL_NOT][ND_BOOL] = not_BOOL, [ND_OP_LOGICAL_AND][ND_BOOL] = and_BOOL,
-    [ND_OP_LOGICAL_OR][ND_BOOL] = or_BOOL,
+    [ND_OP_LOGICAL_OR][ND_BOOL] = or_BOOL, [ND_OP_LOGICAL_XOR][ND_BOOL] = xor_BOOL,
     [ND_OP_WHERE] = {[ND_BOOL] = where_1, [ND_INT8] = where_1, [ND_UINT8] = where_1,
                      [ND_INT16] = where_2, [ND_UINT16] = where_2, [ND_FLOAT16] = where_2,
                      [ND_BFLOAT16] = where_2, [ND_INT32] = where_4, [ND_UINT32] = where_4,
