@@ -320,6 +320,9 @@ ND_API nd_array *nd_ge(nd_array *a, nd_array *b);
 ND_API nd_array *nd_arctan2(nd_array *a, nd_array *b);
 ND_API nd_array *nd_hypot(nd_array *a, nd_array *b);
 ND_API nd_array *nd_copysign(nd_array *a, nd_array *b);
+/* heaviside(x, h0): 0 where x < 0, h0 where x is +-0, 1 where x > 0, NaN
+ * where x is NaN (float dtypes as above; exact). */
+ND_API nd_array *nd_heaviside(nd_array *a, nd_array *b);
 /* fmax/fmin ignore NaN (NaN only where both are; of +0 and -0 the first),
  * integers as nd_maximum/nd_minimum, bool as or/and. */
 ND_API nd_array *nd_fmax(nd_array *a, nd_array *b);
@@ -389,6 +392,10 @@ ND_API nd_array *nd_log10(nd_array *a);
 ND_API nd_array *nd_log1p(nd_array *a);  /* log(1 + x), accurate near 0 */
 ND_API nd_array *nd_cbrt(nd_array *a);
 ND_API nd_array *nd_rint(nd_array *a);
+/* a * (pi / 180) and a * (180 / pi) with NumPy's constant of the compute
+ * dtype: one rounded multiply, exact on every backend. */
+ND_API nd_array *nd_deg2rad(nd_array *a);
+ND_API nd_array *nd_rad2deg(nd_array *a);
 
 /* Unary ops that keep the dtype (exact on every backend):
  * nd_reciprocal: 1/x; of integers NumPy's integer 1/x: 1 and -1 give

@@ -292,6 +292,8 @@ ndt_un_fn ndt_unary_fn(ref_op op) {
     case R_TRUNC: return nd_trunc;
     case R_SIGN: return nd_sign;
     case R_POSITIVE: return nd_positive;
+    case R_DEG2RAD: return nd_deg2rad;
+    case R_RAD2DEG: return nd_rad2deg;
     case R_ISNAN: return nd_isnan;
     case R_ISINF: return nd_isinf;
     case R_ISFINITE: return nd_isfinite;
@@ -331,6 +333,7 @@ ndt_bin_fn ndt_binary_fn(ref_op op) {
     case R_BITWISE_AND: return nd_bitwise_and;
     case R_BITWISE_OR: return nd_bitwise_or;
     case R_BITWISE_XOR: return nd_bitwise_xor;
+    case R_HEAVISIDE: return nd_heaviside;
     default: return nd_ge;
     }
 }

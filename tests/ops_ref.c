@@ -13,7 +13,7 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 67, "tests/ops_ref.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "tests/ops_ref.c: add the new op's reference");
 
 /* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
  * float-only operands, libm references in long double. */
@@ -57,7 +57,8 @@ int op_takes(nd_op op, nd_dtype t) {
     case ND_OP_INVERT: /* integers; the frontend maps bool to logical_not */
     BITWISE_CASES:
         return !is_f(t) && t != ND_BOOL;
-    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN:
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_DEG2RAD:
+    case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
         return is_f(t);
     case ND_OP_LOGICAL_XOR:
         return t == ND_BOOL;
@@ -106,7 +107,8 @@ int ulp_bound(nd_op op, nd_dtype t) {
     case ND_OP_ARCTAN2: case ND_OP_HYPOT:
         return short_float ? 1 : 3;
     case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
-    case ND_OP_COPYSIGN: case ND_OP_LOGICAL_XOR:
+    case ND_OP_COPYSIGN: case ND_OP_LOGICAL_XOR: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:
+    case ND_OP_HEAVISIDE:
     NUM_BIN_CASES:
     BITWISE_CASES:
     PRED_CASES:
@@ -254,6 +256,13 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_ARCTAN2: return (double)atan2l((long double)x, (long double)y);
     case ND_OP_HYPOT: return (double)hypotl((long double)x, (long double)y);
     case ND_OP_COPYSIGN: return copysign(x, y);
+    /* NumPy: x * (NPY_PI / 180) with the constant of the dtype
+     * (npy_deg2radf: NPY_PIf / 180.0f in float32), one rounding */
+    case ND_OP_DEG2RAD:
+        return t == ND_FLOAT64 ? x * (M_PI / 180.0) : (double)((float)x * ((float)M_PI / 180.0f));
+    case ND_OP_RAD2DEG:
+        return t == ND_FLOAT64 ? x * (180.0 / M_PI) : (double)((float)x * (180.0f / (float)M_PI));
+    case ND_OP_HEAVISIDE: return isnan(x) ? x : x < 0 ? 0.0 : x > 0 ? 1.0 : y;
     /* NaN only where both are; of equal values (+-0) the first */
     case ND_OP_FMAX: return isnan(y) ? x : isnan(x) ? y : x >= y ? x : y;
     case ND_OP_FMIN: return isnan(y) ? x : isnan(x) ? y : x <= y ? x : y;
@@ -335,7 +344,8 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT: case ND_OP_LOGICAL_XOR:
-    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN:
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_DEG2RAD:
+    case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
     FLOAT_MATH_CASES:
     PRED_CASES:
         break;
@@ -434,7 +444,7 @@ void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *ou
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_RINT: case ND_OP_RECIPROCAL:
     case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT: case ND_OP_ARCTAN2: case ND_OP_HYPOT:
-    case ND_OP_COPYSIGN:
+    case ND_OP_COPYSIGN: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
     NUM_BIN_CASES:
     BITWISE_CASES:
     FLOAT_MATH_CASES:

@@ -128,11 +128,11 @@ const char *ref_op_name(ref_op op) {
         "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "tan", "floor", "ceil", "square",
         "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "exp2",
         "expm1", "log2", "log10", "log1p", "cbrt", "rint", "reciprocal", "trunc", "sign",
-        "positive", "isnan", "isinf", "isfinite", "signbit", "isposinf", "isneginf", "invert",
+        "positive", "deg2rad", "rad2deg", "isnan", "isinf", "isfinite", "signbit", "isposinf", "isneginf", "invert",
         "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
         "lt", "le", "gt", "ge", "arctan2", "hypot", "copysign", "fmax", "fmin", "floor_divide",
         "remainder", "fmod", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-        "bitwise_or", "bitwise_xor"};
+        "bitwise_or", "bitwise_xor", "heaviside"};
     return (unsigned)op < R_NUM_OPS ? n[op] : "?";
 }
 
@@ -169,6 +169,8 @@ static double unary_f(ref_op op, double x) {
     case R_TRUNC: return trunc(x);
     case R_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
     case R_POSITIVE: return x;
+    case R_DEG2RAD: return x * (M_PI / 180.0);
+    case R_RAD2DEG: return x * (180.0 / M_PI);
     case R_ISNAN: return isnan(x);
     case R_ISINF: return isinf(x);
     case R_ISFINITE: return isfinite(x);
@@ -263,6 +265,7 @@ static double binary_f(ref_op op, double x, double y) {
     case R_LOGICAL_AND: return x != 0 && y != 0;
     case R_LOGICAL_OR: return x != 0 || y != 0;
     case R_LOGICAL_XOR: return (x != 0) != (y != 0);
+    case R_HEAVISIDE: return isnan(x) ? x : x < 0 ? 0.0 : x > 0 ? 1.0 : y;
     case R_ADD: return x + y;
     case R_SUB: return x - y;
     case R_MUL: return x * y;

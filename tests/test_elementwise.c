@@ -66,6 +66,7 @@ static void check_unary(ref_op op) {
         case R_ARCSIN: case R_ARCCOS: case R_ARCTAN: case R_SINH: case R_COSH: case R_ARCSINH:
         case R_ARCCOSH: case R_ARCTANH: case R_EXP2: case R_EXPM1: case R_LOG2: case R_LOG10:
         case R_LOG1P: case R_CBRT: case R_RINT: /* NumPy 2.4: rint(int8) is float16 */
+        case R_DEG2RAD: case R_RAD2DEG:
             ct = rt = ref_float_result(t);
             break;
         case R_TRUNC: /* NumPy 2.4 keeps every dtype, bool included */
@@ -129,6 +130,8 @@ NDT_TEST(elementwise, reciprocal) { check_unary(R_RECIPROCAL); }
 NDT_TEST(elementwise, trunc) { check_unary(R_TRUNC); }
 NDT_TEST(elementwise, sign) { check_unary(R_SIGN); }
 NDT_TEST(elementwise, positive) { check_unary(R_POSITIVE); }
+NDT_TEST(elementwise, deg2rad) { check_unary(R_DEG2RAD); }
+NDT_TEST(elementwise, rad2deg) { check_unary(R_RAD2DEG); }
 NDT_TEST(elementwise, isnan) { check_unary(R_ISNAN); }
 NDT_TEST(elementwise, isinf) { check_unary(R_ISINF); }
 NDT_TEST(elementwise, isfinite) { check_unary(R_ISFINITE); }
@@ -186,7 +189,8 @@ static void check_binary(ref_op op) {
         } else {
             nd_dtype ct = t, rt = t;
             if (op == R_DIV && !ref_is_float(t)) ct = rt = ND_FLOAT64;
-            if (op == R_ARCTAN2 || op == R_HYPOT || op == R_COPYSIGN) ct = rt = ref_float_result(t);
+            if (op == R_ARCTAN2 || op == R_HYPOT || op == R_COPYSIGN || op == R_HEAVISIDE)
+                ct = rt = ref_float_result(t);
             if ((op == R_POW || op == R_FLOOR_DIVIDE || op == R_REMAINDER || op == R_FMOD) &&
                 t == ND_BOOL)
                 ct = rt = ND_INT8;
@@ -226,6 +230,7 @@ NDT_TEST(elementwise, logical_xor) { check_binary(R_LOGICAL_XOR); }
 NDT_TEST(elementwise, bitwise_and) { check_binary(R_BITWISE_AND); }
 NDT_TEST(elementwise, bitwise_or) { check_binary(R_BITWISE_OR); }
 NDT_TEST(elementwise, bitwise_xor) { check_binary(R_BITWISE_XOR); }
+NDT_TEST(elementwise, heaviside) { check_binary(R_HEAVISIDE); }
 NDT_TEST(elementwise, eq) { check_binary(R_EQ); }
 NDT_TEST(elementwise, ne) { check_binary(R_NE); }
 NDT_TEST(elementwise, lt) { check_binary(R_LT); }

@@ -515,3 +515,79 @@ NDT_TEST(numpy_ops, binary_broadcast_weak_scalar_fused) {
     nd_free(c1); nd_free(c2); nd_free(c3); nd_free(c4); nd_free(c5); nd_free(c6);
     nd_free(a1); nd_free(a2); nd_free(a3); nd_free(a4);
 }
+
+/* ------------------------------------------- deg2rad, rad2deg, heaviside */
+
+NDT_TEST(numpy_ops, angles_and_heaviside) {
+    /* float32 and float64 inputs and NumPy 2.4's bits: one multiply by the
+     * dtype's constant, so exact (3e38 * 180/pi overflows float32) */
+    const float x[12] = {0x0.0p+0f, -0x0.0p+0f, 0x1p+0f, -0x1p+0f, 0x1.68p+7f, 0x1.68p+6f,
+                         0x1.6cp+5f, 0x1.93e594p+99f, INFINITY, NAN, 0x1.c363ccp+127f,
+                         0x1.16c2p-133f};
+    const float d2r[12] = {0x0.0p+0f, -0x0.0p+0f, 0x1.1df46ap-6f, -0x1.1df46ap-6f, 0x1.921fb6p+1f,
+                           0x1.921fb6p+0f, 0x1.969786p-1f, 0x1.c32834p+93f, INFINITY, NAN,
+                           0x1.f83510p+121f, 0x1.378p-139f};
+    const float r2d[12] = {0x0.0p+0f, -0x0.0p+0f, 0x1.ca5dcp+5f, -0x1.ca5dcp+5f, 0x1.4249ecp+13f,
+                           0x1.4249ecp+12f, 0x1.45dea6p+11f, 0x1.699652p+105f, INFINITY, NAN,
+                           INFINITY, 0x1.f31d28p-128f};
+    const double xd[12] = {0x0.0p+0, -0x0.0p+0, 0x1.199999999999ap+0, -0x1.199999999999ap+0,
+                           0x1.8c00000000001p+7, 0x1.8c00000000001p+6, 0x1.9066666666667p+5,
+                           0x1.bc49560000001p+99, INFINITY, NAN, 0x1.f087606666667p+127,
+                           0x1.32a2333333334p-133};
+    const double d2rd[12] = {0x0.0p+0, -0x0.0p+0, 0x1.3a8cdb28e1359p-6, -0x1.3a8cdb28e1359p-6,
+                             0x1.ba5614317cb35p+1, 0x1.ba5614317cb35p+0, 0x1.bf40479e20382p-1,
+                             0x1.f045d2dad4cc7p+93, INFINITY, NAN, 0x1.1550629d021a8p+122,
+                             0x1.568354bc798adp-139};
+    const double r2dd[12] = {0x0.0p+0, -0x0.0p+0, 0x1.f833ee9d4222bp+5, -0x1.f833ee9d4222bp+5,
+                             0x1.628483c692807p+13, 0x1.628483c692807p+12, 0x1.6674eba3cd04bp+11,
+                             0x1.8dbef54a03ddep+105, INFINITY, NAN, 0x1.bc84059eda3c8p+133,
+                             0x1.12833e3ccc7efp-127};
+    nd_array *a = nd_from_host(x, ND_FLOAT32, ND_SHAPE(12));
+    nd_array *r;
+    expect_f32(r = nd_deg2rad(a), d2r, 12, 0, "deg2rad(float32)"); nd_free(r);
+    expect_f32(r = nd_rad2deg(a), r2d, 12, 0, "rad2deg(float32)"); nd_free(r);
+    nd_array *ad = nd_from_host(xd, ND_FLOAT64, ND_SHAPE(12));
+    const double *wd[2] = {d2rd, r2dd};
+    nd_array *(*const fd[2])(nd_array *) = {nd_deg2rad, nd_rad2deg};
+    for (int o = 0; o < 2; o++) {
+        double g[12];
+        r = fd[o](ad);
+        cr_assert(r && nd_dtype_of(r) == ND_FLOAT64, "%s", nd_last_error());
+        cr_assert_eq(nd_to_host(r, g, sizeof g), ND_OK);
+        for (int i = 0; i < 12; i++)
+            cr_expect(isnan(wd[o][i]) ? isnan(g[i]) : memcmp(&g[i], &wd[o][i], 8) == 0,
+                      "%s(%a) is %a, NumPy 2.4 gives %a", o ? "rad2deg" : "deg2rad", xd[i], g[i],
+                      wd[o][i]);
+        nd_free(r);
+    }
+    /* int8 -> float16 */
+    const int8_t iv[3] = {1, -90, 127};
+    nd_array *i8 = nd_from_host(iv, ND_INT8, ND_SHAPE(3));
+    r = nd_deg2rad(i8);
+    cr_assert(r, "%s", nd_last_error());
+    ref_arr *w16 = ref_from_doubles(ND_FLOAT16, 1, (int64_t[]){3}, (double[]){0x1.1ep-6, -0x1.92p+0, 0x1.1bcp+1});
+    ndt_check(r, w16, 0, 0, NULL, "deg2rad(int8) against NumPy's float16");
+    ref_free(w16);
+    nd_free(r);
+    /* heaviside(float32 (5,1), float32 (2,)): -1.5, 0, -0, NaN, 2 against
+     * h0 = 0.5 and NaN; heaviside(int16, 7) is float32 */
+    const float hx[5] = {-1.5f, 0.0f, -0.0f, NAN, 2.0f}, h0[2] = {0.5f, NAN};
+    nd_array *p = nd_from_host(hx, ND_FLOAT32, ND_SHAPE(5, 1)), *q = nd_from_host(h0, ND_FLOAT32, ND_SHAPE(2));
+    const float hw[10] = {0, 0, 0.5f, NAN, 0.5f, NAN, NAN, NAN, 1, 1};
+    expect_f32(r = nd_heaviside(p, q), hw, 10, 0, "heaviside(float32 (5,1), float32 (2,))"); nd_free(r);
+    const int16_t sv[3] = {-3, 0, 4};
+    nd_array *s = nd_from_host(sv, ND_INT16, ND_SHAPE(3));
+    nd_scope_begin();
+    nd_array *hs = nd_keep(nd_heaviside(s, nd_scalar_int(7)));
+    /* a fused chain: rad2deg(deg2rad(x)) of float32 stays float32 */
+    nd_array *rt = nd_keep(nd_rad2deg(nd_deg2rad(nd_mul(a, nd_scalar(2.0)))));
+    nd_scope_end();
+    const float hsw[3] = {0, 7, 1};
+    expect_f32(hs, hsw, 3, 0, "heaviside(int16, 7)");
+    cr_assert(rt && nd_dtype_of(rt) == ND_FLOAT32, "%s", nd_last_error());
+    float g[12];
+    cr_assert_eq(nd_to_host(rt, g, sizeof g), ND_OK);
+    for (int i = 0; i < 8; i++) /* finite, no overflow: within an ulp or two of 2x */
+        cr_expect(fabsf(g[i] - 2 * x[i]) <= 4e-7f * fabsf(2 * x[i]), "rad2deg(deg2rad(2x))[%d] = %a", i, g[i]);
+    nd_free(a); nd_free(ad); nd_free(i8); nd_free(p); nd_free(q); nd_free(s); nd_free(hs); nd_free(rt);
+}

@@ -242,6 +242,9 @@ NDS_INT_UNSIGNED(U64, U64_T)
     NDS_UN(log1p, S, log1p##SUF(x))                                                            \
     NDS_UN(cbrt, S, cbrt##SUF(x))                                                              \
     NDS_UN(rint, S, rint##SUF(x))                                                              \
+    NDS_UN(deg2rad, S, x * ((S##_T)3.14159265358979323846264338327950288 / (S##_T)180))        \
+    NDS_UN(rad2deg, S, x * ((S##_T)180 / (S##_T)3.14159265358979323846264338327950288))        \
+    NDS_BIN(heaviside, S, x < 0 ? (S##_T)0 : x > 0 ? (S##_T)1 : x == 0 ? y : x)                 \
     NDS_UN(trunc, S, trunc##SUF(x))                                                            \
     NDS_UN(reciprocal, S, (S##_T)1 / x)                                                        \
     NDS_UN(sign, S, x > 0 ? (S##_T)1 : x < 0 ? (S##_T)-1 : x == 0 ? (S##_T)0 : x)              \

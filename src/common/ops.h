@@ -58,6 +58,11 @@ typedef enum {
  * up to 4 for double; the CPU calls libm's scalar functions for these).
  *   RINT          round half to even (NumPy rint; integers give a float as
  *                 every ND_OPK_FLOAT op)
+ *   DEG2RAD       x * (pi / 180), RAD2DEG x * (180 / pi): one rounded multiply
+ *                 by NumPy's constant of the compute dtype (float32: pi/180
+ *                 rounded in float32, as npy_deg2radf), so exact
+ *   HEAVISIDE     0 for x < 0, y for x == 0 (either zero), 1 for x > 0,
+ *                 NaN for NaN x
  *   RECIPROCAL    floats: 1/x; integers: NumPy's 1/x in integer arithmetic
  *                 (truncating): 1 -> 1, -1 -> -1, everything else (0
  *                 included) -> 0
@@ -106,6 +111,8 @@ typedef enum {
     X(LOG1P, 1, log1p, ND_OPK_FLOAT, 4)                \
     X(CBRT, 1, cbrt, ND_OPK_FLOAT, 4)                  \
     X(RINT, 1, rint, ND_OPK_FLOAT, 0)                  \
+    X(DEG2RAD, 1, deg2rad, ND_OPK_FLOAT, 0)            \
+    X(RAD2DEG, 1, rad2deg, ND_OPK_FLOAT, 0)            \
     X(RECIPROCAL, 1, reciprocal, ND_OPK_NUM, 0)        \
     X(TRUNC, 1, trunc, ND_OPK_NUM, 0)                  \
     X(SIGN, 1, sign, ND_OPK_NUM, 0)                    \
@@ -139,6 +146,7 @@ typedef enum {
     X(ARCTAN2, 2, arctan2, ND_OPK_FLOAT, 3)            \
     X(HYPOT, 2, hypot, ND_OPK_FLOAT, 3)                \
     X(COPYSIGN, 2, copysign, ND_OPK_FLOAT, 0)          \
+    X(HEAVISIDE, 2, heaviside, ND_OPK_FLOAT, 0)        \
     X(FMAX, 2, fmax, ND_OPK_NUM, 0)                    \
     X(FMIN, 2, fmin, ND_OPK_NUM, 0)                    \
     X(FLOOR_DIVIDE, 2, floor_divide, ND_OPK_NUM, 0)    \

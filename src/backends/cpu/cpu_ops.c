@@ -110,7 +110,8 @@ LOOP_UN(tanh, F64)
     LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(arcsinh, S) LOOP_UN(arccosh, S)    \
     LOOP_UN(arctanh, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(log2, S)      \
     LOOP_UN(log10, S) LOOP_UN(log1p, S) LOOP_UN(cbrt, S) LOOP_UN(rint, S)         \
-    LOOP_BIN(arctan2, S, S##_T) LOOP_BIN(hypot, S, S##_T) LOOP_BIN(copysign, S, S##_T)
+    LOOP_BIN(arctan2, S, S##_T) LOOP_BIN(hypot, S, S##_T) LOOP_BIN(copysign, S, S##_T) \
+    LOOP_UN(deg2rad, S) LOOP_UN(rad2deg, S) LOOP_BIN(heaviside, S, S##_T)
 FLOAT_MATH_SET(F32)
 FLOAT_MATH_SET(F64)
 
@@ -202,12 +203,14 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_ARCTANH][D] = arctanh_##S, [ND_OP_EXP2][D] = exp2_##S, [ND_OP_EXPM1][D] = expm1_##S, \
     [ND_OP_LOG2][D] = log2_##S, [ND_OP_LOG10][D] = log10_##S, [ND_OP_LOG1P][D] = log1p_##S,    \
     [ND_OP_CBRT][D] = cbrt_##S, [ND_OP_RINT][D] = rint_##S, [ND_OP_ARCTAN2][D] = arctan2_##S, \
-    [ND_OP_HYPOT][D] = hypot_##S, [ND_OP_COPYSIGN][D] = copysign_##S
+    [ND_OP_HYPOT][D] = hypot_##S, [ND_OP_COPYSIGN][D] = copysign_##S,                        \
+    [ND_OP_DEG2RAD][D] = deg2rad_##S, [ND_OP_RAD2DEG][D] = rad2deg_##S,                        \
+    [ND_OP_HEAVISIDE][D] = heaviside_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 67, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
