@@ -273,6 +273,34 @@ ndt_un_fn ndt_unary_fn(ref_op op) {
     case R_FLOOR: return nd_floor;
     case R_CEIL: return nd_ceil;
     case R_SQUARE: return nd_square;
+    case R_ARCSIN: return nd_arcsin;
+    case R_ARCCOS: return nd_arccos;
+    case R_ARCTAN: return nd_arctan;
+    case R_SINH: return nd_sinh;
+    case R_COSH: return nd_cosh;
+    case R_ARCSINH: return nd_arcsinh;
+    case R_ARCCOSH: return nd_arccosh;
+    case R_ARCTANH: return nd_arctanh;
+    case R_EXP2: return nd_exp2;
+    case R_EXPM1: return nd_expm1;
+    case R_LOG2: return nd_log2;
+    case R_LOG10: return nd_log10;
+    case R_LOG1P: return nd_log1p;
+    case R_CBRT: return nd_cbrt;
+    case R_RINT: return nd_rint;
+    case R_RECIPROCAL: return nd_reciprocal;
+    case R_TRUNC: return nd_trunc;
+    case R_SIGN: return nd_sign;
+    case R_POSITIVE: return nd_positive;
+    case R_DEG2RAD: return nd_deg2rad;
+    case R_RAD2DEG: return nd_rad2deg;
+    case R_ISNAN: return nd_isnan;
+    case R_ISINF: return nd_isinf;
+    case R_ISFINITE: return nd_isfinite;
+    case R_SIGNBIT: return nd_signbit;
+    case R_ISPOSINF: return nd_isposinf;
+    case R_ISNEGINF: return nd_isneginf;
+    case R_INVERT: return nd_invert;
     default: return nd_logical_not;
     }
 }
@@ -291,6 +319,21 @@ ndt_bin_fn ndt_binary_fn(ref_op op) {
     case R_LT: return nd_lt;
     case R_LE: return nd_le;
     case R_GT: return nd_gt;
+    case R_ARCTAN2: return nd_arctan2;
+    case R_HYPOT: return nd_hypot;
+    case R_COPYSIGN: return nd_copysign;
+    case R_FMAX: return nd_fmax;
+    case R_FMIN: return nd_fmin;
+    case R_FLOOR_DIVIDE: return nd_floor_divide;
+    case R_REMAINDER: return nd_remainder;
+    case R_FMOD: return nd_fmod;
+    case R_LOGICAL_AND: return nd_logical_and;
+    case R_LOGICAL_OR: return nd_logical_or;
+    case R_LOGICAL_XOR: return nd_logical_xor;
+    case R_BITWISE_AND: return nd_bitwise_and;
+    case R_BITWISE_OR: return nd_bitwise_or;
+    case R_BITWISE_XOR: return nd_bitwise_xor;
+    case R_HEAVISIDE: return nd_heaviside;
     default: return nd_ge;
     }
 }

@@ -118,13 +118,21 @@ ref_arr *ref_broadcast_to(const ref_arr *a, int ndim, const int64_t *shape) {
 /* ------------------------------------------------------------ elementwise */
 
 int ref_op_is_unary(ref_op op) { return op <= R_NOT; }
-int ref_op_is_cmp(ref_op op) { return op >= R_EQ && op <= R_GE; }
+int ref_op_is_cmp(ref_op op) {
+    return (op >= R_EQ && op <= R_GE) || (op >= R_ISNAN && op <= R_ISNEGINF) ||
+           (op >= R_LOGICAL_AND && op <= R_LOGICAL_XOR);
+}
 
 const char *ref_op_name(ref_op op) {
     static const char *const n[R_NUM_OPS] = {
         "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "tan", "floor", "ceil", "square",
+        "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "exp2",
+        "expm1", "log2", "log10", "log1p", "cbrt", "rint", "reciprocal", "trunc", "sign",
+        "positive", "deg2rad", "rad2deg", "isnan", "isinf", "isfinite", "signbit", "isposinf", "isneginf", "invert",
         "logical_not", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
-        "lt", "le", "gt", "ge"};
+        "lt", "le", "gt", "ge", "arctan2", "hypot", "copysign", "fmax", "fmin", "floor_divide",
+        "remainder", "fmod", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+        "bitwise_or", "bitwise_xor", "heaviside"};
     return (unsigned)op < R_NUM_OPS ? n[op] : "?";
 }
 
@@ -142,6 +150,33 @@ static double unary_f(ref_op op, double x) {
     case R_FLOOR: return floor(x);
     case R_CEIL: return ceil(x);
     case R_SQUARE: return x * x;
+    case R_ARCSIN: return asin(x);
+    case R_ARCCOS: return acos(x);
+    case R_ARCTAN: return atan(x);
+    case R_SINH: return sinh(x);
+    case R_COSH: return cosh(x);
+    case R_ARCSINH: return asinh(x);
+    case R_ARCCOSH: return acosh(x);
+    case R_ARCTANH: return atanh(x);
+    case R_EXP2: return exp2(x);
+    case R_EXPM1: return expm1(x);
+    case R_LOG2: return log2(x);
+    case R_LOG10: return log10(x);
+    case R_LOG1P: return log1p(x);
+    case R_CBRT: return cbrt(x);
+    case R_RINT: return nearbyint(x); /* half to even in the default mode */
+    case R_RECIPROCAL: return 1.0 / x;
+    case R_TRUNC: return trunc(x);
+    case R_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+    case R_POSITIVE: return x;
+    case R_DEG2RAD: return x * (M_PI / 180.0);
+    case R_RAD2DEG: return x * (180.0 / M_PI);
+    case R_ISNAN: return isnan(x);
+    case R_ISINF: return isinf(x);
+    case R_ISFINITE: return isfinite(x);
+    case R_SIGNBIT: return signbit(x) != 0;
+    case R_ISPOSINF: return isinf(x) && x > 0;
+    case R_ISNEGINF: return isinf(x) && x < 0;
     case R_NOT: return x == 0;
     default: return NAN;
     }
@@ -153,11 +188,19 @@ static uint64_t unary_u(ref_op op, uint64_t u, int is_signed) {
     case R_ABS: return is_signed && (int64_t)u < 0 ? 0 - u : u;
     case R_SQUARE: return u * u;
     case R_NOT: return u == 0;
-    default: return u; /* floor/ceil of an integer is itself */
+    case R_ISNAN: case R_ISINF: case R_ISPOSINF: case R_ISNEGINF: return 0;
+    case R_ISFINITE: return 1;
+    case R_SIGNBIT: return is_signed && (int64_t)u < 0;
+    case R_INVERT: return ~u;
+    /* NumPy's integer 1/x truncates: only 1 and -1 are nonzero */
+    case R_RECIPROCAL: return u == 1 || (is_signed && u == (uint64_t)-1) ? u : 0;
+    case R_SIGN: return is_signed && (int64_t)u < 0 ? (uint64_t)-1 : u != 0;
+    default: return u; /* floor/ceil/trunc/positive of an integer is itself */
     }
 }
 
 ref_arr *ref_unary(ref_op op, const ref_arr *a, nd_dtype ct, nd_dtype rt) {
+    if (op == R_INVERT && ct == ND_BOOL) op = R_NOT; /* NumPy: ~ of bool is not */
     ref_arr *ac = ref_astype(a, ct);
     ref_arr *o = ref_new(rt, a->ndim, a->shape);
     for (int64_t i = 0; i < a->size; i++) {
@@ -185,8 +228,44 @@ static int cmp_result(ref_op op, int c /* -1, 0, 1 */, int unordered) {
     }
 }
 
+/* NumPy's npy_divmod: floor division's quotient, the remainder with the
+ * divisor's sign */
+static double np_divmod(double a, double b, double *modulus) {
+    double mod = fmod(a, b);
+    if (b == 0) {
+        *modulus = mod;
+        return a / b;
+    }
+    double div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0;
+        }
+    } else {
+        mod = copysign(0.0, b);
+    }
+    double fl = div != 0 ? floor(div) : copysign(0.0, a / b);
+    if (div != 0 && div - fl > 0.5) fl += 1.0;
+    *modulus = mod;
+    return fl;
+}
+
 static double binary_f(ref_op op, double x, double y) {
+    double m;
     switch (op) {
+    case R_ARCTAN2: return atan2(x, y);
+    case R_HYPOT: return hypot(x, y);
+    case R_COPYSIGN: return copysign(x, y);
+    case R_FMAX: return isnan(y) ? x : isnan(x) ? y : x >= y ? x : y;
+    case R_FMIN: return isnan(y) ? x : isnan(x) ? y : x <= y ? x : y;
+    case R_FLOOR_DIVIDE: return np_divmod(x, y, &m);
+    case R_REMAINDER: np_divmod(x, y, &m); return m;
+    case R_FMOD: return fmod(x, y);
+    case R_LOGICAL_AND: return x != 0 && y != 0;
+    case R_LOGICAL_OR: return x != 0 || y != 0;
+    case R_LOGICAL_XOR: return (x != 0) != (y != 0);
+    case R_HEAVISIDE: return isnan(x) ? x : x < 0 ? 0.0 : x > 0 ? 1.0 : y;
     case R_ADD: return x + y;
     case R_SUB: return x - y;
     case R_MUL: return x * y;
@@ -218,10 +297,33 @@ static uint64_t binary_u(ref_op op, uint64_t u, uint64_t v, nd_dtype ct) {
     int c = s ? ((int64_t)u < (int64_t)v ? -1 : (int64_t)u > (int64_t)v)
               : (u < v ? -1 : u > v);
     if (ct == ND_BOOL) {
-        if (op == R_ADD || op == R_MAX) return u | v;
-        if (op == R_MUL || op == R_MIN) return u & v;
+        if (op == R_ADD || op == R_MAX || op == R_FMAX || op == R_BITWISE_OR) return u | v;
+        if (op == R_MUL || op == R_MIN || op == R_FMIN || op == R_BITWISE_AND) return u & v;
+        if (op == R_BITWISE_XOR) return u ^ v;
     }
+    int64_t x = (int64_t)u, y = (int64_t)v;
     switch (op) {
+    case R_FMAX: return c >= 0 ? u : v;
+    case R_FMIN: return c <= 0 ? u : v;
+    case R_BITWISE_AND: return u & v;
+    case R_BITWISE_OR: return u | v;
+    case R_BITWISE_XOR: return u ^ v;
+    case R_LOGICAL_AND: return u != 0 && v != 0;
+    case R_LOGICAL_OR: return u != 0 || v != 0;
+    case R_LOGICAL_XOR: return (u != 0) != (v != 0);
+    /* NumPy: x // 0, x % 0 and fmod(x, 0) are 0, MIN // -1 wraps to MIN */
+    case R_FLOOR_DIVIDE:
+        if (!s) return v ? u / v : 0;
+        if (y == 0) return 0;
+        if (y == -1) return 0 - u;
+        return (uint64_t)(x / y - ((x % y != 0) && ((x < 0) != (y < 0))));
+    case R_REMAINDER:
+        if (!s) return v ? u % v : 0;
+        if (y == 0 || y == -1) return 0;
+        return (uint64_t)((x % y != 0) && ((x % y < 0) != (y < 0)) ? x % y + y : x % y);
+    case R_FMOD:
+        if (!s) return v ? u % v : 0;
+        return y == 0 || y == -1 ? 0 : (uint64_t)(x % y);
     case R_ADD: return u + v;
     case R_SUB: return u - v;
     case R_MUL: return u * v;

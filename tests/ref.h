@@ -63,11 +63,19 @@ ref_arr *ref_broadcast_to(const ref_arr *a, int ndim, const int64_t *shape);
 /* ---- elementwise */
 typedef enum {
     R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR, R_CEIL, R_SQUARE,
-    R_NOT,
+    R_ARCSIN, R_ARCCOS, R_ARCTAN, R_SINH, R_COSH, R_ARCSINH, R_ARCCOSH, R_ARCTANH, R_EXP2,
+    R_EXPM1, R_LOG2, R_LOG10, R_LOG1P, R_CBRT, R_RINT, R_RECIPROCAL, R_TRUNC, R_SIGN,
+    R_POSITIVE, R_DEG2RAD, R_RAD2DEG, R_ISNAN, R_ISINF, R_ISFINITE, R_SIGNBIT, R_ISPOSINF, R_ISNEGINF, R_INVERT,
+    R_NOT, /* last of the unary ops */
     R_ADD, R_SUB, R_MUL, R_DIV, R_POW, R_MAX, R_MIN, R_EQ, R_NE, R_LT, R_LE, R_GT, R_GE,
+    R_ARCTAN2, R_HYPOT, R_COPYSIGN, R_FMAX, R_FMIN, R_FLOOR_DIVIDE, R_REMAINDER, R_FMOD,
+    R_LOGICAL_AND, R_LOGICAL_OR, R_LOGICAL_XOR, R_BITWISE_AND, R_BITWISE_OR, R_BITWISE_XOR,
+    R_HEAVISIDE,
     R_NUM_OPS
 } ref_op;
 int ref_op_is_unary(ref_op op);
+/* result bool, operands in their own dtype: EQ..GE, ISNAN..ISNEGINF,
+ * LOGICAL_AND..LOGICAL_XOR */
 int ref_op_is_cmp(ref_op op);
 const char *ref_op_name(ref_op op);
 /* Unary op: the input is cast to ct first, the result is stored as rt. */

@@ -124,7 +124,11 @@ static void free_inputs(inputs *in) {
 #define N_OUT (R_NUM_OPS + 1 + ND_NUM_DTYPES)
 
 static int op_defined(ref_op op, nd_dtype t) {
-    return !(t == ND_BOOL && (op == R_NEG || op == R_SUB)); /* NumPy: TypeError */
+    /* NumPy: TypeError */
+    if ((op == R_INVERT || op == R_BITWISE_AND || op == R_BITWISE_OR || op == R_BITWISE_XOR) &&
+        ref_is_float(t))
+        return 0;
+    return !(t == ND_BOOL && (op == R_NEG || op == R_SUB || op == R_SIGN || op == R_POSITIVE));
 }
 
 /* Records every output of dtype t in one flush (they fuse into one kernel). */

@@ -13,7 +13,27 @@ static ref_arr *unary_input(ndt_rng *r, ref_op op, nd_dtype t) {
     case R_SIN: case R_COS: case R_TANH: return ndt_rand(r, t, 2, SHAPE, fl ? -3 : -10, fl ? 3 : 10);
     /* away from the poles at +-pi/2, where a relative tolerance means little */
     case R_TAN: return ndt_rand(r, t, 2, SHAPE, fl ? -1.4 : -1, fl ? 1.4 : 1);
-    case R_FLOOR: case R_CEIL: return ndt_rand(r, t, 2, SHAPE, -50, 50);
+    case R_FLOOR: case R_CEIL: case R_TRUNC: case R_RINT: return ndt_rand(r, t, 2, SHAPE, -50, 50);
+    /* inside the domains (integers: -1, 0, 1) */
+    case R_ARCSIN: case R_ARCCOS: case R_ARCTANH:
+        return ndt_rand(r, t, 2, SHAPE, fl ? -0.99 : -1, fl ? 0.99 : 1);
+    case R_ARCCOSH: return ndt_rand(r, t, 2, SHAPE, 1, 50);
+    case R_LOG2: case R_LOG10: return ndt_rand(r, t, 2, SHAPE, fl ? 0.1 : 1, 100);
+    case R_LOG1P: return ndt_rand(r, t, 2, SHAPE, fl ? -0.9 : 0, 100);
+    case R_SINH: case R_COSH: case R_EXPM1: return ndt_rand(r, t, 2, SHAPE, -5, 5);
+    case R_EXP2: return ndt_rand(r, t, 2, SHAPE, -10, 10);
+    case R_RECIPROCAL: return fl ? ndt_rand(r, t, 2, SHAPE, 0.1, 10) : ndt_rand(r, t, 2, SHAPE, -3, 3);
+    case R_SIGN: {
+        ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
+        for (int64_t i = 0; i < a->size; i += 4) ref_setd(a, i, 0);
+        return a;
+    }
+    case R_ISNAN: case R_ISINF: case R_ISFINITE: case R_SIGNBIT: case R_ISPOSINF: case R_ISNEGINF: {
+        ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
+        const double sp[4] = {NAN, INFINITY, -INFINITY, -0.0};
+        for (int64_t i = 0; fl && i < a->size; i += 3) ref_setd(a, i, sp[(i / 3) % 4]);
+        return a;
+    }
     case R_NOT: {
         ref_arr *a = fl ? ndt_rand(r, t, 2, SHAPE, -3, 3) : ndt_rand_bits(r, t, 2, SHAPE);
         for (int64_t i = 0; i < a->size; i += 3) ref_setd(a, i, 0); /* some zeros */
@@ -30,9 +50,12 @@ static void check_unary(ref_op op) {
         ref_arr *a = unary_input(&r, op, t);
         nd_array *x = ndt_upload(a);
         nd_array *y = ndt_unary_fn(op)(x);
-        if (op == R_NEG && t == ND_BOOL) { /* NumPy: TypeError */
-            cr_expect_null(y, "neg(bool) should fail as in NumPy");
-            NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_neg");
+        if (((op == R_NEG || op == R_SIGN || op == R_POSITIVE) && t == ND_BOOL) ||
+            (op == R_INVERT && ref_is_float(t))) { /* NumPy: TypeError */
+            char fn[32];
+            snprintf(fn, sizeof fn, "nd_%s", op == R_NEG ? "neg" : ref_op_name(op));
+            cr_expect_null(y, "%s(bool) should fail as in NumPy", ref_op_name(op));
+            NDT_EXPECT_ERR(ND_ERR_DTYPE, fn);
             nd_free(x);
             ref_free(a);
             continue;
@@ -40,7 +63,17 @@ static void check_unary(ref_op op) {
         nd_dtype ct = t, rt = t;
         switch (op) {
         case R_SQRT: case R_EXP: case R_LOG: case R_SIN: case R_COS: case R_TANH: case R_TAN:
+        case R_ARCSIN: case R_ARCCOS: case R_ARCTAN: case R_SINH: case R_COSH: case R_ARCSINH:
+        case R_ARCCOSH: case R_ARCTANH: case R_EXP2: case R_EXPM1: case R_LOG2: case R_LOG10:
+        case R_LOG1P: case R_CBRT: case R_RINT: /* NumPy 2.4: rint(int8) is float16 */
+        case R_DEG2RAD: case R_RAD2DEG:
             ct = rt = ref_float_result(t);
+            break;
+        case R_TRUNC: /* NumPy 2.4 keeps every dtype, bool included */
+            if (y) cr_expect_eq(nd_dtype_of(y), t, "trunc(%s) keeps the dtype", ref_dtype_name(t));
+            break;
+        case R_RECIPROCAL: /* NumPy 2.4: reciprocal(bool) is int8 */
+            if (t == ND_BOOL) ct = rt = ND_INT8;
             break;
         case R_FLOOR: case R_CEIL:
             /* NumPy < 2.3 gives floats for integer input, newer keeps the
@@ -51,7 +84,9 @@ static void check_unary(ref_op op) {
             if (t == ND_BOOL) ct = rt = ND_INT8;
             break;
         case R_NOT: rt = ND_BOOL; break;
-        default: break;
+        default:
+            if (ref_op_is_cmp(op)) rt = ND_BOOL; /* predicates */
+            break;
         }
         ref_arr *want = ref_unary(op, a, ct, rt);
         double tol = ndt_rtol(rt);
@@ -76,6 +111,34 @@ NDT_TEST(elementwise, floor) { check_unary(R_FLOOR); }
 NDT_TEST(elementwise, ceil) { check_unary(R_CEIL); }
 NDT_TEST(elementwise, square) { check_unary(R_SQUARE); }
 NDT_TEST(elementwise, logical_not) { check_unary(R_NOT); }
+NDT_TEST(elementwise, arcsin) { check_unary(R_ARCSIN); }
+NDT_TEST(elementwise, arccos) { check_unary(R_ARCCOS); }
+NDT_TEST(elementwise, arctan) { check_unary(R_ARCTAN); }
+NDT_TEST(elementwise, sinh) { check_unary(R_SINH); }
+NDT_TEST(elementwise, cosh) { check_unary(R_COSH); }
+NDT_TEST(elementwise, arcsinh) { check_unary(R_ARCSINH); }
+NDT_TEST(elementwise, arccosh) { check_unary(R_ARCCOSH); }
+NDT_TEST(elementwise, arctanh) { check_unary(R_ARCTANH); }
+NDT_TEST(elementwise, exp2) { check_unary(R_EXP2); }
+NDT_TEST(elementwise, expm1) { check_unary(R_EXPM1); }
+NDT_TEST(elementwise, log2) { check_unary(R_LOG2); }
+NDT_TEST(elementwise, log10) { check_unary(R_LOG10); }
+NDT_TEST(elementwise, log1p) { check_unary(R_LOG1P); }
+NDT_TEST(elementwise, cbrt) { check_unary(R_CBRT); }
+NDT_TEST(elementwise, rint) { check_unary(R_RINT); }
+NDT_TEST(elementwise, reciprocal) { check_unary(R_RECIPROCAL); }
+NDT_TEST(elementwise, trunc) { check_unary(R_TRUNC); }
+NDT_TEST(elementwise, sign) { check_unary(R_SIGN); }
+NDT_TEST(elementwise, positive) { check_unary(R_POSITIVE); }
+NDT_TEST(elementwise, deg2rad) { check_unary(R_DEG2RAD); }
+NDT_TEST(elementwise, rad2deg) { check_unary(R_RAD2DEG); }
+NDT_TEST(elementwise, isnan) { check_unary(R_ISNAN); }
+NDT_TEST(elementwise, isinf) { check_unary(R_ISINF); }
+NDT_TEST(elementwise, isfinite) { check_unary(R_ISFINITE); }
+NDT_TEST(elementwise, signbit) { check_unary(R_SIGNBIT); }
+NDT_TEST(elementwise, isposinf) { check_unary(R_ISPOSINF); }
+NDT_TEST(elementwise, isneginf) { check_unary(R_ISNEGINF); }
+NDT_TEST(elementwise, invert) { check_unary(R_INVERT); }
 
 static void binary_inputs(ndt_rng *r, ref_op op, nd_dtype t, ref_arr **a, ref_arr **b) {
     int fl = ref_is_float(t);
@@ -85,6 +148,16 @@ static void binary_inputs(ndt_rng *r, ref_op op, nd_dtype t, ref_arr **a, ref_ar
         *b = fl ? ndt_rand(r, t, 2, SHAPE, 0.5, 10) : ndt_rand(r, t, 2, SHAPE, 1, 100);
         if (ref_is_signed(t) || fl)
             for (int64_t i = 0; i < (*b)->size; i += 2) ref_setd(*b, i, -ref_getd(*b, i));
+        return;
+    case R_FLOOR_DIVIDE: case R_REMAINDER: case R_FMOD:
+        /* signed divisors, some zero, and the INT_MIN // -1 pair */
+        *a = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand_bits(r, t, 2, SHAPE);
+        *b = fl ? ndt_rand(r, t, 2, SHAPE, -10, 10) : ndt_rand(r, t, 2, SHAPE, -5, 5);
+        for (int64_t i = 0; i < (*b)->size; i += 7) ref_setd(*b, i, 0);
+        if (ref_is_signed(t)) {
+            ref_setu(*a, 1, (uint64_t)1 << (8 * ref_itemsize(t) - 1)); /* MIN */
+            ref_setd(*b, 1, -1);
+        }
         return;
     case R_POW:
         *a = fl ? ndt_rand(r, t, 2, SHAPE, 0.5, 3) : ndt_rand(r, t, 2, SHAPE, -9, 9);
@@ -107,13 +180,20 @@ static void check_binary(ref_op op) {
         binary_inputs(&r, op, t, &a, &b);
         nd_array *x = ndt_upload(a), *y = ndt_upload(b);
         nd_array *z = ndt_binary_fn(op)(x, y);
-        if (op == R_SUB && t == ND_BOOL) { /* NumPy: TypeError */
-            cr_expect_null(z, "sub(bool, bool) should fail as in NumPy");
-            NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_sub");
+        int bitwise = op == R_BITWISE_AND || op == R_BITWISE_OR || op == R_BITWISE_XOR;
+        if ((op == R_SUB && t == ND_BOOL) || (bitwise && ref_is_float(t))) { /* NumPy: TypeError */
+            char fn[32];
+            snprintf(fn, sizeof fn, "nd_%s", ref_op_name(op));
+            cr_expect_null(z, "%s(%s) should fail as in NumPy", ref_op_name(op), ref_dtype_name(t));
+            NDT_EXPECT_ERR(ND_ERR_DTYPE, fn);
         } else {
             nd_dtype ct = t, rt = t;
             if (op == R_DIV && !ref_is_float(t)) ct = rt = ND_FLOAT64;
-            if (op == R_POW && t == ND_BOOL) ct = rt = ND_INT8;
+            if (op == R_ARCTAN2 || op == R_HYPOT || op == R_COPYSIGN || op == R_HEAVISIDE)
+                ct = rt = ref_float_result(t);
+            if ((op == R_POW || op == R_FLOOR_DIVIDE || op == R_REMAINDER || op == R_FMOD) &&
+                t == ND_BOOL)
+                ct = rt = ND_INT8;
             if (ref_op_is_cmp(op)) rt = ND_BOOL;
             ref_arr *want = ref_binary(op, a, b, ct, rt);
             double tol = ndt_rtol(rt);
@@ -136,6 +216,21 @@ NDT_TEST(elementwise, div) { check_binary(R_DIV); }
 NDT_TEST(elementwise, pow) { check_binary(R_POW); }
 NDT_TEST(elementwise, maximum) { check_binary(R_MAX); }
 NDT_TEST(elementwise, minimum) { check_binary(R_MIN); }
+NDT_TEST(elementwise, arctan2) { check_binary(R_ARCTAN2); }
+NDT_TEST(elementwise, hypot) { check_binary(R_HYPOT); }
+NDT_TEST(elementwise, copysign) { check_binary(R_COPYSIGN); }
+NDT_TEST(elementwise, fmax) { check_binary(R_FMAX); }
+NDT_TEST(elementwise, fmin) { check_binary(R_FMIN); }
+NDT_TEST(elementwise, floor_divide) { check_binary(R_FLOOR_DIVIDE); }
+NDT_TEST(elementwise, remainder) { check_binary(R_REMAINDER); }
+NDT_TEST(elementwise, fmod) { check_binary(R_FMOD); }
+NDT_TEST(elementwise, logical_and) { check_binary(R_LOGICAL_AND); }
+NDT_TEST(elementwise, logical_or) { check_binary(R_LOGICAL_OR); }
+NDT_TEST(elementwise, logical_xor) { check_binary(R_LOGICAL_XOR); }
+NDT_TEST(elementwise, bitwise_and) { check_binary(R_BITWISE_AND); }
+NDT_TEST(elementwise, bitwise_or) { check_binary(R_BITWISE_OR); }
+NDT_TEST(elementwise, bitwise_xor) { check_binary(R_BITWISE_XOR); }
+NDT_TEST(elementwise, heaviside) { check_binary(R_HEAVISIDE); }
 NDT_TEST(elementwise, eq) { check_binary(R_EQ); }
 NDT_TEST(elementwise, ne) { check_binary(R_NE); }
 NDT_TEST(elementwise, lt) { check_binary(R_LT); }
@@ -284,13 +379,17 @@ NDT_TEST(elementwise, special_values) {
      * (and so NumPy) define them */
     const double sv[12] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, -1.0, -0.5, 0.5, 1e-30, 300, -300, 12};
     const nd_dtype fts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
-    const ref_op ops[] = {R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR, R_CEIL, R_SQUARE, R_NOT};
+    const ref_op ops[] = {R_NEG, R_ABS, R_SQRT, R_EXP, R_LOG, R_SIN, R_COS, R_TANH, R_TAN, R_FLOOR,
+                          R_CEIL, R_SQUARE, R_ARCSIN, R_ARCCOS, R_ARCTAN, R_SINH, R_COSH,
+                          R_ARCSINH, R_ARCCOSH, R_ARCTANH, R_EXP2, R_EXPM1, R_LOG2, R_LOG10,
+                          R_LOG1P, R_CBRT, R_RINT, R_RECIPROCAL, R_TRUNC, R_SIGN, R_POSITIVE,
+                          R_ISNAN, R_ISINF, R_ISFINITE, R_SIGNBIT, R_ISPOSINF, R_ISNEGINF, R_NOT};
     for (int k = 0; k < 4; k++) {
         ref_arr *a = ref_from_doubles(fts[k], 1, (int64_t[]){12}, sv);
         nd_array *x = ndt_upload(a);
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
             nd_array *y = ndt_unary_fn(ops[o])(x);
-            nd_dtype rt = ops[o] == R_NOT ? ND_BOOL : fts[k];
+            nd_dtype rt = ops[o] == R_NOT || ref_op_is_cmp(ops[o]) ? ND_BOOL : fts[k];
             ref_arr *want = ref_unary(ops[o], a, fts[k], rt);
             /* sin/cos of +-inf is NaN, of 300 fine; tolerance per dtype */
             double tol = ndt_rtol(rt);

@@ -17,9 +17,10 @@
  * Self-contained on purpose: standard headers only (none under NVRTC, whose
  * math functions are built in), C11 and C++ alike, no nd types.
  *
- * Transcendentals (exp, log, sin, cos, tanh; pow of floats) are the C99
- * functions here. The CPU backend computes float32/float64 exp, log, sin,
- * cos and float32 tanh with its vectorised loops instead (cpu_vmath.c), and
+ * Transcendentals (exp, log, sin, cos, tanh, tan, arcsin .. cbrt; pow of
+ * floats) are the C99 functions here. The CPU backend computes
+ * float32/float64 exp, log, sin, cos and float32 tanh with its vectorised
+ * loops instead (cpu_vmath.c), and
  * CUDA's functions are its own: those ops agree across backends within the
  * ulps of their row in common/ops.h, every other op bit for bit. */
 #ifndef ND_COMMON_ELEMENT_FNS_H
@@ -64,6 +65,8 @@ typedef double F64_T;
     NDS_INLINE S##_T nds_##label##_##S(S##_T x) { return (S##_T)(expr); }
 #define NDS_BIN(label, S, expr)                                                                \
     NDS_INLINE S##_T nds_##label##_##S(S##_T x, S##_T y) { return (S##_T)(expr); }
+#define NDS_PRED(label, S, expr)                                                               \
+    NDS_INLINE BOOL_T nds_##label##_##S(S##_T x) { (void)x; return (BOOL_T)(expr); }
 #define NDS_CMP(label, S, expr)                                                                \
     NDS_INLINE BOOL_T nds_##label##_##S(S##_T x, S##_T y) { return (BOOL_T)(expr); }
 
@@ -90,6 +93,38 @@ NDS_CMP_SET(U64)
 NDS_CMP_SET(F32)
 NDS_CMP_SET(F64)
 
+/* Predicates (NumPy isnan, isinf, isfinite, signbit, isposinf, isneginf):
+ * integers and bool are finite, signbit of a signed integer is x < 0. The
+ * float signbit reads the sign bit, a NaN's too (NumPy: signbit(-nan) is
+ * True). */
+#define NDS_PRED_INT(S, NEG)                                                                   \
+    NDS_PRED(isnan, S, 0)                                                                      \
+    NDS_PRED(isinf, S, 0)                                                                      \
+    NDS_PRED(isfinite, S, 1)                                                                   \
+    NDS_PRED(signbit, S, NEG)                                                                  \
+    NDS_PRED(isposinf, S, 0)                                                                   \
+    NDS_PRED(isneginf, S, 0)
+NDS_PRED_INT(BOOL, 0)
+NDS_PRED_INT(I8, x < 0)
+NDS_PRED_INT(I16, x < 0)
+NDS_PRED_INT(I32, x < 0)
+NDS_PRED_INT(I64, x < 0)
+NDS_PRED_INT(U8, 0)
+NDS_PRED_INT(U16, 0)
+NDS_PRED_INT(U32, 0)
+NDS_PRED_INT(U64, 0)
+/* x - x is 0 for finite x and NaN for NaN and +-inf: no isnan/isinf
+ * macros (NVRTC's are functions, C's are macros). */
+#define NDS_PRED_FLOAT(S, SUF)                                                                 \
+    NDS_PRED(isnan, S, x != x)                                                                 \
+    NDS_PRED(isinf, S, x == x && x - x != x - x)                                               \
+    NDS_PRED(isfinite, S, x - x == x - x)                                                      \
+    NDS_PRED(signbit, S, copysign##SUF((S##_T)1, x) < 0)                                       \
+    NDS_PRED(isposinf, S, x > 0 && x - x != x - x)                                             \
+    NDS_PRED(isneginf, S, x < 0 && x - x != x - x)
+NDS_PRED_FLOAT(F32, f)
+NDS_PRED_FLOAT(F64, )
+
 /* --------------------------------------------------------------- integers */
 
 /* Integer power by repeated squaring, wrapping. */
@@ -111,19 +146,33 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_UN(floor, S, x)                                                                        \
     NDS_UN(ceil, S, x)                                                                         \
     NDS_UN(neg, S, (W)0 - (W)x)                                                                \
+    NDS_UN(trunc, S, x)                                                                        \
+    NDS_UN(invert, S, ~(W)x)                                                                   \
     NDS_BIN(add, S, (W)x + (W)y)                                                               \
     NDS_BIN(sub, S, (W)x - (W)y)                                                               \
     NDS_BIN(mul, S, (W)x * (W)y)                                                               \
     NDS_BIN(maximum, S, x > y ? x : y)                                                         \
-    NDS_BIN(minimum, S, x < y ? x : y)
+    NDS_BIN(minimum, S, x < y ? x : y)                                                         \
+    NDS_BIN(fmax, S, x > y ? x : y)                                                            \
+    NDS_BIN(fmin, S, x < y ? x : y)                                                            \
+    NDS_BIN(bitwise_and, S, (W)x & (W)y)                                                       \
+    NDS_BIN(bitwise_or, S, (W)x | (W)y)                                                        \
+    NDS_BIN(bitwise_xor, S, (W)x ^ (W)y)
 
-/* Integer DIV is NumPy's floor division (//) without its warnings and
+/* reciprocal is NumPy's integer 1/x (truncating, without its warning for
+ * 0): 1 and -1 are their own reciprocals, every other value gives 0.
+ * Integer remainder takes the divisor's sign, fmod the dividend's; both give
+ * 0 for x % 0 and MIN % -1 (no trap). fmax/fmin of integers are
+ * maximum/minimum.
+ * Integer DIV is NumPy's floor division (//) without its warnings and
  * traps: x // 0 is 0, MIN // -1 wraps to MIN. A negative exponent gives 0
  * unless the base is 1 or -1 (NumPy raises; the frontend refuses a negative
  * Python-int exponent at record time). */
 #define NDS_INT_SIGNED(S, W)                                                                   \
     NDS_INT_COMMON(S, W)                                                                       \
     NDS_UN(abs, S, x < 0 ? (S##_T)((W)0 - (W)x) : x)                                           \
+    NDS_UN(sign, S, (x > 0) - (x < 0))                                                         \
+    NDS_UN(reciprocal, S, x == 1 ? 1 : x == -1 ? -1 : 0)                                       \
     NDS_INLINE S##_T nds_div_##S(S##_T x, S##_T y) {                                           \
         if (y == 0) return 0;                                                                  \
         if (y == -1) return (S##_T)((W)0 - (W)x);                                              \
@@ -131,12 +180,24 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
         return (S##_T)(q - ((x % y != 0) & ((x < 0) != (y < 0))));                             \
     }                                                                                          \
     NDS_BIN(pow, S, y < 0 ? (x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0)                    \
-                          : (S##_T)nds_ipow((U64_T)(I64_T)x, (U64_T)(I64_T)y))
+                          : (S##_T)nds_ipow((U64_T)(I64_T)x, (U64_T)(I64_T)y))                \
+    NDS_BIN(floor_divide, S, nds_div_##S(x, y))                                                \
+    NDS_INLINE S##_T nds_remainder_##S(S##_T x, S##_T y) {                                     \
+        if (y == 0 || y == -1) return 0;                                                       \
+        S##_T r = (S##_T)(x % y);                                                              \
+        return (S##_T)((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);                          \
+    }                                                                                          \
+    NDS_BIN(fmod, S, (y == 0 || y == -1) ? 0 : x % y)
 
 #define NDS_INT_UNSIGNED(S, W)                                                                 \
     NDS_INT_COMMON(S, W)                                                                       \
     NDS_UN(abs, S, x)                                                                          \
+    NDS_UN(sign, S, x != 0)                                                                    \
+    NDS_UN(reciprocal, S, x == 1)                                                              \
     NDS_BIN(div, S, y == 0 ? 0 : x / y)                                                        \
+    NDS_BIN(floor_divide, S, y == 0 ? 0 : x / y)                                               \
+    NDS_BIN(remainder, S, y == 0 ? 0 : x % y)                                                  \
+    NDS_BIN(fmod, S, y == 0 ? 0 : x % y)                                                       \
     NDS_BIN(pow, S, nds_ipow(x, y))
 
 NDS_INT_SIGNED(I8, U32_T)
@@ -150,7 +211,9 @@ NDS_INT_UNSIGNED(U64, U64_T)
 
 /* ----------------------------------------------------------------- floats */
 
-/* maximum/minimum propagate NaN (x's if both are); of +0 and -0 they give
+/* rint rounds half to even (the default rounding mode, which nd never
+ * changes). sign: NaN gives NaN, -0.0 gives +0.0 (NumPy).
+ * maximum/minimum propagate NaN (x's if both are); of +0 and -0 they give
  * x (IEEE allows either; NumPy's float32/64 loops give y, its float16 loop
  * x). */
 #define NDS_FLOAT_SET(S, SUF)                                                                  \
@@ -164,13 +227,75 @@ NDS_INT_UNSIGNED(U64, U64_T)
     NDS_UN(cos, S, cos##SUF(x))                                                                \
     NDS_UN(tanh, S, tanh##SUF(x))                                                              \
     NDS_UN(tan, S, tan##SUF(x))                                                                \
+    NDS_UN(arcsin, S, asin##SUF(x))                                                            \
+    NDS_UN(arccos, S, acos##SUF(x))                                                            \
+    NDS_UN(arctan, S, atan##SUF(x))                                                            \
+    NDS_UN(sinh, S, sinh##SUF(x))                                                              \
+    NDS_UN(cosh, S, cosh##SUF(x))                                                              \
+    NDS_UN(arcsinh, S, asinh##SUF(x))                                                          \
+    NDS_UN(arccosh, S, acosh##SUF(x))                                                          \
+    NDS_UN(arctanh, S, atanh##SUF(x))                                                          \
+    NDS_UN(exp2, S, exp2##SUF(x))                                                              \
+    NDS_UN(expm1, S, expm1##SUF(x))                                                            \
+    NDS_UN(log2, S, log2##SUF(x))                                                              \
+    NDS_UN(log10, S, log10##SUF(x))                                                            \
+    NDS_UN(log1p, S, log1p##SUF(x))                                                            \
+    NDS_UN(cbrt, S, cbrt##SUF(x))                                                              \
+    NDS_UN(rint, S, rint##SUF(x))                                                              \
+    NDS_UN(deg2rad, S, x * ((S##_T)3.14159265358979323846264338327950288 / (S##_T)180))        \
+    NDS_UN(rad2deg, S, x * ((S##_T)180 / (S##_T)3.14159265358979323846264338327950288))        \
+    NDS_BIN(heaviside, S, x < 0 ? (S##_T)0 : x > 0 ? (S##_T)1 : x == 0 ? y : x)                 \
+    NDS_UN(trunc, S, trunc##SUF(x))                                                            \
+    NDS_UN(reciprocal, S, (S##_T)1 / x)                                                        \
+    NDS_UN(sign, S, x > 0 ? (S##_T)1 : x < 0 ? (S##_T)-1 : x == 0 ? (S##_T)0 : x)              \
     NDS_BIN(add, S, x + y)                                                                     \
     NDS_BIN(sub, S, x - y)                                                                     \
     NDS_BIN(mul, S, x * y)                                                                     \
     NDS_BIN(div, S, x / y)                                                                     \
     NDS_BIN(pow, S, pow##SUF(x, y))                                                            \
     NDS_BIN(maximum, S, (x >= y || x != x) ? x : y)                                            \
-    NDS_BIN(minimum, S, (x <= y || x != x) ? x : y)
+    NDS_BIN(minimum, S, (x <= y || x != x) ? x : y)                                            \
+    NDS_BIN(fmax, S, (x >= y || y != y) ? x : y)                                               \
+    NDS_BIN(fmin, S, (x <= y || y != y) ? x : y)                                               \
+    NDS_BIN(arctan2, S, atan2##SUF(x, y))                                                      \
+    NDS_BIN(hypot, S, hypot##SUF(x, y))                                                        \
+    NDS_BIN(copysign, S, copysign##SUF(x, y))                                                  \
+    NDS_BIN(fmod, S, fmod##SUF(x, y))                                                          \
+    /* NumPy's npy_divmod: the quotient and the remainder of floor division */                 \
+    NDS_INLINE S##_T nds_divmod_##S(S##_T a, S##_T b, S##_T *mod) {                            \
+        S##_T m = fmod##SUF(a, b);                                                             \
+        if (b == 0) {                                                                          \
+            *mod = m;                                                                          \
+            return a / b;                                                                      \
+        }                                                                                      \
+        S##_T div = (a - m) / b;                                                               \
+        if (m != 0) {                                                                          \
+            if ((b < 0) != (m < 0)) {                                                          \
+                m += b;                                                                        \
+                div -= (S##_T)1;                                                               \
+            }                                                                                  \
+        } else {                                                                               \
+            m = copysign##SUF((S##_T)0, b);                                                    \
+        }                                                                                      \
+        S##_T fl;                                                                              \
+        if (div != 0) {                                                                        \
+            fl = floor##SUF(div);                                                              \
+            if (div - fl > (S##_T)0.5) fl += (S##_T)1;                                         \
+        } else {                                                                               \
+            fl = copysign##SUF((S##_T)0, a / b);                                               \
+        }                                                                                      \
+        *mod = m;                                                                              \
+        return fl;                                                                             \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_floor_divide_##S(S##_T x, S##_T y) {                                  \
+        S##_T m;                                                                               \
+        return nds_divmod_##S(x, y, &m);                                                       \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_remainder_##S(S##_T x, S##_T y) {                                     \
+        S##_T m;                                                                               \
+        nds_divmod_##S(x, y, &m);                                                              \
+        return m;                                                                              \
+    }
 
 NDS_FLOAT_SET(F32, f)
 NDS_FLOAT_SET(F64, )
@@ -202,5 +327,6 @@ NDS_UN(ceil, F64, ceil(x))
 NDS_UN(not, BOOL, x == 0)
 NDS_BIN(and, BOOL, (x != 0) & (y != 0))
 NDS_BIN(or, BOOL, (x != 0) | (y != 0))
+NDS_BIN(xor, BOOL, (x != 0) ^ (y != 0))
 
 #endif

@@ -16,7 +16,11 @@ typedef enum {
                        integers and bool in float64; the frontend gives
                        integer inputs a float result (NumPy: int8 -> float16,
                        int16 -> float32, wider -> float64)                   */
-    ND_OPK_CMP,     /* operands in their common dtype, result bool            */
+    ND_OPK_CMP,     /* operands in their common dtype (one operand: its own),
+                       result bool: comparisons and predicates (isnan, ...)  */
+    ND_OPK_INT,     /* integer-only (bitwise): I8 .. U64, computed in their
+                       own dtype; the frontend maps bool to the logical op
+                       and refuses floats                                     */
     ND_OPK_LOGICAL, /* operands and result bool                               */
     ND_OPK_WHERE    /* a bool condition, b and c in the result dtype          */
 } nd_op_kind;
@@ -49,6 +53,36 @@ typedef enum {
  * below 2 ulp, CUDA documents at most 2 for each (expf, sinf, cosf, tanhf,
  * sin, cos); float pow and tan: CUDA documents 4 ulp for powf and tanf
  * (2 for pow and tan; the CPU calls libm's tanf/tan, below 1 ulp).
+ * arcsin .. cbrt: 4 ulp, the largest documented error among them: CUDA's
+ * acoshf (4; the others are 1 to 3) and glibc's x86-64 cbrt (libm-test-ulps:
+ * up to 4 for double; the CPU calls libm's scalar functions for these).
+ *   RINT          round half to even (NumPy rint; integers give a float as
+ *                 every ND_OPK_FLOAT op)
+ *   DEG2RAD       x * (pi / 180), RAD2DEG x * (180 / pi): one rounded multiply
+ *                 by NumPy's constant of the compute dtype (float32: pi/180
+ *                 rounded in float32, as npy_deg2radf), so exact
+ *   HEAVISIDE     0 for x < 0, y for x == 0 (either zero), 1 for x > 0,
+ *                 NaN for NaN x
+ *   RECIPROCAL    floats: 1/x; integers: NumPy's 1/x in integer arithmetic
+ *                 (truncating): 1 -> 1, -1 -> -1, everything else (0
+ *                 included) -> 0
+ *   TRUNC         toward zero; integers are the integer
+ *   SIGN          -1, 0 or 1; NaN stays NaN, -0.0 gives +0.0 (NumPy)
+ *   ISNAN .. ISNEGINF  predicates of one operand of any dtype (integers and
+ *                 bool are finite; SIGNBIT reads the sign bit, of a NaN
+ *                 too, and x < 0 of a signed integer)
+ *   INVERT        bitwise not of an integer (~x)
+ *   FMAX/FMIN     NaN-ignoring (NaN only when both are); of equal values
+ *                 (+0 and -0) the first operand, as NumPy 2.4
+ *   FLOOR_DIVIDE  integers: as DIV; floats: NumPy's divmod quotient
+ *                 (floor((a - fmod(a, b)) / b) snapped to the nearest
+ *                 integer; x // 0.0 is x / 0.0)
+ *   REMAINDER     NumPy's mod, the sign of the divisor: integers x % 0 = 0
+ *                 and MIN % -1 = 0; floats fmod(a, b), plus b where its
+ *                 sign differs from b's, a zero gets b's sign; x % 0.0 NaN
+ *   FMOD          C's fmod, the sign of the dividend; integers x % 0 = 0
+ * arctan2 and hypot: 3 ulp, CUDA's documented atan2f and hypotf (2 for
+ * float64; glibc's are below 1).
  *
  * Adding an op: docs/adding-an-op.md. */
 #define ND_ELEMENTWISE_OPS(X)                          \
@@ -62,9 +96,36 @@ typedef enum {
     X(COS, 1, cos, ND_OPK_FLOAT, 2)                    \
     X(TANH, 1, tanh, ND_OPK_FLOAT, 2)                  \
     X(TAN, 1, tan, ND_OPK_FLOAT, 4)                    \
+    X(ARCSIN, 1, arcsin, ND_OPK_FLOAT, 4)              \
+    X(ARCCOS, 1, arccos, ND_OPK_FLOAT, 4)              \
+    X(ARCTAN, 1, arctan, ND_OPK_FLOAT, 4)              \
+    X(SINH, 1, sinh, ND_OPK_FLOAT, 4)                  \
+    X(COSH, 1, cosh, ND_OPK_FLOAT, 4)                  \
+    X(ARCSINH, 1, arcsinh, ND_OPK_FLOAT, 4)            \
+    X(ARCCOSH, 1, arccosh, ND_OPK_FLOAT, 4)            \
+    X(ARCTANH, 1, arctanh, ND_OPK_FLOAT, 4)            \
+    X(EXP2, 1, exp2, ND_OPK_FLOAT, 4)                  \
+    X(EXPM1, 1, expm1, ND_OPK_FLOAT, 4)                \
+    X(LOG2, 1, log2, ND_OPK_FLOAT, 4)                  \
+    X(LOG10, 1, log10, ND_OPK_FLOAT, 4)                \
+    X(LOG1P, 1, log1p, ND_OPK_FLOAT, 4)                \
+    X(CBRT, 1, cbrt, ND_OPK_FLOAT, 4)                  \
+    X(RINT, 1, rint, ND_OPK_FLOAT, 0)                  \
+    X(DEG2RAD, 1, deg2rad, ND_OPK_FLOAT, 0)            \
+    X(RAD2DEG, 1, rad2deg, ND_OPK_FLOAT, 0)            \
+    X(RECIPROCAL, 1, reciprocal, ND_OPK_NUM, 0)        \
+    X(TRUNC, 1, trunc, ND_OPK_NUM, 0)                  \
+    X(SIGN, 1, sign, ND_OPK_NUM, 0)                    \
     X(FLOOR, 1, floor, ND_OPK_NUM, 0)                  \
     X(CEIL, 1, ceil, ND_OPK_NUM, 0)                    \
     X(SQUARE, 1, square, ND_OPK_NUM, 0)                \
+    X(ISNAN, 1, isnan, ND_OPK_CMP, 0)                  \
+    X(ISINF, 1, isinf, ND_OPK_CMP, 0)                  \
+    X(ISFINITE, 1, isfinite, ND_OPK_CMP, 0)            \
+    X(SIGNBIT, 1, signbit, ND_OPK_CMP, 0)              \
+    X(ISPOSINF, 1, isposinf, ND_OPK_CMP, 0)            \
+    X(ISNEGINF, 1, isneginf, ND_OPK_CMP, 0)            \
+    X(INVERT, 1, invert, ND_OPK_INT, 0)                \
     X(LOGICAL_NOT, 1, not, ND_OPK_LOGICAL, 0)          \
     X(ADD, 2, add, ND_OPK_NUM, 0)                      \
     X(SUB, 2, sub, ND_OPK_NUM, 0)                      \
@@ -81,6 +142,19 @@ typedef enum {
     X(GE, 2, ge, ND_OPK_CMP, 0)                        \
     X(LOGICAL_AND, 2, and, ND_OPK_LOGICAL, 0)          \
     X(LOGICAL_OR, 2, or, ND_OPK_LOGICAL, 0)            \
+    X(LOGICAL_XOR, 2, xor, ND_OPK_LOGICAL, 0)          \
+    X(ARCTAN2, 2, arctan2, ND_OPK_FLOAT, 3)            \
+    X(HYPOT, 2, hypot, ND_OPK_FLOAT, 3)                \
+    X(COPYSIGN, 2, copysign, ND_OPK_FLOAT, 0)          \
+    X(HEAVISIDE, 2, heaviside, ND_OPK_FLOAT, 0)        \
+    X(FMAX, 2, fmax, ND_OPK_NUM, 0)                    \
+    X(FMIN, 2, fmin, ND_OPK_NUM, 0)                    \
+    X(FLOOR_DIVIDE, 2, floor_divide, ND_OPK_NUM, 0)    \
+    X(REMAINDER, 2, remainder, ND_OPK_NUM, 0)          \
+    X(FMOD, 2, fmod, ND_OPK_NUM, 0)                    \
+    X(BITWISE_AND, 2, bitwise_and, ND_OPK_INT, 0)      \
+    X(BITWISE_OR, 2, bitwise_or, ND_OPK_INT, 0)        \
+    X(BITWISE_XOR, 2, bitwise_xor, ND_OPK_INT, 0)      \
     X(WHERE, 3, where, ND_OPK_WHERE, 0)
 
 typedef enum {
@@ -109,7 +183,8 @@ static inline nd_op_kind nd_op_kind_of(nd_op op) {
     return (unsigned)op < ND_NUM_ELEMENTWISE_OPS ? (nd_op_kind)kinds[op] : ND_OPK_CAST;
 }
 
-/* 1 for EQ..GE (result bool whatever the compute dtype). */
+/* 1 for EQ..GE and the predicates ISNAN..ISNEGINF (result bool whatever
+ * the compute dtype; operands in their common dtype). */
 static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND_OPK_CMP; }
 
 /* The dtype op computes in when its operands (comparisons) or its result
@@ -123,6 +198,7 @@ static inline int nd_op_compute_dtype(nd_op op, int t) {
     switch (nd_op_kind_of(op)) {
     case ND_OPK_CAST:
     case ND_OPK_WHERE:
+    case ND_OPK_INT:
         return t;
     case ND_OPK_LOGICAL:
         return B;

@@ -341,10 +341,8 @@ static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
     int32_t in[3] = {-1, -1, -1};
     for (int k = 0; k < p->n_inputs && k < 3; k++) {
         nd_dtype want = cd;
+        if (nd_op_kind_of((nd_op)p->op) == ND_OPK_LOGICAL) want = ND_BOOL;
         switch (p->op) {
-        case ND_OP_LOGICAL_NOT:
-        case ND_OP_LOGICAL_AND:
-        case ND_OP_LOGICAL_OR: want = ND_BOOL; break;
         case ND_OP_WHERE: want = k == 0 ? ND_BOOL : cd; break;
         case ND_OP_CAST: want = (nd_dtype)p->inputs[k].dtype; break;
         default: break;
@@ -353,8 +351,7 @@ static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
         if (in[k] < -1) return -2;
     }
     nd_dtype rd = cd;
-    if (nd_op_is_comparison((nd_op)p->op) || p->op == ND_OP_LOGICAL_NOT ||
-        p->op == ND_OP_LOGICAL_AND || p->op == ND_OP_LOGICAL_OR)
+    if (nd_op_is_comparison((nd_op)p->op) || nd_op_kind_of((nd_op)p->op) == ND_OPK_LOGICAL)
         rd = ND_BOOL;
     if (p->op == ND_OP_CAST) return nd_kb_cast(kb, in[0], (nd_dtype)p->dtype);
     int32_t v = emit(kb, p->op, rd, in[0], in[1], in[2]);

@@ -140,7 +140,7 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             pi->fn = nd_cpu_cast_fn(inst_dtype(k, in->a), dt);
             want[0] = inst_dtype(k, in->a);
         } else if (nd_op_is_comparison((nd_op)op)) {
-            int ta = inst_dtype(k, in->a), tb = inst_dtype(k, in->b);
+            int ta = inst_dtype(k, in->a), tb = ar > 1 ? inst_dtype(k, in->b) : ta;
             int t = ta == tb ? ta : (int)nd_promote((nd_dtype)ta, (nd_dtype)tb);
             int cd = nd_cpu_compute_dtype(op, t);
             if (cd == ND_FLOAT16 || cd == ND_BFLOAT16) cd = ND_FLOAT32;

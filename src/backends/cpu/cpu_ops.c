@@ -56,9 +56,19 @@ size_t nd_cpu_dtype_size(int t) {
         for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i], b[i]);    \
     }
 
+#define LOOP_PRED(label, S)                                                      \
+    MULTI(label##_##S) {                                                         \
+        BOOL_T *restrict o = (BOOL_T *)o_;                                       \
+        const S##_T *a = (const S##_T *)a_;                                      \
+        (void)b_, (void)c_;                                                      \
+        for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i]);          \
+    }
+
 #define CMP_SET(S)                                                               \
     LOOP_BIN(eq, S, BOOL_T) LOOP_BIN(ne, S, BOOL_T) LOOP_BIN(lt, S, BOOL_T)      \
-    LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)
+    LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)      \
+    LOOP_PRED(isnan, S) LOOP_PRED(isinf, S) LOOP_PRED(isfinite, S)               \
+    LOOP_PRED(signbit, S) LOOP_PRED(isposinf, S) LOOP_PRED(isneginf, S)
 CMP_SET(BOOL)
 CMP_SET(I8)
 CMP_SET(I16)
@@ -75,20 +85,35 @@ CMP_SET(F64)
     LOOP_UN(neg, S) LOOP_UN(abs, S) LOOP_UN(square, S) LOOP_UN(floor, S)         \
     LOOP_UN(ceil, S) LOOP_BIN(add, S, S##_T) LOOP_BIN(sub, S, S##_T)             \
     LOOP_BIN(mul, S, S##_T) LOOP_BIN(div, S, S##_T) LOOP_BIN(pow, S, S##_T)      \
-    LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T)
-NUM_SET(I8)
-NUM_SET(I16)
-NUM_SET(I32)
-NUM_SET(I64)
-NUM_SET(U8)
-NUM_SET(U16)
-NUM_SET(U32)
-NUM_SET(U64)
+    LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) LOOP_UN(trunc, S)    \
+    LOOP_UN(sign, S) LOOP_UN(reciprocal, S) LOOP_BIN(fmax, S, S##_T)              \
+    LOOP_BIN(fmin, S, S##_T) LOOP_BIN(floor_divide, S, S##_T)                     \
+    LOOP_BIN(remainder, S, S##_T) LOOP_BIN(fmod, S, S##_T)
 NUM_SET(F32)
 NUM_SET(F64)
+#define INT_SET(S)                                                               \
+    NUM_SET(S) LOOP_UN(invert, S) LOOP_BIN(bitwise_and, S, S##_T)                 \
+    LOOP_BIN(bitwise_or, S, S##_T) LOOP_BIN(bitwise_xor, S, S##_T)
+INT_SET(I8)
+INT_SET(I16)
+INT_SET(I32)
+INT_SET(I64)
+INT_SET(U8)
+INT_SET(U16)
+INT_SET(U32)
+INT_SET(U64)
 LOOP_UN(tanh, F64)
-LOOP_UN(tan, F32)
-LOOP_UN(tan, F64)
+/* The float-only math below is scalar libm per element (no vectorised
+ * array function yet): correct, but slower on the CPU than exp/log/sin. */
+#define FLOAT_MATH_SET(S)                                                        \
+    LOOP_UN(tan, S) LOOP_UN(arcsin, S) LOOP_UN(arccos, S) LOOP_UN(arctan, S)     \
+    LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(arcsinh, S) LOOP_UN(arccosh, S)    \
+    LOOP_UN(arctanh, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(log2, S)      \
+    LOOP_UN(log10, S) LOOP_UN(log1p, S) LOOP_UN(cbrt, S) LOOP_UN(rint, S)         \
+    LOOP_BIN(arctan2, S, S##_T) LOOP_BIN(hypot, S, S##_T) LOOP_BIN(copysign, S, S##_T) \
+    LOOP_UN(deg2rad, S) LOOP_UN(rad2deg, S) LOOP_BIN(heaviside, S, S##_T)
+FLOAT_MATH_SET(F32)
+FLOAT_MATH_SET(F64)
 
 static void sqrt_F32(FN_ARGS) {
     float *restrict o = (float *)o_;
@@ -135,6 +160,7 @@ VM_WRAP_D(cos_F64, nd_cpu_vcos)
 LOOP_UN(not, BOOL)
 LOOP_BIN(and, BOOL, BOOL_T)
 LOOP_BIN(or, BOOL, BOOL_T)
+LOOP_BIN(xor, BOOL, BOOL_T)
 
 #define WHERE_FN(name, T)                                                        \
     static void name(FN_ARGS) {                                                  \
@@ -151,30 +177,47 @@ WHERE_FN(where_8, uint64_t)
 /* ----------------------------------------------------------------- table */
 #define ROW_CMP(S, D)                                                            \
     [ND_OP_EQ][D] = eq_##S, [ND_OP_NE][D] = ne_##S, [ND_OP_LT][D] = lt_##S,      \
-    [ND_OP_LE][D] = le_##S, [ND_OP_GT][D] = gt_##S, [ND_OP_GE][D] = ge_##S
+    [ND_OP_LE][D] = le_##S, [ND_OP_GT][D] = gt_##S, [ND_OP_GE][D] = ge_##S,      \
+    [ND_OP_ISNAN][D] = isnan_##S, [ND_OP_ISINF][D] = isinf_##S,                  \
+    [ND_OP_ISFINITE][D] = isfinite_##S, [ND_OP_SIGNBIT][D] = signbit_##S,        \
+    [ND_OP_ISPOSINF][D] = isposinf_##S, [ND_OP_ISNEGINF][D] = isneginf_##S
 #define ROW_NUM(S, D)                                                            \
     [ND_OP_NEG][D] = neg_##S, [ND_OP_ABS][D] = abs_##S,                          \
     [ND_OP_SQUARE][D] = square_##S, [ND_OP_ADD][D] = add_##S,                    \
     [ND_OP_SUB][D] = sub_##S, [ND_OP_MUL][D] = mul_##S, [ND_OP_DIV][D] = div_##S, \
     [ND_OP_POW][D] = pow_##S, [ND_OP_MAX][D] = maximum_##S, [ND_OP_MIN][D] = minimum_##S, \
-    [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, ROW_CMP(S, D)
-#define ROW_INT(S, D) ROW_NUM(S, D)
+    [ND_OP_FLOOR][D] = floor_##S, [ND_OP_CEIL][D] = ceil_##S, [ND_OP_TRUNC][D] = trunc_##S, \
+    [ND_OP_SIGN][D] = sign_##S, [ND_OP_RECIPROCAL][D] = reciprocal_##S,          \
+    [ND_OP_FMAX][D] = fmax_##S, [ND_OP_FMIN][D] = fmin_##S,                      \
+    [ND_OP_FLOOR_DIVIDE][D] = floor_divide_##S, [ND_OP_REMAINDER][D] = remainder_##S, \
+    [ND_OP_FMOD][D] = fmod_##S, ROW_CMP(S, D)
+#define ROW_INT(S, D)                                                            \
+    ROW_NUM(S, D), [ND_OP_INVERT][D] = invert_##S, [ND_OP_BITWISE_AND][D] = bitwise_and_##S, \
+    [ND_OP_BITWISE_OR][D] = bitwise_or_##S, [ND_OP_BITWISE_XOR][D] = bitwise_xor_##S
 #define ROW_FLOAT(S, D)                                                          \
     ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S, \
-    [ND_OP_TAN][D] = tan_##S
+    [ND_OP_TAN][D] = tan_##S, [ND_OP_ARCSIN][D] = arcsin_##S, [ND_OP_ARCCOS][D] = arccos_##S,  \
+    [ND_OP_ARCTAN][D] = arctan_##S, [ND_OP_SINH][D] = sinh_##S, [ND_OP_COSH][D] = cosh_##S,    \
+    [ND_OP_ARCSINH][D] = arcsinh_##S, [ND_OP_ARCCOSH][D] = arccosh_##S,                       \
+    [ND_OP_ARCTANH][D] = arctanh_##S, [ND_OP_EXP2][D] = exp2_##S, [ND_OP_EXPM1][D] = expm1_##S, \
+    [ND_OP_LOG2][D] = log2_##S, [ND_OP_LOG10][D] = log10_##S, [ND_OP_LOG1P][D] = log1p_##S,    \
+    [ND_OP_CBRT][D] = cbrt_##S, [ND_OP_RINT][D] = rint_##S, [ND_OP_ARCTAN2][D] = arctan2_##S, \
+    [ND_OP_HYPOT][D] = hypot_##S, [ND_OP_COPYSIGN][D] = copysign_##S,                        \
+    [ND_OP_DEG2RAD][D] = deg2rad_##S, [ND_OP_RAD2DEG][D] = rad2deg_##S,                        \
+    [ND_OP_HEAVISIDE][D] = heaviside_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 30, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
     ROW_INT(U32, ND_UINT32),   ROW_INT(U64, ND_UINT64),  ROW_FLOAT(F32, ND_FLOAT32),
     ROW_FLOAT(F64, ND_FLOAT64), ROW_CMP(BOOL, ND_BOOL),
     [ND_OP_LOGICAL_NOT][ND_BOOL] = not_BOOL, [ND_OP_LOGICAL_AND][ND_BOOL] = and_BOOL,
-    [ND_OP_LOGICAL_OR][ND_BOOL] = or_BOOL,
+    [ND_OP_LOGICAL_OR][ND_BOOL] = or_BOOL, [ND_OP_LOGICAL_XOR][ND_BOOL] = xor_BOOL,
     [ND_OP_WHERE] = {[ND_BOOL] = where_1, [ND_INT8] = where_1, [ND_UINT8] = where_1,
                      [ND_INT16] = where_2, [ND_UINT16] = where_2, [ND_FLOAT16] = where_2,
                      [ND_BFLOAT16] = where_2, [ND_INT32] = where_4, [ND_UINT32] = where_4,

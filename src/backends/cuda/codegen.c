@@ -406,6 +406,7 @@ static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, 
     case ND_OPK_CAST: fmt(out, cap, "(%s)", a); return; /* emit_inst casts */
     case ND_OPK_NUM:
     case ND_OPK_FLOAT:
+    case ND_OPK_INT:
     case ND_OPK_CMP:
     case ND_OPK_LOGICAL:
         if (nd_op_arity(op) == 1) fmt(out, cap, "nds_%s_%s(%s)", lab, sfx, a);
@@ -523,7 +524,8 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
          * their result's (common/ops.h) */
         nd_dtype cd = t;
         if (nd_op_is_comparison(op)) {
-            nd_dtype da = (nd_dtype)k->insts[in->a].dtype, db = (nd_dtype)k->insts[in->b].dtype;
+            nd_dtype da = (nd_dtype)k->insts[in->a].dtype;
+            nd_dtype db = nd_op_arity(op) > 1 ? (nd_dtype)k->insts[in->b].dtype : da;
             cd = da == db ? da : nd_promote(da, db);
         }
         cd = (nd_dtype)nd_op_compute_dtype(op, cd);

@@ -1,0 +1,455 @@
+/* The reference of the cross-backend op test (test_ops.c): which dtypes
+ * each elementwise op of common/ops.h takes, its tolerance, and its result
+ * for one element, written here from NumPy 2's definitions independently
+ * of the library (exact integer math in 64 bits, the float ops in double or
+ * long double, NumPy's own algorithms where it defines one, e.g. divmod). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ops_ref.h"
+
+#include <float.h>
+
+/* A new op needs its reference and its dtypes here (op_takes, op_result,
+ * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
+ * names the place. */
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "tests/ops_ref.c: add the new op's reference");
+
+/* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
+ * float-only operands, libm references in long double. */
+#define FLOAT_MATH_CASES                                                             \
+    case ND_OP_ARCSIN: case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_SINH:        \
+    case ND_OP_COSH: case ND_OP_ARCSINH: case ND_OP_ARCCOSH: case ND_OP_ARCTANH:     \
+    case ND_OP_EXP2: case ND_OP_EXPM1: case ND_OP_LOG2: case ND_OP_LOG10:            \
+    case ND_OP_LOG1P: case ND_OP_CBRT
+
+/* Predicates: one operand of any dtype, result bool. */
+#define PRED_CASES                                                                   \
+    case ND_OP_ISNAN: case ND_OP_ISINF: case ND_OP_ISFINITE: case ND_OP_SIGNBIT:     \
+    case ND_OP_ISPOSINF: case ND_OP_ISNEGINF
+
+/* Binary ops of issue 18 with an integer meaning (every dtype, bool in
+ * int8). */
+#define NUM_BIN_CASES                                                                \
+    case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: \
+    case ND_OP_FMOD
+#define BITWISE_CASES case ND_OP_BITWISE_AND: case ND_OP_BITWISE_OR: case ND_OP_BITWISE_XOR
+
+
+/* ------------------------------------------------------------ the ops */
+
+
+/* Which dtypes the op's IR instruction takes as operands. Ops with an
+ * integer meaning take every dtype (bool computes in int8, as NumPy's bool
+ * loops do); transcendental ones are IR over float dtypes only (the
+ * frontend converts integers to a float dtype first). */
+int op_takes(nd_op op, nd_dtype t) {
+    switch (op) {
+    case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_FLOOR: case ND_OP_CEIL:
+    case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
+    case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
+    case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_WHERE: case ND_OP_RECIPROCAL:
+    case ND_OP_TRUNC: case ND_OP_SIGN:
+    PRED_CASES:
+        return 1;
+    NUM_BIN_CASES:
+        return 1;
+    case ND_OP_INVERT: /* integers; the frontend maps bool to logical_not */
+    BITWISE_CASES:
+        return !is_f(t) && t != ND_BOOL;
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_DEG2RAD:
+    case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
+        return is_f(t);
+    case ND_OP_LOGICAL_XOR:
+        return t == ND_BOOL;
+    case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS:
+    case ND_OP_TANH: case ND_OP_TAN: case ND_OP_RINT:
+    FLOAT_MATH_CASES:
+        return is_f(t);
+    case ND_OP_LOGICAL_NOT: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
+        return t == ND_BOOL;
+    }
+    return 0;
+}
+
+static int op_is_cmp(nd_op op) {
+    switch (op) {
+    case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
+    PRED_CASES:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+nd_dtype op_result(nd_op op, nd_dtype t) { return op_is_cmp(op) ? ND_BOOL : t; }
+
+/* Allowed distance from the correctly rounded result, in ulps of the
+ * result dtype; 0 = bits. float32/float64 transcendentals: the CPU's
+ * vectorised loops (cpu_vmath.c) stay below 2 ulp, CUDA's documented
+ * maxima are 2 ulp (expf, sinf, cosf, tanhf, sin, cos) or less; float pow:
+ * CUDA documents 4 ulp for powf and 2 for pow. float16/bfloat16 compute in
+ * float32 and round once, which can land one ulp of the short dtype away. */
+int ulp_bound(nd_op op, nd_dtype t) {
+    if (!is_f(t)) return 0;
+    int short_float = t == ND_FLOAT16 || t == ND_BFLOAT16;
+    switch (op) {
+    case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH:
+        return short_float ? 1 : 2;
+    case ND_OP_POW:
+    case ND_OP_TAN: /* CUDA: tanf 4 ulp, tan 2 ulp; the CPU uses libm (< 1) */
+        return short_float ? 1 : t == ND_FLOAT32 ? 4 : 2;
+    /* common/ops.h: CUDA documents up to 4 ulp (acoshf; 1 to 3 for the
+     * others), glibc's libm-test-ulps up to 4 (cbrt of double) */
+    FLOAT_MATH_CASES:
+        return short_float ? 1 : 4;
+    /* CUDA documents 3 ulp for atan2f and hypotf, 2 for atan2 and hypot */
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT:
+        return short_float ? 1 : 3;
+    case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
+    case ND_OP_COPYSIGN: case ND_OP_LOGICAL_XOR: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:
+    case ND_OP_HEAVISIDE:
+    NUM_BIN_CASES:
+    BITWISE_CASES:
+    PRED_CASES:
+    case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_FLOOR:
+    case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
+    case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
+    case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE:
+        return 0;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- the reference */
+
+int bits_of(nd_dtype t) { return 8 * (int)ref_itemsize(t); }
+
+/* Two's complement value of an integer element (bool: 0/1). */
+int64_t sval(const ref_arr *a, int64_t i) { return (int64_t)ref_getu(a, i); }
+uint64_t uval(const ref_arr *a, int64_t i) {
+    uint64_t u = ref_getu(a, i);
+    int b = bits_of(a->dt);
+    return b == 64 ? u : u & ((1ull << b) - 1);
+}
+
+/* NumPy's floor_divide on integers (without its warnings): x // 0 is 0 and
+ * MIN // -1 wraps to MIN. */
+static uint64_t floor_div_s(int64_t x, int64_t y) {
+    if (y == 0) return 0;
+    if (y == -1) return 0 - (uint64_t)x;
+    int64_t q = x / y;
+    if (x % y != 0 && ((x < 0) != (y < 0))) q--;
+    return (uint64_t)q;
+}
+
+/* Integer power, wrapping: left-to-right binary exponentiation modulo 2^64
+ * (the library squares right to left; the results agree). A negative
+ * exponent gives 0 unless the base is 1 or -1 (NumPy raises instead; nd's
+ * documented choice, common/ops.h). */
+static uint64_t int_pow(uint64_t x, uint64_t e, int neg_exp) {
+    if (neg_exp) return x == 1 ? 1 : x == (uint64_t)-1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
+    uint64_t r = 1;
+    for (int b = 63; b >= 0; b--) {
+        r *= r;
+        if ((e >> b) & 1) r *= x;
+    }
+    return r;
+}
+
+/* NumPy's npy_divmod (numpy/_core/src/npymath/npy_math_internal.h.src),
+ * written out for double and float: floor division's quotient and the
+ * remainder with the sign of the divisor. */
+static double np_divmod_d(double a, double b, double *modulus) {
+    double mod = fmod(a, b);
+    if (b == 0) {
+        *modulus = mod;
+        return a / b;
+    }
+    double div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0;
+        }
+    } else {
+        mod = copysign(0.0, b);
+    }
+    double floordiv;
+    if (div != 0) {
+        floordiv = floor(div);
+        if (div - floordiv > 0.5) floordiv += 1.0;
+    } else {
+        floordiv = copysign(0.0, a / b);
+    }
+    *modulus = mod;
+    return floordiv;
+}
+static float np_divmod_f(float a, float b, float *modulus) {
+    float mod = fmodf(a, b);
+    if (b == 0) {
+        *modulus = mod;
+        return a / b;
+    }
+    float div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0f;
+        }
+    } else {
+        mod = copysignf(0.0f, b);
+    }
+    float floordiv;
+    if (div != 0) {
+        floordiv = floorf(div);
+        if (div - floordiv > 0.5f) floordiv += 1.0f;
+    } else {
+        floordiv = copysignf(0.0f, a / b);
+    }
+    *modulus = mod;
+    return floordiv;
+}
+
+/* The float result of op for double operands (exact for the exact ops: the
+ * double result of + - * / sqrt on float32/16 operands rounds once more
+ * without error, 53 >= 2 * 24 + 2). */
+static double float_ref(nd_op op, double x, double y, nd_dtype t) {
+    switch (op) {
+    case ND_OP_NEG: return -x;
+    case ND_OP_ABS: return fabs(x);
+    case ND_OP_SQRT: return sqrt(x);
+    case ND_OP_EXP: return (double)expl((long double)x);
+    case ND_OP_LOG: return (double)logl((long double)x);
+    case ND_OP_SIN: return (double)sinl((long double)x);
+    case ND_OP_COS: return (double)cosl((long double)x);
+    case ND_OP_TANH: return (double)tanhl((long double)x);
+    case ND_OP_TAN: return (double)tanl((long double)x);
+    case ND_OP_ARCSIN: return (double)asinl((long double)x);
+    case ND_OP_ARCCOS: return (double)acosl((long double)x);
+    case ND_OP_ARCTAN: return (double)atanl((long double)x);
+    case ND_OP_SINH: return (double)sinhl((long double)x);
+    case ND_OP_COSH: return (double)coshl((long double)x);
+    case ND_OP_ARCSINH: return (double)asinhl((long double)x);
+    case ND_OP_ARCCOSH: return (double)acoshl((long double)x);
+    case ND_OP_ARCTANH: return (double)atanhl((long double)x);
+    case ND_OP_EXP2: return (double)exp2l((long double)x);
+    case ND_OP_EXPM1: return (double)expm1l((long double)x);
+    case ND_OP_LOG2: return (double)log2l((long double)x);
+    case ND_OP_LOG10: return (double)log10l((long double)x);
+    case ND_OP_LOG1P: return (double)log1pl((long double)x);
+    case ND_OP_CBRT: return (double)cbrtl((long double)x);
+    /* round half to even, written out rather than rint() */
+    case ND_OP_RINT: {
+        if (!isfinite(x) || fabs(x) >= 0x1p52) return x;
+        double f = floor(x), d = x - f;
+        double r = d > 0.5 ? f + 1 : d < 0.5 ? f : (fmod(f, 2) == 0 ? f : f + 1);
+        return copysign(r, x);
+    }
+    /* the double quotient of a float operand, rounded once more to the
+     * dtype, is the correctly rounded float quotient (53 >= 2 * 24 + 2) */
+    case ND_OP_RECIPROCAL: return 1.0 / x;
+    /* every double of magnitude 2^52 or more is whole */
+    case ND_OP_TRUNC: return fabs(x) < 0x1p52 ? copysign((double)(int64_t)x, x) : x;
+    case ND_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+    case ND_OP_ARCTAN2: return (double)atan2l((long double)x, (long double)y);
+    case ND_OP_HYPOT: return (double)hypotl((long double)x, (long double)y);
+    case ND_OP_COPYSIGN: return copysign(x, y);
+    /* NumPy: x * (NPY_PI / 180) with the constant of the dtype
+     * (npy_deg2radf: NPY_PIf / 180.0f in float32), one rounding */
+    case ND_OP_DEG2RAD:
+        return t == ND_FLOAT64 ? x * (M_PI / 180.0) : (double)((float)x * ((float)M_PI / 180.0f));
+    case ND_OP_RAD2DEG:
+        return t == ND_FLOAT64 ? x * (180.0 / M_PI) : (double)((float)x * (180.0f / (float)M_PI));
+    case ND_OP_HEAVISIDE: return isnan(x) ? x : x < 0 ? 0.0 : x > 0 ? 1.0 : y;
+    /* NaN only where both are; of equal values (+-0) the first */
+    case ND_OP_FMAX: return isnan(y) ? x : isnan(x) ? y : x >= y ? x : y;
+    case ND_OP_FMIN: return isnan(y) ? x : isnan(x) ? y : x <= y ? x : y;
+    case ND_OP_FMOD: return fmod(x, y); /* exact in any precision */
+    /* NumPy's divmod, in the compute dtype's own precision (float32 for
+     * the 16-bit floats: every backend computes there and rounds once) */
+    case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: {
+        double q, m;
+        if (t == ND_FLOAT64) {
+            q = np_divmod_d(x, y, &m);
+        } else {
+            float mf;
+            q = np_divmod_f((float)x, (float)y, &mf);
+            m = mf;
+        }
+        return op == ND_OP_FLOOR_DIVIDE ? q : m;
+    }
+    case ND_OP_FLOOR: return floor(x);
+    case ND_OP_CEIL: return ceil(x);
+    case ND_OP_SQUARE: return x * x;
+    case ND_OP_ADD: return x + y;
+    case ND_OP_SUB: return x - y;
+    case ND_OP_MUL: return x * y;
+    case ND_OP_DIV: return x / y;
+    case ND_OP_POW: return (double)powl((long double)x, (long double)y);
+    /* NaN propagates; for +-0 against -+0 the first operand (NumPy's
+     * float32/64 loops give the second, its float16 loop the first: IEEE
+     * allows either; nd is the same on every dtype and backend) */
+    case ND_OP_MAX: return isnan(x) ? x : isnan(y) ? y : x >= y ? x : y;
+    case ND_OP_MIN: return isnan(x) ? x : isnan(y) ? y : x <= y ? x : y;
+    case ND_OP_CAST: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT:
+    case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
+    case ND_OP_WHERE: case ND_OP_INVERT: case ND_OP_LOGICAL_XOR:
+    BITWISE_CASES:
+    PRED_CASES:
+        break;
+    }
+    return NAN;
+}
+
+/* The integer result of op (two's complement bits; the store wraps them to
+ * the dtype). Bool operands compute as int8 0/1. */
+static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b, int64_t i) {
+    int sgn = ref_is_signed(t) || t == ND_BOOL;
+    int64_t xs = sval(a, i), ys = b ? sval(b, i) : 0;
+    uint64_t xu = uval(a, i), yu = b ? uval(b, i) : 0;
+    uint64_t x = sgn ? (uint64_t)xs : xu, y = sgn ? (uint64_t)ys : yu;
+    switch (op) {
+    case ND_OP_NEG: return 0 - x;
+    case ND_OP_ABS: return sgn && xs < 0 ? 0 - x : x;
+    case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: return x;
+    /* NumPy's integer 1/x truncates: only 1 and -1 give nonzero */
+    case ND_OP_RECIPROCAL: return sgn ? (xs == 1 || xs == -1 ? x : 0) : (xu == 1);
+    case ND_OP_SIGN: return sgn ? (uint64_t)(int64_t)((xs > 0) - (xs < 0)) : (xu != 0);
+    case ND_OP_INVERT: return ~x;
+    case ND_OP_BITWISE_AND: return x & y;
+    case ND_OP_BITWISE_OR: return x | y;
+    case ND_OP_BITWISE_XOR: return x ^ y;
+    case ND_OP_FMAX: return sgn ? (xs >= ys ? x : y) : (xu >= yu ? x : y);
+    case ND_OP_FMIN: return sgn ? (xs <= ys ? x : y) : (xu <= yu ? x : y);
+    case ND_OP_FLOOR_DIVIDE: return sgn ? floor_div_s(xs, ys) : (yu ? xu / yu : 0);
+    /* x % 0 = 0; MIN % -1 = 0 (y == -1 divides everything) */
+    case ND_OP_REMAINDER:
+        if (!sgn) return yu ? xu % yu : 0;
+        if (ys == 0 || ys == -1) return 0;
+        return (uint64_t)(xs % ys != 0 && ((xs % ys < 0) != (ys < 0)) ? xs % ys + ys : xs % ys);
+    case ND_OP_FMOD:
+        if (!sgn) return yu ? xu % yu : 0;
+        return ys == 0 || ys == -1 ? 0 : (uint64_t)(xs % ys);
+    case ND_OP_SQUARE: return x * x;
+    case ND_OP_ADD: return x + y;
+    case ND_OP_SUB: return x - y;
+    case ND_OP_MUL: return x * y;
+    case ND_OP_DIV: return sgn ? floor_div_s(xs, ys) : (yu ? xu / yu : 0);
+    case ND_OP_POW: return int_pow(x, y, sgn && ys < 0);
+    case ND_OP_MAX: return sgn ? (xs >= ys ? x : y) : (xu >= yu ? x : y);
+    case ND_OP_MIN: return sgn ? (xs <= ys ? x : y) : (xu <= yu ? x : y);
+    case ND_OP_CAST: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SIN:
+    case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_LOGICAL_NOT: case ND_OP_EQ: case ND_OP_NE:
+    case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT: case ND_OP_LOGICAL_XOR:
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_DEG2RAD:
+    case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
+    FLOAT_MATH_CASES:
+    PRED_CASES:
+        break;
+    }
+    return 0;
+}
+
+static int cmp_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b, int64_t i) {
+    int lt, eq, un = 0;
+    if (is_f(t)) {
+        double x = ref_getd(a, i), y = ref_getd(b, i);
+        un = isnan(x) || isnan(y);
+        lt = x < y, eq = x == y;
+    } else if (ref_is_unsigned(t)) {
+        lt = uval(a, i) < uval(b, i), eq = uval(a, i) == uval(b, i);
+    } else {
+        lt = sval(a, i) < sval(b, i), eq = sval(a, i) == sval(b, i);
+    }
+    switch (op) {
+    case ND_OP_EQ: return eq;
+    case ND_OP_NE: return !eq || un;
+    case ND_OP_LT: return lt;
+    case ND_OP_LE: return lt || eq;
+    case ND_OP_GT: return !lt && !eq && !un;
+    case ND_OP_GE: return !lt && !un;
+    default: return -1;
+    }
+}
+
+/* NumPy's isnan .. isneginf: integers and bool are finite; signbit is the
+ * top bit of a float's storage (a NaN's too) and x < 0 of a signed
+ * integer. */
+static int pred_ref(nd_op op, nd_dtype t, const ref_arr *a, int64_t i) {
+    double v = is_f(t) ? ref_getd(a, i) : (double)sval(a, i);
+    int neg;
+    if (is_f(t)) {
+        size_t sz = ref_itemsize(t);
+        uint64_t bits = 0;
+        memcpy(&bits, a->data + (size_t)i * sz, sz);
+        neg = (int)(bits >> (8 * sz - 1)) & 1;
+    } else {
+        neg = ref_is_signed(t) && sval(a, i) < 0;
+    }
+    switch (op) {
+    case ND_OP_ISNAN: return isnan(v);
+    case ND_OP_ISINF: return isinf(v);
+    case ND_OP_ISFINITE: return isfinite(v);
+    case ND_OP_SIGNBIT: return neg;
+    case ND_OP_ISPOSINF: return isinf(v) && v > 0;
+    case ND_OP_ISNEGINF: return isinf(v) && v < 0;
+    default: return -1;
+    }
+}
+
+/* NumPy's unsafe float -> integer cast as nd defines it on every backend:
+ * truncate toward zero through 64 bits (uint64 for [2^63, 2^64)), then wrap
+ * to the width; NaN and values out of that range give the bits 2^63 (x86's
+ * "integer indefinite"). */
+static uint64_t f2i_ref(double v) {
+    if (v >= -0x1p63 && v < 0x1p63) return (uint64_t)(int64_t)trunc(v);
+    if (v >= 0 && v < 0x1p64) return (uint64_t)v;
+    return 1ull << 63;
+}
+
+/* out[i] = op(in...)[i] for operands of dtype t. */
+void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out) {
+    const ref_arr *a = in[0], *b = in[1], *c = in[2];
+    nd_dtype r = out->dt;
+    switch (op) {
+    case ND_OP_CAST:
+        if (is_f(t) && !is_f(r) && r != ND_BOOL) ref_setu(out, i, f2i_ref(ref_getd(a, i)));
+        else if (!is_f(t) && r == ND_FLOAT32) {
+            /* one rounding from the exact integer (long double holds 64 bits;
+             * through double, 2^62 + 2^38 + 1 would round twice) */
+            long double v = ref_is_unsigned(t) ? (long double)uval(a, i) : (long double)sval(a, i);
+            float f = (float)v;
+            memcpy(out->data + (size_t)i * 4, &f, 4);
+        } else ref_cast_elem(out, i, a, i);
+        return;
+    case ND_OP_WHERE:
+        memcpy(out->data + (size_t)i * ref_itemsize(r), (ref_getu(a, i) ? b : c)->data +
+               (size_t)i * ref_itemsize(r), ref_itemsize(r));
+        return;
+    case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
+        ref_setu(out, i, (uint64_t)cmp_ref(op, t, a, b, i));
+        return;
+    PRED_CASES:
+        ref_setu(out, i, (uint64_t)pred_ref(op, t, a, i));
+        return;
+    case ND_OP_LOGICAL_NOT: ref_setu(out, i, !ref_getu(a, i)); return;
+    case ND_OP_LOGICAL_AND: ref_setu(out, i, ref_getu(a, i) && ref_getu(b, i)); return;
+    case ND_OP_LOGICAL_OR: ref_setu(out, i, ref_getu(a, i) || ref_getu(b, i)); return;
+    case ND_OP_LOGICAL_XOR: ref_setu(out, i, !ref_getu(a, i) != !ref_getu(b, i)); return;
+    case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT: case ND_OP_EXP: case ND_OP_LOG:
+    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TANH: case ND_OP_TAN: case ND_OP_FLOOR:
+    case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
+    case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_RINT: case ND_OP_RECIPROCAL:
+    case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT: case ND_OP_ARCTAN2: case ND_OP_HYPOT:
+    case ND_OP_COPYSIGN: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
+    NUM_BIN_CASES:
+    BITWISE_CASES:
+    FLOAT_MATH_CASES:
+        break;
+    }
+    if (is_f(t)) ref_setd(out, i, float_ref(op, ref_getd(a, i), b ? ref_getd(b, i) : 0, t));
+    else ref_setu(out, i, int_ref(op, t, a, b, i));
+}
