@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ops_ref.h"
+#include "ref.h"
 
 #include <float.h>
 
@@ -158,34 +159,9 @@ static uint64_t int_pow(uint64_t x, uint64_t e, int neg_exp) {
     return r;
 }
 
-/* NumPy's npy_divmod (numpy/_core/src/npymath/npy_math_internal.h.src),
- * written out for double and float: floor division's quotient and the
- * remainder with the sign of the divisor. */
-static double np_divmod_d(double a, double b, double *modulus) {
-    double mod = fmod(a, b);
-    if (b == 0) {
-        *modulus = mod;
-        return a / b;
-    }
-    double div = (a - mod) / b;
-    if (mod != 0) {
-        if ((b < 0) != (mod < 0)) {
-            mod += b;
-            div -= 1.0;
-        }
-    } else {
-        mod = copysign(0.0, b);
-    }
-    double floordiv;
-    if (div != 0) {
-        floordiv = floor(div);
-        if (div - floordiv > 0.5) floordiv += 1.0;
-    } else {
-        floordiv = copysign(0.0, a / b);
-    }
-    *modulus = mod;
-    return floordiv;
-}
+/* NumPy's npy_divmod in float (the double one is ref.c's ref_np_divmod):
+ * floor division's quotient and the remainder with the divisor's sign,
+ * rounded as float32 computes them. */
 static float np_divmod_f(float a, float b, float *modulus) {
     float mod = fmodf(a, b);
     if (b == 0) {
@@ -272,7 +248,7 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: {
         double q, m;
         if (t == ND_FLOAT64) {
-            q = np_divmod_d(x, y, &m);
+            q = ref_np_divmod(x, y, &m);
         } else {
             float mf;
             q = np_divmod_f((float)x, (float)y, &mf);

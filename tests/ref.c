@@ -230,7 +230,7 @@ static int cmp_result(ref_op op, int c /* -1, 0, 1 */, int unordered) {
 
 /* NumPy's npy_divmod: floor division's quotient, the remainder with the
  * divisor's sign */
-static double np_divmod(double a, double b, double *modulus) {
+double ref_np_divmod(double a, double b, double *modulus) {
     double mod = fmod(a, b);
     if (b == 0) {
         *modulus = mod;
@@ -259,8 +259,8 @@ static double binary_f(ref_op op, double x, double y) {
     case R_COPYSIGN: return copysign(x, y);
     case R_FMAX: return isnan(y) ? x : isnan(x) ? y : x >= y ? x : y;
     case R_FMIN: return isnan(y) ? x : isnan(x) ? y : x <= y ? x : y;
-    case R_FLOOR_DIVIDE: return np_divmod(x, y, &m);
-    case R_REMAINDER: np_divmod(x, y, &m); return m;
+    case R_FLOOR_DIVIDE: return ref_np_divmod(x, y, &m);
+    case R_REMAINDER: ref_np_divmod(x, y, &m); return m;
     case R_FMOD: return fmod(x, y);
     case R_LOGICAL_AND: return x != 0 && y != 0;
     case R_LOGICAL_OR: return x != 0 || y != 0;

@@ -99,4 +99,8 @@ ref_arr *ref_reduce(ref_red r, const ref_arr *a, int axis, double **scale);
 /* ---- matmul (NumPy rules, batch broadcasting); *scale as above */
 ref_arr *ref_matmul(const ref_arr *a, const ref_arr *b, nd_dtype rt, double **scale);
 
+/* NumPy's npy_divmod in double: floor division's quotient, and the
+ * remainder with the divisor's sign in *modulus. */
+double ref_np_divmod(double a, double b, double *modulus);
+
 #endif
