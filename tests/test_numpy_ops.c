@@ -19,6 +19,18 @@ static int64_t f32_ulps(float a, float b) {
 /* got (a float32 array of n elements) against want: bits where exact (the
  * sign of a zero included), else within ulps (infinities, zeros and NaN
  * exactly). */
+/* What a recorded chain cost between two nd_get_stats: `kernels` kernels
+ * run and only `values` results written to memory (fusion kept every
+ * intermediate in registers). */
+static void expect_fused(const nd_stats *before, const nd_stats *after, uint64_t kernels, uint64_t values) {
+    cr_expect_eq(after->kernels_run - before->kernels_run, kernels, "the chain took %llu kernels, want %llu",
+                 (unsigned long long)(after->kernels_run - before->kernels_run), (unsigned long long)kernels);
+    cr_expect_eq(after->values_materialised - before->values_materialised, values,
+                 "%llu values went to memory, want only the %llu results",
+                 (unsigned long long)(after->values_materialised - before->values_materialised),
+                 (unsigned long long)values);
+}
+
 static void expect_f32(nd_array *got, const float *want, int64_t n, int ulps, const char *what) {
     cr_assert(got, "%s: %s", what, nd_last_error());
     cr_assert_eq(nd_dtype_of(got), ND_FLOAT32, "%s: dtype %d, NumPy gives float32", what,
@@ -168,11 +180,7 @@ NDT_TEST(numpy_ops, unary_math_broadcast_weak_scalar_fused) {
     nd_get_stats(&after);
     /* c and d have different shapes: one fused kernel each, nothing else
      * written to memory */
-    cr_expect_eq(after.kernels_run - before.kernels_run, 2, "the two chains took %llu kernels",
-                 (unsigned long long)(after.kernels_run - before.kernels_run));
-    cr_expect_eq(after.values_materialised - before.values_materialised, 2,
-                 "%llu values went to memory; only c and d should",
-                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    expect_fused(&before, &after, 2, 2);
     cr_expect_eq(nd_ndim(c), 2);
     cr_expect(nd_shape(c)[0] == 2 && nd_shape(c)[1] == 3);
     const float cw[6] = {0x1.3094c8p-2f, -0x1.21d2a8p+1f, 0x1.78e64cp+3f,
@@ -286,11 +294,7 @@ NDT_TEST(numpy_ops, predicates_broadcast_weak_scalar_fused) {
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     nd_get_stats(&after);
     /* everything of shape (2,3) in one fused kernel, q never in memory */
-    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "took %llu kernels",
-                 (unsigned long long)(after.kernels_run - before.kernels_run));
-    cr_expect_eq(after.values_materialised - before.values_materialised, 4,
-                 "%llu values went to memory; only the four results should",
-                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    expect_fused(&before, &after, 1, 4);
     const float ww[6] = {0.5f, 0.5f, 0x1.555556p-2f, 0.5f, 0.5f, -0x1.555556p-1f};
     expect_f32(w, ww, 6, 0, "where(isfinite(a / b), a / b, 0.5)");
     expect_bools(s, "010101", "signbit(a / b)");
@@ -474,11 +478,7 @@ NDT_TEST(numpy_ops, binary_broadcast_weak_scalar_fused) {
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     nd_get_stats(&after);
     /* all of shape (2,3): one fused kernel, only the six results stored */
-    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "took %llu kernels",
-                 (unsigned long long)(after.kernels_run - before.kernels_run));
-    cr_expect_eq(after.values_materialised - before.values_materialised, 6,
-                 "%llu values went to memory; only the six results should",
-                 (unsigned long long)(after.values_materialised - before.values_materialised));
+    expect_fused(&before, &after, 1, 6);
     int16_t h[6];
     const int16_t w1[6] = {-2, -5, -4, 4, 1, 3}, w2[6] = {10, -12, 9, 4, -6, 7};
     cr_expect_eq(nd_dtype_of(c1), ND_INT16);
