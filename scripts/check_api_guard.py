@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that every function declared in include/nd.h takes the API lock.
+"""Checks that every function declared in include/nd.h (and the
+include/nd/*.h it includes) takes the API lock.
 
 Each public function's definition under src/ must begin with ND_API_GUARD();
 (the process-wide lock, common/api_guard.h) or ND_API_UNLOCKED(); (a
@@ -22,10 +23,10 @@ def strip_comments(text):
     return re.sub(r"//[^\n]*", "", text)
 
 
-def public_functions(header):
+def public_functions(header, allow_empty=False):
     text = strip_comments(open(header).read())
     names = re.findall(r"\bND_API\b[^;(]*?\b(nd_\w+)\s*\(", text)
-    if not names:
+    if not names and not allow_empty:
         sys.exit(f"check_api_guard: no ND_API functions found in {header}")
     return sorted(set(names))
 
@@ -52,7 +53,12 @@ def definitions(text):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    api = public_functions(os.path.join(root, "include", "nd.h"))
+    headers = [os.path.join(root, "include", "nd.h")]
+    subdir = os.path.join(root, "include", "nd")
+    headers += sorted(os.path.join(subdir, f) for f in os.listdir(subdir) if f.endswith(".h"))
+    api = sorted({n for h in headers for n in public_functions(h, allow_empty=True)})
+    if not api:
+        sys.exit("check_api_guard: no ND_API functions found in include/nd.h or include/nd/")
     found = {}  # name -> list of (file, guarded)
 
     for dirpath, _, files in os.walk(os.path.join(root, "src")):

@@ -1,0 +1,161 @@
+/*
+ * nd/elementwise.h — Elementwise ops: arithmetic, comparisons, math, predicates, bit ops,
+ * where and clip. Every one fuses into the generated kernels.
+ * Part of nd.h: include <nd.h>, not this file.
+ */
+#ifndef ND_ELEMENTWISE_H
+#define ND_ELEMENTWISE_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Binary ops broadcast and promote as NumPy 2. nd_div is true division (an
+ * integer pair gives float64). Comparisons give bool. Integer overflow wraps.
+ * Errors: ND_ERR_SHAPE (no broadcast), ND_ERR_DTYPE (e.g. bool for nd_sub). */
+ND_API nd_array *nd_add(nd_array *a, nd_array *b);
+ND_API nd_array *nd_sub(nd_array *a, nd_array *b);
+ND_API nd_array *nd_mul(nd_array *a, nd_array *b);
+ND_API nd_array *nd_div(nd_array *a, nd_array *b);
+ND_API nd_array *nd_pow(nd_array *a, nd_array *b);
+ND_API nd_array *nd_maximum(nd_array *a, nd_array *b); /* NaN propagates */
+ND_API nd_array *nd_minimum(nd_array *a, nd_array *b);
+ND_API nd_array *nd_eq(nd_array *a, nd_array *b);
+ND_API nd_array *nd_ne(nd_array *a, nd_array *b);
+ND_API nd_array *nd_lt(nd_array *a, nd_array *b);
+ND_API nd_array *nd_le(nd_array *a, nd_array *b);
+ND_API nd_array *nd_gt(nd_array *a, nd_array *b);
+ND_API nd_array *nd_ge(nd_array *a, nd_array *b);
+
+/* Binary float math (NumPy's names; integer and bool operands give NumPy's
+ * float dtype, e.g. int8 -> float16, and take any Python int). arctan2(a,
+ * b) is the angle of (b, a); arctan2 and hypot are within 3 ulp on every
+ * backend; copysign is exact (the sign of b, a NaN's sign bit too). Errors:
+ * ND_ERR_SHAPE (no broadcast), ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_arctan2(nd_array *a, nd_array *b);
+ND_API nd_array *nd_hypot(nd_array *a, nd_array *b);
+ND_API nd_array *nd_copysign(nd_array *a, nd_array *b);
+/* heaviside(x, h0): 0 where x < 0, h0 where x is +-0, 1 where x > 0, NaN
+ * where x is NaN (float dtypes as above; exact). */
+ND_API nd_array *nd_heaviside(nd_array *a, nd_array *b);
+/* fmax/fmin ignore NaN (NaN only where both are; of +0 and -0 the first),
+ * integers as nd_maximum/nd_minimum, bool as or/and. */
+ND_API nd_array *nd_fmax(nd_array *a, nd_array *b);
+ND_API nd_array *nd_fmin(nd_array *a, nd_array *b);
+
+/* Integer division family, NumPy semantics without its warnings and never a
+ * trap: nd_floor_divide (//) rounds toward -inf; nd_remainder (%, also
+ * nd_mod) takes the sign of the divisor, nd_fmod that of the dividend.
+ * Integers: x // 0, x % 0 and fmod(x, 0) are 0, MIN // -1 is MIN, MIN % -1
+ * is 0. Floats: NumPy's divmod (x // 0.0 is x / 0.0, x % 0.0 NaN,
+ * -0.5 % inf is inf as NumPy). bool computes in int8. Exact on every
+ * backend. Errors: ND_ERR_DTYPE (a Python int out of the array's range),
+ * ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_floor_divide(nd_array *a, nd_array *b);
+ND_API nd_array *nd_remainder(nd_array *a, nd_array *b);
+ND_API nd_array *nd_mod(nd_array *a, nd_array *b);
+ND_API nd_array *nd_fmod(nd_array *a, nd_array *b);
+
+/* Logical ops of any dtypes (each operand != 0, NaN is true), result bool. */
+ND_API nd_array *nd_logical_and(nd_array *a, nd_array *b);
+ND_API nd_array *nd_logical_or(nd_array *a, nd_array *b);
+ND_API nd_array *nd_logical_xor(nd_array *a, nd_array *b);
+/* Bitwise ops of integers in their promoted dtype; of bool they are the
+ * logical ops. Errors: ND_ERR_DTYPE (a float operand, or a Python int out of
+ * range), ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_bitwise_and(nd_array *a, nd_array *b);
+ND_API nd_array *nd_bitwise_or(nd_array *a, nd_array *b);
+ND_API nd_array *nd_bitwise_xor(nd_array *a, nd_array *b);
+
+/* Unary ops. Transcendentals of integer inputs give floats as NumPy
+ * (int8 -> float16, int16 -> float32, int32/int64 -> float64). */
+ND_API nd_array *nd_neg(nd_array *a);
+ND_API nd_array *nd_abs(nd_array *a);
+ND_API nd_array *nd_sqrt(nd_array *a);
+ND_API nd_array *nd_exp(nd_array *a);
+ND_API nd_array *nd_log(nd_array *a);
+ND_API nd_array *nd_sin(nd_array *a);
+ND_API nd_array *nd_cos(nd_array *a);
+ND_API nd_array *nd_tanh(nd_array *a);
+ND_API nd_array *nd_tan(nd_array *a); /* NumPy tan */
+ND_API nd_array *nd_floor(nd_array *a);
+ND_API nd_array *nd_ceil(nd_array *a);
+ND_API nd_array *nd_square(nd_array *a);
+ND_API nd_array *nd_logical_not(nd_array *a);
+
+/* Unary float math, NumPy's names and rules: integer and bool inputs give
+ * the float dtype of the note above (bool and int8 -> float16), float16 and
+ * bfloat16 compute in float32. Out-of-domain inputs give NaN (arcsin(2),
+ * arccosh(0.5), log2(-1)) and poles give +-inf (arctanh(1), log1p(-1)), as
+ * NumPy without its warnings. Results are within 4 ulp of the correctly
+ * rounded value on every backend (the largest documented error of CUDA's and
+ * glibc's functions for these); NaN, +-inf and +-0 inputs give exact
+ * results. nd_rint rounds half to even and is exact. Errors: ND_ERR_ARG
+ * (NULL input). */
+ND_API nd_array *nd_arcsin(nd_array *a);
+ND_API nd_array *nd_arccos(nd_array *a);
+ND_API nd_array *nd_arctan(nd_array *a);
+ND_API nd_array *nd_sinh(nd_array *a);
+ND_API nd_array *nd_cosh(nd_array *a);
+ND_API nd_array *nd_arcsinh(nd_array *a);
+ND_API nd_array *nd_arccosh(nd_array *a);
+ND_API nd_array *nd_arctanh(nd_array *a);
+ND_API nd_array *nd_exp2(nd_array *a);
+ND_API nd_array *nd_expm1(nd_array *a);  /* exp(x) - 1, accurate near 0 */
+ND_API nd_array *nd_log2(nd_array *a);
+ND_API nd_array *nd_log10(nd_array *a);
+ND_API nd_array *nd_log1p(nd_array *a);  /* log(1 + x), accurate near 0 */
+ND_API nd_array *nd_cbrt(nd_array *a);
+ND_API nd_array *nd_rint(nd_array *a);
+/* a * (pi / 180) and a * (180 / pi) with NumPy's constant of the compute
+ * dtype: one rounded multiply, exact on every backend. */
+ND_API nd_array *nd_deg2rad(nd_array *a);
+ND_API nd_array *nd_rad2deg(nd_array *a);
+
+/* Unary ops that keep the dtype (exact on every backend):
+ * nd_reciprocal: 1/x; of integers NumPy's integer 1/x: 1 and -1 give
+ *   themselves, every other value (0 included) gives 0; bool gives int8.
+ * nd_trunc: toward zero; integers and bool are returned as they are.
+ * nd_sign: -1, 0 or 1 (NaN gives NaN, -0.0 gives +0.0); unsigned: 0 or 1.
+ * nd_positive: a copy (+a).
+ * Errors: ND_ERR_DTYPE for bool in nd_sign and nd_positive (NumPy has no
+ * boolean loop for them), ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_reciprocal(nd_array *a);
+ND_API nd_array *nd_trunc(nd_array *a);
+ND_API nd_array *nd_sign(nd_array *a);
+ND_API nd_array *nd_positive(nd_array *a);
+
+/* Predicates, result bool, every dtype (NumPy's names): integers and bool
+ * are finite and never NaN; nd_signbit is the sign bit of a float (of a NaN
+ * too, as NumPy: signbit(-nan) is true) and x < 0 of an integer. Exact on
+ * every backend. Errors: ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_isnan(nd_array *a);
+ND_API nd_array *nd_isinf(nd_array *a);
+ND_API nd_array *nd_isfinite(nd_array *a);
+ND_API nd_array *nd_signbit(nd_array *a);
+ND_API nd_array *nd_isposinf(nd_array *a);
+ND_API nd_array *nd_isneginf(nd_array *a);
+
+/* Bitwise not (~a) of an integer array, keeping its dtype; of bool it is
+ * logical not (NumPy). nd_bitwise_not is the same function under NumPy's
+ * other name. Errors: ND_ERR_DTYPE (float input), ND_ERR_ARG (NULL). */
+ND_API nd_array *nd_invert(nd_array *a);
+ND_API nd_array *nd_bitwise_not(nd_array *a);
+
+/* where(cond, a, b): cond is read as bool; the result promotes a and b. A
+ * Python-int scalar that does not fit the other operand's integer dtype is
+ * ND_ERR_DTYPE (NumPy 2 would wrap it: np.where(c, uint8_array, -1) gives
+ * 255). */
+ND_API nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b);
+/* clip(a, lo, hi) = minimum(maximum(a, lo), hi). As NumPy 2, a Python-int
+ * bound beyond an integer a's range on its own side cannot bind and is left
+ * out (clip(uint8, -1, 300) is a copy of a); lo above a's maximum or hi
+ * below its minimum is ND_ERR_DTYPE. */
+ND_API nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ND_ELEMENTWISE_H */

@@ -1,0 +1,83 @@
+/*
+ * nd/runtime.h — Starting and stopping the runtime, running pending work, errors, and
+ * the lifetime of handles (references and scopes).
+ * Part of nd.h: include <nd.h>, not this file.
+ */
+#ifndef ND_RUNTIME_H
+#define ND_RUNTIME_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Starts the runtime. Optional: the first call of any other function starts it
+ * with defaults. NULL = defaults + ND_* environment variables. Calling it
+ * again after nd_shutdown restarts. Threads racing to start it (nd_init or
+ * any first call) start it once; a losing nd_init gets ND_ERR_STATE.
+ * Every ND_* variable follows one rule:
+ * unset or empty means the default; any other value must be valid, or
+ * nd_init fails with ND_ERR_ARG naming the variable, its value and the
+ * accepted values, whichever backend starts and even where nd_config sets
+ * the field (a variable of the other backend, such as ND_PINNED_CACHE on
+ * the CPU, is checked too). A successful nd_init leaves no error behind.
+ * Errors: ND_ERR_ARG for bad settings (an nd_config field or an ND_*
+ * variable; with ND_BACKEND=auto a bad ND_DEVICES fails rather than fall
+ * back to the CPU), ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested
+ * backend is missing, ND_ERR_STATE if already running. */
+ND_API nd_status nd_init(const nd_config *cfg);
+/* Waits for pending work and frees every resource: the calling thread's
+ * scopes are closed (their handles released), and the memory of every array
+ * still alive, in any thread, is released. A handle that outlives the
+ * shutdown (also one in another thread's open scope) keeps only its
+ * small descriptor: nd_free (and nd_retain) still work on it and nd_free
+ * releases it, its shape and dtype can still be read, and every other
+ * function rejects it with ND_ERR_STATE ("... was created before
+ * nd_shutdown ..."), also after nd_init restarts the runtime. So a program
+ * that frees its handles after nd_shutdown does not leak. */
+ND_API void nd_shutdown(void);
+/* Runs everything pending and waits for it. Returns the first error of the
+ * flushes since the last nd_sync (out of memory, a failed compile or backend
+ * call); the arrays it kept from being computed carry it and report it when
+ * read, every other array has its value (see "Faults" above). */
+ND_API nd_status nd_sync(void);
+/* Submits everything pending without waiting (the CPU backend runs it). */
+ND_API nd_status nd_flush(void);
+/* The code and message of the last failure on this thread (sticky). */
+ND_API nd_status nd_last_status(void);
+ND_API const char *nd_last_error(void);
+ND_API void nd_clear_error(void);
+/* Name of the backend in use: "cpu" or "cuda". */
+ND_API const char *nd_backend_name(void);
+ND_API void nd_get_stats(nd_stats *out);
+ND_API const char *nd_dtype_name(nd_dtype t);   /* "float32"; "?" if invalid */
+ND_API size_t nd_dtype_size(nd_dtype t);        /* bytes; 0 if invalid */
+ND_API const char *nd_status_name(nd_status s); /* "ND_ERR_SHAPE" */
+
+/* +1 reference; returns a (NULL for NULL). A freed handle: NULL and
+ * ND_ERR_ARG. */
+ND_API nd_array *nd_retain(nd_array *a);
+/* -1 reference; the last one frees the handle (its array's memory goes when
+ * no pending work needs it). NULL is a no-op. Freeing a handle whose last
+ * reference is already gone (a second nd_free, or one after the nd_scope_end
+ * that released it) is ND_ERR_ARG naming nd_free, and so is passing it to
+ * any function: a freed handle is marked, and its memory is not reused
+ * before 256 more handles were freed. After that it may belong to a new
+ * array, and a stale pointer to it can no longer be told apart from that
+ * array's handle: the check catches the common mistakes, not every one. */
+ND_API void nd_free(nd_array *a);
+/* Handles made after nd_scope_begin are released at the matching
+ * nd_scope_end, unless nd_keep moved them to the enclosing scope (or, at the
+ * outermost scope, to the caller). Scopes nest and are per thread: each
+ * thread has its own (see "Threads"). nd_scope_end without an open scope on
+ * this thread is ND_ERR_STATE. nd_keep of a handle not in this thread's
+ * innermost scope returns it unchanged. */
+ND_API void nd_scope_begin(void);
+ND_API void nd_scope_end(void);
+ND_API nd_array *nd_keep(nd_array *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ND_RUNTIME_H */

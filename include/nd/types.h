@@ -1,0 +1,118 @@
+/*
+ * nd/types.h — Types: dtypes, status codes, configuration and statistics.
+ * Part of nd.h: include <nd.h>, not this file.
+ */
+#ifndef ND_TYPES_H
+#define ND_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(ND_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ND_API __attribute__((visibility("default")))
+#else
+#define ND_API
+#endif
+
+#define ND_VERSION_MAJOR 0
+#define ND_VERSION_MINOR 1
+#define ND_VERSION_PATCH 0
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nd_array nd_array; /* opaque, reference-counted */
+
+typedef enum {
+    ND_BOOL,
+    ND_INT8,
+    ND_INT16,
+    ND_INT32,
+    ND_INT64,
+    ND_UINT8,
+    ND_UINT16,
+    ND_UINT32,
+    ND_UINT64,
+    ND_FLOAT16,
+    ND_BFLOAT16,
+    ND_FLOAT32,
+    ND_FLOAT64,
+    ND_NUM_DTYPES
+} nd_dtype;
+
+typedef enum {
+    ND_OK = 0,
+    ND_ERR_ARG,         /* a bad argument: NULL, out of range, malformed */
+    ND_ERR_SHAPE,       /* shapes that do not broadcast, match or fit */
+    ND_ERR_DTYPE,       /* a dtype the operation does not accept */
+    ND_ERR_INDEX,       /* an index string or an index out of range */
+    ND_ERR_OOM,         /* out of host or device memory */
+    ND_ERR_BACKEND,     /* the backend (driver, BLAS, ...) failed */
+    ND_ERR_COMPILE,     /* a generated kernel failed to compile */
+    ND_ERR_IO,          /* a file could not be written or read */
+    ND_ERR_STATE,       /* called in the wrong state (not initialised, ...) */
+    ND_ERR_UNSUPPORTED  /* valid, but not supported by this build/backend */
+} nd_status;
+
+#define ND_MAX_DIMS 8
+
+/* ND_SHAPE(3, 4) expands to the two arguments `int ndim, const int64_t *shape`
+ * of creation functions: nd_zeros(ND_FLOAT32, ND_SHAPE(3, 4)). */
+#define ND_SHAPE(...)                                                        \
+    (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),         \
+        ((const int64_t[]){__VA_ARGS__})
+/* A 0-d (scalar) shape for the same functions. */
+#define ND_SCALAR_SHAPE 0, ((const int64_t *)0)
+
+/* Axis value meaning "reduce over every axis". Negative axes count from the
+ * end as in NumPy (-1 is the last axis). */
+#define ND_ALL_AXES (-1000)
+
+/* Backend names for nd_config.backend and ND_BACKEND. */
+typedef enum { ND_BACKEND_AUTO = 0, ND_BACKEND_CPU, ND_BACKEND_CUDA } nd_backend_kind;
+
+/* Settings for nd_init. Zero-initialise, then set what you need; a zero field
+ * means "default, or the ND_* environment variable if set". */
+typedef struct {
+    nd_backend_kind backend; /* ND_BACKEND=auto|cpu|cuda */
+    int num_threads;         /* ND_NUM_THREADS: CPU worker threads; 0 = cores */
+    const char *devices;     /* ND_DEVICES: comma list of GPU ordinals */
+    int log;                 /* ND_LOG: 0 off, 1 warnings, 2 info, 3 debug (stderr) */
+    const char *dump_dot;    /* ND_DUMP_DOT: folder; one Graphviz file per flush */
+    int profile;             /* ND_PROFILE=1: print a kernel/copy table at exit */
+    const char *cache_dir;   /* ND_CACHE_DIR: kernel cache (default ~/.cache/nd) */
+    int fusion;              /* ND_FUSION: 1 on (default), -1 off */
+    int cuda_graphs;         /* ND_CUDA_GRAPHS: 1 on (default), -1 off */
+    int matmul_tf32;         /* ND_MATMUL_TF32: 1 allows TF32 tensor cores, -1 off (default) */
+    int64_t max_pending;     /* ND_MAX_PENDING: nodes recorded before an automatic flush */
+    int early_flush;         /* ND_EARLY_FLUSH: 1 on (default), -1 off: after an nd_sync,
+                                flush small-array work early (12 nodes, then 24, ...) so
+                                the device starts while the rest is recorded */
+    int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
+    const char *trace;       /* ND_TRACE: file; CUDA writes every step's device start and
+                                end as a Chrome/Perfetto trace (one row per stream) */
+} nd_config;
+
+/* Counters of what the engine did, for tests, tuning and curiosity. */
+typedef struct {
+    uint64_t flushes;          /* flushes that ran something */
+    uint64_t plan_cache_hits;  /* flushes whose plan came from the cache */
+    uint64_t plan_cache_misses;/* flushes that ran every scheduler pass */
+    uint64_t nodes_recorded;   /* operations recorded */
+    uint64_t nodes_dropped;    /* dead nodes removed before running */
+    uint64_t values_materialised; /* node values written to memory rather than
+                                     computed inside the kernels that use them */
+    uint64_t kernels_run;      /* fused kernels executed */
+    uint64_t kernels_compiled; /* kernels generated/compiled (GPU) */
+    uint64_t library_calls;    /* matmul and other library steps executed */
+    uint64_t copies;           /* data-movement steps executed */
+    uint64_t bytes_allocated;  /* bytes of buffers currently allocated */
+    uint64_t temp_allocations; /* plan-internal temporaries allocated */
+} nd_stats;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ND_TYPES_H */
