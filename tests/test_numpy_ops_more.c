@@ -195,7 +195,7 @@ NDT_TEST(numpy_ops_more, ldexp) {
     expect_vals(r = nd_ldexp(i8, nd_scalar_int(2)), ND_FLOAT16, twelve, 1, "ldexp(int8, 2)"); nd_free(r);
     expect_vals(r = nd_ldexp(i32, i8), ND_FLOAT64, (const double[]){24}, 1, "ldexp(int32, int8)"); nd_free(r);
     expect_vals(r = nd_ldexp(nd_scalar(1.5), nd_astype(nd_scalar_int(2), ND_INT8)), ND_FLOAT64,
-                six, 0 + 1, "ldexp(1.5, int8)");
+                six, 1, "ldexp(1.5, int8)");
     nd_free(r);
     expect_vals(r = nd_ldexp(nd_scalar_int(3), i8), ND_FLOAT16, (const double[]){24}, 1, "ldexp(3, int8)");
     nd_free(r);
