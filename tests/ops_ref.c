@@ -14,7 +14,7 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "tests/ops_ref.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 80, "tests/ops_ref.c: add the new op's reference");
 
 /* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
  * float-only operands, libm references in long double. */
@@ -35,6 +35,10 @@ _Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "tests/ops_ref.c: add the new op's 
     case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: \
     case ND_OP_FMOD
 #define BITWISE_CASES case ND_OP_BITWISE_AND: case ND_OP_BITWISE_OR: case ND_OP_BITWISE_XOR
+/* Integer-only binary ops beyond the bitwise ones (no bool loops). */
+#define SHIFT_GCD_CASES                                                              \
+    case ND_OP_LEFT_SHIFT: case ND_OP_RIGHT_SHIFT: case ND_OP_GCD: case ND_OP_LCM
+#define NEXTAFTER_CASES case ND_OP_NEXTAFTER: case ND_OP_NEXTAFTER_F16: case ND_OP_NEXTAFTER_BF16
 
 
 /* ------------------------------------------------------------ the ops */
@@ -57,7 +61,14 @@ int op_takes(nd_op op, nd_dtype t) {
         return 1;
     case ND_OP_INVERT: /* integers; the frontend maps bool to logical_not */
     BITWISE_CASES:
+    SHIFT_GCD_CASES:
         return !is_f(t) && t != ND_BOOL;
+    /* each nextafter row steps in its own format (common/ops.h) */
+    case ND_OP_NEXTAFTER: return t == ND_FLOAT32 || t == ND_FLOAT64;
+    case ND_OP_NEXTAFTER_F16: return t == ND_FLOAT16;
+    case ND_OP_NEXTAFTER_BF16: return t == ND_BFLOAT16;
+    case ND_OP_LDEXP: case ND_OP_LOGADDEXP: case ND_OP_LOGADDEXP2:
+        return is_f(t);
     case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_DEG2RAD:
     case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
         return is_f(t);
@@ -107,6 +118,15 @@ int ulp_bound(nd_op op, nd_dtype t) {
     /* CUDA documents 3 ulp for atan2f and hypotf, 2 for atan2 and hypot */
     case ND_OP_ARCTAN2: case ND_OP_HYPOT:
         return short_float ? 1 : 3;
+    /* in ulps of max(|result|, 1) (ulp_floor): CUDA's expf/exp2f (2) and
+     * log1pf (1) inside the log1p term, which cancels against a negative
+     * max near -ln 2 */
+    case ND_OP_LOGADDEXP: case ND_OP_LOGADDEXP2:
+        return short_float ? 1 : 4;
+    NEXTAFTER_CASES:
+    case ND_OP_LDEXP:
+    SHIFT_GCD_CASES:
+        return 0;
     case ND_OP_RINT: case ND_OP_RECIPROCAL: case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT:
     case ND_OP_COPYSIGN: case ND_OP_LOGICAL_XOR: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:
     case ND_OP_HEAVISIDE:
@@ -121,6 +141,10 @@ int ulp_bound(nd_op op, nd_dtype t) {
         return 0;
     }
     return 0;
+}
+
+double ulp_floor(nd_op op) {
+    return op == ND_OP_LOGADDEXP || op == ND_OP_LOGADDEXP2 ? 1.0 : 0.0;
 }
 
 /* ------------------------------------------------------- the reference */
@@ -256,6 +280,20 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
         }
         return op == ND_OP_FLOOR_DIVIDE ? q : m;
     }
+    /* x * 2^y for the integer y (truncated, clamped where the result has
+     * saturated anyway); exact in double, which rounds once to the dtype */
+    case ND_OP_LDEXP:
+        return isnan(y) ? y : ldexp(x, (int)(y < -2200 ? -2200 : y > 2200 ? 2200 : y));
+    /* log(e^x + e^y) = max + log(1 + e^-|x - y|) in long double; equal
+     * values (infinities too) give x + ln 2 */
+    case ND_OP_LOGADDEXP: case ND_OP_LOGADDEXP2: {
+        const int two = op == ND_OP_LOGADDEXP2;
+        if (isnan(x) || isnan(y)) return NAN;
+        long double X = x, Y = y;
+        if (x == y) return (double)(X + (two ? 1.0L : M_LN2l));
+        long double m = X > Y ? X : Y, d = fabsl(X - Y);
+        return (double)(two ? m + log1pl(exp2l(-d)) * M_LOG2El : m + log1pl(expl(-d)));
+    }
     case ND_OP_FLOOR: return floor(x);
     case ND_OP_CEIL: return ceil(x);
     case ND_OP_SQUARE: return x * x;
@@ -273,6 +311,8 @@ static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
     case ND_OP_WHERE: case ND_OP_INVERT: case ND_OP_LOGICAL_XOR:
     BITWISE_CASES:
+    SHIFT_GCD_CASES:
+    NEXTAFTER_CASES:
     PRED_CASES:
         break;
     }
@@ -308,6 +348,30 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_FMOD:
         if (!sgn) return yu ? xu % yu : 0;
         return ys == 0 || ys == -1 ? 0 : (uint64_t)(xs % ys);
+    /* NumPy 2: a count that is negative (huge as unsigned) or >= the
+     * width gives 0, for >> of a negative x -1; >> is floor(x / 2^c) */
+    case ND_OP_LEFT_SHIFT: {
+        uint64_t cnt = sgn ? (uint64_t)ys : yu;
+        return cnt < (uint64_t)bits_of(t) ? x << cnt : 0;
+    }
+    case ND_OP_RIGHT_SHIFT: {
+        uint64_t cnt = sgn ? (uint64_t)ys : yu;
+        if (cnt >= (uint64_t)bits_of(t)) return sgn && xs < 0 ? (uint64_t)-1 : 0;
+        if (!sgn) return xu >> cnt;
+        return xs >= 0 ? (uint64_t)(xs >> cnt) : (uint64_t)(-((-(xs + 1)) >> cnt) - 1);
+    }
+    /* NumPy: of |x| and |y| (|MIN| = 2^(w-1) as unsigned), the store wraps */
+    case ND_OP_GCD: case ND_OP_LCM: {
+        uint64_t ua = sgn && xs < 0 ? 0 - (uint64_t)xs : x, ub = sgn && ys < 0 ? 0 - (uint64_t)ys : y;
+        uint64_t g = ua, h = ub;
+        while (h) {
+            uint64_t r = g % h;
+            g = h;
+            h = r;
+        }
+        if (op == ND_OP_GCD) return g;
+        return g ? ua / g * ub : 0;
+    }
     case ND_OP_SQUARE: return x * x;
     case ND_OP_ADD: return x + y;
     case ND_OP_SUB: return x - y;
@@ -321,7 +385,9 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_RINT: case ND_OP_LOGICAL_XOR:
     case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_DEG2RAD:
-    case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
+    case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE: case ND_OP_LDEXP: case ND_OP_LOGADDEXP:
+    case ND_OP_LOGADDEXP2:
+    NEXTAFTER_CASES:
     FLOAT_MATH_CASES:
     PRED_CASES:
         break;
@@ -386,6 +452,29 @@ static uint64_t f2i_ref(double v) {
     return 1ull << 63;
 }
 
+/* nextafter on the storage bits of t: the neighbour is one step of the
+ * magnitude's bits (an infinity steps to the largest finite value, the
+ * largest finite value to infinity); a zero steps to the smallest subnormal
+ * with y's sign; x == y gives y (C's nextafter), for float16 and bfloat16
+ * x (NumPy's npy_half_nextafter). */
+static void nextafter_ref(nd_dtype t, const ref_arr *a, const ref_arr *b, int64_t i,
+                          ref_arr *out) {
+    const size_t sz = ref_itemsize(t);
+    const double x = ref_getd(a, i), y = ref_getd(b, i);
+    uint64_t xb = 0, yb = 0, r;
+    memcpy(&xb, a->data + (size_t)i * sz, sz);
+    memcpy(&yb, b->data + (size_t)i * sz, sz);
+    const uint64_t sign = 1ull << (8 * sz - 1);
+    if (isnan(x) || isnan(y)) {
+        ref_setd(out, i, NAN);
+        return;
+    }
+    if (x == y) r = t == ND_FLOAT16 || t == ND_BFLOAT16 ? xb : yb;
+    else if (x == 0) r = (yb & sign) | 1;
+    else r = (x < y) == (x > 0) ? xb + 1 : xb - 1;
+    memcpy(out->data + (size_t)i * sz, &r, sz);
+}
+
 /* out[i] = op(in...)[i] for operands of dtype t. */
 void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out) {
     const ref_arr *a = in[0], *b = in[1], *c = in[2];
@@ -411,6 +500,9 @@ void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *ou
     PRED_CASES:
         ref_setu(out, i, (uint64_t)pred_ref(op, t, a, i));
         return;
+    NEXTAFTER_CASES:
+        nextafter_ref(t, a, b, i, out);
+        return;
     case ND_OP_LOGICAL_NOT: ref_setu(out, i, !ref_getu(a, i)); return;
     case ND_OP_LOGICAL_AND: ref_setu(out, i, ref_getu(a, i) && ref_getu(b, i)); return;
     case ND_OP_LOGICAL_OR: ref_setu(out, i, ref_getu(a, i) || ref_getu(b, i)); return;
@@ -421,8 +513,10 @@ void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *ou
     case ND_OP_POW: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_RINT: case ND_OP_RECIPROCAL:
     case ND_OP_TRUNC: case ND_OP_SIGN: case ND_OP_INVERT: case ND_OP_ARCTAN2: case ND_OP_HYPOT:
     case ND_OP_COPYSIGN: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG: case ND_OP_HEAVISIDE:
+    case ND_OP_LDEXP: case ND_OP_LOGADDEXP: case ND_OP_LOGADDEXP2:
     NUM_BIN_CASES:
     BITWISE_CASES:
+    SHIFT_GCD_CASES:
     FLOAT_MATH_CASES:
         break;
     }

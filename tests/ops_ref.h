@@ -15,6 +15,9 @@ nd_dtype op_result(nd_op op, nd_dtype t);
 /* Allowed distance from the correctly rounded result, in ulps of the
  * result dtype; 0 = bits. */
 int ulp_bound(nd_op op, nd_dtype t);
+/* Where not 0, ulp_bound counts ulps of max(|result|, ulp_floor(op))
+ * instead (an absolute error near a result of 0), for special inputs too. */
+double ulp_floor(nd_op op);
 /* out[i] = op(in...)[i] for operands of dtype t. */
 void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out);
 

@@ -69,6 +69,85 @@ ND_API nd_array *nd_bitwise_and(nd_array *a, nd_array *b);
 ND_API nd_array *nd_bitwise_or(nd_array *a, nd_array *b);
 ND_API nd_array *nd_bitwise_xor(nd_array *a, nd_array *b);
 
+/* nextafter(a, b): the next float after a toward b, in NumPy's float dtype
+ * of the operands (integers as for arctan2); float16 steps in float16
+ * (nextafter(1, 2) of float16 is 1 + 2^-10). a == b gives b (float16 and
+ * bfloat16: a, as NumPy's half loop), NaN gives NaN. Exact on every
+ * backend. Errors: ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_nextafter(nd_array *a, nd_array *b);
+/* ldexp(a, b) = a * 2^b, exact (rounded once where the result is
+ * subnormal), overflowing to +-inf. a's float dtype as NumPy (integers as
+ * for arctan2; a Python float gives float64, a Python int float16 as NumPy
+ * 2.4); b must be bool or an integer dtype other than uint64, or a Python
+ * int that fits int32 (NumPy's int32/int64 loops). Errors: ND_ERR_DTYPE (a
+ * float or uint64 exponent, a Python int beyond int32), ND_ERR_SHAPE,
+ * ND_ERR_ARG. */
+ND_API nd_array *nd_ldexp(nd_array *a, nd_array *b);
+/* logaddexp(a, b) = log(exp(a) + exp(b)), logaddexp2 the same in base 2,
+ * computed as NumPy (max + log1p(exp(-|a - b|)), no overflow; equal
+ * infinities give themselves). Float dtypes as arctan2. Within 4 ulp of
+ * max(|result|, 1) on every backend (near a result of 0 the error is
+ * absolute, as NumPy's own). Errors: ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_logaddexp(nd_array *a, nd_array *b);
+ND_API nd_array *nd_logaddexp2(nd_array *a, nd_array *b);
+/* float_power(a, b): a ** b in float64 whatever the dtypes (NumPy's
+ * float_power; NumPy's complex results do not exist here: a negative base
+ * to a non-integer power is NaN). Within 4 ulp (CUDA's pow: 2). Errors:
+ * ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_float_power(nd_array *a, nd_array *b);
+/* Shifts of integers in their promoted dtype (bool shifts as int8), as
+ * NumPy 2: a << b wraps; a count b that is negative or at least the bit
+ * width gives 0, and for >> of a negative a -1 (NumPy:
+ * left_shift(int32 1, 40) is 0, right_shift(int8 -128, 10) is -1); >> of a
+ * negative a is arithmetic. Exact, never undefined, on every backend.
+ * Errors: ND_ERR_DTYPE (a float operand, or int64 with uint64, which
+ * promote to float64; a Python int out of range), ND_ERR_SHAPE,
+ * ND_ERR_ARG. */
+ND_API nd_array *nd_left_shift(nd_array *a, nd_array *b);
+ND_API nd_array *nd_right_shift(nd_array *a, nd_array *b);
+/* gcd and lcm of integers in their promoted dtype, as NumPy: of |a| and |b|,
+ * gcd(0, 0) = 0, lcm(a, 0) = 0, results non-negative except where |MIN|
+ * does not fit the dtype (gcd(MIN, 0) and gcd(MIN, MIN) are MIN) and where
+ * lcm overflows (it wraps: lcm(int8 127, 126) is -126). Errors:
+ * ND_ERR_DTYPE (bool or float operands), ND_ERR_SHAPE, ND_ERR_ARG. */
+ND_API nd_array *nd_gcd(nd_array *a, nd_array *b);
+ND_API nd_array *nd_lcm(nd_array *a, nd_array *b);
+
+/* round(a, decimals): NumPy's np.round, half to even. Floats:
+ * rint(a * 10^d) / 10^d (d < 0: rint(a / 10^-d) * 10^-d) in a's dtype, with
+ * 10^d as NumPy computes it, so float32 and float16 give NumPy's exact bits
+ * (round(float32 1.005, 2) is 1.0); d = 0 is rint. Integers keep their
+ * dtype: unchanged for d >= 0, for d < 0 through float64 and cast back as
+ * NumPy (round(int8 15, -1) is 20, round(int8 127, -1) wraps to -126). Bool:
+ * d = 0 gives float16 (rint), other d are ND_ERR_DTYPE as in NumPy. Errors:
+ * ND_ERR_DTYPE, ND_ERR_ARG. */
+ND_API nd_array *nd_round(nd_array *a, int decimals);
+/* nan_to_num(a) with NumPy's defaults: NaN -> 0, +inf -> the dtype's
+ * largest finite value, -inf -> its lowest; integers and bool come back as
+ * a copy. nd_nan_to_num_ex takes the three replacements (NumPy's nan,
+ * posinf, neginf keywords), each converted to a's dtype (1e300 is inf in
+ * float32, as NumPy); pass NAN for posinf or neginf to get that default
+ * (NumPy's None). Errors: ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_nan_to_num(nd_array *a);
+ND_API nd_array *nd_nan_to_num_ex(nd_array *a, double nan, double posinf, double neginf);
+
+/* isclose(a, b, rtol, atol, equal_nan): NumPy 2's elementwise
+ * |a - b| <= atol + rtol * |b| (asymmetric: b is the reference), with b
+ * converted to a float first (integers and bool to float64, as NumPy's
+ * result_type(b, 1.0)) and the arithmetic in the promoted dtype of a and b;
+ * infinities are close only to themselves (same sign); NaN is close to NaN
+ * only with equal_nan. NumPy's defaults are rtol = 1e-5, atol = 1e-8.
+ * Result bool, one fused elementwise chain. nd_allclose is all of it as a
+ * 0-d bool array (a fused reduction; true for empty arrays). Errors:
+ * ND_ERR_SHAPE (no broadcast), ND_ERR_ARG. */
+ND_API nd_array *nd_isclose(nd_array *a, nd_array *b, double rtol, double atol, bool equal_nan);
+ND_API nd_array *nd_allclose(nd_array *a, nd_array *b, double rtol, double atol, bool equal_nan);
+/* array_equal(a, b): a 0-d bool array, true where a and b have the same
+ * shape and every element compares equal (NaN != NaN); arrays of different
+ * shapes give false, not an error (NumPy). Lazy, a fused reduction.
+ * Errors: ND_ERR_ARG (NULL input). */
+ND_API nd_array *nd_array_equal(nd_array *a, nd_array *b);
+
 /* Unary ops. Transcendentals of integer inputs give floats as NumPy
  * (int8 -> float16, int16 -> float32, int32/int64 -> float64). */
 ND_API nd_array *nd_neg(nd_array *a);

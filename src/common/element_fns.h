@@ -159,6 +159,41 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_BIN(bitwise_or, S, (W)x | (W)y)                                                        \
     NDS_BIN(bitwise_xor, S, (W)x ^ (W)y)
 
+/* Euclid's gcd in the unsigned work type W (gcd(0, 0) = 0). */
+#define NDS_GCDW(W)                                                                            \
+    NDS_INLINE W nds_gcdw_##W(W a, W b) {                                                      \
+        while (b) {                                                                            \
+            W t = a % b;                                                                       \
+            a = b;                                                                             \
+            b = t;                                                                             \
+        }                                                                                      \
+        return a;                                                                              \
+    }
+NDS_GCDW(U32_T)
+NDS_GCDW(U64_T)
+
+/* Shifts as NumPy 2 (npy_lshift/npy_rshift): a count y that is negative or
+ * at least the bit width (compared as unsigned, so a negative count is
+ * huge) gives 0, and for >> of a negative x -1 (the sign fills every bit);
+ * within range << wraps and >> of a negative x is arithmetic, written as
+ * ~(~x >> y) in W so that neither is undefined or implementation-defined.
+ * gcd/lcm as NumPy's npy_gcd/npy_lcm: on |x| and |y| as W (|MIN| is
+ * 2^(w-1)), wrapping, cast back: gcd(MIN, 0) = MIN, lcm(x, 0) = 0. */
+#define NDS_INT_SHIFT_GCD(S, W, NEG_X, ABS_X, ABS_Y)                                           \
+    NDS_INLINE S##_T nds_left_shift_##S(S##_T x, S##_T y) {                                    \
+        return (S##_T)((U64_T)(I64_T)y < 8 * sizeof(S##_T) ? (W)x << y : (W)0);                \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_right_shift_##S(S##_T x, S##_T y) {                                   \
+        const W neg = (NEG_X) ? ~(W)0 : (W)0; /* all ones for a negative x */                  \
+        if ((U64_T)(I64_T)y >= 8 * sizeof(S##_T)) return (S##_T)neg;                           \
+        return (S##_T)(neg ^ ((neg ^ (W)x) >> y));                                             \
+    }                                                                                          \
+    NDS_BIN(gcd, S, nds_gcdw_##W(ABS_X, ABS_Y))                                                \
+    NDS_INLINE S##_T nds_lcm_##S(S##_T x, S##_T y) {                                           \
+        const W a = ABS_X, b = ABS_Y, g = nds_gcdw_##W(a, b);                                  \
+        return (S##_T)(g == 0 ? (W)0 : a / g * b);                                             \
+    }
+
 /* reciprocal is NumPy's integer 1/x (truncating, without its warning for
  * 0): 1 and -1 are their own reciprocals, every other value gives 0.
  * Integer remainder takes the divisor's sign, fmod the dividend's; both give
@@ -187,7 +222,8 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
         S##_T r = (S##_T)(x % y);                                                              \
         return (S##_T)((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);                          \
     }                                                                                          \
-    NDS_BIN(fmod, S, (y == 0 || y == -1) ? 0 : x % y)
+    NDS_BIN(fmod, S, (y == 0 || y == -1) ? 0 : x % y)                                          \
+    NDS_INT_SHIFT_GCD(S, W, x < 0, x < 0 ? (W)0 - (W)x : (W)x, y < 0 ? (W)0 - (W)y : (W)y)
 
 #define NDS_INT_UNSIGNED(S, W)                                                                 \
     NDS_INT_COMMON(S, W)                                                                       \
@@ -198,7 +234,8 @@ NDS_INLINE U64_T nds_ipow(U64_T base, U64_T e) {
     NDS_BIN(floor_divide, S, y == 0 ? 0 : x / y)                                               \
     NDS_BIN(remainder, S, y == 0 ? 0 : x % y)                                                  \
     NDS_BIN(fmod, S, y == 0 ? 0 : x % y)                                                       \
-    NDS_BIN(pow, S, nds_ipow(x, y))
+    NDS_BIN(pow, S, nds_ipow(x, y))                                                            \
+    NDS_INT_SHIFT_GCD(S, W, 0, (W)x, (W)y)
 
 NDS_INT_SIGNED(I8, U32_T)
 NDS_INT_SIGNED(I16, U32_T)
@@ -261,6 +298,30 @@ NDS_INT_UNSIGNED(U64, U64_T)
     NDS_BIN(hypot, S, hypot##SUF(x, y))                                                        \
     NDS_BIN(copysign, S, copysign##SUF(x, y))                                                  \
     NDS_BIN(fmod, S, fmod##SUF(x, y))                                                          \
+    NDS_BIN(nextafter, S, nextafter##SUF(x, y))                                                \
+    /* x * 2^y for an integer y held in S: beyond +-2200 every finite x has                    \
+     * already overflowed or underflowed, so the clamp changes nothing */                      \
+    NDS_INLINE S##_T nds_ldexp_##S(S##_T x, S##_T y) {                                         \
+        if (y != y) return y;                                                                  \
+        const S##_T c = y < (S##_T)-2200 ? (S##_T)-2200 : y > (S##_T)2200 ? (S##_T)2200 : y;   \
+        return ldexp##SUF(x, (int)c);                                                          \
+    }                                                                                          \
+    /* NumPy's npy_logaddexp and npy_logaddexp2, their constants too */                        \
+    NDS_INLINE S##_T nds_logaddexp_##S(S##_T x, S##_T y) {                                     \
+        if (x == y) return x + (S##_T)0.693147180559945309417232121458176568;                  \
+        const S##_T d = x - y;                                                                 \
+        if (d > 0) return x + log1p##SUF(exp##SUF(-d));                                        \
+        if (d <= 0) return y + log1p##SUF(exp##SUF(d));                                        \
+        return d;                                                                              \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_logaddexp2_##S(S##_T x, S##_T y) {                                    \
+        const S##_T log2e = (S##_T)1.442695040888963407359924681001892137;                     \
+        if (x == y) return x + (S##_T)1;                                                       \
+        const S##_T d = x - y;                                                                 \
+        if (d > 0) return x + log2e * log1p##SUF(exp2##SUF(-d));                               \
+        if (d <= 0) return y + log2e * log1p##SUF(exp2##SUF(d));                               \
+        return d;                                                                              \
+    }                                                                                          \
     /* NumPy's npy_divmod: the quotient and the remainder of floor division */                 \
     NDS_INLINE S##_T nds_divmod_##S(S##_T a, S##_T b, S##_T *mod) {                            \
         S##_T m = fmod##SUF(a, b);                                                             \
@@ -299,6 +360,32 @@ NDS_INT_UNSIGNED(U64, U64_T)
 
 NDS_FLOAT_SET(F32, f)
 NDS_FLOAT_SET(F64, )
+
+/* nextafter in a narrower binary format (p significant bits, smallest
+ * normal exponent emin, largest finite value mx) for x and y of that
+ * format held in float32: NumPy's npy_half_nextafter (x == y gives x, a
+ * zero steps to the smallest subnormal with y's sign, an infinity to +-mx),
+ * by adding the format's spacing at x (half of it below a power of two when
+ * stepping toward zero, never less than the subnormal spacing). Every value
+ * involved is a float32, so each operation is exact; stepping past mx gives
+ * a value that the cast to the format rounds to infinity. */
+NDS_INLINE F32_T nds_next_in_format(F32_T x, F32_T y, int p, int emin, F32_T mx) {
+    if (x != x || y != y) return x + y;
+    if (x == y) return x;
+    const int qmin = emin - p + 1;
+    if (x == 0) return y > 0 ? ldexpf(1.0f, qmin) : -ldexpf(1.0f, qmin);
+    if (x - x != x - x) return x > 0 ? mx : -mx;
+    int e;
+    const F32_T m = frexpf(x, &e); /* |x| in [2^(e-1), 2^e) */
+    int q = e - p;
+    const int away = (y > x) == (x > 0);
+    if (!away && (m == 0.5f || m == -0.5f)) q -= 1;
+    if (q < qmin) q = qmin;
+    const F32_T u = ldexpf(1.0f, q);
+    return y > x ? x + u : x - u;
+}
+NDS_BIN(nextafter_f16, F32, nds_next_in_format(x, y, 11, -14, 65504.0f))
+NDS_BIN(nextafter_bf16, F32, nds_next_in_format(x, y, 8, -126, 3.38953138925153547590470800371487866e38f))
 
 /* floor/ceil of float32 without SSE4.1's roundps: truncate through int32
  * where |x| < 2^23 (every float beyond is already integral), then step;

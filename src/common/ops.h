@@ -83,6 +83,29 @@ typedef enum {
  *   FMOD          C's fmod, the sign of the dividend; integers x % 0 = 0
  * arctan2 and hypot: 3 ulp, CUDA's documented atan2f and hypotf (2 for
  * float64; glibc's are below 1).
+ *   LEFT_SHIFT    x << y wrapping in the dtype; a count that is negative or
+ *                 >= the bit width gives 0 (NumPy 2)
+ *   RIGHT_SHIFT   x >> y, arithmetic for signed x; a count that is negative
+ *                 or >= the bit width gives -1 for negative x, else 0
+ *   GCD, LCM      NumPy's: on |x| and |y| in the unsigned type of the width,
+ *                 wrapping, cast back: gcd(0, 0) = 0, lcm(x, 0) = 0,
+ *                 gcd(MIN, 0) = MIN (|MIN| does not fit), lcm wraps
+ *   NEXTAFTER     C's nextafter of float32/float64 (x == y gives y)
+ *   NEXTAFTER_F16, NEXTAFTER_BF16  the same step in float16 / bfloat16 for
+ *                 operands of that format, computed in float32 (whose
+ *                 nextafterf would step too little): NumPy's
+ *                 npy_half_nextafter, x == y gives x. The frontend's
+ *                 nd_nextafter picks the row by the result dtype.
+ *   LDEXP         x * 2^y; y arrives in the float compute dtype holding an
+ *                 integer (the frontend converts an integer exponent; a
+ *                 float16/bfloat16 result computes in float32 so the
+ *                 exponent stays exact), clamped to a range where the
+ *                 result already saturates; a NaN y gives NaN
+ *   LOGADDEXP(2)  NumPy's npy_logaddexp(2): x == y gives x + ln 2 (x + 1),
+ *                 else max + log1p(exp(-|x - y|)) (log2 of 1 + 2^-|x-y|),
+ *                 NaN for NaN. 4 ulp of max(|result|, 1): the log1p term
+ *                 carries up to 3 ulp from CUDA's expf/exp2f and log1pf
+ *                 and cancels against a negative max near -ln 2.
  *
  * Adding an op: docs/adding-an-op.md. */
 #define ND_ELEMENTWISE_OPS(X)                          \
@@ -155,6 +178,16 @@ typedef enum {
     X(BITWISE_AND, 2, bitwise_and, ND_OPK_INT, 0)      \
     X(BITWISE_OR, 2, bitwise_or, ND_OPK_INT, 0)        \
     X(BITWISE_XOR, 2, bitwise_xor, ND_OPK_INT, 0)      \
+    X(LEFT_SHIFT, 2, left_shift, ND_OPK_INT, 0)        \
+    X(RIGHT_SHIFT, 2, right_shift, ND_OPK_INT, 0)      \
+    X(GCD, 2, gcd, ND_OPK_INT, 0)                      \
+    X(LCM, 2, lcm, ND_OPK_INT, 0)                      \
+    X(NEXTAFTER, 2, nextafter, ND_OPK_FLOAT, 0)        \
+    X(NEXTAFTER_F16, 2, nextafter_f16, ND_OPK_FLOAT, 0) \
+    X(NEXTAFTER_BF16, 2, nextafter_bf16, ND_OPK_FLOAT, 0) \
+    X(LDEXP, 2, ldexp, ND_OPK_FLOAT, 0)                \
+    X(LOGADDEXP, 2, logaddexp, ND_OPK_FLOAT, 4)        \
+    X(LOGADDEXP2, 2, logaddexp2, ND_OPK_FLOAT, 4)      \
     X(WHERE, 3, where, ND_OPK_WHERE, 0)
 
 typedef enum {

@@ -1,6 +1,11 @@
 /* Elementwise ops: NEP 50 dtype resolution per op, then one MAP node. */
 #include "frontend/frontend.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 static int check_inputs(const char *fn, nd_array *a, const char *an, nd_array *b, const char *bn) {
     if (nd_fe_arg(fn, an, a)) return -1;
     if (bn && nd_fe_arg(fn, bn, b)) return -1;
@@ -40,10 +45,17 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         nd_dtype consts[2] = {ND_BOOL, ND_BOOL};
         return nd_fe_map(fn, op, 2, in, consts, ND_BOOL, ND_BOOL);
     }
+    const int gcd_lcm = op == ND_OP_GCD || op == ND_OP_LCM;
     if (kind == ND_OPK_INT && nd_dtype_kind_of(t) == ND_KIND_FLOAT)
-        return dtype_error(fn, "a bitwise op", t,
-                           "NumPy's bitwise ops take integers and bool; use nd_astype to an "
-                           "integer dtype first");
+        return dtype_error(fn, gcd_lcm ? "gcd/lcm" : "a bitwise op", t,
+                           gcd_lcm ? "NumPy's gcd and lcm take integers; use nd_astype to an "
+                                     "integer dtype first"
+                                   : "NumPy's bitwise ops and shifts take integers and bool; use "
+                                     "nd_astype to an integer dtype first");
+    if (gcd_lcm && t == ND_BOOL)
+        return dtype_error(fn, "gcd/lcm", t,
+                           "NumPy has no boolean gcd or lcm; use nd_astype to an integer dtype "
+                           "first");
     if (cmp) {
         dtype = ND_BOOL;
     } else if (t == ND_BOOL) {
@@ -58,6 +70,7 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         case ND_OP_BITWISE_XOR: op = ND_OP_LOGICAL_XOR; break;
         /* NumPy's bool loops for //, % and fmod start at int8 */
         case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: case ND_OP_FMOD:
+        case ND_OP_LEFT_SHIFT: case ND_OP_RIGHT_SHIFT: /* and for shifts */
             cdtype = dtype = ND_INT8;
             break;
         case ND_OP_SUB:
@@ -73,6 +86,9 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     }
     /* float-only math (arctan2, hypot, copysign): NumPy's float result */
     if (kind == ND_OPK_FLOAT) cdtype = dtype = nd_float_result(t);
+    /* float16/bfloat16 step in their own format (common/ops.h) */
+    if (op == ND_OP_NEXTAFTER && dtype == ND_FLOAT16) op = ND_OP_NEXTAFTER_F16;
+    if (op == ND_OP_NEXTAFTER && dtype == ND_BFLOAT16) op = ND_OP_NEXTAFTER_BF16;
     if (op == ND_OP_POW && nd_dtype_kind_of(dtype) != ND_KIND_FLOAT && b->weak == ND_WEAK_INT &&
         b->weak_value.i < 0) {
         nd_error_set(ND_ERR_ARG, "%s: integers to negative integer powers are not allowed "
@@ -170,6 +186,13 @@ BINARY(nd_floor_divide, ND_OP_FLOOR_DIVIDE)
 BINARY(nd_remainder, ND_OP_REMAINDER)
 BINARY(nd_mod, ND_OP_REMAINDER)
 BINARY(nd_fmod, ND_OP_FMOD)
+BINARY(nd_nextafter, ND_OP_NEXTAFTER)
+BINARY(nd_logaddexp, ND_OP_LOGADDEXP)
+BINARY(nd_logaddexp2, ND_OP_LOGADDEXP2)
+BINARY(nd_left_shift, ND_OP_LEFT_SHIFT)
+BINARY(nd_right_shift, ND_OP_RIGHT_SHIFT)
+BINARY(nd_gcd, ND_OP_GCD)
+BINARY(nd_lcm, ND_OP_LCM)
 #undef BINARY
 
 #define UNARY(name, op)                                                                    \
@@ -292,4 +315,234 @@ nd_array *nd_clip(nd_array *a, nd_array *lo, nd_array *hi) {
         nd_fe_release(m);
     }
     return nd_runtime_track(r);
+}
+
+/* ------------------------------------------------- ops with their own rules */
+
+nd_array *nd_ldexp(nd_array *a, nd_array *b) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_ldexp";
+    if (check_inputs(fn, a, "a", b, "b")) return NULL;
+    /* NumPy's loops take an int32 or int64 exponent: bool and integers that
+     * cast to int64 safely (not uint64), a Python int that fits int32. */
+    nd_dtype_kind bk = nd_dtype_kind_of(b->dtype);
+    if (b->weak == ND_WEAK_FLOAT || (!b->weak && (bk == ND_KIND_FLOAT || b->dtype == ND_UINT64)))
+        return dtype_error(fn, "an exponent", b->weak ? ND_FLOAT64 : b->dtype,
+                           "NumPy's ldexp takes a bool or integer exponent that fits int64; use "
+                           "nd_astype to int64 first");
+    if (b->weak == ND_WEAK_INT && (b->weak_value.i < INT32_MIN || b->weak_value.i > INT32_MAX)) {
+        nd_error_set(ND_ERR_DTYPE, "%s: the Python-int exponent %lld is out of range for int32 "
+                     "(NumPy 2 raises OverflowError here; pass an int64 array, or a value in "
+                     "range)", fn, (long long)b->weak_value.i);
+        return NULL;
+    }
+    /* The result is a's float dtype; NumPy 2.4 gives a Python float a
+     * float64 result and a Python int a float16 one (its first loop). */
+    nd_dtype dtype = a->weak == ND_WEAK_FLOAT ? ND_FLOAT64
+                     : a->weak == ND_WEAK_INT ? ND_FLOAT16
+                                              : nd_float_result(a->dtype);
+    /* float16/bfloat16 compute in float32, where every useful exponent is
+     * exact (NumPy's half loop calls ldexpf too) */
+    nd_dtype cdtype = dtype == ND_FLOAT16 || dtype == ND_BFLOAT16 ? ND_FLOAT32 : dtype;
+    nd_array *in[2] = {a, b};
+    return nd_runtime_track(nd_fe_map(fn, ND_OP_LDEXP, 2, in, NULL, cdtype, dtype));
+}
+
+nd_array *nd_float_power(nd_array *a, nd_array *b) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_float_power";
+    if (check_inputs(fn, a, "a", b, "b")) return NULL;
+    /* NumPy's only real loop is float64 ** float64 (every dtype casts to it
+     * safely): POW in float64 */
+    nd_array *in[2] = {a, b};
+    return nd_runtime_track(nd_fe_map(fn, ND_OP_POW, 2, in, NULL, ND_FLOAT64, ND_FLOAT64));
+}
+
+/* Temporaries of a composed op, released together when it is recorded. */
+typedef struct {
+    nd_array *t[16];
+    int n;
+} fe_temps;
+
+/* Keeps a (NULL on failure, which the caller checks) for release. */
+static nd_array *keep(fe_temps *T, nd_array *a) {
+    if (a) T->t[T->n++] = a;
+    return a;
+}
+
+static void release_temps(fe_temps *T) {
+    for (int i = 0; i < T->n; i++) nd_fe_release(T->t[i]);
+}
+
+/* NumPy's power_of_ten (multiarray/calculation.c), to the bit: the table
+ * up to 1e8, then 1e9 times 10 once per further digit. */
+static double power_of_ten(long long n) {
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    if (n < 9) return p10[n];
+    double r = 1e9;
+    while (n-- > 9 && !isinf(r)) r *= 10.0;
+    return r;
+}
+
+static nd_array *round_fe(const char *fn, nd_array *a, int decimals) {
+    const nd_dtype_kind k = nd_dtype_kind_of(a->dtype);
+    if (k == ND_KIND_BOOL && decimals != 0) {
+        nd_error_set(ND_ERR_DTYPE, "%s: decimals %d of bool is not supported (NumPy cannot "
+                     "store the scaled values in bool; use nd_astype to a float dtype first)",
+                     fn, decimals);
+        return NULL;
+    }
+    if (k != ND_KIND_FLOAT && k != ND_KIND_BOOL && decimals >= 0)
+        return nd_fe_astype(fn, a, a->dtype); /* integers are already whole */
+    if (decimals == 0) return nd_fe_unary(fn, ND_OP_RINT, a);
+    /* NumPy's PyArray_Round: rint(a * 10^d) / 10^d, or rint(a / 10^-d) *
+     * 10^-d for negative d, each a ufunc with 10^d as a Python float (so in
+     * a's float dtype); integers go through float64 and cast back. */
+    fe_temps T = {{0}, 0};
+    nd_array *r = NULL, *x = a, *f, *scaled, *whole;
+    const long long d = decimals;
+    if (!(f = keep(&T, nd_fe_scalar(power_of_ten(d < 0 ? -d : d))))) goto done;
+    if (k != ND_KIND_FLOAT && !(x = keep(&T, nd_fe_astype(fn, a, ND_FLOAT64)))) goto done;
+    if (!(scaled = keep(&T, nd_fe_binary(fn, d > 0 ? ND_OP_MUL : ND_OP_DIV, x, f)))) goto done;
+    if (!(whole = keep(&T, nd_fe_unary(fn, ND_OP_RINT, scaled)))) goto done;
+    r = nd_fe_binary(fn, d > 0 ? ND_OP_DIV : ND_OP_MUL, whole, f);
+    if (r && k != ND_KIND_FLOAT && keep(&T, r)) r = nd_fe_astype(fn, r, a->dtype);
+done:
+    release_temps(&T);
+    return r;
+}
+
+nd_array *nd_round(nd_array *a, int decimals) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_round";
+    if (check_inputs(fn, a, "a", NULL, NULL)) return NULL;
+    nd_array *s = nd_fe_strong(fn, a); /* a Python scalar rounds as float64/int64 */
+    if (!s) return NULL;
+    nd_array *r = round_fe(fn, s, decimals);
+    nd_fe_release(s);
+    return nd_runtime_track(r);
+}
+
+static nd_array *where_fe(const char *fn, nd_array *cond, nd_array *v, nd_array *x) {
+    nd_array *in[3] = {cond, v, x};
+    nd_dtype consts[3] = {ND_BOOL, x->dtype, x->dtype};
+    return nd_fe_map(fn, ND_OP_WHERE, 3, in, consts, x->dtype, x->dtype);
+}
+
+static nd_array *nan_to_num_fe(const char *fn, nd_array *x, double nan, double posinf,
+                               double neginf) {
+    const nd_dtype t = x->dtype;
+    if (!nd_dtype_is_float(t)) return nd_fe_astype(fn, x, t); /* integers: a copy */
+    const double big = t == ND_FLOAT16 ? 65504.0 : t == ND_BFLOAT16 ? 0x1.fep127
+                       : t == ND_FLOAT32 ? (double)FLT_MAX : DBL_MAX;
+    if (isnan(posinf)) posinf = big;
+    if (isnan(neginf)) neginf = -big;
+    fe_temps T = {{0}, 0};
+    nd_array *r = NULL, *c, *v, *inner = x;
+    /* where(isnan, nan, where(isposinf, posinf, where(isneginf, neginf, x))):
+     * the masks are disjoint, so the order is NumPy's copyto sequence */
+    const nd_op preds[3] = {ND_OP_ISNEGINF, ND_OP_ISPOSINF, ND_OP_ISNAN};
+    const double vals[3] = {neginf, posinf, nan};
+    for (int i = 0; i < 3; i++) {
+        if (!(c = keep(&T, nd_fe_unary(fn, preds[i], x)))) goto done;
+        if (!(v = keep(&T, nd_fe_scalar(vals[i])))) goto done;
+        nd_array *w = where_fe(fn, c, v, inner);
+        if (!w) goto done;
+        if (i == 2) r = w;
+        else inner = keep(&T, w);
+    }
+done:
+    release_temps(&T);
+    return r;
+}
+
+nd_array *nd_nan_to_num_ex(nd_array *a, double nan, double posinf, double neginf) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_nan_to_num";
+    if (check_inputs(fn, a, "a", NULL, NULL)) return NULL;
+    nd_array *s = nd_fe_strong(fn, a);
+    if (!s) return NULL;
+    nd_array *r = nan_to_num_fe(fn, s, nan, posinf, neginf);
+    nd_fe_release(s);
+    return nd_runtime_track(r);
+}
+
+nd_array *nd_nan_to_num(nd_array *a) {
+    ND_API_GUARD();
+    return nd_nan_to_num_ex(a, 0.0, NAN, NAN);
+}
+
+/* ------------------------------------------------------------ closeness */
+
+/* NumPy 2's isclose: y = b as a float (result_type(b, 1.0)), then
+ * (|x - y| <= atol + rtol * |y|) & isfinite(y) | (x == y), or'ed with
+ * isnan(x) & isnan(y) under equal_nan. One elementwise chain. */
+static nd_array *isclose_fe(const char *fn, nd_array *a, nd_array *b, double rtol, double atol,
+                            bool equal_nan) {
+    fe_temps T = {{0}, 0};
+    nd_array *r = NULL, *y = b, *rt, *at, *d, *ad, *ay, *s, *tol, *le, *fin, *close, *eq;
+    if (b->weak == ND_WEAK_INT) {
+        if (!(y = keep(&T, nd_fe_scalar((double)b->weak_value.i)))) goto done;
+    } else if (!b->weak && !nd_dtype_is_float(b->dtype)) {
+        if (!(y = keep(&T, nd_fe_astype(fn, b, ND_FLOAT64)))) goto done;
+    }
+    if (!(rt = keep(&T, nd_fe_scalar(rtol))) || !(at = keep(&T, nd_fe_scalar(atol)))) goto done;
+    if (!(d = keep(&T, nd_fe_binary(fn, ND_OP_SUB, a, y)))) goto done;
+    if (!(ad = keep(&T, nd_fe_unary(fn, ND_OP_ABS, d)))) goto done;
+    if (!(ay = keep(&T, nd_fe_unary(fn, ND_OP_ABS, y)))) goto done;
+    if (!(s = keep(&T, nd_fe_binary(fn, ND_OP_MUL, rt, ay)))) goto done;
+    if (!(tol = keep(&T, nd_fe_binary(fn, ND_OP_ADD, at, s)))) goto done;
+    if (!(le = keep(&T, nd_fe_binary(fn, ND_OP_LE, ad, tol)))) goto done;
+    if (!(fin = keep(&T, nd_fe_unary(fn, ND_OP_ISFINITE, y)))) goto done;
+    if (!(close = keep(&T, nd_fe_binary(fn, ND_OP_LOGICAL_AND, le, fin)))) goto done;
+    if (!(eq = keep(&T, nd_fe_binary(fn, ND_OP_EQ, a, y)))) goto done;
+    r = nd_fe_binary(fn, ND_OP_LOGICAL_OR, close, eq);
+    if (r && equal_nan) {
+        nd_array *base = keep(&T, r), *na, *nb, *both;
+        r = NULL;
+        if (!(na = keep(&T, nd_fe_unary(fn, ND_OP_ISNAN, a)))) goto done;
+        if (!(nb = keep(&T, nd_fe_unary(fn, ND_OP_ISNAN, y)))) goto done;
+        if (!(both = keep(&T, nd_fe_binary(fn, ND_OP_LOGICAL_AND, na, nb)))) goto done;
+        r = nd_fe_binary(fn, ND_OP_LOGICAL_OR, base, both);
+    }
+done:
+    release_temps(&T);
+    return r;
+}
+
+nd_array *nd_isclose(nd_array *a, nd_array *b, double rtol, double atol, bool equal_nan) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_isclose";
+    if (check_inputs(fn, a, "a", b, "b")) return NULL;
+    return nd_runtime_track(isclose_fe(fn, a, b, rtol, atol, equal_nan));
+}
+
+/* all of a mask over every axis: a 0-d bool, the reduction fused with the
+ * chain that computes the mask */
+static nd_array *all_of(const char *fn, nd_array *mask) {
+    if (!mask) return NULL;
+    nd_array *r = nd_fe_reduce(fn, ND_REDUCE_ALL, mask, ND_ALL_AXES, 0);
+    nd_fe_release(mask);
+    return r;
+}
+
+nd_array *nd_allclose(nd_array *a, nd_array *b, double rtol, double atol, bool equal_nan) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_allclose";
+    if (check_inputs(fn, a, "a", b, "b")) return NULL;
+    return nd_runtime_track(all_of(fn, isclose_fe(fn, a, b, rtol, atol, equal_nan)));
+}
+
+nd_array *nd_array_equal(nd_array *a, nd_array *b) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_array_equal";
+    if (check_inputs(fn, a, "a", b, "b")) return NULL;
+    int same = a->ndim == b->ndim;
+    for (int i = 0; same && i < a->ndim; i++) same = a->shape[i] == b->shape[i];
+    if (!same) { /* NumPy: arrays of different shapes are not equal, not an error */
+        nd_scalar_bits no;
+        memset(&no, 0, sizeof no);
+        return nd_runtime_track(nd_fe_full(fn, ND_BOOL, 0, NULL, no));
+    }
+    return nd_runtime_track(all_of(fn, nd_fe_binary(fn, ND_OP_EQ, a, b)));
 }

@@ -93,7 +93,9 @@ NUM_SET(F32)
 NUM_SET(F64)
 #define INT_SET(S)                                                               \
     NUM_SET(S) LOOP_UN(invert, S) LOOP_BIN(bitwise_and, S, S##_T)                 \
-    LOOP_BIN(bitwise_or, S, S##_T) LOOP_BIN(bitwise_xor, S, S##_T)
+    LOOP_BIN(bitwise_or, S, S##_T) LOOP_BIN(bitwise_xor, S, S##_T)                \
+    LOOP_BIN(left_shift, S, S##_T) LOOP_BIN(right_shift, S, S##_T)                \
+    LOOP_BIN(gcd, S, S##_T) LOOP_BIN(lcm, S, S##_T)
 INT_SET(I8)
 INT_SET(I16)
 INT_SET(I32)
@@ -111,9 +113,14 @@ LOOP_UN(tanh, F64)
     LOOP_UN(arctanh, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(log2, S)      \
     LOOP_UN(log10, S) LOOP_UN(log1p, S) LOOP_UN(cbrt, S) LOOP_UN(rint, S)         \
     LOOP_BIN(arctan2, S, S##_T) LOOP_BIN(hypot, S, S##_T) LOOP_BIN(copysign, S, S##_T) \
-    LOOP_UN(deg2rad, S) LOOP_UN(rad2deg, S) LOOP_BIN(heaviside, S, S##_T)
+    LOOP_UN(deg2rad, S) LOOP_UN(rad2deg, S) LOOP_BIN(heaviside, S, S##_T)        \
+    LOOP_BIN(nextafter, S, S##_T) LOOP_BIN(ldexp, S, S##_T)                        \
+    LOOP_BIN(logaddexp, S, S##_T) LOOP_BIN(logaddexp2, S, S##_T)
 FLOAT_MATH_SET(F32)
 FLOAT_MATH_SET(F64)
+/* float16/bfloat16 nextafter: their own step, computed in float32 */
+LOOP_BIN(nextafter_f16, F32, F32_T)
+LOOP_BIN(nextafter_bf16, F32, F32_T)
 
 static void sqrt_F32(FN_ARGS) {
     float *restrict o = (float *)o_;
@@ -193,7 +200,9 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_FMOD][D] = fmod_##S, ROW_CMP(S, D)
 #define ROW_INT(S, D)                                                            \
     ROW_NUM(S, D), [ND_OP_INVERT][D] = invert_##S, [ND_OP_BITWISE_AND][D] = bitwise_and_##S, \
-    [ND_OP_BITWISE_OR][D] = bitwise_or_##S, [ND_OP_BITWISE_XOR][D] = bitwise_xor_##S
+    [ND_OP_BITWISE_OR][D] = bitwise_or_##S, [ND_OP_BITWISE_XOR][D] = bitwise_xor_##S, \
+    [ND_OP_LEFT_SHIFT][D] = left_shift_##S, [ND_OP_RIGHT_SHIFT][D] = right_shift_##S, \
+    [ND_OP_GCD][D] = gcd_##S, [ND_OP_LCM][D] = lcm_##S
 #define ROW_FLOAT(S, D)                                                          \
     ROW_NUM(S, D), [ND_OP_SQRT][D] = sqrt_##S, [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, \
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TANH][D] = tanh_##S, \
@@ -205,12 +214,14 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_CBRT][D] = cbrt_##S, [ND_OP_RINT][D] = rint_##S, [ND_OP_ARCTAN2][D] = arctan2_##S, \
     [ND_OP_HYPOT][D] = hypot_##S, [ND_OP_COPYSIGN][D] = copysign_##S,                        \
     [ND_OP_DEG2RAD][D] = deg2rad_##S, [ND_OP_RAD2DEG][D] = rad2deg_##S,                        \
-    [ND_OP_HEAVISIDE][D] = heaviside_##S
+    [ND_OP_HEAVISIDE][D] = heaviside_##S, [ND_OP_NEXTAFTER][D] = nextafter_##S,            \
+    [ND_OP_LDEXP][D] = ldexp_##S, [ND_OP_LOGADDEXP][D] = logaddexp_##S,                      \
+    [ND_OP_LOGADDEXP2][D] = logaddexp2_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 70, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 80, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
@@ -218,6 +229,8 @@ static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_FLOAT(F64, ND_FLOAT64), ROW_CMP(BOOL, ND_BOOL),
     [ND_OP_LOGICAL_NOT][ND_BOOL] = not_BOOL, [ND_OP_LOGICAL_AND][ND_BOOL] = and_BOOL,
     [ND_OP_LOGICAL_OR][ND_BOOL] = or_BOOL, [ND_OP_LOGICAL_XOR][ND_BOOL] = xor_BOOL,
+    [ND_OP_NEXTAFTER_F16][ND_FLOAT32] = nextafter_f16_F32,
+    [ND_OP_NEXTAFTER_BF16][ND_FLOAT32] = nextafter_bf16_F32,
     [ND_OP_WHERE] = {[ND_BOOL] = where_1, [ND_INT8] = where_1, [ND_UINT8] = where_1,
                      [ND_INT16] = where_2, [ND_UINT16] = where_2, [ND_FLOAT16] = where_2,
                      [ND_BFLOAT16] = where_2, [ND_INT32] = where_4, [ND_UINT32] = where_4,
