@@ -4,6 +4,8 @@
 #ifndef ND_FRONTEND_COMPOSE_H
 #define ND_FRONTEND_COMPOSE_H
 
+#include <assert.h>
+
 #include "frontend/frontend.h"
 
 /* The intermediate arrays of one composed op: each helper result goes
@@ -16,6 +18,7 @@ typedef struct {
 } nd_fe_temps;
 
 static inline nd_array *nd_fe_tmp(nd_fe_temps *t, nd_array *a) {
+    assert(t->n < ND_FE_MAX_TEMPS);
     if (a) t->a[t->n++] = a;
     return a;
 }
