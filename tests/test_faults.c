@@ -842,3 +842,45 @@ NDT_TEST(faults, error_of_an_early_flush_reaches_nd_sync) {
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     nd_free(g);
 }
+
+/* Functions composed from several nodes and views (matrix and grid
+ * creation, view shaping): a fault while one records its pieces gives NULL
+ * (or an error status) and leaks nothing; one while it runs is reported
+ * when a result is read. */
+static void prog_composed(sweep *s) {
+    world w;
+    world_begin(&w, s, "composed");
+    double x0[12];
+    fill_random(&w.rng, x0, 12, -2, 2);
+    nd_array *x = upload(x0, 2, (int64_t[]){3, 4});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *lo = rec(s, nd_tril(x, 0));
+    nd_array *g = rec(s, nd_geomspace(ND_FLOAT64, 1, 1000, 4));
+    nd_array *in[2] = {g, g ? rec(s, nd_flip(g, 0)) : NULL}, *grid[2] = {NULL, NULL};
+    rec_status(s, nd_meshgrid(2, in, "ij", grid));
+    nd_array *sum = rec(s, nd_add(grid[0], grid[1]));
+    nd_array *d = rec(s, nd_diag(rec(s, nd_diagonal(x, 1, 0, 1)), 0));
+    nd_array *t = rec(s, nd_trace(x));
+    nd_array *ind = rec(s, nd_indices(ND_FLOAT64, ND_SHAPE(2, 3)));
+    double lor[12], gr[4] = {1, 10, 100, 1000}, sumr[16], dr[9] = {0}, tr, indr[12];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) lor[i * 4 + j] = j <= i ? x0[i * 4 + j] : 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) sumr[i * 4 + j] = gr[i] + gr[3 - j];
+    for (int i = 0; i < 3; i++) dr[i * 4] = x0[i * 5 + 1];
+    tr = x0[0] + x0[5] + x0[10];
+    for (int k = 0; k < 12; k++) indr[k] = k < 6 ? k / 3 : k % 3;
+    check_read(s, lo, lor, 12, 0, "tril(x)", 0);
+    check_read(s, g, gr, 4, 1e-15, "geomspace(1, 1000, 4)", 0);
+    check_read(s, sum, sumr, 16, 1e-15, "meshgrid(g, flip(g)) summed", 0);
+    check_read(s, d, dr, 9, 0, "diag(diagonal(x, 1))", 0);
+    check_read(s, t, &tr, 1, 1e-15, "trace(x)", 0);
+    check_read(s, ind, indr, 12, 0, "indices((2,3))", 0);
+    check_read(s, x, x0, 12, 0, "x (only read)", MUST);
+    world_end(&w, s);
+    nd_free(x);
+}
+
+NDT_TEST(faults, sweep_composed) { run_sweep("composed", prog_composed); }

@@ -36,6 +36,67 @@ ND_API nd_array *nd_stack(int n, nd_array *const *arrays, int axis);
  * writable array that later writes to a do not change). */
 ND_API nd_array *nd_ravel(nd_array *a);
 
+/* ---- views: each returns a view of a (no copy, no node); writes through
+ * it reach a, and a view of a read-only array (a broadcast) is read-only.
+ * A weak scalar (nd_scalar) input is first made a 0-d array of its own.
+ * Negative axes count from the end; an axis out of range is ND_ERR_ARG
+ * naming the function, the axis and the valid range. */
+
+/* NumPy's flip(a, axis): reverses axis (a negative stride); ND_ALL_AXES
+ * reverses every axis (NumPy's axis=None). */
+ND_API nd_array *nd_flip(nd_array *a, int axis);
+/* flip along axis 1 (ND_ERR_SHAPE for a of fewer than 2 dimensions) and
+ * along axis 0 (ND_ERR_SHAPE for a 0-d a). */
+ND_API nd_array *nd_fliplr(nd_array *a);
+ND_API nd_array *nd_flipud(nd_array *a);
+/* NumPy's squeeze: removes axis, which must have length 1 (ND_ERR_SHAPE
+ * otherwise, as NumPy); ND_ALL_AXES removes every length-1 axis. */
+ND_API nd_array *nd_squeeze(nd_array *a, int axis);
+/* NumPy's expand_dims: a length-1 axis at position axis of the result
+ * (-1 appends; valid axes -(ndim+1)..ndim). ND_ERR_SHAPE when the result
+ * would have more than ND_MAX_DIMS dimensions. */
+ND_API nd_array *nd_expand_dims(nd_array *a, int axis);
+/* NumPy's swapaxes: axis1 and axis2 exchanged (the same axis twice is a
+ * plain view). */
+ND_API nd_array *nd_swapaxes(nd_array *a, int axis1, int axis2);
+/* NumPy's moveaxis: axis source moved to position destination, the others
+ * keeping their order. */
+ND_API nd_array *nd_moveaxis(nd_array *a, int source, int destination);
+/* NumPy's atleast_1d/2d/3d of one array: 0-d -> (1,), (1,1), (1,1,1);
+ * 1-d (n,) -> (1,n) for 2d and (1,n,1) for 3d; 2-d (m,n) -> (m,n,1) for 3d;
+ * an array with enough dimensions comes back as a view of itself. */
+ND_API nd_array *nd_atleast_1d(nd_array *a);
+ND_API nd_array *nd_atleast_2d(nd_array *a);
+ND_API nd_array *nd_atleast_3d(nd_array *a);
+/* NumPy's broadcast_arrays: out[k] is in[k] seen with the broadcast shape
+ * of all n inputs. An input that already has that shape comes back as a
+ * plain view; the others are read-only broadcast views, as nd_broadcast_to
+ * (NumPy 2 still lets one write to them, with a warning that they will
+ * become read-only). n = 0 is ND_OK. On any error every out[k] is NULL.
+ * Errors: ND_ERR_ARG for n < 0, a NULL in or out, a bad handle in[k];
+ * ND_ERR_SHAPE when the shapes do not broadcast. */
+ND_API nd_status nd_broadcast_arrays(int n, nd_array *const *in, nd_array **out);
+/* NumPy's trace(a) (offset 0, axes 0 and 1): the sum of the main diagonal,
+ * lazy; for more than 2 dimensions an array of shape a.shape[2:]. Result
+ * dtype as nd_sum: bool and signed ints give int64, unsigned uint64, floats
+ * their own dtype. For another offset or other axes: nd_sum(nd_diagonal(a,
+ * offset, axis1, axis2), -1). Errors: ND_ERR_SHAPE for fewer than 2
+ * dimensions. */
+ND_API nd_array *nd_trace(nd_array *a);
+
+#if defined(__GNUC__)
+#define ND_PRINTF_FORMAT(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define ND_PRINTF_FORMAT(fmt_index, first_arg)
+#endif
+/* nd_view with an index built printf-style: nd_viewf(a, "%d:, :%lld", i,
+ * (long long)n) is nd_view(a, "3:, :10") for i = 3, n = 10, without a
+ * buffer in the caller. The compiler checks the arguments against the
+ * format (GCC, Clang). Errors: nd_view's (naming nd_viewf and the formatted
+ * index), ND_ERR_ARG for a NULL fmt or a format that fails, ND_ERR_INDEX
+ * for a formatted index of 512 characters or more. */
+ND_API nd_array *nd_viewf(nd_array *a, const char *fmt, ...) ND_PRINTF_FORMAT(2, 3);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,8 +56,7 @@ nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value) 
         nd_fe_full("nd_full", dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
 }
 
-static nd_array *record_arange(const char *fn, nd_dtype dtype, double start, double step,
-                               int64_t count) {
+nd_array *nd_fe_arange(const char *fn, nd_dtype dtype, double start, double step, int64_t count) {
     int64_t shape[1] = {count};
     size_t nbytes;
     if (nd_fe_check_shape(fn, 1, shape, dtype, &nbytes)) return NULL;
@@ -89,7 +88,7 @@ nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step) {
                      "(use a larger step)", start, stop, step);
         return NULL;
     }
-    return nd_runtime_track(record_arange("nd_arange", dtype, start, step, (int64_t)n));
+    return nd_runtime_track(nd_fe_arange("nd_arange", dtype, start, step, (int64_t)n));
 }
 
 nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
@@ -106,7 +105,7 @@ nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
         return NULL;
     }
     double step = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
-    return nd_runtime_track(record_arange("nd_linspace", dtype, start, step, num));
+    return nd_runtime_track(nd_fe_arange("nd_linspace", dtype, start, step, num));
 }
 
 /* A weak scalar keeps its value in the handle (for promotion and constant

@@ -120,6 +120,9 @@ nd_array *nd_fe_reduce(const char *fn, nd_reduce_kind kind, nd_array *a, int axi
 nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims);
 nd_array *nd_fe_full(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape,
                      nd_scalar_bits value);
+/* An ARANGE node: element i is start + i * step computed in float64, then
+ * cast to dtype (count checked like a shape). */
+nd_array *nd_fe_arange(const char *fn, nd_dtype dtype, double start, double step, int64_t count);
 nd_array *nd_fe_scalar(double v); /* weak float, untracked */
 nd_array *nd_fe_empty(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape);
 nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t *strides,
