@@ -5,6 +5,7 @@
 #define ND_BACKENDS_BACKEND_H
 
 #include "backends/plan.h"
+#include "common/memory.h"
 
 typedef struct nd_backend nd_backend;
 

@@ -13,7 +13,6 @@
 #include "common/alloc.h"
 #include "common/env.h"
 #include "common/grow.h"
-#include "graph/buffer.h" /* ND_MEMORY_HOST */
 
 nd_status nd_cuda_fail(cudaError_t e, const char *what) {
     nd_status code = e == cudaErrorMemoryAllocation ? ND_ERR_OOM : ND_ERR_BACKEND;
