@@ -13,7 +13,9 @@ layout draws them: data flows frontend -> graph -> scheduler -> backends.
                   backend through the scheduler and the runtime
 
 A quoted #include of another folder's header is a failure, listed with its
-file and line, and the fix (move the shared declaration down a layer).
+file and line, and the fix (move the shared declaration down a layer). So
+is a frontend file other than the runtime that calls the backend itself
+(`nd_rt.backend`): it goes through nd_runtime_* or the scheduler.
 
 Usage: check_layers.py [SOURCE_ROOT]   (meson test: layers)
        check_layers.py --self-test        (meson test: layers_selftest)
@@ -35,6 +37,12 @@ EXTRA = {
     "src/frontend/runtime.h": {"backends"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+BACKEND_USE = re.compile(r"\bnd_rt\s*\.\s*backend\b")
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
 
 
 def layer_of(path):
@@ -67,6 +75,11 @@ def check(root):
                     line = text.count("\n", 0, m.start()) + 1
                     bad.append(f"{rel}:{line}: includes \"{target}\": src/{layer} may include only "
                                f"{', '.join(sorted(allowed))} (move what both need down a layer)")
+            if layer == "frontend" and "backends" not in allowed:
+                for m in BACKEND_USE.finditer(strip_comments(text)):
+                    line = text.count("\n", 0, m.start()) + 1
+                    bad.append(f"{rel}:{line}: calls the backend (nd_rt.backend): only the runtime does "
+                               f"(add an nd_runtime_* function in runtime.c)")
     return bad
 
 
@@ -82,6 +95,8 @@ def self_test():
         "src/frontend/runtime.c": ('#include "backends/registry.h"\n', 0),
         "src/scheduler/e.c": ('#include "frontend/frontend.h"\n#include "backends/plan.h"\n', 1),
         "src/common/f.c": ('#include "nd.h"\n#include "nd/types.h"\n#include "common/alloc.h"\n', 0),
+        "src/frontend/g.c": ("void f(void) { nd_rt.backend->alloc(0); /* nd_rt.backend */ }\n", 1),
+        "src/frontend/runtime.h": ("/* x */ static int y(void) { return nd_rt.backend != 0; }\n", 0),
     }
     with tempfile.TemporaryDirectory() as root:
         for path, (text, _) in cases.items():
@@ -92,7 +107,7 @@ def self_test():
         got = sum(1 for b in bad if b.startswith(path + ":"))
         if got != want:
             sys.exit(f"check_layers --self-test: {path}: {got} failure(s) reported, expected {want}: {bad}")
-    print(f"check_layers --self-test: {len(bad)} forbidden includes found, as expected")
+    print(f"check_layers --self-test: {len(bad)} forbidden includes or backend calls found, as expected")
 
 
 def main():

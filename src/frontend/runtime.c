@@ -535,6 +535,10 @@ void nd_runtime_before_record(void) {
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
 }
 
+nd_status nd_runtime_alloc(int memory, size_t bytes, void **out) {
+    return nd_rt.backend->alloc(nd_rt.backend, memory, bytes, out);
+}
+
 const char *nd_backend_name(void) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";
