@@ -29,7 +29,7 @@
 // On the H100 (2026-11-22-h100-dot-variants.txt): Philox alone 268 us, dot
 // i2f 302 us, dot bits 334 us: the conversions are not what the dot pays
 // for, and nd keeps them. What nd's generated kernel paid beyond 302 us was
-// its shape (session 9 notes): four points a group (40 registers) and
+// its shape: four points a group (40 registers) and
 // 64-bit call counters.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o dot_variants bench/dot_variants.cu

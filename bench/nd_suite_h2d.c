@@ -1,6 +1,6 @@
 /*
- * nd_suite_h2d.c — h2d_sum, nd's host-to-device streaming target (issue "GPU
- * scheduling"): the sum of a large float32 array that lives in host memory.
+ * nd_suite_h2d.c — h2d_sum, nd's host-to-device streaming target: the sum
+ * of a large float32 array that lives in host memory.
  */
 #include <math.h>
 #include <stdio.h>

@@ -29,7 +29,7 @@ _Static_assert(ND_NUM_ELEMENTWISE_OPS == 80, "tests/ops_ref.c: add the new op's 
     case ND_OP_ISNAN: case ND_OP_ISINF: case ND_OP_ISFINITE: case ND_OP_SIGNBIT:     \
     case ND_OP_ISPOSINF: case ND_OP_ISNEGINF
 
-/* Binary ops of issue 18 with an integer meaning (every dtype, bool in
+/* Binary ops with an integer meaning (every dtype, bool in
  * int8). */
 #define NUM_BIN_CASES                                                                \
     case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: \

@@ -367,7 +367,7 @@ NDT_TEST(errors, out_of_device_memory_is_reported_not_fatal) {
     check_survivors();
 }
 
-/* One rule for every ND_* variable (issue 17 item 9): a bad value makes
+/* One rule for every ND_* variable: a bad value makes
  * nd_init fail with ND_ERR_ARG naming the variable and the value, whichever
  * backend starts (ND_PINNED_CACHE fails on the CPU backend too) and even
  * where nd_config overrides it; a good value starts with ND_OK and leaves

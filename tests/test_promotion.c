@@ -177,8 +177,8 @@ NDT_TEST(promotion, unary_float_results) {
     }
 }
 
-/* Storing a Python number into an integer array follows NumPy 2 (issue 17
- * item 4): a[...] = v, a.fill(v) and np.full(shape, v, dtype) with an int
+/* Storing a Python number into an integer array follows NumPy 2:
+ * a[...] = v, a.fill(v) and np.full(shape, v, dtype) with an int
  * raise OverflowError when v does not fit, never wrap (uint8 <- -1 was
  * stored as 255, int8 <- 300 as 44). A float is truncated toward zero
  * first (uint8 <- -0.5 stores 0, <- 255.9 stores 255, <- 256.5 raises);

@@ -170,7 +170,7 @@ NDT_TEST(shaping, ravel) {
     ref_free(ra); ref_free(wf); ref_free(rt); ref_free(wt);
 }
 
-/* ravel and reshape alias exactly where NumPy's do (issue 17 item 5): ravel
+/* ravel and reshape alias exactly where NumPy's do: ravel
  * is a view of a C-contiguous input and a copy of anything else (x[::2], a
  * transpose, a broadcast, which then becomes writable); reshape is a view
  * whenever the strides allow one and a copy otherwise. Each case writes to

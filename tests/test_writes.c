@@ -161,7 +161,7 @@ NDT_TEST(writes, write_after_write_order) {
     nd_free(x); nd_free(a); nd_free(b); nd_free(col); nd_free(snap); nd_free(cv);
 }
 
-/* A weak scalar is read-only, and so is every view of it (issue 17 item 6):
+/* A weak scalar is read-only, and so is every view of it:
  * ops read its value from the handle, so a write into its buffer would make
  * nd_to_host disagree with nd_item and every op. Each write is ND_ERR_ARG
  * naming the function and "read-only", and leaves every reading as before. */

@@ -50,7 +50,24 @@ ND_API const char *nd_last_error(void);
 ND_API void nd_clear_error(void);
 /* Name of the backend in use: "cpu" or "cuda". */
 ND_API const char *nd_backend_name(void);
+/* Copies the counters into *out (see nd_stats). A macro that passes the
+ * caller's sizeof *out to nd_get_stats_sized; the function nd_get_stats
+ * (for programs that call it through a pointer, or were compiled before the
+ * macro) fills an nd_stats of this version's size. Errors: NULL out
+ * (ND_ERR_ARG); a runtime that cannot start leaves *out zeroed. */
 ND_API void nd_get_stats(nd_stats *out);
+/* Fills the first out_size bytes of *out (at most sizeof(nd_stats); fields
+ * past what this library knows are zeroed), writes nothing after them, and
+ * sets out->struct_size to the bytes filled with counters. out_size must
+ * hold struct_size itself, else ND_ERR_ARG and nothing is written. */
+ND_API void nd_get_stats_sized(nd_stats *out, size_t out_size);
+#define nd_get_stats(out) nd_get_stats_sized((out), sizeof *(out))
+/* The library's version, "0.1.0" (ND_VERSION_STRING of the nd.h it was
+ * built with), and as ND_VERSION_NUMBER computes it (0.1.0 is 100). A
+ * program compares them with the header's macros to detect running with
+ * another build of the shared library. Never fails; need no nd_init. */
+ND_API const char *nd_version(void);
+ND_API int nd_version_number(void);
 ND_API const char *nd_dtype_name(nd_dtype t);   /* "float32"; "?" if invalid */
 ND_API size_t nd_dtype_size(nd_dtype t);        /* bytes; 0 if invalid */
 ND_API const char *nd_status_name(nd_status s); /* "ND_ERR_SHAPE" */

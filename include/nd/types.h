@@ -15,9 +15,15 @@
 #define ND_API
 #endif
 
+/* The version of this header; nd_version() and nd_version_number() give
+ * the library's at run time (they differ when a program runs with another
+ * build of the shared library than it was compiled against). */
 #define ND_VERSION_MAJOR 0
 #define ND_VERSION_MINOR 1
 #define ND_VERSION_PATCH 0
+#define ND_VERSION_STRING "0.1.0"
+/* major * 10000 + minor * 100 + patch: 0.1.0 is 100. */
+#define ND_VERSION_NUMBER (ND_VERSION_MAJOR * 10000 + ND_VERSION_MINOR * 100 + ND_VERSION_PATCH)
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,8 +80,19 @@ typedef enum {
 typedef enum { ND_BACKEND_AUTO = 0, ND_BACKEND_CPU, ND_BACKEND_CUDA } nd_backend_kind;
 
 /* Settings for nd_init. Zero-initialise, then set what you need; a zero field
- * means "default, or the ND_* environment variable if set". */
+ * means "default, or the ND_* environment variable if set".
+ *
+ * struct_size lets fields be added at the end without breaking programs
+ * built against an older nd.h: nd_init reads only the first struct_size
+ * bytes and takes every later field as zero (its default). 0 means this
+ * version's layout (every field up to `trace`), so `nd_config c = {0};` and
+ * designated initialisers keep working; ND_CONFIG_INIT sets it to
+ * sizeof(nd_config), which a program using a field added after `trace`
+ * must do. A struct_size larger than the library's nd_config (a program
+ * built against a newer nd.h) is accepted when the unknown fields are all
+ * zero; else nd_init fails with ND_ERR_ARG. */
 typedef struct {
+    size_t struct_size;      /* sizeof(nd_config) (ND_CONFIG_INIT), or 0 */
     nd_backend_kind backend; /* ND_BACKEND=auto|cpu|cuda */
     int num_threads;         /* ND_NUM_THREADS: CPU worker threads; 0 = cores */
     const char *devices;     /* ND_DEVICES: comma list of GPU ordinals */
@@ -93,10 +110,21 @@ typedef struct {
     int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
     const char *trace;       /* ND_TRACE: file; CUDA writes every step's device start and
                                 end as a Chrome/Perfetto trace (one row per stream) */
+    /* New fields go here, at the end (see struct_size). */
 } nd_config;
 
-/* Counters of what the engine did, for tests, tuning and curiosity. */
+/* A config with struct_size set and every other field at its default:
+ * `nd_config c = ND_CONFIG_INIT; c.log = 2; nd_init(&c);` */
+#define ND_CONFIG_INIT {.struct_size = sizeof(nd_config)}
+
+/* Counters of what the engine did, for tests, tuning and curiosity.
+ * nd_get_stats(&s) passes sizeof s along (it is a macro), so a program
+ * built against an older, smaller nd_stats gets its fields filled and
+ * nothing after them written; struct_size says how many bytes the library
+ * filled (fewer than sizeof s when the library is older than the header:
+ * the rest is zeroed). New fields go at the end. */
 typedef struct {
+    size_t struct_size;        /* set by nd_get_stats: bytes it filled */
     uint64_t flushes;          /* flushes that ran something */
     uint64_t plan_cache_hits;  /* flushes whose plan came from the cache */
     uint64_t plan_cache_misses;/* flushes that ran every scheduler pass */

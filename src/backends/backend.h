@@ -5,6 +5,7 @@
 #define ND_BACKENDS_BACKEND_H
 
 #include "backends/plan.h"
+#include "common/memory.h"
 
 typedef struct nd_backend nd_backend;
 
@@ -42,8 +43,12 @@ struct nd_backend {
     void (*destroy)(nd_backend *be);
 };
 
+/* The constructors (backends/registry.c lists them with their probes). */
 nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out);
 /* ND_ERR_UNSUPPORTED when built without CUDA or no device is present. */
 nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out);
+/* ND_OK when a CUDA device is present (and the backend built); else
+ * ND_ERR_UNSUPPORTED with the reason. Creates nothing. */
+nd_status nd_cuda_backend_supports(const nd_backend_config *cfg);
 
 #endif

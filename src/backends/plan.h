@@ -14,7 +14,11 @@
 
 #include "backends/kernel_ir.h"
 
+/* What a step is. Every fact about a kind (name, what it counts as, which
+ * slots it reads and writes) is in backends/step_kinds.c; docs/internals.md
+ * ("Adding a step kind") lists the places a new kind touches. */
 typedef enum { ND_STEP_KERNEL, ND_STEP_MATMUL, ND_STEP_COPY } nd_step_kind;
+enum { ND_STEP_KIND_COUNT = ND_STEP_COPY + 1 }; /* the last kind + 1 */
 
 /* C[b] = A[b] @ B[b] for every batch index b, all operands of `dtype`. Each
  * operand: element (r, c) of batch b is at offset + sum batch_strides*b +

@@ -4,6 +4,8 @@
 #include "common/profile.h"
 #include "common/alloc.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,13 @@ void nd_profile_add(nd_profile *p, nd_profile_kind kind, const char *name, doubl
     r->flops += flops;
 }
 
+static const char *const KIND_NAMES[] = {"kernel", "library", "copy"};
+static_assert(sizeof KIND_NAMES / sizeof KIND_NAMES[0] == ND_PROFILE_KIND_COUNT, "one name per profile kind");
+
+const char *nd_profile_kind_name(nd_profile_kind kind) {
+    return (unsigned)kind < ND_PROFILE_KIND_COUNT ? KIND_NAMES[kind] : "?";
+}
+
 static int by_time_desc(const void *a, const void *b) {
     double x = ((const profile_row *)a)->seconds, y = ((const profile_row *)b)->seconds;
     return x < y ? 1 : x > y ? -1 : 0;
@@ -65,7 +74,6 @@ void nd_profile_print(const nd_profile *p, FILE *f, const char *title) {
     qsort(rows, p->n, sizeof *rows, by_time_desc);
     double total = 0;
     for (uint32_t i = 0; i < p->n; i++) total += rows[i].seconds;
-    static const char *const kinds[] = {"kernel", "library", "copy"};
     fprintf(f, "\nnd profile (%s): %.3f ms in %u distinct steps\n", title, total * 1e3, p->n);
     fprintf(f, "%-8s %-56s %8s %11s %6s %10s %12s\n", "kind", "name", "count", "total ms", "share", "avg us",
             "achieved");
@@ -76,52 +84,9 @@ void nd_profile_print(const nd_profile *p, FILE *f, const char *title) {
             snprintf(rate, sizeof rate, "%.2f TFLOP/s", r->flops / r->seconds * 1e-12);
         else if (r->seconds > 0 && r->bytes >= 4096 * (double)r->count)
             snprintf(rate, sizeof rate, "%.1f GB/s", r->bytes / r->seconds * 1e-9);
-        fprintf(f, "%-8s %-56.56s %8llu %11.3f %5.1f%% %10.2f %12s\n", kinds[r->kind], r->name,
+        fprintf(f, "%-8s %-56.56s %8llu %11.3f %5.1f%% %10.2f %12s\n", nd_profile_kind_name(r->kind), r->name,
                 (unsigned long long)r->count, r->seconds * 1e3, total > 0 ? 100.0 * r->seconds / total : 0.0,
                 r->seconds * 1e6 / (double)r->count, rate);
     }
     free(rows);
-}
-
-double nd_kernel_traffic_bytes(const nd_kernel *k) {
-    double bytes = 0;
-    for (int32_t j = 0; j < k->n_loads + k->n_stores; j++) {
-        const nd_ir_access *a = j < k->n_loads ? &k->loads[j] : &k->stores[j - k->n_loads].at;
-        double elems = 1;
-        for (int32_t d = 0; d < k->ndim; d++)
-            if (a->strides[d] != 0) elems *= (double)k->shape[d];
-        bytes += elems * (double)nd_dtype_size((nd_dtype)a->dtype);
-    }
-    if (k->has_reduce) {
-        double outs = 1;
-        for (int32_t d = 0; d < k->ndim; d++)
-            if (!(k->reduce.axes & (1u << d))) outs *= (double)k->shape[d];
-        bytes += outs * (double)nd_dtype_size((nd_dtype)k->reduce.out_dtype);
-    }
-    return bytes;
-}
-
-void nd_matmul_label(const nd_matmul_desc *mm, char *buf, size_t cap) {
-    snprintf(buf, cap, "matmul %lldx%lldx%lld %s", (long long)mm->m, (long long)mm->n, (long long)mm->k,
-             nd_dtype_name(mm->dtype));
-}
-
-void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, double seconds) {
-    if (st->kind == ND_STEP_KERNEL) {
-        nd_profile_add(p, ND_PROFILE_KERNEL, kernel_name ? kernel_name : st->kernel->name, seconds,
-                       nd_kernel_traffic_bytes(st->kernel), 0);
-    } else if (st->kind == ND_STEP_MATMUL) {
-        const nd_matmul_desc *m = &st->matmul;
-        double batch = 1;
-        for (int d = 0; d < m->batch_ndim; d++) batch *= (double)m->batch_shape[d];
-        char name[96];
-        nd_matmul_label(m, name, sizeof name);
-        nd_profile_add(p, ND_PROFILE_LIBRARY, name, seconds, 0,
-                       2.0 * batch * (double)m->m * (double)m->n * (double)m->k);
-    } else {
-        const char *name = st->copy.src_memory == 0 && st->copy.dst_memory != 0   ? "copy host->device"
-                           : st->copy.dst_memory == 0 && st->copy.src_memory != 0 ? "copy device->host"
-                                                                                  : "copy";
-        nd_profile_add(p, ND_PROFILE_COPY, name, seconds, (double)st->copy.bytes, 0);
-    }
 }

@@ -1,14 +1,17 @@
 /* ND_PROFILE=1: a table of what ran, printed at exit. Backends (and the
  * executor, for backends that run steps one by one) add one entry per
- * kernel, library call or copy; entries with the same name are summed. */
+ * kernel, library call or copy; entries with the same name are summed.
+ * What a plan step counts as and is named is backends/step_kinds.c's. */
 #ifndef ND_COMMON_PROFILE_H
 #define ND_COMMON_PROFILE_H
 
 #include <stdio.h>
 
-#include "backends/plan.h"
-
 typedef enum { ND_PROFILE_KERNEL, ND_PROFILE_LIBRARY, ND_PROFILE_COPY } nd_profile_kind;
+enum { ND_PROFILE_KIND_COUNT = ND_PROFILE_COPY + 1 };
+
+/* "kernel", "library", "copy": the profile table's and traces' category. */
+const char *nd_profile_kind_name(nd_profile_kind kind);
 
 typedef struct nd_profile nd_profile;
 
@@ -22,14 +25,6 @@ void nd_profile_add(nd_profile *p, nd_profile_kind kind, const char *name, doubl
  * GB/s or TFLOP/s. Nothing when empty. */
 void nd_profile_print(const nd_profile *p, FILE *f, const char *title);
 
-/* One plan step that took `seconds`: named after its kernel (kernel_name,
- * or the IR's name when NULL), its matmul shape, or its copy direction. */
-void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, double seconds);
-/* "matmul 8192x8192x8192 float32" */
-void nd_matmul_label(const nd_matmul_desc *mm, char *buf, size_t cap);
-
-/* Bytes a kernel moves at least: every element it loads (broadcast axes
- * counted once) and every element it stores. */
-double nd_kernel_traffic_bytes(const nd_kernel *k);
+/* Plan steps are added with nd_profile_add_step (backends/step_kinds.h). */
 
 #endif

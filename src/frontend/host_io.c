@@ -86,7 +86,7 @@ nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t
     if (!b) return NULL;
     if (nbytes > 0) {
         void *p = NULL;
-        nd_status st = nd_rt.backend->alloc(nd_rt.backend, ND_MEMORY_HOST, nbytes, &p);
+        nd_status st = nd_runtime_alloc(ND_MEMORY_HOST, nbytes, &p);
         if (st != ND_OK || !p) {
             nd_buffer_unref(b);
             if (st == ND_OK)

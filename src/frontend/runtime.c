@@ -3,12 +3,14 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include "backends/registry.h"
 #include "common/env.h"
 #include "common/fault.h"
 #include "common/profile.h"
@@ -48,27 +50,52 @@ static int valid_devices(const char *s) {
     }
 }
 
+/* The size of nd_config in the version that added struct_size: what a
+ * config with struct_size 0 has (its last field is `trace`). Fixed when
+ * fields are added. */
+#define CONFIG_SIZE_V1 (offsetof(nd_config, trace) + sizeof(const char *))
+
+/* The caller's config (of struct_size bytes) into this library's layout;
+ * fields it does not have are zero (their defaults). */
+static nd_status copy_config(const nd_config *in, nd_config *c) {
+    memset(c, 0, sizeof *c);
+    if (!in) return ND_OK;
+    size_t n = in->struct_size ? in->struct_size : CONFIG_SIZE_V1;
+    if (n < offsetof(nd_config, backend))
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.struct_size = %zu is too small (use "
+                            "sizeof(nd_config), ND_CONFIG_INIT, or 0)", in->struct_size);
+    for (size_t i = sizeof *c; i < n; i++)
+        if (((const unsigned char *)in)[i])
+            return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.struct_size = %zu is larger than this "
+                                "library's nd_config (%zu bytes) and sets a field it does not know (byte "
+                                "%zu): the program was built against a newer nd.h; run it with that nd",
+                                in->struct_size, sizeof *c, i);
+    memcpy(c, in, n < sizeof *c ? n : sizeof *c);
+    c->struct_size = sizeof *c;
+    return ND_OK;
+}
+
 static nd_status resolve_config(const nd_config *in, nd_config *c) {
-    if (in) *c = *in;
-    else memset(c, 0, sizeof *c);
+    if (copy_config(in, c) != ND_OK) return ND_ERR_ARG;
     int64_t v;
     int set;
     const char *s;
 
-    if ((int)c->backend < 0 || c->backend > ND_BACKEND_CUDA)
+    if (c->backend != ND_BACKEND_AUTO && !nd_backend_by_kind(c->backend))
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.backend = %d is invalid (use "
                             "ND_BACKEND_AUTO, ND_BACKEND_CPU or ND_BACKEND_CUDA)", (int)c->backend);
     /* Every variable is checked even where nd_config overrides it (env.h:
      * one rule for all). */
     if ((s = getenv("ND_BACKEND")) && *s) {
-        nd_backend_kind k;
-        if (!strcasecmp(s, "auto")) k = ND_BACKEND_AUTO;
-        else if (!strcasecmp(s, "cpu")) k = ND_BACKEND_CPU;
-        else if (!strcasecmp(s, "cuda") || !strcasecmp(s, "gpu")) k = ND_BACKEND_CUDA;
-        else
+        const nd_backend_entry *e = nd_backend_by_name(s);
+        if (!e && strcasecmp(s, "auto")) {
+            char names[128] = "auto";
+            for (int k = ND_BACKEND_AUTO + 1; (e = nd_backend_by_kind((nd_backend_kind)k)); k++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", e->name);
             return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_BACKEND='%s' is not "
-                                "one of auto, cpu, cuda (fix or unset it)", s);
-        if (c->backend == ND_BACKEND_AUTO) c->backend = k;
+                                "one of %s (fix or unset it)", s, names);
+        }
+        if (c->backend == ND_BACKEND_AUTO) c->backend = e ? e->kind : ND_BACKEND_AUTO;
     }
     if (c->num_threads < 0)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.num_threads = %d is negative (use 0 "
@@ -282,26 +309,8 @@ nd_status nd_init(const nd_config *cfg) {
         .trace = c.trace,
     };
     nd_backend *be = NULL;
-    if (c.backend == ND_BACKEND_CUDA) {
-        st = nd_cuda_backend_create(&bc, &be);
-        if (st != ND_OK) return st;
-    } else if (c.backend == ND_BACKEND_AUTO) {
-        nd_error_saved before;
-        nd_error_save(&before);
-        st = nd_cuda_backend_create(&bc, &be);
-        if (st == ND_ERR_ARG) return st; /* a bad setting (ND_DEVICES), not a missing GPU */
-        if (st != ND_OK) {
-            /* No GPU is the normal case for auto: forget that error, and
-             * only that one (the program's own earlier error stays). */
-            nd_logf(2, "CUDA backend unavailable (%s); using the CPU backend", nd_last_error());
-            nd_error_restore(&before);
-            be = NULL;
-        }
-    }
-    if (!be) {
-        st = nd_cpu_backend_create(&bc, &be);
-        if (st != ND_OK) return st;
-    }
+    st = nd_backend_open(c.backend, &bc, &be);
+    if (st != ND_OK) return st;
     nd_plan_cache *cache = nd_plan_cache_new();
     if (!cache) {
         be->destroy(be);
@@ -526,24 +535,69 @@ void nd_runtime_before_record(void) {
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
 }
 
+nd_status nd_runtime_alloc(int memory, size_t bytes, void **out) {
+    return nd_rt.backend->alloc(nd_rt.backend, memory, bytes, out);
+}
+
 const char *nd_backend_name(void) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";
     return nd_rt.backend->name;
 }
 
-void nd_get_stats(nd_stats *out) {
-    ND_API_GUARD();
+/* What nd_get_stats fills: the counters, from the first after struct_size. */
+#define STATS_FIRST offsetof(nd_stats, flushes)
+
+static void get_stats(nd_stats *out, size_t out_size) {
     if (!out) {
         nd_error_null_input("nd_get_stats", "out");
         return;
     }
-    if (nd_runtime_ensure() != ND_OK) {
-        memset(out, 0, sizeof *out);
+    if (out_size < STATS_FIRST) {
+        nd_error_set(ND_ERR_ARG, "nd_get_stats: an nd_stats of %zu bytes cannot hold its struct_size (%zu bytes "
+                     "at least; pass sizeof(nd_stats))", out_size, STATS_FIRST);
         return;
     }
-    nd_runtime_wait();
-    *out = nd_rt.stats;
+    nd_stats s;
+    if (nd_runtime_ensure() != ND_OK) {
+        memset(&s, 0, sizeof s);
+    } else {
+        nd_runtime_wait();
+        s = nd_rt.stats;
+    }
+    size_t known = out_size < sizeof s ? out_size : sizeof s;
+    s.struct_size = known;
+    memcpy(out, &s, known);
+    /* A program built against a newer nd.h: its fields this library does
+     * not have read as zero. */
+    if (out_size > known) memset((char *)out + known, 0, out_size - known);
+}
+
+#undef nd_get_stats
+void nd_get_stats(nd_stats *out) {
+    ND_API_GUARD();
+    get_stats(out, sizeof *out);
+}
+
+void nd_get_stats_sized(nd_stats *out, size_t out_size) {
+    ND_API_GUARD();
+    get_stats(out, out_size);
+}
+
+#if defined(ND_PROJECT_VERSION_MAJOR) &&                                                       \
+    (ND_PROJECT_VERSION_MAJOR != ND_VERSION_MAJOR || ND_PROJECT_VERSION_MINOR != ND_VERSION_MINOR || \
+     ND_PROJECT_VERSION_PATCH != ND_VERSION_PATCH)
+#error "include/nd/types.h's ND_VERSION_* differ from meson.build's project version: update both"
+#endif
+
+const char *nd_version(void) {
+    ND_API_UNLOCKED();
+    return ND_VERSION_STRING;
+}
+
+int nd_version_number(void) {
+    ND_API_UNLOCKED();
+    return ND_VERSION_NUMBER;
 }
 
 nd_status nd_graph_dump_dot(const char *path) {

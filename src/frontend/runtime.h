@@ -37,6 +37,11 @@ typedef struct {
 
 extern nd_runtime nd_rt;
 
+/* Memory of the backend in use (pinned host memory on CUDA): the rest of
+ * the frontend reaches the backend only through the runtime and the
+ * scheduler. */
+nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
+
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);
 /* Waits for the flush in flight on the executor thread (before reading

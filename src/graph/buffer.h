@@ -14,10 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/memory.h"
 #include "nd.h"
-
-#define ND_MAX_MEMORIES 4
-#define ND_MEMORY_HOST 0
 
 /* A buffer's twin: memory of the buffer's size that a chain of in-place
  * region stores (a recorded stencil loop) alternates with

@@ -28,6 +28,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "backends/step_kinds.h"
 #include "scheduler/kernel_builder.h"
 
 typedef struct {
@@ -72,16 +73,14 @@ static int find_candidates(chunker *C, size_t chunk_bytes) {
     for (int32_t i = 0; i < p->n_steps; i++) {
         const nd_step *st = &p->steps[i];
         int reads = 0;
-        if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t j = 0; j < st->kernel->n_slots; j++)
-                if (is_big(C, st->slots[j]) >= 0) {
-                    if (st->slot_access[j] != ND_ACCESS_READ) return 0;
-                    reads = 1;
-                }
-        } else if (st->kind == ND_STEP_MATMUL) {
-            if (is_big(C, st->matmul.a_slot) >= 0 || is_big(C, st->matmul.b_slot) >= 0 ||
-                is_big(C, st->matmul.c_slot) >= 0)
-                return 0;
+        /* Copies of a big buffer are the ones being replaced; any other
+         * step that touches one must be a kernel that only reads it. */
+        if (nd_step_is_copy(st)) continue;
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+            nd_step_access a = nd_step_access_at(st, j, p->memory);
+            if (is_big(C, a.slot) < 0) continue;
+            if (st->kind != ND_STEP_KERNEL || a.mode != ND_ACCESS_READ) return 0;
+            reads = 1;
         }
         if (!reads) continue;
         if (C->kstep >= 0) return 0; /* two kernels read them */
@@ -320,16 +319,6 @@ static int combine_kernel(chunker *C, int32_t partial, nd_step *out) {
     return 1;
 }
 
-static void free_step(nd_step *s) {
-    free(s->waits);
-    if (s->kind != ND_STEP_KERNEL) return;
-    free(s->kernel);
-    free(s->slots);
-    free(s->params);
-    free(s->slot_access);
-    free(s->slot_byte_offset);
-}
-
 nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_bytes) {
     if (chunk_bytes == 0 || plan->memory == 0) return ND_OK;
     chunker C = {.plan = plan, .walk = walk};
@@ -421,7 +410,7 @@ nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_b
             if (C.out[i].kind == ND_STEP_KERNEL && C.out[i].kernel != plan->steps[C.kstep].kernel) {
                 int shared = 0;
                 for (int32_t j = 0; j < plan->n_steps; j++) shared |= C.out[i].kernel == plan->steps[j].kernel;
-                if (!shared) free_step(&C.out[i]);
+                if (!shared) nd_step_free(&C.out[i]);
             }
         free(C.out);
         free(remap);
@@ -430,7 +419,7 @@ nd_status nd_plan_chunk(nd_plan *plan, const nd_flush_walk *walk, size_t chunk_b
     nd_logf(3, "plan %016llx: %lld rows of %d host buffer(s) stream through the device in %lld chunks",
             (unsigned long long)plan->key, (long long)C.rows, C.n_big, (long long)C.n_chunks);
     /* The original kernel and dropped copies go; nodes follow their steps. */
-    free_step(&plan->steps[C.kstep]);
+    nd_step_free(&plan->steps[C.kstep]);
     for (int32_t i = 0; i < plan->n_nodes; i++)
         if (plan->node_step[i] >= 0) plan->node_step[i] = remap[plan->node_step[i]];
     free(remap);

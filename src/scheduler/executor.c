@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "common/profile.h"
+#include "backends/step_kinds.h"
 
 #define ND_TEMP_POOL_MAX 32
 
@@ -267,6 +268,17 @@ static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_
     return rc;
 }
 
+/* A step run or handed to the backend, in the nd_stats counter of its
+ * kind's category. */
+static void count_step(nd_stats *stats, const nd_step *st) {
+    if (!stats) return;
+    switch (nd_step_category(st)) {
+    case ND_PROFILE_KERNEL: stats->kernels_run++; break;
+    case ND_PROFILE_LIBRARY: stats->library_calls++; break;
+    case ND_PROFILE_COPY: stats->copies++; break;
+    }
+}
+
 static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
                           bound_slots *bs, int32_t i) {
     nd_backend *be = ctx->backend;
@@ -284,7 +296,6 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         }
         for (int32_t j = 0; j < k->n_params; j++) params[j] = walk->params[st->params[j]];
         if (rc == ND_OK) rc = be->run_kernel(be, k, ptrs, params);
-        if (ctx->stats) ctx->stats->kernels_run++;
         break;
     }
     case ND_STEP_MATMUL: {
@@ -293,7 +304,6 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->b_slot);
         if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, d->c_slot);
         if (rc == ND_OK) rc = be->run_matmul(be, d, bs->ptrs);
-        if (ctx->stats) ctx->stats->library_calls++;
         break;
     }
     case ND_STEP_COPY: {
@@ -302,10 +312,10 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         const void *src = NULL;
         rc = copy_ends(ctx, plan, walk, bs, st, &dst, &src);
         if (rc == ND_OK) rc = be->copy(be, dst, c->dst_memory, src, c->src_memory, c->bytes);
-        if (ctx->stats) ctx->stats->copies++;
         break;
     }
     }
+    count_step(ctx->stats, st);
     return rc;
 }
 
@@ -355,17 +365,12 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         const void *src = NULL;
         rc = copy_ends(ctx, plan, walk, bs, st, &copy_dst[i], &src);
         copy_src[i] = (void *)src;
-        if (ctx->stats) ctx->stats->copies++;
     }
     if (rc == ND_OK) {
         nd_bound_plan bound = {ptrs, copy_dst, (const void *const *)copy_src, walk->params};
         *launched = 1;
         rc = be->run_plan(be, (nd_plan *)plan, &bound);
-        if (ctx->stats)
-            for (int32_t i = 0; i < n_steps; i++) {
-                ctx->stats->kernels_run += plan->steps[i].kind == ND_STEP_KERNEL;
-                ctx->stats->library_calls += plan->steps[i].kind == ND_STEP_MATMUL;
-            }
+        for (int32_t i = 0; i < n_steps; i++) count_step(ctx->stats, &plan->steps[i]);
     }
     for (int32_t k = 0; k < taken; k++) temp_give(ctx, plan->memory, storage_got[k], storage[k]);
     for (int32_t s = 0; s < plan->n_slots; s++)
@@ -392,20 +397,10 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
  * copied into another memory is not failed: its value is where it was. */
 
 static nd_failure *step_poisoned(const nd_plan *plan, const nd_step *st, nd_failure *const *poison) {
-    switch (st->kind) {
-    case ND_STEP_KERNEL:
-        for (int32_t j = 0; j < st->kernel->n_slots; j++)
-            if (poison[st->slots[j]]) return poison[st->slots[j]];
-        return NULL;
-    case ND_STEP_MATMUL:
-        if (poison[st->matmul.a_slot]) return poison[st->matmul.a_slot];
-        if (poison[st->matmul.b_slot]) return poison[st->matmul.b_slot];
-        return poison[st->matmul.c_slot];
-    case ND_STEP_COPY:
-        if (poison[st->copy.src_slot]) return poison[st->copy.src_slot];
-        return poison[st->copy.dst_slot];
+    for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+        int32_t slot = nd_step_access_at(st, j, plan->memory).slot;
+        if (poison[slot]) return poison[slot];
     }
-    (void)plan;
     return NULL;
 }
 
@@ -434,25 +429,16 @@ static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t
         nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(plan, walk, slot));
 }
 
+/* Every slot the step writes holds no value: later steps reading it are
+ * skipped. A copy's destination memory does not hold the value, but the
+ * buffer itself keeps it; any other kind's external buffers are failed. */
 static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failure **poison, const nd_step *st,
                         nd_failure *f) {
-    switch (st->kind) {
-    case ND_STEP_KERNEL:
-        for (int32_t j = 0; j < st->kernel->n_slots; j++)
-            if (st->slot_access[j] & ND_ACCESS_WRITE) {
-                poison_slot(plan, poison, st->slots[j], f);
-                fail_written(plan, walk, st->slots[j], f);
-            }
-        break;
-    case ND_STEP_MATMUL:
-        poison_slot(plan, poison, st->matmul.c_slot, f);
-        fail_written(plan, walk, st->matmul.c_slot, f);
-        break;
-    case ND_STEP_COPY:
-        /* The destination memory does not hold the value: later steps
-         * reading it are skipped; the buffer itself keeps its value. */
-        poison_slot(plan, poison, st->copy.dst_slot, f);
-        break;
+    for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+        nd_step_access a = nd_step_access_at(st, j, plan->memory);
+        if (!(a.mode & ND_ACCESS_WRITE)) continue;
+        poison_slot(plan, poison, a.slot, f);
+        if (!nd_step_is_copy(st)) fail_written(plan, walk, a.slot, f);
     }
 }
 
@@ -470,17 +456,14 @@ static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_
 /* A step that ran: buffers it wrote hold their value in the plan's memory
  * only; a copy adds where it went. */
 static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const nd_step *st) {
-    if (st->kind == ND_STEP_COPY) {
-        if (st->copy.dst_slot == st->copy.src_slot)
-            walk->buffers[plan->slots[st->copy.src_slot].walk_index]->valid |= 1u << st->copy.dst_memory;
-        return;
+    for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+        nd_step_access a = nd_step_access_at(st, j, plan->memory);
+        if (!(a.mode & ND_ACCESS_WRITE)) continue;
+        if (!nd_step_is_copy(st))
+            mark_produced(plan, walk, a.slot);
+        else if (plan->slots[a.slot].role == ND_SLOT_EXTERNAL) /* not a staged chunk */
+            walk->buffers[plan->slots[a.slot].walk_index]->valid |= 1u << a.memory;
     }
-    if (st->kind == ND_STEP_MATMUL) {
-        mark_produced(plan, walk, st->matmul.c_slot);
-        return;
-    }
-    for (int32_t j = 0; j < st->kernel->n_slots; j++)
-        if (st->slot_access[j] & ND_ACCESS_WRITE) mark_produced(plan, walk, st->slots[j]);
 }
 
 /* Every step failed (nothing ran, or a whole plan failed on the device):
@@ -488,11 +471,10 @@ static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const 
 static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t j = 0; j < st->kernel->n_slots; j++)
-                if (st->slot_access[j] & ND_ACCESS_WRITE) fail_written(plan, walk, st->slots[j], f);
-        } else if (st->kind == ND_STEP_MATMUL) {
-            fail_written(plan, walk, st->matmul.c_slot, f);
+        if (nd_step_is_copy(st)) continue;
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+            nd_step_access a = nd_step_access_at(st, j, plan->memory);
+            if (a.mode & ND_ACCESS_WRITE) fail_written(plan, walk, a.slot, f);
         }
     }
 }

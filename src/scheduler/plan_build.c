@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "backends/step_kinds.h"
 #include "scheduler/chunking.h"
 #include "scheduler/kernel_builder.h"
 #include "scheduler/store_chains.h"
@@ -579,13 +580,10 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
     int ok = 1;
     for (int32_t s = 0; s < P->L.n_steps && ok; s++) {
         nd_step *st = &P->L.steps[s];
-        if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t i = 0; i < st->kernel->n_slots && ok; i++)
-                ok = use_slot(&M, st->slots[i], st->slot_access[i]);
-        } else if (st->kind == ND_STEP_MATMUL) {
-            ok = use_slot(&M, st->matmul.a_slot, ND_ACCESS_READ) &&
-                 use_slot(&M, st->matmul.b_slot, ND_ACCESS_READ) &&
-                 use_slot(&M, st->matmul.c_slot, ND_ACCESS_WRITE);
+        /* (No copies yet: this pass inserts them.) */
+        for (int32_t i = 0, n = nd_step_is_copy(st) ? 0 : nd_step_n_accesses(st); i < n && ok; i++) {
+            nd_step_access a = nd_step_access_at(st, i, P->memory);
+            ok = use_slot(&M, a.slot, a.mode);
         }
         if (ok && !nd_grow((void **)&M.out, (uint32_t *)&M.cap_out, M.n_out + 1, sizeof *M.out)) ok = 0;
         if (ok) M.out[M.n_out++] = *st;
@@ -616,15 +614,7 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
 
 void nd_plan_free(nd_plan *p) {
     if (!p) return;
-    for (int32_t s = 0; s < p->n_steps; s++) {
-        free(p->steps[s].waits);
-        if (p->steps[s].kind != ND_STEP_KERNEL) continue;
-        free(p->steps[s].kernel);
-        free(p->steps[s].slots);
-        free(p->steps[s].params);
-        free(p->steps[s].slot_access);
-        free(p->steps[s].slot_byte_offset);
-    }
+    for (int32_t s = 0; s < p->n_steps; s++) nd_step_free(&p->steps[s]);
     if (p->backend_cache && p->backend_cache_free) p->backend_cache_free(p->backend_cache);
     free(p->steps);
     free(p->slots);
@@ -636,14 +626,7 @@ void nd_plan_free(nd_plan *p) {
 }
 
 static void free_lists(plan_lists *L) {
-    for (int32_t s = 0; s < L->n_steps; s++) {
-        if (L->steps[s].kind != ND_STEP_KERNEL) continue;
-        free(L->steps[s].kernel);
-        free(L->steps[s].slots);
-        free(L->steps[s].params);
-        free(L->steps[s].slot_access);
-        free(L->steps[s].slot_byte_offset);
-    }
+    for (int32_t s = 0; s < L->n_steps; s++) nd_step_free(&L->steps[s]);
     free(L->steps);
     free(L->slots);
     memset(L, 0, sizeof *L);
@@ -654,27 +637,7 @@ static void free_lists(plan_lists *L) {
 static void log_step(const nd_plan *plan, int32_t s) {
     const nd_step *st = &plan->steps[s];
     char text[320];
-    size_t len = 0;
-#define APPEND(...)                                                                                \
-    do {                                                                                           \
-        if (len < sizeof text) len += (size_t)snprintf(text + len, sizeof text - len, __VA_ARGS__); \
-    } while (0)
-    if (st->kind == ND_STEP_KERNEL) {
-        APPEND("kernel %s, %lld points:", st->kernel->name,
-               (long long)nd_shape_size(st->kernel->ndim, st->kernel->shape));
-        for (int32_t i = 0; i < st->kernel->n_slots; i++) {
-            uint8_t a = st->slot_access[i];
-            APPEND("%s %s slot %d%s", i ? "," : "", a & ND_ACCESS_WRITE ? (a & ND_ACCESS_READ ? "rw" : "w") : "r",
-                   st->slots[i], a & ND_ACCESS_REGION ? " (region)" : "");
-        }
-    } else if (st->kind == ND_STEP_MATMUL) {
-        APPEND("matmul %lldx%lldx%lld", (long long)st->matmul.m, (long long)st->matmul.n,
-               (long long)st->matmul.k);
-    } else {
-        APPEND("copy slot %d memory %d -> slot %d memory %d, %zu bytes", st->copy.src_slot,
-               st->copy.src_memory, st->copy.dst_slot, st->copy.dst_memory, st->copy.bytes);
-    }
-#undef APPEND
+    nd_step_describe(st, text, sizeof text);
     nd_logf(3, "  step %d (stream %d): %s", s, st->stream, text);
 }
 

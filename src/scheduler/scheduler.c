@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "graph/dot_export.h"
+#include "scheduler/dot_export.h"
 #include "scheduler/executor.h"
 #include "scheduler/plan_build.h"
 #include "scheduler/plan_cache.h"

@@ -19,23 +19,18 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "backends/step_kinds.h"
 
 /* ------------------------------------------------------------- storages */
 
+/* Used = needs memory in the plan's memory space (a staged chunk's source
+ * stays where it is). */
 static void mark_used(nd_plan *plan) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_KERNEL) {
-            for (int32_t j = 0; j < st->kernel->n_slots; j++) plan->slots[st->slots[j]].used = 1;
-        } else if (st->kind == ND_STEP_MATMUL) {
-            plan->slots[st->matmul.a_slot].used = 1;
-            plan->slots[st->matmul.b_slot].used = 1;
-            plan->slots[st->matmul.c_slot].used = 1;
-        } else {
-            /* Used = needs memory in the plan's memory space: a staged
-             * chunk's source stays where it is. */
-            if (st->copy.src_memory == plan->memory) plan->slots[st->copy.src_slot].used = 1;
-            if (st->copy.dst_memory == plan->memory) plan->slots[st->copy.dst_slot].used = 1;
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+            nd_step_access a = nd_step_access_at(st, j, plan->memory);
+            if (a.memory == plan->memory) plan->slots[a.slot].used = 1;
         }
     }
 }
@@ -46,16 +41,8 @@ static void temp_lifetimes(nd_plan *p) {
         if (p->slots[i].role == ND_SLOT_TEMP) p->slots[i].first_step = p->slots[i].last_step = -1;
     for (int32_t s = 0; s < p->n_steps; s++) {
         const nd_step *st = &p->steps[s];
-        int32_t used[3], n = 0;
-        if (st->kind == ND_STEP_MATMUL) {
-            used[n++] = st->matmul.a_slot;
-            used[n++] = st->matmul.b_slot;
-            used[n++] = st->matmul.c_slot;
-        } else if (st->kind == ND_STEP_COPY) {
-            used[n++] = st->copy.dst_slot;
-        }
-        for (int32_t i = 0; i < (st->kind == ND_STEP_KERNEL ? st->kernel->n_slots : n); i++) {
-            nd_plan_slot *sl = &p->slots[st->kind == ND_STEP_KERNEL ? st->slots[i] : used[i]];
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+            nd_plan_slot *sl = &p->slots[nd_step_access_at(st, j, p->memory).slot];
             if (sl->role != ND_SLOT_TEMP) continue;
             if (sl->first_step < 0) sl->first_step = s;
             sl->last_step = s;
@@ -163,42 +150,46 @@ static int32_t resource_of(const nd_plan *plan, int32_t slot) {
     return s->role == ND_SLOT_TEMP && s->storage >= 0 ? plan->n_slots + s->storage : slot;
 }
 
+/* A write that keeps part of the old value (a region, or read and
+ * written) orders after the last writer and is a reader too, so it is
+ * recorded as a read first. A copy between a buffer's memories reads and
+ * writes the same slot: it orders against everything using the buffer
+ * (conservative). */
 static int step_accesses(const nd_plan *plan, int32_t i, resource *res, dep_list *d) {
     const nd_step *st = &plan->steps[i];
-    switch (st->kind) {
-    case ND_STEP_KERNEL:
-        for (int32_t j = 0; j < st->kernel->n_slots; j++) {
-            uint8_t a = st->slot_access[j];
-            int write = (a & ND_ACCESS_WRITE) != 0;
-            if ((a & (ND_ACCESS_READ | ND_ACCESS_REGION)) && write &&
-                !access(&res[resource_of(plan, st->slots[j])], i, 0, d))
-                return 0;
-            if (!access(&res[resource_of(plan, st->slots[j])], i, write, d)) return 0;
-        }
-        return 1;
-    case ND_STEP_MATMUL:
-        return access(&res[resource_of(plan, st->matmul.a_slot)], i, 0, d) &&
-               access(&res[resource_of(plan, st->matmul.b_slot)], i, 0, d) &&
-               access(&res[resource_of(plan, st->matmul.c_slot)], i, 1, d);
-    case ND_STEP_COPY:
-        /* A copy between a buffer's memories orders against everything
-         * using the buffer (conservative); a staged chunk reads the buffer
-         * and writes its temporary. */
-        if (st->copy.dst_slot == st->copy.src_slot) return access(&res[resource_of(plan, st->copy.src_slot)], i, 1, d);
-        return access(&res[resource_of(plan, st->copy.src_slot)], i, 0, d) &&
-               access(&res[resource_of(plan, st->copy.dst_slot)], i, 1, d);
+    for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+        nd_step_access a = nd_step_access_at(st, j, plan->memory);
+        resource *r = &res[resource_of(plan, a.slot)];
+        int write = (a.mode & ND_ACCESS_WRITE) != 0;
+        if ((a.mode & (ND_ACCESS_READ | ND_ACCESS_REGION)) && write && !access(r, i, 0, d)) return 0;
+        if (!access(r, i, write, d)) return 0;
     }
     return 1;
 }
 
+/* Copies between memories go to their direction's stream (a copy touches
+ * the plan's memory at one end and another memory at the other); library
+ * calls share stream 0 (one cuBLAS handle and workspace). */
 static int32_t pick_stream(const nd_plan *plan, int32_t i, const dep_list *d, const int32_t *tail) {
     const nd_step *st = &plan->steps[i];
-    if (st->kind == ND_STEP_COPY && st->copy.src_memory != st->copy.dst_memory) {
-        if (st->copy.dst_memory != plan->memory) return ND_STREAM_D2H;
-        if (st->copy.src_memory != plan->memory) return ND_STREAM_H2D;
+    switch (nd_step_category(st)) {
+    case ND_PROFILE_COPY: {
+        int to_other = 0, from_other = 0;
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+            nd_step_access a = nd_step_access_at(st, j, plan->memory);
+            if (a.memory == plan->memory) continue;
+            if (a.mode & ND_ACCESS_WRITE)
+                to_other = 1;
+            else
+                from_other = 1;
+        }
+        if (to_other) return ND_STREAM_D2H;
+        if (from_other) return ND_STREAM_H2D;
+        break;
     }
-    /* One cuBLAS handle and workspace: library calls share stream 0. */
-    if (st->kind == ND_STEP_MATMUL) return 0;
+    case ND_PROFILE_LIBRARY: return 0;
+    case ND_PROFILE_KERNEL: break;
+    }
     int32_t best = -1;
     for (uint32_t k = 0; k < d->n; k++) {
         int32_t s = plan->steps[d->deps[k]].stream;

@@ -10,7 +10,6 @@
 #include "common/alloc.h"
 #include "backends/cpu/cpu_jit.h"
 #include "common/error.h"
-#include "graph/buffer.h"
 
 static nd_cpu_state *state(nd_backend *be) { return (nd_cpu_state *)be->impl; }
 

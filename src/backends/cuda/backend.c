@@ -13,7 +13,6 @@
 #include "common/alloc.h"
 #include "common/env.h"
 #include "common/grow.h"
-#include "graph/buffer.h" /* ND_MEMORY_HOST */
 
 nd_status nd_cuda_fail(cudaError_t e, const char *what) {
     nd_status code = e == cudaErrorMemoryAllocation ? ND_ERR_OOM : ND_ERR_BACKEND;
@@ -622,15 +621,27 @@ static nd_status pick_device(const char *devices, int count, int *out) {
         }                                         \
     } while (0)
 
-nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out) {
-    *out = NULL;
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
+static nd_status device_count(int *count) {
+    *count = 0;
+    cudaError_t e = cudaGetDeviceCount(count);
+    if (e != cudaSuccess || *count == 0) {
         (void)cudaGetLastError();
         return nd_error_set(ND_ERR_UNSUPPORTED, "no CUDA device: %s",
                             e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
     }
+    return ND_OK;
+}
+
+nd_status nd_cuda_backend_supports(const nd_backend_config *cfg) {
+    (void)cfg;
+    int count;
+    return device_count(&count);
+}
+
+nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out) {
+    *out = NULL;
+    int count = 0;
+    if (device_count(&count) != ND_OK) return ND_ERR_UNSUPPORTED;
     nd_backend *be = nd_calloc(1, sizeof *be);
     nd_cuda *cu = nd_calloc(1, sizeof *cu);
     if (!be || !cu) {

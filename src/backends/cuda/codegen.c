@@ -206,7 +206,7 @@ static void make_names(const nd_kernel *k, nd_cuda_kinfo *info) {
 static void reduce_group(const nd_kernel *k, nd_cuda_kinfo *info, uint32_t axes) {
     /* As many points as one call serves and no more: a group of four
      * float64 uniforms (two calls a draw) took 40 registers instead of 32
-     * and ran the generate + dot 3% slower on an H100 (session 9 notes). */
+     * and ran the generate + dot 3% slower on an H100. */
     int G = nd_cuda_rng_call_share(k), last = k->ndim - 1, r_in = -1, n_red_axes = 0;
     info->group = 1;
     if (G < 2) return;
@@ -333,7 +333,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
              * blocks (a block per split), so that the last wave of blocks is
              * a small part of the work. The sum of 2^28 float32 on the H100:
              * 0.391-0.400 ms in 1024 splits, 0.375-0.380 ms in 16384
-             * (bench/results/2026-11-22-h100-session5.md); Monte Carlo pi
+             * (interleaved A/B, 2026-11-22); Monte Carlo pi
              * and the generate + dot, bound by their Philox arithmetic,
              * stayed within their run-to-run spread. */
             int few_outputs = n_out > 0 && n_out < 1024 * rpb;

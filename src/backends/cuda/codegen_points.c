@@ -367,7 +367,7 @@ static void emit_load_as(nd_strbuf *sb, const nd_ir_access *a, int ndim, int wid
  * of the 16384^2 heat stencil so reads and writes the grid about once:
  * 0.83 ms on an H100 against 1.19 ms for the 8-row unrolled kernel, whose
  * west, centre and east loads of one row each went to L2, and 0.75 ms for
- * a plain copy (bench/results/2026-11-22-h100-session4.md). The walk
+ * a plain copy (bench/stencil_variants.cu, 2026-11-22). The walk
  * goes ND_CUDA_MARCH_STEP rows at a time, their loads first: the compiler
  * cannot move a load above an earlier store (the slots may be one buffer),
  * and one row's loads in flight per thread leave DRAM idle. Loading rows

@@ -169,7 +169,7 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
  * stay in the group's first warp as shuffles, in the same order (so the
  * same bits) without five more barriers. In hand-edited copies of pi's
  * and the dot's kernels (16384 blocks each) on an H100 that saved 2-10 us
- * (bench/results/2026-11-22-h100-session9.md). Every thread of the block
+ * (measured 2026-11-22). Every thread of the block
  * must reach it; a_ is meaningful only in lane 0 after. */
 static void emit_tree_fold(nd_strbuf *sb, int width, const char *lane, const char *indent) {
     if (width > 32)

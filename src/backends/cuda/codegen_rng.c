@@ -156,7 +156,7 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
     /* Indices below 2^32 (the usual case) go through unsigned: then the
      * compiler knows each call's counter has a zero high word and drops
      * its 64-bit arithmetic and a xor of the first round. The generate +
-     * dot's kernel: 346 -> 330 us on an H100 (session 9 notes). */
+     * dot's kernel: 346 -> 330 us on an H100. */
     const nd_ir_inst *x = &k->insts[in->a];
     int small = x->op == ND_IR_INDEX &&
                 nd_cuda_access_extent(&k->indices[x->a], k->ndim, k->shape) <= (int64_t)UINT32_MAX;

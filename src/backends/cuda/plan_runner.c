@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "backends/step_kinds.h"
 #include "common/alloc.h"
 
 #define ND_CUDA_GRAPHS_PER_PLAN 4
@@ -195,8 +196,8 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
     }
     case ND_STEP_MATMUL: {
         /* Library calls are on plan stream 0, the stream cuBLAS is bound to. */
-        char name[96];
-        nd_matmul_label(&st->matmul, name, sizeof name);
+        char name[112];
+        nd_step_label(st, name, sizeof name);
         ND_NVTX_PUSH(name);
         nd_status s = nd_cuda_run_matmul(be, &st->matmul, bound->slots);
         ND_NVTX_POP();
@@ -283,7 +284,8 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
 static int capturable(const nd_plan *plan) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (st->kind == ND_STEP_COPY && (st->copy.src_memory == 0 || st->copy.dst_memory == 0)) return 0;
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++)
+            if (nd_step_access_at(st, j, plan->memory).memory == ND_MEMORY_HOST) return 0;
     }
     return 1;
 }
@@ -378,20 +380,18 @@ static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan
 
 /* ------------------------------------------------------------ profile */
 
+/* Kernels by the name they were compiled under, other steps by their
+ * label (step_kinds.c). */
 static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, int32_t i, char *buf, size_t cap) {
     if (st->kind == ND_STEP_KERNEL) return ps->kentries[i]->info.name;
-    if (st->kind == ND_STEP_MATMUL) {
-        nd_matmul_label(&st->matmul, buf, cap);
-        return buf;
-    }
-    return st->copy.src_memory == 0 ? "copy host->device" : st->copy.dst_memory == 0 ? "copy device->host" : "copy";
+    nd_step_label(st, buf, cap);
+    return buf;
 }
 
 /* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events. */
 static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan) {
     nd_cuda *cu = ps->cu;
     if (cudaStreamSynchronize(cu->stream) != cudaSuccess) return;
-    static const char *const cats[] = {"kernel", "library", "copy"};
     cu->trace_flush++;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
@@ -401,14 +401,14 @@ static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan) {
             (void)cudaGetLastError();
             continue;
         }
-        char buf[96];
+        char buf[112];
         const char *name = step_name(ps, st, i, buf, sizeof buf);
-        if (cu->profile) nd_profile_add_step(cu->profile, st, st->kind == ND_STEP_KERNEL ? name : NULL, ms * 1e-3);
+        if (cu->profile) nd_profile_add_step(cu->profile, st, name, ms * 1e-3);
         if (cu->trace)
             fprintf(cu->trace,
                     "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                     "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
-                    name, cats[st->kind == ND_STEP_KERNEL ? 0 : st->kind == ND_STEP_MATMUL ? 1 : 2], st->stream,
+                    name, nd_profile_kind_name(nd_step_category(st)), st->stream,
                     start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
     }
 }

@@ -1,12 +1,13 @@
 /* Graphviz export. The picture answers "what did my program record, and what
  * will run": each API call is a node, each generated kernel a cluster around
  * the calls it computes, and what stays in memory is drawn bold. */
-#include "graph/dot_export.h"
+#include "scheduler/dot_export.h"
 #include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/step_kinds.h"
 #include "common/error.h"
 
 /* One border colour per plan stream (compute streams, then the copy
@@ -74,23 +75,30 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     /* Kernels and library calls as clusters of the API calls they compute. */
     for (int32_t s = 0; s < plan->n_steps; s++) {
         const nd_step *st = &plan->steps[s];
-        if (st->kind == ND_STEP_COPY) continue;
         const char *colour = STREAM_COLOURS[(st->stream < 0 ? 0 : st->stream) % ND_DOT_STREAM_COLOURS];
-        if (st->kind == ND_STEP_KERNEL) {
-            char shp[200];
-            shape_text(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
+        char label[112];
+        nd_step_label(st, label, sizeof label);
+        switch (nd_step_category(st)) {
+        case ND_PROFILE_COPY: continue; /* drawn below */
+        case ND_PROFILE_KERNEL:
+            fprintf(f, "  subgraph cluster_s%d {\n    label=\"%s %d: %s", s, nd_step_kinds[st->kind].name, s, label);
+            if (st->kind == ND_STEP_KERNEL) {
+                char shp[200];
+                shape_text(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
+                fprintf(f, "\\nspace %s, %d ops", shp, st->kernel->n_insts);
+            }
             fprintf(f,
-                    "  subgraph cluster_s%d {\n    label=\"kernel %d: %s\\nspace %s, %d ops, "
-                    "stream %d\"; style=\"rounded,filled\"; fillcolor=\"#deebf7\"; color=\"%s\"; "
+                    ", stream %d\"; style=\"rounded,filled\"; fillcolor=\"#deebf7\"; color=\"%s\"; "
                     "fontname=\"Helvetica\"; fontsize=10;\n",
-                    s, s, st->kernel->name, shp, st->kernel->n_insts, st->stream, colour);
-        } else {
+                    st->stream, colour);
+            break;
+        case ND_PROFILE_LIBRARY:
             fprintf(f,
-                    "  subgraph cluster_s%d {\n    label=\"library call %d: matmul %lldx%lldx%lld\"; "
+                    "  subgraph cluster_s%d {\n    label=\"library call %d: %s\"; "
                     "style=\"rounded,filled\"; fillcolor=\"#e5f5e0\"; color=\"%s\"; "
                     "fontname=\"Helvetica\"; fontsize=10;\n",
-                    s, s, (long long)st->matmul.m, (long long)st->matmul.n,
-                    (long long)st->matmul.k, colour);
+                    s, s, label, colour);
+            break;
         }
         int members = 0;
         for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
@@ -121,7 +129,7 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     /* Inserted copies in their own colour. */
     for (int32_t s = 0; s < plan->n_steps; s++) {
         const nd_step *st = &plan->steps[s];
-        if (st->kind != ND_STEP_COPY) continue;
+        if (st->kind != ND_STEP_COPY) continue; /* the one copy kind */
         fprintf(f,
                 "  c%d [label=\"copy %d: %s -> %s\\nbuffer b%d, %zu bytes\\nstream %d\", shape=cds, "
                 "fillcolor=\"#fdae6b\", color=\"%s\", penwidth=2];\n",

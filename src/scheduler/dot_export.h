@@ -1,6 +1,8 @@
-/* Graphviz pictures of a pending graph as planned. */
-#ifndef ND_GRAPH_DOT_EXPORT_H
-#define ND_GRAPH_DOT_EXPORT_H
+/* Graphviz pictures of a pending graph as planned. It draws the graph and
+ * the plan together, so it lives with the scheduler (the graph layer does
+ * not know plans). */
+#ifndef ND_SCHEDULER_DOT_EXPORT_H
+#define ND_SCHEDULER_DOT_EXPORT_H
 
 #include "backends/plan.h"
 #include "graph/graph.h"

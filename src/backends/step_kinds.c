@@ -1,0 +1,150 @@
+/* The step-kind table and the per-kind answers every pass asks (see
+ * step_kinds.h). Each switch here names every kind and has no default, so
+ * a kind added to nd_step_kind without its answers does not build. */
+#include "backends/step_kinds.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+const nd_step_kind_info nd_step_kinds[ND_STEP_KIND_COUNT] = {
+    [ND_STEP_KERNEL] = {"kernel", ND_PROFILE_KERNEL},
+    [ND_STEP_MATMUL] = {"matmul", ND_PROFILE_LIBRARY},
+    [ND_STEP_COPY] = {"copy", ND_PROFILE_COPY},
+};
+static_assert(ND_STEP_KIND_COUNT == 3, "a new step kind needs its row in nd_step_kinds and its cases below");
+
+int32_t nd_step_n_accesses(const nd_step *st) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL: return st->kernel->n_slots;
+    case ND_STEP_MATMUL: return 3;
+    case ND_STEP_COPY: return 2;
+    }
+    return 0;
+}
+
+nd_step_access nd_step_access_at(const nd_step *st, int32_t j, int32_t plan_memory) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL: return (nd_step_access){st->slots[j], st->slot_access[j], plan_memory};
+    case ND_STEP_MATMUL: {
+        const nd_matmul_desc *m = &st->matmul;
+        return j == 0   ? (nd_step_access){m->a_slot, ND_ACCESS_READ, plan_memory}
+               : j == 1 ? (nd_step_access){m->b_slot, ND_ACCESS_READ, plan_memory}
+                        : (nd_step_access){m->c_slot, ND_ACCESS_WRITE, plan_memory};
+    }
+    case ND_STEP_COPY:
+        /* Between a buffer's memories (src_slot == dst_slot) or from a
+         * buffer into a staging temporary. */
+        return j == 0 ? (nd_step_access){st->copy.src_slot, ND_ACCESS_READ, st->copy.src_memory}
+                      : (nd_step_access){st->copy.dst_slot, ND_ACCESS_WRITE, st->copy.dst_memory};
+    }
+    return (nd_step_access){-1, 0, -1};
+}
+
+void nd_step_free(nd_step *st) {
+    free(st->waits);
+    st->waits = NULL;
+    switch (st->kind) {
+    case ND_STEP_KERNEL:
+        free(st->kernel);
+        free(st->slots);
+        free(st->params);
+        free(st->slot_access);
+        free(st->slot_byte_offset);
+        return;
+    case ND_STEP_MATMUL:
+    case ND_STEP_COPY: return;
+    }
+}
+
+static const char *copy_direction(const nd_copy_desc *c) {
+    return c->src_memory == 0 && c->dst_memory != 0   ? "copy host->device"
+           : c->dst_memory == 0 && c->src_memory != 0 ? "copy device->host"
+                                                      : "copy";
+}
+
+void nd_step_label(const nd_step *st, char *buf, size_t cap) {
+    switch (st->kind) {
+    case ND_STEP_KERNEL: snprintf(buf, cap, "%s", st->kernel->name); return;
+    case ND_STEP_MATMUL: {
+        const nd_matmul_desc *mm = &st->matmul;
+        snprintf(buf, cap, "matmul %lldx%lldx%lld %s", (long long)mm->m, (long long)mm->n, (long long)mm->k,
+                 nd_dtype_name(mm->dtype));
+        return;
+    }
+    case ND_STEP_COPY: snprintf(buf, cap, "%s", copy_direction(&st->copy)); return;
+    }
+    snprintf(buf, cap, "?");
+}
+
+void nd_step_describe(const nd_step *st, char *text, size_t cap) {
+    size_t len = 0;
+#define APPEND(...)                                                                         \
+    do {                                                                                    \
+        if (len < cap) len += (size_t)snprintf(text + len, cap - len, __VA_ARGS__);         \
+    } while (0)
+    text[0] = '\0';
+    switch (st->kind) {
+    case ND_STEP_KERNEL: {
+        long long points = 1;
+        for (int d = 0; d < st->kernel->ndim; d++) points *= (long long)st->kernel->shape[d];
+        APPEND("kernel %s, %lld points:", st->kernel->name, points);
+        for (int32_t i = 0; i < st->kernel->n_slots; i++) {
+            uint8_t a = st->slot_access[i];
+            APPEND("%s %s slot %d%s", i ? "," : "", a & ND_ACCESS_WRITE ? (a & ND_ACCESS_READ ? "rw" : "w") : "r",
+                   st->slots[i], a & ND_ACCESS_REGION ? " (region)" : "");
+        }
+        break;
+    }
+    case ND_STEP_MATMUL:
+        APPEND("matmul %lldx%lldx%lld", (long long)st->matmul.m, (long long)st->matmul.n,
+               (long long)st->matmul.k);
+        break;
+    case ND_STEP_COPY:
+        APPEND("copy slot %d memory %d -> slot %d memory %d, %zu bytes", st->copy.src_slot, st->copy.src_memory,
+               st->copy.dst_slot, st->copy.dst_memory, st->copy.bytes);
+        break;
+    }
+#undef APPEND
+}
+
+/* Bytes a kernel moves at least: every element it loads (broadcast axes
+ * counted once) and every element it stores. */
+static double kernel_traffic_bytes(const nd_kernel *k) {
+    double bytes = 0;
+    for (int32_t j = 0; j < k->n_loads + k->n_stores; j++) {
+        const nd_ir_access *a = j < k->n_loads ? &k->loads[j] : &k->stores[j - k->n_loads].at;
+        double elems = 1;
+        for (int32_t d = 0; d < k->ndim; d++)
+            if (a->strides[d] != 0) elems *= (double)k->shape[d];
+        bytes += elems * (double)nd_dtype_size((nd_dtype)a->dtype);
+    }
+    if (k->has_reduce) {
+        double outs = 1;
+        for (int32_t d = 0; d < k->ndim; d++)
+            if (!(k->reduce.axes & (1u << d))) outs *= (double)k->shape[d];
+        bytes += outs * (double)nd_dtype_size((nd_dtype)k->reduce.out_dtype);
+    }
+    return bytes;
+}
+
+void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, double seconds) {
+    char name[112];
+    if (kernel_name)
+        snprintf(name, sizeof name, "%s", kernel_name);
+    else
+        nd_step_label(st, name, sizeof name);
+    double bytes = 0, flops = 0;
+    switch (st->kind) {
+    case ND_STEP_KERNEL: bytes = kernel_traffic_bytes(st->kernel); break;
+    case ND_STEP_MATMUL: {
+        const nd_matmul_desc *m = &st->matmul;
+        double batch = 1;
+        for (int d = 0; d < m->batch_ndim; d++) batch *= (double)m->batch_shape[d];
+        flops = 2.0 * batch * (double)m->m * (double)m->n * (double)m->k;
+        break;
+    }
+    case ND_STEP_COPY: bytes = (double)st->copy.bytes; break;
+    }
+    nd_profile_add(p, nd_step_category(st), name, seconds, bytes, flops);
+}
