@@ -81,6 +81,48 @@ NDT_TEST(creation, linspace) {
     check_linspace(ND_FLOAT64, 0, 1, 1001);
 }
 
+/* NumPy 2 sets the last element to stop exactly (i * step + start can miss
+ * it by an ulp: these (start, stop, num) do, about a third of them) and
+ * floors into integer dtypes (values checked with NumPy 2.4). */
+NDT_TEST(creation, linspace_exact_stop_and_integer_floor) {
+    for (int64_t n = 2; n < 40; n++)
+        for (int k = 0; k < 12; k++) {
+            double a = k * 0.37 - 3.1, b = 1.0 / (k + 3) + (double)n * 0.11;
+            nd_array *x = nd_linspace(ND_FLOAT64, a, b, n);
+            double got[40];
+            for (int i = 0; i < 40; i++) got[i] = -12345.0;
+            cr_assert_eq(nd_to_host(x, got, sizeof got), ND_OK, "%s", nd_last_error());
+            cr_expect(got[n - 1] == b, "linspace(%.17g, %.17g, %lld)[-1] = %.17g, not stop",
+                      a, b, (long long)n, got[n - 1]);
+            cr_expect(got[0] == a, "linspace(...)[0] = %.17g, not start %.17g", got[0], a);
+            nd_free(x);
+        }
+    struct {
+        nd_dtype t;
+        double a, b;
+        int64_t n;
+        int64_t want[7];
+    } cases[] = {
+        {ND_INT32, -3.7, 5, 7, {-4, -3, -1, 0, 2, 3, 5}},
+        {ND_INT8, -1, -5, 3, {-1, -3, -5}},
+        {ND_INT64, 0, 1, 4, {0, 0, 0, 1}},
+        {ND_UINT8, 0.5, 250.5, 3, {0, 125, 250}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        nd_array *x = nd_linspace(cases[c].t, cases[c].a, cases[c].b, cases[c].n);
+        nd_array *x64 = nd_astype(x, ND_INT64);
+        int64_t got[7] = {99, 99, 99, 99, 99, 99, 99};
+        cr_assert_eq(nd_to_host(x64, got, (size_t)cases[c].n * 8), ND_OK, "%s", nd_last_error());
+        cr_expect_eq(nd_dtype_of(x), cases[c].t);
+        for (int64_t i = 0; i < cases[c].n; i++)
+            cr_expect_eq(got[i], cases[c].want[i], "linspace(%g, %g, %lld) %s [%lld] = %lld, NumPy %lld",
+                         cases[c].a, cases[c].b, (long long)cases[c].n, nd_dtype_name(cases[c].t),
+                         (long long)i, (long long)got[i], (long long)cases[c].want[i]);
+        nd_free(x64);
+        nd_free(x);
+    }
+}
+
 /* Random storage bit patterns that are not NaN (a NaN's payload may change). */
 static ref_arr *random_storage(ndt_rng *r, nd_dtype t, int ndim, const int64_t *shape) {
     ref_arr *a = ref_new(t, ndim, shape);

@@ -21,6 +21,10 @@ ND_API nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape);
  * or 255. Bool and float dtypes take any value. */
 ND_API nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value);
 ND_API nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step);
+/* num values from start to stop inclusive, as NumPy 2: computed in float64
+ * (start + i * step), the last one exactly stop, then floored (toward
+ * -inf) into an integer dtype and cast. Errors: ND_ERR_ARG (num < 0,
+ * non-finite start or stop), ND_ERR_DTYPE. */
 ND_API nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num);
 /* Copies `data` (row-major, dtype elements) at once; the caller keeps it. */
 ND_API nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape);

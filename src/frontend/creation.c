@@ -91,23 +91,6 @@ nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step) {
     return nd_runtime_track(nd_fe_arange("nd_arange", dtype, start, step, (int64_t)n));
 }
 
-nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
-    ND_API_GUARD();
-    if (nd_runtime_ensure() != ND_OK) return NULL;
-    if (nd_fe_check_dtype("nd_linspace", dtype)) return NULL;
-    if (num < 0) {
-        nd_error_set(ND_ERR_ARG, "nd_linspace: num = %lld is negative (use num >= 0)",
-                     (long long)num);
-        return NULL;
-    }
-    if (!isfinite(start) || !isfinite(stop)) {
-        nd_error_set(ND_ERR_ARG, "nd_linspace: start %g and stop %g must be finite", start, stop);
-        return NULL;
-    }
-    double step = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
-    return nd_runtime_track(nd_fe_arange("nd_linspace", dtype, start, step, num));
-}
-
 /* A weak scalar keeps its value in the handle (for promotion and constant
  * refs) and in a host buffer, so it can also be read and viewed like any
  * 0-d array. */

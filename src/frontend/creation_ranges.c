@@ -1,4 +1,4 @@
-/* Ranges and grids: logspace, geomspace (NumPy's formulas in float64 with
+/* Ranges and grids: linspace, logspace, geomspace (NumPy's formulas in float64 with
  * its exact endpoints, then a cast), meshgrid and indices. All composed
  * from ARANGE nodes, elementwise ops, views and stores. */
 #include <math.h>
@@ -55,6 +55,23 @@ static nd_array *as_dtype(const char *fn, nd_array *r, nd_dtype dtype) {
         return r;
     }
     return nd_fe_astype(fn, r, dtype);
+}
+
+/* NumPy 2's linspace: float64 values with the exact endpoint, floored for
+ * an integer dtype (NumPy rounds toward -inf there, so -3.7 gives -4, not
+ * the -3 a cast alone gives), then cast. */
+nd_array *nd_linspace(nd_dtype dtype, double start, double stop, int64_t num) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_linspace";
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    if (check_range(fn, dtype, start, stop, num)) return NULL;
+    nd_fe_temps T = {0};
+    nd_array *i;
+    nd_array *y = linspace_f64(fn, &T, start, stop, num, &i);
+    if (y && nd_dtype_is_int(dtype)) y = nd_fe_tmp(&T, nd_fe_unary(fn, ND_OP_FLOOR, y));
+    nd_array *out = as_dtype(fn, y, dtype);
+    nd_fe_temps_release(&T);
+    return nd_runtime_track(out);
 }
 
 nd_array *nd_logspace(nd_dtype dtype, double start, double stop, int64_t num, double base) {
