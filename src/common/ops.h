@@ -277,23 +277,25 @@ typedef enum {
 enum { ND_NUM_REDUCE_KINDS = 0 ND_REDUCE_KINDS(ND_X_COUNT) };
 #undef ND_X_COUNT
 
-static inline nd_reduce_init nd_reduce_init_of(nd_reduce_kind k) {
-    static const unsigned char inits[] = {
-#define ND_X_INIT(name, label, init, identity, result, combine) init,
-        ND_REDUCE_KINDS(ND_X_INIT)
-#undef ND_X_INIT
+/* Inline: the CPU backend asks once per work item. */
+typedef struct {
+    unsigned char init, result;
+} nd_reduce_facts;
+static inline nd_reduce_facts nd_reduce_facts_of(nd_reduce_kind k) {
+    static const nd_reduce_facts facts[] = {
+#define ND_X_FACTS(name, label, init, identity, result, combine) {init, result},
+        ND_REDUCE_KINDS(ND_X_FACTS)
+#undef ND_X_FACTS
     };
-    _Static_assert(sizeof inits == ND_NUM_REDUCE_KINDS, "one row per reduction kind");
-    return (nd_reduce_init)inits[(unsigned)k < ND_NUM_REDUCE_KINDS ? k : 0];
+    _Static_assert(sizeof facts / sizeof facts[0] == ND_NUM_REDUCE_KINDS,
+                   "one row per reduction kind");
+    return facts[(unsigned)k < ND_NUM_REDUCE_KINDS ? k : 0];
+}
+static inline nd_reduce_init nd_reduce_init_of(nd_reduce_kind k) {
+    return (nd_reduce_init)nd_reduce_facts_of(k).init;
 }
 static inline nd_reduce_result nd_reduce_result_of(nd_reduce_kind k) {
-    static const unsigned char results[] = {
-#define ND_X_RES(name, label, init, identity, result, combine) result,
-        ND_REDUCE_KINDS(ND_X_RES)
-#undef ND_X_RES
-    };
-    _Static_assert(sizeof results == ND_NUM_REDUCE_KINDS, "one row per reduction kind");
-    return (nd_reduce_result)results[(unsigned)k < ND_NUM_REDUCE_KINDS ? k : 0];
+    return (nd_reduce_result)nd_reduce_facts_of(k).result;
 }
 /* 1 where an empty extent gives the init value, 0 where it is an error. */
 int nd_reduce_has_identity(nd_reduce_kind k);
