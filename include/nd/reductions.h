@@ -27,9 +27,10 @@ extern "C" {
  * axis and the valid range): an axis out of range ("nd_sum_axes: axis 3 is
  * out of range for an array of ndim 3 (use -3..2)"), an axis given twice
  * (also as -1 and ndim-1), naxes < 0 other than ND_ALL_AXES, axes NULL
- * with naxes > 0. Every result is lazy and its reduction runs as one
- * kernel over all reduced axes, fused with the elementwise work that
- * produced its input.
+ * with naxes > 0. Every result is lazy; each reduction runs as one kernel
+ * over all its axes (not one per axis), fused with the elementwise work
+ * that produced its input (mean/var/std and the nan forms are composed of
+ * such reductions and elementwise ops).
  *
  * Result dtypes as NumPy: sum/prod of bool and signed ints -> int64,
  * unsigned -> uint64, floats keep theirs; mean/std/var of bool and ints ->
