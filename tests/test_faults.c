@@ -289,6 +289,9 @@ static void prog_reductions(sweep *s) {
     double x0[R * C];
     fill_random(&w.rng, x0, R * C, -4, 4);
     nd_array *x = upload(x0, 2, (int64_t[]){R, C});
+    double w0[C];
+    for (int j = 0; j < C; j++) w0[j] = j + 1;
+    nd_array *wt = upload(w0, 1, (int64_t[]){C});
     cr_assert(nd_sync() == ND_OK);
     nd_scope_begin();
     arm(s);
@@ -298,7 +301,23 @@ static void prog_reductions(sweep *s) {
     nd_array *mx = rec(s, nd_max(x, ND_ALL_AXES));
     (void)nd_flush();
     nd_array *sd = rec(s, nd_std(x, 0));
+    /* composed reductions: several nodes each, every error path */
+    nd_array *nv = rec(s, nd_nanvar_axes(x, 2, (const int[]){1, 0}, 1.0, false));
+    nd_array *an = rec(s, nd_nanargmin(x, 1));
+    nd_array *av = rec(s, nd_average(x, -1, wt));
     double s0r[C] = {0}, m1r[R] = {0}, amr[R], mxr = -INFINITY, sdr[C];
+    double nvr = 0, tot = 0, anr[R], avr[R] = {0};
+    for (int i = 0; i < R * C; i++) tot += x0[i];
+    for (int i = 0; i < R * C; i++) nvr += (x0[i] - tot / (R * C)) * (x0[i] - tot / (R * C));
+    nvr /= R * C - 1;
+    for (int i = 0; i < R; i++) {
+        int lo = 0;
+        for (int j = 0; j < C; j++) {
+            if (x0[i * C + j] < x0[i * C + lo]) lo = j;
+            avr[i] += x0[i * C + j] * w0[j] / (C * (C + 1) / 2);
+        }
+        anr[i] = lo;
+    }
     for (int i = 0; i < R; i++) {
         int best = 0;
         for (int j = 0; j < C; j++) {
@@ -320,7 +339,11 @@ static void prog_reductions(sweep *s) {
     check_read(s, am, amr, R, 0, "argmax axis 1", 0);
     check_read(s, mx, &mxr, 1, 0, "max", 0);
     check_read(s, sd, sdr, C, 1e-12, "std axis 0", 0);
+    check_read(s, nv, &nvr, 1, 1e-12, "nanvar axes (1, 0) ddof 1", 0);
+    check_read(s, an, anr, R, 0, "nanargmin axis 1", 0);
+    check_read(s, av, avr, R, 1e-12, "average axis -1, 1-d weights", 0);
     world_end(&w, s);
+    nd_free(wt);
     nd_free(x);
 }
 

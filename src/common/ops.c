@@ -25,8 +25,24 @@ _Static_assert(ND_BOOL == 0 && ND_INT8 == 1 && ND_FLOAT16 == 9 && ND_BFLOAT16 ==
                    ND_FLOAT32 == 11 && ND_FLOAT64 == 12,
                "nd_op_compute_dtype's dtype numbers");
 
+static const struct {
+    const char *label;
+    const char *combine;
+    int identity;
+} reduce_table[] = {
+#define ND_X_ROW(name, label, init, identity, result, combine) {#label, #combine, identity},
+    ND_REDUCE_KINDS(ND_X_ROW)
+#undef ND_X_ROW
+};
+_Static_assert(sizeof reduce_table / sizeof reduce_table[0] == ND_NUM_REDUCE_KINDS,
+               "one row per reduction kind");
+
 const char *nd_reduce_label(nd_reduce_kind k) {
-    static const char *names[ND_NUM_REDUCE_KINDS] = {"sum",    "prod",   "min", "max",
-                                                     "argmin", "argmax", "any", "all"};
-    return (unsigned)k < ND_NUM_REDUCE_KINDS ? names[k] : "?";
+    return (unsigned)k < ND_NUM_REDUCE_KINDS ? reduce_table[k].label : "?";
+}
+const char *nd_reduce_combine_label(nd_reduce_kind k) {
+    return (unsigned)k < ND_NUM_REDUCE_KINDS ? reduce_table[k].combine : "?";
+}
+int nd_reduce_has_identity(nd_reduce_kind k) {
+    return (unsigned)k < ND_NUM_REDUCE_KINDS ? reduce_table[k].identity : 0;
 }

@@ -249,18 +249,95 @@ static inline int nd_op_compute_dtype(nd_op op, int t) {
  * generators that paste it into their kernels. */
 extern const char nd_element_fns_source[];
 
+/* Where a reduction's accumulator starts (the value of an empty extent
+ * where the kind has an identity): */
 typedef enum {
-    ND_REDUCE_SUM,
-    ND_REDUCE_PROD,
-    ND_REDUCE_MIN,   /* NaN propagates */
-    ND_REDUCE_MAX,   /* NaN propagates */
-    ND_REDUCE_ARGMIN,/* int64 index of the first minimum (first NaN wins) */
-    ND_REDUCE_ARGMAX,
-    ND_REDUCE_ANY,   /* value is bool */
-    ND_REDUCE_ALL,
-    ND_NUM_REDUCE_KINDS
-} nd_reduce_kind;
+    ND_RINIT_ZERO,    /* 0                                                    */
+    ND_RINIT_ONE,     /* 1                                                    */
+    ND_RINIT_HIGHEST, /* +inf, or the accumulator dtype's largest integer     */
+    ND_RINIT_LOWEST,  /* -inf, or the smallest integer                        */
+    ND_RINIT_TRUE,
+    ND_RINIT_FALSE,
+    ND_RINIT_NO_INDEX /* {any value, index -1}: "nothing seen yet"; the first
+                         point seen replaces it                               */
+} nd_reduce_init;
 
+/* The NumPy result dtype of a reduction of dtype t: */
+typedef enum {
+    ND_RRES_WIDEN, /* bool and signed ints -> int64, unsigned -> uint64,
+                      floats keep their dtype (np.sum, np.prod)             */
+    ND_RRES_SAME,  /* the input dtype (np.min, np.max)                      */
+    ND_RRES_INDEX, /* int64: an index (np.argmin, np.argmax)                */
+    ND_RRES_BOOL   /* bool (np.any, np.all); the value reduced is bool      */
+} nd_reduce_result;
+
+/* Every fact about a reduction kind, one row each:
+ *   X(name, label, init, identity, result, combine)
+ * name     ND_REDUCE_<name>
+ * label    kernel names, dumps, messages ("sum")
+ * init     nd_reduce_init: the accumulator's start
+ * identity 1: an empty extent gives init (NumPy's ufunc identity);
+ *          0: an empty extent is an error at record time (min, max, argmin,
+ *          argmax: "zero-size array to reduction operation ... which has no
+ *          identity")
+ * result   nd_reduce_result above
+ * combine  how two accumulators combine: the element function
+ *          nds_<combine>_<dtype> of common/element_fns.h (max and min
+ *          propagate NaN as np.maximum/np.minimum), or `argmin`/`argmax`,
+ *          {value, index} pairs: a NaN wins, then the better value, then
+ *          the lower row-major index over the reduced axes (np.argmin)
+ * Every per-kind switch or table in the frontend, the scheduler and the
+ * backends names every kind without a default, and tables carry a
+ * _Static_assert on ND_NUM_REDUCE_KINDS, so a new row fails to build until
+ * each of them knows it. NaN-ignoring reductions (nanmin, nanargmax, ...)
+ * are built from these in the frontend (src/frontend/reduction_nan.c). */
+#define ND_REDUCE_KINDS(X)                                                   \
+    X(SUM, sum, ND_RINIT_ZERO, 1, ND_RRES_WIDEN, add)                        \
+    X(PROD, prod, ND_RINIT_ONE, 1, ND_RRES_WIDEN, mul)                       \
+    X(MIN, min, ND_RINIT_HIGHEST, 0, ND_RRES_SAME, minimum)                  \
+    X(MAX, max, ND_RINIT_LOWEST, 0, ND_RRES_SAME, maximum)                   \
+    X(ARGMIN, argmin, ND_RINIT_NO_INDEX, 0, ND_RRES_INDEX, argmin)           \
+    X(ARGMAX, argmax, ND_RINIT_NO_INDEX, 0, ND_RRES_INDEX, argmax)           \
+    X(ANY, any, ND_RINIT_FALSE, 1, ND_RRES_BOOL, or)                         \
+    X(ALL, all, ND_RINIT_TRUE, 1, ND_RRES_BOOL, and)
+
+typedef enum {
+#define ND_X_ENUM(name, label, init, identity, result, combine) ND_REDUCE_##name,
+    ND_REDUCE_KINDS(ND_X_ENUM)
+#undef ND_X_ENUM
+} nd_reduce_kind;
+#define ND_X_COUNT(name, label, init, identity, result, combine) +1
+enum { ND_NUM_REDUCE_KINDS = 0 ND_REDUCE_KINDS(ND_X_COUNT) };
+#undef ND_X_COUNT
+
+/* Inline: the CPU backend asks once per work item. */
+typedef struct {
+    unsigned char init, result;
+} nd_reduce_facts;
+static inline nd_reduce_facts nd_reduce_facts_of(nd_reduce_kind k) {
+    static const nd_reduce_facts facts[] = {
+#define ND_X_FACTS(name, label, init, identity, result, combine) {init, result},
+        ND_REDUCE_KINDS(ND_X_FACTS)
+#undef ND_X_FACTS
+    };
+    _Static_assert(sizeof facts / sizeof facts[0] == ND_NUM_REDUCE_KINDS,
+                   "one row per reduction kind");
+    return facts[(unsigned)k < ND_NUM_REDUCE_KINDS ? k : 0];
+}
+static inline nd_reduce_init nd_reduce_init_of(nd_reduce_kind k) {
+    return (nd_reduce_init)nd_reduce_facts_of(k).init;
+}
+static inline nd_reduce_result nd_reduce_result_of(nd_reduce_kind k) {
+    return (nd_reduce_result)nd_reduce_facts_of(k).result;
+}
+/* 1 where an empty extent gives the init value, 0 where it is an error. */
+int nd_reduce_has_identity(nd_reduce_kind k);
+/* 1 for the kinds that keep {value, index} pairs and write the index. */
+static inline int nd_reduce_is_arg(nd_reduce_kind k) {
+    return nd_reduce_result_of(k) == ND_RRES_INDEX;
+}
+/* The combine column: an element function's label, or "argmin"/"argmax". */
+const char *nd_reduce_combine_label(nd_reduce_kind k);
 const char *nd_reduce_label(nd_reduce_kind k);
 
 #endif

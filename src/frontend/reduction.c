@@ -1,65 +1,104 @@
-/* Reductions: one REDUCE node each; mean/var/std are composed from SUM and
- * MAP nodes here (they fuse back into one kernel per reduction). */
-#include "frontend/frontend.h"
+/* Reductions: one REDUCE node each, over any set of axes (a bitmask, so a
+ * multi-axis reduction is one node and one kernel, never a chain through
+ * temporaries); mean/var/std are composed from SUM and MAP nodes here
+ * (they fuse back into one kernel per reduction). The NaN-ignoring forms,
+ * count_nonzero, ptp and average are in reduction_nan.c. */
+#include "frontend/reduction.h"
 
-static const char *const reduce_names[] = {"sum", "prod", "min", "max", "argmin", "argmax",
-                                           "any", "all"};
+#include <math.h>
 
-/* Accumulation (cdtype) and result dtypes, as NumPy. */
+/* Accumulation (cdtype) and result dtypes, as NumPy (common/ops.h's result
+ * column). */
 static void reduce_dtypes(nd_reduce_kind kind, nd_dtype t, nd_dtype *cdtype, nd_dtype *dtype) {
-    switch (kind) {
-    case ND_REDUCE_SUM:
-    case ND_REDUCE_PROD:
+    switch (nd_reduce_result_of(kind)) {
+    case ND_RRES_WIDEN:
         switch (nd_dtype_kind_of(t)) {
-        case ND_KIND_BOOL: case ND_KIND_INT: *cdtype = *dtype = ND_INT64; break;
-        case ND_KIND_UINT: *cdtype = *dtype = ND_UINT64; break;
-        default: *cdtype = *dtype = t; break;
+        case ND_KIND_BOOL:
+        case ND_KIND_INT: *cdtype = *dtype = ND_INT64; return;
+        case ND_KIND_UINT: *cdtype = *dtype = ND_UINT64; return;
+        case ND_KIND_FLOAT: *cdtype = *dtype = t; return;
         }
         break;
-    case ND_REDUCE_ANY:
-    case ND_REDUCE_ALL: *cdtype = *dtype = ND_BOOL; break;
-    case ND_REDUCE_ARGMIN:
-    case ND_REDUCE_ARGMAX: *cdtype = t; *dtype = ND_INT64; break;
-    default: *cdtype = *dtype = t; break;
+    case ND_RRES_SAME: *cdtype = *dtype = t; return;
+    case ND_RRES_INDEX: *cdtype = t; *dtype = ND_INT64; return;
+    case ND_RRES_BOOL: *cdtype = *dtype = ND_BOOL; return;
     }
+    *cdtype = *dtype = t;
 }
 
-/* Axis bitmask and the kept shape (keepdims: reduced axes stay as 1). */
-static int reduce_axes(const char *fn, const nd_array *a, int axis, uint32_t *mask) {
+int nd_fe_axis_mask(const char *fn, int ndim, int axis, uint32_t *mask) {
     if (axis == ND_ALL_AXES) {
-        *mask = a->ndim ? (uint32_t)((1u << a->ndim) - 1u) : 0u;
+        *mask = ndim ? (uint32_t)((1u << ndim) - 1u) : 0u;
         return 0;
     }
     int ax;
-    if (nd_fe_axis(fn, axis, a->ndim, &ax)) return -1;
+    if (nd_fe_axis(fn, axis, ndim, &ax)) return -1;
     *mask = 1u << ax;
     return 0;
 }
 
-nd_array *nd_fe_reduce(const char *fn, nd_reduce_kind kind, nd_array *a, int axis, int keepdims) {
-    uint32_t mask;
-    if (reduce_axes(fn, a, axis, &mask)) return NULL;
-    if (kind == ND_REDUCE_MIN || kind == ND_REDUCE_MAX || kind == ND_REDUCE_ARGMIN ||
-        kind == ND_REDUCE_ARGMAX) {
+int nd_fe_axes_mask(const char *fn, int ndim, int naxes, const int *axes, uint32_t *mask) {
+    if (naxes == ND_ALL_AXES) return nd_fe_axis_mask(fn, ndim, ND_ALL_AXES, mask);
+    if (naxes < 0) {
+        nd_error_set(ND_ERR_ARG,
+                     "%s: naxes %d is negative (give the number of axes in `axes`, 0 for no "
+                     "reduction, or ND_ALL_AXES for every axis)",
+                     fn, naxes);
+        return -1;
+    }
+    if (naxes > 0 && !axes) {
+        nd_error_set(ND_ERR_ARG,
+                     "%s: axes is NULL with naxes %d (pass naxes axes, or naxes = ND_ALL_AXES "
+                     "for every axis)",
+                     fn, naxes);
+        return -1;
+    }
+    uint32_t m = 0;
+    for (int i = 0; i < naxes; i++) {
+        int ax;
+        if (nd_fe_axis(fn, axes[i], ndim, &ax)) return -1;
+        if (m >> ax & 1u) {
+            nd_error_set(ND_ERR_ARG,
+                         "%s: axis %d is repeated (axes[%d] = %d names axis %d of an array of "
+                         "ndim %d again; give each axis once, in -%d..%d)",
+                         fn, axes[i], i, axes[i], ax, ndim, ndim, ndim - 1);
+            return -1;
+        }
+        m |= 1u << ax;
+    }
+    *mask = m;
+    return 0;
+}
+
+int64_t nd_fe_reduced_count(const nd_array *a, uint32_t mask) {
+    int64_t n = 1;
+    for (int k = 0; k < a->ndim; k++)
+        if (mask >> k & 1u) n *= a->shape[k];
+    return n;
+}
+
+nd_array *nd_fe_reduce_mask(const char *fn, nd_reduce_kind kind, nd_array *a, uint32_t mask,
+                            int keepdims, const char *what) {
+    if (!nd_reduce_has_identity(kind)) {
         for (int k = 0; k < a->ndim; k++)
             if ((mask >> k & 1u) && a->shape[k] == 0) {
                 char s[200];
+                const char *w = what ? what : nd_reduce_label(kind);
                 nd_error_set(ND_ERR_SHAPE,
                              "%s: cannot take the %s of an empty extent (array shape %s, axis "
                              "%d has length 0; %s has no identity)",
-                             fn, reduce_names[kind], nd_format_shape(s, sizeof s, a->ndim, a->shape),
-                             k, reduce_names[kind]);
+                             fn, w, nd_format_shape(s, sizeof s, a->ndim, a->shape), k, w);
                 return NULL;
             }
     }
     nd_dtype cdtype, dtype;
     reduce_dtypes(kind, a->dtype, &cdtype, &dtype);
     if (mask == 0) {
-        /* A 0-d input: nothing to combine. The value itself, converted (or
-         * index 0 for argmin/argmax), without a reduction over no axes. */
-        if (kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX) {
+        /* No axis to combine over (a 0-d input, or NumPy's axis=()): the
+         * values, converted (or index 0 for argmin/argmax). */
+        if (nd_reduce_is_arg(kind)) {
             nd_scalar_bits zero = {0};
-            return nd_fe_full(fn, ND_INT64, 0, NULL, zero);
+            return nd_fe_full(fn, ND_INT64, a->ndim, a->shape, zero);
         }
         return nd_fe_astype(fn, a, dtype);
     }
@@ -91,37 +130,30 @@ nd_array *nd_fe_reduce(const char *fn, nd_reduce_kind kind, nd_array *a, int axi
     return v;
 }
 
-static int64_t reduced_count(const nd_array *a, int axis) {
-    if (axis == ND_ALL_AXES) return nd_shape_size(a->ndim, a->shape);
-    int ax = axis < 0 ? axis + a->ndim : axis;
-    return a->shape[ax];
+nd_array *nd_fe_reduce(const char *fn, nd_reduce_kind kind, nd_array *a, int axis, int keepdims) {
+    uint32_t mask;
+    if (nd_fe_axis_mask(fn, a->ndim, axis, &mask)) return NULL;
+    return nd_fe_reduce_mask(fn, kind, a, mask, keepdims, NULL);
 }
 
-nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
-    uint32_t mask;
-    if (reduce_axes(fn, a, axis, &mask)) return NULL;
+nd_array *nd_fe_sum_div(const char *fn, nd_array *x, uint32_t mask, int keepdims,
+                        nd_array *divisor) {
     /* NumPy sums float16 means in float32 and rounds the result, and bool
      * and integer means in float64 (np.mean's dtype='f8' accumulator): an
      * int64 sum of nanosecond timestamps (~1.7e18) would wrap. The cast
      * fuses into the reduction's kernel, so nothing extra is stored. var and
      * std inherit it: their mean is float64 and a - mean promotes to it. */
-    nd_dtype t = a->dtype;
-    nd_array *src = a;
+    nd_dtype t = x->dtype;
+    nd_array *src = x;
     if (t == ND_FLOAT16 || t == ND_BFLOAT16 || !nd_dtype_is_float(t)) {
-        src = nd_fe_astype(fn, a, nd_dtype_is_float(t) ? ND_FLOAT32 : ND_FLOAT64);
+        src = nd_fe_astype(fn, x, nd_dtype_is_float(t) ? ND_FLOAT32 : ND_FLOAT64);
         if (!src) return NULL;
     }
-    nd_array *s = nd_fe_reduce(fn, ND_REDUCE_SUM, src, axis, keepdims);
-    if (src != a) nd_fe_release(src);
+    nd_array *s = nd_fe_reduce_mask(fn, ND_REDUCE_SUM, src, mask, keepdims, NULL);
+    if (src != x) nd_fe_release(src);
     if (!s) return NULL;
-    nd_array *n = nd_fe_scalar((double)reduced_count(a, axis));
-    if (!n) {
-        nd_fe_release(s);
-        return NULL;
-    }
-    nd_array *m = nd_fe_binary(fn, ND_OP_DIV, s, n);
+    nd_array *m = nd_fe_binary(fn, ND_OP_DIV, s, divisor);
     nd_fe_release(s);
-    nd_fe_release(n);
     if (m && nd_dtype_is_float(t) && m->dtype != t) {
         nd_array *c = nd_fe_astype(fn, m, t);
         nd_fe_release(m);
@@ -130,8 +162,28 @@ nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
     return m;
 }
 
-static nd_array *var_impl(const char *fn, nd_array *a, int axis) {
-    nd_array *mu = nd_fe_mean(fn, a, axis, 1);
+/* sum(x) / d for a number d. */
+static nd_array *sum_div_n(const char *fn, nd_array *x, uint32_t mask, int keepdims, double d) {
+    nd_array *n = nd_fe_scalar(d);
+    if (!n) return NULL;
+    nd_array *m = nd_fe_sum_div(fn, x, mask, keepdims, n);
+    nd_fe_release(n);
+    return m;
+}
+
+nd_array *nd_fe_mean_mask(const char *fn, nd_array *a, uint32_t mask, int keepdims) {
+    return sum_div_n(fn, a, mask, keepdims, (double)nd_fe_reduced_count(a, mask));
+}
+
+nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
+    uint32_t mask;
+    if (nd_fe_axis_mask(fn, a->ndim, axis, &mask)) return NULL;
+    return nd_fe_mean_mask(fn, a, mask, keepdims);
+}
+
+nd_array *nd_fe_var_mask(const char *fn, nd_array *a, uint32_t mask, double ddof, int keepdims,
+                         int sqrt_) {
+    nd_array *mu = nd_fe_mean_mask(fn, a, mask, 1);
     if (!mu) return NULL;
     nd_array *d = nd_fe_binary(fn, ND_OP_SUB, a, mu);
     nd_fe_release(mu);
@@ -139,50 +191,48 @@ static nd_array *var_impl(const char *fn, nd_array *a, int axis) {
     nd_array *sq = nd_fe_unary(fn, ND_OP_SQUARE, d);
     nd_fe_release(d);
     if (!sq) return NULL;
-    nd_array *v = nd_fe_mean(fn, sq, axis, 0);
+    /* NumPy's divisor: max(N - ddof, 0), so N <= ddof divides by zero. */
+    double n = (double)nd_fe_reduced_count(a, mask) - ddof;
+    nd_array *v = sum_div_n(fn, sq, mask, keepdims, n > 0 ? n : 0.0);
     nd_fe_release(sq);
-    return v;
-}
-
-static int check(const char *fn, nd_array *a) {
-    if (nd_fe_arg(fn, "a", a)) return -1;
-    return nd_runtime_ensure() == ND_OK ? 0 : -1;
-}
-
-#define REDUCE(name, kind)                                                                 \
-    nd_array *name(nd_array *a, int axis) {                                                \
-        ND_API_GUARD();                                                                    \
-        if (check(#name, a)) return NULL;                                                  \
-        return nd_runtime_track(nd_fe_reduce(#name, kind, a, axis, 0));                    \
-    }
-REDUCE(nd_sum, ND_REDUCE_SUM)
-REDUCE(nd_prod, ND_REDUCE_PROD)
-REDUCE(nd_min, ND_REDUCE_MIN)
-REDUCE(nd_max, ND_REDUCE_MAX)
-REDUCE(nd_argmin, ND_REDUCE_ARGMIN)
-REDUCE(nd_argmax, ND_REDUCE_ARGMAX)
-REDUCE(nd_any, ND_REDUCE_ANY)
-REDUCE(nd_all, ND_REDUCE_ALL)
-#undef REDUCE
-
-nd_array *nd_mean(nd_array *a, int axis) {
-    ND_API_GUARD();
-    if (check("nd_mean", a)) return NULL;
-    return nd_runtime_track(nd_fe_mean("nd_mean", a, axis, 0));
-}
-
-nd_array *nd_var(nd_array *a, int axis) {
-    ND_API_GUARD();
-    if (check("nd_var", a)) return NULL;
-    return nd_runtime_track(var_impl("nd_var", a, axis));
-}
-
-nd_array *nd_std(nd_array *a, int axis) {
-    ND_API_GUARD();
-    if (check("nd_std", a)) return NULL;
-    nd_array *v = var_impl("nd_std", a, axis);
-    if (!v) return NULL;
-    nd_array *s = nd_fe_unary("nd_std", ND_OP_SQRT, v);
+    if (!v || !sqrt_) return v;
+    nd_array *s = nd_fe_unary(fn, ND_OP_SQRT, v);
     nd_fe_release(v);
-    return nd_runtime_track(s);
+    return s;
+}
+
+nd_array *nd_fe_where(const char *fn, nd_array *cond, nd_array *a, nd_array *b) {
+    nd_dtype t = nd_fe_result_type(fn, a, b, 0);
+    if (t == ND_NUM_DTYPES) return NULL;
+    nd_array *in[3] = {cond, a, b};
+    nd_dtype consts[3] = {ND_BOOL, t, t};
+    return nd_fe_map(fn, ND_OP_WHERE, 3, in, consts, t, t);
+}
+
+/* ------------------------------------------------- the plain reducers */
+
+#define KIND(impl, kind)                                                                   \
+    nd_array *impl(const char *fn, nd_array *a, uint32_t mask, int keepdims, double ddof) { \
+        (void)ddof;                                                                        \
+        return nd_fe_reduce_mask(fn, kind, a, mask, keepdims, NULL);                       \
+    }
+KIND(nd_fe_sum_r, ND_REDUCE_SUM)
+KIND(nd_fe_prod_r, ND_REDUCE_PROD)
+KIND(nd_fe_min_r, ND_REDUCE_MIN)
+KIND(nd_fe_max_r, ND_REDUCE_MAX)
+KIND(nd_fe_argmin_r, ND_REDUCE_ARGMIN)
+KIND(nd_fe_argmax_r, ND_REDUCE_ARGMAX)
+KIND(nd_fe_any_r, ND_REDUCE_ANY)
+KIND(nd_fe_all_r, ND_REDUCE_ALL)
+#undef KIND
+
+nd_array *nd_fe_mean_r(const char *fn, nd_array *a, uint32_t mask, int keepdims, double ddof) {
+    (void)ddof;
+    return nd_fe_mean_mask(fn, a, mask, keepdims);
+}
+nd_array *nd_fe_var_r(const char *fn, nd_array *a, uint32_t mask, int keepdims, double ddof) {
+    return nd_fe_var_mask(fn, a, mask, ddof, keepdims, 0);
+}
+nd_array *nd_fe_std_r(const char *fn, nd_array *a, uint32_t mask, int keepdims, double ddof) {
+    return nd_fe_var_mask(fn, a, mask, ddof, keepdims, 1);
 }

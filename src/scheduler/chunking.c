@@ -116,7 +116,7 @@ static int rows_ok(chunker *C) {
         if (!C->big[b].row) return 0; /* a big buffer not loaded (only indexed) */
     if (k->has_reduce && (k->reduce.axes & 1u)) {
         nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
-        if (kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX) return 0;
+        if (nd_reduce_is_arg(kind)) return 0;
         nd_dtype od = (nd_dtype)k->reduce.out_dtype;
         if (od == ND_FLOAT16 || od == ND_BFLOAT16) return 0;
         /* The output's slot becomes the partials: nothing else may use it. */

@@ -288,7 +288,7 @@ static nd_status plan_reduce(planner *P, const nd_node *n) {
         int64_t size = nd_shape_size(in->ndim, in->shape);
         if (axes == 0 && size > 0) {
             /* Nothing to reduce: the value itself (or index 0). */
-            int32_t val = (n->op == ND_REDUCE_ARGMIN || n->op == ND_REDUCE_ARGMAX)
+            int32_t val = nd_reduce_is_arg((nd_reduce_kind)n->op)
                               ? nd_kb_zero_index(kb)
                               : v;
             nd_kb_store(kb, n->out->slot, (nd_dtype)n->dtype, 0, out_strides, val, 0);

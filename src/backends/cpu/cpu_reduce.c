@@ -15,29 +15,32 @@
 #include "backends/cpu/cpu_kernel.h"
 #include "common/error.h"
 
-static int is_arg(int kind) { return kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX; }
+static int is_arg(int kind) { return nd_reduce_is_arg((nd_reduce_kind)kind); }
 
+/* The accumulator's start (common/ops.h's init column) in acc dtype adt. */
 static cpu_acc identity(int kind, int adt) {
     cpu_acc a;
     a.idx = -1;
     a.v.u = 0;
-    switch (kind) {
-    case ND_REDUCE_PROD:
+    switch (nd_reduce_init_of((nd_reduce_kind)kind)) {
+    case ND_RINIT_ZERO:
+    case ND_RINIT_FALSE:
+    case ND_RINIT_NO_INDEX: break;
+    case ND_RINIT_ONE:
         if (adt == ND_FLOAT64) a.v.f = 1.0;
         else a.v.u = 1;
         break;
-    case ND_REDUCE_MIN:
+    case ND_RINIT_TRUE: a.v.u = 1; break;
+    case ND_RINIT_HIGHEST:
         if (adt == ND_FLOAT64) a.v.f = INFINITY;
         else if (adt == ND_INT64) a.v.i = INT64_MAX;
         else a.v.u = UINT64_MAX;
         break;
-    case ND_REDUCE_MAX:
+    case ND_RINIT_LOWEST:
         if (adt == ND_FLOAT64) a.v.f = -INFINITY;
         else if (adt == ND_INT64) a.v.i = INT64_MIN;
         else a.v.u = 0;
         break;
-    case ND_REDUCE_ALL: a.v.u = 1; break;
-    default: break;
     }
     return a;
 }
@@ -62,8 +65,10 @@ static int arg_better(int kind, int adt, cpu_acc b, cpu_acc a) {
     return mn ? b.v.u < a.v.u : b.v.u > a.v.u;
 }
 
+/* One case per kind and no default: a new row of ND_REDUCE_KINDS fails
+ * to build (-Wswitch) until it is combined here. */
 static cpu_acc combine(int kind, int adt, cpu_acc a, cpu_acc b) {
-    switch (kind) {
+    switch ((nd_reduce_kind)kind) {
     case ND_REDUCE_SUM:
         if (adt == ND_FLOAT64) a.v.f += b.v.f;
         else a.v.u += b.v.u;
@@ -86,8 +91,9 @@ static cpu_acc combine(int kind, int adt, cpu_acc a, cpu_acc b) {
     case ND_REDUCE_ARGMIN:
     case ND_REDUCE_ARGMAX: return arg_better(kind, adt, b, a) ? b : a;
     case ND_REDUCE_ANY: a.v.u = (a.v.u | b.v.u) != 0; return a;
-    default: a.v.u = (a.v.u & b.v.u) != 0; return a;
+    case ND_REDUCE_ALL: a.v.u = (a.v.u & b.v.u) != 0; return a;
     }
+    return a; /* not reached: kinds are checked when a kernel is prepared */
 }
 
 /* ---------------------------------------------------- contiguous segment */
@@ -150,7 +156,7 @@ static void seg_reduce(int kind, int adt, const void *vp, int64_t n, int64_t iba
         }
         return;
     }
-    if (!is_arg(kind)) {
+    if (kind == ND_REDUCE_MIN || kind == ND_REDUCE_MAX) {
         cpu_acc b = identity(kind, adt);
         int mn = kind == ND_REDUCE_MIN;
         if (adt == ND_FLOAT64) {
@@ -179,6 +185,11 @@ static void seg_reduce(int kind, int adt, const void *vp, int64_t n, int64_t iba
             b.v.u = m;
         }
         *acc = combine(kind, adt, *acc, b);
+        return;
+    }
+    if (!is_arg(kind)) { /* a kind without a loop of its own above */
+        const cpu_val *v = (const cpu_val *)vp;
+        for (int64_t i = 0; i < n; i++) *acc = combine(kind, adt, *acc, (cpu_acc){v[i], ibase + i});
         return;
     }
     /* ARGMIN/ARGMAX: sequential scan, a NaN ends it */
@@ -271,7 +282,7 @@ static void write_out(const cpu_prep *p, int64_t o, int64_t l, cpu_acc a) {
 
 nd_status nd_cpu_reduce_setup(cpu_prep *p) {
     int vdt = p->insts[p->rvalue].dtype, kind = p->rkind;
-    if (kind == ND_REDUCE_ANY || kind == ND_REDUCE_ALL) p->acc_dtype = ND_BOOL;
+    if (nd_reduce_result_of((nd_reduce_kind)kind) == ND_RRES_BOOL) p->acc_dtype = ND_BOOL;
     else if (nd_dtype_is_float((nd_dtype)vdt)) p->acc_dtype = ND_FLOAT64;
     else if (nd_dtype_kind_of((nd_dtype)vdt) == ND_KIND_UINT) p->acc_dtype = ND_UINT64;
     else p->acc_dtype = ND_INT64;

@@ -336,7 +336,17 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
              * (interleaved A/B, 2026-11-22); Monte Carlo pi
              * and the generate + dot, bound by their Philox arithmetic,
              * stayed within their run-to-run spread. */
-            int few_outputs = n_out > 0 && n_out < 1024 * rpb;
+            /* The same holds for a middling number of long outputs (the
+             * sum over axes (0, 2) of 512x1024x512: 1024 outputs of 2^18
+             * points), which unsplit would be 1024 blocks of 1024 points a
+             * lane: about one wave with one load in flight per lane. Where
+             * a lane would fold more than 256 points, split up to
+             * ND_CUDA_REDUCE_SPLITS blocks in all (never below 16 points a
+             * lane, by_work): the geometry of the 2^28-point sum above,
+             * 16384 blocks of 64 points a lane. Shorter rows (the matmul
+             * chain's 8192 row sums of 8192) keep one block each. */
+            int long_rows = n_red > (int64_t)256 * tpr && n_out < ND_CUDA_REDUCE_SPLITS * rpb;
+            int few_outputs = n_out > 0 && (n_out < 1024 * rpb || long_rows);
             int64_t by_target = few_outputs ? ceil_div(ND_CUDA_REDUCE_SPLITS * rpb, n_out) : 1;
             splits = by_work < by_target ? by_work : by_target;
             if (splits > ND_CUDA_REDUCE_SPLITS) splits = ND_CUDA_REDUCE_SPLITS;

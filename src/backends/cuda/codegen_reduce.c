@@ -32,9 +32,11 @@ int nd_cuda_reduce_rv(const nd_kernel *k) {
     return k->reduce.value;
 }
 
+/* Per-kind switches below name every kind (common/ops.h ND_REDUCE_KINDS)
+ * without a default, so a new kind fails to build (-Wswitch) here. */
 static nd_dtype acc_dtype(const nd_kernel *k) {
     nd_dtype vd = (nd_dtype)k->insts[k->reduce.value].dtype;
-    switch (k->reduce.kind) {
+    switch ((nd_reduce_kind)k->reduce.kind) {
     case ND_REDUCE_SUM:
     case ND_REDUCE_PROD:
         if (vd == ND_FLOAT64) return ND_FLOAT64;
@@ -42,8 +44,12 @@ static nd_dtype acc_dtype(const nd_kernel *k) {
         return nd_dtype_kind_of(vd) == ND_KIND_UINT ? ND_UINT64 : ND_INT64;
     case ND_REDUCE_ANY:
     case ND_REDUCE_ALL: return ND_BOOL;
-    default: return vd;
+    case ND_REDUCE_MIN:
+    case ND_REDUCE_MAX:
+    case ND_REDUCE_ARGMIN:
+    case ND_REDUCE_ARGMAX: return vd;
     }
+    return vd; /* not reached: nd_cuda_check_kernel refuses unknown kinds */
 }
 
 /* Whether threads count bools (see the top), each folding at most `chunk`
@@ -77,15 +83,16 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
     nd_strbuf_printf(sb, "struct __align__(16) ndk_acc { %s v; long long i; };\n", AT);
 
     const char *init = "0";
-    switch (kind) {
-    case ND_REDUCE_SUM: init = "0"; break;
-    case ND_REDUCE_PROD: init = "1"; break;
-    case ND_REDUCE_MIN: init = fl ? (dbl ? "NDK_DINF" : "NDK_INF") : int_limit(ad, 1); break;
-    case ND_REDUCE_MAX: init = fl ? (dbl ? "(-NDK_DINF)" : "(-NDK_INF)") : int_limit(ad, 0); break;
-    case ND_REDUCE_ALL: init = "true"; break;
-    default: init = "0"; break;
+    switch (nd_reduce_init_of(kind)) {
+    case ND_RINIT_ZERO:
+    case ND_RINIT_NO_INDEX: init = "0"; break;
+    case ND_RINIT_ONE: init = "1"; break;
+    case ND_RINIT_HIGHEST: init = fl ? (dbl ? "NDK_DINF" : "NDK_INF") : int_limit(ad, 1); break;
+    case ND_RINIT_LOWEST: init = fl ? (dbl ? "(-NDK_DINF)" : "(-NDK_INF)") : int_limit(ad, 0); break;
+    case ND_RINIT_TRUE: init = "true"; break;
+    case ND_RINIT_FALSE: init = "false"; break;
     }
-    int is_arg = kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX;
+    int is_arg = nd_reduce_is_arg(kind);
     nd_strbuf_printf(sb,
                       "static __device__ __forceinline__ ndk_acc ndk_acc_init() { ndk_acc a; a.v = (%s)%s; a.i = %s; return a; }\n",
                       AT, init, is_arg ? "-1" : "0");
@@ -96,7 +103,7 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
 
     nd_strbuf_printf(sb, "static __device__ __forceinline__ ndk_acc ndk_acc_comb(ndk_acc a, const ndk_acc b) {\n");
     const char *rn = dbl ? "d" : "f";
-    switch (kind) {
+    switch (kind) { /* every kind, no default (see acc_dtype) */
     case ND_REDUCE_SUM:
     case ND_REDUCE_PROD: {
         const char *nm = kind == ND_REDUCE_SUM ? "add" : "mul";
@@ -111,14 +118,15 @@ static void emit_acc_fns(nd_strbuf *sb, const nd_kernel *k, int count) {
         int mx = kind == ND_REDUCE_MAX;
         /* The elementwise op's own NaN-propagating function (common/element_fns.h,
          * pasted into every kernel): one definition of maximum/minimum. */
-        if (fl) nd_strbuf_printf(sb, "  a.v = nds_%s_%s(a.v, b.v);\n", mx ? "maximum" : "minimum", dbl ? "F64" : "F32");
+        if (fl) nd_strbuf_printf(sb, "  a.v = nds_%s_%s(a.v, b.v);\n", nd_reduce_combine_label(kind), dbl ? "F64" : "F32");
         else if (ad == ND_BOOL) nd_strbuf_printf(sb, "  a.v = a.v %s b.v;\n", mx ? "||" : "&&");
         else nd_strbuf_printf(sb, "  a.v = (b.v %s a.v) ? b.v : a.v;\n", mx ? ">" : "<");
         break;
     }
     case ND_REDUCE_ANY: nd_strbuf_printf(sb, "  a.v = a.v || b.v;\n"); break;
     case ND_REDUCE_ALL: nd_strbuf_printf(sb, "  a.v = a.v && b.v;\n"); break;
-    default: {
+    case ND_REDUCE_ARGMIN:
+    case ND_REDUCE_ARGMAX: {
         /* First NaN wins, then the better value, ties to the lower index. */
         const char *better = kind == ND_REDUCE_ARGMAX ? ">" : "<";
         nd_strbuf_printf(sb,
@@ -192,7 +200,7 @@ static void emit_write_at(nd_strbuf *sb, const nd_kernel *k, int wide, const cha
                           int ax, int step) {
     const nd_ir_reduce *r = &k->reduce;
     nd_dtype od = (nd_dtype)r->out_dtype;
-    int is_arg = r->kind == ND_REDUCE_ARGMIN || r->kind == ND_REDUCE_ARGMAX;
+    int is_arg = nd_reduce_is_arg((nd_reduce_kind)r->kind);
     char src[64];
     snprintf(src, sizeof src, "%s.%s", acc, is_arg ? "i" : "v");
     nd_strbuf_printf(sb, "%s{ const %s o_ = ", indent, nd_cuda_reg_type(od));

@@ -617,6 +617,11 @@ int main(int argc, char **argv) {
         test_elem(2, sh2, (1LL << 34) + 1, rm, ND_FLOAT64, 0);
         int64_t n1[1] = {100003};
         test_reduce(1, n1, 1, (1LL << 33) + 1, s1, ND_FLOAT32, 0, ND_REDUCE_SUM);
+        /* axes (0, 2), more than 1024 outputs of more than 256 points a
+         * lane: split, with a second pass (the geometry of the 512x1024x512
+         * benchmark) */
+        int64_t sh7[3] = {2, 1025, 32800}, rm7[3] = {1025 * 32800, 32800, 1};
+        test_reduce(3, sh7, 5, 0, rm7, ND_FLOAT32, 0, ND_REDUCE_SUM);
     }
     test_pi(1 << 20, ND_INT64);
     test_pi((1 << 20) + 3, ND_INT64);
