@@ -105,6 +105,7 @@ NDT_TEST(shaping_copies, roll) {
 }
 
 NDT_TEST(shaping_copies, roll_edges) {
+    nd_scope_begin(); /* frees the handles made inside calls */
     /* 0-d (ND_ALL_AXES only), empty axes, a new array (writes to it leave a
      * alone), a weak scalar. */
     nd_array *s = nd_full(ND_INT32, ND_SCALAR_SHAPE, 5), *rs = nd_roll(s, 3, ND_ALL_AXES);
@@ -123,6 +124,7 @@ NDT_TEST(shaping_copies, roll_edges) {
     cr_expect(nd_dtype_of(w) == ND_FLOAT64 && nd_item(w) == 2.5);
     nd_free(s); nd_free(rs); nd_free(e); nd_free(re); nd_free(re2); nd_free(x); nd_free(y);
     nd_free(w);
+    nd_scope_end();
 }
 
 /* ---- rot90 */
@@ -189,6 +191,7 @@ static void check_tile(ndt_rng *r, nd_dtype dt, int nd, const int64_t *sh, int n
 }
 
 NDT_TEST(shaping_copies, tile) {
+    nd_scope_begin(); /* frees the handles made inside calls */
     NDT_RNG(r);
     check_tile(&r, ND_FLOAT32, 2, (int64_t[]){2, 3}, 2, (int64_t[]){3, 2}, 0);
     check_tile(&r, ND_INT8, 2, (int64_t[]){2, 3}, 1, (int64_t[]){4}, 1);          /* n < ndim */
@@ -206,6 +209,7 @@ NDT_TEST(shaping_copies, tile) {
     cr_expect_eq(nd_fill(t, 1), ND_OK, "%s", nd_last_error());
     cr_expect_eq(nd_item(nd_view(s, "0, 0")), 2.0, "the source keeps its value");
     nd_free(s); nd_free(bc); nd_free(t);
+    nd_scope_end();
 }
 
 typedef struct {
@@ -480,6 +484,7 @@ static void check_join(join_fn f, const char *name, int n, ref_arr *const *in,
 }
 
 NDT_TEST(shaping_copies, stack_family) {
+    nd_scope_begin(); /* frees the handles made inside calls */
     NDT_RNG(r);
     ref_arr *v3 = ndt_rand_small(&r, ND_INT8, 1, (int64_t[]){3});
     ref_arr *w3 = ndt_rand_small(&r, ND_FLOAT32, 1, (int64_t[]){3});
@@ -516,6 +521,7 @@ NDT_TEST(shaping_copies, stack_family) {
     nd_free(f); nd_free(h);
     ref_arr *all[] = {v3, w3, m23, m32, s0, r1n, rw1n, cn1, cw1, s1, s11, d1n1, dm, d111, e0};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) ref_free(all[i]);
+    nd_scope_end();
 }
 
 /* ---- diff and ediff1d */
@@ -561,6 +567,7 @@ NDT_TEST(shaping_copies, diff) {
 }
 
 NDT_TEST(shaping_copies, diff_edges) {
+    nd_scope_begin(); /* frees the handles made inside calls */
     /* n = 0 is a view of a; INT_MIN wraps as NumPy; NaN and inf propagate */
     nd_array *a = nd_from_host((int32_t[]){INT32_MIN, 1, INT32_MAX, -1}, ND_INT32, ND_SHAPE(4));
     nd_array *d0 = nd_diff(a, 0, 0), *d1 = nd_diff(a, 1, 0);
@@ -582,6 +589,7 @@ NDT_TEST(shaping_copies, diff_edges) {
     cr_assert(dn, "%s", nd_last_error());
     cr_expect(nd_shape(dn)[0] == 0 && nd_dtype_of(dn) == ND_INT32);
     nd_free(a); nd_free(d0); nd_free(d1); nd_free(f); nd_free(df); nd_free(dn);
+    nd_scope_end();
 }
 
 NDT_TEST(shaping_copies, ediff1d) {
@@ -649,6 +657,7 @@ static ref_arr *ref_rows_dot(const ref_arr *a, const ref_arr *b, int64_t K, nd_d
 }
 
 NDT_TEST(shaping_copies, outer_inner_vdot) {
+    nd_scope_begin(); /* frees the handles made inside calls */
     NDT_RNG(r);
     const nd_dtype pairs[][2] = {{ND_FLOAT32, ND_FLOAT32}, {ND_INT8, ND_INT8}, {ND_BOOL, ND_BOOL},
                                  {ND_UINT8, ND_INT16}, {ND_FLOAT64, ND_INT32},
@@ -694,6 +703,7 @@ NDT_TEST(shaping_copies, outer_inner_vdot) {
     cr_assert(o, "%s", nd_last_error());
     cr_expect(nd_dtype_of(o) == ND_FLOAT64 && nd_shape(o)[0] == 1 && nd_shape(o)[1] == 3);
     nd_free(x); nd_free(y); nd_free(e1); nd_free(e2); nd_free(z); nd_free(zs); nd_free(o);
+    nd_scope_end();
 }
 
 /* ---- what the scheduler makes of them */
@@ -733,6 +743,7 @@ NDT_TEST(shaping_copies, results_fuse) {
 /* ---- bad input */
 
 NDT_TEST(shaping_copies, errors) {
+    nd_scope_begin(); /* frees the handles made inside calls */
     nd_array *a = nd_zeros(ND_FLOAT32, ND_SHAPE(2, 3)), *out[4];
     cr_expect_null(nd_roll(NULL, 1, 0));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_roll");
@@ -794,4 +805,5 @@ NDT_TEST(shaping_copies, errors) {
     cr_expect_null(nd_inner(b, b));
     NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_inner");
     nd_free(a); nd_free(b);
+    nd_scope_end();
 }

@@ -477,11 +477,11 @@ nd_array *nd_pad(nd_array *a, int n, const int64_t (*widths)[2], nd_pad_mode mod
     }
     /* All axes at once (every output element read straight from a) unless
      * wide pads make the product of runs large: then axis by axis. */
-    double combos = 1;
+    double combos = 1; /* an upper bound of the runs' product */
     for (int k = 0; k < nd; k++) {
-        int64_t L = chunk_len(mode, a->shape[k]);
-        if (L <= 0) L = 1;
-        combos *= 1.0 + (double)(w[k][0] + L - 1) / L + (double)(w[k][1] + L - 1) / L;
+        double L = (double)chunk_len(mode, a->shape[k]);
+        if (L < 1) L = 1;
+        combos *= 3.0 + (double)w[k][0] / L + (double)w[k][1] / L;
     }
     if (combos <= 64 || nd <= 1) {
         out = pad_axes(fn, x, mode, (const int64_t(*)[2])w, 0, nd);
