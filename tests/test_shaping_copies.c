@@ -706,6 +706,46 @@ NDT_TEST(shaping_copies, outer_inner_vdot) {
     nd_scope_end();
 }
 
+/* ---- broadcast inputs (read-only views with stride 0) */
+
+NDT_TEST(shaping_copies, broadcast_inputs) {
+    NDT_RNG(r);
+    nd_scope_begin();
+    ref_arr *row = ndt_rand_small(&r, ND_INT16, 2, (int64_t[]){1, 4});
+    ref_arr *rb = ref_broadcast_to(row, 2, (int64_t[]){3, 4});
+    nd_array *u = ndt_upload(row), *b = nd_broadcast_to(u, ND_SHAPE(3, 4));
+    roll_ctx rc = {5, 0};
+    ref_arr *w = ref_map(rb, 2, rb->shape, roll_src, &rc, 0);
+    ndt_check(nd_roll(b, 5, 0), w, 0, 0, NULL, "roll of a broadcast");
+    ref_free(w);
+    pad_ctx pc = {.m = ND_PAD_SYMMETRIC, .w = {{4, 1}, {2, 5}}};
+    w = ref_map(rb, 2, (int64_t[]){8, 11}, pad_src, &pc, 0);
+    ndt_check(nd_pad(b, 2, (const int64_t[][2]){{4, 1}, {2, 5}}, ND_PAD_SYMMETRIC, 0), w, 0, 0,
+              NULL, "pad of a broadcast");
+    ref_free(w);
+    rep_ctx pr = {2, 0};
+    w = ref_map(rb, 2, (int64_t[]){6, 4}, repeat_src, &pr, 0);
+    nd_array *rp = nd_repeat(b, 2, 0);
+    ndt_check(rp, w, 0, 0, NULL, "repeat of a broadcast");
+    cr_expect_eq(nd_fill(rp, 0), ND_OK, "the result is writable: %s", nd_last_error());
+    ref_free(w);
+    /* diff down a broadcast axis is zero */
+    ref_arr *z = ref_new(ND_INT16, 2, (int64_t[]){2, 4});
+    ndt_check(nd_diff(b, 1, 0), z, 0, 0, NULL, "diff along a broadcast axis");
+    ref_free(z);
+    /* vstack of a broadcast and itself; vdot of 0-d operands */
+    ref_arr *two = ref_new(ND_INT16, 2, (int64_t[]){6, 4});
+    place(two, rb, 0, 0);
+    place(two, rb, 0, 3);
+    ndt_check(nd_vstack(2, (nd_array *[]){b, b}), two, 0, 0, NULL, "vstack of broadcasts");
+    ref_free(two);
+    nd_array *v = nd_vdot(nd_full(ND_INT32, ND_SCALAR_SHAPE, 6), nd_scalar_int(7));
+    cr_assert(v, "%s", nd_last_error());
+    cr_expect(nd_ndim(v) == 0 && nd_dtype_of(v) == ND_INT64 && nd_item(v) == 42);
+    nd_scope_end();
+    ref_free(row); ref_free(rb);
+}
+
 /* ---- what the scheduler makes of them */
 
 static uint64_t kernels_for(nd_array *x) {
