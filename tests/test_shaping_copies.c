@@ -345,6 +345,13 @@ NDT_TEST(shaping_copies, pad_every_mode) {
         check_pad(&r, ND_UINT8, 8, (int64_t[]){2, 1, 2, 1, 1, 2, 1, 3}, 8,
                   (const int64_t[][2]){{9, 4}, {0, 0}, {1, 0}, {0, 2}, {0, 0}, {1, 1}, {0, 0},
                                        {7, 8}}, (nd_pad_mode)m, 4, 1);
+        /* many periods: whole periods stored as broadcasts */
+        check_pad(&r, ND_FLOAT32, 2, (int64_t[]){3, 2}, 2, (const int64_t[][2]){{40, 33}, {5, 61}},
+                  (nd_pad_mode)m, 2, 1);
+        check_pad(&r, ND_INT8, 1, (int64_t[]){2}, 1, (const int64_t[][2]){{100, 77}},
+                  (nd_pad_mode)m, 2, 2);
+        check_pad(&r, ND_INT64, 2, (int64_t[]){1, 4}, 2, (const int64_t[][2]){{30, 29}, {3, 0}},
+                  (nd_pad_mode)m, 2, 0);
         /* 0-d: a copy */
         check_pad(&r, ND_FLOAT64, 0, NULL, 0, NULL, (nd_pad_mode)m, 0, 0);
     }

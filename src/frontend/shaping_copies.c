@@ -423,6 +423,75 @@ done:
     return out;
 }
 
+/* Stores into out[..., o0 : o0+len, ...] (axis ax) the input elements
+ * src0, src0+step, ..., repeated k times when k > 0: then the region is
+ * k consecutive blocks of `period` elements each starting at o0, seen as
+ * a (k, len) split of the axis, and the source is broadcast over k. */
+static nd_status store_piece(const char *fn, nd_array *out, nd_array *x, int ax, int64_t o0,
+                             int64_t len, int64_t src0, int64_t step, int64_t k,
+                             int64_t period) {
+    if (len == 0 || k == 0) return ND_OK;
+    int nd = out->ndim, vn = 0;
+    int64_t osh[ND_MAX_DIMS], ost[ND_MAX_DIMS], xsh[ND_MAX_DIMS], xst[ND_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        if (d == ax && k > 1) {
+            osh[vn] = xsh[vn] = k;
+            ost[vn] = period * out->strides[d];
+            xst[vn++] = 0;
+        }
+        osh[vn] = xsh[vn] = d == ax ? len : out->shape[d];
+        ost[vn] = out->strides[d];
+        xst[vn++] = d == ax ? step * x->strides[d] : x->strides[d];
+    }
+    nd_array *dst = nd_fe_view(out, vn, osh, ost, out->offset + o0 * out->strides[ax]);
+    nd_array *src = dst ? nd_fe_view(x, vn, xsh, xst, x->offset + src0 * x->strides[ax]) : NULL;
+    nd_status st = src ? nd_fe_store(fn, dst, src) : nd_last_status();
+    nd_fe_release(dst);
+    nd_fe_release(src);
+    return st;
+}
+
+/* One axis of reflect, symmetric or wrap, padded far beyond its length
+ * (x has at most ND_MAX_DIMS - 1 dims): the output axis is the periodic
+ * sequence s(m), m = phase, phase+1, ..., whose period is an ascending
+ * piece (s = m for m < L) and, for reflect and symmetric, a descending one
+ * (s = n-1 - (m-L)). A partial period at each end, and the whole periods
+ * between as one store per piece, broadcast over the repeats: at most six
+ * stores however wide the pad. */
+static nd_array *pad_axis_periodic(const char *fn, nd_array *x, nd_pad_mode m, int ax,
+                                   const int64_t *w) {
+    int64_t n = x->shape[ax], L = chunk_len(m, n), p = m == ND_PAD_WRAP ? n : 2 * L;
+    int64_t total = w[0] + n + w[1], fsh[ND_MAX_DIMS];
+    memcpy(fsh, x->shape, sizeof fsh);
+    fsh[ax] = total;
+    nd_array *out = nd_fe_empty(fn, x->dtype, x->ndim, fsh);
+    if (!out) return NULL;
+    int64_t mm = ((-w[0]) % p + p) % p, pos = 0;
+    nd_status st = ND_OK;
+    /* the leading partial period, then whole periods, then the rest */
+    for (int part = 0; part < 3 && st == ND_OK; part++) {
+        int64_t len = part == 0 ? (mm ? p - mm : 0) : part == 1 ? (total - pos) / p * p
+                                                                : total - pos;
+        if (len > total - pos) len = total - pos;
+        int64_t k = part == 1 ? len / p : 1, m0 = part == 1 ? 0 : mm, span = part == 1 ? p : len;
+        /* each of the two pieces that [m0, m0 + span) covers */
+        for (int64_t q = m0; q < m0 + span && st == ND_OK;) {
+            int asc = q < L;
+            int64_t end = asc ? L : p, l = (m0 + span < end ? m0 + span : end) - q;
+            st = store_piece(fn, out, x, ax, pos + q - m0, l, asc ? q : n - 1 - (q - L),
+                             asc ? 1 : -1, k, p);
+            q += l;
+        }
+        pos += len;
+        mm = 0;
+    }
+    if (st != ND_OK) {
+        nd_fe_release(out);
+        return NULL;
+    }
+    return out;
+}
+
 static const char *const pad_mode_names[] = {"constant", "edge", "reflect", "symmetric", "wrap"};
 
 nd_array *nd_pad(nd_array *a, int n, const int64_t (*widths)[2], nd_pad_mode mode,
@@ -483,7 +552,7 @@ nd_array *nd_pad(nd_array *a, int n, const int64_t (*widths)[2], nd_pad_mode mod
         if (L < 1) L = 1;
         combos *= 3.0 + (double)w[k][0] / L + (double)w[k][1] / L;
     }
-    if (combos <= 64 || nd <= 1) {
+    if (combos <= 64) {
         out = pad_axes(fn, x, mode, (const int64_t(*)[2])w, 0, nd);
         goto done;
     }
@@ -491,7 +560,12 @@ nd_array *nd_pad(nd_array *a, int n, const int64_t (*widths)[2], nd_pad_mode mod
     x->refs++;
     for (int k = 0; k < nd && out; k++) {
         if (!w[k][0] && !w[k][1]) continue;
-        nd_array *t = pad_axes(fn, out, mode, (const int64_t(*)[2])w, k, k + 1);
+        /* Widths of many periods: whole periods as broadcast stores. */
+        int64_t n = a->shape[k], L = chunk_len(mode, n);
+        int wide = mode != ND_PAD_EDGE && !(mode == ND_PAD_REFLECT && n == 1) && nd < ND_MAX_DIMS &&
+                   (w[k][0] / L + w[k][1] / L) > 6;
+        nd_array *t = wide ? pad_axis_periodic(fn, out, mode, k, w[k])
+                           : pad_axes(fn, out, mode, (const int64_t(*)[2])w, k, k + 1);
         nd_fe_release(out);
         out = t;
     }
