@@ -202,6 +202,10 @@ NDT_TEST(shaping_copies, tile) {
     check_tile(&r, ND_FLOAT16, 2, (int64_t[]){2, 3}, 0, NULL, 1);                /* a copy */
     /* 6 axes repeated need 12 view dims: done in two passes. */
     check_tile(&r, ND_INT32, 6, (int64_t[]){2, 1, 3, 2, 2, 2}, 6, (int64_t[]){2, 2, 2, 1, 2, 3}, 1);
+    /* 8-d with repeated axes of length > 1: one axis at a time */
+    check_tile(&r, ND_INT16, 8, (int64_t[]){2, 1, 2, 1, 3, 1, 1, 2}, 3, (int64_t[]){2, 3, 2}, 2);
+    check_tile(&r, ND_FLOAT32, 8, (int64_t[]){2, 2, 1, 1, 1, 1, 1, 2}, 8,
+               (int64_t[]){3, 1, 2, 1, 1, 1, 1, 2}, 1);
     /* A broadcast input gives a new writable array. */
     nd_array *s = nd_full(ND_FLOAT32, ND_SHAPE(1, 3), 2), *bc = nd_broadcast_to(s, ND_SHAPE(2, 3));
     nd_array *t = nd_tile(bc, 1, (int64_t[]){2});

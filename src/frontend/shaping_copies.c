@@ -111,7 +111,26 @@ static nd_array *tile_some(const char *fn, nd_array *x, const int64_t *reps, int
         int64_t r = i >= from ? reps[i] : 1, s = x->shape[i];
         int two = r != 1 && s != 1;
         /* The dims still to come need at least one view dim each. */
-        if (i >= from && vn + 1 + two + (d - i - 1) > ND_MAX_DIMS) break;
+        if (i >= from && vn + 1 + two + (d - i - 1) > ND_MAX_DIMS) {
+            if (i > from) break;
+            /* An 8-d x with this axis repeated: tile it alone, on x seen
+             * as (before, s, after). */
+            int64_t pre = 1, post = 1, three[3];
+            for (int j = 0; j < d; j++) {
+                fsh[j] = x->shape[j] * (j == i ? r : 1);
+                if (j < i) pre *= x->shape[j];
+                if (j > i) post *= x->shape[j];
+            }
+            three[0] = pre, three[1] = s, three[2] = post;
+            *done = i + 1;
+            nd_array *y = nd_fe_reshape(fn, x, 3, three);
+            if (!y) return NULL;
+            int64_t ysh[4] = {pre, r, s, post}, yst[4] = {y->strides[0], 0, y->strides[1],
+                                                          y->strides[2]};
+            nd_array *t = copy_expanded(fn, y, 4, ysh, yst, d, fsh);
+            nd_fe_release(y);
+            return t;
+        }
         fsh[i] = r * s;
         if (two) {
             vsh[vn] = r;
