@@ -17,6 +17,20 @@ extern "C" {
 ND_API nd_array *nd_matmul(nd_array *a, nd_array *b);
 ND_API nd_array *nd_dot(nd_array *a, nd_array *b); /* = nd_matmul for 1-d/2-d */
 
+/* ---- products of flattened or last axes (NumPy 2; result dtype as
+ * nd_matmul: the promoted dtype, integers wrap, bool is OR of ANDs). */
+
+/* np.outer: a and b flattened, out[i, j] = a[i] * b[j] (shape (a.size,
+ * b.size)). */
+ND_API nd_array *nd_outer(nd_array *a, nd_array *b);
+/* np.inner: sum over the last axes, shape a.shape[:-1] + b.shape[:-1]; a
+ * 0-d operand multiplies. Errors: ND_ERR_SHAPE when the last dimensions
+ * differ or the result has more than 8 dimensions. */
+ND_API nd_array *nd_inner(nd_array *a, nd_array *b);
+/* np.vdot (real dtypes): a and b flattened, their dot product as a 0-d
+ * array. Errors: ND_ERR_SHAPE when the sizes differ. */
+ND_API nd_array *nd_vdot(nd_array *a, nd_array *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -96,6 +96,84 @@ ND_API nd_array *nd_trace(nd_array *a);
  * index), ND_ERR_ARG for a NULL fmt or a format that fails, ND_ERR_INDEX
  * for a formatted index of 512 characters or more. */
 ND_API nd_array *nd_viewf(nd_array *a, const char *fmt, ...) ND_PRINTF_FORMAT(2, 3);
+/* ---- new arrays: shaping functions that copy (NumPy 2 semantics; every
+ * result is a new, writable, lazy array unless it says "view"). Errors
+ * name the function: ND_ERR_ARG for NULL or freed inputs, out-of-range
+ * axes and bad counts; ND_ERR_SHAPE for shapes that do not fit. */
+
+/* np.roll: elements shifted by `shift` along axis (negative shifts go left,
+ * any int64 value, taken modulo the axis length); ND_ALL_AXES rolls the
+ * flattened array and keeps the shape (NumPy's axis=None). Same dtype. */
+ND_API nd_array *nd_roll(nd_array *a, int64_t shift, int axis);
+/* np.rot90(a, k): a rotated k quarter turns (any int; k > 0 turns from
+ * axis 1 toward axis 0) in the plane of axes 0 and 1. A view, as NumPy's.
+ * Errors: ND_ERR_ARG for an array of fewer than 2 dimensions. */
+ND_API nd_array *nd_rot90(nd_array *a, int k);
+/* np.tile(a, reps): n repetition counts (>= 0); a's shape and reps are
+ * padded with leading 1s to the same length, and the result has
+ * max(n, ndim) dims, axis i of length shape[i] * reps[i]. n = 0 copies a. */
+ND_API nd_array *nd_tile(nd_array *a, int n, const int64_t *reps);
+/* np.repeat(a, repeats, axis) with one count (>= 0): every element repeated
+ * in place along axis; ND_ALL_AXES repeats the flattened array (1-d). */
+ND_API nd_array *nd_repeat(nd_array *a, int64_t repeats, int axis);
+
+/* np.pad's modes. Beyond the axis, reflect, symmetric and wrap continue
+ * periodically, as NumPy's repeated application does. */
+typedef enum {
+    ND_PAD_CONSTANT,  /* `constant`, cast to a's dtype as NumPy (unsafe cast) */
+    ND_PAD_EDGE,      /* the edge value repeated */
+    ND_PAD_REFLECT,   /* mirrored, edge not repeated: 3 2 | 1 2 3 4 | 3 2 */
+    ND_PAD_SYMMETRIC, /* mirrored, edge repeated:     2 1 | 1 2 3 4 | 4 3 */
+    ND_PAD_WRAP       /* the other end:                3 4 | 1 2 3 4 | 1 2 */
+} nd_pad_mode;
+/* np.pad(a, widths, mode, constant_values=constant): widths holds n
+ * (before, after) pairs, n = ndim (one per axis) or 1 (the same for every
+ * axis; a 0-d array takes n = 0 or 1 and is copied). Same dtype. Errors:
+ * ND_ERR_ARG for negative widths, a bad n or mode; ND_ERR_SHAPE for a
+ * length-0 axis padded in a mode other than constant (NumPy: "can't extend
+ * empty axis"). */
+ND_API nd_array *nd_pad(nd_array *a, int n, const int64_t (*widths)[2], nd_pad_mode mode,
+                        double constant);
+
+/* np.split(a, sections, axis): `sections` equal parts, views of a, written
+ * to out[0 .. sections-1] (each a new handle to free). Errors: ND_ERR_ARG
+ * for sections <= 0, a NULL out or a bad axis; ND_ERR_SHAPE when the axis
+ * length is not a multiple of sections. On error every out[i] is NULL. */
+ND_API nd_status nd_split(nd_array *a, int sections, int axis, nd_array **out);
+/* np.array_split: as nd_split, but the length need not divide: the first
+ * len % sections parts are one longer. */
+ND_API nd_status nd_array_split(nd_array *a, int sections, int axis, nd_array **out);
+/* np.split(a, indices, axis): n indices give n + 1 views a[:i0], a[i0:i1],
+ * ..., a[i(n-1):] along axis (Python slice rules: negative indices count
+ * from the end, out-of-range ones clip, a decreasing pair gives an empty
+ * part), written to out[0 .. n]. */
+ND_API nd_status nd_split_at(nd_array *a, int n, const int64_t *indices, int axis,
+                             nd_array **out);
+
+/* Joins of n arrays (dtypes promote as nd_concatenate; a weak scalar is a
+ * 0-d array of its Python type's dtype). np.hstack: 1-d (and 0-d) inputs
+ * join end to end, others along axis 1. */
+ND_API nd_array *nd_hstack(int n, nd_array *const *arrays);
+/* np.vstack: inputs as at least 2-d ((k,) becomes (1, k)), joined on axis 0. */
+ND_API nd_array *nd_vstack(int n, nd_array *const *arrays);
+/* np.dstack: inputs as at least 3-d ((k,) becomes (1, k, 1), (m, k) becomes
+ * (m, k, 1)), joined on axis 2. */
+ND_API nd_array *nd_dstack(int n, nd_array *const *arrays);
+/* np.column_stack: 0-d and 1-d inputs become columns ((k,) -> (k, 1)),
+ * others stay; joined on axis 1. */
+ND_API nd_array *nd_column_stack(int n, nd_array *const *arrays);
+
+/* np.diff(a, n, axis): the n-th difference along axis (a[1:] - a[:-1],
+ * n times; the axis shrinks by n, to 0 at most). Result dtype as nd_sub;
+ * bool uses != (NumPy's xor). n = 0 returns a view of a. Errors: ND_ERR_ARG
+ * for n < 0, a 0-d array or a bad axis. */
+ND_API nd_array *nd_diff(nd_array *a, int n, int axis);
+/* np.ediff1d(a, to_end, to_begin): the differences of a flattened, with the
+ * flattened to_begin in front and to_end behind (either may be NULL), in
+ * a's dtype. Errors: ND_ERR_DTYPE for bool a (NumPy has no bool subtract)
+ * and for to_begin/to_end that do not cast to a's dtype under NumPy's
+ * same_kind rule (float into int, signed into unsigned, ... ). */
+ND_API nd_array *nd_ediff1d(nd_array *a, nd_array *to_end, nd_array *to_begin);
 
 #ifdef __cplusplus
 }

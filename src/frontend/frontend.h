@@ -130,6 +130,8 @@ nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t 
 nd_array *nd_fe_reshape(const char *fn, nd_array *a, int ndim, const int64_t *shape);
 nd_array *nd_fe_concatenate(const char *fn, int n, nd_array *const *arrays, int axis);
 nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src);
+/* NumPy matmul (a fused sum for two float vectors), errors named by fn. */
+nd_array *nd_fe_matmul(const char *fn, nd_array *a, nd_array *b);
 
 /* The NumPy index-string grammar of nd_view applied to a view. */
 int nd_index_apply(const char *fn, const char *index, int ndim, const int64_t *shape,

@@ -123,6 +123,8 @@ static nd_array *product(const char *fn, nd_array *a, nd_array *b) {
     return matmul_impl(fn, a, b);
 }
 
+nd_array *nd_fe_matmul(const char *fn, nd_array *a, nd_array *b) { return product(fn, a, b); }
+
 nd_array *nd_matmul(nd_array *a, nd_array *b) {
     ND_API_GUARD();
     static const char fn[] = "nd_matmul";
