@@ -208,8 +208,8 @@ static void draw_kernel(nd_kernel *k, int ndim, const int64_t *shape, nd_ir_acce
     idx->offset = off;
     memcpy(idx->strides, st, sizeof(int64_t) * ndim);
     pd[0] = pd[1] = ND_UINT64;
-    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0};
-    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1};
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0};
+    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1, 0};
     k->n_slots = 1;
     k->n_params = 2;
     k->param_dtypes = pd;
@@ -391,11 +391,11 @@ static void test_pi(int64_t n, nd_dtype count) {
     idx.strides[0] = 1;
     uint8_t pd[4] = {ND_UINT64, ND_UINT64, ND_UINT64, ND_FLOAT32};
     nd_ir_inst ins[] = {
-        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1},
-        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0},
-        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0},
-        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0},
-        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0},
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1, 0},
+        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2, 0}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0, 0},
+        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0, 0},
+        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0, 0},
     };
     k.n_slots = 1;
     k.n_params = 4;
@@ -468,15 +468,15 @@ static void test_stencil(int64_t rows, int64_t cols, int n, const int64_t (*nb)[
         loads[j].offset = (h + nb[j][0]) * W + h + nb[j][1];
         loads[j].strides[0] = W;
         loads[j].strides[1] = 1;
-        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0};
+        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0, 0};
     }
     int ni = n, acc = 0;
     for (int j = 1; j < n; j++, ni++) {
-        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0};
+        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0, 0};
         acc = ni;
     }
-    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0};
-    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0};
+    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0};
+    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0, 0};
     ni++;
     st.slot = 1;
     st.dtype = ND_FLOAT32;
