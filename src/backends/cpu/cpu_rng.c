@@ -231,8 +231,19 @@ void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stre
             for (int64_t i = 0; i < c; i++)
                 o[i] = nd_philox_int64(w[2 * i], w[2 * i + 1], range, seed, stream, (uint64_t)x[i]);
         } else {
-            uint32_t *o = (uint32_t *)out + i0;
-            for (int64_t i = 0; i < c; i++) o[i] = nd_philox_int32(w[i], range, seed, stream, (uint64_t)x[i]);
+            /* Candidates in a loop the compiler vectorises; the rare
+             * rejected elements (low part below t) redone one by one. */
+            uint32_t *o = (uint32_t *)out + i0, r32 = (uint32_t)range;
+            uint32_t t = r32 ? (0u - r32) % r32 : 0u;
+            int any = 0;
+            for (int64_t i = 0; i < c; i++) {
+                uint64_t m = (uint64_t)w[i] * range;
+                o[i] = (uint32_t)(m >> 32);
+                any |= (uint32_t)m < t;
+            }
+            for (int64_t i = 0; any && i < c; i++)
+                if ((uint32_t)((uint64_t)w[i] * range) < t)
+                    o[i] = nd_philox_int32(w[i], range, seed, stream, (uint64_t)x[i]);
         }
     }
 }
