@@ -37,6 +37,7 @@ typedef struct {
 static const suite_workload *const workloads[] = {
     &suite_chain, &suite_black_scholes, &suite_stencil, &suite_small_stencil, &suite_pi,
     &suite_matmul_chain, &suite_dot, &suite_small_ops, &suite_sum, &suite_h2d_sum,
+    &suite_uniform_sum, &suite_integers_sum,
 };
 #define N_WORKLOADS ((int)(sizeof workloads / sizeof workloads[0]))
 

@@ -66,6 +66,7 @@ extern const suite_workload suite_chain, suite_black_scholes, suite_small_ops;
 extern const suite_workload suite_stencil, suite_small_stencil;
 extern const suite_workload suite_pi, suite_matmul_chain, suite_dot, suite_sum;
 extern const suite_workload suite_h2d_sum;
+extern const suite_workload suite_uniform_sum, suite_integers_sum; /* nd_suite_random.c */
 
 /* ----------------------------------------- shared by the workloads (nd_suite_check.c) */
 

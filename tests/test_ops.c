@@ -195,11 +195,11 @@ static void build_case(op_case *c, nd_op op, nd_dtype cast_from, ndt_rng *r) {
         for (int q = 0; q < arity; q++) {
             c->slot_in[p][q] = slot;
             access_1d(&c->loads[k->n_loads], slot++, opnd[q]);
-            c->insts[k->n_insts++] = (nd_ir_inst){ND_IR_LOAD, (uint8_t)opnd[q], 0, k->n_loads++, 0, 0};
+            c->insts[k->n_insts++] = (nd_ir_inst){ND_IR_LOAD, (uint8_t)opnd[q], 0, k->n_loads++, 0, 0, 0};
         }
         nd_dtype rt = op == ND_OP_CAST ? t : op_result(op, src);
         c->insts[k->n_insts++] = (nd_ir_inst){(uint8_t)op, (uint8_t)rt, 0, first,
-                                              arity > 1 ? first + 1 : 0, arity > 2 ? first + 2 : 0};
+                                              arity > 1 ? first + 1 : 0, arity > 2 ? first + 2 : 0, 0};
         c->slot_out[p] = slot;
         access_1d(&c->stores[k->n_stores].at, slot++, rt);
         c->stores[k->n_stores++].value = k->n_insts - 1;
@@ -479,8 +479,9 @@ static int run_emulated(void *ctx, op_case *c, void **host) {
 static int nvrtc_compiles(const char *src) {
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, src, "ops.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
-    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space"};
-    nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+    const char *inc = nd_cuda_include_option(); /* cuRAND's Philox header */
+    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space", inc};
+    nvrtcResult r = nvrtcCompileProgram(prog, inc[0] ? 4 : 3, opts);
     if (r != NVRTC_SUCCESS) {
         size_t n = 0;
         nvrtcGetProgramLogSize(prog, &n);
@@ -508,7 +509,11 @@ Test(ops, cuda_emulated, .timeout = 600) {
     nd_strbuf cu = {0}, cpp = {0};
     nd_strbuf_printf(&cpp, "#include \"%s/src/backends/cuda/tests/emulate_shim.h\"\n", NDT_SOURCE_ROOT);
     /* every kernel in one translation unit, each in its own namespace (its
-     * prelude and element functions included), so one compile serves all */
+     * prelude and element functions included), so one compile serves all;
+     * the preludes' one include (cuRAND's Philox) goes first, at global
+     * scope, so that it declares its functions for every namespace */
+    nd_strbuf_printf(&cu, "#include <curand_philox4x32_x.h>\n");
+    nd_strbuf_printf(&cpp, "#include <curand_philox4x32_x.h>\n");
     for (int ci = 0; ci < g_n_cases; ci++) {
         char *src = NULL;
         cr_assert_eq(nd_cuda_kernel_info(&g_cases[ci].k, &info[ci]), ND_OK, "%s", nd_last_error());
@@ -547,8 +552,8 @@ Test(ops, cuda_emulated, .timeout = 600) {
     fputs(cpp.buf, f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC -o '%s' '%s' -lpthread",
-             so, path);
+             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC %s -o '%s' '%s' -lpthread",
+             nd_cuda_include_option(), so, path);
     int rc = system(cmd);
     cr_assert_eq(rc, 0, "g++ failed on %s", path);
     void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);

@@ -40,6 +40,12 @@ typedef enum {
                          u1 = 1 - U(first half) in (0,1],
                          u2 = U(second half),
                          sqrt(-2 ln u1) * cos(2 pi u2), in dtype            */
+    ND_IR_RAND_INTEGER, /* a, b, c as above, d = param (u) range r >= 1;
+                         dtype ND_UINT32 (k = 1 word, r <= 2^32) or
+                         ND_UINT64 (k = 2 words, high word first, r <
+                         2^64): an unbiased integer in [0, r) by Lemire's
+                         multiply-shift with rejection; a rejected draw
+                         redraws from its own calls (common/philox.h)       */
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
 
@@ -54,6 +60,7 @@ typedef struct {
     uint8_t dtype; /* result dtype */
     uint16_t flags; /* ND_IR_* flags */
     int32_t a, b, c; /* operands (SSA indices unless the opcode says else) */
+    int32_t d;       /* ND_IR_RAND_INTEGER's range parameter; else unused (0 or -1) */
 } nd_ir_inst;
 
 /* An affine access into a slot (load or store), or a pure index (INDEX). */

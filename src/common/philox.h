@@ -107,4 +107,79 @@ static inline double nd_philox_normal_f64(uint64_t seed, uint64_t stream, uint64
     return sqrt(-2.0 * log(u1)) * cos(6.28318530717958647692 * u2);
 }
 
+/* Integers in [0, r) (nd_random_integers), unbiased: Lemire's
+ * multiply-shift with rejection ("Fast random integer generation in an
+ * interval", 2019). A draw of b bits (b = 32 for results of up to 32 bits,
+ * 64 for 64-bit ones) is x in [0, 2^b); m = x * r has the candidate
+ * floor(m / 2^b) and the low part l = m mod 2^b. The candidates of the
+ * 2^b mod r values of l below t = (2^b - r) mod r would come once too
+ * often: those draws are rejected and drawn again. At most r < 2^b
+ * values are rejected, so fewer than half the draws (none when r divides
+ * 2^b); a candidate needs t (a division) only when l < r.
+ *
+ * The counters. The first attempt is an ordinary draw of k = b/32 words
+ * (the mapping above: words k*i .. of the (seed, stream) word stream, W =
+ * 4/k indices per call), so a kernel computes each call once for W
+ * elements as it does for uniforms. Attempt a = 1, 2, ... of element i
+ * takes the first k words of the call with counter i (not i / W) and
+ * stream + a * 2^48: a stream of its own for every attempt, a call of its
+ * own for every element and attempt, none of them a call of an ordinary
+ * draw while fewer than 2^48 random calls follow a seed. Each retry
+ * depends only on (seed, stream, i, a), so every backend, thread count and
+ * tiling rejects and redraws the same elements the same way. */
+#define ND_PHILOX_RETRY_SHIFT 48
+
+static inline uint64_t nd_philox_retry_stream(uint64_t stream, uint32_t attempt) {
+    return stream + ((uint64_t)attempt << ND_PHILOX_RETRY_SHIFT);
+}
+
+/* Words per integer draw: 2 for 64-bit results, else 1. */
+static inline int nd_philox_int_words(int wide) { return wide ? 2 : 1; }
+
+/* High 64 bits of a * b, in 32-bit halves (no 128-bit type needed). */
+static inline uint64_t nd_mulhi64(uint64_t a, uint64_t b) {
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+/* [0, r), 1 <= r <= 2^32, from the first attempt's word x. */
+static inline uint32_t nd_philox_int32(uint32_t x, uint64_t r, uint64_t seed, uint64_t stream,
+                                       uint64_t index) {
+    uint64_t m = (uint64_t)x * r;
+    if ((uint32_t)m < r) {
+        uint32_t r32 = (uint32_t)r; /* 0 for r = 2^32, which rejects nothing */
+        uint32_t t = r32 ? (0u - r32) % r32 : 0u;
+        for (uint32_t a = 1; (uint32_t)m < t; a++)
+            m = (uint64_t)nd_philox4x32_10(seed, index, nd_philox_retry_stream(stream, a)).x[0] * r;
+    }
+    return (uint32_t)(m >> 32);
+}
+
+/* [0, r), 1 <= r < 2^64, from the first attempt's words (x0 the high half). */
+static inline uint64_t nd_philox_int64(uint32_t x0, uint32_t x1, uint64_t r, uint64_t seed,
+                                       uint64_t stream, uint64_t index) {
+    uint64_t x = (uint64_t)x0 << 32 | x1, l = x * r;
+    if (l < r) {
+        uint64_t t = (0u - r) % r;
+        for (uint32_t a = 1; l < t; a++) {
+            nd_philox4x32 q = nd_philox4x32_10(seed, index, nd_philox_retry_stream(stream, a));
+            x = (uint64_t)q.x[0] << 32 | q.x[1];
+            l = x * r;
+        }
+    }
+    return nd_mulhi64(x, r);
+}
+
+/* The integer draw at `index` by the mapping above (a reference for tests
+ * and the backends: wide = 64-bit result). */
+static inline uint64_t nd_philox_integer(int wide, uint64_t r, uint64_t seed, uint64_t stream,
+                                         uint64_t index) {
+    uint32_t x[2] = {0, 0};
+    nd_philox_draw_words(x, nd_philox_int_words(wide), seed, stream, index);
+    return wide ? nd_philox_int64(x[0], x[1], r, seed, stream, index)
+                : nd_philox_int32(x[0], r, seed, stream, index);
+}
+
 #endif

@@ -29,8 +29,15 @@ typedef enum {
 /* ND_RANDOM_UNIFORM01 is nd_random_uniform(.., 0, 1): the draw itself, where
  * the general uniform scales and shifts it (lo + (hi - lo) * u, which is u
  * bit for bit then). A kind of its own because kernels are keyed by their
- * structure, never by parameter values. */
-typedef enum { ND_RANDOM_UNIFORM, ND_RANDOM_NORMAL, ND_RANDOM_UNIFORM01 } nd_random_kind;
+ * structure, never by parameter values. ND_RANDOM_INTEGERS is
+ * nd_random_integers: params[2].u = hi - lo (the range, >= 1), params[3].u =
+ * lo's bits; the value is lo + an unbiased draw in [0, range) (philox.h). */
+typedef enum {
+    ND_RANDOM_UNIFORM,
+    ND_RANDOM_NORMAL,
+    ND_RANDOM_UNIFORM01,
+    ND_RANDOM_INTEGERS
+} nd_random_kind;
 
 /* A view of a buffer at a version, or a constant (buf == NULL). For MAP and
  * STORE nodes its ndim/shape equal the node's (broadcast strides are 0); for

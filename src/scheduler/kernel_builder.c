@@ -94,7 +94,7 @@ void nd_xform_identity(nd_xform *t, int ndim) {
 static uint64_t inst_hash(const nd_ir_inst *i) {
     uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)i->flags << 16 | (uint64_t)i->op << 8 | i->dtype);
     h = nd_hash_u64(h, (uint64_t)(uint32_t)i->a << 32 | (uint32_t)i->b);
-    return nd_hash_u64(h, (uint32_t)i->c);
+    return nd_hash_u64(h, (uint64_t)(uint32_t)i->c << 32 | (uint32_t)i->d);
 }
 
 static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
@@ -113,10 +113,11 @@ static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
     return 1;
 }
 
-static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b,
-                            int32_t c, uint16_t flags) {
-    if (a < -1 || b < -1 || c < -1) return -2; /* an operand already failed */
-    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c};
+/* Instruction (op, dtype, a, b, c, d), or an equal earlier one. */
+static int32_t emit4(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c,
+                     int32_t d, uint16_t flags) {
+    if (a < -1 || b < -1 || c < -1 || d < -1) return -2; /* an operand already failed */
+    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c, d};
     if (kb->n_insts * 2 >= kb->cap_cse && !cse_rehash(kb, kb->cap_cse ? kb->cap_cse * 2 : 64))
         return out_of_memory(kb, -2);
     uint64_t h = inst_hash(&in);
@@ -124,7 +125,7 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
     while (kb->cse[s] >= 0) {
         const nd_ir_inst *o = &kb->insts[kb->cse[s]];
         if (o->op == in.op && o->dtype == in.dtype && o->flags == flags && o->a == a && o->b == b &&
-            o->c == c)
+            o->c == c && o->d == d)
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
@@ -133,6 +134,11 @@ static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32
     kb->insts[kb->n_insts] = in;
     kb->cse[s] = kb->n_insts;
     return kb->n_insts++;
+}
+
+static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b,
+                            int32_t c, uint16_t flags) {
+    return emit4(kb, op, dtype, a, b, c, -1, flags);
 }
 
 static int32_t emit(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c) {
@@ -371,6 +377,16 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
                          start, -1);
         return nd_kb_cast(kb, v, dt);
     }
+    if (p->op == ND_RANDOM_INTEGERS) {
+        /* lo + draw in [0, range), added in unsigned arithmetic (which
+         * wraps: the sum is the value in the dtype's own bits), then cast. */
+        nd_dtype ud = nd_dtype_size(dt) == 8 ? ND_UINT64 : ND_UINT32;
+        int32_t seed = param_index(kb, base, ND_UINT64), stream = param_index(kb, base + 1, ND_UINT64);
+        int32_t range = param_index(kb, base + 2, ND_UINT64);
+        int32_t off = emit4(kb, ND_IR_RAND_INTEGER, ud, idx, seed, stream, range, 0);
+        int32_t v = emit(kb, ND_OP_ADD, ud, off, param_value(kb, base + 3, ud), -1);
+        return nd_kb_cast(kb, v, dt);
+    }
     /* RANDOM: draws in float64 for float64 output, float32 otherwise. */
     nd_dtype cd = dt == ND_FLOAT64 ? ND_FLOAT64 : ND_FLOAT32;
     /* Random instructions name their seed and stream parameters directly. */
@@ -544,15 +560,18 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
             int ar = in->op < ND_NUM_ELEMENTWISE_OPS ? nd_op_arity((nd_op)in->op) : 1;
             int32_t oa = in->a >= 0 ? map[in->a] : -1;
             int32_t ob = in->b, oc = in->c;
-            if (in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL) {
-                /* b and c name parameters, not values */
+            int32_t od = -1;
+            if (in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL ||
+                in->op == ND_IR_RAND_INTEGER) {
+                /* b, c (and d) name parameters, not values */
                 ob = param_index(a, b->params[in->b], ND_UINT64);
                 oc = param_index(a, b->params[in->c], ND_UINT64);
+                if (in->op == ND_IR_RAND_INTEGER) od = param_index(a, b->params[in->d], ND_UINT64);
             } else {
                 ob = ar >= 2 && in->b >= 0 ? map[in->b] : -1;
                 oc = ar >= 3 && in->c >= 0 ? map[in->c] : -1;
             }
-            r = emit_flagged(a, in->op, (nd_dtype)in->dtype, oa, ob, oc, in->flags);
+            r = emit4(a, in->op, (nd_dtype)in->dtype, oa, ob, oc, od, in->flags);
         }
         if (r < 0) {
             free(map);
@@ -631,6 +650,8 @@ static void name_kernel(nd_kernel *k) {
             l = "uniform";
         else if (op == ND_IR_RAND_NORMAL)
             l = "normal";
+        else if (op == ND_IR_RAND_INTEGER)
+            l = "integers";
         if (!l || l == last) continue;
         size_t n = strlen(l);
         if (len + n + 2 >= cap - 8) break;

@@ -56,6 +56,10 @@ void nd_cpu_vlog(double *restrict o, const double *a, int64_t n);
  * checked). s0, s1, s2: scratch of ND_CPU_REG_BYTES each. */
 void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, const int64_t *ix,
                       int consecutive, void *out, int64_t n, char *s0, char *s1, char *s2);
+/* The integer draws in [0, range) at ix[0..n) (common/philox.h's Lemire
+ * draws), uint64 (`wide`) or uint32, into out; scratch as above. */
+void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stream, const int64_t *ix,
+                          int consecutive, void *out, int64_t n, char *s0, char *s1);
 
 /* The worker pool: runs fn(arg, worker) on `n` workers including the caller
  * (worker 0) and returns when all are done. */

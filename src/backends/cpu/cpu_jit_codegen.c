@@ -248,7 +248,7 @@ static int analyse(gen *g) {
     for (int j = n - 1; j >= 0; j--) {
         const cpu_inst *pi = &p->insts[j];
         if (!g->need[j]) continue;
-        if (pi->kind == PI_RAND_U || pi->kind == PI_RAND_N) return -1; /* interpreted */
+        if (pi->kind == PI_RAND_U || pi->kind == PI_RAND_N || pi->kind == PI_RAND_I) return -1; /* interpreted */
         for (int q = 0; q < pi->n_ops; q++) g->need[pi->ops[q]] = 1;
     }
     int loop = 0, np = 0;

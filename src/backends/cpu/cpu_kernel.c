@@ -128,6 +128,24 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             pi->out_cast = pi->cdtype != dt ? nd_cpu_cast_fn(pi->cdtype, dt) : NULL;
             continue;
         }
+        if (in->op == ND_IR_RAND_INTEGER) {
+            if (in->a < 0 || in->a >= j || inst_dtype(k, in->a) != ND_INT64)
+                return bad_ir(k, j, "random draw needs an earlier int64 index");
+            if (in->b < 0 || in->b >= k->n_params || in->c < 0 || in->c >= k->n_params ||
+                in->d < 0 || in->d >= k->n_params)
+                return bad_ir(k, j, "random seed/stream/range parameter out of range");
+            if (dt != ND_UINT32 && dt != ND_UINT64) return bad_ir(k, j, "integer draw is not uint32/uint64");
+            if (params[in->d].u == 0 || (dt == ND_UINT32 && params[in->d].u > (uint64_t)1 << 32))
+                return bad_ir(k, j, "integer draw range out of range");
+            pi->kind = PI_RAND_I;
+            pi->n_ops = 1;
+            pi->ops[0] = in->a;
+            pi->seed = params[in->b].u;
+            pi->stream = params[in->c].u;
+            pi->range = params[in->d].u;
+            pi->cdtype = dt;
+            continue;
+        }
         if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad_ir(k, j, "unknown opcode");
         int op = in->op, ar = nd_op_arity((nd_op)op);
         int opnd[3] = {in->a, in->b, in->c};
@@ -386,6 +404,14 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
                              (const int64_t *)vals[pi->ops[0]], consecutive,
                              pi->out_cast ? scr[3] : r, len, scr[0], scr[1], scr[2]);
             if (pi->out_cast) pi->out_cast(r, scr[3], NULL, NULL, len);
+            vals[j] = r;
+            break;
+        }
+        case PI_RAND_I: {
+            const cpu_inst *xi = &p->insts[pi->ops[0]];
+            int consecutive = single && xi->kind == PI_INDEX && p->indices[xi->aux].st[n - 1] == 1;
+            nd_cpu_rand_int_tile(pi->dtype == ND_UINT64, pi->range, pi->seed, pi->stream,
+                                 (const int64_t *)vals[pi->ops[0]], consecutive, r, len, scr[0], scr[1]);
             vals[j] = r;
             break;
         }

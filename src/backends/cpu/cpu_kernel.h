@@ -19,7 +19,7 @@ typedef struct {
     int64_t st[ND_MAX_DIMS];
 } cpu_access;
 
-enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N };
+enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I };
 
 typedef struct {
     int kind;
@@ -33,7 +33,7 @@ typedef struct {
     nd_cpu_fn out_cast; /* cdtype -> dtype, or NULL */
     int reg;         /* register of the result */
     int aux;         /* load / index number; PARAM: parameter number */
-    uint64_t seed, stream;
+    uint64_t seed, stream, range; /* random draws; range: integers */
     nd_scalar_bits param;
 } cpu_inst;
 

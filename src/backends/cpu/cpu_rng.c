@@ -218,3 +218,32 @@ void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, cons
         for (int64_t i = 0; i < c; i++) o[i] = sq[i] * cs[i];
     }
 }
+
+void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stream, const int64_t *ix,
+                          int consecutive, void *out, int64_t n, char *s0, char *s1) {
+    const int k = nd_philox_int_words(wide);
+    for (int64_t i0 = 0; i0 < n; i0 += RNG_CHUNK) {
+        int64_t c = n - i0 < RNG_CHUNK ? n - i0 : RNG_CHUNK;
+        const uint32_t *w = chunk_words(k, ix + i0, c, consecutive, seed, stream, s0, (uint32_t *)s1);
+        const int64_t *x = ix + i0;
+        if (wide) {
+            uint64_t *o = (uint64_t *)out + i0;
+            for (int64_t i = 0; i < c; i++)
+                o[i] = nd_philox_int64(w[2 * i], w[2 * i + 1], range, seed, stream, (uint64_t)x[i]);
+        } else {
+            /* Candidates in a loop the compiler vectorises; the rare
+             * rejected elements (low part below t) redone one by one. */
+            uint32_t *o = (uint32_t *)out + i0, r32 = (uint32_t)range;
+            uint32_t t = r32 ? (0u - r32) % r32 : 0u;
+            int any = 0;
+            for (int64_t i = 0; i < c; i++) {
+                uint64_t m = (uint64_t)w[i] * range;
+                o[i] = (uint32_t)(m >> 32);
+                any |= (uint32_t)m < t;
+            }
+            for (int64_t i = 0; any && i < c; i++)
+                if ((uint32_t)((uint64_t)w[i] * range) < t)
+                    o[i] = nd_philox_int32(w[i], range, seed, stream, (uint64_t)x[i]);
+        }
+    }
+}

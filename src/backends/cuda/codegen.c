@@ -145,6 +145,11 @@ static nd_status validate(const nd_kernel *k) {
         case ND_IR_INDEX:
             if (in->a < 0 || in->a >= k->n_indices) return bad(k, "INDEX map out of range", j);
             break;
+        case ND_IR_RAND_INTEGER:
+            if (in->d < 0 || in->d >= k->n_params) return bad(k, "RAND range parameter out of range", j);
+            if (in->dtype != ND_UINT32 && in->dtype != ND_UINT64)
+                return bad(k, "RAND_INTEGER dtype is not uint32 or uint64", j);
+            /* fall through */
         case ND_IR_RAND_UNIFORM:
         case ND_IR_RAND_NORMAL:
             if (in->a < 0 || in->a >= j) return bad(k, "RAND index operand out of range", j);
@@ -466,6 +471,24 @@ static void emit_draw(nd_strbuf *sb, const body_ctx *c, int j) {
     char idx[ND_CUDA_MAX_GROUP][32], words[ND_CUDA_MAX_GROUP][4][ND_CUDA_WORD_EXPR], q[640], e[1200], v[32];
     for (int p = 0; p < c->G; p++) value_name(idx[p], sizeof idx[p], c, in->a, p);
     nd_cuda_emit_draw_words(sb, k, j, c->G, c->gax, idx, words);
+    if (in->op == ND_IR_RAND_INTEGER) {
+        /* Lemire's multiply-shift; a rejection redraws from the element's
+         * own calls (ndk_int32/ndk_int64, common/philox.h's layout). */
+        char args[200];
+        fmt(args, sizeof args, "A.w[%d], A.w[%d], A.w[%d]", k->n_slots + in->d, k->n_slots + in->b,
+            k->n_slots + in->c);
+        for (int p = 0; p < c->G; p++) {
+            char(*w)[ND_CUDA_WORD_EXPR] = words[p];
+            value_name(v, sizeof v, c, j, p);
+            if (t == ND_UINT64)
+                nd_strbuf_printf(sb, "  const %s %s = ndk_int64(%s, %s, %s, (unsigned long long)%s);\n", reg_types[t],
+                                 v, w[0], w[1], args, idx[p]);
+            else
+                nd_strbuf_printf(sb, "  const %s %s = ndk_int32(%s, %s, (unsigned long long)%s);\n", reg_types[t], v,
+                                 w[0], args, idx[p]);
+        }
+        return;
+    }
     int normal = in->op == ND_IR_RAND_NORMAL, wide = t == ND_FLOAT64 || dclass(t) != 'f';
     for (int p = 0; p < c->G; p++) {
         char(*w)[ND_CUDA_WORD_EXPR] = words[p];
@@ -620,7 +643,8 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
     nd_strbuf_printf(sb, ") {\n");
     for (int j = 0; j < k->n_insts; j++) {
         int op = k->insts[j].op;
-        if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL) emit_draw(sb, &c, j);
+        if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL || op == ND_IR_RAND_INTEGER)
+            emit_draw(sb, &c, j);
         else
             for (int p = 0; p < (c.uniform[j] ? 1 : G); p++) emit_inst(sb, &c, j, p);
     }

@@ -26,13 +26,14 @@
 typedef enum { RNG_EACH, RNG_FIXED, RNG_RUNTIME } rng_mode;
 
 static int is_draw(const nd_ir_inst *in) {
-    return in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL;
+    return in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL || in->op == ND_IR_RAND_INTEGER;
 }
 
 /* Words per draw (k) of instruction j: float64 (and non-float) results draw
- * in float64. */
+ * in float64; integers take one word (uint32) or two (uint64). */
 static int draw_words(const nd_kernel *k, int j) {
     nd_dtype t = (nd_dtype)k->insts[j].dtype;
+    if (k->insts[j].op == ND_IR_RAND_INTEGER) return nd_philox_int_words(t == ND_UINT64);
     int wide = t == ND_FLOAT64 || !nd_dtype_is_float(t);
     return nd_philox_words(wide, k->insts[j].op == ND_IR_RAND_NORMAL);
 }

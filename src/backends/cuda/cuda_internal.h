@@ -31,7 +31,7 @@
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 11u
+#define ND_CUDA_CODEGEN_VERSION 12u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -194,6 +194,9 @@ nd_status nd_cuda_kcache_get_source(nd_cuda_kcache *c, uint64_t key, const char 
                                     const char *src, cudaLibrary_t *out);
 /* Compiles src for sm_<arch> into a CUBIN (malloc'd). On a compile error
  * the source and log are saved and ND_ERR_COMPILE names the file. */
+/* "-I<dir>" of the toolkit headers the kernels include (kernel_cache.c), or
+ * "" when none was found (NVRTC then names the missing header). */
+const char *nd_cuda_include_option(void);
 nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, const char *save_dir,
                                 void **cubin, size_t *cubin_len);
 

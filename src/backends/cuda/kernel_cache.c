@@ -5,6 +5,7 @@
  * header so a truncated or corrupt file is recompiled rather than loaded.
  * Files are written to a temporary name, fsync'd and renamed, so readers
  * (other processes included) never see a partial file. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -126,6 +127,51 @@ static void save_failed(const nd_cuda_kcache *c, const char *what, const char *s
     fclose(f);
 }
 
+/* The generated kernels include cuRAND's Philox (curand_philox4x32_x.h),
+ * which NVRTC finds only on an include path: the first directory holding
+ * it of $ND_CUDA_INCLUDE, $CUDA_PATH/include, $CUDA_HOME/include, the
+ * include directory beside the NVRTC library in use, the toolkit's at
+ * build time and /usr/local/cuda/include. Found once; "" when none. */
+static char include_option[1100];
+static pthread_once_t include_once = PTHREAD_ONCE_INIT;
+
+/* Sets include_option to prefix + suffix when that holds the header. */
+static int try_include(const char *prefix, const char *suffix) {
+    char path[1100];
+    if (!prefix) return 0;
+    int n = snprintf(path, sizeof path, "%s%s/curand_philox4x32_x.h", prefix, suffix);
+    if (n < 0 || (size_t)n >= sizeof path || access(path, R_OK) != 0) return 0;
+    n = snprintf(include_option, sizeof include_option, "-I%s%s", prefix, suffix);
+    if (n < 0 || (size_t)n >= sizeof include_option) include_option[0] = 0;
+    return include_option[0] != 0;
+}
+
+static void find_include(void) {
+    if (try_include(getenv("ND_CUDA_INCLUDE"), "") || try_include(getenv("CUDA_PATH"), "/include") ||
+        try_include(getenv("CUDA_HOME"), "/include"))
+        return;
+    Dl_info info;
+    if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname) {
+        /* .../lib64/libnvrtc.so.N -> .../include */
+        char lib[1024];
+        int n = snprintf(lib, sizeof lib, "%s", info.dli_fname);
+        char *slash = n > 0 && (size_t)n < sizeof lib ? strrchr(lib, '/') : NULL;
+        if (slash) {
+            *slash = 0;
+            if (try_include(lib, "/../include")) return;
+        }
+    }
+#ifdef ND_CUDA_INCLUDE_DIR
+    if (try_include(ND_CUDA_INCLUDE_DIR, "")) return;
+#endif
+    try_include("/usr/local/cuda", "/include");
+}
+
+const char *nd_cuda_include_option(void) {
+    pthread_once(&include_once, find_include);
+    return include_option;
+}
+
 nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, const char *save_dir, void **cubin,
                                 size_t *cubin_len) {
     *cubin = NULL;
@@ -140,8 +186,9 @@ nd_status nd_cuda_nvrtc_compile(const char *src, const char *what, int arch, con
     /* FMA contraction stays on (NVRTC's default): float results agree with
      * the CPU within rounding, and instructions flagged ND_IR_EXACT (the
      * random-number transforms) use _rn intrinsics, which never contract. */
-    const char *opts[] = {archopt, "--std=c++17", "-lineinfo", "--device-as-default-execution-space"};
-    r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    const char *inc = nd_cuda_include_option();
+    const char *opts[] = {archopt, "--std=c++17", "-lineinfo", "--device-as-default-execution-space", inc};
+    r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]) - (inc[0] ? 0 : 1), opts);
     if (r != NVRTC_SUCCESS) {
         size_t log_len = 0;
         char *log = NULL;

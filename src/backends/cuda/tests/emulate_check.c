@@ -36,8 +36,9 @@ static int test_no;
 static int nvrtc_check(const char *src, const char *name) {
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
-    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space"};
-    nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space",
+                          "-I" ND_EMU_CUDA_INCLUDE};
+    nvrtcResult r = nvrtcCompileProgram(prog, 4, opts);
     if (r != NVRTC_SUCCESS) {
         size_t n;
         nvrtcGetProgramLogSize(prog, &n);
@@ -105,8 +106,8 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
     char so[300], cmd[1024];
     snprintf(so, sizeof so, "%s/t%03d.so", workdir, test_no);
     snprintf(cmd, sizeof cmd,
-             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC -o %s %s -lpthread",
-             so, path);
+             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC -I%s -o %s %s -lpthread",
+             ND_EMU_CUDA_INCLUDE, so, path);
     if (system(cmd)) {
         printf("g++ failed for %s\n", path);
         fails++;
@@ -208,8 +209,8 @@ static void draw_kernel(nd_kernel *k, int ndim, const int64_t *shape, nd_ir_acce
     idx->offset = off;
     memcpy(idx->strides, st, sizeof(int64_t) * ndim);
     pd[0] = pd[1] = ND_UINT64;
-    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0};
-    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1};
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0};
+    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1, 0};
     k->n_slots = 1;
     k->n_params = 2;
     k->param_dtypes = pd;
@@ -274,6 +275,64 @@ static void test_elem(int ndim, const int64_t *shape, int64_t off, const int64_t
         }
         CHECK(bad == 0, "test %d %s off %lld vec %d: %d of %lld wrong", test_no, k.name, (long long)off, vec,
               bad, (long long)n);
+        free(out);
+    }
+}
+
+/* out[row-major] = lo + integer draw in [0, range) at map(i) (uint32: one
+ * word; uint64: two), every path; exact against nd_philox_integer (the
+ * ranges reject about half the first draws, so the retry loop runs). */
+static void test_int_elem(int ndim, const int64_t *shape, int64_t off, const int64_t *st, int wide,
+                          uint64_t range) {
+    test_no++;
+    nd_dtype t = wide ? ND_UINT64 : ND_UINT32;
+    int64_t n = 1, cst[ND_MAX_DIMS];
+    for (int d = ndim - 1; d >= 0; d--) {
+        cst[d] = n;
+        n *= shape[d];
+    }
+    nd_kernel k;
+    nd_ir_access idx;
+    nd_ir_inst ins[2];
+    uint8_t pd[3];
+    draw_kernel(&k, ndim, shape, &idx, off, st, ins, pd, t, 0);
+    ins[1].op = ND_IR_RAND_INTEGER;
+    ins[1].d = 2;
+    pd[2] = ND_UINT64;
+    k.n_params = 3;
+    snprintf(k.name, sizeof k.name, "integers_%s_%dd", nd_dtype_name(t), ndim);
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at.dtype = (uint8_t)t;
+    memcpy(sto.at.strides, cst, sizeof(int64_t) * ndim);
+    sto.value = 1;
+    k.n_stores = 1;
+    k.stores = &sto;
+    k.hash = 0x1000 + test_no;
+    nd_scalar_bits p[3];
+    p[0].u = SEED;
+    p[1].u = STREAM;
+    p[2].u = range;
+    for (int vec = 0; vec < 2; vec++) {
+        uint64_t *out = calloc((size_t)n + 16, 8);
+        void *slots[1] = {out};
+        if (!emulate(&k, slots, p, vec)) {
+            CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+            free(out);
+            return;
+        }
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t ix[ND_MAX_DIMS];
+            uint64_t x = (uint64_t)map_at(&idx, ndim, shape, i, ix);
+            uint64_t w = nd_philox_integer(wide, range, SEED, STREAM, x);
+            uint64_t g = wide ? out[i] : ((const uint32_t *)out)[i];
+            if (g != w && bad++ < 3)
+                printf("   t%d %s vec %d elem %lld (index %lld): %llu want %llu\n", test_no, k.name, vec, (long long)i,
+                       (long long)x, (unsigned long long)g, (unsigned long long)w);
+        }
+        CHECK(bad == 0, "test %d %s off %lld vec %d: %d of %lld wrong", test_no, k.name, (long long)off, vec, bad,
+              (long long)n);
         free(out);
     }
 }
@@ -391,11 +450,11 @@ static void test_pi(int64_t n, nd_dtype count) {
     idx.strides[0] = 1;
     uint8_t pd[4] = {ND_UINT64, ND_UINT64, ND_UINT64, ND_FLOAT32};
     nd_ir_inst ins[] = {
-        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1},
-        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0},
-        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0},
-        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0},
-        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0},
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1, 0},
+        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2, 0}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0, 0},
+        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0, 0},
+        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0, 0},
     };
     k.n_slots = 1;
     k.n_params = 4;
@@ -468,15 +527,15 @@ static void test_stencil(int64_t rows, int64_t cols, int n, const int64_t (*nb)[
         loads[j].offset = (h + nb[j][0]) * W + h + nb[j][1];
         loads[j].strides[0] = W;
         loads[j].strides[1] = 1;
-        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0};
+        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0, 0};
     }
     int ni = n, acc = 0;
     for (int j = 1; j < n; j++, ni++) {
-        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0};
+        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0, 0};
         acc = ni;
     }
-    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0};
-    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0};
+    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0};
+    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0, 0};
     ni++;
     st.slot = 1;
     st.dtype = ND_FLOAT32;
@@ -581,6 +640,19 @@ int main(int argc, char **argv) {
             int64_t bc[2] = {0, 1};
             test_elem(2, sh2c, 5, bc, dts[d], normal); /* broadcast rows */
         }
+    /* integers: fresh, offset, reversed, strided, rows with a runtime residue, transposed */
+    for (int wide = 0; wide < 2; wide++) {
+        const uint64_t range = wide ? ((uint64_t)1 << 63) + 1 : ((uint64_t)1 << 31) + 1;
+        int64_t sh1[1] = {1003}, s1[1] = {1}, sr[1] = {-1}, s3[1] = {3};
+        test_int_elem(1, sh1, 0, s1, wide, range);
+        test_int_elem(1, sh1, 1, s1, wide, range);
+        test_int_elem(1, sh1, 1002, sr, wide, range);
+        test_int_elem(1, sh1, 2, s3, wide, range);
+        test_int_elem(1, sh1, 0, s1, wide, wide ? 10 : (uint64_t)1 << 32);
+        int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, tr[2] = {1, 37};
+        test_int_elem(2, sh2, 0, rm, wide, range);
+        test_int_elem(2, sh2, 0, tr, wide, range);
+    }
     /* reductions */
     for (int d = 2; d < 4; d++)
         for (int normal = 0; normal < 2; normal++) {

@@ -14,6 +14,7 @@
 struct uint4 { unsigned x, y, z, w; };
 struct uint2 { unsigned x, y; };
 static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { uint4 r = {a, b, c, d}; return r; }
+static inline uint2 make_uint2(unsigned a, unsigned b) { uint2 r = {a, b}; return r; }
 struct emu_dim3 { unsigned x, y, z; };
 inline thread_local emu_dim3 threadIdx, blockIdx;
 inline emu_dim3 gridDim;
@@ -41,6 +42,9 @@ template <class T> static T __shfl_down_sync(unsigned, T v, unsigned d) {
 #define __shared__ static
 #define __align__(n) alignas(n)
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
 static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline float __fadd_rn(float a, float b) { return a + b; }
 static inline float __fsub_rn(float a, float b) { return a - b; }
