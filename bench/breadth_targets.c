@@ -16,8 +16,9 @@
  * Each timed run records the expression on a fresh input drawn and synced
  * outside the timed part, then syncs: the time covers recording, running and
  * waiting. Median of RUNS (>= 5) after a warm-up whose answer is checked
- * against the same chain in float64 on the host (1e-5 relative; each op is
- * within 4 ulp of float32).
+ * against the same chain in float64 on the host: 1e-4 relative, since each
+ * op is within 4 ulp of float32 (2.4e-7) and arccosh after cosh amplifies
+ * the error carried to it up to 25 times for these inputs.
  *
  * Usage: breadth_targets [N] [RUNS]
  */
@@ -79,8 +80,9 @@ static double time_runs(run_kind kind, int64_t n, int runs, uint64_t *kernels, i
 {
     double times[64];
     for (int r = -1; r < runs && *ok; r++) {
-        /* arcsin's domain; arccosh(cosh(t)) >= 0 keeps the rest in range. */
-        nd_array *x = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n), 0.05, 0.95);
+        /* arcsin's domain, away from 0: arccosh near 1 multiplies its input's
+         * relative error by about 1/t^2 at t = arcsin(x) (25 at x = 0.2). */
+        nd_array *x = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n), 0.2, 0.95);
         if (nd_sync() != ND_OK) {
             *ok = 0;
             nd_free(x);
@@ -98,7 +100,7 @@ static double time_runs(run_kind kind, int64_t n, int runs, uint64_t *kernels, i
             *ok = 0;
         if (*ok && r < 0 && kind == RUN_CHAIN) {
             double err = chain_error(x, y, n);
-            if (!(err <= 1e-5)) {
+            if (!(err <= 1e-4)) {
                 fprintf(stderr, "breadth_targets: chain wrong (worst relative error %.3e) %s\n",
                         err, nd_last_error());
                 *ok = 0;

@@ -38,6 +38,7 @@ template <class T> static T __shfl_down_sync(unsigned, T v, unsigned d) {
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __launch_bounds__(x)
 #define __shared__ static
 #define __align__(n) alignas(n)
