@@ -1,7 +1,8 @@
 /*
- * breadth_targets.c — the speed targets of the elementwise, reduction and
- * random breadth, on whichever backend nd starts (ND_BACKEND=cuda on the
- * GPU machine):
+ * breadth_targets.c — the speed target of the new unary float ops, on
+ * whichever backend nd starts (ND_BACKEND=cuda on the GPU machine); the
+ * reduction and random targets are bench/reduce_axes.c and the suite's
+ * uniform_sum/integers_sum (bench/nd_suite_random.c):
  *
  *   transcendental_chain  12 of the unary float ops in one chain over
  *                         N float32 (default 2^26):
