@@ -556,3 +556,16 @@ ref_arr *ref_matmul(const ref_arr *a0, const ref_arr *b0, nd_dtype rt, double **
     ref_free(b);
     return o;
 }
+
+void ref_unravel(int64_t f, int nd, const int64_t *shape, int64_t *idx) {
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = shape[d] ? f % shape[d] : 0;
+        f = shape[d] ? f / shape[d] : 0;
+    }
+}
+
+int64_t ref_ravel(const int64_t *idx, int nd, const int64_t *shape) {
+    int64_t f = 0;
+    for (int d = 0; d < nd; d++) f = f * shape[d] + idx[d];
+    return f;
+}

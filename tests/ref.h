@@ -57,6 +57,9 @@ ref_arr *ref_reshape(const ref_arr *a, int ndim, const int64_t *shape); /* copy,
 int ref_broadcast_shapes(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
                          int64_t *out);
 /* Flat index into a of the element that broadcasts to flat index i of shape out. */
+/* Row-major flat index f <-> multi-index idx over shape (empty axes: 0). */
+void ref_unravel(int64_t f, int nd, const int64_t *shape, int64_t *idx);
+int64_t ref_ravel(const int64_t *idx, int nd, const int64_t *shape);
 int64_t ref_bcast_index(const ref_arr *a, int nout, const int64_t *out, int64_t i);
 ref_arr *ref_broadcast_to(const ref_arr *a, int ndim, const int64_t *shape);
 

@@ -7,18 +7,6 @@
 #include <float.h>
 #include <stdint.h>
 
-static void unravel(int64_t f, int nd, const int64_t *shape, int64_t *idx) {
-    for (int d = nd - 1; d >= 0; d--) {
-        idx[d] = shape[d] ? f % shape[d] : 0;
-        f = shape[d] ? f / shape[d] : 0;
-    }
-}
-
-static int64_t ravel(const int64_t *idx, int nd, const int64_t *shape) {
-    int64_t f = 0;
-    for (int d = 0; d < nd; d++) f = f * shape[d] + idx[d];
-    return f;
-}
 
 /* ------------------------------------------------------------ eye, tri */
 
@@ -131,7 +119,7 @@ static ref_arr *triangle_ref(const ref_arr *a, int64_t k, int upper) {
     ref_arr *w = ref_new(a->dt, nd, shape);
     int64_t idx[ND_MAX_DIMS];
     for (int64_t f = 0; f < w->size; f++) {
-        unravel(f, nd, shape, idx);
+        ref_unravel(f, nd, shape, idx);
         __int128 i = idx[nd - 2], j = idx[nd - 1];
         int keep = upper ? j >= i + k : j <= i + k;
         int64_t src = a->ndim == 1 ? idx[1] : f;
@@ -282,11 +270,11 @@ static ref_arr *diagonal_ref(const ref_arr *a, int64_t off, int a1, int a2) {
     ref_arr *w = ref_new(a->dt, o, shape);
     int64_t idx[ND_MAX_DIMS], src[ND_MAX_DIMS];
     for (int64_t f = 0; f < w->size; f++) {
-        unravel(f, o, shape, idx);
+        ref_unravel(f, o, shape, idx);
         int64_t t = idx[o - 1], row = off >= 0 ? t : t - off;
         for (int d = 0, j = 0; d < nd; d++)
             src[d] = d == a1 ? row : d == a2 ? row + off : idx[j++];
-        ref_cast_elem(w, f, a, ravel(src, nd, a->shape));
+        ref_cast_elem(w, f, a, ref_ravel(src, nd, a->shape));
     }
     return w;
 }
@@ -615,7 +603,7 @@ NDT_TEST(creation_matrix, meshgrid_xy_and_ij) {
                 int axis = swap && k < 2 ? 1 - k : k;
                 int64_t idx[3];
                 for (int64_t f = 0; f < w->size; f++) {
-                    unravel(f, n, shape, idx);
+                    ref_unravel(f, n, shape, idx);
                     ref_cast_elem(w, f, rin[k], idx[axis]);
                 }
                 ndt_check(out[k], w, 0, 0, NULL, "meshgrid(n=%d, %s)[%d]", n, ij ? "ij" : "xy", k);
@@ -712,7 +700,7 @@ NDT_TEST(creation_matrix, indices_match_numpy) {
         w = ref_new(dts[c], 4, os);
         int64_t idx[4];
         for (int64_t f = 0; f < w->size; f++) {
-            unravel(f, 4, os, idx);
+            ref_unravel(f, 4, os, idx);
             ref_setd(w, f, (double)idx[1 + idx[0]]);
         }
         ndt_check(g, w, 0, 0, NULL, "indices((%lld,%lld,%lld), %s)", (long long)shapes[c][0],

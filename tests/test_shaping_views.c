@@ -8,28 +8,16 @@
 
 #include <stdint.h>
 
-static void unravel(int64_t f, int nd, const int64_t *shape, int64_t *idx) {
-    for (int d = nd - 1; d >= 0; d--) {
-        idx[d] = shape[d] ? f % shape[d] : 0;
-        f = shape[d] ? f / shape[d] : 0;
-    }
-}
-
-static int64_t ravel(const int64_t *idx, int nd, const int64_t *shape) {
-    int64_t f = 0;
-    for (int d = 0; d < nd; d++) f = f * shape[d] + idx[d];
-    return f;
-}
 
 /* a flipped on the axes in mask. */
 static ref_arr *flip_ref(const ref_arr *a, unsigned mask) {
     ref_arr *w = ref_new(a->dt, a->ndim, a->shape);
     int64_t idx[ND_MAX_DIMS];
     for (int64_t f = 0; f < w->size; f++) {
-        unravel(f, a->ndim, a->shape, idx);
+        ref_unravel(f, a->ndim, a->shape, idx);
         for (int d = 0; d < a->ndim; d++)
             if (mask >> d & 1u) idx[d] = a->shape[d] - 1 - idx[d];
-        ref_cast_elem(w, f, a, ravel(idx, a->ndim, a->shape));
+        ref_cast_elem(w, f, a, ref_ravel(idx, a->ndim, a->shape));
     }
     return w;
 }
@@ -40,9 +28,9 @@ static ref_arr *perm_ref(const ref_arr *a, const int *perm) {
     for (int d = 0; d < a->ndim; d++) shape[d] = a->shape[perm[d]];
     ref_arr *w = ref_new(a->dt, a->ndim, shape);
     for (int64_t f = 0; f < w->size; f++) {
-        unravel(f, a->ndim, shape, idx);
+        ref_unravel(f, a->ndim, shape, idx);
         for (int d = 0; d < a->ndim; d++) src[perm[d]] = idx[d];
-        ref_cast_elem(w, f, a, ravel(src, a->ndim, a->shape));
+        ref_cast_elem(w, f, a, ref_ravel(src, a->ndim, a->shape));
     }
     return w;
 }

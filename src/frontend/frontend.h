@@ -125,6 +125,8 @@ nd_array *nd_fe_full(const char *fn, nd_dtype dtype, int ndim, const int64_t *sh
 nd_array *nd_fe_arange(const char *fn, nd_dtype dtype, double start, double step, int64_t count);
 nd_array *nd_fe_scalar(double v); /* weak float, untracked */
 nd_array *nd_fe_empty(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape);
+/* a viewed by a NumPy index string (nd_view's parser); errors name fn. */
+nd_array *nd_fe_view_index(const char *fn, nd_array *a, const char *index);
 nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t *strides,
                      int64_t offset);
 nd_array *nd_fe_reshape(const char *fn, nd_array *a, int ndim, const int64_t *shape);

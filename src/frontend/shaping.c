@@ -15,12 +15,16 @@ nd_array *nd_view(nd_array *a, const char *index) {
         return NULL;
     }
     if (nd_runtime_ensure() != ND_OK) return NULL;
+    return nd_runtime_track(nd_fe_view_index(fn, a, index));
+}
+
+nd_array *nd_fe_view_index(const char *fn, nd_array *a, const char *index) {
     int nd;
     int64_t shape[ND_MAX_DIMS], strides[ND_MAX_DIMS], off;
     if (nd_index_apply(fn, index, a->ndim, a->shape, a->strides, a->offset, &nd, shape, strides,
                        &off))
         return NULL;
-    return nd_runtime_track(nd_fe_view(a, nd, shape, strides, off));
+    return nd_fe_view(a, nd, shape, strides, off);
 }
 
 /* NumPy's _attempt_nocopy_reshape (C order): strides for the new shape over

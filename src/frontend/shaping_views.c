@@ -301,10 +301,5 @@ nd_array *nd_viewf(nd_array *a, const char *fmt, ...) {
                      fn, fmt, len, VIEWF_MAX - 1);
         return NULL;
     }
-    int nd;
-    int64_t shape[ND_MAX_DIMS], strides[ND_MAX_DIMS], off;
-    if (nd_index_apply(fn, index, a->ndim, a->shape, a->strides, a->offset, &nd, shape, strides,
-                       &off))
-        return NULL;
-    return nd_runtime_track(nd_fe_view(a, nd, shape, strides, off));
+    return nd_runtime_track(nd_fe_view_index(fn, a, index));
 }

@@ -63,6 +63,16 @@ void ndtr_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 #define cr_expect_lt(a, b, ...) NDTR_CHECK(0, (a) < (b), #a " < " #b, __VA_ARGS__)
 #define cr_assert_leq(a, b, ...) NDTR_CHECK(1, (a) <= (b), #a " <= " #b, __VA_ARGS__)
 #define cr_expect_leq(a, b, ...) NDTR_CHECK(0, (a) <= (b), #a " <= " #b, __VA_ARGS__)
+/* As Criterion: |a - b| <= eps (false for NaN). */
+#define NDTR_FLOAT_EQ(a, b, eps) ((b) - (a) <= (eps) && (a) - (b) <= (eps))
+#define cr_assert_float_eq(a, b, eps, ...) \
+    NDTR_CHECK(1, NDTR_FLOAT_EQ(a, b, eps), #a " ~= " #b, __VA_ARGS__)
+#define cr_expect_float_eq(a, b, eps, ...) \
+    NDTR_CHECK(0, NDTR_FLOAT_EQ(a, b, eps), #a " ~= " #b, __VA_ARGS__)
+#define cr_assert_float_neq(a, b, eps, ...) \
+    NDTR_CHECK(1, !NDTR_FLOAT_EQ(a, b, eps), #a " !~= " #b, __VA_ARGS__)
+#define cr_expect_float_neq(a, b, eps, ...) \
+    NDTR_CHECK(0, !NDTR_FLOAT_EQ(a, b, eps), #a " !~= " #b, __VA_ARGS__)
 #define cr_assert_null(p, ...) NDTR_CHECK(1, (p) == NULL, #p " == NULL", __VA_ARGS__)
 #define cr_assert_not_null(p, ...) NDTR_CHECK(1, (p) != NULL, #p " != NULL", __VA_ARGS__)
 #define cr_assert_str_eq(a, b, ...) NDTR_CHECK(1, strcmp((a), (b)) == 0, #a " == " #b, __VA_ARGS__)
