@@ -396,3 +396,17 @@ int main(int argc, char *argv[]) {
     }
     return result;
 }
+
+void ndt_expect_bools(nd_array *got, const char *want, const char *what) {
+    cr_assert(got, "%s: %s", what, nd_last_error());
+    cr_assert_eq(nd_dtype_of(got), ND_BOOL, "%s: dtype %d, NumPy gives bool", what,
+                 nd_dtype_of(got));
+    int64_t n = (int64_t)strlen(want);
+    cr_assert_leq(n, 64, "%s: at most 64 expected values", what);
+    cr_assert_eq(nd_size(got), n, "%s: size", what);
+    uint8_t g[64];
+    cr_assert_eq(nd_to_host(got, g, sizeof g), ND_OK, "%s: %s", what, nd_last_error());
+    for (int64_t i = 0; i < n; i++)
+        cr_expect_eq(g[i], want[i] - '0', "%s: element %lld is %d, NumPy 2.4 gives %c", what,
+                     (long long)i, g[i], want[i]);
+}

@@ -74,6 +74,9 @@ int ndt_check(nd_array *got, const ref_arr *want, double rtol, double atol, cons
               const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* ndt_check with the dtype's rtol and atol = rtol. */
 int ndt_check_default(nd_array *got, const ref_arr *want, const char *what);
+/* got is a bool array equal to want, a string of '0'/'1' per element (at
+ * most 64; e.g. NumPy's printed result "0101"). */
+void ndt_expect_bools(nd_array *got, const char *want, const char *what);
 
 /* Expects nd_last_status() == want and a message naming func, then clears. */
 #define NDT_EXPECT_ERR(want, func)                                                           \

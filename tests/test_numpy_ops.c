@@ -207,19 +207,6 @@ NDT_TEST(numpy_ops, unary_math_broadcast_weak_scalar_fused) {
 
 /* ------------------------------------------- predicates and invert */
 
-/* "0101..." -> bools */
-static void expect_bools(nd_array *got, const char *want, const char *what) {
-    cr_assert(got, "%s: %s", what, nd_last_error());
-    cr_assert_eq(nd_dtype_of(got), ND_BOOL, "%s: dtype %d, NumPy gives bool", what,
-                 nd_dtype_of(got));
-    int64_t n = (int64_t)strlen(want);
-    cr_assert_eq(nd_size(got), n, "%s: size", what);
-    uint8_t g[64];
-    cr_assert_eq(nd_to_host(got, g, sizeof g), ND_OK, "%s: %s", what, nd_last_error());
-    for (int64_t i = 0; i < n; i++)
-        cr_expect_eq(g[i], want[i] - '0', "%s: element %lld is %d, NumPy 2.4 gives %c", what,
-                     (long long)i, g[i], want[i]);
-}
 
 NDT_TEST(numpy_ops, predicates) {
     /* NaN, -NaN, +-inf, +-0, +-1e-40 (float32 subnormals), 3.4e38 (inf in
@@ -237,25 +224,25 @@ NDT_TEST(numpy_ops, predicates) {
         nd_array *r = fns[o](x);
         char what[64];
         snprintf(what, sizeof what, "%s(float32)", names[o]);
-        expect_bools(r, want[o], what);
+        ndt_expect_bools(r, want[o], what);
         nd_free(r);
     }
     nd_array *r;
-    expect_bools(r = nd_signbit(h), "0101010101", "signbit(float16)"); nd_free(r);
-    expect_bools(r = nd_isinf(h), "0011000010", "isinf(float16): 3.4e38 overflows"); nd_free(r);
+    ndt_expect_bools(r = nd_signbit(h), "0101010101", "signbit(float16)"); nd_free(r);
+    ndt_expect_bools(r = nd_isinf(h), "0011000010", "isinf(float16): 3.4e38 overflows"); nd_free(r);
     /* integers and bool: finite, never NaN; signbit is x < 0 */
     const int8_t iv[4] = {-128, -1, 0, 127};
     nd_array *i = nd_from_host(iv, ND_INT8, ND_SHAPE(4));
-    expect_bools(r = nd_signbit(i), "1100", "signbit(int8)"); nd_free(r);
-    expect_bools(r = nd_isfinite(i), "1111", "isfinite(int8)"); nd_free(r);
-    expect_bools(r = nd_isnan(i), "0000", "isnan(int8)"); nd_free(r);
+    ndt_expect_bools(r = nd_signbit(i), "1100", "signbit(int8)"); nd_free(r);
+    ndt_expect_bools(r = nd_isfinite(i), "1111", "isfinite(int8)"); nd_free(r);
+    ndt_expect_bools(r = nd_isnan(i), "0000", "isnan(int8)"); nd_free(r);
     const uint8_t bv[2] = {1, 0};
     nd_array *b = nd_from_host(bv, ND_BOOL, ND_SHAPE(2));
-    expect_bools(r = nd_isinf(b), "00", "isinf(bool)"); nd_free(r);
+    ndt_expect_bools(r = nd_isinf(b), "00", "isinf(bool)"); nd_free(r);
     /* invert: int8 [127 0 -1 -128], uint64 max, bool is logical not */
     const int8_t inv[4] = {127, 0, -1, -128};
     expect_i8(r = nd_invert(i), ND_INT8, inv, 4, "invert(int8)"); nd_free(r);
-    expect_bools(r = nd_bitwise_not(b), "01", "bitwise_not(bool)"); nd_free(r);
+    ndt_expect_bools(r = nd_bitwise_not(b), "01", "bitwise_not(bool)"); nd_free(r);
     const uint64_t uv[3] = {0, 1, UINT64_MAX};
     nd_array *u = nd_from_host(uv, ND_UINT64, ND_SHAPE(3));
     uint64_t ug[3];
@@ -297,8 +284,8 @@ NDT_TEST(numpy_ops, predicates_broadcast_weak_scalar_fused) {
     expect_fused(&before, &after, 1, 4);
     const float ww[6] = {0.5f, 0.5f, 0x1.555556p-2f, 0.5f, 0.5f, -0x1.555556p-1f};
     expect_f32(w, ww, 6, 0, "where(isfinite(a / b), a / b, 0.5)");
-    expect_bools(s, "010101", "signbit(a / b)");
-    expect_bools(ni, "010100", "isneginf(a / b)");
+    ndt_expect_bools(s, "010101", "signbit(a / b)");
+    ndt_expect_bools(ni, "010100", "isneginf(a / b)");
     cr_expect_eq(nd_dtype_of(iv), ND_INT16);
     int16_t ig[6];
     cr_assert_eq(nd_to_host(iv, ig, sizeof ig), ND_OK);
@@ -375,9 +362,9 @@ NDT_TEST(numpy_ops, binary_float64) {
     nd_scope_end();
     /* logical ops of floats: != 0, NaN is true */
     nd_array *r;
-    r = nd_logical_and(a, b); expect_bools(r, "11110000011111101110", "logical_and(f64)"); nd_free(r);
-    r = nd_logical_or(a, b); expect_bools(r, "11110111111111101111", "logical_or(f64)"); nd_free(r);
-    r = nd_logical_xor(a, b); expect_bools(r, "00000111100000000001", "logical_xor(f64)"); nd_free(r);
+    r = nd_logical_and(a, b); ndt_expect_bools(r, "11110000011111101110", "logical_and(f64)"); nd_free(r);
+    r = nd_logical_or(a, b); ndt_expect_bools(r, "11110111111111101111", "logical_or(f64)"); nd_free(r);
+    r = nd_logical_xor(a, b); ndt_expect_bools(r, "00000111100000000001", "logical_xor(f64)"); nd_free(r);
     nd_free(a); nd_free(b);
 }
 
@@ -437,8 +424,8 @@ NDT_TEST(numpy_ops, binary_integers) {
     nd_array *p = nd_from_host(ba, ND_BOOL, ND_SHAPE(2)), *q = nd_from_host(bb, ND_BOOL, ND_SHAPE(2));
     const int8_t bfd[2] = {1, 0};
     expect_i8(r = nd_floor_divide(p, q), ND_INT8, bfd, 2, "floor_divide(bool)"); nd_free(r);
-    expect_bools(r = nd_bitwise_xor(p, q), "01", "bitwise_xor(bool)"); nd_free(r);
-    expect_bools(r = nd_fmax(p, q), "11", "fmax(bool)"); nd_free(r);
+    ndt_expect_bools(r = nd_bitwise_xor(p, q), "01", "bitwise_xor(bool)"); nd_free(r);
+    ndt_expect_bools(r = nd_fmax(p, q), "11", "fmax(bool)"); nd_free(r);
     /* NumPy 2.4 errors: bitwise ops of floats, a Python int out of range */
     nd_array *f = nd_from_host((float[]){1.0f}, ND_FLOAT32, ND_SHAPE(1));
     cr_expect_null(nd_bitwise_and(f, f));
@@ -493,7 +480,7 @@ NDT_TEST(numpy_ops, binary_broadcast_weak_scalar_fused) {
     expect_f32(c3, w3, 6, 3, "hypot(fmod(f, 0.75), copysign(g, -1))");
     expect_f32(c4, w4, 6, 3, "arctan2(f, g)");
     expect_f32(c5, w5, 6, 0, "fmax(f, g)");
-    expect_bools(c6, "000111", "logical_xor(f > 0, g)");
+    ndt_expect_bools(c6, "000111", "logical_xor(f > 0, g)");
     /* weak scalars: arctan2(int8, 300) is float16 (any Python int), and
      * logical_and(float32, 1e-50) is true (the scalar's own value) */
     nd_scope_begin();
@@ -507,7 +494,7 @@ NDT_TEST(numpy_ops, binary_broadcast_weak_scalar_fused) {
     ref_arr *wa1 = ref_from_doubles(ND_FLOAT16, 1, (int64_t[]){2}, (double[]){0x1.b5p-9, -0x1.b5p-9});
     ndt_check(a1, wa1, 0, 0, NULL, "arctan2(int8, 300) against NumPy's float16");
     ref_free(wa1);
-    expect_bools(a2, "11", "logical_and(float32, 1e-50)");
+    ndt_expect_bools(a2, "11", "logical_and(float32, 1e-50)");
     const int8_t w6[2] = {1, 2};
     expect_i8(a3, ND_INT8, w6, 2, "remainder(int8 [1, -1], 3)");
     cr_expect_eq(nd_dtype_of(a4), ND_FLOAT16, "copysign(int8, -1) is float16");

@@ -344,17 +344,6 @@ NDT_TEST(numpy_ops_more, nan_to_num) {
 
 /* ------------------------------------------- isclose, allclose, equal */
 
-static void expect_bools(nd_array *got, const char *want, const char *what) {
-    cr_assert(got, "%s: %s", what, nd_last_error());
-    cr_assert_eq(nd_dtype_of(got), ND_BOOL, "%s: dtype", what);
-    int64_t n = (int64_t)strlen(want);
-    cr_assert_eq(nd_size(got), n, "%s: size", what);
-    uint8_t g[64];
-    cr_assert_eq(nd_to_host(got, g, sizeof g), ND_OK, "%s: %s", what, nd_last_error());
-    for (int64_t i = 0; i < n; i++)
-        cr_expect_eq(g[i], want[i] - '0', "%s: element %lld is %d, NumPy 2.4 gives %c", what,
-                     (long long)i, g[i], want[i]);
-}
 
 NDT_TEST(numpy_ops_more, isclose_allclose) {
     const float av[8] = {1, 1.00001f, INFINITY, INFINITY, NAN, 0, 1e-9f, 1.0001f};
@@ -365,24 +354,24 @@ NDT_TEST(numpy_ops_more, isclose_allclose) {
     nd_get_stats(&before);
     nd_array *r = nd_isclose(a, b, 1e-5, 1e-8, false);
     /* float32 1.00001 - 1 is 1.001358e-05 > 1e-8 + 1e-5 * 1 */
-    expect_bools(r, "10100110", "isclose(float32, float32)");
+    ndt_expect_bools(r, "10100110", "isclose(float32, float32)");
     nd_get_stats(&after);
     /* one fused kernel, only the result written */
     cr_expect_eq(after.kernels_run - before.kernels_run, 1, "isclose took %llu kernels",
                  (unsigned long long)(after.kernels_run - before.kernels_run));
     cr_expect_eq(after.values_materialised - before.values_materialised, 1);
     nd_free(r);
-    expect_bools(r = nd_isclose(a, b, 1e-5, 1e-8, true), "10101110", "isclose(equal_nan)"); nd_free(r);
+    ndt_expect_bools(r = nd_isclose(a, b, 1e-5, 1e-8, true), "10101110", "isclose(equal_nan)"); nd_free(r);
     /* asymmetric (rtol scales |b|), atol 0 */
-    expect_bools(r = nd_isclose(b, a, 1e-5, 0.0, false), "10100000", "isclose(b, a, atol 0)"); nd_free(r);
+    ndt_expect_bools(r = nd_isclose(b, a, 1e-5, 0.0, false), "10100000", "isclose(b, a, atol 0)"); nd_free(r);
     /* integers compare in float64; a Python int b; broadcasting */
     const int32_t iv[3] = {1, 2, 2147483647};
     nd_array *i = nd_from_host(iv, ND_INT32, ND_SHAPE(3));
-    expect_bools(r = nd_isclose(i, nd_scalar_int(2), 1e-5, 1e-8, false), "010", "isclose(int32, 2)"); nd_free(r);
-    expect_bools(r = nd_isclose(i, nd_scalar_int(2147483647), 0.5, 0.0, false), "001", "isclose(int32, MAX, rtol .5)");
+    ndt_expect_bools(r = nd_isclose(i, nd_scalar_int(2), 1e-5, 1e-8, false), "010", "isclose(int32, 2)"); nd_free(r);
+    ndt_expect_bools(r = nd_isclose(i, nd_scalar_int(2147483647), 0.5, 0.0, false), "001", "isclose(int32, MAX, rtol .5)");
     nd_free(r);
     nd_array *col = nd_reshape(i, ND_SHAPE(3, 1));
-    expect_bools(r = nd_isclose(col, i, 1e-5, 1e-8, false), "100010001", "isclose((3,1), (3,))"); nd_free(r);
+    ndt_expect_bools(r = nd_isclose(col, i, 1e-5, 1e-8, false), "100010001", "isclose((3,1), (3,))"); nd_free(r);
     /* allclose: 0-d bool, all of isclose, true for empty */
     nd_get_stats(&before);
     nd_array *s = nd_allclose(a, b, 1e-5, 1e-8, false);

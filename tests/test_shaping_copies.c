@@ -10,19 +10,6 @@
 
 /* ---- references */
 
-static void unravel(int64_t f, int nd, const int64_t *sh, int64_t *idx) {
-    for (int d = nd - 1; d >= 0; d--) {
-        idx[d] = sh[d] ? f % sh[d] : 0;
-        f = sh[d] ? f / sh[d] : 0;
-    }
-}
-
-static int64_t ravel(int nd, const int64_t *sh, const int64_t *idx) {
-    int64_t f = 0;
-    for (int d = 0; d < nd; d++) f = f * sh[d] + idx[d];
-    return f;
-}
-
 /* Fills idx (input multi-index) for output index o; returns 0 where the
  * output holds a constant instead. */
 typedef int (*src_map)(const int64_t *o, int64_t *idx, const ref_arr *in, const void *ctx);
@@ -32,8 +19,8 @@ static ref_arr *ref_map(const ref_arr *in, int ond, const int64_t *osh, src_map 
     ref_arr *out = ref_new(in->dt, ond, osh);
     int64_t o[ND_MAX_DIMS] = {0}, i[ND_MAX_DIMS] = {0};
     for (int64_t f = 0; f < out->size; f++) {
-        unravel(f, ond, osh, o);
-        if (src(o, i, in, ctx)) ref_cast_elem(out, f, in, ravel(in->ndim, in->shape, i));
+        ref_unravel(f, ond, osh, o);
+        if (src(o, i, in, ctx)) ref_cast_elem(out, f, in, ref_ravel(i, in->ndim, in->shape));
         else ref_setd(out, f, constant);
     }
     return out;
@@ -79,8 +66,8 @@ static int roll_src(const int64_t *o, int64_t *i, const ref_arr *in, const void 
         i[r->ax] = ((o[r->ax] - r->shift % n) % n + n) % n;
         return 1;
     }
-    int64_t f = ravel(in->ndim, in->shape, o), n = in->size;
-    unravel(((f - r->shift % n) % n + n) % n, in->ndim, in->shape, i);
+    int64_t f = ref_ravel(o, in->ndim, in->shape), n = in->size;
+    ref_unravel(((f - r->shift % n) % n + n) % n, in->ndim, in->shape, i);
     return 1;
 }
 
@@ -158,8 +145,8 @@ NDT_TEST(shaping_copies, rot90) {
     nd_array *a = ndt_upload(ra), *b = nd_rot90(a, 1), *corner = nd_view(b, "0, 0");
     cr_assert_eq(nd_fill(corner, 1000), ND_OK, "%s", nd_last_error());
     /* out[0, 0, :] is a[0, n1-1, :] */
-    ref_setd(ra, ravel(3, ra->shape, (int64_t[]){0, 3, 0}), 1000);
-    ref_setd(ra, ravel(3, ra->shape, (int64_t[]){0, 3, 1}), 1000);
+    ref_setd(ra, ref_ravel((int64_t[]){0, 3, 0}, 3, ra->shape), 1000);
+    ref_setd(ra, ref_ravel((int64_t[]){0, 3, 1}, 3, ra->shape), 1000);
     ndt_check(a, ra, 0, 0, NULL, "a write through rot90 reaches the base");
     nd_free(a); nd_free(b); nd_free(corner);
     ref_free(ra);
@@ -224,7 +211,7 @@ typedef struct {
 static int repeat_src(const int64_t *o, int64_t *i, const ref_arr *in, const void *c) {
     const rep_ctx *p = c;
     if (p->ax < 0) {
-        unravel(o[0] / p->reps, in->ndim, in->shape, i);
+        ref_unravel(o[0] / p->reps, in->ndim, in->shape, i);
         return 1;
     }
     memcpy(i, o, sizeof(int64_t) * (size_t)in->ndim);
@@ -394,9 +381,9 @@ static void expect_part(nd_array *part, const ref_arr *ra, int ax, int64_t start
     ref_arr *w = ref_new(ra->dt, ra->ndim, sh);
     int64_t o[ND_MAX_DIMS];
     for (int64_t f = 0; f < w->size; f++) {
-        unravel(f, ra->ndim, sh, o);
+        ref_unravel(f, ra->ndim, sh, o);
         o[ax] += start;
-        ref_cast_elem(w, f, ra, ravel(ra->ndim, ra->shape, o));
+        ref_cast_elem(w, f, ra, ref_ravel(o, ra->ndim, ra->shape));
     }
     ndt_check(part, w, 0, 0, NULL, "%s part %d (start %lld, length %lld)", what, i,
               (long long)start, (long long)len);
@@ -459,9 +446,9 @@ NDT_TEST(shaping_copies, split_and_array_split) {
 static void place(ref_arr *out, const ref_arr *in, int axis, int64_t pos) {
     int64_t idx[ND_MAX_DIMS];
     for (int64_t f = 0; f < in->size; f++) {
-        unravel(f, in->ndim, in->shape, idx);
+        ref_unravel(f, in->ndim, in->shape, idx);
         idx[axis] += pos;
-        ref_cast_elem(out, ravel(out->ndim, out->shape, idx), in, f);
+        ref_cast_elem(out, ref_ravel(idx, out->ndim, out->shape), in, f);
     }
 }
 
@@ -543,10 +530,10 @@ static ref_arr *ref_diff_once(const ref_arr *x, int ax) {
     sh[ax] = sh[ax] ? sh[ax] - 1 : 0;
     ref_arr *y = ref_new(x->dt, x->ndim, sh);
     for (int64_t f = 0; f < y->size; f++) {
-        unravel(f, x->ndim, sh, i);
-        int64_t lo = ravel(x->ndim, x->shape, i);
+        ref_unravel(f, x->ndim, sh, i);
+        int64_t lo = ref_ravel(i, x->ndim, x->shape);
         i[ax]++;
-        int64_t hi = ravel(x->ndim, x->shape, i);
+        int64_t hi = ref_ravel(i, x->ndim, x->shape);
         if (x->dt == ND_BOOL) ref_setu(y, f, ref_getu(x, hi) != ref_getu(x, lo));
         else if (ref_is_int(x->dt)) ref_setu(y, f, ref_getu(x, hi) - ref_getu(x, lo));
         else ref_setd(y, f, ref_getd(x, hi) - ref_getd(x, lo));

@@ -22,23 +22,6 @@ static ref_arr *flip_ref(const ref_arr *a, unsigned mask) {
     return w;
 }
 
-/* a with its axes permuted: result axis d is a's axis perm[d]. */
-static ref_arr *perm_ref(const ref_arr *a, const int *perm) {
-    int64_t shape[ND_MAX_DIMS], idx[ND_MAX_DIMS], src[ND_MAX_DIMS];
-    for (int d = 0; d < a->ndim; d++) shape[d] = a->shape[perm[d]];
-    ref_arr *w = ref_new(a->dt, a->ndim, shape);
-    for (int64_t f = 0; f < w->size; f++) {
-        ref_unravel(f, a->ndim, shape, idx);
-        for (int d = 0; d < a->ndim; d++) src[perm[d]] = idx[d];
-        ref_cast_elem(w, f, a, ref_ravel(src, a->ndim, a->shape));
-    }
-    return w;
-}
-
-/* Same elements, another shape (squeeze, expand_dims, atleast). */
-static ref_arr *reshaped(const ref_arr *a, int nd, const int64_t *shape) {
-    return ref_reshape(a, nd, shape);
-}
 
 /* ---------------------------------------------------------------- flip */
 
@@ -201,7 +184,7 @@ NDT_TEST(shaping_views, squeeze_and_expand_dims) {
     ref_arr *ra = ndt_rand(&r, ND_INT16, ND_SHAPE(1, 3, 1, 4, 1), -500, 500);
     nd_array *a = ndt_upload(ra);
     nd_array *all = nd_squeeze(a, ND_ALL_AXES);
-    ref_arr *w = reshaped(ra, 2, (int64_t[]){3, 4});
+    ref_arr *w = ref_reshape(ra, 2, (int64_t[]){3, 4});
     ndt_check(all, w, 0, 0, NULL, "squeeze(a)");
     ref_free(w);
     static const int axes[] = {0, 2, 4, -1, -3, -5};
@@ -211,7 +194,7 @@ NDT_TEST(shaping_views, squeeze_and_expand_dims) {
         int64_t sh[4];
         for (int d = 0, o = 0; d < 5; d++)
             if (d != ax) sh[o++] = ra->shape[d];
-        w = reshaped(ra, 4, sh);
+        w = ref_reshape(ra, 4, sh);
         ndt_check(s, w, 0, 0, NULL, "squeeze(a, %d)", axes[i]);
         nd_free(s);
         ref_free(w);
@@ -221,7 +204,7 @@ NDT_TEST(shaping_views, squeeze_and_expand_dims) {
         int ax = axis < 0 ? axis + 3 : axis;
         int64_t sh[3];
         for (int d = 0, j = 0; d < 3; d++) sh[d] = d == ax ? 1 : (j++ ? 4 : 3);
-        w = reshaped(ra, 3, sh);
+        w = ref_reshape(ra, 3, sh);
         ndt_check(e, w, 0, 0, NULL, "expand_dims(a, %d)", axis);
         nd_free(e);
         ref_free(w);
@@ -285,7 +268,7 @@ NDT_TEST(shaping_views, swapaxes_and_moveaxis) {
             perm[ii] = jj;
             perm[jj] = ii;
             nd_array *s = nd_swapaxes(a, i, j);
-            ref_arr *w = perm_ref(ra, perm);
+            ref_arr *w = ref_transpose(ra, perm);
             ndt_check(s, w, 0, 0, NULL, "swapaxes(a, %d, %d)", i, j);
             nd_free(s);
             ref_free(w);
@@ -295,7 +278,7 @@ NDT_TEST(shaping_views, swapaxes_and_moveaxis) {
                 if (d != ii) rest[n++] = d;
             for (int d = 0, k = 0; d < 4; d++) perm[d] = d == jj ? ii : rest[k++];
             nd_array *mv = nd_moveaxis(a, i, j);
-            w = perm_ref(ra, perm);
+            w = ref_transpose(ra, perm);
             ndt_check(mv, w, 0, 0, NULL, "moveaxis(a, %d, %d)", i, j);
             nd_free(mv);
             ref_free(w);
@@ -353,7 +336,7 @@ NDT_TEST(shaping_views, atleast_nd) {
         nd_array *a = ndt_upload(ra);
         for (int f = 0; f < 3; f++) {
             nd_array *g = fns[f](a);
-            ref_arr *w = reshaped(ra, want_nd[f][k], want[f][k]);
+            ref_arr *w = ref_reshape(ra, want_nd[f][k], want[f][k]);
             ndt_check(g, w, 0, 0, NULL, "atleast_%dd of a %d-d array", f + 1, in_nd[k]);
             nd_free(g);
             ref_free(w);
