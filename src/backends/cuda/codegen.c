@@ -473,20 +473,52 @@ static void emit_draw(nd_strbuf *sb, const body_ctx *c, int j) {
     nd_cuda_emit_draw_words(sb, k, j, c->G, c->gax, idx, words);
     if (in->op == ND_IR_RAND_INTEGER) {
         /* Lemire's multiply-shift; a rejection redraws from the element's
-         * own calls (ndk_int32/ndk_int64, common/philox.h's layout). */
-        char args[200];
-        fmt(args, sizeof args, "A.w[%d], A.w[%d], A.w[%d]", k->n_slots + in->d, k->n_slots + in->b,
-            k->n_slots + in->c);
-        for (int p = 0; p < c->G; p++) {
-            char(*w)[ND_CUDA_WORD_EXPR] = words[p];
-            value_name(v, sizeof v, c, j, p);
-            if (t == ND_UINT64)
-                nd_strbuf_printf(sb, "  const %s %s = ndk_int64(%s, %s, %s, (unsigned long long)%s);\n", reg_types[t],
-                                 v, w[0], w[1], args, idx[p]);
-            else
-                nd_strbuf_printf(sb, "  const %s %s = ndk_int32(%s, %s, (unsigned long long)%s);\n", reg_types[t], v,
-                                 w[0], args, idx[p]);
+         * own calls (ndk_int32_redraw/ndk_int64, common/philox.h's layout). */
+        char r[48], args[200];
+        fmt(r, sizeof r, "A.w[%d]", k->n_slots + in->d);
+        fmt(args, sizeof args, "A.w[%d], A.w[%d]", k->n_slots + in->b, k->n_slots + in->c);
+        if (t == ND_UINT64) {
+            for (int p = 0; p < c->G; p++) {
+                value_name(v, sizeof v, c, j, p);
+                nd_strbuf_printf(sb, "  const %s %s = ndk_int64(%s, %s, %s, %s, (unsigned long long)%s);\n",
+                                 reg_types[t], v, words[p][0], words[p][1], r, args, idx[p]);
+            }
+            return;
         }
+        /* 32-bit: every point's candidate and low word first, then ONE
+         * test of the whole group's low words (their minimum against r)
+         * guarding the rare redraws. A test and branch per point cost the
+         * draw 1.37x a uniform float's on the H100; one per group 1.16x
+         * (bench/results/2026-11-26-h100-breadth.md). r = 2^32 (r32 = 0, a
+         * uniform branch) takes the words as they are. */
+        char lmin[ND_CUDA_MAX_GROUP * 24 + 64];
+        for (int p = 0; p < c->G; p++) {
+            value_name(v, sizeof v, c, j, p);
+            nd_strbuf_printf(sb, "  %s %s; unsigned %s_l;\n", reg_types[t], v, v);
+        }
+        nd_strbuf_printf(sb, "  {\n    const unsigned r32 = (unsigned)%s;\n    if (r32 == 0u) {\n", r);
+        for (int p = 0; p < c->G; p++) {
+            value_name(v, sizeof v, c, j, p);
+            nd_strbuf_printf(sb, "      %s = %s;\n", v, words[p][0]);
+        }
+        nd_strbuf_printf(sb, "    } else {\n");
+        lmin[0] = 0;
+        for (int p = 0; p < c->G; p++) {
+            value_name(v, sizeof v, c, j, p);
+            nd_strbuf_printf(sb, "      %s = __umulhi(%s, r32); %s_l = %s * r32;\n", v, words[p][0], v, words[p][0]);
+            char term[sizeof lmin];
+            if (p == 0) fmt(term, sizeof term, "%s_l", v);
+            else fmt(term, sizeof term, "ndk_minu(%s, %s_l)", lmin, v);
+            fmt(lmin, sizeof lmin, "%s", term);
+        }
+        nd_strbuf_printf(sb, "      if (__builtin_expect(%s < r32, 0)) {\n", lmin);
+        for (int p = 0; p < c->G; p++) {
+            value_name(v, sizeof v, c, j, p);
+            nd_strbuf_printf(sb,
+                             "        if (%s_l < r32) %s = ndk_int32_redraw(%s_l, %s, r32, %s, (unsigned long long)%s);\n",
+                             v, v, v, v, args, idx[p]);
+        }
+        nd_strbuf_printf(sb, "      }\n    }\n  }\n");
         return;
     }
     int normal = in->op == ND_IR_RAND_NORMAL, wide = t == ND_FLOAT64 || dclass(t) != 'f';

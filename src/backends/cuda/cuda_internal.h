@@ -31,7 +31,7 @@
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 13u
+#define ND_CUDA_CODEGEN_VERSION 14u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
