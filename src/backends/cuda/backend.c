@@ -623,6 +623,7 @@ static nd_status pick_device(const char *devices, int count, int *out) {
 
 static nd_status device_count(int *count) {
     *count = 0;
+    if (nd_cuda_load() != ND_OK) return ND_ERR_UNSUPPORTED;
     cudaError_t e = cudaGetDeviceCount(count);
     if (e != cudaSuccess || *count == 0) {
         (void)cudaGetLastError();

@@ -11,11 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "backends/backend.h"
+#include "backends/cuda/cuda_loader.h" /* the CUDA, NVRTC and cuBLAS headers, loaded at run time */
 #include "common/error.h"
 #include "common/strbuf.h"
 #include "common/profile.h"

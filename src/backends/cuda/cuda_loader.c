@@ -1,0 +1,117 @@
+/* Loading the CUDA libraries at run time (cuda_loader.h says why). */
+#define ND_CUDA_LOADER_NO_REDIRECT
+#include "backends/cuda/cuda_loader.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+#define ND_STR_(x) #x
+#define ND_STR(x) ND_STR_(x) /* after expansion: "cublasCreate_v2" */
+
+nd_cuda_api_table nd_cuda_api;
+
+enum { LIB_CUDART, LIB_NVRTC, LIB_CUBLAS, N_LIBS };
+
+/* The sonames of the major versions nd was compiled against (the
+ * declarations the table is typed from): NVRTC follows the toolkit's
+ * major version, cuBLAS has its own. */
+static char sonames[N_LIBS][32];
+static void *handles[N_LIBS];
+
+static void name_libraries(void) {
+    snprintf(sonames[LIB_CUDART], sizeof sonames[0], "libcudart.so.%d", CUDART_VERSION / 1000);
+    snprintf(sonames[LIB_NVRTC], sizeof sonames[0], "libnvrtc.so.%d", CUDART_VERSION / 1000);
+    snprintf(sonames[LIB_CUBLAS], sizeof sonames[0], "libcublas.so.%d", CUBLAS_VER_MAJOR);
+}
+
+const char *nd_cuda_library_name(int which) {
+    if (which < 0 || which >= N_LIBS) return "?";
+    if (!sonames[0][0]) name_libraries();
+    return sonames[which];
+}
+
+/* Opens library `lib`; NULL with `why` filled when it is nowhere. */
+static void *open_library(int lib, char *why, size_t cap) {
+    const char *dir = getenv("ND_CUDA_LIB_DIR");
+    char path[4096];
+    if (dir && *dir) {
+        snprintf(path, sizeof path, "%s/%s", dir, sonames[lib]);
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) snprintf(why, cap, "%s (ND_CUDA_LIB_DIR='%s': %s)", sonames[lib], dir, dlerror());
+        return h;
+    }
+    void *h = dlopen(sonames[lib], RTLD_NOW | RTLD_LOCAL);
+    if (h) return h;
+    snprintf(why, cap, "%s (%s", sonames[lib], dlerror());
+#ifdef ND_CUDA_LIB_DIR_BUILT
+    snprintf(path, sizeof path, "%s/%s", ND_CUDA_LIB_DIR_BUILT, sonames[lib]);
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) return h;
+    snprintf(why + strlen(why), cap - strlen(why), "; nor in %s", ND_CUDA_LIB_DIR_BUILT);
+#endif
+    snprintf(why + strlen(why), cap - strlen(why), ")");
+    return NULL;
+}
+
+static nd_status load_status = ND_OK;
+static char load_message[1024];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+/* One function into the table: dlsym returns an object pointer, which C
+ * converts to a function pointer only through memcpy. */
+static int resolve(void *lib, const char *symbol, void *field, size_t size, const char *libname) {
+    void *p = dlsym(lib, symbol);
+    if (!p) {
+        snprintf(load_message, sizeof load_message,
+                 "the CUDA backend needs %s from %s, which lacks it (%s): install the CUDA %d libraries",
+                 symbol, libname, dlerror(), CUDART_VERSION / 1000);
+        return -1;
+    }
+    memcpy(field, &p, size);
+    return 0;
+}
+
+static void load_all(void) {
+    name_libraries();
+    char why[1024];
+    for (int lib = 0; lib < N_LIBS; lib++) {
+        handles[lib] = open_library(lib, why, sizeof why);
+        if (!handles[lib]) {
+            snprintf(load_message, sizeof load_message,
+                     "the CUDA backend cannot load %s: install the CUDA %d runtime libraries (cudart, "
+                     "NVRTC, cuBLAS), add their folder to LD_LIBRARY_PATH, or set ND_CUDA_LIB_DIR",
+                     why, CUDART_VERSION / 1000);
+            load_status = ND_ERR_UNSUPPORTED;
+            return;
+        }
+    }
+/* The symbol is the name after the toolkit headers' renames
+ * (cublasCreate is cublasCreate_v2), the field the name as written. */
+#define RESOLVE(lib, symbol, field)                                                                 \
+    if (resolve(handles[lib], symbol, &nd_cuda_api.field, sizeof nd_cuda_api.field, sonames[lib])) { \
+        load_status = ND_ERR_UNSUPPORTED;                                                           \
+        return;                                                                                     \
+    }
+#define RESOLVE_CUDART(name) RESOLVE(LIB_CUDART, ND_STR(name), p_##name)
+#define RESOLVE_NVRTC(name) RESOLVE(LIB_NVRTC, ND_STR(name), p_##name)
+#define RESOLVE_CUBLAS(name) RESOLVE(LIB_CUBLAS, ND_STR(name), p_##name)
+    ND_CUDART_FNS(RESOLVE_CUDART)
+    ND_NVRTC_FNS(RESOLVE_NVRTC)
+    ND_CUBLAS_FNS(RESOLVE_CUBLAS)
+#undef RESOLVE
+}
+
+/* The libraries stay loaded until the process ends: unloading cudart
+ * while the driver still holds its state is unsafe, and nd_init after
+ * nd_shutdown then costs nothing. */
+nd_status nd_cuda_load(void) {
+    if (pthread_once(&load_once, load_all) != 0)
+        return nd_error_set(ND_ERR_UNSUPPORTED, "the CUDA backend could not start its loader");
+    if (load_status != ND_OK) return nd_error_set(load_status, "%s", load_message);
+    return ND_OK;
+}

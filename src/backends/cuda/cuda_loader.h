@@ -1,0 +1,203 @@
+/* The CUDA libraries (runtime, NVRTC, cuBLAS), loaded with dlopen when the
+ * CUDA backend starts rather than linked: one libnd serves machines with
+ * and without CUDA, and a program on the CPU backend never maps them.
+ *
+ * Each library's functions are one list below (an X-macro row per
+ * function). The backend's files call them by their usual names: the
+ * redirects at the end of this header turn `cudaMalloc(...)` into a call
+ * through the table the loader filled. The two lists cannot drift apart:
+ * a function called but not listed is an undefined symbol when libnd
+ * links (it no longer links the CUDA libraries), and a redirect without a
+ * row is a compile error.
+ *
+ * Adding a CUDA call: add its row to its library's list and a redirect
+ * (#undef name / #define name ND_CUDA_FN(name)) below. */
+#ifndef ND_BACKENDS_CUDA_LOADER_H
+#define ND_BACKENDS_CUDA_LOADER_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+
+#include "nd.h"
+
+#define ND_CUDART_FNS(X)                                                                                \
+    X(cudaDeviceGetAttribute) X(cudaEventCreate) X(cudaEventCreateWithFlags) X(cudaEventDestroy)        \
+    X(cudaEventElapsedTime) X(cudaEventRecord) X(cudaEventSynchronize) X(cudaFree) X(cudaFreeAsync)     \
+    X(cudaFreeHost) X(cudaFuncGetAttributes) X(cudaGetDeviceCount) X(cudaGetDeviceProperties)           \
+    X(cudaGetErrorName) X(cudaGetErrorString) X(cudaGetLastError) X(cudaGraphDestroy)                   \
+    X(cudaGraphExecDestroy) X(cudaGraphExecUpdate) X(cudaGraphInstantiate) X(cudaGraphLaunch)           \
+    X(cudaLaunchKernel) X(cudaLaunchKernelExC) X(cudaLibraryGetKernel) X(cudaLibraryLoadData)           \
+    X(cudaLibraryUnload) X(cudaMalloc) X(cudaMallocFromPoolAsync) X(cudaMallocHost) X(cudaMemGetInfo)   \
+    X(cudaMemPoolCreate) X(cudaMemPoolDestroy) X(cudaMemPoolSetAttribute) X(cudaMemPoolTrimTo)          \
+    X(cudaMemcpyAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
+    X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
+    X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion)
+
+#define ND_NVRTC_FNS(X)                                                                                 \
+    X(nvrtcCompileProgram) X(nvrtcCreateProgram) X(nvrtcDestroyProgram) X(nvrtcGetCUBIN)                \
+    X(nvrtcGetCUBINSize) X(nvrtcGetErrorString) X(nvrtcGetProgramLog) X(nvrtcGetProgramLogSize)        \
+    X(nvrtcVersion)
+
+#define ND_CUBLAS_FNS(X)                                                                                \
+    X(cublasCreate) X(cublasDestroy) X(cublasGemmEx) X(cublasGemmStridedBatchedEx)                      \
+    X(cublasGetStatusString) X(cublasSetMathMode) X(cublasSetStream) X(cublasSetWorkspace)
+
+/* A field per function, typed from the toolkit's own declaration. The
+ * name is pasted (p_cudaMalloc) so that a function the headers rename
+ * (cublasCreate is cublasCreate_v2) keeps its plain name here while its
+ * type and the symbol looked up follow the rename. */
+#define ND_CUDA_FN_FIELD(name) __typeof__(&name) p_##name;
+typedef struct {
+    ND_CUDART_FNS(ND_CUDA_FN_FIELD)
+    ND_NVRTC_FNS(ND_CUDA_FN_FIELD)
+    ND_CUBLAS_FNS(ND_CUDA_FN_FIELD)
+} nd_cuda_api_table;
+#undef ND_CUDA_FN_FIELD
+
+extern nd_cuda_api_table nd_cuda_api;
+
+/* Loads the three libraries and every function, once per process (any
+ * thread; later calls return the first call's outcome). ND_OK, or
+ * ND_ERR_UNSUPPORTED with a message naming the library or function that
+ * is missing and how to provide it. The table is usable only after ND_OK.
+ *
+ * Where it looks: with ND_CUDA_LIB_DIR set, only in that folder; otherwise
+ * by soname through the dynamic loader (LD_LIBRARY_PATH, the ld.so cache)
+ * and then in the toolkit folder nd was built against. */
+nd_status nd_cuda_load(void);
+
+/* The sonames nd loads, for messages and docs ("libcudart.so.13"). */
+const char *nd_cuda_library_name(int which); /* 0 cudart, 1 nvrtc, 2 cublas */
+
+#define ND_CUDA_FN(name) (nd_cuda_api.p_##name)
+
+/* Redirects: every listed function, called by its usual name. */
+#ifndef ND_CUDA_LOADER_NO_REDIRECT
+#undef cudaDeviceGetAttribute
+#define cudaDeviceGetAttribute ND_CUDA_FN(cudaDeviceGetAttribute)
+#undef cudaEventCreate
+#define cudaEventCreate ND_CUDA_FN(cudaEventCreate)
+#undef cudaEventCreateWithFlags
+#define cudaEventCreateWithFlags ND_CUDA_FN(cudaEventCreateWithFlags)
+#undef cudaEventDestroy
+#define cudaEventDestroy ND_CUDA_FN(cudaEventDestroy)
+#undef cudaEventElapsedTime
+#define cudaEventElapsedTime ND_CUDA_FN(cudaEventElapsedTime)
+#undef cudaEventRecord
+#define cudaEventRecord ND_CUDA_FN(cudaEventRecord)
+#undef cudaEventSynchronize
+#define cudaEventSynchronize ND_CUDA_FN(cudaEventSynchronize)
+#undef cudaFree
+#define cudaFree ND_CUDA_FN(cudaFree)
+#undef cudaFreeAsync
+#define cudaFreeAsync ND_CUDA_FN(cudaFreeAsync)
+#undef cudaFreeHost
+#define cudaFreeHost ND_CUDA_FN(cudaFreeHost)
+#undef cudaFuncGetAttributes
+#define cudaFuncGetAttributes ND_CUDA_FN(cudaFuncGetAttributes)
+#undef cudaGetDeviceCount
+#define cudaGetDeviceCount ND_CUDA_FN(cudaGetDeviceCount)
+#undef cudaGetDeviceProperties
+#define cudaGetDeviceProperties ND_CUDA_FN(cudaGetDeviceProperties)
+#undef cudaGetErrorName
+#define cudaGetErrorName ND_CUDA_FN(cudaGetErrorName)
+#undef cudaGetErrorString
+#define cudaGetErrorString ND_CUDA_FN(cudaGetErrorString)
+#undef cudaGetLastError
+#define cudaGetLastError ND_CUDA_FN(cudaGetLastError)
+#undef cudaGraphDestroy
+#define cudaGraphDestroy ND_CUDA_FN(cudaGraphDestroy)
+#undef cudaGraphExecDestroy
+#define cudaGraphExecDestroy ND_CUDA_FN(cudaGraphExecDestroy)
+#undef cudaGraphExecUpdate
+#define cudaGraphExecUpdate ND_CUDA_FN(cudaGraphExecUpdate)
+#undef cudaGraphInstantiate
+#define cudaGraphInstantiate ND_CUDA_FN(cudaGraphInstantiate)
+#undef cudaGraphLaunch
+#define cudaGraphLaunch ND_CUDA_FN(cudaGraphLaunch)
+#undef cudaLaunchKernel
+#define cudaLaunchKernel ND_CUDA_FN(cudaLaunchKernel)
+#undef cudaLaunchKernelExC
+#define cudaLaunchKernelExC ND_CUDA_FN(cudaLaunchKernelExC)
+#undef cudaLibraryGetKernel
+#define cudaLibraryGetKernel ND_CUDA_FN(cudaLibraryGetKernel)
+#undef cudaLibraryLoadData
+#define cudaLibraryLoadData ND_CUDA_FN(cudaLibraryLoadData)
+#undef cudaLibraryUnload
+#define cudaLibraryUnload ND_CUDA_FN(cudaLibraryUnload)
+#undef cudaMalloc
+#define cudaMalloc ND_CUDA_FN(cudaMalloc)
+#undef cudaMallocFromPoolAsync
+#define cudaMallocFromPoolAsync ND_CUDA_FN(cudaMallocFromPoolAsync)
+#undef cudaMallocHost
+#define cudaMallocHost ND_CUDA_FN(cudaMallocHost)
+#undef cudaMemGetInfo
+#define cudaMemGetInfo ND_CUDA_FN(cudaMemGetInfo)
+#undef cudaMemPoolCreate
+#define cudaMemPoolCreate ND_CUDA_FN(cudaMemPoolCreate)
+#undef cudaMemPoolDestroy
+#define cudaMemPoolDestroy ND_CUDA_FN(cudaMemPoolDestroy)
+#undef cudaMemPoolSetAttribute
+#define cudaMemPoolSetAttribute ND_CUDA_FN(cudaMemPoolSetAttribute)
+#undef cudaMemPoolTrimTo
+#define cudaMemPoolTrimTo ND_CUDA_FN(cudaMemPoolTrimTo)
+#undef cudaMemcpyAsync
+#define cudaMemcpyAsync ND_CUDA_FN(cudaMemcpyAsync)
+#undef cudaPointerGetAttributes
+#define cudaPointerGetAttributes ND_CUDA_FN(cudaPointerGetAttributes)
+#undef cudaSetDevice
+#define cudaSetDevice ND_CUDA_FN(cudaSetDevice)
+#undef cudaStreamBeginCapture
+#define cudaStreamBeginCapture ND_CUDA_FN(cudaStreamBeginCapture)
+#undef cudaStreamCreateWithFlags
+#define cudaStreamCreateWithFlags ND_CUDA_FN(cudaStreamCreateWithFlags)
+#undef cudaStreamDestroy
+#define cudaStreamDestroy ND_CUDA_FN(cudaStreamDestroy)
+#undef cudaStreamEndCapture
+#define cudaStreamEndCapture ND_CUDA_FN(cudaStreamEndCapture)
+#undef cudaStreamSynchronize
+#define cudaStreamSynchronize ND_CUDA_FN(cudaStreamSynchronize)
+#undef cudaStreamWaitEvent
+#define cudaStreamWaitEvent ND_CUDA_FN(cudaStreamWaitEvent)
+#undef cudaDriverGetVersion
+#define cudaDriverGetVersion ND_CUDA_FN(cudaDriverGetVersion)
+#undef cudaRuntimeGetVersion
+#define cudaRuntimeGetVersion ND_CUDA_FN(cudaRuntimeGetVersion)
+#undef nvrtcCompileProgram
+#define nvrtcCompileProgram ND_CUDA_FN(nvrtcCompileProgram)
+#undef nvrtcCreateProgram
+#define nvrtcCreateProgram ND_CUDA_FN(nvrtcCreateProgram)
+#undef nvrtcDestroyProgram
+#define nvrtcDestroyProgram ND_CUDA_FN(nvrtcDestroyProgram)
+#undef nvrtcGetCUBIN
+#define nvrtcGetCUBIN ND_CUDA_FN(nvrtcGetCUBIN)
+#undef nvrtcGetCUBINSize
+#define nvrtcGetCUBINSize ND_CUDA_FN(nvrtcGetCUBINSize)
+#undef nvrtcGetErrorString
+#define nvrtcGetErrorString ND_CUDA_FN(nvrtcGetErrorString)
+#undef nvrtcGetProgramLog
+#define nvrtcGetProgramLog ND_CUDA_FN(nvrtcGetProgramLog)
+#undef nvrtcGetProgramLogSize
+#define nvrtcGetProgramLogSize ND_CUDA_FN(nvrtcGetProgramLogSize)
+#undef nvrtcVersion
+#define nvrtcVersion ND_CUDA_FN(nvrtcVersion)
+#undef cublasCreate
+#define cublasCreate ND_CUDA_FN(cublasCreate)
+#undef cublasDestroy
+#define cublasDestroy ND_CUDA_FN(cublasDestroy)
+#undef cublasGemmEx
+#define cublasGemmEx ND_CUDA_FN(cublasGemmEx)
+#undef cublasGemmStridedBatchedEx
+#define cublasGemmStridedBatchedEx ND_CUDA_FN(cublasGemmStridedBatchedEx)
+#undef cublasGetStatusString
+#define cublasGetStatusString ND_CUDA_FN(cublasGetStatusString)
+#undef cublasSetMathMode
+#define cublasSetMathMode ND_CUDA_FN(cublasSetMathMode)
+#undef cublasSetStream
+#define cublasSetStream ND_CUDA_FN(cublasSetStream)
+#undef cublasSetWorkspace
+#define cublasSetWorkspace ND_CUDA_FN(cublasSetWorkspace)
+#endif
+
+#endif
