@@ -407,7 +407,13 @@ NDT_TEST(user_kernels, failure_reaches_outputs_and_their_consumers_only) {
     cr_expect(strstr(nd_last_error(), "fails"), "read of the output names the kernel: %s", nd_last_error());
     cr_expect_eq(nd_to_host(derived, buf, sizeof buf), ND_ERR_BACKEND);
     cr_expect_eq(nd_to_host(y, buf, sizeof buf), ND_ERR_BACKEND);
-    expect_values(other, w, 3, "2 x[1:] beside the failure");
+    if (!ndt_backend_is_cuda()) {
+        expect_values(other, w, 3, "2 x[1:] beside the failure");
+    } else {
+        /* CUDA runs a flush as one plan: a failure inside it fails every
+         * output of the flush (docs/internals.md, "Failures"). */
+        cr_expect_eq(nd_to_host(other, buf, 3 * sizeof(double)), ND_ERR_BACKEND);
+    }
     nd_user_kernel_free(k);
     nd_free(x), nd_free(out), nd_free(derived), nd_free(other), nd_free(y), nd_free(tail);
 }
@@ -568,6 +574,7 @@ NDT_TEST(user_kernels, cuda_compile_error_names_the_line) {
     NEEDS_CUDA();
     int64_t shape[1] = {4};
     nd_array *x = nd_zeros(ND_FLOAT64, 1, shape), *out = NULL, *ok = nd_add(x, nd_scalar(1));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error()); /* ok exists before the failing flush */
     nd_user_kernel *k = nd_user_kernel_new("broken", 1, 1);
     nd_user_kernel_set_cuda_source(k,
                                    "extern \"C\" __global__ void broken(nd_kernel_arg x, nd_kernel_arg y) {\n"
@@ -591,7 +598,7 @@ NDT_TEST(user_kernels, cuda_compile_error_names_the_line) {
     cr_expect(strstr(nd_last_error(), "no kernel named 'nosuch'"), "%s", nd_last_error());
     nd_clear_error();
     double one[4] = {1, 1, 1, 1};
-    expect_values(ok, one, 4, "x + 1 beside the failed compile"); /* recorded before: in the same flushes */
+    expect_values(ok, one, 4, "x + 1, made before the failed compiles");
     nd_user_kernel_free(k), nd_user_kernel_free(k2);
     nd_free(x), nd_free(out), nd_free(out2), nd_free(ok);
 }

@@ -15,7 +15,7 @@ const nd_step_kind_info nd_step_kinds[ND_STEP_KIND_COUNT] = {
     [ND_STEP_COPY] = {"copy", ND_PROFILE_COPY},
     /* A kernel for nd_stats and profiles, and placed on the compute
      * streams like one; never chunked or fused (it is no nd_kernel). */
-    [ND_STEP_USER] = {"user kernel", ND_PROFILE_KERNEL},
+    [ND_STEP_USER] = {"user", ND_PROFILE_KERNEL},
 };
 static_assert(ND_STEP_KIND_COUNT == 4, "a new step kind needs its row in nd_step_kinds and its cases below");
 
