@@ -242,6 +242,54 @@ NDT_TEST(user_kernels, in_place_after_earlier_reads) {
     free(xv), free(w_old), free(w_mix);
 }
 
+NDT_TEST(user_kernels, nd_write_after_the_kernel_reads) {
+    /* WAR the other way: nd overwrites x (a fill, then an in-place add)
+     * after the kernel was recorded reading it; the kernel sees the old x. */
+    NDT_RNG(r);
+    int64_t shape[2] = {16, 9}, n = 144;
+    double *xv = random_values(&r, n), *want = malloc(sizeof(double) * n), *w2 = malloc(sizeof(double) * n);
+    nd_array *x = upload(xv, 2, shape), *out = NULL;
+    nd_user_kernel *k = make_affine(NULL);
+    nd_kernel_output o = new_like(x);
+    cr_assert_eq(nd_user_kernel_call(k, 2, (nd_array *[]){x, x}, 1, &o, &out), ND_OK);
+    cr_assert_eq(nd_fill(x, 5), ND_OK);
+    nd_array *x1 = nd_add(x, out);
+    cr_assert_eq(nd_assign(x, x1), ND_OK);
+    for (int64_t i = 0; i < n; i++) {
+        want[i] = 3 * xv[i];
+        w2[i] = 5 + 3 * xv[i];
+    }
+    expect_values(out, want, n, "3 old x");
+    expect_values(x, w2, n, "5 + 3 old x");
+    nd_user_kernel_free(k);
+    nd_free(x), nd_free(out), nd_free(x1);
+    free(xv), free(want), free(w2);
+}
+
+NDT_TEST(user_kernels, independent_branches_then_a_join) {
+    /* Two kernel calls and an nd reduction that do not depend on each
+     * other (on CUDA: separate compute streams), then one op reading all. */
+    NDT_RNG(r);
+    int64_t shape[1] = {3000}, n = 3000;
+    double *av = random_values(&r, n), *bv = random_values(&r, n), *want = malloc(sizeof(double) * n);
+    nd_array *a = upload(av, 1, shape), *b = upload(bv, 1, shape);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_user_kernel *k = make_affine(NULL);
+    nd_kernel_output o = new_like(a);
+    nd_array *p = NULL, *q = NULL;
+    cr_assert_eq(nd_user_kernel_call(k, 2, (nd_array *[]){a, b}, 1, &o, &p), ND_OK);
+    cr_assert_eq(nd_user_kernel_call(k, 2, (nd_array *[]){b, a}, 1, &o, &q), ND_OK);
+    nd_array *m = nd_max(a, ND_ALL_AXES);
+    nd_array *pq = nd_sub(p, q), *j = nd_add(pq, m);
+    double mx = av[0];
+    for (int64_t i = 0; i < n; i++) mx = av[i] > mx ? av[i] : mx;
+    for (int64_t i = 0; i < n; i++) want[i] = (2 * av[i] + bv[i]) - (2 * bv[i] + av[i]) + mx;
+    expect_values(j, want, n, "(2a + b) - (2b + a) + max(a)");
+    nd_user_kernel_free(k);
+    nd_free(a), nd_free(b), nd_free(p), nd_free(q), nd_free(m), nd_free(pq), nd_free(j);
+    free(av), free(bv), free(want);
+}
+
 NDT_TEST(user_kernels, in_place_into_a_view) {
     /* The kernel writes column 1 of a 4x3 matrix through its view (stride
      * 3); the rest keeps what an earlier nd store wrote. */

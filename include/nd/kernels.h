@@ -147,7 +147,7 @@ typedef struct nd_kernel_output {
  * output whose shape or dtype is not the declared one; a bad new shape or
  * dtype), ND_ERR_UNSUPPORTED (k has no implementation for the backend in
  * use: set it with nd_user_kernel_set_cpu or _set_cuda_*). On error nothing
- * is recorded and every results[j] is NULL. */
+ * is recorded and results[0..n_out) are NULL. */
 ND_API nd_status nd_user_kernel_call(nd_user_kernel *k, int n_in, nd_array *const *inputs, int n_out,
                                      const nd_kernel_output *outputs, nd_array **results);
 
