@@ -459,6 +459,62 @@ static void prog_stream(sweep *s) {
     free(x0);
 }
 
+/* A user kernel with two outputs, a new one (x + 1) and one in place
+ * (y = 3 x), between nd ops. Contiguous inputs only (the sweep's are). */
+static int plus1_times3(void *ctx, int n_in, const nd_kernel_arg *in, int n_out, const nd_kernel_arg *out) {
+    (void)ctx, (void)n_in, (void)n_out;
+    const double *x = in[0].data;
+    for (int64_t i = 0; i < in[0].size; i++) {
+        ((double *)out[0].data)[i] = x[i] + 1;
+        ((double *)out[1].data)[i] = 3 * x[i];
+    }
+    return 0;
+}
+static const char plus1_times3_cuda[] =
+    "extern \"C\" __global__ void plus1_times3(nd_kernel_arg x, nd_kernel_arg a, nd_kernel_arg b) {\n"
+    "    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "    if (i >= x.size) return;\n"
+    "    double v = ((const double *)x.data)[i];\n"
+    "    ((double *)a.data)[i] = v + 1;\n"
+    "    ((double *)b.data)[i] = 3 * v;\n"
+    "}\n";
+
+static void prog_user_kernel(sweep *s) {
+    world w;
+    world_begin(&w, s, "user_kernel");
+    enum { N = 24 };
+    double x0[N], y0[N], tr[N], ar[N], yr[N], ur[N];
+    fill_random(&w.rng, x0, N, -3, 3);
+    fill_random(&w.rng, y0, N, -3, 3);
+    nd_array *x = upload(x0, 1, (int64_t[]){N}), *y = upload(y0, 1, (int64_t[]){N});
+    nd_user_kernel *k = nd_user_kernel_new("plus1_times3", 1, 2);
+    cr_assert(k && nd_user_kernel_set_cpu(k, plus1_times3, NULL) == ND_OK &&
+              nd_user_kernel_set_cuda_source(k, plus1_times3_cuda, "plus1_times3", NULL, NULL, NULL) == ND_OK);
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *t = rec(s, nd_mul(x, nd_scalar(2.0)));
+    nd_array *res[2] = {NULL, NULL};
+    nd_kernel_output o[2] = {{NULL, ND_FLOAT64, 1, (int64_t[]){N}}, {y, ND_FLOAT64, -1, NULL}};
+    if (t) rec_status(s, nd_user_kernel_call(k, 1, (nd_array *[]){t}, 2, o, res));
+    nd_array *u = rec(s, nd_add(res[0], y));
+    for (int i = 0; i < N; i++) {
+        tr[i] = 2 * x0[i];
+        ar[i] = tr[i] + 1;
+        yr[i] = 3 * tr[i];
+        ur[i] = ar[i] + yr[i];
+    }
+    check_read(s, t, tr, N, 0, "2x", 0);
+    check_read(s, res[0], ar, N, 0, "kernel: 2x + 1", 0);
+    check_read(s, y, yr, N, 0, "kernel: y = 3 (2x) in place", AFTER_STORES);
+    check_read(s, u, ur, N, 0, "(2x + 1) + y", 0);
+    check_read(s, x, x0, N, 0, "input x", MUST);
+    world_end(&w, s); /* frees t, res[0], u: they are in its scope */
+    nd_user_kernel_free(k);
+    nd_free(x);
+    nd_free(y);
+}
+
 /* ------------------------------------------------------------ the sweep */
 
 /* Which points to fail: every one, unless ND_TEST_FAULT_STRIDE=k says every
@@ -553,6 +609,7 @@ NDT_TEST(faults, sweep_reductions) { run_sweep("reductions", prog_reductions); }
 NDT_TEST(faults, sweep_concatenate) { run_sweep("concatenate", prog_concatenate); }
 NDT_TEST(faults, sweep_overlap) { run_sweep("overlap", prog_overlap); }
 NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
+NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel); }
 NDT_TEST(faults, sweep_stream) {
     setenv("ND_CHUNK_BYTES", "4096", 1);
     run_sweep("stream", prog_stream);

@@ -32,6 +32,9 @@ struct nd_backend {
     nd_status (*run_kernel)(nd_backend *be, const nd_kernel *k, void *const *slots,
                             const nd_scalar_bits *params);
     nd_status (*run_matmul)(nd_backend *be, const nd_matmul_desc *mm, void *const *plan_slots);
+    /* A user kernel (plan.h's nd_user_desc) over plan_slots, with the
+     * implementation for this backend; ND_ERR_UNSUPPORTED if it has none. */
+    nd_status (*run_user)(nd_backend *be, const nd_user_desc *u, void *const *plan_slots);
     /* Optional: run a whole plan bound to memory (several streams, CUDA
      * Graph replay). NULL = the executor calls the step functions in order.
      * Returns once the work is enqueued. */

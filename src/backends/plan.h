@@ -17,8 +17,8 @@
 /* What a step is. Every fact about a kind (name, what it counts as, which
  * slots it reads and writes) is in backends/step_kinds.c; docs/internals.md
  * ("Adding a step kind") lists the places a new kind touches. */
-typedef enum { ND_STEP_KERNEL, ND_STEP_MATMUL, ND_STEP_COPY } nd_step_kind;
-enum { ND_STEP_KIND_COUNT = ND_STEP_COPY + 1 }; /* the last kind + 1 */
+typedef enum { ND_STEP_KERNEL, ND_STEP_MATMUL, ND_STEP_COPY, ND_STEP_USER } nd_step_kind;
+enum { ND_STEP_KIND_COUNT = ND_STEP_USER + 1 }; /* the last kind + 1 */
 
 /* C[b] = A[b] @ B[b] for every batch index b, all operands of `dtype`. Each
  * operand: element (r, c) of batch b is at offset + sum batch_strides*b +
@@ -43,6 +43,29 @@ typedef struct {
     size_t bytes;
     size_t src_offset, dst_offset;
 } nd_copy_desc;
+
+/* One argument of a user kernel step: the view (offset, shape, strides in
+ * elements of dtype) of plan slot `slot`, and how the step uses it. */
+typedef struct {
+    int32_t slot;
+    uint8_t access; /* ND_ACCESS_*: inputs READ, new outputs WRITE,
+                       in-place outputs WRITE | REGION (their old value stays
+                       where the kernel does not write, and it may read it) */
+    uint8_t dtype;
+    uint8_t ndim;
+    int64_t offset;
+    int64_t shape[ND_MAX_DIMS];
+    int64_t strides[ND_MAX_DIMS];
+} nd_user_arg_desc;
+
+/* A user kernel run (include/nd/kernels.h): args[0..n_in) are its inputs,
+ * args[n_in..n_in+n_out) its outputs. The step holds a reference to the
+ * kernel. */
+typedef struct {
+    struct nd_user_kernel *kernel;
+    int32_t n_in, n_out;
+    nd_user_arg_desc *args;
+} nd_user_desc;
 
 /* How a kernel step uses a slot; a region write keeps the other elements,
  * so it needs the buffer's current value like a read does. */
@@ -73,6 +96,7 @@ typedef struct nd_step {
     int64_t *slot_byte_offset;
     nd_matmul_desc matmul; /* slots here are plan slots */
     nd_copy_desc copy;     /* slots here are plan slots */
+    nd_user_desc user;     /* slots here are plan slots */
     int32_t first_node, last_node; /* graph nodes it came from (names, dumps) */
 } nd_step;
 

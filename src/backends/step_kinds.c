@@ -3,6 +3,8 @@
  * a kind added to nd_step_kind without its answers does not build. */
 #include "backends/step_kinds.h"
 
+#include "common/user_kernel.h"
+
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +13,18 @@ const nd_step_kind_info nd_step_kinds[ND_STEP_KIND_COUNT] = {
     [ND_STEP_KERNEL] = {"kernel", ND_PROFILE_KERNEL},
     [ND_STEP_MATMUL] = {"matmul", ND_PROFILE_LIBRARY},
     [ND_STEP_COPY] = {"copy", ND_PROFILE_COPY},
+    /* A kernel for nd_stats and profiles, and placed on the compute
+     * streams like one; never chunked or fused (it is no nd_kernel). */
+    [ND_STEP_USER] = {"user", ND_PROFILE_KERNEL},
 };
-static_assert(ND_STEP_KIND_COUNT == 3, "a new step kind needs its row in nd_step_kinds and its cases below");
+static_assert(ND_STEP_KIND_COUNT == 4, "a new step kind needs its row in nd_step_kinds and its cases below");
 
 int32_t nd_step_n_accesses(const nd_step *st) {
     switch (st->kind) {
     case ND_STEP_KERNEL: return st->kernel->n_slots;
     case ND_STEP_MATMUL: return 3;
     case ND_STEP_COPY: return 2;
+    case ND_STEP_USER: return st->user.n_in + st->user.n_out;
     }
     return 0;
 }
@@ -37,6 +43,7 @@ nd_step_access nd_step_access_at(const nd_step *st, int32_t j, int32_t plan_memo
          * buffer into a staging temporary. */
         return j == 0 ? (nd_step_access){st->copy.src_slot, ND_ACCESS_READ, st->copy.src_memory}
                       : (nd_step_access){st->copy.dst_slot, ND_ACCESS_WRITE, st->copy.dst_memory};
+    case ND_STEP_USER: return (nd_step_access){st->user.args[j].slot, st->user.args[j].access, plan_memory};
     }
     return (nd_step_access){-1, 0, -1};
 }
@@ -51,6 +58,12 @@ void nd_step_free(nd_step *st) {
         free(st->params);
         free(st->slot_access);
         free(st->slot_byte_offset);
+        return;
+    case ND_STEP_USER:
+        free(st->user.args);
+        st->user.args = NULL;
+        nd_user_kernel_unref(st->user.kernel);
+        st->user.kernel = NULL;
         return;
     case ND_STEP_MATMUL:
     case ND_STEP_COPY: return;
@@ -73,6 +86,7 @@ void nd_step_label(const nd_step *st, char *buf, size_t cap) {
         return;
     }
     case ND_STEP_COPY: snprintf(buf, cap, "%s", copy_direction(&st->copy)); return;
+    case ND_STEP_USER: snprintf(buf, cap, "user kernel %s", st->user.kernel->name); return;
     }
     snprintf(buf, cap, "?");
 }
@@ -103,6 +117,14 @@ void nd_step_describe(const nd_step *st, char *text, size_t cap) {
     case ND_STEP_COPY:
         APPEND("copy slot %d memory %d -> slot %d memory %d, %zu bytes", st->copy.src_slot, st->copy.src_memory,
                st->copy.dst_slot, st->copy.dst_memory, st->copy.bytes);
+        break;
+    case ND_STEP_USER:
+        APPEND("user kernel %s:", st->user.kernel->name);
+        for (int32_t i = 0; i < st->user.n_in + st->user.n_out; i++) {
+            uint8_t a = st->user.args[i].access;
+            APPEND("%s %s slot %d%s", i ? "," : "", a & ND_ACCESS_WRITE ? "w" : "r", st->user.args[i].slot,
+                   a & ND_ACCESS_REGION ? " (in place)" : "");
+        }
         break;
     }
 #undef APPEND
@@ -145,6 +167,15 @@ void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_na
         break;
     }
     case ND_STEP_COPY: bytes = (double)st->copy.bytes; break;
+    case ND_STEP_USER:
+        /* What its arguments span, once each (the kernel may read less). */
+        for (int32_t i = 0; i < st->user.n_in + st->user.n_out; i++) {
+            const nd_user_arg_desc *a = &st->user.args[i];
+            double elems = 1;
+            for (int d = 0; d < a->ndim; d++) elems *= (double)a->shape[d];
+            bytes += elems * (double)nd_dtype_size((nd_dtype)a->dtype);
+        }
+        break;
     }
     nd_profile_add(p, nd_step_category(st), name, seconds, bytes, flops);
 }

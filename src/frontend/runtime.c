@@ -535,6 +535,8 @@ void nd_runtime_before_record(void) {
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
 }
 
+int nd_runtime_memory(void) { return nd_rt.backend->memory; }
+
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out) {
     return nd_rt.backend->alloc(nd_rt.backend, memory, bytes, out);
 }

@@ -41,6 +41,8 @@ extern nd_runtime nd_rt;
  * the frontend reaches the backend only through the runtime and the
  * scheduler. */
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
+/* The memory space the backend in use computes in (ND_MEMORY_HOST: CPU). */
+int nd_runtime_memory(void);
 
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);

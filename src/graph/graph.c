@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/user_kernel.h"
 
 void nd_graph_init(nd_graph *g) { memset(g, 0, sizeof *g); }
 
@@ -78,6 +79,17 @@ int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
     return 0;
 }
 
+void nd_graph_drop_last(nd_graph *g) {
+    nd_node *n = g->nodes[--g->n_nodes];
+    nd_buffer *b = n->out;
+    b->n_writers--;
+    b->version--;
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
+    nd_buffer_unref(b);
+    if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
+}
+
 void nd_graph_clear(nd_graph *g) {
     /* One pass: a buffer is freed only once every node that refers to it
      * has let go, so each node's out is still alive when its writers are
@@ -88,6 +100,7 @@ void nd_graph_clear(nd_graph *g) {
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
         nd_buffer_unref(n->out);
+        if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
     }
     g->n_nodes = 0;
     nd_arena_reset(&g->arena);
@@ -95,6 +108,6 @@ void nd_graph_clear(nd_graph *g) {
 
 const char *nd_node_kind_label(nd_node_kind k) {
     static const char *names[ND_NUM_NODE_KINDS] = {"full", "arange", "random", "map",
-                                                   "reduce", "matmul", "store"};
+                                                   "reduce", "matmul", "store", "user kernel"};
     return (unsigned)k < ND_NUM_NODE_KINDS ? names[k] : "?";
 }

@@ -35,6 +35,11 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
  * reports ND_ERR_OOM. */
 int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b);
 
+/* Removes g's last node, which set_output made the last writer of its
+ * buffer: the write is undone and its references released (a user kernel
+ * call whose later outputs could not be recorded takes back the earlier). */
+void nd_graph_drop_last(nd_graph *g);
+
 /* Drops every pending node: releases the buffers' node references and the
  * writer lists, resets the arena. Used after a flush has run the plan. */
 void nd_graph_clear(nd_graph *g);

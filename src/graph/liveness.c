@@ -12,6 +12,20 @@ uint32_t nd_graph_liveness(const nd_graph *g, uint8_t *live) {
         /* The version a node makes is visible to handles when it is the
          * buffer's latest one; earlier versions matter only through readers. */
         if (!live[i] && n->out->handles > 0 && n->out_version == n->out->version) live[i] = 1;
+        /* The outputs of a user kernel call are one step: all run or none.
+         * Met at its last output, every consumer of any output (all later
+         * in record order) has already been decided. */
+        if (n->kind == ND_NODE_USER && n->u.user.index + 1 == n->u.user.count) {
+            uint32_t first = i + 1 - n->u.user.count;
+            int any = 0;
+            for (uint32_t m = first; m <= i; m++) {
+                const nd_node *o = g->nodes[m];
+                any |= live[m] || (o->out->handles > 0 && o->out_version == o->out->version);
+            }
+            if (any)
+                for (uint32_t m = first; m < i; m++) live[m] = 1;
+            if (any) live[i] = 1;
+        }
         /* A store keeps the earlier writers of its buffer alive: the region it
          * does not write still shows their values. */
         if (!live[i]) continue;

@@ -23,6 +23,12 @@ typedef enum {
     ND_NODE_STORE,   /* out buffer region u.store (shape = node shape) =
                         cast(inputs[0]) broadcast to the region: a new
                         version of an existing buffer                        */
+    ND_NODE_USER,    /* output u.user.index of a user kernel call, which
+                        writes the view u.user (offset, strides; shape =
+                        node shape) of out. A call with n outputs is n
+                        consecutive nodes, index 0..n-1, live together;
+                        node 0 holds the inputs: the call's n_in, then the
+                        current version of each in-place output           */
     ND_NUM_NODE_KINDS
 } nd_node_kind;
 
@@ -73,6 +79,12 @@ typedef struct nd_node {
     union {
         struct { uint32_t axes; } reduce; /* bit k: input axis k reduced */
         struct { int64_t offset; int64_t strides[ND_MAX_DIMS]; } store;
+        struct {
+            int64_t offset;
+            int64_t strides[ND_MAX_DIMS];
+            struct nd_user_kernel *kernel; /* node 0 holds a reference */
+            uint8_t index, count, n_in, in_place;
+        } user;
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;

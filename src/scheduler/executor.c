@@ -306,6 +306,11 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
         if (rc == ND_OK) rc = be->run_matmul(be, d, bs->ptrs);
         break;
     }
+    case ND_STEP_USER:
+        for (int32_t j = 0; j < st->user.n_in + st->user.n_out && rc == ND_OK; j++)
+            rc = slot_ptr(ctx, plan, walk, bs, st->user.args[j].slot);
+        if (rc == ND_OK) rc = be->run_user(be, &st->user, bs->ptrs);
+        break;
     case ND_STEP_COPY: {
         const nd_copy_desc *c = &st->copy;
         void *dst = NULL;

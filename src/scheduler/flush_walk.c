@@ -64,6 +64,14 @@ static uint64_t hash_header(const nd_node *n) {
     h = hash_view(h, n->ndim, n->shape, NULL, 0);
     if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
     if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, n->shape, n->u.store.strides, n->u.store.offset);
+    if (n->kind == ND_NODE_USER) {
+        /* The kernel itself (a plan holds a reference, so the address is
+         * not reused while a cached plan names it) and the call's shape. */
+        h = nd_hash_u64(h, (uint64_t)(uintptr_t)n->u.user.kernel ^
+                               ((uint64_t)n->u.user.index << 56 | (uint64_t)n->u.user.count << 48 |
+                                (uint64_t)n->u.user.n_in << 40 | (uint64_t)n->u.user.in_place << 32));
+        h = hash_view(h, n->ndim, n->shape, n->u.user.strides, n->u.user.offset);
+    }
     return h;
 }
 

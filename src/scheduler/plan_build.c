@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "common/user_kernel.h"
 #include "backends/step_kinds.h"
 #include "scheduler/chunking.h"
 #include "scheduler/kernel_builder.h"
@@ -455,30 +456,30 @@ static nd_status find_store_chains(planner *P, const uint8_t *live) {
     return st;
 }
 
-/* A matmul operand as the library call needs it: in memory, in the compute
- * dtype. Anything else is first written to a contiguous temporary by a
+/* A library call's or user kernel's operand as it needs it: in memory, in
+ * `dtype`. Anything else is first written to a contiguous temporary by a
  * kernel that also computes an inlined producer. */
-static nd_status matmul_operand(planner *P, const nd_node *n, int k, int32_t *slot,
-                                int64_t *offset, int64_t *strides) {
+static nd_status operand_in_memory(planner *P, const nd_node *n, int k, nd_dtype dtype, int32_t *slot,
+                                   int64_t *offset, int64_t *strides) {
     const nd_ref *r = &n->inputs[k];
     int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
-    int direct = r->buf && r->dtype == n->cdtype && !(w >= 0 && P->bctx.inline_ok[w]);
+    int direct = r->buf && r->dtype == dtype && !(w >= 0 && P->bctx.inline_ok[w]);
     if (direct) {
         *slot = nd_build_read_slot(&P->bctx, r);
         *offset = r->offset;
         for (int j = 0; j < r->ndim; j++) strides[j] = r->strides[j];
         return ND_OK;
     }
-    size_t bytes = (size_t)nd_shape_size(r->ndim, r->shape) * nd_dtype_size((nd_dtype)n->cdtype);
+    size_t bytes = (size_t)nd_shape_size(r->ndim, r->shape) * nd_dtype_size(dtype);
     int32_t temp = new_temp(&P->L, bytes, P->memory);
     if (temp < 0) return ND_ERR_OOM;
     nd_kernel_builder *kb = begin(P, r->ndim, r->shape);
     if (!kb) return ND_ERR_OOM;
     nd_xform t;
     nd_xform_identity(&t, r->ndim);
-    int32_t v = nd_kb_ref_value(kb, n, k, &t, (nd_dtype)n->cdtype);
+    int32_t v = nd_kb_ref_value(kb, n, k, &t, dtype);
     nd_contiguous_strides(r->ndim, r->shape, strides);
-    if (v >= 0) nd_kb_store(kb, temp, (nd_dtype)n->cdtype, 0, strides, v, 0);
+    if (v >= 0) nd_kb_store(kb, temp, dtype, 0, strides, v, 0);
     *slot = temp;
     *offset = 0;
     return add_kernel(P, kb, (int32_t)n->index);
@@ -488,8 +489,9 @@ static nd_status plan_matmul(planner *P, const nd_node *n) {
     nd_matmul_desc d;
     memset(&d, 0, sizeof d);
     int64_t as[ND_MAX_DIMS] = {0}, bs[ND_MAX_DIMS] = {0}, cs[ND_MAX_DIMS];
-    nd_status st = matmul_operand(P, n, 0, &d.a_slot, &d.a_offset, as);
-    if (st == ND_OK && P->retry_node < 0) st = matmul_operand(P, n, 1, &d.b_slot, &d.b_offset, bs);
+    nd_status st = operand_in_memory(P, n, 0, (nd_dtype)n->cdtype, &d.a_slot, &d.a_offset, as);
+    if (st == ND_OK && P->retry_node < 0)
+        st = operand_in_memory(P, n, 1, (nd_dtype)n->cdtype, &d.b_slot, &d.b_offset, bs);
     if (st != ND_OK || P->retry_node >= 0) return st;
     st = close_open(P);
     if (st != ND_OK) return st;
@@ -518,6 +520,55 @@ static nd_status plan_matmul(planner *P, const nd_node *n) {
     if (!s) return ND_ERR_OOM;
     s->matmul = d;
     P->bctx.node_step[n->index] = P->L.n_steps - 1;
+    return ND_OK;
+}
+
+/* A user kernel call: its nodes (n, the first, and the next count - 1) are
+ * one step that reads each input where it lives (a view as it is; an
+ * inlined or constant one is computed into a contiguous temporary first)
+ * and writes each output's view of its buffer. */
+static nd_status plan_user(planner *P, const nd_node *n) {
+    const nd_graph *g = P->bctx.g;
+    int32_t n_in = n->u.user.n_in, n_out = n->u.user.count;
+    nd_user_arg_desc *args = nd_calloc((size_t)(n_in + n_out), sizeof *args);
+    if (!args) return ND_ERR_OOM;
+    nd_status st = ND_OK;
+    for (int32_t k = 0; k < n_in && st == ND_OK && P->retry_node < 0; k++) {
+        const nd_ref *r = &n->inputs[k];
+        nd_user_arg_desc *a = &args[k];
+        st = operand_in_memory(P, n, k, (nd_dtype)r->dtype, &a->slot, &a->offset, a->strides);
+        a->access = ND_ACCESS_READ;
+        a->dtype = r->dtype;
+        a->ndim = r->ndim;
+        for (int d = 0; d < r->ndim; d++) a->shape[d] = r->shape[d];
+    }
+    if (st == ND_OK && P->retry_node < 0) st = close_open(P);
+    if (st != ND_OK || P->retry_node >= 0) {
+        free(args);
+        return st;
+    }
+    for (int32_t j = 0; j < n_out; j++) {
+        const nd_node *o = g->nodes[n->index + (uint32_t)j];
+        nd_user_arg_desc *a = &args[n_in + j];
+        a->slot = o->out->slot;
+        a->access = (uint8_t)(ND_ACCESS_WRITE | (o->u.user.in_place ? ND_ACCESS_REGION : 0));
+        a->dtype = o->dtype;
+        a->ndim = o->ndim;
+        a->offset = o->u.user.offset;
+        for (int d = 0; d < o->ndim; d++) {
+            a->shape[d] = o->shape[d];
+            a->strides[d] = o->u.user.strides[d];
+        }
+    }
+    nd_step *s = new_step(&P->L, ND_STEP_USER, (int32_t)n->index);
+    if (!s) {
+        free(args);
+        return ND_ERR_OOM;
+    }
+    s->last_node = (int32_t)n->index + n_out - 1;
+    s->user = (nd_user_desc){n->u.user.kernel, n_in, n_out, args};
+    nd_user_kernel_ref(n->u.user.kernel);
+    for (int32_t j = 0; j < n_out; j++) P->bctx.node_step[n->index + (uint32_t)j] = P->L.n_steps - 1;
     return ND_OK;
 }
 
@@ -691,6 +742,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             case ND_NODE_REDUCE: st = plan_reduce(&P, nd); break;
             case ND_NODE_STORE: st = plan_store(&P, nd); break;
             case ND_NODE_MATMUL: st = plan_matmul(&P, nd); break;
+            case ND_NODE_USER: st = nd->u.user.index == 0 ? plan_user(&P, nd) : ND_OK; break;
             default: st = plan_elementwise_root(&P, nd); break;
             }
         }

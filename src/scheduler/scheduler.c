@@ -129,6 +129,9 @@ static nd_status find_tainted(nd_scheduler_ctx *ctx, const nd_graph *g, nd_flush
         nd_failure *f = NULL;
         for (int k = 0; k < n->n_inputs && !f; k++)
             if (n->inputs[k].buf) f = version_failure(n->inputs[k].buf, n->inputs[k].version, tainted);
+        /* A user kernel's later outputs come from the same run as its
+         * first (whose node holds the inputs). */
+        if (!f && n->kind == ND_NODE_USER && n->u.user.index > 0) f = tainted[i - n->u.user.index];
         if (!f && n->kind == ND_NODE_STORE && !store_covers_buffer(n))
             f = version_failure(n->out, n->out_version - 1, tainted);
         tainted[i] = f;

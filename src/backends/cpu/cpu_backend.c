@@ -10,6 +10,8 @@
 #include "common/alloc.h"
 #include "backends/cpu/cpu_jit.h"
 #include "common/error.h"
+#include "common/user_kernel.h"
+#include "backends/user_args.h"
 
 static nd_cpu_state *state(nd_backend *be) { return (nd_cpu_state *)be->impl; }
 
@@ -49,6 +51,16 @@ static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const 
 static nd_status cpu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_matmul");
     return nd_cpu_run_matmul(state(be), mm, slots);
+}
+
+/* On the executor's thread, in plan order (run_plan is NULL): the
+ * function sees every earlier step's writes and none of a later one's. */
+static nd_status cpu_run_user(nd_backend *be, const nd_user_desc *u, void *const *slots) {
+    (void)be;
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_user");
+    nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
+    nd_user_args_bind(u, slots, args);
+    return nd_user_kernel_run_cpu(u->kernel, args);
 }
 
 static nd_status cpu_synchronize(nd_backend *be) {
@@ -126,6 +138,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->copy = cpu_copy;
     be->run_kernel = cpu_run_kernel;
     be->run_matmul = cpu_run_matmul;
+    be->run_user = cpu_run_user;
     be->run_plan = NULL;
     be->synchronize = cpu_synchronize;
     be->destroy = cpu_destroy;

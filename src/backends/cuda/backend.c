@@ -537,6 +537,16 @@ static nd_status cu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *c
     unlock(impl(be));
     return s;
 }
+static nd_status cu_run_user(nd_backend *be, const nd_user_desc *u, void *const *slots) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_user");
+    nd_cuda *cu = impl(be);
+    lock(cu);
+    const void *fn = NULL;
+    nd_status s = nd_cuda_user_resolve(cu, u->kernel, &fn);
+    if (s == ND_OK) s = nd_cuda_issue_user(fn, u, slots, cu->stream);
+    unlock(cu);
+    return s;
+}
 static nd_status cu_run_plan(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_plan");
     lock(impl(be));
@@ -693,6 +703,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->copy = cu_copy;
     be->run_kernel = cu_run_kernel;
     be->run_matmul = cu_run_matmul;
+    be->run_user = cu_run_user;
     be->run_plan = cu_run_plan;
     be->range_push = cu_range_push;
     be->range_pop = cu_range_pop;

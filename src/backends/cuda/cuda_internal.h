@@ -268,6 +268,11 @@ nd_status nd_cuda_fail(cudaError_t e, const char *what);
 
 nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots);
 
+/* user_kernel.c: a user kernel's function for this device (its source
+ * compiled through the cache, or the program's), and one launch of it. */
+nd_status nd_cuda_user_resolve(nd_cuda *cu, const struct nd_user_kernel *k, const void **fn);
+nd_status nd_cuda_issue_user(const void *fn, const nd_user_desc *u, void *const *slots, cudaStream_t stream);
+
 /* Enqueue work on `stream` (backend lock held). A reduction with several
  * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`. */
 nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,

@@ -68,7 +68,7 @@ static int resolve(void *lib, const char *symbol, void *field, size_t size, cons
     void *p = dlsym(lib, symbol);
     if (!p) {
         snprintf(load_message, sizeof load_message,
-                 "the CUDA backend needs %s from %s, which lacks it (%s): install the CUDA %d libraries",
+                 "the CUDA backend needs %s from %s, which lacks it (%.600s): install the CUDA %d libraries",
                  symbol, libname, dlerror(), CUDART_VERSION / 1000);
         return -1;
     }
@@ -83,7 +83,7 @@ static void load_all(void) {
         handles[lib] = open_library(lib, why, sizeof why);
         if (!handles[lib]) {
             snprintf(load_message, sizeof load_message,
-                     "the CUDA backend cannot load %s: install the CUDA %d runtime libraries (cudart, "
+                     "the CUDA backend cannot load %.700s: install the CUDA %d runtime libraries (cudart, "
                      "NVRTC, cuBLAS), add their folder to LD_LIBRARY_PATH, or set ND_CUDA_LIB_DIR",
                      why, CUDART_VERSION / 1000);
             load_status = ND_ERR_UNSUPPORTED;

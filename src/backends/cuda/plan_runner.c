@@ -45,6 +45,7 @@ struct nd_cuda_plan_state {
     nd_cuda_plan_state *prev, *next; /* cu->plans */
     int32_t n_steps;
     const nd_cuda_kentry **kentries; /* per step (kernel steps) */
+    const void **user_fns;           /* per step (user kernel steps) */
     size_t *scratch_offset;          /* per step: its reduction partials */
     void *scratch;
     size_t scratch_bytes;
@@ -86,6 +87,7 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
     else cu->plans = ps->next;
     if (ps->next) ps->next->prev = ps->prev;
     free(ps->kentries);
+    free(ps->user_fns);
     free(ps->scratch_offset);
     free(ps->events);
     free(ps->t0);
@@ -127,12 +129,13 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     ps->cu = cu;
     ps->n_steps = n;
     ps->kentries = nd_calloc((size_t)n + 1, sizeof *ps->kentries);
+    ps->user_fns = nd_calloc((size_t)n + 1, sizeof *ps->user_fns);
     ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
     ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
-    nd_status s = ps->kentries && ps->scratch_offset && ps->events
+    nd_status s = ps->kentries && ps->user_fns && ps->scratch_offset && ps->events
                       ? ND_OK
                       : nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
@@ -140,6 +143,8 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         ps->streams |= 1u << st->stream;
         s = ensure_stream(cu, st->stream);
         if (s == ND_OK && st->signals) s = make_event(&ps->events[i], cudaEventDisableTiming);
+        /* User kernels are compiled here too, before any capture. */
+        if (s == ND_OK && st->kind == ND_STEP_USER) s = nd_cuda_user_resolve(cu, st->user.kernel, &ps->user_fns[i]);
         if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
         s = nd_cuda_kcache_get(cu->cache, st->kernel, &ps->kentries[i]);
         if (s != ND_OK) break;
@@ -203,6 +208,7 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         ND_NVTX_POP();
         return s;
     }
+    case ND_STEP_USER: return nd_cuda_issue_user(ps->user_fns[i], &st->user, bound->slots, stream);
     case ND_STEP_COPY:
         return nd_cuda_issue_copy(cu, bound->copy_dst[i], st->copy.dst_memory, bound->copy_src[i],
                                   st->copy.src_memory, st->copy.bytes, stream);
