@@ -42,6 +42,9 @@ extern nd_runtime nd_rt;
  * scheduler. */
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
 
+/* Has the backend compile user loop l (nd_ufunc_define); fn names the
+ * public call in errors. */
+nd_status nd_runtime_prepare_ufunc(const char *fn, const nd_ufunc_loop *l);
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);
 /* Waits for the flush in flight on the executor thread (before reading

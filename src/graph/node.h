@@ -73,6 +73,9 @@ typedef struct nd_node {
     union {
         struct { uint32_t axes; } reduce; /* bit k: input axis k reduced */
         struct { int64_t offset; int64_t strides[ND_MAX_DIMS]; } store;
+        /* MAP with op ND_UFUNC_MAP_OP: the user loop called (common/ufunc_loop.h);
+         * inputs are cast to its parameter types, cdtype = dtype = its return */
+        struct { uint32_t loop; } ufunc;
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
