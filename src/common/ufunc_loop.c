@@ -214,7 +214,7 @@ void nd_ufunc_loop_set_tile(uint32_t id, nd_ufunc_tile_fn fn) {
 /* ---------------------------------------------------------------- source */
 
 void nd_ufunc_fn_name(char *out, size_t cap, const nd_ufunc_loop *l) {
-    snprintf(out, cap, "ndu_%016" PRIx64, l->hash);
+    snprintf(out, cap, "ndu_%s_%016" PRIx64, l->name, l->hash);
 }
 
 void nd_ufunc_emit_types(nd_strbuf *sb) {
@@ -229,7 +229,7 @@ void nd_ufunc_emit_types(nd_strbuf *sb) {
 }
 
 void nd_ufunc_emit_fn(nd_strbuf *sb, const nd_ufunc_loop *l, const char *qual) {
-    char nm[32];
+    char nm[ND_UFUNC_FN_NAME];
     nd_ufunc_fn_name(nm, sizeof nm, l);
     nd_strbuf_printf(sb, "%s %s %s(", qual, type_names[l->ret], nm);
     for (int k = 0; k < l->nargs; k++)

@@ -54,7 +54,7 @@ const nd_ufunc_loop *nd_ufunc_loop_get(uint32_t id);
 nd_ufunc_tile_fn nd_ufunc_loop_tile(uint32_t id);
 void nd_ufunc_loop_set_tile(uint32_t id, nd_ufunc_tile_fn fn);
 
-/* The loop as a function "qual RET ndu_<hash>(T a, ...) { body }" with
+/* The loop as a function "qual RET ndu_<name>_<hash>(T a, ...) { body }" with
  * #line directives, so that compilers report lines of the body under the
  * loop's name. cuda: for NVRTC (which has no <stdint.h>: the types are
  * typedefs, see nd_ufunc_emit_types). */
@@ -62,7 +62,9 @@ void nd_ufunc_emit_fn(nd_strbuf *sb, const nd_ufunc_loop *l, const char *qual);
 /* The type names loops use, once per generated source before the first
  * function: typedefs under NVRTC, <stdint.h>/<stdbool.h> elsewhere. */
 void nd_ufunc_emit_types(nd_strbuf *sb);
-/* "ndu_<hash>": the emitted function's name. */
+/* "ndu_<name>_<hash>": the emitted function's name (compilers name it in
+ * their messages), at most ND_UFUNC_FN_NAME bytes with the NUL. */
+#define ND_UFUNC_FN_NAME 96
 void nd_ufunc_fn_name(char *out, size_t cap, const nd_ufunc_loop *l);
 
 #endif

@@ -116,7 +116,7 @@ static void put_op(gen *g, int j) {
     if (pi->cdtype != pi->dtype) nd_strbuf_printf(b, "NDS_CAST(%s, %s, ", sfx[pi->cdtype], sfx[pi->dtype]);
     if (pi->kind == PI_UFUNC) {
         /* the user's function, pasted above the kernel (put_ufuncs) */
-        char nm[32];
+        char nm[ND_UFUNC_FN_NAME];
         nd_ufunc_fn_name(nm, sizeof nm, nd_ufunc_loop_get(in->ufunc));
         nd_strbuf_printf(b, "(%s_T)%s(", sfx[pi->dtype], nm);
         for (int q = 0; q < pi->n_ops; q++) {

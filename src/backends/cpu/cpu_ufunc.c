@@ -33,7 +33,7 @@
 /* The loop's function, then nd_ufunc_tile over contiguous arrays (bool
  * stored as one byte, 0 or 1, passed as a C bool). */
 static void tile_source(nd_strbuf *sb, const nd_ufunc_loop *l) {
-    char nm[32];
+    char nm[ND_UFUNC_FN_NAME];
     nd_ufunc_fn_name(nm, sizeof nm, l);
     nd_ufunc_emit_types(sb);
     nd_ufunc_emit_fn(sb, l, "static inline");

@@ -17,7 +17,7 @@ nd_status nd_cuda_check_ufunc(int arch, const char *fn, const nd_ufunc_loop *l) 
     if (nd_fault_hit(ND_FAULT_COMPILE))
         return nd_error_set(ND_ERR_COMPILE, "%s: '%s' could not be compiled (injected fault)", fn, l->name);
     nd_strbuf sb = {0};
-    char nm[32];
+    char nm[ND_UFUNC_FN_NAME];
     nd_ufunc_fn_name(nm, sizeof nm, l);
     nd_ufunc_emit_types(&sb);
     nd_ufunc_emit_fn(&sb, l, "static __device__ __forceinline__");
