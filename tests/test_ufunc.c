@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backends/cpu/cpu_jit.h" /* the JIT's counters: which path ran */
+#include "common/fault.h"
 
 static const char *GAUSS_BODY = "return expf(-0.5f*(x-x0)*(x-x0)/(s*s)) / (2.5066283f*s);";
 
@@ -469,4 +470,49 @@ NDT_TEST(ufunc, no_compiler_is_a_clear_error_on_the_cpu) {
     cr_expect_null(g);
     cr_expect(strstr(nd_last_error(), "ND_CC") != NULL, "%s", nd_last_error());
     NDT_EXPECT_ERR(ND_ERR_UNSUPPORTED, "nd_ufunc_define");
+}
+
+/* Every host allocation and compile of a definition and a call failed in
+ * turn: each either works or fails with an error naming the function,
+ * never crashes or leaks (the ASan build checks), and the user function
+ * works once the fault is gone. */
+NDT_TEST(ufunc, injected_faults) {
+    if (!is_cpu()) cr_skip_test("the CPU sweep covers the frontend; CUDA's NVRTC is swept by test_faults");
+    const char *body = "return x * 4.0f - 1.0f;";
+    nd_array *x = nd_full(ND_FLOAT32, 1, (int64_t[]){64}, 2.0);
+    cr_assert_eq(nd_sync(), ND_OK);
+    for (int kind = 0; kind < 2; kind++) {
+        nd_fault_kind fk = kind ? ND_FAULT_COMPILE : ND_FAULT_HOST_ALLOC;
+        nd_fault_arm(fk, 0, 0);
+        nd_ufunc *g = nd_ufunc_define(kind ? "faultc" : "faulta", "float x", body);
+        nd_array *y = nd_ufunc_call(g, 1, (nd_array *[]){x});
+        cr_assert(y && nd_sync() == ND_OK, "%s", nd_last_error());
+        int64_t points = nd_fault_count(fk);
+        nd_fault_disarm();
+        nd_free(y);
+        nd_ufunc_free(g);
+        for (int64_t p = 1; p <= points; p++) {
+            /* a new name each time: a definition seen before is not compiled again */
+            char name[32];
+            snprintf(name, sizeof name, "fault%d_%lld", kind, (long long)p);
+            nd_fault_arm(fk, p, 0);
+            g = nd_ufunc_define(name, "float x", body);
+            y = g ? nd_ufunc_call(g, 1, (nd_array *[]){x}) : NULL;
+            nd_status st = y ? nd_sync() : nd_last_status();
+            nd_fault_disarm();
+            if (st != ND_OK) {
+                const char *m = nd_last_error();
+                cr_expect(strstr(m, "nd_ufunc") || strstr(m, "nd_sync"), "point %lld: %s", (long long)p, m);
+            }
+            nd_clear_error();
+            nd_free(y);
+            nd_ufunc_free(g);
+        }
+    }
+    nd_ufunc *g = nd_ufunc_define("faultok", "float x", body);
+    nd_array *y = nd_ufunc_call(g, 1, (nd_array *[]){x});
+    cr_expect_eq(nd_item(nd_view(y, "5")), 7.0, "%s", nd_last_error());
+    nd_free(y);
+    nd_free(x);
+    nd_ufunc_free(g);
 }
