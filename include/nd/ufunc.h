@@ -65,7 +65,8 @@ ND_API nd_status nd_ufunc_add_loop(nd_ufunc *u, const char *signature, const cha
  * lazy and fuses with the ops around it into one kernel.
  * Returns NULL on error: ND_ERR_ARG (u or an input NULL or freed, n not
  * u's number of parameters), ND_ERR_SHAPE (no broadcast), ND_ERR_DTYPE (no
- * loop takes these dtypes: the message lists the loops). */
+ * loop takes these dtypes: the message lists the loops; or a Python int that
+ * does not fit the chosen loop's integer parameter, NumPy's OverflowError). */
 ND_API nd_array *nd_ufunc_call(nd_ufunc *u, int n, nd_array *const *args);
 
 /* Number of parameters of u, or -1 for NULL. */
