@@ -69,8 +69,10 @@ int main(int argc, char **argv)
     nd_status st = got && got64 ? nd_to_host(model, got, (size_t)n * sizeof *got) : ND_ERR_OOM;
     nd_get_stats(&after);
     /* float64 inputs pick the double loop; Python floats fit either loop */
-    nd_array *wide = nd_ufunc_call(g, 3, (nd_array *[]){nd_linspace(ND_FLOAT64, -5.0, 5.0, n),
-                                                        nd_scalar(0.0), nd_scalar(1.0)});
+    nd_scope_begin();
+    nd_array *wide = nd_keep(nd_ufunc_call(g, 3, (nd_array *[]){nd_linspace(ND_FLOAT64, -5.0, 5.0, n),
+                                                                nd_scalar(0.0), nd_scalar(1.0)}));
+    nd_scope_end();
     if (st == ND_OK) st = nd_to_host(wide, got64, (size_t)n * sizeof *got64);
     if (st != ND_OK) {
         fprintf(stderr, "ufunc: %s\n", nd_last_error());
