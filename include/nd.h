@@ -81,5 +81,6 @@
 #include "nd/writes.h"
 #include "nd/inspection.h"
 #include "nd/kernels.h"
+#include "nd/ufunc.h"
 
 #endif /* ND_H */

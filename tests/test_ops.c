@@ -195,11 +195,11 @@ static void build_case(op_case *c, nd_op op, nd_dtype cast_from, ndt_rng *r) {
         for (int q = 0; q < arity; q++) {
             c->slot_in[p][q] = slot;
             access_1d(&c->loads[k->n_loads], slot++, opnd[q]);
-            c->insts[k->n_insts++] = (nd_ir_inst){ND_IR_LOAD, (uint8_t)opnd[q], 0, k->n_loads++, 0, 0, 0};
+            c->insts[k->n_insts++] = (nd_ir_inst){ND_IR_LOAD, (uint8_t)opnd[q], 0, k->n_loads++, 0, 0, 0, 0};
         }
         nd_dtype rt = op == ND_OP_CAST ? t : op_result(op, src);
         c->insts[k->n_insts++] = (nd_ir_inst){(uint8_t)op, (uint8_t)rt, 0, first,
-                                              arity > 1 ? first + 1 : 0, arity > 2 ? first + 2 : 0, 0};
+                                              arity > 1 ? first + 1 : 0, arity > 2 ? first + 2 : 0, 0, 0};
         c->slot_out[p] = slot;
         access_1d(&c->stores[k->n_stores].at, slot++, rt);
         c->stores[k->n_stores++].value = k->n_insts - 1;

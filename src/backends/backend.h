@@ -6,6 +6,7 @@
 
 #include "backends/plan.h"
 #include "common/memory.h"
+#include "common/ufunc_loop.h"
 
 typedef struct nd_backend nd_backend;
 
@@ -43,6 +44,11 @@ struct nd_backend {
     /* Optional: a named range around a flush for profilers (NVTX). */
     void (*range_push)(nd_backend *be, const char *name);
     void (*range_pop)(nd_backend *be);
+    /* Optional: compile user loop l now (nd_ufunc_define, on the caller's
+     * thread), so that its mistakes are reported there: ND_ERR_COMPILE with
+     * the compiler's message. fn names the public call. NULL = nothing to
+     * prepare. */
+    nd_status (*prepare_ufunc)(nd_backend *be, const char *fn, const nd_ufunc_loop *l);
     void (*destroy)(nd_backend *be);
 };
 

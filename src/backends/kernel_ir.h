@@ -46,6 +46,9 @@ typedef enum {
                          2^64): an unbiased integer in [0, r) by Lemire's
                          multiply-shift with rejection; a rejected draw
                          redraws from its own calls (common/philox.h)       */
+    ND_IR_UFUNC,      /* user loop `ufunc` (common/ufunc_loop.h) of the
+                         operands a, b, c, d (its nargs of them; each already
+                         of the loop's parameter dtype); dtype = its return  */
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
 
@@ -60,7 +63,10 @@ typedef struct {
     uint8_t dtype; /* result dtype */
     uint16_t flags; /* ND_IR_* flags */
     int32_t a, b, c; /* operands (SSA indices unless the opcode says else) */
-    int32_t d;       /* ND_IR_RAND_INTEGER's range parameter; else unused (0 or -1) */
+    int32_t d;       /* ND_IR_RAND_INTEGER's range parameter, ND_IR_UFUNC's fourth
+                        operand; else unused (0 or -1) */
+    uint32_t ufunc;  /* ND_IR_UFUNC: the loop's registry id; else 0. The kernel
+                        hash takes the loop's content hash instead of the id */
 } nd_ir_inst;
 
 /* An affine access into a slot (load or store), or a pure index (INDEX). */

@@ -541,6 +541,11 @@ nd_status nd_runtime_alloc(int memory, size_t bytes, void **out) {
     return nd_rt.backend->alloc(nd_rt.backend, memory, bytes, out);
 }
 
+nd_status nd_runtime_prepare_ufunc(const char *fn, const nd_ufunc_loop *l) {
+    if (!nd_rt.backend->prepare_ufunc) return ND_OK;
+    return nd_rt.backend->prepare_ufunc(nd_rt.backend, fn, l);
+}
+
 const char *nd_backend_name(void) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";

@@ -44,6 +44,9 @@ nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
 /* The memory space the backend in use computes in (ND_MEMORY_HOST: CPU). */
 int nd_runtime_memory(void);
 
+/* Has the backend compile user loop l (nd_ufunc_define); fn names the
+ * public call in errors. */
+nd_status nd_runtime_prepare_ufunc(const char *fn, const nd_ufunc_loop *l);
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);
 /* Waits for the flush in flight on the executor thread (before reading

@@ -85,6 +85,9 @@ typedef struct nd_node {
             struct nd_user_kernel *kernel; /* node 0 holds a reference */
             uint8_t index, count, n_in, in_place;
         } user;
+        /* MAP with op ND_UFUNC_MAP_OP: the user loop called (common/ufunc_loop.h);
+         * inputs are cast to its parameter types, cdtype = dtype = its return */
+        struct { uint32_t loop; } ufunc;
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;

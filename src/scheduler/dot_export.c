@@ -9,6 +9,7 @@
 
 #include "backends/step_kinds.h"
 #include "common/error.h"
+#include "common/ufunc_loop.h"
 
 /* One border colour per plan stream (compute streams, then the copy
  * streams host->device and device->host). */
@@ -22,7 +23,12 @@ static void shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
 
 static const char *op_text(const nd_node *n) {
     switch (n->kind) {
-    case ND_NODE_MAP: return nd_op_label((nd_op)n->op);
+    case ND_NODE_MAP:
+        if (n->op == ND_UFUNC_MAP_OP) {
+            const nd_ufunc_loop *l = nd_ufunc_loop_get(n->u.ufunc.loop);
+            return l ? l->name : "ufunc";
+        }
+        return nd_op_label((nd_op)n->op);
     case ND_NODE_REDUCE: return nd_reduce_label((nd_reduce_kind)n->op);
     case ND_NODE_RANDOM:
         return n->op == ND_RANDOM_NORMAL ? "normal" : n->op == ND_RANDOM_INTEGERS ? "integers" : "uniform";

@@ -5,6 +5,7 @@
 #include "common/grow.h"
 
 #include "common/hash.h"
+#include "common/ufunc_loop.h"
 
 /* The hash is one long chain of dependent multiplies, so each node's
  * parts (its header, each ref) are hashed from the seed on their own and
@@ -63,6 +64,8 @@ static uint64_t hash_header(const nd_node *n) {
                                                (uint64_t)n->n_inputs << 32 | (uint64_t)n->n_params << 40);
     h = hash_view(h, n->ndim, n->shape, NULL, 0);
     if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
+    /* which user loop a call runs (ids are never reused) */
+    if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_u64(h, n->u.ufunc.loop);
     if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, n->shape, n->u.store.strides, n->u.store.offset);
     if (n->kind == ND_NODE_USER) {
         /* The kernel itself (a plan holds a reference, so the address is

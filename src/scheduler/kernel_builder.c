@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/ufunc_loop.h"
 
 /* A node value already computed in this kernel under one transform. */
 typedef struct {
@@ -92,7 +93,8 @@ void nd_xform_identity(nd_xform *t, int ndim) {
 /* ------------------------------------------------------------ hash-consing */
 
 static uint64_t inst_hash(const nd_ir_inst *i) {
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)i->flags << 16 | (uint64_t)i->op << 8 | i->dtype);
+    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)i->ufunc << 32 | (uint64_t)i->flags << 16 |
+                                               (uint64_t)i->op << 8 | i->dtype);
     h = nd_hash_u64(h, (uint64_t)(uint32_t)i->a << 32 | (uint32_t)i->b);
     return nd_hash_u64(h, (uint64_t)(uint32_t)i->c << 32 | (uint32_t)i->d);
 }
@@ -113,11 +115,11 @@ static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
     return 1;
 }
 
-/* Instruction (op, dtype, a, b, c, d), or an equal earlier one. */
-static int32_t emit4(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c,
-                     int32_t d, uint16_t flags) {
+/* Instruction (op, dtype, a, b, c, d; user loop ufunc), or an equal earlier one. */
+static int32_t emit_inst(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b,
+                         int32_t c, int32_t d, uint16_t flags, uint32_t ufunc) {
     if (a < -1 || b < -1 || c < -1 || d < -1) return -2; /* an operand already failed */
-    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c, d};
+    nd_ir_inst in = {(uint8_t)op, (uint8_t)dtype, flags, a, b, c, d, ufunc};
     if (kb->n_insts * 2 >= kb->cap_cse && !cse_rehash(kb, kb->cap_cse ? kb->cap_cse * 2 : 64))
         return out_of_memory(kb, -2);
     uint64_t h = inst_hash(&in);
@@ -125,7 +127,7 @@ static int32_t emit4(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, i
     while (kb->cse[s] >= 0) {
         const nd_ir_inst *o = &kb->insts[kb->cse[s]];
         if (o->op == in.op && o->dtype == in.dtype && o->flags == flags && o->a == a && o->b == b &&
-            o->c == c && o->d == d)
+            o->c == c && o->d == d && o->ufunc == ufunc)
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
@@ -134,6 +136,11 @@ static int32_t emit4(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, i
     kb->insts[kb->n_insts] = in;
     kb->cse[s] = kb->n_insts;
     return kb->n_insts++;
+}
+
+static int32_t emit4(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c,
+                     int32_t d, uint16_t flags) {
+    return emit_inst(kb, op, dtype, a, b, c, d, flags, 0);
 }
 
 static int32_t emit_flagged(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b,
@@ -342,7 +349,22 @@ static int32_t flat_index(nd_kernel_builder *kb, const nd_node *p, const nd_xfor
     return index_value(kb, off, strides);
 }
 
+/* A user function call: each input cast to its parameter's dtype, one
+ * ND_IR_UFUNC instruction naming the loop. */
+static int32_t ufunc_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    const nd_ufunc_loop *l = nd_ufunc_loop_get(p->u.ufunc.loop);
+    if (!l || l->nargs != p->n_inputs) return out_of_memory(kb, -2); /* cannot happen */
+    int32_t in[ND_UFUNC_MAX_ARGS] = {-1, -1, -1, -1};
+    for (int k = 0; k < l->nargs; k++) {
+        in[k] = nd_kb_ref_value(kb, p, k, t, (nd_dtype)l->args[k]);
+        if (in[k] < -1) return -2;
+    }
+    int32_t v = emit_inst(kb, ND_IR_UFUNC, (nd_dtype)l->ret, in[0], in[1], in[2], in[3], 0, l->id);
+    return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
+}
+
 static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    if (p->op == ND_UFUNC_MAP_OP) return ufunc_value(kb, p, t);
     nd_dtype cd = (nd_dtype)p->cdtype;
     int32_t in[3] = {-1, -1, -1};
     for (int k = 0; k < p->n_inputs && k < 3; k++) {
@@ -561,7 +583,11 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
             int32_t oa = in->a >= 0 ? map[in->a] : -1;
             int32_t ob = in->b, oc = in->c;
             int32_t od = -1;
-            if (in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL ||
+            if (in->op == ND_IR_UFUNC) {
+                ob = in->b >= 0 ? map[in->b] : -1;
+                oc = in->c >= 0 ? map[in->c] : -1;
+                od = in->d >= 0 ? map[in->d] : -1;
+            } else if (in->op == ND_IR_RAND_UNIFORM || in->op == ND_IR_RAND_NORMAL ||
                 in->op == ND_IR_RAND_INTEGER) {
                 /* b, c (and d) name parameters, not values */
                 ob = param_index(a, b->params[in->b], ND_UINT64);
@@ -571,7 +597,7 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
                 ob = ar >= 2 && in->b >= 0 ? map[in->b] : -1;
                 oc = ar >= 3 && in->c >= 0 ? map[in->c] : -1;
             }
-            r = emit4(a, in->op, (nd_dtype)in->dtype, oa, ob, oc, od, in->flags);
+            r = emit_inst(a, in->op, (nd_dtype)in->dtype, oa, ob, oc, od, in->flags, in->ufunc);
         }
         if (r < 0) {
             free(map);
@@ -652,6 +678,10 @@ static void name_kernel(nd_kernel *k) {
             l = "normal";
         else if (op == ND_IR_RAND_INTEGER)
             l = "integers";
+        else if (op == ND_IR_UFUNC) {
+            const nd_ufunc_loop *u = nd_ufunc_loop_get(k->insts[v].ufunc);
+            l = u ? u->name : NULL;
+        }
         if (!l || l == last) continue;
         size_t n = strlen(l);
         if (len + n + 2 >= cap - 8) break;
@@ -683,7 +713,17 @@ uint64_t nd_kernel_hash(const nd_kernel *k) {
     for (int i = 0; i < k->n_params; i++) h = nd_hash_u64(h, k->param_dtypes[i] + 0x100u);
     for (int i = 0; i < k->n_loads; i++) h = hash_access(h, &k->loads[i], k->ndim);
     for (int i = 0; i < k->n_indices; i++) h = hash_access(h, &k->indices[i], k->ndim);
-    for (int i = 0; i < k->n_insts; i++) h = nd_hash_bytes(h, &k->insts[i], sizeof k->insts[i]);
+    for (int i = 0; i < k->n_insts; i++) {
+        nd_ir_inst in = k->insts[i];
+        if (in.op == ND_IR_UFUNC) {
+            /* the loop's content, not its id: another process (the CUDA
+             * backend's disk cache) numbers its loops differently */
+            const nd_ufunc_loop *l = nd_ufunc_loop_get(in.ufunc);
+            h = nd_hash_u64(h, l ? l->hash : 0);
+            in.ufunc = 0;
+        }
+        h = nd_hash_bytes(h, &in, sizeof in);
+    }
     for (int i = 0; i < k->n_stores; i++) {
         h = hash_access(h, &k->stores[i].at, k->ndim);
         h = nd_hash_u64(h, (uint64_t)k->stores[i].value);

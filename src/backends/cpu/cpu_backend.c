@@ -1,6 +1,7 @@
 /* The CPU backend: host memory, memcpy, the kernel-IR interpreter and BLAS
  * matmul. Everything runs synchronously on the calling thread plus the
  * worker pool, so synchronize has nothing to wait for. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -127,6 +128,13 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
         cpu_destroy(be);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
     }
+    {
+        const char *home = getenv("HOME");
+        if (cfg && cfg->cache_dir && *cfg->cache_dir)
+            snprintf(st->ufunc_dir, sizeof st->ufunc_dir, "%s/cpu", cfg->cache_dir);
+        else
+            snprintf(st->ufunc_dir, sizeof st->ufunc_dir, "%s/.cache/nd/cpu", home && *home ? home : ".");
+    }
     if ((s = nd_cpu_jit_create(cfg ? cfg->cache_dir : NULL, &st->jit)) != ND_OK) {
         cpu_destroy(be);
         return s;
@@ -141,6 +149,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->run_user = cpu_run_user;
     be->run_plan = NULL;
     be->synchronize = cpu_synchronize;
+    be->prepare_ufunc = nd_cpu_prepare_ufunc;
     be->destroy = cpu_destroy;
     *out = be;
     return ND_OK;

@@ -80,6 +80,7 @@ typedef struct {
     size_t *scratch_bytes;
     struct nd_cpu_block_cache *blocks; /* freed large blocks kept for reuse */
     struct nd_cpu_jit *jit;            /* compiled kernels; NULL when ND_CPU_JIT=0 */
+    char ufunc_dir[1024];              /* <cache dir>/cpu: user loops' tile objects */
 } nd_cpu_state;
 
 /* cpu_memory.c: host blocks with a bounded cache of large freed ones. */
@@ -91,6 +92,10 @@ void nd_cpu_host_release(nd_cpu_block_cache *c, void *ptr, size_t bytes);
 
 nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *slots,
                             const nd_scalar_bits *params);
+/* cpu_ufunc.c: compiles user loop l into its tile function with the system
+ * C compiler (backend.h's prepare_ufunc). */
+nd_status nd_cpu_prepare_ufunc(nd_backend *be, const char *fn, const nd_ufunc_loop *l);
+
 nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *const *slots);
 
 #endif

@@ -41,6 +41,10 @@ static const char *const cc_flags[] = {"-std=c11", "-O3", "-march=native", "-fPI
                                        "-fno-math-errno", "-fno-trapping-math",
                                        "-ffp-contract=off", "-w"};
 #define N_FLAGS (sizeof cc_flags / sizeof cc_flags[0])
+/* User loops' tile functions are built with the same flags (cpu_ufunc.c),
+ * so the interpreter and the JIT compute the same bits. */
+const char *const *const nd_cpu_jit_cc_flags = cc_flags;
+const int nd_cpu_jit_n_cc_flags = (int)N_FLAGS;
 #define MAX_CC_WORDS 16
 #define BUCKETS 256
 #define DEFAULT_MIN_POINTS ((int64_t)1 << 16)

@@ -81,6 +81,11 @@ void nd_cpu_jit_params(const cpu_prep *p, uint64_t *params);
  * cpu_scalar.h (the conversions). */
 extern const char nd_cpu_scalar_source[];
 
+/* The compiler flags of every kernel (cpu_ufunc.c builds user loops with
+ * them too). */
+extern const char *const *const nd_cpu_jit_cc_flags;
+extern const int nd_cpu_jit_n_cc_flags;
+
 /* Process-wide counts, for tests and logs. */
 typedef struct {
     int64_t compiled;  /* shared objects built */

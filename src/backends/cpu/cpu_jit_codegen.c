@@ -114,7 +114,18 @@ static void put_op(gen *g, int j) {
     for (int q = 0; q < pi->n_ops; q++) materialise(g, pi->ops[q]);
     nd_strbuf_printf(b, "            const %s_T v%d = ", sfx[pi->dtype], j);
     if (pi->cdtype != pi->dtype) nd_strbuf_printf(b, "NDS_CAST(%s, %s, ", sfx[pi->cdtype], sfx[pi->dtype]);
-    if (in->op == ND_OP_CAST) {
+    if (pi->kind == PI_UFUNC) {
+        /* the user's function, pasted above the kernel (put_ufuncs) */
+        char nm[ND_UFUNC_FN_NAME];
+        nd_ufunc_fn_name(nm, sizeof nm, nd_ufunc_loop_get(in->ufunc));
+        nd_strbuf_printf(b, "(%s_T)%s(", sfx[pi->dtype], nm);
+        for (int q = 0; q < pi->n_ops; q++) {
+            nd_strbuf_printf(b, q ? ", " : "");
+            if (pi->in_dtype[q] == ND_BOOL) nd_strbuf_printf(b, "(v%d != 0)", pi->ops[q]);
+            else put_operand(g, pi->ops[q], pi->in_dtype[q]);
+        }
+        nd_strbuf_printf(b, ")");
+    } else if (in->op == ND_OP_CAST) {
         nd_strbuf_printf(b, "NDS_CAST(%s, %s, v%d)", sfx[g->p->insts[pi->ops[0]].dtype], sfx[pi->dtype],
             pi->ops[0]);
     } else if (in->op == ND_OP_WHERE) {
@@ -357,6 +368,22 @@ static void put_strip(gen *g) {
                    "(size_t)n * sizeof *y%d, 1);\n", s, s, s, s);
 }
 
+/* Each user loop the kernel calls, once, as a static inline function. */
+static void put_ufuncs(gen *g) {
+    int any = 0;
+    for (int j = 0; j < g->n; j++) {
+        if (g->p->insts[j].kind != PI_UFUNC || !g->need[j]) continue;
+        uint32_t id = g->k->insts[j].ufunc;
+        int seen = 0;
+        for (int i = 0; i < j && !seen; i++)
+            seen = g->p->insts[i].kind == PI_UFUNC && g->need[i] && g->k->insts[i].ufunc == id;
+        if (seen) continue;
+        if (!any++) nd_ufunc_emit_types(g->b);
+        nd_ufunc_emit_fn(g->b, nd_ufunc_loop_get(id), "static inline");
+    }
+    if (any) nd_strbuf_printf(g->b, "#line 1 \"nd_jit_kernel\"\n");
+}
+
 static void put_kernel(gen *g) {
     nd_strbuf *b = g->b;
     char name[sizeof g->k->name];
@@ -366,6 +393,7 @@ static void put_kernel(gen *g) {
     name[m] = 0;
     nd_strbuf_printf(b, "/* nd cpu jit, codegen %d: kernel '%s' */\n", ND_CPU_JIT_CODEGEN_VERSION, name);
     nd_strbuf_printf(b, "%s\n%s\n", nd_element_fns_source, nd_cpu_scalar_source);
+    put_ufuncs(g);
     nd_strbuf_printf(b, "typedef void (*ndj_helper)(void);\n"
            "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
            "int64_t);\n"

@@ -146,6 +146,26 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             pi->cdtype = dt;
             continue;
         }
+        if (in->op == ND_IR_UFUNC) {
+            const nd_ufunc_loop *l = nd_ufunc_loop_get(in->ufunc);
+            if (!l) return bad_ir(k, j, "unknown user function");
+            pi->ufn = nd_ufunc_loop_tile(in->ufunc);
+            if (!pi->ufn)
+                return nd_error_set(ND_ERR_UNSUPPORTED, "cpu backend: user function '%s' has no CPU "
+                                    "code (it was defined while another backend ran; define it "
+                                    "again on the cpu backend)", l->name);
+            if (l->ret != dt) return bad_ir(k, j, "user function result dtype differs");
+            const int32_t opnd[ND_UFUNC_MAX_ARGS] = {in->a, in->b, in->c, in->d};
+            for (int q = 0; q < l->nargs; q++) {
+                if (opnd[q] < 0 || opnd[q] >= j) return bad_ir(k, j, "operand is not an earlier value");
+                if (inst_dtype(k, opnd[q]) != l->args[q]) return bad_ir(k, j, "user function operand dtype differs");
+                pi->ops[q] = opnd[q];
+                pi->in_dtype[q] = l->args[q];
+            }
+            pi->kind = PI_UFUNC;
+            pi->n_ops = l->nargs;
+            continue;
+        }
         if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad_ir(k, j, "unknown opcode");
         int op = in->op, ar = nd_op_arity((nd_op)op);
         int opnd[3] = {in->a, in->b, in->c};
@@ -412,6 +432,13 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
             int consecutive = single && xi->kind == PI_INDEX && p->indices[xi->aux].st[n - 1] == 1;
             nd_cpu_rand_int_tile(pi->dtype == ND_UINT64, pi->range, pi->seed, pi->stream,
                                  (const int64_t *)vals[pi->ops[0]], consecutive, r, len, scr[0], scr[1]);
+            vals[j] = r;
+            break;
+        }
+        case PI_UFUNC: {
+            const void *in[ND_UFUNC_MAX_ARGS] = {NULL, NULL, NULL, NULL};
+            for (int q = 0; q < pi->n_ops; q++) in[q] = vals[pi->ops[q]];
+            pi->ufn(len, r, in);
             vals[j] = r;
             break;
         }

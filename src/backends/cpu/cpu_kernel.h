@@ -19,16 +19,17 @@ typedef struct {
     int64_t st[ND_MAX_DIMS];
 } cpu_access;
 
-enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I };
+enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I, PI_UFUNC };
 
 typedef struct {
     int kind;
     int dtype;       /* result dtype */
     int n_ops;
-    int ops[3];      /* SSA operands */
-    int in_dtype[3];      /* dtype each operand is computed in */
+    int ops[ND_UFUNC_MAX_ARGS]; /* SSA operands (3 at most but for PI_UFUNC) */
+    int in_dtype[ND_UFUNC_MAX_ARGS]; /* dtype each operand is computed in */
     nd_cpu_fn in_cast[3]; /* operand cast into in_dtype, or NULL */
     nd_cpu_fn fn;
+    nd_ufunc_tile_fn ufn; /* PI_UFUNC: the user loop's compiled tile function */
     int cdtype;      /* dtype fn produces */
     nd_cpu_fn out_cast; /* cdtype -> dtype, or NULL */
     int reg;         /* register of the result */

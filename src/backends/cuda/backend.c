@@ -563,6 +563,10 @@ static void cu_range_pop(nd_backend *be) {
     ND_NVTX_POP();
 }
 
+static nd_status cu_prepare_ufunc(nd_backend *be, const char *fn, const nd_ufunc_loop *l) {
+    return nd_cuda_check_ufunc(impl(be)->arch, fn, l);
+}
+
 static nd_status cu_synchronize(nd_backend *be) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "synchronize");
     nd_cuda *cu = impl(be);
@@ -726,6 +730,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
         CREATE_TRY(cudaEventRecord(cu->trace_base, cu->stream), "cudaEventRecord");
     }
     be->synchronize = cu_synchronize;
+    be->prepare_ufunc = cu_prepare_ufunc;
     be->destroy = cu_destroy;
     char name[256] = "?";
     struct cudaDeviceProp prop;

@@ -156,6 +156,16 @@ static nd_status validate(const nd_kernel *k) {
             if (in->b < 0 || in->b >= k->n_params || in->c < 0 || in->c >= k->n_params)
                 return bad(k, "RAND seed/stream parameter out of range", j);
             break;
+        case ND_IR_UFUNC: {
+            const nd_ufunc_loop *l = nd_ufunc_loop_get(in->ufunc);
+            if (!l) return bad(k, "unknown user function", j);
+            if (l->ret != in->dtype) return bad(k, "user function result dtype differs", j);
+            const int32_t u[ND_UFUNC_MAX_ARGS] = {in->a, in->b, in->c, in->d};
+            for (int o = 0; o < l->nargs; o++)
+                if (u[o] < 0 || u[o] >= j || k->insts[u[o]].dtype != l->args[o])
+                    return bad(k, "user function operand is not an earlier value of its dtype", j);
+            break;
+        }
         default:
             if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad(k, "unknown opcode", j);
             arity = nd_op_arity((nd_op)in->op);
@@ -578,6 +588,22 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
         cast_str(e, sizeof e, ND_INT64, t, x);
         break;
     }
+    case ND_IR_UFUNC: {
+        /* the user's __device__ function (nd_cuda_emit_ufuncs); operands
+         * are already of its parameter dtypes */
+        const nd_ufunc_loop *l = nd_ufunc_loop_get(in->ufunc);
+        const int32_t u[ND_UFUNC_MAX_ARGS] = {in->a, in->b, in->c, in->d};
+        size_t n = 0;
+        nd_ufunc_fn_name(tmp, sizeof tmp, l);
+        n = strlen(tmp);
+        for (int o = 0; o < l->nargs && n < sizeof tmp; o++) {
+            value_name(v, sizeof v, c, u[o], p);
+            n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s%s", o ? ", " : "(", v);
+        }
+        if (n < sizeof tmp) snprintf(tmp + n, sizeof tmp - n, ")");
+        fmt(e, sizeof e, "((%s)%s)", reg_types[t], tmp);
+        break;
+    }
     default: {
         nd_op op = (nd_op)in->op;
         if (op == ND_OP_CAST) {
@@ -700,9 +726,24 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
     free(c.uniform);
 }
 
+void nd_cuda_emit_ufuncs(nd_strbuf *sb, const nd_kernel *k) {
+    int any = 0;
+    for (int j = 0; j < k->n_insts; j++) {
+        if (k->insts[j].op != ND_IR_UFUNC) continue;
+        int seen = 0;
+        for (int i = 0; i < j && !seen; i++)
+            seen = k->insts[i].op == ND_IR_UFUNC && k->insts[i].ufunc == k->insts[j].ufunc;
+        if (seen) continue;
+        if (!any++) nd_ufunc_emit_types(sb);
+        nd_ufunc_emit_fn(sb, nd_ufunc_loop_get(k->insts[j].ufunc), "static __device__ __forceinline__");
+    }
+    if (any) nd_strbuf_printf(sb, "#line 1 \"nd_kernel\"\n");
+}
+
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {
     nd_strbuf sb = {0};
     nd_cuda_emit_prelude(&sb);
+    nd_cuda_emit_ufuncs(&sb, k);
     nd_cuda_emit_args_struct(&sb, info);
     nd_cuda_emit_body_fn(&sb, k, 1, 0);
     if (info->group > 1) nd_cuda_emit_body_fn(&sb, k, info->group, info->group_axis);

@@ -105,6 +105,12 @@ nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **
 const char *nd_cuda_reg_type(nd_dtype t); /* type of a value in registers */
 const char *nd_cuda_mem_type(nd_dtype t); /* type of an element in memory */
 void nd_cuda_emit_prelude(nd_strbuf *sb);
+/* The user functions kernel k calls (common/ufunc_loop.h), as __device__
+ * functions, after the prelude. */
+void nd_cuda_emit_ufuncs(nd_strbuf *sb, const nd_kernel *k);
+/* ufunc_check.c: compiles user loop l with NVRTC for sm_<arch>; ND_ERR_COMPILE
+ * naming fn with NVRTC's message otherwise. */
+nd_status nd_cuda_check_ufunc(int arch, const char *fn, const nd_ufunc_loop *l);
 /* The helpers' text the prelude starts with (for the kernel cache's key). */
 const char *nd_cuda_prelude_text(void);
 void nd_cuda_emit_args_struct(nd_strbuf *sb, const nd_cuda_kinfo *info);

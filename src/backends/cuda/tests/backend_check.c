@@ -67,9 +67,9 @@ static void test_elementwise(int64_t n, int misalign) {
     int64_t one[1] = {1};
     nd_ir_access loads[2] = {acc(0, ND_FLOAT32, misalign, 1, one), acc(1, ND_FLOAT32, 0, 1, one)};
     uint8_t pd[1] = {ND_FLOAT32};
-    nd_ir_inst ins[5] = {{ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0, 0},
-                         {ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0}, {ND_OP_MUL, ND_FLOAT32, 0, 0, 1, 0, 0},
-                         {ND_OP_ADD, ND_FLOAT32, 0, 3, 2, 0, 0}};
+    nd_ir_inst ins[5] = {{ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0, 0, 0},
+                         {ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0, 0}, {ND_OP_MUL, ND_FLOAT32, 0, 0, 1, 0, 0, 0},
+                         {ND_OP_ADD, ND_FLOAT32, 0, 3, 2, 0, 0, 0}};
     nd_ir_store st = {acc(2, ND_FLOAT32, 0, 1, one), 4};
     k.n_slots = 3;
     k.n_params = 1;
@@ -140,7 +140,7 @@ static void test_casts(void) {
             k.shape[0] = N;
             int64_t one[1] = {1};
             nd_ir_access ld = acc(0, (nd_dtype)from, 0, 1, one);
-            nd_ir_inst ins[2] = {{ND_IR_LOAD, (uint8_t)from, 0, 0, 0, 0, 0}, {ND_OP_CAST, (uint8_t)to, 0, 0, 0, 0, 0}};
+            nd_ir_inst ins[2] = {{ND_IR_LOAD, (uint8_t)from, 0, 0, 0, 0, 0, 0}, {ND_OP_CAST, (uint8_t)to, 0, 0, 0, 0, 0, 0}};
             nd_ir_store st = {acc(1, (nd_dtype)to, 0, 1, one), 1};
             k.n_slots = 2;
             k.n_loads = 1;
@@ -228,8 +228,8 @@ static nd_kernel rng_kernel(int ndim, const int64_t *shape, nd_ir_access *idx, n
             s *= shape[d];
         }
     pd[0] = pd[1] = ND_UINT64;
-    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0};
-    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1, 0};
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0};
+    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1, 0, 0};
     k.n_slots = 1;
     k.n_params = 2;
     k.param_dtypes = pd;
@@ -405,7 +405,7 @@ static void test_reduce(int kind, uint32_t axes, int64_t A, int64_t B, int64_t C
     int64_t rm[3] = {B * Cc, Cc, 1};
     nd_ir_access ld = acc(0, t, 0, 3, rm);
     int is_arg = kind == ND_REDUCE_ARGMIN || kind == ND_REDUCE_ARGMAX, is_bool = kind >= ND_REDUCE_ANY;
-    nd_ir_inst ins[2] = {{ND_IR_LOAD, (uint8_t)t, 0, 0, 0, 0, 0}, {ND_OP_GT, ND_BOOL, 0, 0, 0, 0, 0}};
+    nd_ir_inst ins[2] = {{ND_IR_LOAD, (uint8_t)t, 0, 0, 0, 0, 0, 0}, {ND_OP_GT, ND_BOOL, 0, 0, 0, 0, 0, 0}};
     /* ANY/ALL reduce (x > x) == false, or its negation via NE... keep simple: x != 0 */
     ins[1].op = ND_OP_NE;
     ins[1].b = 0;
@@ -596,8 +596,8 @@ static void bench(void) {
     OK(cudaMemsetAsync(b, 0, 4 * n, ((nd_cuda *)be->impl)->stream) == cudaSuccess ? ND_OK : ND_ERR_BACKEND);
     int64_t one[1] = {1}, zero[1] = {0};
     nd_ir_access loads[2] = {acc(0, ND_FLOAT32, 0, 1, one), acc(1, ND_FLOAT32, 0, 1, one)};
-    nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0, 0},
-                         {ND_OP_ADD, ND_FLOAT32, 0, 0, 1, 0, 0}};
+    nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0, 0, 0}, {ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0, 0, 0},
+                         {ND_OP_ADD, ND_FLOAT32, 0, 0, 1, 0, 0, 0}};
     nd_ir_store st = {acc(2, ND_FLOAT32, 0, 1, one), 2};
     nd_kernel k;
     memset(&k, 0, sizeof k);

@@ -17,6 +17,7 @@
 #include "backends/cuda/cuda_internal.h"
 #include "common/dtype.h"
 #include "common/philox.h"
+#include "common/ufunc_loop.h"
 
 static int fails, checks, nvrtc_on = 1, verbose = 0;
 static const char *workdir, *shim;
@@ -209,8 +210,8 @@ static void draw_kernel(nd_kernel *k, int ndim, const int64_t *shape, nd_ir_acce
     idx->offset = off;
     memcpy(idx->strides, st, sizeof(int64_t) * ndim);
     pd[0] = pd[1] = ND_UINT64;
-    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0};
-    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1, 0};
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0};
+    ins[1] = (nd_ir_inst){(uint8_t)(normal ? ND_IR_RAND_NORMAL : ND_IR_RAND_UNIFORM), (uint8_t)t, 0, 0, 0, 1, 0, 0};
     k->n_slots = 1;
     k->n_params = 2;
     k->param_dtypes = pd;
@@ -450,11 +451,11 @@ static void test_pi(int64_t n, nd_dtype count) {
     idx.strides[0] = 1;
     uint8_t pd[4] = {ND_UINT64, ND_UINT64, ND_UINT64, ND_FLOAT32};
     nd_ir_inst ins[] = {
-        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1, 0},
-        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2, 0}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0, 0},
-        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0, 0},
-        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0, 0},
-        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0, 0},
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1, 0, 0},
+        {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 2, 0, 0}, {ND_OP_MUL, ND_FLOAT32, 0, 1, 1, 0, 0, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 2, 2, 0, 0, 0},          {ND_OP_ADD, ND_FLOAT32, 0, 3, 4, 0, 0, 0},
+        {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0, 0, 0},
+        {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0, 0, 0},
     };
     k.n_slots = 1;
     k.n_params = 4;
@@ -527,15 +528,15 @@ static void test_stencil(int64_t rows, int64_t cols, int n, const int64_t (*nb)[
         loads[j].offset = (h + nb[j][0]) * W + h + nb[j][1];
         loads[j].strides[0] = W;
         loads[j].strides[1] = 1;
-        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0, 0};
+        ins[j] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, j, 0, 0, 0, 0};
     }
     int ni = n, acc = 0;
     for (int j = 1; j < n; j++, ni++) {
-        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0, 0};
+        ins[ni] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, acc, j, 0, 0, 0};
         acc = ni;
     }
-    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0};
-    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0, 0};
+    ins[ni++] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0, 0};
+    ins[ni] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, ni - 1, acc, 0, 0, 0};
     ni++;
     st.slot = 1;
     st.dtype = ND_FLOAT32;
@@ -589,6 +590,132 @@ static void test_stencil(int64_t rows, int64_t cols, int n, const int64_t (*nb)[
     }
     free(u);
     free(out);
+}
+
+
+/* A user function (common/ufunc_loop.h) inlined into an elementwise kernel
+ * (x broadcast against a column x0, s a parameter) and into a reduction
+ * (float64 rows summed): NVRTC compiles the pasted __device__ function, and
+ * the host build's results match the same C expression. */
+static void test_ufunc(int reduce) {
+    test_no++;
+    nd_ufunc_loop l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, reduce ? "wave" : "gaussian");
+    if (nd_ufunc_parse_signature("emulate", reduce ? "double(double x, int32_t k, bool neg)"
+                                                   : "float(float x, float x0, float s)", &l)) {
+        CHECK(0, "signature: %s", nd_last_error());
+        return;
+    }
+    l.body = reduce ? "double v = sin(x * k);\nreturn neg ? -v : v;"
+                    : "return expf(-0.5f*(x-x0)*(x-x0)/(s*s)) / (2.5066283f*s);";
+    const nd_ufunc_loop *u = nd_ufunc_loop_register("emulate", &l);
+    CHECK(u != NULL, "register");
+    if (!u) return;
+    const int64_t R = 37, C = 53;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "%s", l.name);
+    k.ndim = 2;
+    k.shape[0] = R;
+    k.shape[1] = C;
+    nd_ir_access loads[3], st;
+    memset(loads, 0, sizeof loads);
+    memset(&st, 0, sizeof st);
+    nd_ir_inst ins[8];
+    memset(ins, 0, sizeof ins);
+    uint8_t pd[1] = {ND_FLOAT32};
+    nd_ir_store store;
+    memset(&store, 0, sizeof store);
+    float *xf = malloc(sizeof(float) * R * C), *x0 = malloc(sizeof(float) * R), *of = malloc(sizeof(float) * R * C);
+    double *xd = malloc(sizeof(double) * R * C), *od = malloc(sizeof(double) * R);
+    int32_t *kk = malloc(sizeof(int32_t) * C);
+    unsigned char *neg = malloc(R);
+    uint64_t rs = 99 + (uint64_t)test_no;
+    for (int64_t i = 0; i < R * C; i++) {
+        rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+        xf[i] = (float)(rs >> 40) * 0x1p-24f * 8.0f - 4.0f;
+        xd[i] = (double)xf[i];
+        of[i] = -1.0f;
+    }
+    xf[0] = NAN;
+    xf[1] = INFINITY;
+    for (int64_t i = 0; i < R; i++) {
+        x0[i] = (float)i / (float)R * 4.0f - 2.0f;
+        neg[i] = (unsigned char)(i % 3 == 0);
+        od[i] = -1.0;
+    }
+    for (int64_t j = 0; j < C; j++) kk[j] = (int32_t)(j % 7) - 3;
+    nd_scalar_bits p[1];
+    p[0].f = 0.75;
+    if (!reduce) {
+        loads[0] = (nd_ir_access){0, ND_FLOAT32, {0}, 0, {C, 1}};
+        loads[1] = (nd_ir_access){1, ND_FLOAT32, {0}, 0, {1, 0}};
+        ins[0] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0, 0, 0};
+        ins[1] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, 1, 0, 0, 0, 0};
+        ins[2] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0, 0};
+        ins[3] = (nd_ir_inst){ND_IR_UFUNC, ND_FLOAT32, 0, 0, 1, 2, -1, u->id};
+        st = (nd_ir_access){2, ND_FLOAT32, {0}, 0, {C, 1}};
+        store = (nd_ir_store){st, 3};
+        k.n_slots = 3;
+        k.n_params = 1;
+        k.param_dtypes = pd;
+        k.n_loads = 2;
+        k.n_insts = 4;
+        k.n_stores = 1;
+        k.stores = &store;
+    } else {
+        loads[0] = (nd_ir_access){0, ND_FLOAT64, {0}, 0, {C, 1}};
+        loads[1] = (nd_ir_access){1, ND_INT32, {0}, 0, {0, 1}};
+        loads[2] = (nd_ir_access){2, ND_BOOL, {0}, 0, {1, 0}};
+        ins[0] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT64, 0, 0, 0, 0, 0, 0};
+        ins[1] = (nd_ir_inst){ND_IR_LOAD, ND_INT32, 0, 1, 0, 0, 0, 0};
+        ins[2] = (nd_ir_inst){ND_IR_LOAD, ND_BOOL, 0, 2, 0, 0, 0, 0};
+        ins[3] = (nd_ir_inst){ND_IR_UFUNC, ND_FLOAT64, 0, 0, 1, 2, -1, u->id};
+        k.n_slots = 4;
+        k.n_loads = 3;
+        k.n_insts = 4;
+        k.has_reduce = 1;
+        k.reduce.kind = ND_REDUCE_SUM;
+        k.reduce.out_dtype = ND_FLOAT64;
+        k.reduce.axes = 2;
+        k.reduce.value = 3;
+        k.reduce.out = (nd_ir_access){3, ND_FLOAT64, {0}, 0, {1, 0}};
+    }
+    k.loads = loads;
+    k.insts = ins;
+    k.hash = 0x5000 + test_no;
+    void *slots_e[3] = {xf, x0, of}, *slots_r[4] = {xd, kk, neg, od};
+    for (int vec = 0; vec < (reduce ? 1 : 2); vec++) {
+        if (!emulate(&k, reduce ? slots_r : slots_e, p, vec)) {
+            CHECK(0, "%s emulation failed", l.name);
+            break;
+        }
+        int64_t bad = 0;
+        for (int64_t i = 0; i < R; i++) {
+            double acc = 0;
+            for (int64_t j = 0; j < C; j++) {
+                if (reduce) {
+                    double v = sin(xd[i * C + j] * kk[j]);
+                    acc += neg[i] ? -v : v;
+                    continue;
+                }
+                float x = xf[i * C + j], c = x0[i], s = 0.75f;
+                float want = expf(-0.5f * (x - c) * (x - c) / (s * s)) / (2.5066283f * s), got = of[i * C + j];
+                int ok = isnan(want) ? isnan(got) : fabsf(got - want) <= 4e-6f * fabsf(want) + 1e-37f;
+                bad += !ok;
+            }
+            if (reduce) bad += !(fabs(od[i] - acc) <= 1e-12 * (1 + fabs(acc)));
+        }
+        CHECK(bad == 0, "%s (vector variant %d): %lld values differ", l.name, vec, (long long)bad);
+    }
+    free(xf);
+    free(x0);
+    free(of);
+    free(xd);
+    free(od);
+    free(kk);
+    free(neg);
 }
 
 int main(int argc, char **argv) {
@@ -695,6 +822,8 @@ int main(int argc, char **argv) {
         int64_t sh7[3] = {2, 1025, 32800}, rm7[3] = {1025 * 32800, 32800, 1};
         test_reduce(3, sh7, 5, 0, rm7, ND_FLOAT32, 0, ND_REDUCE_SUM);
     }
+    test_ufunc(0);
+    test_ufunc(1);
     test_pi(1 << 20, ND_INT64);
     test_pi((1 << 20) + 3, ND_INT64);
     test_pi((1 << 20) + 3, ND_FLOAT64);
