@@ -80,5 +80,6 @@
 #include "nd/shaping.h"
 #include "nd/writes.h"
 #include "nd/inspection.h"
+#include "nd/interop.h"
 
 #endif /* ND_H */

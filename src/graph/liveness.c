@@ -11,7 +11,7 @@ uint32_t nd_graph_liveness(const nd_graph *g, uint8_t *live) {
         const nd_node *n = g->nodes[i];
         /* The version a node makes is visible to handles when it is the
          * buffer's latest one; earlier versions matter only through readers. */
-        if (!live[i] && n->out->handles > 0 && n->out_version == n->out->version) live[i] = 1;
+        if (!live[i] && nd_buffer_visible(n->out) && n->out_version == n->out->version) live[i] = 1;
         /* A store keeps the earlier writers of its buffer alive: the region it
          * does not write still shows their values. */
         if (!live[i]) continue;
