@@ -76,6 +76,9 @@ def nd_to_peer(name, from_dlpack, to_list, data_ptr, negate):
 def peer_to_nd(name, make, sum_of, to_list, synchronize):
     base = make()  # 4x5 float32 on the device
     view = base[:, ::2]
+    # nd runs on its own stream: the producer's work must be finished
+    # (README: nd_from_dlpack of device memory).
+    synchronize()
     cap = view.__dlpack__(max_version=(1, 0))
     z = nd.nd_from_dlpack(py.PyCapsule_GetPointer(cap, b"dltensor_versioned"))
     check(bool(z), name + ": nd_from_dlpack of the peer's tensor: " + (nd.nd_last_error() or b"").decode())
