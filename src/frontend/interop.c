@@ -35,10 +35,10 @@ static int memory_index(const char *fn, nd_memory where) {
                      "ND_CUDA_MEMORY(device))", fn, (int)where.kind);
         return -1;
     }
-    if (nd_rt.backend->memory == ND_MEMORY_HOST) {
+    if (nd_runtime_memory() == ND_MEMORY_HOST) {
         nd_error_set(ND_ERR_UNSUPPORTED, "%s: CUDA device %d memory cannot be used by the %s backend, "
                      "which computes in host memory (start nd with ND_BACKEND=cuda, or use host memory)",
-                     fn, where.device, nd_rt.backend->name);
+                     fn, where.device, nd_backend_name());
         return -1;
     }
     if (where.device != backend_device()) {
@@ -47,7 +47,7 @@ static int memory_index(const char *fn, nd_memory where) {
                      where.device, backend_device());
         return -1;
     }
-    return nd_rt.backend->memory;
+    return nd_runtime_memory();
 }
 
 /* ------------------------------------------------------------- nd_wrap */
@@ -67,7 +67,7 @@ static uint32_t n_staged, cap_staged;
 /* Copies b's latest value into the program's host memory if it is only
  * elsewhere (a device computed it). */
 static nd_status settle_home(nd_buffer *b) {
-    if (!b->valid || (b->valid & (1u << ND_MEMORY_HOST)) || b->error != ND_OK || !nd_rt.backend) return ND_OK;
+    if (!b->valid || (b->valid & (1u << ND_MEMORY_HOST)) || b->error != ND_OK || nd_runtime_memory() < 0) return ND_OK;
     return nd_scheduler_make_valid(&nd_rt.sched, b, ND_MEMORY_HOST);
 }
 
@@ -171,7 +171,7 @@ nd_array *nd_fe_wrap(const char *fn, void *ptr, nd_memory where, nd_dtype dtype,
         nd_error_set(ND_ERR_OOM, "%s: out of host memory for the array's descriptor", fn);
         return NULL;
     }
-    int staged = m == ND_MEMORY_HOST && nd_rt.backend->memory != ND_MEMORY_HOST;
+    int staged = m == ND_MEMORY_HOST && nd_runtime_memory() != ND_MEMORY_HOST;
     if (staged && n_staged == cap_staged) {
         uint32_t cap = cap_staged ? cap_staged * 2 : 8;
         nd_buffer **grown = nd_realloc(staged_wraps, cap * sizeof *grown);

@@ -464,6 +464,8 @@ nd_status nd_flush(void) {
     return with_deferred(run_pending());
 }
 
+int nd_runtime_memory(void) { return nd_rt.backend ? nd_rt.backend->memory : -1; }
+
 nd_status nd_sync(void) {
     ND_API_GUARD();
     nd_status st = nd_runtime_ensure();

@@ -41,6 +41,9 @@ extern nd_runtime nd_rt;
  * the frontend reaches the backend only through the runtime and the
  * scheduler. */
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
+/* The memory the backend computes in (ND_MEMORY_HOST for the CPU backend),
+ * or -1 when no backend runs (after nd_shutdown). */
+int nd_runtime_memory(void);
 
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);
