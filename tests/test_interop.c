@@ -6,6 +6,7 @@
  * cases (device pointers used directly, host wraps staged and written
  * back) skip visibly on the CPU backend. */
 #include "common.h"
+#include "common/fault.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -209,6 +210,29 @@ NDT_TEST(interop, wrap_bad_input) {
         NDT_EXPECT_ERR(ND_ERR_UNSUPPORTED, "nd_wrap");
     }
     cr_expect_eq(log.calls, 0, "a failed wrap never releases the program's memory");
+}
+
+NDT_TEST(interop, wrap_out_of_host_memory_leaves_the_memory_alone) {
+    double mem[6] = {1, 2, 3, 4, 5, 6};
+    int failed = 0;
+    for (int64_t n = 1; n <= 8; n++) {
+        release_log log = {0};
+        nd_fault_arm(ND_FAULT_HOST_ALLOC, n, 0);
+        nd_array *w = nd_wrap(mem, ND_HOST_MEMORY, ND_FLOAT64, ND_SHAPE(2, 3), NULL, log_release, &log);
+        nd_fault_disarm();
+        if (!w) {
+            failed++;
+            NDT_EXPECT_ERR(ND_ERR_OOM, "nd_wrap");
+            cr_expect_eq(log.calls, 0, "a failed wrap never releases (allocation %lld)", (long long)n);
+            continue;
+        }
+        nd_array *s = nd_sum(w, ND_ALL_AXES);
+        cr_expect_eq(nd_item(s), 21.0);
+        nd_free(s);
+        nd_free(w);
+        cr_expect_eq(log.calls, 1);
+    }
+    cr_expect_gt(failed, 0, "some allocation of nd_wrap was failed");
 }
 
 /* ------------------------------------------------------------- nd_data */
