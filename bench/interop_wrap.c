@@ -45,8 +45,11 @@ static double element(nd_array *x, int64_t i)
 {
     char idx[32];
     snprintf(idx, sizeof idx, "%lld", (long long)i);
-    nd_array *v = nd_view(x, idx);
-    double r = nd_item(v);
+    /* A copy of the element: nd_item of the view itself would bring the
+     * whole 1 GiB buffer to the host. */
+    nd_array *v = nd_view(x, idx), *c = nd_copy(v);
+    double r = nd_item(c);
+    nd_free(c);
     nd_free(v);
     return r;
 }
