@@ -274,6 +274,34 @@ NDT_TEST(interop, data_read_runs_what_it_needs) {
     nd_free(y);
 }
 
+NDT_TEST(interop, data_of_empty_and_0d_arrays) {
+    nd_array *e = nd_zeros(ND_FLOAT32, ND_SHAPE(0, 3));
+    double none = 0;
+    nd_array *h = nd_from_host(&none, ND_FLOAT64, ND_SHAPE(0));
+    cr_expect_not_null(nd_data(e, ND_HOST_MEMORY, ND_DATA_READ_WRITE), "%s", nd_last_error());
+    cr_expect_not_null(nd_data(h, ND_HOST_MEMORY, ND_DATA_READ), "%s", nd_last_error());
+    cr_expect_eq(nd_data_done(e), ND_OK);
+    cr_expect_eq(nd_data_done(h), ND_OK);
+    nd_array *z = nd_full(ND_INT16, ND_SCALAR_SHAPE, -7);
+    int16_t *p = nd_data(z, ND_HOST_MEMORY, ND_DATA_READ_WRITE);
+    cr_assert(p, "%s", nd_last_error());
+    cr_expect_eq(*p, -7);
+    *p = 12;
+    cr_expect_eq(nd_data_done(z), ND_OK);
+    cr_expect_eq(nd_item(z), 12.0);
+    nd_free(z);
+    nd_free(h);
+    nd_free(e);
+    nd_array *w = nd_scalar(2.5);
+    const double *pw = nd_data(w, ND_HOST_MEMORY, ND_DATA_READ);
+    cr_assert(pw, "%s", nd_last_error());
+    cr_expect_eq(*pw, 2.5);
+    cr_expect_eq(nd_data_done(w), ND_OK);
+    cr_expect_null(nd_data(w, ND_HOST_MEMORY, ND_DATA_READ_WRITE), "weak scalars are read-only");
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_data");
+    nd_free(w);
+}
+
 NDT_TEST(interop, data_read_write_is_seen_by_later_ops_only) {
     double in[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
     nd_array *x = nd_from_host(in, ND_FLOAT64, ND_SHAPE(10));

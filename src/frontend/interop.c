@@ -320,6 +320,10 @@ void *nd_fe_data_begin(const char *fn, nd_array *a, nd_memory where, nd_access m
     }
     a->refs++;
     accesses[n_accesses++] = (data_access){a, owner, (uint8_t)mode};
+    /* An empty array may have no memory at all: still a non-NULL pointer,
+     * so NULL always means an error. */
+    static _Alignas(16) unsigned char no_elements[16];
+    if (!b->mem[m]) return no_elements;
     return (char *)b->mem[m] + a->offset * (int64_t)nd_dtype_size(a->dtype);
 }
 
