@@ -82,5 +82,6 @@
 #include "nd/inspection.h"
 #include "nd/kernels.h"
 #include "nd/ufunc.h"
+#include "nd/interop.h"
 
 #endif /* ND_H */

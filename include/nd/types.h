@@ -138,7 +138,21 @@ typedef struct {
     uint64_t copies;           /* data-movement steps executed */
     uint64_t bytes_allocated;  /* bytes of buffers currently allocated */
     uint64_t temp_allocations; /* plan-internal temporaries allocated */
+    uint64_t bytes_copied;     /* bytes moved between memories (host <-> device
+                                  copies, staging of wrapped host memory) */
 } nd_stats;
+
+/* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):
+ * host memory, or the memory of CUDA device `device` (a cudaMalloc'd or
+ * cudaMallocAsync'd pointer of that ordinal). ND_HOST_MEMORY and
+ * ND_CUDA_MEMORY(k) make one. */
+typedef enum { ND_MEM_HOST = 0, ND_MEM_CUDA = 1 } nd_memory_kind;
+typedef struct {
+    nd_memory_kind kind;
+    int device; /* CUDA ordinal; 0 for host memory */
+} nd_memory;
+#define ND_HOST_MEMORY ((nd_memory){ND_MEM_HOST, 0})
+#define ND_CUDA_MEMORY(k) ((nd_memory){ND_MEM_CUDA, (k)})
 
 #ifdef __cplusplus
 }

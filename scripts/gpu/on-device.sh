@@ -41,6 +41,13 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   .gpu/bench/bench_gpu_suite 2>&1 | tee "$OUT/gpu_suite.log"
 fi
+if [ "$what" = interop ]; then
+  # Wrapped memory (a cudaMalloc'd 1 GiB buffer) against nd-owned memory,
+  # and DLPack round trips with CuPy and PyTorch where installed.
+  .gpu/bench/bench_interop_wrap --runs 9 2>&1 | tee "$OUT/interop_wrap.jsonl"
+  GLIBC_TUNABLES=glibc.rtld.optional_static_tls=65536 \
+    python3 scripts/gpu/dlpack_peers.py .gpu/lib/libnd.so 2>&1 | tee "$OUT/dlpack_peers.log"
+fi
 if [ "$what" = suite-profile ]; then
   # The suite's nd workloads (or those named after it): timed, then every
   # generated kernel's source ($OUT/kernel-src.tgz) and per-kernel ncu

@@ -1,6 +1,7 @@
 /* Writes into existing arrays: one STORE node into the region a view
  * covers, making a new version of its buffer. */
 #include "frontend/frontend.h"
+#include "frontend/interop.h"
 
 static nd_status check_dst(const char *fn, const nd_array *dst) {
     if (dst->weak || dst->readonly == ND_READONLY_WEAK)
@@ -9,6 +10,11 @@ static nd_status check_dst(const char *fn, const nd_array *dst) {
                             "0-d array with nd_full, or nd_copy the scalar", fn,
                             dst->weak ? "a weak scalar from nd_scalar/nd_scalar_int"
                                       : "a view of a weak scalar from nd_scalar/nd_scalar_int");
+    nd_status st = nd_fe_data_check_write(fn, dst->buf);
+    if (st != ND_OK) return st;
+    if (dst->readonly == ND_READONLY_IMPORTED)
+        return nd_error_set(ND_ERR_ARG, "%s: dst is a read-only DLPack import (its producer set "
+                            "DLPACK_FLAG_BITMASK_READ_ONLY); nd_copy it and write to the copy", fn);
     if (dst->readonly)
         return nd_error_set(ND_ERR_ARG, "%s: dst is a read-only broadcast view (its elements "
                             "alias); write to the array it was broadcast from, or nd_copy it", fn);

@@ -16,6 +16,7 @@
 #include "common/profile.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
+#include "frontend/interop.h"
 
 nd_runtime nd_rt;
 
@@ -407,6 +408,7 @@ void nd_shutdown(void) {
     ND_API_GUARD();
     if (!nd_rt.initialised) return;
     run_pending_on(0);
+    nd_fe_interop_shutdown(); /* open nd_data accesses end */
     nd_flush_worker_stop(nd_rt.worker);
     nd_rt.worker = NULL;
     nd_rt.backend->synchronize(nd_rt.backend);
@@ -462,11 +464,15 @@ nd_status nd_flush(void) {
     return with_deferred(run_pending());
 }
 
+int nd_runtime_memory(void) { return nd_rt.backend ? nd_rt.backend->memory : -1; }
+
 nd_status nd_sync(void) {
     ND_API_GUARD();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
-    return with_deferred(nd_runtime_sync());
+    st = nd_runtime_sync();
+    nd_status home = nd_fe_interop_after_sync(); /* wrapped host memory gets its values */
+    return with_deferred(st != ND_OK ? st : home);
 }
 
 nd_status nd_runtime_sync(void) {
@@ -535,7 +541,6 @@ void nd_runtime_before_record(void) {
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
 }
 
-int nd_runtime_memory(void) { return nd_rt.backend->memory; }
 
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out) {
     return nd_rt.backend->alloc(nd_rt.backend, memory, bytes, out);

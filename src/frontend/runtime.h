@@ -41,7 +41,8 @@ extern nd_runtime nd_rt;
  * the frontend reaches the backend only through the runtime and the
  * scheduler. */
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
-/* The memory space the backend in use computes in (ND_MEMORY_HOST: CPU). */
+/* The memory the backend computes in (ND_MEMORY_HOST for the CPU backend),
+ * or -1 when no backend runs (after nd_shutdown). */
 int nd_runtime_memory(void);
 
 /* Has the backend compile user loop l (nd_ufunc_define); fn names the

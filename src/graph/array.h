@@ -13,9 +13,10 @@ typedef enum { ND_STRONG = 0, ND_WEAK_FLOAT, ND_WEAK_INT } nd_weakness;
 typedef enum {
     ND_WRITABLE = 0,
     ND_READONLY_BROADCAST, /* nd_broadcast_to: elements may alias */
-    ND_READONLY_WEAK       /* a weak scalar or a view of one: ops read its value
+    ND_READONLY_WEAK,      /* a weak scalar or a view of one: ops read its value
                               from the handle, so a write to its buffer would
                               make nd_to_host disagree with every op */
+    ND_READONLY_IMPORTED   /* a DLPack tensor its producer flagged read-only */
 } nd_readonly;
 
 /* A handle's state byte: set live when it is made, freed when its last

@@ -32,7 +32,7 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     /* Field by field, not memset or a compound literal: GCC makes those a
      * `rep stos`, whose start-up (~13 ns) was a fifth of recording an op.
      * inline_writers and inline_host are read only after being written. */
-    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 176,
+    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 192,
                    "a new nd_buffer field: initialise it here");
     b->refs = 1;
     b->handles = 0;
@@ -49,6 +49,7 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->failure = NULL;
     b->failed_label = NULL;
     b->twin = NULL;
+    b->borrow = NULL;
     b->stamp = 0;
     b->slot = -1;
     b->live_prev = NULL;
@@ -62,6 +63,16 @@ int nd_buffer_use_inline_host(nd_buffer *b) {
     if (b->nbytes > sizeof b->inline_host) return 0;
     b->mem[ND_MEMORY_HOST] = b->inline_host;
     return 1;
+}
+
+/* Gives a borrowed memory back (drop) and forgets it, so the loops that
+ * release the buffer's own copies skip it. */
+static void drop_borrow(nd_buffer *b) {
+    if (!b->borrow) return;
+    int32_t m = b->borrow->memory;
+    b->borrow->drop(b);
+    b->borrow = NULL;
+    b->mem[m] = NULL;
 }
 
 static void release_twin(nd_buffer *b) {
@@ -83,6 +94,7 @@ void nd_buffer_unref(nd_buffer *b) {
         else live_head = b->live_next;
         if (b->live_next) b->live_next->live_prev = b->live_prev;
     }
+    drop_borrow(b);
     for (int m = 0; m < ND_MAX_MEMORIES; m++) {
         if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
         if (memory_hooks.release)
@@ -100,6 +112,7 @@ int64_t nd_buffer_release_all(void) {
     int64_t n = 0;
     for (nd_buffer *b = live_head, *next; b; b = next, n++) {
         next = b->live_next;
+        drop_borrow(b);
         for (int m = 0; m < ND_MAX_MEMORIES; m++) {
             if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) {
                 b->mem[m] = NULL;

@@ -56,6 +56,18 @@ nd_failure *nd_failure_new(nd_status status, const char *cause);
 void nd_failure_ref(nd_failure *f);
 void nd_failure_unref(nd_failure *f);
 
+/* Memory a buffer borrows from the program (nd_wrap, nd_from_dlpack):
+ * mem[memory] is the program's pointer, never released through the memory
+ * hooks nor pooled. When the buffer gives its memory up (last reference,
+ * or nd_buffer_release_all) `drop` is called once, before the buffer's
+ * other copies are released (so it can copy the value home from one of
+ * them), and must free the borrow; the graph layer then forgets it. */
+struct nd_buffer;
+typedef struct nd_buffer_borrow {
+    int32_t memory;
+    void (*drop)(struct nd_buffer *b);
+} nd_buffer_borrow;
+
 typedef struct nd_buffer {
     int64_t refs;    /* arrays + pending node references; freed at 0 */
     int64_t handles; /* nd_array handles viewing it: "can a user reach it?" */
@@ -87,6 +99,7 @@ typedef struct nd_buffer {
     nd_failure *failure;
     const char *failed_label;
     nd_buffer_twin *twin; /* NULL until a store chain keeps one */
+    nd_buffer_borrow *borrow; /* NULL unless its memory is the program's */
     /* Scheduler scratch, valid while stamp == the current flush's stamp. */
     uint64_t stamp;
     int32_t slot;
@@ -94,6 +107,11 @@ typedef struct nd_buffer {
      * memory of those that handles still reach (nd_buffer_release_all). */
     struct nd_buffer *live_prev, *live_next;
 } nd_buffer;
+
+/* Whether the program can see b's latest version: through a handle, or
+ * because the memory is the program's own (a write into a wrapped array
+ * is never dead work, even once its handles are gone). */
+static inline int nd_buffer_visible(const nd_buffer *b) { return b->handles > 0 || b->borrow != NULL; }
 
 /* b's twin if it holds the elements outside its region as of `version`
  * (the region and the memory are the caller's to check), else NULL. Read

@@ -277,6 +277,7 @@ static void count_step(nd_stats *stats, const nd_step *st) {
     case ND_PROFILE_LIBRARY: stats->library_calls++; break;
     case ND_PROFILE_COPY: stats->copies++; break;
     }
+    if (st->kind == ND_STEP_COPY) stats->bytes_copied += st->copy.bytes;
 }
 
 static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,

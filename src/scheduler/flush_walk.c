@@ -51,7 +51,7 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
         if (b->mem[m]) mem_mask |= 1u << m;
     uint64_t h = nd_hash_u64(ND_HASH_SEED, 0xB0FF);
     h = nd_hash_u64(h, b->nbytes);
-    h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)(b->handles > 0) << 40) ^
+    h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)nd_buffer_visible(b) << 40) ^
                            ((uint64_t)b->valid << 8) ^ mem_mask);
     uint64_t twin = b->twin ? twin_state(b) : 0;
     if (twin) h = nd_hash_u64(h, twin);

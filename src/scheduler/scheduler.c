@@ -285,7 +285,10 @@ nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memor
     nd_status rc = be->copy(be, b->mem[memory], memory, b->mem[src], src, b->nbytes);
     if (rc == ND_OK) rc = be->synchronize(be);
     if (rc != ND_OK) return rc;
-    if (ctx->stats) ctx->stats->copies++;
+    if (ctx->stats) {
+        ctx->stats->copies++;
+        ctx->stats->bytes_copied += b->nbytes;
+    }
     b->valid |= bit;
     return ND_OK;
 }
