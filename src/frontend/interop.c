@@ -210,6 +210,11 @@ nd_status nd_fe_interop_after_sync(void) {
         if (b->n_writers || b->dead) continue;
         nd_status st = settle_home(b);
         if (st != ND_OK && first == ND_OK) first = st;
+        /* From here on the program may write its memory (the documented
+         * rule): the device's copy is no longer known to match, so the
+         * next use stages the host's again. */
+        if (st == ND_OK && b->error == ND_OK && (b->valid & (1u << ND_MEMORY_HOST)))
+            b->valid = 1u << ND_MEMORY_HOST;
     }
     return first;
 }
