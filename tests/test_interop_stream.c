@@ -384,6 +384,36 @@ NDT_TEST(stream, gpu_set_and_change_streams) {
     CU_OK(cudaStreamDestroy(s2));
 }
 
+/* The program's stream capturing a graph: nd's work cannot be ordered
+ * after it. The flush fails with ND_ERR_STATE naming the capture; nothing
+ * else is lost (after the capture ends, new work runs). */
+NDT_TEST(stream, gpu_capturing_stream_is_refused) {
+    need_gpu();
+    cudaStream_t s;
+    CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    restart_with_stream(s);
+    CU_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    CU_OK(ndx_empty(s));
+    nd_array *x = nd_mul(nd_arange(ND_FLOAT32, 0, 64, 1), nd_scalar(2.0));
+    cr_expect_eq(nd_stream_sync_point(), ND_ERR_STATE);
+    cr_expect(strstr(nd_last_error(), "nd_stream_sync_point") && strstr(nd_last_error(), "capturing a CUDA graph"),
+              "%s", nd_last_error());
+    cudaGraph_t graph = NULL;
+    CU_OK(cudaStreamEndCapture(s, &graph));
+    CU_OK(cudaGraphDestroy(graph));
+    nd_clear_error();
+    nd_array *y = nd_add(nd_arange(ND_FLOAT32, 0, 64, 1), nd_scalar(1.0));
+    float out[64];
+    cr_assert_eq(nd_to_host(y, out, sizeof out), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 64; i++) cr_expect_eq(out[i], i + 1.0f);
+    cr_expect_neq(nd_to_host(x, out, sizeof out), ND_OK, "x's flush failed: reading it reports so");
+    nd_clear_error();
+    nd_free(x);
+    nd_free(y);
+    nd_shutdown();
+    CU_OK(cudaStreamDestroy(s));
+}
+
 /* nd's own use shows on the device it runs on. */
 NDT_TEST(devices, gpu_info_counts_nd_memory) {
     need_gpu();

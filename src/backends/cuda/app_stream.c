@@ -58,6 +58,8 @@ nd_status nd_cuda_app_join(nd_cuda *cu) {
 /* The program's stream waits for everything enqueued on `stream`. */
 static nd_status app_wait_locked(nd_cuda *cu) {
     if (!cu->app) return ND_OK;
+    nd_status s = not_capturing(cu->app); /* the wait would enter the program's graph */
+    if (s != ND_OK) return s;
     ND_CUDA_TRY(cudaEventRecord(cu->nd_done, cu->stream), "cudaEventRecord (nd's work so far)");
     ND_CUDA_TRY(cudaStreamWaitEvent(cu->app, cu->nd_done, 0), "cudaStreamWaitEvent on the program's stream");
     return ND_OK;
