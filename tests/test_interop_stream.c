@@ -135,12 +135,19 @@ NDT_TEST(stream, cpu_backend_rejects_a_stream) {
     nd_free(y);
 }
 
-NDT_TEST(stream, cpu_config_stream_fails_init) {
+/* A CPU config whose cuda_stream is set (to anything: the CPU never
+ * reads it), with the runtime stopped. */
+static nd_config cpu_config_with_a_stream(void *stream) {
     nd_shutdown();
-    int fake;
     nd_config c = ND_CONFIG_INIT;
     c.backend = ND_BACKEND_CPU;
-    c.cuda_stream = &fake;
+    c.cuda_stream = stream;
+    return c;
+}
+
+NDT_TEST(stream, cpu_config_stream_fails_init) {
+    int fake;
+    nd_config c = cpu_config_with_a_stream(&fake);
     cr_expect_eq(nd_init(&c), ND_ERR_UNSUPPORTED);
     cr_expect(strstr(nd_last_error(), "nd_init: nd_config.cuda_stream is set") &&
                   strstr(nd_last_error(), "cpu backend has no CUDA streams"),
@@ -155,11 +162,8 @@ NDT_TEST(stream, cpu_config_stream_fails_init) {
 /* struct_size 0 (or an older program's size) ends at `trace`: the field
  * after it is not read, whatever the bytes there. */
 NDT_TEST(stream, old_struct_size_ignores_the_stream) {
-    nd_shutdown();
     int fake;
-    nd_config c = ND_CONFIG_INIT;
-    c.backend = ND_BACKEND_CPU;
-    c.cuda_stream = &fake;
+    nd_config c = cpu_config_with_a_stream(&fake);
     c.struct_size = offsetof(nd_config, trace) + sizeof(const char *);
     cr_assert_eq(nd_init(&c), ND_OK, "%s", nd_last_error());
     cr_expect_null(nd_get_cuda_stream());
@@ -211,11 +215,15 @@ static void need_gpu(void) {
     if (!ndt_backend_is_cuda()) cr_skip_test("the CUDA backend is not in use (ND_BACKEND=%s)", nd_backend_name());
 }
 
-static void restart_with_stream(cudaStream_t s) {
+/* A new stream of the program's, and nd restarted on it. */
+static cudaStream_t restart_on_new_stream(void) {
+    cudaStream_t s;
+    CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     nd_config c = ND_CONFIG_INIT;
     c.cuda_stream = s;
     ndt_restart(&c);
     cr_assert_eq(nd_get_cuda_stream(), (void *)s);
+    return s;
 }
 
 /* The device address of a's elements: its buffer's device copy, which
@@ -247,9 +255,7 @@ static void gate_open(gate *g) {
 
 NDT_TEST(stream, gpu_user_kernel_between_ops_no_host_wait) {
     need_gpu();
-    cudaStream_t s;
-    CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    restart_with_stream(s);
+    cudaStream_t s = restart_on_new_stream();
     NDT_RNG(r);
     int64_t shape[] = {1 << 20};
     ref_arr *a0 = ndt_rand(&r, ND_FLOAT32, 1, shape, -1, 1);
@@ -301,13 +307,13 @@ NDT_TEST(stream, gpu_user_kernel_between_ops_no_host_wait) {
  * x <- x*x + 0.125 (the program). */
 NDT_TEST(stream, gpu_loop_with_graphs) {
     need_gpu();
-    cudaStream_t s;
-    CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    restart_with_stream(s);
+    cudaStream_t s = restart_on_new_stream();
     NDT_RNG(r);
     int64_t shape[] = {4096};
     ref_arr *x0 = ndt_rand(&r, ND_FLOAT32, 1, shape, 0, 1);
-    nd_array *x = nd_mul(ndt_upload(x0), nd_scalar(1.0));
+    nd_array *u = ndt_upload(x0);
+    nd_array *x = nd_mul(u, nd_scalar(1.0));
+    nd_free(u);
     nd_array *total = nd_zeros(ND_FLOAT32, ND_SCALAR_SHAPE);
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     const int iters = 8;
@@ -389,9 +395,7 @@ NDT_TEST(stream, gpu_set_and_change_streams) {
  * else is lost (after the capture ends, new work runs). */
 NDT_TEST(stream, gpu_capturing_stream_is_refused) {
     need_gpu();
-    cudaStream_t s;
-    CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    restart_with_stream(s);
+    cudaStream_t s = restart_on_new_stream();
     CU_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
     CU_OK(ndx_empty(s));
     nd_array *x = nd_mul(nd_arange(ND_FLOAT32, 0, 64, 1), nd_scalar(2.0));
