@@ -115,9 +115,10 @@ static nd_status cu_set_app_stream(nd_backend *be, void *stream) {
     /* The old stream's later work runs after nd's so far; nd's next work
      * after what the new one holds (app_ready was just recorded there). */
     if (st == ND_OK && s != cu->app) st = app_wait_locked(cu);
-    if (st == ND_OK && s && s != cu->app)
-        if (cudaStreamWaitEvent(cu->stream, cu->app_ready, 0) != cudaSuccess)
-            st = nd_cuda_fail(cudaGetLastError(), "cudaStreamWaitEvent (after the program's stream)");
+    if (st == ND_OK && s && s != cu->app) {
+        cudaError_t e = cudaStreamWaitEvent(cu->stream, cu->app_ready, 0);
+        if (e != cudaSuccess) st = nd_cuda_fail(e, "cudaStreamWaitEvent (after the program's stream)");
+    }
     if (st == ND_OK) cu->app = s;
     nd_cuda_unlock(cu);
     return st;
