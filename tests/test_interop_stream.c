@@ -26,12 +26,6 @@
 
 #define GATE_MS 20000
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void restart_cpu(void) {
     nd_config c = ND_CONFIG_INIT;
     c.backend = ND_BACKEND_CPU;
@@ -209,6 +203,12 @@ static void cu_ok(int e, const char *what) {
     cr_assert_eq(e, (int)cudaSuccess, "%s: %s", what, cudaGetErrorString((cudaError_t)e));
 }
 #define CU_OK(call) cu_ok((int)(call), #call)
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* The CUDA backend with a device, or a visible skip. */
 static void need_gpu(void) {
