@@ -17,8 +17,9 @@ extern "C" {
 
 /* The number of CUDA devices the driver reports (CUDA_VISIBLE_DEVICES
  * applies). 0, and no error, when there is none: no GPU, no driver, or an
- * nd built without the CUDA backend (ND_LOG=2 says which). Does not start
- * the runtime (no nd_init needed) and creates no CUDA context. */
+ * nd built without the CUDA backend (nd_get_device_info(0, ...) then says
+ * which; so does ND_LOG=2 once the runtime runs). Does not start the
+ * runtime (no nd_init needed) and creates no CUDA context. */
 ND_API int nd_device_count(void);
 
 /* What nd_get_device_info reports about one device. */
@@ -46,7 +47,7 @@ typedef struct {
  * runs on this device, the nd_* fields give its use. Reading free memory
  * creates the device's primary CUDA context if nothing has (about 0.3 s
  * and some device memory the first time, as any CUDA runtime call).
- * Errors (nothing written but struct_size when it fits): out NULL or
+ * Errors (*out is not written): out NULL or
  * out_size smaller than struct_size (ND_ERR_ARG); no CUDA device at all
  * (ND_ERR_UNSUPPORTED, with the reason: no driver, nd built without
  * CUDA); device out of range (ND_ERR_ARG naming the valid range); the
