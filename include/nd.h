@@ -83,5 +83,6 @@
 #include "nd/kernels.h"
 #include "nd/ufunc.h"
 #include "nd/interop.h"
+#include "nd/devices.h"
 
 #endif /* ND_H */

@@ -110,6 +110,13 @@ typedef struct {
     int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
     const char *trace;       /* ND_TRACE: file; CUDA writes every step's device start and
                                 end as a Chrome/Perfetto trace (one row per stream) */
+    /* Added after `trace`: read only when struct_size covers it (use
+     * ND_CONFIG_INIT; with struct_size 0 it is ignored). */
+    void *cuda_stream;       /* the program's cudaStream_t: nd orders its work after what
+                                the program queued there before (include/nd/devices.h,
+                                nd_set_cuda_stream). NULL: nd's own stream only. The CUDA
+                                backend only: set on the CPU backend, nd_init fails with
+                                ND_ERR_UNSUPPORTED */
     /* New fields go here, at the end (see struct_size). */
 } nd_config;
 

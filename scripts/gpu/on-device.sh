@@ -40,6 +40,7 @@ if [ "$what" = all ] || [ "$what" = memcheck ]; then
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   .gpu/bench/bench_gpu_suite 2>&1 | tee "$OUT/gpu_suite.log"
+  [ ! -x .gpu/bench/bench_interop_stream ] || .gpu/bench/bench_interop_stream 2>&1 | tee "$OUT/interop_stream.log"
 fi
 if [ "$what" = interop ]; then
   # Wrapped memory (a cudaMalloc'd 1 GiB buffer) against nd-owned memory,

@@ -49,6 +49,18 @@ struct nd_backend {
      * the compiler's message. fn names the public call. NULL = nothing to
      * prepare. */
     nd_status (*prepare_ufunc)(nd_backend *be, const char *fn, const nd_ufunc_loop *l);
+    /* Optional (CUDA; NULL elsewhere): the program's stream
+     * (backends/cuda/app_stream.c). set_app_stream: from now on every
+     * enqueueing entry point first makes the backend's stream wait for
+     * what the program queued on `stream` so far (NULL detaches). The
+     * other way, app_stream_wait makes the program's stream wait for
+     * everything enqueued so far; ND_OK when none is set. Neither blocks
+     * the host. */
+    nd_status (*set_app_stream)(nd_backend *be, void *stream);
+    nd_status (*app_stream_wait)(nd_backend *be);
+    /* Optional: the device it computes on and the device bytes it holds:
+     * allocated (in_use) and kept by its memory pool (reserved). */
+    void (*device_usage)(nd_backend *be, int *device, uint64_t *in_use, uint64_t *reserved);
     void (*destroy)(nd_backend *be);
 };
 

@@ -311,7 +311,11 @@ nd_status nd_init(const nd_config *cfg) {
     };
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
-    if (st != ND_OK) return st;
+    if (st == ND_OK && c.cuda_stream) st = nd_runtime_attach_stream(be, c.cuda_stream);
+    if (st != ND_OK) {
+        if (be) be->destroy(be);
+        return st;
+    }
     nd_plan_cache *cache = nd_plan_cache_new();
     if (!cache) {
         be->destroy(be);
@@ -474,6 +478,16 @@ nd_status nd_sync(void) {
     nd_status home = nd_fe_interop_after_sync(); /* wrapped host memory gets its values */
     return with_deferred(st != ND_OK ? st : home);
 }
+
+/* Runs what is pending here; a job handed off before is enqueued after. */
+static nd_status submit(void) {
+    nd_status st = run_pending_on(0);
+    nd_status st1 = nd_runtime_drain();
+    return st != ND_OK ? st : st1;
+}
+
+nd_status nd_runtime_submit(void) { return with_deferred(submit()); }
+void nd_runtime_submit_quietly(void) { defer_error(submit()); }
 
 nd_status nd_runtime_sync(void) {
     nd_status st = run_pending_on(0);

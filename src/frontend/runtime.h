@@ -59,6 +59,16 @@ void nd_runtime_wait(void);
  * returning a deferred error: for reads, which report their own array's
  * failure and leave the deferred one to the program's next nd_sync. */
 nd_status nd_runtime_sync(void);
+/* nd_stream_sync_point's first half: runs everything pending on this
+ * thread and waits until a flush handed to the executor is enqueued (not
+ * run); returns what nd_flush would (a deferred error included). */
+nd_status nd_runtime_submit(void);
+/* The same, its errors kept for the next nd_sync/nd_flush (a flush nd
+ * starts on its own inside another call). */
+void nd_runtime_submit_quietly(void);
+/* nd_config.cuda_stream at nd_init (runtime_devices.c): hands `stream` to
+ * the new backend be; ND_ERR_UNSUPPORTED when be has no streams. */
+nd_status nd_runtime_attach_stream(nd_backend *be, void *stream);
 /* Called after recording a node: flushes when max_pending is reached,
  * and marks an early flush due. */
 void nd_runtime_after_record(void);

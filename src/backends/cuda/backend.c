@@ -499,6 +499,8 @@ static void lock(nd_cuda *cu) {
 static void unlock(nd_cuda *cu) {
     if (cu->lock_ok) pthread_mutex_unlock(&cu->lock);
 }
+void nd_cuda_lock(nd_cuda *cu) { lock(cu); }
+void nd_cuda_unlock(nd_cuda *cu) { unlock(cu); }
 
 static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) {
     /* Device memory counts in nd_cuda_device_alloc, host memory here. */
@@ -513,27 +515,37 @@ static nd_status cu_alloc(nd_backend *be, int memory, size_t bytes, void **out) 
 }
 static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     lock(impl(be));
+    /* After the program's kernels queued so far, which may still use it. */
+    if (memory == 1 && ptr && impl(be)->app) {
+        nd_error_saved saved; /* a release reports nothing to its caller */
+        nd_error_save(&saved);
+        if (nd_cuda_app_join(impl(be)) != ND_OK) nd_logf(1, "cuda: releasing device memory: %s", nd_last_error());
+        nd_error_restore(&saved);
+    }
     cu_release_locked(be, memory, ptr, bytes);
     unlock(impl(be));
 }
 static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "copy");
     lock(impl(be));
-    nd_status s = cu_copy_locked(be, dst, dst_memory, src, src_memory, bytes);
+    nd_status s = nd_cuda_app_join(impl(be));
+    if (s == ND_OK) s = cu_copy_locked(be, dst, dst_memory, src, src_memory, bytes);
     unlock(impl(be));
     return s;
 }
 static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_kernel");
     lock(impl(be));
-    nd_status s = cu_run_kernel_locked(be, k, slots, params);
+    nd_status s = nd_cuda_app_join(impl(be));
+    if (s == ND_OK) s = cu_run_kernel_locked(be, k, slots, params);
     unlock(impl(be));
     return s;
 }
 static nd_status cu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_matmul");
     lock(impl(be));
-    nd_status s = nd_cuda_run_matmul(be, mm, slots);
+    nd_status s = nd_cuda_app_join(impl(be));
+    if (s == ND_OK) s = nd_cuda_run_matmul(be, mm, slots);
     unlock(impl(be));
     return s;
 }
@@ -550,7 +562,8 @@ static nd_status cu_run_user(nd_backend *be, const nd_user_desc *u, void *const 
 static nd_status cu_run_plan(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_plan");
     lock(impl(be));
-    nd_status s = nd_cuda_run_plan_locked(be, plan, bound);
+    nd_status s = nd_cuda_app_join(impl(be)); /* outside any capture */
+    if (s == ND_OK) s = nd_cuda_run_plan_locked(be, plan, bound);
     unlock(impl(be));
     return s;
 }
@@ -582,6 +595,7 @@ static void cu_destroy(nd_backend *be) {
     if (cu) {
         cudaSetDevice(cu->device);
         if (cu->stream) cudaStreamSynchronize(cu->stream);
+        nd_cuda_app_destroy(cu);
         nd_cuda_plan_states_release_all(cu);
         pinned_destroy(cu);
         if (cu->profile) {
@@ -711,6 +725,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->run_plan = cu_run_plan;
     be->range_push = cu_range_push;
     be->range_pop = cu_range_pop;
+    nd_cuda_app_install(be);
     cu->graphs = !cfg || cfg->cuda_graphs != 0;
     if (cfg && cfg->profile) {
         cu->profile = nd_profile_new();

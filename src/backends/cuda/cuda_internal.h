@@ -253,6 +253,11 @@ typedef struct {
     size_t pinned_cache_max;
     uint64_t pinned_tick;    /* releases so far, for least-recently-released eviction */
     uint64_t pinned_hits, pinned_misses; /* host allocations served from the cache or not */
+    /* The program's stream (nd_set_cuda_stream; NULL: none) and the events
+     * that order the two streams both ways (app_stream.c). */
+    cudaStream_t app;
+    cudaEvent_t app_ready; /* recorded on app: what the program queued so far */
+    cudaEvent_t nd_done;   /* recorded on stream: what nd enqueued so far */
     /* Serialises the entry points (they only enqueue work, so holding it is
      * brief) for executors that call the backend from several threads. */
     pthread_mutex_t lock;
@@ -286,6 +291,18 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
 size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke);
 nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes,
                              cudaStream_t stream);
+
+/* app_stream.c: the program's stream. nd_cuda_app_join (lock held, at
+ * every entry point that enqueues work on `stream`) makes `stream` wait
+ * for what the program queued on its stream so far; ND_OK at once when
+ * none is set. The hooks are the backend's set_app_stream,
+ * app_stream_wait and device_usage. */
+nd_status nd_cuda_app_join(nd_cuda *cu);
+/* The backend lock (backend.c), for the hooks outside it. */
+void nd_cuda_lock(nd_cuda *cu);
+void nd_cuda_unlock(nd_cuda *cu);
+void nd_cuda_app_install(nd_backend *be);
+void nd_cuda_app_destroy(nd_cuda *cu);
 
 /* plan_runner.c: the backend's run_plan (streams, events, graph capture and
  * replay), with the backend lock held; and the per-plan state's release. */

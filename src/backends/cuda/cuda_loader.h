@@ -32,7 +32,15 @@
     X(cudaMemPoolCreate) X(cudaMemPoolDestroy) X(cudaMemPoolSetAttribute) X(cudaMemPoolTrimTo)          \
     X(cudaMemcpyAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
-    X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion)
+    X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
+    X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) ND_CUDART_FNS_12080(X)
+
+/* Functions newer toolkits have (their callers check CUDART_VERSION too). */
+#if CUDART_VERSION >= 12080
+#define ND_CUDART_FNS_12080(X) X(cudaStreamGetDevice)
+#else
+#define ND_CUDART_FNS_12080(X)
+#endif
 
 #define ND_NVRTC_FNS(X)                                                                                 \
     X(nvrtcCompileProgram) X(nvrtcCreateProgram) X(nvrtcDestroyProgram) X(nvrtcGetCUBIN)                \
@@ -164,6 +172,16 @@ const char *nd_cuda_library_name(int which); /* 0 cudart, 1 nvrtc, 2 cublas */
 #define cudaDriverGetVersion ND_CUDA_FN(cudaDriverGetVersion)
 #undef cudaRuntimeGetVersion
 #define cudaRuntimeGetVersion ND_CUDA_FN(cudaRuntimeGetVersion)
+#undef cudaGetDevice
+#define cudaGetDevice ND_CUDA_FN(cudaGetDevice)
+#undef cudaMemPoolGetAttribute
+#define cudaMemPoolGetAttribute ND_CUDA_FN(cudaMemPoolGetAttribute)
+#undef cudaStreamIsCapturing
+#define cudaStreamIsCapturing ND_CUDA_FN(cudaStreamIsCapturing)
+#if CUDART_VERSION >= 12080
+#undef cudaStreamGetDevice
+#define cudaStreamGetDevice ND_CUDA_FN(cudaStreamGetDevice)
+#endif
 #undef nvrtcCompileProgram
 #define nvrtcCompileProgram ND_CUDA_FN(nvrtcCompileProgram)
 #undef nvrtcCreateProgram
