@@ -80,5 +80,6 @@
 #include "nd/shaping.h"
 #include "nd/writes.h"
 #include "nd/inspection.h"
+#include "nd/io.h"
 
 #endif /* ND_H */
