@@ -6,7 +6,8 @@ big-endian, 0-d and empty arrays, format versions 1.0/2.0/3.0, and .npz
 archives (np.savez and np.savez_compressed); the C program
 npy_numpy_check (argv[1]) loads each with nd and checks dtype, shape and
 values against the raw C-order little-endian bytes written beside it, then
-saves what it loaded with nd_save_npy, nd_savez and nd_savez_compressed;
+saves what it loaded with nd_save_npy, nd_savez and nd_savez_compressed
+(once more with ZIP64 records throughout);
 this script loads those with np.load and compares them with the originals.
 
 Skips (exit 77, meson's "skipped") when NumPy is not installed.
@@ -118,7 +119,7 @@ def main():
 
     for name, want in originals.items():
         same(name + ".npy", np.load(os.path.join(out, name + ".npy")), want)
-    for arch in ("all.npz", "all_compressed.npz"):
+    for arch in ("all.npz", "all_compressed.npz", "all_zip64.npz"):
         with np.load(os.path.join(out, arch)) as z:
             if sorted(z.files) != sorted(originals):
                 print(f"MISMATCH {arch}: members {sorted(z.files)[:5]}...")
@@ -126,7 +127,7 @@ def main():
             for name, want in originals.items():
                 same(f"{arch}[{name}]", z[name], want)
     print(f"{len(originals)} .npy files and {2 * len(members)} archive members NumPy wrote loaded in nd; "
-          f"{len(originals)} .npy files and 2 archives nd wrote loaded in NumPy; {bad} mismatches")
+          f"{len(originals)} .npy files and 3 archives (one all ZIP64) nd wrote loaded in NumPy; {bad} mismatches")
     if bad == 0:
         subprocess.run(["rm", "-rf", tmp])
     return 1 if bad else 0

@@ -1,13 +1,15 @@
 /* The C half of tests/npy_numpy.py: loads the files NumPy wrote (listed in
  * a manifest: kind, name, file, raw bytes, dtype, ndim, shape), checks each
  * against its raw C-order little-endian bytes, and saves what it loaded to
- * OUTDIR as NAME.npy, all.npz and all_compressed.npz for NumPy to check.
+ * OUTDIR as NAME.npy, all.npz, all_compressed.npz and all_zip64.npz (ZIP64
+ * records throughout) for NumPy to check.
  * Usage: npy_numpy_check MANIFEST OUTDIR. Exit 0 when everything matched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nd.h"
+#include "frontend/npy_io.h"
 
 #define MAX_CASES 256
 
@@ -116,6 +118,10 @@ int main(int argc, char **argv) {
     snprintf(out, sizeof out, "%s/all.npz", argv[2]);
     if (nd_savez(out, n, ptrs, arrays) != ND_OK) fprintf(stderr, "%s\n", nd_last_error()), bad++;
     snprintf(out, sizeof out, "%s/all_compressed.npz", argv[2]);
+    if (nd_savez_compressed(out, n, ptrs, arrays) != ND_OK) fprintf(stderr, "%s\n", nd_last_error()), bad++;
+    /* every size and offset as a ZIP64 record, as past 4 GiB */
+    nd_npz_zip64_from = 0;
+    snprintf(out, sizeof out, "%s/all_zip64.npz", argv[2]);
     if (nd_savez_compressed(out, n, ptrs, arrays) != ND_OK) fprintf(stderr, "%s\n", nd_last_error()), bad++;
     for (int i = 0; i < n; i++) nd_free(arrays[i]);
     nd_shutdown();

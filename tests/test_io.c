@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "frontend/npy_io.h"
 
 typedef struct {
     const char *name;
@@ -386,6 +387,26 @@ NDT_TEST(io, npz_round_trip) {
         }
         nd_npz_close(z);
     }
+    /* every size and offset as a ZIP64 record, as archives past 4 GiB have */
+    nd_npz_zip64_from = 0;
+    for (int compress = 0; compress < 2; compress++) {
+        const char *p = tmp_path("z64.npz");
+        nd_status st = compress ? nd_savez_compressed(p, 5, names, arrs) : nd_savez(p, 5, names, arrs);
+        cr_assert_eq(st, ND_OK, "%s", nd_last_error());
+        size_t n;
+        unsigned char *bytes = read_file(p, &n);
+        cr_expect(memmem(bytes, n, "PK\006\006", 4) && memmem(bytes, n, "PK\006\007", 4),
+                  "no ZIP64 end records");
+        free(bytes);
+        nd_npz *z = nd_load_npz(p);
+        cr_assert(z, "%s", nd_last_error());
+        cr_assert_eq(nd_npz_count(z), 5);
+        for (int i = 0; i < 5; i++)
+            ndt_check(nd_npz_get(z, names[i]), refs[i], 0, 0, NULL, "ZIP64 %s (compress %d)",
+                      names[i], compress);
+        nd_npz_close(z);
+    }
+    nd_npz_zip64_from = 0xffffffffu;
     /* an empty archive */
     const char *p = tmp_path("empty.npz");
     cr_assert_eq(nd_savez(p, 0, NULL, NULL), ND_OK, "%s", nd_last_error());

@@ -29,4 +29,9 @@ nd_array *nd_npy_read(const char *fn, const char *what, nd_npy_src *src);
  * nd_malloc'd buffer of *len bytes; NULL with the error set naming fn. */
 unsigned char *nd_npy_encode(const char *fn, nd_array *a, size_t *len);
 
+/* Sizes and offsets from this value on are written as ZIP64 records
+ * (0xFFFFFFFF, the ZIP limit); tests lower it to put the ZIP64 paths of
+ * the writer and the readers (nd's and NumPy's) to work on small files. */
+extern uint64_t nd_npz_zip64_from;
+
 #endif

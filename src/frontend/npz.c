@@ -33,6 +33,8 @@
 #define U32_MAX_FIELD 0xffffffffu
 #define DOS_DATE_1980 0x21 /* 1980-01-01: fixed, so archives are reproducible */
 
+uint64_t nd_npz_zip64_from = U32_MAX_FIELD;
+
 struct nd_npz {
     int n;
     char **names;
@@ -191,7 +193,7 @@ static nd_status savez(const char *fn, const char *path, int n, const char *cons
         m->csize = clen;
         m->offset = pos;
         m->method = compress ? 8 : 0;
-        int z64 = m->usize >= U32_MAX_FIELD || m->csize >= U32_MAX_FIELD;
+        int z64 = m->usize >= nd_npz_zip64_from || m->csize >= nd_npz_zip64_from;
         size_t nlen = strlen(names[i]) + 4;
         put32(h, SIG_LOCAL);
         put16(h + 4, z64 ? 45 : 20);
@@ -221,8 +223,8 @@ static nd_status savez(const char *fn, const char *path, int n, const char *cons
         member_rec *m = &rec[i];
         unsigned char x[28];
         size_t xn = 4;
-        int big_u = m->usize >= U32_MAX_FIELD, big_c = m->csize >= U32_MAX_FIELD,
-            big_o = m->offset >= U32_MAX_FIELD;
+        int big_u = m->usize >= nd_npz_zip64_from, big_c = m->csize >= nd_npz_zip64_from,
+            big_o = m->offset >= nd_npz_zip64_from;
         if (big_u) put64(x + xn, m->usize), xn += 8;
         if (big_c) put64(x + xn, m->csize), xn += 8;
         if (big_o) put64(x + xn, m->offset), xn += 8;
@@ -253,7 +255,8 @@ static nd_status savez(const char *fn, const char *path, int n, const char *cons
     }
     if (st == ND_OK && !io_bad) {
         uint64_t cd_size = pos - cd_start;
-        if (cd_start >= U32_MAX_FIELD || cd_size >= U32_MAX_FIELD) {
+        int z64 = cd_start >= nd_npz_zip64_from || cd_size >= nd_npz_zip64_from;
+        if (z64) {
             unsigned char e[76];
             put32(e, SIG_END64);
             put64(e + 4, 44);
@@ -276,8 +279,8 @@ static nd_status savez(const char *fn, const char *path, int n, const char *cons
         put16(h + 6, 0);
         put16(h + 8, (unsigned)n);
         put16(h + 10, (unsigned)n);
-        put32(h + 12, cd_size >= U32_MAX_FIELD ? U32_MAX_FIELD : (uint32_t)cd_size);
-        put32(h + 16, cd_start >= U32_MAX_FIELD ? U32_MAX_FIELD : (uint32_t)cd_start);
+        put32(h + 12, z64 ? U32_MAX_FIELD : (uint32_t)cd_size);
+        put32(h + 16, z64 ? U32_MAX_FIELD : (uint32_t)cd_start);
         put16(h + 20, 0);
         if (!io_bad && put_bytes(f, h, 22, &pos)) io_bad = 1;
     }
