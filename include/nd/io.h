@@ -32,9 +32,9 @@ extern "C" {
  * through a path when the array's values cannot be computed. */
 
 /* Writes a (its values: nd_save_npy runs what a needs) to path as a .npy
- * file like np.save(path, a): C order, little-endian, format version 1.0
- * (2.0 when the header needs more than 65535 bytes), the header padded so
- * the data starts on a 64-byte boundary. Views are written as their values
+ * file like np.save(path, a), byte for byte: C order, little-endian,
+ * format version 1.0, the header padded so the data starts on a 64-byte
+ * boundary. Views are written as their values
  * in row-major order. Unlike np.save, no ".npy" is appended to path. */
 ND_API nd_status nd_save_npy(const char *path, nd_array *a);
 
@@ -83,15 +83,17 @@ ND_API void nd_npz_close(nd_npz *z);
  * 2.5], dtype=float32)`. Floats get up to 8 significant decimals, the
  * shortest that round-trips (float16 and float32 values with their own
  * precision), trailing zeros dropped and every element of one width;
- * scientific notation when the largest magnitude is >= 1e16 or the ratio of
- * largest to smallest is > 1000 or the smallest non-zero is < 1e-4; nan and
- * inf as NumPy spells them. Arrays of more than 1000 elements are
+ * scientific notation when the largest magnitude is >= 1e8, the smallest
+ * non-zero one < 1e-4 or their ratio > 1000; nan and inf as NumPy spells
+ * them. Arrays of more than 1000 elements are
  * summarised with "..." after 3 leading and before 3 trailing items per
  * axis. Lines wrap at 75 columns, n-d arrays nest brackets with blank lines
  * between blocks. The dtype suffix appears where NumPy shows one (not for
  * float64, int64 or bool; always for an empty array, with its shape when it
- * is not 1-d); a 0-d array is `array(3.)`. bfloat16 prints as ml_dtypes
- * does (its values with their own precision, dtype=bfloat16). */
+ * is not 1-d, and for a summarised array); a 0-d array is `array(3.)`.
+ * NumPy has no bfloat16: its values print under the same float rules with
+ * the fewest digits that read back as the same bfloat16, and
+ * dtype=bfloat16 (not checked against ml_dtypes' printing). */
 
 /* Writes the text and a newline to f (as print(repr(a))). Runs what a
  * needs. ND_ERR_IO if f cannot be written. */
