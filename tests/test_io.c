@@ -562,7 +562,7 @@ NDT_TEST(io, save_errors) {
         {ND_ERR_ARG, 1, slash, two, "names[0] 'a/b' is not a usable name"},
         {ND_ERR_ARG, 1, empty, two, "names[0] '' is not a usable name"},
         {ND_ERR_ARG, 1, null_name, two, "names[0] NULL"},
-        {ND_ERR_ARG, 1, ok, null_arr, "nd_savez"},
+        {ND_ERR_ARG, 1, ok, null_arr, "arrays[0]"},
         {ND_ERR_ARG, 1, NULL, two, "names is NULL"},
         {ND_ERR_ARG, -1, ok, two, "n = -1 is negative"},
     };

@@ -184,9 +184,7 @@ nd_status nd_save_npy(const char *path, nd_array *a) {
     return ND_OK;
 }
 
-nd_array *nd_load_npy(const char *path) {
-    ND_API_GUARD();
-    static const char fn[] = "nd_load_npy";
+FILE *nd_npy_open_read(const char *fn, const char *path, uint64_t *size) {
     if (!path) {
         nd_error_set(ND_ERR_ARG, "%s: path is NULL (pass the file to read)", fn);
         return NULL;
@@ -203,6 +201,16 @@ nd_array *nd_load_npy(const char *path) {
         nd_error_set(ND_ERR_IO, "%s: '%s' is not a regular file", fn, path);
         return NULL;
     }
+    *size = (uint64_t)st.st_size;
+    return f;
+}
+
+nd_array *nd_load_npy(const char *path) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_load_npy";
+    uint64_t size;
+    FILE *f = nd_npy_open_read(fn, path, &size);
+    if (!f) return NULL;
     size_t wn = strlen(path) + 3;
     char *what = nd_malloc(wn);
     if (!what) {
@@ -211,7 +219,7 @@ nd_array *nd_load_npy(const char *path) {
         return NULL;
     }
     snprintf(what, wn, "'%s'", path);
-    nd_npy_src src = {.f = f, .len = (uint64_t)st.st_size};
+    nd_npy_src src = {.f = f, .len = size};
     nd_array *a = nd_npy_read(fn, what, &src);
     free(what);
     fclose(f);

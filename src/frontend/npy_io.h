@@ -29,6 +29,10 @@ nd_array *nd_npy_read(const char *fn, const char *what, nd_npy_src *src);
  * nd_malloc'd buffer of *len bytes; NULL with the error set naming fn. */
 unsigned char *nd_npy_encode(const char *fn, nd_array *a, size_t *len);
 
+/* Opens path to read a .npy or .npz (a regular file) and gives its size;
+ * NULL with the error naming fn and the path. Starts the runtime. */
+FILE *nd_npy_open_read(const char *fn, const char *path, uint64_t *size);
+
 /* Sizes and offsets from this value on are written as ZIP64 records
  * (0xFFFFFFFF, the ZIP limit); tests lower it to put the ZIP64 paths of
  * the writer and the readers (nd's and NumPy's) to work on small files. */

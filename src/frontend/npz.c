@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include "common/alloc.h"
@@ -149,7 +148,9 @@ static int check_names(const char *fn, int n, const char *const *names, nd_array
             if (!strcmp(names[i], names[j]))
                 return nd_error_set(ND_ERR_ARG, "%s: names[%d] and names[%d] are both '%s' (names "
                                     "must be distinct)", fn, j, i, names[i]);
-        if (nd_fe_arg(fn, "arrays[i]", arrays[i])) return nd_last_status();
+        char arg[24];
+        snprintf(arg, sizeof arg, "arrays[%d]", i);
+        if (nd_fe_arg(fn, arg, arrays[i])) return nd_last_status();
     }
     return ND_OK;
 }
@@ -553,23 +554,9 @@ static size_t read_entry(const zin *in, const unsigned char *c, uint64_t left, n
 nd_npz *nd_load_npz(const char *path) {
     ND_API_GUARD();
     static const char fn[] = "nd_load_npz";
-    if (!path) {
-        nd_error_set(ND_ERR_ARG, "%s: path is NULL (pass the file to read)", fn);
-        return NULL;
-    }
-    if (nd_runtime_ensure() != ND_OK) return NULL;
-    zin in = {fn, path, fopen(path, "rb"), 0};
-    if (!in.f) {
-        nd_error_set(ND_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fileno(in.f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(in.f);
-        nd_error_set(ND_ERR_IO, "%s: '%s' is not a regular file", fn, path);
-        return NULL;
-    }
-    in.size = (uint64_t)st.st_size;
+    zin in = {fn, path, NULL, 0};
+    in.f = nd_npy_open_read(fn, path, &in.size);
+    if (!in.f) return NULL;
     uint64_t cd_off, cd_size, count;
     nd_npz *z = NULL;
     unsigned char *cd = NULL;
