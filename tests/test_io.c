@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "common/fault.h"
 #include "frontend/npy_io.h"
 
 typedef struct {
@@ -577,5 +578,80 @@ NDT_TEST(io, save_errors) {
     cr_expect_eq(nd_npz_count(NULL), -1);
     nd_clear_error();
     nd_free(a);
+    tmp_clean();
+}
+
+/* Every host and backend allocation of a load, a save and a print fails in
+ * turn: each run either gives the right result or fails with the cause,
+ * never a crash or a leak (the ASan build checks both), and the next run
+ * works. */
+typedef enum { OP_LOAD_NPY, OP_LOAD_NPZ, OP_SAVEZ, OP_PRINT, OP_COUNT } fault_op;
+
+static int run_op(fault_op op, nd_array *x, const char *npy, const char *npz) {
+    switch (op) {
+    case OP_LOAD_NPY: {
+        nd_array *a = nd_load_npy(npy);
+        if (!a) return 0;
+        int ok = nd_size(a) == 1200 && nd_item(nd_view(a, "1, 599")) == 1199;
+        nd_free(a);
+        return ok ? 1 : -1;
+    }
+    case OP_LOAD_NPZ: {
+        nd_npz *z = nd_load_npz(npz);
+        if (!z) return 0;
+        nd_array *a = nd_npz_get(z, "x");
+        int ok = a && nd_size(a) == 1200 && nd_item(nd_view(a, "0, 7")) == 7;
+        nd_npz_close(z);
+        return ok ? 1 : -1;
+    }
+    case OP_SAVEZ: {
+        const char *names[1] = {"x"};
+        return nd_savez_compressed(tmp_path("f.npz"), 1, names, &x) == ND_OK ? 1 : 0;
+    }
+    default: {
+        char buf[512];
+        int64_t n = nd_to_string(x, buf, sizeof buf);
+        if (n < 0) return 0;
+        return !strcmp(buf, "array([[   0,    1,    2, ...,  597,  598,  599],\n"
+                            "       [ 600,  601,  602, ..., 1197, 1198, 1199]],\n"
+                            "      shape=(2, 600), dtype=int16)") ? 1 : -1;
+    }
+    }
+}
+
+NDT_TEST(io, allocation_faults) {
+    nd_array *x = nd_astype(nd_reshape(nd_arange(ND_INT64, 0, 1200, 1), ND_SHAPE(2, 600)), ND_INT16);
+    char npy[160], npz[160];
+    snprintf(npy, sizeof npy, "%s", tmp_path("f.npy"));
+    cr_assert_eq(nd_save_npy(npy, x), ND_OK, "%s", nd_last_error());
+    snprintf(npz, sizeof npz, "%s", tmp_path("g.npz"));
+    const char *names[1] = {"x"};
+    cr_assert_eq(nd_savez_compressed(npz, 1, names, &x), ND_OK, "%s", nd_last_error());
+    nd_sync();
+    const nd_fault_kind kinds[2] = {ND_FAULT_HOST_ALLOC, ND_FAULT_DEVICE_ALLOC};
+    for (int op = 0; op < OP_COUNT; op++)
+        for (int k = 0; k < 2; k++) {
+            nd_fault_arm(kinds[k], 0, 0);
+            cr_assert_eq(run_op((fault_op)op, x, npy, npz), 1, "op %d: %s", op, nd_last_error());
+            nd_fault_disarm();
+            int64_t points = nd_fault_count(kinds[k]);
+            for (int64_t n = 1; n <= points; n++) {
+                nd_clear_error();
+                nd_fault_arm(kinds[k], n, 0);
+                int r = run_op((fault_op)op, x, npy, npz);
+                nd_fault_disarm();
+                cr_expect_neq(r, -1, "op %d, %s fault %lld: a wrong result", op,
+                              nd_fault_kind_name(kinds[k]), (long long)n);
+                if (r == 0)
+                    cr_expect(nd_last_status() != ND_OK, "op %d, fault %lld: failed without an error",
+                              op, (long long)n);
+                nd_clear_error();
+                nd_sync();
+                nd_clear_error();
+            }
+            cr_expect_eq(run_op((fault_op)op, x, npy, npz), 1, "op %d after the faults: %s", op,
+                         nd_last_error());
+        }
+    nd_free(x);
     tmp_clean();
 }
