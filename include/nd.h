@@ -84,5 +84,6 @@
 #include "nd/ufunc.h"
 #include "nd/interop.h"
 #include "nd/devices.h"
+#include "nd/io.h"
 
 #endif /* ND_H */

@@ -50,6 +50,13 @@ static inline int nd_fe_arg(const char *fn, const char *name, const nd_array *a)
  * not NULL. */
 int nd_fe_arg_handle(const char *fn, const char *name, const nd_array *a);
 
+/* A new contiguous array (in no scope) over fresh host memory of the
+ * backend, marked valid there, as nd_from_host makes: *data points at its
+ * bytes for the caller to fill before anything reads it (NULL when the
+ * array is empty or on failure, which sets the error naming fn). */
+nd_array *nd_fe_host_array(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape,
+                           void **data);
+
 /* Argument checks: 0 when fine, else -1 with the error set naming `fn`. */
 int nd_fe_check_dtype(const char *fn, nd_dtype t);
 /* ndim range, NULL shape, negative dims, element and byte count overflow. */

@@ -71,17 +71,11 @@ static void copy_parallel(void *dst, const void *src, size_t bytes) {
         if (started[t]) uv_thread_join(&tids[t]);
 }
 
-nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {
-    ND_API_GUARD();
-    static const char fn[] = "nd_from_host";
-    if (nd_runtime_ensure() != ND_OK) return NULL;
+nd_array *nd_fe_host_array(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape,
+                           void **data) {
+    *data = NULL;
     size_t nbytes;
     if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
-    if (!data && nbytes > 0) {
-        nd_error_set(ND_ERR_ARG, "%s: data is NULL (pass %zu bytes of %s elements)", fn, nbytes,
-                     nd_dtype_name(dtype));
-        return NULL;
-    }
     nd_buffer *b = nd_buffer_new(dtype, nbytes);
     if (!b) return NULL;
     if (nbytes > 0) {
@@ -93,13 +87,31 @@ nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t
                 nd_error_set(ND_ERR_OOM, "%s: out of host memory for %zu bytes", fn, nbytes);
             return NULL;
         }
-        copy_parallel(p, data, nbytes);
         __atomic_add_fetch(&nd_rt.stats.bytes_allocated, nbytes, __ATOMIC_RELAXED);
         b->mem[ND_MEMORY_HOST] = p;
+        *data = p;
     }
     b->valid = 1u << ND_MEMORY_HOST;
     nd_array *a = nd_array_new_contiguous(b, dtype, ndim, shape);
     nd_buffer_unref(b);
+    if (!a) *data = NULL;
+    return a;
+}
+
+nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_from_host";
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    size_t nbytes;
+    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    if (!data && nbytes > 0) {
+        nd_error_set(ND_ERR_ARG, "%s: data is NULL (pass %zu bytes of %s elements)", fn, nbytes,
+                     nd_dtype_name(dtype));
+        return NULL;
+    }
+    void *p;
+    nd_array *a = nd_fe_host_array(fn, dtype, ndim, shape, &p);
+    if (a && nbytes > 0) copy_parallel(p, data, nbytes);
     return nd_runtime_track(a);
 }
 
