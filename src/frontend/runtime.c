@@ -413,6 +413,8 @@ void nd_shutdown(void) {
     /* This thread's scoped handles die with the runtime; other threads'
      * become handles that outlived it (below), until their scopes close. */
     nd_scope_shutdown();
+    nd_report_live_handles();
+    nd_array_unlist_all();
     nd_graph_destroy(&nd_rt.graph);
     /* Handles that outlive the runtime (also in other threads' scopes) keep
      * their descriptors but not their memory: a loop of (make, shutdown,

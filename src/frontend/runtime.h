@@ -67,5 +67,8 @@ void nd_runtime_untrack(nd_array *a);
  * other threads' scoped handles stay, to be released with their memory
  * (scope.c says why). */
 void nd_scope_shutdown(void);
+/* nd_shutdown, with ND_LOG >= 1: how many handles are still alive and
+ * which calls made them (frontend/live_handles.c). */
+void nd_report_live_handles(void);
 
 #endif
