@@ -86,6 +86,17 @@ ND_API void nd_get_stats(nd_stats *out);
  * hold struct_size itself, else ND_ERR_ARG and nothing is written. */
 ND_API void nd_get_stats_sized(nd_stats *out, size_t out_size);
 #define nd_get_stats(out) nd_get_stats_sized((out), sizeof *(out))
+/* Gives the memory nd keeps for reuse back to the system, like CuPy's
+ * free_all_blocks: the pooled temporaries, the CPU backend's block cache,
+ * the CUDA backend's device memory pool and pinned host blocks (nd_stats'
+ * bytes_cached and bytes_temporaries go to 0). Waits for the flush in
+ * flight; arrays and their values are untouched. A later allocation is
+ * slower (fresh pages, cudaMallocHost). Errors: none (a runtime that cannot
+ * start has nothing cached). */
+ND_API void nd_trim(void);
+/* Starts nd_stats' bytes_peak over: each memory's peak becomes its bytes
+ * in use now (for the peak of one phase of a program). */
+ND_API void nd_reset_peak(void);
 /* The library's version, "0.1.0" (ND_VERSION_STRING of the nd.h it was
  * built with), and as ND_VERSION_NUMBER computes it (0.1.0 is 100). A
  * program compares them with the header's macros to detect running with

@@ -94,7 +94,6 @@ nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const int64_t
             return NULL;
         }
         copy_parallel(p, data, nbytes);
-        __atomic_add_fetch(&nd_rt.stats.bytes_allocated, nbytes, __ATOMIC_RELAXED);
         b->mem[ND_MEMORY_HOST] = p;
     }
     b->valid = 1u << ND_MEMORY_HOST;

@@ -13,6 +13,7 @@
 #include "backends/registry.h"
 #include "common/env.h"
 #include "common/fault.h"
+#include "common/mem_count.h"
 #include "common/profile.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
@@ -220,13 +221,6 @@ static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
     /* After nd_shutdown the backend is gone; handles are invalid by then. */
     if (!nd_rt.backend || !ptr) return;
     nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
-    /* Buffers are released on the recording thread, but the executor
-     * thread adds to the same counter when it binds their memory. */
-    uint64_t have = __atomic_load_n(&nd_rt.stats.bytes_allocated, __ATOMIC_RELAXED), next;
-    do {
-        next = have - (nbytes < have ? nbytes : have);
-    } while (!__atomic_compare_exchange_n(&nd_rt.stats.bytes_allocated, &have, next, 1, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
 }
 
 /* A twin's memory goes back to the executor's pool of temporaries: the
@@ -308,6 +302,7 @@ nd_status nd_init(const nd_config *cfg) {
         .profile = c.profile == 1,
         .trace = c.trace,
     };
+    nd_mem_count_reset(); /* before the backend's first allocation */
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
     if (st != ND_OK) return st;
@@ -566,6 +561,7 @@ static void get_stats(nd_stats *out, size_t out_size) {
     } else {
         nd_runtime_wait();
         s = nd_rt.stats;
+        nd_runtime_memory_stats(&s);
     }
     size_t known = out_size < sizeof s ? out_size : sizeof s;
     s.struct_size = known;

@@ -70,5 +70,7 @@ void nd_scope_shutdown(void);
 /* nd_shutdown, with ND_LOG >= 1: how many handles are still alive and
  * which calls made them (frontend/live_handles.c). */
 void nd_report_live_handles(void);
+/* Fills nd_stats' memory figures (frontend/memory_stats.c). */
+void nd_runtime_memory_stats(nd_stats *s);
 
 #endif
