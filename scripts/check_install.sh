@@ -55,15 +55,19 @@ export ND_BACKEND=cpu
 # Shared: the runtime linker finds the temporary libdir through the rpath.
 cc -std=c11 prog.c $(pc --cflags --libs nd) -Wl,-rpath,"$(pc --variable=libdir nd)" -o prog_shared
 ./prog_shared >out_shared
-ldd prog_shared | grep -q "$soname" || { echo "check_install: prog_shared does not load $soname" >&2; exit 1; }
+# (ldd's output kept first: grep -q leaving early would fail the pipe.)
+ldd prog_shared >ldd_shared
+grep -q "$soname" ldd_shared || { echo "check_install: prog_shared does not load $soname" >&2; exit 1; }
 # Static libnd.a, with call sites.
 cc -std=c11 -DND_DEBUG_CALLSITES prog.c $(pc --cflags --libs nd-static) -o prog_static
 ./prog_static >out_static
-if ldd prog_static | grep -q libnd; then echo "check_install: prog_static loads libnd.so" >&2; exit 1; fi
+ldd prog_static >ldd_static
+if grep -q libnd ldd_static; then echo "check_install: prog_static loads libnd.so" >&2; exit 1; fi
 grep -q "nd_add (prog.c:8): shapes (10,) and (3,)" out_static ||
     { echo "check_install: no call site in: $(cat out_static)" >&2; exit 1; }
 how="shared and static"
-if ! pc --static --libs nd | grep -q cudart; then
+pc --static --libs nd >static_libs
+if ! grep -q cudart static_libs; then
     cc -static -std=c11 prog.c $(pc --cflags nd) $(pc --static --libs nd) -o prog_full_static 2>link.log ||
         { cat link.log; echo "check_install: cc -static failed" >&2; exit 1; }
     ./prog_full_static >/dev/null

@@ -2,8 +2,6 @@
  * counted where the backends hand memory out (common/mem_count.h); what
  * the backends keep cached they report themselves; the pooled temporaries
  * and the twins are the scheduler's and the buffers'. */
-#include <string.h>
-
 #include "common/mem_count.h"
 #include "frontend/frontend.h"
 
@@ -17,8 +15,7 @@ void nd_runtime_memory_stats(nd_stats *s) {
         s->bytes_allocated += s->bytes_in_use[m];
     }
     nd_backend_cached c;
-    memset(&c, 0, sizeof c);
-    if (nd_rt.backend->cached) nd_rt.backend->cached(nd_rt.backend, &c);
+    nd_runtime_backend_cached(&c);
     for (int m = 0; m < ND_MAX_MEMORIES; m++) s->bytes_cached[m] = c.per_memory[m];
     s->bytes_block_cache = c.block_cache;
     s->bytes_pinned_cache = c.pinned_cache;
@@ -31,7 +28,7 @@ void nd_trim(void) {
     if (nd_runtime_ensure() != ND_OK) return;
     nd_runtime_wait(); /* the executor's pool is its own while a flush runs */
     nd_temp_pool_trim(&nd_rt.sched);
-    if (nd_rt.backend->trim) nd_rt.backend->trim(nd_rt.backend);
+    nd_runtime_backend_trim();
 }
 
 void nd_reset_peak(void) {

@@ -536,6 +536,15 @@ nd_status nd_runtime_alloc(int memory, size_t bytes, void **out) {
     return nd_rt.backend->alloc(nd_rt.backend, memory, bytes, out);
 }
 
+void nd_runtime_backend_cached(nd_backend_cached *out) {
+    memset(out, 0, sizeof *out);
+    if (nd_rt.backend->cached) nd_rt.backend->cached(nd_rt.backend, out);
+}
+
+void nd_runtime_backend_trim(void) {
+    if (nd_rt.backend->trim) nd_rt.backend->trim(nd_rt.backend);
+}
+
 const char *nd_backend_name(void) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";

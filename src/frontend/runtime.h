@@ -41,6 +41,10 @@ extern nd_runtime nd_rt;
  * the frontend reaches the backend only through the runtime and the
  * scheduler. */
 nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
+/* What the backend keeps cached (zero if it keeps nothing), and giving it
+ * back to the system (nd_stats, nd_trim). */
+void nd_runtime_backend_cached(nd_backend_cached *out);
+void nd_runtime_backend_trim(void);
 
 /* Starts the runtime with defaults if it is not running; ND_OK if running. */
 nd_status nd_runtime_ensure(void);
