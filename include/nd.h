@@ -65,6 +65,21 @@
  * (a backend's "out of host memory allocating N bytes", a missing CUDA
  * device) is reported as "nd_sync: cpu backend: ...", under the outermost nd
  * function the thread was in.
+ *
+ * Call sites
+ *   Built with -DND_DEBUG_CALLSITES (defined before nd.h is included), a
+ *   program passes __FILE__ and __LINE__ with every call (nd/callsites.h
+ *   makes each public function a macro that does), and messages say which
+ *   call failed: "nd_add (heat.c:42): shapes (3,4) and (5,) ...". Values
+ *   remember the call that recorded them, so a failure found later names
+ *   it too: "nd_to_host (heat.c:60): array (3,4) float32 of 48 bytes
+ *   computed by nd_add (heat.c:42) could not be computed: ...", and so does
+ *   nd_shutdown's report of handles still alive (ND_LOG >= 1). Off (the
+ *   default), nothing changes and nothing is paid. Files compiled without
+ *   the macro call the same library; their calls simply carry no site.
+ *   The macros take the functions' names: take the address of a function
+ *   as &nd_add or (nd_add), not through a call-like use.
+ *   nd_set_error_handler (nd/runtime.h) hears of each failure as it happens.
  */
 #ifndef ND_H
 #define ND_H
@@ -85,5 +100,11 @@
 #include "nd/interop.h"
 #include "nd/devices.h"
 #include "nd/io.h"
+
+/* Generated with the headers (scripts/gen_callsites.py). Not for nd's own
+ * sources: their definitions carry these names. */
+#ifdef ND_DEBUG_CALLSITES
+#include "nd/callsites.h"
+#endif
 
 #endif /* ND_H */

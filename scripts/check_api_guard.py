@@ -51,8 +51,9 @@ def definitions(text):
     return out
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+def scan(root):
+    """(api, found): the ND_API function names of nd.h, and for each the
+    definitions found under src/ as (file, first identifier of the body)."""
     headers = [os.path.join(root, "include", "nd.h")]
     subdir = os.path.join(root, "include", "nd")
     headers += sorted(os.path.join(subdir, f) for f in os.listdir(subdir) if f.endswith(".h"))
@@ -75,17 +76,23 @@ def main():
                 params = [p.strip() for p in m.group(2).split(",")]
                 for name, first in definitions(m.group(3)):
                     if name in params:
-                        macros[m.group(1)] = (params.index(name), first in GUARDS)
+                        macros[m.group(1)] = (params.index(name), first)
             plain = re.sub(r"^[ \t]*#[ \t]*define[^\n]*$", "", joined, flags=re.M)
             for name, first in definitions(plain):
                 if name in api:
-                    found.setdefault(name, []).append((rel, first in GUARDS))
-            for macro, (index, guarded) in macros.items():
+                    found.setdefault(name, []).append((rel, first))
+            for macro, (index, first) in macros.items():
                 for m in re.finditer(r"^[ \t]*" + macro + r"\(([^)]*)\)", plain, re.M):
                     args = [a.strip() for a in m.group(1).split(",")]
                     if index < len(args) and args[index] in api:
-                        found.setdefault(args[index], []).append((f"{rel} ({macro})", guarded))
+                        found.setdefault(args[index], []).append((f"{rel} ({macro})", first))
 
+    return api, found
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    api, found = scan(root)
     problems = []
     for name in api:
         defs = found.get(name, [])
@@ -93,7 +100,7 @@ def main():
             problems.append(f"{name}: declared in nd.h, no definition found under src/")
         elif len(defs) > 1:
             problems.append(f"{name}: defined {len(defs)} times: {', '.join(d for d, _ in defs)}")
-        elif not defs[0][1]:
+        elif defs[0][1] not in GUARDS:
             problems.append(f"{name} ({defs[0][0]}): the body must begin with ND_API_GUARD(); "
                             "(or ND_API_UNLOCKED(); if it reads only per-thread or constant "
                             "state), see src/common/api_guard.h")

@@ -12,7 +12,8 @@ if [ ! -f build/build.ninja ]; then
 fi
 meson compile -C build
 
-build/examples/heat --dot build/heat.dot
+build/examples/heat
+build/examples/heat 1000 2 --dot build/heat.dot
 dot -Tpng build/heat.dot -o heat.png
 echo "demo: the graph of two heat iterations is in $root/heat.png" \
      "(Graphviz source: build/heat.dot)"

@@ -43,6 +43,8 @@ setup_or_configure() {
 echo "=== release build (build/)"
 if setup_or_configure build && meson compile -C build -j "$jobs"; then
     meson test -C build --print-errorlogs --num-processes "$jobs" || status=1
+    # Install into a temporary prefix; build and run a program with pkg-config.
+    scripts/check_install.sh build || status=1
 else
     echo "test.sh: the release build failed" >&2
     status=1

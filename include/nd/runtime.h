@@ -48,6 +48,30 @@ ND_API nd_status nd_flush(void);
 ND_API nd_status nd_last_status(void);
 ND_API const char *nd_last_error(void);
 ND_API void nd_clear_error(void);
+
+/* Called with every failure as it happens: the status, the message (what
+ * nd_last_error() returns then) and, for a program built with
+ * ND_DEBUG_CALLSITES, the call site of the failing call (file as the
+ * compiler spelled __FILE__, and line; NULL and 0 otherwise).
+ * Once per failing public call: the handler runs as that call ends, just
+ * before it returns its error, on the thread that made the call, while
+ * nd's lock is held (other threads' calls wait for it). It may call nd
+ * functions (they run as part of the failing call; their failures are not
+ * reported again). A failure nd notices on its own threads (a flush on the
+ * executor thread) is reported by the user call that collects it (nd_sync,
+ * nd_flush, a read, or the call whose flush had to wait for it), and an
+ * error that an early flush inside a call such as nd_add left is reported
+ * by that call and again by the nd_sync that returns it. A NULL input that
+ * only passes an earlier error on reports nothing. One handler per
+ * process; NULL removes it. ND_LOG >= 1 prints each of the same failures
+ * to stderr ("nd error: ND_ERR_SHAPE: nd_add (heat.c:42): ..."). */
+typedef void (*nd_error_handler)(nd_status status, const char *message, const char *file, int line,
+                                 void *ctx);
+ND_API void nd_set_error_handler(nd_error_handler fn, void *ctx);
+/* Records the call site of the public call that follows on this thread:
+ * nd/callsites.h calls it (see ND_DEBUG_CALLSITES in nd.h); programs do
+ * not call it themselves. */
+ND_API void nd_callsite_(const char *file, int line);
 /* Name of the backend in use: "cpu" or "cuda". */
 ND_API const char *nd_backend_name(void);
 /* Copies the counters into *out (see nd_stats). A macro that passes the
@@ -62,6 +86,17 @@ ND_API void nd_get_stats(nd_stats *out);
  * hold struct_size itself, else ND_ERR_ARG and nothing is written. */
 ND_API void nd_get_stats_sized(nd_stats *out, size_t out_size);
 #define nd_get_stats(out) nd_get_stats_sized((out), sizeof *(out))
+/* Gives the memory nd keeps for reuse back to the system, like CuPy's
+ * free_all_blocks: the pooled temporaries, the CPU backend's block cache,
+ * the CUDA backend's device memory pool and pinned host blocks (nd_stats'
+ * bytes_cached and bytes_temporaries go to 0). Waits for the flush in
+ * flight; arrays and their values are untouched. A later allocation is
+ * slower (fresh pages, cudaMallocHost). Errors: none (a runtime that cannot
+ * start has nothing cached). */
+ND_API void nd_trim(void);
+/* Starts nd_stats' bytes_peak over: each memory's peak becomes its bytes
+ * in use now (for the peak of one phase of a program). */
+ND_API void nd_reset_peak(void);
 /* The library's version, "0.1.0" (ND_VERSION_STRING of the nd.h it was
  * built with), and as ND_VERSION_NUMBER computes it (0.1.0 is 100). A
  * program compares them with the header's macros to detect running with

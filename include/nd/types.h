@@ -124,6 +124,9 @@ typedef struct {
  * `nd_config c = ND_CONFIG_INIT; c.log = 2; nd_init(&c);` */
 #define ND_CONFIG_INIT {.struct_size = sizeof(nd_config)}
 
+/* Memories nd_stats reports on: host memory and up to three devices. */
+#define ND_STATS_MEMORIES 4
+
 /* Counters of what the engine did, for tests, tuning and curiosity.
  * nd_get_stats(&s) passes sizeof s along (it is a macro), so a program
  * built against an older, smaller nd_stats gets its fields filled and
@@ -143,10 +146,29 @@ typedef struct {
     uint64_t kernels_compiled; /* kernels generated/compiled (GPU) */
     uint64_t library_calls;    /* matmul and other library steps executed */
     uint64_t copies;           /* data-movement steps executed */
-    uint64_t bytes_allocated;  /* bytes of buffers currently allocated */
+    uint64_t bytes_allocated;  /* bytes in use now, every memory: the sum of bytes_in_use */
     uint64_t temp_allocations; /* plan-internal temporaries allocated */
     uint64_t bytes_copied;     /* bytes moved between memories (host <-> device
                                   copies, staging of wrapped host memory) */
+    /* Memory, in bytes, when nd_get_stats is called. In the arrays, index 0
+     * is host memory and 1.. the devices (the CUDA backend's GPU is 1; the
+     * CPU backend uses only 0). */
+    uint64_t bytes_in_use[ND_STATS_MEMORIES]; /* allocated by nd and not given back: arrays,
+                                                 temporaries (also those pooled for the next
+                                                 flush), twins, a backend's staging and
+                                                 workspace memory */
+    uint64_t bytes_peak[ND_STATS_MEMORIES];   /* the highest bytes_in_use since nd_init or
+                                                 nd_reset_peak */
+    uint64_t bytes_cached[ND_STATS_MEMORIES]; /* freed by nd but kept by the backend for
+                                                 reuse (not in bytes_in_use); nd_trim gives
+                                                 it back to the system */
+    uint64_t bytes_block_cache;  /* part of bytes_cached: the CPU backend's cache of large host
+                                    blocks, the CUDA backend's device memory pool */
+    uint64_t bytes_pinned_cache; /* part of bytes_cached: the CUDA backend's pinned host blocks */
+    uint64_t bytes_temporaries;  /* part of bytes_in_use: free temporaries pooled for the next
+                                    flush (nd_trim releases them) */
+    uint64_t bytes_twins;        /* part of bytes_in_use: the second copies that in-place
+                                    sweeps over one array (a stencil loop) alternate with */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

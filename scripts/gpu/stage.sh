@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 [ -d build-gpu ] || meson setup build-gpu -Dcuda=enabled -Dbuildtype=release >/dev/null
 ninja -C build-gpu >/dev/null
 rm -rf .gpu && mkdir -p .gpu/lib .gpu/tests .gpu/examples .gpu/bench
-cp -P build-gpu/libnd.so build-gpu/libnd.so.0 build-gpu/libnd.so.0.1.0 .gpu/lib/
+cp -P build-gpu/libnd.so build-gpu/libnd.so.[0-9]* .gpu/lib/  # the links and the library (soname libnd.so.MAJOR.MINOR)
 for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" .gpu/tests/; done
 for e in build-gpu/examples/*; do [ -x "$e" ] && [ -f "$e" ] && cp "$e" .gpu/examples/; done
 for b in build-gpu/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && cp "$b" .gpu/bench/; done
@@ -29,7 +29,7 @@ if [ -f /usr/local/cuda/include/cupti.h ] && [ -n "$cupti_lib" ]; then
     -I/usr/local/cuda/include "$cupti_lib" -Wl,-rpath,'$ORIGIN' && cp -L "$cupti_lib" .gpu/lib/
 fi
 du -sh .gpu
-strip --strip-debug .gpu/lib/libnd.so.0.1.0 .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
+strip --strip-debug .gpu/lib/libnd.so.*.*.* .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
 # The device gets a copy of the tree without .git: the commit travels here.
 { git rev-parse --short HEAD && git diff --quiet HEAD -- src include bench || echo "(dirty)"; } \
     2>/dev/null | paste -sd' ' > .gpu/COMMIT

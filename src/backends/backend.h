@@ -10,6 +10,13 @@
 
 typedef struct nd_backend nd_backend;
 
+/* What a backend keeps for reuse after nd freed it (nd_stats). */
+typedef struct {
+    uint64_t per_memory[ND_MAX_MEMORIES];
+    uint64_t block_cache;  /* blocks of arrays (CPU host cache, CUDA device pool) */
+    uint64_t pinned_cache; /* pinned host blocks (CUDA) */
+} nd_backend_cached;
+
 typedef struct {
     int num_threads;     /* CPU workers (0 = cores) */
     const char *devices; /* GPU ordinals */
@@ -62,6 +69,10 @@ struct nd_backend {
      * allocated (in_use) and kept by its memory pool (reserved). */
     void (*device_usage)(nd_backend *be, int *device, uint64_t *in_use, uint64_t *reserved);
     void (*destroy)(nd_backend *be);
+    /* Optional: the bytes it keeps cached, and giving them back to the
+     * system (nd_trim). Memory it hands out counts in common/mem_count.h. */
+    void (*cached)(nd_backend *be, nd_backend_cached *out);
+    void (*trim)(nd_backend *be);
 };
 
 /* The constructors (backends/registry.c lists them with their probes). */

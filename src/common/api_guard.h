@@ -13,7 +13,16 @@
  * The outermost call also leaves its name in the thread's state, so that an
  * error raised deep inside (a backend's out of memory, a missing CUDA
  * device) names the public function the user called (nd_error_set adds
- * the prefix; common/error.c).
+ * the prefix; common/error.c), and the call site a program built with
+ * ND_DEBUG_CALLSITES passed (nd/callsites.h sets it just before the call;
+ * the outermost call's end forgets it).
+ *
+ * Errors are counted per thread (err_gen): when the outermost call ends
+ * with more errors recorded than it began with, it reports the last one
+ * (ND_LOG, the handler of nd_set_error_handler) before it lets the lock go,
+ * once per failing call, on the caller's thread. nd's own threads never
+ * get there: their failures reach a user thread through the call that
+ * waits for them (nd_sync, a read), which records them again.
  *
  * Threads that belong to nd (the executor, the CPU backend's workers) never
  * take the lock: user threads hold it while they wait for them.
@@ -36,10 +45,14 @@ typedef struct {
     int32_t depth;     /* public calls of this thread in progress */
     int32_t forbidden; /* an nd-internal thread: must never enter */
     const char *fn;    /* the outermost public call, NULL outside the API */
+    uint32_t err_gen;       /* errors this thread recorded (nd_error_set) */
+    uint32_t err_gen_entry; /* err_gen when the outermost call began */
+    const char *site_file;  /* its call site (ND_DEBUG_CALLSITES), or NULL */
+    int32_t site_line;
 } nd_api_thread_state;
 
 /* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr
- * call on every public call (the state is 16 bytes; glibc reserves static
+ * call on every public call (the state is 40 bytes; glibc reserves static
  * TLS space for libraries loaded later with dlopen). */
 extern _Thread_local nd_api_thread_state nd_api_tls
     __attribute__((visibility("hidden"), tls_model("initial-exec")));
@@ -52,14 +65,21 @@ static inline int nd_api_enter(const char *fn) {
         assert(!nd_api_tls.forbidden && "an nd-internal thread called the public API (deadlock)");
         pthread_mutex_lock(&nd_api_mutex);
         nd_api_tls.fn = fn;
+        nd_api_tls.err_gen_entry = nd_api_tls.err_gen;
     }
     return 0;
 }
 
+/* The outermost call recorded an error: ND_LOG and the error handler hear
+ * of it (common/error.c). */
+void nd_error_report(void) __attribute__((visibility("hidden")));
+
 static inline void nd_api_leave(int *unused) {
     (void)unused;
+    if (nd_api_tls.depth == 1 && nd_api_tls.err_gen != nd_api_tls.err_gen_entry) nd_error_report();
     if (--nd_api_tls.depth == 0) {
         nd_api_tls.fn = NULL;
+        nd_api_tls.site_file = NULL;
         pthread_mutex_unlock(&nd_api_mutex);
     }
 }
@@ -74,6 +94,11 @@ static inline void nd_api_leave(int *unused) {
 
 /* The public function this thread is inside (outermost), or NULL. */
 static inline const char *nd_api_current(void) { return nd_api_tls.fn; }
+
+/* Its call site when the program passed one (ND_DEBUG_CALLSITES): the
+ * file as the compiler spelled __FILE__, or NULL. */
+static inline const char *nd_api_site_file(void) { return nd_api_tls.site_file; }
+static inline int nd_api_site_line(void) { return nd_api_tls.site_line; }
 
 /* Whether this thread holds the API lock (for assertions). */
 static inline int nd_api_held(void) { return nd_api_tls.depth > 0; }

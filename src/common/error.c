@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/api_guard.h"
+#include "common/callsite.h"
 
 /* The last error is per thread (nd.h: "The last error is per thread"), so it
  * lives in thread-local storage rather than the runtime struct. */
@@ -15,6 +16,10 @@ static _Thread_local char last_message[1024];
 /* The log level is process-wide and set once by nd_init from the resolved
  * ND_LOG; it is kept here because the common layer cannot see the runtime. */
 static int log_level;
+
+/* nd_set_error_handler's; written and read under the API lock. */
+static nd_error_handler error_handler;
+static void *error_handler_ctx;
 
 nd_status nd_error_set(nd_status code, const char *fmt, ...) {
     /* Formatted apart first: an argument may be the last message itself
@@ -29,13 +34,40 @@ nd_status nd_error_set(nd_status code, const char *fmt, ...) {
      * start with a function's name gets the outermost public call's:
      * "nd_sync: cpu backend: out of host memory allocating ...". */
     const char *fn = nd_api_current();
-    if (fn && strncmp(msg, "nd_", 3) != 0)
+    const char *file = nd_api_site_file();
+    size_t fl = fn ? strlen(fn) : 0;
+    if (fn && file && strncmp(msg, fn, fl) == 0 && msg[fl] == ':')
+        /* "nd_add: shapes ..." -> "nd_add (heat.c:42): shapes ..." */
+        snprintf(last_message, sizeof last_message, "%.200s (%.200s:%d)%.600s", fn, nd_site_basename(file),
+                 nd_api_site_line(), msg + fl);
+    else if (fn && file && strncmp(msg, "nd_", 3) != 0)
+        snprintf(last_message, sizeof last_message, "%.200s (%.200s:%d): %.600s", fn, nd_site_basename(file),
+                 nd_api_site_line(), msg);
+    else if (fn && strncmp(msg, "nd_", 3) != 0)
         snprintf(last_message, sizeof last_message, "%.200s: %.800s", fn, msg);
     else
         memcpy(last_message, msg, sizeof msg);
     last_status = code;
-    if (log_level >= 3) fprintf(stderr, "nd: error %s: %s\n", nd_status_name(code), last_message);
+    nd_api_tls.err_gen++; /* the outermost call reports it as it returns (nd_error_report) */
     return code;
+}
+
+void nd_error_report(void) {
+    nd_api_tls.err_gen_entry = nd_api_tls.err_gen;
+    if (last_status == ND_OK) return; /* cleared again within the call */
+    if (log_level >= 1) fprintf(stderr, "nd error: %s: %s\n", nd_status_name(last_status), last_message);
+    /* The handler runs inside the failing call, under the API lock: calls
+     * it makes nest in that call, and their errors are not reported again
+     * (the report happens only when the outermost call ends). */
+    if (error_handler)
+        error_handler(last_status, last_message, nd_api_site_file(), nd_api_site_file() ? nd_api_site_line() : 0,
+                      error_handler_ctx);
+}
+
+void nd_set_error_handler(nd_error_handler fn, void *ctx) {
+    ND_API_GUARD();
+    error_handler = fn;
+    error_handler_ctx = fn ? ctx : NULL;
 }
 
 void nd_error_null_input(const char *func, const char *arg) {
@@ -94,11 +126,13 @@ const char *nd_last_error(void) {
 void nd_error_save(nd_error_saved *out) {
     _Static_assert(sizeof out->message == sizeof last_message, "nd_error_saved holds a whole message");
     out->status = last_status;
+    out->gen = nd_api_tls.err_gen;
     memcpy(out->message, last_message, sizeof out->message);
 }
 
 void nd_error_restore(const nd_error_saved *saved) {
     last_status = saved->status;
+    nd_api_tls.err_gen = saved->gen; /* what failed in between is not reported */
     memcpy(last_message, saved->message, sizeof last_message);
 }
 

@@ -11,13 +11,17 @@
 #define ND_PRINTF(f, a)
 #endif
 
-/* Records code + formatted message as this thread's last error; returns code. */
+/* Records code + formatted message as this thread's last error; returns code.
+ * A message that does not start with "nd_" gets the outermost public
+ * call's name ("nd_sync: ..."), and with a call site (ND_DEBUG_CALLSITES)
+ * that name carries it: "nd_add (heat.c:42): shapes ...". */
 nd_status nd_error_set(nd_status code, const char *fmt, ...) ND_PRINTF(2, 3);
 /* A thread's last error, kept aside while the library tries something whose
  * failure is expected (nd_init probing for a GPU under ND_BACKEND=auto) and
  * put back after, so an earlier error of the program survives. */
 typedef struct {
     nd_status status;
+    uint32_t gen;
     char message[1024];
 } nd_error_saved;
 void nd_error_save(nd_error_saved *out);

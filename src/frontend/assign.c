@@ -1,5 +1,6 @@
 /* Writes into existing arrays: one STORE node into the region a view
  * covers, making a new version of its buffer. */
+#include "common/callsite.h"
 #include "frontend/frontend.h"
 #include "frontend/interop.h"
 
@@ -33,7 +34,7 @@ static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src
     n->dtype = (uint8_t)dst->dtype;
     n->cdtype = (uint8_t)dst->dtype;
     n->ndim = dst->ndim;
-    n->label = fn;
+    n->label = nd_site_label(fn);
     n->u.store.offset = dst->offset;
     for (int k = 0; k < dst->ndim; k++) {
         n->shape[k] = dst->shape[k];

@@ -87,7 +87,6 @@ nd_array *nd_fe_host_array(const char *fn, nd_dtype dtype, int ndim, const int64
                 nd_error_set(ND_ERR_OOM, "%s: out of host memory for %zu bytes", fn, nbytes);
             return NULL;
         }
-        __atomic_add_fetch(&nd_rt.stats.bytes_allocated, nbytes, __ATOMIC_RELAXED);
         b->mem[ND_MEMORY_HOST] = p;
         *data = p;
     }

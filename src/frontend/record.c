@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/callsite.h"
 #include "frontend/frontend.h"
 
 void nd_fe_release(nd_array *a) {
@@ -170,7 +171,7 @@ int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int 
     n->cdtype = (uint8_t)cdtype;
     n->ndim = (uint8_t)ndim;
     for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
-    n->label = label;
+    n->label = nd_site_label(label);
     return 0;
 }
 

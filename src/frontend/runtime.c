@@ -13,6 +13,7 @@
 #include "backends/registry.h"
 #include "common/env.h"
 #include "common/fault.h"
+#include "common/mem_count.h"
 #include "common/profile.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
@@ -221,13 +222,6 @@ static void release_memory(void *ctx, int memory, void *ptr, size_t nbytes) {
     /* After nd_shutdown the backend is gone; handles are invalid by then. */
     if (!nd_rt.backend || !ptr) return;
     nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
-    /* Buffers are released on the recording thread, but the executor
-     * thread adds to the same counter when it binds their memory. */
-    uint64_t have = __atomic_load_n(&nd_rt.stats.bytes_allocated, __ATOMIC_RELAXED), next;
-    do {
-        next = have - (nbytes < have ? nbytes : have);
-    } while (!__atomic_compare_exchange_n(&nd_rt.stats.bytes_allocated, &have, next, 1, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
 }
 
 /* A twin's memory goes back to the executor's pool of temporaries: the
@@ -309,6 +303,7 @@ nd_status nd_init(const nd_config *cfg) {
         .profile = c.profile == 1,
         .trace = c.trace,
     };
+    nd_mem_count_reset(); /* before the backend's first allocation */
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
     if (st == ND_OK && c.cuda_stream) st = nd_runtime_attach_stream(be, c.cuda_stream);
@@ -419,6 +414,8 @@ void nd_shutdown(void) {
     /* This thread's scoped handles die with the runtime; other threads'
      * become handles that outlived it (below), until their scopes close. */
     nd_scope_shutdown();
+    nd_report_live_handles();
+    nd_array_unlist_all();
     nd_graph_destroy(&nd_rt.graph);
     /* Handles that outlive the runtime (also in other threads' scopes) keep
      * their descriptors but not their memory: a loop of (make, shutdown,
@@ -565,6 +562,15 @@ nd_status nd_runtime_prepare_ufunc(const char *fn, const nd_ufunc_loop *l) {
     return nd_rt.backend->prepare_ufunc(nd_rt.backend, fn, l);
 }
 
+void nd_runtime_backend_cached(nd_backend_cached *out) {
+    memset(out, 0, sizeof *out);
+    if (nd_rt.backend->cached) nd_rt.backend->cached(nd_rt.backend, out);
+}
+
+void nd_runtime_backend_trim(void) {
+    if (nd_rt.backend->trim) nd_rt.backend->trim(nd_rt.backend);
+}
+
 const char *nd_backend_name(void) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return "none";
@@ -590,6 +596,7 @@ static void get_stats(nd_stats *out, size_t out_size) {
     } else {
         nd_runtime_wait();
         s = nd_rt.stats;
+        nd_runtime_memory_stats(&s);
     }
     size_t known = out_size < sizeof s ? out_size : sizeof s;
     s.struct_size = known;

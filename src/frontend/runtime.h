@@ -44,6 +44,10 @@ nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
 /* The memory the backend computes in (ND_MEMORY_HOST for the CPU backend),
  * or -1 when no backend runs (after nd_shutdown). */
 int nd_runtime_memory(void);
+/* What the backend keeps cached (zero if it keeps nothing), and giving it
+ * back to the system (nd_stats, nd_trim). */
+void nd_runtime_backend_cached(nd_backend_cached *out);
+void nd_runtime_backend_trim(void);
 
 /* Has the backend compile user loop l (nd_ufunc_define); fn names the
  * public call in errors. */
@@ -83,5 +87,10 @@ void nd_runtime_untrack(nd_array *a);
  * other threads' scoped handles stay, to be released with their memory
  * (scope.c says why). */
 void nd_scope_shutdown(void);
+/* nd_shutdown, with ND_LOG >= 1: how many handles are still alive and
+ * which calls made them (frontend/live_handles.c). */
+void nd_report_live_handles(void);
+/* Fills nd_stats' memory figures (frontend/memory_stats.c). */
+void nd_runtime_memory_stats(nd_stats *s);
 
 #endif

@@ -3,8 +3,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/api_guard.h"
+#include "common/callsite.h"
 #include "common/error.h"
 #include "common/freelist.h"
+
+/* Every handle is made and freed under the API lock (by a public call, or
+ * by a thread's scope closing), so the list needs no lock of its own. */
+static nd_array *live_head;
+
+nd_array *nd_array_live_first(void) { return live_head; }
+
+void nd_array_unlist_all(void) {
+    for (nd_array *a = live_head, *next; a; a = next) {
+        next = a->live_next;
+        a->live_prev = a->live_next = NULL;
+        a->listed = 0;
+    }
+    live_head = NULL;
+}
 
 int64_t nd_shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
@@ -45,6 +62,12 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
     a->state = ND_ARRAY_LIVE;
     a->scope_slot = -1;
     a->scope_owner = NULL;
+    a->origin = nd_site_label(nd_api_current());
+    a->listed = 1;
+    a->live_prev = NULL;
+    a->live_next = live_head;
+    if (live_head) live_head->live_prev = a;
+    live_head = a;
     a->offset = offset;
     a->weak_value.u = 0;
     for (int i = 0; i < ND_MAX_DIMS; i++) {
@@ -65,6 +88,12 @@ nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, cons
 void nd_array_destroy(nd_array *a) {
     if (!a) return;
     a->state = ND_ARRAY_FREED;
+    if (a->listed) {
+        if (a->live_prev) a->live_prev->live_next = a->live_next;
+        else live_head = a->live_next;
+        if (a->live_next) a->live_next->live_prev = a->live_prev;
+        a->listed = 0;
+    }
     a->buf->handles--;
     nd_buffer_unref(a->buf);
     a->buf = NULL;

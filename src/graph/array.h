@@ -37,11 +37,17 @@ struct nd_array {
     uint8_t readonly; /* nd_readonly */
     uint8_t state;    /* ND_ARRAY_LIVE or ND_ARRAY_FREED */
     int32_t scope_slot; /* position in its thread's scope stack, -1 if none */
+    uint8_t listed;     /* on the list of live handles (nd_array_live_first) */
     struct nd_scope_stack *scope_owner; /* that stack (valid while scope_slot >= 0) */
     int64_t offset;   /* elements from the buffer start */
     int64_t shape[ND_MAX_DIMS];
     int64_t strides[ND_MAX_DIMS]; /* in elements; 0 on broadcast axes */
     nd_scalar_bits weak_value;    /* for weak scalars: f or i per `weak` */
+    /* The public call that made it ("nd_add", or "nd_add (heat.c:42)" with
+     * call sites; NULL if none), for nd_shutdown's report of handles still
+     * alive; and that list (every handle made since nd_init). */
+    const char *origin;
+    struct nd_array *live_prev, *live_next;
 };
 
 /* A view of `buf` (takes a buffer reference and a handle). refs = 1. */
@@ -51,6 +57,12 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
 nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape);
 /* Releases handle + buffer reference and the struct (called when refs = 0). */
 void nd_array_destroy(nd_array *a);
+
+/* The handles alive, newest first (next: a->live_next); nd_shutdown
+ * reports them, then nd_array_unlist_all empties the list (handles that
+ * outlive the runtime are no longer on it). */
+nd_array *nd_array_live_first(void);
+void nd_array_unlist_all(void);
 
 int64_t nd_shape_size(int ndim, const int64_t *shape);
 void nd_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);

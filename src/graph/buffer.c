@@ -228,4 +228,11 @@ void nd_buffer_clear_failure(nd_buffer *b) {
     b->failed_label = NULL;
 }
 
+uint64_t nd_buffers_twin_bytes(void) {
+    uint64_t n = 0;
+    for (const nd_buffer *b = live_head; b; b = b->live_next)
+        if (b->twin && b->twin->mem) n += b->twin->mem_bytes;
+    return n;
+}
+
 int64_t nd_buffers_failed(void) { return __atomic_load_n(&n_failed_buffers, __ATOMIC_RELAXED); }

@@ -150,6 +150,8 @@ void nd_buffer_clear_failure(nd_buffer *b);
 /* How many live buffers carry a failure (the planner skips looking for
  * failed inputs while there are none). */
 int64_t nd_buffers_failed(void);
+/* The bytes of every live buffer's twin memory (nd_stats). */
+uint64_t nd_buffers_twin_bytes(void);
 /* After a flush: every pending version is materialised (or dropped). */
 void nd_buffer_clear_writers(nd_buffer *b);
 

@@ -143,6 +143,24 @@ static void temp_give(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void 
     ctx->backend->release(ctx->backend, memory, ptr, bytes);
 }
 
+size_t nd_temp_pool_bytes(nd_scheduler_ctx *ctx) {
+    size_t n = 0;
+    for (const struct nd_returned_block *r = __atomic_load_n(&ctx->returned, __ATOMIC_ACQUIRE); r; r = r->next)
+        n += r->block.bytes;
+    const struct nd_temp_pool *tp = ctx->temps;
+    for (int32_t i = 0; tp && i < tp->n_free; i++) n += tp->free_blocks[i].bytes;
+    return n;
+}
+
+void nd_temp_pool_trim(nd_scheduler_ctx *ctx) {
+    take_returned(ctx);
+    struct nd_temp_pool *tp = ctx->temps;
+    for (int32_t i = 0; tp && i < tp->n_free; i++)
+        ctx->backend->release(ctx->backend, tp->free_blocks[i].memory, tp->free_blocks[i].ptr,
+                              tp->free_blocks[i].bytes);
+    if (tp) tp->n_free = 0;
+}
+
 void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     take_returned(ctx);
     struct nd_temp_pool *tp = ctx->temps;
@@ -179,7 +197,6 @@ static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memo
             return nd_error_set(st, "%s, for the value of %s", cause, label ? label : "an operation");
         }
         if (t0 > 0) nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, nd_log_clock_us() - t0);
-        if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
     *out = b->mem[memory];
     return ND_OK;

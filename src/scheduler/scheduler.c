@@ -272,7 +272,6 @@ nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memor
     if (!b->mem[memory]) {
         nd_status rc = be->alloc(be, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
         if (rc != ND_OK) return rc;
-        if (ctx->stats) __atomic_add_fetch(&ctx->stats->bytes_allocated, b->nbytes, __ATOMIC_RELAXED);
     }
     if (b->valid == 0) {
         /* Never written (nd_empty): any contents are its value. */

@@ -40,6 +40,10 @@ void nd_scheduler_release(nd_scheduler_ctx *ctx);
  * before the next user's, as for temporaries: the flush that used it has
  * been launched. */
 void nd_temp_pool_return(nd_scheduler_ctx *ctx, int32_t memory, void *ptr, size_t bytes);
+/* The bytes of the free temporaries kept for the next flush, and giving
+ * them back to the backend (nd_trim). With no flush in flight. */
+size_t nd_temp_pool_bytes(nd_scheduler_ctx *ctx);
+void nd_temp_pool_trim(nd_scheduler_ctx *ctx);
 
 nd_plan_cache *nd_plan_cache_new(void);
 void nd_plan_cache_free(nd_plan_cache *c);

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/user_kernel.h"
 #include "backends/user_args.h"
+#include "common/mem_count.h"
 
 static nd_cpu_state *state(nd_backend *be) { return (nd_cpu_state *)be->impl; }
 
@@ -20,12 +21,41 @@ static nd_status cpu_alloc(nd_backend *be, int memory, size_t bytes, void **out)
     *out = NULL;
     if (memory != ND_MEMORY_HOST)
         return nd_error_set(ND_ERR_ARG, "cpu backend: cannot allocate in memory %d (only host, 0)", memory);
-    return nd_cpu_host_alloc(state(be)->blocks, bytes, out);
+    nd_status st = nd_cpu_host_alloc(state(be)->blocks, bytes, out);
+    if (st == ND_OK) nd_mem_count_alloc(ND_MEMORY_HOST, bytes);
+    return st;
 }
 
 static void cpu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     (void)memory;
+    if (!ptr) return;
+    nd_mem_count_release(ND_MEMORY_HOST, bytes);
     nd_cpu_host_release(state(be)->blocks, ptr, bytes);
+}
+
+static void cpu_cached(nd_backend *be, nd_backend_cached *out) {
+    memset(out, 0, sizeof *out);
+    out->block_cache = out->per_memory[ND_MEMORY_HOST] = nd_cpu_block_cache_bytes(state(be)->blocks);
+}
+
+static void cpu_trim(nd_backend *be) { nd_cpu_block_cache_trim(state(be)->blocks); }
+
+#ifdef ND_HAVE_OPENBLAS_THREADS
+void openblas_set_num_threads(int num_threads); /* cblas.h declares it; not every cblas has it */
+#endif
+
+/* OpenBLAS starts a thread per core when it loads. Matmul runs on the
+ * executor thread while nd's workers wait, so it gets as many threads as
+ * nd has: ND_NUM_THREADS=4 then means 4 threads computing, not 4 plus one
+ * per core. OPENBLAS_NUM_THREADS still decides where neither ND_NUM_THREADS
+ * nor nd_config.num_threads is set. */
+static void set_blas_threads(const nd_backend_config *cfg, int threads) {
+#ifdef ND_HAVE_OPENBLAS_THREADS
+    const char *own = getenv("OPENBLAS_NUM_THREADS");
+    if ((cfg && cfg->num_threads > 0) || !own || !*own) openblas_set_num_threads(threads);
+#else
+    (void)cfg, (void)threads;
+#endif
 }
 
 static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
@@ -121,6 +151,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
         return s;
     }
     st->num_threads = nd_cpu_pool_size(st->pool);
+    set_blas_threads(cfg, st->num_threads);
     st->scratch = nd_calloc((size_t)st->num_threads, sizeof *st->scratch);
     st->scratch_bytes = nd_calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
     st->blocks = nd_cpu_block_cache_new();
@@ -151,6 +182,8 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->synchronize = cpu_synchronize;
     be->prepare_ufunc = nd_cpu_prepare_ufunc;
     be->destroy = cpu_destroy;
+    be->cached = cpu_cached;
+    be->trim = cpu_trim;
     *out = be;
     return ND_OK;
 }

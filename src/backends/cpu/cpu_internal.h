@@ -89,6 +89,9 @@ nd_cpu_block_cache *nd_cpu_block_cache_new(void);
 void nd_cpu_block_cache_free(nd_cpu_block_cache *c);
 nd_status nd_cpu_host_alloc(nd_cpu_block_cache *c, size_t bytes, void **out);
 void nd_cpu_host_release(nd_cpu_block_cache *c, void *ptr, size_t bytes);
+/* The bytes the cache holds, and emptying it (nd_trim). */
+size_t nd_cpu_block_cache_bytes(nd_cpu_block_cache *c);
+void nd_cpu_block_cache_trim(nd_cpu_block_cache *c);
 
 nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *slots,
                             const nd_scalar_bits *params);

@@ -50,6 +50,21 @@ static void drop_oldest(nd_cpu_block_cache *c) {
     memmove(c->blocks, c->blocks + 1, sizeof *c->blocks * (size_t)--c->n);
 }
 
+size_t nd_cpu_block_cache_bytes(nd_cpu_block_cache *c) {
+    if (!c) return 0;
+    uv_mutex_lock(&c->lock);
+    size_t n = c->cached_bytes;
+    uv_mutex_unlock(&c->lock);
+    return n;
+}
+
+void nd_cpu_block_cache_trim(nd_cpu_block_cache *c) {
+    if (!c) return;
+    uv_mutex_lock(&c->lock);
+    while (c->n) drop_oldest(c);
+    uv_mutex_unlock(&c->lock);
+}
+
 void nd_cpu_block_cache_free(nd_cpu_block_cache *c) {
     if (!c) return;
     while (c->n) drop_oldest(c);

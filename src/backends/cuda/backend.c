@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/env.h"
 #include "common/grow.h"
+#include "common/mem_count.h"
 
 nd_status nd_cuda_fail(cudaError_t e, const char *what) {
     nd_status code = e == cudaErrorMemoryAllocation ? ND_ERR_OOM : ND_ERR_BACKEND;
@@ -55,6 +56,7 @@ nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char
         return nd_cuda_fail(e, "cudaMallocFromPoolAsync");
     }
     cu->in_use += bytes;
+    nd_mem_count_alloc(1, bytes);
     if (bytes >= ((size_t)256 << 20))
         nd_logf(3, "cuda: %zu bytes for %s (nd now holds %zu)", bytes, what, cu->in_use);
     return ND_OK;
@@ -66,6 +68,7 @@ void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes) {
     cudaError_t e = cu->pool ? cudaFreeAsync(p, cu->stream) : cudaFree(p);
     if (e != cudaSuccess) nd_logf(1, "cuda: freeing device memory failed: %s", cudaGetErrorString(e));
     cu->in_use = cu->in_use >= bytes ? cu->in_use - bytes : 0;
+    nd_mem_count_release(1, bytes);
 }
 
 /* ------------------------------------------------------ pinned host memory
@@ -264,17 +267,23 @@ static nd_status pageable_alloc(nd_cuda *cu, size_t bytes, void **out) {
     return ND_OK;
 }
 
+static nd_status host_alloc(nd_cuda *cu, size_t bytes, void **out) {
+    if (bytes >= ND_CUDA_PIN_MIN) {
+        cudaError_t e = pinned_alloc(cu, bytes, out);
+        if (e == cudaSuccess) return ND_OK;
+        nd_logf(1, "cuda: cudaMallocHost of %zu bytes failed (%s); using pageable memory", bytes,
+                cudaGetErrorString(e));
+    }
+    return pageable_alloc(cu, bytes, out);
+}
+
 static nd_status cu_alloc_locked(nd_backend *be, int memory, size_t bytes, void **out) {
     nd_cuda *cu = impl(be);
     if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
     if (memory == ND_MEMORY_HOST) {
-        if (bytes >= ND_CUDA_PIN_MIN) {
-            cudaError_t e = pinned_alloc(cu, bytes, out);
-            if (e == cudaSuccess) return ND_OK;
-            nd_logf(1, "cuda: cudaMallocHost of %zu bytes failed (%s); using pageable memory", bytes,
-                    cudaGetErrorString(e));
-        }
-        return pageable_alloc(cu, bytes, out);
+        nd_status s = host_alloc(cu, bytes, out);
+        if (s == ND_OK) nd_mem_count_alloc(ND_MEMORY_HOST, bytes);
+        return s;
     }
     *out = NULL;
     return nd_error_set(ND_ERR_ARG, "cuda: alloc: memory space %d is not host (0) or this device (1)", memory);
@@ -286,6 +295,7 @@ static void cu_release_locked(nd_backend *be, int memory, void *ptr, size_t byte
     if (memory == 1) {
         nd_cuda_device_free(cu, ptr, bytes);
     } else if (memory == ND_MEMORY_HOST) {
+        nd_mem_count_release(ND_MEMORY_HOST, bytes);
         int64_t i = pinned_find(cu, ptr);
         if (i >= 0) {
             pinned_release(cu, (uint32_t)i);
@@ -525,6 +535,36 @@ static void cu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     cu_release_locked(be, memory, ptr, bytes);
     unlock(impl(be));
 }
+/* nd_stats: the pool's memory that no allocation holds, and the cached
+ * pinned blocks. */
+static void cu_cached(nd_backend *be, nd_backend_cached *out) {
+    nd_cuda *cu = impl(be);
+    memset(out, 0, sizeof *out);
+    lock(cu);
+    if (cu->pool) {
+        uint64_t reserved = 0, used = 0;
+        if (cudaMemPoolGetAttribute(cu->pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+            cudaMemPoolGetAttribute(cu->pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+            reserved > used)
+            out->block_cache = out->per_memory[1] = (uint64_t)(reserved - used);
+        (void)cudaGetLastError();
+    }
+    out->pinned_cache = out->per_memory[ND_MEMORY_HOST] = cu->pinned_cached;
+    unlock(cu);
+}
+
+/* nd_trim: frees wait for the work enqueued before them, then the pool and
+ * the pinned cache give everything unused back. */
+static void cu_trim(nd_backend *be) {
+    nd_cuda *cu = impl(be);
+    lock(cu);
+    cudaStreamSynchronize(cu->stream);
+    if (cu->pool) cudaMemPoolTrimTo(cu->pool, 0);
+    pinned_trim(cu, 0, 0);
+    (void)cudaGetLastError();
+    unlock(cu);
+}
+
 static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "copy");
     lock(impl(be));
@@ -608,7 +648,10 @@ static void cu_destroy(nd_backend *be) {
         }
         if (cu->trace_base) cudaEventDestroy(cu->trace_base);
         if (cu->blas) cublasDestroy(cu->blas);
-        if (cu->blas_workspace) cudaFree(cu->blas_workspace);
+        if (cu->blas_workspace) {
+            cudaFree(cu->blas_workspace);
+            nd_mem_count_release(1, ND_CUDA_BLAS_WORKSPACE);
+        }
         nd_cuda_kcache_destroy(cu->cache);
         if (cu->pool) {
             cudaMemPoolTrimTo(cu->pool, 0);
@@ -747,6 +790,8 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->synchronize = cu_synchronize;
     be->prepare_ufunc = cu_prepare_ufunc;
     be->destroy = cu_destroy;
+    be->cached = cu_cached;
+    be->trim = cu_trim;
     char name[256] = "?";
     struct cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, cu->device) == cudaSuccess) snprintf(name, sizeof name, "%s", prop.name);

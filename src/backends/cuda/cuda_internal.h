@@ -180,6 +180,9 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
 
 /* ----------------------------------------------------------- kernel cache */
 
+/* The cuBLAS workspace (matmul.c): what Hopper's kernels ask for at most. */
+#define ND_CUDA_BLAS_WORKSPACE ((size_t)32 << 20)
+
 typedef struct nd_cuda_kcache nd_cuda_kcache;
 
 typedef struct {
@@ -229,7 +232,7 @@ typedef struct {
      * back, so from outside all work is ordered on `stream`. */
     cudaStream_t stream;
     cudaStream_t aux[ND_PLAN_STREAMS];
-    void *blas_workspace; /* ours, so cuBLAS allocates nothing during capture */
+    void *blas_workspace; /* ours (ND_CUDA_BLAS_WORKSPACE bytes), so cuBLAS allocates nothing during capture */
     cudaMemPool_t pool;
     cublasHandle_t blas;
     int tf32;

@@ -16,6 +16,7 @@
 #include "backends/cuda/codegen_prelude.h"
 #include "common/alloc.h"
 #include "backends/cuda/cuda_internal.h"
+#include "common/mem_count.h"
 
 /* ------------------------------------------------------- the fixed kernel */
 
@@ -129,7 +130,6 @@ static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *s
 
 /* ---------------------------------------------------------------- cuBLAS */
 
-#define ND_CUDA_BLAS_WORKSPACE ((size_t)32 << 20)
 
 
 static nd_status blas_fail(cublasStatus_t st, const char *what) {
@@ -149,10 +149,13 @@ static nd_status ensure_blas(nd_cuda *cu) {
     /* Our own workspace (set after the stream: setting a stream resets
      * it): cuBLAS then allocates nothing while a plan is being captured as
      * a CUDA Graph. 32 MiB is what Hopper's kernels ask for at most. */
-    if (st == CUBLAS_STATUS_SUCCESS && !cu->blas_workspace &&
-        cudaMalloc(&cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE) != cudaSuccess) {
-        (void)cudaGetLastError();
-        cu->blas_workspace = NULL;
+    if (st == CUBLAS_STATUS_SUCCESS && !cu->blas_workspace) {
+        if (cudaMalloc(&cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE) != cudaSuccess) {
+            (void)cudaGetLastError();
+            cu->blas_workspace = NULL;
+        } else {
+            nd_mem_count_alloc(1, ND_CUDA_BLAS_WORKSPACE); /* nd_stats' bytes_in_use */
+        }
     }
     if (st == CUBLAS_STATUS_SUCCESS && cu->blas_workspace)
         st = cublasSetWorkspace(cu->blas, cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE);
