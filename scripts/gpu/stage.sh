@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.."
 [ -d build-gpu ] || meson setup build-gpu -Dcuda=enabled -Dbuildtype=release >/dev/null
 ninja -C build-gpu >/dev/null
 rm -rf .gpu && mkdir -p .gpu/lib .gpu/tests .gpu/examples .gpu/bench
-cp -P build-gpu/libnd.so build-gpu/libnd.so.[0-9]* .gpu/lib/  # the links and the library (soname libnd.so.MAJOR.MINOR)
+# the links and the library (soname libnd.so.MAJOR.MINOR), not the .p folder
+for f in build-gpu/libnd.so build-gpu/libnd.so.[0-9]*; do [ -d "$f" ] || cp -P "$f" .gpu/lib/; done
 for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" .gpu/tests/; done
 for e in build-gpu/examples/*; do [ -x "$e" ] && [ -f "$e" ] && cp "$e" .gpu/examples/; done
 for b in build-gpu/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && cp "$b" .gpu/bench/; done
