@@ -51,6 +51,8 @@ void ndtr_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
  * records the failure and goes on. */
 #define cr_assert(c, ...) NDTR_CHECK(1, c, #c, __VA_ARGS__)
 #define cr_expect(c, ...) NDTR_CHECK(0, c, #c, __VA_ARGS__)
+#define cr_assert_not(c, ...) NDTR_CHECK(1, !(c), "!(" #c ")", __VA_ARGS__)
+#define cr_expect_not(c, ...) NDTR_CHECK(0, !(c), "!(" #c ")", __VA_ARGS__)
 #define cr_assert_eq(a, b, ...) NDTR_CHECK(1, (a) == (b), #a " == " #b, __VA_ARGS__)
 #define cr_expect_eq(a, b, ...) NDTR_CHECK(0, (a) == (b), #a " == " #b, __VA_ARGS__)
 #define cr_assert_neq(a, b, ...) NDTR_CHECK(1, (a) != (b), #a " != " #b, __VA_ARGS__)

@@ -725,6 +725,11 @@ int main(int argc, char **argv) {
     }
     workdir = argv[1];
     shim = argv[2];
+    /* nd's files call NVRTC through the table the loader fills (cuda_loader.h). */
+    if (nd_cuda_load() != ND_OK) {
+        fprintf(stderr, "emulate_check: %s\n", nd_last_error());
+        return 2;
+    }
     if (argc > 3 && strchr(argv[3], 'v')) verbose = 1;
     if (argc > 3 && strchr(argv[3], 'n')) nvrtc_on = 0;
     const nd_dtype dts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};

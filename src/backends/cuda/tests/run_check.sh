@@ -13,9 +13,9 @@ python3 src/common/embed_text.py nd_element_fns_source src/common/element_fns.h 
 cc -std=c11 -O1 -g -Wall -Wextra ${CHECK_CFLAGS} -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -Isrc -I"$CUDA/include" \
   src/backends/cuda/tests/backend_check.c src/backends/cuda/backend.c src/backends/cuda/codegen.c \
   src/backends/cuda/codegen_points.c src/backends/cuda/codegen_reduce.c src/backends/cuda/codegen_rng.c src/backends/cuda/cuda_loader.c src/backends/cuda/kernel_cache.c src/backends/cuda/matmul.c \
-  src/backends/cuda/plan_runner.c src/backends/cuda/ufunc_check.c src/backends/cuda/user_kernel.c src/backends/step_kinds.c src/common/profile.c \
+  src/backends/cuda/plan_runner.c src/backends/cuda/app_stream.c src/backends/cuda/devices.c src/backends/cuda/ufunc_check.c src/backends/cuda/user_kernel.c src/backends/step_kinds.c src/common/profile.c \
   src/common/user_kernel.c src/common/ufunc_loop.c \
-  src/common/error.c src/common/dtype.c src/common/ops.c src/common/dirs.c src/common/strbuf.c src/common/env.c src/common/fault.c src/common/api_guard.c "$out.element_fns.c" \
+  src/common/error.c src/common/dtype.c src/common/ops.c src/common/dirs.c src/common/strbuf.c src/common/env.c src/common/fault.c src/common/api_guard.c src/common/callsite.c src/common/mem_count.c "$out.element_fns.c" \
   -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lcublas -lnvrtc -lcudart -ldl -lpthread -lm -o "$out"
 export CHECK_CACHE_DIR=${TMPDIR:-/tmp}/nd_cuda_check_cache
 rm -rf "$CHECK_CACHE_DIR"
