@@ -477,8 +477,9 @@ static int run_emulated(void *ctx, op_case *c, void **host) {
 }
 
 static int nvrtc_compiles(const char *src) {
-    /* nd calls NVRTC through the table its loader fills (cuda_loader.h). */
-    cr_assert_eq(nd_cuda_load(), ND_OK, "%s", nd_last_error());
+    /* nd calls NVRTC through the table its loader fills (cuda_loader.h);
+     * the runtime and cuBLAS are never loaded here. */
+    cr_assert_eq(nd_cuda_load_nvrtc(), ND_OK, "%s", nd_last_error());
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, src, "ops.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
     const char *inc = nd_cuda_include_option(); /* cuRAND's Philox header */

@@ -29,11 +29,6 @@ static void name_libraries(void) {
     snprintf(sonames[LIB_CUBLAS], sizeof sonames[0], "libcublas.so.%d", CUBLAS_VER_MAJOR);
 }
 
-const char *nd_cuda_library_name(int which) {
-    if (which < 0 || which >= N_LIBS) return "?";
-    if (!sonames[0][0]) name_libraries();
-    return sonames[which];
-}
 
 /* Opens library `lib`; NULL with `why` filled when it is nowhere. */
 static void *open_library(int lib, char *why, size_t cap) {
@@ -58,60 +53,74 @@ static void *open_library(int lib, char *why, size_t cap) {
     return NULL;
 }
 
-static nd_status load_status = ND_OK;
-static char load_message[1024];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/* Each library loads once (its own pthread_once), with its outcome kept. */
+static nd_status load_status[N_LIBS];
+static char load_message[N_LIBS][1024];
+static pthread_once_t load_once[N_LIBS] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 /* One function into the table: dlsym returns an object pointer, which C
  * converts to a function pointer only through memcpy. */
-static int resolve(void *lib, const char *symbol, void *field, size_t size, const char *libname) {
-    void *p = dlsym(lib, symbol);
+static int resolve(int lib, const char *symbol, void *field, size_t size) {
+    void *p = dlsym(handles[lib], symbol);
     if (!p) {
-        snprintf(load_message, sizeof load_message,
+        snprintf(load_message[lib], sizeof load_message[lib],
                  "the CUDA backend needs %s from %s, which lacks it (%.600s): install the CUDA %d libraries",
-                 symbol, libname, dlerror(), CUDART_VERSION / 1000);
+                 symbol, sonames[lib], dlerror(), CUDART_VERSION / 1000);
+        load_status[lib] = ND_ERR_UNSUPPORTED;
         return -1;
     }
     memcpy(field, &p, size);
     return 0;
 }
 
-static void load_all(void) {
-    name_libraries();
-    char why[1024];
-    for (int lib = 0; lib < N_LIBS; lib++) {
-        handles[lib] = open_library(lib, why, sizeof why);
-        if (!handles[lib]) {
-            snprintf(load_message, sizeof load_message,
-                     "the CUDA backend cannot load %.700s: install the CUDA %d runtime libraries (cudart, "
-                     "NVRTC, cuBLAS), add their folder to LD_LIBRARY_PATH, or set ND_CUDA_LIB_DIR",
-                     why, CUDART_VERSION / 1000);
-            load_status = ND_ERR_UNSUPPORTED;
-            return;
-        }
-    }
 /* The symbol is the name after the toolkit headers' renames
  * (cublasCreate is cublasCreate_v2), the field the name as written. */
-#define RESOLVE(lib, symbol, field)                                                                 \
-    if (resolve(handles[lib], symbol, &nd_cuda_api.field, sizeof nd_cuda_api.field, sonames[lib])) { \
-        load_status = ND_ERR_UNSUPPORTED;                                                           \
-        return;                                                                                     \
-    }
+#define RESOLVE(lib, symbol, field) \
+    if (resolve(lib, symbol, &nd_cuda_api.field, sizeof nd_cuda_api.field)) return;
 #define RESOLVE_CUDART(name) RESOLVE(LIB_CUDART, ND_STR(name), p_##name)
 #define RESOLVE_NVRTC(name) RESOLVE(LIB_NVRTC, ND_STR(name), p_##name)
 #define RESOLVE_CUBLAS(name) RESOLVE(LIB_CUBLAS, ND_STR(name), p_##name)
-    ND_CUDART_FNS(RESOLVE_CUDART)
-    ND_NVRTC_FNS(RESOLVE_NVRTC)
-    ND_CUBLAS_FNS(RESOLVE_CUBLAS)
+
+static int open_one(int lib) {
+    pthread_once(&names_once, name_libraries);
+    char why[1024];
+    handles[lib] = open_library(lib, why, sizeof why);
+    if (handles[lib]) return 0;
+    snprintf(load_message[lib], sizeof load_message[lib],
+             "the CUDA backend cannot load %.700s: install the CUDA %d runtime libraries (cudart, "
+             "NVRTC, cuBLAS), add their folder to LD_LIBRARY_PATH, or set ND_CUDA_LIB_DIR",
+             why, CUDART_VERSION / 1000);
+    load_status[lib] = ND_ERR_UNSUPPORTED;
+    return -1;
+}
+
+static void load_cudart(void) {
+    if (open_one(LIB_CUDART) == 0) { ND_CUDART_FNS(RESOLVE_CUDART) }
+}
+static void load_nvrtc(void) {
+    if (open_one(LIB_NVRTC) == 0) { ND_NVRTC_FNS(RESOLVE_NVRTC) }
+}
+static void load_cublas(void) {
+    if (open_one(LIB_CUBLAS) == 0) { ND_CUBLAS_FNS(RESOLVE_CUBLAS) }
+}
 #undef RESOLVE
+
+static nd_status load(int lib) {
+    static void (*const loaders[N_LIBS])(void) = {load_cudart, load_nvrtc, load_cublas};
+    if (pthread_once(&load_once[lib], loaders[lib]) != 0)
+        return nd_error_set(ND_ERR_UNSUPPORTED, "the CUDA backend could not start its loader");
+    if (load_status[lib] != ND_OK) return nd_error_set(load_status[lib], "%s", load_message[lib]);
+    return ND_OK;
 }
 
 /* The libraries stay loaded until the process ends: unloading cudart
  * while the driver still holds its state is unsafe, and nd_init after
  * nd_shutdown then costs nothing. */
 nd_status nd_cuda_load(void) {
-    if (pthread_once(&load_once, load_all) != 0)
-        return nd_error_set(ND_ERR_UNSUPPORTED, "the CUDA backend could not start its loader");
-    if (load_status != ND_OK) return nd_error_set(load_status, "%s", load_message);
+    for (int lib = 0; lib < N_LIBS; lib++)
+        if (load(lib) != ND_OK) return ND_ERR_UNSUPPORTED;
     return ND_OK;
 }
+
+nd_status nd_cuda_load_nvrtc(void) { return load(LIB_NVRTC); }

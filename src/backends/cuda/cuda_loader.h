@@ -74,9 +74,10 @@ extern nd_cuda_api_table nd_cuda_api;
  * by soname through the dynamic loader (LD_LIBRARY_PATH, the ld.so cache)
  * and then in the toolkit folder nd was built against. */
 nd_status nd_cuda_load(void);
+/* NVRTC alone (and only its rows of the table): for the code generator's
+ * checks, which compile kernels but never run them. */
+nd_status nd_cuda_load_nvrtc(void);
 
-/* The sonames nd loads, for messages and docs ("libcudart.so.13"). */
-const char *nd_cuda_library_name(int which); /* 0 cudart, 1 nvrtc, 2 cublas */
 
 #define ND_CUDA_FN(name) (nd_cuda_api.p_##name)
 

@@ -726,7 +726,7 @@ int main(int argc, char **argv) {
     workdir = argv[1];
     shim = argv[2];
     /* nd's files call NVRTC through the table the loader fills (cuda_loader.h). */
-    if (nd_cuda_load() != ND_OK) {
+    if (nd_cuda_load_nvrtc() != ND_OK) {
         fprintf(stderr, "emulate_check: %s\n", nd_last_error());
         return 2;
     }
