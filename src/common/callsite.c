@@ -58,9 +58,8 @@ static int grow(void) {
     return 0;
 }
 
-const char *nd_site_label(const char *label) {
+const char *nd_site_label_interned(const char *label) {
     const char *file = nd_api_site_file();
-    if (!file || !label) return label;
     const int line = nd_api_site_line();
     if (table_cap) {
         size_t i = slot_of(table, table_cap, label, file, line);

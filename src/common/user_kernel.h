@@ -25,7 +25,6 @@ struct nd_user_kernel {
      * program's source, or NULL; or the program's function. */
     char *cuda_source;
     char *cuda_entry;
-    uint64_t cuda_source_hash;
     const void *cuda_func;
     int has_launch;
     nd_kernel_launch launch;

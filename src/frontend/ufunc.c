@@ -15,7 +15,9 @@ struct nd_ufunc {
     uint32_t magic; /* 0 once freed */
     int nargs;
     int n_loops;
-    uint32_t loops[ND_UFUNC_MAX_LOOPS]; /* registry ids, in resolution order */
+    /* In resolution order. Registry entries never move or go away
+     * (common/ufunc_loop.h), so a call reads them without the registry's lock. */
+    const nd_ufunc_loop *loops[ND_UFUNC_MAX_LOOPS];
     char name[64];
 };
 
@@ -95,7 +97,7 @@ nd_ufunc *nd_ufunc_define(const char *name, const char *signature, const char *b
     u->magic = UFUNC_MAGIC;
     u->nargs = r->nargs;
     u->n_loops = 1;
-    u->loops[0] = r->id;
+    u->loops[0] = r;
     snprintf(u->name, sizeof u->name, "%s", name);
     return u;
 }
@@ -104,7 +106,7 @@ nd_status nd_ufunc_add_loop(nd_ufunc *u, const char *signature, const char *body
     ND_API_GUARD();
     const char *fn = "nd_ufunc_add_loop";
     if (check_ufunc(fn, u)) return nd_last_status();
-    const nd_ufunc_loop *first = nd_ufunc_loop_get(u->loops[0]);
+    const nd_ufunc_loop *first = u->loops[0];
     nd_ufunc_loop l = {0};
     snprintf(l.name, sizeof l.name, "%s", u->name);
     if (parse(fn, signature, body ? body : first->body, &l)) return nd_last_status();
@@ -113,7 +115,7 @@ nd_status nd_ufunc_add_loop(nd_ufunc *u, const char *signature, const char *body
                             "(every loop of a ufunc takes the same number)",
                             fn, u->name, u->nargs, signature, l.nargs);
     for (int i = 0; i < u->n_loops; i++) {
-        const nd_ufunc_loop *o = nd_ufunc_loop_get(u->loops[i]);
+        const nd_ufunc_loop *o = u->loops[i];
         if (memcmp(o->args, l.args, sizeof l.args) == 0) {
             char d[200];
             describe_loop(d, sizeof d, o);
@@ -127,7 +129,7 @@ nd_status nd_ufunc_add_loop(nd_ufunc *u, const char *signature, const char *body
     if (nd_runtime_ensure() != ND_OK) return nd_last_status();
     const nd_ufunc_loop *r = make_loop(fn, &l);
     if (!r) return nd_last_status();
-    u->loops[u->n_loops++] = r->id;
+    u->loops[u->n_loops++] = r;
     return ND_OK;
 }
 
@@ -157,7 +159,7 @@ static int fits(const nd_array *a, nd_dtype t) {
 
 static const nd_ufunc_loop *resolve(const char *fn, const nd_ufunc *u, nd_array *const *args) {
     for (int i = 0; i < u->n_loops; i++) {
-        const nd_ufunc_loop *l = nd_ufunc_loop_get(u->loops[i]);
+        const nd_ufunc_loop *l = u->loops[i];
         int ok = 1;
         for (int k = 0; k < u->nargs && ok; k++) ok = fits(args[k], (nd_dtype)l->args[k]);
         if (ok) return l;
@@ -173,7 +175,7 @@ static const nd_ufunc_loop *resolve(const char *fn, const nd_ufunc *u, nd_array 
     n = 0;
     for (int i = 0; i < u->n_loops && n < sizeof loops; i++) {
         char d[200];
-        describe_loop(d, sizeof d, nd_ufunc_loop_get(u->loops[i]));
+        describe_loop(d, sizeof d, u->loops[i]);
         n += (size_t)snprintf(loops + n, sizeof loops - n, "%s%s", i ? ", " : "", d);
     }
     nd_error_set(ND_ERR_DTYPE, "%s: '%s' has no loop for inputs (%s): its loops are %s, and an input "
