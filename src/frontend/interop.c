@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "frontend/interop.h"
 
 /* ------------------------------------------------------------- memories */
@@ -119,9 +120,8 @@ static int strides_overlap(int ndim, const int64_t *shape, const int64_t *stride
 nd_array *nd_fe_wrap(const char *fn, void *ptr, nd_memory where, nd_dtype dtype, int ndim, const int64_t *shape,
                      const int64_t *strides, void (*release)(void *ctx), void *ctx, int readonly) {
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    if (nd_fe_check_dtype(fn, dtype)) return NULL;
     size_t nbytes;
-    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL; /* checks the dtype first */
     size_t item = nd_dtype_size(dtype);
     if (!ptr) {
         nd_error_set(ND_ERR_ARG, "%s: ptr is NULL (pass the address of element [0, ..., 0] of the "
@@ -172,17 +172,11 @@ nd_array *nd_fe_wrap(const char *fn, void *ptr, nd_memory where, nd_dtype dtype,
         return NULL;
     }
     int staged = m == ND_MEMORY_HOST && nd_runtime_memory() != ND_MEMORY_HOST;
-    if (staged && n_staged == cap_staged) {
-        uint32_t cap = cap_staged ? cap_staged * 2 : 8;
-        nd_buffer **grown = nd_realloc(staged_wraps, cap * sizeof *grown);
-        if (!grown) {
-            free(w);
-            nd_buffer_unref(b);
-            nd_error_set(ND_ERR_OOM, "%s: out of host memory for the list of wrapped arrays", fn);
-            return NULL;
-        }
-        staged_wraps = grown;
-        cap_staged = cap;
+    if (staged && !nd_grow((void **)&staged_wraps, &cap_staged, n_staged + 1, sizeof *staged_wraps)) {
+        free(w);
+        nd_buffer_unref(b);
+        nd_error_set(ND_ERR_OOM, "%s: out of host memory for the list of wrapped arrays", fn);
+        return NULL;
     }
     *w = (wrap_borrow){{m, drop_wrap}, release, ctx, staged};
     b->mem[m] = (char *)ptr + lo * (int64_t)item;
@@ -288,15 +282,9 @@ void *nd_fe_data_begin(const char *fn, nd_array *a, nd_memory where, nd_access m
             return NULL;
         }
     }
-    if (n_accesses == cap_accesses) {
-        uint32_t cap = cap_accesses ? cap_accesses * 2 : 8;
-        data_access *grown = nd_realloc(accesses, cap * sizeof *grown);
-        if (!grown) {
-            nd_error_set(ND_ERR_OOM, "%s: out of host memory for the access record", fn);
-            return NULL;
-        }
-        accesses = grown;
-        cap_accesses = cap;
+    if (!nd_grow((void **)&accesses, &cap_accesses, n_accesses + 1, sizeof *accesses)) {
+        nd_error_set(ND_ERR_OOM, "%s: out of host memory for the access record", fn);
+        return NULL;
     }
     /* Everything recorded before must see the old value (a pending read of
      * it must not see the program's writes), and what a needs must run. */
