@@ -65,6 +65,23 @@ typedef struct {
     int method;
 } member_rec;
 
+/* The fields a member's local header (from byte 4) and its central
+ * directory entry (from byte 6) share, in the same order: version needed,
+ * flags, method, time, date, CRC, sizes (0xffffffff where ZIP64's extra
+ * field holds them), name length. */
+static void put_entry_fields(unsigned char *p, unsigned version, const member_rec *m, int big_c, int big_u,
+                             size_t nlen) {
+    put16(p, version);
+    put16(p + 2, 0);
+    put16(p + 4, (unsigned)m->method);
+    put16(p + 6, 0);
+    put16(p + 8, DOS_DATE_1980);
+    put32(p + 10, m->crc);
+    put32(p + 14, big_c ? U32_MAX_FIELD : (uint32_t)m->csize);
+    put32(p + 18, big_u ? U32_MAX_FIELD : (uint32_t)m->usize);
+    put16(p + 22, (unsigned)nlen);
+}
+
 static uint32_t crc_of(const unsigned char *p, size_t n) {
     uLong c = crc32(0L, Z_NULL, 0);
     while (n > 0) {
@@ -197,15 +214,7 @@ static nd_status savez(const char *fn, const char *path, int n, const char *cons
         int z64 = m->usize >= nd_npz_zip64_from || m->csize >= nd_npz_zip64_from;
         size_t nlen = strlen(names[i]) + 4;
         put32(h, SIG_LOCAL);
-        put16(h + 4, z64 ? 45 : 20);
-        put16(h + 6, 0);
-        put16(h + 8, (unsigned)m->method);
-        put16(h + 10, 0);
-        put16(h + 12, DOS_DATE_1980);
-        put32(h + 14, m->crc);
-        put32(h + 18, z64 ? U32_MAX_FIELD : (uint32_t)m->csize);
-        put32(h + 22, z64 ? U32_MAX_FIELD : (uint32_t)m->usize);
-        put16(h + 26, (unsigned)nlen);
+        put_entry_fields(h + 4, z64 ? 45 : 20, m, z64, z64, nlen);
         put16(h + 28, z64 ? 20 : 0);
         unsigned char x[20];
         put16(x, 1);
@@ -235,15 +244,7 @@ static nd_status savez(const char *fn, const char *path, int n, const char *cons
         size_t nlen = strlen(names[i]) + 4;
         put32(h, SIG_CENTRAL);
         put16(h + 4, xn ? 45 : 20); /* made by: MS-DOS, version 2.0 / 4.5 */
-        put16(h + 6, xn ? 45 : 20);
-        put16(h + 8, 0);
-        put16(h + 10, (unsigned)m->method);
-        put16(h + 12, 0);
-        put16(h + 14, DOS_DATE_1980);
-        put32(h + 16, m->crc);
-        put32(h + 20, big_c ? U32_MAX_FIELD : (uint32_t)m->csize);
-        put32(h + 24, big_u ? U32_MAX_FIELD : (uint32_t)m->usize);
-        put16(h + 28, (unsigned)nlen);
+        put_entry_fields(h + 6, xn ? 45 : 20, m, big_c, big_u, nlen);
         put16(h + 30, (unsigned)xn);
         put16(h + 32, 0);
         put16(h + 34, 0);
