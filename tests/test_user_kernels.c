@@ -550,6 +550,8 @@ NDT_TEST(user_kernels, bad_calls_record_nothing) {
     nd_kernel_output bad_shape = {NULL, ND_FLOAT64, 1, (const int64_t[]){-3}};
     expect_error(nd_user_kernel_call(k, 2, (nd_array *[]){x, x}, 1, &bad_shape, res), ND_ERR_ARG,
                  "negative dimension", "negative shape");
+    expect_error(nd_user_kernel_call(k, 2, (nd_array *[]){x, x}, 1, &bad_shape, res), ND_ERR_ARG,
+                 "nd_user_kernel_call: outputs[0]: ", "the message names the output");
     nd_kernel_output bad_dtype = {NULL, (nd_dtype)99, 1, shape};
     expect_error(nd_user_kernel_call(k, 2, (nd_array *[]){x, x}, 1, &bad_dtype, res), ND_ERR_DTYPE, "dtype 99",
                  "bad dtype");

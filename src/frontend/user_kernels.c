@@ -182,7 +182,9 @@ static nd_status check_output(const char *fn, const nd_user_kernel *k, int j, co
             return nd_error_set(ND_ERR_ARG, "%s: outputs[%d] of kernel '%s' has ndim %d and no array (ndim -1 means "
                                 "\"the array's\"; a new output needs its dtype, ndim and shape)", fn, j, k->name,
                                 o->ndim);
-        return nd_fe_check_shape(fn, o->ndim, o->shape, o->dtype, &nbytes) ? nd_last_status() : ND_OK;
+        char where[96]; /* the message names the output: "nd_user_kernel_call: outputs[1]: ..." */
+        snprintf(where, sizeof where, "%s: outputs[%d]", fn, j);
+        return nd_fe_check_shape(where, o->ndim, o->shape, o->dtype, &nbytes) ? nd_last_status() : ND_OK;
     }
     char name[32];
     snprintf(name, sizeof name, "outputs[%d].array", j);

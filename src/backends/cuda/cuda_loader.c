@@ -29,7 +29,6 @@ static void name_libraries(void) {
     snprintf(sonames[LIB_CUBLAS], sizeof sonames[0], "libcublas.so.%d", CUBLAS_VER_MAJOR);
 }
 
-
 /* Opens library `lib`; NULL with `why` filled when it is nowhere. */
 static void *open_library(int lib, char *why, size_t cap) {
     const char *dir = getenv("ND_CUDA_LIB_DIR");
