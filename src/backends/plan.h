@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "backends/kernel_ir.h"
+#include "common/lib_calls.h"
 
 /* What a step is. Every fact about a kind (name, what it counts as, which
  * slots it reads and writes) is in backends/step_kinds.c; docs/internals.md
@@ -58,13 +59,16 @@ typedef struct {
     int64_t strides[ND_MAX_DIMS];
 } nd_user_arg_desc;
 
-/* A user kernel run (include/nd/kernels.h): args[0..n_in) are its inputs,
- * args[n_in..n_in+n_out) its outputs. The step holds a reference to the
- * kernel. */
+/* A call: a user kernel run (include/nd/kernels.h) or one of nd's library
+ * routines (common/lib_calls.h: lib != ND_LIB_NONE, kernel NULL, with its
+ * scalar arguments). args[0..n_in) are its inputs, args[n_in..n_in+n_out)
+ * its outputs. The step holds a reference to a user kernel. */
 typedef struct {
     struct nd_user_kernel *kernel;
     int32_t n_in, n_out;
     nd_user_arg_desc *args;
+    int32_t lib; /* nd_lib_call */
+    nd_lib_args lib_args;
 } nd_user_desc;
 
 /* How a kernel step uses a slot; a region write keeps the other elements,

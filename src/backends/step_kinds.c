@@ -70,6 +70,19 @@ void nd_step_free(nd_step *st) {
     }
 }
 
+/* "user kernel scale", or a library routine with its first input's dtype
+ * and size: "cumulate float32[1048576]". */
+static void call_label(const nd_user_desc *u, char *buf, size_t cap) {
+    if (u->lib == ND_LIB_NONE) {
+        snprintf(buf, cap, "user kernel %s", u->kernel->name);
+        return;
+    }
+    const nd_user_arg_desc *a = &u->args[0];
+    double elems = 1;
+    for (int d = 0; d < a->ndim; d++) elems *= (double)a->shape[d];
+    snprintf(buf, cap, "%s %s[%.0f]", nd_lib_calls[u->lib].name, nd_dtype_name((nd_dtype)a->dtype), elems);
+}
+
 static const char *copy_direction(const nd_copy_desc *c) {
     return c->src_memory == 0 && c->dst_memory != 0   ? "copy host->device"
            : c->dst_memory == 0 && c->src_memory != 0 ? "copy device->host"
@@ -86,7 +99,7 @@ void nd_step_label(const nd_step *st, char *buf, size_t cap) {
         return;
     }
     case ND_STEP_COPY: snprintf(buf, cap, "%s", copy_direction(&st->copy)); return;
-    case ND_STEP_USER: snprintf(buf, cap, "user kernel %s", st->user.kernel->name); return;
+    case ND_STEP_USER: call_label(&st->user, buf, cap); return;
     }
     snprintf(buf, cap, "?");
 }
@@ -119,7 +132,9 @@ void nd_step_describe(const nd_step *st, char *text, size_t cap) {
                st->copy.dst_slot, st->copy.dst_memory, st->copy.bytes);
         break;
     case ND_STEP_USER:
-        APPEND("user kernel %s:", st->user.kernel->name);
+        char callee[96];
+        call_label(&st->user, callee, sizeof callee);
+        APPEND("%s:", callee);
         for (int32_t i = 0; i < st->user.n_in + st->user.n_out; i++) {
             uint8_t a = st->user.args[i].access;
             APPEND("%s %s slot %d%s", i ? "," : "", a & ND_ACCESS_WRITE ? "w" : "r", st->user.args[i].slot,

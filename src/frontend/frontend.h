@@ -31,6 +31,7 @@
 
 #include "common/api_guard.h"
 #include "common/error.h"
+#include "common/lib_calls.h"
 #include "frontend/runtime.h"
 
 /* Releases one reference (clearing the handle's scope slot when it dies). */
@@ -119,6 +120,22 @@ nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
 nd_array *nd_fe_astype(const char *fn, nd_array *a, nd_dtype dtype);
 /* a as an ordinary array (a weak scalar becomes a strong 0-d array). */
 nd_array *nd_fe_strong(const char *fn, nd_array *a);
+
+/* Records a call (frontend/calls.c): user kernel k, or (k NULL) library
+ * routine lib with its arguments, over inputs[0..n_in) writing
+ * outputs[0..n_out) (include/nd/kernels.h's nd_kernel_output: a new array
+ * of dtype and shape, or an existing one in place). New outputs go to
+ * results, tracked as public handles when `track`. Inputs and outputs are
+ * checked by the caller. All or nothing: on error nothing is recorded. */
+nd_status nd_fe_record_call(const char *fn, struct nd_user_kernel *k, nd_lib_call lib, const nd_lib_args *args,
+                            int n_in, nd_array *const *inputs, int n_out, const nd_kernel_output *outputs,
+                            nd_array **results, int track);
+/* A library routine's call with untracked results (results[j] NULL for an
+ * in-place output). The routine sees each input as its view (strides, a
+ * broadcast or a transpose included) and writes each output through its
+ * view. */
+nd_status nd_fe_lib_call(const char *fn, nd_lib_call lib, const nd_lib_args *args, int n_in, nd_array *const *inputs,
+                         int n_out, const nd_kernel_output *outputs, nd_array **results);
 
 /* Internal forms of public ops (untracked results, errors named by fn). */
 nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b);

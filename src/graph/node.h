@@ -6,6 +6,7 @@
 
 #include "common/dtype.h"
 #include "common/ops.h"
+#include "common/lib_calls.h"
 #include "graph/buffer.h"
 
 typedef enum {
@@ -28,7 +29,12 @@ typedef enum {
                         node shape) of out. A call with n outputs is n
                         consecutive nodes, index 0..n-1, live together;
                         node 0 holds the inputs: the call's n_in, then the
-                        current version of each in-place output           */
+                        current version of each in-place output. A call
+                        of one of nd's library routines (common/
+                        lib_calls.h) has kernel NULL, op = its
+                        nd_lib_call and its arguments in params[0..4)
+                        (n_params 0: they are part of the plan key, not
+                        flush parameters)                                  */
     ND_NUM_NODE_KINDS
 } nd_node_kind;
 
@@ -64,7 +70,7 @@ typedef struct nd_ref {
 typedef struct nd_node {
     uint32_t index; /* position in record order */
     uint8_t kind;   /* nd_node_kind */
-    uint8_t op;     /* nd_op / nd_reduce_kind / nd_random_kind */
+    uint8_t op;     /* nd_op / nd_reduce_kind / nd_random_kind / nd_lib_call */
     uint8_t dtype;  /* output dtype (STORE: the buffer's dtype) */
     uint8_t cdtype; /* compute dtype: inputs are cast to it first */
     uint8_t ndim;
@@ -91,6 +97,9 @@ typedef struct nd_node {
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
+
+/* A library call's arguments live in params (see ND_NODE_USER). */
+_Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_args must fit nd_node.params");
 
 const char *nd_node_kind_label(nd_node_kind k);
 

@@ -74,6 +74,10 @@ static uint64_t hash_header(const nd_node *n) {
                                ((uint64_t)n->u.user.index << 56 | (uint64_t)n->u.user.count << 48 |
                                 (uint64_t)n->u.user.n_in << 40 | (uint64_t)n->u.user.in_place << 32));
         h = hash_view(h, n->ndim, n->shape, n->u.user.strides, n->u.user.offset);
+        /* A library routine's arguments shape its plan step (n->op, the
+         * routine, is in the header above). */
+        if (!n->u.user.kernel)
+            for (int k = 0; k < ND_LIB_MAX_ARGS; k++) h = nd_hash_u64(h, n->params[k].u);
     }
     return h;
 }

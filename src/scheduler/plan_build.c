@@ -566,8 +566,13 @@ static nd_status plan_user(planner *P, const nd_node *n) {
         return ND_ERR_OOM;
     }
     s->last_node = (int32_t)n->index + n_out - 1;
-    s->user = (nd_user_desc){n->u.user.kernel, n_in, n_out, args};
-    nd_user_kernel_ref(n->u.user.kernel);
+    s->user = (nd_user_desc){n->u.user.kernel, n_in, n_out, args, ND_LIB_NONE, {{{0}}}};
+    if (n->u.user.kernel) {
+        nd_user_kernel_ref(n->u.user.kernel);
+    } else {
+        s->user.lib = n->op;
+        memcpy(s->user.lib_args.v, n->params, sizeof s->user.lib_args.v);
+    }
     for (int32_t j = 0; j < n_out; j++) P->bctx.node_step[n->index + (uint32_t)j] = P->L.n_steps - 1;
     return ND_OK;
 }

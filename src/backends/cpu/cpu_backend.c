@@ -87,11 +87,16 @@ static nd_status cpu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *
 /* On the executor's thread, in plan order (run_plan is NULL): the
  * function sees every earlier step's writes and none of a later one's. */
 static nd_status cpu_run_user(nd_backend *be, const nd_user_desc *u, void *const *slots) {
-    (void)be;
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_user");
     nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
     nd_user_args_bind(u, slots, args);
-    return nd_user_kernel_run_cpu(u->kernel, args);
+    if (u->lib == ND_LIB_NONE) return nd_user_kernel_run_cpu(u->kernel, args);
+    /* nd's routines use the pool, like kernels: one at a time. */
+    nd_cpu_state *st = state(be);
+    uv_mutex_lock((uv_mutex_t *)st->lock);
+    nd_status s = nd_cpu_run_lib(st, u, args);
+    uv_mutex_unlock((uv_mutex_t *)st->lock);
+    return s;
 }
 
 static nd_status cpu_synchronize(nd_backend *be) {

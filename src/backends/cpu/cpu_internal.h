@@ -101,4 +101,22 @@ nd_status nd_cpu_prepare_ufunc(nd_backend *be, const char *fn, const nd_ufunc_lo
 
 nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *const *slots);
 
+/* cpu_lib.c: one of nd's library routines (common/lib_calls.h), its
+ * arguments bound (args[0..n_in) inputs, then outputs). An implementation
+ * has this type and may use the pool (st->pool) and per-worker scratch. */
+typedef nd_status (*nd_cpu_lib_fn)(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+
+/* The implementations, one per routine (cpu_lib.c's table lists them). */
+nd_status nd_cpu_lib_cumulate(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+
+/* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
+ * least `grain` items on the pool's workers (on the caller alone when n <
+ * 2 * grain). */
+void nd_cpu_parallel_for(nd_cpu_state *st, int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end),
+                         void *arg);
+/* The element offset (from a->data) of row r of view a: r is the flat
+ * row-major index over every axis but the last; 0-d and 1-d have row 0. */
+int64_t nd_cpu_row_offset(const nd_kernel_arg *a, int64_t r);
+
 #endif

@@ -287,6 +287,14 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
 nd_status nd_cuda_user_resolve(nd_cuda *cu, const struct nd_user_kernel *k, const void **fn);
 nd_status nd_cuda_issue_user(const void *fn, const nd_user_desc *u, void *const *slots, cudaStream_t stream);
 
+/* lib_calls.c: nd's library routines (common/lib_calls.h). Prepare, when a
+ * plan is first run (before any capture): loads the plugin the routine
+ * needs and stores the device workspace it needs in *workspace_bytes.
+ * Issue: enqueues it on stream with that workspace. */
+nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *workspace_bytes);
+nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
+                            size_t workspace_bytes, cudaStream_t stream);
+
 /* Enqueue work on `stream` (backend lock held). A reduction with several
  * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`. */
 nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,

@@ -123,3 +123,66 @@ nd_status nd_cuda_load(void) {
 }
 
 nd_status nd_cuda_load_nvrtc(void) { return load(LIB_NVRTC); }
+
+/* ------------------------------------------------------------ the plugin */
+
+nd_cuda_prims_table nd_cuda_prims;
+static nd_status prims_status;
+static char prims_message[1200];
+static pthread_once_t prims_once = PTHREAD_ONCE_INIT;
+static void *prims_handle;
+
+static void *open_prims(const char *path, char *why, size_t cap) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) snprintf(why + strlen(why), cap - strlen(why), "%s%.300s", *why ? "; " : "", dlerror());
+    return h;
+}
+
+static void load_prims(void) {
+    char why[900] = "", path[4096];
+    Dl_info self;
+    /* Installed: beside libnd. */
+    if (dladdr((void *)nd_cuda_load_prims, &self) && self.dli_fname) {
+        const char *slash = strrchr(self.dli_fname, '/');
+        if (slash) {
+            snprintf(path, sizeof path, "%.*s/libnd_cuda_prims.so", (int)(slash - self.dli_fname), self.dli_fname);
+            prims_handle = open_prims(path, why, sizeof why);
+        }
+    }
+#ifdef ND_CUDA_PRIMS_BUILT
+    if (!prims_handle) prims_handle = open_prims(ND_CUDA_PRIMS_BUILT, why, sizeof why);
+#endif
+    if (!prims_handle) {
+        prims_status = ND_ERR_UNSUPPORTED;
+        snprintf(prims_message, sizeof prims_message,
+                 "the CUDA backend's sorts, scans and other library routines need libnd_cuda_prims.so, which %s "
+                 "(%s)", *why ? "could not be loaded" : "this build of nd does not have (nvcc was not found when it "
+                 "was built: install the CUDA toolkit and rebuild)", *why ? why : "not built");
+        return;
+    }
+#define RESOLVE_PRIMS(name)                                                                                   \
+    {                                                                                                         \
+        void *p = dlsym(prims_handle, #name);                                                                 \
+        if (!p) {                                                                                             \
+            prims_status = ND_ERR_UNSUPPORTED;                                                                \
+            snprintf(prims_message, sizeof prims_message, "libnd_cuda_prims.so lacks %s: it is from another " \
+                     "version of nd (reinstall nd)", #name);                                                  \
+            return;                                                                                           \
+        }                                                                                                     \
+        memcpy(&nd_cuda_prims.p_##name, &p, sizeof p);                                                        \
+    }
+    ND_PRIMS_FNS(RESOLVE_PRIMS)
+#undef RESOLVE_PRIMS
+    if (nd_cuda_prims.p_ndp_abi() != NDP_ABI) {
+        prims_status = ND_ERR_UNSUPPORTED;
+        snprintf(prims_message, sizeof prims_message, "libnd_cuda_prims.so has interface %d, this libnd needs %d "
+                 "(reinstall nd)", nd_cuda_prims.p_ndp_abi(), NDP_ABI);
+    }
+}
+
+nd_status nd_cuda_load_prims(void) {
+    if (pthread_once(&prims_once, load_prims) != 0)
+        return nd_error_set(ND_ERR_UNSUPPORTED, "the CUDA backend could not start its loader");
+    if (prims_status != ND_OK) return nd_error_set(prims_status, "%s", prims_message);
+    return ND_OK;
+}

@@ -74,6 +74,19 @@ extern nd_cuda_api_table nd_cuda_api;
  * by soname through the dynamic loader (LD_LIBRARY_PATH, the ld.so cache)
  * and then in the toolkit folder nd was built against. */
 nd_status nd_cuda_load(void);
+/* nd's CUB plugin (prims/prims.h), once per process: from libnd's own
+ * folder, then from the build tree it was built in. ND_OK, or
+ * ND_ERR_UNSUPPORTED saying why (not built: nvcc was missing; not found;
+ * a plugin of another version). Its functions are nd_cuda_prims.p_NAME. */
+#include "backends/cuda/prims/prims.h"
+#define ND_PRIMS_FIELD(name) __typeof__(&name) p_##name;
+typedef struct {
+    ND_PRIMS_FNS(ND_PRIMS_FIELD)
+} nd_cuda_prims_table;
+#undef ND_PRIMS_FIELD
+extern nd_cuda_prims_table nd_cuda_prims;
+nd_status nd_cuda_load_prims(void);
+
 /* NVRTC alone (and only its rows of the table): for the code generator's
  * checks, which compile kernels but never run them. */
 nd_status nd_cuda_load_nvrtc(void);

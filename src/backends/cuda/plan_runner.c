@@ -46,7 +46,8 @@ struct nd_cuda_plan_state {
     int32_t n_steps;
     const nd_cuda_kentry **kentries; /* per step (kernel steps) */
     const void **user_fns;           /* per step (user kernel steps) */
-    size_t *scratch_offset;          /* per step: its reduction partials */
+    size_t *scratch_offset;          /* per step: its reduction partials or routine workspace */
+    size_t *workspace_bytes;         /* per step: a library routine's workspace */
     void *scratch;
     size_t scratch_bytes;
     cudaEvent_t *events; /* per step that signals */
@@ -88,6 +89,7 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
     if (ps->next) ps->next->prev = ps->prev;
     free(ps->kentries);
     free(ps->user_fns);
+    free(ps->workspace_bytes);
     free(ps->scratch_offset);
     free(ps->events);
     free(ps->t0);
@@ -130,12 +132,13 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     ps->n_steps = n;
     ps->kentries = nd_calloc((size_t)n + 1, sizeof *ps->kentries);
     ps->user_fns = nd_calloc((size_t)n + 1, sizeof *ps->user_fns);
+    ps->workspace_bytes = nd_calloc((size_t)n + 1, sizeof *ps->workspace_bytes);
     ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
     ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
-    nd_status s = ps->kentries && ps->user_fns && ps->scratch_offset && ps->events
+    nd_status s = ps->kentries && ps->user_fns && ps->workspace_bytes && ps->scratch_offset && ps->events
                       ? ND_OK
                       : nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
@@ -144,7 +147,14 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         s = ensure_stream(cu, st->stream);
         if (s == ND_OK && st->signals) s = make_event(&ps->events[i], cudaEventDisableTiming);
         /* User kernels are compiled here too, before any capture. */
-        if (s == ND_OK && st->kind == ND_STEP_USER) s = nd_cuda_user_resolve(cu, st->user.kernel, &ps->user_fns[i]);
+        if (s == ND_OK && st->kind == ND_STEP_USER && st->user.lib == ND_LIB_NONE)
+            s = nd_cuda_user_resolve(cu, st->user.kernel, &ps->user_fns[i]);
+        /* nd's routines: the plugin loaded, the workspace in the scratch. */
+        if (s == ND_OK && st->kind == ND_STEP_USER && st->user.lib != ND_LIB_NONE) {
+            s = nd_cuda_lib_prepare(cu, &st->user, &ps->workspace_bytes[i]);
+            ps->scratch_offset[i] = ps->scratch_bytes;
+            ps->scratch_bytes += (ps->workspace_bytes[i] + 255) & ~(size_t)255;
+        }
         if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
         s = nd_cuda_kcache_get(cu->cache, st->kernel, &ps->kentries[i]);
         if (s != ND_OK) break;
@@ -208,7 +218,12 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         ND_NVTX_POP();
         return s;
     }
-    case ND_STEP_USER: return nd_cuda_issue_user(ps->user_fns[i], &st->user, bound->slots, stream);
+    case ND_STEP_USER:
+        if (st->user.lib != ND_LIB_NONE)
+            return nd_cuda_issue_lib(cu, &st->user, bound->slots,
+                                     ps->workspace_bytes[i] ? (char *)ps->scratch + ps->scratch_offset[i] : NULL,
+                                     ps->workspace_bytes[i], stream);
+        return nd_cuda_issue_user(ps->user_fns[i], &st->user, bound->slots, stream);
     case ND_STEP_COPY:
         return nd_cuda_issue_copy(cu, bound->copy_dst[i], st->copy.dst_memory, bound->copy_src[i],
                                   st->copy.src_memory, st->copy.bytes, stream);

@@ -1,0 +1,97 @@
+/* nd's library routines (common/lib_calls.h) on the CUDA backend: one row
+ * per routine with the workspace it needs and how it is enqueued. Most call
+ * the CUB plugin (prims/prims.h); every launch goes on the step's stream,
+ * so CUDA graph capture records it like nd's own kernels. */
+#include <assert.h>
+
+#include "backends/cuda/cuda_internal.h"
+#include "backends/user_args.h"
+#include "common/user_kernel.h"
+
+/* One routine: its workspace for these arguments (data pointers NULL when
+ * asked at prepare time) and its launch. Both return a cudaError_t. */
+typedef struct {
+    int uses_prims;
+    int (*workspace)(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes);
+    int (*run)(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s);
+} lib_impl;
+
+/* ------------------------------------------------------------- cumulate */
+
+/* The plugin scans contiguous rows: the last axis of stride 1 and the rows
+ * packed one after another, in both views. */
+static int rows_contiguous(const nd_kernel_arg *a) {
+    int64_t expect = 1;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (a->shape[d] != 1 && a->strides[d] != expect) return 0;
+        expect *= a->shape[d];
+    }
+    return 1;
+}
+
+static int cumulate_geometry(const nd_kernel_arg *args, int64_t *rows, int64_t *n) {
+    const nd_kernel_arg *in = &args[0];
+    *n = in->ndim ? in->shape[in->ndim - 1] : 1;
+    *rows = *n ? in->size / *n : 0;
+    return rows_contiguous(&args[0]) && rows_contiguous(&args[1]) ? 0 : (int)cudaErrorNotSupported;
+}
+
+static int cumulate_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    int64_t rows, n;
+    int e = cumulate_geometry(args, &rows, &n);
+    if (e) return e;
+    return nd_cuda_prims.p_ndp_scan(args[0].dtype, (int)u->lib_args.v[0].i, NULL, NULL, rows, n, NULL, bytes, 0);
+}
+
+static int cumulate_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    int64_t rows, n;
+    int e = cumulate_geometry(args, &rows, &n);
+    if (e) return e;
+    return nd_cuda_prims.p_ndp_scan(args[0].dtype, (int)u->lib_args.v[0].i, args[0].data, args[1].data, rows, n, ws,
+                                    &ws_bytes, s);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static const lib_impl impls[ND_LIB_COUNT] = {
+    [ND_LIB_NONE] = {0, NULL, NULL},
+    [ND_LIB_CUMULATE] = {1, cumulate_workspace, cumulate_run},
+};
+static_assert(ND_LIB_COUNT == 2, "a new library routine needs its CUDA implementation in impls");
+
+static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
+    if (e == (int)cudaErrorNotSupported)
+        return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: %s of these views is not implemented (an nd bug: the frontend "
+                            "should have made them contiguous)", nd_lib_calls[u->lib].name);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s", when, nd_lib_calls[u->lib].name);
+    return nd_cuda_fail((cudaError_t)e, what);
+}
+
+nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *workspace_bytes) {
+    (void)cu;
+    *workspace_bytes = 0;
+    const lib_impl *im = &impls[u->lib];
+    if (!im->run) return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: no implementation of %s", nd_lib_calls[u->lib].name);
+    if (im->uses_prims) {
+        nd_status s = nd_cuda_load_prims();
+        if (s != ND_OK) return s;
+    }
+    if (!im->workspace) return ND_OK;
+    nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
+    void *none[ND_USER_KERNEL_MAX_ARGS] = {0};
+    nd_user_args_bind(u, none, args);
+    int e = im->workspace(u, args, workspace_bytes);
+    return e ? lib_failed(u, e, "sizing the workspace of") : ND_OK;
+}
+
+nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
+                            size_t workspace_bytes, cudaStream_t stream) {
+    (void)cu;
+    nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
+    nd_user_args_bind(u, slots, args);
+    ND_NVTX_PUSH(nd_lib_calls[u->lib].name);
+    int e = impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
+    ND_NVTX_POP();
+    return e ? lib_failed(u, e, "running") : ND_OK;
+}

@@ -1,0 +1,9 @@
+/* The table of nd's library routines (common/lib_calls.h). */
+#include "common/lib_calls.h"
+
+const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT] = {
+    [ND_LIB_NONE] = {"user kernel", 0, 0},
+#define ND_LIB_ROW(e, nm, ni, no) [ND_LIB_##e] = {nm, ni, no},
+    ND_LIB_CALLS(ND_LIB_ROW)
+#undef ND_LIB_ROW
+};

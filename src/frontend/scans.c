@@ -1,0 +1,77 @@
+/* Scans (include/nd/scans.h): cumsum, cumprod and their NaN-skipping forms,
+ * as one ND_LIB_CUMULATE call along the last axis of a view that moves the
+ * scanned axis last; the result is the routine's output seen through the
+ * inverse move. */
+#include "frontend/frontend.h"
+#include "frontend/shaping_internal.h"
+
+/* NumPy's accumulate dtype: bool and narrower integers widen to 64 bits. */
+static nd_dtype scan_dtype(nd_dtype t) {
+    if (t == ND_BOOL || t == ND_INT8 || t == ND_INT16 || t == ND_INT32) return ND_INT64;
+    if (t == ND_UINT8 || t == ND_UINT16 || t == ND_UINT32) return ND_UINT64;
+    return t;
+}
+
+/* The dtype the routine runs in: float16 and bfloat16 go through float32. */
+static nd_dtype run_dtype(nd_dtype t) { return t == ND_FLOAT16 || t == ND_BFLOAT16 ? ND_FLOAT32 : t; }
+
+static nd_array *scan(const char *fn, nd_lib_scan_op op, nd_array *a, int axis) {
+    if (nd_fe_arg(fn, "a", a) || nd_runtime_ensure() != ND_OK) return NULL;
+    nd_array *x = NULL, *held[4] = {0};
+    int n_held = 0, ax = 0;
+    if (axis == ND_ALL_AXES) {
+        x = held[n_held++] = nd_fe_flat(fn, a);
+        if (!x) return NULL;
+    } else {
+        if (nd_fe_axis(fn, axis, a->ndim, &ax)) return NULL;
+        x = a;
+    }
+    nd_dtype rd = scan_dtype(a->dtype), cd = run_dtype(rd);
+    nd_array *result = NULL;
+    int n = x->ndim, to_last[ND_MAX_DIMS], back[ND_MAX_DIMS];
+    for (int k = 0, j = 0; k < n; k++)
+        if (k != ax) to_last[j++] = k;
+    if (n) to_last[n - 1] = ax;
+    for (int k = 0; k < n; k++) back[to_last[k]] = k;
+    nd_array *moved = held[n_held++] = nd_fe_with_axes(x, n, to_last);
+    if (!moved) goto done;
+    /* The routine scans packed rows of its dtype: convert or pack first
+     * (one copy, fused with whatever computes x). */
+    if (moved->dtype != cd || !nd_array_is_contiguous(moved)) moved = held[n_held++] = nd_fe_astype(fn, moved, cd);
+    if (!moved) goto done;
+    nd_lib_args args = {{{.i = op}}};
+    nd_kernel_output out = {NULL, cd, n, moved->shape};
+    nd_array *scanned = NULL;
+    if (nd_fe_lib_call(fn, ND_LIB_CUMULATE, &args, 1, &moved, 1, &out, &scanned) != ND_OK) goto done;
+    held[n_held++] = scanned;
+    result = nd_fe_with_axes(scanned, n, back);
+    if (result && rd != cd) {
+        nd_array *narrow = nd_fe_astype(fn, result, rd);
+        nd_fe_release(result);
+        result = narrow;
+    }
+done:
+    for (int i = 0; i < n_held; i++)
+        if (held[i] != a) nd_fe_release(held[i]);
+    return result;
+}
+
+nd_array *nd_cumsum(nd_array *a, int axis) {
+    ND_API_GUARD();
+    return nd_runtime_track(scan("nd_cumsum", ND_SCAN_SUM, a, axis));
+}
+
+nd_array *nd_cumprod(nd_array *a, int axis) {
+    ND_API_GUARD();
+    return nd_runtime_track(scan("nd_cumprod", ND_SCAN_PROD, a, axis));
+}
+
+nd_array *nd_nancumsum(nd_array *a, int axis) {
+    ND_API_GUARD();
+    return nd_runtime_track(scan("nd_nancumsum", ND_SCAN_NANSUM, a, axis));
+}
+
+nd_array *nd_nancumprod(nd_array *a, int axis) {
+    ND_API_GUARD();
+    return nd_runtime_track(scan("nd_nancumprod", ND_SCAN_NANPROD, a, axis));
+}
