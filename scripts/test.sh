@@ -77,7 +77,7 @@ if [ -e /dev/nvidiactl ]; then
 fi
 
 echo "=== sanitised build (build-asan/: address,undefined; detect_leaks=$detect_leaks)"
-if setup_or_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+if setup_or_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dprims=disabled \
         --buildtype=debugoptimized && meson compile -C build-asan -j "$jobs"; then
     ASAN_OPTIONS="$asan_options" \
     LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0" \
