@@ -92,6 +92,12 @@ def main():
     fused_body = cp.fuse(kernel_name="suite_stencil_body")(sc.stencil_body)
     fused_step = cp.fuse(kernel_name="suite_small_ops")(lambda x: sc.small_ops_step(cp, x))
 
+    def gather_inputs():
+        n = sz["gather_n"]
+        inp = (rs.uniform(0, 1, n, dtype=cp.float32), rs.randint(0, n, n, dtype=cp.int64))
+        sync()
+        return inp
+
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     chain_in = plain_inputs((sz["chain_n"], -2, 2), (sz["chain_n"], -2, 2))
     bs_in = plain_inputs((sz["bs_n"], 5, 30), (sz["bs_n"], 1, 100), (sz["bs_n"], 0.25, 10))
@@ -110,6 +116,15 @@ def main():
             "dot": (seeded, redraw(cp.float64, 2, sz["dot_n"]), dot_run),
             "small_ops": (ops_in, same, sc.small_ops_loop(sz, lambda x: sc.small_ops_step(cp, x))),
             "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
+            "sort": (plain_inputs((sz["sort_n"], 0, 1)), same, cp.sort),
+            "argsort": (plain_inputs((sz["argsort_n"], 0, 1, cp.float64)), same, cp.argsort),
+            "sort_rows": (plain_inputs(((sz["rows_r"], sz["rows_c"]), 0, 1)), same,
+                          lambda x: cp.sort(x, axis=-1)),
+            "cumsum": (plain_inputs((sz["cumsum_n"], -1, 1)), same, cp.cumsum),
+            "gather_map": (gather_inputs, same, lambda x, idx: sc.gather_map(cp, x, idx)),
+            "mask_select": (plain_inputs((sz["mask_n"], 0, 1)), same, sc.mask_select),
+            "histogram": (plain_inputs((sz["hist_n"], 0, 1)), same,
+                          lambda x: cp.histogram(x, bins=sz["hist_bins"], range=(0.0, 1.0))[0]),
         },
         "cupy-fuse": {
             "chain": (chain_in, same, fused_chain),

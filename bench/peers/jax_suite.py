@@ -94,6 +94,13 @@ def main():
         D = jnp.matmul(A, B, precision=lax.Precision.HIGHEST) + C
         return (jnp.sin(D) + jnp.cos(D)).sum(1)
 
+    def gather_inputs():
+        n = sz["gather_n"]
+        inp = (jax.random.uniform(fresh_key(), (n,), jnp.float32),
+               jax.random.randint(fresh_key(), (n,), 0, n, dtype=jnp.int64))
+        jax.block_until_ready(inp)
+        return inp
+
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     work = {
         "chain": (plain_inputs(((sz["chain_n"],), -2, 2), ((sz["chain_n"],), -2, 2)), same,
@@ -109,6 +116,17 @@ def main():
         "dot": (keyed, redraw(sz["dot_n"], jnp.float64), dot_run),
         "small_ops": (plain_inputs(((sz["ops_n"],), -1, 1)), same, small_ops_run),
         "sum": (plain_inputs(((sz["sum_n"],), 0, 1)), same, jax.jit(jnp.sum)),
+        "sort": (plain_inputs(((sz["sort_n"],), 0, 1)), same, jax.jit(jnp.sort)),
+        "argsort": (plain_inputs(((sz["argsort_n"],), 0, 1, jnp.float64)), same,
+                    jax.jit(lambda x: jnp.argsort(x, stable=True))),
+        "sort_rows": (plain_inputs(((sz["rows_r"], sz["rows_c"]), 0, 1)), same,
+                      jax.jit(lambda x: jnp.sort(x, axis=-1))),
+        "cumsum": (plain_inputs(((sz["cumsum_n"],), -1, 1)), same, jax.jit(jnp.cumsum)),
+        "gather_map": (gather_inputs, same, jax.jit(lambda x, idx: sc.gather_map(jnp, x, idx))),
+        # the output length depends on the values: not jittable, eager as a user writes it
+        "mask_select": (plain_inputs(((sz["mask_n"],), 0, 1)), same, sc.mask_select),
+        "histogram": (plain_inputs(((sz["hist_n"],), 0, 1)), same,
+                      jax.jit(lambda x: jnp.histogram(x, bins=sz["hist_bins"], range=(0.0, 1.0))[0])),
     }
     for name in suite.names:
         prepare, host, run = work[name]

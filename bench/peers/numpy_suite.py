@@ -80,6 +80,10 @@ def main():
             return u
         return run
 
+    def gather_inputs():
+        n = sz["gather_n"]
+        return uniform(n, 0, 1), state["rng"].integers(0, n, n, dtype=np.int64)
+
     n_st, n_sm = sz["stencil_n"], sz["small_n"]
     m = sz["matmul_n"]
     work = {
@@ -98,6 +102,16 @@ def main():
         "small_ops": (plain_inputs((sz["ops_n"], -1, 1)), same,
                       sc.small_ops_loop(sz, lambda x: sc.small_ops_step(np, x))),
         "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
+        "sort": (plain_inputs((sz["sort_n"], 0, 1)), same, np.sort),
+        "argsort": (plain_inputs((sz["argsort_n"], 0, 1, np.float64)), same,
+                    lambda x: np.argsort(x, kind="stable")),
+        "sort_rows": (plain_inputs(((sz["rows_r"], sz["rows_c"]), 0, 1)), same,
+                      lambda x: np.sort(x, axis=-1)),
+        "cumsum": (plain_inputs((sz["cumsum_n"], -1, 1)), same, np.cumsum),
+        "gather_map": (gather_inputs, same, lambda x, idx: sc.gather_map(np, x, idx)),
+        "mask_select": (plain_inputs((sz["mask_n"], 0, 1)), same, sc.mask_select),
+        "histogram": (plain_inputs((sz["hist_n"], 0, 1)), same,
+                      lambda x: np.histogram(x, bins=sz["hist_bins"], range=(0.0, 1.0))[0]),
     }
     for name in suite.names:
         prepare, host, run = work[name]

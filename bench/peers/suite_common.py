@@ -25,25 +25,41 @@ import traceback
 
 import numpy as np
 
-WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi",
-             "matmul_chain", "dot", "small_ops", "sum"]
+# The default set, and the sorting/indexing/scan workloads run by naming
+# them (bench/suite.sh run --workloads LIB: their NumPy runs are long).
+DEFAULT_WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi",
+                     "matmul_chain", "dot", "small_ops", "sum"]
+LIB_WORKLOADS = ["sort", "argsort", "sort_rows", "cumsum", "gather_map", "mask_select",
+                 "histogram"]
+WORKLOADS = DEFAULT_WORKLOADS + LIB_WORKLOADS
 
 FULL = dict(chain_n=1 << 27, bs_n=1 << 26, stencil_n=16384, stencil_iters=20,
             small_n=1000, small_iters=50, pi_n=1 << 28, matmul_n=8192,
-            dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28)
+            dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28,
+            sort_n=1 << 28, argsort_n=1 << 26, rows_r=4096, rows_c=65536, cumsum_n=1 << 28,
+            gather_n=1 << 26, mask_n=1 << 28, hist_n=1 << 28, hist_bins=1024)
 SMALL = dict(chain_n=1 << 20, bs_n=1 << 20, stencil_n=1024, stencil_iters=20,
              small_n=200, small_iters=50, pi_n=1 << 22, matmul_n=512,
-             dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22)
+             dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22,
+             sort_n=1 << 20, argsort_n=1 << 20, rows_r=64, rows_c=4096, cumsum_n=1 << 20,
+             gather_n=1 << 20, mask_n=1 << 20, hist_n=1 << 20, hist_bins=1024)
 
 # Tolerances on the error measure each check describes (as nd_suite).
 TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
-           pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-4)
+           pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-4,
+           sort=1e-9, argsort=0.0, sort_rows=1e-9, cumsum=1e-2, gather_map=1e-5,
+           mask_select=0.0, histogram=1e-4)
 CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
                   small_stencil="full", pi="scalar", matmul_chain="sampled",
-                  dot="scalar", small_ops="full", sum="scalar")
+                  dot="scalar", small_ops="full", sum="scalar",
+                  sort="sorted+sum", argsort="permutation", sort_rows="sorted+sums",
+                  cumsum="sampled", gather_map="sampled", mask_select="full",
+                  histogram="full")
 DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
              small_stencil="float64", pi="float32", matmul_chain="float32",
-             dot="float64", small_ops="float32", sum="float32")
+             dot="float64", small_ops="float32", sum="float32",
+             sort="float32", argsort="int64", sort_rows="float32", cumsum="float32",
+             gather_map="float32", mask_select="float32", histogram="counts")
 
 # The time budget (bench/README.md): after the checked run and one warm-up,
 # up to --runs timed runs (at least MIN_RUNS); stop after 3 once a run took
@@ -122,6 +138,19 @@ def pi_inside(x, y):
     return x * x + y * y <= 1.0
 
 
+# The sorting/indexing/scan workloads. Inputs: sort, argsort, sort_rows,
+# mask_select and histogram uniform in [0, 1) (argsort float64, the rest
+# float32); cumsum uniform in [-1, 1) (a random walk, so a float32 running
+# sum stays accurate); gather_map x uniform in [0, 1) and idx int64 uniform
+# in [0, n).
+def gather_map(xp, x, idx):
+    return xp.sin(x[idx]) * 2.0 + 1.0
+
+
+def mask_select(x):
+    return x[x > 0.5]
+
+
 # ----------------------------------------------------------- references
 
 def _sample(n, seed, count=SAMPLES):
@@ -155,6 +184,63 @@ class WrongAnswer(Exception):
     pass
 
 
+def _sorted_and_sums(y, x, axis):
+    if not np.all(np.diff(y, axis=axis) >= 0):
+        raise WrongAnswer("the output is not sorted")
+    got = y.astype(np.float64).sum(axis=axis)
+    ref = x.astype(np.float64).sum(axis=axis)
+    return float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)))
+
+
+def _check_lib(name, sz, hin, hout):
+    if name == "sort":
+        (y,) = hout
+        _expect_dtype(y, name)
+        return _sorted_and_sums(y, hin[0], 0)
+    if name == "sort_rows":
+        (y,) = hout
+        _expect_dtype(y, name)
+        return _sorted_and_sums(y, hin[0], 1)
+    if name == "argsort":
+        (idx,) = hout
+        if not np.issubdtype(idx.dtype, np.integer):
+            raise WrongAnswer(f"indices of dtype {idx.dtype}")
+        x = hin[0]
+        counts = np.bincount(idx.astype(np.int64), minlength=x.size)
+        if counts.size != x.size or counts.min() != 1 or counts.max() != 1:
+            raise WrongAnswer("the indices are not a permutation")
+        if not np.all(np.diff(x[idx]) >= 0):
+            raise WrongAnswer("x[indices] is not sorted")
+        return 0.0
+    if name == "cumsum":
+        (y,) = hout
+        _expect_dtype(y, name)
+        idx = np.sort(_sample(y.size, 5))
+        ref = np.cumsum(hin[0].astype(np.float64))[idx]
+        return _norm_err(y[idx], ref)
+    if name == "gather_map":
+        (y,) = hout
+        _expect_dtype(y, name)
+        x, ix = hin
+        idx = _sample(y.size, 6)
+        return _norm_err(y[idx], np.sin(x[ix[idx]].astype(np.float64)) * 2.0 + 1.0)
+    if name == "mask_select":
+        (y,) = hout
+        _expect_dtype(y, name)
+        ref = mask_select(hin[0])
+        if y.shape != ref.shape:
+            raise WrongAnswer(f"{y.size} values selected, expected {ref.size}")
+        return float(np.count_nonzero(y != ref))
+    if name == "histogram":
+        (h,) = hout
+        ref, _ = np.histogram(hin[0], bins=sz["hist_bins"], range=(0.0, 1.0))
+        h = np.asarray(h, dtype=np.float64).ravel()
+        if h.shape != ref.shape:
+            raise WrongAnswer(f"{h.size} bins, expected {ref.size}")
+        return float(np.max(np.abs(h - ref)) / ref.mean())
+    raise ValueError(name)
+
+
 def _expect_dtype(arr, name):
     want = DTYPE[name]
     if str(arr.dtype) != want:
@@ -166,6 +252,8 @@ def check(name, sz, hin, hout):
     returns (err, tol, kind). hin None: the statistical check only (for
     random draws that cannot be made again outside the compiled code)."""
     tol, kind = TOL[name], CHECK_KIND[name]
+    if name in LIB_WORKLOADS:
+        return _check_lib(name, sz, hin, hout), tol, kind
     if name == "chain":
         (y,) = hout
         _expect_dtype(y, name)
@@ -268,6 +356,23 @@ def measures(name, sz):
         n, it = sz["ops_n"], sz["ops_iters"]; return n, it * 8 * f(n), it * 4 * f(n)
     if name == "sum":
         n = sz["sum_n"]; return n, 4 * f(n), f(n)
+    # Sorts are not bandwidth-bound: no floor. cumsum reads and writes;
+    # gather_map reads idx, gathers x and writes; mask_select reads and
+    # writes the half it keeps; histogram reads.
+    if name == "sort":
+        return sz["sort_n"], None, 0.0
+    if name == "argsort":
+        return sz["argsort_n"], None, 0.0
+    if name == "sort_rows":
+        return sz["rows_r"] * sz["rows_c"], None, 0.0
+    if name == "cumsum":
+        n = sz["cumsum_n"]; return n, 8 * f(n), f(n)
+    if name == "gather_map":
+        n = sz["gather_n"]; return n, 16 * f(n), 3 * f(n)
+    if name == "mask_select":
+        n = sz["mask_n"]; return n, 6 * f(n), f(n)
+    if name == "histogram":
+        n = sz["hist_n"]; return n, 4 * f(n), 2 * f(n)
     raise ValueError(name)
 
 
@@ -283,14 +388,15 @@ class Suite:
     def __init__(self, description, argv=None):
         p = argparse.ArgumentParser(description=description)
         p.add_argument("workloads", nargs="*", metavar="WORKLOAD",
-                       help="workloads to run (default all): " + " ".join(WORKLOADS))
+                       help="workloads to run (default: " + " ".join(DEFAULT_WORKLOADS) + "; also: "
+                       + " ".join(LIB_WORKLOADS) + ")")
         p.add_argument("--small", action="store_true", help="shrink every size (a quick check)")
         p.add_argument("--runs", type=int, default=9, help="timed runs (at least 7; default 9)")
         args = p.parse_args(argv)
         bad = [w for w in args.workloads if w not in WORKLOADS]
         if bad:
             p.error(f"unknown workload(s) {bad}; choose from {WORKLOADS}")
-        self.names = args.workloads or WORKLOADS
+        self.names = args.workloads or DEFAULT_WORKLOADS
         self.small = args.small
         self.runs = max(MIN_RUNS, args.runs)
         self.sz = dict(SMALL if args.small else FULL)

@@ -143,6 +143,12 @@ def main():
             return static_out
         return prepare, run
 
+    def gather_inputs():
+        n = sz["gather_n"]
+        inp = (uniform(n, 0, 1), torch.randint(0, n, (n,), device=DEV, dtype=torch.int64, generator=gen))
+        sync()
+        return inp
+
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     inputs = {
         "chain": plain_inputs((sz["chain_n"], -2, 2), (sz["chain_n"], -2, 2)),
@@ -153,6 +159,13 @@ def main():
         "matmul_chain": plain_inputs(*[((m, m), -1, 1)] * 3),
         "small_ops": plain_inputs((sz["ops_n"], -1, 1)),
         "sum": plain_inputs((sz["sum_n"], 0, 1)),
+        "sort": plain_inputs((sz["sort_n"], 0, 1)),
+        "argsort": plain_inputs((sz["argsort_n"], 0, 1, torch.float64)),
+        "sort_rows": plain_inputs(((sz["rows_r"], sz["rows_c"]), 0, 1)),
+        "cumsum": plain_inputs((sz["cumsum_n"], -1, 1)),
+        "gather_map": gather_inputs,
+        "mask_select": plain_inputs((sz["mask_n"], 0, 1)),
+        "histogram": plain_inputs((sz["hist_n"], 0, 1)),
     }
     eager = {
         "chain": lambda a, b: sc.chain(torch, a, b),
@@ -162,6 +175,13 @@ def main():
         "matmul_chain": lambda A, B, C: sc.matmul_chain(torch, A, B, C),
         "small_ops": sc.small_ops_loop(sz, eager_ops_step),
         "sum": lambda x: x.sum(),
+        "sort": lambda x: torch.sort(x).values,
+        "argsort": lambda x: torch.argsort(x, stable=True),
+        "sort_rows": lambda x: torch.sort(x, dim=-1).values,
+        "cumsum": lambda x: torch.cumsum(x, 0),
+        "gather_map": lambda x, idx: sc.gather_map(torch, x, idx),
+        "mask_select": sc.mask_select,
+        "histogram": lambda x: torch.histc(x, bins=sz["hist_bins"], min=0.0, max=1.0),
     }
 
     def eager_work(name):
