@@ -5,6 +5,7 @@
 #                                stages .gpu/ (scripts/gpu/stage.sh), which
 #                                then travels to the GPU machine
 #   bash bench/suite.sh run [--small] [--runs N] [--h2d-gib G] [--only IMPL,...]
+#                           [--workloads W,...]
 #                                on the GPU machine, from the repository root:
 #                                floors, then nd-cuda, cupy, torch, jax, nd-cpu
 #                                and numpy, each in its own process, then
@@ -12,6 +13,10 @@
 #
 # IMPL names for --only: floors nd-cuda cupy torch jax nd-cpu numpy (cupy
 # also runs cupy-fuse, torch also torch-compile and torch-cudagraph).
+# --workloads names the workloads every implementation runs (default: each
+# one's default set); --workloads lib runs the sorting, scan and indexing
+# workloads (bench/peers/suite_common.py's LIB_WORKLOADS), which are not in
+# the default set.
 # Environment: OUT (default ./suite-out), PYTHON (default python3),
 # ND_SUITE_BIN (default .gpu/bench/bench_nd_suite), SUITE_BUDGET_S (seconds
 # for the whole run, default 560: one device call is 600), SUITE_CAP_<IMPL>
@@ -34,13 +39,14 @@ stage() {
 }
 
 run() {
-    local small="" runs=9 h2d_gib="" only="floors,nd-cuda,cupy,torch,jax,nd-cpu,numpy"
+    local small="" runs=9 h2d_gib="" only="floors,nd-cuda,cupy,torch,jax,nd-cpu,numpy" names=""
     while [ $# -gt 0 ]; do
         case "$1" in
         --small) small=--small ;;
         --runs) runs=${2:?--runs needs a number}; shift ;;
         --h2d-gib) h2d_gib=${2:?--h2d-gib needs a size}; shift ;;
         --only) only=${2:?--only needs a list}; shift ;;
+        --workloads) names=${2:?--workloads needs a list}; shift ;;
         *) usage ;;
         esac
         shift
@@ -117,23 +123,27 @@ run() {
     fi
     local h2d=()
     [ -z "$h2d_gib" ] || h2d=(--h2d-gib "$h2d_gib")
+    [ "$names" != lib ] || names="sort,argsort,sort_rows,cumsum,gather_map,mask_select,histogram"
+    local -a w=()
+    [ -z "$names" ] || read -r -a w <<<"${names//,/ }"
     local cap_big=150 cap=90
     [ -z "$small" ] || { cap_big=120; cap=120; }
     step floors 90 "$python" bench/peers/floors.py
-    [ -x "$bin" ] && step nd-cuda "$cap_big" env ND_BACKEND=cuda "$bin" $small --runs "$runs" "${h2d[@]}"
-    step cupy "$cap" "$python" bench/peers/cupy_suite.py $small --runs "$runs"
-    step torch "$cap_big" "$python" bench/peers/torch_suite.py $small --runs "$runs"
-    step jax "$cap" "$python" bench/peers/jax_suite.py $small --runs "$runs"
-    [ -x "$bin" ] && step nd-cpu "$cap_big" env ND_BACKEND=cpu ND_NUM_THREADS="$(nproc)" "$bin" $small --runs "$runs"
+    [ -x "$bin" ] && step nd-cuda "$cap_big" env ND_BACKEND=cuda "$bin" $small --runs "$runs" "${h2d[@]}" "${w[@]}"
+    step cupy "$cap" "$python" bench/peers/cupy_suite.py $small --runs "$runs" "${w[@]}"
+    step torch "$cap_big" "$python" bench/peers/torch_suite.py $small --runs "$runs" "${w[@]}"
+    step jax "$cap" "$python" bench/peers/jax_suite.py $small --runs "$runs" "${w[@]}"
+    [ -x "$bin" ] && step nd-cpu "$cap_big" env ND_BACKEND=cpu ND_NUM_THREADS="$(nproc)" "$bin" $small --runs "$runs" "${w[@]}"
     # NumPy is the slowest by far: last, with whatever the budget has left,
     # its cheap workloads first, so a budget that runs out cuts the stencil
     # rather than everything.
-    step numpy 600 "$python" bench/peers/numpy_suite.py $small --runs "$runs" \
-        small_ops small_stencil sum matmul_chain dot chain black_scholes pi stencil
+    local -a numpy_w=(small_ops small_stencil sum matmul_chain dot chain black_scholes pi stencil)
+    [ ${#w[@]} -eq 0 ] || numpy_w=("${w[@]}")
+    step numpy 600 "$python" bench/peers/numpy_suite.py $small --runs "$runs" "${numpy_w[@]}"
 
     echo "== report" | tee -a "$log"
     "$python" bench/suite_report.py --out "$prefix" --date "$date" --device "$device" \
-        --commit "$commit" --command "bash bench/suite.sh run $small --runs $runs ${h2d[*]} --only $only" \
+        --commit "$commit" --command "bash bench/suite.sh run $small --runs $runs ${h2d[*]} --only $only${names:+ --workloads $names}" \
         "$raw"/*.jsonl 2>>"$log"
     local rc=$?
     rm -rf "$raw"

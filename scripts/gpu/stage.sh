@@ -14,12 +14,14 @@ ninja -C build-gpu >/dev/null
 rm -rf .gpu && mkdir -p .gpu/lib .gpu/tests .gpu/examples .gpu/bench
 # the links and the library (soname libnd.so.MAJOR.MINOR), not the .p folder
 for f in build-gpu/libnd.so build-gpu/libnd.so.[0-9]*; do [ -d "$f" ] || cp -P "$f" .gpu/lib/; done
+# nd's CUB plugin, opened from libnd's folder
+cp build-gpu/src/backends/cuda/libnd_cuda_prims.so .gpu/lib/
 for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" .gpu/tests/; done
 for e in build-gpu/examples/*; do [ -x "$e" ] && [ -f "$e" ] && cp "$e" .gpu/examples/; done
 for b in build-gpu/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && cp "$b" .gpu/bench/; done
 cp bench/peers/*.py .gpu/bench/ 2>/dev/null || true
 # Shared libraries outside glibc and the CUDA toolkit.
-ldd .gpu/tests/* .gpu/bench/* .gpu/lib/libnd.so 2>/dev/null | awk '/=> \// {print $3}' | sort -u |
+ldd .gpu/tests/* .gpu/bench/* .gpu/lib/libnd.so .gpu/lib/libnd_cuda_prims.so 2>/dev/null | awk '/=> \// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libcudart|libcublas[^/]*|libnvrtc[^/]*)\.so' |
   grep -v '/usr/local/cuda' | while read -r lib; do cp -L "$lib" .gpu/lib/; done || true
 # The device timeline tool (scripts/gpu/kernel_timeline.c), with CUPTI.
@@ -30,7 +32,7 @@ if [ -f /usr/local/cuda/include/cupti.h ] && [ -n "$cupti_lib" ]; then
     -I/usr/local/cuda/include "$cupti_lib" -Wl,-rpath,'$ORIGIN' && cp -L "$cupti_lib" .gpu/lib/
 fi
 du -sh .gpu
-strip --strip-debug .gpu/lib/libnd.so.*.*.* .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
+strip --strip-debug .gpu/lib/libnd.so.*.*.* .gpu/lib/libnd_cuda_prims.so .gpu/tests/* .gpu/examples/* .gpu/bench/bench_* 2>/dev/null || true
 # The device gets a copy of the tree without .git: the commit travels here.
 { git rev-parse --short HEAD && git diff --quiet HEAD -- src include bench || echo "(dirty)"; } \
     2>/dev/null | paste -sd' ' > .gpu/COMMIT
