@@ -117,6 +117,9 @@ typedef struct {
                                 nd_set_cuda_stream). NULL: nd's own stream only. The CUDA
                                 backend only: set on the CPU backend, nd_init fails with
                                 ND_ERR_UNSUPPORTED */
+    int dump_dot_plan;       /* ND_DUMP_DOT_PLAN=1: with dump_dot, also draw each flush's
+                                plan (flush-N-plan.dot: kernels, library calls, copies,
+                                streams; nd_plan_dump_dot) */
     /* New fields go here, at the end (see struct_size). */
 } nd_config;
 
