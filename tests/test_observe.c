@@ -34,9 +34,17 @@ static void tmp_path(char *buf, size_t cap, const char *suffix) {
     snprintf(buf, cap, "/tmp/nd-observe-%d-%s", (int)getpid(), suffix);
 }
 
+static int early_flush_on = 1;
+
 /* ITERS Jacobi sweeps over a grid named "grid", each in a scope named
  * "jacobi sweep", recorded and left pending. */
 static nd_array *record_sweeps(int iters, int64_t n) {
+    if (early_flush_on) {
+        nd_config cfg = ND_CONFIG_INIT;
+        cfg.early_flush = -1; /* the whole loop stays pending for the dump */
+        ndt_restart(&cfg);
+        early_flush_on = 0;
+    }
     nd_array *u = nd_zeros(ND_FLOAT64, ND_SHAPE(n, n));
     cr_assert(u);
     cr_assert_eq(nd_set_name(u, "grid"), ND_OK, "%s", nd_last_error());
@@ -251,7 +259,9 @@ NDT_TEST(observe, log_level_2_prints_one_line_per_flush) {
     dup2(fileno(f), 2);
     nd_config cfg = ND_CONFIG_INIT;
     cfg.log = 2;
+    cfg.early_flush = -1;
     ndt_restart(&cfg);
+    early_flush_on = 0;
     for (int i = 0; i < 3; i++) {
         nd_array *u = record_sweeps(4, 64);
         cr_assert_eq(nd_sync(), ND_OK);

@@ -157,7 +157,7 @@ static int nodes_repeat(int32_t i, int32_t j, int32_t p, void *ctx) {
         int64_t wx = nd_buffer_writer_of(x->buf, x->version), wy = nd_buffer_writer_of(y->buf, y->version);
         if (wy >= 0 && wx >= 0 && wy - wx == p) continue;
         if (x->buf == y->buf && wx == wy) continue;
-        if (wy >= 0 && wx < wy - p) continue;
+        if (wy >= 0 && wx <= wy - p) continue;
         return 0;
     }
     /* In place into the same buffer, or each into a new one. */
