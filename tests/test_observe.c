@@ -348,3 +348,29 @@ NDT_TEST(observe, progress_respects_its_interval) {
     cr_expect_eq(seen.calls, 1, "once at the first flush, then not within the hour");
     cr_assert_eq(nd_set_progress(NULL, NULL, 0), ND_OK);
 }
+
+#include "common/fault.h"
+
+/* A value that could not be computed is named in the message of the read
+ * that finds it (and of the nd_sync that ran it). */
+NDT_TEST(observe, a_failed_value_is_named_in_messages) {
+    nd_array *a = nd_ones(ND_FLOAT32, ND_SHAPE(1000));
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_scope_begin_named("update");
+    nd_array *b = nd_keep(nd_add(a, a));
+    nd_scope_end();
+    cr_assert_eq(nd_set_name(b, "velocity"), ND_OK);
+    nd_fault_arm(ND_FAULT_DEVICE_ALLOC, 1, 1);
+    nd_status st = nd_sync();
+    nd_fault_disarm();
+    cr_assert_neq(st, ND_OK, "the allocation of b's memory should have failed");
+    cr_expect(strstr(nd_last_error(), "for 'update/velocity'"), "%s", nd_last_error());
+    nd_clear_error();
+    float out[1000];
+    cr_assert_neq(nd_to_host(b, out, sizeof out), ND_OK);
+    cr_expect(strstr(nd_last_error(), "computed by nd_add for 'update/velocity' could not be computed"), "%s",
+              nd_last_error());
+    nd_clear_error();
+    nd_free(b);
+    nd_free(a);
+}

@@ -170,65 +170,105 @@ static nd_fold fold_graph(const nd_graph *g) {
     uint64_t *sig = nd_malloc(sizeof *sig * g->n_nodes);
     if (!sig) return none;
     for (uint32_t i = 0; i < g->n_nodes; i++) sig[i] = node_sig(g->nodes[i]);
-    nd_fold f = nd_fold_find((int32_t)g->n_nodes, sig, nodes_repeat, (void *)g);
+    nd_fold f = nd_fold_find((int32_t)g->n_nodes, sig, nodes_repeat, (void *)g, 12);
     free(sig);
     return f;
 }
 
 /* ------------------------------------------------------------ graph view */
 
-static void write_node(FILE *f, const nd_graph *g, const nd_plan *plan, uint32_t i) {
+/* What the picture draws: the fold (if any), where its frame goes, and the
+ * name every drawn node of a step shares (said once, in the cluster's
+ * label, instead of on each node). */
+typedef struct {
+    const nd_graph *g;
+    const nd_plan *plan;
+    nd_fold fo;
+    /* The frame "repeated xN" holds whole steps (-1), or sits inside the
+     * one step that computes the loop together with calls around it (a
+     * loop fused into one kernel). */
+    int32_t frame_step;
+    const char **step_name; /* per step: the name its drawn nodes share, or NULL */
+} picture;
+
+/* Which graph node stands for node i in the picture, and whether it is
+ * drawn (not a later copy of the loop body). */
+static int drawn(const nd_fold *fo, uint32_t i) { return nd_fold_rep(fo, (int32_t)i) == (int32_t)i; }
+
+static int in_frame(const picture *pic, uint32_t i) { return pic->fo.reps && nd_fold_in_body(&pic->fo, (int32_t)i); }
+
+static void write_node(FILE *f, const picture *pic, uint32_t i) {
+    const nd_graph *g = pic->g;
+    const nd_plan *plan = pic->plan;
     const nd_node *n = g->nodes[i];
     char shp[200];
     shape_text(shp, sizeof shp, n->ndim, n->shape);
     int dropped = plan->node_step[i] < 0;
     int mat = plan->node_materialised && plan->node_materialised[i];
     const char *api = n->label ? n->label : op_text(n);
+    const char *op = op_text(n);
+    /* "nd_mul" says "mul": the op is written only when it adds something. */
+    int same_op = strncmp(api, "nd_", 3) == 0 && strncmp(api + 3, op, strlen(op)) == 0 &&
+                  (api[3 + strlen(op)] == '\0' || api[3 + strlen(op)] == ' ');
     const char *name = node_name(n);
+    if (name && !dropped && pic->step_name[plan->node_step[i]] == name) name = NULL; /* in the cluster's label */
     const char *fill = dropped ? "#eeeeee"
                        : n->kind == ND_NODE_MATMUL ? "#c7e9c0"
                        : n->kind == ND_NODE_STORE  ? "#fdd0a2"
                        : n->kind == ND_NODE_REDUCE ? "#dadaeb"
                                                    : "#ffffff";
-    fprintf(f, "    n%u [label=\"%s%s%s\\n%s %s %s\", fillcolor=\"%s\"%s%s];\n", i, name ? name : "",
-            name ? "\\n" : "", api, op_text(n), shp, nd_dtype_name((nd_dtype)n->dtype), fill,
+    fprintf(f, "    n%u [label=\"%s%s%s\\n%s%s%s %s\", fillcolor=\"%s\"%s%s];\n", i, name ? name : "", name ? "\\n" : "",
+            api, same_op ? "" : op, same_op ? "" : " ", shp, nd_dtype_name((nd_dtype)n->dtype), fill,
             dropped ? ", style=\"rounded,dashed,filled\", fontcolor=\"#888888\"" : "",
             mat && !dropped ? ", penwidth=2.5" : "");
 }
 
-/* Which graph node stands for node i in the picture, and whether it is
- * drawn (not a later copy of the loop body). */
-static int drawn(const nd_fold *fo, uint32_t i) { return nd_fold_rep(fo, (int32_t)i) == (int32_t)i; }
-
 /* A step's place: 0 not drawn (all its nodes are later copies), 1 drawn
- * outside the loop cluster, 2 inside it. */
-static int step_place(const nd_graph *g, const nd_plan *plan, const nd_fold *fo, int32_t s) {
+ * outside the frame, 2 inside it. */
+static int step_place(const picture *pic, int32_t s) {
+    const nd_graph *g = pic->g;
+    const nd_plan *plan = pic->plan;
+    const nd_fold *fo = &pic->fo;
     const nd_step *st = &plan->steps[s];
     int any = 0, all_body = 1;
     for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++) {
-        if (plan->node_step[i] != s) continue;
-        if (!drawn(fo, i)) continue;
+        if (plan->node_step[i] != s || !drawn(fo, i)) continue;
         any = 1;
         if (!nd_fold_in_body(fo, (int32_t)i)) all_body = 0;
     }
     if (!any) {
-        /* Inserted by the scheduler: placed by the node it serves. */
-        if (st->kind != ND_STEP_KERNEL || st->first_node < 0) return st->kind == ND_STEP_KERNEL ? 1 : 0;
+        /* Inserted by the scheduler: drawn where the node it serves is; a
+         * fill before a chain of stores runs once, outside the frame. */
+        if (st->kind != ND_STEP_KERNEL) return 0;
+        if (st->first_node < 0) return 1;
         if (!drawn(fo, (uint32_t)st->first_node)) return 0;
-        return nd_fold_in_body(fo, st->first_node) ? 2 : 1;
+        int before = s < plan->node_step[st->first_node];
+        return !before && pic->frame_step < 0 && in_frame(pic, (uint32_t)st->first_node) ? 2 : 1;
     }
-    return all_body && fo->reps ? 2 : 1;
+    return all_body && fo->reps && pic->frame_step < 0 ? 2 : 1;
 }
 
-static void write_step_cluster(FILE *f, const nd_graph *g, const nd_plan *plan, const nd_fold *fo, int32_t s) {
+static void open_frame(FILE *f, const nd_fold *fo) {
+    fprintf(f,
+            "  subgraph cluster_loop {\n    label=\"repeated x%d: calls %d..%d drawn once (%d calls each "
+            "time)\"; style=\"rounded,bold\"; color=\"#3182bd\"; fontname=\"Helvetica-Bold\"; fontsize=14; "
+            "fontcolor=\"#3182bd\";\n",
+            fo->reps, fo->start, fo->start + fo->period - 1, fo->period);
+}
+
+static void write_step_cluster(FILE *f, const picture *pic, int32_t s) {
+    const nd_graph *g = pic->g;
+    const nd_plan *plan = pic->plan;
     const nd_step *st = &plan->steps[s];
     const char *colour = stream_colour(st->stream);
+    const char *name = pic->step_name[s];
     char label[112];
     nd_step_label(st, label, sizeof label);
     switch (nd_step_category(st)) {
     case ND_PROFILE_COPY: return; /* drawn apart */
     case ND_PROFILE_KERNEL:
-        fprintf(f, "  subgraph cluster_s%d {\n    label=\"%s %d: %s", s, nd_step_kinds[st->kind].name, s, label);
+        fprintf(f, "  subgraph cluster_s%d {\n    label=\"%s%s%s %d: %s", s, name ? name : "", name ? "\\n" : "",
+                nd_step_kinds[st->kind].name, s, label);
         if (st->kind == ND_STEP_KERNEL) {
             char shp[200];
             shape_text(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
@@ -241,24 +281,75 @@ static void write_step_cluster(FILE *f, const nd_graph *g, const nd_plan *plan, 
         break;
     case ND_PROFILE_LIBRARY:
         fprintf(f,
-                "  subgraph cluster_s%d {\n    label=\"library call %d: %s\"; "
+                "  subgraph cluster_s%d {\n    label=\"%s%slibrary call %d: %s\"; "
                 "style=\"rounded,filled\"; fillcolor=\"#e5f5e0\"; color=\"%s\"; "
                 "fontname=\"Helvetica\"; fontsize=10;\n",
-                s, s, label, colour);
+                s, name ? name : "", name ? "\\n" : "", s, label, colour);
         break;
     }
     int members = 0;
     for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
-        if (plan->node_step[i] == s && drawn(fo, i)) {
-            write_node(f, g, plan, i);
+        if (plan->node_step[i] == s && drawn(&pic->fo, i) && !(pic->frame_step == s && in_frame(pic, i))) {
+            write_node(f, pic, i);
             members++;
         }
+    if (pic->frame_step == s) {
+        open_frame(f, &pic->fo);
+        for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
+            if (plan->node_step[i] == s && drawn(&pic->fo, i) && in_frame(pic, i)) {
+                write_node(f, pic, i);
+                members++;
+            }
+        fprintf(f, "  }\n");
+    }
     /* A kernel the scheduler added on its own (the second half of a
      * store that needed a temporary) still gets a visible node. */
     if (!members && st->kind == ND_STEP_KERNEL)
         fprintf(f, "    k%d [label=\"%s\\n(inserted by the scheduler)\", fillcolor=\"#fdd0a2\"];\n", s,
                 st->kernel->name);
     fprintf(f, "  }\n");
+}
+
+/* Where the frame goes (picture.frame_step), or no fold when the loop's
+ * calls are spread over steps that also compute calls outside it (then no
+ * frame can hold them). */
+static void place_frame(picture *pic) {
+    const nd_plan *plan = pic->plan;
+    pic->frame_step = -1;
+    if (!pic->fo.reps) return;
+    int32_t shared = -1, whole = 0;
+    for (int32_t i = pic->fo.start; i < pic->fo.start + pic->fo.period && i < plan->n_nodes; i++) {
+        int32_t s = plan->node_step[i];
+        if (s < 0) continue;
+        /* Does step s compute calls outside the body (in the drawing)? */
+        int outside = 0;
+        for (int32_t j = 0; j < plan->n_nodes && !outside; j++)
+            outside = plan->node_step[j] == s && drawn(&pic->fo, (uint32_t)j) && !nd_fold_in_body(&pic->fo, j);
+        if (!outside) {
+            whole = 1;
+        } else if (shared < 0 || shared == s) {
+            shared = s;
+        } else {
+            shared = -2;
+        }
+    }
+    if (shared == -1) return;                      /* whole steps: the frame holds them */
+    if (shared >= 0 && !whole) pic->frame_step = shared; /* one step around it */
+    else pic->fo.reps = 0;                         /* no frame fits: drawn unfolded */
+}
+
+/* The name all drawn nodes of step s share (then said on the cluster). */
+static const char *shared_name(const picture *pic, int32_t s) {
+    const char *name = NULL;
+    int any = 0;
+    for (uint32_t i = 0; i < pic->g->n_nodes && (int32_t)i < pic->plan->n_nodes; i++) {
+        if (pic->plan->node_step[i] != s || !drawn(&pic->fo, i)) continue;
+        const char *n = node_name(pic->g->nodes[i]);
+        if (!n || (any && n != name)) return NULL;
+        name = n;
+        any = 1;
+    }
+    return name;
 }
 
 /* Edges from one node (or buffer) to another, once each: a later copy of
@@ -287,26 +378,30 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     FILE *f = fopen(path, "w");
     if (!f)
         return nd_error_set(ND_ERR_IO, "nd_graph_dump_dot: cannot open '%s' for writing", path);
-    const nd_fold fo = fold_graph(g);
-    fprintf(f, "digraph nd {\n  rankdir=TB; compound=true; newrank=true;\n");
+    picture pic = {g, plan, fold_graph(g), -1, NULL};
+    place_frame(&pic);
+    const nd_fold fo = pic.fo;
+    pic.step_name = nd_calloc((size_t)plan->n_steps + 1, sizeof *pic.step_name);
+    if (!pic.step_name) {
+        fclose(f);
+        return nd_error_set(ND_ERR_OOM, "nd_graph_dump_dot: out of host memory");
+    }
+    for (int32_t s = 0; s < plan->n_steps; s++) pic.step_name[s] = shared_name(&pic, s);
+    fprintf(f, "digraph nd {\n  rankdir=TB; compound=true; newrank=true; nodesep=0.2; ranksep=0.3;\n");
     fprintf(f, "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n");
     fprintf(f, "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n");
 
     /* The loop body first (kernels and library calls whose drawn calls are
      * all in it), then everything else, as clusters of the API calls they
      * compute. */
-    for (int pass = fo.reps ? 2 : 1; pass >= 1; pass--) {
-        if (pass == 2)
-            fprintf(f,
-                    "  subgraph cluster_loop {\n    label=\"repeated x%d: calls %d..%d drawn once (%d calls "
-                    "each time)\"; style=\"rounded,bold\"; color=\"#3182bd\"; fontname=\"Helvetica-Bold\"; "
-                    "fontsize=14; fontcolor=\"#3182bd\";\n",
-                    fo.reps, fo.start, fo.start + fo.period - 1, fo.period);
+    const int framed = fo.reps && pic.frame_step < 0;
+    for (int pass = framed ? 2 : 1; pass >= 1; pass--) {
+        if (pass == 2) open_frame(f, &fo);
         for (int32_t s = 0; s < plan->n_steps; s++)
-            if (step_place(g, plan, &fo, s) == pass) write_step_cluster(f, g, plan, &fo, s);
+            if (step_place(&pic, s) == pass) write_step_cluster(f, &pic, s);
         for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes; i++)
-            if (plan->node_step[i] < 0 && drawn(&fo, i) && (nd_fold_in_body(&fo, (int32_t)i) && fo.reps ? 2 : 1) == pass)
-                write_node(f, g, plan, i);
+            if (plan->node_step[i] < 0 && drawn(&fo, i) && (framed && in_frame(&pic, i) ? 2 : 1) == pass)
+                write_node(f, &pic, i);
         if (pass == 2) fprintf(f, "  }\n");
     }
     /* Inserted kernels' links to the node they serve: after it, the copy
@@ -314,7 +409,7 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
      * temporary filled with the buffer. */
     for (int32_t s = 0; s < plan->n_steps; s++) {
         const nd_step *st = &plan->steps[s];
-        if (st->kind != ND_STEP_KERNEL || st->first_node < 0 || !step_place(g, plan, &fo, s)) continue;
+        if (st->kind != ND_STEP_KERNEL || st->first_node < 0 || !step_place(&pic, s)) continue;
         int members = 0;
         for (uint32_t i = 0; i < g->n_nodes && (int32_t)i < plan->n_nodes && !members; i++)
             members = plan->node_step[i] == s;
@@ -376,6 +471,7 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     }
     free(edges.keys);
     free(seen);
+    free(pic.step_name);
 
     fprintf(f,
             "  subgraph cluster_legend {\n    label=\"legend\"; style=\"rounded\"; color=\"#999999\"; "

@@ -7,7 +7,7 @@
 #define MAX_PERIOD 1024
 
 nd_fold nd_fold_find(int32_t n, const uint64_t *sig, int (*same)(int32_t i, int32_t j, int32_t period, void *ctx),
-                     void *ctx) {
+                     void *ctx, int32_t min_saved) {
     nd_fold best = {0, 0, 0};
     int64_t best_saved = 0;
     for (int32_t p = 1; p <= n / 3 && p <= MAX_PERIOD; p++) {
@@ -18,7 +18,7 @@ nd_fold nd_fold_find(int32_t n, const uint64_t *sig, int (*same)(int32_t i, int3
             if (ok || run_start < 0) continue;
             int32_t reps = (i - run_start) / p + 1;
             int64_t saved = (int64_t)(reps - 1) * p;
-            if (reps >= 3 && saved > best_saved) {
+            if (reps >= 3 && saved >= min_saved && saved > best_saved) {
                 best_saved = saved;
                 best = (nd_fold){run_start, p, reps};
             }

@@ -13,9 +13,11 @@ typedef struct {
 
 /* same(i, j, period, ctx): item j = i + period repeats item i. Takes the
  * fold that leaves out the most items (the shortest period on a tie),
- * trying periods up to 1024. */
+ * trying periods up to 1024, and only one that leaves out at least
+ * min_saved items (a fold of a short polynomial's repeated multiply-add
+ * would only puzzle the reader). */
 nd_fold nd_fold_find(int32_t n, const uint64_t *sig, int (*same)(int32_t i, int32_t j, int32_t period, void *ctx),
-                     void *ctx);
+                     void *ctx, int32_t min_saved);
 
 /* Which copy item i is in: -1 before the repeats, reps after, else 0..reps-1. */
 static inline int32_t nd_fold_copy(const nd_fold *f, int32_t i) {

@@ -91,7 +91,7 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     if (sig) {
         for (int32_t i = 0; i < plan->n_steps; i++) sig[i] = step_sig(&plan->steps[i]);
         fold_ctx c = {plan, sig};
-        fo = nd_fold_find(plan->n_steps, sig, steps_repeat, &c);
+        fo = nd_fold_find(plan->n_steps, sig, steps_repeat, &c, 2);
         free(sig);
     }
     fprintf(f, "digraph nd_plan {\n  rankdir=TB; newrank=true;\n");
