@@ -374,3 +374,20 @@ NDT_TEST(observe, a_failed_value_is_named_in_messages) {
     nd_free(b);
     nd_free(a);
 }
+
+/* A shape error names the named operand. */
+NDT_TEST(observe, record_errors_name_arrays) {
+    nd_array *a = nd_zeros(ND_FLOAT32, ND_SHAPE(3, 4));
+    nd_array *b = nd_zeros(ND_FLOAT32, ND_SHAPE(5));
+    cr_assert_eq(nd_set_name(a, "grid"), ND_OK);
+    cr_assert_null(nd_add(a, b));
+    cr_expect(strstr(nd_last_error(), "nd_add: shapes (3,4) ('grid') and (5,) cannot be broadcast together"), "%s",
+              nd_last_error());
+    nd_clear_error();
+    cr_assert_null(nd_add(b, a));
+    cr_expect(strstr(nd_last_error(), "nd_add: shapes (5,) and (3,4) ('grid') cannot be broadcast together"), "%s",
+              nd_last_error());
+    nd_clear_error();
+    nd_free(a);
+    nd_free(b);
+}

@@ -92,3 +92,10 @@ const char *nd_get_name(const nd_array *a) {
     if (nd_fe_arg("nd_get_name", "a", a)) return NULL;
     return a->buf->named ? nd_name_bound(a->buf) : NULL;
 }
+
+const char *nd_fe_name_note(const nd_array *a, char *buf, size_t cap) {
+    const char *name = a && a->buf && a->buf->named ? nd_name_bound(a->buf) : NULL;
+    if (!name) return "";
+    snprintf(buf, cap, " ('%s')", name);
+    return buf;
+}
