@@ -76,8 +76,7 @@ void nd_profile_set_copy_bandwidth(nd_profile *p, double bytes_per_second, const
     snprintf(p->copy_how, sizeof p->copy_how, "%s", how ? how : "");
 }
 
-/* "12.5 MB" for bytes per call. */
-static void bytes_text(char *buf, size_t cap, double b) {
+void nd_profile_bytes_text(char *buf, size_t cap, double b) {
     if (b >= 1e9) snprintf(buf, cap, "%.2f GB", b * 1e-9);
     else if (b >= 1e6) snprintf(buf, cap, "%.2f MB", b * 1e-6);
     else if (b >= 1e3) snprintf(buf, cap, "%.1f kB", b * 1e-3);
@@ -105,7 +104,7 @@ void nd_profile_print(const nd_profile *p, FILE *f, const char *title) {
         const profile_row *r = &rows[i];
         char rate[32] = "-", frac[16] = "-", per[24] = "-";
         double avg_bytes = r->bytes / (double)r->count;
-        if (r->bytes > 0) bytes_text(per, sizeof per, avg_bytes);
+        if (r->bytes > 0) nd_profile_bytes_text(per, sizeof per, avg_bytes);
         if (r->seconds > 0 && r->flops > 0) {
             snprintf(rate, sizeof rate, "%.2f TFLOP/s", r->flops / r->seconds * 1e-12);
         } else if (r->seconds > 0 && avg_bytes >= 4096) {

@@ -39,6 +39,9 @@ void nd_profile_set_copy_bandwidth(nd_profile *p, double bytes_per_second, const
  * Nothing when empty. */
 void nd_profile_print(const nd_profile *p, FILE *f, const char *title);
 
+/* "12.50 MB", "3.1 kB", "16 B" (decimal units, as the table's). */
+void nd_profile_bytes_text(char *buf, size_t cap, double bytes);
+
 /* Plan steps are added with nd_profile_add_step (backends/step_kinds.h). */
 
 #endif

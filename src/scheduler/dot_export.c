@@ -20,6 +20,7 @@
 #include "common/names.h"
 #include "common/ufunc_loop.h"
 #include "scheduler/dot_fold.h"
+#include "scheduler/flush_walk.h"
 
 /* One border colour per plan stream (compute streams, then the copy
  * streams host->device and device->host). */
@@ -50,11 +51,6 @@ static const char *op_text(const nd_node *n) {
     }
 }
 
-/* What the program calls node n's value (common/names.h), or NULL. */
-static const char *node_name(const nd_node *n) {
-    if (!nd_names_in_use()) return NULL;
-    return nd_name_join(n->scope, n->out && n->out->named ? nd_name_bound(n->out) : NULL);
-}
 
 static int view_is_plain(const nd_ref *r) {
     int64_t s = 1;
@@ -210,7 +206,7 @@ static void write_node(FILE *f, const picture *pic, uint32_t i) {
     /* "nd_mul" says "mul": the op is written only when it adds something. */
     int same_op = strncmp(api, "nd_", 3) == 0 && strncmp(api + 3, op, strlen(op)) == 0 &&
                   (api[3 + strlen(op)] == '\0' || api[3 + strlen(op)] == ' ');
-    const char *name = node_name(n);
+    const char *name = nd_node_name(n);
     if (name && !dropped && pic->step_name[plan->node_step[i]] == name) name = NULL; /* in the cluster's label */
     const char *fill = dropped ? "#eeeeee"
                        : n->kind == ND_NODE_MATMUL ? "#c7e9c0"
@@ -344,7 +340,7 @@ static const char *shared_name(const picture *pic, int32_t s) {
     int any = 0;
     for (uint32_t i = 0; i < pic->g->n_nodes && (int32_t)i < pic->plan->n_nodes; i++) {
         if (pic->plan->node_step[i] != s || !drawn(&pic->fo, i)) continue;
-        const char *n = node_name(pic->g->nodes[i]);
+        const char *n = nd_node_name(pic->g->nodes[i]);
         if (!n || (any && n != name)) return NULL;
         name = n;
         any = 1;

@@ -18,6 +18,7 @@
 #include "common/hash.h"
 #include "common/names.h"
 #include "scheduler/dot_fold.h"
+#include "scheduler/flush_walk.h"
 
 static const char *const STREAM_NAMES[ND_PLAN_STREAMS] = {"compute 0", "compute 1", "compute 2", "compute 3",
                                                           "host->device", "device->host"};
@@ -26,9 +27,7 @@ static const char *const STREAM_FILL[ND_PLAN_STREAMS] = {"#f7fbff", "#fcfbfd", "
 
 static const char *step_value_name(const nd_graph *g, const nd_step *st) {
     int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
-    if (!nd_names_in_use() || n < 0 || (uint32_t)n >= g->n_nodes) return NULL;
-    const nd_node *node = g->nodes[n];
-    return nd_name_join(node->scope, node->out && node->out->named ? nd_name_bound(node->out) : NULL);
+    return n >= 0 && (uint32_t)n < g->n_nodes ? nd_node_name(g->nodes[n]) : NULL;
 }
 
 static uint64_t step_sig(const nd_step *st) {
@@ -49,13 +48,6 @@ static int steps_repeat(int32_t i, int32_t j, int32_t p, void *vctx) {
     return c->sig[i] == c->sig[j] && nd_step_n_accesses(&c->plan->steps[i]) == nd_step_n_accesses(&c->plan->steps[j]);
 }
 
-static void bytes_text(char *buf, size_t cap, double b) {
-    if (b >= 1e9) snprintf(buf, cap, "%.2f GB", b * 1e-9);
-    else if (b >= 1e6) snprintf(buf, cap, "%.2f MB", b * 1e-6);
-    else if (b >= 1e3) snprintf(buf, cap, "%.1f kB", b * 1e-3);
-    else snprintf(buf, cap, "%.0f B", b);
-}
-
 static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t s) {
     const nd_step *st = &plan->steps[s];
     char label[112], more[320] = "", bytes[32];
@@ -66,7 +58,7 @@ static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t 
     case ND_STEP_KERNEL: {
         char shp[200];
         nd_format_shape(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
-        bytes_text(bytes, sizeof bytes, nd_kernel_unique_bytes(st->kernel));
+        nd_profile_bytes_text(bytes, sizeof bytes, nd_kernel_unique_bytes(st->kernel));
         snprintf(more, sizeof more, "space %s, %d ops\\nmoves %s", shp, st->kernel->n_insts, bytes);
         break;
     }
@@ -74,7 +66,7 @@ static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t 
     case ND_STEP_COPY:
         shape = "cds";
         fill = "#fdae6b";
-        bytes_text(bytes, sizeof bytes, (double)st->copy.bytes);
+        nd_profile_bytes_text(bytes, sizeof bytes, (double)st->copy.bytes);
         snprintf(more, sizeof more, "buffer b%d, %s", st->copy.src_slot, bytes);
         break;
     case ND_STEP_USER: fill = "#fdd0a2"; break;

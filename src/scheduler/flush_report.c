@@ -25,9 +25,7 @@ static void log_line(const nd_scheduler_ctx *ctx, const nd_flush_job *job, const
     for (int32_t i = 0; i < plan->n_steps && w && w->names && !named; i++)
         named = nd_flush_walk_step_name(w, &plan->steps[i]);
     char moved[32];
-    if (bytes >= 1e9) snprintf(moved, sizeof moved, "%.2f GB", bytes * 1e-9);
-    else if (bytes >= 1e6) snprintf(moved, sizeof moved, "%.2f MB", bytes * 1e-6);
-    else snprintf(moved, sizeof moved, "%.1f kB", bytes * 1e-3);
+    nd_profile_bytes_text(moved, sizeof moved, bytes);
     nd_logf(2,
             "flush %llu: %u nodes -> %d kernel%s, %d library call%s, %d cop%s; %s moved; plan cache %s; "
             "planned in %.0f us, %s in %.3f ms%s%s%s%s",

@@ -114,7 +114,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
         const nd_node *n = g->nodes[i];
         w->param_base[i] = w->n_params;
         w->labels[i] = n->label;
-        if (named) w->names[i] = nd_name_join(n->scope, n->out->named ? nd_name_bound(n->out) : NULL);
+        if (named) w->names[i] = nd_node_name(n);
         uint32_t nconst = 0;
         for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
         if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + nconst,
@@ -146,4 +146,9 @@ const char *nd_flush_walk_step_name(const nd_flush_walk *w, const nd_step *st) {
     if (!w->names) return NULL;
     int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
     return n >= 0 ? w->names[n] : NULL;
+}
+
+const char *nd_node_name(const nd_node *n) {
+    if (!nd_names_in_use()) return NULL;
+    return nd_name_join(n->scope, n->out && n->out->named ? nd_name_bound(n->out) : NULL);
 }

@@ -29,6 +29,9 @@ typedef struct {
     uint32_t cap_names;
 } nd_flush_walk;
 
+/* What node n's value is called: its named scope and its buffer's name
+ * ("jacobi sweep/grid"), or NULL. */
+const char *nd_node_name(const nd_node *n);
 /* The name of what step st computes (its last node's), or NULL. */
 const char *nd_flush_walk_step_name(const nd_flush_walk *w, const nd_step *st);
 
