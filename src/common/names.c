@@ -1,6 +1,7 @@
 /* Interned names, scope numbers and array names (see names.h). */
 #include "common/names.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,8 +23,7 @@ static size_t string_slot(char **t, size_t cap, const char *s, uint64_t h) {
 
 static uint64_t string_hash(const char *s) { return nd_hash_bytes(ND_HASH_SEED, s, strlen(s)); }
 
-const char *nd_name_intern(const char *s) {
-    if (!s) return NULL;
+static const char *intern_locked(const char *s) {
     uint64_t h = string_hash(s);
     if (strings_cap) {
         size_t i = string_slot(strings, strings_cap, s, h);
@@ -43,11 +43,23 @@ const char *nd_name_intern(const char *s) {
     if (!copy) return NULL;
     strings[string_slot(strings, strings_cap, s, h)] = copy;
     strings_n++;
-    in_use = 1;
+    __atomic_store_n(&in_use, 1, __ATOMIC_RELAXED);
     return copy;
 }
 
-int nd_names_in_use(void) { return in_use; }
+/* The executor thread interns too (the label of a value that failed),
+ * without the API lock: the string table has a lock of its own. */
+static pthread_mutex_t strings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *nd_name_intern(const char *s) {
+    if (!s) return NULL;
+    pthread_mutex_lock(&strings_lock);
+    const char *r = intern_locked(s);
+    pthread_mutex_unlock(&strings_lock);
+    return r;
+}
+
+int nd_names_in_use(void) { return __atomic_load_n(&in_use, __ATOMIC_RELAXED); }
 
 /* ------------------------------------------------------------ scopes */
 

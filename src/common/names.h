@@ -17,7 +17,9 @@
  * nothing pays one byte store per buffer.
  *
  * Everything here runs under the API lock (recording and planning), so the
- * tables need no lock of their own. */
+ * tables need no lock of their own, except interning, which the executor
+ * thread does too (the label of a value that could not be computed) and
+ * which has a lock. */
 #ifndef ND_COMMON_NAMES_H
 #define ND_COMMON_NAMES_H
 
