@@ -391,3 +391,46 @@ NDT_TEST(observe, record_errors_name_arrays) {
     nd_free(a);
     nd_free(b);
 }
+
+/* ND_PROFILE: rows named after the values, unique bytes per call (a
+ * sweep of a 64x64 float64 grid reads the grid once, 4094 elements of its
+ * span, and writes the 62x62 interior once: 63.5 kB, not the 6 operands'
+ * 190 kB), the measured copy bandwidth, and the share of it reached. */
+NDT_TEST(observe, profile_rows_are_named_and_count_unique_bytes) {
+    char path[256];
+    tmp_path(path, sizeof path, "profile.txt");
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    dup2(fileno(f), 2);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.profile = 1;
+    cfg.early_flush = -1;
+    ndt_restart(&cfg);
+    early_flush_on = 0;
+    nd_array *u = record_sweeps(10, 64);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_free(u);
+    nd_shutdown(); /* prints the table */
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(f);
+    char *s = slurp(path);
+    cr_assert(s);
+    int in_backend_table = strstr(s, "nd profile (cpu)") != NULL;
+    if (!in_backend_table) cr_skip_test("the CUDA backend prints its own table (checked by scripts/gpu/observe.sh)");
+    cr_expect(strstr(s, "copy bandwidth "), "%s", s);
+    cr_expect(strstr(s, "of copy"), "%s", s);
+    const char *row = strstr(s, "jacobi sweep/grid: add_mul");
+    cr_assert(row, "the sweep's row carries its name:\n%s", s);
+    const char *eol = strchr(row, '\n');
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", eol ? (int)(eol - row) : 200, row);
+    cr_expect(strstr(line, " 10 "), "ten sweeps: %s", line);
+    cr_expect(strstr(line, "63.5 kB"), "unique bytes per sweep: %s", line);
+    free(s);
+    unlink(path);
+    ndt_setup(); /* the fixture's teardown shuts down again */
+}
