@@ -434,3 +434,28 @@ NDT_TEST(observe, profile_rows_are_named_and_count_unique_bytes) {
     unlink(path);
     ndt_setup(); /* the fixture's teardown shuts down again */
 }
+
+/* ND_TRACE: every step an event named after its value (the CPU backend's
+ * executor writes host times; CUDA writes device times). */
+NDT_TEST(observe, trace_events_carry_names) {
+    char path[256];
+    tmp_path(path, sizeof path, "trace.json");
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.trace = path;
+    cfg.early_flush = -1;
+    ndt_restart(&cfg);
+    early_flush_on = 0;
+    nd_array *u = record_sweeps(4, 32);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_free(u);
+    nd_shutdown(); /* closes the trace */
+    char *s = slurp(path);
+    cr_assert(s, "no trace written");
+    cr_expect(strncmp(s, "{\"traceEvents\":[", 16) == 0, "%.200s", s);
+    cr_expect(strstr(s, "{}]}"), "the trace is closed");
+    cr_expect(strstr(s, "\"name\":\"jacobi sweep/grid: "), "%.2000s", s);
+    cr_expect(strstr(s, "\"cat\":\"kernel\""), "%.2000s", s);
+    free(s);
+    unlink(path);
+    ndt_setup();
+}

@@ -313,12 +313,19 @@ nd_status nd_init(const nd_config *cfg) {
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
     if (st == ND_OK && c.cuda_stream) st = nd_runtime_attach_stream(be, c.cuda_stream);
+    /* ND_TRACE: a backend that runs whole plans writes its own (device
+     * times); for the others the executor writes each step's host times. */
+    FILE *trace = NULL;
+    if (st == ND_OK && c.trace && !be->run_plan && !(trace = nd_trace_open(c.trace)))
+        st = nd_error_set(ND_ERR_IO, "nd_init: cannot open ND_TRACE file '%s' for writing (%s)", c.trace,
+                          strerror(errno));
     if (st != ND_OK) {
         if (be) be->destroy(be);
         return st;
     }
     nd_plan_cache *cache = nd_plan_cache_new();
     if (!cache) {
+        nd_trace_close(trace);
         be->destroy(be);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory for the plan cache");
     }
@@ -332,6 +339,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.fusion = c.fusion == 1;
     nd_rt.sched.dump_dot_dir = c.dump_dot;
     nd_rt.sched.dump_dot_plan = c.dump_dot_plan == 1;
+    nd_rt.sched.trace = trace;
     nd_rt.sched.cache = cache;
     nd_rt.sched.stats = &nd_rt.stats;
     nd_rt.sched.flush_index = 0;
@@ -441,6 +449,7 @@ void nd_shutdown(void) {
         nd_profile_print(nd_rt.sched.profile, stderr, nd_rt.backend->name);
         nd_profile_free(nd_rt.sched.profile);
     }
+    nd_trace_close(nd_rt.sched.trace);
     nd_rt.backend->destroy(nd_rt.backend);
     /* Handles that outlive the runtime are freed plainly (max is 0 now). */
     nd_freelist_drain(&nd_rt.buffer_pool);

@@ -567,16 +567,21 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
 /* Runs the steps in order, skipping those a failure reaches (above). */
 static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
     nd_failure *first = NULL;
+    const int timed = ctx->profile || ctx->trace;
+    if (ctx->trace) ctx->trace_flushes++;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
         nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
         nd_failure *made = NULL;
         if (!cause) {
-            double t0 = ctx->profile ? nd_log_clock_us() : 0;
+            double t0 = timed ? nd_log_clock_us() : 0;
             nd_status rc = run_step(ctx, plan, walk, bs, i);
-            if (ctx->profile && rc == ND_OK)
-                nd_profile_add_step(ctx->profile, st, NULL, nd_flush_walk_step_name(walk, st),
-                                    (nd_log_clock_us() - t0) * 1e-6);
+            if (timed && rc == ND_OK) {
+                double us = nd_log_clock_us() - t0;
+                const char *value = nd_flush_walk_step_name(walk, st);
+                if (ctx->profile) nd_profile_add_step(ctx->profile, st, NULL, value, us * 1e-6);
+                if (ctx->trace) nd_trace_step(ctx, st, i, value, t0, us);
+            }
             if (rc != ND_OK) {
                 cause = made = nd_failure_new(rc, nd_last_error());
                 if (!first) {

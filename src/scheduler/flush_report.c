@@ -55,3 +55,34 @@ void nd_flush_report(nd_scheduler_ctx *ctx, const nd_flush_job *job, const void 
     };
     ctx->progress_fn(&p, ctx->progress_ctx);
 }
+
+/* ------------------------------------------------------------ ND_TRACE
+ *
+ * For backends that run steps one by one (the CPU): a Chrome/Perfetto
+ * trace (chrome://tracing, ui.perfetto.dev) of every step, with the host
+ * clock the executor timed it by, in the format the CUDA backend writes
+ * (backends/cuda/plan_runner.c): one row per stream, the flush and the
+ * step's index as arguments. */
+
+FILE *nd_trace_open(const char *path) {
+    FILE *f = fopen(path, "w");
+    if (f) fprintf(f, "{\"traceEvents\":[\n");
+    return f;
+}
+
+void nd_trace_close(FILE *f) {
+    if (!f) return;
+    fprintf(f, "{}]}\n");
+    fclose(f);
+}
+
+void nd_trace_step(nd_scheduler_ctx *ctx, const nd_step *st, int32_t index, const char *value, double start_us,
+                   double dur_us) {
+    char label[112];
+    nd_step_label(st, label, sizeof label);
+    fprintf(ctx->trace,
+            "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+            "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
+            value ? value : "", value ? ": " : "", label, nd_profile_kind_name(nd_step_category(st)), st->stream,
+            start_us, dur_us, (unsigned long long)ctx->trace_flushes, index);
+}

@@ -5,6 +5,8 @@
 #ifndef ND_SCHEDULER_SCHEDULER_H
 #define ND_SCHEDULER_SCHEDULER_H
 
+#include <stdio.h>
+
 #include "backends/backend.h"
 #include "graph/graph.h"
 
@@ -21,6 +23,10 @@ typedef struct {
     /* ND_PROFILE for backends without run_plan: the executor times each
      * step (those backends run steps synchronously). NULL = off. */
     struct nd_profile *profile;
+    /* ND_TRACE for the same backends: the executor writes each step's
+     * start and duration (flush_report.c's nd_trace_step). NULL = off. */
+    FILE *trace;
+    uint64_t trace_flushes;
     uint64_t flush_index;
     /* Owned by the scheduler (zero-initialise; freed by nd_scheduler_release). */
     struct nd_flush_walk_state *walk;
@@ -104,6 +110,15 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
 
 /* After a job ran (flush_report.c): counts it, writes ND_LOG=2's line for
  * it, and calls the progress callback when it is due. */
+/* ND_TRACE's Chrome trace file for the executor (NULL and errno when it
+ * cannot be opened); closing writes its end (NULL: nothing). */
+FILE *nd_trace_open(const char *path);
+void nd_trace_close(FILE *f);
+/* One step that ran from start_us for dur_us (host clock, nd_log_clock_us):
+ * named "value: label" when its value is named. */
+void nd_trace_step(nd_scheduler_ctx *ctx, const nd_step *st, int32_t index, const char *value, double start_us,
+                   double dur_us);
+
 /* walk: the job's nd_flush_walk (flush_walk.h). */
 void nd_flush_report(nd_scheduler_ctx *ctx, const nd_flush_job *job, const void *walk, double run_us,
                      nd_status rc);
