@@ -55,15 +55,20 @@ def main():
         "heat": (["heat", "64", "50", "--dot", os.path.join(out, "heat-unused.dot")], "repeated x50"),
         "pi": (["pi", "100000"], None),
         "black-scholes": (["black_scholes", "65536"], None),
+        # Recorded whole (no early flush): one kernel reading 3 arrays and
+        # writing 2; with early flushes on, a flush cuts the pricing
+        # expression while its scope still holds the temporaries, and the
+        # first part writes each of them to memory (drawn bold).
+        "black-scholes-whole": (["black_scholes", "65536"], None, {"ND_EARLY_FLUSH": "0"}),
         "matmul-chain": (["matmul_chain", "128"], None),
         "1000-ops": (["heat", "64", "200", "--dot", os.path.join(out, "heat200-unused.dot")], "repeated x200"),
     }
     failures = 0
-    for name, (cmd, must) in programs.items():
+    for name, (cmd, must, *extra) in programs.items():
         folder = os.path.join(out, name)
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
-        env = dict(os.environ, ND_BACKEND="cpu", ND_DUMP_DOT=folder, ND_DUMP_DOT_PLAN="1")
+        env = dict(os.environ, ND_BACKEND="cpu", ND_DUMP_DOT=folder, ND_DUMP_DOT_PLAN="1", **(extra[0] if extra else {}))
         subprocess.run([os.path.join(build, cmd[0])] + cmd[1:], check=True, env=env, stdout=subprocess.DEVNULL)
         graph, plan = largest_flush(folder)
         for view, path in (("graph", graph), ("plan", plan)):

@@ -131,7 +131,8 @@ NDT_TEST(observe, loop_is_drawn_once_with_names) {
     cr_expect_eq(count(s, "\\nnd_assign"), 1, "the store should be drawn once");
     cr_expect_eq(count(s, "nd_add\\n"), 4, "the sweep's four adds should be drawn once");
     cr_expect(strstr(s, "jacobi sweep/grid\\nnd_assign"), "the store is named scope/array");
-    cr_expect(strstr(s, "jacobi sweep\\nnd_add"), "the adds carry the scope's name");
+    cr_expect(strstr(s, ": add_mul\\njacobi sweep\\n"), "the sweep's kernel carries the scope's name:\n%.3000s", s);
+    cr_expect_null(strstr(s, "jacobi sweep\\nnd_add"), "said once on the kernel, not on each add");
     cr_expect(strstr(s, "'grid'\\nbuffer"), "the grid buffer is named");
     cr_expect(strstr(s, "next iteration"), "the value carried between sweeps is drawn");
     free(s);

@@ -263,8 +263,9 @@ static void write_step_cluster(FILE *f, const picture *pic, int32_t s) {
     switch (nd_step_category(st)) {
     case ND_PROFILE_COPY: return; /* drawn apart */
     case ND_PROFILE_KERNEL:
-        fprintf(f, "  subgraph cluster_s%d {\n    label=\"%s%s%s %d: %s", s, name ? name : "", name ? "\\n" : "",
-                nd_step_kinds[st->kind].name, s, label);
+        /* The kernel first (what tools and tests look for), then whose. */
+        fprintf(f, "  subgraph cluster_s%d {\n    label=\"%s %d: %s%s%s", s, nd_step_kinds[st->kind].name, s, label,
+                name ? "\\n" : "", name ? name : "");
         if (st->kind == ND_STEP_KERNEL) {
             char shp[200];
             shape_text(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
@@ -277,10 +278,10 @@ static void write_step_cluster(FILE *f, const picture *pic, int32_t s) {
         break;
     case ND_PROFILE_LIBRARY:
         fprintf(f,
-                "  subgraph cluster_s%d {\n    label=\"%s%slibrary call %d: %s\"; "
+                "  subgraph cluster_s%d {\n    label=\"library call %d: %s%s%s\"; "
                 "style=\"rounded,filled\"; fillcolor=\"#e5f5e0\"; color=\"%s\"; "
                 "fontname=\"Helvetica\"; fontsize=10;\n",
-                s, name ? name : "", name ? "\\n" : "", s, label, colour);
+                s, s, label, name ? "\\n" : "", name ? name : "", colour);
         break;
     }
     int members = 0;
@@ -334,18 +335,26 @@ static void place_frame(picture *pic) {
     else pic->fo.reps = 0;                         /* no frame fits: drawn unfolded */
 }
 
-/* The name all drawn nodes of step s share (then said on the cluster). */
+/* The name most drawn nodes of step s share (Boyer-Moore's majority vote),
+ * said once on the cluster; a node called otherwise ("pricing/call" in a
+ * "pricing" kernel) keeps its own. NULL when no name has a majority. */
 static const char *shared_name(const picture *pic, int32_t s) {
-    const char *name = NULL;
-    int any = 0;
-    for (uint32_t i = 0; i < pic->g->n_nodes && (int32_t)i < pic->plan->n_nodes; i++) {
-        if (pic->plan->node_step[i] != s || !drawn(&pic->fo, i)) continue;
-        const char *n = nd_node_name(pic->g->nodes[i]);
-        if (!n || (any && n != name)) return NULL;
-        name = n;
-        any = 1;
-    }
-    return name;
+    const char *cand = NULL;
+    int64_t votes = 0, members = 0, agree = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < pic->g->n_nodes && (int32_t)i < pic->plan->n_nodes; i++) {
+            if (pic->plan->node_step[i] != s || !drawn(&pic->fo, i)) continue;
+            const char *n = nd_node_name(pic->g->nodes[i]);
+            if (pass == 1) {
+                members++;
+                agree += n == cand;
+            } else if (votes == 0) {
+                cand = n, votes = 1;
+            } else {
+                votes += n == cand ? 1 : -1;
+            }
+        }
+    return cand && 2 * agree > members ? cand : NULL;
 }
 
 /* Edges from one node (or buffer) to another, once each: a later copy of
@@ -469,20 +478,20 @@ nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char 
     free(seen);
     free(pic.step_name);
 
-    fprintf(f,
-            "  subgraph cluster_legend {\n    label=\"legend\"; style=\"rounded\"; color=\"#999999\"; "
-            "fontname=\"Helvetica\";\n"
-            "    l_op [label=\"name (nd_set_name, named scope)\\nAPI call\\nop shape dtype\", fillcolor=\"#ffffff\"];\n"
-            "    l_mat [label=\"value kept in memory\", fillcolor=\"#ffffff\", penwidth=2.5];\n"
-            "    l_dead [label=\"dropped (no handle\\nreaches it)\", style=\"rounded,dashed,filled\", "
-            "fillcolor=\"#eeeeee\"];\n"
-            "    l_buf [label=\"buffer from before\", shape=ellipse, fillcolor=\"#ffffcc\"];\n"
-            "    l_copy [label=\"inserted copy\", shape=cds, fillcolor=\"#fdae6b\"];\n"
-            "    l_store [label=\"store into a region\", fillcolor=\"#fdd0a2\"];\n"
-            "    l_kernel [label=\"blue cluster = one generated kernel\\ngreen cluster = library "
-            "call\\nborder colour = stream\\nbold blue frame = a loop drawn once\\n(dashed edge: value "
-            "carried to the next iteration)\", shape=note, fillcolor=\"#deebf7\"];\n"
-            "  }\n}\n");
+    /* One note, not a cluster of samples: a legend as wide as the samples
+     * made every picture wider than its graph. */
+    fprintf(f, "  legend [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label=\"legend\\l"
+               "white box: an API call (name, call, op shape dtype)\\l"
+               "bold border: its value is kept in memory\\l"
+               "grey dashed: dropped (no handle reaches it)\\l"
+               "orange box: a store into a region\\l"
+               "yellow ellipse: a buffer from before\\l"
+               "orange arrow: an inserted copy\\l"
+               "blue cluster: one generated kernel\\l"
+               "green cluster: a library call\\l"
+               "border colour: the stream\\l"
+               "bold blue frame: a loop drawn once\\l"
+               "dashed blue edge: a value carried to the next iteration\\l\"];\n}\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
         return nd_error_set(ND_ERR_IO, "nd_graph_dump_dot: error while writing '%s'", path);

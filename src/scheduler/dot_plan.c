@@ -89,8 +89,9 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     fprintf(f, "digraph nd_plan {\n  rankdir=TB; newrank=true;\n");
     fprintf(f, "  node [style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n");
     fprintf(f, "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n");
-    fprintf(f, "  label=\"plan: %d steps on %d streams%s\"; labelloc=t; fontname=\"Helvetica\";\n", plan->n_steps,
-            plan->n_streams_used, fo.reps ? " (a repeated run of steps drawn once)" : "");
+    fprintf(f, "  label=\"plan: %d step%s on %d stream%s%s\"; labelloc=t; fontname=\"Helvetica\";\n", plan->n_steps,
+            plan->n_steps == 1 ? "" : "s", plan->n_streams_used, plan->n_streams_used == 1 ? "" : "s",
+            fo.reps ? " (a repeated run of steps drawn once)" : "");
     /* One cluster per stream; inside it, the loop's copy of its steps. */
     for (int32_t t = 0; t < ND_PLAN_STREAMS; t++) {
         int any = 0;
@@ -162,15 +163,13 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     }
     free(writer);
     free(drawn_edges);
-    fprintf(f,
-            "  subgraph cluster_legend {\n    label=\"legend\"; style=\"rounded\"; color=\"#999999\";\n"
-            "    pl_k [label=\"name\\nkernel N: generated kernel\\niteration space, ops\\nunique bytes moved\", "
-            "shape=box, fillcolor=\"#deebf7\"];\n"
-            "    pl_m [label=\"library call (cuBLAS, BLAS)\", shape=box, fillcolor=\"#c7e9c0\"];\n"
-            "    pl_c [label=\"copy\", shape=cds, fillcolor=\"#fdae6b\"];\n"
-            "    pl_e [label=\"edge: reads what the other wrote (buffer bN)\\nred: across streams (an event)"
-            "\\ndashed: into the next repetition\", shape=note, fillcolor=\"#ffffff\"];\n"
-            "  }\n}\n");
+    fprintf(f, "  legend [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label=\"legend\\l"
+               "blue box: a generated kernel (name, step, iteration\\l   space, ops, unique bytes it moves)\\l"
+               "green box: a library call (cuBLAS, BLAS)\\l"
+               "orange arrow: a copy\\l"
+               "edge: reads or overwrites what the other wrote\\l   (buffer bN); red: across streams (an event)\\l"
+               "bold blue frame: steps repeated, drawn once\\l"
+               "dashed edge: into the next repetition\\l\"];\n}\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) return nd_error_set(ND_ERR_IO, "nd_plan_dump_dot: error while writing '%s'", path);
     return ND_OK;
