@@ -53,7 +53,7 @@ static int fail(const char *what)
  * releases the five views and the temporaries of the expression. */
 static nd_status jacobi_step(nd_array *u)
 {
-    nd_scope_begin();
+    nd_scope_begin_named("jacobi sweep"); /* names the sweep's work in dumps and profiles */
     nd_array *c = nd_view(u, "1:-1, 1:-1");
     nd_array *north = nd_view(u, ":-2, 1:-1");
     nd_array *south = nd_view(u, "2:, 1:-1");
@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     nd_array *u = nd_zeros(ND_FLOAT64, ND_SHAPE(n, n));
     if (!u)
         return fail("nd_zeros");
+    nd_set_name(u, "grid");
 
     /* Boundary and initial condition, each set through a view. The rows go
      * last so the corners belong to the top and bottom edges. */

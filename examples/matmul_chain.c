@@ -76,7 +76,7 @@ int main(int argc, char **argv)
         return fail("generating the inputs");
 
     double t0 = now_seconds();
-    nd_scope_begin();
+    nd_scope_begin_named("chain");
     nd_array *d = nd_add(nd_matmul(a, b), c);
     nd_array *s = nd_keep(nd_sum(nd_add(nd_sin(d), nd_cos(d)), 1));
     nd_scope_end();

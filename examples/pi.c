@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 
     double t0 = now_seconds();
     nd_random_seed(2024);
-    nd_scope_begin();
+    nd_scope_begin_named("monte carlo");
     nd_array *x = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n), 0.0, 1.0);
     nd_array *y = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n), 0.0, 1.0);
     nd_array *inside = nd_le(nd_add(nd_mul(x, x), nd_mul(y, y)), nd_scalar(1.0));

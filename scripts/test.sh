@@ -124,7 +124,7 @@ fi
 # halt_on_error: the first report fails the test (exit 66).
 # allocator_may_return_null: a 512 GiB request fails as malloc does, so
 # faults/huge_lazy_array_names_its_creation sees a real out of memory.
-tsan_suites="threads faults lifetime lazy writes streams errors fusion reductions random shaping matmul store_chains user_kernels"
+tsan_suites="threads faults lifetime lazy writes streams errors fusion reductions random shaping matmul store_chains user_kernels observe"
 if [[ "$skip" == *" tsan "* ]]; then
     echo "=== ThreadSanitizer build skipped: ND_TEST_SKIP"
 else

@@ -108,8 +108,9 @@ typedef struct {
                                 flush small-array work early (12 nodes, then 24, ...) so
                                 the device starts while the rest is recorded */
     int64_t device_memory_limit; /* ND_DEVICE_MEMORY_LIMIT: bytes (0 = whole device) */
-    const char *trace;       /* ND_TRACE: file; CUDA writes every step's device start and
-                                end as a Chrome/Perfetto trace (one row per stream) */
+    const char *trace;       /* ND_TRACE: file; every step's start and end as a
+                                Chrome/Perfetto trace (one row per stream; device times on
+                                CUDA, host times on the CPU) */
     /* Added after `trace`: read only when struct_size covers it (use
      * ND_CONFIG_INIT; with struct_size 0 it is ignored). */
     void *cuda_stream;       /* the program's cudaStream_t: nd orders its work after what
@@ -117,6 +118,9 @@ typedef struct {
                                 nd_set_cuda_stream). NULL: nd's own stream only. The CUDA
                                 backend only: set on the CPU backend, nd_init fails with
                                 ND_ERR_UNSUPPORTED */
+    int dump_dot_plan;       /* ND_DUMP_DOT_PLAN=1: with dump_dot, also draw each flush's
+                                plan (flush-N-plan.dot: kernels, library calls, copies,
+                                streams; nd_plan_dump_dot) */
     /* New fields go here, at the end (see struct_size). */
 } nd_config;
 

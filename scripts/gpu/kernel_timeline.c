@@ -5,7 +5,12 @@
  * ND_TIMELINE_API=1, every runtime API call (which adds host overhead), and
  * writes them as CSV to $ND_TIMELINE_OUT (default timeline.csv) at exit:
  *   kind,start_ns,end_ns,stream_or_thread,graph,correlation,size,name
- * kind: K kernel (size = blocks), C copy (size = bytes), S memset, A API call.
+ * kind: K kernel (size = blocks), C copy (size = bytes), S memset, A API call,
+ * and with ND_TIMELINE_NVTX=1 (and NVTX_INJECTION64_PATH naming libcupti, so
+ * that CUPTI sees the program's NVTX calls) M for an NVTX range's start or
+ * end (start = end = the time, stream_or_thread = the thread, graph = 1 at
+ * the start and 2 at the end, correlation = the range's id, name at its
+ * start): what an Nsight Systems user sees as the NVTX row.
  * scripts/gpu/timeline_gaps.py summarises it; on-device.sh timeline runs
  * both. Built by stage.sh where CUPTI's header is found. */
 #include <cupti.h>
@@ -37,6 +42,14 @@ static void write_record(const CUpti_Activity *r) {
         fprintf(out, "S,%llu,%llu,%u,%u,%u,%llu,memset\n", (unsigned long long)m->start,
                 (unsigned long long)m->end, m->streamId, m->graphId, m->correlationId,
                 (unsigned long long)m->bytes);
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MARKER) {
+        const CUpti_ActivityMarker2 *m = (const void *)r;
+        int start = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0;
+        int end = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) != 0;
+        if (!start && !end) return; /* an instant marker */
+        fprintf(out, "M,%llu,%llu,%u,%d,%u,0,%s\n", (unsigned long long)m->timestamp,
+                (unsigned long long)m->timestamp, m->objectId.pt.threadId, start ? 1 : 2, m->id,
+                start && m->name ? m->name : "");
     } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
         const CUpti_ActivityAPI *a = (const void *)r;
         const char *name = "?";
@@ -68,6 +81,7 @@ __attribute__((constructor)) static void timeline_start(void) {
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
     if (getenv("ND_TIMELINE_API")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (getenv("ND_TIMELINE_NVTX")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
 }
 
 __attribute__((destructor)) static void timeline_end(void) {

@@ -157,6 +157,10 @@ typedef struct {
     void *const *copy_dst;      /* per step: COPY destination (else NULL) */
     const void *const *copy_src;/* per step: COPY source (else NULL) */
     const nd_scalar_bits *params; /* the flush's parameters */
+    /* Per step: the name of the value it computes (nd_set_name, a named
+     * scope) for NVTX ranges, profiles and traces, or NULL; NULL when the
+     * program names nothing. */
+    const char *const *step_names;
 } nd_bound_plan;
 
 #endif

@@ -145,35 +145,92 @@ void nd_step_describe(const nd_step *st, char *text, size_t cap) {
 #undef APPEND
 }
 
-/* Bytes a kernel moves at least: every element it loads (broadcast axes
- * counted once) and every element it stores. */
-static double kernel_traffic_bytes(const nd_kernel *k) {
+/* The unique bytes a kernel must move, as the benchmarks' floors count
+ * them: per slot, the elements it reads once and the elements it writes
+ * once. The accesses of one slot and direction (a stencil's shifted loads
+ * of one grid) count as the smaller of the union of their address spans
+ * and the sum of their elements (broadcast axes once): the span for
+ * overlapping shifted views, the sum for disjoint strided ones (a column
+ * and its neighbour). */
+typedef struct {
+    int32_t slot;
+    uint8_t write;
+    int64_t lo, hi; /* element span [lo, hi] */
+    double elems;
+    double item;
+} access_span;
+
+static access_span span_of(const nd_kernel *k, const nd_ir_access *a, int write, const uint32_t *skip_axes) {
+    access_span s = {a->slot, (uint8_t)write, a->offset, a->offset, 1, (double)nd_dtype_size((nd_dtype)a->dtype)};
+    for (int32_t d = 0; d < k->ndim; d++) {
+        if (a->strides[d] == 0 || k->shape[d] == 0 || (skip_axes && (*skip_axes & (1u << d)))) continue;
+        int64_t reach = a->strides[d] * (k->shape[d] - 1);
+        if (reach < 0) s.lo += reach;
+        else s.hi += reach;
+        s.elems *= (double)k->shape[d];
+    }
+    for (int32_t d = 0; d < k->ndim; d++)
+        if (k->shape[d] == 0) s.elems = 0;
+    return s;
+}
+
+static int by_slot_then_lo(const void *x, const void *y) {
+    const access_span *a = x, *b = y;
+    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
+    if (a->write != b->write) return a->write < b->write ? -1 : 1;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+double nd_kernel_unique_bytes(const nd_kernel *k) {
+    int32_t n = k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0);
+    if (n == 0) return 0;
+    access_span stack[32];
+    access_span *sp = n <= 32 ? stack : malloc(sizeof *sp * (size_t)n);
+    if (!sp) return 0;
+    int32_t m = 0;
+    for (int32_t j = 0; j < k->n_loads; j++) sp[m++] = span_of(k, &k->loads[j], 0, NULL);
+    for (int32_t j = 0; j < k->n_stores; j++) sp[m++] = span_of(k, &k->stores[j].at, 1, NULL);
+    if (k->has_reduce) sp[m++] = span_of(k, &k->reduce.out, 1, &k->reduce.axes);
+    qsort(sp, (size_t)m, sizeof *sp, by_slot_then_lo);
     double bytes = 0;
-    for (int32_t j = 0; j < k->n_loads + k->n_stores; j++) {
-        const nd_ir_access *a = j < k->n_loads ? &k->loads[j] : &k->stores[j - k->n_loads].at;
-        double elems = 1;
-        for (int32_t d = 0; d < k->ndim; d++)
-            if (a->strides[d] != 0) elems *= (double)k->shape[d];
-        bytes += elems * (double)nd_dtype_size((nd_dtype)a->dtype);
+    for (int32_t i = 0; i < m;) {
+        /* One group: a slot and a direction. */
+        int32_t j = i;
+        double sum = 0, merged = 0;
+        int64_t lo = sp[i].lo, hi = sp[i].hi;
+        for (; j < m && sp[j].slot == sp[i].slot && sp[j].write == sp[i].write; j++) {
+            sum += sp[j].elems;
+            if (sp[j].lo > hi + 1) { /* a gap: close the merged interval */
+                merged += (double)(hi - lo + 1);
+                lo = sp[j].lo;
+                hi = sp[j].hi;
+            } else if (sp[j].hi > hi) {
+                hi = sp[j].hi;
+            }
+        }
+        merged += (double)(hi - lo + 1);
+        bytes += (sum < merged ? sum : merged) * sp[i].item;
+        i = j;
     }
-    if (k->has_reduce) {
-        double outs = 1;
-        for (int32_t d = 0; d < k->ndim; d++)
-            if (!(k->reduce.axes & (1u << d))) outs *= (double)k->shape[d];
-        bytes += outs * (double)nd_dtype_size((nd_dtype)k->reduce.out_dtype);
-    }
+    if (sp != stack) free(sp);
     return bytes;
 }
 
-void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, double seconds) {
-    char name[112];
+void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, const char *value_name,
+                         double seconds) {
+    char label[112], name[256];
     if (kernel_name)
-        snprintf(name, sizeof name, "%s", kernel_name);
+        snprintf(label, sizeof label, "%s", kernel_name);
     else
-        nd_step_label(st, name, sizeof name);
+        nd_step_label(st, label, sizeof label);
+    if (value_name)
+        snprintf(name, sizeof name, "%s: %s", value_name, label);
+    else
+        snprintf(name, sizeof name, "%s", label);
     double bytes = 0, flops = 0;
+    int local = 1;
     switch (st->kind) {
-    case ND_STEP_KERNEL: bytes = kernel_traffic_bytes(st->kernel); break;
+    case ND_STEP_KERNEL: bytes = nd_kernel_unique_bytes(st->kernel); break;
     case ND_STEP_MATMUL: {
         const nd_matmul_desc *m = &st->matmul;
         double batch = 1;
@@ -181,7 +238,13 @@ void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_na
         flops = 2.0 * batch * (double)m->m * (double)m->n * (double)m->k;
         break;
     }
-    case ND_STEP_COPY: bytes = (double)st->copy.bytes; break;
+    case ND_STEP_COPY:
+        /* Within one memory a copy reads and writes its bytes, as the
+         * copy bandwidth counts them; between memories the bus carries
+         * them once. */
+        local = st->copy.src_memory == st->copy.dst_memory;
+        bytes = (double)st->copy.bytes * (local ? 2.0 : 1.0);
+        break;
     case ND_STEP_USER:
         /* What its arguments span, once each (the kernel may read less). */
         for (int32_t i = 0; i < st->user.n_in + st->user.n_out; i++) {
@@ -192,5 +255,5 @@ void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_na
         }
         break;
     }
-    nd_profile_add(p, nd_step_category(st), name, seconds, bytes, flops);
+    nd_profile_add(p, nd_step_category(st), name, seconds, bytes, flops, local);
 }

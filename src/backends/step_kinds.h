@@ -60,8 +60,15 @@ void nd_step_label(const nd_step *st, char *buf, size_t cap);
 void nd_step_describe(const nd_step *st, char *buf, size_t cap);
 
 /* One step that took `seconds`, into the ND_PROFILE table: named after
- * kernel_name (NULL: nd_step_label), with the bytes it moves or the
- * arithmetic it does. */
-void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, double seconds);
+ * kernel_name (NULL: nd_step_label), after "value_name: " when the value
+ * it computes has a name (nd_set_name, a named scope; else NULL), with
+ * the unique bytes it moves (common/profile.h) or the arithmetic it does. */
+void nd_profile_add_step(nd_profile *p, const nd_step *st, const char *kernel_name, const char *value_name,
+                         double seconds);
+
+/* The bytes kernel k must move at least: each element of each slot it
+ * reads once, each element it writes once (what the benchmarks' floors
+ * count; common/profile.h). */
+double nd_kernel_unique_bytes(const nd_kernel *k);
 
 #endif

@@ -49,10 +49,12 @@ typedef struct {
     uint32_t err_gen_entry; /* err_gen when the outermost call began */
     const char *site_file;  /* its call site (ND_DEBUG_CALLSITES), or NULL */
     int32_t site_line;
+    uint32_t scope;         /* the innermost named scope's number (common/names.h),
+                               0 outside one: every node recorded takes it */
 } nd_api_thread_state;
 
 /* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr
- * call on every public call (the state is 40 bytes; glibc reserves static
+ * call on every public call (the state is 48 bytes; glibc reserves static
  * TLS space for libraries loaded later with dlopen). */
 extern _Thread_local nd_api_thread_state nd_api_tls
     __attribute__((visibility("hidden"), tls_model("initial-exec")));

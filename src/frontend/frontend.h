@@ -36,6 +36,11 @@
 
 /* Releases one reference (clearing the handle's scope slot when it dies). */
 void nd_fe_release(nd_array *a);
+/* " ('grid')" for an array whose data nd_set_name named, else "" (for
+ * messages; naming.c). */
+const char *nd_fe_name_note(const nd_array *a, char *buf, size_t cap);
+/* How many scopes this thread has open (scope.c). */
+int32_t nd_fe_scope_depth(void);
 
 /* Checks an array argument of a public function: 0 when usable, else -1
  * with the error set naming fn and the argument: NULL (keeps an earlier

@@ -130,16 +130,17 @@ int nd_fe_broadcast(const char *fn, int n, nd_array *const *in, int *ndim, int64
                 *o = d;
                 continue;
             }
-            char s1[200], s2[200];
+            char s1[200], s2[200], n1[220], n2[220];
             /* Name the first input that disagrees with the running shape. */
             int first = 0;
             for (int m = 0; m < k; m++)
                 if (in[m]->ndim >= in[first]->ndim) first = m;
             nd_error_set(ND_ERR_SHAPE,
-                         "%s: shapes %s and %s cannot be broadcast together (each dimension "
+                         "%s: shapes %s%s and %s%s cannot be broadcast together (each dimension "
                          "must match or be 1; reshape or view one operand)",
                          fn, nd_format_shape(s1, sizeof s1, in[first]->ndim, in[first]->shape),
-                         nd_format_shape(s2, sizeof s2, a->ndim, a->shape));
+                         nd_fe_name_note(in[first], n1, sizeof n1),
+                         nd_format_shape(s2, sizeof s2, a->ndim, a->shape), nd_fe_name_note(a, n2, sizeof n2));
             return -1;
         }
     }

@@ -14,6 +14,7 @@
 #include "common/env.h"
 #include "common/fault.h"
 #include "common/mem_count.h"
+#include "common/copy_bandwidth.h"
 #include "common/profile.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
@@ -127,6 +128,11 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
                             "ND_DUMP_DOT) cannot be written (%s); create it, or unset it",
                             c->dump_dot, strerror(errno));
     if (!c->trace && (s = getenv("ND_TRACE")) && *s) c->trace = s;
+    if (c->dump_dot_plan < 0 || c->dump_dot_plan > 1)
+        return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.dump_dot_plan = %d is invalid (use 0 or 1)",
+                            c->dump_dot_plan);
+    if (nd_env_int64("ND_DUMP_DOT_PLAN", 0, 1, 0, &v, &set)) return ND_ERR_ARG;
+    if (set && c->dump_dot_plan == 0) c->dump_dot_plan = (int)v;
 
     if (c->profile < 0 || c->profile > 1)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.profile = %d is invalid (use 0 or 1)",
@@ -307,12 +313,19 @@ nd_status nd_init(const nd_config *cfg) {
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
     if (st == ND_OK && c.cuda_stream) st = nd_runtime_attach_stream(be, c.cuda_stream);
+    /* ND_TRACE: a backend that runs whole plans writes its own (device
+     * times); for the others the executor writes each step's host times. */
+    FILE *trace = NULL;
+    if (st == ND_OK && c.trace && !be->run_plan && !(trace = nd_trace_open(c.trace)))
+        st = nd_error_set(ND_ERR_IO, "nd_init: cannot open ND_TRACE file '%s' for writing (%s)", c.trace,
+                          strerror(errno));
     if (st != ND_OK) {
         if (be) be->destroy(be);
         return st;
     }
     nd_plan_cache *cache = nd_plan_cache_new();
     if (!cache) {
+        nd_trace_close(trace);
         be->destroy(be);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory for the plan cache");
     }
@@ -325,6 +338,8 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.backend = be;
     nd_rt.sched.fusion = c.fusion == 1;
     nd_rt.sched.dump_dot_dir = c.dump_dot;
+    nd_rt.sched.dump_dot_plan = c.dump_dot_plan == 1;
+    nd_rt.sched.trace = trace;
     nd_rt.sched.cache = cache;
     nd_rt.sched.stats = &nd_rt.stats;
     nd_rt.sched.flush_index = 0;
@@ -428,9 +443,13 @@ void nd_shutdown(void) {
     nd_scheduler_release(&nd_rt.sched);
     nd_plan_cache_free(nd_rt.sched.cache);
     if (nd_rt.sched.profile) {
+        char how[96] = "";
+        double bw = nd_host_copy_bandwidth(how, sizeof how);
+        nd_profile_set_copy_bandwidth(nd_rt.sched.profile, bw, how);
         nd_profile_print(nd_rt.sched.profile, stderr, nd_rt.backend->name);
         nd_profile_free(nd_rt.sched.profile);
     }
+    nd_trace_close(nd_rt.sched.trace);
     nd_rt.backend->destroy(nd_rt.backend);
     /* Handles that outlive the runtime are freed plainly (max is 0 now). */
     nd_freelist_drain(&nd_rt.buffer_pool);

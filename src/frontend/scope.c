@@ -21,6 +21,7 @@
 
 #include "common/api_guard.h"
 #include "frontend/frontend.h"
+#include "frontend/naming.h"
 #include "common/alloc.h"
 
 typedef struct nd_scope_stack {
@@ -83,6 +84,7 @@ static void free_my_stack(void) {
     nd_scope_stack *s = my_scopes;
     if (!s) return;
     while (s->depth > 0) close_scope(s);
+    nd_fe_scope_names_closed(0);
     free(s->items);
     free(s->marks);
     free(s);
@@ -165,7 +167,10 @@ void nd_scope_end(void) {
         return;
     }
     close_scope(s);
+    nd_fe_scope_names_closed(s->depth);
 }
+
+int32_t nd_fe_scope_depth(void) { return my_scopes ? my_scopes->depth : 0; }
 
 nd_array *nd_keep(nd_array *a) {
     ND_API_GUARD();

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/freelist.h"
+#include "common/names.h"
 
 /* Set once by the runtime when it starts a backend: buffers release their
  * memory through it, so the graph layer needs no backend of its own. */
@@ -39,6 +40,7 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->nbytes = nbytes;
     b->dtype = dtype;
     b->dead = 0;
+    b->named = 0;
     for (int m = 0; m < ND_MAX_MEMORIES; m++) b->mem[m] = NULL;
     b->valid = 0;
     b->version = 0;
@@ -105,6 +107,7 @@ void nd_buffer_unref(nd_buffer *b) {
     if (b->twin) release_twin(b);
     if (b->writers != b->inline_writers) free(b->writers);
     nd_buffer_clear_failure(b);
+    if (b->named) nd_name_forget(b);
     nd_freelist_give(memory_hooks.buffers, b);
 }
 

@@ -77,6 +77,9 @@ typedef struct nd_buffer {
      * runtime keep the descriptor (nd_free releases it) but every op
      * rejects them (frontend, nd_fe_arg). */
     uint8_t dead;
+    /* The program named it (nd_set_name): its name is in common/names.h's
+     * table under its address, which it leaves when freed. */
+    uint8_t named;
     void *mem[ND_MAX_MEMORIES]; /* allocation per memory, NULL if none */
     uint32_t valid;             /* bit m: mem[m] holds the materialised version */
     uint32_t version;           /* latest recorded version */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/api_guard.h"
 #include "common/error.h"
 #include "common/user_kernel.h"
 
@@ -31,6 +32,7 @@ nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs) {
     n->kind = (uint8_t)kind;
     n->n_inputs = (uint8_t)n_inputs;
     n->inputs = n_inputs ? (nd_ref *)(n + 1) : NULL;
+    n->scope = nd_api_tls.scope; /* in padding: the node does not grow */
     g->nodes[g->n_nodes++] = n;
     return n;
 oom:

@@ -77,6 +77,7 @@ typedef struct nd_node {
     uint8_t n_inputs;
     uint8_t n_params;
     uint8_t pad;
+    uint32_t scope; /* named scope it was recorded in (common/names.h), 0 = none */
     int64_t shape[ND_MAX_DIMS]; /* output shape (STORE: region shape) */
     nd_buffer *out;             /* buffer written */
     uint32_t out_version;       /* version this node makes */

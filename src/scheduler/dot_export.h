@@ -12,4 +12,8 @@
  * Buffers must carry the walk numbering (b->slot) the plan was built with. */
 nd_status nd_graph_write_dot(const nd_graph *g, const nd_plan *plan, const char *path);
 
+/* The plan of g as Graphviz (dot_plan.c): one node per step, a cluster per
+ * stream, edges where a step uses what another wrote. */
+nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *path);
+
 #endif

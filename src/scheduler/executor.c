@@ -7,11 +7,13 @@
 #include "common/alloc.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "common/names.h"
 #include "common/profile.h"
 #include "backends/step_kinds.h"
 
@@ -37,6 +39,8 @@ struct nd_temp_pool {
     uint32_t cap_temps;
     nd_failure **poison;
     uint32_t cap_poison;
+    const char **step_names;
+    uint32_t cap_step_names;
 };
 
 struct nd_returned_block {
@@ -172,20 +176,35 @@ void nd_temp_pool_free(nd_scheduler_ctx *ctx) {
     free(tp->bytes);
     free(tp->temps);
     free(tp->poison);
+    free(tp->step_names);
     free(tp);
     ctx->temps = NULL;
 }
 
 /* The recording function of the value external slot `slot` gets last in
- * this flush (for messages), or NULL. */
+ * this flush (for messages), or NULL; with the value's name when it has
+ * one: "nd_assign (heat.c:40) for 'jacobi sweep/grid'" (interned, as a
+ * failed buffer keeps it). Asked only when something failed. */
 static const char *label_of(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot) {
     int32_t n = plan->slots[slot].last_writer;
-    return n >= 0 && walk->labels ? walk->labels[n] : NULL;
+    if (n < 0 || !walk->labels) return NULL;
+    const char *name = walk->names ? walk->names[n] : NULL;
+    if (!name) return walk->labels[n];
+    char text[400];
+    snprintf(text, sizeof text, "%s for '%s'", walk->labels[n] ? walk->labels[n] : "an operation", name);
+    const char *interned = nd_name_intern(text);
+    return interned ? interned : walk->labels[n];
 }
 
+/* Where external slot `slot` is, for a message about its value. */
+typedef struct {
+    const nd_plan *plan;
+    const nd_flush_walk *walk;
+    int32_t slot;
+} value_ref;
+
 /* Memory of buffer b in `memory`, allocated on first use. */
-static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out,
-                               const char *label) {
+static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out, value_ref v) {
     if (!b->mem[memory]) {
         const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
         nd_status st = alloc_or_release_and_retry(ctx, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
@@ -194,6 +213,7 @@ static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memo
              * the array read, which may be another one computed from it. */
             char cause[700];
             snprintf(cause, sizeof cause, "%s", nd_last_error());
+            const char *label = label_of(v.plan, v.walk, v.slot);
             return nd_error_set(st, "%s, for the value of %s", cause, label ? label : "an operation");
         }
         if (t0 > 0) nd_logf(3, "executor: array of %zu bytes allocated in %.1f us", b->nbytes, nd_log_clock_us() - t0);
@@ -243,7 +263,7 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     if (bs->ptrs[slot]) return ND_OK;
     if (s->role == ND_SLOT_EXTERNAL)
         return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot],
-                             label_of(plan, walk, slot));
+                             (value_ref){plan, walk, slot});
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
@@ -280,7 +300,7 @@ static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_
         return ND_OK;
     }
     void *base = NULL;
-    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base, label_of(plan, walk, c->src_slot));
+    nd_status rc = buffer_memory(ctx, b, c->dst_memory, &base, (value_ref){plan, walk, c->src_slot});
     *dst = base ? (char *)base + c->dst_offset : NULL;
     return rc;
 }
@@ -376,7 +396,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
             ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
         else if (sl->role == ND_SLOT_EXTERNAL)
             rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s],
-                               label_of(plan, walk, s));
+                               (value_ref){plan, walk, s});
         else if (sl->role == ND_SLOT_TWIN)
             rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else
@@ -389,8 +409,20 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         rc = copy_ends(ctx, plan, walk, bs, st, &copy_dst[i], &src);
         copy_src[i] = (void *)src;
     }
+    /* The names of what the steps compute, when the program names things
+     * (NVTX ranges, profile rows and trace events of backends that run
+     * whole plans). */
+    const char **names = NULL;
+    if (rc == ND_OK && walk->names) {
+        struct nd_temp_pool *tp = pool_of(ctx);
+        if (tp && nd_grow((void **)&tp->step_names, &tp->cap_step_names, (uint32_t)n_steps + 1,
+                          sizeof *tp->step_names)) {
+            names = tp->step_names;
+            for (int32_t i = 0; i < n_steps; i++) names[i] = nd_flush_walk_step_name(walk, &plan->steps[i]);
+        }
+    }
     if (rc == ND_OK) {
-        nd_bound_plan bound = {ptrs, copy_dst, (const void *const *)copy_src, walk->params};
+        nd_bound_plan bound = {ptrs, copy_dst, (const void *const *)copy_src, walk->params, names};
         *launched = 1;
         rc = be->run_plan(be, (nd_plan *)plan, &bound);
         for (int32_t i = 0; i < n_steps; i++) count_step(ctx->stats, &plan->steps[i]);
@@ -535,15 +567,21 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
 /* Runs the steps in order, skipping those a failure reaches (above). */
 static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
     nd_failure *first = NULL;
+    const int timed = ctx->profile || ctx->trace;
+    if (ctx->trace) ctx->trace_flushes++;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
         nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
         nd_failure *made = NULL;
         if (!cause) {
-            double t0 = ctx->profile ? nd_log_clock_us() : 0;
+            double t0 = timed ? nd_log_clock_us() : 0;
             nd_status rc = run_step(ctx, plan, walk, bs, i);
-            if (ctx->profile && rc == ND_OK)
-                nd_profile_add_step(ctx->profile, st, NULL, (nd_log_clock_us() - t0) * 1e-6);
+            if (timed && rc == ND_OK) {
+                double us = nd_log_clock_us() - t0;
+                const char *value = nd_flush_walk_step_name(walk, st);
+                if (ctx->profile) nd_profile_add_step(ctx->profile, st, NULL, value, us * 1e-6);
+                if (ctx->trace) nd_trace_step(ctx, st, i, value, t0, us);
+            }
             if (rc != ND_OK) {
                 cause = made = nd_failure_new(rc, nd_last_error());
                 if (!first) {

@@ -5,6 +5,7 @@
 #include "common/grow.h"
 
 #include "common/hash.h"
+#include "common/names.h"
 #include "common/ufunc_loop.h"
 
 /* The hash is one long chain of dependent multiplies, so each node's
@@ -103,12 +104,21 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
     if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base) ||
         !nd_grow((void **)&w->labels, &w->cap_labels, g->n_nodes + 1, sizeof *w->labels))
         return ND_ERR_OOM;
+    const int named = nd_names_in_use();
+    if (!named) {
+        free(w->names);
+        w->names = NULL;
+        w->cap_names = 0;
+    } else if (!nd_grow((void **)&w->names, &w->cap_names, g->n_nodes + 1, sizeof *w->names)) {
+        return ND_ERR_OOM;
+    }
     uint64_t h = nd_hash_u64(ND_HASH_SEED, g->n_nodes);
     int ok = 1;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const nd_node *n = g->nodes[i];
         w->param_base[i] = w->n_params;
         w->labels[i] = n->label;
+        if (named) w->names[i] = nd_node_name(n);
         uint32_t nconst = 0;
         for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
         if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + nconst,
@@ -130,7 +140,19 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
 void nd_flush_walk_free(nd_flush_walk *w) {
     free(w->buffers);
     free(w->labels);
+    free(w->names);
     free(w->params);
     free(w->param_base);
     *w = (nd_flush_walk){0};
+}
+
+const char *nd_flush_walk_step_name(const nd_flush_walk *w, const nd_step *st) {
+    if (!w->names) return NULL;
+    int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
+    return n >= 0 ? w->names[n] : NULL;
+}
+
+const char *nd_node_name(const nd_node *n) {
+    if (!nd_names_in_use()) return NULL;
+    return nd_name_join(n->scope, n->out && n->out->named ? nd_name_bound(n->out) : NULL);
 }

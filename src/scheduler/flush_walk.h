@@ -6,6 +6,7 @@
 #ifndef ND_SCHEDULER_FLUSH_WALK_H
 #define ND_SCHEDULER_FLUSH_WALK_H
 
+#include "backends/plan.h"
 #include "graph/graph.h"
 
 typedef struct {
@@ -21,7 +22,18 @@ typedef struct {
      * the executor could not compute (the graph is gone by then). */
     const char **labels;
     uint32_t cap_labels;
+    /* Per node, when the program names things (common/names.h; else
+     * NULL): what its value is called, "jacobi sweep/grid", or NULL. For
+     * dumps, profiles, traces, NVTX ranges and messages. */
+    const char **names;
+    uint32_t cap_names;
 } nd_flush_walk;
+
+/* What node n's value is called: its named scope and its buffer's name
+ * ("jacobi sweep/grid"), or NULL. */
+const char *nd_node_name(const nd_node *n);
+/* The name of what step st computes (its last node's), or NULL. */
+const char *nd_flush_walk_step_name(const nd_flush_walk *w, const nd_step *st);
 
 /* Fills w from g (reusing w's arrays). Returns ND_OK or ND_ERR_OOM. */
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp);

@@ -32,11 +32,12 @@ void nd_scheduler_release(nd_scheduler_ctx *ctx) {
 
 /* The plan for g: from the cache when its structure was seen before. */
 static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, int use_cache,
-                          nd_plan **out, int *owned) {
+                          nd_plan **out, int *owned, uint8_t *hit) {
     nd_status rc = nd_flush_walk_run(w, g, ++ctx->walk_stamp);
     if (rc != ND_OK) return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
     *owned = 0;
     nd_plan *p = ctx->cache ? nd_plan_cache_find(ctx->cache, w->key) : NULL;
+    *hit = p != NULL;
     if (p) {
         if (use_cache && ctx->stats) ctx->stats->plan_cache_hits++;
         *out = p;
@@ -185,8 +186,9 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
     }
     nd_plan *plan = NULL;
     int owned = 0;
+    const double t0 = ctx->progress_fn || nd_log_enabled(2) ? nd_log_clock_us() : 0;
     nd_status rc = find_tainted(ctx, g, job);
-    if (rc == ND_OK) rc = plan_for(ctx, g, w, 1, &plan, &owned);
+    if (rc == ND_OK) rc = plan_for(ctx, g, w, 1, &plan, &owned, &job->cache_hit);
     if (rc == ND_OK) rc = mark_twins(plan, g, w);
     if (rc != ND_OK) {
         if (owned) nd_plan_free(plan);
@@ -209,7 +211,14 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
                  (unsigned long long)ctx->flush_index);
         if (nd_graph_write_dot(g, plan, path) != ND_OK)
             nd_logf(1, "ND_DUMP_DOT: could not write %s", path);
+        snprintf(path, sizeof path, "%s/flush-%06llu-plan.dot", ctx->dump_dot_dir,
+                 (unsigned long long)ctx->flush_index);
+        if (ctx->dump_dot_plan && nd_plan_write_dot(g, plan, path) != ND_OK)
+            nd_logf(1, "ND_DUMP_DOT: could not write %s", path);
     }
+    job->n_nodes = g->n_nodes;
+    job->planned_us = t0 > 0 ? nd_log_clock_us() - t0 : 0;
+    __atomic_add_fetch(&ctx->flushes_submitted, 1, __ATOMIC_RELAXED);
     /* The graph goes now (the next batch records into it); the walk's
      * buffers stay alive until the plan has run. */
     for (uint32_t i = 0; i < w->n_buffers; i++) nd_buffer_ref(w->buffers[i]);
@@ -225,13 +234,19 @@ nd_status nd_scheduler_execute(nd_scheduler_ctx *ctx, nd_flush_job *job) {
     nd_flush_walk *w = &ctx->walk->w;
     nd_backend *be = ctx->backend;
     if (be->range_push) {
-        char name[96];
-        snprintf(name, sizeof name, "nd flush %llu: %d steps", (unsigned long long)job->flush_index,
-                 job->plan->n_steps);
+        /* Named after the first thing in it the program named. */
+        const char *named = NULL;
+        for (int32_t i = 0; i < job->plan->n_steps && w->names && !named; i++)
+            named = nd_flush_walk_step_name(w, &job->plan->steps[i]);
+        char name[160];
+        snprintf(name, sizeof name, "nd flush %llu%s%s%s: %d steps", (unsigned long long)job->flush_index,
+                 named ? " (" : "", named ? named : "", named ? ")" : "", job->plan->n_steps);
         be->range_push(be, name);
     }
+    const double t0 = ctx->progress_fn || nd_log_enabled(2) ? nd_log_clock_us() : 0;
     nd_status rc = nd_execute_plan(ctx, job->plan, w);
     if (be->range_pop) be->range_pop(be);
+    nd_flush_report(ctx, job, w, t0 > 0 ? nd_log_clock_us() - t0 : 0, rc);
     return rc;
 }
 
@@ -258,9 +273,23 @@ nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *
     if (!w) return nd_error_set(ND_ERR_OOM, "nd_graph_dump_dot: out of host memory");
     nd_plan *plan = NULL;
     int owned = 0;
-    nd_status rc = plan_for(ctx, g, w, 0, &plan, &owned);
+    uint8_t hit = 0;
+    nd_status rc = plan_for(ctx, g, w, 0, &plan, &owned, &hit);
     if (rc != ND_OK) return rc;
     rc = nd_graph_write_dot(g, plan, path);
+    if (owned) nd_plan_free(plan);
+    return rc;
+}
+
+nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path) {
+    nd_flush_walk *w = walk_of(ctx);
+    if (!w) return nd_error_set(ND_ERR_OOM, "nd_plan_dump_dot: out of host memory");
+    nd_plan *plan = NULL;
+    int owned = 0;
+    uint8_t hit = 0;
+    nd_status rc = plan_for(ctx, g, w, 0, &plan, &owned, &hit);
+    if (rc != ND_OK) return rc;
+    rc = nd_plan_write_dot(g, plan, path);
     if (owned) nd_plan_free(plan);
     return rc;
 }

@@ -5,6 +5,8 @@
 #ifndef ND_SCHEDULER_SCHEDULER_H
 #define ND_SCHEDULER_SCHEDULER_H
 
+#include <stdio.h>
+
 #include "backends/backend.h"
 #include "graph/graph.h"
 
@@ -15,11 +17,16 @@ typedef struct {
     int fusion;         /* 0: one kernel per node (ND_FUSION=0) */
     size_t chunk_bytes; /* host arrays of 2+ chunks stream through the device (0: never) */
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
+    int dump_dot_plan;  /* also the plan of each flush, flush-N-plan.dot */
     nd_plan_cache *cache;
     nd_stats *stats;    /* counters to update */
     /* ND_PROFILE for backends without run_plan: the executor times each
      * step (those backends run steps synchronously). NULL = off. */
     struct nd_profile *profile;
+    /* ND_TRACE for the same backends: the executor writes each step's
+     * start and duration (flush_report.c's nd_trace_step). NULL = off. */
+    FILE *trace;
+    uint64_t trace_flushes;
     uint64_t flush_index;
     /* Owned by the scheduler (zero-initialise; freed by nd_scheduler_release). */
     struct nd_flush_walk_state *walk;
@@ -28,6 +35,13 @@ typedef struct {
      * moved into `temps` by the executor: a lock-free stack. */
     struct nd_returned_block *returned;
     uint64_t walk_stamp;
+    /* ND_LOG=2's line per flush and the progress callback
+     * (flush_report.c). flushes_submitted is counted by submit, the run
+     * counts by execute, on another thread: atomics. */
+    uint64_t flushes_submitted, flushes_run, nodes_run;
+    nd_progress_fn progress_fn; /* set with no flush in flight */
+    void *progress_ctx;
+    double progress_every_us, progress_last_us, progress_start_us;
 } nd_scheduler_ctx;
 
 /* Frees what the scheduler keeps between flushes (walk arrays, cached
@@ -63,6 +77,9 @@ typedef struct {
     uint64_t flush_index;
     nd_flush_taint *tainted; /* applied and freed by nd_scheduler_finish */
     uint32_t n_tainted;
+    uint32_t n_nodes;  /* nodes recorded into it */
+    uint8_t cache_hit; /* its plan came from the plan cache */
+    double planned_us; /* walking and planning it took (ND_LOG=2) */
 } nd_flush_job;
 
 /* The two halves of a flush, so that running can happen on another thread
@@ -88,6 +105,23 @@ nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g);
 /* Writes the pending graph, as it would be planned, as Graphviz. Runs
  * nothing and leaves the graph pending. */
 nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path);
+/* The same for the plan: its steps, streams and data edges. */
+nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path);
+
+/* After a job ran (flush_report.c): counts it, writes ND_LOG=2's line for
+ * it, and calls the progress callback when it is due. */
+/* ND_TRACE's Chrome trace file for the executor (NULL and errno when it
+ * cannot be opened); closing writes its end (NULL: nothing). */
+FILE *nd_trace_open(const char *path);
+void nd_trace_close(FILE *f);
+/* One step that ran from start_us for dur_us (host clock, nd_log_clock_us):
+ * named "value: label" when its value is named. */
+void nd_trace_step(nd_scheduler_ctx *ctx, const nd_step *st, int32_t index, const char *value, double start_us,
+                   double dur_us);
+
+/* walk: the job's nd_flush_walk (flush_walk.h). */
+void nd_flush_report(nd_scheduler_ctx *ctx, const nd_flush_job *job, const void *walk, double run_us,
+                     nd_status rc);
 
 /* Makes the buffer's materialised value valid in `memory` (copying from a
  * memory that holds it). For reads by the host. */

@@ -629,6 +629,41 @@ static nd_status cu_synchronize(nd_backend *be) {
     return ND_OK;
 }
 
+/* ND_PROFILE's reference: the device-to-device copy bandwidth, (read +
+ * write) bytes per second of a 256 MiB cudaMemcpyAsync, the median of five
+ * (as bench/gpu_suite.c measures its floors); 0 if it cannot be measured. */
+static double device_copy_bandwidth(nd_cuda *cu, char *how, size_t cap) {
+    const size_t bytes = (size_t)256 << 20;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double bw = 0;
+    float ms[5];
+    int ok = cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess &&
+             cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess &&
+             cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, cu->stream) == cudaSuccess;
+    for (int r = 0; r < 5 && ok; r++)
+        ok = cudaEventRecord(e0, cu->stream) == cudaSuccess &&
+             cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, cu->stream) == cudaSuccess &&
+             cudaEventRecord(e1, cu->stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+             cudaEventElapsedTime(&ms[r], e0, e1) == cudaSuccess;
+    if (ok) {
+        for (int i = 1; i < 5; i++)
+            for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+                float t = ms[j];
+                ms[j] = ms[j - 1];
+                ms[j - 1] = t;
+            }
+        bw = ms[2] > 0 ? 2.0 * (double)bytes / (ms[2] * 1e-3) : 0;
+        snprintf(how, cap, "device-to-device cudaMemcpy of 256 MiB");
+    }
+    (void)cudaGetLastError();
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (a) cudaFree(a);
+    if (b) cudaFree(b);
+    return bw;
+}
+
 static void cu_destroy(nd_backend *be) {
     if (!be) return;
     nd_cuda *cu = impl(be);
@@ -639,6 +674,9 @@ static void cu_destroy(nd_backend *be) {
         nd_cuda_plan_states_release_all(cu);
         pinned_destroy(cu);
         if (cu->profile) {
+            char how[96] = "";
+            double bw = device_copy_bandwidth(cu, how, sizeof how);
+            nd_profile_set_copy_bandwidth(cu->profile, bw, how);
             nd_profile_print(cu->profile, stderr, "cuda");
             nd_profile_free(cu->profile);
         }

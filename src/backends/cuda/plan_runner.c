@@ -231,6 +231,8 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
     return ND_OK;
 }
 
+static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, int32_t i, char *buf, size_t cap);
+
 /* Every step of the plan, forked from and joined back to the main stream. */
 static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
                             int timed) {
@@ -248,7 +250,18 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
+        /* A step whose value the program named is an NVTX range of that
+         * name, so Nsight Systems shows the program's names over its
+         * launches (ranges are not captured into CUDA graphs: a replay
+         * shows the flush's range only). */
+        const char *value = bound->step_names ? bound->step_names[i] : NULL;
+        if (value) {
+            char range[160], label[112];
+            snprintf(range, sizeof range, "%s: %s", value, step_name(ps, st, i, label, sizeof label));
+            ND_NVTX_PUSH(range);
+        }
         failed = issue_step(be, ps, plan, bound, i, stream);
+        if (value) ND_NVTX_POP();
         /* A step that cannot be issued (a failed compile, no memory for
          * its partials) ends the plan; the steps issued on other streams
          * are still joined back below, so that the plan's temporaries,
@@ -410,7 +423,7 @@ static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, in
 }
 
 /* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events. */
-static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan) {
+static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan, const char *const *step_names) {
     nd_cuda *cu = ps->cu;
     if (cudaStreamSynchronize(cu->stream) != cudaSuccess) return;
     cu->trace_flush++;
@@ -424,13 +437,14 @@ static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan) {
         }
         char buf[112];
         const char *name = step_name(ps, st, i, buf, sizeof buf);
-        if (cu->profile) nd_profile_add_step(cu->profile, st, name, ms * 1e-3);
+        const char *value = step_names ? step_names[i] : NULL;
+        if (cu->profile) nd_profile_add_step(cu->profile, st, name, value, ms * 1e-3);
         if (cu->trace)
             fprintf(cu->trace,
-                    "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                    "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                     "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
-                    name, nd_profile_kind_name(nd_step_category(st)), st->stream,
-                    start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
+                    value ? value : "", value ? ": " : "", name, nd_profile_kind_name(nd_step_category(st)),
+                    st->stream, start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
     }
 }
 
@@ -479,6 +493,6 @@ nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_
         nd_clear_error();
     }
     s = issue_plan(be, ps, plan, bound, timed);
-    if (s == ND_OK && timed) record_times(ps, plan);
+    if (s == ND_OK && timed) record_times(ps, plan, bound->step_names);
     return s;
 }

@@ -1,0 +1,176 @@
+/* The plan as Graphviz: what will run rather than what was recorded. One
+ * node per step (kernel, library call, copy, user kernel) labelled with
+ * what it computes, its iteration space and the unique bytes it moves; one
+ * cluster per stream; an edge where a step reads or overwrites what an
+ * earlier one wrote (labelled with the buffer), drawn bold red when the
+ * two are on different streams (an event wait). A plan whose steps repeat
+ * (a loop's kernels) is drawn with one copy of them, framed "x50", as the
+ * graph view is (dot_fold.h). */
+#include "scheduler/dot_export.h"
+#include "common/alloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/step_kinds.h"
+#include "common/error.h"
+#include "common/hash.h"
+#include "common/names.h"
+#include "scheduler/dot_fold.h"
+#include "scheduler/flush_walk.h"
+
+static const char *const STREAM_NAMES[ND_PLAN_STREAMS] = {"compute 0", "compute 1", "compute 2", "compute 3",
+                                                          "host->device", "device->host"};
+static const char *const STREAM_FILL[ND_PLAN_STREAMS] = {"#f7fbff", "#fcfbfd", "#fff5eb", "#fde0ef",
+                                                         "#fff5eb", "#f7fcf5"};
+
+static const char *step_value_name(const nd_graph *g, const nd_step *st) {
+    int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
+    return n >= 0 && (uint32_t)n < g->n_nodes ? nd_node_name(g->nodes[n]) : NULL;
+}
+
+static uint64_t step_sig(const nd_step *st) {
+    char label[112];
+    nd_step_label(st, label, sizeof label);
+    return nd_hash_bytes(nd_hash_u64(ND_HASH_SEED, (uint64_t)st->kind << 8 | (uint64_t)st->stream), label,
+                         strlen(label));
+}
+
+typedef struct {
+    const nd_plan *plan;
+    const uint64_t *sig;
+} fold_ctx;
+
+static int steps_repeat(int32_t i, int32_t j, int32_t p, void *vctx) {
+    (void)p;
+    const fold_ctx *c = vctx;
+    return c->sig[i] == c->sig[j] && nd_step_n_accesses(&c->plan->steps[i]) == nd_step_n_accesses(&c->plan->steps[j]);
+}
+
+static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t s) {
+    const nd_step *st = &plan->steps[s];
+    char label[112], more[320] = "", bytes[32];
+    nd_step_label(st, label, sizeof label);
+    const char *name = step_value_name(g, st);
+    const char *shape = "box", *fill = "#deebf7";
+    switch (st->kind) {
+    case ND_STEP_KERNEL: {
+        char shp[200];
+        nd_format_shape(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
+        nd_profile_bytes_text(bytes, sizeof bytes, nd_kernel_unique_bytes(st->kernel));
+        snprintf(more, sizeof more, "space %s, %d ops\\nmoves %s", shp, st->kernel->n_insts, bytes);
+        break;
+    }
+    case ND_STEP_MATMUL: fill = "#c7e9c0"; break;
+    case ND_STEP_COPY:
+        shape = "cds";
+        fill = "#fdae6b";
+        nd_profile_bytes_text(bytes, sizeof bytes, (double)st->copy.bytes);
+        snprintf(more, sizeof more, "buffer b%d, %s", st->copy.src_slot, bytes);
+        break;
+    case ND_STEP_USER: fill = "#fdd0a2"; break;
+    }
+    fprintf(f, "    s%d [label=\"%s%s%s %d: %s%s%s\", shape=%s, fillcolor=\"%s\"];\n", s, name ? name : "",
+            name ? "\\n" : "", nd_step_kinds[st->kind].name, s, label, more[0] ? "\\n" : "", more, shape, fill);
+}
+
+nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return nd_error_set(ND_ERR_IO, "nd_plan_dump_dot: cannot open '%s' for writing", path);
+    nd_fold fo = {0, 0, 0};
+    uint64_t *sig = plan->n_steps >= 6 ? nd_malloc(sizeof *sig * (size_t)plan->n_steps) : NULL;
+    if (sig) {
+        for (int32_t i = 0; i < plan->n_steps; i++) sig[i] = step_sig(&plan->steps[i]);
+        fold_ctx c = {plan, sig};
+        fo = nd_fold_find(plan->n_steps, sig, steps_repeat, &c, 2);
+        free(sig);
+    }
+    fprintf(f, "digraph nd_plan {\n  rankdir=TB; newrank=true;\n");
+    fprintf(f, "  node [style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n");
+    fprintf(f, "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n");
+    fprintf(f, "  label=\"plan: %d step%s on %d stream%s%s\"; labelloc=t; fontname=\"Helvetica\";\n", plan->n_steps,
+            plan->n_steps == 1 ? "" : "s", plan->n_streams_used, plan->n_streams_used == 1 ? "" : "s",
+            fo.reps ? " (a repeated run of steps drawn once)" : "");
+    /* One cluster per stream; inside it, the loop's copy of its steps. */
+    for (int32_t t = 0; t < ND_PLAN_STREAMS; t++) {
+        int any = 0;
+        for (int32_t s = 0; s < plan->n_steps && !any; s++) any = plan->steps[s].stream == t;
+        if (!any) continue;
+        fprintf(f,
+                "  subgraph cluster_stream%d {\n    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
+                "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n",
+                t, t, STREAM_NAMES[t], STREAM_FILL[t]);
+        int open_loop = 0;
+        for (int32_t s = 0; s < plan->n_steps; s++) {
+            if (plan->steps[s].stream != t || nd_fold_rep(&fo, s) != s) continue;
+            int body = fo.reps && nd_fold_in_body(&fo, s);
+            if (body && !open_loop) {
+                fprintf(f,
+                        "    subgraph cluster_loop%d {\n    label=\"repeated x%d\"; style=\"rounded,bold\"; "
+                        "color=\"#3182bd\"; fontcolor=\"#3182bd\"; fontname=\"Helvetica-Bold\"; fontsize=14;\n",
+                        t, fo.reps);
+                open_loop = 1;
+            } else if (!body && open_loop) {
+                fprintf(f, "    }\n");
+                open_loop = 0;
+            }
+            write_step(f, g, plan, s);
+        }
+        if (open_loop) fprintf(f, "    }\n");
+        fprintf(f, "  }\n");
+    }
+    /* Data edges: the last earlier writer of each slot a step touches. */
+    int32_t *writer = nd_malloc(sizeof *writer * ((size_t)plan->n_slots + 1));
+    uint64_t *drawn_edges = nd_calloc(4096, sizeof *drawn_edges);
+    if (writer) {
+        for (int32_t i = 0; i < plan->n_slots; i++) writer[i] = -1;
+        for (int32_t s = 0; s < plan->n_steps; s++) {
+            const nd_step *st = &plan->steps[s];
+            for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+                nd_step_access a = nd_step_access_at(st, j, plan->memory);
+                int32_t w = a.slot >= 0 && a.slot < plan->n_slots ? writer[a.slot] : -1;
+                if (w < 0) continue;
+                int32_t rw = nd_fold_rep(&fo, w), rs = nd_fold_rep(&fo, s);
+                int carried = fo.reps && nd_fold_copy(&fo, w) < nd_fold_copy(&fo, s) && nd_fold_copy(&fo, w) >= 0 &&
+                              nd_fold_copy(&fo, s) < fo.reps;
+                int cross = plan->steps[w].stream != st->stream;
+                uint64_t key = nd_hash_u64(nd_hash_u64(ND_HASH_SEED, (uint64_t)rw << 32 | (uint32_t)rs),
+                                           (uint64_t)a.slot << 1 | (uint64_t)carried) | 1;
+                /* A small table of edges drawn; when it is full, edges repeat. */
+                size_t h = (size_t)key & 4095;
+                int fresh = 1;
+                for (size_t probe = 0; drawn_edges && probe < 4096; probe++, h = (h + 1) & 4095) {
+                    if (drawn_edges[h] == key) {
+                        fresh = 0;
+                        break;
+                    }
+                    if (!drawn_edges[h]) {
+                        drawn_edges[h] = key;
+                        break;
+                    }
+                }
+                if (!fresh || rw == rs) continue;
+                fprintf(f, "  s%d -> s%d [label=\"b%d\"%s%s];\n", rw, rs, a.slot,
+                        cross ? ", color=\"#cb181d\", penwidth=2, fontcolor=\"#cb181d\"" : "",
+                        carried ? ", style=dashed, constraint=false" : "");
+            }
+            for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+                nd_step_access a = nd_step_access_at(st, j, plan->memory);
+                if ((a.mode & ND_ACCESS_WRITE) && a.slot >= 0 && a.slot < plan->n_slots) writer[a.slot] = s;
+            }
+        }
+    }
+    free(writer);
+    free(drawn_edges);
+    fprintf(f, "  legend [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label=\"legend\\l"
+               "blue box: a generated kernel (name, step, iteration\\l   space, ops, unique bytes it moves)\\l"
+               "green box: a library call (cuBLAS, BLAS)\\l"
+               "orange arrow: a copy\\l"
+               "edge: reads or overwrites what the other wrote\\l   (buffer bN); red: across streams (an event)\\l"
+               "bold blue frame: steps repeated, drawn once\\l"
+               "dashed edge: into the next repetition\\l\"];\n}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return nd_error_set(ND_ERR_IO, "nd_plan_dump_dot: error while writing '%s'", path);
+    return ND_OK;
+}
