@@ -70,7 +70,7 @@ typedef struct nd_node {
     uint8_t ndim;
     uint8_t n_inputs;
     uint8_t n_params;
-    uint8_t pad;
+    uint8_t flags;  /* ND_NODE_RECIPE_KEPT, ND_NODE_VALUE_NEEDED (0 while recording) */
     int64_t shape[ND_MAX_DIMS]; /* output shape (STORE: region shape) */
     nd_buffer *out;             /* buffer written */
     uint32_t out_version;       /* version this node makes */
@@ -91,6 +91,24 @@ typedef struct nd_node {
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
+
+/* Flags of the nodes of a flush that a read split off the pending graph
+ * (graph/read_split.h); a flush of the whole graph sets none.
+ * ND_NODE_RECIPE_KEPT: a copy of the node stays pending, so its value need
+ * not be written now even though a handle sees it (it is computed inside
+ * its consumers, and again when it is read). ND_NODE_VALUE_NEEDED: a node
+ * that stays pending reads the value from memory, so it is written even
+ * though no handle sees it. */
+enum { ND_NODE_RECIPE_KEPT = 1, ND_NODE_VALUE_NEEDED = 2 };
+
+/* Whether the flush must leave n's value in its buffer because something
+ * after the flush reads it: a handle sees that version (it is the latest),
+ * or a node that stays pending reads it. */
+static inline int nd_node_value_wanted(const nd_node *n) {
+    if (n->flags & ND_NODE_RECIPE_KEPT) return 0;
+    return (n->flags & ND_NODE_VALUE_NEEDED) ||
+           (nd_buffer_visible(n->out) && n->out_version == n->out->version);
+}
 
 const char *nd_node_kind_label(nd_node_kind k);
 

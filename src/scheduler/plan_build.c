@@ -100,7 +100,7 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         const nd_node *p = g->nodes[i];
         /* A value a handle can see, or one a later store modifies in place,
          * must exist in its own buffer. */
-        inl[i] = fusion && live[i] && is_elementwise(p) && !nd_buffer_visible(p->out) &&
+        inl[i] = fusion && live[i] && is_elementwise(p) && !nd_node_value_wanted(p) &&
                  p->out_version == p->out->version;
     }
     if (!valid_until || !exec_max || !seen || !stack) {
