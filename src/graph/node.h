@@ -98,8 +98,11 @@ typedef struct nd_node {
  * not be written now even though a handle sees it (it is computed inside
  * its consumers, and again when it is read). ND_NODE_VALUE_NEEDED: a node
  * that stays pending reads the value from memory, so it is written even
- * though no handle sees it. */
-enum { ND_NODE_RECIPE_KEPT = 1, ND_NODE_VALUE_NEEDED = 2 };
+ * though no handle sees it. ND_NODE_READ_LATER (with RECIPE_KEPT): a node
+ * that stays pending reads the value, so the recipe runs again there
+ * unless this flush writes the value after all (the planner counts that
+ * use: scheduler/shared_values.c). */
+enum { ND_NODE_RECIPE_KEPT = 1, ND_NODE_VALUE_NEEDED = 2, ND_NODE_READ_LATER = 4 };
 
 /* Whether the flush must leave n's value in its buffer because something
  * after the flush reads it: a handle sees that version (it is the latest),

@@ -68,7 +68,7 @@ uint32_t nd_graph_read_fates(const nd_graph *g, const nd_buffer *target, uint8_t
             int wanted = later || (nd_buffer_visible(nd->out) && nd->out_version == nd->out->version);
             recipe = wanted && !war && recipe_kind(nd) && nd->out != target && !nd->out->borrow &&
                      nd->out_version == nd->out->version;
-            fate[i] = recipe ? ND_FATE_BOTH : ND_FATE_NOW | (later ? ND_FATE_VALUE_NEEDED : 0);
+            fate[i] = (uint8_t)((recipe ? ND_FATE_BOTH : ND_FATE_NOW) | (later ? ND_FATE_VALUE_NEEDED : 0));
         }
         stays += (fate[i] & ND_FATE_STAYS) != 0;
         for (int k = 0; k < n_reads(nd); k++) {
@@ -147,8 +147,11 @@ nd_status nd_graph_split(nd_graph *g, const uint8_t *fate, nd_graph *later, uint
         nd_node *nd = g->nodes[i];
         if (fate[i] & ND_FATE_RUNS) {
             nd->index = m;
-            nd->flags = (uint8_t)((fate[i] == ND_FATE_BOTH ? ND_NODE_RECIPE_KEPT : 0) |
-                                  ((fate[i] & ND_FATE_VALUE_NEEDED) ? ND_NODE_VALUE_NEEDED : 0));
+            int needed = (fate[i] & ND_FATE_VALUE_NEEDED) != 0;
+            if (fate[i] & ND_FATE_STAYS)
+                nd->flags = (uint8_t)(ND_NODE_RECIPE_KEPT | (needed ? ND_NODE_READ_LATER : 0));
+            else
+                nd->flags = needed ? ND_NODE_VALUE_NEEDED : 0;
             g->nodes[m++] = nd;
         } else if (fate[i] == ND_FATE_DROP) {
             unref_node(nd);

@@ -26,6 +26,7 @@ enum {
 #define ND_FATE_STAYS 1u /* bit: LATER or BOTH */
 #define ND_FATE_RUNS 2u  /* bit: NOW or BOTH */
 #define ND_FATE_VALUE_NEEDED 4u /* with RUNS: a node that stays reads its value */
+#define ND_FATE_MASK 3u         /* the fate itself, without VALUE_NEEDED */
 
 /* Decides the fate of every node of g for a read of `target`'s latest
  * version (fate: g->n_nodes bytes; live: as many, scratch). Returns how

@@ -15,6 +15,7 @@
 #include "backends/step_kinds.h"
 #include "scheduler/chunking.h"
 #include "scheduler/kernel_builder.h"
+#include "scheduler/shared_values.h"
 #include "scheduler/store_chains.h"
 #include "scheduler/stream_assign.h"
 
@@ -151,6 +152,9 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
                 changed = 1;
             }
         }
+        /* Once the rest is settled: a value several kernels would compute,
+         * one of them a library call's operand, is written once. */
+        if (!changed && fusion) changed = nd_materialise_shared_operands(g, live, inl);
     }
 done:
     free(valid_until);
