@@ -129,7 +129,7 @@ run() {
     # its cheap workloads first, so a budget that runs out cuts the stencil
     # rather than everything.
     step numpy 600 "$python" bench/peers/numpy_suite.py $small --runs "$runs" \
-        small_ops small_stencil sum matmul_chain dot chain black_scholes pi stencil
+        small_ops small_stencil sum matmul_chain dot scope_read shared_matmul chain black_scholes pi stencil
 
     echo "== report" | tee -a "$log"
     "$python" bench/suite_report.py --out "$prefix" --date "$date" --device "$device" \

@@ -110,6 +110,10 @@ def main():
             "dot": (seeded, redraw(cp.float64, 2, sz["dot_n"]), dot_run),
             "small_ops": (ops_in, same, sc.small_ops_loop(sz, lambda x: sc.small_ops_step(cp, x))),
             "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
+            "scope_read": (plain_inputs((sz["scope_n"], -2, 2), (sz["scope_n"], -2, 2)), same,
+                           lambda x, y: sc.scope_read(cp, x, y)),
+            "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
+                              sc.shared_matmul),
         },
         "cupy-fuse": {
             "chain": (chain_in, same, fused_chain),

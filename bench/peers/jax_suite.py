@@ -94,6 +94,12 @@ def main():
         D = jnp.matmul(A, B, precision=lax.Precision.HIGHEST) + C
         return (jnp.sin(D) + jnp.cos(D)).sum(1)
 
+    @jax.jit
+    def shared_run(x, w1, w2):
+        z = (x - x.mean(0, keepdims=True)) / x.std(0, keepdims=True)
+        mm = lambda a, b: jnp.matmul(a, b, precision=lax.Precision.HIGHEST)  # noqa: E731
+        return mm(z, w1), mm(z, w2), mm(z.T, z)
+
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     work = {
         "chain": (plain_inputs(((sz["chain_n"],), -2, 2), ((sz["chain_n"],), -2, 2)), same,
@@ -109,6 +115,10 @@ def main():
         "dot": (keyed, redraw(sz["dot_n"], jnp.float64), dot_run),
         "small_ops": (plain_inputs(((sz["ops_n"],), -1, 1)), same, small_ops_run),
         "sum": (plain_inputs(((sz["sum_n"],), 0, 1)), same, jax.jit(jnp.sum)),
+        "scope_read": (plain_inputs(((sz["scope_n"],), -2, 2), ((sz["scope_n"],), -2, 2)), same,
+                       jax.jit(lambda x, y: sc.scope_read(jnp, x, y))),
+        "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
+                          shared_run),
     }
     for name in suite.names:
         prepare, host, run = work[name]

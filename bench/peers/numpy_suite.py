@@ -98,6 +98,10 @@ def main():
         "small_ops": (plain_inputs((sz["ops_n"], -1, 1)), same,
                       sc.small_ops_loop(sz, lambda x: sc.small_ops_step(np, x))),
         "sum": (plain_inputs((sz["sum_n"], 0, 1)), same, lambda x: x.sum()),
+        "scope_read": (plain_inputs((sz["scope_n"], -2, 2), (sz["scope_n"], -2, 2)), same,
+                       lambda x, y: sc.scope_read(np, x, y)),
+        "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
+                          sc.shared_matmul),
     }
     for name in suite.names:
         prepare, host, run = work[name]

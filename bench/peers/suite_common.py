@@ -26,24 +26,29 @@ import traceback
 import numpy as np
 
 WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi",
-             "matmul_chain", "dot", "small_ops", "sum"]
+             "matmul_chain", "dot", "small_ops", "sum", "scope_read", "shared_matmul"]
 
 FULL = dict(chain_n=1 << 27, bs_n=1 << 26, stencil_n=16384, stencil_iters=20,
             small_n=1000, small_iters=50, pi_n=1 << 28, matmul_n=8192,
-            dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28)
+            dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28,
+            scope_n=1 << 24, norm_n=4096)
 SMALL = dict(chain_n=1 << 20, bs_n=1 << 20, stencil_n=1024, stencil_iters=20,
              small_n=200, small_iters=50, pi_n=1 << 22, matmul_n=512,
-             dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22)
+             dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22,
+             scope_n=1 << 20, norm_n=256)
 
 # Tolerances on the error measure each check describes (as nd_suite).
 TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
-           pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-4)
+           pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-4,
+           scope_read=1e-4, shared_matmul=1e-3)
 CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
                   small_stencil="full", pi="scalar", matmul_chain="sampled",
-                  dot="scalar", small_ops="full", sum="scalar")
+                  dot="scalar", small_ops="full", sum="scalar", scope_read="scalar",
+                  shared_matmul="sampled")
 DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
              small_stencil="float64", pi="float32", matmul_chain="float32",
-             dot="float64", small_ops="float32", sum="float32")
+             dot="float64", small_ops="float32", sum="float32", scope_read="float32",
+             shared_matmul="float32")
 
 # The time budget (bench/README.md): after the checked run and one warm-up,
 # up to --runs timed runs (at least MIN_RUNS); stop after 3 once a run took
@@ -111,6 +116,26 @@ def small_ops_loop(sz, step):
             x = step(x)
         return x
     return run
+
+
+def scope_read(xp, x, y):
+    """nd's scope_read: twelve named values, the sum of z + w read."""
+    xy = x * y
+    z = xp.sin(xy) + xp.cos(x)
+    w = xp.exp(-(y * y)) * xp.sqrt(xp.abs(xy))
+    return (z + w).sum()
+
+
+def numpy_mean_std(x):
+    """Column mean and (population) standard deviation, kept 2-d."""
+    return x.mean(0, keepdims=True), x.std(0, keepdims=True)
+
+
+def shared_matmul(x, w1, w2, mean_std=numpy_mean_std):
+    """nd's shared_matmul: one normalised z feeding three products."""
+    m, s = mean_std(x)
+    z = (x - m) / s
+    return z @ w1, z @ w2, z.T @ z
 
 
 def matmul_chain(xp, A, B, C):
@@ -242,6 +267,21 @@ def check(name, sz, hin, hout):
         _expect_dtype(s, name)
         ref = float(hin[0].astype(np.float64).sum())
         return abs(float(s) - ref) / ref, tol, kind
+    if name == "scope_read":
+        (s,) = hout
+        _expect_dtype(s, name)
+        ref = float(scope_read(np, *(v.astype(np.float64) for v in hin)))
+        return abs(float(s) - ref) / abs(ref), tol, kind
+    if name == "shared_matmul":
+        for v in hout:
+            _expect_dtype(v, name)
+        x, w1, w2 = (v.astype(np.float64) for v in hin)
+        m, s = numpy_mean_std(x)
+        z = (x - m) / s
+        rows = _sample(x.shape[0], 5, MATMUL_ROWS)
+        got = np.concatenate([hout[0][rows], hout[1][rows], hout[2][rows]])
+        ref = np.concatenate([z[rows] @ w1, z[rows] @ w2, z.T[rows] @ z])
+        return _norm_err(got, ref), tol, kind
     raise ValueError(name)
 
 
@@ -268,6 +308,10 @@ def measures(name, sz):
         n, it = sz["ops_n"], sz["ops_iters"]; return n, it * 8 * f(n), it * 4 * f(n)
     if name == "sum":
         n = sz["sum_n"]; return n, 4 * f(n), f(n)
+    if name == "scope_read":
+        n = sz["scope_n"]; return n, 8 * f(n), 12 * f(n)
+    if name == "shared_matmul":
+        n = sz["norm_n"]; return n, 24 * f(n) * n, 6 * f(n) ** 3 + 8 * f(n) * n
     raise ValueError(name)
 
 

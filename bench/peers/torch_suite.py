@@ -153,7 +153,13 @@ def main():
         "matmul_chain": plain_inputs(*[((m, m), -1, 1)] * 3),
         "small_ops": plain_inputs((sz["ops_n"], -1, 1)),
         "sum": plain_inputs((sz["sum_n"], 0, 1)),
+        "scope_read": plain_inputs((sz["scope_n"], -2, 2), (sz["scope_n"], -2, 2)),
+        "shared_matmul": plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3),
     }
+
+    def torch_mean_std(x):
+        return x.mean(0, keepdim=True), x.std(0, keepdim=True, correction=0)
+
     eager = {
         "chain": lambda a, b: sc.chain(torch, a, b),
         "black_scholes": lambda S, X, T: sc.black_scholes(torch, S, X, T),
@@ -162,6 +168,8 @@ def main():
         "matmul_chain": lambda A, B, C: sc.matmul_chain(torch, A, B, C),
         "small_ops": sc.small_ops_loop(sz, eager_ops_step),
         "sum": lambda x: x.sum(),
+        "scope_read": lambda x, y: sc.scope_read(torch, x, y),
+        "shared_matmul": lambda x, w1, w2: sc.shared_matmul(x, w1, w2, torch_mean_std),
     }
 
     def eager_work(name):
