@@ -341,3 +341,58 @@ NDT_TEST(read_flush, a_value_feeding_several_matmuls_is_computed_once) { shared_
 /* With a read inside the scope: z is left pending for b and c, unless the
  * read's flush writes it (it does: a's operand kernel writes it anyway). */
 NDT_TEST(read_flush, a_shared_operand_read_inside_its_scope_is_computed_once) { shared_operand_case(1); }
+
+/* ------------------------------------------------ shared between kernels */
+
+/* z read by two reductions over different axes (kernels that cannot
+ * merge): computing it in both costs its body twice, writing it once costs
+ * a write and two reads. With three transcendental calls per element the
+ * CPU writes it (a call costs about a memory pass there); a device, where
+ * memory is cheap against arithmetic, computes it in both. A cheap z stays
+ * inlined everywhere. Both answers are right either way. */
+static void two_reductions_case(int expensive) {
+    restart_without_early_flushes();
+    NDT_RNG(r);
+    enum { R = 48, C = 80 };
+    static double xs[R * C], g0[C], g1[R];
+    fill(&r, xs, R * C);
+    nd_array *x = nd_from_host(xs, ND_FLOAT64, ND_SHAPE(R, C));
+    cr_assert(nd_sync() == ND_OK);
+    nd_stats s0;
+    snap(&s0);
+    nd_scope_begin();
+    nd_array *z = expensive ? nd_add(nd_mul(nd_exp(nd_sin(x)), nd_cos(x)), nd_scalar(1.0))
+                            : nd_add(nd_mul(x, nd_scalar(2.0)), nd_scalar(1.0));
+    nd_array *r0 = nd_keep(nd_sum(z, 0)), *r1 = nd_keep(nd_sum(z, 1));
+    nd_scope_end();
+    cr_assert(nd_sync() == ND_OK);
+    counts c = since(&s0);
+    int written = expensive && !ndt_backend_is_cuda();
+    cr_expect_eq(c.values, 2u + (uint64_t)written, "%s z on %s: %llu values written (z %s)",
+                 expensive ? "an expensive" : "a cheap", ndt_backend_is_cuda() ? "a device" : "the CPU",
+                 (unsigned long long)c.values, written ? "once, then read by both" : "computed in both kernels");
+    cr_assert(nd_to_host(r0, g0, sizeof g0) == ND_OK);
+    cr_assert(nd_to_host(r1, g1, sizeof g1) == ND_OK);
+    for (int j = 0; j < C; j++) {
+        double s = 0;
+        for (int i = 0; i < R; i++) {
+            double v = xs[i * C + j];
+            s += expensive ? exp(sin(v)) * cos(v) + 1.0 : 2.0 * v + 1.0;
+        }
+        cr_expect(fabs(g0[j] - s) <= 1e-12 * (fabs(s) + R), "sum(z, 0)[%d] = %.17g, want %.17g", j, g0[j], s);
+    }
+    for (int i = 0; i < R; i++) {
+        double s = 0;
+        for (int j = 0; j < C; j++) {
+            double v = xs[i * C + j];
+            s += expensive ? exp(sin(v)) * cos(v) + 1.0 : 2.0 * v + 1.0;
+        }
+        cr_expect(fabs(g1[i] - s) <= 1e-12 * (fabs(s) + C), "sum(z, 1)[%d] = %.17g, want %.17g", i, g1[i], s);
+    }
+    nd_free(r0);
+    nd_free(r1);
+    nd_free(x);
+}
+
+NDT_TEST(read_flush, an_expensive_value_two_reductions_read_is_written_once_on_the_cpu) { two_reductions_case(1); }
+NDT_TEST(read_flush, a_cheap_value_two_reductions_read_stays_inlined) { two_reductions_case(0); }

@@ -8,7 +8,8 @@
 #include "common/user_kernel.h"
 
 #define NEED ND_FATE_RUNS
-#define READ_LATER 8u /* scratch: a node that stays reads this one's value */
+#define READ_LATER 8u  /* scratch: a node that stays reads this one's value */
+#define READ_BY_RUN 16u /* scratch: a node that only stays (will run) reads it */
 
 /* Values whose recipe can stay pending: they write a fresh buffer whole and
  * depend on nothing but the versions they read (random draws are keyed by
@@ -46,9 +47,10 @@ uint32_t nd_graph_read_fates(const nd_graph *g, const nd_buffer *target, uint8_t
     for (uint32_t i = n; i-- > 0;) {
         const nd_node *nd = g->nodes[i];
         if (!live[i]) continue;
-        /* User kernels run when any pending work does, as before: their
-         * calls are groups of nodes and rarely read. */
-        int need = (fate[i] & NEED) || nd->out == target || nd->kind == ND_NODE_USER;
+        /* User kernel calls run when any pending work does, as before:
+         * they are groups of nodes and rarely read. So do writes into the
+         * program's own memory (a wrap): not deferred past any flush. */
+        int need = (fate[i] & NEED) || nd->out == target || nd->kind == ND_NODE_USER || nd->out->borrow;
         /* A version this flush overwrites is gone afterwards: a node that
          * reads it must run now. */
         int war = 0;
@@ -68,7 +70,10 @@ uint32_t nd_graph_read_fates(const nd_graph *g, const nd_buffer *target, uint8_t
             int wanted = later || (nd_buffer_visible(nd->out) && nd->out_version == nd->out->version);
             recipe = wanted && !war && recipe_kind(nd) && nd->out != target && !nd->out->borrow &&
                      nd->out_version == nd->out->version;
-            fate[i] = (uint8_t)((recipe ? ND_FATE_BOTH : ND_FATE_NOW) | (later ? ND_FATE_VALUE_NEEDED : 0));
+            /* A recipe read by a recipe is computed again only if that
+             * one is; one read by a node that only stays, when it runs. */
+            int flag = recipe ? (fate[i] & READ_BY_RUN) != 0 : later;
+            fate[i] = (uint8_t)((recipe ? ND_FATE_BOTH : ND_FATE_NOW) | (flag ? ND_FATE_VALUE_NEEDED : 0));
         }
         stays += (fate[i] & ND_FATE_STAYS) != 0;
         for (int k = 0; k < n_reads(nd); k++) {
@@ -76,7 +81,9 @@ uint32_t nd_graph_read_fates(const nd_graph *g, const nd_buffer *target, uint8_t
             uint32_t v;
             if (!read_at(nd, k, &b, &v)) continue;
             int64_t w = nd_buffer_writer_of(b, v);
-            if (w >= 0) fate[w] |= (uint8_t)((need ? NEED : 0) | ((fate[i] & ND_FATE_STAYS) ? READ_LATER : 0));
+            if (w >= 0)
+                fate[w] |= (uint8_t)((need ? NEED : 0) | ((fate[i] & ND_FATE_STAYS) ? READ_LATER : 0) |
+                                     (fate[i] == ND_FATE_LATER ? READ_BY_RUN : 0));
         }
     }
     return stays;

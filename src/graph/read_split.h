@@ -25,7 +25,8 @@ enum {
 };
 #define ND_FATE_STAYS 1u /* bit: LATER or BOTH */
 #define ND_FATE_RUNS 2u  /* bit: NOW or BOTH */
-#define ND_FATE_VALUE_NEEDED 4u /* with RUNS: a node that stays reads its value */
+#define ND_FATE_VALUE_NEEDED 4u /* NOW: a node that stays reads its value; BOTH:
+                                   one that stays and is no recipe does */
 #define ND_FATE_MASK 3u         /* the fate itself, without VALUE_NEEDED */
 
 /* Decides the fate of every node of g for a read of `target`'s latest
