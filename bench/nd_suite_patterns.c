@@ -100,31 +100,14 @@ static double shared_check(suite_state *s)
     double *z = ok ? malloc((size_t)(n * n) * sizeof *z) : NULL;
     double err = ok ? NAN : INFINITY;
     if (z) {
-        for (int64_t j = 0; j < n; j++) {
-            double m = 0, v = 0;
-            for (int64_t i = 0; i < n; i++)
-                m += h[0][i * n + j];
-            m /= (double)n;
-            for (int64_t i = 0; i < n; i++)
-                v += (h[0][i * n + j] - m) * (h[0][i * n + j] - m);
-            double sd = sqrt(v / (double)n);
-            for (int64_t i = 0; i < n; i++)
-                z[i * n + j] = (h[0][i * n + j] - m) / sd;
-        }
+        suite_normalise_ref(h[0], n, z);
         suite_norm_err e = {0, 0};
         uint64_t st = 5;
         for (int r = 0; r < SHARED_ROWS; r++) {
             int64_t i = suite_next_index(&st, n);
             for (int p = 0; p < 3; p++)
-                for (int64_t j = 0; j < n; j++) {
-                    double acc = 0;
-                    for (int64_t k = 0; k < n; k++) {
-                        double a = p == 2 ? z[k * n + i] : z[i * n + k];
-                        double b = p == 0 ? h[1][k * n + j] : p == 1 ? h[2][k * n + j] : z[k * n + j];
-                        acc += a * b;
-                    }
-                    suite_norm_add(&e, h[3 + p][i * n + j], acc);
-                }
+                for (int64_t j = 0; j < n; j++)
+                    suite_norm_add(&e, h[3 + p][i * n + j], suite_product_ref(z, h[1 + p % 2], p, i, j, n));
         }
         err = suite_norm_value(&e);
     }

@@ -53,27 +53,13 @@ static double check(nd_array *x, nd_array *w1, nd_array *w2, nd_array **out, int
     for (int i = 0; i < 6; i++)
         ok = ok && h[i] && nd_to_host(src[i], h[i], bytes) == ND_OK;
     double worst = ok ? 0 : INFINITY;
-    for (int64_t j = 0; ok && j < n; j++) {
-        double m = 0, v = 0;
-        for (int64_t i = 0; i < n; i++)
-            m += h[0][i * n + j];
-        m /= (double)n;
-        for (int64_t i = 0; i < n; i++)
-            v += (h[0][i * n + j] - m) * (h[0][i * n + j] - m);
-        double sd = sqrt(v / (double)n);
-        for (int64_t i = 0; i < n; i++)
-            z[i * n + j] = (h[0][i * n + j] - m) / sd;
-    }
+    if (ok)
+        suite_normalise_ref(h[0], n, z);
     for (int p = 0; ok && p < 3; p++) {
         for (int r = 0; r < ROWS; r++) {
             int64_t i = (r * 7919) % n;
             for (int64_t j = 0; j < n; j++) {
-                double s = 0;
-                for (int64_t k = 0; k < n; k++) {
-                    double a = p == 2 ? z[k * n + i] : z[i * n + k];
-                    double b = p == 0 ? h[1][k * n + j] : p == 1 ? h[2][k * n + j] : z[k * n + j];
-                    s += a * b;
-                }
+                double s = suite_product_ref(z, h[1 + p % 2], p, i, j, n);
                 /* float32 products of n terms of O(1): relative to sqrt(n) */
                 double e = fabs((double)h[3 + p][i * n + j] - s) / sqrt((double)n);
                 worst = e > worst ? e : worst;

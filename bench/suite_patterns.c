@@ -79,3 +79,26 @@ nd_status suite_normalise_matmul_record(nd_array *x, nd_array *w1, nd_array *w2,
     nd_scope_end();
     return out[0] && out[1] && out[2] ? ND_OK : nd_last_status();
 }
+
+void suite_normalise_ref(const float *x, int64_t n, double *z)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double m = 0, v = 0;
+        for (int64_t i = 0; i < n; i++)
+            m += x[i * n + j];
+        m /= (double)n;
+        for (int64_t i = 0; i < n; i++)
+            v += (x[i * n + j] - m) * (x[i * n + j] - m);
+        double sd = sqrt(v / (double)n);
+        for (int64_t i = 0; i < n; i++)
+            z[i * n + j] = (x[i * n + j] - m) / sd;
+    }
+}
+
+double suite_product_ref(const double *z, const float *w, int p, int64_t i, int64_t j, int64_t n)
+{
+    double acc = 0;
+    for (int64_t k = 0; k < n; k++)
+        acc += (p == 2 ? z[k * n + i] : z[i * n + k]) * (p == 2 ? z[k * n + j] : (double)w[k * n + j]);
+    return acc;
+}

@@ -34,5 +34,9 @@ double suite_scope_term(double x, double y);
  * out[0] = z @ w1, out[1] = z @ w2, out[2] = z.T @ z; the outputs are kept
  * (nd_keep), z and the statistics are freed with the scope this opens. */
 nd_status suite_normalise_matmul_record(nd_array *x, nd_array *w1, nd_array *w2, nd_array **out);
+/* Its float64 reference: z of the n x n row-major x, and element (i, j) of
+ * product p (0: z @ w1, 1: z @ w2, 2: z.T @ z; w: w1 or w2 for p < 2). */
+void suite_normalise_ref(const float *x, int64_t n, double *z);
+double suite_product_ref(const double *z, const float *w, int p, int64_t i, int64_t j, int64_t n);
 
 #endif

@@ -50,6 +50,13 @@ static uint64_t space_key(int ndim, const int64_t *shape) {
 }
 static uint64_t own_key(uint32_t node, int operand) { return (uint64_t)node * 512u + (uint64_t)operand + 1u; }
 
+/* The pending writer of the version r reads when it is computed inline,
+ * else -1. */
+static int64_t inlined_writer(const uint8_t *inl, const nd_ref *r) {
+    int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
+    return w >= 0 && inl[w] ? w : -1;
+}
+
 static void count_use(counter *C, uint32_t p, uint64_t key, int lib) {
     if (C->uses[p] == 0) C->first[p] = key;
     if (C->uses[p] == 0 || (C->uses[p] < 3 && C->first[p] != key)) C->uses[p]++;
@@ -61,9 +68,8 @@ static void count_use(counter *C, uint32_t p, uint64_t key, int lib) {
 static void count_kernel(counter *C, const nd_node *c, int first, int last, uint64_t key, int lib) {
     uint32_t top = 0, stamp = ++C->stamp;
     for (int k = first; k <= last; k++) {
-        const nd_ref *r = &c->inputs[k];
-        int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
-        if (w < 0 || !C->inl[w] || C->seen[w] == stamp) continue;
+        int64_t w = inlined_writer(C->inl, &c->inputs[k]);
+        if (w < 0 || C->seen[w] == stamp) continue;
         C->seen[w] = stamp;
         C->stack[top++] = (uint32_t)w;
     }
@@ -72,9 +78,8 @@ static void count_kernel(counter *C, const nd_node *c, int first, int last, uint
         count_use(C, p, key, lib);
         const nd_node *pn = C->g->nodes[p];
         for (int k = 0; k < pn->n_inputs; k++) {
-            const nd_ref *r = &pn->inputs[k];
-            int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
-            if (w < 0 || !C->inl[w] || C->seen[w] == stamp) continue;
+            int64_t w = inlined_writer(C->inl, &pn->inputs[k]);
+            if (w < 0 || C->seen[w] == stamp) continue;
             C->seen[w] = stamp;
             C->stack[top++] = (uint32_t)w;
         }
@@ -93,9 +98,8 @@ static int32_t body_weight(counter *C, uint32_t p, int32_t cap) {
         if (q->kind == ND_NODE_RANDOM) w += 8;
         else if (q->kind == ND_NODE_MAP) w += q->op == ND_UFUNC_MAP_OP || nd_op_ulps((nd_op)q->op) > 0 ? 8 : 1;
         for (int k = 0; k < q->n_inputs; k++) {
-            const nd_ref *r = &q->inputs[k];
-            int64_t v = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
-            if (v < 0 || !C->inl[v] || C->seen[v] == stamp) continue;
+            int64_t v = inlined_writer(C->inl, &q->inputs[k]);
+            if (v < 0 || C->seen[v] == stamp) continue;
             C->seen[v] = stamp;
             C->stack[top++] = (uint32_t)v;
         }
@@ -163,9 +167,8 @@ int nd_materialise_shared_operands(const nd_graph *g, const uint8_t *live, uint8
         while (top > 0) {
             const nd_node *q = g->nodes[C.stack[--top]];
             for (int k = 0; k < q->n_inputs; k++) {
-                const nd_ref *r = &q->inputs[k];
-                int64_t w = r->buf ? nd_buffer_writer_of(r->buf, r->version) : -1;
-                if (w < 0 || !inl[w] || (taken[w] & 2)) continue;
+                int64_t w = inlined_writer(inl, &q->inputs[k]);
+                if (w < 0 || (taken[w] & 2)) continue;
                 taken[w] |= 2;
                 C.stack[top++] = (uint32_t)w;
             }
