@@ -37,7 +37,7 @@ typedef struct {
 static const suite_workload *const workloads[] = {
     &suite_chain, &suite_black_scholes, &suite_stencil, &suite_small_stencil, &suite_pi,
     &suite_matmul_chain, &suite_dot, &suite_small_ops, &suite_sum, &suite_h2d_sum,
-    &suite_uniform_sum, &suite_integers_sum,
+    &suite_uniform_sum, &suite_integers_sum, &suite_scope_read, &suite_shared_matmul,
 };
 #define N_WORKLOADS ((int)(sizeof workloads / sizeof workloads[0]))
 
@@ -56,6 +56,8 @@ static void sizes_full(suite_sizes *sz)
         .ops_n = 1000,
         .ops_iters = 1000,
         .sum_n = (int64_t)1 << 28,
+        .scope_n = (int64_t)1 << 24,
+        .norm_n = 4096,
         .h2d_gib = 16.0,
     };
 }
@@ -76,6 +78,8 @@ static void sizes_small(suite_sizes *sz)
         .ops_n = 1000,
         .ops_iters = 100,
         .sum_n = (int64_t)1 << 22,
+        .scope_n = (int64_t)1 << 20,
+        .norm_n = 256,
         .h2d_gib = 0.0625,
     };
 }
@@ -176,7 +180,7 @@ static void free_state(suite_state *s)
         nd_free(s->in[i]);
         s->in[i] = NULL;
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         nd_free(s->out[i]);
         s->out[i] = NULL;
     }
@@ -186,7 +190,7 @@ static void free_state(suite_state *s)
 
 static void free_outputs(suite_state *s)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         nd_free(s->out[i]);
         s->out[i] = NULL;
     }

@@ -17,6 +17,7 @@
  * peers (bench/peers/suite_common.py) use the same numbers. */
 typedef struct {
     int64_t chain_n, bs_n, stencil_n, small_n, pi_n, matmul_n, dot_n, ops_n, sum_n;
+    int64_t scope_n, norm_n; /* scope_read's vectors, shared_matmul's n x n */
     int stencil_iters, small_iters, ops_iters;
     double h2d_gib;
 } suite_sizes;
@@ -26,9 +27,10 @@ typedef struct {
 typedef struct {
     const suite_sizes *sz;
     nd_array *in[3];
-    nd_array *out[2];
+    nd_array *out[3];
     void *host;     /* stencils: the grid before the checked run; h2d: the source */
-    double ref;     /* h2d_sum: float64 sum of the source as it is now */
+    double ref;     /* h2d_sum: float64 sum of the source as it is now;
+                       scope_read: the value read inside the scope */
     uint64_t seed;  /* pi, dot: the seed of this run's draws */
 } suite_state;
 
@@ -67,6 +69,7 @@ extern const suite_workload suite_stencil, suite_small_stencil;
 extern const suite_workload suite_pi, suite_matmul_chain, suite_dot, suite_sum;
 extern const suite_workload suite_h2d_sum;
 extern const suite_workload suite_uniform_sum, suite_integers_sum; /* nd_suite_random.c */
+extern const suite_workload suite_scope_read, suite_shared_matmul; /* nd_suite_patterns.c */
 
 /* ----------------------------------------- shared by the workloads (nd_suite_check.c) */
 

@@ -137,7 +137,7 @@ run() {
     # NumPy is the slowest by far: last, with whatever the budget has left,
     # its cheap workloads first, so a budget that runs out cuts the stencil
     # rather than everything.
-    local -a numpy_w=(small_ops small_stencil sum matmul_chain dot chain black_scholes pi stencil)
+    local -a numpy_w=(small_ops small_stencil sum matmul_chain dot scope_read shared_matmul chain black_scholes pi stencil)
     [ ${#w[@]} -eq 0 ] || numpy_w=("${w[@]}")
     step numpy 600 "$python" bench/peers/numpy_suite.py $small --runs "$runs" "${numpy_w[@]}"
 

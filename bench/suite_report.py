@@ -22,7 +22,8 @@ import sys
 ORDER = ["nd-cuda", "cupy", "cupy-fuse", "jax", "torch", "torch-compile", "torch-cudagraph",
          "nd-cpu", "numpy"]
 WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi", "matmul_chain",
-             "dot", "small_ops", "sum", "h2d_sum", "uniform_sum", "integers_sum"]
+             "dot", "small_ops", "sum", "h2d_sum", "uniform_sum", "integers_sum", "scope_read",
+             "shared_matmul"]
 # What each floor is made of (bench/README.md, "Floors").
 COPY_BOUND = {"chain", "black_scholes", "stencil", "small_stencil", "small_ops", "sum"}
 # The speed targets of issues "CUDA backend" and "GPU scheduling", for nd-cuda.

@@ -125,6 +125,10 @@ def main():
             "mask_select": (plain_inputs((sz["mask_n"], 0, 1)), same, sc.mask_select),
             "histogram": (plain_inputs((sz["hist_n"], 0, 1)), same,
                           lambda x: cp.histogram(x, bins=sz["hist_bins"], range=(0.0, 1.0))[0]),
+            "scope_read": (plain_inputs((sz["scope_n"], -2, 2), (sz["scope_n"], -2, 2)), same,
+                           lambda x, y: sc.scope_read(cp, x, y)),
+            "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
+                              sc.shared_matmul),
         },
         "cupy-fuse": {
             "chain": (chain_in, same, fused_chain),

@@ -100,6 +100,11 @@ def main():
                jax.random.randint(fresh_key(), (n,), 0, n, dtype=jnp.int64))
         jax.block_until_ready(inp)
         return inp
+    @jax.jit
+    def shared_run(x, w1, w2):
+        z = (x - x.mean(0, keepdims=True)) / x.std(0, keepdims=True)
+        mm = lambda a, b: jnp.matmul(a, b, precision=lax.Precision.HIGHEST)  # noqa: E731
+        return mm(z, w1), mm(z, w2), mm(z.T, z)
 
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     work = {
@@ -127,6 +132,10 @@ def main():
         "mask_select": (plain_inputs(((sz["mask_n"],), 0, 1)), same, sc.mask_select),
         "histogram": (plain_inputs(((sz["hist_n"],), 0, 1)), same,
                       jax.jit(lambda x: jnp.histogram(x, bins=sz["hist_bins"], range=(0.0, 1.0))[0])),
+        "scope_read": (plain_inputs(((sz["scope_n"],), -2, 2), ((sz["scope_n"],), -2, 2)), same,
+                       jax.jit(lambda x, y: sc.scope_read(jnp, x, y))),
+        "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
+                          shared_run),
     }
     for name in suite.names:
         prepare, host, run = work[name]

@@ -28,7 +28,7 @@ import numpy as np
 # The default set, and the sorting/indexing/scan workloads run by naming
 # them (bench/suite.sh run --workloads LIB: their NumPy runs are long).
 DEFAULT_WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi",
-                     "matmul_chain", "dot", "small_ops", "sum"]
+                     "matmul_chain", "dot", "small_ops", "sum", "scope_read", "shared_matmul"]
 LIB_WORKLOADS = ["sort", "argsort", "sort_rows", "cumsum", "gather_map", "mask_select",
                  "histogram"]
 WORKLOADS = DEFAULT_WORKLOADS + LIB_WORKLOADS
@@ -37,29 +37,32 @@ FULL = dict(chain_n=1 << 27, bs_n=1 << 26, stencil_n=16384, stencil_iters=20,
             small_n=1000, small_iters=50, pi_n=1 << 28, matmul_n=8192,
             dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28,
             sort_n=1 << 28, argsort_n=1 << 26, rows_r=4096, rows_c=65536, cumsum_n=1 << 28,
-            gather_n=1 << 26, mask_n=1 << 28, hist_n=1 << 28, hist_bins=1024)
+            gather_n=1 << 26, mask_n=1 << 28, hist_n=1 << 28, hist_bins=1024,
+            scope_n=1 << 24, norm_n=4096)
 SMALL = dict(chain_n=1 << 20, bs_n=1 << 20, stencil_n=1024, stencil_iters=20,
              small_n=200, small_iters=50, pi_n=1 << 22, matmul_n=512,
              dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22,
              sort_n=1 << 20, argsort_n=1 << 20, rows_r=64, rows_c=4096, cumsum_n=1 << 20,
-             gather_n=1 << 20, mask_n=1 << 20, hist_n=1 << 20, hist_bins=1024)
+             gather_n=1 << 20, mask_n=1 << 20, hist_n=1 << 20, hist_bins=1024,
+             scope_n=1 << 20, norm_n=256)
 
 # Tolerances on the error measure each check describes (as nd_suite).
 TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
            pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-4,
            sort=1e-9, argsort=0.0, sort_rows=1e-9, cumsum=1e-2, gather_map=1e-5,
-           mask_select=0.0, histogram=1e-4)
+           mask_select=0.0, histogram=1e-4, scope_read=1e-4, shared_matmul=1e-3)
 CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
                   small_stencil="full", pi="scalar", matmul_chain="sampled",
                   dot="scalar", small_ops="full", sum="scalar",
                   sort="sorted+sum", argsort="permutation", sort_rows="sorted+sums",
                   cumsum="sampled", gather_map="sampled", mask_select="full",
-                  histogram="full")
+                  histogram="full", scope_read="scalar", shared_matmul="sampled")
 DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
              small_stencil="float64", pi="float32", matmul_chain="float32",
              dot="float64", small_ops="float32", sum="float32",
              sort="float32", argsort="int64", sort_rows="float32", cumsum="float32",
-             gather_map="float32", mask_select="float32", histogram="counts")
+             gather_map="float32", mask_select="float32", histogram="counts",
+             scope_read="float32", shared_matmul="float32")
 
 # The time budget (bench/README.md): after the checked run and one warm-up,
 # up to --runs timed runs (at least MIN_RUNS); stop after 3 once a run took
@@ -127,6 +130,26 @@ def small_ops_loop(sz, step):
             x = step(x)
         return x
     return run
+
+
+def scope_read(xp, x, y):
+    """nd's scope_read: twelve named values, the sum of z + w read."""
+    xy = x * y
+    z = xp.sin(xy) + xp.cos(x)
+    w = xp.exp(-(y * y)) * xp.sqrt(xp.abs(xy))
+    return (z + w).sum()
+
+
+def numpy_mean_std(x):
+    """Column mean and (population) standard deviation, kept 2-d."""
+    return x.mean(0, keepdims=True), x.std(0, keepdims=True)
+
+
+def shared_matmul(x, w1, w2, mean_std=numpy_mean_std):
+    """nd's shared_matmul: one normalised z feeding three products."""
+    m, s = mean_std(x)
+    z = (x - m) / s
+    return z @ w1, z @ w2, z.T @ z
 
 
 def matmul_chain(xp, A, B, C):
@@ -330,6 +353,21 @@ def check(name, sz, hin, hout):
         _expect_dtype(s, name)
         ref = float(hin[0].astype(np.float64).sum())
         return abs(float(s) - ref) / ref, tol, kind
+    if name == "scope_read":
+        (s,) = hout
+        _expect_dtype(s, name)
+        ref = float(scope_read(np, *(v.astype(np.float64) for v in hin)))
+        return abs(float(s) - ref) / abs(ref), tol, kind
+    if name == "shared_matmul":
+        for v in hout:
+            _expect_dtype(v, name)
+        x, w1, w2 = (v.astype(np.float64) for v in hin)
+        m, s = numpy_mean_std(x)
+        z = (x - m) / s
+        rows = _sample(x.shape[0], 5, MATMUL_ROWS)
+        got = np.concatenate([hout[0][rows], hout[1][rows], hout[2][rows]])
+        ref = np.concatenate([z[rows] @ w1, z[rows] @ w2, z.T[rows] @ z])
+        return _norm_err(got, ref), tol, kind
     raise ValueError(name)
 
 
@@ -373,6 +411,10 @@ def measures(name, sz):
         n = sz["mask_n"]; return n, 6 * f(n), f(n)
     if name == "histogram":
         n = sz["hist_n"]; return n, 4 * f(n), 2 * f(n)
+    if name == "scope_read":
+        n = sz["scope_n"]; return n, 8 * f(n), 12 * f(n)
+    if name == "shared_matmul":
+        n = sz["norm_n"]; return n, 24 * f(n) * n, 6 * f(n) ** 3 + 8 * f(n) * n
     raise ValueError(name)
 
 

@@ -166,7 +166,13 @@ def main():
         "gather_map": gather_inputs,
         "mask_select": plain_inputs((sz["mask_n"], 0, 1)),
         "histogram": plain_inputs((sz["hist_n"], 0, 1)),
+        "scope_read": plain_inputs((sz["scope_n"], -2, 2), (sz["scope_n"], -2, 2)),
+        "shared_matmul": plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3),
     }
+
+    def torch_mean_std(x):
+        return x.mean(0, keepdim=True), x.std(0, keepdim=True, correction=0)
+
     eager = {
         "chain": lambda a, b: sc.chain(torch, a, b),
         "black_scholes": lambda S, X, T: sc.black_scholes(torch, S, X, T),
@@ -182,6 +188,8 @@ def main():
         "gather_map": lambda x, idx: sc.gather_map(torch, x, idx),
         "mask_select": sc.mask_select,
         "histogram": lambda x: torch.histc(x, bins=sz["hist_bins"], min=0.0, max=1.0),
+        "scope_read": lambda x, y: sc.scope_read(torch, x, y),
+        "shared_matmul": lambda x, w1, w2: sc.shared_matmul(x, w1, w2, torch_mean_std),
     }
 
     def eager_work(name):

@@ -160,7 +160,7 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
     /* An error elsewhere in the flush does not spoil this array: only its
      * own buffer's failure counts (the flush marks every value it could
      * not compute, and those computed from them). */
-    if (b->n_writers > 0) (void)nd_runtime_sync();
+    if (b->n_writers > 0) (void)nd_runtime_sync_read(b);
     else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
     if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
     if (n == 0) return ND_OK;

@@ -333,6 +333,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.cfg = c;
     nd_rt.backend = be;
     nd_graph_init(&nd_rt.graph);
+    nd_graph_init(&nd_rt.graph_spare);
     memset(&nd_rt.stats, 0, sizeof nd_rt.stats);
     memset(&nd_rt.sched, 0, sizeof nd_rt.sched);
     nd_rt.sched.backend = be;
@@ -384,16 +385,23 @@ void nd_runtime_wait(void) { nd_flush_worker_wait(nd_rt.worker); }
  * have run: planning reads where buffers' values live. Returns planning
  * errors and the previous flush's; the error of a flush handed off
  * surfaces at the next drain. */
-static nd_status run_pending_on(int hand_off) {
+static nd_status run_here(const nd_buffer *read) {
+    if (read) return nd_scheduler_run_read(&nd_rt.sched, &nd_rt.graph, &nd_rt.graph_spare, read);
+    return nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+}
+
+/* read: the flush of a read of that buffer (only what it needs), else of
+ * everything pending. */
+static nd_status run_pending_on(int hand_off, const nd_buffer *read) {
     if (nd_rt.graph.n_nodes == 0) return ND_OK;
-    if (!nd_rt.worker) return nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+    if (!nd_rt.worker) return run_here(read);
     const int timed = nd_log_enabled(3);
     const double t0 = timed ? nd_log_clock_us() : 0;
     const uint32_t nodes = nd_rt.graph.n_nodes;
     nd_status before = nd_runtime_drain();
     const double t1 = timed ? nd_log_clock_us() : 0;
     if (!hand_off) {
-        nd_status st = nd_scheduler_run(&nd_rt.sched, &nd_rt.graph);
+        nd_status st = run_here(read);
         if (timed)
             nd_logf(3, "flush of %u nodes here: waited %.1f us for the last, planned and launched in %.1f us",
                     nodes, t1 - t0, nd_log_clock_us() - t1);
@@ -416,12 +424,12 @@ static nd_status run_pending_on(int hand_off) {
     return before != ND_OK ? before : st;
 }
 
-static nd_status run_pending(void) { return run_pending_on(1); }
+static nd_status run_pending(void) { return run_pending_on(1, NULL); }
 
 void nd_shutdown(void) {
     ND_API_GUARD();
     if (!nd_rt.initialised) return;
-    run_pending_on(0);
+    run_pending_on(0, NULL);
     nd_fe_interop_shutdown(); /* open nd_data accesses end */
     nd_flush_worker_stop(nd_rt.worker);
     nd_rt.worker = NULL;
@@ -432,6 +440,7 @@ void nd_shutdown(void) {
     nd_report_live_handles();
     nd_array_unlist_all();
     nd_graph_destroy(&nd_rt.graph);
+    nd_graph_destroy(&nd_rt.graph_spare);
     /* Handles that outlive the runtime (also in other threads' scopes) keep
      * their descriptors but not their memory: a loop of (make, shutdown,
      * free) must not grow. Before the scheduler's pool of temporaries goes
@@ -497,7 +506,7 @@ nd_status nd_sync(void) {
 
 /* Runs what is pending here; a job handed off before is enqueued after. */
 static nd_status submit(void) {
-    nd_status st = run_pending_on(0);
+    nd_status st = run_pending_on(0, NULL);
     nd_status st1 = nd_runtime_drain();
     return st != ND_OK ? st : st1;
 }
@@ -505,8 +514,8 @@ static nd_status submit(void) {
 nd_status nd_runtime_submit(void) { return with_deferred(submit()); }
 void nd_runtime_submit_quietly(void) { defer_error(submit()); }
 
-nd_status nd_runtime_sync(void) {
-    nd_status st = run_pending_on(0);
+static nd_status sync_pending(const nd_buffer *read) {
+    nd_status st = run_pending_on(0, read);
     early_flush_rearm();
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     nd_status st1 = nd_runtime_drain();
@@ -515,6 +524,9 @@ nd_status nd_runtime_sync(void) {
     nd_flush_worker_keep_polling(nd_rt.worker); /* the next loop's first flush comes soon */
     return st != ND_OK ? st : st1 != ND_OK ? st1 : st2;
 }
+
+nd_status nd_runtime_sync(void) { return sync_pending(NULL); }
+nd_status nd_runtime_sync_read(nd_buffer *b) { return sync_pending(b); }
 
 /* Whether the pending graph holds an odd number of stores to the buffer
  * `store` writes (its pending writers, not the whole graph: this runs on

@@ -17,6 +17,7 @@ typedef struct {
     int atexit_registered; /* survives nd_shutdown: atexit runs once */
     nd_backend *backend;
     nd_graph graph;
+    nd_graph graph_spare; /* empty: storage a read's flush splits the graph into */
     nd_scheduler_ctx sched;
     /* Runs planned flushes while the caller records (NULL: the caller runs
      * them, ND_EXECUTOR_THREAD=0 or the thread could not start). */
@@ -63,6 +64,10 @@ void nd_runtime_wait(void);
  * returning a deferred error: for reads, which report their own array's
  * failure and leave the deferred one to the program's next nd_sync. */
 nd_status nd_runtime_sync(void);
+/* A read's sync: runs what reading b's latest version needs (other
+ * pending work stays pending) and waits for the device; errors as
+ * nd_runtime_sync. */
+nd_status nd_runtime_sync_read(nd_buffer *b);
 /* nd_stream_sync_point's first half: runs everything pending on this
  * thread and waits until a flush handed to the executor is enqueued (not
  * run); returns what nd_flush would (a deferred error included). */

@@ -11,7 +11,7 @@ uint32_t nd_graph_liveness(const nd_graph *g, uint8_t *live) {
         const nd_node *n = g->nodes[i];
         /* The version a node makes is visible to handles when it is the
          * buffer's latest one; earlier versions matter only through readers. */
-        if (!live[i] && nd_buffer_visible(n->out) && n->out_version == n->out->version) live[i] = 1;
+        if (!live[i] && nd_node_value_wanted(n)) live[i] = 1;
         /* The outputs of a user kernel call are one step: all run or none.
          * Met at its last output, every consumer of any output (all later
          * in record order) has already been decided. */
@@ -20,7 +20,7 @@ uint32_t nd_graph_liveness(const nd_graph *g, uint8_t *live) {
             int any = 0;
             for (uint32_t m = first; m <= i; m++) {
                 const nd_node *o = g->nodes[m];
-                any |= live[m] || (nd_buffer_visible(o->out) && o->out_version == o->out->version);
+                any |= live[m] || nd_node_value_wanted(o);
             }
             if (any)
                 for (uint32_t m = first; m < i; m++) live[m] = 1;

@@ -76,7 +76,7 @@ typedef struct nd_node {
     uint8_t ndim;
     uint8_t n_inputs;
     uint8_t n_params;
-    uint8_t pad;
+    uint8_t flags;  /* ND_NODE_RECIPE_KEPT, ND_NODE_VALUE_NEEDED (0 while recording) */
     uint32_t scope; /* named scope it was recorded in (common/names.h), 0 = none */
     int64_t shape[ND_MAX_DIMS]; /* output shape (STORE: region shape) */
     nd_buffer *out;             /* buffer written */
@@ -101,6 +101,27 @@ typedef struct nd_node {
 
 /* A library call's arguments live in params (see ND_NODE_USER). */
 _Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_args must fit nd_node.params");
+
+/* Flags of the nodes of a flush that a read split off the pending graph
+ * (graph/read_split.h); a flush of the whole graph sets none.
+ * ND_NODE_RECIPE_KEPT: a copy of the node stays pending, so its value need
+ * not be written now even though a handle sees it (it is computed inside
+ * its consumers, and again when it is read). ND_NODE_VALUE_NEEDED: a node
+ * that stays pending reads the value from memory, so it is written even
+ * though no handle sees it. ND_NODE_READ_LATER (with RECIPE_KEPT): a node
+ * that stays pending reads the value, so the recipe runs again there
+ * unless this flush writes the value after all (the planner counts that
+ * use: scheduler/shared_values.c). */
+enum { ND_NODE_RECIPE_KEPT = 1, ND_NODE_VALUE_NEEDED = 2, ND_NODE_READ_LATER = 4 };
+
+/* Whether the flush must leave n's value in its buffer because something
+ * after the flush reads it: a handle sees that version (it is the latest),
+ * or a node that stays pending reads it. */
+static inline int nd_node_value_wanted(const nd_node *n) {
+    if (n->flags & ND_NODE_RECIPE_KEPT) return 0;
+    return (n->flags & ND_NODE_VALUE_NEEDED) ||
+           (nd_buffer_visible(n->out) && n->out_version == n->out->version);
+}
 
 const char *nd_node_kind_label(nd_node_kind k);
 

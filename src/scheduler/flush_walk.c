@@ -62,7 +62,8 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
 static uint64_t hash_header(const nd_node *n) {
     uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)n->kind | (uint64_t)n->op << 8 |
                                                (uint64_t)n->dtype << 16 | (uint64_t)n->cdtype << 24 |
-                                               (uint64_t)n->n_inputs << 32 | (uint64_t)n->n_params << 40);
+                                               (uint64_t)n->n_inputs << 32 | (uint64_t)n->n_params << 40 |
+                                               (uint64_t)n->flags << 48);
     h = hash_view(h, n->ndim, n->shape, NULL, 0);
     if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
     /* which user loop a call runs (ids are never reused) */

@@ -11,10 +11,12 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "common/memory.h"
 #include "common/user_kernel.h"
 #include "backends/step_kinds.h"
 #include "scheduler/chunking.h"
 #include "scheduler/kernel_builder.h"
+#include "scheduler/shared_values.h"
 #include "scheduler/store_chains.h"
 #include "scheduler/stream_assign.h"
 
@@ -89,7 +91,7 @@ static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32
 /* Which values are computed inside their consumers (inline_ok) and which go
  * to memory. A fixpoint: going to memory only ever gets more common, so it
  * ends after at most n rounds (in practice one or two). */
-static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, uint8_t *inl) {
+static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, int32_t memory, uint8_t *inl) {
     uint32_t n = g->n_nodes;
     uint32_t *valid_until = nd_malloc(sizeof(uint32_t) * (n + 1));
     int64_t *exec_max = nd_malloc(sizeof(int64_t) * (n + 1));
@@ -100,7 +102,7 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         const nd_node *p = g->nodes[i];
         /* A value a handle can see, or one a later store modifies in place,
          * must exist in its own buffer. */
-        inl[i] = fusion && live[i] && is_elementwise(p) && !nd_buffer_visible(p->out) &&
+        inl[i] = fusion && live[i] && is_elementwise(p) && !nd_node_value_wanted(p) &&
                  p->out_version == p->out->version;
     }
     if (!valid_until || !exec_max || !seen || !stack) {
@@ -151,6 +153,9 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
                 changed = 1;
             }
         }
+        /* Once the rest is settled: a value several kernels would compute
+         * (a library call's operand, or at a cost) is written once. */
+        if (!changed && fusion) changed = nd_materialise_shared_operands(g, live, inl, memory != ND_MEMORY_HOST);
     }
 done:
     free(valid_until);
@@ -711,7 +716,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
     }
     nd_graph_liveness(g, live);
     for (;;) {
-        decide_inlining(g, live, fusion, inl);
+        decide_inlining(g, live, fusion, memory, inl);
         for (uint32_t i = 0; i < n; i++)
             if (forced[i]) inl[i] = 0;
         for (uint32_t i = 0; i < n; i++) node_step[i] = -1;

@@ -102,6 +102,13 @@ void nd_scheduler_finish(nd_scheduler_ctx *ctx, nd_flush_job *job);
  * produced carry it in their `error`. */
 nd_status nd_scheduler_run(nd_scheduler_ctx *ctx, nd_graph *g);
 
+/* The flush of a read of `target`'s latest version (nd_to_host, nd_item):
+ * runs what the read needs and leaves the rest pending
+ * (graph/read_split.h), on the calling thread like nd_scheduler_run. The
+ * nodes that stay become g; `spare` is an empty graph whose storage the
+ * split uses, and it receives g's (cleared) storage. */
+nd_status nd_scheduler_run_read(nd_scheduler_ctx *ctx, nd_graph *g, nd_graph *spare, const nd_buffer *target);
+
 /* Writes the pending graph, as it would be planned, as Graphviz. Runs
  * nothing and leaves the graph pending. */
 nd_status nd_scheduler_dump_dot(nd_scheduler_ctx *ctx, nd_graph *g, const char *path);
