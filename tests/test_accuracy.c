@@ -5,10 +5,6 @@
  * accurate as NumPy's pairwise sum). References are long double libm. */
 #include "common.h"
 
-#include <float.h>
-
-TestSuite(accuracy);
-
 typedef nd_array *(*unary_fn)(nd_array *);
 typedef struct {
     const char *name;
