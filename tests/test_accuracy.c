@@ -26,12 +26,15 @@ static const unary_case cases[] = {
     {"log1p", nd_log1p, log1pl, 1e-30, 1e300}, {"cbrt", nd_cbrt, cbrtl, 1e-300, 1e300},
 };
 
-/* Inputs where SLEEF alone would differ from libm: signed zeros, and the
- * ends of the 1-ulp domains of sinh/cosh (float 88.5, double 709),
- * arcsinh/arccosh (beyond 1e18 / 1e150) and log1p (1e38 / 1e307). */
+/* Inputs where SLEEF alone would differ from libm: the ends of the 1-ulp
+ * domains of sinh/cosh (float 88.5, double 709), arcsinh/arccosh (beyond
+ * 1e18 / 1e150) and log1p (1e38 / 1e307); and signed zeros and subnormals,
+ * where an odd function must keep the sign and the tiny value. */
 static const double edges[] = {0.0,    -0.0,   88.6,  -88.9,  89.3,   709.5,  -710.2,
                                1e19,   -3e37,  1e151, -1e200, 3.3e38, 1.1e307, 1e308,
-                               INFINITY, -INFINITY, NAN, 1.0,  -1.0,  0.5,    -0.99999};
+                               INFINITY, -INFINITY, NAN, 1.0,  -1.0,  0.5,    -0.99999,
+                               0x1p-149, -0x1p-149, -1e-40, 3e-39,  -1e-310, 0x1p-1074,
+                               -0x1p-1074, -1e-300, 1e-20,  -1e-20};
 
 /* Distance from the exact value want in ulps of dtype t at want; classes
  * (NaN, infinities, the sign of a zero) must match exactly. */
