@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(meson ninja-build pkg-config gcc g++ libuv1-dev zlib1g-dev libopenblas-dev libcriterion-dev
-      graphviz python3-numpy)
+      libsleef-dev graphviz python3-numpy)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps: not a Debian system; install these (or your system's" \

@@ -98,7 +98,7 @@ nd_dtype op_result(nd_op op, nd_dtype t) { return op_is_cmp(op) ? ND_BOOL : t; }
 
 /* Allowed distance from the correctly rounded result, in ulps of the
  * result dtype; 0 = bits. float32/float64 transcendentals: the CPU's
- * vectorised loops (cpu_vmath.c) stay below 2 ulp, CUDA's documented
+ * vectorised loops (SLEEF's u10, cpu_sleef.c) stay within 1 ulp, CUDA's documented
  * maxima are 2 ulp (expf, sinf, cosf, tanhf, sin, cos) or less; float pow:
  * CUDA documents 4 ulp for powf and 2 for pow. float16/bfloat16 compute in
  * float32 and round once, which can land one ulp of the short dtype away. */

@@ -262,7 +262,7 @@ JIT_TEST(every_op_float64) { every_op(ND_FLOAT64); }
 /* ------------------------------------------------ chains, views, writes */
 
 /* y = sin(a*b) - cos(a)*exp(-b*b) + tanh(a)*log(|b| + 1): every vectorised
- * function of cpu_vmath.c, so values cross five helper calls and live in
+ * function of cpu_sleef.c, so values cross five helper calls and live in
  * strips between the loops. */
 static nd_array *transcendentals(nd_array *a, nd_array *b) {
     nd_scope_begin();

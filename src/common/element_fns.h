@@ -19,8 +19,8 @@
  *
  * Transcendentals (exp, log, sin, cos, tanh, tan, arcsin .. cbrt; pow of
  * floats) are the C99 functions here. The CPU backend computes
- * float32/float64 exp, log, sin, cos and float32 tanh with its vectorised
- * loops instead (cpu_vmath.c), and
+ * the float32/float64 transcendentals (exp, log, sin, tan, arcsinh, log1p,
+ * cbrt, ...) with SLEEF's vector functions instead (cpu_sleef.c), and
  * CUDA's functions are its own: those ops agree across backends within the
  * ulps of their row in common/ops.h, every other op bit for bit. */
 #ifndef ND_COMMON_ELEMENT_FNS_H

@@ -49,8 +49,8 @@ typedef enum {
  *   MAX/MIN       NaN-propagating (NumPy maximum/minimum)
  *   WHERE         a is bool condition, b/c the two values (dtype)
  * Float16/bfloat16 ops compute in float32 and round the result once. The
- * transcendentals' 2 ulps: the CPU's vectorised loops (cpu_vmath.c) stay
- * below 2 ulp, CUDA documents at most 2 for each (expf, sinf, cosf, tanhf,
+ * transcendentals' 2 ulps: the CPU's vectorised loops (SLEEF's 1-ulp
+ * functions, cpu_sleef.c) stay within 1 ulp, CUDA documents at most 2 for each (expf, sinf, cosf, tanhf,
  * sin, cos); float pow and tan: CUDA documents 4 ulp for powf and tanf
  * (2 for pow and tan; the CPU calls libm's tanf/tan, below 1 ulp).
  * arcsin .. cbrt: 4 ulp, the largest documented error among them: CUDA's

@@ -41,7 +41,11 @@ static void cpu_cached(nd_backend *be, nd_backend_cached *out) {
 static void cpu_trim(nd_backend *be) { nd_cpu_block_cache_trim(state(be)->blocks); }
 
 #ifdef ND_HAVE_OPENBLAS_THREADS
-void openblas_set_num_threads(int num_threads); /* cblas.h declares it; not every cblas has it */
+/* cblas.h declares them; not every cblas has them */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+char *openblas_get_corename(void);
+char *openblas_get_config(void);
 #endif
 
 /* OpenBLAS starts a thread per core when it loads. Matmul runs on the
@@ -53,6 +57,26 @@ static void set_blas_threads(const nd_backend_config *cfg, int threads) {
 #ifdef ND_HAVE_OPENBLAS_THREADS
     const char *own = getenv("OPENBLAS_NUM_THREADS");
     if ((cfg && cfg->num_threads > 0) || !own || !*own) openblas_set_num_threads(threads);
+    /* Which kernels OpenBLAS picked for this CPU (an old OpenBLAS may not
+     * know a new CPU and fall back to slower ones) and its thread count:
+     * what to look at first when a matmul is slower than NumPy's. */
+    const char *core = openblas_get_corename();
+    nd_logf(2, "cpu backend: OpenBLAS %s, core %s, %d threads (nd: %d)", openblas_get_config(),
+            core, openblas_get_num_threads(), threads);
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* An OpenBLAS older than the CPU takes it for a pre-AVX2 one and runs
+     * SSE kernels several times slower than NumPy's newer OpenBLAS. */
+    static const char *const avx2_cores[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                             "SapphireRapids", "Excavator"};
+    int known = 0;
+    for (size_t i = 0; core && i < sizeof avx2_cores / sizeof *avx2_cores; i++)
+        known |= strstr(core, avx2_cores[i]) != NULL;
+    if (!known && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        nd_logf(1, "cpu backend: OpenBLAS uses its '%s' kernels on this AVX2 CPU (it does not "
+                "know the model), so matmul runs several times slower than it could; set "
+                "OPENBLAS_CORETYPE=SkylakeX (Intel with AVX-512), Zen (AMD) or Haswell before "
+                "the program starts, or use a newer OpenBLAS", core ? core : "?");
+#endif
 #else
     (void)cfg, (void)threads;
 #endif

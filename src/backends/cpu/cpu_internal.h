@@ -31,24 +31,16 @@ nd_cpu_fn nd_cpu_op_fn(int op, int t);
  * float32, bool arithmetic -> int8, transcendental ops on ints -> float64). */
 int nd_cpu_compute_dtype(int op, int t);
 /* 1 when op's loop in dtype t is a vectorised whole-array function of
- * cpu_vmath.c instead of a loop over its element function (common/
+ * cpu_sleef.c instead of a loop over its element function (common/
  * element_fns.h); the JIT calls those on strips. */
 int nd_cpu_op_is_array_fn(int op, int t);
 /* Cast loop src -> dst (NumPy unsafe casting; float -> int truncates toward
  * zero through int64 and wraps, NaN/out of range -> bits 2^63 as on x86). */
 nd_cpu_fn nd_cpu_cast_fn(int src, int dst);
 
-/* Float32/float64 transcendental tile loops (vectorisable polynomials with a
- * libm fix-up for special and out-of-range inputs). */
-void nd_cpu_vsinf(float *restrict o, const float *a, int64_t n);
-void nd_cpu_vcosf(float *restrict o, const float *a, int64_t n);
-void nd_cpu_vexpf(float *restrict o, const float *a, int64_t n);
-void nd_cpu_vlogf(float *restrict o, const float *a, int64_t n);
-void nd_cpu_vtanhf(float *restrict o, const float *a, int64_t n);
-void nd_cpu_vsin(double *restrict o, const double *a, int64_t n);
-void nd_cpu_vcos(double *restrict o, const double *a, int64_t n);
-void nd_cpu_vexp(double *restrict o, const double *a, int64_t n);
-void nd_cpu_vlog(double *restrict o, const double *a, int64_t n);
+/* The SLEEF tile loop of a float32/float64 transcendental (cpu_sleef.c),
+ * or NULL when op in dtype t has none (then op_table's libm loop runs). */
+nd_cpu_fn nd_cpu_vmath_fn(int op, int t);
 
 /* The random draws at logical indices ix[0..n) (common/philox.h), uniform
  * in [0, 1) or standard normal, computed in float64 (`wide`) or float32,
@@ -61,8 +53,11 @@ void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, cons
 void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stream, const int64_t *ix,
                           int consecutive, void *out, int64_t n, char *s0, char *s1);
 
-/* The worker pool: runs fn(arg, worker) on `n` workers including the caller
- * (worker 0) and returns when all are done. */
+/* The worker pool: runs fn(arg, worker) on the caller (worker 0) and on
+ * those of the other n - 1 workers (numbered 1.. in the order they join)
+ * that start before the caller's fn returns, and returns when all of those
+ * are done. So fn must claim its work as it goes (an atomic counter), never
+ * count on a given worker running. */
 typedef struct nd_cpu_pool nd_cpu_pool;
 nd_status nd_cpu_pool_create(int num_threads, nd_cpu_pool **out);
 void nd_cpu_pool_destroy(nd_cpu_pool *p);

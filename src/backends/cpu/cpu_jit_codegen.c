@@ -6,7 +6,7 @@
  * per element in registers: loads, parameters and index maps are
  * recomputed where used, every op is the interpreter's element function in
  * the interpreter's compute dtype with its casts, so the bits agree. The
- * vectorised transcendentals of cpu_vmath.c work on arrays, so an op that
+ * vectorised transcendentals of cpu_sleef.c work on arrays, so an op that
  * needs one ends the loop: its operand is written to a strip, the function
  * is called on the strip (through the helper table), and the next loop
  * reads its result; other values that live across such a call go through
@@ -35,7 +35,7 @@ static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I6
  * interpreter's registers, so strips do not sit 4 KiB apart. */
 #define STRIP_BYTES ND_CPU_REG_BYTES
 
-/* Ops computed by a vectorised array function of cpu_vmath.c. */
+/* Ops computed by a vectorised array function of cpu_sleef.c. */
 static int is_vmath(int op, int t) { return nd_cpu_op_is_array_fn(op, t); }
 
 typedef struct {

@@ -104,10 +104,11 @@ INT_SET(U8)
 INT_SET(U16)
 INT_SET(U32)
 INT_SET(U64)
-LOOP_UN(tanh, F64)
-/* The float-only math below is scalar libm per element (no vectorised
- * array function yet): correct, but slower on the CPU than exp/log/sin. */
+/* The float-only math: libm per element. The transcendentals among them
+ * run through cpu_sleef.c's vector loops instead (nd_cpu_op_fn); these are
+ * the loops of a build without SLEEF for its ISA. */
 #define FLOAT_MATH_SET(S)                                                        \
+    LOOP_UN(exp, S) LOOP_UN(log, S) LOOP_UN(sin, S) LOOP_UN(cos, S) LOOP_UN(tanh, S) \
     LOOP_UN(tan, S) LOOP_UN(arcsin, S) LOOP_UN(arccos, S) LOOP_UN(arctan, S)     \
     LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(arcsinh, S) LOOP_UN(arccosh, S)    \
     LOOP_UN(arctanh, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(log2, S)      \
@@ -142,26 +143,6 @@ static void sqrt_F64(FN_ARGS) {
 #endif
     for (; i < n; i++) o[i] = nds_sqrt_F64(a[i]);
 }
-
-#define VM_WRAP(name, vf)                                                        \
-    static void name(FN_ARGS) {                                                  \
-        UNUSED3;                                                                 \
-        vf((float *)o_, (const float *)a_, n);                                   \
-    }
-VM_WRAP(exp_F32, nd_cpu_vexpf)
-VM_WRAP(log_F32, nd_cpu_vlogf)
-VM_WRAP(sin_F32, nd_cpu_vsinf)
-VM_WRAP(cos_F32, nd_cpu_vcosf)
-VM_WRAP(tanh_F32, nd_cpu_vtanhf)
-#define VM_WRAP_D(name, vf)                                                      \
-    static void name(FN_ARGS) {                                                  \
-        UNUSED3;                                                                 \
-        vf((double *)o_, (const double *)a_, n);                                 \
-    }
-VM_WRAP_D(exp_F64, nd_cpu_vexp)
-VM_WRAP_D(log_F64, nd_cpu_vlog)
-VM_WRAP_D(sin_F64, nd_cpu_vsin)
-VM_WRAP_D(cos_F64, nd_cpu_vcos)
 
 /* --------------------------------------------------------- bool and where */
 LOOP_UN(not, BOOL)
@@ -240,13 +221,10 @@ static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
 
 nd_cpu_fn nd_cpu_op_fn(int op, int t) {
     if (op < 0 || op >= ND_NUM_ELEMENTWISE_OPS || !nd_dtype_valid(t)) return NULL;
-    return op_table[op][t];
+    nd_cpu_fn v = nd_cpu_vmath_fn(op, t);
+    return v ? v : op_table[op][t];
 }
 
 int nd_cpu_compute_dtype(int op, int t) { return nd_op_compute_dtype((nd_op)op, t); }
 
-int nd_cpu_op_is_array_fn(int op, int t) {
-    const nd_cpu_fn f = nd_cpu_op_fn(op, t);
-    return f && (f == exp_F32 || f == log_F32 || f == sin_F32 || f == cos_F32 || f == tanh_F32 ||
-                 f == exp_F64 || f == log_F64 || f == sin_F64 || f == cos_F64);
-}
+int nd_cpu_op_is_array_fn(int op, int t) { return nd_cpu_vmath_fn(op, t) != NULL; }

@@ -1,6 +1,12 @@
 /* A persistent worker pool on libuv threads. The caller is worker 0 and
- * works too; the others sleep on a condition variable between jobs, so a
- * job costs one broadcast and one wait. Small kernels never come here. */
+ * works too; the others sleep on a condition variable between jobs (never
+ * spinning), so a job costs one broadcast and one wait. Jobs hand out their
+ * work in small pieces through an atomic counter (cpu_kernel.c), so a
+ * worker the OS runs late takes fewer pieces; and one that is not running
+ * at all when the caller has claimed the last piece is not waited for: the
+ * job closes, and a helper that wakes after that finds nothing to join. On
+ * a busy machine a job then costs what the threads that got a core did,
+ * not a wait for a descheduled thread. Small kernels never come here. */
 #include <stdlib.h>
 #include <uv.h>
 
@@ -21,8 +27,10 @@ struct nd_cpu_pool {
     uv_mutex_t mu;
     uv_cond_t work, done;
     uint64_t gen; /* job number */
-    int active;   /* workers taking part in the current job */
-    int pending;  /* helpers still running it */
+    int active;   /* workers that may take part in the current job */
+    int joined;   /* helpers that took part in it */
+    int running;  /* helpers still running it */
+    int closed;   /* the caller is done: no helper joins any more */
     int stop;
     void (*fn)(void *arg, int worker);
     void *arg;
@@ -38,13 +46,15 @@ static void worker_main(void *varg) {
         while (!p->stop && p->gen == seen) uv_cond_wait(&p->work, &p->mu);
         if (p->stop) break;
         seen = p->gen;
-        if (wa->id >= p->active) continue;
+        if (p->closed || wa->id >= p->active) continue;
+        int id = ++p->joined; /* scratch is per worker number, not per thread */
+        p->running++;
         void (*fn)(void *, int) = p->fn;
         void *arg = p->arg;
         uv_mutex_unlock(&p->mu);
-        fn(arg, wa->id);
+        fn(arg, id);
         uv_mutex_lock(&p->mu);
-        if (--p->pending == 0) uv_cond_signal(&p->done);
+        if (--p->running == 0 && p->closed) uv_cond_signal(&p->done);
     }
     uv_mutex_unlock(&p->mu);
 }
@@ -93,13 +103,16 @@ void nd_cpu_pool_run(nd_cpu_pool *p, int n, void (*fn)(void *arg, int worker), v
     p->fn = fn;
     p->arg = arg;
     p->active = n;
-    p->pending = n - 1;
+    p->joined = 0;
+    p->running = 0;
+    p->closed = 0;
     p->gen++;
     uv_cond_broadcast(&p->work);
     uv_mutex_unlock(&p->mu);
     fn(arg, 0);
     uv_mutex_lock(&p->mu);
-    while (p->pending > 0) uv_cond_wait(&p->done, &p->mu);
+    p->closed = 1;
+    while (p->running > 0) uv_cond_wait(&p->done, &p->mu);
     uv_mutex_unlock(&p->mu);
 }
 

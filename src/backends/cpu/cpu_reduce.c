@@ -98,7 +98,15 @@ static cpu_acc combine(int kind, int adt, cpu_acc a, cpu_acc b) {
 
 /* ---------------------------------------------------- contiguous segment */
 
+/* NumPy's pairwise summation: runs of at most 128 values in 8 lanes, the
+ * halves of a longer run summed apart and added, so the error grows with
+ * log2(n / 128) instead of n. */
 static double sum_d(const double *v, int64_t n) {
+    if (n > 128) {
+        int64_t h = n / 2;
+        h -= h % 8;
+        return sum_d(v, h) + sum_d(v + h, n - h);
+    }
     double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -107,6 +115,23 @@ static double sum_d(const double *v, int64_t n) {
     for (; i < n; i++) t += v[i];
     return t;
 }
+
+/* Tile sums and work-item partials of a float sum are added with
+ * Neumaier's compensation: with the pairwise tile sums the error stays
+ * below NumPy's pairwise bound however many tiles and items there are. */
+typedef struct {
+    double s, c;
+} comp_sum;
+static void comp_add(comp_sum *a, double x) {
+    double t = a->s + x;
+    if (fabs(a->s) >= fabs(x)) a->c += (a->s - t) + x;
+    else a->c += (x - t) + a->s;
+    a->s = t;
+}
+/* An infinity or NaN among the terms makes the compensation NaN: the sum
+ * alone is then the answer. */
+static double comp_result(comp_sum a) { return isfinite(a.c) ? a.s + a.c : a.s; }
+
 static double sum_f(const float *v, int64_t n) {
     double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
@@ -355,12 +380,16 @@ void nd_cpu_reduce_item(const cpu_prep *p, char *regs, const void **vals, char *
             int64_t o = item / p->nch, c = item % p->nch;
             int64_t r0 = c * ND_CPU_WORK, r1 = r0 + ND_CPU_WORK < R ? r0 + ND_CPU_WORK : R;
             cpu_acc a = id;
+            comp_sum cs = {0, 0};
+            int csum = kind == ND_REDUCE_SUM && adt == ND_FLOAT64;
             for (int64_t r = r0; r < r1; r += ND_CPU_TILE) {
                 int64_t len = r1 - r < ND_CPU_TILE ? r1 - r : ND_CPU_TILE;
                 nd_cpu_eval_tile(p, regs, vals, o * R + r, len);
-                if (p->sum_f32) a.v.f += sum_f((const float *)vals[p->rvalue], len);
+                if (p->sum_f32) comp_add(&cs, sum_f((const float *)vals[p->rvalue], len));
+                else if (csum) comp_add(&cs, sum_d((const double *)acc_values(p, vals, abuf, len), len));
                 else seg_reduce(kind, adt, acc_values(p, vals, abuf, len), len, r, &a);
             }
+            if (csum) a.v.f = comp_result(cs);
             p->partials[item] = a;
             return;
         }
@@ -417,9 +446,15 @@ void nd_cpu_reduce_finish(const cpu_prep *p) {
     int kind = p->rkind, adt = p->acc_dtype;
     cpu_acc id = identity(kind, adt);
     if (p->L == 1) {
+        int csum = kind == ND_REDUCE_SUM && adt == ND_FLOAT64;
         for (int64_t o = 0; o < p->O; o++) {
             cpu_acc a = id;
-            for (int64_t c = 0; c < p->nch; c++) a = combine(kind, adt, a, p->partials[o * p->nch + c]);
+            comp_sum cs = {0, 0};
+            for (int64_t c = 0; c < p->nch; c++) {
+                if (csum) comp_add(&cs, p->partials[o * p->nch + c].v.f);
+                else a = combine(kind, adt, a, p->partials[o * p->nch + c]);
+            }
+            if (csum) a.v.f = comp_result(cs);
             write_out(p, o, 0, a);
         }
         return;

@@ -193,8 +193,8 @@ void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, cons
                 u1[i] = 1.0 - nd_philox_u01_f64(w[4 * i], w[4 * i + 1]);
                 u2[i] = 6.28318530717958647692 * nd_philox_u01_f64(w[4 * i + 2], w[4 * i + 3]);
             }
-            nd_cpu_vlog(l, u1, c);
-            nd_cpu_vcos(cs, u2, c);
+            nd_cpu_op_fn(ND_OP_LOG, ND_FLOAT64)(l, u1, NULL, NULL, c);
+            nd_cpu_op_fn(ND_OP_COS, ND_FLOAT64)(cs, u2, NULL, NULL, c);
             for (int64_t i = 0; i < c; i++) l[i] = -2.0 * l[i];
             nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT64)(sq, l, NULL, NULL, c);
             for (int64_t i = 0; i < c; i++) o[i] = sq[i] * cs[i];
@@ -211,8 +211,8 @@ void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, cons
             u1[i] = 1.0f - nd_philox_u01_f32(w[2 * i]);
             u2[i] = 6.28318530717958647692f * nd_philox_u01_f32(w[2 * i + 1]);
         }
-        nd_cpu_vlogf(l, u1, c);
-        nd_cpu_vcosf(cs, u2, c);
+        nd_cpu_op_fn(ND_OP_LOG, ND_FLOAT32)(l, u1, NULL, NULL, c);
+        nd_cpu_op_fn(ND_OP_COS, ND_FLOAT32)(cs, u2, NULL, NULL, c);
         for (int64_t i = 0; i < c; i++) l[i] = -2.0f * l[i];
         nd_cpu_op_fn(ND_OP_SQRT, ND_FLOAT32)(sq, l, NULL, NULL, c);
         for (int64_t i = 0; i < c; i++) o[i] = sq[i] * cs[i];
