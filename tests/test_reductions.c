@@ -225,7 +225,9 @@ NDT_TEST(reductions, of_lazy_expression) {
     double *sc;
     ref_arr *ws = ref_reduce(RR_SUM, re, 1, &sc), *wx = ref_reduce(RR_MAX, re, 0, NULL);
     ndt_check(s, ws, 1e-12, 0, sc, "sum(x^2 + x, 1)");
-    ndt_check(mx, wx, 0, 0, NULL, "max(x^2 + x, 0)");
+    /* x*x + x may run as one fused multiply-add on CUDA (one rounding fewer,
+     * the code generator's choice for fused chains): within 2 ulp. */
+    ndt_check(mx, wx, 5e-16, 0, NULL, "max(x^2 + x, 0)");
     nd_free(x); nd_free(sq); nd_free(e); nd_free(s); nd_free(mx);
     ref_free(ra); ref_free(rs); ref_free(re); ref_free(ws); ref_free(wx);
     free(sc);

@@ -63,9 +63,19 @@ static void set_blas_threads(const nd_backend_config *cfg, int threads) {
     const char *core = openblas_get_corename();
     nd_logf(2, "cpu backend: OpenBLAS %s, core %s, %d threads (nd: %d)", openblas_get_config(),
             core, openblas_get_num_threads(), threads);
-#if defined(__x86_64__) && defined(__GNUC__)
-    /* An OpenBLAS older than the CPU takes it for a pre-AVX2 one and runs
-     * SSE kernels several times slower than NumPy's newer OpenBLAS. */
+#else
+    (void)cfg, (void)threads;
+#endif
+}
+
+/* An OpenBLAS older than the CPU takes it for a pre-AVX2 one and runs SSE
+ * kernels several times slower than NumPy's newer OpenBLAS: said once, at
+ * the first matmul (a program that never multiplies matrices is not told). */
+static void warn_slow_blas_kernels(void) {
+#if defined(ND_HAVE_OPENBLAS_THREADS) && defined(__x86_64__) && defined(__GNUC__)
+    static int warned;
+    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
+    const char *core = openblas_get_corename();
     static const char *const avx2_cores[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
                                              "SapphireRapids", "Excavator"};
     int known = 0;
@@ -76,9 +86,6 @@ static void set_blas_threads(const nd_backend_config *cfg, int threads) {
                 "know the model), so matmul runs several times slower than it could; set "
                 "OPENBLAS_CORETYPE=SkylakeX (Intel with AVX-512), Zen (AMD) or Haswell before "
                 "the program starts, or use a newer OpenBLAS", core ? core : "?");
-#endif
-#else
-    (void)cfg, (void)threads;
 #endif
 }
 
@@ -105,6 +112,7 @@ static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const 
 
 static nd_status cpu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_matmul");
+    warn_slow_blas_kernels();
     return nd_cpu_run_matmul(state(be), mm, slots);
 }
 
