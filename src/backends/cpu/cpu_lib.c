@@ -9,8 +9,13 @@
 static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     [ND_LIB_NONE] = NULL,
     [ND_LIB_CUMULATE] = nd_cpu_lib_cumulate,
+    /* indexing (cpu_gather.c) */
+    [ND_LIB_GATHER] = nd_cpu_lib_gather,
+    [ND_LIB_SCATTER] = nd_cpu_lib_scatter,
+    [ND_LIB_SELECT] = nd_cpu_lib_select,
+    [ND_LIB_SELECT_INDEX] = nd_cpu_lib_select_index,
 };
-static_assert(ND_LIB_COUNT == 2, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 6, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;
