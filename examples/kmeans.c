@@ -134,15 +134,15 @@ int main(int argc, char **argv)
         nd_array *counts = nd_keep(nd_zeros(ND_FLOAT64, ND_SHAPE(k, 1)));
         nd_status st = nd_add_at(sums, lab, x);
         if (st == ND_OK) st = nd_add_at(counts, lab, nd_scalar(1.0));
-        /* An empty cluster keeps its centroid. */
-        nd_array *moved = nd_keep(nd_where(nd_gt(counts, nd_scalar(0)), nd_div(sums, counts), c));
+        /* An empty cluster keeps its centroid. Stored into c (a new
+         * version of its buffer): a lazy centroid expression would be
+         * recomputed inside the next iteration's distance kernel. */
+        if (st == ND_OK) st = nd_assign(c, nd_where(nd_gt(counts, nd_scalar(0)), nd_div(sums, counts), c));
         nd_scope_end();
-        if (st != ND_OK || !moved) return fail("an iteration");
-        nd_free(c);
+        if (st != ND_OK) return fail("an iteration");
         nd_free(sums);
         nd_free(counts);
         nd_free(labels);
-        c = moved;
         labels = lab;
     }
     nd_array *err = nd_sub(x, nd_take(c, labels, 0));
