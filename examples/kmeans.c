@@ -120,9 +120,10 @@ int main(int argc, char **argv)
     if (!x || nd_sync() != ND_OK) return fail("uploading the points");
     double t0 = now_seconds();
     /* Initial centroids: points n*c/k, gathered. */
-    nd_array *start = nd_arange(ND_INT64, 0, (double)k, 1);
-    nd_array *pick = nd_floor_divide(nd_mul(start, nd_scalar_int(n)), nd_scalar_int(k));
-    nd_array *c = nd_take(x, pick, 0);
+    nd_scope_begin();
+    nd_array *pick = nd_floor_divide(nd_mul(nd_arange(ND_INT64, 0, (double)k, 1), nd_scalar_int(n)), nd_scalar_int(k));
+    nd_array *c = nd_keep(nd_take(x, pick, 0));
+    nd_scope_end();
     nd_array *labels = NULL;
     nd_array *xs = nd_reshape(x, 3, (int64_t[]){n, 1, d}); /* (N, 1, D) */
     for (int it = 0; it < iters; it++) {
@@ -145,8 +146,10 @@ int main(int argc, char **argv)
         nd_free(labels);
         labels = lab;
     }
+    nd_scope_begin();
     nd_array *err = nd_sub(x, nd_take(c, labels, 0));
     double inertia = nd_item(nd_sum(nd_square(err), ND_ALL_AXES));
+    nd_scope_end();
     double t1 = now_seconds();
     if (nd_last_status() != ND_OK) return fail("k-means");
     if (nd_to_host(c, gc, sizeof *gc * (size_t)(k * d)) != ND_OK ||
@@ -169,9 +172,6 @@ int main(int argc, char **argv)
     int ok = moved_labels == 0 && cerr <= 1e-9 && ierr <= 1e-9;
     nd_free(x);
     nd_free(xs);
-    nd_free(start);
-    nd_free(pick);
-    nd_free(err);
     nd_free(c);
     nd_free(labels);
     nd_shutdown();

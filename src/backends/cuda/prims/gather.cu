@@ -18,6 +18,7 @@
 #include <cub/device/device_select.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <iterator>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -333,15 +334,15 @@ NDP_API int ndp_bad_record(ndp_bad **host, ndp_bad **device) {
 
 NDP_API int ndp_gather(int K, int64_t fn_flags, int64_t axes, const nd_kernel_arg *src, const nd_kernel_arg *idx,
                        const nd_kernel_arg *out, void *tmp, size_t *tmp_bytes, cudaStream_t stream) {
+    ndp_bad *host, *device;
+    cudaError_t e = (cudaError_t)ndp_bad_record(&host, &device); /* at prepare time: never while capturing */
+    if (e != cudaSuccess) return e;
     if (!tmp) {
         *tmp_bytes = 256;
         return cudaSuccess;
     }
     int n = src->ndim - K, wrap = !(fn_flags & ND_INDEX_NO_WRAP);
     if (iter_size(*src, n) == 0) return cudaSuccess;
-    ndp_bad *host, *device;
-    cudaError_t e = (cudaError_t)ndp_bad_record(&host, &device);
-    if (e != cudaSuccess) return e;
     unsigned long long *first = static_cast<unsigned long long *>(tmp);
     if ((e = cudaMemsetAsync(first, 0xff, sizeof *first, stream)) != cudaSuccess) return e;
     switch (elem_size(src->dtype)) {
@@ -370,14 +371,14 @@ NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const n
                                                     (int64_t *)nullptr, total, 0, bits, stream);
     if (e != cudaSuccess) return e;
     size_t need = 256 + 4 * pair + cub_bytes;
+    ndp_bad *host, *device;
+    if ((e = (cudaError_t)ndp_bad_record(&host, &device)) != cudaSuccess) return e;
     if (!tmp) {
         *tmp_bytes = need;
         return cudaSuccess;
     }
     if (total == 0) return cudaSuccess;
     if (*tmp_bytes < need) return cudaErrorInvalidValue;
-    ndp_bad *host, *device;
-    if ((e = (cudaError_t)ndp_bad_record(&host, &device)) != cudaSuccess) return e;
     char *w = static_cast<char *>(tmp);
     unsigned long long *first = reinterpret_cast<unsigned long long *>(w);
     auto *keys_in = reinterpret_cast<unsigned long long *>(w + 256);
