@@ -1,10 +1,11 @@
 /* Gather, scatter and mask selection on the CPU (common/lib_calls.h's
  * ND_LIB_GATHER, ND_LIB_SCATTER, ND_LIB_SELECT, ND_LIB_SELECT_INDEX).
  *
- * Gathers and the bounds check of a scatter run over rows of the iteration
- * space, split over the pool. An index outside its axis stops the routine
- * before anything is read through it; the message names the first such
- * index in iteration order, whatever the thread count. A scatter then
+ * Gathers and the bounds check of a scatter run over the points of the
+ * iteration space, split over the pool in contiguous ranges. An index
+ * outside its axis stops the routine before anything is read through it;
+ * the message names the first such index in iteration order, whatever the
+ * thread count. A scatter then
  * applies its updates on one thread in iteration order, so the last write
  * wins and adds accumulate in order (NumPy's np.add.at) with the same bits
  * on every run. Mask selection counts each fixed-size chunk, then writes
@@ -95,31 +96,49 @@ static nd_status report_bad(const geom *g, const nd_user_desc *u) {
 
 /* ---------------------------------------------------------------- gather */
 
-#define GATHER_ROWS(NAME, T)                                                                             \
+/* Points [begin, end) of the iteration space, split at row ends; one index
+ * array (K = 1) skips the loop over indexed axes. */
+#define GATHER_POINTS(NAME, T)                                                                           \
     static void NAME(void *varg, int64_t begin, int64_t end) {                                          \
         geom *g = varg;                                                                                  \
-        const int64_t *shape = g->ind->shape;                                                            \
+        const int64_t *shape = g->ind->shape, *ix = (const int64_t *)g->idx->data;                       \
         int64_t is = last_stride(g->idx, g->n), ss = last_stride(g->ind, g->n);                          \
+        int64_t size0 = g->ind->shape[g->n], st0 = g->ind->strides[g->n];                                \
         const T *src = (const T *)g->ind->data;                                                          \
         T *out = (T *)g->vals->data;                                                                     \
-        for (int64_t r = begin; r < end; r++) {                                                          \
-            int64_t io = row_base(g->idx, g->n, shape, r), so = row_base(g->ind, g->n, shape, r);        \
+        for (int64_t p = begin; p < end;) {                                                              \
+            int64_t r = p / g->len, i0 = p % g->len, i1 = g->len < i0 + (end - p) ? g->len : i0 + (end - p); \
+            int64_t io = row_base(g->idx, g->n, shape, r) + i0 * is;                                     \
+            int64_t so = row_base(g->ind, g->n, shape, r) + i0 * ss;                                     \
             T *o = out + r * g->len;                                                                     \
-            for (int64_t i = 0; i < g->len; i++, io += is, so += ss) {                                   \
-                int64_t off = indexed_offset(g, io, so);                                                 \
-                if (off < 0) {                                                                           \
-                    note_bad(g, r * g->len + i);                                                         \
-                    return;                                                                              \
+            if (g->K == 1) {                                                                             \
+                for (int64_t i = i0; i < i1; i++, io += is, so += ss) {                                  \
+                    int64_t v = ix[io];                                                                  \
+                    if (v < 0 && g->wrap) v += size0;                                                    \
+                    if ((uint64_t)v >= (uint64_t)size0) {                                                \
+                        note_bad(g, r * g->len + i);                                                     \
+                        return;                                                                          \
+                    }                                                                                    \
+                    o[i] = src[so + v * st0];                                                            \
                 }                                                                                        \
-                o[i] = src[off];                                                                         \
+            } else {                                                                                     \
+                for (int64_t i = i0; i < i1; i++, io += is, so += ss) {                                  \
+                    int64_t off = indexed_offset(g, io, so);                                             \
+                    if (off < 0) {                                                                       \
+                        note_bad(g, r * g->len + i);                                                     \
+                        return;                                                                          \
+                    }                                                                                    \
+                    o[i] = src[off];                                                                     \
+                }                                                                                        \
             }                                                                                            \
+            p += i1 - i0;                                                                                \
         }                                                                                                \
     }
 
-GATHER_ROWS(gather_1, uint8_t)
-GATHER_ROWS(gather_2, uint16_t)
-GATHER_ROWS(gather_4, uint32_t)
-GATHER_ROWS(gather_8, uint64_t)
+GATHER_POINTS(gather_1, uint8_t)
+GATHER_POINTS(gather_2, uint16_t)
+GATHER_POINTS(gather_4, uint32_t)
+GATHER_POINTS(gather_8, uint64_t)
 
 static void (*by_size(int64_t item))(void *, int64_t, int64_t) {
     return item == 1 ? gather_1 : item == 2 ? gather_2 : item == 4 ? gather_4 : gather_8;
@@ -128,24 +147,25 @@ static void (*by_size(int64_t item))(void *, int64_t, int64_t) {
 nd_status nd_cpu_lib_gather(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     geom g;
     geom_init(&g, &args[1], &args[0], &args[2], u);
-    nd_cpu_parallel_for(st, g.rows, (1 << 14) / (g.len ? g.len : 1) + 1, by_size(nd_dtype_size((nd_dtype)args[0].dtype)),
-                        &g);
+    nd_cpu_parallel_for(st, g.rows * g.len, 1 << 14, by_size(nd_dtype_size((nd_dtype)args[0].dtype)), &g);
     return atomic_load(&g.first_bad) == INT64_MAX ? ND_OK : report_bad(&g, u);
 }
 
 /* --------------------------------------------------------------- scatter */
 
-static void check_rows(void *varg, int64_t begin, int64_t end) {
+static void check_points(void *varg, int64_t begin, int64_t end) {
     geom *g = varg;
     const int64_t *shape = g->ind->shape;
     int64_t is = last_stride(g->idx, g->n);
-    for (int64_t r = begin; r < end; r++) {
-        int64_t io = row_base(g->idx, g->n, shape, r);
-        for (int64_t i = 0; i < g->len; i++, io += is)
+    for (int64_t p = begin; p < end;) {
+        int64_t r = p / g->len, i0 = p % g->len, i1 = g->len < i0 + (end - p) ? g->len : i0 + (end - p);
+        int64_t io = row_base(g->idx, g->n, shape, r) + i0 * is;
+        for (int64_t i = i0; i < i1; i++, io += is)
             if (indexed_offset(g, io, 0) < 0) {
                 note_bad(g, r * g->len + i);
                 return;
             }
+        p += i1 - i0;
     }
 }
 
@@ -219,7 +239,7 @@ nd_status nd_cpu_lib_scatter(nd_cpu_state *st, const nd_user_desc *u, const nd_k
     const nd_kernel_arg *idx = &args[0], *vals = &args[1], *dst = &args[2];
     geom g;
     geom_init(&g, idx, dst, vals, u);
-    nd_cpu_parallel_for(st, g.rows, (1 << 14) / (g.len ? g.len : 1) + 1, check_rows, &g);
+    nd_cpu_parallel_for(st, g.rows * g.len, 1 << 14, check_points, &g);
     if (atomic_load(&g.first_bad) != INT64_MAX) return report_bad(&g, u);
     apply_fn apply = apply_for((nd_dtype)dst->dtype, u->lib_args.v[3].i == ND_SCATTER_ADD);
     if (!apply) return nd_error_set(ND_ERR_UNSUPPORTED, "cpu backend: scatter into %s", nd_dtype_name((nd_dtype)dst->dtype));
