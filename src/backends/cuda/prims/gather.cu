@@ -401,7 +401,8 @@ NDP_API int ndp_select(const nd_kernel_arg *data, const nd_kernel_arg *mask, voi
                        size_t *tmp_bytes, cudaStream_t stream) {
     int64_t n = mask->size;
     if (n == 0) {
-        if (!tmp) {
+        /* Sized (count NULL): no workspace, so tmp is NULL when it runs too. */
+        if (!count) {
             *tmp_bytes = 0;
             return cudaSuccess;
         }

@@ -65,7 +65,7 @@ NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const n
                         cudaStream_t stream);
 /* The elements of 1-d data (NULL: their positions, int64) where the 1-d
  * bool mask is set, in order, into contiguous out; their number into
- * *count (device memory). */
+ * *count (device memory). Sizing passes count NULL. */
 NDP_API int ndp_select(const nd_kernel_arg *data, const nd_kernel_arg *mask, void *out, int64_t *count, void *tmp,
                        size_t *tmp_bytes, cudaStream_t stream);
 
