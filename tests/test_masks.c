@@ -232,3 +232,29 @@ NDT_TEST(masks, extract_and_compress) {
     ref_free(wflat);
     ref_free(w5);
 }
+
+/* flatnonzero and a[mask] = v on every dtype (ints in -3..3: many zeros). */
+NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
+    NDT_RNG(r);
+    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+        nd_dtype dt = ndt_all_dtypes[t];
+        ref_arr *a = ndt_rand(&r, dt, 2, (int64_t[]){5, 8}, -3, 3);
+        int64_t n = 0, pos[40];
+        for (int64_t i = 0; i < 40; i++)
+            if (ref_getd(a, i) != 0) pos[n++] = i;
+        ref_arr *want = ref_new(ND_INT64, 1, &n);
+        for (int64_t k = 0; k < n; k++) ref_setu(want, k, (uint64_t)pos[k]);
+        nd_array *na = ndt_upload(a);
+        expect_bytes(nd_flatnonzero(na), want, ref_dtype_name(dt));
+        /* a[a != 0] = 1 (as the dtype): every nonzero element becomes 1. */
+        ref_arr *w2 = ref_astype(a, dt);
+        for (int64_t k = 0; k < n; k++) ref_setd(w2, pos[k], 1);
+        cr_assert_eq(nd_mask_assign(na, nd_ne(na, nd_scalar_int(0)), nd_scalar_int(1)), ND_OK, "%s: %s",
+                     ref_dtype_name(dt), nd_last_error());
+        expect_bytes(na, w2, ref_dtype_name(dt));
+        nd_free(na);
+        ref_free(a);
+        ref_free(want);
+        ref_free(w2);
+    }
+}
