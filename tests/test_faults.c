@@ -964,3 +964,48 @@ static void prog_composed(sweep *s) {
 }
 
 NDT_TEST(faults, sweep_composed) { run_sweep("composed", prog_composed); }
+
+/* Gathers, a scatter into an existing array and a mask selection (which
+ * synchronises inside the call): each read is its value or an error naming
+ * its cause; the array scattered into keeps its old value only where the
+ * store was refused at the call. */
+static void prog_indexing(sweep *s) {
+    world w;
+    world_begin(&w, s, "indexing");
+    double x0[12], acc0[4] = {1, 2, 3, 4};
+    fill_random(&w.rng, x0, 12, -2, 2);
+    nd_array *x = upload(x0, 2, (int64_t[]){3, 4});
+    nd_array *acc = upload(acc0, 1, (int64_t[]){4});
+    const int64_t iv[5] = {2, -1, 0, 2, 1};
+    nd_array *idx = nd_from_host(iv, ND_INT64, ND_SHAPE(5));
+    cr_assert(idx && nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *t = rec(s, nd_take(x, idx, 1));                 /* (3, 5) */
+    nd_array *tm = rec(s, nd_mul(t, nd_scalar(2)));
+    rec_status(s, nd_add_at(acc, idx, nd_scalar(0.5)));        /* acc[2] += 1, acc[3] += .5, ... */
+    nd_array *sel = rec(s, nd_mask_select(x, rec(s, nd_gt(x, nd_scalar(0)))));
+    double tr[15], tmr[15], accr[4] = {1.5, 2.5, 4, 4.5}, selr[12];
+    int64_t ns = 0;
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 5; k++) {
+            int64_t j = iv[k] < 0 ? iv[k] + 4 : iv[k];
+            tr[i * 5 + k] = x0[i * 4 + j];
+            tmr[i * 5 + k] = 2 * x0[i * 4 + j];
+        }
+    for (int i = 0; i < 12; i++)
+        if (x0[i] > 0) selr[ns++] = x0[i];
+    check_read(s, t, tr, 15, 0, "take(x, idx, 1)", 0);
+    check_read(s, tm, tmr, 15, 0, "take(x, idx, 1) * 2", 0);
+    check_read(s, acc, accr, 4, 0, "add_at(acc, idx, 0.5)", AFTER_STORES);
+    if (sel && nd_shape(sel)[0] != ns) problem(s, "x[x > 0]: %lld elements, want %lld", (long long)nd_shape(sel)[0],
+                                               (long long)ns);
+    else if (sel) check_read(s, sel, selr, ns, 0, "x[x > 0]", 0);
+    check_read(s, x, x0, 12, 0, "x (only read)", MUST);
+    world_end(&w, s);
+    nd_free(x);
+    nd_free(acc);
+    nd_free(idx);
+}
+
+NDT_TEST(faults, sweep_indexing) { run_sweep("indexing", prog_indexing); }

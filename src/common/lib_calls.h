@@ -21,7 +21,12 @@
 
 /* X(ENUM, "name", n_in, n_out) */
 #define ND_LIB_CALLS(X)                                                                                   \
-    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */
+    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */                    \
+    /* Indexing with integer arrays and masks (nd/indexing.h, common/lib_calls.h's nd_lib_index): */      \
+    X(GATHER, "gather", 2, 1)   /* in: src (n + K axes), idx (n + 1 axes); out: n axes */                 \
+    X(SCATTER, "scatter", 2, 1) /* in: idx (n + 1 axes), values (n axes); out in place: dst (n + K) */   \
+    X(SELECT, "select", 2, 2)   /* in: data, mask (1-d); out: selected (1-d), count (0-d int64) */        \
+    X(SELECT_INDEX, "select_index", 1, 2) /* in: mask (1-d); out: flat positions (int64), count */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */
@@ -49,5 +54,52 @@ extern const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT];
 /* The scans ND_LIB_CUMULATE computes (NumPy's cumsum, cumprod and their nan
  * versions, which treat NaN as 0 and 1). */
 typedef enum { ND_SCAN_SUM, ND_SCAN_PROD, ND_SCAN_NANSUM, ND_SCAN_NANPROD } nd_lib_scan_op;
+
+/* Gather and scatter through index arrays (ND_LIB_GATHER, ND_LIB_SCATTER).
+ * Both walk an iteration space of n axes (the output's for a gather, the
+ * values' for a scatter). The indexed array is passed as a view of n + K
+ * axes: its first n axes follow the iteration space (stride 0 along the
+ * axes the index arrays contribute), its last K axes are the indexed axes.
+ * idx has n + 1 axes, int64: element [p..., k] is the index into indexed
+ * axis k at iteration point p (the K index arrays, broadcast). Negative
+ * indices wrap once (unless ND_INDEX_NO_WRAP); one still outside the axis
+ * is the step's failure, ND_ERR_INDEX, and no element is read or written
+ * out of bounds.
+ *   v[0].i  K (1..ND_MAX_DIMS)
+ *   v[1].i  nd_lib_index_fn, or'ed with the ND_INDEX_* flags
+ *   v[2].i  for the message: the indexed array's axis number of each of the
+ *           K axes, 4 bits each (axis k in bits 4k..4k+3)
+ *   v[3].i  SCATTER only: nd_lib_scatter_mode
+ * A scatter applies its updates in the iteration order: the last of
+ * several writes to one element wins, and adds accumulate in that order,
+ * on every backend. */
+typedef enum {
+    ND_INDEX_FN_TAKE,
+    ND_INDEX_FN_TAKE_ALONG_AXIS,
+    ND_INDEX_FN_INDEX,
+    ND_INDEX_FN_CHOOSE,
+    ND_INDEX_FN_COMPRESS,
+    ND_INDEX_FN_EXTRACT,
+    ND_INDEX_FN_PUT,
+    ND_INDEX_FN_PUT_ALONG_AXIS,
+    ND_INDEX_FN_INDEX_ASSIGN,
+    ND_INDEX_FN_ADD_AT,
+    ND_INDEX_FN_MASK_SELECT,
+    ND_INDEX_FN_COUNT
+} nd_lib_index_fn;
+enum {
+    ND_INDEX_FN_MASK = 0xff,
+    ND_INDEX_NO_WRAP = 1 << 8 /* negative indices are out of range (choose) */
+};
+typedef enum { ND_SCATTER_ASSIGN, ND_SCATTER_ADD } nd_lib_scatter_mode;
+
+/* The public name of an nd_lib_index_fn ("nd_take"). */
+const char *nd_lib_index_fn_name(int fn);
+
+/* The message of an index outside its axis, as NumPy's IndexError words it
+ * ("nd_take: index 7 is out of bounds for axis 0 with size 5"), for a
+ * gather's or scatter's v[1].i and v[2].i and indexed axis k. Returns the
+ * status (ND_ERR_INDEX) after setting it as the thread's error. */
+int nd_lib_index_error(int64_t fn_flags, int64_t axes, int k, int64_t index, int64_t size);
 
 #endif

@@ -4,7 +4,7 @@
 #include "frontend/frontend.h"
 #include "frontend/interop.h"
 
-static nd_status check_dst(const char *fn, const nd_array *dst) {
+nd_status nd_fe_check_dst(const char *fn, const nd_array *dst) {
     if (dst->weak || dst->readonly == ND_READONLY_WEAK)
         return nd_error_set(ND_ERR_ARG, "%s: dst is %s, which is read-only (ops use the "
                             "scalar's value, so a write could not reach them); make a writable "
@@ -58,7 +58,7 @@ static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src
 }
 
 nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src) {
-    nd_status st = check_dst(fn, dst);
+    nd_status st = nd_fe_check_dst(fn, dst);
     if (st != ND_OK) return st;
     if (src->weak && (st = nd_fe_weak_fits(fn, src, dst->dtype)) != ND_OK) return st;
     /* NumPy setitem: src may have extra leading length-1 dimensions. */
@@ -100,7 +100,7 @@ nd_status nd_fill(nd_array *dst, double value) {
     if (nd_fe_arg(fn, "dst", dst)) return nd_last_status();
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
-    st = check_dst(fn, dst);
+    st = nd_fe_check_dst(fn, dst);
     if (st != ND_OK) return st;
     /* As NumPy's a.fill(v): an integer array takes int(v) only if it fits. */
     st = nd_fe_value_fits(fn, "value", value, dst->dtype);

@@ -161,6 +161,8 @@ nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t 
 nd_array *nd_fe_reshape(const char *fn, nd_array *a, int ndim, const int64_t *shape);
 nd_array *nd_fe_concatenate(const char *fn, int n, nd_array *const *arrays, int axis);
 nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src);
+/* Whether dst may be written (not a weak scalar, a read-only view or import). */
+nd_status nd_fe_check_dst(const char *fn, const nd_array *dst);
 /* NumPy matmul (a fused sum for two float vectors), errors named by fn. */
 nd_array *nd_fe_matmul(const char *fn, nd_array *a, nd_array *b);
 

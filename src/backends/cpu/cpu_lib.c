@@ -9,8 +9,13 @@
 static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     [ND_LIB_NONE] = NULL,
     [ND_LIB_CUMULATE] = nd_cpu_lib_cumulate,
+    /* indexing (cpu_gather.c) */
+    [ND_LIB_GATHER] = nd_cpu_lib_gather,
+    [ND_LIB_SCATTER] = nd_cpu_lib_scatter,
+    [ND_LIB_SELECT] = nd_cpu_lib_select,
+    [ND_LIB_SELECT_INDEX] = nd_cpu_lib_select_index,
 };
-static_assert(ND_LIB_COUNT == 2, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 6, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;
@@ -23,12 +28,17 @@ typedef struct {
     void *arg;
     int64_t n;
     int parts;
+    int next; /* the next part to claim (atomic): the pool runs fn on the
+                 workers that get a core in time, not on a fixed set */
 } range_job;
 
 static void run_range(void *varg, int worker) {
-    const range_job *j = varg;
-    int64_t begin = j->n * worker / j->parts, end = j->n * (worker + 1) / j->parts;
-    if (begin < end) j->fn(j->arg, begin, end);
+    range_job *j = varg;
+    (void)worker;
+    for (int part; (part = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->parts;) {
+        int64_t begin = j->n * part / j->parts, end = j->n * (part + 1) / j->parts;
+        if (begin < end) j->fn(j->arg, begin, end);
+    }
 }
 
 void nd_cpu_parallel_for(nd_cpu_state *st, int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end),
@@ -42,7 +52,7 @@ void nd_cpu_parallel_for(nd_cpu_state *st, int64_t n, int64_t grain, void (*fn)(
         fn(arg, 0, n);
         return;
     }
-    range_job j = {fn, arg, n, (int)parts};
+    range_job j = {fn, arg, n, (int)parts, 0};
     nd_cpu_pool_run(st->pool, (int)parts, run_range, &j);
 }
 

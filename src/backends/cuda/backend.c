@@ -626,7 +626,7 @@ static nd_status cu_synchronize(nd_backend *be) {
     if (cu->device != 0) cudaSetDevice(cu->device);
     cudaError_t e = cudaStreamSynchronize(cu->stream);
     if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize (a kernel, copy or matmul failed earlier)");
-    return ND_OK;
+    return nd_cuda_lib_check(cu);
 }
 
 /* ND_PROFILE's reference: the device-to-device copy bandwidth, (read +

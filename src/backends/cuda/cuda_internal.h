@@ -265,6 +265,9 @@ typedef struct {
      * brief) for executors that call the backend from several threads. */
     pthread_mutex_t lock;
     int lock_ok;
+    /* A gather or scatter has been issued: synchronize reads the plugin's
+     * bad-index record (lib_calls.c, nd_cuda_lib_check). */
+    int index_checks;
 } nd_cuda;
 
 /* Stream-ordered device scratch memory (reduction partials, ...). */
@@ -294,6 +297,10 @@ nd_status nd_cuda_issue_user(const void *fn, const nd_user_desc *u, void *const 
 nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *workspace_bytes);
 nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
                             size_t workspace_bytes, cudaStream_t stream);
+/* After the stream synchronised: ND_ERR_INDEX naming the first index a
+ * gather or scatter found outside its axis since the last check, if any
+ * (the device records it; the record is cleared). */
+nd_status nd_cuda_lib_check(nd_cuda *cu);
 
 /* Enqueue work on `stream` (backend lock held). A reduction with several
  * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`. */

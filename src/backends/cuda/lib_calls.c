@@ -51,13 +51,66 @@ static int cumulate_run(const nd_user_desc *u, const nd_kernel_arg *args, void *
                                     &ws_bytes, s);
 }
 
+/* ------------------------------------------------------------- indexing */
+
+static int gather_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    const nd_lib_args *a = &u->lib_args;
+    return nd_cuda_prims.p_ndp_gather((int)a->v[0].i, a->v[1].i, a->v[2].i, &args[0], &args[1], &args[2], NULL, bytes,
+                                      0);
+}
+
+static int gather_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    const nd_lib_args *a = &u->lib_args;
+    return nd_cuda_prims.p_ndp_gather((int)a->v[0].i, a->v[1].i, a->v[2].i, &args[0], &args[1], &args[2], ws,
+                                      &ws_bytes, s);
+}
+
+static int scatter_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    const nd_lib_args *a = &u->lib_args;
+    return nd_cuda_prims.p_ndp_scatter((int)a->v[0].i, a->v[1].i, a->v[2].i, (int)a->v[3].i, &args[0], &args[1],
+                                       &args[2], NULL, bytes, 0);
+}
+
+static int scatter_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    const nd_lib_args *a = &u->lib_args;
+    return nd_cuda_prims.p_ndp_scatter((int)a->v[0].i, a->v[1].i, a->v[2].i, (int)a->v[3].i, &args[0], &args[1],
+                                       &args[2], ws, &ws_bytes, s);
+}
+
+/* SELECT: data, mask -> out, count; SELECT_INDEX: mask -> out, count. */
+static int select_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    const nd_kernel_arg *data = u->lib == ND_LIB_SELECT ? &args[0] : NULL, *rest = data ? args + 1 : args;
+    return nd_cuda_prims.p_ndp_select(data, &rest[0], NULL, NULL, NULL, bytes, 0);
+}
+
+static int select_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    const nd_kernel_arg *data = u->lib == ND_LIB_SELECT ? &args[0] : NULL, *rest = data ? args + 1 : args;
+    return nd_cuda_prims.p_ndp_select(data, &rest[0], rest[1].data, rest[2].data, ws, &ws_bytes, s);
+}
+
+nd_status nd_cuda_lib_check(nd_cuda *cu) {
+    if (!cu->index_checks) return ND_OK;
+    ndp_bad *host, *device;
+    if (nd_cuda_prims.p_ndp_bad_record(&host, &device) != 0) return ND_OK;
+    volatile ndp_bad *b = host;
+    if (!b->set) return ND_OK;
+    nd_status s = (nd_status)nd_lib_index_error(b->fn_flags, b->axes, b->k, b->index, b->size);
+    b->set = 0;
+    return s;
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const lib_impl impls[ND_LIB_COUNT] = {
     [ND_LIB_NONE] = {0, NULL, NULL},
     [ND_LIB_CUMULATE] = {1, cumulate_workspace, cumulate_run},
+    /* indexing (prims/gather.cu) */
+    [ND_LIB_GATHER] = {1, gather_workspace, gather_run},
+    [ND_LIB_SCATTER] = {1, scatter_workspace, scatter_run},
+    [ND_LIB_SELECT] = {1, select_workspace, select_run},
+    [ND_LIB_SELECT_INDEX] = {1, select_workspace, select_run},
 };
-static_assert(ND_LIB_COUNT == 2, "a new library routine needs its CUDA implementation in impls");
+static_assert(ND_LIB_COUNT == 6, "a new library routine needs its CUDA implementation in impls");
 
 static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
     if (e == (int)cudaErrorNotSupported)
@@ -87,7 +140,7 @@ nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *worksp
 
 nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
                             size_t workspace_bytes, cudaStream_t stream) {
-    (void)cu;
+    if (u->lib == ND_LIB_GATHER || u->lib == ND_LIB_SCATTER) cu->index_checks = 1;
     nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
     nd_user_args_bind(u, slots, args);
     ND_NVTX_PUSH(nd_lib_calls[u->lib].name);

@@ -23,7 +23,9 @@
 
 #include <cuda_runtime_api.h>
 
-#define NDP_ABI 1
+#include "nd/kernels.h" /* nd_kernel_arg */
+
+#define NDP_ABI 2
 
 #ifdef __cplusplus
 #define NDP_API extern "C" __attribute__((visibility("default")))
@@ -31,7 +33,7 @@
 #define NDP_API
 #endif
 
-#define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan)
+#define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan) X(ndp_bad_record) X(ndp_gather) X(ndp_scatter) X(ndp_select)
 
 /* NDP_ABI of the plugin. */
 NDP_API int ndp_abi(void);
@@ -41,5 +43,30 @@ NDP_API int ndp_abi(void);
  * dtype int64, uint64, float32 or float64; they may be the same). */
 NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows, int64_t n, void *tmp,
                      size_t *tmp_bytes, cudaStream_t stream);
+
+/* Indexing (gather.cu). Views are nd_kernel_args with device data, laid
+ * out as common/lib_calls.h's ND_LIB_GATHER / ND_LIB_SCATTER say. An index
+ * outside its axis is never used; the first (in C order) of a call is
+ * filed in the process's bad-index record unless one is there already:
+ * mapped host memory the backend reads after synchronising and clears. */
+typedef struct {
+    int set; /* 1: a bad index is filed */
+    int k;   /* which of the K indexed axes */
+    int64_t index, size, fn_flags, axes;
+} ndp_bad;
+NDP_API int ndp_bad_record(ndp_bad **host, ndp_bad **device);
+/* out[p] = src[p, idx[p, 0..K)] (out contiguous). */
+NDP_API int ndp_gather(int K, int64_t fn_flags, int64_t axes, const nd_kernel_arg *src, const nd_kernel_arg *idx,
+                       const nd_kernel_arg *out, void *tmp, size_t *tmp_bytes, cudaStream_t stream);
+/* dst[p, idx[p, 0..K)] = (or +=, mode nd_lib_scatter_mode) vals[p], in
+ * iteration order. */
+NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const nd_kernel_arg *idx,
+                        const nd_kernel_arg *vals, const nd_kernel_arg *dst, void *tmp, size_t *tmp_bytes,
+                        cudaStream_t stream);
+/* The elements of 1-d data (NULL: their positions, int64) where the 1-d
+ * bool mask is set, in order, into contiguous out; their number into
+ * *count (device memory). Sizing passes count NULL. */
+NDP_API int ndp_select(const nd_kernel_arg *data, const nd_kernel_arg *mask, void *out, int64_t *count, void *tmp,
+                       size_t *tmp_bytes, cudaStream_t stream);
 
 #endif
