@@ -21,7 +21,12 @@
 
 /* X(ENUM, "name", n_in, n_out) */
 #define ND_LIB_CALLS(X)                                                                                   \
-    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */
+    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */                     \
+    /* sorting and searching (common/sort_keys.h orders the values): */                                   \
+    X(SORT, "sort", 1, 1)                 /* v[0].i = nd_lib_sort_mode, along the last axis */              \
+    X(TAKE_ROWS, "take_rows", 2, 1)       /* out[r, j] = in0[r, in1[r, j]], int64 in1, last axis */         \
+    X(SEARCHSORTED, "searchsorted", 2, 1) /* v[0].i = 1 for side right; in0 sorted 1-d, int64 out */        \
+    X(QUANTILE, "quantile", 2, 1)         /* v[0].i = nd_lib_quantile_mode; in0 sorted rows, in1 q */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */
@@ -49,5 +54,17 @@ extern const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT];
 /* The scans ND_LIB_CUMULATE computes (NumPy's cumsum, cumprod and their nan
  * versions, which treat NaN as 0 and 1). */
 typedef enum { ND_SCAN_SUM, ND_SCAN_PROD, ND_SCAN_NANSUM, ND_SCAN_NANPROD } nd_lib_scan_op;
+
+/* ND_LIB_SORT: the sorted values (the input's dtype, NaNs made the default
+ * NaN) or the sorting indices (int64) of each row, stable, in the order of
+ * common/sort_keys.h. */
+typedef enum { ND_SORT_VALUES, ND_SORT_INDICES } nd_lib_sort_mode;
+
+/* ND_LIB_QUANTILE over rows sorted by ND_LIB_SORT (float32 or float64; the
+ * output has in0's dtype and shape with the last axis replaced by q's
+ * length): NumPy's linear method, a NaN in a row giving NaN (QUANTILE),
+ * NaNs left out (NANQUANTILE), or the mean of the two middle elements
+ * (MEDIAN, NANMEDIAN; q is then ignored but has length 1). */
+typedef enum { ND_QUANTILE, ND_NANQUANTILE, ND_MEDIAN, ND_NANMEDIAN } nd_lib_quantile_mode;
 
 #endif
