@@ -59,6 +59,16 @@ ND_SK_FN uint64_t nd_sort_key_bits(uint64_t b, nd_sort_key_info f) {
     return (b & sign) ? (~b & all) : (b | sign);
 }
 
+/* The bits whose key is k: the inverse of nd_sort_key_bits except that
+ * -0.0 comes back as +0.0 and a NaN as the default NaN. */
+ND_SK_FN uint64_t nd_sort_key_value(uint64_t k, nd_sort_key_info f) {
+    uint64_t sign = (uint64_t)1 << (8 * f.width - 1);
+    uint64_t all = f.width == 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * f.width)) - 1);
+    if (f.kind == ND_SK_UINT) return k;
+    if (f.kind == ND_SK_INT) return k ^ sign;
+    return (k & sign) ? (k ^ sign) : (~k & all);
+}
+
 /* The facts of an nd_dtype value. */
 ND_SK_FN nd_sort_key_info nd_sort_key_info_of(int dtype) {
     nd_sort_key_info f = {ND_SK_UINT, 1, 0, 0};

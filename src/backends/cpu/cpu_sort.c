@@ -7,10 +7,10 @@
  * worker scatters its chunk in order; short rows are split over the pool,
  * one row at a time per worker. Rows of at most ND_CPU_SORT_SMALL keys use
  * an insertion sort. A stable sort has one result, so the bits are the
- * same for any thread count. Values are sorted as themselves (NaNs made
- * the default NaN), their keys computed as each pass reads them, so -0.0
- * and +0.0 keep their bits and order; indices are sorted with their keys.
- * Indices are int64. */
+ * same for any thread count. Values are sorted as their keys and turned
+ * back (NaNs come out as the default NaN; the zeros of a row holding a
+ * -0.0 are rewritten in their stable order, fix_zeros); indices (int64)
+ * are sorted with their keys. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,8 @@ typedef struct {
     nd_sort_key_info f;
     int64_t n;     /* row length */
     int passes;    /* bytes of the key */
-    int err; /* set by a worker that ran out of memory */
+    int err;       /* set by a worker that ran out of memory */
+    int neg_zero;  /* set when a row being loaded holds a -0.0 */
 } sort_job;
 
 /* Element i of the row starting at p, of `width` bytes, stride s. */
@@ -45,37 +46,31 @@ static void store_value(char *p, int width, uint64_t v) {
     }
 }
 
-/* The key of item x: values are moved as themselves (f set), indices
- * with their keys (f NULL: the item is the key). */
-#define KEY_OF(KT, x, f) ((f) ? (KT)nd_sort_key_bits((x), *(f)) : (x))
-
 /* One implementation per key width: KT the item type. */
 #define SORT_FNS(KT, SUF)                                                                                         \
     static void load_##SUF(KT *k, int64_t *ix, const char *row, int64_t s, int64_t b, int64_t e,                  \
                            const sort_job *j) {                                                                    \
         for (int64_t i = b; i < e; i++) {                                                                          \
             uint64_t bits = nd_sort_load_bits(elem(row, j->f.width, s, i), j->f);                                  \
-            if (ix) {                                                                                              \
-                k[i] = (KT)nd_sort_key_bits(bits, j->f);                                                           \
-                ix[i] = i;                                                                                         \
-            } else {                                                                                               \
-                k[i] = (KT)nd_sort_canon(bits, j->f);                                                              \
-            }                                                                                                      \
+            k[i] = (KT)nd_sort_key_bits(bits, j->f);                                                               \
+            if (ix) ix[i] = i;                                                                                     \
+            else if (j->f.kind == ND_SK_FLOAT && bits == (uint64_t)1 << (8 * j->f.width - 1))                      \
+                __atomic_store_n(&((sort_job *)j)->neg_zero, 1, __ATOMIC_RELAXED);                                 \
         }                                                                                                          \
     }                                                                                                              \
     static void store_##SUF(const KT *k, const int64_t *ix, char *row, int64_t s, int64_t b, int64_t e,           \
                             const sort_job *j) {                                                                   \
         for (int64_t i = b; i < e; i++) {                                                                          \
             if (ix) ((int64_t *)row)[i * s] = ix[i];                                                               \
-            else store_value(row + i * s * j->f.width, j->f.width, k[i]);                                          \
+            else store_value(row + i * s * j->f.width, j->f.width, nd_sort_key_value(k[i], j->f));                 \
         }                                                                                                          \
     }                                                                                                              \
     /* Stable insertion sort of k (and ix) in place. */                                                            \
-    static void insertion_##SUF(KT *k, int64_t *ix, int64_t n, const nd_sort_key_info *f) {                        \
+    static void insertion_##SUF(KT *k, int64_t *ix, int64_t n) {                                                   \
         for (int64_t i = 1; i < n; i++) {                                                                          \
-            KT v = k[i], kv = KEY_OF(KT, v, f);                                                                    \
+            KT v = k[i];                                                                                           \
             int64_t x = ix ? ix[i] : 0, p = i;                                                                     \
-            for (; p > 0 && KEY_OF(KT, k[p - 1], f) > kv; p--) {                                                   \
+            for (; p > 0 && k[p - 1] > v; p--) {                                                                   \
                 k[p] = k[p - 1];                                                                                   \
                 if (ix) ix[p] = ix[p - 1];                                                                         \
             }                                                                                                      \
@@ -85,25 +80,24 @@ static void store_value(char *p, int width, uint64_t v) {
     }                                                                                                              \
     /* Serial LSD radix sort: k/ix in, k2/ix2 scratch; returns 1 when the                                          \
      * result ended in the scratch. */                                                                             \
-    static int radix_##SUF(KT *k, int64_t *ix, KT *k2, int64_t *ix2, int64_t n, int passes,                        \
-                           const nd_sort_key_info *f) {                                                            \
+    static int radix_##SUF(KT *k, int64_t *ix, KT *k2, int64_t *ix2, int64_t n, int passes) {                      \
         int64_t cnt[8][RADIX];                                                                                     \
         memset(cnt, 0, sizeof cnt);                                                                                \
         for (int64_t i = 0; i < n; i++) {                                                                          \
-            KT key = KEY_OF(KT, k[i], f);                                                                          \
+            KT key = k[i];                                                                                         \
             for (int p = 0; p < passes; p++) cnt[p][(key >> (8 * p)) & 0xFF]++;                                    \
         }                                                                                                          \
         int swapped = 0;                                                                                           \
         for (int p = 0; p < passes; p++) {                                                                         \
             int64_t *c = cnt[p], sum = 0;                                                                          \
-            if (c[(KEY_OF(KT, k[0], f) >> (8 * p)) & 0xFF] == n) continue; /* one digit: nothing moves */          \
+            if (c[(k[0] >> (8 * p)) & 0xFF] == n) continue; /* one digit: nothing moves */          \
             for (int d = 0; d < RADIX; d++) {                                                                      \
                 int64_t t = c[d];                                                                                  \
                 c[d] = sum;                                                                                        \
                 sum += t;                                                                                          \
             }                                                                                                      \
             for (int64_t i = 0; i < n; i++) {                                                                      \
-                int64_t pos = c[(KEY_OF(KT, k[i], f) >> (8 * p)) & 0xFF]++;                                        \
+                int64_t pos = c[(k[i] >> (8 * p)) & 0xFF]++;                                        \
                 k2[pos] = k[i];                                                                                    \
                 if (ix) ix2[pos] = ix[i];                                                                          \
             }                                                                                                      \
@@ -116,6 +110,19 @@ static void store_value(char *p, int width, uint64_t v) {
             swapped ^= 1;                                                                                          \
         }                                                                                                          \
         return swapped;                                                                                            \
+    }                                                                                                              \
+    /* One chunk [b, e) of a long row: its digit counts, then its scatter                                          \
+     * to the offsets in c. */                                                                                     \
+    static void count_##SUF(const KT *k, int64_t b, int64_t e, int shift, int64_t *c) {                            \
+        for (int64_t i = b; i < e; i++) c[(k[i] >> shift) & 0xFF]++;                                               \
+    }                                                                                                              \
+    static void scatter_##SUF(const KT *k, KT *k2, const int64_t *ix, int64_t *ix2, int64_t b, int64_t e,          \
+                              int shift, int64_t *c) {                                                             \
+        for (int64_t i = b; i < e; i++) {                                                                          \
+            int64_t pos = c[(k[i] >> shift) & 0xFF]++;                                                             \
+            k2[pos] = k[i];                                                                                        \
+            if (ix) ix2[pos] = ix[i];                                                                              \
+        }                                                                                                          \
     }
 
 SORT_FNS(uint8_t, u8)
@@ -145,21 +152,49 @@ static void store_keys(int w, const void *k, const int64_t *ix, char *row, int64
 
 /* Sorts one row held in k/ix with scratch k2/ix2; returns 1 when the
  * result is in the scratch. */
-static int sort_serial(int w, void *k, int64_t *ix, void *k2, int64_t *ix2, int64_t n, const nd_sort_key_info *f) {
+static int sort_serial(int w, void *k, int64_t *ix, void *k2, int64_t *ix2, int64_t n) {
     if (n <= ND_CPU_SORT_SMALL) {
         switch (w) {
-        case 1: insertion_u8(k, ix, n, f); break;
-        case 2: insertion_u16(k, ix, n, f); break;
-        case 4: insertion_u32(k, ix, n, f); break;
-        default: insertion_u64(k, ix, n, f); break;
+        case 1: insertion_u8(k, ix, n); break;
+        case 2: insertion_u16(k, ix, n); break;
+        case 4: insertion_u32(k, ix, n); break;
+        default: insertion_u64(k, ix, n); break;
         }
         return 0;
     }
     switch (w) {
-    case 1: return radix_u8(k, ix, k2, ix2, n, 1, f);
-    case 2: return radix_u16(k, ix, k2, ix2, n, 2, f);
-    case 4: return radix_u32(k, ix, k2, ix2, n, 4, f);
-    default: return radix_u64(k, ix, k2, ix2, n, 8, f);
+    case 1: return radix_u8(k, ix, k2, ix2, n, 1);
+    case 2: return radix_u16(k, ix, k2, ix2, n, 2);
+    case 4: return radix_u32(k, ix, k2, ix2, n, 4);
+    default: return radix_u64(k, ix, k2, ix2, n, 8);
+    }
+}
+
+static inline uint64_t key_at(const void *k, int w, int64_t i) {
+    switch (w) {
+    case 1: return ((const uint8_t *)k)[i];
+    case 2: return ((const uint16_t *)k)[i];
+    case 4: return ((const uint32_t *)k)[i];
+    default: return ((const uint64_t *)k)[i];
+    }
+}
+
+/* Sorted values are stored from their keys, which give -0.0 as +0.0: where
+ * the input held a -0.0, the block of zeros (contiguous once sorted) is
+ * rewritten with the input's zeros in their order, which is the stable
+ * order. */
+static void fix_zeros(const sort_job *j, const char *row, int64_t is, const void *k, char *orow, int64_t os) {
+    int w = j->f.width;
+    uint64_t sign = (uint64_t)1 << (8 * w - 1);
+    int64_t lo = 0, hi = j->n;
+    while (lo < hi) { /* the first key >= +0.0's */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (key_at(k, w, mid) < sign) lo = mid + 1;
+        else hi = mid;
+    }
+    for (int64_t i = 0; i < j->n; i++) {
+        uint64_t bits = nd_sort_load_bits(elem(row, w, is, i), j->f);
+        if ((bits & ~sign) == 0) store_value(orow + lo++ * os * w, w, bits);
     }
 }
 
@@ -205,8 +240,9 @@ static void sort_rows(void *varg, int64_t begin, int64_t end) {
         const char *row = (const char *)in->data + nd_cpu_row_offset(in, r) * w;
         char *orow = (char *)out->data + nd_cpu_row_offset(out, r) * out_w;
         load_keys(w, b.k[0], b.ix[0], row, is, 0, j->n, j);
-        int at = sort_serial(w, b.k[0], b.ix[0], b.k[1], b.ix[1], j->n, with_ix ? NULL : &j->f);
+        int at = sort_serial(w, b.k[0], b.ix[0], b.k[1], b.ix[1], j->n);
         store_keys(w, b.k[at], b.ix[at], orow, os, 0, j->n, j);
+        if (!with_ix && __atomic_load_n(&j->neg_zero, __ATOMIC_RELAXED)) fix_zeros(j, row, is, b.k[at], orow, os);
     }
     bufs_free(&b);
 }
@@ -221,7 +257,6 @@ typedef struct {
     row_bufs *b;
     int cur;        /* which of b's buffers holds the keys */
     int64_t *cnt;   /* [parts][RADIX]: counts, then scatter offsets */
-    const nd_sort_key_info *f; /* values: their keys are computed as read */
 } long_job;
 
 static void chunk(const long_job *lj, int worker, int64_t *b, int64_t *e) {
@@ -244,17 +279,6 @@ static void long_store(void *varg, int worker) {
                e, lj->j);
 }
 
-static inline unsigned digit_at(const void *k, int w, int64_t i, int shift, const nd_sort_key_info *f) {
-    uint64_t x;
-    switch (w) {
-    case 1: x = ((const uint8_t *)k)[i]; break;
-    case 2: x = ((const uint16_t *)k)[i]; break;
-    case 4: x = ((const uint32_t *)k)[i]; break;
-    default: x = ((const uint64_t *)k)[i]; break;
-    }
-    return KEY_OF(uint64_t, x, f) >> shift & 0xFF;
-}
-
 static void long_count(void *varg, int worker) {
     long_job *lj = varg;
     int64_t b, e, *c = lj->cnt + (int64_t)worker * RADIX;
@@ -262,7 +286,12 @@ static void long_count(void *varg, int worker) {
     memset(c, 0, RADIX * sizeof *c);
     const void *k = lj->b->k[lj->cur];
     int shift = 8 * lj->pass;
-    for (int64_t i = b; i < e; i++) c[digit_at(k, lj->w, i, shift, lj->f)]++;
+    switch (lj->w) {
+    case 1: count_u8(k, b, e, shift, c); break;
+    case 2: count_u16(k, b, e, shift, c); break;
+    case 4: count_u32(k, b, e, shift, c); break;
+    default: count_u64(k, b, e, shift, c); break;
+    }
 }
 
 static void long_scatter(void *varg, int worker) {
@@ -273,11 +302,12 @@ static void long_scatter(void *varg, int worker) {
     void *k2 = lj->b->k[lj->cur ^ 1];
     const int64_t *ix = lj->b->ix[lj->cur];
     int64_t *ix2 = lj->b->ix[lj->cur ^ 1];
-    int shift = 8 * lj->pass, w = lj->w;
-    for (int64_t i = b; i < e; i++) {
-        int64_t pos = c[digit_at(k, w, i, shift, lj->f)]++;
-        memcpy((char *)k2 + pos * w, (const char *)k + i * w, (size_t)w);
-        if (ix) ix2[pos] = ix[i];
+    int shift = 8 * lj->pass;
+    switch (lj->w) {
+    case 1: scatter_u8(k, k2, ix, ix2, b, e, shift, c); break;
+    case 2: scatter_u16(k, k2, ix, ix2, b, e, shift, c); break;
+    case 4: scatter_u32(k, k2, ix, ix2, b, e, shift, c); break;
+    default: scatter_u64(k, k2, ix, ix2, b, e, shift, c); break;
     }
 }
 
@@ -285,8 +315,7 @@ static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_buf
     const nd_kernel_arg *in = j->in, *out = j->out;
     int w = j->f.width, out_w = j->mode == ND_SORT_INDICES ? 8 : w;
     long_job lj = {j, (const char *)in->data + nd_cpu_row_offset(in, r) * w,
-                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt,
-                   j->mode == ND_SORT_INDICES ? NULL : &j->f};
+                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt};
     nd_cpu_pool_run(st->pool, parts, long_load, &lj);
     for (int p = 0; p < j->passes; p++) {
         lj.pass = p;
@@ -310,12 +339,14 @@ static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_buf
         lj.cur ^= 1;
     }
     nd_cpu_pool_run(st->pool, parts, long_store, &lj);
+    if (j->mode == ND_SORT_VALUES && j->neg_zero)
+        fix_zeros(j, lj.row, in->strides[in->ndim - 1], b->k[lj.cur], lj.orow, out->strides[out->ndim - 1]);
     return ND_OK;
 }
 
 nd_status nd_cpu_lib_sort(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     const nd_kernel_arg *in = &args[0], *out = &args[1];
-    sort_job j = {in, out, (int)u->lib_args.v[0].i, nd_sort_key_info_of(in->dtype), 0, 0, 0};
+    sort_job j = {in, out, (int)u->lib_args.v[0].i, nd_sort_key_info_of(in->dtype), 0, 0, 0, 0};
     if (!j.f.width || in->ndim < 1 || (j.mode == ND_SORT_INDICES ? out->dtype != ND_INT64 : out->dtype != in->dtype))
         return nd_error_set(ND_ERR_UNSUPPORTED, "cpu backend: sort of %s (%d-d) into %s", nd_dtype_name((nd_dtype)in->dtype),
                             in->ndim, nd_dtype_name((nd_dtype)out->dtype));
