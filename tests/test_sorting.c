@@ -318,6 +318,43 @@ NDT_TEST(sorting, searchsorted) {
     nd_free(pw); nd_free(rev); nd_free(pr);
 }
 
+NDT_TEST(sorting, searchsorted_every_dtype) {
+    /* a sorted with nd_sort, v random with NaNs and zeros; the reference
+     * insertion points by plain comparisons */
+    NDT_RNG(r);
+    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+        int64_t na = 100, vs[2] = {7, 9};
+        ref_arr *x = ndt_rand_small(&r, ndt_all_dtypes[t], 1, &na), *v = ndt_rand_small(&r, ndt_all_dtypes[t], 2, vs);
+        sref_specials(&r, x);
+        sref_specials(&r, v);
+        nd_array *xa = ndt_upload(x), *sa = nd_sort(xa, 0), *va = ndt_upload(v);
+        ref_arr *sorted = ndt_download(sa);
+        for (int side = 0; side < 2; side++) {
+            nd_array *g = nd_searchsorted(sa, va, side ? ND_SIDE_RIGHT : ND_SIDE_LEFT);
+            cr_assert(g, "%s", nd_last_error());
+            ref_arr *gr = ndt_download(g);
+            cr_assert(gr->ndim == 2 && gr->shape[1] == 9);
+            /* a joint array: sorted values then v's, compared by sref_cmp */
+            int64_t nj = na + v->size;
+            ref_arr *joint = ref_new(x->dt, 1, &nj);
+            memcpy(joint->data, sorted->data, (size_t)na * ref_itemsize(x->dt));
+            memcpy(joint->data + (size_t)na * ref_itemsize(x->dt), v->data, (size_t)v->size * ref_itemsize(x->dt));
+            for (int64_t i = 0; i < v->size; i++) {
+                int64_t want = 0;
+                while (want < na && (side ? sref_cmp(joint, want, na + i) <= 0 : sref_cmp(joint, want, na + i) < 0))
+                    want++;
+                cr_expect_eq((int64_t)ref_getu(gr, i), want, "%s side %d v[%lld]: %lld, want %lld",
+                             ref_dtype_name(x->dt), side, (long long)i, (long long)ref_getu(gr, i), (long long)want);
+            }
+            ref_free(joint);
+            ref_free(gr);
+            nd_free(g);
+        }
+        nd_free(xa); nd_free(sa); nd_free(va);
+        ref_free(x); ref_free(v); ref_free(sorted);
+    }
+}
+
 NDT_TEST(sorting, unique) {
     /* np.unique([3, nan, -0., 1, 0., 3, -nan, 1, 1], return_index, return_inverse, return_counts) */
     double v[] = {3, NAN, -0.0, 1, 0.0, 3, -NAN, 1, 1};
