@@ -430,6 +430,38 @@ static void prog_random(sweep *s) {
     world_end(&w, s);
 }
 
+/* Sorting routines (library call steps that allocate scratch on the CPU):
+ * sort, argsort and a median of one array, and a quantile computed from
+ * the sort. */
+static void prog_sorting(sweep *s) {
+    world w;
+    world_begin(&w, s, "sorting");
+    enum { N = 40 };
+    double v[N], sr[N], ir[N];
+    fill_random(&w.rng, v, N, -5, 5);
+    v[3] = v[7]; /* a tie: the stable order is part of the answer */
+    for (int i = 0; i < N; i++) ir[i] = i;
+    for (int i = 1; i < N; i++) /* stable insertion sort of the indices */
+        for (int j = i; j > 0 && v[(int)ir[j - 1]] > v[(int)ir[j]]; j--) {
+            double t = ir[j];
+            ir[j] = ir[j - 1];
+            ir[j - 1] = t;
+        }
+    for (int i = 0; i < N; i++) sr[i] = v[(int)ir[i]];
+    double med = (sr[N / 2 - 1] + sr[N / 2]) / 2;
+    nd_array *a = upload(v, ND_SHAPE(N));
+    nd_scope_begin();
+    arm(s);
+    nd_array *st = rec(s, nd_sort(a, 0));
+    nd_array *ix = rec(s, nd_argsort(a, -1));
+    nd_array *m = rec(s, nd_median(a, ND_ALL_AXES));
+    check_read(s, st, sr, N, 0, "sort", 0);
+    check_read(s, ix, ir, N, 0, "argsort", 0);
+    check_read(s, m, &med, 1, 0, "median", 0);
+    world_end(&w, s);
+    nd_free(a);
+}
+
 /* A host array read by one reduction: on CUDA (ND_CHUNK_BYTES=4096 in the
  * test's environment) it streams through the device in 16 chunks. */
 static void prog_stream(sweep *s) {
@@ -610,6 +642,7 @@ NDT_TEST(faults, sweep_concatenate) { run_sweep("concatenate", prog_concatenate)
 NDT_TEST(faults, sweep_overlap) { run_sweep("overlap", prog_overlap); }
 NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
 NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel); }
+NDT_TEST(faults, sweep_sorting) { run_sweep("sorting", prog_sorting); }
 NDT_TEST(faults, sweep_stream) {
     setenv("ND_CHUNK_BYTES", "4096", 1);
     run_sweep("stream", prog_stream);

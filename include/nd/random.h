@@ -77,6 +77,42 @@ ND_API nd_array *nd_random_power(nd_dtype dtype, int ndim, const int64_t *shape,
 ND_API nd_array *nd_random_triangular(nd_dtype dtype, int ndim, const int64_t *shape, double left,
                                       double mode, double right);
 
+/* Random orderings and choices (they sort: see sorting.h). Counter-based
+ * like every draw above: each takes the next random call's stream, and the
+ * result is a stable argsort of random 64-bit keys (or a search of random
+ * uniforms), so a seed gives the same result on every backend and thread
+ * count. The values differ from NumPy's own bit stream.
+ *   nd_random_permutation(n): int64, a random ordering of 0..n-1
+ *     (Generator.permutation(n)).
+ *   nd_random_permutation_of(a): a copy of a (at least 1-d) with its
+ *     slices along axis 0 in a random order (Generator.permutation(a)).
+ *   nd_random_shuffle(a, axis): Generator.permuted(a, axis): a copy of a in
+ *     which each 1-d slice along `axis` is shuffled independently of the
+ *     others (ND_ALL_AXES: the flattened array shuffled, then a's shape).
+ *     Not in place: the result is a new array.
+ *   nd_random_choice(a, ndim, shape, replace, p): Generator.choice of a
+ *     1-d a: elements of a in an array of `shape` (ndim 0: one element),
+ *     with replacement (replace != 0) or without, uniformly (p NULL) or
+ *     with probabilities p (1-d, a's length, >= 0, summing to 1 within
+ *     1e-8 as NumPy's check). With replacement and p: the sorted-uniform
+ *     search of NumPy (cdf = cumsum(p) / its last, right insertion points
+ *     of uniforms); without replacement and p: the elements with the
+ *     smallest E_i / p_i, E_i exponential draws (Efraimidis-Spirakis), which
+ *     picks with NumPy's distribution (each next one drawn with probability
+ *     proportional to p among those left).
+ *   nd_random_choice_n(n, ...): the same over 0..n-1 (NumPy's integer a):
+ *     int64 indices.
+ * SYNCHRONISES when p is given: reads p to check it (NumPy raises for
+ * negative p, a sum away from 1, fewer non-zero p than draws without
+ * replacement). Errors: ND_ERR_ARG (negative n, NULL a, bad p, more draws
+ * than elements without replacement, an empty a with draws), ND_ERR_SHAPE
+ * (a 0-d array where 1-d is needed; p of another length). */
+ND_API nd_array *nd_random_permutation(int64_t n);
+ND_API nd_array *nd_random_permutation_of(nd_array *a);
+ND_API nd_array *nd_random_shuffle(nd_array *a, int axis);
+ND_API nd_array *nd_random_choice(nd_array *a, int ndim, const int64_t *shape, int replace, nd_array *p);
+ND_API nd_array *nd_random_choice_n(int64_t n, int ndim, const int64_t *shape, int replace, nd_array *p);
+
 #ifdef __cplusplus
 }
 #endif

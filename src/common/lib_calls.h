@@ -26,7 +26,12 @@
     X(GATHER, "gather", 2, 1)   /* in: src (n + K axes), idx (n + 1 axes); out: n axes */                 \
     X(SCATTER, "scatter", 2, 1) /* in: idx (n + 1 axes), values (n axes); out in place: dst (n + K) */   \
     X(SELECT, "select", 2, 2)   /* in: data, mask (1-d); out: selected (1-d), count (0-d int64) */        \
-    X(SELECT_INDEX, "select_index", 1, 2) /* in: mask (1-d); out: flat positions (int64), count */
+    X(SELECT_INDEX, "select_index", 1, 2) /* in: mask (1-d); out: flat positions (int64), count */ \
+    /* sorting and searching (common/sort_keys.h orders the values): */                                   \
+    X(SORT, "sort", 1, 1)                 /* v[0].i = nd_lib_sort_mode, along the last axis */              \
+    X(TAKE_ROWS, "take_rows", 2, 1)       /* out[r, j] = in0[r, in1[r, j]], int64 in1, last axis */         \
+    X(SEARCHSORTED, "searchsorted", 2, 1) /* v[0].i = 1 for side right; in0 sorted 1-d, int64 out */        \
+    X(QUANTILE, "quantile", 2, 1)         /* v[0].i = nd_lib_quantile_mode; in0 sorted rows, in1 q */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */
@@ -101,5 +106,17 @@ const char *nd_lib_index_fn_name(int fn);
  * gather's or scatter's v[1].i and v[2].i and indexed axis k. Returns the
  * status (ND_ERR_INDEX) after setting it as the thread's error. */
 int nd_lib_index_error(int64_t fn_flags, int64_t axes, int k, int64_t index, int64_t size);
+
+/* ND_LIB_SORT: the sorted values (the input's dtype, NaNs made the default
+ * NaN) or the sorting indices (int64) of each row, stable, in the order of
+ * common/sort_keys.h. */
+typedef enum { ND_SORT_VALUES, ND_SORT_INDICES } nd_lib_sort_mode;
+
+/* ND_LIB_QUANTILE over rows sorted by ND_LIB_SORT (float32 or float64; the
+ * output has in0's dtype and shape with the last axis replaced by q's
+ * length): NumPy's linear method, a NaN in a row giving NaN (QUANTILE),
+ * NaNs left out (NANQUANTILE), or the mean of the two middle elements
+ * (MEDIAN, NANMEDIAN; q is then ignored but has length 1). */
+typedef enum { ND_QUANTILE, ND_NANQUANTILE, ND_MEDIAN, ND_NANMEDIAN } nd_lib_quantile_mode;
 
 #endif

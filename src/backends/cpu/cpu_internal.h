@@ -109,12 +109,21 @@ nd_status nd_cpu_lib_gather(nd_cpu_state *st, const nd_user_desc *u, const nd_ke
 nd_status nd_cpu_lib_scatter(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_select(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_select_index(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+/* sorting and searching: cpu_sort.c, cpu_search.c */
+nd_status nd_cpu_lib_sort(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_take_rows(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_searchsorted(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_quantile(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <
  * 2 * grain). */
 void nd_cpu_parallel_for(nd_cpu_state *st, int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end),
                          void *arg);
+/* Runs fn(arg, part) once for every part in [0, parts), on whichever of
+ * the pool's workers get there (a part index is not a worker index: use
+ * it for per-part data, never for per-worker scratch). */
+void nd_cpu_run_parts(nd_cpu_state *st, int parts, void (*fn)(void *arg, int part), void *arg);
 /* The element offset (from a->data) of row r of view a: r is the flat
  * row-major index over every axis but the last; 0-d and 1-d have row 0. */
 int64_t nd_cpu_row_offset(const nd_kernel_arg *a, int64_t r);

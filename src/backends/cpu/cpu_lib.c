@@ -14,8 +14,13 @@ static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     [ND_LIB_SCATTER] = nd_cpu_lib_scatter,
     [ND_LIB_SELECT] = nd_cpu_lib_select,
     [ND_LIB_SELECT_INDEX] = nd_cpu_lib_select_index,
+    /* sorting and searching */
+    [ND_LIB_SORT] = nd_cpu_lib_sort,
+    [ND_LIB_TAKE_ROWS] = nd_cpu_lib_take_rows,
+    [ND_LIB_SEARCHSORTED] = nd_cpu_lib_searchsorted,
+    [ND_LIB_QUANTILE] = nd_cpu_lib_quantile,
 };
-static_assert(ND_LIB_COUNT == 6, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 10, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;
@@ -54,6 +59,28 @@ void nd_cpu_parallel_for(nd_cpu_state *st, int64_t n, int64_t grain, void (*fn)(
     }
     range_job j = {fn, arg, n, (int)parts, 0};
     nd_cpu_pool_run(st->pool, (int)parts, run_range, &j);
+}
+
+typedef struct {
+    void (*fn)(void *arg, int part);
+    void *arg;
+    int parts, next;
+} parts_job;
+
+static void run_parts(void *varg, int worker) {
+    parts_job *j = varg;
+    (void)worker;
+    for (int part; (part = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->parts;) j->fn(j->arg, part);
+}
+
+void nd_cpu_run_parts(nd_cpu_state *st, int parts, void (*fn)(void *arg, int part), void *arg) {
+    if (parts <= 0) return;
+    if (parts == 1) {
+        fn(arg, 0);
+        return;
+    }
+    parts_job j = {fn, arg, parts, 0};
+    nd_cpu_pool_run(st->pool, parts, run_parts, &j);
 }
 
 int64_t nd_cpu_row_offset(const nd_kernel_arg *a, int64_t r) {

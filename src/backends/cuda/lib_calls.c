@@ -99,6 +99,40 @@ nd_status nd_cuda_lib_check(nd_cuda *cu) {
     return s;
 }
 
+/* ------------------------------------------------- sorting and searching */
+
+static int sort_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    int64_t rows, n;
+    int e = cumulate_geometry(args, &rows, &n); /* contiguous rows, as the scans */
+    if (e) return e;
+    return nd_cuda_prims.p_ndp_sort(args[0].dtype, (int)u->lib_args.v[0].i, NULL, NULL, rows, n, NULL, bytes, 0);
+}
+
+static int sort_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    int64_t rows, n;
+    int e = cumulate_geometry(args, &rows, &n); /* contiguous rows, as the scans */
+    if (e) return e;
+    return nd_cuda_prims.p_ndp_sort(args[0].dtype, (int)u->lib_args.v[0].i, args[0].data, args[1].data, rows, n, ws,
+                                    &ws_bytes, s);
+}
+
+/* The per-element routines read strided views and need no workspace. */
+static int take_rows_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    (void)u, (void)ws, (void)ws_bytes;
+    return nd_cuda_prims.p_ndp_take_rows(&args[0], &args[1], &args[2], s);
+}
+
+static int searchsorted_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
+                            cudaStream_t s) {
+    (void)ws, (void)ws_bytes;
+    return nd_cuda_prims.p_ndp_searchsorted(&args[0], &args[1], &args[2], (int)u->lib_args.v[0].i, s);
+}
+
+static int quantile_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    (void)ws, (void)ws_bytes;
+    return nd_cuda_prims.p_ndp_quantile(&args[0], &args[1], &args[2], (int)u->lib_args.v[0].i, s);
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const lib_impl impls[ND_LIB_COUNT] = {
@@ -109,8 +143,13 @@ static const lib_impl impls[ND_LIB_COUNT] = {
     [ND_LIB_SCATTER] = {1, scatter_workspace, scatter_run},
     [ND_LIB_SELECT] = {1, select_workspace, select_run},
     [ND_LIB_SELECT_INDEX] = {1, select_workspace, select_run},
+    /* sorting and searching */
+    [ND_LIB_SORT] = {1, sort_workspace, sort_run},
+    [ND_LIB_TAKE_ROWS] = {1, NULL, take_rows_run},
+    [ND_LIB_SEARCHSORTED] = {1, NULL, searchsorted_run},
+    [ND_LIB_QUANTILE] = {1, NULL, quantile_run},
 };
-static_assert(ND_LIB_COUNT == 6, "a new library routine needs its CUDA implementation in impls");
+static_assert(ND_LIB_COUNT == 10, "a new library routine needs its CUDA implementation in impls");
 
 static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
     if (e == (int)cudaErrorNotSupported)

@@ -23,7 +23,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "nd/kernels.h" /* nd_kernel_arg */
+#include "nd.h" /* nd_kernel_arg */
 
 #define NDP_ABI 2
 
@@ -31,9 +31,30 @@
 #define NDP_API extern "C" __attribute__((visibility("default")))
 #else
 #define NDP_API
+/* Sorts `rows` contiguous rows of n elements each (sort.cu): mode
+ * ND_SORT_VALUES writes the sorted values (dtype's own; float16 and
+ * bfloat16 are not taken: sort them as float32), ND_SORT_INDICES the
+ * stable sorting indices (int64), both in common/sort_keys.h's order. out
+ * is contiguous and does not overlap in. */
+NDP_API int ndp_sort(int dtype, int mode, const void *in, void *out, int64_t rows, int64_t n, void *tmp,
+                     size_t *tmp_bytes, cudaStream_t stream);
+
+/* search.cu, over strided views of the routines' rows (no workspace):
+ * out[r, j] = x[r, clamp(ix[r, j])] along the last axis (ND_LIB_TAKE_ROWS);
+ * the left (right = 0) or right insertion points of v in the sorted 1-d a
+ * (ND_LIB_SEARCHSORTED); quantiles of sorted float32 / float64 rows
+ * (ND_LIB_QUANTILE, mode an nd_lib_quantile_mode). */
+NDP_API int ndp_take_rows(const nd_kernel_arg *x, const nd_kernel_arg *ix, const nd_kernel_arg *out,
+                          cudaStream_t stream);
+NDP_API int ndp_searchsorted(const nd_kernel_arg *a, const nd_kernel_arg *v, const nd_kernel_arg *out, int right,
+                             cudaStream_t stream);
+NDP_API int ndp_quantile(const nd_kernel_arg *x, const nd_kernel_arg *q, const nd_kernel_arg *out, int mode,
+                         cudaStream_t stream);
+
 #endif
 
-#define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan) X(ndp_bad_record) X(ndp_gather) X(ndp_scatter) X(ndp_select)
+#define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan) X(ndp_bad_record) X(ndp_gather) X(ndp_scatter) X(ndp_select) \
+    X(ndp_sort) X(ndp_take_rows) X(ndp_searchsorted) X(ndp_quantile)
 
 /* NDP_ABI of the plugin. */
 NDP_API int ndp_abi(void);
@@ -68,5 +89,25 @@ NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const n
  * *count (device memory). Sizing passes count NULL. */
 NDP_API int ndp_select(const nd_kernel_arg *data, const nd_kernel_arg *mask, void *out, int64_t *count, void *tmp,
                        size_t *tmp_bytes, cudaStream_t stream);
+
+/* Sorts `rows` contiguous rows of n elements each (sort.cu): mode
+ * ND_SORT_VALUES writes the sorted values (dtype's own; float16 and
+ * bfloat16 are not taken: sort them as float32), ND_SORT_INDICES the
+ * stable sorting indices (int64), both in common/sort_keys.h's order. out
+ * is contiguous and does not overlap in. */
+NDP_API int ndp_sort(int dtype, int mode, const void *in, void *out, int64_t rows, int64_t n, void *tmp,
+                     size_t *tmp_bytes, cudaStream_t stream);
+
+/* search.cu, over strided views of the routines' rows (no workspace):
+ * out[r, j] = x[r, clamp(ix[r, j])] along the last axis (ND_LIB_TAKE_ROWS);
+ * the left (right = 0) or right insertion points of v in the sorted 1-d a
+ * (ND_LIB_SEARCHSORTED); quantiles of sorted float32 / float64 rows
+ * (ND_LIB_QUANTILE, mode an nd_lib_quantile_mode). */
+NDP_API int ndp_take_rows(const nd_kernel_arg *x, const nd_kernel_arg *ix, const nd_kernel_arg *out,
+                          cudaStream_t stream);
+NDP_API int ndp_searchsorted(const nd_kernel_arg *a, const nd_kernel_arg *v, const nd_kernel_arg *out, int right,
+                             cudaStream_t stream);
+NDP_API int ndp_quantile(const nd_kernel_arg *x, const nd_kernel_arg *q, const nd_kernel_arg *out, int mode,
+                         cudaStream_t stream);
 
 #endif

@@ -1,0 +1,372 @@
+/* ND_LIB_SORT on the CPU: a stable LSD radix sort of order-preserving keys
+ * (common/sort_keys.h) along the last axis, 8 bits a pass, passes whose
+ * digit is the same for every key skipped (small integers sort in one or
+ * two). A long row (ND_CPU_SORT_PARALLEL elements or more) is sorted by
+ * the whole pool: each pass, every part counts the digits of its chunk,
+ * the counts are laid out digit by digit and part by part, and every
+ * part scatters its chunk in order; short rows are split over the pool,
+ * one row at a time per worker. Rows of at most ND_CPU_SORT_SMALL keys use
+ * an insertion sort. A stable sort has one result, so the bits are the
+ * same for any thread count. Values are sorted as their keys and turned
+ * back (NaNs come out as the default NaN; the zeros of a row holding a
+ * -0.0 are rewritten in their stable order, fix_zeros); indices (int64)
+ * are sorted with their keys. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_internal.h"
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/sort_keys.h"
+
+#define ND_CPU_SORT_PARALLEL (1 << 17)
+#define ND_CPU_SORT_SMALL 32
+#define RADIX 256
+
+typedef struct {
+    const nd_kernel_arg *in, *out;
+    int mode; /* nd_lib_sort_mode */
+    nd_sort_key_info f;
+    int64_t n;     /* row length */
+    int passes;    /* bytes of the key */
+    int err;       /* set by a worker that ran out of memory */
+    int neg_zero;  /* set when a row being loaded holds a -0.0 */
+} sort_job;
+
+/* Element i of the row starting at p, of `width` bytes, stride s. */
+static inline const char *elem(const char *p, int width, int64_t s, int64_t i) { return p + i * s * width; }
+
+static void store_value(char *p, int width, uint64_t v) {
+    switch (width) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: *(uint16_t *)p = (uint16_t)v; break;
+    case 4: *(uint32_t *)p = (uint32_t)v; break;
+    default: *(uint64_t *)p = v; break;
+    }
+}
+
+/* One implementation per key width: KT the item type. */
+#define SORT_FNS(KT, SUF)                                                                                         \
+    static void load_##SUF(KT *k, int64_t *ix, const char *row, int64_t s, int64_t b, int64_t e,                  \
+                           const sort_job *j) {                                                                    \
+        for (int64_t i = b; i < e; i++) {                                                                          \
+            uint64_t bits = nd_sort_load_bits(elem(row, j->f.width, s, i), j->f);                                  \
+            k[i] = (KT)nd_sort_key_bits(bits, j->f);                                                               \
+            if (ix) ix[i] = i;                                                                                     \
+            else if (j->f.kind == ND_SK_FLOAT && bits == (uint64_t)1 << (8 * j->f.width - 1))                      \
+                __atomic_store_n(&((sort_job *)j)->neg_zero, 1, __ATOMIC_RELAXED);                                 \
+        }                                                                                                          \
+    }                                                                                                              \
+    static void store_##SUF(const KT *k, const int64_t *ix, char *row, int64_t s, int64_t b, int64_t e,           \
+                            const sort_job *j) {                                                                   \
+        for (int64_t i = b; i < e; i++) {                                                                          \
+            if (ix) ((int64_t *)row)[i * s] = ix[i];                                                               \
+            else store_value(row + i * s * j->f.width, j->f.width, nd_sort_key_value(k[i], j->f));                 \
+        }                                                                                                          \
+    }                                                                                                              \
+    /* Stable insertion sort of k (and ix) in place. */                                                            \
+    static void insertion_##SUF(KT *k, int64_t *ix, int64_t n) {                                                   \
+        for (int64_t i = 1; i < n; i++) {                                                                          \
+            KT v = k[i];                                                                                           \
+            int64_t x = ix ? ix[i] : 0, p = i;                                                                     \
+            for (; p > 0 && k[p - 1] > v; p--) {                                                                   \
+                k[p] = k[p - 1];                                                                                   \
+                if (ix) ix[p] = ix[p - 1];                                                                         \
+            }                                                                                                      \
+            k[p] = v;                                                                                              \
+            if (ix) ix[p] = x;                                                                                     \
+        }                                                                                                          \
+    }                                                                                                              \
+    /* Serial LSD radix sort: k/ix in, k2/ix2 scratch; returns 1 when the                                          \
+     * result ended in the scratch. */                                                                             \
+    static int radix_##SUF(KT *k, int64_t *ix, KT *k2, int64_t *ix2, int64_t n, int passes) {                      \
+        int64_t cnt[8][RADIX];                                                                                     \
+        memset(cnt, 0, sizeof cnt);                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                                          \
+            KT key = k[i];                                                                                         \
+            for (int p = 0; p < passes; p++) cnt[p][(key >> (8 * p)) & 0xFF]++;                                    \
+        }                                                                                                          \
+        int swapped = 0;                                                                                           \
+        for (int p = 0; p < passes; p++) {                                                                         \
+            int64_t *c = cnt[p], sum = 0;                                                                          \
+            if (c[(k[0] >> (8 * p)) & 0xFF] == n) continue; /* one digit: nothing moves */          \
+            for (int d = 0; d < RADIX; d++) {                                                                      \
+                int64_t t = c[d];                                                                                  \
+                c[d] = sum;                                                                                        \
+                sum += t;                                                                                          \
+            }                                                                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                                      \
+                int64_t pos = c[(k[i] >> (8 * p)) & 0xFF]++;                                        \
+                k2[pos] = k[i];                                                                                    \
+                if (ix) ix2[pos] = ix[i];                                                                          \
+            }                                                                                                      \
+            KT *tk = k;                                                                                            \
+            k = k2;                                                                                                \
+            k2 = tk;                                                                                               \
+            int64_t *ti = ix;                                                                                      \
+            ix = ix2;                                                                                              \
+            ix2 = ti;                                                                                              \
+            swapped ^= 1;                                                                                          \
+        }                                                                                                          \
+        return swapped;                                                                                            \
+    }                                                                                                              \
+    /* One chunk [b, e) of a long row: its digit counts, then its scatter                                          \
+     * to the offsets in c. */                                                                                     \
+    static void count_##SUF(const KT *k, int64_t b, int64_t e, int shift, int64_t *c) {                            \
+        for (int64_t i = b; i < e; i++) c[(k[i] >> shift) & 0xFF]++;                                               \
+    }                                                                                                              \
+    static void scatter_##SUF(const KT *k, KT *k2, const int64_t *ix, int64_t *ix2, int64_t b, int64_t e,          \
+                              int shift, int64_t *c) {                                                             \
+        for (int64_t i = b; i < e; i++) {                                                                          \
+            int64_t pos = c[(k[i] >> shift) & 0xFF]++;                                                             \
+            k2[pos] = k[i];                                                                                        \
+            if (ix) ix2[pos] = ix[i];                                                                              \
+        }                                                                                                          \
+    }
+
+SORT_FNS(uint8_t, u8)
+SORT_FNS(uint16_t, u16)
+SORT_FNS(uint32_t, u32)
+SORT_FNS(uint64_t, u64)
+
+/* Dispatch on the key width (w bytes) to the functions above, keys as void*. */
+static void load_keys(int w, void *k, int64_t *ix, const char *row, int64_t s, int64_t b, int64_t e, const sort_job *j) {
+    switch (w) {
+    case 1: load_u8(k, ix, row, s, b, e, j); break;
+    case 2: load_u16(k, ix, row, s, b, e, j); break;
+    case 4: load_u32(k, ix, row, s, b, e, j); break;
+    default: load_u64(k, ix, row, s, b, e, j); break;
+    }
+}
+
+static void store_keys(int w, const void *k, const int64_t *ix, char *row, int64_t s, int64_t b, int64_t e,
+                       const sort_job *j) {
+    switch (w) {
+    case 1: store_u8(k, ix, row, s, b, e, j); break;
+    case 2: store_u16(k, ix, row, s, b, e, j); break;
+    case 4: store_u32(k, ix, row, s, b, e, j); break;
+    default: store_u64(k, ix, row, s, b, e, j); break;
+    }
+}
+
+/* Sorts one row held in k/ix with scratch k2/ix2; returns 1 when the
+ * result is in the scratch. */
+static int sort_serial(int w, void *k, int64_t *ix, void *k2, int64_t *ix2, int64_t n) {
+    if (n <= ND_CPU_SORT_SMALL) {
+        switch (w) {
+        case 1: insertion_u8(k, ix, n); break;
+        case 2: insertion_u16(k, ix, n); break;
+        case 4: insertion_u32(k, ix, n); break;
+        default: insertion_u64(k, ix, n); break;
+        }
+        return 0;
+    }
+    switch (w) {
+    case 1: return radix_u8(k, ix, k2, ix2, n, 1);
+    case 2: return radix_u16(k, ix, k2, ix2, n, 2);
+    case 4: return radix_u32(k, ix, k2, ix2, n, 4);
+    default: return radix_u64(k, ix, k2, ix2, n, 8);
+    }
+}
+
+static inline uint64_t key_at(const void *k, int w, int64_t i) {
+    switch (w) {
+    case 1: return ((const uint8_t *)k)[i];
+    case 2: return ((const uint16_t *)k)[i];
+    case 4: return ((const uint32_t *)k)[i];
+    default: return ((const uint64_t *)k)[i];
+    }
+}
+
+/* Sorted values are stored from their keys, which give -0.0 as +0.0: where
+ * the input held a -0.0, the block of zeros (contiguous once sorted) is
+ * rewritten with the input's zeros in their order, which is the stable
+ * order. */
+static void fix_zeros(const sort_job *j, const char *row, int64_t is, const void *k, char *orow, int64_t os) {
+    int w = j->f.width;
+    uint64_t sign = (uint64_t)1 << (8 * w - 1);
+    int64_t lo = 0, hi = j->n;
+    while (lo < hi) { /* the first key >= +0.0's */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (key_at(k, w, mid) < sign) lo = mid + 1;
+        else hi = mid;
+    }
+    for (int64_t i = 0; i < j->n; i++) {
+        uint64_t bits = nd_sort_load_bits(elem(row, w, is, i), j->f);
+        if ((bits & ~sign) == 0) store_value(orow + lo++ * os * w, w, bits);
+    }
+}
+
+/* Key buffers of one row: keys and indices, twice (for the scatter). */
+typedef struct {
+    void *k[2];
+    int64_t *ix[2];
+} row_bufs;
+
+static nd_status bufs_alloc(row_bufs *b, int64_t n, int w, int with_ix) {
+    memset(b, 0, sizeof *b);
+    size_t m = n ? (size_t)n : 1;
+    for (int i = 0; i < 2; i++) {
+        b->k[i] = nd_malloc(m * (size_t)w);
+        b->ix[i] = with_ix ? nd_malloc(m * sizeof(int64_t)) : NULL;
+        if (!b->k[i] || (with_ix && !b->ix[i])) return ND_ERR_OOM;
+    }
+    return ND_OK;
+}
+
+static void bufs_free(row_bufs *b) {
+    for (int i = 0; i < 2; i++) {
+        free(b->k[i]);
+        free(b->ix[i]);
+    }
+}
+
+/* ------------------------------------------------------- many short rows */
+
+static void sort_rows(void *varg, int64_t begin, int64_t end) {
+    sort_job *j = varg;
+    int w = j->f.width, with_ix = j->mode == ND_SORT_INDICES;
+    const nd_kernel_arg *in = j->in, *out = j->out;
+    int64_t is = in->strides[in->ndim - 1], os = out->strides[out->ndim - 1];
+    row_bufs b;
+    if (bufs_alloc(&b, j->n, w, with_ix) != ND_OK) {
+        bufs_free(&b);
+        __atomic_store_n(&j->err, 1, __ATOMIC_RELAXED); /* any worker's failure fails the step */
+        return;
+    }
+    int out_w = with_ix ? 8 : w;
+    for (int64_t r = begin; r < end; r++) {
+        const char *row = (const char *)in->data + nd_cpu_row_offset(in, r) * w;
+        char *orow = (char *)out->data + nd_cpu_row_offset(out, r) * out_w;
+        load_keys(w, b.k[0], b.ix[0], row, is, 0, j->n, j);
+        int at = sort_serial(w, b.k[0], b.ix[0], b.k[1], b.ix[1], j->n);
+        store_keys(w, b.k[at], b.ix[at], orow, os, 0, j->n, j);
+        if (!with_ix && __atomic_load_n(&j->neg_zero, __ATOMIC_RELAXED)) fix_zeros(j, row, is, b.k[at], orow, os);
+    }
+    bufs_free(&b);
+}
+
+/* ------------------------------------------------------- one long row */
+
+typedef struct {
+    sort_job *j;
+    const char *row;
+    char *orow;
+    int parts, pass, w;
+    row_bufs *b;
+    int cur;        /* which of b's buffers holds the keys */
+    int64_t *cnt;   /* [parts][RADIX]: counts, then scatter offsets */
+} long_job;
+
+static void chunk(const long_job *lj, int part, int64_t *b, int64_t *e) {
+    *b = lj->j->n * part / lj->parts;
+    *e = lj->j->n * (part + 1) / lj->parts;
+}
+
+static void long_load(void *varg, int part) {
+    long_job *lj = varg;
+    int64_t b, e;
+    chunk(lj, part, &b, &e);
+    load_keys(lj->w, lj->b->k[0], lj->b->ix[0], lj->row, lj->j->in->strides[lj->j->in->ndim - 1], b, e, lj->j);
+}
+
+static void long_store(void *varg, int part) {
+    long_job *lj = varg;
+    int64_t b, e;
+    chunk(lj, part, &b, &e);
+    store_keys(lj->w, lj->b->k[lj->cur], lj->b->ix[lj->cur], lj->orow, lj->j->out->strides[lj->j->out->ndim - 1], b,
+               e, lj->j);
+}
+
+static void long_count(void *varg, int part) {
+    long_job *lj = varg;
+    int64_t b, e, *c = lj->cnt + (int64_t)part * RADIX;
+    chunk(lj, part, &b, &e);
+    memset(c, 0, RADIX * sizeof *c);
+    const void *k = lj->b->k[lj->cur];
+    int shift = 8 * lj->pass;
+    switch (lj->w) {
+    case 1: count_u8(k, b, e, shift, c); break;
+    case 2: count_u16(k, b, e, shift, c); break;
+    case 4: count_u32(k, b, e, shift, c); break;
+    default: count_u64(k, b, e, shift, c); break;
+    }
+}
+
+static void long_scatter(void *varg, int part) {
+    long_job *lj = varg;
+    int64_t b, e, *c = lj->cnt + (int64_t)part * RADIX;
+    chunk(lj, part, &b, &e);
+    const void *k = lj->b->k[lj->cur];
+    void *k2 = lj->b->k[lj->cur ^ 1];
+    const int64_t *ix = lj->b->ix[lj->cur];
+    int64_t *ix2 = lj->b->ix[lj->cur ^ 1];
+    int shift = 8 * lj->pass;
+    switch (lj->w) {
+    case 1: scatter_u8(k, k2, ix, ix2, b, e, shift, c); break;
+    case 2: scatter_u16(k, k2, ix, ix2, b, e, shift, c); break;
+    case 4: scatter_u32(k, k2, ix, ix2, b, e, shift, c); break;
+    default: scatter_u64(k, k2, ix, ix2, b, e, shift, c); break;
+    }
+}
+
+static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_bufs *b, int64_t *cnt, int parts) {
+    const nd_kernel_arg *in = j->in, *out = j->out;
+    int w = j->f.width, out_w = j->mode == ND_SORT_INDICES ? 8 : w;
+    long_job lj = {j, (const char *)in->data + nd_cpu_row_offset(in, r) * w,
+                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt};
+    nd_cpu_run_parts(st, parts, long_load, &lj);
+    for (int p = 0; p < j->passes; p++) {
+        lj.pass = p;
+        nd_cpu_run_parts(st, parts, long_count, &lj);
+        /* Offsets: digit by digit, and within a digit chunk by chunk (stable). */
+        int64_t sum = 0;
+        int moves = 1;
+        for (int d = 0; d < RADIX && moves; d++) {
+            int64_t total = 0;
+            for (int t = 0; t < parts; t++) total += cnt[t * RADIX + d];
+            if (total == j->n) moves = 0; /* every key has digit d here */
+        }
+        if (!moves) continue;
+        for (int d = 0; d < RADIX; d++)
+            for (int t = 0; t < parts; t++) {
+                int64_t c = cnt[t * RADIX + d];
+                cnt[t * RADIX + d] = sum;
+                sum += c;
+            }
+        nd_cpu_run_parts(st, parts, long_scatter, &lj);
+        lj.cur ^= 1;
+    }
+    nd_cpu_run_parts(st, parts, long_store, &lj);
+    if (j->mode == ND_SORT_VALUES && j->neg_zero)
+        fix_zeros(j, lj.row, in->strides[in->ndim - 1], b->k[lj.cur], lj.orow, out->strides[out->ndim - 1]);
+    return ND_OK;
+}
+
+nd_status nd_cpu_lib_sort(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
+    const nd_kernel_arg *in = &args[0], *out = &args[1];
+    sort_job j = {in, out, (int)u->lib_args.v[0].i, nd_sort_key_info_of(in->dtype), 0, 0, 0, 0};
+    if (!j.f.width || in->ndim < 1 || (j.mode == ND_SORT_INDICES ? out->dtype != ND_INT64 : out->dtype != in->dtype))
+        return nd_error_set(ND_ERR_UNSUPPORTED, "cpu backend: sort of %s (%d-d) into %s", nd_dtype_name((nd_dtype)in->dtype),
+                            in->ndim, nd_dtype_name((nd_dtype)out->dtype));
+    j.n = in->shape[in->ndim - 1];
+    j.passes = j.f.width;
+    int64_t rows = j.n ? in->size / j.n : 0;
+    if (rows == 0) return ND_OK;
+    int workers = nd_cpu_pool_size(st->pool);
+    if (j.n >= ND_CPU_SORT_PARALLEL && workers > 1 && rows < 2 * workers) {
+        row_bufs b;
+        int parts = workers;
+        int64_t *cnt = nd_malloc((size_t)parts * RADIX * sizeof *cnt);
+        nd_status s = cnt ? bufs_alloc(&b, j.n, j.f.width, j.mode == ND_SORT_INDICES) : ND_ERR_OOM;
+        for (int64_t r = 0; r < rows && s == ND_OK; r++) s = sort_long_row(st, &j, r, &b, cnt, parts);
+        if (cnt) bufs_free(&b);
+        free(cnt);
+        if (s != ND_OK) return nd_error_set(s, "cpu backend: out of memory sorting %" PRId64 " elements", j.n);
+        return ND_OK;
+    }
+    nd_cpu_parallel_for(st, rows, (1 << 15) / (j.n ? j.n : 1) + 1, sort_rows, &j);
+    if (j.err) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory sorting rows of %" PRId64, j.n);
+    return ND_OK;
+}
