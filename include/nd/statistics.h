@@ -11,6 +11,55 @@
 extern "C" {
 #endif
 
+/* ---- Histograms. Counts are int64; with weights (any real dtype, the
+ * data's shape) each bin is the sum of its values' weights, summed in
+ * float64 in one fixed order (the same bits on every run and thread count;
+ * NumPy sums 65536-element blocks, so the last bits may differ from it)
+ * and returned in the weights' dtype as NumPy. weights may be NULL. */
+
+/* NumPy's bincount: x 1-d of bool or integers (not uint64; ND_ERR_DTYPE),
+ * none negative (ND_ERR_ARG naming the value); the result has
+ * max(max(x) + 1, minlength) bins (minlength >= 0, else ND_ERR_ARG). Result
+ * int64, or float64 with weights (NumPy's bincount always sums weights in
+ * float64). Synchronises: x's min and max are computed and read at the
+ * call (the length depends on them); the count itself is lazy. */
+ND_API nd_array *nd_bincount(nd_array *x, nd_array *weights, int64_t minlength);
+
+/* NumPy's histogram(a, bins, range=(lo, hi), weights): `bins` equal bins
+ * over [lo, hi] of the flattened a; every bin is half-open [e_i, e_i+1)
+ * except the last, which also holds hi; values outside the range and NaN
+ * are dropped. Values are binned as NumPy does: in a's dtype for float32
+ * (float16 and bfloat16 are binned in float32), in float64 otherwise,
+ * against the edges nd_histogram_bin_edges returns. lo == hi widens the
+ * range to [lo - 0.5, hi + 0.5]. lo and hi both NaN take a's min and max
+ * (NumPy's range=None): that synchronises, reading them at the call, and
+ * NaN or inf in a is then an ND_ERR_ARG error; otherwise lazy. Errors:
+ * ND_ERR_ARG for bins <= 0, a range with lo > hi or a non-finite end;
+ * ND_ERR_SHAPE for weights of another shape; ND_ERR_DTYPE for a
+ * non-numeric a. */
+ND_API nd_array *nd_histogram(nd_array *a, int64_t bins, double lo, double hi, nd_array *weights);
+/* NumPy's histogram_bin_edges for the same arguments: bins + 1 edges,
+ * np.linspace(lo, hi, bins + 1) in the bin dtype (float32 for float32
+ * data, float64 otherwise). Synchronises only when lo and hi are NaN. */
+ND_API nd_array *nd_histogram_bin_edges(nd_array *a, int64_t bins, double lo, double hi);
+/* NumPy's histogram(a, bins=edges, weights): edges 1-d, at least 2,
+ * increasing (equal neighbours make an empty bin); bin i holds
+ * edges[i] <= x < edges[i + 1], the last one also x == edges[-1]; others
+ * and NaN are dropped. Compared in float32 when a and edges are both
+ * float32, else float64. Synchronises: the edges are read at the call to
+ * check their order (ND_ERR_ARG naming the first pair out of order). */
+ND_API nd_array *nd_histogram_by_edges(nd_array *a, nd_array *edges, nd_array *weights);
+/* NumPy's histogram2d(x, y, bins=(nx, ny), range, weights): x and y 1-d of
+ * one length; range {xlo, xhi, ylo, yhi} or NULL (each pair NaN, or NULL,
+ * takes the data's min and max: synchronises); the result is (nx, ny)
+ * float64 (NumPy's histogramdd always returns floats). Bins follow
+ * histogramdd: np.linspace edges in float64, values compared in float64,
+ * the last bin of each axis closed, values outside or NaN dropped. The
+ * edges are nd_linspace(ND_FLOAT64, lo, hi, n + 1). Errors as
+ * nd_histogram, and ND_ERR_SHAPE for x and y of other shapes. */
+ND_API nd_array *nd_histogram2d(nd_array *x, nd_array *y, int64_t nx, int64_t ny, const double *range,
+                                nd_array *weights);
+
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,11 @@
 
 /* X(ENUM, "name", n_in, n_out) */
 #define ND_LIB_CALLS(X)                                                                                   \
-    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */
+    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */                    \
+    /* histograms (statistics.h): bincount, histogram, histogram2d */                                      \
+    X(HISTOGRAM, "histogram", 3, 1) /* common/hist_bins.h: v[0].i mode, v[1].i bins, v[2].f lo, v[3].f hi */ \
+    X(BIN_INDEX, "bin_index", 1, 1) /* float64 -> int64 uniform bin: v[0].i bins, v[1].f lo, v[2].f hi,      \
+                                       v[3].i the value of a dropped element */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */

@@ -109,6 +109,8 @@ nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kerne
 
 /* The implementations, one per routine (cpu_lib.c's table lists them). */
 nd_status nd_cpu_lib_cumulate(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_histogram(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_bin_index(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <

@@ -9,8 +9,10 @@
 static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     [ND_LIB_NONE] = NULL,
     [ND_LIB_CUMULATE] = nd_cpu_lib_cumulate,
+    [ND_LIB_HISTOGRAM] = nd_cpu_lib_histogram,
+    [ND_LIB_BIN_INDEX] = nd_cpu_lib_bin_index,
 };
-static_assert(ND_LIB_COUNT == 2, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 4, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;

@@ -111,7 +111,7 @@ typedef struct {
         nd_cpu_parallel_for(st, rows * j->nb, 1, scan_totals_##SUF, j);                                       \
         scan_carries_##SUF(j, rows);                                                                          \
         nd_cpu_parallel_for(st, rows * j->nb, 1, scan_blocks_##SUF, j);                                       \
-        nd_free(j->carry);                                                                                    \
+        free(j->carry);                                                                                    \
         return ND_OK;                                                                                         \
     }
 

@@ -23,7 +23,7 @@
 
 #include <cuda_runtime_api.h>
 
-#define NDP_ABI 1
+#define NDP_ABI 2
 
 #ifdef __cplusplus
 #define NDP_API extern "C" __attribute__((visibility("default")))
@@ -31,7 +31,7 @@
 #define NDP_API
 #endif
 
-#define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan)
+#define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan) X(ndp_histogram) X(ndp_bin_index)
 
 /* NDP_ABI of the plugin. */
 NDP_API int ndp_abi(void);
@@ -41,5 +41,17 @@ NDP_API int ndp_abi(void);
  * dtype int64, uint64, float32 or float64; they may be the same). */
 NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows, int64_t n, void *tmp,
                      size_t *tmp_bytes, cudaStream_t stream);
+
+/* ND_LIB_HISTOGRAM (common/hist_bins.h): flags is the mode plus
+ * ND_HIST_WEIGHTED; x packed, of n int64 (index mode) or float32/float64
+ * values (x_dtype); edges packed of n_edges values of x's dtype (edges
+ * mode); weights packed float64 (weighted); out packed, `bins` uint64
+ * counts or float64 sums. */
+NDP_API int ndp_histogram(int flags, int x_dtype, const void *x, int64_t n, const void *edges, int64_t n_edges,
+                          const double *weights, void *out, int64_t bins, double lo, double hi, void *tmp,
+                          size_t *tmp_bytes, cudaStream_t stream);
+/* ND_LIB_BIN_INDEX: out[i] = the uniform bin of x[i] (float64), or drop. */
+NDP_API int ndp_bin_index(const double *x, int64_t n, int64_t bins, double lo, double hi, int64_t drop, int64_t *out,
+                          cudaStream_t stream);
 
 #endif
