@@ -60,6 +60,42 @@ ND_API nd_array *nd_histogram_by_edges(nd_array *a, nd_array *edges, nd_array *w
 ND_API nd_array *nd_histogram2d(nd_array *x, nd_array *y, int64_t nx, int64_t ny, const double *range,
                                 nd_array *weights);
 
+/* ---- Correlations (NumPy's defaults; lazy, composed of mean, subtract
+ * and matmul). */
+
+/* NumPy's cov(m, rowvar=rowvar, bias=bias, ddof=ddof): m 1-d (one
+ * variable) or 2-d, rows are variables when rowvar is nonzero (NumPy's
+ * default) else columns; ddof < 0 is NumPy's ddof=None (1, or 0 with
+ * bias). Result float64, variables x variables, squeezed as NumPy (one
+ * variable gives a 0-d array); N - ddof <= 0 divides by 0 (inf/NaN, where
+ * NumPy also warns). Errors: ND_ERR_SHAPE for m of more than 2 dims,
+ * ND_ERR_DTYPE for a non-numeric m. */
+ND_API nd_array *nd_cov(nd_array *m, int rowvar, int bias, int ddof);
+/* NumPy's corrcoef(x, rowvar): cov / (d_i d_j) with d = sqrt(diag(cov)),
+ * clipped to [-1, 1] (NaN stays NaN); float64; one variable gives c / c
+ * (1.0, or NaN). Errors as nd_cov. */
+ND_API nd_array *nd_corrcoef(nd_array *x, int rowvar);
+
+/* ---- Convolution of 1-d signals (NumPy's modes). */
+typedef enum {
+    ND_CONV_FULL,  /* every overlap: len(a) + len(v) - 1 (convolve's default) */
+    ND_CONV_SAME,  /* max(len(a), len(v)), centred as NumPy */
+    ND_CONV_VALID, /* full overlaps only: |len(a) - len(v)| + 1 (correlate's default) */
+} nd_conv_mode;
+/* NumPy's correlate(a, v, mode): z[k] = sum_j a[k + j - s] * v[j] over the
+ * zero-padded a (s = len(v) - 1 for full, len(v) / 2 for same, 0 for
+ * valid); when a is shorter than v the two swap and the result is
+ * reversed, as NumPy. Nothing is conjugated (nd has no complex dtypes).
+ * convolve(a, v, mode) is correlate of the longer with the shorter
+ * reversed. Result dtype: NumPy's promotion of a and v (integers stay
+ * integers). Lazy: the sum of each window's products is one reduction of
+ * a strided window view of the padded signal, fused with the products
+ * (no window is stored); floats are summed in the reduction's order, not
+ * NumPy's dot order (the last bits may differ). Errors: ND_ERR_SHAPE for a
+ * non-1-d or empty a or v, ND_ERR_ARG for another mode, ND_ERR_DTYPE for
+ * non-numeric input. */
+ND_API nd_array *nd_correlate(nd_array *a, nd_array *v, nd_conv_mode mode);
+ND_API nd_array *nd_convolve(nd_array *a, nd_array *v, nd_conv_mode mode);
 
 #ifdef __cplusplus
 }
