@@ -5,12 +5,12 @@
  * - index (bincount, histogram2d): the value is the bin; outside [0, bins)
  *   it is dropped.
  * - uniform (histogram with a bin count and a range): NumPy's
- *   _search_sorted-free fast path: values outside [lo, hi] (compared in the
- *   data's dtype T) and NaN are dropped; the index is
- *   (x - lo) / (hi - lo) * bins in float64 from x - lo in T, truncated, the
- *   top value moved into the last bin, then corrected by one against the
- *   edges np.linspace(lo, hi, bins + 1) rounded to T (the last bin is
- *   closed: hi counts).
+ *   fast path: values outside [lo, hi] (compared in the data's dtype T)
+ *   and NaN are dropped; the index is guessed from (x - lo) in T, scaled in
+ *   float64, truncated, the top value moved into the last bin, then
+ *   corrected by one against the edges np.linspace(lo, hi, bins + 1)
+ *   (i * step + lo in float64, the last exactly hi) rounded to T; the last
+ *   bin is closed: hi counts.
  * - edges (histogram with explicit edges, increasing): bin i holds
  *   edges[i] <= x < edges[i + 1], the last one also x == edges[last];
  *   anything else (NaN included) is dropped.
@@ -30,26 +30,33 @@
  * weights input is summed instead of counting. */
 enum { ND_HIST_INDEX = 0, ND_HIST_UNIFORM = 1, ND_HIST_EDGES = 2, ND_HIST_MODE_MASK = 3, ND_HIST_WEIGHTED = 4 };
 
-/* Edge i of np.linspace(lo, hi, bins + 1) in float64: i * step + lo, the
- * last exactly hi. */
-ND_HB_FN double nd_hb_edge(double lo, double hi, int64_t bins, int64_t i) {
-    return i == bins ? hi : (double)i * ((hi - lo) / (double)bins) + lo;
-}
-
 ND_HB_FN int64_t nd_hb_index(int64_t v, int64_t bins) { return v >= 0 && v < bins ? v : -1; }
 
+/* The uniform bins' constants, computed once per call. The first guess
+ * multiplies by bins / (hi - lo) where NumPy divides by (hi - lo): the
+ * guess is within one bin either way and the corrections against the edges
+ * give the same bin (the one whose edges hold x). */
+typedef struct {
+    double lo, hi, step, scale;
+    int64_t bins;
+} nd_hb_uniform_params;
+
+ND_HB_FN nd_hb_uniform_params nd_hb_uniform_init(double lo, double hi, int64_t bins) {
+    nd_hb_uniform_params p = {lo, hi, (hi - lo) / (double)bins, (double)bins / (hi - lo), bins};
+    return p;
+}
+
 #define ND_HB_UNIFORM(NAME, T)                                                                          \
-    ND_HB_FN int64_t NAME(T x, double lo, double hi, int64_t bins) {                                    \
-        T lo_t = (T)lo, hi_t = (T)hi;                                                                   \
+    ND_HB_FN int64_t NAME(T x, const nd_hb_uniform_params *p) {                                          \
+        T lo_t = (T)p->lo, hi_t = (T)p->hi;                                                             \
         if (!(x >= lo_t && x <= hi_t)) return -1;                                                       \
         T d = (T)(x - lo_t);                                                                            \
-        double f = (double)d / (hi - lo) * (double)bins;                                                \
-        int64_t i = (int64_t)f;                                                                         \
+        int64_t i = (int64_t)((double)d * p->scale), bins = p->bins;                                    \
         if (i >= bins) i = bins - 1;                                                                    \
         if (i < 0) i = 0;                                                                               \
-        if (x < (T)nd_hb_edge(lo, hi, bins, i)) i--;                                                    \
-        if (i != bins - 1 && x >= (T)nd_hb_edge(lo, hi, bins, i + 1)) i++;                              \
-        return i >= 0 && i < bins ? i : -1;                                                             \
+        if (i > 0 && x < (T)((double)i * p->step + p->lo)) i--;                                         \
+        if (i != bins - 1 && x >= (T)(i + 1 == bins ? p->hi : (double)(i + 1) * p->step + p->lo)) i++;   \
+        return i;                                                                                       \
     }
 ND_HB_UNIFORM(nd_hb_uniform_f32, float)
 ND_HB_UNIFORM(nd_hb_uniform_f64, double)

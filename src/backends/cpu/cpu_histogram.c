@@ -21,47 +21,58 @@ typedef struct {
     const nd_kernel_arg *x, *edges, *w;
     int mode, weighted;
     int64_t bins, n, parts;
-    double lo, hi;
+    nd_hb_uniform_params uni;
     void *partials; /* parts * bins int64 or double; NULL when parts == 1 */
     void *out;
 } hist_job;
 
-static int64_t bin_of(const hist_job *j, int64_t i) {
+/* Elements [i0, i1) into h: one loop per bin rule and data dtype, so the
+ * rule is not chosen per element. x and w are any 1-d views; the edges are
+ * packed (the frontend packs them). */
+#define FILL_LOOP(BIN)                                                                                   \
+    do {                                                                                                 \
+        if (j->weighted) {                                                                               \
+            double *hw = h;                                                                              \
+            const double *w = j->w->data;                                                                \
+            int64_t ws = j->w->strides[0];                                                               \
+            for (int64_t i = i0; i < i1; i++) {                                                          \
+                int64_t b = BIN;                                                                         \
+                if (b >= 0) hw[b] += w[i * ws];                                                          \
+            }                                                                                            \
+        } else {                                                                                         \
+            int64_t *hc = h;                                                                             \
+            for (int64_t i = i0; i < i1; i++) {                                                          \
+                int64_t b = BIN;                                                                         \
+                if (b >= 0) hc[b]++;                                                                     \
+            }                                                                                            \
+        }                                                                                                \
+    } while (0)
+
+static void fill(const hist_job *j, void *h, int64_t i0, int64_t i1) {
     const nd_kernel_arg *x = j->x;
-    int64_t off = i * x->strides[0];
+    const int64_t xs = x->strides[0], ne = j->edges->size;
+    const int f32 = x->dtype == ND_FLOAT32;
+    const float *xf = x->data, *ef = j->edges->data;
+    const double *xd = x->data, *ed = j->edges->data;
+    const int64_t *xi = x->data;
     switch (j->mode) {
-    case ND_HIST_INDEX: return nd_hb_index(((const int64_t *)x->data)[off], j->bins);
+    case ND_HIST_INDEX: FILL_LOOP(nd_hb_index(xi[i * xs], j->bins)); break;
     case ND_HIST_UNIFORM:
-        return x->dtype == ND_FLOAT32 ? nd_hb_uniform_f32(((const float *)x->data)[off], j->lo, j->hi, j->bins)
-                                      : nd_hb_uniform_f64(((const double *)x->data)[off], j->lo, j->hi, j->bins);
+        if (f32) FILL_LOOP(nd_hb_uniform_f32(xf[i * xs], &j->uni));
+        else FILL_LOOP(nd_hb_uniform_f64(xd[i * xs], &j->uni));
+        break;
     default:
-        return x->dtype == ND_FLOAT32
-                   ? nd_hb_edges_f32(((const float *)x->data)[off], (const float *)j->edges->data, j->edges->size)
-                   : nd_hb_edges_f64(((const double *)x->data)[off], (const double *)j->edges->data, j->edges->size);
+        if (f32) FILL_LOOP(nd_hb_edges_f32(xf[i * xs], ef, ne));
+        else FILL_LOOP(nd_hb_edges_f64(xd[i * xs], ed, ne));
     }
 }
 
-/* The edges are contiguous here (the frontend packs them); x and w are any
- * 1-d views. */
 static void fill_parts(void *varg, int64_t begin, int64_t end) {
     const hist_job *j = varg;
+    size_t item = j->weighted ? sizeof(double) : sizeof(int64_t);
     for (int64_t p = begin; p < end; p++) {
-        int64_t i0 = j->n * p / j->parts, i1 = j->n * (p + 1) / j->parts;
-        if (j->weighted) {
-            double *h = j->parts > 1 ? (double *)j->partials + p * j->bins : j->out;
-            const double *w = j->w->data;
-            int64_t ws = j->w->strides[0];
-            for (int64_t i = i0; i < i1; i++) {
-                int64_t b = bin_of(j, i);
-                if (b >= 0) h[b] += w[i * ws];
-            }
-        } else {
-            int64_t *h = j->parts > 1 ? (int64_t *)j->partials + p * j->bins : j->out;
-            for (int64_t i = i0; i < i1; i++) {
-                int64_t b = bin_of(j, i);
-                if (b >= 0) h[b]++;
-            }
-        }
+        void *h = j->parts > 1 ? (char *)j->partials + (size_t)(p * j->bins) * item : j->out;
+        fill(j, h, j->n * p / j->parts, j->n * (p + 1) / j->parts);
     }
 }
 
@@ -85,7 +96,8 @@ static void merge_parts(void *varg, int64_t begin, int64_t end) {
 nd_status nd_cpu_lib_histogram(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     int flags = (int)u->lib_args.v[0].i;
     hist_job j = {&args[0], &args[1], &args[2], flags & ND_HIST_MODE_MASK, (flags & ND_HIST_WEIGHTED) != 0,
-                  u->lib_args.v[1].i, args[0].size, 1, u->lib_args.v[2].f, u->lib_args.v[3].f, NULL, args[3].data};
+                  u->lib_args.v[1].i, args[0].size, 1,
+                  nd_hb_uniform_init(u->lib_args.v[2].f, u->lib_args.v[3].f, u->lib_args.v[1].i), NULL, args[3].data};
     const nd_kernel_arg *out = &args[3];
     if (out->size != j.bins || out->ndim != 1 || out->strides[0] != 1)
         return nd_error_set(ND_ERR_STATE, "cpu backend: histogram output of %lld bins is not a packed row (an nd bug)",
@@ -113,8 +125,8 @@ nd_status nd_cpu_lib_histogram(nd_cpu_state *st, const nd_user_desc *u, const nd
  * per-axis index), or the drop value. */
 typedef struct {
     const nd_kernel_arg *x, *out;
-    int64_t bins, drop;
-    double lo, hi;
+    int64_t drop;
+    nd_hb_uniform_params uni;
 } index_job;
 
 static void bin_indices(void *varg, int64_t begin, int64_t end) {
@@ -122,14 +134,14 @@ static void bin_indices(void *varg, int64_t begin, int64_t end) {
     const double *x = j->x->data;
     int64_t *y = j->out->data, xs = j->x->strides[0], ys = j->out->strides[0];
     for (int64_t i = begin; i < end; i++) {
-        int64_t b = nd_hb_uniform_f64(x[i * xs], j->lo, j->hi, j->bins);
+        int64_t b = nd_hb_uniform_f64(x[i * xs], &j->uni);
         y[i * ys] = b < 0 ? j->drop : b;
     }
 }
 
 nd_status nd_cpu_lib_bin_index(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
-    index_job j = {&args[0], &args[1], u->lib_args.v[0].i, u->lib_args.v[3].i, u->lib_args.v[1].f,
-                   u->lib_args.v[2].f};
+    index_job j = {&args[0], &args[1], u->lib_args.v[3].i,
+                   nd_hb_uniform_init(u->lib_args.v[1].f, u->lib_args.v[2].f, u->lib_args.v[0].i)};
     nd_cpu_parallel_for(st, args[0].size, 1 << 14, bin_indices, &j);
     return ND_OK;
 }

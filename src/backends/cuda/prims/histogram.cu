@@ -24,13 +24,13 @@ struct BinOf {
     int mode, x_f32;
     const void *x, *edges;
     int64_t n_edges, bins;
-    double lo, hi;
+    nd_hb_uniform_params uni;
     __device__ __forceinline__ int64_t operator()(int64_t i) const {
         switch (mode) {
         case ND_HIST_INDEX: return nd_hb_index(static_cast<const int64_t *>(x)[i], bins);
         case ND_HIST_UNIFORM:
-            return x_f32 ? nd_hb_uniform_f32(static_cast<const float *>(x)[i], lo, hi, bins)
-                         : nd_hb_uniform_f64(static_cast<const double *>(x)[i], lo, hi, bins);
+            return x_f32 ? nd_hb_uniform_f32(static_cast<const float *>(x)[i], &uni)
+                         : nd_hb_uniform_f64(static_cast<const double *>(x)[i], &uni);
         default:
             return x_f32 ? nd_hb_edges_f32(static_cast<const float *>(x)[i], static_cast<const float *>(edges), n_edges)
                          : nd_hb_edges_f64(static_cast<const double *>(x)[i], static_cast<const double *>(edges),
@@ -79,10 +79,9 @@ __global__ void segment_offsets(const int *sorted, int64_t n, int64_t bins, int 
     offsets[b] = (int)lo;
 }
 
-__global__ void uniform_index(const double *x, int64_t n, int64_t bins, double lo, double hi, int64_t drop,
-                              int64_t *out) {
+__global__ void uniform_index(const double *x, int64_t n, nd_hb_uniform_params uni, int64_t drop, int64_t *out) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t b = nd_hb_uniform_f64(x[i], lo, hi, bins);
+        int64_t b = nd_hb_uniform_f64(x[i], &uni);
         out[i] = b < 0 ? drop : b;
     }
 }
@@ -106,7 +105,7 @@ NDP_API int ndp_histogram(int flags, int x_dtype, const void *x, int64_t n, cons
                           const double *weights, void *out, int64_t bins, double lo, double hi, void *tmp,
                           size_t *tmp_bytes, cudaStream_t s) {
     const int weighted = (flags & ND_HIST_WEIGHTED) != 0;
-    BinOf f{flags & ND_HIST_MODE_MASK, x_dtype == ND_FLOAT32, x, edges, n_edges, bins, lo, hi};
+    BinOf f{flags & ND_HIST_MODE_MASK, x_dtype == ND_FLOAT32, x, edges, n_edges, bins, nd_hb_uniform_init(lo, hi, bins)};
     if (!weighted) {
         if (!tmp) {
             *tmp_bytes = 0;
@@ -159,6 +158,6 @@ NDP_API int ndp_histogram(int flags, int x_dtype, const void *x, int64_t n, cons
 NDP_API int ndp_bin_index(const double *x, int64_t n, int64_t bins, double lo, double hi, int64_t drop, int64_t *out,
                           cudaStream_t s) {
     if (n == 0) return cudaSuccess;
-    uniform_index<<<grid_for(n), HIST_THREADS, 0, s>>>(x, n, bins, lo, hi, drop, out);
+    uniform_index<<<grid_for(n), HIST_THREADS, 0, s>>>(x, n, nd_hb_uniform_init(lo, hi, bins), drop, out);
     return cudaGetLastError();
 }
