@@ -9,9 +9,11 @@
  * element, exactly as NumPy's accumulate. A longer row takes two passes
  * over the pool: every block but the last reduces to its total (in order),
  * each row's carries are the running combination of its totals, then every
- * block is scanned in order starting from its carry. Integers give NumPy's
- * bits either way (wrapping arithmetic is associative); floats differ from
- * NumPy's sequential rounding by at most the rounding of the carries.
+ * block is scanned in order and each element combined with the block's
+ * carry (carry + local scan: the running value stays as small as a short
+ * row's, so a long float32 sum rounds far less than NumPy's single running
+ * sum, whose increments vanish once it is large). Integers give NumPy's
+ * bits either way (wrapping arithmetic is associative).
  * float16 and bfloat16 round to their format after every step, as NumPy's
  * float16 loop does (a float16 sum stalls once the increments fall below
  * half its spacing); that rounding is not associative, so their rows are
@@ -53,20 +55,27 @@ typedef struct {
         int64_t is = in->ndim ? in->strides[in->ndim - 1] : 0, os = out->ndim ? out->strides[out->ndim - 1] : 0; \
         const T *x = (const T *)in->data + nd_cpu_row_offset(in, r);                                          \
         T *y = (T *)out->data + nd_cpu_row_offset(out, r);                                                    \
-        C acc = carry ? *carry : scan_load_##SUF(j, x + i0 * is);                                             \
-        int64_t i = i0;                                                                                       \
-        if (!carry) {                                                                                         \
-            if (!total) y[i * os] = STORE(acc);                                                               \
-            i++;                                                                                              \
-        }                                                                                                     \
+        C acc = scan_load_##SUF(j, x + i0 * is);                                                              \
         if (total) {                                                                                          \
-            for (; i < i1; i++) acc = scan_op_##SUF(j, acc, scan_load_##SUF(j, x + i * is));                  \
+            for (int64_t i = i0 + 1; i < i1; i++) acc = scan_op_##SUF(j, acc, scan_load_##SUF(j, x + i * is));  \
             *total = acc;                                                                                     \
             return;                                                                                           \
         }                                                                                                     \
-        for (; i < i1; i++) {                                                                                 \
+        if (!carry) {                                                                                         \
+            y[i0 * os] = STORE(acc);                                                                          \
+            for (int64_t i = i0 + 1; i < i1; i++) {                                                           \
+                acc = scan_op_##SUF(j, acc, scan_load_##SUF(j, x + i * is));                                  \
+                y[i * os] = STORE(acc);                                                                       \
+            }                                                                                                 \
+            return;                                                                                           \
+        }                                                                                                     \
+        /* The block's own scan, then the carry: the running value stays as small as the block's, so it   \
+         * rounds as finely as a short row's. */                                                              \
+        const C c = *carry;                                                                                   \
+        y[i0 * os] = STORE(scan_op_##SUF(j, c, acc));                                                         \
+        for (int64_t i = i0 + 1; i < i1; i++) {                                                               \
             acc = scan_op_##SUF(j, acc, scan_load_##SUF(j, x + i * is));                                      \
-            y[i * os] = STORE(acc);                                                                           \
+            y[i * os] = STORE(scan_op_##SUF(j, c, acc));                                                      \
         }                                                                                                     \
     }                                                                                                         \
     static void scan_rows_##SUF(void *varg, int64_t begin, int64_t end) {                                     \
