@@ -547,6 +547,33 @@ static void prog_user_kernel(sweep *s) {
     nd_free(y);
 }
 
+/* Library routines: a scan fed by a map, and a weighted histogram. */
+static void prog_scan_hist(sweep *s) {
+    world w;
+    world_begin(&w, s, "scan_hist");
+    enum { N = 40, B = 5 };
+    double x0[N], w0[N], cr[N], hr[B] = {0};
+    fill_random(&w.rng, x0, N, 0, 1);
+    fill_random(&w.rng, w0, N, -1, 1);
+    nd_array *x = upload(x0, 1, (int64_t[]){N}), *wt = upload(w0, 1, (int64_t[]){N});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *c = rec(s, nd_cumsum(rec(s, nd_mul(x, nd_scalar(2.0))), 0));
+    nd_array *h = rec(s, nd_histogram(x, B, 0, 1, wt));
+    for (int i = 0; i < N; i++) {
+        cr[i] = (i ? cr[i - 1] : 0) + 2 * x0[i];
+        int b = (int)(x0[i] * B);
+        hr[b < B ? b : B - 1] += w0[i];
+    }
+    check_read(s, c, cr, N, 1e-12, "cumsum(2x)", 0);
+    check_read(s, h, hr, B, 1e-12, "weighted histogram", 0);
+    check_read(s, x, x0, N, 0, "input x", MUST);
+    world_end(&w, s);
+    nd_free(x);
+    nd_free(wt);
+}
+
 /* ------------------------------------------------------------ the sweep */
 
 /* Which points to fail: every one, unless ND_TEST_FAULT_STRIDE=k says every
@@ -643,6 +670,7 @@ NDT_TEST(faults, sweep_overlap) { run_sweep("overlap", prog_overlap); }
 NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
 NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel); }
 NDT_TEST(faults, sweep_sorting) { run_sweep("sorting", prog_sorting); }
+NDT_TEST(faults, sweep_scan_hist) { run_sweep("scan_hist", prog_scan_hist); }
 NDT_TEST(faults, sweep_stream) {
     setenv("ND_CHUNK_BYTES", "4096", 1);
     run_sweep("stream", prog_stream);

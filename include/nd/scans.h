@@ -13,12 +13,23 @@ extern "C" {
 
 /* Scans follow NumPy 2: nd_NAME(a, axis) along one axis (negative counts
  * from the end) or ND_ALL_AXES for the flattened array (NumPy's
- * axis=None, a 1-d result). The result dtype is NumPy's: bool and signed
- * integers narrower than 64 bits accumulate in int64, unsigned ones in
- * uint64, floats in their own dtype. Each element is the scan of the
- * elements before it in order (the same bits on every backend and thread
- * count). Lazy: one library step of the plan. Errors: ND_ERR_ARG (NULL a,
- * an axis out of range, naming the valid range). */
+ * axis=None, a 1-d result); a 0-d a is scanned as its 1-element ravel
+ * (axis 0 or -1, a 1-d result, as NumPy). The result dtype is NumPy's:
+ * bool and signed integers narrower than 64 bits accumulate in int64,
+ * unsigned ones in uint64 (wrapping as NumPy), floats in their own dtype;
+ * float16 and bfloat16 round to their format after every step as NumPy's
+ * float16 loop does (a long float16 sum stalls where NumPy's does). Each
+ * element is the scan of the elements before it, in order from the first:
+ * NumPy's bits on the CPU backend for rows of up to 65536 elements (and
+ * always for integers and float16/bfloat16); longer float rows on the CPU,
+ * and float rows on CUDA, are scanned in fixed blocks, which rounds
+ * differently from NumPy's single running sum (within the rounding of the
+ * running sum of |terms|). Deterministic: the same bits on every run and
+ * for any number of CPU threads. Empty arrays give empty results. Lazy:
+ * one library step of the plan, reading a packed copy of a (made only when
+ * a is not already a packed row of the result dtype; that copy is fused
+ * with whatever computes a). Errors: ND_ERR_ARG (NULL a, an axis out of
+ * range, naming the valid range). */
 ND_API nd_array *nd_cumsum(nd_array *a, int axis);
 ND_API nd_array *nd_cumprod(nd_array *a, int axis);
 /* As nd_cumsum / nd_cumprod with NaN counted as 0 / 1 (NumPy's nancumsum,

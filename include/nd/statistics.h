@@ -44,6 +44,91 @@ ND_API nd_array *nd_percentiles(nd_array *a, int64_t nq, const double *q, int ax
 ND_API nd_array *nd_nanpercentiles(nd_array *a, int64_t nq, const double *q, int axis);
 /* ---- end of order statistics ---- */
 
+/* ---- Histograms. Counts are int64; with weights (any real dtype, the
+ * data's shape) each bin is the sum of its values' weights, summed in
+ * float64 in one fixed order (the same bits on every run and thread count;
+ * NumPy sums 65536-element blocks, so the last bits may differ from it)
+ * and returned in the weights' dtype as NumPy. weights may be NULL. */
+
+/* NumPy's bincount: x 1-d of bool or integers (not uint64; ND_ERR_DTYPE),
+ * none negative (ND_ERR_ARG naming the value); the result has
+ * max(max(x) + 1, minlength) bins (minlength >= 0, else ND_ERR_ARG). Result
+ * int64, or float64 with weights (NumPy's bincount always sums weights in
+ * float64). Synchronises: x's min and max are computed and read at the
+ * call (the length depends on them); the count itself is lazy. */
+ND_API nd_array *nd_bincount(nd_array *x, nd_array *weights, int64_t minlength);
+
+/* NumPy's histogram(a, bins, range=(lo, hi), weights): `bins` equal bins
+ * over [lo, hi] of the flattened a; every bin is half-open [e_i, e_i+1)
+ * except the last, which also holds hi; values outside the range and NaN
+ * are dropped. Values are binned as NumPy does: in a's dtype for float32
+ * (float16 and bfloat16 are binned in float32), in float64 otherwise,
+ * against the edges nd_histogram_bin_edges returns. lo == hi widens the
+ * range to [lo - 0.5, hi + 0.5]. lo and hi both NaN take a's min and max
+ * (NumPy's range=None): that synchronises, reading them at the call, and
+ * NaN or inf in a is then an ND_ERR_ARG error; otherwise lazy. Errors:
+ * ND_ERR_ARG for bins <= 0, a range with lo > hi or a non-finite end;
+ * ND_ERR_SHAPE for weights of another shape; ND_ERR_DTYPE for a
+ * non-numeric a. */
+ND_API nd_array *nd_histogram(nd_array *a, int64_t bins, double lo, double hi, nd_array *weights);
+/* NumPy's histogram_bin_edges for the same arguments: bins + 1 edges,
+ * np.linspace(lo, hi, bins + 1) in the bin dtype (float32 for float32
+ * data, float64 otherwise). Synchronises only when lo and hi are NaN. */
+ND_API nd_array *nd_histogram_bin_edges(nd_array *a, int64_t bins, double lo, double hi);
+/* NumPy's histogram(a, bins=edges, weights): edges 1-d, at least 2,
+ * increasing (equal neighbours make an empty bin); bin i holds
+ * edges[i] <= x < edges[i + 1], the last one also x == edges[-1]; others
+ * and NaN are dropped. Compared in float32 when a and edges are both
+ * float32, else float64. Synchronises: the edges are read at the call to
+ * check their order (ND_ERR_ARG naming the first pair out of order). */
+ND_API nd_array *nd_histogram_by_edges(nd_array *a, nd_array *edges, nd_array *weights);
+/* NumPy's histogram2d(x, y, bins=(nx, ny), range, weights): x and y 1-d of
+ * one length; range {xlo, xhi, ylo, yhi} or NULL (each pair NaN, or NULL,
+ * takes the data's min and max: synchronises); the result is (nx, ny)
+ * float64 (NumPy's histogramdd always returns floats). Bins follow
+ * histogramdd: np.linspace edges in float64, values compared in float64,
+ * the last bin of each axis closed, values outside or NaN dropped. The
+ * edges are nd_linspace(ND_FLOAT64, lo, hi, n + 1). Errors as
+ * nd_histogram, and ND_ERR_SHAPE for x and y of other shapes. */
+ND_API nd_array *nd_histogram2d(nd_array *x, nd_array *y, int64_t nx, int64_t ny, const double *range,
+                                nd_array *weights);
+
+/* ---- Correlations (NumPy's defaults; lazy, composed of mean, subtract
+ * and matmul). */
+
+/* NumPy's cov(m, rowvar=rowvar, bias=bias, ddof=ddof): m 1-d (one
+ * variable) or 2-d, rows are variables when rowvar is nonzero (NumPy's
+ * default) else columns; ddof < 0 is NumPy's ddof=None (1, or 0 with
+ * bias). Result float64, variables x variables, squeezed as NumPy (one
+ * variable gives a 0-d array); N - ddof <= 0 divides by 0 (inf/NaN, where
+ * NumPy also warns). Errors: ND_ERR_SHAPE for m of more than 2 dims,
+ * ND_ERR_DTYPE for a non-numeric m. */
+ND_API nd_array *nd_cov(nd_array *m, int rowvar, int bias, int ddof);
+/* NumPy's corrcoef(x, rowvar): cov / (d_i d_j) with d = sqrt(diag(cov)),
+ * clipped to [-1, 1] (NaN stays NaN); float64; one variable gives c / c
+ * (1.0, or NaN). Errors as nd_cov. */
+ND_API nd_array *nd_corrcoef(nd_array *x, int rowvar);
+
+/* ---- Convolution of 1-d signals (NumPy's modes). */
+typedef enum {
+    ND_CONV_FULL,  /* every overlap: len(a) + len(v) - 1 (convolve's default) */
+    ND_CONV_SAME,  /* max(len(a), len(v)), centred as NumPy */
+    ND_CONV_VALID, /* full overlaps only: |len(a) - len(v)| + 1 (correlate's default) */
+} nd_conv_mode;
+/* NumPy's correlate(a, v, mode): z[k] = sum_j a[k + j - s] * v[j] over the
+ * zero-padded a (s = len(v) - 1 for full, len(v) / 2 for same, 0 for
+ * valid); when a is shorter than v the two swap and the result is
+ * reversed, as NumPy. Nothing is conjugated (nd has no complex dtypes).
+ * convolve(a, v, mode) is correlate of the longer with the shorter
+ * reversed. Result dtype: NumPy's promotion of a and v (integers stay
+ * integers). Lazy: the sum of each window's products is one reduction of
+ * a strided window view of the padded signal, fused with the products
+ * (no window is stored); floats are summed in the reduction's order, not
+ * NumPy's dot order (the last bits may differ). Errors: ND_ERR_SHAPE for a
+ * non-1-d or empty a or v, ND_ERR_ARG for another mode, ND_ERR_DTYPE for
+ * non-numeric input. */
+ND_API nd_array *nd_correlate(nd_array *a, nd_array *v, nd_conv_mode mode);
+ND_API nd_array *nd_convolve(nd_array *a, nd_array *v, nd_conv_mode mode);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,11 @@
     X(SORT, "sort", 1, 1)                 /* v[0].i = nd_lib_sort_mode, along the last axis */              \
     X(TAKE_ROWS, "take_rows", 2, 1)       /* out[r, j] = in0[r, in1[r, j]], int64 in1, last axis */         \
     X(SEARCHSORTED, "searchsorted", 2, 1) /* v[0].i = 1 for side right; in0 sorted 1-d, int64 out */        \
-    X(QUANTILE, "quantile", 2, 1)         /* v[0].i = nd_lib_quantile_mode; in0 sorted rows, in1 q */
+    X(QUANTILE, "quantile", 2, 1)         /* v[0].i = nd_lib_quantile_mode; in0 sorted rows, in1 q */ \
+    /* histograms (statistics.h): bincount, histogram, histogram2d */                                      \
+    X(HISTOGRAM, "histogram", 3, 1) /* common/hist_bins.h: v[0].i mode, v[1].i bins, v[2].f lo, v[3].f hi */ \
+    X(BIN_INDEX, "bin_index", 1, 1) /* float64 -> int64 uniform bin: v[0].i bins, v[1].f lo, v[2].f hi,      \
+                                       v[3].i the value of a dropped element */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */

@@ -12,21 +12,21 @@ static nd_dtype scan_dtype(nd_dtype t) {
     return t;
 }
 
-/* The dtype the routine runs in: float16 and bfloat16 go through float32. */
-static nd_dtype run_dtype(nd_dtype t) { return t == ND_FLOAT16 || t == ND_BFLOAT16 ? ND_FLOAT32 : t; }
-
 static nd_array *scan(const char *fn, nd_lib_scan_op op, nd_array *a, int axis) {
     if (nd_fe_arg(fn, "a", a) || nd_runtime_ensure() != ND_OK) return NULL;
     nd_array *x = NULL, *held[4] = {0};
     int n_held = 0, ax = 0;
-    if (axis == ND_ALL_AXES) {
+    /* NumPy scans a 0-d array as its 1-element ravel (axis 0 or -1). */
+    if (axis != ND_ALL_AXES && nd_fe_axis(fn, axis, a->ndim ? a->ndim : 1, &ax)) return NULL;
+    if (axis == ND_ALL_AXES || a->ndim == 0) {
         x = held[n_held++] = nd_fe_flat(fn, a);
         if (!x) return NULL;
     } else {
-        if (nd_fe_axis(fn, axis, a->ndim, &ax)) return NULL;
         x = a;
     }
-    nd_dtype rd = scan_dtype(a->dtype), cd = run_dtype(rd);
+    /* The routine runs in the result dtype (float16 and bfloat16 too: it
+     * rounds every step to the format, as NumPy). */
+    nd_dtype cd = scan_dtype(a->dtype);
     nd_array *result = NULL;
     int n = x->ndim, to_last[ND_MAX_DIMS], back[ND_MAX_DIMS];
     for (int k = 0, j = 0; k < n; k++)
@@ -45,11 +45,6 @@ static nd_array *scan(const char *fn, nd_lib_scan_op op, nd_array *a, int axis) 
     if (nd_fe_lib_call(fn, ND_LIB_CUMULATE, &args, 1, &moved, 1, &out, &scanned) != ND_OK) goto done;
     held[n_held++] = scanned;
     result = nd_fe_with_axes(scanned, n, back);
-    if (result && rd != cd) {
-        nd_array *narrow = nd_fe_astype(fn, result, rd);
-        nd_fe_release(result);
-        result = narrow;
-    }
 done:
     for (int i = 0; i < n_held; i++)
         if (held[i] != a) nd_fe_release(held[i]);

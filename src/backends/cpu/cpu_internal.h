@@ -114,6 +114,8 @@ nd_status nd_cpu_lib_sort(nd_cpu_state *st, const nd_user_desc *u, const nd_kern
 nd_status nd_cpu_lib_take_rows(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_searchsorted(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_quantile(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_histogram(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_bin_index(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <

@@ -19,8 +19,11 @@ static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     [ND_LIB_TAKE_ROWS] = nd_cpu_lib_take_rows,
     [ND_LIB_SEARCHSORTED] = nd_cpu_lib_searchsorted,
     [ND_LIB_QUANTILE] = nd_cpu_lib_quantile,
+    /* histograms */
+    [ND_LIB_HISTOGRAM] = nd_cpu_lib_histogram,
+    [ND_LIB_BIN_INDEX] = nd_cpu_lib_bin_index,
 };
-static_assert(ND_LIB_COUNT == 10, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 12, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;

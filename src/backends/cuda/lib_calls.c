@@ -133,6 +133,37 @@ static int quantile_run(const nd_user_desc *u, const nd_kernel_arg *args, void *
     return nd_cuda_prims.p_ndp_quantile(&args[0], &args[1], &args[2], (int)u->lib_args.v[0].i, s);
 }
 
+/* ------------------------------------------------- histogram, bin_index */
+
+/* The frontend packs every input and output (1-d, stride 1). */
+static int histogram_call(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t *ws_bytes,
+                          cudaStream_t s) {
+    const nd_kernel_arg *x = &args[0], *e = &args[1], *w = &args[2];
+    if (!rows_contiguous(x) || !rows_contiguous(e) || !rows_contiguous(w) || !rows_contiguous(&args[3]))
+        return (int)cudaErrorNotSupported;
+    return nd_cuda_prims.p_ndp_histogram((int)u->lib_args.v[0].i, x->dtype, x->data, x->size, e->data, e->size,
+                                         (const double *)w->data, args[3].data, u->lib_args.v[1].i,
+                                         u->lib_args.v[2].f, u->lib_args.v[3].f, ws, ws_bytes, s);
+}
+
+static int histogram_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    return histogram_call(u, args, NULL, bytes, 0);
+}
+
+static int histogram_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
+                         cudaStream_t s) {
+    return histogram_call(u, args, ws, &ws_bytes, s);
+}
+
+static int bin_index_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
+                         cudaStream_t s) {
+    (void)ws, (void)ws_bytes;
+    if (!rows_contiguous(&args[0]) || !rows_contiguous(&args[1])) return (int)cudaErrorNotSupported;
+    return nd_cuda_prims.p_ndp_bin_index((const double *)args[0].data, args[0].size, u->lib_args.v[0].i,
+                                         u->lib_args.v[1].f, u->lib_args.v[2].f, u->lib_args.v[3].i,
+                                         (int64_t *)args[1].data, s);
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const lib_impl impls[ND_LIB_COUNT] = {
@@ -148,8 +179,11 @@ static const lib_impl impls[ND_LIB_COUNT] = {
     [ND_LIB_TAKE_ROWS] = {1, NULL, take_rows_run},
     [ND_LIB_SEARCHSORTED] = {1, NULL, searchsorted_run},
     [ND_LIB_QUANTILE] = {1, NULL, quantile_run},
+    /* histograms */
+    [ND_LIB_HISTOGRAM] = {1, histogram_workspace, histogram_run},
+    [ND_LIB_BIN_INDEX] = {1, NULL, bin_index_run},
 };
-static_assert(ND_LIB_COUNT == 10, "a new library routine needs its CUDA implementation in impls");
+static_assert(ND_LIB_COUNT == 12, "a new library routine needs its CUDA implementation in impls");
 
 static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
     if (e == (int)cudaErrorNotSupported)

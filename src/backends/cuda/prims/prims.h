@@ -54,7 +54,8 @@ NDP_API int ndp_quantile(const nd_kernel_arg *x, const nd_kernel_arg *q, const n
 #endif
 
 #define ND_PRIMS_FNS(X) X(ndp_abi) X(ndp_scan) X(ndp_bad_record) X(ndp_gather) X(ndp_scatter) X(ndp_select) \
-    X(ndp_sort) X(ndp_take_rows) X(ndp_searchsorted) X(ndp_quantile)
+    X(ndp_sort) X(ndp_take_rows) X(ndp_searchsorted) X(ndp_quantile) \
+    X(ndp_histogram) X(ndp_bin_index)
 
 /* NDP_ABI of the plugin. */
 NDP_API int ndp_abi(void);
@@ -109,5 +110,17 @@ NDP_API int ndp_searchsorted(const nd_kernel_arg *a, const nd_kernel_arg *v, con
                              cudaStream_t stream);
 NDP_API int ndp_quantile(const nd_kernel_arg *x, const nd_kernel_arg *q, const nd_kernel_arg *out, int mode,
                          cudaStream_t stream);
+
+/* ND_LIB_HISTOGRAM (common/hist_bins.h): flags is the mode plus
+ * ND_HIST_WEIGHTED; x packed, of n int64 (index mode) or float32/float64
+ * values (x_dtype); edges packed of n_edges values of x's dtype (edges
+ * mode); weights packed float64 (weighted); out packed, `bins` uint64
+ * counts or float64 sums. */
+NDP_API int ndp_histogram(int flags, int x_dtype, const void *x, int64_t n, const void *edges, int64_t n_edges,
+                          const double *weights, void *out, int64_t bins, double lo, double hi, void *tmp,
+                          size_t *tmp_bytes, cudaStream_t stream);
+/* ND_LIB_BIN_INDEX: out[i] = the uniform bin of x[i] (float64), or drop. */
+NDP_API int ndp_bin_index(const double *x, int64_t n, int64_t bins, double lo, double hi, int64_t drop, int64_t *out,
+                          cudaStream_t stream);
 
 #endif

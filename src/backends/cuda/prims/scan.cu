@@ -1,56 +1,286 @@
-// Inclusive scans over contiguous rows (prims.h): CUB's DeviceScan for one
-// row, DeviceScan::InclusiveScanByKey with the row number as key for
-// several. The NaN-skipping forms read through a transform that maps NaN
-// to the operation's identity.
-#include <cub/device/device_scan.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
+// Inclusive scans over contiguous rows (prims.h), run-to-run deterministic:
+// the same input gives the same bits on every run, which CUB's DeviceScan
+// does not promise for floats (its decoupled look-back adds whichever
+// predecessor prefixes happen to be ready). Three kernels:
+//
+// - long rows: one pass over tiles of TILE elements (tiles never span
+//   rows), taken in order from a counter, so every tile a tile waits for is
+//   running or done. A tile scans its elements (cub::BlockScan, a fixed
+//   tree) and publishes its total; the last tile of each group of 32 tiles
+//   publishes the group's total, the last of each group of 32 groups that
+//   one's. A tile's prefix is (totals of the earlier super-groups) +
+//   (earlier groups of its super-group) + (earlier tiles of its group),
+//   each a fixed-order reduction by one warp: the association depends on
+//   the tile's index only, never on timing, and no tile waits on a chain
+//   longer than three tiles. One read and one write of the data, as a
+//   decoupled look-back scan.
+// - short rows: one warp per row, 32 elements at a time with the carry.
+// - float16 and bfloat16: NumPy rounds the sum to the format after every
+//   step (the sum stalls where the increment falls below half its spacing),
+//   which is not associative: one thread per row, in order.
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "prims.h"
 #include "common/lib_calls.h"
 
 namespace {
 
-template <typename T> struct Identity {
-    __host__ __device__ T operator()(T v) const { return v; }
-};
-template <typename T> struct NanTo {
-    T fill;
-    __host__ __device__ T operator()(T v) const { return v != v ? fill : v; }
-};
-struct Sum {
-    template <typename T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
-};
-struct Prod {
-    template <typename T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
-};
-struct RowOf {
-    int64_t n;
-    __host__ __device__ int64_t operator()(int64_t i) const { return i / n; }
+constexpr int THREADS = 256;
+constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
+
+template <typename T> __host__ __device__ constexpr int items_per_thread() { return sizeof(T) >= 8 ? 8 : 16; }
+template <typename T> __host__ __device__ constexpr int64_t tile_of() { return (int64_t)THREADS * items_per_thread<T>(); }
+
+template <typename T> __device__ __forceinline__ bool is_nan(T v) { return v != v; }
+
+// A value and whether it holds anything: combining with "nothing" returns the
+// other side untouched (adding an identity 0 would turn -0.0 into +0.0).
+template <typename T> struct Part {
+    T v;
+    int ok;
 };
 
-template <typename T, typename Map, typename Op>
-cudaError_t scan_rows(const T *in, T *out, int64_t rows, int64_t n, Map map, Op op, void *tmp, size_t *bytes,
-                      cudaStream_t s) {
-    auto it = thrust::make_transform_iterator(in, map);
-    int64_t total = rows * n;
-    if (rows <= 1) return cub::DeviceScan::InclusiveScan(tmp, *bytes, it, out, op, total, s);
-    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{n});
-    return cub::DeviceScan::InclusiveScanByKey(tmp, *bytes, keys, it, out, op, total, cuda::std::equal_to<>(), s);
+template <typename T> struct ScanOp {
+    int prod, skip_nan;
+    __device__ __forceinline__ T load(T v) const {
+        if (skip_nan && is_nan(v)) return prod ? T(1) : T(0);
+        return v;
+    }
+    __device__ __forceinline__ T operator()(T a, T b) const { return prod ? T(a * b) : T(a + b); }
+    __device__ __forceinline__ Part<T> join(Part<T> a, Part<T> b) const {
+        if (!a.ok) return b;
+        if (!b.ok) return a;
+        return Part<T>{(*this)(a.v, b.v), 1};
+    }
+};
+
+// Published totals: per tile, per group of GROUP tiles and per super-group
+// of GROUP groups, each with a ready flag (zeroed before the launch).
+constexpr int GROUP = 32;
+template <typename T> struct Level {
+    int *ready;
+    T *value;
+};
+template <typename T> struct TileState {
+    unsigned long long *counter;
+    Level<T> tile, group, super;
+};
+template <typename T> __device__ __forceinline__ T read_published(const T *p) {
+    return *(const volatile T *)p;
+}
+
+__device__ __forceinline__ void wait_flag(const int *flag) {
+    while (*(const volatile int *)flag == 0) {
+    }
+    __threadfence();
+}
+
+// The fixed-order combination of entries [first, first + count) of a level,
+// waiting for each: lane l joins entries l, l + 32, ... in turn, then the
+// lanes join by a fixed tree. The result is in lane 0.
+template <typename T>
+__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T> lv, int64_t first, int64_t count, int lane) {
+    Part<T> p{T(0), 0};
+    for (int64_t k = lane; k < count; k += 32) {
+        wait_flag(&lv.ready[first + k]);
+        p = op.join(p, Part<T>{read_published(&lv.value[first + k]), 1});
+    }
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        Part<T> q;
+        q.v = __shfl_down_sync(0xffffffffu, p.v, off);
+        q.ok = __shfl_down_sync(0xffffffffu, p.ok, off);
+        if ((lane & (2 * off - 1)) == 0) p = op.join(p, q);
+    }
+    return p;
+}
+
+template <typename T> __device__ __forceinline__ void publish(Level<T> lv, int64_t at, T v) {
+    lv.value[at] = v;
+    __threadfence();
+    *(volatile int *)&lv.ready[at] = 1;
 }
 
 template <typename T>
-cudaError_t scan_typed(int op, const void *in, void *out, int64_t rows, int64_t n, void *tmp, size_t *bytes,
-                       cudaStream_t s) {
-    const T *x = static_cast<const T *>(in);
-    T *y = static_cast<T *>(out);
-    switch (op) {
-    case ND_SCAN_SUM: return scan_rows(x, y, rows, n, Identity<T>{}, Sum{}, tmp, bytes, s);
-    case ND_SCAN_PROD: return scan_rows(x, y, rows, n, Identity<T>{}, Prod{}, tmp, bytes, s);
-    case ND_SCAN_NANSUM: return scan_rows(x, y, rows, n, NanTo<T>{T(0)}, Sum{}, tmp, bytes, s);
-    case ND_SCAN_NANPROD: return scan_rows(x, y, rows, n, NanTo<T>{T(1)}, Prod{}, tmp, bytes, s);
+__global__ void __launch_bounds__(THREADS) scan_tiles(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+                                                      ScanOp<T> op, TileState<T> st) {
+    constexpr int ITEMS = items_per_thread<T>();
+    constexpr int64_t TILE = tile_of<T>();
+    using Load = cub::BlockLoad<T, THREADS, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<T, THREADS, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+    using Scan = cub::BlockScan<T, THREADS>;
+    __shared__ union {
+        typename Load::TempStorage load;
+        typename Store::TempStorage store;
+        typename Scan::TempStorage scan;
+    } tmp;
+    __shared__ unsigned long long tile_s;
+    __shared__ Part<T> prefix_s;
+    __shared__ T last_s;
+    if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    const unsigned long long tile = tile_s;
+    const int64_t row = (int64_t)(tile / tiles_per_row), t = (int64_t)(tile % tiles_per_row);
+    const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
+
+    T items[ITEMS];
+    if (valid == TILE) Load(tmp.load).Load(in + base, items);
+    else Load(tmp.load).Load(in + base, items, (int)valid, T(0));
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) items[k] = op.load(items[k]);
+    __syncthreads();
+    T total;
+    Scan(tmp.scan).InclusiveScan(items, items, op, total);
+    if (valid < TILE) {
+        // Elements past the end were scanned too (never stored): the total
+        // is the scan at the last valid element, which this thread holds.
+        if (threadIdx.x == (valid - 1) / ITEMS) last_s = items[(valid - 1) % ITEMS];
+        __syncthreads();
+        total = last_s;
     }
-    return cudaErrorInvalidValue;
+    const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
+    if (threadIdx.x == 0 && more) publish(st.tile, tile, total);
+    if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        const int64_t groups_per_row = (tiles_per_row + GROUP - 1) / GROUP;
+        const int64_t supers_per_row = (groups_per_row + GROUP - 1) / GROUP;
+        const int64_t g = t / GROUP, sg = g / GROUP;
+        const int64_t row_g0 = row * groups_per_row, row_s0 = row * supers_per_row;
+        Part<T> a = warp_combine(op, st.super, row_s0, sg, lane);
+        Part<T> b = warp_combine(op, st.group, row_g0 + sg * GROUP, g - sg * GROUP, lane);
+        Part<T> c = warp_combine(op, st.tile, row * tiles_per_row + g * GROUP, t - g * GROUP, lane);
+        if (lane == 0) {
+            prefix_s = op.join(op.join(a, b), c);
+            if (more && t % GROUP == GROUP - 1) {
+                const T group_total = op.join(c, Part<T>{total, 1}).v;
+                publish(st.group, row_g0 + g, group_total);
+                if (g % GROUP == GROUP - 1) publish(st.super, row_s0 + sg, op.join(b, Part<T>{group_total, 1}).v);
+            }
+        }
+    }
+    __syncthreads();
+    const Part<T> prefix = prefix_s;
+    if (prefix.ok) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
+    }
+    if (valid == TILE) Store(tmp.store).Store(out + base, items);
+    else Store(tmp.store).Store(out + base, items, (int)valid);
+}
+
+// One warp per row: 32 elements at a time, a fixed shuffle scan, the carry
+// from the chunk before.
+template <typename T>
+__global__ void __launch_bounds__(32 * ROW_WARPS) scan_short_rows(const T *in, T *out, int64_t rows, int64_t n,
+                                                                  ScanOp<T> op) {
+    const int lane = threadIdx.x & 31;
+    const int64_t row = (int64_t)blockIdx.x * ROW_WARPS + threadIdx.x / 32;
+    if (row >= rows) return;
+    const T *x = in + row * n;
+    T *y = out + row * n;
+    Part<T> carry{T(0), 0};
+    for (int64_t c = 0; c < n; c += 32) {
+        const int64_t i = c + lane;
+        Part<T> p{i < n ? op.load(x[i]) : T(0), i < n};
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            Part<T> q;
+            q.v = __shfl_up_sync(0xffffffffu, p.v, off);
+            q.ok = __shfl_up_sync(0xffffffffu, p.ok, off);
+            if (lane >= off) p = op.join(q, p);
+        }
+        Part<T> r = op.join(carry, p);
+        if (i < n) y[i] = r.v;
+        carry.v = __shfl_sync(0xffffffffu, r.v, 31);
+        carry.ok = 1;
+        if (c + 32 > n) break;
+    }
+}
+
+// float16 / bfloat16: one thread per row, rounding every step.
+template <typename H, bool BF>
+__global__ void scan_half_rows(const H *in, H *out, int64_t rows, int64_t n, int prod, int skip_nan) {
+    const int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const H *x = in + row * n;
+    H *y = out + row * n;
+    auto to_f = [](H h) -> float {
+        if constexpr (BF) return __bfloat162float(h);
+        else return __half2float(h);
+    };
+    auto to_h = [](float f) -> H {
+        if constexpr (BF) return __float2bfloat16_rn(f);
+        else return __float2half_rn(f);
+    };
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float v = to_f(x[i]);
+        if (skip_nan && v != v) v = prod ? 1.0f : 0.0f;
+        acc = i == 0 ? v : to_f(to_h(prod ? acc * v : acc + v));
+        y[i] = i == 0 ? to_h(v) : to_h(acc);
+    }
+}
+
+size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
+
+template <typename T>
+cudaError_t scan_typed(int op_kind, const void *in_, void *out_, int64_t rows, int64_t n, void *tmp,
+                       size_t *bytes, cudaStream_t s) {
+    const T *in = static_cast<const T *>(in_);
+    T *out = static_cast<T *>(out_);
+    ScanOp<T> op{op_kind == ND_SCAN_PROD || op_kind == ND_SCAN_NANPROD,
+                 op_kind == ND_SCAN_NANSUM || op_kind == ND_SCAN_NANPROD};
+    constexpr int64_t TILE = tile_of<T>();
+    if (n <= TILE / 2) {
+        if (!tmp) {
+            *bytes = 0;
+            return cudaSuccess;
+        }
+        scan_short_rows<T><<<(unsigned)((rows + ROW_WARPS - 1) / ROW_WARPS), 32 * ROW_WARPS, 0, s>>>(in, out, rows, n,
+                                                                                                        op);
+        return cudaGetLastError();
+    }
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    const int64_t groups = rows * ((tiles_per_row + GROUP - 1) / GROUP);
+    const int64_t supers = rows * ((tiles_per_row + (int64_t)GROUP * GROUP - 1) / ((int64_t)GROUP * GROUP));
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    // [counter][tile, group, super flags][tile, group, super values]
+    const size_t flags_off = align_up(sizeof(unsigned long long));
+    const size_t values_off = align_up(flags_off + (size_t)(tiles + groups + supers) * sizeof(int));
+    const size_t need = align_up(values_off + (size_t)(tiles + groups + supers) * sizeof(T));
+    if (!tmp) {
+        *bytes = need;
+        return cudaSuccess;
+    }
+    if (*bytes < need) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, values_off, s);
+    if (e != cudaSuccess) return e;
+    int *flags = reinterpret_cast<int *>(w + flags_off);
+    T *values = reinterpret_cast<T *>(w + values_off);
+    TileState<T> st{reinterpret_cast<unsigned long long *>(w),
+                    {flags, values},
+                    {flags + tiles, values + tiles},
+                    {flags + tiles + groups, values + tiles + groups}};
+    scan_tiles<T><<<(unsigned)tiles, THREADS, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    return cudaGetLastError();
+}
+
+template <typename H, bool BF>
+cudaError_t scan_half(int op_kind, const void *in, void *out, int64_t rows, int64_t n, void *tmp, size_t *bytes,
+                      cudaStream_t s) {
+    if (!tmp) {
+        *bytes = 0;
+        return cudaSuccess;
+    }
+    scan_half_rows<H, BF><<<(unsigned)((rows + 127) / 128), 128, 0, s>>>(
+        static_cast<const H *>(in), static_cast<H *>(out), rows, n,
+        op_kind == ND_SCAN_PROD || op_kind == ND_SCAN_NANPROD, op_kind == ND_SCAN_NANSUM || op_kind == ND_SCAN_NANPROD);
+    return cudaGetLastError();
 }
 
 } // namespace
@@ -66,8 +296,11 @@ NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows,
     switch (dtype) {
     case ND_FLOAT32: return scan_typed<float>(op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_FLOAT64: return scan_typed<double>(op, in, out, rows, n, tmp, tmp_bytes, stream);
-    case ND_INT64: return scan_typed<long long>(op, in, out, rows, n, tmp, tmp_bytes, stream);
+    // Integers as unsigned bits: two's complement wrapping.
+    case ND_INT64:
     case ND_UINT64: return scan_typed<unsigned long long>(op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_FLOAT16: return scan_half<__half, false>(op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_BFLOAT16: return scan_half<__nv_bfloat16, true>(op, in, out, rows, n, tmp, tmp_bytes, stream);
     }
     return cudaErrorInvalidValue;
 }
