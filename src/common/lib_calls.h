@@ -21,7 +21,16 @@
 
 /* X(ENUM, "name", n_in, n_out) */
 #define ND_LIB_CALLS(X)                                                                                   \
-    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */
+    X(CUMULATE, "cumulate", 1, 1) /* v[0].i = nd_lib_scan_op, along the last axis */                   \
+    /* dense linear algebra (LAPACK / cuSOLVER), float32 and float64, over the matrices of the last  */ \
+    /* two axes of packed inputs: common/lib_linalg.h has each one's layout and arguments; v[3].i is */ \
+    /* the public function (nd_lib_la_fn) its error messages name                                    */ \
+    X(LA_CHOLESKY, "cholesky", 1, 1)                                                                  \
+    X(LA_LU, "lu", 1, 2)                                                                              \
+    X(LA_SOLVE, "solve", 2, 1)                                                                        \
+    X(LA_QR, "qr", 1, 2)   /* v[0].i = Q's columns */                                                  \
+    X(LA_SVD, "svd", 1, 3) /* v[0].i = compute_uv, v[1].i = full_matrices */                           \
+    X(LA_EIGH, "eigh", 1, 2) /* v[0].i = eigenvectors wanted */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */
@@ -49,5 +58,10 @@ extern const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT];
 /* The scans ND_LIB_CUMULATE computes (NumPy's cumsum, cumprod and their nan
  * versions, which treat NaN as 0 and 1). */
 typedef enum { ND_SCAN_SUM, ND_SCAN_PROD, ND_SCAN_NANSUM, ND_SCAN_NANPROD } nd_lib_scan_op;
+
+/* The dense linear algebra routines that can fail (ND_LIB_LA_* but LU):
+ * they read the factorisation's status back to the host when they run (common/
+ * lib_linalg.h says why), which a CUDA graph cannot capture. */
+int nd_lib_reads_back(int lib);
 
 #endif

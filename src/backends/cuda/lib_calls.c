@@ -5,6 +5,7 @@
 #include <assert.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "backends/cuda/lib_linalg.h"
 #include "backends/user_args.h"
 #include "common/user_kernel.h"
 
@@ -56,10 +57,18 @@ static int cumulate_run(const nd_user_desc *u, const nd_kernel_arg *args, void *
 static const lib_impl impls[ND_LIB_COUNT] = {
     [ND_LIB_NONE] = {0, NULL, NULL},
     [ND_LIB_CUMULATE] = {1, cumulate_workspace, cumulate_run},
+    /* dense linear algebra through cuSOLVER (lib_linalg.c) */
+    [ND_LIB_LA_CHOLESKY] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_LU] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_SOLVE] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_QR] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_SVD] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_EIGH] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
 };
-static_assert(ND_LIB_COUNT == 2, "a new library routine needs its CUDA implementation in impls");
+static_assert(ND_LIB_COUNT == 8, "a new library routine needs its CUDA implementation in impls");
 
 static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
+    if (e == ND_CUDA_LIB_ND_ERROR) return nd_last_status(); /* the routine said what */
     if (e == (int)cudaErrorNotSupported)
         return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: %s of these views is not implemented (an nd bug: the frontend "
                             "should have made them contiguous)", nd_lib_calls[u->lib].name);
