@@ -50,7 +50,8 @@
 
 #define ND_CUBLAS_FNS(X)                                                                                \
     X(cublasCreate) X(cublasDestroy) X(cublasGemmEx) X(cublasGemmStridedBatchedEx)                      \
-    X(cublasGetStatusString) X(cublasSetMathMode) X(cublasSetStream) X(cublasSetWorkspace)
+    X(cublasGetStatusString) X(cublasSetMathMode) X(cublasSetStream) X(cublasSetWorkspace)              \
+    X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasSgetrsBatched) X(cublasDgetrsBatched)
 
 /* cuSOLVER (dense): the linear algebra routines (lib_linalg.c). Loaded on
  * first use by nd_cuda_load_cusolver, not by nd_cuda_load: a program that
@@ -62,7 +63,7 @@
     ND_CUSOLVER_DT(X, getrf_bufferSize) ND_CUSOLVER_DT(X, getrf) ND_CUSOLVER_DT(X, getrs)               \
     ND_CUSOLVER_DT(X, geqrf_bufferSize) ND_CUSOLVER_DT(X, geqrf) ND_CUSOLVER_DT(X, orgqr_bufferSize)    \
     ND_CUSOLVER_DT(X, orgqr) ND_CUSOLVER_DT(X, syevd_bufferSize) ND_CUSOLVER_DT(X, syevd)               \
-    ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj)
+    ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)
 
 /* A field per function, typed from the toolkit's own declaration. The
  * name is pasted (p_cudaMalloc) so that a function the headers rename
@@ -250,6 +251,18 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cublasSetStream ND_CUDA_FN(cublasSetStream)
 #undef cublasSetWorkspace
 #define cublasSetWorkspace ND_CUDA_FN(cublasSetWorkspace)
+#undef cublasSgetrfBatched
+#define cublasSgetrfBatched ND_CUDA_FN(cublasSgetrfBatched)
+#undef cublasDgetrfBatched
+#define cublasDgetrfBatched ND_CUDA_FN(cublasDgetrfBatched)
+#undef cublasSgetrsBatched
+#define cublasSgetrsBatched ND_CUDA_FN(cublasSgetrsBatched)
+#undef cublasDgetrsBatched
+#define cublasDgetrsBatched ND_CUDA_FN(cublasDgetrsBatched)
+#undef cusolverDnSpotrfBatched
+#define cusolverDnSpotrfBatched ND_CUDA_FN(cusolverDnSpotrfBatched)
+#undef cusolverDnDpotrfBatched
+#define cusolverDnDpotrfBatched ND_CUDA_FN(cusolverDnDpotrfBatched)
 #undef cusolverDnCreate
 #define cusolverDnCreate ND_CUDA_FN(cusolverDnCreate)
 #undef cusolverDnDestroy

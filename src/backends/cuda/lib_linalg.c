@@ -30,6 +30,7 @@
  * kept until the process ends, like the libraries. */
 #define MAX_DEVICES 64
 static cusolverDnHandle_t handles[MAX_DEVICES];
+static cublasHandle_t blas_handles[MAX_DEVICES]; /* the batched LU (cuBLAS) */
 
 static int solver_failed(cusolverStatus_t st, const char *what) {
     nd_error_set(ND_ERR_BACKEND, "cuda: cuSOLVER %s failed (status %d)", what, (int)st);
@@ -51,8 +52,20 @@ static int handle_for(cusolverDnHandle_t *out) {
         return ND_CUDA_LIB_ND_ERROR;
     }
     if (!handles[dev]) SOLVER_TRY(cusolverDnCreate(&handles[dev]), "cusolverDnCreate");
+    if (!blas_handles[dev]) {
+        cublasStatus_t b = cublasCreate(&blas_handles[dev]);
+        if (b != CUBLAS_STATUS_SUCCESS) {
+            nd_error_set(ND_ERR_BACKEND, "cuda: cublasCreate for the batched solve failed (status %d)", (int)b);
+            return ND_CUDA_LIB_ND_ERROR;
+        }
+    }
     *out = handles[dev];
     return 0;
+}
+
+static cublasHandle_t blas_handle(void) {
+    int dev = 0;
+    return cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < MAX_DEVICES ? blas_handles[dev] : NULL;
 }
 
 /* The geometry every routine shares. */
@@ -76,6 +89,17 @@ static void geometry(const nd_user_desc *u, const nd_kernel_arg *args, geom *g) 
 }
 
 static size_t up(size_t b) { return (b + 255) & ~(size_t)255; }
+
+/* Batches of small matrices go through the batched APIs in one call
+ * (cuBLAS getrfBatched/getrsBatched for solve, cuSOLVER potrfBatched for
+ * cholesky), which take arrays of matrix pointers: those are built on the
+ * host and copied into the workspace at run time (these routines are not
+ * captured anyway: they read their status back). */
+#define BATCHED_MAX_N 32
+static int batched(const nd_user_desc *u, const geom *g) {
+    return (u->lib == ND_LIB_LA_SOLVE || u->lib == ND_LIB_LA_CHOLESKY) && g->batch >= 2 && g->n >= 1 &&
+           g->n <= BATCHED_MAX_N && g->m >= 1;
+}
 static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
 
 /* The workspace, in this order: info words (one per matrix), the library's
@@ -94,6 +118,13 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     int64_t m = g->m, n = g->n, k = m < n ? m : n;
     int lw = 0, lw2 = 0;
     w->extra = 0;
+    if (batched(u, g)) { /* pointer arrays, and for solve the LU copies and pivots */
+        w->lwork = 0;
+        w->extra = up((size_t)(2 * g->batch) * sizeof(void *));
+        if (u->lib == ND_LIB_LA_SOLVE)
+            w->extra += up((size_t)(g->batch * n * n) * g->es) + up((size_t)(g->batch * n) * sizeof(int));
+        return 0;
+    }
     switch (u->lib) {
     case ND_LIB_LA_CHOLESKY:
         if (g->f64) SOLVER_TRY(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
@@ -281,6 +312,58 @@ static int check_infos(const nd_user_desc *u, const geom *g, const int *dinfo, c
     return rc;
 }
 
+/* The whole batch in one or two calls (see batched()). *host_ptrs is freed
+ * by the caller after the stream has been waited for. */
+static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
+                       int *info, char *extra, void ***host_ptrs, cudaStream_t s) {
+    int64_t n = g->n, m = g->m, nb = g->batch;
+    size_t es = g->es;
+    void **dptrs = (void **)extra, **hp = nd_malloc((size_t)(2 * nb) * sizeof *hp);
+    if (!hp) {
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory for %lld matrix pointers", (long long)(2 * nb));
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    *host_ptrs = hp;
+    char *a_base, *b_base = NULL;
+    if (u->lib == ND_LIB_LA_CHOLESKY) {
+        a_base = (char *)args[1].data;
+        CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
+    } else {
+        a_base = extra + up((size_t)(2 * nb) * sizeof(void *));
+        b_base = (char *)args[2].data;
+        CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
+        CUDA_TRY_INT(copy(b_base, args[1].data, (size_t)(nb * m * n) * es, s));
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        hp[b] = a_base + (size_t)(b * n * n) * es;
+        hp[nb + b] = b_base ? b_base + (size_t)(b * m * n) * es : NULL;
+    }
+    CUDA_TRY_INT(cudaMemcpyAsync(dptrs, hp, (size_t)(2 * nb) * sizeof *hp, cudaMemcpyHostToDevice, s));
+    if (u->lib == ND_LIB_LA_CHOLESKY) {
+        if (g->f64) SOLVER_TRY(cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, (int)n, (double **)dptrs, lda(n), info, (int)nb), "potrfBatched");
+        else SOLVER_TRY(cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, (int)n, (float **)dptrs, lda(n), info, (int)nb), "potrfBatched");
+        return 0;
+    }
+    cublasHandle_t bh = blas_handle();
+    int *piv = (int *)(a_base + up((size_t)(nb * n * n) * es));
+    cublasStatus_t st = bh ? cublasSetStream(bh, s) : CUBLAS_STATUS_NOT_INITIALIZED;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = g->f64 ? cublasDgetrfBatched(bh, (int)n, (double *const *)dptrs, lda(n), piv, info, (int)nb)
+                    : cublasSgetrfBatched(bh, (int)n, (float *const *)dptrs, lda(n), piv, info, (int)nb);
+    int host_info = 0; /* getrsBatched checks its arguments on the host */
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = g->f64 ? cublasDgetrsBatched(bh, CUBLAS_OP_T, (int)n, (int)m, (const double *const *)dptrs, lda(n), piv,
+                                          (double *const *)(dptrs + nb), lda(n), &host_info, (int)nb)
+                    : cublasSgetrsBatched(bh, CUBLAS_OP_T, (int)n, (int)m, (const float *const *)dptrs, lda(n), piv,
+                                          (float *const *)(dptrs + nb), lda(n), &host_info, (int)nb);
+    if (st != CUBLAS_STATUS_SUCCESS || host_info != 0) {
+        nd_error_set(ND_ERR_BACKEND, "cuda: cuBLAS batched LU of %lld %lldx%lld matrices failed (status %d, info %d)",
+                     (long long)nb, (long long)n, (long long)n, (int)st, host_info);
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    return 0;
+}
+
 int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
     cusolverDnHandle_t h;
     int e = handle_for(&h);
@@ -297,9 +380,13 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
     char *work = (char *)ws + up((size_t)(g.batch + 1) * sizeof(int));
     char *extra = work + up((size_t)w.lwork * g.es);
     if (!e) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
-    for (int64_t b = 0; b < g.batch && !e; b++)
+    void **host_ptrs = NULL;
+    if (!e && batched(u, &g)) e = run_batched(h, u, args, &g, info, extra, &host_ptrs, s);
+    for (int64_t b = 0; b < g.batch && !e && !batched(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
     if (params) cusolverDnDestroyGesvdjInfo(params);
-    if (e) return e;
-    return nd_lib_reads_back(u->lib) ? check_infos(u, &g, info, s) : 0;
+    if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
+    if (host_ptrs && e) (void)cudaStreamSynchronize(s); /* the pointer copy has read them */
+    free(host_ptrs);
+    return e;
 }
