@@ -580,6 +580,16 @@ NDT_TEST(linalg, singular_and_not_spd_fail_at_the_read_naming_the_matrix) {
     m = nd_last_error();
     cr_expect(strstr(m, "nd_linalg_inv: singular matrix:") != NULL, "message: %s", m);
     nd_clear_error();
+    /* a large one (LAPACK's path, not the small-system one) with a zero row */
+    nd_array *big_eye = nd_eye(ND_FLOAT64, 20, 20, 0), *zrow = nd_view(big_eye, "7");
+    cr_assert_eq(nd_fill(zrow, 0.0), ND_OK, "%s", nd_last_error());
+    nd_array *bi = nd_linalg_inv(big_eye);
+    double bo[400];
+    cr_expect_neq(nd_to_host(bi, bo, sizeof bo), ND_OK);
+    m = nd_last_error();
+    cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(m, "nd_linalg_inv: singular matrix"), "message: %s", m);
+    nd_clear_error();
+    nd_free(big_eye), nd_free(zrow), nd_free(bi);
     /* det of the singular batch is fine: 0 */
     nd_array *d = nd_linalg_det(x);
     double dv[3];

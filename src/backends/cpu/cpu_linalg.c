@@ -144,8 +144,58 @@ nd_status nd_cpu_lib_la_lu(nd_cpu_state *st, const nd_user_desc *u, const nd_ker
 
 /* ------------------------------------------------------------ solve */
 
+/* Small systems (n <= SMALL_N, a batch of 8x8 say) skip LAPACK, whose
+ * per-call cost is most of the work there: Gaussian elimination with
+ * partial pivoting (getrf's choice of pivot, on A's rows as NumPy's gesv
+ * does) in the matrix's own dtype, on a copy in ws. */
+#define SMALL_N 16
+#define SMALL_SOLVE(NAME, T)                                                                 \
+    static int64_t NAME(const T *a_in, const T *b_in, T *x, int64_t n, int64_t k, T *lu) {   \
+        memcpy(lu, a_in, (size_t)(n * n) * sizeof(T));                                       \
+        memcpy(x, b_in, (size_t)(n * k) * sizeof(T)); /* x[c * n + i]: column c, row i */    \
+        for (int64_t c = 0; c < n; c++) {                                                    \
+            int64_t p = c;                                                                   \
+            T best = lu[c * n + c] < 0 ? -lu[c * n + c] : lu[c * n + c];                     \
+            for (int64_t r = c + 1; r < n; r++) {                                            \
+                T v = lu[r * n + c] < 0 ? -lu[r * n + c] : lu[r * n + c];                    \
+                if (v > best) best = v, p = r;                                               \
+            }                                                                                \
+            if (lu[p * n + c] == 0) return c + 1;                                            \
+            if (p != c) {                                                                    \
+                for (int64_t q = 0; q < n; q++) {                                            \
+                    T t = lu[c * n + q];                                                     \
+                    lu[c * n + q] = lu[p * n + q], lu[p * n + q] = t;                        \
+                }                                                                            \
+                for (int64_t q = 0; q < k; q++) {                                            \
+                    T t = x[q * n + c];                                                      \
+                    x[q * n + c] = x[q * n + p], x[q * n + p] = t;                           \
+                }                                                                            \
+            }                                                                                \
+            T inv = (T)1 / lu[c * n + c];                                                    \
+            for (int64_t r = c + 1; r < n; r++) {                                            \
+                T f = lu[r * n + c] * inv;                                                   \
+                for (int64_t q = c + 1; q < n; q++) lu[r * n + q] -= f * lu[c * n + q];      \
+                for (int64_t q = 0; q < k; q++) x[q * n + r] -= f * x[q * n + c];            \
+            }                                                                                \
+        }                                                                                    \
+        for (int64_t q = 0; q < k; q++) /* back substitution */                              \
+            for (int64_t r = n - 1; r >= 0; r--) {                                           \
+                T acc = x[q * n + r];                                                        \
+                for (int64_t c = r + 1; c < n; c++) acc -= lu[r * n + c] * x[q * n + c];     \
+                x[q * n + r] = acc / lu[r * n + r];                                          \
+            }                                                                                \
+        return 0;                                                                            \
+    }
+SMALL_SOLVE(small_solve_d, double)
+SMALL_SOLVE(small_solve_s, float)
+
 static int64_t solve_one(la_job *j, int64_t b, void *ws) {
     int64_t n = j->n, k = j->m;
+    if (n <= SMALL_N)
+        return j->f64 ? small_solve_d((const double *)mat(j, 0, b, n * n), (const double *)mat(j, 1, b, k * n),
+                                      (double *)mat(j, 2, b, k * n), n, k, ws)
+                      : small_solve_s((const float *)mat(j, 0, b, n * n), (const float *)mat(j, 1, b, k * n),
+                                      (float *)mat(j, 2, b, k * n), n, k, ws);
     char *lu = ws;
     lapack_int *piv = (lapack_int *)(lu + (size_t)(n * n) * esize(j));
     char *x = mat(j, 2, b, k * n);
