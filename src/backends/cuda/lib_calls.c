@@ -104,3 +104,13 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
     ND_NVTX_POP();
     return e ? lib_failed(u, e, "running") : ND_OK;
 }
+
+nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots) {
+    size_t bytes = 0;
+    void *ws = NULL;
+    nd_status s = nd_cuda_lib_prepare(cu, u, &bytes);
+    if (s == ND_OK && bytes) s = nd_cuda_device_alloc(cu, bytes, &ws, nd_lib_calls[u->lib].name);
+    if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, cu->stream);
+    if (ws) nd_cuda_device_free(cu, ws, bytes); /* stream-ordered: after the routine */
+    return s;
+}
