@@ -341,7 +341,7 @@ nd_status nd_linalg_qr(nd_array *a, nd_qr_mode mode, nd_array **q, nd_array **r)
     nd_fe_release(rawt);
     nd_fe_release(res[0]);
     nd_fe_release(res[1]);
-    if (*r && (*q || !qc)) return ND_OK;
+    if (*r && (!qc || *q)) return ND_OK;
     s = nd_last_status();
     nd_free(*r);
     if (q) nd_free(*q);
