@@ -21,8 +21,10 @@
  *   computed as usual): a singular matrix (solve, inv), one that is not
  *   positive definite (cholesky), an SVD or eigensolver that did not
  *   converge. The message names the function and, in a batch, which matrix
- *   (its index in the flattened leading axes). On CUDA a failing routine
- *   also fails the other values its plan computes (docs/internals.md).
+ *   (its index in the flattened leading axes). These routines synchronise
+ *   with their device when they run (cuSOLVER reports failures in device
+ *   memory), so a flush that holds one runs step by step, outside CUDA
+ *   graphs (docs/internals.md, "Dense linear algebra routines").
  */
 #ifndef ND_LINALG_DECOMP_H
 #define ND_LINALG_DECOMP_H
