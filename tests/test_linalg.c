@@ -627,3 +627,43 @@ NDT_TEST(linalg, empty_batches_and_integer_inputs) {
     cr_expect_float_eq(nd_item(dx), 3.0, 1e-14);
     nd_free(e), nd_free(l), nd_free(v), nd_free(d), nd_free(w), nd_free(x), nd_free(dx);
 }
+
+NDT_TEST(linalg, views_and_broadcasts_as_inputs) {
+    NDT_RNG(r);
+    /* svd of a strided view x[::2, ::-1] against the same values uploaded packed */
+    double a[10 * 4], packed[5 * 4];
+    random_matrix(&r, 10, 4, a);
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) packed[i * 4 + j] = a[(2 * i) * 4 + (3 - j)];
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(10, 4), a), *v = nd_view(x, "::2, ::-1");
+    nd_array *p = up(ND_FLOAT64, ND_SHAPE(5, 4), packed);
+    nd_array *sv = nd_linalg_svdvals(v), *sp = nd_linalg_svdvals(p);
+    double *gv = down(sv, NULL), *gp = down(sp, NULL);
+    expect_close(gv, gp, 4, 1e-14, "svdvals of a strided view");
+    free(gv), free(gp);
+    /* eigvalsh of a broadcast (stride-0 batch) equals that of the one matrix */
+    double s[6 * 6];
+    spd(&r, 6, s);
+    nd_array *m = up(ND_FLOAT32, ND_SHAPE(6, 6), s), *b = nd_broadcast_to(m, ND_SHAPE(3, 6, 6));
+    nd_array *wb = nd_linalg_eigvalsh(b), *w1 = nd_linalg_eigvalsh(m);
+    int64_t nb;
+    double *gb = down(wb, &nb), *g1 = down(w1, NULL);
+    cr_expect_eq(nb, 18);
+    for (int k = 0; k < 3; k++) expect_close(gb + 6 * k, g1, 6, 0, "eigvalsh of a broadcast batch");
+    free(gb), free(g1);
+    /* cholesky and solve of a transposed (float32) view: A^T = A for SPD */
+    nd_array *mt = nd_swapaxes(m, 0, 1), *lt = nd_linalg_cholesky(mt), *l1 = nd_linalg_cholesky(m);
+    double *glt = down(lt, NULL), *gl1 = down(l1, NULL);
+    expect_close(glt, gl1, 36, 0, "cholesky of a transposed view");
+    free(glt), free(gl1);
+    /* a singular float32 batch on the small-system path */
+    double sing[8] = {1, 2, 2, 4, 1, 0, 0, 1};
+    nd_array *sx = up(ND_FLOAT32, ND_SHAPE(2, 2, 2), sing), *si = nd_linalg_inv(sx);
+    float out[8];
+    cr_expect_neq(nd_to_host(si, out, sizeof out), ND_OK);
+    cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(nd_last_error(), "matrix 0 of the batch of 2"), "%s",
+              nd_last_error());
+    nd_clear_error();
+    nd_free(x), nd_free(v), nd_free(p), nd_free(sv), nd_free(sp), nd_free(m), nd_free(b), nd_free(wb), nd_free(w1);
+    nd_free(mt), nd_free(lt), nd_free(l1), nd_free(sx), nd_free(si);
+}
