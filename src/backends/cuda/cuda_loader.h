@@ -63,7 +63,9 @@
     ND_CUSOLVER_DT(X, getrf_bufferSize) ND_CUSOLVER_DT(X, getrf) ND_CUSOLVER_DT(X, getrs)               \
     ND_CUSOLVER_DT(X, geqrf_bufferSize) ND_CUSOLVER_DT(X, geqrf) ND_CUSOLVER_DT(X, orgqr_bufferSize)    \
     ND_CUSOLVER_DT(X, orgqr) ND_CUSOLVER_DT(X, syevd_bufferSize) ND_CUSOLVER_DT(X, syevd)               \
-    ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)
+    ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)      \
+    ND_CUSOLVER_DT(X, syevjBatched_bufferSize) ND_CUSOLVER_DT(X, syevjBatched) X(cusolverDnCreateSyevjInfo) \
+    X(cusolverDnDestroySyevjInfo)
 
 /* A field per function, typed from the toolkit's own declaration. The
  * name is pasted (p_cudaMalloc) so that a function the headers rename
@@ -263,6 +265,18 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cusolverDnSpotrfBatched ND_CUDA_FN(cusolverDnSpotrfBatched)
 #undef cusolverDnDpotrfBatched
 #define cusolverDnDpotrfBatched ND_CUDA_FN(cusolverDnDpotrfBatched)
+#undef cusolverDnSsyevjBatched_bufferSize
+#define cusolverDnSsyevjBatched_bufferSize ND_CUDA_FN(cusolverDnSsyevjBatched_bufferSize)
+#undef cusolverDnDsyevjBatched_bufferSize
+#define cusolverDnDsyevjBatched_bufferSize ND_CUDA_FN(cusolverDnDsyevjBatched_bufferSize)
+#undef cusolverDnSsyevjBatched
+#define cusolverDnSsyevjBatched ND_CUDA_FN(cusolverDnSsyevjBatched)
+#undef cusolverDnDsyevjBatched
+#define cusolverDnDsyevjBatched ND_CUDA_FN(cusolverDnDsyevjBatched)
+#undef cusolverDnCreateSyevjInfo
+#define cusolverDnCreateSyevjInfo ND_CUDA_FN(cusolverDnCreateSyevjInfo)
+#undef cusolverDnDestroySyevjInfo
+#define cusolverDnDestroySyevjInfo ND_CUDA_FN(cusolverDnDestroySyevjInfo)
 #undef cusolverDnCreate
 #define cusolverDnCreate ND_CUDA_FN(cusolverDnCreate)
 #undef cusolverDnDestroy

@@ -100,6 +100,10 @@ static int batched(const nd_user_desc *u, const geom *g) {
     return (u->lib == ND_LIB_LA_SOLVE || u->lib == ND_LIB_LA_CHOLESKY) && g->batch >= 2 && g->n >= 1 &&
            g->n <= BATCHED_MAX_N && g->m >= 1;
 }
+/* eigh of such a batch: syevjBatched, strided (no pointer arrays), one call. */
+static int eigh_batched(const nd_user_desc *u, const geom *g) {
+    return u->lib == ND_LIB_LA_EIGH && g->batch >= 2 && g->n >= 1 && g->n <= BATCHED_MAX_N;
+}
 static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
 
 /* The workspace, in this order: info words (one per matrix), the library's
@@ -114,7 +118,8 @@ static size_t ws_total(const geom *g, const ws_need *w) {
 }
 
 /* cuSOLVER's workspace queries for the routine (pointers may be NULL). */
-static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params) {
+static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params,
+                 syevjInfo_t eig_params) {
     int64_t m = g->m, n = g->n, k = m < n ? m : n;
     int lw = 0, lw2 = 0;
     w->extra = 0;
@@ -164,6 +169,11 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     }
     case ND_LIB_LA_EIGH: {
         cusolverEigMode_t mode = u->lib_args.v[0].i ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        if (eigh_batched(u, g)) {
+            if (g->f64) SOLVER_TRY(cusolverDnDsyevjBatched_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw, eig_params, (int)g->batch), "syevjBatched_bufferSize");
+            else SOLVER_TRY(cusolverDnSsyevjBatched_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw, eig_params, (int)g->batch), "syevjBatched_bufferSize");
+            break;
+        }
         if (g->f64) SOLVER_TRY(cusolverDnDsyevd_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw), "syevd_bufferSize");
         else SOLVER_TRY(cusolverDnSsyevd_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw), "syevd_bufferSize");
         break;
@@ -184,10 +194,14 @@ int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_
     geom g;
     geometry(u, args, &g);
     gesvdjInfo_t params = NULL;
+    syevjInfo_t eig_params = NULL;
     if (u->lib == ND_LIB_LA_SVD) SOLVER_TRY(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
+    if (eigh_batched(u, &g) && cusolverDnCreateSyevjInfo(&eig_params) != CUSOLVER_STATUS_SUCCESS)
+        e = solver_failed(CUSOLVER_STATUS_ALLOC_FAILED, "cusolverDnCreateSyevjInfo");
     ws_need w;
-    e = query(h, u, &g, &w, params);
+    if (!e) e = query(h, u, &g, &w, params, eig_params);
     if (params) cusolverDnDestroyGesvdjInfo(params);
+    if (eig_params) cusolverDnDestroySyevjInfo(eig_params);
     if (e) return e;
     *bytes = ws_total(&g, &w);
     return 0;
@@ -372,21 +386,40 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
     geom g;
     geometry(u, args, &g);
     gesvdjInfo_t params = NULL;
+    syevjInfo_t eig_params = NULL;
     if (u->lib == ND_LIB_LA_SVD) SOLVER_TRY(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
+    if (eigh_batched(u, &g) && cusolverDnCreateSyevjInfo(&eig_params) != CUSOLVER_STATUS_SUCCESS)
+        e = solver_failed(CUSOLVER_STATUS_ALLOC_FAILED, "cusolverDnCreateSyevjInfo");
     ws_need w;
-    e = query(h, u, &g, &w, params);
+    if (!e) e = query(h, u, &g, &w, params, eig_params);
     if (!e && ws_total(&g, &w) > ws_bytes) e = (int)cudaErrorInvalidValue; /* sized at prepare: cannot happen */
     int *info = ws;
     char *work = (char *)ws + up((size_t)(g.batch + 1) * sizeof(int));
-    char *extra = work + up((size_t)w.lwork * g.es);
+    char *extra = e ? NULL : work + up((size_t)w.lwork * g.es);
     if (!e) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
     void **host_ptrs = NULL;
     if (!e && batched(u, &g)) e = run_batched(h, u, args, &g, info, extra, &host_ptrs, s);
-    for (int64_t b = 0; b < g.batch && !e && !batched(u, &g); b++)
+    if (!e && eigh_batched(u, &g)) { /* the whole batch, strided, in one call */
+        int64_t n = g.n;
+        char *vt = (char *)args[2].data, *wv = (char *)args[1].data;
+        cusolverEigMode_t mode = u->lib_args.v[0].i ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        e = (int)copy(vt, args[0].data, (size_t)(g.batch * n * n) * g.es, s);
+        cusolverStatus_t st = CUSOLVER_STATUS_SUCCESS;
+        if (!e)
+            st = g.f64 ? cusolverDnDsyevjBatched(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (double *)vt, lda(n), (double *)wv,
+                                                 (double *)(void *)work, w.lwork, info, eig_params, (int)g.batch)
+                       : cusolverDnSsyevjBatched(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (float *)vt, lda(n), (float *)wv,
+                                                 (float *)(void *)work, w.lwork, info, eig_params, (int)g.batch);
+        if (st != CUSOLVER_STATUS_SUCCESS) e = solver_failed(st, "syevjBatched");
+    }
+    for (int64_t b = 0; b < g.batch && !e && !batched(u, &g) && !eigh_batched(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
-    if (params) cusolverDnDestroyGesvdjInfo(params);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
-    if (host_ptrs && e) (void)cudaStreamSynchronize(s); /* the pointer copy has read them */
+    if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
+    /* The parameter objects and the host pointers outlive the calls that
+     * read them: check_infos (or the line above) waited for the stream. */
+    if (params) cusolverDnDestroyGesvdjInfo(params);
+    if (eig_params) cusolverDnDestroySyevjInfo(eig_params);
     free(host_ptrs);
     return e;
 }
