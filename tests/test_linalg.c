@@ -649,7 +649,8 @@ NDT_TEST(linalg, views_and_broadcasts_as_inputs) {
     int64_t nb;
     double *gb = down(wb, &nb), *g1 = down(w1, NULL);
     cr_expect_eq(nb, 18);
-    for (int k = 0; k < 3; k++) expect_close(gb + 6 * k, g1, 6, 0, "eigvalsh of a broadcast batch");
+    /* not bit-equal on CUDA: a batch goes through syevjBatched, one matrix through syevd */
+    for (int k = 0; k < 3; k++) expect_close(gb + 6 * k, g1, 6, tol_of(ND_FLOAT32, 6), "eigvalsh of a broadcast batch");
     free(gb), free(g1);
     /* cholesky and solve of a transposed (float32) view: A^T = A for SPD */
     nd_array *mt = nd_swapaxes(m, 0, 1), *lt = nd_linalg_cholesky(mt), *l1 = nd_linalg_cholesky(m);
