@@ -96,6 +96,7 @@
 #include "nd/indexing.h"
 #include "nd/statistics.h"
 #include "nd/linalg.h"
+#include "nd/linalg_decomp.h"
 #include "nd/shaping.h"
 #include "nd/writes.h"
 #include "nd/inspection.h"

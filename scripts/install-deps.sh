@@ -4,7 +4,7 @@
 # when not root. Shared by scripts/demo.sh and scripts/test.sh.
 set -euo pipefail
 
-pkgs=(meson ninja-build pkg-config gcc g++ libuv1-dev zlib1g-dev libopenblas-dev libcriterion-dev
+pkgs=(meson ninja-build pkg-config gcc g++ libuv1-dev zlib1g-dev libopenblas-dev liblapacke-dev libcriterion-dev
       libsleef-dev graphviz python3-numpy)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -574,6 +574,45 @@ static void prog_scan_hist(sweep *s) {
     nd_free(wt);
 }
 
+/* Library routines of the linear algebra family (LAPACK / cuSOLVER with
+ * a workspace): a Cholesky factor and a solve of a batch, whose answers
+ * are known exactly: A = L0 L0^T has factor L0, and A x0 = b has x0. */
+static void prog_linalg(sweep *s) {
+    world w;
+    world_begin(&w, s, "linalg");
+    enum { B = 3, N = 4 };
+    double l0[B * N * N] = {0}, a0[B * N * N], x0[B * N], b0[B * N];
+    fill_random(&w.rng, x0, B * N, -2, 2);
+    for (int b = 0; b < B; b++) {
+        double *l = l0 + b * N * N, *a = a0 + b * N * N;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j <= i; j++) l[i * N + j] = i == j ? 1.5 + 0.25 * i : 0.125 * (i - j) - 0.2;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) {
+                double acc = 0;
+                for (int k = 0; k < N; k++) acc += l[i * N + k] * l[j * N + k];
+                a[i * N + j] = acc;
+            }
+        for (int i = 0; i < N; i++) {
+            double acc = 0;
+            for (int k = 0; k < N; k++) acc += a[i * N + k] * x0[b * N + k];
+            b0[b * N + i] = acc;
+        }
+    }
+    nd_array *a = upload(a0, 3, (int64_t[]){B, N, N}), *bb = upload(b0, 3, (int64_t[]){B, N, 1});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *l = rec(s, nd_linalg_cholesky(a));
+    nd_array *x = rec(s, nd_linalg_solve(a, bb));
+    check_read(s, l, l0, B * N * N, 1e-12, "cholesky(L0 L0^T)", 0);
+    check_read(s, x, x0, B * N, 1e-10, "solve(A, A x0)", 0);
+    check_read(s, a, a0, B * N * N, 0, "input a", MUST);
+    world_end(&w, s);
+    nd_free(a);
+    nd_free(bb);
+}
+
 /* ------------------------------------------------------------ the sweep */
 
 /* Which points to fail: every one, unless ND_TEST_FAULT_STRIDE=k says every
@@ -671,6 +710,7 @@ NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
 NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel); }
 NDT_TEST(faults, sweep_sorting) { run_sweep("sorting", prog_sorting); }
 NDT_TEST(faults, sweep_scan_hist) { run_sweep("scan_hist", prog_scan_hist); }
+NDT_TEST(faults, sweep_linalg) { run_sweep("linalg", prog_linalg); }
 NDT_TEST(faults, sweep_stream) {
     setenv("ND_CHUNK_BYTES", "4096", 1);
     run_sweep("stream", prog_stream);

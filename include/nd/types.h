@@ -59,7 +59,8 @@ typedef enum {
     ND_ERR_COMPILE,     /* a generated kernel failed to compile */
     ND_ERR_IO,          /* a file could not be written or read */
     ND_ERR_STATE,       /* called in the wrong state (not initialised, ...) */
-    ND_ERR_UNSUPPORTED  /* valid, but not supported by this build/backend */
+    ND_ERR_UNSUPPORTED, /* valid, but not supported by this build/backend */
+    ND_ERR_LINALG       /* a singular or not positive definite matrix, a factorisation that did not converge */
 } nd_status;
 
 #define ND_MAX_DIMS 8

@@ -147,6 +147,6 @@ const char *nd_status_name(nd_status s) {
     static const char *names[] = {"ND_OK",           "ND_ERR_ARG",        "ND_ERR_SHAPE",
                                   "ND_ERR_DTYPE",    "ND_ERR_INDEX",      "ND_ERR_OOM",
                                   "ND_ERR_BACKEND",  "ND_ERR_COMPILE",    "ND_ERR_IO",
-                                  "ND_ERR_STATE",    "ND_ERR_UNSUPPORTED"};
+                                  "ND_ERR_STATE",    "ND_ERR_UNSUPPORTED", "ND_ERR_LINALG"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }

@@ -7,3 +7,5 @@ const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT] = {
     ND_LIB_CALLS(ND_LIB_ROW)
 #undef ND_LIB_ROW
 };
+
+int nd_lib_reads_back(int lib) { return lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIGH && lib != ND_LIB_LA_LU; }

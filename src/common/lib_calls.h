@@ -35,7 +35,16 @@
     /* histograms (statistics.h): bincount, histogram, histogram2d */                                      \
     X(HISTOGRAM, "histogram", 3, 1) /* common/hist_bins.h: v[0].i mode, v[1].i bins, v[2].f lo, v[3].f hi */ \
     X(BIN_INDEX, "bin_index", 1, 1) /* float64 -> int64 uniform bin: v[0].i bins, v[1].f lo, v[2].f hi,      \
-                                       v[3].i the value of a dropped element */
+                                       v[3].i the value of a dropped element */ \
+    /* dense linear algebra (LAPACK / cuSOLVER), float32 and float64, over the matrices of the last  */ \
+    /* two axes of packed inputs: common/lib_linalg.h has each one's layout and arguments; v[3].i is */ \
+    /* the public function (nd_lib_la_fn) its error messages name                                    */ \
+    X(LA_CHOLESKY, "cholesky", 1, 1)                                                                  \
+    X(LA_LU, "lu", 1, 2)                                                                              \
+    X(LA_SOLVE, "solve", 2, 1)                                                                        \
+    X(LA_QR, "qr", 1, 2)   /* v[0].i = Q's columns */                                                  \
+    X(LA_SVD, "svd", 1, 3) /* v[0].i = compute_uv, v[1].i = full_matrices */                           \
+    X(LA_EIGH, "eigh", 1, 2) /* v[0].i = eigenvectors wanted */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */
@@ -122,5 +131,10 @@ typedef enum { ND_SORT_VALUES, ND_SORT_INDICES } nd_lib_sort_mode;
  * NaNs left out (NANQUANTILE), or the mean of the two middle elements
  * (MEDIAN, NANMEDIAN; q is then ignored but has length 1). */
 typedef enum { ND_QUANTILE, ND_NANQUANTILE, ND_MEDIAN, ND_NANMEDIAN } nd_lib_quantile_mode;
+
+/* The dense linear algebra routines that can fail (ND_LIB_LA_* but LU):
+ * they read the factorisation's status back to the host when they run (common/
+ * lib_linalg.h says why), which a CUDA graph cannot capture. */
+int nd_lib_reads_back(int lib);
 
 #endif

@@ -186,6 +186,7 @@ static nd_failure static_failures[] = {
     {-1, ND_ERR_IO, "an I/O error (no host memory was left to keep the details)"},
     {-1, ND_ERR_STATE, "an internal state error (no host memory was left to keep the details)"},
     {-1, ND_ERR_UNSUPPORTED, "an unsupported operation (no host memory was left to keep the details)"},
+    {-1, ND_ERR_LINALG, "a linear algebra error (no host memory was left to keep the details)"},
 };
 
 nd_failure *nd_failure_new(nd_status status, const char *cause) {

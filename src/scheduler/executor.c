@@ -608,6 +608,17 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
     return rc;
 }
 
+/* A plan with a library routine that reads its status back (a linear
+ * algebra routine that may find a singular matrix: common/lib_calls.h)
+ * runs step by step on every backend, so that such a failure fails only
+ * that step's outputs and what depends on them, as DESIGN.md's "Errors"
+ * wants; the routine synchronises anyway. */
+static int reads_back(const nd_plan *plan) {
+    for (int32_t i = 0; i < plan->n_steps; i++)
+        if (plan->steps[i].kind == ND_STEP_USER && nd_lib_reads_back(plan->steps[i].user.lib)) return 1;
+    return 0;
+}
+
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL}; /* GCC cannot tell bind_begin sets it */
@@ -619,7 +630,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
         nd_failure_unref(f);
         return rc;
     }
-    if (!be->run_plan) return run_steps(ctx, plan, walk, &bs);
+    if (!be->run_plan || reads_back(plan)) return run_steps(ctx, plan, walk, &bs);
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     int launched = 0;
     rc = run_whole_plan(ctx, plan, walk, &bs, &launched);

@@ -22,8 +22,15 @@ static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     /* histograms */
     [ND_LIB_HISTOGRAM] = nd_cpu_lib_histogram,
     [ND_LIB_BIN_INDEX] = nd_cpu_lib_bin_index,
+    /* dense linear algebra (cpu_linalg.c) */
+    [ND_LIB_LA_CHOLESKY] = nd_cpu_lib_la_cholesky,
+    [ND_LIB_LA_LU] = nd_cpu_lib_la_lu,
+    [ND_LIB_LA_SOLVE] = nd_cpu_lib_la_solve,
+    [ND_LIB_LA_QR] = nd_cpu_lib_la_qr,
+    [ND_LIB_LA_SVD] = nd_cpu_lib_la_svd,
+    [ND_LIB_LA_EIGH] = nd_cpu_lib_la_eigh,
 };
-static_assert(ND_LIB_COUNT == 12, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 18, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;

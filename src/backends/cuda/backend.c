@@ -594,8 +594,9 @@ static nd_status cu_run_user(nd_backend *be, const nd_user_desc *u, void *const 
     nd_cuda *cu = impl(be);
     lock(cu);
     const void *fn = NULL;
-    nd_status s = nd_cuda_user_resolve(cu, u->kernel, &fn);
-    if (s == ND_OK) s = nd_cuda_issue_user(fn, u, slots, cu->stream);
+    nd_status s = u->lib != ND_LIB_NONE ? nd_cuda_run_lib_step(cu, u, slots) /* lib_calls.c */
+                                        : nd_cuda_user_resolve(cu, u->kernel, &fn);
+    if (s == ND_OK && u->lib == ND_LIB_NONE) s = nd_cuda_issue_user(fn, u, slots, cu->stream);
     unlock(cu);
     return s;
 }

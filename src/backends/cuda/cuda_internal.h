@@ -295,6 +295,9 @@ nd_status nd_cuda_issue_user(const void *fn, const nd_user_desc *u, void *const 
  * needs and stores the device workspace it needs in *workspace_bytes.
  * Issue: enqueues it on stream with that workspace. */
 nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *workspace_bytes);
+/* A routine run as a step on its own (the executor's step-by-step path):
+ * its workspace taken from the stream-ordered pool for the call. */
+nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots);
 nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
                             size_t workspace_bytes, cudaStream_t stream);
 /* After the stream synchronised: ND_ERR_INDEX naming the first index a

@@ -17,6 +17,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cusolverDn.h>
 #include <nvrtc.h>
 
 #include "nd.h"
@@ -30,7 +31,7 @@
     X(cudaLaunchKernel) X(cudaLaunchKernelExC) X(cudaLibraryGetKernel) X(cudaLibraryLoadData)           \
     X(cudaLibraryUnload) X(cudaMalloc) X(cudaMallocFromPoolAsync) X(cudaMallocHost) X(cudaMemGetInfo)   \
     X(cudaMemPoolCreate) X(cudaMemPoolDestroy) X(cudaMemPoolSetAttribute) X(cudaMemPoolTrimTo)          \
-    X(cudaMemcpyAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
+    X(cudaMemcpyAsync) X(cudaMemsetAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
     X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) ND_CUDART_FNS_12080(X)
@@ -49,7 +50,22 @@
 
 #define ND_CUBLAS_FNS(X)                                                                                \
     X(cublasCreate) X(cublasDestroy) X(cublasGemmEx) X(cublasGemmStridedBatchedEx)                      \
-    X(cublasGetStatusString) X(cublasSetMathMode) X(cublasSetStream) X(cublasSetWorkspace)
+    X(cublasGetStatusString) X(cublasSetMathMode) X(cublasSetStream) X(cublasSetWorkspace)              \
+    X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasSgetrsBatched) X(cublasDgetrsBatched)
+
+/* cuSOLVER (dense): the linear algebra routines (lib_linalg.c). Loaded on
+ * first use by nd_cuda_load_cusolver, not by nd_cuda_load: a program that
+ * never calls nd_linalg_* never maps it. */
+#define ND_CUSOLVER_DT(X, op) X(cusolverDnS##op) X(cusolverDnD##op)
+#define ND_CUSOLVER_FNS(X)                                                                              \
+    X(cusolverDnCreate) X(cusolverDnDestroy) X(cusolverDnSetStream) X(cusolverDnCreateGesvdjInfo)       \
+    X(cusolverDnDestroyGesvdjInfo) ND_CUSOLVER_DT(X, potrf_bufferSize) ND_CUSOLVER_DT(X, potrf)         \
+    ND_CUSOLVER_DT(X, getrf_bufferSize) ND_CUSOLVER_DT(X, getrf) ND_CUSOLVER_DT(X, getrs)               \
+    ND_CUSOLVER_DT(X, geqrf_bufferSize) ND_CUSOLVER_DT(X, geqrf) ND_CUSOLVER_DT(X, orgqr_bufferSize)    \
+    ND_CUSOLVER_DT(X, orgqr) ND_CUSOLVER_DT(X, syevd_bufferSize) ND_CUSOLVER_DT(X, syevd)               \
+    ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)      \
+    ND_CUSOLVER_DT(X, syevjBatched_bufferSize) ND_CUSOLVER_DT(X, syevjBatched) X(cusolverDnCreateSyevjInfo) \
+    X(cusolverDnDestroySyevjInfo)
 
 /* A field per function, typed from the toolkit's own declaration. The
  * name is pasted (p_cudaMalloc) so that a function the headers rename
@@ -60,6 +76,7 @@ typedef struct {
     ND_CUDART_FNS(ND_CUDA_FN_FIELD)
     ND_NVRTC_FNS(ND_CUDA_FN_FIELD)
     ND_CUBLAS_FNS(ND_CUDA_FN_FIELD)
+    ND_CUSOLVER_FNS(ND_CUDA_FN_FIELD)
 } nd_cuda_api_table;
 #undef ND_CUDA_FN_FIELD
 
@@ -86,6 +103,10 @@ typedef struct {
 #undef ND_PRIMS_FIELD
 extern nd_cuda_prims_table nd_cuda_prims;
 nd_status nd_cuda_load_prims(void);
+
+/* cuSOLVER (its rows of the table), once per process, after nd_cuda_load:
+ * ND_OK, or ND_ERR_UNSUPPORTED naming what is missing. */
+nd_status nd_cuda_load_cusolver(void);
 
 /* NVRTC alone (and only its rows of the table): for the code generator's
  * checks, which compile kernels but never run them. */
@@ -166,6 +187,8 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cudaMemPoolTrimTo ND_CUDA_FN(cudaMemPoolTrimTo)
 #undef cudaMemcpyAsync
 #define cudaMemcpyAsync ND_CUDA_FN(cudaMemcpyAsync)
+#undef cudaMemsetAsync
+#define cudaMemsetAsync ND_CUDA_FN(cudaMemsetAsync)
 #undef cudaPointerGetAttributes
 #define cudaPointerGetAttributes ND_CUDA_FN(cudaPointerGetAttributes)
 #undef cudaSetDevice
@@ -230,6 +253,92 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cublasSetStream ND_CUDA_FN(cublasSetStream)
 #undef cublasSetWorkspace
 #define cublasSetWorkspace ND_CUDA_FN(cublasSetWorkspace)
+#undef cublasSgetrfBatched
+#define cublasSgetrfBatched ND_CUDA_FN(cublasSgetrfBatched)
+#undef cublasDgetrfBatched
+#define cublasDgetrfBatched ND_CUDA_FN(cublasDgetrfBatched)
+#undef cublasSgetrsBatched
+#define cublasSgetrsBatched ND_CUDA_FN(cublasSgetrsBatched)
+#undef cublasDgetrsBatched
+#define cublasDgetrsBatched ND_CUDA_FN(cublasDgetrsBatched)
+#undef cusolverDnSpotrfBatched
+#define cusolverDnSpotrfBatched ND_CUDA_FN(cusolverDnSpotrfBatched)
+#undef cusolverDnDpotrfBatched
+#define cusolverDnDpotrfBatched ND_CUDA_FN(cusolverDnDpotrfBatched)
+#undef cusolverDnSsyevjBatched_bufferSize
+#define cusolverDnSsyevjBatched_bufferSize ND_CUDA_FN(cusolverDnSsyevjBatched_bufferSize)
+#undef cusolverDnDsyevjBatched_bufferSize
+#define cusolverDnDsyevjBatched_bufferSize ND_CUDA_FN(cusolverDnDsyevjBatched_bufferSize)
+#undef cusolverDnSsyevjBatched
+#define cusolverDnSsyevjBatched ND_CUDA_FN(cusolverDnSsyevjBatched)
+#undef cusolverDnDsyevjBatched
+#define cusolverDnDsyevjBatched ND_CUDA_FN(cusolverDnDsyevjBatched)
+#undef cusolverDnCreateSyevjInfo
+#define cusolverDnCreateSyevjInfo ND_CUDA_FN(cusolverDnCreateSyevjInfo)
+#undef cusolverDnDestroySyevjInfo
+#define cusolverDnDestroySyevjInfo ND_CUDA_FN(cusolverDnDestroySyevjInfo)
+#undef cusolverDnCreate
+#define cusolverDnCreate ND_CUDA_FN(cusolverDnCreate)
+#undef cusolverDnDestroy
+#define cusolverDnDestroy ND_CUDA_FN(cusolverDnDestroy)
+#undef cusolverDnSetStream
+#define cusolverDnSetStream ND_CUDA_FN(cusolverDnSetStream)
+#undef cusolverDnCreateGesvdjInfo
+#define cusolverDnCreateGesvdjInfo ND_CUDA_FN(cusolverDnCreateGesvdjInfo)
+#undef cusolverDnDestroyGesvdjInfo
+#define cusolverDnDestroyGesvdjInfo ND_CUDA_FN(cusolverDnDestroyGesvdjInfo)
+#undef cusolverDnSpotrf_bufferSize
+#define cusolverDnSpotrf_bufferSize ND_CUDA_FN(cusolverDnSpotrf_bufferSize)
+#undef cusolverDnDpotrf_bufferSize
+#define cusolverDnDpotrf_bufferSize ND_CUDA_FN(cusolverDnDpotrf_bufferSize)
+#undef cusolverDnSpotrf
+#define cusolverDnSpotrf ND_CUDA_FN(cusolverDnSpotrf)
+#undef cusolverDnDpotrf
+#define cusolverDnDpotrf ND_CUDA_FN(cusolverDnDpotrf)
+#undef cusolverDnSgetrf_bufferSize
+#define cusolverDnSgetrf_bufferSize ND_CUDA_FN(cusolverDnSgetrf_bufferSize)
+#undef cusolverDnDgetrf_bufferSize
+#define cusolverDnDgetrf_bufferSize ND_CUDA_FN(cusolverDnDgetrf_bufferSize)
+#undef cusolverDnSgetrf
+#define cusolverDnSgetrf ND_CUDA_FN(cusolverDnSgetrf)
+#undef cusolverDnDgetrf
+#define cusolverDnDgetrf ND_CUDA_FN(cusolverDnDgetrf)
+#undef cusolverDnSgetrs
+#define cusolverDnSgetrs ND_CUDA_FN(cusolverDnSgetrs)
+#undef cusolverDnDgetrs
+#define cusolverDnDgetrs ND_CUDA_FN(cusolverDnDgetrs)
+#undef cusolverDnSgeqrf_bufferSize
+#define cusolverDnSgeqrf_bufferSize ND_CUDA_FN(cusolverDnSgeqrf_bufferSize)
+#undef cusolverDnDgeqrf_bufferSize
+#define cusolverDnDgeqrf_bufferSize ND_CUDA_FN(cusolverDnDgeqrf_bufferSize)
+#undef cusolverDnSgeqrf
+#define cusolverDnSgeqrf ND_CUDA_FN(cusolverDnSgeqrf)
+#undef cusolverDnDgeqrf
+#define cusolverDnDgeqrf ND_CUDA_FN(cusolverDnDgeqrf)
+#undef cusolverDnSorgqr_bufferSize
+#define cusolverDnSorgqr_bufferSize ND_CUDA_FN(cusolverDnSorgqr_bufferSize)
+#undef cusolverDnDorgqr_bufferSize
+#define cusolverDnDorgqr_bufferSize ND_CUDA_FN(cusolverDnDorgqr_bufferSize)
+#undef cusolverDnSorgqr
+#define cusolverDnSorgqr ND_CUDA_FN(cusolverDnSorgqr)
+#undef cusolverDnDorgqr
+#define cusolverDnDorgqr ND_CUDA_FN(cusolverDnDorgqr)
+#undef cusolverDnSsyevd_bufferSize
+#define cusolverDnSsyevd_bufferSize ND_CUDA_FN(cusolverDnSsyevd_bufferSize)
+#undef cusolverDnDsyevd_bufferSize
+#define cusolverDnDsyevd_bufferSize ND_CUDA_FN(cusolverDnDsyevd_bufferSize)
+#undef cusolverDnSsyevd
+#define cusolverDnSsyevd ND_CUDA_FN(cusolverDnSsyevd)
+#undef cusolverDnDsyevd
+#define cusolverDnDsyevd ND_CUDA_FN(cusolverDnDsyevd)
+#undef cusolverDnSgesvdj_bufferSize
+#define cusolverDnSgesvdj_bufferSize ND_CUDA_FN(cusolverDnSgesvdj_bufferSize)
+#undef cusolverDnDgesvdj_bufferSize
+#define cusolverDnDgesvdj_bufferSize ND_CUDA_FN(cusolverDnDgesvdj_bufferSize)
+#undef cusolverDnSgesvdj
+#define cusolverDnSgesvdj ND_CUDA_FN(cusolverDnSgesvdj)
+#undef cusolverDnDgesvdj
+#define cusolverDnDgesvdj ND_CUDA_FN(cusolverDnDgesvdj)
 #endif
 
 #endif

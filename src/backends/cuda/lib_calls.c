@@ -5,6 +5,7 @@
 #include <assert.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "backends/cuda/lib_linalg.h"
 #include "backends/user_args.h"
 #include "common/user_kernel.h"
 
@@ -182,10 +183,18 @@ static const lib_impl impls[ND_LIB_COUNT] = {
     /* histograms */
     [ND_LIB_HISTOGRAM] = {1, histogram_workspace, histogram_run},
     [ND_LIB_BIN_INDEX] = {1, NULL, bin_index_run},
+    /* dense linear algebra through cuSOLVER (lib_linalg.c) */
+    [ND_LIB_LA_CHOLESKY] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_LU] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_SOLVE] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_QR] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_SVD] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    [ND_LIB_LA_EIGH] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
 };
-static_assert(ND_LIB_COUNT == 12, "a new library routine needs its CUDA implementation in impls");
+static_assert(ND_LIB_COUNT == 18, "a new library routine needs its CUDA implementation in impls");
 
 static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
+    if (e == ND_CUDA_LIB_ND_ERROR) return nd_last_status(); /* the routine said what */
     if (e == (int)cudaErrorNotSupported)
         return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: %s of these views is not implemented (an nd bug: the frontend "
                             "should have made them contiguous)", nd_lib_calls[u->lib].name);
@@ -220,4 +229,14 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
     int e = impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
     ND_NVTX_POP();
     return e ? lib_failed(u, e, "running") : ND_OK;
+}
+
+nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots) {
+    size_t bytes = 0;
+    void *ws = NULL;
+    nd_status s = nd_cuda_lib_prepare(cu, u, &bytes);
+    if (s == ND_OK && bytes) s = nd_cuda_device_alloc(cu, bytes, &ws, nd_lib_calls[u->lib].name);
+    if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, cu->stream);
+    if (ws) nd_cuda_device_free(cu, ws, bytes); /* stream-ordered: after the routine */
+    return s;
 }

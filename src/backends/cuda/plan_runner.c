@@ -310,7 +310,9 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
     return 1;
 }
 
-/* Plans that copy to or from host memory run directly. Pageable memory
+/* Plans that copy to or from host memory run directly, and so do plans
+ * with a library routine that reads its status back to the host
+ * (common/lib_calls.h: nd_lib_reads_back). Pageable memory
  * cannot be captured at all, and a graph's copy node keeps a pinned
  * allocation's identity: once the host buffer is freed and another pinned
  * one gets its address, replaying the old graph fails. Such plans move
@@ -318,6 +320,8 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
 static int capturable(const nd_plan *plan) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
+        /* A routine that reads its status back waits for its stream. */
+        if (st->kind == ND_STEP_USER && nd_lib_reads_back(st->user.lib)) return 0;
         for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++)
             if (nd_step_access_at(st, j, plan->memory).memory == ND_MEMORY_HOST) return 0;
     }

@@ -1,0 +1,31 @@
+/* The error messages of the dense linear algebra routines
+ * (common/lib_linalg.h), one wording on every backend. */
+#include "common/lib_linalg.h"
+
+#include <stdio.h>
+
+#include "common/error.h"
+
+nd_status nd_lib_la_error(int fn, int64_t index, int64_t batch, int64_t info) {
+    static const char *const names[ND_LA_FN_COUNT] = {"nd_linalg_solve", "nd_linalg_inv", "nd_linalg_cholesky",
+                                                      "nd_linalg_svd", "nd_linalg_eigh"};
+    const char *name = fn >= 0 && fn < ND_LA_FN_COUNT ? names[fn] : "nd_linalg";
+    char which[96] = "";
+    if (batch > 1) snprintf(which, sizeof which, " (matrix %lld of the batch of %lld)", (long long)index,
+                            (long long)batch);
+    switch (fn) {
+    case ND_LA_FN_SOLVE:
+    case ND_LA_FN_INV:
+        return nd_error_set(ND_ERR_LINALG, "%s: singular matrix%s: U[%lld, %lld] of its LU factorisation is exactly "
+                            "zero (use nd_linalg_lstsq or nd_linalg_pinv for a least-squares answer)", name, which,
+                            (long long)info - 1, (long long)info - 1);
+    case ND_LA_FN_CHOLESKY:
+        return nd_error_set(ND_ERR_LINALG, "%s: matrix is not positive definite%s: its leading minor of order "
+                            "%lld is not positive", name, which, (long long)info);
+    default:
+        if (info == ND_LA_INFO_NAN)
+            return nd_error_set(ND_ERR_LINALG, "%s: did not converge%s: the matrix holds NaN", name, which);
+        return nd_error_set(ND_ERR_LINALG, "%s: did not converge%s (%lld off-diagonal elements did not reach "
+                            "zero; are there NaN or inf values?)", name, which, (long long)info);
+    }
+}

@@ -1,0 +1,70 @@
+/* The dense linear algebra routines of common/lib_calls.h (ND_LIB_LA_*):
+ * what each takes and writes, shared by the CPU (LAPACK) and CUDA
+ * (cuSOLVER) implementations and the frontend (src/frontend/linalg_decomp.c).
+ *
+ * Every operand is packed (contiguous, row-major as nd stores it) and of
+ * one dtype, float32 or float64; the leading axes are a batch of matrices
+ * that the routine factors one by one. LAPACK and cuSOLVER are
+ * column-major: a row-major n x m buffer is the column-major m x n
+ * transpose, so each routine's layout is chosen so that neither backend
+ * copies more than the library overwrites (the frontend takes transposed
+ * views, which cost nothing or fuse into the packing copy):
+ *
+ * LA_CHOLESKY  in A (..., n, n); out C (..., n, n) whose lower triangle
+ *              is L (A = L L^T, read from A's lower triangle); the strict
+ *              upper triangle is left as it was (the frontend masks it).
+ * LA_LU        in A (..., n, n); out LU (..., n, n): the LU factors of A^T
+ *              column-major (getrf on A's buffer), PIV (..., n) int32, its
+ *              1-based pivots. det A = det A^T = prod(diag LU) * (-1)^swaps.
+ *              A singular matrix is not an error here.
+ * LA_SOLVE     in A (..., n, n), B (..., k, n) (the k right-hand sides as
+ *              rows: B column-major); out X (..., k, n) with A X = B.
+ * LA_QR        in A^T (..., n, m) (A column-major), v[0] = qc, Q's number
+ *              of columns (min(m, n) reduced, m complete, 0: no Q); out
+ *              QT (..., qc, m) (Q column-major), RAW (..., n, m): geqrf's
+ *              result column-major, R = triu(RAW^T[..., :min(m,n), :]).
+ * LA_SVD       in A (..., m, n), v[0] = compute_uv, v[1] = full_matrices;
+ *              out S (..., k) descending, k = min(m, n); UT (..., cu, m) =
+ *              U^T; VH (..., cv, n) = V^T, with cu, cv = m, n (full), k, k
+ *              (reduced) or 0, 0 (no vectors).
+ * LA_EIGH      in A (..., n, n) (lower triangle read), v[0] = vectors; out
+ *              W (..., n) ascending, VT (..., n, n): the eigenvectors as
+ *              rows (V^T), written also without vectors (scratch).
+ *
+ * Errors: a singular matrix (solve), one that is not positive definite
+ * (cholesky), no convergence (svd, eigh) fail the step with ND_ERR_LINALG
+ * and a message naming the public function and, in a batch, the matrix:
+ * the call's outputs and what is computed from them carry it to the read
+ * or nd_sync. LAPACK returns the status at once; cuSOLVER writes it to
+ * device memory, so the CUDA routines read it back (a synchronising copy,
+ * which also keeps their plans out of CUDA graphs: nd_lib_reads_back). */
+#ifndef ND_COMMON_LIB_LINALG_H
+#define ND_COMMON_LIB_LINALG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nd.h"
+
+/* Which public function a routine serves (v[ND_LA_FN_ARG] of every LA
+ * routine), for its error messages. */
+typedef enum {
+    ND_LA_FN_SOLVE,
+    ND_LA_FN_INV,
+    ND_LA_FN_CHOLESKY,
+    ND_LA_FN_SVD,
+    ND_LA_FN_EIGH,
+    ND_LA_FN_COUNT
+} nd_lib_la_fn;
+
+#define ND_LA_FN_ARG 3
+
+/* The info a routine reports for an input LAPACK refuses to factor
+ * because it holds NaN (NumPy: "SVD did not converge"). */
+#define ND_LA_INFO_NAN INT64_MAX
+
+/* The ND_ERR_LINALG error of matrix `index` of `batch` (0-based, in the
+ * flattened leading axes), with LAPACK's info > 0. Returns ND_ERR_LINALG. */
+nd_status nd_lib_la_error(int fn, int64_t index, int64_t batch, int64_t info);
+
+#endif

@@ -1,0 +1,670 @@
+/* numpy.linalg (include/nd/linalg_decomp.h) against independent references:
+ * reconstructions computed here in float64 (L L^T = A, Q R = A with Q^T Q =
+ * I, U diag(S) Vh = A, A x = b, A inv(A) = I, A v = v w) with tolerances
+ * scaled by the condition number, small cases whose values were derived
+ * with NumPy 2.4 and written in, batches, views as inputs, empty matrices
+ * and batches, and every error (record-time and ND_ERR_LINALG at the read,
+ * with the rest of the flush intact). */
+#include "common.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers: host doubles in and out */
+
+static nd_array *up(nd_dtype t, int nd, const int64_t *shape, const double *v) {
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    nd_array *d = nd_from_host(v, ND_FLOAT64, nd, shape);
+    cr_assert(d, "upload: %s", nd_last_error());
+    if (t == ND_FLOAT64) return d;
+    nd_array *c = nd_astype(d, t);
+    nd_free(d);
+    (void)n;
+    return c;
+}
+
+/* a's values as doubles (malloc'd); *n the count. Asserts success. */
+static double *down(nd_array *a, int64_t *n) {
+    cr_assert(a, "no array: %s", nd_last_error());
+    nd_array *d = nd_astype(a, ND_FLOAT64);
+    int64_t cnt = 1;
+    for (int i = 0; i < nd_ndim(a); i++) cnt *= nd_shape(a)[i];
+    double *v = malloc((size_t)(cnt ? cnt : 1) * sizeof *v);
+    nd_status s = nd_to_host(d, v, (size_t)cnt * sizeof *v);
+    cr_assert_eq(s, ND_OK, "read: %s", nd_last_error());
+    nd_free(d);
+    if (n) *n = cnt;
+    return v;
+}
+
+static void random_matrix(ndt_rng *r, int64_t n, int64_t m, double *a) {
+    for (int64_t i = 0; i < n * m; i++) a[i] = ndt_uniform(r, -1, 1);
+}
+/* A symmetric positive definite n x n: B B^T + n I. */
+static void spd(ndt_rng *r, int64_t n, double *a) {
+    double *b = malloc((size_t)(n * n) * sizeof *b);
+    random_matrix(r, n, n, b);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = i == j ? (double)n : 0;
+            for (int64_t k = 0; k < n; k++) s += b[i * n + k] * b[j * n + k];
+            a[i * n + j] = s;
+        }
+    free(b);
+}
+
+static double tol_of(nd_dtype t, int64_t n) { return (t == ND_FLOAT32 ? 2e-6 : 4e-15) * (double)(n + 4) * 50; }
+
+static void expect_close(const double *got, const double *want, int64_t n, double tol, const char *what) {
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(got[i] - want[i]);
+        if (!(d <= tol * (1 + fabs(want[i])))) {
+            cr_expect(0, "%s: element %lld is %.17g, expected %.17g (tolerance %g)", what, (long long)i, got[i],
+                      want[i], tol);
+            return;
+        }
+    }
+}
+
+/* c = a (m x k) @ b (k x n), row-major doubles. */
+static void mm(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++) s += a[i * k + p] * b[p * n + j];
+            c[i * n + j] = s;
+        }
+}
+static void transpose(const double *a, double *t, int64_t m, int64_t n) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) t[j * m + i] = a[i * n + j];
+}
+
+static const nd_dtype FT[2] = {ND_FLOAT32, ND_FLOAT64};
+
+/* ---- cholesky */
+
+NDT_TEST(linalg, cholesky_known_case) {
+    /* np.linalg.cholesky([[4, 12, -16], [12, 37, -43], [-16, -43, 98]]) */
+    double a[9] = {4, 12, -16, 12, 37, -43, -16, -43, 98}, want[9] = {2, 0, 0, 6, 1, 0, -8, 5, 3};
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(3, 3), a), *l = nd_linalg_cholesky(x);
+        cr_assert(l, "%s", nd_last_error());
+        cr_expect_eq(nd_dtype_of(l), FT[i]);
+        double *g = down(l, NULL);
+        expect_close(g, want, 9, tol_of(FT[i], 3), "cholesky known");
+        free(g);
+        nd_free(x), nd_free(l);
+    }
+}
+
+NDT_TEST(linalg, cholesky_reconstructs_batches) {
+    NDT_RNG(r);
+    const int64_t n = 13, batch = 5;
+    double *a = malloc(sizeof(double) * batch * n * n), *ll = malloc(sizeof(double) * n * n), lt[13 * 13];
+    for (int b = 0; b < batch; b++) spd(&r, n, a + b * n * n);
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(batch, n, n), a), *l = nd_linalg_cholesky(x);
+        double *g = down(l, NULL);
+        for (int b = 0; b < batch; b++) {
+            const double *L = g + b * n * n;
+            for (int64_t p = 0; p < n; p++)
+                for (int64_t q = p + 1; q < n; q++) cr_expect_eq(L[p * n + q], 0.0, "upper triangle must be zero");
+            transpose(L, lt, n, n);
+            mm(L, lt, ll, n, n, n);
+            expect_close(ll, a + b * n * n, n * n, tol_of(FT[i], n) * n, "L L^T == A");
+        }
+        free(g);
+        nd_free(x), nd_free(l);
+    }
+    free(a), free(ll);
+}
+
+/* ---- solve, inv */
+
+NDT_TEST(linalg, solve_known_case) {
+    /* np.linalg.solve([[3, 1], [1, 2]], [9, 8]) = [2, 3] */
+    double a[4] = {3, 1, 1, 2}, b[2] = {9, 8}, want[2] = {2, 3};
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(2, 2), a), *y = up(FT[i], ND_SHAPE(2), b);
+        nd_array *s = nd_linalg_solve(x, y);
+        cr_assert(s, "%s", nd_last_error());
+        cr_expect_eq(nd_ndim(s), 1);
+        double *g = down(s, NULL);
+        expect_close(g, want, 2, tol_of(FT[i], 2), "solve known");
+        free(g);
+        nd_free(x), nd_free(y), nd_free(s);
+    }
+}
+
+NDT_TEST(linalg, solve_batched_broadcast_and_matrix_rhs) {
+    NDT_RNG(r);
+    const int64_t n = 9, k = 4;
+    double a[3 * 9 * 9], b[9 * 4], ax[9 * 4];
+    random_matrix(&r, 3 * n, n, a);
+    for (int i = 0; i < 3 * n; i++) a[i * n + i % n] += 4; /* well conditioned */
+    random_matrix(&r, n, k, b);
+    for (int i = 0; i < 2; i++) {
+        /* a (3, n, n) with b (n, k): b broadcast over the batch */
+        nd_array *x = up(FT[i], ND_SHAPE(3, n, n), a), *y = up(FT[i], ND_SHAPE(n, k), b);
+        nd_array *s = nd_linalg_solve(x, y);
+        cr_assert(s, "%s", nd_last_error());
+        cr_expect_eq(nd_ndim(s), 3);
+        cr_expect_eq(nd_shape(s)[2], k);
+        double *g = down(s, NULL);
+        for (int q = 0; q < 3; q++) {
+            mm(a + q * n * n, g + q * n * k, ax, n, n, k);
+            expect_close(ax, b, n * k, tol_of(FT[i], n) * 10, "A x == b (batched)");
+        }
+        free(g);
+        /* a transposed view as input */
+        nd_array *xt = nd_swapaxes(x, -1, -2), *st = nd_linalg_solve(xt, y);
+        double *gt = down(st, NULL), at[81];
+        transpose(a, at, n, n);
+        mm(at, gt, ax, n, n, k);
+        expect_close(ax, b, n * k, tol_of(FT[i], n) * 10, "A^T x == b (a view)");
+        free(gt);
+        nd_free(xt), nd_free(st), nd_free(x), nd_free(y), nd_free(s);
+    }
+}
+
+NDT_TEST(linalg, inv_times_a_is_identity) {
+    NDT_RNG(r);
+    const int64_t n = 17;
+    double a[17 * 17], p[17 * 17], eye[17 * 17] = {0};
+    random_matrix(&r, n, n, a);
+    for (int i = 0; i < n; i++) a[i * n + i] += 3, eye[i * n + i] = 1;
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(n, n), a), *v = nd_linalg_inv(x);
+        double *g = down(v, NULL);
+        mm(a, g, p, n, n, n);
+        for (int j = 0; j < n * n; j++) cr_expect(fabs(p[j] - eye[j]) < tol_of(FT[i], n) * 20, "A inv(A) == I");
+        free(g);
+        nd_free(x), nd_free(v);
+    }
+    /* np.linalg.inv([[1, 2], [3, 4]]) = [[-2, 1], [1.5, -0.5]] */
+    double k[4] = {1, 2, 3, 4}, want[4] = {-2, 1, 1.5, -0.5};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), k), *v = nd_linalg_inv(x);
+    double *g = down(v, NULL);
+    expect_close(g, want, 4, 1e-14, "inv known");
+    free(g);
+    nd_free(x), nd_free(v);
+}
+
+/* ---- det, slogdet */
+
+NDT_TEST(linalg, det_and_slogdet_known_cases) {
+    /* np.linalg.det of [[1,2],[3,4]], [[0,1],[1,0]], [[2,0],[0,3]]:
+     * -2, -1, 6; slogdet signs -1, -1, 1, logs log 2, 0, log 6; and the
+     * singular [[1,2],[2,4]]: det 0, sign 0, logabsdet -inf. */
+    double a[16] = {1, 2, 3, 4, 0, 1, 1, 0, 2, 0, 0, 3, 1, 2, 2, 4};
+    double det[4] = {-2, -1, 6, 0}, sg[4] = {-1, -1, 1, 0}, la[3] = {log(2.0), 0, log(6.0)};
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(4, 2, 2), a), *d = nd_linalg_det(x), *s, *l;
+        cr_assert(d, "%s", nd_last_error());
+        cr_assert_eq(nd_linalg_slogdet(x, &s, &l), ND_OK, "%s", nd_last_error());
+        double *gd = down(d, NULL), *gs = down(s, NULL), *gl = down(l, NULL);
+        expect_close(gd, det, 4, tol_of(FT[i], 2), "det");
+        expect_close(gs, sg, 4, 0, "slogdet sign");
+        expect_close(gl, la, 3, tol_of(FT[i], 2), "slogdet log");
+        cr_expect(isinf(gl[3]) && gl[3] < 0, "singular logabsdet is -inf, got %g", gl[3]);
+        free(gd), free(gs), free(gl);
+        nd_free(x), nd_free(d), nd_free(s), nd_free(l);
+    }
+    /* a 0-d result for one matrix; det of a 0x0 matrix is 1 */
+    double one = 7;
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(1, 1), &one), *d = nd_linalg_det(x);
+    cr_expect_eq(nd_ndim(d), 0);
+    cr_expect_float_eq(nd_item(d), 7.0, 1e-15);
+    nd_array *e = nd_zeros(ND_FLOAT64, ND_SHAPE(0, 0)), *de = nd_linalg_det(e);
+    cr_expect_float_eq(nd_item(de), 1.0, 0);
+    nd_free(x), nd_free(d), nd_free(e), nd_free(de);
+}
+
+NDT_TEST(linalg, det_matches_product_of_random_lu) {
+    NDT_RNG(r);
+    /* det(L U) = prod(diag U) for unit-lower L and upper U built here */
+    const int64_t n = 8;
+    double l[64] = {0}, u[64] = {0}, a[64], want = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (j < i) l[i * n + j] = ndt_uniform(&r, -1, 1);
+            if (j == i) l[i * n + j] = 1, u[i * n + j] = ndt_uniform(&r, 0.5, 2) * (i % 2 ? -1 : 1);
+            if (j > i) u[i * n + j] = ndt_uniform(&r, -1, 1);
+        }
+    for (int i = 0; i < n; i++) want *= u[i * n + i];
+    mm(l, u, a, n, n, n);
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(n, n), a), *d = nd_linalg_det(x);
+    cr_expect(fabs(nd_item(d) - want) < 1e-12 * fabs(want), "det %.17g, want %.17g", nd_item(d), want);
+    nd_free(x), nd_free(d);
+}
+
+/* ---- qr */
+
+static void check_qr(nd_dtype t, int64_t m, int64_t n, nd_qr_mode mode, const double *a) {
+    nd_array *x = up(t, ND_SHAPE(m, n), a), *q = NULL, *r = NULL;
+    cr_assert_eq(nd_linalg_qr(x, mode, mode == ND_QR_R ? NULL : &q, &r), ND_OK, "%s", nd_last_error());
+    int64_t k = m < n ? m : n, qc = mode == ND_QR_COMPLETE ? m : k, rr = qc;
+    cr_expect_eq(nd_shape(r)[0], rr);
+    cr_expect_eq(nd_shape(r)[1], n);
+    double *gr = down(r, NULL);
+    for (int64_t i = 0; i < rr; i++)
+        for (int64_t j = 0; j < i && j < n; j++) cr_expect_eq(gr[i * n + j], 0.0, "R is upper triangular");
+    if (mode != ND_QR_R) {
+        cr_expect_eq(nd_shape(q)[0], m);
+        cr_expect_eq(nd_shape(q)[1], qc);
+        double *gq = down(q, NULL), *qr = malloc(sizeof(double) * (size_t)(m * n + 1)),
+               *qt = malloc(sizeof(double) * (size_t)(m * qc + 1)), *qtq = malloc(sizeof(double) * (size_t)(qc * qc + 1));
+        mm(gq, gr, qr, m, qc, n);
+        expect_close(qr, a, m * n, tol_of(t, m + n) * 10, "Q R == A");
+        transpose(gq, qt, m, qc);
+        mm(qt, gq, qtq, qc, m, qc);
+        for (int64_t i = 0; i < qc; i++)
+            for (int64_t j = 0; j < qc; j++)
+                cr_expect(fabs(qtq[i * qc + j] - (i == j)) < tol_of(t, m) * 10, "Q^T Q == I at %lld,%lld: %g",
+                          (long long)i, (long long)j, qtq[i * qc + j]);
+        free(gq), free(qr), free(qt), free(qtq);
+    }
+    free(gr);
+    nd_free(x), nd_free(q), nd_free(r);
+}
+
+NDT_TEST(linalg, qr_reduced_complete_r) {
+    NDT_RNG(r);
+    double a[12 * 7];
+    random_matrix(&r, 12, 7, a);
+    for (int i = 0; i < 2; i++)
+        for (int mode = 0; mode < 3; mode++) {
+            check_qr(FT[i], 12, 7, (nd_qr_mode)mode, a); /* tall */
+            check_qr(FT[i], 7, 12, (nd_qr_mode)mode, a); /* wide */
+            check_qr(FT[i], 6, 6, (nd_qr_mode)mode, a);
+        }
+    /* np.linalg.qr([[3, 4], [4, -3]])[1] = [[-5, 0], [0, -5]] (LAPACK signs) */
+    double k[4] = {3, 4, 4, -3}, want[4] = {-5, 0, 0, -5};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), k), *q, *rr;
+    cr_assert_eq(nd_linalg_qr(x, ND_QR_REDUCED, &q, &rr), ND_OK);
+    double *g = down(rr, NULL);
+    expect_close(g, want, 4, 1e-14, "R known");
+    free(g);
+    nd_free(x), nd_free(q), nd_free(rr);
+}
+
+NDT_TEST(linalg, qr_batched_and_empty) {
+    NDT_RNG(r);
+    double a[2 * 5 * 3];
+    random_matrix(&r, 10, 3, a);
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 5, 3), a), *q, *rr;
+    cr_assert_eq(nd_linalg_qr(x, ND_QR_REDUCED, &q, &rr), ND_OK);
+    double *gq = down(q, NULL), *gr = down(rr, NULL), p[15];
+    for (int b = 0; b < 2; b++) {
+        mm(gq + b * 15, gr + b * 9, p, 5, 3, 3);
+        expect_close(p, a + b * 15, 15, 1e-13, "batched Q R == A");
+    }
+    free(gq), free(gr);
+    nd_free(x), nd_free(q), nd_free(rr);
+    /* (3, 0) complete: Q = I_3, R (3, 0) */
+    nd_array *e = nd_zeros(ND_FLOAT64, ND_SHAPE(3, 0));
+    cr_assert_eq(nd_linalg_qr(e, ND_QR_COMPLETE, &q, &rr), ND_OK, "%s", nd_last_error());
+    double *ge = down(q, NULL), eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    expect_close(ge, eye, 9, 0, "Q of an empty matrix");
+    cr_expect_eq(nd_shape(rr)[0], 3);
+    cr_expect_eq(nd_shape(rr)[1], 0);
+    free(ge);
+    nd_free(e), nd_free(q), nd_free(rr);
+}
+
+/* ---- svd */
+
+static void check_svd(nd_dtype t, int64_t m, int64_t n, int full, const double *a) {
+    nd_array *x = up(t, ND_SHAPE(m, n), a), *u, *s, *vh;
+    cr_assert_eq(nd_linalg_svd(x, full, true, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+    int64_t k = m < n ? m : n, cu = full ? m : k, cv = full ? n : k;
+    cr_expect_eq(nd_shape(u)[1], cu);
+    cr_expect_eq(nd_shape(vh)[0], cv);
+    double *gu = down(u, NULL), *gs = down(s, NULL), *gv = down(vh, NULL);
+    for (int64_t i = 0; i + 1 < k; i++) cr_expect(gs[i] >= gs[i + 1] && gs[i + 1] >= 0, "S descending");
+    double *us = calloc((size_t)(m * k + 1), sizeof(double)), *p = calloc((size_t)(m * n + 1), sizeof(double));
+    double *vk = calloc((size_t)(k * n + 1), sizeof(double));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++) us[i * k + j] = gu[i * cu + j] * gs[j];
+    memcpy(vk, gv, (size_t)(k * n) * sizeof(double));
+    mm(us, vk, p, m, k, n);
+    expect_close(p, a, m * n, tol_of(t, m + n) * 10, "U diag(S) Vh == A");
+    double *vt = calloc((size_t)(cv * n + 1), sizeof(double)), *vv = calloc((size_t)(cv * cv + 1), sizeof(double));
+    transpose(gv, vt, cv, n);
+    mm(gv, vt, vv, cv, n, cv);
+    for (int64_t i = 0; i < cv; i++) cr_expect(fabs(vv[i * cv + i] - 1) < tol_of(t, n) * 10, "Vh rows orthonormal");
+    free(gu), free(gs), free(gv), free(us), free(p), free(vk), free(vt), free(vv);
+    /* values only */
+    nd_array *s2 = nd_linalg_svdvals(x);
+    double *g2 = down(s2, NULL), *g1 = down(s, NULL);
+    expect_close(g2, g1, k, tol_of(t, m + n), "svdvals == svd's S");
+    free(g1), free(g2);
+    nd_free(x), nd_free(u), nd_free(s), nd_free(vh), nd_free(s2);
+}
+
+NDT_TEST(linalg, svd_reconstructs) {
+    NDT_RNG(r);
+    double a[11 * 6];
+    random_matrix(&r, 11, 6, a);
+    for (int i = 0; i < 2; i++)
+        for (int full = 0; full < 2; full++) {
+            check_svd(FT[i], 11, 6, full, a);
+            check_svd(FT[i], 6, 11, full, a);
+            check_svd(FT[i], 5, 5, full, a);
+        }
+    /* np.linalg.svd([[3, 0], [4, 5]])[1] = [3 sqrt 5, sqrt 5] */
+    double k[4] = {3, 0, 4, 5}, want[2] = {3 * sqrt(5.0), sqrt(5.0)};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), k), *s = nd_linalg_svdvals(x);
+    double *g = down(s, NULL);
+    expect_close(g, want, 2, 1e-14, "S known");
+    free(g);
+    nd_free(x), nd_free(s);
+}
+
+/* ---- eigh */
+
+NDT_TEST(linalg, eigh_known_and_reconstructs) {
+    /* np.linalg.eigvalsh([[2, 1], [1, 2]]) = [1, 3] */
+    double k[4] = {2, 1, 1, 2}, want[2] = {1, 3};
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(2, 2), k), *w = nd_linalg_eigvalsh(x);
+        double *g = down(w, NULL);
+        expect_close(g, want, 2, tol_of(FT[i], 2), "eigvalsh known");
+        free(g);
+        nd_free(x), nd_free(w);
+    }
+    NDT_RNG(r);
+    const int64_t n = 10;
+    double a[2 * 100], av[100], vw[100];
+    for (int b = 0; b < 2; b++) spd(&r, n, a + b * 100);
+    a[1] = 1e9; /* the upper triangle is not read (UPLO='L') */
+    for (int i = 0; i < 2; i++) {
+        nd_array *x = up(FT[i], ND_SHAPE(2, n, n), a), *w, *v;
+        cr_assert_eq(nd_linalg_eigh(x, &w, &v), ND_OK, "%s", nd_last_error());
+        double *gw = down(w, NULL), *gv = down(v, NULL);
+        for (int b = 0; b < 2; b++) {
+            double sym[100];
+            const double *ab = a + b * 100;
+            for (int p = 0; p < n; p++)
+                for (int q = 0; q < n; q++) sym[p * n + q] = p >= q ? ab[p * n + q] : ab[q * n + p];
+            mm(sym, gv + b * 100, av, n, n, n);
+            for (int p = 0; p < n; p++)
+                for (int q = 0; q < n; q++) vw[p * n + q] = gv[b * 100 + p * n + q] * gw[b * n + q];
+            expect_close(av, vw, n * n, tol_of(FT[i], n) * 100, "A v == v w");
+            for (int q = 0; q + 1 < n; q++) cr_expect(gw[b * n + q] <= gw[b * n + q + 1], "ascending");
+        }
+        free(gw), free(gv);
+        nd_free(x), nd_free(w), nd_free(v);
+    }
+}
+
+/* ---- composites */
+
+NDT_TEST(linalg, pinv_rank_cond_norm_known) {
+    /* numpy: pinv([[1, 2], [2, 4]]) = [[0.04, 0.08], [0.08, 0.16]];
+     * matrix_rank = 1; cond([[1, 0], [0, 4]]) = 4;
+     * norm([[1, -2], [3, 4]]): fro sqrt(30), nuc 7.0710678118654755, 1 -> 6,
+     * inf -> 7, -1 -> 4, -inf -> 3, 2 -> 5.116672736016927, -2 ->
+     * 1.9543950758485487 */
+    double s[4] = {1, 2, 2, 4}, pw[4] = {0.04, 0.08, 0.08, 0.16};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), s), *p = nd_linalg_pinv(x, -1), *rk = nd_linalg_matrix_rank(x, -1);
+    double *g = down(p, NULL);
+    expect_close(g, pw, 4, 1e-13, "pinv known");
+    free(g);
+    cr_expect_eq(nd_dtype_of(rk), ND_INT64);
+    cr_expect_eq((int)nd_item(rk), 1);
+    double d[4] = {1, 0, 0, 4};
+    nd_array *y = up(ND_FLOAT64, ND_SHAPE(2, 2), d), *c = nd_linalg_cond(y);
+    cr_expect_float_eq(nd_item(c), 4.0, 1e-13);
+    double m[4] = {1, -2, 3, 4};
+    nd_array *z = up(ND_FLOAT64, ND_SHAPE(2, 2), m);
+    struct { nd_norm_kind k; double ord, want; } cases[] = {
+        {ND_NORM_DEFAULT, 0, sqrt(30.0)}, {ND_NORM_FRO, 0, sqrt(30.0)}, {ND_NORM_NUC, 0, 7.0710678118654755},
+        {ND_NORM_ORD, 1, 6}, {ND_NORM_ORD, INFINITY, 7}, {ND_NORM_ORD, -1, 4}, {ND_NORM_ORD, -INFINITY, 3},
+        {ND_NORM_ORD, 2, 5.116672736016927}, {ND_NORM_ORD, -2, 1.9543950758485487}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nd_array *nv = nd_linalg_norm(z, cases[i].k, cases[i].ord);
+        cr_assert(nv, "%s", nd_last_error());
+        cr_expect(fabs(nd_item(nv) - cases[i].want) < 1e-13, "matrix norm case %zu: %.17g, want %.17g", i,
+                  nd_item(nv), cases[i].want);
+        nd_free(nv);
+    }
+    /* vector norms of [3, -4, 0]: 2 -> 5, 1 -> 7, inf -> 4, -inf -> 0, 0 -> 2, 3 -> (27 + 64)^(1/3) */
+    double v[3] = {3, -4, 0};
+    nd_array *vv = up(ND_FLOAT64, ND_SHAPE(3), v);
+    double ords[6] = {2, 1, INFINITY, -INFINITY, 0, 3}, vw[6] = {5, 7, 4, 0, 2, cbrt(91.0)};
+    for (int i = 0; i < 6; i++) {
+        nd_array *nv = nd_linalg_norm(vv, ND_NORM_ORD, ords[i]);
+        cr_expect(fabs(nd_item(nv) - vw[i]) < 1e-13, "vector norm ord %g: %.17g", ords[i], nd_item(nv));
+        nd_free(nv);
+    }
+    nd_free(x), nd_free(p), nd_free(rk), nd_free(y), nd_free(c), nd_free(z), nd_free(vv);
+}
+
+NDT_TEST(linalg, lstsq_matches_normal_equations) {
+    /* np.linalg.lstsq([[0, 1], [1, 1], [2, 1], [3, 1]], [-1, 0.2, 0.9, 2.1]):
+     * x = [1, -0.95], residuals [0.05], rank 2, s [4.10003045, 1.09075677] */
+    double a[8] = {0, 1, 1, 1, 2, 1, 3, 1}, b[4] = {-1, 0.2, 0.9, 2.1}, xw[2] = {1, -0.95};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(4, 2), a), *y = up(ND_FLOAT64, ND_SHAPE(4), b);
+    nd_array *sol, *res, *rank, *s;
+    cr_assert_eq(nd_linalg_lstsq(x, y, -1, &sol, &res, &rank, &s), ND_OK, "%s", nd_last_error());
+    double *g = down(sol, NULL), *gr = down(res, NULL), *gs = down(s, NULL);
+    expect_close(g, xw, 2, 1e-13, "lstsq x");
+    cr_expect_eq(nd_shape(res)[0], 1);
+    cr_expect(fabs(gr[0] - 0.05) < 1e-13, "residual %.17g", gr[0]);
+    cr_expect_eq((int)nd_item(rank), 2);
+    cr_expect(fabs(gs[0] - 4.10003045) < 1e-7 && fabs(gs[1] - 1.09075677) < 1e-7, "s");
+    free(g), free(gr), free(gs);
+    nd_free(sol), nd_free(res), nd_free(rank), nd_free(s);
+    /* rank deficient: residuals empty */
+    double d[4] = {1, 2, 2, 4};
+    nd_array *z = up(ND_FLOAT64, ND_SHAPE(2, 2), d), *w = up(ND_FLOAT64, ND_SHAPE(2), b);
+    cr_assert_eq(nd_linalg_lstsq(z, w, -1, &sol, &res, &rank, NULL), ND_OK);
+    cr_expect_eq(nd_shape(res)[0], 0);
+    cr_expect_eq((int)nd_item(rank), 1);
+    nd_free(sol), nd_free(res), nd_free(rank);
+    nd_free(x), nd_free(y), nd_free(z), nd_free(w);
+}
+
+NDT_TEST(linalg, matrix_power_multi_dot_tensordot_kron) {
+    /* matrix_power([[1, 1], [1, 0]], 10) = [[89, 55], [55, 34]]; ^-1 = [[0, 1], [1, -1]]; ^0 = I */
+    double f[4] = {1, 1, 1, 0}, f10[4] = {89, 55, 55, 34}, fm1[4] = {0, 1, 1, -1}, eye[4] = {1, 0, 0, 1};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), f);
+    nd_array *p10 = nd_linalg_matrix_power(x, 10), *pm = nd_linalg_matrix_power(x, -1), *p0 = nd_linalg_matrix_power(x, 0);
+    double *g = down(p10, NULL), *gm = down(pm, NULL), *g0 = down(p0, NULL);
+    expect_close(g, f10, 4, 0, "matrix_power 10");
+    expect_close(gm, fm1, 4, 1e-14, "matrix_power -1");
+    expect_close(g0, eye, 4, 0, "matrix_power 0");
+    free(g), free(gm), free(g0);
+    /* multi_dot of (1x3)-vector, 3x2, 2x4, 4-vector == plain product */
+    double a[3] = {1, 2, 3}, b[6] = {1, 0, 0, 1, 1, 1}, c[8] = {1, 2, 3, 4, 5, 6, 7, 8}, dvec[4] = {1, -1, 1, -1};
+    nd_array *arr[4] = {up(ND_FLOAT64, ND_SHAPE(3), a), up(ND_FLOAT64, ND_SHAPE(3, 2), b),
+                        up(ND_FLOAT64, ND_SHAPE(2, 4), c), up(ND_FLOAT64, ND_SHAPE(4), dvec)};
+    nd_array *md = nd_linalg_multi_dot(4, arr);
+    cr_assert(md, "%s", nd_last_error());
+    cr_expect_eq(nd_ndim(md), 0);
+    /* a@b = [4, 5]; @c = [29, 38, 47, 56]; @d = -18 (numpy agrees) */
+    cr_expect_float_eq(nd_item(md), -18.0, 1e-12);
+    /* tensordot(arange(24).reshape(2,3,4), arange(12).reshape(4,3), axes=([1,2],[1,0])) */
+    nd_array *t1 = nd_arange(ND_FLOAT64, 0, 24, 1), *t2 = nd_arange(ND_FLOAT64, 0, 12, 1);
+    nd_array *r1 = nd_reshape(t1, ND_SHAPE(2, 3, 4)), *r2 = nd_reshape(t2, ND_SHAPE(4, 3));
+    nd_array *td = nd_tensordot_axes(r1, r2, 2, (int[]){1, 2}, (int[]){1, 0});
+    /* numpy: [440., 1232.] */
+    double *gt = down(td, NULL);
+    cr_expect(gt[0] == 440 && gt[1] == 1232, "tensordot %g %g", gt[0], gt[1]);
+    free(gt);
+    /* kron([[1, 2], [3, 4]], [[0, 1], [1, 0]]) */
+    double k1[4] = {1, 2, 3, 4}, k2[4] = {0, 1, 1, 0};
+    double kw[16] = {0, 1, 0, 2, 1, 0, 2, 0, 0, 3, 0, 4, 3, 0, 4, 0};
+    nd_array *ka = up(ND_FLOAT64, ND_SHAPE(2, 2), k1), *kb = up(ND_FLOAT64, ND_SHAPE(2, 2), k2), *kr = nd_kron(ka, kb);
+    double *gk = down(kr, NULL);
+    expect_close(gk, kw, 16, 0, "kron");
+    free(gk);
+    for (int i = 0; i < 4; i++) nd_free(arr[i]);
+    nd_free(x), nd_free(p10), nd_free(pm), nd_free(p0), nd_free(md), nd_free(t1), nd_free(t2), nd_free(r1);
+    nd_free(r2), nd_free(td), nd_free(ka), nd_free(kb), nd_free(kr);
+}
+
+/* ---- errors */
+
+NDT_TEST(linalg, record_time_errors) {
+    nd_array *v = nd_zeros(ND_FLOAT64, ND_SHAPE(3)), *r = nd_zeros(ND_FLOAT64, ND_SHAPE(2, 3));
+    nd_array *h = nd_zeros(ND_FLOAT16, ND_SHAPE(2, 2)), *sq = nd_zeros(ND_FLOAT64, ND_SHAPE(3, 3)), *o = NULL;
+    cr_expect_null(nd_linalg_cholesky(NULL));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_linalg_cholesky");
+    cr_expect_null(nd_linalg_cholesky(v));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_linalg_cholesky");
+    cr_expect_null(nd_linalg_inv(r));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_linalg_inv");
+    cr_expect_null(nd_linalg_det(h));
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_linalg_det");
+    cr_expect_null(nd_linalg_solve(sq, r)); /* b's rows (2) differ from n (3) */
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_linalg_solve");
+    cr_expect_neq(nd_linalg_qr(sq, (nd_qr_mode)7, &o, &o), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_linalg_qr");
+    cr_expect_neq(nd_linalg_svd(sq, true, true, NULL, &o, &o), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_linalg_svd");
+    cr_expect_neq(nd_linalg_eigh(r, &o, &o), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_linalg_eigh");
+    cr_expect_null(nd_linalg_norm(v, ND_NORM_FRO, 0));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_linalg_norm");
+    cr_expect_null(nd_linalg_norm(sq, ND_NORM_ORD, 3));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_linalg_norm");
+    cr_expect_null(nd_linalg_multi_dot(1, &sq));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_linalg_multi_dot");
+    cr_expect_null(nd_tensordot(sq, v, 2));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_tensordot");
+    cr_expect_null(nd_tensordot_axes(r, sq, 1, (int[]){0}, (int[]){0}));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_tensordot");
+    cr_expect_neq(nd_linalg_lstsq(sq, r, -1, &o, NULL, NULL, NULL), ND_OK); /* 2 rows against 3 */
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_linalg_lstsq");
+    cr_expect_null(o);
+    nd_free(v), nd_free(r), nd_free(h), nd_free(sq);
+}
+
+NDT_TEST(linalg, singular_and_not_spd_fail_at_the_read_naming_the_matrix) {
+    /* batch of 3: matrix 1 is singular / not positive definite */
+    double a[12] = {2, 0, 0, 2, 1, 2, 2, 4, 3, 0, 0, 3};
+    double b[6] = {1, 1, 1, 1, 1, 1};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(3, 2, 2), a), *y = up(ND_FLOAT64, ND_SHAPE(3, 2, 1), b);
+    nd_array *ok = nd_mul(y, nd_scalar(2.0)); /* unrelated work in the same flush */
+    nd_array *s = nd_linalg_solve(x, y), *c = nd_linalg_cholesky(x), *i = nd_linalg_inv(x);
+    cr_assert(s && c && i, "recording must succeed: %s", nd_last_error());
+    double out[6];
+    cr_expect_neq(nd_to_host(s, out, sizeof out), ND_OK);
+    const char *m = nd_last_error();
+    cr_expect_eq(nd_last_status(), ND_ERR_LINALG, "%s", m);
+    cr_expect(strstr(m, "nd_linalg_solve") && strstr(m, "singular") && strstr(m, "matrix 1 of the batch of 3"),
+              "message: %s", m);
+    nd_clear_error();
+    double big[12];
+    cr_expect_neq(nd_to_host(c, big, sizeof big), ND_OK);
+    m = nd_last_error();
+    cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(m, "nd_linalg_cholesky") &&
+              strstr(m, "not positive definite") && strstr(m, "matrix 1"), "message: %s", m);
+    nd_clear_error();
+    cr_expect_neq(nd_to_host(i, big, sizeof big), ND_OK);
+    m = nd_last_error();
+    cr_expect(strstr(m, "nd_linalg_inv") && strstr(m, "matrix 1"), "message: %s", m);
+    nd_clear_error();
+    /* the rest of the flush is intact */
+    cr_expect_eq(nd_to_host(ok, out, sizeof out), ND_OK, "%s", nd_last_error());
+    cr_expect_float_eq(out[5], 2.0, 0);
+    /* a single singular matrix names no batch index */
+    nd_array *one = nd_view(x, "1"), *si = nd_linalg_inv(one);
+    cr_expect_neq(nd_to_host(si, out, 4 * sizeof(double)), ND_OK);
+    m = nd_last_error();
+    cr_expect(strstr(m, "nd_linalg_inv: singular matrix:") != NULL, "message: %s", m);
+    nd_clear_error();
+    /* a large one (LAPACK's path, not the small-system one) with a zero row */
+    nd_array *big_eye = nd_eye(ND_FLOAT64, 20, 20, 0), *zrow = nd_view(big_eye, "7");
+    cr_assert_eq(nd_fill(zrow, 0.0), ND_OK, "%s", nd_last_error());
+    nd_array *bi = nd_linalg_inv(big_eye);
+    double bo[400];
+    cr_expect_neq(nd_to_host(bi, bo, sizeof bo), ND_OK);
+    m = nd_last_error();
+    cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(m, "nd_linalg_inv: singular matrix"), "message: %s", m);
+    nd_clear_error();
+    nd_free(big_eye), nd_free(zrow), nd_free(bi);
+    /* det of the singular batch is fine: 0 */
+    nd_array *d = nd_linalg_det(x);
+    double dv[3];
+    cr_expect_eq(nd_to_host(d, dv, sizeof dv), ND_OK, "%s", nd_last_error());
+    cr_expect(dv[0] == 4 && dv[1] == 0 && dv[2] == 9, "det %g %g %g", dv[0], dv[1], dv[2]);
+    nd_free(x), nd_free(y), nd_free(ok), nd_free(s), nd_free(c), nd_free(i), nd_free(one), nd_free(si), nd_free(d);
+}
+
+NDT_TEST(linalg, svd_of_nan_reports_or_propagates) {
+    /* LAPACK's gesdd may return NaN rather than fail for NaN input; either
+     * NaN values or ND_ERR_LINALG naming nd_linalg_svd is acceptable. */
+    double a[4] = {NAN, 1, 1, 1};
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), a), *s = nd_linalg_svdvals(x);
+    double out[2];
+    nd_status st = nd_to_host(s, out, sizeof out);
+    if (st == ND_OK) cr_expect(isnan(out[0]) || isnan(out[1]), "NaN in, NaN out: %g %g", out[0], out[1]);
+    else cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(nd_last_error(), "nd_linalg_svd"), "%s", nd_last_error());
+    nd_clear_error();
+    nd_free(x), nd_free(s);
+}
+
+NDT_TEST(linalg, empty_batches_and_integer_inputs) {
+    /* a (0, 3, 3) batch: results with a 0-length batch */
+    nd_array *e = nd_zeros(ND_FLOAT32, ND_SHAPE(0, 3, 3));
+    nd_array *l = nd_linalg_cholesky(e), *v = nd_linalg_inv(e), *d = nd_linalg_det(e), *w = nd_linalg_eigvalsh(e);
+    cr_assert(l && v && d && w, "%s", nd_last_error());
+    cr_expect_eq(nd_shape(l)[0], 0);
+    cr_expect_eq(nd_shape(d)[0], 0);
+    cr_expect_eq(nd_shape(w)[1], 3);
+    cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    /* integers compute in float64 */
+    int32_t k[4] = {2, 1, 1, 2};
+    nd_array *x = nd_from_host(k, ND_INT32, ND_SHAPE(2, 2)), *dx = nd_linalg_det(x);
+    cr_expect_eq(nd_dtype_of(dx), ND_FLOAT64);
+    cr_expect_float_eq(nd_item(dx), 3.0, 1e-14);
+    nd_free(e), nd_free(l), nd_free(v), nd_free(d), nd_free(w), nd_free(x), nd_free(dx);
+}
+
+NDT_TEST(linalg, views_and_broadcasts_as_inputs) {
+    NDT_RNG(r);
+    /* svd of a strided view x[::2, ::-1] against the same values uploaded packed */
+    double a[10 * 4], packed[5 * 4];
+    random_matrix(&r, 10, 4, a);
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) packed[i * 4 + j] = a[(2 * i) * 4 + (3 - j)];
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(10, 4), a), *v = nd_view(x, "::2, ::-1");
+    nd_array *p = up(ND_FLOAT64, ND_SHAPE(5, 4), packed);
+    nd_array *sv = nd_linalg_svdvals(v), *sp = nd_linalg_svdvals(p);
+    double *gv = down(sv, NULL), *gp = down(sp, NULL);
+    expect_close(gv, gp, 4, 1e-14, "svdvals of a strided view");
+    free(gv), free(gp);
+    /* eigvalsh of a broadcast (stride-0 batch) equals that of the one matrix */
+    double s[6 * 6];
+    spd(&r, 6, s);
+    nd_array *m = up(ND_FLOAT32, ND_SHAPE(6, 6), s), *b = nd_broadcast_to(m, ND_SHAPE(3, 6, 6));
+    nd_array *wb = nd_linalg_eigvalsh(b), *w1 = nd_linalg_eigvalsh(m);
+    int64_t nb;
+    double *gb = down(wb, &nb), *g1 = down(w1, NULL);
+    cr_expect_eq(nb, 18);
+    /* not bit-equal on CUDA: a batch goes through syevjBatched, one matrix through syevd */
+    for (int k = 0; k < 3; k++) expect_close(gb + 6 * k, g1, 6, tol_of(ND_FLOAT32, 6), "eigvalsh of a broadcast batch");
+    free(gb), free(g1);
+    /* cholesky and solve of a transposed (float32) view: A^T = A for SPD */
+    nd_array *mt = nd_swapaxes(m, 0, 1), *lt = nd_linalg_cholesky(mt), *l1 = nd_linalg_cholesky(m);
+    double *glt = down(lt, NULL), *gl1 = down(l1, NULL);
+    expect_close(glt, gl1, 36, 0, "cholesky of a transposed view");
+    free(glt), free(gl1);
+    /* a singular float32 batch on the small-system path */
+    double sing[8] = {1, 2, 2, 4, 1, 0, 0, 1};
+    nd_array *sx = up(ND_FLOAT32, ND_SHAPE(2, 2, 2), sing), *si = nd_linalg_inv(sx);
+    float out[8];
+    cr_expect_neq(nd_to_host(si, out, sizeof out), ND_OK);
+    cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(nd_last_error(), "matrix 0 of the batch of 2"), "%s",
+              nd_last_error());
+    nd_clear_error();
+    nd_free(x), nd_free(v), nd_free(p), nd_free(sv), nd_free(sp), nd_free(m), nd_free(b), nd_free(wb), nd_free(w1);
+    nd_free(mt), nd_free(lt), nd_free(l1), nd_free(sx), nd_free(si);
+}
