@@ -38,6 +38,8 @@ static const suite_workload *const workloads[] = {
     &suite_chain, &suite_black_scholes, &suite_stencil, &suite_small_stencil, &suite_pi,
     &suite_matmul_chain, &suite_dot, &suite_small_ops, &suite_sum, &suite_h2d_sum,
     &suite_uniform_sum, &suite_integers_sum, &suite_scope_read, &suite_shared_matmul,
+    &suite_sort, &suite_argsort, &suite_sort_rows, &suite_cumsum, &suite_gather_map, &suite_mask_select,
+    &suite_histogram,
 };
 #define N_WORKLOADS ((int)(sizeof workloads / sizeof workloads[0]))
 
@@ -58,6 +60,14 @@ static void sizes_full(suite_sizes *sz)
         .sum_n = (int64_t)1 << 28,
         .scope_n = (int64_t)1 << 24,
         .norm_n = 4096,
+        .sort_n = (int64_t)1 << 28,
+        .argsort_n = (int64_t)1 << 26,
+        .rows_r = 4096,
+        .rows_c = 65536,
+        .cumsum_n = (int64_t)1 << 28,
+        .gather_n = (int64_t)1 << 26,
+        .mask_n = (int64_t)1 << 28,
+        .hist_n = (int64_t)1 << 28,
         .h2d_gib = 16.0,
     };
 }
@@ -80,6 +90,14 @@ static void sizes_small(suite_sizes *sz)
         .sum_n = (int64_t)1 << 22,
         .scope_n = (int64_t)1 << 20,
         .norm_n = 256,
+        .sort_n = (int64_t)1 << 20,
+        .argsort_n = (int64_t)1 << 20,
+        .rows_r = 64,
+        .rows_c = 4096,
+        .cumsum_n = (int64_t)1 << 20,
+        .gather_n = (int64_t)1 << 20,
+        .mask_n = (int64_t)1 << 20,
+        .hist_n = (int64_t)1 << 20,
         .h2d_gib = 0.0625,
     };
 }
@@ -140,6 +158,8 @@ static bool selected(const options *o, const suite_workload *w, bool on_gpu)
                 return true;
         return false;
     }
+    if (w->named_only)
+        return false; /* quietly: the default list is the suite's default set */
     if (w->gpu_only && !on_gpu) {
         fprintf(stderr, "  (%s left out: it measures host->device streaming; name it to run it)\n",
                 w->name);

@@ -18,6 +18,8 @@
 typedef struct {
     int64_t chain_n, bs_n, stencil_n, small_n, pi_n, matmul_n, dot_n, ops_n, sum_n;
     int64_t scope_n, norm_n; /* scope_read's vectors, shared_matmul's n x n */
+    /* the sorting, scan and indexing workloads (nd_suite_lib.c) */
+    int64_t sort_n, argsort_n, rows_r, rows_c, cumsum_n, gather_n, mask_n, hist_n;
     int stencil_iters, small_iters, ops_iters;
     double h2d_gib;
 } suite_sizes;
@@ -50,6 +52,7 @@ typedef struct {
     bool check_every_run;   /* cheap checks run after every timed run too */
     bool gpu_only;          /* left out of the default list on the CPU backend */
     bool big;               /* left out of --small runs unless named */
+    bool named_only;        /* run only when named (bench/suite.sh --workloads lib) */
     void (*measure)(const suite_sizes *sz, suite_measure *m);
     /* Fresh inputs, made and synced before the clock starts. for_check:
      * keep whatever the check needs that the run overwrites. */
@@ -69,6 +72,8 @@ extern const suite_workload suite_stencil, suite_small_stencil;
 extern const suite_workload suite_pi, suite_matmul_chain, suite_dot, suite_sum;
 extern const suite_workload suite_h2d_sum;
 extern const suite_workload suite_uniform_sum, suite_integers_sum; /* nd_suite_random.c */
+extern const suite_workload suite_sort, suite_argsort, suite_sort_rows, suite_cumsum, suite_gather_map,
+    suite_mask_select, suite_histogram; /* nd_suite_lib.c */
 extern const suite_workload suite_scope_read, suite_shared_matmul; /* nd_suite_patterns.c */
 
 /* ----------------------------------------- shared by the workloads (nd_suite_check.c) */
