@@ -158,6 +158,9 @@ static void load_prims(void) {
             prims_handle = open_prims(path, why, sizeof why);
         }
     }
+    /* A program linked with the static libnd: the dynamic loader's search
+     * (LD_LIBRARY_PATH, the program's run path, the cache). */
+    if (!prims_handle) prims_handle = open_prims("libnd_cuda_prims.so", why, sizeof why);
 #ifdef ND_CUDA_PRIMS_BUILT
     if (!prims_handle) prims_handle = open_prims(ND_CUDA_PRIMS_BUILT, why, sizeof why);
 #endif

@@ -92,7 +92,8 @@ extern nd_cuda_api_table nd_cuda_api;
  * and then in the toolkit folder nd was built against. */
 nd_status nd_cuda_load(void);
 /* nd's CUB plugin (prims/prims.h), once per process: from libnd's own
- * folder, then from the build tree it was built in. ND_OK, or
+ * folder, then by name through the dynamic loader (a program linked with
+ * the static libnd), then from the build tree it was built in. ND_OK, or
  * ND_ERR_UNSUPPORTED saying why (not built: nvcc was missing; not found;
  * a plugin of another version). Its functions are nd_cuda_prims.p_NAME. */
 #include "backends/cuda/prims/prims.h"
