@@ -235,8 +235,10 @@ nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *
     size_t bytes = 0;
     void *ws = NULL;
     nd_status s = nd_cuda_lib_prepare(cu, u, &bytes);
-    if (s == ND_OK && bytes) s = nd_cuda_device_alloc(cu, bytes, &ws, nd_lib_calls[u->lib].name);
+    /* Never a NULL workspace: to a primitive that means "size it". */
+    size_t alloc = bytes ? bytes : 256;
+    if (s == ND_OK) s = nd_cuda_device_alloc(cu, alloc, &ws, nd_lib_calls[u->lib].name);
     if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, cu->stream);
-    if (ws) nd_cuda_device_free(cu, ws, bytes); /* stream-ordered: after the routine */
+    if (ws) nd_cuda_device_free(cu, ws, alloc); /* stream-ordered: after the routine */
     return s;
 }

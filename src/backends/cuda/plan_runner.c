@@ -153,7 +153,9 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         if (s == ND_OK && st->kind == ND_STEP_USER && st->user.lib != ND_LIB_NONE) {
             s = nd_cuda_lib_prepare(cu, &st->user, &ps->workspace_bytes[i]);
             ps->scratch_offset[i] = ps->scratch_bytes;
-            ps->scratch_bytes += (ps->workspace_bytes[i] + 255) & ~(size_t)255;
+            /* At least one block: a routine is never handed a NULL
+             * workspace, which would mean "size it" (prims/prims.h). */
+            ps->scratch_bytes += (ps->workspace_bytes[i] + 256) & ~(size_t)255;
         }
         if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
         s = nd_cuda_kcache_get(cu->cache, st->kernel, &ps->kentries[i]);
@@ -220,8 +222,7 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
     }
     case ND_STEP_USER:
         if (st->user.lib != ND_LIB_NONE)
-            return nd_cuda_issue_lib(cu, &st->user, bound->slots,
-                                     ps->workspace_bytes[i] ? (char *)ps->scratch + ps->scratch_offset[i] : NULL,
+            return nd_cuda_issue_lib(cu, &st->user, bound->slots, (char *)ps->scratch + ps->scratch_offset[i],
                                      ps->workspace_bytes[i], stream);
         return nd_cuda_issue_user(ps->user_fns[i], &st->user, bound->slots, stream);
     case ND_STEP_COPY:

@@ -10,7 +10,8 @@
  * work on `stream` without waiting (CUDA graph capture records it). Called
  * with tmp NULL it only stores in *tmp_bytes the device workspace it needs
  * for those arguments (data pointers may then be NULL); the backend gives
- * it that much from the plan's scratch. dtype is an nd_dtype value.
+ * it that much from the plan's scratch, and a non-NULL tmp even when it
+ * needs none. dtype is an nd_dtype value.
  *
  * Adding a primitive: its declaration and row here (ND_PRIMS_FNS), its
  * definition in a .cu file of this folder (listed in meson.build); bump

@@ -103,10 +103,44 @@ Layout layout(void *tmp, int64_t total, size_t key_bytes, int indices, size_t cu
     return l;
 }
 
+template <typename U>
+cudaError_t sort_indices(const void *in, void *out, int64_t rows, int64_t n, nd_sort_key_info f, void *tmp,
+                         size_t *tmp_bytes, cudaStream_t s);
+
+// out[r, j] = in[r, ix[r, j]] with every NaN the default NaN.
+template <typename U>
+__global__ void k_take_canon(const U *in, const int64_t *ix, U *out, int64_t total, int64_t n, nd_sort_key_info f) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = (U)nd_sort_canon(in[i - i % n + ix[i]], f);
+}
+
+// Sorted values of float type F (bits U). Several rows: CUB's segmented
+// sort does not order float keys as its radix sort does (NaNs and -0.0
+// came out of place on the H100), so the rows are sorted as the argsort's
+// unsigned keys and the values taken through the indices (their own bits).
+template <typename F, typename U>
+cudaError_t sort_float_rows(const void *in, void *out, int64_t rows, int64_t n, nd_sort_key_info f, void *tmp,
+                            size_t *tmp_bytes, cudaStream_t s) {
+    int64_t total = rows * n;
+    size_t ix_bytes = align_up((size_t)total * sizeof(int64_t)), rest = 0;
+    if (!tmp) {
+        cudaError_t e = sort_indices<U>(in, nullptr, rows, n, f, nullptr, &rest, s);
+        *tmp_bytes = ix_bytes + rest;
+        return e;
+    }
+    int64_t *ix = static_cast<int64_t *>(tmp);
+    rest = *tmp_bytes - ix_bytes;
+    cudaError_t e = sort_indices<U>(in, ix, rows, n, f, static_cast<char *>(tmp) + ix_bytes, &rest, s);
+    if (e) return e;
+    k_take_canon<U><<<blocks_for(total), 256, 0, s>>>(static_cast<const U *>(in), ix, static_cast<U *>(out), total, n, f);
+    return cudaGetLastError();
+}
+
 // Sorted values of float type F (bits U).
 template <typename F, typename U>
 cudaError_t sort_float_values(const void *in, void *out, int64_t rows, int64_t n, nd_sort_key_info f, void *tmp,
                               size_t *tmp_bytes, cudaStream_t s) {
+    if (rows > 1) return sort_float_rows<F, U>(in, out, rows, n, f, tmp, tmp_bytes, s);
     int64_t total = rows * n;
     F *o = static_cast<F *>(out);
     cub::DoubleBuffer<F> d(o, nullptr);
