@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-const nd_dtype ndt_all_dtypes[ND_NUM_DTYPES] = {
+const nd_dtype ndt_all_dtypes[NDT_NUM_DTYPES] = {
     ND_BOOL,   ND_INT8,    ND_INT16,   ND_INT32,   ND_INT64,   ND_UINT8,  ND_UINT16,
     ND_UINT32, ND_UINT64,  ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
 

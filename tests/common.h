@@ -108,7 +108,9 @@ typedef nd_array *(*ndt_bin_fn)(nd_array *, nd_array *);
 ndt_un_fn ndt_unary_fn(ref_op op);
 ndt_bin_fn ndt_binary_fn(ref_op op);
 
-/* Every dtype, for loops. */
-extern const nd_dtype ndt_all_dtypes[ND_NUM_DTYPES];
+/* Every real dtype, for loops (the suites of the real routines; complex
+ * dtypes have test_complex.c and their rows of test_ops.c). */
+#define NDT_NUM_DTYPES 13
+extern const nd_dtype ndt_all_dtypes[NDT_NUM_DTYPES];
 
 #endif

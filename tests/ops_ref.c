@@ -9,12 +9,17 @@
 #include "ops_ref.h"
 #include "ref.h"
 
+#include <complex.h>
 #include <float.h>
 
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 80, "tests/ops_ref.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 85, "tests/ops_ref.c: add the new op's reference");
+
+static int is_c(nd_dtype t) { return t == ND_COMPLEX64 || t == ND_COMPLEX128; }
+static int complex_takes(nd_op op);
+static void complex_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out);
 
 /* The unary float math of NumPy's ufuncs beyond exp/log/sin/cos/tanh/tan:
  * float-only operands, libm references in long double. */
@@ -49,6 +54,7 @@ _Static_assert(ND_NUM_ELEMENTWISE_OPS == 80, "tests/ops_ref.c: add the new op's 
  * loops do); transcendental ones are IR over float dtypes only (the
  * frontend converts integers to a float dtype first). */
 int op_takes(nd_op op, nd_dtype t) {
+    if (is_c(t)) return complex_takes(op);
     switch (op) {
     case ND_OP_CAST: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_FLOOR: case ND_OP_CEIL:
     case ND_OP_SQUARE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
@@ -80,6 +86,9 @@ int op_takes(nd_op op, nd_dtype t) {
         return is_f(t);
     case ND_OP_LOGICAL_NOT: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
         return t == ND_BOOL;
+    /* complex only (the frontend gives real inputs their identities) */
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+        return 0;
     }
     return 0;
 }
@@ -94,7 +103,11 @@ static int op_is_cmp(nd_op op) {
     }
 }
 
-nd_dtype op_result(nd_op op, nd_dtype t) { return op_is_cmp(op) ? ND_BOOL : t; }
+nd_dtype op_result(nd_op op, nd_dtype t) {
+    if (op == ND_OP_REAL || op == ND_OP_IMAG || op == ND_OP_CABS || op == ND_OP_ANGLE)
+        return t == ND_COMPLEX64 ? ND_FLOAT32 : ND_FLOAT64;
+    return op_is_cmp(op) ? ND_BOOL : t;
+}
 
 /* Allowed distance from the correctly rounded result, in ulps of the
  * result dtype; 0 = bits. float32/float64 transcendentals: the CPU's
@@ -116,7 +129,7 @@ int ulp_bound(nd_op op, nd_dtype t) {
     FLOAT_MATH_CASES:
         return short_float ? 1 : 4;
     /* CUDA documents 3 ulp for atan2f and hypotf, 2 for atan2 and hypot */
-    case ND_OP_ARCTAN2: case ND_OP_HYPOT:
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_CABS: case ND_OP_ANGLE:
         return short_float ? 1 : 3;
     /* in ulps of max(|result|, 1) (ulp_floor): CUDA's expf/exp2f (2) and
      * log1pf (1) inside the log1p term, which cancels against a negative
@@ -137,7 +150,7 @@ int ulp_bound(nd_op op, nd_dtype t) {
     case ND_OP_CEIL: case ND_OP_SQUARE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
     case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
-    case ND_OP_LOGICAL_OR: case ND_OP_WHERE:
+    case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG:
         return 0;
     }
     return 0;
@@ -217,6 +230,9 @@ static float np_divmod_f(float a, float b, float *modulus) {
  * without error, 53 >= 2 * 24 + 2). */
 static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     switch (op) {
+    /* complex only: complex_elem */
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+        return NAN;
     case ND_OP_NEG: return -x;
     case ND_OP_ABS: return fabs(x);
     case ND_OP_SQRT: return sqrt(x);
@@ -327,6 +343,8 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     uint64_t xu = uval(a, i), yu = b ? uval(b, i) : 0;
     uint64_t x = sgn ? (uint64_t)xs : xu, y = sgn ? (uint64_t)ys : yu;
     switch (op) {
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+        return 0; /* complex only: complex_elem */
     case ND_OP_NEG: return 0 - x;
     case ND_OP_ABS: return sgn && xs < 0 ? 0 - x : x;
     case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: return x;
@@ -479,6 +497,10 @@ static void nextafter_ref(nd_dtype t, const ref_arr *a, const ref_arr *b, int64_
 void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out) {
     const ref_arr *a = in[0], *b = in[1], *c = in[2];
     nd_dtype r = out->dt;
+    if (is_c(t) || (op == ND_OP_CAST && is_c(r))) {
+        complex_elem(op, t, in, i, out);
+        return;
+    }
     switch (op) {
     case ND_OP_CAST:
         if (is_f(t) && !is_f(r) && r != ND_BOOL) ref_setu(out, i, f2i_ref(ref_getd(a, i)));
@@ -518,8 +540,191 @@ void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *ou
     BITWISE_CASES:
     SHIFT_GCD_CASES:
     FLOAT_MATH_CASES:
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
         break;
     }
     if (is_f(t)) ref_setd(out, i, float_ref(op, ref_getd(a, i), b ? ref_getd(b, i) : 0, t));
     else ref_setu(out, i, int_ref(op, t, a, b, i));
+}
+
+/* ------------------------------------------------------------- complex */
+
+/* The complex rows: NumPy's complex loops that nd has. */
+static int complex_takes(nd_op op) {
+    switch (op) {
+    case ND_OP_CAST: case ND_OP_WHERE: case ND_OP_NEG: case ND_OP_SQRT: case ND_OP_EXP:
+    case ND_OP_LOG: case ND_OP_RECIPROCAL: case ND_OP_SQUARE: case ND_OP_ISNAN: case ND_OP_ISINF:
+    case ND_OP_ISFINITE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
+    case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE:
+    case ND_OP_GT: case ND_OP_GE: case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_CONJ:
+    case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void cref_get(const ref_arr *a, int64_t i, double *re, double *im) {
+    if (a->dt == ND_COMPLEX64) {
+        float v[2];
+        memcpy(v, a->data + (size_t)i * 8, 8);
+        *re = v[0], *im = v[1];
+    } else {
+        double v[2];
+        memcpy(v, a->data + (size_t)i * 16, 16);
+        *re = v[0], *im = v[1];
+    }
+}
+
+void cref_set(ref_arr *a, int64_t i, double re, double im) {
+    if (a->dt == ND_COMPLEX64) {
+        float v[2] = {(float)re, (float)im};
+        memcpy(a->data + (size_t)i * 8, v, 8);
+    } else {
+        double v[2] = {re, im};
+        memcpy(a->data + (size_t)i * 16, v, 16);
+    }
+}
+
+/* NumPy's complex loops (umath/loops.c.src) evaluated in the parts' own
+ * precision P: what NumPy's scalar loop computes (the library's backends
+ * may contract into FMAs, so test_ops compares them to a tolerance). */
+#define NP_CPLX(P, SUF)                                                                         \
+    static void np_mul_##P(P ar, P ai, P br, P bi, P *r, P *i) {                                \
+        *r = ar * br - ai * bi;                                                                 \
+        *i = ar * bi + ai * br;                                                                 \
+    }                                                                                           \
+    static void np_div_##P(P ar, P ai, P br, P bi, P *r, P *i) {                                \
+        const P bra = fabs##SUF(br), bia = fabs##SUF(bi);                                       \
+        if (bra >= bia) {                                                                       \
+            if (bra == 0 && bia == 0) {                                                         \
+                *r = ar / bra;                                                                  \
+                *i = ai / bra;                                                                  \
+            } else {                                                                            \
+                const P rat = bi / br, scl = (P)1 / (br + bi * rat);                            \
+                *r = (ar + ai * rat) * scl;                                                     \
+                *i = (ai - ar * rat) * scl;                                                     \
+            }                                                                                   \
+        } else {                                                                                \
+            const P rat = br / bi, scl = (P)1 / (bi + br * rat);                                \
+            *r = (ar * rat + ai) * scl;                                                         \
+            *i = (ai * rat - ar) * scl;                                                         \
+        }                                                                                       \
+    }                                                                                           \
+    static void np_recip_##P(P xr, P xi, P *r, P *i) {                                          \
+        if (fabs##SUF(xi) <= fabs##SUF(xr)) {                                                   \
+            const P q = xi / xr, d = xr + xi * q;                                               \
+            *r = (P)1 / d;                                                                      \
+            *i = -q / d;                                                                        \
+        } else {                                                                                \
+            const P q = xr / xi, d = xr * q + xi;                                               \
+            *r = q / d;                                                                         \
+            *i = (P)-1 / d;                                                                     \
+        }                                                                                       \
+    }
+NP_CPLX(float, f)
+NP_CPLX(double, )
+
+/* NumPy's complex comparisons (CLT etc.) */
+static int np_cmp(nd_op op, double xr, double xi, double yr, double yi) {
+    int nan_i = isnan(xi) || isnan(yi);
+    switch (op) {
+    case ND_OP_EQ: return xr == yr && xi == yi;
+    case ND_OP_NE: return xr != yr || xi != yi;
+    case ND_OP_LT: return (xr < yr && !nan_i) || (xr == yr && xi < yi);
+    case ND_OP_LE: return (xr < yr && !nan_i) || (xr == yr && xi <= yi);
+    case ND_OP_GT: return (xr > yr && !nan_i) || (xr == yr && xi > yi);
+    default: return (xr > yr && !nan_i) || (xr == yr && xi >= yi);
+    }
+}
+
+static void complex_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out) {
+    const ref_arr *a = in[0], *b = in[1];
+    nd_dtype r = out->dt;
+    double xr = 0, xi = 0, yr = 0, yi = 0, zr = 0, zi = 0;
+    if (op == ND_OP_CAST) {
+        if (is_c(t) && is_c(r)) {
+            cref_get(a, i, &xr, &xi);
+            cref_set(out, i, xr, xi);
+        } else if (is_c(t)) { /* to a real dtype: the real part; bool: either part */
+            cref_get(a, i, &xr, &xi);
+            if (r == ND_BOOL) ref_setu(out, i, xr != 0 || xi != 0);
+            else if (!is_f(r)) ref_setu(out, i, f2i_ref(xr));
+            else ref_setd(out, i, xr);
+        } else if (is_f(t) || t == ND_BOOL) {
+            cref_set(out, i, ref_getd(a, i), 0.0);
+        } else { /* an integer: rounded once into the part dtype */
+            long double v = ref_is_unsigned(t) ? (long double)uval(a, i) : (long double)sval(a, i);
+            if (r == ND_COMPLEX64) cref_set(out, i, (float)v, 0.0);
+            else cref_set(out, i, (double)v, 0.0);
+        }
+        return;
+    }
+    if (op == ND_OP_WHERE) {
+        size_t sz = ref_itemsize(r);
+        memcpy(out->data + (size_t)i * sz, (ref_getu(in[0], i) ? in[1] : in[2])->data + (size_t)i * sz, sz);
+        return;
+    }
+    cref_get(a, i, &xr, &xi);
+    if (b && nd_op_arity(op) == 2) cref_get(b, i, &yr, &yi);
+    const int f = t == ND_COMPLEX64;
+    long double complex lz = (long double)xr + (long double)xi * I, lw;
+    switch (op) {
+    case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
+        ref_setu(out, i, (uint64_t)np_cmp(op, xr, xi, yr, yi));
+        return;
+    case ND_OP_ISNAN: ref_setu(out, i, isnan(xr) || isnan(xi)); return;
+    case ND_OP_ISINF: ref_setu(out, i, isinf(xr) || isinf(xi)); return;
+    case ND_OP_ISFINITE: ref_setu(out, i, isfinite(xr) && isfinite(xi)); return;
+    case ND_OP_REAL: ref_setd(out, i, xr); return;
+    case ND_OP_IMAG: ref_setd(out, i, xi); return;
+    case ND_OP_CABS: ref_setd(out, i, (double)hypotl(xr, xi)); return;
+    case ND_OP_ANGLE: ref_setd(out, i, (double)atan2l(xi, xr)); return;
+    case ND_OP_ADD: zr = xr + yr, zi = xi + yi; break;
+    case ND_OP_SUB: zr = xr - yr, zi = xi - yi; break;
+    case ND_OP_NEG: zr = -xr, zi = -xi; break;
+    case ND_OP_CONJ: zr = xr, zi = -xi; break;
+    case ND_OP_MUL: case ND_OP_SQUARE:
+        if (op == ND_OP_SQUARE) yr = xr, yi = xi;
+        if (f) {
+            float pr, pi;
+            np_mul_float((float)xr, (float)xi, (float)yr, (float)yi, &pr, &pi);
+            zr = pr, zi = pi;
+        } else {
+            np_mul_double(xr, xi, yr, yi, &zr, &zi);
+        }
+        break;
+    case ND_OP_DIV:
+        if (f) {
+            float pr, pi;
+            np_div_float((float)xr, (float)xi, (float)yr, (float)yi, &pr, &pi);
+            zr = pr, zi = pi;
+        } else {
+            np_div_double(xr, xi, yr, yi, &zr, &zi);
+        }
+        break;
+    case ND_OP_RECIPROCAL:
+        if (f) {
+            float pr, pi;
+            np_recip_float((float)xr, (float)xi, &pr, &pi);
+            zr = pr, zi = pi;
+        } else {
+            np_recip_double(xr, xi, &zr, &zi);
+        }
+        break;
+    case ND_OP_MAX: case ND_OP_MIN: case ND_OP_FMAX: case ND_OP_FMIN: {
+        int ge = np_cmp(op == ND_OP_MAX || op == ND_OP_FMAX ? ND_OP_GE : ND_OP_LE, xr, xi, yr, yi);
+        int first = op == ND_OP_MAX || op == ND_OP_MIN ? (isnan(xr) || isnan(xi) || ge)
+                                                       : (isnan(yr) || isnan(yi) || ge);
+        zr = first ? xr : yr, zi = first ? xi : yi;
+        break;
+    }
+    /* C99's complex functions in long double (glibc, Annex G special
+     * values): what NumPy's npy_cexp/npy_clog/npy_csqrt call */
+    case ND_OP_EXP: lw = cexpl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_LOG: lw = clogl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_SQRT: lw = csqrtl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    default: zr = zi = NAN; break;
+    }
+    cref_set(out, i, zr, zi);
 }

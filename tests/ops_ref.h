@@ -22,6 +22,10 @@ double ulp_floor(nd_op op);
 void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *out);
 
 int bits_of(nd_dtype t);
+/* The parts of element i of a complex64/complex128 array, and setting them
+ * (rounded to the parts' dtype). */
+void cref_get(const ref_arr *a, int64_t i, double *re, double *im);
+void cref_set(ref_arr *a, int64_t i, double re, double im);
 /* Two's complement value of an integer element (bool: 0/1), and the
  * unsigned value of its width. */
 int64_t sval(const ref_arr *a, int64_t i);

@@ -42,14 +42,16 @@ static const unsigned char promote_table[13][13] = {
 nd_dtype ref_promote(nd_dtype a, nd_dtype b) { return (nd_dtype)promote_table[a][b]; }
 
 size_t ref_itemsize(nd_dtype t) {
-    static const size_t sz[13] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-    return (unsigned)t < 13 ? sz[t] : 0;
+    static const size_t sz[15] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+    return (unsigned)t < 15 ? sz[t] : 0;
 }
 
 const char *ref_dtype_name(nd_dtype t) {
     static const char *const n[13] = {"bool",   "int8",    "int16",    "int32",   "int64",
                                       "uint8",  "uint16",  "uint32",   "uint64",  "float16",
                                       "bfloat16", "float32", "float64"};
+    if (t == ND_COMPLEX64) return "complex64";
+    if (t == ND_COMPLEX128) return "complex128";
     return (unsigned)t < 13 ? n[t] : "?";
 }
 

@@ -121,7 +121,7 @@ static void free_inputs(inputs *in) {
 
 /* Outputs: every op of ref.h, where, and a cast to every dtype (of y: NumPy
  * leaves casts of NaN and out-of-range values to the platform). */
-#define N_OUT (R_NUM_OPS + 1 + ND_NUM_DTYPES)
+#define N_OUT (R_NUM_OPS + 1 + NDT_NUM_DTYPES)
 
 static int op_defined(ref_op op, nd_dtype t) {
     /* NumPy: TypeError */
@@ -144,7 +144,7 @@ static void record_all(const inputs *in, nd_array *out[N_OUT]) {
         else out[o] = op == R_POW ? nd_pow(p, e) : ndt_binary_fn(op)(x, y);
     }
     out[R_NUM_OPS] = nd_where(c, x, y);
-    for (int u = 0; u < ND_NUM_DTYPES; u++) out[R_NUM_OPS + 1 + u] = nd_astype(y, ndt_all_dtypes[u]);
+    for (int u = 0; u < NDT_NUM_DTYPES; u++) out[R_NUM_OPS + 1 + u] = nd_astype(y, ndt_all_dtypes[u]);
     nd_free(x);
     nd_free(y);
     nd_free(p);
@@ -172,7 +172,7 @@ static void check_against_reference(const inputs *in, nd_array *out[N_OUT]) {
     ndt_check(out[R_NUM_OPS], w, 0, 0, NULL, "jit where(bool, %s, %s)", ref_dtype_name(t),
               ref_dtype_name(t));
     ref_free(w);
-    for (int u = 0; u < ND_NUM_DTYPES; u++) {
+    for (int u = 0; u < NDT_NUM_DTYPES; u++) {
         ref_arr *c = ref_astype(in->y, ndt_all_dtypes[u]);
         ndt_check(out[R_NUM_OPS + 1 + u], c, 0, 0, NULL, "jit astype(%s -> %s)",
                   ref_dtype_name(t), ref_dtype_name(ndt_all_dtypes[u]));

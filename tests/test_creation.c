@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 NDT_TEST(creation, empty_fill_then_read) {
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         nd_array *x = nd_empty(t, ND_SHAPE(3, 5));
         cr_assert(x, "nd_empty(%s): %s", ref_dtype_name(t), nd_last_error());
@@ -19,7 +19,7 @@ NDT_TEST(creation, empty_fill_then_read) {
 }
 
 NDT_TEST(creation, zeros_ones_full_every_dtype) {
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         double fv = ref_is_float(t) ? -3.75 : 42;
         nd_array *z = nd_zeros(t, ND_SHAPE(4, 3)), *o = nd_ones(t, ND_SHAPE(2, 2, 2)),
@@ -139,7 +139,7 @@ static ref_arr *random_storage(ndt_rng *r, nd_dtype t, int ndim, const int64_t *
 
 NDT_TEST(creation, host_round_trip_every_dtype) {
     NDT_RNG(r);
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         const int64_t s3[3] = {3, 17, 5}, s1[1] = {1000}, s0[1] = {0};
         ref_arr *a = random_storage(&r, t, 3, s3), *b = random_storage(&r, t, 1, s1);
@@ -241,7 +241,7 @@ NDT_TEST(creation, from_host_large_parallel_copy) {
 
 NDT_TEST(creation, astype_every_pair) {
     NDT_RNG(r);
-    for (int i = 0; i < ND_NUM_DTYPES; i++) {
+    for (int i = 0; i < NDT_NUM_DTYPES; i++) {
         nd_dtype s = ndt_all_dtypes[i];
         /* values valid in every dtype: 0..100, floats with fractions k/64
          * (exact in float32, so no double rounding on the way to float16) */
@@ -252,7 +252,7 @@ NDT_TEST(creation, astype_every_pair) {
         }
         ref_setd(a, 0, 0);
         nd_array *x = ndt_upload(a);
-        for (int j = 0; j < ND_NUM_DTYPES; j++) {
+        for (int j = 0; j < NDT_NUM_DTYPES; j++) {
             nd_dtype t = ndt_all_dtypes[j];
             nd_array *y = nd_astype(x, t);
             ref_arr *want = ref_astype(a, t);

@@ -27,7 +27,7 @@ NDT_TEST(creation_matrix, eye_and_tri_every_dtype) {
         {4, -1, 0, 4}, {3, 5, 1, 5}, {5, 3, -2, 3}, {3, 3, 7, 3}, {3, 3, -7, 3}, {0, -1, 0, 0},
         {3, 0, 0, 0},  {1, 1, 0, 1}, {2, 4, INT64_MAX, 4}, {2, 4, INT64_MIN, 4}, {4, 6, -3, 6},
     };
-    for (int d = 0; d < ND_NUM_DTYPES; d++) {
+    for (int d = 0; d < NDT_NUM_DTYPES; d++) {
         nd_dtype t = ndt_all_dtypes[d];
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             const int64_t n = cases[c][0], m = cases[c][1], k = cases[c][2], mm = cases[c][3];

@@ -45,7 +45,7 @@ static ref_arr *unary_input(ndt_rng *r, ref_op op, nd_dtype t) {
 
 static void check_unary(ref_op op) {
     NDT_RNG(r);
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         ref_arr *a = unary_input(&r, op, t);
         nd_array *x = ndt_upload(a);
@@ -174,7 +174,7 @@ static void binary_inputs(ndt_rng *r, ref_op op, nd_dtype t, ref_arr **a, ref_ar
 
 static void check_binary(ref_op op) {
     NDT_RNG(r);
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         ref_arr *a, *b;
         binary_inputs(&r, op, t, &a, &b);
@@ -240,7 +240,7 @@ NDT_TEST(elementwise, ge) { check_binary(R_GE); }
 
 NDT_TEST(elementwise, where_every_dtype) {
     NDT_RNG(r);
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         ref_arr *c = ndt_rand(&r, ND_BOOL, 2, SHAPE, 0, 1);
         ref_arr *a = ndt_rand_bits(&r, t, 2, SHAPE), *b = ndt_rand_bits(&r, t, 2, SHAPE);
@@ -282,7 +282,7 @@ NDT_TEST(elementwise, where_mixed_and_nonbool_condition) {
 
 NDT_TEST(elementwise, clip_every_dtype) {
     NDT_RNG(r);
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         if (t == ND_BOOL) continue;
         int u = ref_is_unsigned(t);

@@ -55,7 +55,7 @@ static void expect_index_error_at_sync(const char *text) {
 
 NDT_TEST(indexing, take_flat_every_dtype_with_repeats_and_negatives) {
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
         ref_arr *a = ndt_rand_bits(&r, dt, 2, (int64_t[]){5, 7});
         ref_arr *ix = rand_indices(&r, 2, (int64_t[]){4, 9}, 35);
@@ -368,7 +368,7 @@ NDT_TEST(indexing, index_strings_place_broadcast_axes_as_numpy) {
 /* a[idx] = v with repeats: the last occurrence wins, every dtype. */
 NDT_TEST(indexing, index_assign_last_write_wins_every_dtype) {
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
         ref_arr *a = ndt_rand_small(&r, dt, 1, (int64_t[]){10});
         ref_arr *v = ndt_rand_small(&r, dt, 1, (int64_t[]){300});
@@ -456,7 +456,7 @@ NDT_TEST(indexing, put_cycles_values_and_put_along_axis) {
  * bits as a sequential sum in the dtype), every dtype. */
 NDT_TEST(indexing, add_at_accumulates_in_order_every_dtype) {
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
         int small = dt == ND_FLOAT16 || dt == ND_BFLOAT16;
         ref_arr *a = small ? ndt_rand(&r, dt, 2, (int64_t[]){6, 2}, -4, 4) : ndt_rand_bits(&r, dt, 2, (int64_t[]){6, 2});

@@ -448,7 +448,7 @@ NDT_TEST(interop, dlpack_export_fields_and_round_trip) {
 }
 
 NDT_TEST(interop, dlpack_every_dtype) {
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype dt = (nd_dtype)k;
         nd_array *x = nd_arange(dt == ND_BOOL ? ND_INT8 : dt, 0, 5, 1);
         nd_array *xb = dt == ND_BOOL ? nd_astype(x, ND_BOOL) : nd_retain(x);
@@ -456,7 +456,7 @@ NDT_TEST(interop, dlpack_every_dtype) {
         cr_assert(dl, "%s: %s", nd_dtype_name(dt), nd_last_error());
         cr_expect_eq(dl->flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0u);
         cr_expect_eq(dl->dl_tensor.dtype.bits, 8 * nd_dtype_size(dt), "%s", nd_dtype_name(dt));
-        static const uint8_t codes[ND_NUM_DTYPES] = {kDLBool, kDLInt, kDLInt, kDLInt, kDLInt, kDLUInt, kDLUInt,
+        static const uint8_t codes[NDT_NUM_DTYPES] = {kDLBool, kDLInt, kDLInt, kDLInt, kDLInt, kDLUInt, kDLUInt,
                                                      kDLUInt, kDLUInt, kDLFloat, kDLBfloat, kDLFloat, kDLFloat};
         cr_expect_eq(dl->dl_tensor.dtype.code, codes[k], "%s", nd_dtype_name(dt));
         nd_array *y = nd_from_dlpack(dl);

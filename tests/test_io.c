@@ -308,7 +308,7 @@ NDT_TEST(io, loads_numpy_files_and_saves_their_bytes) {
 
 NDT_TEST(io, round_trip_every_dtype_through_views) {
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         ref_arr *ra = ndt_rand_bits(&r, (nd_dtype)t, ND_SHAPE(5, 7));
         nd_array *a = ndt_upload(ra);
         /* a transposed, reversed view: written as its values, row-major */

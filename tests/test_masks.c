@@ -41,7 +41,7 @@ static ref_arr *compact(const ref_arr *a, const bool *m) {
 
 NDT_TEST(masks, select_every_dtype) {
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
         ref_arr *a = ndt_rand_bits(&r, dt, 2, (int64_t[]){7, 9});
         bool m[63];
@@ -236,7 +236,7 @@ NDT_TEST(masks, extract_and_compress) {
 /* flatnonzero and a[mask] = v on every dtype (ints in -3..3: many zeros). */
 NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
         ref_arr *a = ndt_rand(&r, dt, 2, (int64_t[]){5, 8}, -3, 3);
         int64_t n = 0, pos[40];

@@ -31,7 +31,19 @@
  * differ between x86 and NVIDIA GPUs. Transcendental ops (exp, log, sin,
  * cos, tanh, float pow) are compared in units in the last place of the
  * result dtype (ulp_bound in ops_ref.c says how many and why); their results for
- * NaN, +-inf and +-0 inputs must still be exact. */
+ * NaN, +-inf and +-0 inputs must still be exact.
+ *
+ * Complex dtypes: operands are pairs of part edges (0, -0, 1, -1.5, pi,
+ * tiny and huge magnitudes, subnormals, +-inf, NaN in either part), then
+ * random values. The reference is NumPy's complex loop evaluated in the
+ * parts' own precision (+ - * / square reciprocal: NumPy's formulas,
+ * Smith's division) or C99's cexpl/clogl/csqrtl in long double (glibc:
+ * Annex G's special values), ops_ref.c. Results compare part by part:
+ * NaN matches NaN, an infinity must be the same infinity, a finite part
+ * must be within complex_tol ulps of the larger part's magnitude (a
+ * normwise bound: CUDA may contract a*b - c*d into an FMA); exact ops
+ * (+ -, negative, conj, comparisons, maximum, casts, real, imag) to the
+ * bit, zeros' signs included. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -54,7 +66,7 @@
 #include "ops_ref.h"
 
 #define N 2048      /* points per kernel */
-#define MAX_D 13    /* dtypes per kernel */
+#define MAX_D 15    /* dtypes per kernel */
 
 /* ------------------------------------------------------------ inputs */
 
@@ -115,7 +127,28 @@ static void set_edge(ref_arr *a, int64_t i, nd_dtype t, int k, const double *fe,
     else ref_setu(a, i, (uint64_t)ie[k]);
 }
 
+/* Part edges of complex operands: both parts of every pair of them. */
+static int part_edges(nd_dtype t, double *e) {
+    const int f = t == ND_COMPLEX64;
+    const double v[] = {0.0, -0.0, 1.0, -1.5, M_PI, f ? 1e-30 : 1e-300, f ? 3e-45 : 5e-324,
+                        f ? 1e30 : 1e300, f ? 3e38 : 1.7e308, 0.75, INFINITY, -INFINITY, NAN};
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++) e[k] = v[k];
+    return (int)(sizeof v / sizeof *v);
+}
+
+static int is_cplx(nd_dtype t) { return t == ND_COMPLEX64 || t == ND_COMPLEX128; }
+
 static void set_random(ndt_rng *r, ref_arr *a, int64_t i, nd_dtype t) {
+    if (is_cplx(t)) {
+        if (ndt_next(r) & 1) {
+            cref_set(a, i, ndt_uniform(r, -10, 10), ndt_uniform(r, -10, 10));
+        } else { /* random bits of each part: every exponent */
+            size_t sz = ref_itemsize(t);
+            uint64_t v[2] = {ndt_next(r), ndt_next(r)};
+            memcpy(a->data + (size_t)i * sz, v, sz);
+        }
+        return;
+    }
     uint64_t u = ndt_next(r);
     if (t == ND_BOOL) ref_setu(a, i, u & 1);
     else if (!is_f(t)) ref_setu(a, i, (u & 3) ? u >> 2 : (uint64_t)ndt_int(r, -20, 20));
@@ -130,6 +163,23 @@ static void set_random(ndt_rng *r, ref_arr *a, int64_t i, nd_dtype t) {
 
 /* Operands of dtype t: every pair of edges (a, b), then random values. */
 static void make_inputs(ndt_rng *r, nd_dtype t, int arity, ref_arr *in[3]) {
+    if (is_cplx(t)) {
+        /* unary: every (re, im) pair of part edges; binary: pairs of those
+         * complex edges, picked at random (13^4 pairs do not fit in N) */
+        double pe[16];
+        int np_ = part_edges(t, pe), ne = np_ * np_;
+        int64_t shape[1] = {N};
+        for (int q = 0; q < arity; q++) in[q] = ref_new(t, 1, shape);
+        for (int64_t i = 0; i < N; i++) {
+            for (int q = 0; q < arity; q++) {
+                int k = arity == 1 ? (int)i : (int)(ndt_next(r) % (uint64_t)ne);
+                if (arity == 1 && i >= ne) set_random(r, in[q], i, t);
+                else if (i < N * 3 / 4) cref_set(in[q], i, pe[k / np_], pe[k % np_]);
+                else set_random(r, in[q], i, t);
+            }
+        }
+        return;
+    }
     double fe[64];
     int64_t ie[64];
     int ne = t == ND_BOOL ? 2 : is_f(t) ? float_edges(t, fe) : int_edges(t, ie);
@@ -174,7 +224,7 @@ static void build_case(op_case *c, nd_op op, nd_dtype cast_from, ndt_rng *r) {
     nd_kernel *k = &c->k;
     int arity = nd_op_arity(op), slot = 0;
     for (int d = 0; d < ND_NUM_DTYPES; d++) {
-        nd_dtype t = ndt_all_dtypes[d], src = op == ND_OP_CAST ? cast_from : t;
+        nd_dtype t = (nd_dtype)d, src = op == ND_OP_CAST ? cast_from : t;
         if (!op_takes(op, src)) continue;
         int p = c->n_parts++;
         c->in_dt[p] = src;
@@ -187,7 +237,11 @@ static void build_case(op_case *c, nd_op op, nd_dtype cast_from, ndt_rng *r) {
             for (int64_t i = 0; i < N; i++) ref_setu(c->in[p][0], i, ndt_next(r) & 1);
         } else if (op == ND_OP_CAST) {
             if (p == 0) make_inputs(r, src, 1, c->in[p]);
-            else c->in[p][0] = ref_astype(c->in[0][0], src); /* a copy of the same bits */
+            else { /* a copy of the same bits */
+                int64_t shape[1] = {N};
+                c->in[p][0] = ref_new(src, 1, shape);
+                memcpy(c->in[p][0]->data, c->in[0][0]->data, N * ref_itemsize(src));
+            }
         } else {
             make_inputs(r, src, arity, c->in[p]);
         }
@@ -233,7 +287,7 @@ static void build_all(void) {
     g_n_cases = 0;
     for (int op = 0; op < ND_NUM_ELEMENTWISE_OPS; op++) {
         if (op == ND_OP_CAST)
-            for (int d = 0; d < ND_NUM_DTYPES; d++) build_case(&g_cases[g_n_cases++], ND_OP_CAST, ndt_all_dtypes[d], &r);
+            for (int d = 0; d < ND_NUM_DTYPES; d++) build_case(&g_cases[g_n_cases++], ND_OP_CAST, (nd_dtype)d, &r);
         else build_case(&g_cases[g_n_cases++], (nd_op)op, ND_BOOL, &r);
     }
 }
@@ -266,20 +320,89 @@ static double ulp_at(double v, nd_dtype t) {
 }
 
 static int is_special(const ref_arr *a, int64_t i) {
+    if (is_cplx(a->dt)) {
+        double re, im;
+        cref_get(a, i, &re, &im);
+        return !isfinite(re) || !isfinite(im);
+    }
     double v = ref_getd(a, i);
     return isnan(v) || isinf(v) || v == 0;
 }
 
 static void describe(char *out, size_t cap, const ref_arr *a, int64_t i) {
-    if (is_f(a->dt)) snprintf(out, cap, "%.17g", ref_getd(a, i));
+    if (is_cplx(a->dt)) {
+        double re, im;
+        cref_get(a, i, &re, &im);
+        snprintf(out, cap, "(%.9g%+.9gj)", re, im);
+    } else if (is_f(a->dt)) snprintf(out, cap, "%.17g", ref_getd(a, i));
     else if (ref_is_unsigned(a->dt)) snprintf(out, cap, "%llu", (unsigned long long)uval(a, i));
     else snprintf(out, cap, "%lld", (long long)sval(a, i));
+}
+
+/* Tolerance of a complex result, in ulps of the part dtype at the larger
+ * part's magnitude: 0 for the exact ops; a few for NumPy's formulas (an
+ * FMA changes the rounding of a*b - c*d, Smith's division rounds a ratio
+ * and a reciprocal first); the C99 functions: the double-precision
+ * libm/CUDA functions they call (2 ulp each, CUDA), combined. */
+static int complex_tol(nd_op op) {
+    switch (op) {
+    case ND_OP_MUL: case ND_OP_SQUARE: return 2;
+    case ND_OP_DIV: case ND_OP_RECIPROCAL: return 4;
+    case ND_OP_EXP: case ND_OP_LOG: case ND_OP_SQRT: return 4;
+    default: return 0;
+    }
+}
+
+static int check_complex(const char *backend, const op_case *c, int p, const void *got_buf) {
+    const ref_arr *want = c->want[p];
+    nd_dtype rt = want->dt;
+    nd_dtype pt = rt == ND_COMPLEX64 ? ND_FLOAT32 : ND_FLOAT64;
+    int tol = complex_tol(c->op), bad = 0;
+    ref_arr got = *want;
+    got.data = (unsigned char *)got_buf;
+    for (int64_t i = 0; i < N; i++) {
+        double g[2], w[2];
+        cref_get(&got, i, &g[0], &g[1]);
+        cref_get(want, i, &w[0], &w[1]);
+        double scale = fmax(isfinite(w[0]) ? fabs(w[0]) : 0, isfinite(w[1]) ? fabs(w[1]) : 0);
+        int ok = 1;
+        for (int k = 0; k < 2; k++) {
+            if (isnan(g[k]) && isnan(w[k])) continue;
+            if (tol == 0) {
+                ok &= memcmp(&g[k], &w[k], sizeof g[k]) == 0;
+                continue;
+            }
+            if (isinf(w[k]) || isinf(g[k]) || isnan(g[k]) || isnan(w[k])) {
+                ok &= g[k] == w[k];
+                continue;
+            }
+            /* below the smallest normal, an ulp is the subnormal spacing */
+            double s = fmax(scale, pt == ND_FLOAT32 ? 0x1p-126 : 0x1p-1022);
+            ok &= fabs(g[k] - w[k]) <= tol * ulp_at(s, pt);
+        }
+        if (ok) continue;
+        if (++bad <= 4) {
+            double x[2] = {0, 0}, y[2] = {0, 0};
+            if (c->op != ND_OP_CAST || is_cplx(c->in_dt[p])) cref_get(c->in[p][0], i, &x[0], &x[1]);
+            else x[0] = ref_getd(c->in[p][0], i);
+            if (nd_op_arity(c->op) == 2) cref_get(c->in[p][1], i, &y[0], &y[1]);
+            cr_log_error("%s: %s %s -> %s: (%.17g%+.17gj), (%.17g%+.17gj) gave (%.17g%+.17gj), want "
+                         "(%.17g%+.17gj) (tolerance %d ulp of the larger part)",
+                         backend, nd_op_label(c->op), ref_dtype_name(c->in_dt[p]), ref_dtype_name(rt),
+                         x[0], x[1], y[0], y[1], g[0], g[1], w[0], w[1], tol);
+        }
+    }
+    if (bad > 4)
+        cr_log_error("%s: %s %s -> %s: %d of %d elements differ", backend, nd_op_label(c->op),
+                     ref_dtype_name(c->in_dt[p]), ref_dtype_name(rt), bad, N);
+    return bad;
 }
 
 /* Compares part p of case c with the reference; returns the mismatches. */
 static int check_part(const char *backend, const op_case *c, int p, const void *got_buf) {
     const ref_arr *want = c->want[p];
     nd_dtype rt = want->dt, t = c->in_dt[p];
+    if (is_cplx(rt)) return check_complex(backend, c, p, got_buf);
     int tol = ulp_bound(c->op, rt), bad = 0;
     size_t sz = ref_itemsize(rt);
     for (int64_t i = 0; i < N; i++) {

@@ -10,8 +10,8 @@ static int bf16_pair_known(nd_dtype a, nd_dtype b) {
 }
 
 NDT_TEST(promotion, strong_table_for_add_and_mul) {
-    for (int i = 0; i < ND_NUM_DTYPES; i++)
-        for (int j = 0; j < ND_NUM_DTYPES; j++) {
+    for (int i = 0; i < NDT_NUM_DTYPES; i++)
+        for (int j = 0; j < NDT_NUM_DTYPES; j++) {
             nd_dtype a = ndt_all_dtypes[i], b = ndt_all_dtypes[j];
             if ((a == ND_BFLOAT16 || b == ND_BFLOAT16) && !bf16_pair_known(a, b)) continue;
             nd_array *x = nd_ones(a, ND_SHAPE(4)), *y = nd_ones(b, ND_SHAPE(4));
@@ -165,7 +165,7 @@ NDT_TEST(promotion, weak_int_out_of_range_is_dtype_error) {
 }
 
 NDT_TEST(promotion, unary_float_results) {
-    for (int k = 0; k < ND_NUM_DTYPES; k++) {
+    for (int k = 0; k < NDT_NUM_DTYPES; k++) {
         nd_dtype t = ndt_all_dtypes[k];
         nd_array *x = nd_ones(t, ND_SHAPE(2));
         nd_array *s = nd_sqrt(x), *e = nd_exp(x), *n = nd_logical_not(x), *c = nd_eq(x, x);

@@ -70,7 +70,7 @@ static void all_axes(ref_red k, const ref_arr *ra, nd_array *x, const char *how)
 static void check_kind(ref_red k) {
     NDT_RNG(r);
     /* every dtype on a 3-d array, every axis */
-    for (int i = 0; i < ND_NUM_DTYPES; i++) {
+    for (int i = 0; i < NDT_NUM_DTYPES; i++) {
         ref_arr *ra = input_for(&r, k, ndt_all_dtypes[i], ND_SHAPE(3, 4, 5));
         nd_array *x = ndt_upload(ra);
         all_axes(k, ra, x, "contiguous");

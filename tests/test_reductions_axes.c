@@ -405,7 +405,7 @@ static void check_kind(tk k) {
     NDT_RNG(r);
     /* every dtype on the short list of axis sets; every set on float32,
      * int32 and bool */
-    for (int i = 0; i < ND_NUM_DTYPES; i++) {
+    for (int i = 0; i < NDT_NUM_DTYPES; i++) {
         nd_dtype t = ndt_all_dtypes[i];
         if (k == T_PTP && t == ND_BOOL) continue;
         ref_arr *ra = input_for(&r, k, t, ND_SHAPE(3, 4, 5));

@@ -75,7 +75,7 @@ NDT_TEST(shaping_copies, roll) {
     NDT_RNG(r);
     const int64_t shifts[] = {1, -1, 2, 7, -11, 0, 12, INT64_MIN, INT64_MAX};
     for (int t = 0; t < 24; t++) {
-        nd_dtype dt = ndt_all_dtypes[t % ND_NUM_DTYPES];
+        nd_dtype dt = ndt_all_dtypes[t % NDT_NUM_DTYPES];
         int64_t sh[3] = {ndt_int(&r, 1, 5), ndt_int(&r, 1, 6), ndt_int(&r, 1, 4)};
         ref_arr *ra = ndt_rand_small(&r, dt, 3, sh);
         int how = t % 3, axis = (int)ndt_int(&r, -3, 3);
@@ -314,7 +314,7 @@ NDT_TEST(shaping_copies, pad_every_mode) {
     NDT_RNG(r);
     for (int m = ND_PAD_CONSTANT; m <= ND_PAD_WRAP; m++) {
         for (int t = 0; t < 10; t++) {
-            nd_dtype dt = ndt_all_dtypes[(m * 3 + t) % ND_NUM_DTYPES];
+            nd_dtype dt = ndt_all_dtypes[(m * 3 + t) % NDT_NUM_DTYPES];
             int nd = 1 + t % 3;
             int64_t sh[3], w[3][2];
             for (int d = 0; d < nd; d++) {
@@ -544,7 +544,7 @@ static ref_arr *ref_diff_once(const ref_arr *x, int ax) {
 NDT_TEST(shaping_copies, diff) {
     NDT_RNG(r);
     for (int t = 0; t < 26; t++) {
-        nd_dtype dt = ndt_all_dtypes[t % ND_NUM_DTYPES];
+        nd_dtype dt = ndt_all_dtypes[t % NDT_NUM_DTYPES];
         int64_t sh[2] = {ndt_int(&r, 1, 6), ndt_int(&r, 0, 5)};
         ref_arr *ra = t % 4 ? ndt_rand_small(&r, dt, 2, sh) : ndt_rand_bits(&r, dt, 2, sh);
         int n = (int)ndt_int(&r, 0, 7), axis = (int)ndt_int(&r, -2, 1), how = t % 3;

@@ -62,7 +62,7 @@ static void check_sorts(const ref_arr *x, nd_array *a, int axis, const char *wha
 NDT_TEST(sorting, every_dtype_every_axis) {
     NDT_RNG(r);
     const int64_t shapes[][3] = {{4, 37, 3}, {3, 5, 2}};
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
         for (int s = 0; s < 2; s++) {
             ref_arr *x = ndt_rand_small(&r, dt, 3, shapes[s]);
@@ -83,7 +83,7 @@ NDT_TEST(sorting, every_dtype_every_axis) {
 NDT_TEST(sorting, full_bit_patterns) {
     /* every bit random: extreme integers (INT_MIN, UINT_MAX), subnormals */
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         int64_t shape[2] = {3, 300};
         ref_arr *x = ndt_rand_bits(&r, ndt_all_dtypes[t], 2, shape);
         if (!ref_is_float(x->dt)) {
@@ -322,7 +322,7 @@ NDT_TEST(sorting, searchsorted_every_dtype) {
     /* a sorted with nd_sort, v random with NaNs and zeros; the reference
      * insertion points by plain comparisons */
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         int64_t na = 100, vs[2] = {7, 9};
         ref_arr *x = ndt_rand_small(&r, ndt_all_dtypes[t], 1, &na), *v = ndt_rand_small(&r, ndt_all_dtypes[t], 2, vs);
         sref_specials(&r, x);
@@ -379,7 +379,7 @@ NDT_TEST(sorting, unique) {
     nd_free(u.values); nd_free(u.index); nd_free(u.inverse); nd_free(u.counts);
     /* every dtype, against a reference count of distinct values */
     NDT_RNG(r);
-    for (int t = 0; t < ND_NUM_DTYPES; t++) {
+    for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         int64_t shape[1] = {200};
         ref_arr *x = ndt_rand_small(&r, ndt_all_dtypes[t], 1, shape);
         nd_array *xa = ndt_upload(x);

@@ -20,6 +20,12 @@ ND_API nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape);
  * int): nd_full(ND_UINT8, ..., 300) or (..., -1) is ND_ERR_DTYPE, never 44
  * or 255. Bool and float dtypes take any value. */
 ND_API nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value);
+/* A complex array filled with re + im*1j (np.full(shape, complex(re, im),
+ * dtype)); nd_full, nd_zeros and nd_ones of a complex dtype give an
+ * imaginary part of 0. Errors: ND_ERR_DTYPE for a real dtype, ND_ERR_SHAPE,
+ * ND_ERR_OOM. */
+ND_API nd_array *nd_full_complex(nd_dtype dtype, int ndim, const int64_t *shape, double re,
+                                 double im);
 ND_API nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step);
 /* num values from start to stop inclusive, as NumPy 2: computed in float64
  * (start + i * step), the last one exactly stop, then floored (toward

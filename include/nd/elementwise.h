@@ -217,6 +217,35 @@ ND_API nd_array *nd_signbit(nd_array *a);
 ND_API nd_array *nd_isposinf(nd_array *a);
 ND_API nd_array *nd_isneginf(nd_array *a);
 
+/* Complex numbers (ND_COMPLEX64, ND_COMPLEX128). These ops take complex
+ * arrays, with NumPy's complex loops (common/ops.h and element_fns.h say
+ * which formula): nd_add, nd_sub, nd_mul, nd_div (Smith's method, as
+ * NumPy), nd_neg, nd_square, nd_reciprocal, nd_abs (a real result:
+ * hypot(re, im)), nd_exp, nd_log, nd_sqrt (C99's cexp/clog/csqrt with their
+ * special values; complex64 computes them in complex128), nd_eq, nd_ne and
+ * nd_lt .. nd_ge (lexicographic, NumPy's NaN rule), nd_maximum,
+ * nd_minimum, nd_fmax, nd_fmin, nd_isnan, nd_isinf, nd_isfinite, nd_where,
+ * the logical ops (nonzero when either part is), nd_astype both ways (to a
+ * real dtype drops the imaginary part as NumPy does, without its warning;
+ * to bool: either part nonzero), and the functions below.
+ * Ops NumPy refuses for complex (floor, ceil, trunc, signbit, isposinf,
+ * floor_divide, remainder, fmod, arctan2, hypot, copysign, bitwise, ...)
+ * fail with ND_ERR_DTYPE at record time; complex ops NumPy has and nd does
+ * not yet (sin, cos, tanh, pow, the other transcendentals, sign, rint, the
+ * reductions, matmul, sorting, linalg) fail with ND_ERR_UNSUPPORTED.
+ *
+ * nd_conj/nd_conjugate: the complex conjugate; of a real array its values
+ * (NumPy), ND_ERR_DTYPE for bool. nd_real/nd_imag: the real and imaginary
+ * parts (float32 of complex64, float64 of complex128); of a real array its
+ * values and zeros. They are copies here where NumPy gives views: writing
+ * into nd_real(z) does not change z. nd_angle: atan2(imag, real) in
+ * radians (of a real array 0, or pi for negative values, NaN for NaN). */
+ND_API nd_array *nd_conj(nd_array *a);
+ND_API nd_array *nd_conjugate(nd_array *a);
+ND_API nd_array *nd_real(nd_array *a);
+ND_API nd_array *nd_imag(nd_array *a);
+ND_API nd_array *nd_angle(nd_array *a);
+
 /* Bitwise not (~a) of an integer array, keeping its dtype; of bool it is
  * logical not (NumPy). nd_bitwise_not is the same function under NumPy's
  * other name. Errors: ND_ERR_DTYPE (float input), ND_ERR_ARG (NULL). */

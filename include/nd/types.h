@@ -45,6 +45,8 @@ typedef enum {
     ND_BFLOAT16,
     ND_FLOAT32,
     ND_FLOAT64,
+    ND_COMPLEX64,  /* two float32, real then imaginary (NumPy's complex64, '<c8') */
+    ND_COMPLEX128, /* two float64 (NumPy's complex128, '<c16') */
     ND_NUM_DTYPES
 } nd_dtype;
 

@@ -5,14 +5,15 @@
 
 #include "common/api_guard.h"
 
-static const size_t dtype_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+static const size_t dtype_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
 static const char *const dtype_names[ND_NUM_DTYPES] = {
     "bool",   "int8",    "int16",    "int32",   "int64",  "uint8",  "uint16",
-    "uint32", "uint64",  "float16",  "bfloat16", "float32", "float64"};
+    "uint32", "uint64",  "float16",  "bfloat16", "float32", "float64",
+    "complex64", "complex128"};
 static const nd_dtype_kind dtype_kinds[ND_NUM_DTYPES] = {
     ND_KIND_BOOL, ND_KIND_INT,  ND_KIND_INT,  ND_KIND_INT,   ND_KIND_INT,
     ND_KIND_UINT, ND_KIND_UINT, ND_KIND_UINT, ND_KIND_UINT,  ND_KIND_FLOAT,
-    ND_KIND_FLOAT, ND_KIND_FLOAT, ND_KIND_FLOAT};
+    ND_KIND_FLOAT, ND_KIND_FLOAT, ND_KIND_FLOAT, ND_KIND_COMPLEX, ND_KIND_COMPLEX};
 
 /* Constant tables: no API lock (common/api_guard.h). */
 const char *nd_dtype_name(nd_dtype t) {
@@ -41,7 +42,8 @@ static nd_dtype promote_float(nd_dtype a, nd_dtype b) {
 
 nd_dtype nd_float_result(nd_dtype t) {
     switch (dtype_kinds[t]) {
-    case ND_KIND_FLOAT: return t;
+    case ND_KIND_FLOAT:
+    case ND_KIND_COMPLEX: return t;
     default: break;
     }
     size_t n = dtype_sizes[t];
@@ -52,6 +54,13 @@ nd_dtype nd_promote(nd_dtype a, nd_dtype b) {
     if (!nd_dtype_valid((int)a) || !nd_dtype_valid((int)b)) return ND_NUM_DTYPES;
     if (a == b) return a;
     nd_dtype_kind ka = dtype_kinds[a], kb = dtype_kinds[b];
+    if (ka == ND_KIND_COMPLEX || kb == ND_KIND_COMPLEX) {
+        /* the parts promote as real dtypes (a real operand as the float it
+         * would become), then take the complex dtype holding them */
+        nd_dtype pa = ka == ND_KIND_COMPLEX ? nd_dtype_part(a) : a;
+        nd_dtype pb = kb == ND_KIND_COMPLEX ? nd_dtype_part(b) : b;
+        return nd_dtype_complex_of(nd_float_result(nd_promote(pa, pb)));
+    }
     if (ka == ND_KIND_BOOL) return b;
     if (kb == ND_KIND_BOOL) return a;
     if (ka == ND_KIND_FLOAT && kb == ND_KIND_FLOAT) return promote_float(a, b);
@@ -132,7 +141,31 @@ double nd_load_double(const void *p, nd_dtype t) {
     case ND_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return nd_bf16_to_float(v); }
     case ND_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
     case ND_FLOAT64: { double v; memcpy(&v, p, 8); return v; }
+    case ND_COMPLEX64: { float v; memcpy(&v, p, 4); return v; }
+    case ND_COMPLEX128: { double v; memcpy(&v, p, 8); return v; }
     default: return NAN;
+    }
+}
+
+void nd_load_complex(const void *p, nd_dtype t, double *re, double *im) {
+    *re = nd_load_double(p, t);
+    *im = 0;
+    if (t == ND_COMPLEX64) { float v; memcpy(&v, (const char *)p + 4, 4); *im = v; }
+    if (t == ND_COMPLEX128) memcpy(im, (const char *)p + 8, 8);
+}
+
+void nd_store_complex(void *p, nd_dtype t, double re, double im) {
+    if (t == ND_COMPLEX64) {
+        float v[2] = {(float)re, (float)im};
+        memcpy(p, v, 8);
+    } else if (t == ND_COMPLEX128) {
+        double v[2] = {re, im};
+        memcpy(p, v, 16);
+    } else if (t == ND_BOOL) {
+        uint8_t b = re != 0 || im != 0; /* NumPy: a complex is true when either part is */
+        memcpy(p, &b, 1);
+    } else {
+        nd_store_double(p, t, re); /* NumPy drops the imaginary part */
     }
 }
 
@@ -161,6 +194,8 @@ void nd_store_double(void *p, nd_dtype t, double v) {
     case ND_BFLOAT16: { uint16_t h = nd_float_to_bf16((float)v); memcpy(p, &h, 2); break; }
     case ND_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
     case ND_FLOAT64: memcpy(p, &v, 8); break;
+    case ND_COMPLEX64:
+    case ND_COMPLEX128: nd_store_complex(p, t, v, 0); break;
     default:
         if (nd_dtype_valid((int)t)) store_int_bits(p, t, double_to_int_bits(v));
         break;
@@ -169,6 +204,19 @@ void nd_store_double(void *p, nd_dtype t, double v) {
 
 void nd_convert_element(void *dst, nd_dtype dt, const void *src, nd_dtype st) {
     nd_dtype_kind sk = nd_dtype_kind_of(st);
+    if (sk == ND_KIND_COMPLEX || nd_dtype_kind_of(dt) == ND_KIND_COMPLEX) {
+        if (sk != ND_KIND_COMPLEX && sk != ND_KIND_FLOAT) {
+            /* an integer through its exact float64-rounded value */
+            double v;
+            nd_convert_element(&v, ND_FLOAT64, src, st);
+            nd_store_complex(dst, dt, v, 0);
+            return;
+        }
+        double re, im;
+        nd_load_complex(src, st, &re, &im);
+        nd_store_complex(dst, dt, re, im);
+        return;
+    }
     if (sk == ND_KIND_FLOAT) {
         nd_store_double(dst, dt, nd_load_double(src, st));
         return;

@@ -60,6 +60,15 @@ typedef U16_T F16_T;
 typedef U16_T BF16_T;
 typedef float F32_T;
 typedef double F64_T;
+/* complex64/complex128: real then imaginary part, as NumPy stores them (a
+ * plain struct: NVRTC has no C99 _Complex, and the formulas below are
+ * NumPy's loops, not C99's operators) */
+typedef struct {
+    F32_T re, im;
+} C64_T;
+typedef struct {
+    F64_T re, im;
+} C128_T;
 
 #define NDS_UN(label, S, expr)                                                                 \
     NDS_INLINE S##_T nds_##label##_##S(S##_T x) { return (S##_T)(expr); }
@@ -408,6 +417,169 @@ NDS_UN(ceil, F32,
 #endif
 NDS_UN(floor, F64, floor(x))
 NDS_UN(ceil, F64, ceil(x))
+
+
+/* ---------------------------------------------------------------- complex */
+
+/* NumPy's complex loops (umath/loops.c.src) for C64 (parts P = F32) and
+ * C128 (P = F64):
+ *   + - and negative componentwise; * and square the textbook formula
+ *   (no C99 Annex G recovery of infinities: NumPy's neither); / by Smith's
+ *   method as NumPy (a zero divisor divides each part by +0); reciprocal
+ *   NumPy's; conj negates the imaginary part;
+ *   comparisons lexicographic with NumPy's NaN rule (CLT etc.: the real
+ *   parts decide only when neither imaginary part is NaN); maximum/minimum
+ *   propagate a NaN in either part (the first operand's), fmax/fmin ignore
+ *   one; isnan/isinf: either part, isfinite: both;
+ *   abs hypot(re, im), angle atan2(im, re), real/imag the parts.
+ * exp, log and sqrt are C99's cexp/clog/csqrt with their special values
+ * (Annex G; NumPy calls the C library's): complex64 computes them in
+ * complex128 and rounds each part once, as FreeBSD's csqrtf does.
+ *   exp: exp(x) cis(y); y == 0 gives (exp(x), y); x = +-inf as Annex G;
+ *        x > 709 scales through exp(x / 2) so that a finite result does not
+ *        overflow on the way
+ *   log: (log|z|, atan2(y, x)), log|z| as log1p near |z| = 1 (no
+ *        cancellation there)
+ *   sqrt: FreeBSD's csqrt (Algorithm 312, CACM 10), scaled by 1/4 near
+ *        overflow */
+#define NDS_CPLX_BASE(S, P, SUF)                                                               \
+    NDS_INLINE S##_T nds_mk_##S(P##_T re, P##_T im) {                                          \
+        S##_T z;                                                                               \
+        z.re = re;                                                                             \
+        z.im = im;                                                                             \
+        return z;                                                                              \
+    }                                                                                          \
+    NDS_INLINE BOOL_T nds_pnan_##S(P##_T v) { return v != v; }                                 \
+    NDS_INLINE BOOL_T nds_pinf_##S(P##_T v) { return v == v && v - v != v - v; }               \
+    NDS_INLINE S##_T nds_add_##S(S##_T x, S##_T y) { return nds_mk_##S(x.re + y.re, x.im + y.im); } \
+    NDS_INLINE S##_T nds_sub_##S(S##_T x, S##_T y) { return nds_mk_##S(x.re - y.re, x.im - y.im); } \
+    NDS_INLINE S##_T nds_mul_##S(S##_T x, S##_T y) {                                           \
+        return nds_mk_##S(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re);               \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_square_##S(S##_T x) { return nds_mul_##S(x, x); }                    \
+    NDS_INLINE S##_T nds_neg_##S(S##_T x) { return nds_mk_##S(-x.re, -x.im); }                \
+    NDS_INLINE S##_T nds_conj_##S(S##_T x) { return nds_mk_##S(x.re, -x.im); }               \
+    NDS_INLINE S##_T nds_div_##S(S##_T a, S##_T b) {                                           \
+        const P##_T br = fabs##SUF(b.re), bi = fabs##SUF(b.im);                                \
+        if (br >= bi) {                                                                        \
+            if (br == 0 && bi == 0) return nds_mk_##S(a.re / br, a.im / br);                   \
+            const P##_T rat = b.im / b.re, scl = (P##_T)1 / (b.re + b.im * rat);               \
+            return nds_mk_##S((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);           \
+        }                                                                                      \
+        const P##_T rat = b.re / b.im, scl = (P##_T)1 / (b.im + b.re * rat);                   \
+        return nds_mk_##S((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);              \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_reciprocal_##S(S##_T x) {                                             \
+        if (fabs##SUF(x.im) <= fabs##SUF(x.re)) {                                              \
+            const P##_T r = x.im / x.re, d = x.re + x.im * r;                                  \
+            return nds_mk_##S((P##_T)1 / d, -r / d);                                           \
+        }                                                                                      \
+        const P##_T r = x.re / x.im, d = x.re * r + x.im;                                      \
+        return nds_mk_##S(r / d, (P##_T)-1 / d);                                               \
+    }                                                                                          \
+    NDS_CMP(eq, S, x.re == y.re && x.im == y.im)                                               \
+    NDS_CMP(ne, S, x.re != y.re || x.im != y.im)                                               \
+    NDS_CMP(lt, S, (x.re < y.re && !nds_pnan_##S(x.im) && !nds_pnan_##S(y.im)) ||              \
+                       (x.re == y.re && x.im < y.im))                                          \
+    NDS_CMP(le, S, (x.re < y.re && !nds_pnan_##S(x.im) && !nds_pnan_##S(y.im)) ||              \
+                       (x.re == y.re && x.im <= y.im))                                         \
+    NDS_CMP(gt, S, (x.re > y.re && !nds_pnan_##S(x.im) && !nds_pnan_##S(y.im)) ||              \
+                       (x.re == y.re && x.im > y.im))                                          \
+    NDS_CMP(ge, S, (x.re > y.re && !nds_pnan_##S(x.im) && !nds_pnan_##S(y.im)) ||              \
+                       (x.re == y.re && x.im >= y.im))                                         \
+    NDS_INLINE S##_T nds_maximum_##S(S##_T x, S##_T y) {                                       \
+        return (nds_pnan_##S(x.re) || nds_pnan_##S(x.im) || nds_ge_##S(x, y)) ? x : y;         \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_minimum_##S(S##_T x, S##_T y) {                                       \
+        return (nds_pnan_##S(x.re) || nds_pnan_##S(x.im) || nds_le_##S(x, y)) ? x : y;         \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_fmax_##S(S##_T x, S##_T y) {                                          \
+        return (nds_pnan_##S(y.re) || nds_pnan_##S(y.im) || nds_ge_##S(x, y)) ? x : y;         \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_fmin_##S(S##_T x, S##_T y) {                                          \
+        return (nds_pnan_##S(y.re) || nds_pnan_##S(y.im) || nds_le_##S(x, y)) ? x : y;         \
+    }                                                                                          \
+    NDS_PRED(isnan, S, nds_pnan_##S(x.re) || nds_pnan_##S(x.im))                               \
+    NDS_PRED(isinf, S, nds_pinf_##S(x.re) || nds_pinf_##S(x.im))                               \
+    NDS_PRED(isfinite, S, x.re - x.re == x.re - x.re && x.im - x.im == x.im - x.im)            \
+    NDS_INLINE P##_T nds_real_##S(S##_T x) { return x.re; }                                    \
+    NDS_INLINE P##_T nds_imag_##S(S##_T x) { return x.im; }                                    \
+    NDS_INLINE P##_T nds_cabs_##S(S##_T x) { return hypot##SUF(x.re, x.im); }                  \
+    NDS_INLINE P##_T nds_angle_##S(S##_T x) { return atan2##SUF(x.im, x.re); }
+
+NDS_CPLX_BASE(C64, F32, f)
+NDS_CPLX_BASE(C128, F64, )
+
+NDS_INLINE C128_T nds_exp_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im;
+    if (y == 0) return nds_mk_C128(exp(x), y);
+    if (nds_pinf_C128(x)) {
+        if (y - y != y - y) return x > 0 ? nds_mk_C128(x, y - y) : nds_mk_C128(0.0, 0.0);
+        const F64_T m = x > 0 ? x : 0.0;
+        return nds_mk_C128(m * cos(y), m * sin(y));
+    }
+    if (x != x || y - y != y - y) {
+        const F64_T nan = x + (y - y);
+        return nds_mk_C128(nan, nan);
+    }
+    if (x > 709.0) {
+        const F64_T e = exp(x * 0.5);
+        return nds_mk_C128(e * cos(y) * e, e * sin(y) * e);
+    }
+    const F64_T e = exp(x);
+    return nds_mk_C128(e * cos(y), e * sin(y));
+}
+
+NDS_INLINE C128_T nds_log_C128(C128_T z) {
+    const F64_T ax = fabs(z.re), ay = fabs(z.im);
+    const F64_T big = ax > ay ? ax : ay, small = ax > ay ? ay : ax;
+    F64_T lr;
+    if (big > 0.5 && big < 2.0 && small < 1.0) /* |z| near 1: no cancellation */
+        lr = 0.5 * log1p((big - 1.0) * (big + 1.0) + small * small);
+    else
+        lr = log(hypot(z.re, z.im));
+    return nds_mk_C128(lr, atan2(z.im, z.re));
+}
+
+NDS_INLINE C128_T nds_sqrt_C128(C128_T z) {
+    F64_T a = z.re, b = z.im;
+    if (a == 0 && b == 0) return nds_mk_C128(0.0, b);
+    if (nds_pinf_C128(b)) return nds_mk_C128(b > 0 ? b : -b, b);
+    if (a != a) {
+        const F64_T t = (b - b) / (b - b);
+        return nds_mk_C128(a, t);
+    }
+    if (nds_pinf_C128(a)) {
+        if (a < 0) return nds_mk_C128(fabs(b - b), copysign(a, b));
+        return nds_mk_C128(a, copysign(b - b, b));
+    }
+    /* 0x1.a827999fcef32p+1022: (a + hypot(a, b)) / 2 stays finite below */
+    const F64_T thresh = 7.446288774449766e307;
+    const int scale = fabs(a) >= thresh || fabs(b) >= thresh;
+    if (scale) {
+        a *= 0.25;
+        b *= 0.25;
+    }
+    C128_T r;
+    if (a >= 0) {
+        const F64_T t = sqrt((a + hypot(a, b)) * 0.5);
+        r = nds_mk_C128(t, b / (2 * t));
+    } else {
+        const F64_T t = sqrt((-a + hypot(a, b)) * 0.5);
+        r = nds_mk_C128(fabs(b) / (2 * t), copysign(t, b));
+    }
+    return scale ? nds_mk_C128(r.re * 2, r.im * 2) : r;
+}
+
+/* complex64: the complex128 function, each part rounded once */
+#define NDS_C64_VIA_C128(label)                                                                \
+    NDS_INLINE C64_T nds_##label##_C64(C64_T z) {                                              \
+        const C128_T r = nds_##label##_C128(nds_mk_C128((F64_T)z.re, (F64_T)z.im));            \
+        return nds_mk_C64((F32_T)r.re, (F32_T)r.im);                                           \
+    }
+NDS_C64_VIA_C128(exp)
+NDS_C64_VIA_C128(log)
+NDS_C64_VIA_C128(sqrt)
 
 /* ------------------------------------------------------------------- bool */
 

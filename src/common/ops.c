@@ -22,7 +22,8 @@ int nd_op_ulps(nd_op op) { return (unsigned)op < ND_NUM_ELEMENTWISE_OPS ? op_tab
 
 /* ops.h spells these dtypes as numbers (it does not include dtype.h) */
 _Static_assert(ND_BOOL == 0 && ND_INT8 == 1 && ND_FLOAT16 == 9 && ND_BFLOAT16 == 10 &&
-                   ND_FLOAT32 == 11 && ND_FLOAT64 == 12,
+                   ND_FLOAT32 == 11 && ND_FLOAT64 == 12 && ND_COMPLEX64 == 13 &&
+                   ND_COMPLEX128 == 14,
                "nd_op_compute_dtype's dtype numbers");
 
 static const struct {

@@ -22,7 +22,10 @@ typedef enum {
                        own dtype; the frontend maps bool to the logical op
                        and refuses floats                                     */
     ND_OPK_LOGICAL, /* operands and result bool                               */
-    ND_OPK_WHERE    /* a bool condition, b and c in the result dtype          */
+    ND_OPK_WHERE,   /* a bool condition, b and c in the result dtype          */
+    ND_OPK_C2R      /* one complex operand, computed in its own dtype, the
+                       result its part dtype (float32 for complex64): abs,
+                       real, imag, angle of a complex                         */
 } nd_op_kind;
 
 /* Every fact about an elementwise op, one row each:
@@ -101,6 +104,18 @@ typedef enum {
  *                 float16/bfloat16 result computes in float32 so the
  *                 exponent stays exact), clamped to a range where the
  *                 result already saturates; a NaN y gives NaN
+ *   CONJ          complex conjugate (complex dtypes only: the frontend's
+ *                 conj of a real array is the array)
+ *   REAL, IMAG    the parts of a complex (the frontend makes them views)
+ *   CABS          |z| as hypot(re, im) (NumPy's npy_cabs), 3 ulp as HYPOT
+ *   ANGLE         atan2(im, re), 3 ulp as ARCTAN2
+ * Complex dtypes (C64, C128: a struct of two floats/doubles in
+ * element_fns.h) compute NumPy's complex loops: + - * as the textbook
+ * formulas, / by Smith's method (npymath), comparisons lexicographic with
+ * NumPy's NaN rule, exp/log/sqrt as C99's cexp/clog/csqrt (their special
+ * values). Their float operations may contract into FMAs on CUDA, so the
+ * cross-backend test checks complex results to a tolerance (tests/ops_ref.c)
+ * rather than by the row's ulps.
  *   LOGADDEXP(2)  NumPy's npy_logaddexp(2): x == y gives x + ln 2 (x + 1),
  *                 else max + log1p(exp(-|x - y|)) (log2 of 1 + 2^-|x-y|),
  *                 NaN for NaN. 4 ulp of max(|result|, 1): the log1p term
@@ -188,6 +203,11 @@ typedef enum {
     X(LDEXP, 2, ldexp, ND_OPK_FLOAT, 0)                \
     X(LOGADDEXP, 2, logaddexp, ND_OPK_FLOAT, 4)        \
     X(LOGADDEXP2, 2, logaddexp2, ND_OPK_FLOAT, 4)      \
+    X(CONJ, 1, conj, ND_OPK_NUM, 0)                    \
+    X(REAL, 1, real, ND_OPK_C2R, 0)                    \
+    X(IMAG, 1, imag, ND_OPK_C2R, 0)                    \
+    X(CABS, 1, cabs, ND_OPK_C2R, 3)                    \
+    X(ANGLE, 1, angle, ND_OPK_C2R, 3)                  \
     X(WHERE, 3, where, ND_OPK_WHERE, 0)
 
 typedef enum {
@@ -219,6 +239,19 @@ static inline nd_op_kind nd_op_kind_of(nd_op op) {
 /* 1 for EQ..GE and the predicates ISNAN..ISNEGINF (result bool whatever
  * the compute dtype; operands in their common dtype). */
 static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND_OPK_CMP; }
+/* 1 where the op computes in its operands' dtype rather than its result's:
+ * comparisons (result bool) and the complex-to-real ops (result the part
+ * dtype, nd_op_result_of). */
+static inline int nd_op_computes_in_operands(nd_op op) {
+    return nd_op_kind_of(op) == ND_OPK_CMP || nd_op_kind_of(op) == ND_OPK_C2R;
+}
+/* For those ops: the result dtype of computing in dtype cd (an nd_dtype
+ * value; ND_BOOL = 0, ND_FLOAT32 = 11, ND_FLOAT64 = 12, ND_COMPLEX64 = 13,
+ * checked in ops.c). */
+static inline int nd_op_result_of(nd_op op, int cd) {
+    if (nd_op_kind_of(op) == ND_OPK_C2R) return cd == 13 ? 11 : 12;
+    return 0;
+}
 
 /* The dtype op computes in when its operands (comparisons) or its result
  * (every other op) are of dtype t (an nd_dtype value; ND_BOOL = 0,
@@ -226,19 +259,20 @@ static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND
  * ND_FLOAT64 = 12, checked in ops.c): every backend casts the operands to
  * it, calls nds_<label>_<compute dtype> and casts the result. */
 static inline int nd_op_compute_dtype(nd_op op, int t) {
-    enum { B = 0, I8 = 1, F16 = 9, BF16 = 10, F32 = 11, F64 = 12 };
+    enum { B = 0, I8 = 1, F16 = 9, BF16 = 10, F32 = 11, F64 = 12, C64 = 13, C128 = 14 };
     const int half = t == F16 || t == BF16;
     switch (nd_op_kind_of(op)) {
     case ND_OPK_CAST:
     case ND_OPK_WHERE:
     case ND_OPK_INT:
+    case ND_OPK_C2R:
         return t;
     case ND_OPK_LOGICAL:
         return B;
     case ND_OPK_CMP:
         return half ? F32 : t;
     case ND_OPK_FLOAT:
-        return half ? F32 : (t == F32 || t == F64) ? t : F64;
+        return half ? F32 : (t == F32 || t == F64 || t == C64 || t == C128) ? t : F64;
     case ND_OPK_NUM:
         return half ? F32 : t == B ? I8 : t;
     }

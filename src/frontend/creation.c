@@ -56,6 +56,33 @@ nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value) 
         nd_fe_full("nd_full", dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
 }
 
+nd_array *nd_full_complex(nd_dtype dtype, int ndim, const int64_t *shape, double re, double im) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_full_complex";
+    if (nd_runtime_ensure() != ND_OK) return NULL;
+    if (nd_fe_check_dtype(fn, dtype)) return NULL;
+    if (!nd_dtype_is_complex(dtype)) {
+        nd_error_set(ND_ERR_DTYPE, "%s: dtype %s is not complex (give ND_COMPLEX64 or "
+                     "ND_COMPLEX128, or use nd_full for a real dtype)", fn, nd_dtype_name(dtype));
+        return NULL;
+    }
+    size_t nbytes;
+    if (nd_fe_check_shape(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    /* One element from the host, broadcast and copied: a kernel parameter
+     * is one 8-byte word, a complex value two parts. */
+    void *data;
+    nd_array *one = nd_fe_host_array(fn, dtype, 0, NULL, &data);
+    if (!one) return NULL;
+    nd_store_complex(data, dtype, re, im);
+    int64_t zeros[ND_MAX_DIMS] = {0};
+    nd_array *b = nd_fe_view(one, ndim, shape, zeros, 0);
+    nd_fe_release(one);
+    if (!b) return NULL;
+    nd_array *r = nd_fe_astype(fn, b, dtype);
+    nd_fe_release(b);
+    return nd_runtime_track(r);
+}
+
 nd_array *nd_fe_arange(const char *fn, nd_dtype dtype, double start, double step, int64_t count) {
     int64_t shape[1] = {count};
     size_t nbytes;

@@ -15,7 +15,7 @@ static const struct {
     [ND_INT32] = {kDLInt, 32},     [ND_INT64] = {kDLInt, 64},     [ND_UINT8] = {kDLUInt, 8},
     [ND_UINT16] = {kDLUInt, 16},   [ND_UINT32] = {kDLUInt, 32},   [ND_UINT64] = {kDLUInt, 64},
     [ND_FLOAT16] = {kDLFloat, 16}, [ND_BFLOAT16] = {kDLBfloat, 16}, [ND_FLOAT32] = {kDLFloat, 32},
-    [ND_FLOAT64] = {kDLFloat, 64},
+    [ND_FLOAT64] = {kDLFloat, 64}, [ND_COMPLEX64] = {kDLComplex, 64}, [ND_COMPLEX128] = {kDLComplex, 128},
 };
 
 /* ------------------------------------------------------------- export */

@@ -18,6 +18,47 @@ static nd_array *dtype_error(const char *fn, const char *what, nd_dtype t, const
     return NULL;
 }
 
+
+/* Complex operands: the NumPy complex loops nd has go ahead (0); NumPy's
+ * TypeErrors (floor, %, arctan2, bitwise ... of a complex) are
+ * ND_ERR_DTYPE, loops NumPy has and nd does not yet ND_ERR_UNSUPPORTED. */
+static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
+    if (!nd_dtype_is_complex(t)) return 0;
+    switch (op) {
+    case ND_OP_CAST: case ND_OP_WHERE: case ND_OP_NEG: case ND_OP_ABS: case ND_OP_SQRT:
+    case ND_OP_EXP: case ND_OP_LOG: case ND_OP_RECIPROCAL: case ND_OP_SQUARE: case ND_OP_ISNAN:
+    case ND_OP_ISINF: case ND_OP_ISFINITE: case ND_OP_LOGICAL_NOT: case ND_OP_ADD: case ND_OP_SUB:
+    case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
+    case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
+    case ND_OP_LOGICAL_OR: case ND_OP_LOGICAL_XOR: case ND_OP_FMAX: case ND_OP_FMIN:
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+        return 0;
+    case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: case ND_OP_SIGNBIT: case ND_OP_ISPOSINF:
+    case ND_OP_ISNEGINF: case ND_OP_INVERT: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:
+    case ND_OP_CBRT: case ND_OP_FLOOR_DIVIDE: case ND_OP_REMAINDER: case ND_OP_FMOD:
+    case ND_OP_ARCTAN2: case ND_OP_HYPOT: case ND_OP_COPYSIGN: case ND_OP_HEAVISIDE:
+    case ND_OP_NEXTAFTER: case ND_OP_NEXTAFTER_F16: case ND_OP_NEXTAFTER_BF16: case ND_OP_LDEXP:
+    case ND_OP_LOGADDEXP: case ND_OP_LOGADDEXP2: case ND_OP_BITWISE_AND: case ND_OP_BITWISE_OR:
+    case ND_OP_BITWISE_XOR: case ND_OP_LEFT_SHIFT: case ND_OP_RIGHT_SHIFT: case ND_OP_GCD:
+    case ND_OP_LCM:
+        dtype_error(fn, nd_op_label(op), t,
+                    "NumPy defines it for real numbers only (TypeError); take nd_real, nd_imag "
+                    "or nd_abs first");
+        return -1;
+    case ND_OP_TANH: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TAN: case ND_OP_ARCSIN:
+    case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_SINH: case ND_OP_COSH: case ND_OP_ARCSINH:
+    case ND_OP_ARCCOSH: case ND_OP_ARCTANH: case ND_OP_EXP2: case ND_OP_EXPM1: case ND_OP_LOG2:
+    case ND_OP_LOG10: case ND_OP_LOG1P: case ND_OP_RINT: case ND_OP_SIGN: case ND_OP_POW:
+        nd_error_set(ND_ERR_UNSUPPORTED,
+                     "%s: %s of %s is not supported yet (NumPy has it; nd's complex ops are + - "
+                     "* /, negative, square, reciprocal, conj, abs, angle, real, imag, exp, log, "
+                     "sqrt, comparisons, maximum/minimum/fmax/fmin, isnan/isinf/isfinite)",
+                     fn, nd_op_label(op), nd_dtype_name(t));
+        return -1;
+    }
+    return 0;
+}
+
 nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     int cmp = nd_op_is_comparison(op);
     nd_op_kind kind = nd_op_kind_of(op);
@@ -36,6 +77,7 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         (sk == ND_KIND_INT || sk == ND_KIND_UINT))
         t = strong->dtype;
     if (t == ND_NUM_DTYPES) return NULL;
+    if (complex_gate(fn, op, t)) return NULL;
     nd_dtype cdtype = t, dtype = t;
     nd_array *in[2] = {a, b};
     if (kind == ND_OPK_LOGICAL) {
@@ -81,7 +123,7 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         case ND_OP_POW: cdtype = dtype = ND_INT8; break;
         default: break;
         }
-    } else if (op == ND_OP_DIV && !nd_dtype_is_float(t)) {
+    } else if (op == ND_OP_DIV && !nd_dtype_is_float(t) && !nd_dtype_is_complex(t)) {
         cdtype = dtype = ND_FLOAT64; /* NumPy true_divide of integers */
     }
     /* float-only math (arctan2, hypot, copysign): NumPy's float result */
@@ -103,6 +145,12 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     nd_dtype t = a->dtype; /* a weak scalar alone acts as its strong self */
     nd_dtype_kind k = nd_dtype_kind_of(t);
     nd_dtype cdtype = t, dtype = t;
+    if (complex_gate(fn, op, t)) return NULL;
+    if (k == ND_KIND_COMPLEX && (op == ND_OP_ABS || nd_op_kind_of(op) == ND_OPK_C2R)) {
+        /* |z|, angle, parts: computed in the complex dtype, a real result */
+        if (op == ND_OP_ABS) op = ND_OP_CABS;
+        return nd_fe_map(fn, op, 1, &a, NULL, t, nd_dtype_part(t));
+    }
     switch (op) {
     case ND_OP_NEG:
         if (k == ND_KIND_BOOL)
@@ -243,6 +291,48 @@ UNARY(nd_isneginf, ND_OP_ISNEGINF)
 UNARY(nd_invert, ND_OP_INVERT)
 UNARY(nd_bitwise_not, ND_OP_INVERT)
 #undef UNARY
+
+/* conj, real, imag and angle of a real array: NumPy's identities (conj and
+ * real give the array's values, imag zeros, angle 0 or pi by the sign). */
+static nd_array *complex_part(const char *fn, nd_op op, nd_array *a) {
+    if (nd_dtype_is_complex(a->dtype)) {
+        if (op == ND_OP_CONJ) return nd_fe_map(fn, op, 1, &a, NULL, a->dtype, a->dtype);
+        return nd_fe_unary(fn, op, a);
+    }
+    switch (op) {
+    case ND_OP_CONJ:
+        if (a->dtype == ND_BOOL)
+            return dtype_error(fn, "conjugate", a->dtype,
+                               "NumPy has no boolean conjugate; use nd_astype first");
+        /* fall through */
+    case ND_OP_REAL: return nd_fe_astype(fn, a, a->dtype);
+    case ND_OP_IMAG: {
+        nd_array *z = nd_fe_full(fn, a->dtype, a->ndim, a->shape, nd_fe_double_bits(0.0, a->dtype));
+        return z;
+    }
+    default: {
+        /* angle(x) = arctan2(0, x): 0 for x >= +0, pi for x <= -0, NaN for NaN */
+        nd_array *zero = nd_fe_scalar(0.0);
+        if (!zero) return NULL;
+        nd_array *r = nd_fe_binary(fn, ND_OP_ARCTAN2, zero, a);
+        nd_fe_release(zero);
+        return r;
+    }
+    }
+}
+
+#define PART(name, op)                                                                     \
+    nd_array *name(nd_array *a) {                                                          \
+        ND_API_GUARD();                                                                    \
+        if (check_inputs(#name, a, "a", NULL, NULL)) return NULL;                          \
+        return nd_runtime_track(complex_part(#name, op, a));                               \
+    }
+PART(nd_conj, ND_OP_CONJ)
+PART(nd_conjugate, ND_OP_CONJ)
+PART(nd_real, ND_OP_REAL)
+PART(nd_imag, ND_OP_IMAG)
+PART(nd_angle, ND_OP_ANGLE)
+#undef PART
 
 /* The identity of every dtype but bool (NumPy has no boolean positive): a
  * cast to its own dtype, which fuses away, so it needs no row of its own in

@@ -132,7 +132,9 @@ nd_array *nd_npy_read(const char *fn, const char *what, nd_npy_src *src) {
         fortran_to_c(data, tmp, item, info.ndim, info.shape);
         free(tmp);
     }
-    if (info.swap) nd_npy_swap(data, info.data_bytes / item, item);
+    /* a complex element swaps each of its two parts */
+    size_t word = nd_dtype_is_complex(info.dtype) ? item / 2 : item;
+    if (info.swap) nd_npy_swap(data, info.data_bytes / word, word);
     return a;
 }
 
@@ -153,7 +155,8 @@ unsigned char *nd_npy_encode(const char *fn, nd_array *a, size_t *len) {
         free(out);
         return NULL;
     }
-    if (nd_npy_host_big_endian() && a->dtype != ND_BFLOAT16) nd_npy_swap(out + plen, bytes / item, item);
+    size_t word = nd_dtype_is_complex(a->dtype) ? item / 2 : item;
+    if (nd_npy_host_big_endian() && a->dtype != ND_BFLOAT16) nd_npy_swap(out + plen, bytes / word, word);
     *len = plen + bytes;
     return out;
 }

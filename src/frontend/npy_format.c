@@ -112,7 +112,10 @@ static int parse_descr(const char *d, nd_npy_info *info, char *why, size_t cap) 
         if (size == 2) t = ND_BFLOAT16; /* ml_dtypes' bfloat16 as np.save writes it */
         else return fail(why, cap, "dtype '%s' (raw records of %d bytes) is not supported", d, size);
         break;
-    case 'c': return fail(why, cap, "dtype '%s' (complex) is not supported: nd has no complex dtype", d);
+    case 'c':
+        t = size == 8 ? ND_COMPLEX64 : size == 16 ? ND_COMPLEX128 : -1;
+        if (t < 0) return fail(why, cap, "dtype '%s' (complex of long double parts) is not supported", d);
+        break;
     case 'O': return fail(why, cap, "dtype '%s' (Python objects) is not supported", d);
     case 'U': case 'S': case 'a': return fail(why, cap, "dtype '%s' (strings) is not supported", d);
     case 'M': case 'm': return fail(why, cap, "dtype '%s' (dates/times) is not supported", d);
@@ -230,7 +233,8 @@ int nd_npy_parse(const unsigned char *buf, size_t len, nd_npy_info *info, size_t
 
 size_t nd_npy_build(nd_dtype dtype, int ndim, const int64_t *shape, unsigned char *out) {
     static const char *descr[ND_NUM_DTYPES] = {"|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2",
-                                               "<u4", "<u8", "<f2", "<V2", "<f4", "<f8"};
+                                               "<u4", "<u8", "<f2", "<V2", "<f4", "<f8",
+                                               "<c8", "<c16"};
     char h[ND_NPY_BUILD_MAX], sh[ND_MAX_DIMS * 24 + 4];
     size_t k = 0;
     sh[k++] = '(';

@@ -77,11 +77,11 @@ typedef struct {
 
 /* Positional: the unique digits, or x rounded to 8 fraction digits when the
  * unique ones are more; trailing zeros dropped. */
-static void positional(double x, nd_dtype t, fparts *o) {
+static void positional(double x, nd_dtype t, int plus, fparts *o) {
     decimal d;
     double ax = fabs(x);
     shortest(ax, t, &d);
-    const char *sign = signbit(x) ? "-" : "";
+    const char *sign = signbit(x) ? "-" : plus ? "+" : "";
     int frac = d.n - 1 - d.exp;
     if (frac > PR_PRECISION) {
         char s[400];
@@ -106,7 +106,7 @@ static void positional(double x, nd_dtype t, fparts *o) {
 }
 
 /* Scientific: d.ddd with at most 8 fraction digits, exponent digits apart. */
-static void scientific(double x, nd_dtype t, fparts *o) {
+static void scientific(double x, nd_dtype t, int plus, fparts *o) {
     decimal d;
     double ax = fabs(x);
     shortest(ax, t, &d);
@@ -115,15 +115,16 @@ static void scientific(double x, nd_dtype t, fparts *o) {
         snprintf(s, sizeof s, "%.*e", PR_PRECISION, ax);
         from_e_format(s, &d);
     }
-    snprintf(o->ip, sizeof o->ip, "%s%c", signbit(x) ? "-" : "", d.dig[0]);
+    snprintf(o->ip, sizeof o->ip, "%s%c", signbit(x) ? "-" : plus ? "+" : "", d.dig[0]);
     snprintf(o->fp, sizeof o->fp, "%s", d.dig + 1);
     o->exneg = d.exp < 0;
     snprintf(o->ex, sizeof o->ex, "%02d", abs(d.exp));
 }
 
-/* FloatingFormat's choices for the elements shown. */
+/* FloatingFormat's choices for the elements shown. plus: sign='+' (the
+ * imaginary parts of a complex: ComplexFloatingFormat). */
 typedef struct {
-    int exp_format, pad_left, pad_right, precision, exp_size;
+    int exp_format, pad_left, pad_right, precision, exp_size, plus;
 } ffmt;
 
 /* A threshold as a value of dtype t (NumPy compares a float16/float32
@@ -137,8 +138,9 @@ static double in_dtype(double v, nd_dtype t) {
     }
 }
 
-static void float_fill(ffmt *f, const double *v, int64_t n, nd_dtype t) {
+static void float_fill(ffmt *f, const double *v, int64_t n, nd_dtype t, int plus) {
     memset(f, 0, sizeof *f);
+    f->plus = plus;
     double mx = 0, mn = INFINITY;
     int64_t finite = 0, nonzero = 0;
     int neginf = 0;
@@ -165,7 +167,7 @@ static void float_fill(ffmt *f, const double *v, int64_t n, nd_dtype t) {
         int ilen = 0, flen = 0, elen = 0;
         for (int64_t i = 0; i < n; i++) {
             if (!isfinite(v[i])) continue;
-            scientific(v[i], t, &p);
+            scientific(v[i], t, plus, &p);
             int a = (int)strlen(p.ip), b = (int)strlen(p.fp), c = (int)strlen(p.ex);
             if (a > ilen) ilen = a;
             if (b > flen) flen = b;
@@ -179,7 +181,7 @@ static void float_fill(ffmt *f, const double *v, int64_t n, nd_dtype t) {
         int ilen = 0, flen = 0;
         for (int64_t i = 0; i < n; i++) {
             if (!isfinite(v[i])) continue;
-            positional(v[i], t, &p);
+            positional(v[i], t, plus, &p);
             int a = (int)strlen(p.ip), b = (int)strlen(p.fp);
             if (a > ilen) ilen = a;
             if (b > flen) flen = b;
@@ -188,6 +190,7 @@ static void float_fill(ffmt *f, const double *v, int64_t n, nd_dtype t) {
         f->pad_right = flen;
     }
     if (finite != n) {
+        if (plus) neginf = 1; /* "+inf" as long as "-inf" */
         int offset = f->pad_right + 1;
         if (3 - offset > f->pad_left) f->pad_left = 3 - offset;
         if (3 + neginf - offset > f->pad_left) f->pad_left = 3 + neginf - offset;
@@ -196,14 +199,16 @@ static void float_fill(ffmt *f, const double *v, int64_t n, nd_dtype t) {
 
 static void float_word(sbuf *b, const ffmt *f, double x, nd_dtype t) {
     if (!isfinite(x)) {
-        const char *s = isnan(x) ? "nan" : x < 0 ? "-inf" : "inf";
+        const char *s = isnan(x) ? (f->plus ? "+nan" : "nan")
+                        : x < 0  ? "-inf"
+                                 : (f->plus ? "+inf" : "inf");
         sb_spaces(b, f->pad_left + f->pad_right + 1 - (int)strlen(s));
         sb_str(b, s);
         return;
     }
     fparts p;
     if (f->exp_format) {
-        scientific(x, t, &p);
+        scientific(x, t, f->plus, &p);
         sb_spaces(b, f->pad_left - (int)strlen(p.ip));
         sb_str(b, p.ip);
         sb_str(b, ".");
@@ -213,7 +218,7 @@ static void float_word(sbuf *b, const ffmt *f, double x, nd_dtype t) {
         for (int i = (int)strlen(p.ex); i < f->exp_size; i++) sb_str(b, "0");
         sb_str(b, p.ex);
     } else {
-        positional(x, t, &p);
+        positional(x, t, f->plus, &p);
         sb_spaces(b, f->pad_left - (int)strlen(p.ip));
         sb_str(b, p.ip);
         sb_str(b, ".");
@@ -232,7 +237,7 @@ typedef struct {
     int summarise;
     const unsigned char *data; /* compact copy, row-major */
     size_t item;
-    ffmt f;
+    ffmt f, fi; /* fi: a complex's imaginary parts */
     int int_width;
 } pctx;
 
@@ -261,6 +266,23 @@ static void word(sbuf *b, const pctx *c, const unsigned char *p) {
         int64_t v;
         nd_convert_element(&v, ND_INT64, p, c->dtype);
         snprintf(s, sizeof s, "%*lld", c->int_width, (long long)v);
+    } else if (nd_dtype_is_complex(c->dtype)) {
+        /* ComplexFloatingFormat: real, then imaginary with its sign and a
+         * 'j' before the imaginary part's padding */
+        double re, im;
+        nd_load_complex(p, c->dtype, &re, &im);
+        nd_dtype pt = nd_dtype_part(c->dtype);
+        float_word(b, &c->f, re, pt);
+        sbuf w = {0};
+        float_word(&w, &c->fi, im, pt);
+        size_t n = w.len;
+        while (n > 0 && w.buf[n - 1] == ' ') n--;
+        sb_put(b, w.buf ? w.buf : "", n);
+        sb_str(b, "j");
+        sb_put(b, w.buf ? w.buf + n : "", w.len - n);
+        if (w.failed) b->failed = 1;
+        free(w.buf);
+        return;
     } else {
         float_word(b, &c->f, nd_load_double(p, c->dtype), c->dtype);
         return;
@@ -435,7 +457,17 @@ static nd_status repr(const char *fn, nd_array *a, sbuf *out) {
                 return nd_error_set(ND_ERR_OOM, "%s: out of host memory", fn);
             }
             for (int64_t i = 0; i < n; i++) v[i] = nd_load_double(host + (size_t)i * c.item, c.dtype);
-            float_fill(&c.f, v, n, c.dtype);
+            float_fill(&c.f, v, n, c.dtype, 0);
+            free(v);
+        } else if (nd_dtype_is_complex(c.dtype)) {
+            double *v = nd_malloc((size_t)n * 2 * sizeof *v);
+            if (!v) {
+                free(host);
+                return nd_error_set(ND_ERR_OOM, "%s: out of host memory", fn);
+            }
+            for (int64_t i = 0; i < n; i++) nd_load_complex(host + (size_t)i * c.item, c.dtype, &v[i], &v[n + i]);
+            float_fill(&c.f, v, n, nd_dtype_part(c.dtype), 0);
+            float_fill(&c.fi, v + n, n, nd_dtype_part(c.dtype), 1);
             free(v);
         } else if (nd_dtype_is_int(c.dtype)) {
             char s[32];
@@ -465,7 +497,8 @@ static nd_status repr(const char *fn, nd_array *a, sbuf *out) {
         sb_str(&ex, "shape=");
         put_shape(&ex, a->ndim, a->shape);
     }
-    int implied = a->dtype == ND_FLOAT64 || a->dtype == ND_INT64 || a->dtype == ND_BOOL;
+    int implied = a->dtype == ND_FLOAT64 || a->dtype == ND_INT64 || a->dtype == ND_BOOL ||
+                  a->dtype == ND_COMPLEX128;
     if (!implied || size == 0) {
         if (ex.len) sb_str(&ex, ", ");
         sb_str(&ex, "dtype=");

@@ -192,7 +192,8 @@ nd_array *nd_fe_end(nd_fe_rec *r, int ndim, const int64_t *shape) {
 nd_scalar_bits nd_fe_double_bits(double v, nd_dtype dtype) {
     nd_scalar_bits b;
     switch (nd_dtype_kind_of(dtype)) {
-    case ND_KIND_FLOAT: b.f = v; break;
+    case ND_KIND_FLOAT:
+    case ND_KIND_COMPLEX: b.f = v; break; /* a complex constant's real part; imaginary 0 */
     case ND_KIND_BOOL: b.i = v != 0; break;
     default: {
         /* Unsafe cast through the dtype itself, so the bits wrap as NumPy. */
@@ -223,7 +224,8 @@ nd_scalar_bits nd_fe_weak_bits(const nd_array *a, nd_dtype dtype) {
     int64_t v = a->weak_value.i;
     nd_scalar_bits b;
     switch (nd_dtype_kind_of(dtype)) {
-    case ND_KIND_FLOAT: b.f = (double)v; break;
+    case ND_KIND_FLOAT:
+    case ND_KIND_COMPLEX: b.f = (double)v; break;
     case ND_KIND_BOOL: b.i = v != 0; break;
     case ND_KIND_INT: {
         /* Wrap to the width (the fit was checked where it matters). */
@@ -302,9 +304,9 @@ nd_status nd_fe_weak_fits(const char *fn, const nd_array *w, nd_dtype t) {
 
 nd_dtype nd_fe_weak_dtype(const char *fn, const nd_array *w, nd_dtype other, int comparison) {
     nd_dtype_kind k = nd_dtype_kind_of(other);
-    if (w->weak == ND_WEAK_FLOAT) return k == ND_KIND_FLOAT ? other : ND_FLOAT64;
+    if (w->weak == ND_WEAK_FLOAT) return k == ND_KIND_FLOAT || k == ND_KIND_COMPLEX ? other : ND_FLOAT64;
     if (k == ND_KIND_BOOL) return ND_INT64;
-    if (k == ND_KIND_FLOAT) return other;
+    if (k == ND_KIND_FLOAT || k == ND_KIND_COMPLEX) return other;
     if (int_fits(w->weak_value.i, other)) return other;
     if (comparison) return ND_INT64; /* promotes with `other` to a type holding both */
     nd_error_set(ND_ERR_DTYPE,

@@ -16,7 +16,8 @@ static void reduce_dtypes(nd_reduce_kind kind, nd_dtype t, nd_dtype *cdtype, nd_
         case ND_KIND_BOOL:
         case ND_KIND_INT: *cdtype = *dtype = ND_INT64; return;
         case ND_KIND_UINT: *cdtype = *dtype = ND_UINT64; return;
-        case ND_KIND_FLOAT: *cdtype = *dtype = t; return;
+        case ND_KIND_FLOAT:
+        case ND_KIND_COMPLEX: *cdtype = *dtype = t; return;
         }
         break;
     case ND_RRES_SAME: *cdtype = *dtype = t; return;
@@ -79,6 +80,13 @@ int64_t nd_fe_reduced_count(const nd_array *a, uint32_t mask) {
 
 nd_array *nd_fe_reduce_mask(const char *fn, nd_reduce_kind kind, nd_array *a, uint32_t mask,
                             int keepdims, const char *what) {
+    if (nd_dtype_is_complex(a->dtype)) {
+        nd_error_set(ND_ERR_UNSUPPORTED,
+                     "%s: the %s of a %s array is not supported yet (reduce the parts: "
+                     "nd_real and nd_imag, then combine)",
+                     fn, what ? what : nd_reduce_label(kind), nd_dtype_name(a->dtype));
+        return NULL;
+    }
     if (!nd_reduce_has_identity(kind)) {
         for (int k = 0; k < a->ndim; k++)
             if ((mask >> k & 1u) && a->shape[k] == 0) {

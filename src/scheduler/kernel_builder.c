@@ -237,6 +237,13 @@ static int32_t param_index(nd_kernel_builder *kb, int32_t flush_index, nd_dtype 
 }
 
 static int32_t param_value(nd_kernel_builder *kb, int32_t flush_index, nd_dtype dtype) {
+    /* A complex constant (a fill, a weak scalar) is its real part: a
+     * parameter of the part dtype, cast in the kernel (parameters are one
+     * 8-byte word). */
+    if (nd_dtype_is_complex(dtype)) {
+        int32_t re = param_value(kb, flush_index, nd_dtype_part(dtype));
+        return re < 0 ? re : nd_kb_cast(kb, re, dtype);
+    }
     int32_t p = param_index(kb, flush_index, dtype);
     return p < 0 ? -2 : emit(kb, ND_IR_PARAM, dtype, p, -1, -1);
 }

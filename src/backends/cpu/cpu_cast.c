@@ -17,9 +17,10 @@
 
 #define FOR_DST(X, S)                                                            \
     X(S, BOOL) X(S, I8) X(S, I16) X(S, I32) X(S, I64) X(S, U8) X(S, U16) X(S, U32) \
-    X(S, U64) X(S, F16) X(S, BF16) X(S, F32) X(S, F64)
+    X(S, U64) X(S, F16) X(S, BF16) X(S, F32) X(S, F64) X(S, C64) X(S, C128)
 #define FOR_SRC(Y)                                                               \
-    Y(BOOL) Y(I8) Y(I16) Y(I32) Y(I64) Y(U8) Y(U16) Y(U32) Y(U64) Y(F16) Y(BF16) Y(F32) Y(F64)
+    Y(BOOL) Y(I8) Y(I16) Y(I32) Y(I64) Y(U8) Y(U16) Y(U32) Y(U64) Y(F16) Y(BF16) Y(F32) Y(F64) \
+    Y(C64) Y(C128)
 
 #define MK_SRC(S) FOR_DST(MK_CAST, S)
 FOR_SRC(MK_SRC)

@@ -29,7 +29,8 @@
 
 
 static const char *const sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32",  "I64", "U8", "U16",
-                                               "U32",  "U64", "F16", "BF16", "F32", "F64"};
+                                               "U32",  "U64", "F16", "BF16", "F32", "F64",
+                                               "C64",  "C128"};
 
 /* Room per strip: a strip of the widest dtype plus 320 bytes, as the
  * interpreter's registers, so strips do not sit 4 KiB apart. */
@@ -138,7 +139,7 @@ static void put_op(gen *g, int j) {
         nd_strbuf_printf(b, ")");
     } else {
         /* comparisons name their operands' dtype, the rest their result's */
-        int fdt = nd_op_is_comparison((nd_op)in->op) ? pi->in_dtype[0] : pi->cdtype;
+        int fdt = nd_op_computes_in_operands((nd_op)in->op) ? pi->in_dtype[0] : pi->cdtype;
         nd_strbuf_printf(b, "nds_%s_%s(", nd_op_label((nd_op)in->op), sfx[fdt]);
         for (int q = 0; q < pi->n_ops; q++) {
             if (q) nd_strbuf_printf(b, ", ");

@@ -177,14 +177,14 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
         if (op == ND_OP_CAST) {
             pi->fn = nd_cpu_cast_fn(inst_dtype(k, in->a), dt);
             want[0] = inst_dtype(k, in->a);
-        } else if (nd_op_is_comparison((nd_op)op)) {
+        } else if (nd_op_computes_in_operands((nd_op)op)) {
             int ta = inst_dtype(k, in->a), tb = ar > 1 ? inst_dtype(k, in->b) : ta;
             int t = ta == tb ? ta : (int)nd_promote((nd_dtype)ta, (nd_dtype)tb);
             int cd = nd_cpu_compute_dtype(op, t);
             if (cd == ND_FLOAT16 || cd == ND_BFLOAT16) cd = ND_FLOAT32;
             want[0] = want[1] = cd;
             pi->fn = nd_cpu_op_fn(op, cd);
-            pi->cdtype = ND_BOOL;
+            pi->cdtype = nd_op_result_of((nd_op)op, cd);
         } else if (nd_op_kind_of((nd_op)op) == ND_OPK_LOGICAL) {
             want[0] = want[1] = ND_BOOL;
             pi->fn = nd_cpu_op_fn(op, ND_BOOL);

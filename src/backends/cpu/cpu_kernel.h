@@ -102,6 +102,6 @@ size_t nd_cpu_reduce_scratch(const cpu_prep *p);
 /* Register stride: a tile of the widest dtype plus 320 bytes, so registers
  * do not sit at multiples of 4 KiB from each other (4K aliasing stalls loads
  * behind unrelated stores). */
-#define ND_CPU_REG_BYTES ((size_t)ND_CPU_TILE * 8 + 320)
+#define ND_CPU_REG_BYTES ((size_t)ND_CPU_TILE * 16 + 320)
 
 #endif

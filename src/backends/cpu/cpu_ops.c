@@ -16,7 +16,7 @@
 
 
 size_t nd_cpu_dtype_size(int t) {
-    static const unsigned char sz[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+    static const unsigned char sz[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
     return nd_dtype_valid(t) ? sz[t] : 0;
 }
 
@@ -144,6 +144,28 @@ static void sqrt_F64(FN_ARGS) {
     for (; i < n; i++) o[i] = nds_sqrt_F64(a[i]);
 }
 
+/* ---------------------------------------------------------------- complex */
+/* complex -> real part dtype (abs, angle, real, imag) */
+#define LOOP_C2R(label, S, P)                                                    \
+    MULTI(label##_##S) {                                                         \
+        P##_T *restrict o = (P##_T *)o_;                                         \
+        const S##_T *a = (const S##_T *)a_;                                      \
+        (void)b_, (void)c_;                                                      \
+        for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i]);          \
+    }
+#define CPLX_SET(S, P)                                                           \
+    LOOP_BIN(eq, S, BOOL_T) LOOP_BIN(ne, S, BOOL_T) LOOP_BIN(lt, S, BOOL_T)      \
+    LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)      \
+    LOOP_PRED(isnan, S) LOOP_PRED(isinf, S) LOOP_PRED(isfinite, S)               \
+    LOOP_UN(neg, S) LOOP_UN(square, S) LOOP_UN(reciprocal, S) LOOP_UN(conj, S)   \
+    LOOP_BIN(add, S, S##_T) LOOP_BIN(sub, S, S##_T) LOOP_BIN(mul, S, S##_T)      \
+    LOOP_BIN(div, S, S##_T) LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) \
+    LOOP_BIN(fmax, S, S##_T) LOOP_BIN(fmin, S, S##_T)                            \
+    LOOP_UN(exp, S) LOOP_UN(log, S) LOOP_UN(sqrt, S)                             \
+    LOOP_C2R(real, S, P) LOOP_C2R(imag, S, P) LOOP_C2R(cabs, S, P) LOOP_C2R(angle, S, P)
+CPLX_SET(C64, F32)
+CPLX_SET(C128, F64)
+
 /* --------------------------------------------------------- bool and where */
 LOOP_UN(not, BOOL)
 LOOP_BIN(and, BOOL, BOOL_T)
@@ -161,6 +183,7 @@ WHERE_FN(where_1, uint8_t)
 WHERE_FN(where_2, uint16_t)
 WHERE_FN(where_4, uint32_t)
 WHERE_FN(where_8, uint64_t)
+WHERE_FN(where_16, C128_T)
 
 /* ----------------------------------------------------------------- table */
 #define ROW_CMP(S, D)                                                            \
@@ -199,15 +222,31 @@ WHERE_FN(where_8, uint64_t)
     [ND_OP_LDEXP][D] = ldexp_##S, [ND_OP_LOGADDEXP][D] = logaddexp_##S,                      \
     [ND_OP_LOGADDEXP2][D] = logaddexp2_##S
 
+/* The complex loops: NumPy's complex ufuncs that nd has (the frontend
+ * refuses the others at record time). */
+#define ROW_CPLX(S, D)                                                           \
+    [ND_OP_EQ][D] = eq_##S, [ND_OP_NE][D] = ne_##S, [ND_OP_LT][D] = lt_##S,      \
+    [ND_OP_LE][D] = le_##S, [ND_OP_GT][D] = gt_##S, [ND_OP_GE][D] = ge_##S,      \
+    [ND_OP_ISNAN][D] = isnan_##S, [ND_OP_ISINF][D] = isinf_##S,                  \
+    [ND_OP_ISFINITE][D] = isfinite_##S, [ND_OP_NEG][D] = neg_##S,                \
+    [ND_OP_SQUARE][D] = square_##S, [ND_OP_RECIPROCAL][D] = reciprocal_##S,      \
+    [ND_OP_CONJ][D] = conj_##S, [ND_OP_ADD][D] = add_##S, [ND_OP_SUB][D] = sub_##S, \
+    [ND_OP_MUL][D] = mul_##S, [ND_OP_DIV][D] = div_##S, [ND_OP_MAX][D] = maximum_##S, \
+    [ND_OP_MIN][D] = minimum_##S, [ND_OP_FMAX][D] = fmax_##S, [ND_OP_FMIN][D] = fmin_##S, \
+    [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, [ND_OP_SQRT][D] = sqrt_##S, \
+    [ND_OP_REAL][D] = real_##S, [ND_OP_IMAG][D] = imag_##S, [ND_OP_CABS][D] = cabs_##S, \
+    [ND_OP_ANGLE][D] = angle_##S
+
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 80, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 85, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),
     ROW_INT(U32, ND_UINT32),   ROW_INT(U64, ND_UINT64),  ROW_FLOAT(F32, ND_FLOAT32),
     ROW_FLOAT(F64, ND_FLOAT64), ROW_CMP(BOOL, ND_BOOL),
+    ROW_CPLX(C64, ND_COMPLEX64), ROW_CPLX(C128, ND_COMPLEX128),
     [ND_OP_LOGICAL_NOT][ND_BOOL] = not_BOOL, [ND_OP_LOGICAL_AND][ND_BOOL] = and_BOOL,
     [ND_OP_LOGICAL_OR][ND_BOOL] = or_BOOL, [ND_OP_LOGICAL_XOR][ND_BOOL] = xor_BOOL,
     [ND_OP_NEXTAFTER_F16][ND_FLOAT32] = nextafter_f16_F32,
@@ -216,7 +255,8 @@ static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
                      [ND_INT16] = where_2, [ND_UINT16] = where_2, [ND_FLOAT16] = where_2,
                      [ND_BFLOAT16] = where_2, [ND_INT32] = where_4, [ND_UINT32] = where_4,
                      [ND_FLOAT32] = where_4, [ND_INT64] = where_8, [ND_UINT64] = where_8,
-                     [ND_FLOAT64] = where_8},
+                     [ND_FLOAT64] = where_8, [ND_COMPLEX64] = where_8,
+                     [ND_COMPLEX128] = where_16},
 };
 
 nd_cpu_fn nd_cpu_op_fn(int op, int t) {

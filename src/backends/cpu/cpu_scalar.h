@@ -124,6 +124,56 @@ NDS_INLINE uint64_t nds_f2i_bits(double v) {
 #define NDS_TO_F16(x) nds_f2h(_Generic((x), float: (x), default: nds_d2f_odd((double)(x))))
 #define NDS_TO_BF16(x) nds_f2bf(_Generic((x), float: (x), default: nds_d2f_odd((double)(x))))
 
-#define NDS_CAST(S, D, x) ((D##_T)NDS_TO_##D(NDS_FROM_##S(x)))
+/* Complex sources and destinations (NumPy's casts): real -> complex is
+ * (x, 0) with x converted to the part dtype (int64 -> complex64 rounds
+ * once, straight to float32); complex -> real drops the imaginary part and
+ * converts the real part (to float16 through float32 rounded to odd, as
+ * any wide source), except to bool: true when either part is nonzero;
+ * complex -> complex converts each part. NDS_CAST dispatches on the two
+ * dtypes' classes R (real) and C (complex). */
+#define NDS_CLS_BOOL R
+#define NDS_CLS_I8 R
+#define NDS_CLS_I16 R
+#define NDS_CLS_I32 R
+#define NDS_CLS_I64 R
+#define NDS_CLS_U8 R
+#define NDS_CLS_U16 R
+#define NDS_CLS_U32 R
+#define NDS_CLS_U64 R
+#define NDS_CLS_F16 R
+#define NDS_CLS_BF16 R
+#define NDS_CLS_F32 R
+#define NDS_CLS_F64 R
+#define NDS_CLS_C64 C
+#define NDS_CLS_C128 C
+#define NDS_PART_C64 F32
+#define NDS_PART_C128 F64
+#define NDS_CAST_RR(S, D, x) ((D##_T)NDS_TO_##D(NDS_FROM_##S(x)))
+#define NDS_CAST_RC(S, D, x) NDS_CAST_RC_(S, D, NDS_PART_##D, x)
+#define NDS_CAST_RC_(S, D, P, x) NDS_CAST_RC__(S, D, P, x)
+#define NDS_CAST_RC__(S, D, P, x) nds_mk_##D(NDS_CAST_RR(S, P, x), (P##_T)0)
+#define NDS_CAST_CR(S, D, x) NDS_CAST_CR_(S, D, NDS_PART_##S, x)
+#define NDS_CAST_CR_(S, D, P, x) NDS_CAST_CR__(S, D, P, x)
+#define NDS_CAST_CR__(S, D, P, x) NDS_CAST_CR_##D(S, D, P, x)
+#define NDS_CAST_CR_BOOL(S, D, P, x) ((BOOL_T)((x).re != 0 || (x).im != 0))
+#define NDS_CAST_CR_ANY(S, D, P, x) NDS_CAST_RR(P, D, (x).re)
+#define NDS_CAST_CR_I8 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_I16 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_I32 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_I64 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_U8 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_U16 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_U32 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_U64 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_F16 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_BF16 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_F32 NDS_CAST_CR_ANY
+#define NDS_CAST_CR_F64 NDS_CAST_CR_ANY
+#define NDS_CAST_CC(S, D, x) NDS_CAST_CC_(D, NDS_PART_##D, x)
+#define NDS_CAST_CC_(D, P, x) NDS_CAST_CC__(D, P, x)
+#define NDS_CAST_CC__(D, P, x) nds_mk_##D((P##_T)(x).re, (P##_T)(x).im)
+#define NDS_CAST_K(cs, cd, S, D, x) NDS_CAST_##cs##cd(S, D, x)
+#define NDS_CAST_K_(cs, cd, S, D, x) NDS_CAST_K(cs, cd, S, D, x)
+#define NDS_CAST(S, D, x) NDS_CAST_K_(NDS_CLS_##S, NDS_CLS_##D, S, D, x)
 
 #endif

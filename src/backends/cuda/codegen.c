@@ -29,12 +29,12 @@ static void fmt(char *out, size_t cap, const char *f, ...) {
 
 static const char *const reg_types[ND_NUM_DTYPES] = {
     "bool", "signed char", "short", "int", "long long", "unsigned char", "unsigned short",
-    "unsigned int", "unsigned long long", "float", "float", "float", "double"};
+    "unsigned int", "unsigned long long", "float", "float", "float", "double", "C64_T", "C128_T"};
 static const char *const mem_types[ND_NUM_DTYPES] = {
     "unsigned char", "signed char", "short", "int", "long long", "unsigned char",
     "unsigned short", "unsigned int", "unsigned long long", "unsigned short", "unsigned short",
-    "float", "double"};
-static const int mem_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+    "float", "double", "C64_T", "C128_T"};
+static const int mem_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
 
 const char *nd_cuda_reg_type(nd_dtype t) { return reg_types[t]; }
 const char *nd_cuda_mem_type(nd_dtype t) { return mem_types[t]; }
@@ -65,7 +65,26 @@ static void round_str(char *out, size_t cap, nd_dtype t, const char *x) {
  * float rounds once. */
 static void cast_str(char *out, size_t cap, nd_dtype from, nd_dtype to, const char *x) {
     char from_c = dclass(from), to_c = dclass(to);
-    if (from == to) fmt(out, cap, "%s", x);
+    if (from == to) {
+        fmt(out, cap, "%s", x);
+    } else if (nd_dtype_is_complex(from) || nd_dtype_is_complex(to)) {
+        /* cpu_scalar.h's complex casts: (x, 0); the real part (bool: either
+         * part nonzero); each part */
+        char tmp[1100];
+        nd_dtype pf = nd_dtype_part(from), pt = nd_dtype_part(to);
+        if (!nd_dtype_is_complex(from)) {
+            cast_str(tmp, sizeof tmp, from, pt, x);
+            fmt(out, cap, "nds_mk_%s(%s, (%s)0)", to == ND_COMPLEX64 ? "C64" : "C128", tmp, reg_types[pt]);
+        } else if (to == ND_BOOL) {
+            fmt(out, cap, "((%s).re != 0 || (%s).im != 0)", x, x);
+        } else if (!nd_dtype_is_complex(to)) {
+            fmt(tmp, sizeof tmp, "(%s).re", x);
+            cast_str(out, cap, pf, to, tmp);
+        } else {
+            fmt(out, cap, "nds_mk_%s((%s)(%s).re, (%s)(%s).im)", to == ND_COMPLEX64 ? "C64" : "C128",
+                reg_types[pt], x, reg_types[pt], x);
+        }
+    }
     else if (to == ND_BOOL) fmt(out, cap, "((%s) != 0)", x);
     else if (to == ND_FLOAT64) fmt(out, cap, "((double)(%s))", x);
     else if (to_c == 'f') {
@@ -281,6 +300,11 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         /* Vector variant: a 1-d space whose accesses are unit-stride (loads
          * may also broadcast a single element). */
         int vec_ok = k->ndim == 1 && k->n_stores > 0, maxsize = 0;
+        /* the vector variant moves scalars of up to 8 bytes: not complex */
+        for (int j = 0; j < k->n_loads; j++)
+            if (nd_dtype_is_complex(k->loads[j].dtype)) vec_ok = 0;
+        for (int j = 0; j < k->n_stores; j++)
+            if (nd_dtype_is_complex(k->stores[j].at.dtype)) vec_ok = 0;
         for (int j = 0; vec_ok && j < k->n_loads; j++) {
             int64_t st = k->loads[j].strides[0];
             if (st != 0 && st != 1) vec_ok = 0;
@@ -402,7 +426,8 @@ void nd_cuda_emit_prelude(nd_strbuf *sb) {
 
 /* Element-function suffix of a compute dtype (common/element_fns.h). */
 static const char *const fn_sfx[ND_NUM_DTYPES] = {"BOOL", "I8",  "I16", "I32", "I64", "U8", "U16",
-                                                  "U32",  "U64", "F16", "BF16", "F32", "F64"};
+                                                  "U32",  "U64", "F16", "BF16", "F32", "F64",
+                                                  "C64",  "C128"};
 
 /* Expression for an elementwise op whose operands (a, b, c) are already in
  * its compute dtype t (nd_op_compute_dtype): the op's element function of
@@ -434,6 +459,7 @@ static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, 
     case ND_OPK_INT:
     case ND_OPK_CMP:
     case ND_OPK_LOGICAL:
+    case ND_OPK_C2R:
         if (nd_op_arity(op) == 1) fmt(out, cap, "nds_%s_%s(%s)", lab, sfx, a);
         else fmt(out, cap, "nds_%s_%s(%s, %s)", lab, sfx, a, b);
         return;
@@ -614,7 +640,7 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
         /* comparisons compute in their operands' common dtype, the rest in
          * their result's (common/ops.h) */
         nd_dtype cd = t;
-        if (nd_op_is_comparison(op)) {
+        if (nd_op_computes_in_operands(op)) {
             nd_dtype da = (nd_dtype)k->insts[in->a].dtype;
             nd_dtype db = nd_op_arity(op) > 1 ? (nd_dtype)k->insts[in->b].dtype : da;
             cd = da == db ? da : nd_promote(da, db);
@@ -631,7 +657,7 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
             if (arity > 1) operand(b, sizeof b, c, in->b, p, cd);
         }
         op_expr(tmp, sizeof tmp, op, cd, a, b, cc, (in->flags & ND_IR_EXACT) != 0);
-        nd_dtype rd = nd_op_is_comparison(op) ? ND_BOOL : cd;
+        nd_dtype rd = nd_op_computes_in_operands(op) ? (nd_dtype)nd_op_result_of(op, cd) : cd;
         /* a 16-bit float's register holds a representable value, which
          * negation, abs and where keep: no rounding needed */
         if (is_half(t) && (op == ND_OP_NEG || op == ND_OP_ABS)) fmt(e, sizeof e, "%s", tmp);

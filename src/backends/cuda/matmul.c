@@ -78,7 +78,7 @@ static const char mm_source[] =
 static const char *const mm_names[ND_NUM_DTYPES] = {
     "nd_matmul_bool",   "nd_matmul_int8",   "nd_matmul_int16",   "nd_matmul_int32",    "nd_matmul_int64",
     "nd_matmul_uint8",  "nd_matmul_uint16", "nd_matmul_uint32",  "nd_matmul_uint64",   "nd_matmul_float16",
-    "nd_matmul_bfloat16", "nd_matmul_float32", "nd_matmul_float64"};
+    "nd_matmul_bfloat16", "nd_matmul_float32", "nd_matmul_float64", NULL, NULL};
 
 static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *slots, int64_t nb) {
     if (!cu->imatmul_lib) {
