@@ -15,7 +15,7 @@
 /* A new op needs its reference and its dtypes here (op_takes, op_result,
  * ulp_bound, ref_elem); the switches below have no default, so -Wswitch
  * names the place. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 85, "tests/ops_ref.c: add the new op's reference");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 86, "tests/ops_ref.c: add the new op's reference");
 
 static int is_c(nd_dtype t) { return t == ND_COMPLEX64 || t == ND_COMPLEX128; }
 static int complex_takes(nd_op op);
@@ -87,7 +87,7 @@ int op_takes(nd_op op, nd_dtype t) {
     case ND_OP_LOGICAL_NOT: case ND_OP_LOGICAL_AND: case ND_OP_LOGICAL_OR:
         return t == ND_BOOL;
     /* complex only (the frontend gives real inputs their identities) */
-    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
         return 0;
     }
     return 0;
@@ -151,6 +151,7 @@ int ulp_bound(nd_op op, nd_dtype t) {
     case ND_OP_MUL: case ND_OP_DIV: case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE:
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_WHERE: case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG:
+    case ND_OP_MAKE_COMPLEX:
         return 0;
     }
     return 0;
@@ -231,7 +232,7 @@ static float np_divmod_f(float a, float b, float *modulus) {
 static double float_ref(nd_op op, double x, double y, nd_dtype t) {
     switch (op) {
     /* complex only: complex_elem */
-    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
         return NAN;
     case ND_OP_NEG: return -x;
     case ND_OP_ABS: return fabs(x);
@@ -343,7 +344,7 @@ static uint64_t int_ref(nd_op op, nd_dtype t, const ref_arr *a, const ref_arr *b
     uint64_t xu = uval(a, i), yu = b ? uval(b, i) : 0;
     uint64_t x = sgn ? (uint64_t)xs : xu, y = sgn ? (uint64_t)ys : yu;
     switch (op) {
-    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
         return 0; /* complex only: complex_elem */
     case ND_OP_NEG: return 0 - x;
     case ND_OP_ABS: return sgn && xs < 0 ? 0 - x : x;
@@ -540,7 +541,7 @@ void ref_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, ref_arr *ou
     BITWISE_CASES:
     SHIFT_GCD_CASES:
     FLOAT_MATH_CASES:
-    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+    case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
         break;
     }
     if (is_f(t)) ref_setd(out, i, float_ref(op, ref_getd(a, i), b ? ref_getd(b, i) : 0, t));
@@ -557,7 +558,7 @@ static int complex_takes(nd_op op) {
     case ND_OP_ISFINITE: case ND_OP_ADD: case ND_OP_SUB: case ND_OP_MUL: case ND_OP_DIV:
     case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE:
     case ND_OP_GT: case ND_OP_GE: case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_CONJ:
-    case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+    case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
         return 1;
     default:
         return 0;
@@ -665,10 +666,15 @@ static void complex_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, 
         memcpy(out->data + (size_t)i * sz, (ref_getu(in[0], i) ? in[1] : in[2])->data + (size_t)i * sz, sz);
         return;
     }
+    if (op == ND_OP_MAKE_COMPLEX) { /* real operands of the part dtype */
+        cref_set(out, i, ref_getd(a, i), ref_getd(b, i));
+        return;
+    }
     cref_get(a, i, &xr, &xi);
     if (b && nd_op_arity(op) == 2) cref_get(b, i, &yr, &yi);
     const int f = t == ND_COMPLEX64;
-    long double complex lz = (long double)xr + (long double)xi * I, lw;
+    /* CMPLXL: xr + xi * I would make inf * I a NaN real part */
+    long double complex lz = CMPLXL((long double)xr, (long double)xi), lw;
     switch (op) {
     case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE:
         ref_setu(out, i, (uint64_t)np_cmp(op, xr, xi, yr, yi));

@@ -502,6 +502,7 @@ NDS_UN(ceil, F64, ceil(x))
     NDS_PRED(isnan, S, nds_pnan_##S(x.re) || nds_pnan_##S(x.im))                               \
     NDS_PRED(isinf, S, nds_pinf_##S(x.re) || nds_pinf_##S(x.im))                               \
     NDS_PRED(isfinite, S, x.re - x.re == x.re - x.re && x.im - x.im == x.im - x.im)            \
+    NDS_INLINE S##_T nds_make_complex_##S(P##_T re, P##_T im) { return nds_mk_##S(re, im); }   \
     NDS_INLINE P##_T nds_real_##S(S##_T x) { return x.re; }                                    \
     NDS_INLINE P##_T nds_imag_##S(S##_T x) { return x.im; }                                    \
     NDS_INLINE P##_T nds_cabs_##S(S##_T x) { return hypot##SUF(x.re, x.im); }                  \
@@ -534,10 +535,18 @@ NDS_INLINE C128_T nds_log_C128(C128_T z) {
     const F64_T ax = fabs(z.re), ay = fabs(z.im);
     const F64_T big = ax > ay ? ax : ay, small = ax > ay ? ay : ax;
     F64_T lr;
-    if (big > 0.5 && big < 2.0 && small < 1.0) /* |z| near 1: no cancellation */
+    if (nds_pinf_C128(ax) || nds_pinf_C128(ay))
+        lr = nds_pinf_C128(ax) ? ax : ay; /* +inf, a NaN other part too */
+    else if (big != big || small != small)
+        lr = big + small; /* NaN */
+    else if (big == 0)
+        lr = -1.0 / big; /* -inf */
+    else if (big > 0.5 && big < 2.0 && small < 1.0) /* |z| near 1: no cancellation */
         lr = 0.5 * log1p((big - 1.0) * (big + 1.0) + small * small);
-    else
-        lr = log(hypot(z.re, z.im));
+    else { /* log|z| without forming |z|, which overflows or is subnormal at the ends */
+        const F64_T r = small / big;
+        lr = log(big) + 0.5 * log1p(r * r);
+    }
     return nds_mk_C128(lr, atan2(z.im, z.re));
 }
 
@@ -560,6 +569,13 @@ NDS_INLINE C128_T nds_sqrt_C128(C128_T z) {
         a *= 0.25;
         b *= 0.25;
     }
+    /* both parts below the normal range: 2^54 up, 2^-27 back (newer
+     * FreeBSD; otherwise t underflows and b / (2 t) is inf) */
+    const int tiny = fabs(a) < 4.450147717014403e-308 && fabs(b) < 4.450147717014403e-308;
+    if (tiny) {
+        a *= 18014398509481984.0;
+        b *= 18014398509481984.0;
+    }
     C128_T r;
     if (a >= 0) {
         const F64_T t = sqrt((a + hypot(a, b)) * 0.5);
@@ -568,6 +584,7 @@ NDS_INLINE C128_T nds_sqrt_C128(C128_T z) {
         const F64_T t = sqrt((-a + hypot(a, b)) * 0.5);
         r = nds_mk_C128(fabs(b) / (2 * t), copysign(t, b));
     }
+    if (tiny) return nds_mk_C128(r.re * 7.450580596923828125e-9, r.im * 7.450580596923828125e-9);
     return scale ? nds_mk_C128(r.re * 2, r.im * 2) : r;
 }
 

@@ -23,9 +23,11 @@ typedef enum {
                        and refuses floats                                     */
     ND_OPK_LOGICAL, /* operands and result bool                               */
     ND_OPK_WHERE,   /* a bool condition, b and c in the result dtype          */
-    ND_OPK_C2R      /* one complex operand, computed in its own dtype, the
+    ND_OPK_C2R,     /* one complex operand, computed in its own dtype, the
                        result its part dtype (float32 for complex64): abs,
                        real, imag, angle of a complex                         */
+    ND_OPK_R2C      /* two operands in the result's part dtype, the result
+                       complex: (re, im) -> re + im*1j                        */
 } nd_op_kind;
 
 /* Every fact about an elementwise op, one row each:
@@ -109,6 +111,8 @@ typedef enum {
  *   REAL, IMAG    the parts of a complex (the frontend makes them views)
  *   CABS          |z| as hypot(re, im) (NumPy's npy_cabs), 3 ulp as HYPOT
  *   ANGLE         atan2(im, re), 3 ulp as ARCTAN2
+ *   MAKE_COMPLEX  (a, b) -> a + b*1j exactly (no arithmetic: a complex sum
+ *                 is the sums of the parts, reduction.c)
  * Complex dtypes (C64, C128: a struct of two floats/doubles in
  * element_fns.h) compute NumPy's complex loops: + - * as the textbook
  * formulas, / by Smith's method (npymath), comparisons lexicographic with
@@ -208,6 +212,7 @@ typedef enum {
     X(IMAG, 1, imag, ND_OPK_C2R, 0)                    \
     X(CABS, 1, cabs, ND_OPK_C2R, 3)                    \
     X(ANGLE, 1, angle, ND_OPK_C2R, 3)                  \
+    X(MAKE_COMPLEX, 2, make_complex, ND_OPK_R2C, 0)    \
     X(WHERE, 3, where, ND_OPK_WHERE, 0)
 
 typedef enum {
@@ -245,6 +250,14 @@ static inline int nd_op_is_comparison(nd_op op) { return nd_op_kind_of(op) == ND
 static inline int nd_op_computes_in_operands(nd_op op) {
     return nd_op_kind_of(op) == ND_OPK_CMP || nd_op_kind_of(op) == ND_OPK_C2R;
 }
+/* The dtype op's operands are cast to when it computes in cd (an nd_dtype
+ * value): the part dtype for MAKE_COMPLEX (ND_COMPLEX64 = 13 ->
+ * ND_FLOAT32 = 11), cd itself for every other op but WHERE's condition
+ * and CAST (their callers handle those). */
+static inline int nd_op_operand_dtype(nd_op op, int cd) {
+    if (nd_op_kind_of(op) == ND_OPK_R2C) return cd == 13 ? 11 : 12;
+    return cd;
+}
 /* For those ops: the result dtype of computing in dtype cd (an nd_dtype
  * value; ND_BOOL = 0, ND_FLOAT32 = 11, ND_FLOAT64 = 12, ND_COMPLEX64 = 13,
  * checked in ops.c). */
@@ -266,6 +279,7 @@ static inline int nd_op_compute_dtype(nd_op op, int t) {
     case ND_OPK_WHERE:
     case ND_OPK_INT:
     case ND_OPK_C2R:
+    case ND_OPK_R2C:
         return t;
     case ND_OPK_LOGICAL:
         return B;

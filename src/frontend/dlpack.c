@@ -101,7 +101,8 @@ nd_array *nd_from_dlpack(DLManagedTensorVersioned *t) {
         if (dl_types[k].code == d->dtype.code && dl_types[k].bits == d->dtype.bits) dtype = (nd_dtype)k;
     if (dtype == ND_NUM_DTYPES) {
         nd_error_set(ND_ERR_DTYPE, "%s: DLPack dtype (code %u = %s, bits %u, lanes %u) has no nd dtype (nd holds "
-                     "bool, int/uint 8-64, float 16/32/64 and bfloat16 with lanes 1; convert it first)",
+                     "bool, int/uint 8-64, float 16/32/64, bfloat16 and complex 64/128 with lanes 1; convert it "
+                     "first)",
                      fn, d->dtype.code, dl_code_name(d->dtype.code), d->dtype.bits, d->dtype.lanes);
         return NULL;
     }

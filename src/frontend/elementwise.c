@@ -32,6 +32,7 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_LOGICAL_XOR: case ND_OP_FMAX: case ND_OP_FMIN:
     case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
+    case ND_OP_MAKE_COMPLEX:
         return 0;
     case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: case ND_OP_SIGNBIT: case ND_OP_ISPOSINF:
     case ND_OP_ISNEGINF: case ND_OP_INVERT: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:

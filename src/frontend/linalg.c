@@ -75,6 +75,11 @@ static nd_array *matmul_impl(const char *fn, nd_array *a, nd_array *b) {
     int ond = bn + 2;
     nd_dtype t = nd_fe_result_type(fn, a, b, 0);
     if (t == ND_NUM_DTYPES) return NULL;
+    if (nd_dtype_is_complex(t)) {
+        nd_error_set(ND_ERR_UNSUPPORTED, "%s: matmul of %s is not supported yet (NumPy has it; "
+                     "nd's complex support is elementwise)", fn, nd_dtype_name(t));
+        return NULL;
+    }
     size_t nbytes;
     if (nd_fe_nbytes(fn, ond, oshape, t, &nbytes)) return NULL;
     /* Both operands in the result dtype (the cast fuses into a kernel). */

@@ -81,11 +81,30 @@ int64_t nd_fe_reduced_count(const nd_array *a, uint32_t mask) {
 nd_array *nd_fe_reduce_mask(const char *fn, nd_reduce_kind kind, nd_array *a, uint32_t mask,
                             int keepdims, const char *what) {
     if (nd_dtype_is_complex(a->dtype)) {
-        nd_error_set(ND_ERR_UNSUPPORTED,
-                     "%s: the %s of a %s array is not supported yet (reduce the parts: "
-                     "nd_real and nd_imag, then combine)",
-                     fn, what ? what : nd_reduce_label(kind), nd_dtype_name(a->dtype));
-        return NULL;
+        /* A complex sum is the sums of its parts (each pairwise, as a real
+         * sum; the part reads fuse into the reductions' kernels), put
+         * together exactly. Products and orderings need complex
+         * accumulators, which the reduction kernels do not have yet. */
+        if (kind != ND_REDUCE_SUM || a->weak) {
+            nd_error_set(ND_ERR_UNSUPPORTED,
+                         "%s: the %s of a %s array is not supported yet (nd reduces complex "
+                         "arrays by sum and mean only)",
+                         fn, what ? what : nd_reduce_label(kind), nd_dtype_name(a->dtype));
+            return NULL;
+        }
+        nd_dtype pt = nd_dtype_part(a->dtype);
+        nd_array *part[2] = {NULL, NULL}, *sums[2] = {NULL, NULL}, *out = NULL;
+        for (int k = 0; k < 2; k++) {
+            part[k] = nd_fe_map(fn, k ? ND_OP_IMAG : ND_OP_REAL, 1, &a, NULL, a->dtype, pt);
+            if (part[k]) sums[k] = nd_fe_reduce_mask(fn, kind, part[k], mask, keepdims, what);
+        }
+        if (sums[0] && sums[1])
+            out = nd_fe_map(fn, ND_OP_MAKE_COMPLEX, 2, sums, NULL, a->dtype, a->dtype);
+        for (int k = 0; k < 2; k++) {
+            nd_fe_release(part[k]);
+            nd_fe_release(sums[k]);
+        }
+        return out;
     }
     if (!nd_reduce_has_identity(kind)) {
         for (int k = 0; k < a->ndim; k++)
@@ -153,7 +172,8 @@ nd_array *nd_fe_sum_div(const char *fn, nd_array *x, uint32_t mask, int keepdims
      * std inherit it: their mean is float64 and a - mean promotes to it. */
     nd_dtype t = x->dtype;
     nd_array *src = x;
-    if (t == ND_FLOAT16 || t == ND_BFLOAT16 || !nd_dtype_is_float(t)) {
+    /* complex: NumPy divides the complex sum by (n + 0j), Smith's way */
+    if (!nd_dtype_is_complex(t) && (t == ND_FLOAT16 || t == ND_BFLOAT16 || !nd_dtype_is_float(t))) {
         src = nd_fe_astype(fn, x, nd_dtype_is_float(t) ? ND_FLOAT32 : ND_FLOAT64);
         if (!src) return NULL;
     }
@@ -191,6 +211,11 @@ nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
 
 nd_array *nd_fe_var_mask(const char *fn, nd_array *a, uint32_t mask, double ddof, int keepdims,
                          int sqrt_) {
+    if (nd_dtype_is_complex(a->dtype)) {
+        nd_error_set(ND_ERR_UNSUPPORTED, "%s: the variance of a %s array is not supported yet", fn,
+                     nd_dtype_name(a->dtype));
+        return NULL;
+    }
     nd_array *mu = nd_fe_mean_mask(fn, a, mask, 1);
     if (!mu) return NULL;
     nd_array *d = nd_fe_binary(fn, ND_OP_SUB, a, mu);

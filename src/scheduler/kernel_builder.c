@@ -375,7 +375,7 @@ static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
     nd_dtype cd = (nd_dtype)p->cdtype;
     int32_t in[3] = {-1, -1, -1};
     for (int k = 0; k < p->n_inputs && k < 3; k++) {
-        nd_dtype want = cd;
+        nd_dtype want = (nd_dtype)nd_op_operand_dtype((nd_op)p->op, cd);
         if (nd_op_kind_of((nd_op)p->op) == ND_OPK_LOGICAL) want = ND_BOOL;
         switch (p->op) {
         case ND_OP_WHERE: want = k == 0 ? ND_BOOL : cd; break;
@@ -388,6 +388,8 @@ static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform
     nd_dtype rd = cd;
     if (nd_op_is_comparison((nd_op)p->op) || nd_op_kind_of((nd_op)p->op) == ND_OPK_LOGICAL)
         rd = ND_BOOL;
+    else if (nd_op_computes_in_operands((nd_op)p->op)) /* abs, angle, parts of a complex */
+        rd = (nd_dtype)nd_op_result_of((nd_op)p->op, cd);
     if (p->op == ND_OP_CAST) return nd_kb_cast(kb, in[0], (nd_dtype)p->dtype);
     int32_t v = emit(kb, p->op, rd, in[0], in[1], in[2]);
     return nd_kb_cast(kb, v, (nd_dtype)p->dtype);

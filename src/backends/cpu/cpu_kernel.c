@@ -194,7 +194,7 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             pi->fn = nd_cpu_op_fn(op, dt);
         } else {
             int cd = nd_cpu_compute_dtype(op, dt);
-            want[0] = want[1] = want[2] = cd;
+            want[0] = want[1] = want[2] = nd_op_operand_dtype((nd_op)op, cd);
             pi->fn = nd_cpu_op_fn(op, cd);
             pi->cdtype = cd;
         }
@@ -303,6 +303,11 @@ static inline void next_row(const cpu_prep *p, int64_t *idx) {
         for (int64_t i = 0; i < seg; i++) d_[i * s] = s_[i];                     \
     } while (0)
 
+/* complex128 elements move as one 16-byte unit */
+typedef struct {
+    uint64_t lo, hi;
+} cpu_u128;
+
 static void gather(const cpu_prep *p, const cpu_access *a, char *out, const int64_t *idx0,
                    int64_t len) {
     int n = p->ndim, es = a->esize;
@@ -317,6 +322,7 @@ static void gather(const cpu_prep *p, const cpu_access *a, char *out, const int6
         else if (es == 4) COPY_SEG(uint32_t);
         else if (es == 8) COPY_SEG(uint64_t);
         else if (es == 2) COPY_SEG(uint16_t);
+        else if (es == 16) COPY_SEG(cpu_u128);
         else COPY_SEG(uint8_t);
         pos += seg;
         if (pos < len) next_row(p, idx);
@@ -366,6 +372,7 @@ static void scatter(const cpu_prep *p, const cpu_access *a, const char *in, cons
         else if (es == 4) SCATTER_SEG(uint32_t);
         else if (es == 8) SCATTER_SEG(uint64_t);
         else if (es == 2) SCATTER_SEG(uint16_t);
+        else if (es == 16) SCATTER_SEG(cpu_u128);
         else SCATTER_SEG(uint8_t);
         pos += seg;
         if (pos < len) next_row(p, idx);

@@ -153,6 +153,14 @@ static void sqrt_F64(FN_ARGS) {
         (void)b_, (void)c_;                                                      \
         for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i]);          \
     }
+/* (real, real) -> complex */
+#define LOOP_R2C(label, S, P)                                                    \
+    MULTI(label##_##S) {                                                         \
+        S##_T *restrict o = (S##_T *)o_;                                         \
+        const P##_T *a = (const P##_T *)a_, *b = (const P##_T *)b_;              \
+        (void)c_;                                                                \
+        for (int64_t i = 0; i < n; i++) o[i] = nds_##label##_##S(a[i], b[i]);    \
+    }
 #define CPLX_SET(S, P)                                                           \
     LOOP_BIN(eq, S, BOOL_T) LOOP_BIN(ne, S, BOOL_T) LOOP_BIN(lt, S, BOOL_T)      \
     LOOP_BIN(le, S, BOOL_T) LOOP_BIN(gt, S, BOOL_T) LOOP_BIN(ge, S, BOOL_T)      \
@@ -162,7 +170,8 @@ static void sqrt_F64(FN_ARGS) {
     LOOP_BIN(div, S, S##_T) LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) \
     LOOP_BIN(fmax, S, S##_T) LOOP_BIN(fmin, S, S##_T)                            \
     LOOP_UN(exp, S) LOOP_UN(log, S) LOOP_UN(sqrt, S)                             \
-    LOOP_C2R(real, S, P) LOOP_C2R(imag, S, P) LOOP_C2R(cabs, S, P) LOOP_C2R(angle, S, P)
+    LOOP_C2R(real, S, P) LOOP_C2R(imag, S, P) LOOP_C2R(cabs, S, P) LOOP_C2R(angle, S, P) \
+    LOOP_R2C(make_complex, S, P)
 CPLX_SET(C64, F32)
 CPLX_SET(C128, F64)
 
@@ -235,12 +244,12 @@ WHERE_FN(where_16, C128_T)
     [ND_OP_MIN][D] = minimum_##S, [ND_OP_FMAX][D] = fmax_##S, [ND_OP_FMIN][D] = fmin_##S, \
     [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, [ND_OP_SQRT][D] = sqrt_##S, \
     [ND_OP_REAL][D] = real_##S, [ND_OP_IMAG][D] = imag_##S, [ND_OP_CABS][D] = cabs_##S, \
-    [ND_OP_ANGLE][D] = angle_##S
+    [ND_OP_ANGLE][D] = angle_##S, [ND_OP_MAKE_COMPLEX][D] = make_complex_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,
  * and the cross-backend op test names any pair that is still missing). */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS == 85, "cpu_ops.c: add the new op's loops to op_table");
+_Static_assert(ND_NUM_ELEMENTWISE_OPS == 86, "cpu_ops.c: add the new op's loops to op_table");
 static nd_cpu_fn const op_table[ND_NUM_ELEMENTWISE_OPS][ND_NUM_DTYPES] = {
     ROW_INT(I8, ND_INT8),      ROW_INT(I16, ND_INT16),   ROW_INT(I32, ND_INT32),
     ROW_INT(I64, ND_INT64),    ROW_INT(U8, ND_UINT8),    ROW_INT(U16, ND_UINT16),

@@ -460,6 +460,7 @@ static void op_expr(char *out, size_t cap, nd_op op, nd_dtype t, const char *a, 
     case ND_OPK_CMP:
     case ND_OPK_LOGICAL:
     case ND_OPK_C2R:
+    case ND_OPK_R2C:
         if (nd_op_arity(op) == 1) fmt(out, cap, "nds_%s_%s(%s)", lab, sfx, a);
         else fmt(out, cap, "nds_%s_%s(%s, %s)", lab, sfx, a, b);
         return;
@@ -653,8 +654,9 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
             operand(b, sizeof b, c, in->b, p, t);
             operand(cc, sizeof cc, c, in->c, p, t);
         } else {
-            operand(a, sizeof a, c, in->a, p, cd);
-            if (arity > 1) operand(b, sizeof b, c, in->b, p, cd);
+            nd_dtype od = (nd_dtype)nd_op_operand_dtype(op, cd);
+            operand(a, sizeof a, c, in->a, p, od);
+            if (arity > 1) operand(b, sizeof b, c, in->b, p, od);
         }
         op_expr(tmp, sizeof tmp, op, cd, a, b, cc, (in->flags & ND_IR_EXACT) != 0);
         nd_dtype rd = nd_op_computes_in_operands(op) ? (nd_dtype)nd_op_result_of(op, cd) : cd;
