@@ -559,6 +559,7 @@ static int complex_takes(nd_op op) {
     case ND_OP_MAX: case ND_OP_MIN: case ND_OP_EQ: case ND_OP_NE: case ND_OP_LT: case ND_OP_LE:
     case ND_OP_GT: case ND_OP_GE: case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_CONJ:
     case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
+    case ND_OP_SIN: case ND_OP_COS: case ND_OP_TAN: case ND_OP_SINH: case ND_OP_COSH: case ND_OP_TANH:
         return 1;
     default:
         return 0;
@@ -730,6 +731,12 @@ static void complex_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, 
     case ND_OP_EXP: lw = cexpl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
     case ND_OP_LOG: lw = clogl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
     case ND_OP_SQRT: lw = csqrtl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_SIN: lw = csinl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_COS: lw = ccosl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_TAN: lw = ctanl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_SINH: lw = csinhl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_COSH: lw = ccoshl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_TANH: lw = ctanhl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
     default: zr = zi = NAN; break;
     }
     cref_set(out, i, zr, zi);

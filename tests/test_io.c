@@ -458,7 +458,7 @@ NDT_TEST(io, bad_npy_files) {
     f[6] = 4;
     expect_bad(f, c->file_len, "format version 4.0 is not supported", "version 4.0");
     struct { const char *h, *why; } bad[] = {
-        {"{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", "complex"},
+        {"{'descr': '<c32', 'fortran_order': False, 'shape': (3,), }", "complex of long double"},
         {"{'descr': '|O', 'fortran_order': False, 'shape': (3,), }", "Python objects"},
         {"{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (3,), }", "structured"},
         {"{'descr': '<U3', 'fortran_order': False, 'shape': (3,), }", "strings"},

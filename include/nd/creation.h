@@ -45,6 +45,10 @@ ND_API nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes);
 /* A size-1 array's value as double; NaN and an error otherwise (ND_ERR_SHAPE
  * for another size, or nd_to_host's errors, naming nd_item). */
 ND_API double nd_item(nd_array *a);
+/* The one element of a (any dtype; a real one gives im = 0) as its two
+ * parts, NumPy's complex(a.item()). nd_item of a complex array is
+ * ND_ERR_DTYPE. Errors as nd_item's; ND_ERR_ARG for a NULL re or im. */
+ND_API nd_status nd_item_complex(nd_array *a, double *re, double *im);
 /* Weakly typed 0-d arrays (NEP 50): nd_scalar behaves like a Python float
  * (float32 arrays stay float32, integer arrays become float64); nd_scalar_int
  * like a Python int (int8 arrays stay int8; a value that does not fit the

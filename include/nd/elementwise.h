@@ -221,8 +221,10 @@ ND_API nd_array *nd_isneginf(nd_array *a);
  * arrays, with NumPy's complex loops (common/ops.h and element_fns.h say
  * which formula): nd_add, nd_sub, nd_mul, nd_div (Smith's method, as
  * NumPy), nd_neg, nd_square, nd_reciprocal, nd_abs (a real result:
- * hypot(re, im)), nd_exp, nd_log, nd_sqrt (C99's cexp/clog/csqrt with their
- * special values; complex64 computes them in complex128), nd_eq, nd_ne and
+ * hypot(re, im)), nd_exp, nd_log, nd_sqrt, nd_sin, nd_cos, nd_tan, nd_sinh,
+ * nd_cosh, nd_tanh (C99's cexp .. ctanh with their special values;
+ * complex64 computes them in complex128), nd_sum and nd_mean (the parts
+ * summed pairwise; a mean divides by (n + 0j) as NumPy), nd_eq, nd_ne and
  * nd_lt .. nd_ge (lexicographic, NumPy's NaN rule), nd_maximum,
  * nd_minimum, nd_fmax, nd_fmin, nd_isnan, nd_isinf, nd_isfinite, nd_where,
  * the logical ops (nonzero when either part is), nd_astype both ways (to a
@@ -231,8 +233,9 @@ ND_API nd_array *nd_isneginf(nd_array *a);
  * Ops NumPy refuses for complex (floor, ceil, trunc, signbit, isposinf,
  * floor_divide, remainder, fmod, arctan2, hypot, copysign, bitwise, ...)
  * fail with ND_ERR_DTYPE at record time; complex ops NumPy has and nd does
- * not yet (sin, cos, tanh, pow, the other transcendentals, sign, rint, the
- * reductions, matmul, sorting, linalg) fail with ND_ERR_UNSUPPORTED.
+ * not yet (arcsin .. arctanh, exp2, expm1, log2, log10, log1p, pow, sign,
+ * rint, prod, min/max, var/std, matmul, sorting, scans, gathers, linalg)
+ * fail with ND_ERR_UNSUPPORTED.
  *
  * nd_conj/nd_conjugate: the complex conjugate; of a real array its values
  * (NumPy), ND_ERR_DTYPE for bool. nd_real/nd_imag: the real and imaginary

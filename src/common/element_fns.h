@@ -432,7 +432,8 @@ NDS_UN(ceil, F64, ceil(x))
  *   propagate a NaN in either part (the first operand's), fmax/fmin ignore
  *   one; isnan/isinf: either part, isfinite: both;
  *   abs hypot(re, im), angle atan2(im, re), real/imag the parts.
- * exp, log and sqrt are C99's cexp/clog/csqrt with their special values
+ * exp, log, sqrt, sin, cos, tan, sinh, cosh and tanh are C99's functions
+ * (cexp, ...) with their special values
  * (Annex G; NumPy calls the C library's): complex64 computes them in
  * complex128 and rounds each part once, as FreeBSD's csqrtf does.
  *   exp: exp(x) cis(y); y == 0 gives (exp(x), y); x = +-inf as Annex G;
@@ -588,6 +589,62 @@ NDS_INLINE C128_T nds_sqrt_C128(C128_T z) {
     return scale ? nds_mk_C128(r.re * 2, r.im * 2) : r;
 }
 
+
+/* C99's csinh/ccosh/ctanh (FreeBSD's, Annex G's special values; ctanh is
+ * Kahan's algorithm); csin, ccos, ctan through them: sin z = -i sinh(iz),
+ * cos z = cosh(iz), tan z = -i tanh(iz). Beyond |x| = 22 exp(-|x|) is
+ * below an ulp of cosh(x): the exponential alone, scaled through
+ * exp(|x| / 2) where exp(|x|) overflows and the result need not. */
+NDS_INLINE F64_T nds_halfexp_C128(F64_T ax) { return ax < 709.0 ? 0.5 * exp(ax) : 0.5 * exp(0.5 * ax); }
+NDS_INLINE C128_T nds_sinh_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im, ax = fabs(x);
+    if (y == 0) return nds_mk_C128(sinh(x), y);
+    if (x != x) return nds_mk_C128(x, x);
+    if (nds_pinf_C128(x)) {
+        if (y - y != y - y) return nds_mk_C128(x * x, x * (y - y));
+        return nds_mk_C128(x * cos(y), x * x * sin(y));
+    }
+    if (y - y != y - y) return x == 0 ? nds_mk_C128(x, y - y) : nds_mk_C128(y - y, y - y);
+    if (ax < 22) return nds_mk_C128(sinh(x) * cos(y), cosh(x) * sin(y));
+    const F64_T h = nds_halfexp_C128(ax), e = ax < 709.0 ? 1.0 : h * 2.0;
+    return nds_mk_C128(copysign(h, x) * cos(y) * e, h * sin(y) * e);
+}
+NDS_INLINE C128_T nds_cosh_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im, ax = fabs(x);
+    if (y == 0) return nds_mk_C128(cosh(x), x == x ? copysign(0.0, x) * y : y);
+    if (x != x) return nds_mk_C128(x, x);
+    if (nds_pinf_C128(x)) {
+        if (y - y != y - y) return nds_mk_C128(x * x, x * (y - y));
+        return nds_mk_C128(x * x * cos(y), x * sin(y));
+    }
+    if (y - y != y - y) return x == 0 ? nds_mk_C128(y - y, x * copysign(0.0, y)) : nds_mk_C128(y - y, x * (y - y));
+    if (ax < 22) return nds_mk_C128(cosh(x) * cos(y), sinh(x) * sin(y));
+    const F64_T h = nds_halfexp_C128(ax), e = ax < 709.0 ? 1.0 : h * 2.0;
+    return nds_mk_C128(h * cos(y) * e, copysign(h, x) * sin(y) * e);
+}
+NDS_INLINE C128_T nds_tanh_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im;
+    if (x != x) return nds_mk_C128(x, y == 0 ? y : x);
+    if (nds_pinf_C128(x)) return nds_mk_C128(copysign(1.0, x), copysign(0.0, nds_pinf_C128(y) ? y : sin(y) * cos(y)));
+    if (y - y != y - y) return nds_mk_C128(x != 0 ? y - y : x, y - y);
+    if (fabs(x) >= 22) {
+        const F64_T em = exp(-fabs(x));
+        return nds_mk_C128(copysign(1.0, x), 4 * sin(y) * cos(y) * em * em);
+    }
+    const F64_T t = tan(y), beta = 1.0 + t * t, sh = sinh(x), rho = sqrt(1 + sh * sh);
+    const F64_T denom = 1 + beta * sh * sh;
+    return nds_mk_C128((beta * rho * sh) / denom, t / denom);
+}
+NDS_INLINE C128_T nds_sin_C128(C128_T z) {
+    const C128_T w = nds_sinh_C128(nds_mk_C128(-z.im, z.re));
+    return nds_mk_C128(w.im, -w.re);
+}
+NDS_INLINE C128_T nds_cos_C128(C128_T z) { return nds_cosh_C128(nds_mk_C128(-z.im, z.re)); }
+NDS_INLINE C128_T nds_tan_C128(C128_T z) {
+    const C128_T w = nds_tanh_C128(nds_mk_C128(-z.im, z.re));
+    return nds_mk_C128(w.im, -w.re);
+}
+
 /* complex64: the complex128 function, each part rounded once */
 #define NDS_C64_VIA_C128(label)                                                                \
     NDS_INLINE C64_T nds_##label##_C64(C64_T z) {                                              \
@@ -597,6 +654,12 @@ NDS_INLINE C128_T nds_sqrt_C128(C128_T z) {
 NDS_C64_VIA_C128(exp)
 NDS_C64_VIA_C128(log)
 NDS_C64_VIA_C128(sqrt)
+NDS_C64_VIA_C128(sinh)
+NDS_C64_VIA_C128(cosh)
+NDS_C64_VIA_C128(tanh)
+NDS_C64_VIA_C128(sin)
+NDS_C64_VIA_C128(cos)
+NDS_C64_VIA_C128(tan)
 
 /* ------------------------------------------------------------------- bool */
 

@@ -116,8 +116,8 @@ typedef enum {
  * Complex dtypes (C64, C128: a struct of two floats/doubles in
  * element_fns.h) compute NumPy's complex loops: + - * as the textbook
  * formulas, / by Smith's method (npymath), comparisons lexicographic with
- * NumPy's NaN rule, exp/log/sqrt as C99's cexp/clog/csqrt (their special
- * values). Their float operations may contract into FMAs on CUDA, so the
+ * NumPy's NaN rule, exp/log/sqrt/sin/cos/tan/sinh/cosh/tanh as C99's
+ * cexp .. ctanh (their special values). Their float operations may contract into FMAs on CUDA, so the
  * cross-backend test checks complex results to a tolerance (tests/ops_ref.c)
  * rather than by the row's ulps.
  *   LOGADDEXP(2)  NumPy's npy_logaddexp(2): x == y gives x + ln 2 (x + 1),

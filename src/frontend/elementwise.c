@@ -32,7 +32,8 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
     case ND_OP_LT: case ND_OP_LE: case ND_OP_GT: case ND_OP_GE: case ND_OP_LOGICAL_AND:
     case ND_OP_LOGICAL_OR: case ND_OP_LOGICAL_XOR: case ND_OP_FMAX: case ND_OP_FMIN:
     case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
-    case ND_OP_MAKE_COMPLEX:
+    case ND_OP_MAKE_COMPLEX: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TAN: case ND_OP_SINH:
+    case ND_OP_COSH: case ND_OP_TANH:
         return 0;
     case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: case ND_OP_SIGNBIT: case ND_OP_ISPOSINF:
     case ND_OP_ISNEGINF: case ND_OP_INVERT: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:
@@ -46,14 +47,14 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
                     "NumPy defines it for real numbers only (TypeError); take nd_real, nd_imag "
                     "or nd_abs first");
         return -1;
-    case ND_OP_TANH: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TAN: case ND_OP_ARCSIN:
-    case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_SINH: case ND_OP_COSH: case ND_OP_ARCSINH:
+    case ND_OP_ARCSIN: case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_ARCSINH:
     case ND_OP_ARCCOSH: case ND_OP_ARCTANH: case ND_OP_EXP2: case ND_OP_EXPM1: case ND_OP_LOG2:
     case ND_OP_LOG10: case ND_OP_LOG1P: case ND_OP_RINT: case ND_OP_SIGN: case ND_OP_POW:
         nd_error_set(ND_ERR_UNSUPPORTED,
                      "%s: %s of %s is not supported yet (NumPy has it; nd's complex ops are + - "
                      "* /, negative, square, reciprocal, conj, abs, angle, real, imag, exp, log, "
-                     "sqrt, comparisons, maximum/minimum/fmax/fmin, isnan/isinf/isfinite)",
+                     "sqrt, sin, cos, tan, sinh, cosh, tanh, comparisons, maximum/minimum/fmax/"
+                     "fmin, isnan/isinf/isfinite)",
                      fn, nd_op_label(op), nd_dtype_name(t));
         return -1;
     }

@@ -235,7 +235,39 @@ double nd_item(nd_array *a) {
     }
     if (a->weak == ND_WEAK_FLOAT) return a->weak_value.f;
     if (a->weak == ND_WEAK_INT) return (double)a->weak_value.i;
+    if (nd_dtype_is_complex(a->dtype)) {
+        nd_error_set(ND_ERR_DTYPE, "%s: the array is %s and a double holds one part (use "
+                     "nd_item_complex, or nd_real/nd_imag first)", fn, nd_dtype_name(a->dtype));
+        return NAN;
+    }
     unsigned char tmp[8];
     if (to_host(fn, a, tmp, sizeof tmp) != ND_OK) return NAN;
     return nd_load_double(tmp, a->dtype);
+}
+
+nd_status nd_item_complex(nd_array *a, double *re, double *im) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_item_complex";
+    if (re) *re = NAN;
+    if (im) *im = NAN;
+    if (!re || !im)
+        return nd_error_set(ND_ERR_ARG, "%s: re or im is NULL (pass two doubles to fill)", fn);
+    if (nd_fe_arg(fn, "a", a)) return nd_last_status();
+    int64_t n = nd_shape_size(a->ndim, a->shape);
+    if (n != 1) {
+        char s[200];
+        return nd_error_set(ND_ERR_SHAPE, "%s: the array has shape %s and %lld elements; it needs "
+                            "exactly one (use nd_view to pick one element)",
+                            fn, nd_format_shape(s, sizeof s, a->ndim, a->shape), (long long)n);
+    }
+    if (a->weak) {
+        *re = a->weak == ND_WEAK_FLOAT ? a->weak_value.f : (double)a->weak_value.i;
+        *im = 0;
+        return ND_OK;
+    }
+    unsigned char tmp[16];
+    nd_status st = to_host(fn, a, tmp, nd_dtype_size(a->dtype));
+    if (st != ND_OK) return st;
+    nd_load_complex(tmp, a->dtype, re, im); /* a real dtype: imaginary part 0 */
+    return ND_OK;
 }

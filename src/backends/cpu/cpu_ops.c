@@ -169,7 +169,8 @@ static void sqrt_F64(FN_ARGS) {
     LOOP_BIN(add, S, S##_T) LOOP_BIN(sub, S, S##_T) LOOP_BIN(mul, S, S##_T)      \
     LOOP_BIN(div, S, S##_T) LOOP_BIN(maximum, S, S##_T) LOOP_BIN(minimum, S, S##_T) \
     LOOP_BIN(fmax, S, S##_T) LOOP_BIN(fmin, S, S##_T)                            \
-    LOOP_UN(exp, S) LOOP_UN(log, S) LOOP_UN(sqrt, S)                             \
+    LOOP_UN(exp, S) LOOP_UN(log, S) LOOP_UN(sqrt, S) LOOP_UN(sin, S) LOOP_UN(cos, S) \
+    LOOP_UN(tan, S) LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(tanh, S)           \
     LOOP_C2R(real, S, P) LOOP_C2R(imag, S, P) LOOP_C2R(cabs, S, P) LOOP_C2R(angle, S, P) \
     LOOP_R2C(make_complex, S, P)
 CPLX_SET(C64, F32)
@@ -243,6 +244,8 @@ WHERE_FN(where_16, C128_T)
     [ND_OP_MUL][D] = mul_##S, [ND_OP_DIV][D] = div_##S, [ND_OP_MAX][D] = maximum_##S, \
     [ND_OP_MIN][D] = minimum_##S, [ND_OP_FMAX][D] = fmax_##S, [ND_OP_FMIN][D] = fmin_##S, \
     [ND_OP_EXP][D] = exp_##S, [ND_OP_LOG][D] = log_##S, [ND_OP_SQRT][D] = sqrt_##S, \
+    [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TAN][D] = tan_##S, \
+    [ND_OP_SINH][D] = sinh_##S, [ND_OP_COSH][D] = cosh_##S, [ND_OP_TANH][D] = tanh_##S, \
     [ND_OP_REAL][D] = real_##S, [ND_OP_IMAG][D] = imag_##S, [ND_OP_CABS][D] = cabs_##S, \
     [ND_OP_ANGLE][D] = angle_##S, [ND_OP_MAKE_COMPLEX][D] = make_complex_##S
 
