@@ -6,7 +6,7 @@
  * The test works on kernel IR, not on the public API, because the IR is
  * what every backend executes and some of it (integer DIV) is reachable
  * only through internal callers; one kernel per op holds that op once per
- * dtype (CAST: one kernel per source dtype, to all 13). Backends:
+ * dtype (CAST: one kernel per source dtype, to all 15). Backends:
  *   cpu_interpreter  the CPU backend with ND_CPU_JIT=0
  *   cpu_jit          the CPU backend with every kernel compiled (ND_CPU_JIT=sync)
  *   cuda_emulated    the CUDA code generator's source for the same kernels,
