@@ -117,8 +117,13 @@ typedef enum {
  * element_fns.h) compute NumPy's complex loops: + - * as the textbook
  * formulas, / by Smith's method (npymath), comparisons lexicographic with
  * NumPy's NaN rule, exp/log/sqrt/sin/cos/tan/sinh/cosh/tanh as C99's
- * cexp .. ctanh (their special values). Their float operations may contract into FMAs on CUDA, so the
- * cross-backend test checks complex results to a tolerance (tests/ops_ref.c)
+ * cexp .. ctanh (their special values). Their float operations may contract
+ * into FMAs: on CUDA, and on the CPU where GCC vectorises a*b - c*d and
+ * a*b + c*d into vfmaddsub even under -ffp-contract=off (the interpreter's
+ * tile loops do; a JIT strip loop need not, so the two may differ in the
+ * last bits of complex * and square, unlike every real op). The
+ * cross-backend test checks complex results to a normwise tolerance
+ * (tests/test_ops.c's complex_tol), the fused product accepted too,
  * rather than by the row's ulps.
  *   LOGADDEXP(2)  NumPy's npy_logaddexp(2): x == y gives x + ln 2 (x + 1),
  *                 else max + log1p(exp(-|x - y|)) (log2 of 1 + 2^-|x-y|),
