@@ -75,12 +75,28 @@ ND_API nd_status nd_put(nd_array *a, nd_array *indices, nd_array *values);
 ND_API nd_status nd_put_along_axis(nd_array *a, nd_array *indices, nd_array *values, int axis);
 /* np.add.at(a, indices, values): a[indices[i], ...] += values[i, ...] for
  * each i in order; repeated indices accumulate (unbuffered). indices index
- * a's first axis; values broadcast to indices.shape + a.shape[1:]. Every
- * dtype: integers wrap, bool adds as "or", float16 and bfloat16 round after
- * each add. For float sums the order is the indices' order on every
- * backend (on CUDA: a stable sort by target, then each target's run summed
- * in that order). */
+ * a's first axis; values broadcast to indices.shape + a.shape[1:] (other
+ * axes and several index arrays: nd_add_at_index). Every dtype: integers
+ * wrap, bool adds as "or", float16 and bfloat16 round after each add. The
+ * values are cast to a's dtype and added in it (NumPy adds in the promoted
+ * dtype of a and values and casts each sum back, which can round
+ * differently when values are wider than a). For float sums the order is
+ * the indices' order on every backend (on CUDA: a stable sort by target,
+ * then each target's run summed in that order). */
 ND_API nd_status nd_add_at(nd_array *a, nd_array *indices, nd_array *values);
+/* np.add.at(a, index, values) with NumPy's full index: nd_index's index
+ * strings, "$k" naming arrays[k], e.g. ":, $0" for np.add.at(a, (slice(None),
+ * idx), v) (any axis), "$0, :, $1" for (i, slice(None), j), "..., $0" for
+ * the last axis, "$0, 1:3" or "2, $0" mixing basic and array indices (the
+ * result axes placed as nd_index places them). values broadcast to the
+ * shape nd_index would return. Repeated elements accumulate in C order of
+ * the broadcast index arrays, as nd_add_at (the same bits on every run and
+ * backend); dtypes as nd_add_at. Without "$k" the index is basic (no
+ * element twice): a[index] += values, lazy and fused like nd_assign. A 1-d
+ * bool array stands for its nonzero positions (this synchronises, as in
+ * nd_index). Errors as nd_index_assign, named "nd_add_at_index". */
+ND_API nd_status nd_add_at_index(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays,
+                                 nd_array *values);
 
 /* Boolean masks. The functions whose result length is a count of nonzero
  * elements synchronise: they run what they need at the call (the pending

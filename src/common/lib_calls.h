@@ -103,6 +103,7 @@ typedef enum {
     ND_INDEX_FN_INDEX_ASSIGN,
     ND_INDEX_FN_ADD_AT,
     ND_INDEX_FN_MASK_SELECT,
+    ND_INDEX_FN_ADD_AT_INDEX,
     ND_INDEX_FN_COUNT
 } nd_lib_index_fn;
 enum {
