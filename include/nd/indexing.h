@@ -17,9 +17,14 @@ extern "C" {
  * still outside its axis is NumPy's IndexError: the step that uses it
  * fails with ND_ERR_INDEX and "nd_take: index 7 is out of bounds for axis
  * 0 with size 5" (the first such index in C order), reported by nd_sync
- * and by reads of the result (the CPU backend checks while it gathers; the
- * CUDA backend checks on the device and never reads or writes outside the
- * array). Shapes and dtypes are checked when the call is made (ND_ERR_ARG
+ * and by every read of the result and of what is computed from it (a
+ * scatter's target included) on both backends; values not computed from it
+ * keep theirs. The CPU backend checks while it gathers; the CUDA backend
+ * checks on the device (never reading or writing outside the array) and
+ * reads the verdict back when the step runs: the executor waits for each
+ * gather or scatter there, and a flush holding one is not captured as a
+ * CUDA graph (the calls themselves stay lazy and do not synchronise the
+ * program). Shapes and dtypes are checked when the call is made (ND_ERR_ARG
  * for NULL, ND_ERR_SHAPE for shapes that do not broadcast, with both
  * shapes). Gathers return a new array of a's dtype and are lazy: one
  * library step of the plan. Inputs may be views, broadcasts or 0-d. */
@@ -62,7 +67,8 @@ ND_API nd_array *nd_index(nd_array *a, const char *index, int n_arrays, nd_array
  * Lazy, like nd_assign. */
 
 /* a[index] = values with nd_index's index strings (without "$k": nd_assign
- * into the view). */
+ * into the view). Lazy, but a 1-d bool array in the index synchronises (its
+ * nonzero positions are read, as in nd_index). */
 ND_API nd_status nd_index_assign(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays,
                                  nd_array *values);
 /* np.put(a, indices, values): a.flat[indices] = values for a C-contiguous
