@@ -70,9 +70,13 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
     live_head = a;
     a->offset = offset;
     a->weak_value.u = 0;
-    for (int i = 0; i < ND_MAX_DIMS; i++) {
-        a->shape[i] = i < ndim ? shape[i] : 1;
-        a->strides[i] = i < ndim ? strides[i] : 0;
+    for (int i = 0; i < ndim; i++) {
+        a->shape[i] = shape[i];
+        a->strides[i] = strides[i];
+    }
+    for (int i = ndim; i < ND_MAX_DIMS; i++) {
+        a->shape[i] = 1;
+        a->strides[i] = 0;
     }
     nd_buffer_ref(buf);
     buf->handles++;

@@ -160,7 +160,6 @@ uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version) {
     return b->writers[k];
 }
 
-void nd_buffer_clear_writers(nd_buffer *b) { b->n_writers = 0; }
 
 /* ------------------------------------------------------------ failures */
 

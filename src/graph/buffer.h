@@ -164,7 +164,7 @@ int64_t nd_buffers_failed(void);
 /* The bytes of every live buffer's twin memory (nd_stats). */
 uint64_t nd_buffers_twin_bytes(void);
 /* After a flush: every pending version is materialised (or dropped). */
-void nd_buffer_clear_writers(nd_buffer *b);
+static inline void nd_buffer_clear_writers(nd_buffer *b) { b->n_writers = 0; }
 
 /* Where buffer memory comes from: set by the runtime to the active backend,
  * so that the graph layer never calls a backend itself; and the runtime's
