@@ -88,9 +88,9 @@ static uint64_t hash_header(const nd_node *n) {
  * view. A constant: its value goes to the parameters, not the hash. The
  * refs of MAP and STORE nodes have the node's shape (node.h): their
  * extents are not hashed again. */
-static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, const nd_ref *r, int *ok) {
-    const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
+static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, const nd_ref *r, int *ok) {
     assert(own_shape || (r->ndim == n->ndim && !memcmp(r->shape, n->shape, (size_t)r->ndim * sizeof *r->shape)));
+    (void)n;
     if (!r->buf) {
         w->params[w->n_params++] = r->value;
         return hash_view(nd_hash_pair(0xC0, r->dtype), r->ndim, own_shape ? r->shape : NULL, NULL, 0);
@@ -122,15 +122,15 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
         w->param_base[i] = w->n_params;
         w->labels[i] = n->label;
         if (named) w->names[i] = nd_node_name(n);
-        uint32_t nconst = 0;
-        for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
-        if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + nconst,
-                  sizeof *w->params))
+        /* Room for its parameters and, at most, one constant per input. */
+        if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + n->n_inputs,
+                     sizeof *w->params))
             return ND_ERR_OOM;
         for (int k = 0; k < n->n_params; k++) w->params[w->n_params++] = n->params[k];
 
         uint64_t hn = hash_header(n);
-        for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, &n->inputs[k], &ok));
+        const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
+        for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], &ok));
         hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
         h = nd_hash_pair(h, hn);
         if (!ok) return ND_ERR_OOM;
