@@ -93,7 +93,9 @@ static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, cons
     (void)n;
     if (!r->buf) {
         w->params[w->n_params++] = r->value;
-        return hash_view(nd_hash_pair(0xC0, r->dtype), r->ndim, own_shape ? r->shape : NULL, NULL, 0);
+        /* A MAP or STORE constant has the node's shape: its dtype says all. */
+        if (!own_shape) return nd_hash_pair(0xC0, r->dtype);
+        return hash_view(nd_hash_pair(0xC0, r->dtype), r->ndim, r->shape, NULL, 0);
     }
     uint64_t h = nd_hash_pair(visit_buffer(w, r->buf, ok) ^ r->dtype,
                               (uint64_t)nd_buffer_writer_of(r->buf, r->version));
