@@ -105,7 +105,8 @@ NDT_TEST(sorting, full_bit_patterns) {
 }
 
 NDT_TEST(sorting, long_rows_parallel_path) {
-    /* rows of 2^18 (the CPU sorts one such row on the whole pool) */
+    /* rows of 2^18 (the CPU sorts one such row on the whole pool; CUDA
+     * sorts them one after another) */
     NDT_RNG(r);
     const nd_dtype dts[] = {ND_FLOAT32, ND_INT64, ND_UINT16, ND_FLOAT64};
     for (int t = 0; t < 4; t++) {
@@ -114,6 +115,16 @@ NDT_TEST(sorting, long_rows_parallel_path) {
         if (ref_is_float(dts[t])) sref_specials(&r, x); /* CUDA: the segmented radix sort's NaN fixup */
         nd_array *a = ndt_upload(x);
         check_sorts(x, a, -1, "long rows");
+        nd_free(a);
+        ref_free(x);
+    }
+    /* many rows of 4096 floats (CUDA: the segmented radix sort) */
+    for (int t = 0; t < 2; t++) {
+        int64_t shape[2] = {64, 4096};
+        ref_arr *x = ndt_rand(&r, t ? ND_FLOAT64 : ND_FLOAT32, 2, shape, -1000, 1000);
+        sref_specials(&r, x);
+        nd_array *a = ndt_upload(x);
+        check_sorts(x, a, -1, "many rows");
         nd_free(a);
         ref_free(x);
     }

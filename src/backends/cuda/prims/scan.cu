@@ -151,8 +151,8 @@ __device__ __forceinline__ T scan_items(typename Scan::TempStorage &tmp, T (&ite
     return *total_s;
 }
 
-template <typename T, int BT>
-__global__ void __launch_bounds__(BT) scan_tiles(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+template <typename T, int BT, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out, int64_t n, int64_t tiles_per_row,
                                                  ScanOp<T> op, TileState<T> st) {
     constexpr int ITEMS = items_per_thread<T>();
     constexpr int64_t TILE = tile_of<T, BT>();
@@ -347,7 +347,7 @@ __global__ void scan_half_rows(const H *in, H *out, int64_t rows, int64_t n, int
 
 size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
-template <typename T, int BT>
+template <typename T, int BT, int MIN_BLOCKS = 1>
 cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
                           cudaStream_t s) {
     constexpr int64_t TILE = tile_of<T, BT>();
@@ -373,7 +373,7 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
                     {flags, values},
                     {flags + tiles, values + tiles},
                     {flags + tiles + groups, values + tiles + groups}};
-    scan_tiles<T, BT><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    scan_tiles<T, BT, MIN_BLOCKS><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
 
@@ -430,6 +430,7 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     const int64_t mib_tiles = ((int64_t)1 << 20) / (TILE * (int64_t)sizeof(T));
     switch (rows == 1 ? variant : NDP_SCAN_ONE_PASS) {
     case NDP_SCAN_ONE_PASS_512: return scan_one_pass<T, 2 * THREADS>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_ONE_PASS_8: return scan_one_pass<T, THREADS, 8>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_8M: return scan_windows<T>(in, out, n, 8 * mib_tiles, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_16M: return scan_windows<T>(in, out, n, 16 * mib_tiles, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);

@@ -7,11 +7,12 @@
 // +0.0 with bits and order kept, except for NaNs: common/sort_raw.h); then
 // a fixup that reads the row's first and last element and does nothing
 // more unless one is a NaN, when it searches the NaN runs and moves the
-// rest over the negative NaNs, writing the default NaN at the end. One row:
-// DeviceRadixSort; several rows of at least kRadixRowsMin: the segmented
-// radix sort (DeviceSegmentedRadixSort, whose digits treat -0.0 as +0.0 as
-// the radix sort does; DeviceSegmentedSort does not); shorter rows (and
-// more than 2^31 - 1 elements): the rows' argsort and a gather.
+// rest over the negative NaNs, writing the default NaN at the end. One row,
+// and rows of kLoopRowsMin or more: DeviceRadixSort, row after row; several
+// rows of at least kRadixRowsMin: the segmented radix sort
+// (DeviceSegmentedRadixSort, whose digits treat -0.0 as +0.0 as the radix
+// sort does; DeviceSegmentedSort does not); shorter rows (and more than
+// 2^31 - 1 elements in short rows): the rows' argsort and a gather.
 //
 // Integer values: unsigned integers and bool sort as they are (CUB alone);
 // signed integers with their sign bit flipped before and after.
@@ -42,6 +43,9 @@ size_t align_up(size_t b) { return (b + kAlign - 1) / kAlign * kAlign; }
 // sort (a block per row and pass); shorter ones through DeviceSegmentedSort's
 // argsort, which sorts small segments a warp each.
 constexpr int64_t kRadixRowsMin = 2048;
+// Rows this long are sorted one after another by the radix sort (each
+// fills the device; the segmented sort gives a row one block).
+constexpr int64_t kLoopRowsMin = (int64_t)1 << 18;
 constexpr int kFixThreads = 256;
 
 struct RowStart {
@@ -165,12 +169,20 @@ __global__ void k_raw_settle(U *v, int64_t n, nd_sort_key_info f, const int64_t 
     for (int64_t i = keep + first; i < n; i += step) v[i] = (U)f.qnan;
 }
 
+// CUB's sort of float rows, in -> out: the radix sort row by row for one
+// row or rows that fill the device alone, else the segmented radix sort.
 template <typename F>
 cudaError_t cub_sort_floats(void *tmp, size_t &bytes, const F *in, F *out, int64_t rows, int64_t n, cudaStream_t s) {
     const int64_t total = rows * n;
-    if (rows == 1) {
-        if (total <= INT_MAX) return cub::DeviceRadixSort::SortKeys(tmp, bytes, in, out, (int)total, 0, 8 * (int)sizeof(F), s);
-        return cub::DeviceRadixSort::SortKeys(tmp, bytes, in, out, total, 0, 8 * (int)sizeof(F), s);
+    if (rows == 1 || n >= kLoopRowsMin) {
+        for (int64_t r = 0; r < rows; r++) {
+            const F *x = in ? in + r * n : in;
+            F *y = out ? out + r * n : out;
+            cudaError_t e = n <= INT_MAX ? cub::DeviceRadixSort::SortKeys(tmp, bytes, x, y, (int)n, 0, 8 * (int)sizeof(F), s)
+                                         : cub::DeviceRadixSort::SortKeys(tmp, bytes, x, y, n, 0, 8 * (int)sizeof(F), s);
+            if (e || !tmp) return e;
+        }
+        return cudaSuccess;
     }
     auto cnt = thrust::counting_iterator<int>(0);
     auto b = thrust::make_transform_iterator(cnt, RowStart{n});
@@ -216,7 +228,8 @@ template <typename F, typename U>
 cudaError_t sort_float_values(int variant, const void *in, void *out, int64_t rows, int64_t n, nd_sort_key_info f,
                               void *tmp, size_t *tmp_bytes, cudaStream_t s) {
     const int64_t total = rows * n;
-    if (rows > 1 && (variant == NDP_SORT_ROWS_BY_INDICES || n < kRadixRowsMin || total > INT_MAX || rows > INT_MAX))
+    if (rows > 1 && (variant == NDP_SORT_ROWS_BY_INDICES || n < kRadixRowsMin ||
+                     (n < kLoopRowsMin && (total > INT_MAX || rows > INT_MAX))))
         return sort_float_rows<U>(in, out, rows, n, f, tmp, tmp_bytes, s);
     const F *x = static_cast<const F *>(in);
     F *o = static_cast<F *>(out);
@@ -360,8 +373,14 @@ template <typename U>
 cudaError_t sort_indices(const void *in, void *out, int64_t rows, int64_t n, nd_sort_key_info f, void *tmp,
                          size_t *tmp_bytes, cudaStream_t s) {
     if (n <= INT32_MAX) return sort_indices_as<U, int32_t>(in, out, rows, n, f, tmp, tmp_bytes, s);
-    if (rows > 1) return cudaErrorInvalidValue; // rows of 2^31 elements and more: one row only
-    return sort_indices_as<U, int64_t>(in, out, rows, n, f, tmp, tmp_bytes, s);
+    // Rows of 2^31 elements and more: int64 indices, one row after another.
+    for (int64_t r = 0; r < rows; r++) {
+        const char *x = in ? static_cast<const char *>(in) + r * n * (int64_t)sizeof(U) : nullptr;
+        int64_t *y = out ? static_cast<int64_t *>(out) + r * n : nullptr;
+        cudaError_t e = sort_indices_as<U, int64_t>(x, y, 1, n, f, tmp, tmp_bytes, s);
+        if (e || !tmp) return e;
+    }
+    return cudaSuccess;
 }
 
 } // namespace
