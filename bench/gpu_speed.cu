@@ -10,12 +10,13 @@
 //          for bit against the host), float64 small integers (exact), all
 //          -0.0 (stays -0.0), uniform [0, 1) within 1e-5 of a float64 host
 //          sum; 3 more runs with the same bits. Rows: 4096 x 65536.
-//   sort   2^28 float32 values: ndp_sort against DeviceRadixSort::SortKeys
-//          (in, out) alone (int and int64 counts); target <= 1.05x.
+//   sort   2^28 float32 values: ndp_sort (NDP_SORT_RAW) against
+//          DeviceRadixSort::SortKeys(in, out) alone (int and int64 counts);
+//          target <= 1.05x. NDP_SORT_BY_INDICES (argsort + gather) too.
 //   argsort 2^26 float64: ndp_sort indices against SortPairs of 64-bit keys
 //          with int64 and int32 values alone.
-//   rows   4096 x 65536 float32 values: ndp_sort (segmented radix sort and
-//          NaN fixup) and NDP_SORT_ROWS_BY_INDICES (argsort + gather),
+//   rows   4096 x 65536 float32 values: NDP_SORT_RAW (segmented radix sort
+//          and NaN fixup) and NDP_SORT_BY_INDICES (argsort + gather),
 //          against DeviceSegmentedRadixSort and DeviceSegmentedSort alone.
 //   Sort checks: bit for bit against a stable host radix sort by nd's keys
 //   (common/sort_keys.h; NaNs the default NaN), on uniform inputs and on
@@ -415,17 +416,20 @@ static void sorts(int64_t N) {
                cub_i64 / cub_int);
         record("sort_cub_ms", cub_int);
     }
-    {
-        std::string c = check_sort<uint32_t>(NDP_SORT_DEFAULT, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, UNIFORM, 11);
-        if (c == "ok") c = check_sort<uint32_t>(NDP_SORT_DEFAULT, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, SPECIALS, 12);
+    for (int v = NDP_SORT_RAW; v <= NDP_SORT_BY_INDICES; v++) {
+        std::string c = "ok";
+        if (v == NDP_SORT_RAW) c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, UNIFORM, 11);
+        if (c == "ok") c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, SPECIALS, 12);
         fill(in, N, UNIFORM, 11);
         size_t bytes = 0;
-        CK(ndp_sort(ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, 1, N, nullptr, &bytes, S));
+        CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, 1, N, nullptr, &bytes, S));
         void *w = workspace(bytes);
-        const float ms = median_ms([&] { CK(ndp_sort(ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, w, &bytes, S)); });
-        printf("  %-22s %9.3f ms  %6.2f Gkeys/s  %.3fx CUB   %s\n", "nd_sort", ms, 1e-6 * N / ms, ms / cub_int,
-               c.c_str());
+        const float ms =
+            median_ms([&] { CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, w, &bytes, S)); });
+        printf("  %-22s %9.3f ms  %6.2f Gkeys/s  %.3fx CUB   %s\n", v == NDP_SORT_RAW ? "nd_sort (raw)" : "nd_sort_by_indices",
+               ms, 1e-6 * N / ms, ms / cub_int, c.c_str());
         failures += c != "ok";
+        if (v != NDP_SORT_RAW) continue;
         record("sort_nd_ms", ms);
         const double r = ms / std::min(cub_int, cub_i64);
         record("sort_over_cub", r);
@@ -514,9 +518,9 @@ static void sorts(int64_t N) {
         printf("  %-22s %9.3f ms  1.00x\n", "cub_segmented_radix", seg_radix);
         printf("  %-22s %9.3f ms  %.2fx\n", "cub_segmented_sort", seg_sort, seg_sort / seg_radix);
         record("rows_cub_radix_ms", seg_radix);
-        const char *names[] = {"nd_rows (default)", "nd_rows_by_indices"};
-        float row_ms[2] = {0, 0};
-        for (int v = NDP_SORT_DEFAULT; v <= NDP_SORT_ROWS_BY_INDICES; v++) {
+        const char *names[] = {"", "nd_rows_raw", "nd_rows_by_indices"};
+        float row_ms[3] = {0, 0, 0};
+        for (int v = NDP_SORT_RAW; v <= NDP_SORT_BY_INDICES; v++) {
             std::string c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, UNIFORM, 31);
             if (c == "ok") c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, SPECIALS, 32);
             fill(in, N, UNIFORM, 31);
@@ -527,12 +531,12 @@ static void sorts(int64_t N) {
                 [&] { CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, w2, &bytes, S)); });
             printf("  %-22s %9.3f ms  %.2fx cub_segmented_radix   %s\n", names[v], ms, ms / seg_radix, c.c_str());
             failures += c != "ok";
-            record(v ? "rows_by_indices_ms" : "rows_nd_ms", ms);
+            record(v == NDP_SORT_RAW ? "rows_raw_ms" : "rows_by_indices_ms", ms);
             row_ms[v] = ms;
         }
         char line[200];
-        snprintf(line, sizeof line, "rows f32: %.3f ms (by indices %.3f ms; CUB segmented radix alone %.3f ms, "
-                 "segmented sort %.3f ms)", row_ms[0], row_ms[1], seg_radix, seg_sort);
+        snprintf(line, sizeof line, "rows f32: raw %.3f ms, by indices %.3f ms (CUB segmented radix alone %.3f ms, "
+                 "segmented sort %.3f ms)", row_ms[1], row_ms[2], seg_radix, seg_sort);
         targets.push_back(line);
         std::string c = check_sort<uint32_t>(NDP_SORT_DEFAULT, ND_FLOAT32, ND_SORT_INDICES, in, out, rows, n, SPECIALS, 33);
         printf("  %-22s check %s\n", "nd_rows argsort", c.c_str());

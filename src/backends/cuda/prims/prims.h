@@ -71,10 +71,11 @@ NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows,
  * which times them against each other and their floors (libnd calls only
  * ndp_scan and ndp_sort, so these are outside ND_PRIMS_FNS and NDP_ABI).
  * Scans: NDP_SCAN_DEFAULT is what ndp_scan runs (NDP_SCAN_ONE_PASS); the
- * windowed ones take one row (others run NDP_SCAN_ONE_PASS). Sorts:
- * NDP_SORT_DEFAULT is ndp_sort; NDP_SORT_ROWS_BY_INDICES sorts several
- * float rows as their argsort and a gather (ndp_sort's fallback for more
- * than 2^31 - 1 elements). */
+ * windowed ones take one row (others run NDP_SCAN_ONE_PASS). Sorts of
+ * float values: NDP_SORT_DEFAULT is what ndp_sort runs (NDP_SORT_RAW:
+ * CUB on the float keys as they are, then the NaN fixup);
+ * NDP_SORT_BY_INDICES sorts the rows' argsort and gathers (ndp_sort's way
+ * for short rows). */
 enum {
     NDP_SCAN_DEFAULT,
     NDP_SCAN_ONE_PASS,     /* one pass, tiles of 256 threads */
@@ -83,7 +84,7 @@ enum {
     NDP_SCAN_WINDOWS_16M,  /* the same, 16 MiB */
     NDP_SCAN_ONE_PASS_8    /* NDP_SCAN_ONE_PASS with registers for 8 blocks an SM */
 };
-enum { NDP_SORT_DEFAULT, NDP_SORT_ROWS_BY_INDICES };
+enum { NDP_SORT_DEFAULT, NDP_SORT_RAW, NDP_SORT_BY_INDICES };
 NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, void *out, int64_t rows, int64_t n,
                              void *tmp, size_t *tmp_bytes, cudaStream_t stream);
 NDP_API int ndp_sort_variant(int variant, int dtype, int mode, const void *in, void *out, int64_t rows, int64_t n,

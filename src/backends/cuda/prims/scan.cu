@@ -44,6 +44,7 @@ namespace {
 
 constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
+constexpr int kDefaultScan = NDP_SCAN_ONE_PASS; // what ndp_scan runs (prims.h's NDP_SCAN_*)
 
 template <typename T> __host__ __device__ constexpr int items_per_thread() { return sizeof(T) >= 8 ? 8 : 16; }
 template <typename T, int BT = THREADS> __host__ __device__ constexpr int64_t tile_of() {
@@ -460,7 +461,7 @@ NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, voi
         *tmp_bytes = tmp ? *tmp_bytes : 0;
         return cudaSuccess;
     }
-    if (variant == NDP_SCAN_DEFAULT) variant = NDP_SCAN_ONE_PASS;
+    if (variant == NDP_SCAN_DEFAULT) variant = kDefaultScan;
     switch (dtype) {
     case ND_FLOAT32: return scan_typed<float>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_FLOAT64: return scan_typed<double>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);

@@ -47,6 +47,8 @@ constexpr int64_t kRadixRowsMin = 2048;
 // fills the device; the segmented sort gives a row one block).
 constexpr int64_t kLoopRowsMin = (int64_t)1 << 18;
 constexpr int kFixThreads = 256;
+// What ndp_sort runs for float values (prims.h's NDP_SORT_*).
+constexpr int kDefaultSort = NDP_SORT_RAW;
 
 struct RowStart {
     int64_t n;
@@ -228,8 +230,9 @@ template <typename F, typename U>
 cudaError_t sort_float_values(int variant, const void *in, void *out, int64_t rows, int64_t n, nd_sort_key_info f,
                               void *tmp, size_t *tmp_bytes, cudaStream_t s) {
     const int64_t total = rows * n;
-    if (rows > 1 && (variant == NDP_SORT_ROWS_BY_INDICES || n < kRadixRowsMin ||
-                     (n < kLoopRowsMin && (total > INT_MAX || rows > INT_MAX))))
+    if (variant == NDP_SORT_DEFAULT) variant = kDefaultSort;
+    if (variant == NDP_SORT_BY_INDICES ||
+        (rows > 1 && (n < kRadixRowsMin || (n < kLoopRowsMin && (total > INT_MAX || rows > INT_MAX)))))
         return sort_float_rows<U>(in, out, rows, n, f, tmp, tmp_bytes, s);
     const F *x = static_cast<const F *>(in);
     F *o = static_cast<F *>(out);
