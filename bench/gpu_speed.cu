@@ -28,7 +28,7 @@
 // the last lines are the targets and a JSON summary. Exit status 1 if a
 // check failed.
 //
-//   bench_gpu_speed [RUNS] [LOG2_N]      (defaults 10, 28)
+//   bench_gpu_speed [RUNS] [LOG2_N] [all|scan|sort]      (defaults 10, 28, all)
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -60,9 +60,20 @@
         }                                                                                                         \
     } while (0)
 
+// A plugin call that returns an error is a failed check, not the end of
+// the run (a fault on the device still ends it at the next CK).
+static int failures = 0;
+#define PK(x)                                                                                                     \
+    do {                                                                                                          \
+        cudaError_t e_ = (cudaError_t)(x);                                                                        \
+        if (e_ != cudaSuccess) {                                                                                  \
+            fprintf(stderr, "%s:%d: plugin call failed: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
+            failures++;                                                                                           \
+        }                                                                                                         \
+    } while (0)
+
 static int RUNS = 10;
 static cudaStream_t S;
-static int failures = 0;
 static std::string json = "{\"bench\":\"gpu_speed\"";
 static std::vector<std::string> targets; // the summary's lines
 
@@ -184,9 +195,9 @@ static const char *scan_names[] = {"default", "one_pass", "one_pass_512", "windo
 
 static void run_scan(int variant, int dtype, const void *in, void *out, int64_t rows, int64_t n) {
     size_t bytes = 0;
-    CK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+    PK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, nullptr, nullptr, rows, n, nullptr, &bytes, S));
     void *w = workspace(bytes);
-    CK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, in, out, rows, n, w, &bytes, S));
+    PK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, in, out, rows, n, w, &bytes, S));
 }
 
 // Checks one variant of the scan of rows x n of dtype: returns "ok" or why not.
@@ -349,9 +360,9 @@ static std::string check_sort(int variant, int dtype, int mode, U *in, void *out
     const size_t out_item = mode == ND_SORT_INDICES ? 8 : sizeof(U);
     CK(cudaMemsetAsync(out, 0xa5, (size_t)(rows * n) * out_item, S)); // poison
     size_t bytes = 0;
-    CK(ndp_sort_variant(variant, dtype, mode, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+    PK(ndp_sort_variant(variant, dtype, mode, nullptr, nullptr, rows, n, nullptr, &bytes, S));
     void *w = workspace(bytes);
-    CK(ndp_sort_variant(variant, dtype, mode, in, out, rows, n, w, &bytes, S));
+    PK(ndp_sort_variant(variant, dtype, mode, in, out, rows, n, w, &bytes, S));
     std::vector<U> x = to_host<U>(in, rows * n);
     std::vector<U> yv;
     std::vector<int64_t> yi;
@@ -422,10 +433,10 @@ static void sorts(int64_t N) {
         if (c == "ok") c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, SPECIALS, 12);
         fill(in, N, UNIFORM, 11);
         size_t bytes = 0;
-        CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, 1, N, nullptr, &bytes, S));
+        PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, 1, N, nullptr, &bytes, S));
         void *w = workspace(bytes);
         const float ms =
-            median_ms([&] { CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, w, &bytes, S)); });
+            median_ms([&] { PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, w, &bytes, S)); });
         printf("  %-22s %9.3f ms  %6.2f Gkeys/s  %.3fx CUB   %s\n", v == NDP_SORT_RAW ? "nd_sort (raw)" : "nd_sort_by_indices",
                ms, 1e-6 * N / ms, ms / cub_int, c.c_str());
         failures += c != "ok";
@@ -484,9 +495,9 @@ static void sorts(int64_t N) {
         if (c == "ok") c = check_sort<uint64_t>(NDP_SORT_DEFAULT, ND_FLOAT64, ND_SORT_VALUES, x64, out, 1, M, SPECIALS, 24);
         fill(x64, M, UNIFORM, 22);
         size_t bytes = 0;
-        CK(ndp_sort(ND_FLOAT64, ND_SORT_INDICES, nullptr, nullptr, 1, M, nullptr, &bytes, S));
+        PK(ndp_sort(ND_FLOAT64, ND_SORT_INDICES, nullptr, nullptr, 1, M, nullptr, &bytes, S));
         void *w2 = workspace(bytes);
-        const float ms = median_ms([&] { CK(ndp_sort(ND_FLOAT64, ND_SORT_INDICES, x64, out, 1, M, w2, &bytes, S)); });
+        const float ms = median_ms([&] { PK(ndp_sort(ND_FLOAT64, ND_SORT_INDICES, x64, out, 1, M, w2, &bytes, S)); });
         printf("  %-22s %9.3f ms  %.2fx cub_pairs_u64_i64   %s\n", "nd_argsort", ms, ms / p64, c.c_str());
         failures += c != "ok";
         record("argsort_nd_ms", ms);
@@ -525,10 +536,10 @@ static void sorts(int64_t N) {
             if (c == "ok") c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, SPECIALS, 32);
             fill(in, N, UNIFORM, 31);
             size_t bytes = 0;
-            CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+            PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, rows, n, nullptr, &bytes, S));
             void *w2 = workspace(bytes);
             const float ms = median_ms(
-                [&] { CK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, w2, &bytes, S)); });
+                [&] { PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, w2, &bytes, S)); });
             printf("  %-22s %9.3f ms  %.2fx cub_segmented_radix   %s\n", names[v], ms, ms / seg_radix, c.c_str());
             failures += c != "ok";
             record(v == NDP_SORT_RAW ? "rows_raw_ms" : "rows_by_indices_ms", ms);
@@ -549,6 +560,7 @@ static void sorts(int64_t N) {
 int main(int argc, char **argv) {
     if (argc > 1) RUNS = std::max(3, atoi(argv[1]));
     const int lg = argc > 2 ? atoi(argv[2]) : 28;
+    const std::string what = argc > 3 ? argv[3] : "all";
     const int64_t N = (int64_t)1 << lg;
     int dev_count = 0;
     if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
@@ -578,8 +590,8 @@ int main(int argc, char **argv) {
                8e-6 * N / copy_ms);
         record("copy_ms", copy_ms);
     }
-    scans(N, copy_ms);
-    sorts(N);
+    if (what != "sort") scans(N, copy_ms);
+    if (what != "scan") sorts(N);
     printf("\ntargets:\n");
     for (auto &t : targets) printf("  %s\n", t.c_str());
     printf("\n%s: %d check(s) failed\n", failures ? "FAIL" : "ok", failures);

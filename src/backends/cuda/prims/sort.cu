@@ -19,7 +19,7 @@
 //
 // Indices: a pass writes each element's unsigned key (sort_keys.h: -0.0
 // equal to +0.0, NaNs last) and its index in the row as int32 (int64 for
-// rows of 2^31 or more: half the bytes CUB moves per pass); CUB sorts the
+// rows of 2^31 or more: fewer bytes for CUB to move every pass); CUB sorts the
 // pairs, stable, and a pass widens the indices into the int64 result.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
