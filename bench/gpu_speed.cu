@@ -191,7 +191,7 @@ static void *workspace(size_t bytes) {
 
 // ------------------------------------------------------------------- scans
 
-static const char *scan_names[] = {"default", "one_pass", "one_pass_512", "windows_8M", "windows_16M", "one_pass_8"};
+static const char *scan_names[] = {"default", "one_pass", "one_pass_512", "windows_8M", "windows_16M", "one_pass_8", "one_pass_packed"};
 
 static void run_scan(int variant, int dtype, const void *in, void *out, int64_t rows, int64_t n) {
     size_t bytes = 0;
@@ -250,7 +250,7 @@ static void scans(int64_t N, double floor_ms) {
            (int)std::log2((double)N), N * 4 / 1048576.0, floor_ms);
     double best = 1e30, default_ms = 0;
     const char *best_name = "none";
-    for (int v = NDP_SCAN_ONE_PASS; v <= NDP_SCAN_ONE_PASS_8; v++) {
+    for (int v = NDP_SCAN_ONE_PASS; v <= NDP_SCAN_ONE_PASS_PACKED; v++) {
         std::string c = check_scan<float>(v, in, out, 1, N, ZERO_ONE);
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, UNIFORM);
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, NEG_ZEROS);

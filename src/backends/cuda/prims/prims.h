@@ -82,7 +82,8 @@ enum {
     NDP_SCAN_ONE_PASS_512, /* one pass, tiles of 512 threads */
     NDP_SCAN_WINDOWS_8M,   /* reduce-then-scan in windows of 8 MiB */
     NDP_SCAN_WINDOWS_16M,  /* the same, 16 MiB */
-    NDP_SCAN_ONE_PASS_8    /* NDP_SCAN_ONE_PASS with registers for 8 blocks an SM */
+    NDP_SCAN_ONE_PASS_8,   /* NDP_SCAN_ONE_PASS with registers for 8 blocks an SM */
+    NDP_SCAN_ONE_PASS_PACKED /* float32: each published total and its flag in one word */
 };
 enum { NDP_SORT_DEFAULT, NDP_SORT_RAW, NDP_SORT_BY_INDICES };
 NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, void *out, int64_t rows, int64_t n,

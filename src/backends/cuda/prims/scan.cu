@@ -26,6 +26,9 @@
 //   earlier tile totals, and the first tile also folds the whole window into
 //   the next carry. Two reads (one mostly from L2) and one write, no waits,
 //   one launch per window.
+// - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
+//   threads, with registers for 8 blocks an SM, and (float32) with each
+//   published total and its flag in one 64-bit word.
 // - short rows: one warp per row, 32 elements at a time with the carry.
 // - float16 and bfloat16: NumPy rounds the sum to the format after every
 //   step (the sum stalls where the increment falls below half its spacing),
@@ -36,6 +39,7 @@
 #include <cub/block/block_store.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <string.h>
 
 #include "prims.h"
 #include "common/lib_calls.h"
@@ -80,15 +84,18 @@ template <typename T> struct JoinOp {
 };
 
 // Published totals: per tile, per group of GROUP tiles and per super-group
-// of GROUP groups, each with a ready flag (zeroed before the launch).
+// of GROUP groups, each with a ready flag (zeroed before the launch); or,
+// PACKED (4-byte T), the value's bits and the flag in one 64-bit word, so a
+// reader waits for one load instead of a flag and then the value.
 constexpr int GROUP = 32;
-template <typename T> struct Level {
+template <typename T, bool PACKED = false> struct Level {
     int *ready;
     T *value;
+    unsigned long long *word; // PACKED: 1 << 32 | the value's bits
 };
-template <typename T> struct TileState {
+template <typename T, bool PACKED = false> struct TileState {
     unsigned long long *counter;
-    Level<T> tile, group, super;
+    Level<T, PACKED> tile, group, super;
 };
 template <typename T> __device__ __forceinline__ T read_published(const T *p) {
     return *(const volatile T *)p;
@@ -110,16 +117,39 @@ __device__ __forceinline__ void wait_flag(const int *flag) {
     }
 }
 
+__device__ __forceinline__ unsigned long long load_word(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_word(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// Entry `at` of a level once it is published.
+template <typename T, bool PACKED> __device__ __forceinline__ T wait_read(Level<T, PACKED> lv, int64_t at) {
+    if constexpr (PACKED) {
+        static_assert(sizeof(T) == 4, "packed levels hold 4-byte values");
+        unsigned long long w;
+        while (((w = load_word(&lv.word[at])) >> 32) == 0) {
+        }
+        const unsigned bits = (unsigned)w;
+        T v;
+        memcpy(&v, &bits, 4);
+        return v;
+    } else {
+        wait_flag(&lv.ready[at]);
+        return read_published(&lv.value[at]);
+    }
+}
+
 // The fixed-order combination of entries [first, first + count) of a level,
 // waiting for each: lane l joins entries l, l + 32, ... in turn, then the
 // lanes join by a fixed tree. The result is in lane 0.
-template <typename T>
-__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T> lv, int64_t first, int64_t count, int lane) {
+template <typename T, bool PACKED>
+__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T, PACKED> lv, int64_t first, int64_t count, int lane) {
     Part<T> p{T(0), 0};
-    for (int64_t k = lane; k < count; k += 32) {
-        wait_flag(&lv.ready[first + k]);
-        p = op.join(p, Part<T>{read_published(&lv.value[first + k]), 1});
-    }
+    for (int64_t k = lane; k < count; k += 32) p = op.join(p, Part<T>{wait_read(lv, first + k), 1});
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         Part<T> q;
@@ -130,9 +160,15 @@ __device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T> lv, int64_t first,
     return p;
 }
 
-template <typename T> __device__ __forceinline__ void publish(Level<T> lv, int64_t at, T v) {
-    lv.value[at] = v;
-    store_release(&lv.ready[at], 1);
+template <typename T, bool PACKED> __device__ __forceinline__ void publish(Level<T, PACKED> lv, int64_t at, T v) {
+    if constexpr (PACKED) {
+        unsigned bits;
+        memcpy(&bits, &v, 4);
+        store_word(&lv.word[at], 1ull << 32 | bits);
+    } else {
+        lv.value[at] = v;
+        store_release(&lv.ready[at], 1);
+    }
 }
 
 // The inclusive scan of the tile's items after op.load; the total (the scan
@@ -152,9 +188,9 @@ __device__ __forceinline__ T scan_items(typename Scan::TempStorage &tmp, T (&ite
     return *total_s;
 }
 
-template <typename T, int BT, int MIN_BLOCKS>
+template <typename T, int BT, int MIN_BLOCKS, bool PACKED>
 __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out, int64_t n, int64_t tiles_per_row,
-                                                 ScanOp<T> op, TileState<T> st) {
+                                                 ScanOp<T> op, TileState<T, PACKED> st) {
     constexpr int ITEMS = items_per_thread<T>();
     constexpr int64_t TILE = tile_of<T, BT>();
     using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
@@ -348,7 +384,7 @@ __global__ void scan_half_rows(const H *in, H *out, int64_t rows, int64_t n, int
 
 size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
-template <typename T, int BT, int MIN_BLOCKS = 1>
+template <typename T, int BT, int MIN_BLOCKS = 1, bool PACKED = false>
 cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
                           cudaStream_t s) {
     constexpr int64_t TILE = tile_of<T, BT>();
@@ -356,10 +392,12 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
     const int64_t groups = rows * ((tiles_per_row + GROUP - 1) / GROUP);
     const int64_t supers = rows * ((tiles_per_row + (int64_t)GROUP * GROUP - 1) / ((int64_t)GROUP * GROUP));
     if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
-    // [counter][tile, group, super flags][tile, group, super values]
+    // [counter][tile, group, super flags][tile, group, super values], or
+    // [counter][tile, group, super words] (PACKED; all zeroed)
+    const size_t levels = (size_t)(tiles + groups + supers);
     const size_t flags_off = align_up(sizeof(unsigned long long));
-    const size_t values_off = align_up(flags_off + (size_t)(tiles + groups + supers) * sizeof(int));
-    const size_t need = align_up(values_off + (size_t)(tiles + groups + supers) * sizeof(T));
+    const size_t values_off = align_up(flags_off + (PACKED ? levels * sizeof(unsigned long long) : levels * sizeof(int)));
+    const size_t need = align_up(values_off + (PACKED ? 0 : levels * sizeof(T)));
     if (!tmp) {
         *bytes = need;
         return cudaSuccess;
@@ -369,12 +407,13 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
     cudaError_t e = cudaMemsetAsync(w, 0, values_off, s);
     if (e != cudaSuccess) return e;
     int *flags = reinterpret_cast<int *>(w + flags_off);
+    unsigned long long *words = reinterpret_cast<unsigned long long *>(w + flags_off);
     T *values = reinterpret_cast<T *>(w + values_off);
-    TileState<T> st{reinterpret_cast<unsigned long long *>(w),
-                    {flags, values},
-                    {flags + tiles, values + tiles},
-                    {flags + tiles + groups, values + tiles + groups}};
-    scan_tiles<T, BT, MIN_BLOCKS><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    TileState<T, PACKED> st{reinterpret_cast<unsigned long long *>(w),
+                            {flags, values, words},
+                            {flags + tiles, values + tiles, words + tiles},
+                            {flags + tiles + groups, values + tiles + groups, words + tiles + groups}};
+    scan_tiles<T, BT, MIN_BLOCKS, PACKED><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
 
@@ -429,9 +468,13 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     }
     // Windows of 8 or 16 MiB of tiles (every tile is TILE * sizeof(T) = 16 KiB).
     const int64_t mib_tiles = ((int64_t)1 << 20) / (TILE * (int64_t)sizeof(T));
-    switch (rows == 1 ? variant : NDP_SCAN_ONE_PASS) {
+    const bool one_row_only = variant == NDP_SCAN_WINDOWS_8M || variant == NDP_SCAN_WINDOWS_16M;
+    switch (rows == 1 || !one_row_only ? variant : NDP_SCAN_ONE_PASS) {
     case NDP_SCAN_ONE_PASS_512: return scan_one_pass<T, 2 * THREADS>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_ONE_PASS_8: return scan_one_pass<T, THREADS, 8>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_ONE_PASS_PACKED:
+        if constexpr (sizeof(T) == 4) return scan_one_pass<T, THREADS, 1, true>(in, out, rows, n, op, tmp, bytes, s);
+        else return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_8M: return scan_windows<T>(in, out, n, 8 * mib_tiles, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_16M: return scan_windows<T>(in, out, n, 16 * mib_tiles, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
