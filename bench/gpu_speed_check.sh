@@ -16,7 +16,11 @@
 set -u
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
-[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }
+# The device call carries .gpu.tgz, or only what this needs (smaller):
+#   tar czf .gpu-speed.tgz .gpu/COMMIT .gpu/lib .gpu/bench/bench_{gpu_speed,scan_hist,sort_bench} \
+#       .gpu/tests/test_{scans,sorting,order_stats}
+if [ -f .gpu-speed.tgz ]; then rm -rf .gpu && tar xzf .gpu-speed.tgz
+elif [ -f .gpu.tgz ]; then rm -rf .gpu && tar xzf .gpu.tgz; fi
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
 L=$OUT/gpu_speed.log
