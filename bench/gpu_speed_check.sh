@@ -30,7 +30,7 @@ fail=0
 echo "=== 1. bench_gpu_speed (plugin kernels, device time)" | tee -a "$L"
 # Sorts and scans in two processes: a hang or fault in one keeps the other's figures.
 for what in sort scan; do
-  timeout 100 .gpu/bench/bench_gpu_speed 10 28 $what 2>&1 | tee -a "$L"
+  timeout 150 .gpu/bench/bench_gpu_speed 10 28 $what 2>&1 | tee -a "$L"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { echo "bench_gpu_speed $what: exit $rc" | tee -a "$L"; fail=1; }
 done
