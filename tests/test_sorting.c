@@ -6,6 +6,8 @@
  * CPU's parallel radix sort, and every bad argument. */
 #include "sort_ref.h"
 
+#include "common/sort_raw.h"
+
 /* Checks sort and argsort of x (a reference of a, which may be a view with
  * the same values) along axis (ND_ALL_AXES: flattened) element by element:
  * indices exactly the stable order; values the bits of those elements,
@@ -103,18 +105,114 @@ NDT_TEST(sorting, full_bit_patterns) {
 }
 
 NDT_TEST(sorting, long_rows_parallel_path) {
-    /* rows of 2^18 (the CPU sorts one such row on the whole pool) */
+    /* rows of 2^18 (the CPU sorts one such row on the whole pool; CUDA
+     * sorts them one after another) */
     NDT_RNG(r);
     const nd_dtype dts[] = {ND_FLOAT32, ND_INT64, ND_UINT16, ND_FLOAT64};
     for (int t = 0; t < 4; t++) {
         int64_t shape[2] = {2, 1 << 18};
         ref_arr *x = t == 2 ? ndt_rand_bits(&r, dts[t], 2, shape) : ndt_rand(&r, dts[t], 2, shape, -1000, 1000);
-        if (dts[t] == ND_FLOAT32) sref_specials(&r, x);
+        if (ref_is_float(dts[t])) sref_specials(&r, x); /* CUDA: the segmented radix sort's NaN fixup */
         nd_array *a = ndt_upload(x);
         check_sorts(x, a, -1, "long rows");
         nd_free(a);
         ref_free(x);
     }
+    /* many rows of 4096 floats (CUDA: the segmented radix sort) */
+    for (int t = 0; t < 2; t++) {
+        int64_t shape[2] = {64, 4096};
+        ref_arr *x = ndt_rand(&r, t ? ND_FLOAT64 : ND_FLOAT32, 2, shape, -1000, 1000);
+        sref_specials(&r, x);
+        nd_array *a = ndt_upload(x);
+        check_sorts(x, a, -1, "many rows");
+        nd_free(a);
+        ref_free(x);
+    }
+}
+
+/* The CUDA plugin sorts float values in CUB's order and then moves the
+ * NaNs (common/sort_raw.h). Emulated here: a stable sort by CUB's key, the
+ * two searches with T probes a step (as T threads of a block, T = 1, 3,
+ * 256), the fixed row; it must be nd's sort (the reference's stable order,
+ * NaNs the default NaN) bit for bit, for rows with NaNs of either sign or
+ * none, all NaNs, both zeros and ties. */
+static int64_t emulated_first(const uint64_t *row, int64_t lo, int64_t hi, int T, int tail, nd_sort_key_info f) {
+    while (lo < hi) {
+        int fails = 0;
+        for (int t = 0; t < T; t++) {
+            uint64_t b = row[nd_sort_probe_at(lo, hi, t, T)];
+            fails += !(tail ? nd_sort_raw_in_tail(b, f) : nd_sort_raw_past_lead(b, f));
+        }
+        nd_sort_probe_next(&lo, &hi, fails, T);
+    }
+    return lo;
+}
+
+NDT_TEST(sorting, cub_order_fixup) {
+    NDT_RNG(r);
+    const nd_dtype dts[] = {ND_FLOAT32, ND_FLOAT64};
+    const int64_t ns[] = {1, 2, 3, 17, 1000};
+    const int probes[] = {1, 3, 256};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 5; k++)
+            for (int mix = 0; mix < 5; mix++) {
+                int64_t n = ns[k];
+                ref_arr *x = ndt_rand_small(&r, dts[t], 1, &n);
+                nd_sort_key_info f = nd_sort_key_info_of(dts[t]);
+                uint64_t sign = (uint64_t)1 << (8 * f.width - 1), qnan = sref_qnan(dts[t]);
+                /* 0: specials (NaNs of both signs); 1: no NaN; 2: only +NaN; 3: only -NaN; 4: all NaN */
+                if (mix != 1) sref_specials(&r, x);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t b = sref_bits(x, i);
+                    int nan = (b & ~sign) > f.exp_mask;
+                    if (mix == 1 && nan) sref_set_bits(x, i, sign); /* -0.0 */
+                    if (mix == 2 && nan) sref_set_bits(x, i, b & ~sign);
+                    if (mix == 3 && nan) sref_set_bits(x, i, b | sign);
+                    if (mix == 4) sref_set_bits(x, i, (i % 3 ? qnan : f.exp_mask + 1) | (i % 2 ? sign : 0));
+                }
+                /* CUB's order: a stable insertion sort by nd_sort_raw_key */
+                uint64_t *cub = malloc(sizeof(uint64_t) * (size_t)n);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t b = sref_bits(x, i);
+                    int64_t j = i;
+                    for (; j > 0 && nd_sort_raw_key(cub[j - 1], f) > nd_sort_raw_key(b, f); j--) cub[j] = cub[j - 1];
+                    cub[j] = b;
+                }
+                int64_t *pos = malloc(sizeof(int64_t) * (size_t)n);
+                for (int64_t i = 0; i < n; i++) pos[i] = i;
+                sref_sort(x, pos, n);
+                for (int p = 0; p < 3; p++) {
+                    int has_lead = !nd_sort_raw_past_lead(cub[0], f), has_tail = nd_sort_raw_in_tail(cub[n - 1], f);
+                    int64_t lead = has_lead ? emulated_first(cub, 0, n, probes[p], 0, f) : 0;
+                    int64_t tail = has_tail ? emulated_first(cub, lead, n, probes[p], 1, f) : n;
+                    int bad = 0;
+                    for (int64_t i = 0; i < n && !bad; i++) {
+                        uint64_t want = sref_bits(x, pos[i]);
+                        if ((want & ~sign) > f.exp_mask) want = qnan;
+                        uint64_t got = 0;
+                        if (i < tail - lead) got = cub[i + lead];
+                        else got = f.qnan;
+                        /* the same through the shared helper, on the row's bytes */
+                        if (f.width == 4) {
+                            uint32_t row32[1000];
+                            for (int64_t q = 0; q < n; q++) row32[q] = (uint32_t)cub[q];
+                            cr_assert_eq(nd_sort_raw_fixed(row32, i, lead, tail, f), got);
+                        } else {
+                            cr_assert_eq(nd_sort_raw_fixed(cub, i, lead, tail, f), got);
+                        }
+                        if (got != want) {
+                            cr_expect(0, "%s n %lld mix %d probes %d: [%lld] %#llx, want %#llx (lead %lld tail %lld)",
+                                      ref_dtype_name(dts[t]), (long long)n, mix, probes[p], (long long)i,
+                                      (unsigned long long)got, (unsigned long long)want, (long long)lead,
+                                      (long long)tail);
+                            bad = 1;
+                        }
+                    }
+                }
+                free(pos);
+                free(cub);
+                ref_free(x);
+            }
 }
 
 NDT_TEST(sorting, views_as_inputs) {
