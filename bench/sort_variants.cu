@@ -1,10 +1,11 @@
 // sort_variants.cu — the baseline for nd_sort on CUDA: what CUB's radix
 // sort costs alone, next to the passes nd's plugin (src/backends/cuda/prims/
-// sort.cu) adds around it, on the same device in the same run. No nd in it.
+// sort.cu) used to add around it, on the same device in the same run. No nd
+// in it. The plugin's present sorts are timed against CUB by gpu_speed.cu.
 //   V0  cub::DeviceRadixSort::SortKeys(in, out) on 2^28 float32: CUB alone
 //       (the issue's target: nd_sort <= 1.05x this)
 //   V1  V0 on a DoubleBuffer (CUB's cheaper form, no internal alternate copy)
-//   V2  nd's path: a pass making every NaN the default NaN (in -> out), then
+//   V2  nd's former path: a pass making every NaN the default NaN (in -> out), then
 //       V1 on DoubleBuffer(out, scratch), a copy back if the result ended in
 //       the scratch
 //   V3  argsort of 2^26 float64 as nd does it: keys+indices pass, SortPairs

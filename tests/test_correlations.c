@@ -181,3 +181,182 @@ NDT_TEST(correlations, bad_arguments) {
     nd_free(e);
     nd_free(t);
 }
+
+/* nd_cov_ex and nd_corrcoef_ex against NumPy 2.4's printed results
+ * (np.cov(m, y, rowvar, bias, ddof, fweights, aweights) and
+ * np.corrcoef(m, y)) for m, y, fw, aw below. */
+NDT_TEST(correlations, cov_ex_numpy_cases) {
+    const double mv[15] = {1.5, 2, 4, -1, 0.25, 2, 1, 0, 3, -2, 0.5, -1, 2, 2, 7};
+    nd_array *m = nd_from_host(mv, ND_FLOAT64, ND_SHAPE(3, 5));
+    nd_array *y = nd_from_host((int32_t[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, ND_INT32, ND_SHAPE(2, 5));
+    nd_array *y1 = nd_from_host((int32_t[]){3, 1, 4, 1, 5}, ND_INT32, ND_SHAPE(5));
+    nd_array *y1r = nd_reshape(y1, ND_SHAPE(1, 5));
+    nd_array *mt = nd_transpose(m, NULL), *yt = nd_transpose(y, NULL);
+    nd_array *fw = nd_from_host((int64_t[]){1, 2, 0, 3, 1}, ND_INT64, ND_SHAPE(5));
+    nd_array *fwf = nd_astype(fw, ND_FLOAT64); /* integer-valued floats are frequencies too */
+    nd_array *aw = nd_from_host((double[]){0.5, 1, 2, 0.25, 1}, ND_FLOAT64, ND_SHAPE(5));
+    const double my[25] = {3.5500000000000003, -0.97500000000000031, -1.91875, 0.96250000000000002, 0.875,
+                           -0.97500000000000031, 3.7000000000000002, -4.0999999999999996, -2.7999999999999998, 2.25,
+                           -1.91875, -4.0999999999999996, 9.0500000000000007, 4.0250000000000004, -1.7500000000000002,
+                           0.96250000000000002, -2.7999999999999998, 4.0250000000000004, 3.2000000000000002, 0.75,
+                           0.875, 2.25, -1.7500000000000002, 0.75, 7.5};
+    double my4[16];
+    for (int i = 0; i < 16; i++) my4[i] = my[(i / 4) * 5 + i % 4];
+    nd_cov_options o = ND_COV_OPTIONS_INIT;
+    nd_array *c = nd_cov_ex(m, y, &o);
+    expect_values(c, my, 25, 1e-13, "cov(m, y)");
+    cr_expect(nd_ndim(c) == 2 && nd_shape(c)[0] == 5, "shape (5, 5)");
+    nd_free(c);
+    c = nd_cov_ex(m, y, NULL);
+    expect_values(c, my, 25, 1e-13, "cov(m, y), opt NULL");
+    nd_free(c);
+    o.rowvar = 0;
+    c = nd_cov_ex(mt, yt, &o);
+    expect_values(c, my, 25, 1e-13, "cov(m.T, y.T, rowvar=False)");
+    nd_free(c);
+    c = nd_cov_ex(mt, y1, &o);
+    expect_values(c, my4, 16, 1e-13, "cov(m.T, 1-d y, rowvar=False)");
+    nd_free(c);
+    /* NumPy does not transpose a y of one row, even with rowvar=False. */
+    c = nd_cov_ex(mt, y1r, &o);
+    expect_values(c, my4, 16, 1e-13, "cov(m.T, y of one row, rowvar=False)");
+    nd_free(c);
+    o = (nd_cov_options)ND_COV_OPTIONS_INIT;
+    const double wfw[9] = {2.0386904761904763, -1.1369047619047616, -2.0029761904761902, -1.1369047619047619,
+                           3.2857142857142851, -2.5119047619047619, -2.0029761904761902, -2.5119047619047619,
+                           7.3928571428571432};
+    o.fweights = fw;
+    expect_values(c = nd_cov_ex(m, NULL, &o), wfw, 9, 1e-13, "fweights");
+    nd_free(c);
+    o.fweights = fwf;
+    expect_values(c = nd_cov_ex(m, NULL, &o), wfw, 9, 1e-13, "float fweights");
+    nd_free(c);
+    o.fweights = NULL;
+    o.aweights = aw;
+    expect_values(c = nd_cov_ex(m, NULL, &o),
+                  (double[]){3.8317307692307692, 0.1615384615384616, -2.5442307692307691, 0.1615384615384616,
+                             2.6692307692307695, -4.296153846153846, -2.5442307692307691, -4.296153846153846,
+                             10.171153846153846},
+                  9, 1e-13, "aweights");
+    nd_free(c);
+    o.fweights = fw;
+    expect_values(c = nd_cov_ex(m, NULL, &o),
+                  (double[]){1.6527777777777777, -0.14529914529914523, -2.9423076923076921, -0.14529914529914523,
+                             3.5641025641025639, -4.6965811965811968, -2.9423076923076921, -4.6965811965811968,
+                             12.613247863247862},
+                  9, 1e-13, "both weights");
+    nd_free(c);
+    const double wb[9] = {1.338235294117647, -0.11764705882352935, -2.3823529411764706, -0.11764705882352935,
+                          2.8858131487889276, -3.8027681660899657, -2.3823529411764706, -3.8027681660899657,
+                          10.212802768166091};
+    o.bias = 1;
+    expect_values(c = nd_cov_ex(m, NULL, &o), wb, 9, 1e-13, "both weights, bias");
+    nd_free(c);
+    o.bias = 0;
+    o.ddof = 0;
+    c = nd_cov_ex(m, y, &o);
+    cr_assert(c, "%s", nd_last_error());
+    ref_arr *g = ndt_download(c);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            cr_expect(fabs(ref_getd(g, i * 5 + j) - wb[i * 3 + j]) <= 1e-13 * (1 + fabs(wb[i * 3 + j])),
+                      "with y, ddof 0: [%d, %d]", i, j);
+    cr_expect(fabs(ref_getd(g, 24) - 5.0657439446366785) <= 1e-12, "with y, ddof 0: y's variance");
+    ref_free(g);
+    nd_free(c);
+    o.ddof = 2;
+    expect_values(c = nd_cov_ex(m, NULL, &o),
+                  (double[]){2.1606145251396649, -0.1899441340782122, -3.8463687150837989, -0.1899441340782122,
+                             4.6592178770949726, -6.1396648044692741, -3.8463687150837989, -6.1396648044692741,
+                             16.488826815642458},
+                  9, 1e-13, "both weights, ddof 2");
+    nd_free(c);
+    o = (nd_cov_options)ND_COV_OPTIONS_INIT;
+    o.ddof = -1; /* a negative ddof is a ddof here (nd_cov reads it as None) */
+    expect_values(c = nd_cov_ex(m, NULL, &o),
+                  (double[]){2.3666666666666667, -0.65000000000000013, -1.2791666666666666, -0.65000000000000013,
+                             2.4666666666666668, -2.7333333333333329, -1.2791666666666666, -2.7333333333333329,
+                             6.0333333333333332},
+                  9, 1e-13, "ddof -1");
+    nd_free(c);
+    /* A NaN aweight: NaN everywhere; weights leaving fact 0: 0 * inf. */
+    o = (nd_cov_options)ND_COV_OPTIONS_INIT;
+    o.aweights = nd_from_host((double[]){0.5, NAN, 2, 0.25, 1}, ND_FLOAT64, ND_SHAPE(5));
+    double nans[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    expect_values(c = nd_cov_ex(m, NULL, &o), nans, 9, 0, "NaN aweight");
+    nd_free(c);
+    o.aweights = NULL;
+    o.fweights = nd_from_host((int64_t[]){0, 0, 1, 0, 0}, ND_INT64, ND_SHAPE(5));
+    expect_values(c = nd_cov_ex(m, NULL, &o), nans, 9, 0, "fact 0");
+    nd_free(c);
+    /* 1-d m with fweights: 0-d. */
+    o.fweights = nd_from_host((int64_t[]){3, 0, 1}, ND_INT64, ND_SHAPE(3));
+    c = nd_cov_ex(nd_from_host((double[]){1, 2, 4}, ND_FLOAT64, ND_SHAPE(3)), NULL, &o);
+    cr_expect_eq(nd_ndim(c), 0);
+    expect_values(c, (double[]){2.25}, 1, 1e-15, "1-d m, fweights");
+    nd_free(c);
+    /* No variables: (0, 0) before y or the weights are looked at. */
+    o.fweights = nd_from_host((double[]){1.5}, ND_FLOAT64, ND_SHAPE(1));
+    c = nd_cov_ex(nd_zeros(ND_FLOAT64, ND_SHAPE(0, 5)), y, &o);
+    cr_assert(c, "%s", nd_last_error());
+    cr_expect(nd_ndim(c) == 2 && nd_shape(c)[0] == 0 && nd_shape(c)[1] == 0, "shape (0, 0)");
+    nd_free(c);
+    /* corrcoef with y. */
+    expect_values(c = nd_corrcoef_ex(m, y, 1),
+                  (double[]){1, -0.26902310266554436, -0.33851656604820246, 0.28556933650289601,
+                             0.16957555408902822, -0.2690231026655443, 1, -0.70853075302535651,
+                             -0.81373347120673489, 0.42712109808862453, -0.33851656604820246, -0.7085307530253564,
+                             1, 0.74793973466121111, -0.21241399516204157, 0.28556933650289595,
+                             -0.81373347120673489, 0.74793973466121111, 1, 0.15309310892394865,
+                             0.16957555408902822, 0.42712109808862447, -0.21241399516204157, 0.15309310892394862, 1},
+                  25, 1e-13, "corrcoef(m, y)");
+    nd_free(c);
+    expect_values(c = nd_corrcoef_ex(nd_from_host((double[]){1, 2, 4}, ND_FLOAT64, ND_SHAPE(3)),
+                                     nd_from_host((double[]){2, 1, 0}, ND_FLOAT64, ND_SHAPE(3)), 1),
+                  (double[]){1, -0.98198050606196563, -0.98198050606196563, 1}, 4, 1e-15, "corrcoef of two 1-d");
+    nd_free(c);
+    cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+}
+
+/* NumPy's checks of the weights (its TypeError, ValueError, RuntimeError
+ * and ZeroDivisionError), y's shape, and the unchanged nd_cov. */
+NDT_TEST(correlations, cov_ex_bad_arguments) {
+    nd_array *m = nd_arange(ND_FLOAT64, 0, 15, 1), *m2 = nd_reshape(m, ND_SHAPE(3, 5));
+    struct {
+        double w[5];
+        int fweights;
+        nd_status st;
+        const char *msg;
+    } cases[] = {
+        {{1, 1.5, 1, 1, 1}, 1, ND_ERR_ARG, "nd_cov_ex: fweights must be integers, fweights[1] is 1.5"},
+        {{1, NAN, 1, 1, 1}, 1, ND_ERR_ARG, "fweights must be integers"},
+        {{1, -1, 1, 1, 1}, 1, ND_ERR_ARG, "nd_cov_ex: fweights cannot be negative, fweights[1] is -1"},
+        {{1, 1, 1, 1, -0.5}, 0, ND_ERR_ARG, "nd_cov_ex: aweights cannot be negative, aweights[4] is -0.5"},
+        {{0, 0, 0, 0, 0}, 1, ND_ERR_ARG, "nd_cov_ex: the weights sum to zero"},
+        {{0, 0, 0, 0, 0}, 0, ND_ERR_ARG, "nd_cov_ex: the weights sum to zero"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        nd_cov_options o = ND_COV_OPTIONS_INIT;
+        nd_array *w = nd_from_host(cases[i].w, ND_FLOAT64, ND_SHAPE(5));
+        *(cases[i].fweights ? &o.fweights : &o.aweights) = w;
+        cr_expect_null(nd_cov_ex(m2, NULL, &o), "case %zu", i);
+        NDT_EXPECT_ERR(cases[i].st, cases[i].msg);
+        nd_free(w);
+    }
+    nd_cov_options o = ND_COV_OPTIONS_INIT;
+    o.fweights = nd_ones(ND_INT64, ND_SHAPE(4));
+    cr_expect_null(nd_cov_ex(m2, NULL, &o));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_cov_ex: 4 fweights for 5 observations");
+    o.fweights = NULL;
+    o.aweights = nd_ones(ND_FLOAT64, ND_SHAPE(1, 5));
+    cr_expect_null(nd_cov_ex(m2, NULL, &o));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_cov_ex: aweights must be 1-d");
+    cr_expect_null(nd_cov_ex(m2, nd_ones(ND_FLOAT64, ND_SHAPE(2, 4)), NULL));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_cov_ex: m has 5 observations and y 4");
+    cr_expect_null(nd_cov_ex(m2, nd_ones(ND_FLOAT64, ND_SHAPE(1, 1, 5)), NULL));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_cov_ex: y must be 1-d or 2-d");
+    cr_expect_null(nd_cov_ex(NULL, NULL, NULL));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_cov_ex");
+    cr_expect_null(nd_corrcoef_ex(m2, nd_ones(ND_FLOAT64, ND_SHAPE(3)), 1));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_corrcoef_ex: m has 5 observations and y 3");
+}

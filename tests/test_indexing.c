@@ -178,15 +178,26 @@ NDT_TEST(indexing, take_out_of_bounds_names_index_axis_and_size) {
     nd_array *t = nd_take(a, ints(1, (int64_t[]){3}, (int64_t[]){0, 7, 1}), 0);
     cr_assert(t, "recording succeeds (the check is at run time): %s", nd_last_error());
     nd_array *bystander = nd_mul(bystander_in, nd_scalar(2));
+    nd_array *dependant = nd_add(t, nd_scalar(1)); /* computed from the failed gather in the same flush */
     expect_index_error_at_sync("nd_take: index 7 is out of bounds for axis 0 with size 5");
     double got[5];
-    if (!ndt_backend_is_cuda()) {
-        /* The CPU backend fails the gather's output itself. */
-        cr_expect_neq(nd_to_host(t, got, sizeof got), ND_OK, "reading the failed gather must fail");
+    /* Every backend fails the gather's output and what is computed from it
+     * (CUDA checks on the device and reads the verdict back at the step):
+     * each read reports the error again, with the message. */
+    for (int rep = 0; rep < 2; rep++) {
+        nd_array *x = rep ? dependant : t;
+        cr_expect_eq(nd_to_host(x, got, 3 * sizeof *got), ND_ERR_INDEX, "reading a failed value must fail");
+        NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_take: index 7 is out of bounds for axis 0 with size 5");
         nd_clear_error();
     }
+    cr_expect_eq(nd_to_host(t, got, 3 * sizeof *got), ND_ERR_INDEX, "the failure stays");
+    nd_clear_error();
     cr_expect_eq(nd_to_host(bystander, got, sizeof got), ND_OK, "an unrelated value is kept: %s", nd_last_error());
     for (int i = 0; i < 5; i++) cr_expect_eq(got[i], w[i] * 2);
+    /* A later flush that does not touch the failed value runs normally. */
+    nd_array *ok = nd_take(a, ints(1, (int64_t[]){2}, (int64_t[]){4, -5}), 0);
+    cr_expect_eq(nd_to_host(ok, got, 2 * sizeof *got), ND_OK, "%s", nd_last_error());
+    cr_expect(got[0] == 5 && got[1] == 1);
     /* Negative, below -size. */
     nd_array *t2 = nd_take(a, ints(1, (int64_t[]){1}, (int64_t[]){-6}), ND_ALL_AXES);
     cr_assert(t2);
@@ -490,6 +501,141 @@ NDT_TEST(indexing, add_at_accumulates_in_order_every_dtype) {
     }
 }
 
+/* np.add.at(a, index, v) with NumPy's full index (nd_add_at_index) on a
+ * (4,5,6) array: the reference walks the iteration space that NumPy's
+ * indexing gives in C order and adds each value into its target in that
+ * order. The values span 18 decades, so a sum in any other order has other
+ * bits. */
+#define AT_A0 4
+#define AT_A1 5
+#define AT_A2 6
+typedef struct {
+    const char *index;
+    int n_arrays;
+    int ndim;         /* of the iteration space */
+    int64_t shape[4];
+    /* a's flat target of iteration point o (ix: the index arrays as int64). */
+    int64_t (*target)(const int64_t *o, int64_t *const *ix);
+} at_case;
+static int64_t at_flat(int64_t i, int64_t j, int64_t k) {
+    return (wrap(i, AT_A0) * AT_A1 + wrap(j, AT_A1)) * AT_A2 + wrap(k, AT_A2);
+}
+static int64_t at_axis1(const int64_t *o, int64_t *const *ix) { return at_flat(o[0], ix[0][o[1] * 3 + o[2]], o[3]); }
+static int64_t at_split(const int64_t *o, int64_t *const *ix) { return at_flat(ix[0][o[1]], o[2], ix[1][o[0]]); }
+static int64_t at_last(const int64_t *o, int64_t *const *ix) { return at_flat(o[0], o[1], ix[0][o[2]]); }
+static int64_t at_slice(const int64_t *o, int64_t *const *ix) { return at_flat(ix[0][o[0]], 1 + o[1], o[2]); }
+static int64_t at_int(const int64_t *o, int64_t *const *ix) { return at_flat(2, ix[0][o[0]], o[1]); }
+static int64_t at_mask(const int64_t *o, int64_t *const *ix) {
+    (void)ix;
+    static const int64_t rows[3] = {0, 2, 3}; /* the mask's nonzero rows */
+    return at_flat(rows[o[0]], o[1], o[2]);
+}
+static int64_t at_basic(const int64_t *o, int64_t *const *ix) { return (void)ix, at_flat(1, 2 * o[0], o[1]); }
+
+NDT_TEST(indexing, add_at_index_any_axis_and_several_arrays) {
+    NDT_RNG(r);
+    const at_case cases[] = {
+        {":, $0", 1, 4, {AT_A0, 2, 3, AT_A2}, at_axis1},     /* idx (2,3) on axis 1 */
+        {"$0, :, $1", 2, 3, {2, 3, AT_A1}, at_split},       /* (3,) and (2,1) apart: broadcast axes first */
+        {"..., $0", 1, 3, {AT_A0, AT_A1, 9}, at_last},       /* the last axis */
+        {"$0, 1:3", 1, 3, {7, 2, AT_A2}, at_slice},          /* array and slice */
+        {"2, $0", 1, 2, {8, AT_A2}, at_int},                 /* an integer counts as a 0-d index array */
+        {"$0", 1, 3, {3, AT_A1, AT_A2}, at_mask},            /* a 1-d bool array: its nonzero positions */
+        {"1, ::2", 0, 2, {3, AT_A2}, at_basic},              /* basic only: a lazy a[1, ::2] += v */
+    };
+    const int64_t ash[3] = {AT_A0, AT_A1, AT_A2};
+    const nd_dtype dts[3] = {ND_FLOAT64, ND_FLOAT32, ND_INT8};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int t = 0; t < 3; t++) {
+            const at_case *k = &cases[c];
+            nd_dtype dt = dts[t];
+            ref_arr *ix[2] = {NULL, NULL};
+            nd_array *nix[2] = {NULL, NULL};
+            if (c == 0) ix[0] = rand_indices(&r, 2, (int64_t[]){2, 3}, AT_A1);
+            if (c == 1) {
+                ix[0] = rand_indices(&r, 1, (int64_t[]){3}, AT_A0);
+                ix[1] = rand_indices(&r, 2, (int64_t[]){2, 1}, AT_A2);
+            }
+            if (c == 2) ix[0] = rand_indices(&r, 1, (int64_t[]){9}, AT_A2);
+            if (c == 3) ix[0] = rand_indices(&r, 1, (int64_t[]){7}, AT_A0);
+            if (c == 4) ix[0] = rand_indices(&r, 1, (int64_t[]){8}, AT_A1);
+            for (int j = 0; j < 2 && ix[j]; j++) {
+                ref_arr *up = c == 0 ? ref_astype(ix[j], ND_INT32) : ix[j]; /* any integer dtype */
+                nix[j] = ndt_upload(up);
+                if (up != ix[j]) ref_free(up);
+            }
+            if (c == 5) nix[0] = nd_from_host((uint8_t[]){1, 0, 1, 1}, ND_BOOL, ND_SHAPE(4));
+            /* a and the values: magnitudes 1 .. 1e17 (floats), any bits (int8). */
+            ref_arr *a = dt == ND_INT8 ? ndt_rand_bits(&r, dt, 3, ash) : ndt_rand(&r, dt, 3, ash, -4, 4);
+            ref_arr *v = dt == ND_INT8 ? ndt_rand_bits(&r, dt, k->ndim, k->shape)
+                                       : ndt_rand(&r, ND_FLOAT64, k->ndim, k->shape, -1, 1);
+            if (dt != ND_INT8)
+                for (int64_t i = 0; i < v->size; i++)
+                    ref_setd(v, i, ref_round_to(dt, ref_getd(v, i) * pow(10, (double)ndt_int(&r, 0, 17))));
+            ref_arr *want = ref_astype(a, dt);
+            for (int64_t i = 0; i < v->size; i++) {
+                int64_t o[4], *d[2] = {ix[0] ? (int64_t *)ix[0]->data : NULL, ix[1] ? (int64_t *)ix[1]->data : NULL};
+                ref_unravel(i, k->ndim, k->shape, o);
+                int64_t f = k->target(o, d);
+                if (dt == ND_INT8) ref_setu(want, f, ref_getu(want, f) + ref_getu(v, i));
+                else if (dt == ND_FLOAT32) ref_setd(want, f, (float)((float)ref_getd(want, f) + (float)ref_getd(v, i)));
+                else ref_setd(want, f, ref_getd(want, f) + ref_getd(v, i));
+            }
+            ref_arr *vt = ref_astype(v, dt);
+            nd_array *na = ndt_upload(a), *nv = ndt_upload(vt);
+            ref_free(vt);
+            char what[64];
+            snprintf(what, sizeof what, "\"%s\" %s", k->index, ref_dtype_name(dt));
+            cr_assert_eq(nd_add_at_index(na, k->index, k->n_arrays, nix, nv), ND_OK, "%s: %s",
+                         what, nd_last_error());
+            expect_bytes(na, want, what);
+            nd_free(na);
+            nd_free(nv);
+            for (int j = 0; j < 2; j++) {
+                nd_free(nix[j]);
+                ref_free(ix[j]);
+            }
+            ref_free(a);
+            ref_free(v);
+            ref_free(want);
+        }
+}
+
+/* Values broadcast to the indexed shape; repeated targets along a slice;
+ * errors name nd_add_at_index, the index, the axis and its size. */
+NDT_TEST(indexing, add_at_index_broadcast_and_errors) {
+    /* np.add.at(a, (slice(None), [0, 0, 3]), 1) on zeros((3, 4)). */
+    nd_array *a = nd_zeros(ND_FLOAT64, ND_SHAPE(3, 4));
+    nd_array *cols = ints(1, (int64_t[]){3}, (int64_t[]){0, 0, 3});
+    cr_assert_eq(nd_add_at_index(a, ":, $0", 1, &cols, nd_scalar(1)), ND_OK, "%s", nd_last_error());
+    /* np.add.at(a, ([0, 0], slice(1, 3)), [[1, 2]]). */
+    nd_array *rows = ints(1, (int64_t[]){2}, (int64_t[]){0, -3});
+    nd_array *v = nd_from_host((double[]){1, 2}, ND_FLOAT64, ND_SHAPE(1, 2));
+    cr_assert_eq(nd_add_at_index(a, "$0, 1:3", 1, &rows, v), ND_OK, "%s", nd_last_error());
+    ref_arr *w = ref_from_doubles(ND_FLOAT64, 2, (int64_t[]){3, 4},
+                                  (double[]){2, 2, 4, 1, 2, 0, 0, 1, 2, 0, 0, 1});
+    expect_bytes(a, w, "slices and repeats");
+    /* Errors at the call. */
+    cr_expect_neq(nd_add_at_index(a, ":, $0", 1, &cols, nd_zeros(ND_FLOAT64, ND_SHAPE(2))), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_add_at_index");
+    cr_expect_neq(nd_add_at_index(a, ":, $1", 1, &cols, nd_scalar(1)), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_add_at_index");
+    cr_expect_neq(nd_add_at_index(a, "$0", 1, (nd_array *[]){nd_full(ND_FLOAT32, ND_SHAPE(1), 0)}, nd_scalar(1)),
+                  ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_add_at_index");
+    cr_expect_neq(nd_add_at_index(nd_scalar(1), "$0", 1, &cols, nd_scalar(1)), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_add_at_index");
+    cr_expect_neq(nd_add_at_index(a, NULL, 1, &cols, nd_scalar(1)), ND_OK);
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_add_at_index");
+    /* Out of bounds on axis 1: at the read, the target failed. */
+    nd_array *far = ints(1, (int64_t[]){2}, (int64_t[]){1, -5});
+    cr_assert_eq(nd_add_at_index(a, ":, $0", 1, &far, nd_scalar(1)), ND_OK);
+    expect_index_error_at_sync("nd_add_at_index: index -5 is out of bounds for axis 1 with size 4");
+    cr_expect_neq(nd_to_host(a, (double[12]){0}, 96), ND_OK, "the failed scatter's target reports it");
+    NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_add_at_index");
+    ref_free(w);
+}
+
 NDT_TEST(indexing, add_at_broadcast_values_views_and_errors) {
     /* bincount by add_at on a strided view (every other element). */
     nd_array *base = nd_zeros(ND_INT64, ND_SHAPE(8));
@@ -509,10 +655,9 @@ NDT_TEST(indexing, add_at_broadcast_values_views_and_errors) {
     NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_add_at");
     cr_assert_eq(nd_add_at(base, ints(1, (int64_t[]){2}, (int64_t[]){1, -9}), nd_scalar_int(1)), ND_OK);
     expect_index_error_at_sync("nd_add_at: index -9 is out of bounds for axis 0 with size 8");
-    /* Nothing was added (the check runs before any update). */
-    if (!ndt_backend_is_cuda()) {
-        cr_expect_neq(nd_to_host(base, (int64_t[8]){0}, 64), ND_OK, "the failed scatter's target reports it");
-        nd_clear_error();
-    }
+    /* The failed scatter's target reports it on every backend. */
+    cr_expect_eq(nd_to_host(base, (int64_t[8]){0}, 64), ND_ERR_INDEX, "the failed scatter's target reports it");
+    NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_add_at: index -9 is out of bounds for axis 0 with size 8");
+    nd_clear_error();
     ref_free(w);
 }

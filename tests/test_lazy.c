@@ -133,6 +133,114 @@ NDT_TEST(lazy, dead_nodes_are_dropped) {
     ref_free(rx); ref_free(want);
 }
 
+/* Flushes only at nd_sync or a read: the counts below are exact. */
+static void restart_no_early_flushes(void) {
+    nd_config cfg = {0};
+    cfg.early_flush = -1;
+    ndt_restart(&cfg);
+}
+
+static uint64_t dropped_now(void) {
+    nd_stats s;
+    nd_get_stats(&s);
+    return s.nodes_dropped;
+}
+
+/* A value whose last handle goes while its node is the newest pending one,
+ * read by nothing, leaves the graph at that nd_free (nd_graph_drop_dead_tail);
+ * one that a pending node reads, or that another handle still sees, stays
+ * and is computed right. */
+NDT_TEST(lazy, dead_newest_nodes_leave_at_their_free) {
+    restart_no_early_flushes();
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(33), 0.5, 2);
+    nd_array *x = ndt_upload(rx);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+
+    uint64_t d0 = dropped_now();
+    nd_array *t = nd_exp(x), *u = nd_sin(t);
+    nd_free(t); /* u reads it: stays */
+    cr_expect_eq(dropped_now(), d0, "exp, read by the pending sin, was dropped");
+    nd_free(u); /* sin is newest and dead, then exp is */
+    cr_expect_eq(dropped_now(), d0 + 2, "dead sin and exp: %llu dropped",
+                 (unsigned long long)(dropped_now() - d0));
+
+    /* A second handle keeps the value; a live newer node keeps an older one. */
+    nd_array *v = nd_log(x);
+    nd_array *v2 = nd_retain(v);
+    nd_free(v);
+    nd_array *w = nd_sqrt(x);
+    nd_array *older = nd_square(x);
+    nd_array *newer = nd_neg(x);
+    nd_free(older); /* not the newest node: left to the flush */
+    cr_expect_eq(dropped_now(), d0 + 2, "a value seen by a handle, or not newest, was dropped at free");
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(dropped_now(), d0 + 3, "the flush drops the dead square");
+    ref_arr *want_v = ref_unary(R_LOG, rx, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *want_w = ref_unary(R_SQRT, rx, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *want_n = ref_unary(R_NEG, rx, ND_FLOAT64, ND_FLOAT64);
+    ndt_check(v2, want_v, 1e-12, 0, NULL, "log kept by its second handle");
+    ndt_check(w, want_w, 1e-12, 0, NULL, "sqrt");
+    ndt_check(newer, want_n, 0, 0, NULL, "neg");
+    nd_free(v2); nd_free(w); nd_free(newer); nd_free(x);
+    ref_free(want_v); ref_free(want_w); ref_free(want_n); ref_free(rx);
+}
+
+/* One loop body's structure, flushed again with a different constant,
+ * dtype, broadcast, view offset or transposition: each must be planned for
+ * what it is (the plan key hashes structure; a constant is a parameter,
+ * and only it may share a plan). Against float64 host references. */
+NDT_TEST(lazy, plan_cache_tells_apart_same_shaped_bodies) {
+    restart_no_early_flushes();
+    enum { N = 24 };
+    double hx[N * N], hy[N];
+    NDT_RNG(r);
+    for (int i = 0; i < N * N; i++) hx[i] = ndt_uniform(&r, -2, 2);
+    for (int i = 0; i < N; i++) hy[i] = ndt_uniform(&r, -2, 2);
+    nd_array *x64 = nd_from_host(hx, ND_FLOAT64, ND_SHAPE(N, N));
+    nd_array *x32 = nd_astype(x64, ND_FLOAT32);
+    nd_array *y = nd_from_host(hy, ND_FLOAT64, ND_SHAPE(N));
+    nd_array *y1 = nd_from_host(hy, ND_FLOAT64, ND_SHAPE(1));
+    nd_array *xt = nd_transpose(x64, NULL);
+    nd_array *xa = nd_view(x64, "1:, :-1"), *xb = nd_view(x64, ":-1, 1:"), *ys = nd_view(y, ":-1");
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    for (int round = 0; round < 3; round++) {
+        for (int body = 0; body < 6; body++) {
+            const double c = 0.25 + 0.5 * round + body; /* a new constant every time */
+            nd_array *a = body == 1 ? x32 : body == 3 ? xt : body == 4 ? xa : body == 5 ? xb : x64;
+            nd_array *b = body == 2 ? y1 : body >= 4 ? ys : y;
+            /* z = a * c + b: one structure, six kinds of operands */
+            nd_array *z = nd_add(nd_mul(a, nd_scalar(c)), b);
+            cr_assert_not_null(z, "%s", nd_last_error());
+            cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+            const int64_t rows = nd_shape(z)[0], cols = nd_shape(z)[1];
+            double got[N * N];
+            nd_array *z64 = nd_astype(z, ND_FLOAT64);
+            cr_assert_eq(nd_to_host(z64, got, sizeof got), ND_OK, "%s", nd_last_error());
+            /* float32 * weak scalar stays float32 (NEP 50), then + float64 */
+            cr_expect_eq(nd_dtype_of(z), ND_FLOAT64);
+            int bad = 0;
+            for (int64_t i = 0; i < rows && !bad; i++)
+                for (int64_t j = 0; j < cols && !bad; j++) {
+                    int64_t ri = body == 4 ? i + 1 : i, rj = body == 5 ? j + 1 : j;
+                    double xv = body == 3 ? hx[rj * N + ri] : hx[ri * N + rj];
+                    if (body == 1) xv = (float)xv;
+                    double want = xv * c + (body == 2 ? hy[0] : hy[j]);
+                    double tol = body == 1 ? 1e-6 * (1 + fabs(want)) : 1e-13 * (1 + fabs(want));
+                    if (!(fabs(got[i * cols + j] - want) <= tol)) {
+                        cr_expect(0, "round %d body %d: z[%lld,%lld] = %.17g, want %.17g", round, body,
+                                  (long long)i, (long long)j, got[i * cols + j], want);
+                        bad = 1;
+                    }
+                }
+            nd_free(z64);
+            nd_free(z);
+        }
+    }
+    nd_free(x64); nd_free(x32); nd_free(y); nd_free(y1); nd_free(xt); nd_free(xa); nd_free(xb);
+    nd_free(ys);
+}
+
 NDT_TEST(lazy, scopes_keep_and_release) {
     nd_array *outer_kept;
     nd_scope_begin();

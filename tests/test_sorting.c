@@ -6,6 +6,8 @@
  * CPU's parallel radix sort, and every bad argument. */
 #include "sort_ref.h"
 
+#include "common/sort_raw.h"
+
 /* Checks sort and argsort of x (a reference of a, which may be a view with
  * the same values) along axis (ND_ALL_AXES: flattened) element by element:
  * indices exactly the stable order; values the bits of those elements,
@@ -103,18 +105,114 @@ NDT_TEST(sorting, full_bit_patterns) {
 }
 
 NDT_TEST(sorting, long_rows_parallel_path) {
-    /* rows of 2^18 (the CPU sorts one such row on the whole pool) */
+    /* rows of 2^18 (the CPU sorts one such row on the whole pool; CUDA
+     * sorts them one after another) */
     NDT_RNG(r);
     const nd_dtype dts[] = {ND_FLOAT32, ND_INT64, ND_UINT16, ND_FLOAT64};
     for (int t = 0; t < 4; t++) {
         int64_t shape[2] = {2, 1 << 18};
         ref_arr *x = t == 2 ? ndt_rand_bits(&r, dts[t], 2, shape) : ndt_rand(&r, dts[t], 2, shape, -1000, 1000);
-        if (dts[t] == ND_FLOAT32) sref_specials(&r, x);
+        if (ref_is_float(dts[t])) sref_specials(&r, x); /* CUDA: the segmented radix sort's NaN fixup */
         nd_array *a = ndt_upload(x);
         check_sorts(x, a, -1, "long rows");
         nd_free(a);
         ref_free(x);
     }
+    /* many rows of 4096 floats (CUDA: the segmented radix sort) */
+    for (int t = 0; t < 2; t++) {
+        int64_t shape[2] = {64, 4096};
+        ref_arr *x = ndt_rand(&r, t ? ND_FLOAT64 : ND_FLOAT32, 2, shape, -1000, 1000);
+        sref_specials(&r, x);
+        nd_array *a = ndt_upload(x);
+        check_sorts(x, a, -1, "many rows");
+        nd_free(a);
+        ref_free(x);
+    }
+}
+
+/* The CUDA plugin sorts float values in CUB's order and then moves the
+ * NaNs (common/sort_raw.h). Emulated here: a stable sort by CUB's key, the
+ * two searches with T probes a step (as T threads of a block, T = 1, 3,
+ * 256), the fixed row; it must be nd's sort (the reference's stable order,
+ * NaNs the default NaN) bit for bit, for rows with NaNs of either sign or
+ * none, all NaNs, both zeros and ties. */
+static int64_t emulated_first(const uint64_t *row, int64_t lo, int64_t hi, int T, int tail, nd_sort_key_info f) {
+    while (lo < hi) {
+        int fails = 0;
+        for (int t = 0; t < T; t++) {
+            uint64_t b = row[nd_sort_probe_at(lo, hi, t, T)];
+            fails += !(tail ? nd_sort_raw_in_tail(b, f) : nd_sort_raw_past_lead(b, f));
+        }
+        nd_sort_probe_next(&lo, &hi, fails, T);
+    }
+    return lo;
+}
+
+NDT_TEST(sorting, cub_order_fixup) {
+    NDT_RNG(r);
+    const nd_dtype dts[] = {ND_FLOAT32, ND_FLOAT64};
+    const int64_t ns[] = {1, 2, 3, 17, 1000};
+    const int probes[] = {1, 3, 256};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 5; k++)
+            for (int mix = 0; mix < 5; mix++) {
+                int64_t n = ns[k];
+                ref_arr *x = ndt_rand_small(&r, dts[t], 1, &n);
+                nd_sort_key_info f = nd_sort_key_info_of(dts[t]);
+                uint64_t sign = (uint64_t)1 << (8 * f.width - 1), qnan = sref_qnan(dts[t]);
+                /* 0: specials (NaNs of both signs); 1: no NaN; 2: only +NaN; 3: only -NaN; 4: all NaN */
+                if (mix != 1) sref_specials(&r, x);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t b = sref_bits(x, i);
+                    int nan = (b & ~sign) > f.exp_mask;
+                    if (mix == 1 && nan) sref_set_bits(x, i, sign); /* -0.0 */
+                    if (mix == 2 && nan) sref_set_bits(x, i, b & ~sign);
+                    if (mix == 3 && nan) sref_set_bits(x, i, b | sign);
+                    if (mix == 4) sref_set_bits(x, i, (i % 3 ? qnan : f.exp_mask + 1) | (i % 2 ? sign : 0));
+                }
+                /* CUB's order: a stable insertion sort by nd_sort_raw_key */
+                uint64_t *cub = malloc(sizeof(uint64_t) * (size_t)n);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t b = sref_bits(x, i);
+                    int64_t j = i;
+                    for (; j > 0 && nd_sort_raw_key(cub[j - 1], f) > nd_sort_raw_key(b, f); j--) cub[j] = cub[j - 1];
+                    cub[j] = b;
+                }
+                int64_t *pos = malloc(sizeof(int64_t) * (size_t)n);
+                for (int64_t i = 0; i < n; i++) pos[i] = i;
+                sref_sort(x, pos, n);
+                for (int p = 0; p < 3; p++) {
+                    int has_lead = !nd_sort_raw_past_lead(cub[0], f), has_tail = nd_sort_raw_in_tail(cub[n - 1], f);
+                    int64_t lead = has_lead ? emulated_first(cub, 0, n, probes[p], 0, f) : 0;
+                    int64_t tail = has_tail ? emulated_first(cub, lead, n, probes[p], 1, f) : n;
+                    int bad = 0;
+                    for (int64_t i = 0; i < n && !bad; i++) {
+                        uint64_t want = sref_bits(x, pos[i]);
+                        if ((want & ~sign) > f.exp_mask) want = qnan;
+                        uint64_t got = 0;
+                        if (i < tail - lead) got = cub[i + lead];
+                        else got = f.qnan;
+                        /* the same through the shared helper, on the row's bytes */
+                        if (f.width == 4) {
+                            uint32_t row32[1000];
+                            for (int64_t q = 0; q < n; q++) row32[q] = (uint32_t)cub[q];
+                            cr_assert_eq(nd_sort_raw_fixed(row32, i, lead, tail, f), got);
+                        } else {
+                            cr_assert_eq(nd_sort_raw_fixed(cub, i, lead, tail, f), got);
+                        }
+                        if (got != want) {
+                            cr_expect(0, "%s n %lld mix %d probes %d: [%lld] %#llx, want %#llx (lead %lld tail %lld)",
+                                      ref_dtype_name(dts[t]), (long long)n, mix, probes[p], (long long)i,
+                                      (unsigned long long)got, (unsigned long long)want, (long long)lead,
+                                      (long long)tail);
+                            bad = 1;
+                        }
+                    }
+                }
+                free(pos);
+                free(cub);
+                ref_free(x);
+            }
 }
 
 NDT_TEST(sorting, views_as_inputs) {
@@ -229,6 +327,171 @@ NDT_TEST(sorting, partition) {
     cr_expect_null(nd_partition(a, 0, 1));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partition");
     nd_free(a);
+}
+
+/* The partition property of row r of got (values, or with idx indices
+ * into x's row) for each of the kth: the element there is the one a sort
+ * puts there, none before it is larger, none after it smaller, and the row
+ * is a permutation of x's. */
+static void check_partition_row(const ref_arr *x, const int64_t *xpos, const ref_arr *got, const int64_t *gpos,
+                                int is_index, int64_t n, int64_t nkth, const int64_t *kth, const char *what) {
+    /* both[0..n): the output row's values; both[n..2n): x's row sorted. */
+    ref_arr *both = ref_new(x->dt, 1, (int64_t[]){2 * n});
+    int64_t *sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted), *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+    char *seen = calloc((size_t)(n ? n : 1), 1);
+    size_t item = ref_itemsize(x->dt);
+    for (int64_t j = 0; j < n; j++) sorted[j] = xpos[j];
+    sref_sort(x, sorted, n);
+    for (int64_t j = 0; j < n; j++) {
+        int64_t src = xpos[j];
+        if (is_index) {
+            int64_t i = (int64_t)ref_getu(got, gpos[j]);
+            cr_assert(i >= 0 && i < n && !seen[i], "%s: index %lld at %lld is not a permutation's", what, (long long)i,
+                      (long long)j);
+            seen[i] = 1;
+            src = xpos[i];
+            memcpy(both->data + j * item, x->data + src * item, item);
+        } else {
+            memcpy(both->data + j * item, got->data + gpos[j] * item, item);
+        }
+        memcpy(both->data + (n + j) * item, x->data + sorted[j] * item, item);
+    }
+    for (int64_t q = 0; q < nkth; q++) {
+        int64_t k = kth[q] < 0 ? kth[q] + n : kth[q];
+        cr_expect(sref_cmp(both, k, n + k) == 0, "%s: kth %lld holds %g, a sort puts %g there", what,
+                  (long long)kth[q], ref_getd(both, k), ref_getd(both, n + k));
+        for (int64_t j = 0; j < n; j++) {
+            if (j < k) cr_expect(sref_cmp(both, j, k) <= 0, "%s: kth %lld: %g before it is larger", what,
+                                 (long long)kth[q], ref_getd(both, j));
+            if (j > k) cr_expect(sref_cmp(both, j, k) >= 0, "%s: kth %lld: %g after it is smaller", what,
+                                 (long long)kth[q], ref_getd(both, j));
+        }
+    }
+    /* A permutation of x's row: the output sorted equals x's sorted. */
+    for (int64_t j = 0; j < n; j++) perm[j] = j;
+    sref_sort(both, perm, n);
+    for (int64_t j = 0; j < n; j++)
+        cr_expect(sref_cmp(both, perm[j], n + j) == 0, "%s: the output is not a permutation of the row", what);
+    free(seen);
+    free(perm);
+    free(sorted);
+    ref_free(both);
+}
+
+/* nd_partitions and nd_argpartitions of a along axis against the property
+ * of every row. */
+static void check_partitions(const ref_arr *x, nd_array *a, int64_t nkth, const int64_t *kth, int axis,
+                             const char *what) {
+    nd_array *p = nd_partitions(a, nkth, kth, axis), *ip = nd_argpartitions(a, nkth, kth, axis);
+    cr_assert(p && ip, "%s: %s", what, nd_last_error());
+    ref_arr *flat = NULL;
+    const ref_arr *src = x;
+    int ax = axis;
+    if (axis == ND_ALL_AXES) {
+        int64_t n = x->size;
+        src = flat = ref_reshape(x, 1, &n);
+        ax = 0;
+    } else if (ax < 0) {
+        ax += x->ndim;
+    }
+    ref_arr *gp = ndt_download(p), *gi = ndt_download(ip);
+    cr_assert_eq(gp->dt, x->dt, "%s: dtype", what);
+    cr_assert_eq(gi->dt, ND_INT64, "%s: argpartition dtype", what);
+    cr_assert_eq(gp->size, src->size, "%s: size", what);
+    cr_assert_eq(gp->ndim, src->ndim, "%s: ndim", what);
+    int64_t n = src->shape[ax], rows = n ? src->size / n : 0;
+    int64_t *xpos = malloc((size_t)(n ? n : 1) * sizeof *xpos), *gpos = malloc((size_t)(n ? n : 1) * sizeof *gpos);
+    for (int64_t r = 0; r < rows; r++) {
+        sref_row(src, ax, r, xpos);
+        sref_row(gp, ax, r, gpos);
+        check_partition_row(src, xpos, gp, gpos, 0, n, nkth, kth, what);
+        check_partition_row(src, xpos, gi, gpos, 1, n, nkth, kth, what);
+    }
+    free(xpos);
+    free(gpos);
+    ref_free(gp);
+    ref_free(gi);
+    ref_free(flat);
+    nd_free(p);
+    nd_free(ip);
+}
+
+/* Several kth (NumPy's sequence), negative ones, repeated ones, every axis
+ * and the flattened array; NaNs, ties, -0.0 and +0.0; integer dtypes. */
+NDT_TEST(sorting, partitions_several_and_negative_kth) {
+    NDT_RNG(r);
+    const nd_dtype dts[3] = {ND_FLOAT64, ND_INT32, ND_UINT8};
+    for (int t = 0; t < 3; t++) {
+        ref_arr *x = ndt_rand(&r, dts[t], 2, (int64_t[]){5, 9}, 0, 6); /* many ties */
+        if (dts[t] == ND_FLOAT64) {
+            ref_setd(x, 3, NAN);
+            ref_setd(x, 11, -NAN);
+            ref_setd(x, 12, -0.0);
+            ref_setd(x, 20, INFINITY);
+            ref_setd(x, 21, -INFINITY);
+            ref_setd(x, 40, NAN);
+        }
+        nd_array *a = ndt_upload(x);
+        const int64_t k1[] = {0, -1, 4}, k2[] = {2, 2, -3, 8}, k3[] = {-5}, k4[] = {1, 3, 40, -45};
+        char what[64];
+        snprintf(what, sizeof what, "%s axis 1", ref_dtype_name(dts[t]));
+        check_partitions(x, a, 3, k1, 1, what);
+        check_partitions(x, a, 4, k2, -1, what);
+        snprintf(what, sizeof what, "%s axis 0", ref_dtype_name(dts[t]));
+        check_partitions(x, a, 1, k3, 0, what);
+        check_partitions(x, a, 2, (int64_t[]){4, -5}, -2, what);
+        snprintf(what, sizeof what, "%s flattened", ref_dtype_name(dts[t]));
+        check_partitions(x, a, 4, k4, ND_ALL_AXES, what);
+        check_partitions(x, a, 0, NULL, ND_ALL_AXES, what);
+        nd_free(a);
+        ref_free(x);
+    }
+    /* A strided view (every other column). */
+    ref_arr *x = ndt_rand(&r, ND_FLOAT32, 2, (int64_t[]){4, 10}, -3, 3);
+    nd_array *a = ndt_upload(x), *v = nd_view(a, ":, ::2");
+    ref_arr *xv = ndt_download(v);
+    check_partitions(xv, v, 2, (int64_t[]){1, -1}, 1, "float32 view");
+    nd_free(a);
+    ref_free(x);
+    ref_free(xv);
+}
+
+NDT_TEST(sorting, partitions_errors_and_empty) {
+    nd_array *a = nd_arange(ND_FLOAT64, 0, 12, 1), *m = nd_reshape(a, ND_SHAPE(3, 4));
+    cr_expect_null(nd_partitions(m, 3, (int64_t[]){0, 4, 1}, 1));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partitions: kth = 4 (one of the kth) is out of bounds for an axis of length 4");
+    cr_expect_null(nd_argpartitions(m, 2, (int64_t[]){-3, -4}, 0));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_argpartitions: kth = -4 (one of the kth) is out of bounds for an axis of length 3");
+    cr_expect(nd_partitions(m, 3, (int64_t[]){11, -12, 0}, ND_ALL_AXES), "flattened: 12 elements: %s",
+              nd_last_error());
+    cr_expect_null(nd_partitions(m, 1, (int64_t[]){12}, ND_ALL_AXES));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partitions");
+    cr_expect_null(nd_partitions(m, -1, (int64_t[]){0}, 0));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partitions");
+    cr_expect_null(nd_argpartitions(m, 1, NULL, 0));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_argpartitions");
+    cr_expect_null(nd_partitions(m, 1, (int64_t[]){0}, 2));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partitions");
+    cr_expect_null(nd_partitions(NULL, 1, (int64_t[]){0}, 0));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partitions");
+    /* 0-d along an axis: no axis (NumPy's AxisError); flattened: length 1. */
+    nd_array *s = nd_full(ND_FLOAT64, 0, NULL, 3);
+    cr_expect_null(nd_partition(s, 0, 0));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partition");
+    nd_array *s1 = nd_partition(s, -1, ND_ALL_AXES);
+    cr_assert(s1, "%s", nd_last_error());
+    cr_expect_eq(nd_ndim(s1), 1);
+    double got = 0;
+    cr_expect_eq(nd_to_host(s1, &got, sizeof got), ND_OK);
+    cr_expect_eq(got, 3);
+    /* An empty array: NumPy checks no kth (np.partition(np.zeros((2, 0)), 5,
+     * axis=0) is fine); the result is empty of a's shape. */
+    nd_array *e = nd_zeros(ND_FLOAT64, ND_SHAPE(2, 0));
+    nd_array *pe = nd_partitions(e, 2, (int64_t[]){5, -9}, 0), *ie = nd_argpartition(e, 7, 1);
+    cr_assert(pe && ie, "%s", nd_last_error());
+    cr_expect(nd_ndim(pe) == 2 && nd_shape(pe)[0] == 2 && nd_shape(pe)[1] == 0);
+    cr_expect(nd_ndim(ie) == 2 && nd_shape(ie)[0] == 2 && nd_shape(ie)[1] == 0);
+    cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
 }
 
 NDT_TEST(sorting, lexsort) {

@@ -17,9 +17,14 @@ extern "C" {
  * still outside its axis is NumPy's IndexError: the step that uses it
  * fails with ND_ERR_INDEX and "nd_take: index 7 is out of bounds for axis
  * 0 with size 5" (the first such index in C order), reported by nd_sync
- * and by reads of the result (the CPU backend checks while it gathers; the
- * CUDA backend checks on the device and never reads or writes outside the
- * array). Shapes and dtypes are checked when the call is made (ND_ERR_ARG
+ * and by every read of the result and of what is computed from it (a
+ * scatter's target included) on both backends; values not computed from it
+ * keep theirs. The CPU backend checks while it gathers; the CUDA backend
+ * checks on the device (never reading or writing outside the array) and
+ * reads the verdict back when the step runs: the executor waits for each
+ * gather or scatter there, and a flush holding one is not captured as a
+ * CUDA graph (the calls themselves stay lazy and do not synchronise the
+ * program). Shapes and dtypes are checked when the call is made (ND_ERR_ARG
  * for NULL, ND_ERR_SHAPE for shapes that do not broadcast, with both
  * shapes). Gathers return a new array of a's dtype and are lazy: one
  * library step of the plan. Inputs may be views, broadcasts or 0-d. */
@@ -62,7 +67,8 @@ ND_API nd_array *nd_index(nd_array *a, const char *index, int n_arrays, nd_array
  * Lazy, like nd_assign. */
 
 /* a[index] = values with nd_index's index strings (without "$k": nd_assign
- * into the view). */
+ * into the view). Lazy, but a 1-d bool array in the index synchronises (its
+ * nonzero positions are read, as in nd_index). */
 ND_API nd_status nd_index_assign(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays,
                                  nd_array *values);
 /* np.put(a, indices, values): a.flat[indices] = values for a C-contiguous
@@ -75,12 +81,28 @@ ND_API nd_status nd_put(nd_array *a, nd_array *indices, nd_array *values);
 ND_API nd_status nd_put_along_axis(nd_array *a, nd_array *indices, nd_array *values, int axis);
 /* np.add.at(a, indices, values): a[indices[i], ...] += values[i, ...] for
  * each i in order; repeated indices accumulate (unbuffered). indices index
- * a's first axis; values broadcast to indices.shape + a.shape[1:]. Every
- * dtype: integers wrap, bool adds as "or", float16 and bfloat16 round after
- * each add. For float sums the order is the indices' order on every
- * backend (on CUDA: a stable sort by target, then each target's run summed
- * in that order). */
+ * a's first axis; values broadcast to indices.shape + a.shape[1:] (other
+ * axes and several index arrays: nd_add_at_index). Every dtype: integers
+ * wrap, bool adds as "or", float16 and bfloat16 round after each add. The
+ * values are cast to a's dtype and added in it (NumPy adds in the promoted
+ * dtype of a and values and casts each sum back, which can round
+ * differently when values are wider than a). For float sums the order is
+ * the indices' order on every backend (on CUDA: a stable sort by target,
+ * then each target's run summed in that order). */
 ND_API nd_status nd_add_at(nd_array *a, nd_array *indices, nd_array *values);
+/* np.add.at(a, index, values) with NumPy's full index: nd_index's index
+ * strings, "$k" naming arrays[k], e.g. ":, $0" for np.add.at(a, (slice(None),
+ * idx), v) (any axis), "$0, :, $1" for (i, slice(None), j), "..., $0" for
+ * the last axis, "$0, 1:3" or "2, $0" mixing basic and array indices (the
+ * result axes placed as nd_index places them). values broadcast to the
+ * shape nd_index would return. Repeated elements accumulate in C order of
+ * the broadcast index arrays, as nd_add_at (the same bits on every run and
+ * backend); dtypes as nd_add_at. Without "$k" the index is basic (no
+ * element twice): a[index] += values, lazy and fused like nd_assign. A 1-d
+ * bool array stands for its nonzero positions (this synchronises, as in
+ * nd_index). Errors as nd_index_assign, named "nd_add_at_index". */
+ND_API nd_status nd_add_at_index(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays,
+                                 nd_array *values);
 
 /* Boolean masks. The functions whose result length is a count of nonzero
  * elements synchronise: they run what they need at the call (the pending

@@ -32,13 +32,20 @@ ND_API nd_array *nd_sort(nd_array *a, int axis);
 ND_API nd_array *nd_argsort(nd_array *a, int axis);
 
 /* NumPy's partition / argpartition: element kth (negative counts from the
- * end of the axis) is where a sort would put it, smaller ones before it,
- * larger ones after. nd computes them with a full stable sort, so the
- * result is nd_sort's / nd_argsort's (a valid partition; NumPy leaves the
- * order on either side unspecified). Errors: ND_ERR_ARG for kth outside
- * -n..n-1 of the axis's length n. */
+ * end of the axis) is where a sort would put it, no larger one (in the
+ * order above) before it, no smaller one after it; that is all NumPy
+ * promises, and all a program may rely on. nd computes them with a full
+ * stable sort, so today the result is nd_sort's / nd_argsort's (a valid
+ * partition for every kth at once), at a sort's cost rather than a
+ * selection's. The plural forms take NumPy's sequence of kth (nkth >= 0
+ * values read at the call; every one of them is placed; nkth 0 promises
+ * nothing but a permutation). Lazy. Errors: ND_ERR_ARG for a kth outside
+ * -n..n-1 of the axis's length n (unless the array is empty, where NumPy
+ * checks nothing), for nkth < 0 or a NULL kth with nkth > 0. */
 ND_API nd_array *nd_partition(nd_array *a, int64_t kth, int axis);
 ND_API nd_array *nd_argpartition(nd_array *a, int64_t kth, int axis);
+ND_API nd_array *nd_partitions(nd_array *a, int64_t nkth, const int64_t *kth, int axis);
+ND_API nd_array *nd_argpartitions(nd_array *a, int64_t nkth, const int64_t *kth, int axis);
 
 /* NumPy's lexsort(keys): the int64 indices that sort along the last axis
  * by keys[k - 1] first, then keys[k - 2], ..., keys[0] (the last key is the

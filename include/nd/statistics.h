@@ -93,21 +93,57 @@ ND_API nd_array *nd_histogram_by_edges(nd_array *a, nd_array *edges, nd_array *w
 ND_API nd_array *nd_histogram2d(nd_array *x, nd_array *y, int64_t nx, int64_t ny, const double *range,
                                 nd_array *weights);
 
-/* ---- Correlations (NumPy's defaults; lazy, composed of mean, subtract
- * and matmul). */
+/* ---- Correlations (lazy, composed of mean, subtract and matmul, unless
+ * weights are given). */
 
 /* NumPy's cov(m, rowvar=rowvar, bias=bias, ddof=ddof): m 1-d (one
  * variable) or 2-d, rows are variables when rowvar is nonzero (NumPy's
  * default) else columns; ddof < 0 is NumPy's ddof=None (1, or 0 with
  * bias). Result float64, variables x variables, squeezed as NumPy (one
- * variable gives a 0-d array); N - ddof <= 0 divides by 0 (inf/NaN, where
- * NumPy also warns). Errors: ND_ERR_SHAPE for m of more than 2 dims,
- * ND_ERR_DTYPE for a non-numeric m. */
+ * variable gives a 0-d array; no variables a (0, 0) array); N - ddof <= 0
+ * divides by 0 (inf/NaN, where NumPy also warns). Errors: ND_ERR_SHAPE for
+ * m of more than 2 dims, ND_ERR_DTYPE for a non-numeric m. The full form
+ * (y, weights, negative ddof) is nd_cov_ex. */
 ND_API nd_array *nd_cov(nd_array *m, int rowvar, int bias, int ddof);
+
+/* NumPy's ddof=None for nd_cov_options.ddof. */
+#define ND_DDOF_NONE (-2147483647 - 1)
+/* The keyword arguments of NumPy's cov; start from ND_COV_OPTIONS_INIT
+ * (NumPy's defaults) and set what differs. */
+typedef struct {
+    int rowvar;         /* nonzero (default): each row of m and y is a variable, each column an observation */
+    int bias;           /* nonzero: normalise by N (the weights' sum) rather than N - 1; only with ddof None */
+    int ddof;           /* ND_DDOF_NONE (default): 1, or 0 with bias; any other value (negative too) is used */
+    nd_array *fweights; /* NULL, or 1-d, one per observation: integer-valued frequencies >= 0 */
+    nd_array *aweights; /* NULL, or 1-d, one per observation: observation weights >= 0 */
+} nd_cov_options;
+#define ND_COV_OPTIONS_INIT {1, 0, ND_DDOF_NONE, NULL, NULL}
+
+/* NumPy 2's full cov(m, y, rowvar, bias, ddof, fweights, aweights)
+ * (opt NULL: the defaults). y (NULL for none) adds variables: it is made
+ * 2-d as m is and stacked below m's variables; with rowvar 0 a 2-d y is
+ * transposed unless it has one row (NumPy's own rule, which differs from
+ * m's). With weights w = fweights * aweights, the means are weighted
+ * averages and the normalisation is NumPy's: sum(w) for ddof 0,
+ * sum(w) - ddof without aweights, sum(w) - ddof * sum(w * aweights) /
+ * sum(w) otherwise; <= 0 divides by zero (inf/NaN). Result float64,
+ * squeezed as nd_cov; m with no variables gives a (0, 0) array before y
+ * and the weights are looked at (as NumPy). Lazy without weights.
+ * SYNCHRONISES when weights are given: they are read at the call to check
+ * them (NumPy raises) and to compute their sums on the host in float64.
+ * Errors: ND_ERR_SHAPE (m or y of more than 2 dims, y with another number
+ * of observations, weights not 1-d or of another length), ND_ERR_DTYPE
+ * (non-numeric m, y or weights), ND_ERR_ARG (a non-integer or NaN
+ * fweight, a negative weight, weights that sum to zero: each named). */
+ND_API nd_array *nd_cov_ex(nd_array *m, nd_array *y, const nd_cov_options *opt);
+
 /* NumPy's corrcoef(x, rowvar): cov / (d_i d_j) with d = sqrt(diag(cov)),
  * clipped to [-1, 1] (NaN stays NaN); float64; one variable gives c / c
- * (1.0, or NaN). Errors as nd_cov. */
+ * (1.0, or NaN). Lazy. Errors as nd_cov. nd_corrcoef_ex is NumPy's
+ * corrcoef(x, y, rowvar): y (NULL for none) adds variables as in
+ * nd_cov_ex. */
 ND_API nd_array *nd_corrcoef(nd_array *x, int rowvar);
+ND_API nd_array *nd_corrcoef_ex(nd_array *x, nd_array *y, int rowvar);
 
 /* ---- Convolution of 1-d signals (NumPy's modes). */
 typedef enum {

@@ -45,6 +45,12 @@ void *nd_arena_alloc(nd_arena *a, size_t bytes) {
     return p;
 }
 
+void nd_arena_pop(nd_arena *a, void *p, size_t bytes) {
+    bytes = (bytes + 15u) & ~(size_t)15u;
+    nd_arena_block *h = a->head;
+    if (h && h->used >= bytes && (unsigned char *)p == h->data + h->used - bytes) h->used -= bytes;
+}
+
 void nd_arena_reset(nd_arena *a) {
     while (a->head) {
         nd_arena_block *b = a->head;

@@ -14,6 +14,9 @@ typedef struct {
 
 /* 16-byte aligned, zero-filled memory; NULL when out of memory. */
 void *nd_arena_alloc(nd_arena *a, size_t bytes);
+/* Gives back p, `bytes` long, when it is the newest allocation (a node
+ * dropped as soon as it was found dead); otherwise does nothing. */
+void nd_arena_pop(nd_arena *a, void *p, size_t bytes);
 void nd_arena_reset(nd_arena *a); /* keeps the blocks for reuse */
 void nd_arena_destroy(nd_arena *a);
 

@@ -5,12 +5,13 @@
 
 #include "common/api_guard.h"
 
-static const size_t dtype_sizes[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+const uint8_t nd_dtype_size_table[ND_NUM_DTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+#define dtype_sizes nd_dtype_size_table
 static const char *const dtype_names[ND_NUM_DTYPES] = {
     "bool",   "int8",    "int16",    "int32",   "int64",  "uint8",  "uint16",
     "uint32", "uint64",  "float16",  "bfloat16", "float32", "float64",
     "complex64", "complex128"};
-static const nd_dtype_kind dtype_kinds[ND_NUM_DTYPES] = {
+const uint8_t nd_dtype_kind_table[ND_NUM_DTYPES] = {
     ND_KIND_BOOL, ND_KIND_INT,  ND_KIND_INT,  ND_KIND_INT,   ND_KIND_INT,
     ND_KIND_UINT, ND_KIND_UINT, ND_KIND_UINT, ND_KIND_UINT,  ND_KIND_FLOAT,
     ND_KIND_FLOAT, ND_KIND_FLOAT, ND_KIND_FLOAT, ND_KIND_COMPLEX, ND_KIND_COMPLEX};
@@ -24,9 +25,7 @@ size_t nd_dtype_size(nd_dtype t) {
     ND_API_UNLOCKED();
     return nd_dtype_valid((int)t) ? dtype_sizes[t] : 0;
 }
-nd_dtype_kind nd_dtype_kind_of(nd_dtype t) {
-    return nd_dtype_valid((int)t) ? dtype_kinds[t] : ND_KIND_BOOL;
-}
+#define dtype_kinds nd_dtype_kind_table
 
 static nd_dtype signed_of_size(size_t n) {
     return n == 1 ? ND_INT8 : n == 2 ? ND_INT16 : n == 4 ? ND_INT32 : ND_INT64;

@@ -16,7 +16,17 @@ typedef union {
 } nd_scalar_bits;
 
 static inline int nd_dtype_valid(int t) { return t >= 0 && t < ND_NUM_DTYPES; }
-nd_dtype_kind nd_dtype_kind_of(nd_dtype t);
+/* The tables behind the two below, inline because every recorded op asks
+ * them (dtype.c). */
+extern const uint8_t nd_dtype_kind_table[ND_NUM_DTYPES] __attribute__((visibility("hidden")));
+extern const uint8_t nd_dtype_size_table[ND_NUM_DTYPES] __attribute__((visibility("hidden")));
+static inline nd_dtype_kind nd_dtype_kind_of(nd_dtype t) {
+    return nd_dtype_valid((int)t) ? (nd_dtype_kind)nd_dtype_kind_table[t] : ND_KIND_BOOL;
+}
+/* nd_dtype_size without the call (0 if invalid). */
+static inline size_t nd_dtype_itemsize(nd_dtype t) {
+    return nd_dtype_valid((int)t) ? nd_dtype_size_table[t] : 0;
+}
 static inline int nd_dtype_is_float(nd_dtype t) { return nd_dtype_kind_of(t) == ND_KIND_FLOAT; }
 static inline int nd_dtype_is_complex(nd_dtype t) {
     return t == ND_COMPLEX64 || t == ND_COMPLEX128;

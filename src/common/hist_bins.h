@@ -46,6 +46,16 @@ ND_HB_FN nd_hb_uniform_params nd_hb_uniform_init(double lo, double hi, int64_t b
     return p;
 }
 
+/* Edge i of np.linspace: i * step + lo rounded twice. nvcc would fuse it
+ * into one FMA, differently in different kernels (one value's bin then
+ * depended on whether it was counted or weighted); the C build has no
+ * contraction (c11). */
+#ifdef __CUDA_ARCH__
+#define ND_HB_EDGE(i, p) __dadd_rn(__dmul_rn((double)(i), (p)->step), (p)->lo)
+#else
+#define ND_HB_EDGE(i, p) ((double)(i) * (p)->step + (p)->lo)
+#endif
+
 #define ND_HB_UNIFORM(NAME, T)                                                                          \
     ND_HB_FN int64_t NAME(T x, const nd_hb_uniform_params *p) {                                          \
         T lo_t = (T)p->lo, hi_t = (T)p->hi;                                                             \
@@ -54,8 +64,8 @@ ND_HB_FN nd_hb_uniform_params nd_hb_uniform_init(double lo, double hi, int64_t b
         int64_t i = (int64_t)((double)d * p->scale), bins = p->bins;                                    \
         if (i >= bins) i = bins - 1;                                                                    \
         if (i < 0) i = 0;                                                                               \
-        if (i > 0 && x < (T)((double)i * p->step + p->lo)) i--;                                         \
-        if (i != bins - 1 && x >= (T)(i + 1 == bins ? p->hi : (double)(i + 1) * p->step + p->lo)) i++;   \
+        if (i > 0 && x < (T)ND_HB_EDGE(i, p)) i--;                                                      \
+        if (i != bins - 1 && x >= (T)(i + 1 == bins ? p->hi : ND_HB_EDGE(i + 1, p))) i++;                \
         return i;                                                                                       \
     }
 ND_HB_UNIFORM(nd_hb_uniform_f32, float)

@@ -8,4 +8,7 @@ const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT] = {
 #undef ND_LIB_ROW
 };
 
-int nd_lib_reads_back(int lib) { return lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIGH && lib != ND_LIB_LA_LU; }
+int nd_lib_reads_back(int lib) {
+    if (lib == ND_LIB_GATHER || lib == ND_LIB_SCATTER) return 1;
+    return lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIGH && lib != ND_LIB_LA_LU;
+}

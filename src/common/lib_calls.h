@@ -103,6 +103,7 @@ typedef enum {
     ND_INDEX_FN_INDEX_ASSIGN,
     ND_INDEX_FN_ADD_AT,
     ND_INDEX_FN_MASK_SELECT,
+    ND_INDEX_FN_ADD_AT_INDEX,
     ND_INDEX_FN_COUNT
 } nd_lib_index_fn;
 enum {
@@ -132,9 +133,12 @@ typedef enum { ND_SORT_VALUES, ND_SORT_INDICES } nd_lib_sort_mode;
  * (MEDIAN, NANMEDIAN; q is then ignored but has length 1). */
 typedef enum { ND_QUANTILE, ND_NANQUANTILE, ND_MEDIAN, ND_NANMEDIAN } nd_lib_quantile_mode;
 
-/* The dense linear algebra routines that can fail (ND_LIB_LA_* but LU):
- * they read the factorisation's status back to the host when they run (common/
- * lib_linalg.h says why), which a CUDA graph cannot capture. */
+/* The routines whose failure the device finds, read back to the host
+ * when they run so that the step fails (its outputs and what depends on
+ * them, as on the CPU), which a CUDA graph cannot capture: the dense linear
+ * algebra routines that can fail (ND_LIB_LA_* but LU: common/lib_linalg.h
+ * says why) and the gather and scatter, whose bounds check names the first
+ * index outside its axis. */
 int nd_lib_reads_back(int lib);
 
 #endif

@@ -15,6 +15,7 @@ static const char *const index_fn_names[ND_INDEX_FN_COUNT] = {
     [ND_INDEX_FN_INDEX_ASSIGN] = "nd_index_assign",
     [ND_INDEX_FN_ADD_AT] = "nd_add_at",
     [ND_INDEX_FN_MASK_SELECT] = "nd_mask_select",
+    [ND_INDEX_FN_ADD_AT_INDEX] = "nd_add_at_index",
 };
 
 const char *nd_lib_index_fn_name(int fn) {

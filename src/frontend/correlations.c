@@ -7,41 +7,151 @@
  * strides 1) of an elementwise product, which the scheduler fuses into one
  * kernel with no window ever stored. */
 #include <math.h>
+#include <stdlib.h>
 
+#include "common/alloc.h"
 #include "frontend/compose.h"
 #include "frontend/shaping_internal.h"
 
 /* ------------------------------------------------------------ cov, corrcoef */
 
-/* np.cov(m, rowvar, bias, ddof) in float64, not yet squeezed. */
-static nd_array *cov2d(const char *fn, nd_array *m, int rowvar, int bias, int ddof) {
-    if (nd_fe_arg(fn, "m", m) || nd_runtime_ensure() != ND_OK) return NULL;
-    if (m->ndim > 2) {
-        nd_error_set(ND_ERR_SHAPE, "%s: m must be 1-d or 2-d, got %d-d", fn, m->ndim);
+static int check_real(const char *fn, const char *name, nd_array *a) {
+    if (nd_fe_arg(fn, name, a)) return -1;
+    if (a->ndim > 2) {
+        nd_error_set(ND_ERR_SHAPE, "%s: %s must be 1-d or 2-d, got %d-d", fn, name, a->ndim);
+        return -1;
+    }
+    if (!nd_dtype_is_float(a->dtype) && !nd_dtype_is_int(a->dtype) && a->dtype != ND_BOOL) {
+        nd_error_set(ND_ERR_DTYPE, "%s: %s of dtype %s (give real numbers)", fn, name, nd_dtype_name(a->dtype));
+        return -1;
+    }
+    return 0;
+}
+
+/* np.array(a, ndmin=2) in float64, transposed when `transpose`. */
+static nd_array *rows2d(const char *fn, nd_array *a, int transpose) {
+    static const int keep[2] = {0, 1}, tr[2] = {1, 0}, row[2] = {-1, 0}, one[2] = {-1, -1};
+    nd_array *x = nd_fe_with_axes(a, 2, a->ndim == 2 ? (transpose ? tr : keep) : a->ndim == 1 ? row : one);
+    nd_array *xf = x ? nd_fe_astype(fn, x, ND_FLOAT64) : NULL;
+    nd_fe_release(x);
+    return xf;
+}
+
+/* A 1-d weight vector of n observations read to the host as float64
+ * (a sync point), checked as NumPy's cov checks it. NULL on error. */
+static double *read_weights(const char *fn, const char *name, nd_array *w, int64_t n, int integral) {
+    if (nd_fe_arg(fn, name, w)) return NULL;
+    if (w->ndim != 1) {
+        nd_error_set(ND_ERR_SHAPE, "%s: %s must be 1-d (one weight per observation), got %d-d", fn, name, w->ndim);
         return NULL;
     }
-    if (!nd_dtype_is_float(m->dtype) && !nd_dtype_is_int(m->dtype) && m->dtype != ND_BOOL) {
-        nd_error_set(ND_ERR_DTYPE, "%s: m of dtype %s (give real numbers)", fn, nd_dtype_name(m->dtype));
+    if (w->shape[0] != n) {
+        nd_error_set(ND_ERR_SHAPE, "%s: %lld %s for %lld observations", fn, (long long)w->shape[0], name,
+                     (long long)n);
         return NULL;
     }
+    if (!nd_dtype_is_float(w->dtype) && !nd_dtype_is_int(w->dtype) && w->dtype != ND_BOOL) {
+        nd_error_set(ND_ERR_DTYPE, "%s: %s of dtype %s (give real numbers)", fn, name, nd_dtype_name(w->dtype));
+        return NULL;
+    }
+    double *v = nd_malloc((size_t)(n ? n : 1) * sizeof *v);
+    nd_array *wf = v ? nd_fe_astype(fn, w, ND_FLOAT64) : NULL;
+    nd_status st = !v ? nd_error_set(ND_ERR_OOM, "%s: out of host memory reading %lld %s", fn, (long long)n, name)
+                   : !wf ? nd_last_status() : nd_to_host(wf, v, (size_t)n * sizeof *v);
+    nd_fe_release(wf);
+    for (int64_t i = 0; i < n && st == ND_OK; i++) {
+        if (integral && v[i] != nearbyint(v[i]))
+            st = nd_error_set(ND_ERR_ARG, "%s: fweights must be integers, %s[%lld] is %g", fn, name, (long long)i, v[i]);
+        else if (v[i] < 0)
+            st = nd_error_set(ND_ERR_ARG, "%s: %s cannot be negative, %s[%lld] is %g", fn, name, name, (long long)i,
+                              v[i]);
+    }
+    if (st != ND_OK) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* NumPy's cov(m, y, rowvar, bias, ddof, fweights, aweights) in float64, not
+ * yet squeezed: X (variables x N), w the product of the weights, avg the
+ * weighted means, X -= avg, c = X (X w)^T / fact. */
+static nd_array *cov_full(const char *fn, nd_array *m, nd_array *y, int rowvar, int bias, int ddof,
+                          nd_array *fweights, nd_array *aweights) {
+    if (check_real(fn, "m", m) || (y && check_real(fn, "y", y)) || nd_runtime_ensure() != ND_OK) return NULL;
     nd_fe_temps t = {0};
     nd_array *result = NULL;
-    /* np.atleast_2d: a 1-d m is one variable (a row). */
-    int map1[2] = {-1, 0}, tr[2] = {1, 0};
-    nd_array *x = nd_fe_tmp(&t, m->ndim == 2 ? nd_fe_with_axes(m, 2, rowvar ? (int[]){0, 1} : tr)
-                                             : nd_fe_with_axes(m, 2, m->ndim == 1 ? map1 : (int[]){-1, -1}));
-    nd_array *xf = x ? nd_fe_tmp(&t, nd_fe_astype(fn, x, ND_FLOAT64)) : NULL;
-    nd_array *mean = xf ? nd_fe_tmp(&t, nd_fe_mean(fn, xf, 1, 1)) : NULL;
-    nd_array *xc = mean ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_SUB, xf, mean)) : NULL;
-    nd_array *xt = xc ? nd_fe_tmp(&t, nd_fe_with_axes(xc, 2, tr)) : NULL;
-    nd_array *c = xt ? nd_fe_tmp(&t, nd_fe_matmul(fn, xc, xt)) : NULL;
-    if (c) {
-        if (ddof < 0) ddof = bias ? 0 : 1;
-        /* NumPy: fact <= 0 warns and divides by 0 (inf and NaN follow). */
-        double fact = (double)x->shape[1] - ddof;
-        nd_array *k = nd_fe_tmp(&t, nd_fe_scalar(1.0 / (fact > 0 ? fact : 0.0)));
-        if (k) result = nd_fe_binary(fn, ND_OP_MUL, c, k);
+    double *fw = NULL, *aw = NULL, *w = NULL;
+    nd_array *x = nd_fe_tmp(&t, rows2d(fn, m, !rowvar && m->ndim != 1));
+    if (!x) goto done;
+    if (x->shape[0] == 0) {
+        /* NumPy returns np.array([]).reshape(0, 0) before looking at y or
+         * the weights. */
+        result = nd_fe_full(fn, ND_FLOAT64, 2, (int64_t[]){0, 0}, (nd_scalar_bits){0});
+        goto done;
     }
+    if (y) {
+        /* NumPy transposes y by its own rows (after ndmin=2), not by y.ndim. */
+        nd_array *y2 = nd_fe_tmp(&t, rows2d(fn, y, 0));
+        if (y2 && !rowvar && y2->shape[0] != 1) y2 = nd_fe_tmp(&t, nd_fe_with_axes(y2, 2, (int[]){1, 0}));
+        if (!y2) goto done;
+        if (y2->shape[1] != x->shape[1]) {
+            nd_error_set(ND_ERR_SHAPE, "%s: m has %lld observations and y %lld", fn, (long long)x->shape[1],
+                         (long long)y2->shape[1]);
+            goto done;
+        }
+        nd_array *parts[2] = {x, y2};
+        if (!(x = nd_fe_tmp(&t, nd_fe_concatenate(fn, 2, parts, 0)))) goto done;
+    }
+    const int64_t n = x->shape[1];
+    if (ddof == ND_DDOF_NONE) ddof = bias ? 0 : 1;
+    if (fweights && !(fw = read_weights(fn, "fweights", fweights, n, 1))) goto done;
+    if (aweights && !(aw = read_weights(fn, "aweights", aweights, n, 0))) goto done;
+    double fact = (double)n - ddof;
+    nd_array *avg, *xw;
+    if (fw || aw) {
+        /* w = fweights * aweights; NumPy's average(X, 1, w) and the
+         * normalisation from the weights' sums (taken here in order). */
+        w = fw ? fw : aw;
+        double w_sum = 0, wa_sum = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (fw && aw) w[i] *= aw[i];
+            w_sum += w[i];
+        }
+        if (w_sum == 0) {
+            nd_error_set(ND_ERR_ARG, "%s: the weights sum to zero, so the mean cannot be normalised", fn);
+            goto done;
+        }
+        if (ddof == 0) fact = w_sum;
+        else if (!aw) fact = w_sum - ddof;
+        else {
+            for (int64_t i = 0; i < n; i++) wa_sum += w[i] * aw[i];
+            fact = w_sum - ddof * wa_sum / w_sum;
+        }
+        void *data = NULL;
+        nd_array *wv = nd_fe_tmp(&t, nd_fe_host_array(fn, ND_FLOAT64, 1, &n, &data));
+        if (!wv) goto done;
+        if (n) memcpy(data, w, (size_t)n * sizeof *w);
+        nd_array *xwv = nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_MUL, x, wv));
+        nd_array *sum = xwv ? nd_fe_tmp(&t, nd_fe_reduce(fn, ND_REDUCE_SUM, xwv, 1, 1)) : NULL;
+        nd_array *ws = nd_fe_tmp(&t, nd_fe_scalar(w_sum));
+        avg = sum && ws ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_DIV, sum, ws)) : NULL;
+        xw = wv;
+    } else {
+        avg = nd_fe_tmp(&t, nd_fe_mean(fn, x, 1, 1));
+        xw = NULL;
+    }
+    nd_array *xc = avg ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_SUB, x, avg)) : NULL;
+    nd_array *xcw = xc && xw ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_MUL, xc, xw)) : xc;
+    nd_array *xt = xcw ? nd_fe_tmp(&t, nd_fe_with_axes(xcw, 2, (int[]){1, 0})) : NULL;
+    nd_array *c = xt ? nd_fe_tmp(&t, nd_fe_matmul(fn, xc, xt)) : NULL;
+    /* NumPy: fact <= 0 warns and divides by 0 (inf and NaN follow); a NaN
+     * fact (NaN weights) stays NaN. */
+    nd_array *k = c ? nd_fe_tmp(&t, nd_fe_scalar(1.0 / (fact <= 0 ? 0.0 : fact))) : NULL;
+    if (k) result = nd_fe_binary(fn, ND_OP_MUL, c, k);
+done:
+    free(fw);
+    free(aw);
     nd_fe_temps_release(&t);
     return result;
 }
@@ -57,18 +167,30 @@ static nd_array *squeezed(const char *fn, nd_array *c) {
 nd_array *nd_cov(nd_array *m, int rowvar, int bias, int ddof) {
     ND_API_GUARD();
     static const char fn[] = "nd_cov";
-    return nd_runtime_track(squeezed(fn, cov2d(fn, m, rowvar, bias, ddof)));
+    return nd_runtime_track(squeezed(fn, cov_full(fn, m, NULL, rowvar, bias, ddof < 0 ? ND_DDOF_NONE : ddof, NULL,
+                                                  NULL)));
 }
 
-nd_array *nd_corrcoef(nd_array *x, int rowvar) {
+nd_array *nd_cov_ex(nd_array *m, nd_array *y, const nd_cov_options *opt) {
     ND_API_GUARD();
-    static const char fn[] = "nd_corrcoef";
+    static const char fn[] = "nd_cov_ex";
+    const nd_cov_options def = ND_COV_OPTIONS_INIT, *o = opt ? opt : &def;
+    return nd_runtime_track(squeezed(fn, cov_full(fn, m, y, o->rowvar, o->bias, o->ddof, o->fweights, o->aweights)));
+}
+
+static nd_array *corrcoef(const char *fn, nd_array *x, nd_array *y, int rowvar) {
     nd_fe_temps t = {0};
     nd_array *result = NULL;
-    nd_array *c = nd_fe_tmp(&t, cov2d(fn, x, rowvar, 0, -1));
+    nd_array *c = nd_fe_tmp(&t, cov_full(fn, x, y, rowvar, 0, ND_DDOF_NONE, NULL, NULL));
     if (!c) goto done;
+    if (c->shape[0] == 1) {
+        /* One variable: NumPy's diag fails on the squeezed 0-d c and it
+         * returns c / c. */
+        result = squeezed(fn, nd_fe_binary(fn, ND_OP_DIV, c, c));
+        goto done;
+    }
     /* c / d[:, None] / d[None, :] with d = sqrt(diag(c)), clipped to
-     * [-1, 1] (NaN stays NaN); one variable gives c / c. */
+     * [-1, 1] (NaN stays NaN). */
     nd_array *diag = nd_fe_tmp(&t, nd_fe_diagonal(fn, c, 0, 0, 1));
     nd_array *d = diag ? nd_fe_tmp(&t, nd_fe_unary(fn, ND_OP_SQRT, diag)) : NULL;
     nd_array *col = d ? nd_fe_tmp(&t, nd_fe_with_axes(d, 2, (int[]){0, -1})) : NULL;
@@ -76,15 +198,21 @@ nd_array *nd_corrcoef(nd_array *x, int rowvar) {
     nd_array *q1 = col ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_DIV, c, col)) : NULL;
     nd_array *q2 = q1 && row ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_DIV, q1, row)) : NULL;
     nd_array *one = nd_fe_tmp(&t, nd_fe_scalar(1.0)), *minus = nd_fe_tmp(&t, nd_fe_scalar(-1.0));
-    if (c->shape[0] == 1) {
-        result = squeezed(fn, nd_fe_binary(fn, ND_OP_DIV, c, c));
-        goto done;
-    }
     nd_array *lo = q2 && one ? nd_fe_tmp(&t, nd_fe_binary(fn, ND_OP_MIN, q2, one)) : NULL;
     if (lo && minus) result = nd_fe_binary(fn, ND_OP_MAX, lo, minus);
 done:
     nd_fe_temps_release(&t);
-    return nd_runtime_track(result);
+    return result;
+}
+
+nd_array *nd_corrcoef(nd_array *x, int rowvar) {
+    ND_API_GUARD();
+    return nd_runtime_track(corrcoef("nd_corrcoef", x, NULL, rowvar));
+}
+
+nd_array *nd_corrcoef_ex(nd_array *x, nd_array *y, int rowvar) {
+    ND_API_GUARD();
+    return nd_runtime_track(corrcoef("nd_corrcoef_ex", x, y, rowvar));
 }
 
 /* ------------------------------------------------------ correlate, convolve */

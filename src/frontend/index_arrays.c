@@ -158,9 +158,11 @@ nd_array *nd_index(nd_array *a, const char *index, int n_arrays, nd_array *const
     return nd_runtime_track(r);
 }
 
-nd_status nd_index_assign(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays, nd_array *values) {
-    ND_API_GUARD();
-    const char *fn = "nd_index_assign";
+/* a[index] = values (ND_SCATTER_ASSIGN) or np.add.at(a, index, values)
+ * (ND_SCATTER_ADD). Without arrays the index is basic: its view is
+ * written (no element is named twice, so adding is one lazy map). */
+static nd_status scatter_index(const char *fn, int fn_id, int mode, nd_array *a, const char *index, int n_arrays,
+                               nd_array *const *arrays, nd_array *values) {
     if (nd_fe_arg(fn, "a", a) || nd_fe_arg(fn, "values", values)) return nd_last_status();
     nd_status s = nd_runtime_ensure();
     if (s == ND_OK) s = nd_fe_check_dst(fn, a);
@@ -169,17 +171,39 @@ nd_status nd_index_assign(nd_array *a, const char *index, int n_arrays, nd_array
     nd_array *held[ND_MAX_DIMS * 2] = {0};
     int n_held = 0, plain = 0;
     nd_array *view = resolve(fn, a, index, n_arrays, arrays, &adv, held, &n_held, &plain);
-    if (!view) s = nd_last_status();
-    else if (plain) s = nd_fe_store(fn, view, values);
-    else {
+    if (!view) {
+        s = nd_last_status();
+    } else if (plain && mode == ND_SCATTER_ASSIGN) {
+        s = nd_fe_store(fn, view, values);
+    } else if (plain) {
+        /* The values in a's dtype first, as the scatter adds them. */
+        nd_array *v = values->dtype == view->dtype && !values->weak ? nd_retain(values)
+                                                                    : nd_fe_astype(fn, values, view->dtype);
+        nd_array *sum = v ? nd_fe_binary(fn, ND_OP_ADD, view, v) : NULL;
+        s = sum ? nd_fe_store(fn, view, sum) : nd_last_status();
+        nd_fe_release(sum);
+        nd_fe_release(v);
+    } else {
         nd_fe_gather_geom g;
         if (nd_fe_adv_geom(fn, view, &adv, &g)) s = nd_last_status();
         else {
-            s = nd_fe_scatter(fn, ND_INDEX_FN_INDEX_ASSIGN, ND_SCATTER_ASSIGN, &g, values);
+            s = nd_fe_scatter(fn, fn_id, mode, &g, values);
             nd_fe_geom_release(&g);
         }
     }
     nd_fe_release(view);
     for (int i = 0; i < n_held; i++) nd_fe_release(held[i]);
     return s;
+}
+
+nd_status nd_index_assign(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays, nd_array *values) {
+    ND_API_GUARD();
+    return scatter_index("nd_index_assign", ND_INDEX_FN_INDEX_ASSIGN, ND_SCATTER_ASSIGN, a, index, n_arrays, arrays,
+                         values);
+}
+
+nd_status nd_add_at_index(nd_array *a, const char *index, int n_arrays, nd_array *const *arrays, nd_array *values) {
+    ND_API_GUARD();
+    return scatter_index("nd_add_at_index", ND_INDEX_FN_ADD_AT_INDEX, ND_SCATTER_ADD, a, index, n_arrays, arrays,
+                         values);
 }

@@ -14,7 +14,12 @@ void nd_fe_release(nd_array *a) {
     if (!a) return;
     if (--a->refs > 0) return;
     if (a->scope_slot >= 0) nd_runtime_untrack(a);
+    /* The last handle of the newest node's value (refs: the handle and
+     * the node): the node may be dead now. */
+    const uint32_t n = nd_rt.graph.n_nodes;
+    const int tail = n && nd_rt.graph.nodes[n - 1]->out == a->buf && a->buf->refs == 2;
     nd_array_destroy(a);
+    if (tail) nd_rt.stats.nodes_dropped += nd_graph_drop_dead_tail(&nd_rt.graph);
 }
 
 int nd_fe_arg_handle(const char *fn, const char *name, const nd_array *a) {
@@ -53,17 +58,17 @@ int nd_fe_check_dtype(const char *fn, nd_dtype t) {
 }
 
 int nd_fe_nbytes(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype, size_t *nbytes) {
+    /* Overflow checked by the multiplies themselves: a division per axis
+     * cost more than the rest of recording an op's shape. */
     int64_t n = 1;
     int zero = 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] == 0) zero = 1;
-        else if (n > INT64_MAX / shape[i]) goto overflow;
-        else n *= shape[i];
+        else if (__builtin_mul_overflow(n, shape[i], &n)) goto overflow;
     }
     if (zero) n = 0;
-    size_t item = nd_dtype_size(dtype);
-    if ((uint64_t)n > SIZE_MAX / item) goto overflow;
-    *nbytes = (size_t)n * item;
+    size_t item = nd_dtype_itemsize(dtype);
+    if (__builtin_mul_overflow((size_t)n, item, nbytes)) goto overflow;
     return 0;
 overflow: {
     char s[200];
@@ -337,17 +342,50 @@ void nd_fe_set_input(nd_node *n, int i, const nd_array *a, nd_dtype const_dtype,
     nd_graph_set_input(n, i, a, ndim, shape, strides);
 }
 
+/* Whether the strong inputs all have one shape and the weak ones are 0-d
+ * scalars (most ops: x * y, x * 0.99): then that is the result's shape,
+ * each strong input's own strides are its broadcast strides, and the
+ * general broadcast is not needed. Not when every input is weak. */
+static int same_strong_shapes(int n, nd_array *const *in) {
+    const nd_array *a = NULL;
+    for (int k = 0; k < n; k++) {
+        const nd_array *b = in[k];
+        if (b->weak) {
+            if (b->ndim != 0) return 0;
+            continue;
+        }
+        if (!a) {
+            a = b;
+            continue;
+        }
+        if (b->ndim != a->ndim) return 0;
+        for (int j = 0; j < a->ndim; j++)
+            if (b->shape[j] != a->shape[j]) return 0;
+    }
+    return a != NULL;
+}
+
 nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
                     const nd_dtype *const_dtypes, nd_dtype cdtype, nd_dtype dtype) {
     int ndim;
     int64_t shape[ND_MAX_DIMS];
     size_t nbytes;
-    if (nd_fe_broadcast(fn, n, in, &ndim, shape)) return NULL;
+    const int same = same_strong_shapes(n, in);
+    if (same) {
+        const nd_array *a = in[0];
+        for (int k = 1; a->weak; k++) a = in[k];
+        ndim = a->ndim;
+        for (int j = 0; j < ndim; j++) shape[j] = a->shape[j];
+    } else if (nd_fe_broadcast(fn, n, in, &ndim, shape)) {
+        return NULL;
+    }
     if (nd_fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
     nd_fe_rec r;
     if (nd_fe_begin(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes)) return NULL;
-    for (int i = 0; i < n; i++)
-        nd_fe_set_input(r.node, i, in[i], const_dtypes ? const_dtypes[i] : cdtype, ndim, shape);
+    for (int i = 0; i < n; i++) {
+        if (same && !in[i]->weak) nd_graph_set_input(r.node, i, in[i], ndim, shape, in[i]->strides);
+        else nd_fe_set_input(r.node, i, in[i], const_dtypes ? const_dtypes[i] : cdtype, ndim, shape);
+    }
     return nd_fe_end(&r, ndim, shape);
 }
 

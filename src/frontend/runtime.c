@@ -543,8 +543,7 @@ static int odd_store_chain(const nd_node *store) {
     return count & 1u;
 }
 
-void nd_runtime_after_record(void) {
-    nd_rt.stats.nodes_recorded++;
+void nd_runtime_after_record_check(void) {
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
     if (n >= nd_rt.cfg.max_pending) {
         defer_error(run_pending());
@@ -575,8 +574,7 @@ void nd_runtime_after_record(void) {
     }
 }
 
-void nd_runtime_before_record(void) {
-    if (!nd_rt.early_flush_due) return;
+void nd_runtime_early_flush(void) {
     nd_rt.early_flush_due = 0;
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
     defer_error(run_pending());

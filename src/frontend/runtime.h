@@ -79,11 +79,20 @@ void nd_runtime_submit_quietly(void);
  * the new backend be; ND_ERR_UNSUPPORTED when be has no streams. */
 nd_status nd_runtime_attach_stream(nd_backend *be, void *stream);
 /* Called after recording a node: flushes when max_pending is reached,
- * and marks an early flush due. */
-void nd_runtime_after_record(void);
+ * and marks an early flush due. The test is inline (every op pays it);
+ * nd_runtime_after_record_check does the rest. */
+void nd_runtime_after_record_check(void);
+static inline void nd_runtime_after_record(void) {
+    nd_rt.stats.nodes_recorded++;
+    if ((int64_t)nd_rt.graph.n_nodes >= nd_rt.cfg.max_pending || nd_rt.early_flush_at)
+        nd_runtime_after_record_check();
+}
 /* Called before a node is added to the graph: runs an early flush that is
  * due (the statements before are complete and their temporaries freed). */
-void nd_runtime_before_record(void);
+void nd_runtime_early_flush(void);
+static inline void nd_runtime_before_record(void) {
+    if (nd_rt.early_flush_due) nd_runtime_early_flush();
+}
 /* Registers a new handle in this thread's innermost scope (if any). */
 nd_array *nd_runtime_track(nd_array *a);
 /* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */

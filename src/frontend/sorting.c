@@ -104,31 +104,50 @@ nd_array *nd_argsort(nd_array *a, int axis) {
     return nd_runtime_track(nd_fe_sort_along("nd_argsort", a, axis, ND_SORT_INDICES));
 }
 
-/* A partition is a sort here; kth is checked against the axis first. */
-static nd_array *partition(const char *fn, nd_array *a, int64_t kth, int axis, nd_lib_sort_mode mode) {
+/* A partition is a sort here (a valid partition for every kth at once);
+ * the kth are checked against the axis first. NumPy checks nothing when
+ * the array is empty. */
+static nd_array *partition(const char *fn, nd_array *a, int64_t nkth, const int64_t *kth, int axis,
+                           nd_lib_sort_mode mode) {
     if (nd_fe_arg(fn, "a", a) || nd_runtime_ensure() != ND_OK) return NULL;
+    if (nkth < 0 || (nkth > 0 && !kth)) {
+        nd_error_set(ND_ERR_ARG, "%s: %" PRId64 " kth given as %s", fn, nkth, kth ? "a count" : "NULL");
+        return NULL;
+    }
     int ax = 0;
-    int64_t n = nd_shape_size(a->ndim, a->shape);
+    int64_t size = nd_shape_size(a->ndim, a->shape), n = size;
     if (axis != ND_ALL_AXES) {
         if (nd_fe_axis(fn, axis, a->ndim, &ax)) return NULL;
         n = a->shape[ax];
     }
-    if (kth < -n || kth >= n) {
-        nd_error_set(ND_ERR_ARG, "%s: kth = %" PRId64 " is out of bounds for an axis of length %" PRId64 " (use %" PRId64
-                     "..%" PRId64 ")", fn, kth, n, -n, n - 1);
-        return NULL;
-    }
+    for (int64_t i = 0; i < nkth && size > 0; i++)
+        if (kth[i] < -n || kth[i] >= n) {
+            nd_error_set(ND_ERR_ARG, "%s: kth = %" PRId64 "%s is out of bounds for an axis of length %" PRId64
+                         " (use %" PRId64 "..%" PRId64 ")", fn, kth[i], nkth > 1 ? " (one of the kth)" : "", n, -n,
+                         n - 1);
+            return NULL;
+        }
     return nd_fe_sort_along(fn, a, axis, mode);
 }
 
 nd_array *nd_partition(nd_array *a, int64_t kth, int axis) {
     ND_API_GUARD();
-    return nd_runtime_track(partition("nd_partition", a, kth, axis, ND_SORT_VALUES));
+    return nd_runtime_track(partition("nd_partition", a, 1, &kth, axis, ND_SORT_VALUES));
 }
 
 nd_array *nd_argpartition(nd_array *a, int64_t kth, int axis) {
     ND_API_GUARD();
-    return nd_runtime_track(partition("nd_argpartition", a, kth, axis, ND_SORT_INDICES));
+    return nd_runtime_track(partition("nd_argpartition", a, 1, &kth, axis, ND_SORT_INDICES));
+}
+
+nd_array *nd_partitions(nd_array *a, int64_t nkth, const int64_t *kth, int axis) {
+    ND_API_GUARD();
+    return nd_runtime_track(partition("nd_partitions", a, nkth, kth, axis, ND_SORT_VALUES));
+}
+
+nd_array *nd_argpartitions(nd_array *a, int64_t nkth, const int64_t *kth, int axis) {
+    ND_API_GUARD();
+    return nd_runtime_track(partition("nd_argpartitions", a, nkth, kth, axis, ND_SORT_INDICES));
 }
 
 /* Least significant key first: perm = perm[argsort(key[perm])], stable, so

@@ -46,8 +46,8 @@ int nd_array_is_contiguous(const nd_array *a) {
     return 1;
 }
 
-nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape,
-                            const int64_t *strides, int64_t offset) {
+/* A handle of buf with every field but its shape and strides set. */
+static nd_array *handle_new(nd_buffer *buf, nd_dtype dtype, int ndim, int64_t offset) {
     nd_array *a = nd_freelist_take(nd_buffer_hooks_arrays(), sizeof *a);
     if (!a) {
         nd_error_set(ND_ERR_OOM, "out of host memory for an array handle");
@@ -70,19 +70,38 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
     live_head = a;
     a->offset = offset;
     a->weak_value.u = 0;
-    for (int i = 0; i < ND_MAX_DIMS; i++) {
-        a->shape[i] = i < ndim ? shape[i] : 1;
-        a->strides[i] = i < ndim ? strides[i] : 0;
+    for (int i = ndim; i < ND_MAX_DIMS; i++) {
+        a->shape[i] = 1;
+        a->strides[i] = 0;
     }
     nd_buffer_ref(buf);
     buf->handles++;
     return a;
 }
 
+nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t offset) {
+    nd_array *a = handle_new(buf, dtype, ndim, offset);
+    if (!a) return NULL;
+    for (int i = 0; i < ndim; i++) {
+        a->shape[i] = shape[i];
+        a->strides[i] = strides[i];
+    }
+    return a;
+}
+
 nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape) {
-    int64_t strides[ND_MAX_DIMS];
-    nd_contiguous_strides(ndim, shape, strides);
-    return nd_array_new_view(buf, dtype, ndim, shape, strides, 0);
+    /* Every op's result: the strides are written in place (as
+     * nd_contiguous_strides computes them), not copied from a temporary. */
+    nd_array *a = handle_new(buf, dtype, ndim, 0);
+    if (!a) return NULL;
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        a->shape[i] = shape[i];
+        a->strides[i] = s;
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return a;
 }
 
 void nd_array_destroy(nd_array *a) {

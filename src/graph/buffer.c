@@ -89,8 +89,7 @@ static void release_twin(nd_buffer *b) {
     b->twin = NULL;
 }
 
-void nd_buffer_unref(nd_buffer *b) {
-    if (!b || --b->refs > 0) return;
+void nd_buffer_free(nd_buffer *b) {
     if (!b->dead) {
         if (b->live_prev) b->live_prev->live_next = b->live_next;
         else live_head = b->live_next;
@@ -153,12 +152,6 @@ uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index) {
     return ++b->version;
 }
 
-int64_t nd_buffer_writer_of(const nd_buffer *b, uint32_t version) {
-    int64_t first = (int64_t)b->version - (int64_t)b->n_writers + 1;
-    if ((int64_t)version < first) return -1;
-    return b->writers[version - first];
-}
-
 uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version) {
     int64_t first = (int64_t)b->version - (int64_t)b->n_writers + 1;
     int64_t k = (int64_t)version + 1 - first;
@@ -167,7 +160,6 @@ uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version) {
     return b->writers[k];
 }
 
-void nd_buffer_clear_writers(nd_buffer *b) { b->n_writers = 0; }
 
 /* ------------------------------------------------------------ failures */
 

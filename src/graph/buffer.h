@@ -133,15 +133,23 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes);
  * several per node. */
 static inline void nd_buffer_ref(nd_buffer *b) { b->refs++; }
 /* Drops a reference; at 0 frees every memory copy through the runtime's
- * memory release hook and the struct. */
-void nd_buffer_unref(nd_buffer *b);
+ * memory release hook and the struct (nd_buffer_free). Inline: a flush
+ * drops several references per node, and most of them are not the last. */
+void nd_buffer_free(nd_buffer *b);
+static inline void nd_buffer_unref(nd_buffer *b) {
+    if (b && --b->refs <= 0) nd_buffer_free(b);
+}
 /* Points mem[host] at the buffer's own inline storage (nbytes <= 16);
  * returns 0 when the buffer is too large for it. */
 int nd_buffer_use_inline_host(nd_buffer *b);
 /* Records that pending node `node_index` writes a new version; returns it. */
 uint32_t nd_buffer_add_writer(nd_buffer *b, uint32_t node_index);
 /* Pending writer node index of version v, or -1 if v is materialised. */
-int64_t nd_buffer_writer_of(const nd_buffer *b, uint32_t version);
+static inline int64_t nd_buffer_writer_of(const nd_buffer *b, uint32_t version) {
+    int64_t first = (int64_t)b->version - (int64_t)b->n_writers + 1;
+    if ((int64_t)version < first) return -1;
+    return b->writers[version - first];
+}
 /* Index of the first pending write after version v (the end of v's
  * lifetime in record order), or UINT32_MAX if v is the latest version. */
 uint32_t nd_buffer_next_write_after(const nd_buffer *b, uint32_t version);
@@ -156,7 +164,7 @@ int64_t nd_buffers_failed(void);
 /* The bytes of every live buffer's twin memory (nd_stats). */
 uint64_t nd_buffers_twin_bytes(void);
 /* After a flush: every pending version is materialised (or dropped). */
-void nd_buffer_clear_writers(nd_buffer *b);
+static inline void nd_buffer_clear_writers(nd_buffer *b) { b->n_writers = 0; }
 
 /* Where buffer memory comes from: set by the runtime to the active backend,
  * so that the graph layer never calls a backend itself; and the runtime's

@@ -92,6 +92,21 @@ void nd_graph_drop_last(nd_graph *g) {
     if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
 }
 
+uint32_t nd_graph_drop_dead_tail(nd_graph *g) {
+    uint32_t dropped = 0;
+    while (g->n_nodes > 0) {
+        nd_node *n = g->nodes[g->n_nodes - 1];
+        /* refs 1: the node's own reference, so no handle, no reader, no
+         * other writer; a map has no effect but its value. */
+        if (n->kind != ND_NODE_MAP || n->out->refs != 1 || nd_buffer_visible(n->out)) break;
+        const size_t bytes = sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref);
+        nd_graph_drop_last(g);
+        nd_arena_pop(&g->arena, n, bytes);
+        dropped++;
+    }
+    return dropped;
+}
+
 void nd_graph_clear(nd_graph *g) {
     /* One pass: a buffer is freed only once every node that refers to it
      * has let go, so each node's out is still alive when its writers are

@@ -40,6 +40,16 @@ int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b);
  * call whose later outputs could not be recorded takes back the earlier). */
 void nd_graph_drop_last(nd_graph *g);
 
+/* Drops the newest pending nodes while they are dead: elementwise maps
+ * whose buffer nothing else references (no handle sees the value, no
+ * pending node reads it). Called when a handle goes, so a value freed
+ * right after it was recorded (nd_free(nd_add(a, b)), the last
+ * temporaries of a scope) leaves the graph at once, its node memory
+ * reused, instead of being walked, hashed and dropped by the next flush
+ * (which would drop it too: dead-node removal finds the same nodes).
+ * Returns how many went. */
+uint32_t nd_graph_drop_dead_tail(nd_graph *g);
+
 /* Drops every pending node: releases the buffers' node references and the
  * writer lists, resets the arena. Used after a flush has run the plan. */
 void nd_graph_clear(nd_graph *g);

@@ -1,6 +1,8 @@
 #include "scheduler/flush_walk.h"
 
+#include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/grow.h"
 
@@ -8,19 +10,19 @@
 #include "common/names.h"
 #include "common/ufunc_loop.h"
 
-/* The hash is one long chain of dependent multiplies, so each node's
- * parts (its header, each ref) are hashed from the seed on their own and
- * only their results join the chain: the CPU then computes the parts side
- * by side. A flush of thousands of nodes walks on every nd_sync, cached
- * plan or not. */
+/* Hashing costs one wide multiply per pair of words (nd_hash_pair): the
+ * walk runs on every flush, cached plan or not, over every pending node,
+ * so its cost is part of the price of recording an op. */
 
+/* A view: ndim, offset, and per axis the extent and the stride. shape
+ * NULL: the extents are known already (a MAP or STORE node's refs have
+ * the node's shape, node.h, which its header hashed); strides NULL: none
+ * (a node's own shape). */
 static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int64_t *strides,
                           int64_t offset) {
-    h = nd_hash_u64(h, (uint64_t)offset ^ ((uint64_t)ndim << 56));
-    for (int k = 0; k < ndim; k++) {
-        h = nd_hash_u64(h, (uint64_t)shape[k]);
-        if (strides) h = nd_hash_u64(h, (uint64_t)strides[k]);
-    }
+    h = nd_hash_pair(h ^ (uint64_t)ndim, (uint64_t)offset);
+    for (int k = 0; k < ndim; k++)
+        h = nd_hash_pair(h ^ (shape ? (uint64_t)shape[k] : 0), strides ? (uint64_t)strides[k] : 0);
     return h;
 }
 
@@ -31,15 +33,15 @@ static uint64_t hash_view(uint64_t h, int ndim, const int64_t *shape, const int6
 static uint64_t twin_state(const nd_buffer *b) {
     const nd_buffer_twin *t = nd_buffer_twin_at(b, b->version - b->n_writers);
     if (!t) return 0;
-    return hash_view(nd_hash_u64(ND_HASH_SEED, 0x7A1Eu ^ ((uint64_t)t->mem_memory << 16)), t->ndim, t->shape,
-                     t->strides, t->offset);
+    return hash_view(nd_hash_pair(0x7A1Eu, (uint64_t)t->mem_memory), t->ndim, t->shape, t->strides,
+                     t->offset);
 }
 
 /* Numbers b on first sight and hashes its number and, the first time, the
  * facts about it that change a plan: size, dtype, whether a handle sees it,
  * where its value lives, what its twin holds. */
 static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
-    if (b->stamp == w->stamp) return nd_hash_u64(ND_HASH_SEED, (uint64_t)b->slot);
+    if (b->stamp == w->stamp) return nd_hash_pair(0x5107, (uint64_t)b->slot);
     if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
         *ok = 0;
         return 0;
@@ -50,52 +52,54 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     uint32_t mem_mask = 0;
     for (int m = 0; m < ND_MAX_MEMORIES; m++)
         if (b->mem[m]) mem_mask |= 1u << m;
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, 0xB0FF);
-    h = nd_hash_u64(h, b->nbytes);
-    h = nd_hash_u64(h, ((uint64_t)b->dtype << 48) ^ ((uint64_t)nd_buffer_visible(b) << 40) ^
-                           ((uint64_t)b->valid << 8) ^ mem_mask);
+    uint64_t h = nd_hash_pair(b->nbytes, ((uint64_t)b->dtype << 48) ^ ((uint64_t)nd_buffer_visible(b) << 40) ^
+                                             ((uint64_t)b->valid << 8) ^ mem_mask);
     uint64_t twin = b->twin ? twin_state(b) : 0;
-    if (twin) h = nd_hash_u64(h, twin);
-    return nd_hash_u64(h, (uint64_t)b->slot);
+    return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
 }
 
 static uint64_t hash_header(const nd_node *n) {
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)n->kind | (uint64_t)n->op << 8 |
-                                               (uint64_t)n->dtype << 16 | (uint64_t)n->cdtype << 24 |
-                                               (uint64_t)n->n_inputs << 32 | (uint64_t)n->n_params << 40 |
-                                               (uint64_t)n->flags << 48);
+    uint64_t h = nd_hash_pair((uint64_t)n->kind | (uint64_t)n->op << 8 | (uint64_t)n->dtype << 16 |
+                                  (uint64_t)n->cdtype << 24 | (uint64_t)n->n_inputs << 32 |
+                                  (uint64_t)n->n_params << 40 | (uint64_t)n->flags << 48,
+                              0x4EAD);
     h = hash_view(h, n->ndim, n->shape, NULL, 0);
-    if (n->kind == ND_NODE_REDUCE) h = nd_hash_u64(h, n->u.reduce.axes);
+    if (n->kind == ND_NODE_REDUCE) h = nd_hash_pair(h, n->u.reduce.axes);
     /* which user loop a call runs (ids are never reused) */
-    if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_u64(h, n->u.ufunc.loop);
-    if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, n->shape, n->u.store.strides, n->u.store.offset);
+    if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_pair(h, n->u.ufunc.loop);
+    if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, NULL, n->u.store.strides, n->u.store.offset);
     if (n->kind == ND_NODE_USER) {
         /* The kernel itself (a plan holds a reference, so the address is
          * not reused while a cached plan names it) and the call's shape. */
-        h = nd_hash_u64(h, (uint64_t)(uintptr_t)n->u.user.kernel ^
-                               ((uint64_t)n->u.user.index << 56 | (uint64_t)n->u.user.count << 48 |
-                                (uint64_t)n->u.user.n_in << 40 | (uint64_t)n->u.user.in_place << 32));
-        h = hash_view(h, n->ndim, n->shape, n->u.user.strides, n->u.user.offset);
+        h = nd_hash_pair(h ^ (uint64_t)(uintptr_t)n->u.user.kernel,
+                         (uint64_t)n->u.user.index << 56 | (uint64_t)n->u.user.count << 48 |
+                             (uint64_t)n->u.user.n_in << 40 | (uint64_t)n->u.user.in_place << 32);
+        h = hash_view(h, n->ndim, NULL, n->u.user.strides, n->u.user.offset);
         /* A library routine's arguments shape its plan step (n->op, the
          * routine, is in the header above). */
         if (!n->u.user.kernel)
-            for (int k = 0; k < ND_LIB_MAX_ARGS; k++) h = nd_hash_u64(h, n->params[k].u);
+            for (int k = 0; k < ND_LIB_MAX_ARGS; k++) h = nd_hash_pair(h, n->params[k].u);
     }
     return h;
 }
 
 /* A buffer ref: its buffer, which pending node wrote the version read (or
  * none: the version number itself differs from flush to flush) and the
- * view. A constant: its value goes to the parameters, not the hash. */
-static uint64_t hash_ref(nd_flush_walk *w, const nd_ref *r, int *ok) {
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, r->dtype);
+ * view. A constant: its value goes to the parameters, not the hash. The
+ * refs of MAP and STORE nodes have the node's shape (node.h): their
+ * extents are not hashed again. */
+static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, const nd_ref *r, int *ok) {
+    assert(own_shape || (r->ndim == n->ndim && !memcmp(r->shape, n->shape, (size_t)r->ndim * sizeof *r->shape)));
+    (void)n;
     if (!r->buf) {
         w->params[w->n_params++] = r->value;
-        return hash_view(h, r->ndim, r->shape, NULL, 0);
+        /* A MAP or STORE constant has the node's shape: its dtype says all. */
+        if (!own_shape) return nd_hash_pair(0xC0, r->dtype);
+        return hash_view(nd_hash_pair(0xC0, r->dtype), r->ndim, r->shape, NULL, 0);
     }
-    h = nd_hash_u64(h, visit_buffer(w, r->buf, ok));
-    h = nd_hash_u64(h, (uint64_t)nd_buffer_writer_of(r->buf, r->version));
-    return hash_view(h, r->ndim, r->shape, r->strides, r->offset);
+    uint64_t h = nd_hash_pair(visit_buffer(w, r->buf, ok) ^ r->dtype,
+                              (uint64_t)nd_buffer_writer_of(r->buf, r->version));
+    return hash_view(h, r->ndim, own_shape ? r->shape : NULL, r->strides, r->offset);
 }
 
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp) {
@@ -113,24 +117,24 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
     } else if (!nd_grow((void **)&w->names, &w->cap_names, g->n_nodes + 1, sizeof *w->names)) {
         return ND_ERR_OOM;
     }
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, g->n_nodes);
+    uint64_t h = nd_hash_pair(ND_HASH_SEED, g->n_nodes);
     int ok = 1;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const nd_node *n = g->nodes[i];
         w->param_base[i] = w->n_params;
         w->labels[i] = n->label;
         if (named) w->names[i] = nd_node_name(n);
-        uint32_t nconst = 0;
-        for (int k = 0; k < n->n_inputs; k++) nconst += n->inputs[k].buf == NULL;
-        if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + nconst,
-                  sizeof *w->params))
+        /* Room for its parameters and, at most, one constant per input. */
+        if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + n->n_params + n->n_inputs,
+                     sizeof *w->params))
             return ND_ERR_OOM;
         for (int k = 0; k < n->n_params; k++) w->params[w->n_params++] = n->params[k];
 
-        h = nd_hash_u64(h, hash_header(n));
-        for (int k = 0; k < n->n_inputs; k++) h = nd_hash_u64(h, hash_ref(w, &n->inputs[k], &ok));
-        h = nd_hash_u64(h, nd_hash_u64(visit_buffer(w, n->out, &ok),
-                                       (uint64_t)(n->out_version == n->out->version)));
+        uint64_t hn = hash_header(n);
+        const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
+        for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], &ok));
+        hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
+        h = nd_hash_pair(h, hn);
         if (!ok) return ND_ERR_OOM;
     }
     w->param_base[g->n_nodes] = w->n_params;

@@ -404,8 +404,11 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
         int32_t f = nd_kb_cast(kb, idx, ND_FLOAT64);
         int32_t step = param_value(kb, base + 1, ND_FLOAT64);
         int32_t start = param_value(kb, base, ND_FLOAT64);
-        int32_t v = emit(kb, ND_OP_ADD, ND_FLOAT64, emit(kb, ND_OP_MUL, ND_FLOAT64, f, step, -1),
-                         start, -1);
+        /* i * step + start rounded twice, as NumPy's arange and linspace:
+         * an FMA would move values (bin edges) by an ulp on the GPU. */
+        const uint16_t x = ND_IR_EXACT;
+        int32_t v = emit_flagged(kb, ND_OP_ADD, ND_FLOAT64,
+                                 emit_flagged(kb, ND_OP_MUL, ND_FLOAT64, f, step, -1, x), start, -1, x);
         return nd_kb_cast(kb, v, dt);
     }
     if (p->op == ND_RANDOM_INTEGERS) {

@@ -302,7 +302,9 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
                             size_t workspace_bytes, cudaStream_t stream);
 /* After the stream synchronised: ND_ERR_INDEX naming the first index a
  * gather or scatter found outside its axis since the last check, if any
- * (the device records it; the record is cleared). */
+ * (the device records it; the record is cleared). nd_cuda_run_lib_step
+ * checks after each gather and scatter, so the step fails; synchronize
+ * checks again in case one ran otherwise. */
 nd_status nd_cuda_lib_check(nd_cuda *cu);
 
 /* Enqueue work on `stream` (backend lock held). A reduction with several

@@ -22,6 +22,7 @@ typedef struct {
 /* The plugin scans contiguous rows: the last axis of stride 1 and the rows
  * packed one after another, in both views. */
 static int rows_contiguous(const nd_kernel_arg *a) {
+    if (a->size == 0) return 1; /* nothing to read or write */
     int64_t expect = 1;
     for (int d = a->ndim - 1; d >= 0; d--) {
         if (a->shape[d] != 1 && a->strides[d] != expect) return 0;
@@ -240,5 +241,12 @@ nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *
     if (s == ND_OK) s = nd_cuda_device_alloc(cu, alloc, &ws, nd_lib_calls[u->lib].name);
     if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, cu->stream);
     if (ws) nd_cuda_device_free(cu, ws, alloc); /* stream-ordered: after the routine */
+    if (s == ND_OK && (u->lib == ND_LIB_GATHER || u->lib == ND_LIB_SCATTER)) {
+        /* The bounds check's verdict, read at the step (common/lib_calls.h,
+         * nd_lib_reads_back): a bad index fails this step's outputs and
+         * what depends on them, as on the CPU, with the same message. */
+        cudaError_t e = cudaStreamSynchronize(cu->stream);
+        s = e != cudaSuccess ? nd_cuda_fail(e, "cudaStreamSynchronize after a gather or scatter") : nd_cuda_lib_check(cu);
+    }
     return s;
 }

@@ -5,9 +5,10 @@
 // kernels atomicMin the first bad iteration point into a word of the
 // call's workspace; a one-thread kernel after them recomputes that point's
 // axis, index and size and files them in the process's bad-index record
-// (mapped host memory), which the backend reads after the stream
-// synchronises (nd_cuda_lib_check) and reports as the flush's ND_ERR_INDEX.
-// The first point in C order is reported, as on the CPU.
+// (mapped host memory), which the backend reads when the step's stream
+// has synchronised (nd_cuda_run_lib_step, nd_cuda_lib_check) and reports
+// as the step's ND_ERR_INDEX. The first point in C order is reported, as
+// on the CPU.
 //
 // Scatters are deterministic: the target offsets are radix-sorted (stable:
 // CUB's LSD sort keeps the iteration order among equal offsets), and the

@@ -1,28 +1,45 @@
 // Inclusive scans over contiguous rows (prims.h), run-to-run deterministic:
 // the same input gives the same bits on every run, which CUB's DeviceScan
 // does not promise for floats (its decoupled look-back adds whichever
-// predecessor prefixes happen to be ready). Three kernels:
+// predecessor prefixes happen to be ready). Every combination below has an
+// association fixed by element positions alone. The kernels:
 //
-// - long rows: one pass over tiles of TILE elements (tiles never span
-//   rows), taken in order from a counter, so every tile a tile waits for is
-//   running or done. A tile scans its elements (cub::BlockScan, a fixed
-//   tree) and publishes its total; the last tile of each group of 32 tiles
-//   publishes the group's total, the last of each group of 32 groups that
-//   one's. A tile's prefix is (totals of the earlier super-groups) +
-//   (earlier groups of its super-group) + (earlier tiles of its group),
-//   each a fixed-order reduction by one warp: the association depends on
-//   the tile's index only, never on timing, and no tile waits on a chain
-//   longer than three tiles. One read and one write of the data, as a
-//   decoupled look-back scan.
+// - long rows, one pass (NDP_SCAN_ONE_PASS, the default): tiles of TILE
+//   elements (tiles never span rows) taken in order from a counter, so every
+//   tile a tile waits for is running or done. A tile scans its elements
+//   (cub::BlockScan, a fixed tree) and publishes its total; the last tile of
+//   each group of 32 tiles publishes the group's total, the last of each
+//   group of 32 groups that one's. A tile's prefix is (totals of the earlier
+//   super-groups) + (earlier groups of its super-group) + (earlier tiles of
+//   its group), each a fixed-order reduction by its own warp, the three
+//   waited for at once. A group's total needs only its tiles and a
+//   super-group's only its groups, so each is published before its tile
+//   waits for anything else: no tile waits on a chain longer than three
+//   tiles. (Publishing a group's total after the tile's whole prefix made
+//   every group wait for the one before: a serial chain through the row,
+//   13.9x the copy's time on 2^28 float32.) One read and one write.
+// - one long row, windowed reduce-then-scan (NDP_SCAN_WINDOWS_*): windows of
+//   W tiles (8 or 16 MiB); launch j reduces the tiles of window j (a fixed
+//   BlockReduce each) and scans window j - 1, whose tiles the previous
+//   launch read and which L2 (50 MiB on the H100) still holds: the tile's
+//   prefix is the window's carry plus a fixed-order fold of the window's
+//   earlier tile totals, and the first tile also folds the whole window into
+//   the next carry. Two reads (one mostly from L2) and one write, no waits,
+//   one launch per window.
+// - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
+//   threads, with registers for 8 blocks an SM, and (float32) with each
+//   published total and its flag in one 64-bit word.
 // - short rows: one warp per row, 32 elements at a time with the carry.
 // - float16 and bfloat16: NumPy rounds the sum to the format after every
 //   step (the sum stalls where the increment falls below half its spacing),
 //   which is not associative: one thread per row, in order.
 #include <cub/block/block_load.cuh>
+#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <string.h>
 
 #include "prims.h"
 #include "common/lib_calls.h"
@@ -31,9 +48,12 @@ namespace {
 
 constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
+constexpr int kDefaultScan = NDP_SCAN_ONE_PASS; // what ndp_scan runs (prims.h's NDP_SCAN_*)
 
 template <typename T> __host__ __device__ constexpr int items_per_thread() { return sizeof(T) >= 8 ? 8 : 16; }
-template <typename T> __host__ __device__ constexpr int64_t tile_of() { return (int64_t)THREADS * items_per_thread<T>(); }
+template <typename T, int BT = THREADS> __host__ __device__ constexpr int64_t tile_of() {
+    return (int64_t)BT * items_per_thread<T>();
+}
 
 template <typename T> __device__ __forceinline__ bool is_nan(T v) { return v != v; }
 
@@ -58,37 +78,78 @@ template <typename T> struct ScanOp {
     }
 };
 
+template <typename T> struct JoinOp {
+    ScanOp<T> op;
+    __device__ __forceinline__ Part<T> operator()(Part<T> a, Part<T> b) const { return op.join(a, b); }
+};
+
 // Published totals: per tile, per group of GROUP tiles and per super-group
-// of GROUP groups, each with a ready flag (zeroed before the launch).
+// of GROUP groups, each with a ready flag (zeroed before the launch); or,
+// PACKED (4-byte T), the value's bits and the flag in one 64-bit word, so a
+// reader waits for one load instead of a flag and then the value.
 constexpr int GROUP = 32;
-template <typename T> struct Level {
+template <typename T, bool PACKED = false> struct Level {
     int *ready;
     T *value;
+    unsigned long long *word; // PACKED: 1 << 32 | the value's bits
 };
-template <typename T> struct TileState {
+template <typename T, bool PACKED = false> struct TileState {
     unsigned long long *counter;
-    Level<T> tile, group, super;
+    Level<T, PACKED> tile, group, super;
 };
 template <typename T> __device__ __forceinline__ T read_published(const T *p) {
     return *(const volatile T *)p;
 }
 
+// GPU-scope acquire and release: the value written before a flag's release
+// is seen by whoever acquired the flag.
+__device__ __forceinline__ int load_acquire(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release(int *p, int v) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ void wait_flag(const int *flag) {
-    while (*(const volatile int *)flag == 0) {
+    while (load_acquire(flag) == 0) {
     }
-    __threadfence();
+}
+
+__device__ __forceinline__ unsigned long long load_word(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_word(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// Entry `at` of a level once it is published.
+template <typename T, bool PACKED> __device__ __forceinline__ T wait_read(Level<T, PACKED> lv, int64_t at) {
+    if constexpr (PACKED) {
+        static_assert(sizeof(T) == 4, "packed levels hold 4-byte values");
+        unsigned long long w;
+        while (((w = load_word(&lv.word[at])) >> 32) == 0) {
+        }
+        const unsigned bits = (unsigned)w;
+        T v;
+        memcpy(&v, &bits, 4);
+        return v;
+    } else {
+        wait_flag(&lv.ready[at]);
+        return read_published(&lv.value[at]);
+    }
 }
 
 // The fixed-order combination of entries [first, first + count) of a level,
 // waiting for each: lane l joins entries l, l + 32, ... in turn, then the
 // lanes join by a fixed tree. The result is in lane 0.
-template <typename T>
-__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T> lv, int64_t first, int64_t count, int lane) {
+template <typename T, bool PACKED>
+__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T, PACKED> lv, int64_t first, int64_t count, int lane) {
     Part<T> p{T(0), 0};
-    for (int64_t k = lane; k < count; k += 32) {
-        wait_flag(&lv.ready[first + k]);
-        p = op.join(p, Part<T>{read_published(&lv.value[first + k]), 1});
-    }
+    for (int64_t k = lane; k < count; k += 32) p = op.join(p, Part<T>{wait_read(lv, first + k), 1});
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         Part<T> q;
@@ -99,28 +160,50 @@ __device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T> lv, int64_t first,
     return p;
 }
 
-template <typename T> __device__ __forceinline__ void publish(Level<T> lv, int64_t at, T v) {
-    lv.value[at] = v;
-    __threadfence();
-    *(volatile int *)&lv.ready[at] = 1;
+template <typename T, bool PACKED> __device__ __forceinline__ void publish(Level<T, PACKED> lv, int64_t at, T v) {
+    if constexpr (PACKED) {
+        unsigned bits;
+        memcpy(&bits, &v, 4);
+        store_word(&lv.word[at], 1ull << 32 | bits);
+    } else {
+        lv.value[at] = v;
+        store_release(&lv.ready[at], 1);
+    }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(THREADS) scan_tiles(const T *in, T *out, int64_t n, int64_t tiles_per_row,
-                                                      ScanOp<T> op, TileState<T> st) {
+// The inclusive scan of the tile's items after op.load; the total (the scan
+// at the last valid element, which stays the same bits whatever the tile's
+// length) into *total_s, seen by every thread on return.
+template <typename T, int BT, int ITEMS, typename Scan>
+__device__ __forceinline__ T scan_items(typename Scan::TempStorage &tmp, T (&items)[ITEMS], int64_t valid,
+                                        const ScanOp<T> &op, T *total_s) {
+    Scan(tmp).InclusiveScan(items, items, op);
+    const int64_t last = valid - 1;
+    if (threadIdx.x == last / ITEMS) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++)
+            if (k == last % ITEMS) *total_s = items[k];
+    }
+    __syncthreads();
+    return *total_s;
+}
+
+template <typename T, int BT, int MIN_BLOCKS, bool PACKED>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+                                                 ScanOp<T> op, TileState<T, PACKED> st) {
     constexpr int ITEMS = items_per_thread<T>();
-    constexpr int64_t TILE = tile_of<T>();
-    using Load = cub::BlockLoad<T, THREADS, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-    using Store = cub::BlockStore<T, THREADS, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
-    using Scan = cub::BlockScan<T, THREADS>;
+    constexpr int64_t TILE = tile_of<T, BT>();
+    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+    using Scan = cub::BlockScan<T, BT>;
     __shared__ union {
         typename Load::TempStorage load;
         typename Store::TempStorage store;
         typename Scan::TempStorage scan;
     } tmp;
     __shared__ unsigned long long tile_s;
-    __shared__ Part<T> prefix_s;
-    __shared__ T last_s;
+    __shared__ Part<T> level_s[3]; // supers, groups, tiles before this one
+    __shared__ T total_s;
     if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
     __syncthreads();
     const unsigned long long tile = tile_s;
@@ -133,41 +216,115 @@ __global__ void __launch_bounds__(THREADS) scan_tiles(const T *in, T *out, int64
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) items[k] = op.load(items[k]);
     __syncthreads();
-    T total;
-    Scan(tmp.scan).InclusiveScan(items, items, op, total);
-    if (valid < TILE) {
-        // Elements past the end were scanned too (never stored): the total
-        // is the scan at the last valid element, which this thread holds.
-        if (threadIdx.x == (valid - 1) / ITEMS) last_s = items[(valid - 1) % ITEMS];
-        __syncthreads();
-        total = last_s;
-    }
+    const T total = scan_items<T, BT, ITEMS, Scan>(tmp.scan, items, valid, op, &total_s);
     const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
     if (threadIdx.x == 0 && more) publish(st.tile, tile, total);
-    if (threadIdx.x < 32) {
-        const int lane = threadIdx.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (warp < 3) {
         const int64_t groups_per_row = (tiles_per_row + GROUP - 1) / GROUP;
         const int64_t supers_per_row = (groups_per_row + GROUP - 1) / GROUP;
         const int64_t g = t / GROUP, sg = g / GROUP;
         const int64_t row_g0 = row * groups_per_row, row_s0 = row * supers_per_row;
-        Part<T> a = warp_combine(op, st.super, row_s0, sg, lane);
-        Part<T> b = warp_combine(op, st.group, row_g0 + sg * GROUP, g - sg * GROUP, lane);
-        Part<T> c = warp_combine(op, st.tile, row * tiles_per_row + g * GROUP, t - g * GROUP, lane);
-        if (lane == 0) {
-            prefix_s = op.join(op.join(a, b), c);
-            if (more && t % GROUP == GROUP - 1) {
-                const T group_total = op.join(c, Part<T>{total, 1}).v;
-                publish(st.group, row_g0 + g, group_total);
-                if (g % GROUP == GROUP - 1) publish(st.super, row_s0 + sg, op.join(b, Part<T>{group_total, 1}).v);
+        const int64_t tiles0 = row * tiles_per_row + g * GROUP, tiles_n = t - g * GROUP;
+        const bool last_of_group = more && t % GROUP == GROUP - 1;
+        Part<T> p;
+        if (warp == 0) {
+            p = warp_combine(op, st.tile, tiles0, tiles_n, lane);
+            if (lane == 0 && last_of_group) publish(st.group, row_g0 + g, op.join(p, Part<T>{total, 1}).v);
+        } else if (warp == 1) {
+            p = warp_combine(op, st.group, row_g0 + sg * GROUP, g - sg * GROUP, lane);
+            if (last_of_group && g % GROUP == GROUP - 1) {
+                // The group's total again, as warp 0 forms it (the same bits).
+                Part<T> c = warp_combine(op, st.tile, tiles0, tiles_n, lane);
+                if (lane == 0)
+                    publish(st.super, row_s0 + sg, op.join(p, op.join(c, Part<T>{total, 1})).v);
             }
+        } else {
+            p = warp_combine(op, st.super, row_s0, sg, lane);
         }
+        if (lane == 0) level_s[2 - warp] = p;
     }
     __syncthreads();
-    const Part<T> prefix = prefix_s;
+    const Part<T> prefix = op.join(op.join(level_s[0], level_s[1]), level_s[2]);
     if (prefix.ok) {
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
     }
+    if (valid == TILE) Store(tmp.store).Store(out + base, items);
+    else Store(tmp.store).Store(out + base, items, (int)valid);
+}
+
+// Windowed reduce-then-scan of one row of n: launch j scans the tiles of
+// window j - 1 (blocks [0, scan_blocks)) and reduces those of window j (the
+// rest). agg: two windows of tile totals (window w at (w & 1) * win_tiles);
+// carry[w]: the fold of the windows before w (carry[0] holds nothing).
+template <typename T, int BT>
+__global__ void __launch_bounds__(BT) scan_window(const T *in, T *out, int64_t n, int64_t win_tiles, int64_t j,
+                                                  int64_t scan_blocks, ScanOp<T> op, T *agg, Part<T> *carry) {
+    constexpr int ITEMS = items_per_thread<T>();
+    constexpr int64_t TILE = tile_of<T, BT>();
+    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+    using Scan = cub::BlockScan<T, BT>;
+    using Reduce = cub::BlockReduce<Part<T>, BT>;
+    __shared__ union {
+        typename Load::TempStorage load;
+        typename Store::TempStorage store;
+        typename Scan::TempStorage scan;
+        typename Reduce::TempStorage reduce;
+    } tmp;
+    __shared__ Part<T> prefix_s;
+    __shared__ T total_s;
+    const JoinOp<T> join{op};
+    const bool scanning = (int64_t)blockIdx.x < scan_blocks;
+    const int64_t w = scanning ? j - 1 : j, k = scanning ? blockIdx.x : blockIdx.x - scan_blocks;
+    const int64_t base = (w * win_tiles + k) * TILE, valid = n - base < TILE ? n - base : TILE;
+    T *win_agg = agg + (w & 1) * win_tiles;
+
+    T items[ITEMS];
+    if (valid == TILE) Load(tmp.load).Load(in + base, items);
+    else Load(tmp.load).Load(in + base, items, (int)valid, T(0));
+    if (!scanning) {
+        // The tile's total: each thread folds its items in order, then a
+        // fixed block tree.
+        Part<T> p{T(0), 0};
+#pragma unroll
+        for (int q = 0; q < ITEMS; q++)
+            if ((int64_t)threadIdx.x * ITEMS + q < valid) p = op.join(p, Part<T>{op.load(items[q]), 1});
+        __syncthreads();
+        Part<T> r = Reduce(tmp.reduce).Reduce(p, join);
+        if (threadIdx.x == 0) win_agg[k] = r.v;
+        return;
+    }
+    // The fold of the window's tile totals [0, upto): thread i folds its
+    // slice of win_tiles / BT entries in order, then a fixed block tree.
+    const int64_t per = (win_tiles + BT - 1) / BT;
+    auto fold = [&](int64_t upto) {
+        Part<T> p{T(0), 0};
+        for (int64_t q = threadIdx.x * per; q < (threadIdx.x + 1) * per && q < upto; q++)
+            p = op.join(p, Part<T>{win_agg[q], 1});
+        Part<T> r = Reduce(tmp.reduce).Reduce(p, join);
+        __syncthreads();
+        return r;
+    };
+    __syncthreads();
+    const Part<T> before = fold(k);
+    if (threadIdx.x == 0) prefix_s = op.join(carry[w], before);
+    if (k == 0) {
+        const int64_t tiles_left = (n - w * win_tiles * TILE + TILE - 1) / TILE;
+        const Part<T> all = fold(tiles_left < win_tiles ? tiles_left : win_tiles);
+        if (threadIdx.x == 0) carry[w + 1] = op.join(carry[w], all);
+    }
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++) items[q] = op.load(items[q]);
+    __syncthreads();
+    scan_items<T, BT, ITEMS, Scan>(tmp.scan, items, valid, op, &total_s);
+    const Part<T> prefix = prefix_s;
+    if (prefix.ok) {
+#pragma unroll
+        for (int q = 0; q < ITEMS; q++) items[q] = op(prefix.v, items[q]);
+    }
+    __syncthreads();
     if (valid == TILE) Store(tmp.store).Store(out + base, items);
     else Store(tmp.store).Store(out + base, items, (int)valid);
 }
@@ -227,8 +384,73 @@ __global__ void scan_half_rows(const H *in, H *out, int64_t rows, int64_t n, int
 
 size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
+template <typename T, int BT, int MIN_BLOCKS = 1, bool PACKED = false>
+cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
+                          cudaStream_t s) {
+    constexpr int64_t TILE = tile_of<T, BT>();
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    const int64_t groups = rows * ((tiles_per_row + GROUP - 1) / GROUP);
+    const int64_t supers = rows * ((tiles_per_row + (int64_t)GROUP * GROUP - 1) / ((int64_t)GROUP * GROUP));
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    // [counter][tile, group, super flags][tile, group, super values], or
+    // [counter][tile, group, super words] (PACKED; all zeroed)
+    const size_t levels = (size_t)(tiles + groups + supers);
+    const size_t flags_off = align_up(sizeof(unsigned long long));
+    const size_t values_off = align_up(flags_off + (PACKED ? levels * sizeof(unsigned long long) : levels * sizeof(int)));
+    const size_t need = align_up(values_off + (PACKED ? 0 : levels * sizeof(T)));
+    if (!tmp) {
+        *bytes = need;
+        return cudaSuccess;
+    }
+    if (*bytes < need) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, values_off, s);
+    if (e != cudaSuccess) return e;
+    int *flags = reinterpret_cast<int *>(w + flags_off);
+    unsigned long long *words = reinterpret_cast<unsigned long long *>(w + flags_off);
+    T *values = reinterpret_cast<T *>(w + values_off);
+    TileState<T, PACKED> st{reinterpret_cast<unsigned long long *>(w),
+                            {flags, values, words},
+                            {flags + tiles, values + tiles, words + tiles},
+                            {flags + tiles + groups, values + tiles + groups, words + tiles + groups}};
+    scan_tiles<T, BT, MIN_BLOCKS, PACKED><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    return cudaGetLastError();
+}
+
+// One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
-cudaError_t scan_typed(int op_kind, const void *in_, void *out_, int64_t rows, int64_t n, void *tmp,
+cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
+                         cudaStream_t s) {
+    constexpr int64_t TILE = tile_of<T>();
+    const int64_t tiles = (n + TILE - 1) / TILE, nwin = (tiles + win_tiles - 1) / win_tiles;
+    // [carry: nwin + 1 parts][tile totals of two windows]
+    const size_t agg_off = align_up((size_t)(nwin + 1) * sizeof(Part<T>));
+    const size_t need = align_up(agg_off + (size_t)(2 * win_tiles) * sizeof(T));
+    if (!tmp) {
+        *bytes = need;
+        return cudaSuccess;
+    }
+    if (*bytes < need) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, agg_off, s); // carry[0] holds nothing
+    if (e != cudaSuccess) return e;
+    Part<T> *carry = reinterpret_cast<Part<T> *>(w);
+    T *agg = reinterpret_cast<T *>(w + agg_off);
+    for (int64_t j = 0; j <= nwin; j++) {
+        auto in_window = [&](int64_t v) {
+            const int64_t left = tiles - v * win_tiles;
+            return left < win_tiles ? left : win_tiles;
+        };
+        const int64_t scan_blocks = j > 0 ? in_window(j - 1) : 0, reduce_blocks = j < nwin ? in_window(j) : 0;
+        scan_window<T, THREADS><<<(unsigned)(scan_blocks + reduce_blocks), THREADS, 0, s>>>(
+            in, out, n, win_tiles, j, scan_blocks, op, agg, carry);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+template <typename T>
+cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, int64_t rows, int64_t n, void *tmp,
                        size_t *bytes, cudaStream_t s) {
     const T *in = static_cast<const T *>(in_);
     T *out = static_cast<T *>(out_);
@@ -244,30 +466,19 @@ cudaError_t scan_typed(int op_kind, const void *in_, void *out_, int64_t rows, i
                                                                                                         op);
         return cudaGetLastError();
     }
-    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
-    const int64_t groups = rows * ((tiles_per_row + GROUP - 1) / GROUP);
-    const int64_t supers = rows * ((tiles_per_row + (int64_t)GROUP * GROUP - 1) / ((int64_t)GROUP * GROUP));
-    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
-    // [counter][tile, group, super flags][tile, group, super values]
-    const size_t flags_off = align_up(sizeof(unsigned long long));
-    const size_t values_off = align_up(flags_off + (size_t)(tiles + groups + supers) * sizeof(int));
-    const size_t need = align_up(values_off + (size_t)(tiles + groups + supers) * sizeof(T));
-    if (!tmp) {
-        *bytes = need;
-        return cudaSuccess;
+    // Windows of 8 or 16 MiB of tiles (every tile is TILE * sizeof(T) = 16 KiB).
+    const int64_t mib_tiles = ((int64_t)1 << 20) / (TILE * (int64_t)sizeof(T));
+    const bool one_row_only = variant == NDP_SCAN_WINDOWS_8M || variant == NDP_SCAN_WINDOWS_16M;
+    switch (rows == 1 || !one_row_only ? variant : NDP_SCAN_ONE_PASS) {
+    case NDP_SCAN_ONE_PASS_512: return scan_one_pass<T, 2 * THREADS>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_ONE_PASS_8: return scan_one_pass<T, THREADS, 8>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_ONE_PASS_PACKED:
+        if constexpr (sizeof(T) == 4) return scan_one_pass<T, THREADS, 1, true>(in, out, rows, n, op, tmp, bytes, s);
+        else return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_WINDOWS_8M: return scan_windows<T>(in, out, n, 8 * mib_tiles, op, tmp, bytes, s);
+    case NDP_SCAN_WINDOWS_16M: return scan_windows<T>(in, out, n, 16 * mib_tiles, op, tmp, bytes, s);
+    default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
-    if (*bytes < need) return cudaErrorInvalidValue;
-    char *w = static_cast<char *>(tmp);
-    cudaError_t e = cudaMemsetAsync(w, 0, values_off, s);
-    if (e != cudaSuccess) return e;
-    int *flags = reinterpret_cast<int *>(w + flags_off);
-    T *values = reinterpret_cast<T *>(w + values_off);
-    TileState<T> st{reinterpret_cast<unsigned long long *>(w),
-                    {flags, values},
-                    {flags + tiles, values + tiles},
-                    {flags + tiles + groups, values + tiles + groups}};
-    scan_tiles<T><<<(unsigned)tiles, THREADS, 0, s>>>(in, out, n, tiles_per_row, op, st);
-    return cudaGetLastError();
 }
 
 template <typename H, bool BF>
@@ -287,20 +498,26 @@ cudaError_t scan_half(int op_kind, const void *in, void *out, int64_t rows, int6
 
 NDP_API int ndp_abi(void) { return NDP_ABI; }
 
-NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows, int64_t n, void *tmp,
-                     size_t *tmp_bytes, cudaStream_t stream) {
+NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, void *out, int64_t rows, int64_t n,
+                             void *tmp, size_t *tmp_bytes, cudaStream_t stream) {
     if (rows * n == 0) {
         *tmp_bytes = tmp ? *tmp_bytes : 0;
         return cudaSuccess;
     }
+    if (variant == NDP_SCAN_DEFAULT) variant = kDefaultScan;
     switch (dtype) {
-    case ND_FLOAT32: return scan_typed<float>(op, in, out, rows, n, tmp, tmp_bytes, stream);
-    case ND_FLOAT64: return scan_typed<double>(op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_FLOAT32: return scan_typed<float>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_FLOAT64: return scan_typed<double>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     // Integers as unsigned bits: two's complement wrapping.
     case ND_INT64:
-    case ND_UINT64: return scan_typed<unsigned long long>(op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_UINT64: return scan_typed<unsigned long long>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_FLOAT16: return scan_half<__half, false>(op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_BFLOAT16: return scan_half<__nv_bfloat16, true>(op, in, out, rows, n, tmp, tmp_bytes, stream);
     }
     return cudaErrorInvalidValue;
+}
+
+NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows, int64_t n, void *tmp,
+                     size_t *tmp_bytes, cudaStream_t stream) {
+    return ndp_scan_variant(NDP_SCAN_DEFAULT, dtype, op, in, out, rows, n, tmp, tmp_bytes, stream);
 }

@@ -1,0 +1,601 @@
+// gpu_speed.cu — the CUB plugin's scans and sorts (src/backends/cuda/prims,
+// called through libnd_cuda_prims.so as libnd calls them) against their
+// floors on one device in one run, each checked on the host first.
+//
+//   scan   cumsum of 2^28 float32 for every ndp_scan_variant; floor: a
+//          device-to-device copy of the same bytes (read + write); target
+//          <= 1.15x. CUB's DeviceScan::InclusiveSum alongside (not
+//          deterministic: the bits of 4 runs are compared and reported).
+//          Checks: a float32 input of 0s and 1s whose sums are exact (bit
+//          for bit against the host), float64 small integers (exact), all
+//          -0.0 (stays -0.0), uniform [0, 1) within 1e-5 of a float64 host
+//          sum; 3 more runs with the same bits. Rows: 4096 x 65536.
+//   sort   2^28 float32 values: ndp_sort (NDP_SORT_RAW) against
+//          DeviceRadixSort::SortKeys(in, out) alone (int and int64 counts);
+//          target <= 1.05x. NDP_SORT_BY_INDICES (argsort + gather) too.
+//   argsort 2^26 float64: ndp_sort indices against SortPairs of 64-bit keys
+//          with int64 and int32 values alone.
+//   rows   4096 x 65536 float32 values: NDP_SORT_RAW (segmented radix sort
+//          and NaN fixup) and NDP_SORT_BY_INDICES (argsort + gather),
+//          against DeviceSegmentedRadixSort and DeviceSegmentedSort alone.
+//   Sort checks: bit for bit against a stable host radix sort by nd's keys
+//   (common/sort_keys.h; NaNs the default NaN), on uniform inputs and on
+//   inputs where 1/16 of the elements are -0.0, +0.0, NaNs of both signs
+//   and several payloads, infinities and subnormals.
+//
+// Times: median of RUNS cudaEvent-timed runs after a warm-up, device time
+// only (no nd recording or synchronisation). Every line says ok or FAIL;
+// the last lines are the targets and a JSON summary. Exit status 1 if a
+// check failed.
+//
+//   bench_gpu_speed [RUNS] [LOG2_N] [all|scan|sort]      (defaults 10, 28, all)
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "backends/cuda/prims/prims.h"
+#include "common/lib_calls.h"
+#include "common/sort_keys.h"
+
+#define CK(x)                                                                                                     \
+    do {                                                                                                          \
+        cudaError_t e_ = (cudaError_t)(x);                                                                        \
+        if (e_ != cudaSuccess) {                                                                                  \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                           \
+            exit(2);                                                                                              \
+        }                                                                                                         \
+    } while (0)
+
+// A plugin call that returns an error is a failed check, not the end of
+// the run (a fault on the device still ends it at the next CK).
+static int failures = 0;
+#define PK(x)                                                                                                     \
+    do {                                                                                                          \
+        cudaError_t e_ = (cudaError_t)(x);                                                                        \
+        if (e_ != cudaSuccess) {                                                                                  \
+            fprintf(stderr, "%s:%d: plugin call failed: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
+            failures++;                                                                                           \
+        }                                                                                                         \
+    } while (0)
+
+static int RUNS = 10;
+static cudaStream_t S;
+static std::string json = "{\"bench\":\"gpu_speed\"";
+static std::vector<std::string> targets; // the summary's lines
+
+static void record(const char *key, double v) {
+    char b[128];
+    snprintf(b, sizeof b, ",\"%s\":%.4f", key, v);
+    json += b;
+}
+
+// ------------------------------------------------------------------ inputs
+
+__device__ __forceinline__ uint64_t mix(uint64_t x) {
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ull;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dull;
+    x ^= x >> 33;
+    return x;
+}
+
+enum Fill { UNIFORM, ZERO_ONE, SMALL_INTS, NEG_ZEROS, SPECIALS };
+
+// The special values of a float format: zeros, NaNs of both signs and
+// payloads, infinities, subnormals.
+template <typename U> __device__ U special(uint64_t h) {
+    constexpr bool d = sizeof(U) == 8;
+    const U sign = (U)1 << (8 * sizeof(U) - 1);
+    const U inf = d ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+    const U qnan = d ? (U)0x7FF8000000000000ull : (U)0x7FC00000u;
+    switch (h % 10) {
+    case 0: return 0;
+    case 1: return sign;
+    case 2: return qnan;
+    case 3: return qnan | sign;
+    case 4: return inf | 1;             // a signalling NaN payload
+    case 5: return (U)~(U)0;            // -NaN, every payload bit
+    case 6: return inf;
+    case 7: return inf | sign;
+    case 8: return 1;                   // the smallest subnormal
+    default: return (U)(sign | 1);
+    }
+}
+
+template <typename U> __global__ void k_fill(U *x, int64_t n, Fill how, uint64_t seed) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const uint64_t h = mix((uint64_t)i * 0x9E3779B97F4A7C15ull ^ seed);
+        U v;
+        if constexpr (sizeof(U) == 4) {
+            float f = (float)((h >> 40) * (1.0 / 16777216.0)); // [0, 1)
+            if (how == ZERO_ONE) f = (h & 31) == 0 ? 1.0f : 0.0f;
+            if (how == SMALL_INTS) f = (float)(h % 1000);
+            if (how == NEG_ZEROS) f = -0.0f;
+            if (how == SPECIALS) f = f * 4.0f - 2.0f;
+            memcpy(&v, &f, 4);
+        } else {
+            double f = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+            if (how == ZERO_ONE) f = (h & 31) == 0 ? 1.0 : 0.0;
+            if (how == SMALL_INTS) f = (double)(h % 1000);
+            if (how == NEG_ZEROS) f = -0.0;
+            if (how == SPECIALS) f = f * 4.0 - 2.0;
+            memcpy(&v, &f, 8);
+        }
+        if (how == SPECIALS && (h >> 20) % 16 == 0) v = special<U>(h >> 24);
+        x[i] = v;
+    }
+}
+
+template <typename U> static void fill(U *x, int64_t n, Fill how, uint64_t seed) {
+    k_fill<U><<<4096, 256, 0, S>>>(x, n, how, seed);
+    CK(cudaGetLastError());
+}
+
+template <typename T> static std::vector<T> to_host(const void *d, int64_t n) {
+    std::vector<T> h((size_t)n);
+    CK(cudaStreamSynchronize(S));
+    CK(cudaMemcpy(h.data(), d, (size_t)n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+// ------------------------------------------------------------------ timing
+
+static float median_ms(const std::function<void()> &f) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    f(); // warm-up
+    std::vector<float> t;
+    for (int r = 0; r < RUNS; r++) {
+        CK(cudaEventRecord(a, S));
+        f();
+        CK(cudaEventRecord(b, S));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// Device workspace that only grows.
+static void *ws_ptr = nullptr;
+static size_t ws_size = 0;
+static void *workspace(size_t bytes) {
+    if (bytes > ws_size) {
+        CK(cudaStreamSynchronize(S));
+        if (ws_ptr) CK(cudaFree(ws_ptr));
+        ws_size = bytes;
+        CK(cudaMalloc(&ws_ptr, ws_size ? ws_size : 1));
+    }
+    return ws_ptr;
+}
+
+// ------------------------------------------------------------------- scans
+
+static const char *scan_names[] = {"default", "one_pass", "one_pass_512", "windows_8M", "windows_16M", "one_pass_8", "one_pass_packed"};
+
+static void run_scan(int variant, int dtype, const void *in, void *out, int64_t rows, int64_t n) {
+    size_t bytes = 0;
+    PK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+    void *w = workspace(bytes);
+    PK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, in, out, rows, n, w, &bytes, S));
+}
+
+// Checks one variant of the scan of rows x n of dtype: returns "ok" or why not.
+template <typename T>
+static std::string check_scan(int variant, T *in, T *out, int64_t rows, int64_t n, Fill how) {
+    const int dtype = sizeof(T) == 4 ? ND_FLOAT32 : ND_FLOAT64;
+    fill((typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type *)in, rows * n, how, 77);
+    CK(cudaMemsetAsync(out, 0xff, (size_t)(rows * n) * sizeof(T), S)); // poison
+    run_scan(variant, dtype, in, out, rows, n);
+    std::vector<T> x = to_host<T>(in, rows * n), y = to_host<T>(out, rows * n);
+    const bool exact = how != UNIFORM;
+    for (int64_t r = 0; r < rows; r++) {
+        double acc = 0;
+        T facc = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t k = r * n + i;
+            acc += (double)x[k];
+            facc = i == 0 ? x[k] : (T)(facc + x[k]);
+            if (exact) {
+                if (memcmp(&facc, &y[k], sizeof(T)) != 0) {
+                    char b[160];
+                    snprintf(b, sizeof b, "FAIL (row %lld element %lld: %.17g, want %.17g bit for bit)", (long long)r,
+                             (long long)i, (double)y[k], (double)facc);
+                    return b;
+                }
+            } else if (!(std::fabs((double)y[k] - acc) <= 1e-5 * std::max(acc, 1.0))) {
+                char b[160];
+                snprintf(b, sizeof b, "FAIL (row %lld element %lld: %.9g, host %.9g)", (long long)r, (long long)i,
+                         (double)y[k], acc);
+                return b;
+            }
+        }
+    }
+    // Run to run: 3 more runs, the same bits (exact sums are the same bits
+    // in any order: only the rounded ones tell).
+    for (int k = 0; k < (exact ? 0 : 3); k++) {
+        CK(cudaMemsetAsync(out, 0xff, (size_t)(rows * n) * sizeof(T), S));
+        run_scan(variant, dtype, in, out, rows, n);
+        std::vector<T> z = to_host<T>(out, rows * n);
+        if (memcmp(z.data(), y.data(), z.size() * sizeof(T)) != 0) return "FAIL (run-to-run bits differ)";
+    }
+    return "ok";
+}
+
+static void scans(int64_t N, double floor_ms) {
+    float *in, *out;
+    CK(cudaMalloc(&in, (size_t)N * 8));
+    CK(cudaMalloc(&out, (size_t)N * 8));
+    printf("\nscan: cumsum of 2^%d float32 (%.0f MiB), floor %.3f ms (the copy); target <= 1.15x\n",
+           (int)std::log2((double)N), N * 4 / 1048576.0, floor_ms);
+    double best = 1e30, default_ms = 0;
+    const char *best_name = "none";
+    for (int v = NDP_SCAN_ONE_PASS; v <= NDP_SCAN_ONE_PASS_PACKED; v++) {
+        std::string c = check_scan<float>(v, in, out, 1, N, ZERO_ONE);
+        if (c == "ok") c = check_scan<float>(v, in, out, 1, N, UNIFORM);
+        if (c == "ok") c = check_scan<float>(v, in, out, 1, N, NEG_ZEROS);
+        if (c == "ok") c = check_scan<double>(v, (double *)in, (double *)out, 1, N / 2, SMALL_INTS);
+        fill((uint32_t *)in, N, UNIFORM, 5);
+        const float ms = median_ms([&] { run_scan(v, ND_FLOAT32, in, out, 1, N); });
+        printf("  %-14s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s\n", scan_names[v], ms, 8e-6 * N / ms, ms / floor_ms,
+               c.c_str());
+        failures += c != "ok";
+        record((std::string("scan_") + scan_names[v] + "_ms").c_str(), ms);
+        if (v == NDP_SCAN_ONE_PASS) {
+            record("scan_default_over_floor", ms / floor_ms);
+            default_ms = ms;
+        }
+        if (c == "ok" && ms < best) {
+            best = ms;
+            best_name = scan_names[v];
+        }
+    }
+    char line[200];
+    snprintf(line, sizeof line, "cumsum f32 <= 1.15x floor: default (one_pass) %.2fx, best %s %.2fx  %s",
+             default_ms / floor_ms, best_name, best / floor_ms, best / floor_ms <= 1.15 ? "MET" : "NOT MET");
+    targets.push_back(line);
+    // CUB's scan: the time, and whether its bits change from run to run.
+    {
+        size_t bytes = 0;
+        CK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out, (int)N, S));
+        void *w = workspace(bytes);
+        fill((uint32_t *)in, N, UNIFORM, 5);
+        const float ms = median_ms([&] { CK(cub::DeviceScan::InclusiveSum(w, bytes, in, out, (int)N, S)); });
+        std::vector<float> first = to_host<float>(out, N);
+        int differ = 0;
+        for (int k = 0; k < 4; k++) {
+            CK(cub::DeviceScan::InclusiveSum(w, bytes, in, out, (int)N, S));
+            differ += memcmp(to_host<float>(out, N).data(), first.data(), (size_t)N * 4) != 0;
+        }
+        printf("  %-14s %9.3f ms  %6.1f GB/s  %5.2fx floor   (CUB; %d of 4 reruns gave other bits)\n",
+               "cub_inclusive", ms, 8e-6 * N / ms, ms / floor_ms, differ);
+        record("scan_cub_ms", ms);
+    }
+    // Rows along the last axis (the one-pass kernel, tiles never span rows).
+    {
+        const int64_t rows = 4096, n = N / rows;
+        std::string c = check_scan<float>(NDP_SCAN_DEFAULT, in, out, rows, n, ZERO_ONE);
+        if (c == "ok") c = check_scan<float>(NDP_SCAN_DEFAULT, in, out, rows, n, UNIFORM);
+        fill((uint32_t *)in, N, UNIFORM, 6);
+        const float ms = median_ms([&] { run_scan(NDP_SCAN_DEFAULT, ND_FLOAT32, in, out, rows, n); });
+        printf("  %-14s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s   (%lld rows of %lld)\n", "rows_default", ms,
+               8e-6 * N / ms, ms / floor_ms, c.c_str(), (long long)rows, (long long)n);
+        failures += c != "ok";
+        record("scan_rows_ms", ms);
+    }
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+}
+
+// ------------------------------------------------------------------- sorts
+
+// Stable LSD radix sort of (key, index) items by key, 8 bits a pass,
+// skipping passes where every key has the same digit.
+template <typename K> struct Item {
+    K key;
+    uint32_t ix;
+};
+template <typename K> static void radix(std::vector<Item<K>> &a) {
+    std::vector<Item<K>> b(a.size());
+    for (int shift = 0; shift < 8 * (int)sizeof(K); shift += 8) {
+        size_t count[257] = {0};
+        for (const auto &it : a) count[((it.key >> shift) & 255) + 1]++;
+        bool one = false;
+        for (int d = 1; d <= 256; d++) one |= count[d] == a.size();
+        if (one) continue;
+        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (const auto &it : a) b[count[(it.key >> shift) & 255]++] = it;
+        a.swap(b);
+    }
+}
+
+// nd's stable order of row[0..n) (bits U): the indices.
+template <typename U> static std::vector<uint32_t> host_order(const U *row, int64_t n, nd_sort_key_info f) {
+    std::vector<Item<U>> a((size_t)n);
+    for (int64_t i = 0; i < n; i++) a[i] = {(U)nd_sort_key_bits(row[i], f), (uint32_t)i};
+    radix(a);
+    std::vector<uint32_t> ix((size_t)n);
+    for (int64_t i = 0; i < n; i++) ix[i] = a[i].ix;
+    return ix;
+}
+
+// Runs f(r) for r in [0, rows) on the host's cores.
+static void parallel_rows(int64_t rows, const std::function<void(int64_t)> &f) {
+    const int nt = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> th;
+    for (int t = 0; t < nt; t++)
+        th.emplace_back([&, t] {
+            for (int64_t r = t; r < rows; r += nt) f(r);
+        });
+    for (auto &x : th) x.join();
+}
+
+// Checks values (mode ND_SORT_VALUES) or indices of rows x n sorted by
+// ndp_sort_variant against the host; "ok" or why not.
+template <typename U>
+static std::string check_sort(int variant, int dtype, int mode, U *in, void *out, int64_t rows, int64_t n, Fill how,
+                              uint64_t seed) {
+    const nd_sort_key_info f = nd_sort_key_info_of(dtype);
+    fill(in, rows * n, how, seed);
+    const size_t out_item = mode == ND_SORT_INDICES ? 8 : sizeof(U);
+    CK(cudaMemsetAsync(out, 0xa5, (size_t)(rows * n) * out_item, S)); // poison
+    size_t bytes = 0;
+    PK(ndp_sort_variant(variant, dtype, mode, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+    void *w = workspace(bytes);
+    PK(ndp_sort_variant(variant, dtype, mode, in, out, rows, n, w, &bytes, S));
+    std::vector<U> x = to_host<U>(in, rows * n);
+    std::vector<U> yv;
+    std::vector<int64_t> yi;
+    if (mode == ND_SORT_INDICES) yi = to_host<int64_t>(out, rows * n);
+    else yv = to_host<U>(out, rows * n);
+    std::vector<std::string> why((size_t)rows);
+    parallel_rows(rows, [&](int64_t r) {
+        const U *row = x.data() + r * n;
+        std::vector<uint32_t> ix = host_order(row, n, f);
+        for (int64_t i = 0; i < n; i++) {
+            bool bad;
+            uint64_t want, got;
+            if (mode == ND_SORT_INDICES) {
+                want = ix[i];
+                got = (uint64_t)yi[r * n + i];
+                bad = got != want;
+            } else {
+                want = nd_sort_canon(row[ix[i]], f);
+                got = yv[r * n + i];
+                bad = got != want;
+            }
+            if (bad) {
+                char b[200];
+                snprintf(b, sizeof b, "FAIL (row %lld position %lld: %#llx, want %#llx)", (long long)r, (long long)i,
+                         (unsigned long long)got, (unsigned long long)want);
+                why[r] = b;
+                return;
+            }
+        }
+    });
+    for (auto &s : why)
+        if (!s.empty()) return s;
+    return "ok";
+}
+
+struct RowOffset {
+    int64_t n;
+    __host__ __device__ int operator()(int r) const { return (int)(r * n); }
+};
+
+static void sorts(int64_t N) {
+    uint32_t *in, *out;
+    CK(cudaMalloc(&in, (size_t)N * 4));
+    CK(cudaMalloc(&out, (size_t)N * 8));
+    const int lg = (int)std::log2((double)N);
+
+    // --- 1-d float32 values
+    printf("\nsort: 2^%d float32 values; target <= 1.05x CUB's SortKeys(in, out) alone\n", lg);
+    float cub_int, cub_i64;
+    {
+        size_t b1 = 0, b2 = 0;
+        const float *fi = (const float *)in;
+        float *fo = (float *)out;
+        CK(cub::DeviceRadixSort::SortKeys(nullptr, b1, fi, fo, (int)N, 0, 32, S));
+        CK(cub::DeviceRadixSort::SortKeys(nullptr, b2, fi, fo, (int64_t)N, 0, 32, S));
+        void *w = workspace(std::max(b1, b2));
+        fill(in, N, UNIFORM, 11);
+        cub_int = median_ms([&] { CK(cub::DeviceRadixSort::SortKeys(w, b1, fi, fo, (int)N, 0, 32, S)); });
+        cub_i64 = median_ms([&] { CK(cub::DeviceRadixSort::SortKeys(w, b2, fi, fo, (int64_t)N, 0, 32, S)); });
+        printf("  %-22s %9.3f ms  %6.2f Gkeys/s  1.00x\n", "cub_sortkeys_int", cub_int, 1e-6 * N / cub_int);
+        printf("  %-22s %9.3f ms  %6.2f Gkeys/s  %.2fx\n", "cub_sortkeys_int64", cub_i64, 1e-6 * N / cub_i64,
+               cub_i64 / cub_int);
+        record("sort_cub_ms", cub_int);
+    }
+    for (int v = NDP_SORT_RAW; v <= NDP_SORT_BY_INDICES; v++) {
+        std::string c = "ok";
+        if (v == NDP_SORT_RAW) c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, UNIFORM, 11);
+        if (c == "ok") c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, SPECIALS, 12);
+        fill(in, N, UNIFORM, 11);
+        size_t bytes = 0;
+        PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, 1, N, nullptr, &bytes, S));
+        void *w = workspace(bytes);
+        const float ms =
+            median_ms([&] { PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, 1, N, w, &bytes, S)); });
+        printf("  %-22s %9.3f ms  %6.2f Gkeys/s  %.3fx CUB   %s\n", v == NDP_SORT_RAW ? "nd_sort (raw)" : "nd_sort_by_indices",
+               ms, 1e-6 * N / ms, ms / cub_int, c.c_str());
+        failures += c != "ok";
+        if (v != NDP_SORT_RAW) continue;
+        record("sort_nd_ms", ms);
+        const double r = ms / std::min(cub_int, cub_i64);
+        record("sort_over_cub", r);
+        char line[200];
+        snprintf(line, sizeof line, "sort f32 <= 1.05x CUB SortKeys alone: %.3fx (%.3f ms against %.3f ms)  %s", r, ms,
+                 std::min(cub_int, cub_i64), r <= 1.05 ? "MET" : "NOT MET");
+        targets.push_back(line);
+    }
+
+    // --- argsort of N/4 float64
+    const int64_t M = N / 4;
+    printf("\nargsort: 2^%d float64 (int64 indices)\n", lg - 2);
+    {
+        uint64_t *k0, *k1;
+        int64_t *v0, *v1;
+        CK(cudaMalloc(&k0, M * 8));
+        CK(cudaMalloc(&k1, M * 8));
+        CK(cudaMalloc(&v0, M * 8));
+        CK(cudaMalloc(&v1, M * 8));
+        size_t b64 = 0, b32 = 0;
+        {
+            cub::DoubleBuffer<uint64_t> dk(k0, k1);
+            cub::DoubleBuffer<int64_t> dv(v0, v1);
+            cub::DoubleBuffer<int32_t> dw((int32_t *)v0, (int32_t *)v1);
+            CK(cub::DeviceRadixSort::SortPairs(nullptr, b64, dk, dv, (int)M, 0, 64, S));
+            CK(cub::DeviceRadixSort::SortPairs(nullptr, b32, dk, dw, (int)M, 0, 64, S));
+        }
+        void *w = workspace(std::max(b64, b32));
+        fill(k0, M, UNIFORM, 21);
+        CK(cudaMemcpyAsync(k1, k0, M * 8, cudaMemcpyDeviceToDevice, S));
+        // The keys are re-sorted every run (already sorted after the first:
+        // the radix sort's time does not depend on the order).
+        const float p64 = median_ms([&] {
+            cub::DoubleBuffer<uint64_t> dk(k0, k1);
+            cub::DoubleBuffer<int64_t> dv(v0, v1);
+            CK(cub::DeviceRadixSort::SortPairs(w, b64, dk, dv, (int)M, 0, 64, S));
+        });
+        const float p32 = median_ms([&] {
+            cub::DoubleBuffer<uint64_t> dk(k0, k1);
+            cub::DoubleBuffer<int32_t> dw((int32_t *)v0, (int32_t *)v1);
+            CK(cub::DeviceRadixSort::SortPairs(w, b32, dk, dw, (int)M, 0, 64, S));
+        });
+        printf("  %-22s %9.3f ms  1.00x\n", "cub_pairs_u64_i64", p64);
+        printf("  %-22s %9.3f ms  %.2fx\n", "cub_pairs_u64_i32", p32, p32 / p64);
+        CK(cudaFree(k0));
+        CK(cudaFree(k1));
+        CK(cudaFree(v0));
+        CK(cudaFree(v1));
+        uint64_t *x64 = (uint64_t *)in; // N * 4 bytes = M * 16
+        std::string c = check_sort<uint64_t>(NDP_SORT_DEFAULT, ND_FLOAT64, ND_SORT_INDICES, x64, out, 1, M, UNIFORM, 22);
+        if (c == "ok") c = check_sort<uint64_t>(NDP_SORT_DEFAULT, ND_FLOAT64, ND_SORT_INDICES, x64, out, 1, M, SPECIALS, 23);
+        if (c == "ok") c = check_sort<uint64_t>(NDP_SORT_DEFAULT, ND_FLOAT64, ND_SORT_VALUES, x64, out, 1, M, SPECIALS, 24);
+        fill(x64, M, UNIFORM, 22);
+        size_t bytes = 0;
+        PK(ndp_sort(ND_FLOAT64, ND_SORT_INDICES, nullptr, nullptr, 1, M, nullptr, &bytes, S));
+        void *w2 = workspace(bytes);
+        const float ms = median_ms([&] { PK(ndp_sort(ND_FLOAT64, ND_SORT_INDICES, x64, out, 1, M, w2, &bytes, S)); });
+        printf("  %-22s %9.3f ms  %.2fx cub_pairs_u64_i64   %s\n", "nd_argsort", ms, ms / p64, c.c_str());
+        failures += c != "ok";
+        record("argsort_nd_ms", ms);
+        record("argsort_cub_i64_ms", p64);
+        char line[200];
+        snprintf(line, sizeof line, "argsort 2^%d f64: %.3f ms (CUB pairs alone: %.3f ms with int64 values, %.3f ms int32)",
+                 lg - 2, ms, p64, p32);
+        targets.push_back(line);
+    }
+
+    // --- rows
+    const int64_t rows = 4096, n = N / rows;
+    printf("\nrows: %lld x %lld float32 values (sort along the last axis)\n", (long long)rows, (long long)n);
+    {
+        auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), RowOffset{n});
+        const float *fi = (const float *)in;
+        float *fo = (float *)out;
+        size_t br = 0, bs = 0;
+        CK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, br, fi, fo, (int)N, (int)rows, starts, starts + 1, 0, 32,
+                                                   S));
+        CK(cub::DeviceSegmentedSort::SortKeys(nullptr, bs, fi, fo, (int)N, (int)rows, starts, starts + 1, S));
+        void *w = workspace(std::max(br, bs));
+        fill(in, N, UNIFORM, 31);
+        const float seg_radix = median_ms([&] {
+            CK(cub::DeviceSegmentedRadixSort::SortKeys(w, br, fi, fo, (int)N, (int)rows, starts, starts + 1, 0, 32, S));
+        });
+        const float seg_sort = median_ms(
+            [&] { CK(cub::DeviceSegmentedSort::SortKeys(w, bs, fi, fo, (int)N, (int)rows, starts, starts + 1, S)); });
+        printf("  %-22s %9.3f ms  1.00x\n", "cub_segmented_radix", seg_radix);
+        printf("  %-22s %9.3f ms  %.2fx\n", "cub_segmented_sort", seg_sort, seg_sort / seg_radix);
+        record("rows_cub_radix_ms", seg_radix);
+        const char *names[] = {"", "nd_rows_raw", "nd_rows_by_indices"};
+        float row_ms[3] = {0, 0, 0};
+        for (int v = NDP_SORT_RAW; v <= NDP_SORT_BY_INDICES; v++) {
+            std::string c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, UNIFORM, 31);
+            if (c == "ok") c = check_sort<uint32_t>(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, SPECIALS, 32);
+            fill(in, N, UNIFORM, 31);
+            size_t bytes = 0;
+            PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+            void *w2 = workspace(bytes);
+            const float ms = median_ms(
+                [&] { PK(ndp_sort_variant(v, ND_FLOAT32, ND_SORT_VALUES, in, out, rows, n, w2, &bytes, S)); });
+            printf("  %-22s %9.3f ms  %.2fx cub_segmented_radix   %s\n", names[v], ms, ms / seg_radix, c.c_str());
+            failures += c != "ok";
+            record(v == NDP_SORT_RAW ? "rows_raw_ms" : "rows_by_indices_ms", ms);
+            row_ms[v] = ms;
+        }
+        char line[200];
+        snprintf(line, sizeof line, "rows f32: raw %.3f ms, by indices %.3f ms (CUB segmented radix alone %.3f ms, "
+                 "segmented sort %.3f ms)", row_ms[1], row_ms[2], seg_radix, seg_sort);
+        targets.push_back(line);
+        std::string c = check_sort<uint32_t>(NDP_SORT_DEFAULT, ND_FLOAT32, ND_SORT_INDICES, in, out, rows, n, SPECIALS, 33);
+        printf("  %-22s check %s\n", "nd_rows argsort", c.c_str());
+        failures += c != "ok";
+    }
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) RUNS = std::max(3, atoi(argv[1]));
+    const int lg = argc > 2 ? atoi(argv[2]) : 28;
+    const std::string what = argc > 3 ? argv[3] : "all";
+    const int64_t N = (int64_t)1 << lg;
+    int dev_count = 0;
+    if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
+        fprintf(stderr, "gpu_speed: no CUDA device\n");
+        return 77;
+    }
+    if (ndp_abi() != NDP_ABI) {
+        fprintf(stderr, "gpu_speed: plugin ABI %d, built for %d\n", ndp_abi(), NDP_ABI);
+        return 2;
+    }
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("gpu_speed: %s, %d SMs, L2 %d MiB, median of %d runs (device time, cudaEvent)\n", p.name,
+           p.multiProcessorCount, p.l2CacheSize >> 20, RUNS);
+    CK(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking));
+    // The floor: a device-to-device copy of N float32 (read + write).
+    float copy_ms;
+    {
+        void *a, *b;
+        CK(cudaMalloc(&a, N * 4));
+        CK(cudaMalloc(&b, N * 4));
+        fill((uint32_t *)a, N, UNIFORM, 1);
+        copy_ms = median_ms([&] { CK(cudaMemcpyAsync(b, a, N * 4, cudaMemcpyDeviceToDevice, S)); });
+        CK(cudaFree(a));
+        CK(cudaFree(b));
+        printf("floor: copy of %.0f MiB %9.3f ms  %6.1f GB/s (read + write)\n", N * 4 / 1048576.0, copy_ms,
+               8e-6 * N / copy_ms);
+        record("copy_ms", copy_ms);
+    }
+    if (what != "sort") scans(N, copy_ms);
+    if (what != "scan") sorts(N);
+    printf("\ntargets:\n");
+    for (auto &t : targets) printf("  %s\n", t.c_str());
+    printf("\n%s: %d check(s) failed\n", failures ? "FAIL" : "ok", failures);
+    json += ",\"device\":\"" + std::string(p.name) + "\",\"failures\":" + std::to_string(failures) + "}";
+    printf("JSON %s\n", json.c_str());
+    return failures ? 1 : 0;
+}
