@@ -297,6 +297,10 @@ NDT_TEST(complex, errors_at_record_time) {
     cr_expect_eq(nd_last_status(), ND_ERR_UNSUPPORTED);
     cr_expect_null(nd_pow(z, z));
     cr_expect_eq(nd_last_status(), ND_ERR_UNSUPPORTED);
+    cr_expect_null(nd_round(z, 0));
+    cr_expect_eq(nd_last_status(), ND_ERR_UNSUPPORTED);
+    cr_expect_null(nd_nan_to_num(z));
+    cr_expect_eq(nd_last_status(), ND_ERR_UNSUPPORTED);
     cr_expect_null(nd_prod(z, ND_ALL_AXES));
     cr_expect_eq(nd_last_status(), ND_ERR_UNSUPPORTED);
     cr_expect_null(nd_var(z, ND_ALL_AXES));

@@ -478,6 +478,11 @@ static double power_of_ten(long long n) {
 
 static nd_array *round_fe(const char *fn, nd_array *a, int decimals) {
     const nd_dtype_kind k = nd_dtype_kind_of(a->dtype);
+    if (k == ND_KIND_COMPLEX) {
+        nd_error_set(ND_ERR_UNSUPPORTED, "%s: rounding %s is not supported yet (NumPy rounds each "
+                     "part; round nd_real and nd_imag)", fn, nd_dtype_name(a->dtype));
+        return NULL;
+    }
     if (k == ND_KIND_BOOL && decimals != 0) {
         nd_error_set(ND_ERR_DTYPE, "%s: decimals %d of bool is not supported (NumPy cannot "
                      "store the scaled values in bool; use nd_astype to a float dtype first)",
@@ -524,6 +529,11 @@ static nd_array *where_fe(const char *fn, nd_array *cond, nd_array *v, nd_array 
 static nd_array *nan_to_num_fe(const char *fn, nd_array *x, double nan, double posinf,
                                double neginf) {
     const nd_dtype t = x->dtype;
+    if (nd_dtype_is_complex(t)) {
+        nd_error_set(ND_ERR_UNSUPPORTED, "%s: %s is not supported yet (NumPy replaces each part; "
+                     "use nd_real and nd_imag)", fn, nd_dtype_name(t));
+        return NULL;
+    }
     if (!nd_dtype_is_float(t)) return nd_fe_astype(fn, x, t); /* integers: a copy */
     const double big = t == ND_FLOAT16 ? 65504.0 : t == ND_BFLOAT16 ? 0x1.fep127
                        : t == ND_FLOAT32 ? (double)FLT_MAX : DBL_MAX;
