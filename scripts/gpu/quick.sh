@@ -9,7 +9,7 @@
 set -u
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
-rm -rf .gpu && tar xzf .gpu.tgz
+[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }  # or .gpu/ unpacked by the caller
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64 ND_CACHE_DIR=/tmp/nd-cache ND_BACKEND=cuda
 L=$OUT/gpu.log
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat .gpu/COMMIT; lscpu | grep "Model name"; } > "$L"
