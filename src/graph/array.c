@@ -91,16 +91,12 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
 }
 
 nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape) {
-    /* Every op's result: the strides are written in place (as
-     * nd_contiguous_strides computes them), not copied from a temporary. */
+    /* Every op's result: the strides are written into the handle, not
+     * copied from a temporary. */
     nd_array *a = handle_new(buf, dtype, ndim, 0);
     if (!a) return NULL;
-    int64_t s = 1;
-    for (int i = ndim - 1; i >= 0; i--) {
-        a->shape[i] = shape[i];
-        a->strides[i] = s;
-        s *= shape[i] > 0 ? shape[i] : 1;
-    }
+    for (int i = 0; i < ndim; i++) a->shape[i] = shape[i];
+    nd_contiguous_strides(ndim, shape, a->strides);
     return a;
 }
 
