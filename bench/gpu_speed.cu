@@ -558,6 +558,8 @@ static void sorts(int64_t N) {
 }
 
 int main(int argc, char **argv) {
+    // Line by line, so a run stopped by a time limit keeps what it printed.
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc > 1) RUNS = std::max(3, atoi(argv[1]));
     const int lg = argc > 2 ? atoi(argv[2]) : 28;
     const std::string what = argc > 3 ? argv[3] : "all";
