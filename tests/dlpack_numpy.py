@@ -18,6 +18,10 @@ try:
 except ImportError:
     print("SKIP: numpy is not installed")
     sys.exit(77)
+if tuple(int(v) for v in np.__version__.split(".")[:2]) < (2, 1):
+    # nd speaks DLPack 1.x (versioned capsules), which NumPy reads from 2.1 on.
+    print(f"SKIP: NumPy {np.__version__} has no DLPack 1.x (versioned capsules need NumPy >= 2.1)")
+    sys.exit(77)
 
 from dlpack_ctypes import DLManagedTensorVersioned, load_nd, HOST, READ, READ_WRITE, ND_FLOAT64, ND_OK
 
