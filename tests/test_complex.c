@@ -712,6 +712,21 @@ NDT_TEST(complex, power_and_inverse_functions_through_the_api) {
     get_c128(s0, g, 3);
     cr_expect(g[0] == 0 && g[1] == 0);
     nd_free(za); nd_free(wa); nd_free(zp); nd_free(s0);
+    /* float_power of a complex64 computes in complex128 (NumPy's DD->D
+     * loop); isclose compares complex values, both parts */
+    const double fb[4] = {0, 1, 1, 1e-3};
+    nd_array *zb = c128(2, fb), *z64 = nd_astype(zb, ND_COMPLEX64), *fp = nd_float_power(z64, nd_scalar(2));
+    nd_array *cl = nd_isclose(zb, nd_conj(zb), 1e-5, 1e-8, false), *cs = nd_isclose(zb, zb, 1e-5, 1e-8, false);
+    cr_assert(fp && cl && cs, "%s", nd_last_error());
+    cr_expect_eq(nd_dtype_of(fp), ND_COMPLEX128);
+    get_c128(fp, g, 2); /* (1j)**2 = -1, (1+1e-3j)**2 = 1 - 1e-6 + 2e-3j (the float32 part) */
+    cr_expect(g[0] == -1 && g[1] == 0 && fabs(g[3] - 2 * (double)1e-3f) < 1e-15, "%g%+gj %g%+gj", g[0], g[1], g[2], g[3]);
+    uint8_t cv[2];
+    cr_assert_eq(nd_to_host(cl, cv, 2), ND_OK, "%s", nd_last_error());
+    cr_expect(cv[0] == 0 && cv[1] == 0, "isclose(z, conj z): %d %d", cv[0], cv[1]);
+    cr_assert_eq(nd_to_host(cs, cv, 2), ND_OK, "%s", nd_last_error());
+    cr_expect(cv[0] == 1 && cv[1] == 1, "isclose(z, z): %d %d", cv[0], cv[1]);
+    nd_free(zb); nd_free(z64); nd_free(fp); nd_free(cl); nd_free(cs);
     nd_free(p); nd_free(p3); nd_free(as); nd_free(sg); nd_free(l1); nd_free(a64); nd_free(pw); nd_free(pr);
     free(x); free(y); free(g);
 }

@@ -90,9 +90,9 @@ ND_API nd_array *nd_ldexp(nd_array *a, nd_array *b);
  * absolute, as NumPy's own). Errors: ND_ERR_SHAPE, ND_ERR_ARG. */
 ND_API nd_array *nd_logaddexp(nd_array *a, nd_array *b);
 ND_API nd_array *nd_logaddexp2(nd_array *a, nd_array *b);
-/* float_power(a, b): a ** b in float64 whatever the dtypes (NumPy's
- * float_power; NumPy's complex results do not exist here: a negative base
- * to a non-integer power is NaN). Within 4 ulp (CUDA's pow: 2). Errors:
+/* float_power(a, b): a ** b in float64 whatever the real dtypes (NumPy's
+ * float_power: a negative real base to a non-integer power is NaN), in
+ * complex128 where either operand is complex. Within 4 ulp (CUDA's pow: 2). Errors:
  * ND_ERR_SHAPE, ND_ERR_ARG. */
 ND_API nd_array *nd_float_power(nd_array *a, nd_array *b);
 /* Shifts of integers in their promoted dtype (bool shifts as int8), as

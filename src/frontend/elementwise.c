@@ -438,10 +438,11 @@ nd_array *nd_float_power(nd_array *a, nd_array *b) {
     ND_API_GUARD();
     static const char fn[] = "nd_float_power";
     if (check_inputs(fn, a, "a", b, "b")) return NULL;
-    /* NumPy's only real loop is float64 ** float64 (every dtype casts to it
-     * safely): POW in float64 */
+    /* NumPy's loops are float64 ** float64 (every real dtype casts to it
+     * safely) and complex128 ** complex128: POW in one of them */
     nd_array *in[2] = {a, b};
-    return nd_runtime_track(nd_fe_map(fn, ND_OP_POW, 2, in, NULL, ND_FLOAT64, ND_FLOAT64));
+    nd_dtype t = nd_dtype_is_complex(a->dtype) || nd_dtype_is_complex(b->dtype) ? ND_COMPLEX128 : ND_FLOAT64;
+    return nd_runtime_track(nd_fe_map(fn, ND_OP_POW, 2, in, NULL, t, t));
 }
 
 /* Temporaries of a composed op, released together when it is recorded. */
@@ -579,7 +580,7 @@ static nd_array *isclose_fe(const char *fn, nd_array *a, nd_array *b, double rto
     nd_array *r = NULL, *y = b, *rt, *at, *d, *ad, *ay, *s, *tol, *le, *fin, *close, *eq;
     if (b->weak == ND_WEAK_INT) {
         if (!(y = keep(&T, nd_fe_scalar((double)b->weak_value.i)))) goto done;
-    } else if (!b->weak && !nd_dtype_is_float(b->dtype)) {
+    } else if (!b->weak && !nd_dtype_is_float(b->dtype) && !nd_dtype_is_complex(b->dtype)) {
         if (!(y = keep(&T, nd_fe_astype(fn, b, ND_FLOAT64)))) goto done;
     }
     if (!(rt = keep(&T, nd_fe_scalar(rtol))) || !(at = keep(&T, nd_fe_scalar(atol)))) goto done;
