@@ -37,8 +37,11 @@
  * tiny and huge magnitudes, subnormals, +-inf, NaN in either part), then
  * random values. The reference is NumPy's complex loop evaluated in the
  * parts' own precision (+ - * / square reciprocal: NumPy's formulas,
- * Smith's division) or C99's cexpl/clogl/csqrtl in long double (glibc:
- * Annex G's special values), ops_ref.c. Results compare part by part:
+ * Smith's division; pow's integer exponents by NumPy's repeated squaring)
+ * or C99's cexpl/clogl/csqrtl .. casinl .. catanhl in long double (glibc:
+ * Annex G's special values; log1p/expm1 by Taylor series near 0; pow
+ * glibc's cpow in double, to a tolerance scaled by its condition number),
+ * ops_ref.c. Results compare part by part:
  * NaN matches NaN, an infinity must be the same infinity, a finite part
  * must be within complex_tol ulps of the larger part's magnitude (a
  * normwise bound: CUDA may contract a*b - c*d into an FMA); exact ops
