@@ -44,8 +44,9 @@ extern "C" {
 /* Complex arrays (NumPy 2): sum and mean add the parts; min, max, argmin,
  * argmax (and ptp, the nan forms) order lexicographically, a value with a
  * NaN part wins (the first one), ties give the first; any/all test either
- * part; var/std are real (the mean of |x - mean|^2). prod and nanprod of
- * a complex array fail with ND_ERR_UNSUPPORTED at record time. */
+ * part; var/std are real (the mean of |x - mean|^2); prod and nanprod
+ * multiply pairwise (a tree of complex products, as accurate as NumPy's
+ * running product or more). */
 ND_API nd_array *nd_sum(nd_array *a, int axis);
 ND_API nd_array *nd_prod(nd_array *a, int axis);
 ND_API nd_array *nd_mean(nd_array *a, int axis);

@@ -119,12 +119,7 @@ nd_array *nd_fe_reduce_mask(const char *fn, nd_reduce_kind kind, nd_array *a, ui
         case ND_REDUCE_ARGMAX:
             return nd_fe_complex_extreme(fn, kind, a, mask, keepdims, 0, what);
         case ND_REDUCE_PROD:
-            nd_error_set(ND_ERR_UNSUPPORTED,
-                         "%s: the %s of a %s array is not supported yet (nd's reduction "
-                         "kernels have no complex accumulator for products; multiply the "
-                         "values with nd_mul, or reduce |z| and angle(z) apart)",
-                         fn, what ? what : nd_reduce_label(kind), nd_dtype_name(a->dtype));
-            return NULL;
+            return nd_fe_complex_prod(fn, a, mask, keepdims);
         }
         /* A complex sum is the sums of its parts (each pairwise, as a real
          * sum; the part reads fuse into the reductions' kernels), put

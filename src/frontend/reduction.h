@@ -39,6 +39,9 @@ nd_array *nd_fe_var_mask(const char *fn, nd_array *a, uint32_t mask, double ddof
  * reductions, exact. */
 nd_array *nd_fe_complex_extreme(const char *fn, nd_reduce_kind kind, nd_array *a, uint32_t mask,
                                 int keepdims, int skip_nan, const char *what);
+/* prod of a complex array over mask (mask != 0): a tree of elementwise
+ * complex products (the reduction kernels accumulate real values only). */
+nd_array *nd_fe_complex_prod(const char *fn, nd_array *a, uint32_t mask, int keepdims);
 /* |x|^2 elementwise: x*x, or re*re + im*im of a complex x (a real result). */
 nd_array *nd_fe_abs2(const char *fn, nd_array *x);
 /* where(cond, a, b) in the dtype of a and b (cond bool). */

@@ -4,11 +4,14 @@
  * only, so each is composed from real REDUCE and MAP nodes over the parts
  * (they fuse into the kernels that read them); every step picks or
  * compares values, none rounds, so the results are NumPy's exactly.
- * Products of complex values (prod, nanprod) would need a complex
- * accumulator: they are ND_ERR_UNSUPPORTED (reduction.c). */
+ * A product of complex values mixes the parts, so it is a tree of
+ * elementwise complex multiplies instead (nd_fe_complex_prod). */
 #include "frontend/reduction.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "frontend/shaping_internal.h"
 
 enum { MAX_TEMPS = 32 };
 typedef struct {
@@ -129,6 +132,55 @@ nd_array *nd_fe_abs2(const char *fn, nd_array *x) {
     nd_array *r2 = keep(&T, nd_fe_unary(fn, ND_OP_SQUARE, re));
     nd_array *i2 = keep(&T, nd_fe_unary(fn, ND_OP_SQUARE, im));
     if (!T.failed) out = nd_fe_binary(fn, ND_OP_ADD, r2, i2);
+done:
+    release_all(&T);
+    return out;
+}
+
+/* prod of a complex array over mask: the reduced axes moved last and
+ * flattened into one of length R, padded with ones to a power of two, then
+ * halved log2(R) times by elementwise products of its two halves (NumPy
+ * multiplies in order; a pairwise product rounds as well or better, and is
+ * exact where NumPy's is). Empty extents give 1 + 0j. */
+nd_array *nd_fe_complex_prod(const char *fn, nd_array *a, uint32_t mask, int keepdims) {
+    int n = a->ndim, perm[ND_MAX_DIMS], np_ = 0, on = 0;
+    int64_t oshape[ND_MAX_DIMS + 1], kshape[ND_MAX_DIMS];
+    for (int k = 0; k < n; k++)
+        if (!(mask >> k & 1u)) perm[np_++] = k, oshape[on++] = a->shape[k];
+    for (int k = 0; k < n; k++) {
+        if (mask >> k & 1u) perm[np_++] = k;
+        kshape[k] = (mask >> k & 1u) ? 1 : a->shape[k];
+    }
+    const int64_t R = nd_fe_reduced_count(a, mask);
+    temps T = {{0}, 0, 0};
+    nd_array *out = NULL, *x = NULL;
+    if (R == 0 || nd_shape_size(on, oshape) == 0) {
+        x = keep(&T, nd_fe_full(fn, a->dtype, on, oshape, nd_fe_double_bits(1.0, a->dtype)));
+    } else {
+        nd_array *moved = keep(&T, nd_fe_with_axes(a, n, perm));
+        if (T.failed) goto done;
+        int64_t P = 1;
+        while (P < R) P *= 2;
+        oshape[on] = R;
+        x = keep(&T, nd_fe_reshape(fn, moved, on + 1, oshape));
+        if (T.failed) goto done;
+        if (P > R) {
+            oshape[on] = P - R;
+            nd_array *ones = keep(&T, nd_fe_full(fn, a->dtype, on + 1, oshape, nd_fe_double_bits(1.0, a->dtype)));
+            if (T.failed) goto done;
+            nd_array *parts[2] = {x, ones};
+            x = keep(&T, nd_fe_concatenate(fn, 2, parts, on));
+        }
+        for (int64_t L = P; L > 1 && !T.failed; L /= 2) {
+            nd_array *lo = keep(&T, nd_fe_axis_slice(x, on, 0, L / 2, 1));
+            nd_array *hi = keep(&T, nd_fe_axis_slice(x, on, L / 2, L / 2, 1));
+            if (T.failed) goto done;
+            x = keep(&T, nd_fe_binary(fn, ND_OP_MUL, lo, hi));
+        }
+        if (T.failed) goto done;
+    }
+    if (T.failed) goto done;
+    out = keepdims ? nd_fe_reshape(fn, x, n, kshape) : nd_fe_reshape(fn, x, on, oshape);
 done:
     release_all(&T);
     return out;
