@@ -560,6 +560,9 @@ static int complex_takes(nd_op op) {
     case ND_OP_GT: case ND_OP_GE: case ND_OP_FMAX: case ND_OP_FMIN: case ND_OP_CONJ:
     case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE: case ND_OP_MAKE_COMPLEX:
     case ND_OP_SIN: case ND_OP_COS: case ND_OP_TAN: case ND_OP_SINH: case ND_OP_COSH: case ND_OP_TANH:
+    case ND_OP_ARCSIN: case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_ARCSINH: case ND_OP_ARCCOSH:
+    case ND_OP_ARCTANH: case ND_OP_LOG10: case ND_OP_LOG2: case ND_OP_LOG1P: case ND_OP_EXPM1:
+    case ND_OP_EXP2: case ND_OP_SIGN: case ND_OP_RINT: case ND_OP_POW:
         return 1;
     default:
         return 0;
@@ -626,6 +629,73 @@ void cref_set(ref_arr *a, int64_t i, double re, double im) {
     }
 NP_CPLX(float, f)
 NP_CPLX(double, )
+
+/* Taylor series of log1p and expm1 in long double for |z| < 2^-10 (11
+ * terms: the next is below 2^-110 of the first), where 1 + z would round
+ * z away; clogl(1 + z) and cexpl(z) - 1 beyond. The signed zero of a
+ * zero imaginary part is the operand's (Annex G's conj symmetry). */
+static long double complex ref_log1p(long double complex z) {
+    if (!(cabsl(z) < 0x1p-10L)) return clogl(1.0L + z);
+    long double complex t = z, s = 0;
+    for (int k = 1; k <= 11; k++, t *= -z) s += t / k;
+    return CMPLXL(creall(s), cimagl(z) == 0 ? cimagl(z) : cimagl(s));
+}
+static long double complex ref_expm1(long double complex z) {
+    if (cimagl(z) == 0) return CMPLXL(expm1l(creall(z)), cimagl(z));
+    if (!(cabsl(z) < 0x1p-10L)) return cexpl(z) - 1.0L;
+    long double complex t = z, s = 0;
+    for (int k = 1; k <= 11; k++) s += t, t *= z / (k + 1);
+    return s;
+}
+
+/* NumPy's npy_cpow: the rules for 0 and integer exponents, repeated
+ * squaring with NumPy's multiply in the parts' precision (overflow and
+ * all), cpowl in long double otherwise */
+#define NP_CPOW(P)                                                                              \
+    static void np_pow_##P(P ar, P ai, P br, P bi, double *zr, double *zi) {                    \
+        if (br == 0 && bi == 0) { *zr = 1, *zi = 0; return; }                                   \
+        if (ar == 0 && ai == 0) {                                                               \
+            *zr = *zi = br > 0 ? 0.0 : NAN;                                                     \
+            return;                                                                             \
+        }                                                                                       \
+        if (bi == 0 && br > -100 && br < 100 && br == (P)(int)br) {                             \
+            int n = (int)br, m = n < 0 ? -n : n;                                                \
+            P pr = ar, pi = ai, r = 1, i = 0;                                                   \
+            if (n == 2 || n == 3) { np_mul_##P(ar, ai, ar, ai, &r, &i); }                       \
+            if (n == 3) { np_mul_##P(ar, ai, r, i, &r, &i); }                                   \
+            if (n == 1) r = ar, i = ai;                                                         \
+            if (n < 1 || n > 3)                                                                 \
+                for (int mask = 1;; mask <<= 1) {                                               \
+                    if (m & mask) np_mul_##P(r, i, pr, pi, &r, &i);                             \
+                    if (m < (mask << 1)) break;                                                 \
+                    np_mul_##P(pr, pi, pr, pi, &pr, &pi);                                       \
+                }                                                                               \
+            if (n < 0) np_div_##P(1, 0, r, i, &r, &i);                                          \
+            *zr = r, *zi = i;                                                                   \
+            return;                                                                             \
+        }                                                                                       \
+        /* glibc's cpow in double (NumPy's npy_cpow calls it): long double's \
+         * range would keep what double arithmetic loses */                    \
+        double complex w = cpow(CMPLX(ar, ai), CMPLX(br, bi));                                  \
+        *zr = (double)(P)creal(w), *zi = (double)(P)cimag(w);                                   \
+    }
+NP_CPOW(float)
+NP_CPOW(double)
+
+/* NumPy 2's sign of a complex: z / |z| (umath's CDOUBLE_sign) */
+static void np_csign(double xr, double xi, double *zr, double *zi) {
+    long double h = hypotl(xr, xi); /* long double: no overflow, no subnormal |z| */
+    if (isnan(h)) *zr = *zi = NAN;
+    else if (isinf(h)) {
+        if (isinf(xr)) {
+            if (isinf(xi)) *zr = *zi = NAN;
+            else *zr = xr > 0 ? 1 : -1, *zi = 0;
+        } else {
+            *zr = 0, *zi = xi > 0 ? 1 : -1;
+        }
+    } else if (h == 0) *zr = *zi = 0;
+    else *zr = (double)(xr / h), *zi = (double)(xi / h);
+}
 
 /* NumPy's complex comparisons (CLT etc.) */
 static int np_cmp(nd_op op, double xr, double xi, double yr, double yi) {
@@ -737,6 +807,36 @@ static void complex_elem(nd_op op, nd_dtype t, ref_arr *const in[3], int64_t i, 
     case ND_OP_SINH: lw = csinhl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
     case ND_OP_COSH: lw = ccoshl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
     case ND_OP_TANH: lw = ctanhl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_ARCSIN: lw = casinl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_ARCCOS: lw = cacosl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_ARCTAN: lw = catanl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_ARCSINH: lw = casinhl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_ARCCOSH: lw = cacoshl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_ARCTANH: lw = catanhl(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    /* NumPy's nc_log10/nc_log2: log z times log10(e) / log2(e) */
+    case ND_OP_LOG10:
+        lw = clogl(lz);
+        zr = (double)(creall(lw) / logl(10.0L)), zi = (double)(cimagl(lw) / logl(10.0L));
+        break;
+    case ND_OP_LOG2:
+        lw = clogl(lz);
+        zr = (double)(creall(lw) / logl(2.0L)), zi = (double)(cimagl(lw) / logl(2.0L));
+        break;
+    case ND_OP_LOG1P: lw = ref_log1p(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_EXPM1: lw = ref_expm1(lz); zr = (double)creall(lw), zi = (double)cimagl(lw); break;
+    case ND_OP_EXP2: { /* NumPy's nc_exp2: exp(z ln 2), z ln 2 rounded to the parts' precision */
+        double ar = f ? (double)((float)xr * 0.693147180559945309f) : xr * 0.6931471805599453;
+        double ai = f ? (double)((float)xi * 0.693147180559945309f) : xi * 0.6931471805599453;
+        lw = cexpl(CMPLXL(ar, ai));
+        zr = (double)creall(lw), zi = (double)cimagl(lw);
+        break;
+    }
+    case ND_OP_SIGN: np_csign(xr, xi, &zr, &zi); break;
+    case ND_OP_RINT: zr = f ? rintf((float)xr) : rint(xr), zi = f ? rintf((float)xi) : rint(xi); break;
+    case ND_OP_POW:
+        if (f) np_pow_float((float)xr, (float)xi, (float)yr, (float)yi, &zr, &zi);
+        else np_pow_double(xr, xi, yr, yi, &zr, &zi);
+        break;
     default: zr = zi = NAN; break;
     }
     cref_set(out, i, zr, zi);

@@ -90,9 +90,9 @@ ND_API nd_array *nd_ldexp(nd_array *a, nd_array *b);
  * absolute, as NumPy's own). Errors: ND_ERR_SHAPE, ND_ERR_ARG. */
 ND_API nd_array *nd_logaddexp(nd_array *a, nd_array *b);
 ND_API nd_array *nd_logaddexp2(nd_array *a, nd_array *b);
-/* float_power(a, b): a ** b in float64 whatever the dtypes (NumPy's
- * float_power; NumPy's complex results do not exist here: a negative base
- * to a non-integer power is NaN). Within 4 ulp (CUDA's pow: 2). Errors:
+/* float_power(a, b): a ** b in float64 whatever the real dtypes (NumPy's
+ * float_power: a negative real base to a non-integer power is NaN), in
+ * complex128 where either operand is complex. Within 4 ulp (CUDA's pow: 2). Errors:
  * ND_ERR_SHAPE, ND_ERR_ARG. */
 ND_API nd_array *nd_float_power(nd_array *a, nd_array *b);
 /* Shifts of integers in their promoted dtype (bool shifts as int8), as
@@ -221,27 +221,34 @@ ND_API nd_array *nd_isneginf(nd_array *a);
  * arrays, with NumPy's complex loops (common/ops.h and element_fns.h say
  * which formula): nd_add, nd_sub, nd_mul, nd_div (Smith's method, as
  * NumPy), nd_neg, nd_square, nd_reciprocal, nd_abs (a real result:
- * hypot(re, im)), nd_exp, nd_log, nd_sqrt, nd_sin, nd_cos, nd_tan, nd_sinh,
- * nd_cosh, nd_tanh (C99's cexp .. ctanh with their special values;
- * complex64 computes them in complex128), nd_sum and nd_mean (the parts
- * summed pairwise; a mean divides by (n + 0j) as NumPy), nd_eq, nd_ne and
- * nd_lt .. nd_ge (lexicographic, NumPy's NaN rule), nd_maximum,
- * nd_minimum, nd_fmax, nd_fmin, nd_isnan, nd_isinf, nd_isfinite, nd_where,
- * the logical ops (nonzero when either part is), nd_astype both ways (to a
- * real dtype drops the imaginary part as NumPy does, without its warning;
- * to bool: either part nonzero), and the functions below.
+ * hypot(re, im)), nd_pow (NumPy's npy_cpow: z ** 0 = 1, 0 ** w = 0 for
+ * Re w > 0 else NaN + NaNj, integer exponents |n| < 100 by repeated
+ * squaring, otherwise exp(w log z) as C's cpow; complex ** real or int
+ * promotes first), nd_sign (NumPy 2: z / |z|, 0 for 0), nd_rint (each
+ * part), nd_exp, nd_exp2, nd_expm1, nd_log, nd_log2, nd_log10, nd_log1p,
+ * nd_sqrt, nd_sin, nd_cos, nd_tan, nd_sinh, nd_cosh, nd_tanh, nd_arcsin,
+ * nd_arccos, nd_arctan, nd_arcsinh, nd_arccosh, nd_arctanh (C99's cexp ..
+ * catanh: Annex G's branch cuts, signed zeros on the cuts and special
+ * values; complex64 computes them in complex128), nd_eq, nd_ne and nd_lt
+ * .. nd_ge (lexicographic, NumPy's NaN rule), nd_maximum, nd_minimum,
+ * nd_fmax, nd_fmin, nd_isnan, nd_isinf, nd_isfinite, nd_where, the logical
+ * ops (nonzero when either part is), nd_astype both ways (to a real dtype
+ * drops the imaginary part as NumPy does, without its warning; to bool:
+ * either part nonzero), and the functions below. The reductions, scans and
+ * products that take complex arrays say so in reductions.h, scans.h and
+ * linalg.h.
  * Ops NumPy refuses for complex (floor, ceil, trunc, signbit, isposinf,
  * floor_divide, remainder, fmod, arctan2, hypot, copysign, bitwise, ...)
- * fail with ND_ERR_DTYPE at record time; complex ops NumPy has and nd does
- * not yet (arcsin .. arctanh, exp2, expm1, log2, log10, log1p, pow, sign,
- * rint, prod, min/max, var/std, matmul, sorting, scans, gathers, linalg)
- * fail with ND_ERR_UNSUPPORTED.
+ * fail with ND_ERR_DTYPE at record time; nd_round and nd_nan_to_num of a
+ * complex array (NumPy has them) fail with ND_ERR_UNSUPPORTED.
  *
  * nd_conj/nd_conjugate: the complex conjugate; of a real array its values
  * (NumPy), ND_ERR_DTYPE for bool. nd_real/nd_imag: the real and imaginary
  * parts (float32 of complex64, float64 of complex128); of a real array its
  * values and zeros. They are copies here where NumPy gives views: writing
- * into nd_real(z) does not change z. nd_angle: atan2(imag, real) in
+ * into nd_real(z) does not change z (an nd view keeps its base's dtype, and
+ * the scheduler's overlap analysis counts in elements of that dtype; a
+ * float64 view into a complex128 buffer would need both to change). nd_angle: atan2(imag, real) in
  * radians (of a real array 0, or pi for negative values, NaN for NaN). */
 ND_API nd_array *nd_conj(nd_array *a);
 ND_API nd_array *nd_conjugate(nd_array *a);

@@ -12,8 +12,11 @@ extern "C" {
 #endif
 
 /* NumPy matmul: 1-d x 1-d is a dot product (0-d result); 2-d x 2-d a matrix
- * product; >2-d batched with broadcast batch dimensions. Errors: ND_ERR_SHAPE
- * for mismatched inner dimensions or 0-d operands. */
+ * product; >2-d batched with broadcast batch dimensions. complex64 and
+ * complex128 run as cgemm/zgemm (OpenBLAS; cuBLAS on CUDA), never
+ * conjugating; a real operand with a complex one promotes first (NumPy 2:
+ * float64 @ complex64 is complex128). Errors: ND_ERR_SHAPE for mismatched
+ * inner dimensions or 0-d operands. */
 ND_API nd_array *nd_matmul(nd_array *a, nd_array *b);
 ND_API nd_array *nd_dot(nd_array *a, nd_array *b); /* = nd_matmul for 1-d/2-d */
 
@@ -27,8 +30,9 @@ ND_API nd_array *nd_outer(nd_array *a, nd_array *b);
  * 0-d operand multiplies. Errors: ND_ERR_SHAPE when the last dimensions
  * differ or the result has more than 8 dimensions. */
 ND_API nd_array *nd_inner(nd_array *a, nd_array *b);
-/* np.vdot (real dtypes): a and b flattened, their dot product as a 0-d
- * array. Errors: ND_ERR_SHAPE when the sizes differ. */
+/* np.vdot: a and b flattened, their dot product as a 0-d array; a complex
+ * a is conjugated first (sum(conj(a) * b)). Errors: ND_ERR_SHAPE when the
+ * sizes differ. */
 ND_API nd_array *nd_vdot(nd_array *a, nd_array *b);
 
 #ifdef __cplusplus

@@ -41,6 +41,12 @@ extern "C" {
  * extent are ND_ERR_SHAPE (NumPy: no identity); sum of one is 0, prod 1,
  * any false, all true, mean/std/var NaN. min/max propagate NaN, argmin/
  * argmax give the first NaN's index, ties the first index. */
+/* Complex arrays (NumPy 2): sum and mean add the parts; min, max, argmin,
+ * argmax (and ptp, the nan forms) order lexicographically, a value with a
+ * NaN part wins (the first one), ties give the first; any/all test either
+ * part; var/std are real (the mean of |x - mean|^2); prod and nanprod
+ * multiply pairwise (a tree of complex products, as accurate as NumPy's
+ * running product or more). */
 ND_API nd_array *nd_sum(nd_array *a, int axis);
 ND_API nd_array *nd_prod(nd_array *a, int axis);
 ND_API nd_array *nd_mean(nd_array *a, int axis);

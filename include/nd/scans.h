@@ -30,6 +30,9 @@ extern "C" {
  * a is not already a packed row of the result dtype; that copy is fused
  * with whatever computes a). Errors: ND_ERR_ARG (NULL a, an axis out of
  * range, naming the valid range). */
+/* Complex arrays: cumsum and nancumsum scan the parts (a value with a NaN
+ * part counts as 0 in nancumsum); cumprod and nancumprod fail with
+ * ND_ERR_UNSUPPORTED. */
 ND_API nd_array *nd_cumsum(nd_array *a, int axis);
 ND_API nd_array *nd_cumprod(nd_array *a, int axis);
 /* As nd_cumsum / nd_cumprod with NaN counted as 0 / 1 (NumPy's nancumsum,

@@ -645,6 +645,265 @@ NDS_INLINE C128_T nds_tan_C128(C128_T z) {
     return nds_mk_C128(w.im, -w.re);
 }
 
+/* Inverse trigonometric and hyperbolic functions (C99's casin .. catanh,
+ * Annex G's special values, which NumPy gets from the C library): Kahan's
+ * formulas ("Branch cuts for complex elementary functions", 1987), which
+ * keep the signed zeros on the branch cuts and need no scaling, since
+ * sqrt(1 - z) sqrt(1 + z) is of the size of z:
+ *   asin z  = (atan2(x, Re(sqrt(1-z) sqrt(1+z))), asinh(Im(conj(sqrt(1-z)) sqrt(1+z))))
+ *   acos z  = (2 atan2(Re sqrt(1-z), Re sqrt(1+z)), asinh(Im(conj(sqrt(1+z)) sqrt(1-z))))
+ *   atanh z: Kahan's ATANH (Re z >= 0 through atanh(-conj z) = -conj atanh z)
+ *   asinh z = -i asin(iz), atan z = -i atanh(iz), acosh z = +-i acos z
+ *   (FreeBSD's cacosh: the sign that makes the real part >= 0).
+ * Non-finite operands take Annex G's table before the formulas. */
+NDS_INLINE C128_T nds_casin_fin_C128(C128_T z) {
+    if (fabs(z.re) > 1e150 || fabs(z.im) > 1e150) {
+        /* beyond it sqrt(1 - z) sqrt(1 + z) may overflow: asin z =
+         * -i asinh(iz), asinh w = log(2w) + O(1/w^2) for Re w >= +0, odd */
+        const F64_T s = copysign(1.0, -z.im);
+        const C128_T l = nds_log_C128(nds_mk_C128(-s * z.im, s * z.re));
+        return nds_mk_C128(s * l.im, -s * (l.re + 0.6931471805599453));
+    }
+    const C128_T a = nds_sqrt_C128(nds_mk_C128(1.0 - z.re, -z.im));
+    const C128_T b = nds_sqrt_C128(nds_mk_C128(1.0 + z.re, z.im));
+    return nds_mk_C128(atan2(z.re, a.re * b.re - a.im * b.im), asinh(a.re * b.im - a.im * b.re));
+}
+NDS_INLINE C128_T nds_arcsinh_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im, ax = fabs(x), ay = fabs(y);
+    if (x - x == 0 && y - y == 0) { /* finite: -i asin(iz) */
+        const C128_T w = nds_casin_fin_C128(nds_mk_C128(-y, x));
+        return nds_mk_C128(w.im, -w.re);
+    }
+    F64_T re, im;
+    if (x != x) {
+        if (y == 0) return nds_mk_C128(x, y);
+        re = nds_pinf_C128(ay) ? ay : x;
+        im = x;
+    } else if (nds_pinf_C128(ax)) {
+        re = ax;
+        im = y != y ? y : nds_pinf_C128(ay) ? 0.7853981633974483 : 0.0;
+    } else { /* x finite, y infinite or NaN */
+        re = y != y ? y : ay;
+        im = y != y ? y : 1.5707963267948966;
+    }
+    return nds_mk_C128(x != x ? re : copysign(re, x), im != im ? im : copysign(im, y));
+}
+NDS_INLINE C128_T nds_arcsin_C128(C128_T z) {
+    if (z.re - z.re == 0 && z.im - z.im == 0) return nds_casin_fin_C128(z);
+    const C128_T w = nds_arcsinh_C128(nds_mk_C128(-z.im, z.re)); /* asin z = -i asinh(iz) */
+    /* asin(+-inf + NaN i) = NaN +- inf i, the sign unspecified: glibc's + */
+    return nds_mk_C128(w.im, z.im != z.im ? fabs(w.re) : -w.re);
+}
+NDS_INLINE C128_T nds_arccos_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im;
+    if (x - x == 0 && y - y == 0) {
+        if (fabs(x) > 1e150 || fabs(y) > 1e150) { /* acos z = -i log(2z) for Im z >= 0 */
+            const C128_T l = nds_log_C128(nds_mk_C128(x, fabs(y)));
+            return nds_mk_C128(l.im, copysign(l.re + 0.6931471805599453, -y));
+        }
+        const C128_T a = nds_sqrt_C128(nds_mk_C128(1.0 - x, -y));
+        const C128_T b = nds_sqrt_C128(nds_mk_C128(1.0 + x, y));
+        return nds_mk_C128(2.0 * atan2(a.re, b.re), asinh(b.re * a.im - b.im * a.re));
+    }
+    F64_T re, im;
+    const F64_T pi = 3.141592653589793, inf = fabs(nds_pinf_C128(x) ? x : y);
+    if (x != x) {
+        re = x;
+        im = nds_pinf_C128(y) ? -inf : x;
+    } else if (nds_pinf_C128(x)) {
+        if (y != y) return nds_mk_C128(y, -inf); /* NaN -+ i inf, the sign unspecified: glibc's */
+        re = nds_pinf_C128(y) ? (x > 0 ? pi / 4 : 3 * pi / 4) : (x > 0 ? 0.0 : pi);
+        im = -inf;
+    } else if (y != y) {
+        re = x == 0 ? pi / 2 : y;
+        im = y;
+    } else {
+        re = pi / 2;
+        im = -inf;
+    }
+    return nds_mk_C128(re, y == y && copysign(1.0, y) < 0 ? -im : im); /* acos conj z = conj acos z */
+}
+NDS_INLINE C128_T nds_arccosh_C128(C128_T z) {
+    const C128_T w = nds_arccos_C128(z);
+    if (w.re != w.re && w.im != w.im) return nds_mk_C128(w.im, w.re);
+    if (w.re != w.re) return nds_mk_C128(fabs(w.im), w.re);
+    if (w.im != w.im) return nds_mk_C128(w.im, z.re == 0 ? w.re : w.im); /* glibc: acosh(0 + NaN i) = NaN + pi/2 i */
+    return nds_mk_C128(fabs(w.im), copysign(w.re, z.im));
+}
+NDS_INLINE C128_T nds_arctanh_C128(C128_T z) {
+    const F64_T x0 = z.re, y0 = z.im;
+    const F64_T half_pi = 1.5707963267948966;
+    if (x0 != x0 || y0 != y0) {
+        if (nds_pinf_C128(y0)) return nds_mk_C128(copysign(0.0, x0), copysign(half_pi, y0));
+        if (nds_pinf_C128(x0) || x0 == 0) return nds_mk_C128(copysign(0.0, x0), y0 + x0);
+        return nds_mk_C128(x0 + y0, x0 + y0);
+    }
+    if (nds_pinf_C128(x0) || nds_pinf_C128(y0))
+        return nds_mk_C128(copysign(0.0, x0), copysign(half_pi, y0));
+    /* theta = sqrt(DBL_MAX) / 4: beyond it atanh z = 1/z + O(1/z^3) (Kahan's
+     * rho = 1 / theta, added to |y| so that y^2 cannot underflow, is left
+     * out: it changes atanh(1 + yi) for |y| < rho, and (1 - x)^2 >=
+     * 2^-106 dominates a lost y^2 everywhere else) */
+    const F64_T theta = 3.3519519824856493e153;
+    const F64_T beta = copysign(1.0, x0), x = fabs(x0), y = -beta * y0;
+    F64_T xi, eta;
+    if (x == 1 && y == 0) {
+        xi = 1.0 / (x - 1.0); /* the pole: 1 / +0 = +inf */
+        eta = y;
+    } else if (x > theta || fabs(y) > theta) {
+        eta = copysign(half_pi, y);
+        xi = nds_reciprocal_C128(nds_mk_C128(x, y)).re;
+    } else if (x == 1) {
+        const F64_T ay = fabs(y);
+        xi = 0.25 * log(4.0 + y * y) - 0.5 * log(ay);
+        eta = copysign(half_pi + atan(ay / 2.0), y) / 2.0;
+    } else {
+        const F64_T t = fabs(y);
+        xi = log1p(4.0 * x / ((1.0 - x) * (1.0 - x) + t * t)) / 4.0;
+        eta = atan2(2.0 * y, (1.0 - x) * (1.0 + x) - t * t) / 2.0;
+    }
+    return nds_mk_C128(beta * xi, -beta * eta);
+}
+NDS_INLINE C128_T nds_arctan_C128(C128_T z) {
+    const C128_T w = nds_arctanh_C128(nds_mk_C128(-z.im, z.re)); /* atan z = -i atanh(iz) */
+    return nds_mk_C128(w.im, -w.re);
+}
+
+/* NumPy's nc_log10/nc_log2 (log z scaled by log10(e), log2(e)), nc_exp2
+ * (exp(z ln 2)) and nc_expm1 ((expm1(x) cos y - 2 sin^2(y/2), e^x sin y)
+ * for |x| < 1; beyond it exp(z) - 1, so that e^x past
+ * overflow stays as finite as exp z, and non-finite parts as cexp's; a
+ * real z gives expm1(x) + 0j, where NumPy's formula gives inf * 0 = NaN
+ * for x = inf); log1p as log(1 + z), with
+ * log|1 + z| = log1p(2x + x^2 + y^2) / 2 near 0 (NumPy's
+ * log(hypot(1 + x, y)) loses the digits of a small z). */
+NDS_INLINE C128_T nds_log10_C128(C128_T z) {
+    const C128_T w = nds_log_C128(z);
+    return nds_mk_C128(w.re * 0.4342944819032518, w.im * 0.4342944819032518);
+}
+NDS_INLINE C128_T nds_log2_C128(C128_T z) {
+    const C128_T w = nds_log_C128(z);
+    return nds_mk_C128(w.re * 1.4426950408889634, w.im * 1.4426950408889634);
+}
+NDS_INLINE C128_T nds_exp2_C128(C128_T z) {
+    return nds_exp_C128(nds_mk_C128(z.re * 0.6931471805599453, z.im * 0.6931471805599453));
+}
+NDS_INLINE C128_T nds_expm1_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im;
+    if (y == 0) return nds_mk_C128(expm1(x), y);
+    if (!(fabs(x) < 1)) { /* |e^z| >= e or <= 1/e: no cancellation; scaled past overflow */
+        const C128_T e = nds_exp_C128(z);
+        return nds_mk_C128(e.re - 1.0, e.im);
+    }
+    const F64_T s = sin(y * 0.5);
+    return nds_mk_C128(expm1(x) * cos(y) - 2.0 * s * s, exp(x) * sin(y));
+}
+NDS_INLINE C128_T nds_log1p_C128(C128_T z) {
+    const F64_T x = z.re, y = z.im;
+    if (fabs(x) < 0.5 && fabs(y) < 0.5)
+        return nds_mk_C128(0.5 * log1p(x * (2.0 + x) + y * y), atan2(y, 1.0 + x));
+    return nds_log_C128(nds_mk_C128(1.0 + x, y));
+}
+
+/* NumPy 2's sign: z / |z|, 0 for 0; an infinite part gives the unit in its
+ * direction (a NaN beside it too: NumPy's hypot(inf, nan) is inf), two
+ * infinite parts NaN (umath's CDOUBLE_sign). z is scaled by its larger
+ * part first, so that |z| neither overflows nor loses digits below the
+ * normal range (NumPy divides by hypot(re, im) unscaled). */
+#define NDS_CPLX_SIGN(S, P, SUF)                                                                \
+    NDS_INLINE S##_T nds_sign_##S(S##_T z) {                                                   \
+        const P##_T zero = 0, ar = fabs##SUF(z.re), ai = fabs##SUF(z.im);                      \
+        if (nds_pinf_##S(z.re) || nds_pinf_##S(z.im)) {                                        \
+            if (nds_pinf_##S(z.re))                                                            \
+                return nds_pinf_##S(z.im) ? nds_mk_##S(z.re - z.re, z.re - z.re)              \
+                                          : nds_mk_##S(z.re > 0 ? 1 : -1, zero);               \
+            return nds_mk_##S(zero, z.im > 0 ? 1 : -1);                                        \
+        }                                                                                      \
+        if (z.re != z.re || z.im != z.im) return nds_mk_##S(z.re + z.im, z.re + z.im);         \
+        const P##_T m = ar > ai ? ar : ai;                                                     \
+        if (m == 0) return nds_mk_##S(zero, zero);                                             \
+        const P##_T u = z.re / m, v = z.im / m, r = hypot##SUF(u, v);                          \
+        return nds_mk_##S(u / r, v / r);                                                       \
+    }                                                                                          \
+    NDS_INLINE S##_T nds_rint_##S(S##_T z) { return nds_mk_##S(rint##SUF(z.re), rint##SUF(z.im)); }
+NDS_CPLX_SIGN(C64, F32, f)
+NDS_CPLX_SIGN(C128, F64, )
+
+/* NumPy's power (npy_cpow): z ** 0 = 1 (0 ** 0 too); 0 ** w = 0 for
+ * Re w > 0, else NaN + NaNj; an integer exponent |n| < 100 by repeated
+ * squaring in the dtype's own precision, as NumPy (n = 1, 2, 3 unrolled,
+ * so infinities fare better; a negative one as 1 / z**|n|, Smith's
+ * division); otherwise C's cpow, exp(w log z) (complex64 through
+ * complex128, each part rounded once). */
+/* C99's complex multiply (Annex G.5.1's _Cmultd): the textbook product,
+ * with an infinite operand recovered where that gives NaN + NaNj, as the
+ * C library's cpow computes w log z */
+NDS_INLINE C128_T nds_cmul_annexg_C128(C128_T z, C128_T w) {
+    F64_T a = z.re, b = z.im, c = w.re, d = w.im;
+    const F64_T ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+    const F64_T x = ac - bd, y = ad + bc, inf = 1e308 * 10.0;
+    if (x == x || y == y) return nds_mk_C128(x, y);
+    int recalc = 0;
+    if (nds_pinf_C128(a) || nds_pinf_C128(b)) {
+        a = copysign(nds_pinf_C128(a) ? 1.0 : 0.0, a);
+        b = copysign(nds_pinf_C128(b) ? 1.0 : 0.0, b);
+        if (c != c) c = copysign(0.0, c);
+        if (d != d) d = copysign(0.0, d);
+        recalc = 1;
+    }
+    if (nds_pinf_C128(c) || nds_pinf_C128(d)) {
+        c = copysign(nds_pinf_C128(c) ? 1.0 : 0.0, c);
+        d = copysign(nds_pinf_C128(d) ? 1.0 : 0.0, d);
+        if (a != a) a = copysign(0.0, a);
+        if (b != b) b = copysign(0.0, b);
+        recalc = 1;
+    }
+    if (!recalc && (nds_pinf_C128(ac) || nds_pinf_C128(bd) || nds_pinf_C128(ad) || nds_pinf_C128(bc))) {
+        if (a != a) a = copysign(0.0, a);
+        if (b != b) b = copysign(0.0, b);
+        if (c != c) c = copysign(0.0, c);
+        if (d != d) d = copysign(0.0, d);
+        recalc = 1;
+    }
+    if (!recalc) return nds_mk_C128(x, y);
+    return nds_mk_C128(inf * (a * c - b * d), inf * (a * d + b * c));
+}
+NDS_INLINE C128_T nds_cpow_C128(C128_T a, C128_T b) {
+    return nds_exp_C128(nds_cmul_annexg_C128(b, nds_log_C128(a)));
+}
+NDS_INLINE C64_T nds_cpow_C64(C64_T a, C64_T b) {
+    const C128_T r = nds_cpow_C128(nds_mk_C128((F64_T)a.re, (F64_T)a.im), nds_mk_C128((F64_T)b.re, (F64_T)b.im));
+    return nds_mk_C64((F32_T)r.re, (F32_T)r.im);
+}
+#define NDS_CPLX_POW(S, P)                                                                      \
+    NDS_INLINE S##_T nds_pow_##S(S##_T a, S##_T b) {                                           \
+        const P##_T br = b.re, bi = b.im, zero = 0, one = 1;                                   \
+        if (br == 0 && bi == 0) return nds_mk_##S(one, zero);                                  \
+        if (a.re == 0 && a.im == 0) {                                                          \
+            if (br > 0) return nds_mk_##S(zero, zero);                                         \
+            const P##_T nan = a.re / a.re; /* 0 / 0 */                                         \
+            return nds_mk_##S(nan, nan);                                                       \
+        }                                                                                      \
+        if (bi == 0 && br > -100 && br < 100 && br == (P##_T)(int)br) {                        \
+            const int n = (int)br;                                                             \
+            if (n == 1) return a;                                                              \
+            if (n == 2) return nds_mul_##S(a, a);                                              \
+            if (n == 3) return nds_mul_##S(a, nds_mul_##S(a, a));                              \
+            int m = n < 0 ? -n : n, mask = 1;                                                  \
+            S##_T acc = nds_mk_##S(one, zero), p = a;                                          \
+            for (;;) {                                                                         \
+                if (m & mask) acc = nds_mul_##S(acc, p);                                       \
+                mask <<= 1;                                                                    \
+                if (m < mask) break;                                                           \
+                p = nds_mul_##S(p, p);                                                         \
+            }                                                                                  \
+            return n < 0 ? nds_div_##S(nds_mk_##S(one, zero), acc) : acc;                      \
+        }                                                                                      \
+        return nds_cpow_##S(a, b);                                                             \
+    }
+NDS_CPLX_POW(C64, F32)
+NDS_CPLX_POW(C128, F64)
+
 /* complex64: the complex128 function, each part rounded once */
 #define NDS_C64_VIA_C128(label)                                                                \
     NDS_INLINE C64_T nds_##label##_C64(C64_T z) {                                              \
@@ -660,6 +919,20 @@ NDS_C64_VIA_C128(tanh)
 NDS_C64_VIA_C128(sin)
 NDS_C64_VIA_C128(cos)
 NDS_C64_VIA_C128(tan)
+NDS_C64_VIA_C128(arcsin)
+NDS_C64_VIA_C128(arccos)
+NDS_C64_VIA_C128(arctan)
+NDS_C64_VIA_C128(arcsinh)
+NDS_C64_VIA_C128(arccosh)
+NDS_C64_VIA_C128(arctanh)
+NDS_C64_VIA_C128(log10)
+NDS_C64_VIA_C128(log2)
+NDS_C64_VIA_C128(log1p)
+NDS_C64_VIA_C128(expm1)
+/* complex64: z ln 2 rounded to float32 parts, as NumPy's nc_exp2f */
+NDS_INLINE C64_T nds_exp2_C64(C64_T z) {
+    return nds_exp_C64(nds_mk_C64(z.re * 0.693147180559945309f, z.im * 0.693147180559945309f));
+}
 
 /* ------------------------------------------------------------------- bool */
 

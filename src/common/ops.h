@@ -116,8 +116,11 @@ typedef enum {
  * Complex dtypes (C64, C128: a struct of two floats/doubles in
  * element_fns.h) compute NumPy's complex loops: + - * as the textbook
  * formulas, / by Smith's method (npymath), comparisons lexicographic with
- * NumPy's NaN rule, exp/log/sqrt/sin/cos/tan/sinh/cosh/tanh as C99's
- * cexp .. ctanh (their special values). Their float operations may contract
+ * NumPy's NaN rule, exp/log/sqrt/sin/cos/tan/sinh/cosh/tanh and
+ * arcsin .. arctanh as C99's cexp .. catanh (Annex G's branch cuts and
+ * special values), log2/log10/exp2/expm1/log1p as NumPy's nc_* (expm1 and
+ * log1p without its cancellations), sign NumPy 2's z/|z|, rint per part,
+ * pow NumPy's npy_cpow. Their float operations may contract
  * into FMAs: on CUDA, and on the CPU where GCC vectorises a*b - c*d and
  * a*b + c*d into vfmaddsub even under -ffp-contract=off (the interpreter's
  * tile loops do; a JIT strip loop need not, so the two may differ in the

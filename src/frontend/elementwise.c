@@ -19,9 +19,9 @@ static nd_array *dtype_error(const char *fn, const char *what, nd_dtype t, const
 }
 
 
-/* Complex operands: the NumPy complex loops nd has go ahead (0); NumPy's
- * TypeErrors (floor, %, arctan2, bitwise ... of a complex) are
- * ND_ERR_DTYPE, loops NumPy has and nd does not yet ND_ERR_UNSUPPORTED. */
+/* Complex operands: NumPy's complex loops go ahead (0); NumPy's TypeErrors
+ * (floor, %, arctan2, bitwise ... of a complex) are ND_ERR_DTYPE. nd has
+ * every complex loop of NumPy's among these ops. */
 static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
     if (!nd_dtype_is_complex(t)) return 0;
     switch (op) {
@@ -33,7 +33,10 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
     case ND_OP_LOGICAL_OR: case ND_OP_LOGICAL_XOR: case ND_OP_FMAX: case ND_OP_FMIN:
     case ND_OP_CONJ: case ND_OP_REAL: case ND_OP_IMAG: case ND_OP_CABS: case ND_OP_ANGLE:
     case ND_OP_MAKE_COMPLEX: case ND_OP_SIN: case ND_OP_COS: case ND_OP_TAN: case ND_OP_SINH:
-    case ND_OP_COSH: case ND_OP_TANH:
+    case ND_OP_COSH: case ND_OP_TANH: case ND_OP_ARCSIN: case ND_OP_ARCCOS: case ND_OP_ARCTAN:
+    case ND_OP_ARCSINH: case ND_OP_ARCCOSH: case ND_OP_ARCTANH: case ND_OP_EXP2:
+    case ND_OP_EXPM1: case ND_OP_LOG2: case ND_OP_LOG10: case ND_OP_LOG1P: case ND_OP_RINT:
+    case ND_OP_SIGN: case ND_OP_POW:
         return 0;
     case ND_OP_FLOOR: case ND_OP_CEIL: case ND_OP_TRUNC: case ND_OP_SIGNBIT: case ND_OP_ISPOSINF:
     case ND_OP_ISNEGINF: case ND_OP_INVERT: case ND_OP_DEG2RAD: case ND_OP_RAD2DEG:
@@ -46,16 +49,6 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
         dtype_error(fn, nd_op_label(op), t,
                     "NumPy defines it for real numbers only (TypeError); take nd_real, nd_imag "
                     "or nd_abs first");
-        return -1;
-    case ND_OP_ARCSIN: case ND_OP_ARCCOS: case ND_OP_ARCTAN: case ND_OP_ARCSINH:
-    case ND_OP_ARCCOSH: case ND_OP_ARCTANH: case ND_OP_EXP2: case ND_OP_EXPM1: case ND_OP_LOG2:
-    case ND_OP_LOG10: case ND_OP_LOG1P: case ND_OP_RINT: case ND_OP_SIGN: case ND_OP_POW:
-        nd_error_set(ND_ERR_UNSUPPORTED,
-                     "%s: %s of %s is not supported yet (NumPy has it; nd's complex ops are + - "
-                     "* /, negative, square, reciprocal, conj, abs, angle, real, imag, exp, log, "
-                     "sqrt, sin, cos, tan, sinh, cosh, tanh, comparisons, maximum/minimum/fmax/"
-                     "fmin, isnan/isinf/isfinite)",
-                     fn, nd_op_label(op), nd_dtype_name(t));
         return -1;
     }
     return 0;
@@ -133,7 +126,8 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     /* float16/bfloat16 step in their own format (common/ops.h) */
     if (op == ND_OP_NEXTAFTER && dtype == ND_FLOAT16) op = ND_OP_NEXTAFTER_F16;
     if (op == ND_OP_NEXTAFTER && dtype == ND_BFLOAT16) op = ND_OP_NEXTAFTER_BF16;
-    if (op == ND_OP_POW && nd_dtype_kind_of(dtype) != ND_KIND_FLOAT && b->weak == ND_WEAK_INT &&
+    if (op == ND_OP_POW && nd_dtype_kind_of(dtype) != ND_KIND_FLOAT &&
+        nd_dtype_kind_of(dtype) != ND_KIND_COMPLEX && b->weak == ND_WEAK_INT &&
         b->weak_value.i < 0) {
         nd_error_set(ND_ERR_ARG, "%s: integers to negative integer powers are not allowed "
                      "(exponent %lld on %s; use nd_astype to a float dtype first)",
@@ -444,10 +438,11 @@ nd_array *nd_float_power(nd_array *a, nd_array *b) {
     ND_API_GUARD();
     static const char fn[] = "nd_float_power";
     if (check_inputs(fn, a, "a", b, "b")) return NULL;
-    /* NumPy's only real loop is float64 ** float64 (every dtype casts to it
-     * safely): POW in float64 */
+    /* NumPy's loops are float64 ** float64 (every real dtype casts to it
+     * safely) and complex128 ** complex128: POW in one of them */
     nd_array *in[2] = {a, b};
-    return nd_runtime_track(nd_fe_map(fn, ND_OP_POW, 2, in, NULL, ND_FLOAT64, ND_FLOAT64));
+    nd_dtype t = nd_dtype_is_complex(a->dtype) || nd_dtype_is_complex(b->dtype) ? ND_COMPLEX128 : ND_FLOAT64;
+    return nd_runtime_track(nd_fe_map(fn, ND_OP_POW, 2, in, NULL, t, t));
 }
 
 /* Temporaries of a composed op, released together when it is recorded. */
@@ -585,7 +580,7 @@ static nd_array *isclose_fe(const char *fn, nd_array *a, nd_array *b, double rto
     nd_array *r = NULL, *y = b, *rt, *at, *d, *ad, *ay, *s, *tol, *le, *fin, *close, *eq;
     if (b->weak == ND_WEAK_INT) {
         if (!(y = keep(&T, nd_fe_scalar((double)b->weak_value.i)))) goto done;
-    } else if (!b->weak && !nd_dtype_is_float(b->dtype)) {
+    } else if (!b->weak && !nd_dtype_is_float(b->dtype) && !nd_dtype_is_complex(b->dtype)) {
         if (!(y = keep(&T, nd_fe_astype(fn, b, ND_FLOAT64)))) goto done;
     }
     if (!(rt = keep(&T, nd_fe_scalar(rtol))) || !(at = keep(&T, nd_fe_scalar(atol)))) goto done;

@@ -75,11 +75,6 @@ static nd_array *matmul_impl(const char *fn, nd_array *a, nd_array *b) {
     int ond = bn + 2;
     nd_dtype t = nd_fe_result_type(fn, a, b, 0);
     if (t == ND_NUM_DTYPES) return NULL;
-    if (nd_dtype_is_complex(t)) {
-        nd_error_set(ND_ERR_UNSUPPORTED, "%s: matmul of %s is not supported yet (NumPy has it; "
-                     "nd's complex support is elementwise)", fn, nd_dtype_name(t));
-        return NULL;
-    }
     size_t nbytes;
     if (nd_fe_nbytes(fn, ond, oshape, t, &nbytes)) return NULL;
     /* Both operands in the result dtype (the cast fuses into a kernel). */
@@ -111,14 +106,15 @@ static nd_array *matmul_impl(const char *fn, nd_array *a, nd_array *b) {
     return v;
 }
 
-/* matmul_impl, except for two float vectors: sum(a*b), one fused reduction
+/* matmul_impl, except for two float or complex vectors: sum(a*b), one fused
+ * reduction (a complex one is two, of the parts)
  * (inputs that are themselves computed, random draws say, are never
  * written out), not a library call on materialised operands. */
 static nd_array *product(const char *fn, nd_array *a, nd_array *b) {
     if (a->ndim == 1 && b->ndim == 1 && a->shape[0] == b->shape[0]) {
         nd_dtype t = nd_fe_result_type(fn, a, b, 0);
         if (t == ND_NUM_DTYPES) return NULL;
-        if (t == ND_FLOAT32 || t == ND_FLOAT64) {
+        if (t == ND_FLOAT32 || t == ND_FLOAT64 || nd_dtype_is_complex(t)) {
             nd_array *prod = nd_fe_binary(fn, ND_OP_MUL, a, b);
             nd_array *sum = prod ? nd_fe_reduce(fn, ND_REDUCE_SUM, prod, ND_ALL_AXES, 0) : NULL;
             nd_free(prod);

@@ -104,7 +104,13 @@ nd_array *nd_vdot(nd_array *a, nd_array *b) {
                      nd_format_shape(s2, sizeof s2, sb->ndim, sb->shape), (long long)nb);
     } else {
         nd_array *fa = nd_fe_flat(fn, sa), *fb = fa ? nd_fe_flat(fn, sb) : NULL;
-        if (fb) out = nd_fe_matmul(fn, fa, fb);
+        /* np.vdot conjugates its first argument (a complex one) */
+        if (fb && nd_dtype_is_complex(fa->dtype)) {
+            nd_array *c = nd_fe_map(fn, ND_OP_CONJ, 1, &fa, NULL, fa->dtype, fa->dtype);
+            nd_fe_release(fa);
+            fa = c;
+        }
+        if (fa && fb) out = nd_fe_matmul(fn, fa, fb);
         nd_fe_release(fb);
         nd_fe_release(fa);
     }

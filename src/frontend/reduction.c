@@ -80,32 +80,6 @@ int64_t nd_fe_reduced_count(const nd_array *a, uint32_t mask) {
 
 nd_array *nd_fe_reduce_mask(const char *fn, nd_reduce_kind kind, nd_array *a, uint32_t mask,
                             int keepdims, const char *what) {
-    if (nd_dtype_is_complex(a->dtype)) {
-        /* A complex sum is the sums of its parts (each pairwise, as a real
-         * sum; the part reads fuse into the reductions' kernels), put
-         * together exactly. Products and orderings need complex
-         * accumulators, which the reduction kernels do not have yet. */
-        if (kind != ND_REDUCE_SUM || a->weak) {
-            nd_error_set(ND_ERR_UNSUPPORTED,
-                         "%s: the %s of a %s array is not supported yet (nd reduces complex "
-                         "arrays by sum and mean only)",
-                         fn, what ? what : nd_reduce_label(kind), nd_dtype_name(a->dtype));
-            return NULL;
-        }
-        nd_dtype pt = nd_dtype_part(a->dtype);
-        nd_array *part[2] = {NULL, NULL}, *sums[2] = {NULL, NULL}, *out = NULL;
-        for (int k = 0; k < 2; k++) {
-            part[k] = nd_fe_map(fn, k ? ND_OP_IMAG : ND_OP_REAL, 1, &a, NULL, a->dtype, pt);
-            if (part[k]) sums[k] = nd_fe_reduce_mask(fn, kind, part[k], mask, keepdims, what);
-        }
-        if (sums[0] && sums[1])
-            out = nd_fe_map(fn, ND_OP_MAKE_COMPLEX, 2, sums, NULL, a->dtype, a->dtype);
-        for (int k = 0; k < 2; k++) {
-            nd_fe_release(part[k]);
-            nd_fe_release(sums[k]);
-        }
-        return out;
-    }
     if (!nd_reduce_has_identity(kind)) {
         for (int k = 0; k < a->ndim; k++)
             if ((mask >> k & 1u) && a->shape[k] == 0) {
@@ -128,6 +102,41 @@ nd_array *nd_fe_reduce_mask(const char *fn, nd_reduce_kind kind, nd_array *a, ui
             return nd_fe_full(fn, ND_INT64, a->ndim, a->shape, zero);
         }
         return nd_fe_astype(fn, a, dtype);
+    }
+    if (nd_dtype_is_complex(a->dtype)) {
+        switch (kind) {
+        case ND_REDUCE_SUM: break; /* below */
+        case ND_REDUCE_ANY:
+        case ND_REDUCE_ALL: { /* of z != 0: the bool cast (either part) */
+            nd_array *nz = nd_fe_astype(fn, a, ND_BOOL);
+            nd_array *r = nz ? nd_fe_reduce_mask(fn, kind, nz, mask, keepdims, what) : NULL;
+            nd_fe_release(nz);
+            return r;
+        }
+        case ND_REDUCE_MIN:
+        case ND_REDUCE_MAX:
+        case ND_REDUCE_ARGMIN:
+        case ND_REDUCE_ARGMAX:
+            return nd_fe_complex_extreme(fn, kind, a, mask, keepdims, 0, what);
+        case ND_REDUCE_PROD:
+            return nd_fe_complex_prod(fn, a, mask, keepdims);
+        }
+        /* A complex sum is the sums of its parts (each pairwise, as a real
+         * sum; the part reads fuse into the reductions' kernels), put
+         * together exactly. */
+        nd_dtype pt = nd_dtype_part(a->dtype);
+        nd_array *part[2] = {NULL, NULL}, *sums[2] = {NULL, NULL}, *out = NULL;
+        for (int k = 0; k < 2; k++) {
+            part[k] = nd_fe_map(fn, k ? ND_OP_IMAG : ND_OP_REAL, 1, &a, NULL, a->dtype, pt);
+            if (part[k]) sums[k] = nd_fe_reduce_mask(fn, kind, part[k], mask, keepdims, what);
+        }
+        if (sums[0] && sums[1])
+            out = nd_fe_map(fn, ND_OP_MAKE_COMPLEX, 2, sums, NULL, a->dtype, a->dtype);
+        for (int k = 0; k < 2; k++) {
+            nd_fe_release(part[k]);
+            nd_fe_release(sums[k]);
+        }
+        return out;
     }
     int ondim = 0;
     int64_t oshape[ND_MAX_DIMS], kshape[ND_MAX_DIMS], kstrides[ND_MAX_DIMS];
@@ -182,7 +191,7 @@ nd_array *nd_fe_sum_div(const char *fn, nd_array *x, uint32_t mask, int keepdims
     if (!s) return NULL;
     nd_array *m = nd_fe_binary(fn, ND_OP_DIV, s, divisor);
     nd_fe_release(s);
-    if (m && nd_dtype_is_float(t) && m->dtype != t) {
+    if (m && (nd_dtype_is_float(t) || nd_dtype_is_complex(t)) && m->dtype != t) {
         nd_array *c = nd_fe_astype(fn, m, t);
         nd_fe_release(m);
         m = c;
@@ -211,17 +220,12 @@ nd_array *nd_fe_mean(const char *fn, nd_array *a, int axis, int keepdims) {
 
 nd_array *nd_fe_var_mask(const char *fn, nd_array *a, uint32_t mask, double ddof, int keepdims,
                          int sqrt_) {
-    if (nd_dtype_is_complex(a->dtype)) {
-        nd_error_set(ND_ERR_UNSUPPORTED, "%s: the variance of a %s array is not supported yet", fn,
-                     nd_dtype_name(a->dtype));
-        return NULL;
-    }
     nd_array *mu = nd_fe_mean_mask(fn, a, mask, 1);
     if (!mu) return NULL;
     nd_array *d = nd_fe_binary(fn, ND_OP_SUB, a, mu);
     nd_fe_release(mu);
     if (!d) return NULL;
-    nd_array *sq = nd_fe_unary(fn, ND_OP_SQUARE, d);
+    nd_array *sq = nd_fe_abs2(fn, d); /* |a - mean|^2: a real result for complex a */
     nd_fe_release(d);
     if (!sq) return NULL;
     /* NumPy's divisor: max(N - ddof, 0), so N <= ddof divides by zero. */

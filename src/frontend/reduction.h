@@ -32,6 +32,18 @@ nd_array *nd_fe_mean_mask(const char *fn, nd_array *a, uint32_t mask, int keepdi
 /* var (sqrt_ = 0) or std (1) with NumPy's ddof. */
 nd_array *nd_fe_var_mask(const char *fn, nd_array *a, uint32_t mask, double ddof, int keepdims,
                          int sqrt_);
+/* reduction_complex.c: min, max, argmin or argmax (kind) of a complex
+ * array in NumPy's lexicographic order over mask; skip_nan 0: a value
+ * with a NaN part wins (the first), 1: np.nanmin .. np.nanargmax (an
+ * all-NaN slice: its first value, or index -1). Composed of real
+ * reductions, exact. */
+nd_array *nd_fe_complex_extreme(const char *fn, nd_reduce_kind kind, nd_array *a, uint32_t mask,
+                                int keepdims, int skip_nan, const char *what);
+/* prod of a complex array over mask (mask != 0): a tree of elementwise
+ * complex products (the reduction kernels accumulate real values only). */
+nd_array *nd_fe_complex_prod(const char *fn, nd_array *a, uint32_t mask, int keepdims);
+/* |x|^2 elementwise: x*x, or re*re + im*im of a complex x (a real result). */
+nd_array *nd_fe_abs2(const char *fn, nd_array *x);
 /* where(cond, a, b) in the dtype of a and b (cond bool). */
 nd_array *nd_fe_where(const char *fn, nd_array *cond, nd_array *a, nd_array *b);
 

@@ -3,12 +3,15 @@
  * its nan* functions the same way: replace NaN, reduce, fix up all-NaN
  * slices). Each reduction is one node over all its axes; the maps fuse
  * into the kernels that read them. Bool and integer inputs hold no NaN, so
- * there each is its plain reduction. */
+ * there each is its plain reduction. A complex value is NaN when either
+ * part is (np.isnan); its nanmin .. nanargmax are reduction_complex.c's. */
 #include "frontend/reduction.h"
 
 #include <math.h>
 
-static int has_nan(const nd_array *a) { return nd_dtype_is_float(a->dtype); }
+static int has_nan(const nd_array *a) {
+    return nd_dtype_is_float(a->dtype) || nd_dtype_is_complex(a->dtype);
+}
 
 /* where(isnan(a), v, a), in a's dtype */
 static nd_array *replace_nan(const char *fn, nd_array *a, double v) {
@@ -80,11 +83,15 @@ static nd_array *nan_extreme(const char *fn, nd_reduce_kind kind, nd_array *a, u
 
 nd_array *nd_fe_nanmin_r(const char *fn, nd_array *a, uint32_t mask, int keepdims, double ddof) {
     if (!has_nan(a)) return nd_fe_min_r(fn, a, mask, keepdims, ddof);
+    if (nd_dtype_is_complex(a->dtype))
+        return nd_fe_complex_extreme(fn, ND_REDUCE_MIN, a, mask, keepdims, 1, "nanmin");
     return nan_extreme(fn, ND_REDUCE_MIN, a, mask, keepdims, INFINITY, "nanmin");
 }
 
 nd_array *nd_fe_nanmax_r(const char *fn, nd_array *a, uint32_t mask, int keepdims, double ddof) {
     if (!has_nan(a)) return nd_fe_max_r(fn, a, mask, keepdims, ddof);
+    if (nd_dtype_is_complex(a->dtype))
+        return nd_fe_complex_extreme(fn, ND_REDUCE_MAX, a, mask, keepdims, 1, "nanmax");
     return nan_extreme(fn, ND_REDUCE_MAX, a, mask, keepdims, -INFINITY, "nanmax");
 }
 
@@ -103,12 +110,16 @@ static nd_array *nan_arg(const char *fn, nd_reduce_kind kind, nd_array *a, uint3
 nd_array *nd_fe_nanargmin_r(const char *fn, nd_array *a, uint32_t mask, int keepdims,
                             double ddof) {
     if (!has_nan(a)) return nd_fe_argmin_r(fn, a, mask, keepdims, ddof);
+    if (nd_dtype_is_complex(a->dtype))
+        return nd_fe_complex_extreme(fn, ND_REDUCE_ARGMIN, a, mask, keepdims, 1, "nanargmin");
     return nan_arg(fn, ND_REDUCE_ARGMIN, a, mask, keepdims, INFINITY, "nanargmin");
 }
 
 nd_array *nd_fe_nanargmax_r(const char *fn, nd_array *a, uint32_t mask, int keepdims,
                             double ddof) {
     if (!has_nan(a)) return nd_fe_argmax_r(fn, a, mask, keepdims, ddof);
+    if (nd_dtype_is_complex(a->dtype))
+        return nd_fe_complex_extreme(fn, ND_REDUCE_ARGMAX, a, mask, keepdims, 1, "nanargmax");
     return nan_arg(fn, ND_REDUCE_ARGMAX, a, mask, keepdims, -INFINITY, "nanargmax");
 }
 
@@ -139,7 +150,7 @@ static nd_array *nan_var(const char *fn, nd_array *a, uint32_t mask, int keepdim
              *v = NULL;
     if (!cnt || !(x = replace_nan(fn, a, 0.0))) goto done;
     if (!(mu = nd_fe_sum_div(fn, x, mask, 1, cnt))) goto done;
-    if (!(d = nd_fe_binary(fn, ND_OP_SUB, a, mu)) || !(sq = nd_fe_unary(fn, ND_OP_SQUARE, d)))
+    if (!(d = nd_fe_binary(fn, ND_OP_SUB, a, mu)) || !(sq = nd_fe_abs2(fn, d)))
         goto done;
     if (!(sq0 = replace_nan(fn, sq, 0.0)) || !(dd = nd_fe_scalar(ddof)) || !(zero = nd_fe_scalar(0)))
         goto done;

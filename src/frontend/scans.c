@@ -51,22 +51,59 @@ done:
     return result;
 }
 
+/* cumsum and nancumsum of a complex array: the scans of its parts (NumPy
+ * adds the parts apart too), put together exactly; nancumsum first turns
+ * a value with a NaN part into 0 (np.isnan of a complex). The products
+ * (cumprod, nancumprod) mix the parts: the routine refuses complex with
+ * ND_ERR_UNSUPPORTED. */
+static nd_array *complex_scan(const char *fn, nd_lib_scan_op op, nd_array *a, int axis) {
+    nd_array *x = a, *part[2] = {NULL, NULL}, *sums[2] = {NULL, NULL}, *out = NULL;
+    if (op == ND_SCAN_NANSUM) {
+        nd_array *isn = nd_fe_unary(fn, ND_OP_ISNAN, a), *zero = isn ? nd_fe_scalar(0.0) : NULL;
+        nd_array *in[3] = {isn, zero, a};
+        nd_dtype consts[3] = {ND_BOOL, a->dtype, a->dtype};
+        x = zero ? nd_fe_map(fn, ND_OP_WHERE, 3, in, consts, a->dtype, a->dtype) : NULL;
+        nd_fe_release(zero);
+        nd_fe_release(isn);
+        if (!x) return NULL;
+    }
+    nd_dtype pt = nd_dtype_part(a->dtype);
+    for (int k = 0; k < 2; k++) {
+        part[k] = nd_fe_map(fn, k ? ND_OP_IMAG : ND_OP_REAL, 1, &x, NULL, x->dtype, pt);
+        if (part[k]) sums[k] = scan(fn, ND_SCAN_SUM, part[k], axis);
+    }
+    if (sums[0] && sums[1]) out = nd_fe_map(fn, ND_OP_MAKE_COMPLEX, 2, sums, NULL, a->dtype, a->dtype);
+    for (int k = 0; k < 2; k++) {
+        nd_fe_release(part[k]);
+        nd_fe_release(sums[k]);
+    }
+    if (x != a) nd_fe_release(x);
+    return out;
+}
+
+static nd_array *scan_any(const char *fn, nd_lib_scan_op op, nd_array *a, int axis) {
+    if (nd_fe_arg(fn, "a", a) || nd_runtime_ensure() != ND_OK) return NULL;
+    if (nd_dtype_is_complex(a->dtype) && (op == ND_SCAN_SUM || op == ND_SCAN_NANSUM))
+        return complex_scan(fn, op, a, axis);
+    return scan(fn, op, a, axis);
+}
+
 nd_array *nd_cumsum(nd_array *a, int axis) {
     ND_API_GUARD();
-    return nd_runtime_track(scan("nd_cumsum", ND_SCAN_SUM, a, axis));
+    return nd_runtime_track(scan_any("nd_cumsum", ND_SCAN_SUM, a, axis));
 }
 
 nd_array *nd_cumprod(nd_array *a, int axis) {
     ND_API_GUARD();
-    return nd_runtime_track(scan("nd_cumprod", ND_SCAN_PROD, a, axis));
+    return nd_runtime_track(scan_any("nd_cumprod", ND_SCAN_PROD, a, axis));
 }
 
 nd_array *nd_nancumsum(nd_array *a, int axis) {
     ND_API_GUARD();
-    return nd_runtime_track(scan("nd_nancumsum", ND_SCAN_NANSUM, a, axis));
+    return nd_runtime_track(scan_any("nd_nancumsum", ND_SCAN_NANSUM, a, axis));
 }
 
 nd_array *nd_nancumprod(nd_array *a, int axis) {
     ND_API_GUARD();
-    return nd_runtime_track(scan("nd_nancumprod", ND_SCAN_NANPROD, a, axis));
+    return nd_runtime_track(scan_any("nd_nancumprod", ND_SCAN_NANPROD, a, axis));
 }

@@ -1,5 +1,7 @@
-/* Matmul: OpenBLAS for float32/float64 (operands passed in place when their
- * layout is row-major or transposed, packed otherwise), float16/bfloat16 via
+/* Matmul: OpenBLAS for float32/float64/complex64/complex128 (sgemm, dgemm,
+ * cgemm, zgemm; operands passed in place when their layout is row-major or
+ * transposed, packed otherwise; complex transposes are plain, never
+ * conjugating: nd_vdot conjugates in the frontend), float16/bfloat16 via
  * float32 sgemm, integers and bool by a blocked loop in wrapping 64-bit
  * arithmetic (bool: a nonzero count of products is the OR of ANDs). */
 #include <cblas.h>
@@ -59,7 +61,7 @@ static int blas_layout(const operand *o, int64_t *ld) {
     return -1;
 }
 
-/* One batch entry of float32/float64 through BLAS. */
+/* One batch entry of float32/float64/complex64/complex128 through BLAS. */
 static nd_status gemm_float(const operand *A, const operand *B, const operand *C, int dt, int64_t m,
                             int64_t n, int64_t k) {
     size_t es = nd_cpu_dtype_size(dt);
@@ -101,7 +103,15 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
                             (long long)m, (long long)n, (long long)k);
     }
     enum CBLAS_TRANSPOSE tra = la ? CblasTrans : CblasNoTrans, trb = lb ? CblasTrans : CblasNoTrans;
-    if (dt == ND_FLOAT32)
+    static const float one_c[2] = {1.0f, 0.0f}, zero_c[2] = {0.0f, 0.0f};
+    static const double one_z[2] = {1.0, 0.0}, zero_z[2] = {0.0, 0.0};
+    if (dt == ND_COMPLEX64)
+        cblas_cgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, one_c, pa, (blasint)lda, pb,
+                    (blasint)ldb, zero_c, pc, (blasint)ldc);
+    else if (dt == ND_COMPLEX128)
+        cblas_zgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, one_z, pa, (blasint)lda, pb,
+                    (blasint)ldb, zero_z, pc, (blasint)ldc);
+    else if (dt == ND_FLOAT32)
         cblas_sgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)pa,
                     (blasint)lda, (const float *)pb, (blasint)ldb, 0.0f, (float *)pc, (blasint)ldc);
     else
@@ -169,7 +179,7 @@ nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *co
             if (!zeros) zeros = nd_calloc((size_t)(m * n), sizeof(uint64_t));
             if (!zeros) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory for a matmul");
             unpack(&C, zeros, ND_UINT64);
-        } else if (cdt == ND_FLOAT32 || cdt == ND_FLOAT64) {
+        } else if (cdt == ND_FLOAT32 || cdt == ND_FLOAT64 || cdt == ND_COMPLEX64 || cdt == ND_COMPLEX128) {
             s = gemm_float(&A, &B, &C, cdt, m, n, k);
         } else {
             s = gemm_int(&A, &B, &C, m, n, k);

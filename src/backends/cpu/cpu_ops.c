@@ -171,6 +171,10 @@ static void sqrt_F64(FN_ARGS) {
     LOOP_BIN(fmax, S, S##_T) LOOP_BIN(fmin, S, S##_T)                            \
     LOOP_UN(exp, S) LOOP_UN(log, S) LOOP_UN(sqrt, S) LOOP_UN(sin, S) LOOP_UN(cos, S) \
     LOOP_UN(tan, S) LOOP_UN(sinh, S) LOOP_UN(cosh, S) LOOP_UN(tanh, S)           \
+    LOOP_UN(arcsin, S) LOOP_UN(arccos, S) LOOP_UN(arctan, S) LOOP_UN(arcsinh, S) \
+    LOOP_UN(arccosh, S) LOOP_UN(arctanh, S) LOOP_UN(log10, S) LOOP_UN(log2, S)   \
+    LOOP_UN(log1p, S) LOOP_UN(exp2, S) LOOP_UN(expm1, S) LOOP_UN(sign, S)        \
+    LOOP_UN(rint, S) LOOP_BIN(pow, S, S##_T)                                     \
     LOOP_C2R(real, S, P) LOOP_C2R(imag, S, P) LOOP_C2R(cabs, S, P) LOOP_C2R(angle, S, P) \
     LOOP_R2C(make_complex, S, P)
 CPLX_SET(C64, F32)
@@ -247,7 +251,14 @@ WHERE_FN(where_16, C128_T)
     [ND_OP_SIN][D] = sin_##S, [ND_OP_COS][D] = cos_##S, [ND_OP_TAN][D] = tan_##S, \
     [ND_OP_SINH][D] = sinh_##S, [ND_OP_COSH][D] = cosh_##S, [ND_OP_TANH][D] = tanh_##S, \
     [ND_OP_REAL][D] = real_##S, [ND_OP_IMAG][D] = imag_##S, [ND_OP_CABS][D] = cabs_##S, \
-    [ND_OP_ANGLE][D] = angle_##S, [ND_OP_MAKE_COMPLEX][D] = make_complex_##S
+    [ND_OP_ANGLE][D] = angle_##S, [ND_OP_MAKE_COMPLEX][D] = make_complex_##S,    \
+    [ND_OP_ARCSIN][D] = arcsin_##S, [ND_OP_ARCCOS][D] = arccos_##S,              \
+    [ND_OP_ARCTAN][D] = arctan_##S, [ND_OP_ARCSINH][D] = arcsinh_##S,            \
+    [ND_OP_ARCCOSH][D] = arccosh_##S, [ND_OP_ARCTANH][D] = arctanh_##S,          \
+    [ND_OP_LOG10][D] = log10_##S, [ND_OP_LOG2][D] = log2_##S,                    \
+    [ND_OP_LOG1P][D] = log1p_##S, [ND_OP_EXP2][D] = exp2_##S,                    \
+    [ND_OP_EXPM1][D] = expm1_##S, [ND_OP_SIGN][D] = sign_##S,                    \
+    [ND_OP_RINT][D] = rint_##S, [ND_OP_POW][D] = pow_##S
 
 /* One loop per (op, compute dtype) of common/ops.h's table; a new op
  * needs its row here (the assertions below fail the build until it has one,

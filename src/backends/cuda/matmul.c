@@ -1,6 +1,8 @@
-/* Matmul: cuBLAS for float16/bfloat16/float32/float64 (cublasGemmEx and its
- * strided-batched form, float32 accumulation for the 16-bit types, float64
- * for float64; TF32 tensor cores only when matmul_tf32 > 0), and a small
+/* Matmul: cuBLAS for float16/bfloat16/float32/float64/complex64/complex128
+ * (cublasGemmEx and its strided-batched form, float32 accumulation for the
+ * 16-bit types and complex64, float64 for float64 and complex128 (CGEMM and
+ * ZGEMM; op T is the plain transpose, never the conjugate); TF32 tensor
+ * cores only when matmul_tf32 > 0), and a small
  * fixed NVRTC kernel for everything cuBLAS cannot express: integer and bool
  * operands, empty inner dimension, and layouts that are neither row- nor
  * column-major (broadcast or negative strides).
@@ -73,12 +75,41 @@ static const char mm_source[] =
     "NDK_MM(nd_matmul_float16, unsigned short, float, ndk_h2f, NDK_FMAC, ndk_f2h)\n"
     "NDK_MM(nd_matmul_bfloat16, unsigned short, float, ndk_b2f, NDK_FMAC, ndk_f2b)\n"
     "NDK_MM(nd_matmul_float32, float, float, NDK_ID, NDK_FMAC, NDK_ID)\n"
-    "NDK_MM(nd_matmul_float64, double, double, NDK_ID, NDK_DMAC, NDK_ID)\n";
+    "NDK_MM(nd_matmul_float64, double, double, NDK_ID, NDK_DMAC, NDK_ID)\n"
+    "/* complex: the textbook product of the parts, unfused like the real\n"
+    "   kernels, parts stored interleaved as NumPy */\n"
+    "#define NDK_MMC(NAME, PT, MUL, ADD, SUB)                                            \\\n"
+    "struct NAME##_t { PT re, im; };                                                      \\\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) NAME(const ndk_mm P, const NAME##_t *A, const NAME##_t *B, NAME##_t *C) { \\\n"
+    "  long long nb = 1; for (int d = 0; d < P.bnd; d++) nb *= P.bshape[d];                \\\n"
+    "  const long long all = nb * P.m * P.n;                                              \\\n"
+    "  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < all;        \\\n"
+    "       g += (long long)gridDim.x * blockDim.x) {                                     \\\n"
+    "    long long j = g % P.n, t = g / P.n, i = t % P.m, b = t / P.m;                    \\\n"
+    "    long long ao = P.ao, bo = P.bo, co = P.co;                                       \\\n"
+    "    for (int d = P.bnd - 1; d >= 0; d--) {                                           \\\n"
+    "      long long bi = b % P.bshape[d]; b /= P.bshape[d];                              \\\n"
+    "      ao += bi * P.ab[d]; bo += bi * P.bb[d]; co += bi * P.cb[d];                    \\\n"
+    "    }                                                                                \\\n"
+    "    PT re = 0, im = 0;                                                               \\\n"
+    "    for (long long p = 0; p < P.k; p++) {                                            \\\n"
+    "      const NAME##_t x = A[ao + i * P.ars + p * P.acs];                              \\\n"
+    "      const NAME##_t y = B[bo + p * P.brs + j * P.bcs];                              \\\n"
+    "      re = ADD(re, SUB(MUL(x.re, y.re), MUL(x.im, y.im)));                           \\\n"
+    "      im = ADD(im, ADD(MUL(x.re, y.im), MUL(x.im, y.re)));                           \\\n"
+    "    }                                                                                \\\n"
+    "    NAME##_t r; r.re = re; r.im = im;                                                \\\n"
+    "    C[co + i * P.crs + j * P.ccs] = r;                                               \\\n"
+    "  }                                                                                  \\\n"
+    "}\n"
+    "NDK_MMC(nd_matmul_complex64, float, __fmul_rn, __fadd_rn, __fsub_rn)\n"
+    "NDK_MMC(nd_matmul_complex128, double, __dmul_rn, __dadd_rn, __dsub_rn)\n";
 
 static const char *const mm_names[ND_NUM_DTYPES] = {
     "nd_matmul_bool",   "nd_matmul_int8",   "nd_matmul_int16",   "nd_matmul_int32",    "nd_matmul_int64",
     "nd_matmul_uint8",  "nd_matmul_uint16", "nd_matmul_uint32",  "nd_matmul_uint64",   "nd_matmul_float16",
-    "nd_matmul_bfloat16", "nd_matmul_float32", "nd_matmul_float64", NULL, NULL};
+    "nd_matmul_bfloat16", "nd_matmul_float32", "nd_matmul_float64", "nd_matmul_complex64",
+    "nd_matmul_complex128"};
 
 static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *slots, int64_t nb) {
     if (!cu->imatmul_lib) {
@@ -257,6 +288,14 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
         dt = CUDA_R_64F;
         ct = CUBLAS_COMPUTE_64F;
         break;
+    case ND_COMPLEX64:
+        dt = CUDA_C_32F;
+        if (cu->tf32) ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+        break;
+    case ND_COMPLEX128:
+        dt = CUDA_C_64F;
+        ct = CUBLAS_COMPUTE_64F;
+        break;
     default: return run_fixed(cu, mm, slots, nb);
     }
     gemm_shape g;
@@ -270,10 +309,12 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
     char *c = (char *)slots[mm->c_slot] + mm->c_offset * es;
     const void *x = g.x_is_a ? (const void *)a : (const void *)b, *y = g.x_is_a ? (const void *)b : (const void *)a;
     const int64_t *xb = g.x_is_a ? mm->a_batch : mm->b_batch, *yb = g.x_is_a ? mm->b_batch : mm->a_batch;
-    float alpha_f = 1.0f, beta_f = 0.0f;
-    double alpha_d = 1.0, beta_d = 0.0;
-    const void *alpha = ct == CUBLAS_COMPUTE_64F ? (const void *)&alpha_d : (const void *)&alpha_f;
-    const void *beta = ct == CUBLAS_COMPUTE_64F ? (const void *)&beta_d : (const void *)&beta_f;
+    /* the scalars in the compute type's precision; a complex gemm reads
+     * two parts (re, im), a real one the first */
+    float alpha_f[2] = {1.0f, 0.0f}, beta_f[2] = {0.0f, 0.0f};
+    double alpha_d[2] = {1.0, 0.0}, beta_d[2] = {0.0, 0.0};
+    const void *alpha = ct == CUBLAS_COMPUTE_64F ? (const void *)alpha_d : (const void *)alpha_f;
+    const void *beta = ct == CUBLAS_COMPUTE_64F ? (const void *)beta_d : (const void *)beta_f;
     int p = (int)g.p, q = (int)g.q, kk = (int)mm->k;
 
     int64_t sx, sy, sc;
