@@ -218,6 +218,12 @@ static int check_args(const char *fn, const char *subs, int n, nd_array *const *
     return nd_runtime_ensure() == ND_OK ? 0 : -1;
 }
 
+static int first_in_output(const nd_ein_spec *s, nd_ein_set set) {
+    for (int i = 0; i < s->nout; i++)
+        if (set >> s->out[i] & 1) return i;
+    return s->nout;
+}
+
 static nd_dtype result_dtype(int n, nd_array *const *ops) {
     nd_dtype rt = ops[0]->dtype;
     for (int k = 1; k < n; k++) rt = nd_promote(rt, ops[k]->dtype);
@@ -244,6 +250,14 @@ static nd_array *einsum_impl(const char *fn, const char *subs, int n, nd_array *
     for (int st = 0; st < p.nsteps && !failed; st++) {
         const int i = p.pair[st][0], j = p.pair[st][1];
         ein_op A = list[i], B = list[j], C;
+        /* The result's axes are (batch, A's own, B's own): the operand whose
+         * own labels come first in the output goes first, so that the last
+         * step writes the output in its order rather than a transpose. */
+        const nd_ein_set sa = op_set(&A), sb = op_set(&B);
+        if (first_in_output(&s, sb & ~sa) < first_in_output(&s, sa & ~sb)) {
+            ein_op t = A;
+            A = B, B = t;
+        }
         memmove(&list[j], &list[j + 1], sizeof(ein_op) * (size_t)(nlist - j - 1));
         memmove(&list[i], &list[i + 1], sizeof(ein_op) * (size_t)(nlist - i - 2));
         nlist -= 2;
