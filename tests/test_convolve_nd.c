@@ -254,3 +254,27 @@ NDT_TEST(convolve_nd, errors) {
     cr_expect_eq(nd_item(total), 0.0);
     nd_free(total), nd_free(ok), nd_free(a), nd_free(v1), nd_free(e), nd_free(odd);
 }
+
+/* The direct method's shifted sum of 25 taps is one generated kernel
+ * (after the padded copy). */
+NDT_TEST(convolve_nd, small_filter_is_one_kernel) {
+    NDT_RNG(r);
+    ref_arr *a = rnd(&r, ND_FLOAT32, 2, (int64_t[]){64, 48}), *v = rnd(&r, ND_FLOAT32, 2, (int64_t[]){5, 5});
+    nd_array *x = ndt_upload(a), *y = ndt_upload(v);
+    for (int m = 0; m < 3; m++) {
+        cr_assert_eq(nd_sync(), ND_OK);
+        nd_stats before, after;
+        nd_get_stats(&before);
+        nd_array *z = nd_convolve_nd(x, y, (nd_conv_mode)m, ND_CONV_DIRECT);
+        cr_assert(z, "%s", nd_last_error());
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        nd_get_stats(&after);
+        /* valid reads a in place; full and same first fill a zero array
+         * and store a into its interior (two kernels) */
+        const unsigned long long k = after.kernels_run - before.kernels_run;
+        cr_expect_eq(k, m == ND_CONV_VALID ? 1 : 3, "mode %d: %llu kernels", m, k);
+        nd_free(z);
+    }
+    nd_free(x), nd_free(y);
+    ref_free(a), ref_free(v);
+}

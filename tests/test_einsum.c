@@ -487,3 +487,26 @@ NDT_TEST(einsum, errors_name_the_position) {
     nd_free(ok);
     nd_free(m), nd_free(m2), nd_free(sq), nd_free(ns), nd_free(v), nd_free(b3), nd_free(b5);
 }
+
+/* A fused contraction never stores its products: one kernel each. */
+NDT_TEST(einsum, fused_steps_are_one_kernel) {
+    NDT_RNG(r);
+    ref_arr *a = rnd(&r, ND_FLOAT32, 2, (int64_t[]){30, 40}), *b = rnd(&r, ND_FLOAT32, 2, (int64_t[]){30, 40});
+    ref_arr *q = rnd(&r, ND_FLOAT32, 2, (int64_t[]){40, 40});
+    nd_array *x = ndt_upload(a), *y = ndt_upload(b), *sq = ndt_upload(q);
+    const char *subs[] = {"ij,ij->i", "ij,ij->", "ij,ij->ji", "ii->", "ij->j"};
+    for (int k = 0; k < 5; k++) {
+        cr_assert_eq(nd_sync(), ND_OK);
+        nd_stats before, after;
+        nd_get_stats(&before);
+        nd_array *z = k < 3 ? nd_einsum(subs[k], 2, (nd_array *[]){x, y}) : nd_einsum(subs[k], 1, &sq);
+        cr_assert(z, "%s", nd_last_error());
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        nd_get_stats(&after);
+        cr_expect_eq(after.kernels_run - before.kernels_run, 1, "%s: %llu kernels", subs[k],
+                     (unsigned long long)(after.kernels_run - before.kernels_run));
+        nd_free(z);
+    }
+    nd_free(x), nd_free(y), nd_free(sq);
+    ref_free(a), ref_free(b), ref_free(q);
+}
