@@ -33,7 +33,8 @@ typedef enum {
  * 'same' has max(n, m) values; N-d inputs never swap (cuPyNumeric), so
  * 'same' always has a's shape. Result dtype: NumPy's promotion of a and v
  * (integers wrap, bool is OR of ANDs; complex is not conjugated). Lazy.
- * DIRECT: a zero-padded copy of a (full and same only), then for filters
+ * DIRECT: a zero-padded copy of a (full and same only; a fill and a
+ * store), then for filters
  * of up to 64 elements the sum of its shifted views times each of v's
  * values (v read as a small operand), which the scheduler fuses into one
  * generated kernel; larger filters are one reduction over a strided
