@@ -442,6 +442,10 @@ NDT_TEST(einsum, errors_name_the_position) {
         const char *needle;
     } cases[] = {
         {"ij,j1", 2, {m, v}, ND_ERR_ARG, "position 4: invalid character '1'"},
+        {"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZab", 1, {m}, ND_ERR_ARG,
+         "position 53: more than 52 subscripts in one term"},
+        {"ij->abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ...z", 1, {m}, ND_ERR_ARG,
+         "position 59: more than 52 subscripts in one term"},
         {"i.j", 1, {m}, ND_ERR_ARG, "position 1: '.' that is not"},
         {"...i...", 1, {m}, ND_ERR_ARG, "position 4: a second '...'"},
         {"ij->i...j...", 1, {m}, ND_ERR_ARG, "position 9: a second '...'"},
@@ -553,4 +557,31 @@ NDT_TEST(einsum, complex_operands) {
         cr_expect(fabs(rg[2 * i] - re) < 1e-5 && fabs(rg[2 * i + 1] - im) < 1e-5, "row %d", i);
     }
     nd_free(a), nd_free(b), nd_free(c), nd_free(a64), nd_free(ones), nd_free(rows);
+}
+
+/* Random strings over the grammar's characters: every one either works or
+ * fails with ND_ERR_ARG or ND_ERR_SHAPE, never anything worse. */
+NDT_TEST(einsum, random_strings_never_crash) {
+    NDT_RNG(r);
+    nd_array *ops[2] = {nd_ones(ND_FLOAT32, 2, (int64_t[]){2, 2}), nd_ones(ND_FLOAT32, 1, (int64_t[]){2})};
+    const char alphabet[] = "ij.,->k ..a1-";
+    int worked = 0;
+    for (int c = 0; c < 3000; c++) {
+        char subs[24];
+        const int len = (int)ndt_int(&r, 0, 22);
+        for (int i = 0; i < len; i++) subs[i] = alphabet[ndt_int(&r, 0, (int)sizeof alphabet - 2)];
+        subs[len] = '\0';
+        nd_array *z = nd_einsum(subs, (int)ndt_int(&r, 1, 2), ops);
+        if (z) {
+            worked++;
+            nd_free(z);
+            continue;
+        }
+        const nd_status st = nd_last_status();
+        cr_expect(st == ND_ERR_ARG || st == ND_ERR_SHAPE, "\"%s\": %s", subs, nd_last_error());
+        cr_expect(strstr(nd_last_error(), "nd_einsum") != NULL);
+        nd_clear_error();
+    }
+    cr_expect(worked > 0, "no random string was valid");
+    nd_free(ops[0]), nd_free(ops[1]);
 }

@@ -41,6 +41,10 @@ static int read_term(const char *fn, const char *subs, int *i, int output, term 
             (*i)++;
             continue;
         }
+        if (t->n == ND_EIN_LETTERS + 1) {
+            snprintf(msg, sizeof msg, "more than %d subscripts in one term", ND_EIN_LETTERS);
+            return arg_error(fn, subs, p, msg);
+        }
         if (c == '.') {
             if (subs[p + 1] != '.' || subs[p + 2] != '.')
                 return arg_error(fn, subs, p, "'.' that is not part of an ellipsis '...'");
@@ -60,10 +64,6 @@ static int read_term(const char *fn, const char *subs, int *i, int output, term 
                 return arg_error(fn, subs, p, "'>' without '-' before it (the output follows '->')");
             snprintf(msg, sizeof msg, "invalid character '%c' (subscripts are letters a-z and A-Z, '...', "
                      "',' between operands and '->' before the output)", c);
-            return arg_error(fn, subs, p, msg);
-        }
-        if (t->n > ND_EIN_LETTERS) {
-            snprintf(msg, sizeof msg, "more than %d subscripts in one term", ND_EIN_LETTERS);
             return arg_error(fn, subs, p, msg);
         }
         t->item[t->n] = (int8_t)l, t->pos[t->n++] = p;
