@@ -97,6 +97,8 @@
 #include "nd/statistics.h"
 #include "nd/linalg.h"
 #include "nd/linalg_decomp.h"
+#include "nd/einsum.h"
+#include "nd/convolution.h"
 #include "nd/shaping.h"
 #include "nd/writes.h"
 #include "nd/inspection.h"
