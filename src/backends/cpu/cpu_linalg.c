@@ -139,8 +139,8 @@ static int64_t last(const nd_kernel_arg *a, int k) { return a->ndim >= k ? a->sh
 static int64_t cholesky_one(la_job *j, int64_t b, void *ws) {
     (void)ws;
     int64_t n = j->n;
-    char *c = mat(j, 1, b, n * n);
-    memcpy(c, mat(j, 0, b, n * n), (size_t)(n * n) * esize(j));
+    char *c = mat(j, 1, b, n * n), *in = mat(j, 0, b, n * n);
+    if (c != in) memcpy(c, in, (size_t)(n * n) * esize(j)); /* in place when the frontend made the input for it */
     /* Row-major lower = column-major upper; for complex A that upper
      * triangle is conj(A)'s, whose factor U^H U read row-major is L L^H. */
     return LA_CALL(j, potrf, 'U', (lapack_int)n, (void *)c, ld(n));
