@@ -234,7 +234,7 @@ ND_API nd_array *nd_isneginf(nd_array *a);
  * floor_divide, remainder, fmod, arctan2, hypot, copysign, bitwise, ...)
  * fail with ND_ERR_DTYPE at record time; complex ops NumPy has and nd does
  * not yet (arcsin .. arctanh, exp2, expm1, log2, log10, log1p, pow, sign,
- * rint, prod, min/max, var/std, matmul, sorting, scans, gathers, linalg)
+ * rint, prod, min/max, var/std, matmul, sorting, scans, gathers)
  * fail with ND_ERR_UNSUPPORTED.
  *
  * nd_conj/nd_conjugate: the complex conjugate; of a real array its values
