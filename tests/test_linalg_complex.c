@@ -111,7 +111,7 @@ static void expect_close_c(const cd *got, const cd *want, int64_t n, double tol,
 
 static void expect_identity(const cd *q, int64_t m, int64_t n, double tol, const char *what) {
     /* q is m x n; q^H q == I (n x n) */
-    cd *qh = malloc((size_t)(m * n + 1) * sizeof *qh), *p = malloc((size_t)(n * n + 1) * sizeof *p);
+    cd *qh = calloc((size_t)(m * n + 1), sizeof *qh), *p = calloc((size_t)(n * n + 1), sizeof *p);
     cd *eye = calloc((size_t)(n * n + 1), sizeof *eye);
     for (int64_t i = 0; i < n; i++) eye[i * n + i] = 1;
     herm(q, qh, m, n);
@@ -249,8 +249,8 @@ static void check_svd(nd_dtype t, int64_t m, int64_t n, int full, const cd *a) {
     cr_expect_eq(nd_dtype_of(s), rt, "singular values are real");
     cr_expect_eq(nd_dtype_of(u), t);
     cr_expect(nd_shape(u)[1] == cu && nd_shape(vh)[0] == cv);
-    cd *gu = downc(u), *gv = downc(vh), *us = malloc(sizeof(cd) * (size_t)(m * n + 1));
-    cd *vhh = malloc(sizeof(cd) * (size_t)(n * n + 1));
+    cd *gu = downc(u), *gv = downc(vh), *us = calloc((size_t)(m * n + 1), sizeof(cd));
+    cd *vhh = calloc((size_t)(n * n + 1), sizeof(cd));
     double *gs = downr(s);
     for (int64_t i = 0; i + 1 < k; i++) cr_expect(gs[i] >= gs[i + 1], "S must descend");
     expect_identity(gu, m, cu, tol_of(t, m, 1), "U^H U == I");
@@ -731,7 +731,7 @@ NDT_TEST(linalg_complex, pinv_lstsq_matrix_power_multi_dot) {
         cd *gp = downc(pi), pa[9], eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
         mmc(gp, a, pa, n, m, n);
         expect_close_c(pa, eye, 9, tol, 1, "pinv(A) A == I");
-        /* matrix_power 3 and -2 */
+        /* matrix_power 3 */
         nd_array *s = upc(t, ND_SHAPE(3, 3), sq), *p3 = nd_linalg_matrix_power(s, 3);
         cd s2[9], s3[9];
         mmc(sq, sq, s2, 3, 3, 3);
@@ -746,5 +746,44 @@ NDT_TEST(linalg_complex, pinv_lstsq_matrix_power_multi_dot) {
         free(gx), free(gp), free(g3), free(gm);
         nd_free(x), nd_free(y), nd_free(sol), nd_free(res), nd_free(rk), nd_free(pi), nd_free(s), nd_free(p3);
         nd_free(xh), nd_free(md);
+    }
+}
+
+/* ---- 0x0 and 1x1 through every routine */
+
+NDT_TEST(linalg_complex, empty_and_one_by_one_matrices) {
+    for (int ti = 0; ti < 2; ti++) {
+        nd_dtype t = CT[ti], rt = ti ? ND_FLOAT64 : ND_FLOAT32;
+        /* a batch of two 0x0 matrices: empty results of the right shapes and dtypes */
+        nd_array *e = nd_zeros(t, ND_SHAPE(2, 0, 0)), *w, *v, *q, *r, *u, *s, *vh, *sg, *ld;
+        nd_array *l = nd_linalg_cholesky(e), *iv = nd_linalg_inv(e), *d = nd_linalg_det(e);
+        cr_assert(l && iv && d, "%s", nd_last_error());
+        cr_assert_eq(nd_linalg_eigh(e, &w, &v), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_linalg_qr(e, ND_QR_COMPLETE, &q, &r), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_linalg_svd(e, true, true, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_linalg_slogdet(e, &sg, &ld), ND_OK, "%s", nd_last_error());
+        cr_expect(count_of(l) == 0 && count_of(iv) == 0 && count_of(w) == 0 && count_of(s) == 0);
+        cr_expect_eq(nd_dtype_of(w), rt);
+        cr_expect_eq(nd_dtype_of(s), rt);
+        cd *gd = downc(d); /* det of 0x0 is 1 (NumPy) */
+        cr_expect(gd[0] == 1 && gd[1] == 1, "det of 0x0: %g%+gi", creal(gd[0]), cimag(gd[0]));
+        free(gd);
+        nd_free(e), nd_free(l), nd_free(iv), nd_free(d), nd_free(w), nd_free(v), nd_free(q), nd_free(r);
+        nd_free(u), nd_free(s), nd_free(vh), nd_free(sg), nd_free(ld);
+        /* 1x1: z, its inverse, sqrt for the Cholesky factor of a positive one */
+        cd z[1] = {3 - 4 * I}, pz[1] = {4};
+        nd_array *x = upc(t, ND_SHAPE(1, 1), z), *p = upc(t, ND_SHAPE(1, 1), pz);
+        nd_array *xi = nd_linalg_inv(x), *xd = nd_linalg_det(x), *pl = nd_linalg_cholesky(p);
+        nd_array *xs = nd_linalg_svdvals(x);
+        cr_assert(xi && xd && pl && xs, "%s", nd_last_error());
+        cd *gi = downc(xi), *gdd = downc(xd), *gl = downc(pl);
+        double *gs = downr(xs);
+        double tol = tol_of(t, 1, 1);
+        cr_expect(cabs(gi[0] - 1 / z[0]) <= tol, "inv 1x1");
+        cr_expect(cabs(gdd[0] - z[0]) <= 5 * tol, "det 1x1 %g%+gi", creal(gdd[0]), cimag(gdd[0]));
+        cr_expect(cabs(gl[0] - 2) <= tol, "cholesky 1x1");
+        cr_expect(fabs(gs[0] - 5) <= 5 * tol, "svdvals 1x1 %g", gs[0]);
+        free(gi), free(gdd), free(gl), free(gs);
+        nd_free(x), nd_free(p), nd_free(xi), nd_free(xd), nd_free(pl), nd_free(xs);
     }
 }
