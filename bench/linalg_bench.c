@@ -13,6 +13,15 @@
  * Usage: linalg_bench [N] [B] [R] [ops]   (defaults 1024 100000 7 all;
  * ops a comma list of cholesky,solve,eigh,svd,batched)
  * Prints one line per case: name dtype size median_ms.
+ *
+ * Built with cuSOLVER (BENCH_HAVE_CUSOLVER, a CUDA build) and run on the
+ * CUDA backend, each case also times the library call alone in the same
+ * run, on a device copy of the same input, restored untimed before each
+ * run: potrf; getrf + getrs; syevd with vectors; gesvdj (economy, vectors,
+ * default tolerance); cuBLAS getrfBatched + getrsBatched for the batch --
+ * the calls nd makes -- each followed by the info word's read back (nd
+ * reads it too), and prints nd's median over the library's (the target is
+ * <= 1.05).
  */
 #include <nd.h>
 
@@ -20,6 +29,12 @@
 #include <math.h>
 
 #include "bench_util.h"
+
+#ifdef BENCH_HAVE_CUSOLVER
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusolverDn.h>
+#endif
 
 static int64_t N = 1024, B = 100000;
 static int R = 7;
@@ -65,6 +80,104 @@ static double residual(const char *op, nd_array *a, nd_array *b) {
     return r / (max_abs(a) + 1e-300);
 }
 
+#ifdef BENCH_HAVE_CUSOLVER
+/* The library call alone on the values of a and b (see the top): the
+ * median in seconds, or -1 when it cannot run (not on CUDA, a failure). */
+#define CU_OK(x) ((x) == 0)
+static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_array *a, nd_array *b) {
+    const char *be = getenv("ND_BACKEND");
+    if (!be || strcmp(be, "cuda") != 0) return -1;
+    int f64 = t == ND_FLOAT64, nb = (int)(batch ? batch : 1), ni = (int)n;
+    size_t es = f64 ? sizeof(double) : sizeof(float), abytes = (size_t)nb * (size_t)(n * n) * es,
+           bbytes = (size_t)nb * (size_t)n * es;
+    void *ha = malloc(abytes), *hb = malloc(bbytes);
+    void *da0 = NULL, *da = NULL, *db0 = NULL, *db = NULL, *work = NULL, *ptrs = NULL, *extra = NULL;
+    int *dinfo = NULL, *piv = NULL, lwork = 0, ok = ha && hb && nd_to_host(a, ha, abytes) == ND_OK &&
+                                                 nd_to_host(b, hb, bbytes) == ND_OK;
+    static cusolverDnHandle_t h;
+    static cublasHandle_t bh;
+    if (ok && !h) ok = CU_OK(cusolverDnCreate(&h)) && CU_OK(cublasCreate(&bh));
+    ok = ok && CU_OK(cudaMalloc(&da0, abytes)) && CU_OK(cudaMalloc(&da, abytes)) && CU_OK(cudaMalloc(&db0, bbytes)) &&
+         CU_OK(cudaMalloc(&db, bbytes)) && CU_OK(cudaMalloc((void **)&dinfo, sizeof(int) * (size_t)(nb + 1))) &&
+         CU_OK(cudaMalloc((void **)&piv, sizeof(int) * (size_t)nb * (size_t)n)) &&
+         CU_OK(cudaMemcpy(da0, ha, abytes, cudaMemcpyHostToDevice)) &&
+         CU_OK(cudaMemcpy(db0, hb, bbytes, cudaMemcpyHostToDevice));
+    gesvdjInfo_t sv = NULL;
+    cusolverEigMode_t V = CUSOLVER_EIG_MODE_VECTOR;
+    cublasFillMode_t U = CUBLAS_FILL_MODE_UPPER;
+    if (ok && !strcmp(op, "cholesky")) {
+        ok = CU_OK(f64 ? cusolverDnDpotrf_bufferSize(h, U, ni, da, ni, &lwork)
+                       : cusolverDnSpotrf_bufferSize(h, U, ni, da, ni, &lwork));
+    } else if (ok && !strcmp(op, "solve")) {
+        ok = CU_OK(f64 ? cusolverDnDgetrf_bufferSize(h, ni, ni, da, ni, &lwork)
+                       : cusolverDnSgetrf_bufferSize(h, ni, ni, da, ni, &lwork));
+    } else if (ok && !strcmp(op, "eigh")) {
+        ok = CU_OK(cudaMalloc(&extra, (size_t)n * es)) &&
+             CU_OK(f64 ? cusolverDnDsyevd_bufferSize(h, V, U, ni, da, ni, extra, &lwork)
+                       : cusolverDnSsyevd_bufferSize(h, V, U, ni, da, ni, extra, &lwork));
+    } else if (ok && !strcmp(op, "svd")) { /* S, U, V after each other in extra */
+        ok = CU_OK(cusolverDnCreateGesvdjInfo(&sv)) && CU_OK(cudaMalloc(&extra, (size_t)(n + 2 * n * n) * es));
+        char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
+        ok = ok && CU_OK(f64 ? cusolverDnDgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni,
+                                                             (double *)v_, ni, &lwork, sv)
+                             : cusolverDnSgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (float *)s_, (float *)u_, ni,
+                                                             (float *)v_, ni, &lwork, sv));
+    } else if (ok) { /* batched: pointer arrays to the matrices and right-hand sides */
+        void **hp = malloc(sizeof(void *) * 2 * (size_t)nb);
+        ok = hp && CU_OK(cudaMalloc(&ptrs, sizeof(void *) * 2 * (size_t)nb));
+        for (int i = 0; ok && i < nb; i++) {
+            hp[i] = (char *)da + (size_t)i * (size_t)(n * n) * es;
+            hp[nb + i] = (char *)db + (size_t)i * (size_t)n * es;
+        }
+        ok = ok && CU_OK(cudaMemcpy(ptrs, hp, sizeof(void *) * 2 * (size_t)nb, cudaMemcpyHostToDevice));
+        free(hp);
+    }
+    ok = ok && CU_OK(cudaMalloc(&work, (size_t)(lwork + 1) * es));
+    double times[64];
+    for (int r = 0; ok && r < R; r++) {
+        ok = CU_OK(cudaMemcpy(da, da0, abytes, cudaMemcpyDeviceToDevice)) &&
+             CU_OK(cudaMemcpy(db, db0, bbytes, cudaMemcpyDeviceToDevice)) && CU_OK(cudaDeviceSynchronize());
+        int hinfo = 0, st = 0;
+        double t0 = bench_now();
+        if (!strcmp(op, "cholesky")) {
+            st = f64 ? cusolverDnDpotrf(h, U, ni, da, ni, work, lwork, dinfo)
+                     : cusolverDnSpotrf(h, U, ni, da, ni, work, lwork, dinfo);
+        } else if (!strcmp(op, "solve")) {
+            st = f64 ? cusolverDnDgetrf(h, ni, ni, da, ni, work, piv, dinfo)
+                     : cusolverDnSgetrf(h, ni, ni, da, ni, work, piv, dinfo);
+            if (!st) st = f64 ? cusolverDnDgetrs(h, CUBLAS_OP_N, ni, 1, da, ni, piv, db, ni, dinfo + 1)
+                              : cusolverDnSgetrs(h, CUBLAS_OP_N, ni, 1, da, ni, piv, db, ni, dinfo + 1);
+        } else if (!strcmp(op, "eigh")) {
+            st = f64 ? cusolverDnDsyevd(h, V, U, ni, da, ni, extra, work, lwork, dinfo)
+                     : cusolverDnSsyevd(h, V, U, ni, da, ni, extra, work, lwork, dinfo);
+        } else if (!strcmp(op, "svd")) {
+            char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
+            st = f64 ? cusolverDnDgesvdj(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
+                                         work, lwork, dinfo, sv)
+                     : cusolverDnSgesvdj(h, V, 1, ni, ni, da, ni, (float *)s_, (float *)u_, ni, (float *)v_, ni, work,
+                                         lwork, dinfo, sv);
+        } else {
+            void **dp = ptrs;
+            st = cublasSgetrfBatched(bh, ni, (float *const *)dp, ni, piv, dinfo, nb);
+            if (!st) st = cublasSgetrsBatched(bh, CUBLAS_OP_N, ni, 1, (const float *const *)dp, ni, piv,
+                                              (float *const *)(dp + nb), ni, &hinfo, nb);
+        }
+        ok = ok && st == 0 && CU_OK(cudaMemcpy(&hinfo, dinfo, sizeof hinfo, cudaMemcpyDeviceToHost));
+        times[r] = bench_now() - t0;
+    }
+    if (sv) cusolverDnDestroyGesvdjInfo(sv);
+    cudaFree(da0), cudaFree(da), cudaFree(db0), cudaFree(db), cudaFree(dinfo), cudaFree(piv), cudaFree(work);
+    cudaFree(ptrs), cudaFree(extra);
+    free(ha), free(hb);
+    return ok ? bench_median(times, R) : -1;
+}
+#else
+static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_array *a, nd_array *b) {
+    (void)op, (void)t, (void)batch, (void)n, (void)a, (void)b;
+    return -1;
+}
+#endif
+
 static void run(const char *op, nd_dtype t, int64_t batch, int64_t n) {
     nd_array *a, *b;
     inputs(t, batch, n, &a, &b);
@@ -101,8 +214,15 @@ static void run(const char *op, nd_dtype t, int64_t batch, int64_t n) {
         nd_clear_error();
         return;
     }
-    printf("%-9s %-7s %8lld x %-6lld %10.3f ms  (residual %.2g)\n", op, nd_dtype_name(t),
-           (long long)(batch ? batch : 1), (long long)n, 1e3 * bench_median(times, R), res);
+    double med = bench_median(times, R);
+    inputs(t, batch, n, &a, &b);
+    double lib = alone(op, t, batch, n, a, b);
+    nd_free(a);
+    nd_free(b);
+    printf("%-9s %-7s %8lld x %-6lld %10.3f ms  (residual %.2g)", op, nd_dtype_name(t),
+           (long long)(batch ? batch : 1), (long long)n, 1e3 * med, res);
+    if (lib > 0) printf("  library alone %10.3f ms  nd/library %.3f", 1e3 * lib, med / lib);
+    printf("\n");
     fflush(stdout);
 }
 

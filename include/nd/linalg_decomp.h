@@ -1,18 +1,27 @@
 /*
  * nd/linalg_decomp.h — numpy.linalg: factorisations, solves and the
- * functions built on them (real dtypes), tensordot and kron.
+ * functions built on them (real and complex dtypes), tensordot and kron.
  * Part of nd.h: include <nd.h>, not this file.
  *
  * Common rules (NumPy 2):
  * - Batches: the last two axes of `a` are the matrices; leading axes are a
  *   batch, each matrix factored on its own (broadcast against b's batch in
  *   nd_linalg_solve).
- * - Dtypes: float32 stays float32, float64 stays float64; bool and integers
- *   compute in float64. float16 and bfloat16 are ND_ERR_DTYPE, as NumPy's
- *   linalg refuses float16 (nd_astype to float32 first).
+ * - Dtypes: float32, float64, complex64 and complex128 keep their dtype
+ *   (NumPy computes float32 in float64 and rounds; nd uses LAPACK's single
+ *   precision routines); bool and integers compute in float64. float16 and
+ *   bfloat16 are ND_ERR_DTYPE, as NumPy's linalg refuses float16 (nd_astype
+ *   to float32 first). Complex matrices follow NumPy: Hermitian for
+ *   cholesky (a = L @ L^H) and eigh, conjugate transposes in svd (a = U @
+ *   diag(S) @ Vh with Vh = V^H), qr (Q^H Q = I); singular values,
+ *   eigenvalues of eigh and eigvalsh, slogdet's logabsdet, cond, norm and
+ *   matrix_rank are real (float32 for complex64), det and slogdet's sign
+ *   complex.
  * - Every result is lazy (recorded; the factorisation runs at the flush
  *   that needs it: LAPACK on the CPU, cuSOLVER on CUDA). Only
- *   nd_linalg_lstsq synchronises (its residuals' shape depends on the rank).
+ *   nd_linalg_lstsq synchronises (its residuals' shape depends on the rank),
+ *   and nd_linalg_eig / nd_linalg_eigvals of a real a (their dtype depends
+ *   on the eigenvalues, as NumPy's).
  * - Record-time errors: NULL (ND_ERR_ARG), too few dimensions or a matrix
  *   that is not square where one must be, shapes that do not fit
  *   (ND_ERR_SHAPE), bad dtypes (ND_ERR_DTYPE), bad ord/mode (ND_ERR_ARG).
@@ -88,9 +97,31 @@ ND_API nd_status nd_linalg_eigh(nd_array *a, nd_array **w, nd_array **v);
 /* np.linalg.eigvalsh(a): w of nd_linalg_eigh. */
 ND_API nd_array *nd_linalg_eigvalsh(nd_array *a);
 
+/* np.linalg.eig(a) (general square matrices, geev): *w (..., n), the
+ * eigenvalues in LAPACK's order (not sorted; a complex conjugate pair of a
+ * real a is adjacent, positive imaginary part first), and *v (..., n, n)
+ * with a @ v == v * w, each column of norm 1 with its largest component
+ * real (LAPACK's normalisation, as NumPy).
+ * Dtype, NumPy 2's rule: a complex a gives complex64/complex128 results,
+ * lazily. A real a gives real results (its dtype) when every eigenvalue of
+ * the whole batch is real, else complex ones (complex64 for float32);
+ * because the dtype depends on the values, eig of a real a synchronises:
+ * it runs the factorisation at the call and reads whether any imaginary
+ * part is non-zero (the results stay on the device). To stay lazy, pass a
+ * complex a (nd_astype(a, ND_COMPLEX128)): the results are then complex
+ * whatever the values.
+ * Errors: ND_ERR_LINALG when it does not converge or a holds NaN or inf
+ * (NumPy's "Array must not contain infs or NaNs"; the CPU checks, cuSOLVER
+ * on CUDA may give NaN instead); for a real a returned by this call (it
+ * synchronised), for a complex a at the read. */
+ND_API nd_status nd_linalg_eig(nd_array *a, nd_array **w, nd_array **v);
+/* np.linalg.eigvals(a): w of nd_linalg_eig, with the same dtype rule (a
+ * real a synchronises). */
+ND_API nd_array *nd_linalg_eigvals(nd_array *a);
+
 /* ---- composed from the above and lazy ops */
 
-/* np.linalg.pinv(a, rcond): V @ diag(1/S) @ U.T over the singular values
+/* np.linalg.pinv(a, rcond): V @ diag(1/S) @ U^H over the singular values
  * above rcond * max(S) (rcond < 0: NumPy's default 1e-15). Shape (..., n,
  * m). */
 ND_API nd_array *nd_linalg_pinv(nd_array *a, double rcond);
@@ -109,8 +140,8 @@ ND_API nd_array *nd_linalg_cond(nd_array *a);
  * * max(S) are dropped; rcond < 0: eps * max(m, n), NumPy's default).
  * Outputs (any may be NULL): *x (n,) or (n, k); *residuals, the squared
  * norms of the columns of b - a @ x, shape (1,) or (k,) when the rank is n
- * and m > n, else (0,); *rank, a 0-d int64; *s, the singular values (min(m,
- * n),). Synchronises: it evaluates the rank to give residuals its shape.
+ * and m > n, else (0,) (real for complex a and b); *rank, a 0-d int64; *s,
+ * the singular values (min(m, n),). Synchronises: it evaluates the rank to give residuals its shape.
  * Errors: ND_ERR_SHAPE when b's rows differ from a's or a is not 2-d. */
 ND_API nd_status nd_linalg_lstsq(nd_array *a, nd_array *b, double rcond, nd_array **x, nd_array **residuals,
                                  nd_array **rank, nd_array **s);

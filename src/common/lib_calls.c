@@ -10,5 +10,5 @@ const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT] = {
 
 int nd_lib_reads_back(int lib) {
     if (lib == ND_LIB_GATHER || lib == ND_LIB_SCATTER) return 1;
-    return lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIGH && lib != ND_LIB_LA_LU;
+    return lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIG && lib != ND_LIB_LA_LU;
 }

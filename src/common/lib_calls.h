@@ -36,7 +36,7 @@
     X(HISTOGRAM, "histogram", 3, 1) /* common/hist_bins.h: v[0].i mode, v[1].i bins, v[2].f lo, v[3].f hi */ \
     X(BIN_INDEX, "bin_index", 1, 1) /* float64 -> int64 uniform bin: v[0].i bins, v[1].f lo, v[2].f hi,      \
                                        v[3].i the value of a dropped element */ \
-    /* dense linear algebra (LAPACK / cuSOLVER), float32 and float64, over the matrices of the last  */ \
+    /* dense linear algebra (LAPACK / cuSOLVER), real and complex, over the matrices of the last  */ \
     /* two axes of packed inputs: common/lib_linalg.h has each one's layout and arguments; v[3].i is */ \
     /* the public function (nd_lib_la_fn) its error messages name                                    */ \
     X(LA_CHOLESKY, "cholesky", 1, 1)                                                                  \
@@ -44,7 +44,8 @@
     X(LA_SOLVE, "solve", 2, 1)                                                                        \
     X(LA_QR, "qr", 1, 2)   /* v[0].i = Q's columns */                                                  \
     X(LA_SVD, "svd", 1, 3) /* v[0].i = compute_uv, v[1].i = full_matrices */                           \
-    X(LA_EIGH, "eigh", 1, 2) /* v[0].i = eigenvectors wanted */
+    X(LA_EIGH, "eigh", 1, 2) /* v[0].i = eigenvectors wanted */                                       \
+    X(LA_EIG, "eig", 1, 2)   /* v[0].i = eigenvectors wanted */
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */

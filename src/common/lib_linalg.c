@@ -8,7 +8,7 @@
 
 nd_status nd_lib_la_error(int fn, int64_t index, int64_t batch, int64_t info) {
     static const char *const names[ND_LA_FN_COUNT] = {"nd_linalg_solve", "nd_linalg_inv", "nd_linalg_cholesky",
-                                                      "nd_linalg_svd", "nd_linalg_eigh"};
+                                                      "nd_linalg_svd", "nd_linalg_eigh", "nd_linalg_eig"};
     const char *name = fn >= 0 && fn < ND_LA_FN_COUNT ? names[fn] : "nd_linalg";
     char which[96] = "";
     if (batch > 1) snprintf(which, sizeof which, " (matrix %lld of the batch of %lld)", (long long)index,
@@ -24,7 +24,13 @@ nd_status nd_lib_la_error(int fn, int64_t index, int64_t batch, int64_t info) {
                             "%lld is not positive", name, which, (long long)info);
     default:
         if (info == ND_LA_INFO_NAN)
-            return nd_error_set(ND_ERR_LINALG, "%s: did not converge%s: the matrix holds NaN", name, which);
+            return nd_error_set(ND_ERR_LINALG, "%s: %s%s: the matrix holds NaN%s", name,
+                                fn == ND_LA_FN_EIG ? "array must not contain infs or NaNs" : "did not converge", which,
+                                fn == ND_LA_FN_EIG ? " or inf" : "");
+        if (fn == ND_LA_FN_EIG)
+            return nd_error_set(ND_ERR_LINALG, "%s: eigenvalues did not converge%s (the QR algorithm failed to find "
+                                "eigenvalue %lld and later; are there huge or tiny values?)", name, which,
+                                (long long)info - 1);
         return nd_error_set(ND_ERR_LINALG, "%s: did not converge%s (%lld off-diagonal elements did not reach "
                             "zero; are there NaN or inf values?)", name, which, (long long)info);
     }

@@ -3,16 +3,23 @@
  * (cuSOLVER) implementations and the frontend (src/frontend/linalg_decomp.c).
  *
  * Every operand is packed (contiguous, row-major as nd stores it) and of
- * one dtype, float32 or float64; the leading axes are a batch of matrices
+ * one dtype, float32, float64, complex64 or complex128 (an output that is
+ * real for complex input, S of an SVD and W of eigh, has the matching real
+ * dtype); the leading axes are a batch of matrices
  * that the routine factors one by one. LAPACK and cuSOLVER are
  * column-major: a row-major n x m buffer is the column-major m x n
  * transpose, so each routine's layout is chosen so that neither backend
  * copies more than the library overwrites (the frontend takes transposed
- * views, which cost nothing or fuse into the packing copy):
+ * views, which cost nothing or fuse into the packing copy). These are plain
+ * transposes, never conjugating ones: for complex matrices the routines
+ * below are exact as written (A^T is the transpose, ^H the conjugate
+ * transpose):
  *
  * LA_CHOLESKY  in A (..., n, n); out C (..., n, n) whose lower triangle
- *              is L (A = L L^T, read from A's lower triangle); the strict
- *              upper triangle is left as it was (the frontend masks it).
+ *              is L (A = L L^H, read from A's lower triangle); the strict
+ *              upper triangle is left as it was. The frontend passes
+ *              tril(A) and C in place on it (the same buffer: the routine
+ *              then copies nothing), so that triangle is already zero.
  * LA_LU        in A (..., n, n); out LU (..., n, n): the LU factors of A^T
  *              column-major (getrf on A's buffer), PIV (..., n) int32, its
  *              1-based pivots. det A = det A^T = prod(diag LU) * (-1)^swaps.
@@ -25,14 +32,27 @@
  *              result column-major, R = triu(RAW^T[..., :min(m,n), :]).
  * LA_SVD       in A (..., m, n), v[0] = compute_uv, v[1] = full_matrices;
  *              out S (..., k) descending, k = min(m, n); UT (..., cu, m) =
- *              U^T; VH (..., cv, n) = V^T, with cu, cv = m, n (full), k, k
- *              (reduced) or 0, 0 (no vectors).
- * LA_EIGH      in A (..., n, n) (lower triangle read), v[0] = vectors; out
- *              W (..., n) ascending, VT (..., n, n): the eigenvectors as
- *              rows (V^T), written also without vectors (scratch).
+ *              U^H (the frontend conjugates back: for complex dtypes this
+ *              is what gesvdj on A^T gives for free); VH (..., cv, n) =
+ *              V^H, with cu, cv = m, n (full), k, k (reduced) or 0, 0 (no
+ *              vectors).
+ * LA_EIGH      in A (..., n, n) (lower triangle read; Hermitian), v[0] =
+ *              vectors; out W (..., n) ascending, VT (..., n, n): V^H,
+ *              the conjugated eigenvectors as rows (what syevd/heevd on
+ *              A^T = conj(A) writes), also without vectors (scratch).
+ * LA_EIG       in AC (..., n, n) = A column-major (the frontend packs
+ *              A^T: geev's right eigenvectors of the buffer's transpose
+ *              would be A's left ones), v[0] = vectors; out VT (..., n, n)
+ *              whose rows are geev's VR columns (written also without
+ *              vectors: scratch) and W: for a real dtype (..., 2, n), the
+ *              real parts then the imaginary parts (LAPACK's WR, WI), with
+ *              VT in LAPACK's real layout (a complex pair j, j+1 is VT[j] +-
+ *              i VT[j+1]; the frontend expands it); for a complex dtype W
+ *              (..., n) and VT the eigenvectors themselves. A NaN or inf in
+ *              the input fails it (NumPy refuses those before calling geev).
  *
  * Errors: a singular matrix (solve), one that is not positive definite
- * (cholesky), no convergence (svd, eigh) fail the step with ND_ERR_LINALG
+ * (cholesky), no convergence (svd, eigh, eig) fail the step with ND_ERR_LINALG
  * and a message naming the public function and, in a batch, the matrix:
  * the call's outputs and what is computed from them carry it to the read
  * or nd_sync. LAPACK returns the status at once; cuSOLVER writes it to
@@ -54,6 +74,7 @@ typedef enum {
     ND_LA_FN_CHOLESKY,
     ND_LA_FN_SVD,
     ND_LA_FN_EIGH,
+    ND_LA_FN_EIG,
     ND_LA_FN_COUNT
 } nd_lib_la_fn;
 
@@ -66,5 +87,11 @@ typedef enum {
 /* The ND_ERR_LINALG error of matrix `index` of `batch` (0-based, in the
  * flattened leading axes), with LAPACK's info > 0. Returns ND_ERR_LINALG. */
 nd_status nd_lib_la_error(int fn, int64_t index, int64_t batch, int64_t info);
+
+/* The real dtype of a routine's dtype (float32 of complex64). */
+static inline nd_dtype nd_la_real_dtype(nd_dtype t) {
+    return t == ND_COMPLEX64 ? ND_FLOAT32 : t == ND_COMPLEX128 ? ND_FLOAT64 : t;
+}
+static inline int nd_la_is_complex(nd_dtype t) { return t == ND_COMPLEX64 || t == ND_COMPLEX128; }
 
 #endif

@@ -26,7 +26,12 @@ static void drop(temps *t) {
     for (int i = 0; i < t->n; i++) nd_free(t->a[i]);
     t->n = 0;
 }
-static double eps_of(nd_dtype t) { return t == ND_FLOAT32 ? FLT_EPSILON : DBL_EPSILON; }
+static double eps_of(nd_dtype t) { return nd_la_real_dtype(t) == ND_FLOAT32 ? FLT_EPSILON : DBL_EPSILON; }
+/* x^H of the last two axes (x^T for real x). */
+static nd_array *herm_t(temps *t, nd_array *x) {
+    nd_array *sw = keep(t, nd_swapaxes(x, -1, -2));
+    return sw && nd_la_is_complex((nd_dtype)x->dtype) ? keep(t, nd_conj(sw)) : sw;
+}
 
 /* 1/s where s > cutoff, else 0 (the pseudo-inverse's singular values). */
 static nd_array *inverted_above(temps *t, nd_array *s, nd_array *cutoff) {
@@ -56,9 +61,9 @@ nd_array *nd_linalg_pinv(nd_array *a, double rcond) {
         nd_array *cut = cutoff_of(&t, s, rcond);
         nd_array *sinv = cut ? inverted_above(&t, s, cut) : NULL;
         nd_array *col = sinv ? keep(&t, nd_expand_dims(sinv, -1)) : NULL; /* (..., k, 1) */
-        nd_array *ut = col ? keep(&t, nd_swapaxes(u, -1, -2)) : NULL;     /* (..., k, m) */
+        nd_array *ut = col ? herm_t(&t, u) : NULL;     /* U^H (..., k, m) */
         nd_array *scaled = ut ? keep(&t, nd_mul(col, ut)) : NULL;
-        nd_array *v = scaled ? keep(&t, nd_swapaxes(vh, -1, -2)) : NULL;  /* (..., n, k) */
+        nd_array *v = scaled ? herm_t(&t, vh) : NULL;  /* V (..., n, k) */
         out = v ? nd_matmul(v, scaled) : NULL;
     }
     drop(&t);
@@ -127,7 +132,7 @@ nd_status nd_linalg_lstsq(nd_array *a, nd_array *b, double rcond, nd_array **x, 
                             (long long)(b->ndim ? b->shape[0] : 0));
     nd_dtype ta = nd_la_dtype(fn, a), tb = ta == ND_NUM_DTYPES ? ta : nd_la_dtype(fn, b);
     if (tb == ND_NUM_DTYPES) return nd_last_status();
-    nd_dtype dt = ta == ND_FLOAT64 || tb == ND_FLOAT64 ? ND_FLOAT64 : ND_FLOAT32;
+    nd_dtype dt = nd_la_common(ta, tb);
     int64_t m = a->shape[0], n = a->shape[1], k = b->ndim == 2 ? b->shape[1] : 1;
     if (rcond < 0) rcond = eps_of(dt) * (double)(m > n ? m : n);
     temps t = {0};
@@ -141,11 +146,11 @@ nd_status nd_linalg_lstsq(nd_array *a, nd_array *b, double rcond, nd_array **x, 
         keep(&t, u), keep(&t, vh);
         nd_array *cut = cutoff_of(&t, sv, rcond);
         nd_array *sinv = cut ? inverted_above(&t, sv, cut) : NULL;
-        nd_array *ut = sinv ? keep(&t, nd_swapaxes(u, -1, -2)) : NULL;
+        nd_array *ut = sinv ? herm_t(&t, u) : NULL;
         nd_array *utb = ut ? keep(&t, nd_matmul(ut, b2)) : NULL; /* (k', k) */
         nd_array *colv = utb ? keep(&t, nd_expand_dims(sinv, -1)) : NULL;
         nd_array *scaled = colv ? keep(&t, nd_mul(colv, utb)) : NULL;
-        nd_array *v = scaled ? keep(&t, nd_swapaxes(vh, -1, -2)) : NULL;
+        nd_array *v = scaled ? herm_t(&t, vh) : NULL;
         nd_array *x2 = v ? keep(&t, nd_matmul(v, scaled)) : NULL; /* (n, k) */
         int64_t xs[2] = {n, k};
         xv = x2 ? nd_reshape(x2, b->ndim, xs) : NULL;
@@ -158,11 +163,12 @@ nd_status nd_linalg_lstsq(nd_array *a, nd_array *b, double rcond, nd_array **x, 
             if ((int64_t)r == n && m > n) {
                 nd_array *ax = keep(&t, nd_matmul(af, x2));
                 nd_array *d = ax ? keep(&t, nd_sub(b2, ax)) : NULL;
-                nd_array *sq = d ? keep(&t, nd_square(d)) : NULL;
+                nd_array *ad = d ? keep(&t, nd_abs(d)) : NULL; /* |d|^2: real for complex d */
+                nd_array *sq = ad ? keep(&t, nd_square(ad)) : NULL;
                 res = sq ? nd_sum(sq, 0) : NULL;
             } else {
                 int64_t zero = 0;
-                res = nd_empty(dt, 1, &zero);
+                res = nd_empty(nd_la_real_dtype(dt), 1, &zero);
             }
         }
         st = xv && rk && res ? ND_OK : nd_last_status();
@@ -341,8 +347,8 @@ nd_array *nd_linalg_norm(nd_array *a, nd_norm_kind kind, double ord) {
     nd_array *x = keep(&t, nd_astype(a, dt)), *out = NULL;
     nd_array *ab = x ? keep(&t, nd_abs(x)) : NULL;
     if (!ab) goto done;
-    if (fro) {
-        nd_array *sq = keep(&t, nd_square(x)), *sum = sq ? keep(&t, nd_sum(sq, ND_ALL_AXES)) : NULL;
+    if (fro) { /* |x|^2 summed: complex x too */
+        nd_array *sq = keep(&t, nd_square(nd_la_is_complex(dt) ? ab : x)), *sum = sq ? keep(&t, nd_sum(sq, ND_ALL_AXES)) : NULL;
         out = sum ? nd_sqrt(sum) : NULL;
     } else if (kind == ND_NORM_NUC || (!vec && (ord == 2 || ord == -2))) {
         nd_array *s = keep(&t, nd_linalg_svdvals(x));
@@ -355,7 +361,7 @@ nd_array *nd_linalg_norm(nd_array *a, nd_norm_kind kind, double ord) {
     } else if (ord == 0) {
         nd_array *zero = keep(&t, nd_scalar(0.0)), *nz = keep(&t, nd_ne(x, zero));
         nd_array *cnt = nz ? keep(&t, nd_sum(nz, 0)) : NULL;
-        out = cnt ? nd_astype(cnt, dt) : NULL;
+        out = cnt ? nd_astype(cnt, nd_la_real_dtype(dt)) : NULL;
     } else if (ord == 1) {
         out = nd_sum(ab, 0);
     } else { /* sum(|x|^p)^(1/p) */

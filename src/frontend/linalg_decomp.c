@@ -14,7 +14,9 @@
 nd_dtype nd_la_dtype(const char *fn, const nd_array *a) {
     switch ((nd_dtype)a->dtype) {
     case ND_FLOAT32:
-    case ND_FLOAT64: return (nd_dtype)a->dtype;
+    case ND_FLOAT64:
+    case ND_COMPLEX64:
+    case ND_COMPLEX128: return (nd_dtype)a->dtype;
     case ND_FLOAT16:
     case ND_BFLOAT16:
         nd_error_set(ND_ERR_DTYPE, "%s: a is %s, which linear algebra does not take (NumPy refuses float16 too): "
@@ -22,10 +24,29 @@ nd_dtype nd_la_dtype(const char *fn, const nd_array *a) {
         return ND_NUM_DTYPES;
     default:
         if (a->dtype < ND_NUM_DTYPES) return ND_FLOAT64; /* bool and integers, as NumPy */
-        nd_error_set(ND_ERR_DTYPE, "%s: a is %s, which nd_linalg does not take (float32 and float64; bool and "
-                     "integers become float64)", fn, nd_dtype_name((nd_dtype)a->dtype));
+        nd_error_set(ND_ERR_DTYPE, "%s: a is %s, which nd_linalg does not take (float32, float64, complex64, "
+                     "complex128; bool and integers become float64)", fn, nd_dtype_name((nd_dtype)a->dtype));
         return ND_NUM_DTYPES;
     }
+}
+
+nd_dtype nd_la_common(nd_dtype a, nd_dtype b) {
+    int cx = nd_la_is_complex(a) || nd_la_is_complex(b);
+    int f64 = nd_la_real_dtype(a) == ND_FLOAT64 || nd_la_real_dtype(b) == ND_FLOAT64;
+    return cx ? (f64 ? ND_COMPLEX128 : ND_COMPLEX64) : (f64 ? ND_FLOAT64 : ND_FLOAT32);
+}
+
+nd_array *nd_la_imag_unit(nd_dtype t) {
+    return nd_full_complex(nd_la_real_dtype(t) == ND_FLOAT64 ? ND_COMPLEX128 : ND_COMPLEX64, 0, NULL, 0, 1);
+}
+
+/* x with its last two axes swapped, conjugated when complex (x^H). */
+static nd_array *herm(nd_array *x) {
+    nd_array *sw = nd_la_swap_last(x);
+    if (!sw || !nd_la_is_complex((nd_dtype)x->dtype)) return nd_runtime_track(sw);
+    nd_array *c = nd_conj(sw);
+    nd_fe_release(sw);
+    return c;
 }
 
 int nd_la_matrices(const char *fn, const char *name, const nd_array *a, int square) {
@@ -94,16 +115,19 @@ nd_array *nd_linalg_cholesky(nd_array *a) {
     nd_dtype t;
     nd_array *p = prepare(fn, a, 1, &t);
     if (!p) return NULL;
-    int64_t n = a->shape[a->ndim - 1], shape[ND_MAX_DIMS];
-    int nd = out_shape(a, 2, n, n, shape);
-    nd_kernel_output out = {NULL, t, nd, shape};
-    nd_lib_args args = la_args(0, 0, ND_LA_FN_CHOLESKY);
-    nd_array *c = NULL, *l = NULL;
-    if (nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &p, 1, &out, &c) == ND_OK)
-        l = nd_tril(c, 0); /* the routine leaves the upper triangle as it was */
-    nd_fe_release(c);
+    /* The routine factors tril(a) in place: one fused pass makes the
+     * matrix the library overwrites with the upper triangle already zero
+     * (potrf leaves it as it was), instead of a copy before and a mask
+     * after. */
+    nd_array *l = nd_tril(p, 0);
     nd_fe_release(p);
-    return l;
+    if (!l) return NULL;
+    nd_kernel_output out = {l, t, l->ndim, l->shape};
+    nd_lib_args args = la_args(0, 0, ND_LA_FN_CHOLESKY);
+    nd_array *none = NULL;
+    if (nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &l, 1, &out, &none) == ND_OK) return l;
+    nd_free(l);
+    return NULL;
 }
 
 /* ------------------------------------------------------------ solve, inv */
@@ -130,7 +154,7 @@ static nd_array *solve_matrices(const char *fn, nd_lib_la_fn who, nd_array *a, n
 nd_array *nd_la_solve(const char *fn, nd_lib_la_fn who, nd_array *a, nd_array *b) {
     nd_dtype ta = nd_la_dtype(fn, a), tb = ta == ND_NUM_DTYPES ? ta : nd_la_dtype(fn, b);
     if (tb == ND_NUM_DTYPES || nd_la_matrices(fn, "a", a, 1)) return NULL;
-    nd_dtype t = ta == ND_FLOAT64 || tb == ND_FLOAT64 ? ND_FLOAT64 : ND_FLOAT32;
+    nd_dtype t = nd_la_common(ta, tb);
     int64_t n = a->shape[a->ndim - 1];
     int vec = b->ndim == 1;
     if (b->ndim == 0 || b->shape[vec ? 0 : b->ndim - 2] != n) {
@@ -228,7 +252,7 @@ static nd_status lu_parts(const char *fn, nd_array *a, nd_array **diag, nd_array
     tmp[4] = tmp[2] && tmp[3] ? nd_remainder(tmp[2], tmp[3]) : NULL;
     tmp[5] = nd_scalar(-2.0);
     tmp[6] = tmp[4] && tmp[5] ? nd_mul(tmp[4], tmp[5]) : NULL;
-    tmp[7] = tmp[6] ? nd_astype(tmp[6], t) : NULL;
+    tmp[7] = tmp[6] ? nd_astype(tmp[6], nd_la_real_dtype(t)) : NULL;
     nd_array *one = nd_scalar(1.0);
     *perm_sign = tmp[7] && one ? nd_add(tmp[7], one) : NULL;
     nd_free(one);
@@ -242,10 +266,53 @@ static nd_status lu_parts(const char *fn, nd_array *a, nd_array **diag, nd_array
     return nd_last_status();
 }
 
+/* slogdet of complex LU factors, as NumPy: sign = (-1)^swaps * prod(d /
+ * |d|), here exp(i * sum(angle(d))) (0 when a d is 0), logabsdet =
+ * sum(log|d|). */
+static nd_status complex_slogdet(nd_array *diag, nd_array *ps, nd_array **sign, nd_array **logabsdet) {
+    nd_array *t[12] = {0};
+    t[0] = nd_abs(diag);
+    t[1] = t[0] ? nd_log(t[0]) : NULL;
+    *logabsdet = t[1] ? nd_sum(t[1], -1) : NULL;
+    t[2] = nd_angle(diag);
+    t[3] = t[2] ? nd_sum(t[2], -1) : NULL;
+    t[4] = t[3] ? nd_cos(t[3]) : NULL;
+    t[5] = t[3] ? nd_sin(t[3]) : NULL;
+    t[6] = nd_la_imag_unit((nd_dtype)diag->dtype);
+    t[7] = t[5] && t[6] ? nd_mul(t[5], t[6]) : NULL;
+    t[8] = t[4] && t[7] ? nd_add(t[4], t[7]) : NULL;
+    t[9] = nd_scalar(0.0);
+    t[10] = t[0] && t[9] ? nd_ne(t[0], t[9]) : NULL;
+    t[11] = t[10] ? nd_all(t[10], -1) : NULL;
+    nd_array *signed_ = t[8] ? nd_mul(t[8], ps) : NULL;
+    *sign = signed_ && t[11] ? nd_where(t[11], signed_, t[9]) : NULL;
+    nd_free(signed_);
+    for (int i = 0; i < 12; i++) nd_free(t[i]);
+    if (*sign && *logabsdet) return ND_OK;
+    nd_status s = nd_last_status();
+    nd_free(*sign);
+    nd_free(*logabsdet);
+    *sign = *logabsdet = NULL;
+    return s;
+}
+
 nd_array *nd_linalg_det(nd_array *a) {
     ND_API_GUARD();
     nd_array *diag, *ps;
     if (lu_parts("nd_linalg_det", a, &diag, &ps) != ND_OK) return NULL;
+    if (nd_la_is_complex((nd_dtype)diag->dtype)) { /* NumPy's det: sign * exp(logabsdet) */
+        nd_array *sign, *lad, *det = NULL;
+        if (complex_slogdet(diag, ps, &sign, &lad) == ND_OK) {
+            nd_array *e = nd_exp(lad);
+            det = e ? nd_mul(sign, e) : NULL;
+            nd_free(e);
+            nd_free(sign);
+            nd_free(lad);
+        }
+        nd_free(diag);
+        nd_free(ps);
+        return det;
+    }
     nd_array *pr = nd_prod(diag, -1);
     nd_array *det = pr ? nd_mul(pr, ps) : NULL;
     nd_free(pr);
@@ -263,6 +330,12 @@ nd_status nd_linalg_slogdet(nd_array *a, nd_array **sign, nd_array **logabsdet) 
     nd_array *diag, *ps;
     nd_status s = lu_parts(fn, a, &diag, &ps);
     if (s != ND_OK) return s;
+    if (nd_la_is_complex((nd_dtype)diag->dtype)) {
+        s = complex_slogdet(diag, ps, sign, logabsdet);
+        nd_free(diag);
+        nd_free(ps);
+        return s;
+    }
     nd_array *sd = nd_sign(diag), *psd = sd ? nd_prod(sd, -1) : NULL;
     nd_array *ad = nd_abs(diag), *ld = ad ? nd_log(ad) : NULL;
     *sign = psd ? nd_mul(psd, ps) : NULL;
@@ -362,7 +435,7 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
     out_shape(a, 2, cu, m, shape[1]);
     out_shape(a, 2, cv, n, shape[2]);
     if (k == 0) { /* no singular values: full U and V are identities */
-        *s = nd_zeros(t, nd - 1, shape[0]);
+        *s = nd_zeros(nd_la_real_dtype(t), nd - 1, shape[0]);
         if (!uv) return *s ? ND_OK : nd_last_status();
         nd_array *eu = nd_eye(t, cu, m, 0), *ev = nd_eye(t, cv, n, 0);
         nd_array *bu = eu ? nd_broadcast_to(eu, nd, shape[1]) : NULL, *bv = ev ? nd_broadcast_to(ev, nd, shape[2]) : NULL;
@@ -376,7 +449,8 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
     }
     nd_array *p = nd_la_packed(fn, a, t);
     if (!p) return nd_last_status();
-    nd_kernel_output out[3] = {{NULL, t, nd - 1, shape[0]}, {NULL, t, nd, shape[1]}, {NULL, t, nd, shape[2]}};
+    nd_kernel_output out[3] = {
+        {NULL, nd_la_real_dtype(t), nd - 1, shape[0]}, {NULL, t, nd, shape[1]}, {NULL, t, nd, shape[2]}};
     nd_lib_args args = la_args(uv, full, ND_LA_FN_SVD);
     nd_array *res[3] = {NULL, NULL, NULL};
     nd_status st = nd_fe_lib_call(fn, ND_LIB_LA_SVD, &args, 1, &p, 3, out, res);
@@ -384,7 +458,7 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
     if (st != ND_OK) return st;
     *s = nd_runtime_track(res[0]);
     if (uv) {
-        *u = nd_runtime_track(nd_la_swap_last(res[1]));
+        *u = herm(res[1]); /* the routine gives U^H */
         *vh = nd_runtime_track(res[2]);
         nd_fe_release(res[1]);
         if (*u) return ND_OK;
@@ -430,14 +504,14 @@ static nd_status eigh(const char *fn, nd_array *a, int vectors, nd_array **w, nd
     int64_t n = a->shape[a->ndim - 1], shape[2][ND_MAX_DIMS];
     int nd = out_shape(a, 2, n, n, shape[1]);
     out_shape(a, 1, n, 0, shape[0]);
-    nd_kernel_output out[2] = {{NULL, t, nd - 1, shape[0]}, {NULL, t, nd, shape[1]}};
+    nd_kernel_output out[2] = {{NULL, nd_la_real_dtype(t), nd - 1, shape[0]}, {NULL, t, nd, shape[1]}};
     nd_lib_args args = la_args(vectors, 0, ND_LA_FN_EIGH);
     nd_array *res[2] = {NULL, NULL};
     nd_status s = nd_fe_lib_call(fn, ND_LIB_LA_EIGH, &args, 1, &p, 2, out, res);
     nd_fe_release(p);
     if (s != ND_OK) return s;
     *w = nd_runtime_track(res[0]);
-    if (vectors) *v = nd_runtime_track(nd_la_swap_last(res[1])); /* the routine's rows are the eigenvectors */
+    if (vectors) *v = herm(res[1]); /* the routine gives V^H */
     nd_fe_release(res[1]);
     if (!vectors || *v) return ND_OK;
     nd_free(*w);
@@ -461,4 +535,130 @@ nd_array *nd_linalg_eigvalsh(nd_array *a) {
     if (nd_fe_arg(fn, "a", a) || nd_runtime_ensure() != ND_OK) return NULL;
     nd_array *w = NULL;
     return eigh(fn, a, 0, &w, NULL) == ND_OK ? w : NULL;
+}
+
+/* ------------------------------------------------------------ eig */
+
+/* Row r of x's second-to-last axis, that axis dropped (a view). */
+static nd_array *row_of(nd_array *x, int64_t r) {
+    int64_t sh[ND_MAX_DIMS], st[ND_MAX_DIMS];
+    int n = x->ndim;
+    memcpy(sh, x->shape, sizeof sh);
+    memcpy(st, x->strides, sizeof st);
+    sh[n - 2] = sh[n - 1];
+    st[n - 2] = st[n - 1];
+    return nd_fe_view(x, n - 1, sh, st, x->offset + r * x->strides[n - 2]);
+}
+
+/* geev's real layout made complex (common/lib_linalg.h, LA_EIG): w = wr +
+ * i wi; eigenvector rows VT[j] +- i VT[j + 1] for a pair (wi[j] > 0 on
+ * its first row, < 0 on its second), VT[j] for a real one. One fused
+ * elementwise pass over neighbouring rows (rolled views: the wrapped row
+ * is never selected, as a pair cannot start on the last row). */
+static nd_status expand_pairs(nd_array *wr, nd_array *wi, nd_array *vt, nd_array **w, nd_array **v) {
+    nd_array *t[16] = {0};
+    t[0] = nd_la_imag_unit((nd_dtype)wr->dtype);
+    t[1] = t[0] ? nd_mul(wi, t[0]) : NULL;
+    *w = t[1] ? nd_add(wr, t[1]) : NULL;
+    if (v && *w) {
+        t[2] = nd_scalar(0.0);
+        t[3] = nd_expand_dims(wi, -1); /* (..., n, 1): one value per row of vt */
+        t[4] = t[3] ? nd_gt(t[3], t[2]) : NULL;
+        t[5] = t[3] ? nd_lt(t[3], t[2]) : NULL;
+        t[6] = nd_roll(vt, -1, -2); /* row j + 1 at j */
+        t[7] = nd_roll(vt, 1, -2);  /* row j - 1 at j */
+        t[8] = t[5] && t[7] ? nd_where(t[5], t[7], vt) : NULL; /* real parts */
+        t[9] = nd_neg(vt);
+        t[10] = t[5] && t[9] ? nd_where(t[5], t[9], t[2]) : NULL;
+        t[11] = t[4] && t[6] && t[10] ? nd_where(t[4], t[6], t[10]) : NULL; /* imaginary parts */
+        t[12] = t[11] ? nd_mul(t[11], t[0]) : NULL;
+        t[13] = t[8] && t[12] ? nd_add(t[8], t[12]) : NULL;
+        *v = t[13] ? nd_swapaxes(t[13], -1, -2) : NULL;
+    }
+    for (int i = 0; i < 16; i++) nd_free(t[i]);
+    if (*w && (!v || *v)) return ND_OK;
+    nd_status s = nd_last_status();
+    nd_free(*w);
+    *w = NULL;
+    if (v) {
+        nd_free(*v);
+        *v = NULL;
+    }
+    return s;
+}
+
+static nd_status eig(const char *fn, nd_array *a, int vectors, nd_array **w, nd_array **v) {
+    if (nd_fe_arg(fn, "a", a) || nd_runtime_ensure() != ND_OK) return nd_last_status();
+    nd_dtype t = nd_la_dtype(fn, a);
+    if (t == ND_NUM_DTYPES || nd_la_matrices(fn, "a", a, 1)) return nd_last_status();
+    int cx = nd_la_is_complex(t);
+    int64_t n = a->shape[a->ndim - 1], shape[2][ND_MAX_DIMS];
+    int nd = out_shape(a, 2, n, n, shape[1]);
+    int ndw = cx ? out_shape(a, 1, n, 0, shape[0]) : out_shape(a, 2, 2, n, shape[0]);
+    nd_array *at = nd_la_swap_last(a); /* geev takes A column-major */
+    nd_array *p = at ? nd_la_packed(fn, at, t) : NULL;
+    nd_fe_release(at);
+    if (!p) return nd_last_status();
+    nd_kernel_output out[2] = {{NULL, t, ndw, shape[0]}, {NULL, t, nd, shape[1]}};
+    nd_lib_args args = la_args(vectors, 0, ND_LA_FN_EIG);
+    nd_array *res[2] = {NULL, NULL};
+    nd_status s = nd_fe_lib_call(fn, ND_LIB_LA_EIG, &args, 1, &p, 2, out, res);
+    nd_fe_release(p);
+    if (s != ND_OK) return s;
+    if (cx) { /* lazy: W and VT are the results */
+        *w = nd_runtime_track(res[0]);
+        if (vectors) *v = nd_runtime_track(nd_la_swap_last(res[1]));
+        nd_fe_release(res[1]);
+        if (!vectors || *v) return ND_OK;
+        nd_free(*w);
+        *w = NULL;
+        return nd_last_status();
+    }
+    /* Real a: NumPy returns real arrays when every imaginary part of the
+     * whole batch is zero, complex ones otherwise, so the dtype depends on
+     * the values: evaluate the imaginary parts now. */
+    nd_array *wr = row_of(res[0], 0), *wi = wr ? row_of(res[0], 1) : NULL;
+    nd_array *zero = nd_scalar(0.0), *nz = wi ? nd_ne(wi, zero) : NULL, *any = nz ? nd_any(nz, ND_ALL_AXES) : NULL;
+    double complex_parts = any ? nd_item(any) : NAN;
+    nd_free(zero);
+    nd_free(nz);
+    nd_free(any);
+    if (isnan(complex_parts)) { /* the step failed (ND_ERR_LINALG), or recording did */
+        s = nd_last_status();
+    } else if (complex_parts == 0) {
+        *w = nd_runtime_track(wr);
+        wr = NULL;
+        if (vectors) *v = nd_runtime_track(nd_la_swap_last(res[1]));
+        s = !vectors || *v ? ND_OK : nd_last_status();
+    } else {
+        s = expand_pairs(wr, wi, res[1], w, vectors ? v : NULL);
+    }
+    nd_fe_release(wr);
+    nd_fe_release(wi);
+    nd_fe_release(res[0]);
+    nd_fe_release(res[1]);
+    if (s != ND_OK) {
+        nd_free(*w);
+        *w = NULL;
+        if (vectors) {
+            nd_free(*v);
+            *v = NULL;
+        }
+    }
+    return s;
+}
+
+nd_status nd_linalg_eig(nd_array *a, nd_array **w, nd_array **v) {
+    ND_API_GUARD();
+    static const char fn[] = "nd_linalg_eig";
+    if (w) *w = NULL;
+    if (v) *v = NULL;
+    if (!w || !v) return nd_error_set(ND_ERR_ARG, "%s: %s must not be NULL (the results go there)", fn, w ? "v" : "w");
+    return eig(fn, a, 1, w, v);
+}
+
+nd_array *nd_linalg_eigvals(nd_array *a) {
+    ND_API_GUARD();
+    nd_array *w = NULL;
+    return eig("nd_linalg_eigvals", a, 0, &w, NULL) == ND_OK ? w : NULL;
 }

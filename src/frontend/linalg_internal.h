@@ -7,9 +7,15 @@
 #include "common/lib_linalg.h"
 #include "frontend/frontend.h"
 
-/* The dtype linalg computes a in (float32, float64; bool and integers
- * float64), or ND_NUM_DTYPES with the error set. */
+/* The dtype linalg computes a in (float32, float64, complex64,
+ * complex128; bool and integers float64), or ND_NUM_DTYPES with the error
+ * set. */
 nd_dtype nd_la_dtype(const char *fn, const nd_array *a);
+/* The dtype two such dtypes compute in together (complex if either is,
+ * double precision if either is). */
+nd_dtype nd_la_common(nd_dtype a, nd_dtype b);
+/* A 0-d 1j of the complex dtype of t's precision (tracked). */
+nd_array *nd_la_imag_unit(nd_dtype t);
 /* -1 with ND_ERR_SHAPE unless `name` has >= 2 dims (and square ones). */
 int nd_la_matrices(const char *fn, const char *name, const nd_array *a, int square);
 /* a as a packed array of dtype t: a itself with a reference more, or a

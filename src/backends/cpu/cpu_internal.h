@@ -123,6 +123,7 @@ nd_status nd_cpu_lib_la_solve(nd_cpu_state *st, const nd_user_desc *u, const nd_
 nd_status nd_cpu_lib_la_qr(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_la_svd(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_la_eigh(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+nd_status nd_cpu_lib_la_eig(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <

@@ -107,8 +107,17 @@ static void load_nvrtc(void) {
 static void load_cublas(void) {
     if (open_one(LIB_CUBLAS) == 0) { ND_CUBLAS_FNS(RESOLVE_CUBLAS) }
 }
+/* An optional function: NULL when the library lacks it. */
+#define RESOLVE_CUSOLVER_OPTIONAL(name)                                         \
+    {                                                                           \
+        void *p_ = dlsym(handles[LIB_CUSOLVER], ND_STR(name));                  \
+        memcpy(&nd_cuda_api.p_##name, &p_, sizeof nd_cuda_api.p_##name);       \
+    }
 static void load_cusolver(void) {
-    if (open_one(LIB_CUSOLVER) == 0) { ND_CUSOLVER_FNS(RESOLVE_CUSOLVER) }
+    if (open_one(LIB_CUSOLVER) == 0) {
+        ND_CUSOLVER_FNS(RESOLVE_CUSOLVER)
+        ND_CUSOLVER_OPTIONAL_FNS(RESOLVE_CUSOLVER_OPTIONAL)
+    }
 }
 #undef RESOLVE
 

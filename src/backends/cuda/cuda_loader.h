@@ -51,7 +51,12 @@
 #define ND_CUBLAS_FNS(X)                                                                                \
     X(cublasCreate) X(cublasDestroy) X(cublasGemmEx) X(cublasGemmStridedBatchedEx)                      \
     X(cublasGetStatusString) X(cublasSetMathMode) X(cublasSetStream) X(cublasSetWorkspace)              \
-    X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasSgetrsBatched) X(cublasDgetrsBatched)
+    X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasSgetrsBatched) X(cublasDgetrsBatched)          \
+    ND_CUBLAS_LA_FNS(X)
+
+/* cuBLAS's complex batched LU, for the complex batched solves (lib_linalg.c). */
+#define ND_CUBLAS_LA_FNS(X) \
+    X(cublasCgetrfBatched) X(cublasZgetrfBatched) X(cublasCgetrsBatched) X(cublasZgetrsBatched)
 
 /* cuSOLVER (dense): the linear algebra routines (lib_linalg.c). Loaded on
  * first use by nd_cuda_load_cusolver, not by nd_cuda_load: a program that
@@ -65,7 +70,26 @@
     ND_CUSOLVER_DT(X, orgqr) ND_CUSOLVER_DT(X, syevd_bufferSize) ND_CUSOLVER_DT(X, syevd)               \
     ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)      \
     ND_CUSOLVER_DT(X, syevjBatched_bufferSize) ND_CUSOLVER_DT(X, syevjBatched) X(cusolverDnCreateSyevjInfo) \
-    X(cusolverDnDestroySyevjInfo)
+    X(cusolverDnDestroySyevjInfo) ND_CUSOLVER_COMPLEX_FNS(X) X(cusolverDnCreateParams)                   \
+    X(cusolverDnDestroyParams)
+/* The complex routines: the same operations (Hermitian ones for the
+ * symmetric: ungqr, heevd, heevjBatched). */
+#define ND_CUSOLVER_CZ(X, op) X(cusolverDnC##op) X(cusolverDnZ##op)
+#define ND_CUSOLVER_COMPLEX_FNS(X)                                                                      \
+    ND_CUSOLVER_CZ(X, potrf_bufferSize) ND_CUSOLVER_CZ(X, potrf) ND_CUSOLVER_CZ(X, getrf_bufferSize)    \
+    ND_CUSOLVER_CZ(X, getrf) ND_CUSOLVER_CZ(X, getrs) ND_CUSOLVER_CZ(X, geqrf_bufferSize)               \
+    ND_CUSOLVER_CZ(X, geqrf) ND_CUSOLVER_CZ(X, ungqr_bufferSize) ND_CUSOLVER_CZ(X, ungqr)               \
+    ND_CUSOLVER_CZ(X, heevd_bufferSize) ND_CUSOLVER_CZ(X, heevd) ND_CUSOLVER_CZ(X, gesvdj_bufferSize)   \
+    ND_CUSOLVER_CZ(X, gesvdj) ND_CUSOLVER_CZ(X, potrfBatched) ND_CUSOLVER_CZ(X, heevjBatched_bufferSize) \
+    ND_CUSOLVER_CZ(X, heevjBatched)
+/* Functions a cuSOLVER of the same major version may lack (geev came in
+ * CUDA 12.6): looked up, but missing is not an error; the field is then
+ * NULL and the caller says what it does instead. */
+#if CUDART_VERSION >= 12060
+#define ND_CUSOLVER_OPTIONAL_FNS(X) X(cusolverDnXgeev_bufferSize) X(cusolverDnXgeev)
+#else
+#define ND_CUSOLVER_OPTIONAL_FNS(X)
+#endif
 
 /* A field per function, typed from the toolkit's own declaration. The
  * name is pasted (p_cudaMalloc) so that a function the headers rename
@@ -77,6 +101,7 @@ typedef struct {
     ND_NVRTC_FNS(ND_CUDA_FN_FIELD)
     ND_CUBLAS_FNS(ND_CUDA_FN_FIELD)
     ND_CUSOLVER_FNS(ND_CUDA_FN_FIELD)
+    ND_CUSOLVER_OPTIONAL_FNS(ND_CUDA_FN_FIELD)
 } nd_cuda_api_table;
 #undef ND_CUDA_FN_FIELD
 
@@ -278,6 +303,89 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cusolverDnCreateSyevjInfo ND_CUDA_FN(cusolverDnCreateSyevjInfo)
 #undef cusolverDnDestroySyevjInfo
 #define cusolverDnDestroySyevjInfo ND_CUDA_FN(cusolverDnDestroySyevjInfo)
+/* complex dense linear algebra, parameters, geev (lib_linalg.c) */
+#undef cusolverDnCpotrf_bufferSize
+#define cusolverDnCpotrf_bufferSize ND_CUDA_FN(cusolverDnCpotrf_bufferSize)
+#undef cusolverDnZpotrf_bufferSize
+#define cusolverDnZpotrf_bufferSize ND_CUDA_FN(cusolverDnZpotrf_bufferSize)
+#undef cusolverDnCpotrf
+#define cusolverDnCpotrf ND_CUDA_FN(cusolverDnCpotrf)
+#undef cusolverDnZpotrf
+#define cusolverDnZpotrf ND_CUDA_FN(cusolverDnZpotrf)
+#undef cusolverDnCgetrf_bufferSize
+#define cusolverDnCgetrf_bufferSize ND_CUDA_FN(cusolverDnCgetrf_bufferSize)
+#undef cusolverDnZgetrf_bufferSize
+#define cusolverDnZgetrf_bufferSize ND_CUDA_FN(cusolverDnZgetrf_bufferSize)
+#undef cusolverDnCgetrf
+#define cusolverDnCgetrf ND_CUDA_FN(cusolverDnCgetrf)
+#undef cusolverDnZgetrf
+#define cusolverDnZgetrf ND_CUDA_FN(cusolverDnZgetrf)
+#undef cusolverDnCgetrs
+#define cusolverDnCgetrs ND_CUDA_FN(cusolverDnCgetrs)
+#undef cusolverDnZgetrs
+#define cusolverDnZgetrs ND_CUDA_FN(cusolverDnZgetrs)
+#undef cusolverDnCgeqrf_bufferSize
+#define cusolverDnCgeqrf_bufferSize ND_CUDA_FN(cusolverDnCgeqrf_bufferSize)
+#undef cusolverDnZgeqrf_bufferSize
+#define cusolverDnZgeqrf_bufferSize ND_CUDA_FN(cusolverDnZgeqrf_bufferSize)
+#undef cusolverDnCgeqrf
+#define cusolverDnCgeqrf ND_CUDA_FN(cusolverDnCgeqrf)
+#undef cusolverDnZgeqrf
+#define cusolverDnZgeqrf ND_CUDA_FN(cusolverDnZgeqrf)
+#undef cusolverDnCungqr_bufferSize
+#define cusolverDnCungqr_bufferSize ND_CUDA_FN(cusolverDnCungqr_bufferSize)
+#undef cusolverDnZungqr_bufferSize
+#define cusolverDnZungqr_bufferSize ND_CUDA_FN(cusolverDnZungqr_bufferSize)
+#undef cusolverDnCungqr
+#define cusolverDnCungqr ND_CUDA_FN(cusolverDnCungqr)
+#undef cusolverDnZungqr
+#define cusolverDnZungqr ND_CUDA_FN(cusolverDnZungqr)
+#undef cusolverDnCheevd_bufferSize
+#define cusolverDnCheevd_bufferSize ND_CUDA_FN(cusolverDnCheevd_bufferSize)
+#undef cusolverDnZheevd_bufferSize
+#define cusolverDnZheevd_bufferSize ND_CUDA_FN(cusolverDnZheevd_bufferSize)
+#undef cusolverDnCheevd
+#define cusolverDnCheevd ND_CUDA_FN(cusolverDnCheevd)
+#undef cusolverDnZheevd
+#define cusolverDnZheevd ND_CUDA_FN(cusolverDnZheevd)
+#undef cusolverDnCgesvdj_bufferSize
+#define cusolverDnCgesvdj_bufferSize ND_CUDA_FN(cusolverDnCgesvdj_bufferSize)
+#undef cusolverDnZgesvdj_bufferSize
+#define cusolverDnZgesvdj_bufferSize ND_CUDA_FN(cusolverDnZgesvdj_bufferSize)
+#undef cusolverDnCgesvdj
+#define cusolverDnCgesvdj ND_CUDA_FN(cusolverDnCgesvdj)
+#undef cusolverDnZgesvdj
+#define cusolverDnZgesvdj ND_CUDA_FN(cusolverDnZgesvdj)
+#undef cusolverDnCpotrfBatched
+#define cusolverDnCpotrfBatched ND_CUDA_FN(cusolverDnCpotrfBatched)
+#undef cusolverDnZpotrfBatched
+#define cusolverDnZpotrfBatched ND_CUDA_FN(cusolverDnZpotrfBatched)
+#undef cusolverDnCheevjBatched_bufferSize
+#define cusolverDnCheevjBatched_bufferSize ND_CUDA_FN(cusolverDnCheevjBatched_bufferSize)
+#undef cusolverDnZheevjBatched_bufferSize
+#define cusolverDnZheevjBatched_bufferSize ND_CUDA_FN(cusolverDnZheevjBatched_bufferSize)
+#undef cusolverDnCheevjBatched
+#define cusolverDnCheevjBatched ND_CUDA_FN(cusolverDnCheevjBatched)
+#undef cusolverDnZheevjBatched
+#define cusolverDnZheevjBatched ND_CUDA_FN(cusolverDnZheevjBatched)
+#undef cusolverDnCreateParams
+#define cusolverDnCreateParams ND_CUDA_FN(cusolverDnCreateParams)
+#undef cusolverDnDestroyParams
+#define cusolverDnDestroyParams ND_CUDA_FN(cusolverDnDestroyParams)
+#undef cublasCgetrfBatched
+#define cublasCgetrfBatched ND_CUDA_FN(cublasCgetrfBatched)
+#undef cublasZgetrfBatched
+#define cublasZgetrfBatched ND_CUDA_FN(cublasZgetrfBatched)
+#undef cublasCgetrsBatched
+#define cublasCgetrsBatched ND_CUDA_FN(cublasCgetrsBatched)
+#undef cublasZgetrsBatched
+#define cublasZgetrsBatched ND_CUDA_FN(cublasZgetrsBatched)
+#if CUDART_VERSION >= 12060
+#undef cusolverDnXgeev_bufferSize
+#define cusolverDnXgeev_bufferSize ND_CUDA_FN(cusolverDnXgeev_bufferSize)
+#undef cusolverDnXgeev
+#define cusolverDnXgeev ND_CUDA_FN(cusolverDnXgeev)
+#endif
 #undef cusolverDnCreate
 #define cusolverDnCreate ND_CUDA_FN(cusolverDnCreate)
 #undef cusolverDnDestroy

@@ -15,7 +15,16 @@
  * naming the matrix) like LAPACK's does on the CPU. That synchronisation
  * cannot be captured: nd_lib_reads_back keeps plans with these routines
  * out of CUDA graphs (plan_runner.c's capturable). LA_LU has no error to
- * report and is captured like any other step. */
+ * report and is captured like any other step.
+ *
+ * The four types go through one code path: DT4 picks cuSOLVER's S, D, C or
+ * Z function (their arguments agree; the Hermitian names, ungqr, heevd,
+ * heevjBatched, stand in for the symmetric ones for C and Z). LA_EIG uses
+ * the 64-bit cusolverDnXgeev (CUDA 12.6 and later); where the loaded
+ * cuSOLVER lacks it, the matrices are copied to the host, factored by
+ * LAPACK there and copied back, which ND_LOG=2 reports. */
+#include <lapacke.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,18 +78,34 @@ static cublasHandle_t blas_handle(void) {
 }
 
 /* The geometry every routine shares. */
+enum { K_S, K_D, K_C, K_Z };
 typedef struct {
-    int f64;
+    int f64, kind;       /* double precision; K_S .. K_Z */
     int64_t batch, m, n; /* per routine, as in common/lib_linalg.h */
-    size_t es;
+    size_t es, rs;       /* bytes of an element, of its real part */
 } geom;
+
+/* cuSOLVER's function of the geometry's type. */
+#define DT4(g, name, ...)                                                                     \
+    ((g)->kind == K_S   ? cusolverDnS##name(__VA_ARGS__)                                      \
+     : (g)->kind == K_D ? cusolverDnD##name(__VA_ARGS__)                                      \
+     : (g)->kind == K_C ? cusolverDnC##name(__VA_ARGS__)                                      \
+                        : cusolverDnZ##name(__VA_ARGS__))
+/* The same where the complex types have the Hermitian name. */
+#define DT4H(g, real_name, herm_name, ...)                                                    \
+    ((g)->kind == K_S   ? cusolverDnS##real_name(__VA_ARGS__)                                 \
+     : (g)->kind == K_D ? cusolverDnD##real_name(__VA_ARGS__)                                 \
+     : (g)->kind == K_C ? cusolverDnC##herm_name(__VA_ARGS__)                                 \
+                        : cusolverDnZ##herm_name(__VA_ARGS__))
 
 static int64_t dim(const nd_kernel_arg *a, int k) { return a->ndim >= k ? a->shape[a->ndim - k] : 1; }
 
 static void geometry(const nd_user_desc *u, const nd_kernel_arg *args, geom *g) {
     const nd_kernel_arg *a = &args[0];
-    g->f64 = a->dtype == ND_FLOAT64;
-    g->es = g->f64 ? sizeof(double) : sizeof(float);
+    g->f64 = a->dtype == ND_FLOAT64 || a->dtype == ND_COMPLEX128;
+    g->kind = a->dtype == ND_FLOAT32 ? K_S : a->dtype == ND_FLOAT64 ? K_D : a->dtype == ND_COMPLEX64 ? K_C : K_Z;
+    g->rs = g->f64 ? sizeof(double) : sizeof(float);
+    g->es = g->rs * (g->kind >= K_C ? 2 : 1);
     g->batch = 1;
     for (int d = 0; d < a->ndim - 2; d++) g->batch *= a->shape[d];
     g->n = dim(a, 1);
@@ -117,6 +142,148 @@ static size_t ws_total(const geom *g, const ws_need *w) {
     return up((size_t)(g->batch + 1) * sizeof(int)) + up((size_t)w->lwork * g->es) + w->extra;
 }
 
+/* ------------------------------------------------------------ geev */
+
+static cudaError_t copy(void *dst, const void *src, size_t bytes, cudaStream_t s) {
+    return bytes ? cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s) : cudaSuccess;
+}
+#define CUDA_TRY_INT(call)                  \
+    do {                                    \
+        cudaError_t e_ = (call);            \
+        if (e_ != cudaSuccess) return (int)e_; \
+    } while (0)
+
+
+static cudaDataType cuda_type(const geom *g) {
+    return g->kind == K_S ? CUDA_R_32F : g->kind == K_D ? CUDA_R_64F : g->kind == K_C ? CUDA_C_32F : CUDA_C_64F;
+}
+
+#if CUDART_VERSION >= 12060
+/* geev's parameters object, one per device like the handles. */
+static cusolverDnParams_t geev_params[MAX_DEVICES];
+static int geev_on_device(void) { return nd_cuda_api.p_cusolverDnXgeev != NULL; }
+static int params_for(cusolverDnParams_t *out) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return (int)e;
+    if (dev < 0 || dev >= MAX_DEVICES) return (int)cudaErrorInvalidDevice;
+    if (!geev_params[dev]) SOLVER_TRY(cusolverDnCreateParams(&geev_params[dev]), "cusolverDnCreateParams");
+    *out = geev_params[dev];
+    return 0;
+}
+
+/* Real types: W holds 2n reals (the real parts, then the imaginary ones)
+ * and VR LAPACK's real layout, as common/lib_linalg.h's LA_EIG. */
+static int geev_query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, size_t *dev, size_t *host) {
+    cusolverDnParams_t p;
+    int e = params_for(&p);
+    if (e) return e;
+    int64_t n = g->n;
+    cudaDataType t = cuda_type(g);
+    cusolverEigMode_t jobvr = u->lib_args.v[0].i ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    SOLVER_TRY(cusolverDnXgeev_bufferSize(h, p, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, t, NULL, lda(n), t, NULL, t, NULL,
+                                          lda(n), t, NULL, lda(n), t, dev, host),
+               "Xgeev_bufferSize");
+    return 0;
+}
+
+/* Matrix b: the input copied to scratch (extra, or VT without vectors),
+ * geev's device workspace after it; its host workspace is taken here and
+ * given back once the stream has passed the call. */
+static int geev_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g, int64_t b,
+                    int *info, char *extra, cudaStream_t s) {
+    int64_t n = g->n;
+    if (n == 0) return 0;
+    int vectors = (int)u->lib_args.v[0].i;
+    size_t es = g->es, dev = 0, host = 0;
+    int e = geev_query(h, u, g, &dev, &host);
+    if (e) return e;
+    cusolverDnParams_t p;
+    if ((e = params_for(&p))) return e;
+    const char *in = (const char *)args[0].data + (size_t)(b * n * n) * es;
+    char *vt = (char *)args[2].data + (size_t)(b * n * n) * es, *w = (char *)args[1].data + (size_t)(b * 2 * n) * g->rs;
+    char *a = vectors ? extra : vt, *dwork = extra + up((size_t)(n * n) * es);
+    CUDA_TRY_INT(copy(a, in, (size_t)(n * n) * es, s));
+    void *hwork = host ? nd_malloc(host) : NULL;
+    if (host && !hwork) {
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory for geev's workspace of %zu bytes", host);
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    cudaDataType t = cuda_type(g);
+    cusolverStatus_t st = cusolverDnXgeev(
+        h, p, CUSOLVER_EIG_MODE_NOVECTOR, vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR, n, t, a,
+        lda(n), t, w, t, NULL, lda(n), t, vectors ? vt : NULL, lda(n), t, dwork, dev, hwork, host, info);
+    cudaError_t se = cudaStreamSynchronize(s); /* before the host workspace goes */
+    free(hwork);
+    if (st != CUSOLVER_STATUS_SUCCESS) return solver_failed(st, "Xgeev");
+    return (int)se;
+}
+#else
+static int geev_on_device(void) { return 0; }
+static int geev_query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, size_t *dev, size_t *host) {
+    (void)h, (void)u, (void)g, (void)dev, (void)host;
+    return (int)cudaErrorNotSupported;
+}
+static int geev_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g, int64_t b,
+                    int *info, char *extra, cudaStream_t s) {
+    (void)h, (void)u, (void)args, (void)g, (void)b, (void)info, (void)extra, (void)s;
+    return (int)cudaErrorNotSupported;
+}
+#endif
+
+/* LAPACK's geev on the host, for the matrices of a batch the loaded
+ * cuSOLVER cannot take (no Xgeev): the whole batch is copied to the host
+ * and back. Returns 0, a cudaError_t, or ND_CUDA_LIB_ND_ERROR. */
+static int geev_on_host(const nd_user_desc *u, const nd_kernel_arg *args, const geom *g, cudaStream_t s) {
+    int64_t n = g->n, nb = g->batch;
+    int vectors = (int)u->lib_args.v[0].i, cx = g->kind >= K_C;
+    size_t es = g->es, mat_bytes = (size_t)(n * n) * es, w_bytes = (size_t)(2 * n) * g->rs;
+    nd_logf(2, "cuda: cuSOLVER has no geev here (CUDA < 12.6): %lld eigenproblem(s) of %lld x %lld run on the host "
+            "(LAPACK), copied there and back", (long long)nb, (long long)n, (long long)n);
+    if (n == 0 || nb == 0) return 0;
+    lapack_int nn = (lapack_int)n, lwork = (lapack_int)(8 * n + 64);
+    char *hin = nd_malloc(mat_bytes * (size_t)nb), *hw = nd_malloc(w_bytes * (size_t)nb);
+    char *hvt = nd_malloc(mat_bytes * (size_t)nb), *scratch = nd_malloc(mat_bytes + (size_t)(lwork + 2 * n) * es);
+    int rc = 0;
+    if (!hin || !hw || !hvt || !scratch) {
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory for geev of %lld matrices on the host", (long long)nb);
+        rc = ND_CUDA_LIB_ND_ERROR;
+    }
+    if (!rc) rc = (int)cudaMemcpyAsync(hin, args[0].data, mat_bytes * (size_t)nb, cudaMemcpyDeviceToHost, s);
+    if (!rc) rc = (int)cudaStreamSynchronize(s);
+    for (int64_t b = 0; b < nb && !rc; b++) {
+        char *a = scratch, *work = scratch + mat_bytes, *rwork = work + (size_t)lwork * es;
+        char *w = hw + (size_t)b * w_bytes, *vr = vectors ? hvt + (size_t)b * mat_bytes : NULL;
+        memcpy(a, hin + (size_t)b * mat_bytes, mat_bytes);
+        int bad = 0;
+        for (int64_t i = 0; i < n * n * (cx ? 2 : 1); i++)
+            bad |= !isfinite(g->f64 ? ((const double *)a)[i] : (double)((const float *)a)[i]);
+        lapack_int info = 0;
+        if (!bad) switch (g->kind) {
+            case K_S: info = LAPACKE_sgeev_work(LAPACK_COL_MAJOR, 'N', vectors ? 'V' : 'N', nn, (float *)a, nn, (float *)w,
+                                                (float *)w + n, NULL, 1, (float *)vr, nn, (float *)work, lwork); break;
+            case K_D: info = LAPACKE_dgeev_work(LAPACK_COL_MAJOR, 'N', vectors ? 'V' : 'N', nn, (double *)a, nn, (double *)w,
+                                                (double *)w + n, NULL, 1, (double *)vr, nn, (double *)work, lwork); break;
+            case K_C: info = LAPACKE_cgeev_work(LAPACK_COL_MAJOR, 'N', vectors ? 'V' : 'N', nn, (void *)a, nn, (void *)w,
+                                                NULL, 1, (void *)vr, nn, (void *)work, lwork, (float *)rwork); break;
+            default: info = LAPACKE_zgeev_work(LAPACK_COL_MAJOR, 'N', vectors ? 'V' : 'N', nn, (void *)a, nn, (void *)w,
+                                               NULL, 1, (void *)vr, nn, (void *)work, lwork, (double *)rwork); break;
+            }
+        if (bad || info > 0) {
+            nd_lib_la_error((int)u->lib_args.v[ND_LA_FN_ARG].i, b, nb, bad ? ND_LA_INFO_NAN : info);
+            rc = ND_CUDA_LIB_ND_ERROR;
+        } else if (info < 0) {
+            nd_error_set(ND_ERR_BACKEND, "cuda: LAPACK rejected argument %d of geev (an nd bug)", (int)-info);
+            rc = ND_CUDA_LIB_ND_ERROR;
+        }
+    }
+    if (!rc) rc = (int)cudaMemcpyAsync(args[1].data, hw, w_bytes * (size_t)nb, cudaMemcpyHostToDevice, s);
+    if (!rc && vectors) rc = (int)cudaMemcpyAsync(args[2].data, hvt, mat_bytes * (size_t)nb, cudaMemcpyHostToDevice, s);
+    if (!rc) rc = (int)cudaStreamSynchronize(s); /* before the host copies go */
+    free(hin), free(hw), free(hvt), free(scratch);
+    return rc;
+}
+
 /* cuSOLVER's workspace queries for the routine (pointers may be NULL). */
 static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params,
                  syevjInfo_t eig_params) {
@@ -132,24 +299,20 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     }
     switch (u->lib) {
     case ND_LIB_LA_CHOLESKY:
-        if (g->f64) SOLVER_TRY(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
-        else SOLVER_TRY(cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
+        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
         break;
     case ND_LIB_LA_LU:
     case ND_LIB_LA_SOLVE:
-        if (g->f64) SOLVER_TRY(cusolverDnDgetrf_bufferSize(h, (int)n, (int)n, NULL, lda(n), &lw), "getrf_bufferSize");
-        else SOLVER_TRY(cusolverDnSgetrf_bufferSize(h, (int)n, (int)n, NULL, lda(n), &lw), "getrf_bufferSize");
+        SOLVER_TRY(DT4(g, getrf_bufferSize, h, (int)n, (int)n, NULL, lda(n), &lw), "getrf_bufferSize");
         if (u->lib == ND_LIB_LA_SOLVE) w->extra = up((size_t)(n * n) * g->es) + up((size_t)(n + 1) * sizeof(int));
         break;
     case ND_LIB_LA_QR: { /* input AT (n, m): A column-major m x n */
         int64_t mm = g->n, nn = g->m, kk = mm < nn ? mm : nn, qc = u->lib_args.v[0].i;
         if (kk > 0) {
-            if (g->f64) SOLVER_TRY(cusolverDnDgeqrf_bufferSize(h, (int)mm, (int)nn, NULL, lda(mm), &lw), "geqrf_bufferSize");
-            else SOLVER_TRY(cusolverDnSgeqrf_bufferSize(h, (int)mm, (int)nn, NULL, lda(mm), &lw), "geqrf_bufferSize");
-            if (qc > 0) {
-                if (g->f64) SOLVER_TRY(cusolverDnDorgqr_bufferSize(h, (int)mm, (int)qc, (int)kk, NULL, lda(mm), NULL, &lw2), "orgqr_bufferSize");
-                else SOLVER_TRY(cusolverDnSorgqr_bufferSize(h, (int)mm, (int)qc, (int)kk, NULL, lda(mm), NULL, &lw2), "orgqr_bufferSize");
-            }
+            SOLVER_TRY(DT4(g, geqrf_bufferSize, h, (int)mm, (int)nn, NULL, lda(mm), &lw), "geqrf_bufferSize");
+            if (qc > 0)
+                SOLVER_TRY(DT4H(g, orgqr_bufferSize, ungqr_bufferSize, h, (int)mm, (int)qc, (int)kk, NULL, lda(mm), NULL, &lw2),
+                           "orgqr_bufferSize");
         }
         if (lw2 > lw) lw = lw2;
         w->extra = up((size_t)(kk + 1) * g->es); /* tau */
@@ -159,8 +322,8 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
         int uv = (int)u->lib_args.v[0].i, econ = !u->lib_args.v[1].i;
         cusolverEigMode_t mode = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
         if (k > 0) {
-            if (g->f64) SOLVER_TRY(cusolverDnDgesvdj_bufferSize(h, mode, econ, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL, lda(m), &lw, svd_params), "gesvdj_bufferSize");
-            else SOLVER_TRY(cusolverDnSgesvdj_bufferSize(h, mode, econ, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL, lda(m), &lw, svd_params), "gesvdj_bufferSize");
+            SOLVER_TRY(DT4(g, gesvdj_bufferSize, h, mode, econ, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL, lda(m), &lw, svd_params),
+                       "gesvdj_bufferSize");
         }
         /* the input copy (gesvdj overwrites it) and, without vectors,
          * stand-ins for U and V */
@@ -170,13 +333,24 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     case ND_LIB_LA_EIGH: {
         cusolverEigMode_t mode = u->lib_args.v[0].i ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
         if (eigh_batched(u, g)) {
-            if (g->f64) SOLVER_TRY(cusolverDnDsyevjBatched_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw, eig_params, (int)g->batch), "syevjBatched_bufferSize");
-            else SOLVER_TRY(cusolverDnSsyevjBatched_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw, eig_params, (int)g->batch), "syevjBatched_bufferSize");
+            SOLVER_TRY(DT4H(g, syevjBatched_bufferSize, heevjBatched_bufferSize, h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw,
+                            eig_params, (int)g->batch),
+                       "syevjBatched_bufferSize");
             break;
         }
-        if (g->f64) SOLVER_TRY(cusolverDnDsyevd_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw), "syevd_bufferSize");
-        else SOLVER_TRY(cusolverDnSsyevd_bufferSize(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw), "syevd_bufferSize");
+        SOLVER_TRY(DT4H(g, syevd_bufferSize, heevd_bufferSize, h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), NULL, &lw),
+                   "syevd_bufferSize");
         break;
+    }
+    case ND_LIB_LA_EIG: { /* the input copy geev overwrites (with vectors: without, VT is the copy) */
+        w->extra = up((size_t)(n * n) * g->es);
+        w->lwork = 0;
+        if (!geev_on_device() || n == 0) return 0;
+        size_t dev = 0, host = 0;
+        int e = geev_query(h, u, g, &dev, &host);
+        if (e) return e;
+        w->extra += up(dev);
+        return 0;
     }
     default:
         return (int)cudaErrorNotSupported;
@@ -187,7 +361,9 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
 
 int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
     if (nd_cuda_load_cusolver() != ND_OK) return ND_CUDA_LIB_ND_ERROR;
-    if (args[0].dtype != ND_FLOAT32 && args[0].dtype != ND_FLOAT64) return (int)cudaErrorNotSupported;
+    if (args[0].dtype != ND_FLOAT32 && args[0].dtype != ND_FLOAT64 && args[0].dtype != ND_COMPLEX64 &&
+        args[0].dtype != ND_COMPLEX128)
+        return (int)cudaErrorNotSupported;
     cusolverDnHandle_t h;
     int e = handle_for(&h);
     if (e) return e;
@@ -209,14 +385,6 @@ int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_
 
 /* ------------------------------------------------------------ running */
 
-static cudaError_t copy(void *dst, const void *src, size_t bytes, cudaStream_t s) {
-    return bytes ? cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s) : cudaSuccess;
-}
-#define CUDA_TRY_INT(call)                  \
-    do {                                    \
-        cudaError_t e_ = (call);            \
-        if (e_ != cudaSuccess) return (int)e_; \
-    } while (0)
 
 /* One matrix b of the batch. */
 static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g, int64_t b,
@@ -227,17 +395,16 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
     switch (u->lib) {
     case ND_LIB_LA_CHOLESKY: {
         char *c = (char *)args[1].data + (size_t)(b * n * n) * es;
-        CUDA_TRY_INT(copy(c, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
-        if (g->f64) SOLVER_TRY(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_UPPER, (int)n, (double *)c, lda(n), work, lwork, info), "potrf");
-        else SOLVER_TRY(cusolverDnSpotrf(h, CUBLAS_FILL_MODE_UPPER, (int)n, (float *)c, lda(n), work, lwork, info), "potrf");
+        if (c != in + (size_t)(b * n * n) * es) /* in place when the frontend made the input for it */
+            CUDA_TRY_INT(copy(c, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
+        SOLVER_TRY(DT4(g, potrf, h, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)c, lda(n), work, lwork, info), "potrf");
         return 0;
     }
     case ND_LIB_LA_LU: {
         char *lu = (char *)args[1].data + (size_t)(b * n * n) * es;
         int *piv = (int *)args[2].data + b * n;
         CUDA_TRY_INT(copy(lu, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
-        if (g->f64) SOLVER_TRY(cusolverDnDgetrf(h, (int)n, (int)n, (double *)lu, lda(n), work, piv, info), "getrf");
-        else SOLVER_TRY(cusolverDnSgetrf(h, (int)n, (int)n, (float *)lu, lda(n), work, piv, info), "getrf");
+        SOLVER_TRY(DT4(g, getrf, h, (int)n, (int)n, (void *)lu, lda(n), work, piv, info), "getrf");
         return 0;
     }
     case ND_LIB_LA_SOLVE: { /* A^T column-major factored, then solved transposed: A X = B */
@@ -246,15 +413,13 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
         char *x = (char *)args[2].data + (size_t)(b * m * n) * es;
         CUDA_TRY_INT(copy(lu, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
         CUDA_TRY_INT(copy(x, (const char *)args[1].data + (size_t)(b * m * n) * es, (size_t)(m * n) * es, s));
-        if (g->f64) SOLVER_TRY(cusolverDnDgetrf(h, (int)n, (int)n, (double *)lu, lda(n), work, piv, info), "getrf");
-        else SOLVER_TRY(cusolverDnSgetrf(h, (int)n, (int)n, (float *)lu, lda(n), work, piv, info), "getrf");
+        SOLVER_TRY(DT4(g, getrf, h, (int)n, (int)n, (void *)lu, lda(n), work, piv, info), "getrf");
         if (m == 0) return 0;
         /* getrs's own info reports only bad arguments: it shares the
          * matrix's word after getrf's (a singular matrix is what getrf
          * wrote). */
         int *rs_info = info + g->batch - b; /* the spare word past the batch */
-        if (g->f64) SOLVER_TRY(cusolverDnDgetrs(h, CUBLAS_OP_T, (int)n, (int)m, (const double *)lu, lda(n), piv, (double *)x, lda(n), rs_info), "getrs");
-        else SOLVER_TRY(cusolverDnSgetrs(h, CUBLAS_OP_T, (int)n, (int)m, (const float *)lu, lda(n), piv, (float *)x, lda(n), rs_info), "getrs");
+        SOLVER_TRY(DT4(g, getrs, h, CUBLAS_OP_T, (int)n, (int)m, (const void *)lu, lda(n), piv, (void *)x, lda(n), rs_info), "getrs");
         return 0;
     }
     case ND_LIB_LA_QR: { /* AT (n, m) row-major = A column-major mm x nn */
@@ -263,13 +428,12 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
         char *q = (char *)args[1].data + (size_t)(b * qc * mm) * es;
         CUDA_TRY_INT(copy(raw, in + (size_t)(b * mm * nn) * es, (size_t)(mm * nn) * es, s));
         if (kk == 0) return 0; /* the frontend does not call it for empty matrices */
-        if (g->f64) SOLVER_TRY(cusolverDnDgeqrf(h, (int)mm, (int)nn, (double *)raw, lda(mm), (double *)extra, work, lwork, info), "geqrf");
-        else SOLVER_TRY(cusolverDnSgeqrf(h, (int)mm, (int)nn, (float *)raw, lda(mm), (float *)extra, work, lwork, info), "geqrf");
+        SOLVER_TRY(DT4(g, geqrf, h, (int)mm, (int)nn, (void *)raw, lda(mm), (void *)extra, work, lwork, info), "geqrf");
         if (qc == 0) return 0;
         int64_t cols = qc < nn ? qc : nn; /* Q's first columns hold the reflectors */
         CUDA_TRY_INT(copy(q, raw, (size_t)(cols * mm) * es, s));
-        if (g->f64) SOLVER_TRY(cusolverDnDorgqr(h, (int)mm, (int)qc, (int)kk, (double *)q, lda(mm), (const double *)extra, work, lwork, info), "orgqr");
-        else SOLVER_TRY(cusolverDnSorgqr(h, (int)mm, (int)qc, (int)kk, (float *)q, lda(mm), (const float *)extra, work, lwork, info), "orgqr");
+        SOLVER_TRY(DT4H(g, orgqr, ungqr, h, (int)mm, (int)qc, (int)kk, (void *)q, lda(mm), (const void *)extra, work, lwork, info),
+                   "orgqr");
         return 0;
     }
     case ND_LIB_LA_SVD: { /* gesvdj on A^T (n x m column-major): its U is V, its V is U */
@@ -279,22 +443,26 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
         if (k == 0) return 0; /* the frontend does not call it for empty matrices */
         char *a = extra;
         CUDA_TRY_INT(copy(a, in + (size_t)(b * m * n) * es, (size_t)(m * n) * es, s));
-        char *sv = (char *)args[1].data + (size_t)(b * k) * es;
+        char *sv = (char *)args[1].data + (size_t)(b * k) * g->rs; /* real */
         char *ut = uv ? (char *)args[2].data + (size_t)(b * cu * m) * es : a + up((size_t)(m * n) * es);
         char *vh = uv ? (char *)args[3].data + (size_t)(b * cv * n) * es : ut + (size_t)(m * m) * es;
         cusolverEigMode_t mode = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-        if (g->f64) SOLVER_TRY(cusolverDnDgesvdj(h, mode, !full, (int)n, (int)m, (double *)a, lda(n), (double *)sv, (double *)vh, lda(n), (double *)ut, lda(m), work, lwork, info, svd_params), "gesvdj");
-        else SOLVER_TRY(cusolverDnSgesvdj(h, mode, !full, (int)n, (int)m, (float *)a, lda(n), (float *)sv, (float *)vh, lda(n), (float *)ut, lda(m), work, lwork, info, svd_params), "gesvdj");
+        /* A^T = W S V'^H: W into VH (= V^H of A), V' into UT, which is
+         * U^H of A = conj(V') S W^T read row-major (common/lib_linalg.h). */
+        SOLVER_TRY(DT4(g, gesvdj, h, mode, !full, (int)n, (int)m, (void *)a, lda(n), (void *)sv, (void *)vh, lda(n), (void *)ut, lda(m), work, lwork,
+                       info, svd_params),
+                   "gesvdj");
         return 0;
     }
     case ND_LIB_LA_EIGH: {
-        char *vt = (char *)args[2].data + (size_t)(b * n * n) * es, *w = (char *)args[1].data + (size_t)(b * n) * es;
+        char *vt = (char *)args[2].data + (size_t)(b * n * n) * es, *w = (char *)args[1].data + (size_t)(b * n) * g->rs;
         CUDA_TRY_INT(copy(vt, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
         cusolverEigMode_t mode = u->lib_args.v[0].i ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-        if (g->f64) SOLVER_TRY(cusolverDnDsyevd(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (double *)vt, lda(n), (double *)w, work, lwork, info), "syevd");
-        else SOLVER_TRY(cusolverDnSsyevd(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (float *)vt, lda(n), (float *)w, work, lwork, info), "syevd");
+        SOLVER_TRY(DT4H(g, syevd, heevd, h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)vt, lda(n), (void *)w, work, lwork, info), "syevd");
         return 0;
     }
+    case ND_LIB_LA_EIG:
+        return geev_one(h, u, args, g, b, info, extra, s);
     default:
         return (int)cudaErrorNotSupported;
     }
@@ -341,7 +509,7 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     char *a_base, *b_base = NULL;
     if (u->lib == ND_LIB_LA_CHOLESKY) {
         a_base = (char *)args[1].data;
-        CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
+        if (a_base != args[0].data) CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
     } else {
         a_base = extra + up((size_t)(2 * nb) * sizeof(void *));
         b_base = (char *)args[2].data;
@@ -354,22 +522,23 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     }
     CUDA_TRY_INT(cudaMemcpyAsync(dptrs, hp, (size_t)(2 * nb) * sizeof *hp, cudaMemcpyHostToDevice, s));
     if (u->lib == ND_LIB_LA_CHOLESKY) {
-        if (g->f64) SOLVER_TRY(cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, (int)n, (double **)dptrs, lda(n), info, (int)nb), "potrfBatched");
-        else SOLVER_TRY(cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, (int)n, (float **)dptrs, lda(n), info, (int)nb), "potrfBatched");
+        SOLVER_TRY(DT4(g, potrfBatched, h, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)dptrs, lda(n), info, (int)nb), "potrfBatched");
         return 0;
     }
     cublasHandle_t bh = blas_handle();
     int *piv = (int *)(a_base + up((size_t)(nb * n * n) * es));
     cublasStatus_t st = bh ? cublasSetStream(bh, s) : CUBLAS_STATUS_NOT_INITIALIZED;
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = g->f64 ? cublasDgetrfBatched(bh, (int)n, (double *const *)dptrs, lda(n), piv, info, (int)nb)
-                    : cublasSgetrfBatched(bh, (int)n, (float *const *)dptrs, lda(n), piv, info, (int)nb);
+#define BLAS4(name, ...)                                                                       \
+    (g->kind == K_S   ? cublasS##name(__VA_ARGS__)                                             \
+     : g->kind == K_D ? cublasD##name(__VA_ARGS__)                                             \
+     : g->kind == K_C ? cublasC##name(__VA_ARGS__)                                             \
+                      : cublasZ##name(__VA_ARGS__))
+    if (st == CUBLAS_STATUS_SUCCESS) st = BLAS4(getrfBatched, bh, (int)n, (void *)dptrs, lda(n), piv, info, (int)nb);
     int host_info = 0; /* getrsBatched checks its arguments on the host */
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = g->f64 ? cublasDgetrsBatched(bh, CUBLAS_OP_T, (int)n, (int)m, (const double *const *)dptrs, lda(n), piv,
-                                          (double *const *)(dptrs + nb), lda(n), &host_info, (int)nb)
-                    : cublasSgetrsBatched(bh, CUBLAS_OP_T, (int)n, (int)m, (const float *const *)dptrs, lda(n), piv,
-                                          (float *const *)(dptrs + nb), lda(n), &host_info, (int)nb);
+        st = BLAS4(getrsBatched, bh, CUBLAS_OP_T, (int)n, (int)m, (const void *)dptrs, lda(n), piv, (void *)(dptrs + nb),
+                   lda(n), &host_info, (int)nb);
+#undef BLAS4
     if (st != CUBLAS_STATUS_SUCCESS || host_info != 0) {
         nd_error_set(ND_ERR_BACKEND, "cuda: cuBLAS batched LU of %lld %lldx%lld matrices failed (status %d, info %d)",
                      (long long)nb, (long long)n, (long long)n, (int)st, host_info);
@@ -406,13 +575,13 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
         e = (int)copy(vt, args[0].data, (size_t)(g.batch * n * n) * g.es, s);
         cusolverStatus_t st = CUSOLVER_STATUS_SUCCESS;
         if (!e)
-            st = g.f64 ? cusolverDnDsyevjBatched(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (double *)vt, lda(n), (double *)wv,
-                                                 (double *)(void *)work, w.lwork, info, eig_params, (int)g.batch)
-                       : cusolverDnSsyevjBatched(h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (float *)vt, lda(n), (float *)wv,
-                                                 (float *)(void *)work, w.lwork, info, eig_params, (int)g.batch);
+            st = DT4H(&g, syevjBatched, heevjBatched, h, mode, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)vt, lda(n), (void *)wv,
+                      (void *)work, w.lwork, info, eig_params, (int)g.batch);
         if (st != CUSOLVER_STATUS_SUCCESS) e = solver_failed(st, "syevjBatched");
     }
-    for (int64_t b = 0; b < g.batch && !e && !batched(u, &g) && !eigh_batched(u, &g); b++)
+    int host_geev = u->lib == ND_LIB_LA_EIG && !geev_on_device();
+    if (!e && host_geev) e = geev_on_host(u, args, &g, s);
+    for (int64_t b = 0; b < g.batch && !e && !host_geev && !batched(u, &g) && !eigh_batched(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
     if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
