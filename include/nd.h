@@ -97,6 +97,7 @@
 #include "nd/statistics.h"
 #include "nd/linalg.h"
 #include "nd/linalg_decomp.h"
+#include "nd/fft.h"
 #include "nd/shaping.h"
 #include "nd/writes.h"
 #include "nd/inspection.h"
