@@ -18,7 +18,7 @@ typedef struct {
     int kind, sign, f64;
     int axis;       /* this pass's axis (of out; the first pass: the last axis of both) */
     int64_t n;      /* the transform's length */
-    const nd_fft_plan *plan;
+    const nd_fft_plan *plan; /* the complex plan of n, or the real one (even n, R2C and C2R) */
     int oom;
 } fft_job;
 
@@ -61,6 +61,13 @@ static int64_t line_offset(const nd_kernel_arg *a, int ax, int64_t l) {
             }                                                                                                    \
             case ND_LIB_FFT_R2C: {                                                                               \
                 const T *x = (const T *)in->data + ioff;                                                         \
+                if (j->plan->real) { /* the half-length transform (fft_plan.h) */                                \
+                    T *res = buf + n + 2;                                                                        \
+                    for (int64_t k = 0; k < n; k++) buf[k] = x[k * is];                                          \
+                    nd_fft_r2c_##SUF(j->plan, buf, res, scratch);                                                \
+                    for (int64_t k = 0; k <= n / 2; k++) y[2 * k * os] = res[2 * k], y[2 * k * os + 1] = res[2 * k + 1]; \
+                    break;                                                                                       \
+                }                                                                                                \
                 for (int64_t k = 0; k < n; k++) buf[2 * k] = x[k * is], buf[2 * k + 1] = 0;                      \
                 nd_fft_exec_##SUF(j->plan, buf, scratch, -1);                                                    \
                 for (int64_t k = 0; k <= n / 2; k++) y[2 * k * os] = buf[2 * k], y[2 * k * os + 1] = buf[2 * k + 1]; \
@@ -70,6 +77,16 @@ static int64_t line_offset(const nd_kernel_arg *a, int ax, int64_t l) {
                 /* The Hermitian sequence the input is half of: element 0 and (even n) n / 2 real. */           \
                 const T *x = (const T *)in->data + 2 * ioff;                                                     \
                 T *r = (T *)out->data + line_offset(out, ax, l);                                                 \
+                if (j->plan->real) {                                                                             \
+                    T *half = buf + n + 2;                                                                       \
+                    for (int64_t k = 0; k <= n / 2; k++) {                                                       \
+                        half[2 * k] = k < m ? x[2 * k * is] : 0;                                                 \
+                        half[2 * k + 1] = k < m ? x[2 * k * is + 1] : 0;                                         \
+                    }                                                                                            \
+                    nd_fft_c2r_##SUF(j->plan, half, buf, scratch);                                               \
+                    for (int64_t k = 0; k < n; k++) r[k * os] = buf[k];                                          \
+                    break;                                                                                       \
+                }                                                                                                \
                 for (int64_t k = 0; k <= n / 2; k++) {                                                           \
                     buf[2 * k] = k < m ? x[2 * k * is] : 0;                                                      \
                     buf[2 * k + 1] = k < m && k != 0 && 2 * k != n ? x[2 * k * is + 1] : 0;                      \
@@ -88,14 +105,15 @@ FFT_LINES(d, double)
 static void run_range(void *varg, int64_t begin, int64_t end) {
     fft_job *j = varg;
     size_t es = j->f64 ? sizeof(double) : sizeof(float);
-    int64_t elems = 2 * (j->n + nd_fft_scratch_elems(j->plan));
+    /* the line (n + 2 complex: a real line and its half spectrum side by side), then the scratch */
+    int64_t line = 2 * (j->n + 2), elems = line + 2 * nd_fft_scratch_elems(j->plan);
     void *mem = nd_malloc((size_t)elems * es);
     if (!mem) {
         __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
         return;
     }
-    if (j->f64) lines_d(j, begin, end, mem, (double *)mem + 2 * j->n);
-    else lines_f(j, begin, end, mem, (float *)mem + 2 * j->n);
+    if (j->f64) lines_d(j, begin, end, mem, (double *)mem + line);
+    else lines_f(j, begin, end, mem, (float *)mem + line);
     free(mem);
 }
 
@@ -116,7 +134,8 @@ nd_status nd_cpu_lib_fft(nd_cpu_state *st, const nd_user_desc *u, const nd_kerne
         j.axis = out->ndim - 1 - p;
         j.n = p == 0 && j.kind == ND_LIB_FFT_R2C ? in->shape[in->ndim - 1] : out->shape[j.axis];
         if (p > 0 && j.kind == ND_LIB_FFT_R2C) j.kind = ND_LIB_FFT_C2C; /* rfftn: the other axes forward */
-        j.plan = nd_fft_plan_get(cache_of(st), j.n, j.f64);
+        int half = j.kind != ND_LIB_FFT_C2C && j.n % 2 == 0;
+        j.plan = half ? nd_fft_rplan_get(cache_of(st), j.n, j.f64) : nd_fft_plan_get(cache_of(st), j.n, j.f64);
         if (!j.plan) return nd_error_set(ND_ERR_OOM, "cpu backend: out of host memory for an FFT plan of length %lld",
                                          (long long)j.n);
         int64_t lines = out->size / out->shape[j.axis];

@@ -198,6 +198,43 @@ void CAT(nd_fft_exec, SUF)(const nd_fft_plan *p, T *data, T *scratch, int sign) 
     else CAT(complex_passes, SUF)(p, (C *)data, (C *)scratch, sign);
 }
 
+/* Real transforms of n = 2h (fft_plan.h): z[j] = x[2j] + i x[2j+1] has
+ * Z = E + iO, E and O the transforms of the even and odd samples, and
+ * X[k] = E[k] + exp(-2 pi i k / n) O[k]. */
+void CAT(nd_fft_r2c, SUF)(const nd_fft_plan *p, T *data, T *out, T *scratch) {
+    const int64_t h = p->n / 2;
+    const C *w = p->tw;
+    C *z = (C *)data, *x = (C *)out;
+    CAT(nd_fft_exec, SUF)(p->sub, data, scratch, -1);
+    x[0] = (C){z[0].r + z[0].i, 0};
+    x[h] = (C){z[0].r - z[0].i, 0};
+    for (int64_t k = 1; k < h; k++) {
+        C a = z[k], b = {z[h - k].r, -z[h - k].i}; /* Z[k], conj(Z[h - k]) */
+        C e = {(a.r + b.r) / 2, (a.i + b.i) / 2};
+        C o = {(a.i - b.i) / 2, -(a.r - b.r) / 2}; /* (a - b) / 2i */
+        C t = ROT(o, w[k], -1);
+        x[k] = (C){e.r + t.r, e.i + t.i};
+    }
+}
+
+/* The inverse: Z[k] = (X[k] + conj(X[h-k])) + i exp(2 pi i k / n) (X[k] -
+ * conj(X[h-k])), k < h, transformed backward with the plan of h, holds
+ * n x[2j] + i n x[2j+1]. */
+void CAT(nd_fft_c2r, SUF)(const nd_fft_plan *p, const T *in, T *data, T *scratch) {
+    const int64_t h = p->n / 2;
+    const C *w = p->tw, *x = (const C *)in;
+    C *z = (C *)data;
+    T x0 = x[0].r, xh = x[h].r; /* Im x[0], Im x[h] ignored */
+    z[0] = (C){x0 + xh, x0 - xh};
+    for (int64_t k = 1; k < h; k++) {
+        C a = x[k], b = {x[h - k].r, -x[h - k].i};
+        C s = {a.r + b.r, a.i + b.i}, d = {a.r - b.r, a.i - b.i};
+        C t = ROT(d, w[k], 1); /* exp(+2 pi i k / n) d */
+        z[k] = (C){s.r - t.i, s.i + t.r};
+    }
+    CAT(nd_fft_exec, SUF)(p->sub, data, scratch, 1);
+}
+
 #undef ROT
 #undef C
 #undef CAT

@@ -95,12 +95,27 @@ static int factorize(int64_t n, int *f) {
     return k;
 }
 
-static nd_fft_plan *build(nd_fft_cache *c, int64_t n, int f64) {
+static nd_fft_plan *build(nd_fft_cache *c, int64_t n, int f64, int real) {
     nd_fft_plan *p = nd_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->n = n;
     p->f64 = f64;
+    p->real = real;
     size_t cplx = f64 ? 2 * sizeof(double) : 2 * sizeof(float);
+    if (real) {
+        p->sub = nd_fft_plan_get(c, n / 2, f64);
+        p->tw = nd_malloc((size_t)(n / 2) * cplx);
+        if (!p->sub || !p->tw) {
+            plan_free(p);
+            return NULL;
+        }
+        for (int64_t k = 0; k < n / 2; k++) {
+            long double re, im;
+            unit_root(k, n, &re, &im);
+            put(p, p->tw, (size_t)k, re, im);
+        }
+        return p;
+    }
     int f[ND_FFT_MAX_FACTORS];
     int nf = factorize(n, f), blue = 0;
     for (int k = 0; k < nf; k++)
@@ -172,20 +187,20 @@ static nd_fft_plan *build(nd_fft_cache *c, int64_t n, int f64) {
     return p;
 }
 
-const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64) {
+static const nd_fft_plan *get(nd_fft_cache *c, int64_t n, int f64, int real) {
     pthread_mutex_lock(&c->lock);
     for (nd_fft_plan *p = c->plans; p; p = p->next)
-        if (p->n == n && p->f64 == f64) {
+        if (p->n == n && p->f64 == f64 && p->real == real) {
             pthread_mutex_unlock(&c->lock);
             return p;
         }
     pthread_mutex_unlock(&c->lock);
     /* Built outside the lock (a Bluestein plan gets its sub-plan here). */
-    nd_fft_plan *made = build(c, n, f64);
+    nd_fft_plan *made = build(c, n, f64, real);
     if (!made) return NULL;
     pthread_mutex_lock(&c->lock);
     for (nd_fft_plan *p = c->plans; p; p = p->next)
-        if (p->n == n && p->f64 == f64) { /* another thread was first */
+        if (p->n == n && p->f64 == f64 && p->real == real) { /* another thread was first */
             pthread_mutex_unlock(&c->lock);
             plan_free(made);
             return p;
@@ -196,6 +211,11 @@ const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64) {
     return made;
 }
 
+const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64) { return get(c, n, f64, 0); }
+
+const nd_fft_plan *nd_fft_rplan_get(nd_fft_cache *c, int64_t n, int f64) { return get(c, n, f64, 1); }
+
 int64_t nd_fft_scratch_elems(const nd_fft_plan *p) {
+    if (p->real) return nd_fft_scratch_elems(p->sub);
     return p->sub ? p->m + nd_fft_scratch_elems(p->sub) : p->n; /* Bluestein: its line of m, then the sub-plan's */
 }

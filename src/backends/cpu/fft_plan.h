@@ -12,6 +12,11 @@
  * pads up to half as much as a power of two and the passes above handle
  * it as fast), so every n costs O(n log n).
  *
+ * Real transforms of even n (nd_fft_rplan_get) pack the n real values as
+ * n / 2 complex ones, transform those with the plan of n / 2 and untangle
+ * the two halves with n / 2 twiddles: half the work of a complex
+ * transform of length n.
+ *
  * Plans are immutable once built and cached per backend by (n, precision)
  * until the backend is destroyed; any number of threads may execute one
  * plan at once, each with its own scratch (nd_fft_scratch_elems). */
@@ -38,6 +43,7 @@ typedef struct {
 struct nd_fft_plan {
     int64_t n;
     int f64;
+    int real; /* a real plan of even n: sub is the plan of n / 2, tw holds exp(-2 pi i k / n), k < n / 2 */
     int npass;
     nd_fft_pass pass[ND_FFT_MAX_FACTORS];
     void *tw; /* complex float or double: the passes' twiddles and roots */
@@ -58,7 +64,11 @@ void nd_fft_cache_free(nd_fft_cache *c);
  * memory. Valid until the cache is freed. */
 const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64);
 
-/* Complex elements of scratch nd_fft_exec_* needs beside the data. */
+/* The real plan of even length n >= 2; NULL when out of memory. */
+const nd_fft_plan *nd_fft_rplan_get(nd_fft_cache *c, int64_t n, int f64);
+
+/* Complex elements of scratch nd_fft_exec_* (and the real transforms)
+ * need beside the data. */
 int64_t nd_fft_scratch_elems(const nd_fft_plan *p);
 
 /* The unnormalised transform of data (n interleaved complex values, in
@@ -66,5 +76,15 @@ int64_t nd_fft_scratch_elems(const nd_fft_plan *p);
  * or +1 (backward). scratch holds nd_fft_scratch_elems(p) complex values. */
 void nd_fft_exec_f(const nd_fft_plan *p, float *data, float *scratch, int sign);
 void nd_fft_exec_d(const nd_fft_plan *p, double *data, double *scratch, int sign);
+
+/* With a real plan of n = 2h: the forward transform of the n reals in
+ * data (overwritten) into out[0..h] (h + 1 complex values, not aliasing
+ * data); and the unnormalised backward transform of the Hermitian
+ * sequence whose first h + 1 values are in (the imaginary parts of in[0]
+ * and in[h] ignored; in is not changed) into the n reals of data. */
+void nd_fft_r2c_f(const nd_fft_plan *p, float *data, float *out, float *scratch);
+void nd_fft_r2c_d(const nd_fft_plan *p, double *data, double *out, double *scratch);
+void nd_fft_c2r_f(const nd_fft_plan *p, const float *in, float *data, float *scratch);
+void nd_fft_c2r_d(const nd_fft_plan *p, const double *in, double *data, double *scratch);
 
 #endif
