@@ -309,18 +309,43 @@ static nd_array *n_axes(const fft_call *c, int two, nd_array *a, int s_len, cons
     return nd_runtime_track(transform(c, a, na, ax, len, norm));
 }
 
-#define ND_FFT_ND(name, two, kind, sign, inverse)                                                                \
-    nd_array *nd_fft_##name(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes,             \
-                            nd_fft_norm norm) {                                                                  \
-        ND_API_GUARD();                                                                                          \
-        static const fft_call c = {"nd_fft_" #name, kind, sign, inverse, 0, 0};                                  \
-        return n_axes(&c, two, a, s_len, s, axes_len, axes, norm);                                               \
-    }
-ND_FFT_ND(fftn, 0, FFT_C2C, -1, 0)
-ND_FFT_ND(ifftn, 0, FFT_C2C, 1, 1)
-ND_FFT_ND(rfftn, 0, FFT_R2C, -1, 0)
-ND_FFT_ND(irfftn, 0, FFT_C2R, 1, 1)
-ND_FFT_ND(fft2, 1, FFT_C2C, -1, 0)
-ND_FFT_ND(ifft2, 1, FFT_C2C, 1, 1)
-ND_FFT_ND(rfft2, 1, FFT_R2C, -1, 0)
-ND_FFT_ND(irfft2, 1, FFT_C2R, 1, 1)
+nd_array *nd_fft_fftn(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_fftn", FFT_C2C, -1, 0, 0, 0};
+    return n_axes(&c, 0, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_ifftn(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_ifftn", FFT_C2C, 1, 1, 0, 0};
+    return n_axes(&c, 0, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_rfftn(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_rfftn", FFT_R2C, -1, 0, 0, 0};
+    return n_axes(&c, 0, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_irfftn(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_irfftn", FFT_C2R, 1, 1, 0, 0};
+    return n_axes(&c, 0, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_fft2(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_fft2", FFT_C2C, -1, 0, 0, 0};
+    return n_axes(&c, 1, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_ifft2(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_ifft2", FFT_C2C, 1, 1, 0, 0};
+    return n_axes(&c, 1, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_rfft2(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_rfft2", FFT_R2C, -1, 0, 0, 0};
+    return n_axes(&c, 1, a, s_len, s, axes_len, axes, norm);
+}
+nd_array *nd_fft_irfft2(nd_array *a, int s_len, const int64_t *s, int axes_len, const int *axes, nd_fft_norm norm) {
+    ND_API_GUARD();
+    static const fft_call c = {"nd_fft_irfft2", FFT_C2R, 1, 1, 0, 0};
+    return n_axes(&c, 1, a, s_len, s, axes_len, axes, norm);
+}

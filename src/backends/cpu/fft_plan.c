@@ -95,13 +95,39 @@ static int factorize(int64_t n, int *f) {
     return k;
 }
 
-static nd_fft_plan *build(nd_fft_cache *c, int64_t n, int f64, int real) {
+static nd_fft_plan *build(nd_fft_cache *c, int64_t n, int f64, int real, int64_t n1) {
     nd_fft_plan *p = nd_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->n = n;
     p->f64 = f64;
     p->real = real;
     size_t cplx = f64 ? 2 * sizeof(double) : 2 * sizeof(float);
+    if (n1) {
+        /* exp(-2 pi i r / n) as the product of a coarse and a fine root in
+         * long double: n values for 2 sqrt(n) sines and cosines */
+        p->split = 1;
+        p->n1 = n1;
+        p->sub = nd_fft_plan_get(c, n1, f64);
+        p->sub2 = nd_fft_plan_get(c, n / n1, f64);
+        int64_t fine = 1;
+        while (fine * fine < n) fine *= 2;
+        int64_t coarse = (n + fine - 1) / fine;
+        long double *t = nd_malloc((size_t)(fine + coarse) * 2 * sizeof(long double));
+        p->tw = nd_malloc((size_t)n * cplx);
+        if (!p->sub || !p->sub2 || !p->tw || !t) {
+            free(t);
+            plan_free(p);
+            return NULL;
+        }
+        for (int64_t r = 0; r < fine; r++) unit_root(r, n, &t[2 * r], &t[2 * r + 1]);
+        for (int64_t r = 0; r < coarse; r++) unit_root(r * fine, n, &t[2 * (fine + r)], &t[2 * (fine + r) + 1]);
+        for (int64_t r = 0; r < n; r++) {
+            const long double *a = &t[2 * (fine + r / fine)], *b = &t[2 * (r % fine)];
+            put(p, p->tw, (size_t)r, a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]);
+        }
+        free(t);
+        return p;
+    }
     if (real) {
         p->sub = nd_fft_plan_get(c, n / 2, f64);
         p->tw = nd_malloc((size_t)(n / 2) * cplx);
@@ -187,20 +213,20 @@ static nd_fft_plan *build(nd_fft_cache *c, int64_t n, int f64, int real) {
     return p;
 }
 
-static const nd_fft_plan *get(nd_fft_cache *c, int64_t n, int f64, int real) {
+static const nd_fft_plan *get(nd_fft_cache *c, int64_t n, int f64, int real, int64_t n1) {
     pthread_mutex_lock(&c->lock);
     for (nd_fft_plan *p = c->plans; p; p = p->next)
-        if (p->n == n && p->f64 == f64 && p->real == real) {
+        if (p->n == n && p->f64 == f64 && p->real == real && p->n1 == n1) {
             pthread_mutex_unlock(&c->lock);
             return p;
         }
     pthread_mutex_unlock(&c->lock);
     /* Built outside the lock (a Bluestein plan gets its sub-plan here). */
-    nd_fft_plan *made = build(c, n, f64, real);
+    nd_fft_plan *made = build(c, n, f64, real, n1);
     if (!made) return NULL;
     pthread_mutex_lock(&c->lock);
     for (nd_fft_plan *p = c->plans; p; p = p->next)
-        if (p->n == n && p->f64 == f64 && p->real == real) { /* another thread was first */
+        if (p->n == n && p->f64 == f64 && p->real == real && p->n1 == n1) { /* another thread was first */
             pthread_mutex_unlock(&c->lock);
             plan_free(made);
             return p;
@@ -211,11 +237,19 @@ static const nd_fft_plan *get(nd_fft_cache *c, int64_t n, int f64, int real) {
     return made;
 }
 
-const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64) { return get(c, n, f64, 0); }
+const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64) { return get(c, n, f64, 0, 0); }
 
-const nd_fft_plan *nd_fft_rplan_get(nd_fft_cache *c, int64_t n, int f64) { return get(c, n, f64, 1); }
+const nd_fft_plan *nd_fft_rplan_get(nd_fft_cache *c, int64_t n, int f64) { return get(c, n, f64, 1, 0); }
+
+const nd_fft_plan *nd_fft_split_plan_get(nd_fft_cache *c, int64_t n, int64_t n1, int f64) {
+    return get(c, n, f64, 0, n1);
+}
 
 int64_t nd_fft_scratch_elems(const nd_fft_plan *p) {
+    if (p->split) {
+        int64_t a = p->n1 + nd_fft_scratch_elems(p->sub), b = nd_fft_scratch_elems(p->sub2);
+        return a > b ? a : b; /* a column and its scratch, or a row's scratch */
+    }
     if (p->real) return nd_fft_scratch_elems(p->sub);
     return p->sub ? p->m + nd_fft_scratch_elems(p->sub) : p->n; /* Bluestein: its line of m, then the sub-plan's */
 }

@@ -44,6 +44,11 @@ struct nd_fft_plan {
     int64_t n;
     int f64;
     int real; /* a real plan of even n: sub is the plan of n / 2, tw holds exp(-2 pi i k / n), k < n / 2 */
+    /* A split plan (nd_fft_split_plan_get): n = n1 * n2, sub the plan of
+     * n1, sub2 the plan of n2, tw holds exp(-2 pi i r / n) for r < n. */
+    int split;
+    int64_t n1;
+    const nd_fft_plan *sub2;
     int npass;
     nd_fft_pass pass[ND_FFT_MAX_FACTORS];
     void *tw; /* complex float or double: the passes' twiddles and roots */
@@ -66,6 +71,12 @@ const nd_fft_plan *nd_fft_plan_get(nd_fft_cache *c, int64_t n, int f64);
 
 /* The real plan of even length n >= 2; NULL when out of memory. */
 const nd_fft_plan *nd_fft_rplan_get(nd_fft_cache *c, int64_t n, int f64);
+
+/* The split plan of n = n1 * n2 (a divisor n1 > 1 of n): one long
+ * transform as n2 transforms of length n1, a twiddle, n1 of length n2
+ * (the "four-step" FFT), so that the pool can share it (cpu_fft.c). NULL
+ * when out of memory. */
+const nd_fft_plan *nd_fft_split_plan_get(nd_fft_cache *c, int64_t n, int64_t n1, int f64);
 
 /* Complex elements of scratch nd_fft_exec_* (and the real transforms)
  * need beside the data. */
