@@ -49,10 +49,24 @@ static int64_t line_offset(const nd_kernel_arg *a, int ax, int64_t l) {
         const int64_t m = in->shape[in->ndim - 1]; /* input elements along the last axis */                      \
         for (int64_t l = begin; l < end; l++) {                                                                  \
             T *y = (T *)out->data + 2 * line_offset(out, ax, l);                                                   \
-            if (!first) { /* a further axis, in place in the (complex) output */                               \
-                for (int64_t k = 0; k < n; k++) buf[2 * k] = y[2 * k * os], buf[2 * k + 1] = y[2 * k * os + 1];  \
-                nd_fft_exec_##SUF(j->plan, buf, scratch, j->sign);                                               \
-                for (int64_t k = 0; k < n; k++) y[2 * k * os] = buf[2 * k], y[2 * k * os + 1] = buf[2 * k + 1];  \
+            if (!first) {                                                                                        \
+                /* A further axis, in place in the (complex) output: up to COLS lines at once that are         \
+                 * neighbours along the last axis, so each of their rows is read and written in one run. */    \
+                const int64_t last = out->shape[out->ndim - 1], ls = out->strides[out->ndim - 1];                \
+                int64_t nc = end - l < COLS ? end - l : COLS;                                                    \
+                if (nc > last - l % last) nc = last - l % last;                                                  \
+                for (int64_t k = 0; k < n; k++)                                                                  \
+                    for (int64_t c = 0; c < nc; c++) {                                                           \
+                        buf[2 * (c * n + k)] = y[2 * (k * os + c * ls)];                                         \
+                        buf[2 * (c * n + k) + 1] = y[2 * (k * os + c * ls) + 1];                                 \
+                    }                                                                                            \
+                for (int64_t c = 0; c < nc; c++) nd_fft_exec_##SUF(j->plan, buf + 2 * c * n, scratch, j->sign);  \
+                for (int64_t k = 0; k < n; k++)                                                                  \
+                    for (int64_t c = 0; c < nc; c++) {                                                           \
+                        y[2 * (k * os + c * ls)] = buf[2 * (c * n + k)];                                         \
+                        y[2 * (k * os + c * ls) + 1] = buf[2 * (c * n + k) + 1];                                 \
+                    }                                                                                            \
+                l += nc - 1;                                                                                     \
                 continue;                                                                                        \
             }                                                                                                    \
             const int64_t ioff = line_offset(in, in->ndim - 1, l);                                               \
@@ -110,8 +124,10 @@ FFT_LINES(d, double)
 static void run_range(void *varg, int64_t begin, int64_t end) {
     fft_job *j = varg;
     size_t es = j->f64 ? sizeof(double) : sizeof(float);
-    /* the line (n + 2 complex: a real line and its half spectrum side by side), then the scratch */
-    int64_t line = 2 * (j->n + 2), elems = line + 2 * nd_fft_scratch_elems(j->plan);
+    /* the line (n + 2 complex: a real line and its half spectrum side by side; COLS lines for a further
+     * axis), then the scratch */
+    int64_t line = 2 * (j->axis == j->out->ndim - 1 ? j->n + 2 : COLS * j->n);
+    int64_t elems = line + 2 * nd_fft_scratch_elems(j->plan);
     void *mem = nd_malloc((size_t)elems * es);
     if (!mem) {
         __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
