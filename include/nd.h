@@ -99,6 +99,7 @@
 #include "nd/linalg_decomp.h"
 #include "nd/einsum.h"
 #include "nd/convolution.h"
+#include "nd/fft.h"
 #include "nd/shaping.h"
 #include "nd/writes.h"
 #include "nd/inspection.h"

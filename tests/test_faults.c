@@ -613,6 +613,34 @@ static void prog_linalg(sweep *s) {
     nd_free(bb);
 }
 
+/* numpy.fft's routine (nd's own FFT on the CPU, cuFFT with a plan and a
+ * workspace on CUDA) fed by a map and feeding a scale: the round trip
+ * irfft(rfft(2x)) and the real part of fft(x), against sums done here. */
+static void prog_fft(sweep *s) {
+    world w;
+    world_begin(&w, s, "fft");
+    enum { N = 24 };
+    double x0[N], d0[N], fr[N];
+    fill_random(&w.rng, x0, N, -1, 1);
+    for (int k = 0; k < N; k++) {
+        d0[k] = 2 * x0[k];
+        fr[k] = 0;
+        for (int j = 0; j < N; j++) fr[k] += x0[j] * cos(2 * 3.14159265358979323846 * (double)(j * k % N) / N);
+    }
+    nd_array *x = upload(x0, 1, (int64_t[]){N});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *sp = rec(s, nd_fft_rfft(rec(s, nd_mul(x, nd_scalar(2.0))), -1, 0, ND_FFT_BACKWARD));
+    nd_array *r = rec(s, nd_fft_irfft(sp, N, 0, ND_FFT_BACKWARD));
+    nd_array *f = rec(s, nd_real(rec(s, nd_fft_fft(x, -1, 0, ND_FFT_BACKWARD))));
+    check_read(s, r, d0, N, 1e-12, "irfft(rfft(2x))", 0);
+    check_read(s, f, fr, N, 1e-12, "real(fft(x))", 0);
+    check_read(s, x, x0, N, 0, "input x", MUST);
+    world_end(&w, s);
+    nd_free(x);
+}
+
 /* ------------------------------------------------------------ the sweep */
 
 /* Which points to fail: every one, unless ND_TEST_FAULT_STRIDE=k says every
@@ -711,6 +739,7 @@ NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel)
 NDT_TEST(faults, sweep_sorting) { run_sweep("sorting", prog_sorting); }
 NDT_TEST(faults, sweep_scan_hist) { run_sweep("scan_hist", prog_scan_hist); }
 NDT_TEST(faults, sweep_linalg) { run_sweep("linalg", prog_linalg); }
+NDT_TEST(faults, sweep_fft) { run_sweep("fft", prog_fft); }
 NDT_TEST(faults, sweep_stream) {
     setenv("ND_CHUNK_BYTES", "4096", 1);
     run_sweep("stream", prog_stream);

@@ -45,7 +45,9 @@
     X(LA_QR, "qr", 1, 2)   /* v[0].i = Q's columns */                                                  \
     X(LA_SVD, "svd", 1, 3) /* v[0].i = compute_uv, v[1].i = full_matrices */                           \
     X(LA_EIGH, "eigh", 1, 2) /* v[0].i = eigenvectors wanted */                                       \
-    X(LA_EIG, "eig", 1, 2)   /* v[0].i = eigenvectors wanted */
+    X(LA_EIG, "eig", 1, 2)   /* v[0].i = eigenvectors wanted */                                       \
+    /* numpy.fft (common/lib_fft.h): v[0].i kind, v[1].i sign, v[2].i rank; complex operands */        \
+    X(FFT, "fft", 1, 1)
 
 typedef enum {
     ND_LIB_NONE, /* a user kernel, not a routine of this table */
@@ -141,5 +143,9 @@ typedef enum { ND_QUANTILE, ND_NANQUANTILE, ND_MEDIAN, ND_NANMEDIAN } nd_lib_qua
  * says why) and the gather and scatter, whose bounds check names the first
  * index outside its axis. */
 int nd_lib_reads_back(int lib);
+
+/* Whether a routine takes complex operands (the others are refused at
+ * record time: they have no complex loops yet). */
+int nd_lib_takes_complex(int lib);
 
 #endif

@@ -108,16 +108,15 @@ nd_status nd_fe_lib_call(const char *fn, nd_lib_call lib, const nd_lib_args *arg
         return nd_error_set(ND_ERR_STATE, "%s: routine '%s' called with %d inputs and %d outputs (its row says %d "
                             "and %d: an nd bug)", fn, nd_lib_calls[lib].name, n_in, n_out, nd_lib_calls[lib].n_in,
                             nd_lib_calls[lib].n_out);
-    /* The library routines (sorts, scans, gathers, histograms) have no
-     * complex loops yet: refused here, at record time, for all but the
-     * dense linear algebra ones, which take complex matrices. */
-    int takes_complex = lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIG;
-    for (int j = 0; j < n_in && !takes_complex; j++)
+    /* Sorts, scans, gathers and histograms have no complex loops yet:
+     * refused here, at record time (dense linear algebra and the FFT take
+     * complex operands). */
+    for (int j = 0; j < n_in && !nd_lib_takes_complex(lib); j++)
         if (inputs[j] && nd_dtype_is_complex(inputs[j]->dtype))
             return nd_error_set(ND_ERR_UNSUPPORTED, "%s: %s arrays are not supported yet (routine "
                                 "'%s'; nd's complex support is elementwise)", fn,
                                 nd_dtype_name(inputs[j]->dtype), nd_lib_calls[lib].name);
-    for (int j = 0; j < n_out && !takes_complex; j++)
+    for (int j = 0; j < n_out && !nd_lib_takes_complex(lib); j++)
         if (nd_dtype_is_complex(outputs[j].dtype))
             return nd_error_set(ND_ERR_UNSUPPORTED, "%s: %s results are not supported yet (routine "
                                 "'%s')", fn, nd_dtype_name(outputs[j].dtype), nd_lib_calls[lib].name);

@@ -10,6 +10,7 @@
 #include "backends/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "backends/cpu/cpu_jit.h"
+#include "backends/cpu/fft_plan.h"
 #include "common/error.h"
 #include "common/user_kernel.h"
 #include "backends/user_args.h"
@@ -151,6 +152,7 @@ static void cpu_destroy(nd_backend *be) {
         free(st->scratch);
         free(st->scratch_bytes);
         nd_cpu_block_cache_free(st->blocks);
+        nd_fft_cache_free(st->fft_plans);
         free(st);
     }
     free(be);
@@ -192,7 +194,8 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     st->scratch = nd_calloc((size_t)st->num_threads, sizeof *st->scratch);
     st->scratch_bytes = nd_calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
     st->blocks = nd_cpu_block_cache_new();
-    if (!st->scratch || !st->scratch_bytes || !st->blocks) {
+    st->fft_plans = nd_fft_cache_new();
+    if (!st->scratch || !st->scratch_bytes || !st->blocks || !st->fft_plans) {
         cpu_destroy(be);
         return nd_error_set(ND_ERR_OOM, "nd_init: out of memory creating the cpu backend");
     }

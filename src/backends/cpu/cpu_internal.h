@@ -75,6 +75,7 @@ typedef struct {
     size_t *scratch_bytes;
     struct nd_cpu_block_cache *blocks; /* freed large blocks kept for reuse */
     struct nd_cpu_jit *jit;            /* compiled kernels; NULL when ND_CPU_JIT=0 */
+    struct nd_fft_cache *fft_plans;    /* nd's FFT plans by length and precision (fft_plan.h) */
     char ufunc_dir[1024];              /* <cache dir>/cpu: user loops' tile objects */
 } nd_cpu_state;
 
@@ -124,6 +125,8 @@ nd_status nd_cpu_lib_la_qr(nd_cpu_state *st, const nd_user_desc *u, const nd_ker
 nd_status nd_cpu_lib_la_svd(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_la_eigh(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 nd_status nd_cpu_lib_la_eig(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
+/* cpu_fft.c: numpy.fft's transforms with nd's own FFT (common/lib_fft.h) */
+nd_status nd_cpu_lib_fft(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <

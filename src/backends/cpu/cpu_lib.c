@@ -30,8 +30,10 @@ static const nd_cpu_lib_fn cpu_lib_fns[ND_LIB_COUNT] = {
     [ND_LIB_LA_SVD] = nd_cpu_lib_la_svd,
     [ND_LIB_LA_EIGH] = nd_cpu_lib_la_eigh,
     [ND_LIB_LA_EIG] = nd_cpu_lib_la_eig,
+    /* numpy.fft (cpu_fft.c) */
+    [ND_LIB_FFT] = nd_cpu_lib_fft,
 };
-static_assert(ND_LIB_COUNT == 19, "a new library routine needs its CPU implementation in cpu_lib_fns");
+static_assert(ND_LIB_COUNT == 20, "a new library routine needs its CPU implementation in cpu_lib_fns");
 
 nd_status nd_cpu_run_lib(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     nd_cpu_lib_fn fn = u->lib > ND_LIB_NONE && u->lib < ND_LIB_COUNT ? cpu_lib_fns[u->lib] : NULL;

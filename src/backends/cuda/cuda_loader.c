@@ -16,7 +16,7 @@
 nd_cuda_api_table nd_cuda_api;
 
 /* nd_cuda_load opens the first N_CORE_LIBS; the others load on first use. */
-enum { LIB_CUDART, LIB_NVRTC, LIB_CUBLAS, N_CORE_LIBS, LIB_CUSOLVER = N_CORE_LIBS, N_LIBS };
+enum { LIB_CUDART, LIB_NVRTC, LIB_CUBLAS, N_CORE_LIBS, LIB_CUSOLVER = N_CORE_LIBS, LIB_CUFFT, N_LIBS };
 
 /* The sonames of the major versions nd was compiled against (the
  * declarations the table is typed from): NVRTC follows the toolkit's
@@ -29,6 +29,7 @@ static void name_libraries(void) {
     snprintf(sonames[LIB_NVRTC], sizeof sonames[0], "libnvrtc.so.%d", CUDART_VERSION / 1000);
     snprintf(sonames[LIB_CUBLAS], sizeof sonames[0], "libcublas.so.%d", CUBLAS_VER_MAJOR);
     snprintf(sonames[LIB_CUSOLVER], sizeof sonames[0], "libcusolver.so.%d", CUSOLVER_VER_MAJOR);
+    snprintf(sonames[LIB_CUFFT], sizeof sonames[0], "libcufft.so.%d", CUFFT_VER_MAJOR);
 }
 
 /* Opens library `lib`; NULL with `why` filled when it is nowhere. */
@@ -58,7 +59,7 @@ static void *open_library(int lib, char *why, size_t cap) {
 static nd_status load_status[N_LIBS];
 static char load_message[N_LIBS][1024];
 static pthread_once_t load_once[N_LIBS] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-                                           PTHREAD_ONCE_INIT};
+                                           PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 /* One function into the table: dlsym returns an object pointer, which C
@@ -84,6 +85,7 @@ static int resolve(int lib, const char *symbol, void *field, size_t size) {
 #define RESOLVE_NVRTC(name) RESOLVE(LIB_NVRTC, ND_STR(name), p_##name)
 #define RESOLVE_CUBLAS(name) RESOLVE(LIB_CUBLAS, ND_STR(name), p_##name)
 #define RESOLVE_CUSOLVER(name) RESOLVE(LIB_CUSOLVER, ND_STR(name), p_##name)
+#define RESOLVE_CUFFT(name) RESOLVE(LIB_CUFFT, ND_STR(name), p_##name)
 
 static int open_one(int lib) {
     pthread_once(&names_once, name_libraries);
@@ -92,7 +94,7 @@ static int open_one(int lib) {
     if (handles[lib]) return 0;
     snprintf(load_message[lib], sizeof load_message[lib],
              "the CUDA backend cannot load %.700s: install the CUDA %d runtime libraries (cudart, "
-             "NVRTC, cuBLAS; cuSOLVER for nd_linalg_*), add their folder to LD_LIBRARY_PATH, or set ND_CUDA_LIB_DIR",
+             "NVRTC, cuBLAS; cuSOLVER for nd_linalg_*, cuFFT for nd_fft_*), add their folder to LD_LIBRARY_PATH, or set ND_CUDA_LIB_DIR",
              why, CUDART_VERSION / 1000);
     load_status[lib] = ND_ERR_UNSUPPORTED;
     return -1;
@@ -119,10 +121,13 @@ static void load_cusolver(void) {
         ND_CUSOLVER_OPTIONAL_FNS(RESOLVE_CUSOLVER_OPTIONAL)
     }
 }
+static void load_cufft(void) {
+    if (open_one(LIB_CUFFT) == 0) { ND_CUFFT_FNS(RESOLVE_CUFFT) }
+}
 #undef RESOLVE
 
 static nd_status load(int lib) {
-    static void (*const loaders[N_LIBS])(void) = {load_cudart, load_nvrtc, load_cublas, load_cusolver};
+    static void (*const loaders[N_LIBS])(void) = {load_cudart, load_nvrtc, load_cublas, load_cusolver, load_cufft};
     if (pthread_once(&load_once[lib], loaders[lib]) != 0)
         return nd_error_set(ND_ERR_UNSUPPORTED, "the CUDA backend could not start its loader");
     if (load_status[lib] != ND_OK) return nd_error_set(load_status[lib], "%s", load_message[lib]);
@@ -141,6 +146,8 @@ nd_status nd_cuda_load(void) {
 nd_status nd_cuda_load_nvrtc(void) { return load(LIB_NVRTC); }
 
 nd_status nd_cuda_load_cusolver(void) { return load(LIB_CUSOLVER); }
+
+nd_status nd_cuda_load_cufft(void) { return load(LIB_CUFFT); }
 
 /* ------------------------------------------------------------ the plugin */
 

@@ -17,6 +17,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cufft.h>
 #include <cusolverDn.h>
 #include <nvrtc.h>
 
@@ -31,7 +32,7 @@
     X(cudaLaunchKernel) X(cudaLaunchKernelExC) X(cudaLibraryGetKernel) X(cudaLibraryLoadData)           \
     X(cudaLibraryUnload) X(cudaMalloc) X(cudaMallocFromPoolAsync) X(cudaMallocHost) X(cudaMemGetInfo)   \
     X(cudaMemPoolCreate) X(cudaMemPoolDestroy) X(cudaMemPoolSetAttribute) X(cudaMemPoolTrimTo)          \
-    X(cudaMemcpyAsync) X(cudaMemsetAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
+    X(cudaMemcpyAsync) X(cudaMemsetAsync) X(cudaMemset2DAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
     X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) ND_CUDART_FNS_12080(X)
@@ -91,6 +92,13 @@
 #define ND_CUSOLVER_OPTIONAL_FNS(X)
 #endif
 
+/* cuFFT: numpy.fft (lib_fft.c). Loaded on first use by nd_cuda_load_cufft,
+ * like cuSOLVER. */
+#define ND_CUFFT_FNS(X)                                                                                 \
+    X(cufftCreate) X(cufftDestroy) X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetWorkArea) \
+    X(cufftSetStream) X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R)   \
+    X(cufftExecZ2D)
+
 /* A field per function, typed from the toolkit's own declaration. The
  * name is pasted (p_cudaMalloc) so that a function the headers rename
  * (cublasCreate is cublasCreate_v2) keeps its plain name here while its
@@ -102,6 +110,7 @@ typedef struct {
     ND_CUBLAS_FNS(ND_CUDA_FN_FIELD)
     ND_CUSOLVER_FNS(ND_CUDA_FN_FIELD)
     ND_CUSOLVER_OPTIONAL_FNS(ND_CUDA_FN_FIELD)
+    ND_CUFFT_FNS(ND_CUDA_FN_FIELD)
 } nd_cuda_api_table;
 #undef ND_CUDA_FN_FIELD
 
@@ -133,6 +142,8 @@ nd_status nd_cuda_load_prims(void);
 /* cuSOLVER (its rows of the table), once per process, after nd_cuda_load:
  * ND_OK, or ND_ERR_UNSUPPORTED naming what is missing. */
 nd_status nd_cuda_load_cusolver(void);
+/* cuFFT (its rows of the table), the same way. */
+nd_status nd_cuda_load_cufft(void);
 
 /* NVRTC alone (and only its rows of the table): for the code generator's
  * checks, which compile kernels but never run them. */
@@ -448,6 +459,32 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cusolverDnSgesvdj ND_CUDA_FN(cusolverDnSgesvdj)
 #undef cusolverDnDgesvdj
 #define cusolverDnDgesvdj ND_CUDA_FN(cusolverDnDgesvdj)
+#undef cufftCreate
+#define cufftCreate ND_CUDA_FN(cufftCreate)
+#undef cufftDestroy
+#define cufftDestroy ND_CUDA_FN(cufftDestroy)
+#undef cufftSetAutoAllocation
+#define cufftSetAutoAllocation ND_CUDA_FN(cufftSetAutoAllocation)
+#undef cufftMakePlanMany64
+#define cufftMakePlanMany64 ND_CUDA_FN(cufftMakePlanMany64)
+#undef cufftSetWorkArea
+#define cufftSetWorkArea ND_CUDA_FN(cufftSetWorkArea)
+#undef cufftSetStream
+#define cufftSetStream ND_CUDA_FN(cufftSetStream)
+#undef cufftExecC2C
+#define cufftExecC2C ND_CUDA_FN(cufftExecC2C)
+#undef cufftExecZ2Z
+#define cufftExecZ2Z ND_CUDA_FN(cufftExecZ2Z)
+#undef cufftExecR2C
+#define cufftExecR2C ND_CUDA_FN(cufftExecR2C)
+#undef cufftExecD2Z
+#define cufftExecD2Z ND_CUDA_FN(cufftExecD2Z)
+#undef cufftExecC2R
+#define cufftExecC2R ND_CUDA_FN(cufftExecC2R)
+#undef cufftExecZ2D
+#define cufftExecZ2D ND_CUDA_FN(cufftExecZ2D)
+#undef cudaMemset2DAsync
+#define cudaMemset2DAsync ND_CUDA_FN(cudaMemset2DAsync)
 #endif
 
 #endif

@@ -5,6 +5,7 @@
 #include <assert.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "backends/cuda/lib_fft.h"
 #include "backends/cuda/lib_linalg.h"
 #include "backends/user_args.h"
 #include "common/user_kernel.h"
@@ -192,8 +193,10 @@ static const lib_impl impls[ND_LIB_COUNT] = {
     [ND_LIB_LA_SVD] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
     [ND_LIB_LA_EIGH] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
     [ND_LIB_LA_EIG] = {0, nd_cuda_la_workspace, nd_cuda_la_run},
+    /* numpy.fft through cuFFT (lib_fft.c) */
+    [ND_LIB_FFT] = {0, nd_cuda_fft_workspace, nd_cuda_fft_run},
 };
-static_assert(ND_LIB_COUNT == 19, "a new library routine needs its CUDA implementation in impls");
+static_assert(ND_LIB_COUNT == 20, "a new library routine needs its CUDA implementation in impls");
 
 static nd_status lib_failed(const nd_user_desc *u, int e, const char *when) {
     if (e == ND_CUDA_LIB_ND_ERROR) return nd_last_status(); /* the routine said what */
