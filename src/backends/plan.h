@@ -142,6 +142,7 @@ typedef struct {
                               (its recording function names a failure) */
     uint8_t device;        /* TEMP: 1 + the device whose piece of a split
                               array it is (scheduler/partition.c); 0: none */
+    uint8_t split_temp;    /* TEMP: added by the partition pass (a piece, partials) */
 } nd_plan_slot;
 
 typedef struct nd_plan {
@@ -169,6 +170,8 @@ typedef struct nd_plan {
      * although it runs on several devices (they move axis 0, or a step
      * reading them does not partition yet): nd_stats.arrays_whole. */
     int32_t n_whole;
+    /* Kernels of the one-device plan that run per device (nd_stats.kernels_split). */
+    int32_t n_split_kernels;
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;

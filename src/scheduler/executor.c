@@ -266,7 +266,10 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
                              (value_ref){plan, walk, slot});
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
-    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
+    uint64_t before = ctx->stats ? ctx->stats->temp_allocations : 0;
+    nd_status rc = temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
+    if (ctx->stats && s->split_temp) ctx->stats->piece_allocations += ctx->stats->temp_allocations - before;
+    return rc;
 }
 
 static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
@@ -326,7 +329,8 @@ static void count_step(nd_stats *stats, const nd_step *st) {
     }
     if (st->kind == ND_STEP_COPY) stats->bytes_copied += st->copy.bytes;
     switch (st->part) {
-    case ND_PART_KERNEL: stats->device_kernels++; break;
+    case ND_PART_KERNEL:
+    case ND_PART_COMBINE: stats->device_kernels++; break;
     case ND_PART_HALO: stats->halo_copies++; break;
     case ND_PART_SCATTER:
     case ND_PART_GATHER: stats->piece_copies++; break;

@@ -46,6 +46,7 @@ static int32_t new_temp(emitter *E, size_t bytes, int32_t device) {
     s->first_step = s->last_step = -1;
     s->storage = -1;
     s->device = (uint8_t)(device + 1);
+    s->split_temp = 1;
     return p->n_slots++;
 }
 
@@ -323,7 +324,6 @@ static int partition_step(emitter *E, int32_t i) {
     if (reduce0) {
         partial = new_temp(E, (size_t)(chunks * out_n) * nd_dtype_size((nd_dtype)k->reduce.out_dtype), -1);
         if (partial < 0) return 0;
-        P->plan->slots[partial].device = 0;
     }
     int64_t c = 0;
     for (int32_t d = 0; d < P->n_dev; d++) {
@@ -388,8 +388,12 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
     }
     nd_logf(3, "plan %016llx: partitioned over %d devices: %d device kernels, %d scatter/halo/gather copies, %d "
             "arrays kept whole", (unsigned long long)plan->key, P->n_dev, kernels, copies, plan->n_whole);
+    plan->n_split_kernels = 0;
     for (int32_t i = 0; i < plan->n_steps; i++)
-        if (P->kpart[i]) nd_step_free(&plan->steps[i]);
+        if (P->kpart[i]) {
+            nd_step_free(&plan->steps[i]);
+            plan->n_split_kernels++;
+        }
     for (int32_t i = 0; i < plan->n_nodes; i++)
         if (plan->node_step[i] >= 0) plan->node_step[i] = remap[plan->node_step[i]];
     free(remap);

@@ -201,6 +201,7 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
     if (ctx->stats) {
         ctx->stats->flushes++;
         ctx->stats->arrays_whole += (uint64_t)plan->n_whole;
+        ctx->stats->kernels_split += (uint64_t)plan->n_split_kernels;
         for (int32_t i = 0; i < plan->n_nodes; i++) {
             ctx->stats->nodes_dropped += plan->node_step[i] < 0;
             ctx->stats->values_materialised += plan->node_materialised[i];
