@@ -25,6 +25,14 @@ static const char *const STREAM_NAMES[ND_PLAN_STREAMS] = {"compute 0", "compute 
 static const char *const STREAM_FILL[ND_PLAN_STREAMS] = {"#f7fbff", "#fcfbfd", "#fff5eb", "#fde0ef",
                                                          "#fff5eb", "#f7fcf5"};
 
+/* What a step of a split plan is (scheduler/partition.c), before its label. */
+static const char *const PART_NAMES[] = {"", "", "", "scatter, ", "halo, ", "gather, "};
+_Static_assert(sizeof PART_NAMES / sizeof *PART_NAMES == ND_PART_GATHER + 1, "a name per ND_PART_*");
+
+/* The cluster a step is drawn in: its stream, or in a plan split over
+ * devices, its device (0: whole arrays). */
+static int32_t cluster_of(const nd_step *st, int by_device) { return by_device ? st->device : st->stream; }
+
 static const char *step_value_name(const nd_graph *g, const nd_step *st) {
     int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
     return n >= 0 && (uint32_t)n < g->n_nodes ? nd_node_name(g->nodes[n]) : NULL;
@@ -65,9 +73,9 @@ static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t 
     case ND_STEP_MATMUL: fill = "#c7e9c0"; break;
     case ND_STEP_COPY:
         shape = "cds";
-        fill = "#fdae6b";
+        fill = st->part == ND_PART_HALO ? "#fb6a4a" : "#fdae6b";
         nd_profile_bytes_text(bytes, sizeof bytes, (double)st->copy.bytes);
-        snprintf(more, sizeof more, "buffer b%d, %s", st->copy.src_slot, bytes);
+        snprintf(more, sizeof more, "%sbuffer b%d, %s", PART_NAMES[st->part], st->copy.src_slot, bytes);
         break;
     case ND_STEP_USER: fill = "#fdd0a2"; break;
     }
@@ -79,7 +87,11 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     FILE *f = fopen(path, "w");
     if (!f) return nd_error_set(ND_ERR_IO, "nd_plan_dump_dot: cannot open '%s' for writing", path);
     nd_fold fo = {0, 0, 0};
-    uint64_t *sig = plan->n_steps >= 6 ? nd_malloc(sizeof *sig * (size_t)plan->n_steps) : NULL;
+    /* A split plan is drawn per device, unfolded (a fold would pick one
+     * device's copy of the loop). */
+    int by_device = 0;
+    for (int32_t s = 0; s < plan->n_steps; s++) by_device |= plan->steps[s].device != 0;
+    uint64_t *sig = plan->n_steps >= 6 && !by_device ? nd_malloc(sizeof *sig * (size_t)plan->n_steps) : NULL;
     if (sig) {
         for (int32_t i = 0; i < plan->n_steps; i++) sig[i] = step_sig(&plan->steps[i]);
         fold_ctx c = {plan, sig};
@@ -92,18 +104,27 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     fprintf(f, "  label=\"plan: %d step%s on %d stream%s%s\"; labelloc=t; fontname=\"Helvetica\";\n", plan->n_steps,
             plan->n_steps == 1 ? "" : "s", plan->n_streams_used, plan->n_streams_used == 1 ? "" : "s",
             fo.reps ? " (a repeated run of steps drawn once)" : "");
-    /* One cluster per stream; inside it, the loop's copy of its steps. */
-    for (int32_t t = 0; t < ND_PLAN_STREAMS; t++) {
+    /* One cluster per stream (per device in a split plan); inside it, the
+     * loop's copy of its steps. */
+    for (int32_t t = 0; t < (by_device ? 256 : ND_PLAN_STREAMS); t++) {
         int any = 0;
-        for (int32_t s = 0; s < plan->n_steps && !any; s++) any = plan->steps[s].stream == t;
+        for (int32_t s = 0; s < plan->n_steps && !any; s++) any = cluster_of(&plan->steps[s], by_device) == t;
         if (!any) continue;
-        fprintf(f,
-                "  subgraph cluster_stream%d {\n    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
-                "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n",
-                t, t, STREAM_NAMES[t], STREAM_FILL[t]);
+        if (by_device && t == 0)
+            fprintf(f, "  subgraph cluster_stream%d {\n    label=\"whole arrays\"; style=\"rounded,filled\"; "
+                    "fillcolor=\"#f7f7f7\"; color=\"#999999\"; fontname=\"Helvetica\";\n", t);
+        else if (by_device)
+            fprintf(f, "  subgraph cluster_stream%d {\n    label=\"device %d\"; style=\"rounded,filled\"; "
+                    "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n", t, t - 1,
+                    STREAM_FILL[(t - 1) % 4]);
+        else
+            fprintf(f,
+                    "  subgraph cluster_stream%d {\n    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
+                    "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n",
+                    t, t, STREAM_NAMES[t], STREAM_FILL[t]);
         int open_loop = 0;
         for (int32_t s = 0; s < plan->n_steps; s++) {
-            if (plan->steps[s].stream != t || nd_fold_rep(&fo, s) != s) continue;
+            if (cluster_of(&plan->steps[s], by_device) != t || nd_fold_rep(&fo, s) != s) continue;
             int body = fo.reps && nd_fold_in_body(&fo, s);
             if (body && !open_loop) {
                 fprintf(f,
@@ -166,7 +187,7 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     fprintf(f, "  legend [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label=\"legend\\l"
                "blue box: a generated kernel (name, step, iteration\\l   space, ops, unique bytes it moves)\\l"
                "green box: a library call (cuBLAS, BLAS)\\l"
-               "orange arrow: a copy\\l"
+               "orange arrow: a copy (red: a halo copy into\\l   ghost rows; split plans: one cluster per device)\\l"
                "edge: reads or overwrites what the other wrote\\l   (buffer bN); red: across streams (an event)\\l"
                "bold blue frame: steps repeated, drawn once\\l"
                "dashed edge: into the next repetition\\l\"];\n}\n");
