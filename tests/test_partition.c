@@ -51,6 +51,7 @@ static void expect_same_bits(program p, uint64_t seed) {
     for (int n = 2; n <= 4; n++) {
         nd_stats s;
         cr_assert_eq(run_on(n, p, seed, got_bufs, sizes, &s), n_out);
+        cr_assert_gt(s.device_kernels, 0, "cpu:%d split nothing", n);
         for (int i = 0; i < n_out; i++) {
             cr_assert_eq(sizes[i], ref_sizes[i]);
             cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "cpu:%d output %d differs from cpu:1", n, i);

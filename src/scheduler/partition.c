@@ -192,10 +192,12 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
         for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && !have_anchor; j++) {
             int w;
             const nd_ir_access *a = nd_part_access(k, j, &w);
-            if (w != !pass || !P->sp[st->slots[a->slot]].split) continue;
+            const nd_part_slot *sp = &P->sp[st->slots[a->slot]];
+            if (w != !pass || !sp->split) continue;
             int64_t stride;
             if (row_access(k, a, &stride, &shift)) {
                 *anchor = shift;
+                rows = sp->rows;
                 have_anchor = 1;
             }
         }
@@ -203,6 +205,7 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
         *why = "it touches no split array";
         return 0;
     }
+    P->arows[i] = rows;
     for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
         int w;
         const nd_ir_access *a = nd_part_access(k, j, &w);
@@ -222,24 +225,45 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
             }
             continue; /* a whole array every device reads */
         }
+        big |= sp->bytes >= P->cfg->min_bytes;
+        if (!w) continue; /* a load of any row count: its pieces hold the rows read */
         int64_t stride;
         row_access(k, a, &stride, &shift);
-        if (w && shift != *anchor) {
+        if (shift != *anchor || sp->rows != rows) {
             *why = "it writes rows another device owns";
             return 0;
         }
-        if (rows >= 0 && sp->rows != rows) {
-            *why = "it reads split arrays of different row counts";
-            return 0;
-        }
-        rows = sp->rows;
-        big |= sp->bytes >= P->cfg->min_bytes;
     }
     if (!big) {
         *why = "its arrays are below the split size";
         return 0;
     }
     return 1;
+}
+
+void nd_part_iter(const nd_partitioner *P, int32_t i, int32_t d, int64_t *i0, int64_t *i1) {
+    int64_t a = nd_split_row(P->arows[i], P->n_dev, d) - P->anchor[i];
+    int64_t b = nd_split_row(P->arows[i], P->n_dev, d + 1) - P->anchor[i];
+    int64_t n = P->plan->steps[i].kernel->shape[0];
+    *i0 = a < 0 ? 0 : a;
+    *i1 = b > n ? n : b;
+}
+
+void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi) {
+    const nd_step *st = &P->plan->steps[i];
+    const nd_kernel *k = st->kernel;
+    int64_t i0, i1;
+    nd_part_iter(P, i, d, &i0, &i1);
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    if (i1 <= i0) return;
+    for (int32_t j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *a = &k->loads[j];
+        if (st->slots[a->slot] != s) continue;
+        int64_t shift = a->offset / a->strides[0];
+        if (i0 + shift < *lo) *lo = i0 + shift;
+        if (i1 + shift > *hi) *hi = i1 + shift;
+    }
 }
 
 /* Unsplits every slot step i touches; 1 if one was split. */
@@ -284,21 +308,39 @@ static void find_split(nd_partitioner *P) {
     }
 }
 
-/* Ghost rows of each split slot: the farthest any partitioned kernel
- * reads above or below the rows its device owns. */
-static void find_ghosts(nd_partitioner *P) {
+/* Each split slot's pieces: per device its owned rows, widened to the
+ * rows every partitioned kernel's clone on that device loads (the ghost
+ * rows: a 5-point stencil's row above and below; for a slot of another
+ * row count than the kernel's anchor, whatever its blocks miss). */
+static void find_pieces(nd_partitioner *P) {
     nd_plan *p = P->plan;
+    for (int32_t s = 0; s < p->n_slots; s++) {
+        nd_part_slot *sp = &P->sp[s];
+        if (!sp->split) continue;
+        for (int32_t d = 0; d < P->n_dev; d++) {
+            sp->p0[d] = nd_split_row(sp->rows, P->n_dev, d);
+            sp->pn[d] = nd_split_row(sp->rows, P->n_dev, d + 1) - sp->p0[d];
+        }
+    }
     for (int32_t i = 0; i < p->n_steps; i++) {
         if (!P->kpart[i]) continue;
         const nd_step *st = &p->steps[i];
-        const nd_kernel *k = st->kernel;
-        for (int32_t j = 0; j < k->n_loads; j++) {
-            nd_part_slot *sp = &P->sp[st->slots[k->loads[j].slot]];
-            int64_t stride, shift;
-            if (!sp->split || !row_access(k, &k->loads[j], &stride, &shift)) continue;
-            int64_t d = shift - P->anchor[i];
-            if (-d > sp->ghost_lo) sp->ghost_lo = -d;
-            if (d > sp->ghost_hi) sp->ghost_hi = d;
+        for (int32_t ks = 0; ks < st->kernel->n_slots; ks++) {
+            int32_t s = st->slots[ks];
+            nd_part_slot *sp = &P->sp[s];
+            if (!sp->split) continue;
+            for (int32_t d = 0; d < P->n_dev; d++) {
+                int64_t lo, hi;
+                nd_part_need(P, i, s, d, &lo, &hi);
+                if (hi <= lo) continue;
+                int64_t a = sp->p0[d], b = sp->p0[d] + sp->pn[d];
+                if (sp->pn[d] == 0) a = lo, b = hi; /* owns none: ghost rows only */
+                if (lo < a) a = lo;
+                if (hi > b) b = hi;
+                if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
+                sp->p0[d] = a;
+                sp->pn[d] = b - a;
+            }
         }
     }
 }
@@ -329,12 +371,13 @@ nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_s
     P.sp = nd_calloc((size_t)plan->n_slots + 1, sizeof *P.sp);
     P.kpart = nd_calloc((size_t)plan->n_steps + 1, 1);
     P.anchor = nd_calloc((size_t)plan->n_steps + 1, sizeof *P.anchor);
-    nd_status st = P.sp && P.kpart && P.anchor ? ND_OK : ND_ERR_OOM;
+    P.arows = nd_calloc((size_t)plan->n_steps + 1, sizeof *P.arows);
+    nd_status st = P.sp && P.kpart && P.anchor && P.arows ? ND_OK : ND_ERR_OOM;
     if (st == ND_OK) {
         restore_rows(&P);
         find_row_slots(&P);
         find_split(&P);
-        find_ghosts(&P);
+        find_pieces(&P);
         count_whole(&P);
         int any = 0;
         for (int32_t i = 0; i < plan->n_steps; i++) any |= P.kpart[i];
@@ -343,5 +386,6 @@ nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_s
     free(P.sp);
     free(P.kpart);
     free(P.anchor);
+    free(P.arows);
     return st;
 }

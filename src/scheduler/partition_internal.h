@@ -12,11 +12,12 @@ typedef struct {
     size_t item;       /* element bytes */
     size_t bytes;
     int64_t rows;
-    int64_t ghost_lo, ghost_hi; /* ghost rows above and below each piece */
-    /* While rewriting: per device its piece (a temporary, -1: it owns no
-     * rows), the piece's first row and row count. */
-    int32_t piece[ND_MAX_SPLIT];
+    /* Per device: the rows its piece holds, [p0, p0 + pn): the rows it
+     * owns and the ghost rows its kernels read beyond them (pn 0: no
+     * piece); and while rewriting, the piece (a temporary). */
     int64_t p0[ND_MAX_SPLIT], pn[ND_MAX_SPLIT];
+    int32_t piece[ND_MAX_SPLIT];
+    uint8_t ghosts;    /* some piece holds ghost rows */
     uint8_t in_pieces; /* the pieces hold the current value */
     uint8_t stale;     /* ... but their ghost rows an older one */
     uint8_t written;   /* a partitioned kernel wrote it: gathered at the end */
@@ -30,7 +31,15 @@ typedef struct {
     nd_part_slot *sp;  /* per plan slot */
     uint8_t *kpart;    /* per step: runs per device */
     int64_t *anchor;   /* per step: the row shift of its writes */
+    int64_t *arows;    /* per step: the rows of its anchor slot */
 } nd_partitioner;
+
+/* Device d's iteration rows [*i0, *i1) of partitioned kernel step i: those
+ * whose anchor row d owns (empty: i0 >= i1). */
+void nd_part_iter(const nd_partitioner *P, int32_t i, int32_t d, int64_t *i0, int64_t *i1);
+/* The rows of split slot s that device d's clone of kernel step i loads:
+ * [*lo, *hi), empty (lo >= hi) when none. */
+void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi);
 
 const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write);
 int32_t nd_part_n_accesses(const nd_kernel *k);

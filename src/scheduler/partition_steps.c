@@ -65,20 +65,14 @@ static int copy_step(emitter *E, int32_t src, size_t src_off, int32_t dst, size_
     return 1;
 }
 
-/* Pieces of split slot s: rows [own_lo - ghost_lo, own_hi + ghost_hi). */
+/* The pieces of split slot s (their rows were found by partition.c). */
 static int make_pieces(emitter *E, int32_t s) {
     nd_part_slot *sp = &E->P->sp[s];
-    int32_t n = E->P->n_dev;
     size_t rb = (size_t)sp->row * sp->item;
-    for (int32_t d = 0; d < n; d++) {
-        int64_t lo = nd_split_row(sp->rows, n, d), hi = nd_split_row(sp->rows, n, d + 1);
+    for (int32_t d = 0; d < E->P->n_dev; d++) {
         sp->piece[d] = -1;
-        if (hi <= lo) continue;
-        int64_t a = lo - sp->ghost_lo < 0 ? 0 : lo - sp->ghost_lo;
-        int64_t b = hi + sp->ghost_hi > sp->rows ? sp->rows : hi + sp->ghost_hi;
-        sp->p0[d] = a;
-        sp->pn[d] = b - a;
-        sp->piece[d] = new_temp(E, (size_t)(b - a) * rb, d);
+        if (sp->pn[d] <= 0) continue;
+        sp->piece[d] = new_temp(E, (size_t)sp->pn[d] * rb, d);
         if (sp->piece[d] < 0) return 0;
     }
     return 1;
@@ -102,7 +96,9 @@ static int halo(emitter *E, int32_t s, const nd_step *orig) {
     for (int32_t d = 0; d < n; d++) {
         if (sp->piece[d] < 0) continue;
         int64_t lo = nd_split_row(sp->rows, n, d), hi = nd_split_row(sp->rows, n, d + 1);
-        int64_t ranges[2][2] = {{sp->p0[d], lo}, {hi, sp->p0[d] + sp->pn[d]}};
+        int64_t end = sp->p0[d] + sp->pn[d];
+        if (hi <= lo) lo = hi = end; /* owns none: every row is a ghost */
+        int64_t ranges[2][2] = {{sp->p0[d], lo < end ? lo : end}, {hi > sp->p0[d] ? hi : sp->p0[d], end}};
         for (int r = 0; r < 2; r++)
             for (int32_t e = 0; e < n; e++) {
                 if (e == d || sp->piece[e] < 0) continue;
@@ -271,14 +267,15 @@ static uint8_t access_of(const nd_step *st, int32_t s) {
     return bits;
 }
 
-/* Whether the kernel reads split slot s at a row shift other than its
- * anchor's (so it needs the ghost rows). */
-static int reads_shifted(const nd_partitioner *P, int32_t i, int32_t s) {
-    const nd_step *st = &P->plan->steps[i];
-    const nd_kernel *k = st->kernel;
-    for (int32_t j = 0; j < k->n_loads; j++) {
-        const nd_ir_access *a = &k->loads[j];
-        if (st->slots[a->slot] == s && a->offset / a->strides[0] != P->anchor[i]) return 1;
+/* Whether some device's clone of kernel step i loads rows of split slot
+ * s that its piece holds as ghost rows. */
+static int reads_ghosts(const nd_partitioner *P, int32_t i, int32_t s) {
+    const nd_part_slot *sp = &P->sp[s];
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        int64_t lo, hi;
+        nd_part_need(P, i, s, d, &lo, &hi);
+        if (hi <= lo) continue;
+        if (lo < nd_split_row(sp->rows, P->n_dev, d) || hi > nd_split_row(sp->rows, P->n_dev, d + 1)) return 1;
     }
     return 0;
 }
@@ -300,15 +297,11 @@ static int partition_step(emitter *E, int32_t i) {
             } else {
                 sp->stale = 1; /* written whole: ghosts come after */
             }
-        } else if (sp->stale && (sp->ghost_lo || sp->ghost_hi) && reads_shifted(P, i, s)) {
+        } else if (sp->stale && sp->ghosts && reads_ghosts(P, i, s)) {
             if (!halo(E, s, orig)) return 0;
             sp->stale = 0;
         }
     }
-    /* The anchor slot's rows decide who computes what. */
-    int64_t rows = -1;
-    for (int32_t ks = 0; ks < k->n_slots && rows < 0; ks++)
-        if (P->sp[orig->slots[ks]].split) rows = P->sp[orig->slots[ks]].rows;
     int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
     int64_t out_n = 1, chunks = 0;
     int32_t partial = -1;
@@ -316,9 +309,7 @@ static int partition_step(emitter *E, int32_t i) {
         if (!(k->reduce.axes & (1u << d))) out_n *= k->shape[d];
     int64_t i0s[ND_MAX_SPLIT], i1s[ND_MAX_SPLIT];
     for (int32_t d = 0; d < P->n_dev; d++) {
-        int64_t a = nd_split_row(rows, P->n_dev, d) - P->anchor[i], b = nd_split_row(rows, P->n_dev, d + 1) - P->anchor[i];
-        i0s[d] = a < 0 ? 0 : a;
-        i1s[d] = b > k->shape[0] ? k->shape[0] : b;
+        nd_part_iter(P, i, d, &i0s[d], &i1s[d]);
         if (i1s[d] > i0s[d]) chunks++;
     }
     if (reduce0) {
