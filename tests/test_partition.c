@@ -99,7 +99,7 @@ static int stencil9(uint64_t seed, nd_array **outs) {
         cr_assert_eq(nd_assign(nd_view(u, "1:-1, 1:-1"), nd_mul(nd_scalar(1.0 / 9), sum)), ND_OK);
         nd_scope_end();
     }
-    /* Out of place, into an array of other rows: stays whole, still right. */
+    /* Out of place, into an array of two rows fewer. */
     nd_array *sum = nd_view(u, views[0]);
     for (int k = 1; k < 9; k++) sum = nd_add(sum, nd_view(u, views[k]));
     outs[0] = u;
@@ -275,4 +275,29 @@ NDT_TEST(partition, transpose_counts_whole_array) {
     nd_free(t);
     nd_free(m);
     nd_free(a);
+}
+
+/* ND_SPLIT_MIN_BYTES: smaller arrays stay whole (no device kernels), a
+ * larger one splits; both right. */
+NDT_TEST(partition, split_size_decides) {
+    setenv("ND_SPLIT_MIN_BYTES", "64k", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = "cpu:3";
+    ndt_restart(&cfg);
+    nd_stats s0, s1, s2;
+    nd_get_stats(&s0);
+    nd_array *small = nd_add(rand_array(3, 30, 20), nd_scalar(1.0)); /* 4.8 kB */
+    cr_assert_eq(nd_sync(), ND_OK);
+    double v = nd_item(nd_sum(small, ND_ALL_AXES));
+    nd_get_stats(&s1);
+    cr_assert_eq(s1.device_kernels, s0.device_kernels, "an array below the split size was split");
+    nd_array *big = nd_add(rand_array(3, 301, 40), nd_scalar(1.0)); /* 96 kB */
+    cr_assert_eq(nd_sync(), ND_OK);
+    double w = nd_item(nd_sum(nd_view(big, ":30, :20"), ND_ALL_AXES));
+    nd_get_stats(&s2);
+    cr_assert_gt(s2.device_kernels, s1.device_kernels, "an array above the split size stayed whole");
+    cr_assert(isfinite(v) && isfinite(w));
+    nd_free(small);
+    nd_free(big);
 }
