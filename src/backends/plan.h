@@ -139,7 +139,8 @@ typedef struct {
     uint8_t used;          /* some step reads or writes it (the walk also meets
                               buffers of values that were inlined or dropped) */
     int32_t last_writer;   /* EXTERNAL: the flush's last node writing it, or -1
-                              (its recording function names a failure) */
+                              (its recording function names a failure); a
+                              piece of a split array: the array's */
     uint8_t device;        /* TEMP: 1 + the device whose piece of a split
                               array it is (scheduler/partition.c); 0: none */
     uint8_t split_temp;    /* TEMP: added by the partition pass (a piece, partials) */

@@ -29,9 +29,8 @@ static const char *const STREAM_FILL[ND_PLAN_STREAMS] = {"#f7fbff", "#fcfbfd", "
 static const char *const PART_NAMES[] = {"", "", "", "scatter, ", "halo, ", "gather, "};
 _Static_assert(sizeof PART_NAMES / sizeof *PART_NAMES == ND_PART_GATHER + 1, "a name per ND_PART_*");
 
-/* The cluster a step is drawn in: its stream, or in a plan split over
- * devices, its device (0: whole arrays). */
-static int32_t cluster_of(const nd_step *st, int by_device) { return by_device ? st->device : st->stream; }
+/* Kernels of a split plan: one colour per device (cycling). */
+static const char *const DEVICE_FILL[4] = {"#c6dbef", "#dadaeb", "#fdd0a2", "#c7e9c0"};
 
 static const char *step_value_name(const nd_graph *g, const nd_step *st) {
     int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
@@ -68,6 +67,7 @@ static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t 
         nd_format_shape(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
         nd_profile_bytes_text(bytes, sizeof bytes, nd_kernel_unique_bytes(st->kernel));
         snprintf(more, sizeof more, "space %s, %d ops\\nmoves %s", shp, st->kernel->n_insts, bytes);
+        if (st->device) fill = DEVICE_FILL[(st->device - 1) % 4];
         break;
     }
     case ND_STEP_MATMUL: fill = "#c7e9c0"; break;
@@ -79,6 +79,11 @@ static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t 
         break;
     case ND_STEP_USER: fill = "#fdd0a2"; break;
     }
+    if (st->device) {
+        /* A split plan: which device runs it (a copy: the one it writes). */
+        size_t len = strlen(more);
+        snprintf(more + len, sizeof more - len, "%sdevice %d", more[0] ? "\\n" : "", st->device - 1);
+    }
     fprintf(f, "    s%d [label=\"%s%s%s %d: %s%s%s\", shape=%s, fillcolor=\"%s\"];\n", s, name ? name : "",
             name ? "\\n" : "", nd_step_kinds[st->kind].name, s, label, more[0] ? "\\n" : "", more, shape, fill);
 }
@@ -87,11 +92,7 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     FILE *f = fopen(path, "w");
     if (!f) return nd_error_set(ND_ERR_IO, "nd_plan_dump_dot: cannot open '%s' for writing", path);
     nd_fold fo = {0, 0, 0};
-    /* A split plan is drawn per device, unfolded (a fold would pick one
-     * device's copy of the loop). */
-    int by_device = 0;
-    for (int32_t s = 0; s < plan->n_steps; s++) by_device |= plan->steps[s].device != 0;
-    uint64_t *sig = plan->n_steps >= 6 && !by_device ? nd_malloc(sizeof *sig * (size_t)plan->n_steps) : NULL;
+    uint64_t *sig = plan->n_steps >= 6 ? nd_malloc(sizeof *sig * (size_t)plan->n_steps) : NULL;
     if (sig) {
         for (int32_t i = 0; i < plan->n_steps; i++) sig[i] = step_sig(&plan->steps[i]);
         fold_ctx c = {plan, sig};
@@ -104,27 +105,18 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     fprintf(f, "  label=\"plan: %d step%s on %d stream%s%s\"; labelloc=t; fontname=\"Helvetica\";\n", plan->n_steps,
             plan->n_steps == 1 ? "" : "s", plan->n_streams_used, plan->n_streams_used == 1 ? "" : "s",
             fo.reps ? " (a repeated run of steps drawn once)" : "");
-    /* One cluster per stream (per device in a split plan); inside it, the
-     * loop's copy of its steps. */
-    for (int32_t t = 0; t < (by_device ? 256 : ND_PLAN_STREAMS); t++) {
+    /* One cluster per stream; inside it, the loop's copy of its steps. */
+    for (int32_t t = 0; t < ND_PLAN_STREAMS; t++) {
         int any = 0;
-        for (int32_t s = 0; s < plan->n_steps && !any; s++) any = cluster_of(&plan->steps[s], by_device) == t;
+        for (int32_t s = 0; s < plan->n_steps && !any; s++) any = plan->steps[s].stream == t;
         if (!any) continue;
-        if (by_device && t == 0)
-            fprintf(f, "  subgraph cluster_stream%d {\n    label=\"whole arrays\"; style=\"rounded,filled\"; "
-                    "fillcolor=\"#f7f7f7\"; color=\"#999999\"; fontname=\"Helvetica\";\n", t);
-        else if (by_device)
-            fprintf(f, "  subgraph cluster_stream%d {\n    label=\"device %d\"; style=\"rounded,filled\"; "
-                    "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n", t, t - 1,
-                    STREAM_FILL[(t - 1) % 4]);
-        else
-            fprintf(f,
-                    "  subgraph cluster_stream%d {\n    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
-                    "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n",
-                    t, t, STREAM_NAMES[t], STREAM_FILL[t]);
+        fprintf(f,
+                "  subgraph cluster_stream%d {\n    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
+                "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n",
+                t, t, STREAM_NAMES[t], STREAM_FILL[t]);
         int open_loop = 0;
         for (int32_t s = 0; s < plan->n_steps; s++) {
-            if (cluster_of(&plan->steps[s], by_device) != t || nd_fold_rep(&fo, s) != s) continue;
+            if (plan->steps[s].stream != t || nd_fold_rep(&fo, s) != s) continue;
             int body = fo.reps && nd_fold_in_body(&fo, s);
             if (body && !open_loop) {
                 fprintf(f,
@@ -187,7 +179,8 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     fprintf(f, "  legend [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label=\"legend\\l"
                "blue box: a generated kernel (name, step, iteration\\l   space, ops, unique bytes it moves)\\l"
                "green box: a library call (cuBLAS, BLAS)\\l"
-               "orange arrow: a copy (red: a halo copy into\\l   ghost rows; split plans: one cluster per device)\\l"
+               "orange arrow: a copy (red: a halo copy into\\l   ghost rows)\\l"
+               "split plans: each step names its device;\\l   kernels coloured per device\\l"
                "edge: reads or overwrites what the other wrote\\l   (buffer bN); red: across streams (an event)\\l"
                "bold blue frame: steps repeated, drawn once\\l"
                "dashed edge: into the next repetition\\l\"];\n}\n");

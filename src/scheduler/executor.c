@@ -269,6 +269,13 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     uint64_t before = ctx->stats ? ctx->stats->temp_allocations : 0;
     nd_status rc = temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
     if (ctx->stats && s->split_temp) ctx->stats->piece_allocations += ctx->stats->temp_allocations - before;
+    if (rc != ND_OK && s->split_temp && s->last_writer >= 0) {
+        /* A piece of a split array: name the array, as buffer_memory does. */
+        char cause[700];
+        snprintf(cause, sizeof cause, "%s", nd_last_error());
+        const char *label = label_of(plan, walk, slot);
+        return nd_error_set(rc, "%s, for the value of %s", cause, label ? label : "an operation");
+    }
     return rc;
 }
 

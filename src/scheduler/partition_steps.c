@@ -47,6 +47,7 @@ static int32_t new_temp(emitter *E, size_t bytes, int32_t device) {
     s->storage = -1;
     s->device = (uint8_t)(device + 1);
     s->split_temp = 1;
+    s->last_writer = -1;
     return p->n_slots++;
 }
 
@@ -74,6 +75,9 @@ static int make_pieces(emitter *E, int32_t s) {
         if (sp->pn[d] <= 0) continue;
         sp->piece[d] = new_temp(E, (size_t)sp->pn[d] * rb, d);
         if (sp->piece[d] < 0) return 0;
+        /* Messages about the piece name the array's value. */
+        const nd_plan_slot *whole = &E->P->plan->slots[s];
+        E->P->plan->slots[sp->piece[d]].last_writer = whole->role != ND_SLOT_TEMP ? whole->last_writer : -1;
     }
     return 1;
 }
