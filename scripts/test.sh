@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds and runs every test suite twice: a release build in build/, then an
-# AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/; then,
+# Builds and runs every test suite twice: a release build in build/ (and a
+# few suites again there over three logical CPU devices, ND_DEVICES=cpu:3),
+# then an AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/; then,
 # where the CUDA toolkit is, the CUDA code generator emulated on the host;
 # then the thread suite and the core suites under ThreadSanitizer in
 # build-tsan/ (about a minute and a half on 2 cores). Installs missing
 # packages first.
-# ND_TEST_SKIP="emulate tsan" leaves those parts out (a quick check while
+# ND_TEST_SKIP="emulate tsan split" leaves those parts out (a quick check while
 # working; CI runs everything).
 # Exits non-zero if anything failed (every run happens either way, so one
 # report shows every failure).
@@ -48,6 +49,20 @@ if setup_or_configure build && meson compile -C build -j "$jobs"; then
 else
     echo "test.sh: the release build failed" >&2
     status=1
+fi
+
+# Several devices: suites whose values partition (or must gather) run again
+# with every array split over three logical CPU devices (an odd count), in
+# the release build; about a minute. ND_TEST_SKIP="split" leaves it out.
+split_suites="elementwise reductions reductions_axes broadcast_views shaping_views writes lazy fusion store_chains random indexing"
+if [[ " ${ND_TEST_SKIP:-} " == *" split "* ]]; then
+    echo "=== several devices skipped: ND_TEST_SKIP"
+elif [ -f build/build.ninja ]; then
+    echo "=== several devices (build/, ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0: $split_suites)"
+    split_tests=()
+    for s in $split_suites; do split_tests+=("$s-cpu"); done
+    ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0 meson test -C build --print-errorlogs --num-processes "$jobs" \
+        "${split_tests[@]}" || status=1
 fi
 
 # Does LeakSanitizer work here? Probe with a program that leaks on purpose.

@@ -34,6 +34,18 @@ void ndt_teardown(void);
 /* Shuts the runtime down and starts it again with cfg (backend still from
  * ND_BACKEND when cfg->backend is 0). */
 void ndt_restart(const nd_config *cfg);
+/* The kernels nd_stats s counts as one device would run them: under
+ * ND_DEVICES=cpu:N a kernel runs once per device (docs/internals.md
+ * "Several devices"); the suites' structural counts are one device's. */
+#define NDT_KERNELS(s) ((s).kernels_run - (s).device_kernels + (s).kernels_split)
+/* Whether ND_DEVICES=cpu:N (N > 1) splits arrays over devices: tests of
+ * one-device structure (which pooled block a temporary reuses) skip. */
+static inline int ndt_devices_split(void) {
+    const char *d = getenv("ND_DEVICES");
+    return d && strncmp(d, "cpu:", 4) == 0 && atoi(d + 4) > 1;
+}
+/* The same for temporaries: without the pieces of split arrays. */
+#define NDT_TEMPS(s) ((s).temp_allocations - (s).piece_allocations)
 int ndt_backend_is_cuda(void);
 
 /* ---- PRNG (xoshiro256**), seeded per test from its name */

@@ -221,9 +221,9 @@ NDT_TEST(fusion, reused_values_stay_in_one_kernel) {
     nd_scope_end();
     cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
     nd_get_stats(&after);
-    cr_expect_eq(after.kernels_run - before.kernels_run, 1, "call and put took %llu kernels",
-                 (unsigned long long)(after.kernels_run - before.kernels_run));
-    cr_expect_eq(after.temp_allocations - before.temp_allocations, 0, "temporaries were allocated");
+    cr_expect_eq(NDT_KERNELS(after) - NDT_KERNELS(before), 1, "call and put took %llu kernels",
+                 (unsigned long long)(NDT_KERNELS(after) - NDT_KERNELS(before)));
+    cr_expect_eq(NDT_TEMPS(after) - NDT_TEMPS(before), 0, "temporaries were allocated");
     cr_expect_eq(after.values_materialised - before.values_materialised, 2,
                  "%llu values went to memory; only call and put should",
                  (unsigned long long)(after.values_materialised - before.values_materialised));

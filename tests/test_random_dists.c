@@ -534,7 +534,7 @@ static double chain_sum(int kind, int64_t n, uint64_t *kernels, uint64_t *values
     nd_array *s = nd_sum(y, -1);
     double got = nd_item(s);
     nd_get_stats(&after);
-    *kernels = after.kernels_run - before.kernels_run;
+    *kernels = NDT_KERNELS(after) - NDT_KERNELS(before);
     *values = after.values_materialised - before.values_materialised;
     nd_free(x), nd_free(y), nd_free(s);
     return got;

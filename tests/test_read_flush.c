@@ -17,7 +17,7 @@ static void snap(nd_stats *s) { nd_get_stats(s); }
 static counts since(const nd_stats *a) {
     nd_stats b;
     nd_get_stats(&b);
-    return (counts){b.values_materialised - a->values_materialised, b.kernels_run - a->kernels_run,
+    return (counts){b.values_materialised - a->values_materialised, NDT_KERNELS(b) - NDT_KERNELS(*a),
                     b.library_calls - a->library_calls, b.nodes_dropped - a->nodes_dropped, 0};
 }
 

@@ -487,9 +487,9 @@ NDT_TEST(reductions_axes, several_axes_are_one_kernel) {
     nd_get_stats(&after);
     /* the square and the reduction over both axes: one kernel on the CPU;
      * on CUDA a second pass may combine per-block partials */
-    cr_expect(after.kernels_run - before.kernels_run <= (ndt_backend_is_cuda() ? 2u : 1u),
+    cr_expect(NDT_KERNELS(after) - NDT_KERNELS(before) <= (ndt_backend_is_cuda() ? 2u : 1u),
               "sum over axes (0, 2) took %llu kernels",
-              (unsigned long long)(after.kernels_run - before.kernels_run));
+              (unsigned long long)(NDT_KERNELS(after) - NDT_KERNELS(before)));
     nd_free(y);
     nd_free(x);
     ref_free(ra);

@@ -36,7 +36,7 @@ static void restart_mode(const char *mode) {
 static uint64_t kernels_run(void) {
     nd_stats s;
     nd_get_stats(&s);
-    return s.kernels_run;
+    return NDT_KERNELS(s);
 }
 
 /* x with edge values first, then uniform in [lo, hi). */

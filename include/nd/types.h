@@ -176,6 +176,19 @@ typedef struct {
                                     flush (nd_trim releases them) */
     uint64_t bytes_twins;        /* part of bytes_in_use: the second copies that in-place
                                     sweeps over one array (a stencil loop) alternate with */
+    /* Several devices (ND_DEVICES=cpu:N); all 0 on one device. */
+    uint64_t device_kernels;     /* part of kernels_run: kernels over the rows of one device,
+                                    and the kernels folding their partial reductions */
+    uint64_t kernels_split;      /* the one-device kernels those stand for: kernels_run -
+                                    device_kernels + kernels_split is what one device runs */
+    uint64_t halo_copies;        /* part of copies: ghost rows filled from a neighbour */
+    uint64_t piece_copies;       /* part of copies: whole arrays scattered into pieces and
+                                    gathered back */
+    uint64_t piece_allocations;  /* part of temp_allocations: the pieces and partial
+                                    reductions of split arrays */
+    uint64_t arrays_whole;       /* arrays of at least ND_SPLIT_MIN_BYTES that a flush kept
+                                    whole (a step moves axis 0 or does not partition yet);
+                                    ND_LOG=2 says which */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

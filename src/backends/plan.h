@@ -102,7 +102,23 @@ typedef struct nd_step {
     nd_copy_desc copy;     /* slots here are plan slots */
     nd_user_desc user;     /* slots here are plan slots */
     int32_t first_node, last_node; /* graph nodes it came from (names, dumps) */
+    /* Several devices (scheduler/partition.c): what the step is to the
+     * split of arrays in row blocks (ND_PART_*), and 1 + the device it
+     * runs on (a halo or piece copy: the device it writes); 0 = the
+     * whole array, as on one device. */
+    uint8_t part;
+    uint8_t device;
 } nd_step;
+
+/* nd_step.part: NONE for every step of a one-device plan. */
+enum {
+    ND_PART_NONE,    /* an ordinary step over whole arrays */
+    ND_PART_KERNEL,  /* a kernel over the rows one device owns */
+    ND_PART_COMBINE, /* folds the devices' partial reductions, in device order */
+    ND_PART_SCATTER, /* whole array -> one device's piece (its rows and ghost rows) */
+    ND_PART_HALO,    /* a neighbour's owned rows -> a piece's ghost rows */
+    ND_PART_GATHER   /* one device's owned rows -> the whole array */
+};
 
 typedef enum {
     ND_SLOT_EXTERNAL, /* a flush buffer, bound by walk position */
@@ -123,7 +139,11 @@ typedef struct {
     uint8_t used;          /* some step reads or writes it (the walk also meets
                               buffers of values that were inlined or dropped) */
     int32_t last_writer;   /* EXTERNAL: the flush's last node writing it, or -1
-                              (its recording function names a failure) */
+                              (its recording function names a failure); a
+                              piece of a split array: the array's */
+    uint8_t device;        /* TEMP: 1 + the device whose piece of a split
+                              array it is (scheduler/partition.c); 0: none */
+    uint8_t split_temp;    /* TEMP: added by the partition pass (a piece, partials) */
 } nd_plan_slot;
 
 typedef struct nd_plan {
@@ -147,6 +167,12 @@ typedef struct nd_plan {
      * the region that node twin_last_store[i] writes. */
     int32_t n_twins;
     int32_t *twin_walk_index, *twin_last_store;
+    /* Arrays of at least the split size that this plan keeps whole
+     * although it runs on several devices (they move axis 0, or a step
+     * reading them does not partition yet): nd_stats.arrays_whole. */
+    int32_t n_whole;
+    /* Kernels of the one-device plan that run per device (nd_stats.kernels_split). */
+    int32_t n_split_kernels;
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;

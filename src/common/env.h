@@ -30,6 +30,7 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
  * nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set). */
 #define ND_ENV_EXECUTOR_THREAD "ND_EXECUTOR_THREAD", 0, 1, 0
 #define ND_ENV_CHUNK_BYTES "ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1
+#define ND_ENV_SPLIT_MIN_BYTES "ND_SPLIT_MIN_BYTES", 0, (int64_t)1 << 50, 1
 #define ND_ENV_CPU_JIT_MIN "ND_CPU_JIT_MIN", 0, INT64_MAX, 0
 #define ND_ENV_PINNED_CACHE "ND_PINNED_CACHE", 0, INT64_MAX, 1
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */

@@ -40,9 +40,20 @@ static int check_switch(const char *name, int v) {
     return -1;
 }
 
+/* "cpu:N": N logical CPU memories (1..ND_MAX_SPLIT); 0 when s names GPUs. */
+static int cpu_devices(const char *s) {
+    if (strncmp(s, "cpu:", 4) != 0) return 0;
+    const char *p = s + 4;
+    int n = 0;
+    if (!isdigit((unsigned char)*p)) return -1;
+    while (isdigit((unsigned char)*p) && n <= ND_MAX_SPLIT) n = n * 10 + (*p++ - '0');
+    return *p || n < 1 || n > ND_MAX_SPLIT ? -1 : n;
+}
+
 static int valid_devices(const char *s) {
-    /* "0", "0,1,3": non-negative ordinals separated by commas. */
+    /* "0", "0,1,3": non-negative ordinals separated by commas; or cpu:N. */
     if (!*s) return 0;
+    if (!strncmp(s, "cpu:", 4)) return cpu_devices(s) > 0;
     for (const char *p = s;;) {
         while (*p == ' ') p++;
         if (!isdigit((unsigned char)*p)) return 0;
@@ -108,11 +119,21 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 
     if ((s = getenv("ND_DEVICES")) && *s && !valid_devices(s))
         return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_DEVICES='%s' is not a "
-                            "comma list of GPU ordinals like \"0,1\" (fix or unset it)", s);
+                            "comma list of GPU ordinals like \"0,1\" nor cpu:N with N in 1..%d (fix or unset "
+                            "it)", s, ND_MAX_SPLIT);
     if (!c->devices && s && *s) c->devices = s;
     if (c->devices && !valid_devices(c->devices))
         return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' (nd_config.devices or ND_DEVICES) "
-                            "is not a comma list of GPU ordinals like \"0,1\"", c->devices);
+                            "is not a comma list of GPU ordinals like \"0,1\" nor cpu:N with N in 1..%d",
+                            c->devices, ND_MAX_SPLIT);
+    /* cpu:N names the CPU backend's logical memories. */
+    if (c->devices && cpu_devices(c->devices) > 0) {
+        if (c->backend == ND_BACKEND_CUDA)
+            return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' names CPU memories but the backend is cuda "
+                                "(use ND_BACKEND=cpu or auto, or GPU ordinals like \"0,1\")", c->devices);
+        c->backend = ND_BACKEND_CPU;
+    }
+    if (nd_env_int64(ND_ENV_SPLIT_MIN_BYTES, &v, &set)) return ND_ERR_ARG;
 
     if (c->log < 0 || c->log > 3)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.log = %d is out of range (use 0..3)",
@@ -265,6 +286,19 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
     return chunk < 4096 ? 4096 : chunk;
 }
 
+/* ND_DEVICES=cpu:N: arrays of at least ND_SPLIT_MIN_BYTES (default
+ * 1 MiB: below it a kernel per device costs more than it saves) are split
+ * in row blocks over N logical memories. Both were checked. */
+static nd_split_config split_config_for(const nd_config *c) {
+    nd_split_config sc = {1, (size_t)1 << 20};
+    int n = c->devices ? cpu_devices(c->devices) : 0;
+    if (n > 1) sc.n_devices = n;
+    int64_t v;
+    int set;
+    if (nd_env_int64(ND_ENV_SPLIT_MIN_BYTES, &v, &set) == 0 && set) sc.min_bytes = (size_t)v;
+    return sc;
+}
+
 nd_status nd_init(const nd_config *cfg) {
     ND_API_GUARD(); /* also makes the lazy start (nd_runtime_ensure) race-free */
     if (nd_rt.initialised)
@@ -345,6 +379,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.stats = &nd_rt.stats;
     nd_rt.sched.flush_index = 0;
     nd_rt.sched.chunk_bytes = chunk_bytes_for(be, &c);
+    nd_rt.sched.split = split_config_for(&c);
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;

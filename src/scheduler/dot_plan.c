@@ -25,6 +25,13 @@ static const char *const STREAM_NAMES[ND_PLAN_STREAMS] = {"compute 0", "compute 
 static const char *const STREAM_FILL[ND_PLAN_STREAMS] = {"#f7fbff", "#fcfbfd", "#fff5eb", "#fde0ef",
                                                          "#fff5eb", "#f7fcf5"};
 
+/* What a step of a split plan is (scheduler/partition.c), before its label. */
+static const char *const PART_NAMES[] = {"", "", "", "scatter, ", "halo, ", "gather, "};
+_Static_assert(sizeof PART_NAMES / sizeof *PART_NAMES == ND_PART_GATHER + 1, "a name per ND_PART_*");
+
+/* Kernels of a split plan: one colour per device (cycling). */
+static const char *const DEVICE_FILL[4] = {"#c6dbef", "#dadaeb", "#fdd0a2", "#c7e9c0"};
+
 static const char *step_value_name(const nd_graph *g, const nd_step *st) {
     int32_t n = st->last_node >= 0 ? st->last_node : st->first_node;
     return n >= 0 && (uint32_t)n < g->n_nodes ? nd_node_name(g->nodes[n]) : NULL;
@@ -60,16 +67,22 @@ static void write_step(FILE *f, const nd_graph *g, const nd_plan *plan, int32_t 
         nd_format_shape(shp, sizeof shp, st->kernel->ndim, st->kernel->shape);
         nd_profile_bytes_text(bytes, sizeof bytes, nd_kernel_unique_bytes(st->kernel));
         snprintf(more, sizeof more, "space %s, %d ops\\nmoves %s", shp, st->kernel->n_insts, bytes);
+        if (st->device) fill = DEVICE_FILL[(st->device - 1) % 4];
         break;
     }
     case ND_STEP_MATMUL: fill = "#c7e9c0"; break;
     case ND_STEP_COPY:
         shape = "cds";
-        fill = "#fdae6b";
+        fill = st->part == ND_PART_HALO ? "#fb6a4a" : "#fdae6b";
         nd_profile_bytes_text(bytes, sizeof bytes, (double)st->copy.bytes);
-        snprintf(more, sizeof more, "buffer b%d, %s", st->copy.src_slot, bytes);
+        snprintf(more, sizeof more, "%sbuffer b%d, %s", PART_NAMES[st->part], st->copy.src_slot, bytes);
         break;
     case ND_STEP_USER: fill = "#fdd0a2"; break;
+    }
+    if (st->device) {
+        /* A split plan: which device runs it (a copy: the one it writes). */
+        size_t len = strlen(more);
+        snprintf(more + len, sizeof more - len, "%sdevice %d", more[0] ? "\\n" : "", st->device - 1);
     }
     fprintf(f, "    s%d [label=\"%s%s%s %d: %s%s%s\", shape=%s, fillcolor=\"%s\"];\n", s, name ? name : "",
             name ? "\\n" : "", nd_step_kinds[st->kind].name, s, label, more[0] ? "\\n" : "", more, shape, fill);
@@ -166,7 +179,8 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
     fprintf(f, "  legend [shape=note, style=filled, fillcolor=\"#f7f7f7\", fontsize=9, label=\"legend\\l"
                "blue box: a generated kernel (name, step, iteration\\l   space, ops, unique bytes it moves)\\l"
                "green box: a library call (cuBLAS, BLAS)\\l"
-               "orange arrow: a copy\\l"
+               "orange arrow: a copy (red: a halo copy into\\l   ghost rows)\\l"
+               "split plans: each step names its device;\\l   kernels coloured per device\\l"
                "edge: reads or overwrites what the other wrote\\l   (buffer bN); red: across streams (an event)\\l"
                "bold blue frame: steps repeated, drawn once\\l"
                "dashed edge: into the next repetition\\l\"];\n}\n");

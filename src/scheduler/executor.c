@@ -266,7 +266,17 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
                              (value_ref){plan, walk, slot});
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
-    return temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
+    uint64_t before = ctx->stats ? ctx->stats->temp_allocations : 0;
+    nd_status rc = temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
+    if (ctx->stats && s->split_temp) ctx->stats->piece_allocations += ctx->stats->temp_allocations - before;
+    if (rc != ND_OK && s->split_temp && s->last_writer >= 0) {
+        /* A piece of a split array: name the array, as buffer_memory does. */
+        char cause[700];
+        snprintf(cause, sizeof cause, "%s", nd_last_error());
+        const char *label = label_of(plan, walk, slot);
+        return nd_error_set(rc, "%s, for the value of %s", cause, label ? label : "an operation");
+    }
+    return rc;
 }
 
 static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
@@ -283,11 +293,21 @@ static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, boun
 
 /* Where a copy step reads and writes: the source buffer's memory (plus an
  * offset for a staged chunk), and either the same buffer in the other
- * memory or a bound temporary. */
+ * memory or a bound temporary. Between the pieces of a split array and its
+ * whole buffer (scheduler/partition.c), either end may be a temporary or
+ * a twin, in the plan's memory. */
 static nd_status copy_ends(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
                            bound_slots *bs, const nd_step *st, void **dst, const void **src) {
     void **ptrs = bs->ptrs;
     const nd_copy_desc *c = &st->copy;
+    if (st->part != ND_PART_NONE) {
+        nd_status rc = slot_ptr(ctx, plan, walk, bs, c->src_slot);
+        if (rc == ND_OK) rc = slot_ptr(ctx, plan, walk, bs, c->dst_slot);
+        if (rc != ND_OK) return rc;
+        *src = (const char *)ptrs[c->src_slot] + c->src_offset;
+        *dst = (char *)ptrs[c->dst_slot] + c->dst_offset;
+        return ND_OK;
+    }
     nd_buffer *b = walk->buffers[plan->slots[c->src_slot].walk_index];
     *src = (const char *)b->mem[c->src_memory] + c->src_offset;
     if (plan->slots[c->dst_slot].role == ND_SLOT_TEMP) {
@@ -315,6 +335,14 @@ static void count_step(nd_stats *stats, const nd_step *st) {
     case ND_PROFILE_COPY: stats->copies++; break;
     }
     if (st->kind == ND_STEP_COPY) stats->bytes_copied += st->copy.bytes;
+    switch (st->part) {
+    case ND_PART_KERNEL:
+    case ND_PART_COMBINE: stats->device_kernels++; break;
+    case ND_PART_HALO: stats->halo_copies++; break;
+    case ND_PART_SCATTER:
+    case ND_PART_GATHER: stats->piece_copies++; break;
+    default: break;
+    }
 }
 
 static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
@@ -493,7 +521,7 @@ static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failu
         nd_step_access a = nd_step_access_at(st, j, plan->memory);
         if (!(a.mode & ND_ACCESS_WRITE)) continue;
         poison_slot(plan, poison, a.slot, f);
-        if (!nd_step_is_copy(st)) fail_written(plan, walk, a.slot, f);
+        if (!nd_step_is_copy(st) || st->part == ND_PART_GATHER) fail_written(plan, walk, a.slot, f);
     }
 }
 
@@ -514,7 +542,7 @@ static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const 
     for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
         nd_step_access a = nd_step_access_at(st, j, plan->memory);
         if (!(a.mode & ND_ACCESS_WRITE)) continue;
-        if (!nd_step_is_copy(st))
+        if (!nd_step_is_copy(st) || st->part == ND_PART_GATHER)
             mark_produced(plan, walk, a.slot);
         else if (plan->slots[a.slot].role == ND_SLOT_EXTERNAL) /* not a staged chunk */
             walk->buffers[plan->slots[a.slot].walk_index]->valid |= 1u << a.memory;
@@ -526,7 +554,7 @@ static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const 
 static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (nd_step_is_copy(st)) continue;
+        if (nd_step_is_copy(st) && st->part != ND_PART_GATHER) continue;
         for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
             nd_step_access a = nd_step_access_at(st, j, plan->memory);
             if (a.mode & ND_ACCESS_WRITE) fail_written(plan, walk, a.slot, f);

@@ -703,7 +703,7 @@ static void log_step(const nd_plan *plan, int32_t s) {
 }
 
 nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
-                        size_t chunk_bytes, nd_plan **out) {
+                        size_t chunk_bytes, const nd_split_config *split, nd_plan **out) {
     *out = NULL;
     uint32_t n = g->n_nodes;
     uint8_t *live = nd_malloc(n + 1), *inl = nd_malloc(n + 1), *forced = nd_calloc(n + 1, 1);
@@ -795,6 +795,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
     free(live);
     free(forced);
     st = nd_plan_chunk(plan, walk, chunk_bytes);
+    if (st == ND_OK) st = nd_plan_partition(plan, walk, split);
     if (st == ND_OK) st = nd_plan_assign_storage(plan);
     if (st == ND_OK) st = nd_plan_assign_streams(plan);
     if (st != ND_OK) {

@@ -5,11 +5,12 @@
 #include "backends/plan.h"
 #include "graph/graph.h"
 #include "scheduler/flush_walk.h"
+#include "scheduler/partition.h"
 
 /* Builds the plan for g (walk already run). memory: where the backend
  * computes. fusion 0: every node its own kernel, every value in memory. */
 nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
-                        size_t chunk_bytes, nd_plan **out);
+                        size_t chunk_bytes, const nd_split_config *split, nd_plan **out);
 void nd_plan_free(nd_plan *p);
 
 #endif

@@ -43,7 +43,7 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
         *out = p;
         return ND_OK;
     }
-    rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, ctx->chunk_bytes, &p);
+    rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, ctx->chunk_bytes, &ctx->split, &p);
     if (rc != ND_OK) return rc;
     if (use_cache && ctx->cache) {
         nd_plan_cache_insert(ctx->cache, p);
@@ -200,6 +200,8 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
     ctx->flush_index++;
     if (ctx->stats) {
         ctx->stats->flushes++;
+        ctx->stats->arrays_whole += (uint64_t)plan->n_whole;
+        ctx->stats->kernels_split += (uint64_t)plan->n_split_kernels;
         for (int32_t i = 0; i < plan->n_nodes; i++) {
             ctx->stats->nodes_dropped += plan->node_step[i] < 0;
             ctx->stats->values_materialised += plan->node_materialised[i];

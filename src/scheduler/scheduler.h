@@ -9,6 +9,7 @@
 
 #include "backends/backend.h"
 #include "graph/graph.h"
+#include "scheduler/partition.h"
 
 typedef struct nd_plan_cache nd_plan_cache;
 
@@ -16,6 +17,7 @@ typedef struct {
     nd_backend *backend;
     int fusion;         /* 0: one kernel per node (ND_FUSION=0) */
     size_t chunk_bytes; /* host arrays of 2+ chunks stream through the device (0: never) */
+    nd_split_config split; /* ND_DEVICES=cpu:N: arrays split in row blocks (n_devices 1: never) */
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     int dump_dot_plan;  /* also the plan of each flush, flush-N-plan.dot */
     nd_plan_cache *cache;

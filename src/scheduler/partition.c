@@ -1,0 +1,391 @@
+/* The partition pass: which plan slots are split in row blocks over the
+ * devices and which kernels run once per device (docs/internals.md
+ * "Several devices"). The new step list is written by partition_steps.c.
+ *
+ * A slot is a row slot when every step touching it is a kernel and every
+ * access of it walks whole rows along the kernel's axis 0: one element
+ * stride S > 0 on axis 0 (the same in every kernel, so the slot has
+ * bytes / (S * item) rows) and the rest of the access inside one row. A
+ * kernel partitions when it touches a split slot of at least the split
+ * size, all split slots it touches have the same row count, and it writes
+ * only split slots at one row shift (the anchor: iteration row i belongs
+ * to the device owning row i + shift) or a reduction over axis 0 (then one
+ * partial per device). A slot is split when it is a row slot and every
+ * kernel touching it partitions; removing a slot can stop another kernel
+ * from partitioning, so the two are found as a fixed point. Everything
+ * else keeps the whole array: a transpose, a reshape across rows, a
+ * concatenate on axis 0, a matmul, a scan, a sort, a library call. */
+#include "scheduler/partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/step_kinds.h"
+#include "common/alloc.h"
+#include "common/error.h"
+#include "scheduler/kernel_builder.h"
+#include "scheduler/partition_internal.h"
+
+/* Access j of kernel k: loads, then stores, then the reduction's output. */
+const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write) {
+    *write = j >= k->n_loads;
+    if (j < k->n_loads) return &k->loads[j];
+    if (j < k->n_loads + k->n_stores) return &k->stores[j - k->n_loads].at;
+    return &k->reduce.out;
+}
+
+int32_t nd_part_n_accesses(const nd_kernel *k) { return k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0); }
+
+/* Whether access a walks whole rows: its row stride (elements) and the
+ * row of its first element. */
+static int row_access(const nd_kernel *k, const nd_ir_access *a, int64_t *stride, int64_t *shift) {
+    int64_t s = a->strides[0];
+    if (s <= 0 || a->offset < 0) return 0;
+    int64_t lo = a->offset % s, hi = lo;
+    for (int d = 1; d < k->ndim; d++) {
+        int64_t reach = a->strides[d] * (k->shape[d] - 1);
+        if (reach < 0) lo += reach;
+        else hi += reach;
+    }
+    if (lo < 0 || hi >= s) return 0;
+    *stride = s;
+    *shift = a->offset / s;
+    return 1;
+}
+
+static size_t slot_bytes(const nd_partitioner *P, int32_t s) {
+    const nd_plan_slot *sl = &P->plan->slots[s];
+    return sl->role == ND_SLOT_TEMP ? sl->bytes : P->walk->buffers[sl->walk_index]->nbytes;
+}
+
+static int kernel_empty(const nd_kernel *k) {
+    if (k->ndim < 1) return 1;
+    for (int d = 0; d < k->ndim; d++)
+        if (k->shape[d] <= 0) return 1;
+    return 0;
+}
+
+/* A kernel fusion collapsed to one axis (contiguous elementwise work)
+ * walks its slots element by element; where another kernel of the plan
+ * walks one of them in rows of S elements, the collapsed kernel is given
+ * back its rows (shape (n/S, S)), so that both split the slot alike. */
+static void restore_rows(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    int64_t *cand = nd_calloc((size_t)p->n_slots + 1, sizeof *cand);
+    if (!cand) return;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const nd_step *st = &p->steps[i];
+        if (st->kind != ND_STEP_KERNEL || st->kernel->ndim < 2 || kernel_empty(st->kernel)) continue;
+        const nd_kernel *k = st->kernel;
+        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+            int w;
+            const nd_ir_access *a = nd_part_access(k, j, &w);
+            int64_t stride, shift;
+            if (row_access(k, a, &stride, &shift)) cand[st->slots[a->slot]] = stride;
+        }
+    }
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        nd_step *st = &p->steps[i];
+        if (st->kind != ND_STEP_KERNEL || st->kernel->ndim != 1 || kernel_empty(st->kernel)) continue;
+        nd_kernel *k = st->kernel;
+        int64_t S = 0;
+        int ok = 1;
+        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && ok; j++) {
+            int w;
+            const nd_ir_access *a = nd_part_access(k, j, &w);
+            ok = a->strides[0] == 0 || a->strides[0] == 1;
+            int64_t c = cand[st->slots[a->slot]];
+            if (c && a->strides[0] == 1) ok = ok && (!S || S == c), S = c;
+        }
+        for (int32_t j = 0; j < k->n_indices && ok; j++) ok = k->indices[j].strides[0] == 1;
+        if (!ok || S <= 1 || k->shape[0] % S) continue;
+        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && ok; j++) {
+            int w;
+            const nd_ir_access *a = nd_part_access(k, j, &w);
+            ok = a->strides[0] == 0 || a->offset % S == 0;
+        }
+        if (!ok) continue;
+        k->ndim = 2;
+        k->shape[1] = S;
+        k->shape[0] /= S;
+        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+            int w;
+            nd_ir_access *a = (nd_ir_access *)nd_part_access(k, j, &w);
+            a->strides[1] = a->strides[0];
+            a->strides[0] *= S;
+        }
+        for (int32_t j = 0; j < k->n_indices; j++) {
+            k->indices[j].strides[1] = k->indices[j].strides[0];
+            k->indices[j].strides[0] *= S;
+        }
+        if (k->has_reduce && (k->reduce.axes & 1u)) k->reduce.axes |= 2u;
+        k->hash = nd_kernel_hash(k);
+    }
+    free(cand);
+}
+
+/* Row slots: sp[s].state 1, with their row layout; -1 not. */
+static void find_row_slots(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const nd_step *st = &p->steps[i];
+        if (st->kind != ND_STEP_KERNEL || kernel_empty(st->kernel)) {
+            for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+                int32_t s = nd_step_access_at(st, j, p->memory).slot;
+                if (s >= 0) P->sp[s].state = -1;
+            }
+            continue;
+        }
+        const nd_kernel *k = st->kernel;
+        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+            int w;
+            const nd_ir_access *a = nd_part_access(k, j, &w);
+            nd_part_slot *sp = &P->sp[st->slots[a->slot]];
+            if (sp->state < 0) continue;
+            int64_t stride, shift;
+            size_t item = nd_dtype_size((nd_dtype)a->dtype);
+            if (!row_access(k, a, &stride, &shift) || (sp->state == 1 && (sp->row != stride || sp->item != item))) {
+                sp->state = -1;
+                continue;
+            }
+            sp->state = 1;
+            sp->row = stride;
+            sp->item = item;
+        }
+    }
+    for (int32_t s = 0; s < p->n_slots; s++) {
+        nd_part_slot *sp = &P->sp[s];
+        sp->bytes = slot_bytes(P, s);
+        if (sp->state != 1) continue;
+        size_t row_bytes = (size_t)sp->row * sp->item;
+        if (row_bytes == 0 || sp->bytes % row_bytes) {
+            sp->state = -1;
+            continue;
+        }
+        sp->rows = (int64_t)(sp->bytes / row_bytes);
+        sp->split = 1;
+    }
+}
+
+static int combinable(const nd_kernel *k) {
+    nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
+    nd_dtype od = (nd_dtype)k->reduce.out_dtype;
+    if (nd_reduce_is_arg(kind) || od == ND_FLOAT16 || od == ND_BFLOAT16) return 0;
+    for (int32_t j = 0; j < k->n_loads; j++)
+        if (k->loads[j].slot == k->reduce.out.slot) return 0;
+    for (int32_t j = 0; j < k->n_stores; j++)
+        if (k->stores[j].at.slot == k->reduce.out.slot) return 0;
+    return 1;
+}
+
+/* Whether kernel step i runs per device with the slots split now; its
+ * anchor shift, and why not (static text). */
+static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, const char **why) {
+    const nd_step *st = &P->plan->steps[i];
+    const nd_kernel *k = st->kernel;
+    int64_t rows = -1, shift;
+    int big = 0, have_anchor = 0;
+    int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
+    /* The anchor: a write into a split slot, else (a reduction over axis
+     * 0) the first split load. */
+    for (int pass = 0; pass < 2 && !have_anchor; pass++)
+        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && !have_anchor; j++) {
+            int w;
+            const nd_ir_access *a = nd_part_access(k, j, &w);
+            const nd_part_slot *sp = &P->sp[st->slots[a->slot]];
+            if (w != !pass || !sp->split) continue;
+            int64_t stride;
+            if (row_access(k, a, &stride, &shift)) {
+                *anchor = shift;
+                rows = sp->rows;
+                have_anchor = 1;
+            }
+        }
+    if (!have_anchor) {
+        *why = "it touches no split array";
+        return 0;
+    }
+    P->arows[i] = rows;
+    for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+        int w;
+        const nd_ir_access *a = nd_part_access(k, j, &w);
+        const nd_part_slot *sp = &P->sp[st->slots[a->slot]];
+        int is_reduce0 = reduce0 && j == n - 1;
+        if (is_reduce0) {
+            if (!combinable(k)) {
+                *why = "its reduction over axis 0 does not combine from partials yet (argmin, argmax, 16-bit)";
+                return 0;
+            }
+            continue;
+        }
+        if (!sp->split) {
+            if (w) {
+                *why = "it writes an array that is not split";
+                return 0;
+            }
+            continue; /* a whole array every device reads */
+        }
+        big |= sp->bytes >= P->cfg->min_bytes;
+        if (!w) continue; /* a load of any row count: its pieces hold the rows read */
+        int64_t stride;
+        row_access(k, a, &stride, &shift);
+        if (shift != *anchor || sp->rows != rows) {
+            *why = "it writes rows another device owns";
+            return 0;
+        }
+    }
+    if (!big) {
+        *why = "its arrays are below the split size";
+        return 0;
+    }
+    return 1;
+}
+
+void nd_part_iter(const nd_partitioner *P, int32_t i, int32_t d, int64_t *i0, int64_t *i1) {
+    int64_t a = nd_split_row(P->arows[i], P->n_dev, d) - P->anchor[i];
+    int64_t b = nd_split_row(P->arows[i], P->n_dev, d + 1) - P->anchor[i];
+    int64_t n = P->plan->steps[i].kernel->shape[0];
+    *i0 = a < 0 ? 0 : a;
+    *i1 = b > n ? n : b;
+}
+
+void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi) {
+    const nd_step *st = &P->plan->steps[i];
+    const nd_kernel *k = st->kernel;
+    int64_t i0, i1;
+    nd_part_iter(P, i, d, &i0, &i1);
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    if (i1 <= i0) return;
+    for (int32_t j = 0; j < k->n_loads; j++) {
+        const nd_ir_access *a = &k->loads[j];
+        if (st->slots[a->slot] != s) continue;
+        int64_t shift = a->offset / a->strides[0];
+        if (i0 + shift < *lo) *lo = i0 + shift;
+        if (i1 + shift > *hi) *hi = i1 + shift;
+    }
+}
+
+/* Unsplits every slot step i touches; 1 if one was split. */
+static int unsplit_step(nd_partitioner *P, int32_t i, const char *why) {
+    const nd_step *st = &P->plan->steps[i];
+    int changed = 0;
+    for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+        int32_t s = nd_step_access_at(st, j, P->plan->memory).slot;
+        if (s < 0 || !P->sp[s].split) continue;
+        P->sp[s].split = 0;
+        changed = 1;
+        if (P->sp[s].bytes >= P->cfg->min_bytes) {
+            char text[160];
+            nd_step_label(st, text, sizeof text);
+            nd_logf(2, "partition: slot %d (%zu bytes) stays whole: step %d (%s) does not partition: %s", s,
+                    P->sp[s].bytes, i, text, why);
+        }
+    }
+    return changed;
+}
+
+static void find_split(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int32_t i = 0; i < p->n_steps; i++) {
+            const nd_step *st = &p->steps[i];
+            int touches = 0;
+            for (int32_t j = 0, n = nd_step_n_accesses(st); j < n && !touches; j++) {
+                int32_t s = nd_step_access_at(st, j, p->memory).slot;
+                touches = s >= 0 && P->sp[s].split;
+            }
+            P->kpart[i] = 0;
+            if (!touches) continue;
+            const char *why = "it is not a kernel (it moves axis 0 or is a library call)";
+            if (st->kind == ND_STEP_KERNEL && kernel_partitions(P, i, &P->anchor[i], &why)) {
+                P->kpart[i] = 1;
+                continue;
+            }
+            changed |= unsplit_step(P, i, why);
+        }
+    }
+}
+
+/* Each split slot's pieces: per device its owned rows, widened to the
+ * rows every partitioned kernel's clone on that device loads (the ghost
+ * rows: a 5-point stencil's row above and below; for a slot of another
+ * row count than the kernel's anchor, whatever its blocks miss). */
+static void find_pieces(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    for (int32_t s = 0; s < p->n_slots; s++) {
+        nd_part_slot *sp = &P->sp[s];
+        if (!sp->split) continue;
+        for (int32_t d = 0; d < P->n_dev; d++) {
+            sp->p0[d] = nd_split_row(sp->rows, P->n_dev, d);
+            sp->pn[d] = nd_split_row(sp->rows, P->n_dev, d + 1) - sp->p0[d];
+        }
+    }
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        if (!P->kpart[i]) continue;
+        const nd_step *st = &p->steps[i];
+        for (int32_t ks = 0; ks < st->kernel->n_slots; ks++) {
+            int32_t s = st->slots[ks];
+            nd_part_slot *sp = &P->sp[s];
+            if (!sp->split) continue;
+            for (int32_t d = 0; d < P->n_dev; d++) {
+                int64_t lo, hi;
+                nd_part_need(P, i, s, d, &lo, &hi);
+                if (hi <= lo) continue;
+                int64_t a = sp->p0[d], b = sp->p0[d] + sp->pn[d];
+                if (sp->pn[d] == 0) a = lo, b = hi; /* owns none: ghost rows only */
+                if (lo < a) a = lo;
+                if (hi > b) b = hi;
+                if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
+                sp->p0[d] = a;
+                sp->pn[d] = b - a;
+            }
+        }
+    }
+}
+
+static void count_whole(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    uint8_t *touched = nd_calloc((size_t)p->n_slots + 1, 1);
+    if (!touched) return;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        for (int32_t j = 0, n = nd_step_n_accesses(&p->steps[i]); j < n; j++) {
+            int32_t s = nd_step_access_at(&p->steps[i], j, p->memory).slot;
+            if (s >= 0) touched[s] = 1;
+        }
+    p->n_whole = 0;
+    for (int32_t s = 0; s < p->n_slots; s++)
+        if (touched[s] && !P->sp[s].split && P->sp[s].bytes >= P->cfg->min_bytes && P->sp[s].bytes > 0) p->n_whole++;
+    free(touched);
+}
+
+nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_split_config *cfg) {
+    if (!cfg || cfg->n_devices <= 1) return ND_OK;
+    nd_partitioner P;
+    memset(&P, 0, sizeof P);
+    P.plan = plan;
+    P.walk = walk;
+    P.cfg = cfg;
+    P.n_dev = cfg->n_devices;
+    P.sp = nd_calloc((size_t)plan->n_slots + 1, sizeof *P.sp);
+    P.kpart = nd_calloc((size_t)plan->n_steps + 1, 1);
+    P.anchor = nd_calloc((size_t)plan->n_steps + 1, sizeof *P.anchor);
+    P.arows = nd_calloc((size_t)plan->n_steps + 1, sizeof *P.arows);
+    nd_status st = P.sp && P.kpart && P.anchor && P.arows ? ND_OK : ND_ERR_OOM;
+    if (st == ND_OK) {
+        restore_rows(&P);
+        find_row_slots(&P);
+        find_split(&P);
+        find_pieces(&P);
+        count_whole(&P);
+        int any = 0;
+        for (int32_t i = 0; i < plan->n_steps; i++) any |= P.kpart[i];
+        if (any) st = nd_part_rewrite(&P);
+    }
+    free(P.sp);
+    free(P.kpart);
+    free(P.anchor);
+    free(P.arows);
+    return st;
+}

@@ -1,0 +1,49 @@
+/* What partition.c finds and partition_steps.c rewrites with. */
+#ifndef ND_SCHEDULER_PARTITION_INTERNAL_H
+#define ND_SCHEDULER_PARTITION_INTERNAL_H
+
+#include "scheduler/partition.h"
+
+/* Per plan slot. */
+typedef struct {
+    int8_t state;      /* 0 untouched, 1 a row slot, -1 not */
+    uint8_t split;     /* split in row blocks over the devices */
+    int64_t row;       /* elements per row (the accesses' axis-0 stride) */
+    size_t item;       /* element bytes */
+    size_t bytes;
+    int64_t rows;
+    /* Per device: the rows its piece holds, [p0, p0 + pn): the rows it
+     * owns and the ghost rows its kernels read beyond them (pn 0: no
+     * piece); and while rewriting, the piece (a temporary). */
+    int64_t p0[ND_MAX_SPLIT], pn[ND_MAX_SPLIT];
+    int32_t piece[ND_MAX_SPLIT];
+    uint8_t ghosts;    /* some piece holds ghost rows */
+    uint8_t in_pieces; /* the pieces hold the current value */
+    uint8_t stale;     /* ... but their ghost rows an older one */
+    uint8_t written;   /* a partitioned kernel wrote it: gathered at the end */
+} nd_part_slot;
+
+typedef struct {
+    nd_plan *plan;
+    const nd_flush_walk *walk;
+    const nd_split_config *cfg;
+    int32_t n_dev;
+    nd_part_slot *sp;  /* per plan slot */
+    uint8_t *kpart;    /* per step: runs per device */
+    int64_t *anchor;   /* per step: the row shift of its writes */
+    int64_t *arows;    /* per step: the rows of its anchor slot */
+} nd_partitioner;
+
+/* Device d's iteration rows [*i0, *i1) of partitioned kernel step i: those
+ * whose anchor row d owns (empty: i0 >= i1). */
+void nd_part_iter(const nd_partitioner *P, int32_t i, int32_t d, int64_t *i0, int64_t *i1);
+/* The rows of split slot s that device d's clone of kernel step i loads:
+ * [*lo, *hi), empty (lo >= hi) when none. */
+void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi);
+
+const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write);
+int32_t nd_part_n_accesses(const nd_kernel *k);
+/* The new step list (partition_steps.c). */
+nd_status nd_part_rewrite(nd_partitioner *P);
+
+#endif

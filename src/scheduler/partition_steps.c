@@ -1,0 +1,399 @@
+/* The steps of a partitioned plan (partition.c decided what splits): per
+ * split slot one piece per device (its owned rows plus ghost rows, a
+ * temporary of the plan); a scatter of the whole array into the pieces
+ * before the first kernel that needs its old value; per partitioned
+ * kernel one clone per device over the iteration rows whose anchor row
+ * the device owns, reading and writing the pieces, and (a reduction over
+ * axis 0) a partial per device and a kernel folding them in device order;
+ * halo copies of the neighbours' owned rows into the ghost rows when a
+ * kernel reads a slot at a row shift after a write; a gather of the owned
+ * rows back into every written array that outlives the plan. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/step_kinds.h"
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/grow.h"
+#include "scheduler/kernel_builder.h"
+#include "scheduler/partition_internal.h"
+
+typedef struct {
+    nd_partitioner *P;
+    nd_step *out;
+    uint32_t n_out, cap_out;
+    uint32_t cap_slots;
+    int32_t *made; /* kernels made here (freed on failure) */
+} emitter;
+
+static nd_step *push(emitter *E) {
+    if (!nd_grow((void **)&E->out, &E->cap_out, E->n_out + 1, sizeof *E->out)) return NULL;
+    nd_step *s = &E->out[E->n_out++];
+    memset(s, 0, sizeof *s);
+    s->first_node = s->last_node = -1;
+    return s;
+}
+
+static int32_t new_temp(emitter *E, size_t bytes, int32_t device) {
+    nd_plan *p = E->P->plan;
+    if (!nd_grow((void **)&p->slots, &E->cap_slots, (uint32_t)p->n_slots + 1, sizeof *p->slots)) return -1;
+    nd_plan_slot *s = &p->slots[p->n_slots];
+    memset(s, 0, sizeof *s);
+    s->role = ND_SLOT_TEMP;
+    s->bytes = bytes ? bytes : 1;
+    s->memory = p->memory;
+    s->first_step = s->last_step = -1;
+    s->storage = -1;
+    s->device = (uint8_t)(device + 1);
+    s->split_temp = 1;
+    s->last_writer = -1;
+    return p->n_slots++;
+}
+
+static int copy_step(emitter *E, int32_t src, size_t src_off, int32_t dst, size_t dst_off, size_t bytes, int part,
+                     int32_t device, const nd_step *orig) {
+    if (bytes == 0) return 1;
+    nd_step *s = push(E);
+    if (!s) return 0;
+    int32_t m = E->P->plan->memory;
+    s->kind = ND_STEP_COPY;
+    s->copy = (nd_copy_desc){src, dst, m, m, bytes, src_off, dst_off};
+    s->part = (uint8_t)part;
+    s->device = (uint8_t)(device + 1);
+    s->first_node = orig->first_node;
+    s->last_node = orig->last_node;
+    return 1;
+}
+
+/* The pieces of split slot s (their rows were found by partition.c). */
+static int make_pieces(emitter *E, int32_t s) {
+    nd_part_slot *sp = &E->P->sp[s];
+    size_t rb = (size_t)sp->row * sp->item;
+    for (int32_t d = 0; d < E->P->n_dev; d++) {
+        sp->piece[d] = -1;
+        if (sp->pn[d] <= 0) continue;
+        sp->piece[d] = new_temp(E, (size_t)sp->pn[d] * rb, d);
+        if (sp->piece[d] < 0) return 0;
+        /* Messages about the piece name the array's value. */
+        const nd_plan_slot *whole = &E->P->plan->slots[s];
+        E->P->plan->slots[sp->piece[d]].last_writer = whole->role != ND_SLOT_TEMP ? whole->last_writer : -1;
+    }
+    return 1;
+}
+
+static int scatter(emitter *E, int32_t s, const nd_step *orig) {
+    nd_part_slot *sp = &E->P->sp[s];
+    size_t rb = (size_t)sp->row * sp->item;
+    for (int32_t d = 0; d < E->P->n_dev; d++)
+        if (sp->piece[d] >= 0 &&
+            !copy_step(E, s, (size_t)sp->p0[d] * rb, sp->piece[d], 0, (size_t)sp->pn[d] * rb, ND_PART_SCATTER, d, orig))
+            return 0;
+    return 1;
+}
+
+/* Every piece's ghost rows from the devices that own them. */
+static int halo(emitter *E, int32_t s, const nd_step *orig) {
+    nd_part_slot *sp = &E->P->sp[s];
+    int32_t n = E->P->n_dev;
+    size_t rb = (size_t)sp->row * sp->item;
+    for (int32_t d = 0; d < n; d++) {
+        if (sp->piece[d] < 0) continue;
+        int64_t lo = nd_split_row(sp->rows, n, d), hi = nd_split_row(sp->rows, n, d + 1);
+        int64_t end = sp->p0[d] + sp->pn[d];
+        if (hi <= lo) lo = hi = end; /* owns none: every row is a ghost */
+        int64_t ranges[2][2] = {{sp->p0[d], lo < end ? lo : end}, {hi > sp->p0[d] ? hi : sp->p0[d], end}};
+        for (int r = 0; r < 2; r++)
+            for (int32_t e = 0; e < n; e++) {
+                if (e == d || sp->piece[e] < 0) continue;
+                int64_t elo = nd_split_row(sp->rows, n, e), ehi = nd_split_row(sp->rows, n, e + 1);
+                int64_t a = ranges[r][0] > elo ? ranges[r][0] : elo, b = ranges[r][1] < ehi ? ranges[r][1] : ehi;
+                if (b <= a) continue;
+                if (!copy_step(E, sp->piece[e], (size_t)(a - sp->p0[e]) * rb, sp->piece[d],
+                               (size_t)(a - sp->p0[d]) * rb, (size_t)(b - a) * rb, ND_PART_HALO, d, orig))
+                    return 0;
+            }
+    }
+    return 1;
+}
+
+static int gather(emitter *E, int32_t s, const nd_step *orig) {
+    nd_part_slot *sp = &E->P->sp[s];
+    int32_t n = E->P->n_dev;
+    size_t rb = (size_t)sp->row * sp->item;
+    for (int32_t d = 0; d < n; d++) {
+        if (sp->piece[d] < 0) continue;
+        int64_t lo = nd_split_row(sp->rows, n, d), hi = nd_split_row(sp->rows, n, d + 1);
+        if (!copy_step(E, sp->piece[d], (size_t)(lo - sp->p0[d]) * rb, s, (size_t)lo * rb, (size_t)(hi - lo) * rb,
+                       ND_PART_GATHER, d, orig))
+            return 0;
+    }
+    return 1;
+}
+
+/* The kernel of device d over iteration rows [i0, i1): split slots read
+ * and write d's pieces (global row r at piece row r - p0), whole arrays
+ * are read at their own rows, affine indices (random draws) keep their
+ * logical values, and a reduction over axis 0 writes partial `chunk`. */
+static int clone_kernel(emitter *E, const nd_step *orig, int32_t d, int64_t i0, int64_t i1, int32_t partial,
+                        int64_t chunk, int64_t out_n) {
+    nd_partitioner *P = E->P;
+    const nd_kernel *k0 = orig->kernel;
+    nd_kernel *k = nd_kernel_clone(k0);
+    int32_t *slots = nd_malloc(sizeof(int32_t) * (size_t)(k0->n_slots + 1));
+    int32_t *params = nd_malloc(sizeof(int32_t) * (size_t)(k0->n_params + 1));
+    uint8_t *acc = nd_malloc((size_t)k0->n_slots + 1);
+    nd_step *s = k && slots && params && acc ? push(E) : NULL;
+    if (!s) {
+        free(k);
+        free(slots);
+        free(params);
+        free(acc);
+        return 0;
+    }
+    memcpy(slots, orig->slots, sizeof(int32_t) * (size_t)k0->n_slots);
+    memcpy(params, orig->params, sizeof(int32_t) * (size_t)k0->n_params);
+    memcpy(acc, orig->slot_access, (size_t)k0->n_slots);
+    int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
+    k->shape[0] = i1 - i0;
+    for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+        int w;
+        nd_ir_access *a = (nd_ir_access *)nd_part_access(k, j, &w);
+        if (reduce0 && j == n - 1) continue;
+        const nd_part_slot *sp = &P->sp[orig->slots[a->slot]];
+        a->offset += (i0 - (sp->split ? sp->p0[d] : 0)) * a->strides[0];
+    }
+    for (int32_t j = 0; j < k->n_indices; j++) k->indices[j].offset += i0 * k->indices[j].strides[0];
+    for (int32_t ks = 0; ks < k->n_slots; ks++) {
+        const nd_part_slot *sp = &P->sp[orig->slots[ks]];
+        if (sp->split) slots[ks] = sp->piece[d];
+    }
+    if (reduce0) {
+        /* Partial `chunk`: outputs contiguous over the kept axes. */
+        int64_t stride = 1;
+        for (int a = k->ndim - 1; a >= 0; a--) {
+            if (k->reduce.axes & (1u << a)) {
+                k->reduce.out.strides[a] = 0;
+            } else {
+                k->reduce.out.strides[a] = stride;
+                stride *= k->shape[a];
+            }
+        }
+        k->reduce.out.offset = chunk * out_n;
+        slots[k->reduce.out.slot] = partial;
+    }
+    k->hash = nd_kernel_hash(k);
+    s->kind = ND_STEP_KERNEL;
+    s->kernel = k;
+    s->slots = slots;
+    s->params = params;
+    s->slot_access = acc;
+    s->part = ND_PART_KERNEL;
+    s->device = (uint8_t)(d + 1);
+    s->first_node = orig->first_node;
+    s->last_node = orig->last_node;
+    return 1;
+}
+
+/* The fold of `chunks` partials over the chunk axis into the real output,
+ * in device order. */
+static int combine_kernel(emitter *E, const nd_step *orig, int32_t partial, int64_t chunks, int64_t out_n) {
+    const nd_kernel *k0 = orig->kernel;
+    nd_kernel *k = nd_calloc(1, sizeof(nd_kernel) + 2 * sizeof(nd_ir_access) + sizeof(nd_ir_inst) + 16);
+    int32_t *slots = nd_malloc(sizeof(int32_t) * 2), *params = nd_malloc(sizeof(int32_t));
+    uint8_t *acc = nd_malloc(2);
+    nd_step *s = k && slots && params && acc ? push(E) : NULL;
+    if (!s) {
+        free(k);
+        free(slots);
+        free(params);
+        free(acc);
+        return 0;
+    }
+    k->loads = (nd_ir_access *)(k + 1);
+    k->indices = k->loads + 1;
+    k->stores = (nd_ir_store *)(k->loads + 1);
+    k->insts = (nd_ir_inst *)(k->loads + 2);
+    k->param_dtypes = (uint8_t *)(k->insts + 1);
+    k->ndim = 1;
+    k->shape[0] = chunks;
+    nd_ir_access *ld = &k->loads[0];
+    nd_ir_reduce *r = &k->reduce;
+    ld->slot = 0;
+    ld->dtype = k0->reduce.out_dtype;
+    ld->strides[0] = out_n;
+    r->out = k0->reduce.out;
+    r->out.slot = 1;
+    r->out.strides[0] = 0;
+    for (int d = 0; d < k0->ndim; d++) {
+        if (k0->reduce.axes & (1u << d)) continue;
+        k->shape[k->ndim] = k0->shape[d];
+        r->out.strides[k->ndim] = k0->reduce.out.strides[d];
+        k->ndim++;
+    }
+    int64_t stride = 1;
+    for (int d = k->ndim - 1; d >= 1; d--) {
+        ld->strides[d] = stride;
+        stride *= k->shape[d];
+    }
+    k->n_slots = 2;
+    k->n_loads = 1;
+    k->n_insts = 1;
+    k->insts[0] = (nd_ir_inst){.op = ND_IR_LOAD, .dtype = k0->reduce.out_dtype, .a = 0, .b = -1, .c = -1};
+    k->has_reduce = 1;
+    r->kind = k0->reduce.kind;
+    r->out_dtype = k0->reduce.out_dtype;
+    r->axes = 1u;
+    r->value = 0;
+    snprintf(k->name, sizeof k->name, "combine_devices");
+    k->hash = nd_kernel_hash(k);
+    slots[0] = partial;
+    slots[1] = orig->slots[k0->reduce.out.slot];
+    acc[0] = ND_ACCESS_READ;
+    acc[1] = ND_ACCESS_WRITE;
+    s->kind = ND_STEP_KERNEL;
+    s->kernel = k;
+    s->slots = slots;
+    s->params = params;
+    s->slot_access = acc;
+    s->part = ND_PART_COMBINE;
+    s->first_node = orig->first_node;
+    s->last_node = orig->last_node;
+    return 1;
+}
+
+/* The access bits of plan slot s in kernel step st (several kernel slots
+ * may name it). */
+static uint8_t access_of(const nd_step *st, int32_t s) {
+    uint8_t bits = 0;
+    for (int32_t ks = 0; ks < st->kernel->n_slots; ks++)
+        if (st->slots[ks] == s) bits |= st->slot_access[ks];
+    return bits;
+}
+
+/* Whether some device's clone of kernel step i loads rows of split slot
+ * s that its piece holds as ghost rows. */
+static int reads_ghosts(const nd_partitioner *P, int32_t i, int32_t s) {
+    const nd_part_slot *sp = &P->sp[s];
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        int64_t lo, hi;
+        nd_part_need(P, i, s, d, &lo, &hi);
+        if (hi <= lo) continue;
+        if (lo < nd_split_row(sp->rows, P->n_dev, d) || hi > nd_split_row(sp->rows, P->n_dev, d + 1)) return 1;
+    }
+    return 0;
+}
+
+static int partition_step(emitter *E, int32_t i) {
+    nd_partitioner *P = E->P;
+    const nd_step *orig = &P->plan->steps[i];
+    const nd_kernel *k = orig->kernel;
+    /* Before the kernel: its split slots in pieces with fresh ghosts. */
+    for (int32_t ks = 0; ks < k->n_slots; ks++) {
+        int32_t s = orig->slots[ks];
+        nd_part_slot *sp = &P->sp[s];
+        if (!sp->split) continue;
+        if (!sp->in_pieces) {
+            uint8_t bits = access_of(orig, s);
+            sp->in_pieces = 1;
+            if (P->plan->slots[s].role != ND_SLOT_TEMP && bits != ND_ACCESS_WRITE) {
+                if (!scatter(E, s, orig)) return 0;
+            } else {
+                sp->stale = 1; /* written whole: ghosts come after */
+            }
+        } else if (sp->stale && sp->ghosts && reads_ghosts(P, i, s)) {
+            if (!halo(E, s, orig)) return 0;
+            sp->stale = 0;
+        }
+    }
+    int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
+    int64_t out_n = 1, chunks = 0;
+    int32_t partial = -1;
+    for (int d = 0; d < k->ndim; d++)
+        if (!(k->reduce.axes & (1u << d))) out_n *= k->shape[d];
+    int64_t i0s[ND_MAX_SPLIT], i1s[ND_MAX_SPLIT];
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        nd_part_iter(P, i, d, &i0s[d], &i1s[d]);
+        if (i1s[d] > i0s[d]) chunks++;
+    }
+    if (reduce0) {
+        partial = new_temp(E, (size_t)(chunks * out_n) * nd_dtype_size((nd_dtype)k->reduce.out_dtype), -1);
+        if (partial < 0) return 0;
+    }
+    int64_t c = 0;
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        if (i1s[d] <= i0s[d]) continue;
+        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c++, out_n)) return 0;
+    }
+    if (reduce0 && !combine_kernel(E, orig, partial, chunks, out_n)) return 0;
+    for (int32_t ks = 0; ks < k->n_slots; ks++) {
+        nd_part_slot *sp = &P->sp[orig->slots[ks]];
+        if (sp->split && (orig->slot_access[ks] & ND_ACCESS_WRITE)) {
+            sp->written = 1;
+            sp->stale = 1;
+        }
+    }
+    return 1;
+}
+
+static void free_made(emitter *E) {
+    for (uint32_t i = 0; i < E->n_out; i++)
+        if (E->out[i].part == ND_PART_KERNEL || E->out[i].part == ND_PART_COMBINE) nd_step_free(&E->out[i]);
+    free(E->out);
+}
+
+nd_status nd_part_rewrite(nd_partitioner *P) {
+    nd_plan *plan = P->plan;
+    emitter E = {.P = P, .cap_slots = (uint32_t)plan->n_slots};
+    int32_t n_slots0 = plan->n_slots;
+    int32_t *remap = nd_malloc(sizeof(int32_t) * (size_t)(plan->n_steps + 1));
+    int ok = remap != NULL;
+    for (int32_t s = 0; s < n_slots0 && ok; s++)
+        if (P->sp[s].split) ok = make_pieces(&E, s);
+    for (int32_t i = 0; i < plan->n_steps && ok; i++) {
+        remap[i] = (int32_t)E.n_out;
+        if (P->kpart[i]) {
+            ok = partition_step(&E, i);
+            /* Its nodes name its first kernel (after any copies). */
+            for (uint32_t j = (uint32_t)remap[i]; ok && j < E.n_out; j++)
+                if (E.out[j].part == ND_PART_KERNEL) {
+                    remap[i] = (int32_t)j;
+                    break;
+                }
+            continue;
+        }
+        nd_step *s = push(&E);
+        ok = s != NULL;
+        if (ok) *s = plan->steps[i];
+    }
+    /* The written arrays that outlive the plan go back whole. */
+    const nd_step *last = &plan->steps[plan->n_steps - 1];
+    for (int32_t s = 0; s < n_slots0 && ok; s++)
+        if (P->sp[s].split && P->sp[s].written && plan->slots[s].role != ND_SLOT_TEMP) ok = gather(&E, s, last);
+    if (!ok) {
+        free_made(&E);
+        free(remap);
+        plan->n_slots = n_slots0;
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while partitioning");
+    }
+    int32_t kernels = 0, copies = 0;
+    for (uint32_t i = 0; i < E.n_out; i++) {
+        kernels += E.out[i].part == ND_PART_KERNEL;
+        copies += E.out[i].part >= ND_PART_SCATTER;
+    }
+    nd_logf(3, "plan %016llx: partitioned over %d devices: %d device kernels, %d scatter/halo/gather copies, %d "
+            "arrays kept whole", (unsigned long long)plan->key, P->n_dev, kernels, copies, plan->n_whole);
+    plan->n_split_kernels = 0;
+    for (int32_t i = 0; i < plan->n_steps; i++)
+        if (P->kpart[i]) {
+            nd_step_free(&plan->steps[i]);
+            plan->n_split_kernels++;
+        }
+    for (int32_t i = 0; i < plan->n_nodes; i++)
+        if (plan->node_step[i] >= 0) plan->node_step[i] = remap[plan->node_step[i]];
+    free(remap);
+    free(plan->steps);
+    plan->steps = E.out;
+    plan->n_steps = (int32_t)E.n_out;
+    return ND_OK;
+}

@@ -1,0 +1,303 @@
+/* Several devices in one process (ND_DEVICES=cpu:N, docs/internals.md
+ * "Several devices"): every program runs on cpu:1 and on cpu:2/3/4 with
+ * ND_SPLIT_MIN_BYTES=0 (every array splits), and the results must be
+ * bitwise equal (elementwise, stencils, store chains, random draws) or
+ * within tolerance (reductions: partials fold in device order), and
+ * bitwise equal run to run. Inputs are fresh random arrays of odd row
+ * counts; outputs are poisoned first. The kernel-count test proves the
+ * stencil partitions (4 kernels per sweep on cpu:4, halos as copies). */
+#include "common.h"
+
+/* A program: records work on fresh inputs made from `seed`, returns the
+ * arrays to compare (float64 or int64, owned by the caller's scope). */
+typedef int (*program)(uint64_t seed, nd_array **outs);
+
+static nd_array *rand_array(uint64_t seed, int64_t r, int64_t c) {
+    nd_random_seed(seed);
+    return nd_random_uniform(ND_FLOAT64, ND_SHAPE(r, c), -1.0, 1.0);
+}
+
+/* Runs p on cpu:n (split size 0) and copies its outputs' bytes to bufs
+ * (poisoned first); stats after the run into *stats when not NULL. */
+static int run_on(int n, program p, uint64_t seed, char bufs[][1 << 16], size_t *sizes, nd_stats *stats) {
+    char dev[16];
+    snprintf(dev, sizeof dev, "cpu:%d", n);
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = dev;
+    ndt_restart(&cfg);
+    nd_array *outs[8] = {0};
+    nd_scope_begin();
+    int n_out = p(seed, outs);
+    for (int i = 0; i < n_out; i++) {
+        cr_assert(outs[i], "cpu:%d output %d: %s", n, i, nd_last_error());
+        sizes[i] = (size_t)nd_size(outs[i]) * (nd_dtype_of(outs[i]) == ND_FLOAT64 ? 8 : 8);
+        cr_assert(sizes[i] <= sizeof bufs[i]);
+        memset(bufs[i], 0x7f, sizeof bufs[i]);
+        cr_assert_eq(nd_to_host(outs[i], bufs[i], sizes[i]), ND_OK, "cpu:%d: %s", n, nd_last_error());
+    }
+    if (stats) nd_get_stats(stats);
+    nd_scope_end();
+    return n_out;
+}
+
+static char ref_bufs[8][1 << 16], got_bufs[8][1 << 16];
+
+/* Bitwise equal on cpu:2, 3 and 4 to cpu:1. */
+static void expect_same_bits(program p, uint64_t seed) {
+    size_t ref_sizes[8], sizes[8];
+    int n_out = run_on(1, p, seed, ref_bufs, ref_sizes, NULL);
+    for (int n = 2; n <= 4; n++) {
+        nd_stats s;
+        cr_assert_eq(run_on(n, p, seed, got_bufs, sizes, &s), n_out);
+        cr_assert_gt(s.device_kernels, 0, "cpu:%d split nothing", n);
+        for (int i = 0; i < n_out; i++) {
+            cr_assert_eq(sizes[i], ref_sizes[i]);
+            cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "cpu:%d output %d differs from cpu:1", n, i);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ programs */
+
+static int elementwise(uint64_t seed, nd_array **outs) {
+    nd_array *a = rand_array(seed, 37, 23), *b = rand_array(seed + 1, 37, 23);
+    nd_array *row = rand_array(seed + 2, 1, 23), *col = rand_array(seed + 3, 37, 1);
+    nd_array *e = nd_add(nd_mul(nd_sin(a), b), nd_sub(nd_mul(row, col), nd_scalar(2.0)));
+    outs[0] = nd_where(nd_gt(e, nd_scalar(0.0)), nd_sqrt(nd_abs(e)), nd_exp(e));
+    outs[1] = nd_add(nd_view(a, ":-1:2, 1:"), nd_view(b, "1::2, :-1")); /* rows at another stride */
+    return 2;
+}
+
+static nd_status sweep5(nd_array *u) {
+    nd_scope_begin();
+    nd_array *sum = nd_add(nd_add(nd_add(nd_add(nd_view(u, "1:-1, 1:-1"), nd_view(u, ":-2, 1:-1")),
+                                         nd_view(u, "2:, 1:-1")),
+                                  nd_view(u, "1:-1, :-2")),
+                           nd_view(u, "1:-1, 2:"));
+    nd_status st = nd_assign(nd_view(u, "1:-1, 1:-1"), nd_mul(nd_scalar(0.2), sum));
+    nd_scope_end();
+    return st;
+}
+
+static int stencil5(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 41, 29);
+    for (int i = 0; i < 20; i++) cr_assert_eq(sweep5(u), ND_OK);
+    outs[0] = u;
+    return 1;
+}
+
+static int stencil9(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 33, 17);
+    static const char *views[9] = {":-2, :-2", ":-2, 1:-1", ":-2, 2:", "1:-1, :-2", "1:-1, 1:-1",
+                                   "1:-1, 2:", "2:, :-2",   "2:, 1:-1",  "2:, 2:"};
+    for (int it = 0; it < 7; it++) {
+        nd_scope_begin();
+        nd_array *sum = nd_view(u, views[0]);
+        for (int k = 1; k < 9; k++) sum = nd_add(sum, nd_view(u, views[k]));
+        cr_assert_eq(nd_assign(nd_view(u, "1:-1, 1:-1"), nd_mul(nd_scalar(1.0 / 9), sum)), ND_OK);
+        nd_scope_end();
+    }
+    /* Out of place, into an array of two rows fewer. */
+    nd_array *sum = nd_view(u, views[0]);
+    for (int k = 1; k < 9; k++) sum = nd_add(sum, nd_view(u, views[k]));
+    outs[0] = u;
+    outs[1] = nd_copy(sum);
+    return 2;
+}
+
+/* Rows -2..+2: two ghost rows each side. */
+static int halo2(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 31, 9);
+    for (int it = 0; it < 5; it++) {
+        nd_scope_begin();
+        nd_array *s = nd_add(nd_add(nd_view(u, ":-4"), nd_mul(nd_scalar(2.0), nd_view(u, "1:-3"))),
+                             nd_add(nd_view(u, "3:-1"), nd_sub(nd_view(u, "4:"), nd_view(u, "2:-2"))));
+        cr_assert_eq(nd_assign(nd_view(u, "2:-2"), nd_mul(nd_scalar(0.25), s)), ND_OK);
+        nd_scope_end();
+    }
+    outs[0] = u;
+    return 1;
+}
+
+/* In-place updates of sub-regions that cross piece boundaries. */
+static int store_chain(uint64_t seed, nd_array **outs) {
+    nd_array *x = rand_array(seed, 30, 10), *y = rand_array(seed + 1, 30, 10);
+    for (int it = 0; it < 6; it++) {
+        nd_scope_begin();
+        nd_array *r = nd_view(x, "5:25, 2:8");
+        cr_assert_eq(nd_assign(r, nd_add(r, nd_mul(nd_scalar(1.5), nd_view(y, "4:24, 1:7")))), ND_OK);
+        cr_assert_eq(nd_fill(nd_view(x, "12:17, ::3"), (double)it), ND_OK);
+        cr_assert_eq(nd_assign(nd_view(y, "1:"), nd_sub(nd_view(x, "1:"), nd_view(y, ":-1"))), ND_OK);
+        nd_scope_end();
+    }
+    outs[0] = x;
+    outs[1] = y;
+    return 2;
+}
+
+static int random_draws(uint64_t seed, nd_array **outs) {
+    nd_random_seed(seed);
+    outs[0] = nd_random_uniform(ND_FLOAT64, ND_SHAPE(37, 11), 0.0, 1.0);
+    outs[1] = nd_add(nd_random_normal(ND_FLOAT64, ND_SHAPE(23, 5), 0.0, 1.0), nd_scalar(1.0));
+    outs[2] = nd_random_uniform(ND_FLOAT64, ND_SHAPE(101), -2.0, 2.0);
+    return 3;
+}
+
+static int edges(uint64_t seed, nd_array **outs) {
+    nd_array *few = rand_array(seed, 2, 5);     /* fewer rows than devices */
+    nd_array *empty = nd_zeros(ND_FLOAT64, ND_SHAPE(0, 5));
+    nd_array *zd = nd_full(ND_FLOAT64, 0, NULL, 3.0);
+    outs[0] = nd_mul(nd_add(few, nd_scalar(1.0)), few);
+    outs[1] = nd_add(empty, nd_scalar(1.0));
+    outs[2] = nd_mul(zd, nd_sum(few, ND_ALL_AXES));
+    nd_array *one = rand_array(seed + 1, 1, 7); /* one row */
+    outs[3] = nd_exp(one);
+    /* Moves axis 0: stays whole, right. */
+    outs[4] = nd_copy(nd_transpose(rand_array(seed + 2, 13, 6), NULL));
+    return 5;
+}
+
+/* ------------------------------------------------------------ tests */
+
+NDT_TEST(partition, elementwise_bitwise) { expect_same_bits(elementwise, 11); }
+NDT_TEST(partition, stencil5_bitwise) { expect_same_bits(stencil5, 12); }
+NDT_TEST(partition, stencil9_bitwise) { expect_same_bits(stencil9, 13); }
+NDT_TEST(partition, halo_two_rows_bitwise) { expect_same_bits(halo2, 14); }
+NDT_TEST(partition, store_chain_bitwise) { expect_same_bits(store_chain, 15); }
+NDT_TEST(partition, random_bitwise) { expect_same_bits(random_draws, 16); }
+NDT_TEST(partition, edges_bitwise) { expect_same_bits(edges, 17); }
+
+static int reductions(uint64_t seed, nd_array **outs) {
+    nd_array *a = rand_array(seed, 57, 13);
+    outs[0] = nd_sum(a, ND_ALL_AXES);
+    outs[1] = nd_sum(a, 0);
+    outs[2] = nd_sum(a, 1);
+    outs[3] = nd_max(nd_mul(a, a), 0);
+    outs[4] = nd_mean(a, ND_ALL_AXES);
+    outs[5] = nd_astype(nd_argmax(a, 0), ND_FLOAT64);
+    outs[6] = nd_astype(nd_argmin(a, ND_ALL_AXES), ND_FLOAT64);
+    outs[7] = nd_min(a, 1);
+    return 8;
+}
+
+NDT_TEST(partition, reductions_within_tolerance_and_repeatable) {
+    size_t ref_sizes[8], sizes[8];
+    static char again[8][1 << 16];
+    int n_out = run_on(1, reductions, 21, ref_bufs, ref_sizes, NULL);
+    for (int n = 2; n <= 4; n++) {
+        run_on(n, reductions, 21, got_bufs, sizes, NULL);
+        run_on(n, reductions, 21, again, sizes, NULL);
+        for (int i = 0; i < n_out; i++) {
+            cr_assert(memcmp(got_bufs[i], again[i], sizes[i]) == 0, "cpu:%d output %d differs run to run", n, i);
+            const double *g = (const double *)got_bufs[i], *w = (const double *)ref_bufs[i];
+            for (size_t e = 0; e < sizes[i] / 8; e++)
+                cr_assert(fabs(g[e] - w[e]) <= 1e-12 * (1 + fabs(w[e])), "cpu:%d output %d[%zu]: %.17g, want %.17g",
+                          n, i, e, g[e], w[e]);
+        }
+    }
+}
+
+static int heat50(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 64, 48);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0;
+    nd_get_stats(&s0);
+    for (int i = 0; i < 50; i++) cr_assert_eq(sweep5(u), ND_OK);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s1;
+    nd_get_stats(&s1);
+    /* Stash the counts of the sweeps alone in a 1-d result. */
+    double counts[5] = {(double)(s1.kernels_run - s0.kernels_run), (double)(s1.device_kernels - s0.device_kernels),
+                        (double)(s1.copies - s0.copies - (s1.halo_copies - s0.halo_copies) -
+                                 (s1.piece_copies - s0.piece_copies)),
+                        (double)(s1.halo_copies - s0.halo_copies), (double)(s1.flushes - s0.flushes)};
+    outs[0] = u;
+    outs[1] = nd_from_host(counts, ND_FLOAT64, ND_SHAPE(5));
+    return 2;
+}
+
+NDT_TEST(partition, heat_sweeps_run_one_kernel_per_device) {
+    size_t ref_sizes[8], sizes[8];
+    run_on(1, heat50, 31, ref_bufs, ref_sizes, NULL);
+    const double *one = (const double *)ref_bufs[1];
+    /* One kernel per sweep, and one that starts the in-place chain's twin. */
+    cr_assert(one[0] >= 50 && one[0] <= 51, "cpu:1: %g kernels for 50 sweeps", one[0]);
+    run_on(4, heat50, 31, got_bufs, sizes, NULL);
+    cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:4 grid differs from cpu:1");
+    const double *c = (const double *)got_bufs[1];
+    cr_assert_eq(c[0], 4 * one[0], "cpu:4: %g kernels for 50 sweeps, want 4 x %g", c[0], one[0]);
+    cr_assert_eq(c[1], c[0], "cpu:4: %g device kernels of %g", c[1], c[0]);
+    cr_assert_eq(c[2], 0, "cpu:4: %g copies besides halos, scatters and gathers", c[2]);
+    /* 3 boundaries x 2 directions per sweep, but for each flush's first
+     * sweep, whose scatter filled the ghost rows. */
+    cr_assert_eq(c[3], 6 * (50 - c[4]), "cpu:4: %g halo copies in %g flushes", c[3], c[4]);
+}
+
+NDT_TEST(partition, bad_settings_fail_clearly) {
+    nd_shutdown();
+    const char *bad[] = {"cpu:0", "cpu:", "cpu:x", "cpu:99", "cpu:2,1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        nd_config cfg = ND_CONFIG_INIT;
+        cfg.devices = bad[i];
+        cr_assert_eq(nd_init(&cfg), ND_ERR_ARG, "devices '%s' accepted", bad[i]);
+        cr_assert(strstr(nd_last_error(), "cpu:N"), "%s", nd_last_error());
+    }
+    setenv("ND_SPLIT_MIN_BYTES", "-1", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.devices = "cpu:2";
+    cr_assert_eq(nd_init(&cfg), ND_ERR_ARG);
+    cr_assert(strstr(nd_last_error(), "ND_SPLIT_MIN_BYTES"), "%s", nd_last_error());
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    cfg.backend = ND_BACKEND_CUDA;
+    cr_assert_eq(nd_init(&cfg), ND_ERR_ARG);
+    cfg.backend = ND_BACKEND_CPU;
+    cr_assert_eq(nd_init(&cfg), ND_OK, "%s", nd_last_error());
+}
+
+/* A step that moves axis 0 keeps its arrays whole, counted. */
+NDT_TEST(partition, transpose_counts_whole_array) {
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = "cpu:3";
+    ndt_restart(&cfg);
+    nd_array *a = rand_array(5, 9, 7);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_array *t = nd_copy(nd_transpose(a, NULL));
+    nd_array *m = nd_matmul(a, t);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s1);
+    cr_assert_gt(s1.arrays_whole, s0.arrays_whole);
+    nd_free(t);
+    nd_free(m);
+    nd_free(a);
+}
+
+/* ND_SPLIT_MIN_BYTES: smaller arrays stay whole (no device kernels), a
+ * larger one splits; both right. */
+NDT_TEST(partition, split_size_decides) {
+    setenv("ND_SPLIT_MIN_BYTES", "64k", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = "cpu:3";
+    ndt_restart(&cfg);
+    nd_stats s0, s1, s2;
+    nd_get_stats(&s0);
+    nd_array *small = nd_add(rand_array(3, 30, 20), nd_scalar(1.0)); /* 4.8 kB */
+    cr_assert_eq(nd_sync(), ND_OK);
+    double v = nd_item(nd_sum(small, ND_ALL_AXES));
+    nd_get_stats(&s1);
+    cr_assert_eq(s1.device_kernels, s0.device_kernels, "an array below the split size was split");
+    nd_array *big = nd_add(rand_array(3, 301, 40), nd_scalar(1.0)); /* 96 kB */
+    cr_assert_eq(nd_sync(), ND_OK);
+    double w = nd_item(nd_sum(nd_view(big, ":30, :20"), ND_ALL_AXES));
+    nd_get_stats(&s2);
+    cr_assert_gt(s2.device_kernels, s1.device_kernels, "an array above the split size stayed whole");
+    cr_assert(isfinite(v) && isfinite(w));
+    nd_free(small);
+    nd_free(big);
+}
