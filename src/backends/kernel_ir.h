@@ -112,6 +112,14 @@ typedef struct nd_kernel {
     char name[64]; /* readable, from the ops: "sin_cos_mul_add" */
 } nd_kernel;
 
+/* The structural hash (nd_kernel.hash): everything but parameter values
+ * (backends/kernel_hash.c). */
+uint64_t nd_kernel_hash(const nd_kernel *k);
+/* The same without the extents (ndim stays): what a backend's cache keys a
+ * shape-generic kernel by, with the size class it compiled it for, so that
+ * one compiled kernel serves every length (docs/internals.md). */
+uint64_t nd_kernel_hash_shapeless(const nd_kernel *k);
+
 /* Parameter values travel as nd_scalar_bits; the kind of a parameter's
  * value (f/i/u) is that of its param_dtypes entry: float dtypes use .f (a
  * double, converted to the parameter's float dtype by rounding), signed ints
