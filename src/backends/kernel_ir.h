@@ -6,7 +6,9 @@
  * value is computed from earlier instructions. Stores write values to slots;
  * an optional reduction combines one value over `axes` and writes one element
  * per kept index. Shapes, strides and offsets are part of the kernel (and its
- * hash); scalar values are parameters passed at launch, never hashed.
+ * hash; a backend may key a kernel without its extents and pass them at
+ * launch: nd_kernel_hash_shapeless); scalar values are parameters passed at
+ * launch, never hashed.
  *
  * Backends must give the same answer for any tiling or thread count, and
  * random draws depend only on (seed, stream, logical index). */

@@ -249,6 +249,7 @@ int nd_cuda_shape_class(const nd_kernel *k) {
         int op = k->insts[j].op;
         if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL || op == ND_IR_RAND_INTEGER) return -1;
     }
+    /* nd_init validated it (common/env.h: 0 or 1) */
     const char *env = getenv("ND_CUDA_GENERIC");
     if (env && strcmp(env, "0") == 0) return -1;
     return space_reach(k, k->shape[0]) >= (int64_t)INT32_MAX;
