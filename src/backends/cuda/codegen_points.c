@@ -483,12 +483,13 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
     } else if (info->unroll > 1) {
         emit_elementwise_unrolled(sb, k, info, lt, at, all);
     } else if (info->generic) {
-        /* the extent from its argument word (nd_cuda_launch_info) */
+        /* the extent from its argument word (nd_cuda_launch_info), in
+         * the index type: the class says it fits */
         nd_cuda_emit_kernel_open(sb, info->name);
         nd_strbuf_printf(sb,
-                          "  const unsigned long long n_ = A.w[%d];\n"
+                          "  const %s n_ = (%s)A.w[%d];\n"
                           "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < n_; g += (%s)gridDim.x * %du) {\n",
-                          info->extent_word, lt, lt, ND_CUDA_BLOCK, lt, ND_CUDA_BLOCK);
+                          lt, lt, info->extent_word, lt, lt, ND_CUDA_BLOCK, lt, ND_CUDA_BLOCK);
         nd_cuda_emit_unravel(sb, k, all, "g", at, "    ");
         nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
         nd_strbuf_printf(sb, "  }\n}\n");
@@ -512,7 +513,7 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
     nd_cuda_emit_kernel_open(sb, info->name_vec);
     char nv_s[48];
     if (info->generic) {
-        nd_strbuf_printf(sb, "  const unsigned long long n_ = A.w[%d], nv_ = n_ / %du;\n", info->extent_word, V);
+        nd_strbuf_printf(sb, "  const %s n_ = (%s)A.w[%d], nv_ = n_ / %du;\n", lt, lt, info->extent_word, V);
         snprintf(nv_s, sizeof nv_s, "nv_");
     } else {
         snprintf(nv_s, sizeof nv_s, "%" PRId64 "ull", nv);
@@ -560,9 +561,9 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
     if (info->generic) {
         /* the tail, n_ % V points, if any: the first threads of block 0 */
         nd_strbuf_printf(sb,
-                          "  const %s g = (%s)(nv_ * %du) + (%s)blockIdx.x * %du + threadIdx.x;\n"
+                          "  const %s g = nv_ * %du + (%s)blockIdx.x * %du + threadIdx.x;\n"
                           "  if (g < n_) {\n    const %s i0 = (%s)g;\n",
-                          lt, lt, V, lt, ND_CUDA_BLOCK, at, at);
+                          lt, V, lt, ND_CUDA_BLOCK, at, at);
         nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
         nd_strbuf_printf(sb, "  }\n");
     } else if (info->n % V) {
