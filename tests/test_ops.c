@@ -873,7 +873,8 @@ Test(ops, cuda_emulated_lengths_share_one_kernel, .timeout = 300) {
         int64_t n = lens[i];
         generic_kernel(&k, &ld, in, &st, pd, n);
         /* aligned for the vector variant; the output's guard poisoned */
-        float *a = aligned_alloc(64, (size_t)(n + 16) * 4), *y = aligned_alloc(64, (size_t)(n + 16) * 4);
+        size_t bytes = ((size_t)(n + 16) * 4 + 63) & ~(size_t)63; /* a multiple of the alignment */
+        float *a = aligned_alloc(64, bytes), *y = aligned_alloc(64, bytes);
         cr_assert(a && y);
         for (int vec = 0; vec < 2; vec++) {
             for (int64_t j = 0; j < n + 16; j++) a[j] = (float)ndt_uniform(&r, -4, 4);
