@@ -258,3 +258,73 @@ NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
         ref_free(w2);
     }
 }
+
+/* y = a[mask] * 2 + 1 for 20 masks whose counts differ, as a loop whose
+ * lengths depend on data does: each y against float64, and the kernels
+ * compiled stay bounded, since every length shares its kernels
+ * (shape-generic kernels, docs/internals.md): at most 3 in all, none once
+ * the first 10 counts (kept with and without the compact copy) have run.
+ * Compiling a kernel per count made this 20 or more. A fresh cache
+ * directory, so that every kernel the loop needs compiles here; on the CPU
+ * every kernel is compiled before its first launch (ND_CPU_JIT=sync,
+ * ND_CPU_JIT_MIN=0). With ND_BACKEND=cuda this counts NVRTC's compiles. */
+NDT_TEST(masks, data_dependent_lengths_compile_once) {
+    char dir[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/nd-masks-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+    setenv("ND_CPU_JIT", "sync", 1);
+    setenv("ND_CPU_JIT_MIN", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.cache_dir = dir;
+    ndt_restart(&cfg);
+    NDT_RNG(r);
+    const int64_t n = 3000;
+    ref_arr *a = ndt_rand(&r, ND_FLOAT32, 1, &n, 0, 1);
+    nd_array *na = ndt_upload(a);
+    nd_stats s0, s;
+    nd_get_stats(&s0);
+    uint64_t after_ten = 0;
+    int64_t counts[20];
+    for (int i = 0; i < 20; i++) {
+        float t = (float)((i * 7) % 20) / 19.0f; /* counts from n down to 0, mixed */
+        nd_array *mask = nd_gt(na, nd_scalar(t));
+        nd_array *sel = nd_mask_select(na, mask);
+        cr_assert(sel, "%s", nd_last_error());
+        nd_array *y2 = nd_mul(sel, nd_scalar(2));
+        nd_array *y = nd_add(y2, nd_scalar(1));
+        nd_free(mask);
+        nd_free(sel);
+        nd_free(y2);
+        int64_t c = 0;
+        for (int64_t j = 0; j < n; j++) c += (float)ref_getd(a, j) > t;
+        counts[i] = c;
+        ref_arr *want = ref_new(ND_FLOAT32, 1, &c);
+        for (int64_t j = 0, q = 0; j < n; j++)
+            if ((float)ref_getd(a, j) > t) ref_setd(want, q++, ref_getd(a, j) * 2.0 + 1.0);
+        ndt_check_default(y, want, "a[a > t] * 2 + 1");
+        ref_free(want);
+        nd_free(y);
+        if (i == 9) {
+            nd_get_stats(&s);
+            after_ten = s.kernels_compiled;
+        }
+    }
+    nd_get_stats(&s);
+    int distinct = 0;
+    for (int i = 0; i < 20; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= counts[j] == counts[i];
+        distinct += !seen;
+    }
+    cr_expect_geq(distinct, 15, "only %d distinct counts", distinct);
+    cr_expect_leq(s.kernels_compiled - s0.kernels_compiled, 3, "%llu kernels compiled for %d counts",
+                  (unsigned long long)(s.kernels_compiled - s0.kernels_compiled), distinct);
+    cr_expect_eq(s.kernels_compiled, after_ten, "%llu kernels compiled for the last 10 counts",
+                 (unsigned long long)(s.kernels_compiled - after_ten));
+    nd_free(na);
+    ref_free(a);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+}

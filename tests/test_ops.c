@@ -663,8 +663,9 @@ static unsigned grid_for(int64_t work) {
 static int run_emulated(void *ctx, op_case *c, void **host) {
     emu_ctx *e = (emu_ctx *)ctx;
     int ci = (int)(c - g_cases);
-    const nd_cuda_kinfo *info = &e->info[ci];
     unsigned long long w[ND_CUDA_MAX_WORDS] = {0};
+    nd_cuda_kinfo own; /* a shape-generic kernel's extent goes into its word */
+    const nd_cuda_kinfo *info = nd_cuda_launch_info(&e->info[ci], &c->k, &own, (uint64_t *)w);
     for (int s = 0; s < c->k.n_slots; s++) w[s] = (unsigned long long)(uintptr_t)host[s];
     nd_cuda_fill_round_keys(info, (uint64_t *)w);
     if (e->vec && info->vec) return e->launch(ci, info->name_vec, grid_for(info->n / info->vec), 0, w);
@@ -770,6 +771,179 @@ Test(ops, cuda_emulated, .timeout = 600) {
     free_all();
     cr_expect_eq(bad, 0, "cuda emulated: %d (op, dtype) pairs differ from the reference", bad);
 }
+
+/* y = a[mask] * 2 + 1 as the scheduler builds its kernel (load, parameter,
+ * multiply, parameter, add, store; float32, unit strides) at 20 lengths
+ * that a mask's count could give: one cache key and one source for all of
+ * them (the kernel cache would compile it once), compiled once by NVRTC
+ * and g++, then run on the host at each length, scalar and vector
+ * variants, against float64, with guard elements past the end. A length
+ * of the other size class, a 2-d space and a random draw keep their own
+ * keys. */
+static void generic_kernel(nd_kernel *k, nd_ir_access *ld, nd_ir_inst *in, nd_ir_store *st, uint8_t *pd,
+                           int64_t n) {
+    memset(k, 0, sizeof *k);
+    access_1d(ld, 0, ND_FLOAT32);
+    memset(st, 0, sizeof *st);
+    access_1d(&st->at, 1, ND_FLOAT32);
+    st->value = 4;
+    pd[0] = pd[1] = ND_FLOAT32;
+    in[0] = (nd_ir_inst){ND_IR_LOAD, ND_FLOAT32, 0, 0, 0, 0, 0, 0};
+    in[1] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 0, 0, 0, 0, 0};
+    in[2] = (nd_ir_inst){ND_OP_MUL, ND_FLOAT32, 0, 0, 1, 0, 0, 0};
+    in[3] = (nd_ir_inst){ND_IR_PARAM, ND_FLOAT32, 0, 1, 0, 0, 0, 0};
+    in[4] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT32, 0, 2, 3, 0, 0, 0};
+    k->ndim = 1;
+    k->shape[0] = n;
+    k->n_slots = 2;
+    k->n_params = 2;
+    k->param_dtypes = pd;
+    k->n_loads = 1;
+    k->loads = ld;
+    k->n_insts = 5;
+    k->insts = in;
+    k->n_stores = 1;
+    k->stores = st;
+    snprintf(k->name, sizeof k->name, "mul_add");
+    k->hash = nd_kernel_hash(k);
+}
+
+Test(ops, cuda_emulated_lengths_share_one_kernel, .timeout = 300) {
+    if (system("g++ --version >/dev/null 2>&1") != 0) cr_skip_test("no g++ to run generated CUDA on the host");
+    char shim[1024];
+    snprintf(shim, sizeof shim, "%s/src/backends/cuda/tests/emulate_shim.h", NDT_SOURCE_ROOT);
+    if (access(shim, R_OK) != 0) cr_skip_test("%s is not here (a binary built elsewhere)", shim);
+    unsetenv("ND_CUDA_GENERIC");
+    static const int64_t lens[20] = {0, 1, 2, 3, 7, 15, 16, 17, 31, 100, 255, 256, 257, 1000, 1023, 2048, 4099,
+                                     12345, 65536, 70001};
+    nd_kernel k;
+    nd_ir_access ld;
+    nd_ir_inst in[5];
+    nd_ir_store st;
+    uint8_t pd[2];
+    generic_kernel(&k, &ld, in, &st, pd, lens[0]);
+    nd_cuda_kinfo info;
+    cr_assert_eq(nd_cuda_kernel_info(&k, &info), ND_OK, "%s", nd_last_error());
+    cr_assert(info.generic && info.vec == 4 && !info.wide, "generic %d vec %d wide %d", info.generic, info.vec, info.wide);
+    uint64_t key = nd_cuda_kernel_key(&k);
+    char *src = NULL;
+    cr_assert_eq(nd_cuda_codegen(&k, &info, &src), ND_OK, "%s", nd_last_error());
+    int distinct_sources = 1;
+    for (int i = 1; i < 20; i++) {
+        generic_kernel(&k, &ld, in, &st, pd, lens[i]);
+        nd_cuda_kinfo other;
+        char *s2 = NULL;
+        cr_assert_eq(nd_cuda_kernel_info(&k, &other), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_cuda_codegen(&k, &other, &s2), ND_OK, "%s", nd_last_error());
+        cr_expect_eq(nd_cuda_kernel_key(&k), key, "length %lld has another cache key", (long long)lens[i]);
+        cr_expect_str_eq(other.name, info.name, "length %lld names its kernel otherwise", (long long)lens[i]);
+        distinct_sources += strcmp(s2, src) != 0;
+        free(s2);
+    }
+    cr_expect_eq(distinct_sources, 1, "20 lengths gave %d sources: each would compile", distinct_sources);
+    /* another size class (64-bit indices), and kernels that keep literal extents */
+    generic_kernel(&k, &ld, in, &st, pd, (int64_t)1 << 31);
+    cr_expect_eq(nd_cuda_shape_class(&k), 1);
+    cr_expect_neq(nd_cuda_kernel_key(&k), key, "2^31 points share the 32-bit kernel's key");
+    generic_kernel(&k, &ld, in, &st, pd, 600);
+    k.ndim = 2;
+    k.shape[0] = 20;
+    k.shape[1] = 30;
+    ld.strides[0] = st.at.strides[0] = 30;
+    ld.strides[1] = st.at.strides[1] = 1;
+    cr_expect_eq(nd_cuda_shape_class(&k), -1, "a 2-d space is generic");
+    generic_kernel(&k, &ld, in, &st, pd, 600);
+    in[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0};
+    in[2] = (nd_ir_inst){ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1, 0, 0};
+    cr_expect_eq(nd_cuda_shape_class(&k), -1, "a kernel with random draws is generic");
+    setenv("ND_CUDA_GENERIC", "0", 1);
+    generic_kernel(&k, &ld, in, &st, pd, 600);
+    cr_expect_eq(nd_cuda_shape_class(&k), -1, "ND_CUDA_GENERIC=0 is ignored");
+    cr_expect_eq(nd_cuda_kernel_key(&k), k.hash);
+    unsetenv("ND_CUDA_GENERIC");
+
+    /* compile once, run at every length */
+    cr_expect(nvrtc_compiles(src), "the generic kernel does not compile with NVRTC (sm_90)");
+    nd_strbuf cpp = {0};
+    nd_strbuf_printf(&cpp, "#include \"%s\"\n%s\n", shim, src);
+    nd_strbuf_printf(&cpp, "extern \"C\" int emu_launch(const char *name, unsigned grid, const unsigned long long *w) {\n"
+                           "  ndk_args A; memcpy(&A, w, sizeof A);\n"
+                           "  if (!strcmp(name, \"%s\")) { emu_grid(grid, 0, [&] { %s(A); }); return 1; }\n"
+                           "  if (!strcmp(name, \"%s\")) { emu_grid(grid, 0, [&] { %s(A); }); return 1; }\n"
+                           "  return 0;\n}\n", info.name, info.name, info.name_vec, info.name_vec);
+    cr_assert(!cpp.failed);
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[600], so[600], cmd[1800];
+    snprintf(dir, sizeof dir, "%s/nd-ops-len-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/len.cpp", dir);
+    snprintf(so, sizeof so, "%s/len.so", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(cpp.buf, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC %s -o '%s' '%s' -lpthread",
+             nd_cuda_include_option(), so, path);
+    cr_assert_eq(system(cmd), 0, "g++ failed on %s", path);
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    cr_assert(h, "dlopen: %s", dlerror());
+    int (*launch)(const char *, unsigned, const unsigned long long *) =
+        (int (*)(const char *, unsigned, const unsigned long long *))(uintptr_t)dlsym(h, "emu_launch");
+    cr_assert(launch);
+    NDT_RNG(r);
+    const float two = 2.0f, one = 1.0f;
+    int bad = 0;
+    for (int i = 0; i < 20; i++) {
+        int64_t n = lens[i];
+        generic_kernel(&k, &ld, in, &st, pd, n);
+        /* aligned for the vector variant; the output's guard poisoned */
+        size_t bytes = ((size_t)(n + 16) * 4 + 63) & ~(size_t)63; /* a multiple of the alignment */
+        float *a = aligned_alloc(64, bytes), *y = aligned_alloc(64, bytes);
+        cr_assert(a && y);
+        for (int vec = 0; vec < 2; vec++) {
+            for (int64_t j = 0; j < n + 16; j++) a[j] = (float)ndt_uniform(&r, -4, 4);
+            memset(y, 0xAB, (size_t)(n + 16) * 4);
+            unsigned long long w[ND_CUDA_MAX_WORDS] = {0};
+            w[0] = (unsigned long long)(uintptr_t)a;
+            w[1] = (unsigned long long)(uintptr_t)y;
+            uint32_t b2, b1;
+            memcpy(&b2, &two, 4);
+            memcpy(&b1, &one, 4);
+            w[2] = b2;
+            w[3] = b1;
+            nd_cuda_kinfo own;
+            const nd_cuda_kinfo *li = nd_cuda_launch_info(&info, &k, &own, (uint64_t *)w);
+            cr_assert_eq(w[li->extent_word], (unsigned long long)n);
+            if (vec) cr_assert(launch(li->name_vec, grid_for(li->n / li->vec), w));
+            else cr_assert(launch(li->name, grid_for(li->items), w));
+            for (int64_t j = 0; j < n && bad < 10; j++) {
+                double want = (double)a[j] * 2.0 + 1.0;
+                if (fabs((double)y[j] - want) > 1e-6 * fabs(want) + 1e-30) {
+                    cr_log_error("length %lld%s: y[%lld] = %g, want %g", (long long)n, vec ? " (vector)" : "",
+                                 (long long)j, (double)y[j], want);
+                    bad++;
+                }
+            }
+            uint32_t guard;
+            for (int64_t j = n; j < n + 16; j++) {
+                memcpy(&guard, &y[j], 4);
+                if (guard != 0xABABABABu && bad++ < 10)
+                    cr_log_error("length %lld%s: wrote y[%lld] past the end", (long long)n, vec ? " (vector)" : "",
+                                 (long long)j);
+            }
+        }
+        free(a);
+        free(y);
+    }
+    dlclose(h);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    nd_strbuf_free(&cpp);
+    free(src);
+    cr_expect_eq(bad, 0, "the generic kernel computed %d wrong or stray elements", bad);
+}
 #else
 Test(ops, cuda_emulated) { cr_skip_test("built without the CUDA toolkit"); }
+Test(ops, cuda_emulated_lengths_share_one_kernel) { cr_skip_test("built without the CUDA toolkit"); }
 #endif

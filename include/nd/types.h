@@ -150,7 +150,8 @@ typedef struct {
     uint64_t values_materialised; /* node values written to memory rather than
                                      computed inside the kernels that use them */
     uint64_t kernels_run;      /* fused kernels executed */
-    uint64_t kernels_compiled; /* kernels generated/compiled (GPU) */
+    uint64_t kernels_compiled; /* kernels compiled: by NVRTC (CUDA) or the C compiler
+                                  (the CPU JIT), not those found in the kernel cache */
     uint64_t library_calls;    /* matmul and other library steps executed */
     uint64_t copies;           /* data-movement steps executed */
     uint64_t bytes_allocated;  /* bytes in use now, every memory: the sum of bytes_in_use */

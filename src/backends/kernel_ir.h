@@ -6,7 +6,9 @@
  * value is computed from earlier instructions. Stores write values to slots;
  * an optional reduction combines one value over `axes` and writes one element
  * per kept index. Shapes, strides and offsets are part of the kernel (and its
- * hash); scalar values are parameters passed at launch, never hashed.
+ * hash; a backend may key a kernel without its extents and pass them at
+ * launch: nd_kernel_hash_shapeless); scalar values are parameters passed at
+ * launch, never hashed.
  *
  * Backends must give the same answer for any tiling or thread count, and
  * random draws depend only on (seed, stream, logical index). */
@@ -111,6 +113,14 @@ typedef struct nd_kernel {
     uint64_t hash; /* structural: everything above except parameter values */
     char name[64]; /* readable, from the ops: "sin_cos_mul_add" */
 } nd_kernel;
+
+/* The structural hash (nd_kernel.hash): everything but parameter values
+ * (backends/kernel_hash.c). */
+uint64_t nd_kernel_hash(const nd_kernel *k);
+/* The same without the extents (ndim stays): what a backend's cache keys a
+ * shape-generic kernel by, with the size class it compiled it for, so that
+ * one compiled kernel serves every length (docs/internals.md). */
+uint64_t nd_kernel_hash_shapeless(const nd_kernel *k);
 
 /* Parameter values travel as nd_scalar_bits; the kind of a parameter's
  * value (f/i/u) is that of its param_dtypes entry: float dtypes use .f (a

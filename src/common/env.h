@@ -33,6 +33,9 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 #define ND_ENV_SPLIT_MIN_BYTES "ND_SPLIT_MIN_BYTES", 0, (int64_t)1 << 50, 1
 #define ND_ENV_CPU_JIT_MIN "ND_CPU_JIT_MIN", 0, INT64_MAX, 0
 #define ND_ENV_PINNED_CACHE "ND_PINNED_CACHE", 0, INT64_MAX, 1
+/* ND_CUDA_GENERIC=0: CUDA kernels keep literal extents (the code generator
+ * reads it, backends/cuda/codegen.c, nd_cuda_shape_class). */
+#define ND_ENV_CUDA_GENERIC "ND_CUDA_GENERIC", 0, 1, 0
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
 extern const char *const nd_env_cpu_jit_modes[3];
 #define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3

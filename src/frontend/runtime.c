@@ -12,6 +12,7 @@
 
 #include "backends/registry.h"
 #include "common/env.h"
+#include "common/compile_count.h"
 #include "common/fault.h"
 #include "common/mem_count.h"
 #include "common/copy_bandwidth.h"
@@ -344,6 +345,7 @@ nd_status nd_init(const nd_config *cfg) {
         .trace = c.trace,
     };
     nd_mem_count_reset(); /* before the backend's first allocation */
+    nd_compile_count_reset();
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
     if (st == ND_OK && c.cuda_stream) st = nd_runtime_attach_stream(be, c.cuda_stream);
@@ -660,6 +662,7 @@ static void get_stats(nd_stats *out, size_t out_size) {
     } else {
         nd_runtime_wait();
         s = nd_rt.stats;
+        s.kernels_compiled = nd_compile_count();
         nd_runtime_memory_stats(&s);
     }
     size_t known = out_size < sizeof s ? out_size : sizeof s;

@@ -712,43 +712,6 @@ static void name_kernel(nd_kernel *k) {
     out[len] = 0;
 }
 
-static uint64_t hash_access(uint64_t h, const nd_ir_access *a, int ndim) {
-    h = nd_hash_u64(h, (uint64_t)(uint32_t)a->slot << 8 | a->dtype);
-    h = nd_hash_u64(h, (uint64_t)a->offset);
-    for (int k = 0; k < ndim; k++) h = nd_hash_u64(h, (uint64_t)a->strides[k]);
-    return h;
-}
-
-uint64_t nd_kernel_hash(const nd_kernel *k) {
-    uint64_t h = nd_hash_u64(ND_HASH_SEED, (uint64_t)k->ndim << 32 | (uint32_t)k->n_slots);
-    for (int j = 0; j < k->ndim; j++) h = nd_hash_u64(h, (uint64_t)k->shape[j]);
-    for (int i = 0; i < k->n_params; i++) h = nd_hash_u64(h, k->param_dtypes[i] + 0x100u);
-    for (int i = 0; i < k->n_loads; i++) h = hash_access(h, &k->loads[i], k->ndim);
-    for (int i = 0; i < k->n_indices; i++) h = hash_access(h, &k->indices[i], k->ndim);
-    for (int i = 0; i < k->n_insts; i++) {
-        nd_ir_inst in = k->insts[i];
-        if (in.op == ND_IR_UFUNC) {
-            /* the loop's content, not its id: another process (the CUDA
-             * backend's disk cache) numbers its loops differently */
-            const nd_ufunc_loop *l = nd_ufunc_loop_get(in.ufunc);
-            h = nd_hash_u64(h, l ? l->hash : 0);
-            in.ufunc = 0;
-        }
-        h = nd_hash_bytes(h, &in, sizeof in);
-    }
-    for (int i = 0; i < k->n_stores; i++) {
-        h = hash_access(h, &k->stores[i].at, k->ndim);
-        h = nd_hash_u64(h, (uint64_t)k->stores[i].value);
-    }
-    if (k->has_reduce) {
-        h = nd_hash_u64(h, (uint64_t)k->reduce.kind << 40 | (uint64_t)k->reduce.out_dtype << 32 |
-                               k->reduce.axes);
-        h = nd_hash_u64(h, (uint64_t)k->reduce.value);
-        h = hash_access(h, &k->reduce.out, k->ndim);
-    }
-    return h;
-}
-
 /* A kernel and its arrays in one allocation (one free()), widest alignment
  * first; counts and array pointers set, everything else zero. */
 static nd_kernel *kernel_alloc(int32_t n_params, int32_t n_loads, int32_t n_indices, int32_t n_insts,

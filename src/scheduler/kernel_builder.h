@@ -90,8 +90,7 @@ nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **p
 /* A finished kernel's copy, laid out like nd_kb_finish's (one free()); NULL
  * when out of memory. */
 nd_kernel *nd_kernel_clone(const nd_kernel *k);
-/* The structural hash of a finished kernel (recomputed after a pass edits
- * one, e.g. chunking). */
-uint64_t nd_kernel_hash(const nd_kernel *k);
+/* nd_kernel_hash (backends/kernel_ir.h) is recomputed after a pass edits a
+ * finished kernel, e.g. chunking. */
 
 #endif

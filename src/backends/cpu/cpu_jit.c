@@ -1,4 +1,5 @@
-/* The JIT's kernel cache (cpu_jit.h): one entry per kernel hash in memory;
+/* The JIT's kernel cache (cpu_jit.h): one entry per kernel in memory, keyed
+ * without its extents (jit_key: every length shares one compiled kernel);
  * shared objects on disk under <cache dir>/cpu/, named by a hash of the
  * generated source, the compiler (its resolved path, size and time) and
  * the CPU (model and feature flags: kernels are built with -march=native).
@@ -27,6 +28,7 @@
 #include "common/alloc.h"
 #include "common/dirs.h"
 #include "common/api_guard.h"
+#include "common/compile_count.h"
 #include "common/env.h"
 #include "common/error.h"
 #include "common/hash.h"
@@ -57,7 +59,6 @@ typedef struct entry {
     /* what the kernel looked like, checked on every hit (a hash collision
      * must not run the wrong code) */
     int n_insts, n_loads, n_stores, ndim;
-    int64_t total;
     char name[64];
     nd_cpu_jit_fn fn;
     void *dl;
@@ -225,7 +226,26 @@ static entry *lookup(nd_cpu_jit *j, uint64_t hash) {
 
 static int same_shape(const entry *e, const cpu_prep *p) {
     return e->n_insts == p->n_insts && e->n_loads == p->n_loads && e->n_stores == p->n_stores &&
-           e->ndim == p->ndim && e->total == p->total;
+           e->ndim == p->ndim;
+}
+
+static uint64_t hash_prepared(uint64_t h, const cpu_access *a, int ndim) {
+    h = nd_hash_u64(h, (uint64_t)a->off);
+    for (int d = 0; d < ndim; d++) h = nd_hash_u64(h, (uint64_t)a->st[d]);
+    return h;
+}
+
+/* An entry's key: the kernel without its extents, and what preparing it
+ * made of them (its axes, strides and offsets after coalescing, and
+ * whether its outputs stream), which with the kernel decide the source.
+ * So a kernel whose length depends on data (a[mask] * 2 + 1) compiles
+ * once; the extents are the compiled function's argument. */
+static uint64_t jit_key(const nd_kernel *k, const cpu_prep *p) {
+    uint64_t h = nd_hash_u64(nd_kernel_hash_shapeless(k), (uint64_t)p->ndim << 1 | (p->stream_stores != 0));
+    for (int i = 0; i < p->n_loads; i++) h = hash_prepared(h, &p->loads[i], p->ndim);
+    for (int i = 0; i < p->n_indices; i++) h = hash_prepared(h, &p->indices[i], p->ndim);
+    for (int i = 0; i < p->n_stores; i++) h = hash_prepared(h, &p->stores[i].at, p->ndim);
+    return h ? h : 1;
 }
 
 static void set_state(nd_cpu_jit *j, entry *e, int state) {
@@ -375,6 +395,7 @@ static void build(nd_cpu_jit *j, entry *e, uint64_t key, const char *src, size_t
     snprintf(path, sizeof path, "%s/k.so", work);
     if (rc == 0 && rename(path, final) == 0 && load(j, e, final)) {
         atomic_fetch_add(&n_compiled, 1);
+        nd_compile_count_add();
         remove_work(work);
         nd_logf(3, "cpu jit: compiled kernel '%s' in %.0f ms into %s", e->name,
                 1e-6 * (double)(uv_hrtime() - t0), final);
@@ -505,20 +526,20 @@ int nd_cpu_jit_find(nd_cpu_jit *j, const nd_kernel *k, const cpu_prep *p, void *
         uv_mutex_unlock(&j->mu);
         return 0;
     }
-    entry *e = lookup(j, k->hash);
+    uint64_t key = jit_key(k, p);
+    entry *e = lookup(j, key);
     int fresh = 0;
     if (!e && (e = nd_calloc(1, sizeof *e))) {
         fresh = 1;
-        e->hash = k->hash;
+        e->hash = key;
         e->state = E_PENDING;
         e->n_insts = p->n_insts;
         e->n_loads = p->n_loads;
         e->n_stores = p->n_stores;
         e->ndim = p->ndim;
-        e->total = p->total;
         snprintf(e->name, sizeof e->name, "%s", k->name);
-        e->next = j->buckets[k->hash % BUCKETS];
-        j->buckets[k->hash % BUCKETS] = e;
+        e->next = j->buckets[key % BUCKETS];
+        j->buckets[key % BUCKETS] = e;
     }
     int ready = e && e->state == E_READY;
     uv_mutex_unlock(&j->mu);

@@ -24,19 +24,22 @@
 
 /* Bump when generated code changes meaning without its text changing
  * (the compile flags or the calling convention below). */
-#define ND_CPU_JIT_CODEGEN_VERSION 1
+#define ND_CPU_JIT_CODEGEN_VERSION 2
 
 typedef void (*nd_cpu_jit_helper)(void);
 
 /* A compiled kernel evaluates the flat range [f0, f1) of the prepared
- * iteration space, as the interpreter's work items do. slots: the launch's
- * slot base pointers; params: one 8-byte cell per PARAM instruction, in
+ * iteration space, whose extents are shape[0 .. ndim), as the
+ * interpreter's work items do. The extents are arguments, not constants
+ * of the source: one compiled kernel serves every shape whose prepared
+ * strides and offsets are its own (a length that depends on data never
+ * recompiles). slots: the launch's slot base pointers; params: one 8-byte cell per PARAM instruction, in
  * instruction order, holding the value in the instruction's dtype
  * (nd_cpu_jit_params); helpers: the table codegen asked for; scratch: the
  * worker's scratch, at least scratch_bytes. */
 typedef void (*nd_cpu_jit_fn)(void *const *slots, const uint64_t *params,
                               const nd_cpu_jit_helper *helpers, char *scratch, int64_t f0,
-                              int64_t f1);
+                              int64_t f1, const int64_t *shape);
 
 typedef struct {
     nd_cpu_jit_fn fn;

@@ -14,8 +14,10 @@
  * are gathered in a strip and written with the interpreter's non-temporal
  * store, as the interpreter does.
  *
- * Shapes, strides and offsets are constants of the source (they are part of
- * the kernel), so the compiler sees unit strides and broadcasts. */
+ * Strides and offsets are constants of the source, so the compiler sees
+ * unit strides and broadcasts; the extents are an argument, read once per
+ * work item and row, so that the source (and the compiled object) is the
+ * same for every length (cpu_jit.c keys it without them). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,9 +301,7 @@ static void put_walk_open(gen *g) {
     const cpu_prep *p = g->p;
     nd_strbuf *b = g->b;
     int nd = p->ndim;
-    nd_strbuf_printf(b, "    static const int64_t shape[%d] = {", nd);
-    for (int d = 0; d < nd; d++) nd_strbuf_printf(b, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
-    nd_strbuf_printf(b, "};\n    int64_t ix[%d];\n", nd);
+    nd_strbuf_printf(b, "    int64_t ix[%d];\n", nd);
     nd_strbuf_printf(b, "    for (int64_t f = f0, d = %d; d >= 0; d--) {\n"
            "        ix[d] = f %% shape[d];\n"
            "        f /= shape[d];\n"
@@ -400,9 +400,9 @@ static void put_kernel(gen *g) {
            "int64_t);\n"
            "typedef void (*ndj_store)(char *, const char *, size_t, int);\n"
            "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
-           "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1);\n"
+           "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1, const int64_t *shape);\n"
            "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
-           "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1) {\n"
+           "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1, const int64_t *shape) {\n"
            "    (void)params, (void)helpers, (void)scratch;\n");
     put_decls(g);
     put_walk_open(g);

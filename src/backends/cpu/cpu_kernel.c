@@ -628,7 +628,7 @@ static void run_worker(void *arg, int w) {
         int64_t f0 = it * ND_CPU_WORK;
         int64_t f1 = f0 + ND_CPU_WORK < p->total ? f0 + ND_CPU_WORK : p->total;
         if (c->jit) {
-            c->jit->fn(c->slots, c->params, c->jit->helpers, regs, f0, f1);
+            c->jit->fn(c->slots, c->params, c->jit->helpers, regs, f0, f1, p->shape);
             continue;
         }
         for (int64_t f = f0; f < f1; f += ND_CPU_TILE)

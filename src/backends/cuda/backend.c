@@ -425,8 +425,9 @@ size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke) {
 
 nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,
                                const nd_scalar_bits *params, cudaStream_t stream, void *partials) {
-    const nd_cuda_kinfo *info = &ke->info;
     uint64_t words[ND_CUDA_MAX_WORDS];
+    nd_cuda_kinfo own; /* a shape-generic kernel's geometry at k's extent */
+    const nd_cuda_kinfo *info = nd_cuda_launch_info(&ke->info, k, &own, words);
     for (int i = 0; i < k->n_slots; i++) words[i] = (uint64_t)(uintptr_t)slots[i];
     for (int j = 0; j < k->n_params; j++) {
         if (k->param_dtypes[j] == ND_FLOAT32) {

@@ -3,8 +3,10 @@
  * parameter bits as 8-byte words, passed by value), a __device__ body
  * function holding the SSA instructions, and the __global__ entry points
  * (scalar grid-stride loop, 16-byte vector variant, reduction passes).
- * Shapes, strides and offsets are literals so index math folds; parameter
- * values are launch arguments so a changed scalar never recompiles. */
+ * Shapes, strides and offsets are literals so index math folds, except the
+ * extent of a shape-generic kernel (nd_cuda_shape_class), an argument so
+ * that a length that depends on data never recompiles; parameter values
+ * are launch arguments so a changed scalar never recompiles. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "backends/cuda/codegen_prelude.h"
 #include "common/alloc.h"
 #include "backends/cuda/cuda_internal.h"
+#include "common/hash.h"
 #include "common/philox.h"
 
 /* snprintf for expression fragments. Buffers are sized far above the
@@ -217,6 +220,56 @@ int64_t nd_cuda_access_extent(const nd_ir_access *a, int ndim, const int64_t *sh
     return e >= 9.0e18 ? INT64_MAX : (int64_t)e;
 }
 
+/* Largest index a kernel's space and its loads and stores reach. */
+static int64_t space_reach(const nd_kernel *k, int64_t n) {
+    int64_t big = n;
+    for (int j = 0; j < k->n_loads; j++) {
+        int64_t e = nd_cuda_access_extent(&k->loads[j], k->ndim, k->shape);
+        if (e > big) big = e;
+    }
+    for (int j = 0; j < k->n_stores; j++) {
+        int64_t e = nd_cuda_access_extent(&k->stores[j].at, k->ndim, k->shape);
+        if (e > big) big = e;
+    }
+    return big;
+}
+
+/* Which kernels are shape-generic. A 1-d elementwise kernel's extent is
+ * only its loop bound, the vector variant's count and tail: as a launch
+ * argument it costs a compare against a register (grid_exact gives each
+ * thread one point), and what else the length decides (32- or 64-bit
+ * index math) is its class, in the key. Random draws group points along
+ * the axis, reductions split it and kernels of several axes divide by
+ * their extents (literal divisors fold into multiply-shifts), so those
+ * keep literal extents. ND_CUDA_GENERIC=0 gives every kernel literal
+ * extents (to compare the two). */
+int nd_cuda_shape_class(const nd_kernel *k) {
+    if (k->ndim != 1 || k->has_reduce || k->n_stores == 0 || k->shape[0] < 0) return -1;
+    for (int j = 0; j < k->n_insts; j++) {
+        int op = k->insts[j].op;
+        if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL || op == ND_IR_RAND_INTEGER) return -1;
+    }
+    /* nd_init validated it (common/env.h: 0 or 1) */
+    const char *env = getenv("ND_CUDA_GENERIC");
+    if (env && strcmp(env, "0") == 0) return -1;
+    return space_reach(k, k->shape[0]) >= (int64_t)INT32_MAX;
+}
+
+uint64_t nd_cuda_kernel_key(const nd_kernel *k) {
+    int cls = nd_cuda_shape_class(k);
+    if (cls < 0) return k->hash;
+    return nd_hash_u64(nd_kernel_hash_shapeless(k), 0x9e0e41c0ull + (uint64_t)cls);
+}
+
+const nd_cuda_kinfo *nd_cuda_launch_info(const nd_cuda_kinfo *info, const nd_kernel *k, nd_cuda_kinfo *tmp,
+                                         uint64_t *words) {
+    if (!info->generic) return info;
+    *tmp = *info;
+    tmp->n = tmp->n_out = tmp->groups = tmp->items = k->shape[0];
+    words[info->extent_word] = (uint64_t)k->shape[0];
+    return tmp;
+}
+
 static void make_names(const nd_kernel *k, nd_cuda_kinfo *info) {
     char base[64];
     size_t n = 0;
@@ -227,7 +280,8 @@ static void make_names(const nd_kernel *k, nd_cuda_kinfo *info) {
     }
     base[n] = 0;
     if (!n) fmt(base, sizeof base, "kernel");
-    fmt(info->name, sizeof info->name, "nd_%s_%016" PRIx64, base, k->hash);
+    /* a generic kernel's names are those of every length of its class */
+    fmt(info->name, sizeof info->name, "nd_%s_%016" PRIx64, base, info->generic ? nd_cuda_kernel_key(k) : k->hash);
     fmt(info->name_vec, sizeof info->name_vec, "%s_v", info->name);
     fmt(info->name_pass2, sizeof info->name_pass2, "%s_p2", info->name);
 }
@@ -264,6 +318,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     if (s) return s;
     memset(info, 0, sizeof *info);
     info->group = 1;
+    info->generic = nd_cuda_shape_class(k) >= 0;
     make_names(k, info);
     int64_t n = 1;
     for (int d = 0; d < k->ndim; d++) {
@@ -277,20 +332,14 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     info->key_word = nd_cuda_round_key_word(k);
     for (int i = 0; i < info->n_seeds; i++) info->seed_word[i] = k->n_slots + seeds[i];
     info->n_words = info->key_word + ND_PHILOX_ROUNDS * info->n_seeds;
+    info->extent_word = -1;
+    if (info->generic) info->extent_word = info->n_words++;
     if (info->n_words > ND_CUDA_MAX_WORDS)
         return nd_error_set(ND_ERR_UNSUPPORTED,
                             "cuda codegen: kernel '%s' has %d slots and %d parameters; at most %d fit in "
                             "the kernel arguments (lower the fusion size limit)",
                             k->name, k->n_slots, k->n_params, ND_CUDA_MAX_WORDS);
-    int64_t big = nd_cuda_access_extent(&(nd_ir_access){0}, 0, k->shape);
-    for (int j = 0; j < k->n_loads; j++) {
-        int64_t e = nd_cuda_access_extent(&k->loads[j], k->ndim, k->shape);
-        if (e > big) big = e;
-    }
-    for (int j = 0; j < k->n_stores; j++) {
-        int64_t e = nd_cuda_access_extent(&k->stores[j].at, k->ndim, k->shape);
-        if (e > big) big = e;
-    }
+    int64_t big = space_reach(k, 0);
     if (!k->has_reduce) {
         info->strategy = ND_CUDA_ELEMWISE;
         info->n_out = n;
@@ -314,7 +363,9 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
             if (k->stores[j].at.strides[0] != 1) vec_ok = 0;
             if (mem_sizes[k->stores[j].at.dtype] > maxsize) maxsize = mem_sizes[k->stores[j].at.dtype];
         }
-        if (vec_ok && maxsize > 0 && n >= 16) {
+        /* (a generic kernel has its vector variant at any length: the
+         * launch decides) */
+        if (vec_ok && maxsize > 0 && (n >= 16 || info->generic)) {
             info->vec = 16 / maxsize;
             if (info->vec > 8) info->vec = 8;
             info->vec_group = nd_cuda_rng_shares(k, info->vec, 0);

@@ -482,6 +482,17 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
         emit_elementwise_march(sb, k, info, at, all);
     } else if (info->unroll > 1) {
         emit_elementwise_unrolled(sb, k, info, lt, at, all);
+    } else if (info->generic) {
+        /* the extent from its argument word (nd_cuda_launch_info), in
+         * the index type: the class says it fits */
+        nd_cuda_emit_kernel_open(sb, info->name);
+        nd_strbuf_printf(sb,
+                          "  const %s n_ = (%s)A.w[%d];\n"
+                          "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < n_; g += (%s)gridDim.x * %du) {\n",
+                          lt, lt, info->extent_word, lt, lt, ND_CUDA_BLOCK, lt, ND_CUDA_BLOCK);
+        nd_cuda_emit_unravel(sb, k, all, "g", at, "    ");
+        nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
+        nd_strbuf_printf(sb, "  }\n}\n");
     } else {
         nd_cuda_emit_kernel_open(sb, info->name);
         nd_strbuf_printf(sb,
@@ -500,10 +511,17 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
     int V = info->vec;
     int64_t nv = info->n / V;
     nd_cuda_emit_kernel_open(sb, info->name_vec);
+    char nv_s[48];
+    if (info->generic) {
+        nd_strbuf_printf(sb, "  const %s n_ = (%s)A.w[%d], nv_ = n_ / %du;\n", lt, lt, info->extent_word, V);
+        snprintf(nv_s, sizeof nv_s, "nv_");
+    } else {
+        snprintf(nv_s, sizeof nv_s, "%" PRId64 "ull", nv);
+    }
     nd_strbuf_printf(sb,
-                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %" PRId64 "ull; g += (%s)gridDim.x * %du) {\n"
+                      "  for (%s g = (%s)blockIdx.x * %du + threadIdx.x; g < %s; g += (%s)gridDim.x * %du) {\n"
                       "    const %s b0 = (%s)g * %d;\n",
-                      lt, lt, ND_CUDA_BLOCK, nv, lt, ND_CUDA_BLOCK, at, at, V);
+                      lt, lt, ND_CUDA_BLOCK, nv_s, lt, ND_CUDA_BLOCK, at, at, V);
     const char *sfx = info->wide ? "LL" : "";
     for (int j = 0; j < k->n_loads; j++) {
         const nd_ir_access *l = &k->loads[j];
@@ -540,7 +558,15 @@ void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const n
                           vec_type(V * nd_cuda_mem_size((nd_dtype)s->dtype)), nd_cuda_mem_type((nd_dtype)s->dtype), (int)s->slot, s->offset, sfx, j);
     }
     nd_strbuf_printf(sb, "  }\n");
-    if (info->n % V) {
+    if (info->generic) {
+        /* the tail, n_ % V points, if any: the first threads of block 0 */
+        nd_strbuf_printf(sb,
+                          "  const %s g = nv_ * %du + (%s)blockIdx.x * %du + threadIdx.x;\n"
+                          "  if (g < n_) {\n    const %s i0 = (%s)g;\n",
+                          lt, V, lt, ND_CUDA_BLOCK, at, at);
+        nd_cuda_emit_point(sb, k, info->wide, "    ", 1, 0);
+        nd_strbuf_printf(sb, "  }\n");
+    } else if (info->n % V) {
         nd_strbuf_printf(sb,
                           "  const %s g = %" PRId64 "ull + (%s)blockIdx.x * %du + threadIdx.x;\n"
                           "  if (g < %" PRId64 "ull) {\n    const %s i0 = (%s)g;\n",

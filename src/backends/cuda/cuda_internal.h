@@ -26,11 +26,12 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-/* 10: reduction trees end in warp shuffles, a reduction's draw group serves
+/* 15: shape-generic 1-d elementwise kernels (their extent an argument);
+ * 10: reduction trees end in warp shuffles, a reduction's draw group serves
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 14u
+#define ND_CUDA_CODEGEN_VERSION 15u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -90,11 +91,30 @@ typedef struct {
     int n_seeds, key_word;
     int seed_word[ND_CUDA_MAX_SEEDS];
     int64_t groups;    /* pass-1 work items: n_out * splits */
+    /* Shape-generic (nd_cuda_shape_class >= 0): the extent is argument
+     * word extent_word, not a literal, and n, items, groups and n_out above
+     * are those of the kernel the entry was compiled for: a launch takes
+     * its own from nd_cuda_launch_info. */
+    int generic, extent_word;
     char name[96];     /* main kernel (scalar path) */
     char name_vec[100];/* vector variant, when vec > 0 */
     char name_pass2[100]; /* combines partials, when splits > 1 */
 } nd_cuda_kinfo;
 
+/* Shape-generic kernels (docs/internals.md): a 1-d elementwise kernel
+ * without random draws is generated with its extent as a launch argument,
+ * so that one binary serves every length of its size class. Returns the
+ * class (1: 64-bit index arithmetic, 0: 32-bit), or -1 when k is generated
+ * with literal extents (other kernels, or ND_CUDA_GENERIC=0). */
+int nd_cuda_shape_class(const nd_kernel *k);
+/* What the kernel cache keys k by: k->hash, or for a shape-generic kernel
+ * the hash of everything but its extent and of its class. */
+uint64_t nd_cuda_kernel_key(const nd_kernel *k);
+/* The geometry of one launch of k with cached entry info `info`, whose
+ * argument words are `words`: info itself, or for a shape-generic kernel
+ * *tmp, a copy with k's own extent, which also goes into its word. */
+const nd_cuda_kinfo *nd_cuda_launch_info(const nd_cuda_kinfo *info, const nd_kernel *k, nd_cuda_kinfo *tmp,
+                                         uint64_t *words);
 /* Validates k and computes its geometry. ND_ERR_ARG for malformed IR,
  * ND_ERR_UNSUPPORTED for kernels this backend cannot express. */
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info);

@@ -1,7 +1,8 @@
 /* NVRTC compilation and the two-level kernel cache. In memory: a hash map
- * from the IR hash to the loaded library and its kernels. On disk (under
- * cfg->cache_dir, default ~/.cache/nd): one CUBIN per kernel, named by IR
- * hash, architecture, NVRTC version and codegen version, with a checked
+ * from the kernel's key to the loaded library and its kernels. On disk
+ * (under cfg->cache_dir, default ~/.cache/nd): one CUBIN per kernel, named
+ * by its key (the IR hash, or a shape-generic kernel's hash without its extent),
+ * architecture, NVRTC version and codegen version, with a checked
  * header so a truncated or corrupt file is recompiled rather than loaded.
  * Files are written to a temporary name, fsync'd and renamed, so readers
  * (other processes included) never see a partial file. */
@@ -20,6 +21,7 @@
 
 #include "backends/cuda/cuda_internal.h"
 #include "common/alloc.h"
+#include "common/compile_count.h"
 #include "common/dirs.h"
 #include "common/hash.h"
 
@@ -353,6 +355,7 @@ static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, co
     nd_status s = nd_cuda_nvrtc_compile(src, what, c->arch, c->disk ? c->dir : NULL, bin, len);
     free(gen);
     if (s) return s;
+    nd_compile_count_add();
     disk_write(c, key, is_source, *bin, *len);
     nd_logf(3, "compiled kernel %s for sm_%d (%zu bytes)", what, c->arch, *len);
     return ND_OK;
@@ -384,8 +387,10 @@ static void link_entry(nd_cuda_kcache *c, kc_entry *e) {
 
 nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out) {
     /* The name is not part of the IR hash but is baked into the entry
-     * points' names, so it joins the key. */
-    uint64_t key = nd_hash_bytes(k->hash ^ c->text_hash, k->name, strnlen(k->name, sizeof k->name));
+     * points' names, so it joins the key. A shape-generic kernel's key
+     * leaves its extent out (nd_cuda_kernel_key): one entry serves every
+     * length of its class. */
+    uint64_t key = nd_hash_bytes(nd_cuda_kernel_key(k) ^ c->text_hash, k->name, strnlen(k->name, sizeof k->name));
     pthread_mutex_lock(&c->lock);
     kc_entry *e = lookup(c, key, 0);
     if (e) {

@@ -135,10 +135,12 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
     void *partials = NULL;
     int ok = 1;
     if (!k->has_reduce) {
-        if (vec && info.vec)
-            ok = run(info.name_vec, grid_for(info.n / info.vec), 0, w);
+        nd_cuda_kinfo own;
+        const nd_cuda_kinfo *li = nd_cuda_launch_info(&info, k, &own, (uint64_t *)w);
+        if (vec && li->vec)
+            ok = run(li->name_vec, grid_for(li->n / li->vec), 0, w);
         else
-            ok = run(info.name, grid_for(info.items), info.march > 0, w); /* march: __syncthreads */
+            ok = run(li->name, grid_for(li->items), li->march > 0, w); /* march: __syncthreads */
     } else {
         if (info.splits > 1) partials = calloc((size_t)info.groups, 16);
         w[k->n_slots + k->n_params] = (unsigned long long)(uintptr_t)partials;

@@ -22,7 +22,7 @@ g++ -std=c++17 -O1 -Wall -Wextra -Werror -Isrc -I"$CUDA/include" src/backends/cu
 cc -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DND_BUILDING_LIBRARY -Iinclude -Isrc -I"$CUDA/include" \
   -DND_EMU_CUDA_INCLUDE="\"$CUDA/include\"" \
   src/backends/cuda/tests/emulate_check.c src/backends/cuda/codegen.c src/backends/cuda/codegen_points.c \
-  src/backends/cuda/codegen_reduce.c src/backends/cuda/codegen_rng.c \
+  src/backends/cuda/codegen_reduce.c src/backends/cuda/codegen_rng.c src/backends/kernel_hash.c \
   src/common/error.c src/common/dtype.c src/common/ops.c src/common/strbuf.c src/common/fault.c src/common/api_guard.c src/common/callsite.c src/common/ufunc_loop.c src/backends/cuda/cuda_loader.c "$work/element_fns_source.c" \
   -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc -ldl -lm -lpthread -o "$work/emulate_check"
 "$work/emulate_check" "$work" "$PWD/src/backends/cuda/tests/emulate_shim.h" "$@"
