@@ -8,6 +8,17 @@
  * stencil partitions (4 kernels per sweep on cpu:4, halos as copies). */
 #include "common.h"
 
+/* ND_DEVICES=cpu:N splits over CPU memories only (GPU devices come later):
+ * the CUDA registration skips visibly instead of testing nothing. */
+static void partition_setup(void) {
+    const char *b = getenv("ND_BACKEND");
+    if (b && strcmp(b, "cuda") == 0) cr_skip_test("ND_DEVICES=cpu:N splits over logical CPU memories only");
+    ndt_setup();
+}
+#undef NDT_TEST
+#define NDT_TEST(suite, name) \
+    Test(suite, name, .init = partition_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
+
 /* A program: records work on fresh inputs made from `seed`, returns the
  * arrays to compare (float64 or int64, owned by the caller's scope). */
 typedef int (*program)(uint64_t seed, nd_array **outs);

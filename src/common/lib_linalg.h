@@ -17,9 +17,8 @@
  *
  * LA_CHOLESKY  in A (..., n, n); out C (..., n, n) whose lower triangle
  *              is L (A = L L^H, read from A's lower triangle); the strict
- *              upper triangle is left as it was. The frontend passes
- *              tril(A) and C in place on it (the same buffer: the routine
- *              then copies nothing), so that triangle is already zero.
+ *              upper triangle is left as it was. The frontend masks it.
+ *              C may be A's own buffer (the routine then copies nothing).
  * LA_LU        in A (..., n, n); out LU (..., n, n): the LU factors of A^T
  *              column-major (getrf on A's buffer), PIV (..., n) int32, its
  *              1-based pivots. det A = det A^T = prod(diag LU) * (-1)^swaps.

@@ -115,19 +115,19 @@ nd_array *nd_linalg_cholesky(nd_array *a) {
     nd_dtype t;
     nd_array *p = prepare(fn, a, 1, &t);
     if (!p) return NULL;
-    /* The routine factors tril(a) in place: one fused pass makes the
-     * matrix the library overwrites with the upper triangle already zero
-     * (potrf leaves it as it was), instead of a copy before and a mask
-     * after. */
-    nd_array *l = nd_tril(p, 0);
-    nd_fe_release(p);
-    if (!l) return NULL;
-    nd_kernel_output out = {l, t, l->ndim, l->shape};
+    /* The routine writes L into a new array and leaves the strict upper
+     * triangle as it was; tril masks it (fused into the readers). Factoring
+     * tril(a) in place instead (no copy, no mask) gave wrong factors on the
+     * H200 and is not used until that is understood. */
+    int64_t n = a->shape[a->ndim - 1], shape[ND_MAX_DIMS];
+    int nd = out_shape(a, 2, n, n, shape);
+    nd_kernel_output out = {NULL, t, nd, shape};
     nd_lib_args args = la_args(0, 0, ND_LA_FN_CHOLESKY);
-    nd_array *none = NULL;
-    if (nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &l, 1, &out, &none) == ND_OK) return l;
-    nd_free(l);
-    return NULL;
+    nd_array *c = NULL, *l = NULL;
+    if (nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &p, 1, &out, &c) == ND_OK) l = nd_tril(c, 0);
+    nd_fe_release(c);
+    nd_fe_release(p);
+    return l;
 }
 
 /* ------------------------------------------------------------ solve, inv */
