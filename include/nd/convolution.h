@@ -40,8 +40,9 @@ typedef enum {
  * generated kernel; larger filters are one reduction over a strided
  * window view of the padded copy (up to 4-d; beyond, the shifted sum).
  * Float sums run in the filter's order, so the last bits may differ from
- * scipy. AUTO is DIRECT until nd has an FFT; the FFT path will take large
- * filters then (docs/internals.md, "Convolution along several axes").
+ * scipy. AUTO is DIRECT: the FFT method is not wired to nd_fft yet; it
+ * will take large filters (docs/internals.md, "Convolution along several
+ * axes").
  * Errors: ND_ERR_SHAPE for a and v of different ndim, an empty a or v, a
  * 'valid' pair neither of which contains the other; ND_ERR_ARG for another
  * mode or method; ND_ERR_DTYPE for non-numeric input; ND_ERR_UNSUPPORTED
