@@ -264,7 +264,7 @@ static int chunk_kernel(chunker *C, int64_t r0, int64_t rows, int64_t chunk, con
 static int combine_kernel(chunker *C, int32_t partial, nd_step *out) {
     const nd_step *orig = &C->plan->steps[C->kstep];
     const nd_kernel *k0 = orig->kernel;
-    nd_kernel *k = nd_calloc(1, sizeof(nd_kernel) + 2 * sizeof(nd_ir_access) + sizeof(nd_ir_inst) + 16);
+    nd_kernel *k = nd_kernel_combine_partials(k0, C->n_chunks, C->out_n, "combine_chunks");
     int32_t *slots = nd_malloc(sizeof(int32_t) * 2), *params = nd_malloc(sizeof(int32_t));
     uint8_t *acc = nd_malloc(2);
     if (!k || !slots || !params || !acc) {
@@ -274,43 +274,6 @@ static int combine_kernel(chunker *C, int32_t partial, nd_step *out) {
         free(acc);
         return 0;
     }
-    k->loads = (nd_ir_access *)(k + 1);
-    k->indices = k->loads + 1;
-    k->stores = (nd_ir_store *)(k->loads + 1);
-    k->insts = (nd_ir_inst *)(k->loads + 2);
-    k->param_dtypes = (uint8_t *)(k->insts + 1);
-    /* Axes: chunks, then the kept axes of the chunked kernel in order. */
-    k->ndim = 1;
-    k->shape[0] = C->n_chunks;
-    nd_ir_access *ld = &k->loads[0];
-    nd_ir_reduce *r = &k->reduce;
-    ld->slot = 0;
-    ld->dtype = k0->reduce.out_dtype;
-    ld->strides[0] = C->out_n;
-    r->out = k0->reduce.out;
-    r->out.slot = 1;
-    r->out.strides[0] = 0;
-    for (int d = 0; d < k0->ndim; d++) {
-        if (k0->reduce.axes & (1u << d)) continue;
-        k->shape[k->ndim] = k0->shape[d];
-        r->out.strides[k->ndim] = k0->reduce.out.strides[d];
-        k->ndim++;
-    }
-    int64_t stride = 1;
-    for (int d = k->ndim - 1; d >= 1; d--) {
-        ld->strides[d] = stride;
-        stride *= k->shape[d];
-    }
-    k->n_slots = 2;
-    k->n_loads = 1;
-    k->n_insts = 1;
-    k->insts[0] = (nd_ir_inst){.op = ND_IR_LOAD, .dtype = k0->reduce.out_dtype, .a = 0, .b = -1, .c = -1};
-    k->has_reduce = 1;
-    r->kind = k0->reduce.kind;
-    r->out_dtype = k0->reduce.out_dtype;
-    r->axes = 1u;
-    r->value = 0;
-    snprintf(k->name, sizeof k->name, "combine_chunks");
     slots[0] = partial;
     slots[1] = orig->slots[k0->reduce.out.slot];
     acc[0] = ND_ACCESS_READ;

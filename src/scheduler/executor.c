@@ -512,6 +512,11 @@ static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t
         nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(plan, walk, slot));
 }
 
+/* Whether the step computes the values it writes: every kind but a copy,
+ * and the copy that gathers a split array's pieces back into its buffer
+ * (a copy elsewhere moves a value its buffer already holds). */
+static int makes_values(const nd_step *st) { return !nd_step_is_copy(st) || st->part == ND_PART_GATHER; }
+
 /* Every slot the step writes holds no value: later steps reading it are
  * skipped. A copy's destination memory does not hold the value, but the
  * buffer itself keeps it; any other kind's external buffers are failed. */
@@ -521,7 +526,7 @@ static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failu
         nd_step_access a = nd_step_access_at(st, j, plan->memory);
         if (!(a.mode & ND_ACCESS_WRITE)) continue;
         poison_slot(plan, poison, a.slot, f);
-        if (!nd_step_is_copy(st) || st->part == ND_PART_GATHER) fail_written(plan, walk, a.slot, f);
+        if (makes_values(st)) fail_written(plan, walk, a.slot, f);
     }
 }
 
@@ -542,7 +547,7 @@ static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const 
     for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
         nd_step_access a = nd_step_access_at(st, j, plan->memory);
         if (!(a.mode & ND_ACCESS_WRITE)) continue;
-        if (!nd_step_is_copy(st) || st->part == ND_PART_GATHER)
+        if (makes_values(st))
             mark_produced(plan, walk, a.slot);
         else if (plan->slots[a.slot].role == ND_SLOT_EXTERNAL) /* not a staged chunk */
             walk->buffers[plan->slots[a.slot].walk_index]->valid |= 1u << a.memory;
@@ -554,7 +559,7 @@ static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const 
 static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (nd_step_is_copy(st) && st->part != ND_PART_GATHER) continue;
+        if (!makes_values(st)) continue;
         for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
             nd_step_access a = nd_step_access_at(st, j, plan->memory);
             if (a.mode & ND_ACCESS_WRITE) fail_written(plan, walk, a.slot, f);

@@ -763,6 +763,43 @@ nd_kernel *nd_kernel_clone(const nd_kernel *k) {
     return c;
 }
 
+nd_kernel *nd_kernel_combine_partials(const nd_kernel *k0, int64_t parts, int64_t out_n, const char *name) {
+    nd_kernel *k = kernel_alloc(0, 1, 0, 1, 0);
+    if (!k) return NULL;
+    /* Axes: the parts, then the kept axes of k0 in order. */
+    k->ndim = 1;
+    k->shape[0] = parts;
+    nd_ir_access *ld = &k->loads[0];
+    nd_ir_reduce *r = &k->reduce;
+    ld->slot = 0;
+    ld->dtype = k0->reduce.out_dtype;
+    ld->strides[0] = out_n;
+    r->out = k0->reduce.out;
+    r->out.slot = 1;
+    r->out.strides[0] = 0;
+    for (int d = 0; d < k0->ndim; d++) {
+        if (k0->reduce.axes & (1u << d)) continue;
+        k->shape[k->ndim] = k0->shape[d];
+        r->out.strides[k->ndim] = k0->reduce.out.strides[d];
+        k->ndim++;
+    }
+    int64_t stride = 1;
+    for (int d = k->ndim - 1; d >= 1; d--) {
+        ld->strides[d] = stride;
+        stride *= k->shape[d];
+    }
+    k->n_slots = 2;
+    k->insts[0] = (nd_ir_inst){.op = ND_IR_LOAD, .dtype = k0->reduce.out_dtype, .a = 0, .b = -1, .c = -1};
+    k->has_reduce = 1;
+    r->kind = k0->reduce.kind;
+    r->out_dtype = k0->reduce.out_dtype;
+    r->axes = 1u;
+    r->value = 0;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->hash = nd_kernel_hash(k);
+    return k;
+}
+
 nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
     nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores);
     int32_t *ps = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));

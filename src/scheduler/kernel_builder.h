@@ -90,6 +90,11 @@ nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **p
 /* A finished kernel's copy, laid out like nd_kb_finish's (one free()); NULL
  * when out of memory. */
 nd_kernel *nd_kernel_clone(const nd_kernel *k);
+/* The reduction that folds `parts` partial results of reduction kernel k0
+ * (slot 0: the partials, part p's outputs at element p * out_n) into k0's
+ * output (slot 1), in part order: chunking's chunks and partitioning's
+ * devices. NULL when out of memory. */
+nd_kernel *nd_kernel_combine_partials(const nd_kernel *k0, int64_t parts, int64_t out_n, const char *name);
 /* nd_kernel_hash (backends/kernel_ir.h) is recomputed after a pass edits a
  * finished kernel, e.g. chunking. */
 
