@@ -17,6 +17,13 @@
 //   V9  V1 with the redraw inlined
 //   V10 V8 as nd's code generator now emits it (per-element cold calls)
 //   V11 V10 as one 64-bit multiply with the low bound as addend
+//   V14 the pair form as nd's code generator now emits it for ranges
+//       r <= 2^16 that reject little (common/philox.h): two elements from
+//       each word (the base-r digits of Lemire's draw in [0, r^2), two
+//       multiply pairs), eight a Philox call, one test of the four low
+//       parts' minimum against t = 2^32 mod r^2 (a kernel argument, as nd
+//       passes it), redraws out of line per pair (V12 and V13 were a scratch
+//       step, not kept: bench/results/2026-11-26-h100-int-draw-variants.txt)
 //
 //   nvcc -O3 -arch=sm_90 -o int_draw_variants bench/int_draw_variants.cu
 //   ./int_draw_variants
@@ -96,13 +103,33 @@ __device__ __forceinline__ void fourb(typename Acc<V>::T &acc, uint4 q, unsigned
 #pragma unroll
   for (int k = 0; k < 4; k++) acc += (int)c[k];
 }
+__device__ __noinline__ unsigned pair_redraw(unsigned r, unsigned t, unsigned long long seed, unsigned long long stream, unsigned long long p) {
+  for (unsigned a = 1;; a++) {
+    const unsigned y = curand_Philox4x32_10(make_uint4((unsigned)p, (unsigned)(p>>32), (unsigned)stream, (unsigned)((stream + ((unsigned long long)a<<48))>>32)), make_uint2((unsigned)seed,(unsigned)(seed>>32))).x, m = y * r;
+    if (m * r >= t) return __umulhi(y, r) << 16 | __umulhi(m, r);
+  }
+}
+template <class T>
+__device__ __forceinline__ void pairs(T &acc, uint4 q, unsigned r, unsigned t, int lo, unsigned long long seed, unsigned long long stream, unsigned long long p0) {
+  unsigned x[4] = {q.x, q.y, q.z, q.w}, a[4], b[4], l[4];
+#pragma unroll
+  for (int k = 0; k < 4; k++) { a[k] = __umulhi(x[k], r); const unsigned m = x[k] * r; b[k] = __umulhi(m, r); l[k] = m * r; }
+  if (__builtin_expect(min(min(l[0], l[1]), min(l[2], l[3])) < t, 0)) {
+#pragma unroll
+    for (int k = 0; k < 4; k++) if (l[k] < t) { const unsigned pv = pair_redraw(r, t, seed, stream, p0 + k); a[k] = pv >> 16; b[k] = pv & 0xffffu; }
+  }
+#pragma unroll
+  for (int k = 0; k < 4; k++) { acc += (int)((unsigned short)a[k] + (unsigned)lo); acc += (int)((unsigned short)b[k] + (unsigned)lo); }
+}
 template <int V>
 __global__ void __launch_bounds__(256) kern(unsigned long long n, Keys K, unsigned long long seed, unsigned long long stream, unsigned r, int lo, unsigned long long *out) {
   typedef typename Acc<V>::T T;
   T acc = 0;
-  unsigned long long calls = n / 4, nthreads = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long calls = n / (V == 14 ? 8 : 4), nthreads = (unsigned long long)gridDim.x * blockDim.x;
+  const unsigned t = (unsigned)((1ull << 32) % ((unsigned long long)r * r)); /* nd: a kernel argument */
   for (unsigned long long c = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; c < calls; c += nthreads) {
     uint4 q = philox_k(K, c, stream);
+    if (V == 14) { pairs(acc, q, r, t, lo, seed, stream, 4*c); continue; }
     if (V == 10 || V == 11) { fourb<V>(acc, q, r, lo, seed, stream, 4*c); continue; }
     if (V == 7 || V == 8) { four<V>(acc, q, r, lo, seed, stream, 4*c); continue; }
     one<V>(acc, q.x, r, lo, seed, stream, 4*c); one<V>(acc, q.y, r, lo, seed, stream, 4*c+1);
@@ -127,11 +154,11 @@ template <int V> float timeit(unsigned long long n, int blocks, unsigned long lo
 int main() {
   unsigned long long n = 1ull << 28, *out; cudaMalloc(&out, 8);
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  const char *names[] = {"uniform f32 acc", "int current (mul+umulhi, +lo, i64 acc)", "int IMAD.WIDE with lo addend, i64 acc", "int IMAD.WIDE no offset, u64 acc (offset folded)", "int current, i32 acc (invalid, cost probe)", "no Lemire, i64 acc (floor)", "umulhi only, no rejection (biased probe)", "combined check per call (OR)", "combined check per call (min)", "inline redraw", "min check, per-element cold calls", "min check, IMAD.WIDE + lo addend"};
+  const char *names[] = {"uniform f32 acc", "int current (mul+umulhi, +lo, i64 acc)", "int IMAD.WIDE with lo addend, i64 acc", "int IMAD.WIDE no offset, u64 acc (offset folded)", "int current, i32 acc (invalid, cost probe)", "no Lemire, i64 acc (floor)", "umulhi only, no rejection (biased probe)", "combined check per call (OR)", "combined check per call (min)", "inline redraw", "min check, per-element cold calls", "min check, IMAD.WIDE + lo addend", "", "", "pair form: 2 a word, 8 a call (nd now)"};
   for (int bm = 4; bm <= 16; bm *= 2) {
     int blocks = sms * bm;
-    float t[12] = {timeit<0>(n, blocks, out), timeit<1>(n, blocks, out), timeit<2>(n, blocks, out), timeit<3>(n, blocks, out), timeit<4>(n, blocks, out), timeit<5>(n, blocks, out), timeit<6>(n, blocks, out), timeit<7>(n, blocks, out), timeit<8>(n, blocks, out), timeit<9>(n, blocks, out), timeit<10>(n, blocks, out), timeit<11>(n, blocks, out)};
-    for (int v = 0; v < 12; v++) printf("blocks=%d  V%d %-48s %.4f ms  (%.3fx uniform)\n", blocks, v, names[v], t[v], t[v] / t[0]);
+    float t[15] = {timeit<0>(n, blocks, out), timeit<1>(n, blocks, out), timeit<2>(n, blocks, out), timeit<3>(n, blocks, out), timeit<4>(n, blocks, out), timeit<5>(n, blocks, out), timeit<6>(n, blocks, out), timeit<7>(n, blocks, out), timeit<8>(n, blocks, out), timeit<9>(n, blocks, out), timeit<10>(n, blocks, out), timeit<11>(n, blocks, out), 0, 0, timeit<14>(n, blocks, out)};
+    for (int v = 0; v < 15; v++) if (v != 12 && v != 13) printf("blocks=%d  V%d %-48s %.4f ms  (%.3fx uniform)\n", blocks, v, names[v], t[v], t[v] / t[0]);
   }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));
 }

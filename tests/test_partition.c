@@ -153,7 +153,12 @@ static int random_draws(uint64_t seed, nd_array **outs) {
     outs[0] = nd_random_uniform(ND_FLOAT64, ND_SHAPE(37, 11), 0.0, 1.0);
     outs[1] = nd_add(nd_random_normal(ND_FLOAT64, ND_SHAPE(23, 5), 0.0, 1.0), nd_scalar(1.0));
     outs[2] = nd_random_uniform(ND_FLOAT64, ND_SHAPE(101), -2.0, 2.0);
-    return 3;
+    /* integers two a word (rows of odd length: devices split mid-word) and
+     * one a word */
+    outs[3] = nd_random_integers(ND_INT64, ND_SHAPE(37, 13), -1000, 1001);
+    outs[4] = nd_add(nd_random_integers(ND_INT64, ND_SHAPE(29, 7), 0, 65537), nd_scalar_int(1));
+    outs[5] = nd_sum(nd_view(nd_random_integers(ND_INT64, ND_SHAPE(41, 9), 0, 7), "1:, 1:"), 0);
+    return 6;
 }
 
 static int edges(uint64_t seed, nd_array **outs) {

@@ -2,7 +2,9 @@
  * against common/philox.h's Lemire draws (exact, so the same on every
  * backend), every value in [lo, hi) and chi-square uniformity (ranges that
  * are not powers of two, ranges where about half the draws are rejected,
- * huge int64 ranges); each distribution against the formula applied to the
+ * huge int64 ranges); the pair form of small ranges (two values a word)
+ * against a reference written here, through views, and the joint
+ * uniformity of a word's two values; each distribution against the formula applied to the
  * reference uniforms, a Kolmogorov-Smirnov test against its CDF and its
  * mean and variance (all computed here in float64); the same values for
  * every thread count and with fusion off; one kernel for a draw feeding a
@@ -206,6 +208,252 @@ NDT_TEST(random_dists, integers_are_uniform) {
         char what[96];
         snprintf(what, sizeof what, "%s [%lld, %lld)", ref_dtype_name(c->t), (long long)c->lo, (long long)c->hi);
         expect_uniform_bins(counts, 64, n, what);
+        ref_free(h);
+    }
+}
+
+/* ------------------------------------------------------------ the pair form */
+
+/* An independent reference of philox.h's pair form, written from its
+ * description (Philox itself is checked against cuRAND elsewhere): ranges
+ * r <= 2^16 with t = 2^32 mod r^2 < 2^24 draw elements 2p and 2p+1 as the
+ * base-r digits of V = floor(x r^2 / 2^32), x word p of the stream (call
+ * p / 4, word p % 4), rejecting x r^2 mod 2^32 < t; attempt a takes word 0
+ * of the call (p, stream + a 2^48). Other ranges: one word (two for 64-bit
+ * dtypes) per element, as nd_philox_integer_words. */
+static int ref_pairs(uint64_t r) {
+    return r >= 1 && r <= 65536 && ((uint64_t)1 << 32) % (r * r) < ((uint64_t)1 << 24);
+}
+
+static uint64_t ref_pair_v(uint64_t r, uint64_t seed, uint64_t stream, uint64_t p, int *attempts) {
+    const uint64_t R = r * r, t = ((uint64_t)1 << 32) % R;
+    uint64_t x = nd_philox4x32_10(seed, p / 4, stream).x[p % 4];
+    *attempts = 1;
+    while ((uint32_t)(x * R) < t) {
+        x = nd_philox4x32_10(seed, p, stream + ((uint64_t)*attempts << 48)).x[0];
+        ++*attempts;
+    }
+    return (x * R) >> 32; /* x R < 2^64 */
+}
+
+static uint64_t ref_integer(int wide, uint64_t r, uint64_t seed, uint64_t stream, uint64_t i) {
+    if (!ref_pairs(r)) return nd_philox_integer_words(wide, r, seed, stream, i);
+    int att;
+    uint64_t v = ref_pair_v(r, seed, stream, i / 2, &att);
+    return i % 2 ? v % r : v / r;
+}
+
+static const int_case pair_cases[] = {
+    {ND_INT8, -128, -126},                      /* r = 2 */
+    {ND_INT8, 0, 3},
+    {ND_UINT8, 0, 7},
+    {ND_UINT8, 0, 256},
+    {ND_INT16, -1000, 1001},
+    {ND_INT32, -1000, 1001},
+    {ND_INT64, -1000, 1001},
+    {ND_UINT64, 3, 4100},
+    {ND_INT32, INT32_MIN, INT32_MIN + 2001},     /* lo at INT_MIN */
+    {ND_INT64, INT64_MIN, INT64_MIN + 7},
+    {ND_INT16, INT16_MIN, INT16_MAX + 1},        /* r = 2^16 exactly: the word's halves */
+    {ND_UINT16, 0, 65535},                       /* t = 131071: pairs */
+    {ND_INT32, 0, 4144},                         /* the largest r that always pairs */
+    {ND_INT32, 0, 4145},                         /* t = 2^32 mod r^2 >= 2^24: one word */
+    {ND_INT32, -7, 40000 - 7},                   /* pairs would reject a quarter: one word */
+    {ND_INT32, 0, 65537},                        /* just above 2^16: one word */
+    {ND_INT64, -5, 65537 - 5},
+    {ND_BOOL, 0, 2},
+};
+#define N_PAIR_CASES ((int)(sizeof pair_cases / sizeof pair_cases[0]))
+
+/* The rule picks the cases above as their comments say. */
+NDT_TEST(random_dists, pair_form_rule) {
+    const uint64_t pairs[] = {1, 2, 3, 7, 101, 2001, 4096, 4144, 8192, 65535, 65536};
+    const uint64_t words[] = {4145, 40000, 46341, 65537, 1000000};
+    for (size_t q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
+        cr_expect(nd_philox_pairs(pairs[q]) && ref_pairs(pairs[q]), "r = %llu pairs", (unsigned long long)pairs[q]);
+        cr_expect_eq(nd_philox_pair_threshold(pairs[q]), ((uint64_t)1 << 32) % (pairs[q] * pairs[q]));
+    }
+    for (size_t q = 0; q < sizeof words / sizeof words[0]; q++)
+        cr_expect(!nd_philox_pairs(words[q]) && !ref_pairs(words[q]), "r = %llu takes a word an element",
+                  (unsigned long long)words[q]);
+}
+
+/* The digits of a word are those of V = floor(x r^2 / 2^32) in base r, and
+ * the low part is x r^2 mod 2^32 (random words, every kind of r); and, as
+ * Lemire's rule, exactly floor(2^32 / r^2) words are accepted for each
+ * value of V (so each pair of digits is equally likely). */
+NDT_TEST(random_dists, pair_digits_are_lemire_on_r_squared) {
+    NDT_RNG(g);
+    const uint32_t rs[] = {1, 2, 3, 7, 255, 2001, 4097, 40000, 46341, 65535, 65536};
+    for (size_t q = 0; q < sizeof rs / sizeof rs[0]; q++)
+        for (int i = 0; i < 20000; i++) {
+            uint32_t x = (uint32_t)ndt_next(&g), l;
+            if (i == 0) x = 0;
+            if (i == 1) x = UINT32_MAX;
+            uint64_t R = (uint64_t)rs[q] * rs[q], V = ((uint64_t)x * R) >> 32;
+            uint32_t v = nd_philox_pair_digits(x, rs[q], &l);
+            cr_assert(v >> 16 == V / rs[q] && (v & 0xffff) == V % rs[q] && l == (uint32_t)((uint64_t)x * R),
+                      "r = %u, x = %u", rs[q], x);
+        }
+    const uint64_t rr[] = {1024, 2001, 4097, 40000, 65535};
+    for (size_t q = 0; q < sizeof rr / sizeof rr[0]; q++) {
+        uint64_t R = rr[q] * rr[q], t = ((uint64_t)1 << 32) % R, want = ((uint64_t)1 << 32) / R;
+        for (uint64_t v = 0; v < R; v += R / 5 + 1) {
+            uint64_t x0 = (v << 32) / R + ((v << 32) % R != 0), count = 0;
+            for (uint64_t x = x0; x < ((uint64_t)1 << 32); x++) {
+                uint32_t l, d = nd_philox_pair_digits((uint32_t)x, (uint32_t)rr[q], &l);
+                if ((uint64_t)(d >> 16) * rr[q] + (d & 0xffff) != v) break;
+                if (l >= t) count++;
+            }
+            cr_expect_eq(count, want, "r = %llu, V = %llu: %llu accepted words, want %llu",
+                         (unsigned long long)rr[q], (unsigned long long)v, (unsigned long long)count,
+                         (unsigned long long)want);
+        }
+    }
+}
+
+static void expect_ints(const ref_arr *h, const int_case *c, uint64_t seed, uint64_t stream, const int64_t *ix,
+                        int64_t n, const char *what) {
+    int wide = ref_itemsize(c->t) == 8;
+    uint64_t range = (uint64_t)c->hi - (uint64_t)c->lo;
+    int64_t bad = 0;
+    cr_assert_eq(h->size, n, "%s: size", what);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = ix ? (uint64_t)ix[i] : (uint64_t)i;
+        int64_t want = (int64_t)((uint64_t)c->lo + ref_integer(wide, range, seed, stream, x));
+        if (c->t == ND_BOOL) want = want != 0;
+        int64_t got = int_value(h, i);
+        if (got != want && bad++ < 5)
+            cr_expect_eq(got, want, "%s %s [%lld, %lld) element %lld (draw %llu): %lld, reference %lld", what,
+                         ref_dtype_name(c->t), (long long)c->lo, (long long)c->hi, (long long)i,
+                         (unsigned long long)x, (long long)got, (long long)want);
+    }
+    cr_expect_eq(bad, 0, "%s %s [%lld, %lld): %lld mismatches", what, ref_dtype_name(c->t), (long long)c->lo,
+                 (long long)c->hi, (long long)bad);
+}
+
+/* Every case, odd and even counts (half a word left over), and views that
+ * start mid-pair, reverse, stride and transpose (the draws evaluated
+ * through the view's index map inside the consumer's kernel). */
+NDT_TEST(random_dists, integers_match_an_independent_reference) {
+    const uint64_t seed = 0xfeedbeef01ull;
+    const int64_t counts[] = {1, 2, 7, 3001, 4096};
+    for (int q = 0; q < N_PAIR_CASES; q++) {
+        const int_case *c = &pair_cases[q];
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+            nd_random_seed(seed + k);
+            ref_arr *h = draw_ints(c->t, counts[k], c->lo, c->hi); /* stream 0 */
+            expect_ints(h, c, seed + k, 0, NULL, counts[k], "fresh");
+            ref_free(h);
+        }
+        /* views of 37 x 53 draws */
+        static const char *const views[] = {"1:, 1:", "::-1, 3:", ":, 1::3", "5, :", "2:9, 4"};
+        for (int v = 0; v < 7; v++) {
+            int64_t n = 37 * 53;
+            nd_random_seed(seed);
+            nd_array *x = nd_random_integers(c->t, 1, &n, c->lo, c->hi);
+            nd_array *ar = nd_arange(ND_INT64, 0, (double)n, 1);
+            nd_array *x2 = nd_reshape(x, ND_SHAPE(37, 53)), *a2 = nd_reshape(ar, ND_SHAPE(37, 53));
+            nd_array *xv, *av;
+            if (v < 5) {
+                xv = nd_view(x2, views[v]);
+                av = nd_view(a2, views[v]);
+            } else {
+                xv = nd_transpose(x2, NULL);
+                av = nd_transpose(a2, NULL);
+            }
+            if (v == 6) { /* a sum over the transposed rows: draws inside the reduction */
+                nd_array *sx = nd_sum(nd_astype(xv, ND_INT64), 1);
+                ref_arr *hs = ndt_download(sx), *ha = ndt_download(av);
+                int wide = ref_itemsize(c->t) == 8;
+                uint64_t range = (uint64_t)c->hi - (uint64_t)c->lo;
+                for (int64_t o = 0; o < 53; o++) {
+                    int64_t want = 0;
+                    for (int64_t r = 0; r < 37; r++) {
+                        int64_t d = (int64_t)((uint64_t)c->lo + ref_integer(wide, range, seed, 0,
+                                                                            ref_getu(ha, o * 37 + r)));
+                        want += c->t == ND_BOOL ? d != 0 : d;
+                    }
+                    cr_expect_eq((int64_t)ref_getu(hs, o), want, "%s sum of column %lld", ref_dtype_name(c->t),
+                                 (long long)o);
+                }
+                ref_free(hs), ref_free(ha), nd_free(sx);
+            } else {
+                nd_array *y = nd_add(xv, nd_scalar_int(0));
+                nd_array *yc = nd_astype(y, c->t);
+                ref_arr *hy = ndt_download(yc), *ha = ndt_download(av);
+                int64_t *ix = malloc(sizeof(int64_t) * (size_t)ha->size);
+                for (int64_t i = 0; i < ha->size; i++) ix[i] = (int64_t)ref_getu(ha, i);
+                expect_ints(hy, c, seed, 0, ix, ha->size, v < 5 ? views[v] : "transposed");
+                free(ix);
+                ref_free(hy), ref_free(ha), nd_free(y), nd_free(yc);
+            }
+            nd_free(xv), nd_free(av), nd_free(x2), nd_free(a2), nd_free(x), nd_free(ar);
+        }
+    }
+}
+
+/* The redraw runs: r = 4097 rejects about 1 word in 290 and r = 17481
+ * (the pair form's highest rate, just under 1 in 256) 1 in 256, so 2^17
+ * draws redraw a couple of hundred pairs; the values are the reference's. */
+NDT_TEST(random_dists, pair_redraws_follow_their_counters) {
+    const uint64_t seed = 99;
+    const uint64_t rs[] = {4097, 17481};
+    for (int q = 0; q < 2; q++) {
+        const int64_t n = (int64_t)1 << 17;
+        int64_t redrawn = 0;
+        for (uint64_t p = 0; p < (uint64_t)n / 2; p++) {
+            int att;
+            ref_pair_v(rs[q], seed, 3, p, &att);
+            redrawn += att > 1;
+        }
+        cr_expect(redrawn > 150 && redrawn < 350, "r = %llu: %lld of %lld pairs redrawn", (unsigned long long)rs[q],
+                  (long long)redrawn, (long long)n / 2);
+        nd_random_seed(seed);
+        for (int s = 0; s < 3; s++) nd_free(nd_random_uniform(ND_FLOAT32, ND_SHAPE(1), 0, 1));
+        const int_case c = {ND_INT32, -2, (int64_t)rs[q] - 2};
+        ref_arr *h = draw_ints(c.t, n, c.lo, c.hi); /* stream 3 */
+        expect_ints(h, &c, seed, 3, NULL, n, "redraws");
+        ref_free(h);
+    }
+}
+
+/* Chi-square of single values and, for small ranges, of the two values of
+ * a word together (elements 2p and 2p+1: independent digits) and of
+ * neighbours across words (2p+1 and 2p+2). */
+NDT_TEST(random_dists, pair_form_is_uniform_and_independent) {
+    nd_random_seed(7);
+    const int64_t n = 1 << 20;
+    const int_case cs[] = {{ND_INT8, 0, 2}, {ND_INT16, -1, 2}, {ND_UINT8, 0, 7}, {ND_INT32, -1000, 1001},
+                           {ND_INT64, 5, 69}, {ND_UINT16, 0, 65535}, {ND_INT32, 0, 65536},
+                           {ND_INT32, 0, 40000}, {ND_INT32, 0, 4144}, {ND_INT32, 0, 17481}};
+    for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
+        const int_case *c = &cs[q];
+        ref_arr *h = draw_ints(c->t, n, c->lo, c->hi);
+        int64_t r = c->hi - c->lo;
+        int bins = (int)r; /* r <= 2^16: a bin per value, 16 draws a bin and more */
+        int64_t *counts = calloc((size_t)bins, sizeof *counts);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = int_value(h, i) - c->lo;
+            cr_assert(v >= 0 && v < r, "%s: %lld outside", ref_dtype_name(c->t), (long long)v);
+            counts[v]++;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "%s [%lld, %lld)", ref_dtype_name(c->t), (long long)c->lo, (long long)c->hi);
+        expect_uniform_bins(counts, bins, n, what);
+        free(counts);
+        if (r <= 64) { /* joint: within a word, across words */
+            for (int across = 0; across < 2; across++) {
+                int jb = (int)(r * r);
+                int64_t *jc = calloc((size_t)jb, sizeof *jc), m = 0;
+                for (int64_t i = across; i + 1 < n; i += 2, m++)
+                    jc[(int_value(h, i) - c->lo) * r + (int_value(h, i + 1) - c->lo)]++;
+                char w2[128];
+                snprintf(w2, sizeof w2, "%s pairs %s", what, across ? "across words" : "within a word");
+                expect_uniform_bins(jc, jb, m, w2);
+                free(jc);
+            }
+        }
         ref_free(h);
     }
 }

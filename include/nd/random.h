@@ -24,7 +24,13 @@ ND_API nd_array *nd_random_normal(nd_dtype dtype, int ndim, const int64_t *shape
  * the values are the same on every backend and thread count). Any integer
  * dtype and ND_BOOL (lo = 0, hi = 2 for fair coins); the result has `dtype`.
  * Results of up to 32 bits use one 32-bit word per draw, 64-bit results
- * two. lo and hi are int64, so uint64 draws reach at most 2^63 - 2 and
+ * two; small ranges r = hi - lo (r <= 2^16 whose pair rejects fewer than 1
+ * word in 256: every r <= 4144, powers of two up to 2^16, 65535, ...; any
+ * dtype) draw two elements from each word, elements 2p and 2p+1 being the
+ * base-r digits of one unbiased draw in [0, r^2) from word p (half the
+ * Philox work). The rule depends on r alone; the values of those ranges
+ * differ from what earlier versions drew for the same seed. lo and hi are
+ * int64, so uint64 draws reach at most 2^63 - 2 and
  * int64 draws at most INT64_MAX - 1 (hi is exclusive). The values differ
  * from NumPy's own bit stream. Errors: ND_ERR_DTYPE for a float dtype,
  * ND_ERR_ARG for lo >= hi or a range beyond the dtype's values (int8:

@@ -47,7 +47,13 @@ typedef enum {
                          ND_UINT64 (k = 2 words, high word first, r <
                          2^64): an unbiased integer in [0, r) by Lemire's
                          multiply-shift with rejection; a rejected draw
-                         redraws from its own calls (common/philox.h)       */
+                         redraws from its own calls (common/philox.h).
+                         dtype ND_UINT16: the pair form, two elements a
+                         word (W = 8, element i reads word (i % 8) / 2 of
+                         call i / 8), for a range with nd_philox_pairs(r);
+                         there d = param (u) r | t << 32, t = 2^32 mod r^2
+                         the pair's rejection threshold, computed once
+                         when recorded                                      */
     ND_IR_UFUNC,      /* user loop `ufunc` (common/ufunc_loop.h) of the
                          operands a, b, c, d (its nargs of them; each already
                          of the loop's parameter dtype); dtype = its return  */

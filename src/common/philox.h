@@ -172,14 +172,89 @@ static inline uint64_t nd_philox_int64(uint32_t x0, uint32_t x1, uint64_t r, uin
     return nd_mulhi64(x, r);
 }
 
-/* The integer draw at `index` by the mapping above (a reference for tests
- * and the backends: wide = 64-bit result). */
-static inline uint64_t nd_philox_integer(int wide, uint64_t r, uint64_t seed, uint64_t stream,
-                                         uint64_t index) {
+/* Two integers from one word (ranges r <= 2^16 with few rejections).
+ *
+ * The draw. Element pairs (2p, 2p+1) share word p of the (seed, stream)
+ * word stream (the mapping above with k = 1 at index p: call p / 4, word
+ * p % 4; so eight elements a call, element i reading word (i % 8) / 2 of
+ * call i / 8). From that word x, with R = r^2 <= 2^32:
+ *   m1 = x * r:  a1 = floor(m1 / 2^32), l1 = m1 mod 2^32
+ *   m2 = l1 * r: a2 = floor(m2 / 2^32), l2 = m2 mod 2^32
+ * element 2p takes a1 and element 2p+1 takes a2. Since x * R = (a1 * r +
+ * a2) * 2^32 + l2, (a1, a2) are the base-r digits of Lemire's draw V =
+ * floor(x * R / 2^32) in [0, R) and l2 its low part: rejecting l2 below t
+ * = 2^32 mod R makes V, and so the two digits, uniform and independent
+ * (Brackett-Rozinsky and Lemire, "Batched ranged random integer
+ * generation", 2024). Two multiply pairs and one test per two elements, and
+ * half the Philox calls of the one-word draw.
+ *
+ * When. A rejected word redraws both elements, so the pair form is used
+ * only where it rejects little: r <= 2^16 and t < 2^24 (at most one word in
+ * 256; on a GPU a warp takes the out-of-line redraw when any of its lanes
+ * does, so the rate must stay far below the one-word draw's break-even).
+ * That holds for every r <= 4144, every power of two, 65535, 65536, ...;
+ * r = 40000 (t/2^32 = 0.25) and r = 46341 (0.5) keep the one-word draw,
+ * as do all r > 2^16. The choice depends on r alone (made when the draw is
+ * recorded, nd_philox_pairs), so every backend makes it alike.
+ *
+ * The redraw. Attempt a = 1, 2, ... of pair p takes word 0 of the call
+ * with counter p and stream + a * 2^48 (the one-word retries' streams, at
+ * the pair's index: a call of its own for every pair and attempt). */
+#define ND_PHILOX_PAIR_MAX_RANGE 65536u
+#define ND_PHILOX_PAIR_MAX_REJECT (1u << 24)
+
+/* t = 2^32 mod r^2 for 1 <= r <= 2^16 (0 for r = 2^16). */
+static inline uint32_t nd_philox_pair_threshold(uint64_t r) {
+    return (uint32_t)(((uint64_t)1 << 32) % (r * r));
+}
+
+/* Whether range r draws two elements a word (the rule above). */
+static inline int nd_philox_pairs(uint64_t r) {
+    return r >= 1 && r <= ND_PHILOX_PAIR_MAX_RANGE && nd_philox_pair_threshold(r) < ND_PHILOX_PAIR_MAX_REJECT;
+}
+
+/* The digits of word x: a1 << 16 | a2, and the low part l2 in *low. */
+static inline uint32_t nd_philox_pair_digits(uint32_t x, uint32_t r, uint32_t *low) {
+    uint64_t m1 = (uint64_t)x * r, m2 = (uint64_t)(uint32_t)m1 * r;
+    *low = (uint32_t)m2;
+    return (uint32_t)(m1 >> 32) << 16 | (uint32_t)(m2 >> 32);
+}
+
+/* Pair p's two values (a1 << 16 | a2) from its first word x; t =
+ * nd_philox_pair_threshold(r). */
+static inline uint32_t nd_philox_pair(uint32_t x, uint32_t r, uint32_t t, uint64_t seed, uint64_t stream,
+                                      uint64_t pair) {
+    uint32_t l, v = nd_philox_pair_digits(x, r, &l);
+    for (uint32_t a = 1; l < t; a++)
+        v = nd_philox_pair_digits(nd_philox4x32_10(seed, pair, nd_philox_retry_stream(stream, a)).x[0], r, &l);
+    return v;
+}
+
+/* Element `index`'s value in [0, r) by the pair form (a reference). */
+static inline uint32_t nd_philox_integer_pair(uint64_t r, uint64_t seed, uint64_t stream, uint64_t index) {
+    uint32_t x[1];
+    nd_philox_draw_words(x, 1, seed, stream, index >> 1);
+    uint32_t v = nd_philox_pair(x[0], (uint32_t)r, nd_philox_pair_threshold(r), seed, stream, index >> 1);
+    return index & 1 ? v & 0xffffu : v >> 16;
+}
+
+/* The one-word (two-word when wide) draw at `index` by the mapping above
+ * (a reference for tests and the backends: wide = 64-bit result). */
+static inline uint64_t nd_philox_integer_words(int wide, uint64_t r, uint64_t seed, uint64_t stream,
+                                               uint64_t index) {
     uint32_t x[2] = {0, 0};
     nd_philox_draw_words(x, nd_philox_int_words(wide), seed, stream, index);
     return wide ? nd_philox_int64(x[0], x[1], r, seed, stream, index)
                 : nd_philox_int32(x[0], r, seed, stream, index);
+}
+
+/* nd_random_integers' draw in [0, r) at `index`: the pair form where
+ * nd_philox_pairs(r), else the one- or two-word form (wide: a 64-bit
+ * dtype). */
+static inline uint64_t nd_philox_integer(int wide, uint64_t r, uint64_t seed, uint64_t stream,
+                                         uint64_t index) {
+    if (nd_philox_pairs(r)) return nd_philox_integer_pair(r, seed, stream, index);
+    return nd_philox_integer_words(wide, r, seed, stream, index);
 }
 
 #endif

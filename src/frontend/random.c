@@ -6,6 +6,8 @@
 #include "frontend/frontend.h"
 #include "frontend/random.h"
 
+#include "common/philox.h"
+
 void nd_random_seed(uint64_t seed) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return;
@@ -120,5 +122,13 @@ nd_array *nd_random_integers(nd_dtype dtype, int ndim, const int64_t *shape, int
     nd_scalar_bits range, base;
     range.u = (uint64_t)hi - (uint64_t)lo;
     base.u = (uint64_t)lo;
-    return nd_runtime_track(record_node(fn, ND_RANDOM_INTEGERS, dtype, ndim, shape, range, base));
+    /* Small ranges draw two elements a word (common/philox.h): a kind of
+     * its own (kernels follow kinds, not values), with the pair's rejection
+     * threshold beside the range so that no kernel divides. */
+    nd_random_kind kind = ND_RANDOM_INTEGERS;
+    if (nd_philox_pairs(range.u)) {
+        kind = ND_RANDOM_INTEGERS_PAIRS;
+        range.u |= (uint64_t)nd_philox_pair_threshold(range.u) << 32;
+    }
+    return nd_runtime_track(record_node(fn, kind, dtype, ndim, shape, range, base));
 }

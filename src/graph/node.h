@@ -43,12 +43,17 @@ typedef enum {
  * bit for bit then). A kind of its own because kernels are keyed by their
  * structure, never by parameter values. ND_RANDOM_INTEGERS is
  * nd_random_integers: params[2].u = hi - lo (the range, >= 1), params[3].u =
- * lo's bits; the value is lo + an unbiased draw in [0, range) (philox.h). */
+ * lo's bits; the value is lo + an unbiased draw in [0, range) (philox.h).
+ * ND_RANDOM_INTEGERS_PAIRS is the same for a range r that draws two
+ * elements a word (nd_philox_pairs(r)), a kind of its own for the same
+ * reason; its params[2].u = r | t << 32 with the pair's rejection threshold
+ * t = nd_philox_pair_threshold(r). */
 typedef enum {
     ND_RANDOM_UNIFORM,
     ND_RANDOM_NORMAL,
     ND_RANDOM_UNIFORM01,
-    ND_RANDOM_INTEGERS
+    ND_RANDOM_INTEGERS,
+    ND_RANDOM_INTEGERS_PAIRS
 } nd_random_kind;
 
 /* A view of a buffer at a version, or a constant (buf == NULL). For MAP and

@@ -46,7 +46,7 @@ static const char *op_text(const nd_node *n) {
         return nd_op_label((nd_op)n->op);
     case ND_NODE_REDUCE: return nd_reduce_label((nd_reduce_kind)n->op);
     case ND_NODE_RANDOM:
-        return n->op == ND_RANDOM_NORMAL ? "normal" : n->op == ND_RANDOM_INTEGERS ? "integers" : "uniform";
+        return n->op == ND_RANDOM_NORMAL ? "normal" : n->op == ND_RANDOM_INTEGERS || n->op == ND_RANDOM_INTEGERS_PAIRS ? "integers" : "uniform";
     default: return nd_node_kind_label((nd_node_kind)n->kind);
     }
 }

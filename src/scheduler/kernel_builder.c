@@ -411,13 +411,16 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
                                  emit_flagged(kb, ND_OP_MUL, ND_FLOAT64, f, step, -1, x), start, -1, x);
         return nd_kb_cast(kb, v, dt);
     }
-    if (p->op == ND_RANDOM_INTEGERS) {
+    if (p->op == ND_RANDOM_INTEGERS || p->op == ND_RANDOM_INTEGERS_PAIRS) {
         /* lo + draw in [0, range), added in unsigned arithmetic (which
-         * wraps: the sum is the value in the dtype's own bits), then cast. */
+         * wraps: the sum is the value in the dtype's own bits), then cast.
+         * The pair form's draw is a uint16 (two a word), widened first. */
         nd_dtype ud = nd_dtype_size(dt) == 8 ? ND_UINT64 : ND_UINT32;
         int32_t seed = param_index(kb, base, ND_UINT64), stream = param_index(kb, base + 1, ND_UINT64);
         int32_t range = param_index(kb, base + 2, ND_UINT64);
-        int32_t off = emit4(kb, ND_IR_RAND_INTEGER, ud, idx, seed, stream, range, 0);
+        int32_t off = p->op == ND_RANDOM_INTEGERS_PAIRS
+                          ? nd_kb_cast(kb, emit4(kb, ND_IR_RAND_INTEGER, ND_UINT16, idx, seed, stream, range, 0), ud)
+                          : emit4(kb, ND_IR_RAND_INTEGER, ud, idx, seed, stream, range, 0);
         int32_t v = emit(kb, ND_OP_ADD, ud, off, param_value(kb, base + 3, ud), -1);
         return nd_kb_cast(kb, v, dt);
     }

@@ -52,6 +52,10 @@ void nd_cpu_rand_tile(int normal, int wide, uint64_t seed, uint64_t stream, cons
  * draws), uint64 (`wide`) or uint32, into out; scratch as above. */
 void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stream, const int64_t *ix,
                           int consecutive, void *out, int64_t n, char *s0, char *s1);
+/* The same by the pair form (two elements a word; uint16 out): `rt` is the
+ * IR's r | t << 32. */
+void nd_cpu_rand_pair_tile(uint64_t rt, uint64_t seed, uint64_t stream, const int64_t *ix, int consecutive,
+                           uint16_t *out, int64_t n, char *s0, char *s1);
 
 /* The worker pool: runs fn(arg, worker) on the caller (worker 0) and on
  * those of the other n - 1 workers (numbered 1.. in the order they join)

@@ -12,6 +12,7 @@
 #include "common/alloc.h"
 #include "backends/cpu/cpu_kernel.h"
 #include "common/error.h"
+#include "common/philox.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -134,8 +135,11 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             if (in->b < 0 || in->b >= k->n_params || in->c < 0 || in->c >= k->n_params ||
                 in->d < 0 || in->d >= k->n_params)
                 return bad_ir(k, j, "random seed/stream/range parameter out of range");
-            if (dt != ND_UINT32 && dt != ND_UINT64) return bad_ir(k, j, "integer draw is not uint32/uint64");
-            if (params[in->d].u == 0 || (dt == ND_UINT32 && params[in->d].u > (uint64_t)1 << 32))
+            if (dt != ND_UINT16 && dt != ND_UINT32 && dt != ND_UINT64)
+                return bad_ir(k, j, "integer draw is not uint16/uint32/uint64");
+            uint64_t ru = params[in->d].u;
+            if (dt == ND_UINT16 ? !nd_philox_pairs((uint32_t)ru) || ru >> 32 != nd_philox_pair_threshold((uint32_t)ru)
+                                : ru == 0 || (dt == ND_UINT32 && ru > (uint64_t)1 << 32))
                 return bad_ir(k, j, "integer draw range out of range");
             pi->kind = PI_RAND_I;
             pi->n_ops = 1;
@@ -437,8 +441,12 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
         case PI_RAND_I: {
             const cpu_inst *xi = &p->insts[pi->ops[0]];
             int consecutive = single && xi->kind == PI_INDEX && p->indices[xi->aux].st[n - 1] == 1;
-            nd_cpu_rand_int_tile(pi->dtype == ND_UINT64, pi->range, pi->seed, pi->stream,
-                                 (const int64_t *)vals[pi->ops[0]], consecutive, r, len, scr[0], scr[1]);
+            if (pi->dtype == ND_UINT16)
+                nd_cpu_rand_pair_tile(pi->range, pi->seed, pi->stream, (const int64_t *)vals[pi->ops[0]],
+                                      consecutive, (uint16_t *)r, len, scr[0], scr[1]);
+            else
+                nd_cpu_rand_int_tile(pi->dtype == ND_UINT64, pi->range, pi->seed, pi->stream,
+                                     (const int64_t *)vals[pi->ops[0]], consecutive, r, len, scr[0], scr[1]);
             vals[j] = r;
             break;
         }

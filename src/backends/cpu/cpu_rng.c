@@ -247,3 +247,58 @@ void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stre
         }
     }
 }
+
+/* The pair values (a1 << 16 | a2) of the np consecutive pairs from p0, from
+ * their words w; the rare rejected pairs redrawn one by one. */
+static void pair_values(uint32_t *restrict v, const uint32_t *w, int64_t np, uint64_t p0, uint32_t r, uint32_t t,
+                        uint64_t seed, uint64_t stream) {
+    int any = 0;
+    for (int64_t q = 0; q < np; q++) {
+        uint64_t m1 = (uint64_t)w[q] * r, m2 = (uint64_t)(uint32_t)m1 * r;
+        v[q] = (uint32_t)(m1 >> 32) << 16 | (uint32_t)(m2 >> 32);
+        any |= (uint32_t)m2 < t;
+    }
+    for (int64_t q = 0; any && q < np; q++) {
+        uint32_t l;
+        nd_philox_pair_digits(w[q], r, &l);
+        if (l < t) v[q] = nd_philox_pair(w[q], r, t, seed, stream, p0 + (uint64_t)q);
+    }
+}
+
+void nd_cpu_rand_pair_tile(uint64_t rt, uint64_t seed, uint64_t stream, const int64_t *ix, int consecutive,
+                           uint16_t *out, int64_t n, char *s0, char *s1) {
+    const uint32_t r = (uint32_t)rt, t = (uint32_t)(rt >> 32);
+    /* s1: the gathered words, then the pair indices and the pair values */
+    uint32_t *gathered = (uint32_t *)s1;
+    int64_t *px = (int64_t *)(s1 + sizeof(uint32_t) * RNG_CHUNK);
+    uint32_t *v = (uint32_t *)(s1 + sizeof(uint32_t) * RNG_CHUNK + sizeof(int64_t) * RNG_CHUNK);
+    _Static_assert(4 * RNG_CHUNK + 8 * RNG_CHUNK + 4 * (RNG_CHUNK / 2 + 1) <= ND_CPU_REG_BYTES,
+                   "s1: words, pair indices and pair values of a chunk");
+    for (int64_t i0 = 0; i0 < n; i0 += RNG_CHUNK) {
+        int64_t c = n - i0 < RNG_CHUNK ? n - i0 : RNG_CHUNK;
+        const int64_t *x = ix + i0;
+        uint16_t *o = out + i0;
+        uint64_t x0 = (uint64_t)x[0], off = 0;
+        for (int64_t i = 0; !consecutive && i < c; i++) off |= (uint64_t)x[i] ^ (x0 + (uint64_t)i);
+        if (off == 0) {
+            /* Consecutive: the pairs x0/2 .. (x0+c-1)/2, each computed once. */
+            int64_t p0 = (int64_t)(x0 >> 1), np = (int64_t)(((x0 + (uint64_t)c - 1) >> 1) - (x0 >> 1)) + 1;
+            const uint32_t *w = chunk_words(1, &p0, np, 1, seed, stream, s0, gathered);
+            pair_values(v, w, np, (uint64_t)p0, r, t, seed, stream);
+            for (int64_t i = 0; i < c; i++) {
+                uint64_t e = x0 + (uint64_t)i;
+                uint32_t pv = v[(e >> 1) - (uint64_t)p0];
+                o[i] = (uint16_t)(e & 1 ? pv : pv >> 16);
+            }
+            continue;
+        }
+        /* Anything else: each element its pair's word and values. */
+        for (int64_t i = 0; i < c; i++) px[i] = (int64_t)((uint64_t)x[i] >> 1);
+        const uint32_t *w = chunk_words(1, px, c, 0, seed, stream, s0, gathered);
+        for (int64_t i = 0; i < c; i++) {
+            uint32_t l, pv = nd_philox_pair_digits(w[i], r, &l);
+            if (l < t) pv = nd_philox_pair(w[i], r, t, seed, stream, (uint64_t)px[i]);
+            o[i] = (uint16_t)((uint64_t)x[i] & 1 ? pv : pv >> 16);
+        }
+    }
+}

@@ -169,8 +169,8 @@ static nd_status validate(const nd_kernel *k) {
             break;
         case ND_IR_RAND_INTEGER:
             if (in->d < 0 || in->d >= k->n_params) return bad(k, "RAND range parameter out of range", j);
-            if (in->dtype != ND_UINT32 && in->dtype != ND_UINT64)
-                return bad(k, "RAND_INTEGER dtype is not uint32 or uint64", j);
+            if (in->dtype != ND_UINT16 && in->dtype != ND_UINT32 && in->dtype != ND_UINT64)
+                return bad(k, "RAND_INTEGER dtype is not uint16, uint32 or uint64", j);
             /* fall through */
         case ND_IR_RAND_UNIFORM:
         case ND_IR_RAND_NORMAL:
@@ -391,6 +391,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         /* Draws whose calls consecutive points of a row share: G points a
          * step, along the innermost axis. */
         int L = k->ndim - 1, G = ND_CUDA_RNG_GROUP;
+        if (nd_cuda_rng_call_share(k) > G) G = nd_cuda_rng_call_share(k); /* the pair form: 8 */
         info->items = info->unroll > 1 ? ceil_div(k->shape[0], info->unroll) * (n / k->shape[0]) : n;
         if (info->march) /* whole blocks of columns per strip */
             info->items = ceil_div(k->shape[0], info->march) * ceil_div(n / k->shape[0], ND_CUDA_BLOCK) * ND_CUDA_BLOCK;
@@ -550,6 +551,64 @@ static void operand(char *out, size_t cap, const body_ctx *c, int32_t j, int e, 
     cast_str(out, cap, (nd_dtype)c->k->insts[j].dtype, want, v);
 }
 
+/* The pair form of integer draw j (common/philox.h: two points a word, r
+ * and t in the range word): each distinct word of the group once, its two
+ * digits by two multiply pairs, then ONE test of the group's low parts
+ * (their minimum against t) guarding the rare redraws, as the one-word
+ * form; a point takes the digit its parity (words[p][1]) names. Points of a
+ * pair name the same word when the group's layout is known here (FIXED),
+ * so their pair is computed once. */
+static void emit_pair_draw(nd_strbuf *sb, const body_ctx *c, int j, char (*idx)[32],
+                           char (*words)[4][ND_CUDA_WORD_EXPR], const char *r, const char *args) {
+    int first[ND_CUDA_MAX_GROUP], n_pairs = 0, pair_of[ND_CUDA_MAX_GROUP];
+    char v[32], lmin[ND_CUDA_MAX_GROUP * 24 + 64];
+    for (int p = 0; p < c->G; p++) {
+        pair_of[p] = -1;
+        for (int u = 0; u < n_pairs && pair_of[p] < 0; u++)
+            if (!strcmp(words[first[u]][0], words[p][0])) pair_of[p] = u;
+        if (pair_of[p] < 0) {
+            first[n_pairs] = p;
+            pair_of[p] = n_pairs++;
+        }
+    }
+    for (int p = 0; p < c->G; p++) {
+        value_name(v, sizeof v, c, j, p);
+        nd_strbuf_printf(sb, "  unsigned short %s;\n", v);
+    }
+    nd_strbuf_printf(sb, "  {\n    const unsigned r16 = (unsigned)%s, t16 = (unsigned)(%s >> 32);\n", r, r);
+    lmin[0] = 0;
+    for (int u = 0; u < n_pairs; u++) {
+        const char *w = words[first[u]][0];
+        nd_strbuf_printf(sb,
+                         "    unsigned a%d_%d = __umulhi(%s, r16);\n"
+                         "    const unsigned m%d_%d = %s * r16;\n"
+                         "    unsigned b%d_%d = __umulhi(m%d_%d, r16);\n"
+                         "    const unsigned l%d_%d = m%d_%d * r16;\n",
+                         j, u, w, j, u, w, j, u, j, u, j, u, j, u);
+        char term[sizeof lmin];
+        if (u == 0) fmt(term, sizeof term, "l%d_0", j);
+        else fmt(term, sizeof term, "ndk_minu(%s, l%d_%d)", lmin, j, u);
+        fmt(lmin, sizeof lmin, "%s", term);
+    }
+    nd_strbuf_printf(sb, "    if (__builtin_expect(%s < t16, 0)) {\n", lmin);
+    for (int u = 0; u < n_pairs; u++)
+        nd_strbuf_printf(sb,
+                         "      if (l%d_%d < t16) { const unsigned pv = ndk_pair_redraw(r16, t16, %s, "
+                         "(unsigned long long)%s >> 1); a%d_%d = pv >> 16; b%d_%d = pv & 0xffffu; }\n",
+                         j, u, args, idx[first[u]], j, u, j, u);
+    nd_strbuf_printf(sb, "    }\n");
+    for (int p = 0; p < c->G; p++) {
+        value_name(v, sizeof v, c, j, p);
+        const char *par = words[p][1];
+        if (!strcmp(par, "0u") || !strcmp(par, "1u"))
+            nd_strbuf_printf(sb, "    %s = (unsigned short)%c%d_%d;\n", v, par[0] == '0' ? 'a' : 'b', j, pair_of[p]);
+        else
+            nd_strbuf_printf(sb, "    %s = (unsigned short)(%s ? b%d_%d : a%d_%d);\n", v, par, j, pair_of[p], j,
+                             pair_of[p]);
+    }
+    nd_strbuf_printf(sb, "  }\n");
+}
+
 /* Random draw j for every point of the group: the calls (codegen_rng.c),
  * then each point's transform of its words. */
 static void emit_draw(nd_strbuf *sb, const body_ctx *c, int j) {
@@ -565,6 +624,10 @@ static void emit_draw(nd_strbuf *sb, const body_ctx *c, int j) {
         char r[48], args[200];
         fmt(r, sizeof r, "A.w[%d]", k->n_slots + in->d);
         fmt(args, sizeof args, "A.w[%d], A.w[%d]", k->n_slots + in->b, k->n_slots + in->c);
+        if (t == ND_UINT16) {
+            emit_pair_draw(sb, c, j, idx, words, r, args);
+            return;
+        }
         if (t == ND_UINT64) {
             for (int p = 0; p < c->G; p++) {
                 value_name(v, sizeof v, c, j, p);

@@ -17,7 +17,12 @@
  *            W and more): one call per point, word picked by its index.
  *
  * All three give the same bits: they differ only in how many calls the
- * thread computes. */
+ * thread computes.
+ *
+ * The pair form of integers (uint16 draws) is the k = 1 mapping at the
+ * pair index i / 2: W = 8 points a call, point i reading word (i % 8) / 2
+ * and taking the first (i even) or second (i odd) of its pair's values;
+ * a point's second "word" expression is that parity. */
 #include <inttypes.h>
 
 #include "backends/cuda/cuda_internal.h"
@@ -30,13 +35,21 @@ static int is_draw(const nd_ir_inst *in) {
 }
 
 /* Words per draw (k) of instruction j: float64 (and non-float) results draw
- * in float64; integers take one word (uint32) or two (uint64). */
+ * in float64; integers take one word (uint32) or two (uint64), or one per
+ * pair of points (uint16). */
 static int draw_words(const nd_kernel *k, int j) {
     nd_dtype t = (nd_dtype)k->insts[j].dtype;
     if (k->insts[j].op == ND_IR_RAND_INTEGER) return nd_philox_int_words(t == ND_UINT64);
     int wide = t == ND_FLOAT64 || !nd_dtype_is_float(t);
     return nd_philox_words(wide, k->insts[j].op == ND_IR_RAND_NORMAL);
 }
+
+static int is_pair_draw(const nd_kernel *k, int j) {
+    return k->insts[j].op == ND_IR_RAND_INTEGER && k->insts[j].dtype == ND_UINT16;
+}
+
+/* Points one call serves (W): 4 / k, or 8 for the pair form. */
+static int draw_share(const nd_kernel *k, int j) { return is_pair_draw(k, j) ? 8 : 4 / draw_words(k, j); }
 
 static int64_t pmod(int64_t a, int64_t m) {
     int64_t r = a % m;
@@ -49,7 +62,7 @@ static rng_mode draw_mode(const nd_kernel *k, int j, int G, int gax, int64_t *r,
     const nd_ir_inst *x = &k->insts[k->insts[j].a];
     if (G <= 1 || x->op != ND_IR_INDEX) return RNG_EACH;
     const nd_ir_access *m = &k->indices[x->a];
-    int64_t W = 4 / draw_words(k, j);
+    int64_t W = draw_share(k, j);
     *s = m->strides[gax];
     int fixed = pmod(*s * G, W) == 0;
     for (int d = 0; fixed && d < k->ndim; d++)
@@ -78,7 +91,7 @@ int nd_cuda_rng_shares(const nd_kernel *k, int G, int gax) {
     if (G <= 1 || gax < 0 || gax >= k->ndim) return 0;
     for (int j = 0; j < k->n_insts; j++) {
         if (!is_draw(&k->insts[j])) continue;
-        int64_t r = 0, s = 0, W = 4 / draw_words(k, j), lo, hi;
+        int64_t r = 0, s = 0, W = draw_share(k, j), lo, hi;
         rng_mode m = draw_mode(k, j, G, gax, &r, &s);
         if (m == RNG_RUNTIME && W > 1) return 1;
         if (m == RNG_FIXED) {
@@ -140,7 +153,7 @@ int nd_cuda_rng_call_share(const nd_kernel *k) {
     int share = 1;
     for (int j = 0; j < k->n_insts; j++) {
         if (!is_draw(&k->insts[j])) continue;
-        int w = 4 / draw_words(k, j);
+        int w = draw_share(k, j);
         if (w > share) share = w;
     }
     return share;
@@ -151,7 +164,9 @@ static const char *const lane_name[4] = {"x", "y", "z", "w"};
 void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, int gax,
                              char (*idx)[32], char (*words)[4][ND_CUDA_WORD_EXPR]) {
     const nd_ir_inst *in = &k->insts[j];
-    const int kw = draw_words(k, j), W = 4 / kw, sh = W == 4 ? 2 : W == 2 ? 1 : 0;
+    /* pair: one word per two points (half a word a point), plus the parity */
+    const int pair = is_pair_draw(k, j), kw = draw_words(k, j), W = draw_share(k, j);
+    const int sh = W == 8 ? 3 : W == 4 ? 2 : W == 2 ? 1 : 0;
     char seed[48], stream[32];
     seed_args(k, j, seed, sizeof seed);
     /* Indices below 2^32 (the usual case) go through unsigned: then the
@@ -175,6 +190,11 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
                               (int)(t - lo), seed, j, t < 0 ? "-" : "+", t < 0 ? -t : t, stream);
         for (int e = 0; e < G; e++) {
             int64_t pos = r + s * e, w = pmod(pos, W), t = (pos - w) / W;
+            if (pair) {
+                snprintf(words[e][0], sizeof words[e][0], "q%d_%d.%s", j, (int)(t - lo), lane_name[w >> 1]);
+                snprintf(words[e][1], sizeof words[e][1], "%du", (int)(w & 1));
+                continue;
+            }
             for (int i = 0; i < kw; i++)
                 snprintf(words[e][i], sizeof words[e][i], "q%d_%d.%s", j, (int)(t - lo),
                          lane_name[w * kw + i]);
@@ -206,6 +226,11 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
                                   (t0 + 1) * W, j, t0 + 1, j, t0);
             else
                 nd_strbuf_printf(sb, "  const uint4 p%d_%d = q%d_%d;\n", j, e, j, t0);
+            if (pair) {
+                snprintf(words[e][0], sizeof words[e][0], "ndk_word(p%d_%d, ((r%d + %du) & 7u) >> 1)", j, e, j, e);
+                snprintf(words[e][1], sizeof words[e][1], "((r%d + %du) & 1u)", j, e);
+                continue;
+            }
             for (int i = 0; i < kw; i++)
                 snprintf(words[e][i], sizeof words[e][i], "ndk_word(p%d_%d, ((r%d + %du) & %du) * %du + %du)", j,
                          e, j, e, W - 1, kw, i);
@@ -217,6 +242,11 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
                           "  const unsigned long long y%d_%d = %s%s;\n"
                           "  const uint4 q%d_%d = %s, y%d_%d >> %d, %s);\n",
                           j, e, to_u64, idx[e], j, e, seed, j, e, sh, stream);
+        if (pair) {
+            snprintf(words[e][0], sizeof words[e][0], "ndk_word(q%d_%d, ((unsigned)y%d_%d & 7u) >> 1)", j, e, j, e);
+            snprintf(words[e][1], sizeof words[e][1], "((unsigned)y%d_%d & 1u)", j, e);
+            continue;
+        }
         for (int i = 0; i < kw; i++) {
             if (W == 1)
                 snprintf(words[e][i], sizeof words[e][i], "q%d_%d.%s", j, e, lane_name[i]);

@@ -282,13 +282,19 @@ static void test_elem(int ndim, const int64_t *shape, int64_t off, const int64_t
     }
 }
 
-/* out[row-major] = lo + integer draw in [0, range) at map(i) (uint32: one
- * word; uint64: two), every path; exact against nd_philox_integer (the
- * ranges reject about half the first draws, so the retry loop runs). */
+/* The IR's range parameter of the pair form: r | t << 32. The pair form's
+ * emulated kernels take any r <= 2^16 (r = 46341 rejects half the words, so
+ * the redraw runs), which nd_random_integers would draw one a word. */
+static uint64_t pair_param(uint64_t r) { return r | (uint64_t)nd_philox_pair_threshold(r) << 32; }
+
+/* out[row-major] = integer draw in [0, range) at map(i) (wide 0, uint32:
+ * one word; 1, uint64: two; 2, uint16: the pair form), every path; exact
+ * against nd_philox_integer_words / nd_philox_integer_pair (the ranges
+ * reject about half the first draws, so the retry loop runs). */
 static void test_int_elem(int ndim, const int64_t *shape, int64_t off, const int64_t *st, int wide,
                           uint64_t range) {
     test_no++;
-    nd_dtype t = wide ? ND_UINT64 : ND_UINT32;
+    nd_dtype t = wide == 2 ? ND_UINT16 : wide ? ND_UINT64 : ND_UINT32;
     int64_t n = 1, cst[ND_MAX_DIMS];
     for (int d = ndim - 1; d >= 0; d--) {
         cst[d] = n;
@@ -315,7 +321,7 @@ static void test_int_elem(int ndim, const int64_t *shape, int64_t off, const int
     nd_scalar_bits p[3];
     p[0].u = SEED;
     p[1].u = STREAM;
-    p[2].u = range;
+    p[2].u = wide == 2 ? pair_param(range) : range;
     for (int vec = 0; vec < 2; vec++) {
         uint64_t *out = calloc((size_t)n + 16, 8);
         void *slots[1] = {out};
@@ -328,8 +334,9 @@ static void test_int_elem(int ndim, const int64_t *shape, int64_t off, const int
         for (int64_t i = 0; i < n; i++) {
             int64_t ix[ND_MAX_DIMS];
             uint64_t x = (uint64_t)map_at(&idx, ndim, shape, i, ix);
-            uint64_t w = nd_philox_integer(wide, range, SEED, STREAM, x);
-            uint64_t g = wide ? out[i] : ((const uint32_t *)out)[i];
+            uint64_t w = wide == 2 ? nd_philox_integer_pair(range, SEED, STREAM, x)
+                                   : nd_philox_integer_words(wide, range, SEED, STREAM, x);
+            uint64_t g = wide == 2 ? ((const uint16_t *)out)[i] : wide ? out[i] : ((const uint32_t *)out)[i];
             if (g != w && bad++ < 3)
                 printf("   t%d %s vec %d elem %lld (index %lld): %llu want %llu\n", test_no, k.name, vec, (long long)i,
                        (long long)x, (unsigned long long)g, (unsigned long long)w);
@@ -435,6 +442,70 @@ static void test_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t o
     free(least);
     free(arg);
     free(cnt);
+}
+
+/* SUM (uint64) of the pair form's draws in [0, range) at map(i) over
+ * `axes`: exact against nd_philox_integer_pair. The groups of eight points
+ * a call (FIXED), runtime residues, columns and single points. */
+static void test_int_reduce(int ndim, const int64_t *shape, uint32_t axes, int64_t off, const int64_t *st,
+                            uint64_t range) {
+    test_no++;
+    int64_t n = 1, ost[ND_MAX_DIMS] = {0}, s = 1, n_out = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    for (int d = ndim - 1; d >= 0; d--)
+        if (!(axes >> d & 1)) {
+            ost[d] = s;
+            s *= shape[d];
+            n_out *= shape[d];
+        }
+    nd_kernel k;
+    nd_ir_access idx;
+    nd_ir_inst ins[3];
+    uint8_t pd[3];
+    draw_kernel(&k, ndim, shape, &idx, off, st, ins, pd, ND_UINT16, 0);
+    ins[1].op = ND_IR_RAND_INTEGER;
+    ins[1].d = 2;
+    ins[2] = (nd_ir_inst){ND_OP_CAST, ND_UINT64, 0, 1, 0, 0, 0, 0};
+    pd[2] = ND_UINT64;
+    k.n_params = 3;
+    k.n_insts = 3;
+    snprintf(k.name, sizeof k.name, "sum_integers_pair_%dd_ax%u", ndim, axes);
+    k.has_reduce = 1;
+    k.reduce.kind = ND_REDUCE_SUM;
+    k.reduce.axes = axes;
+    k.reduce.value = 2;
+    k.reduce.out_dtype = ND_UINT64;
+    k.reduce.out.slot = 0;
+    k.reduce.out.dtype = ND_UINT64;
+    memcpy(k.reduce.out.strides, ost, sizeof ost);
+    k.hash = 0x3000 + test_no;
+    nd_scalar_bits p[3];
+    p[0].u = SEED;
+    p[1].u = STREAM;
+    p[2].u = pair_param(range);
+    uint64_t *out = calloc((size_t)n_out, 8), *want = calloc((size_t)n_out, 8);
+    void *slots[1] = {out};
+    if (!emulate(&k, slots, p, 0)) {
+        CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+        free(out);
+        free(want);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ix[ND_MAX_DIMS];
+        int64_t x = map_at(&idx, ndim, shape, i, ix), o = 0;
+        for (int d = 0; d < ndim; d++) o += ost[d] * ix[d];
+        want[o] += nd_philox_integer_pair(range, SEED, STREAM, (uint64_t)x);
+    }
+    int bad = 0;
+    for (int64_t o = 0; o < n_out; o++)
+        if (out[o] != want[o] && bad++ < 3)
+            printf("   t%d %s out %lld: %llu want %llu\n", test_no, k.name, (long long)o, (unsigned long long)out[o],
+                   (unsigned long long)want[o]);
+    CHECK(bad == 0, "test %d %s off %lld: %d of %lld outputs wrong", test_no, k.name, (long long)off, bad,
+          (long long)n_out);
+    free(out);
+    free(want);
 }
 
 /* pi: count of x*x + y*y <= 1 over n points, x and y float32 uniform draws
@@ -786,6 +857,31 @@ int main(int argc, char **argv) {
         int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, tr[2] = {1, 37};
         test_int_elem(2, sh2, 0, rm, wide, range);
         test_int_elem(2, sh2, 0, tr, wide, range);
+    }
+    /* the pair form: half the words rejected (46341), none (2^16), a few (2001) */
+    {
+        int64_t sh1[1] = {1003}, s1[1] = {1}, sr[1] = {-1}, s3[1] = {3}, s2[1] = {2};
+        int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, tr[2] = {1, 37}, sh2c[2] = {9, 64}, rmc[2] = {64, 1};
+        test_int_elem(1, sh1, 0, s1, 2, 46341);
+        test_int_elem(1, sh1, 1, s1, 2, 46341);
+        test_int_elem(1, sh1, 1002, sr, 2, 46341);
+        test_int_elem(1, sh1, 2, s3, 2, 46341);
+        test_int_elem(1, sh1, 1, s2, 2, 46341);
+        test_int_elem(1, sh1, 0, s1, 2, 65536);
+        test_int_elem(1, sh1, 5, s1, 2, 2001);
+        test_int_elem(2, sh2, 0, rm, 2, 46341);
+        test_int_elem(2, sh2, 0, tr, 2, 46341);
+        test_int_elem(2, sh2c, 3, rmc, 2, 46341);
+        int64_t n1[1] = {100003}, sh3[2] = {300, 64}, rm3[2] = {64, 1}, tr3[2] = {1, 300};
+        test_int_reduce(1, n1, 1, 0, s1, 46341);
+        test_int_reduce(1, n1, 1, 3, s1, 2001);
+        test_int_reduce(1, n1, 1, 100002, sr, 46341);
+        test_int_reduce(2, sh2, 2, 0, rm, 46341); /* ROWS, runtime residue */
+        test_int_reduce(2, sh2, 1, 0, rm, 46341); /* COLS over rows */
+        test_int_reduce(2, sh3, 1, 0, rm3, 46341); /* COLS, kept group */
+        test_int_reduce(2, sh3, 2, 0, rm3, 46341); /* ROWS fixed */
+        test_int_reduce(2, sh3, 1, 0, tr3, 46341); /* COLS along reduced */
+        test_int_reduce(1, n1, 1, 0, s1, 65536);
     }
     /* reductions */
     for (int d = 2; d < 4; d++)
