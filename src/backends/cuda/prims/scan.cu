@@ -26,6 +26,16 @@
 //   earlier tile totals, and the first tile also folds the whole window into
 //   the next carry. Two reads (one mostly from L2) and one write, no waits,
 //   one launch per window.
+// - the aggregate tree (NDP_SCAN_AGG*, common/scan_plan.h): one pass where
+//   a tile publishes only its own total, at once, and the last tile of
+//   each range of 32^(j+1) tiles the range's total as soon as its own fold
+//   of level j is known; a tile's prefix is four fixed-order warp folds of
+//   published totals (one warp a level, waiting at once). Entries are the
+//   value's bits and a ready mark in 64-bit words polled relaxed (no
+//   flag-then-value round trips, no acquire loads flushing L1 under the
+//   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
+//   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
+//   256 threads.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
