@@ -30,9 +30,9 @@ fail=0
 echo "=== 1. bench_gpu_speed (plugin kernels, device time)" | tee -a "$L"
 # Sorts and scans in two processes: a hang or fault in one keeps the other's figures.
 # The scan variants timed (every one takes ~10 s of checks): SCAN_VARIANTS.
-SCAN_VARIANTS=${SCAN_VARIANTS:-default,one_pass,one_pass_packed,agg,agg_spin,agg_4k,agg_256}
+SCAN_VARIANTS=${SCAN_VARIANTS:-default,one_pass,one_pass_packed,agg,agg_spin,agg_4k,agg_256,agg_no_ticket}
 for what in sort scan; do
-  timeout 150 .gpu/bench/bench_gpu_speed 10 28 $what $SCAN_VARIANTS 2>&1 | tee -a "$L"
+  timeout 200 .gpu/bench/bench_gpu_speed 10 28 $what $SCAN_VARIANTS 2>&1 | tee -a "$L"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { echo "bench_gpu_speed $what: exit $rc" | tee -a "$L"; fail=1; }
 done

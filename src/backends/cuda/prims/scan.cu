@@ -35,7 +35,7 @@
 //   flag-then-value round trips, no acquire loads flushing L1 under the
 //   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
 //   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
-//   256 threads.
+//   256 threads, tiles in blockIdx order instead of a counter's.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -357,7 +357,11 @@ __device__ __forceinline__ void pair_sync(int id) {
     else asm volatile("bar.sync 2, 64;" ::: "memory");
 }
 
-template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS>
+// TICKET: tiles in the order of a counter (every tile a tile waits for has
+// started, whatever order the hardware starts blocks in); else in
+// blockIdx order, as CUB's scans do (relying on the hardware starting a
+// grid's blocks in that order), which saves the atomic's round trip.
+template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
 __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, int64_t n, int64_t tiles_per_row,
                                                            ScanOp<T> op, AggState st) {
     static_assert(BT >= 32 * ND_SCAN_LEVELS, "a warp for every level");
@@ -375,9 +379,12 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     __shared__ unsigned long long tile_s;
     __shared__ Part<T> level_s[ND_SCAN_LEVELS]; // each level's fold
     __shared__ T chain_s[ND_SCAN_LEVELS];       // entry j this tile published, for warp j
-    if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
-    __syncthreads();
-    const unsigned long long tile = tile_s;
+    unsigned long long tile = blockIdx.x;
+    if constexpr (TICKET) {
+        if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
+        __syncthreads();
+        tile = tile_s;
+    }
     const int64_t row = (int64_t)(tile / tiles_per_row), t = (int64_t)(tile % tiles_per_row);
     const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
 
@@ -597,7 +604,7 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
 }
 
 // The aggregate tree (scan_agg): tiles of BT x ITEMS.
-template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS>
+template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
 cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
                             cudaStream_t s) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -621,7 +628,7 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     if (e != cudaSuccess) return e;
     st.counter = reinterpret_cast<unsigned long long *>(w);
     for (int j = 0; j < ND_SCAN_LEVELS; j++) st.level[j] = reinterpret_cast<unsigned long long *>(w + at[j]);
-    scan_agg<T, BT, ITEMS, MIN_BLOCKS, SLEEP_NS><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    scan_agg<T, BT, ITEMS, MIN_BLOCKS, SLEEP_NS, TICKET><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
 
@@ -691,6 +698,8 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_AGG_SPIN: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 0>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_AGG_4K: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 32 : 16), 6, 128>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_NO_TICKET:
+        return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
