@@ -2,14 +2,18 @@
 // called through libnd_cuda_prims.so as libnd calls them) against their
 // floors on one device in one run, each checked on the host first.
 //
-//   scan   cumsum of 2^28 float32 for every ndp_scan_variant; floor: a
-//          device-to-device copy of the same bytes (read + write); target
-//          <= 1.15x. CUB's DeviceScan::InclusiveSum alongside (not
-//          deterministic: the bits of 4 runs are compared and reported).
-//          Checks: a float32 input of 0s and 1s whose sums are exact (bit
-//          for bit against the host), float64 small integers (exact), all
-//          -0.0 (stays -0.0), uniform [0, 1) within 1e-5 of a float64 host
-//          sum; 3 more runs with the same bits. Rows: 4096 x 65536.
+//   scan   cumsum of 2^28 float32 for every ndp_scan_variant (or those
+//          named); floor: a device-to-device copy of the same bytes (read +
+//          write); target <= 1.15x. CUB's DeviceScan::InclusiveSum
+//          alongside (not deterministic: the bits of 4 runs are compared and
+//          reported). Checks: a float32 input of 0s and 1s whose sums are
+//          exact (bit for bit against the host), uniform [0, 1) within
+//          1e-5 of a float64 host sum and 2 more runs with the same bits;
+//          edge cases bit for bit (float64 small integers too; lengths 1,
+//          31, around the tiles and the tree's levels, 2^20 + 7, several
+//          rows, empty; -0.0, NaN propagation, nancumsum, +-1 products,
+//          int64 wrapping sums and products). Each variant also on 4096
+//          rows of 2^28 / 4096, checked and timed.
 //   sort   2^28 float32 values: ndp_sort (NDP_SORT_RAW) against
 //          DeviceRadixSort::SortKeys(in, out) alone (int and int64 counts);
 //          target <= 1.05x. NDP_SORT_BY_INDICES (argsort + gather) too.
@@ -28,7 +32,8 @@
 // the last lines are the targets and a JSON summary. Exit status 1 if a
 // check failed.
 //
-//   bench_gpu_speed [RUNS] [LOG2_N] [all|scan|sort]      (defaults 10, 28, all)
+//   bench_gpu_speed [RUNS] [LOG2_N] [all|scan|sort] [VARIANTS]   (defaults 10, 28, all, every scan)
+//   VARIANTS: scan variant names, comma-separated (common/scan_plan.h).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -42,6 +47,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <thrust/iterator/counting_iterator.h>
@@ -94,7 +100,7 @@ __device__ __forceinline__ uint64_t mix(uint64_t x) {
     return x;
 }
 
-enum Fill { UNIFORM, ZERO_ONE, SMALL_INTS, NEG_ZEROS, SPECIALS };
+enum Fill { UNIFORM, ZERO_ONE, SMALL_INTS, NEG_ZEROS, SPECIALS, SIGNS, RAW };
 
 // The special values of a float format: zeros, NaNs of both signs and
 // payloads, infinities, subnormals.
@@ -127,6 +133,7 @@ template <typename U> __global__ void k_fill(U *x, int64_t n, Fill how, uint64_t
             if (how == SMALL_INTS) f = (float)(h % 1000);
             if (how == NEG_ZEROS) f = -0.0f;
             if (how == SPECIALS) f = f * 4.0f - 2.0f;
+            if (how == SIGNS) f = (h & 64) ? -1.0f : 1.0f;
             memcpy(&v, &f, 4);
         } else {
             double f = (double)(h >> 11) * (1.0 / 9007199254740992.0);
@@ -134,8 +141,10 @@ template <typename U> __global__ void k_fill(U *x, int64_t n, Fill how, uint64_t
             if (how == SMALL_INTS) f = (double)(h % 1000);
             if (how == NEG_ZEROS) f = -0.0;
             if (how == SPECIALS) f = f * 4.0 - 2.0;
+            if (how == SIGNS) f = (h & 64) ? -1.0 : 1.0;
             memcpy(&v, &f, 8);
         }
+        if (how == RAW) v = (U)h;
         if (how == SPECIALS && (h >> 20) % 16 == 0) v = special<U>(h >> 24);
         x[i] = v;
     }
@@ -180,7 +189,7 @@ static float median_ms(const std::function<void()> &f) {
 static void *ws_ptr = nullptr;
 static size_t ws_size = 0;
 static void *workspace(size_t bytes) {
-    if (bytes > ws_size) {
+    if (bytes > ws_size || !ws_ptr) { // never NULL: a NULL tmp asks for the size only
         CK(cudaStreamSynchronize(S));
         if (ws_ptr) CK(cudaFree(ws_ptr));
         ws_size = bytes;
@@ -191,13 +200,14 @@ static void *workspace(size_t bytes) {
 
 // ------------------------------------------------------------------- scans
 
-static const char *scan_names[] = {"default", "one_pass", "one_pass_512", "windows_8M", "windows_16M", "one_pass_8", "one_pass_packed"};
+static const char *const scan_names[NDP_SCAN_N_VARIANTS] = ND_SCAN_VARIANT_NAMES;
 
-static void run_scan(int variant, int dtype, const void *in, void *out, int64_t rows, int64_t n) {
+static void run_scan(int variant, int dtype, const void *in, void *out, int64_t rows, int64_t n,
+                     int op = ND_SCAN_SUM) {
     size_t bytes = 0;
-    PK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, nullptr, nullptr, rows, n, nullptr, &bytes, S));
+    PK(ndp_scan_variant(variant, dtype, op, nullptr, nullptr, rows, n, nullptr, &bytes, S));
     void *w = workspace(bytes);
-    PK(ndp_scan_variant(variant, dtype, ND_SCAN_SUM, in, out, rows, n, w, &bytes, S));
+    PK(ndp_scan_variant(variant, dtype, op, in, out, rows, n, w, &bytes, S));
 }
 
 // Checks one variant of the scan of rows x n of dtype: returns "ok" or why not.
@@ -231,9 +241,9 @@ static std::string check_scan(int variant, T *in, T *out, int64_t rows, int64_t 
             }
         }
     }
-    // Run to run: 3 more runs, the same bits (exact sums are the same bits
+    // Run to run: 2 more runs, the same bits (exact sums are the same bits
     // in any order: only the rounded ones tell).
-    for (int k = 0; k < (exact ? 0 : 3); k++) {
+    for (int k = 0; k < (exact ? 0 : 2); k++) {
         CK(cudaMemsetAsync(out, 0xff, (size_t)(rows * n) * sizeof(T), S));
         run_scan(variant, dtype, in, out, rows, n);
         std::vector<T> z = to_host<T>(out, rows * n);
@@ -242,7 +252,94 @@ static std::string check_scan(int variant, T *in, T *out, int64_t rows, int64_t 
     return "ok";
 }
 
-static void scans(int64_t N, double floor_ms) {
+// Checks a variant against the host's in-order scan, bit for bit (a NaN
+// matches any NaN), on inputs whose every association gives the same bits:
+// 0/1 and small integers, +-1 products, -0.0, wrapping int64; nan_at >= 0
+// makes that element of every row a NaN (it and everything after it are NaN,
+// or, for the nan scans, it counts as 0 / 1). The 64 elements after the
+// result must keep their poison. T: float, double, uint64_t (int64).
+template <typename T>
+static std::string check_exact(int variant, int op, void *in, void *out, int64_t rows, int64_t n, Fill how,
+                               int64_t nan_at) {
+    using U = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
+    const bool is_int = std::is_integral<T>::value;
+    const int dtype = is_int ? ND_INT64 : sizeof(T) == 4 ? ND_FLOAT32 : ND_FLOAT64;
+    const int64_t total = rows * n, slack = 64;
+    if (total > 0) fill((U *)in, total, how, 91 + (uint64_t)n);
+    std::vector<T> x = to_host<T>(in, total);
+    if constexpr (!std::is_integral<T>::value) {
+        if (nan_at >= 0 && total > 0) {
+            for (int64_t r = 0; r < rows; r++) x[r * n + nan_at] = (T)NAN;
+            CK(cudaMemcpy(in, x.data(), (size_t)total * sizeof(T), cudaMemcpyHostToDevice));
+        }
+    }
+    CK(cudaMemsetAsync(out, 0xa5, (size_t)(total + slack) * sizeof(T), S));
+    run_scan(variant, dtype, in, out, rows, n, op);
+    std::vector<T> y = to_host<T>(out, total + slack);
+    const bool prod = op == ND_SCAN_PROD || op == ND_SCAN_NANPROD, skip = op == ND_SCAN_NANSUM || op == ND_SCAN_NANPROD;
+    for (int64_t r = 0; r < rows; r++) {
+        T acc = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t k = r * n + i;
+            T v = x[k];
+            if (skip && v != v) v = prod ? T(1) : T(0);
+            acc = i == 0 ? v : prod ? T(acc * v) : T(acc + v);
+            const bool same = memcmp(&acc, &y[k], sizeof(T)) == 0 || (acc != acc && y[k] != y[k]);
+            if (!same) {
+                char b[200];
+                snprintf(b, sizeof b, "FAIL (%lld x %lld, op %d, fill %d: row %lld element %lld: %.17g, want %.17g)",
+                         (long long)rows, (long long)n, op, (int)how, (long long)r, (long long)i, (double)y[k],
+                         (double)acc);
+                return b;
+            }
+        }
+    }
+    std::vector<unsigned char> poison(slack * sizeof(T), 0xa5);
+    if (memcmp(y.data() + total, poison.data(), poison.size()) != 0) {
+        char b[120];
+        snprintf(b, sizeof b, "FAIL (%lld x %lld: wrote past the end)", (long long)rows, (long long)n);
+        return b;
+    }
+    return "ok";
+}
+
+// A variant's edge cases: lengths around the tile sizes (3072, 4096) and
+// the tree's levels (32 and 1024 tiles), 1, 31, 2^20 + 7, 2^22 + 7;
+// several rows; empty; float32 0/1 sums, -0.0, NaN propagation, nancumsum,
+// +-1 products; float64 small integers; int64 wrapping sums and products.
+// Cases larger than the buffers (bytes each) are left out.
+static std::string edge_checks(int v, void *in, void *out, size_t bytes) {
+    static const int64_t lens[] = {1, 31, 2047, 3071, 3072, 3073, 4095, 4096, 4097, 32 * 3072 + 1, 32 * 4096 + 5,
+                                   (1 << 20) + 7, (1 << 22) + 7};
+    std::string c = "ok";
+    auto fits = [&](int64_t rows, int64_t n) { return (size_t)(rows * n + 64) * 8 <= bytes; };
+    for (int64_t n : lens) {
+        if (!fits(1, n)) continue;
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, 1, n, ZERO_ONE, -1);
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, 1, n, NEG_ZEROS, -1);
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, 1, n, ZERO_ONE, n / 2);
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_NANSUM, in, out, 1, n, ZERO_ONE, n / 2);
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_PROD, in, out, 1, n, SIGNS, -1);
+        if (c == "ok") c = check_exact<double>(v, ND_SCAN_SUM, in, out, 1, n, SMALL_INTS, -1);
+        if (c == "ok") c = check_exact<double>(v, ND_SCAN_NANPROD, in, out, 1, n, SIGNS, n / 3);
+        if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_SUM, in, out, 1, n, RAW, -1);
+        if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_PROD, in, out, 1, n, RAW, -1);
+    }
+    const int64_t shapes[][2] = {{3, (1 << 20) + 7}, {5, 3073}, {1000, 3000}, {7, 32 * 3072 + 1}, {0, 5}, {3, 0}};
+    for (auto &sh : shapes) {
+        if (!fits(sh[0], sh[1])) continue;
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, sh[0], sh[1], ZERO_ONE, -1);
+        if (c == "ok") c = check_exact<double>(v, ND_SCAN_SUM, in, out, sh[0], sh[1], SMALL_INTS, -1);
+        if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_SUM, in, out, sh[0], sh[1], RAW, -1);
+    }
+    return c;
+}
+
+// Every variant in `pick` (about 7 s each, mostly host checks): its edge
+// cases, then 2^28 float32 0/1 (exact) and uniform (within 1e-5 of
+// float64, and 2 reruns the same bits), timed; then 4096 rows of uniform,
+// checked the same way and timed. CUB's DeviceScan alongside.
+static void scans(int64_t N, double floor_ms, const std::vector<int> &pick) {
     float *in, *out;
     CK(cudaMalloc(&in, (size_t)N * 8));
     CK(cudaMalloc(&out, (size_t)N * 8));
@@ -250,18 +347,18 @@ static void scans(int64_t N, double floor_ms) {
            (int)std::log2((double)N), N * 4 / 1048576.0, floor_ms);
     double best = 1e30, default_ms = 0;
     const char *best_name = "none";
-    for (int v = NDP_SCAN_ONE_PASS; v <= NDP_SCAN_ONE_PASS_PACKED; v++) {
-        std::string c = check_scan<float>(v, in, out, 1, N, ZERO_ONE);
+    const int64_t rows = 4096, rn = N / rows;
+    for (int v : pick) {
+        std::string c = edge_checks(v, in, out, (size_t)N * 8);
+        if (c == "ok") c = check_scan<float>(v, in, out, 1, N, ZERO_ONE);
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, UNIFORM);
-        if (c == "ok") c = check_scan<float>(v, in, out, 1, N, NEG_ZEROS);
-        if (c == "ok") c = check_scan<double>(v, (double *)in, (double *)out, 1, N / 2, SMALL_INTS);
         fill((uint32_t *)in, N, UNIFORM, 5);
         const float ms = median_ms([&] { run_scan(v, ND_FLOAT32, in, out, 1, N); });
-        printf("  %-14s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s\n", scan_names[v], ms, 8e-6 * N / ms, ms / floor_ms,
+        printf("  %-16s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s\n", scan_names[v], ms, 8e-6 * N / ms, ms / floor_ms,
                c.c_str());
         failures += c != "ok";
         record((std::string("scan_") + scan_names[v] + "_ms").c_str(), ms);
-        if (v == NDP_SCAN_ONE_PASS) {
+        if (v == NDP_SCAN_DEFAULT) {
             record("scan_default_over_floor", ms / floor_ms);
             default_ms = ms;
         }
@@ -269,9 +366,20 @@ static void scans(int64_t N, double floor_ms) {
             best = ms;
             best_name = scan_names[v];
         }
+        // Rows along the last axis (tiles never span rows).
+        if (rn > 0) {
+            std::string cr = check_scan<float>(v, in, out, rows, rn, UNIFORM);
+            fill((uint32_t *)in, N, UNIFORM, 6);
+            const float rms = median_ms([&] { run_scan(v, ND_FLOAT32, in, out, rows, rn); });
+            printf("  %-16s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s   (%lld rows of %lld)\n",
+                   (std::string(scan_names[v]) + "_rows").c_str(), rms, 8e-6 * N / rms, rms / floor_ms, cr.c_str(),
+                   (long long)rows, (long long)rn);
+            failures += cr != "ok";
+            record((std::string("scan_rows_") + scan_names[v] + "_ms").c_str(), rms);
+        }
     }
     char line[200];
-    snprintf(line, sizeof line, "cumsum f32 <= 1.15x floor: default (one_pass) %.2fx, best %s %.2fx  %s",
+    snprintf(line, sizeof line, "cumsum f32 <= 1.15x floor: default %.2fx, best %s %.2fx  %s",
              default_ms / floor_ms, best_name, best / floor_ms, best / floor_ms <= 1.15 ? "MET" : "NOT MET");
     targets.push_back(line);
     // CUB's scan: the time, and whether its bits change from run to run.
@@ -287,21 +395,9 @@ static void scans(int64_t N, double floor_ms) {
             CK(cub::DeviceScan::InclusiveSum(w, bytes, in, out, (int)N, S));
             differ += memcmp(to_host<float>(out, N).data(), first.data(), (size_t)N * 4) != 0;
         }
-        printf("  %-14s %9.3f ms  %6.1f GB/s  %5.2fx floor   (CUB; %d of 4 reruns gave other bits)\n",
+        printf("  %-16s %9.3f ms  %6.1f GB/s  %5.2fx floor   (CUB; %d of 4 reruns gave other bits)\n",
                "cub_inclusive", ms, 8e-6 * N / ms, ms / floor_ms, differ);
         record("scan_cub_ms", ms);
-    }
-    // Rows along the last axis (the one-pass kernel, tiles never span rows).
-    {
-        const int64_t rows = 4096, n = N / rows;
-        std::string c = check_scan<float>(NDP_SCAN_DEFAULT, in, out, rows, n, ZERO_ONE);
-        if (c == "ok") c = check_scan<float>(NDP_SCAN_DEFAULT, in, out, rows, n, UNIFORM);
-        fill((uint32_t *)in, N, UNIFORM, 6);
-        const float ms = median_ms([&] { run_scan(NDP_SCAN_DEFAULT, ND_FLOAT32, in, out, rows, n); });
-        printf("  %-14s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s   (%lld rows of %lld)\n", "rows_default", ms,
-               8e-6 * N / ms, ms / floor_ms, c.c_str(), (long long)rows, (long long)n);
-        failures += c != "ok";
-        record("scan_rows_ms", ms);
     }
     CK(cudaFree(in));
     CK(cudaFree(out));
@@ -563,6 +659,23 @@ int main(int argc, char **argv) {
     if (argc > 1) RUNS = std::max(3, atoi(argv[1]));
     const int lg = argc > 2 ? atoi(argv[2]) : 28;
     const std::string what = argc > 3 ? argv[3] : "all";
+    // The scan variants to run: argv[4], comma-separated names (default
+    // every one; "default" is whatever ndp_scan runs, ND_SCAN_VARIANT too).
+    std::vector<int> pick;
+    {
+        const std::string list = argc > 4 ? argv[4] : "";
+        for (int v = 0; v < NDP_SCAN_N_VARIANTS; v++) {
+            const std::string name = scan_names[v];
+            if (list.empty() ? v > 0 : ("," + list + ",").find("," + name + ",") != std::string::npos)
+                pick.push_back(v);
+        }
+        if (pick.empty()) {
+            fprintf(stderr, "gpu_speed: no scan variant named in '%s'; the names:", list.c_str());
+            for (int v = 0; v < NDP_SCAN_N_VARIANTS; v++) fprintf(stderr, " %s", scan_names[v]);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+    }
     const int64_t N = (int64_t)1 << lg;
     int dev_count = 0;
     if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
@@ -592,7 +705,7 @@ int main(int argc, char **argv) {
                8e-6 * N / copy_ms);
         record("copy_ms", copy_ms);
     }
-    if (what != "sort") scans(N, copy_ms);
+    if (what != "sort") scans(N, copy_ms, pick);
     if (what != "scan") sorts(N);
     printf("\ntargets:\n");
     for (auto &t : targets) printf("  %s\n", t.c_str());

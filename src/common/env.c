@@ -37,6 +37,7 @@ int nd_env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t
 }
 
 const char *const nd_env_cpu_jit_modes[3] = {"0", "1", "sync"};
+const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS] = ND_SCAN_VARIANT_NAMES;
 
 int nd_env_choice(const char *name, const char *const *choices, int n, int *index, int *set) {
     const char *s = getenv(name);
@@ -65,7 +66,7 @@ int nd_env_check(void) {
     if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) || nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set) ||
         nd_env_int64(ND_ENV_CPU_JIT_MIN, &v, &set) || nd_env_int64(ND_ENV_PINNED_CACHE, &v, &set) ||
         nd_env_int64(ND_ENV_CUDA_GENERIC, &v, &set) ||
-        nd_env_choice(ND_ENV_CPU_JIT, &index, &set))
+        nd_env_choice(ND_ENV_CPU_JIT, &index, &set) || nd_env_choice(ND_ENV_SCAN_VARIANT, &index, &set))
         return -1;
     return 0;
 }

@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "common/scan_plan.h"
+
 /* Reads integer variable `name` in lo..hi (with `suffixes`, a k/m/g suffix
  * multiplies by 2^10/2^20/2^30). Unset or empty: returns 0 with *set = 0.
  * Valid: *out, *set = 1, returns 0. Otherwise ND_ERR_ARG naming the
@@ -36,6 +38,10 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 /* ND_CUDA_GENERIC=0: CUDA kernels keep literal extents (the code generator
  * reads it, backends/cuda/codegen.c, nd_cuda_shape_class). */
 #define ND_ENV_CUDA_GENERIC "ND_CUDA_GENERIC", 0, 1, 0
+/* ND_SCAN_VARIANT: a kernel name of common/scan_plan.h's ND_SCAN_VARIANTS
+ * (the CUDA plugin reads it, backends/cuda/prims/scan.cu, default_scan). */
+extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
+#define ND_ENV_SCAN_VARIANT "ND_SCAN_VARIANT", nd_env_scan_variants, NDP_SCAN_N_VARIANTS
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
 extern const char *const nd_env_cpu_jit_modes[3];
 #define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3

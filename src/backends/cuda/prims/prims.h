@@ -25,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include "nd.h" /* nd_kernel_arg */
+#include "common/scan_plan.h"
 
 #define NDP_ABI 2
 
@@ -70,21 +71,14 @@ NDP_API int ndp_scan(int dtype, int op, const void *in, void *out, int64_t rows,
 /* The kernels behind ndp_scan and ndp_sort, named for bench/gpu_speed.cu,
  * which times them against each other and their floors (libnd calls only
  * ndp_scan and ndp_sort, so these are outside ND_PRIMS_FNS and NDP_ABI).
- * Scans: NDP_SCAN_DEFAULT is what ndp_scan runs (NDP_SCAN_ONE_PASS); the
- * windowed ones take one row (others run NDP_SCAN_ONE_PASS). Sorts of
+ * Scans: common/scan_plan.h's table ND_SCAN_VARIANTS (NDP_SCAN_*);
+ * NDP_SCAN_DEFAULT is what ndp_scan runs (ND_SCAN_VARIANT's row if set,
+ * else scan.cu's kDefaultScan); the windowed ones take one row (others run
+ * NDP_SCAN_ONE_PASS). Sorts of
  * float values: NDP_SORT_DEFAULT is what ndp_sort runs (NDP_SORT_RAW:
  * CUB on the float keys as they are, then the NaN fixup);
  * NDP_SORT_BY_INDICES sorts the rows' argsort and gathers (ndp_sort's way
  * for short rows). */
-enum {
-    NDP_SCAN_DEFAULT,
-    NDP_SCAN_ONE_PASS,     /* one pass, tiles of 256 threads */
-    NDP_SCAN_ONE_PASS_512, /* one pass, tiles of 512 threads */
-    NDP_SCAN_WINDOWS_8M,   /* reduce-then-scan in windows of 8 MiB */
-    NDP_SCAN_WINDOWS_16M,  /* the same, 16 MiB */
-    NDP_SCAN_ONE_PASS_8,   /* NDP_SCAN_ONE_PASS with registers for 8 blocks an SM */
-    NDP_SCAN_ONE_PASS_PACKED /* float32: each published total and its flag in one word */
-};
 enum { NDP_SORT_DEFAULT, NDP_SORT_RAW, NDP_SORT_BY_INDICES };
 NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, void *out, int64_t rows, int64_t n,
                              void *tmp, size_t *tmp_bytes, cudaStream_t stream);

@@ -26,6 +26,16 @@
 //   earlier tile totals, and the first tile also folds the whole window into
 //   the next carry. Two reads (one mostly from L2) and one write, no waits,
 //   one launch per window.
+// - the aggregate tree (NDP_SCAN_AGG*, common/scan_plan.h): one pass where
+//   a tile publishes only its own total, at once, and the last tile of
+//   each range of 32^(j+1) tiles the range's total as soon as its own fold
+//   of level j is known; a tile's prefix is four fixed-order warp folds of
+//   published totals (one warp a level, waiting at once). Entries are the
+//   value's bits and a ready mark in 64-bit words polled relaxed (no
+//   flag-then-value round trips, no acquire loads flushing L1 under the
+//   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
+//   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
+//   256 threads, tiles in blockIdx order instead of a counter's.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -39,6 +49,8 @@
 #include <cub/block/block_store.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <type_traits>
+#include <stdlib.h>
 #include <string.h>
 
 #include "prims.h"
@@ -143,13 +155,9 @@ template <typename T, bool PACKED> __device__ __forceinline__ T wait_read(Level<
     }
 }
 
-// The fixed-order combination of entries [first, first + count) of a level,
-// waiting for each: lane l joins entries l, l + 32, ... in turn, then the
-// lanes join by a fixed tree. The result is in lane 0.
-template <typename T, bool PACKED>
-__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T, PACKED> lv, int64_t first, int64_t count, int lane) {
-    Part<T> p{T(0), 0};
-    for (int64_t k = lane; k < count; k += 32) p = op.join(p, Part<T>{wait_read(lv, first + k), 1});
+// The lanes' parts joined by a fixed tree (lane l with lane l + off, off =
+// 1, 2, 4, ...); the result in lane 0.
+template <typename T> __device__ __forceinline__ Part<T> warp_tree(const ScanOp<T> &op, Part<T> p, int lane) {
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         Part<T> q;
@@ -158,6 +166,16 @@ __device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T, PACKED> lv, int64_
         if ((lane & (2 * off - 1)) == 0) p = op.join(p, q);
     }
     return p;
+}
+
+// The fixed-order combination of entries [first, first + count) of a level,
+// waiting for each: lane l joins entries l, l + 32, ... in turn, then the
+// lanes join by a fixed tree. The result is in lane 0.
+template <typename T, bool PACKED>
+__device__ Part<T> warp_combine(const ScanOp<T> &op, Level<T, PACKED> lv, int64_t first, int64_t count, int lane) {
+    Part<T> p{T(0), 0};
+    for (int64_t k = lane; k < count; k += 32) p = op.join(p, Part<T>{wait_read(lv, first + k), 1});
+    return warp_tree(op, p, lane);
 }
 
 template <typename T, bool PACKED> __device__ __forceinline__ void publish(Level<T, PACKED> lv, int64_t at, T v) {
@@ -246,6 +264,174 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out
     }
     __syncthreads();
     const Part<T> prefix = op.join(op.join(level_s[0], level_s[1]), level_s[2]);
+    if (prefix.ok) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
+    }
+    if (valid == TILE) Store(tmp.store).Store(out + base, items);
+    else Store(tmp.store).Store(out + base, items, (int)valid);
+}
+
+// ----------------------------------------------------------- aggregate tree
+// NDP_SCAN_AGG*: common/scan_plan.h's combine order. Each published entry
+// is one 64-bit word per 4 bytes of the value: the 4 bytes below a ready
+// mark (1 << 32), stored and polled relaxed at GPU scope. A reader waits
+// for whole words, so no fence orders a flag against its value, and no
+// acquire load invalidates the SM's L1 while other tiles stream through it
+// (the one pass's flag-then-value reads cost an L2 round trip each).
+struct AggState {
+    unsigned long long *counter;
+    unsigned long long *level[ND_SCAN_LEVELS]; // row r's entry e of level j: level[j] + (r * size[j] + e) * words
+    int64_t size[ND_SCAN_LEVELS];
+};
+
+// Level j's entries and their number a row (j chosen by unrolled selects:
+// indexing the kernel's parameter with a register copies it to the stack).
+__device__ __forceinline__ void agg_level(const AggState &st, int j, unsigned long long **lv, int64_t *size) {
+    *lv = st.level[0];
+    *size = st.size[0];
+#pragma unroll
+    for (int k = 1; k < ND_SCAN_LEVELS; k++)
+        if (j == k) {
+            *lv = st.level[k];
+            *size = st.size[k];
+        }
+}
+
+template <typename T> __host__ __device__ constexpr int agg_words() {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte values");
+    return (int)sizeof(T) / 4;
+}
+
+// A value's bits and back, in registers (4-byte values in the low half).
+__device__ __forceinline__ unsigned long long bits_of(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned long long bits_of(double v) { return (unsigned long long)__double_as_longlong(v); }
+__device__ __forceinline__ unsigned long long bits_of(unsigned long long v) { return v; }
+template <typename T> __device__ __forceinline__ T from_bits(unsigned long long b) {
+    if constexpr (sizeof(T) == 4) return __uint_as_float((unsigned)b);
+    else if constexpr (std::is_same<T, double>::value) return __longlong_as_double((long long)b);
+    else return b;
+}
+
+template <typename T> __device__ __forceinline__ void agg_publish(unsigned long long *p, T v) {
+    const unsigned long long b = bits_of(v);
+    store_word(p, 1ull << 32 | (b & 0xffffffffull));
+    if constexpr (agg_words<T>() == 2) store_word(p + 1, 1ull << 32 | b >> 32);
+}
+
+// The entry at p once published; SLEEP_NS > 0 backs off between polls of
+// one not yet there (the first poll is at once: most entries a tile reads
+// were published while it read its own input).
+template <typename T, int SLEEP_NS> __device__ __forceinline__ T agg_wait(const unsigned long long *p) {
+    unsigned long long lo = load_word(p), hi = agg_words<T>() == 2 ? load_word(p + 1) : 1ull << 32;
+    while ((lo >> 32) == 0 || (hi >> 32) == 0) {
+        if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+        if ((lo >> 32) == 0) lo = load_word(p);
+        if (agg_words<T>() == 2 && (hi >> 32) == 0) hi = load_word(p + 1);
+    }
+    return from_bits<T>((lo & 0xffffffffull) | (hi & 0xffffffffull) << 32);
+}
+
+// The fold of entries [first, first + count) of a row's level (lv), in
+// scan_plan.h's order: lane l joins entries l, l + 32, ... in turn, then
+// warp_tree. The result in lane 0.
+template <typename T, int SLEEP_NS>
+__device__ __forceinline__ Part<T> agg_fold(const ScanOp<T> &op, const unsigned long long *lv, int64_t first,
+                                            int64_t count, int lane) {
+    Part<T> p{T(0), 0};
+    for (int64_t k = lane; k < count; k += 32)
+        p = op.join(p, Part<T>{agg_wait<T, SLEEP_NS>(lv + (first + k) * agg_words<T>()), 1});
+    return warp_tree(op, p, lane);
+}
+
+// Named barriers between two warps (ids 1 and 2; CUB's block algorithms
+// use barrier 0 only): warp j - 1 hands the level-j entry it published to
+// warp j, which publishes level j + 1 from it.
+// (Immediate ids: a barrier id in a register makes ptxas reserve all 16.)
+__device__ __forceinline__ void pair_arrive(int id) {
+    if (id == 1) asm volatile("bar.arrive 1, 64;" ::: "memory");
+    else asm volatile("bar.arrive 2, 64;" ::: "memory");
+}
+__device__ __forceinline__ void pair_sync(int id) {
+    if (id == 1) asm volatile("bar.sync 1, 64;" ::: "memory");
+    else asm volatile("bar.sync 2, 64;" ::: "memory");
+}
+
+// TICKET: tiles in the order of a counter (every tile a tile waits for has
+// started, whatever order the hardware starts blocks in); else in
+// blockIdx order, as CUB's scans do (relying on the hardware starting a
+// grid's blocks in that order), which saves the atomic's round trip.
+template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+                                                           ScanOp<T> op, AggState st) {
+    static_assert(BT >= 32 * ND_SCAN_LEVELS, "a warp for every level");
+    static_assert(ND_SCAN_LEVELS == 4, "pair_sync's barrier ids 1 and 2 link levels 0 -> 1 -> 2");
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    constexpr int W = agg_words<T>();
+    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+    using Scan = cub::BlockScan<T, BT>;
+    __shared__ union {
+        typename Load::TempStorage load;
+        typename Store::TempStorage store;
+        typename Scan::TempStorage scan;
+    } tmp;
+    __shared__ unsigned long long tile_s;
+    __shared__ Part<T> level_s[ND_SCAN_LEVELS]; // each level's fold
+    __shared__ T chain_s[ND_SCAN_LEVELS];       // entry j this tile published, for warp j
+    unsigned long long tile = blockIdx.x;
+    if constexpr (TICKET) {
+        if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
+        __syncthreads();
+        tile = tile_s;
+    }
+    const int64_t row = (int64_t)(tile / tiles_per_row), t = (int64_t)(tile % tiles_per_row);
+    const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
+
+    T items[ITEMS];
+    if (valid == TILE) Load(tmp.load).Load(in + base, items);
+    else Load(tmp.load).Load(in + base, items, (int)valid, T(0));
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) items[k] = op.load(items[k]);
+    __syncthreads();
+    // The tile's total (the block's fixed tree): a partial tile's includes
+    // its padding, but it is the row's last and nobody reads it.
+    T total;
+    Scan(tmp.scan).InclusiveScan(items, items, op, total);
+    const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
+    if (threadIdx.x == 0 && more) agg_publish(st.level[0] + (row * st.size[0] + t) * W, total);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (warp < ND_SCAN_LEVELS) {
+        const int j = warp;
+        int64_t first, count;
+        nd_scan_level_range(t, j, &first, &count);
+        unsigned long long *lv, *up_lv;
+        int64_t size, up_size;
+        agg_level(st, j, &lv, &size);
+        agg_level(st, j + 1, &up_lv, &up_size);
+        const Part<T> p = agg_fold<T, SLEEP_NS>(op, lv + row * size * W, first, count, lane);
+        if (more && nd_scan_publishes(t, j)) { // the same for the whole block
+            T below = total;                    // level j's entry t >> 5j
+            if (j > 0) {
+                pair_sync(j);
+                below = chain_s[j];
+            }
+            if (lane == 0) {
+                const T up = op.join(p, Part<T>{below, 1}).v;
+                agg_publish(up_lv + (row * up_size + (t >> (ND_SCAN_FAN_LOG2 * (j + 1)))) * W, up);
+                chain_s[j + 1] = up;
+            }
+            if (nd_scan_publishes(t, j + 1)) {
+                __syncwarp();
+                pair_arrive(j + 1);
+            }
+        }
+        if (lane == 0) level_s[j] = p;
+    }
+    __syncthreads();
+    Part<T> prefix = level_s[ND_SCAN_LEVELS - 1];
+#pragma unroll
+    for (int j = ND_SCAN_LEVELS - 2; j >= 0; j--) prefix = op.join(prefix, level_s[j]);
     if (prefix.ok) {
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
@@ -417,6 +603,35 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
     return cudaGetLastError();
 }
 
+// The aggregate tree (scan_agg): tiles of BT x ITEMS.
+template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
+cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
+                            cudaStream_t s) {
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    // [counter][level 0][level 1]... (all zeroed: nothing published)
+    AggState st{};
+    size_t off = align_up(sizeof(unsigned long long)), at[ND_SCAN_LEVELS];
+    for (int j = 0; j < ND_SCAN_LEVELS; j++) {
+        st.size[j] = nd_scan_level_size(tiles_per_row, j);
+        at[j] = off;
+        off = align_up(off + (size_t)(rows * st.size[j]) * agg_words<T>() * sizeof(unsigned long long));
+    }
+    if (!tmp) {
+        *bytes = off;
+        return cudaSuccess;
+    }
+    if (*bytes < off) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, off, s);
+    if (e != cudaSuccess) return e;
+    st.counter = reinterpret_cast<unsigned long long *>(w);
+    for (int j = 0; j < ND_SCAN_LEVELS; j++) st.level[j] = reinterpret_cast<unsigned long long *>(w + at[j]);
+    scan_agg<T, BT, ITEMS, MIN_BLOCKS, SLEEP_NS, TICKET><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    return cudaGetLastError();
+}
+
 // One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
 cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
@@ -477,6 +692,15 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
         else return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_8M: return scan_windows<T>(in, out, n, 8 * mib_tiles, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_16M: return scan_windows<T>(in, out, n, 16 * mib_tiles, op, tmp, bytes, s);
+    // 128 threads x 24 items (12 for 8-byte values) are CUB's sm_90 tuning
+    // of its float scan; registers for 8 blocks an SM keep 32 warps of
+    // loads in flight.
+    case NDP_SCAN_AGG: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_SPIN: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 0>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_4K: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 32 : 16), 6, 128>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_NO_TICKET:
+        return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
@@ -496,6 +720,20 @@ cudaError_t scan_half(int op_kind, const void *in, void *out, int64_t rows, int6
 
 } // namespace
 
+// ND_SCAN_VARIANT names ndp_scan's kernel (a row of ND_SCAN_VARIANTS; nd_init
+// refuses other values), so that a kernel can be tried through all of nd
+// without rebuilding the plugin; unset, empty or "default": kDefaultScan.
+static int default_scan(void) {
+    static const int chosen = [] {
+        static const char *const names[] = ND_SCAN_VARIANT_NAMES;
+        const char *v = getenv("ND_SCAN_VARIANT");
+        for (int i = 1; v && i < NDP_SCAN_N_VARIANTS; i++)
+            if (strcmp(v, names[i]) == 0) return i;
+        return kDefaultScan;
+    }();
+    return chosen;
+}
+
 NDP_API int ndp_abi(void) { return NDP_ABI; }
 
 NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, void *out, int64_t rows, int64_t n,
@@ -504,7 +742,7 @@ NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, voi
         *tmp_bytes = tmp ? *tmp_bytes : 0;
         return cudaSuccess;
     }
-    if (variant == NDP_SCAN_DEFAULT) variant = kDefaultScan;
+    if (variant == NDP_SCAN_DEFAULT) variant = default_scan();
     switch (dtype) {
     case ND_FLOAT32: return scan_typed<float>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_FLOAT64: return scan_typed<double>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
