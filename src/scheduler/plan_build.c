@@ -88,6 +88,31 @@ static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32
     return count;
 }
 
+/* Node i's inlined body is over the cap: the largest inlined input's value
+ * goes to memory (its body is within the cap: i is visited after it), not
+ * i's. Cutting i kept every kernel that i's siblings needed computing that
+ * input's whole body again: `x = x*0.99 + 0.01*sin(x)` reads x twice, so
+ * both the mul and the sin of the iteration at the cap went to memory, two
+ * kernels computing the same 192 nodes and a third joining them, every
+ * 193 nodes of a recorded loop. Cut at x, it is one kernel per 192 nodes
+ * and every kernel's body stays within the cap; the fixpoint asks again if
+ * i is still over it. An input of one node gains nothing: then i goes. */
+static void cut_over_cap(const nd_graph *g, uint8_t *inl, uint32_t i, uint32_t *seen,
+                         uint32_t *stamp, uint32_t *stack) {
+    const nd_node *c = g->nodes[i];
+    int64_t best = -1;
+    int32_t best_cost = 1;
+    for (int k = 0; k < c->n_inputs; k++) {
+        const nd_ref *r = &c->inputs[k];
+        if (!r->buf) continue;
+        int64_t w = nd_buffer_writer_of(r->buf, r->version);
+        if (w < 0 || !inl[w]) continue;
+        int32_t cost = dag_cost(g, inl, (uint32_t)w, ND_FUSION_COST_CAP, seen, ++*stamp, stack);
+        if (cost > best_cost) best = w, best_cost = cost;
+    }
+    inl[best >= 0 ? (uint32_t)best : i] = 0;
+}
+
 /* Which values are computed inside their consumers (inline_ok) and which go
  * to memory. A fixpoint: going to memory only ever gets more common, so it
  * ends after at most n rounds (in practice one or two). */
@@ -128,7 +153,7 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
             valid_until[i] = until;
             if (inl[i] && dag_cost(g, inl, i, ND_FUSION_COST_CAP, seen, ++stamp, stack) >
                               ND_FUSION_COST_CAP) {
-                inl[i] = 0;
+                cut_over_cap(g, inl, i, seen, &stamp, stack);
                 changed = 1;
             }
         }
