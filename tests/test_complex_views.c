@@ -589,3 +589,54 @@ NDT_TEST(complex_views, user_kernel_in_place) {
     nd_user_kernel_free(k);
     nd_free(z); nd_free(im); nd_free(iv);
 }
+
+/* Library routines read parts in place of arrays (matmul through strides
+ * twice the element size, a scan, a sort, a gather): the same values as
+ * from a contiguous copy. */
+NDT_TEST(complex_views, library_calls_read_parts) {
+    NDT_RNG(r);
+    zmodel m = zrand(&r, 2, 6, 7);
+    for (int64_t i = 0; i < 2 * m.n; i++)
+        if (isnan(m.v[i]) || isinf(m.v[i]) || m.v[i] == 0) m.v[i] = (double)i / 16 + 0.5; /* distinct keys */
+    nd_array *z = zupload(&m), *re = nd_real(z), *im = nd_imag(z);
+    nd_array *imT = nd_transpose(im, NULL);
+    nd_array *mm = nd_matmul(re, imT), *cs = nd_cumsum(im, 1), *so = nd_sort(re, 1);
+    int64_t idx[3] = {6, 0, 3};
+    nd_array *ix = nd_from_host(idx, ND_INT64, ND_SHAPE(3)), *tk = nd_take(im, ix, 1);
+    cr_assert(mm && cs && so && tk, "%s", nd_last_error());
+    double want_mm[36], want_cs[42], want_so[42], want_tk[18];
+    for (int i = 0; i < 6; i++) {
+        for (int j = 0; j < 6; j++) {
+            double s = 0;
+            for (int k = 0; k < 7; k++) s += m.v[2 * (i * 7 + k)] * m.v[2 * (j * 7 + k) + 1];
+            want_mm[i * 6 + j] = s;
+        }
+        double run = 0;
+        for (int k = 0; k < 7; k++) {
+            run += m.v[2 * (i * 7 + k) + 1];
+            want_cs[i * 7 + k] = run;
+            want_so[i * 7 + k] = m.v[2 * (i * 7 + k)];
+        }
+        for (int a = 1; a < 7; a++) /* insertion sort of the row */
+            for (int b = a; b > 0 && want_so[i * 7 + b - 1] > want_so[i * 7 + b]; b--) {
+                double t = want_so[i * 7 + b];
+                want_so[i * 7 + b] = want_so[i * 7 + b - 1];
+                want_so[i * 7 + b - 1] = t;
+            }
+        for (int k = 0; k < 3; k++) want_tk[i * 3 + k] = m.v[2 * (i * 7 + idx[k]) + 1];
+    }
+    double got[42];
+    cr_assert_eq(nd_to_host(mm, got, 36 * 8), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 36; i++)
+        cr_expect(fabs(got[i] - want_mm[i]) <= 1e-12 * (1 + fabs(want_mm[i])), "matmul [%d] %.17g want %.17g", i,
+                  got[i], want_mm[i]);
+    cr_assert_eq(nd_to_host(cs, got, 42 * 8), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 42; i++)
+        cr_expect(fabs(got[i] - want_cs[i]) <= 1e-12 * (1 + fabs(want_cs[i])), "cumsum [%d] %.17g want %.17g", i,
+                  got[i], want_cs[i]);
+    fexpect(so, want_so, 42, "sort(z.real)");
+    fexpect(tk, want_tk, 18, "take(z.imag)");
+    nd_array *objs[] = {z, re, im, imT, mm, cs, so, ix, tk};
+    for (size_t k = 0; k < sizeof objs / sizeof *objs; k++) nd_free(objs[k]);
+    free(m.v);
+}
