@@ -244,11 +244,18 @@ ND_API nd_array *nd_isneginf(nd_array *a);
  *
  * nd_conj/nd_conjugate: the complex conjugate; of a real array its values
  * (NumPy), ND_ERR_DTYPE for bool. nd_real/nd_imag: the real and imaginary
- * parts (float32 of complex64, float64 of complex128); of a real array its
- * values and zeros. They are copies here where NumPy gives views: writing
- * into nd_real(z) does not change z (an nd view keeps its base's dtype, and
- * the scheduler's overlap analysis counts in elements of that dtype; a
- * float64 view into a complex128 buffer would need both to change). nd_angle: atan2(imag, real) in
+ * parts (float32 of complex64, float64 of complex128) as views, as NumPy's
+ * z.real and z.imag: they share z's memory (strides twice z's in their own
+ * elements, the imaginary part one element further, which nd_strides,
+ * nd_data and DLPack export report), so a write through them or through
+ * any view of them (nd_assign, nd_fill, nd_index_assign, nd_put_along_axis,
+ * nd_add_at, nd_mask_assign, an in-place user-kernel output, nd_data
+ * read-write) changes z and is ordered like any write into z: reads of z
+ * recorded before it see the old values, reads recorded after it the new.
+ * Reading them costs no copy (they fuse into their consumers). Of a real
+ * array: nd_real is a view of the array itself, nd_imag a new array of
+ * zeros that is read-only (NumPy's is too; a write is ND_ERR_ARG); of a
+ * weak scalar (nd_scalar) they are values. nd_angle: atan2(imag, real) in
  * radians (of a real array 0, or pi for negative values, NaN for NaN). */
 ND_API nd_array *nd_conj(nd_array *a);
 ND_API nd_array *nd_conjugate(nd_array *a);

@@ -16,6 +16,9 @@ nd_status nd_fe_check_dst(const char *fn, const nd_array *dst) {
     if (dst->readonly == ND_READONLY_IMPORTED)
         return nd_error_set(ND_ERR_ARG, "%s: dst is a read-only DLPack import (its producer set "
                             "DLPACK_FLAG_BITMASK_READ_ONLY); nd_copy it and write to the copy", fn);
+    if (dst->readonly == ND_READONLY_IMAG_OF_REAL)
+        return nd_error_set(ND_ERR_ARG, "%s: dst is nd_imag of a real array, read-only zeros that belong to no "
+                            "array (as NumPy's); make the array complex (nd_astype) and write into its nd_imag", fn);
     if (dst->readonly)
         return nd_error_set(ND_ERR_ARG, "%s: dst is a read-only broadcast view (its elements "
                             "alias); write to the array it was broadcast from, or nd_copy it", fn);

@@ -288,11 +288,16 @@ UNARY(nd_invert, ND_OP_INVERT)
 UNARY(nd_bitwise_not, ND_OP_INVERT)
 #undef UNARY
 
-/* conj, real, imag and angle of a real array: NumPy's identities (conj and
- * real give the array's values, imag zeros, angle 0 or pi by the sign). */
+/* real and imag of a complex array are views of its parts, as NumPy's
+ * (writes through them change the array); of a weak scalar they are values
+ * (a weak scalar has no memory a view could write). conj, real, imag and
+ * angle of a real array: NumPy's identities (conj gives the array's
+ * values, real the array itself as a view, imag read-only zeros, angle 0
+ * or pi by the sign). */
 static nd_array *complex_part(const char *fn, nd_op op, nd_array *a) {
     if (nd_dtype_is_complex(a->dtype)) {
         if (op == ND_OP_CONJ) return nd_fe_map(fn, op, 1, &a, NULL, a->dtype, a->dtype);
+        if ((op == ND_OP_REAL || op == ND_OP_IMAG) && !a->weak) return nd_fe_part_view(a, op == ND_OP_IMAG);
         return nd_fe_unary(fn, op, a);
     }
     switch (op) {
@@ -300,10 +305,13 @@ static nd_array *complex_part(const char *fn, nd_op op, nd_array *a) {
         if (a->dtype == ND_BOOL)
             return dtype_error(fn, "conjugate", a->dtype,
                                "NumPy has no boolean conjugate; use nd_astype first");
-        /* fall through */
-    case ND_OP_REAL: return nd_fe_astype(fn, a, a->dtype);
+        return nd_fe_astype(fn, a, a->dtype);
+    case ND_OP_REAL:
+        if (a->weak) return nd_fe_astype(fn, a, a->dtype);
+        return nd_fe_view(a, a->ndim, a->shape, a->strides, a->offset);
     case ND_OP_IMAG: {
         nd_array *z = nd_fe_full(fn, a->dtype, a->ndim, a->shape, nd_fe_double_bits(0.0, a->dtype));
+        if (z && !a->weak) z->readonly = ND_READONLY_IMAG_OF_REAL;
         return z;
     }
     default: {

@@ -158,6 +158,9 @@ nd_array *nd_fe_empty(const char *fn, nd_dtype dtype, int ndim, const int64_t *s
 nd_array *nd_fe_view_index(const char *fn, nd_array *a, const char *index);
 nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t *strides,
                      int64_t offset);
+/* Part `part` (0 real, 1 imaginary) of complex a as a view of a's buffer
+ * in the parts' dtype: strides doubled, offset 2 * a's offset + part. */
+nd_array *nd_fe_part_view(nd_array *a, int part);
 nd_array *nd_fe_reshape(const char *fn, nd_array *a, int ndim, const int64_t *shape);
 nd_array *nd_fe_concatenate(const char *fn, int n, nd_array *const *arrays, int axis);
 nd_status nd_fe_store(const char *fn, nd_array *dst, nd_array *src);

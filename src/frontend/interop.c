@@ -264,6 +264,7 @@ void *nd_fe_data_begin(const char *fn, nd_array *a, nd_memory where, nd_access m
                          "ND_DATA_READ, or nd_copy it)", fn,
                          a->weak || a->readonly == ND_READONLY_WEAK ? "a weak scalar or a view of one"
                          : a->readonly == ND_READONLY_BROADCAST    ? "a broadcast view: its elements alias"
+                         : a->readonly == ND_READONLY_IMAG_OF_REAL ? "nd_imag of a real array: zeros of no array"
                                                                    : "a read-only DLPack import");
             return NULL;
         }

@@ -409,3 +409,12 @@ nd_array *nd_fe_view(nd_array *a, int ndim, const int64_t *shape, const int64_t 
     if (v) v->readonly = a->readonly;
     return v;
 }
+
+nd_array *nd_fe_part_view(nd_array *a, int part) {
+    int64_t strides[ND_MAX_DIMS];
+    for (int k = 0; k < a->ndim; k++) strides[k] = 2 * a->strides[k];
+    nd_array *v = nd_array_new_view(a->buf, nd_dtype_part(a->dtype), a->ndim, a->shape, strides,
+                                    2 * a->offset + part);
+    if (v) v->readonly = a->readonly;
+    return v;
+}

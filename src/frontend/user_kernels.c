@@ -194,7 +194,10 @@ static nd_status check_output(const char *fn, const nd_user_kernel *k, int j, co
     if (a->weak || a->readonly)
         return nd_error_set(ND_ERR_ARG, "%s: %s is %s, which cannot be written in place (write into an array made "
                             "with nd_empty/nd_zeros/nd_copy, or leave array NULL for a new output)", fn, name,
-                            a->weak ? "a weak scalar (or a view of one)" : "a read-only broadcast view");
+                            a->weak || a->readonly == ND_READONLY_WEAK ? "a weak scalar (or a view of one)"
+                            : a->readonly == ND_READONLY_IMAG_OF_REAL ? "nd_imag of a real array (read-only zeros)"
+                            : a->readonly == ND_READONLY_IMPORTED     ? "a read-only DLPack import"
+                                                                      : "a read-only broadcast view");
     for (int m = 0; m < j; m++)
         if (outs_seen[m] && outs_seen[m]->buf == a->buf)
             return nd_error_set(ND_ERR_ARG, "%s: outputs[%d] and outputs[%d] of kernel '%s' share one buffer (each "

@@ -16,7 +16,9 @@ typedef enum {
     ND_READONLY_WEAK,      /* a weak scalar or a view of one: ops read its value
                               from the handle, so a write to its buffer would
                               make nd_to_host disagree with every op */
-    ND_READONLY_IMPORTED   /* a DLPack tensor its producer flagged read-only */
+    ND_READONLY_IMPORTED,  /* a DLPack tensor its producer flagged read-only */
+    ND_READONLY_IMAG_OF_REAL /* nd_imag of a real array: zeros that belong to
+                                no array (NumPy's read-only imag) */
 } nd_readonly;
 
 /* A handle's state byte: set live when it is made, freed when its last
@@ -28,6 +30,11 @@ enum { ND_ARRAY_LIVE = 0xA5, ND_ARRAY_FREED = 0xF7 };
 
 struct nd_scope_stack; /* frontend/scope.c: a thread's scopes */
 
+/* An array's dtype is its buffer's, or (nd_real/nd_imag of a complex
+ * array) the dtype of the buffer's parts: a component view. offset and
+ * strides always count elements of the array's own dtype, so a component
+ * view addresses the buffer as pairs of parts (docs/internals.md,
+ * "Component views"). */
 struct nd_array {
     int64_t refs;
     nd_buffer *buf;

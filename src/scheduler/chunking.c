@@ -105,10 +105,13 @@ static int rows_ok(chunker *C) {
             span += (k->shape[d] - 1) * a->strides[d];
         }
         int64_t row = a->strides[0];
+        size_t item = nd_dtype_size((nd_dtype)a->dtype);
         if (row <= 0 || a->offset < 0 || span >= row) return 0;
-        if (C->big[b].row && C->big[b].row != row) return 0;
+        /* loads of one buffer in two dtypes (a component view and its
+         * complex base) count rows in different units */
+        if (C->big[b].row && (C->big[b].row != row || C->big[b].item != item)) return 0;
         C->big[b].row = row;
-        C->big[b].item = nd_dtype_size((nd_dtype)a->dtype);
+        C->big[b].item = item;
         const nd_buffer *buf = C->walk->buffers[C->plan->slots[C->big[b].slot].walk_index];
         if ((size_t)(C->rows * row) * C->big[b].item > buf->nbytes) return 0;
     }

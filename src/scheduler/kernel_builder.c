@@ -334,12 +334,27 @@ int32_t nd_kb_ref_value(nd_kernel_builder *kb, const nd_node *c, int k, const nd
     int32_t v;
     if (w >= 0 && ctx->inline_ok[w]) {
         const nd_node *p = ctx->g->nodes[w];
+        /* A component view (nd_real/nd_imag) of a complex value counts in
+         * parts: part off % 2 of the pairs at off / 2, strides / 2 (even:
+         * every stride of such a view is twice its base's). */
+        int part = -1;
+        if (r->dtype != p->dtype && nd_dtype_is_complex((nd_dtype)p->dtype) &&
+            r->dtype == nd_dtype_part((nd_dtype)p->dtype)) {
+            part = (int)(off & 1);
+            off >>= 1;
+            for (int j = 0; j < kb->ndim; j++) {
+                if (strides[j] % 2) part = -2;
+                strides[j] /= 2;
+            }
+        }
         nd_xform tp;
-        if (!decompose(kb, p, off, strides, &tp)) {
+        if (part == -2 || !decompose(kb, p, off, strides, &tp)) {
             kb->failed_node = (int32_t)w;
             return -2;
         }
         v = nd_kb_node_value(kb, p, &tp);
+        if (part >= 0 && v >= 0)
+            v = emit(kb, part ? ND_OP_IMAG : ND_OP_REAL, (nd_dtype)r->dtype, v, -1, -1);
     } else {
         v = nd_kb_load(kb, nd_build_read_slot(ctx, r), (nd_dtype)r->dtype, off, strides);
     }
@@ -499,9 +514,12 @@ void nd_kb_reduce(nd_kernel_builder *kb, nd_reduce_kind kind, uint32_t axes, int
     kb->reduce.out = make_access(kb, kernel_slot(kb, plan_slot), out_dtype, 0, out_strides);
 }
 
-/* Element span [lo, hi] an access covers over the kernel space. */
+/* Byte span [lo, hi] an access covers over the kernel space: in bytes,
+ * because accesses of one slot may differ in dtype (a component view of a
+ * complex buffer, graph/array.h). */
 static void access_span(const nd_kernel_builder *kb, const nd_ir_access *a, int64_t *lo,
                         int64_t *hi) {
+    int64_t item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
     *lo = *hi = a->offset;
     for (int k = 0; k < kb->ndim; k++) {
         int64_t e = a->strides[k] * (kb->shape[k] - 1);
@@ -510,6 +528,27 @@ static void access_span(const nd_kernel_builder *kb, const nd_ir_access *a, int6
         else
             *hi += e;
     }
+    *lo *= item;
+    *hi = *hi * item + item - 1;
+}
+
+/* Whether every iteration of access p reads or writes only bytes of the
+ * element access w touches at the same iteration: the same map, or p a
+ * part of w's complex elements (offset 2 * w's + part, strides twice w's). */
+static int same_element(const nd_kernel_builder *kb, const nd_ir_access *p, const nd_ir_access *w) {
+    int64_t scale = 1, part = 0;
+    if (p->dtype != w->dtype) {
+        if (!nd_dtype_is_complex((nd_dtype)w->dtype) || p->dtype != nd_dtype_part((nd_dtype)w->dtype))
+            return 0;
+        scale = 2;
+        part = p->offset - 2 * w->offset;
+        if (part != 0 && part != 1) return 0;
+    } else if (p->offset != w->offset) {
+        return 0;
+    }
+    for (int k = 0; k < kb->ndim; k++)
+        if (p->strides[k] != scale * w->strides[k]) return 0;
+    return 1;
 }
 
 int nd_kb_store_hazard(const nd_kernel_builder *kb) {
@@ -520,9 +559,8 @@ int nd_kb_store_hazard(const nd_kernel_builder *kb) {
     for (int32_t l = 0; l < kb->n_loads; l++) {
         const nd_ir_access *ld = &kb->loads[l];
         if (ld->slot != st->slot) continue;
-        int same = ld->offset == st->offset && ld->dtype == st->dtype;
-        for (int k = 0; k < kb->ndim && same; k++) same = ld->strides[k] == st->strides[k];
-        if (same) continue; /* each element reads only itself: safe in place */
+        /* each element reads only itself: safe in place */
+        if (same_element(kb, ld, st) || same_element(kb, st, ld)) continue;
         int64_t llo, lhi;
         access_span(kb, ld, &llo, &lhi);
         if (llo <= shi && slo <= lhi) return 1;

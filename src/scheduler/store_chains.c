@@ -95,8 +95,12 @@
  * lifetime would be felt. */
 #define TWIN_MAX_BYTES ((size_t)64 << 20)
 
+/* A store through a component view (nd_real/nd_imag of a complex buffer:
+ * its dtype is the parts', graph/array.h) is never in a chain: the fill
+ * copies the complement of the region in the buffer's own elements. */
 static int same_region(const nd_node *a, const nd_node *b) {
     if (a->kind != ND_NODE_STORE || b->kind != ND_NODE_STORE || a->out != b->out ||
+        a->dtype != a->out->dtype || b->dtype != b->out->dtype ||
         a->ndim != b->ndim || a->u.store.offset != b->u.store.offset)
         return 0;
     for (int k = 0; k < a->ndim; k++)

@@ -791,6 +791,93 @@ static void test_ufunc(int reduce) {
     free(neg);
 }
 
+/* Component views (nd_real/nd_imag): a complex buffer read as its parts
+ * (part dtype, offset 2c + part, strides twice the complex view's) and
+ * as whole elements in one kernel, the imaginary parts written back in
+ * place: im' = re * im + imag(z). Elements outside the view and every
+ * real part must keep their bits. */
+static void test_parts(nd_dtype ct, int ndim, const int64_t *shape, int64_t coff, const int64_t *cst,
+                       int64_t n_complex) {
+    test_no++;
+    nd_dtype pt = ct == ND_COMPLEX64 ? ND_FLOAT32 : ND_FLOAT64;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    k.ndim = ndim;
+    memcpy(k.shape, shape, sizeof(int64_t) * ndim);
+    nd_ir_access ld[3];
+    memset(ld, 0, sizeof ld);
+    for (int j = 0; j < 3; j++) {
+        ld[j].dtype = (uint8_t)(j < 2 ? pt : ct);
+        ld[j].offset = j < 2 ? 2 * coff + j : coff;
+        for (int d = 0; d < ndim; d++) ld[j].strides[d] = shape[d] == 1 ? 0 : j < 2 ? 2 * cst[d] : cst[d];
+    }
+    nd_ir_inst ins[6] = {
+        {ND_IR_LOAD, (uint8_t)pt, 0, 0, -1, -1, -1, 0}, {ND_IR_LOAD, (uint8_t)pt, 0, 1, -1, -1, -1, 0},
+        {ND_IR_LOAD, (uint8_t)ct, 0, 2, -1, -1, -1, 0}, {ND_OP_IMAG, (uint8_t)pt, 0, 2, -1, -1, -1, 0},
+        {ND_OP_MUL, (uint8_t)pt, 0, 0, 1, -1, -1, 0},   {ND_OP_ADD, (uint8_t)pt, 0, 4, 3, -1, -1, 0}};
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at = ld[1];
+    sto.value = 5;
+    k.n_slots = 1;
+    k.n_loads = 3;
+    k.loads = ld;
+    k.n_insts = 6;
+    k.insts = ins;
+    k.n_stores = 1;
+    k.stores = &sto;
+    snprintf(k.name, sizeof k.name, "parts_%s_%dd", nd_dtype_name(ct), ndim);
+    k.hash = 0x5000 + test_no;
+    size_t ps = pt == ND_FLOAT32 ? 4 : 8;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    unsigned char *buf = malloc((size_t)n_complex * 2 * ps), *want = malloc((size_t)n_complex * 2 * ps);
+    for (int64_t i = 0; i < 2 * n_complex; i++) {
+        double v = (double)((i * 37) % 101) / 8.0 - 6.0;
+        if (pt == ND_FLOAT32) {
+            float f = (float)v;
+            memcpy(buf + i * 4, &f, 4);
+        } else {
+            memcpy(buf + i * 8, &v, 8);
+        }
+    }
+    memcpy(want, buf, (size_t)n_complex * 2 * ps);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ix[ND_MAX_DIMS], x = map_at(&ld[2], ndim, shape, i, ix);
+        if (pt == ND_FLOAT32) {
+            float re, im;
+            memcpy(&re, want + 2 * x * 4, 4);
+            memcpy(&im, want + (2 * x + 1) * 4, 4);
+            float r = re * im;
+            r = r + im;
+            memcpy(want + (2 * x + 1) * 4, &r, 4);
+        } else {
+            double re, im;
+            memcpy(&re, want + 2 * x * 8, 8);
+            memcpy(&im, want + (2 * x + 1) * 8, 8);
+            double r = re * im;
+            r = r + im;
+            memcpy(want + (2 * x + 1) * 8, &r, 8);
+        }
+    }
+    void *slots[1] = {buf};
+    if (!emulate(&k, slots, NULL, 0)) {
+        CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+    } else {
+        int bad = 0;
+        for (int64_t i = 0; i < 2 * n_complex; i++)
+            if (memcmp(buf + i * (int64_t)ps, want + i * (int64_t)ps, ps)) {
+                if (bad < 3)
+                    printf("   t%d %s part %lld: %.9g want %.9g\n", test_no, k.name, (long long)i, get(buf, pt, i),
+                           get(want, pt, i));
+                bad++;
+            }
+        CHECK(bad == 0, "test %d %s: %d of %lld parts wrong", test_no, k.name, bad, (long long)(2 * n_complex));
+    }
+    free(buf);
+    free(want);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s WORKDIR SHIM [v][n]\n", argv[0]);
@@ -924,6 +1011,15 @@ int main(int argc, char **argv) {
          * benchmark) */
         int64_t sh7[3] = {2, 1025, 32800}, rm7[3] = {1025 * 32800, 32800, 1};
         test_reduce(3, sh7, 5, 0, rm7, ND_FLOAT32, 0, ND_REDUCE_SUM);
+    }
+    for (int c = 0; c < 2; c++) {
+        nd_dtype ct = c ? ND_COMPLEX128 : ND_COMPLEX64;
+        int64_t sh1[1] = {1003}, s1[1] = {1}, sr[1] = {-2};
+        test_parts(ct, 1, sh1, 0, s1, 1003);       /* contiguous */
+        test_parts(ct, 1, sh1, 2005, sr, 2006);    /* reversed, every other */
+        int64_t sh2[2] = {37, 53}, tr[2] = {1, 37}, win[2] = {60, 1};
+        test_parts(ct, 2, sh2, 0, tr, 37 * 53);    /* transposed */
+        test_parts(ct, 2, sh2, 61, win, 40 * 60);  /* a window of a wider array */
     }
     test_ufunc(0);
     test_ufunc(1);
