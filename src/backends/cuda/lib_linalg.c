@@ -360,6 +360,10 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
 }
 
 int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    if (nd_cuda_small_solve_applies(u, args)) { /* no library call: lib_small_solve.c */
+        *bytes = ND_CUDA_SMALL_SOLVE_WS;
+        return 0;
+    }
     if (nd_cuda_load_cusolver() != ND_OK) return ND_CUDA_LIB_ND_ERROR;
     if (args[0].dtype != ND_FLOAT32 && args[0].dtype != ND_FLOAT64 && args[0].dtype != ND_COMPLEX64 &&
         args[0].dtype != ND_COMPLEX128)
