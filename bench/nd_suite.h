@@ -20,6 +20,10 @@ typedef struct {
     int64_t scope_n, norm_n; /* scope_read's vectors, shared_matmul's n x n */
     /* the sorting, scan and indexing workloads (nd_suite_lib.c) */
     int64_t sort_n, argsort_n, rows_r, rows_c, cumsum_n, gather_n, mask_n, hist_n;
+    /* the linear algebra and FFT workloads (nd_suite_la.c): cholesky, solve
+     * and eigh n x n, svd n x n, batched 8x8 solves, fft length, rfft2
+     * n x n, einsum n x n */
+    int64_t la_n, svd_n, bsolve_b, fft_n, rfft2_n, einsum_n;
     int stencil_iters, small_iters, ops_iters;
     double h2d_gib;
 } suite_sizes;
@@ -53,6 +57,8 @@ typedef struct {
     bool gpu_only;          /* left out of the default list on the CPU backend */
     bool big;               /* left out of --small runs unless named */
     bool named_only;        /* run only when named (bench/suite.sh --workloads lib) */
+    int max_runs;           /* > 0: at most this many timed runs (svd: a run takes seconds) */
+    bool tol_per_n_eps;     /* tol is -c: the tolerance is c n eps (suite_tolerance) */
     void (*measure)(const suite_sizes *sz, suite_measure *m);
     /* Fresh inputs, made and synced before the clock starts. for_check:
      * keep whatever the check needs that the run overwrites. */
@@ -75,6 +81,12 @@ extern const suite_workload suite_uniform_sum, suite_integers_sum; /* nd_suite_r
 extern const suite_workload suite_sort, suite_argsort, suite_sort_rows, suite_cumsum, suite_gather_map,
     suite_mask_select, suite_histogram; /* nd_suite_lib.c */
 extern const suite_workload suite_scope_read, suite_shared_matmul; /* nd_suite_patterns.c */
+extern const suite_workload suite_cholesky_f32, suite_cholesky_f64, suite_solve_f32, suite_solve_f64,
+    suite_eigh_f32, suite_eigh_f64, suite_svd_f32, suite_svd_f64, suite_batched_solve, suite_fft, suite_rfft2,
+    suite_fft_window, suite_einsum3; /* nd_suite_la.c */
+
+/* w's tolerance at these sizes (tol, or c n eps; nd_suite_la.c). */
+double suite_tolerance(const suite_workload *w, const suite_sizes *sz);
 
 /* ----------------------------------------- shared by the workloads (nd_suite_check.c) */
 

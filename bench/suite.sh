@@ -5,7 +5,7 @@
 #                                stages .gpu/ (scripts/gpu/stage.sh), which
 #                                then travels to the GPU machine
 #   bash bench/suite.sh run [--small] [--runs N] [--h2d-gib G] [--only IMPL,...]
-#                           [--workloads W,...]
+#                           [--workloads W,...] [--set SIZE=V ...]
 #                                on the GPU machine, from the repository root:
 #                                floors, then nd-cuda, cupy, torch, jax, nd-cpu
 #                                and numpy, each in its own process, then
@@ -16,7 +16,9 @@
 # --workloads names the workloads every implementation runs (default: each
 # one's default set); --workloads lib runs the sorting, scan and indexing
 # workloads (bench/peers/suite_common.py's LIB_WORKLOADS), which are not in
-# the default set.
+# the default set; --workloads la the linear algebra and FFT ones
+# (LA_WORKLOADS; --set svd_n=8192 and the other sizes of SETTABLE change
+# their sizes everywhere).
 # Environment: OUT (default ./suite-out), PYTHON (default python3),
 # ND_SUITE_BIN (default .gpu/bench/bench_nd_suite), SUITE_BUDGET_S (seconds
 # for the whole run, default 560: one device call is 600), SUITE_CAP_<IMPL>
@@ -28,7 +30,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -40,6 +42,7 @@ stage() {
 
 run() {
     local small="" runs=9 h2d_gib="" only="floors,nd-cuda,cupy,torch,jax,nd-cpu,numpy" names=""
+    local -a sets=()
     while [ $# -gt 0 ]; do
         case "$1" in
         --small) small=--small ;;
@@ -47,6 +50,7 @@ run() {
         --h2d-gib) h2d_gib=${2:?--h2d-gib needs a size}; shift ;;
         --only) only=${2:?--only needs a list}; shift ;;
         --workloads) names=${2:?--workloads needs a list}; shift ;;
+        --set) sets+=(--set "${2:?--set needs SIZE=V}"); shift ;;
         *) usage ;;
         esac
         shift
@@ -124,26 +128,27 @@ run() {
     local h2d=()
     [ -z "$h2d_gib" ] || h2d=(--h2d-gib "$h2d_gib")
     [ "$names" != lib ] || names="sort,argsort,sort_rows,cumsum,gather_map,mask_select,histogram"
+    [ "$names" != la ] || names="cholesky_f32,cholesky_f64,solve_f32,solve_f64,eigh_f32,eigh_f64,svd_f32,svd_f64,batched_solve,fft,rfft2,fft_window,einsum3"
     local -a w=()
     [ -z "$names" ] || read -r -a w <<<"${names//,/ }"
     local cap_big=150 cap=90
     [ -z "$small" ] || { cap_big=120; cap=120; }
     step floors 90 "$python" bench/peers/floors.py
-    [ -x "$bin" ] && step nd-cuda "$cap_big" env ND_BACKEND=cuda "$bin" $small --runs "$runs" "${h2d[@]}" "${w[@]}"
-    step cupy "$cap" "$python" bench/peers/cupy_suite.py $small --runs "$runs" "${w[@]}"
-    step torch "$cap_big" "$python" bench/peers/torch_suite.py $small --runs "$runs" "${w[@]}"
-    step jax "$cap" "$python" bench/peers/jax_suite.py $small --runs "$runs" "${w[@]}"
-    [ -x "$bin" ] && step nd-cpu "$cap_big" env ND_BACKEND=cpu ND_NUM_THREADS="$(nproc)" "$bin" $small --runs "$runs" "${w[@]}"
+    [ -x "$bin" ] && step nd-cuda "$cap_big" env ND_BACKEND=cuda "$bin" $small --runs "$runs" "${h2d[@]}" "${sets[@]}" "${w[@]}"
+    step cupy "$cap" "$python" bench/peers/cupy_suite.py $small --runs "$runs" "${sets[@]}" "${w[@]}"
+    step torch "$cap_big" "$python" bench/peers/torch_suite.py $small --runs "$runs" "${sets[@]}" "${w[@]}"
+    step jax "$cap" "$python" bench/peers/jax_suite.py $small --runs "$runs" "${sets[@]}" "${w[@]}"
+    [ -x "$bin" ] && step nd-cpu "$cap_big" env ND_BACKEND=cpu ND_NUM_THREADS="$(nproc)" "$bin" $small --runs "$runs" "${sets[@]}" "${w[@]}"
     # NumPy is the slowest by far: last, with whatever the budget has left,
     # its cheap workloads first, so a budget that runs out cuts the stencil
     # rather than everything.
     local -a numpy_w=(small_ops small_stencil sum matmul_chain dot scope_read shared_matmul chain black_scholes pi stencil)
     [ ${#w[@]} -eq 0 ] || numpy_w=("${w[@]}")
-    step numpy 600 "$python" bench/peers/numpy_suite.py $small --runs "$runs" "${numpy_w[@]}"
+    step numpy 600 "$python" bench/peers/numpy_suite.py $small --runs "$runs" "${sets[@]}" "${numpy_w[@]}"
 
     echo "== report" | tee -a "$log"
     "$python" bench/suite_report.py --out "$prefix" --date "$date" --device "$device" \
-        --commit "$commit" --command "bash bench/suite.sh run $small --runs $runs ${h2d[*]} --only $only${names:+ --workloads $names}" \
+        --commit "$commit" --command "bash bench/suite.sh run $small --runs $runs ${h2d[*]} --only $only${names:+ --workloads $names}${sets[*]:+ ${sets[*]}}" \
         "$raw"/*.jsonl 2>>"$log"
     local rc=$?
     rm -rf "$raw"

@@ -125,6 +125,16 @@ elif [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
         echo "test.sh: the emulated CUDA code generator check failed" >&2
         status=1
     fi
+    # the small batched solve kernel (lib_small_solve.c), the same way (about 1 min)
+    echo "=== CUDA small batched solves, on the host (src/backends/cuda/tests/small_solve_check.sh)"
+    if sh src/backends/cuda/tests/small_solve_check.sh >"$emulate_log" 2>&1; then
+        tail -1 "$emulate_log"
+    else
+        grep -E "FAIL|error" "$emulate_log" | head -20
+        tail -1 "$emulate_log"
+        echo "test.sh: the small batched solve check failed" >&2
+        status=1
+    fi
     rm -f "$emulate_log"
 else
     echo "=== CUDA code generator check skipped: no CUDA toolkit (nvrtc.h) or g++ here"

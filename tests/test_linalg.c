@@ -171,6 +171,68 @@ NDT_TEST(linalg, solve_batched_broadcast_and_matrix_rhs) {
     }
 }
 
+/* Every n up to 33 (32 is the largest a CUDA device solves with nd's own
+ * kernel, 33 goes to cuSOLVER; 16 the largest the CPU solves without
+ * LAPACK): a zero leading pivot in every system (elimination without row
+ * swaps divides by it), one and 37 systems, two right-hand sides, the
+ * normwise backward error against a float64 host residual; then the same
+ * batch with members 5 and 20 singular (a zero column: an exact zero
+ * pivot), which must fail at the read naming matrix 5. */
+NDT_TEST(linalg, solve_small_systems_every_n) {
+    NDT_RNG(r);
+    for (int64_t n = 1; n <= 33; n++)
+        for (int i = 0; i < 2; i++)
+            for (int64_t nb = 1; nb <= 37; nb += 36) {
+                const int64_t k = 2;
+                double *a = malloc(sizeof(double) * (size_t)(nb * n * n)), *b = malloc(sizeof(double) * (size_t)(nb * n * k));
+                random_matrix(&r, nb * n, n, a);
+                random_matrix(&r, nb * n, k, b);
+                for (int64_t q = 0; q < nb && n > 1; q++) a[q * n * n] = 0;
+                nd_array *x = up(FT[i], ND_SHAPE(nb, n, n), a), *y = up(FT[i], ND_SHAPE(nb, n, k), b);
+                nd_array *s = nd_linalg_solve(x, y);
+                double *g = down(s, NULL), worst = 0, eps = FT[i] == ND_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
+                for (int64_t q = 0; q < nb; q++)
+                    for (int64_t c = 0; c < k; c++) {
+                        double rn = 0, an = 0, xn = 0, bn = 0;
+                        for (int64_t row = 0; row < n; row++) {
+                            double acc = -b[(q * n + row) * k + c], sum = 0;
+                            for (int64_t j = 0; j < n; j++) {
+                                acc += a[(q * n + row) * n + j] * g[(q * n + j) * k + c];
+                                sum += fabs(a[(q * n + row) * n + j]);
+                            }
+                            rn = fmax(rn, fabs(acc));
+                            an = fmax(an, sum);
+                            xn = fmax(xn, fabs(g[(q * n + row) * k + c]));
+                            bn = fmax(bn, fabs(b[(q * n + row) * k + c]));
+                        }
+                        double e = rn / (an * xn + bn);
+                        worst = e <= worst ? worst : e; /* NaN stays */
+                    }
+                cr_expect(worst <= 16 * (double)n * eps, "%s n=%lld batch %lld: backward error %g",
+                          nd_dtype_name(FT[i]), (long long)n, (long long)nb, worst);
+                free(g);
+                nd_free(x), nd_free(s);
+                if (nb > 1) { /* singular members 20 and 5: the lowest is named */
+                    int64_t zc = n > 1 ? 1 : 0;
+                    for (int64_t row = 0; row < n; row++) a[(20 * n + row) * n + zc] = a[(5 * n + row) * n + zc] = 0;
+                    x = up(FT[i], ND_SHAPE(nb, n, n), a);
+                    s = nd_linalg_solve(x, y);
+                    cr_assert(s, "recording: %s", nd_last_error());
+                    double *out = malloc(sizeof(double) * (size_t)(nb * n * k));
+                    nd_array *s64 = nd_astype(s, ND_FLOAT64);
+                    cr_expect_neq(nd_to_host(s64, out, sizeof(double) * (size_t)(nb * n * k)), ND_OK);
+                    const char *m = nd_last_error();
+                    cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(m, "singular matrix (matrix 5 of the batch of 37)"),
+                              "n=%lld: %s", (long long)n, m);
+                    nd_clear_error();
+                    free(out);
+                    nd_free(s64), nd_free(x), nd_free(s);
+                }
+                nd_free(y);
+                free(a), free(b);
+            }
+}
+
 NDT_TEST(linalg, inv_times_a_is_identity) {
     NDT_RNG(r);
     const int64_t n = 17;

@@ -98,6 +98,38 @@ def main():
         sync()
         return inp
 
+    def la_inputs(name):
+        dt = cp.float32 if name.endswith("f32") else cp.float64
+        n = sc.la_size(sz, name)
+
+        def prepare():
+            A = sc.spd(rs.uniform(-1, 1, (n, n), dtype=dt), cp.eye(n, dtype=dt))
+            inp = (A, rs.uniform(-1, 1, n, dtype=dt)) if sc.la_kind(name) == "solve" else (A,)
+            sync()
+            return inp
+        return prepare
+
+    def batch_inputs():
+        b, n = sz["bsolve_b"], sz["bsolve_n"]
+        inp = (sc.batch_matrices(rs.uniform(-1, 1, (b, n, n), dtype=cp.float32), cp.eye(n, dtype=cp.float32)),
+               rs.uniform(-1, 1, (b, n, 1), dtype=cp.float32))
+        sync()
+        return inp
+
+    def complex_inputs(window):
+        n = sz["fft_n"]
+
+        def prepare():
+            x = (rs.uniform(-1, 1, n, dtype=cp.float32)
+                 + 1j * rs.uniform(-1, 1, n, dtype=cp.float32)).astype(cp.complex64)
+            inp = (x, rs.uniform(0, 1, n, dtype=cp.float32)) if window else (x,)
+            sync()
+            return inp
+        return prepare
+
+    la_runs = {"cholesky": cp.linalg.cholesky, "solve": cp.linalg.solve,
+               "eigh": lambda a: tuple(cp.linalg.eigh(a)),
+               "svd": lambda a: tuple(cp.linalg.svd(a, full_matrices=False))}
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     chain_in = plain_inputs((sz["chain_n"], -2, 2), (sz["chain_n"], -2, 2))
     bs_in = plain_inputs((sz["bs_n"], 5, 30), (sz["bs_n"], 1, 100), (sz["bs_n"], 0.25, 10))
@@ -129,6 +161,13 @@ def main():
                            lambda x, y: sc.scope_read(cp, x, y)),
             "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
                               sc.shared_matmul),
+            "batched_solve": (batch_inputs, same, cp.linalg.solve),
+            "fft": (complex_inputs(False), same, cp.fft.fft),
+            "rfft2": (plain_inputs(((sz["rfft2_n"],) * 2, -1, 1)), same, cp.fft.rfft2),
+            "fft_window": (complex_inputs(True), same, lambda x, w: cp.fft.fft(x * w)),
+            "einsum3": (plain_inputs(*[((sz["einsum_n"],) * 2, -1, 1)] * 3), same,
+                        lambda A, B, C: cp.einsum("ij,jk,kl->il", A, B, C)),
+            **{name: (la_inputs(name), same, la_runs[sc.la_kind(name)]) for name in sc.LA_WORKLOADS[:8]},
         },
         "cupy-fuse": {
             "chain": (chain_in, same, fused_chain),

@@ -106,6 +106,40 @@ def main():
         mm = lambda a, b: jnp.matmul(a, b, precision=lax.Precision.HIGHEST)  # noqa: E731
         return mm(z, w1), mm(z, w2), mm(z.T, z)
 
+    def uniform(shape, lo, hi, dtype=jnp.float32):
+        return jax.random.uniform(fresh_key(), shape, dtype, minval=lo, maxval=hi)
+
+    def la_inputs(name):
+        dt = jnp.float32 if name.endswith("f32") else jnp.float64
+        n = sc.la_size(sz, name)
+
+        def prepare():
+            A = sc.spd(uniform((n, n), -1, 1, dt), jnp.eye(n, dtype=dt))
+            inp = (A, uniform((n,), -1, 1, dt)) if sc.la_kind(name) == "solve" else (A,)
+            jax.block_until_ready(inp)
+            return inp
+        return prepare
+
+    def batch_inputs():
+        b, n = sz["bsolve_b"], sz["bsolve_n"]
+        inp = (sc.batch_matrices(uniform((b, n, n), -1, 1), jnp.eye(n, dtype=jnp.float32)),
+               uniform((b, n, 1), -1, 1))
+        jax.block_until_ready(inp)
+        return inp
+
+    def complex_inputs(window):
+        n = sz["fft_n"]
+
+        def prepare():
+            x = lax.complex(uniform((n,), -1, 1), uniform((n,), -1, 1))
+            inp = (x, uniform((n,), 0, 1)) if window else (x,)
+            jax.block_until_ready(inp)
+            return inp
+        return prepare
+
+    la_runs = {"cholesky": jax.jit(jnp.linalg.cholesky), "solve": jax.jit(jnp.linalg.solve),
+               "eigh": jax.jit(lambda a: tuple(jnp.linalg.eigh(a))),
+               "svd": jax.jit(lambda a: tuple(jnp.linalg.svd(a, full_matrices=False)))}
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     work = {
         "chain": (plain_inputs(((sz["chain_n"],), -2, 2), ((sz["chain_n"],), -2, 2)), same,
@@ -136,6 +170,14 @@ def main():
                        jax.jit(lambda x, y: sc.scope_read(jnp, x, y))),
         "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
                           shared_run),
+        "batched_solve": (batch_inputs, same, jax.jit(jnp.linalg.solve)),
+        "fft": (complex_inputs(False), same, jax.jit(jnp.fft.fft)),
+        "rfft2": (plain_inputs(((sz["rfft2_n"],) * 2, -1, 1)), same, jax.jit(jnp.fft.rfft2)),
+        "fft_window": (complex_inputs(True), same, jax.jit(lambda x, w: jnp.fft.fft(x * w))),
+        "einsum3": (plain_inputs(*[((sz["einsum_n"],) * 2, -1, 1)] * 3), same,
+                    jax.jit(lambda A, B, C: jnp.einsum("ij,jk,kl->il", A, B, C,
+                                                       precision=lax.Precision.HIGHEST))),
+        **{name: (la_inputs(name), same, la_runs[sc.la_kind(name)]) for name in sc.LA_WORKLOADS[:8]},
     }
     for name in suite.names:
         prepare, host, run = work[name]

@@ -31,38 +31,60 @@ DEFAULT_WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi",
                      "matmul_chain", "dot", "small_ops", "sum", "scope_read", "shared_matmul"]
 LIB_WORKLOADS = ["sort", "argsort", "sort_rows", "cumsum", "gather_map", "mask_select",
                  "histogram"]
-WORKLOADS = DEFAULT_WORKLOADS + LIB_WORKLOADS
+# Linear algebra and FFT (bench/suite.sh run --workloads la; nd_suite_la.c).
+LA_WORKLOADS = ["cholesky_f32", "cholesky_f64", "solve_f32", "solve_f64", "eigh_f32", "eigh_f64",
+                "svd_f32", "svd_f64", "batched_solve", "fft", "rfft2", "fft_window", "einsum3"]
+WORKLOADS = DEFAULT_WORKLOADS + LIB_WORKLOADS + LA_WORKLOADS
+GROUPS = {"lib": LIB_WORKLOADS, "la": LA_WORKLOADS}
 
 FULL = dict(chain_n=1 << 27, bs_n=1 << 26, stencil_n=16384, stencil_iters=20,
             small_n=1000, small_iters=50, pi_n=1 << 28, matmul_n=8192,
             dot_n=100_000_000, ops_n=1000, ops_iters=1000, sum_n=1 << 28,
             sort_n=1 << 28, argsort_n=1 << 26, rows_r=4096, rows_c=65536, cumsum_n=1 << 28,
             gather_n=1 << 26, mask_n=1 << 28, hist_n=1 << 28, hist_bins=1024,
-            scope_n=1 << 24, norm_n=4096)
+            scope_n=1 << 24, norm_n=4096,
+            # svd at 4096: at 8192 one call takes 6-12 s on the H200 (--set svd_n=8192)
+            la_n=8192, svd_n=4096, bsolve_b=100_000, bsolve_n=8, fft_n=1 << 26, rfft2_n=8192,
+            einsum_n=4096)
 SMALL = dict(chain_n=1 << 20, bs_n=1 << 20, stencil_n=1024, stencil_iters=20,
              small_n=200, small_iters=50, pi_n=1 << 22, matmul_n=512,
              dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22,
              sort_n=1 << 20, argsort_n=1 << 20, rows_r=64, rows_c=4096, cumsum_n=1 << 20,
              gather_n=1 << 20, mask_n=1 << 20, hist_n=1 << 20, hist_bins=1024,
-             scope_n=1 << 20, norm_n=256)
+             scope_n=1 << 20, norm_n=256,
+             la_n=1024, svd_n=1024, bsolve_b=10_000, bsolve_n=8, fft_n=1 << 22, rfft2_n=2048,
+             einsum_n=1024)
+# The sizes --set may change (the linear algebra and FFT ones).
+SETTABLE = ("la_n", "svd_n", "bsolve_b", "fft_n", "rfft2_n", "einsum_n")
 
 # Tolerances on the error measure each check describes (as nd_suite).
 TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
            pi=1e-6, matmul_chain=1e-3, dot=1e-12, small_ops=1e-4, sum=1e-4,
            sort=1e-9, argsort=0.0, sort_rows=1e-9, cumsum=1e-2, gather_map=1e-5,
-           mask_select=0.0, histogram=1e-4, scope_read=1e-4, shared_matmul=1e-3)
+           mask_select=0.0, histogram=1e-4, scope_read=1e-4, shared_matmul=1e-3,
+           # negative: -c means c n eps of the workload's dtype and size (tolerance())
+           cholesky_f32=-4, cholesky_f64=-4, solve_f32=-4, solve_f64=-4, eigh_f32=-16,
+           eigh_f64=-16, svd_f32=-16, svd_f64=-16, batched_solve=1e-5, fft=1e-5, rfft2=1e-5,
+           fft_window=1e-5, einsum3=1e-3)
 CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
                   small_stencil="full", pi="scalar", matmul_chain="sampled",
                   dot="scalar", small_ops="full", sum="scalar",
                   sort="sorted+sum", argsort="permutation", sort_rows="sorted+sums",
                   cumsum="sampled", gather_map="sampled", mask_select="full",
-                  histogram="full", scope_read="scalar", shared_matmul="sampled")
+                  histogram="full", scope_read="scalar", shared_matmul="sampled",
+                  **{w: "backward" if w == "batched_solve" else "sampled" for w in LA_WORKLOADS})
 DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
              small_stencil="float64", pi="float32", matmul_chain="float32",
              dot="float64", small_ops="float32", sum="float32",
              sort="float32", argsort="int64", sort_rows="float32", cumsum="float32",
              gather_map="float32", mask_select="float32", histogram="counts",
-             scope_read="float32", shared_matmul="float32")
+             scope_read="float32", shared_matmul="float32",
+             cholesky_f32="float32", cholesky_f64="float64", solve_f32="float32",
+             solve_f64="float64", eigh_f32="float32", eigh_f64="float64", svd_f32="float32",
+             svd_f64="float64", batched_solve="float32", fft="complex64", rfft2="complex64",
+             fft_window="complex64", einsum3="float32")
+# At most this many timed runs (svd: seconds a call; bench/README.md).
+RUNS_CAP = dict(svd_f32=3, svd_f64=3)
 
 # The time budget (bench/README.md): after the checked run and one warm-up,
 # up to --runs timed runs (at least MIN_RUNS); stop after 3 once a run took
@@ -72,6 +94,7 @@ LONG_RUN_S = 10.0
 BUDGET_S = 20.0
 
 SAMPLES = 4096
+LA_SAMPLES = 256  # entries of a factorisation's residual checked
 STENCIL_SAMPLES = 64
 MATMUL_ROWS = 16
 
@@ -174,6 +197,43 @@ def mask_select(x):
     return x[x > 0.5]
 
 
+# The linear algebra and FFT workloads (nd_suite_la.c says the same).
+# cholesky, solve, eigh, svd: A = (G + G^T)/2 + I, G = P P^T / n, P uniform
+# [-1, 1) (symmetric positive definite, condition number about 5); solve's
+# b one vector (n,) uniform [-1, 1). batched_solve: A (B, 8, 8) uniform
+# [-1, 1) plus 2 on the diagonal, b (B, 8, 1) uniform [-1, 1) (a stack of
+# column vectors: NumPy 2 reads a (B, 8) b as one matrix). fft, fft_window:
+# x complex64 with both parts uniform [-1, 1), w float32 uniform [0, 1);
+# rfft2: x float32 uniform [-1, 1); einsum3: three n x n float32 uniform
+# [-1, 1). svd reduced (full_matrices=False) with vectors.
+def la_kind(name):
+    """cholesky, solve, eigh or svd."""
+    return name.split("_")[0]
+
+
+def la_size(sz, name):
+    return sz["svd_n"] if la_kind(name) == "svd" else sz["la_n"]
+
+
+def spd(P, eye):
+    """A = (G + G^T)/2 + I with G = P P^T / n; eye the identity of P's
+    dtype and device."""
+    G = (P @ P.T) / P.shape[0]
+    return (G + G.T) * 0.5 + eye
+
+
+def batch_matrices(P, eye):
+    return P + 2.0 * eye
+
+
+def tolerance(name, sz):
+    tol = TOL[name]
+    if tol >= 0:
+        return tol
+    eps = float(np.finfo(np.float32 if DTYPE[name] == "float32" else np.float64).eps)
+    return -tol * la_size(sz, name) * eps
+
+
 # ----------------------------------------------------------- references
 
 def _sample(n, seed, count=SAMPLES):
@@ -264,6 +324,81 @@ def _check_lib(name, sz, hin, hout):
     raise ValueError(name)
 
 
+def _pairs(n, seed, count=LA_SAMPLES):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, count), rng.integers(0, n, count)
+
+
+def _orth_err(Q, seed):
+    """The largest |Q^T Q - I| over sampled pairs of Q's columns (a quarter
+    of them a column with itself)."""
+    k, l = _pairs(Q.shape[1], seed)
+    l[::4] = k[::4]
+    got = np.einsum("ns,ns->s", Q[:, k].astype(np.float64), Q[:, l].astype(np.float64))
+    return float(np.max(np.abs(got - (k == l))))
+
+
+def _fft_err(y, ref):
+    return float(np.linalg.norm(y.astype(np.complex128) - ref) / np.linalg.norm(ref))
+
+
+def _check_la(name, sz, hin, hout):
+    for v in hout:
+        _expect_dtype(v, name)
+    if name in ("fft", "rfft2", "fft_window"):
+        (y,) = hout
+        if name == "fft":
+            return _fft_err(y, np.fft.fft(hin[0].astype(np.complex128)))
+        if name == "fft_window":
+            x, w = hin
+            return _fft_err(y, np.fft.fft(x.astype(np.complex128) * w.astype(np.float64)))
+        return _fft_err(y, np.fft.rfft2(hin[0].astype(np.float64)))
+    if name == "einsum3":
+        (y,) = hout
+        A, B, C = (v.astype(np.float64) for v in hin)
+        rows = _sample(y.shape[0], 7, 16)
+        return _norm_err(y[rows], (A[rows] @ B) @ C)
+    if name == "batched_solve":
+        (x,) = hout
+        A, b = hin
+        if x.shape != b.shape:
+            raise WrongAnswer(f"solutions of shape {x.shape}, expected {b.shape}")
+        m = _sample(A.shape[0], 15)
+        A, b, x = (v[m].astype(np.float64) for v in (A, b, x))
+        r = np.abs(A @ x - b).max(axis=(1, 2))
+        scale = np.abs(A).sum(axis=2).max(axis=1) * np.abs(x).max(axis=(1, 2)) + \
+            np.abs(b).max(axis=(1, 2))
+        return float(np.max(r / scale))
+    A = hin[0].astype(np.float64)
+    n = A.shape[0]
+    i, j = _pairs(n, 11)
+    kind = la_kind(name)
+    if kind == "cholesky":
+        (L,) = hout
+        j[::8] = i[::8]
+        # (L L^T)[i, j] from whole rows: an upper triangle left in L shows
+        got = np.einsum("sk,sk->s", L[i].astype(np.float64), L[j].astype(np.float64))
+        return _norm_err(got, A[i, j])
+    if kind == "solve":
+        (x,) = hout
+        if x.shape != (n,):
+            raise WrongAnswer(f"x of shape {x.shape}, expected ({n},)")
+        return _norm_err(A[i] @ x.astype(np.float64), hin[1].astype(np.float64)[i])
+    if kind == "eigh":
+        w, V = (v.astype(np.float64) for v in hout)
+        if not np.all(np.diff(w) >= 0):
+            raise WrongAnswer("the eigenvalues are not ascending")
+        got = np.einsum("sk,ks->s", A[i], V[:, j])
+        return max(_norm_err(got, w[j] * V[i, j]), _orth_err(V, 12))
+    if kind == "svd":
+        U, S, Vh = (v.astype(np.float64) for v in hout)
+        if not (np.all(S >= 0) and np.all(np.diff(S) <= 0)):
+            raise WrongAnswer("the singular values are not descending and >= 0")
+        got = np.einsum("sc,c,cs->s", U[i], S, Vh[:, j])
+        return max(_norm_err(got, A[i, j]), _orth_err(U, 13), _orth_err(Vh.T, 14))
+    raise ValueError(name)
+
+
 def _expect_dtype(arr, name):
     want = DTYPE[name]
     if str(arr.dtype) != want:
@@ -274,9 +409,11 @@ def check(name, sz, hin, hout):
     """Error of hout (NumPy arrays) against the float64 reference from hin;
     returns (err, tol, kind). hin None: the statistical check only (for
     random draws that cannot be made again outside the compiled code)."""
-    tol, kind = TOL[name], CHECK_KIND[name]
+    tol, kind = tolerance(name, sz), CHECK_KIND[name]
     if name in LIB_WORKLOADS:
         return _check_lib(name, sz, hin, hout), tol, kind
+    if name in LA_WORKLOADS:
+        return _check_la(name, sz, hin, hout), tol, kind
     if name == "chain":
         (y,) = hout
         _expect_dtype(y, name)
@@ -411,6 +548,20 @@ def measures(name, sz):
         n = sz["mask_n"]; return n, 6 * f(n), f(n)
     if name == "histogram":
         n = sz["hist_n"]; return n, 4 * f(n), 2 * f(n)
+    # The linear algebra and FFT workloads are compute-bound: no floor;
+    # nominal flop counts (cholesky n^3/3, solve 2n^3/3, eigh 9n^3, svd
+    # 12n^3, a transform 5 N log2 N complex, half that real).
+    if name in LA_WORKLOADS[:8]:
+        n = la_size(sz, name)
+        return n, None, dict(cholesky=1 / 3, solve=2 / 3, eigh=9.0, svd=12.0)[la_kind(name)] * f(n) ** 3
+    if name == "batched_solve":
+        b, n = sz["bsolve_b"], sz["bsolve_n"]; return b, None, b * (2 / 3 * f(n) ** 3 + 2 * f(n) * n)
+    if name in ("fft", "fft_window"):
+        n = sz["fft_n"]; return n, None, 5 * f(n) * math.log2(n)
+    if name == "rfft2":
+        n = sz["rfft2_n"]; return n, None, 2.5 * f(n) * n * math.log2(f(n) * n)
+    if name == "einsum3":
+        n = sz["einsum_n"]; return n, None, 4 * f(n) ** 3
     if name == "scope_read":
         n = sz["scope_n"]; return n, 8 * f(n), 12 * f(n)
     if name == "shared_matmul":
@@ -434,14 +585,22 @@ class Suite:
                        + " ".join(LIB_WORKLOADS) + ")")
         p.add_argument("--small", action="store_true", help="shrink every size (a quick check)")
         p.add_argument("--runs", type=int, default=9, help="timed runs (at least 7; default 9)")
+        p.add_argument("--set", action="append", default=[], metavar="SIZE=V",
+                       help="override a size: " + ", ".join(SETTABLE))
         args = p.parse_args(argv)
-        bad = [w for w in args.workloads if w not in WORKLOADS]
+        names = [v for w in args.workloads for v in GROUPS.get(w, [w])]
+        bad = [w for w in names if w not in WORKLOADS]
         if bad:
-            p.error(f"unknown workload(s) {bad}; choose from {WORKLOADS}")
-        self.names = args.workloads or DEFAULT_WORKLOADS
+            p.error(f"unknown workload(s) {bad}; choose from {WORKLOADS} or a group {list(GROUPS)}")
+        self.names = names or DEFAULT_WORKLOADS
         self.small = args.small
         self.runs = max(MIN_RUNS, args.runs)
         self.sz = dict(SMALL if args.small else FULL)
+        for item in args.set:
+            key, _, value = item.partition("=")
+            if key not in SETTABLE or not value.isdigit() or int(value) < 1:
+                p.error(f"--set {item}: takes one of {SETTABLE} = a positive size")
+            self.sz[key] = int(value)
         self.failures = 0
         self.seed = 20261123
         print(f"{'impl':<16} {'workload':<14} {'median ms':>12} {'min ms':>12} "
@@ -494,7 +653,8 @@ class Suite:
             once(False)
         # 3. the timed runs
         times = []
-        while len(times) < self.runs:
+        target = min(self.runs, RUNS_CAP.get(name, self.runs))
+        while len(times) < target:
             times.append(once(False)[0])
             if len(times) >= 3 and times[-1] > LONG_RUN_S:
                 break

@@ -149,6 +149,34 @@ def main():
         sync()
         return inp
 
+    def la_inputs(name):
+        dt = torch.float32 if name.endswith("f32") else torch.float64
+        n = sc.la_size(sz, name)
+
+        def prepare():
+            A = sc.spd(uniform((n, n), -1, 1, dt), torch.eye(n, dtype=dt, device=DEV))
+            inp = (A, uniform((n,), -1, 1, dt)) if sc.la_kind(name) == "solve" else (A,)
+            sync()
+            return inp
+        return prepare
+
+    def batch_inputs():
+        b, n = sz["bsolve_b"], sz["bsolve_n"]
+        inp = (sc.batch_matrices(uniform((b, n, n), -1, 1), torch.eye(n, dtype=torch.float32, device=DEV)),
+               uniform((b, n, 1), -1, 1))
+        sync()
+        return inp
+
+    def complex_inputs(window):
+        n = sz["fft_n"]
+
+        def prepare():
+            x = torch.complex(uniform((n,), -1, 1), uniform((n,), -1, 1))
+            inp = (x, uniform((n,), 0, 1)) if window else (x,)
+            sync()
+            return inp
+        return prepare
+
     n_st, n_sm, m = sz["stencil_n"], sz["small_n"], sz["matmul_n"]
     inputs = {
         "chain": plain_inputs((sz["chain_n"], -2, 2), (sz["chain_n"], -2, 2)),
@@ -168,6 +196,12 @@ def main():
         "histogram": plain_inputs((sz["hist_n"], 0, 1)),
         "scope_read": plain_inputs((sz["scope_n"], -2, 2), (sz["scope_n"], -2, 2)),
         "shared_matmul": plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3),
+        "batched_solve": batch_inputs,
+        "fft": complex_inputs(False),
+        "rfft2": plain_inputs(((sz["rfft2_n"],) * 2, -1, 1)),
+        "fft_window": complex_inputs(True),
+        "einsum3": plain_inputs(*[((sz["einsum_n"],) * 2, -1, 1)] * 3),
+        **{name: la_inputs(name) for name in sc.LA_WORKLOADS[:8]},
     }
 
     def torch_mean_std(x):
@@ -190,7 +224,17 @@ def main():
         "histogram": lambda x: torch.histc(x, bins=sz["hist_bins"], min=0.0, max=1.0),
         "scope_read": lambda x, y: sc.scope_read(torch, x, y),
         "shared_matmul": lambda x, w1, w2: sc.shared_matmul(x, w1, w2, torch_mean_std),
+        "batched_solve": torch.linalg.solve,
+        "fft": torch.fft.fft,
+        "rfft2": torch.fft.rfft2,
+        "fft_window": lambda x, w: torch.fft.fft(x * w),
+        "einsum3": lambda A, B, C: torch.einsum("ij,jk,kl->il", A, B, C),
     }
+    la_runs = {"cholesky": torch.linalg.cholesky, "solve": torch.linalg.solve,
+               "eigh": lambda a: tuple(torch.linalg.eigh(a)),
+               "svd": lambda a: tuple(torch.linalg.svd(a, full_matrices=False))}
+    for name in sc.LA_WORKLOADS[:8]:
+        eager[name] = la_runs[sc.la_kind(name)]
 
     def eager_work(name):
         """The eager version of a workload: (prepare, host, run)."""
@@ -234,7 +278,10 @@ def main():
     variants = [("torch", eager_work, suite.names),
                 ("torch-cudagraph", graphed,
                  [n for n in suite.names if n in ("small_stencil", "small_ops")]),
-                ("torch-compile", compiled, suite.names)]
+                # of the linear algebra and FFT group only fft(x * w), where
+                # fusing the product is the point: the rest are library calls
+                ("torch-compile", compiled,
+                 [n for n in suite.names if n not in sc.LA_WORKLOADS or n == "fft_window"])]
     for impl, build, names in variants:
         for name in names:
             def one():

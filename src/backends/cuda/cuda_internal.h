@@ -243,7 +243,7 @@ typedef struct {
     uint64_t released; /* 0: in use; else the release tick (cached) */
 } nd_cuda_pinned;
 
-typedef struct {
+typedef struct nd_cuda {
     int device;
     int arch; /* 10*major + minor */
     int sm_count;
@@ -260,6 +260,9 @@ typedef struct {
     size_t in_use;     /* device bytes we hold */
     nd_cuda_kcache *cache;
     cudaLibrary_t imatmul_lib; /* the fixed integer/fallback matmul kernels */
+    /* the small batched solves' kernels by dtype (float32, float64,
+     * complex64, complex128) and n (lib_small_solve.c), NULL until used */
+    cudaKernel_t small_solve[4][33];
     int graphs;        /* capture plans as CUDA Graphs and replay them */
     nd_cuda_plan_state *plans; /* every plan's state, for graph eviction */
     int32_t n_execs;   /* instantiated graphs held, all plans */

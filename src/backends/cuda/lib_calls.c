@@ -231,7 +231,9 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
     nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
     nd_user_args_bind(u, slots, args);
     ND_NVTX_PUSH(nd_lib_calls[u->lib].name);
-    int e = impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
+    int e = nd_cuda_small_solve_applies(u, args)
+                ? nd_cuda_small_solve_run(cu, u, args, workspace, workspace_bytes, stream)
+                : impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
     ND_NVTX_POP();
     return e ? lib_failed(u, e, "running") : ND_OK;
 }

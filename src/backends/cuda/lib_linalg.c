@@ -39,7 +39,6 @@
  * kept until the process ends, like the libraries. */
 #define MAX_DEVICES 64
 static cusolverDnHandle_t handles[MAX_DEVICES];
-static cublasHandle_t blas_handles[MAX_DEVICES]; /* the batched LU (cuBLAS) */
 
 static int solver_failed(cusolverStatus_t st, const char *what) {
     nd_error_set(ND_ERR_BACKEND, "cuda: cuSOLVER %s failed (status %d)", what, (int)st);
@@ -61,20 +60,8 @@ static int handle_for(cusolverDnHandle_t *out) {
         return ND_CUDA_LIB_ND_ERROR;
     }
     if (!handles[dev]) SOLVER_TRY(cusolverDnCreate(&handles[dev]), "cusolverDnCreate");
-    if (!blas_handles[dev]) {
-        cublasStatus_t b = cublasCreate(&blas_handles[dev]);
-        if (b != CUBLAS_STATUS_SUCCESS) {
-            nd_error_set(ND_ERR_BACKEND, "cuda: cublasCreate for the batched solve failed (status %d)", (int)b);
-            return ND_CUDA_LIB_ND_ERROR;
-        }
-    }
     *out = handles[dev];
     return 0;
-}
-
-static cublasHandle_t blas_handle(void) {
-    int dev = 0;
-    return cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < MAX_DEVICES ? blas_handles[dev] : NULL;
 }
 
 /* The geometry every routine shares. */
@@ -115,14 +102,14 @@ static void geometry(const nd_user_desc *u, const nd_kernel_arg *args, geom *g) 
 
 static size_t up(size_t b) { return (b + 255) & ~(size_t)255; }
 
-/* Batches of small matrices go through the batched APIs in one call
- * (cuBLAS getrfBatched/getrsBatched for solve, cuSOLVER potrfBatched for
- * cholesky), which take arrays of matrix pointers: those are built on the
- * host and copied into the workspace at run time (these routines are not
- * captured anyway: they read their status back). */
+/* Batches of small matrices go through the batched APIs in one call:
+ * cuSOLVER potrfBatched for cholesky takes an array of matrix pointers,
+ * built on the host and copied into the workspace at run time (these
+ * routines are not captured anyway: they read their status back). Solve's
+ * small systems, batched or not, never come here: lib_small_solve.c. */
 #define BATCHED_MAX_N 32
 static int batched(const nd_user_desc *u, const geom *g) {
-    return (u->lib == ND_LIB_LA_SOLVE || u->lib == ND_LIB_LA_CHOLESKY) && g->batch >= 2 && g->n >= 1 &&
+    return u->lib == ND_LIB_LA_CHOLESKY && g->batch >= 2 && g->n >= 1 &&
            g->n <= BATCHED_MAX_N && g->m >= 1;
 }
 /* eigh of such a batch: syevjBatched, strided (no pointer arrays), one call. */
@@ -290,11 +277,9 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     int64_t m = g->m, n = g->n, k = m < n ? m : n;
     int lw = 0, lw2 = 0;
     w->extra = 0;
-    if (batched(u, g)) { /* pointer arrays, and for solve the LU copies and pivots */
+    if (batched(u, g)) { /* the pointer array */
         w->lwork = 0;
-        w->extra = up((size_t)(2 * g->batch) * sizeof(void *));
-        if (u->lib == ND_LIB_LA_SOLVE)
-            w->extra += up((size_t)(g->batch * n * n) * g->es) + up((size_t)(g->batch * n) * sizeof(int));
+        w->extra = up((size_t)g->batch * sizeof(void *));
         return 0;
     }
     switch (u->lib) {
@@ -360,6 +345,10 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
 }
 
 int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
+    if (nd_cuda_small_solve_applies(u, args)) { /* no library call: lib_small_solve.c */
+        *bytes = ND_CUDA_SMALL_SOLVE_WS;
+        return 0;
+    }
     if (nd_cuda_load_cusolver() != ND_OK) return ND_CUDA_LIB_ND_ERROR;
     if (args[0].dtype != ND_FLOAT32 && args[0].dtype != ND_FLOAT64 && args[0].dtype != ND_COMPLEX64 &&
         args[0].dtype != ND_COMPLEX128)
@@ -494,56 +483,24 @@ static int check_infos(const nd_user_desc *u, const geom *g, const int *dinfo, c
     return rc;
 }
 
-/* The whole batch in one or two calls (see batched()). *host_ptrs is freed
- * by the caller after the stream has been waited for. */
+/* The whole batch in one call (see batched()). *host_ptrs is freed by the
+ * caller after the stream has been waited for. */
 static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
                        int *info, char *extra, void ***host_ptrs, cudaStream_t s) {
-    int64_t n = g->n, m = g->m, nb = g->batch;
+    (void)u;
+    int64_t n = g->n, nb = g->batch;
     size_t es = g->es;
-    void **dptrs = (void **)extra, **hp = nd_malloc((size_t)(2 * nb) * sizeof *hp);
+    void **dptrs = (void **)extra, **hp = nd_malloc((size_t)nb * sizeof *hp);
     if (!hp) {
-        nd_error_set(ND_ERR_OOM, "cuda: out of host memory for %lld matrix pointers", (long long)(2 * nb));
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory for %lld matrix pointers", (long long)nb);
         return ND_CUDA_LIB_ND_ERROR;
     }
     *host_ptrs = hp;
-    char *a_base, *b_base = NULL;
-    if (u->lib == ND_LIB_LA_CHOLESKY) {
-        a_base = (char *)args[1].data;
-        if (a_base != args[0].data) CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
-    } else {
-        a_base = extra + up((size_t)(2 * nb) * sizeof(void *));
-        b_base = (char *)args[2].data;
-        CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
-        CUDA_TRY_INT(copy(b_base, args[1].data, (size_t)(nb * m * n) * es, s));
-    }
-    for (int64_t b = 0; b < nb; b++) {
-        hp[b] = a_base + (size_t)(b * n * n) * es;
-        hp[nb + b] = b_base ? b_base + (size_t)(b * m * n) * es : NULL;
-    }
-    CUDA_TRY_INT(cudaMemcpyAsync(dptrs, hp, (size_t)(2 * nb) * sizeof *hp, cudaMemcpyHostToDevice, s));
-    if (u->lib == ND_LIB_LA_CHOLESKY) {
-        SOLVER_TRY(DT4(g, potrfBatched, h, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)dptrs, lda(n), info, (int)nb), "potrfBatched");
-        return 0;
-    }
-    cublasHandle_t bh = blas_handle();
-    int *piv = (int *)(a_base + up((size_t)(nb * n * n) * es));
-    cublasStatus_t st = bh ? cublasSetStream(bh, s) : CUBLAS_STATUS_NOT_INITIALIZED;
-#define BLAS4(name, ...)                                                                       \
-    (g->kind == K_S   ? cublasS##name(__VA_ARGS__)                                             \
-     : g->kind == K_D ? cublasD##name(__VA_ARGS__)                                             \
-     : g->kind == K_C ? cublasC##name(__VA_ARGS__)                                             \
-                      : cublasZ##name(__VA_ARGS__))
-    if (st == CUBLAS_STATUS_SUCCESS) st = BLAS4(getrfBatched, bh, (int)n, (void *)dptrs, lda(n), piv, info, (int)nb);
-    int host_info = 0; /* getrsBatched checks its arguments on the host */
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = BLAS4(getrsBatched, bh, CUBLAS_OP_T, (int)n, (int)m, (const void *)dptrs, lda(n), piv, (void *)(dptrs + nb),
-                   lda(n), &host_info, (int)nb);
-#undef BLAS4
-    if (st != CUBLAS_STATUS_SUCCESS || host_info != 0) {
-        nd_error_set(ND_ERR_BACKEND, "cuda: cuBLAS batched LU of %lld %lldx%lld matrices failed (status %d, info %d)",
-                     (long long)nb, (long long)n, (long long)n, (int)st, host_info);
-        return ND_CUDA_LIB_ND_ERROR;
-    }
+    char *a_base = (char *)args[1].data;
+    if (a_base != args[0].data) CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
+    for (int64_t b = 0; b < nb; b++) hp[b] = a_base + (size_t)(b * n * n) * es;
+    CUDA_TRY_INT(cudaMemcpyAsync(dptrs, hp, (size_t)nb * sizeof *hp, cudaMemcpyHostToDevice, s));
+    SOLVER_TRY(DT4(g, potrfBatched, h, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)dptrs, lda(n), info, (int)nb), "potrfBatched");
     return 0;
 }
 

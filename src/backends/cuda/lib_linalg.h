@@ -15,4 +15,24 @@
 int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes);
 int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s);
 
+/* Batches of small systems (lib_small_solve.c): solve with n <= 
+ * ND_CUDA_SMALL_SOLVE_MAX_N runs one generated kernel, one thread per
+ * system, instead of the library; it needs ND_CUDA_SMALL_SOLVE_WS bytes of
+ * workspace (the lowest singular matrix's word). */
+#define ND_CUDA_SMALL_SOLVE_WS 256
+typedef struct nd_cuda nd_cuda;
+int nd_cuda_small_solve_applies(const nd_user_desc *u, const nd_kernel_arg *args);
+int nd_cuda_small_solve_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws,
+                            size_t ws_bytes, cudaStream_t s);
+/* small_solve_source.c: the kernel's CUDA C for n x n systems of dtype t
+ * (malloc'd; NULL for an n or dtype it does not take, or out of memory),
+ * its entry named as nd_cuda_small_solve_name writes; and one source with
+ * every n and dtype and no unrolling pragmas, for tests/small_solve_check.sh
+ * to compile as C++ on the host. */
+#define ND_CUDA_SMALL_SOLVE_MAX_N 32
+#define ND_CUDA_SMALL_SOLVE_BLOCK 128
+char *nd_cuda_small_solve_source(int n, nd_dtype t);
+char *nd_cuda_small_solve_host_source(void);
+int nd_cuda_small_solve_name(char *buf, size_t cap, int n, nd_dtype t);
+
 #endif
