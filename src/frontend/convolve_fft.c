@@ -20,9 +20,10 @@
  * multiply-adds) exceeds FFT_WEIGHT * L log2 L (L: the product of the
  * padded lengths; three transforms of about L log2 L operations each at
  * a lower throughput than the fused direct kernel's, plus the padding
- * copies and the spectra's product). With 6, a long 1-d signal switches
- * near 130 taps and a 2048x2048 image near a 12x12 filter; bench/
- * convolve_bench.c measures the crossover on each backend. */
+ * copies and the spectra's product). With 6, 'same' on a 2^22 signal
+ * switches at 133 taps, on a 2048 x 2048 image at a 13 x 13 filter, on
+ * 512 x 512 at 11 x 11; nd-cpu measured its crossover near 100-130 taps on
+ * 2^18 float32 (bench/convolve_bench.c, which the GPU runs too). */
 #define FFT_WEIGHT 6.0
 
 int64_t nd_conv_fast_len(int64_t n) {
