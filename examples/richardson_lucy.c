@@ -11,6 +11,12 @@
  * 1e-3 of the image's peak, or if deconvolution did not bring u closer to
  * the true image than the blurred one is.
  *
+ * ND_CONV_AUTO picks the method per size: a small PSF (the default 9 x 9
+ * on 512 x 512) is the direct method's one fused kernel per convolution, a
+ * large one (K >= 11 on 512 x 512, K = 25 on 64 x 64) goes through
+ * the FFT (rfft2 of both, a fused product, irfft2), with nothing to change
+ * here.
+ *
  * Usage: richardson_lucy [N] [ITERS] [K]   (defaults 512 30 9: an N x N
  * image, a K x K Gaussian point-spread function)
  */

@@ -66,20 +66,36 @@ static ref_arr *ref_convolve(const ref_arr *a, const ref_arr *v, nd_conv_mode mo
     return out;
 }
 
-static void check_conv(const ref_arr *a, const ref_arr *v, nd_conv_mode mode, const char *what) {
+/* Every method against the reference: AUTO and DIRECT to the reference's
+ * own tolerance, FFT to a tolerance relative to the largest output's scale
+ * (its rounding spreads over the whole result, not per element). Integer
+ * results through the FFT are rounded and must be exact, except int8 and
+ * uint8, whose direct sums wrap where the FFT's do not (documented). */
+static void check_conv_methods(const ref_arr *a, const ref_arr *v, nd_conv_mode mode, const char *what, int fft) {
     nd_array *x = ndt_upload(a), *y = ndt_upload(v);
     double *scale;
     ref_arr *want = ref_convolve(a, v, mode, &scale);
-    for (int method = 0; method < 2; method++) {
-        nd_array *got = nd_convolve_nd(x, y, mode, method ? ND_CONV_DIRECT : ND_CONV_AUTO);
+    double top = 0;
+    for (int64_t i = 0; i < want->size; i++) top = scale[i] > top ? scale[i] : top;
+    if (want->dt == ND_INT8 || want->dt == ND_UINT8) fft = 0;
+    static const nd_conv_method methods[3] = {ND_CONV_AUTO, ND_CONV_DIRECT, ND_CONV_FFT};
+    for (int k = 0; k < 2 + fft; k++) {
+        nd_array *got = nd_convolve_nd(x, y, mode, methods[k]);
         cr_assert(got, "%s mode %d: %s", what, (int)mode, nd_last_error());
         const double rtol = want->dt == ND_FLOAT32 ? 1e-5 : want->dt == ND_FLOAT64 ? 1e-12 : 0;
-        ndt_check(got, want, rtol, 0, scale, "%s mode %d method %d", what, (int)mode, method);
+        /* AUTO may take either method: the FFT's tolerance on top of direct's */
+        const double atol = methods[k] == ND_CONV_DIRECT ? 0 : 4 * rtol * top;
+        ndt_check(got, want, methods[k] == ND_CONV_FFT ? 0 : rtol, atol, methods[k] == ND_CONV_FFT ? NULL : scale,
+                  "%s mode %d method %d", what, (int)mode, k);
         nd_free(got);
     }
     nd_free(x), nd_free(y);
     ref_free(want);
     free(scale);
+}
+
+static void check_conv(const ref_arr *a, const ref_arr *v, nd_conv_mode mode, const char *what) {
+    check_conv_methods(a, v, mode, what, 1);
 }
 
 static ref_arr *rnd(ndt_rng *r, nd_dtype t, int nd, const int64_t *shape) {
@@ -150,7 +166,7 @@ NDT_TEST(convolve_nd, mixed_dtypes_and_nan) {
     a = rnd(&r, ND_FLOAT64, 2, (int64_t[]){7, 6});
     v = rnd(&r, ND_FLOAT64, 2, (int64_t[]){3, 3});
     ref_setd(a, 17, NAN); /* NaN reaches exactly the outputs whose window holds it */
-    for (int m = 0; m < 3; m++) check_conv(a, v, (nd_conv_mode)m, "NaN");
+    for (int m = 0; m < 3; m++) check_conv_methods(a, v, (nd_conv_mode)m, "NaN", 0);
     ref_free(a), ref_free(v);
 }
 
@@ -241,9 +257,10 @@ NDT_TEST(convolve_nd, errors) {
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_convolve_nd");
     cr_expect_null(nd_convolve_nd(a, a, ND_CONV_FULL, (nd_conv_method)9));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_convolve_nd");
-    cr_expect_null(nd_convolve_nd(a, a, ND_CONV_SAME, ND_CONV_FFT));
-    cr_expect(strstr(nd_last_error(), "ND_CONV_DIRECT") != NULL, "%s", nd_last_error());
-    NDT_EXPECT_ERR(ND_ERR_UNSUPPORTED, "nd_convolve_nd");
+    cr_expect_null(nd_convolve_nd(a, e, ND_CONV_SAME, ND_CONV_FFT)); /* the FFT method checks the same */
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_convolve_nd");
+    cr_expect_null(nd_convolve_nd(a, odd, ND_CONV_VALID, ND_CONV_FFT));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_convolve_nd");
     cr_expect_null(nd_convolve_nd(NULL, a, ND_CONV_SAME, ND_CONV_AUTO));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_convolve_nd");
     /* 'same' with odd shapes still works, and the inputs are intact */
@@ -277,4 +294,281 @@ NDT_TEST(convolve_nd, small_filter_is_one_kernel) {
     }
     nd_free(x), nd_free(y);
     ref_free(a), ref_free(v);
+}
+
+/* ---------------------------------------------------- the FFT method */
+
+typedef double complex cplx;
+
+/* The convolution of host arrays as scipy.signal.convolve / cuPyNumeric
+ * cut it (1-d swapped as NumPy), in complex128; *top: the largest output's
+ * sum of |products| (the FFT's error scales with it). */
+static cplx *host_conv(int nd, const int64_t *sa, const cplx *a, const int64_t *sv, const cplx *v, nd_conv_mode mode,
+                       int64_t *os, int64_t *osize, double *top) {
+    int a_covers = 1;
+    for (int d = 0; d < nd; d++) a_covers &= sa[d] >= sv[d];
+    if ((nd == 1 && sv[0] > sa[0]) || (mode == ND_CONV_VALID && !a_covers))
+        return host_conv(nd, sv, v, sa, a, mode, os, osize, top);
+    int64_t start[ND_MAX_DIMS], na = 1, nv = 1;
+    *osize = 1;
+    for (int d = 0; d < nd; d++) {
+        start[d] = mode == ND_CONV_FULL ? 0 : mode == ND_CONV_SAME ? (sv[d] - 1) / 2 : sv[d] - 1;
+        os[d] = mode == ND_CONV_FULL ? sa[d] + sv[d] - 1 : mode == ND_CONV_SAME ? sa[d] : sa[d] - sv[d] + 1;
+        *osize *= os[d], na *= sa[d], nv *= sv[d];
+    }
+    cplx *out = calloc((size_t)*osize + 1, sizeof *out);
+    double *sc = calloc((size_t)*osize + 1, sizeof *sc);
+    int64_t ia[ND_MAX_DIMS], iv[ND_MAX_DIMS], io[ND_MAX_DIMS];
+    for (int64_t fa = 0; fa < na; fa++) {
+        ref_unravel(fa, nd, sa, ia);
+        for (int64_t fv = 0; fv < nv; fv++) {
+            ref_unravel(fv, nd, sv, iv);
+            int inside = 1;
+            for (int d = 0; d < nd; d++) {
+                io[d] = ia[d] + iv[d] - start[d];
+                inside &= io[d] >= 0 && io[d] < os[d];
+            }
+            if (!inside) continue;
+            const int64_t fo = ref_ravel(io, nd, os);
+            out[fo] += a[fa] * v[fv];
+            sc[fo] += cabs(a[fa]) * cabs(v[fv]);
+        }
+    }
+    *top = 0;
+    for (int64_t i = 0; i < *osize; i++) *top = sc[i] > *top ? sc[i] : *top;
+    free(sc);
+    return out;
+}
+
+/* Random values in [-2, 2) (imaginary parts for complex dtypes), rounded
+ * to the dtype, uploaded; x receives them in complex128. */
+static nd_array *upload_c(ndt_rng *r, nd_dtype t, int nd, const int64_t *shape, cplx *x) {
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= shape[d];
+    const int c = t == ND_COMPLEX64 || t == ND_COMPLEX128, single = t == ND_FLOAT32 || t == ND_COMPLEX64;
+    double *buf = malloc((size_t)(2 * n + 1) * sizeof *buf);
+    float *fbuf = malloc((size_t)(2 * n + 1) * sizeof *fbuf);
+    for (int64_t i = 0; i < n; i++) {
+        double re = ndt_uniform(r, -2, 2), im = c ? ndt_uniform(r, -2, 2) : 0;
+        if (single) re = (float)re, im = (float)im;
+        x[i] = re + I * im;
+        if (c) buf[2 * i] = re, buf[2 * i + 1] = im, fbuf[2 * i] = (float)re, fbuf[2 * i + 1] = (float)im;
+        else buf[i] = re, fbuf[i] = (float)re;
+    }
+    nd_array *a = nd_from_host(single ? (void *)fbuf : (void *)buf, t, nd, shape);
+    free(buf), free(fbuf);
+    return a;
+}
+
+/* got (any numeric dtype) against want within tol (absolute). */
+static void expect_close_c(nd_array *got, const cplx *want, int64_t n, double tol, const char *what) {
+    cr_assert(got, "%s: %s", what, nd_last_error());
+    nd_array *g = nd_astype(got, ND_COMPLEX128);
+    double *h = malloc((size_t)(2 * n + 1) * sizeof *h);
+    cr_assert_eq(nd_to_host(g, h, (size_t)(2 * n) * sizeof *h), ND_OK, "%s: %s", what, nd_last_error());
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 5; i++) {
+        const double err = cabs((h[2 * i] + I * h[2 * i + 1]) - want[i]);
+        if (!(err <= tol)) {
+            bad++;
+            cr_expect_fail("%s: [%lld] is %.17g%+.17gi, want %.17g%+.17gi (tol %.3g)", what, (long long)i, h[2 * i],
+                           h[2 * i + 1], creal(want[i]), cimag(want[i]), tol);
+        }
+    }
+    free(h);
+    nd_free(g);
+}
+
+NDT_TEST(convolve_nd, fft_random_real_and_complex) {
+    NDT_RNG(r);
+    const nd_dtype dts[4] = {ND_FLOAT64, ND_COMPLEX128, ND_FLOAT32, ND_COMPLEX64};
+    for (int c = 0; c < 72; c++) {
+        const int nd = 1 + (c / 3) % 3;
+        const nd_conv_mode mode = (nd_conv_mode)(c % 3);
+        const nd_dtype t = dts[(c / 9) % 4];
+        int64_t sa[ND_MAX_DIMS], sv[ND_MAX_DIMS], na = 1, nv = 1;
+        const int v_larger = ndt_int(&r, 0, 3) == 0; /* a filter larger than the signal */
+        for (int d = 0; d < nd; d++) {
+            sa[d] = ndt_int(&r, 1, 10); /* odd and even */
+            sv[d] = v_larger ? sa[d] + ndt_int(&r, 0, 4) : ndt_int(&r, 1, sa[d]);
+            na *= sa[d], nv *= sv[d];
+        }
+        cplx *ah = malloc((size_t)na * sizeof *ah), *vh = malloc((size_t)nv * sizeof *vh);
+        nd_array *a = upload_c(&r, t, nd, sa, ah), *v = upload_c(&r, t, nd, sv, vh);
+        int64_t os[ND_MAX_DIMS], on;
+        double top;
+        cplx *want = host_conv(nd, sa, ah, sv, vh, mode, os, &on, &top);
+        const int single = t == ND_FLOAT32 || t == ND_COMPLEX64;
+        const nd_conv_method ms[3] = {ND_CONV_FFT, ND_CONV_AUTO, ND_CONV_DIRECT};
+        for (int k = 0; k < 3; k++) {
+            nd_array *got = nd_convolve_nd(a, v, mode, ms[k]);
+            char what[96];
+            snprintf(what, sizeof what, "case %d %s %d-d mode %d method %d", c, nd_dtype_name(t), nd, (int)mode,
+                     (int)ms[k]);
+            cr_assert(got, "%s: %s", what, nd_last_error());
+            cr_expect_eq(nd_dtype_of(got), t, "%s: dtype %s", what, nd_dtype_name(nd_dtype_of(got)));
+            cr_assert_eq(nd_ndim(got), nd, "%s", what);
+            for (int d = 0; d < nd; d++)
+                cr_assert_eq(nd_shape(got)[d], os[d], "%s: axis %d is %lld, want %lld", what, d,
+                             (long long)nd_shape(got)[d], (long long)os[d]);
+            expect_close_c(got, want, on, (single ? 1e-5 : 1e-13) * (top + 1e-300) * 4, what);
+            nd_free(got);
+        }
+        free(ah), free(vh), free(want);
+        nd_free(a), nd_free(v);
+    }
+}
+
+/* Integer and bool results through the FFT: rounded to the exact sums
+ * (float64 holds them); AUTO keeps them direct whatever the size. */
+NDT_TEST(convolve_nd, fft_integers_round_exactly) {
+    NDT_RNG(r);
+    const int64_t na = 300, nv = 200;
+    int32_t *a = malloc(na * sizeof *a), *v = malloc(nv * sizeof *v);
+    for (int64_t i = 0; i < na; i++) a[i] = (int32_t)ndt_int(&r, -1000, 1000);
+    for (int64_t i = 0; i < nv; i++) v[i] = (int32_t)ndt_int(&r, -1000, 1000);
+    a[0] = 1000, v[0] = 1000, v[1] = -1000; /* large partial sums */
+    nd_array *x = nd_from_host(a, ND_INT32, 1, &na), *y = nd_from_host(v, ND_INT32, 1, &nv);
+    for (int m = 0; m < 3; m++) {
+        nd_array *f = nd_convolve_nd(x, y, (nd_conv_mode)m, ND_CONV_FFT);
+        nd_array *d = nd_convolve_nd(x, y, (nd_conv_mode)m, ND_CONV_DIRECT);
+        cr_assert(f && d, "%s", nd_last_error());
+        cr_expect_eq(nd_dtype_of(f), ND_INT32);
+        ref_arr *w = ndt_download(d);
+        ndt_check(f, w, 0, 0, NULL, "int32 mode %d", m);
+        ref_free(w);
+        nd_free(f), nd_free(d);
+    }
+    nd_array *k300 = nd_scalar(300), *km500 = nd_scalar(-500);
+    nd_array *bx = nd_gt(x, k300), *by = nd_lt(y, km500);
+    nd_free(k300), nd_free(km500);
+    nd_array *bf = nd_convolve_nd(bx, by, ND_CONV_FULL, ND_CONV_FFT);
+    nd_array *bd = nd_convolve_nd(bx, by, ND_CONV_FULL, ND_CONV_DIRECT);
+    cr_assert(bf && bd, "%s", nd_last_error());
+    cr_expect_eq(nd_dtype_of(bf), ND_BOOL);
+    ref_arr *w = ndt_download(bd);
+    ndt_check(bf, w, 0, 0, NULL, "bool");
+    ref_free(w);
+    nd_free(bx), nd_free(by), nd_free(bf), nd_free(bd);
+    nd_free(x), nd_free(y);
+    free(a), free(v);
+}
+
+/* Number of NaN values in a float64 result. */
+static int64_t nan_count(nd_array *z) {
+    nd_array *isn = nd_isnan(z), *c = nd_count_nonzero(isn, ND_ALL_AXES);
+    const int64_t k = (int64_t)nd_item(c);
+    nd_free(c), nd_free(isn);
+    return k;
+}
+
+/* A NaN reaches every output through the FFT (the transform mixes all
+ * values) and only its window's outputs directly: which one AUTO took is
+ * visible, and it must take the FFT for long filters only. */
+NDT_TEST(convolve_nd, auto_choice_and_nan_spread) {
+    struct {
+        int nd;
+        int64_t sa[2], sv[2];
+        int fft; /* AUTO's expected choice */
+    } cases[] = {
+        {1, {4096}, {1024}, 1}, {1, {4096}, {8}, 0}, {1, {100000}, {64}, 0},
+        {2, {40, 40}, {31, 31}, 1}, {2, {64, 64}, {3, 3}, 0}, {2, {256, 256}, {25, 25}, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        nd_array *a = nd_zeros(ND_FLOAT64, cases[k].nd, cases[k].sa), *v = nd_ones(ND_FLOAT64, cases[k].nd, cases[k].sv);
+        nd_array *corner = nd_view(a, cases[k].nd == 1 ? "0" : "0, 0"), *nan = nd_scalar(NAN);
+        cr_assert_eq(nd_assign(corner, nan), ND_OK, "%s", nd_last_error());
+        nd_free(corner), nd_free(nan);
+        nd_array *au = nd_convolve_nd(a, v, ND_CONV_FULL, ND_CONV_AUTO);
+        nd_array *ff = nd_convolve_nd(a, v, ND_CONV_FULL, ND_CONV_FFT);
+        nd_array *di = nd_convolve_nd(a, v, ND_CONV_FULL, ND_CONV_DIRECT);
+        cr_assert(au && ff && di, "%s", nd_last_error());
+        const int64_t taps = nd_size(v), all = nd_size(di);
+        cr_expect_eq(nan_count(ff), all, "case %zu: FFT spreads the NaN", k);
+        cr_expect_eq(nan_count(di), taps, "case %zu: direct keeps it in its window", k);
+        cr_expect_eq(nan_count(au), cases[k].fft ? all : taps, "case %zu: AUTO took %s", k,
+                     cases[k].fft ? "direct, want FFT" : "FFT, want direct");
+        nd_free(au), nd_free(ff), nd_free(di), nd_free(a), nd_free(v);
+    }
+    /* integers stay direct under AUTO however long the filter */
+    nd_array *a = nd_ones(ND_INT64, 1, (int64_t[]){5000}), *v = nd_ones(ND_INT64, 1, (int64_t[]){3000});
+    nd_array *z = nd_convolve_nd(a, v, ND_CONV_VALID, ND_CONV_AUTO);
+    cr_assert(z, "%s", nd_last_error());
+    nd_array *s = nd_sum(z, ND_ALL_AXES);
+    cr_expect_eq(nd_item(s), 2001.0 * 3000.0);
+    nd_free(s), nd_free(z), nd_free(a), nd_free(v);
+}
+
+/* NumPy's 1-d correlate(a, v, mode): z[k] = sum_j a[k + j - s] v[j]; a
+ * shorter a swaps with v and the result is reversed. */
+static double *host_correlate(const double *a, int64_t n, const double *v, int64_t m, nd_conv_mode mode, int64_t *len) {
+    if (n < m) {
+        double *z = host_correlate(v, m, a, n, mode, len);
+        for (int64_t i = 0; i < *len / 2; i++) {
+            double t = z[i];
+            z[i] = z[*len - 1 - i], z[*len - 1 - i] = t;
+        }
+        return z;
+    }
+    const int64_t s = mode == ND_CONV_FULL ? m - 1 : mode == ND_CONV_SAME ? m / 2 : 0;
+    *len = mode == ND_CONV_FULL ? n + m - 1 : mode == ND_CONV_SAME ? n : n - m + 1;
+    double *z = calloc((size_t)*len, sizeof *z);
+    for (int64_t k = 0; k < *len; k++)
+        for (int64_t j = 0; j < m; j++) {
+            const int64_t i = k + j - s;
+            if (i >= 0 && i < n) z[k] += a[i] * v[j];
+        }
+    return z;
+}
+
+/* The 1-d nd_convolve and nd_correlate take the FFT for long filters
+ * (AUTO's rule) with NumPy's modes, swaps and reversal. */
+NDT_TEST(convolve_nd, one_d_long_filters_through_fft) {
+    NDT_RNG(r);
+    const int64_t sizes[3][2] = {{3000, 501}, {777, 2048}, {1500, 1500}};
+    for (int c = 0; c < 3; c++) {
+        const int64_t n = sizes[c][0], m = sizes[c][1];
+        double *a = malloc(n * sizeof *a), *v = malloc(m * sizeof *v), *rv = malloc(m * sizeof *rv);
+        double norm = 0;
+        for (int64_t i = 0; i < n; i++) a[i] = ndt_uniform(&r, -1, 1), norm += fabs(a[i]);
+        for (int64_t i = 0; i < m; i++) v[i] = ndt_uniform(&r, -1, 1);
+        for (int64_t i = 0; i < m; i++) rv[i] = v[m - 1 - i];
+        nd_array *x = nd_from_host(a, ND_FLOAT64, 1, &n), *y = nd_from_host(v, ND_FLOAT64, 1, &m);
+        for (int mode = 0; mode < 3; mode++) {
+            int64_t lc, lv;
+            double *wc = host_correlate(a, n, v, m, (nd_conv_mode)mode, &lc);
+            /* convolve(a, v) = correlate(longer, shorter reversed) */
+            double *wv = n >= m ? host_correlate(a, n, rv, m, (nd_conv_mode)mode, &lv)
+                                : NULL;
+            if (!wv) {
+                double *ra = malloc(n * sizeof *ra);
+                for (int64_t i = 0; i < n; i++) ra[i] = a[n - 1 - i];
+                wv = host_correlate(v, m, ra, n, (nd_conv_mode)mode, &lv);
+                free(ra);
+            }
+            nd_array *zc = nd_correlate(x, y, (nd_conv_mode)mode), *zv = nd_convolve(x, y, (nd_conv_mode)mode);
+            cr_assert(zc && zv, "%s", nd_last_error());
+            cr_assert_eq(nd_size(zc), lc, "correlate n %lld m %lld mode %d", (long long)n, (long long)m, mode);
+            cr_assert_eq(nd_size(zv), lv, "convolve n %lld m %lld mode %d", (long long)n, (long long)m, mode);
+            cplx *cc = malloc((size_t)lc * sizeof *cc), *cv = malloc((size_t)lv * sizeof *cv);
+            for (int64_t i = 0; i < lc; i++) cc[i] = wc[i];
+            for (int64_t i = 0; i < lv; i++) cv[i] = wv[i];
+            char what[96];
+            snprintf(what, sizeof what, "correlate n %lld m %lld mode %d", (long long)n, (long long)m, mode);
+            expect_close_c(zc, cc, lc, 1e-12 * norm, what);
+            snprintf(what, sizeof what, "convolve n %lld m %lld mode %d", (long long)n, (long long)m, mode);
+            expect_close_c(zv, cv, lv, 1e-12 * norm, what);
+            free(cc), free(cv), free(wc), free(wv);
+            nd_free(zc), nd_free(zv);
+        }
+        /* the route is the FFT: a NaN reaches every output */
+        nd_array *first = nd_view(x, "0"), *nan = nd_scalar(NAN);
+        cr_assert_eq(nd_assign(first, nan), ND_OK, "%s", nd_last_error());
+        nd_free(first), nd_free(nan);
+        nd_array *z = nd_convolve(x, y, ND_CONV_FULL);
+        cr_expect_eq(nan_count(z), n + m - 1, "n %lld m %lld: the long filter went direct", (long long)n,
+                     (long long)m);
+        nd_free(z), nd_free(x), nd_free(y);
+        free(a), free(v), free(rv);
+    }
 }

@@ -312,3 +312,97 @@ NDT_TEST(scans, bad_arguments) {
     }
     nd_free(a);
 }
+
+/* Complex cumprod and nancumprod against NumPy's loop written here: the
+ * textbook product in the dtype's precision, in order from the first
+ * element, a value with a NaN part counting as 1 in nancumprod. Values
+ * near the unit circle keep long products finite. Short rows on the CPU
+ * are the reference's bits; long rows (scanned in blocks) and CUDA within
+ * the rounding of the running product. */
+static void ref_cprod(int single, const double *x, double *y, double *mag, int64_t n, int64_t stride, int skip_nan) {
+    double ar = 1, ai = 0, m = 1;
+    float fr = 1, fi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double br = x[2 * i * stride], bi = x[2 * i * stride + 1];
+        if (skip_nan && (isnan(br) || isnan(bi))) br = 1, bi = 0;
+        m = (i ? m : 1) * hypot(br, bi);
+        mag[i * stride] = m; /* the running product of |terms|: the rounding's scale */
+        if (i == 0) {
+            ar = br, ai = bi, fr = (float)br, fi = (float)bi;
+        } else if (single) {
+            const float cr = (float)br, ci = (float)bi, t = fr * cr - fi * ci;
+            fi = fr * ci + fi * cr, fr = t;
+        } else {
+            const double t = ar * br - ai * bi;
+            ai = ar * bi + ai * br, ar = t;
+        }
+        y[2 * i * stride] = single ? fr : ar;
+        y[2 * i * stride + 1] = single ? fi : ai;
+    }
+}
+
+NDT_TEST(scans, complex_cumprod) {
+    NDT_RNG(r);
+    const int64_t shapes[3][2] = {{5, 9}, {4, 1}, {1, 70001}};
+    for (int c = 0; c < 12; c++) {
+        const int single = c % 2, skip = (c / 2) % 2;
+        const int64_t rows = shapes[(c / 4) % 3][0], cols = shapes[(c / 4) % 3][1], n = rows * cols;
+        const nd_dtype t = single ? ND_COMPLEX64 : ND_COMPLEX128;
+        double *x = malloc((size_t)(2 * n) * sizeof *x), *want = malloc((size_t)(2 * n) * sizeof *want);
+        double *got = malloc((size_t)(2 * n) * sizeof *got), *mag = malloc((size_t)n * sizeof *mag);
+        float *xf = malloc((size_t)(2 * n) * sizeof *xf);
+        for (int64_t i = 0; i < n; i++) {
+            const double rad = ndt_uniform(&r, 0.98, 1.02), ang = ndt_uniform(&r, -3, 3);
+            x[2 * i] = rad * cos(ang), x[2 * i + 1] = rad * sin(ang);
+            if (ndt_int(&r, 0, 40) == 0) x[2 * i + ndt_int(&r, 0, 1)] = NAN;
+            if (single) x[2 * i] = xf[2 * i] = (float)x[2 * i], x[2 * i + 1] = xf[2 * i + 1] = (float)x[2 * i + 1];
+        }
+        const int64_t sh[2] = {rows, cols};
+        nd_array *a = nd_from_host(single ? (void *)xf : (void *)x, t, 2, sh);
+        for (int axis = 0; axis < 2; axis++) {
+            nd_array *z = (skip ? nd_nancumprod : nd_cumprod)(a, axis);
+            cr_assert(z, "%s", nd_last_error());
+            cr_expect_eq(nd_dtype_of(z), t);
+            nd_array *zd = nd_astype(z, ND_COMPLEX128);
+            cr_assert_eq(nd_to_host(zd, got, (size_t)(2 * n) * sizeof *got), ND_OK, "%s", nd_last_error());
+            if (axis == 0)
+                for (int64_t j = 0; j < cols; j++) ref_cprod(single, x + 2 * j, want + 2 * j, mag + j, rows, cols, skip);
+            else
+                for (int64_t i = 0; i < rows; i++)
+                    ref_cprod(single, x + 2 * i * cols, want + 2 * i * cols, mag + i * cols, cols, 1, skip);
+            const int64_t len = axis ? cols : rows;
+            int bad = 0;
+            for (int64_t f = 0; f < n && bad < 5; f++) {
+                const int64_t pos = axis ? f % cols : f / cols; /* steps before this element */
+                const double tol = (single ? 6e-8 : 1.2e-16) * 4 * (double)(pos + 1) * mag[f];
+                for (int p = 0; p < 2; p++) {
+                    const double g = got[2 * f + p], w = want[2 * f + p];
+                    const int ok = (isnan(g) && isnan(w)) || g == w || fabs(g - w) <= tol;
+                    if (!ok) {
+                        bad++;
+                        cr_expect_fail("%s %s axis %d len %lld: [%lld].%s is %.17g, want %.17g (tol %.3g)",
+                                       skip ? "nancumprod" : "cumprod", nd_dtype_name(t), axis, (long long)len,
+                                       (long long)f, p ? "imag" : "real", g, w, tol);
+                    }
+                }
+            }
+            nd_free(zd), nd_free(z);
+        }
+        /* flattened: the same as the rows of a one-row view */
+        nd_array *flat = (skip ? nd_nancumprod : nd_cumprod)(a, ND_ALL_AXES);
+        cr_assert(flat, "%s", nd_last_error());
+        cr_expect(nd_ndim(flat) == 1 && nd_shape(flat)[0] == n);
+        nd_array *fd = nd_astype(flat, ND_COMPLEX128);
+        cr_assert_eq(nd_to_host(fd, got, (size_t)(2 * n) * sizeof *got), ND_OK, "%s", nd_last_error());
+        ref_cprod(single, x, want, mag, n, 1, skip);
+        int nan_ok = 1;
+        for (int64_t f = 0; f < 2 * n; f++) {
+            const double tol = (single ? 6e-8 : 1.2e-16) * 4 * (double)(f / 2 + 1) * mag[f / 2];
+            nan_ok &= (isnan(got[f]) == isnan(want[f])) &&
+                      (isnan(got[f]) || got[f] == want[f] || fabs(got[f] - want[f]) <= tol);
+        }
+        cr_expect(nan_ok, "%s %s flattened", skip ? "nancumprod" : "cumprod", nd_dtype_name(t));
+        nd_free(fd), nd_free(flat), nd_free(a);
+        free(x), free(xf), free(want), free(got), free(mag);
+    }
+}

@@ -31,8 +31,12 @@ extern "C" {
  * with whatever computes a). Errors: ND_ERR_ARG (NULL a, an axis out of
  * range, naming the valid range). */
 /* Complex arrays: cumsum and nancumsum scan the parts (a value with a NaN
- * part counts as 0 in nancumsum); cumprod and nancumprod fail with
- * ND_ERR_UNSUPPORTED. */
+ * part counts as 0 in nancumsum); cumprod and nancumprod multiply with
+ * NumPy's textbook complex product (no C99 recovery of infinities), a
+ * value with a NaN part counting as 1 in nancumprod. Rows that are
+ * scanned in blocks (long rows on the CPU, every row on CUDA) associate
+ * the products differently from NumPy's single running product, as for
+ * real floats. On CUDA the scans need the CUB plugin (-Dprims=enabled). */
 ND_API nd_array *nd_cumsum(nd_array *a, int axis);
 ND_API nd_array *nd_cumprod(nd_array *a, int axis);
 /* As nd_cumsum / nd_cumprod with NaN counted as 0 / 1 (NumPy's nancumsum,

@@ -160,7 +160,12 @@ typedef enum {
  * integers). Lazy: the sum of each window's products is one reduction of
  * a strided window view of the padded signal, fused with the products
  * (no window is stored); floats are summed in the reduction's order, not
- * NumPy's dot order (the last bits may differ). Errors: ND_ERR_SHAPE for a
+ * NumPy's dot order (the last bits may differ). Long float filters go
+ * through the FFT instead, by nd_convolve_nd's ND_CONV_AUTO rule (about
+ * 100+ taps on long signals; include/nd/convolution.h): the error is then
+ * relative to the result's largest magnitudes and a NaN spreads over
+ * every output. Integer and bool inputs always take the exact sum.
+ * Errors: ND_ERR_SHAPE for a
  * non-1-d or empty a or v, ND_ERR_ARG for another mode, ND_ERR_DTYPE for
  * non-numeric input. */
 ND_API nd_array *nd_correlate(nd_array *a, nd_array *v, nd_conv_mode mode);

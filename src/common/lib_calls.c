@@ -14,5 +14,5 @@ int nd_lib_reads_back(int lib) {
 }
 
 int nd_lib_takes_complex(int lib) {
-    return lib == ND_LIB_FFT || (lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIG);
+    return lib == ND_LIB_FFT || lib == ND_LIB_CUMULATE || (lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIG);
 }

@@ -108,9 +108,9 @@ nd_status nd_fe_lib_call(const char *fn, nd_lib_call lib, const nd_lib_args *arg
         return nd_error_set(ND_ERR_STATE, "%s: routine '%s' called with %d inputs and %d outputs (its row says %d "
                             "and %d: an nd bug)", fn, nd_lib_calls[lib].name, n_in, n_out, nd_lib_calls[lib].n_in,
                             nd_lib_calls[lib].n_out);
-    /* Sorts, scans, gathers and histograms have no complex loops yet:
-     * refused here, at record time (dense linear algebra and the FFT take
-     * complex operands). */
+    /* Sorts, gathers and histograms have no complex loops yet: refused
+     * here, at record time (dense linear algebra, the FFT and the scans
+     * take complex operands). */
     for (int j = 0; j < n_in && !nd_lib_takes_complex(lib); j++)
         if (inputs[j] && nd_dtype_is_complex(inputs[j]->dtype))
             return nd_error_set(ND_ERR_UNSUPPORTED, "%s: %s arrays are not supported yet (routine "

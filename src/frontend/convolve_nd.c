@@ -7,13 +7,14 @@
  * which the scheduler fuses into one kernel that reads P's neighbourhood
  * once per output. A large filter would give a chain past the fusion
  * limit; it becomes one reduction over a strided window view of P
- * instead (the 1-d nd_convolve's scheme), which needs 2 * ndim <= 8. */
+ * instead (the 1-d nd_convolve's scheme), which needs 2 * ndim <= 8.
+ * The FFT method and AUTO's choice between the two are convolve_fft.c's. */
 #include <string.h>
 
 #include "common/dtype.h"
+#include "frontend/convolve.h"
 #include "frontend/frontend.h"
 #include "frontend/reduction.h"
-#include "nd/convolution.h"
 
 /* Filters of up to this many elements are a fused sum of shifted views. */
 #define SHIFTED_SUM_MAX 64
@@ -166,11 +167,6 @@ nd_array *nd_convolve_nd(nd_array *a, nd_array *v, nd_conv_mode mode, nd_conv_me
                      nd_format_shape(s2, sizeof s2, v->ndim, v->shape));
         return NULL;
     }
-    if (method == ND_CONV_FFT) {
-        nd_error_set(ND_ERR_UNSUPPORTED, "%s: method ND_CONV_FFT needs nd's FFT, which this build does not have "
-                     "yet (use ND_CONV_DIRECT or ND_CONV_AUTO)", fn);
-        return NULL;
-    }
     nd_dtype rt = nd_fe_result_type(fn, a, v, 0);
     if (rt == ND_NUM_DTYPES) return NULL;
     if (a->ndim == 0) return nd_runtime_track(nd_fe_binary(fn, ND_OP_MUL, a, v));
@@ -191,5 +187,8 @@ nd_array *nd_convolve_nd(nd_array *a, nd_array *v, nd_conv_mode mode, nd_conv_me
         nd_array *t = a;
         a = v, v = t;
     }
+    if (method == ND_CONV_AUTO) method = nd_conv_auto_fft(a->ndim, a->shape, v->shape, mode, rt) ? ND_CONV_FFT
+                                                                                                 : ND_CONV_DIRECT;
+    if (method == ND_CONV_FFT) return nd_runtime_track(nd_fe_convolve_fft(fn, a, v, mode, rt));
     return nd_runtime_track(convolve_direct(fn, a, v, mode, rt));
 }

@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "frontend/compose.h"
+#include "frontend/convolve.h"
 #include "frontend/shaping_internal.h"
 
 /* ------------------------------------------------------------ cov, corrcoef */
@@ -273,15 +274,29 @@ static int check_mode(const char *fn, nd_conv_mode mode) {
     return -1;
 }
 
+/* correlate_long(a, v, mode), or the same through the FFT when
+ * ND_CONV_AUTO's rule says it pays (nd_convolve_nd's rule): correlating
+ * with v is convolving with v reversed, and NumPy's 'same' start m / 2 of
+ * the correlation is the convolution's (m - 1) / 2. */
+static nd_array *correlate_auto(const char *fn, nd_array *a, nd_array *v, nd_conv_mode mode) {
+    nd_dtype rt = nd_fe_result_type(fn, a, v, 0);
+    if (rt == ND_NUM_DTYPES) return NULL;
+    if (!nd_conv_auto_fft(1, a->shape, v->shape, mode, rt)) return correlate_long(fn, a, v, mode);
+    nd_array *rv = nd_fe_axis_slice(v, 0, v->shape[0] - 1, v->shape[0], -1);
+    nd_array *z = rv ? nd_fe_convolve_fft(fn, a, rv, mode, rt) : NULL;
+    if (rv) nd_fe_release(rv);
+    return z;
+}
+
 nd_array *nd_correlate(nd_array *a, nd_array *v, nd_conv_mode mode) {
     ND_API_GUARD();
     static const char fn[] = "nd_correlate";
     if (check_signal(fn, "a", a) || check_signal(fn, "v", v) || check_mode(fn, mode) ||
         nd_runtime_ensure() != ND_OK)
         return NULL;
-    if (a->shape[0] >= v->shape[0]) return nd_runtime_track(correlate_long(fn, a, v, mode));
+    if (a->shape[0] >= v->shape[0]) return nd_runtime_track(correlate_auto(fn, a, v, mode));
     /* NumPy swaps a shorter a with v and reverses the result. */
-    nd_array *z = correlate_long(fn, v, a, mode), *r = NULL;
+    nd_array *z = correlate_auto(fn, v, a, mode), *r = NULL;
     if (z) {
         r = nd_fe_axis_slice(z, 0, z->shape[0] - 1, z->shape[0], -1);
         nd_fe_release(z);
@@ -301,6 +316,10 @@ nd_array *nd_convolve(nd_array *a, nd_array *v, nd_conv_mode mode) {
         nd_array *s = a;
         a = v, v = s;
     }
+    nd_dtype rt = nd_fe_result_type(fn, a, v, 0);
+    if (rt == ND_NUM_DTYPES) return NULL;
+    if (nd_conv_auto_fft(1, a->shape, v->shape, mode, rt))
+        return nd_runtime_track(nd_fe_convolve_fft(fn, a, v, mode, rt));
     nd_array *rv = nd_fe_axis_slice(v, 0, v->shape[0] - 1, v->shape[0], -1), *z = NULL;
     if (rv) z = correlate_long(fn, a, rv, mode);
     if (rv) nd_fe_release(rv);

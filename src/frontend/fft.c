@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/lib_fft.h"
+#include "frontend/convolve.h"
 #include "frontend/frontend.h"
 
 /* What a public function asks for. */
@@ -348,4 +349,18 @@ nd_array *nd_fft_irfft2(nd_array *a, int s_len, const int64_t *s, int axes_len, 
     ND_API_GUARD();
     static const fft_call c = {"nd_fft_irfft2", FFT_C2R, 1, 1, 0, 0};
     return n_axes(&c, 1, a, s_len, s, axes_len, axes, norm);
+}
+
+/* Unnormalised transforms over every axis for other frontend code (the
+ * FFT convolution, frontend/convolve.h): neither direction is scaled (the
+ * caller folds 1/n into its own elementwise work); lengths len, errors
+ * named by fn. a is known good (numeric, at least 1-d, len >= 1). */
+nd_array *nd_fe_fft_all_axes(const char *fn, nd_fe_fft_which which, nd_array *a, const int64_t *len) {
+    static const fft_kind kinds[4] = {FFT_R2C, FFT_C2R, FFT_C2C, FFT_C2C};
+    static const int signs[4] = {-1, 1, -1, 1}, inverse[4] = {0, 1, 0, 1};
+    fft_call c = {fn, kinds[which], signs[which], inverse[which], 0, 0};
+    int ax[ND_MAX_DIMS];
+    for (int d = 0; d < a->ndim; d++) ax[d] = d;
+    /* BACKWARD leaves forward transforms unscaled, FORWARD inverse ones. */
+    return transform(&c, a, a->ndim, ax, len, inverse[which] ? ND_FFT_FORWARD : ND_FFT_BACKWARD);
 }

@@ -54,8 +54,8 @@ done:
 /* cumsum and nancumsum of a complex array: the scans of its parts (NumPy
  * adds the parts apart too), put together exactly; nancumsum first turns
  * a value with a NaN part into 0 (np.isnan of a complex). The products
- * (cumprod, nancumprod) mix the parts: the routine refuses complex with
- * ND_ERR_UNSUPPORTED. */
+ * (cumprod, nancumprod) mix the parts: the routine scans them in the
+ * complex dtype with NumPy's textbook product (scan() below). */
 static nd_array *complex_scan(const char *fn, nd_lib_scan_op op, nd_array *a, int axis) {
     nd_array *x = a, *part[2] = {NULL, NULL}, *sums[2] = {NULL, NULL}, *out = NULL;
     if (op == ND_SCAN_NANSUM) {

@@ -17,7 +17,8 @@
  * float16 and bfloat16 round to their format after every step, as NumPy's
  * float16 loop does (a float16 sum stalls once the increments fall below
  * half its spacing); that rounding is not associative, so their rows are
- * always scanned in one pass, in order. */
+ * always scanned in one pass, in order. Complex values combine by NumPy's
+ * complex loops (the textbook product). */
 #include <math.h>
 
 #include "backends/cpu/cpu_internal.h"
@@ -38,15 +39,40 @@ typedef struct {
 #define F16_ROUND(v) nd_half_to_float(nd_float_to_half(v))
 #define BF16_ROUND(v) nd_bf16_to_float(nd_float_to_bf16(v))
 
+/* The arithmetic of a compute type K: real types use C's operators; the
+ * complex ones NumPy's loops (element_fns.h: the textbook product, a NaN
+ * in either part is a NaN, as np.isnan). */
+#define REAL_ADD(a, b) ((a) + (b))
+#define REAL_MUL(a, b) ((a) * (b))
+#define REAL_NAN(v) ((v) != (v))
+#define REAL_ONE(C) ((C)1)
+#define REAL_ZERO(C) ((C)0)
+#define CPLX_ADD(S, a, b) nds_add_##S(a, b)
+#define CPLX_MUL(S, a, b) nds_mul_##S(a, b)
+#define CPLX_NAN(S, v) (nds_pnan_##S((v).re) || nds_pnan_##S((v).im))
+#define C64_ADD(a, b) CPLX_ADD(C64, a, b)
+#define C64_MUL(a, b) CPLX_MUL(C64, a, b)
+#define C64_NAN(v) CPLX_NAN(C64, v)
+#define C64_ONE(C) nds_mk_C64(1.0f, 0.0f)
+#define C64_ZERO(C) nds_mk_C64(0.0f, 0.0f)
+#define C128_ADD(a, b) CPLX_ADD(C128, a, b)
+#define C128_MUL(a, b) CPLX_MUL(C128, a, b)
+#define C128_NAN(v) CPLX_NAN(C128, v)
+#define C128_ONE(C) nds_mk_C128(1.0, 0.0)
+#define C128_ZERO(C) nds_mk_C128(0.0, 0.0)
+
 /* SUF: name suffix; T: storage; C: compute type; LOAD/ROUND: storage to C
- * and C rounded to the format; IS_FLOAT: NaN can be skipped. */
-#define SCAN_TYPE(SUF, T, C, LOAD, STORE, ROUND, IS_FLOAT)                                                  \
+ * and C rounded to the format; IS_FLOAT: NaN can be skipped; K: the
+ * arithmetic (K##_ADD, K##_MUL, K##_NAN, K##_ONE, K##_ZERO above). */
+#define SCAN_TYPE(SUF, T, C, LOAD, STORE, ROUND, IS_FLOAT, K)                                               \
     static C scan_load_##SUF(const scan_job *j, const T *x) {                                                \
         C v = LOAD(*x);                                                                                       \
-        if (IS_FLOAT && j->skip_nan && v != v) v = j->prod ? (C)1 : (C)0;                                     \
+        if (IS_FLOAT && j->skip_nan && K##_NAN(v)) v = j->prod ? K##_ONE(C) : K##_ZERO(C);                    \
         return v;                                                                                             \
     }                                                                                                         \
-    static C scan_op_##SUF(const scan_job *j, C a, C b) { return j->prod ? (C)ROUND(a * b) : (C)ROUND(a + b); } \
+    static C scan_op_##SUF(const scan_job *j, C a, C b) {                                                     \
+        return j->prod ? ROUND(K##_MUL(a, b)) : ROUND(K##_ADD(a, b));                                        \
+    }                                                                                                         \
     /* Elements [i0, i1) of row r: reduce into *total, or scan into the output starting from *carry (NULL:  \
      * from the first element, as NumPy). */                                                                 \
     static void scan_block_##SUF(const scan_job *j, int64_t r, int64_t i0, int64_t i1, const C *carry,       \
@@ -126,11 +152,17 @@ typedef struct {
 
 /* Integers scan as uint64 bits: two's complement wrapping, no UB. */
 #define ID(v) (v)
-SCAN_TYPE(f64, double, double, ID, ID, NO_ROUND, 1)
-SCAN_TYPE(f32, float, float, ID, ID, NO_ROUND, 1)
-SCAN_TYPE(u64, uint64_t, uint64_t, ID, ID, NO_ROUND, 0)
-SCAN_TYPE(f16, uint16_t, float, nd_half_to_float, nd_float_to_half, F16_ROUND, 1)
-SCAN_TYPE(bf16, uint16_t, float, nd_bf16_to_float, nd_float_to_bf16, BF16_ROUND, 1)
+SCAN_TYPE(f64, double, double, ID, ID, NO_ROUND, 1, REAL)
+SCAN_TYPE(f32, float, float, ID, ID, NO_ROUND, 1, REAL)
+SCAN_TYPE(u64, uint64_t, uint64_t, ID, ID, NO_ROUND, 0, REAL)
+SCAN_TYPE(f16, uint16_t, float, nd_half_to_float, nd_float_to_half, F16_ROUND, 1, REAL)
+SCAN_TYPE(bf16, uint16_t, float, nd_bf16_to_float, nd_float_to_bf16, BF16_ROUND, 1, REAL)
+/* Complex: the products of cumprod (the frontend scans a complex sum's
+ * parts apart, but the routine takes sums too). The blocked form's carry
+ * times the block's running product rounds differently from NumPy's one
+ * running product, as for real products. */
+SCAN_TYPE(c64, C64_T, C64_T, ID, ID, NO_ROUND, 1, C64)
+SCAN_TYPE(c128, C128_T, C128_T, ID, ID, NO_ROUND, 1, C128)
 
 nd_status nd_cpu_lib_cumulate(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     const nd_kernel_arg *in = &args[0], *out = &args[1];
@@ -147,6 +179,8 @@ nd_status nd_cpu_lib_cumulate(nd_cpu_state *st, const nd_user_desc *u, const nd_
     case ND_UINT64: return scan_u64(st, &j, rows, 1);
     case ND_FLOAT16: return scan_f16(st, &j, rows, 0);
     case ND_BFLOAT16: return scan_bf16(st, &j, rows, 0);
+    case ND_COMPLEX64: return scan_c64(st, &j, rows, 1);
+    case ND_COMPLEX128: return scan_c128(st, &j, rows, 1);
     }
 unsupported:
     return nd_error_set(ND_ERR_UNSUPPORTED, "cpu backend: cumulate of %s into %s", nd_dtype_name((nd_dtype)in->dtype),

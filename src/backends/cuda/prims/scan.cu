@@ -40,6 +40,8 @@
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
 // - short rows: one warp per row, 32 elements at a time with the carry.
+// - complex64 / complex128 (cumprod; the frontend scans a complex sum's
+//   parts apart): the same kernels over a two-part value type.
 // - float16 and bfloat16: NumPy rounds the sum to the format after every
 //   step (the sum stalls where the increment falls below half its spacing),
 //   which is not associative: one thread per row, in order.
@@ -62,12 +64,52 @@ constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
 constexpr int kDefaultScan = NDP_SCAN_ONE_PASS; // what ndp_scan runs (prims.h's NDP_SCAN_*)
 
-template <typename T> __host__ __device__ constexpr int items_per_thread() { return sizeof(T) >= 8 ? 8 : 16; }
+// A tile is 16 KiB of values at 256 threads (complex128: 4 items a thread).
+template <typename T> __host__ __device__ constexpr int items_per_thread() {
+    return sizeof(T) >= 16 ? 4 : sizeof(T) >= 8 ? 8 : 16;
+}
 template <typename T, int BT = THREADS> __host__ __device__ constexpr int64_t tile_of() {
     return (int64_t)BT * items_per_thread<T>();
 }
 
 template <typename T> __device__ __forceinline__ bool is_nan(T v) { return v != v; }
+
+// complex64 / complex128 as NumPy stores them (real, imaginary), with
+// NumPy's textbook product; a NaN in either part is a NaN (np.isnan).
+// Trivially copyable and default-constructible, as CUB's block primitives
+// and __shared__ variables need.
+template <typename F> struct Cx {
+    F re, im;
+    Cx() = default;
+    __host__ __device__ constexpr Cx(int v) : re(F(v)), im(F(0)) {}
+    __host__ __device__ constexpr Cx(F r, F i) : re(r), im(i) {}
+};
+template <typename F> __device__ __forceinline__ Cx<F> operator+(Cx<F> a, Cx<F> b) {
+    return Cx<F>(a.re + b.re, a.im + b.im);
+}
+template <typename F> __device__ __forceinline__ Cx<F> operator*(Cx<F> a, Cx<F> b) {
+    return Cx<F>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+}
+template <typename F> __device__ __forceinline__ bool is_nan(Cx<F> v) { return v.re != v.re || v.im != v.im; }
+
+// Warp shuffles of a value: the intrinsics for built-in types, part by
+// part for complex.
+template <typename T> __device__ __forceinline__ T shfl_down(T v, int off) {
+    return __shfl_down_sync(0xffffffffu, v, off);
+}
+template <typename T> __device__ __forceinline__ T shfl_up(T v, int off) { return __shfl_up_sync(0xffffffffu, v, off); }
+template <typename T> __device__ __forceinline__ T shfl_from(T v, int lane) {
+    return __shfl_sync(0xffffffffu, v, lane);
+}
+template <typename F> __device__ __forceinline__ Cx<F> shfl_down(Cx<F> v, int off) {
+    return Cx<F>(shfl_down(v.re, off), shfl_down(v.im, off));
+}
+template <typename F> __device__ __forceinline__ Cx<F> shfl_up(Cx<F> v, int off) {
+    return Cx<F>(shfl_up(v.re, off), shfl_up(v.im, off));
+}
+template <typename F> __device__ __forceinline__ Cx<F> shfl_from(Cx<F> v, int lane) {
+    return Cx<F>(shfl_from(v.re, lane), shfl_from(v.im, lane));
+}
 
 // A value and whether it holds anything: combining with "nothing" returns the
 // other side untouched (adding an identity 0 would turn -0.0 into +0.0).
@@ -111,6 +153,9 @@ template <typename T, bool PACKED = false> struct TileState {
 };
 template <typename T> __device__ __forceinline__ T read_published(const T *p) {
     return *(const volatile T *)p;
+}
+template <typename F> __device__ __forceinline__ Cx<F> read_published(const Cx<F> *p) {
+    return Cx<F>(read_published(&p->re), read_published(&p->im));
 }
 
 // GPU-scope acquire and release: the value written before a flag's release
@@ -161,7 +206,7 @@ template <typename T> __device__ __forceinline__ Part<T> warp_tree(const ScanOp<
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         Part<T> q;
-        q.v = __shfl_down_sync(0xffffffffu, p.v, off);
+        q.v = shfl_down(p.v, off);
         q.ok = __shfl_down_sync(0xffffffffu, p.ok, off);
         if ((lane & (2 * off - 1)) == 0) p = op.join(p, q);
     }
@@ -532,13 +577,13 @@ __global__ void __launch_bounds__(32 * ROW_WARPS) scan_short_rows(const T *in, T
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
             Part<T> q;
-            q.v = __shfl_up_sync(0xffffffffu, p.v, off);
+            q.v = shfl_up(p.v, off);
             q.ok = __shfl_up_sync(0xffffffffu, p.ok, off);
             if (lane >= off) p = op.join(q, p);
         }
         Part<T> r = op.join(carry, p);
         if (i < n) y[i] = r.v;
-        carry.v = __shfl_sync(0xffffffffu, r.v, 31);
+        carry.v = shfl_from(r.v, 31);
         carry.ok = 1;
         if (c + 32 > n) break;
     }
@@ -749,6 +794,8 @@ NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, voi
     // Integers as unsigned bits: two's complement wrapping.
     case ND_INT64:
     case ND_UINT64: return scan_typed<unsigned long long>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_COMPLEX64: return scan_typed<Cx<float>>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_COMPLEX128: return scan_typed<Cx<double>>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_FLOAT16: return scan_half<__half, false>(op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_BFLOAT16: return scan_half<__nv_bfloat16, true>(op, in, out, rows, n, tmp, tmp_bytes, stream);
     }
