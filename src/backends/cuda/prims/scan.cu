@@ -709,6 +709,32 @@ cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, Scan
     return cudaSuccess;
 }
 
+// The aggregate tree publishes a value with its ready mark in one 64-bit
+// word, so it takes the 4- and 8-byte real values; complex values scan with
+// the one pass whatever variant is asked for.
+template <typename T>
+constexpr bool kAggTree = std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                          std::is_same<T, unsigned long long>::value;
+
+template <typename T>
+cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp,
+                             size_t *bytes, cudaStream_t s) {
+    if constexpr (kAggTree<T>) {
+        switch (variant) {
+        // 128 threads x 24 items (12 for 8-byte values) are CUB's sm_90 tuning
+        // of its float scan; registers for 8 blocks an SM keep 32 warps of
+        // loads in flight.
+        case NDP_SCAN_AGG: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_AGG_SPIN: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 0>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_AGG_4K: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 32 : 16), 6, 128>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_AGG_NO_TICKET:
+            return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
+        }
+    }
+    return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
+}
+
 template <typename T>
 cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, int64_t rows, int64_t n, void *tmp,
                        size_t *bytes, cudaStream_t s) {
@@ -737,15 +763,11 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
         else return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_8M: return scan_windows<T>(in, out, n, 8 * mib_tiles, op, tmp, bytes, s);
     case NDP_SCAN_WINDOWS_16M: return scan_windows<T>(in, out, n, 16 * mib_tiles, op, tmp, bytes, s);
-    // 128 threads x 24 items (12 for 8-byte values) are CUB's sm_90 tuning
-    // of its float scan; registers for 8 blocks an SM keep 32 warps of
-    // loads in flight.
-    case NDP_SCAN_AGG: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
-    case NDP_SCAN_AGG_SPIN: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 0>(in, out, rows, n, op, tmp, bytes, s);
-    case NDP_SCAN_AGG_4K: return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 32 : 16), 6, 128>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG:
+    case NDP_SCAN_AGG_SPIN:
+    case NDP_SCAN_AGG_4K:
     case NDP_SCAN_AGG_NO_TICKET:
-        return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
-    case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_256: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
