@@ -25,6 +25,7 @@ WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi", "matmul
              "dot", "small_ops", "sum", "h2d_sum", "uniform_sum", "integers_sum", "scope_read",
              "shared_matmul", "cholesky_f32", "cholesky_f64", "solve_f32", "solve_f64", "eigh_f32",
              "eigh_f64", "svd_f32", "svd_f64", "batched_solve", "fft", "rfft2", "fft_window", "einsum3"]
+LA_NAMES = set(WORKLOADS[WORKLOADS.index("cholesky_f32"):])
 # What each floor is made of (bench/README.md, "Floors").
 COPY_BOUND = {"chain", "black_scholes", "stencil", "small_stencil", "small_ops", "sum"}
 # The speed targets of issues "CUDA backend" and "GPU scheduling", for nd-cuda.
@@ -92,6 +93,8 @@ def floor_of(name, line, floors):
         return 2.0 * n ** 3 / (floors["sgemm_TFLOPs"] * 1e12), "2 n^3 / SGEMM rate"
     if name == "h2d_sum":
         return line["bytes"] / (floors["h2d_GBps"] * 1e9), "bytes / pinned H2D bandwidth"
+    if name in LA_NAMES:
+        return None, "none: compute-bound (linear algebra, FFT, einsum)"
     return None, "none: the inputs are drawn inside the kernel, nothing must move"
 
 
