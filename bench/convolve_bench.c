@@ -13,11 +13,16 @@
  * outside), which method AUTO took (probed by a NaN in the signal: the
  * FFT spreads it over every output, direct does not), and a check that
  * FFT and DIRECT agree (max |fft - direct| / max |direct| < 1e-3; float32
- * FFT rounding over up to 2^22 points). One warm-up run per method first
- * (kernel compiles, cuFFT plans). The AUTO rule is right for a case when
- * AUTO's time is within noise of the faster method's.
+ * FFT rounding over up to 2^22 points). WARM untimed runs per method
+ * first (kernel compiles, cuFFT plans, and on CUDA the graphs of the
+ * plan: a graph is captured per new set of buffer addresses, and the first
+ * runs of a plan see new addresses until the memory pool's reuse settles;
+ * with a single warm-up the FFT column paid ~0.1 ms of captures on the
+ * H200 that AUTO, the same plan timed after it, did not). The AUTO rule
+ * is right for a case when AUTO's time is within noise of the faster
+ * method's; ND_CUDA_GRAPHS=0 takes graphs out of the comparison.
  *
- * Usage: bench_convolve_bench [RUNS] [SHRINK]    (defaults 5 0)
+ * Usage: bench_convolve_bench [RUNS] [SHRINK] [WARM]    (defaults 7 0 4)
  *   SHRINK divides every signal axis by 2^SHRINK (filters unchanged), for
  *   a quick run on a small CPU. ND_BACKEND picks the backend.
  */
@@ -39,12 +44,16 @@ static nd_array *run(const conv_case *c, nd_array *a, nd_array *v, nd_conv_metho
     return nd_convolve_nd(a, v, ND_CONV_SAME, m);
 }
 
+static int WARM = 4;
+
 /* Median seconds of `runs` calls; NaN when a call fails. */
 static double time_method(const conv_case *c, nd_array *a, nd_array *v, nd_conv_method m, int runs) {
     double t[64];
-    nd_array *w = run(c, a, v, m); /* warm-up */
-    if (!w || nd_sync() != ND_OK) return NAN;
-    nd_free(w);
+    for (int i = 0; i < WARM; i++) {
+        nd_array *w = run(c, a, v, m);
+        if (!w || nd_sync() != ND_OK) return NAN;
+        nd_free(w);
+    }
     for (int i = 0; i < runs; i++) {
         double t0 = bench_now();
         nd_array *z = run(c, a, v, m);
@@ -78,10 +87,11 @@ static int auto_took_fft(const conv_case *c, nd_array *a, nd_array *v) {
 }
 
 int main(int argc, char **argv) {
-    int runs = argc >= 2 ? atoi(argv[1]) : 5, shrink = argc >= 3 ? atoi(argv[2]) : 0;
+    int runs = argc >= 2 ? atoi(argv[1]) : 7, shrink = argc >= 3 ? atoi(argv[2]) : 0;
+    WARM = argc >= 4 ? atoi(argv[3]) : 4;
     runs = runs < 3 ? 3 : runs > 64 ? 64 : runs;
-    if (shrink < 0 || shrink > 10) {
-        fprintf(stderr, "usage: bench_convolve_bench [RUNS] [SHRINK 0..10]\n");
+    if (shrink < 0 || shrink > 10 || WARM < 1 || WARM > 64) {
+        fprintf(stderr, "usage: bench_convolve_bench [RUNS] [SHRINK 0..10] [WARM 1..64]\n");
         return 2;
     }
     if (nd_init(NULL) != ND_OK) {
@@ -96,8 +106,8 @@ int main(int argc, char **argv) {
     };
     const int ncases = (int)(sizeof cases / sizeof *cases);
     int ok = 1;
-    printf("convolve_bench: float32, mode same, median of %d, backend %s, signals / 2^%d\n", runs, nd_backend_name(),
-           shrink);
+    printf("convolve_bench: float32, mode same, median of %d after %d warm-up runs, backend %s, signals / 2^%d\n",
+           runs, WARM, nd_backend_name(), shrink);
     printf("  %-8s %-22s %11s %11s %11s  %-6s %s\n", "case", "shape", "direct ms", "fft ms", "auto ms", "auto",
            "fft vs direct");
     for (int k = 0; k < ncases; k++) {

@@ -22,8 +22,9 @@
  * a lower throughput than the fused direct kernel's, plus the padding
  * copies and the spectra's product). With 6, 'same' on a 2^22 signal
  * switches at 133 taps, on a 2048 x 2048 image at a 13 x 13 filter, on
- * 512 x 512 at 11 x 11; nd-cpu measured its crossover near 100-130 taps on
- * 2^18 float32 (bench/convolve_bench.c, which the GPU runs too). */
+ * 512 x 512 at 11 x 11. nd-cpu on 2^18 float32 (bench/convolve_bench.c,
+ * which the GPU runs too): 64 taps direct 3.5 ms vs FFT 5.2 ms, 4096 taps
+ * 276 ms vs 6.3 ms. */
 #define FFT_WEIGHT 6.0
 
 int64_t nd_conv_fast_len(int64_t n) {
