@@ -95,15 +95,17 @@ void nd_cpu_blas_threads_init(int explicit_count, int threads) {
         return;
     }
     const char *own = getenv(found.c->env);
-    if (explicit_count || !own || !*own) set_raw(threads);
+    int own_set = own && *own;
+    if (explicit_count || !own_set) set_raw(threads);
     /* Which kernels OpenBLAS picked for this CPU (an old OpenBLAS may not
      * know a new CPU and fall back to slower ones) and its thread count:
      * what to look at first when a matmul is slower than NumPy's. */
     const char *core = found.corename ? found.corename() : NULL;
     const char *config = found.config ? found.config() : NULL;
-    nd_logf(2, "cpu backend: %s%s%s, %d threads (nd: %d%s)", config ? config : found.c->name,
+    nd_logf(2, "cpu backend: %s%s%s, %d threads (nd: %d%s%s%s)", config ? config : found.c->name,
             core ? ", core " : "", core ? core : "", nd_cpu_blas_threads_get(), threads,
-            explicit_count || !own || !*own ? "" : "; the library's own variable decides");
+            !own_set ? "" : explicit_count ? "; overrides " : "; set by ", own_set ? found.c->env : "",
+            own_set && explicit_count ? " (nd's count is explicit)" : "");
 }
 
 const char *nd_cpu_blas_corename(void) {
