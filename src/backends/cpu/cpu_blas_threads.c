@@ -10,8 +10,9 @@
  * core. The library's own variable (OPENBLAS_NUM_THREADS, ...) still
  * decides where neither ND_NUM_THREADS nor nd_config.num_threads is set. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* RTLD_DEFAULT */
+#define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD, dladdr */
 #endif
+#include <cblas.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,17 +51,30 @@ static struct {
 } found;
 static uv_once_t found_once = UV_ONCE_INIT;
 
+/* The library that gives nd its sgemm first: when libnd was opened with
+ * RTLD_LOCAL (Python's ctypes does), its BLAS is not in the global scope
+ * RTLD_DEFAULT searches. */
+static void *blas_handle;
+
+static void *lookup(const char *name) {
+    void *p = blas_handle ? dlsym(blas_handle, name) : NULL;
+    return p ? p : dlsym(RTLD_DEFAULT, name);
+}
+
 static void find_control(void) {
+    Dl_info info;
+    if (dladdr((void *)cblas_sgemm, &info) && info.dli_fname)
+        blas_handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD); /* kept: it is loaded anyway */
     for (size_t i = 0; i < sizeof controls / sizeof controls[0]; i++) {
-        void *set = dlsym(RTLD_DEFAULT, controls[i].set);
+        void *set = lookup(controls[i].set);
         if (!set) continue;
         found.c = &controls[i];
         found.set = set;
-        found.get = dlsym(RTLD_DEFAULT, controls[i].get);
+        found.get = lookup(controls[i].get);
         break;
     }
-    *(void **)&found.corename = dlsym(RTLD_DEFAULT, "openblas_get_corename");
-    *(void **)&found.config = dlsym(RTLD_DEFAULT, "openblas_get_config");
+    *(void **)&found.corename = lookup("openblas_get_corename");
+    *(void **)&found.config = lookup("openblas_get_config");
 }
 
 static void set_raw(int n) {
