@@ -185,6 +185,20 @@ NDT_TEST(memory, num_threads_sets_openblas_threads) {
     nd_free(c59);
     nd_free(c);
     nd_free(a);
+    /* A batch of inverses spread over the pool runs LAPACK with the BLAS
+     * single-threaded (no pool x BLAS threads on the cores); the count is
+     * back afterwards, and the inverses are right: a @ inv(a) = I. */
+    nd_scope_begin();
+    nd_array *eye = nd_eye(ND_FLOAT64, 80, 80, 0);
+    nd_array *m = nd_add(nd_random_uniform(ND_FLOAT64, ND_SHAPE(6, 80, 80), -0.5, 0.5),
+                         nd_mul(eye, nd_scalar(10)));
+    nd_array *prod = nd_matmul(m, nd_linalg_inv(m));
+    nd_array *dev = nd_max(nd_abs(nd_sub(prod, eye)), ND_ALL_AXES);
+    cr_assert(dev, "%s", nd_last_error());
+    cr_expect_lt(nd_item(dev), 1e-10, "a @ inv(a) - I");
+    cr_expect_eq(openblas_get_num_threads(), 2, "a batched linalg call left OpenBLAS at %d threads",
+                 openblas_get_num_threads());
+    nd_scope_end();
     setenv("ND_NUM_THREADS", "1", 1);
     ndt_restart(NULL);
     unsetenv("ND_NUM_THREADS");

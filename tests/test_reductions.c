@@ -418,3 +418,71 @@ NDT_TEST(reductions, integer_result_dtypes_as_numpy) {
         nd_free(x);
     }
 }
+
+/* The CPU pool hands out work items to whichever worker asks first; each
+ * item's partial result lands in its own slot and the slots are combined in
+ * item order, so the bits cannot depend on how many workers there are or
+ * which one ran what. Checked for 1, 2, 3 and 7 workers on sizes no worker
+ * count divides (several work items each, so the pool takes part), over
+ * every axis, for sums of floats (compensated), means, variances, extrema
+ * and their indices, and a sum of a fused expression (-x); each result is also
+ * checked against the float64 reference, so the first run is not merely
+ * compared with itself. */
+NDT_TEST(reductions, same_bits_for_every_thread_count) {
+    if (ndt_backend_is_cuda()) cr_skip_test("worker counts are the CPU backend's");
+    NDT_RNG(r);
+    static const int threads[] = {1, 2, 3, 7};
+    enum { N_RUNS = sizeof threads / sizeof threads[0] };
+    static const int64_t shapes[][2] = {{1, 98321}, {1, 1000003}, {5, 65539}, {65539, 5}, {331, 997}};
+    static const nd_dtype dtypes[] = {ND_FLOAT32, ND_FLOAT64, ND_INT32};
+    static const ref_red kinds[] = {RR_SUM, RR_MEAN, RR_VAR, RR_MIN, RR_ARGMAX};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
+            int ndim = shapes[si][0] == 1 ? 1 : 2;
+            const int64_t *shape = ndim == 1 ? &shapes[si][1] : shapes[si];
+            ref_arr *ra = ndt_rand(&r, dtypes[di], ndim, shape, -3, 5);
+            ref_arr *rneg = ref_unary(R_NEG, ra, dtypes[di], dtypes[di]);
+            /* kinds, then a sum of a fused producer: sum(-x) */
+            for (size_t ki = 0; ki <= sizeof kinds / sizeof kinds[0]; ki++)
+                for (int axis = -1; axis < ndim; axis++) {
+                    int ax = axis < 0 ? ND_ALL_AXES : axis;
+                    int fused = ki == sizeof kinds / sizeof kinds[0];
+                    ref_red kind = fused ? RR_SUM : kinds[ki];
+                    ref_arr *got[N_RUNS] = {NULL};
+                    for (int t = 0; t < N_RUNS; t++) {
+                        ndt_restart(&(nd_config){.num_threads = threads[t]});
+                        nd_array *x = ndt_upload(ra);
+                        nd_array *nx = fused ? nd_neg(x) : NULL;
+                        nd_array *y = reduce(kind, fused ? nx : x, ax);
+                        nd_free(nx);
+                        cr_assert(y, "%s", nd_last_error());
+                        char what[160];
+                        snprintf(what, sizeof what, "%s%s of %s %lldx%lld, axis %d, %d threads",
+                                 ref_red_name(kind), fused ? " (of -x, fused)" : "", nd_dtype_name(dtypes[di]),
+                                 (long long)shapes[si][0], (long long)shapes[si][1], axis, threads[t]);
+                        if (t == 0) {
+                            double *sc = NULL;
+                            ref_arr *want = ref_reduce(kind, fused ? rneg : ra, ax, &sc);
+                            /* the reference sums in plain double: over a million
+                             * elements its own error passes ndt_rtol */
+                            int64_t count = ax == ND_ALL_AXES ? ra->size : shape[ax];
+                            double rtol = ndt_rtol(want->dt) * (count > 65536 ? 64 : 1);
+                            ndt_check(y, want, rtol, 1e-300, sc, "%s", what);
+                            ref_free(want);
+                            free(sc);
+                        }
+                        got[t] = ndt_download(y);
+                        nd_free(y);
+                        nd_free(x);
+                        if (t == 0) continue;
+                        size_t bytes = (size_t)got[0]->size * nd_dtype_size(got[0]->dt);
+                        cr_assert_eq(got[t]->size, got[0]->size, "%s: size", what);
+                        cr_expect(memcmp(got[t]->data, got[0]->data, bytes) == 0,
+                                  "%s: not the bits of 1 thread", what);
+                    }
+                    for (int t = 0; t < N_RUNS; t++) ref_free(got[t]);
+                }
+            ref_free(rneg);
+            ref_free(ra);
+        }
+}

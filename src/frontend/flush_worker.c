@@ -36,6 +36,7 @@
 
 #include "common/api_guard.h"
 #include "common/error.h"
+#include "common/thread_name.h"
 
 struct nd_flush_worker {
     nd_scheduler_ctx *ctx;
@@ -109,6 +110,7 @@ static void worker_main(void *arg) {
      * thread, and everything it calls (the backend, buffer hooks), must
      * never take it (a debug build asserts so). */
     nd_api_forbid();
+    nd_thread_set_name("nd-executor");
     uv_mutex_lock(&w->lock);
     for (;;) {
         /* Poll until the deadline, then sleep; woken without a job (by

@@ -41,42 +41,15 @@ static void cpu_cached(nd_backend *be, nd_backend_cached *out) {
 
 static void cpu_trim(nd_backend *be) { nd_cpu_block_cache_trim(state(be)->blocks); }
 
-#ifdef ND_HAVE_OPENBLAS_THREADS
-/* cblas.h declares them; not every cblas has them */
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
-char *openblas_get_corename(void);
-char *openblas_get_config(void);
-#endif
-
-/* OpenBLAS starts a thread per core when it loads. Matmul runs on the
- * executor thread while nd's workers wait, so it gets as many threads as
- * nd has: ND_NUM_THREADS=4 then means 4 threads computing, not 4 plus one
- * per core. OPENBLAS_NUM_THREADS still decides where neither ND_NUM_THREADS
- * nor nd_config.num_threads is set. */
-static void set_blas_threads(const nd_backend_config *cfg, int threads) {
-#ifdef ND_HAVE_OPENBLAS_THREADS
-    const char *own = getenv("OPENBLAS_NUM_THREADS");
-    if ((cfg && cfg->num_threads > 0) || !own || !*own) openblas_set_num_threads(threads);
-    /* Which kernels OpenBLAS picked for this CPU (an old OpenBLAS may not
-     * know a new CPU and fall back to slower ones) and its thread count:
-     * what to look at first when a matmul is slower than NumPy's. */
-    const char *core = openblas_get_corename();
-    nd_logf(2, "cpu backend: OpenBLAS %s, core %s, %d threads (nd: %d)", openblas_get_config(),
-            core, openblas_get_num_threads(), threads);
-#else
-    (void)cfg, (void)threads;
-#endif
-}
-
 /* An OpenBLAS older than the CPU takes it for a pre-AVX2 one and runs SSE
  * kernels several times slower than NumPy's newer OpenBLAS: said once, at
  * the first matmul (a program that never multiplies matrices is not told). */
 static void warn_slow_blas_kernels(void) {
-#if defined(ND_HAVE_OPENBLAS_THREADS) && defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__)
     static int warned;
     if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
-    const char *core = openblas_get_corename();
+    const char *core = nd_cpu_blas_corename();
+    if (!core) return; /* not OpenBLAS */
     static const char *const avx2_cores[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
                                              "SapphireRapids", "Excavator"};
     int known = 0;
@@ -190,7 +163,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
         return s;
     }
     st->num_threads = nd_cpu_pool_size(st->pool);
-    set_blas_threads(cfg, st->num_threads);
+    nd_cpu_blas_threads_init(cfg && cfg->num_threads > 0, st->num_threads);
     st->scratch = nd_calloc((size_t)st->num_threads, sizeof *st->scratch);
     st->scratch_bytes = nd_calloc((size_t)st->num_threads, sizeof *st->scratch_bytes);
     st->blocks = nd_cpu_block_cache_new();

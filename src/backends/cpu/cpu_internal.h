@@ -68,6 +68,18 @@ void nd_cpu_pool_destroy(nd_cpu_pool *p);
 int nd_cpu_pool_size(const nd_cpu_pool *p);
 void nd_cpu_pool_run(nd_cpu_pool *p, int n, void (*fn)(void *arg, int worker), void *arg);
 
+/* cpu_blas_threads.c: the BLAS library's thread count, through the control
+ * of whichever known BLAS (OpenBLAS, BLIS, MKL) the process has, found at
+ * run time. init sets it to `threads` (unless the library's own variable,
+ * e.g. OPENBLAS_NUM_THREADS, is set and nd's count was not explicit) and
+ * logs the library at ND_LOG=2. get: -1 when there is no control. set:
+ * the count before, or -1. name/corename: NULL when unknown. */
+void nd_cpu_blas_threads_init(int explicit_count, int threads);
+int nd_cpu_blas_threads_get(void);
+int nd_cpu_blas_threads_set(int n);
+const char *nd_cpu_blas_name(void);
+const char *nd_cpu_blas_corename(void);
+
 typedef struct {
     /* Steps may be submitted from several executor threads; kernels are
      * parallel inside, so they run one at a time (scratch is per worker). */

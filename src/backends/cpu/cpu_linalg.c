@@ -97,13 +97,25 @@ static void run_range(void *varg, int64_t begin, int64_t end) {
     free(ws);
 }
 
-/* Matrices of about n^3 flops: ranges of at least ~2^18 flops each. */
+/* Matrices of about n^3 flops: ranges of at least ~2^18 flops each.
+ * LAPACK calls the BLAS, which is threaded itself: one BLAS call per pool
+ * worker at the BLAS's full thread count would put workers x BLAS threads
+ * on the cores, and a BLAS that splits its work statically then waits for
+ * its descheduled threads. So a batch spread over the pool runs with the
+ * BLAS single-threaded (one matrix per core), and a batch of large
+ * matrices too short to fill the pool runs one matrix at a time on the
+ * BLAS's threads instead. */
+#define LA_BIG_FLOPS ((double)(1 << 24)) /* ~256^3: the BLAS's threads pay off */
 static nd_status run_batch(nd_cpu_state *st, la_job *j, int64_t cost_n) {
     j->bad = -1;
     pthread_mutex_init(&j->lock, NULL);
     double flops = (double)cost_n * (double)cost_n * (double)cost_n + 1;
     int64_t grain = flops >= (1 << 18) ? 1 : (int64_t)((1 << 18) / flops);
+    if (flops >= LA_BIG_FLOPS && j->batch < st->num_threads) grain = j->batch;
+    int spread = st->num_threads > 1 && j->batch / grain >= 2;
+    int blas_before = spread ? nd_cpu_blas_threads_set(1) : -1;
     nd_cpu_parallel_for(st, j->batch, grain, run_range, j);
+    if (blas_before > 0) nd_cpu_blas_threads_set(blas_before);
     pthread_mutex_destroy(&j->lock);
     if (j->oom)
         return nd_error_set(ND_ERR_OOM, "cpu backend: out of host memory for a %s workspace of %zu bytes",

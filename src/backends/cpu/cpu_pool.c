@@ -7,6 +7,7 @@
  * job closes, and a helper that wakes after that finds nothing to join. On
  * a busy machine a job then costs what the threads that got a core did,
  * not a wait for a descheduled thread. Small kernels never come here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <uv.h>
 
@@ -14,6 +15,7 @@
 #include "common/alloc.h"
 #include "common/api_guard.h"
 #include "common/error.h"
+#include "common/thread_name.h"
 
 typedef struct {
     nd_cpu_pool *pool;
@@ -41,6 +43,9 @@ static void worker_main(void *varg) {
     nd_cpu_pool *p = wa->pool;
     uint64_t seen = 0;
     nd_api_forbid(); /* user threads wait for this one holding the API lock */
+    char name[16];
+    snprintf(name, sizeof name, "nd-pool-%d", wa->id);
+    nd_thread_set_name(name);
     uv_mutex_lock(&p->mu);
     for (;;) {
         while (!p->stop && p->gen == seen) uv_cond_wait(&p->work, &p->mu);
