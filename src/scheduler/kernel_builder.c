@@ -548,6 +548,29 @@ static int same_element(const nd_kernel_builder *kb, const nd_ir_access *p, cons
     return 1;
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Whether two accesses of one dtype can never name the same element: their
+ * offsets differ by a number no combination of their strides reaches (the
+ * real and imaginary parts of one complex array: every stride even, the
+ * offsets one apart). */
+static int never_meet(const nd_kernel_builder *kb, const nd_ir_access *a, const nd_ir_access *b) {
+    if (a->dtype != b->dtype) return 0;
+    int64_t g = 0;
+    for (int k = 0; k < kb->ndim; k++) g = gcd64(gcd64(g, a->strides[k]), b->strides[k]);
+    int64_t d = a->offset - b->offset;
+    return g == 0 ? d != 0 : d % g != 0;
+}
+
 int nd_kb_store_hazard(const nd_kernel_builder *kb) {
     if (kb->n_stores != 1) return 0;
     const nd_ir_access *st = &kb->stores[0].at;
@@ -558,6 +581,7 @@ int nd_kb_store_hazard(const nd_kernel_builder *kb) {
         if (ld->slot != st->slot) continue;
         /* each element reads only itself: safe in place */
         if (same_element(kb, ld, st) || same_element(kb, st, ld)) continue;
+        if (never_meet(kb, ld, st)) continue;
         int64_t llo, lhi;
         access_span(kb, ld, &llo, &lhi);
         if (llo <= shi && slo <= lhi) return 1;
