@@ -54,7 +54,7 @@ fi
 # Several devices: suites whose values partition (or must gather) run again
 # with every array split over three logical CPU devices (an odd count), in
 # the release build; about a minute. ND_TEST_SKIP="split" leaves it out.
-split_suites="elementwise reductions reductions_axes broadcast_views shaping_views writes lazy fusion store_chains random indexing"
+split_suites="elementwise reductions reductions_axes broadcast_views shaping_views writes lazy fusion store_chains random indexing complex_views"
 if [[ " ${ND_TEST_SKIP:-} " == *" split "* ]]; then
     echo "=== several devices skipped: ND_TEST_SKIP"
 elif [ -f build/build.ninja ]; then

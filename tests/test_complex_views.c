@@ -233,9 +233,18 @@ NDT_TEST(complex_views, in_place_updates) {
     NDT_RNG(r);
     zmodel m = zrand(&r, 1, 40, 0);
     nd_array *z = zupload(&m), *re = nd_real(z), *im = nd_imag(z);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
     nd_scope_begin();
     cr_assert_eq(nd_assign(im, nd_add(im, re)), ND_OK, "%s", nd_last_error());
     nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    /* each element reads only itself: in place, no temporary */
+    cr_expect_eq(NDT_KERNELS(s1) - NDT_KERNELS(s0), 1, "z.imag += z.real took %llu kernels",
+                 (unsigned long long)(NDT_KERNELS(s1) - NDT_KERNELS(s0)));
+    cr_expect_eq(NDT_TEMPS(s1) - NDT_TEMPS(s0), 0, "z.imag += z.real made a temporary");
     for (int i = 0; i < 40; i++) m.v[2 * i + 1] = m.v[2 * i + 1] + m.v[2 * i];
     zexpect(z, &m, "z.imag += z.real");
     nd_scope_begin();

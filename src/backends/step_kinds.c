@@ -178,6 +178,9 @@ static int by_slot_then_lo(const void *x, const void *y) {
     const access_span *a = x, *b = y;
     if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
     if (a->write != b->write) return a->write < b->write ? -1 : 1;
+    /* spans count elements of their own dtype (a part of a complex buffer
+     * and the buffer itself differ): group by element size too */
+    if (a->item != b->item) return a->item < b->item ? -1 : 1;
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
@@ -194,11 +197,11 @@ double nd_kernel_unique_bytes(const nd_kernel *k) {
     qsort(sp, (size_t)m, sizeof *sp, by_slot_then_lo);
     double bytes = 0;
     for (int32_t i = 0; i < m;) {
-        /* One group: a slot and a direction. */
+        /* One group: a slot, a direction and an element size. */
         int32_t j = i;
         double sum = 0, merged = 0;
         int64_t lo = sp[i].lo, hi = sp[i].hi;
-        for (; j < m && sp[j].slot == sp[i].slot && sp[j].write == sp[i].write; j++) {
+        for (; j < m && sp[j].slot == sp[i].slot && sp[j].write == sp[i].write && sp[j].item == sp[i].item; j++) {
             sum += sp[j].elems;
             if (sp[j].lo > hi + 1) { /* a gap: close the merged interval */
                 merged += (double)(hi - lo + 1);

@@ -1,4 +1,5 @@
 #include "scheduler/kernel_builder.h"
+#include "scheduler/access_overlap.h"
 #include "common/alloc.h"
 
 #include <stdlib.h>
@@ -514,55 +515,19 @@ void nd_kb_reduce(nd_kernel_builder *kb, nd_reduce_kind kind, uint32_t axes, int
     kb->reduce.out = make_access(kb, kernel_slot(kb, plan_slot), out_dtype, 0, out_strides);
 }
 
-/* Byte span [lo, hi] an access covers over the kernel space: in bytes,
- * because accesses of one slot may differ in dtype (a component view of a
- * complex buffer, graph/array.h). */
-static void access_span(const nd_kernel_builder *kb, const nd_ir_access *a, int64_t *lo,
-                        int64_t *hi) {
-    int64_t item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
-    *lo = *hi = a->offset;
-    for (int k = 0; k < kb->ndim; k++) {
-        int64_t e = a->strides[k] * (kb->shape[k] - 1);
-        if (e < 0)
-            *lo += e;
-        else
-            *hi += e;
-    }
-    *lo *= item;
-    *hi = *hi * item + item - 1;
-}
-
-/* Whether every iteration of access p reads or writes only bytes of the
- * element access w touches at the same iteration: the same map, or p a
- * part of w's complex elements (offset 2 * w's + part, strides twice w's). */
-static int same_element(const nd_kernel_builder *kb, const nd_ir_access *p, const nd_ir_access *w) {
-    int64_t scale = 1, part = 0;
-    if (p->dtype != w->dtype) {
-        if (!nd_dtype_is_complex((nd_dtype)w->dtype) || p->dtype != nd_dtype_part((nd_dtype)w->dtype))
-            return 0;
-        scale = 2;
-        part = p->offset - 2 * w->offset;
-        if (part != 0 && part != 1) return 0;
-    } else if (p->offset != w->offset) {
-        return 0;
-    }
-    for (int k = 0; k < kb->ndim; k++)
-        if (p->strides[k] != scale * w->strides[k]) return 0;
-    return 1;
-}
-
 int nd_kb_store_hazard(const nd_kernel_builder *kb) {
     if (kb->n_stores != 1) return 0;
     const nd_ir_access *st = &kb->stores[0].at;
     int64_t slo, shi;
-    access_span(kb, st, &slo, &shi);
+    nd_access_byte_span(kb->ndim, kb->shape, st, &slo, &shi);
     for (int32_t l = 0; l < kb->n_loads; l++) {
         const nd_ir_access *ld = &kb->loads[l];
         if (ld->slot != st->slot) continue;
         /* each element reads only itself: safe in place */
-        if (same_element(kb, ld, st) || same_element(kb, st, ld)) continue;
+        if (nd_access_same_element(kb->ndim, ld, st) || nd_access_same_element(kb->ndim, st, ld)) continue;
+        if (nd_access_never_meet(kb->ndim, ld, st)) continue;
         int64_t llo, lhi;
-        access_span(kb, ld, &llo, &lhi);
+        nd_access_byte_span(kb->ndim, kb->shape, ld, &llo, &lhi);
         if (llo <= shi && slo <= lhi) return 1;
     }
     return 0;
