@@ -346,6 +346,24 @@ NDT_TEST(random_dists, integers_match_an_independent_reference) {
             expect_ints(h, c, seed + k, 0, NULL, counts[k], "fresh");
             ref_free(h);
         }
+        /* 1-d views: tiles and chunks that start and end mid-pair */
+        static const char *const views1[] = {"1:", "3:-2", "::-1", "1::2"};
+        for (int v = 0; v < 4; v++) {
+            int64_t n = 5001;
+            nd_random_seed(seed);
+            nd_array *x = nd_random_integers(c->t, 1, &n, c->lo, c->hi);
+            nd_array *ar = nd_arange(ND_INT64, 0, (double)n, 1);
+            nd_array *xv = nd_view(x, views1[v]), *av = nd_view(ar, views1[v]);
+            nd_array *y0 = nd_add(xv, nd_scalar_int(0)), *y = nd_astype(y0, c->t);
+            ref_arr *hy = ndt_download(y), *ha = ndt_download(av);
+            nd_free(y0);
+            int64_t *ix = malloc(sizeof(int64_t) * (size_t)ha->size);
+            for (int64_t i = 0; i < ha->size; i++) ix[i] = (int64_t)ref_getu(ha, i);
+            expect_ints(hy, c, seed, 0, ix, ha->size, views1[v]);
+            free(ix);
+            ref_free(hy), ref_free(ha);
+            nd_free(y), nd_free(xv), nd_free(av), nd_free(x), nd_free(ar);
+        }
         /* views of 37 x 53 draws */
         static const char *const views[] = {"1:, 1:", "::-1, 3:", ":, 1::3", "5, :", "2:9, 4"};
         for (int v = 0; v < 7; v++) {

@@ -248,32 +248,38 @@ void nd_cpu_rand_int_tile(int wide, uint64_t range, uint64_t seed, uint64_t stre
     }
 }
 
-/* The pair values (a1 << 16 | a2) of the np consecutive pairs from p0, from
- * their words w; the rare rejected pairs redrawn one by one. */
-static void pair_values(uint32_t *restrict v, const uint32_t *w, int64_t np, uint64_t p0, uint32_t r, uint32_t t,
-                        uint64_t seed, uint64_t stream) {
-    int any = 0;
-    for (int64_t q = 0; q < np; q++) {
+/* The values of consecutive elements e0 .. e0+n-1 (e0 even, n even) into
+ * o from their pairs' words w (pair e0/2 + q at w[q]): a loop the compiler
+ * vectorises, then the rare rejected pairs redone one by one. */
+static void pair_run(uint16_t *restrict o, const uint32_t *restrict w, int64_t n, uint64_t e0, uint32_t r,
+                     uint32_t t, uint64_t seed, uint64_t stream) {
+    uint32_t least = UINT32_MAX;
+    for (int64_t q = 0; q < n / 2; q++) {
         uint64_t m1 = (uint64_t)w[q] * r, m2 = (uint64_t)(uint32_t)m1 * r;
-        v[q] = (uint32_t)(m1 >> 32) << 16 | (uint32_t)(m2 >> 32);
-        any |= (uint32_t)m2 < t;
+        o[2 * q] = (uint16_t)(m1 >> 32);
+        o[2 * q + 1] = (uint16_t)(m2 >> 32);
+        uint32_t l = (uint32_t)m2;
+        least = l < least ? l : least;
     }
-    for (int64_t q = 0; any && q < np; q++) {
+    for (int64_t q = 0; least < t && q < n / 2; q++) {
         uint32_t l;
         nd_philox_pair_digits(w[q], r, &l);
-        if (l < t) v[q] = nd_philox_pair(w[q], r, t, seed, stream, p0 + (uint64_t)q);
+        if (l >= t) continue;
+        uint32_t v = nd_philox_pair(w[q], r, t, seed, stream, e0 / 2 + (uint64_t)q);
+        o[2 * q] = (uint16_t)(v >> 16);
+        o[2 * q + 1] = (uint16_t)v;
     }
 }
 
 void nd_cpu_rand_pair_tile(uint64_t rt, uint64_t seed, uint64_t stream, const int64_t *ix, int consecutive,
                            uint16_t *out, int64_t n, char *s0, char *s1) {
     const uint32_t r = (uint32_t)rt, t = (uint32_t)(rt >> 32);
-    /* s1: the gathered words, then the pair indices and the pair values */
+    /* s1: the gathered words, then the pair indices and two edge values */
     uint32_t *gathered = (uint32_t *)s1;
     int64_t *px = (int64_t *)(s1 + sizeof(uint32_t) * RNG_CHUNK);
-    uint32_t *v = (uint32_t *)(s1 + sizeof(uint32_t) * RNG_CHUNK + sizeof(int64_t) * RNG_CHUNK);
-    _Static_assert(4 * RNG_CHUNK + 8 * RNG_CHUNK + 4 * (RNG_CHUNK / 2 + 1) <= ND_CPU_REG_BYTES,
-                   "s1: words, pair indices and pair values of a chunk");
+    uint16_t *edge = (uint16_t *)(s1 + sizeof(uint32_t) * RNG_CHUNK + sizeof(int64_t) * RNG_CHUNK);
+    _Static_assert(4 * RNG_CHUNK + 8 * RNG_CHUNK + 4 <= ND_CPU_REG_BYTES,
+                   "s1: words and pair indices of a chunk, an edge pair");
     for (int64_t i0 = 0; i0 < n; i0 += RNG_CHUNK) {
         int64_t c = n - i0 < RNG_CHUNK ? n - i0 : RNG_CHUNK;
         const int64_t *x = ix + i0;
@@ -281,14 +287,23 @@ void nd_cpu_rand_pair_tile(uint64_t rt, uint64_t seed, uint64_t stream, const in
         uint64_t x0 = (uint64_t)x[0], off = 0;
         for (int64_t i = 0; !consecutive && i < c; i++) off |= (uint64_t)x[i] ^ (x0 + (uint64_t)i);
         if (off == 0) {
-            /* Consecutive: the pairs x0/2 .. (x0+c-1)/2, each computed once. */
+            /* Consecutive: the pairs x0/2 .. (x0+c-1)/2, each computed once;
+             * a pair cut by the chunk's ends goes through `edge`. */
             int64_t p0 = (int64_t)(x0 >> 1), np = (int64_t)(((x0 + (uint64_t)c - 1) >> 1) - (x0 >> 1)) + 1;
             const uint32_t *w = chunk_words(1, &p0, np, 1, seed, stream, s0, gathered);
-            pair_values(v, w, np, (uint64_t)p0, r, t, seed, stream);
-            for (int64_t i = 0; i < c; i++) {
-                uint64_t e = x0 + (uint64_t)i;
-                uint32_t pv = v[(e >> 1) - (uint64_t)p0];
-                o[i] = (uint16_t)(e & 1 ? pv : pv >> 16);
+            int64_t i = 0, q = 0;
+            if (x0 & 1) { /* starts mid-pair */
+                pair_run(edge, w, 2, x0 - 1, r, t, seed, stream);
+                o[i++] = edge[1];
+                q = 1;
+            }
+            int64_t full = (c - i) & ~(int64_t)1;
+            pair_run(o + i, w + q, full, x0 + (uint64_t)i, r, t, seed, stream);
+            i += full;
+            q += full / 2;
+            if (i < c) { /* ends mid-pair */
+                pair_run(edge, w + q, 2, x0 + (uint64_t)i, r, t, seed, stream);
+                o[i] = edge[0];
             }
             continue;
         }
