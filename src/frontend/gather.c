@@ -142,9 +142,10 @@ static nd_array *fused_gather(const char *fn, int fn_flags, const nd_fe_gather_g
 
 /* The one place that chooses: one index array gathers in the generated
  * kernels where the backend's kernels gather; several (stacked on the
- * index view's last axis) go through the ND_LIB_GATHER routine. */
+ * index view's last axis) go through the ND_LIB_GATHER routine, and so does
+ * every gather under ND_FUSED_GATHER=0. */
 nd_array *nd_fe_gather(const char *fn, int fn_flags, nd_fe_gather_geom *g) {
-    if (g->K == 1 && !g->ind->weak && !g->idx->weak && nd_rt.backend && nd_rt.backend->kernel_gathers)
+    if (g->K == 1 && !g->ind->weak && !g->idx->weak && nd_rt.fused_gather)
         return fused_gather(fn, fn_flags, g);
     nd_lib_args args = {{{.i = g->K}, {.i = fn_flags}, {.i = g->axes}, {.i = 0}}};
     nd_array *in[2] = {g->ind, g->idx}, *out = NULL;
