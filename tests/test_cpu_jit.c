@@ -402,6 +402,58 @@ JIT_TEST(index_maps) {
     }
 }
 
+/* A gather fused with a map (ND_IR_GATHER) runs compiled: the values of
+ * the interpreter, every dtype width, negative indices wrapped; a bad
+ * index fails the kernel with the interpreter's message (the least bad
+ * point), never read through. */
+JIT_TEST(gather_fused_with_a_map) {
+    const nd_dtype ts[4] = {ND_FLOAT64, ND_INT16, ND_FLOAT32, ND_UINT8};
+    const int64_t n = 70001, m = 50021;
+    int64_t *ix = malloc(sizeof *ix * (size_t)m);
+    for (int64_t i = 0; i < m; i++) ix[i] = (i * 7919) % (2 * n) - n;
+    for (int k = 0; k < 4; k++) {
+        nd_dtype t = ts[k];
+        ref_arr *got[2][1];
+        for (int run = 0; run < 2; run++) {
+            nd_cpu_jit_counts c0 = counts();
+            nd_array *a = nd_astype(nd_arange(ND_FLOAT64, 0, (double)n, 1), t);
+            nd_array *idx = nd_from_host(ix, ND_INT64, ND_SHAPE(m));
+            nd_scope_begin();
+            nd_array *y = nd_keep(nd_add(nd_take(a, idx, 0), nd_astype(nd_scalar(3), t)));
+            nd_scope_end();
+            got[run][0] = ndt_download(y);
+            if (run == 0) cr_expect_gt(counts().launches, c0.launches, "%s: not compiled", ref_dtype_name(t));
+            if (run == 0) {
+                const int64_t keep0 = ix[777], keep1 = ix[40000];
+                ix[777] = n + 1;
+                ix[40000] = -n - 1;
+                nd_array *bad_idx = nd_from_host(ix, ND_INT64, ND_SHAPE(m));
+                nd_scope_begin();
+                nd_array *z = nd_keep(nd_add(nd_take(a, bad_idx, 0), nd_astype(nd_scalar(3), t)));
+                nd_scope_end();
+                cr_expect_eq(nd_sync(), ND_ERR_INDEX);
+                char want[96];
+                snprintf(want, sizeof want, "nd_take: index %lld is out of bounds for axis 0 with size %lld",
+                         (long long)(n + 1), (long long)n);
+                cr_expect(strstr(nd_last_error(), want), "message '%s', want '%s'", nd_last_error(), want);
+                nd_clear_error();
+                ix[777] = keep0;
+                ix[40000] = keep1;
+                nd_free(z);
+                nd_free(bad_idx);
+            }
+            nd_free(a);
+            nd_free(idx);
+            nd_free(y);
+            restart_jit(run == 0 ? "0" : "sync", NULL);
+        }
+        expect_same_bits(got[0], got[1], 1, "take + 3");
+        free_all(got[0], 1);
+        free_all(got[1], 1);
+    }
+    free(ix);
+}
+
 /* x = x*3 - 1 in place: the load and the store share a buffer. */
 JIT_TEST(in_place_update) {
     NDT_RNG(r);

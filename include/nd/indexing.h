@@ -26,8 +26,14 @@ extern "C" {
  * CUDA graph (the calls themselves stay lazy and do not synchronise the
  * program). Shapes and dtypes are checked when the call is made (ND_ERR_ARG
  * for NULL, ND_ERR_SHAPE for shapes that do not broadcast, with both
- * shapes). Gathers return a new array of a's dtype and are lazy: one
- * library step of the plan. Inputs may be views, broadcasts or 0-d. */
+ * shapes). Gathers return a new array of a's dtype and are lazy. A gather
+ * with one index array (nd_take, nd_take_along_axis, nd_choose, nd_index
+ * with one "$k") fuses like an elementwise op: nd_take(a, i) * 2 + 1 is one
+ * kernel that never writes the gathered values (a's own value is written
+ * first when it is computed in the same flush); the executor waits after
+ * each kernel that gathers, as after a routine. Several index arrays at
+ * once are one library step of the plan. Inputs may be views, broadcasts
+ * or 0-d. */
 
 /* a.take(indices, axis): the result has shape a.shape[:axis] +
  * indices.shape + a.shape[axis+1:]; ND_ALL_AXES takes from a flattened

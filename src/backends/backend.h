@@ -31,6 +31,9 @@ typedef struct {
 struct nd_backend {
     const char *name;
     int32_t memory; /* memory space it computes in (ND_MEMORY_HOST for cpu) */
+    /* Its kernels run ND_IR_GATHER (kernel_ir.h): the frontend records a
+     * one-index-array gather as a fusable map, else as ND_LIB_GATHER. */
+    int kernel_gathers;
     void *impl;
     nd_status (*alloc)(nd_backend *be, int memory, size_t bytes, void **out);
     void (*release)(nd_backend *be, int memory, void *ptr, size_t bytes);

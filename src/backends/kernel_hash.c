@@ -38,6 +38,14 @@ static uint64_t kernel_hash(const nd_kernel *k, int with_shape) {
         h = hash_access(h, &k->stores[i].at, k->ndim);
         h = nd_hash_u64(h, (uint64_t)k->stores[i].value);
     }
+    for (int i = 0; i < k->n_gathers; i++) {
+        /* the size and stride are constants of the code, in both hashes */
+        const nd_ir_gather *g = &k->gathers[i];
+        h = nd_hash_u64(h, (uint64_t)(uint32_t)g->load << 32 | (uint32_t)g->fn);
+        h = nd_hash_u64(h, (uint64_t)g->axes);
+        h = nd_hash_u64(h, (uint64_t)g->stride);
+        h = nd_hash_u64(h, (uint64_t)g->size);
+    }
     if (k->has_reduce) {
         h = nd_hash_u64(h, (uint64_t)k->reduce.kind << 40 | (uint64_t)k->reduce.out_dtype << 32 |
                                k->reduce.axes);

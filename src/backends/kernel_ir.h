@@ -57,6 +57,15 @@ typedef enum {
     ND_IR_UFUNC,      /* user loop `ufunc` (common/ufunc_loop.h) of the
                          operands a, b, c, d (its nargs of them; each already
                          of the loop's parameter dtype); dtype = its return  */
+    ND_IR_GATHER,     /* a = gather number (nd_kernel.gathers), b = SSA int64
+                         index i; dtype = the source's (its load's dtype):
+                         the element at load g.load's address + w * g.stride,
+                         w = i, or i + g.size when i < 0 and g wraps. A w
+                         outside [0, g.size) is never read through: the
+                         value is 0 and the kernel files the bad index (CPU:
+                         the least such prepared iteration point; CUDA: the
+                         first thread to meet one), which fails the
+                         kernel's step with ND_ERR_INDEX after it ran       */
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
 
@@ -91,6 +100,19 @@ typedef struct {
     int32_t value; /* SSA value stored (already of at.dtype) */
 } nd_ir_store;
 
+/* The source of an ND_IR_GATHER: load `load` is its base (offset and
+ * strides over the iteration axes, the indexed axis at 0); the indexed axis
+ * adds stride * w. The load is read only through gathers, so passes that
+ * reason about the elements a load covers (spans, chunking, partitioning)
+ * must treat every element of the slot as read: nd_ir_load_gathered. */
+typedef struct {
+    int32_t load;
+    int32_t fn;     /* for the message: nd_lib_index_fn | ND_INDEX_* flags */
+    int64_t axes;   /* for the message: the indexed axis (lib_calls.h's v[2]) */
+    int64_t stride; /* elements between neighbours of the indexed axis */
+    int64_t size;   /* its length (> 0: an empty axis gathers nothing) */
+} nd_ir_gather;
+
 typedef struct {
     uint8_t kind;      /* nd_reduce_kind */
     uint8_t out_dtype; /* dtype written (ARGMIN/ARGMAX: ND_INT64) */
@@ -114,11 +136,20 @@ typedef struct nd_kernel {
     nd_ir_inst *insts;
     int32_t n_stores;
     nd_ir_store *stores;
+    int32_t n_gathers;
+    nd_ir_gather *gathers;
     int32_t has_reduce;
     nd_ir_reduce reduce;
     uint64_t hash; /* structural: everything above except parameter values */
     char name[64]; /* readable, from the ops: "sin_cos_mul_add" */
 } nd_kernel;
+
+/* Whether load l is the base of a gather (its slot is read anywhere). */
+static inline int nd_ir_load_gathered(const nd_kernel *k, int32_t l) {
+    for (int32_t g = 0; g < k->n_gathers; g++)
+        if (k->gathers[g].load == l) return 1;
+    return 0;
+}
 
 /* The structural hash (nd_kernel.hash): everything but parameter values
  * (backends/kernel_hash.c). */

@@ -42,6 +42,9 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
  * (the CUDA plugin reads it, backends/cuda/prims/scan.cu, default_scan). */
 extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
 #define ND_ENV_SCAN_VARIANT "ND_SCAN_VARIANT", nd_env_scan_variants, NDP_SCAN_N_VARIANTS
+/* ND_FUSED_GATHER=0: every gather runs the ND_LIB_GATHER routine, as before
+ * gathers fused (frontend/gather.c), to compare the two. */
+#define ND_ENV_FUSED_GATHER "ND_FUSED_GATHER", 0, 1, 0
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
 extern const char *const nd_env_cpu_jit_modes[3];
 #define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3

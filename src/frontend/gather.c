@@ -121,7 +121,32 @@ int nd_fe_adv_geom(const char *fn, nd_array *a, const nd_fe_adv_index *adv, nd_f
     return 0;
 }
 
+/* One index array: a MAP node (graph/node.h's ND_GATHER_MAP_OP) that the
+ * scheduler fuses like any map, so that a gather feeding elementwise work
+ * is one kernel (backends/kernel_ir.h's ND_IR_GATHER). */
+static nd_array *fused_gather(const char *fn, int fn_flags, const nd_fe_gather_geom *g) {
+    int n = g->n;
+    nd_dtype t = g->ind->dtype;
+    size_t nbytes;
+    if (nd_fe_nbytes(fn, n, g->shape, t, &nbytes)) return NULL;
+    nd_fe_rec r;
+    if (nd_fe_begin(&r, fn, ND_NODE_MAP, ND_GATHER_MAP_OP, 2, t, t, n, g->shape, nbytes)) return NULL;
+    nd_graph_set_input(r.node, 0, g->idx, n, g->shape, g->idx->strides);
+    nd_graph_set_input(r.node, 1, g->ind, n, g->shape, g->ind->strides);
+    r.node->u.gather.stride = g->ind->strides[n];
+    r.node->u.gather.size = g->ind->shape[n];
+    r.node->u.gather.axes = g->axes;
+    r.node->u.gather.fn = fn_flags;
+    return nd_fe_end(&r, n, g->shape);
+}
+
+/* The one place that chooses: one index array gathers in the generated
+ * kernels where the backend's kernels gather; several (stacked on the
+ * index view's last axis) go through the ND_LIB_GATHER routine, and so does
+ * every gather under ND_FUSED_GATHER=0. */
 nd_array *nd_fe_gather(const char *fn, int fn_flags, nd_fe_gather_geom *g) {
+    if (g->K == 1 && !g->ind->weak && !g->idx->weak && nd_rt.fused_gather)
+        return fused_gather(fn, fn_flags, g);
     nd_lib_args args = {{{.i = g->K}, {.i = fn_flags}, {.i = g->axes}, {.i = 0}}};
     nd_array *in[2] = {g->ind, g->idx}, *out = NULL;
     nd_kernel_output o = {NULL, g->ind->dtype, g->n, g->shape};

@@ -368,6 +368,12 @@ nd_status nd_init(const nd_config *cfg) {
 
     nd_rt.cfg = c;
     nd_rt.backend = be;
+    {
+        int64_t v = 1;
+        int set = 0;
+        (void)nd_env_int64(ND_ENV_FUSED_GATHER, &v, &set); /* validated by nd_env_check */
+        nd_rt.fused_gather = be->kernel_gathers && (!set || v != 0);
+    }
     nd_graph_init(&nd_rt.graph);
     nd_graph_init(&nd_rt.graph_spare);
     memset(&nd_rt.stats, 0, sizeof nd_rt.stats);

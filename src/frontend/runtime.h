@@ -16,6 +16,9 @@ typedef struct {
     char devices[256];
     int atexit_registered; /* survives nd_shutdown: atexit runs once */
     nd_backend *backend;
+    /* One-index-array gathers are fusable maps (frontend/gather.c): the
+     * backend's kernels gather and ND_FUSED_GATHER is not 0. */
+    int fused_gather;
     nd_graph graph;
     nd_graph graph_spare; /* empty: storage a read's flush splits the graph into */
     nd_scheduler_ctx sched;

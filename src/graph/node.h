@@ -100,12 +100,24 @@ typedef struct nd_node {
         /* MAP with op ND_UFUNC_MAP_OP: the user loop called (common/ufunc_loop.h);
          * inputs are cast to its parameter types, cdtype = dtype = its return */
         struct { uint32_t loop; } ufunc;
+        /* MAP with op ND_GATHER_MAP_OP: out = source[index] along one axis.
+         * inputs[0] is the int64 index (node shape), inputs[1] the source's
+         * base (node shape: its strides over the node's axes, 0 where the
+         * index varies, the indexed axis at element 0); the indexed axis has
+         * `stride` and `size`; fn and axes name it in the bounds error
+         * (common/lib_calls.h's ND_LIB_GATHER v[1], v[2]). The source is
+         * read anywhere along that axis. dtype = cdtype = the source's. */
+        struct { int64_t stride, size, axes; int32_t fn; } gather;
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
 
 /* A library call's arguments live in params (see ND_NODE_USER). */
 _Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_args must fit nd_node.params");
+
+/* The MAP op of a gather (beside common/ufunc_loop.h's ND_UFUNC_MAP_OP). */
+#define ND_GATHER_MAP_OP 254
+_Static_assert(ND_NUM_ELEMENTWISE_OPS < ND_GATHER_MAP_OP, "the gather's MAP op is no elementwise op");
 
 /* Flags of the nodes of a flush that a read split off the pending graph
  * (graph/read_split.h); a flush of the whole graph sets none.

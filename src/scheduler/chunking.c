@@ -99,6 +99,7 @@ static int rows_ok(chunker *C) {
         const nd_ir_access *a = &k->loads[j];
         int b = is_big(C, st->slots[a->slot]);
         if (b < 0) continue;
+        if (nd_ir_load_gathered(k, j)) return 0; /* read anywhere: no chunk holds it */
         int64_t span = a->offset;
         for (int d = 1; d < k->ndim; d++) {
             if (a->strides[d] < 0) return 0;

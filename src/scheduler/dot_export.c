@@ -43,6 +43,7 @@ static const char *op_text(const nd_node *n) {
             const nd_ufunc_loop *l = nd_ufunc_loop_get(n->u.ufunc.loop);
             return l ? l->name : "ufunc";
         }
+        if (n->op == ND_GATHER_MAP_OP) return "take";
         return nd_op_label((nd_op)n->op);
     case ND_NODE_REDUCE: return nd_reduce_label((nd_reduce_kind)n->op);
     case ND_NODE_RANDOM:

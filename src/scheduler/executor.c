@@ -642,13 +642,16 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
 }
 
 /* A plan with a library routine that reads its status back (a linear
- * algebra routine that may find a singular matrix: common/lib_calls.h)
- * runs step by step on every backend, so that such a failure fails only
+ * algebra routine that may find a singular matrix: common/lib_calls.h),
+ * or with a kernel that gathers (a bad index: kernel_ir.h), runs step by step on every backend, so that such a failure fails only
  * that step's outputs and what depends on them, as DESIGN.md's "Errors"
  * wants; the routine synchronises anyway. */
 static int reads_back(const nd_plan *plan) {
-    for (int32_t i = 0; i < plan->n_steps; i++)
+    for (int32_t i = 0; i < plan->n_steps; i++) {
         if (plan->steps[i].kind == ND_STEP_USER && nd_lib_reads_back(plan->steps[i].user.lib)) return 1;
+        /* a kernel that gathers reads its bad-index verdict back too */
+        if (plan->steps[i].kind == ND_STEP_KERNEL && plan->steps[i].kernel->n_gathers) return 1;
+    }
     return 0;
 }
 

@@ -67,6 +67,10 @@ static uint64_t hash_header(const nd_node *n) {
     if (n->kind == ND_NODE_REDUCE) h = nd_hash_pair(h, n->u.reduce.axes);
     /* which user loop a call runs (ids are never reused) */
     if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_pair(h, n->u.ufunc.loop);
+    if (n->kind == ND_NODE_MAP && n->op == ND_GATHER_MAP_OP) {
+        h = nd_hash_pair(h ^ (uint64_t)n->u.gather.stride, (uint64_t)n->u.gather.size);
+        h = nd_hash_pair(h ^ (uint64_t)n->u.gather.axes, (uint64_t)(uint32_t)n->u.gather.fn);
+    }
     if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, NULL, n->u.store.strides, n->u.store.offset);
     if (n->kind == ND_NODE_USER) {
         /* The kernel itself (a plan holds a reference, so the address is

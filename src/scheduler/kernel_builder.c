@@ -27,6 +27,8 @@ struct nd_kernel_builder {
     int32_t n_loads, cap_loads;
     nd_ir_access *indices;
     int32_t n_indices, cap_indices;
+    nd_ir_gather *gathers;
+    int32_t n_gathers, cap_gathers;
     nd_ir_store *stores;
     uint8_t *store_region;
     int32_t n_stores, cap_stores;
@@ -63,6 +65,7 @@ void nd_kb_free(nd_kernel_builder *kb) {
     free(kb->insts);
     free(kb->loads);
     free(kb->indices);
+    free(kb->gathers);
     free(kb->stores);
     free(kb->store_region);
     free(kb->params);
@@ -74,6 +77,7 @@ void nd_kb_free(nd_kernel_builder *kb) {
 }
 
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb) { return kb->failed_node; }
+int32_t nd_kb_gathers(const nd_kernel_builder *kb) { return kb->n_gathers; }
 int nd_kb_oom(const nd_kernel_builder *kb) { return kb->oom; }
 
 /* Every allocation failure while building goes through here. */
@@ -186,8 +190,9 @@ static nd_ir_access make_access(nd_kernel_builder *kb, int32_t slot, nd_dtype dt
     return a;
 }
 
-int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
-                   const int64_t *strides) {
+/* The number of the load with this access (added if new), -2 on failure. */
+static int32_t load_access(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
+                           const int64_t *strides) {
     int32_t slot = kernel_slot(kb, plan_slot);
     if (slot < 0) return -2;
     nd_ir_access a = make_access(kb, slot, dtype, offset, strides);
@@ -198,7 +203,13 @@ int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int
             return out_of_memory(kb, -2);
         kb->loads[kb->n_loads++] = a;
     }
-    return emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
+    return l;
+}
+
+int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
+                   const int64_t *strides) {
+    int32_t l = load_access(kb, plan_slot, dtype, offset, strides);
+    return l < 0 ? l : emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
 }
 
 static int32_t index_value(nd_kernel_builder *kb, int64_t offset, const int64_t *strides) {
@@ -386,8 +397,35 @@ static int32_t ufunc_value(nd_kernel_builder *kb, const nd_node *p, const nd_xfo
     return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
 }
 
+/* A gather (graph/node.h's ND_GATHER_MAP_OP): the index value, then one
+ * ND_IR_GATHER from the source's base access. The source is never inlined
+ * (plan_build.c materialises it): it is read at places only the index
+ * knows. */
+static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    int32_t idx = nd_kb_ref_value(kb, p, 0, t, ND_INT64);
+    if (idx < 0) return idx;
+    const nd_ref *r = &p->inputs[1];
+    int64_t off, strides[ND_MAX_DIMS];
+    ref_affine(kb, r, t, &off, strides);
+    /* the base access only: a LOAD of it would read the indexed axis'
+     * element 0, which an empty axis does not have */
+    int32_t base = load_access(kb, nd_build_read_slot(kb->ctx, r), (nd_dtype)r->dtype, off, strides);
+    if (base < 0) return base;
+    nd_ir_gather g = {base, (int32_t)p->u.gather.fn, p->u.gather.axes, p->u.gather.stride,
+                      p->u.gather.size};
+    int32_t n = 0;
+    while (n < kb->n_gathers && memcmp(&kb->gathers[n], &g, sizeof g)) n++;
+    if (n == kb->n_gathers) {
+        if (!nd_grow((void **)&kb->gathers, (uint32_t *)&kb->cap_gathers, kb->n_gathers + 1, sizeof *kb->gathers))
+            return out_of_memory(kb, -2);
+        kb->gathers[kb->n_gathers++] = g;
+    }
+    return emit(kb, ND_IR_GATHER, (nd_dtype)r->dtype, n, idx, -1);
+}
+
 static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
     if (p->op == ND_UFUNC_MAP_OP) return ufunc_value(kb, p, t);
+    if (p->op == ND_GATHER_MAP_OP) return nd_kb_cast(kb, gather_value(kb, p, t), (nd_dtype)p->dtype);
     nd_dtype cd = (nd_dtype)p->cdtype;
     int32_t in[3] = {-1, -1, -1};
     for (int k = 0; k < p->n_inputs && k < 3; k++) {
@@ -523,6 +561,8 @@ int nd_kb_store_hazard(const nd_kernel_builder *kb) {
     for (int32_t l = 0; l < kb->n_loads; l++) {
         const nd_ir_access *ld = &kb->loads[l];
         if (ld->slot != st->slot) continue;
+        for (int32_t g = 0; g < kb->n_gathers; g++)
+            if (kb->gathers[g].load == l) return 1; /* read anywhere */
         /* each element reads only itself: safe in place */
         if (nd_access_same_element(kb->ndim, ld, st) || nd_access_same_element(kb->ndim, st, ld)) continue;
         if (nd_access_never_meet(kb->ndim, ld, st)) continue;
@@ -555,6 +595,10 @@ void nd_kb_slot_uses(const nd_kernel_builder *kb,
 
 int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_insts) {
     if (a->has_reduce || b->has_reduce || a->ndim != b->ndim) return 0;
+    /* A bad index fails the whole kernel: a gather shares it with nothing
+     * that does not depend on it (and a forwarded store must not stand in
+     * for a gather's base load). */
+    if (a->n_gathers || b->n_gathers) return 0;
     for (int k = 0; k < a->ndim; k++)
         if (a->shape[k] != b->shape[k]) return 0;
     if (a->n_insts + b->n_insts > max_insts) return 0;
@@ -696,6 +740,8 @@ static void name_kernel(nd_kernel *k) {
             l = "normal";
         else if (op == ND_IR_RAND_INTEGER)
             l = "integers";
+        else if (op == ND_IR_GATHER)
+            l = "take";
         else if (op == ND_IR_UFUNC) {
             const nd_ufunc_loop *u = nd_ufunc_loop_get(k->insts[v].ufunc);
             l = u ? u->name : NULL;
@@ -721,12 +767,16 @@ static void name_kernel(nd_kernel *k) {
 /* A kernel and its arrays in one allocation (one free()), widest alignment
  * first; counts and array pointers set, everything else zero. */
 static nd_kernel *kernel_alloc(int32_t n_params, int32_t n_loads, int32_t n_indices, int32_t n_insts,
-                               int32_t n_stores) {
+                               int32_t n_stores, int32_t n_gathers) {
     size_t sz = sizeof(nd_kernel) + (size_t)n_params + 16 + sizeof(nd_ir_access) * (size_t)(n_loads + n_indices) +
-                sizeof(nd_ir_inst) * (size_t)n_insts + sizeof(nd_ir_store) * (size_t)n_stores;
+                sizeof(nd_ir_inst) * (size_t)n_insts + sizeof(nd_ir_store) * (size_t)n_stores +
+                sizeof(nd_ir_gather) * (size_t)n_gathers;
     nd_kernel *k = nd_calloc(1, sz);
     if (!k) return NULL;
     unsigned char *cur = (unsigned char *)(k + 1);
+    k->gathers = (nd_ir_gather *)cur;
+    cur += sizeof(nd_ir_gather) * (size_t)n_gathers;
+    k->n_gathers = n_gathers;
     k->loads = (nd_ir_access *)cur;
     cur += sizeof(nd_ir_access) * (size_t)n_loads;
     k->indices = (nd_ir_access *)cur;
@@ -747,7 +797,9 @@ static nd_kernel *kernel_alloc(int32_t n_params, int32_t n_loads, int32_t n_indi
 /* Copies the arrays of a kernel with the same counts (src's pointers may be
  * anywhere). */
 static void copy_arrays(nd_kernel *k, const nd_ir_access *loads, const nd_ir_access *indices,
-                        const nd_ir_store *stores, const nd_ir_inst *insts, const uint8_t *param_dtypes) {
+                        const nd_ir_store *stores, const nd_ir_inst *insts, const uint8_t *param_dtypes,
+                        const nd_ir_gather *gathers) {
+    if (k->n_gathers) memcpy(k->gathers, gathers, sizeof(nd_ir_gather) * (size_t)k->n_gathers);
     if (k->n_loads) memcpy(k->loads, loads, sizeof(nd_ir_access) * (size_t)k->n_loads);
     if (k->n_indices) memcpy(k->indices, indices, sizeof(nd_ir_access) * (size_t)k->n_indices);
     if (k->n_stores) memcpy(k->stores, stores, sizeof(nd_ir_store) * (size_t)k->n_stores);
@@ -756,7 +808,7 @@ static void copy_arrays(nd_kernel *k, const nd_ir_access *loads, const nd_ir_acc
 }
 
 nd_kernel *nd_kernel_clone(const nd_kernel *k) {
-    nd_kernel *c = kernel_alloc(k->n_params, k->n_loads, k->n_indices, k->n_insts, k->n_stores);
+    nd_kernel *c = kernel_alloc(k->n_params, k->n_loads, k->n_indices, k->n_insts, k->n_stores, k->n_gathers);
     if (!c) return NULL;
     nd_kernel arrays = *c;
     *c = *k;
@@ -765,12 +817,13 @@ nd_kernel *nd_kernel_clone(const nd_kernel *k) {
     c->stores = arrays.stores;
     c->insts = arrays.insts;
     c->param_dtypes = arrays.param_dtypes;
-    copy_arrays(c, k->loads, k->indices, k->stores, k->insts, k->param_dtypes);
+    c->gathers = arrays.gathers;
+    copy_arrays(c, k->loads, k->indices, k->stores, k->insts, k->param_dtypes, k->gathers);
     return c;
 }
 
 nd_kernel *nd_kernel_combine_partials(const nd_kernel *k0, int64_t parts, int64_t out_n, const char *name) {
-    nd_kernel *k = kernel_alloc(0, 1, 0, 1, 0);
+    nd_kernel *k = kernel_alloc(0, 1, 0, 1, 0, 0);
     if (!k) return NULL;
     /* Axes: the parts, then the kept axes of k0 in order. */
     k->ndim = 1;
@@ -807,7 +860,7 @@ nd_kernel *nd_kernel_combine_partials(const nd_kernel *k0, int64_t parts, int64_
 }
 
 nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
-    nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores);
+    nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores, kb->n_gathers);
     int32_t *ps = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));
     int32_t *pp = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_params + 1));
     if (!k || !ps || !pp) {
@@ -821,7 +874,7 @@ nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **p
     k->n_slots = kb->n_slots;
     k->has_reduce = kb->has_reduce;
     k->reduce = kb->reduce;
-    copy_arrays(k, kb->loads, kb->indices, kb->stores, kb->insts, kb->param_dtypes);
+    copy_arrays(k, kb->loads, kb->indices, kb->stores, kb->insts, kb->param_dtypes, kb->gathers);
     if (kb->n_slots) memcpy(ps, kb->slots, sizeof(int32_t) * (size_t)kb->n_slots);
     if (kb->n_params) memcpy(pp, kb->params, sizeof(int32_t) * (size_t)kb->n_params);
     coalesce(k);

@@ -44,6 +44,8 @@ typedef struct nd_kernel_builder nd_kernel_builder;
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape);
 void nd_kb_free(nd_kernel_builder *kb);
 
+/* The gathers of the kernel (ND_IR_GATHER sources). */
+int32_t nd_kb_gathers(const nd_kernel_builder *kb);
 /* Node whose inlining failed (its view could not be composed), or -1. */
 int32_t nd_kb_failed_node(const nd_kernel_builder *kb);
 /* Nonzero when an allocation failed while building: the kernel lacks a

@@ -142,6 +142,10 @@ static void find_row_slots(nd_partitioner *P) {
             const nd_ir_access *a = nd_part_access(k, j, &w);
             nd_part_slot *sp = &P->sp[st->slots[a->slot]];
             if (sp->state < 0) continue;
+            if (!w && nd_ir_load_gathered(k, j)) {
+                sp->state = -1; /* a gather reads it anywhere: it stays whole */
+                continue;
+            }
             int64_t stride, shift;
             size_t item = nd_dtype_size((nd_dtype)a->dtype);
             if (!row_access(k, a, &stride, &shift) || (sp->state == 1 && (sp->row != stride || sp->item != item))) {

@@ -130,6 +130,14 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         inl[i] = fusion && live[i] && is_elementwise(p) && !nd_node_value_wanted(p) &&
                  p->out_version == p->out->version;
     }
+    /* A gather reads its source at places only the index knows: the
+     * source is in memory (writers come before readers: one pass). */
+    for (uint32_t i = 0; i < n; i++) {
+        const nd_node *p = g->nodes[i];
+        if (!live[i] || p->kind != ND_NODE_MAP || p->op != ND_GATHER_MAP_OP || !p->inputs[1].buf) continue;
+        int64_t w = nd_buffer_writer_of(p->inputs[1].buf, p->inputs[1].version);
+        if (w >= 0) inl[w] = 0;
+    }
     if (!valid_until || !exec_max || !seen || !stack) {
         memset(inl, 0, n);
         goto done;
@@ -201,7 +209,48 @@ typedef struct {
     int32_t retry_node; /* a node whose inlining failed: plan again */
     nd_store_chains chains;
     int32_t *twin_slot; /* per walk buffer: the slot of its twin, or -1 */
+    /* Per plan slot: written by a step that may fail on its own (a kernel
+     * that gathers, a routine that reads its status back) or from one that
+     * reads such a slot. A kernel that may fail merges with no other, so
+     * that its failure takes nothing unrelated with it. */
+    uint8_t *may_fail;
+    uint32_t cap_may_fail;
+    int open_may_fail;
 } planner;
+
+typedef struct {
+    planner *P;
+    int reads; /* a read slot may fail */
+    int mark;  /* pass 2: mark the written slots */
+} fail_walk;
+
+static void fail_use(void *arg, int32_t plan_slot, int write, int region) {
+    (void)region;
+    fail_walk *w = arg;
+    planner *P = w->P;
+    if (plan_slot < 0) return;
+    if (!write) {
+        w->reads |= (uint32_t)plan_slot < P->cap_may_fail && P->may_fail[plan_slot];
+        return;
+    }
+    if (!w->mark) return;
+    uint32_t cap = P->cap_may_fail;
+    if (!nd_grow((void **)&P->may_fail, &cap, (uint32_t)plan_slot + 1, 1)) return; /* only merging is lost */
+    memset(P->may_fail + P->cap_may_fail, 0, cap - P->cap_may_fail);
+    P->cap_may_fail = cap;
+    P->may_fail[plan_slot] = 1;
+}
+
+/* Whether kernel kb may fail on its own or from what it reads; marks what
+ * it writes when it may. */
+static int kernel_may_fail(planner *P, nd_kernel_builder *kb) {
+    fail_walk w = {P, nd_kb_gathers(kb) > 0, 0};
+    nd_kb_slot_uses(kb, fail_use, &w);
+    if (!w.reads) return 0;
+    w.mark = 1;
+    nd_kb_slot_uses(kb, fail_use, &w);
+    return 1;
+}
 
 typedef struct {
     nd_step *step;
@@ -252,7 +301,8 @@ static nd_status add_kernel(planner *P, nd_kernel_builder *kb, int32_t node) {
         nd_kb_free(kb);
         return ND_OK;
     }
-    if (P->open && P->fusion && nd_kb_try_merge(P->open, kb, ND_MERGE_MAX_INSTS)) {
+    int fails = kernel_may_fail(P, kb);
+    if (P->open && P->fusion && !fails && !P->open_may_fail && nd_kb_try_merge(P->open, kb, ND_MERGE_MAX_INSTS)) {
         P->L.steps[P->open_step].last_node = node;
         for (uint32_t i = 0; i < P->bctx.g->n_nodes; i++)
             if (P->bctx.node_step[i] == P->bctx.current_step) P->bctx.node_step[i] = P->open_step;
@@ -275,6 +325,7 @@ static nd_status add_kernel(planner *P, nd_kernel_builder *kb, int32_t node) {
         if (P->bctx.node_step[i] == P->bctx.current_step) P->bctx.node_step[i] = idx;
     P->open = kb;
     P->open_step = idx;
+    P->open_may_fail = fails;
     return ND_OK;
 }
 
@@ -604,6 +655,11 @@ static nd_status plan_user(planner *P, const nd_node *n) {
         memcpy(s->user.lib_args.v, n->params, sizeof s->user.lib_args.v);
     }
     for (int32_t j = 0; j < n_out; j++) P->bctx.node_step[n->index + (uint32_t)j] = P->L.n_steps - 1;
+    /* A routine that reads its status back may fail on its own. */
+    fail_walk w = {P, s->user.lib != ND_LIB_NONE && nd_lib_reads_back(s->user.lib), 1};
+    for (int32_t j = 0; j < n_in; j++) fail_use(&w, args[j].slot, 0, 0);
+    if (w.reads)
+        for (int32_t j = 0; j < n_out; j++) fail_use(&w, args[n_in + j].slot, 1, 0);
     return ND_OK;
 }
 
@@ -789,6 +845,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
         if (st == ND_OK && P.retry_node < 0) st = collect_twins(&P, plan);
         nd_store_chains_free(&P.chains);
         free(P.twin_slot);
+        free(P.may_fail);
         if (st == ND_OK && P.retry_node >= 0) {
             /* A view could not be composed with its producer: give that
              * producer its own buffer and plan again. */

@@ -184,6 +184,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
         return s;
     }
     be->name = "cpu";
+    be->kernel_gathers = 1;
     be->memory = ND_MEMORY_HOST;
     be->alloc = cpu_alloc;
     be->release = cpu_release;

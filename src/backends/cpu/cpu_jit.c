@@ -569,6 +569,12 @@ void nd_cpu_jit_params(const cpu_prep *p, uint64_t *params) {
         nd_cpu_cast_fn(pi->cdtype, pi->dtype)(&params[q], &pi->param, NULL, NULL, 1);
         q++;
     }
+    /* a kernel that gathers reads its bad-index record's address next */
+    for (int j = 0; j < p->n_insts; j++)
+        if (p->insts[j].kind == PI_GATHER) {
+            params[q] = (uint64_t)(uintptr_t)p->bad;
+            break;
+        }
 }
 
 void nd_cpu_jit_destroy(nd_cpu_jit *j) {

@@ -53,6 +53,8 @@ typedef struct {
     int *last;      /* last loop that uses the value */
     char *emitted;  /* value is a local of the loop being printed */
     int *param_no;  /* PARAM instructions: cell in the params array */
+    int n_param_cells; /* the cell after them: the bad-index record (gathers) */
+    int gathers;    /* the kernel gathers */
     int *helper;    /* call instructions: helper index */
     int n_helpers;
     nd_cpu_jit_helper *helpers;
@@ -109,11 +111,38 @@ static void materialise(gen *g, int o) {
     g->emitted[o] = 1;
 }
 
+/* v<j> = a gather: never read through an index outside the axis (the
+ * value is 0 and the point goes to the kernel's bad-index record, helper
+ * 1, as the interpreter's gather_tile does). */
+static void put_gather(gen *g, int j) {
+    const cpu_inst *pi = &g->p->insts[j];
+    nd_strbuf *b = g->b;
+    const char *t = sfx[pi->dtype];
+    int x = pi->ops[0];
+    materialise(g, x);
+    nd_strbuf_printf(b, "            const int64_t w%d = v%d", j, x);
+    if (pi->gwrap) nd_strbuf_printf(b, " + (v%d < 0 ? (int64_t)%lld : 0)", x, (long long)pi->gsize);
+    nd_strbuf_printf(b, ";\n            %s_T v%d;\n", t, j);
+    nd_strbuf_printf(b, "            if (__builtin_expect((uint64_t)w%d < (uint64_t)%lld, 1)) {\n", j,
+                     (long long)pi->gsize);
+    nd_strbuf_printf(b, "                v%d = a%d[oa%d", j, pi->aux, pi->aux);
+    put_inner(b, g->p->loads[pi->aux].st[g->p->ndim - 1]);
+    nd_strbuf_printf(b, " + w%d * (%lld)];\n            } else {\n", j, (long long)pi->gstride);
+    nd_strbuf_printf(b, "                memset(&v%d, 0, sizeof v%d);\n", j, j);
+    nd_strbuf_printf(b, "                ((ndj_bad)helpers[1])(bad_rec, f + s + i, v%d, %d);\n            }\n", x,
+                     pi->gather);
+    g->emitted[j] = 1;
+}
+
 /* v<j> = the op of instruction j on its (materialised) operands. */
 static void put_op(gen *g, int j) {
     const cpu_inst *pi = &g->p->insts[j];
     const nd_ir_inst *in = &g->k->insts[j];
     nd_strbuf *b = g->b;
+    if (pi->kind == PI_GATHER) {
+        put_gather(g, j);
+        return;
+    }
     for (int q = 0; q < pi->n_ops; q++) materialise(g, pi->ops[q]);
     nd_strbuf_printf(b, "            const %s_T v%d = ", sfx[pi->dtype], j);
     if (pi->cdtype != pi->dtype) nd_strbuf_printf(b, "NDS_CAST(%s, %s, ", sfx[pi->cdtype], sfx[pi->dtype]);
@@ -234,6 +263,8 @@ static void put_decls(gen *g) {
         nd_strbuf_printf(b, "    %s_T p%d;\n    memcpy(&p%d, &params[%d], sizeof p%d);\n", sfx[pi->dtype], j, j,
             g->param_no[j], j);
     }
+    if (g->gathers)
+        nd_strbuf_printf(b, "    void *const bad_rec = (void *)(uintptr_t)params[%d];\n", g->n_param_cells);
     int strip = 0;
 #define STRIP(fmt, ...)                                                                         \
     nd_strbuf_printf(b, "    %s_T *restrict " fmt " = (%s_T *)(scratch + %zu);\n", __VA_ARGS__,                \
@@ -269,6 +300,7 @@ static int analyse(gen *g) {
     for (int j = 0; j < n; j++) {
         const cpu_inst *pi = &p->insts[j];
         if (pi->kind == PI_PARAM) g->param_no[j] = np++;
+        g->gathers |= pi->kind == PI_GATHER && g->need[j];
         g->last[j] = -1;
         if (!g->need[j]) continue;
         if (pi->kind == PI_FN && is_vmath(g->k->insts[j].op, pi->cdtype)) {
@@ -287,6 +319,7 @@ static int analyse(gen *g) {
             if (g->last[o] < g->seg[j]) g->last[o] = g->seg[j];
         }
     }
+    g->n_param_cells = np;
     for (int s = 0; s < p->n_stores; s++) g->last[p->stores[s].value] = loop;
     for (int j = 0; j < n; j++) {
         const cpu_inst *pi = &p->insts[j];
@@ -399,6 +432,7 @@ static void put_kernel(gen *g) {
            "typedef void (*ndj_op)(void *restrict, const void *, const void *, const void *, "
            "int64_t);\n"
            "typedef void (*ndj_store)(char *, const char *, size_t, int);\n"
+           "typedef void (*ndj_bad)(void *, int64_t, int64_t, int32_t);\n"
            "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
            "const ndj_helper *helpers, char *scratch, int64_t f0, int64_t f1, const int64_t *shape);\n"
            "void nd_jit_kernel(void *const *slots, const uint64_t *params, "
@@ -428,7 +462,7 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
     g.last = nd_calloc(cells, sizeof(int));
     g.param_no = nd_calloc(cells, sizeof(int));
     g.helper = nd_calloc(cells, sizeof(int));
-    g.helpers = nd_calloc(cells + 1, sizeof *g.helpers);
+    g.helpers = nd_calloc(cells + 2, sizeof *g.helpers);
     int loops = -1;
     if (g.need && g.seg && g.last && g.param_no && g.helper && g.helpers) {
         g.call = g.need + cells;
@@ -437,8 +471,10 @@ int nd_cpu_jit_codegen(const nd_kernel *k, const cpu_prep *p, nd_cpu_jit_source 
         loops = analyse(&g);
     }
     if (loops > 0) {
-        /* helper 0: the interpreter's contiguous (non-temporal) store */
+        /* helper 0: the interpreter's contiguous (non-temporal) store;
+         * helper 1: its record of a bad gather index */
         g.helpers[g.n_helpers++] = (nd_cpu_jit_helper)nd_cpu_store_contig;
+        g.helpers[g.n_helpers++] = (nd_cpu_jit_helper)nd_cpu_gather_bad_note;
         for (int j = 0; j < n; j++)
             if (g.call[j]) {
                 g.helper[j] = g.n_helpers;

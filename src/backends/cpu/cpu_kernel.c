@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_kernel.h"
 #include "common/error.h"
 #include "common/philox.h"
+#include "common/lib_calls.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -168,6 +169,23 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             }
             pi->kind = PI_UFUNC;
             pi->n_ops = l->nargs;
+            continue;
+        }
+        if (in->op == ND_IR_GATHER) {
+            if (in->a < 0 || in->a >= k->n_gathers) return bad_ir(k, j, "gather out of range");
+            const nd_ir_gather *g = &k->gathers[in->a];
+            if (g->load < 0 || g->load >= k->n_loads || k->loads[g->load].dtype != dt)
+                return bad_ir(k, j, "gather source load out of range or of another dtype");
+            if (in->b < 0 || in->b >= j || inst_dtype(k, in->b) != ND_INT64)
+                return bad_ir(k, j, "gather needs an earlier int64 index");
+            pi->kind = PI_GATHER;
+            pi->aux = g->load;
+            pi->gather = in->a;
+            pi->gstride = g->stride;
+            pi->gsize = g->size;
+            pi->gwrap = !(g->fn & ND_INDEX_NO_WRAP);
+            pi->n_ops = 1;
+            pi->ops[0] = in->b;
             continue;
         }
         if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad_ir(k, j, "unknown opcode");
@@ -398,6 +416,48 @@ static void index_tile(const cpu_prep *p, const cpu_access *a, int64_t *out, con
     }
 }
 
+void nd_cpu_gather_bad_note(cpu_gather_bad *b, int64_t point, int64_t value, int32_t gather) {
+    while (atomic_flag_test_and_set_explicit(&b->lock, memory_order_acquire)) {
+    }
+    if (point < b->point) {
+        b->point = point;
+        b->value = value;
+        b->gather = gather;
+    }
+    atomic_flag_clear_explicit(&b->lock, memory_order_release);
+}
+
+#define GATHER_ELEMS(T)                                                                          \
+    do {                                                                                         \
+        T *o_ = (T *)out;                                                                        \
+        const T *s_ = (const T *)a->base;                                                        \
+        for (int64_t i = 0; i < len; i++) {                                                      \
+            int64_t v = ix[i], w = v < 0 && pi->gwrap ? v + size : v;                            \
+            if ((uint64_t)w < (uint64_t)size) {                                                  \
+                o_[i] = s_[off[i] + w * st];                                                     \
+            } else {                                                                             \
+                memset(&o_[i], 0, sizeof(T));                                                    \
+                nd_cpu_gather_bad_note(p->bad, f + i, v, pi->gather);                            \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
+
+/* A tile of ND_IR_GATHER: the base offsets of its load, then one element
+ * each, never through an index outside the axis. */
+static void gather_tile(const cpu_prep *p, const cpu_inst *pi, char *out, int64_t *off, const int64_t *ix,
+                        const int64_t *idx0, int64_t f, int64_t len) {
+    const cpu_access *a = &p->loads[pi->aux];
+    const int64_t size = pi->gsize, st = pi->gstride;
+    index_tile(p, a, off, idx0, len);
+    switch (a->esize) {
+    case 1: GATHER_ELEMS(uint8_t); break;
+    case 2: GATHER_ELEMS(uint16_t); break;
+    case 4: GATHER_ELEMS(uint32_t); break;
+    case 8: GATHER_ELEMS(uint64_t); break;
+    default: GATHER_ELEMS(cpu_u128); break;
+    }
+}
+
 void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t f, int64_t len) {
     int n = p->ndim;
     int64_t idx0[ND_MAX_DIMS];
@@ -420,6 +480,10 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
             break;
         }
         case PI_PARAM:
+            vals[j] = r;
+            break;
+        case PI_GATHER:
+            gather_tile(p, pi, r, (int64_t *)scr[0], (const int64_t *)vals[pi->ops[0]], idx0, f, len);
             vals[j] = r;
             break;
         case PI_INDEX:
@@ -663,7 +727,9 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
     if (!k) return nd_error_set(ND_ERR_BACKEND, "cpu backend: run_kernel got no kernel");
     cpu_prep p;
     int empty = 0;
+    cpu_gather_bad bad = {ATOMIC_FLAG_INIT, INT64_MAX, 0, 0};
     nd_status s = prepare(&p, k, slots, params, &empty);
+    p.bad = &bad;
     if (s == ND_OK && empty && p.has_reduce) nd_cpu_reduce_empty(&p);
     if (s != ND_OK || p.n_items == 0) {
         prep_free(&p);
@@ -673,7 +739,7 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
     int jit = nd_cpu_jit_find(st->jit, k, &p, slots, &jk);
     uint64_t cells[16], *cell = cells; /* parameter values for the compiled kernel */
     if (jit && p.n_insts > 16 && !(cell = nd_malloc(sizeof(uint64_t) * (size_t)p.n_insts))) jit = 0;
-    if (jit) nd_cpu_jit_params(&p, cell);
+    if (jit) nd_cpu_jit_params(&p, cell); /* a kernel that gathers: the record's address last */
     size_t scratch = jit && jk.scratch_bytes > p.scratch_bytes ? jk.scratch_bytes : p.scratch_bytes;
     int nw = st->num_threads;
     if (p.total < ND_CPU_WORK || nw < 2) nw = 1;
@@ -688,5 +754,10 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
     }
     if (cell != cells) free(cell);
     prep_free(&p);
+    if (s == ND_OK && bad.point != INT64_MAX) {
+        /* The step fails: its outputs hold zeros where the index was bad. */
+        const nd_ir_gather *g = &k->gathers[bad.gather];
+        s = (nd_status)nd_lib_index_error(g->fn, g->axes, 0, bad.value, g->size);
+    }
     return s;
 }

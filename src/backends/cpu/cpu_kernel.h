@@ -4,6 +4,8 @@
 #ifndef ND_BACKENDS_CPU_KERNEL_H
 #define ND_BACKENDS_CPU_KERNEL_H
 
+#include <stdatomic.h>
+
 #include "backends/cpu/cpu_internal.h"
 
 /* Work items cover this many elements (fixed, so partial results and their
@@ -19,7 +21,19 @@ typedef struct {
     int64_t st[ND_MAX_DIMS];
 } cpu_access;
 
-enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I, PI_UFUNC };
+enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I, PI_UFUNC, PI_GATHER };
+
+/* The first bad index of a kernel's gathers (kernel_ir.h's ND_IR_GATHER):
+ * the least prepared iteration point that met one, whatever the thread
+ * count. Taken under a spin lock: only failing points get here. */
+typedef struct {
+    atomic_flag lock;
+    int64_t point; /* INT64_MAX: none */
+    int64_t value; /* the index as given (before wrapping) */
+    int32_t gather;
+} cpu_gather_bad;
+
+void nd_cpu_gather_bad_note(cpu_gather_bad *b, int64_t point, int64_t value, int32_t gather);
 
 typedef struct {
     int kind;
@@ -35,6 +49,8 @@ typedef struct {
     int reg;         /* register of the result */
     int aux;         /* load / index number; PARAM: parameter number */
     uint64_t seed, stream, range; /* random draws; range: integers */
+    int64_t gstride, gsize;       /* PI_GATHER: the indexed axis (aux: its base load) */
+    int gwrap, gather;            /* PI_GATHER: negative indices wrap; gather number */
     nd_scalar_bits param;
 } cpu_inst;
 
@@ -63,6 +79,7 @@ typedef struct cpu_prep {
     cpu_access *loads, *indices;
     cpu_inst *insts;
     cpu_store *stores;
+    cpu_gather_bad *bad; /* where gathers report a bad index (run_kernel's) */
     int n_regs;      /* tile registers per worker (incl. 4 scratch) */
     int scratch_reg; /* first of 4 scratch registers */
     /* reduction */

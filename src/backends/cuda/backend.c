@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/env.h"
 #include "common/grow.h"
+#include "common/lib_calls.h"
 #include "common/mem_count.h"
 
 nd_status nd_cuda_fail(cudaError_t e, const char *what) {
@@ -443,6 +444,17 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
     }
 
     nd_cuda_fill_round_keys(info, words);
+    if (info->bad_word >= 0) {
+        if (!cu->gather_bad) {
+            cudaError_t e = cudaMallocHost(&cu->gather_bad, 16);
+            if (e != cudaSuccess) {
+                cu->gather_bad = NULL;
+                return nd_cuda_fail(e, "cudaMallocHost for the bad-index record of a gather");
+            }
+            memset(cu->gather_bad, 0, 16);
+        }
+        words[info->bad_word] = (uint64_t)(uintptr_t)cu->gather_bad;
+    }
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
         /* The vector variant gives each thread `vec` points: worth it only
@@ -481,6 +493,26 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
     return s;
 }
 
+/* After a kernel that gathers: waits for it and reads its bad-index
+ * record. The executor runs such kernels as steps of their own (a plan
+ * holding one is neither run whole nor captured: executor.c), so that a
+ * bad index fails that step's outputs and what depends on them, with the
+ * CPU's message, and nothing else. */
+static nd_status gather_check(nd_cuda *cu, const nd_kernel *k) {
+    cudaError_t e = cudaStreamSynchronize(cu->stream);
+    if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize after a kernel that gathers");
+    volatile struct {
+        int set, gather;
+        long long index;
+    } *b = cu->gather_bad;
+    if (!b || !b->set) return ND_OK;
+    int g = b->gather;
+    long long index = b->index;
+    b->set = 0;
+    if (g < 0 || g >= k->n_gathers) return nd_error_set(ND_ERR_BACKEND, "cuda: a gather filed bad index record %d", g);
+    return (nd_status)nd_lib_index_error(k->gathers[g].fn, k->gathers[g].axes, 0, index, k->gathers[g].size);
+}
+
 /* One kernel outside a plan: its reduction scratch is allocated and freed
  * around it, in stream order. */
 static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
@@ -496,6 +528,7 @@ static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *
     }
     s = nd_cuda_issue_kernel(cu, ke, k, slots, params, cu->stream, partials);
     nd_cuda_device_free(cu, partials, pbytes);
+    if (s == ND_OK && k->n_gathers) s = gather_check(cu, k);
     return s;
 }
 
@@ -675,6 +708,7 @@ static void cu_destroy(nd_backend *be) {
         nd_cuda_app_destroy(cu);
         nd_cuda_plan_states_release_all(cu);
         pinned_destroy(cu);
+        if (cu->gather_bad) cudaFreeHost(cu->gather_bad);
         if (cu->profile) {
             char how[96] = "";
             double bw = device_copy_bandwidth(cu, how, sizeof how);
@@ -798,6 +832,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     if (s) goto fail;
 
     be->name = "cuda";
+    be->kernel_gathers = 1;
     be->memory = 1;
     be->alloc = cu_alloc;
     be->release = cu_release;

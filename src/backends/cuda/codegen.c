@@ -16,6 +16,7 @@
 #include "common/alloc.h"
 #include "backends/cuda/cuda_internal.h"
 #include "common/hash.h"
+#include "common/lib_calls.h"
 #include "common/philox.h"
 
 /* snprintf for expression fragments. Buffers are sized far above the
@@ -142,7 +143,7 @@ static nd_status validate(const nd_kernel *k) {
     for (int d = 0; d < k->ndim; d++)
         if (k->shape[d] < 0) return bad(k, "negative extent", d);
     if (k->n_slots < 0 || k->n_params < 0 || k->n_loads < 0 || k->n_indices < 0 || k->n_insts < 0 ||
-        k->n_stores < 0)
+        k->n_stores < 0 || k->n_gathers < 0)
         return bad(k, "negative count", 0);
     for (int j = 0; j < k->n_params; j++)
         if (!nd_dtype_valid(k->param_dtypes[j])) return bad(k, "parameter dtype invalid", j);
@@ -178,6 +179,15 @@ static nd_status validate(const nd_kernel *k) {
             if (in->b < 0 || in->b >= k->n_params || in->c < 0 || in->c >= k->n_params)
                 return bad(k, "RAND seed/stream parameter out of range", j);
             break;
+        case ND_IR_GATHER: {
+            if (in->a < 0 || in->a >= k->n_gathers) return bad(k, "GATHER out of range", j);
+            const nd_ir_gather *g = &k->gathers[in->a];
+            if (g->load < 0 || g->load >= k->n_loads || k->loads[g->load].dtype != in->dtype)
+                return bad(k, "GATHER source load out of range or of another dtype", j);
+            if (in->b < 0 || in->b >= j || k->insts[in->b].dtype != ND_INT64)
+                return bad(k, "GATHER index is not an earlier int64 value", j);
+            break;
+        }
         case ND_IR_UFUNC: {
             const nd_ufunc_loop *l = nd_ufunc_loop_get(in->ufunc);
             if (!l) return bad(k, "unknown user function", j);
@@ -225,6 +235,15 @@ static int64_t space_reach(const nd_kernel *k, int64_t n) {
     int64_t big = n;
     for (int j = 0; j < k->n_loads; j++) {
         int64_t e = nd_cuda_access_extent(&k->loads[j], k->ndim, k->shape);
+        if (e > big) big = e;
+    }
+    for (int g = 0; g < k->n_gathers; g++) {
+        /* the base's reach plus the indexed axis' */
+        const nd_ir_gather *ga = &k->gathers[g];
+        int64_t e = nd_cuda_access_extent(&k->loads[ga->load], k->ndim, k->shape);
+        double r = (double)e + (ga->stride < 0 ? -(double)ga->stride : (double)ga->stride) *
+                                   (double)(ga->size > 0 ? ga->size - 1 : 0);
+        e = r >= 9.0e18 ? INT64_MAX : (int64_t)r;
         if (e > big) big = e;
     }
     for (int j = 0; j < k->n_stores; j++) {
@@ -332,6 +351,8 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     info->key_word = nd_cuda_round_key_word(k);
     for (int i = 0; i < info->n_seeds; i++) info->seed_word[i] = k->n_slots + seeds[i];
     info->n_words = info->key_word + ND_PHILOX_ROUNDS * info->n_seeds;
+    info->bad_word = -1;
+    if (k->n_gathers) info->bad_word = info->n_words++; /* == nd_cuda_bad_word(k) */
     info->extent_word = -1;
     if (info->generic) info->extent_word = info->n_words++;
     if (info->n_words > ND_CUDA_MAX_WORDS)
@@ -348,7 +369,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         info->groups = n;
         /* Vector variant: a 1-d space whose accesses are unit-stride (loads
          * may also broadcast a single element). */
-        int vec_ok = k->ndim == 1 && k->n_stores > 0, maxsize = 0;
+        int vec_ok = k->ndim == 1 && k->n_stores > 0 && k->n_gathers == 0, maxsize = 0;
         /* the vector variant moves scalars of up to 8 bytes: not complex */
         for (int j = 0; j < k->n_loads; j++)
             if (nd_dtype_is_complex(k->loads[j].dtype)) vec_ok = 0;
@@ -375,7 +396,9 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
          * (emit_elementwise_unrolled). Heavy bodies would only gain
          * registers; small spaces would lose the threads that hide L2
          * latency (a 1000x1000 stencil sweep ran slower unrolled). */
-        int light = k->ndim >= 2 && k->n_loads > 0 && k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS;
+        /* (not with gathers: the unrolled and marching loops stage every
+         * load's element, where a gather's base is an offset) */
+        int light = k->ndim >= 2 && k->n_loads > 0 && k->n_insts <= ND_CUDA_UNROLL_MAX_INSTS && k->n_gathers == 0;
         int light_rows = light && n >= ND_CUDA_UNROLL_MIN_POINTS;
         info->unroll = light_rows && k->shape[0] >= ND_CUDA_UNROLL ? ND_CUDA_UNROLL : 1;
         /* Loads that share rows and columns (a stencil): a block walks
@@ -729,6 +752,21 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
         cast_str(e, sizeof e, ND_INT64, t, x);
         break;
     }
+    case ND_IR_GATHER: {
+        /* ndk_gather (nd_cuda_emit_gather): the source element at the
+         * base offset l<load> plus the wrapped index times the stride */
+        const nd_ir_gather *g = &k->gathers[in->a];
+        nd_dtype md = (nd_dtype)k->loads[g->load].dtype;
+        char l[32];
+        nd_cuda_point_name(l, sizeof l, "l", g->load, p, c->G);
+        value_name(v, sizeof v, c, in->b, p);
+        fmt(a, sizeof a, "ndk_gather<%s>((const %s *)A.w[%d], %s, %s, %" PRId64 "LL, %" PRId64 "LL, %d, A.w[%d], %d)",
+            mem_types[md], mem_types[md], (int)k->loads[g->load].slot, l, v, g->size, g->stride,
+            !(g->fn & ND_INDEX_NO_WRAP), nd_cuda_bad_word(k), in->a);
+        from_mem_str(tmp, sizeof tmp, md, a);
+        cast_str(e, sizeof e, md, t, tmp);
+        break;
+    }
     case ND_IR_UFUNC: {
         /* the user's __device__ function (nd_cuda_emit_ufuncs); operands
          * are already of its parameter dtypes */
@@ -825,7 +863,8 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
     for (int p = 0; p < G; p++) {
         for (int j = 0; j < k->n_loads; j++) {
             nd_cuda_point_name(x, sizeof x, "l", j, p, G);
-            nd_strbuf_printf(sb, ", const %s %s", mem_types[k->loads[j].dtype], x);
+            nd_strbuf_printf(sb, ", const %s %s", nd_ir_load_gathered(k, j) ? "long long" : mem_types[k->loads[j].dtype],
+                             x);
         }
         for (int j = 0; j < k->n_indices; j++) {
             nd_cuda_point_name(x, sizeof x, "x", j, p, G);
@@ -882,11 +921,31 @@ void nd_cuda_emit_ufuncs(nd_strbuf *sb, const nd_kernel *k) {
     if (any) nd_strbuf_printf(sb, "#line 1 \"nd_kernel\"\n");
 }
 
+int nd_cuda_bad_word(const nd_kernel *k) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds);
+}
+
+void nd_cuda_emit_gather(nd_strbuf *sb, const nd_kernel *k) {
+    if (!k->n_gathers) return;
+    nd_strbuf_printf(sb,
+                     "struct ndk_bad { int set; int gather; long long index; };\n"
+                     "template <class T> static __device__ __forceinline__ T ndk_gather(const T *p, long long base, "
+                     "long long i, long long size, long long stride, int wrap, unsigned long long rec, int g) {\n"
+                     "  const long long w = wrap && i < 0 ? i + size : i;\n"
+                     "  if (__builtin_expect((unsigned long long)w < (unsigned long long)size, 1)) return p[base + w * stride];\n"
+                     "  ndk_bad *b = (ndk_bad *)rec;\n"
+                     "  if (atomicCAS(&b->set, 0, 1) == 0) { b->gather = g; b->index = i; }\n"
+                     "  return T();\n"
+                     "}\n");
+}
+
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {
     nd_strbuf sb = {0};
     nd_cuda_emit_prelude(&sb);
     nd_cuda_emit_ufuncs(&sb, k);
     nd_cuda_emit_args_struct(&sb, info);
+    nd_cuda_emit_gather(&sb, k);
     nd_cuda_emit_body_fn(&sb, k, 1, 0);
     if (info->group > 1) nd_cuda_emit_body_fn(&sb, k, info->group, info->group_axis);
     if (info->vec_group && info->vec != info->group) nd_cuda_emit_body_fn(&sb, k, info->vec, 0);

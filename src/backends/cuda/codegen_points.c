@@ -114,6 +114,16 @@ static void emit_loads(nd_strbuf *sb, const nd_kernel *k, int wide, const char *
     for (int j = 0; j < k->n_loads; j++) {
         const nd_ir_access *l = &k->loads[j];
         const char *mt = nd_cuda_mem_type((nd_dtype)l->dtype);
+        if (nd_ir_load_gathered(k, j)) {
+            /* a gather's base: its element offset, read by the gather */
+            for (int e = 0; e < (G > 1 && l->strides[gax] == 0 ? 1 : G); e++) {
+                nd_cuda_point_name(x, sizeof x, "l", j, e, G);
+                nd_strbuf_printf(sb, "%sconst long long %s = (long long)", indent, x);
+                emit_addr_at(sb, l, k->ndim, wide, gax, e);
+                nd_strbuf_printf(sb, ";\n");
+            }
+            continue;
+        }
         for (int e = 0; e < (G > 1 && l->strides[gax] == 0 ? 1 : G); e++) {
             nd_cuda_point_name(x, sizeof x, "l", j, e, G);
             nd_strbuf_printf(sb, "%sconst %s %s = ((const %s *)A.w[%d])[", indent, mt, x, mt, (int)l->slot);

@@ -96,6 +96,10 @@ typedef struct {
      * are those of the kernel the entry was compiled for: a launch takes
      * its own from nd_cuda_launch_info. */
     int generic, extent_word;
+    /* Kernels that gather (kernel_ir.h's ND_IR_GATHER): argument word
+     * bad_word is the address of the launch's bad-index record (struct
+     * ndk_bad of nd_cuda_emit_gather, in mapped host memory), else -1. */
+    int bad_word;
     char name[96];     /* main kernel (scalar path) */
     char name_vec[100];/* vector variant, when vec > 0 */
     char name_pass2[100]; /* combines partials, when splits > 1 */
@@ -118,6 +122,11 @@ const nd_cuda_kinfo *nd_cuda_launch_info(const nd_cuda_kinfo *info, const nd_ker
 /* Validates k and computes its geometry. ND_ERR_ARG for malformed IR,
  * ND_ERR_UNSUPPORTED for kernels this backend cannot express. */
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info);
+/* The argument word of a gathering kernel's bad-index record, and the
+ * device function its gathers call (ndk_gather, ndk_bad): a bad index is
+ * never read through; the first one met is filed in the record. */
+int nd_cuda_bad_word(const nd_kernel *k);
+void nd_cuda_emit_gather(nd_strbuf *sb, const nd_kernel *k);
 /* CUDA C source for k (malloc'd, NUL-terminated; the caller frees). */
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out);
 
@@ -291,6 +300,12 @@ typedef struct nd_cuda {
     /* A gather or scatter has been issued: synchronize reads the plugin's
      * bad-index record (lib_calls.c, nd_cuda_lib_check). */
     int index_checks;
+    /* The bad-index record (codegen's struct ndk_bad: int set, int gather,
+     * long long index) of kernels that gather: pinned host memory, which
+     * the device writes through unified addressing; allocated at the first
+     * such kernel. Such a kernel runs as its own step and is followed by a
+     * stream synchronisation that reads it (backend.c, gather_check). */
+    void *gather_bad;
 } nd_cuda;
 
 /* Stream-ordered device scratch memory (reduction partials, ...). */

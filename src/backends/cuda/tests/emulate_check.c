@@ -16,6 +16,7 @@
 
 #include "backends/cuda/cuda_internal.h"
 #include "common/dtype.h"
+#include "common/lib_calls.h"
 #include "common/philox.h"
 #include "common/ufunc_loop.h"
 
@@ -33,6 +34,12 @@ static const char *workdir, *shim;
     } while (0)
 
 static int test_no;
+/* The bad-index record of kernels that gather (struct ndk_bad). */
+static struct {
+    int set, gather;
+    long long index;
+} gather_bad_rec;
+static void *gather_bad = &gather_bad_rec;
 
 static int nvrtc_check(const char *src, const char *name) {
     nvrtcProgram prog;
@@ -132,6 +139,7 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
             memcpy(&w[k->n_slots + j], &params[j], 8);
     }
     nd_cuda_fill_round_keys(&info, (uint64_t *)w);
+    if (info.bad_word >= 0) w[info.bad_word] = (unsigned long long)(uintptr_t)gather_bad;
     void *partials = NULL;
     int ok = 1;
     if (!k->has_reduce) {
@@ -878,6 +886,103 @@ static void test_parts(nd_dtype ct, int ndim, const int64_t *shape, int64_t coff
     free(want);
 }
 
+/* ND_IR_GATHER: out[r, m] = 2 * src[r, wrap(ix[r, m])] over (R, M), the
+ * source (R, C) read along axis 1 (base strides {C, 0}, indexed stride 1),
+ * or (reduce) the sum over m; one index `bad` (>= 0: its flat position)
+ * out of range must be filed in the record and never read through. */
+static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad, nd_dtype t) {
+    test_no++;
+    int64_t n = R * M;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    k.ndim = 2;
+    k.shape[0] = R;
+    k.shape[1] = M;
+    nd_ir_access loads[2];
+    memset(loads, 0, sizeof loads);
+    loads[0].slot = 1; /* the index, int64 (R, M) */
+    loads[0].dtype = ND_INT64;
+    loads[0].strides[0] = M;
+    loads[0].strides[1] = 1;
+    loads[1].slot = 0; /* the source's base: row r, element 0 */
+    loads[1].dtype = (uint8_t)t;
+    loads[1].strides[0] = C;
+    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, C};
+    nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
+                         {ND_IR_GATHER, (uint8_t)t, 0, 0, 0, -1, -1, 0},
+                         {ND_OP_ADD, (uint8_t)t, 0, 1, 1, -1, -1, 0}};
+    k.n_loads = 2;
+    k.loads = loads;
+    k.n_gathers = 1;
+    k.gathers = &g;
+    k.n_insts = 3;
+    k.insts = ins;
+    k.n_slots = 3;
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    if (reduce) {
+        k.has_reduce = 1;
+        k.reduce.kind = ND_REDUCE_SUM;
+        k.reduce.out_dtype = (uint8_t)t;
+        k.reduce.axes = 2u;
+        k.reduce.value = 2;
+        k.reduce.out.slot = 2;
+        k.reduce.out.dtype = (uint8_t)t;
+        k.reduce.out.strides[0] = 1;
+    } else {
+        sto.at.slot = 2;
+        sto.at.dtype = (uint8_t)t;
+        sto.at.strides[0] = M;
+        sto.at.strides[1] = 1;
+        sto.value = 2;
+        k.n_stores = 1;
+        k.stores = &sto;
+    }
+    snprintf(k.name, sizeof k.name, "take_add%s_%s", reduce ? "_sum" : "", nd_dtype_name(t));
+    k.hash = 0x6000 + test_no;
+    double *src = malloc(sizeof *src * (size_t)(R * C));
+    float *srcf = malloc(sizeof *srcf * (size_t)(R * C));
+    int64_t *ix = malloc(sizeof *ix * (size_t)n);
+    for (int64_t i = 0; i < R * C; i++) src[i] = (double)((i * 37) % 1001) - 500, srcf[i] = (float)src[i];
+    for (int64_t i = 0; i < n; i++) ix[i] = (i * 7919) % (2 * C) - C; /* [-C, C): negatives wrap */
+    if (bad >= 0) ix[bad] = C + 3;
+    void *out = calloc((size_t)n + 16, 8);
+    void *slots[3] = {t == ND_FLOAT64 ? (void *)src : (void *)srcf, ix, out};
+    memset(&gather_bad_rec, 0, sizeof gather_bad_rec);
+    if (!emulate(&k, slots, NULL, 0)) {
+        CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+    } else {
+        int wrong = 0;
+        for (int64_t r = 0; r < R; r++) {
+            double acc = 0;
+            for (int64_t m = 0; m < M; m++) {
+                int64_t v = ix[r * M + m], w = v < 0 ? v + C : v;
+                double want = w >= 0 && w < C ? 2 * src[r * C + w] : 0;
+                acc += want;
+                if (reduce) continue;
+                double got = t == ND_FLOAT64 ? ((double *)out)[r * M + m] : ((float *)out)[r * M + m];
+                if (got != want && wrong++ < 3)
+                    printf("   t%d %s (%lld, %lld): %g want %g\n", test_no, k.name, (long long)r, (long long)m, got, want);
+            }
+            if (!reduce) continue;
+            double got = t == ND_FLOAT64 ? ((double *)out)[r] : ((float *)out)[r];
+            if (fabs(got - acc) > 1e-3 * (1 + fabs(acc)) && wrong++ < 3)
+                printf("   t%d %s row %lld: %g want %g\n", test_no, k.name, (long long)r, got, acc);
+        }
+        CHECK(wrong == 0, "test %d %s: %d wrong", test_no, k.name, wrong);
+        if (bad >= 0)
+            CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.index == C + 3,
+                  "test %d %s: bad index record %d %d %lld", test_no, k.name, gather_bad_rec.set, gather_bad_rec.gather,
+                  gather_bad_rec.index);
+        else
+            CHECK(gather_bad_rec.set == 0, "test %d %s: a bad index filed where there is none", test_no, k.name);
+    }
+    free(src);
+    free(srcf);
+    free(ix);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s WORKDIR SHIM [v][n]\n", argv[0]);
@@ -892,6 +997,15 @@ int main(int argc, char **argv) {
     }
     if (argc > 3 && strchr(argv[3], 'v')) verbose = 1;
     if (argc > 3 && strchr(argv[3], 'n')) nvrtc_on = 0;
+    test_gather(37, 1001, 513, 0, -1, ND_FLOAT32);
+    test_gather(37, 1001, 513, 0, 5000, ND_FLOAT32);
+    test_gather(1, 100003, 70001, 0, -1, ND_FLOAT64); /* one long row */
+    test_gather(37, 1001, 513, 1, -1, ND_FLOAT32);
+    test_gather(3, 4099, 77, 1, 4100, ND_FLOAT64);
+    if (argc > 3 && strchr(argv[3], 'g')) { /* g: the gather kernels only */
+        printf("%d checks, %d failures\n", checks, fails);
+        return fails != 0;
+    }
     const nd_dtype dts[4] = {ND_FLOAT16, ND_BFLOAT16, ND_FLOAT32, ND_FLOAT64};
     /* a light 2-d kernel over 2^23+ points: rows unrolled, a partial last block of rows or none */
     static const int64_t five[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};

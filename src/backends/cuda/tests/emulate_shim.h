@@ -4,7 +4,7 @@
  * unfused as on the device). A block's threads are real threads when the
  * kernel synchronises (__syncthreads is a barrier), else they run one
  * after another; blocks run in turn, so __shared__ arrays can be static.
- * Only what the generator uses is here: no warps, atomics or textures. */
+ * Only what the generator uses is here: no warps or textures; one atomic. */
 #include <math.h>
 #include <string.h>
 #include <stdint.h>
@@ -62,6 +62,12 @@ static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x
 static inline long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
 static inline double __hiloint2double(int hi, int lo) {
     return __longlong_as_double((long long)((unsigned long long)(unsigned)hi << 32 | (unsigned)lo));
+}
+/* Gathers file a bad index with one compare-and-swap (blocks run in turn,
+ * threads of one block too when it does not synchronise). */
+static inline int atomicCAS(int *p, int cmp, int val) {
+    __atomic_compare_exchange_n(p, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp; /* the old value, whether or not it was swapped */
 }
 template <class F> static void emu_grid(unsigned grid, int sync, F f) {
     gridDim.x = grid;
