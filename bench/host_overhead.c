@@ -12,7 +12,7 @@
  * walk, the plan-cache lookup (every timed flush must hit: checked) and the
  * executor binding and launching the cached plan. Reports the median over
  * RUNS runs of the record time and of the nd_sync time, and both per
- * recorded node.
+ * recorded node; then the flushes and kernels of one small_ops run.
  *
  * Usage: host_overhead [RUNS]   (default 31; run with ND_BACKEND=cpu, and
  * ND_EXECUTOR_THREAD=0 to keep flushes on the caller's thread)
@@ -142,6 +142,16 @@ int main(int argc, char **argv)
            nd_backend_name(), thread && !strcmp(thread, "0") ? "off" : "on");
     for (int k = 0; k < 2; k++)
         report(&pt[k], runs);
+    /* What one small_ops run launches: each kernel is a launch (a graph
+     * node on CUDA) the device runs in turn, so a body split into many
+     * kernels bounds the time too. */
+    nd_get_stats(&s0);
+    if (run_once(0, x0, u, &dummy_r, &dummy_s, &dummy_n) == 0) {
+        nd_get_stats(&s1);
+        printf("  small_ops per run: %" PRIu64 " flushes, %" PRIu64 " kernels run, %" PRIu64
+               " compiled\n", s1.flushes - s0.flushes, s1.kernels_run - s0.kernels_run,
+               s1.kernels_compiled - s0.kernels_compiled);
+    }
     nd_free(x0);
     nd_free(u);
     nd_shutdown();

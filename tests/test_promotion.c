@@ -341,3 +341,53 @@ NDT_TEST(promotion, where_and_clip_with_out_of_range_ints) {
     nd_free(x); nd_free(m1); nd_free(p300); nd_free(k); nd_free(lo); nd_free(cond);
     ref_free(ra);
 }
+
+/* A binary op's dtype rules are remembered per (op, operand dtypes,
+ * weakness) once resolved (elementwise.c): the second call of every
+ * combination, answered from there, must give the first one's outcome
+ * (success, result dtype, bytes of the values), bool + resolving to
+ * logical or included. Both operand orders: the key tells them apart. */
+NDT_TEST(promotion, remembered_rules_repeat_the_first_outcome) {
+    typedef nd_array *(*binary_fn)(nd_array *, nd_array *);
+    static const binary_fn fns[] = {nd_add, nd_sub, nd_mul, nd_div, nd_pow, nd_maximum,
+                                    nd_eq, nd_lt, nd_logical_and, nd_bitwise_and, nd_arctan2,
+                                    nd_floor_divide, nd_hypot, nd_fmax, nd_remainder};
+    nd_array *base = nd_arange(ND_FLOAT64, -3.0, 5.0, 1.0);
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (int i = 0; i < NDT_NUM_DTYPES; i++)
+            for (int j = 0; j < NDT_NUM_DTYPES; j++)
+                for (int weak = 0; weak < 3; weak++)
+                    for (int swap = 0; swap < 2 && !(weak && j); swap++) { /* a scalar: j is moot */
+                        nd_array *x = nd_astype(base, ndt_all_dtypes[i]);
+                        nd_array *y = weak == 1   ? nd_scalar(2.5)
+                                      : weak == 2 ? nd_scalar_int(2)
+                                                  : nd_astype(base, ndt_all_dtypes[j]);
+                        nd_array *r[2];
+                        unsigned char bytes[2][8 * 16];
+                        for (int k = 0; k < 2; k++) {
+                            r[k] = swap ? fns[f](y, x) : fns[f](x, y);
+                            memset(bytes[k], 0xA5 + k, sizeof bytes[k]);
+                            if (r[k]) cr_assert_eq(nd_to_host(r[k], bytes[k], sizeof bytes[k]), ND_OK);
+                        }
+                        cr_expect_eq(r[0] != NULL, r[1] != NULL, "fn %zu, %s with %s (weak %d, "
+                                     "swap %d): %p then %p", f, ref_dtype_name(ndt_all_dtypes[i]),
+                                     ref_dtype_name(ndt_all_dtypes[j]), weak, swap, (void *)r[0],
+                                     (void *)r[1]);
+                        if (r[0] && r[1]) {
+                            cr_expect_eq(nd_dtype_of(r[0]), nd_dtype_of(r[1]), "fn %zu, %s with "
+                                         "%s (weak %d, swap %d)", f,
+                                         ref_dtype_name(ndt_all_dtypes[i]),
+                                         ref_dtype_name(ndt_all_dtypes[j]), weak, swap);
+                            size_t n = (size_t)nd_size(r[0]) * nd_dtype_size(nd_dtype_of(r[0]));
+                            cr_expect_eq(memcmp(bytes[0], bytes[1], n), 0, "fn %zu, %s with %s "
+                                         "(weak %d, swap %d): values differ", f,
+                                         ref_dtype_name(ndt_all_dtypes[i]),
+                                         ref_dtype_name(ndt_all_dtypes[j]), weak, swap);
+                        }
+                        nd_free(r[0]);
+                        nd_free(r[1]);
+                        nd_free(x);
+                        nd_free(y);
+                    }
+    nd_free(base);
+}

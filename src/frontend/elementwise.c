@@ -54,7 +54,45 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
     return 0;
 }
 
+/* The rules below depend on the op and the operands' dtypes and weakness
+ * alone, except for a Python int, whose value may not fit (those are not
+ * remembered). A hit skips the dtype rules: a direct-mapped table, the
+ * whole key kept in the entry's high half, the resolved op and dtypes in
+ * the low one. */
+static uint32_t binary_key(nd_op op, const nd_array *a, const nd_array *b) {
+    _Static_assert(ND_NUM_ELEMENTWISE_OPS < (1 << 14) && ND_NUM_DTYPES < 64, "binary_key's fields");
+    return 1u << 31 | (uint32_t)op << 16 | (uint32_t)a->dtype << 9 | (uint32_t)a->weak << 8 |
+           (uint32_t)b->dtype << 1 | (uint32_t)(b->weak != 0);
+}
+
+static uint64_t *binary_rule_slot(uint32_t key) {
+    return &nd_rt.binary_rules[(key * 0x9E3779B1u) >> 26];
+}
+
+/* Records the MAP of the rules' outcome: `asked` the op called, `op` the
+ * one it resolved to (bool + is logical or). */
+static nd_array *binary_map(const char *fn, nd_op asked, nd_op op, nd_array *const *in,
+                            nd_dtype cdtype, nd_dtype dtype) {
+    const nd_array *a = in[0], *b = in[1];
+    if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
+        const uint32_t key = binary_key(asked, a, b);
+        *binary_rule_slot(key) =
+            (uint64_t)key << 32 | (uint64_t)op << 16 | (uint64_t)cdtype << 8 | (uint64_t)dtype;
+    }
+    return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
+}
+
 nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
+        const uint32_t key = binary_key(op, a, b);
+        const uint64_t e = *binary_rule_slot(key);
+        if ((uint32_t)(e >> 32) == key) {
+            nd_array *in[2] = {a, b};
+            return nd_fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL, (nd_dtype)(e >> 8 & 0xff),
+                             (nd_dtype)(e & 0xff));
+        }
+    }
+    const nd_op asked = op;
     int cmp = nd_op_is_comparison(op);
     nd_op_kind kind = nd_op_kind_of(op);
     /* Integer true division and float math compute in a float, logical ops
@@ -134,7 +172,7 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
                      fn, (long long)b->weak_value.i, nd_dtype_name(dtype));
         return NULL;
     }
-    return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
+    return binary_map(fn, asked, op, in, cdtype, dtype);
 }
 
 nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {

@@ -37,6 +37,10 @@ typedef struct {
      * not check it, so the next nd_sync or nd_flush returns it. */
     nd_status deferred_status;
     char deferred_message[1024];
+    /* Binary ops' resolved (op, compute dtype, result dtype) by (op,
+     * operand dtypes and weakness): a loop body records the same few
+     * combinations over and over (elementwise.c, nd_fe_binary). */
+    uint64_t binary_rules[64];
 } nd_runtime;
 
 extern nd_runtime nd_rt;

@@ -70,10 +70,13 @@ static nd_array *handle_new(nd_buffer *buf, nd_dtype dtype, int ndim, int64_t of
     live_head = a;
     a->offset = offset;
     a->weak_value.u = 0;
-    for (int i = ndim; i < ND_MAX_DIMS; i++) {
-        a->shape[i] = 1;
-        a->strides[i] = 0;
-    }
+    /* The unused axes read as extent 1, stride 0. Whole arrays of fixed
+     * size are a few vector stores; the loop from ndim became a memset
+     * call on every handle made. */
+    static const int64_t ones[ND_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+    _Static_assert(ND_MAX_DIMS == 8, "ones lists one 1 per axis");
+    memcpy(a->shape, ones, sizeof a->shape);
+    memset(a->strides, 0, sizeof a->strides);
     nd_buffer_ref(buf);
     buf->handles++;
     return a;
