@@ -364,10 +364,14 @@ NDT_TEST(promotion, remembered_rules_repeat_the_first_outcome) {
                                                   : nd_astype(base, ndt_all_dtypes[j]);
                         nd_array *r[2];
                         unsigned char bytes[2][8 * 16];
+                        /* The remembered rule is the frontend's; the values only show it picked the same
+                         * kernel. On CUDA every case would compile its own kernel (several minutes for
+                         * these ~6000 cases), so there a fixed 1 in 29 of them is computed. */
+                        int values = !ndt_backend_is_cuda() || (f + 3 * (size_t)i + 7 * (size_t)j + 11 * (size_t)weak + (size_t)swap) % 29 == 0;
                         for (int k = 0; k < 2; k++) {
                             r[k] = swap ? fns[f](y, x) : fns[f](x, y);
                             memset(bytes[k], 0xA5 + k, sizeof bytes[k]);
-                            if (r[k]) cr_assert_eq(nd_to_host(r[k], bytes[k], sizeof bytes[k]), ND_OK);
+                            if (r[k] && values) cr_assert_eq(nd_to_host(r[k], bytes[k], sizeof bytes[k]), ND_OK);
                         }
                         cr_expect_eq(r[0] != NULL, r[1] != NULL, "fn %zu, %s with %s (weak %d, "
                                      "swap %d): %p then %p", f, ref_dtype_name(ndt_all_dtypes[i]),
@@ -379,7 +383,7 @@ NDT_TEST(promotion, remembered_rules_repeat_the_first_outcome) {
                                          ref_dtype_name(ndt_all_dtypes[i]),
                                          ref_dtype_name(ndt_all_dtypes[j]), weak, swap);
                             size_t n = (size_t)nd_size(r[0]) * nd_dtype_size(nd_dtype_of(r[0]));
-                            cr_expect_eq(memcmp(bytes[0], bytes[1], n), 0, "fn %zu, %s with %s "
+                            cr_expect(!values || memcmp(bytes[0], bytes[1], n) == 0, "fn %zu, %s with %s "
                                          "(weak %d, swap %d): values differ", f,
                                          ref_dtype_name(ndt_all_dtypes[i]),
                                          ref_dtype_name(ndt_all_dtypes[j]), weak, swap);
