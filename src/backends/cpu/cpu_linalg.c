@@ -153,9 +153,12 @@ static int64_t cholesky_one(la_job *j, int64_t b, void *ws) {
     int64_t n = j->n;
     char *c = mat(j, 1, b, n * n), *in = mat(j, 0, b, n * n);
     if (c != in) memcpy(c, in, (size_t)(n * n) * esize(j)); /* in place when the frontend made the input for it */
-    /* Row-major lower = column-major upper; for complex A that upper
-     * triangle is conj(A)'s, whose factor U^H U read row-major is L L^H. */
-    return LA_CALL(j, potrf, 'U', (lapack_int)n, (void *)c, ld(n));
+    /* The column-major lower triangle, as the CUDA backend factors it (its
+     * faster form): the buffer read column-major is A^T = conj(A), whose
+     * factor L_c L_c^H leaves L_c^T = (conj(L_c))^H row-major in the upper
+     * triangle, and A = conj(L_c) conj(L_c)^H: the frontend reads
+     * L = conj(L_c) as the upper triangle's conjugate transpose. */
+    return LA_CALL(j, potrf, 'L', (lapack_int)n, (void *)c, ld(n));
 }
 
 nd_status nd_cpu_lib_la_cholesky(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {

@@ -284,7 +284,7 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     }
     switch (u->lib) {
     case ND_LIB_LA_CHOLESKY:
-        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_UPPER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
+        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
         break;
     case ND_LIB_LA_LU:
     case ND_LIB_LA_SOLVE:
@@ -386,7 +386,7 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
         char *c = (char *)args[1].data + (size_t)(b * n * n) * es;
         if (c != in + (size_t)(b * n * n) * es) /* in place when the frontend made the input for it */
             CUDA_TRY_INT(copy(c, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
-        SOLVER_TRY(DT4(g, potrf, h, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)c, lda(n), work, lwork, info), "potrf");
+        SOLVER_TRY(DT4(g, potrf, h, CUBLAS_FILL_MODE_LOWER, (int)n, (void *)c, lda(n), work, lwork, info), "potrf");
         return 0;
     }
     case ND_LIB_LA_LU: {
@@ -500,7 +500,7 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     if (a_base != args[0].data) CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
     for (int64_t b = 0; b < nb; b++) hp[b] = a_base + (size_t)(b * n * n) * es;
     CUDA_TRY_INT(cudaMemcpyAsync(dptrs, hp, (size_t)nb * sizeof *hp, cudaMemcpyHostToDevice, s));
-    SOLVER_TRY(DT4(g, potrfBatched, h, CUBLAS_FILL_MODE_UPPER, (int)n, (void *)dptrs, lda(n), info, (int)nb), "potrfBatched");
+    SOLVER_TRY(DT4(g, potrfBatched, h, CUBLAS_FILL_MODE_LOWER, (int)n, (void *)dptrs, lda(n), info, (int)nb), "potrfBatched");
     return 0;
 }
 
