@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite twice: a release build in build/ (and a
 # few suites again there over three logical CPU devices, ND_DEVICES=cpu:3),
-# then an AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/; then,
-# where the CUDA toolkit is, the CUDA code generator emulated on the host;
+# then an AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/;
 # then the thread suite and the core suites under ThreadSanitizer in
-# build-tsan/ (about a minute and a half on 2 cores). Installs missing
-# packages first.
+# build-tsan/ (about a minute and a half on 2 cores). Where the CUDA toolkit
+# is, the CUDA code generator is checked emulated on the host, in the
+# background beside all that. Installs missing packages first.
 # ND_TEST_SKIP="emulate tsan split" leaves those parts out (a quick check while
 # working; CI runs everything).
 # Exits non-zero if anything failed (every run happens either way, so one
@@ -26,6 +26,31 @@ scripts/install-deps.sh || exit 1
 
 status=0
 jobs=$(nproc 2>/dev/null || echo 2)
+
+# The CUDA code generator without a GPU: emulate_check.sh compiles kernels
+# it generates (random draws, sums, argmax, max and min along rows and
+# columns) with NVRTC for sm_90, then runs them on the host through
+# emulate_shim.h against src/common/philox.h (about 2.5 min); then
+# small_solve_check.sh does the same for the small batched solve kernel
+# (lib_small_solve.c, about 1 min). Wherever the toolkit is, so that a change
+# to the generator or its prelude is caught before a GPU run; skipped,
+# visibly, where it is not. Both are one compile after another on one core,
+# so they run in the background from the start, beside the builds and suites
+# (which leave a core idle at times), and report at the end.
+cuda_root=${CUDA_PATH:-/usr/local/cuda}
+skip=" ${ND_TEST_SKIP:-} "
+emulate_pid=
+emulate_dir=$(mktemp -d)
+if [[ "$skip" != *" emulate "* ]] && [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
+    (
+        sh src/backends/cuda/tests/emulate_check.sh >"$emulate_dir/emulate.log" 2>&1
+        echo $? >"$emulate_dir/emulate.rc"
+        sh src/backends/cuda/tests/small_solve_check.sh >"$emulate_dir/small_solve.log" 2>&1
+        echo $? >"$emulate_dir/small_solve.rc"
+    ) &
+    emulate_pid=$!
+fi
+
 
 # setup_or_configure DIR OPTIONS...: configure a new build dir, or apply the
 # options to an existing one.
@@ -104,42 +129,6 @@ else
     status=1
 fi
 
-# The CUDA code generator without a GPU: emulate_check.sh compiles kernels
-# it generates (random draws, sums, argmax, max and min along rows and
-# columns) with NVRTC for sm_90, then runs them on the host through
-# emulate_shim.h against src/common/philox.h (about 2.5 min). Wherever the
-# toolkit is, so that a change to the generator or its prelude is caught
-# before a GPU run; skipped, visibly, where it is not.
-cuda_root=${CUDA_PATH:-/usr/local/cuda}
-skip=" ${ND_TEST_SKIP:-} "
-if [[ "$skip" == *" emulate "* ]]; then
-    echo "=== CUDA code generator check skipped: ND_TEST_SKIP"
-elif [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
-    echo "=== CUDA code generator, emulated on the host (src/backends/cuda/tests/emulate_check.sh)"
-    emulate_log=$(mktemp)
-    if sh src/backends/cuda/tests/emulate_check.sh >"$emulate_log" 2>&1; then
-        tail -1 "$emulate_log"
-    else
-        grep -E "FAIL|error" "$emulate_log" | head -20
-        tail -1 "$emulate_log"
-        echo "test.sh: the emulated CUDA code generator check failed" >&2
-        status=1
-    fi
-    # the small batched solve kernel (lib_small_solve.c), the same way (about 1 min)
-    echo "=== CUDA small batched solves, on the host (src/backends/cuda/tests/small_solve_check.sh)"
-    if sh src/backends/cuda/tests/small_solve_check.sh >"$emulate_log" 2>&1; then
-        tail -1 "$emulate_log"
-    else
-        grep -E "FAIL|error" "$emulate_log" | head -20
-        tail -1 "$emulate_log"
-        echo "test.sh: the small batched solve check failed" >&2
-        status=1
-    fi
-    rm -f "$emulate_log"
-else
-    echo "=== CUDA code generator check skipped: no CUDA toolkit (nvrtc.h) or g++ here"
-fi
-
 # ThreadSanitizer: several user threads (test_threads) and the executor
 # thread beside the caller's (the core suites). Criterion's runner does not
 # start under TSan, so these suites run on tests/tsan_runner (same sources).
@@ -171,6 +160,29 @@ else
     status=1
 fi
 fi
+
+# The emulated CUDA checks started at the top: wait for them and report.
+if [[ "$skip" == *" emulate "* ]]; then
+    echo "=== CUDA code generator check skipped: ND_TEST_SKIP"
+elif [ -z "$emulate_pid" ]; then
+    echo "=== CUDA code generator check skipped: no CUDA toolkit (nvrtc.h) or g++ here"
+else
+    wait "$emulate_pid"
+    for check in "emulate:CUDA code generator, emulated on the host (src/backends/cuda/tests/emulate_check.sh)" \
+                 "small_solve:CUDA small batched solves, on the host (src/backends/cuda/tests/small_solve_check.sh)"; do
+        name=${check%%:*}
+        echo "=== ${check#*:}"
+        if [ "$(cat "$emulate_dir/$name.rc" 2>/dev/null)" = 0 ]; then
+            tail -1 "$emulate_dir/$name.log"
+        else
+            grep -E "FAIL|error" "$emulate_dir/$name.log" | head -20
+            tail -1 "$emulate_dir/$name.log"
+            echo "test.sh: the $name check failed" >&2
+            status=1
+        fi
+    done
+fi
+rm -rf "$emulate_dir"
 
 if [ "$status" -eq 0 ]; then
     if [ -n "${ND_TEST_SKIP:-}" ]; then
