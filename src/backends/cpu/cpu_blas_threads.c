@@ -108,6 +108,7 @@ void nd_cpu_blas_threads_init(int explicit_count, int threads) {
                 "its thread count is its own");
         return;
     }
+    nd_cpu_blas_core_init();
     const char *own = getenv(found.c->env);
     int own_set = own && *own;
     if (explicit_count || !own_set) set_raw(threads);
@@ -120,6 +121,11 @@ void nd_cpu_blas_threads_init(int explicit_count, int threads) {
             core ? ", core " : "", core ? core : "", nd_cpu_blas_threads_get(), threads,
             !own_set ? "" : explicit_count ? "; overrides " : "; set by ", own_set ? found.c->env : "",
             own_set && explicit_count ? " (nd's count is explicit)" : "");
+}
+
+void *nd_cpu_blas_symbol(const char *name) {
+    uv_once(&found_once, find_control);
+    return lookup(name);
 }
 
 const char *nd_cpu_blas_corename(void) {

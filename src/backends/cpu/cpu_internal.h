@@ -79,6 +79,23 @@ int nd_cpu_blas_threads_get(void);
 int nd_cpu_blas_threads_set(int n);
 const char *nd_cpu_blas_name(void);
 const char *nd_cpu_blas_corename(void);
+/* The BLAS's own function or variable `name` (dlsym in the library that
+ * gives nd its sgemm, then the global scope); NULL when it has none. */
+void *nd_cpu_blas_symbol(const char *name);
+
+/* cpu_blas_core.c: OpenBLAS's kernels. init (at the backend's start)
+ * switches an OpenBLAS that fell back to pre-AVX2 kernels on an AVX2 CPU to
+ * the core the CPU's features call for, unless OPENBLAS_CORETYPE is set.
+ * better: that core for OpenBLAS's `core` on a CPU with features f, or NULL
+ * to keep it. switch: asks OpenBLAS to choose `core` (0 when it did). */
+typedef struct {
+    int avx2_fma, avx512, amd;
+} nd_cpu_blas_features;
+void nd_cpu_blas_core_init(void);
+int nd_cpu_blas_core_fix(void); /* init's work, each call: 1 switched, 0 kept, -1 could not */
+const char *nd_cpu_blas_core_better(const char *core, nd_cpu_blas_features f);
+nd_cpu_blas_features nd_cpu_blas_features_here(void);
+int nd_cpu_blas_core_switch(const char *core);
 
 typedef struct {
     /* Steps may be submitted from several executor threads; kernels are

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "backends/backend.h"
+#include "backends/cpu/cpu_internal.h"
 #include "common/alloc.h"
 #include "common/philox.h"
 #include "common/dtype.h"
@@ -497,6 +498,50 @@ static void bench(void) {
     free(a); free(b); free(c); free(d); free(y);
 }
 
+/* OpenBLAS's kernels: which core replaces a fallback (a table of cases),
+ * then, where the process has a DYNAMIC_ARCH OpenBLAS on an AVX2 CPU, a
+ * real switch to Haswell's kernels and back, matmul right after each. */
+static void test_blas_core(nd_backend *be) {
+    const nd_cpu_blas_features avx512 = {1, 1, 0}, avx2 = {1, 0, 0}, amd = {1, 0, 1}, sse = {0, 0, 0};
+    struct { const char *core; nd_cpu_blas_features f; const char *want; } cases[] = {
+        {"Prescott", avx512, "SkylakeX"}, {"Prescott", avx2, "Haswell"}, {"Prescott", amd, "Zen"},
+        {"Nehalem", avx512, "SkylakeX"},  {"Prescott", sse, NULL},       {"Cooperlake", avx512, NULL},
+        {"Haswell", avx512, NULL},        {"SkylakeX", avx2, NULL},      {"Zen", amd, NULL},
+        {"SAPPHIRERAPIDS", avx512, NULL}, {NULL, avx512, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *got = nd_cpu_blas_core_better(cases[i].core, cases[i].f);
+        CHECK(got == cases[i].want || (got && cases[i].want && !strcmp(got, cases[i].want)),
+              "better core for %s: %s, want %s", cases[i].core ? cases[i].core : "(none)", got ? got : "(keep)",
+              cases[i].want ? cases[i].want : "(keep)");
+    }
+    const char *now_core = nd_cpu_blas_corename();
+    if (!now_core || !nd_cpu_blas_symbol("gotoblas_dynamic_init") || !nd_cpu_blas_features_here().avx2_fma) {
+        printf("blas core switch: not checked (no DYNAMIC_ARCH OpenBLAS or no AVX2 here)\n");
+        return;
+    }
+    char was[64];
+    snprintf(was, sizeof was, "%s", now_core);
+    const char *user_core = getenv("OPENBLAS_CORETYPE");
+    if (!user_core)
+        CHECK(nd_cpu_blas_core_better(was, nd_cpu_blas_features_here()) == NULL,
+              "the backend's start left OpenBLAS on a fallback core (%s)", was);
+    CHECK(nd_cpu_blas_core_switch("Haswell") == 0, "switch to Haswell: core %s", nd_cpu_blas_corename());
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    CHECK(user ? !strcmp(user, user_core) : !user_core, "OPENBLAS_CORETYPE changed: %s", user ? user : "(unset)");
+    test_matmul(be);
+    /* as an OpenBLAS that does not know the CPU: the fix picks the better core */
+    if (!getenv("OPENBLAS_CORETYPE")) {
+        CHECK(nd_cpu_blas_core_switch("Prescott") == 0, "switch to Prescott: core %s", nd_cpu_blas_corename());
+        const char *want = nd_cpu_blas_core_better("Prescott", nd_cpu_blas_features_here());
+        CHECK(nd_cpu_blas_core_fix() == 1 && strcasestr(nd_cpu_blas_corename(), want),
+              "fix from Prescott: core %s, want %s", nd_cpu_blas_corename(), want);
+        test_matmul(be);
+    }
+    CHECK(nd_cpu_blas_core_switch(was) == 0, "switch back to %s: core %s", was, nd_cpu_blas_corename());
+    test_matmul(be);
+}
+
 int main(int argc, char **argv) {
     nd_backend_config c1 = {0}, c2 = {0};
     c1.num_threads = 1; c2.num_threads = 2;
@@ -510,6 +555,7 @@ int main(int argc, char **argv) {
     test_reduce3d();
     test_rng();
     test_matmul(be1);
+    test_blas_core(be1);
     if (argc > 1 && !strcmp(argv[1], "bench")) bench();
     be1->destroy(be1); be2->destroy(be2);
     printf(fails ? "%d FAILURES\n" : "all passed\n", fails);
