@@ -5,7 +5,8 @@
 // association fixed by element positions alone. The kernels:
 //
 // - the fixed-order look-back (NDP_SCAN_LOOKBACK*, the default its resident
-//   grid form, for float32, float64 and the 64-bit integers): one pass where
+//   grid with 32 KiB tiles read ahead into shared memory by cp.async, for
+//   float32, float64 and the 64-bit integers): one pass where
 //   every tile's prefix is the chain P(t) = P(t - 1) + total(t) in order,
 //   found by decoupled look-back that folds the newest published prefix and
 //   the totals after it left to right (the same bits whichever it found;
@@ -72,7 +73,7 @@ namespace {
 
 constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
-constexpr int kDefaultScan = NDP_SCAN_LOOKBACK_PERSIST; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
+constexpr int kDefaultScan = NDP_SCAN_LOOKBACK_ASYNC_32K; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
 
 // A tile is 16 KiB of values at 256 threads (complex128: 4 items a thread).
 template <typename T> __host__ __device__ constexpr int items_per_thread() {
@@ -657,115 +658,148 @@ __device__ __forceinline__ void lb_store(T *out, int64_t base, int64_t valid, in
     }
 }
 
-// PERSIST: a grid of as many blocks as fit at once, each taking tickets in
-// turn and loading its next tile before it looks back for the current one
-// (the loads stay in flight through the wait). Otherwise one tile a block.
-// Deadlock-free either way: the unfinished tile with the smallest ticket
-// waits only for finished tiles, and its block works on nothing before it.
-template <typename T, int BT, int C, int MIN_BLOCKS, int MAXW, int SLEEP_NS, bool PERSIST>
-__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback(const T *in, T *out, int64_t n, int64_t tiles_per_row,
-                                                                int64_t tiles, ScanOp<T> op, LbState st) {
+// One look-back tile, its elements x as loaded (base, valid: where they are
+// in and go out): scanned, published, prefixed and stored. before() runs
+// between the local scan and the block's first barrier (a ticket for a
+// later tile is taken there), after() just after it, before the wait (the
+// loads of a later tile are issued there). Every thread of the block calls
+// it for the same tile.
+template <typename T, int BT, int C, int MAXW, int SLEEP_NS, typename Before, typename After>
+__device__ __forceinline__ void lb_tile(T (&x)[C][16 / sizeof(T)], int64_t tile, int64_t tiles_per_row,
+                                        int64_t base, int64_t valid, T *out, const ScanOp<T> &op,
+                                        const LbState &st, Before before, After after) {
     constexpr int V = 16 / sizeof(T), NW = BT / 32;
-    constexpr int64_t TILE = (int64_t)BT * C * V;
     using A = CarryT<T>;
     const ScanOp<A> aop{op.prod, op.skip_nan};
-    __shared__ unsigned long long ticket_s[2];
     __shared__ T warp_s[NW];
     __shared__ Part<A> prefix_s;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (threadIdx.x == 0) ticket_s[0] = atomicAdd(st.counter, 1ULL);
+    const int64_t t = tile % tiles_per_row;
+    // The warp's run: each chunk in the lane, then across lanes.
+    T inc[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+#pragma unroll
+        for (int q = 0; q < V; q++) x[c][q] = op.load(x[c][q]);
+#pragma unroll
+        for (int q = 1; q < V; q++) x[c][q] = op(x[c][q - 1], x[c][q]);
+        inc[c] = x[c][V - 1];
+    }
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1)
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const T u = shfl_up(inc[c], off);
+            if (lane >= off) inc[c] = op(u, inc[c]);
+        }
+    // Chunk c's prefix in the run: the chunks before it, then the lanes
+    // before this one (lane 0 of chunk 0 has none).
+    Part<T> pre[C];
+    Part<T> carry{T(0), 0};
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const T before_lane = shfl_up(inc[c], 1);
+        pre[c] = op.join(carry, Part<T>{before_lane, lane > 0});
+        carry = op.join(carry, Part<T>{shfl_from(inc[c], 31), 1});
+    }
+    if (lane == 0) warp_s[warp] = carry.v;
+    before();
     __syncthreads();
-    int64_t tile = (int64_t)ticket_s[0];
-    int par = 0;
+    after();
+    // The warps before this one, in order.
+    Part<T> wp{T(0), 0};
+#pragma unroll
+    for (int k = 0; k < NW - 1; k++)
+        if (k < warp) wp = op.join(wp, Part<T>{warp_s[k], 1});
+    if (warp == 0) {
+        T total = warp_s[0];
+#pragma unroll
+        for (int k = 1; k < NW; k++) total = op(total, warp_s[k]);
+        const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
+        Part<A> p{A(0), 0};
+        if (t == 0) {
+            if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, (A)total);
+        } else {
+            if (lane == 0 && more) agg_publish(st.total + 2 * tile, (A)total);
+            p = Part<A>{lb_look_back<A, MAXW, SLEEP_NS>(aop, st, tile, tile - t, lane), 1};
+            if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, aop(p.v, (A)total));
+        }
+        if (lane == 0) prefix_s = p;
+    }
+    __syncthreads();
+    const Part<A> pa = prefix_s;
+    const Part<T> tp = op.join(Part<T>{(T)pa.v, pa.ok}, wp);
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const Part<T> o = op.join(tp, pre[c]);
+        if (o.ok) {
+#pragma unroll
+            for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
+        }
+    }
+    lb_store<T, BT, C>(out, base, valid, st.vec, x);
+    // warp_s and prefix_s are next written after the next tile's first
+    // barrier, which every thread reaches after reading them here.
+}
+
+// Windows of 32 tiles a look-back keeps: a tile starts looking back about
+// (tiles read a microsecond) x (a round trip and its fold) behind the front
+// of published prefixes, ~4 MiB of tiles at full bandwidth; past the last
+// window it waits for the front. 8 for 16 KiB tiles, 6 for 32, 4 above.
+template <typename T, int BT, int C> __host__ __device__ constexpr int lb_windows() {
+    return (int64_t)BT * C * 16 <= 16384 ? 8 : (int64_t)BT * C * 16 <= 32768 ? 6 : 4;
+}
+
+// Where tile `tl` of a look-back scan is: its first element and length.
+__device__ __forceinline__ void lb_where(int64_t tl, int64_t tiles_per_row, int64_t n, int64_t tile_elems,
+                                         int64_t *base, int64_t *valid) {
+    const int64_t row = tl / tiles_per_row, t = tl % tiles_per_row;
+    *base = row * n + t * tile_elems;
+    *valid = n - t * tile_elems < tile_elems ? n - t * tile_elems : tile_elems;
+}
+
+// PERSIST: a grid of as many blocks as fit at once, each taking tickets in
+// turn and loading its next tile into registers before it looks back for
+// the current one (the loads stay in flight through the wait). Otherwise
+// one tile a block. Deadlock-free either way: the unfinished tile with the
+// smallest ticket waits only for finished tiles, and its block works on
+// nothing before it.
+template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+                                                                int64_t tiles, ScanOp<T> op, LbState st) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    __shared__ unsigned long long ticket_s;
+    if (threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    int64_t tile = (int64_t)ticket_s, base = 0, valid = 0;
+    if constexpr (PERSIST) __syncthreads(); // read before thread 0 takes the next ticket
     T x[C][V];
-    auto where = [&](int64_t tl, int64_t *base, int64_t *valid) {
-        const int64_t row = tl / tiles_per_row, t = tl % tiles_per_row;
-        *base = row * n + t * TILE;
-        *valid = n - t * TILE < TILE ? n - t * TILE : TILE;
-    };
-    int64_t base, valid;
     if (tile < tiles) {
-        where(tile, &base, &valid);
+        lb_where(tile, tiles_per_row, n, TILE, &base, &valid);
         lb_load<T, BT, C>(in, base, valid, st.vec, x);
     }
     while (tile < tiles) {
-        const int64_t t = tile % tiles_per_row;
-        // The warp's run: each chunk in the lane, then across lanes.
-        T inc[C];
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-#pragma unroll
-            for (int q = 0; q < V; q++) x[c][q] = op.load(x[c][q]);
-#pragma unroll
-            for (int q = 1; q < V; q++) x[c][q] = op(x[c][q - 1], x[c][q]);
-            inc[c] = x[c][V - 1];
-        }
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1)
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                const T u = shfl_up(inc[c], off);
-                if (lane >= off) inc[c] = op(u, inc[c]);
-            }
-        // Chunk c's prefix in the run: the chunks before it, then the lanes
-        // before this one (lane 0 of chunk 0 has none).
-        Part<T> pre[C];
-        Part<T> carry{T(0), 0};
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const T before = shfl_up(inc[c], 1);
-            pre[c] = op.join(carry, Part<T>{before, lane > 0});
-            carry = op.join(carry, Part<T>{shfl_from(inc[c], 31), 1});
-        }
-        if (lane == 0) warp_s[warp] = carry.v;
-        int64_t next = tiles;
-        if constexpr (PERSIST) {
-            if (threadIdx.x == 0) ticket_s[par ^ 1] = atomicAdd(st.counter, 1ULL);
-        }
-        __syncthreads();
         T y[C][V];
-        int64_t next_base = 0, next_valid = 0;
-        if constexpr (PERSIST) {
-            next = (int64_t)ticket_s[par ^ 1];
-            if (next < tiles) {
-                where(next, &next_base, &next_valid);
-                lb_load<T, BT, C>(in, next_base, next_valid, st.vec, y);
-            }
-        }
-        // The warps before this one, in order.
-        Part<T> wp{T(0), 0};
-#pragma unroll
-        for (int k = 0; k < NW - 1; k++)
-            if (k < warp) wp = op.join(wp, Part<T>{warp_s[k], 1});
-        if (warp == 0) {
-            T total = warp_s[0];
-#pragma unroll
-            for (int k = 1; k < NW; k++) total = op(total, warp_s[k]);
-            const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
-            Part<A> p{A(0), 0};
-            if (t == 0) {
-                if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, (A)total);
-            } else {
-                if (lane == 0 && more) agg_publish(st.total + 2 * tile, (A)total);
-                p = Part<A>{lb_look_back<A, MAXW, SLEEP_NS>(aop, st, tile, tile - t, lane), 1};
-                if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, aop(p.v, (A)total));
-            }
-            if (lane == 0) prefix_s = p;
-        }
-        __syncthreads();
-        const Part<A> pa = prefix_s;
-        const Part<T> tp = op.join(Part<T>{(T)pa.v, pa.ok}, wp);
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const Part<T> o = op.join(tp, pre[c]);
-            if (o.ok) {
-#pragma unroll
-                for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
-            }
-        }
-        lb_store<T, BT, C>(out, base, valid, st.vec, x);
-        if constexpr (!PERSIST) break;
-        else {
+        int64_t next = tiles, next_base = 0, next_valid = 0;
+        lb_tile<T, BT, C, lb_windows<T, BT, C>(), SLEEP_NS>(
+            x, tile, tiles_per_row, base, valid, out, op, st,
+            [&] {
+                // ticket_s was last read before the previous tile's second barrier (or the first)
+                if (PERSIST && threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
+            },
+            [&] {
+                if constexpr (PERSIST) {
+                    next = (int64_t)ticket_s;
+                    if (next < tiles) {
+                        lb_where(next, tiles_per_row, n, TILE, &next_base, &next_valid);
+                        lb_load<T, BT, C>(in, next_base, next_valid, st.vec, y);
+                    }
+                }
+            });
+        if constexpr (!PERSIST) {
+            break;
+        } else {
 #pragma unroll
             for (int c = 0; c < C; c++)
 #pragma unroll
@@ -773,9 +807,87 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback(const T *in, T *
             tile = next;
             base = next_base;
             valid = next_valid;
-            par ^= 1;
         }
     }
+}
+
+// 16 bytes global -> shared, asynchronously (L2 only), and the waits.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+}
+
+// The resident grid with NB tiles a block in flight through shared memory
+// (dynamic, NB x the tile): tile k's loads are issued NB tiles ahead, by
+// cp.async into ring slot k % NB; each thread copies and later reads only
+// its own 16-byte chunks (slot[c][thread]: no bank conflicts), so no
+// barrier guards the ring. Tiles that are partial or misaligned are loaded
+// from global memory when their turn comes. Tickets as scan_lookback's.
+template <typename T, int BT, int C, int MIN_BLOCKS, int NB, int SLEEP_NS>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback_async(const T *in, T *out, int64_t n,
+                                                                      int64_t tiles_per_row, int64_t tiles,
+                                                                      ScanOp<T> op, LbState st) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    extern __shared__ uint4 ring[]; // [NB][C][BT]
+    __shared__ unsigned long long ticket_s[NB];
+    int64_t ticket[NB]; // the tiles in flight, oldest first (slot k % NB)
+    if (threadIdx.x == 0)
+        for (int s = 0; s < NB; s++) ticket_s[s] = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    auto issue = [&](int slot, int64_t tl) {
+        if (tl < tiles && st.vec) {
+            int64_t b, v;
+            lb_where(tl, tiles_per_row, n, TILE, &b, &v);
+            if (v == TILE) {
+                const T *src = in + b + (int64_t)warp * 32 * C * V;
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    cp_async16(&ring[(slot * C + c) * BT + threadIdx.x], src + (int64_t)(32 * c + lane) * V);
+            }
+        }
+        cp_async_commit(); // one group a tile, empty or not
+    };
+#pragma unroll
+    for (int s = 0; s < NB; s++) {
+        ticket[s] = (int64_t)ticket_s[s];
+        issue(s, ticket[s]);
+    }
+    __syncthreads(); // ticket_s read before thread 0 refills it
+    for (int k = 0; ticket[0] < tiles; k = k + 1 == NB ? 0 : k + 1) {
+        const int64_t tile = ticket[0];
+        int64_t base, valid;
+        lb_where(tile, tiles_per_row, n, TILE, &base, &valid);
+        T x[C][V];
+        cp_async_wait<NB - 1>(); // this tile's group (the oldest) is done
+        if (st.vec && valid == TILE) {
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const uint4 u = ring[(k * C + c) * BT + threadIdx.x];
+                memcpy(&x[c][0], &u, 16);
+            }
+        } else {
+            lb_load<T, BT, C>(in, base, valid, st.vec, x);
+        }
+        lb_tile<T, BT, C, lb_windows<T, BT, C>(), SLEEP_NS>(
+            x, tile, tiles_per_row, base, valid, out, op, st,
+            [&] {
+                // ticket_s[k] was last read NB tiles ago, before that tile's second barrier
+                if (threadIdx.x == 0) ticket_s[k] = atomicAdd(st.counter, 1ULL);
+            },
+            [&] {
+#pragma unroll
+                for (int s = 0; s + 1 < NB; s++) ticket[s] = ticket[s + 1];
+                ticket[NB - 1] = (int64_t)ticket_s[k];
+                issue(k, ticket[NB - 1]); // slot k: this thread has read its chunks of it
+            });
+    }
+    cp_async_wait<0>();
 }
 
 // Windowed reduce-then-scan of one row of n: launch j scans the tiles of
@@ -962,9 +1074,11 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     return cudaGetLastError();
 }
 
-// The look-back scan (scan_lookback): tiles of BT threads x C chunks of 16
-// bytes. Falls back to nothing: misaligned pointers take the element loads.
-template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST>
+// The look-back scan (scan_lookback, or scan_lookback_async with NB > 0):
+// tiles of BT threads x C chunks of 16 bytes; misaligned pointers take the
+// element loads, the same association. PERSIST and NB > 0 launch as many
+// blocks as are resident at once.
+template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST, int NB = 0>
 cudaError_t scan_lookback_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp,
                                  size_t *bytes, cudaStream_t s) {
     constexpr int V = 16 / sizeof(T);
@@ -986,17 +1100,24 @@ cudaError_t scan_lookback_launch(const T *in, T *out, int64_t rows, int64_t n, S
     const bool vec = ((uintptr_t)in % 16 == 0) && ((uintptr_t)out % 16 == 0) && (rows == 1 || n % V == 0);
     LbState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + totals_off),
                reinterpret_cast<unsigned long long *>(w + prefix_off), vec};
-    constexpr int MAXW = 4;
-    auto kernel = scan_lookback<T, BT, C, MIN_BLOCKS, MAXW, SLEEP_NS, PERSIST>;
+    // NB > 0: scan_lookback_async with NB tiles of shared memory a block.
+    auto kernel = [] {
+        if constexpr (NB > 0) return scan_lookback_async<T, BT, C, MIN_BLOCKS, NB, SLEEP_NS>;
+        else return scan_lookback<T, BT, C, MIN_BLOCKS, SLEEP_NS, PERSIST>;
+    }();
+    const size_t smem = NB > 0 ? (size_t)NB * TILE * sizeof(T) : 0;
     int64_t grid = tiles;
-    if constexpr (PERSIST) {
+    if (NB > 0 || PERSIST) {
         int dev = 0, sms = 0, per_sm = 0;
         if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
         if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-        if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, 0)) != cudaSuccess) return e;
+        if (smem > 0 &&
+            (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
+            return e;
+        if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem)) != cudaSuccess) return e;
         grid = std::min<int64_t>(tiles, (int64_t)sms * (per_sm > 0 ? per_sm : 1));
     }
-    kernel<<<(unsigned)grid, BT, 0, s>>>(in, out, n, tiles_per_row, tiles, op, st);
+    kernel<<<(unsigned)grid, BT, smem, s>>>(in, out, n, tiles_per_row, tiles, op, st);
     return cudaGetLastError();
 }
 
@@ -1060,6 +1181,10 @@ cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int
         case NDP_SCAN_LOOKBACK_32K: return scan_lookback_launch<T, 256, 8, 2, 0, false>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_LOOKBACK_512: return scan_lookback_launch<T, 512, 4, 2, 0, false>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_LOOKBACK_PERSIST: return scan_lookback_launch<T, 256, 4, 3, 0, true>(in, out, rows, n, op, tmp, bytes, s);
+        // Tiles through a ring of 2 in shared memory: 64 KiB (one block an SM), 32 KiB (3).
+        case NDP_SCAN_LOOKBACK_ASYNC: return scan_lookback_launch<T, 256, 16, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_ASYNC_512: return scan_lookback_launch<T, 512, 8, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_ASYNC_32K: return scan_lookback_launch<T, 256, 8, 3, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
         }
     }
     return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
@@ -1103,7 +1228,10 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_LOOKBACK_128:
     case NDP_SCAN_LOOKBACK_32K:
     case NDP_SCAN_LOOKBACK_512:
-    case NDP_SCAN_LOOKBACK_PERSIST: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_LOOKBACK_PERSIST:
+    case NDP_SCAN_LOOKBACK_ASYNC:
+    case NDP_SCAN_LOOKBACK_ASYNC_512:
+    case NDP_SCAN_LOOKBACK_ASYNC_32K: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
