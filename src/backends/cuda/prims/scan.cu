@@ -1108,14 +1108,24 @@ cudaError_t scan_lookback_launch(const T *in, T *out, int64_t rows, int64_t n, S
     const size_t smem = NB > 0 ? (size_t)NB * TILE * sizeof(T) : 0;
     int64_t grid = tiles;
     if (NB > 0 || PERSIST) {
-        int dev = 0, sms = 0, per_sm = 0;
+        // Resident blocks of this kernel, found once a device (the shared
+        // memory limit is set once too; a race repeats the same values).
+        static int resident[64];
+        int dev = 0;
         if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
-        if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-        if (smem > 0 &&
-            (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
-            return e;
-        if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem)) != cudaSuccess) return e;
-        grid = std::min<int64_t>(tiles, (int64_t)sms * (per_sm > 0 ? per_sm : 1));
+        int blocks = dev < 64 ? resident[dev] : 0;
+        if (blocks == 0) {
+            int sms = 0, per_sm = 0;
+            if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+            if (smem > 0 && (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      (int)smem)) != cudaSuccess)
+                return e;
+            if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem)) != cudaSuccess)
+                return e;
+            blocks = sms * (per_sm > 0 ? per_sm : 1);
+            if (dev < 64) resident[dev] = blocks;
+        }
+        grid = std::min<int64_t>(tiles, blocks);
     }
     kernel<<<(unsigned)grid, BT, smem, s>>>(in, out, n, tiles_per_row, tiles, op, st);
     return cudaGetLastError();
