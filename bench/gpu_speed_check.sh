@@ -30,7 +30,7 @@ fail=0
 echo "=== 1. bench_gpu_speed (plugin kernels, device time)" | tee -a "$L"
 # Sorts and scans in two processes: a hang or fault in one keeps the other's figures.
 # The scan variants timed (every one takes ~10 s of checks): SCAN_VARIANTS.
-SCAN_VARIANTS=${SCAN_VARIANTS:-default,agg,lookback,lookback_persist,lookback_sleep,lookback_128,lookback_32k,lookback_512}
+SCAN_VARIANTS=${SCAN_VARIANTS:-default,agg,lookback,lookback_persist,lookback_32k,lookback_async,lookback_async_32k,lookback_async_sleep}
 for what in sort scan; do
   timeout 300 .gpu/bench/bench_gpu_speed 10 28 $what $SCAN_VARIANTS 2>&1 | tee -a "$L"
   rc=${PIPESTATUS[0]}

@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 if [ -f .gpu-speed.tgz ]; then rm -rf .gpu && tar xzf .gpu-speed.tgz
 elif [ -f .gpu.tgz ]; then rm -rf .gpu && tar xzf .gpu.tgz; fi
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-VARIANTS=${1:-agg,lookback,lookback_persist,lookback_32k,lookback_512,lookback_async,lookback_async_512,lookback_async_32k,default}
+VARIANTS=${1:-agg,lookback,lookback_persist,lookback_32k,lookback_512,lookback_async,lookback_async_512,lookback_async_32k,lookback_async_sleep,default}
 cat .gpu/COMMIT 2>/dev/null
 first=1 fail=0
 for v in ${VARIANTS//,/ }; do

@@ -61,7 +61,8 @@
     X(LOOKBACK_PERSIST, "lookback_persist", "lookback on a resident grid, the next tile loaded during the wait")  \
     X(LOOKBACK_ASYNC, "lookback_async", "resident grid, 64 KiB tiles (256 x 16 chunks), 2 in flight by cp.async")  \
     X(LOOKBACK_ASYNC_512, "lookback_async_512", "lookback_async with 512 threads x 8 chunks")                   \
-    X(LOOKBACK_ASYNC_32K, "lookback_async_32k", "lookback_async with 32 KiB tiles (256 x 8), 3 blocks an SM")
+    X(LOOKBACK_ASYNC_32K, "lookback_async_32k", "lookback_async with 32 KiB tiles (256 x 8), 3 blocks an SM")  \
+    X(LOOKBACK_ASYNC_SLEEP, "lookback_async_sleep", "lookback_async_32k, polls back off 64 ns")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };

@@ -1195,6 +1195,7 @@ cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int
         case NDP_SCAN_LOOKBACK_ASYNC: return scan_lookback_launch<T, 256, 16, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_LOOKBACK_ASYNC_512: return scan_lookback_launch<T, 512, 8, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_LOOKBACK_ASYNC_32K: return scan_lookback_launch<T, 256, 8, 3, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_ASYNC_SLEEP: return scan_lookback_launch<T, 256, 8, 3, 64, true, 2>(in, out, rows, n, op, tmp, bytes, s);
         }
     }
     return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
@@ -1241,7 +1242,8 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_LOOKBACK_PERSIST:
     case NDP_SCAN_LOOKBACK_ASYNC:
     case NDP_SCAN_LOOKBACK_ASYNC_512:
-    case NDP_SCAN_LOOKBACK_ASYNC_32K: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_LOOKBACK_ASYNC_32K:
+    case NDP_SCAN_LOOKBACK_ASYNC_SLEEP: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
