@@ -21,7 +21,7 @@ VARIANTS=${1:-agg,lookback,lookback_persist,lookback_32k,lookback_512,lookback_a
 cat .gpu/COMMIT 2>/dev/null
 first=1 fail=0
 for v in ${VARIANTS//,/ }; do
-  timeout 120 .gpu/bench/bench_gpu_speed 10 28 scan "$v" > "$OUT/scan_$v.log" 2>&1
+  timeout 60 .gpu/bench/bench_gpu_speed 10 28 scan "$v" > "$OUT/scan_$v.log" 2>&1
   rc=$?
   if [ $first = 1 ]; then
     grep -E '^gpu_speed:|^floor:|copy kernel|cub_inclusive' "$OUT/scan_$v.log"
