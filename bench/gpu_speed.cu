@@ -13,7 +13,9 @@
 //          31, around the tiles and the tree's levels, 2^20 + 7, several
 //          rows, empty; -0.0, NaN propagation, nancumsum, +-1 products,
 //          int64 wrapping sums and products). Each variant also on 4096
-//          rows of 2^28 / 4096, checked and timed.
+//          rows of 2^28 / 4096, and on 2^27 float64 (the same bytes, the
+//          same floor; within 1e-5 of the host, same bits run to run),
+//          checked and timed; CUB's float64 InclusiveSum alongside.
 //   sort   2^28 float32 values: ndp_sort (NDP_SORT_RAW) against
 //          DeviceRadixSort::SortKeys(in, out) alone (int and int64 counts);
 //          target <= 1.05x. NDP_SORT_BY_INDICES (argsort + gather) too.
@@ -148,6 +150,11 @@ template <typename U> __global__ void k_fill(U *x, int64_t n, Fill how, uint64_t
         if (how == SPECIALS && (h >> 20) % 16 == 0) v = special<U>(h >> 24);
         x[i] = v;
     }
+}
+
+__global__ void k_copy16(const uint4 *a, uint4 *b, int64_t n) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        b[i] = a[i];
 }
 
 template <typename U> static void fill(U *x, int64_t n, Fill how, uint64_t seed) {
@@ -383,6 +390,18 @@ static void scans(int64_t N, double floor_ms, const std::vector<int> &pick) {
             failures += cr != "ok";
             record((std::string("scan_rows_") + scan_names[v] + "_ms").c_str(), rms);
         }
+        // float64: N / 2 elements, the same bytes (the same floor).
+        {
+            const int64_t dn = N / 2;
+            std::string cd = check_scan<double>(v, (double *)in, (double *)out, 1, dn, UNIFORM);
+            fill((uint64_t *)in, dn, UNIFORM, 7);
+            const float dms = median_ms([&] { run_scan(v, ND_FLOAT64, in, out, 1, dn); });
+            printf("  %-16s %9.3f ms  %6.1f GB/s  %5.2fx floor   %s   (2^%d float64)\n",
+                   (std::string(scan_names[v]) + "_f64").c_str(), dms, 8e-6 * N / dms, dms / floor_ms, cd.c_str(),
+                   (int)std::log2((double)dn));
+            failures += cd != "ok";
+            record((std::string("scan_f64_") + scan_names[v] + "_ms").c_str(), dms);
+        }
     }
     char line[200];
     snprintf(line, sizeof line, "cumsum f32 <= 1.15x floor: default %.2fx, best %s %.2fx  %s",
@@ -404,6 +423,15 @@ static void scans(int64_t N, double floor_ms, const std::vector<int> &pick) {
         printf("  %-16s %9.3f ms  %6.1f GB/s  %5.2fx floor   (CUB; %d of 4 reruns gave other bits)\n",
                "cub_inclusive", ms, 8e-6 * N / ms, ms / floor_ms, differ);
         record("scan_cub_ms", ms);
+        double *din = (double *)in, *dout = (double *)out;
+        const int64_t dn = N / 2;
+        CK(cub::DeviceScan::InclusiveSum(nullptr, bytes, din, dout, (int)dn, S));
+        void *w2 = workspace(bytes);
+        fill((uint64_t *)in, dn, UNIFORM, 7);
+        const float dms = median_ms([&] { CK(cub::DeviceScan::InclusiveSum(w2, bytes, din, dout, (int)dn, S)); });
+        printf("  %-16s %9.3f ms  %6.1f GB/s  %5.2fx floor   (CUB, 2^%d float64)\n", "cub_inclusive_f64", dms,
+               8e-6 * N / dms, dms / floor_ms, (int)std::log2((double)dn));
+        record("scan_cub_f64_ms", dms);
     }
     CK(cudaFree(in));
     CK(cudaFree(out));
@@ -705,11 +733,20 @@ int main(int argc, char **argv) {
         CK(cudaMalloc(&b, N * 4));
         fill((uint32_t *)a, N, UNIFORM, 1);
         copy_ms = median_ms([&] { CK(cudaMemcpyAsync(b, a, N * 4, cudaMemcpyDeviceToDevice, S)); });
-        CK(cudaFree(a));
-        CK(cudaFree(b));
         printf("floor: copy of %.0f MiB %9.3f ms  %6.1f GB/s (read + write)\n", N * 4 / 1048576.0, copy_ms,
                8e-6 * N / copy_ms);
         record("copy_ms", copy_ms);
+        // A copy kernel of 16-byte loads and stores, for reference (the
+        // floor stays the runtime's copy).
+        const float kernel_ms = median_ms([&] {
+            k_copy16<<<4096, 256, 0, S>>>((const uint4 *)a, (uint4 *)b, N / 4);
+            CK(cudaGetLastError());
+        });
+        printf("       copy kernel  %9.3f ms  %6.1f GB/s (%.2fx the floor)\n", kernel_ms, 8e-6 * N / kernel_ms,
+               kernel_ms / copy_ms);
+        record("copy_kernel_ms", kernel_ms);
+        CK(cudaFree(a));
+        CK(cudaFree(b));
     }
     if (what != "sort") scans(N, copy_ms, pick);
     if (what != "scan") sorts(N);

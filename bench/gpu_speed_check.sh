@@ -30,9 +30,9 @@ fail=0
 echo "=== 1. bench_gpu_speed (plugin kernels, device time)" | tee -a "$L"
 # Sorts and scans in two processes: a hang or fault in one keeps the other's figures.
 # The scan variants timed (every one takes ~10 s of checks): SCAN_VARIANTS.
-SCAN_VARIANTS=${SCAN_VARIANTS:-default,one_pass,one_pass_packed,agg,agg_spin,agg_4k,agg_256,agg_no_ticket}
+SCAN_VARIANTS=${SCAN_VARIANTS:-default,agg,lookback,lookback_persist,lookback_32k,lookback_async,lookback_async_32k,lookback_async_sleep}
 for what in sort scan; do
-  timeout 200 .gpu/bench/bench_gpu_speed 10 28 $what $SCAN_VARIANTS 2>&1 | tee -a "$L"
+  timeout 300 .gpu/bench/bench_gpu_speed 10 28 $what $SCAN_VARIANTS 2>&1 | tee -a "$L"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { echo "bench_gpu_speed $what: exit $rc" | tee -a "$L"; fail=1; }
 done
@@ -48,10 +48,12 @@ for t in test_scans test_sorting test_order_stats; do
   if [ "$rc" -ne 0 ]; then fail=1; grep -B2 -A8 "FAIL\|CRASH" "$OUT/$t.log" | head -40 | tee -a "$L"; fi
 done
 
-# The scans suite again through the aggregate-tree kernel (ND_SCAN_VARIANT).
-( ND_SCAN_VARIANT=agg timeout 120 .gpu/tests/test_scans --jobs 4 > "$OUT/test_scans_agg.log" 2>&1 ); rc=$?
-echo "test_scans_agg rc=$rc $(grep -h Synthesis "$OUT/test_scans_agg.log" | sed 's/.*Tested/Tested/')" | tee -a "$L"
-[ "$rc" -eq 0 ] || { fail=1; grep -B2 -A8 "FAIL\|CRASH" "$OUT/test_scans_agg.log" | head -40 | tee -a "$L"; }
+# The scans suite again through other kernels (ND_SCAN_VARIANT).
+for v in agg lookback; do
+  ( ND_SCAN_VARIANT=$v timeout 120 .gpu/tests/test_scans --jobs 4 > "$OUT/test_scans_$v.log" 2>&1 ); rc=$?
+  echo "test_scans_$v rc=$rc $(grep -h Synthesis "$OUT/test_scans_$v.log" | sed 's/.*Tested/Tested/')" | tee -a "$L"
+  [ "$rc" -eq 0 ] || { fail=1; grep -B2 -A8 "FAIL\|CRASH" "$OUT/test_scans_$v.log" | head -40 | tee -a "$L"; }
+done
 
 echo "=== 3. through nd (wall time: record + run + sync)" | tee -a "$L"
 timeout 60 .gpu/bench/bench_scan_hist 268435456 7 2>&1 | grep -v '^JSON' | tee -a "$L"

@@ -4,7 +4,16 @@
 // predecessor prefixes happen to be ready). Every combination below has an
 // association fixed by element positions alone. The kernels:
 //
-// - long rows, one pass (NDP_SCAN_ONE_PASS, the default): tiles of TILE
+// - the fixed-order look-back (NDP_SCAN_LOOKBACK*, the default its resident
+//   grid with 32 KiB tiles read ahead into shared memory by cp.async, for
+//   float32, float64 and the 64-bit integers): one pass where
+//   every tile's prefix is the chain P(t) = P(t - 1) + total(t) in order,
+//   found by decoupled look-back that folds the newest published prefix and
+//   the totals after it left to right (the same bits whichever it found;
+//   see scan_lookback). Tiles are read and written 16 bytes a lane, no
+//   shared-memory transposes; float32's chain is carried in float64.
+//   Complex values take the one pass whatever is asked for.
+// - long rows, one pass (NDP_SCAN_ONE_PASS): tiles of TILE
 //   elements (tiles never span rows) taken in order from a counter, so every
 //   tile a tile waits for is running or done. A tile scans its elements
 //   (cub::BlockScan, a fixed tree) and publishes its total; the last tile of
@@ -51,6 +60,8 @@
 #include <cub/block/block_store.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <algorithm>
+#include <stdint.h>
 #include <type_traits>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +73,7 @@ namespace {
 
 constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
-constexpr int kDefaultScan = NDP_SCAN_AGG; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
+constexpr int kDefaultScan = NDP_SCAN_LOOKBACK_ASYNC_32K; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
 
 // A tile is 16 KiB of values at 256 threads (complex128: 4 items a thread).
 template <typename T> __host__ __device__ constexpr int items_per_thread() {
@@ -234,6 +245,41 @@ template <typename T, bool PACKED> __device__ __forceinline__ void publish(Level
     }
 }
 
+// A tile of BT threads x ITEMS in CUB's blocked arrangement, loaded and
+// stored through shared memory (warp transposes), and its block scan: the
+// one pass, the aggregate tree and the windows share it.
+template <typename T, int BT, int ITEMS> struct BlockTile {
+    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+    using Scan = cub::BlockScan<T, BT>;
+    using Reduce = cub::BlockReduce<Part<T>, BT>;
+    static constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    union Temp {
+        typename Load::TempStorage load;
+        typename Store::TempStorage store;
+        typename Scan::TempStorage scan;
+        typename Reduce::TempStorage reduce;
+    };
+    // The tile's first `valid` elements at p (the rest 0), as loaded.
+    static __device__ __forceinline__ void load(Temp &tmp, const T *p, int64_t valid, T (&items)[ITEMS]) {
+        if (valid == TILE) Load(tmp.load).Load(p, items);
+        else Load(tmp.load).Load(p, items, (int)valid, T(0));
+    }
+    // The same after op.load (NaNs of the nan scans replaced), with the
+    // block synchronised so that tmp can be reused.
+    static __device__ __forceinline__ void load(Temp &tmp, const T *p, int64_t valid, const ScanOp<T> &op,
+                                                T (&items)[ITEMS]) {
+        load(tmp, p, valid, items);
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) items[k] = op.load(items[k]);
+        __syncthreads();
+    }
+    static __device__ __forceinline__ void store(Temp &tmp, T *p, int64_t valid, T (&items)[ITEMS]) {
+        if (valid == TILE) Store(tmp.store).Store(p, items);
+        else Store(tmp.store).Store(p, items, (int)valid);
+    }
+};
+
 // The inclusive scan of the tile's items after op.load; the total (the scan
 // at the last valid element, which stays the same bits whatever the tile's
 // length) into *total_s, seen by every thread on return.
@@ -256,14 +302,9 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out
                                                  ScanOp<T> op, TileState<T, PACKED> st) {
     constexpr int ITEMS = items_per_thread<T>();
     constexpr int64_t TILE = tile_of<T, BT>();
-    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
-    using Scan = cub::BlockScan<T, BT>;
-    __shared__ union {
-        typename Load::TempStorage load;
-        typename Store::TempStorage store;
-        typename Scan::TempStorage scan;
-    } tmp;
+    using Tile = BlockTile<T, BT, ITEMS>;
+    using Scan = typename Tile::Scan;
+    __shared__ typename Tile::Temp tmp;
     __shared__ unsigned long long tile_s;
     __shared__ Part<T> level_s[3]; // supers, groups, tiles before this one
     __shared__ T total_s;
@@ -274,11 +315,7 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out
     const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
 
     T items[ITEMS];
-    if (valid == TILE) Load(tmp.load).Load(in + base, items);
-    else Load(tmp.load).Load(in + base, items, (int)valid, T(0));
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++) items[k] = op.load(items[k]);
-    __syncthreads();
+    Tile::load(tmp, in + base, valid, op, items);
     const T total = scan_items<T, BT, ITEMS, Scan>(tmp.scan, items, valid, op, &total_s);
     const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
     if (threadIdx.x == 0 && more) publish(st.tile, tile, total);
@@ -313,8 +350,7 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_tiles(const T *in, T *out
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
     }
-    if (valid == TILE) Store(tmp.store).Store(out + base, items);
-    else Store(tmp.store).Store(out + base, items, (int)valid);
+    Tile::store(tmp, out + base, valid, items);
 }
 
 // ----------------------------------------------------------- aggregate tree
@@ -413,14 +449,9 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     static_assert(ND_SCAN_LEVELS == 4, "pair_sync's barrier ids 1 and 2 link levels 0 -> 1 -> 2");
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
     constexpr int W = agg_words<T>();
-    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
-    using Scan = cub::BlockScan<T, BT>;
-    __shared__ union {
-        typename Load::TempStorage load;
-        typename Store::TempStorage store;
-        typename Scan::TempStorage scan;
-    } tmp;
+    using Tile = BlockTile<T, BT, ITEMS>;
+    using Scan = typename Tile::Scan;
+    __shared__ typename Tile::Temp tmp;
     __shared__ unsigned long long tile_s;
     __shared__ Part<T> level_s[ND_SCAN_LEVELS]; // each level's fold
     __shared__ T chain_s[ND_SCAN_LEVELS];       // entry j this tile published, for warp j
@@ -434,11 +465,7 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
 
     T items[ITEMS];
-    if (valid == TILE) Load(tmp.load).Load(in + base, items);
-    else Load(tmp.load).Load(in + base, items, (int)valid, T(0));
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++) items[k] = op.load(items[k]);
-    __syncthreads();
+    Tile::load(tmp, in + base, valid, op, items);
     // The tile's total (the block's fixed tree): a partial tile's includes
     // its padding, but it is the row's last and nobody reads it.
     T total;
@@ -481,8 +508,386 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
     }
-    if (valid == TILE) Store(tmp.store).Store(out + base, items);
-    else Store(tmp.store).Store(out + base, items, (int)valid);
+    Tile::store(tmp, out + base, valid, items);
+}
+
+// ------------------------------------------------------ fixed-order look-back
+// NDP_SCAN_LOOKBACK*: one pass, one read and one write, where a tile's
+// exclusive prefix is always the chain P(t) = P(t - 1) + total(t), folded
+// one tile at a time from the row's first tile, whatever the timing.
+// Decoupled look-back (as CUB's) reads the newest published inclusive
+// prefix P(t - k) and the totals of the tiles after it; it is
+// deterministic when it folds them in order, left to right:
+//   ((P(t - k) + total(t - k + 1)) + total(t - k + 2)) + ... + total(t - 1)
+// is, by the definition of P, P(t - 1) bit for bit, for every k (CUB instead
+// reduces the k - 1 totals by a tree and adds that to P(t - k): a value
+// that depends on k, so on which tile published first). The chain is
+// carried in float64 for float32 (CarryT): 2^16 tiles of 2^28 elements add
+// their rounding errors one after another, about 1e-5 of the sum in
+// float32, ~1e-14 in float64; the tile adds the prefix rounded once to
+// float32. Integers carry in their own type (wrapping is associative).
+//
+// The tile: each warp holds a contiguous run of 32 x ITEMS elements, as C
+// chunks of 32 lanes x V (16 bytes: one 128-bit load and store a chunk, no
+// shared memory transpose); a chunk is scanned in the lane (V - 1 ops), across
+// lanes by shuffles (a fixed Kogge-Stone tree), then carried chunk to chunk
+// and warp to warp in order. Published entries: the tile's total and its
+// inclusive prefix, each a CarryT in two 64-bit words with a ready mark
+// (agg_publish), so a reader never waits for a flag and then a value.
+template <typename T> using CarryT = typename std::conditional<std::is_same<T, float>::value, double, T>::type;
+
+struct LbState {
+    unsigned long long *counter;
+    unsigned long long *total; // tile i's total at total + 2i (CarryT)
+    unsigned long long *prefix; // tile i's inclusive prefix at prefix + 2i
+    int vec;                    // in and out 16-byte aligned and rows a whole number of 16 bytes
+};
+
+// Tile i's state: 2 when its prefix is published (*v the prefix), 1 when
+// only its total (*v the total), else 0. The four words are loaded at once.
+template <typename A> __device__ __forceinline__ int lb_status(const LbState &st, int64_t i, A *v) {
+    static_assert(sizeof(A) == 8, "8-byte carries");
+    const unsigned long long p0 = load_word(st.prefix + 2 * i), p1 = load_word(st.prefix + 2 * i + 1);
+    const unsigned long long a0 = load_word(st.total + 2 * i), a1 = load_word(st.total + 2 * i + 1);
+    if ((p0 >> 32) && (p1 >> 32)) {
+        *v = from_bits<A>((p0 & 0xffffffffull) | p1 << 32);
+        return 2;
+    }
+    if ((a0 >> 32) && (a1 >> 32)) {
+        *v = from_bits<A>((a0 & 0xffffffffull) | a1 << 32);
+        return 1;
+    }
+    return 0;
+}
+
+// Tile `tile` (t-th of its row, row_first the row's first tile) of a
+// look-back scan: its exclusive prefix, by warp 0 (the result in every
+// lane). Windows of 32 tiles are read going back (lane l: tile start - l)
+// until one holds a published prefix, keeping up to MAXW windows of totals;
+// past that, the oldest window is polled until a prefix appears. Every
+// tile waited for took its ticket earlier, so it is running or done.
+template <typename A, int MAXW, int SLEEP_NS>
+__device__ __forceinline__ A lb_look_back(const ScanOp<A> &op, const LbState &st, int64_t tile, int64_t row_first,
+                                          int lane) {
+    A win[MAXW];
+    int found_w = MAXW - 1, found_l = 0;
+#pragma unroll
+    for (int w = 0; w < MAXW; w++) {
+        const int64_t i = tile - 1 - 32 * w - lane;
+        int l_pre;
+        while (true) {
+            A v = A(0);
+            const int s = i >= row_first ? lb_status<A>(st, i, &v) : 0;
+            win[w] = v;
+            const unsigned pre = __ballot_sync(0xffffffffu, s == 2), ready = __ballot_sync(0xffffffffu, s >= 1);
+            l_pre = pre ? __ffs(pre) - 1 : 32;
+            const unsigned need = l_pre == 32 ? 0xffffffffu : (1u << l_pre) - 1;
+            // Every tile between this one and the prefix has its total;
+            // the last window must hold a prefix.
+            if ((ready & need) == need && (l_pre < 32 || w < MAXW - 1)) break;
+            if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+        }
+        if (l_pre < 32) {
+            found_w = w;
+            found_l = l_pre;
+            break;
+        }
+    }
+    // P(start of the prefix), then every total after it, oldest first.
+    A acc = A(0);
+#pragma unroll
+    for (int w = MAXW - 1; w >= 0; w--) {
+        if (w > found_w) continue;
+        const int top = w == found_w ? found_l : 32;
+        if (w == found_w) acc = shfl_from(win[w], found_l);
+#pragma unroll
+        for (int l = 31; l >= 0; l--)
+            if (l < top) acc = op(acc, shfl_from(win[w], l)); // top is the same in every lane
+    }
+    return acc;
+}
+
+// A look-back tile's elements: chunk c of lane `lane` of warp `warp` is
+// elements [(32 c + lane) V, + V) of the warp's run. Whole tiles with
+// st.vec load and store 16 bytes at once, streaming (evict first); the
+// rest element by element, the row's tail kept out.
+template <typename T, int BT, int C>
+__device__ __forceinline__ void lb_load(const T *in, int64_t base, int64_t valid, int vec, T (&x)[C][16 / sizeof(T)]) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t run = (int64_t)warp * 32 * C * V;
+    if (vec && valid == TILE) {
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const uint4 u = __ldcs(reinterpret_cast<const uint4 *>(in + base + run + (int64_t)(32 * c + lane) * V));
+            memcpy(&x[c][0], &u, 16);
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+#pragma unroll
+            for (int q = 0; q < V; q++) {
+                const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
+                x[c][q] = e < valid ? in[base + e] : T(0);
+            }
+    }
+}
+
+template <typename T, int BT, int C>
+__device__ __forceinline__ void lb_store(T *out, int64_t base, int64_t valid, int vec, const T (&x)[C][16 / sizeof(T)]) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t run = (int64_t)warp * 32 * C * V;
+    if (vec && valid == TILE) {
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            uint4 u;
+            memcpy(&u, &x[c][0], 16);
+            __stcs(reinterpret_cast<uint4 *>(out + base + run + (int64_t)(32 * c + lane) * V), u);
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+#pragma unroll
+            for (int q = 0; q < V; q++) {
+                const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
+                if (e < valid) out[base + e] = x[c][q];
+            }
+    }
+}
+
+// One look-back tile, its elements x as loaded (base, valid: where they are
+// in and go out): scanned, published, prefixed and stored. before() runs
+// between the local scan and the block's first barrier (a ticket for a
+// later tile is taken there), after() just after it, before the wait (the
+// loads of a later tile are issued there). Every thread of the block calls
+// it for the same tile.
+template <typename T, int BT, int C, int MAXW, int SLEEP_NS, typename Before, typename After>
+__device__ __forceinline__ void lb_tile(T (&x)[C][16 / sizeof(T)], int64_t tile, int64_t tiles_per_row,
+                                        int64_t base, int64_t valid, T *out, const ScanOp<T> &op,
+                                        const LbState &st, Before before, After after) {
+    constexpr int V = 16 / sizeof(T), NW = BT / 32;
+    using A = CarryT<T>;
+    const ScanOp<A> aop{op.prod, op.skip_nan};
+    __shared__ T warp_s[NW];
+    __shared__ Part<A> prefix_s;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t t = tile % tiles_per_row;
+    // The warp's run: each chunk in the lane, then across lanes.
+    T inc[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+#pragma unroll
+        for (int q = 0; q < V; q++) x[c][q] = op.load(x[c][q]);
+#pragma unroll
+        for (int q = 1; q < V; q++) x[c][q] = op(x[c][q - 1], x[c][q]);
+        inc[c] = x[c][V - 1];
+    }
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1)
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const T u = shfl_up(inc[c], off);
+            if (lane >= off) inc[c] = op(u, inc[c]);
+        }
+    // Chunk c's prefix in the run: the chunks before it, then the lanes
+    // before this one (lane 0 of chunk 0 has none).
+    Part<T> pre[C];
+    Part<T> carry{T(0), 0};
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const T before_lane = shfl_up(inc[c], 1);
+        pre[c] = op.join(carry, Part<T>{before_lane, lane > 0});
+        carry = op.join(carry, Part<T>{shfl_from(inc[c], 31), 1});
+    }
+    if (lane == 0) warp_s[warp] = carry.v;
+    before();
+    __syncthreads();
+    after();
+    // The warps before this one, in order.
+    Part<T> wp{T(0), 0};
+#pragma unroll
+    for (int k = 0; k < NW - 1; k++)
+        if (k < warp) wp = op.join(wp, Part<T>{warp_s[k], 1});
+    if (warp == 0) {
+        T total = warp_s[0];
+#pragma unroll
+        for (int k = 1; k < NW; k++) total = op(total, warp_s[k]);
+        const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
+        Part<A> p{A(0), 0};
+        if (t == 0) {
+            if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, (A)total);
+        } else {
+            if (lane == 0 && more) agg_publish(st.total + 2 * tile, (A)total);
+            p = Part<A>{lb_look_back<A, MAXW, SLEEP_NS>(aop, st, tile, tile - t, lane), 1};
+            if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, aop(p.v, (A)total));
+        }
+        if (lane == 0) prefix_s = p;
+    }
+    __syncthreads();
+    const Part<A> pa = prefix_s;
+    const Part<T> tp = op.join(Part<T>{(T)pa.v, pa.ok}, wp);
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const Part<T> o = op.join(tp, pre[c]);
+        if (o.ok) {
+#pragma unroll
+            for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
+        }
+    }
+    lb_store<T, BT, C>(out, base, valid, st.vec, x);
+    // warp_s and prefix_s are next written after the next tile's first
+    // barrier, which every thread reaches after reading them here.
+}
+
+// Windows of 32 tiles a look-back keeps: a tile starts looking back about
+// (tiles read a microsecond) x (a round trip and its fold) behind the front
+// of published prefixes, ~4 MiB of tiles at full bandwidth; past the last
+// window it waits for the front. 8 for 16 KiB tiles, 6 for 32, 4 above.
+template <typename T, int BT, int C> __host__ __device__ constexpr int lb_windows() {
+    return (int64_t)BT * C * 16 <= 16384 ? 8 : (int64_t)BT * C * 16 <= 32768 ? 6 : 4;
+}
+
+// Where tile `tl` of a look-back scan is: its first element and length.
+__device__ __forceinline__ void lb_where(int64_t tl, int64_t tiles_per_row, int64_t n, int64_t tile_elems,
+                                         int64_t *base, int64_t *valid) {
+    const int64_t row = tl / tiles_per_row, t = tl % tiles_per_row;
+    *base = row * n + t * tile_elems;
+    *valid = n - t * tile_elems < tile_elems ? n - t * tile_elems : tile_elems;
+}
+
+// PERSIST: a grid of as many blocks as fit at once, each taking tickets in
+// turn and loading its next tile into registers before it looks back for
+// the current one (the loads stay in flight through the wait). Otherwise
+// one tile a block. Deadlock-free either way: the unfinished tile with the
+// smallest ticket waits only for finished tiles, and its block works on
+// nothing before it.
+template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+                                                                int64_t tiles, ScanOp<T> op, LbState st) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    __shared__ unsigned long long ticket_s;
+    if (threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    int64_t tile = (int64_t)ticket_s, base = 0, valid = 0;
+    if constexpr (PERSIST) __syncthreads(); // read before thread 0 takes the next ticket
+    T x[C][V];
+    if (tile < tiles) {
+        lb_where(tile, tiles_per_row, n, TILE, &base, &valid);
+        lb_load<T, BT, C>(in, base, valid, st.vec, x);
+    }
+    while (tile < tiles) {
+        T y[C][V];
+        int64_t next = tiles, next_base = 0, next_valid = 0;
+        lb_tile<T, BT, C, lb_windows<T, BT, C>(), SLEEP_NS>(
+            x, tile, tiles_per_row, base, valid, out, op, st,
+            [&] {
+                // ticket_s was last read before the previous tile's second barrier (or the first)
+                if (PERSIST && threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
+            },
+            [&] {
+                if constexpr (PERSIST) {
+                    next = (int64_t)ticket_s;
+                    if (next < tiles) {
+                        lb_where(next, tiles_per_row, n, TILE, &next_base, &next_valid);
+                        lb_load<T, BT, C>(in, next_base, next_valid, st.vec, y);
+                    }
+                }
+            });
+        if constexpr (!PERSIST) {
+            break;
+        } else {
+#pragma unroll
+            for (int c = 0; c < C; c++)
+#pragma unroll
+                for (int q = 0; q < V; q++) x[c][q] = y[c][q];
+            tile = next;
+            base = next_base;
+            valid = next_valid;
+        }
+    }
+}
+
+// 16 bytes global -> shared, asynchronously (L2 only), and the waits.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+}
+
+// The resident grid with NB tiles a block in flight through shared memory
+// (dynamic, NB x the tile): tile k's loads are issued NB tiles ahead, by
+// cp.async into ring slot k % NB; each thread copies and later reads only
+// its own 16-byte chunks (slot[c][thread]: no bank conflicts), so no
+// barrier guards the ring. Tiles that are partial or misaligned are loaded
+// from global memory when their turn comes. Tickets as scan_lookback's.
+template <typename T, int BT, int C, int MIN_BLOCKS, int NB, int SLEEP_NS>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback_async(const T *in, T *out, int64_t n,
+                                                                      int64_t tiles_per_row, int64_t tiles,
+                                                                      ScanOp<T> op, LbState st) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    extern __shared__ uint4 ring[]; // [NB][C][BT]
+    __shared__ unsigned long long ticket_s[NB];
+    int64_t ticket[NB]; // the tiles in flight, oldest first (slot k % NB)
+    if (threadIdx.x == 0)
+        for (int s = 0; s < NB; s++) ticket_s[s] = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    auto issue = [&](int slot, int64_t tl) {
+        if (tl < tiles && st.vec) {
+            int64_t b, v;
+            lb_where(tl, tiles_per_row, n, TILE, &b, &v);
+            if (v == TILE) {
+                const T *src = in + b + (int64_t)warp * 32 * C * V;
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    cp_async16(&ring[(slot * C + c) * BT + threadIdx.x], src + (int64_t)(32 * c + lane) * V);
+            }
+        }
+        cp_async_commit(); // one group a tile, empty or not
+    };
+#pragma unroll
+    for (int s = 0; s < NB; s++) {
+        ticket[s] = (int64_t)ticket_s[s];
+        issue(s, ticket[s]);
+    }
+    __syncthreads(); // ticket_s read before thread 0 refills it
+    for (int k = 0; ticket[0] < tiles; k = k + 1 == NB ? 0 : k + 1) {
+        const int64_t tile = ticket[0];
+        int64_t base, valid;
+        lb_where(tile, tiles_per_row, n, TILE, &base, &valid);
+        T x[C][V];
+        cp_async_wait<NB - 1>(); // this tile's group (the oldest) is done
+        if (st.vec && valid == TILE) {
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const uint4 u = ring[(k * C + c) * BT + threadIdx.x];
+                memcpy(&x[c][0], &u, 16);
+            }
+        } else {
+            lb_load<T, BT, C>(in, base, valid, st.vec, x);
+        }
+        lb_tile<T, BT, C, lb_windows<T, BT, C>(), SLEEP_NS>(
+            x, tile, tiles_per_row, base, valid, out, op, st,
+            [&] {
+                // ticket_s[k] was last read NB tiles ago, before that tile's second barrier
+                if (threadIdx.x == 0) ticket_s[k] = atomicAdd(st.counter, 1ULL);
+            },
+            [&] {
+#pragma unroll
+                for (int s = 0; s + 1 < NB; s++) ticket[s] = ticket[s + 1];
+                ticket[NB - 1] = (int64_t)ticket_s[k];
+                issue(k, ticket[NB - 1]); // slot k: this thread has read its chunks of it
+            });
+    }
+    cp_async_wait<0>();
 }
 
 // Windowed reduce-then-scan of one row of n: launch j scans the tiles of
@@ -494,16 +899,10 @@ __global__ void __launch_bounds__(BT) scan_window(const T *in, T *out, int64_t n
                                                   int64_t scan_blocks, ScanOp<T> op, T *agg, Part<T> *carry) {
     constexpr int ITEMS = items_per_thread<T>();
     constexpr int64_t TILE = tile_of<T, BT>();
-    using Load = cub::BlockLoad<T, BT, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-    using Store = cub::BlockStore<T, BT, ITEMS, cub::BLOCK_STORE_WARP_TRANSPOSE>;
-    using Scan = cub::BlockScan<T, BT>;
-    using Reduce = cub::BlockReduce<Part<T>, BT>;
-    __shared__ union {
-        typename Load::TempStorage load;
-        typename Store::TempStorage store;
-        typename Scan::TempStorage scan;
-        typename Reduce::TempStorage reduce;
-    } tmp;
+    using Tile = BlockTile<T, BT, ITEMS>;
+    using Scan = typename Tile::Scan;
+    using Reduce = typename Tile::Reduce;
+    __shared__ typename Tile::Temp tmp;
     __shared__ Part<T> prefix_s;
     __shared__ T total_s;
     const JoinOp<T> join{op};
@@ -513,8 +912,7 @@ __global__ void __launch_bounds__(BT) scan_window(const T *in, T *out, int64_t n
     T *win_agg = agg + (w & 1) * win_tiles;
 
     T items[ITEMS];
-    if (valid == TILE) Load(tmp.load).Load(in + base, items);
-    else Load(tmp.load).Load(in + base, items, (int)valid, T(0));
+    Tile::load(tmp, in + base, valid, items);
     if (!scanning) {
         // The tile's total: each thread folds its items in order, then a
         // fixed block tree.
@@ -556,8 +954,7 @@ __global__ void __launch_bounds__(BT) scan_window(const T *in, T *out, int64_t n
         for (int q = 0; q < ITEMS; q++) items[q] = op(prefix.v, items[q]);
     }
     __syncthreads();
-    if (valid == TILE) Store(tmp.store).Store(out + base, items);
-    else Store(tmp.store).Store(out + base, items, (int)valid);
+    Tile::store(tmp, out + base, valid, items);
 }
 
 // One warp per row: 32 elements at a time, a fixed shuffle scan, the carry
@@ -677,6 +1074,63 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     return cudaGetLastError();
 }
 
+// The look-back scan (scan_lookback, or scan_lookback_async with NB > 0):
+// tiles of BT threads x C chunks of 16 bytes; misaligned pointers take the
+// element loads, the same association. PERSIST and NB > 0 launch as many
+// blocks as are resident at once.
+template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST, int NB = 0>
+cudaError_t scan_lookback_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp,
+                                 size_t *bytes, cudaStream_t s) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t TILE = (int64_t)BT * C * V;
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    // [counter][totals: 2 words a tile][prefixes: 2 words a tile] (all zeroed)
+    const size_t totals_off = align_up(sizeof(unsigned long long));
+    const size_t prefix_off = align_up(totals_off + (size_t)tiles * 2 * sizeof(unsigned long long));
+    const size_t need = align_up(prefix_off + (size_t)tiles * 2 * sizeof(unsigned long long));
+    if (!tmp) {
+        *bytes = need;
+        return cudaSuccess;
+    }
+    if (*bytes < need) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, need, s);
+    if (e != cudaSuccess) return e;
+    const bool vec = ((uintptr_t)in % 16 == 0) && ((uintptr_t)out % 16 == 0) && (rows == 1 || n % V == 0);
+    LbState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + totals_off),
+               reinterpret_cast<unsigned long long *>(w + prefix_off), vec};
+    // NB > 0: scan_lookback_async with NB tiles of shared memory a block.
+    auto kernel = [] {
+        if constexpr (NB > 0) return scan_lookback_async<T, BT, C, MIN_BLOCKS, NB, SLEEP_NS>;
+        else return scan_lookback<T, BT, C, MIN_BLOCKS, SLEEP_NS, PERSIST>;
+    }();
+    const size_t smem = NB > 0 ? (size_t)NB * TILE * sizeof(T) : 0;
+    int64_t grid = tiles;
+    if (NB > 0 || PERSIST) {
+        // Resident blocks of this kernel, found once a device (the shared
+        // memory limit is set once too; a race repeats the same values).
+        static int resident[64];
+        int dev = 0;
+        if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+        int blocks = dev < 64 ? resident[dev] : 0;
+        if (blocks == 0) {
+            int sms = 0, per_sm = 0;
+            if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+            if (smem > 0 && (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      (int)smem)) != cudaSuccess)
+                return e;
+            if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem)) != cudaSuccess)
+                return e;
+            blocks = sms * (per_sm > 0 ? per_sm : 1);
+            if (dev < 64) resident[dev] = blocks;
+        }
+        grid = std::min<int64_t>(tiles, blocks);
+    }
+    kernel<<<(unsigned)grid, BT, smem, s>>>(in, out, n, tiles_per_row, tiles, op, st);
+    return cudaGetLastError();
+}
+
 // One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
 cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
@@ -730,6 +1184,18 @@ cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int
         case NDP_SCAN_AGG_NO_TICKET:
             return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
+        // Look-back tiles of 16 KiB (256 threads x 4 chunks of 16 bytes) unless named.
+        case NDP_SCAN_LOOKBACK: return scan_lookback_launch<T, 256, 4, 4, 0, false>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_SLEEP: return scan_lookback_launch<T, 256, 4, 4, 64, false>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_128: return scan_lookback_launch<T, 128, 6, (sizeof(T) == 4 ? 8 : 6), 0, false>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_32K: return scan_lookback_launch<T, 256, 8, 2, 0, false>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_512: return scan_lookback_launch<T, 512, 4, 2, 0, false>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_PERSIST: return scan_lookback_launch<T, 256, 4, 3, 0, true>(in, out, rows, n, op, tmp, bytes, s);
+        // Tiles through a ring of 2 in shared memory: 64 KiB (one block an SM), 32 KiB (3).
+        case NDP_SCAN_LOOKBACK_ASYNC: return scan_lookback_launch<T, 256, 16, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_ASYNC_512: return scan_lookback_launch<T, 512, 8, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_ASYNC_32K: return scan_lookback_launch<T, 256, 8, 3, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_LOOKBACK_ASYNC_SLEEP: return scan_lookback_launch<T, 256, 8, 3, 64, true, 2>(in, out, rows, n, op, tmp, bytes, s);
         }
     }
     return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
@@ -767,7 +1233,17 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG_SPIN:
     case NDP_SCAN_AGG_4K:
     case NDP_SCAN_AGG_NO_TICKET:
-    case NDP_SCAN_AGG_256: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_256:
+    case NDP_SCAN_LOOKBACK:
+    case NDP_SCAN_LOOKBACK_SLEEP:
+    case NDP_SCAN_LOOKBACK_128:
+    case NDP_SCAN_LOOKBACK_32K:
+    case NDP_SCAN_LOOKBACK_512:
+    case NDP_SCAN_LOOKBACK_PERSIST:
+    case NDP_SCAN_LOOKBACK_ASYNC:
+    case NDP_SCAN_LOOKBACK_ASYNC_512:
+    case NDP_SCAN_LOOKBACK_ASYNC_32K:
+    case NDP_SCAN_LOOKBACK_ASYNC_SLEEP: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
