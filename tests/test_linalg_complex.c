@@ -206,6 +206,63 @@ NDT_TEST(linalg_complex, cholesky_hermitian) {
     free(a);
 }
 
+/* As test_linalg's float case: only A's lower triangle is read (NaN above),
+ * every element of L is written (the result likely reuses a freed block of
+ * NaNs), zeros above the diagonal; L against a Cholesky made here in
+ * complex128 (A = L L^H, L[i][j] = (A[i][j] - sum L[i][k] conj(L[j][k])) /
+ * L[j][j]). Sizes: edge-cut and several 32 x 32 tiles, and a batch of
+ * small matrices. */
+NDT_TEST(linalg_complex, cholesky_reads_lower_writes_every_element) {
+    NDT_RNG(r);
+    static const int64_t cases[][2] = {{1, 2}, {33, 2}, {70, 1}, {300, 1}, {6, 30}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t n = cases[c][0], batch = cases[c][1], nn = n * n;
+        cd *a = malloc(sizeof(cd) * (size_t)(batch * nn)), *want = calloc((size_t)(batch * nn), sizeof(cd));
+        for (int64_t b = 0; b < batch; b++) {
+            cd *ab = a + b * nn, *l = want + b * nn;
+            hpd(&r, n, ab);
+            for (int64_t j = 0; j < n; j++) {
+                double d = creal(ab[j * n + j]);
+                for (int64_t k = 0; k < j; k++) d -= creal(l[j * n + k] * conj(l[j * n + k]));
+                l[j * n + j] = sqrt(d);
+                for (int64_t i = j + 1; i < n; i++) {
+                    cd s = ab[i * n + j];
+                    for (int64_t k = 0; k < j; k++) s -= l[i * n + k] * conj(l[j * n + k]);
+                    l[i * n + j] = s / l[j * n + j];
+                }
+            }
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = i + 1; j < n; j++) ab[i * n + j] = CMPLX(NAN, NAN);
+        }
+        for (int ti = 0; ti < 2; ti++) {
+            nd_dtype t = CT[ti];
+            nd_array *x = upc(t, ND_SHAPE(batch, n, n), a);
+            nd_array *junk = nd_full(t == ND_COMPLEX64 ? ND_FLOAT32 : ND_FLOAT64, ND_SHAPE(2 * batch * nn), NAN);
+            cr_assert(x && junk && nd_sync() == ND_OK, "%s", nd_last_error());
+            nd_free(junk);
+            nd_array *l = nd_linalg_cholesky(x);
+            cr_assert(l, "%s", nd_last_error());
+            cd *g = downc(l);
+            int zero_above = 1, finite = 1;
+            for (int64_t b = 0; b < batch; b++)
+                for (int64_t p = 0; p < n; p++)
+                    for (int64_t q = 0; q < n; q++) {
+                        cd v = g[b * nn + p * n + q];
+                        if (q > p && !(creal(v) == 0 && cimag(v) == 0)) zero_above = 0;
+                        if (!isfinite(creal(v)) || !isfinite(cimag(v))) finite = 0;
+                    }
+            cr_expect(zero_above, "%s n=%lld batch=%lld: L's strict upper triangle must be 0", nd_dtype_name(t),
+                      (long long)n, (long long)batch);
+            cr_expect(finite, "%s n=%lld batch=%lld: an element is not finite (not written, or A's upper triangle "
+                      "read)", nd_dtype_name(t), (long long)n, (long long)batch);
+            expect_close_c(g, want, batch * nn, tol_of(t, n, 1), 2.0 * (double)n, "cholesky from the lower triangle");
+            free(g);
+            nd_free(x), nd_free(l);
+        }
+        free(a), free(want);
+    }
+}
+
 /* ---- qr */
 
 static void check_qr(nd_dtype t, int64_t m, int64_t n, nd_qr_mode mode, const cd *a) {

@@ -382,10 +382,8 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
     size_t es = g->es;
     const char *in = (const char *)args[0].data;
     switch (u->lib) {
-    case ND_LIB_LA_CHOLESKY: {
+    case ND_LIB_LA_CHOLESKY: { /* on C as packed by nd_cuda_chol_pack (la_run) */
         char *c = (char *)args[1].data + (size_t)(b * n * n) * es;
-        if (c != in + (size_t)(b * n * n) * es) /* in place when the frontend made the input for it */
-            CUDA_TRY_INT(copy(c, in + (size_t)(b * n * n) * es, (size_t)(n * n) * es, s));
         SOLVER_TRY(DT4(g, potrf, h, CUBLAS_FILL_MODE_LOWER, (int)n, (void *)c, lda(n), work, lwork, info), "potrf");
         return 0;
     }
@@ -496,15 +494,19 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
         return ND_CUDA_LIB_ND_ERROR;
     }
     *host_ptrs = hp;
-    char *a_base = (char *)args[1].data;
-    if (a_base != args[0].data) CUDA_TRY_INT(copy(a_base, args[0].data, (size_t)(nb * n * n) * es, s));
+    char *a_base = (char *)args[1].data; /* packed by nd_cuda_chol_pack (la_run) */
     for (int64_t b = 0; b < nb; b++) hp[b] = a_base + (size_t)(b * n * n) * es;
     CUDA_TRY_INT(cudaMemcpyAsync(dptrs, hp, (size_t)nb * sizeof *hp, cudaMemcpyHostToDevice, s));
     SOLVER_TRY(DT4(g, potrfBatched, h, CUBLAS_FILL_MODE_LOWER, (int)n, (void *)dptrs, lda(n), info, (int)nb), "potrfBatched");
     return 0;
 }
 
-int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+/* Every routine; cu is needed by (and only by) LA_CHOLESKY's triangle
+ * passes. */
+static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
+                  cudaStream_t s) {
+    int chol = u->lib == ND_LIB_LA_CHOLESKY;
+    if (chol && !cu) return (int)cudaErrorNotSupported; /* nd_cuda_la_cholesky_run's */
     cusolverDnHandle_t h;
     int e = handle_for(&h);
     if (e) return e;
@@ -524,6 +526,8 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
     char *extra = e ? NULL : work + up((size_t)w.lwork * g.es);
     if (!e) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
     void **host_ptrs = NULL;
+    nd_dtype t = (nd_dtype)args[0].dtype;
+    if (!e && chol) e = nd_cuda_chol_pack(cu, t, args[0].data, args[1].data, g.n, g.batch, s);
     if (!e && batched(u, &g)) e = run_batched(h, u, args, &g, info, extra, &host_ptrs, s);
     if (!e && eigh_batched(u, &g)) { /* the whole batch, strided, in one call */
         int64_t n = g.n;
@@ -540,6 +544,7 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
     if (!e && host_geev) e = geev_on_host(u, args, &g, s);
     for (int64_t b = 0; b < g.batch && !e && !host_geev && !batched(u, &g) && !eigh_batched(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
+    if (!e && chol) e = nd_cuda_chol_unpack(cu, t, args[1].data, g.n, g.batch, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
     if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
     /* The parameter objects and the host pointers outlive the calls that
@@ -548,4 +553,13 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
     if (eig_params) cusolverDnDestroySyevjInfo(eig_params);
     free(host_ptrs);
     return e;
+}
+
+int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+    return la_run(NULL, u, args, ws, ws_bytes, s);
+}
+
+int nd_cuda_la_cholesky_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws,
+                            size_t ws_bytes, cudaStream_t s) {
+    return la_run(cu, u, args, ws, ws_bytes, s);
 }
