@@ -50,6 +50,10 @@ static int solver_failed(cusolverStatus_t st, const char *what) {
         if (st_ != CUSOLVER_STATUS_SUCCESS) return solver_failed(st_, what); \
     } while (0)
 
+/* A cuBLAS handle of the same kind, for geam (the transpose after gesvd):
+ * nd's own (backend.c's) is bound to the backend's stream and workspace. */
+static cublasHandle_t blas_handles[MAX_DEVICES];
+
 static int handle_for(cusolverDnHandle_t *out) {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -117,6 +121,51 @@ static int eigh_batched(const nd_user_desc *u, const geom *g) {
     return u->lib == ND_LIB_LA_EIGH && g->batch >= 2 && g->n >= 1 && g->n <= BATCHED_MAX_N;
 }
 static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
+
+/* Which routine factors LA_SVD's matrices: gesvdj (Jacobi) or gesvd (QR
+ * iteration on the bidiagonal form). The rule: gesvd for double precision
+ * (float64, complex128) when min(m, n) > SVD_GESVD_MIN_K and the buffer's
+ * column-major shape n x m is not wide (n >= m: cuSOLVER's gesvd takes
+ * rows >= columns only), gesvdj otherwise. Measured on the H200 (4096,
+ * with vectors, the suite's SPD matrix): float64 gesvd 1.64 s (CuPy, and
+ * JAX, which switches to gesvd above 1024) against gesvdj 1.77 s (nd,
+ * PyTorch's default); float32 gesvdj 1.02 s against gesvd 1.09 s.
+ * bench/svd_routines.c times the routines alone to re-measure the rule. */
+#define SVD_GESVD_MIN_K 1024
+static int svd_gesvd(const nd_user_desc *u, const geom *g) {
+    int64_t k = g->m < g->n ? g->m : g->n;
+    return u->lib == ND_LIB_LA_SVD && (g->kind == K_D || g->kind == K_Z) && k > SVD_GESVD_MIN_K && g->n >= g->m;
+}
+
+/* out (rows x cols, column-major) = in^H (in: cols x rows, column-major),
+ * through cuBLAS geam on the step's stream. */
+static int conj_transpose(const geom *g, const void *in, void *out, int64_t rows, int64_t cols, cudaStream_t s) {
+    int dev = 0;
+    cudaError_t ce = cudaGetDevice(&dev);
+    if (ce != cudaSuccess) return (int)ce;
+    if (dev < 0 || dev >= MAX_DEVICES) return (int)cudaErrorInvalidDevice;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    if (!blas_handles[dev]) st = cublasCreate(&blas_handles[dev]);
+    cublasHandle_t b = blas_handles[dev];
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(b, s);
+    int r = (int)rows, c = (int)cols;
+    static const float f1 = 1, f0 = 0;
+    static const double d1 = 1, d0 = 0;
+    static const cuComplex c1 = {1, 0}, c0 = {0, 0};
+    static const cuDoubleComplex z1 = {1, 0}, z0 = {0, 0};
+    if (st == CUBLAS_STATUS_SUCCESS) switch (g->kind) {
+        case K_S: st = cublasSgeam(b, CUBLAS_OP_C, CUBLAS_OP_N, r, c, &f1, in, c, &f0, out, r, out, r); break;
+        case K_D: st = cublasDgeam(b, CUBLAS_OP_C, CUBLAS_OP_N, r, c, &d1, in, c, &d0, out, r, out, r); break;
+        case K_C: st = cublasCgeam(b, CUBLAS_OP_C, CUBLAS_OP_N, r, c, &c1, in, c, &c0, out, r, out, r); break;
+        default: st = cublasZgeam(b, CUBLAS_OP_C, CUBLAS_OP_N, r, c, &z1, in, c, &z0, out, r, out, r); break;
+        }
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        nd_error_set(ND_ERR_BACKEND, "cuda: cuBLAS geam (the transpose after gesvd) failed: %s",
+                     cublasGetStatusString(st));
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    return 0;
+}
 
 /* The workspace, in this order: info words (one per matrix), the library's
  * workspace (lwork elements), then the routine's own arrays. */
@@ -306,6 +355,11 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     case ND_LIB_LA_SVD: { /* cuSOLVER sees A^T: n x m column-major */
         int uv = (int)u->lib_args.v[0].i, econ = !u->lib_args.v[1].i;
         cusolverEigMode_t mode = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        if (svd_gesvd(u, g)) { /* the input copy, rwork (k reals) and gesvd's VT (m x m) */
+            SOLVER_TRY(DT4(g, gesvd_bufferSize, h, (int)n, (int)m, &lw), "gesvd_bufferSize");
+            w->extra = up((size_t)(m * n) * g->es) + up((size_t)k * g->rs) + up((size_t)(m * m) * g->es);
+            break;
+        }
         if (k > 0) {
             SOLVER_TRY(DT4(g, gesvdj_bufferSize, h, mode, econ, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL, lda(m), &lw, svd_params),
                        "gesvdj_bufferSize");
@@ -433,6 +487,17 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
         char *sv = (char *)args[1].data + (size_t)(b * k) * g->rs; /* real */
         char *ut = uv ? (char *)args[2].data + (size_t)(b * cu * m) * es : a + up((size_t)(m * n) * es);
         char *vh = uv ? (char *)args[3].data + (size_t)(b * cv * n) * es : ut + (size_t)(m * m) * es;
+        if (svd_gesvd(u, g)) {
+            /* gesvd on A^T (n x m, n >= m, so k = m = cu): A^T = W S V'^H,
+             * W (n x cv) straight into VH; V'^H (m x m) into scratch, which
+             * read row-major is U, and UT = U^H is its conjugate transpose. */
+            char *rwork = a + up((size_t)(m * n) * es), *vts = rwork + up((size_t)k * g->rs);
+            signed char job = !uv ? 'N' : full ? 'A' : 'S';
+            SOLVER_TRY(DT4(g, gesvd, h, job, job, (int)n, (int)m, (void *)a, lda(n), (void *)sv, uv ? (void *)vh : (void *)vts,
+                           lda(n), (void *)vts, lda(m), work, lwork, (void *)rwork, info),
+                       "gesvd");
+            return uv ? conj_transpose(g, vts, ut, m, m, s) : 0;
+        }
         cusolverEigMode_t mode = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
         /* A^T = W S V'^H: W into VH (= V^H of A), V' into UT, which is
          * U^H of A = conj(V') S W^T read row-major (common/lib_linalg.h). */
