@@ -126,11 +126,13 @@ static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
  * iteration on the bidiagonal form). The rule: gesvd for double precision
  * (float64, complex128) when min(m, n) > SVD_GESVD_MIN_K and the buffer's
  * column-major shape n x m is not wide (n >= m: cuSOLVER's gesvd takes
- * rows >= columns only), gesvdj otherwise. Measured on the H200 (4096,
- * with vectors, the suite's SPD matrix): float64 gesvd 1.64 s (CuPy, and
- * JAX, which switches to gesvd above 1024) against gesvdj 1.77 s (nd,
- * PyTorch's default); float32 gesvdj 1.02 s against gesvd 1.09 s.
- * bench/svd_routines.c times the routines alone to re-measure the rule. */
+ * rows >= columns only), gesvdj otherwise. Measured on the H200 in the
+ * side-by-side suite (whole calls, 4096, reduced with vectors, the suite's
+ * SPD matrix): float64 1.64 s through gesvd (CuPy, and JAX, which switches
+ * to gesvd above 1024) against 1.77 s through gesvdj (nd; PyTorch's
+ * default, 1.79 s); float32 1.02 s through gesvdj (nd) against 1.09 s
+ * through gesvd. bench/svd_routines.c times the routines alone (gesvdj,
+ * gesvd, Xgesvd, Xgesvdp) to re-measure the rule. */
 #define SVD_GESVD_MIN_K 1024
 static int svd_gesvd(const nd_user_desc *u, const geom *g) {
     int64_t k = g->m < g->n ? g->m : g->n;
