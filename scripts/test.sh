@@ -135,6 +135,16 @@ elif [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
         echo "test.sh: the small batched solve check failed" >&2
         status=1
     fi
+    # Cholesky's triangle passes (lib_cholesky.c), the same way (under a minute)
+    echo "=== CUDA Cholesky passes, on the host (src/backends/cuda/tests/chol_check.sh)"
+    if sh src/backends/cuda/tests/chol_check.sh >"$emulate_log" 2>&1; then
+        tail -1 "$emulate_log"
+    else
+        grep -E "FAIL|error" "$emulate_log" | head -20
+        tail -1 "$emulate_log"
+        echo "test.sh: the Cholesky passes check failed" >&2
+        status=1
+    fi
     rm -f "$emulate_log"
 else
     echo "=== CUDA code generator check skipped: no CUDA toolkit (nvrtc.h) or g++ here"
