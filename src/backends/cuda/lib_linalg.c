@@ -6,7 +6,10 @@
  * and any copy cuSOLVER overwrites come from the routine's workspace,
  * sized here at prepare time, so the run function allocates no device
  * memory. The matrices of a batch are factored one after another on that
- * stream; each writes its own info word.
+ * stream; each writes its own info word. Cholesky factors in its output,
+ * which lib_cholesky.c's passes fill before potrf and finish after it (one
+ * launch each for the batch); SVD picks gesvd or gesvdj by svd_gesvd's
+ * rule.
  *
  * cuSOLVER reports a singular or non positive definite matrix, or an SVD
  * or eigensolver that did not converge, only in device memory. The run
