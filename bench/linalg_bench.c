@@ -18,8 +18,8 @@
  * CUDA backend, each case also times the library call alone in the same
  * run, on a device copy of the same input, restored untimed before each
  * run: potrf; getrf + getrs; syevd with vectors; gesvdj (economy, vectors,
- * default tolerance); cuBLAS getrfBatched + getrsBatched for the batch --
- * the calls nd makes -- each followed by the info word's read back (nd
+ * default tolerance), or gesvd for float64 past 1024 (nd's rule); cuBLAS
+ * getrfBatched + getrsBatched for the batch -- the calls nd makes -- each followed by the info word's read back (nd
  * reads it too), and prints nd's median over the library's (the target is
  * <= 1.05).
  */
@@ -103,6 +103,9 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
          CU_OK(cudaMemcpy(da0, ha, abytes, cudaMemcpyHostToDevice)) &&
          CU_OK(cudaMemcpy(db0, hb, bbytes, cudaMemcpyHostToDevice));
     gesvdjInfo_t sv = NULL;
+    /* nd's rule (src/backends/cuda/lib_linalg.c, svd_gesvd): gesvd for
+     * float64 past 1024, gesvdj otherwise */
+    int svd_gesvd = f64 && n > 1024;
     cusolverEigMode_t V = CUSOLVER_EIG_MODE_VECTOR;
     cublasFillMode_t U = CUBLAS_FILL_MODE_LOWER; /* nd's call (the faster of the two) */
     if (ok && !strcmp(op, "cholesky")) {
@@ -115,10 +118,12 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         ok = CU_OK(cudaMalloc(&extra, (size_t)n * es)) &&
              CU_OK(f64 ? cusolverDnDsyevd_bufferSize(h, V, U, ni, da, ni, extra, &lwork)
                        : cusolverDnSsyevd_bufferSize(h, V, U, ni, da, ni, extra, &lwork));
-    } else if (ok && !strcmp(op, "svd")) { /* S, U, V after each other in extra */
-        ok = CU_OK(cusolverDnCreateGesvdjInfo(&sv)) && CU_OK(cudaMalloc(&extra, (size_t)(n + 2 * n * n) * es));
+    } else if (ok && !strcmp(op, "svd")) { /* S, U, V (and gesvd's rwork) after each other in extra */
+        ok = CU_OK(cusolverDnCreateGesvdjInfo(&sv)) && CU_OK(cudaMalloc(&extra, (size_t)(2 * n + 2 * n * n) * es));
         char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
-        ok = ok && CU_OK(f64 ? cusolverDnDgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni,
+        if (ok && svd_gesvd)
+            ok = CU_OK(f64 ? cusolverDnDgesvd_bufferSize(h, ni, ni, &lwork) : cusolverDnSgesvd_bufferSize(h, ni, ni, &lwork));
+        else ok = ok && CU_OK(f64 ? cusolverDnDgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni,
                                                              (double *)v_, ni, &lwork, sv)
                              : cusolverDnSgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (float *)s_, (float *)u_, ni,
                                                              (float *)v_, ni, &lwork, sv));
@@ -151,11 +156,17 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
             st = f64 ? cusolverDnDsyevd(h, V, U, ni, da, ni, extra, work, lwork, dinfo)
                      : cusolverDnSsyevd(h, V, U, ni, da, ni, extra, work, lwork, dinfo);
         } else if (!strcmp(op, "svd")) {
-            char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
-            st = f64 ? cusolverDnDgesvdj(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
-                                         work, lwork, dinfo, sv)
-                     : cusolverDnSgesvdj(h, V, 1, ni, ni, da, ni, (float *)s_, (float *)u_, ni, (float *)v_, ni, work,
-                                         lwork, dinfo, sv);
+            char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es, *rw = v_ + (size_t)(n * n) * es;
+            if (svd_gesvd)
+                st = f64 ? cusolverDnDgesvd(h, 'S', 'S', ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
+                                            work, lwork, (double *)rw, dinfo)
+                         : cusolverDnSgesvd(h, 'S', 'S', ni, ni, da, ni, (float *)s_, (float *)u_, ni, (float *)v_, ni,
+                                            work, lwork, (float *)rw, dinfo);
+            else
+                st = f64 ? cusolverDnDgesvdj(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
+                                             work, lwork, dinfo, sv)
+                         : cusolverDnSgesvdj(h, V, 1, ni, ni, da, ni, (float *)s_, (float *)u_, ni, (float *)v_, ni,
+                                             work, lwork, dinfo, sv);
         } else {
             void **dp = ptrs;
             st = cublasSgetrfBatched(bh, ni, (float *const *)dp, ni, piv, dinfo, nb);

@@ -1,8 +1,11 @@
 /* cov, corrcoef, correlate and convolve against references written here
  * (float64 sums of NumPy's definitions) on random inputs, and NumPy 2.4's
  * printed results for small cases (modes, swapped lengths, int8 wrapping,
- * a constant variable's NaN correlations). */
+ * a constant variable's NaN correlations); complex correlate (v
+ * conjugated) and convolve in every mode, direct and through the FFT. */
 #include "common.h"
+
+#include <complex.h>
 
 static void expect_values(nd_array *got, const double *want, int64_t n, double tol, const char *what) {
     cr_assert(got, "%s: %s", what, nd_last_error());
@@ -126,6 +129,166 @@ NDT_TEST(correlations, random_signals) {
         ref_free(ra);
         ref_free(rv);
     }
+}
+
+/* ---- complex correlate and convolve, against NumPy's definitions summed
+ * here in complex128: correlate conjugates v first (np.correlate(a, v)[k]
+ * = sum_n a[n + k] conj(v[n])), then a shorter a swaps with it and the
+ * result is reversed; convolve conjugates nothing. */
+
+typedef double complex cd;
+
+static int is_cplx(nd_dtype t) { return t == ND_COMPLEX64 || t == ND_COMPLEX128; }
+
+/* n values of dtype t (complex: interleaved) from the complex128 x. */
+static nd_array *upload_c(nd_dtype t, const cd *x, int64_t n) {
+    nd_array *d = nd_from_host(x, ND_COMPLEX128, 1, &n), *r = NULL;
+    cr_assert(d, "%s", nd_last_error());
+    if (t == ND_COMPLEX128) return d;
+    if (t == ND_COMPLEX64) r = nd_astype(d, t);
+    else {
+        nd_array *re = nd_real(d);
+        r = re ? nd_astype(re, t) : NULL;
+        nd_free(re);
+    }
+    nd_free(d);
+    cr_assert(r, "%s", nd_last_error());
+    return r;
+}
+
+static cd *download_c(nd_array *z, int64_t n) {
+    cr_assert(z, "%s", nd_last_error());
+    cr_assert_eq(nd_size(z), n, "%lld values, want %lld", (long long)nd_size(z), (long long)n);
+    nd_array *d = nd_astype(z, ND_COMPLEX128);
+    cd *v = malloc(sizeof(cd) * (size_t)(n + 1));
+    memset(v, 0xAB, sizeof(cd) * (size_t)(n + 1));
+    cr_assert(d && nd_to_host(d, v, sizeof(cd) * (size_t)n) == ND_OK, "%s", nd_last_error());
+    nd_free(d);
+    return v;
+}
+
+/* NumPy's raw correlation (nothing conjugated) of x (nx) with y (ny <= nx). */
+static cd *raw_correlate(const cd *x, int64_t nx, const cd *y, int64_t ny, int mode, int64_t *outs) {
+    int64_t left = mode == ND_CONV_FULL ? ny - 1 : mode == ND_CONV_SAME ? ny / 2 : 0;
+    *outs = mode == ND_CONV_FULL ? nx + ny - 1 : mode == ND_CONV_SAME ? nx : nx - ny + 1;
+    cd *z = calloc((size_t)*outs, sizeof(cd));
+    for (int64_t k = 0; k < *outs; k++)
+        for (int64_t j = 0; j < ny; j++) {
+            int64_t i = k - left + j;
+            if (i >= 0 && i < nx) z[k] += x[i] * y[j];
+        }
+    return z;
+}
+
+static cd *numpy_conv(int conv, const cd *a, int64_t n, const cd *v, int64_t m, int mode, int64_t *outs) {
+    cd *y = malloc(sizeof(cd) * (size_t)m);
+    for (int64_t j = 0; j < m; j++) y[j] = conv ? v[j] : conj(v[j]);
+    cd *z;
+    if (conv) { /* the longer is the signal, the other reversed */
+        const cd *x = n >= m ? a : y, *f = n >= m ? y : a;
+        int64_t nx = n >= m ? n : m, nf = n >= m ? m : n;
+        cd *r = malloc(sizeof(cd) * (size_t)nf);
+        for (int64_t j = 0; j < nf; j++) r[j] = f[nf - 1 - j];
+        z = raw_correlate(x, nx, r, nf, mode, outs);
+        free(r);
+    } else if (n >= m) {
+        z = raw_correlate(a, n, y, m, mode, outs);
+    } else {
+        z = raw_correlate(y, m, a, n, mode, outs);
+        for (int64_t k = 0; k < *outs / 2; k++) {
+            cd t = z[k];
+            z[k] = z[*outs - 1 - k];
+            z[*outs - 1 - k] = t;
+        }
+    }
+    free(y);
+    return z;
+}
+
+NDT_TEST(correlations, complex_numpy_case) {
+    /* np.correlate([1+1j, 2, 3-1j], [0.5j, 1]) = [2.5-0.5j, 3-2j];
+     * np.correlate([0.5j, 1], [1+1j, 2, 3-1j]) = [3+2j, 2.5+0.5j];
+     * np.convolve([1+1j, 2, 3-1j], [0.5j, 1]) = [-0.5+0.5j, 1+2j, 2.5+1.5j, 3-1j] */
+    cd a[3] = {1 + 1 * I, 2, 3 - 1 * I}, v[2] = {0.5 * I, 1};
+    cd w1[2] = {2.5 - 0.5 * I, 3 - 2 * I}, w2[2] = {3 + 2 * I, 2.5 + 0.5 * I},
+       w3[4] = {-0.5 + 0.5 * I, 1 + 2 * I, 2.5 + 1.5 * I, 3 - 1 * I};
+    nd_array *xa = upload_c(ND_COMPLEX128, a, 3), *xv = upload_c(ND_COMPLEX128, v, 2);
+    nd_array *z[3] = {nd_correlate(xa, xv, ND_CONV_VALID), nd_correlate(xv, xa, ND_CONV_VALID),
+                      nd_convolve(xa, xv, ND_CONV_FULL)};
+    const cd *want[3] = {w1, w2, w3};
+    int64_t len[3] = {2, 2, 4};
+    for (int c = 0; c < 3; c++) {
+        cr_expect_eq(nd_dtype_of(z[c]), ND_COMPLEX128);
+        cd *g = download_c(z[c], len[c]);
+        for (int64_t k = 0; k < len[c]; k++)
+            cr_expect(cabs(g[k] - want[c][k]) <= 1e-15, "case %d [%lld]: %g%+gi, want %g%+gi", c, (long long)k,
+                      creal(g[k]), cimag(g[k]), creal(want[c][k]), cimag(want[c][k]));
+        free(g);
+        nd_free(z[c]);
+    }
+    nd_free(xa), nd_free(xv);
+}
+
+NDT_TEST(correlations, complex_random_signals) {
+    NDT_RNG(r);
+    /* dtypes of a and v and NumPy 2's result */
+    static const nd_dtype types[][3] = {{ND_COMPLEX128, ND_COMPLEX128, ND_COMPLEX128},
+                                        {ND_COMPLEX64, ND_COMPLEX64, ND_COMPLEX64},
+                                        {ND_FLOAT64, ND_COMPLEX64, ND_COMPLEX128},
+                                        {ND_COMPLEX64, ND_FLOAT32, ND_COMPLEX64},
+                                        {ND_COMPLEX128, ND_FLOAT32, ND_COMPLEX128},
+                                        {ND_FLOAT32, ND_COMPLEX128, ND_COMPLEX128}};
+    for (int trial = 0; trial < 12; trial++) {
+        /* short filters (direct) and long ones (AUTO takes the FFT), either one the longer */
+        int64_t n = ndt_int(&r, 1, trial < 6 ? 60 : 600), m = ndt_int(&r, 1, trial < 6 ? 9 : 500);
+        if (trial % 3 == 2) {
+            int64_t t = n;
+            n = m, m = t;
+        }
+        const nd_dtype *ty = types[trial % 6];
+        cd *a = malloc(sizeof(cd) * (size_t)n), *v = malloc(sizeof(cd) * (size_t)m);
+        for (int64_t i = 0; i < n; i++)
+            a[i] = ndt_uniform(&r, -1, 1) + (is_cplx(ty[0]) ? ndt_uniform(&r, -1, 1) * I : 0);
+        for (int64_t i = 0; i < m; i++)
+            v[i] = ndt_uniform(&r, -1, 1) + (is_cplx(ty[1]) ? ndt_uniform(&r, -1, 1) * I : 0);
+        nd_array *xa = upload_c(ty[0], a, n), *xv = upload_c(ty[1], v, m);
+        /* the reference from the values as stored (complex64 rounds) */
+        cd *ah = download_c(xa, n), *vh = download_c(xv, m);
+        double tol = ty[2] == ND_COMPLEX64 ? 2e-5 : 1e-12;
+        for (int conv = 0; conv < 2; conv++)
+            for (int mode = 0; mode < 3; mode++) {
+                int64_t outs;
+                cd *want = numpy_conv(conv, ah, n, vh, m, mode, &outs);
+                double big = 0;
+                for (int64_t k = 0; k < outs; k++) big = fmax(big, cabs(want[k]));
+                nd_array *z = (conv ? nd_convolve : nd_correlate)(xa, xv, (nd_conv_mode)mode);
+                cr_assert(z, "%s", nd_last_error());
+                cr_expect_eq(nd_dtype_of(z), ty[2], "%s of %s and %s is %s, want %s", conv ? "convolve" : "correlate",
+                             nd_dtype_name(ty[0]), nd_dtype_name(ty[1]), nd_dtype_name(nd_dtype_of(z)),
+                             nd_dtype_name(ty[2]));
+                cd *g = download_c(z, outs);
+                int64_t bad = -1;
+                for (int64_t k = 0; k < outs && bad < 0; k++)
+                    if (!(cabs(g[k] - want[k]) <= tol * (1 + big) * (double)(m < n ? m : n))) bad = k;
+                cr_expect(bad < 0, "%s n=%lld m=%lld mode %d (%s, %s): [%lld] %g%+gi, want %g%+gi",
+                          conv ? "convolve" : "correlate", (long long)n, (long long)m, mode, nd_dtype_name(ty[0]),
+                          nd_dtype_name(ty[1]), (long long)bad, bad < 0 ? 0 : creal(g[bad]),
+                          bad < 0 ? 0 : cimag(g[bad]), bad < 0 ? 0 : creal(want[bad]), bad < 0 ? 0 : cimag(want[bad]));
+                free(g);
+                free(want);
+                nd_free(z);
+            }
+        free(a), free(v), free(ah), free(vh);
+        nd_free(xa), nd_free(xv);
+    }
+    /* empty operands fail as NumPy's ("cannot be empty"), complex or not */
+    int64_t zero = 0, three = 3;
+    nd_array *e = nd_zeros(ND_COMPLEX64, 1, &zero), *c3 = nd_zeros(ND_COMPLEX128, 1, &three);
+    cr_expect_null(nd_correlate(c3, e, ND_CONV_VALID));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_correlate");
+    cr_expect_null(nd_convolve(e, c3, ND_CONV_FULL));
+    NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_convolve");
+    nd_free(e), nd_free(c3);
 }
 
 /* cov and corrcoef of random (vars, obs) data, as rows and as columns, from

@@ -123,6 +123,69 @@ NDT_TEST(linalg, cholesky_reconstructs_batches) {
     free(a), free(ll);
 }
 
+/* NumPy reads only A's lower triangle and returns zeros above L's
+ * diagonal. A's strict upper triangle here is NaN (it must not be read),
+ * and the result's memory is likely a freed block of NaNs (nd reuses
+ * freed blocks of a size: the CPU's cache, CUDA's pool), so an element the
+ * routine does not write shows. Sizes cover one tile, tiles cut by the
+ * edge, several tiles (the CUDA passes move 32 x 32 tiles) and a batch of
+ * small matrices (CUDA's batched potrf), each against a Cholesky made here
+ * in float64 from the lower triangle. */
+static void chol_ref(const double *a, double *l, int64_t n) {
+    for (int64_t j = 0; j < n; j++) {
+        double d = a[j * n + j];
+        for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * l[j * n + k];
+        l[j * n + j] = sqrt(d);
+        for (int64_t i = j + 1; i < n; i++) {
+            double s = a[i * n + j];
+            for (int64_t k = 0; k < j; k++) s -= l[i * n + k] * l[j * n + k];
+            l[i * n + j] = s / l[j * n + j];
+        }
+        for (int64_t q = j + 1; q < n; q++) l[j * n + q] = 0;
+    }
+}
+
+NDT_TEST(linalg, cholesky_reads_lower_writes_every_element) {
+    NDT_RNG(r);
+    static const int64_t cases[][2] = {{1, 1}, {7, 3}, {32, 1}, {33, 2}, {100, 1}, {400, 1}, {5, 40}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t n = cases[c][0], batch = cases[c][1], nn = n * n;
+        double *a = malloc(sizeof(double) * (size_t)(batch * nn)), *want = malloc(sizeof(double) * (size_t)(batch * nn));
+        for (int64_t b = 0; b < batch; b++) {
+            spd(&r, n, a + b * nn);
+            chol_ref(a + b * nn, want + b * nn, n);
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = i + 1; j < n; j++) a[b * nn + i * n + j] = NAN;
+        }
+        for (int i = 0; i < 2; i++) {
+            int64_t bytes_elems = batch * nn;
+            nd_array *x = up(FT[i], ND_SHAPE(batch, n, n), a);
+            nd_array *junk = nd_full(FT[i], ND_SHAPE(bytes_elems), NAN);
+            cr_assert(x && junk && nd_sync() == ND_OK, "%s", nd_last_error());
+            nd_free(junk);
+            nd_array *l = nd_linalg_cholesky(x);
+            cr_assert(l, "%s", nd_last_error());
+            double *g = down(l, NULL);
+            int zero_above = 1, finite = 1;
+            for (int64_t b = 0; b < batch; b++)
+                for (int64_t p = 0; p < n; p++)
+                    for (int64_t q = 0; q < n; q++) {
+                        double v = g[b * nn + p * n + q];
+                        if (q > p && !(v == 0 && !signbit(v))) zero_above = 0;
+                        if (!isfinite(v)) finite = 0;
+                    }
+            cr_expect(zero_above, "%s n=%lld batch=%lld: L's strict upper triangle must be exactly +0",
+                      nd_dtype_name(FT[i]), (long long)n, (long long)batch);
+            cr_expect(finite, "%s n=%lld batch=%lld: an element is not finite (not written, or A's upper triangle read)",
+                      nd_dtype_name(FT[i]), (long long)n, (long long)batch);
+            expect_close(g, want, batch * nn, tol_of(FT[i], n) * (double)n, "cholesky from the lower triangle");
+            free(g);
+            nd_free(x), nd_free(l);
+        }
+        free(a), free(want);
+    }
+}
+
 /* ---- solve, inv */
 
 NDT_TEST(linalg, solve_known_case) {

@@ -206,6 +206,63 @@ NDT_TEST(linalg_complex, cholesky_hermitian) {
     free(a);
 }
 
+/* As test_linalg's float case: only A's lower triangle is read (NaN above),
+ * every element of L is written (the result likely reuses a freed block of
+ * NaNs), zeros above the diagonal; L against a Cholesky made here in
+ * complex128 (A = L L^H, L[i][j] = (A[i][j] - sum L[i][k] conj(L[j][k])) /
+ * L[j][j]). Sizes: edge-cut and several 32 x 32 tiles, and a batch of
+ * small matrices. */
+NDT_TEST(linalg_complex, cholesky_reads_lower_writes_every_element) {
+    NDT_RNG(r);
+    static const int64_t cases[][2] = {{1, 2}, {33, 2}, {70, 1}, {300, 1}, {6, 30}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t n = cases[c][0], batch = cases[c][1], nn = n * n;
+        cd *a = malloc(sizeof(cd) * (size_t)(batch * nn)), *want = calloc((size_t)(batch * nn), sizeof(cd));
+        for (int64_t b = 0; b < batch; b++) {
+            cd *ab = a + b * nn, *l = want + b * nn;
+            hpd(&r, n, ab);
+            for (int64_t j = 0; j < n; j++) {
+                double d = creal(ab[j * n + j]);
+                for (int64_t k = 0; k < j; k++) d -= creal(l[j * n + k] * conj(l[j * n + k]));
+                l[j * n + j] = sqrt(d);
+                for (int64_t i = j + 1; i < n; i++) {
+                    cd s = ab[i * n + j];
+                    for (int64_t k = 0; k < j; k++) s -= l[i * n + k] * conj(l[j * n + k]);
+                    l[i * n + j] = s / l[j * n + j];
+                }
+            }
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = i + 1; j < n; j++) ab[i * n + j] = CMPLX(NAN, NAN);
+        }
+        for (int ti = 0; ti < 2; ti++) {
+            nd_dtype t = CT[ti];
+            nd_array *x = upc(t, ND_SHAPE(batch, n, n), a);
+            nd_array *junk = nd_full(t == ND_COMPLEX64 ? ND_FLOAT32 : ND_FLOAT64, ND_SHAPE(2 * batch * nn), NAN);
+            cr_assert(x && junk && nd_sync() == ND_OK, "%s", nd_last_error());
+            nd_free(junk);
+            nd_array *l = nd_linalg_cholesky(x);
+            cr_assert(l, "%s", nd_last_error());
+            cd *g = downc(l);
+            int zero_above = 1, finite = 1;
+            for (int64_t b = 0; b < batch; b++)
+                for (int64_t p = 0; p < n; p++)
+                    for (int64_t q = 0; q < n; q++) {
+                        cd v = g[b * nn + p * n + q];
+                        if (q > p && !(creal(v) == 0 && cimag(v) == 0)) zero_above = 0;
+                        if (!isfinite(creal(v)) || !isfinite(cimag(v))) finite = 0;
+                    }
+            cr_expect(zero_above, "%s n=%lld batch=%lld: L's strict upper triangle must be 0", nd_dtype_name(t),
+                      (long long)n, (long long)batch);
+            cr_expect(finite, "%s n=%lld batch=%lld: an element is not finite (not written, or A's upper triangle "
+                      "read)", nd_dtype_name(t), (long long)n, (long long)batch);
+            expect_close_c(g, want, batch * nn, tol_of(t, n, 1), 2.0 * (double)n, "cholesky from the lower triangle");
+            free(g);
+            nd_free(x), nd_free(l);
+        }
+        free(a), free(want);
+    }
+}
+
 /* ---- qr */
 
 static void check_qr(nd_dtype t, int64_t m, int64_t n, nd_qr_mode mode, const cd *a) {
@@ -271,6 +328,60 @@ static void check_svd(nd_dtype t, int64_t m, int64_t n, int full, const cd *a) {
     for (int64_t i = 0; i < k; i++) cr_expect(fabs(g2[i] - gs[i]) <= tol_of(t, k, 1) * (gs[0] + 1), "svdvals");
     free(gu), free(gv), free(us), free(vhh), free(gs), free(g2);
     nd_free(x), nd_free(u), nd_free(s), nd_free(vh), nd_free(sv);
+}
+
+/* Matrices past 1024 in double precision take cuSOLVER's gesvd on CUDA
+ * (lib_linalg.c's svd rule), whose V^H is transposed in the step: square
+ * reduced (complex128 and float64) and wide full (float64), checked on
+ * sampled entries (a whole check is O(n^3) here): U diag(S) Vh == A,
+ * columns of U and rows of Vh orthonormal, S descending and against
+ * svdvals (gesvd without vectors). */
+static void check_big_svd(ndt_rng *r, nd_dtype t, int64_t m, int64_t n, int full) {
+    cd *a = malloc(sizeof(cd) * (size_t)(m * n));
+    random_c(r, m * n, a);
+    if (t == ND_FLOAT64)
+        for (int64_t i = 0; i < m * n; i++) a[i] = creal(a[i]);
+    nd_array *x = upc(t, ND_SHAPE(m, n), a), *u, *s, *vh;
+    cr_assert_eq(nd_linalg_svd(x, full, true, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+    int64_t k = m < n ? m : n, cu = full ? m : k, cv = full ? n : k;
+    cr_assert(nd_shape(u)[0] == m && nd_shape(u)[1] == cu && nd_shape(vh)[0] == cv && nd_shape(vh)[1] == n);
+    cd *gu = downc(u), *gv = downc(vh);
+    double *gs = downr(s), tol = tol_of(t, m > n ? m : n, 1);
+    for (int64_t i = 0; i + 1 < k; i++) cr_expect(gs[i] >= gs[i + 1] && gs[i + 1] >= 0, "S must descend");
+    uint64_t st = 7;
+    double worst = 0, worst_o = 0;
+    for (int q = 0; q < 48; q++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t i = (int64_t)((st >> 33) % (uint64_t)m), j = (int64_t)((st >> 13) % (uint64_t)n);
+        cd acc = 0;
+        for (int64_t p = 0; p < k; p++) acc += gu[i * cu + p] * gs[p] * gv[p * n + j];
+        worst = fmax(worst, cabs(acc - a[i * n + j]) / gs[0]);
+        int64_t c1 = (int64_t)((st >> 40) % (uint64_t)cu), c2 = q % 2 ? c1 : (int64_t)((st >> 20) % (uint64_t)cu);
+        cd d = 0; /* U[:, c1]^H U[:, c2] */
+        for (int64_t p = 0; p < m; p++) d += conj(gu[p * cu + c1]) * gu[p * cu + c2];
+        worst_o = fmax(worst_o, cabs(d - (c1 == c2)));
+        int64_t r1 = c1 % cv, r2 = c2 % cv;
+        d = 0; /* Vh[r1, :] Vh[r2, :]^H */
+        for (int64_t p = 0; p < n; p++) d += gv[r1 * n + p] * conj(gv[r2 * n + p]);
+        worst_o = fmax(worst_o, cabs(d - (r1 == r2)));
+    }
+    cr_expect(worst <= tol, "%s %lld x %lld full=%d: |U S Vh - A| / S[0] up to %.3g (tolerance %.3g)",
+              nd_dtype_name(t), (long long)m, (long long)n, full, worst, tol);
+    cr_expect(worst_o <= tol, "%s %lld x %lld full=%d: orthonormality off by %.3g (tolerance %.3g)",
+              nd_dtype_name(t), (long long)m, (long long)n, full, worst_o, tol);
+    nd_array *sv = nd_linalg_svdvals(x);
+    double *g2 = downr(sv), worst_s = 0;
+    for (int64_t i = 0; i < k; i++) worst_s = fmax(worst_s, fabs(g2[i] - gs[i]) / gs[0]);
+    cr_expect(worst_s <= tol, "%s: svdvals differ from S by %.3g", nd_dtype_name(t), worst_s);
+    free(a), free(gu), free(gv), free(gs), free(g2);
+    nd_free(x), nd_free(u), nd_free(s), nd_free(vh), nd_free(sv);
+}
+
+NDT_TEST(linalg_complex, svd_past_1024_double) {
+    NDT_RNG(r);
+    check_big_svd(&r, ND_FLOAT64, 1030, 1030, 0);
+    check_big_svd(&r, ND_FLOAT64, 1027, 1041, 1);
+    check_big_svd(&r, ND_COMPLEX128, 1026, 1026, 0);
 }
 
 NDT_TEST(linalg_complex, svd_full_and_reduced) {

@@ -154,10 +154,11 @@ typedef enum {
 /* NumPy's correlate(a, v, mode): z[k] = sum_j a[k + j - s] * v[j] over the
  * zero-padded a (s = len(v) - 1 for full, len(v) / 2 for same, 0 for
  * valid); when a is shorter than v the two swap and the result is
- * reversed, as NumPy. Nothing is conjugated (nd has no complex dtypes).
+ * reversed, as NumPy. A complex v is conjugated first (NumPy's
+ * correlate: z[k] = sum_n a[n + k] * conj(v[n]), before any swap).
  * convolve(a, v, mode) is correlate of the longer with the shorter
- * reversed. Result dtype: NumPy's promotion of a and v (integers stay
- * integers). Lazy: the sum of each window's products is one reduction of
+ * reversed, nothing conjugated. Result dtype: NumPy's promotion of a and
+ * v (integers stay integers; complex64 and complex128 as NumPy 2). Lazy: the sum of each window's products is one reduction of
  * a strided window view of the padded signal, fused with the products
  * (no window is stored); floats are summed in the reduction's order, not
  * NumPy's dot order (the last bits may differ). Long float filters go
@@ -167,7 +168,7 @@ typedef enum {
  * every output. Integer and bool inputs always take the exact sum.
  * Errors: ND_ERR_SHAPE for a
  * non-1-d or empty a or v, ND_ERR_ARG for another mode, ND_ERR_DTYPE for
- * non-numeric input. */
+ * non-numeric input (bool, integers, floats and complex are numbers). */
 ND_API nd_array *nd_correlate(nd_array *a, nd_array *v, nd_conv_mode mode);
 ND_API nd_array *nd_convolve(nd_array *a, nd_array *v, nd_conv_mode mode);
 

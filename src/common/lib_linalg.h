@@ -15,10 +15,13 @@
  * below are exact as written (A^T is the transpose, ^H the conjugate
  * transpose):
  *
- * LA_CHOLESKY  in A (..., n, n); out C (..., n, n) whose lower triangle
- *              is L (A = L L^H, read from A's lower triangle); the strict
- *              upper triangle is left as it was. The frontend masks it.
- *              C may be A's own buffer (the routine then copies nothing).
+ * LA_CHOLESKY  in A (..., n, n); out L (..., n, n), A = L L^H from A's
+ *              lower triangle (the upper one is not read, as NumPy), every
+ *              element written: L's strict upper triangle is zero. The
+ *              routine copies what its in-place factorisation overwrites
+ *              into L itself (CUDA: a transposing pass, for potrf's faster
+ *              form, and one back after it: lib_cholesky.c). L may be A's
+ *              own buffer.
  * LA_LU        in A (..., n, n); out LU (..., n, n): the LU factors of A^T
  *              column-major (getrf on A's buffer), PIV (..., n) int32, its
  *              1-based pivots. det A = det A^T = prod(diag LU) * (-1)^swaps.

@@ -228,8 +228,9 @@ static int check_signal(const char *fn, const char *name, nd_array *a) {
         nd_error_set(ND_ERR_SHAPE, "%s: %s cannot be empty", fn, name);
         return -1;
     }
-    if (!nd_dtype_is_float(a->dtype) && !nd_dtype_is_int(a->dtype) && a->dtype != ND_BOOL) {
-        nd_error_set(ND_ERR_DTYPE, "%s: %s of dtype %s (give real numbers)", fn, name, nd_dtype_name(a->dtype));
+    if (!nd_dtype_is_float(a->dtype) && !nd_dtype_is_int(a->dtype) && a->dtype != ND_BOOL &&
+        !nd_dtype_is_complex(a->dtype)) {
+        nd_error_set(ND_ERR_DTYPE, "%s: %s of dtype %s (give numbers)", fn, name, nd_dtype_name(a->dtype));
         return -1;
     }
     return 0;
@@ -294,13 +295,18 @@ nd_array *nd_correlate(nd_array *a, nd_array *v, nd_conv_mode mode) {
     if (check_signal(fn, "a", a) || check_signal(fn, "v", v) || check_mode(fn, mode) ||
         nd_runtime_ensure() != ND_OK)
         return NULL;
-    if (a->shape[0] >= v->shape[0]) return nd_runtime_track(correlate_auto(fn, a, v, mode));
-    /* NumPy swaps a shorter a with v and reverses the result. */
-    nd_array *z = correlate_auto(fn, v, a, mode), *r = NULL;
-    if (z) {
+    /* NumPy conjugates a complex v first (its correlate2), then swaps a
+     * shorter a with it and reverses the result. */
+    nd_array *vc = v, *z = NULL, *r = NULL;
+    nd_dtype vt = (nd_dtype)v->dtype;
+    if (nd_dtype_is_complex(vt) && !(vc = nd_fe_map(fn, ND_OP_CONJ, 1, &v, NULL, vt, vt))) return NULL;
+    if (a->shape[0] >= v->shape[0]) {
+        r = correlate_auto(fn, a, vc, mode);
+    } else if ((z = correlate_auto(fn, vc, a, mode))) {
         r = nd_fe_axis_slice(z, 0, z->shape[0] - 1, z->shape[0], -1);
         nd_fe_release(z);
     }
+    if (vc != v) nd_fe_release(vc);
     return nd_runtime_track(r);
 }
 

@@ -115,27 +115,18 @@ nd_array *nd_linalg_cholesky(nd_array *a) {
     nd_dtype t;
     nd_array *p = prepare(fn, a, 1, &t);
     if (!p) return NULL;
-    /* The routine factors the column-major lower triangle (cuSOLVER's
-     * potrf takes 8.7 ms for 8192 float32 that way on the H200 against
-     * 13.0 ms for the upper one) and leaves the factor's conjugate
-     * transpose, L^H, in the row-major upper triangle, the strict lower
-     * triangle as it was; L = tril((L^H)^H), read through a transposed view
-     * and fused into the readers. Factoring tril(a) in place instead (no
-     * copy, no mask) gave wrong factors on the H200 and is not used until
-     * that is understood. */
+    /* The routine writes the whole of L (zeros above the diagonal) into a
+     * new array, reading A's lower triangle as NumPy does: the copy potrf
+     * overwrites and the layout it needs are made inside the step
+     * (common/lib_linalg.h), so no elementwise pass runs before or after. */
     int64_t n = a->shape[a->ndim - 1], shape[ND_MAX_DIMS];
     int nd = out_shape(a, 2, n, n, shape);
     nd_kernel_output out = {NULL, t, nd, shape};
     nd_lib_args args = la_args(0, 0, ND_LA_FN_CHOLESKY);
-    nd_array *c = NULL, *l = NULL;
-    if (nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &p, 1, &out, &c) == ND_OK) {
-        nd_array *lt = herm(c);
-        l = lt ? nd_tril(lt, 0) : NULL;
-        nd_free(lt);
-    }
-    nd_fe_release(c);
+    nd_array *l = NULL;
+    nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &p, 1, &out, &l);
     nd_fe_release(p);
-    return l;
+    return nd_runtime_track(l);
 }
 
 /* ------------------------------------------------------------ solve, inv */

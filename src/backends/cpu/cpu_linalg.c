@@ -151,14 +151,20 @@ static int64_t last(const nd_kernel_arg *a, int k) { return a->ndim >= k ? a->sh
 static int64_t cholesky_one(la_job *j, int64_t b, void *ws) {
     (void)ws;
     int64_t n = j->n;
+    size_t es = esize(j);
     char *c = mat(j, 1, b, n * n), *in = mat(j, 0, b, n * n);
-    if (c != in) memcpy(c, in, (size_t)(n * n) * esize(j)); /* in place when the frontend made the input for it */
-    /* The column-major lower triangle, as the CUDA backend factors it (its
-     * faster form): the buffer read column-major is A^T = conj(A), whose
-     * factor L_c L_c^H leaves L_c^T = (conj(L_c))^H row-major in the upper
-     * triangle, and A = conj(L_c) conj(L_c)^H: the frontend reads
-     * L = conj(L_c) as the upper triangle's conjugate transpose. */
-    return LA_CALL(j, potrf, 'L', (lapack_int)n, (void *)c, ld(n));
+    /* potrf's column-major upper form on the row-major lower triangle
+     * (read column-major it is the upper triangle of A^T = conj(A), whose
+     * factor U^H U leaves U^T = L, A = L L^H, in place): no transposes
+     * here, unlike the CUDA backend, whose potrf is much slower in that
+     * form (lib_cholesky.c). Only the lower triangle is copied (all that
+     * is read, as NumPy reads A), and the strict upper triangle is zeroed,
+     * so every element of C is written. */
+    if (c != in)
+        for (int64_t i = 0; i < n; i++) memcpy(c + (size_t)(i * n) * es, in + (size_t)(i * n) * es, (size_t)(i + 1) * es);
+    lapack_int info = LA_CALL(j, potrf, 'U', (lapack_int)n, (void *)c, ld(n));
+    for (int64_t i = 0; i + 1 < n; i++) memset(c + (size_t)(i * n + i + 1) * es, 0, (size_t)(n - i - 1) * es);
+    return info;
 }
 
 nd_status nd_cpu_lib_la_cholesky(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {

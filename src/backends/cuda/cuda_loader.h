@@ -55,9 +55,11 @@
     X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasSgetrsBatched) X(cublasDgetrsBatched)          \
     ND_CUBLAS_LA_FNS(X)
 
-/* cuBLAS's complex batched LU, for the complex batched solves (lib_linalg.c). */
+/* cuBLAS's complex batched LU, for the complex batched solves, and geam,
+ * for the transpose after gesvd (lib_linalg.c). */
 #define ND_CUBLAS_LA_FNS(X) \
-    X(cublasCgetrfBatched) X(cublasZgetrfBatched) X(cublasCgetrsBatched) X(cublasZgetrsBatched)
+    X(cublasCgetrfBatched) X(cublasZgetrfBatched) X(cublasCgetrsBatched) X(cublasZgetrsBatched)        \
+    X(cublasSgeam) X(cublasDgeam) X(cublasCgeam) X(cublasZgeam)
 
 /* cuSOLVER (dense): the linear algebra routines (lib_linalg.c). Loaded on
  * first use by nd_cuda_load_cusolver, not by nd_cuda_load: a program that
@@ -70,6 +72,7 @@
     ND_CUSOLVER_DT(X, geqrf_bufferSize) ND_CUSOLVER_DT(X, geqrf) ND_CUSOLVER_DT(X, orgqr_bufferSize)    \
     ND_CUSOLVER_DT(X, orgqr) ND_CUSOLVER_DT(X, syevd_bufferSize) ND_CUSOLVER_DT(X, syevd)               \
     ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)      \
+    ND_CUSOLVER_DT(X, gesvd_bufferSize) ND_CUSOLVER_DT(X, gesvd)                                        \
     ND_CUSOLVER_DT(X, syevjBatched_bufferSize) ND_CUSOLVER_DT(X, syevjBatched) X(cusolverDnCreateSyevjInfo) \
     X(cusolverDnDestroySyevjInfo) ND_CUSOLVER_COMPLEX_FNS(X) X(cusolverDnCreateParams)                   \
     X(cusolverDnDestroyParams)
@@ -82,7 +85,7 @@
     ND_CUSOLVER_CZ(X, geqrf) ND_CUSOLVER_CZ(X, ungqr_bufferSize) ND_CUSOLVER_CZ(X, ungqr)               \
     ND_CUSOLVER_CZ(X, heevd_bufferSize) ND_CUSOLVER_CZ(X, heevd) ND_CUSOLVER_CZ(X, gesvdj_bufferSize)   \
     ND_CUSOLVER_CZ(X, gesvdj) ND_CUSOLVER_CZ(X, potrfBatched) ND_CUSOLVER_CZ(X, heevjBatched_bufferSize) \
-    ND_CUSOLVER_CZ(X, heevjBatched)
+    ND_CUSOLVER_CZ(X, heevjBatched) ND_CUSOLVER_CZ(X, gesvd_bufferSize) ND_CUSOLVER_CZ(X, gesvd)
 /* Functions a cuSOLVER of the same major version may lack (geev came in
  * CUDA 12.6): looked up, but missing is not an error; the field is then
  * NULL and the caller says what it does instead. */
@@ -455,6 +458,30 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cusolverDnSgesvdj_bufferSize ND_CUDA_FN(cusolverDnSgesvdj_bufferSize)
 #undef cusolverDnDgesvdj_bufferSize
 #define cusolverDnDgesvdj_bufferSize ND_CUDA_FN(cusolverDnDgesvdj_bufferSize)
+#undef cublasSgeam
+#define cublasSgeam ND_CUDA_FN(cublasSgeam)
+#undef cublasDgeam
+#define cublasDgeam ND_CUDA_FN(cublasDgeam)
+#undef cublasCgeam
+#define cublasCgeam ND_CUDA_FN(cublasCgeam)
+#undef cublasZgeam
+#define cublasZgeam ND_CUDA_FN(cublasZgeam)
+#undef cusolverDnSgesvd_bufferSize
+#define cusolverDnSgesvd_bufferSize ND_CUDA_FN(cusolverDnSgesvd_bufferSize)
+#undef cusolverDnSgesvd
+#define cusolverDnSgesvd ND_CUDA_FN(cusolverDnSgesvd)
+#undef cusolverDnDgesvd_bufferSize
+#define cusolverDnDgesvd_bufferSize ND_CUDA_FN(cusolverDnDgesvd_bufferSize)
+#undef cusolverDnDgesvd
+#define cusolverDnDgesvd ND_CUDA_FN(cusolverDnDgesvd)
+#undef cusolverDnCgesvd_bufferSize
+#define cusolverDnCgesvd_bufferSize ND_CUDA_FN(cusolverDnCgesvd_bufferSize)
+#undef cusolverDnCgesvd
+#define cusolverDnCgesvd ND_CUDA_FN(cusolverDnCgesvd)
+#undef cusolverDnZgesvd_bufferSize
+#define cusolverDnZgesvd_bufferSize ND_CUDA_FN(cusolverDnZgesvd_bufferSize)
+#undef cusolverDnZgesvd
+#define cusolverDnZgesvd ND_CUDA_FN(cusolverDnZgesvd)
 #undef cusolverDnSgesvdj
 #define cusolverDnSgesvdj ND_CUDA_FN(cusolverDnSgesvdj)
 #undef cusolverDnDgesvdj

@@ -233,6 +233,7 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
     ND_NVTX_PUSH(nd_lib_calls[u->lib].name);
     int e = nd_cuda_small_solve_applies(u, args)
                 ? nd_cuda_small_solve_run(cu, u, args, workspace, workspace_bytes, stream)
+            : u->lib == ND_LIB_LA_CHOLESKY ? nd_cuda_la_cholesky_run(cu, u, args, workspace, workspace_bytes, stream)
                 : impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
     ND_NVTX_POP();
     return e ? lib_failed(u, e, "running") : ND_OK;

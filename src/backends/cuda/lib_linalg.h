@@ -15,12 +15,26 @@
 int nd_cuda_la_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes);
 int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s);
 
+typedef struct nd_cuda nd_cuda;
+/* LA_CHOLESKY's run: as nd_cuda_la_run (which refuses it), with the
+ * backend for the triangle passes around potrf (lib_cholesky.c). */
+int nd_cuda_la_cholesky_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws,
+                            size_t ws_bytes, cudaStream_t s);
+/* lib_cholesky.c: C's upper triangle = A's lower one conjugate-transposed
+ * (what potrf's column-major lower form reads; a and c may be the same
+ * buffer), and after potrf C's lower triangle = its upper one
+ * conjugate-transposed with zeros above (L), for every n x n matrix of a
+ * batch. Each is one launch; return a cudaError_t or ND_CUDA_LIB_ND_ERROR. */
+int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n, int64_t batch, cudaStream_t s);
+int nd_cuda_chol_unpack(nd_cuda *cu, nd_dtype t, void *c, int64_t n, int64_t batch, cudaStream_t s);
+/* The kernels' CUDA C (all four dtypes), for tests/chol_source_check.sh. */
+const char *nd_cuda_chol_source(void);
+
 /* Batches of small systems (lib_small_solve.c): solve with n <= 
  * ND_CUDA_SMALL_SOLVE_MAX_N runs one generated kernel, one thread per
  * system, instead of the library; it needs ND_CUDA_SMALL_SOLVE_WS bytes of
  * workspace (the lowest singular matrix's word). */
 #define ND_CUDA_SMALL_SOLVE_WS 256
-typedef struct nd_cuda nd_cuda;
 int nd_cuda_small_solve_applies(const nd_user_desc *u, const nd_kernel_arg *args);
 int nd_cuda_small_solve_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws,
                             size_t ws_bytes, cudaStream_t s);

@@ -1,0 +1,151 @@
+/* Runs Cholesky's triangle passes (chol_source.c, included as CHOL_SOURCE)
+ * on the host with lib_cholesky.c's launch geometry (32 x 8 threads, one
+ * block per mirrored tile pair, the batch along grid y, capped to show the
+ * walk), a block's threads as real threads meeting at __syncthreads: pack,
+ * a column-major lower Cholesky standing in for potrf (it reads and
+ * writes only the column-major lower triangle, as potrf does), unpack.
+ * Against a row-major Cholesky of A's lower triangle in long double, for
+ * the four dtypes, n across tile edges, batches, out of place (C full of
+ * NaN first: every element must be written) and in place. A's upper
+ * triangle is NaN: it must never be read. */
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+
+struct emu_dim3 { unsigned x, y, z; };
+static thread_local emu_dim3 threadIdx, blockIdx;
+static emu_dim3 gridDim, blockDim;
+static pthread_barrier_t emu_bar;
+static inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __shared__ static
+#define __align__(n) alignas(n)
+/* Blocks run one after another: a block's shared array is one static,
+ * shared by its threads. */
+#include CHOL_SOURCE
+
+template <class F> static void emu_launch(emu_dim3 grid, F f) {
+    gridDim = grid;
+    blockDim = {32, 8, 1};
+    pthread_barrier_init(&emu_bar, NULL, 256);
+    std::vector<std::thread> th;
+    for (unsigned t = 0; t < 256; t++)
+        th.emplace_back([&, t] {
+            for (unsigned by = 0; by < grid.y; by++)
+                for (unsigned bx = 0; bx < grid.x; bx++) {
+                    blockIdx = {bx, by, 0};
+                    threadIdx = {t % 32, t / 32, 0};
+                    f();
+                    pthread_barrier_wait(&emu_bar);
+                }
+        });
+    for (auto &x : th) x.join();
+    pthread_barrier_destroy(&emu_bar);
+}
+
+typedef std::complex<long double> cl;
+static int fails, checks;
+
+template <class T> static cl get(const T &v) { return cl((long double)v, 0); }
+template <> cl get<ndk_c64>(const ndk_c64 &v) { return cl(v.re, v.im); }
+template <> cl get<ndk_c128>(const ndk_c128 &v) { return cl(v.re, v.im); }
+template <class T> static void put(T &d, cl v) { d = (T)v.real(); }
+template <> void put<ndk_c64>(ndk_c64 &d, cl v) { d.re = (float)v.real(), d.im = (float)v.imag(); }
+template <> void put<ndk_c128>(ndk_c128 &d, cl v) { d.re = (double)v.real(), d.im = (double)v.imag(); }
+template <class T> static bool is_cplx() { return sizeof(T) == 2 * sizeof(float) || sizeof(T) == 16; }
+
+/* Lower Cholesky of the Hermitian matrix given by M's lower triangle, M
+ * column-major (M(i, j) at i + j n), in place on that triangle. */
+template <class T> static void potrf_lower_colmajor(T *m, long n) {
+    for (long j = 0; j < n; j++) {
+        cl d = get(m[j + j * n]);
+        for (long k = 0; k < j; k++) d -= get(m[j + k * n]) * std::conj(get(m[j + k * n]));
+        cl l = std::sqrt(cl(d.real(), 0));
+        put(m[j + j * n], l);
+        for (long i = j + 1; i < n; i++) {
+            cl s = get(m[i + j * n]);
+            for (long k = 0; k < j; k++) s -= get(m[i + k * n]) * std::conj(get(m[j + k * n]));
+            put(m[i + j * n], s / l);
+        }
+    }
+}
+
+template <class T> static void run(const char *name, long n, long batch, bool in_place, unsigned grid_y_cap, bool cx,
+                                   double tol) {
+    long nn = n * n;
+    std::vector<T> a(batch * nn), c(batch * nn);
+    std::vector<cl> want(batch * nn, cl(0, 0));
+    srand((unsigned)(n * 131 + batch));
+    for (long b = 0; b < batch; b++) {
+        /* A = B B^H + n I (Hermitian positive definite), upper triangle NaN */
+        std::vector<cl> bm(nn), am(nn);
+        for (auto &x : bm) x = cl(rand() / (long double)RAND_MAX - 0.5L, cx ? rand() / (long double)RAND_MAX - 0.5L : 0);
+        for (long i = 0; i < n; i++)
+            for (long j = 0; j < n; j++) {
+                cl s = i == j ? cl(n, 0) : cl(0, 0);
+                for (long k = 0; k < n; k++) s += bm[i * n + k] * std::conj(bm[j * n + k]);
+                am[i * n + j] = s;
+            }
+        for (long i = 0; i < n; i++)
+            for (long j = 0; j < n; j++) put(a[b * nn + i * n + j], j > i ? cl(NAN, NAN) : am[i * n + j]);
+        /* the reference, row-major: L[i][j] = (A[i][j] - sum L[i][k] conj(L[j][k])) / L[j][j] */
+        cl *l = &want[b * nn];
+        for (long j = 0; j < n; j++) {
+            cl d = get(a[b * nn + j * n + j]);
+            for (long k = 0; k < j; k++) d -= l[j * n + k] * std::conj(l[j * n + k]);
+            l[j * n + j] = std::sqrt(cl(d.real(), 0));
+            for (long i = j + 1; i < n; i++) {
+                cl s = get(a[b * nn + i * n + j]);
+                for (long k = 0; k < j; k++) s -= l[i * n + k] * std::conj(l[j * n + k]);
+                l[i * n + j] = s / l[j * n + j];
+            }
+        }
+    }
+    T *cp = in_place ? a.data() : c.data();
+    if (!in_place)
+        for (auto &x : c) put(x, cl(NAN, NAN));
+    long nt = (n + 31) / 32;
+    emu_dim3 grid = {(unsigned)(nt * (nt + 1) / 2), (unsigned)(batch < (long)grid_y_cap ? batch : grid_y_cap), 1};
+    const T *ap = a.data();
+    int ni = (int)n;
+    long long nb = batch;
+    emu_launch(grid, [&] { ndk_chol_pack<T>(ap, cp, ni, nb); });
+    for (long b = 0; b < batch; b++) potrf_lower_colmajor(cp + b * nn, n);
+    emu_launch(grid, [&] { ndk_chol_unpack<T>(cp, ni, nb); });
+    long bad = -1;
+    for (long i = 0; i < batch * nn && bad < 0; i++) {
+        cl g = get(cp[i]);
+        long r = (i % nn) / n, col = i % n;
+        bool ok = col > r ? (g == cl(0, 0)) : std::abs(g - want[i]) <= tol * (1 + std::abs(want[i]));
+        if (!ok) bad = i;
+    }
+    checks++;
+    if (bad >= 0) {
+        fails++;
+        cl g = get(cp[bad]);
+        printf("FAIL: %s n=%ld batch=%ld %s: element %ld is %Lg%+Lgi, want %Lg%+Lgi\n", name, n, batch,
+               in_place ? "in place" : "out of place", bad, g.real(), g.imag(), want[bad].real(), want[bad].imag());
+    }
+}
+
+int main() {
+    static const long cases[][3] = {{1, 1, 4}, {5, 3, 2}, {31, 1, 4}, {32, 2, 4}, {33, 2, 1}, {65, 1, 4}, {100, 1, 4},
+                                    {8, 9, 4}};
+    for (auto &k : cases)
+        for (int ip = 0; ip < 2; ip++) {
+            run<float>("float32", k[0], k[1], ip, (unsigned)k[2], false, 1e-4);
+            run<double>("float64", k[0], k[1], ip, (unsigned)k[2], false, 1e-12);
+            run<ndk_c64>("complex64", k[0], k[1], ip, (unsigned)k[2], true, 1e-4);
+            run<ndk_c128>("complex128", k[0], k[1], ip, (unsigned)k[2], true, 1e-12);
+        }
+    printf("Cholesky passes on the host: %d of %d cases passed\n", checks - fails, checks);
+    return fails != 0;
+}
