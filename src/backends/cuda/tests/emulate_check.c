@@ -35,10 +35,7 @@ static const char *workdir, *shim;
 
 static int test_no;
 /* The bad-index record of kernels that gather (struct ndk_bad). */
-static struct {
-    int set, gather;
-    long long index;
-} gather_bad_rec;
+static nd_ir_fail gather_bad_rec;
 static void *gather_bad = &gather_bad_rec;
 
 static int nvrtc_check(const char *src, const char *name) {
@@ -907,7 +904,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
     loads[1].slot = 0; /* the source's base: row r, element 0 */
     loads[1].dtype = (uint8_t)t;
     loads[1].strides[0] = C;
-    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, C};
+    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, 0, {1}, {C}};
     nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
                          {ND_IR_GATHER, (uint8_t)t, 0, 0, 0, -1, -1, 0},
                          {ND_OP_ADD, (uint8_t)t, 0, 1, 1, -1, -1, 0}};
@@ -973,7 +970,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
         if (bad >= 0)
             CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.index == C + 3,
                   "test %d %s: bad index record %d %d %lld", test_no, k.name, gather_bad_rec.set, gather_bad_rec.gather,
-                  gather_bad_rec.index);
+                  (long long)gather_bad_rec.index);
         else
             CHECK(gather_bad_rec.set == 0, "test %d %s: a bad index filed where there is none", test_no, k.name);
     }
