@@ -590,3 +590,25 @@ NDT_TEST(gather_fused, bad_index_spoils_only_its_values_in_a_merged_kernel) {
     free(iv);
     free(jv);
 }
+
+/* A gather's base and a plain read of the same view in one kernel
+ * (a[idx] + a[0], a[i, j] + a[0, 0]): the plain read is a value, the base
+ * an offset (backends read a gather's base load as an offset only). */
+NDT_TEST(gather_fused, base_beside_a_plain_read_of_the_same_view) {
+    double v[12], got[4];
+    for (int i = 0; i < 12; i++) v[i] = 1.5 * i - 4;
+    nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(12));
+    nd_array *idx = ints(4, (int64_t[]){3, -1, 0, 7});
+    nd_array *y = nd_add(nd_take(a, idx, 0), nd_view(a, "0"));
+    read_f64(y, got, 4);
+    const int64_t iv[4] = {3, -1, 0, 7};
+    for (int k = 0; k < 4; k++) cr_expect_eq(got[k], v[wrapi(iv[k], 12)] + v[0], "y[%d] = %g", k, got[k]);
+    nd_array *a2 = nd_reshape(a, ND_SHAPE(3, 4));
+    nd_array *ix[2] = {ints(4, (int64_t[]){2, 0, -1, 1}), ints(4, (int64_t[]){1, 3, 0, -4})};
+    nd_array *z = nd_add(nd_index(a2, "$0, $1", 2, ix), nd_view(a2, "0, 0"));
+    read_f64(z, got, 4);
+    const int64_t i2[4] = {2, 0, -1, 1}, j2[4] = {1, 3, 0, -4};
+    for (int k = 0; k < 4; k++)
+        cr_expect_eq(got[k], v[wrapi(i2[k], 3) * 4 + wrapi(j2[k], 4)] + v[0], "z[%d] = %g", k, got[k]);
+    nd_free(a);
+}

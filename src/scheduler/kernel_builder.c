@@ -190,14 +190,23 @@ static nd_ir_access make_access(nd_kernel_builder *kb, int32_t slot, nd_dtype dt
     return a;
 }
 
-/* The number of the load with this access (added if new), -2 on failure. */
+static int gather_base(const nd_kernel_builder *kb, int32_t l) {
+    for (int32_t g = 0; g < kb->n_gathers; g++)
+        if (kb->gathers[g].load == l) return 1;
+    return 0;
+}
+
+/* The number of the load with this access (added if new), -2 on failure.
+ * A gather's base (`base`) is never the load of a value with the same
+ * access, nor the other way round: backends read a gather's base as an
+ * offset only (nd_ir_load_gathered). */
 static int32_t load_access(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
-                           const int64_t *strides) {
+                           const int64_t *strides, int base) {
     int32_t slot = kernel_slot(kb, plan_slot);
     if (slot < 0) return -2;
     nd_ir_access a = make_access(kb, slot, dtype, offset, strides);
     int32_t l = 0;
-    while (l < kb->n_loads && !access_equal(&kb->loads[l], &a, kb->ndim)) l++;
+    while (l < kb->n_loads && (!access_equal(&kb->loads[l], &a, kb->ndim) || gather_base(kb, l) != base)) l++;
     if (l == kb->n_loads) {
         if (!nd_grow((void **)&kb->loads, (uint32_t *)&kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
             return out_of_memory(kb, -2);
@@ -208,7 +217,7 @@ static int32_t load_access(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dt
 
 int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
                    const int64_t *strides) {
-    int32_t l = load_access(kb, plan_slot, dtype, offset, strides);
+    int32_t l = load_access(kb, plan_slot, dtype, offset, strides, 0);
     return l < 0 ? l : emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
 }
 
@@ -429,7 +438,7 @@ static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
     ref_affine(kb, r, t, &off, strides);
     /* the base access only: a LOAD of it would read the indexed axes'
      * element 0, which an empty axis does not have */
-    int32_t base = load_access(kb, nd_build_read_slot(kb->ctx, r), (nd_dtype)r->dtype, off, strides);
+    int32_t base = load_access(kb, nd_build_read_slot(kb->ctx, r), (nd_dtype)r->dtype, off, strides, 1);
     if (base < 0) return base;
     nd_ir_gather g;
     memset(&g, 0, sizeof g);
@@ -668,7 +677,7 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
         } else if (in->op == ND_IR_GATHER) {
             nd_ir_gather g = b->gathers[in->a];
             const nd_ir_access *ld = &b->loads[g.load];
-            g.load = load_access(a, b->slots[ld->slot], (nd_dtype)ld->dtype, ld->offset, ld->strides);
+            g.load = load_access(a, b->slots[ld->slot], (nd_dtype)ld->dtype, ld->offset, ld->strides, 1);
             int32_t n = g.load < 0 ? -2 : gather_number(a, &g);
             int32_t ops[3] = {in->b, in->c, in->d};
             for (int q = 0; q < 3; q++) ops[q] = ops[q] >= 0 ? map[ops[q]] : -1;

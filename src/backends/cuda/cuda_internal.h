@@ -26,12 +26,13 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-/* 15: shape-generic 1-d elementwise kernels (their extent an argument);
+/* 16: gathers of up to three index arrays, their fail record with the
+ * axis (struct ndk_bad); 15: shape-generic 1-d elementwise kernels (their extent an argument);
  * 10: reduction trees end in warp shuffles, a reduction's draw group serves
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 15u
+#define ND_CUDA_CODEGEN_VERSION 16u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
