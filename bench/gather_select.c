@@ -2,6 +2,9 @@
  * gather_select.c — indexing with arrays and masks (nd/indexing.h):
  *
  *     gather + map   y = x[idx] * 2 + 1     x float32 (G), idx int64 (G) random in [0, G)
+ *     gather2 + map  y = x[i, j] * 2 + 1    x float32 (R, G/R), i, j int64 (G) random in their axes
+ *                                           (R = 8192 when it divides G, else 1): one fused kernel
+ *                                           with two index arrays (i + j + x + y bytes)
  *     mask select    y = x[x > 0.5]         x float32 (S) uniform [0, 1): about half kept
  *     select + map   y = x[x > t] * 2 + 1   x float32 (S), t from 0.05 to 0.95 over the runs:
  *                                           a length that depends on data, different every run
@@ -68,18 +71,42 @@ static int check_select(nd_array *x, nd_array *y, int64_t n)
     return ok;
 }
 
-static double time_gather(int64_t n, int runs, int *ok)
+/* x[i, j] * 2 + 1 against the host, every element. */
+static int check_gather2(nd_array *x, nd_array *i, nd_array *j, nd_array *y, int64_t n, int64_t cols)
+{
+    float *hx = malloc((size_t)n * 4), *hy = malloc((size_t)n * 4);
+    int64_t *hi = malloc((size_t)n * 8), *hj = malloc((size_t)n * 8);
+    int ok = hx && hy && hi && hj && nd_to_host(x, hx, (size_t)n * 4) == ND_OK &&
+             nd_to_host(i, hi, (size_t)n * 8) == ND_OK && nd_to_host(j, hj, (size_t)n * 8) == ND_OK &&
+             nd_to_host(y, hy, (size_t)n * 4) == ND_OK;
+    for (int64_t p = 0; ok && p < n; p++)
+        if (hy[p] != hx[hi[p] * cols + hj[p]] * 2.0f + 1.0f) {
+            fprintf(stderr, "gather_select: gather2: element %" PRId64 " is %g\n", p, hy[p]);
+            ok = 0;
+        }
+    free(hx);
+    free(hy);
+    free(hi);
+    free(hj);
+    return ok;
+}
+
+/* two: x (rows, n / rows) gathered through two index arrays. */
+static double time_gather(int64_t n, int runs, int *ok, int two)
 {
     double times[64];
+    const int64_t rows = two && n % 8192 == 0 ? 8192 : 1, cols = n / rows;
     for (int r = -1; r < runs && *ok; r++) {
-        nd_array *x = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n), -1.0, 1.0);
-        nd_array *idx = nd_random_integers(ND_INT64, ND_SHAPE(n), 0, n);
-        if (!x || !idx || nd_sync() != ND_OK) {
+        nd_array *x = two ? nd_random_uniform(ND_FLOAT32, ND_SHAPE(rows, cols), -1.0, 1.0)
+                          : nd_random_uniform(ND_FLOAT32, ND_SHAPE(n), -1.0, 1.0);
+        nd_array *idx = nd_random_integers(ND_INT64, ND_SHAPE(n), 0, two ? rows : n);
+        nd_array *jdx = two ? nd_random_integers(ND_INT64, ND_SHAPE(n), 0, cols) : NULL;
+        if (!x || !idx || (two && !jdx) || nd_sync() != ND_OK) {
             *ok = fail("making the inputs");
             break;
         }
         double t0 = bench_now();
-        nd_array *g = nd_take(x, idx, 0);
+        nd_array *g = two ? nd_index(x, "$0, $1", 2, (nd_array *[]){idx, jdx}) : nd_take(x, idx, 0);
         nd_array *m = nd_mul(g, nd_scalar(2.0));
         nd_array *y = nd_add(m, nd_scalar(1.0));
         nd_free(g);
@@ -87,11 +114,12 @@ static double time_gather(int64_t n, int runs, int *ok)
         nd_status st = nd_sync();
         double t = bench_now() - t0;
         if (!y || st != ND_OK) *ok = fail("gather");
-        else if (r < 0) *ok = check_gather(x, idx, y, n);
+        else if (r < 0) *ok = two ? check_gather2(x, idx, jdx, y, n, cols) : check_gather(x, idx, y, n);
         else times[r] = t;
         nd_free(y);
         nd_free(x);
         nd_free(idx);
+        nd_free(jdx);
     }
     return *ok ? bench_median(times, runs) : NAN;
 }
@@ -179,7 +207,8 @@ int main(int argc, char **argv)
     }
     nd_random_seed(2026);
     int ok = 1;
-    double tg = time_gather(g, runs, &ok);
+    double tg = time_gather(g, runs, &ok, 0);
+    double tg2 = ok ? time_gather(g, runs, &ok, 1) : NAN;
     select_times ts = {NAN, NAN, NAN, 0, 0, 0}, tm = ts;
     if (ok) ts = time_select(s, runs, &ok, 0);
     if (ok) tm = time_select(s, runs, &ok, 1);
@@ -191,6 +220,8 @@ int main(int argc, char **argv)
     printf("gather_select: median of %d, backend %s\n", runs, backend);
     printf("  gather+map  x[idx]*2+1, %" PRId64 " float32   %9.3f ms  %7.1f GB/s (idx + x + y)\n", g, 1e3 * tg,
            1e-9 * gbytes / tg);
+    printf("  gather2+map x[i,j]*2+1, %" PRId64 " float32  %9.3f ms  %7.1f GB/s (i + j + x + y)\n", g, 1e3 * tg2,
+           1e-9 * 24.0 * (double)g / tg2);
     printf("  mask select x[x>0.5], %" PRId64 " float32     %9.3f ms  %7.1f GB/s (x + selected), %" PRId64
            " kept; min %.3f max %.3f ms, %llu kernels compiled in the timed runs\n",
            s, 1e3 * ts.median, 1e-9 * sbytes / ts.median, kept, 1e3 * ts.min, 1e3 * ts.max,
@@ -203,9 +234,10 @@ int main(int argc, char **argv)
     printf("JSON {\"bench\":\"gather_select\",\"gather_n\":%" PRId64 ",\"select_n\":%" PRId64 ",\"runs\":%d,"
            "\"gather_map_ms\":%.4f,\"select_ms\":%.4f,\"select_min_ms\":%.4f,\"select_max_ms\":%.4f,"
            "\"select_compiled\":%llu,\"select_map_ms\":%.4f,\"select_map_min_ms\":%.4f,\"select_map_max_ms\":%.4f,"
-           "\"select_map_compiled\":%llu,\"selected\":%" PRId64 ",\"checked\":%s,\"backend\":\"%s\"}\n",
+           "\"select_map_compiled\":%llu,\"selected\":%" PRId64 ",\"gather2_map_ms\":%.4f,\"checked\":%s,"
+           "\"backend\":\"%s\"}\n",
            g, s, runs, 1e3 * tg, 1e3 * ts.median, 1e3 * ts.min, 1e3 * ts.max, (unsigned long long)ts.compiled,
-           1e3 * tm.median, 1e3 * tm.min, 1e3 * tm.max, (unsigned long long)tm.compiled, kept,
+           1e3 * tm.median, 1e3 * tm.min, 1e3 * tm.max, (unsigned long long)tm.compiled, kept, 1e3 * tg2,
            ok ? "true" : "false", backend);
     return ok ? 0 : 1;
 }

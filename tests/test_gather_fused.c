@@ -239,3 +239,376 @@ NDT_TEST(gather_fused, zero_d_and_empty) {
     nd_free(e);
     nd_free(a);
 }
+
+/* ------------------------------------------------ several index arrays
+ *
+ * NumPy's a[i, j] (nd_index with several "$k"), against a reference of
+ * NumPy's rules written here: the index arrays broadcast together; their
+ * axes replace the indexed ones where the first was when the indexed axes
+ * are adjacent, else they come first; each index wraps once and is
+ * checked against its own axis; the first bad index in C order of the
+ * result is named (the CPU's promise; CUDA names one of them). */
+
+typedef struct {
+    int arr;                   /* an index array (else a slice) */
+    int64_t start, step, len;  /* a slice */
+    int nd;                    /* an index array: its shape */
+    int64_t sh[4];
+    const int64_t *v;
+} ref_axis;
+
+typedef struct {
+    int nd;
+    int64_t shape[8];
+    int64_t bad_point, bad_value;
+    int bad_axis;
+} ref_out;
+
+/* out = src[spec] over a source of shape (snd, sshape), row-major. */
+static void ref_index(const double *src, int snd, const int64_t *sshape, const ref_axis *ax, double *out, ref_out *ro) {
+    int bnd = 0, first = -1, last = -1, adjacent = 1;
+    for (int d = 0; d < snd; d++) {
+        if (!ax[d].arr) continue;
+        if (last >= 0 && last != d - 1) adjacent = 0;
+        if (first < 0) first = d;
+        last = d;
+    }
+    /* broadcast shape, right-aligned in 4 slots */
+    int64_t b4[4] = {1, 1, 1, 1};
+    for (int d = 0; d < snd; d++) {
+        if (!ax[d].arr) continue;
+        if (ax[d].nd > bnd) bnd = ax[d].nd;
+        for (int k = 0; k < ax[d].nd; k++) {
+            int64_t e = ax[d].sh[ax[d].nd - 1 - k];
+            int64_t *t = &b4[3 - k];
+            if (*t == 1) *t = e;
+            else cr_assert(e == 1 || e == *t, "reference: shapes do not broadcast");
+        }
+    }
+    /* result axes: slices in order, the broadcast block at pos */
+    int nsl = 0, pos = 0;
+    for (int d = 0; d < snd; d++)
+        if (!ax[d].arr && d < first) nsl++;
+    pos = adjacent ? nsl : 0;
+    ro->nd = 0;
+    int sl_axis[8], ns = 0;
+    for (int d = 0; d < snd; d++)
+        if (!ax[d].arr) sl_axis[ns++] = d;
+    for (int r = 0, s = 0; r < ns + 1; r++) {
+        if (r == pos)
+            for (int k = 0; k < bnd; k++) ro->shape[ro->nd++] = b4[4 - bnd + k];
+        if (s < ns) ro->shape[ro->nd++] = ax[sl_axis[s++]].len;
+    }
+    int64_t total = 1;
+    for (int k = 0; k < ro->nd; k++) total *= ro->shape[k];
+    ro->bad_point = -1;
+    int64_t sst[8];
+    sst[snd - 1] = 1;
+    for (int d = snd - 2; d >= 0; d--) sst[d] = sst[d + 1] * sshape[d + 1];
+    for (int64_t p = 0; p < total; p++) {
+        int64_t ri[8], rem = p;
+        for (int k = ro->nd - 1; k >= 0; k--) {
+            ri[k] = rem % ro->shape[k];
+            rem /= ro->shape[k];
+        }
+        int64_t bi[4];
+        for (int k = 0; k < bnd; k++) bi[4 - bnd + k] = ri[pos + k];
+        int64_t off = 0, bad = 0;
+        for (int d = 0, s = 0; d < snd && !bad; d++) {
+            if (!ax[d].arr) {
+                int r = s < pos ? s : s + bnd;
+                s++;
+                off += (ax[d].start + ax[d].step * ri[r]) * sst[d];
+                continue;
+            }
+            int64_t e = 0, m = 1;
+            for (int k = ax[d].nd - 1; k >= 0; k--) {
+                int64_t c = ax[d].sh[k] == 1 ? 0 : bi[4 - ax[d].nd + k];
+                e += c * m;
+                m *= ax[d].sh[k];
+            }
+            int64_t v = ax[d].v[e], w = v < 0 ? v + sshape[d] : v;
+            if (w < 0 || w >= sshape[d]) {
+                bad = 1;
+                if (ro->bad_point < 0) {
+                    ro->bad_point = p;
+                    ro->bad_value = v;
+                    ro->bad_axis = d;
+                }
+                break;
+            }
+            off += w * sst[d];
+        }
+        if (!bad) out[p] = src[off];
+    }
+}
+
+static nd_array *int_array(int nd, const int64_t *sh, const int64_t *v) {
+    nd_array *a = nd_from_host(v, ND_INT64, nd, sh);
+    cr_assert(a, "%s", nd_last_error());
+    return a;
+}
+
+/* nd_index(a, spec) * 2 + 1 against the reference; one kernel with no
+ * library call when it fuses (at most three index arrays). Returns the
+ * flush's status. */
+static nd_status check_index(const char *what, int snd, const int64_t *sshape, const char *spec, const ref_axis *ax,
+                             int n_arr, int expect_fused) {
+    int64_t n = 1;
+    for (int d = 0; d < snd; d++) n *= sshape[d];
+    double *src = malloc(sizeof *src * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 37) % 101) - 50.5;
+    nd_array *a = nd_from_host(src, ND_FLOAT64, snd, sshape);
+    nd_array *arrs[4];
+    for (int d = 0, k = 0; d < snd; d++)
+        if (ax[d].arr) arrs[k++] = int_array(ax[d].nd, ax[d].sh, ax[d].v);
+    cr_assert_eq(nd_sync(), ND_OK);
+    ref_out ro;
+    memset(&ro, 0, sizeof ro);
+    double *want = malloc(sizeof *want * 4096);
+    ref_index(src, snd, sshape, ax, want, &ro);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_scope_begin();
+    nd_array *g = nd_index(a, spec, n_arr, arrs);
+    cr_assert(g, "%s: %s", what, nd_last_error());
+    nd_array *y = nd_keep(nd_add(nd_mul(g, nd_scalar(2.0)), nd_scalar(1.0)));
+    nd_scope_end();
+    cr_assert(y, "%s: %s", what, nd_last_error());
+    cr_assert_eq(nd_ndim(y), ro.nd, "%s: ndim %d, want %d", what, nd_ndim(y), ro.nd);
+    int64_t total = 1;
+    for (int k = 0; k < ro.nd; k++) {
+        cr_expect_eq(nd_shape(y)[k], ro.shape[k], "%s: axis %d is %lld, want %lld", what, k,
+                     (long long)nd_shape(y)[k], (long long)ro.shape[k]);
+        total *= ro.shape[k];
+    }
+    nd_status st = nd_sync();
+    nd_get_stats(&s1);
+    if (ro.bad_point < 0) {
+        cr_expect_eq(st, ND_OK, "%s: %s", what, nd_last_error());
+        if (fuses() && expect_fused && total > 0) {
+            cr_expect_eq(NDT_KERNELS(s1) - NDT_KERNELS(s0), 1, "%s: a[i, j] * 2 + 1 should be one kernel, ran %llu", what,
+                         (unsigned long long)(NDT_KERNELS(s1) - NDT_KERNELS(s0)));
+            cr_expect_eq(s1.library_calls - s0.library_calls, 0, "%s: no gather routine", what);
+        }
+        double *got = malloc(sizeof *got * (size_t)(total ? total : 1));
+        if (total) read_f64(y, got, total);
+        for (int64_t p = 0; p < total; p++)
+            if (got[p] != want[p] * 2 + 1) {
+                cr_expect(0, "%s: element %lld is %g, want %g", what, (long long)p, got[p], want[p] * 2 + 1);
+                break;
+            }
+        free(got);
+    } else {
+        cr_expect_eq(st, ND_ERR_INDEX, "%s: nd_sync: %s", what, nd_status_name(st));
+        char msg[160];
+        snprintf(msg, sizeof msg, "nd_index: index %lld is out of bounds for axis %d with size %lld",
+                 (long long)ro.bad_value, ro.bad_axis, (long long)sshape[ro.bad_axis]);
+        const char *m = nd_last_error();
+        if (!ndt_backend_is_cuda() || !fuses() || !expect_fused)
+            cr_expect(m && strstr(m, msg), "%s: message '%s' should contain '%s'", what, m ? m : "", msg);
+        else
+            cr_expect(m && strstr(m, "nd_index: index") && strstr(m, "is out of bounds for axis"), "%s: message '%s'",
+                      what, m ? m : "");
+        nd_clear_error();
+        double *one = malloc(sizeof *one * (size_t)(total ? total : 1));
+        cr_expect_eq(nd_to_host(y, one, sizeof *one * (size_t)total), ND_ERR_INDEX, "%s: the failed value fails its read",
+                     what);
+        free(one);
+        nd_clear_error();
+        cr_expect_eq(nd_to_host(a, src, sizeof *src * (size_t)n), ND_OK, "%s: the source keeps its values", what);
+    }
+    nd_free(y);
+    for (int k = 0; k < n_arr; k++) nd_free(arrs[k]);
+    nd_free(a);
+    free(want);
+    free(src);
+    return st;
+}
+
+#define SLICE(s, st, l) {0, s, st, l, 0, {0}, NULL}
+#define ARR(nd, v, ...) {1, 0, 0, 0, nd, {__VA_ARGS__}, v}
+
+/* Two and three index arrays, broadcast; adjacent (their axes in place)
+ * and apart (their axes first), beside slices; negative and repeated
+ * indices; an int beside arrays (a 0-d index array, NumPy's rule). */
+NDT_TEST(gather_fused, several_index_arrays) {
+    const int64_t s3[3] = {5, 6, 7};
+    const int64_t i0[3] = {4, -1, 0}, i1[4] = {5, -6, 2, 2};
+    {
+        ref_axis ax[3] = {ARR(2, i0, 3, 1), ARR(1, i1, 4), SLICE(0, 1, 7)};
+        check_index("a[i(3,1), j(4)]", 3, s3, "$0, $1", ax, 2, 1);
+    }
+    {
+        const int64_t k2[2] = {-7, 6};
+        ref_axis ax[3] = {ARR(2, i0, 3, 1), ARR(1, i1, 4), ARR(3, k2, 2, 1, 1)};
+        check_index("a[i(3,1), j(4), k(2,1,1)]", 3, s3, "$0, $1, $2", ax, 3, 1);
+    }
+    {
+        /* apart: a[i, 1:6:2, j] -> (broadcast..., 3) */
+        const int64_t j4[4] = {6, -7, 3, 0};
+        ref_axis ax[3] = {ARR(2, i0, 3, 1), SLICE(1, 2, 3), ARR(1, j4, 4)};
+        check_index("a[i(3,1), 1:6:2, j(4)]", 3, s3, "$0, 1:6:2, $1", ax, 2, 1);
+    }
+    {
+        /* a slice first, then two adjacent arrays: (5, broadcast...) */
+        const int64_t i3[3] = {0, 5, -1}, j6[6] = {6, 0, -7, 1, 2, 3};
+        ref_axis ax[3] = {SLICE(4, -1, 5), ARR(1, i3, 3), ARR(2, j6, 2, 3)};
+        check_index("a[::-1, i(3), j(2,3)]", 3, s3, "::-1, $0, $1", ax, 2, 1);
+    }
+    {
+        /* an int with an array: a[i, 2] */
+        const int64_t two = 2;
+        ref_axis ax[3] = {ARR(1, i0, 3), ARR(0, &two, 0), SLICE(0, 1, 7)};
+        check_index("a[i(3), 2]", 3, s3, "$0, 2", ax, 1, 1);
+    }
+    {
+        /* four arrays: the gather routine (stacked), same values */
+        const int64_t s4[4] = {3, 4, 5, 6};
+        const int64_t a0[2] = {2, -3}, a1[2] = {3, 0}, a2[2] = {-1, 4}, a3[2] = {5, -6};
+        ref_axis ax[4] = {ARR(1, a0, 2), ARR(1, a1, 2), ARR(1, a2, 2), ARR(1, a3, 2)};
+        check_index("a[i, j, k, l]", 4, s4, "$0, $1, $2, $3", ax, 4, 0);
+    }
+}
+
+/* Random indices with repeats and negatives over a larger 3-d source (many
+ * work items), two and three arrays; and empty index arrays. */
+NDT_TEST(gather_fused, several_index_arrays_random_and_empty) {
+    NDT_RNG(r);
+    const int64_t s3[3] = {9, 11, 13};
+    int64_t iv[40], jv[40], kv[40];
+    for (int t = 0; t < 40; t++) {
+        iv[t] = ndt_int(&r, -9, 8);
+        jv[t] = ndt_int(&r, -11, 10);
+        kv[t] = ndt_int(&r, -13, 12);
+    }
+    {
+        ref_axis ax[3] = {ARR(2, iv, 8, 1), ARR(2, jv, 1, 5), SLICE(0, 1, 13)};
+        check_index("random a[i(8,1), j(1,5)]", 3, s3, "$0, $1", ax, 2, 1);
+    }
+    {
+        ref_axis ax[3] = {ARR(1, iv, 40), ARR(1, jv, 40), ARR(1, kv, 40)};
+        check_index("random a[i, j, k]", 3, s3, "$0, $1, $2", ax, 3, 1);
+    }
+    {
+        ref_axis ax[3] = {ARR(1, iv, 0), ARR(1, jv, 0), SLICE(0, 1, 13)};
+        nd_status st = check_index("empty a[i(0), j(0)]", 3, s3, "$0, $1", ax, 2, 1);
+        cr_expect_eq(st, ND_OK);
+    }
+    {
+        /* empty broadcast with a non-empty partner: (0,1) with (4,) */
+        ref_axis ax[3] = {ARR(2, iv, 0, 1), ARR(1, jv, 4), SLICE(0, 1, 13)};
+        check_index("empty a[i(0,1), j(4)]", 3, s3, "$0, $1", ax, 2, 1);
+    }
+}
+
+/* A bad index in the first, a middle or the last element of the result,
+ * in either indexed axis, below -size or at size: the flush fails with
+ * NumPy's words naming the function, the index and that axis' size; the
+ * failed value fails its read and the source stays. */
+NDT_TEST(gather_fused, several_index_arrays_bad_index) {
+    const int64_t s3[3] = {4, 5, 6};
+    int64_t iv[6] = {0, 1, 2, 3, -4, -1}, jv[6] = {4, 0, -5, 1, 2, 3};
+    const int where[3] = {0, 2, 5};
+    for (int w = 0; w < 3; w++)
+        for (int axis = 0; axis < 2; axis++)
+            for (int hi = 0; hi < 2; hi++) {
+                int64_t ci[6], cj[6];
+                memcpy(ci, iv, sizeof ci);
+                memcpy(cj, jv, sizeof cj);
+                int64_t size = s3[axis];
+                (axis ? cj : ci)[where[w]] = hi ? size : -size - 1;
+                ref_axis ax[3] = {ARR(1, ci, 6), ARR(1, cj, 6), SLICE(0, 1, 6)};
+                char what[64];
+                snprintf(what, sizeof what, "bad %s index at %d of axis %d", hi ? "high" : "low", where[w], axis);
+                nd_status st = check_index(what, 3, s3, "$0, $1", ax, 2, 1);
+                cr_expect_eq(st, ND_ERR_INDEX, "%s", what);
+            }
+    /* both bad at one point: the first axis is named */
+    int64_t ci[6], cj[6];
+    memcpy(ci, iv, sizeof ci);
+    memcpy(cj, jv, sizeof cj);
+    ci[3] = 7;
+    cj[3] = -9;
+    ref_axis ax[3] = {ARR(1, ci, 6), ARR(1, cj, 6), SLICE(0, 1, 6)};
+    check_index("both bad", 3, s3, "$0, $1", ax, 2, 1);
+}
+
+/* A fused gather of two index arrays with a bad index, beside an
+ * unrelated value of the same shape in the same flush: they are one kernel
+ * (a gathering kernel merges like any other); the bad index fails only
+ * what is computed from it; a later flush reading the failed value fails,
+ * the bystander and a value computed from it in a later flush do not. */
+NDT_TEST(gather_fused, bad_index_spoils_only_its_values_in_a_merged_kernel) {
+    const int64_t R = 64, C = 512, M = R * C;
+    double *src = malloc(sizeof *src * M), *got = malloc(sizeof *got * M);
+    int64_t *iv = malloc(sizeof *iv * M), *jv = malloc(sizeof *jv * M);
+    for (int64_t i = 0; i < M; i++) {
+        src[i] = (double)i;
+        iv[i] = (i * 13) % R;
+        jv[i] = (i * 7919) % C - C / 2;
+    }
+    iv[M / 2] = R + 1;
+    nd_array *a = nd_from_host(src, ND_FLOAT64, ND_SHAPE(R, C));
+    nd_array *arrs[2] = {nd_from_host(iv, ND_INT64, ND_SHAPE(M)), nd_from_host(jv, ND_INT64, ND_SHAPE(M))};
+    nd_array *lin = nd_arange(ND_FLOAT64, 0, (double)M, 1);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_scope_begin();
+    nd_array *y = nd_keep(nd_sqrt(nd_index(a, "$0, $1", 2, arrs)));
+    nd_array *bystander = nd_keep(nd_mul(lin, nd_scalar(3.0)));
+    nd_scope_end();
+    nd_status st = nd_sync();
+    nd_get_stats(&s1);
+    cr_expect_eq(st, ND_ERR_INDEX, "nd_sync: %s", nd_status_name(st));
+    NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_index: index 65 is out of bounds for axis 0 with size 64");
+    nd_clear_error();
+    if (fuses())
+        cr_expect_eq(NDT_KERNELS(s1) - NDT_KERNELS(s0), 1, "the gather and the bystander should be one kernel, ran %llu",
+                     (unsigned long long)(NDT_KERNELS(s1) - NDT_KERNELS(s0)));
+    nd_array *later = nd_add(y, nd_scalar(1.0));
+    nd_array *later_ok = nd_add(bystander, nd_scalar(1.0));
+    cr_expect_eq(nd_to_host(later, got, sizeof *got * M), ND_ERR_INDEX, "computed from the failed value");
+    nd_clear_error();
+    cr_expect_eq(nd_to_host(later_ok, got, sizeof *got * M), ND_OK, "%s", nd_last_error());
+    for (int64_t i = 0; i < M; i++)
+        if (got[i] != 3.0 * (double)i + 1) {
+            cr_expect(0, "bystander + 1 [%lld] = %g", (long long)i, got[i]);
+            break;
+        }
+    nd_free(later);
+    nd_free(later_ok);
+    nd_free(y);
+    nd_free(bystander);
+    nd_free(lin);
+    nd_free(arrs[0]);
+    nd_free(arrs[1]);
+    nd_free(a);
+    free(src);
+    free(got);
+    free(iv);
+    free(jv);
+}
+
+/* A gather's base and a plain read of the same view in one kernel
+ * (a[idx] + a[0], a[i, j] + a[0, 0]): the plain read is a value, the base
+ * an offset (backends read a gather's base load as an offset only). */
+NDT_TEST(gather_fused, base_beside_a_plain_read_of_the_same_view) {
+    double v[12], got[4];
+    for (int i = 0; i < 12; i++) v[i] = 1.5 * i - 4;
+    nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(12));
+    nd_array *idx = ints(4, (int64_t[]){3, -1, 0, 7});
+    nd_array *y = nd_add(nd_take(a, idx, 0), nd_view(a, "0"));
+    read_f64(y, got, 4);
+    const int64_t iv[4] = {3, -1, 0, 7};
+    for (int k = 0; k < 4; k++) cr_expect_eq(got[k], v[wrapi(iv[k], 12)] + v[0], "y[%d] = %g", k, got[k]);
+    nd_array *a2 = nd_reshape(a, ND_SHAPE(3, 4));
+    nd_array *ix[2] = {ints(4, (int64_t[]){2, 0, -1, 1}), ints(4, (int64_t[]){1, 3, 0, -4})};
+    nd_array *z = nd_add(nd_index(a2, "$0, $1", 2, ix), nd_view(a2, "0, 0"));
+    read_f64(z, got, 4);
+    const int64_t i2[4] = {2, 0, -1, 1}, j2[4] = {1, 3, 0, -4};
+    for (int k = 0; k < 4; k++)
+        cr_expect_eq(got[k], v[wrapi(i2[k], 3) * 4 + wrapi(j2[k], 4)] + v[0], "z[%d] = %g", k, got[k]);
+    nd_free(a);
+}

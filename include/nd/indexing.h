@@ -20,20 +20,24 @@ extern "C" {
  * and by every read of the result and of what is computed from it (a
  * scatter's target included) on both backends; values not computed from it
  * keep theirs. The CPU backend checks while it gathers; the CUDA backend
- * checks on the device (never reading or writing outside the array) and
- * reads the verdict back when the step runs: the executor waits for each
- * gather or scatter there, and a flush holding one is not captured as a
- * CUDA graph (the calls themselves stay lazy and do not synchronise the
- * program). Shapes and dtypes are checked when the call is made (ND_ERR_ARG
- * for NULL, ND_ERR_SHAPE for shapes that do not broadcast, with both
- * shapes). Gathers return a new array of a's dtype and are lazy. A gather
- * with one index array (nd_take, nd_take_along_axis, nd_choose, nd_index
- * with one "$k") fuses like an elementwise op: nd_take(a, i) * 2 + 1 is one
- * kernel that never writes the gathered values (a's own value is written
- * first when it is computed in the same flush); the executor waits after
- * each kernel that gathers, as after a routine. Several index arrays at
- * once are one library step of the plan. Inputs may be views, broadcasts
- * or 0-d. */
+ * checks on the device (never reading or writing outside the array). A
+ * gather with up to three index arrays (nd_take, nd_take_along_axis,
+ * nd_choose, nd_index with up to three "$k" or ints beside them) fuses
+ * like an elementwise op: nd_take(a, i) * 2 + 1 or nd_index(a, "$0, $1",
+ * ..) * 2 is one kernel that never writes the gathered values (a's own
+ * value is written first when it is computed in the same flush), which
+ * may share its pass with unrelated work of the flush; a bad index is
+ * filed on the device and read back once after the flush's plan, which
+ * runs whole (and as a CUDA graph) like any other; the flush then fails
+ * what was computed from the bad index only. More index arrays, and the
+ * scatters, are one library step each; the executor waits after such a
+ * step on CUDA and a flush holding one is not captured as a CUDA graph.
+ * Either way the calls stay lazy: a flush that gathers on CUDA waits for
+ * the device at its end (the read back), not at the call. Shapes and
+ * dtypes are checked when the call is made (ND_ERR_ARG for NULL,
+ * ND_ERR_SHAPE for shapes that do not broadcast, with both shapes).
+ * Gathers return a new array of a's dtype and are lazy. Inputs may be
+ * views, broadcasts or 0-d. */
 
 /* a.take(indices, axis): the result has shape a.shape[:axis] +
  * indices.shape + a.shape[axis+1:]; ND_ALL_AXES takes from a flattened

@@ -32,14 +32,19 @@ struct nd_backend {
     const char *name;
     int32_t memory; /* memory space it computes in (ND_MEMORY_HOST for cpu) */
     /* Its kernels run ND_IR_GATHER (kernel_ir.h): the frontend records a
-     * one-index-array gather as a fusable map, else as ND_LIB_GATHER. */
+     * gather of up to ND_IR_GATHER_MAX_AXES index arrays as a fusable map,
+     * else as ND_LIB_GATHER. */
     int kernel_gathers;
     void *impl;
     nd_status (*alloc)(nd_backend *be, int memory, size_t bytes, void **out);
     void (*release)(nd_backend *be, int memory, void *ptr, size_t bytes);
     nd_status (*copy)(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
                       size_t bytes);
-    /* slots[i]: base pointer of kernel slot i; params: the kernel's values. */
+    /* slots[i]: base pointer of kernel slot i; params: the kernel's values.
+     * A kernel that gathers also reads slots[k->n_slots]: its fail record
+     * (kernel_ir.h's nd_ir_fail) in host memory, which a bad index fills
+     * (the kernel still returns ND_OK), or NULL (a bad index is then the
+     * kernel's ND_ERR_INDEX). */
     nd_status (*run_kernel)(nd_backend *be, const nd_kernel *k, void *const *slots,
                             const nd_scalar_bits *params);
     nd_status (*run_matmul)(nd_backend *be, const nd_matmul_desc *mm, void *const *plan_slots);
@@ -50,6 +55,12 @@ struct nd_backend {
      * Graph replay). NULL = the executor calls the step functions in order.
      * Returns once the work is enqueued. */
     nd_status (*run_plan)(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound);
+    /* With run_plan: after a run of a plan with kernels that gather, waits
+     * for it and copies their fail records (one per such kernel step, in
+     * step order: nd_plan_fail_records) into out, then clears them. The
+     * one read back of such a plan, which otherwise runs whole, merged and
+     * captured like any other. */
+    nd_status (*plan_fails)(nd_backend *be, nd_plan *plan, nd_ir_fail *out);
     nd_status (*synchronize)(nd_backend *be);
     /* Optional: a named range around a flush for profilers (NVTX). */
     void (*range_push)(nd_backend *be, const char *name);

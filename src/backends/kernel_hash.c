@@ -43,8 +43,11 @@ static uint64_t kernel_hash(const nd_kernel *k, int with_shape) {
         const nd_ir_gather *g = &k->gathers[i];
         h = nd_hash_u64(h, (uint64_t)(uint32_t)g->load << 32 | (uint32_t)g->fn);
         h = nd_hash_u64(h, (uint64_t)g->axes);
-        h = nd_hash_u64(h, (uint64_t)g->stride);
-        h = nd_hash_u64(h, (uint64_t)g->size);
+        h = nd_hash_u64(h, (uint64_t)g->n_axes);
+        for (int a = 0; a < g->n_axes && a < ND_IR_GATHER_MAX_AXES; a++) {
+            h = nd_hash_u64(h, (uint64_t)g->stride[a]);
+            h = nd_hash_u64(h, (uint64_t)g->size[a]);
+        }
     }
     if (k->has_reduce) {
         h = nd_hash_u64(h, (uint64_t)k->reduce.kind << 40 | (uint64_t)k->reduce.out_dtype << 32 |

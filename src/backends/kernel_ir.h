@@ -57,15 +57,20 @@ typedef enum {
     ND_IR_UFUNC,      /* user loop `ufunc` (common/ufunc_loop.h) of the
                          operands a, b, c, d (its nargs of them; each already
                          of the loop's parameter dtype); dtype = its return  */
-    ND_IR_GATHER,     /* a = gather number (nd_kernel.gathers), b = SSA int64
-                         index i; dtype = the source's (its load's dtype):
-                         the element at load g.load's address + w * g.stride,
-                         w = i, or i + g.size when i < 0 and g wraps. A w
-                         outside [0, g.size) is never read through: the
-                         value is 0 and the kernel files the bad index (CPU:
-                         the least such prepared iteration point; CUDA: the
-                         first thread to meet one), which fails the
-                         kernel's step with ND_ERR_INDEX after it ran       */
+    ND_IR_GATHER,     /* a = gather number g (nd_kernel.gathers); b, c, d =
+                         the SSA int64 indices i_0, i_1, i_2 of its indexed
+                         axes (g.n_axes of them; -1 past those); dtype = the
+                         source's (its load's dtype): the element at load
+                         g.load's address + sum_k w_k * g.stride[k], w_k =
+                         i_k, or i_k + g.size[k] when i_k < 0 and g wraps.
+                         When some w_k is outside [0, g.size[k]) nothing is
+                         read: the value is 0 and the kernel files the bad
+                         index (the first such k) in its fail record
+                         (nd_ir_fail: CPU, the least such prepared iteration
+                         point; CUDA, the first thread to meet one). The
+                         kernel itself succeeds; whoever ran it reads the
+                         record and fails what depends on the gather
+                         (nd_kernel_gather_writes)                          */
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
 
@@ -101,17 +106,37 @@ typedef struct {
 } nd_ir_store;
 
 /* The source of an ND_IR_GATHER: load `load` is its base (offset and
- * strides over the iteration axes, the indexed axis at 0); the indexed axis
- * adds stride * w. The load is read only through gathers, so passes that
- * reason about the elements a load covers (spans, chunking, partitioning)
- * must treat every element of the slot as read: nd_ir_load_gathered. */
+ * strides over the iteration axes, the indexed axes at 0); indexed axis k
+ * adds stride[k] * w_k. The load is read only through gathers, so passes
+ * that reason about the elements a load covers (spans, chunking,
+ * partitioning) must treat every element of the slot as read:
+ * nd_ir_load_gathered. No padding: builders compare gathers with memcmp. */
+#define ND_IR_GATHER_MAX_AXES 3
 typedef struct {
     int32_t load;
     int32_t fn;     /* for the message: nd_lib_index_fn | ND_INDEX_* flags */
-    int64_t axes;   /* for the message: the indexed axis (lib_calls.h's v[2]) */
-    int64_t stride; /* elements between neighbours of the indexed axis */
-    int64_t size;   /* its length (> 0: an empty axis gathers nothing) */
+    int64_t axes;   /* for the message: the indexed axes, 4 bits each (lib_calls.h's v[2]) */
+    int32_t n_axes; /* 1..ND_IR_GATHER_MAX_AXES: the instruction's b, c, d */
+    int32_t pad;    /* 0 */
+    int64_t stride[ND_IR_GATHER_MAX_AXES]; /* elements between neighbours of indexed axis k */
+    int64_t size[ND_IR_GATHER_MAX_AXES];   /* its length (> 0: an empty axis gathers nothing) */
 } nd_ir_gather;
+
+/* Where a kernel that gathers files its first bad index (set = 1; zero
+ * before the kernel runs). A backend's run_kernel finds it one past the
+ * kernel's slots, slots[k->n_slots], in memory the kernel can write (NULL:
+ * the backend keeps its own and returns ND_ERR_INDEX with the message).
+ * Whoever reads it fails what depends on the gather (nd_kernel_gather_
+ * writes) with nd_ir_fail_error's message, so a kernel that gathers may be
+ * merged with other work and run in a whole plan or CUDA graph: only the
+ * values computed from a bad index are lost (docs/internals.md). */
+typedef struct {
+    int32_t set;
+    int32_t gather; /* gather number */
+    int32_t axis;   /* k: which of its indexed axes */
+    int32_t pad;
+    int64_t index;  /* the index as given (before wrapping) */
+} nd_ir_fail;
 
 typedef struct {
     uint8_t kind;      /* nd_reduce_kind */
@@ -150,6 +175,16 @@ static inline int nd_ir_load_gathered(const nd_kernel *k, int32_t l) {
         if (k->gathers[g].load == l) return 1;
     return 0;
 }
+
+/* backends/kernel_fail.c. The error of a filed record (ND_ERR_INDEX, set
+ * as this thread's error): the gathering function, the index and the axis
+ * size, as the gather routine's. */
+int nd_ir_fail_error(const nd_kernel *k, const nd_ir_fail *f);
+/* Marks written[s] = 1 for every kernel slot s that a store or the
+ * reduction writes with a value computed from gather g (written has
+ * k->n_slots entries, left as they are elsewhere). Returns how many it
+ * marked; -1 out of memory (then every written slot is marked). */
+int nd_kernel_gather_writes(const nd_kernel *k, int32_t g, uint8_t *written);
 
 /* The structural hash (nd_kernel.hash): everything but parameter values
  * (backends/kernel_hash.c). */

@@ -177,6 +177,20 @@ typedef struct nd_plan {
     void (*backend_cache_free)(void *);
 } nd_plan;
 
+/* Kernel steps that gather have a fail record each (kernel_ir.h's
+ * nd_ir_fail), numbered in step order: the number of such steps, and with
+ * index, step i's number (-1: it does not gather). */
+static inline int32_t nd_plan_fail_records(const nd_plan *plan, int32_t *index) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        int gathers = st->kind == ND_STEP_KERNEL && st->kernel->n_gathers > 0;
+        if (index) index[i] = gathers ? n : -1;
+        n += gathers;
+    }
+    return n;
+}
+
 /* A plan bound to memory for one run: what run_plan receives. */
 typedef struct {
     void *const *slots;         /* per plan slot, in the plan's memory */

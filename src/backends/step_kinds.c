@@ -196,9 +196,11 @@ double nd_kernel_unique_bytes(const nd_kernel *k) {
         /* a gather's source spans its indexed axis too (one element per
          * point is read, which the element count already says) */
         access_span *s = &sp[k->gathers[g].load];
-        int64_t reach = k->gathers[g].stride * (k->gathers[g].size - 1);
-        if (reach < 0) s->lo += reach;
-        else s->hi += reach;
+        for (int32_t a = 0; a < k->gathers[g].n_axes; a++) {
+            int64_t reach = k->gathers[g].stride[a] * (k->gathers[g].size[a] - 1);
+            if (reach < 0) s->lo += reach;
+            else s->hi += reach;
+        }
     }
     for (int32_t j = 0; j < k->n_stores; j++) sp[m++] = span_of(k, &k->stores[j].at, 1, NULL);
     if (k->has_reduce) sp[m++] = span_of(k, &k->reduce.out, 1, &k->reduce.axes);

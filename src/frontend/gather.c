@@ -31,43 +31,60 @@ nd_array *nd_fe_index_array(const char *fn, nd_array *indices) {
     return y;
 }
 
-/* The index view of the geometry: idx64[k] broadcast to (bnd, bshape),
- * placed at axes pos.. of the n-axis iteration space, with a last axis of
- * length K (a stack of the K arrays: one copy when K > 1). */
-static int index_view(const char *fn, nd_fe_gather_geom *g, int K, nd_array *const *idx64, int bnd,
-                      const int64_t *bshape, int pos) {
-    nd_array *base;
-    int64_t bst[ND_MAX_DIMS + 1], last = 0;
-    if (K == 1) {
-        base = idx64[0];
-        nd_fe_broadcast_strides(base, bnd, bshape, bst);
-    } else {
-        nd_array *cols[ND_MAX_DIMS];
-        int made = 0;
-        int64_t sh[ND_MAX_DIMS + 1];
-        for (int k = 0; k < bnd; k++) sh[k] = bshape[k];
-        sh[bnd] = 1;
-        for (; made < K; made++) {
-            int64_t st[ND_MAX_DIMS + 1];
-            nd_fe_broadcast_strides(idx64[made], bnd, bshape, st);
-            st[bnd] = 0;
-            cols[made] = nd_fe_view(idx64[made], bnd + 1, sh, st, idx64[made]->offset);
-            if (!cols[made]) break;
-        }
-        base = made == K ? nd_fe_concatenate(fn, K, cols, bnd) : NULL;
-        for (int k = 0; k < made; k++) nd_fe_release(cols[k]);
-        if (!base) return 1;
-        g->held[g->n_held++] = base;
-        for (int k = 0; k < bnd; k++) bst[k] = base->strides[k];
-        last = base->strides[bnd];
-    }
+/* The index views of the geometry: idx64[k] broadcast to (bnd, bshape),
+ * placed at axes pos.. of the n-axis iteration space. One array: idx, with
+ * a last axis of length 1. Several: each as ix[k] over the n axes (a view),
+ * and idx (a stack of the K arrays: one copy) only when asked for
+ * (nd_fe_geom_stack). */
+static int index_view(nd_fe_gather_geom *g, int K, nd_array *const *idx64, int bnd, const int64_t *bshape,
+                      int pos) {
     int64_t sh[ND_MAX_DIMS], st[ND_MAX_DIMS];
+    g->bnd = bnd;
+    g->pos = pos;
+    for (int k = 0; k < bnd; k++) g->bshape[k] = bshape[k];
+    for (int k = 0; k < K; k++) {
+        int64_t bst[ND_MAX_DIMS + 1];
+        g->idx64[k] = idx64[k];
+        nd_fe_broadcast_strides(idx64[k], bnd, bshape, bst);
+        for (int d = 0; d < g->n; d++) {
+            sh[d] = g->shape[d];
+            st[d] = d >= pos && d < pos + bnd ? bst[d - pos] : 0;
+        }
+        if (K == 1) {
+            sh[g->n] = 1;
+            st[g->n] = 0;
+            g->idx = g->held[g->n_held++] = nd_fe_view(idx64[0], g->n + 1, sh, st, idx64[0]->offset);
+            return g->idx == NULL;
+        }
+        g->ix[k] = g->held[g->n_held++] = nd_fe_view(idx64[k], g->n, sh, st, idx64[k]->offset);
+        if (!g->ix[k]) return 1;
+    }
+    return 0;
+}
+
+int nd_fe_geom_stack(const char *fn, nd_fe_gather_geom *g) {
+    if (g->idx) return 0;
+    int K = g->K, bnd = g->bnd, made = 0;
+    nd_array *cols[ND_MAX_DIMS] = {0};
+    int64_t sh[ND_MAX_DIMS + 1], st[ND_MAX_DIMS + 1];
+    for (int k = 0; k < bnd; k++) sh[k] = g->bshape[k];
+    sh[bnd] = 1;
+    for (; made < K; made++) {
+        nd_fe_broadcast_strides(g->idx64[made], bnd, g->bshape, st);
+        st[bnd] = 0;
+        cols[made] = nd_fe_view(g->idx64[made], bnd + 1, sh, st, g->idx64[made]->offset);
+        if (!cols[made]) break;
+    }
+    nd_array *base = made == K ? nd_fe_concatenate(fn, K, cols, bnd) : NULL;
+    for (int k = 0; k < made; k++) nd_fe_release(cols[k]);
+    if (!base) return 1;
+    g->held[g->n_held++] = base;
     for (int d = 0; d < g->n; d++) {
         sh[d] = g->shape[d];
-        st[d] = d >= pos && d < pos + bnd ? bst[d - pos] : 0;
+        st[d] = d >= g->pos && d < g->pos + bnd ? base->strides[d - g->pos] : 0;
     }
     sh[g->n] = K;
-    st[g->n] = last;
+    st[g->n] = base->strides[bnd];
     g->idx = g->held[g->n_held++] = nd_fe_view(base, g->n + 1, sh, st, base->offset);
     return g->idx == NULL;
 }
@@ -117,36 +134,47 @@ int nd_fe_adv_geom(const char *fn, nd_array *a, const nd_fe_adv_index *adv, nd_f
         st[n + k] = a->strides[adv->axes[k]];
     }
     g->ind = g->held[g->n_held++] = nd_fe_view(a, n + K, sh, st, a->offset);
-    if (!g->ind || index_view(fn, g, K, idx64, bnd, bshape, pos)) return nd_fe_geom_release(g), 1;
+    if (!g->ind || index_view(g, K, idx64, bnd, bshape, pos)) return nd_fe_geom_release(g), 1;
     return 0;
 }
 
-/* One index array: a MAP node (graph/node.h's ND_GATHER_MAP_OP) that the
- * scheduler fuses like any map, so that a gather feeding elementwise work
- * is one kernel (backends/kernel_ir.h's ND_IR_GATHER). */
+/* Up to ND_GATHER_MAX_AXES index arrays: a MAP node (graph/node.h's
+ * ND_GATHER_MAP_OP) that the scheduler fuses like any map, so that a
+ * gather feeding elementwise work is one kernel (backends/kernel_ir.h's
+ * ND_IR_GATHER). Each index array is read through its own broadcast view:
+ * nothing is stacked or copied. */
 static nd_array *fused_gather(const char *fn, int fn_flags, const nd_fe_gather_geom *g) {
-    int n = g->n;
+    int n = g->n, K = g->K;
     nd_dtype t = g->ind->dtype;
     size_t nbytes;
     if (nd_fe_nbytes(fn, n, g->shape, t, &nbytes)) return NULL;
     nd_fe_rec r;
-    if (nd_fe_begin(&r, fn, ND_NODE_MAP, ND_GATHER_MAP_OP, 2, t, t, n, g->shape, nbytes)) return NULL;
-    nd_graph_set_input(r.node, 0, g->idx, n, g->shape, g->idx->strides);
-    nd_graph_set_input(r.node, 1, g->ind, n, g->shape, g->ind->strides);
-    r.node->u.gather.stride = g->ind->strides[n];
-    r.node->u.gather.size = g->ind->shape[n];
+    if (nd_fe_begin(&r, fn, ND_NODE_MAP, ND_GATHER_MAP_OP, K + 1, t, t, n, g->shape, nbytes)) return NULL;
+    for (int k = 0; k < K; k++) {
+        const nd_array *x = K == 1 ? g->idx : g->ix[k];
+        nd_graph_set_input(r.node, k, x, n, g->shape, x->strides);
+    }
+    nd_graph_set_input(r.node, K, g->ind, n, g->shape, g->ind->strides);
+    for (int k = 0; k < K; k++) {
+        r.node->u.gather.stride[k] = g->ind->strides[n + k];
+        r.node->u.gather.size[k] = g->ind->shape[n + k];
+    }
     r.node->u.gather.axes = g->axes;
     r.node->u.gather.fn = fn_flags;
+    r.node->u.gather.n_axes = K;
     return nd_fe_end(&r, n, g->shape);
 }
 
-/* The one place that chooses: one index array gathers in the generated
- * kernels where the backend's kernels gather; several (stacked on the
- * index view's last axis) go through the ND_LIB_GATHER routine, and so does
- * every gather under ND_FUSED_GATHER=0. */
+/* The one place that chooses: up to ND_GATHER_MAX_AXES index arrays
+ * gather in the generated kernels where the backend's kernels gather;
+ * more (stacked on the index view's last axis) go through the
+ * ND_LIB_GATHER routine, and so does every gather under
+ * ND_FUSED_GATHER=0. */
 nd_array *nd_fe_gather(const char *fn, int fn_flags, nd_fe_gather_geom *g) {
-    if (g->K == 1 && !g->ind->weak && !g->idx->weak && nd_rt.fused_gather)
-        return fused_gather(fn, fn_flags, g);
+    int weak = g->ind->weak || (g->K == 1 && g->idx->weak);
+    for (int k = 0; g->K > 1 && k < g->K; k++) weak |= g->ix[k]->weak;
+    if (g->K <= ND_GATHER_MAX_AXES && !weak && nd_rt.fused_gather) return fused_gather(fn, fn_flags, g);
+    if (nd_fe_geom_stack(fn, g)) return NULL;
     nd_lib_args args = {{{.i = g->K}, {.i = fn_flags}, {.i = g->axes}, {.i = 0}}};
     nd_array *in[2] = {g->ind, g->idx}, *out = NULL;
     nd_kernel_output o = {NULL, g->ind->dtype, g->n, g->shape};
@@ -156,6 +184,7 @@ nd_array *nd_fe_gather(const char *fn, int fn_flags, nd_fe_gather_geom *g) {
 
 nd_status nd_fe_scatter(const char *fn, int fn_flags, int mode, nd_fe_gather_geom *g, nd_array *values) {
     nd_dtype t = g->ind->dtype;
+    if (nd_fe_geom_stack(fn, g)) return nd_last_status();
     for (int d = 0; d < values->ndim; d++) {
         int e = g->n - values->ndim + d;
         if (values->ndim > g->n || (values->shape[d] != 1 && values->shape[d] != g->shape[e])) {

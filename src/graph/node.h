@@ -48,6 +48,11 @@ typedef enum {
  * elements a word (nd_philox_pairs(r)), a kind of its own for the same
  * reason; its params[2].u = r | t << 32 with the pair's rejection threshold
  * t = nd_philox_pair_threshold(r). */
+/* The most index arrays one fused gather reads (kernel_ir.h's
+ * ND_IR_GATHER_MAX_AXES: the instruction's three operands); more go
+ * through the gather routine (frontend/gather.c). */
+#define ND_GATHER_MAX_AXES 3
+
 typedef enum {
     ND_RANDOM_UNIFORM,
     ND_RANDOM_NORMAL,
@@ -100,14 +105,16 @@ typedef struct nd_node {
         /* MAP with op ND_UFUNC_MAP_OP: the user loop called (common/ufunc_loop.h);
          * inputs are cast to its parameter types, cdtype = dtype = its return */
         struct { uint32_t loop; } ufunc;
-        /* MAP with op ND_GATHER_MAP_OP: out = source[index] along one axis.
-         * inputs[0] is the int64 index (node shape), inputs[1] the source's
-         * base (node shape: its strides over the node's axes, 0 where the
-         * index varies, the indexed axis at element 0); the indexed axis has
-         * `stride` and `size`; fn and axes name it in the bounds error
-         * (common/lib_calls.h's ND_LIB_GATHER v[1], v[2]). The source is
-         * read anywhere along that axis. dtype = cdtype = the source's. */
-        struct { int64_t stride, size, axes; int32_t fn; } gather;
+        /* MAP with op ND_GATHER_MAP_OP: out = source[i_0, .., i_{K-1}] along
+         * K = n_axes indexed axes (1..ND_GATHER_MAX_AXES). inputs[0..K) are the int64 indices (node
+         * shape, broadcast: stride 0 where one does not vary), inputs[K]
+         * the source's base (node shape: its strides over the node's axes,
+         * 0 where the indices vary, the indexed axes at element 0);
+         * indexed axis k has stride[k] and size[k]; fn and axes name them
+         * in the bounds error (common/lib_calls.h's ND_LIB_GATHER v[1],
+         * v[2]). The source is read anywhere along those axes. dtype =
+         * cdtype = the source's. */
+        struct { int64_t stride[ND_GATHER_MAX_AXES], size[ND_GATHER_MAX_AXES], axes; int32_t fn, n_axes; } gather;
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;

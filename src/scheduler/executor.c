@@ -255,6 +255,9 @@ typedef struct {
     /* Per plan slot, while running step by step: why its memory holds no
      * value (a failed or skipped step wrote it), or NULL. */
     nd_failure **poison;
+    /* The fail record a kernel that gathers gets one past its slots
+     * (kernel_ir.h's nd_ir_fail), when run step by step. */
+    nd_ir_fail *fail;
 } bound_slots;
 
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
@@ -353,13 +356,14 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     switch (st->kind) {
     case ND_STEP_KERNEL: {
         const nd_kernel *k = st->kernel;
-        void *ptrs[k->n_slots > 0 ? k->n_slots : 1];
+        void *ptrs[k->n_slots + 1]; /* and the fail record (kernel_ir.h) */
         nd_scalar_bits params[k->n_params > 0 ? k->n_params : 1];
         for (int32_t j = 0; j < k->n_slots && rc == ND_OK; j++) {
             rc = slot_ptr(ctx, plan, walk, bs, st->slots[j]);
             ptrs[j] = bs->ptrs[st->slots[j]];
             if (st->slot_byte_offset && ptrs[j]) ptrs[j] = (char *)ptrs[j] + st->slot_byte_offset[j];
         }
+        ptrs[k->n_slots] = bs->fail;
         for (int32_t j = 0; j < k->n_params; j++) params[j] = walk->params[st->params[j]];
         if (rc == ND_OK) rc = be->run_kernel(be, k, ptrs, params);
         break;
@@ -554,6 +558,34 @@ static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const 
     }
 }
 
+/* A kernel step that ran and whose fail record is set: the slots it
+ * writes with values computed from the bad index hold none (failed with
+ * f); its other writes hold their values (a kernel that gathers is merged
+ * with unrelated work: kernel_ir.h's nd_ir_fail). */
+static void step_gather_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failure **poison,
+                               const nd_step *st, const nd_ir_fail *rec, nd_failure *f) {
+    const nd_kernel *k = st->kernel;
+    uint8_t spoiled[k->n_slots + 1];
+    memset(spoiled, 0, sizeof spoiled);
+    nd_kernel_gather_writes(k, rec->gather, spoiled);
+    for (int32_t j = 0; j < k->n_slots; j++) {
+        if (!(st->slot_access[j] & ND_ACCESS_WRITE)) continue;
+        if (spoiled[j]) {
+            poison_slot(plan, poison, st->slots[j], f);
+            fail_written(plan, walk, st->slots[j], f);
+        } else {
+            mark_produced(plan, walk, st->slots[j]);
+        }
+    }
+}
+
+/* The failure a filed record means (its message set as this thread's
+ * error): a new reference. */
+static nd_failure *gather_failure(const nd_step *st, const nd_ir_fail *rec) {
+    nd_status rc = (nd_status)nd_ir_fail_error(st->kernel, rec);
+    return nd_failure_new(rc, nd_last_error());
+}
+
 /* Every step failed (nothing ran, or a whole plan failed on the device):
  * every buffer the plan writes is failed. */
 static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
@@ -592,6 +624,7 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     bs->bytes = tp->bytes;
     bs->temps = tp->temps;
     bs->n_temps = 0;
+    bs->fail = NULL;
     for (int32_t i = 0; i < plan->n_slots; i++)
         if (plan->slots[i].role == ND_SLOT_TEMP) bs->temps[bs->n_temps++] = i;
     return ND_OK;
@@ -606,9 +639,12 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
         const nd_step *st = &plan->steps[i];
         nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
         nd_failure *made = NULL;
+        nd_ir_fail rec = {0, 0, 0, 0, 0};
         if (!cause) {
             double t0 = timed ? nd_log_clock_us() : 0;
+            bs->fail = &rec;
             nd_status rc = run_step(ctx, plan, walk, bs, i);
+            bs->fail = NULL;
             if (timed && rc == ND_OK) {
                 double us = nd_log_clock_us() - t0;
                 const char *value = nd_flush_walk_step_name(walk, st);
@@ -623,8 +659,18 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
                 }
             }
         }
-        if (cause) step_failed(plan, walk, bs->poison, st, cause);
-        else step_produced(plan, walk, st);
+        if (!cause && rec.set) {
+            made = gather_failure(st, &rec);
+            if (!first) {
+                first = made;
+                nd_failure_ref(first);
+            }
+            step_gather_failed(plan, walk, bs->poison, st, &rec, made);
+        } else if (cause) {
+            step_failed(plan, walk, bs->poison, st, cause);
+        } else {
+            step_produced(plan, walk, st);
+        }
         nd_failure_unref(made); /* the slots and failed buffers hold it now */
         release_temps_after(ctx, plan, bs, i);
     }
@@ -642,22 +688,79 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
 }
 
 /* A plan with a library routine that reads its status back (a linear
- * algebra routine that may find a singular matrix: common/lib_calls.h),
- * or with a kernel that gathers (a bad index: kernel_ir.h), runs step by step on every backend, so that such a failure fails only
+ * algebra routine that may find a singular matrix: common/lib_calls.h)
+ * runs step by step on every backend, so that such a failure fails only
  * that step's outputs and what depends on them, as DESIGN.md's "Errors"
- * wants; the routine synchronises anyway. */
+ * wants; the routine synchronises anyway. Kernels that gather do not: a
+ * whole plan files their bad indices in fail records, read once after it
+ * (settle_fails). */
 static int reads_back(const nd_plan *plan) {
-    for (int32_t i = 0; i < plan->n_steps; i++) {
+    for (int32_t i = 0; i < plan->n_steps; i++)
         if (plan->steps[i].kind == ND_STEP_USER && nd_lib_reads_back(plan->steps[i].user.lib)) return 1;
-        /* a kernel that gathers reads its bad-index verdict back too */
-        if (plan->steps[i].kind == ND_STEP_KERNEL && plan->steps[i].kernel->n_gathers) return 1;
-    }
     return 0;
+}
+
+/* After a whole plan ran: its fail records (backend.h's plan_fails). When
+ * a gather met a bad index, the steps are walked again in order as
+ * run_steps would have run them: the values computed from the bad index
+ * (nd_kernel_gather_writes) and everything computed from those are
+ * failed, every other value stands, and the flush's error is the first
+ * failure, with the gather's message. */
+static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
+    nd_backend *be = ctx->backend;
+    int32_t n = be->plan_fails ? nd_plan_fail_records(plan, NULL) : 0;
+    if (n == 0) return ND_OK;
+    nd_ir_fail *recs = nd_calloc((size_t)n, sizeof *recs);
+    int32_t *index = nd_calloc((size_t)plan->n_steps + 1, sizeof *index);
+    nd_status rc = recs && index ? ND_OK : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory reading back a plan");
+    if (rc == ND_OK) rc = be->plan_fails(be, plan, recs);
+    int any = 0;
+    for (int32_t r = 0; rc == ND_OK && r < n; r++) any |= recs[r].set;
+    if (rc != ND_OK || !any) {
+        free(recs);
+        free(index);
+        if (rc != ND_OK) {
+            nd_failure *f = nd_failure_new(rc, nd_last_error());
+            forget_twins(plan, walk);
+            fail_all(plan, walk, f);
+            nd_failure_unref(f);
+        }
+        return rc;
+    }
+    nd_plan_fail_records(plan, index);
+    nd_failure *first = NULL;
+    for (int32_t i = 0; i < plan->n_steps; i++) {
+        const nd_step *st = &plan->steps[i];
+        nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
+        if (cause) {
+            step_failed(plan, walk, bs->poison, st, cause);
+        } else if (index[i] >= 0 && recs[index[i]].set) {
+            nd_failure *made = gather_failure(st, &recs[index[i]]);
+            if (!first) {
+                first = made;
+                nd_failure_ref(first);
+            }
+            step_gather_failed(plan, walk, bs->poison, st, &recs[index[i]], made);
+            nd_failure_unref(made);
+        } else {
+            step_produced(plan, walk, st);
+        }
+    }
+    free(recs);
+    free(index);
+    for (int32_t i = 0; i < plan->n_slots; i++) {
+        nd_failure_unref(bs->poison[i]);
+        bs->poison[i] = NULL;
+    }
+    forget_twins(plan, walk);
+    rc = nd_error_set(first->status, "%s", first->cause);
+    nd_failure_unref(first);
+    return rc;
 }
 
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    bound_slots bs = {NULL, NULL, NULL, 0, NULL}; /* GCC cannot tell bind_begin sets it */
+    bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {
         nd_failure *f = nd_failure_new(rc, nd_last_error());
@@ -673,7 +776,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
     if (rc == ND_OK) {
         for (int32_t i = 0; i < plan->n_steps; i++) step_produced(plan, walk, &plan->steps[i]);
-        return ND_OK;
+        return settle_fails(ctx, plan, walk, &bs);
     }
     if (!launched) {
         /* Binding failed (out of memory) before anything ran: run the steps

@@ -68,8 +68,10 @@ static uint64_t hash_header(const nd_node *n) {
     /* which user loop a call runs (ids are never reused) */
     if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_pair(h, n->u.ufunc.loop);
     if (n->kind == ND_NODE_MAP && n->op == ND_GATHER_MAP_OP) {
-        h = nd_hash_pair(h ^ (uint64_t)n->u.gather.stride, (uint64_t)n->u.gather.size);
-        h = nd_hash_pair(h ^ (uint64_t)n->u.gather.axes, (uint64_t)(uint32_t)n->u.gather.fn);
+        for (int k = 0; k < n->u.gather.n_axes && k < ND_GATHER_MAX_AXES; k++)
+            h = nd_hash_pair(h ^ (uint64_t)n->u.gather.stride[k], (uint64_t)n->u.gather.size[k]);
+        h = nd_hash_pair(h ^ (uint64_t)n->u.gather.axes,
+                         (uint64_t)(uint32_t)n->u.gather.fn | (uint64_t)(uint32_t)n->u.gather.n_axes << 32);
     }
     if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, NULL, n->u.store.strides, n->u.store.offset);
     if (n->kind == ND_NODE_USER) {

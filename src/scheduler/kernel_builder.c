@@ -190,14 +190,23 @@ static nd_ir_access make_access(nd_kernel_builder *kb, int32_t slot, nd_dtype dt
     return a;
 }
 
-/* The number of the load with this access (added if new), -2 on failure. */
+static int gather_base(const nd_kernel_builder *kb, int32_t l) {
+    for (int32_t g = 0; g < kb->n_gathers; g++)
+        if (kb->gathers[g].load == l) return 1;
+    return 0;
+}
+
+/* The number of the load with this access (added if new), -2 on failure.
+ * A gather's base (`base`) is never the load of a value with the same
+ * access, nor the other way round: backends read a gather's base as an
+ * offset only (nd_ir_load_gathered). */
 static int32_t load_access(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
-                           const int64_t *strides) {
+                           const int64_t *strides, int base) {
     int32_t slot = kernel_slot(kb, plan_slot);
     if (slot < 0) return -2;
     nd_ir_access a = make_access(kb, slot, dtype, offset, strides);
     int32_t l = 0;
-    while (l < kb->n_loads && !access_equal(&kb->loads[l], &a, kb->ndim)) l++;
+    while (l < kb->n_loads && (!access_equal(&kb->loads[l], &a, kb->ndim) || gather_base(kb, l) != base)) l++;
     if (l == kb->n_loads) {
         if (!nd_grow((void **)&kb->loads, (uint32_t *)&kb->cap_loads, kb->n_loads + 1, sizeof *kb->loads))
             return out_of_memory(kb, -2);
@@ -208,7 +217,7 @@ static int32_t load_access(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dt
 
 int32_t nd_kb_load(nd_kernel_builder *kb, int32_t plan_slot, nd_dtype dtype, int64_t offset,
                    const int64_t *strides) {
-    int32_t l = load_access(kb, plan_slot, dtype, offset, strides);
+    int32_t l = load_access(kb, plan_slot, dtype, offset, strides, 0);
     return l < 0 ? l : emit(kb, ND_IR_LOAD, dtype, l, -1, -1);
 }
 
@@ -397,30 +406,53 @@ static int32_t ufunc_value(nd_kernel_builder *kb, const nd_node *p, const nd_xfo
     return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
 }
 
-/* A gather (graph/node.h's ND_GATHER_MAP_OP): the index value, then one
- * ND_IR_GATHER from the source's base access. The source is never inlined
- * (plan_build.c materialises it): it is read at places only the index
- * knows. */
-static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
-    int32_t idx = nd_kb_ref_value(kb, p, 0, t, ND_INT64);
-    if (idx < 0) return idx;
-    const nd_ref *r = &p->inputs[1];
-    int64_t off, strides[ND_MAX_DIMS];
-    ref_affine(kb, r, t, &off, strides);
-    /* the base access only: a LOAD of it would read the indexed axis'
-     * element 0, which an empty axis does not have */
-    int32_t base = load_access(kb, nd_build_read_slot(kb->ctx, r), (nd_dtype)r->dtype, off, strides);
-    if (base < 0) return base;
-    nd_ir_gather g = {base, (int32_t)p->u.gather.fn, p->u.gather.axes, p->u.gather.stride,
-                      p->u.gather.size};
+_Static_assert(ND_GATHER_MAX_AXES == ND_IR_GATHER_MAX_AXES, "a gather node's index arrays are its instruction's operands");
+
+/* The number of gather g in the kernel's table (added if new), -2 on
+ * failure. */
+static int32_t gather_number(nd_kernel_builder *kb, const nd_ir_gather *g) {
     int32_t n = 0;
-    while (n < kb->n_gathers && memcmp(&kb->gathers[n], &g, sizeof g)) n++;
+    while (n < kb->n_gathers && memcmp(&kb->gathers[n], g, sizeof *g)) n++;
     if (n == kb->n_gathers) {
         if (!nd_grow((void **)&kb->gathers, (uint32_t *)&kb->cap_gathers, kb->n_gathers + 1, sizeof *kb->gathers))
             return out_of_memory(kb, -2);
-        kb->gathers[kb->n_gathers++] = g;
+        kb->gathers[kb->n_gathers++] = *g;
     }
-    return emit(kb, ND_IR_GATHER, (nd_dtype)r->dtype, n, idx, -1);
+    return n;
+}
+
+/* A gather (graph/node.h's ND_GATHER_MAP_OP): the index values, then one
+ * ND_IR_GATHER from the source's base access. The source is never inlined
+ * (plan_build.c materialises it): it is read at places only the indices
+ * know. */
+static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    int K = p->u.gather.n_axes;
+    if (K < 1 || K > ND_IR_GATHER_MAX_AXES) return out_of_memory(kb, -2); /* cannot happen: gather.c */
+    int32_t idx[ND_IR_GATHER_MAX_AXES] = {-1, -1, -1};
+    for (int k = 0; k < K; k++) {
+        idx[k] = nd_kb_ref_value(kb, p, k, t, ND_INT64);
+        if (idx[k] < 0) return idx[k];
+    }
+    const nd_ref *r = &p->inputs[K];
+    int64_t off, strides[ND_MAX_DIMS];
+    ref_affine(kb, r, t, &off, strides);
+    /* the base access only: a LOAD of it would read the indexed axes'
+     * element 0, which an empty axis does not have */
+    int32_t base = load_access(kb, nd_build_read_slot(kb->ctx, r), (nd_dtype)r->dtype, off, strides, 1);
+    if (base < 0) return base;
+    nd_ir_gather g;
+    memset(&g, 0, sizeof g);
+    g.load = base;
+    g.fn = p->u.gather.fn;
+    g.axes = p->u.gather.axes;
+    g.n_axes = K;
+    for (int k = 0; k < K; k++) {
+        g.stride[k] = p->u.gather.stride[k];
+        g.size[k] = p->u.gather.size[k];
+    }
+    int32_t n = gather_number(kb, &g);
+    if (n < 0) return n;
+    return emit_inst(kb, ND_IR_GATHER, (nd_dtype)r->dtype, n, idx[0], idx[1], idx[2], 0, 0);
 }
 
 static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
@@ -595,23 +627,25 @@ void nd_kb_slot_uses(const nd_kernel_builder *kb,
 
 int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_insts) {
     if (a->has_reduce || b->has_reduce || a->ndim != b->ndim) return 0;
-    /* A bad index fails the whole kernel: a gather shares it with nothing
-     * that does not depend on it (and a forwarded store must not stand in
-     * for a gather's base load). */
-    if (a->n_gathers || b->n_gathers) return 0;
     for (int k = 0; k < a->ndim; k++)
         if (a->shape[k] != b->shape[k]) return 0;
     if (a->n_insts + b->n_insts > max_insts) return 0;
     /* b may read what a writes only through the very same map (then the
      * value is forwarded); any other overlap is a dependency across
      * elements. Neither may write what the other reads or writes. */
+    /* A gather's base load reads its slot anywhere: b gathers from
+     * nothing a writes (a forwarded store cannot stand in for it). A bad
+     * index in a merged kernel spoils only the values computed from it
+     * (kernel_ir.h's nd_ir_fail), so gathers merge like any map. */
     for (int32_t l = 0; l < b->n_loads; l++) {
         nd_ir_access ld = b->loads[l];
         ld.slot = b->slots[ld.slot];
+        int gathered = 0;
+        for (int32_t g = 0; g < b->n_gathers; g++) gathered |= b->gathers[g].load == l;
         for (int32_t s = 0; s < a->n_stores; s++) {
             nd_ir_access st = a->stores[s].at;
             st.slot = a->slots[st.slot];
-            if (st.slot == ld.slot && !access_equal(&st, &ld, a->ndim)) return 0;
+            if (st.slot == ld.slot && (gathered || !access_equal(&st, &ld, a->ndim))) return 0;
         }
     }
     for (int32_t s = 0; s < b->n_stores; s++) {
@@ -640,6 +674,14 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
             r = param_value(a, b->params[in->a], (nd_dtype)b->param_dtypes[in->a]);
         } else if (in->op == ND_IR_INDEX) {
             r = index_value(a, b->indices[in->a].offset, b->indices[in->a].strides);
+        } else if (in->op == ND_IR_GATHER) {
+            nd_ir_gather g = b->gathers[in->a];
+            const nd_ir_access *ld = &b->loads[g.load];
+            g.load = load_access(a, b->slots[ld->slot], (nd_dtype)ld->dtype, ld->offset, ld->strides, 1);
+            int32_t n = g.load < 0 ? -2 : gather_number(a, &g);
+            int32_t ops[3] = {in->b, in->c, in->d};
+            for (int q = 0; q < 3; q++) ops[q] = ops[q] >= 0 ? map[ops[q]] : -1;
+            r = n < 0 ? -2 : emit_inst(a, ND_IR_GATHER, (nd_dtype)in->dtype, n, ops[0], ops[1], ops[2], 0, 0);
         } else {
             int ar = in->op < ND_NUM_ELEMENTWISE_OPS ? nd_op_arity((nd_op)in->op) : 1;
             int32_t oa = in->a >= 0 ? map[in->a] : -1;

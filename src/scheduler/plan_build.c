@@ -134,8 +134,10 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
      * source is in memory (writers come before readers: one pass). */
     for (uint32_t i = 0; i < n; i++) {
         const nd_node *p = g->nodes[i];
-        if (!live[i] || p->kind != ND_NODE_MAP || p->op != ND_GATHER_MAP_OP || !p->inputs[1].buf) continue;
-        int64_t w = nd_buffer_writer_of(p->inputs[1].buf, p->inputs[1].version);
+        if (!live[i] || p->kind != ND_NODE_MAP || p->op != ND_GATHER_MAP_OP) continue;
+        const nd_ref *src = &p->inputs[p->u.gather.n_axes];
+        if (!src->buf) continue;
+        int64_t w = nd_buffer_writer_of(src->buf, src->version);
         if (w >= 0) inl[w] = 0;
     }
     if (!valid_until || !exec_max || !seen || !stack) {
@@ -211,8 +213,11 @@ typedef struct {
     int32_t *twin_slot; /* per walk buffer: the slot of its twin, or -1 */
     /* Per plan slot: written by a step that may fail on its own (a kernel
      * that gathers, a routine that reads its status back) or from one that
-     * reads such a slot. A kernel that may fail merges with no other, so
-     * that its failure takes nothing unrelated with it. */
+     * reads such a slot. A kernel that reads such a slot merges with no
+     * other: a step whose input failed is failed whole (executor.c), which
+     * must take nothing unrelated with it. A kernel that gathers merges
+     * freely: a bad index fails only the values computed from it
+     * (kernel_ir.h's nd_ir_fail). */
     uint8_t *may_fail;
     uint32_t cap_may_fail;
     int open_may_fail;
@@ -241,15 +246,16 @@ static void fail_use(void *arg, int32_t plan_slot, int write, int region) {
     P->may_fail[plan_slot] = 1;
 }
 
-/* Whether kernel kb may fail on its own or from what it reads; marks what
- * it writes when it may. */
+/* Whether kernel kb reads a slot that may fail; marks what it writes when
+ * it does or when it gathers. */
 static int kernel_may_fail(planner *P, nd_kernel_builder *kb) {
-    fail_walk w = {P, nd_kb_gathers(kb) > 0, 0};
+    fail_walk w = {P, 0, 0};
     nd_kb_slot_uses(kb, fail_use, &w);
-    if (!w.reads) return 0;
+    int reads = w.reads;
+    if (!reads && !nd_kb_gathers(kb)) return 0;
     w.mark = 1;
     nd_kb_slot_uses(kb, fail_use, &w);
-    return 1;
+    return reads;
 }
 
 typedef struct {

@@ -193,6 +193,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->run_matmul = cpu_run_matmul;
     be->run_user = cpu_run_user;
     be->run_plan = NULL;
+    be->plan_fails = NULL;
     be->synchronize = cpu_synchronize;
     be->prepare_ufunc = nd_cpu_prepare_ufunc;
     be->destroy = cpu_destroy;

@@ -58,8 +58,9 @@ static int64_t row_base(const nd_kernel_arg *a, int n, const int64_t *shape, int
 static int64_t last_stride(const nd_kernel_arg *a, int n) { return n ? a->strides[n - 1] : 0; }
 
 /* The element offset into the indexed array of the indices at idx offset
- * io; -1 - k when index k is out of its axis. */
-static inline int64_t indexed_offset(const geom *g, int64_t io, int64_t base) {
+ * io, in *off (negative where the indexed array's strides are); 0 when
+ * every index is in its axis, else -1 - k for the first bad one. */
+static inline int indexed_offset(const geom *g, int64_t io, int64_t base, int64_t *off) {
     const int64_t *ix = (const int64_t *)g->idx->data;
     int64_t ks = g->idx->strides[g->n];
     for (int k = 0; k < g->K; k++) {
@@ -68,7 +69,8 @@ static inline int64_t indexed_offset(const geom *g, int64_t io, int64_t base) {
         if (v < 0 || v >= size) return -1 - k;
         base += v * g->ind->strides[g->n + k];
     }
-    return base;
+    *off = base;
+    return 0;
 }
 
 static void note_bad(geom *g, int64_t point) {
@@ -123,8 +125,8 @@ static nd_status report_bad(const geom *g, const nd_user_desc *u) {
                 }                                                                                        \
             } else {                                                                                     \
                 for (int64_t i = i0; i < i1; i++, io += is, so += ss) {                                  \
-                    int64_t off = indexed_offset(g, io, so);                                             \
-                    if (off < 0) {                                                                       \
+                    int64_t off = 0;                                                                     \
+                    if (indexed_offset(g, io, so, &off) < 0) {                                           \
                         note_bad(g, r * g->len + i);                                                     \
                         return;                                                                          \
                     }                                                                                    \
@@ -161,7 +163,7 @@ static void check_points(void *varg, int64_t begin, int64_t end) {
         int64_t r = p / g->len, i0 = p % g->len, i1 = g->len < i0 + (end - p) ? g->len : i0 + (end - p);
         int64_t io = row_base(g->idx, g->n, shape, r) + i0 * is;
         for (int64_t i = i0; i < i1; i++, io += is)
-            if (indexed_offset(g, io, 0) < 0) {
+            if (indexed_offset(g, io, 0, &(int64_t){0}) < 0) {
                 note_bad(g, r * g->len + i);
                 return;
             }
@@ -250,8 +252,11 @@ nd_status nd_cpu_lib_scatter(nd_cpu_state *st, const nd_user_desc *u, const nd_k
     for (int64_t r = 0; r < g.rows; r++) {
         int64_t io = row_base(idx, g.n, dst->shape, r), dof = row_base(dst, g.n, dst->shape, r),
                 vo = row_base(vals, g.n, dst->shape, r);
-        for (int64_t i = 0; i < g.len; i++, io += is, dof += ds, vo += vs)
-            apply(d + indexed_offset(&g, io, dof) * item, v + vo * item);
+        for (int64_t i = 0; i < g.len; i++, io += is, dof += ds, vo += vs) {
+            int64_t off = 0;
+            (void)indexed_offset(&g, io, dof, &off); /* checked above */
+            apply(d + off * item, v + vo * item);
+        }
     }
     return ND_OK;
 }

@@ -24,7 +24,7 @@
 
 /* Bump when generated code changes meaning without its text changing
  * (the compile flags or the calling convention below). */
-#define ND_CPU_JIT_CODEGEN_VERSION 3
+#define ND_CPU_JIT_CODEGEN_VERSION 4
 
 typedef void (*nd_cpu_jit_helper)(void);
 

@@ -111,26 +111,37 @@ static void materialise(gen *g, int o) {
     g->emitted[o] = 1;
 }
 
-/* v<j> = a gather: never read through an index outside the axis (the
+/* v<j> = a gather: never read through an index outside its axis (the
  * value is 0 and the point goes to the kernel's bad-index record, helper
- * 1, as the interpreter's gather_tile does). */
+ * 1, with the first bad axis, as the interpreter's gather_tile does). */
 static void put_gather(gen *g, int j) {
     const cpu_inst *pi = &g->p->insts[j];
     nd_strbuf *b = g->b;
     const char *t = sfx[pi->dtype];
-    int x = pi->ops[0];
-    materialise(g, x);
-    nd_strbuf_printf(b, "            const int64_t w%d = v%d", j, x);
-    if (pi->gwrap) nd_strbuf_printf(b, " + (v%d < 0 ? (int64_t)%lld : 0)", x, (long long)pi->gsize);
-    nd_strbuf_printf(b, ";\n            %s_T v%d;\n", t, j);
-    nd_strbuf_printf(b, "            if (__builtin_expect((uint64_t)w%d < (uint64_t)%lld, 1)) {\n", j,
-                     (long long)pi->gsize);
-    nd_strbuf_printf(b, "                v%d = a%d[oa%d", j, pi->aux, pi->aux);
+    int K = pi->n_ops;
+    for (int q = 0; q < K; q++) {
+        int x = pi->ops[q];
+        materialise(g, x);
+        nd_strbuf_printf(b, "            const int64_t w%d_%d = v%d", j, q, x);
+        if (pi->gwrap) nd_strbuf_printf(b, " + (v%d < 0 ? (int64_t)%lld : 0)", x, (long long)pi->gsize[q]);
+        nd_strbuf_printf(b, ";\n");
+    }
+    nd_strbuf_printf(b, "            %s_T v%d;\n            if (__builtin_expect(", t, j);
+    for (int q = 0; q < K; q++)
+        nd_strbuf_printf(b, "%s(uint64_t)w%d_%d < (uint64_t)%lld", q ? " && " : "", j, q, (long long)pi->gsize[q]);
+    nd_strbuf_printf(b, ", 1)) {\n                v%d = a%d[oa%d", j, pi->aux, pi->aux);
     put_inner(b, g->p->loads[pi->aux].st[g->p->ndim - 1]);
-    nd_strbuf_printf(b, " + w%d * (%lld)];\n            } else {\n", j, (long long)pi->gstride);
-    nd_strbuf_printf(b, "                memset(&v%d, 0, sizeof v%d);\n", j, j);
-    nd_strbuf_printf(b, "                ((ndj_bad)helpers[1])(bad_rec, f + s + i, v%d, %d);\n            }\n", x,
+    for (int q = 0; q < K; q++) nd_strbuf_printf(b, " + w%d_%d * (%lld)", j, q, (long long)pi->gstride[q]);
+    nd_strbuf_printf(b, "];\n            } else {\n                memset(&v%d, 0, sizeof v%d);\n", j, j);
+    /* the first bad axis q: its index as given, and gather | q << 16 */
+    nd_strbuf_printf(b, "                int64_t bad_v = v%d;\n                int32_t bad_g = %d;\n", pi->ops[0],
                      pi->gather);
+    for (int q = K - 1; q >= 1; q--) /* downwards: the first bad axis writes last */
+        nd_strbuf_printf(b,
+                         "                if ((uint64_t)w%d_0 < (uint64_t)%lld && (uint64_t)w%d_%d >= (uint64_t)%lld) "
+                         "{ bad_v = v%d; bad_g = %d; }\n",
+                         j, (long long)pi->gsize[0], j, q, (long long)pi->gsize[q], pi->ops[q], pi->gather | q << 16);
+    nd_strbuf_printf(b, "                ((ndj_bad)helpers[1])(bad_rec, f + s + i, bad_v, bad_g);\n            }\n");
     g->emitted[j] = 1;
 }
 

@@ -176,16 +176,20 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             const nd_ir_gather *g = &k->gathers[in->a];
             if (g->load < 0 || g->load >= k->n_loads || k->loads[g->load].dtype != dt)
                 return bad_ir(k, j, "gather source load out of range or of another dtype");
-            if (in->b < 0 || in->b >= j || inst_dtype(k, in->b) != ND_INT64)
-                return bad_ir(k, j, "gather needs an earlier int64 index");
+            if (g->n_axes < 1 || g->n_axes > ND_IR_GATHER_MAX_AXES) return bad_ir(k, j, "gather axis count");
+            const int32_t ix[ND_IR_GATHER_MAX_AXES] = {in->b, in->c, in->d};
+            for (int q = 0; q < g->n_axes; q++) {
+                if (ix[q] < 0 || ix[q] >= j || inst_dtype(k, ix[q]) != ND_INT64)
+                    return bad_ir(k, j, "gather needs earlier int64 indices");
+                pi->ops[q] = ix[q];
+                pi->gstride[q] = g->stride[q];
+                pi->gsize[q] = g->size[q];
+            }
             pi->kind = PI_GATHER;
             pi->aux = g->load;
             pi->gather = in->a;
-            pi->gstride = g->stride;
-            pi->gsize = g->size;
             pi->gwrap = !(g->fn & ND_INDEX_NO_WRAP);
-            pi->n_ops = 1;
-            pi->ops[0] = in->b;
+            pi->n_ops = g->n_axes;
             continue;
         }
         if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad_ir(k, j, "unknown opcode");
@@ -416,38 +420,69 @@ static void index_tile(const cpu_prep *p, const cpu_access *a, int64_t *out, con
     }
 }
 
-void nd_cpu_gather_bad_note(cpu_gather_bad *b, int64_t point, int64_t value, int32_t gather) {
+void nd_cpu_gather_bad_note(cpu_gather_bad *b, int64_t point, int64_t value, int32_t axis_gather) {
     while (atomic_flag_test_and_set_explicit(&b->lock, memory_order_acquire)) {
     }
     if (point < b->point) {
         b->point = point;
         b->value = value;
-        b->gather = gather;
+        b->gather = axis_gather & 0xffff;
+        b->axis = axis_gather >> 16;
     }
     atomic_flag_clear_explicit(&b->lock, memory_order_release);
+}
+
+/* Element i of a tile, several indexed axes: its offset from the base
+ * load's in *o, or -1 - k when index k is outside its axis (*bad: that
+ * index as given); else 0. */
+static inline int gather_offset(const cpu_inst *pi, const int64_t *const *ix, int64_t i, int64_t *o, int64_t *bad) {
+    int64_t sum = 0;
+    for (int q = 0; q < pi->n_ops; q++) {
+        int64_t v = ix[q][i], w = v < 0 && pi->gwrap ? v + pi->gsize[q] : v;
+        if ((uint64_t)w >= (uint64_t)pi->gsize[q]) {
+            *bad = v;
+            return -1 - q;
+        }
+        sum += w * pi->gstride[q];
+    }
+    *o = sum;
+    return 0;
 }
 
 #define GATHER_ELEMS(T)                                                                          \
     do {                                                                                         \
         T *o_ = (T *)out;                                                                        \
         const T *s_ = (const T *)a->base;                                                        \
+        if (pi->n_ops == 1) {                                                                    \
+            const int64_t *x_ = ix[0], size = pi->gsize[0], st = pi->gstride[0];                 \
+            for (int64_t i = 0; i < len; i++) {                                                  \
+                int64_t v = x_[i], w = v < 0 && pi->gwrap ? v + size : v;                        \
+                if ((uint64_t)w < (uint64_t)size) {                                              \
+                    o_[i] = s_[off[i] + w * st];                                                 \
+                } else {                                                                         \
+                    memset(&o_[i], 0, sizeof(T));                                                \
+                    nd_cpu_gather_bad_note(p->bad, f + i, v, pi->gather);                        \
+                }                                                                                \
+            }                                                                                    \
+            break;                                                                               \
+        }                                                                                        \
         for (int64_t i = 0; i < len; i++) {                                                      \
-            int64_t v = ix[i], w = v < 0 && pi->gwrap ? v + size : v;                            \
-            if ((uint64_t)w < (uint64_t)size) {                                                  \
-                o_[i] = s_[off[i] + w * st];                                                     \
+            int64_t w = 0, v = 0;                                                                \
+            int q = gather_offset(pi, ix, i, &w, &v);                                            \
+            if (q == 0) {                                                                        \
+                o_[i] = s_[off[i] + w];                                                          \
             } else {                                                                             \
                 memset(&o_[i], 0, sizeof(T));                                                    \
-                nd_cpu_gather_bad_note(p->bad, f + i, v, pi->gather);                            \
+                nd_cpu_gather_bad_note(p->bad, f + i, v, pi->gather | (-1 - q) << 16);           \
             }                                                                                    \
         }                                                                                        \
     } while (0)
 
 /* A tile of ND_IR_GATHER: the base offsets of its load, then one element
- * each, never through an index outside the axis. */
-static void gather_tile(const cpu_prep *p, const cpu_inst *pi, char *out, int64_t *off, const int64_t *ix,
+ * each, never through an index outside its axis. */
+static void gather_tile(const cpu_prep *p, const cpu_inst *pi, char *out, int64_t *off, const int64_t *const *ix,
                         const int64_t *idx0, int64_t f, int64_t len) {
     const cpu_access *a = &p->loads[pi->aux];
-    const int64_t size = pi->gsize, st = pi->gstride;
     index_tile(p, a, off, idx0, len);
     switch (a->esize) {
     case 1: GATHER_ELEMS(uint8_t); break;
@@ -482,10 +517,13 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
         case PI_PARAM:
             vals[j] = r;
             break;
-        case PI_GATHER:
-            gather_tile(p, pi, r, (int64_t *)scr[0], (const int64_t *)vals[pi->ops[0]], idx0, f, len);
+        case PI_GATHER: {
+            const int64_t *ix[ND_IR_GATHER_MAX_AXES] = {NULL, NULL, NULL};
+            for (int q = 0; q < pi->n_ops; q++) ix[q] = (const int64_t *)vals[pi->ops[q]];
+            gather_tile(p, pi, r, (int64_t *)scr[0], ix, idx0, f, len);
             vals[j] = r;
             break;
+        }
         case PI_INDEX:
             index_tile(p, &p->indices[pi->aux], (int64_t *)r, idx0, len);
             vals[j] = r;
@@ -727,7 +765,7 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
     if (!k) return nd_error_set(ND_ERR_BACKEND, "cpu backend: run_kernel got no kernel");
     cpu_prep p;
     int empty = 0;
-    cpu_gather_bad bad = {ATOMIC_FLAG_INIT, INT64_MAX, 0, 0};
+    cpu_gather_bad bad = {ATOMIC_FLAG_INIT, INT64_MAX, 0, 0, 0};
     nd_status s = prepare(&p, k, slots, params, &empty);
     p.bad = &bad;
     if (s == ND_OK && empty && p.has_reduce) nd_cpu_reduce_empty(&p);
@@ -755,9 +793,16 @@ nd_status nd_cpu_run_kernel(nd_cpu_state *st, const nd_kernel *k, void *const *s
     if (cell != cells) free(cell);
     prep_free(&p);
     if (s == ND_OK && bad.point != INT64_MAX) {
-        /* The step fails: its outputs hold zeros where the index was bad. */
-        const nd_ir_gather *g = &k->gathers[bad.gather];
-        s = (nd_status)nd_lib_index_error(g->fn, g->axes, 0, bad.value, g->size);
+        /* Values computed from the bad index hold zeros there: the
+         * record (kernel_ir.h's nd_ir_fail, one past the slots) says so to
+         * whoever ran the kernel; without one the kernel fails. */
+        nd_ir_fail f = {1, bad.gather, bad.axis, 0, bad.value};
+        nd_ir_fail *rec = k->n_gathers ? (nd_ir_fail *)slots[k->n_slots] : NULL;
+        if (rec) {
+            if (!rec->set) *rec = f;
+        } else {
+            s = (nd_status)nd_ir_fail_error(k, &f);
+        }
     }
     return s;
 }

@@ -30,10 +30,11 @@ typedef struct {
     atomic_flag lock;
     int64_t point; /* INT64_MAX: none */
     int64_t value; /* the index as given (before wrapping) */
-    int32_t gather;
+    int32_t gather, axis;
 } cpu_gather_bad;
 
-void nd_cpu_gather_bad_note(cpu_gather_bad *b, int64_t point, int64_t value, int32_t gather);
+/* axis_gather: the gather number | the indexed axis << 16. */
+void nd_cpu_gather_bad_note(cpu_gather_bad *b, int64_t point, int64_t value, int32_t axis_gather);
 
 typedef struct {
     int kind;
@@ -49,7 +50,8 @@ typedef struct {
     int reg;         /* register of the result */
     int aux;         /* load / index number; PARAM: parameter number */
     uint64_t seed, stream, range; /* random draws; range: integers */
-    int64_t gstride, gsize;       /* PI_GATHER: the indexed axis (aux: its base load) */
+    int64_t gstride[ND_IR_GATHER_MAX_AXES], gsize[ND_IR_GATHER_MAX_AXES]; /* PI_GATHER: the indexed
+                                     axes (n_ops of them; aux: the base load) */
     int gwrap, gather;            /* PI_GATHER: negative indices wrap; gather number */
     nd_scalar_bits param;
 } cpu_inst;

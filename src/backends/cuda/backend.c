@@ -425,7 +425,7 @@ size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke) {
 }
 
 nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,
-                               const nd_scalar_bits *params, cudaStream_t stream, void *partials) {
+                               const nd_scalar_bits *params, cudaStream_t stream, void *partials, void *fail) {
     uint64_t words[ND_CUDA_MAX_WORDS];
     nd_cuda_kinfo own; /* a shape-generic kernel's geometry at k's extent */
     const nd_cuda_kinfo *info = nd_cuda_launch_info(&ke->info, k, &own, words);
@@ -445,15 +445,8 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
 
     nd_cuda_fill_round_keys(info, words);
     if (info->bad_word >= 0) {
-        if (!cu->gather_bad) {
-            cudaError_t e = cudaMallocHost(&cu->gather_bad, 16);
-            if (e != cudaSuccess) {
-                cu->gather_bad = NULL;
-                return nd_cuda_fail(e, "cudaMallocHost for the bad-index record of a gather");
-            }
-            memset(cu->gather_bad, 0, 16);
-        }
-        words[info->bad_word] = (uint64_t)(uintptr_t)cu->gather_bad;
+        if (!fail) return nd_error_set(ND_ERR_STATE, "cuda: a kernel that gathers was issued without its fail record");
+        words[info->bad_word] = (uint64_t)(uintptr_t)fail;
     }
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
@@ -493,24 +486,23 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
     return s;
 }
 
-/* After a kernel that gathers: waits for it and reads its bad-index
- * record. The executor runs such kernels as steps of their own (a plan
- * holding one is neither run whole nor captured: executor.c), so that a
- * bad index fails that step's outputs and what depends on them, with the
- * CPU's message, and nothing else. */
-static nd_status gather_check(nd_cuda *cu, const nd_kernel *k) {
+/* After a kernel that gathers, run on its own (the executor's step by step
+ * path): waits for it and moves its fail record (kernel_ir.h's nd_ir_fail,
+ * in pinned host memory the device writes through unified addressing)
+ * into the caller's, one past the slots; without one, a bad index is the
+ * kernel's error, with the CPU's message. Plans keep their records in
+ * device memory and read them once after the whole plan (plan_runner.c). */
+static nd_status gather_check(nd_cuda *cu, const nd_kernel *k, void *const *slots) {
     cudaError_t e = cudaStreamSynchronize(cu->stream);
     if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize after a kernel that gathers");
-    volatile struct {
-        int set, gather;
-        long long index;
-    } *b = cu->gather_bad;
-    if (!b || !b->set) return ND_OK;
-    int g = b->gather;
-    long long index = b->index;
+    volatile nd_ir_fail *b = cu->gather_bad;
+    if (!b->set) return ND_OK;
+    nd_ir_fail f = {1, b->gather, b->axis, 0, b->index};
     b->set = 0;
-    if (g < 0 || g >= k->n_gathers) return nd_error_set(ND_ERR_BACKEND, "cuda: a gather filed bad index record %d", g);
-    return (nd_status)nd_lib_index_error(k->gathers[g].fn, k->gathers[g].axes, 0, index, k->gathers[g].size);
+    nd_ir_fail *rec = slots[k->n_slots];
+    if (!rec) return (nd_status)nd_ir_fail_error(k, &f);
+    if (!rec->set) *rec = f;
+    return ND_OK;
 }
 
 /* One kernel outside a plan: its reduction scratch is allocated and freed
@@ -520,15 +512,23 @@ static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *
     const nd_cuda_kentry *ke;
     nd_status s = nd_cuda_kcache_get(cu->cache, k, &ke);
     if (s) return s;
+    if (k->n_gathers && !cu->gather_bad) {
+        cudaError_t e = cudaMallocHost(&cu->gather_bad, sizeof(nd_ir_fail));
+        if (e != cudaSuccess) {
+            cu->gather_bad = NULL;
+            return nd_cuda_fail(e, "cudaMallocHost for the fail record of a gather");
+        }
+        memset(cu->gather_bad, 0, sizeof(nd_ir_fail));
+    }
     size_t pbytes = nd_cuda_kernel_scratch_bytes(ke);
     void *partials = NULL;
     if (pbytes) {
         s = nd_cuda_device_alloc(cu, pbytes, &partials, "reduction partials");
         if (s) return s;
     }
-    s = nd_cuda_issue_kernel(cu, ke, k, slots, params, cu->stream, partials);
+    s = nd_cuda_issue_kernel(cu, ke, k, slots, params, cu->stream, partials, cu->gather_bad);
     nd_cuda_device_free(cu, partials, pbytes);
-    if (s == ND_OK && k->n_gathers) s = gather_check(cu, k);
+    if (s == ND_OK && k->n_gathers) s = gather_check(cu, k, slots);
     return s;
 }
 
@@ -639,6 +639,12 @@ static nd_status cu_run_plan(nd_backend *be, nd_plan *plan, const nd_bound_plan 
     lock(impl(be));
     nd_status s = nd_cuda_app_join(impl(be)); /* outside any capture */
     if (s == ND_OK) s = nd_cuda_run_plan_locked(be, plan, bound);
+    unlock(impl(be));
+    return s;
+}
+static nd_status cu_plan_fails(nd_backend *be, nd_plan *plan, nd_ir_fail *out) {
+    lock(impl(be));
+    nd_status s = nd_cuda_plan_fails_locked(be, plan, out);
     unlock(impl(be));
     return s;
 }
@@ -841,6 +847,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->run_matmul = cu_run_matmul;
     be->run_user = cu_run_user;
     be->run_plan = cu_run_plan;
+    be->plan_fails = cu_plan_fails;
     be->range_push = cu_range_push;
     be->range_pop = cu_range_pop;
     nd_cuda_app_install(be);

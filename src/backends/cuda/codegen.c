@@ -184,8 +184,11 @@ static nd_status validate(const nd_kernel *k) {
             const nd_ir_gather *g = &k->gathers[in->a];
             if (g->load < 0 || g->load >= k->n_loads || k->loads[g->load].dtype != in->dtype)
                 return bad(k, "GATHER source load out of range or of another dtype", j);
-            if (in->b < 0 || in->b >= j || k->insts[in->b].dtype != ND_INT64)
-                return bad(k, "GATHER index is not an earlier int64 value", j);
+            if (g->n_axes < 1 || g->n_axes > ND_IR_GATHER_MAX_AXES) return bad(k, "GATHER axis count", j);
+            const int32_t ix[ND_IR_GATHER_MAX_AXES] = {in->b, in->c, in->d};
+            for (int q = 0; q < g->n_axes; q++)
+                if (ix[q] < 0 || ix[q] >= j || k->insts[ix[q]].dtype != ND_INT64)
+                    return bad(k, "GATHER index is not an earlier int64 value", j);
             break;
         }
         case ND_IR_UFUNC: {
@@ -241,8 +244,10 @@ static int64_t space_reach(const nd_kernel *k, int64_t n) {
         /* the base's reach plus the indexed axis' */
         const nd_ir_gather *ga = &k->gathers[g];
         int64_t e = nd_cuda_access_extent(&k->loads[ga->load], k->ndim, k->shape);
-        double r = (double)e + (ga->stride < 0 ? -(double)ga->stride : (double)ga->stride) *
-                                   (double)(ga->size > 0 ? ga->size - 1 : 0);
+        double r = (double)e;
+        for (int q = 0; q < ga->n_axes; q++)
+            r += (ga->stride[q] < 0 ? -(double)ga->stride[q] : (double)ga->stride[q]) *
+                 (double)(ga->size[q] > 0 ? ga->size[q] - 1 : 0);
         e = r >= 9.0e18 ? INT64_MAX : (int64_t)r;
         if (e > big) big = e;
     }
@@ -754,15 +759,23 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
     }
     case ND_IR_GATHER: {
         /* ndk_gather (nd_cuda_emit_gather): the source element at the
-         * base offset l<load> plus the wrapped index times the stride */
+         * base offset l<load> plus each wrapped index times its stride */
         const nd_ir_gather *g = &k->gathers[in->a];
         nd_dtype md = (nd_dtype)k->loads[g->load].dtype;
-        char l[32];
+        char l[32], ax[3][96];
+        const int32_t ix[ND_IR_GATHER_MAX_AXES] = {in->b, in->c, in->d};
         nd_cuda_point_name(l, sizeof l, "l", g->load, p, c->G);
-        value_name(v, sizeof v, c, in->b, p);
-        fmt(a, sizeof a, "ndk_gather<%s>((const %s *)A.w[%d], %s, %s, %" PRId64 "LL, %" PRId64 "LL, %d, A.w[%d], %d)",
-            mem_types[md], mem_types[md], (int)k->loads[g->load].slot, l, v, g->size, g->stride,
-            !(g->fn & ND_INDEX_NO_WRAP), nd_cuda_bad_word(k), in->a);
+        for (int q = 0; q < ND_IR_GATHER_MAX_AXES; q++) {
+            if (q < g->n_axes) {
+                value_name(v, sizeof v, c, ix[q], p);
+                fmt(ax[q], sizeof ax[q], "%s, %" PRId64 "LL, %" PRId64 "LL", v, g->size[q], g->stride[q]);
+            } else {
+                fmt(ax[q], sizeof ax[q], "0LL, 1LL, 0LL");
+            }
+        }
+        fmt(a, sizeof a, "ndk_gather<%s, %d>((const %s *)A.w[%d], %s, %s, %s, %s, %d, A.w[%d], %d)", mem_types[md],
+            g->n_axes, mem_types[md], (int)k->loads[g->load].slot, l, ax[0], ax[1], ax[2], !(g->fn & ND_INDEX_NO_WRAP),
+            nd_cuda_bad_word(k), in->a);
         from_mem_str(tmp, sizeof tmp, md, a);
         cast_str(e, sizeof e, md, t, tmp);
         break;
@@ -928,14 +941,25 @@ int nd_cuda_bad_word(const nd_kernel *k) {
 
 void nd_cuda_emit_gather(nd_strbuf *sb, const nd_kernel *k) {
     if (!k->n_gathers) return;
+    /* struct ndk_bad is kernel_ir.h's nd_ir_fail; the first thread to meet
+     * a bad index fills it (the first bad axis of its point) */
     nd_strbuf_printf(sb,
-                     "struct ndk_bad { int set; int gather; long long index; };\n"
-                     "template <class T> static __device__ __forceinline__ T ndk_gather(const T *p, long long base, "
-                     "long long i, long long size, long long stride, int wrap, unsigned long long rec, int g) {\n"
-                     "  const long long w = wrap && i < 0 ? i + size : i;\n"
-                     "  if (__builtin_expect((unsigned long long)w < (unsigned long long)size, 1)) return p[base + w * stride];\n"
+                     "struct ndk_bad { int set; int gather; int axis; int pad; long long index; };\n"
+                     "template <class T, int K> static __device__ __forceinline__ T ndk_gather(const T *p, long long base, "
+                     "long long i0, long long n0, long long s0, long long i1, long long n1, long long s1, "
+                     "long long i2, long long n2, long long s2, int wrap, unsigned long long rec, int g) {\n"
+                     "  const long long w0 = wrap && i0 < 0 ? i0 + n0 : i0;\n"
+                     "  const long long w1 = wrap && i1 < 0 ? i1 + n1 : i1;\n"
+                     "  const long long w2 = wrap && i2 < 0 ? i2 + n2 : i2;\n"
+                     "  const bool ok0 = (unsigned long long)w0 < (unsigned long long)n0;\n"
+                     "  const bool ok1 = K < 2 || (unsigned long long)w1 < (unsigned long long)n1;\n"
+                     "  const bool ok2 = K < 3 || (unsigned long long)w2 < (unsigned long long)n2;\n"
+                     "  if (__builtin_expect(ok0 && ok1 && ok2, 1))\n"
+                     "    return p[base + w0 * s0 + (K > 1 ? w1 * s1 : 0) + (K > 2 ? w2 * s2 : 0)];\n"
                      "  ndk_bad *b = (ndk_bad *)rec;\n"
-                     "  if (atomicCAS(&b->set, 0, 1) == 0) { b->gather = g; b->index = i; }\n"
+                     "  if (atomicCAS(&b->set, 0, 1) == 0) {\n"
+                     "    b->gather = g; b->axis = !ok0 ? 0 : !ok1 ? 1 : 2; b->index = !ok0 ? i0 : !ok1 ? i1 : i2;\n"
+                     "  }\n"
                      "  return T();\n"
                      "}\n");
 }

@@ -26,12 +26,13 @@
 
 /* Bump when the generated code changes meaning: it is part of the on-disk
  * cache key, so old binaries are never loaded by a newer codegen. */
-/* 15: shape-generic 1-d elementwise kernels (their extent an argument);
+/* 16: gathers of up to three index arrays, their fail record with the
+ * axis (struct ndk_bad); 15: shape-generic 1-d elementwise kernels (their extent an argument);
  * 10: reduction trees end in warp shuffles, a reduction's draw group serves
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 15u
+#define ND_CUDA_CODEGEN_VERSION 16u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -304,11 +305,12 @@ typedef struct nd_cuda {
     /* A gather or scatter has been issued: synchronize reads the plugin's
      * bad-index record (lib_calls.c, nd_cuda_lib_check). */
     int index_checks;
-    /* The bad-index record (codegen's struct ndk_bad: int set, int gather,
-     * long long index) of kernels that gather: pinned host memory, which
-     * the device writes through unified addressing; allocated at the first
-     * such kernel. Such a kernel runs as its own step and is followed by a
-     * stream synchronisation that reads it (backend.c, gather_check). */
+    /* The fail record (kernel_ir.h's nd_ir_fail; codegen's struct ndk_bad)
+     * of kernels that gather when run on their own (run_kernel): pinned
+     * host memory, which the device writes through unified addressing;
+     * allocated at the first such kernel, read after it (backend.c,
+     * gather_check). Plans have their own, per kernel that gathers, in
+     * device memory (plan_runner.c). */
     void *gather_bad;
 } nd_cuda;
 
@@ -350,9 +352,11 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
 nd_status nd_cuda_lib_check(nd_cuda *cu);
 
 /* Enqueue work on `stream` (backend lock held). A reduction with several
- * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`. */
+ * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`; a
+ * kernel that gathers, its fail record (nd_ir_fail, device-writable,
+ * zero). */
 nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,
-                               const nd_scalar_bits *params, cudaStream_t stream, void *partials);
+                               const nd_scalar_bits *params, cudaStream_t stream, void *partials, void *fail);
 size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke);
 nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes,
                              cudaStream_t stream);
@@ -372,6 +376,8 @@ void nd_cuda_app_destroy(nd_cuda *cu);
 /* plan_runner.c: the backend's run_plan (streams, events, graph capture and
  * replay), with the backend lock held; and the per-plan state's release. */
 nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound);
+/* The backend's plan_fails (backend.h), with the lock held. */
+nd_status nd_cuda_plan_fails_locked(nd_backend *be, nd_plan *plan, nd_ir_fail *out);
 /* Releases every plan state still registered (at backend destruction). */
 void nd_cuda_plan_states_release_all(nd_cuda *cu);
 

@@ -60,6 +60,15 @@ struct nd_cuda_plan_state {
     uint8_t *sig;
     size_t sig_cap;
     cudaEvent_t *t0, *t1; /* ND_PROFILE: per step */
+    /* Kernels that gather: one fail record each (kernel_ir.h's
+     * nd_ir_fail; fail_index: per step, its record or -1), in device
+     * memory at addresses fixed for the plan's life (so graphs replay);
+     * copied to fails_host and cleared after every run, read by
+     * plan_fails (one read back per run of the plan). */
+    int32_t n_fails;
+    int32_t *fail_index;
+    void *fails;
+    nd_ir_fail *fails_host;
 };
 
 /* ------------------------------------------------------------ state */
@@ -84,6 +93,12 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
     for (int s = 0; s < ND_PLAN_STREAMS; s++)
         if (ps->join[s]) cudaEventDestroy(ps->join[s]);
     nd_cuda_device_free(cu, ps->scratch, ps->scratch_bytes); /* stream-ordered */
+    if (ps->fails) nd_cuda_device_free(cu, ps->fails, sizeof(nd_ir_fail) * (size_t)ps->n_fails);
+    if (ps->fails_host) {
+        cudaStreamSynchronize(cu->stream); /* the last run's copy into it */
+        cudaFreeHost(ps->fails_host);
+    }
+    free(ps->fail_index);
     if (ps->prev) ps->prev->next = ps->next;
     else cu->plans = ps->next;
     if (ps->next) ps->next->prev = ps->prev;
@@ -173,6 +188,20 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     }
     if (s == ND_OK && ps->scratch_bytes)
         s = nd_cuda_device_alloc(cu, ps->scratch_bytes, &ps->scratch, "reduction partials of a plan");
+    if (s == ND_OK && !(ps->fail_index = nd_calloc((size_t)n + 1, sizeof *ps->fail_index)))
+        s = nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
+    if (s == ND_OK) ps->n_fails = nd_plan_fail_records(plan, ps->fail_index);
+    if (s == ND_OK && ps->n_fails) {
+        size_t fb = sizeof(nd_ir_fail) * (size_t)ps->n_fails;
+        s = nd_cuda_device_alloc(cu, fb, &ps->fails, "fail records of a plan's gathers");
+        if (s == ND_OK && cudaMallocHost((void **)&ps->fails_host, fb) != cudaSuccess) {
+            ps->fails_host = NULL;
+            (void)cudaGetLastError();
+            s = nd_error_set(ND_ERR_OOM, "cuda: out of pinned host memory for the fail records of a plan");
+        }
+        if (s == ND_OK && cudaMemsetAsync(ps->fails, 0, fb, cu->stream) != cudaSuccess)
+            s = nd_cuda_fail(cudaGetLastError(), "cudaMemsetAsync (fail records)");
+    }
     if (s == ND_OK && (cu->profile || cu->trace)) {
         ps->t0 = nd_calloc((size_t)n + 1, sizeof *ps->t0);
         ps->t1 = nd_calloc((size_t)n + 1, sizeof *ps->t1);
@@ -209,7 +238,8 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         }
         for (int32_t j = 0; j < k->n_params; j++) params[j] = bound->params[st->params[j]];
         void *partials = ps->scratch ? (char *)ps->scratch + ps->scratch_offset[i] : NULL;
-        return nd_cuda_issue_kernel(cu, ps->kentries[i], k, ptrs, params, stream, partials);
+        void *fail = ps->fail_index[i] >= 0 ? (char *)ps->fails + sizeof(nd_ir_fail) * (size_t)ps->fail_index[i] : NULL;
+        return nd_cuda_issue_kernel(cu, ps->kentries[i], k, ptrs, params, stream, partials, fail);
     }
     case ND_STEP_MATMUL: {
         /* Library calls are on plan stream 0, the stream cuBLAS is bound to. */
@@ -455,7 +485,40 @@ static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan, const char
 
 /* ------------------------------------------------------------ entry */
 
+/* After the plan's work on the main stream (every stream joins it at the
+ * end, in a graph too): its fail records to the host, and cleared for the
+ * next run. Outside any graph, so a graph's addresses stay the plan's. */
+static nd_status fails_back(nd_cuda *cu, nd_cuda_plan_state *ps) {
+    if (!ps->n_fails) return ND_OK;
+    size_t fb = sizeof(nd_ir_fail) * (size_t)ps->n_fails;
+    ND_CUDA_TRY(cudaMemcpyAsync(ps->fails_host, ps->fails, fb, cudaMemcpyDeviceToHost, cu->stream),
+                "cudaMemcpyAsync (fail records)");
+    ND_CUDA_TRY(cudaMemsetAsync(ps->fails, 0, fb, cu->stream), "cudaMemsetAsync (fail records)");
+    return ND_OK;
+}
+
+static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound);
+
 nd_status nd_cuda_run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
+    nd_status s = run_plan_locked(be, plan, bound);
+    nd_cuda_plan_state *ps = plan->backend_cache;
+    if (ps) {
+        nd_status f = fails_back((nd_cuda *)be->impl, ps);
+        if (s == ND_OK) s = f;
+    }
+    return s;
+}
+
+nd_status nd_cuda_plan_fails_locked(nd_backend *be, nd_plan *plan, nd_ir_fail *out) {
+    nd_cuda *cu = (nd_cuda *)be->impl;
+    nd_cuda_plan_state *ps = plan->backend_cache;
+    if (!ps || !ps->n_fails) return ND_OK;
+    ND_CUDA_TRY(cudaStreamSynchronize(cu->stream), "cudaStreamSynchronize (a plan's fail records)");
+    memcpy(out, ps->fails_host, sizeof(nd_ir_fail) * (size_t)ps->n_fails);
+    return ND_OK;
+}
+
+static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_plan *bound) {
     nd_cuda *cu = (nd_cuda *)be->impl;
     nd_cuda_plan_state *ps = plan->backend_cache;
     nd_status s;

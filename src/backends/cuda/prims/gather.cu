@@ -59,17 +59,19 @@ __device__ inline void offsets2(int64_t j, const nd_kernel_arg &shape_of, int n,
     }
 }
 
-// The indexed offset of the indices at io, or -1 - k for a bad index k.
-__device__ inline int64_t indexed(const nd_kernel_arg &ind, const nd_kernel_arg &idx, int n, int K, int wrap,
-                                  int64_t io, int64_t base) {
+// The indexed offset of the indices at io in off (negative where the
+// indexed view's strides are); false for a bad index.
+__device__ inline bool indexed(const nd_kernel_arg &ind, const nd_kernel_arg &idx, int n, int K, int wrap,
+                               int64_t io, int64_t base, int64_t &off) {
     const int64_t *ix = static_cast<const int64_t *>(idx.data);
     for (int k = 0; k < K; k++) {
         int64_t v = ix[io + k * idx.strides[n]], size = ind.shape[n + k];
         if (v < 0 && wrap) v += size;
-        if (v < 0 || v >= size) return -1 - k;
+        if (v < 0 || v >= size) return false;
         base += v * ind.strides[n + k];
     }
-    return base;
+    off = base;
+    return true;
 }
 
 __device__ inline void note_bad(unsigned long long *first, int64_t j) { atomicMin(first, (unsigned long long)j); }
@@ -80,8 +82,8 @@ __global__ void gather_any(nd_kernel_arg src, nd_kernel_arg idx, T *out, int n, 
     for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < total; j += (int64_t)gridDim.x * blockDim.x) {
         int64_t so, io;
         offsets2(j, src, n, src, so, idx, io);
-        int64_t off = indexed(src, idx, n, K, wrap, io, so);
-        if (off < 0) {
+        int64_t off = 0;
+        if (!indexed(src, idx, n, K, wrap, io, so, off)) {
             note_bad(first, j);
             out[j] = T(0);
         } else {
@@ -162,8 +164,8 @@ __global__ void scatter_keys(nd_kernel_arg dst, nd_kernel_arg idx, int n, int K,
     for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < total; j += (int64_t)gridDim.x * blockDim.x) {
         int64_t d0, io;
         offsets2(j, dst, n, dst, d0, idx, io);
-        int64_t off = indexed(dst, idx, n, K, wrap, io, d0);
-        if (off < 0) {
+        int64_t off = 0;
+        if (!indexed(dst, idx, n, K, wrap, io, d0, off)) {
             note_bad(first, j);
             keys[j] = bad_key;
         } else {

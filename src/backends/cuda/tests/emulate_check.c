@@ -35,10 +35,7 @@ static const char *workdir, *shim;
 
 static int test_no;
 /* The bad-index record of kernels that gather (struct ndk_bad). */
-static struct {
-    int set, gather;
-    long long index;
-} gather_bad_rec;
+static nd_ir_fail gather_bad_rec;
 static void *gather_bad = &gather_bad_rec;
 
 static int nvrtc_check(const char *src, const char *name) {
@@ -907,7 +904,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
     loads[1].slot = 0; /* the source's base: row r, element 0 */
     loads[1].dtype = (uint8_t)t;
     loads[1].strides[0] = C;
-    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, C};
+    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, 0, {1}, {C}};
     nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
                          {ND_IR_GATHER, (uint8_t)t, 0, 0, 0, -1, -1, 0},
                          {ND_OP_ADD, (uint8_t)t, 0, 1, 1, -1, -1, 0}};
@@ -973,7 +970,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
         if (bad >= 0)
             CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.index == C + 3,
                   "test %d %s: bad index record %d %d %lld", test_no, k.name, gather_bad_rec.set, gather_bad_rec.gather,
-                  gather_bad_rec.index);
+                  (long long)gather_bad_rec.index);
         else
             CHECK(gather_bad_rec.set == 0, "test %d %s: a bad index filed where there is none", test_no, k.name);
     }
@@ -981,6 +978,83 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
     free(srcf);
     free(ix);
     free(out);
+}
+
+/* ND_IR_GATHER of two index arrays: out[m] = 3 * src[wrap(i[m]), wrap(j[m])]
+ * over M points of a (R, C) source; index `bad` of j (>= 0: its position)
+ * out of range must be filed with axis 1 and never read through. */
+static void test_gather2(int64_t R, int64_t C, int64_t M, int64_t bad) {
+    test_no++;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    k.ndim = 1;
+    k.shape[0] = M;
+    nd_ir_access loads[3];
+    memset(loads, 0, sizeof loads);
+    loads[0].slot = 1; /* i */
+    loads[0].dtype = ND_INT64;
+    loads[0].strides[0] = 1;
+    loads[1].slot = 2; /* j */
+    loads[1].dtype = ND_INT64;
+    loads[1].strides[0] = 1;
+    loads[2].slot = 0; /* the source's base */
+    loads[2].dtype = ND_FLOAT64;
+    nd_ir_gather g = {2, ND_INDEX_FN_INDEX, 0 | 1 << 4, 2, 0, {C, 1}, {R, C}};
+    nd_ir_inst ins[4] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
+                         {ND_IR_LOAD, ND_INT64, 0, 1, -1, -1, -1, 0},
+                         {ND_IR_GATHER, ND_FLOAT64, 0, 0, 0, 1, -1, 0},
+                         {ND_OP_ADD, ND_FLOAT64, 0, 2, 2, -1, -1, 0}};
+    ins[3].op = ND_OP_ADD;
+    k.n_loads = 3;
+    k.loads = loads;
+    k.n_gathers = 1;
+    k.gathers = &g;
+    k.n_insts = 4;
+    k.insts = ins;
+    k.n_slots = 4;
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at.slot = 3;
+    sto.at.dtype = ND_FLOAT64;
+    sto.at.strides[0] = 1;
+    sto.value = 3;
+    k.n_stores = 1;
+    k.stores = &sto;
+    snprintf(k.name, sizeof k.name, "index2_add");
+    k.hash = 0x7000 + test_no;
+    double *src = malloc(sizeof *src * (size_t)(R * C)), *out = calloc((size_t)M + 16, sizeof *out);
+    int64_t *iv = malloc(sizeof *iv * (size_t)M), *jv = malloc(sizeof *jv * (size_t)M);
+    for (int64_t i = 0; i < R * C; i++) src[i] = (double)((i * 37) % 1001) - 500;
+    for (int64_t m = 0; m < M; m++) {
+        iv[m] = (m * 31) % (2 * R) - R;
+        jv[m] = (m * 7919) % (2 * C) - C;
+    }
+    if (bad >= 0) jv[bad] = C + 3;
+    void *slots[4] = {src, iv, jv, out};
+    memset(&gather_bad_rec, 0, sizeof gather_bad_rec);
+    if (!emulate(&k, slots, NULL, 0)) {
+        CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+    } else {
+        int wrong = 0;
+        for (int64_t m = 0; m < M; m++) {
+            int64_t a = iv[m] < 0 ? iv[m] + R : iv[m], b = jv[m] < 0 ? jv[m] + C : jv[m];
+            double want = a >= 0 && a < R && b >= 0 && b < C ? 2 * src[a * C + b] : 0;
+            if (out[m] != want && wrong++ < 3)
+                printf("   t%d %s (%lld): %g want %g\n", test_no, k.name, (long long)m, out[m], want);
+        }
+        CHECK(wrong == 0, "test %d %s: %d wrong", test_no, k.name, wrong);
+        if (bad >= 0)
+            CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.axis == 1 &&
+                      gather_bad_rec.index == C + 3,
+                  "test %d %s: bad index record %d %d %d %lld", test_no, k.name, gather_bad_rec.set,
+                  gather_bad_rec.gather, gather_bad_rec.axis, (long long)gather_bad_rec.index);
+        else
+            CHECK(gather_bad_rec.set == 0, "test %d %s: a bad index filed where there is none", test_no, k.name);
+    }
+    free(src);
+    free(out);
+    free(iv);
+    free(jv);
 }
 
 int main(int argc, char **argv) {
@@ -1002,6 +1076,8 @@ int main(int argc, char **argv) {
     test_gather(1, 100003, 70001, 0, -1, ND_FLOAT64); /* one long row */
     test_gather(37, 1001, 513, 1, -1, ND_FLOAT32);
     test_gather(3, 4099, 77, 1, 4100, ND_FLOAT64);
+    test_gather2(29, 61, 5003, -1);
+    test_gather2(29, 61, 5003, 2500);
     if (argc > 3 && strchr(argv[3], 'g')) { /* g: the gather kernels only */
         printf("%d checks, %d failures\n", checks, fails);
         return fails != 0;

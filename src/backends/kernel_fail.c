@@ -1,0 +1,77 @@
+/* What a gathering kernel's fail record (kernel_ir.h's nd_ir_fail) means:
+ * the message, and which of the kernel's writes a bad index spoils. Shared
+ * by the executor, which fails those values after a step or a whole plan,
+ * and by backends that report the error themselves. */
+#include <stdlib.h>
+
+#include "backends/kernel_ir.h"
+#include "common/lib_calls.h"
+
+int nd_ir_fail_error(const nd_kernel *k, const nd_ir_fail *f) {
+    if (f->gather < 0 || f->gather >= k->n_gathers || f->axis < 0 || f->axis >= k->gathers[f->gather].n_axes)
+        return nd_lib_index_error(ND_INDEX_FN_TAKE, 0, 0, f->index, 0);
+    const nd_ir_gather *g = &k->gathers[f->gather];
+    return nd_lib_index_error(g->fn, g->axes, f->axis, f->index, g->size[f->axis]);
+}
+
+/* The SSA operands of instruction j that are values (not parameters or
+ * table numbers). */
+static int value_operands(const nd_ir_inst *in, int32_t ops[4]) {
+    int n = 0;
+    switch (in->op) {
+    case ND_IR_LOAD:
+    case ND_IR_PARAM:
+    case ND_IR_INDEX: return 0;
+    case ND_IR_RAND_UNIFORM:
+    case ND_IR_RAND_NORMAL:
+    case ND_IR_RAND_INTEGER: ops[n++] = in->a; return n;
+    case ND_IR_GATHER:
+    case ND_IR_UFUNC:
+        if (in->op == ND_IR_UFUNC) ops[n++] = in->a;
+        ops[n++] = in->b;
+        ops[n++] = in->c;
+        ops[n++] = in->d;
+        return n;
+    default: {
+        int ar = in->op < ND_NUM_ELEMENTWISE_OPS ? nd_op_arity((nd_op)in->op) : 0;
+        const int32_t abc[3] = {in->a, in->b, in->c};
+        for (int q = 0; q < ar && q < 3; q++) ops[n++] = abc[q];
+        return n;
+    }
+    }
+}
+
+int nd_kernel_gather_writes(const nd_kernel *k, int32_t g, uint8_t *written) {
+    uint8_t *dep = calloc((size_t)k->n_insts + 1, 1);
+    int marked = 0;
+    if (!dep) {
+        for (int32_t s = 0; s < k->n_stores; s++) written[k->stores[s].at.slot] = 1;
+        if (k->has_reduce) written[k->reduce.out.slot] = 1;
+        return -1;
+    }
+    for (int32_t j = 0; j < k->n_insts; j++) {
+        const nd_ir_inst *in = &k->insts[j];
+        if (in->op == ND_IR_GATHER && in->a == g) {
+            dep[j] = 1;
+            continue;
+        }
+        int32_t ops[4];
+        int n = value_operands(in, ops);
+        for (int q = 0; q < n; q++)
+            if (ops[q] >= 0 && ops[q] < j && dep[ops[q]]) dep[j] = 1;
+    }
+    for (int32_t s = 0; s < k->n_stores; s++) {
+        int32_t v = k->stores[s].value;
+        if (v >= 0 && v < k->n_insts && dep[v] && !written[k->stores[s].at.slot]) {
+            written[k->stores[s].at.slot] = 1;
+            marked++;
+        }
+    }
+    if (k->has_reduce && k->reduce.value >= 0 && k->reduce.value < k->n_insts && dep[k->reduce.value] &&
+        !written[k->reduce.out.slot]) {
+        written[k->reduce.out.slot] = 1;
+        marked++;
+    }
+    free(dep);
+    return marked;
+}
