@@ -523,7 +523,9 @@ static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, in
     return buf;
 }
 
-/* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events. */
+/* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events.
+ * The trace shows logical device d as process 1 + d (on one GPU; steps on
+ * another GPU than the trace's time zero are left out of the trace). */
 static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan, const char *const *step_names) {
     nd_cuda *cu = ps->cu;
     if (cudaStreamSynchronize(cu->stream) != cudaSuccess) return;
@@ -542,10 +544,10 @@ static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan, const char
         if (cu->profile) nd_profile_add_step(cu->profile, st, name, value, ms * 1e-3);
         if (cu->trace)
             fprintf(cu->trace,
-                    "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                    "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
                     "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
                     value ? value : "", value ? ": " : "", name, nd_profile_kind_name(nd_step_category(st)),
-                    st->stream, start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
+                    1 + ps->ldev[i], st->stream, start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
     }
 }
 
