@@ -304,7 +304,8 @@ static nd_status cu_alloc_locked(nd_backend *be, int memory, size_t bytes, void 
     nd_cuda *cu = impl(be);
     if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
     /* Memory 1 + d: logical device d's pieces (backend.h, device_memories). */
-    if (memory > 1 && memory <= cu->n_ldev) return nd_cuda_device_alloc_on(cu, memory - 1, bytes, out, "a piece of a split array");
+    if (memory > 1 && memory <= cu->n_ldev)
+        return nd_cuda_device_alloc_on(cu, memory - 1, bytes, out, "a piece of a split array");
     if (memory == ND_MEMORY_HOST) {
         nd_status s = host_alloc(cu, bytes, out);
         if (s == ND_OK) nd_mem_count_alloc(ND_MEMORY_HOST, bytes);
@@ -359,8 +360,8 @@ nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void 
     ND_NVTX_PUSH(kind == cudaMemcpyHostToDevice ? "nd copy host->device"
                  : kind == cudaMemcpyDeviceToHost ? "nd copy device->host"
                                                   : "nd copy");
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind == cudaMemcpyDeviceToDevice && cu->multi_gpu ? cudaMemcpyDefault : kind,
-                                    stream);
+    if (kind == cudaMemcpyDeviceToDevice && cu->multi_gpu) kind = cudaMemcpyDefault;
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
     ND_NVTX_POP();
     if (e != cudaSuccess) {
         char what[96];
@@ -814,8 +815,8 @@ static nd_status parse_devices(const char *devices, int count, nd_device_list *l
                             devices, ND_DEVICE_LIST_MAX);
     for (int d = 0; d < l->n; d++)
         if (l->ordinals[d] >= count)
-            return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s': entry %d is GPU %d, but the GPU ordinals are 0..%d",
-                                devices, d, l->ordinals[d], count - 1);
+            return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s': entry %d is GPU %d, but the GPU "
+                                "ordinals are 0..%d", devices, d, l->ordinals[d], count - 1);
     return ND_OK;
 }
 

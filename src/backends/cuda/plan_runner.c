@@ -269,8 +269,8 @@ static nd_status issue_piece_copy(nd_cuda *cu, const nd_plan *plan, const nd_ste
     ND_NVTX_POP();
     if (e != cudaSuccess) {
         char what[112];
-        snprintf(what, sizeof what, "%s of %zu bytes (GPU %d -> GPU %d)", od == os ? "cudaMemcpyAsync" : "cudaMemcpyPeerAsync",
-                 st->copy.bytes, os, od);
+        snprintf(what, sizeof what, "%s of %zu bytes (GPU %d -> GPU %d)",
+                 od == os ? "cudaMemcpyAsync" : "cudaMemcpyPeerAsync", st->copy.bytes, os, od);
         return nd_cuda_fail(e, what);
     }
     return ND_OK;
@@ -341,7 +341,8 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
         if (ps->order_wait[i] >= 0)
-            ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[ps->order_wait[i]], 0), "cudaStreamWaitEvent (plan stream order)");
+            ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[ps->order_wait[i]], 0),
+                        "cudaStreamWaitEvent (plan stream order)");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
         /* A step whose value the program named is an NVTX range of that
          * name, so Nsight Systems shows the program's names over its
