@@ -371,3 +371,32 @@ NDT_TEST(partition, logical_devices_reported) {
     cr_assert_eq(info.nd_logical_devices, 2, "GPU %d: %d logical devices", first, info.nd_logical_devices);
     cr_assert_gt(info.nd_bytes_in_use, 513 * 257 * 8);
 }
+
+/* One parser for ND_DEVICES (common/device_list.h): malformed GPU lists
+ * fail at nd_init; a GPU list on the CPU backend runs whole (the CPU
+ * backend drives no GPUs), bitwise as one device. */
+NDT_TEST(partition, gpu_lists_parsed_once) {
+    nd_shutdown();
+    const char *bad[] = {"0,,1", ",0", "0,", "0;1", "-1", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "99999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        nd_config cfg = ND_CONFIG_INIT;
+        cfg.backend = ND_BACKEND_CPU;
+        cfg.devices = bad[i];
+        cr_assert_eq(nd_init(&cfg), ND_ERR_ARG, "devices '%s' accepted", bad[i]);
+        cr_assert(strstr(nd_last_error(), "GPU ordinals"), "%s", nd_last_error());
+    }
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = " 0 , 0 ";
+    ndt_restart(&cfg);
+    nd_array *a = rand_array(7, 33, 9);
+    nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
+    double got[33 * 9], want[33 * 9];
+    cr_assert_eq(nd_to_host(b, got, sizeof got), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(a, want, sizeof want), ND_OK);
+    for (int i = 0; i < 33 * 9; i++) cr_assert(fabs(got[i] - (want[i] * want[i] + 1.0)) <= 1e-15, "%g", got[i]);
+    nd_stats st;
+    nd_get_stats(&st);
+    cr_assert_eq(st.device_kernels, 0, "a GPU list split on the CPU backend");
+}
