@@ -355,6 +355,7 @@ NDT_TEST(partition, logical_devices_reported) {
     cfg.backend = ND_BACKEND_CUDA;
     cfg.devices = dev;
     ndt_restart(&cfg);
+    nd_scope_begin();
     nd_array *a = rand_array(3, 513, 257);
     nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
     double got[4];
@@ -370,6 +371,7 @@ NDT_TEST(partition, logical_devices_reported) {
     cr_assert_eq(info.used_by_nd, 1);
     cr_assert_eq(info.nd_logical_devices, 2, "GPU %d: %d logical devices", first, info.nd_logical_devices);
     cr_assert_gt(info.nd_bytes_in_use, 513 * 257 * 8);
+    nd_scope_end();
 }
 
 /* One parser for ND_DEVICES (common/device_list.h): malformed GPU lists
@@ -390,6 +392,7 @@ NDT_TEST(partition, gpu_lists_parsed_once) {
     cfg.backend = ND_BACKEND_CPU;
     cfg.devices = " 0 , 0 ";
     ndt_restart(&cfg);
+    nd_scope_begin();
     nd_array *a = rand_array(7, 33, 9);
     nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
     double got[33 * 9], want[33 * 9];
@@ -399,4 +402,5 @@ NDT_TEST(partition, gpu_lists_parsed_once) {
     nd_stats st;
     nd_get_stats(&st);
     cr_assert_eq(st.device_kernels, 0, "a GPU list split on the CPU backend");
+    nd_scope_end();
 }

@@ -29,7 +29,7 @@ status=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
   for devs in $lists; do
     # What the backend made of the list (logical devices, peer access).
-    ND_DEVICES=$devs ND_LOG=2 .gpu/tests/test_partition --filter 'partition/logical_devices_reported' \
+    ND_DEVICES=$devs ND_LOG=2 .gpu/tests/test_partition --filter 'partition/elementwise_bitwise' \
       >"$OUT/log2-$devs.txt" 2>&1
     grep -h "logical devices\|peer access\|cannot reach" "$OUT/log2-$devs.txt" | sort -u | tee -a "$OUT/multi_device.txt"
     for s in partition $split_suites; do
