@@ -58,6 +58,16 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
       echo "  above the 1.10x target" | tee -a "$OUT/multi_device.txt"
     fi
   done
+  # Two logical devices on one GPU sharing the first one's streams (no
+  # cross-stream waits between their steps; ND_CUDA_SHARE_STREAMS).
+  if ND_CUDA_SHARE_STREAMS=1 ND_DEVICES=0,0 .gpu/bench/bench_nd_suite --runs 9 stencil >"$OUT/stencil-0,0-shared.jsonl" \
+      2>"$OUT/stencil-0,0-shared.txt"; then
+    med=$(sed -n 's/.*"median_s":\([0-9.e+-]*\).*/\1/p' "$OUT/stencil-0,0-shared.jsonl" | head -1)
+    echo "stencil ND_DEVICES=0,0 ND_CUDA_SHARE_STREAMS=1: median $(awk -v a="$med" 'BEGIN { printf "%.2f", a * 1e3 }') ms," \
+      "$(awk -v a="$med" -v b="$base" 'BEGIN { printf "%.3f", a / b }')x ND_DEVICES=0" | tee -a "$OUT/multi_device.txt"
+  else
+    echo "stencil ND_DEVICES=0,0 ND_CUDA_SHARE_STREAMS=1: FAILED" | tee -a "$OUT/multi_device.txt"; status=1
+  fi
   # Where the time goes with two logical devices on one GPU: per-step profile.
   ND_DEVICES=0,0 ND_PROFILE=1 .gpu/bench/bench_nd_suite --runs 3 stencil >/dev/null 2>"$OUT/stencil-0,0-profile.txt" || true
 fi

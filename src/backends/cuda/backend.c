@@ -1036,6 +1036,15 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     }
     s = ldevs_open(cu, &devs);
     if (s) goto fail;
+    {
+        int64_t v = 0;
+        int set = 0;
+        if (nd_env_int64(ND_ENV_CUDA_SHARE_STREAMS, &v, &set)) {
+            s = ND_ERR_ARG;
+            goto fail;
+        }
+        cu->share_streams = set && v == 1;
+    }
     cu->tf32 = cfg && cfg->matmul_tf32 > 0;
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;
     s = pinned_cache_bound(&cu->pinned_cache_max);

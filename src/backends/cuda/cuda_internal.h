@@ -271,6 +271,7 @@ typedef struct nd_cuda {
      * more than one GPU (copies between them are peer copies, plans are
      * not captured as graphs). */
     int n_ldev, multi_gpu;
+    int share_streams; /* ND_CUDA_SHARE_STREAMS=1: logical devices on `device`'s GPU use its streams */
     nd_cuda_ldev ldev[ND_CUDA_MAX_LDEV];
     int arch; /* 10*major + minor */
     int sm_count;

@@ -171,6 +171,9 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         int d = step_ldev(cu, st);
+        /* ND_CUDA_SHARE_STREAMS: on the first device's GPU, its streams
+         * (the plan streams then order the steps as on one device). */
+        if (cu->share_streams && cu->ldev[d].ordinal == cu->device) d = 0;
         ps->ldev[i] = (uint8_t)d;
         ps->order_wait[i] = -1;
         int32_t prev = last_on[st->stream];
