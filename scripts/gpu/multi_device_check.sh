@@ -60,7 +60,9 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   done
   # Two logical devices on one GPU sharing the first one's streams (no
   # cross-stream waits between their steps; ND_CUDA_SHARE_STREAMS).
-  if ND_CUDA_SHARE_STREAMS=1 ND_DEVICES=0,0 .gpu/bench/bench_nd_suite --runs 9 stencil >"$OUT/stencil-0,0-shared.jsonl" \
+  if [ -z "$base" ]; then
+    echo "stencil ND_DEVICES=0 failed: no reference for ND_CUDA_SHARE_STREAMS=1" | tee -a "$OUT/multi_device.txt"
+  elif ND_CUDA_SHARE_STREAMS=1 ND_DEVICES=0,0 .gpu/bench/bench_nd_suite --runs 9 stencil >"$OUT/stencil-0,0-shared.jsonl" \
       2>"$OUT/stencil-0,0-shared.txt"; then
     med=$(sed -n 's/.*"median_s":\([0-9.e+-]*\).*/\1/p' "$OUT/stencil-0,0-shared.jsonl" | head -1)
     echo "stencil ND_DEVICES=0,0 ND_CUDA_SHARE_STREAMS=1: median $(awk -v a="$med" 'BEGIN { printf "%.2f", a * 1e3 }') ms," \
