@@ -6,15 +6,38 @@
  * bitwise equal run to run. Inputs are fresh random arrays of odd row
  * counts; outputs are poisoned first. The kernel-count test proves the
  * stencil partitions (4 kernels per sweep on cpu:4, halos as copies). */
+#include <ctype.h>
+
 #include "common.h"
 
-/* ND_DEVICES=cpu:N splits over CPU memories only (GPU devices come later):
- * the CUDA registration skips visibly instead of testing nothing. */
-static void partition_setup(void) {
+/* The CUDA registration (ND_BACKEND=cuda) runs the same programs over
+ * logical GPU devices: n devices are n entries of ND_DEVICES taken in turn
+ * from the GPU ordinals the environment's ND_DEVICES names ("0,1": 0,1,0,1;
+ * unset: "0", so 0,0,0 on one card), against the run on the first alone. */
+static int on_cuda(void) {
     const char *b = getenv("ND_BACKEND");
-    if (b && strcmp(b, "cuda") == 0) cr_skip_test("ND_DEVICES=cpu:N splits over logical CPU memories only");
-    ndt_setup();
+    return b && strcmp(b, "cuda") == 0;
 }
+
+/* The ND_DEVICES of n logical devices, and the backend that runs them. */
+static nd_backend_kind devices_for(int n, char *dev, size_t cap) {
+    if (!on_cuda()) {
+        snprintf(dev, cap, "cpu:%d", n);
+        return ND_BACKEND_CPU;
+    }
+    int gpus[16] = {0}, n_gpus = 0;
+    const char *env = getenv("ND_DEVICES");
+    for (const char *p = env && isdigit((unsigned char)*env) ? env : "0"; *p && n_gpus < 16;) {
+        gpus[n_gpus++] = atoi(p);
+        while (*p && *p != ',') p++;
+        if (*p == ',') p++;
+    }
+    dev[0] = '\0';
+    for (int d = 0; d < n; d++) snprintf(dev + strlen(dev), cap - strlen(dev), "%s%d", d ? "," : "", gpus[d % n_gpus]);
+    return ND_BACKEND_CUDA;
+}
+
+static void partition_setup(void) { ndt_setup(); }
 #undef NDT_TEST
 #define NDT_TEST(suite, name) \
     Test(suite, name, .init = partition_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
@@ -31,11 +54,10 @@ static nd_array *rand_array(uint64_t seed, int64_t r, int64_t c) {
 /* Runs p on cpu:n (split size 0) and copies its outputs' bytes to bufs
  * (poisoned first); stats after the run into *stats when not NULL. */
 static int run_on(int n, program p, uint64_t seed, char bufs[][1 << 16], size_t *sizes, nd_stats *stats) {
-    char dev[16];
-    snprintf(dev, sizeof dev, "cpu:%d", n);
+    char dev[64];
     setenv("ND_SPLIT_MIN_BYTES", "0", 1);
     nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = ND_BACKEND_CPU;
+    cfg.backend = devices_for(n, dev, sizeof dev);
     cfg.devices = dev;
     ndt_restart(&cfg);
     nd_array *outs[8] = {0};
@@ -316,4 +338,69 @@ NDT_TEST(partition, split_size_decides) {
     cr_assert(isfinite(v) && isfinite(w));
     nd_free(small);
     nd_free(big);
+}
+
+/* CUDA: nd_get_device_info counts the logical devices on each GPU (two
+ * entries of ND_DEVICES on the first GPU of the list: 2), and a split
+ * flush's pieces are device memory nd holds there. */
+NDT_TEST(partition, logical_devices_reported) {
+    if (!on_cuda()) cr_skip_test("logical GPU devices need ND_BACKEND=cuda");
+    char dev[64];
+    int first = 0;
+    devices_for(1, dev, sizeof dev);
+    first = atoi(dev);
+    snprintf(dev, sizeof dev, "%d,%d", first, first);
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CUDA;
+    cfg.devices = dev;
+    ndt_restart(&cfg);
+    nd_scope_begin();
+    nd_array *a = rand_array(3, 513, 257);
+    nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
+    double got[4];
+    cr_assert_eq(nd_to_host(nd_view(b, "0, :4"), got, sizeof got), ND_OK, "%s", nd_last_error());
+    double want[4];
+    cr_assert_eq(nd_to_host(nd_view(a, "0, :4"), want, sizeof want), ND_OK);
+    for (int i = 0; i < 4; i++) cr_assert(fabs(got[i] - (want[i] * want[i] + 1.0)) <= 1e-15, "%g", got[i]);
+    nd_stats st;
+    nd_get_stats(&st);
+    cr_assert_gt(st.device_kernels, 0, "ND_DEVICES=%s split nothing", dev);
+    nd_device_info info;
+    cr_assert_eq(nd_get_device_info(first, &info), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(info.used_by_nd, 1);
+    cr_assert_eq(info.nd_logical_devices, 2, "GPU %d: %d logical devices", first, info.nd_logical_devices);
+    cr_assert_gt(info.nd_bytes_in_use, 513 * 257 * 8);
+    nd_scope_end();
+}
+
+/* One parser for ND_DEVICES (common/device_list.h): malformed GPU lists
+ * fail at nd_init; a GPU list on the CPU backend runs whole (the CPU
+ * backend drives no GPUs), bitwise as one device. */
+NDT_TEST(partition, gpu_lists_parsed_once) {
+    nd_shutdown();
+    const char *bad[] = {"0,,1", ",0", "0,", "0;1", "-1", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "99999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        nd_config cfg = ND_CONFIG_INIT;
+        cfg.backend = ND_BACKEND_CPU;
+        cfg.devices = bad[i];
+        cr_assert_eq(nd_init(&cfg), ND_ERR_ARG, "devices '%s' accepted", bad[i]);
+        cr_assert(strstr(nd_last_error(), "GPU ordinals"), "%s", nd_last_error());
+    }
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = " 0 , 0 ";
+    ndt_restart(&cfg);
+    nd_scope_begin();
+    nd_array *a = rand_array(7, 33, 9);
+    nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
+    double got[33 * 9], want[33 * 9];
+    cr_assert_eq(nd_to_host(b, got, sizeof got), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_to_host(a, want, sizeof want), ND_OK);
+    for (int i = 0; i < 33 * 9; i++) cr_assert(fabs(got[i] - (want[i] * want[i] + 1.0)) <= 1e-15, "%g", got[i]);
+    nd_stats st;
+    nd_get_stats(&st);
+    cr_assert_eq(st.device_kernels, 0, "a GPU list split on the CPU backend");
+    nd_scope_end();
 }

@@ -38,6 +38,9 @@ typedef struct {
     uint64_t nd_bytes_reserved;/* bytes nd's memory pool holds from the driver on it,
                                   freed blocks it keeps for reuse included (>= in use
                                   when the device has memory pools); 0 unless used_by_nd */
+    int nd_logical_devices;    /* how many of nd's logical devices (ND_DEVICES entries)
+                                  run on this GPU: 1 for ND_DEVICES=0, 2 on GPU 0 for
+                                  "0,0"; 0 unless used_by_nd */
 } nd_device_info;
 
 /* Fills *out for CUDA device `device` (0 <= device < nd_device_count()).

@@ -35,6 +35,13 @@ struct nd_backend {
      * gather of up to ND_IR_GATHER_MAX_AXES index arrays as a fusable map,
      * else as ND_LIB_GATHER. */
     int kernel_gathers;
+    /* Logical devices it drives (ND_DEVICES=0,1 or 0,0 on CUDA), when more
+     * than one: the partition pass splits arrays over them, and the piece
+     * of logical device d (a plan temporary with device = 1 + d) lives in
+     * memory `memory + d` (alloc/release take it; d = 0 is `memory`
+     * itself). 0 or 1: pieces live in the plan's memory (the CPU backend's
+     * cpu:N memories are all host memory). */
+    int32_t device_memories;
     void *impl;
     nd_status (*alloc)(nd_backend *be, int memory, size_t bytes, void **out);
     void (*release)(nd_backend *be, int memory, void *ptr, size_t bytes);
@@ -79,9 +86,11 @@ struct nd_backend {
      * the host. */
     nd_status (*set_app_stream)(nd_backend *be, void *stream);
     nd_status (*app_stream_wait)(nd_backend *be);
-    /* Optional: the device it computes on and the device bytes it holds:
-     * allocated (in_use) and kept by its memory pool (reserved). */
-    void (*device_usage)(nd_backend *be, int *device, uint64_t *in_use, uint64_t *reserved);
+    /* Optional: its use of GPU `device`: how many of its logical devices
+     * run there (0: none; ND_DEVICES=0,0 gives 2 on GPU 0) and the device
+     * bytes it holds there: allocated (in_use) and kept by its memory pool
+     * (reserved). */
+    void (*device_usage)(nd_backend *be, int device, int *logical, uint64_t *in_use, uint64_t *reserved);
     void (*destroy)(nd_backend *be);
     /* Optional: the bytes it keeps cached, and giving them back to the
      * system (nd_trim). Memory it hands out counts in common/mem_count.h. */

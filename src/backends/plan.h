@@ -156,6 +156,10 @@ typedef struct nd_plan {
     /* Temporaries whose lifetimes do not overlap share a storage. */
     int32_t n_storages;
     size_t *storage_bytes;
+    /* Per storage: 1 + the device whose pieces it holds (a storage holds
+     * temporaries of one device only), 0 for whole temporaries. A backend
+     * with device_memories > 1 allocates it in memory `memory + device - 1`. */
+    uint8_t *storage_device;
     int32_t n_streams_used; /* highest stream index used + 1 */
     /* For dumps and profiles: node -> step that computes it (-1 = dropped
      * as dead); a node inlined into several kernels names the first. */

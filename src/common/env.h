@@ -38,6 +38,10 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 /* ND_CUDA_GENERIC=0: CUDA kernels keep literal extents (the code generator
  * reads it, backends/cuda/codegen.c, nd_cuda_shape_class). */
 #define ND_ENV_CUDA_GENERIC "ND_CUDA_GENERIC", 0, 1, 0
+/* ND_CUDA_SHARE_STREAMS=1: logical devices on the first device's GPU
+ * (ND_DEVICES=0,0) run on its streams instead of streams of their own
+ * (backends/cuda/plan_runner.c), to compare the two. */
+#define ND_ENV_CUDA_SHARE_STREAMS "ND_CUDA_SHARE_STREAMS", 0, 1, 0
 /* ND_SCAN_VARIANT: a kernel name of common/scan_plan.h's ND_SCAN_VARIANTS
  * (the CUDA plugin reads it, backends/cuda/prims/scan.cu, default_scan). */
 extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];

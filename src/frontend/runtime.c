@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backends/registry.h"
+#include "common/device_list.h"
 #include "common/env.h"
 #include "common/compile_count.h"
 #include "common/fault.h"
@@ -41,28 +42,26 @@ static int check_switch(const char *name, int v) {
     return -1;
 }
 
-/* "cpu:N": N logical CPU memories (1..ND_MAX_SPLIT); 0 when s names GPUs. */
+/* "cpu:N": N logical CPU memories (1..ND_MAX_SPLIT); 0 when s names GPUs,
+ * -1 when it is malformed (common/device_list.h parses both forms). */
+_Static_assert(ND_DEVICE_LIST_MAX == ND_MAX_SPLIT, "one bound on logical devices");
+
 static int cpu_devices(const char *s) {
-    if (strncmp(s, "cpu:", 4) != 0) return 0;
-    const char *p = s + 4;
-    int n = 0;
-    if (!isdigit((unsigned char)*p)) return -1;
-    while (isdigit((unsigned char)*p) && n <= ND_MAX_SPLIT) n = n * 10 + (*p++ - '0');
-    return *p || n < 1 || n > ND_MAX_SPLIT ? -1 : n;
+    nd_device_list l;
+    if (nd_device_list_parse(s, &l)) return strncmp(s, "cpu:", 4) ? 0 : -1;
+    return l.cpu ? l.n : 0;
+}
+
+/* GPU entries of a device list ("0,0": 2); 0 for cpu:N or a malformed one. */
+static int gpu_devices(const char *s) {
+    nd_device_list l;
+    return nd_device_list_parse(s, &l) || l.cpu ? 0 : l.n;
 }
 
 static int valid_devices(const char *s) {
     /* "0", "0,1,3": non-negative ordinals separated by commas; or cpu:N. */
-    if (!*s) return 0;
-    if (!strncmp(s, "cpu:", 4)) return cpu_devices(s) > 0;
-    for (const char *p = s;;) {
-        while (*p == ' ') p++;
-        if (!isdigit((unsigned char)*p)) return 0;
-        while (isdigit((unsigned char)*p)) p++;
-        while (*p == ' ') p++;
-        if (!*p) return 1;
-        if (*p++ != ',') return 0;
-    }
+    nd_device_list l;
+    return nd_device_list_parse(s, &l) == 0;
 }
 
 /* The size of nd_config in the version that added struct_size: what a
@@ -120,8 +119,8 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 
     if ((s = getenv("ND_DEVICES")) && *s && !valid_devices(s))
         return nd_error_set(ND_ERR_ARG, "nd_init: environment variable ND_DEVICES='%s' is not a "
-                            "comma list of GPU ordinals like \"0,1\" nor cpu:N with N in 1..%d (fix or unset "
-                            "it)", s, ND_MAX_SPLIT);
+                            "comma list of at most %d GPU ordinals like \"0,1\" nor cpu:N with N in 1..%d (fix or unset "
+                            "it)", s, ND_DEVICE_LIST_MAX, ND_MAX_SPLIT);
     if (!c->devices && s && *s) c->devices = s;
     if (c->devices && !valid_devices(c->devices))
         return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' (nd_config.devices or ND_DEVICES) "
@@ -290,9 +289,13 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
 /* ND_DEVICES=cpu:N: arrays of at least ND_SPLIT_MIN_BYTES (default
  * 1 MiB: below it a kernel per device costs more than it saves) are split
  * in row blocks over N logical memories. Both were checked. */
-static nd_split_config split_config_for(const nd_config *c) {
+static nd_split_config split_config_for(const nd_config *c, const nd_backend *be) {
     nd_split_config sc = {1, (size_t)1 << 20};
     int n = c->devices ? cpu_devices(c->devices) : 0;
+    /* GPU ordinals ("0,1", "0,0"): split when the backend drives them all
+     * (the CUDA backend; the CPU one, when auto fell back, runs whole). */
+    if (n <= 0 && c->devices && be->device_memories > 1 && gpu_devices(c->devices) == be->device_memories)
+        n = be->device_memories;
     if (n > 1) sc.n_devices = n;
     int64_t v;
     int set;
@@ -387,7 +390,7 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.stats = &nd_rt.stats;
     nd_rt.sched.flush_index = 0;
     nd_rt.sched.chunk_bytes = chunk_bytes_for(be, &c);
-    nd_rt.sched.split = split_config_for(&c);
+    nd_rt.sched.split = split_config_for(&c, be);
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;

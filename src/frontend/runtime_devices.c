@@ -45,12 +45,13 @@ nd_status nd_get_device_info_sized(int device, nd_device_info *out, size_t out_s
     if (st != ND_OK) return st;
     /* nd's own use, when the runtime computes on this device. */
     if (nd_rt.initialised && nd_rt.backend->device_usage) {
-        int used = -1;
+        int logical = 0;
         uint64_t in_use = 0, reserved = 0;
         nd_runtime_wait(); /* the executor allocates too */
-        nd_rt.backend->device_usage(nd_rt.backend, &used, &in_use, &reserved);
-        if (used == device) {
+        nd_rt.backend->device_usage(nd_rt.backend, device, &logical, &in_use, &reserved);
+        if (logical > 0) {
             info.used_by_nd = 1;
+            info.nd_logical_devices = logical;
             info.nd_bytes_in_use = in_use;
             info.nd_bytes_reserved = reserved;
         }

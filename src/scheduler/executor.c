@@ -260,6 +260,13 @@ typedef struct {
     nd_ir_fail *fail;
 } bound_slots;
 
+/* The memory a temporary of logical device `device` (1 + d; 0: whole)
+ * lives in: the plan's, or on a backend that drives several devices
+ * (backend.h's device_memories) device d's memory, memory + d. */
+static int32_t temp_memory(const nd_scheduler_ctx *ctx, const nd_plan *plan, int device) {
+    return device > 0 && ctx->backend->device_memories > 1 ? plan->memory + device - 1 : plan->memory;
+}
+
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
                           bound_slots *bs, int32_t slot) {
     const nd_plan_slot *s = &plan->slots[slot];
@@ -270,7 +277,7 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     uint64_t before = ctx->stats ? ctx->stats->temp_allocations : 0;
-    nd_status rc = temp_take(ctx, plan->memory, s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
+    nd_status rc = temp_take(ctx, temp_memory(ctx, plan, s->device), s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
     if (ctx->stats && s->split_temp) ctx->stats->piece_allocations += ctx->stats->temp_allocations - before;
     if (rc != ND_OK && s->split_temp && s->last_writer >= 0) {
         /* A piece of a split array: name the array, as buffer_memory does. */
@@ -289,7 +296,7 @@ static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, boun
         const nd_plan_slot *s = &plan->slots[i];
         if (!bs->ptrs[i]) continue;
         if (step >= 0 && s->last_step != step) continue;
-        temp_give(ctx, plan->memory, bs->bytes[i], bs->ptrs[i]);
+        temp_give(ctx, temp_memory(ctx, plan, s->device), bs->bytes[i], bs->ptrs[i]);
         bs->ptrs[i] = NULL;
     }
 }
@@ -420,7 +427,8 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
                        : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory");
     int32_t taken = 0;
     for (; taken < n_st && rc == ND_OK; taken++)
-        rc = temp_take(ctx, plan->memory, plan->storage_bytes[taken], &storage[taken], &storage_got[taken]);
+        rc = temp_take(ctx, temp_memory(ctx, plan, plan->storage_device[taken]), plan->storage_bytes[taken],
+                       &storage[taken], &storage_got[taken]);
     if (rc != ND_OK) taken--;
     for (int32_t s = 0; s < plan->n_slots && rc == ND_OK; s++) {
         const nd_plan_slot *sl = &plan->slots[s];
@@ -459,7 +467,8 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         rc = be->run_plan(be, (nd_plan *)plan, &bound);
         for (int32_t i = 0; i < n_steps; i++) count_step(ctx->stats, &plan->steps[i]);
     }
-    for (int32_t k = 0; k < taken; k++) temp_give(ctx, plan->memory, storage_got[k], storage[k]);
+    for (int32_t k = 0; k < taken; k++)
+        temp_give(ctx, temp_memory(ctx, plan, plan->storage_device[k]), storage_got[k], storage[k]);
     for (int32_t s = 0; s < plan->n_slots; s++)
         if (plan->slots[s].role == ND_SLOT_TEMP) ptrs[s] = NULL;
     if (storage != small) {

@@ -303,7 +303,11 @@ static void find_split(nd_partitioner *P) {
             P->kpart[i] = 0;
             if (!touches) continue;
             const char *why = "it is not a kernel (it moves axis 0 or is a library call)";
-            if (st->kind == ND_STEP_KERNEL && kernel_partitions(P, i, &P->anchor[i], &why)) {
+            /* A chunk's kernel (chunking.c: a device backend streaming a
+             * host array) addresses its slots at byte offsets the clones
+             * would not carry. */
+            if (st->kind == ND_STEP_KERNEL && st->slot_byte_offset) why = "it is a chunk of a streamed host array";
+            else if (st->kind == ND_STEP_KERNEL && kernel_partitions(P, i, &P->anchor[i], &why)) {
                 P->kpart[i] = 1;
                 continue;
             }

@@ -767,6 +767,7 @@ void nd_plan_free(nd_plan *p) {
     free(p->steps);
     free(p->slots);
     free(p->storage_bytes);
+    free(p->storage_device);
     free(p->twin_walk_index); /* twin_last_store is the same block */
     free(p->node_step);
     free(p->node_materialised);

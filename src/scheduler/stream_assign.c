@@ -57,10 +57,12 @@ nd_status nd_plan_assign_storage(nd_plan *plan) {
     int32_t *order = nd_malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *busy_until = nd_malloc(sizeof(int32_t) * (size_t)(n + 1)); /* per storage */
     size_t *bytes = nd_malloc(sizeof(size_t) * (size_t)(n + 1));
-    if (!order || !busy_until || !bytes) {
+    uint8_t *device = nd_malloc((size_t)(n + 1)); /* per storage: 1 + the device of its pieces, or 0 */
+    if (!order || !busy_until || !bytes || !device) {
         free(order);
         free(busy_until);
         free(bytes);
+        free(device);
         return ND_ERR_OOM;
     }
     int32_t n_temps = 0;
@@ -84,7 +86,9 @@ nd_status nd_plan_assign_storage(nd_plan *plan) {
          * else the biggest (which then grows). */
         int32_t best = -1;
         for (int32_t k = 0; k < n_storages; k++) {
-            if (busy_until[k] >= s->first_step) continue;
+            /* A storage holds one device's pieces (on GPUs it is that
+             * device's memory), or whole temporaries only. */
+            if (busy_until[k] >= s->first_step || device[k] != s->device) continue;
             if (best < 0) {
                 best = k;
                 continue;
@@ -96,6 +100,7 @@ nd_status nd_plan_assign_storage(nd_plan *plan) {
         if (best < 0) {
             best = n_storages++;
             bytes[best] = 0;
+            device[best] = s->device;
         }
         if (bytes[best] < s->bytes) bytes[best] = s->bytes;
         busy_until[best] = s->last_step;
@@ -105,6 +110,7 @@ nd_status nd_plan_assign_storage(nd_plan *plan) {
     free(busy_until);
     plan->n_storages = n_storages;
     plan->storage_bytes = bytes;
+    plan->storage_device = device;
     return ND_OK;
 }
 

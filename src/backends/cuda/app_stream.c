@@ -132,18 +132,40 @@ static nd_status cu_app_stream_wait(nd_backend *be) {
     return st;
 }
 
-static void cu_device_usage(nd_backend *be, int *device, uint64_t *in_use, uint64_t *reserved) {
+/* A pool's figure (used or reserved bytes), 0 when it cannot be read. */
+static uint64_t pool_bytes(cudaMemPool_t pool, enum cudaMemPoolAttr attr) {
+    uint64_t v = 0;
+    if (!pool || cudaMemPoolGetAttribute(pool, attr, &v) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
+/* Several logical devices: GPU `device` is used when one of them runs
+ * there. Logical device 0's GPU counts what nd_cuda_device_alloc counted
+ * (every GPU's allocations) less what the other GPUs' pools hand out. */
+static void cu_device_usage(nd_backend *be, int device, int *logical, uint64_t *in_use, uint64_t *reserved) {
     nd_cuda *cu = impl(be);
     nd_cuda_lock(cu);
-    *device = cu->device;
-    *in_use = cu->in_use;
-    *reserved = cu->in_use;
-    uint64_t r = 0;
-    if (cu->pool) {
-        if (cudaMemPoolGetAttribute(cu->pool, cudaMemPoolAttrReservedMemCurrent, &r) == cudaSuccess)
-            *reserved = r;
-        else
-            (void)cudaGetLastError();
+    *logical = 0;
+    *in_use = *reserved = 0;
+    for (int d = 0; d < cu->n_ldev; d++) *logical += cu->ldev[d].ordinal == device;
+    if (*logical > 0) {
+        cudaMemPool_t own = NULL; /* the pool of this GPU */
+        uint64_t others = 0;
+        for (int d = 0; d < cu->n_ldev; d++) {
+            if (d > 0 && !cu->ldev[d].owns_pool) continue;
+            if (cu->ldev[d].ordinal == device) own = cu->ldev[d].pool;
+            else others += pool_bytes(cu->ldev[d].pool, cudaMemPoolAttrUsedMemCurrent);
+        }
+        if (device == cu->device) {
+            *in_use = cu->in_use > others ? cu->in_use - others : 0;
+            *reserved = own ? pool_bytes(own, cudaMemPoolAttrReservedMemCurrent) : *in_use;
+        } else {
+            *in_use = pool_bytes(own, cudaMemPoolAttrUsedMemCurrent);
+            *reserved = pool_bytes(own, cudaMemPoolAttrReservedMemCurrent);
+        }
     }
     nd_cuda_unlock(cu);
 }

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cuda_internal.h"
 #include "common/alloc.h"
+#include "common/device_list.h"
 #include "common/env.h"
 #include "common/grow.h"
 #include "common/lib_calls.h"
@@ -26,6 +27,24 @@ static nd_cuda *impl(nd_backend *be) { return (nd_cuda *)be->impl; }
 /* ------------------------------------------------------------------ memory */
 
 nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char *what) {
+    return nd_cuda_device_alloc_on(cu, 0, bytes, out, what);
+}
+
+void nd_cuda_use_device(nd_cuda *cu, int ordinal) {
+    if (cu->multi_gpu) cudaSetDevice(ordinal);
+}
+
+/* cudaMalloc (no pools) allocates on the current device. */
+static cudaError_t malloc_on(nd_cuda *cu, int ldev, void **out, size_t bytes) {
+    cudaMemPool_t pool = cu->ldev[ldev].pool;
+    if (pool) return cudaMallocFromPoolAsync(out, bytes, pool, cu->stream);
+    nd_cuda_use_device(cu, cu->ldev[ldev].ordinal);
+    cudaError_t e = cudaMalloc(out, bytes);
+    nd_cuda_use_device(cu, cu->device);
+    return e;
+}
+
+nd_status nd_cuda_device_alloc_on(nd_cuda *cu, int ldev, size_t bytes, void **out, const char *what) {
     *out = NULL;
     if (bytes == 0) bytes = 1;
     if (nd_fault_hit(ND_FAULT_DEVICE_ALLOC))
@@ -36,13 +55,16 @@ nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char
                             "cuda: allocating %zu bytes for %s would exceed device_memory_limit (%" PRId64
                             " bytes; %zu in use): raise ND_DEVICE_MEMORY_LIMIT or free arrays",
                             bytes, what, cu->mem_limit, cu->in_use);
-    cudaError_t e = cu->pool ? cudaMallocFromPoolAsync(out, bytes, cu->pool, cu->stream) : cudaMalloc(out, bytes);
+    /* Every pool allocates in the order of `stream`, which every plan
+     * forks from and joins back to (plan_runner.c), also for the pools of
+     * other logical devices' GPUs. */
+    cudaError_t e = malloc_on(cu, ldev, out, bytes);
     if (e == cudaErrorMemoryAllocation) {
         /* Give cached pool memory back to the driver, then try once more. */
         (void)cudaGetLastError();
         cudaStreamSynchronize(cu->stream);
-        if (cu->pool) cudaMemPoolTrimTo(cu->pool, 0);
-        e = cu->pool ? cudaMallocFromPoolAsync(out, bytes, cu->pool, cu->stream) : cudaMalloc(out, bytes);
+        if (cu->ldev[ldev].pool) cudaMemPoolTrimTo(cu->ldev[ldev].pool, 0);
+        e = malloc_on(cu, ldev, out, bytes);
     }
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
@@ -53,7 +75,7 @@ nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char
             return nd_error_set(ND_ERR_OOM,
                                 "cuda: out of device memory allocating %zu bytes for %s (%zu of %zu bytes free on "
                                 "device %d after releasing cached memory; %zu held by nd)",
-                                bytes, what, free_b, total_b, cu->device, cu->in_use);
+                                bytes, what, free_b, total_b, cu->ldev[ldev].ordinal, cu->in_use);
         return nd_cuda_fail(e, "cudaMallocFromPoolAsync");
     }
     cu->in_use += bytes;
@@ -281,19 +303,23 @@ static nd_status host_alloc(nd_cuda *cu, size_t bytes, void **out) {
 static nd_status cu_alloc_locked(nd_backend *be, int memory, size_t bytes, void **out) {
     nd_cuda *cu = impl(be);
     if (memory == 1) return nd_cuda_device_alloc(cu, bytes, out, "an array");
+    /* Memory 1 + d: logical device d's pieces (backend.h, device_memories). */
+    if (memory > 1 && memory <= cu->n_ldev)
+        return nd_cuda_device_alloc_on(cu, memory - 1, bytes, out, "a piece of a split array");
     if (memory == ND_MEMORY_HOST) {
         nd_status s = host_alloc(cu, bytes, out);
         if (s == ND_OK) nd_mem_count_alloc(ND_MEMORY_HOST, bytes);
         return s;
     }
     *out = NULL;
-    return nd_error_set(ND_ERR_ARG, "cuda: alloc: memory space %d is not host (0) or this device (1)", memory);
+    return nd_error_set(ND_ERR_ARG, "cuda: alloc: memory space %d is not host (0) or a device (1..%d)", memory,
+                        cu->n_ldev);
 }
 
 static void cu_release_locked(nd_backend *be, int memory, void *ptr, size_t bytes) {
     nd_cuda *cu = impl(be);
     if (!ptr) return;
-    if (memory == 1) {
+    if (memory >= 1 && memory <= cu->n_ldev) {
         nd_cuda_device_free(cu, ptr, bytes);
     } else if (memory == ND_MEMORY_HOST) {
         nd_mem_count_release(ND_MEMORY_HOST, bytes);
@@ -320,8 +346,12 @@ static void cu_release_locked(nd_backend *be, int memory, void *ptr, size_t byte
 
 nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes,
                              cudaStream_t stream) {
-    (void)cu;
     if (bytes == 0) return ND_OK;
+    /* Several GPUs: the pieces of memories 2.. are device memory too, and
+     * a copy between two GPUs' memory is found by its addresses (unified
+     * addressing). */
+    if (dst_memory > 1 && dst_memory <= cu->n_ldev) dst_memory = 1;
+    if (src_memory > 1 && src_memory <= cu->n_ldev) src_memory = 1;
     if ((dst_memory != 0 && dst_memory != 1) || (src_memory != 0 && src_memory != 1))
         return nd_error_set(ND_ERR_ARG, "cuda: copy between memory spaces %d and %d: only 0 (host) and 1 (device)",
                             src_memory, dst_memory);
@@ -330,6 +360,7 @@ nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void 
     ND_NVTX_PUSH(kind == cudaMemcpyHostToDevice ? "nd copy host->device"
                  : kind == cudaMemcpyDeviceToHost ? "nd copy device->host"
                                                   : "nd copy");
+    if (kind == cudaMemcpyDeviceToDevice && cu->multi_gpu) kind = cudaMemcpyDefault;
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
     ND_NVTX_POP();
     if (e != cudaSuccess) {
@@ -538,7 +569,7 @@ static void lock(nd_cuda *cu) {
     if (cu->lock_ok) pthread_mutex_lock(&cu->lock);
     /* The current device is per host thread: a worker thread of the
      * executor must not land on device 0 by default. */
-    if (cu->device != 0) cudaSetDevice(cu->device);
+    if (cu->device != 0 || cu->multi_gpu) cudaSetDevice(cu->device);
 }
 static void unlock(nd_cuda *cu) {
     if (cu->lock_ok) pthread_mutex_unlock(&cu->lock);
@@ -594,6 +625,8 @@ static void cu_trim(nd_backend *be) {
     lock(cu);
     cudaStreamSynchronize(cu->stream);
     if (cu->pool) cudaMemPoolTrimTo(cu->pool, 0);
+    for (int d = 1; d < cu->n_ldev; d++)
+        if (cu->ldev[d].owns_pool) cudaMemPoolTrimTo(cu->ldev[d].pool, 0);
     pinned_trim(cu, 0, 0);
     (void)cudaGetLastError();
     unlock(cu);
@@ -664,7 +697,8 @@ static nd_status cu_prepare_ufunc(nd_backend *be, const char *fn, const nd_ufunc
 static nd_status cu_synchronize(nd_backend *be) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "synchronize");
     nd_cuda *cu = impl(be);
-    if (cu->device != 0) cudaSetDevice(cu->device);
+    if (cu->device != 0 || cu->multi_gpu) cudaSetDevice(cu->device);
+    /* Every plan's streams, on every logical device, join back to it. */
     cudaError_t e = cudaStreamSynchronize(cu->stream);
     if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize (a kernel, copy or matmul failed earlier)");
     return nd_cuda_lib_check(cu);
@@ -705,6 +739,8 @@ static double device_copy_bandwidth(nd_cuda *cu, char *how, size_t cap) {
     return bw;
 }
 
+static void ldevs_destroy(nd_cuda *cu);
+
 static void cu_destroy(nd_backend *be) {
     if (!be) return;
     nd_cuda *cu = impl(be);
@@ -738,6 +774,7 @@ static void cu_destroy(nd_backend *be) {
             if (cu->in_use) nd_logf(1, "cuda: %zu device bytes still allocated at shutdown", cu->in_use);
             cudaMemPoolDestroy(cu->pool);
         }
+        ldevs_destroy(cu);
         if (cu->stream) cudaStreamDestroy(cu->stream);
         for (int i = 0; i < ND_PLAN_STREAMS; i++)
             if (cu->aux[i]) cudaStreamDestroy(cu->aux[i]);
@@ -750,17 +787,196 @@ static void cu_destroy(nd_backend *be) {
 
 /* ------------------------------------------------------------------ create */
 
-static nd_status pick_device(const char *devices, int count, int *out) {
-    *out = 0;
-    if (!devices || !*devices) return ND_OK;
-    char *end;
-    long d = strtol(devices, &end, 10);
-    if (end == devices || d < 0 || d >= count)
-        return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s': the first entry must be a GPU ordinal in 0..%d",
-                            devices, count - 1);
-    if (*end == ',') nd_logf(2, "cuda: using device %ld only; several GPUs are not supported yet", d);
-    *out = (int)d;
+/* ------------------------------------------------------- several devices
+ *
+ * ND_DEVICES lists GPU ordinals, one logical device per entry
+ * (common/device_list.h). Logical device 0 is the backend's device: whole
+ * arrays, library calls and everything outside a partitioned plan's
+ * device kernels run there. The partition pass (scheduler/partition.c)
+ * gives the others row blocks of split arrays: their pieces are allocated
+ * in memory 1 + d (backend.h, device_memories) from the pool of their GPU,
+ * their kernels run on their own streams (plan_runner.c), and copies
+ * between GPUs are peer copies. Logical devices on one GPU ("0,0") share
+ * its pool and context and differ only in their streams, so the path runs
+ * on one card.
+ *
+ * A device kernel also reads arrays that stay whole (a broadcast row, a
+ * small array) where they are, on logical device 0's GPU: every GPU of the
+ * list must reach the others' memory. Peer access is enabled between each
+ * pair (and the pools opened to each other); a GPU that cannot reach
+ * device 0's memory is replaced by device 0's GPU (logged at ND_LOG=1), so
+ * the result stays right. Copies between GPUs without peer access would go
+ * through host memory (cudaMemcpyPeerAsync stages them). Kernels are
+ * loaded with cudaLibraryLoadData, which loads into every context, so the
+ * kernel cache serves every GPU; the GPUs must share one architecture. */
+
+static nd_status parse_devices(const char *devices, int count, nd_device_list *l) {
+    if (!devices || !*devices) {
+        memset(l, 0, sizeof *l);
+        l->n = 1;
+        return ND_OK;
+    }
+    if (nd_device_list_parse(devices, l) || l->cpu)
+        return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s' is not a comma list of at most %d GPU ordinals",
+                            devices, ND_DEVICE_LIST_MAX);
+    for (int d = 0; d < l->n; d++)
+        if (l->ordinals[d] >= count)
+            return nd_error_set(ND_ERR_ARG, "nd_init: ND_DEVICES='%s': entry %d is GPU %d, but the GPU "
+                                "ordinals are 0..%d", devices, d, l->ordinals[d], count - 1);
     return ND_OK;
+}
+
+static int arch_of(int ordinal) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return major * 10 + minor;
+}
+
+/* Whether GPU a reaches GPU b's memory (kernels and copies), enabling it;
+ * a == b always does. */
+static int peer_reach(int a, int b) {
+    if (a == b) return 1;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    cudaSetDevice(a);
+    cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) e = cudaSuccess;
+    (void)cudaGetLastError();
+    return e == cudaSuccess;
+}
+
+/* Opens pool (on some GPU) to kernels and copies running on GPU `from`. */
+static void pool_open_to(cudaMemPool_t pool, int from) {
+    if (!pool) return;
+    struct cudaMemAccessDesc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = from;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    if (cudaMemPoolSetAccess(pool, &desc, 1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        nd_logf(1, "cuda: opening GPU memory to GPU %d failed; its kernels may fault on other GPUs' arrays", from);
+    }
+}
+
+static nd_status new_pool(int ordinal, cudaMemPool_t *out) {
+    struct cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ordinal;
+    ND_CUDA_TRY(cudaMemPoolCreate(out, &props), "cudaMemPoolCreate");
+    /* Keep freed memory cached in the pool: allocation in a loop then
+     * costs nothing. Trimmed on out-of-memory. */
+    uint64_t threshold = UINT64_MAX;
+    ND_CUDA_TRY(cudaMemPoolSetAttribute(*out, cudaMemPoolAttrReleaseThreshold, &threshold),
+                "cudaMemPoolSetAttribute(release threshold)");
+    return ND_OK;
+}
+
+/* The logical devices after logical device 0 (set up by create): their
+ * GPUs, pools and peer access. */
+static nd_status ldevs_open(nd_cuda *cu, const nd_device_list *l) {
+    cu->n_ldev = l->n;
+    cu->ldev[0].ordinal = cu->device;
+    cu->ldev[0].pool = cu->pool;
+    for (int d = 1; d < l->n; d++) {
+        int ord = l->ordinals[d];
+        if (ord != cu->device && arch_of(ord) != cu->arch)
+            return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: ND_DEVICES: GPU %d is sm_%d, GPU %d sm_%d: the GPUs "
+                                "of one run must share an architecture (kernels are compiled once for all)",
+                                ord, arch_of(ord), cu->device, cu->arch);
+        if (ord != cu->device && !(peer_reach(ord, cu->device) && peer_reach(cu->device, ord))) {
+            nd_logf(1, "cuda: GPU %d cannot reach GPU %d's memory (no peer access): logical device %d runs on GPU %d",
+                    ord, cu->device, d, cu->device);
+            ord = cu->device;
+        }
+        cu->ldev[d].ordinal = ord;
+        if (ord != cu->device) cu->multi_gpu = 1;
+    }
+    /* Peer access between every other pair too (halo copies between
+     * neighbours); a pair without it copies through host memory. */
+    for (int a = 1; a < l->n; a++)
+        for (int b = 1; b < a; b++) {
+            int oa = cu->ldev[a].ordinal, ob = cu->ldev[b].ordinal;
+            if (oa == ob || oa == cu->device || ob == cu->device) continue;
+            int ok = peer_reach(oa, ob) && peer_reach(ob, oa);
+            nd_logf(2, "cuda: GPUs %d and %d: %s", oa, ob,
+                    ok ? "peer access" : "no peer access: copies between them go through host memory");
+        }
+    /* Pools: one per GPU, the first logical device on it makes it. */
+    for (int d = 1; d < l->n && cu->pool; d++) {
+        int ord = cu->ldev[d].ordinal;
+        for (int e = 0; e < d && !cu->ldev[d].pool; e++)
+            if (cu->ldev[e].ordinal == ord) cu->ldev[d].pool = cu->ldev[e].pool;
+        if (cu->ldev[d].pool) continue;
+        nd_status s = new_pool(ord, &cu->ldev[d].pool);
+        if (s != ND_OK) return s;
+        cu->ldev[d].owns_pool = 1;
+    }
+    /* Every pool open to every other GPU of the list (pool memory is not
+     * covered by cudaDeviceEnablePeerAccess). */
+    if (cu->multi_gpu)
+        for (int d = 0; d < l->n; d++) {
+            if (d > 0 && !cu->ldev[d].owns_pool) continue;
+            for (int e = 0; e < l->n; e++)
+                if (cu->ldev[e].ordinal != cu->ldev[d].ordinal) pool_open_to(cu->ldev[d].pool, cu->ldev[e].ordinal);
+        }
+    cudaSetDevice(cu->device);
+    if (l->n > 1) {
+        char line[256] = "";
+        for (int d = 0; d < l->n; d++)
+            snprintf(line + strlen(line), sizeof line - strlen(line), "%s%d -> GPU %d", d ? ", " : "", d,
+                     cu->ldev[d].ordinal);
+        nd_logf(2, "cuda: %d logical devices (%s); %s", l->n, line,
+                cu->multi_gpu ? "peer access between their GPUs, plans with device kernels run without CUDA graphs"
+                              : "one GPU: copies between them are device copies");
+    }
+    return ND_OK;
+}
+
+nd_status nd_cuda_ldev_stream(nd_cuda *cu, int ldev, int s, cudaStream_t *out) {
+    if (ldev == 0) {
+        if (s != 0 && !cu->aux[s])
+            ND_CUDA_TRY(cudaStreamCreateWithFlags(&cu->aux[s], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+        *out = s == 0 ? cu->stream : cu->aux[s];
+        return ND_OK;
+    }
+    nd_cuda_ldev *L = &cu->ldev[ldev];
+    if (!L->streams[s]) {
+        nd_cuda_use_device(cu, L->ordinal);
+        cudaError_t e = cudaStreamCreateWithFlags(&L->streams[s], cudaStreamNonBlocking);
+        nd_cuda_use_device(cu, cu->device);
+        if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamCreateWithFlags (a logical device's stream)");
+    }
+    *out = L->streams[s];
+    return ND_OK;
+}
+
+static void ldevs_destroy(nd_cuda *cu) {
+    for (int d = 1; d < cu->n_ldev; d++) {
+        nd_cuda_ldev *L = &cu->ldev[d];
+        cudaSetDevice(L->ordinal);
+        for (int s = 0; s < ND_PLAN_STREAMS; s++)
+            if (L->streams[s]) {
+                cudaStreamSynchronize(L->streams[s]);
+                cudaStreamDestroy(L->streams[s]);
+            }
+        if (L->owns_pool) {
+            cudaMemPoolTrimTo(L->pool, 0);
+            cudaMemPoolDestroy(L->pool);
+        }
+        memset(L, 0, sizeof *L);
+    }
+    cudaSetDevice(cu->device);
+    (void)cudaGetLastError();
 }
 
 #define CREATE_TRY(call, what)                    \
@@ -803,8 +1019,11 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     }
     be->impl = cu;
     cu->lock_ok = pthread_mutex_init(&cu->lock, NULL) == 0;
-    nd_status s = pick_device(cfg ? cfg->devices : NULL, count, &cu->device);
+    nd_device_list devs;
+    nd_status s = parse_devices(cfg ? cfg->devices : NULL, count, &devs);
     if (s) goto fail;
+    cu->device = devs.ordinals[0];
+    cu->n_ldev = 1;
     CREATE_TRY(cudaSetDevice(cu->device), "cudaSetDevice");
     int major = 0, minor = 0, pools = 0;
     CREATE_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, cu->device), "cudaDeviceGetAttribute");
@@ -816,19 +1035,21 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     if (cu->sm_count < 1) cu->sm_count = 1;
     CREATE_TRY(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     if (pools) {
-        struct cudaMemPoolProps props;
-        memset(&props, 0, sizeof props);
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = cu->device;
-        CREATE_TRY(cudaMemPoolCreate(&cu->pool, &props), "cudaMemPoolCreate");
-        /* Keep freed memory cached in the pool: allocation in a loop then
-         * costs nothing. Trimmed on out-of-memory. */
-        uint64_t threshold = UINT64_MAX;
-        CREATE_TRY(cudaMemPoolSetAttribute(cu->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
-                   "cudaMemPoolSetAttribute(release threshold)");
+        s = new_pool(cu->device, &cu->pool);
+        if (s) goto fail;
     } else {
         nd_logf(1, "cuda: device %d has no stream-ordered memory pools; using cudaMalloc", cu->device);
+    }
+    s = ldevs_open(cu, &devs);
+    if (s) goto fail;
+    {
+        int64_t v = 0;
+        int set = 0;
+        if (nd_env_int64(ND_ENV_CUDA_SHARE_STREAMS, &v, &set)) {
+            s = ND_ERR_ARG;
+            goto fail;
+        }
+        cu->share_streams = set && v == 1;
     }
     cu->tf32 = cfg && cfg->matmul_tf32 > 0;
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;
@@ -840,6 +1061,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->name = "cuda";
     be->kernel_gathers = 1;
     be->memory = 1;
+    be->device_memories = cu->n_ldev > 1 ? cu->n_ldev : 0;
     be->alloc = cu_alloc;
     be->release = cu_release;
     be->copy = cu_copy;

@@ -253,8 +253,27 @@ typedef struct {
     uint64_t released; /* 0: in use; else the release tick (cached) */
 } nd_cuda_pinned;
 
+/* Logical devices (ND_DEVICES=0,1 or 0,0; backend.c "several devices").
+ * Logical device 0 is the backend's own device: its streams are `stream`
+ * and `aux`, its pool `pool`. Every other one has streams of its own on
+ * its GPU (created when a plan first runs a step there) and the pool of
+ * its GPU (shared with the logical devices on the same GPU). */
+#define ND_CUDA_MAX_LDEV 16
+typedef struct {
+    int ordinal;                          /* the GPU it runs on */
+    cudaStream_t streams[ND_PLAN_STREAMS];/* logical device > 0: plan stream s (NULL until used) */
+    cudaMemPool_t pool;                   /* its GPU's pool (NULL: cudaMalloc) */
+    int owns_pool;                        /* made here (the first logical device on a GPU other than device 0's) */
+} nd_cuda_ldev;
+
 typedef struct nd_cuda {
     int device;
+    /* Logical devices (1: ND_DEVICES names one GPU); multi_gpu: they span
+     * more than one GPU (copies between them are peer copies, plans are
+     * not captured as graphs). */
+    int n_ldev, multi_gpu;
+    int share_streams; /* ND_CUDA_SHARE_STREAMS=1: logical devices on `device`'s GPU use its streams */
+    nd_cuda_ldev ldev[ND_CUDA_MAX_LDEV];
     int arch; /* 10*major + minor */
     int sm_count;
     /* Plan stream 0 and everything outside plans (allocation, host reads,
@@ -316,6 +335,15 @@ typedef struct nd_cuda {
 
 /* Stream-ordered device scratch memory (reduction partials, ...). */
 nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char *what);
+/* The same on logical device `ldev`'s GPU (its pool), still ordered on
+ * `stream` (a pool may serve a stream of another device). */
+nd_status nd_cuda_device_alloc_on(nd_cuda *cu, int ldev, size_t bytes, void **out, const char *what);
+/* Logical device `ldev`'s plan stream s: `stream`/`aux` for logical device
+ * 0, else its own, created on its GPU at the first use. */
+nd_status nd_cuda_ldev_stream(nd_cuda *cu, int ldev, int s, cudaStream_t *out);
+/* Makes `ordinal` the calling thread's current device when the logical
+ * devices span several GPUs (a no-op otherwise). */
+void nd_cuda_use_device(nd_cuda *cu, int ordinal);
 void nd_cuda_device_free(nd_cuda *cu, void *p, size_t bytes);
 
 /* Turns a failed CUDA runtime call into ND_ERR_BACKEND (ND_ERR_OOM for

@@ -35,7 +35,8 @@
     X(cudaMemcpyAsync) X(cudaMemsetAsync) X(cudaMemset2DAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
-    X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) ND_CUDART_FNS_12080(X)
+    X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) X(cudaMemcpyPeerAsync) X(cudaDeviceCanAccessPeer)  \
+    X(cudaDeviceEnablePeerAccess) X(cudaMemPoolSetAccess) ND_CUDART_FNS_12080(X)
 
 /* Functions newer toolkits have (their callers check CUDART_VERSION too). */
 #if CUDART_VERSION >= 12080
@@ -227,6 +228,14 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cudaMemPoolTrimTo ND_CUDA_FN(cudaMemPoolTrimTo)
 #undef cudaMemcpyAsync
 #define cudaMemcpyAsync ND_CUDA_FN(cudaMemcpyAsync)
+#undef cudaMemcpyPeerAsync
+#define cudaMemcpyPeerAsync ND_CUDA_FN(cudaMemcpyPeerAsync)
+#undef cudaDeviceCanAccessPeer
+#define cudaDeviceCanAccessPeer ND_CUDA_FN(cudaDeviceCanAccessPeer)
+#undef cudaDeviceEnablePeerAccess
+#define cudaDeviceEnablePeerAccess ND_CUDA_FN(cudaDeviceEnablePeerAccess)
+#undef cudaMemPoolSetAccess
+#define cudaMemPoolSetAccess ND_CUDA_FN(cudaMemPoolSetAccess)
 #undef cudaMemsetAsync
 #define cudaMemsetAsync ND_CUDA_FN(cudaMemsetAsync)
 #undef cudaPointerGetAttributes

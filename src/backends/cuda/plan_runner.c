@@ -51,8 +51,16 @@ struct nd_cuda_plan_state {
     void *scratch;
     size_t scratch_bytes;
     cudaEvent_t *events; /* per step that signals */
-    cudaEvent_t fork, join[ND_PLAN_STREAMS];
-    uint32_t streams; /* bit s: plan stream s is used */
+    /* Several logical devices: each step runs on plan stream `stream` of
+     * its logical device (ldev; 0 for one device), a CUDA stream of its
+     * own per (ldev, stream). Steps the scheduler put on one plan stream
+     * are ordered by it; where consecutive ones run on different logical
+     * devices, the later waits for the earlier's event (order_wait). */
+    uint8_t *ldev;        /* per step */
+    int32_t *order_wait;  /* per step: the step before it on its plan stream, on another logical device, or -1 */
+    int spans_gpus;       /* some step runs on another GPU than logical device 0's */
+    cudaEvent_t fork, join[ND_CUDA_MAX_LDEV][ND_PLAN_STREAMS];
+    uint32_t streams[ND_CUDA_MAX_LDEV]; /* bit s: plan stream s of logical device d is used */
     int32_t n_params; /* parameters read: max index + 1 */
     uint64_t runs;
     int no_capture;   /* capture failed once: run directly from then on */
@@ -90,8 +98,9 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
         if (ps->t1 && ps->t1[i]) cudaEventDestroy(ps->t1[i]);
     }
     if (ps->fork) cudaEventDestroy(ps->fork);
-    for (int s = 0; s < ND_PLAN_STREAMS; s++)
-        if (ps->join[s]) cudaEventDestroy(ps->join[s]);
+    for (int d = 0; d < ND_CUDA_MAX_LDEV; d++)
+        for (int s = 0; s < ND_PLAN_STREAMS; s++)
+            if (ps->join[d][s]) cudaEventDestroy(ps->join[d][s]);
     nd_cuda_device_free(cu, ps->scratch, ps->scratch_bytes); /* stream-ordered */
     if (ps->fails) nd_cuda_device_free(cu, ps->fails, sizeof(nd_ir_fail) * (size_t)ps->n_fails);
     if (ps->fails_host) {
@@ -107,6 +116,8 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
     free(ps->workspace_bytes);
     free(ps->scratch_offset);
     free(ps->events);
+    free(ps->ldev);
+    free(ps->order_wait);
     free(ps->t0);
     free(ps->t1);
     free(ps->sig);
@@ -132,10 +143,19 @@ static nd_status make_event(cudaEvent_t *e, unsigned flags) {
     return ND_OK;
 }
 
-static nd_status ensure_stream(nd_cuda *cu, int s) {
-    if (s == 0 || cu->aux[s]) return ND_OK;
-    ND_CUDA_TRY(cudaStreamCreateWithFlags(&cu->aux[s], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    return ND_OK;
+/* An event recorded on a stream of GPU `ordinal` must be made there. */
+static nd_status make_event_on(nd_cuda *cu, int ordinal, cudaEvent_t *e, unsigned flags) {
+    nd_cuda_use_device(cu, ordinal);
+    nd_status s = make_event(e, flags);
+    nd_cuda_use_device(cu, cu->device);
+    return s;
+}
+
+/* The logical device step st runs on: its `device` (partition.c), 0 for
+ * whole-array steps. */
+static int step_ldev(const nd_cuda *cu, const nd_step *st) {
+    int d = st->device ? st->device - 1 : 0;
+    return d < cu->n_ldev ? d : 0;
 }
 
 /* First run: kernels compiled and resolved, scratch and events made. */
@@ -150,17 +170,45 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     ps->workspace_bytes = nd_calloc((size_t)n + 1, sizeof *ps->workspace_bytes);
     ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
     ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
+    ps->ldev = nd_calloc((size_t)n + 1, sizeof *ps->ldev);
+    ps->order_wait = nd_calloc((size_t)n + 1, sizeof *ps->order_wait);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
-    nd_status s = ps->kentries && ps->user_fns && ps->workspace_bytes && ps->scratch_offset && ps->events
+    nd_status s = ps->kentries && ps->user_fns && ps->workspace_bytes && ps->scratch_offset && ps->events &&
+                          ps->ldev && ps->order_wait
                       ? ND_OK
                       : nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
+    /* Logical devices and the waits that keep a plan stream's order across
+     * them (only on a backend with several). */
+    int32_t last_on[ND_PLAN_STREAMS];
+    for (int t = 0; t < ND_PLAN_STREAMS; t++) last_on[t] = -1;
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
-        ps->streams |= 1u << st->stream;
-        s = ensure_stream(cu, st->stream);
-        if (s == ND_OK && st->signals) s = make_event(&ps->events[i], cudaEventDisableTiming);
+        int d = step_ldev(cu, st);
+        /* ND_CUDA_SHARE_STREAMS: on the first device's GPU, its streams
+         * (the plan streams then order the steps as on one device). */
+        if (cu->share_streams && cu->ldev[d].ordinal == cu->device) d = 0;
+        ps->ldev[i] = (uint8_t)d;
+        ps->order_wait[i] = -1;
+        int32_t prev = last_on[st->stream];
+        if (prev >= 0 && ps->ldev[prev] != d) ps->order_wait[i] = prev;
+        last_on[st->stream] = i;
+        if (cu->ldev[d].ordinal != cu->device) ps->spans_gpus = 1;
+    }
+    for (int32_t i = 0; i < n && s == ND_OK; i++)
+        if (ps->order_wait[i] >= 0 && !ps->events[ps->order_wait[i]]) {
+            int32_t w = ps->order_wait[i];
+            s = make_event_on(cu, cu->ldev[ps->ldev[w]].ordinal, &ps->events[w], cudaEventDisableTiming);
+        }
+    for (int32_t i = 0; i < n && s == ND_OK; i++) {
+        const nd_step *st = &plan->steps[i];
+        int d = ps->ldev[i], ord = cu->ldev[d].ordinal;
+        ps->streams[d] |= 1u << st->stream;
+        cudaStream_t unused;
+        s = nd_cuda_ldev_stream(cu, d, st->stream, &unused);
+        if (s == ND_OK && st->signals && !ps->events[i])
+            s = make_event_on(cu, ord, &ps->events[i], cudaEventDisableTiming);
         /* User kernels are compiled here too, before any capture. */
         if (s == ND_OK && st->kind == ND_STEP_USER && st->user.lib == ND_LIB_NONE)
             s = nd_cuda_user_resolve(cu, st->user.kernel, &ps->user_fns[i]);
@@ -181,10 +229,14 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         for (int32_t j = 0; j < st->kernel->n_params; j++)
             if (st->params[j] + 1 > ps->n_params) ps->n_params = st->params[j] + 1;
     }
-    if (s == ND_OK && (ps->streams & ~1u)) {
+    int forks = (ps->streams[0] & ~1u) != 0;
+    for (int d = 1; d < cu->n_ldev; d++) forks |= ps->streams[d] != 0;
+    if (s == ND_OK && forks) {
         s = make_event(&ps->fork, cudaEventDisableTiming);
-        for (int t = 1; t < ND_PLAN_STREAMS && s == ND_OK; t++)
-            if (ps->streams & (1u << t)) s = make_event(&ps->join[t], cudaEventDisableTiming);
+        for (int d = 0; d < cu->n_ldev && s == ND_OK; d++)
+            for (int t = d == 0 ? 1 : 0; t < ND_PLAN_STREAMS && s == ND_OK; t++)
+                if (ps->streams[d] & (1u << t))
+                    s = make_event_on(cu, cu->ldev[d].ordinal, &ps->join[d][t], cudaEventDisableTiming);
     }
     if (s == ND_OK && ps->scratch_bytes)
         s = nd_cuda_device_alloc(cu, ps->scratch_bytes, &ps->scratch, "reduction partials of a plan");
@@ -207,8 +259,9 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         ps->t1 = nd_calloc((size_t)n + 1, sizeof *ps->t1);
         if (!ps->t0 || !ps->t1) s = nd_error_set(ND_ERR_OOM, "cuda: out of host memory for profiling events");
         for (int32_t i = 0; i < n && s == ND_OK; i++) {
-            s = make_event(&ps->t0[i], cudaEventDefault);
-            if (s == ND_OK) s = make_event(&ps->t1[i], cudaEventDefault);
+            int ord = cu->ldev[ps->ldev[i]].ordinal;
+            s = make_event_on(cu, ord, &ps->t0[i], cudaEventDefault);
+            if (s == ND_OK) s = make_event_on(cu, ord, &ps->t1[i], cudaEventDefault);
         }
     }
     if (s != ND_OK) {
@@ -221,7 +274,39 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
 
 /* ------------------------------------------------------------ launches */
 
-static cudaStream_t stream_of(nd_cuda *cu, int s) { return s == 0 ? cu->stream : cu->aux[s]; }
+/* Plan stream s of logical device d (made by state_new). */
+static cudaStream_t stream_of(nd_cuda *cu, int d, int s) {
+    if (d == 0) return s == 0 ? cu->stream : cu->aux[s];
+    return cu->ldev[d].streams[s];
+}
+
+/* The logical device of a copy's end: a piece's (its slot's device), else
+ * 0 (whole arrays live on logical device 0). */
+static int slot_ldev(const nd_cuda *cu, const nd_plan *plan, int32_t slot) {
+    int d = plan->slots[slot].device ? plan->slots[slot].device - 1 : 0;
+    return d < cu->n_ldev ? d : 0;
+}
+
+/* A copy between pieces of a split array and its whole buffer
+ * (scheduler/partition_steps.c): a device copy on one GPU, a peer copy
+ * between two (through host memory where they have no peer access). */
+static nd_status issue_piece_copy(nd_cuda *cu, const nd_plan *plan, const nd_step *st, void *dst, const void *src,
+                                  cudaStream_t stream) {
+    if (st->copy.bytes == 0) return ND_OK;
+    int od = cu->ldev[slot_ldev(cu, plan, st->copy.dst_slot)].ordinal;
+    int os = cu->ldev[slot_ldev(cu, plan, st->copy.src_slot)].ordinal;
+    ND_NVTX_PUSH(st->part == ND_PART_HALO ? "nd halo copy" : "nd piece copy");
+    cudaError_t e = od == os ? cudaMemcpyAsync(dst, src, st->copy.bytes, cudaMemcpyDeviceToDevice, stream)
+                             : cudaMemcpyPeerAsync(dst, od, src, os, st->copy.bytes, stream);
+    ND_NVTX_POP();
+    if (e != cudaSuccess) {
+        char what[112];
+        snprintf(what, sizeof what, "%s of %zu bytes (GPU %d -> GPU %d)",
+                 od == os ? "cudaMemcpyAsync" : "cudaMemcpyPeerAsync", st->copy.bytes, os, od);
+        return nd_cuda_fail(e, what);
+    }
+    return ND_OK;
+}
 
 static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
                             int32_t i, cudaStream_t stream) {
@@ -256,6 +341,8 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
                                      ps->workspace_bytes[i], stream);
         return nd_cuda_issue_user(ps->user_fns[i], &st->user, bound->slots, stream);
     case ND_STEP_COPY:
+        if (st->part != ND_PART_NONE && st->copy.src_memory == plan->memory && st->copy.dst_memory == plan->memory)
+            return issue_piece_copy(cu, plan, st, bound->copy_dst[i], bound->copy_src[i], stream);
         return nd_cuda_issue_copy(cu, bound->copy_dst[i], st->copy.dst_memory, bound->copy_src[i],
                                   st->copy.src_memory, st->copy.bytes, stream);
     }
@@ -268,18 +355,27 @@ static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, in
 static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
                             int timed) {
     nd_cuda *cu = ps->cu;
-    uint32_t aux = ps->streams & ~1u;
-    if (aux) {
+    if (ps->fork) {
         ND_CUDA_TRY(cudaEventRecord(ps->fork, cu->stream), "cudaEventRecord (plan fork)");
-        for (int t = 1; t < ND_PLAN_STREAMS; t++)
-            if (aux & (1u << t)) ND_CUDA_TRY(cudaStreamWaitEvent(cu->aux[t], ps->fork, 0), "cudaStreamWaitEvent");
+        for (int d = 0; d < cu->n_ldev; d++)
+            for (int t = d == 0 ? 1 : 0; t < ND_PLAN_STREAMS; t++)
+                if (ps->streams[d] & (1u << t)) {
+                    nd_cuda_use_device(cu, cu->ldev[d].ordinal);
+                    ND_CUDA_TRY(cudaStreamWaitEvent(stream_of(cu, d, t), ps->fork, 0), "cudaStreamWaitEvent");
+                }
     }
     nd_status failed = ND_OK;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        cudaStream_t stream = stream_of(cu, st->stream);
+        cudaStream_t stream = stream_of(cu, ps->ldev[i], st->stream);
+        /* Launches and records go to a stream of the step's GPU from that
+         * GPU (a no-op on one GPU). */
+        nd_cuda_use_device(cu, cu->ldev[ps->ldev[i]].ordinal);
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
+        if (ps->order_wait[i] >= 0)
+            ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[ps->order_wait[i]], 0),
+                        "cudaStreamWaitEvent (plan stream order)");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
         /* A step whose value the program named is an NVTX range of that
          * name, so Nsight Systems shows the program's names over its
@@ -300,13 +396,17 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
          * while those steps still run. */
         if (failed != ND_OK) break;
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t1[i], stream), "cudaEventRecord (profile)");
-        if (st->signals) ND_CUDA_TRY(cudaEventRecord(ps->events[i], stream), "cudaEventRecord");
+        if (ps->events[i]) ND_CUDA_TRY(cudaEventRecord(ps->events[i], stream), "cudaEventRecord");
     }
-    for (int t = 1; t < ND_PLAN_STREAMS; t++) {
-        if (!(aux & (1u << t))) continue;
-        ND_CUDA_TRY(cudaEventRecord(ps->join[t], cu->aux[t]), "cudaEventRecord (plan join)");
-        ND_CUDA_TRY(cudaStreamWaitEvent(cu->stream, ps->join[t], 0), "cudaStreamWaitEvent (plan join)");
-    }
+    for (int d = 0; d < cu->n_ldev && ps->fork; d++)
+        for (int t = d == 0 ? 1 : 0; t < ND_PLAN_STREAMS; t++) {
+            if (!(ps->streams[d] & (1u << t))) continue;
+            nd_cuda_use_device(cu, cu->ldev[d].ordinal);
+            ND_CUDA_TRY(cudaEventRecord(ps->join[d][t], stream_of(cu, d, t)), "cudaEventRecord (plan join)");
+            nd_cuda_use_device(cu, cu->device);
+            ND_CUDA_TRY(cudaStreamWaitEvent(cu->stream, ps->join[d][t], 0), "cudaStreamWaitEvent (plan join)");
+        }
+    nd_cuda_use_device(cu, cu->device);
     return failed;
 }
 
@@ -457,7 +557,9 @@ static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, in
     return buf;
 }
 
-/* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events. */
+/* ND_PROFILE / ND_TRACE: waits for the plan, then reads its step events.
+ * The trace shows logical device d as process 1 + d (on one GPU; steps on
+ * another GPU than the trace's time zero are left out of the trace). */
 static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan, const char *const *step_names) {
     nd_cuda *cu = ps->cu;
     if (cudaStreamSynchronize(cu->stream) != cudaSuccess) return;
@@ -476,10 +578,10 @@ static void record_times(nd_cuda_plan_state *ps, const nd_plan *plan, const char
         if (cu->profile) nd_profile_add_step(cu->profile, st, name, value, ms * 1e-3);
         if (cu->trace)
             fprintf(cu->trace,
-                    "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                    "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
                     "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
                     value ? value : "", value ? ": " : "", name, nd_profile_kind_name(nd_step_category(st)),
-                    st->stream, start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
+                    1 + ps->ldev[i], st->stream, start * 1e3, ms * 1e3, (unsigned long long)cu->trace_flush, i);
     }
 }
 
@@ -530,7 +632,10 @@ static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_p
     }
     cu->tick++;
     int timed = cu->profile || cu->trace;
-    int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 &&
+    /* A plan whose device kernels run on several GPUs runs directly (its
+     * capture would span devices; not tried yet). On one GPU ("0,0") it
+     * is captured like any other. */
+    int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 && !ps->spans_gpus &&
                     plan->n_steps >= ND_CUDA_GRAPH_MIN_STEPS && capturable(plan);
     ps->runs++;
     size_t sig_len = 0;
