@@ -16,6 +16,7 @@
 #include "common/names.h"
 #include "common/profile.h"
 #include "backends/step_kinds.h"
+#include "scheduler/executor_ranks.h"
 
 #define ND_TEMP_POOL_MAX 32
 
@@ -345,8 +346,8 @@ static void count_step(nd_stats *stats, const nd_step *st) {
     }
 }
 
-static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
-                          bound_slots *bs, int32_t i) {
+static nd_status run_step_here(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                               bound_slots *bs, int32_t i) {
     nd_backend *be = ctx->backend;
     const nd_step *st = &plan->steps[i];
     nd_status rc = ND_OK;
@@ -388,6 +389,51 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     }
     count_step(ctx->stats, st);
     return rc;
+}
+
+/* Under mpirun, a step of a partitioned plan (executor_ranks.h): this
+ * rank runs its own device's steps and the whole ones, sends and receives
+ * halo rows, and receives every other rank's gathered rows and partial
+ * reductions, so whole arrays hold the same value on every rank. Only the
+ * memory this rank touches is bound (another rank's piece never is). A
+ * failed local step still takes part in the transfer its peers wait in. */
+static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                               bound_slots *bs, int32_t i) {
+    const nd_step *st = &plan->steps[i];
+    nd_rank_role role = nd_rank_role_of(plan, st, ctx->rank);
+    int mine = nd_rank_of_step(st) == ctx->rank;
+    nd_status rc = ND_OK;
+    if (role == ND_RANK_SKIP) return ND_OK;
+    if (role == ND_RANK_RUN) {
+        if (st->part != ND_PART_KERNEL || mine) rc = run_step_here(ctx, plan, walk, bs, i);
+        size_t off = 0, bytes = 0;
+        int32_t partial = nd_rank_partial(plan, st, &off, &bytes);
+        if (partial < 0) return rc;
+        nd_status rc2 = slot_ptr(ctx, plan, walk, bs, partial);
+        if (rc2 == ND_OK) rc2 = nd_rank_bcast((char *)bs->ptrs[partial] + off, bytes, nd_rank_of_step(st));
+        return rc != ND_OK ? rc : rc2;
+    }
+    const nd_copy_desc *c = &st->copy;
+    if (role == ND_RANK_SEND || (role == ND_RANK_GATHER && mine)) rc = slot_ptr(ctx, plan, walk, bs, c->src_slot);
+    nd_status rc2 = role == ND_RANK_SEND ? ND_OK : slot_ptr(ctx, plan, walk, bs, c->dst_slot);
+    if (rc == ND_OK) rc = rc2;
+    const void *src = bs->ptrs[c->src_slot] ? (const char *)bs->ptrs[c->src_slot] + c->src_offset : NULL;
+    void *dst = bs->ptrs[c->dst_slot] ? (char *)bs->ptrs[c->dst_slot] + c->dst_offset : NULL;
+    if (role == ND_RANK_GATHER && mine && rc == ND_OK)
+        rc = ctx->backend->copy(ctx->backend, dst, c->dst_memory, src, c->src_memory, c->bytes);
+    /* The peer waits whatever happened here: a failure sends what there is. */
+    static char sink;
+    if (role == ND_RANK_SEND && !src) src = &sink;
+    if (role != ND_RANK_SEND && !dst) dst = &sink;
+    rc2 = nd_rank_move(plan, st, role, dst, src);
+    count_step(ctx->stats, st);
+    return rc != ND_OK ? rc : rc2;
+}
+
+static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                          bound_slots *bs, int32_t i) {
+    if (ctx->ranks > 1 && plan->steps[i].part != ND_PART_NONE) return run_rank_step(ctx, plan, walk, bs, i);
+    return run_step_here(ctx, plan, walk, bs, i);
 }
 
 /* Binds every slot and copy of the plan at once (temporaries to the plan's
@@ -658,7 +704,8 @@ static int reads_back(const nd_plan *plan) {
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL}; /* GCC cannot tell bind_begin sets it */
-    nd_status rc = bind_begin(ctx, plan, &bs);
+    nd_status rc = ctx->ranks > 1 && ctx->check_spmd ? nd_rank_check_plan(plan, ctx->plans_checked++) : ND_OK;
+    if (rc == ND_OK) rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {
         nd_failure *f = nd_failure_new(rc, nd_last_error());
         forget_twins(plan, walk);
@@ -666,7 +713,8 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
         nd_failure_unref(f);
         return rc;
     }
-    if (!be->run_plan || reads_back(plan)) return run_steps(ctx, plan, walk, &bs);
+    /* Under mpirun the steps run one by one: transfers between them. */
+    if (!be->run_plan || reads_back(plan) || ctx->ranks > 1) return run_steps(ctx, plan, walk, &bs);
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     int launched = 0;
     rc = run_whole_plan(ctx, plan, walk, &bs, &launched);
