@@ -12,6 +12,8 @@
  *                             reductions within 1e-12 (partials fold in
  *                             rank order); and the ranks compare their
  *                             results' hashes: every rank holds the same bits
+ *                             (and where the NCCL bootstrap is built, every
+ *                             rank gets rank 0's ncclUniqueId)
  *   mpi_programs spmd         under mpirun with ND_CHECK_SPMD=1: rank 1
  *                             records another shape; every rank's nd_sync
  *                             must fail with ND_ERR_STATE naming rank 1
@@ -27,6 +29,7 @@
 #include <mpi.h>
 
 #include "nd.h"
+#include "dist/dist.h" /* the NCCL bootstrap (libnd.a's internal symbols) */
 
 enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, N_OUT = 10 };
 
@@ -250,6 +253,22 @@ int main(int argc, char **argv) {
         MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
         CHECK(lo == hi, "the ranks hold different results (hashes differ)");
+        if (nd_dist_nccl_built()) {
+            unsigned char id[128];
+            memset(id, 0, sizeof id);
+            nd_status st = nd_dist_nccl_unique_id(id, sizeof id);
+            if (st == ND_OK) {
+                int zero = 1;
+                for (size_t i = 0; i < sizeof id; i++) zero &= id[i] == 0;
+                lo = hi = fnv(id, sizeof id, 1469598103934665603ull);
+                MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+                MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+                CHECK(lo == hi && !zero, "the ranks got different (or empty) ncclUniqueIds");
+                if (my_rank == 0) printf("mpi_programs: every rank got rank 0's ncclUniqueId\n");
+            } else if (my_rank == 0) {
+                printf("mpi_programs: NCCL bootstrap not run here: %s\n", nd_last_error());
+            }
+        }
         if (my_rank == 0)
             printf("mpi_programs: %d ranks: %llu device kernels, %llu halo copies on rank 0\n", ranks,
                    (unsigned long long)s.device_kernels, (unsigned long long)s.halo_copies);
