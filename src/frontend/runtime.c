@@ -353,6 +353,12 @@ nd_status nd_init(const nd_config *cfg) {
         c.devices = nd_rt.devices;
     }
     nd_log_set_level(c.log);
+    /* Under mpirun every rank writes its own ND_TRACE: path.rank<r>. */
+    static char rank_trace[1100];
+    if (c.trace && nd_dist_size() > 1) {
+        snprintf(rank_trace, sizeof rank_trace, "%s.rank%d", c.trace, (int)nd_dist_rank());
+        c.trace = rank_trace;
+    }
 
     nd_backend_config bc = {
         .num_threads = c.num_threads,

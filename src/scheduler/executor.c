@@ -655,7 +655,10 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
         if (!cause) {
             double t0 = timed ? nd_log_clock_us() : 0;
             nd_status rc = run_step(ctx, plan, walk, bs, i);
-            if (timed && rc == ND_OK) {
+            /* Under mpirun another rank's step is neither profiled nor traced here. */
+            int here = ctx->ranks <= 1 || st->part == ND_PART_NONE ||
+                       nd_rank_role_of(plan, st, ctx->rank) != ND_RANK_SKIP;
+            if (timed && rc == ND_OK && here) {
                 double us = nd_log_clock_us() - t0;
                 const char *value = nd_flush_walk_step_name(walk, st);
                 if (ctx->profile) nd_profile_add_step(ctx->profile, st, NULL, value, us * 1e-6);
