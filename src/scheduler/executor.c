@@ -410,8 +410,11 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
         int32_t partial = nd_rank_partial(plan, st, &off, &bytes);
         if (partial < 0) return rc;
         nd_status rc2 = slot_ptr(ctx, plan, walk, bs, partial);
-        if (rc2 == ND_OK) rc2 = nd_rank_bcast((char *)bs->ptrs[partial] + off, bytes, nd_rank_of_step(st));
-        return rc != ND_OK ? rc : rc2;
+        void *scratch = rc2 == ND_OK ? NULL : nd_malloc(bytes ? bytes : 1);
+        void *buf = scratch ? scratch : bs->ptrs[partial] ? (char *)bs->ptrs[partial] + off : NULL;
+        nd_status rc3 = buf ? nd_rank_bcast(buf, bytes, nd_rank_of_step(st)) : ND_OK;
+        free(scratch);
+        return rc != ND_OK ? rc : rc2 != ND_OK ? rc2 : rc3;
     }
     const nd_copy_desc *c = &st->copy;
     if (role == ND_RANK_SEND || (role == ND_RANK_GATHER && mine)) rc = slot_ptr(ctx, plan, walk, bs, c->src_slot);
@@ -421,11 +424,16 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     void *dst = bs->ptrs[c->dst_slot] ? (char *)bs->ptrs[c->dst_slot] + c->dst_offset : NULL;
     if (role == ND_RANK_GATHER && mine && rc == ND_OK)
         rc = ctx->backend->copy(ctx->backend, dst, c->dst_memory, src, c->src_memory, c->bytes);
-    /* The peer waits whatever happened here: a failure sends what there is. */
-    static char sink;
-    if (role == ND_RANK_SEND && !src) src = &sink;
-    if (role != ND_RANK_SEND && !dst) dst = &sink;
-    rc2 = nd_rank_move(plan, st, role, dst, src);
+    /* The peers wait whatever happened here: without memory bound, a
+     * scratch block sends zeros or takes the rows in. */
+    void *scratch = NULL;
+    if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst)) {
+        scratch = nd_calloc(c->bytes ? c->bytes : 1, 1);
+        if (role == ND_RANK_SEND) src = scratch;
+        else dst = scratch;
+    }
+    rc2 = (role == ND_RANK_SEND ? src : dst) ? nd_rank_move(plan, st, role, dst, src) : ND_OK;
+    free(scratch);
     count_step(ctx->stats, st);
     return rc != ND_OK ? rc : rc2;
 }
