@@ -410,11 +410,12 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
         int32_t partial = nd_rank_partial(plan, st, &off, &bytes);
         if (partial < 0) return rc;
         nd_status rc2 = slot_ptr(ctx, plan, walk, bs, partial);
-        void *scratch = rc2 == ND_OK ? NULL : nd_malloc(bytes ? bytes : 1);
-        void *buf = scratch ? scratch : bs->ptrs[partial] ? (char *)bs->ptrs[partial] + off : NULL;
-        nd_status rc3 = buf ? nd_rank_bcast(buf, bytes, nd_rank_of_step(st)) : ND_OK;
-        free(scratch);
-        return rc != ND_OK ? rc : rc2 != ND_OK ? rc2 : rc3;
+        if (rc2 != ND_OK) {
+            (void)nd_rank_transfer_idle(plan, st, ctx->rank);
+            return rc != ND_OK ? rc : rc2;
+        }
+        rc2 = nd_rank_bcast((char *)bs->ptrs[partial] + off, bytes, nd_rank_of_step(st));
+        return rc != ND_OK ? rc : rc2;
     }
     const nd_copy_desc *c = &st->copy;
     if (role == ND_RANK_SEND || (role == ND_RANK_GATHER && mine)) rc = slot_ptr(ctx, plan, walk, bs, c->src_slot);
@@ -424,16 +425,11 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     void *dst = bs->ptrs[c->dst_slot] ? (char *)bs->ptrs[c->dst_slot] + c->dst_offset : NULL;
     if (role == ND_RANK_GATHER && mine && rc == ND_OK)
         rc = ctx->backend->copy(ctx->backend, dst, c->dst_memory, src, c->src_memory, c->bytes);
-    /* The peers wait whatever happened here: without memory bound, a
-     * scratch block sends zeros or takes the rows in. */
-    void *scratch = NULL;
-    if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst)) {
-        scratch = nd_calloc(c->bytes ? c->bytes : 1, 1);
-        if (role == ND_RANK_SEND) src = scratch;
-        else dst = scratch;
-    }
-    rc2 = (role == ND_RANK_SEND ? src : dst) ? nd_rank_move(plan, st, role, dst, src) : ND_OK;
-    free(scratch);
+    /* The peers wait whatever happened here. */
+    if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst))
+        rc2 = nd_rank_transfer_idle(plan, st, ctx->rank);
+    else
+        rc2 = nd_rank_move(plan, st, role, dst, src);
     count_step(ctx->stats, st);
     return rc != ND_OK ? rc : rc2;
 }
@@ -680,12 +676,30 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
                 }
             }
         }
+        /* A step a failure reached still takes part in its transfers:
+         * the other ranks wait in them. */
+        if (cause && !made && ctx->ranks > 1 && st->part != ND_PART_NONE)
+            (void)nd_rank_transfer_idle(plan, st, ctx->rank);
         if (cause) step_failed(plan, walk, bs->poison, st, cause);
         else step_produced(plan, walk, st);
         nd_failure_unref(made); /* the slots and failed buffers hold it now */
         release_temps_after(ctx, plan, bs, i);
     }
     release_temps_after(ctx, plan, bs, -1);
+    /* Under mpirun a failure on one rank fails the flush on every rank:
+     * the others computed with the rows it could not send. */
+    if (ctx->ranks > 1) {
+        int32_t failed_rank = -1;
+        nd_status other = nd_rank_agree(first ? first->status : ND_OK, &failed_rank);
+        if (!first && other != ND_OK) {
+            char why[200];
+            snprintf(why, sizeof why, "nd_sync: MPI rank %d failed a step of this flush (%s; its own error "
+                     "says why), so the arrays the flush wrote fail on every rank", (int)failed_rank,
+                     nd_status_name(other));
+            first = nd_failure_new(other, why);
+            if (first) fail_all(plan, walk, first);
+        }
+    }
     if (!first) return ND_OK;
     for (int32_t i = 0; i < plan->n_slots; i++) {
         nd_failure_unref(bs->poison[i]);

@@ -39,6 +39,16 @@ static inline int32_t nd_rank_of_slot(const nd_plan *plan, int32_t slot) {
 nd_status nd_rank_move(const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst, const void *src);
 nd_status nd_rank_bcast(void *buf, size_t bytes, int32_t root);
 
+/* Takes part in step st's transfers without its memory (a failed or
+ * skipped step: the other ranks wait in them): sends zeros, receives into
+ * a scratch block that is then dropped. */
+nd_status nd_rank_transfer_idle(const nd_plan *plan, const nd_step *st, int32_t rank);
+
+/* After a plan: every rank's status (ND_OK or its first failure's); the
+ * first failure of another rank, with that rank in *failed_rank, or
+ * ND_OK. */
+nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank);
+
 /* ND_CHECK_SPMD=1: the ranks compare the plan they are about to run
  * (its key and step count, and how many plans ran before); a difference
  * is an ND_ERR_STATE error on every rank naming the ranks and their
