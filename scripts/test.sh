@@ -69,6 +69,9 @@ setup_or_configure() {
     fi
 }
 
+# The release suites include the MPI test (meson test mpi: tests/mpi under
+# mpirun -n 2 and 3, about 2 s) where the build found MPI and mpirun is
+# here (install-deps.sh installs OpenMPI as optional packages).
 echo "=== release build (build/)"
 if setup_or_configure build && meson compile -C build -j "$jobs"; then
     meson test -C build --print-errorlogs --num-processes "$jobs" || status=1

@@ -49,6 +49,9 @@ extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
 /* ND_FUSED_GATHER=0: every gather runs the ND_LIB_GATHER routine, as before
  * gathers fused (frontend/gather.c), to compare the two. */
 #define ND_ENV_FUSED_GATHER "ND_FUSED_GATHER", 0, 1, 0
+/* ND_CHECK_SPMD=1: under mpirun the ranks compare each plan before running
+ * it (scheduler/executor_ranks.h). */
+#define ND_ENV_CHECK_SPMD "ND_CHECK_SPMD", 0, 1, 0
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
 extern const char *const nd_env_cpu_jit_modes[3];
 #define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3

@@ -18,6 +18,7 @@
 #include "common/mem_count.h"
 #include "common/copy_bandwidth.h"
 #include "common/profile.h"
+#include "dist/dist.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
 #include "frontend/interop.h"
@@ -297,10 +298,26 @@ static nd_split_config split_config_for(const nd_config *c, const nd_backend *be
     if (n <= 0 && c->devices && be->device_memories > 1 && gpu_devices(c->devices) == be->device_memories)
         n = be->device_memories;
     if (n > 1) sc.n_devices = n;
+    /* Under mpirun, rank r is device r (checked in nd_init). */
+    if (nd_dist_size() > 1 && be->memory == ND_MEMORY_HOST) sc.n_devices = nd_dist_size();
     int64_t v;
     int set;
     if (nd_env_int64(ND_ENV_SPLIT_MIN_BYTES, &v, &set) == 0 && set) sc.min_bytes = (size_t)v;
     return sc;
+}
+
+/* Under mpirun with several ranks: each is one device of the split, so
+ * ND_DEVICES=cpu:N cannot also ask for N. */
+static nd_status check_ranks(const nd_config *c) {
+    int n = nd_dist_size();
+    if (c->devices && cpu_devices(c->devices) > 1)
+        return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' splits arrays over logical CPU devices, but this "
+                            "process is one of %d MPI ranks, which split them already (unset ND_DEVICES under "
+                            "mpirun)", c->devices, n);
+    if (n > ND_MAX_SPLIT)
+        return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: launched over %d MPI ranks; nd splits arrays over at most "
+                            "%d (use mpirun -n %d or fewer)", n, ND_MAX_SPLIT, ND_MAX_SPLIT);
+    return ND_OK;
 }
 
 nd_status nd_init(const nd_config *cfg) {
@@ -311,6 +328,9 @@ nd_status nd_init(const nd_config *cfg) {
     nd_config c;
     nd_status st = resolve_config(cfg, &c);
     if (st == ND_OK) st = nd_fault_from_env(); /* ND_FAULT: a testing aid (common/fault.h) */
+    /* Under mpirun: MPI first (its exit handler then runs after nd's). */
+    if (st == ND_OK) st = nd_dist_start();
+    if (st == ND_OK && nd_dist_size() > 1) st = check_ranks(&c);
     if (st != ND_OK) return st;
 
     nd_rt.dump_dot_dir[0] = '\0';
@@ -336,6 +356,12 @@ nd_status nd_init(const nd_config *cfg) {
         c.devices = nd_rt.devices;
     }
     nd_log_set_level(c.log);
+    /* Under mpirun every rank writes its own ND_TRACE: path.rank<r>. */
+    static char rank_trace[1100];
+    if (c.trace && nd_dist_size() > 1) {
+        snprintf(rank_trace, sizeof rank_trace, "%s.rank%d", c.trace, (int)nd_dist_rank());
+        c.trace = rank_trace;
+    }
 
     nd_backend_config bc = {
         .num_threads = c.num_threads,
@@ -391,6 +417,19 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.flush_index = 0;
     nd_rt.sched.chunk_bytes = chunk_bytes_for(be, &c);
     nd_rt.sched.split = split_config_for(&c, be);
+    nd_rt.sched.ranks = nd_dist_size() > 1 && be->memory == ND_MEMORY_HOST && nd_rt.sched.split.n_devices == nd_dist_size()
+                            ? nd_dist_size()
+                            : 1;
+    nd_rt.sched.rank = nd_rt.sched.ranks > 1 ? nd_dist_rank() : 0;
+    if (nd_dist_size() > 1 && nd_rt.sched.ranks == 1)
+        nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend: ranks split arrays on the CPU backend only so "
+                "far; this rank computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);
+    {
+        int64_t v = 0;
+        int set = 0;
+        (void)nd_env_int64(ND_ENV_CHECK_SPMD, &v, &set); /* validated by nd_env_check */
+        nd_rt.sched.check_spmd = set && v;
+    }
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;
@@ -410,7 +449,9 @@ nd_status nd_init(const nd_config *cfg) {
     int64_t v;
     int set;
     if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) != 0) v = 1, set = 1; /* checked */
-    nd_rt.worker = !set || v ? nd_flush_worker_start(&nd_rt.sched) : NULL;
+    /* Under mpirun the worker thread makes the MPI calls: only where MPI
+     * grants calls from any thread. */
+    nd_rt.worker = (!set || v) && nd_dist_any_thread() ? nd_flush_worker_start(&nd_rt.sched) : NULL;
     nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
             c.fusion == 1 ? "on" : "off", (long long)c.max_pending);
     return ND_OK;

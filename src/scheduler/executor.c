@@ -16,6 +16,7 @@
 #include "common/names.h"
 #include "common/profile.h"
 #include "backends/step_kinds.h"
+#include "scheduler/executor_ranks.h"
 
 #define ND_TEMP_POOL_MAX 32
 
@@ -355,8 +356,8 @@ static void count_step(nd_stats *stats, const nd_step *st) {
     }
 }
 
-static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
-                          bound_slots *bs, int32_t i) {
+static nd_status run_step_here(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                               bound_slots *bs, int32_t i) {
     nd_backend *be = ctx->backend;
     const nd_step *st = &plan->steps[i];
     nd_status rc = ND_OK;
@@ -399,6 +400,55 @@ static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
     }
     count_step(ctx->stats, st);
     return rc;
+}
+
+/* Under mpirun, a step of a partitioned plan (executor_ranks.h): this
+ * rank runs its own device's steps and the whole ones, sends and receives
+ * halo rows, and receives every other rank's gathered rows and partial
+ * reductions, so whole arrays hold the same value on every rank. Only the
+ * memory this rank touches is bound (another rank's piece never is). A
+ * failed local step still takes part in the transfer its peers wait in. */
+static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                               bound_slots *bs, int32_t i) {
+    const nd_step *st = &plan->steps[i];
+    nd_rank_role role = nd_rank_role_of(plan, st, ctx->rank);
+    int mine = nd_rank_of_step(st) == ctx->rank;
+    nd_status rc = ND_OK;
+    if (role == ND_RANK_SKIP) return ND_OK;
+    if (role == ND_RANK_RUN) {
+        if (st->part != ND_PART_KERNEL || mine) rc = run_step_here(ctx, plan, walk, bs, i);
+        size_t off = 0, bytes = 0;
+        int32_t partial = nd_rank_partial(plan, st, &off, &bytes);
+        if (partial < 0) return rc;
+        nd_status rc2 = slot_ptr(ctx, plan, walk, bs, partial);
+        if (rc2 != ND_OK) {
+            (void)nd_rank_transfer_idle(plan, st, ctx->rank);
+            return rc != ND_OK ? rc : rc2;
+        }
+        rc2 = nd_rank_bcast((char *)bs->ptrs[partial] + off, bytes, nd_rank_of_step(st));
+        return rc != ND_OK ? rc : rc2;
+    }
+    const nd_copy_desc *c = &st->copy;
+    if (role == ND_RANK_SEND || (role == ND_RANK_GATHER && mine)) rc = slot_ptr(ctx, plan, walk, bs, c->src_slot);
+    nd_status rc2 = role == ND_RANK_SEND ? ND_OK : slot_ptr(ctx, plan, walk, bs, c->dst_slot);
+    if (rc == ND_OK) rc = rc2;
+    const void *src = bs->ptrs[c->src_slot] ? (const char *)bs->ptrs[c->src_slot] + c->src_offset : NULL;
+    void *dst = bs->ptrs[c->dst_slot] ? (char *)bs->ptrs[c->dst_slot] + c->dst_offset : NULL;
+    if (role == ND_RANK_GATHER && mine && rc == ND_OK)
+        rc = ctx->backend->copy(ctx->backend, dst, c->dst_memory, src, c->src_memory, c->bytes);
+    /* The peers wait whatever happened here. */
+    if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst))
+        rc2 = nd_rank_transfer_idle(plan, st, ctx->rank);
+    else
+        rc2 = nd_rank_move(plan, st, role, dst, src);
+    count_step(ctx->stats, st);
+    return rc != ND_OK ? rc : rc2;
+}
+
+static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
+                          bound_slots *bs, int32_t i) {
+    if (ctx->ranks > 1 && plan->steps[i].part != ND_PART_NONE) return run_rank_step(ctx, plan, walk, bs, i);
+    return run_step_here(ctx, plan, walk, bs, i);
 }
 
 /* Binds every slot and copy of the plan at once (temporaries to the plan's
@@ -654,7 +704,10 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
             bs->fail = &rec;
             nd_status rc = run_step(ctx, plan, walk, bs, i);
             bs->fail = NULL;
-            if (timed && rc == ND_OK) {
+            /* Under mpirun another rank's step is neither profiled nor traced here. */
+            int here = ctx->ranks <= 1 || st->part == ND_PART_NONE ||
+                       nd_rank_role_of(plan, st, ctx->rank) != ND_RANK_SKIP;
+            if (timed && rc == ND_OK && here) {
                 double us = nd_log_clock_us() - t0;
                 const char *value = nd_flush_walk_step_name(walk, st);
                 if (ctx->profile) nd_profile_add_step(ctx->profile, st, NULL, value, us * 1e-6);
@@ -668,6 +721,10 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
                 }
             }
         }
+        /* A step a failure reached still takes part in its transfers:
+         * the other ranks wait in them. */
+        if (cause && ctx->ranks > 1 && st->part != ND_PART_NONE)
+            (void)nd_rank_transfer_idle(plan, st, ctx->rank);
         if (!cause && rec.set) {
             made = gather_failure(st, &rec);
             if (!first) {
@@ -684,6 +741,20 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
         release_temps_after(ctx, plan, bs, i);
     }
     release_temps_after(ctx, plan, bs, -1);
+    /* Under mpirun a failure on one rank fails the flush on every rank:
+     * the others computed with the rows it could not send. */
+    if (ctx->ranks > 1) {
+        int32_t failed_rank = -1;
+        nd_status other = nd_rank_agree(first ? first->status : ND_OK, &failed_rank);
+        if (!first && other != ND_OK) {
+            char why[200];
+            snprintf(why, sizeof why, "nd_sync: MPI rank %d failed a step of this flush (%s; its own error "
+                     "says why), so the arrays the flush wrote fail on every rank", (int)failed_rank,
+                     nd_status_name(other));
+            first = nd_failure_new(other, why);
+            if (first) fail_all(plan, walk, first);
+        }
+    }
     if (!first) return ND_OK;
     for (int32_t i = 0; i < plan->n_slots; i++) {
         nd_failure_unref(bs->poison[i]);
@@ -770,7 +841,8 @@ static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flu
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
-    nd_status rc = bind_begin(ctx, plan, &bs);
+    nd_status rc = ctx->ranks > 1 && ctx->check_spmd ? nd_rank_check_plan(plan, ctx->plans_checked++) : ND_OK;
+    if (rc == ND_OK) rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {
         nd_failure *f = nd_failure_new(rc, nd_last_error());
         forget_twins(plan, walk);
@@ -778,7 +850,8 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
         nd_failure_unref(f);
         return rc;
     }
-    if (!be->run_plan || reads_back(plan)) return run_steps(ctx, plan, walk, &bs);
+    /* Under mpirun the steps run one by one: transfers between them. */
+    if (!be->run_plan || reads_back(plan) || ctx->ranks > 1) return run_steps(ctx, plan, walk, &bs);
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     int launched = 0;
     rc = run_whole_plan(ctx, plan, walk, &bs, &launched);

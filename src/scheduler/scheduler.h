@@ -18,6 +18,12 @@ typedef struct {
     int fusion;         /* 0: one kernel per node (ND_FUSION=0) */
     size_t chunk_bytes; /* host arrays of 2+ chunks stream through the device (0: never) */
     nd_split_config split; /* ND_DEVICES=cpu:N: arrays split in row blocks (n_devices 1: never) */
+    /* Under mpirun (src/dist): this process's rank and the rank count
+     * (1: one process), which split.n_devices equals; check_spmd
+     * (ND_CHECK_SPMD=1): ranks compare each plan before running it. */
+    int32_t rank, ranks;
+    int check_spmd;
+    uint64_t plans_checked;
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     int dump_dot_plan;  /* also the plan of each flush, flush-N-plan.dot */
     nd_plan_cache *cache;

@@ -1,0 +1,109 @@
+/* Rank r's part in a partitioned plan under mpirun (executor_ranks.h). */
+#include "scheduler/executor_ranks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/dtype.h"
+#include "common/error.h"
+#include "dist/dist.h"
+#include "scheduler/partition.h" /* ND_MAX_SPLIT: at most that many ranks */
+
+int32_t nd_rank_partial(const nd_plan *plan, const nd_step *st, size_t *offset, size_t *bytes) {
+    if (st->kind != ND_STEP_KERNEL || st->part != ND_PART_KERNEL) return -1;
+    const nd_kernel *k = st->kernel;
+    if (!k->has_reduce || !(k->reduce.axes & 1u)) return -1;
+    int32_t slot = st->slots[k->reduce.out.slot];
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role != ND_SLOT_TEMP || !s->split_temp || s->device != 0) return -1;
+    int64_t out_n = 1;
+    for (int d = 0; d < k->ndim; d++)
+        if (!(k->reduce.axes & (1u << d))) out_n *= k->shape[d];
+    size_t item = nd_dtype_size((nd_dtype)k->reduce.out_dtype);
+    *offset = (size_t)k->reduce.out.offset * item;
+    *bytes = (size_t)out_n * item;
+    return slot;
+}
+
+nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t rank) {
+    int32_t d = nd_rank_of_step(st);
+    switch (st->part) {
+    case ND_PART_KERNEL: {
+        size_t off, bytes;
+        /* A partial's owner runs it; the others receive the chunk. */
+        if (d == rank || nd_rank_partial(plan, st, &off, &bytes) >= 0) return ND_RANK_RUN;
+        return ND_RANK_SKIP;
+    }
+    case ND_PART_COMBINE: return ND_RANK_RUN; /* every rank folds the same partials */
+    case ND_PART_SCATTER: return d == rank ? ND_RANK_RUN : ND_RANK_SKIP; /* whole arrays are on every rank */
+    case ND_PART_HALO:
+        if (d == rank) return ND_RANK_RECV;
+        return nd_rank_of_slot(plan, st->copy.src_slot) == rank ? ND_RANK_SEND : ND_RANK_SKIP;
+    case ND_PART_GATHER: return ND_RANK_GATHER;
+    default: return ND_RANK_RUN;
+    }
+}
+
+nd_status nd_rank_move(const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst, const void *src) {
+    switch (role) {
+    case ND_RANK_SEND: return nd_dist_send(src, st->copy.bytes, nd_rank_of_step(st));
+    case ND_RANK_RECV: return nd_dist_recv(dst, st->copy.bytes, nd_rank_of_slot(plan, st->copy.src_slot));
+    case ND_RANK_GATHER: return nd_dist_bcast(dst, st->copy.bytes, nd_rank_of_step(st));
+    default: return ND_OK;
+    }
+}
+
+nd_status nd_rank_transfer_idle(const nd_plan *plan, const nd_step *st, int32_t rank) {
+    nd_rank_role role = nd_rank_role_of(plan, st, rank);
+    size_t off = 0, bytes = 0;
+    int32_t partial = role == ND_RANK_RUN ? nd_rank_partial(plan, st, &off, &bytes) : -1;
+    if (role == ND_RANK_SEND || role == ND_RANK_RECV || role == ND_RANK_GATHER) bytes = st->copy.bytes;
+    else if (partial < 0) return ND_OK; /* no transfer */
+    void *scratch = nd_calloc(bytes ? bytes : 1, 1);
+    if (!scratch)
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
+    nd_status st2 = partial >= 0 ? nd_dist_bcast(scratch, bytes, nd_rank_of_step(st))
+                                 : nd_rank_move(plan, st, role, scratch, scratch);
+    free(scratch);
+    return st2;
+}
+
+nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank) {
+    int32_t n = nd_dist_size(), me = nd_dist_rank();
+    uint64_t all[ND_MAX_SPLIT], m = (uint64_t)mine; /* on the stack: no allocation to fail */
+    if (nd_dist_allgather_u64(&m, 1, all) != ND_OK) return ND_OK;
+    for (int32_t r = 0; r < n; r++)
+        if (r != me && all[r] != ND_OK) {
+            *failed_rank = r;
+            return (nd_status)all[r];
+        }
+    return ND_OK;
+}
+
+nd_status nd_rank_bcast(void *buf, size_t bytes, int32_t root) { return nd_dist_bcast(buf, bytes, root); }
+
+nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before) {
+    int32_t n = nd_dist_size(), me = nd_dist_rank();
+    uint64_t mine[3] = {plan->key, (uint64_t)plan->n_steps, plans_before};
+    uint64_t all[3 * ND_MAX_SPLIT]; /* on the stack: no allocation to fail on one rank only */
+    nd_status st = nd_dist_allgather_u64(mine, 3, all);
+    if (st != ND_OK) return st;
+    int same = 1;
+    for (int32_t r = 1; r < n; r++) same &= !memcmp(&all[3 * r], &all[0], sizeof mine);
+    if (same) return ND_OK;
+    /* Name every rank that differs from rank 0, with what each runs. */
+    char text[600];
+    size_t len = 0;
+    for (int32_t r = 0; r < n && len < sizeof text - 80; r++) {
+        if (r && !memcmp(&all[3 * r], &all[0], sizeof mine)) continue;
+        len += (size_t)snprintf(text + len, sizeof text - len, "%srank %d: plan %016llx of %llu steps after %llu "
+                                "plans", len ? "; " : "", (int)r, (unsigned long long)all[3 * r],
+                                (unsigned long long)all[3 * r + 1], (unsigned long long)all[3 * r + 2]);
+    }
+    return nd_error_set(ND_ERR_STATE, "nd_sync: ND_CHECK_SPMD: the MPI ranks are about to run different plans "
+                        "(this is rank %d of %d; %s): every rank must record the same operations on arrays "
+                        "of the same shapes, in the same order (a rank-dependent branch or shape?)", (int)me,
+                        (int)n, text);
+}

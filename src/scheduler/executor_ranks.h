@@ -1,0 +1,58 @@
+/* Under mpirun (docs/internals.md "Several processes"): rank r plays
+ * device r of a partitioned plan. Every rank walks the same steps in the
+ * same order; these say what rank r does with each, and carry the bytes
+ * between ranks through src/dist (the executor binds the memory). */
+#ifndef ND_SCHEDULER_EXECUTOR_RANKS_H
+#define ND_SCHEDULER_EXECUTOR_RANKS_H
+
+#include <stdint.h>
+
+#include "backends/backend.h"
+#include "backends/plan.h"
+
+/* What rank `rank` does with step st (part != ND_PART_NONE). */
+typedef enum {
+    ND_RANK_SKIP,  /* another rank's step: nothing */
+    ND_RANK_RUN,   /* run it here as on one process */
+    ND_RANK_SEND,  /* a halo copy out of this rank's piece: send the rows */
+    ND_RANK_RECV,  /* a halo copy into this rank's piece: receive the rows */
+    ND_RANK_GATHER /* a gather: the owner copies, then every rank receives the rows */
+} nd_rank_role;
+
+nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t rank);
+
+/* The plan slot a kernel step writes a partial reduction of axis 0 into
+ * (one chunk per device, folded by the combine step), and the chunk's
+ * bytes at *offset, *bytes; -1 when it writes none. Every rank receives
+ * each chunk from its owner before the combine, so the fold runs alike on
+ * every rank. */
+int32_t nd_rank_partial(const nd_plan *plan, const nd_step *st, size_t *offset, size_t *bytes);
+
+/* The device (0..n-1) a step or a piece belongs to; -1 whole. */
+static inline int32_t nd_rank_of_step(const nd_step *st) { return (int32_t)st->device - 1; }
+static inline int32_t nd_rank_of_slot(const nd_plan *plan, int32_t slot) {
+    return (int32_t)plan->slots[slot].device - 1;
+}
+
+/* Carries a copy step's bytes for `role`: SEND/RECV to or from the other
+ * end's rank; GATHER broadcasts dst from the owner (which has copied it). */
+nd_status nd_rank_move(const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst, const void *src);
+nd_status nd_rank_bcast(void *buf, size_t bytes, int32_t root);
+
+/* Takes part in step st's transfers without its memory (a failed or
+ * skipped step: the other ranks wait in them): sends zeros, receives into
+ * a scratch block that is then dropped. */
+nd_status nd_rank_transfer_idle(const nd_plan *plan, const nd_step *st, int32_t rank);
+
+/* After a plan: every rank's status (ND_OK or its first failure's); the
+ * first failure of another rank, with that rank in *failed_rank, or
+ * ND_OK. */
+nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank);
+
+/* ND_CHECK_SPMD=1: the ranks compare the plan they are about to run
+ * (its key and step count, and how many plans ran before); a difference
+ * is an ND_ERR_STATE error on every rank naming the ranks and their
+ * plans, instead of a hang in the first transfer that does not match. */
+nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before);
+
+#endif

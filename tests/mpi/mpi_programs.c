@@ -1,0 +1,279 @@
+/* The same programs alone and under mpirun (docs/internals.md "Several
+ * processes"); run by tests/mpi/run_mpi_tests.sh.
+ *
+ *   mpi_programs ref FILE     alone (one process, one device): checks each
+ *                             result against a plain C reference in
+ *                             float64 and writes the results' bytes to FILE
+ *   mpi_programs check FILE   under mpirun -n P: every rank computes the
+ *                             same programs (arrays split over the ranks)
+ *                             and compares with FILE: bitwise for
+ *                             elementwise work, the stencil, random draws
+ *                             and a transpose mixed with split arrays;
+ *                             reductions within 1e-12 (partials fold in
+ *                             rank order); and the ranks compare their
+ *                             results' hashes: every rank holds the same bits
+ *                             (and where the NCCL bootstrap is built, every
+ *                             rank gets rank 0's ncclUniqueId)
+ *   mpi_programs spmd         under mpirun with ND_CHECK_SPMD=1: rank 1
+ *                             records another shape; every rank's nd_sync
+ *                             must fail with ND_ERR_STATE naming rank 1
+ *
+ * Outputs are poisoned before nd_to_host; inputs come from the host (a
+ * fixed LCG) or nd's generator (seeded alike on every rank). Exit 0 = pass. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "nd.h"
+#include "dist/dist.h" /* the NCCL bootstrap (libnd.a's internal symbols) */
+
+enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, N_OUT = 10 };
+
+static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ];
+static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1};
+/* Which outputs compare within tolerance: the reductions (over axis 0
+ * partials fold in rank order; over axis 1 a row block sums alone, not in
+ * the tiles of the whole array). */
+static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1};
+static double *got[N_OUT];
+
+static int failures;
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            fprintf(stderr, "mpi_programs rank %d: ", my_rank);                 \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fprintf(stderr, "\n");                                              \
+            failures++;                                                         \
+        }                                                                       \
+    } while (0)
+static int my_rank;
+
+static void fill_lcg(double *a, size_t n, uint64_t seed) {
+    uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    }
+}
+
+static void take(int i, nd_array *a) {
+    if (!a) {
+        CHECK(0, "output %d: %s", i, nd_last_error());
+        return;
+    }
+    size_t bytes = out_n[i] * sizeof(double);
+    memset(got[i], 0x7f, bytes); /* poisoned: a missing write shows */
+    CHECK(nd_size(a) == (int64_t)out_n[i], "output %d has %lld elements, not %zu", i, (long long)nd_size(a),
+          out_n[i]);
+    nd_status st = nd_to_host(a, got[i], bytes);
+    CHECK(st == ND_OK, "output %d: nd_to_host: %s", i, nd_last_error());
+}
+
+/* Every program, on whatever devices or ranks nd runs on. */
+static void run_programs(void) {
+    nd_scope_begin();
+    /* Elementwise, with strided row views. */
+    nd_array *x = nd_from_host(host_x, ND_FLOAT64, ND_SHAPE(ER, EC));
+    nd_array *y = nd_from_host(host_y, ND_FLOAT64, ND_SHAPE(ER, EC));
+    take(0, nd_sub(nd_add(nd_mul(nd_sin(x), nd_scalar(2.0)), nd_mul(x, y)), nd_scalar(1.0)));
+    take(1, nd_add(nd_view(x, "1::2, :"), nd_view(y, ":-1:2, :")));
+    /* A 5-point heat stencil: SWEEPS Jacobi sweeps of the interior. */
+    nd_array *u = nd_from_host(host_u, ND_FLOAT64, ND_SHAPE(SR, SC));
+    for (int it = 0; it < SWEEPS; it++) {
+        nd_scope_begin();
+        nd_array *c = nd_view(u, "1:-1, 1:-1");
+        nd_array *sum = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
+                                      nd_view(u, "1:-1, :-2")),
+                               nd_view(u, "1:-1, 2:"));
+        if (nd_assign(c, nd_mul(nd_scalar(0.2), sum)) != ND_OK) CHECK(0, "nd_assign: %s", nd_last_error());
+        nd_scope_end();
+    }
+    take(2, u);
+    /* Reductions: over axis 0 (partials per rank), over everything, over
+     * axis 1 (rows stay on their rank). */
+    take(3, nd_sum(x, 0));
+    take(4, nd_sum(x, ND_ALL_AXES));
+    take(5, nd_mean(x, 1));
+    /* Random draws: the same bits for any rank count. */
+    nd_random_seed(1234);
+    take(6, nd_random_uniform(ND_FLOAT64, ND_SHAPE(RR, RC), 0.0, 1.0));
+    take(7, nd_random_normal(ND_FLOAT64, ND_SHAPE(RR, RC), 0.0, 1.0));
+    /* A transpose moves axis 0: its input stays whole, next to split work. */
+    nd_array *q = nd_from_host(host_q, ND_FLOAT64, ND_SHAPE(TQ, TQ));
+    take(8, nd_add(nd_transpose(q, NULL), nd_mul(q, nd_scalar(3.0))));
+    /* nd_item of a reduction over a stencil's result. */
+    double item = nd_item(nd_max(u, ND_ALL_AXES));
+    CHECK(nd_last_status() == ND_OK, "nd_item: %s", nd_last_error());
+    got[9][0] = item;
+    nd_scope_end();
+}
+
+/* The C reference, float64, for the ref run. */
+static int near(double a, double b, double tol) { return fabs(a - b) <= tol * (1.0 + fabs(b)); }
+
+static void check_reference(void) {
+    for (int i = 0; i < ER * EC; i++)
+        CHECK(near(got[0][i], sin(host_x[i]) * 2.0 + host_x[i] * host_y[i] - 1.0, 1e-14), "elementwise [%d]", i);
+    for (int r = 0; r < ER / 2; r++)
+        for (int c = 0; c < EC; c++)
+            CHECK(got[1][r * EC + c] == host_x[(1 + 2 * r) * EC + c] + host_y[2 * r * EC + c], "views [%d,%d]", r, c);
+    static double u[SR * SC], v[SR * SC];
+    memcpy(u, host_u, sizeof u);
+    for (int it = 0; it < SWEEPS; it++) {
+        memcpy(v, u, sizeof u);
+        for (int r = 1; r < SR - 1; r++)
+            for (int c = 1; c < SC - 1; c++)
+                v[r * SC + c] = 0.2 * ((((u[r * SC + c] + u[(r - 1) * SC + c]) + u[(r + 1) * SC + c]) +
+                                        u[r * SC + c - 1]) + u[r * SC + c + 1]);
+        memcpy(u, v, sizeof u);
+    }
+    double mx = -INFINITY;
+    for (int i = 0; i < SR * SC; i++) {
+        CHECK(near(got[2][i], u[i], 1e-13), "stencil [%d]: %g, want %g", i, got[2][i], u[i]);
+        if (u[i] > mx) mx = u[i];
+    }
+    double all = 0;
+    for (int c = 0; c < EC; c++) {
+        double s = 0;
+        for (int r = 0; r < ER; r++) s += host_x[r * EC + c];
+        all += s;
+        CHECK(near(got[3][c], s, 1e-12), "sum axis 0 [%d]", c);
+    }
+    CHECK(near(got[4][0], all, 1e-12), "sum: %.17g, want %.17g", got[4][0], all);
+    for (int r = 0; r < ER; r++) {
+        double s = 0;
+        for (int c = 0; c < EC; c++) s += host_x[r * EC + c];
+        CHECK(near(got[5][r], s / EC, 1e-12), "mean axis 1 [%d]", r);
+    }
+    double m6 = 0, m7 = 0, v7 = 0;
+    for (int i = 0; i < RR * RC; i++) {
+        CHECK(got[6][i] >= 0.0 && got[6][i] < 1.0, "uniform [%d] = %g", i, got[6][i]);
+        m6 += got[6][i];
+        m7 += got[7][i];
+        v7 += got[7][i] * got[7][i];
+    }
+    m6 /= RR * RC, m7 /= RR * RC, v7 /= RR * RC;
+    CHECK(fabs(m6 - 0.5) < 0.03 && fabs(m7) < 0.06 && fabs(v7 - 1.0) < 0.1, "random moments %g %g %g", m6, m7, v7);
+    for (int r = 0; r < TQ; r++)
+        for (int c = 0; c < TQ; c++)
+            CHECK(got[8][r * TQ + c] == host_q[c * TQ + r] + host_q[r * TQ + c] * 3.0, "transpose [%d,%d]", r, c);
+    CHECK(got[9][0] == mx, "nd_item max %.17g, want %.17g", got[9][0], mx);
+}
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h) {
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+static int spmd(void) {
+    /* Rank 1 records an array of another shape: plans differ. */
+    nd_scope_begin();
+    nd_array *a = nd_ones(ND_FLOAT64, ND_SHAPE(my_rank == 1 ? 30 : 31, 8));
+    nd_array *b = nd_add(nd_mul(a, nd_scalar(2.0)), nd_scalar(1.0));
+    double out[31 * 8];
+    nd_status st = nd_to_host(b, out, sizeof(double) * (size_t)nd_size(b));
+    const char *why = nd_last_error();
+    CHECK(st == ND_ERR_STATE, "the plans differ, yet nd_to_host gave %s (%s)", nd_status_name(st), why);
+    CHECK(strstr(why, "ND_CHECK_SPMD") && strstr(why, "rank 1:"), "the message does not name ND_CHECK_SPMD and "
+          "rank 1: %s", why);
+    if (my_rank == 0) fprintf(stderr, "mpi_programs spmd: rank 0 was told: %s\n", why);
+    nd_scope_end();
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: mpi_programs ref FILE | check FILE | spmd\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    if (nd_init(NULL) != ND_OK) {
+        fprintf(stderr, "mpi_programs: nd_init: %s\n", nd_last_error());
+        return 1;
+    }
+    int ranks = 1, inited = 0;
+    MPI_Initialized(&inited);
+    if (inited) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    }
+    if (!strcmp(mode, "spmd")) {
+        if (ranks < 2) {
+            fprintf(stderr, "mpi_programs spmd: run under mpirun -n 2 or more\n");
+            return 2;
+        }
+        return spmd();
+    }
+    if (argc < 3) return 2;
+    int ref = !strcmp(mode, "ref");
+    if (ref == (ranks > 1)) {
+        fprintf(stderr, "mpi_programs: 'ref' runs alone, 'check' under mpirun -n 2 or more (%d ranks here)\n", ranks);
+        return 2;
+    }
+    fill_lcg(host_x, ER * EC, 1);
+    fill_lcg(host_y, ER * EC, 2);
+    fill_lcg(host_u, SR * SC, 3);
+    fill_lcg(host_q, TQ * TQ, 4);
+    for (int i = 0; i < N_OUT; i++) got[i] = malloc(out_n[i] * sizeof(double));
+    run_programs();
+    if (ref) {
+        check_reference();
+        FILE *f = fopen(argv[2], "wb");
+        for (int i = 0; f && i < N_OUT; i++) fwrite(got[i], sizeof(double), out_n[i], f);
+        CHECK(f && fclose(f) == 0, "cannot write %s", argv[2]);
+    } else {
+        nd_stats s;
+        nd_get_stats(&s);
+        CHECK(s.device_kernels > 0 && s.halo_copies > 0, "nothing split over the ranks (%llu device kernels, %llu "
+              "halo copies)", (unsigned long long)s.device_kernels, (unsigned long long)s.halo_copies);
+        FILE *f = fopen(argv[2], "rb");
+        CHECK(f != NULL, "cannot read %s", argv[2]);
+        uint64_t h = 1469598103934665603ull;
+        for (int i = 0; f && i < N_OUT; i++) {
+            double *want = malloc(out_n[i] * sizeof(double));
+            CHECK(fread(want, sizeof(double), out_n[i], f) == out_n[i], "%s is short", argv[2]);
+            for (size_t j = 0; j < out_n[i]; j++) {
+                int ok = out_tol[i] ? near(got[i][j], want[j], 1e-12) : !memcmp(&got[i][j], &want[j], sizeof(double));
+                if (!ok) {
+                    CHECK(0, "output %d [%zu]: %.17g on %d ranks, %.17g alone", i, j, got[i][j], ranks, want[j]);
+                    break;
+                }
+            }
+            h = fnv(got[i], out_n[i] * sizeof(double), h);
+            free(want);
+        }
+        if (f) fclose(f);
+        /* Every rank holds the same bits, reductions included. */
+        uint64_t lo = h, hi = h;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(lo == hi, "the ranks hold different results (hashes differ)");
+        if (nd_dist_nccl_built()) {
+            unsigned char id[128];
+            memset(id, 0, sizeof id);
+            nd_status st = nd_dist_nccl_unique_id(id, sizeof id);
+            if (st == ND_OK) {
+                int zero = 1;
+                for (size_t i = 0; i < sizeof id; i++) zero &= id[i] == 0;
+                lo = hi = fnv(id, sizeof id, 1469598103934665603ull);
+                MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+                MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+                CHECK(lo == hi && !zero, "the ranks got different (or empty) ncclUniqueIds");
+                if (my_rank == 0) printf("mpi_programs: every rank got rank 0's ncclUniqueId\n");
+            } else if (my_rank == 0) {
+                printf("mpi_programs: NCCL bootstrap not run here: %s\n", nd_last_error());
+            }
+        }
+        if (my_rank == 0)
+            printf("mpi_programs: %d ranks: %llu device kernels, %llu halo copies on rank 0\n", ranks,
+                   (unsigned long long)s.device_kernels, (unsigned long long)s.halo_copies);
+    }
+    for (int i = 0; i < N_OUT; i++) free(got[i]);
+    if (!failures && my_rank == 0) printf("mpi_programs %s: ok\n", mode);
+    return failures ? 1 : 0;
+}

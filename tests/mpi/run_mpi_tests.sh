@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The MPI test (meson test mpi, where the build found MPI and mpirun):
+# tests/mpi/mpi_programs.c alone, then under mpirun -n 2 and -n 3 (more
+# ranks than this machine's cores: --oversubscribe) against the lone run's
+# results, then the ND_CHECK_SPMD check. A few seconds in all.
+#
+# On a machine of few cores each rank runs its flushes on its own thread
+# (ND_EXECUTOR_THREAD=0) and OpenMPI yields while it waits
+# (mpi_yield_when_idle): ranks busy-polling for each other's messages on 2
+# cores made one run 14 times slower. ND_CPU_JIT=0: nothing to compile.
+set -euo pipefail
+prog=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+unset ND_DEVICES ND_CHECK_SPMD
+export ND_BACKEND=cpu ND_EXECUTOR_THREAD=0 ND_SPLIT_MIN_BYTES=0 ND_CPU_JIT=0 OMP_NUM_THREADS=1 \
+    OPENBLAS_NUM_THREADS=1
+args=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+if [ "$(id -u)" -eq 0 ]; then
+    args+=(--allow-run-as-root)
+fi
+echo "== alone"
+"$prog" ref "$dir/ref.bin"
+for n in 2 3; do
+    echo "== mpirun -n $n"
+    mpirun -n "$n" "${args[@]}" "$prog" check "$dir/ref.bin"
+done
+echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
+ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
