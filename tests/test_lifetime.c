@@ -6,6 +6,7 @@
  * the process. Reference counting (nd_retain) and scopes keep working. */
 #include "common.h"
 
+#include <math.h>
 #include <unistd.h>
 
 static double sum_of(nd_array *a) {
@@ -108,6 +109,73 @@ NDT_TEST(lifetime, free_of_a_handle_its_scope_released) {
     nd_array *b = nd_ones(ND_FLOAT64, ND_SHAPE(3));
     nd_free(b);
     nd_scope_end();
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+}
+
+/* ------------------------------------------------------------ weak scalars */
+
+/* Weak scalars of one dtype and value share a buffer (frontend/creation.c,
+ * weak_buffer): each still reads its own value and dtype, values that
+ * differ only in dtype (the bits of 1.0 as a Python int) or only in the
+ * sign of zero do not mix, a named scalar's buffer is not handed to the
+ * next scalar of its value, views and frees of one leave the others alone,
+ * and a scalar kept past nd_shutdown is a dead handle while a new one of
+ * the same value works. */
+NDT_TEST(lifetime, weak_scalars_of_one_value_stay_independent) {
+    const int64_t one_bits = 4607182418800017408ll; /* 1.0's bits */
+    nd_array *a = nd_scalar(1.0), *b = nd_scalar(1.0);
+    cr_assert(a && b, "%s", nd_last_error());
+    /* Named: the next scalar of that value is a buffer of its own. */
+    cr_assert_eq(nd_set_name(b, "one"), ND_OK, "%s", nd_last_error());
+    nd_array *d = nd_scalar(1.0);
+    cr_assert(d, "%s", nd_last_error());
+    cr_expect_null(nd_get_name(d), "a new scalar took the name '%s' of another", nd_get_name(d));
+    nd_array *c = nd_scalar_int(one_bits);
+    nd_array *z = nd_scalar(0.0), *nz = nd_scalar(-0.0), *n = nd_scalar(NAN);
+    cr_assert(a && b && c && z && nz && n, "%s", nd_last_error());
+    cr_expect_eq(nd_dtype_of(c), ND_INT64);
+    double v;
+    int64_t iv;
+    cr_assert_eq(nd_to_host(c, &iv, sizeof iv), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(iv, one_bits, "the int scalar reads %lld", (long long)iv);
+    cr_assert_eq(nd_to_host(nz, &v, sizeof v), ND_OK, "%s", nd_last_error());
+    cr_expect(v == 0.0 && signbit(v), "-0.0 reads %g", v);
+    cr_expect(!signbit(nd_item(z)));
+    cr_expect(isnan(nd_item(n)));
+    /* One freed, a view of the other: the rest read as before. */
+    nd_free(a);
+    nd_array *bv = nd_reshape(b, ND_SHAPE(1, 1));
+    cr_assert(bv, "%s", nd_last_error());
+    cr_expect_eq(nd_item(bv), 1.0);
+    nd_array *sum = nd_add(nd_scalar_int(2), b); /* weak + weak: float64 3 */
+    cr_expect_eq(nd_item(sum), 3.0);
+    cr_expect_eq(nd_item(d), 1.0);
+    /* Many scalars in a loop, the values cycling through the cache. */
+    double total = 0;
+    for (int i = 0; i < 200; i++) {
+        nd_scope_begin();
+        nd_array *s = nd_scalar((double)(i % 37));
+        total += nd_item(nd_mul(s, nd_scalar(2.0)));
+        nd_scope_end();
+    }
+    double want = 0;
+    for (int i = 0; i < 200; i++) want += 2.0 * (i % 37);
+    cr_expect_eq(total, want);
+    nd_array *all[] = {b, c, z, nz, n, bv, sum, d};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) nd_free(all[i]);
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    nd_array *kept = nd_scalar(5.0);
+    nd_shutdown();
+    cr_assert_eq(nd_init(NULL), ND_OK, "%s", nd_last_error());
+    nd_array *fresh = nd_scalar(5.0);
+    cr_assert(fresh, "%s", nd_last_error());
+    cr_expect_eq(nd_item(fresh), 5.0);
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    nd_array *bad = nd_add(kept, fresh);
+    cr_expect_null(bad);
+    NDT_EXPECT_ERR(ND_ERR_STATE, "nd_add");
+    nd_free(kept);
+    nd_free(fresh);
     cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
 }
 

@@ -118,19 +118,53 @@ nd_array *nd_arange(nd_dtype dtype, double start, double stop, double step) {
     return nd_runtime_track(nd_fe_arange("nd_arange", dtype, start, step, (int64_t)n));
 }
 
-/* A weak scalar keeps its value in the handle (for promotion and constant
- * refs) and in a host buffer, so it can also be read and viewed like any
- * 0-d array. */
-static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
-                             nd_scalar_bits value) {
-    (void)fn;
-    nd_buffer *b = nd_buffer_new(dtype, 8);
+/* The buffer of a weak scalar of this dtype and value: the one kept for
+ * that value when it is still as made, else a new one, kept in its place.
+ * Nothing writes a weak scalar's buffer (ND_READONLY_WEAK: nd_assign,
+ * nd_data, user kernels and every view of it refuse), so handles of one
+ * value may share it; a named buffer is not shared (its name would name
+ * the other scalars). A loop body that makes the same scalars each
+ * iteration then makes a handle per scalar and no buffer (a buffer made
+ * and freed was a fifth of what an nd_scalar and its release cost).
+ * Returns a reference the caller gives to its handle. */
+static nd_buffer *weak_buffer(nd_dtype dtype, nd_scalar_bits value) {
+    const uint64_t h = (value.u ^ (uint64_t)dtype) * 0x9E3779B97F4A7C15ull;
+    nd_buffer **slot = &nd_rt.weak_buffers[h >> 60];
+    _Static_assert(sizeof nd_rt.weak_buffers / sizeof *nd_rt.weak_buffers == 16, "h >> 60 picks a slot");
+    nd_buffer *b = *slot;
+    if (b && b->dtype == dtype && !memcmp(b->inline_host, &value, 8) && !b->named && !b->dead &&
+        b->n_writers == 0 && b->version == 0 && (b->valid & 1u << ND_MEMORY_HOST)) {
+        nd_buffer_ref(b);
+        return b;
+    }
+    b = nd_buffer_new(dtype, 8);
     if (!b) return NULL;
     /* Eight bytes fit in the buffer itself: no host allocation per scalar
      * (expressions such as Black-Scholes make dozens per evaluation). */
     nd_buffer_use_inline_host(b);
     memcpy(b->inline_host, &value, 8);
     b->valid = 1u << ND_MEMORY_HOST;
+    nd_buffer_unref(*slot);
+    *slot = b;
+    nd_buffer_ref(b);
+    return b;
+}
+
+void nd_runtime_forget_weak_buffers(void) {
+    for (size_t i = 0; i < sizeof nd_rt.weak_buffers / sizeof *nd_rt.weak_buffers; i++) {
+        nd_buffer_unref(nd_rt.weak_buffers[i]);
+        nd_rt.weak_buffers[i] = NULL;
+    }
+}
+
+/* A weak scalar keeps its value in the handle (for promotion and constant
+ * refs) and in a host buffer, so it can also be read and viewed like any
+ * 0-d array. */
+static nd_array *weak_scalar(const char *fn, nd_dtype dtype, nd_weakness weak,
+                             nd_scalar_bits value) {
+    (void)fn;
+    nd_buffer *b = weak_buffer(dtype, value);
+    if (!b) return NULL;
     nd_array *a = nd_array_new_contiguous(b, dtype, 0, NULL);
     nd_buffer_unref(b);
     if (!a) return NULL;

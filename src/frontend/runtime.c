@@ -528,6 +528,7 @@ void nd_shutdown(void) {
     nd_array_unlist_all();
     nd_graph_destroy(&nd_rt.graph);
     nd_graph_destroy(&nd_rt.graph_spare);
+    nd_runtime_forget_weak_buffers();
     /* Handles that outlive the runtime (also in other threads' scopes) keep
      * their descriptors but not their memory: a loop of (make, shutdown,
      * free) must not grow. Before the scheduler's pool of temporaries goes

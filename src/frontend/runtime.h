@@ -41,6 +41,11 @@ typedef struct {
      * operand dtypes and weakness): a loop body records the same few
      * combinations over and over (elementwise.c, nd_fe_binary). */
     uint64_t binary_rules[64];
+    /* Buffers of recent weak scalars by value (creation.c, weak_scalar):
+     * a loop body makes the same scalars every iteration (x * 0.99), and
+     * their buffers are never written, so one buffer serves every handle
+     * of that value. Each slot holds a reference. */
+    nd_buffer *weak_buffers[16];
 } nd_runtime;
 
 extern nd_runtime nd_rt;
@@ -100,6 +105,8 @@ void nd_runtime_early_flush(void);
 static inline void nd_runtime_before_record(void) {
     if (nd_rt.early_flush_due) nd_runtime_early_flush();
 }
+/* Drops the weak scalars' buffers the runtime keeps (nd_shutdown). */
+void nd_runtime_forget_weak_buffers(void);
 /* Registers a new handle in this thread's innermost scope (if any). */
 nd_array *nd_runtime_track(nd_array *a);
 /* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */
