@@ -295,6 +295,36 @@ NDT_TEST(partition, argmin_argmax_fold_partials_bitwise) {
     cr_assert_eq(*(const int64_t *)got_bufs[7], 5 * (ARG_C - 2));
 }
 
+/* argmin/argmax fused with stores: of an array the program keeps, and of
+ * one written in place in the same flush (the value clone must not store
+ * again). */
+static int arg_fused(uint64_t seed, nd_array **outs) {
+    arg_fill(seed);
+    nd_array *a = nd_from_host(arg_in, ND_FLOAT64, ND_SHAPE(ARG_R, ARG_C));
+    nd_array *b = nd_copy(a);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    outs[0] = nd_mul(a, nd_scalar(3.0));
+    outs[1] = nd_argmin(outs[0], 0);
+    cr_assert_eq(nd_assign(b, nd_add(nd_mul(b, nd_scalar(2.0)), nd_scalar(1.0))), ND_OK);
+    outs[2] = nd_argmax(b, 0);
+    outs[3] = b;
+    return 4;
+}
+
+NDT_TEST(partition, argmin_argmax_fused_with_stores_bitwise) {
+    expect_same_bits(arg_fused, 43);
+    const int64_t *g = (const int64_t *)got_bufs[1], *h = (const int64_t *)got_bufs[2];
+    for (int c = 0; c < ARG_C; c++) {
+        cr_assert_eq(g[c], ref_arg(&arg_in[0][c], ARG_R, ARG_C, 0), "argmin column %d", c);
+        cr_assert_eq(h[c], ref_arg(&arg_in[0][c], ARG_R, ARG_C, 1), "argmax column %d", c);
+    }
+    const double *b = (const double *)got_bufs[3];
+    for (int e = 0; e < ARG_R * ARG_C; e++) {
+        double w = (&arg_in[0][0])[e] * 2 + 1;
+        cr_assert(b[e] == w || (isnan(b[e]) && isnan(w)), "b[%d] = %g, want %g (stored twice?)", e, b[e], w);
+    }
+}
+
 /* The argmax's input splits, and each device runs its max and argmax
  * clones. */
 NDT_TEST(partition, argmin_input_splits) {

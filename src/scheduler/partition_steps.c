@@ -250,7 +250,9 @@ static int arg_partials(emitter *E, const nd_step *orig, const int64_t *i0s, con
         base[c] = i0s[d] * per_row;
         if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c, out_n)) return 0;
         if (!clone_kernel(E, orig, d, i0s[d], i1s[d], values, c, out_n)) return 0;
+        /* The value clone stores nothing: the index clone wrote them. */
         nd_kernel *kv = E->out[E->n_out - 1].kernel;
+        kv->n_stores = 0;
         kv->reduce.kind = k0->reduce.kind == ND_REDUCE_ARGMIN ? ND_REDUCE_MIN : ND_REDUCE_MAX;
         kv->reduce.out_dtype = (uint8_t)vdt;
         kv->reduce.out.dtype = (uint8_t)vdt;
