@@ -97,6 +97,13 @@ for c in $cases; do
     run_one one "$(devices_for "$p")" "$c" "$p"
   done
 done
+# One timeline of the largest heat run (ND_TRACE: Chrome/Perfetto JSON,
+# a row per stream): how much of each halo copy the interior hides.
+if [ "$mode" != cpu ] && [ -n "$ps" ]; then
+  top=${ps##* }
+  ND_TRACE="$OUT/heat-trace-P$top.json" ND_DEVICES=$(devices_for "$top") timeout 300 \
+    "$BIN" heat --parts "$top" --runs 1 --sweeps 5 $small >>"$log" 2>&1 || echo "trace run failed" | tee -a "$log"
+fi
 # One rank per GPU: needs mpirun and a libnd built with MPI (-Dmpi).
 if [ "$mode" = gpu ] || [ "$mode" = cpu ]; then
   if command -v mpirun >/dev/null 2>&1 && ldd "$libnd" 2>/dev/null | grep -q libmpi; then
