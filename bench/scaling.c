@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     if (!runs) runs = small ? 3 : 5;
     check |= small;
     if (nd_init(NULL) != ND_OK) die("nd_init");
+    nd_scope_begin(); /* the setup's temporaries (views, scalars) end with it */
     int64_t rows = strong || mm ? n : parts * n, cols = n;
     double points = 0, seconds = 0, checksum = NAN;
     double *t = calloc((size_t)runs, sizeof *t);
@@ -206,6 +207,7 @@ int main(int argc, char **argv) {
     free(t);
     printf("%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g,%.17g\n", which, (long long)parts, (long long)n, (long long)rows,
            (long long)cols, seconds, points / seconds, points / seconds / (double)parts, checksum);
+    nd_scope_end();
     nd_shutdown();
     return 0;
 }
