@@ -24,7 +24,7 @@ IB_DIR = 400e9 / 8   # bytes/s one NDR port (400 Gb/s), one per GPU
 PCIE5_DIR = 64e9     # bytes/s one direction, PCIe Gen5 x16 (no NVLink)
 GPUS_PER_NODE = 8
 
-# ---- latencies (ASSUMED; the #25 run measures them) ----
+# ---- latencies (ASSUMED; scripts/gpu/scaling.sh measures them) ----
 L_COPY_NVLINK = 8e-6    # a peer copy step issued and completed, small message
 L_COPY_IB = 12e-6       # a send/recv pair between nodes, small message
 L_AR_NODE = 12e-6       # NCCL allreduce of 8 bytes over 8 GPUs on NVLink
