@@ -237,6 +237,148 @@ NDT_TEST(partition, reductions_within_tolerance_and_repeatable) {
     }
 }
 
+/* argmin/argmax over axis 0 and over all axes fold (value, global index)
+ * partials; 13 rows split 7|6, 5|4|4 and 4|3|3|3, and the columns put
+ * ties and NaNs on both sides of those boundaries. */
+enum { ARG_R = 13, ARG_C = 6 };
+static double arg_in[ARG_R][ARG_C];
+
+static void arg_fill(uint64_t seed) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int r = 0; r < ARG_R; r++)
+        for (int c = 0; c < ARG_C; c++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            arg_in[r][c] = (double)((x >> 33) % 1000) / 8.0 - 60.0;
+        }
+    for (int r = 0; r < ARG_R; r++) arg_in[r][0] = 1.5; /* all equal: index 0 */
+    /* equal extremes in rows 3, 4 (the cpu:4 boundary) and 9 (cpu:3's) */
+    arg_in[3][1] = arg_in[4][1] = arg_in[9][1] = -500.0;
+    arg_in[6][1] = arg_in[7][1] = arg_in[12][1] = 500.0;
+    /* NaNs after a smaller value and a larger one: the first NaN wins */
+    arg_in[0][2] = -INFINITY;
+    arg_in[1][2] = INFINITY;
+    arg_in[5][2] = arg_in[10][2] = NAN;
+    arg_in[12][3] = NAN; /* only in the last row */
+    arg_in[7][4] = -INFINITY, arg_in[8][4] = -INFINITY, arg_in[2][4] = INFINITY;
+    /* column 5's extremes are unique: anywhere */
+}
+
+/* NumPy's argmin/argmax of n values at stride s: the first NaN, else the
+ * first extreme. */
+static int64_t ref_arg(const double *v, int64_t n, int64_t s, int mx) {
+    int64_t best = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = v[i * s], b = v[best * s];
+        if (isnan(b)) break;
+        if (isnan(x) || (mx ? x > b : x < b)) best = i;
+    }
+    return best;
+}
+
+static int arg_reductions(uint64_t seed, nd_array **outs) {
+    arg_fill(seed);
+    nd_array *a = nd_from_host(arg_in, ND_FLOAT64, ND_SHAPE(ARG_R, ARG_C));
+    nd_array *f = nd_astype(a, ND_FLOAT32);
+    nd_array *i = nd_astype(nd_where(nd_isfinite(a), a, nd_scalar(7.0)), ND_INT32);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    outs[0] = nd_argmin(a, 0);
+    outs[1] = nd_argmax(a, 0);
+    outs[2] = nd_argmin(nd_mul(f, nd_scalar(2.0f)), 0); /* fused into the partials */
+    outs[3] = nd_argmax(nd_astype(f, ND_FLOAT16), 0); /* every value is a float16 */
+    outs[4] = nd_argmin(i, 0);
+    outs[5] = nd_argmax(i, 0);
+    outs[6] = nd_argmin(nd_view(a, ":, 1:2"), ND_ALL_AXES);   /* ties at 3, 4, 9 */
+    outs[7] = nd_argmax(nd_view(a, ":, 2:"), ND_ALL_AXES);    /* first NaN, flat */
+    return 8;
+}
+
+NDT_TEST(partition, argmin_argmax_fold_partials_bitwise) {
+    expect_same_bits(arg_reductions, 41);
+    /* cpu:4's answers (the last run) against NumPy's rule on the host. */
+    const int64_t *g = (const int64_t *)got_bufs[0];
+    double f32[ARG_R][ARG_C], ints[ARG_R][ARG_C];
+    for (int r = 0; r < ARG_R; r++)
+        for (int c = 0; c < ARG_C; c++) {
+            f32[r][c] = (float)arg_in[r][c];
+            ints[r][c] = !isfinite(arg_in[r][c]) ? 7 : (double)(int32_t)arg_in[r][c];
+        }
+    const double *src[6] = {&arg_in[0][0], &arg_in[0][0], &f32[0][0], &f32[0][0], &ints[0][0], &ints[0][0]};
+    for (int o = 0; o < 6; o++) {
+        g = (const int64_t *)got_bufs[o];
+        for (int c = 0; c < ARG_C; c++)
+            cr_assert_eq(g[c], ref_arg(src[o] + c, ARG_R, ARG_C, o & 1), "output %d column %d: %lld, want %lld", o, c,
+                         (long long)g[c], (long long)ref_arg(src[o] + c, ARG_R, ARG_C, o & 1));
+    }
+    cr_assert_eq(*(const int64_t *)got_bufs[6], 3);
+    double flat[ARG_R * (ARG_C - 2)];
+    for (int r = 0; r < ARG_R; r++)
+        for (int c = 2; c < ARG_C; c++) flat[r * (ARG_C - 2) + c - 2] = arg_in[r][c];
+    cr_assert_eq(*(const int64_t *)got_bufs[7], ref_arg(flat, ARG_R * (ARG_C - 2), 1, 1));
+    cr_assert_eq(*(const int64_t *)got_bufs[7], 5 * (ARG_C - 2));
+}
+
+/* argmin/argmax fused with stores: of an array the program keeps, and of
+ * one written in place in the same flush (the value clone must not store
+ * again). */
+static int arg_fused(uint64_t seed, nd_array **outs) {
+    arg_fill(seed);
+    nd_array *a = nd_from_host(arg_in, ND_FLOAT64, ND_SHAPE(ARG_R, ARG_C));
+    nd_array *b = nd_copy(a);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    outs[0] = nd_mul(a, nd_scalar(3.0));
+    outs[1] = nd_argmin(outs[0], 0);
+    cr_assert_eq(nd_assign(b, nd_add(nd_mul(b, nd_scalar(2.0)), nd_scalar(1.0))), ND_OK);
+    outs[2] = nd_argmax(b, 0);
+    outs[3] = b;
+    return 4;
+}
+
+NDT_TEST(partition, argmin_argmax_fused_with_stores_bitwise) {
+    expect_same_bits(arg_fused, 43);
+    const int64_t *g = (const int64_t *)got_bufs[1], *h = (const int64_t *)got_bufs[2];
+    for (int c = 0; c < ARG_C; c++) {
+        cr_assert_eq(g[c], ref_arg(&arg_in[0][c], ARG_R, ARG_C, 0), "argmin column %d", c);
+        cr_assert_eq(h[c], ref_arg(&arg_in[0][c], ARG_R, ARG_C, 1), "argmax column %d", c);
+    }
+    const double *b = (const double *)got_bufs[3];
+    for (int e = 0; e < ARG_R * ARG_C; e++) {
+        double w = (&arg_in[0][0])[e] * 2 + 1;
+        cr_assert(b[e] == w || (isnan(b[e]) && isnan(w)), "b[%d] = %g, want %g (stored twice?)", e, b[e], w);
+    }
+}
+
+/* The argmax's input splits, and each device runs its max and argmax
+ * clones. */
+NDT_TEST(partition, argmin_input_splits) {
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = "cpu:3";
+    ndt_restart(&cfg);
+    nd_array *a = rand_array(9, 31, 5);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_array *m = nd_argmax(nd_abs(a), 0);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    /* Whole: only the 5 indices, as any reduction over axis 0 writes. */
+    cr_assert_eq(s1.arrays_whole - s0.arrays_whole, 1, "argmax kept its input whole");
+    cr_assert_eq(s1.device_kernels - s0.device_kernels, 10, "%llu device kernels, want 3 abs, 3 argmax, 3 max, combine",
+                 (unsigned long long)(s1.device_kernels - s0.device_kernels));
+    double h[31 * 5];
+    int64_t got[5];
+    cr_assert_eq(nd_to_host(a, h, sizeof h), ND_OK);
+    cr_assert_eq(nd_to_host(m, got, sizeof got), ND_OK);
+    for (int c = 0; c < 5; c++) {
+        double ab[31];
+        for (int r = 0; r < 31; r++) ab[r] = fabs(h[r * 5 + c]);
+        cr_assert_eq(got[c], ref_arg(ab, 31, 1, 1), "column %d", c);
+    }
+    nd_free(m);
+    nd_free(a);
+}
+
 static int heat50(uint64_t seed, nd_array **outs) {
     nd_array *u = rand_array(seed, 64, 48);
     cr_assert_eq(nd_sync(), ND_OK);

@@ -901,6 +901,79 @@ nd_kernel *nd_kernel_combine_partials(const nd_kernel *k0, int64_t parts, int64_
     return k;
 }
 
+/* Appends instruction (op, dtype, a, b, c) to k at *n; its index. */
+static int32_t put_inst(nd_kernel *k, int32_t *n, int op, nd_dtype dtype, int32_t a, int32_t b, int32_t c) {
+    k->insts[*n] = (nd_ir_inst){.op = (uint8_t)op, .dtype = (uint8_t)dtype, .a = a, .b = b, .c = c, .d = -1};
+    return (*n)++;
+}
+
+nd_kernel *nd_kernel_combine_arg_partials(const nd_kernel *k0, int64_t parts, int64_t out_n,
+                                         const int64_t *index_base, const char *name) {
+    const nd_dtype vdt = (nd_dtype)k0->insts[k0->reduce.value].dtype;
+    const int fl = nd_dtype_is_float(vdt), mn = k0->reduce.kind == ND_REDUCE_ARGMIN;
+    const nd_dtype odt = (nd_dtype)k0->reduce.out.dtype;
+    const int32_t per = 4 + 3 + (fl ? 5 : 0);
+    nd_kernel *k = kernel_alloc(0, (int32_t)(2 * parts), (int32_t)parts, (int32_t)(per * parts + 1), 1, 0);
+    if (!k) return NULL;
+    /* Axes: a unit axis (so that a reduction to one element has one),
+     * then the kept axes of k0 in order. */
+    k->ndim = 1;
+    k->shape[0] = 1;
+    nd_ir_store *st = &k->stores[0];
+    st->at = k0->reduce.out;
+    st->at.slot = 2;
+    st->at.strides[0] = 0;
+    for (int d = 0; d < k0->ndim; d++) {
+        if (k0->reduce.axes & (1u << d)) continue;
+        k->shape[k->ndim] = k0->shape[d];
+        st->at.strides[k->ndim] = k0->reduce.out.strides[d];
+        k->ndim++;
+    }
+    int64_t contig[ND_MAX_DIMS] = {0}, stride = 1;
+    for (int d = k->ndim - 1; d >= 1; d--) {
+        contig[d] = stride;
+        stride *= k->shape[d];
+    }
+    int32_t n = 0, best_v = -1, best_i = -1;
+    for (int64_t p = 0; p < parts; p++) {
+        for (int w = 0; w < 2; w++) {
+            nd_ir_access *ld = &k->loads[2 * p + w];
+            ld->slot = w;
+            ld->dtype = (uint8_t)(w ? ND_INT64 : vdt);
+            ld->offset = p * out_n;
+            memcpy(ld->strides, contig, sizeof contig);
+        }
+        k->indices[p].offset = index_base[p];
+        int32_t v = put_inst(k, &n, ND_IR_LOAD, vdt, (int32_t)(2 * p), -1, -1);
+        int32_t li = put_inst(k, &n, ND_IR_LOAD, ND_INT64, (int32_t)(2 * p + 1), -1, -1);
+        int32_t base = put_inst(k, &n, ND_IR_INDEX, ND_INT64, (int32_t)p, -1, -1);
+        int32_t gi = put_inst(k, &n, ND_OP_ADD, ND_INT64, li, base, -1);
+        if (p == 0) {
+            best_v = v, best_i = gi;
+            continue;
+        }
+        /* A later part wins only when strictly better (equal values keep
+         * the earlier, lower index) or when it holds the first NaN. */
+        int32_t take = put_inst(k, &n, mn ? ND_OP_LT : ND_OP_GT, ND_BOOL, v, best_v, -1);
+        if (fl) {
+            int32_t nv = put_inst(k, &n, ND_OP_ISNAN, ND_BOOL, v, -1, -1);
+            int32_t nb = put_inst(k, &n, ND_OP_ISNAN, ND_BOOL, best_v, -1, -1);
+            int32_t keep = put_inst(k, &n, ND_OP_LOGICAL_NOT, ND_BOOL, nb, -1, -1);
+            int32_t first = put_inst(k, &n, ND_OP_LOGICAL_AND, ND_BOOL, nv, keep, -1);
+            take = put_inst(k, &n, ND_OP_LOGICAL_OR, ND_BOOL, take, first, -1);
+        }
+        best_v = put_inst(k, &n, ND_OP_WHERE, vdt, take, v, best_v);
+        best_i = put_inst(k, &n, ND_OP_WHERE, ND_INT64, take, gi, best_i);
+    }
+    if (odt != ND_INT64) best_i = put_inst(k, &n, ND_OP_CAST, odt, best_i, -1, -1);
+    k->n_insts = n;
+    st->value = best_i;
+    k->n_slots = 3;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->hash = nd_kernel_hash(k);
+    return k;
+}
+
 nd_kernel *nd_kb_finish(nd_kernel_builder *kb, int32_t **plan_slots, int32_t **params) {
     nd_kernel *k = kernel_alloc(kb->n_params, kb->n_loads, kb->n_indices, kb->n_insts, kb->n_stores, kb->n_gathers);
     int32_t *ps = nd_malloc(sizeof(int32_t) * (size_t)(kb->n_slots + 1));

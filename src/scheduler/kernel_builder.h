@@ -97,6 +97,17 @@ nd_kernel *nd_kernel_clone(const nd_kernel *k);
  * output (slot 1), in part order: chunking's chunks and partitioning's
  * devices. NULL when out of memory. */
 nd_kernel *nd_kernel_combine_partials(const nd_kernel *k0, int64_t parts, int64_t out_n, const char *name);
+/* The fold of `parts` argmin/argmax partials of reduction kernel k0 into
+ * k0's output (slot 2): slot 0 holds each part's extreme value (k0's
+ * reduced value dtype), slot 1 its index within the part (int64), part
+ * p's outputs at element p * out_n; part p's indices start at
+ * index_base[p] of the whole reduction. Parts are folded in order with
+ * NumPy's rule: the first NaN wins, then the strictly better value, so
+ * equal values keep the lowest index. An elementwise kernel (no
+ * reduction) over a unit axis and k0's kept axes. NULL when out of
+ * memory. */
+nd_kernel *nd_kernel_combine_arg_partials(const nd_kernel *k0, int64_t parts, int64_t out_n,
+                                         const int64_t *index_base, const char *name);
 /* nd_kernel_hash (backends/kernel_ir.h) is recomputed after a pass edits a
  * finished kernel, e.g. chunking. */
 

@@ -174,7 +174,9 @@ static void find_row_slots(nd_partitioner *P) {
 static int combinable(const nd_kernel *k) {
     nd_reduce_kind kind = (nd_reduce_kind)k->reduce.kind;
     nd_dtype od = (nd_dtype)k->reduce.out_dtype;
-    if (nd_reduce_is_arg(kind) || od == ND_FLOAT16 || od == ND_BFLOAT16) return 0;
+    /* argmin/argmax fold (value, index) partials exactly; a 16-bit float
+     * sum's partials would round where one device's does not. */
+    if (!nd_reduce_is_arg(kind) && (od == ND_FLOAT16 || od == ND_BFLOAT16)) return 0;
     for (int32_t j = 0; j < k->n_loads; j++)
         if (k->loads[j].slot == k->reduce.out.slot) return 0;
     for (int32_t j = 0; j < k->n_stores; j++)
@@ -217,7 +219,7 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
         int is_reduce0 = reduce0 && j == n - 1;
         if (is_reduce0) {
             if (!combinable(k)) {
-                *why = "its reduction over axis 0 does not combine from partials yet (argmin, argmax, 16-bit)";
+                *why = "its reduction over axis 0 does not combine from partials yet (a 16-bit float one)";
                 return 0;
             }
             continue;

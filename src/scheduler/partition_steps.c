@@ -225,6 +225,67 @@ static int combine_kernel(emitter *E, const nd_step *orig, int32_t partial, int6
     return 1;
 }
 
+/* argmin/argmax over axis 0: per device two clones over its rows, the
+ * argmin (argmax) into `partial` (its index within the device's rows) and
+ * the min (max) into a partial of values, then one kernel folding the
+ * (value, global index) pairs in device order with NumPy's rule (first
+ * NaN, then strictly better). min and max propagate NaN as argmin and
+ * argmax pick it, so each value partial is the value at its index. The
+ * input is read twice; a reduction writing both would read it once. */
+static int arg_partials(emitter *E, const nd_step *orig, const int64_t *i0s, const int64_t *i1s,
+                        int32_t partial, int64_t chunks, int64_t out_n) {
+    nd_partitioner *P = E->P;
+    const nd_kernel *k0 = orig->kernel;
+    const nd_dtype vdt = (nd_dtype)k0->insts[k0->reduce.value].dtype;
+    int32_t values = new_temp(E, (size_t)(chunks * out_n) * nd_dtype_size(vdt), -1);
+    if (values < 0) return 0;
+    /* The reduced index advances by the other reduced axes' extents per
+     * row of axis 0 (reduced axes keep their order: NumPy's flat index). */
+    int64_t per_row = 1;
+    for (int a = 1; a < k0->ndim; a++)
+        if (k0->reduce.axes & (1u << a)) per_row *= k0->shape[a];
+    int64_t base[ND_MAX_SPLIT], c = 0;
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        if (i1s[d] <= i0s[d]) continue;
+        base[c] = i0s[d] * per_row;
+        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c, out_n)) return 0;
+        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], values, c, out_n)) return 0;
+        /* The value clone stores nothing: the index clone wrote them. */
+        nd_kernel *kv = E->out[E->n_out - 1].kernel;
+        kv->n_stores = 0;
+        kv->reduce.kind = k0->reduce.kind == ND_REDUCE_ARGMIN ? ND_REDUCE_MIN : ND_REDUCE_MAX;
+        kv->reduce.out_dtype = (uint8_t)vdt;
+        kv->reduce.out.dtype = (uint8_t)vdt;
+        kv->hash = nd_kernel_hash(kv);
+        c++;
+    }
+    nd_kernel *k = nd_kernel_combine_arg_partials(k0, chunks, out_n, base, "combine_devices");
+    int32_t *slots = nd_malloc(sizeof(int32_t) * 3), *params = nd_malloc(sizeof(int32_t));
+    uint8_t *acc = nd_malloc(3);
+    nd_step *s = k && slots && params && acc ? push(E) : NULL;
+    if (!s) {
+        free(k);
+        free(slots);
+        free(params);
+        free(acc);
+        return 0;
+    }
+    slots[0] = values;
+    slots[1] = partial;
+    slots[2] = orig->slots[k0->reduce.out.slot];
+    acc[0] = acc[1] = ND_ACCESS_READ;
+    acc[2] = ND_ACCESS_WRITE;
+    s->kind = ND_STEP_KERNEL;
+    s->kernel = k;
+    s->slots = slots;
+    s->params = params;
+    s->slot_access = acc;
+    s->part = ND_PART_COMBINE;
+    s->first_node = orig->first_node;
+    s->last_node = orig->last_node;
+    return 1;
+}
+
 /* The access bits of plan slot s in kernel step st (several kernel slots
  * may name it). */
 static uint8_t access_of(const nd_step *st, int32_t s) {
@@ -283,12 +344,16 @@ static int partition_step(emitter *E, int32_t i) {
         partial = new_temp(E, (size_t)(chunks * out_n) * nd_dtype_size((nd_dtype)k->reduce.out_dtype), -1);
         if (partial < 0) return 0;
     }
-    int64_t c = 0;
-    for (int32_t d = 0; d < P->n_dev; d++) {
-        if (i1s[d] <= i0s[d]) continue;
-        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c++, out_n)) return 0;
+    if (reduce0 && nd_reduce_is_arg((nd_reduce_kind)k->reduce.kind)) {
+        if (!arg_partials(E, orig, i0s, i1s, partial, chunks, out_n)) return 0;
+    } else {
+        int64_t c = 0;
+        for (int32_t d = 0; d < P->n_dev; d++) {
+            if (i1s[d] <= i0s[d]) continue;
+            if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c++, out_n)) return 0;
+        }
+        if (reduce0 && !combine_kernel(E, orig, partial, chunks, out_n)) return 0;
     }
-    if (reduce0 && !combine_kernel(E, orig, partial, chunks, out_n)) return 0;
     for (int32_t ks = 0; ks < k->n_slots; ks++) {
         nd_part_slot *sp = &P->sp[orig->slots[ks]];
         if (sp->split && (orig->slot_access[ks] & ND_ACCESS_WRITE)) {
