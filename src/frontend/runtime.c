@@ -261,6 +261,14 @@ static void release_twin_memory(void *ctx, int memory, void *ptr, size_t nbytes)
     nd_temp_pool_return(&nd_rt.sched, memory, ptr, nbytes);
 }
 
+/* A piece of a split array goes back to the backend for its device. */
+static void release_piece_memory(void *ctx, int memory, int device, void *ptr, size_t nbytes) {
+    (void)ctx;
+    if (!nd_rt.backend || !ptr) return;
+    if (nd_rt.backend->release_piece) nd_rt.backend->release_piece(nd_rt.backend, memory, device, ptr, nbytes);
+    else nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
+}
+
 static void at_exit(void) { nd_shutdown(); /* nothing if not running */ }
 
 static int copy_path(char *dst, size_t cap, const char *src, const char *what) {
@@ -394,8 +402,8 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.rng_stream = 0;
     nd_rt.buffer_pool.max = nd_rt.array_pool.max = ND_RECYCLE_MAX;
     nd_rt.array_pool.delay_on = 1; /* freed handles wait: a second nd_free is caught */
-    nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, NULL, &nd_rt.buffer_pool,
-                                    &nd_rt.array_pool};
+    nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, release_piece_memory, NULL,
+                                    &nd_rt.buffer_pool, &nd_rt.array_pool};
     nd_buffer_set_memory_hooks(&hooks);
     nd_rt.initialised = 1;
     early_flush_rearm();

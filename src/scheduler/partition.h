@@ -8,10 +8,11 @@
 #include <stdint.h>
 
 #include "backends/plan.h"
+#include "common/memory.h"
 #include "scheduler/flush_walk.h"
 
 /* The most logical devices ND_DEVICES=cpu:N may name. */
-#define ND_MAX_SPLIT 16
+#define ND_MAX_SPLIT ND_MAX_PIECES
 
 typedef struct {
     int32_t n_devices;  /* 1: the pass does nothing */
