@@ -204,6 +204,20 @@ static int flushes_in_a_row(uint64_t seed, nd_array **outs) {
     mids[nm++] = p[44 * 31 + 30];
     cr_assert_eq(nd_data_done(u), ND_OK);
     for (int i = 0; i < 3; i++) cr_assert_eq(sweep5(u), ND_OK);
+    /* Read (pieces and whole both hold the value), swept; then written by
+     * the program (the pieces hold an old version: the same graph must not
+     * reuse the plan that started from them). */
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(nd_sync(), ND_OK);
+        mids[nm++] = nd_item(nd_view(u, "30:31, 9:10"));
+        if (k == 1) {
+            double *w = nd_data(u, ND_HOST_MEMORY, ND_DATA_READ_WRITE);
+            cr_assert(w, "%s", nd_last_error());
+            for (int i = 0; i < 45; i++) w[i * 31 + 1 + i % 29] += 3.0;
+            cr_assert_eq(nd_data_done(u), ND_OK);
+        }
+        for (int i = 0; i < 3; i++) cr_assert_eq(sweep5(u), ND_OK);
+    }
     outs[0] = u;
     outs[1] = nd_from_host(mids, ND_FLOAT64, ND_SHAPE(nm));
     return 2;
