@@ -748,6 +748,7 @@ Test(store_chains, early_flushes_share_the_twin, .init = ndt_setup, .fini = ndt_
  * of its size takes it for its own chain and allocates nothing. */
 CHAIN_TEST(twin_memory_goes_back_to_the_pool) {
     NDT_RNG(r);
+    if (ndt_devices_split()) cr_skip_test("a split grid's twin lives in its pieces, kept with the grid");
     const stencil s = FIVE_POINT_2D;
     nd_stats start, before, after;
     nd_get_stats(&start);

@@ -185,6 +185,14 @@ typedef struct {
     uint64_t halo_copies;        /* part of copies: ghost rows filled from a neighbour */
     uint64_t piece_copies;       /* part of copies: whole arrays scattered into pieces and
                                     gathered back */
+    uint64_t arrays_scattered;   /* whole arrays split into per-device pieces (one per array,
+                                    whatever the device count); pieces outlive the flush, so a
+                                    loop that keeps splitting an array the same way scatters it
+                                    once */
+    uint64_t arrays_gathered;    /* arrays whose pieces were gathered back whole: read from the
+                                    host (nd_to_host, nd_item, nd_data), read whole by a step
+                                    that does not split (a matmul, a transpose), or split
+                                    another way */
     uint64_t piece_allocations;  /* part of temp_allocations: the pieces and partial
                                     reductions of split arrays */
     uint64_t arrays_whole;       /* arrays of at least ND_SPLIT_MIN_BYTES that a flush kept

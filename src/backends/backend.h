@@ -45,6 +45,17 @@ struct nd_backend {
     void *impl;
     nd_status (*alloc)(nd_backend *be, int memory, size_t bytes, void **out);
     void (*release)(nd_backend *be, int memory, void *ptr, size_t bytes);
+    /* Optional (several devices, scheduler/partition.c): memory for a
+     * piece of an array split in row blocks, on logical device `device`
+     * (0-based: its position in ND_DEVICES), for a plan computing in
+     * `memory`; release_piece gives it back with the same arguments. A
+     * piece outlives the flush (graph/buffer.h nd_buffer_pieces). Copies
+     * between pieces (halo, scatter, gather steps: plan.h ND_PART_*) and the
+     * kernels over them name the device in nd_step.device and the pieces'
+     * plan slots in nd_plan_slot.device. NULL: alloc/release in `memory`
+     * (every logical device shares the backend's memory). */
+    nd_status (*alloc_piece)(nd_backend *be, int memory, int device, size_t bytes, void **out);
+    void (*release_piece)(nd_backend *be, int memory, int device, void *ptr, size_t bytes);
     nd_status (*copy)(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
                       size_t bytes);
     /* slots[i]: base pointer of kernel slot i; params: the kernel's values.

@@ -14,6 +14,7 @@
 
 #include "backends/kernel_ir.h"
 #include "common/lib_calls.h"
+#include "common/memory.h"
 
 /* What a step is. Every fact about a kind (name, what it counts as, which
  * slots it reads and writes) is in backends/step_kinds.c; docs/internals.md
@@ -123,8 +124,12 @@ enum {
 typedef enum {
     ND_SLOT_EXTERNAL, /* a flush buffer, bound by walk position */
     ND_SLOT_TEMP,     /* plan-internal, allocated per run */
-    ND_SLOT_TWIN      /* the twin of the flush buffer at walk_index (graph/buffer.h):
+    ND_SLOT_TWIN,     /* the twin of the flush buffer at walk_index (graph/buffer.h):
                          a store chain's temporary that outlives the flush */
+    ND_SLOT_PIECE     /* device (device - 1)'s piece of the flush buffer at
+                         walk_index split in row blocks (of its twin when
+                         piece_of_twin), which outlives the flush
+                         (graph/buffer.h nd_buffer_pieces): bytes long */
 } nd_slot_role;
 
 typedef struct {
@@ -143,8 +148,23 @@ typedef struct {
                               piece of a split array: the array's */
     uint8_t device;        /* TEMP: 1 + the device whose piece of a split
                               array it is (scheduler/partition.c); 0: none */
-    uint8_t split_temp;    /* TEMP: added by the partition pass (a piece, partials) */
+    uint8_t split_temp;    /* TEMP, PIECE: added by the partition pass (a piece, partials) */
+    uint8_t piece_of_twin; /* PIECE: of the buffer's twin */
 } nd_plan_slot;
+
+/* What a plan leaves in the pieces of a buffer (or twin) it splits or
+ * gathers (scheduler/partition.c), applied when the plan is submitted:
+ * keep, the pieces hold the value after the plan, laid out as below
+ * (whole_stale: and the whole memory does not: the plan wrote the pieces
+ * only); else they no longer hold it (the plan wrote the whole array). */
+typedef struct {
+    int32_t walk_index;
+    uint8_t twin, keep, whole_stale;
+    int32_t n_dev;
+    size_t row_bytes;
+    int64_t rows;
+    int64_t p0[ND_MAX_PIECES], pn[ND_MAX_PIECES];
+} nd_plan_pieces;
 
 typedef struct nd_plan {
     uint64_t key;
@@ -177,6 +197,11 @@ typedef struct nd_plan {
     int32_t n_whole;
     /* Kernels of the one-device plan that run per device (nd_stats.kernels_split). */
     int32_t n_split_kernels;
+    /* The pieces it leaves (nd_plan_pieces), and how many arrays it
+     * scatters into pieces and gathers from them (nd_stats). */
+    int32_t n_pieces;
+    nd_plan_pieces *pieces;
+    int32_t n_scattered, n_gathered;
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;

@@ -6,5 +6,8 @@
 
 #define ND_MAX_MEMORIES 4
 #define ND_MEMORY_HOST 0
+/* The most logical devices an array is split over (ND_DEVICES=cpu:N):
+ * a split buffer has one piece per device (graph/buffer.h). */
+#define ND_MAX_PIECES 16
 
 #endif

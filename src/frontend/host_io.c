@@ -164,7 +164,7 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
     else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
     if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
     if (n == 0) return ND_OK;
-    if (b->valid == 0) {
+    if (b->valid == 0 && !nd_buffer_in_pieces(b)) {
         /* Never written (nd_empty): reads as zeros rather than garbage. */
         memset(dst, 0, need);
         return ND_OK;

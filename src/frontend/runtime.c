@@ -261,6 +261,14 @@ static void release_twin_memory(void *ctx, int memory, void *ptr, size_t nbytes)
     nd_temp_pool_return(&nd_rt.sched, memory, ptr, nbytes);
 }
 
+/* A piece of a split array goes back to the backend for its device. */
+static void release_piece_memory(void *ctx, int memory, int device, void *ptr, size_t nbytes) {
+    (void)ctx;
+    if (!nd_rt.backend || !ptr) return;
+    if (nd_rt.backend->release_piece) nd_rt.backend->release_piece(nd_rt.backend, memory, device, ptr, nbytes);
+    else nd_rt.backend->release(nd_rt.backend, memory, ptr, nbytes);
+}
+
 static void at_exit(void) { nd_shutdown(); /* nothing if not running */ }
 
 static int copy_path(char *dst, size_t cap, const char *src, const char *what) {
@@ -291,7 +299,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
  * 1 MiB: below it a kernel per device costs more than it saves) are split
  * in row blocks over N logical memories. Both were checked. */
 static nd_split_config split_config_for(const nd_config *c, const nd_backend *be) {
-    nd_split_config sc = {1, (size_t)1 << 20};
+    nd_split_config sc = {1, (size_t)1 << 20, 0};
     int n = c->devices ? cpu_devices(c->devices) : 0;
     /* GPU ordinals ("0,1", "0,0"): split when the backend drives them all
      * (the CUDA backend; the CPU one, when auto fell back, runs whole). */
@@ -421,6 +429,7 @@ nd_status nd_init(const nd_config *cfg) {
                             ? nd_dist_size()
                             : 1;
     nd_rt.sched.rank = nd_rt.sched.ranks > 1 ? nd_dist_rank() : 0;
+    nd_rt.sched.split.pieces_per_plan = nd_rt.sched.ranks > 1;
     if (nd_dist_size() > 1 && nd_rt.sched.ranks == 1)
         nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend: ranks split arrays on the CPU backend only so "
                 "far; this rank computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);
@@ -436,8 +445,8 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.rng_stream = 0;
     nd_rt.buffer_pool.max = nd_rt.array_pool.max = ND_RECYCLE_MAX;
     nd_rt.array_pool.delay_on = 1; /* freed handles wait: a second nd_free is caught */
-    nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, NULL, &nd_rt.buffer_pool,
-                                    &nd_rt.array_pool};
+    nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, release_piece_memory, NULL,
+                                    &nd_rt.buffer_pool, &nd_rt.array_pool};
     nd_buffer_set_memory_hooks(&hooks);
     nd_rt.initialised = 1;
     early_flush_rearm();

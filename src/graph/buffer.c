@@ -55,6 +55,7 @@ nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     b->stamp = 0;
     b->slot = -1;
     b->live_prev = NULL;
+    b->pieces = NULL;
     b->live_next = live_head;
     if (live_head) live_head->live_prev = b;
     live_head = b;
@@ -77,8 +78,25 @@ static void drop_borrow(nd_buffer *b) {
     b->mem[m] = NULL;
 }
 
+static void release_pieces(nd_buffer_pieces **pp) {
+    nd_buffer_pieces *p = *pp;
+    if (!p) return;
+    for (int d = 0; d < ND_MAX_PIECES; d++) {
+        if (!p->mem[d]) continue;
+        if (memory_hooks.release_piece)
+            memory_hooks.release_piece(memory_hooks.ctx, p->mem_memory[d], d, p->mem[d], p->mem_bytes[d]);
+        else if (memory_hooks.release)
+            memory_hooks.release(memory_hooks.ctx, p->mem_memory[d], p->mem[d], p->mem_bytes[d]);
+        else if (p->mem_memory[d] == ND_MEMORY_HOST)
+            free(p->mem[d]);
+    }
+    free(p);
+    *pp = NULL;
+}
+
 static void release_twin(nd_buffer *b) {
     nd_buffer_twin *t = b->twin;
+    release_pieces(&t->pieces);
     void (*release)(void *, int, void *, size_t) =
         memory_hooks.release_twin ? memory_hooks.release_twin : memory_hooks.release;
     if (t->mem && release)
@@ -104,6 +122,7 @@ void nd_buffer_free(nd_buffer *b) {
             free(b->mem[m]); /* runtime already gone: host memory is plain */
     }
     if (b->twin) release_twin(b);
+    release_pieces(&b->pieces);
     if (b->writers != b->inline_writers) free(b->writers);
     nd_buffer_clear_failure(b);
     if (b->named) nd_name_forget(b);
@@ -127,6 +146,7 @@ int64_t nd_buffer_release_all(void) {
             b->mem[m] = NULL;
         }
         if (b->twin) release_twin(b);
+        release_pieces(&b->pieces);
         b->valid = 0;
         b->n_writers = 0;
         b->dead = 1;

@@ -17,6 +17,30 @@
 #include "common/memory.h"
 #include "nd.h"
 
+/* A buffer (or twin) split in row blocks over several devices
+ * (scheduler/partition.c), kept after the flush that split it: per device
+ * one piece holding rows [p0, p0 + pn) of `rows` rows of `row_bytes`
+ * (the rows the device owns and ghost rows around them). The planner sets
+ * the layout and `valid` when it submits a plan (the flush before has run
+ * by then); the executor allocates `mem` on first use through the
+ * backend's alloc_piece (backends/backend.h). Memory is kept while the
+ * buffer lives (a later split of another layout reallocates it). */
+typedef struct nd_buffer_pieces {
+    /* The pieces hold the buffer's value as of `version` (a twin's: what
+     * the twin holds): every owned row; ghost rows may hold an older one. */
+    uint8_t valid;
+    /* ... and the whole memory does not (a reader gathers first). */
+    uint8_t whole_stale;
+    uint32_t version;
+    int32_t n_dev;
+    size_t row_bytes;
+    int64_t rows;
+    int64_t p0[ND_MAX_PIECES], pn[ND_MAX_PIECES];
+    void *mem[ND_MAX_PIECES];
+    size_t mem_bytes[ND_MAX_PIECES];
+    int32_t mem_memory[ND_MAX_PIECES];
+} nd_buffer_pieces;
+
 /* A buffer's twin: memory of the buffer's size that a chain of in-place
  * region stores (a recorded stencil loop) alternates with
  * (scheduler/store_chains.c). It outlives the flush, so that the chain's
@@ -37,6 +61,9 @@ typedef struct nd_buffer_twin {
     int ndim;
     int64_t offset;
     int64_t shape[ND_MAX_DIMS], strides[ND_MAX_DIMS];
+    /* The twin split over several devices (NULL until a plan splits it);
+     * while its `valid`, the twin's value is there (mem may be stale). */
+    nd_buffer_pieces *pieces;
 } nd_buffer_twin;
 
 /* Why a buffer's value could not be produced: the status, the cause
@@ -109,6 +136,9 @@ typedef struct nd_buffer {
     /* Every buffer not dead is on one list, so nd_shutdown can release the
      * memory of those that handles still reach (nd_buffer_release_all). */
     struct nd_buffer *live_prev, *live_next;
+    /* Its value split over several devices (NULL until a plan splits it):
+     * nd_buffer_in_pieces. */
+    nd_buffer_pieces *pieces;
 } nd_buffer;
 
 /* Whether the program can see b's latest version: through a handle, or
@@ -121,7 +151,21 @@ static inline int nd_buffer_visible(const nd_buffer *b) { return b->handles > 0 
  * on the planning thread, after the plan that wrote the twin has run. */
 static inline const nd_buffer_twin *nd_buffer_twin_at(const nd_buffer *b, uint32_t version) {
     const nd_buffer_twin *t = b->twin;
-    return t && t->valid && t->mem && t->version == version ? t : NULL;
+    return t && t->valid && (t->mem || (t->pieces && t->pieces->valid)) && t->version == version ? t : NULL;
+}
+
+/* b's pieces if they hold its materialised version, else NULL. */
+static inline const nd_buffer_pieces *nd_buffer_pieces_at(const nd_buffer *b) {
+    const nd_buffer_pieces *p = b->pieces;
+    return p && p->valid && p->version == b->version - b->n_writers ? p : NULL;
+}
+
+/* Whether b's materialised value is only in its pieces: a reader of the
+ * whole array gathers it first (nd_scheduler_make_valid). b->valid is 0
+ * then, which elsewhere means "never written". */
+static inline int nd_buffer_in_pieces(const nd_buffer *b) {
+    const nd_buffer_pieces *p = nd_buffer_pieces_at(b);
+    return p && p->whole_stale;
 }
 
 /* A buffer of `nbytes` with no memory yet (allocated when first used).
@@ -175,6 +219,9 @@ typedef struct {
     /* A twin's memory, which came from the scheduler's pool of
      * temporaries and goes back there (NULL: `release`). */
     void (*release_twin)(void *ctx, int memory, void *ptr, size_t nbytes);
+    /* A piece of a split array on logical device `device` (NULL:
+     * `release`). */
+    void (*release_piece)(void *ctx, int memory, int device, void *ptr, size_t nbytes);
     void *ctx;
     struct nd_freelist *buffers;
     struct nd_freelist *arrays;

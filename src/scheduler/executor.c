@@ -245,6 +245,43 @@ static nd_status twin_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory
     return ND_OK;
 }
 
+static int32_t temp_memory(const nd_scheduler_ctx *ctx, const nd_plan *plan, int device);
+
+/* Memory of device d's piece of buffer b (or of its twin), `bytes` long:
+ * allocated through the backend's alloc_piece on first use, and again
+ * when a split of another layout needs another size (the plan that made
+ * the pieces of that size no longer holds their value: partition.c). */
+static nd_status piece_memory(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk, int32_t slot,
+                              void **out) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    nd_buffer *b = walk->buffers[s->walk_index];
+    nd_buffer_pieces **pp = s->piece_of_twin ? (b->twin ? &b->twin->pieces : NULL) : &b->pieces;
+    if (!pp) return nd_error_set(ND_ERR_STATE, "nd_sync: a plan names a piece of a twin the buffer lacks");
+    if (!*pp && !(*pp = nd_calloc(1, sizeof **pp)))
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a split array's pieces");
+    nd_buffer_pieces *p = *pp;
+    int32_t d = s->device - 1, memory = temp_memory(ctx, plan, s->device);
+    nd_backend *be = ctx->backend;
+    if (p->mem[d] && (p->mem_bytes[d] != s->bytes || p->mem_memory[d] != memory)) {
+        if (be->release_piece) be->release_piece(be, p->mem_memory[d], d, p->mem[d], p->mem_bytes[d]);
+        else be->release(be, p->mem_memory[d], p->mem[d], p->mem_bytes[d]);
+        p->mem[d] = NULL;
+    }
+    if (!p->mem[d]) {
+        nd_status st = be->alloc_piece ? be->alloc_piece(be, memory, d, s->bytes, &p->mem[d])
+                                       : alloc_or_release_and_retry(ctx, memory, s->bytes, &p->mem[d]);
+        if (st != ND_OK) {
+            p->mem[d] = NULL;
+            return st;
+        }
+        p->mem_bytes[d] = s->bytes;
+        p->mem_memory[d] = memory;
+        if (ctx->stats) ctx->stats->piece_allocations++, ctx->stats->temp_allocations++;
+    }
+    *out = p->mem[d];
+    return ND_OK;
+}
+
 typedef struct {
     void **ptrs;   /* per plan slot, in the plan's memory */
     size_t *bytes; /* per temporary slot bound: its block's size */
@@ -277,6 +314,16 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
                              (value_ref){plan, walk, slot});
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
+    if (s->role == ND_SLOT_PIECE) {
+        nd_status rc = piece_memory(ctx, plan, walk, slot, &bs->ptrs[slot]);
+        if (rc != ND_OK && s->last_writer >= 0) {
+            char cause[700];
+            snprintf(cause, sizeof cause, "%s", nd_last_error());
+            const char *label = label_of(plan, walk, slot);
+            return nd_error_set(rc, "%s, for the value of %s", cause, label ? label : "an operation");
+        }
+        return rc;
+    }
     uint64_t before = ctx->stats ? ctx->stats->temp_allocations : 0;
     nd_status rc = temp_take(ctx, temp_memory(ctx, plan, s->device), s->bytes, &bs->ptrs[slot], &bs->bytes[slot]);
     if (ctx->stats && s->split_temp) ctx->stats->piece_allocations += ctx->stats->temp_allocations - before;
@@ -489,6 +536,8 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
                                (value_ref){plan, walk, s});
         else if (sl->role == ND_SLOT_TWIN)
             rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
+        else if (sl->role == ND_SLOT_PIECE)
+            rc = piece_memory(ctx, plan, walk, s, &ptrs[s]);
         else
             ptrs[s] = sl->storage >= 0 ? storage[sl->storage] : NULL;
     }
@@ -571,7 +620,7 @@ static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, 
 /* An external buffer a failed or skipped step writes: failed, with f. */
 static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot, nd_failure *f) {
     const nd_plan_slot *s = &plan->slots[slot];
-    if (s->role == ND_SLOT_EXTERNAL)
+    if (s->role == ND_SLOT_EXTERNAL || (s->role == ND_SLOT_PIECE && !s->piece_of_twin))
         nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(plan, walk, slot));
 }
 
@@ -595,6 +644,12 @@ static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failu
 
 static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot) {
     const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role == ND_SLOT_PIECE && !s->piece_of_twin) {
+        /* A piece of its value (where it is: planning said, nd_plan.pieces). */
+        nd_buffer *b = walk->buffers[s->walk_index];
+        if (b->failure || b->error != ND_OK) nd_buffer_clear_failure(b);
+        return;
+    }
     if (s->role != ND_SLOT_EXTERNAL) return;
     nd_buffer *b = walk->buffers[s->walk_index];
     b->valid = 1u << plan->memory;

@@ -37,9 +37,20 @@ static uint64_t twin_state(const nd_buffer *b) {
                      t->offset);
 }
 
+/* Pieces that hold a split value from an earlier flush decide whether a
+ * plan scatters, starts from them, or gathers them first
+ * (scheduler/partition.c): their layout, or 0 when they hold nothing. */
+static uint64_t pieces_state(const nd_buffer_pieces *p) {
+    if (!p) return 0;
+    uint64_t h = nd_hash_pair(0x91ECE5ull ^ (uint64_t)p->whole_stale, (uint64_t)p->n_dev);
+    h = nd_hash_pair(h ^ (uint64_t)p->rows, (uint64_t)p->row_bytes);
+    for (int32_t d = 0; d < p->n_dev && d < ND_MAX_PIECES; d++) h = nd_hash_pair(h ^ (uint64_t)p->p0[d], (uint64_t)p->pn[d]);
+    return h;
+}
+
 /* Numbers b on first sight and hashes its number and, the first time, the
  * facts about it that change a plan: size, dtype, whether a handle sees it,
- * where its value lives, what its twin holds. */
+ * where its value lives (memories, pieces), what its twin holds. */
 static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     if (b->stamp == w->stamp) return nd_hash_pair(0x5107, (uint64_t)b->slot);
     if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
@@ -55,6 +66,8 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     uint64_t h = nd_hash_pair(b->nbytes, ((uint64_t)b->dtype << 48) ^ ((uint64_t)nd_buffer_visible(b) << 40) ^
                                              ((uint64_t)b->valid << 8) ^ mem_mask);
     uint64_t twin = b->twin ? twin_state(b) : 0;
+    if (b->pieces) h = nd_hash_pair(h, pieces_state(nd_buffer_pieces_at(b)));
+    if (twin && b->twin->pieces) twin = nd_hash_pair(twin, pieces_state(b->twin->pieces->valid ? b->twin->pieces : NULL));
     return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
 }
 

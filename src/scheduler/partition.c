@@ -355,6 +355,69 @@ static void find_pieces(nd_partitioner *P) {
     }
 }
 
+/* The pieces a buffer or twin holds from an earlier flush, if they hold
+ * the value this plan starts from. */
+static const nd_buffer_pieces *held_pieces(const nd_partitioner *P, int32_t s) {
+    const nd_plan_slot *sl = &P->plan->slots[s];
+    if (sl->role == ND_SLOT_TEMP) return NULL;
+    const nd_buffer *b = P->walk->buffers[sl->walk_index];
+    if (sl->role == ND_SLOT_EXTERNAL) return nd_buffer_pieces_at(b);
+    const nd_buffer_twin *t = nd_buffer_twin_at(b, b->version - b->n_writers);
+    return t && t->pieces && t->pieces->valid ? t->pieces : NULL;
+}
+
+/* Whether split slot s can run on the pieces it holds: the same split,
+ * and each piece holds at least the rows this plan's piece would. */
+static int held_fits(const nd_partitioner *P, int32_t s, const nd_buffer_pieces *h) {
+    const nd_part_slot *sp = &P->sp[s];
+    if (h->n_dev != P->n_dev || h->rows != sp->rows || h->row_bytes != (size_t)sp->row * sp->item) return 0;
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        if (sp->pn[d] <= 0) continue;
+        if (h->pn[d] <= 0 || sp->p0[d] < h->p0[d] || sp->p0[d] + sp->pn[d] > h->p0[d] + h->pn[d]) return 0;
+    }
+    return 1;
+}
+
+/* Which split slots keep their pieces after the plan (every buffer and
+ * twin split, but one whose memory the program lent: it reads its memory
+ * itself), which start from pieces held from an earlier flush, and which
+ * held pieces are gathered first: the array is read whole, or split
+ * another way (its pieces here are then temporaries, gathered at the end
+ * as before). */
+static void find_held(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        for (int32_t j = 0, n = nd_step_n_accesses(&p->steps[i]); j < n; j++) {
+            nd_step_access a = nd_step_access_at(&p->steps[i], j, p->memory);
+            if (a.slot < 0) continue;
+            P->sp[a.slot].touched = 1;
+            if (a.mode & ND_ACCESS_WRITE) P->sp[a.slot].plan_writes = 1;
+        }
+    for (int32_t s = 0; s < p->n_slots; s++) {
+        nd_part_slot *sp = &P->sp[s];
+        const nd_plan_slot *sl = &p->slots[s];
+        if (sl->role == ND_SLOT_TEMP || !sp->touched) continue;
+        const nd_buffer_pieces *h = held_pieces(P, s);
+        const nd_buffer *b = P->walk->buffers[sl->walk_index];
+        sp->held = h;
+        if (sp->split && h && held_fits(P, s, h)) {
+            sp->persist = sp->adopt = 1;
+            for (int32_t d = 0; d < P->n_dev; d++) {
+                int64_t lo = nd_split_row(sp->rows, P->n_dev, d), hi = nd_split_row(sp->rows, P->n_dev, d + 1);
+                sp->p0[d] = h->p0[d];
+                sp->pn[d] = h->pn[d];
+                if (sp->pn[d] > 0 && (sp->p0[d] != lo || sp->pn[d] != hi - lo)) sp->ghosts = 1;
+            }
+            continue;
+        }
+        if (h && h->whole_stale) {
+            sp->gather_first = 1;
+            P->n_gather_first++;
+        }
+        if (sp->split && !sp->gather_first && !b->borrow && !P->cfg->pieces_per_plan) sp->persist = 1;
+    }
+}
+
 static void count_whole(nd_partitioner *P) {
     nd_plan *p = P->plan;
     uint8_t *touched = nd_calloc((size_t)p->n_slots + 1, 1);
@@ -388,8 +451,9 @@ nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_s
         find_row_slots(&P);
         find_split(&P);
         find_pieces(&P);
+        find_held(&P);
         count_whole(&P);
-        int any = 0;
+        int any = P.n_gather_first > 0;
         for (int32_t i = 0; i < plan->n_steps; i++) any |= P.kpart[i];
         if (any) st = nd_part_rewrite(&P);
     }

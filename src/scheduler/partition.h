@@ -8,14 +8,19 @@
 #include <stdint.h>
 
 #include "backends/plan.h"
+#include "common/memory.h"
 #include "scheduler/flush_walk.h"
 
 /* The most logical devices ND_DEVICES=cpu:N may name. */
-#define ND_MAX_SPLIT 16
+#define ND_MAX_SPLIT ND_MAX_PIECES
 
 typedef struct {
     int32_t n_devices;  /* 1: the pass does nothing */
     size_t min_bytes;   /* ND_SPLIT_MIN_BYTES: smaller arrays stay whole */
+    /* 1: a split array's pieces live for one plan (scattered at its start,
+     * gathered at its end), as under mpirun, where another rank's pieces
+     * are not in this process for a later gather; 0: they outlive it. */
+    uint8_t pieces_per_plan;
 } nd_split_config;
 
 /* The first row device d of n owns when `rows` rows are split in blocks

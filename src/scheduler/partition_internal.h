@@ -2,6 +2,7 @@
 #ifndef ND_SCHEDULER_PARTITION_INTERNAL_H
 #define ND_SCHEDULER_PARTITION_INTERNAL_H
 
+#include "graph/buffer.h"
 #include "scheduler/partition.h"
 
 /* Per plan slot. */
@@ -21,6 +22,17 @@ typedef struct {
     uint8_t in_pieces; /* the pieces hold the current value */
     uint8_t stale;     /* ... but their ghost rows an older one */
     uint8_t written;   /* a partitioned kernel wrote it: gathered at the end */
+    /* Pieces that outlive the flush (a buffer or twin: graph/buffer.h
+     * nd_buffer_pieces). held: the pieces it has from an earlier flush
+     * hold its value (NULL: none). persist: its pieces are the buffer's
+     * (ND_SLOT_PIECE slots), not temporaries; adopt: those held, as they
+     * are (no scatter). gather_first: the held pieces go back into the
+     * whole memory before the plan (it reads the array whole, or splits
+     * it another way). */
+    const nd_buffer_pieces *held;
+    uint8_t persist, adopt, gather_first;
+    uint8_t touched, plan_writes; /* some step of the plan reads or writes it; writes it */
+    int32_t old_piece[ND_MAX_SPLIT]; /* gather_first: the held pieces' slots */
 } nd_part_slot;
 
 typedef struct {
@@ -32,6 +44,7 @@ typedef struct {
     uint8_t *kpart;    /* per step: runs per device */
     int64_t *anchor;   /* per step: the row shift of its writes */
     int64_t *arows;    /* per step: the rows of its anchor slot */
+    int32_t n_gather_first; /* slots whose held pieces are gathered first */
 } nd_partitioner;
 
 /* Device d's iteration rows [*i0, *i1) of partitioned kernel step i: those

@@ -66,6 +66,20 @@ static int copy_step(emitter *E, int32_t src, size_t src_off, int32_t dst, size_
     return 1;
 }
 
+/* Device d's piece of the buffer (or twin) of slot s: a slot bound to
+ * memory the buffer keeps after the flush (graph/buffer.h). */
+static int32_t new_piece(emitter *E, int32_t s, size_t bytes, int32_t device) {
+    int32_t t = new_temp(E, bytes, device);
+    if (t < 0) return -1;
+    nd_plan_slot *sl = &E->P->plan->slots[t];
+    const nd_plan_slot *whole = &E->P->plan->slots[s];
+    sl->role = ND_SLOT_PIECE;
+    sl->walk_index = whole->walk_index;
+    sl->piece_of_twin = whole->role == ND_SLOT_TWIN;
+    sl->used = 1;
+    return t;
+}
+
 /* The pieces of split slot s (their rows were found by partition.c). */
 static int make_pieces(emitter *E, int32_t s) {
     nd_part_slot *sp = &E->P->sp[s];
@@ -73,7 +87,8 @@ static int make_pieces(emitter *E, int32_t s) {
     for (int32_t d = 0; d < E->P->n_dev; d++) {
         sp->piece[d] = -1;
         if (sp->pn[d] <= 0) continue;
-        sp->piece[d] = new_temp(E, (size_t)sp->pn[d] * rb, d);
+        size_t bytes = (size_t)sp->pn[d] * rb;
+        sp->piece[d] = sp->persist ? new_piece(E, s, bytes, d) : new_temp(E, bytes, d);
         if (sp->piece[d] < 0) return 0;
         /* Messages about the piece name the array's value. */
         const nd_plan_slot *whole = &E->P->plan->slots[s];
@@ -89,6 +104,7 @@ static int scatter(emitter *E, int32_t s, const nd_step *orig) {
         if (sp->piece[d] >= 0 &&
             !copy_step(E, s, (size_t)sp->p0[d] * rb, sp->piece[d], 0, (size_t)sp->pn[d] * rb, ND_PART_SCATTER, d, orig))
             return 0;
+    E->P->plan->n_scattered++;
     return 1;
 }
 
@@ -117,16 +133,78 @@ static int halo(emitter *E, int32_t s, const nd_step *orig) {
     return 1;
 }
 
-static int gather(emitter *E, int32_t s, const nd_step *orig) {
-    nd_part_slot *sp = &E->P->sp[s];
-    int32_t n = E->P->n_dev;
-    size_t rb = (size_t)sp->row * sp->item;
+/* The owned rows of every piece (rows [p0, p0 + pn) of `piece`) back into
+ * the whole memory of slot s. */
+static int gather_from(emitter *E, int32_t s, int32_t n, int64_t rows, size_t rb, const int64_t *p0,
+                       const int32_t *piece, const nd_step *orig) {
     for (int32_t d = 0; d < n; d++) {
-        if (sp->piece[d] < 0) continue;
-        int64_t lo = nd_split_row(sp->rows, n, d), hi = nd_split_row(sp->rows, n, d + 1);
-        if (!copy_step(E, sp->piece[d], (size_t)(lo - sp->p0[d]) * rb, s, (size_t)lo * rb, (size_t)(hi - lo) * rb,
+        if (piece[d] < 0) continue;
+        int64_t lo = nd_split_row(rows, n, d), hi = nd_split_row(rows, n, d + 1);
+        if (!copy_step(E, piece[d], (size_t)(lo - p0[d]) * rb, s, (size_t)lo * rb, (size_t)(hi - lo) * rb,
                        ND_PART_GATHER, d, orig))
             return 0;
+    }
+    E->P->plan->n_gathered++;
+    return 1;
+}
+
+static int gather(emitter *E, int32_t s, const nd_step *orig) {
+    nd_part_slot *sp = &E->P->sp[s];
+    return gather_from(E, s, E->P->n_dev, sp->rows, (size_t)sp->row * sp->item, sp->p0, sp->piece, orig);
+}
+
+/* The pieces slot s holds from an earlier flush, back into its whole
+ * memory before the plan. */
+static int gather_held(emitter *E, int32_t s, const nd_step *orig) {
+    nd_part_slot *sp = &E->P->sp[s];
+    const nd_buffer_pieces *h = sp->held;
+    for (int32_t d = 0; d < h->n_dev; d++) {
+        sp->old_piece[d] = -1;
+        if (h->pn[d] <= 0) continue;
+        sp->old_piece[d] = new_piece(E, s, (size_t)h->pn[d] * h->row_bytes, d);
+        if (sp->old_piece[d] < 0) return 0;
+    }
+    return gather_from(E, s, h->n_dev, h->rows, h->row_bytes, h->p0, sp->old_piece, orig);
+}
+
+/* What the plan leaves in the pieces of every buffer and twin it splits
+ * or gathers (nd_plan.pieces, applied when the plan is submitted). */
+static int record_pieces(nd_partitioner *P, int32_t n_slots0) {
+    nd_plan *plan = P->plan;
+    int32_t n = 0;
+    for (int32_t s = 0; s < n_slots0; s++) n += P->sp[s].persist || P->sp[s].held;
+    plan->n_pieces = 0;
+    if (n == 0) return 1;
+    plan->pieces = nd_calloc((size_t)n, sizeof *plan->pieces);
+    if (!plan->pieces) return 0;
+    for (int32_t s = 0; s < n_slots0; s++) {
+        const nd_part_slot *sp = &P->sp[s];
+        if (!sp->persist && !sp->held) continue;
+        nd_plan_pieces *o = &plan->pieces[plan->n_pieces++];
+        o->walk_index = plan->slots[s].walk_index;
+        o->twin = plan->slots[s].role == ND_SLOT_TWIN;
+        if (sp->persist) {
+            /* The pieces hold the value; the whole memory does too if the
+             * plan only read it (scattered, or adopted while valid). */
+            o->keep = 1;
+            o->whole_stale = sp->written || (sp->adopt && sp->held->whole_stale);
+            o->n_dev = P->n_dev;
+            o->row_bytes = (size_t)sp->row * sp->item;
+            o->rows = sp->rows;
+            memcpy(o->p0, sp->p0, sizeof o->p0);
+            memcpy(o->pn, sp->pn, sizeof o->pn);
+        } else {
+            /* Held pieces a step writes past: of no use after it. A plan
+             * that only read them leaves them, gathered or not. */
+            const nd_buffer_pieces *h = sp->held;
+            o->keep = !sp->plan_writes && !sp->written;
+            o->whole_stale = h->whole_stale && !sp->gather_first;
+            o->n_dev = h->n_dev;
+            o->row_bytes = h->row_bytes;
+            o->rows = h->rows;
+            memcpy(o->p0, h->p0, sizeof o->p0);
+            memcpy(o->pn, h->pn, sizeof o->pn);
+        }
     }
     return 1;
 }
@@ -376,8 +454,15 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
     int32_t n_slots0 = plan->n_slots;
     int32_t *remap = nd_malloc(sizeof(int32_t) * (size_t)(plan->n_steps + 1));
     int ok = remap != NULL;
-    for (int32_t s = 0; s < n_slots0 && ok; s++)
-        if (P->sp[s].split) ok = make_pieces(&E, s);
+    plan->n_scattered = plan->n_gathered = 0;
+    for (int32_t s = 0; s < n_slots0 && ok; s++) {
+        nd_part_slot *sp = &P->sp[s];
+        if (sp->gather_first) ok = gather_held(&E, s, &plan->steps[0]);
+        if (ok && sp->split) ok = make_pieces(&E, s);
+        /* Pieces held from the flush before hold the value; their ghost
+         * rows an older one. */
+        if (sp->adopt) sp->in_pieces = sp->stale = 1;
+    }
     for (int32_t i = 0; i < plan->n_steps && ok; i++) {
         remap[i] = (int32_t)E.n_out;
         if (P->kpart[i]) {
@@ -397,7 +482,9 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
     /* The written arrays that outlive the plan go back whole. */
     const nd_step *last = &plan->steps[plan->n_steps - 1];
     for (int32_t s = 0; s < n_slots0 && ok; s++)
-        if (P->sp[s].split && P->sp[s].written && plan->slots[s].role != ND_SLOT_TEMP) ok = gather(&E, s, last);
+        if (P->sp[s].split && P->sp[s].written && plan->slots[s].role != ND_SLOT_TEMP && !P->sp[s].persist)
+            ok = gather(&E, s, last);
+    if (ok) ok = record_pieces(P, n_slots0);
     if (!ok) {
         free_made(&E);
         free(remap);

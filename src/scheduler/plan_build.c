@@ -769,6 +769,7 @@ void nd_plan_free(nd_plan *p) {
     free(p->storage_bytes);
     free(p->storage_device);
     free(p->twin_walk_index); /* twin_last_store is the same block */
+    free(p->pieces);
     free(p->node_step);
     free(p->node_materialised);
     free(p);
@@ -902,6 +903,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             nd_logf(3, "  slot %d: %s%s, %zu bytes, storage %d", i,
                     plan->slots[i].role == ND_SLOT_TEMP   ? "temporary"
                     : plan->slots[i].role == ND_SLOT_TWIN ? "twin"
+                    : plan->slots[i].role == ND_SLOT_PIECE ? "piece"
                                                           : "buffer",
                     plan->slots[i].used ? "" : " (unused)",
                     plan->slots[i].role != ND_SLOT_EXTERNAL ? plan->slots[i].bytes

@@ -10,6 +10,7 @@
 #include "scheduler/dot_export.h"
 #include "scheduler/executor.h"
 #include "scheduler/plan_build.h"
+#include "scheduler/partition.h"
 #include "scheduler/plan_cache.h"
 
 struct nd_flush_walk_state {
@@ -74,6 +75,41 @@ static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flu
             t->shape[k] = last->shape[k];
             t->strides[k] = last->u.store.strides[k];
         }
+    }
+    return ND_OK;
+}
+
+/* What the plan leaves in the pieces of the buffers and twins it splits
+ * (nd_plan.pieces): set now, like the twins, and read when the next flush
+ * is planned (it is planned after this one ran). A buffer whose value is
+ * only in its pieces after the plan has no valid whole copy (b->valid 0,
+ * nd_buffer_in_pieces): its memory is kept, stale, and a reader of the
+ * whole array gathers into it. */
+static nd_status mark_pieces(const nd_plan *plan, const nd_graph *g, const nd_flush_walk *w) {
+    for (int32_t i = 0; i < plan->n_pieces; i++) {
+        const nd_plan_pieces *o = &plan->pieces[i];
+        nd_buffer *b = w->buffers[o->walk_index];
+        nd_buffer_pieces **pp = o->twin ? (b->twin ? &b->twin->pieces : NULL) : &b->pieces;
+        if (!pp) continue;
+        if (!*pp && !o->keep) continue;
+        if (!*pp && !(*pp = nd_calloc(1, sizeof **pp)))
+            return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+        nd_buffer_pieces *p = *pp;
+        p->valid = o->keep;
+        if (!o->keep) continue;
+        p->whole_stale = o->whole_stale;
+        p->n_dev = o->n_dev;
+        p->row_bytes = o->row_bytes;
+        p->rows = o->rows;
+        memcpy(p->p0, o->p0, sizeof p->p0);
+        memcpy(p->pn, o->pn, sizeof p->pn);
+        if (o->twin) continue;
+        /* The version the flush leaves: its last write's, or the one it
+         * started from. */
+        int32_t last = plan->slots[o->walk_index].last_writer;
+        p->version = plan->slots[o->walk_index].written && last >= 0 ? g->nodes[last]->out_version
+                                                                      : b->version - b->n_writers;
+        if (o->whole_stale) b->valid = 0;
     }
     return ND_OK;
 }
@@ -190,6 +226,7 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
     nd_status rc = find_tainted(ctx, g, job);
     if (rc == ND_OK) rc = plan_for(ctx, g, w, 1, &plan, &owned, &job->cache_hit);
     if (rc == ND_OK) rc = mark_twins(plan, g, w);
+    if (rc == ND_OK) rc = mark_pieces(plan, g, w);
     if (rc != ND_OK) {
         if (owned) nd_plan_free(plan);
         drop_tainted(job, 0);
@@ -202,6 +239,8 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
         ctx->stats->flushes++;
         ctx->stats->arrays_whole += (uint64_t)plan->n_whole;
         ctx->stats->kernels_split += (uint64_t)plan->n_split_kernels;
+        ctx->stats->arrays_scattered += (uint64_t)plan->n_scattered;
+        ctx->stats->arrays_gathered += (uint64_t)plan->n_gathered;
         for (int32_t i = 0; i < plan->n_nodes; i++) {
             ctx->stats->nodes_dropped += plan->node_step[i] < 0;
             ctx->stats->values_materialised += plan->node_materialised[i];
@@ -296,10 +335,50 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
     return rc;
 }
 
+/* b's value is only in its pieces: their owned rows into its memory in
+ * the memory they are in, which then holds it too. */
+static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b) {
+    nd_buffer_pieces *p = b->pieces;
+    nd_backend *be = ctx->backend;
+    int32_t m = -1;
+    for (int32_t d = 0; d < p->n_dev && m < 0; d++)
+        if (p->pn[d] > 0) m = p->mem_memory[d];
+    if (m < 0) m = be->memory;
+    if (!b->mem[m]) {
+        nd_status rc = be->alloc(be, m, b->nbytes ? b->nbytes : 1, &b->mem[m]);
+        if (rc != ND_OK) return rc;
+    }
+    for (int32_t d = 0; d < p->n_dev; d++) {
+        int64_t lo = nd_split_row(p->rows, p->n_dev, d), hi = nd_split_row(p->rows, p->n_dev, d + 1);
+        if (hi <= lo) continue;
+        if (!p->mem[d]) return nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
+        size_t bytes = (size_t)(hi - lo) * p->row_bytes;
+        nd_status rc = be->copy(be, (char *)b->mem[m] + (size_t)lo * p->row_bytes, m,
+                                (const char *)p->mem[d] + (size_t)(lo - p->p0[d]) * p->row_bytes, p->mem_memory[d],
+                                bytes);
+        if (rc != ND_OK) return rc;
+        if (ctx->stats) {
+            ctx->stats->copies++;
+            ctx->stats->piece_copies++;
+            ctx->stats->bytes_copied += bytes;
+        }
+    }
+    nd_status rc = be->synchronize(be);
+    if (rc != ND_OK) return rc;
+    if (ctx->stats) ctx->stats->arrays_gathered++;
+    p->whole_stale = 0;
+    b->valid = 1u << m;
+    return ND_OK;
+}
+
 nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memory) {
     uint32_t bit = 1u << memory;
     if (b->valid & bit) return ND_OK;
     nd_backend *be = ctx->backend;
+    if (nd_buffer_in_pieces(b)) {
+        nd_status rc = gather_pieces(ctx, b);
+        if (rc != ND_OK || (b->valid & bit)) return rc;
+    }
     if (!b->mem[memory]) {
         nd_status rc = be->alloc(be, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
         if (rc != ND_OK) return rc;

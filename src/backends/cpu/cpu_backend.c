@@ -27,6 +27,18 @@ static nd_status cpu_alloc(nd_backend *be, int memory, size_t bytes, void **out)
     return st;
 }
 
+/* ND_DEVICES=cpu:N: every logical device's pieces are host memory. */
+static nd_status cpu_alloc_piece(nd_backend *be, int memory, int device, size_t bytes, void **out) {
+    (void)device;
+    return cpu_alloc(be, memory, bytes, out);
+}
+
+static void cpu_release(nd_backend *be, int memory, void *ptr, size_t bytes);
+static void cpu_release_piece(nd_backend *be, int memory, int device, void *ptr, size_t bytes) {
+    (void)device;
+    cpu_release(be, memory, ptr, bytes);
+}
+
 static void cpu_release(nd_backend *be, int memory, void *ptr, size_t bytes) {
     (void)memory;
     if (!ptr) return;
@@ -188,6 +200,8 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->memory = ND_MEMORY_HOST;
     be->alloc = cpu_alloc;
     be->release = cpu_release;
+    be->alloc_piece = cpu_alloc_piece;
+    be->release_piece = cpu_release_piece;
     be->copy = cpu_copy;
     be->run_kernel = cpu_run_kernel;
     be->run_matmul = cpu_run_matmul;
