@@ -85,7 +85,7 @@ static void herm(const cd *a, cd *h, int64_t m, int64_t n) {
 }
 /* A Hermitian positive definite n x n: B B^H + n I. */
 static void hpd(ndt_rng *r, int64_t n, cd *a) {
-    cd *b = malloc((size_t)(n * n) * sizeof *b), *bh = malloc((size_t)(n * n) * sizeof *bh);
+    cd *b = calloc((size_t)(n * n), sizeof *b), *bh = calloc((size_t)(n * n), sizeof *bh); /* calloc: GCC -O2 with ASan takes bh for unset */
     random_c(r, n * n, b);
     herm(b, bh, n, n);
     mmc(b, bh, a, n, n, n);
