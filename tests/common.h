@@ -42,7 +42,9 @@ void ndt_restart(const nd_config *cfg);
  * one-device structure (which pooled block a temporary reuses) skip. */
 static inline int ndt_devices_split(void) {
     const char *d = getenv("ND_DEVICES");
-    return d && strncmp(d, "cpu:", 4) == 0 && atoi(d + 4) > 1;
+    if (!d) return 0;
+    if (strncmp(d, "cpu:", 4) == 0) return atoi(d + 4) > 1;
+    return strchr(d, ',') != NULL; /* a GPU list of several logical devices */
 }
 /* The same for temporaries: without the pieces of split arrays. */
 #define NDT_TEMPS(s) ((s).temp_allocations - (s).piece_allocations)
