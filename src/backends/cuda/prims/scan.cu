@@ -73,7 +73,7 @@ namespace {
 
 constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
-constexpr int kDefaultScan = NDP_SCAN_LOOKBACK_ASYNC_32K; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
+constexpr int kDefaultScan = NDP_SCAN_AGG; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
 
 // A tile is 16 KiB of values at 256 threads (complex128: 4 items a thread).
 template <typename T> __host__ __device__ constexpr int items_per_thread() {
