@@ -273,13 +273,11 @@ static int clone_kernel(emitter *E, const nd_step *orig, int32_t d, int64_t i0, 
     return 1;
 }
 
-/* The fold of `chunks` partials over the chunk axis into the real output,
- * in device order. */
-static int combine_kernel(emitter *E, const nd_step *orig, int32_t partial, int64_t chunks, int64_t out_n) {
-    const nd_kernel *k0 = orig->kernel;
-    nd_kernel *k = nd_kernel_combine_partials(k0, chunks, out_n, "combine_devices");
-    int32_t *slots = nd_malloc(sizeof(int32_t) * 2), *params = nd_malloc(sizeof(int32_t));
-    uint8_t *acc = nd_malloc(2);
+/* A COMBINE step of kernel k (taken: freed on failure) over the plan
+ * slots `in` (read, n_in of them) into orig's reduction output. */
+static int push_combine(emitter *E, const nd_step *orig, nd_kernel *k, const int32_t *in, int n_in) {
+    int32_t *slots = nd_malloc(sizeof(int32_t) * (size_t)(n_in + 1)), *params = nd_malloc(sizeof(int32_t));
+    uint8_t *acc = nd_malloc((size_t)n_in + 1);
     nd_step *s = k && slots && params && acc ? push(E) : NULL;
     if (!s) {
         free(k);
@@ -288,10 +286,12 @@ static int combine_kernel(emitter *E, const nd_step *orig, int32_t partial, int6
         free(acc);
         return 0;
     }
-    slots[0] = partial;
-    slots[1] = orig->slots[k0->reduce.out.slot];
-    acc[0] = ND_ACCESS_READ;
-    acc[1] = ND_ACCESS_WRITE;
+    for (int i = 0; i < n_in; i++) {
+        slots[i] = in[i];
+        acc[i] = ND_ACCESS_READ;
+    }
+    slots[n_in] = orig->slots[orig->kernel->reduce.out.slot];
+    acc[n_in] = ND_ACCESS_WRITE;
     s->kind = ND_STEP_KERNEL;
     s->kernel = k;
     s->slots = slots;
@@ -301,6 +301,13 @@ static int combine_kernel(emitter *E, const nd_step *orig, int32_t partial, int6
     s->first_node = orig->first_node;
     s->last_node = orig->last_node;
     return 1;
+}
+
+/* The fold of `chunks` partials over the chunk axis into the real output,
+ * in device order. */
+static int combine_kernel(emitter *E, const nd_step *orig, int32_t partial, int64_t chunks, int64_t out_n) {
+    nd_kernel *k = nd_kernel_combine_partials(orig->kernel, chunks, out_n, "combine_devices");
+    return push_combine(E, orig, k, &partial, 1);
 }
 
 /* argmin/argmax over axis 0: per device two clones over its rows, the
@@ -338,30 +345,7 @@ static int arg_partials(emitter *E, const nd_step *orig, const int64_t *i0s, con
         c++;
     }
     nd_kernel *k = nd_kernel_combine_arg_partials(k0, chunks, out_n, base, "combine_devices");
-    int32_t *slots = nd_malloc(sizeof(int32_t) * 3), *params = nd_malloc(sizeof(int32_t));
-    uint8_t *acc = nd_malloc(3);
-    nd_step *s = k && slots && params && acc ? push(E) : NULL;
-    if (!s) {
-        free(k);
-        free(slots);
-        free(params);
-        free(acc);
-        return 0;
-    }
-    slots[0] = values;
-    slots[1] = partial;
-    slots[2] = orig->slots[k0->reduce.out.slot];
-    acc[0] = acc[1] = ND_ACCESS_READ;
-    acc[2] = ND_ACCESS_WRITE;
-    s->kind = ND_STEP_KERNEL;
-    s->kernel = k;
-    s->slots = slots;
-    s->params = params;
-    s->slot_access = acc;
-    s->part = ND_PART_COMBINE;
-    s->first_node = orig->first_node;
-    s->last_node = orig->last_node;
-    return 1;
+    return push_combine(E, orig, k, (const int32_t[]){values, partial}, 2);
 }
 
 /* The access bits of plan slot s in kernel step st (several kernel slots
