@@ -37,7 +37,8 @@
  * unpack, their sum, and nd's whole call minus that sum (the host's part:
  * recording, planning, launching, the info read back); the passes' rates
  * against a device-to-device copy of the matrix; and the passes again
- * with NDK_GROUP 1 (blocks along tile rows, the order before tile groups).
+ * with the blocks walking the tiles in groups of 1 (along tile rows, the
+ * order before tile groups), 4 and 16 tiles a side (NDK_GROUP).
  */
 #include <nd.h>
 
@@ -311,24 +312,26 @@ static int chol_launch(cudaKernel_t k, int group, int unpack, const void *a, voi
 }
 
 /* Where nd's Cholesky time goes (the top comment), nd_ms its whole call. */
+#define CHOL_WALKS 3
 static void chol_phases(nd_dtype t, int64_t n, nd_array *a, double nd_ms) {
+    static const int walks[CHOL_WALKS] = {1, 4, 16}; /* NDK_GROUP values beside nd's CHOL_GROUP */
     int f64 = t == ND_FLOAT64, ni = (int)n, lwork = 0;
     size_t es = f64 ? 8 : 4, bytes = (size_t)(n * n) * es;
     void *ha = malloc(bytes), *da = NULL, *dc = NULL, *work = NULL;
     int *dinfo = NULL;
-    cudaKernel_t k[2], k1[2];
+    cudaKernel_t k[2], kw[CHOL_WALKS][2];
     cudaEvent_t ev[4] = {0};
     static cusolverDnHandle_t h;
     cublasFillMode_t L = CUBLAS_FILL_MODE_LOWER;
     int ok = ha && nd_to_host(a, ha, bytes) == ND_OK && (h || CU_OK(cusolverDnCreate(&h))) &&
-             chol_passes(CHOL_GROUP, t, k) == 0 && chol_passes(1, t, k1) == 0 && CU_OK(cudaMalloc(&da, bytes)) &&
-             CU_OK(cudaMalloc(&dc, bytes)) && CU_OK(cudaMalloc((void **)&dinfo, sizeof(int))) &&
-             CU_OK(cudaMemcpy(da, ha, bytes, cudaMemcpyHostToDevice)) &&
+             chol_passes(CHOL_GROUP, t, k) == 0 && CU_OK(cudaMalloc(&da, bytes)) && CU_OK(cudaMalloc(&dc, bytes)) &&
+             CU_OK(cudaMalloc((void **)&dinfo, sizeof(int))) && CU_OK(cudaMemcpy(da, ha, bytes, cudaMemcpyHostToDevice)) &&
              CU_OK(f64 ? cusolverDnDpotrf_bufferSize(h, L, ni, dc, ni, &lwork)
                        : cusolverDnSpotrf_bufferSize(h, L, ni, dc, ni, &lwork)) &&
              CU_OK(cudaMalloc(&work, (size_t)(lwork + 1) * es)) && CU_OK(cusolverDnSetStream(h, 0));
+    for (int i = 0; ok && i < CHOL_WALKS; i++) ok = chol_passes(walks[i], t, kw[i]) == 0;
     for (int i = 0; ok && i < 4; i++) ok = CU_OK(cudaEventCreate(&ev[i]));
-    double tp[64], tf[64], tu[64], tc[64], tp1[64], tu1[64];
+    double tp[64], tf[64], tu[64], tc[64], twp[CHOL_WALKS][64], twu[CHOL_WALKS][64];
     float ms = 0;
     for (int r = 0; ok && r < R; r++) { /* nd's step: pack, potrf, unpack */
         int hinfo = -1;
@@ -342,25 +345,30 @@ static void chol_phases(nd_dtype t, int64_t n, nd_array *a, double nd_ms) {
         ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tp[r] = ms), 1) &&
              CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((tf[r] = ms), 1) &&
              CU_OK(cudaEventElapsedTime(&ms, ev[2], ev[3])) && ((tu[r] = ms), 1);
-    }
-    for (int r = 0; ok && r < R; r++) { /* the floor: a copy of the matrix; the passes walking tile rows */
-        ok = CU_OK(cudaEventRecord(ev[0], 0)) && CU_OK(cudaMemcpyAsync(dc, da, bytes, cudaMemcpyDeviceToDevice, 0)) &&
-             CU_OK(cudaEventRecord(ev[1], 0)) && chol_launch(k1[0], 1, 0, da, dc, n) == 0 &&
-             CU_OK(cudaEventRecord(ev[2], 0)) && chol_launch(k1[1], 1, 1, NULL, dc, n) == 0 &&
-             CU_OK(cudaEventRecord(ev[3], 0)) && CU_OK(cudaEventSynchronize(ev[3]));
-        ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tc[r] = ms), 1) &&
-             CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((tp1[r] = ms), 1) &&
-             CU_OK(cudaEventElapsedTime(&ms, ev[2], ev[3])) && ((tu1[r] = ms), 1);
+        /* the floor: a copy of the matrix */
+        ok = ok && CU_OK(cudaEventRecord(ev[0], 0)) &&
+             CU_OK(cudaMemcpyAsync(dc, da, bytes, cudaMemcpyDeviceToDevice, 0)) && CU_OK(cudaEventRecord(ev[1], 0)) &&
+             CU_OK(cudaEventSynchronize(ev[1])) && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tc[r] = ms), 1);
+        for (int i = 0; ok && i < CHOL_WALKS; i++) { /* the passes walking the tiles otherwise */
+            ok = CU_OK(cudaEventRecord(ev[0], 0)) && chol_launch(kw[i][0], walks[i], 0, da, dc, n) == 0 &&
+                 CU_OK(cudaEventRecord(ev[1], 0)) && chol_launch(kw[i][1], walks[i], 1, NULL, dc, n) == 0 &&
+                 CU_OK(cudaEventRecord(ev[2], 0)) && CU_OK(cudaEventSynchronize(ev[2]));
+            ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((twp[i][r] = ms), 1) &&
+                 CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((twu[i][r] = ms), 1);
+        }
     }
     if (ok) {
         double p = bench_median(tp, R), f = bench_median(tf, R), u = bench_median(tu, R), c = bench_median(tc, R);
-        double p1 = bench_median(tp1, R), u1 = bench_median(tu1, R), gb = (double)bytes / 1e6; /* GB per ms: / 1e6 */
-        printf("  phases (cudaEvent, median of %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms  unpack %.3f ms (%.0f GB/s)"
-               "  sum %.3f ms; nd's call - sum %.3f ms\n",
-               R, p, gb / p, f, u, 1.5 * gb / u, p + f + u, nd_ms - (p + f + u));
-        printf("  floor: device copy of A %.3f ms (%.0f GB/s); passes with NDK_GROUP 1: pack %.3f ms (%.0f GB/s)"
-               "  unpack %.3f ms (%.0f GB/s)\n",
-               c, 2 * gb / c, p1, gb / p1, u1, 1.5 * gb / u1);
+        double gb = (double)bytes / 1e6; /* bytes per ms / 1e6: GB/s */
+        printf("  phases (cudaEvent, median of %d; NDK_GROUP %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms  unpack %.3f ms"
+               " (%.0f GB/s)  sum %.3f ms; nd's call - sum %.3f ms\n",
+               R, CHOL_GROUP, p, gb / p, f, u, 1.5 * gb / u, p + f + u, nd_ms - (p + f + u));
+        printf("  floor: device copy of A %.3f ms (%.0f GB/s); pack / unpack with NDK_GROUP", c, 2 * gb / c);
+        for (int i = 0; i < CHOL_WALKS; i++) {
+            double wp = bench_median(twp[i], R), wu = bench_median(twu[i], R);
+            printf("%s %d: %.3f (%.0f GB/s) / %.3f ms (%.0f GB/s)", i ? "," : "", walks[i], wp, gb / wp, wu, 1.5 * gb / wu);
+        }
+        printf("\n");
     } else {
         printf("  phases: FAILED (%s)\n", cudaGetErrorString(cudaGetLastError()));
     }

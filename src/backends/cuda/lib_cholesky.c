@@ -28,9 +28,9 @@
  * 8192 float64 on the H200 (8.15 against 7.21 ms): about 1.4 TB/s if all
  * of it is the two passes' 1.34 GB, where a device copy moves about 4;
  * scattered 256-byte pieces of one column band (a DRAM page and a TLB
- * entry each) are the likely cost. bench_linalg_bench times each pass,
- * grouped and not (NDK_GROUP 1), against a device copy: the measure that
- * keeps or drops this order. A block reads its source
+ * entry each) are the likely cost. bench_linalg_bench times each pass
+ * with groups of 1 (the walk along tile rows), 4, 8 and 16 tiles a side
+ * against a device copy: the measure that keeps or changes GROUP. A block reads its source
  * tile before it writes, and no block reads a tile another writes, so both
  * passes are also right with A and C the same buffer. One launch covers a
  * whole batch (blocks walk the matrices along grid y). */
