@@ -440,7 +440,7 @@ static int xgesvdp_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     }
     cudaDataType t = cuda_type(g), rt = g->f64 ? CUDA_R_64F : CUDA_R_32F;
     cusolverEigMode_t jobz = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-    double err_sigma = NAN, s0 = NAN;
+    double err_sigma = 0, s0 = NAN; /* a NaN S[0] redoes the matrix whatever err_sigma says */
     int hinfo = 0;
     union {
         double d;
