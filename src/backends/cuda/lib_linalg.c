@@ -150,8 +150,9 @@ static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
  * SVD (LAPACK's) gives to swap in, so float32 keeps gesvdj. Whole calls in
  * the side-by-side suite before Xgesvdp: float64 1.64 s through gesvd (CuPy;
  * JAX above 1024) against 1.77 s through gesvdj (PyTorch's default 1.79 s).
- * SVD_BIG_K follows JAX's switch to gesvd; Xgesvdp below 4096 is not
- * measured yet (bench_svd_routines takes several sizes to do it).
+ * SVD_BIG_K follows JAX's switch to gesvd; Xgesvdp below 4096, and in
+ * complex128 at any size, is not measured yet (bench_svd_routines takes
+ * several sizes; complex128 goes with float64 as the same algorithm).
  *
  * Xgesvdp may perturb A to make the polar iteration converge when A is
  * (nearly) rank deficient, shifting the singular values by what it
