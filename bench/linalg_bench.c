@@ -10,18 +10,35 @@
  * by N and the dtype's epsilon); the median of R timed runs, each from the
  * first call to the nd_sync that waits for it.
  *
- * Usage: linalg_bench [N] [B] [R] [ops]   (defaults 1024 100000 7 all;
- * ops a comma list of cholesky,solve,eigh,svd,batched)
+ * Usage: linalg_bench [N[,N...]] [B] [R] [ops]   (defaults 1024 100000 7
+ * all; N one size or a comma list of up to 8, each run in turn; ops a comma
+ * list of cholesky,solve,eigh,svd,batched)
  * Prints one line per case: name dtype size median_ms.
  *
  * Built with cuSOLVER (BENCH_HAVE_CUSOLVER, a CUDA build) and run on the
  * CUDA backend, each case also times the library call alone in the same
  * run, on a device copy of the same input, restored untimed before each
- * run: potrf; getrf + getrs; syevd with vectors; gesvdj (economy, vectors,
- * default tolerance), or gesvd for float64 past 1024 (nd's rule); cuBLAS
- * getrfBatched + getrsBatched for the batch -- the calls nd makes -- each followed by the info word's read back (nd
- * reads it too), and prints nd's median over the library's (the target is
- * <= 1.05).
+ * run: potrf; getrf + getrs; syevd with vectors; for svd the routine nd's
+ * rule picks (src/backends/cuda/lib_linalg.c, svd_routine): Xgesvdp
+ * (economy, vectors) for float64 past 1024, gesvdj (economy, vectors,
+ * default tolerance) otherwise; cuBLAS getrfBatched + getrsBatched for the
+ * batch -- the calls nd makes -- each followed by the info word's read back
+ * (nd reads it too), and prints nd's median over the library's (the target
+ * is <= 1.05).
+ *
+ * svd on CUDA also prints how far nd's S and the routine's are from a
+ * reference: float64 gesvd, values only, of the same values (for float32,
+ * widened): max |S - S_ref| / S_ref[0], and Xgesvdp's h_err_sigma.
+ *
+ * cholesky on CUDA also prints where the time goes (BENCH_HAVE_NVRTC):
+ * nd's two triangle passes, compiled here from nd's own source
+ * (src/backends/cuda/chol_source.c) as nd compiles them, around potrf on
+ * the same matrix, each timed with cudaEvents (median of R): pack, potrf,
+ * unpack, their sum, and nd's whole call minus that sum (the host's part:
+ * recording, planning, launching, the info read back); the passes' rates
+ * against a device-to-device copy of the matrix; and the passes again
+ * with the blocks walking the tiles in groups of 1 (along tile rows, the
+ * order before tile groups), 4 and 16 tiles a side (NDK_GROUP).
  */
 #include <nd.h>
 
@@ -84,6 +101,10 @@ static double residual(const char *op, nd_array *a, nd_array *b) {
 /* The library call alone on the values of a and b (see the top): the
  * median in seconds, or -1 when it cannot run (not on CUDA, a failure). */
 #define CU_OK(x) ((x) == 0)
+/* The last Xgesvdp call's h_err_sigma (NAN: none), and the routine's S. */
+static double lib_err_sigma = NAN;
+static double *lib_s;
+
 static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_array *a, nd_array *b) {
     const char *be = getenv("ND_BACKEND");
     if (!be || strcmp(be, "cuda") != 0) return -1;
@@ -103,9 +124,13 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
          CU_OK(cudaMemcpy(da0, ha, abytes, cudaMemcpyHostToDevice)) &&
          CU_OK(cudaMemcpy(db0, hb, bbytes, cudaMemcpyHostToDevice));
     gesvdjInfo_t sv = NULL;
-    /* nd's rule (src/backends/cuda/lib_linalg.c, svd_gesvd): gesvd for
-     * float64 past 1024, gesvdj otherwise */
-    int svd_gesvd = f64 && n > 1024;
+    /* nd's rule for a square matrix, reduced (src/backends/cuda/lib_linalg.c,
+     * svd_routine): Xgesvdp for float64 past 1024, gesvdj otherwise */
+    int svd_x = f64 && n > 1024;
+    static cusolverDnParams_t xp;
+    size_t xdev = 0, xhost = 0;
+    void *xh = NULL;
+    if (ok && !xp) ok = CU_OK(cusolverDnCreateParams(&xp));
     cusolverEigMode_t V = CUSOLVER_EIG_MODE_VECTOR;
     cublasFillMode_t U = CUBLAS_FILL_MODE_LOWER; /* nd's call (the faster of the two) */
     if (ok && !strcmp(op, "cholesky")) {
@@ -118,11 +143,13 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         ok = CU_OK(cudaMalloc(&extra, (size_t)n * es)) &&
              CU_OK(f64 ? cusolverDnDsyevd_bufferSize(h, V, U, ni, da, ni, extra, &lwork)
                        : cusolverDnSsyevd_bufferSize(h, V, U, ni, da, ni, extra, &lwork));
-    } else if (ok && !strcmp(op, "svd")) { /* S, U, V (and gesvd's rwork) after each other in extra */
+    } else if (ok && !strcmp(op, "svd")) { /* S, U, V after each other in extra */
         ok = CU_OK(cusolverDnCreateGesvdjInfo(&sv)) && CU_OK(cudaMalloc(&extra, (size_t)(2 * n + 2 * n * n) * es));
         char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
-        if (ok && svd_gesvd)
-            ok = CU_OK(f64 ? cusolverDnDgesvd_bufferSize(h, ni, ni, &lwork) : cusolverDnSgesvd_bufferSize(h, ni, ni, &lwork));
+        if (ok && svd_x)
+            ok = CU_OK(cusolverDnXgesvdp_bufferSize(h, xp, V, 1, n, n, CUDA_R_64F, da, n, CUDA_R_64F, s_, CUDA_R_64F, u_, n,
+                                                    CUDA_R_64F, v_, n, CUDA_R_64F, &xdev, &xhost)) &&
+                 (!xhost || (xh = malloc(xhost)) != NULL);
         else ok = ok && CU_OK(f64 ? cusolverDnDgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni,
                                                              (double *)v_, ni, &lwork, sv)
                              : cusolverDnSgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (float *)s_, (float *)u_, ni,
@@ -137,7 +164,7 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         ok = ok && CU_OK(cudaMemcpy(ptrs, hp, sizeof(void *) * 2 * (size_t)nb, cudaMemcpyHostToDevice));
         free(hp);
     }
-    ok = ok && CU_OK(cudaMalloc(&work, (size_t)(lwork + 1) * es));
+    ok = ok && CU_OK(cudaMalloc(&work, (size_t)(lwork + 1) * es + xdev));
     double times[64];
     for (int r = 0; ok && r < R; r++) {
         ok = CU_OK(cudaMemcpy(da, da0, abytes, cudaMemcpyDeviceToDevice)) &&
@@ -156,12 +183,10 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
             st = f64 ? cusolverDnDsyevd(h, V, U, ni, da, ni, extra, work, lwork, dinfo)
                      : cusolverDnSsyevd(h, V, U, ni, da, ni, extra, work, lwork, dinfo);
         } else if (!strcmp(op, "svd")) {
-            char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es, *rw = v_ + (size_t)(n * n) * es;
-            if (svd_gesvd)
-                st = f64 ? cusolverDnDgesvd(h, 'S', 'S', ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
-                                            work, lwork, (double *)rw, dinfo)
-                         : cusolverDnSgesvd(h, 'S', 'S', ni, ni, da, ni, (float *)s_, (float *)u_, ni, (float *)v_, ni,
-                                            work, lwork, (float *)rw, dinfo);
+            char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
+            if (svd_x)
+                st = cusolverDnXgesvdp(h, xp, V, 1, n, n, CUDA_R_64F, da, n, CUDA_R_64F, s_, CUDA_R_64F, u_, n, CUDA_R_64F,
+                                       v_, n, CUDA_R_64F, work, xdev, xh, xhost, dinfo, &lib_err_sigma);
             else
                 st = f64 ? cusolverDnDgesvdj(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
                                              work, lwork, dinfo, sv)
@@ -176,12 +201,183 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         ok = ok && st == 0 && CU_OK(cudaMemcpy(&hinfo, dinfo, sizeof hinfo, cudaMemcpyDeviceToHost));
         times[r] = bench_now() - t0;
     }
+    if (ok && lib_s && !strcmp(op, "svd")) { /* the routine's S, as float64 */
+        void *hs = malloc((size_t)n * es);
+        ok = hs && CU_OK(cudaMemcpy(hs, extra, (size_t)n * es, cudaMemcpyDeviceToHost));
+        for (int64_t i = 0; ok && i < n; i++) lib_s[i] = f64 ? ((double *)hs)[i] : ((float *)hs)[i];
+        free(hs);
+    }
     if (sv) cusolverDnDestroyGesvdjInfo(sv);
+    free(xh);
     cudaFree(da0), cudaFree(da), cudaFree(db0), cudaFree(db), cudaFree(dinfo), cudaFree(piv), cudaFree(work);
     cudaFree(ptrs), cudaFree(extra);
     free(ha), free(hb);
     return ok ? bench_median(times, R) : -1;
 }
+/* Float64 gesvd's singular values, values only, of the n x n values ha
+ * (dtype t; read column-major: the transpose, same values): 0 or -1. */
+static int ref_svd(nd_dtype t, int64_t n, const void *ha, double *out) {
+    static cusolverDnHandle_t h;
+    size_t bytes = (size_t)(n * n) * sizeof(double);
+    double *hd = malloc(bytes), *da = NULL, *ds = NULL, *work = NULL, *rwork = NULL;
+    int *dinfo = NULL, lwork = 0, hinfo = -1, ni = (int)n;
+    int ok = hd && (h || CU_OK(cusolverDnCreate(&h)));
+    for (int64_t i = 0; ok && i < n * n; i++) hd[i] = t == ND_FLOAT64 ? ((const double *)ha)[i] : ((const float *)ha)[i];
+    ok = ok && CU_OK(cudaMalloc((void **)&da, bytes)) && CU_OK(cudaMalloc((void **)&ds, (size_t)n * sizeof(double))) &&
+         CU_OK(cudaMalloc((void **)&rwork, (size_t)n * sizeof(double))) && CU_OK(cudaMalloc((void **)&dinfo, sizeof(int))) &&
+         CU_OK(cudaMemcpy(da, hd, bytes, cudaMemcpyHostToDevice)) && CU_OK(cusolverDnDgesvd_bufferSize(h, ni, ni, &lwork)) &&
+         CU_OK(cudaMalloc((void **)&work, (size_t)(lwork + 1) * sizeof(double)));
+    ok = ok && CU_OK(cusolverDnDgesvd(h, 'N', 'N', ni, ni, da, ni, ds, work, ni, work, ni, work, lwork, rwork, dinfo)) &&
+         CU_OK(cudaMemcpy(&hinfo, dinfo, sizeof hinfo, cudaMemcpyDeviceToHost)) && hinfo == 0 &&
+         CU_OK(cudaMemcpy(out, ds, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
+    cudaFree(da), cudaFree(ds), cudaFree(work), cudaFree(rwork), cudaFree(dinfo);
+    free(hd);
+    return ok ? 0 : -1;
+}
+
+/* max |s - ref| / ref[0] over n values (NAN without s). */
+static double s_err(const double *s, const double *ref, int64_t n) {
+    if (!s || !ref) return NAN;
+    double e = 0;
+    for (int64_t i = 0; i < n; i++) e = fmax(e, fabs(s[i] - ref[i]) / ref[0]);
+    return e;
+}
+
+/* nd's S (the timed call, once more) and the routine's (alone) against
+ * ref_svd's, for a. */
+static void svd_errors(nd_dtype t, int64_t n, nd_array *a, double *e_nd, double *e_lib) {
+    size_t bytes = (size_t)(n * n) * (t == ND_FLOAT64 ? 8 : 4);
+    void *ha = malloc(bytes);
+    double *ref = malloc(sizeof(double) * (size_t)n), *s_nd = malloc(sizeof(double) * (size_t)n);
+    if (ha && ref && s_nd && nd_to_host(a, ha, bytes) == ND_OK && ref_svd(t, n, ha, ref) == 0) {
+        *e_lib = s_err(lib_s, ref, n);
+        nd_scope_begin();
+        nd_array *u, *s, *vh;
+        nd_linalg_svd(a, false, true, &u, &s, &vh);
+        nd_array *s64 = s ? nd_astype(s, ND_FLOAT64) : NULL;
+        if (s64 && nd_to_host(s64, s_nd, sizeof(double) * (size_t)n) == ND_OK) *e_nd = s_err(s_nd, ref, n);
+        nd_scope_end();
+        nd_clear_error();
+    }
+    free(ha), free(ref), free(s_nd);
+}
+
+#ifdef BENCH_HAVE_NVRTC
+#include <nvrtc.h>
+
+/* src/backends/cuda/chol_source.c, built into this program. */
+const char *nd_cuda_chol_source(void);
+#define CHOL_TILE 32 /* lib_cholesky.c's TILE, ROWS and GROUP */
+#define CHOL_ROWS 8
+#define CHOL_GROUP 8
+
+/* nd's pack (k[0]) and unpack (k[1]) of dtype t, compiled as nd compiles
+ * them (kernel_cache.c's options), with NDK_GROUP = group: 0 or -1. */
+static int chol_passes(int group, nd_dtype t, cudaKernel_t *k) {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev))
+        return -1;
+    char arch[48], def[32];
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+    snprintf(def, sizeof def, "-DNDK_GROUP=%d", group);
+    const char *opts[] = {arch, "--std=c++17", "-lineinfo", "--device-as-default-execution-space", def};
+    nvrtcProgram prog;
+    if (nvrtcCreateProgram(&prog, nd_cuda_chol_source(), "nd_chol_triangles.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
+        return -1;
+    size_t len = 0;
+    char *bin = NULL;
+    int ok = nvrtcCompileProgram(prog, 5, opts) == NVRTC_SUCCESS && nvrtcGetCUBINSize(prog, &len) == NVRTC_SUCCESS &&
+             (bin = malloc(len)) != NULL && nvrtcGetCUBIN(prog, bin) == NVRTC_SUCCESS;
+    nvrtcDestroyProgram(&prog);
+    cudaLibrary_t lib;
+    ok = ok && CU_OK(cudaLibraryLoadData(&lib, bin, NULL, NULL, 0, NULL, NULL, 0));
+    free(bin);
+    for (int w = 0; ok && w < 2; w++) {
+        char name[48];
+        snprintf(name, sizeof name, "nd_chol_%s_%s", w ? "unpack" : "pack", nd_dtype_name(t));
+        ok = CU_OK(cudaLibraryGetKernel(&k[w], lib, name));
+    }
+    return ok ? 0 : -1;
+}
+
+/* One launch of pass k over one n x n matrix, as lib_cholesky.c's launch. */
+static int chol_launch(cudaKernel_t k, int group, int unpack, const void *a, void *c, int64_t n) {
+    int64_t nt = (n + CHOL_TILE - 1) / CHOL_TILE, ng = (nt + group - 1) / group;
+    dim3 grid = {(unsigned)(ng * (ng + 1) / 2 * group * group), 1, 1}, block = {CHOL_TILE, CHOL_ROWS, 1};
+    int ni = (int)n;
+    long long nb = 1;
+    void *pack_args[4] = {(void *)&a, &c, &ni, &nb}, *unpack_args[3] = {&c, &ni, &nb};
+    return CU_OK(cudaLaunchKernel((const void *)k, grid, block, unpack ? unpack_args : pack_args, 0, 0)) ? 0 : -1;
+}
+
+/* Where nd's Cholesky time goes (the top comment), nd_ms its whole call. */
+#define CHOL_WALKS 3
+static void chol_phases(nd_dtype t, int64_t n, nd_array *a, double nd_ms) {
+    static const int walks[CHOL_WALKS] = {1, 4, 16}; /* NDK_GROUP values beside nd's CHOL_GROUP */
+    int f64 = t == ND_FLOAT64, ni = (int)n, lwork = 0;
+    size_t es = f64 ? 8 : 4, bytes = (size_t)(n * n) * es;
+    void *ha = malloc(bytes), *da = NULL, *dc = NULL, *work = NULL;
+    int *dinfo = NULL;
+    cudaKernel_t k[2], kw[CHOL_WALKS][2];
+    cudaEvent_t ev[4] = {0};
+    static cusolverDnHandle_t h;
+    cublasFillMode_t L = CUBLAS_FILL_MODE_LOWER;
+    int ok = ha && nd_to_host(a, ha, bytes) == ND_OK && (h || CU_OK(cusolverDnCreate(&h))) &&
+             chol_passes(CHOL_GROUP, t, k) == 0 && CU_OK(cudaMalloc(&da, bytes)) && CU_OK(cudaMalloc(&dc, bytes)) &&
+             CU_OK(cudaMalloc((void **)&dinfo, sizeof(int))) && CU_OK(cudaMemcpy(da, ha, bytes, cudaMemcpyHostToDevice)) &&
+             CU_OK(f64 ? cusolverDnDpotrf_bufferSize(h, L, ni, dc, ni, &lwork)
+                       : cusolverDnSpotrf_bufferSize(h, L, ni, dc, ni, &lwork)) &&
+             CU_OK(cudaMalloc(&work, (size_t)(lwork + 1) * es)) && CU_OK(cusolverDnSetStream(h, 0));
+    for (int i = 0; ok && i < CHOL_WALKS; i++) ok = chol_passes(walks[i], t, kw[i]) == 0;
+    for (int i = 0; ok && i < 4; i++) ok = CU_OK(cudaEventCreate(&ev[i]));
+    double tp[64], tf[64], tu[64], tc[64], twp[CHOL_WALKS][64], twu[CHOL_WALKS][64];
+    float ms = 0;
+    for (int r = 0; ok && r < R; r++) { /* nd's step: pack, potrf, unpack */
+        int hinfo = -1;
+        ok = CU_OK(cudaDeviceSynchronize()) && CU_OK(cudaEventRecord(ev[0], 0)) &&
+             chol_launch(k[0], CHOL_GROUP, 0, da, dc, n) == 0 && CU_OK(cudaEventRecord(ev[1], 0)) &&
+             CU_OK(f64 ? cusolverDnDpotrf(h, L, ni, dc, ni, work, lwork, dinfo)
+                       : cusolverDnSpotrf(h, L, ni, dc, ni, work, lwork, dinfo)) &&
+             CU_OK(cudaEventRecord(ev[2], 0)) && chol_launch(k[1], CHOL_GROUP, 1, NULL, dc, n) == 0 &&
+             CU_OK(cudaEventRecord(ev[3], 0)) && CU_OK(cudaMemcpy(&hinfo, dinfo, sizeof hinfo, cudaMemcpyDeviceToHost)) &&
+             hinfo == 0;
+        ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tp[r] = ms), 1) &&
+             CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((tf[r] = ms), 1) &&
+             CU_OK(cudaEventElapsedTime(&ms, ev[2], ev[3])) && ((tu[r] = ms), 1);
+        /* the floor: a copy of the matrix */
+        ok = ok && CU_OK(cudaEventRecord(ev[0], 0)) &&
+             CU_OK(cudaMemcpyAsync(dc, da, bytes, cudaMemcpyDeviceToDevice, 0)) && CU_OK(cudaEventRecord(ev[1], 0)) &&
+             CU_OK(cudaEventSynchronize(ev[1])) && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tc[r] = ms), 1);
+        for (int i = 0; ok && i < CHOL_WALKS; i++) { /* the passes walking the tiles otherwise */
+            ok = CU_OK(cudaEventRecord(ev[0], 0)) && chol_launch(kw[i][0], walks[i], 0, da, dc, n) == 0 &&
+                 CU_OK(cudaEventRecord(ev[1], 0)) && chol_launch(kw[i][1], walks[i], 1, NULL, dc, n) == 0 &&
+                 CU_OK(cudaEventRecord(ev[2], 0)) && CU_OK(cudaEventSynchronize(ev[2]));
+            ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((twp[i][r] = ms), 1) &&
+                 CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((twu[i][r] = ms), 1);
+        }
+    }
+    if (ok) {
+        double p = bench_median(tp, R), f = bench_median(tf, R), u = bench_median(tu, R), c = bench_median(tc, R);
+        double gb = (double)bytes / 1e6; /* bytes per ms / 1e6: GB/s */
+        printf("  phases (cudaEvent, median of %d; NDK_GROUP %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms  unpack %.3f ms"
+               " (%.0f GB/s)  sum %.3f ms; nd's call - sum %.3f ms\n",
+               R, CHOL_GROUP, p, gb / p, f, u, 1.5 * gb / u, p + f + u, nd_ms - (p + f + u));
+        printf("  floor: device copy of A %.3f ms (%.0f GB/s); pack / unpack with NDK_GROUP", c, 2 * gb / c);
+        for (int i = 0; i < CHOL_WALKS; i++) {
+            double wp = bench_median(twp[i], R), wu = bench_median(twu[i], R);
+            printf("%s %d: %.3f (%.0f GB/s) / %.3f ms (%.0f GB/s)", i ? "," : "", walks[i], wp, gb / wp, wu, 1.5 * gb / wu);
+        }
+        printf("\n");
+    } else {
+        printf("  phases: FAILED (%s)\n", cudaGetErrorString(cudaGetLastError()));
+    }
+    for (int i = 0; i < 4; i++)
+        if (ev[i]) cudaEventDestroy(ev[i]);
+    cudaFree(da), cudaFree(dc), cudaFree(work), cudaFree(dinfo);
+    free(ha);
+}
+#endif
 #else
 static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_array *a, nd_array *b) {
     (void)op, (void)t, (void)batch, (void)n, (void)a, (void)b;
@@ -227,23 +423,48 @@ static void run(const char *op, nd_dtype t, int64_t batch, int64_t n) {
     }
     double med = bench_median(times, R);
     inputs(t, batch, n, &a, &b);
-    double lib = alone(op, t, batch, n, a, b);
-    nd_free(a);
-    nd_free(b);
+    int svd = !strcmp(op, "svd");
+#ifdef BENCH_HAVE_CUSOLVER
+    lib_err_sigma = NAN;
+    if (svd) lib_s = malloc(sizeof(double) * (size_t)n);
+#endif
+    double lib = alone(op, t, batch, n, a, b), e_nd = NAN, e_lib = NAN;
+#ifdef BENCH_HAVE_CUSOLVER
+    if (lib > 0 && svd) svd_errors(t, n, a, &e_nd, &e_lib);
+    free(lib_s);
+    lib_s = NULL;
+#endif
     printf("%-9s %-7s %8lld x %-6lld %10.3f ms  (residual %.2g)", op, nd_dtype_name(t),
            (long long)(batch ? batch : 1), (long long)n, 1e3 * med, res);
     if (lib > 0) printf("  library alone %10.3f ms  nd/library %.3f", 1e3 * lib, med / lib);
     printf("\n");
+#ifdef BENCH_HAVE_CUSOLVER
+    if (lib > 0 && svd)
+        printf("  max|S - S_ref|/S_ref[0] (S_ref: float64 gesvd, values only): nd %.2g, library alone %.2g;"
+               " h_err_sigma %.2g\n", e_nd, e_lib, lib_err_sigma);
+#endif
+#ifdef BENCH_HAVE_NVRTC
+    if (lib > 0 && !strcmp(op, "cholesky") && !batch) chol_phases(t, n, a, 1e3 * med);
+#endif
+    nd_free(a);
+    nd_free(b);
     fflush(stdout);
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) N = atoll(argv[1]);
+    int64_t sizes[8] = {N};
+    int nsizes = argc > 1 ? 0 : 1;
+    for (const char *p = argc > 1 ? argv[1] : NULL; p && nsizes <= 8; p = strchr(p + (p != argv[1]), ',')) { /* N or N,N,... */
+        if (nsizes < 8) sizes[nsizes] = atoll(p + (p != argv[1]));
+        nsizes++; /* a ninth size marks too many */
+    }
     if (argc > 2) B = atoll(argv[2]);
     if (argc > 3) R = atoi(argv[3]);
     const char *ops = argc > 4 ? argv[4] : "cholesky,solve,eigh,svd,batched";
-    if (N < 1 || B < 1 || R < 1 || R > 64) {
-        fprintf(stderr, "usage: linalg_bench [N] [B] [R <= 64] [ops]\n");
+    int bad = nsizes > 8 || B < 1 || R < 1 || R > 64;
+    for (int i = 0; i < nsizes && i < 8; i++) bad |= sizes[i] < 1;
+    if (bad) {
+        fprintf(stderr, "usage: linalg_bench [N[,N...] (8 at most)] [B] [R <= 64] [ops]\n");
         return 2;
     }
     if (nd_init(NULL) != ND_OK) {
@@ -252,11 +473,13 @@ int main(int argc, char **argv) {
     }
     printf("linalg_bench on %s: median of %d runs\n", getenv("ND_BACKEND") ? getenv("ND_BACKEND") : "auto", R);
     const char *names[4] = {"cholesky", "solve", "eigh", "svd"};
-    for (int k = 0; k < 4; k++) {
-        if (!strstr(ops, names[k])) continue;
-        run(names[k], ND_FLOAT32, 0, N);
-        run(names[k], ND_FLOAT64, 0, N);
-    }
+    for (int i = 0; i < nsizes; i++)
+        for (int k = 0; k < 4; k++) {
+            if (!strstr(ops, names[k])) continue;
+            N = sizes[i];
+            run(names[k], ND_FLOAT32, 0, N);
+            run(names[k], ND_FLOAT64, 0, N);
+        }
     if (strstr(ops, "batched")) run("batched", ND_FLOAT32, B, 8);
     nd_shutdown();
     return 0;

@@ -18,10 +18,12 @@
  * against gesvd's (largest relative difference to S[0]), and its U and V
  * are not (the reconstruction is linalg_bench's and the suite's job).
  *
- * Usage: bench_svd_routines [N] [R] [routines] [random]
- *   (defaults 4096 3 gesvdj,gesvd,xgesvd,xgesvdp)
+ * Usage: bench_svd_routines [N[,N...]] [R] [routines] [random]
+ *   (defaults 4096 3 gesvdj,gesvd,xgesvd,xgesvdp; N one size or a comma
+ *   list, e.g. 512,1024,2048 for where Xgesvdp starts to pay)
  * e.g. ND_BACKEND=cuda bench_svd_routines 8192 3
- * Prints: routine dtype N median_ms S-difference.
+ * Prints: routine dtype N median_ms S-difference (and Xgesvdp's
+ * h_err_sigma: the perturbation it added, 0 when none).
  */
 #include <nd.h>
 
@@ -35,6 +37,7 @@
 #include <cusolverDn.h>
 
 static int R = 3;
+static double last_err_sigma = NAN; /* Xgesvdp's h_err_sigma, last call */
 
 /* The matrix (suite's or random) as host values of dtype t (malloc'd). */
 static void *host_input(nd_dtype t, int64_t n, int random) {
@@ -115,6 +118,7 @@ static double time_routine(const char *name, int f64, int64_t n, const void *hos
         ok = st == CUSOLVER_STATUS_SUCCESS && OK(cudaMemcpy(&hinfo, info, sizeof hinfo, cudaMemcpyDeviceToHost)) &&
              hinfo == 0;
         times[r] = bench_now() - t0;
+        if (which == 3) last_err_sigma = err_sigma;
         if (!ok) fprintf(stderr, "%s: status %d, info %d\n", name, (int)st, hinfo);
     }
     if (ok) { /* S as float64 */
@@ -131,6 +135,8 @@ static double time_routine(const char *name, int f64, int64_t n, const void *hos
     return ok ? bench_median(times, R) : -1;
 }
 
+static int one_size(int64_t n, const char *list, int random);
+
 /* name is one of the comma list's items. */
 static int listed(const char *list, const char *name) {
     size_t len = strlen(name);
@@ -140,18 +146,30 @@ static int listed(const char *list, const char *name) {
 }
 
 int main(int argc, char **argv) {
-    int64_t n = argc > 1 ? atoll(argv[1]) : 4096;
+    const char *sizes = argc > 1 ? argv[1] : "4096";
     if (argc > 2) R = atoi(argv[2]);
     const char *list = argc > 3 ? argv[3] : "gesvdj,gesvd,xgesvd,xgesvdp";
     int random = argc > 4 && !strcmp(argv[4], "random");
-    if (n < 1 || n > INT32_MAX || R < 1 || R > 64) {
-        fprintf(stderr, "usage: bench_svd_routines [N] [R <= 64] [routines] [random]\n");
+    int bad = R < 1 || R > 64;
+    for (const char *p = sizes; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        bad |= atoll(p) < 1 || atoll(p) > INT32_MAX;
+    if (bad) {
+        fprintf(stderr, "usage: bench_svd_routines [N[,N...]] [R <= 64] [routines] [random]\n");
         return 2;
     }
     if (nd_init(NULL) != ND_OK) {
         fprintf(stderr, "bench_svd_routines: %s\n", nd_last_error());
         return 1;
     }
+    int rc = 0;
+    for (const char *p = sizes; p && !rc; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        rc = one_size(atoll(p), list, random);
+    nd_shutdown();
+    return rc;
+}
+
+/* Every listed routine on one n x n matrix, float32 then float64. */
+static int one_size(int64_t n, const char *list, int random) {
     printf("bench_svd_routines: %lld x %lld %s matrix, median of %d runs, vectors (reduced)\n", (long long)n,
            (long long)n, random ? "uniform random" : "SPD (the suite's)", R);
     static const char *const names[4] = {"gesvd", "gesvdj", "xgesvd", "xgesvdp"}; /* gesvd first: the reference */
@@ -177,13 +195,13 @@ int main(int argc, char **argv) {
                 for (int64_t i = 0; i < n; i++) diff = fmax(diff, fabs(s[i] - ref[i]) / ref[0]);
             printf("%-8s %-7s %6lld %10.1f ms", names[k], nd_dtype_name(t), (long long)n, 1e3 * med);
             if (k && have_ref) printf("  max|S - S_gesvd| / S[0] %.2g", diff);
+            if (k == 3) printf("  h_err_sigma %.2g", last_err_sigma);
             printf("\n");
             fflush(stdout);
         }
         free(host);
     }
     free(ref), free(s);
-    nd_shutdown();
     return 0;
 }
 #else

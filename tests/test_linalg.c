@@ -490,6 +490,78 @@ NDT_TEST(linalg, svd_reconstructs) {
     nd_free(x), nd_free(s);
 }
 
+/* Past 1024 in double precision CUDA takes another routine (Xgesvdp, and
+ * gesvd again where Xgesvdp perturbed a rank-deficient matrix: lib_linalg.c,
+ * svd_routine); the CPU takes LAPACK as for every size. A = H1 D H2 with
+ * Householder reflections H1 (m x m), H2 (n x n) and D holding sig on its
+ * diagonal has exactly the singular values sig (built here in O(m n)). */
+static double *known_svd_matrix(ndt_rng *r, int64_t m, int64_t n, const double *sig) {
+    int64_t k = m < n ? m : n;
+    double *a = calloc((size_t)(m * n), sizeof *a), *u = malloc((size_t)m * sizeof *u), *v = malloc((size_t)n * sizeof *v);
+    double uu = 0, vv = 0, c = 0;
+    for (int64_t i = 0; i < m; i++) u[i] = ndt_uniform(r, -1, 1), uu += u[i] * u[i];
+    for (int64_t j = 0; j < n; j++) v[j] = ndt_uniform(r, -1, 1), vv += v[j] * v[j];
+    for (int64_t p = 0; p < k; p++) c += u[p] * sig[p] * v[p];
+    double al = 2 / uu, be = 2 / vv;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            a[i * n + j] = (i == j ? sig[i] : 0) - al * u[i] * (j < k ? u[j] * sig[j] : 0) -
+                           be * (i < k ? sig[i] * v[i] : 0) * v[j] + al * be * c * u[i] * v[j];
+    free(u), free(v);
+    return a;
+}
+
+/* max |x| (nd, float64) */
+static double amax(nd_array *x) {
+    nd_array *m = nd_max(nd_abs(x), ND_ALL_AXES);
+    double v = m ? nd_item(m) : INFINITY;
+    nd_free(m);
+    return v;
+}
+
+static void check_big_svd(nd_dtype t, int64_t m, int64_t n, int full, int uv, int rank) {
+    NDT_RNG(r);
+    int64_t k = m < n ? m : n;
+    double *sig = malloc((size_t)k * sizeof *sig);
+    for (int64_t i = 0; i < k; i++) sig[i] = i < rank ? 2 - (double)i / (double)k : 0;
+    double *a = known_svd_matrix(&r, m, n, sig), tol = 64 * (double)k * DBL_EPSILON * sig[0];
+    nd_scope_begin();
+    nd_array *x = up(ND_FLOAT64, ND_SHAPE(m, n), a), *u = NULL, *s = NULL, *vh = NULL;
+    if (t == ND_COMPLEX128) x = nd_mul(x, nd_full_complex(ND_COMPLEX128, 0, NULL, 0.6, 0.8)); /* |.| = 1 */
+    cr_assert_eq(nd_linalg_svd(x, full, uv, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+    double *gs = down(s, NULL);
+    for (int64_t i = 0; i < k; i++)
+        if (!(fabs(gs[i] - sig[i]) <= tol)) {
+            cr_expect(0, "%s %lld x %lld full %d uv %d rank %d: S[%lld] = %.17g, expected %.17g", nd_dtype_name(t),
+                      (long long)m, (long long)n, full, uv, rank, (long long)i, gs[i], sig[i]);
+            break;
+        }
+    if (uv) {
+        int64_t cu = full ? m : k, cv = full ? n : k;
+        cr_expect(nd_shape(u)[0] == m && nd_shape(u)[1] == cu && nd_shape(vh)[0] == cv && nd_shape(vh)[1] == n);
+        nd_array *uk = nd_viewf(u, ":, :%lld", (long long)k), *vk = nd_viewf(vh, ":%lld, :", (long long)k);
+        double rec = amax(nd_sub(nd_matmul(nd_mul(uk, s), vk), x));
+        double ou = amax(nd_sub(nd_matmul(nd_conj(nd_swapaxes(u, 0, 1)), u), nd_eye(t, cu, cu, 0)));
+        double ov = amax(nd_sub(nd_matmul(vh, nd_conj(nd_swapaxes(vh, 0, 1))), nd_eye(t, cv, cv, 0)));
+        cr_expect(rec <= tol && ou <= tol && ov <= tol,
+                  "%s %lld x %lld full %d rank %d: |U S Vh - A| %g, |U^H U - I| %g, |Vh Vh^H - I| %g (tolerance %g)",
+                  nd_dtype_name(t), (long long)m, (long long)n, full, rank, rec, ou, ov, tol);
+    }
+    nd_scope_end();
+    free(gs), free(a), free(sig);
+}
+
+NDT_TEST(linalg, svd_past_1024_known_values) {
+    check_big_svd(ND_FLOAT64, 1100, 1030, 0, 1, 1030); /* buffer read column-major wide: conj(A) */
+    check_big_svd(ND_FLOAT64, 1030, 1100, 0, 1, 1030); /* tall: A^T as it is */
+    check_big_svd(ND_FLOAT64, 1040, 1040, 1, 1, 1040); /* square, full */
+    check_big_svd(ND_FLOAT64, 1100, 1030, 1, 1, 1030); /* full, not square: the other routines */
+    check_big_svd(ND_FLOAT64, 1030, 1100, 0, 0, 1030); /* values only */
+    check_big_svd(ND_FLOAT64, 1040, 1040, 0, 1, 300);  /* rank 300: may be factored again */
+    check_big_svd(ND_COMPLEX128, 1100, 1030, 0, 1, 1030);
+    check_big_svd(ND_COMPLEX128, 1030, 1100, 0, 1, 1030);
+}
+
 /* ---- eigh */
 
 NDT_TEST(linalg, eigh_known_and_reconstructs) {

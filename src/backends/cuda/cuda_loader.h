@@ -76,7 +76,7 @@
     ND_CUSOLVER_DT(X, gesvd_bufferSize) ND_CUSOLVER_DT(X, gesvd)                                        \
     ND_CUSOLVER_DT(X, syevjBatched_bufferSize) ND_CUSOLVER_DT(X, syevjBatched) X(cusolverDnCreateSyevjInfo) \
     X(cusolverDnDestroySyevjInfo) ND_CUSOLVER_COMPLEX_FNS(X) X(cusolverDnCreateParams)                   \
-    X(cusolverDnDestroyParams)
+    X(cusolverDnDestroyParams) X(cusolverDnXgesvdp_bufferSize) X(cusolverDnXgesvdp)
 /* The complex routines: the same operations (Hermitian ones for the
  * symmetric: ungqr, heevd, heevjBatched). */
 #define ND_CUSOLVER_CZ(X, op) X(cusolverDnC##op) X(cusolverDnZ##op)
@@ -395,6 +395,10 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cusolverDnCreateParams ND_CUDA_FN(cusolverDnCreateParams)
 #undef cusolverDnDestroyParams
 #define cusolverDnDestroyParams ND_CUDA_FN(cusolverDnDestroyParams)
+#undef cusolverDnXgesvdp_bufferSize
+#define cusolverDnXgesvdp_bufferSize ND_CUDA_FN(cusolverDnXgesvdp_bufferSize)
+#undef cusolverDnXgesvdp
+#define cusolverDnXgesvdp ND_CUDA_FN(cusolverDnXgesvdp)
 #undef cublasCgetrfBatched
 #define cublasCgetrfBatched ND_CUDA_FN(cublasCgetrfBatched)
 #undef cublasZgetrfBatched

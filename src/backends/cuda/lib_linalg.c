@@ -8,8 +8,8 @@
  * memory. The matrices of a batch are factored one after another on that
  * stream; each writes its own info word. Cholesky factors in its output,
  * which lib_cholesky.c's passes fill before potrf and finish after it (one
- * launch each for the batch); SVD picks gesvd or gesvdj by svd_gesvd's
- * rule.
+ * launch each for the batch); SVD picks Xgesvdp, gesvd or gesvdj by
+ * svd_routine's rule.
  *
  * cuSOLVER reports a singular or non positive definite matrix, or an SVD
  * or eigensolver that did not converge, only in device memory. The run
@@ -27,6 +27,7 @@
  * cuSOLVER lacks it, the matrices are copied to the host, factored by
  * LAPACK there and copied back, which ND_LOG=2 reports. */
 #include <lapacke.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -125,21 +126,57 @@ static int eigh_batched(const nd_user_desc *u, const geom *g) {
 }
 static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
 
-/* Which routine factors LA_SVD's matrices: gesvdj (Jacobi) or gesvd (QR
- * iteration on the bidiagonal form). The rule: gesvd for double precision
- * (float64, complex128) when min(m, n) > SVD_GESVD_MIN_K and the buffer's
- * column-major shape n x m is not wide (n >= m: cuSOLVER's gesvd takes
- * rows >= columns only), gesvdj otherwise. Measured on the H200 in the
- * side-by-side suite (whole calls, 4096, reduced with vectors, the suite's
- * SPD matrix): float64 1.64 s through gesvd (CuPy, and JAX, which switches
- * to gesvd above 1024) against 1.77 s through gesvdj (nd; PyTorch's
- * default, 1.79 s); float32 1.02 s through gesvdj (nd) against 1.09 s
- * through gesvd. bench/svd_routines.c times the routines alone (gesvdj,
- * gesvd, Xgesvd, Xgesvdp) to re-measure the rule. */
-#define SVD_GESVD_MIN_K 1024
-static int svd_gesvd(const nd_user_desc *u, const geom *g) {
+/* Which routine factors LA_SVD's matrices, the one rule (cuSOLVER sees
+ * A^T, the buffer read column-major: n rows, m columns; k = min(m, n)):
+ *
+ *  Xgesvdp   (polar decomposition, then an eigensolver) for float64 and
+ *            complex128 when k > SVD_BIG_K, unless full U and V of a
+ *            non-square matrix are asked for (its econ = 0 form, the
+ *            columns past k, is not checked against a unitary completion
+ *            anywhere yet: those keep the routines below).
+ *            A wide A^T (n < m) is factored as conj(A) (m x n, a transposed
+ *            copy), so Xgesvdp always sees rows >= columns.
+ *  gesvd     (QR iteration on the bidiagonal form) for the same dtypes and
+ *            sizes otherwise, when A^T is not wide (cuSOLVER's gesvd takes
+ *            rows >= columns only);
+ *  gesvdj    (Jacobi) everywhere else, float32 and complex64 included.
+ *
+ * Measured on the H200, the routines alone (bench/svd_routines.c, 4096,
+ * the suite's SPD matrix, reduced, with vectors): float64 gesvd 1691.6 ms,
+ * gesvdj 1742.1, Xgesvd 1674.5, Xgesvdp 254.0 ms with max |S - S_gesvd| /
+ * S[0] 2.9e-14; float32 gesvd 1173.9, gesvdj 1025.4, Xgesvdp 248.6 ms but
+ * 7.5e-05 from gesvd's S, about 630 float32 epsilons of S[0] where float64
+ * Xgesvdp stays within 130 of its own: too far from what NumPy's float32
+ * SVD (LAPACK's) gives to swap in, so float32 keeps gesvdj. Whole calls in
+ * the side-by-side suite before Xgesvdp: float64 1.64 s through gesvd (CuPy;
+ * JAX above 1024) against 1.77 s through gesvdj (PyTorch's default 1.79 s).
+ * SVD_BIG_K follows JAX's switch to gesvd; Xgesvdp below 4096, and in
+ * complex128 at any size, is not measured yet (bench_svd_routines takes
+ * several sizes; complex128 goes with float64 as the same algorithm).
+ *
+ * Xgesvdp may perturb A to make the polar iteration converge when A is
+ * (nearly) rank deficient, shifting the singular values by what it
+ * reports as h_err_sigma. A matrix whose h_err_sigma exceeds
+ * SVD_XGESVDP_MAX_ERR * k * S[0] (the error bound of a backward stable SVD,
+ * p(n) eps ||A||, with p = k), or whose call reports info != 0 or a NaN,
+ * is factored again by the routine the rule gives without Xgesvdp
+ * (svd_exact), which also decides the NaN and non-convergence errors as
+ * before. */
+#define SVD_BIG_K 1024
+#define SVD_XGESVDP_MAX_ERR DBL_EPSILON
+typedef enum { SVD_GESVDJ, SVD_GESVD, SVD_XGESVDP } svd_kind;
+static svd_kind svd_exact(const geom *g) {
     int64_t k = g->m < g->n ? g->m : g->n;
-    return u->lib == ND_LIB_LA_SVD && (g->kind == K_D || g->kind == K_Z) && k > SVD_GESVD_MIN_K && g->n >= g->m;
+    return (g->kind == K_D || g->kind == K_Z) && k > SVD_BIG_K && g->n >= g->m ? SVD_GESVD : SVD_GESVDJ;
+}
+static svd_kind svd_routine(const nd_user_desc *u, const geom *g) {
+    int64_t k = g->m < g->n ? g->m : g->n;
+    int full = u->lib_args.v[0].i && u->lib_args.v[1].i;
+    if ((g->kind == K_D || g->kind == K_Z) && k > SVD_BIG_K && (!full || g->m == g->n)) return SVD_XGESVDP;
+    return svd_exact(g);
+}
+static int svd_gesvd(const nd_user_desc *u, const geom *g) {
+    return u->lib == ND_LIB_LA_SVD && svd_exact(g) == SVD_GESVD;
 }
 
 /* out (rows x cols, column-major) = in^H (in: cols x rows, column-major),
@@ -199,19 +236,21 @@ static cudaDataType cuda_type(const geom *g) {
     return g->kind == K_S ? CUDA_R_32F : g->kind == K_D ? CUDA_R_64F : g->kind == K_C ? CUDA_C_32F : CUDA_C_64F;
 }
 
-#if CUDART_VERSION >= 12060
-/* geev's parameters object, one per device like the handles. */
-static cusolverDnParams_t geev_params[MAX_DEVICES];
-static int geev_on_device(void) { return nd_cuda_api.p_cusolverDnXgeev != NULL; }
+/* The 64-bit API's parameters object (geev, gesvdp), one per device like
+ * the handles, left at its defaults. */
+static cusolverDnParams_t x_params[MAX_DEVICES];
 static int params_for(cusolverDnParams_t *out) {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return (int)e;
     if (dev < 0 || dev >= MAX_DEVICES) return (int)cudaErrorInvalidDevice;
-    if (!geev_params[dev]) SOLVER_TRY(cusolverDnCreateParams(&geev_params[dev]), "cusolverDnCreateParams");
-    *out = geev_params[dev];
+    if (!x_params[dev]) SOLVER_TRY(cusolverDnCreateParams(&x_params[dev]), "cusolverDnCreateParams");
+    *out = x_params[dev];
     return 0;
 }
+
+#if CUDART_VERSION >= 12060
+static int geev_on_device(void) { return nd_cuda_api.p_cusolverDnXgeev != NULL; }
 
 /* Real types: W holds 2n reals (the real parts, then the imaginary ones)
  * and VR LAPACK's real layout, as common/lib_linalg.h's LA_EIG. */
@@ -325,6 +364,114 @@ static int geev_on_host(const nd_user_desc *u, const nd_kernel_arg *args, const 
     return rc;
 }
 
+/* ------------------------------------------------------------ gesvdp */
+
+/* Xgesvdp takes rows >= columns (svd_routine): A^T as it is (n x m) when
+ * n >= m, else conj(A) (m x n) from a transposed copy. */
+typedef struct {
+    int64_t rows, cols;
+    int wide; /* A^T is wide: Xgesvdp factors conj(A) */
+} xsvd_shape;
+static xsvd_shape xsvd_of(const geom *g) {
+    xsvd_shape x = {g->n, g->m, g->n < g->m};
+    if (x.wide) x.rows = g->m, x.cols = g->n;
+    return x;
+}
+
+/* Its device workspace (bytes) and host workspace (bytes, taken per call). */
+static int xgesvdp_query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, size_t *dev, size_t *host) {
+    cusolverDnParams_t p;
+    int e = params_for(&p);
+    if (e) return e;
+    xsvd_shape x = xsvd_of(g);
+    cudaDataType t = cuda_type(g), rt = g->f64 ? CUDA_R_64F : CUDA_R_32F;
+    cusolverEigMode_t jobz = u->lib_args.v[0].i ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    SOLVER_TRY(cusolverDnXgesvdp_bufferSize(h, p, jobz, 1, x.rows, x.cols, t, NULL, x.rows, rt, NULL, t, NULL, x.rows,
+                                            t, NULL, x.cols, t, dev, host),
+               "Xgesvdp_bufferSize");
+    return 0;
+}
+
+/* The routine's `extra` space for Xgesvdp: the input copy it overwrites,
+ * without vectors stand-ins for U (rows x k) and V (cols x k), then its
+ * device workspace. *bytes is the total; at[0..2] (when not NULL) the
+ * offsets of the stand-ins and of the workspace. */
+static void xgesvdp_layout(const geom *g, int uv, size_t dev, size_t *bytes, size_t *at) {
+    xsvd_shape x = xsvd_of(g);
+    size_t es = g->es, o0 = up((size_t)(g->m * g->n) * es);
+    size_t o1 = o0 + (uv ? 0 : up((size_t)(x.rows * x.cols) * es));
+    size_t o2 = o1 + (uv ? 0 : up((size_t)(x.cols * x.cols) * es));
+    if (at) at[0] = o0, at[1] = o1, at[2] = o2;
+    *bytes = o2 + up(dev);
+}
+
+/* Matrix b through Xgesvdp (reduced: the rule keeps full U and V of a
+ * non-square matrix away). Waits for the stream (its host workspace, and
+ * the info word and S[0] it reads back): *redo is set when the result is
+ * not to be kept (svd_routine's comment), and the caller factors the
+ * matrix again from its input. */
+static int xgesvdp_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
+                       int64_t b, int *info, char *extra, cudaStream_t s, int *redo) {
+    int64_t m = g->m, n = g->n, k = m < n ? m : n;
+    int uv = (int)u->lib_args.v[0].i;
+    size_t es = g->es, dev = 0, host = 0, bytes = 0, at[3];
+    xsvd_shape x = xsvd_of(g);
+    int e = xgesvdp_query(h, u, g, &dev, &host);
+    cusolverDnParams_t p;
+    if (!e) e = params_for(&p);
+    if (e) return e;
+    xgesvdp_layout(g, uv, dev, &bytes, at);
+    const char *in = (const char *)args[0].data + (size_t)(b * m * n) * es;
+    char *a = extra, *sv = (char *)args[1].data + (size_t)(b * k) * g->rs;
+    /* cu = cv = k here: reduced, or square */
+    char *ut = uv ? (char *)args[2].data + (size_t)(b * k * m) * es : NULL;
+    char *vh = uv ? (char *)args[3].data + (size_t)(b * k * n) * es : NULL;
+    /* Tall: A^T = W S V'^H, W into VH, V' into UT (as gesvdj). Wide:
+     * conj(A) = U' S V''^H, so U = conj(U'), V = conj(V''), and U^H, V^H
+     * read row-major are U' and V'' column-major: U' into UT, V'' into VH.
+     * Without vectors, the stand-ins (rows x k, then k x k). */
+    char *pu = !uv ? extra + at[0] : x.wide ? ut : vh, *pv = !uv ? extra + at[1] : x.wide ? vh : ut;
+    if (x.wide) e = conj_transpose(g, in, a, m, n, s);
+    else e = (int)copy(a, in, (size_t)(m * n) * es, s);
+    if (e) return e;
+    void *hwork = host ? nd_malloc(host) : NULL;
+    if (host && !hwork) {
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory for gesvdp's workspace of %zu bytes", host);
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    cudaDataType t = cuda_type(g), rt = g->f64 ? CUDA_R_64F : CUDA_R_32F;
+    cusolverEigMode_t jobz = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    double err_sigma = 0, s0 = NAN; /* a NaN S[0] redoes the matrix whatever err_sigma says */
+    int hinfo = 0;
+    union {
+        double d;
+        float f;
+    } s0_raw;
+    cusolverStatus_t st = cusolverDnXgesvdp(h, p, jobz, 1, x.rows, x.cols, t, a, x.rows, rt, sv, t, pu, x.rows, t, pv,
+                                            x.cols, t, extra + at[2], dev, hwork, host, info, &err_sigma);
+    cudaError_t ce = cudaSuccess;
+    if (st == CUSOLVER_STATUS_SUCCESS) ce = cudaMemcpyAsync(&hinfo, info, sizeof hinfo, cudaMemcpyDeviceToHost, s);
+    if (st == CUSOLVER_STATUS_SUCCESS && ce == cudaSuccess)
+        ce = cudaMemcpyAsync(&s0_raw, sv, g->rs, cudaMemcpyDeviceToHost, s);
+    cudaError_t se = cudaStreamSynchronize(s); /* before the host workspace goes */
+    free(hwork);
+    if (st != CUSOLVER_STATUS_SUCCESS) return solver_failed(st, "Xgesvdp");
+    if (ce != cudaSuccess) return (int)ce;
+    if (se != cudaSuccess) return (int)se;
+    if (hinfo < 0) {
+        nd_error_set(ND_ERR_BACKEND, "cuda: cuSOLVER rejected argument %d of Xgesvdp (an nd bug)", -hinfo);
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    s0 = g->f64 ? s0_raw.d : (double)s0_raw.f;
+    /* written so that a NaN redoes the matrix */
+    *redo = !(hinfo == 0 && err_sigma <= SVD_XGESVDP_MAX_ERR * (double)k * s0);
+    if (*redo)
+        nd_logf(2, "cuda: Xgesvdp of matrix %lld of %lld (%lld x %lld): info %d, h_err_sigma %g against S[0] %g; "
+                "factored again by %s", (long long)b, (long long)g->batch, (long long)m, (long long)n, hinfo, err_sigma,
+                s0, svd_exact(g) == SVD_GESVD ? "gesvd" : "gesvdj");
+    return 0;
+}
+
 /* cuSOLVER's workspace queries for the routine (pointers may be NULL). */
 static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params,
                  syevjInfo_t eig_params) {
@@ -363,15 +510,22 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
         if (svd_gesvd(u, g)) { /* the input copy, rwork (k reals) and gesvd's VT (m x m) */
             SOLVER_TRY(DT4(g, gesvd_bufferSize, h, (int)n, (int)m, &lw), "gesvd_bufferSize");
             w->extra = up((size_t)(m * n) * g->es) + up((size_t)k * g->rs) + up((size_t)(m * m) * g->es);
-            break;
+        } else {
+            if (k > 0) {
+                SOLVER_TRY(DT4(g, gesvdj_bufferSize, h, mode, econ, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL, lda(m), &lw, svd_params),
+                           "gesvdj_bufferSize");
+            }
+            /* the input copy (gesvdj overwrites it) and, without vectors,
+             * stand-ins for U and V */
+            w->extra = up((size_t)(m * n) * g->es) + (uv ? 0 : up((size_t)(n * n + m * m + 1) * g->es));
         }
-        if (k > 0) {
-            SOLVER_TRY(DT4(g, gesvdj_bufferSize, h, mode, econ, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL, lda(m), &lw, svd_params),
-                       "gesvdj_bufferSize");
+        if (svd_routine(u, g) == SVD_XGESVDP) { /* and Xgesvdp's, in the same space (xgesvdp_one) */
+            size_t dev = 0, host = 0, need = 0;
+            int e = xgesvdp_query(h, u, g, &dev, &host);
+            if (e) return e;
+            xgesvdp_layout(g, uv, dev, &need, NULL);
+            if (need > w->extra) w->extra = need;
         }
-        /* the input copy (gesvdj overwrites it) and, without vectors,
-         * stand-ins for U and V */
-        w->extra = up((size_t)(m * n) * g->es) + (uv ? 0 : up((size_t)(n * n + m * m + 1) * g->es));
         break;
     }
     case ND_LIB_LA_EIGH: {
@@ -487,12 +641,18 @@ static int run_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_
         int uv = (int)u->lib_args.v[0].i, full = (int)u->lib_args.v[1].i;
         int64_t cu = uv ? (full ? m : k) : 0, cv = uv ? (full ? n : k) : 0;
         if (k == 0) return 0; /* the frontend does not call it for empty matrices */
+        svd_kind r = svd_routine(u, g);
+        if (r == SVD_XGESVDP) {
+            int redo = 0, e = xgesvdp_one(h, u, args, g, b, info, extra, s, &redo);
+            if (e || !redo) return e;
+            r = svd_exact(g);
+        }
         char *a = extra;
         CUDA_TRY_INT(copy(a, in + (size_t)(b * m * n) * es, (size_t)(m * n) * es, s));
         char *sv = (char *)args[1].data + (size_t)(b * k) * g->rs; /* real */
         char *ut = uv ? (char *)args[2].data + (size_t)(b * cu * m) * es : a + up((size_t)(m * n) * es);
         char *vh = uv ? (char *)args[3].data + (size_t)(b * cv * n) * es : ut + (size_t)(m * m) * es;
-        if (svd_gesvd(u, g)) {
+        if (r == SVD_GESVD) {
             /* gesvd on A^T (n x m, n >= m, so k = m = cu): A^T = W S V'^H,
              * W (n x cv) straight into VH; V'^H (m x m) into scratch, which
              * read row-major is U, and UT = U^H is its conjugate transpose. */

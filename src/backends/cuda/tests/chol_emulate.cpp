@@ -1,7 +1,7 @@
 /* Runs Cholesky's triangle passes (chol_source.c, included as CHOL_SOURCE)
  * on the host with lib_cholesky.c's launch geometry (32 x 8 threads, one
- * block per mirrored tile pair, the batch along grid y, capped to show the
- * walk), a block's threads as real threads meeting at __syncthreads: pack,
+ * block per mirrored tile pair in groups of NDK_GROUP x NDK_GROUP tiles,
+ * the batch along grid y, capped to show the walk), a block's threads as real threads meeting at __syncthreads: pack,
  * a column-major lower Cholesky standing in for potrf (it reads and
  * writes only the column-major lower triangle, as potrf does), unpack.
  * Against a row-major Cholesky of A's lower triangle in long double, for
@@ -112,8 +112,9 @@ template <class T> static void run(const char *name, long n, long batch, bool in
     T *cp = in_place ? a.data() : c.data();
     if (!in_place)
         for (auto &x : c) put(x, cl(NAN, NAN));
-    long nt = (n + 31) / 32;
-    emu_dim3 grid = {(unsigned)(nt * (nt + 1) / 2), (unsigned)(batch < (long)grid_y_cap ? batch : grid_y_cap), 1};
+    long nt = (n + 31) / 32, ng = (nt + NDK_GROUP - 1) / NDK_GROUP; /* lib_cholesky.c's launch */
+    emu_dim3 grid = {(unsigned)(ng * (ng + 1) / 2 * NDK_GROUP * NDK_GROUP),
+                     (unsigned)(batch < (long)grid_y_cap ? batch : grid_y_cap), 1};
     const T *ap = a.data();
     int ni = (int)n;
     long long nb = batch;
@@ -137,8 +138,10 @@ template <class T> static void run(const char *name, long n, long batch, bool in
 }
 
 int main() {
+    /* n = 257 and 300: tile groups past the first (NDK_GROUP 8: 256 a group
+     * side), a partial one at the edge */
     static const long cases[][3] = {{1, 1, 4}, {5, 3, 2}, {31, 1, 4}, {32, 2, 4}, {33, 2, 1}, {65, 1, 4}, {100, 1, 4},
-                                    {8, 9, 4}};
+                                    {8, 9, 4}, {257, 1, 1}, {300, 2, 1}};
     for (auto &k : cases)
         for (int ip = 0; ip < 2; ip++) {
             run<float>("float32", k[0], k[1], ip, (unsigned)k[2], false, 1e-4);
@@ -146,6 +149,6 @@ int main() {
             run<ndk_c64>("complex64", k[0], k[1], ip, (unsigned)k[2], true, 1e-4);
             run<ndk_c128>("complex128", k[0], k[1], ip, (unsigned)k[2], true, 1e-12);
         }
-    printf("Cholesky passes on the host: %d of %d cases passed\n", checks - fails, checks);
+    printf("Cholesky passes on the host (tile groups of %d): %d of %d cases passed\n", NDK_GROUP, checks - fails, checks);
     return fails != 0;
 }
