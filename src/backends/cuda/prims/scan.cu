@@ -4,15 +4,6 @@
 // predecessor prefixes happen to be ready). Every combination below has an
 // association fixed by element positions alone. The kernels:
 //
-// - the fixed-order look-back (NDP_SCAN_LOOKBACK*, the default its resident
-//   grid with 32 KiB tiles read ahead into shared memory by cp.async, for
-//   float32, float64 and the 64-bit integers): one pass where
-//   every tile's prefix is the chain P(t) = P(t - 1) + total(t) in order,
-//   found by decoupled look-back that folds the newest published prefix and
-//   the totals after it left to right (the same bits whichever it found;
-//   see scan_lookback). Tiles are read and written 16 bytes a lane, no
-//   shared-memory transposes; float32's chain is carried in float64.
-//   Complex values take the one pass whatever is asked for.
 // - long rows, one pass (NDP_SCAN_ONE_PASS): tiles of TILE
 //   elements (tiles never span rows) taken in order from a counter, so every
 //   tile a tile waits for is running or done. A tile scans its elements
@@ -45,6 +36,13 @@
 //   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
 //   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
 //   256 threads, tiles in blockIdx order instead of a counter's.
+// - staged units (NDP_SCAN_STAGED, scan_staged): the aggregate tree's order
+//   over units of 96 KiB on a resident grid of one block an SM, each block
+//   copying its next unit into shared memory (cp.async) while it waits for
+//   the prefix of the one in its registers: the fold's latency overlaps
+//   the stream instead of stalling it, and 8x fewer tiles than agg's. Why
+//   it replaced the fixed-order look-back kernels, and the arithmetic of
+//   its floor ratio: before scan_staged.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -548,6 +546,26 @@ template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
 // and barriers), each waiting only for totals of units a few microseconds
 // older, never for a chain of prefixes.
 //
+// The arithmetic (H200, 2^28 float32: 1 GiB in, 1 GiB out; the copy floor
+// 0.512 ms, ~4.19 TB/s of both): 10923 units over 132 blocks are 82.75 a
+// block, each 6.2 us of the block's share of the bandwidth (96 KiB in,
+// 96 KiB out). A unit's prefix waits for the totals of the <= 31 units
+// ticketed just before it (processed at about the same time by other
+// blocks: a block takes its ticket two units ahead, so tickets follow the
+// blocks' progress) plus a poll's round trip (~1-2 us under load), and
+// the upper levels for one more hop each (published by the last unit of
+// every 32 and 1024 as soon as its own fold is known). That is below the
+// 6.2 us its next unit takes to arrive, and 96 KiB an SM in flight (12.7 MB
+// over the chip) is ~2x what Little's law asks at 4.19 TB/s and ~1.5 us,
+// so the waits should not show. What remains: the launch and the memset
+// of 87 KB of entries (~3 us), the first unit's load and fold (~4 us), the
+// last 0.75 of a unit period of imbalance (~5 us), and how close cp.async
+// and 16-byte streaming stores come to the copy kernel: ~1.03x plus that,
+// 1.05-1.12x expected. agg, by contrast, keeps each 12 KiB tile in one of
+// its SM's 8 block slots from its loads through its fold (1-2 round trips)
+// to its stores, so an SM has at most 96 KiB of loads in flight and less
+// while its tiles wait (1.71x measured).
+//
 // Why not a look-back (the fixed-order look-back variants it replaces took
 // 5.4-8x the copy on the H200): a tile's prefix there is the chain
 // P(t) = P(t - 1) + total(t), so P(t) can be published only after tile t
@@ -556,11 +574,18 @@ template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
 // then advances at most 256 (128) tiles a hop, where a hop is up to MAXW
 // window reads one after another (each a GPU-scope round trip queued
 // behind the streaming loads, ~1 us under full load), the k-term serial
-// fold and the publish: 2^28 float32 are 65536 tiles of 16 KiB, 256 hops
-// of ~10 us = 2.6 ms (measured 2.96 ms), or 16384 tiles of 64 KiB in 124
-// rounds of the 132 resident blocks, each round a hop plus the tile's own
-// store before the block's next tile can look back (measured 2.77 ms).
-// Tiles waiting at the front also hold their SM without loading anything.
+// fold and the publish: 2^28 float32 are 65536 tiles of 16 KiB, >= 256
+// hops of ~10 us = 2.6 ms (measured 2.96 ms). With 4 blocks of 256 an SM,
+// 528 tiles are resident but only the 256 behind the front can finish, so
+// half the SM slots wait without loading. The resident-grid 64 KiB tiles
+// (132 blocks, each loading its next tile ahead) advance about one round
+// of 132 tiles a hop, and a hop there also holds the tile's scan and store
+// before the block's next tile can look back: 124 rounds of ~22 us
+// (measured 2.77 ms). The tunings tried could not shorten the chain:
+// back-off against spinning (lookback_sleep), tickets (all of them took a
+// ticket; blockIdx order would save one atomic a tile, off the chain),
+// 16-byte loads without transposes (fewer instructions: the kernel was
+// never issue-bound), bigger tiles (fewer hops but each longer).
 // CUB's look-back never waits for a prefix (it keeps adding totals until
 // it finds one) and so has no chain, but its sum depends on which tile
 // published first. The tree's prefixes are folds of totals alone: the
@@ -939,12 +964,17 @@ cudaError_t scan_staged_launch(const T *in, T *out, int64_t rows, int64_t n, Sca
     if (blocks == 0) {
         int sms = 0, per_sm = 0;
         if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-        if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
-            return e;
-        if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem)) != cudaSuccess) return e;
-        blocks = sms * (per_sm > 0 ? per_sm : 1);
+        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem) != cudaSuccess || per_sm < 1) {
+            (void)cudaGetLastError(); // not an error of the scan's
+            per_sm = 0;
+        }
+        blocks = per_sm > 0 ? sms * per_sm : -1;
         if (dev < 64) resident[dev] = blocks;
     }
+    // A GPU with less shared memory a block (before sm_90: 164 KiB or
+    // less) takes agg, the same order over its own tiles.
+    if (blocks < 0) return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
     AggState st;
     if ((e = agg_state(rows, units_per_row, agg_words<T>(), tmp, bytes, s, &st)) != cudaSuccess || !tmp) return e;
     const int vec = ((uintptr_t)in % 16 == 0) && ((uintptr_t)out % 16 == 0) && (rows == 1 || n % V == 0);
