@@ -530,6 +530,11 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// The same for the first `bytes` (< 16) of a chunk, zeros after them.
+__device__ __forceinline__ void cp_async16_part(void *smem, const void *gmem, int bytes) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+}
 template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
 }
@@ -617,19 +622,23 @@ __global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_
         *base = row * n + t * UNIT;
         *valid = n - t * UNIT < UNIT ? n - t * UNIT : UNIT;
     };
-    // Unit u's copy into ring slot `slot`: a whole, aligned unit by
-    // cp.async (each thread its own 16-byte chunks, which it alone reads
-    // back, so no barrier guards the ring); others are read from global
-    // memory when their turn comes. One commit group a unit, empty or not.
+    // Unit u's copy into ring slot `slot` by cp.async, with 16-byte aligned
+    // data (vec): each thread its own 16-byte chunks, which it alone reads
+    // back, so no barrier guards the ring; a partial unit's chunks up to its
+    // end (the one across it zero-filled), the rest left out. Misaligned
+    // units are read from global memory when their turn comes. One commit
+    // group a unit, empty or not.
     auto issue = [&](int slot, int64_t u) {
         if (u < units && vec) {
             int64_t base, valid;
             where(u, &base, &valid);
-            if (valid == UNIT) {
-                const T *src = in + base + run;
+            const T *src = in + base;
 #pragma unroll
-                for (int c = 0; c < C; c++)
-                    cp_async16(&ring[(slot * C + c) * BT + threadIdx.x], src + (int64_t)(32 * c + lane) * V);
+            for (int c = 0; c < C; c++) {
+                const int64_t e0 = run + (int64_t)(32 * c + lane) * V;
+                uint4 *dst = &ring[(slot * C + c) * BT + threadIdx.x];
+                if (valid == UNIT || e0 + V <= valid) cp_async16(dst, src + e0);
+                else if (e0 < valid) cp_async16_part(dst, src + e0, (int)((valid - e0) * (int64_t)sizeof(T)));
             }
         }
         cp_async_commit();
@@ -650,11 +659,18 @@ __global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_
         // Chunk c of this lane: elements [(32 c + lane) V, + V) of the run.
         T x[C][V];
         cp_async_wait<1>(); // cur's group done, next's in flight
-        if (vec && valid == UNIT) {
+        if (vec) {
 #pragma unroll
             for (int c = 0; c < C; c++) {
                 const uint4 u = ring[(slot * C + c) * BT + threadIdx.x];
                 memcpy(&x[c][0], &u, 16);
+            }
+            if (valid < UNIT) { // chunks past the end were not copied
+#pragma unroll
+                for (int c = 0; c < C; c++)
+#pragma unroll
+                    for (int q = 0; q < V; q++)
+                        if (run + (int64_t)(32 * c + lane) * V + q >= valid) x[c][q] = T(0);
             }
         } else {
 #pragma unroll
@@ -726,12 +742,19 @@ __global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_
                 for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
             }
         }
-        if (vec && valid == UNIT) {
+        if (vec) {
 #pragma unroll
             for (int c = 0; c < C; c++) {
-                uint4 u;
-                memcpy(&u, &x[c][0], 16);
-                __stcs(reinterpret_cast<uint4 *>(out + base + run + (int64_t)(32 * c + lane) * V), u);
+                const int64_t e0 = run + (int64_t)(32 * c + lane) * V;
+                if (valid == UNIT || e0 + V <= valid) {
+                    uint4 u;
+                    memcpy(&u, &x[c][0], 16);
+                    __stcs(reinterpret_cast<uint4 *>(out + base + e0), u);
+                } else {
+#pragma unroll
+                    for (int q = 0; q < V; q++)
+                        if (e0 + q < valid) out[base + e0 + q] = x[c][q];
+                }
             }
         } else {
 #pragma unroll
@@ -945,8 +968,9 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
 // The staged scan (scan_staged): a grid of as many blocks as are resident
 // at once (one an SM: the two units of shared memory take 192 KiB), found
 // once a device on the sizing call, before any capture (a race repeats
-// the same values). Misaligned pointers, or rows not a whole number of 16
-// bytes, take element loads in the same association: the same bits.
+// the same values). Misaligned pointers, or several rows not a whole
+// number of 16 bytes each, take element loads in the same association:
+// the same bits.
 template <typename T>
 cudaError_t scan_staged_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
                                cudaStream_t s) {
