@@ -543,10 +543,10 @@ template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
 // NDP_SCAN_STAGED: the aggregate tree's combine order (agg_prefix) over
 // units of 96 KiB (512 threads x 12 chunks of 16 bytes: 24576 float32,
 // 12288 8-byte values) on a resident grid of one block an SM. Each block
-// takes units in ticket order and keeps two of them ahead in flight: while
-// it waits for the prefix of its current unit (held in registers), the
-// next unit is already being copied into shared memory by cp.async, so the
-// wait costs no bandwidth. One read and one write, one launch; 2^28 float32
+// takes units in ticket order (a ticket two units ahead of the one it
+// scans): while it waits for the prefix of its current unit (held in
+// registers), the next unit is already being copied into shared memory by
+// cp.async (a ring of two), so the wait costs no bandwidth. One read and one write, one launch; 2^28 float32
 // are 10923 units (8x fewer tiles than agg's, so 8x fewer folds, tickets
 // and barriers), each waiting only for totals of units a few microseconds
 // older, never for a chain of prefixes.
@@ -656,6 +656,10 @@ __global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_
         int64_t base, valid;
         where(cur, &base, &valid);
         const int64_t row = cur / units_per_row, t = cur % units_per_row;
+        // The ticket two units ahead, taken now so that its round trip
+        // overlaps the wait for cur's data and its scan.
+        unsigned long long ahead = 0;
+        if (threadIdx.x == 0) ahead = atomicAdd(st.counter, 1ULL);
         // Chunk c of this lane: elements [(32 c + lane) V, + V) of the run.
         T x[C][V];
         cp_async_wait<1>(); // cur's group done, next's in flight
@@ -715,10 +719,9 @@ __global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_
             }
         }
         if (lane == 0) warp_s[warp] = carry;
-        // The ticket two units ahead, read by every thread before the
-        // barrier in agg_prefix, which thread 0 passes before it writes
-        // ticket_s again.
-        if (threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
+        // ticket_s is read by every thread before the barrier in
+        // agg_prefix, which thread 0 passes before it writes it again.
+        if (threadIdx.x == 0) ticket_s = ahead;
         __syncthreads();
         const int64_t after = (int64_t)ticket_s;
         // The unit's total and the warps before this one, in order (a
