@@ -10,7 +10,8 @@
 //          exact (bit for bit against the host), uniform [0, 1) within
 //          1e-5 of a float64 host sum and 2 more runs with the same bits;
 //          edge cases bit for bit (float64 small integers too; lengths 1,
-//          31, around the tiles and the tree's levels, 2^20 + 7, several
+//          31, around the tiles, the staged units and the tree's levels,
+//          a row of 1025 staged units, 2^20 + 7, several
 //          rows, empty; -0.0, NaN propagation, nancumsum, +-1 products,
 //          int64 wrapping sums and products). Each variant also on 4096
 //          rows of 2^28 / 4096, and on 2^27 float64 (the same bytes, the
