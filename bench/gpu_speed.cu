@@ -10,7 +10,8 @@
 //          exact (bit for bit against the host), uniform [0, 1) within
 //          1e-5 of a float64 host sum and 2 more runs with the same bits;
 //          edge cases bit for bit (float64 small integers too; lengths 1,
-//          31, around the tiles and the tree's levels, 2^20 + 7, several
+//          31, around the tiles, the staged units and the tree's levels,
+//          a row of 1025 staged units, 2^20 + 7, several
 //          rows, empty; -0.0, NaN propagation, nancumsum, +-1 products,
 //          int64 wrapping sums and products). Each variant also on 4096
 //          rows of 2^28 / 4096, and on 2^27 float64 (the same bytes, the
@@ -316,13 +317,15 @@ static std::string check_exact(int variant, int op, void *in, void *out, int64_t
     return "ok";
 }
 
-// A variant's edge cases: lengths around the tile sizes (3072, 4096) and
-// the tree's levels (32 and 1024 tiles), 1, 31, 2^20 + 7, 2^22 + 7;
-// several rows; empty; float32 0/1 sums, -0.0, NaN propagation, nancumsum,
-// +-1 products; float64 small integers; int64 wrapping sums and products.
+// A variant's edge cases: lengths around the tile sizes (3072, 4096), the
+// staged units (24576 4-byte, 12288 8-byte values) and the tree's levels
+// (32 and 1024 tiles or units), 1, 31, 2^20 + 7, 2^22 + 7; several rows;
+// empty; float32 0/1 sums, -0.0, NaN propagation, nancumsum, +-1
+// products; float64 small integers; int64 wrapping sums and products.
 // Cases larger than the buffers (bytes each) are left out.
 static std::string edge_checks(int v, void *in, void *out, size_t bytes) {
-    static const int64_t lens[] = {1, 31, 2047, 3071, 3072, 3073, 4095, 4096, 4097, 32 * 3072 + 1, 32 * 4096 + 5,
+    static const int64_t lens[] = {1, 31, 2047, 3071, 3072, 3073, 4095, 4096, 4097, 12287, 12289, 24575, 24576, 24577,
+                                   32 * 3072 + 1, 32 * 4096 + 5, 32 * 12288 + 5, 32 * 24576, 32 * 24576 + 1,
                                    (1 << 20) + 7, (1 << 22) + 7};
     std::string c = "ok";
     auto fits = [&](int64_t rows, int64_t n) { return (size_t)(rows * n + 64) * 8 <= bytes; };
@@ -338,7 +341,16 @@ static std::string edge_checks(int v, void *in, void *out, size_t bytes) {
         if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_SUM, in, out, 1, n, RAW, -1);
         if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_PROD, in, out, 1, n, RAW, -1);
     }
-    const int64_t shapes[][2] = {{3, (1 << 20) + 7}, {5, 3073}, {1000, 3000}, {7, 32 * 3072 + 1}, {0, 5}, {3, 0}};
+    // Level 2 of the staged units (1025 float32 units, 2049 8-byte ones):
+    // the sums only (each check copies the whole case back).
+    const int64_t level2 = 1024 * 24576 + 3;
+    if (fits(1, level2)) {
+        if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, 1, level2, ZERO_ONE, -1);
+        if (c == "ok") c = check_exact<double>(v, ND_SCAN_SUM, in, out, 1, level2, SMALL_INTS, -1);
+        if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_SUM, in, out, 1, level2, RAW, -1);
+    }
+    const int64_t shapes[][2] = {{3, (1 << 20) + 7}, {5, 3073}, {1000, 3000}, {7, 32 * 3072 + 1}, {2, 32 * 24576 + 4},
+                                 {3, 2 * 24576}, {0, 5}, {3, 0}};
     for (auto &sh : shapes) {
         if (!fits(sh[0], sh[1])) continue;
         if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, sh[0], sh[1], ZERO_ONE, -1);

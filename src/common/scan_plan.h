@@ -53,16 +53,7 @@
     X(AGG_4K, "agg_4k", "agg with 32 items a thread (16 for 8-byte): tiles of 16 KiB")                        \
     X(AGG_256, "agg_256", "agg with 256 threads x 16 items (8 for 8-byte)")                                  \
     X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")           \
-    X(LOOKBACK, "lookback", "one pass, look-back folded in order: 256 threads x 4 chunks of 16 bytes (16 KiB)")   \
-    X(LOOKBACK_SLEEP, "lookback_sleep", "lookback, polls back off 64 ns")                                      \
-    X(LOOKBACK_128, "lookback_128", "lookback, 128 threads x 6 chunks (12 KiB)")                               \
-    X(LOOKBACK_32K, "lookback_32k", "lookback, 256 threads x 8 chunks (32 KiB)")                               \
-    X(LOOKBACK_512, "lookback_512", "lookback, 512 threads x 4 chunks (32 KiB)")                               \
-    X(LOOKBACK_PERSIST, "lookback_persist", "lookback on a resident grid, the next tile loaded during the wait")  \
-    X(LOOKBACK_ASYNC, "lookback_async", "resident grid, 64 KiB tiles (256 x 16 chunks), 2 in flight by cp.async")  \
-    X(LOOKBACK_ASYNC_512, "lookback_async_512", "lookback_async with 512 threads x 8 chunks")                   \
-    X(LOOKBACK_ASYNC_32K, "lookback_async_32k", "lookback_async with 32 KiB tiles (256 x 8), 3 blocks an SM")  \
-    X(LOOKBACK_ASYNC_SLEEP, "lookback_async_sleep", "lookback_async_32k, polls back off 64 ns")
+    X(STAGED, "staged", "agg's order over 96 KiB units on a resident grid, the next unit copied in while one waits")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };

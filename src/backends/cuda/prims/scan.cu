@@ -4,15 +4,6 @@
 // predecessor prefixes happen to be ready). Every combination below has an
 // association fixed by element positions alone. The kernels:
 //
-// - the fixed-order look-back (NDP_SCAN_LOOKBACK*, the default its resident
-//   grid with 32 KiB tiles read ahead into shared memory by cp.async, for
-//   float32, float64 and the 64-bit integers): one pass where
-//   every tile's prefix is the chain P(t) = P(t - 1) + total(t) in order,
-//   found by decoupled look-back that folds the newest published prefix and
-//   the totals after it left to right (the same bits whichever it found;
-//   see scan_lookback). Tiles are read and written 16 bytes a lane, no
-//   shared-memory transposes; float32's chain is carried in float64.
-//   Complex values take the one pass whatever is asked for.
 // - long rows, one pass (NDP_SCAN_ONE_PASS): tiles of TILE
 //   elements (tiles never span rows) taken in order from a counter, so every
 //   tile a tile waits for is running or done. A tile scans its elements
@@ -45,6 +36,13 @@
 //   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
 //   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
 //   256 threads, tiles in blockIdx order instead of a counter's.
+// - staged units (NDP_SCAN_STAGED, scan_staged): the aggregate tree's order
+//   over units of 96 KiB on a resident grid of one block an SM, each block
+//   copying its next unit into shared memory (cp.async) while it waits for
+//   the prefix of the one in its registers: the fold's latency overlaps
+//   the stream instead of stalling it, and 8x fewer tiles than agg's. Why
+//   it replaced the fixed-order look-back kernels, and the arithmetic of
+//   its floor ratio: before scan_staged.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -438,38 +436,19 @@ __device__ __forceinline__ void pair_sync(int id) {
     else asm volatile("bar.sync 2, 64;" ::: "memory");
 }
 
-// TICKET: tiles in the order of a counter (every tile a tile waits for has
-// started, whatever order the hardware starts blocks in); else in
-// blockIdx order, as CUB's scans do (relying on the hardware starting a
-// grid's blocks in that order), which saves the atomic's round trip.
-template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
-__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, int64_t n, int64_t tiles_per_row,
-                                                           ScanOp<T> op, AggState st) {
-    static_assert(BT >= 32 * ND_SCAN_LEVELS, "a warp for every level");
+// Tile (or unit) t of a row of tiles_per_row: publishes its total (level
+// 0) unless it is the row's last, folds every level it reads (warp j level
+// j, at once) and publishes the upper-level entries nd_scan_publishes
+// names; returns its exclusive prefix (nothing for the row's first), seen
+// by every thread. Every thread of the block calls it, once a tile; it
+// ends with a block barrier, after which level_s and chain_s (the
+// caller's __shared__ arrays of ND_SCAN_LEVELS) may be written again by
+// the next tile's call.
+template <typename T, int SLEEP_NS>
+__device__ __forceinline__ Part<T> agg_prefix(const ScanOp<T> &op, const AggState &st, int64_t row, int64_t t,
+                                              int64_t tiles_per_row, T total, Part<T> *level_s, T *chain_s) {
     static_assert(ND_SCAN_LEVELS == 4, "pair_sync's barrier ids 1 and 2 link levels 0 -> 1 -> 2");
-    constexpr int64_t TILE = (int64_t)BT * ITEMS;
     constexpr int W = agg_words<T>();
-    using Tile = BlockTile<T, BT, ITEMS>;
-    using Scan = typename Tile::Scan;
-    __shared__ typename Tile::Temp tmp;
-    __shared__ unsigned long long tile_s;
-    __shared__ Part<T> level_s[ND_SCAN_LEVELS]; // each level's fold
-    __shared__ T chain_s[ND_SCAN_LEVELS];       // entry j this tile published, for warp j
-    unsigned long long tile = blockIdx.x;
-    if constexpr (TICKET) {
-        if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
-        __syncthreads();
-        tile = tile_s;
-    }
-    const int64_t row = (int64_t)(tile / tiles_per_row), t = (int64_t)(tile % tiles_per_row);
-    const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
-
-    T items[ITEMS];
-    Tile::load(tmp, in + base, valid, op, items);
-    // The tile's total (the block's fixed tree): a partial tile's includes
-    // its padding, but it is the row's last and nobody reads it.
-    T total;
-    Scan(tmp.scan).InclusiveScan(items, items, op, total);
     const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
     if (threadIdx.x == 0 && more) agg_publish(st.level[0] + (row * st.size[0] + t) * W, total);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -504,311 +483,45 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     Part<T> prefix = level_s[ND_SCAN_LEVELS - 1];
 #pragma unroll
     for (int j = ND_SCAN_LEVELS - 2; j >= 0; j--) prefix = op.join(prefix, level_s[j]);
+    return prefix;
+}
+
+// TICKET: tiles in the order of a counter (every tile a tile waits for has
+// started, whatever order the hardware starts blocks in); else in
+// blockIdx order, as CUB's scans do (relying on the hardware starting a
+// grid's blocks in that order), which saves the atomic's round trip.
+template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, int64_t n, int64_t tiles_per_row,
+                                                           ScanOp<T> op, AggState st) {
+    static_assert(BT >= 32 * ND_SCAN_LEVELS, "a warp for every level");
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    using Tile = BlockTile<T, BT, ITEMS>;
+    using Scan = typename Tile::Scan;
+    __shared__ typename Tile::Temp tmp;
+    __shared__ unsigned long long tile_s;
+    __shared__ Part<T> level_s[ND_SCAN_LEVELS]; // each level's fold
+    __shared__ T chain_s[ND_SCAN_LEVELS];       // entry j this tile published, for warp j
+    unsigned long long tile = blockIdx.x;
+    if constexpr (TICKET) {
+        if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
+        __syncthreads();
+        tile = tile_s;
+    }
+    const int64_t row = (int64_t)(tile / tiles_per_row), t = (int64_t)(tile % tiles_per_row);
+    const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
+
+    T items[ITEMS];
+    Tile::load(tmp, in + base, valid, op, items);
+    // The tile's total (the block's fixed tree): a partial tile's includes
+    // its padding, but it is the row's last and nobody reads it.
+    T total;
+    Scan(tmp.scan).InclusiveScan(items, items, op, total);
+    const Part<T> prefix = agg_prefix<T, SLEEP_NS>(op, st, row, t, tiles_per_row, total, level_s, chain_s);
     if (prefix.ok) {
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) items[k] = op(prefix.v, items[k]);
     }
     Tile::store(tmp, out + base, valid, items);
-}
-
-// ------------------------------------------------------ fixed-order look-back
-// NDP_SCAN_LOOKBACK*: one pass, one read and one write, where a tile's
-// exclusive prefix is always the chain P(t) = P(t - 1) + total(t), folded
-// one tile at a time from the row's first tile, whatever the timing.
-// Decoupled look-back (as CUB's) reads the newest published inclusive
-// prefix P(t - k) and the totals of the tiles after it; it is
-// deterministic when it folds them in order, left to right:
-//   ((P(t - k) + total(t - k + 1)) + total(t - k + 2)) + ... + total(t - 1)
-// is, by the definition of P, P(t - 1) bit for bit, for every k (CUB instead
-// reduces the k - 1 totals by a tree and adds that to P(t - k): a value
-// that depends on k, so on which tile published first). The chain is
-// carried in float64 for float32 (CarryT): 2^16 tiles of 2^28 elements add
-// their rounding errors one after another, about 1e-5 of the sum in
-// float32, ~1e-14 in float64; the tile adds the prefix rounded once to
-// float32. Integers carry in their own type (wrapping is associative).
-//
-// The tile: each warp holds a contiguous run of 32 x ITEMS elements, as C
-// chunks of 32 lanes x V (16 bytes: one 128-bit load and store a chunk, no
-// shared memory transpose); a chunk is scanned in the lane (V - 1 ops), across
-// lanes by shuffles (a fixed Kogge-Stone tree), then carried chunk to chunk
-// and warp to warp in order. Published entries: the tile's total and its
-// inclusive prefix, each a CarryT in two 64-bit words with a ready mark
-// (agg_publish), so a reader never waits for a flag and then a value.
-template <typename T> using CarryT = typename std::conditional<std::is_same<T, float>::value, double, T>::type;
-
-struct LbState {
-    unsigned long long *counter;
-    unsigned long long *total; // tile i's total at total + 2i (CarryT)
-    unsigned long long *prefix; // tile i's inclusive prefix at prefix + 2i
-    int vec;                    // in and out 16-byte aligned and rows a whole number of 16 bytes
-};
-
-// Tile i's state: 2 when its prefix is published (*v the prefix), 1 when
-// only its total (*v the total), else 0. The four words are loaded at once.
-template <typename A> __device__ __forceinline__ int lb_status(const LbState &st, int64_t i, A *v) {
-    static_assert(sizeof(A) == 8, "8-byte carries");
-    const unsigned long long p0 = load_word(st.prefix + 2 * i), p1 = load_word(st.prefix + 2 * i + 1);
-    const unsigned long long a0 = load_word(st.total + 2 * i), a1 = load_word(st.total + 2 * i + 1);
-    if ((p0 >> 32) && (p1 >> 32)) {
-        *v = from_bits<A>((p0 & 0xffffffffull) | p1 << 32);
-        return 2;
-    }
-    if ((a0 >> 32) && (a1 >> 32)) {
-        *v = from_bits<A>((a0 & 0xffffffffull) | a1 << 32);
-        return 1;
-    }
-    return 0;
-}
-
-// Tile `tile` (t-th of its row, row_first the row's first tile) of a
-// look-back scan: its exclusive prefix, by warp 0 (the result in every
-// lane). Windows of 32 tiles are read going back (lane l: tile start - l)
-// until one holds a published prefix, keeping up to MAXW windows of totals;
-// past that, the oldest window is polled until a prefix appears. Every
-// tile waited for took its ticket earlier, so it is running or done.
-template <typename A, int MAXW, int SLEEP_NS>
-__device__ __forceinline__ A lb_look_back(const ScanOp<A> &op, const LbState &st, int64_t tile, int64_t row_first,
-                                          int lane) {
-    A win[MAXW];
-    int found_w = MAXW - 1, found_l = 0;
-#pragma unroll
-    for (int w = 0; w < MAXW; w++) {
-        const int64_t i = tile - 1 - 32 * w - lane;
-        int l_pre;
-        while (true) {
-            A v = A(0);
-            const int s = i >= row_first ? lb_status<A>(st, i, &v) : 0;
-            win[w] = v;
-            const unsigned pre = __ballot_sync(0xffffffffu, s == 2), ready = __ballot_sync(0xffffffffu, s >= 1);
-            l_pre = pre ? __ffs(pre) - 1 : 32;
-            const unsigned need = l_pre == 32 ? 0xffffffffu : (1u << l_pre) - 1;
-            // Every tile between this one and the prefix has its total;
-            // the last window must hold a prefix.
-            if ((ready & need) == need && (l_pre < 32 || w < MAXW - 1)) break;
-            if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
-        }
-        if (l_pre < 32) {
-            found_w = w;
-            found_l = l_pre;
-            break;
-        }
-    }
-    // P(start of the prefix), then every total after it, oldest first.
-    A acc = A(0);
-#pragma unroll
-    for (int w = MAXW - 1; w >= 0; w--) {
-        if (w > found_w) continue;
-        const int top = w == found_w ? found_l : 32;
-        if (w == found_w) acc = shfl_from(win[w], found_l);
-#pragma unroll
-        for (int l = 31; l >= 0; l--)
-            if (l < top) acc = op(acc, shfl_from(win[w], l)); // top is the same in every lane
-    }
-    return acc;
-}
-
-// A look-back tile's elements: chunk c of lane `lane` of warp `warp` is
-// elements [(32 c + lane) V, + V) of the warp's run. Whole tiles with
-// st.vec load and store 16 bytes at once, streaming (evict first); the
-// rest element by element, the row's tail kept out.
-template <typename T, int BT, int C>
-__device__ __forceinline__ void lb_load(const T *in, int64_t base, int64_t valid, int vec, T (&x)[C][16 / sizeof(T)]) {
-    constexpr int V = 16 / sizeof(T);
-    constexpr int64_t TILE = (int64_t)BT * C * V;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t run = (int64_t)warp * 32 * C * V;
-    if (vec && valid == TILE) {
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const uint4 u = __ldcs(reinterpret_cast<const uint4 *>(in + base + run + (int64_t)(32 * c + lane) * V));
-            memcpy(&x[c][0], &u, 16);
-        }
-    } else {
-#pragma unroll
-        for (int c = 0; c < C; c++)
-#pragma unroll
-            for (int q = 0; q < V; q++) {
-                const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
-                x[c][q] = e < valid ? in[base + e] : T(0);
-            }
-    }
-}
-
-template <typename T, int BT, int C>
-__device__ __forceinline__ void lb_store(T *out, int64_t base, int64_t valid, int vec, const T (&x)[C][16 / sizeof(T)]) {
-    constexpr int V = 16 / sizeof(T);
-    constexpr int64_t TILE = (int64_t)BT * C * V;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t run = (int64_t)warp * 32 * C * V;
-    if (vec && valid == TILE) {
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            uint4 u;
-            memcpy(&u, &x[c][0], 16);
-            __stcs(reinterpret_cast<uint4 *>(out + base + run + (int64_t)(32 * c + lane) * V), u);
-        }
-    } else {
-#pragma unroll
-        for (int c = 0; c < C; c++)
-#pragma unroll
-            for (int q = 0; q < V; q++) {
-                const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
-                if (e < valid) out[base + e] = x[c][q];
-            }
-    }
-}
-
-// One look-back tile, its elements x as loaded (base, valid: where they are
-// in and go out): scanned, published, prefixed and stored. before() runs
-// between the local scan and the block's first barrier (a ticket for a
-// later tile is taken there), after() just after it, before the wait (the
-// loads of a later tile are issued there). Every thread of the block calls
-// it for the same tile.
-template <typename T, int BT, int C, int MAXW, int SLEEP_NS, typename Before, typename After>
-__device__ __forceinline__ void lb_tile(T (&x)[C][16 / sizeof(T)], int64_t tile, int64_t tiles_per_row,
-                                        int64_t base, int64_t valid, T *out, const ScanOp<T> &op,
-                                        const LbState &st, Before before, After after) {
-    constexpr int V = 16 / sizeof(T), NW = BT / 32;
-    using A = CarryT<T>;
-    const ScanOp<A> aop{op.prod, op.skip_nan};
-    __shared__ T warp_s[NW];
-    __shared__ Part<A> prefix_s;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t t = tile % tiles_per_row;
-    // The warp's run: each chunk in the lane, then across lanes.
-    T inc[C];
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-#pragma unroll
-        for (int q = 0; q < V; q++) x[c][q] = op.load(x[c][q]);
-#pragma unroll
-        for (int q = 1; q < V; q++) x[c][q] = op(x[c][q - 1], x[c][q]);
-        inc[c] = x[c][V - 1];
-    }
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1)
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const T u = shfl_up(inc[c], off);
-            if (lane >= off) inc[c] = op(u, inc[c]);
-        }
-    // Chunk c's prefix in the run: the chunks before it, then the lanes
-    // before this one (lane 0 of chunk 0 has none).
-    Part<T> pre[C];
-    Part<T> carry{T(0), 0};
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-        const T before_lane = shfl_up(inc[c], 1);
-        pre[c] = op.join(carry, Part<T>{before_lane, lane > 0});
-        carry = op.join(carry, Part<T>{shfl_from(inc[c], 31), 1});
-    }
-    if (lane == 0) warp_s[warp] = carry.v;
-    before();
-    __syncthreads();
-    after();
-    // The warps before this one, in order.
-    Part<T> wp{T(0), 0};
-#pragma unroll
-    for (int k = 0; k < NW - 1; k++)
-        if (k < warp) wp = op.join(wp, Part<T>{warp_s[k], 1});
-    if (warp == 0) {
-        T total = warp_s[0];
-#pragma unroll
-        for (int k = 1; k < NW; k++) total = op(total, warp_s[k]);
-        const bool more = t + 1 < tiles_per_row; // later tiles of this row read what we publish
-        Part<A> p{A(0), 0};
-        if (t == 0) {
-            if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, (A)total);
-        } else {
-            if (lane == 0 && more) agg_publish(st.total + 2 * tile, (A)total);
-            p = Part<A>{lb_look_back<A, MAXW, SLEEP_NS>(aop, st, tile, tile - t, lane), 1};
-            if (lane == 0 && more) agg_publish(st.prefix + 2 * tile, aop(p.v, (A)total));
-        }
-        if (lane == 0) prefix_s = p;
-    }
-    __syncthreads();
-    const Part<A> pa = prefix_s;
-    const Part<T> tp = op.join(Part<T>{(T)pa.v, pa.ok}, wp);
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-        const Part<T> o = op.join(tp, pre[c]);
-        if (o.ok) {
-#pragma unroll
-            for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
-        }
-    }
-    lb_store<T, BT, C>(out, base, valid, st.vec, x);
-    // warp_s and prefix_s are next written after the next tile's first
-    // barrier, which every thread reaches after reading them here.
-}
-
-// Windows of 32 tiles a look-back keeps: a tile starts looking back about
-// (tiles read a microsecond) x (a round trip and its fold) behind the front
-// of published prefixes, ~4 MiB of tiles at full bandwidth; past the last
-// window it waits for the front. 8 for 16 KiB tiles, 6 for 32, 4 above.
-template <typename T, int BT, int C> __host__ __device__ constexpr int lb_windows() {
-    return (int64_t)BT * C * 16 <= 16384 ? 8 : (int64_t)BT * C * 16 <= 32768 ? 6 : 4;
-}
-
-// Where tile `tl` of a look-back scan is: its first element and length.
-__device__ __forceinline__ void lb_where(int64_t tl, int64_t tiles_per_row, int64_t n, int64_t tile_elems,
-                                         int64_t *base, int64_t *valid) {
-    const int64_t row = tl / tiles_per_row, t = tl % tiles_per_row;
-    *base = row * n + t * tile_elems;
-    *valid = n - t * tile_elems < tile_elems ? n - t * tile_elems : tile_elems;
-}
-
-// PERSIST: a grid of as many blocks as fit at once, each taking tickets in
-// turn and loading its next tile into registers before it looks back for
-// the current one (the loads stay in flight through the wait). Otherwise
-// one tile a block. Deadlock-free either way: the unfinished tile with the
-// smallest ticket waits only for finished tiles, and its block works on
-// nothing before it.
-template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST>
-__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback(const T *in, T *out, int64_t n, int64_t tiles_per_row,
-                                                                int64_t tiles, ScanOp<T> op, LbState st) {
-    constexpr int V = 16 / sizeof(T);
-    constexpr int64_t TILE = (int64_t)BT * C * V;
-    __shared__ unsigned long long ticket_s;
-    if (threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
-    __syncthreads();
-    int64_t tile = (int64_t)ticket_s, base = 0, valid = 0;
-    if constexpr (PERSIST) __syncthreads(); // read before thread 0 takes the next ticket
-    T x[C][V];
-    if (tile < tiles) {
-        lb_where(tile, tiles_per_row, n, TILE, &base, &valid);
-        lb_load<T, BT, C>(in, base, valid, st.vec, x);
-    }
-    while (tile < tiles) {
-        T y[C][V];
-        int64_t next = tiles, next_base = 0, next_valid = 0;
-        lb_tile<T, BT, C, lb_windows<T, BT, C>(), SLEEP_NS>(
-            x, tile, tiles_per_row, base, valid, out, op, st,
-            [&] {
-                // ticket_s was last read before the previous tile's second barrier (or the first)
-                if (PERSIST && threadIdx.x == 0) ticket_s = atomicAdd(st.counter, 1ULL);
-            },
-            [&] {
-                if constexpr (PERSIST) {
-                    next = (int64_t)ticket_s;
-                    if (next < tiles) {
-                        lb_where(next, tiles_per_row, n, TILE, &next_base, &next_valid);
-                        lb_load<T, BT, C>(in, next_base, next_valid, st.vec, y);
-                    }
-                }
-            });
-        if constexpr (!PERSIST) {
-            break;
-        } else {
-#pragma unroll
-            for (int c = 0; c < C; c++)
-#pragma unroll
-                for (int q = 0; q < V; q++) x[c][q] = y[c][q];
-            tile = next;
-            base = next_base;
-            valid = next_valid;
-        }
-    }
 }
 
 // 16 bytes global -> shared, asynchronously (L2 only), and the waits.
@@ -817,79 +530,250 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// The same for the first `bytes` (< 16) of a chunk, zeros after them.
+__device__ __forceinline__ void cp_async16_part(void *smem, const void *gmem, int bytes) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+}
 template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
 }
 
-// The resident grid with NB tiles a block in flight through shared memory
-// (dynamic, NB x the tile): tile k's loads are issued NB tiles ahead, by
-// cp.async into ring slot k % NB; each thread copies and later reads only
-// its own 16-byte chunks (slot[c][thread]: no bank conflicts), so no
-// barrier guards the ring. Tiles that are partial or misaligned are loaded
-// from global memory when their turn comes. Tickets as scan_lookback's.
-template <typename T, int BT, int C, int MIN_BLOCKS, int NB, int SLEEP_NS>
-__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_lookback_async(const T *in, T *out, int64_t n,
-                                                                      int64_t tiles_per_row, int64_t tiles,
-                                                                      ScanOp<T> op, LbState st) {
-    constexpr int V = 16 / sizeof(T);
-    constexpr int64_t TILE = (int64_t)BT * C * V;
-    extern __shared__ uint4 ring[]; // [NB][C][BT]
-    __shared__ unsigned long long ticket_s[NB];
-    int64_t ticket[NB]; // the tiles in flight, oldest first (slot k % NB)
-    if (threadIdx.x == 0)
-        for (int s = 0; s < NB; s++) ticket_s[s] = atomicAdd(st.counter, 1ULL);
-    __syncthreads();
+// ------------------------------------------------------------ staged units
+// NDP_SCAN_STAGED: the aggregate tree's combine order (agg_prefix) over
+// units of 96 KiB (512 threads x 12 chunks of 16 bytes: 24576 float32,
+// 12288 8-byte values) on a resident grid of one block an SM. Each block
+// takes units in ticket order (a ticket two units ahead of the one it
+// scans): while it waits for the prefix of its current unit (held in
+// registers), the next unit is already being copied into shared memory by
+// cp.async (a ring of two), so the wait costs no bandwidth. One read and one write, one launch; 2^28 float32
+// are 10923 units (8x fewer tiles than agg's, so 8x fewer folds, tickets
+// and barriers), each waiting only for totals of units a few microseconds
+// older, never for a chain of prefixes.
+//
+// The arithmetic (H200, 2^28 float32: 1 GiB in, 1 GiB out; the copy floor
+// 0.512 ms, ~4.19 TB/s of both): 10923 units over 132 blocks are 82.75 a
+// block, each 6.2 us of the block's share of the bandwidth (96 KiB in,
+// 96 KiB out). A unit's prefix waits for the totals of the <= 31 units
+// ticketed just before it (processed at about the same time by other
+// blocks: a block takes its ticket two units ahead, so tickets follow the
+// blocks' progress) plus a poll's round trip (~1-2 us under load), and
+// the upper levels for one more hop each (published by the last unit of
+// every 32 and 1024 as soon as its own fold is known). That is below the
+// 6.2 us its next unit takes to arrive, and 96 KiB an SM in flight (12.7 MB
+// over the chip) is ~2x what Little's law asks at 4.19 TB/s and ~1.5 us,
+// so the waits should not show. What remains: the launch and the memset
+// of 87 KB of entries (~3 us), the first unit's load and fold (~4 us), the
+// last 0.75 of a unit period of imbalance (~5 us), and how close cp.async
+// and 16-byte streaming stores come to the copy kernel: ~1.03x plus that,
+// 1.05-1.12x expected. agg, by contrast, keeps each 12 KiB tile in one of
+// its SM's 8 block slots from its loads through its fold (1-2 round trips)
+// to its stores, so an SM has at most 96 KiB of loads in flight and less
+// while its tiles wait (1.71x measured).
+//
+// Why not a look-back (the fixed-order look-back variants it replaces took
+// 5.4-8x the copy on the H200): a tile's prefix there is the chain
+// P(t) = P(t - 1) + total(t), so P(t) can be published only after tile t
+// has read some P(t - k), k at most the 32 x MAXW tiles its windows hold
+// (256 tiles of 16 KiB, 128 of 64 KiB). The front of published prefixes
+// then advances at most 256 (128) tiles a hop, where a hop is up to MAXW
+// window reads one after another (each a GPU-scope round trip queued
+// behind the streaming loads, ~1 us under full load), the k-term serial
+// fold and the publish: 2^28 float32 are 65536 tiles of 16 KiB, >= 256
+// hops of ~10 us = 2.6 ms (measured 2.96 ms). With 4 blocks of 256 an SM,
+// 528 tiles are resident but only the 256 behind the front can finish, so
+// half the SM slots wait without loading. The resident-grid 64 KiB tiles
+// (132 blocks, each loading its next tile ahead) advance about one round
+// of 132 tiles a hop, and a hop there also holds the tile's scan and store
+// before the block's next tile can look back: 124 rounds of ~22 us
+// (measured 2.77 ms). The tunings tried could not shorten the chain:
+// back-off against spinning (lookback_sleep), tickets (all of them took a
+// ticket; blockIdx order would save one atomic a tile, off the chain),
+// 16-byte loads without transposes (fewer instructions: the kernel was
+// never issue-bound), bigger tiles (fewer hops but each longer).
+// CUB's look-back never waits for a prefix (it keeps adding totals until
+// it finds one) and so has no chain, but its sum depends on which tile
+// published first. The tree's prefixes are folds of totals alone: the
+// longest wait is one level's last total plus a hop, whatever the length.
+//
+// Deadlock-free on any residency: a block publishes its current unit's
+// total before it waits, and the unit with the smallest unfinished ticket
+// is a current one (a block takes its tickets in order) whose every
+// dependency was published by a smaller ticket, so it always finishes.
+// tests/test_scan_plan.c replays that with blocks holding two tickets
+// ahead.
+constexpr int STAGED_THREADS = 512, STAGED_CHUNKS = 12;
+
+template <typename T, int BT, int C, int SLEEP_NS>
+__global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_t n, int64_t units_per_row,
+                                                     int64_t units, ScanOp<T> op, AggState st, int vec) {
+    static_assert(BT >= 32 * ND_SCAN_LEVELS, "a warp for every level");
+    constexpr int V = 16 / sizeof(T), NW = BT / 32;
+    constexpr int64_t UNIT = (int64_t)BT * C * V;
+    extern __shared__ uint4 ring[]; // [2][C][BT]: slot, chunk, thread
+    __shared__ unsigned long long ticket_s;
+    __shared__ T warp_s[NW];
+    __shared__ Part<T> level_s[ND_SCAN_LEVELS];
+    __shared__ T chain_s[ND_SCAN_LEVELS];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    auto issue = [&](int slot, int64_t tl) {
-        if (tl < tiles && st.vec) {
-            int64_t b, v;
-            lb_where(tl, tiles_per_row, n, TILE, &b, &v);
-            if (v == TILE) {
-                const T *src = in + b + (int64_t)warp * 32 * C * V;
-#pragma unroll
-                for (int c = 0; c < C; c++)
-                    cp_async16(&ring[(slot * C + c) * BT + threadIdx.x], src + (int64_t)(32 * c + lane) * V);
-            }
-        }
-        cp_async_commit(); // one group a tile, empty or not
+    const int64_t run = (int64_t)warp * 32 * C * V; // the warp's elements in a unit
+    auto where = [&](int64_t u, int64_t *base, int64_t *valid) {
+        const int64_t row = u / units_per_row, t = u % units_per_row;
+        *base = row * n + t * UNIT;
+        *valid = n - t * UNIT < UNIT ? n - t * UNIT : UNIT;
     };
-#pragma unroll
-    for (int s = 0; s < NB; s++) {
-        ticket[s] = (int64_t)ticket_s[s];
-        issue(s, ticket[s]);
-    }
-    __syncthreads(); // ticket_s read before thread 0 refills it
-    for (int k = 0; ticket[0] < tiles; k = k + 1 == NB ? 0 : k + 1) {
-        const int64_t tile = ticket[0];
-        int64_t base, valid;
-        lb_where(tile, tiles_per_row, n, TILE, &base, &valid);
-        T x[C][V];
-        cp_async_wait<NB - 1>(); // this tile's group (the oldest) is done
-        if (st.vec && valid == TILE) {
+    // Unit u's copy into ring slot `slot` by cp.async, with 16-byte aligned
+    // data (vec): each thread its own 16-byte chunks, which it alone reads
+    // back, so no barrier guards the ring; a partial unit's chunks up to its
+    // end (the one across it zero-filled), the rest left out. Misaligned
+    // units are read from global memory when their turn comes. One commit
+    // group a unit, empty or not.
+    auto issue = [&](int slot, int64_t u) {
+        if (u < units && vec) {
+            int64_t base, valid;
+            where(u, &base, &valid);
+            const T *src = in + base;
 #pragma unroll
             for (int c = 0; c < C; c++) {
-                const uint4 u = ring[(k * C + c) * BT + threadIdx.x];
+                const int64_t e0 = run + (int64_t)(32 * c + lane) * V;
+                uint4 *dst = &ring[(slot * C + c) * BT + threadIdx.x];
+                if (valid == UNIT || e0 + V <= valid) cp_async16(dst, src + e0);
+                else if (e0 < valid) cp_async16_part(dst, src + e0, (int)((valid - e0) * (int64_t)sizeof(T)));
+            }
+        }
+        cp_async_commit();
+    };
+    __shared__ unsigned long long first_s[2];
+    if (threadIdx.x == 0) {
+        first_s[0] = atomicAdd(st.counter, 1ULL);
+        first_s[1] = atomicAdd(st.counter, 1ULL);
+    }
+    __syncthreads();
+    int64_t cur = (int64_t)first_s[0], next = (int64_t)first_s[1];
+    issue(0, cur);
+    issue(1, next);
+    for (int slot = 0; cur < units; slot ^= 1) {
+        int64_t base, valid;
+        where(cur, &base, &valid);
+        const int64_t row = cur / units_per_row, t = cur % units_per_row;
+        // The ticket two units ahead, taken now so that its round trip
+        // overlaps the wait for cur's data and its scan.
+        unsigned long long ahead = 0;
+        if (threadIdx.x == 0) ahead = atomicAdd(st.counter, 1ULL);
+        // Chunk c of this lane: elements [(32 c + lane) V, + V) of the run.
+        T x[C][V];
+        cp_async_wait<1>(); // cur's group done, next's in flight
+        if (vec) {
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const uint4 u = ring[(slot * C + c) * BT + threadIdx.x];
                 memcpy(&x[c][0], &u, 16);
             }
-        } else {
-            lb_load<T, BT, C>(in, base, valid, st.vec, x);
-        }
-        lb_tile<T, BT, C, lb_windows<T, BT, C>(), SLEEP_NS>(
-            x, tile, tiles_per_row, base, valid, out, op, st,
-            [&] {
-                // ticket_s[k] was last read NB tiles ago, before that tile's second barrier
-                if (threadIdx.x == 0) ticket_s[k] = atomicAdd(st.counter, 1ULL);
-            },
-            [&] {
+            if (valid < UNIT) { // chunks past the end were not copied
 #pragma unroll
-                for (int s = 0; s + 1 < NB; s++) ticket[s] = ticket[s + 1];
-                ticket[NB - 1] = (int64_t)ticket_s[k];
-                issue(k, ticket[NB - 1]); // slot k: this thread has read its chunks of it
-            });
+                for (int c = 0; c < C; c++)
+#pragma unroll
+                    for (int q = 0; q < V; q++)
+                        if (run + (int64_t)(32 * c + lane) * V + q >= valid) x[c][q] = T(0);
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c < C; c++)
+#pragma unroll
+                for (int q = 0; q < V; q++) {
+                    const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
+                    x[c][q] = e < valid ? in[base + e] : T(0);
+                }
+        }
+        // The run's scan: each chunk in the lane, then across the lanes (a
+        // fixed Kogge-Stone tree), then chunk to chunk in order.
+        T inc[C];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+#pragma unroll
+            for (int q = 0; q < V; q++) x[c][q] = op.load(x[c][q]);
+#pragma unroll
+            for (int q = 1; q < V; q++) x[c][q] = op(x[c][q - 1], x[c][q]);
+            inc[c] = x[c][V - 1];
+        }
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1)
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const T u = shfl_up(inc[c], off);
+                if (lane >= off) inc[c] = op(u, inc[c]);
+            }
+        // pre[c]: what comes before chunk c of this lane in the run (the
+        // chunks before it, then its lanes before this one); nothing for
+        // lane 0 of chunk 0.
+        T pre[C], carry = T(0);
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const T before = shfl_up(inc[c], 1), last = shfl_from(inc[c], 31);
+            if (c == 0) {
+                pre[0] = before;
+                carry = last;
+            } else {
+                pre[c] = lane > 0 ? op(carry, before) : carry;
+                carry = op(carry, last);
+            }
+        }
+        if (lane == 0) warp_s[warp] = carry;
+        // ticket_s is read by every thread before the barrier in
+        // agg_prefix, which thread 0 passes before it writes it again.
+        if (threadIdx.x == 0) ticket_s = ahead;
+        __syncthreads();
+        const int64_t after = (int64_t)ticket_s;
+        // The unit's total and the warps before this one, in order (a
+        // partial unit's total includes its padding: it is the row's last
+        // and nobody reads it). warp_s is written again only after the
+        // barrier in agg_prefix.
+        T total = warp_s[0];
+#pragma unroll
+        for (int k = 1; k < NW; k++) total = op(total, warp_s[k]);
+        Part<T> wp{T(0), 0};
+#pragma unroll
+        for (int k = 0; k < NW - 1; k++)
+            if (k < warp) wp = op.join(wp, Part<T>{warp_s[k], 1});
+        const Part<T> prefix = agg_prefix<T, SLEEP_NS>(op, st, row, t, units_per_row, total, level_s, chain_s);
+        const Part<T> tp = op.join(prefix, wp);
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const Part<T> o = op.join(tp, Part<T>{pre[c], c > 0 || lane > 0});
+            if (o.ok) {
+#pragma unroll
+                for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
+            }
+        }
+        if (vec) {
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const int64_t e0 = run + (int64_t)(32 * c + lane) * V;
+                if (valid == UNIT || e0 + V <= valid) {
+                    uint4 u;
+                    memcpy(&u, &x[c][0], 16);
+                    __stcs(reinterpret_cast<uint4 *>(out + base + e0), u);
+                } else {
+#pragma unroll
+                    for (int q = 0; q < V; q++)
+                        if (e0 + q < valid) out[base + e0 + q] = x[c][q];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c < C; c++)
+#pragma unroll
+                for (int q = 0; q < V; q++) {
+                    const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
+                    if (e < valid) out[base + e] = x[c][q];
+                }
+        }
+        issue(slot, after); // this thread has read its chunks of the slot
+        cur = next;
+        next = after;
     }
     cp_async_wait<0>();
 }
-
 // Windowed reduce-then-scan of one row of n: launch j scans the tiles of
 // window j - 1 (blocks [0, scan_blocks)) and reduces those of window j (the
 // rest). agg: two windows of tile totals (window w at (w & 1) * win_tiles);
@@ -1045,20 +929,17 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
     return cudaGetLastError();
 }
 
-// The aggregate tree (scan_agg): tiles of BT x ITEMS.
-template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
-cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
-                            cudaStream_t s) {
-    constexpr int64_t TILE = (int64_t)BT * ITEMS;
-    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
-    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
-    // [counter][level 0][level 1]... (all zeroed: nothing published)
-    AggState st{};
+// The aggregate tree's published entries for rows of tiles_per_row tiles
+// (or units): [counter][level 0][level 1]... in tmp, all zeroed (nothing
+// published); with tmp NULL only their size into *bytes.
+cudaError_t agg_state(int64_t rows, int64_t tiles_per_row, int words, void *tmp, size_t *bytes, cudaStream_t s,
+                      AggState *st) {
+    *st = AggState{};
     size_t off = align_up(sizeof(unsigned long long)), at[ND_SCAN_LEVELS];
     for (int j = 0; j < ND_SCAN_LEVELS; j++) {
-        st.size[j] = nd_scan_level_size(tiles_per_row, j);
+        st->size[j] = nd_scan_level_size(tiles_per_row, j);
         at[j] = off;
-        off = align_up(off + (size_t)(rows * st.size[j]) * agg_words<T>() * sizeof(unsigned long long));
+        off = align_up(off + (size_t)(rows * st->size[j]) * words * sizeof(unsigned long long));
     }
     if (!tmp) {
         *bytes = off;
@@ -1068,66 +949,63 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     char *w = static_cast<char *>(tmp);
     cudaError_t e = cudaMemsetAsync(w, 0, off, s);
     if (e != cudaSuccess) return e;
-    st.counter = reinterpret_cast<unsigned long long *>(w);
-    for (int j = 0; j < ND_SCAN_LEVELS; j++) st.level[j] = reinterpret_cast<unsigned long long *>(w + at[j]);
+    st->counter = reinterpret_cast<unsigned long long *>(w);
+    for (int j = 0; j < ND_SCAN_LEVELS; j++) st->level[j] = reinterpret_cast<unsigned long long *>(w + at[j]);
+    return cudaSuccess;
+}
+
+// The aggregate tree (scan_agg): tiles of BT x ITEMS.
+template <typename T, int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool TICKET = true>
+cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
+                            cudaStream_t s) {
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    AggState st;
+    cudaError_t e = agg_state(rows, tiles_per_row, agg_words<T>(), tmp, bytes, s, &st);
+    if (e != cudaSuccess || !tmp) return e;
     scan_agg<T, BT, ITEMS, MIN_BLOCKS, SLEEP_NS, TICKET><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
 
-// The look-back scan (scan_lookback, or scan_lookback_async with NB > 0):
-// tiles of BT threads x C chunks of 16 bytes; misaligned pointers take the
-// element loads, the same association. PERSIST and NB > 0 launch as many
-// blocks as are resident at once.
-template <typename T, int BT, int C, int MIN_BLOCKS, int SLEEP_NS, bool PERSIST, int NB = 0>
-cudaError_t scan_lookback_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp,
-                                 size_t *bytes, cudaStream_t s) {
-    constexpr int V = 16 / sizeof(T);
-    constexpr int64_t TILE = (int64_t)BT * C * V;
-    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
-    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
-    // [counter][totals: 2 words a tile][prefixes: 2 words a tile] (all zeroed)
-    const size_t totals_off = align_up(sizeof(unsigned long long));
-    const size_t prefix_off = align_up(totals_off + (size_t)tiles * 2 * sizeof(unsigned long long));
-    const size_t need = align_up(prefix_off + (size_t)tiles * 2 * sizeof(unsigned long long));
-    if (!tmp) {
-        *bytes = need;
-        return cudaSuccess;
-    }
-    if (*bytes < need) return cudaErrorInvalidValue;
-    char *w = static_cast<char *>(tmp);
-    cudaError_t e = cudaMemsetAsync(w, 0, need, s);
+// The staged scan (scan_staged): a grid of as many blocks as are resident
+// at once (one an SM: the two units of shared memory take 192 KiB), found
+// once a device on the sizing call, before any capture (a race repeats
+// the same values). Misaligned pointers, or several rows not a whole
+// number of 16 bytes each, take element loads in the same association:
+// the same bits.
+template <typename T>
+cudaError_t scan_staged_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
+                               cudaStream_t s) {
+    constexpr int BT = STAGED_THREADS, C = STAGED_CHUNKS, V = 16 / sizeof(T);
+    constexpr int64_t UNIT = (int64_t)BT * C * V;
+    const int64_t units_per_row = (n + UNIT - 1) / UNIT, units = rows * units_per_row;
+    if (units > 0x7fffffffLL) return cudaErrorInvalidValue;
+    const auto kernel = scan_staged<T, BT, C, 128>;
+    const size_t smem = (size_t)2 * C * BT * 16;
+    static int resident[64];
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
-    const bool vec = ((uintptr_t)in % 16 == 0) && ((uintptr_t)out % 16 == 0) && (rows == 1 || n % V == 0);
-    LbState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + totals_off),
-               reinterpret_cast<unsigned long long *>(w + prefix_off), vec};
-    // NB > 0: scan_lookback_async with NB tiles of shared memory a block.
-    auto kernel = [] {
-        if constexpr (NB > 0) return scan_lookback_async<T, BT, C, MIN_BLOCKS, NB, SLEEP_NS>;
-        else return scan_lookback<T, BT, C, MIN_BLOCKS, SLEEP_NS, PERSIST>;
-    }();
-    const size_t smem = NB > 0 ? (size_t)NB * TILE * sizeof(T) : 0;
-    int64_t grid = tiles;
-    if (NB > 0 || PERSIST) {
-        // Resident blocks of this kernel, found once a device (the shared
-        // memory limit is set once too; a race repeats the same values).
-        static int resident[64];
-        int dev = 0;
-        if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
-        int blocks = dev < 64 ? resident[dev] : 0;
-        if (blocks == 0) {
-            int sms = 0, per_sm = 0;
-            if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-            if (smem > 0 && (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                      (int)smem)) != cudaSuccess)
-                return e;
-            if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem)) != cudaSuccess)
-                return e;
-            blocks = sms * (per_sm > 0 ? per_sm : 1);
-            if (dev < 64) resident[dev] = blocks;
+    int blocks = dev < 64 ? resident[dev] : 0;
+    if (blocks == 0) {
+        int sms = 0, per_sm = 0;
+        if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem) != cudaSuccess || per_sm < 1) {
+            (void)cudaGetLastError(); // not an error of the scan's
+            per_sm = 0;
         }
-        grid = std::min<int64_t>(tiles, blocks);
+        blocks = per_sm > 0 ? sms * per_sm : -1;
+        if (dev < 64) resident[dev] = blocks;
     }
-    kernel<<<(unsigned)grid, BT, smem, s>>>(in, out, n, tiles_per_row, tiles, op, st);
+    // A GPU with less shared memory a block (before sm_90: 164 KiB or
+    // less) takes agg, the same order over its own tiles.
+    if (blocks < 0) return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
+    AggState st;
+    if ((e = agg_state(rows, units_per_row, agg_words<T>(), tmp, bytes, s, &st)) != cudaSuccess || !tmp) return e;
+    const int vec = ((uintptr_t)in % 16 == 0) && ((uintptr_t)out % 16 == 0) && (rows == 1 || n % V == 0);
+    kernel<<<(unsigned)std::min<int64_t>(units, blocks), BT, smem, s>>>(in, out, n, units_per_row, units, op, st, vec);
     return cudaGetLastError();
 }
 
@@ -1163,9 +1041,10 @@ cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, Scan
     return cudaSuccess;
 }
 
-// The aggregate tree publishes a value with its ready mark in one 64-bit
-// word, so it takes the 4- and 8-byte real values; complex values scan with
-// the one pass whatever variant is asked for.
+// The aggregate tree (and the staged units, its order) publishes a value
+// with its ready mark in 64-bit words, so it takes the 4- and 8-byte real
+// values; complex values scan with the one pass whatever variant is asked
+// for.
 template <typename T>
 constexpr bool kAggTree = std::is_same<T, float>::value || std::is_same<T, double>::value ||
                           std::is_same<T, unsigned long long>::value;
@@ -1184,18 +1063,7 @@ cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int
         case NDP_SCAN_AGG_NO_TICKET:
             return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
-        // Look-back tiles of 16 KiB (256 threads x 4 chunks of 16 bytes) unless named.
-        case NDP_SCAN_LOOKBACK: return scan_lookback_launch<T, 256, 4, 4, 0, false>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_SLEEP: return scan_lookback_launch<T, 256, 4, 4, 64, false>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_128: return scan_lookback_launch<T, 128, 6, (sizeof(T) == 4 ? 8 : 6), 0, false>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_32K: return scan_lookback_launch<T, 256, 8, 2, 0, false>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_512: return scan_lookback_launch<T, 512, 4, 2, 0, false>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_PERSIST: return scan_lookback_launch<T, 256, 4, 3, 0, true>(in, out, rows, n, op, tmp, bytes, s);
-        // Tiles through a ring of 2 in shared memory: 64 KiB (one block an SM), 32 KiB (3).
-        case NDP_SCAN_LOOKBACK_ASYNC: return scan_lookback_launch<T, 256, 16, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_ASYNC_512: return scan_lookback_launch<T, 512, 8, 1, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_ASYNC_32K: return scan_lookback_launch<T, 256, 8, 3, 0, true, 2>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_LOOKBACK_ASYNC_SLEEP: return scan_lookback_launch<T, 256, 8, 3, 64, true, 2>(in, out, rows, n, op, tmp, bytes, s);
+        case NDP_SCAN_STAGED: return scan_staged_launch<T>(in, out, rows, n, op, tmp, bytes, s);
         }
     }
     return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
@@ -1234,16 +1102,7 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG_4K:
     case NDP_SCAN_AGG_NO_TICKET:
     case NDP_SCAN_AGG_256:
-    case NDP_SCAN_LOOKBACK:
-    case NDP_SCAN_LOOKBACK_SLEEP:
-    case NDP_SCAN_LOOKBACK_128:
-    case NDP_SCAN_LOOKBACK_32K:
-    case NDP_SCAN_LOOKBACK_512:
-    case NDP_SCAN_LOOKBACK_PERSIST:
-    case NDP_SCAN_LOOKBACK_ASYNC:
-    case NDP_SCAN_LOOKBACK_ASYNC_512:
-    case NDP_SCAN_LOOKBACK_ASYNC_32K:
-    case NDP_SCAN_LOOKBACK_ASYNC_SLEEP: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_STAGED: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
