@@ -4,16 +4,13 @@
 # chol_emulate.cpp runs the same source as C++ on the host (a block's 256
 # threads as real threads) around a stand-in potrf, for the four dtypes,
 # tile edges, batches, in place and out of place, against a long double
-# Cholesky of A's lower triangle. Under a minute.
+# Cholesky of A's lower triangle (the harness: emulate_harness.h). Under a
+# minute.
 set -e
 cd "$(dirname "$0")/../../../.."
-CUDA=${CUDA_PATH:-/usr/local/cuda}
+. src/backends/cuda/tests/emulate_build.sh
 work=${TMPDIR:-/tmp}/nd_cuda_chol
 rm -rf "$work" && mkdir -p "$work"
-cc -std=c11 -O1 -g -Wall -Wextra -Iinclude -Isrc -I"$CUDA/include" \
-  src/backends/cuda/tests/chol_check.c src/backends/cuda/chol_source.c \
-  -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc -o "$work/chol_check"
+emu_cc "$work/chol_check" -DCHOL_EMULATE="\"$PWD/src/backends/cuda/tests/chol_emulate.cpp\"" \
+  src/backends/cuda/tests/chol_check.c src/backends/cuda/chol_source.c
 "$work/chol_check" "$work"
-g++ -std=c++17 -O1 -Wall -Wextra -DCHOL_SOURCE="\"$work/chol.cu\"" src/backends/cuda/tests/chol_emulate.cpp \
-  -lpthread -o "$work/chol_emulate"
-"$work/chol_emulate"
