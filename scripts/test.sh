@@ -42,6 +42,14 @@ cuda_root=${CUDA_PATH:-/usr/local/cuda}
 skip=" ${ND_TEST_SKIP:-} "
 emulate_pid=
 emulate_dir=$(mktemp -d)
+# What NVRTC passed and g++ built for the emulated checks is kept for this
+# run (src/backends/cuda/tests/emulate_harness.h): the sanitised suites'
+# test_ops generates the same CUDA as the release one's and opens the
+# object built then, instead of a minute and a half of NVRTC and g++ again
+# (the code generator still runs under the sanitizers; the kernels' host
+# objects were never instrumented).
+export ND_EMU_CACHE="$emulate_dir/objects"
+mkdir -p "$ND_EMU_CACHE"
 if [[ "$skip" != *" emulate "* ]] && [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
     (
         sh src/backends/cuda/tests/emulate_check.sh >"$emulate_dir/emulate.log" 2>&1
@@ -122,9 +130,11 @@ if [ -e /dev/nvidiactl ]; then
     asan_options="$asan_options:protect_shadow_gap=0"
 fi
 
+# The benchmark programs are not built here: no suite runs them, and the
+# release build compiles them with the same warnings as errors.
 echo "=== sanitised build (build-asan/: address,undefined; detect_leaks=$detect_leaks)"
 if setup_or_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dprims=disabled \
-        --buildtype=debugoptimized && meson compile -C build-asan -j "$jobs"; then
+        -Dbench=false --buildtype=debugoptimized && meson compile -C build-asan -j "$jobs"; then
     ASAN_OPTIONS="$asan_options" \
     LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \

@@ -11,11 +11,7 @@
 #    within 1.10x) and 0,1 when two GPUs are visible.
 # Logs go to $OUT (or ./gpu-out); the last lines summarise.
 set -uo pipefail
-OUT=${OUT:-gpu-out}
-[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
+. "$(dirname "$0")/common.sh" # unpacks .gpu; LD_LIBRARY_PATH, ND_BACKEND, ND_CACHE_DIR, $OUT
 what=${1:-all}
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 echo "GPUs visible: $gpus" | tee "$OUT/multi_device.txt"

@@ -19,11 +19,7 @@
 #      ranges and how many of each.
 #   3. ND_TRACE of the same run: the events carry the names ($OUT/trace.json).
 set -uo pipefail
-OUT=${OUT:-gpu-out}
-[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
+. "$(dirname "$0")/common.sh" # unpacks .gpu; LD_LIBRARY_PATH, ND_BACKEND, ND_CACHE_DIR, $OUT
 NCU=/usr/local/cuda/bin/ncu
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 

@@ -4,13 +4,8 @@
 # suites again under compute-sanitizer memcheck, and the GPU benchmarks.
 # Logs go to $OUT (or ./gpu-out); the last lines summarise.
 set -uo pipefail
-OUT=${OUT:-gpu-out}
-# The device call carries the packed .gpu.tgz (scripts/gpu/stage.sh).
-# Unpacked afresh each time: a warm machine keeps the last call's .gpu.
-[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export ND_BACKEND=cuda ND_CACHE_DIR=/tmp/nd-cache
+# Unpacks .gpu.txz/.gpu.tgz; LD_LIBRARY_PATH, ND_BACKEND, ND_CACHE_DIR, $OUT.
+. "$(dirname "$0")/common.sh"
 what=${1:-all}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 summary() { grep -h "Synthesis" "$1" | sed 's/.*Tested/Tested/' | awk -v n="$2" '{print n": "$0}'; }

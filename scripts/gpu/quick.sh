@@ -7,10 +7,7 @@
 # argument skips the suites and examples. One log: $OUT/gpu.log (the device
 # call brings back only a few files).
 set -u
-OUT=${OUT:-gpu-out}
-mkdir -p "$OUT"
-[ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }  # or .gpu/ unpacked by the caller
-export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64 ND_CACHE_DIR=/tmp/nd-cache ND_BACKEND=cuda
+. "$(dirname "$0")/common.sh" # unpacks .gpu; LD_LIBRARY_PATH, ND_BACKEND, ND_CACHE_DIR, $OUT
 L=$OUT/gpu.log
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat .gpu/COMMIT; lscpu | grep "Model name"; } > "$L"
 if [ "${1:-}" = bench ]; then shift; else

@@ -43,11 +43,9 @@ if [ "$mode" = cpu ]; then
   device="CPU ($(nproc) cores), ND_DEVICES=cpu:P"
   libnd=$(ls build/libnd.so 2>/dev/null || true)
 else
-  # The device call carries the packed .gpu.tgz (scripts/gpu/stage.sh).
-  [ ! -f .gpu.tgz ] || { rm -rf .gpu && tar xzf .gpu.tgz; }
+  # Unpacks .gpu.txz/.gpu.tgz; LD_LIBRARY_PATH, ND_BACKEND, ND_CACHE_DIR.
+  . scripts/gpu/common.sh
   BIN=${BIN:-.gpu/bench/bench_scaling}
-  export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-  export ND_BACKEND=cuda ND_CACHE_DIR=${ND_CACHE_DIR:-/tmp/nd-cache}
   avail=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
   [ "$mode" = same ] && avail=$same
   device="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) x $(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"

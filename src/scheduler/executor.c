@@ -744,21 +744,62 @@ static nd_status bind_begin(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_sl
     return ND_OK;
 }
 
-/* Runs the steps in order, skipping those a failure reaches (above). */
-static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
+/* One step's bookkeeping, in plan order: `cause` says why it did not run
+ * (it failed, or a failure of an earlier step reaches it: step_poisoned),
+ * NULL when it ran; `rec` is the fail record it filed, or NULL where it
+ * files none. Its writes are failed, partly failed (a set record: the
+ * values computed from the bad index) or produced. *first is the flush's
+ * first failure (a reference; set here when still NULL). */
+static void settle_step(const nd_plan *plan, const nd_flush_walk *walk, nd_failure **poison, const nd_step *st,
+                        nd_failure *cause, const nd_ir_fail *rec, nd_failure **first) {
+    if (cause) {
+        if (!*first) {
+            *first = cause;
+            nd_failure_ref(cause);
+        }
+        step_failed(plan, walk, poison, st, cause);
+    } else if (rec && rec->set) {
+        nd_failure *made = gather_failure(st, rec);
+        if (!*first) {
+            *first = made;
+            nd_failure_ref(made);
+        }
+        step_gather_failed(plan, walk, poison, st, rec, made);
+        nd_failure_unref(made); /* the slots and failed buffers hold it now */
+    } else {
+        step_produced(plan, walk, st);
+    }
+}
+
+/* The one walk of a plan's steps in order (the failures above), for both
+ * ways a plan runs:
+ *  - filed NULL: the steps run here, one by one, each filing into a fail
+ *    record of its own; a step a failure reaches is skipped (under mpirun
+ *    it still takes part in its transfers);
+ *  - filed set: the whole plan ran already (run_whole_plan) and nothing
+ *    runs again: step i's fail record is filed[filed_at[i]] (filed_at[i] <
+ *    0: it files none), read back after the plan (settle_fails).
+ * Either way the values computed from a bad index, and everything computed
+ * from those, are failed, every other value stands, and the flush's error
+ * is its first failure (ND_OK when none). */
+static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs,
+                            const nd_ir_fail *filed, const int32_t *filed_at) {
+    const int running = filed == NULL;
     nd_failure *first = NULL;
-    const int timed = ctx->profile || ctx->trace;
-    if (ctx->trace) ctx->trace_flushes++;
+    const int timed = running && (ctx->profile || ctx->trace);
+    if (running && ctx->trace) ctx->trace_flushes++;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
         nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
         nd_failure *made = NULL;
         nd_ir_fail rec = {0, 0, 0, 0, 0};
-        if (!cause) {
+        const nd_ir_fail *got = NULL;
+        if (!cause && running) {
             double t0 = timed ? nd_log_clock_us() : 0;
             bs->fail = &rec;
             nd_status rc = run_step(ctx, plan, walk, bs, i);
             bs->fail = NULL;
+            got = &rec;
             /* Under mpirun another rank's step is neither profiled nor traced here. */
             int here = ctx->ranks <= 1 || st->part == ND_PART_NONE ||
                        nd_rank_role_of(plan, st, ctx->rank) != ND_RANK_SKIP;
@@ -768,37 +809,23 @@ static nd_status run_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_
                 if (ctx->profile) nd_profile_add_step(ctx->profile, st, NULL, value, us * 1e-6);
                 if (ctx->trace) nd_trace_step(ctx, st, i, value, t0, us);
             }
-            if (rc != ND_OK) {
-                cause = made = nd_failure_new(rc, nd_last_error());
-                if (!first) {
-                    first = cause;
-                    nd_failure_ref(first);
-                }
-            }
+            if (rc != ND_OK) cause = made = nd_failure_new(rc, nd_last_error());
+        } else if (!cause && filed_at[i] >= 0) {
+            got = &filed[filed_at[i]];
         }
         /* A step a failure reached still takes part in its transfers:
          * the other ranks wait in them. */
-        if (cause && ctx->ranks > 1 && st->part != ND_PART_NONE)
+        if (running && cause && ctx->ranks > 1 && st->part != ND_PART_NONE)
             (void)nd_rank_transfer_idle(plan, st, ctx->rank);
-        if (!cause && rec.set) {
-            made = gather_failure(st, &rec);
-            if (!first) {
-                first = made;
-                nd_failure_ref(first);
-            }
-            step_gather_failed(plan, walk, bs->poison, st, &rec, made);
-        } else if (cause) {
-            step_failed(plan, walk, bs->poison, st, cause);
-        } else {
-            step_produced(plan, walk, st);
-        }
-        nd_failure_unref(made); /* the slots and failed buffers hold it now */
-        release_temps_after(ctx, plan, bs, i);
+        settle_step(plan, walk, bs->poison, st, cause, got, &first);
+        nd_failure_unref(made); /* settle_step took what it keeps */
+        if (running) release_temps_after(ctx, plan, bs, i);
     }
-    release_temps_after(ctx, plan, bs, -1);
-    /* Under mpirun a failure on one rank fails the flush on every rank:
-     * the others computed with the rows it could not send. */
-    if (ctx->ranks > 1) {
+    if (running) release_temps_after(ctx, plan, bs, -1);
+    /* Under mpirun (steps always run here) a failure on one rank fails the
+     * flush on every rank: the others computed with the rows it could not
+     * send. */
+    if (running && ctx->ranks > 1) {
         int32_t failed_rank = -1;
         nd_status other = nd_rank_agree(first ? first->status : ND_OK, &failed_rank);
         if (!first && other != ND_OK) {
@@ -835,12 +862,10 @@ static int reads_back(const nd_plan *plan) {
     return 0;
 }
 
-/* After a whole plan ran: its fail records (backend.h's plan_fails). When
- * a gather met a bad index, the steps are walked again in order as
- * run_steps would have run them: the values computed from the bad index
- * (nd_kernel_gather_writes) and everything computed from those are
- * failed, every other value stands, and the flush's error is the first
- * failure, with the gather's message. */
+/* After a whole plan ran: its fail records (backend.h's plan_fails, one
+ * per step that files one: nd_plan_fail_records). When one is set, the
+ * steps are walked again in order (walk_steps, with the records) as they
+ * would have run one by one. */
 static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk, bound_slots *bs) {
     nd_backend *be = ctx->backend;
     int32_t n = be->plan_fails ? nd_plan_fail_records(plan, NULL) : 0;
@@ -851,45 +876,17 @@ static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flu
     if (rc == ND_OK) rc = be->plan_fails(be, plan, recs);
     int any = 0;
     for (int32_t r = 0; rc == ND_OK && r < n; r++) any |= recs[r].set;
-    if (rc != ND_OK || !any) {
-        free(recs);
-        free(index);
-        if (rc != ND_OK) {
-            nd_failure *f = nd_failure_new(rc, nd_last_error());
-            forget_twins(plan, walk);
-            fail_all(plan, walk, f);
-            nd_failure_unref(f);
-        }
-        return rc;
-    }
-    nd_plan_fail_records(plan, index);
-    nd_failure *first = NULL;
-    for (int32_t i = 0; i < plan->n_steps; i++) {
-        const nd_step *st = &plan->steps[i];
-        nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
-        if (cause) {
-            step_failed(plan, walk, bs->poison, st, cause);
-        } else if (index[i] >= 0 && recs[index[i]].set) {
-            nd_failure *made = gather_failure(st, &recs[index[i]]);
-            if (!first) {
-                first = made;
-                nd_failure_ref(first);
-            }
-            step_gather_failed(plan, walk, bs->poison, st, &recs[index[i]], made);
-            nd_failure_unref(made);
-        } else {
-            step_produced(plan, walk, st);
-        }
+    if (rc == ND_OK && any) {
+        nd_plan_fail_records(plan, index);
+        rc = walk_steps(ctx, plan, walk, bs, recs, index);
+    } else if (rc != ND_OK) {
+        nd_failure *f = nd_failure_new(rc, nd_last_error());
+        forget_twins(plan, walk);
+        fail_all(plan, walk, f);
+        nd_failure_unref(f);
     }
     free(recs);
     free(index);
-    for (int32_t i = 0; i < plan->n_slots; i++) {
-        nd_failure_unref(bs->poison[i]);
-        bs->poison[i] = NULL;
-    }
-    forget_twins(plan, walk);
-    rc = nd_error_set(first->status, "%s", first->cause);
-    nd_failure_unref(first);
     return rc;
 }
 
@@ -906,7 +903,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
         return rc;
     }
     /* Under mpirun the steps run one by one: transfers between them. */
-    if (!be->run_plan || reads_back(plan) || ctx->ranks > 1) return run_steps(ctx, plan, walk, &bs);
+    if (!be->run_plan || reads_back(plan) || ctx->ranks > 1) return walk_steps(ctx, plan, walk, &bs, NULL, NULL);
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
     int launched = 0;
     rc = run_whole_plan(ctx, plan, walk, &bs, &launched);
@@ -922,7 +919,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
          * steps the failure does not reach still produce their values. */
         nd_logf(2, "executor: binding a plan of %d steps failed (%s); running it step by step", plan->n_steps,
                 nd_last_error());
-        return run_steps(ctx, plan, walk, &bs);
+        return walk_steps(ctx, plan, walk, &bs, NULL, NULL);
     }
     nd_failure *f = nd_failure_new(rc, nd_last_error());
     forget_twins(plan, walk);

@@ -1,36 +1,43 @@
-/* Writes Cholesky's triangle-pass source (chol_source.c) to WORKDIR/chol.cu
- * and compiles it with NVRTC for sm_90 (the toolkit, no device): see
- * chol_check.sh, which then runs it on the host (chol_emulate.cpp).
+/* Cholesky's triangle passes (chol_source.c) where there is no GPU (see
+ * chol_check.sh): their source is written to WORKDIR/chol.cu, compiled
+ * with NVRTC for sm_90 (the toolkit, no device), then built for the host
+ * with chol_emulate.cpp (emulate_harness.h) and run there.
  * Usage: chol_check WORKDIR */
-#include <nvrtc.h>
+#include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-/* chol_source.c (its header, lib_linalg.h, routes NVRTC through nd's
- * loader: the toolkit's NVRTC is linked here instead). */
+#include "emulate_harness.h"
+
+#ifndef CHOL_EMULATE
+#error "build with -DCHOL_EMULATE='\"/path/to/chol_emulate.cpp\"'"
+#endif
+
+/* chol_source.c's (lib_linalg.h declares it beside the routine). */
 const char *nd_cuda_chol_source(void);
 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *src = nd_cuda_chol_source();
-    char path[4096];
+    char path[4096], text[8400];
     snprintf(path, sizeof path, "%s/chol.cu", argv[1]);
     FILE *f = fopen(path, "w");
     if (!f || fputs(src, f) < 0 || fclose(f)) return 1;
-    nvrtcProgram prog;
-    if (nvrtcCreateProgram(&prog, src, "nd_chol_triangles", 0, NULL, NULL) != NVRTC_SUCCESS) return 1;
-    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17"};
-    nvrtcResult r = nvrtcCompileProgram(prog, 2, opts);
-    if (r != NVRTC_SUCCESS) {
-        size_t n = 0;
-        nvrtcGetProgramLogSize(prog, &n);
-        char *log = malloc(n + 1);
-        if (log && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) fprintf(stderr, "%s\n", log);
-        free(log);
+    if (!emu_nvrtc_compiles(src, "nd_chol_triangles", NULL)) {
         printf("FAIL: NVRTC did not compile the Cholesky passes\n");
         return 1;
     }
-    nvrtcDestroyProgram(&prog);
     printf("NVRTC sm_90: the Cholesky passes compile\n");
-    return 0;
+    /* nd's tile groups (the source's NDK_GROUP), then blocks walking single
+     * tile rows (NDK_GROUP 1, the order bench_linalg_bench compares with) */
+    static const char *const groups[] = {"", "#define NDK_GROUP 1\n"};
+    static const char *const stems[] = {"chol_emulate", "chol_emulate1"};
+    int failed = 0;
+    for (int g = 0; g < 2; g++) {
+        snprintf(text, sizeof text, "%s#define CHOL_SOURCE \"%s\"\n#include \"%s\"\n", groups[g], path, CHOL_EMULATE);
+        void *h = emu_build(text, argv[1], stems[g], NULL);
+        int (*run)(void) = h ? (int (*)(void))dlsym(h, "emu_main") : NULL;
+        if (!run) return 1;
+        failed |= run();
+    }
+    return failed;
 }

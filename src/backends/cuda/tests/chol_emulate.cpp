@@ -1,7 +1,8 @@
 /* Runs Cholesky's triangle passes (chol_source.c, included as CHOL_SOURCE)
- * on the host with lib_cholesky.c's launch geometry (32 x 8 threads, one
- * block per mirrored tile pair in groups of NDK_GROUP x NDK_GROUP tiles,
- * the batch along grid y, capped to show the walk), a block's threads as real threads meeting at __syncthreads: pack,
+ * on the host through emulate_shim.h, with lib_cholesky.c's launch
+ * geometry (32 x 8 threads, one block per mirrored tile pair in groups of
+ * NDK_GROUP x NDK_GROUP tiles, the batch along grid y, capped to show the
+ * walk), a block's threads as real threads meeting at __syncthreads: pack,
  * a column-major lower Cholesky standing in for potrf (it reads and
  * writes only the column-major lower triangle, as potrf does), unpack.
  * Against a row-major Cholesky of A's lower triangle in long double, for
@@ -13,43 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <pthread.h>
-#include <thread>
 #include <vector>
 
-struct emu_dim3 { unsigned x, y, z; };
-static thread_local emu_dim3 threadIdx, blockIdx;
-static emu_dim3 gridDim, blockDim;
-static pthread_barrier_t emu_bar;
-static inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(x)
-#define __shared__ static
-#define __align__(n) alignas(n)
+#include "emulate_shim.h"
 /* Blocks run one after another: a block's shared array is one static,
  * shared by its threads. */
 #include CHOL_SOURCE
-
-template <class F> static void emu_launch(emu_dim3 grid, F f) {
-    gridDim = grid;
-    blockDim = {32, 8, 1};
-    pthread_barrier_init(&emu_bar, NULL, 256);
-    std::vector<std::thread> th;
-    for (unsigned t = 0; t < 256; t++)
-        th.emplace_back([&, t] {
-            for (unsigned by = 0; by < grid.y; by++)
-                for (unsigned bx = 0; bx < grid.x; bx++) {
-                    blockIdx = {bx, by, 0};
-                    threadIdx = {t % 32, t / 32, 0};
-                    f();
-                    pthread_barrier_wait(&emu_bar);
-                }
-        });
-    for (auto &x : th) x.join();
-    pthread_barrier_destroy(&emu_bar);
-}
 
 typedef std::complex<long double> cl;
 static int fails, checks;
@@ -118,9 +88,9 @@ template <class T> static void run(const char *name, long n, long batch, bool in
     const T *ap = a.data();
     int ni = (int)n;
     long long nb = batch;
-    emu_launch(grid, [&] { ndk_chol_pack<T>(ap, cp, ni, nb); });
+    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack<T>(ap, cp, ni, nb); });
     for (long b = 0; b < batch; b++) potrf_lower_colmajor(cp + b * nn, n);
-    emu_launch(grid, [&] { ndk_chol_unpack<T>(cp, ni, nb); });
+    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_unpack<T>(cp, ni, nb); });
     long bad = -1;
     for (long i = 0; i < batch * nn && bad < 0; i++) {
         cl g = get(cp[i]);
@@ -137,7 +107,8 @@ template <class T> static void run(const char *name, long n, long batch, bool in
     }
 }
 
-int main() {
+/* Called by chol_check.c, which builds this file (emulate_harness.h). */
+extern "C" int emu_main(void) {
     /* n = 257 and 300: tile groups past the first (NDK_GROUP 8: 256 a group
      * side), a partial one at the edge */
     static const long cases[][3] = {{1, 1, 4}, {5, 3, 2}, {31, 1, 4}, {32, 2, 4}, {33, 2, 1}, {65, 1, 4}, {100, 1, 4},

@@ -2,10 +2,11 @@
  * emulate_check.sh): kernel IR with random draws is generated, compiled by
  * NVRTC for sm_90 (no device needed), then compiled as C++ against
  * emulate_shim.h, loaded and run on the host with the backend's launch
- * geometry (backend.c), and compared with common/philox.h: every uniform
- * draw bit for bit, normal draws, sums and counts within rounding. Usage:
- *   emulate_check WORKDIR SHIM [v][n]   (v: print each kernel's geometry,
- *                                        n: skip NVRTC) */
+ * geometry (backend.c) through emulate_harness.h, and compared with
+ * common/philox.h: every uniform draw bit for bit, normal draws, sums and
+ * counts within rounding. Usage:
+ *   emulate_check WORKDIR [v][n][g]   (v: print each kernel's geometry,
+ *                                      n: skip NVRTC, g: gathers only) */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,10 +19,12 @@
 #include "common/dtype.h"
 #include "common/lib_calls.h"
 #include "common/philox.h"
+#include "common/strbuf.h"
 #include "common/ufunc_loop.h"
+#include "emulate_harness.h"
 
 static int fails, checks, nvrtc_on = 1, verbose = 0;
-static const char *workdir, *shim;
+static const char *workdir;
 #define CHECK(c, ...)                                                                                        \
     do {                                                                                                     \
         checks++;                                                                                            \
@@ -38,34 +41,7 @@ static int test_no;
 static nd_ir_fail gather_bad_rec;
 static void *gather_bad = &gather_bad_rec;
 
-static int nvrtc_check(const char *src, const char *name) {
-    nvrtcProgram prog;
-    if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
-    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space",
-                          "-I" ND_EMU_CUDA_INCLUDE};
-    nvrtcResult r = nvrtcCompileProgram(prog, 4, opts);
-    if (r != NVRTC_SUCCESS) {
-        size_t n;
-        nvrtcGetProgramLogSize(prog, &n);
-        char *log = malloc(n + 1);
-        nvrtcGetProgramLog(prog, log);
-        log[n] = 0;
-        printf("NVRTC error in %s:\n%.3000s\n", name, log);
-        free(log);
-    }
-    nvrtcDestroyProgram(&prog);
-    return r == NVRTC_SUCCESS;
-}
-
 typedef int (*launch_fn)(const char *name, unsigned grid, int sync, const unsigned long long *w);
-
-/* backend.c's grid_for on a device of 4 SMs: grid-stride loops make the
- * result independent of the block count, and fewer blocks emulate faster. */
-static unsigned grid_for(int64_t work) {
-    int64_t g = (work + 255) / 256, cap = 4 * 32;
-    if (g > cap) g = cap;
-    return g < 1 ? 1u : (unsigned)g;
-}
 
 /* Generates k, checks it with NVRTC, builds it for the host and runs it
  * over slots as backend.c launches it (vec: the vector variant). Returns 0
@@ -86,41 +62,32 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
     FILE *f = fopen(path, "w");
     fputs(src, f);
     fclose(f);
-    if (nvrtc_on && !nvrtc_check(src, path)) {
+    if (nvrtc_on && !emu_nvrtc_compiles(src, path, "-I" ND_EMU_CUDA_INCLUDE)) {
         fails++;
         free(src);
         return 0;
     }
-    snprintf(path, sizeof path, "%s/t%03d_%s.cpp", workdir, test_no, k->name);
-    f = fopen(path, "w");
-    fprintf(f, "#include \"%s\"\n%s\n", shim, src);
-    fprintf(f, "extern \"C\" int emu_launch(const char *name, unsigned grid, int sync, const unsigned long "
-               "long *w) {\n"
-               "  ndk_args A; memcpy(&A, w, sizeof A);\n");
-    fprintf(f, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
-            info.name, info.name);
+    nd_strbuf cpp = {0};
+    nd_strbuf_printf(&cpp, "%s\n", src);
+    nd_strbuf_printf(&cpp, "extern \"C\" int emu_launch(const char *name, unsigned grid, int sync, const unsigned "
+                           "long long *w) {\n"
+                           "  ndk_args A; memcpy(&A, w, sizeof A);\n");
+    nd_strbuf_printf(&cpp, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
+                     info.name, info.name);
     if (info.vec)
-        fprintf(f, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
-                info.name_vec, info.name_vec);
+        nd_strbuf_printf(&cpp, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
+                         info.name_vec, info.name_vec);
     if (k->has_reduce && info.splits > 1)
-        fprintf(f, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
-                info.name_pass2, info.name_pass2);
-    fprintf(f, "  return 0;\n}\n");
-    fclose(f);
+        nd_strbuf_printf(&cpp, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
+                         info.name_pass2, info.name_pass2);
+    nd_strbuf_printf(&cpp, "  return 0;\n}\n");
     free(src);
-    char so[300], cmd[1024];
-    snprintf(so, sizeof so, "%s/t%03d.so", workdir, test_no);
-    snprintf(cmd, sizeof cmd,
-             "g++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w -shared -fPIC -I%s -o %s %s -lpthread",
-             ND_EMU_CUDA_INCLUDE, so, path);
-    if (system(cmd)) {
-        printf("g++ failed for %s\n", path);
-        fails++;
-        return 0;
-    }
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    char stem[300];
+    snprintf(stem, sizeof stem, "t%03d_%s", test_no, k->name);
+    void *h = cpp.failed ? NULL : emu_build(cpp.buf, workdir, stem, "-I" ND_EMU_CUDA_INCLUDE);
+    nd_strbuf_free(&cpp);
     if (!h) {
-        printf("dlopen: %s\n", dlerror());
+        fails++;
         return 0;
     }
     launch_fn run = (launch_fn)dlsym(h, "emu_launch");
@@ -143,9 +110,9 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
         nd_cuda_kinfo own;
         const nd_cuda_kinfo *li = nd_cuda_launch_info(&info, k, &own, (uint64_t *)w);
         if (vec && li->vec)
-            ok = run(li->name_vec, grid_for(li->n / li->vec), 0, w);
+            ok = run(li->name_vec, emu_grid_for(li->n / li->vec), 0, w);
         else
-            ok = run(li->name, grid_for(li->items), li->march > 0, w); /* march: __syncthreads */
+            ok = run(li->name, emu_grid_for(li->items), li->march > 0, w); /* march: __syncthreads */
     } else {
         if (info.splits > 1) partials = calloc((size_t)info.groups, 16);
         w[k->n_slots + k->n_params] = (unsigned long long)(uintptr_t)partials;
@@ -154,11 +121,11 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
             int64_t rpb = 256 / info.tpr;
             grid = (unsigned)((info.groups + rpb - 1) / rpb);
         } else
-            grid = grid_for(info.items);
+            grid = emu_grid_for(info.items);
         ok = run(info.name, grid, info.strategy == ND_CUDA_REDUCE_ROWS, w);
         if (ok && info.splits > 1) {
             unsigned g2 =
-                info.pass2_tree ? (unsigned)(info.n_out < 65535 ? info.n_out : 65535) : grid_for(info.n_out);
+                info.pass2_tree ? (unsigned)(info.n_out < 65535 ? info.n_out : 65535) : emu_grid_for(info.n_out);
             ok = run(info.name_pass2, g2, info.pass2_tree, w);
         }
     }
@@ -1058,19 +1025,18 @@ static void test_gather2(int64_t R, int64_t C, int64_t M, int64_t bad) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s WORKDIR SHIM [v][n]\n", argv[0]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s WORKDIR [v][n][g]\n", argv[0]);
         return 2;
     }
     workdir = argv[1];
-    shim = argv[2];
     /* nd's files call NVRTC through the table the loader fills (cuda_loader.h). */
     if (nd_cuda_load_nvrtc() != ND_OK) {
         fprintf(stderr, "emulate_check: %s\n", nd_last_error());
         return 2;
     }
-    if (argc > 3 && strchr(argv[3], 'v')) verbose = 1;
-    if (argc > 3 && strchr(argv[3], 'n')) nvrtc_on = 0;
+    if (argc > 2 && strchr(argv[2], 'v')) verbose = 1;
+    if (argc > 2 && strchr(argv[2], 'n')) nvrtc_on = 0;
     test_gather(37, 1001, 513, 0, -1, ND_FLOAT32);
     test_gather(37, 1001, 513, 0, 5000, ND_FLOAT32);
     test_gather(1, 100003, 70001, 0, -1, ND_FLOAT64); /* one long row */
@@ -1078,7 +1044,7 @@ int main(int argc, char **argv) {
     test_gather(3, 4099, 77, 1, 4100, ND_FLOAT64);
     test_gather2(29, 61, 5003, -1);
     test_gather2(29, 61, 5003, 2500);
-    if (argc > 3 && strchr(argv[3], 'g')) { /* g: the gather kernels only */
+    if (argc > 2 && strchr(argv[2], 'g')) { /* g: the gather kernels only */
         printf("%d checks, %d failures\n", checks, fails);
         return fails != 0;
     }

@@ -1,10 +1,14 @@
-/* Host stand-ins for the CUDA the code generator emits, so that
- * emulate_check.c can run generated kernels on a machine without a GPU
- * (compiled as C++17 with -ffp-contract=off, so that __f*_rn stay
- * unfused as on the device). A block's threads are real threads when the
- * kernel synchronises (__syncthreads is a barrier), else they run one
- * after another; blocks run in turn, so __shared__ arrays can be static.
- * Only what the generator uses is here: no warps or textures; one atomic. */
+/* Host stand-ins for the CUDA that nd's device sources use (the code
+ * generator's kernels, the small solve and Cholesky passes), so that the
+ * checks of emulate_harness.h can run them on a machine without a GPU
+ * (compiled as C++17 with -ffp-contract=off, so that __f*_rn stay unfused
+ * as on the device). A block's threads are real threads when the kernel
+ * synchronises (__syncthreads is a barrier), else they run one after
+ * another; blocks run in turn, so __shared__ arrays can be static. Only
+ * what those sources use is here: no textures; shuffles within full warps
+ * of a 1-d block; two atomics. */
+#ifndef ND_CUDA_TESTS_EMULATE_SHIM_H
+#define ND_CUDA_TESTS_EMULATE_SHIM_H
 #include <math.h>
 #include <string.h>
 #include <stdint.h>
@@ -17,7 +21,7 @@ static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) {
 static inline uint2 make_uint2(unsigned a, unsigned b) { uint2 r = {a, b}; return r; }
 struct emu_dim3 { unsigned x, y, z; };
 inline thread_local emu_dim3 threadIdx, blockIdx;
-inline emu_dim3 gridDim;
+inline emu_dim3 gridDim, blockDim;
 inline pthread_barrier_t emu_bar;
 inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
 /* Shuffles (only with real threads): each lane posts its value, its warp
@@ -63,26 +67,43 @@ static inline long long __double_as_longlong(double f) { long long x; memcpy(&x,
 static inline double __hiloint2double(int hi, int lo) {
     return __longlong_as_double((long long)((unsigned long long)(unsigned)hi << 32 | (unsigned)lo));
 }
-/* Gathers file a bad index with one compare-and-swap (blocks run in turn,
- * threads of one block too when it does not synchronise). */
+/* Gathers file a bad index with one compare-and-swap, the small solve its
+ * lowest singular member with a minimum (blocks run in turn, threads of
+ * one block too when it does not synchronise). */
 static inline int atomicCAS(int *p, int cmp, int val) {
     __atomic_compare_exchange_n(p, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return cmp; /* the old value, whether or not it was swapped */
 }
-template <class F> static void emu_grid(unsigned grid, int sync, F f) {
-    gridDim.x = grid;
+static inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
+    unsigned long long o = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (v < o && !__atomic_compare_exchange_n(p, &o, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return o;
+}
+/* Runs f, the kernel's body, over grid blocks of block threads (x
+ * fastest, as the device numbers them). sync: a block's threads are real
+ * threads (at most 256), meeting at __syncthreads and, per 32, at
+ * shuffles; else they run one after another. */
+template <class F> static void emu_launch(emu_dim3 grid, emu_dim3 block, int sync, F f) {
+    gridDim = grid;
+    blockDim = block;
+    const unsigned nb = grid.x * grid.y * grid.z, nt = block.x * block.y * block.z;
+    auto place = [&](unsigned b, unsigned t) {
+        blockIdx = {b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
+        threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+    };
     if (!sync) {
-        for (unsigned b = 0; b < grid; b++)
-            for (unsigned t = 0; t < 256; t++) { blockIdx.x = b; threadIdx.x = t; f(); }
+        for (unsigned b = 0; b < nb; b++)
+            for (unsigned t = 0; t < nt; t++) { place(b, t); f(); }
         return;
     }
-    pthread_barrier_init(&emu_bar, NULL, 256);
+    pthread_barrier_init(&emu_bar, NULL, nt);
     for (auto &b : emu_warp_bar) pthread_barrier_init(&b, NULL, 32);
     std::vector<std::thread> th;
-    for (unsigned t = 0; t < 256; t++)
+    for (unsigned t = 0; t < nt; t++)
         th.emplace_back([&, t] {
-            for (unsigned b = 0; b < grid; b++) {
-                blockIdx.x = b; threadIdx.x = t;
+            for (unsigned b = 0; b < nb; b++) {
+                place(b, t);
                 f();
                 pthread_barrier_wait(&emu_bar);
             }
@@ -91,3 +112,7 @@ template <class F> static void emu_grid(unsigned grid, int sync, F f) {
     pthread_barrier_destroy(&emu_bar);
     for (auto &b : emu_warp_bar) pthread_barrier_destroy(&b);
 }
+/* The code generator's launch: 1-d blocks of 256 threads. */
+template <class F> static void emu_grid(unsigned grid, int sync, F f) { emu_launch({grid, 1, 1}, {256, 1, 1}, sync, f); }
+
+#endif

@@ -1,7 +1,7 @@
 /* Checks the small batched solve kernel (lib_small_solve.c) where there is
  * no GPU (see small_solve_check.sh): its device source compiles with NVRTC
- * for sm_90, and the same template, compiled as C++ for the host with
- * stand-ins for the few CUDA names it uses, is run with the backend's
+ * for sm_90, and the same template, compiled as C++ for the host against
+ * emulate_shim.h (emulate_harness.h), is run with the backend's
  * geometry (ND_CUDA_SMALL_SOLVE_BLOCK threads a block, one system a thread)
  * on every n = 1..32 and dtype against a reference made here in long
  * double by Gaussian elimination with partial pivoting: the answer (error
@@ -22,6 +22,8 @@
 
 #include "backends/cuda/cuda_loader.h"
 #include "backends/cuda/lib_linalg.h"
+#include "common/strbuf.h"
+#include "emulate_harness.h"
 
 static int fails, checks;
 #define CHECK(c, ...)                                                                                        \
@@ -39,72 +41,33 @@ static int fails, checks;
 static const nd_dtype types[4] = {ND_FLOAT32, ND_FLOAT64, ND_COMPLEX64, ND_COMPLEX128};
 static const char *const ctypes[4] = {"float", "double", "ndk_c64", "ndk_c128"};
 
-static int nvrtc_check(const char *src, const char *name) {
-    nvrtcProgram prog;
-    if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
-    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17"};
-    nvrtcResult r = nvrtcCompileProgram(prog, 2, opts);
-    if (r != NVRTC_SUCCESS) {
-        size_t n;
-        nvrtcGetProgramLogSize(prog, &n);
-        char *log = malloc(n + 1);
-        nvrtcGetProgramLog(prog, log);
-        log[n] = 0;
-        printf("NVRTC error in %s:\n%.3000s\n", name, log);
-        free(log);
-    }
-    nvrtcDestroyProgram(&prog);
-    return r == NVRTC_SUCCESS;
-}
-
 typedef int (*solve_fn)(int kind, int n, const void *A, const void *Bt, void *Xt, long long batch, int m,
                         unsigned long long *bad);
 
-/* The host build: stand-ins, the source, and a launcher that runs every
- * block's threads one after another (the kernel does not synchronise). */
+/* The host build: the source, and a launcher that runs every block's
+ * threads one after another (the kernel does not synchronise). */
 static solve_fn build_host(const char *workdir) {
-    char path[512], so[512], cmd[1400];
-    snprintf(path, sizeof path, "%s/small_solve_host.cpp", workdir);
-    snprintf(so, sizeof so, "%s/small_solve_host.so", workdir);
-    FILE *f = fopen(path, "w");
-    if (!f) return NULL;
+    nd_strbuf f = {0};
     char *src = nd_cuda_small_solve_host_source();
-    fprintf(f, "#include <math.h>\n#include <string.h>\n"
-               "#define __global__\n#define __device__\n#define __forceinline__ inline\n"
-               "#define __launch_bounds__(x)\n"
-               "struct emu_dim3 { unsigned x, y, z; };\n"
-               "static emu_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
-               "static unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {\n"
-               "  unsigned long long o = *p; if (v < o) *p = v; return o; }\n%s\n", src);
+    nd_strbuf_printf(&f, "%s\n", src ? src : "#error no source");
     free(src);
-    fprintf(f, "extern \"C\" int emu_solve(int kind, int n, const void *A, const void *Bt, void *Xt, long long batch,\n"
-               "                          int m, unsigned long long *bad) {\n"
-               "  blockDim.x = %d; gridDim.x = (unsigned)((batch + %d - 1) / %d);\n"
-               "  for (unsigned b = 0; b < gridDim.x; b++)\n"
-               "    for (unsigned t = 0; t < blockDim.x; t++) {\n"
-               "      blockIdx.x = b; threadIdx.x = t;\n"
-               "      switch (kind * 100 + n) {\n",
-            ND_CUDA_SMALL_SOLVE_BLOCK, ND_CUDA_SMALL_SOLVE_BLOCK, ND_CUDA_SMALL_SOLVE_BLOCK);
+    nd_strbuf_printf(&f, "extern \"C\" int emu_solve(int kind, int n, const void *A, const void *Bt, void *Xt, long long batch,\n"
+                         "                          int m, unsigned long long *bad) {\n"
+                         "  emu_dim3 grid = {(unsigned)((batch + %d - 1) / %d), 1, 1};\n"
+                         "  switch (kind * 100 + n) {\n",
+                     ND_CUDA_SMALL_SOLVE_BLOCK, ND_CUDA_SMALL_SOLVE_BLOCK);
     for (int k = 0; k < 4; k++)
         for (int n = 1; n <= ND_CUDA_SMALL_SOLVE_MAX_N; n++) {
             char name[64];
             nd_cuda_small_solve_name(name, sizeof name, n, types[k]);
-            fprintf(f, "      case %d: %s((const %s *)A, (const %s *)Bt, (%s *)Xt, batch, m, bad); break;\n",
-                    k * 100 + n, name, ctypes[k], ctypes[k], ctypes[k]);
+            nd_strbuf_printf(&f, "  case %d: emu_launch(grid, {%d, 1, 1}, 0, [&] { %s((const %s *)A, (const %s *)Bt, "
+                                 "(%s *)Xt, batch, m, bad); }); return 1;\n",
+                             k * 100 + n, ND_CUDA_SMALL_SOLVE_BLOCK, name, ctypes[k], ctypes[k], ctypes[k]);
         }
-    fprintf(f, "      default: return 0;\n      }\n    }\n  return 1;\n}\n");
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "g++ -std=c++17 -O1 -w -shared -fPIC -o %s %s", so, path);
-    if (system(cmd)) {
-        printf("g++ failed for %s\n", path);
-        return NULL;
-    }
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        printf("dlopen: %s\n", dlerror());
-        return NULL;
-    }
-    return (solve_fn)dlsym(h, "emu_solve");
+    nd_strbuf_printf(&f, "  default: return 0;\n  }\n}\n");
+    void *h = f.failed ? NULL : emu_build(f.buf, workdir, "small_solve_host", NULL);
+    nd_strbuf_free(&f);
+    return h ? (solve_fn)dlsym(h, "emu_solve") : NULL;
 }
 
 /* ------------------------------------------------------------ reference */
@@ -279,7 +242,7 @@ int main(int argc, char **argv) {
             char *src = nd_cuda_small_solve_source(sizes[i], types[k]);
             char name[64];
             nd_cuda_small_solve_name(name, sizeof name, sizes[i], types[k]);
-            CHECK(src && nvrtc_check(src, name), "NVRTC: %s", name);
+            CHECK(src && emu_nvrtc_compiles(src, name, NULL), "NVRTC: %s", name);
             CHECK(src && strstr(src, name), "the source of %s defines another entry", name);
             free(src);
         }
