@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "backends/kernel_ir.h"
+#include "backends/plan.h"
 #include "common/lib_calls.h"
 
 int nd_ir_fail_error(const nd_kernel *k, const nd_ir_fail *f) {
@@ -12,6 +13,17 @@ int nd_ir_fail_error(const nd_kernel *k, const nd_ir_fail *f) {
         return nd_lib_index_error(ND_INDEX_FN_TAKE, 0, 0, f->index, 0);
     const nd_ir_gather *g = &k->gathers[f->gather];
     return nd_lib_index_error(g->fn, g->axes, f->axis, f->index, g->size[f->axis]);
+}
+
+/* The indexed view is the gather's input 0 (source, indices -> out) and
+ * the scatter's output (indices, values -> target): its last K axes are
+ * the indexed ones (common/lib_calls.h). */
+int nd_lib_fail_error(const nd_user_desc *u, const nd_ir_fail *f) {
+    int64_t K = u->lib_args.v[0].i;
+    const nd_user_arg_desc *ind = u->lib == ND_LIB_SCATTER ? &u->args[u->n_in] : &u->args[0];
+    int64_t d = ind->ndim - K + f->axis;
+    int64_t size = f->axis >= 0 && f->axis < K && d >= 0 && d < ind->ndim ? ind->shape[d] : 0;
+    return nd_lib_index_error(u->lib_args.v[1].i, u->lib_args.v[2].i, f->axis, f->index, size);
 }
 
 /* The SSA operands of instruction j that are values (not parameters or
