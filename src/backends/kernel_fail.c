@@ -28,7 +28,7 @@ int nd_lib_fail_error(const nd_user_desc *u, const nd_ir_fail *f) {
 
 /* The SSA operands of instruction j that are values (not parameters or
  * table numbers). */
-static int value_operands(const nd_ir_inst *in, int32_t ops[4]) {
+static int value_operands(const nd_kernel *k, const nd_ir_inst *in, int32_t ops[ND_IR_GATHER_MAX_AXES]) {
     int n = 0;
     switch (in->op) {
     case ND_IR_LOAD:
@@ -37,9 +37,9 @@ static int value_operands(const nd_ir_inst *in, int32_t ops[4]) {
     case ND_IR_RAND_UNIFORM:
     case ND_IR_RAND_NORMAL:
     case ND_IR_RAND_INTEGER: ops[n++] = in->a; return n;
-    case ND_IR_GATHER:
+    case ND_IR_GATHER: return in->a >= 0 && in->a < k->n_gathers ? nd_ir_gather_indices(k, in, ops) : 0;
     case ND_IR_UFUNC:
-        if (in->op == ND_IR_UFUNC) ops[n++] = in->a;
+        ops[n++] = in->a;
         ops[n++] = in->b;
         ops[n++] = in->c;
         ops[n++] = in->d;
@@ -67,8 +67,8 @@ int nd_kernel_gather_writes(const nd_kernel *k, int32_t g, uint8_t *written) {
             dep[j] = 1;
             continue;
         }
-        int32_t ops[4];
-        int n = value_operands(in, ops);
+        int32_t ops[ND_IR_GATHER_MAX_AXES];
+        int n = value_operands(k, in, ops);
         for (int q = 0; q < n; q++)
             if (ops[q] >= 0 && ops[q] < j && dep[ops[q]]) dep[j] = 1;
     }
