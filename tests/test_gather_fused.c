@@ -429,7 +429,7 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
 #define SLICE(s, st, l) {0, s, st, l, 0, {0}, NULL}
 #define ARR(nd, v, ...) {1, 0, 0, 0, nd, {__VA_ARGS__}, v}
 
-/* Two and three index arrays, broadcast; adjacent (their axes in place)
+/* Two, three and four index arrays (five: the routine), broadcast; adjacent (their axes in place)
  * and apart (their axes first), beside slices; negative and repeated
  * indices; an int beside arrays (a 0-d index array, NumPy's rule). */
 NDT_TEST(gather_fused, several_index_arrays) {

@@ -21,8 +21,8 @@ extern "C" {
  * scatter's target included) on both backends; values not computed from it
  * keep theirs. The CPU backend checks while it gathers; the CUDA backend
  * checks on the device (never reading or writing outside the array). A
- * gather with up to three index arrays (nd_take, nd_take_along_axis,
- * nd_choose, nd_index with up to three "$k" or ints beside them) fuses
+ * gather with up to four index arrays (nd_take, nd_take_along_axis,
+ * nd_choose, nd_index with up to four "$k" or ints beside them) fuses
  * like an elementwise op: nd_take(a, i) * 2 + 1 or nd_index(a, "$0, $1",
  * ..) * 2 is one kernel that never writes the gathered values (a's own
  * value is written first when it is computed in the same flush), which
