@@ -904,7 +904,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
     loads[1].slot = 0; /* the source's base: row r, element 0 */
     loads[1].dtype = (uint8_t)t;
     loads[1].strides[0] = C;
-    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, 0, {1}, {C}};
+    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, 0, {1}, {C}, {-1, -1, -1, -1, -1}, 0};
     nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
                          {ND_IR_GATHER, (uint8_t)t, 0, 0, 0, -1, -1, 0},
                          {ND_OP_ADD, (uint8_t)t, 0, 1, 1, -1, -1, 0}};
@@ -999,7 +999,7 @@ static void test_gather2(int64_t R, int64_t C, int64_t M, int64_t bad) {
     loads[1].strides[0] = 1;
     loads[2].slot = 0; /* the source's base */
     loads[2].dtype = ND_FLOAT64;
-    nd_ir_gather g = {2, ND_INDEX_FN_INDEX, 0 | 1 << 4, 2, 0, {C, 1}, {R, C}};
+    nd_ir_gather g = {2, ND_INDEX_FN_INDEX, 0 | 1 << 4, 2, 0, {C, 1}, {R, C}, {-1, -1, -1, -1, -1}, 0};
     nd_ir_inst ins[4] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
                          {ND_IR_LOAD, ND_INT64, 0, 1, -1, -1, -1, 0},
                          {ND_IR_GATHER, ND_FLOAT64, 0, 0, 0, 1, -1, 0},
