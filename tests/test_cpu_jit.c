@@ -454,39 +454,42 @@ JIT_TEST(gather_fused_with_a_map) {
     free(ix);
 }
 
-/* A gather of two and three index arrays (nd_index "$0, $1[, $2]")
- * fused with a map runs compiled with the interpreter's values; a bad
- * index in the second axis is named with that axis' size. */
+/* A gather of two, three and four index arrays (nd_index "$0, $1[, $2[,
+ * $3]]") fused with a map runs compiled with the interpreter's values; a
+ * bad index in the second axis is named with that axis' size. */
 JIT_TEST(gather_of_several_index_arrays) {
-    const int64_t R = 37, C = 53, D = 11, m = 60013;
-    int64_t *iv = malloc(sizeof *iv * (size_t)m), *jv = malloc(sizeof *jv * (size_t)m), *kv = malloc(sizeof *kv * (size_t)m);
+    const int64_t R = 37, C = 53, D = 11, E = 5, m = 60013;
+    int64_t *v[4];
+    for (int k = 0; k < 4; k++) v[k] = malloc(sizeof *v[k] * (size_t)m);
     for (int64_t i = 0; i < m; i++) {
-        iv[i] = (i * 31) % (2 * R) - R;
-        jv[i] = (i * 7919) % (2 * C) - C;
-        kv[i] = (i * 13) % D;
+        v[0][i] = (i * 31) % (2 * R) - R;
+        v[1][i] = (i * 7919) % (2 * C) - C;
+        v[2][i] = (i * 13) % D;
+        v[3][i] = (i * 17) % (2 * E) - E;
     }
-    for (int three = 0; three < 2; three++) {
+    const int64_t sh[4] = {R, C, D, E};
+    static const char *const spec[5] = {NULL, NULL, "$0, $1", "$0, $1, $2", "$0, $1, $2, $3"};
+    for (int na = 2; na <= 4; na++) {
         ref_arr *got[2][1];
+        int64_t n = 1;
+        for (int k = 0; k < na; k++) n *= sh[k];
         for (int run = 0; run < 2; run++) {
             nd_cpu_jit_counts c0 = counts();
-            nd_array *a = three ? nd_reshape(nd_arange(ND_FLOAT32, 0, (double)(R * C * D), 1), ND_SHAPE(R, C, D))
-                                : nd_reshape(nd_arange(ND_FLOAT32, 0, (double)(R * C), 1), ND_SHAPE(R, C));
-            nd_array *ix[3] = {nd_from_host(iv, ND_INT64, ND_SHAPE(m)), nd_from_host(jv, ND_INT64, ND_SHAPE(m)),
-                               nd_from_host(kv, ND_INT64, ND_SHAPE(m))};
+            nd_array *a = nd_reshape(nd_arange(ND_FLOAT32, 0, (double)n, 1), na, sh);
+            nd_array *ix[4];
+            for (int k = 0; k < 4; k++) ix[k] = nd_from_host(v[k], ND_INT64, ND_SHAPE(m));
             nd_scope_begin();
-            nd_array *y = nd_keep(nd_mul(nd_index(a, three ? "$0, $1, $2" : "$0, $1", three ? 3 : 2, ix),
-                                         nd_scalar(0.5)));
+            nd_array *y = nd_keep(nd_mul(nd_index(a, spec[na], na, ix), nd_scalar(0.5)));
             nd_scope_end();
             got[run][0] = ndt_download(y);
-            if (run == 0) cr_expect_gt(counts().launches, c0.launches, "%d arrays: not compiled", three ? 3 : 2);
+            if (run == 0) cr_expect_gt(counts().launches, c0.launches, "%d arrays: not compiled", na);
             if (run == 0) {
-                const int64_t keep = jv[4321];
-                jv[4321] = C + 2;
-                nd_array *bad = nd_from_host(jv, ND_INT64, ND_SHAPE(m));
-                nd_array *bx[3] = {ix[0], bad, ix[2]};
+                const int64_t keep = v[1][4321];
+                v[1][4321] = C + 2;
+                nd_array *bad = nd_from_host(v[1], ND_INT64, ND_SHAPE(m));
+                nd_array *bx[4] = {ix[0], bad, ix[2], ix[3]};
                 nd_scope_begin();
-                nd_array *z = nd_keep(nd_mul(nd_index(a, three ? "$0, $1, $2" : "$0, $1", three ? 3 : 2, bx),
-                                             nd_scalar(0.5)));
+                nd_array *z = nd_keep(nd_mul(nd_index(a, spec[na], na, bx), nd_scalar(0.5)));
                 nd_scope_end();
                 cr_expect_eq(nd_sync(), ND_ERR_INDEX);
                 char want[96];
@@ -494,22 +497,20 @@ JIT_TEST(gather_of_several_index_arrays) {
                          (long long)(C + 2), (long long)C);
                 cr_expect(strstr(nd_last_error(), want), "message '%s', want '%s'", nd_last_error(), want);
                 nd_clear_error();
-                jv[4321] = keep;
+                v[1][4321] = keep;
                 nd_free(z);
                 nd_free(bad);
             }
             nd_free(a);
-            for (int k = 0; k < 3; k++) nd_free(ix[k]);
+            for (int k = 0; k < 4; k++) nd_free(ix[k]);
             nd_free(y);
             restart_jit(run == 0 ? "0" : "sync", NULL);
         }
-        expect_same_bits(got[0], got[1], 1, "a[i, j(, k)] * 0.5");
+        expect_same_bits(got[0], got[1], 1, "a[i, j(, k(, l))] * 0.5");
         free_all(got[0], 1);
         free_all(got[1], 1);
     }
-    free(iv);
-    free(jv);
-    free(kv);
+    for (int k = 0; k < 4; k++) free(v[k]);
 }
 
 /* x = x*3 - 1 in place: the load and the store share a buffer. */

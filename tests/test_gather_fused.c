@@ -350,7 +350,7 @@ static nd_array *int_array(int nd, const int64_t *sh, const int64_t *v) {
 }
 
 /* nd_index(a, spec) * 2 + 1 against the reference; one kernel with no
- * library call when it fuses (at most three index arrays). Returns the
+ * library call when it fuses (at most four index arrays). Returns the
  * flush's status. */
 static nd_status check_index(const char *what, int snd, const int64_t *sshape, const char *spec, const ref_axis *ax,
                              int n_arr, int expect_fused) {
@@ -359,7 +359,7 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
     double *src = malloc(sizeof *src * (size_t)(n ? n : 1));
     for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 37) % 101) - 50.5;
     nd_array *a = nd_from_host(src, ND_FLOAT64, snd, sshape);
-    nd_array *arrs[4];
+    nd_array *arrs[8];
     for (int d = 0, k = 0; d < snd; d++)
         if (ax[d].arr) arrs[k++] = int_array(ax[d].nd, ax[d].sh, ax[d].v);
     cr_assert_eq(nd_sync(), ND_OK);
@@ -429,7 +429,7 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
 #define SLICE(s, st, l) {0, s, st, l, 0, {0}, NULL}
 #define ARR(nd, v, ...) {1, 0, 0, 0, nd, {__VA_ARGS__}, v}
 
-/* Two and three index arrays, broadcast; adjacent (their axes in place)
+/* Two, three and four index arrays (five: the routine), broadcast; adjacent (their axes in place)
  * and apart (their axes first), beside slices; negative and repeated
  * indices; an int beside arrays (a 0-d index array, NumPy's rule). */
 NDT_TEST(gather_fused, several_index_arrays) {
@@ -463,11 +463,48 @@ NDT_TEST(gather_fused, several_index_arrays) {
         check_index("a[i(3), 2]", 3, s3, "$0, 2", ax, 1, 1);
     }
     {
-        /* four arrays: the gather routine (stacked), same values */
+        /* four arrays: fused too (graph/node.h's ND_GATHER_MAX_AXES) */
         const int64_t s4[4] = {3, 4, 5, 6};
         const int64_t a0[2] = {2, -3}, a1[2] = {3, 0}, a2[2] = {-1, 4}, a3[2] = {5, -6};
         ref_axis ax[4] = {ARR(1, a0, 2), ARR(1, a1, 2), ARR(1, a2, 2), ARR(1, a3, 2)};
-        check_index("a[i, j, k, l]", 4, s4, "$0, $1, $2, $3", ax, 4, 0);
+        check_index("a[i, j, k, l]", 4, s4, "$0, $1, $2, $3", ax, 4, 1);
+    }
+    {
+        /* four arrays broadcast, beside a slice, apart (their axes first) */
+        const int64_t s5[5] = {3, 4, 5, 6, 2};
+        const int64_t a0[2] = {2, -3}, a1[3] = {3, 0, -1}, a2[2] = {-1, 4}, a3[3] = {5, -6, 0};
+        ref_axis ax[5] = {ARR(2, a0, 2, 1), ARR(1, a1, 3), SLICE(1, 2, 2), ARR(2, a2, 2, 1), ARR(1, a3, 3)};
+        check_index("a[i(2,1), j(3), 1:5:2, k(2,1), l(3)]", 5, s5, "$0, $1, 1:5:2, $2, $3", ax, 4, 1);
+    }
+    {
+        /* five arrays: the gather routine (stacked), same values */
+        const int64_t s5[5] = {3, 4, 5, 6, 2};
+        const int64_t a0[2] = {2, -3}, a1[2] = {3, 0}, a2[2] = {-1, 4}, a3[2] = {5, -6}, a4[2] = {-2, 1};
+        ref_axis ax[5] = {ARR(1, a0, 2), ARR(1, a1, 2), ARR(1, a2, 2), ARR(1, a3, 2), ARR(1, a4, 2)};
+        check_index("a[i, j, k, l, m]", 5, s5, "$0, $1, $2, $3, $4", ax, 5, 0);
+    }
+}
+
+/* Four fused index arrays, random over many work items, and a bad index in
+ * each of them (the message names that axis). */
+NDT_TEST(gather_fused, four_index_arrays_random_and_bad) {
+    NDT_RNG(r);
+    const int64_t s4[4] = {5, 6, 7, 3};
+    int64_t v[4][300];
+    for (int t = 0; t < 300; t++)
+        for (int k = 0; k < 4; k++) v[k][t] = ndt_int(&r, -s4[k], s4[k] - 1);
+    {
+        ref_axis ax[4] = {ARR(2, v[0], 20, 15), ARR(1, v[1], 15), ARR(2, v[2], 20, 1), ARR(2, v[3], 1, 15)};
+        check_index("random a[i(20,15), j(15), k(20,1), l(1,15)]", 4, s4, "$0, $1, $2, $3", ax, 4, 1);
+    }
+    for (int axis = 0; axis < 4; axis++) {
+        int64_t c[4][300];
+        memcpy(c, v, sizeof c);
+        c[axis][7] = axis % 2 ? s4[axis] : -s4[axis] - 1;
+        ref_axis ax[4] = {ARR(1, c[0], 30), ARR(1, c[1], 30), ARR(1, c[2], 30), ARR(1, c[3], 30)};
+        char what[64];
+        snprintf(what, sizeof what, "a bad index in array %d of four", axis);
+        cr_expect_eq(check_index(what, 4, s4, "$0, $1, $2, $3", ax, 4, 1), ND_ERR_INDEX, "%s", what);
     }
 }
 

@@ -661,3 +661,146 @@ NDT_TEST(indexing, add_at_broadcast_values_views_and_errors) {
     nd_clear_error();
     ref_free(w);
 }
+
+/* ------------------------------------------- scatters inside a whole plan */
+
+static double item_of(nd_array *a, int64_t i) {
+    double v = nd_item(nd_index(a, "$0", 1, (nd_array *[]){nd_scalar_int(i)}));
+    cr_assert(v == v, "%s", nd_last_error());
+    return v;
+}
+
+/* A read of a that fails with ND_ERR_INDEX and `text`. */
+static void expect_read_fails(nd_array *a, const char *text, const char *what) {
+    double buf[64];
+    nd_status st = nd_to_host(a, buf, (size_t)nd_size(a) * sizeof(double));
+    cr_expect_eq(st, ND_ERR_INDEX, "%s: reading it should fail with ND_ERR_INDEX, got %s", what, nd_status_name(st));
+    const char *m = nd_last_error();
+    cr_expect(m && strstr(m, text), "%s: message '%s' should contain '%s'", what, m ? m : "(null)", text);
+    nd_clear_error();
+}
+
+/* A put with a bad index among other work of one flush (a value before
+ * it, a good scatter of computed values, a reduction and a value computed
+ * from each target after it): nd_sync reports the put's error, its target
+ * and what is computed from it fail at every read with the same message,
+ * everything else keeps its value. The flush ran as one plan: no routine
+ * of it reads back (nd_stats.plans_read_back), which a Cholesky does. */
+NDT_TEST(indexing, bad_scatter_fails_only_its_target_and_dependents) {
+    nd_array *x = nd_from_host((double[]){1, 2, 3, 4, 5, 6}, ND_FLOAT64, ND_SHAPE(6));
+    nd_array *t = nd_zeros(ND_FLOAT64, ND_SHAPE(5)), *g = nd_zeros(ND_FLOAT64, ND_SHAPE(5));
+    nd_array *good = ints(1, (int64_t[]){3}, (int64_t[]){4, -1, 0});
+    nd_array *bad = ints(1, (int64_t[]){3}, (int64_t[]){1, 7, 2});
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_array *y = nd_mul(x, nd_scalar(2.0));
+    nd_array *y3 = nd_view(y, ":3");
+    cr_assert_eq(nd_put(g, good, y3), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_put(t, bad, nd_add(y3, nd_scalar(1.0))), ND_OK, "%s", nd_last_error());
+    nd_array *d = nd_add(t, nd_scalar(1.0)), *h = nd_add(g, nd_scalar(1.0)), *u = nd_sum(y, ND_ALL_AXES);
+    expect_index_error_at_sync("nd_put: index 7 is out of bounds for axis 0 with size 5");
+    nd_get_stats(&s1);
+    cr_expect_eq(s1.plans_read_back, s0.plans_read_back, "a plan with scatters runs whole");
+    double want_y[6] = {2, 4, 6, 8, 10, 12}, want_g[5] = {6, 0, 0, 0, 4}, got[6];
+    cr_assert_eq(nd_to_host(y, got, sizeof want_y), ND_OK, "%s", nd_last_error());
+    cr_expect_arr_eq(got, want_y, sizeof want_y, "the value before the scatter keeps its value");
+    cr_assert_eq(nd_to_host(g, got, sizeof want_g), ND_OK, "%s", nd_last_error());
+    cr_expect_arr_eq(got, want_g, sizeof want_g, "the good scatter (last write wins)");
+    for (int i = 0; i < 5; i++) want_g[i] += 1;
+    cr_assert_eq(nd_to_host(h, got, sizeof want_g), ND_OK, "%s", nd_last_error());
+    cr_expect_arr_eq(got, want_g, sizeof want_g, "computed from the good scatter's target");
+    cr_expect_eq(nd_item(u), 42.0, "an unrelated reduction: %s", nd_last_error());
+    expect_read_fails(t, "nd_put: index 7 is out of bounds for axis 0 with size 5", "the failed scatter's target");
+    expect_read_fails(d, "nd_put: index 7 is out of bounds for axis 0 with size 5", "computed from it");
+    /* Written whole again, the target holds its new value. */
+    cr_assert_eq(nd_fill(t, 3), ND_OK);
+    cr_expect_eq(item_of(t, 4), 3.0, "a target written whole again: %s", nd_last_error());
+    /* The control: a plan holding a Cholesky reads back. */
+    nd_get_stats(&s0);
+    nd_array *l = nd_linalg_cholesky(nd_from_host((double[]){4, 2, 2, 3}, ND_FLOAT64, ND_SHAPE(2, 2)));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    cr_expect_eq(s1.plans_read_back - s0.plans_read_back, 1, "a Cholesky's plan reads back");
+    nd_free(l);
+    nd_free(d);
+    nd_free(h);
+    nd_free(u);
+}
+
+/* nd_index_assign and a stacked gather (five index arrays) with a bad
+ * index on a later axis, in one flush with good work: the message names the
+ * function, the index, the axis and its size; the good values stand. */
+NDT_TEST(indexing, bad_index_on_a_later_axis_in_a_flush) {
+    nd_array *a = nd_zeros(ND_INT32, ND_SHAPE(3, 4));
+    nd_array *rows = ints(1, (int64_t[]){2}, (int64_t[]){0, -1}), *cols = ints(1, (int64_t[]){2}, (int64_t[]){1, 9});
+    nd_array *src = nd_arange(ND_INT64, 0, 32, 1), *s5 = nd_reshape(src, 5, (int64_t[]){2, 2, 2, 2, 2});
+    nd_array *ok = ints(1, (int64_t[]){3}, (int64_t[]){1, 0, -1}), *far = ints(1, (int64_t[]){3}, (int64_t[]){0, 1, 2});
+    cr_assert_eq(nd_sync(), ND_OK);
+    cr_assert_eq(nd_index_assign(a, "$0, $1", 2, (nd_array *[]){rows, cols}, nd_scalar_int(5)), ND_OK);
+    nd_array *bad_gather = nd_index(s5, "$0, $1, $2, $3, $4", 5, (nd_array *[]){ok, ok, ok, far, ok});
+    nd_array *good_gather = nd_index(s5, "$0, $1, $2, $3, $4", 5, (nd_array *[]){ok, ok, ok, ok, ok});
+    nd_array *bad_after = nd_mul(bad_gather, nd_scalar_int(2)), *good_after = nd_mul(good_gather, nd_scalar_int(2));
+    nd_status st = nd_sync();
+    cr_expect_eq(st, ND_ERR_INDEX, "%s", nd_status_name(st));
+    nd_clear_error();
+    int64_t got[3];
+    cr_assert_eq(nd_to_host(good_after, got, sizeof got), ND_OK, "%s", nd_last_error());
+    cr_expect(got[0] == 62 && got[1] == 0 && got[2] == 62, "good stacked gather: %lld %lld %lld", (long long)got[0],
+              (long long)got[1], (long long)got[2]);
+    int32_t buf[12];
+    cr_expect_eq(nd_to_host(a, buf, sizeof buf), ND_ERR_INDEX);
+    NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_index_assign: index 9 is out of bounds for axis 1 with size 4");
+    cr_expect_eq(nd_to_host(bad_after, got, sizeof got), ND_ERR_INDEX);
+    NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_index: index 2 is out of bounds for axis 3 with size 2");
+    nd_clear_error();
+    nd_free(bad_after);
+    nd_free(good_after);
+    nd_free(bad_gather);
+    nd_free(good_gather);
+}
+
+/* Many writes to few elements, from values computed in the same flush
+ * and read by later work of it: put's last write wins and add_at sums in
+ * index order (float32 sums of wide magnitudes, where any other order
+ * rounds differently), the same bits on every run, as a sequential loop. */
+NDT_TEST(indexing, repeated_scatters_in_a_plan_are_ordered) {
+    NDT_RNG(r);
+    enum { T = 37, M = 60000 };
+    int64_t *ix = malloc(sizeof *ix * M);
+    float *v = malloc(sizeof *v * M), want_put[T], want_add[T], got[T];
+    for (int64_t i = 0; i < M; i++) {
+        ix[i] = ndt_int(&r, -T, T - 1);
+        v[i] = (float)(ndt_uniform(&r, -1, 1) * pow(10, (double)ndt_int(&r, -3, 7)));
+    }
+    for (int j = 0; j < T; j++) want_put[j] = want_add[j] = (float)j;
+    for (int64_t i = 0; i < M; i++) {
+        int64_t j = wrap(ix[i], T);
+        want_put[j] = v[i] * 2.0f;
+        want_add[j] = want_add[j] + v[i] * 2.0f;
+    }
+    nd_array *idx = ints(1, (int64_t[]){M}, ix), *vals = nd_from_host(v, ND_FLOAT32, ND_SHAPE(M));
+    for (int run = 0; run < 3; run++) {
+        nd_array *p = nd_arange(ND_FLOAT32, 0, T, 1), *q = nd_arange(ND_FLOAT32, 0, T, 1);
+        nd_array *v2 = nd_mul(vals, nd_scalar(2.0));
+        cr_assert_eq(nd_put(p, idx, v2), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_add_at(q, idx, v2), ND_OK, "%s", nd_last_error());
+        nd_array *p1 = nd_add(p, nd_scalar(0.0)), *q1 = nd_add(q, nd_scalar(0.0));
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_to_host(p1, got, sizeof got), ND_OK, "%s", nd_last_error());
+        for (int j = 0; j < T; j++)
+            cr_expect(memcmp(&got[j], &want_put[j], sizeof(float)) == 0, "run %d put [%d]: %.9g, want %.9g", run, j,
+                      got[j], want_put[j]);
+        cr_assert_eq(nd_to_host(q1, got, sizeof got), ND_OK, "%s", nd_last_error());
+        for (int j = 0; j < T; j++)
+            cr_expect(memcmp(&got[j], &want_add[j], sizeof(float)) == 0, "run %d add_at [%d]: %.9g, want %.9g", run,
+                      j, got[j], want_add[j]);
+        nd_free(p);
+        nd_free(q);
+        nd_free(v2);
+        nd_free(p1);
+        nd_free(q1);
+    }
+    free(ix);
+    free(v);
+}

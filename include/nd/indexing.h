@@ -21,8 +21,8 @@ extern "C" {
  * scatter's target included) on both backends; values not computed from it
  * keep theirs. The CPU backend checks while it gathers; the CUDA backend
  * checks on the device (never reading or writing outside the array). A
- * gather with up to three index arrays (nd_take, nd_take_along_axis,
- * nd_choose, nd_index with up to three "$k" or ints beside them) fuses
+ * gather with up to four index arrays (nd_take, nd_take_along_axis,
+ * nd_choose, nd_index with up to four "$k" or ints beside them) fuses
  * like an elementwise op: nd_take(a, i) * 2 + 1 or nd_index(a, "$0, $1",
  * ..) * 2 is one kernel that never writes the gathered values (a's own
  * value is written first when it is computed in the same flush), which
@@ -30,10 +30,14 @@ extern "C" {
  * filed on the device and read back once after the flush's plan, which
  * runs whole (and as a CUDA graph) like any other; the flush then fails
  * what was computed from the bad index only. More index arrays, and the
- * scatters, are one library step each; the executor waits after such a
- * step on CUDA and a flush holding one is not captured as a CUDA graph.
- * Either way the calls stay lazy: a flush that gathers on CUDA waits for
- * the device at its end (the read back), not at the call. Shapes and
+ * scatters, are one library step each, which files a bad index on the
+ * device in the same way: the flush runs whole (a CUDA graph from its
+ * second run), and a bad index fails that step's output (a scatter's
+ * target, which it leaves unwritten, as NumPy raises before it writes) and
+ * what is computed from it, every other value of the flush keeping its
+ * own. None of these calls synchronises: a flush that gathers or scatters
+ * on CUDA waits for the device once, at its end (the read back of the
+ * fail records), not at the call. Shapes and
  * dtypes are checked when the call is made (ND_ERR_ARG for NULL,
  * ND_ERR_SHAPE for shapes that do not broadcast, with both shapes).
  * Gathers return a new array of a's dtype and are lazy. Inputs may be

@@ -198,6 +198,11 @@ typedef struct {
     uint64_t arrays_whole;       /* arrays of at least ND_SPLIT_MIN_BYTES that a flush kept
                                     whole (a step moves axis 0 or does not partition yet);
                                     ND_LOG=2 says which */
+    uint64_t plans_read_back;    /* flushes whose plan holds a library routine that reads its
+                                    status back at its step (a linear algebra routine that may
+                                    find a singular matrix): such a plan runs step by step, never
+                                    as one CUDA graph. Gathers and scatters do not: their bad
+                                    indices are read once after the whole plan */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "backends/kernel_ir.h"
+#include "backends/plan.h"
 #include "common/lib_calls.h"
 
 int nd_ir_fail_error(const nd_kernel *k, const nd_ir_fail *f) {
@@ -14,9 +15,20 @@ int nd_ir_fail_error(const nd_kernel *k, const nd_ir_fail *f) {
     return nd_lib_index_error(g->fn, g->axes, f->axis, f->index, g->size[f->axis]);
 }
 
+/* The indexed view is the gather's input 0 (source, indices -> out) and
+ * the scatter's output (indices, values -> target): its last K axes are
+ * the indexed ones (common/lib_calls.h). */
+int nd_lib_fail_error(const nd_user_desc *u, const nd_ir_fail *f) {
+    int64_t K = u->lib_args.v[0].i;
+    const nd_user_arg_desc *ind = u->lib == ND_LIB_SCATTER ? &u->args[u->n_in] : &u->args[0];
+    int64_t d = ind->ndim - K + f->axis;
+    int64_t size = f->axis >= 0 && f->axis < K && d >= 0 && d < ind->ndim ? ind->shape[d] : 0;
+    return nd_lib_index_error(u->lib_args.v[1].i, u->lib_args.v[2].i, f->axis, f->index, size);
+}
+
 /* The SSA operands of instruction j that are values (not parameters or
  * table numbers). */
-static int value_operands(const nd_ir_inst *in, int32_t ops[4]) {
+static int value_operands(const nd_kernel *k, const nd_ir_inst *in, int32_t ops[ND_IR_GATHER_MAX_AXES]) {
     int n = 0;
     switch (in->op) {
     case ND_IR_LOAD:
@@ -25,9 +37,9 @@ static int value_operands(const nd_ir_inst *in, int32_t ops[4]) {
     case ND_IR_RAND_UNIFORM:
     case ND_IR_RAND_NORMAL:
     case ND_IR_RAND_INTEGER: ops[n++] = in->a; return n;
-    case ND_IR_GATHER:
+    case ND_IR_GATHER: return in->a >= 0 && in->a < k->n_gathers ? nd_ir_gather_indices(k, in, ops) : 0;
     case ND_IR_UFUNC:
-        if (in->op == ND_IR_UFUNC) ops[n++] = in->a;
+        ops[n++] = in->a;
         ops[n++] = in->b;
         ops[n++] = in->c;
         ops[n++] = in->d;
@@ -55,8 +67,8 @@ int nd_kernel_gather_writes(const nd_kernel *k, int32_t g, uint8_t *written) {
             dep[j] = 1;
             continue;
         }
-        int32_t ops[4];
-        int n = value_operands(in, ops);
+        int32_t ops[ND_IR_GATHER_MAX_AXES];
+        int n = value_operands(k, in, ops);
         for (int q = 0; q < n; q++)
             if (ops[q] >= 0 && ops[q] < j && dep[ops[q]]) dep[j] = 1;
     }

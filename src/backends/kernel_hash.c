@@ -47,6 +47,7 @@ static uint64_t kernel_hash(const nd_kernel *k, int with_shape) {
         for (int a = 0; a < g->n_axes && a < ND_IR_GATHER_MAX_AXES; a++) {
             h = nd_hash_u64(h, (uint64_t)g->stride[a]);
             h = nd_hash_u64(h, (uint64_t)g->size[a]);
+            if (a >= 3) h = nd_hash_u64(h, (uint64_t)(uint32_t)g->more[a - 3]); /* an SSA operand */
         }
     }
     if (k->has_reduce) {

@@ -59,7 +59,9 @@ typedef enum {
                          of the loop's parameter dtype); dtype = its return  */
     ND_IR_GATHER,     /* a = gather number g (nd_kernel.gathers); b, c, d =
                          the SSA int64 indices i_0, i_1, i_2 of its indexed
-                         axes (g.n_axes of them; -1 past those); dtype = the
+                         axes (g.n_axes of them; -1 past those), g.more[]
+                         those of axes 3.. (nd_ir_gather_indices lists
+                         them all); dtype = the
                          source's (its load's dtype): the element at load
                          g.load's address + sum_k w_k * g.stride[k], w_k =
                          i_k, or i_k + g.size[k] when i_k < 0 and g wraps.
@@ -111,15 +113,20 @@ typedef struct {
  * that reason about the elements a load covers (spans, chunking,
  * partitioning) must treat every element of the slot as read:
  * nd_ir_load_gathered. No padding: builders compare gathers with memcmp. */
-#define ND_IR_GATHER_MAX_AXES 3
+#define ND_IR_GATHER_MAX_AXES ND_MAX_DIMS
 typedef struct {
     int32_t load;
     int32_t fn;     /* for the message: nd_lib_index_fn | ND_INDEX_* flags */
     int64_t axes;   /* for the message: the indexed axes, 4 bits each (lib_calls.h's v[2]) */
-    int32_t n_axes; /* 1..ND_IR_GATHER_MAX_AXES: the instruction's b, c, d */
+    int32_t n_axes; /* 1..ND_IR_GATHER_MAX_AXES: the instruction's b, c, d, then more[] */
     int32_t pad;    /* 0 */
     int64_t stride[ND_IR_GATHER_MAX_AXES]; /* elements between neighbours of indexed axis k */
     int64_t size[ND_IR_GATHER_MAX_AXES];   /* its length (> 0: an empty axis gathers nothing) */
+    /* The SSA int64 indices of axes 3.. (an instruction has three value
+     * operands; -1 past n_axes): SSA operands like b, c, d, which every
+     * pass that renumbers or follows values must treat as such. */
+    int32_t more[ND_IR_GATHER_MAX_AXES - 3];
+    int32_t pad2;   /* 0 */
 } nd_ir_gather;
 
 /* Where a kernel that gathers files its first bad index (set = 1; zero
@@ -168,6 +175,17 @@ typedef struct nd_kernel {
     uint64_t hash; /* structural: everything above except parameter values */
     char name[64]; /* readable, from the ops: "sin_cos_mul_add" */
 } nd_kernel;
+
+_Static_assert(sizeof(nd_ir_gather) % 8 == 0 && ND_IR_GATHER_MAX_AXES > 3, "nd_ir_gather has no padding");
+
+/* The SSA indices of gather instruction `in` (one per indexed axis: b, c,
+ * d, then its gather's more[]) into ix; returns their number. */
+static inline int nd_ir_gather_indices(const nd_kernel *k, const nd_ir_inst *in, int32_t ix[ND_IR_GATHER_MAX_AXES]) {
+    const nd_ir_gather *g = &k->gathers[in->a];
+    int n = g->n_axes < 0 ? 0 : g->n_axes > ND_IR_GATHER_MAX_AXES ? ND_IR_GATHER_MAX_AXES : g->n_axes;
+    for (int q = 0; q < n; q++) ix[q] = q == 0 ? in->b : q == 1 ? in->c : q == 2 ? in->d : g->more[q - 3];
+    return n;
+}
 
 /* Whether load l is the base of a gather (its slot is read anywhere). */
 static inline int nd_ir_load_gathered(const nd_kernel *k, int32_t l) {

@@ -206,19 +206,27 @@ typedef struct nd_plan {
     void (*backend_cache_free)(void *);
 } nd_plan;
 
-/* Kernel steps that gather have a fail record each (kernel_ir.h's
- * nd_ir_fail), numbered in step order: the number of such steps, and with
- * index, step i's number (-1: it does not gather). */
+/* Kernel steps that gather, and the gather and scatter routines
+ * (common/lib_calls.h's nd_lib_files_fails), have a fail record each
+ * (kernel_ir.h's nd_ir_fail; a routine's names the indexed axis in `axis`,
+ * its message is nd_lib_fail_error's), numbered in step order: the number
+ * of such steps, and with index, step i's number (-1: it has none). */
 static inline int32_t nd_plan_fail_records(const nd_plan *plan, int32_t *index) {
     int32_t n = 0;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        int gathers = st->kind == ND_STEP_KERNEL && st->kernel->n_gathers > 0;
+        int gathers = (st->kind == ND_STEP_KERNEL && st->kernel->n_gathers > 0) ||
+                      (st->kind == ND_STEP_USER && nd_lib_files_fails(st->user.lib));
         if (index) index[i] = gathers ? n : -1;
         n += gathers;
     }
     return n;
 }
+
+/* The error a set fail record of a gather or scatter routine's step means
+ * (set as this thread's error, returned): the routine's message, the same
+ * as the CPU backend's (backends/kernel_fail.c). */
+int nd_lib_fail_error(const nd_user_desc *u, const nd_ir_fail *f);
 
 /* A plan bound to memory for one run: what run_plan receives. */
 typedef struct {

@@ -9,9 +9,10 @@ const nd_lib_call_info nd_lib_calls[ND_LIB_COUNT] = {
 };
 
 int nd_lib_reads_back(int lib) {
-    if (lib == ND_LIB_GATHER || lib == ND_LIB_SCATTER) return 1;
     return lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIG && lib != ND_LIB_LA_LU;
 }
+
+int nd_lib_files_fails(int lib) { return lib == ND_LIB_GATHER || lib == ND_LIB_SCATTER; }
 
 int nd_lib_takes_complex(int lib) {
     return lib == ND_LIB_FFT || lib == ND_LIB_CUMULATE || (lib >= ND_LIB_LA_CHOLESKY && lib <= ND_LIB_LA_EIG);

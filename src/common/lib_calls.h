@@ -140,9 +140,16 @@ typedef enum { ND_QUANTILE, ND_NANQUANTILE, ND_MEDIAN, ND_NANMEDIAN } nd_lib_qua
  * when they run so that the step fails (its outputs and what depends on
  * them, as on the CPU), which a CUDA graph cannot capture: the dense linear
  * algebra routines that can fail (ND_LIB_LA_* but LU: common/lib_linalg.h
- * says why) and the gather and scatter, whose bounds check names the first
- * index outside its axis. */
+ * says why). A plan holding one runs step by step (nd_stats.plans_read_back). */
 int nd_lib_reads_back(int lib);
+
+/* The routines that file a failure in their step's fail record instead
+ * (backends/plan.h's nd_plan_fail_records, read once after a whole plan
+ * by the executor, as kernels that gather do): the gather and scatter,
+ * whose bounds check names the first index outside its axis. Their plans
+ * run whole (CUDA: one graph); a bad index fails the step's outputs and
+ * what is computed from them, and a scatter writes nothing then. */
+int nd_lib_files_fails(int lib);
 
 /* Whether a routine takes complex operands (the others are refused at
  * record time: they have no complex loops yet). */

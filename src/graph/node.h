@@ -48,10 +48,11 @@ typedef enum {
  * elements a word (nd_philox_pairs(r)), a kind of its own for the same
  * reason; its params[2].u = r | t << 32 with the pair's rejection threshold
  * t = nd_philox_pair_threshold(r). */
-/* The most index arrays one fused gather reads (kernel_ir.h's
- * ND_IR_GATHER_MAX_AXES: the instruction's three operands); more go
- * through the gather routine (frontend/gather.c). */
-#define ND_GATHER_MAX_AXES 3
+/* The most index arrays one fused gather reads: as many as the node's
+ * u.gather holds without making every node larger (the assert below; the
+ * kernel IR takes up to kernel_ir.h's ND_IR_GATHER_MAX_AXES = ND_MAX_DIMS);
+ * more go through the gather routine (frontend/gather.c). */
+#define ND_GATHER_MAX_AXES 4
 
 typedef enum {
     ND_RANDOM_UNIFORM,
@@ -118,6 +119,9 @@ typedef struct nd_node {
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
+
+_Static_assert(sizeof(((nd_node *)0)->u.gather) <= sizeof(((nd_node *)0)->u.user),
+               "a fused gather's axes must not make every node larger (ND_GATHER_MAX_AXES)");
 
 /* A library call's arguments live in params (see ND_NODE_USER). */
 _Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_args must fit nd_node.params");

@@ -696,7 +696,8 @@ static void step_gather_failed(const nd_plan *plan, const nd_flush_walk *walk, n
 /* The failure a filed record means (its message set as this thread's
  * error): a new reference. */
 static nd_failure *gather_failure(const nd_step *st, const nd_ir_fail *rec) {
-    nd_status rc = (nd_status)nd_ir_fail_error(st->kernel, rec);
+    nd_status rc = (nd_status)(st->kind == ND_STEP_KERNEL ? nd_ir_fail_error(st->kernel, rec)
+                                                           : nd_lib_fail_error(&st->user, rec));
     return nd_failure_new(rc, nd_last_error());
 }
 
@@ -764,7 +765,13 @@ static void settle_step(const nd_plan *plan, const nd_flush_walk *walk, nd_failu
             *first = made;
             nd_failure_ref(made);
         }
-        step_gather_failed(plan, walk, poison, st, rec, made);
+        /* A kernel's record fails the values computed from the bad index; a
+         * gather or scatter routine's fails all it writes (a scatter with a
+         * bad index wrote nothing). */
+        if (st->kind == ND_STEP_KERNEL)
+            step_gather_failed(plan, walk, poison, st, rec, made);
+        else
+            step_failed(plan, walk, poison, st, made);
         nd_failure_unref(made); /* the slots and failed buffers hold it now */
     } else {
         step_produced(plan, walk, st);
@@ -853,8 +860,9 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
  * algebra routine that may find a singular matrix: common/lib_calls.h)
  * runs step by step on every backend, so that such a failure fails only
  * that step's outputs and what depends on them, as DESIGN.md's "Errors"
- * wants; the routine synchronises anyway. Kernels that gather do not: a
- * whole plan files their bad indices in fail records, read once after it
+ * wants; the routine synchronises anyway. Kernels that gather, and the
+ * gather and scatter routines (nd_lib_files_fails), do not: a whole plan
+ * files their bad indices in fail records, read once after it
  * (settle_fails). */
 static int reads_back(const nd_plan *plan) {
     for (int32_t i = 0; i < plan->n_steps; i++)

@@ -406,7 +406,7 @@ static int32_t ufunc_value(nd_kernel_builder *kb, const nd_node *p, const nd_xfo
     return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
 }
 
-_Static_assert(ND_GATHER_MAX_AXES == ND_IR_GATHER_MAX_AXES, "a gather node's index arrays are its instruction's operands");
+_Static_assert(ND_GATHER_MAX_AXES <= ND_IR_GATHER_MAX_AXES, "a gather node's index arrays are its instruction's operands");
 
 /* The number of gather g in the kernel's table (added if new), -2 on
  * failure. */
@@ -428,7 +428,8 @@ static int32_t gather_number(nd_kernel_builder *kb, const nd_ir_gather *g) {
 static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
     int K = p->u.gather.n_axes;
     if (K < 1 || K > ND_IR_GATHER_MAX_AXES) return out_of_memory(kb, -2); /* cannot happen: gather.c */
-    int32_t idx[ND_IR_GATHER_MAX_AXES] = {-1, -1, -1};
+    int32_t idx[ND_IR_GATHER_MAX_AXES];
+    for (int k = 0; k < ND_IR_GATHER_MAX_AXES; k++) idx[k] = -1;
     for (int k = 0; k < K; k++) {
         idx[k] = nd_kb_ref_value(kb, p, k, t, ND_INT64);
         if (idx[k] < 0) return idx[k];
@@ -450,6 +451,7 @@ static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
         g.stride[k] = p->u.gather.stride[k];
         g.size[k] = p->u.gather.size[k];
     }
+    for (int k = 3; k < ND_IR_GATHER_MAX_AXES; k++) g.more[k - 3] = idx[k];
     int32_t n = gather_number(kb, &g);
     if (n < 0) return n;
     return emit_inst(kb, ND_IR_GATHER, (nd_dtype)r->dtype, n, idx[0], idx[1], idx[2], 0, 0);
@@ -677,6 +679,7 @@ int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_in
         } else if (in->op == ND_IR_GATHER) {
             nd_ir_gather g = b->gathers[in->a];
             const nd_ir_access *ld = &b->loads[g.load];
+            for (int q = 0; q < ND_IR_GATHER_MAX_AXES - 3; q++) g.more[q] = g.more[q] >= 0 ? map[g.more[q]] : -1;
             g.load = load_access(a, b->slots[ld->slot], (nd_dtype)ld->dtype, ld->offset, ld->strides, 1);
             int32_t n = g.load < 0 ? -2 : gather_number(a, &g);
             int32_t ops[3] = {in->b, in->c, in->d};

@@ -661,8 +661,10 @@ static nd_status plan_user(planner *P, const nd_node *n) {
         memcpy(s->user.lib_args.v, n->params, sizeof s->user.lib_args.v);
     }
     for (int32_t j = 0; j < n_out; j++) P->bctx.node_step[n->index + (uint32_t)j] = P->L.n_steps - 1;
-    /* A routine that reads its status back may fail on its own. */
-    fail_walk w = {P, s->user.lib != ND_LIB_NONE && nd_lib_reads_back(s->user.lib), 1};
+    /* A routine that reads its status back, or files a bad index in its
+     * fail record, may fail on its own. */
+    fail_walk w = {P, s->user.lib != ND_LIB_NONE && (nd_lib_reads_back(s->user.lib) || nd_lib_files_fails(s->user.lib)),
+                   1};
     for (int32_t j = 0; j < n_in; j++) fail_use(&w, args[j].slot, 0, 0);
     if (w.reads)
         for (int32_t j = 0; j < n_out; j++) fail_use(&w, args[n_in + j].slot, 1, 0);

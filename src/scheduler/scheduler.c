@@ -241,6 +241,11 @@ nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *
         ctx->stats->kernels_split += (uint64_t)plan->n_split_kernels;
         ctx->stats->arrays_scattered += (uint64_t)plan->n_scattered;
         ctx->stats->arrays_gathered += (uint64_t)plan->n_gathered;
+        for (int32_t i = 0; i < plan->n_steps; i++)
+            if (plan->steps[i].kind == ND_STEP_USER && nd_lib_reads_back(plan->steps[i].user.lib)) {
+                ctx->stats->plans_read_back++;
+                break;
+            }
         for (int32_t i = 0; i < plan->n_nodes; i++) {
             ctx->stats->nodes_dropped += plan->node_step[i] < 0;
             ctx->stats->values_materialised += plan->node_materialised[i];

@@ -177,7 +177,8 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             if (g->load < 0 || g->load >= k->n_loads || k->loads[g->load].dtype != dt)
                 return bad_ir(k, j, "gather source load out of range or of another dtype");
             if (g->n_axes < 1 || g->n_axes > ND_IR_GATHER_MAX_AXES) return bad_ir(k, j, "gather axis count");
-            const int32_t ix[ND_IR_GATHER_MAX_AXES] = {in->b, in->c, in->d};
+            int32_t ix[ND_IR_GATHER_MAX_AXES];
+            nd_ir_gather_indices(k, in, ix);
             for (int q = 0; q < g->n_axes; q++) {
                 if (ix[q] < 0 || ix[q] >= j || inst_dtype(k, ix[q]) != ND_INT64)
                     return bad_ir(k, j, "gather needs earlier int64 indices");
@@ -518,7 +519,7 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
             vals[j] = r;
             break;
         case PI_GATHER: {
-            const int64_t *ix[ND_IR_GATHER_MAX_AXES] = {NULL, NULL, NULL};
+            const int64_t *ix[ND_IR_GATHER_MAX_AXES] = {NULL};
             for (int q = 0; q < pi->n_ops; q++) ix[q] = (const int64_t *)vals[pi->ops[q]];
             gather_tile(p, pi, r, (int64_t *)scr[0], ix, idx0, f, len);
             vals[j] = r;

@@ -40,7 +40,8 @@ typedef struct {
     int kind;
     int dtype;       /* result dtype */
     int n_ops;
-    int ops[ND_UFUNC_MAX_ARGS]; /* SSA operands (3 at most but for PI_UFUNC) */
+    int ops[ND_IR_GATHER_MAX_AXES]; /* SSA operands (3 at most but for PI_UFUNC and PI_GATHER) */
+    _Static_assert(ND_IR_GATHER_MAX_AXES >= ND_UFUNC_MAX_ARGS, "ops holds a user loop's arguments too");
     int in_dtype[ND_UFUNC_MAX_ARGS]; /* dtype each operand is computed in */
     nd_cpu_fn in_cast[3]; /* operand cast into in_dtype, or NULL */
     nd_cpu_fn fn;

@@ -185,7 +185,8 @@ static nd_status validate(const nd_kernel *k) {
             if (g->load < 0 || g->load >= k->n_loads || k->loads[g->load].dtype != in->dtype)
                 return bad(k, "GATHER source load out of range or of another dtype", j);
             if (g->n_axes < 1 || g->n_axes > ND_IR_GATHER_MAX_AXES) return bad(k, "GATHER axis count", j);
-            const int32_t ix[ND_IR_GATHER_MAX_AXES] = {in->b, in->c, in->d};
+            int32_t ix[ND_IR_GATHER_MAX_AXES];
+            nd_ir_gather_indices(k, in, ix);
             for (int q = 0; q < g->n_axes; q++)
                 if (ix[q] < 0 || ix[q] >= j || k->insts[ix[q]].dtype != ND_INT64)
                     return bad(k, "GATHER index is not an earlier int64 value", j);
@@ -763,9 +764,27 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
         const nd_ir_gather *g = &k->gathers[in->a];
         nd_dtype md = (nd_dtype)k->loads[g->load].dtype;
         char l[32], ax[3][96];
-        const int32_t ix[ND_IR_GATHER_MAX_AXES] = {in->b, in->c, in->d};
+        int32_t ix[ND_IR_GATHER_MAX_AXES];
+        nd_ir_gather_indices(k, in, ix);
         nd_cuda_point_name(l, sizeof l, "l", g->load, p, c->G);
-        for (int q = 0; q < ND_IR_GATHER_MAX_AXES; q++) {
+        if (g->n_axes > 3) {
+            /* ndk_gatherk: K indices, sizes and strides as arrays */
+            char is[400] = "", ns[400] = "", ss[400] = "";
+            for (int q = 0; q < g->n_axes; q++) {
+                value_name(v, sizeof v, c, ix[q], p);
+                size_t li = strlen(is), ln = strlen(ns), ls = strlen(ss);
+                fmt(is + li, sizeof is - li, "%s%s", q ? ", " : "", v);
+                fmt(ns + ln, sizeof ns - ln, "%s%" PRId64 "LL", q ? ", " : "", g->size[q]);
+                fmt(ss + ls, sizeof ss - ls, "%s%" PRId64 "LL", q ? ", " : "", g->stride[q]);
+            }
+            fmt(a, sizeof a, "ndk_gatherk<%s, %d>((const %s *)A.w[%d], %s, ndk_gix{{%s}}, ndk_gix{{%s}}, ndk_gix{{%s}}, "
+                "%d, A.w[%d], %d)", mem_types[md], g->n_axes, mem_types[md], (int)k->loads[g->load].slot, l, is, ns,
+                ss, !(g->fn & ND_INDEX_NO_WRAP), nd_cuda_bad_word(k), in->a);
+            from_mem_str(tmp, sizeof tmp, md, a);
+            cast_str(e, sizeof e, md, t, tmp);
+            break;
+        }
+        for (int q = 0; q < 3; q++) {
             if (q < g->n_axes) {
                 value_name(v, sizeof v, c, ix[q], p);
                 fmt(ax[q], sizeof ax[q], "%s, %" PRId64 "LL, %" PRId64 "LL", v, g->size[q], g->stride[q]);
@@ -962,6 +981,31 @@ void nd_cuda_emit_gather(nd_strbuf *sb, const nd_kernel *k) {
                      "  }\n"
                      "  return T();\n"
                      "}\n");
+    int wide = 0;
+    for (int32_t g = 0; g < k->n_gathers; g++) wide |= k->gathers[g].n_axes > 3;
+    if (!wide) return;
+    /* More than three indexed axes: the same as arrays (the first bad axis
+     * is the one filed) */
+    nd_strbuf_printf(sb,
+                     "struct ndk_gix { long long v[%d]; };\n"
+                     "template <class T, int K> static __device__ __forceinline__ T ndk_gatherk(const T *p, long long base, "
+                     "const ndk_gix i, const ndk_gix n, const ndk_gix s, int wrap, unsigned long long rec, int g) {\n"
+                     "  long long off = base;\n"
+                     "  int bad = -1;\n"
+                     "#pragma unroll\n"
+                     "  for (int q = 0; q < K; q++) {\n"
+                     "    const long long w = wrap && i.v[q] < 0 ? i.v[q] + n.v[q] : i.v[q];\n"
+                     "    if (bad < 0 && (unsigned long long)w >= (unsigned long long)n.v[q]) bad = q;\n"
+                     "    off += w * s.v[q];\n"
+                     "  }\n"
+                     "  if (__builtin_expect(bad < 0, 1)) return p[off];\n"
+                     "  ndk_bad *b = (ndk_bad *)rec;\n"
+                     "  if (atomicCAS(&b->set, 0, 1) == 0) {\n"
+                     "    b->gather = g; b->axis = bad; b->index = i.v[bad];\n"
+                     "  }\n"
+                     "  return T();\n"
+                     "}\n",
+                     ND_IR_GATHER_MAX_AXES);
 }
 
 nd_status nd_cuda_codegen(const nd_kernel *k, const nd_cuda_kinfo *info, char **src_out) {

@@ -321,9 +321,6 @@ typedef struct nd_cuda {
      * brief) for executors that call the backend from several threads. */
     pthread_mutex_t lock;
     int lock_ok;
-    /* A gather or scatter has been issued: synchronize reads the plugin's
-     * bad-index record (lib_calls.c, nd_cuda_lib_check). */
-    int index_checks;
     /* The fail record (kernel_ir.h's nd_ir_fail; codegen's struct ndk_bad)
      * of kernels that gather when run on their own (run_kernel): pinned
      * host memory, which the device writes through unified addressing;
@@ -370,14 +367,11 @@ nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *worksp
 /* A routine run as a step on its own (the executor's step-by-step path):
  * its workspace taken from the stream-ordered pool for the call. */
 nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots);
+/* fail: where a routine that files a bad index (common/lib_calls.h's
+ * nd_lib_files_fails: gather, scatter) files it, device-visible memory in
+ * prims.h's ndp_fail layout (an nd_ir_fail); NULL for the others. */
 nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
-                            size_t workspace_bytes, cudaStream_t stream);
-/* After the stream synchronised: ND_ERR_INDEX naming the first index a
- * gather or scatter found outside its axis since the last check, if any
- * (the device records it; the record is cleared). nd_cuda_run_lib_step
- * checks after each gather and scatter, so the step fails; synchronize
- * checks again in case one ran otherwise. */
-nd_status nd_cuda_lib_check(nd_cuda *cu);
+                            size_t workspace_bytes, void *fail, cudaStream_t stream);
 
 /* Enqueue work on `stream` (backend lock held). A reduction with several
  * splits per output needs nd_cuda_kernel_scratch_bytes of `partials`; a

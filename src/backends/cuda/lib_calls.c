@@ -16,6 +16,10 @@ typedef struct {
     int uses_prims;
     int (*workspace)(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes);
     int (*run)(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s);
+    /* Instead of run, for a routine that files a bad index in a fail
+     * record (common/lib_calls.h's nd_lib_files_fails): the record. */
+    int (*run_filing)(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, ndp_fail *fail,
+                      cudaStream_t s);
 } lib_impl;
 
 /* ------------------------------------------------------------- cumulate */
@@ -58,26 +62,27 @@ static int cumulate_run(const nd_user_desc *u, const nd_kernel_arg *args, void *
 
 static int gather_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
     const nd_lib_args *a = &u->lib_args;
-    return nd_cuda_prims.p_ndp_gather((int)a->v[0].i, a->v[1].i, a->v[2].i, &args[0], &args[1], &args[2], NULL, bytes,
-                                      0);
+    return nd_cuda_prims.p_ndp_gather((int)a->v[0].i, a->v[1].i, &args[0], &args[1], &args[2], NULL, NULL, bytes, 0);
 }
 
-static int gather_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+static int gather_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, ndp_fail *fail,
+                      cudaStream_t s) {
     const nd_lib_args *a = &u->lib_args;
-    return nd_cuda_prims.p_ndp_gather((int)a->v[0].i, a->v[1].i, a->v[2].i, &args[0], &args[1], &args[2], ws,
-                                      &ws_bytes, s);
+    return nd_cuda_prims.p_ndp_gather((int)a->v[0].i, a->v[1].i, &args[0], &args[1], &args[2], fail, ws, &ws_bytes,
+                                      s);
 }
 
 static int scatter_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
     const nd_lib_args *a = &u->lib_args;
-    return nd_cuda_prims.p_ndp_scatter((int)a->v[0].i, a->v[1].i, a->v[2].i, (int)a->v[3].i, &args[0], &args[1],
-                                       &args[2], NULL, bytes, 0);
+    return nd_cuda_prims.p_ndp_scatter((int)a->v[0].i, a->v[1].i, (int)a->v[3].i, &args[0], &args[1], &args[2], NULL,
+                                       NULL, bytes, 0);
 }
 
-static int scatter_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
+static int scatter_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, ndp_fail *fail,
+                       cudaStream_t s) {
     const nd_lib_args *a = &u->lib_args;
-    return nd_cuda_prims.p_ndp_scatter((int)a->v[0].i, a->v[1].i, a->v[2].i, (int)a->v[3].i, &args[0], &args[1],
-                                       &args[2], ws, &ws_bytes, s);
+    return nd_cuda_prims.p_ndp_scatter((int)a->v[0].i, a->v[1].i, (int)a->v[3].i, &args[0], &args[1], &args[2], fail,
+                                       ws, &ws_bytes, s);
 }
 
 /* SELECT: data, mask -> out, count; SELECT_INDEX: mask -> out, count. */
@@ -91,16 +96,6 @@ static int select_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws
     return nd_cuda_prims.p_ndp_select(data, &rest[0], rest[1].data, rest[2].data, ws, &ws_bytes, s);
 }
 
-nd_status nd_cuda_lib_check(nd_cuda *cu) {
-    if (!cu->index_checks) return ND_OK;
-    ndp_bad *host, *device;
-    if (nd_cuda_prims.p_ndp_bad_record(&host, &device) != 0) return ND_OK;
-    volatile ndp_bad *b = host;
-    if (!b->set) return ND_OK;
-    nd_status s = (nd_status)nd_lib_index_error(b->fn_flags, b->axes, b->k, b->index, b->size);
-    b->set = 0;
-    return s;
-}
 
 /* ------------------------------------------------- sorting and searching */
 
@@ -173,8 +168,8 @@ static const lib_impl impls[ND_LIB_COUNT] = {
     [ND_LIB_NONE] = {0, NULL, NULL},
     [ND_LIB_CUMULATE] = {1, cumulate_workspace, cumulate_run},
     /* indexing (prims/gather.cu) */
-    [ND_LIB_GATHER] = {1, gather_workspace, gather_run},
-    [ND_LIB_SCATTER] = {1, scatter_workspace, scatter_run},
+    [ND_LIB_GATHER] = {1, gather_workspace, NULL, gather_run},
+    [ND_LIB_SCATTER] = {1, scatter_workspace, NULL, scatter_run},
     [ND_LIB_SELECT] = {1, select_workspace, select_run},
     [ND_LIB_SELECT_INDEX] = {1, select_workspace, select_run},
     /* sorting and searching */
@@ -212,7 +207,7 @@ nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *worksp
     (void)cu;
     *workspace_bytes = 0;
     const lib_impl *im = &impls[u->lib];
-    if (!im->run) return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: no implementation of %s", nd_lib_calls[u->lib].name);
+    if (!im->run && !im->run_filing) return nd_error_set(ND_ERR_UNSUPPORTED, "cuda: no implementation of %s", nd_lib_calls[u->lib].name);
     if (im->uses_prims) {
         nd_status s = nd_cuda_load_prims();
         if (s != ND_OK) return s;
@@ -225,16 +220,23 @@ nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *worksp
     return e ? lib_failed(u, e, "sizing the workspace of") : ND_OK;
 }
 
+static_assert(sizeof(ndp_fail) == sizeof(nd_ir_fail) && offsetof(ndp_fail, set) == offsetof(nd_ir_fail, set) &&
+                  offsetof(ndp_fail, k) == offsetof(nd_ir_fail, axis) &&
+                  offsetof(ndp_fail, index) == offsetof(nd_ir_fail, index),
+              "the plugin's fail record is read as an nd_ir_fail (plan_fails)");
+
 nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slots, void *workspace,
-                            size_t workspace_bytes, cudaStream_t stream) {
-    if (u->lib == ND_LIB_GATHER || u->lib == ND_LIB_SCATTER) cu->index_checks = 1;
+                            size_t workspace_bytes, void *fail, cudaStream_t stream) {
+    if (impls[u->lib].run_filing && !fail)
+        return nd_error_set(ND_ERR_STATE, "cuda: %s issued without a fail record (an nd bug)", nd_lib_calls[u->lib].name);
     nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
     nd_user_args_bind(u, slots, args);
     ND_NVTX_PUSH(nd_lib_calls[u->lib].name);
     int e = nd_cuda_small_solve_applies(u, args)
                 ? nd_cuda_small_solve_run(cu, u, args, workspace, workspace_bytes, stream)
             : u->lib == ND_LIB_LA_CHOLESKY ? nd_cuda_la_cholesky_run(cu, u, args, workspace, workspace_bytes, stream)
-                : impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
+            : impls[u->lib].run_filing ? impls[u->lib].run_filing(u, args, workspace, workspace_bytes, fail, stream)
+                                       : impls[u->lib].run(u, args, workspace, workspace_bytes, stream);
     ND_NVTX_POP();
     return e ? lib_failed(u, e, "running") : ND_OK;
 }
@@ -243,17 +245,30 @@ nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *
     size_t bytes = 0;
     void *ws = NULL;
     nd_status s = nd_cuda_lib_prepare(cu, u, &bytes);
+    /* A gather or scatter run on its own (a plan run step by step, for a
+     * routine that reads back) files a bad index in the process's record
+     * (mapped host memory) and is checked here, as the executor checks a
+     * whole plan's records after it (common/lib_calls.h,
+     * nd_lib_files_fails): the step fails with the CPU's message. */
+    ndp_fail *host = NULL, *device = NULL;
+    if (s == ND_OK && nd_lib_files_fails(u->lib)) {
+        int e = nd_cuda_prims.p_ndp_bad_record(&host, &device);
+        if (e) s = nd_cuda_fail((cudaError_t)e, "cudaHostAlloc (the bad-index record)");
+    }
     /* Never a NULL workspace: to a primitive that means "size it". */
     size_t alloc = bytes ? bytes : 256;
     if (s == ND_OK) s = nd_cuda_device_alloc(cu, alloc, &ws, nd_lib_calls[u->lib].name);
-    if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, cu->stream);
+    if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, device, cu->stream);
     if (ws) nd_cuda_device_free(cu, ws, alloc); /* stream-ordered: after the routine */
-    if (s == ND_OK && (u->lib == ND_LIB_GATHER || u->lib == ND_LIB_SCATTER)) {
-        /* The bounds check's verdict, read at the step (common/lib_calls.h,
-         * nd_lib_reads_back): a bad index fails this step's outputs and
-         * what depends on them, as on the CPU, with the same message. */
+    if (s == ND_OK && host) {
         cudaError_t e = cudaStreamSynchronize(cu->stream);
-        s = e != cudaSuccess ? nd_cuda_fail(e, "cudaStreamSynchronize after a gather or scatter") : nd_cuda_lib_check(cu);
+        if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize after a gather or scatter");
+        volatile ndp_fail *b = host;
+        if (b->set) {
+            nd_ir_fail rec = {1, 0, b->k, 0, b->index};
+            memset((void *)host, 0, sizeof *host);
+            s = (nd_status)nd_lib_fail_error(u, &rec);
+        }
     }
     return s;
 }

@@ -68,8 +68,9 @@ struct nd_cuda_plan_state {
     uint8_t *sig;
     size_t sig_cap;
     cudaEvent_t *t0, *t1; /* ND_PROFILE: per step */
-    /* Kernels that gather: one fail record each (kernel_ir.h's
-     * nd_ir_fail; fail_index: per step, its record or -1), in device
+    /* Kernels that gather, and the gather and scatter routines: one fail
+     * record each (kernel_ir.h's nd_ir_fail; fail_index: per step, its
+     * record or -1: nd_plan_fail_records), in device
      * memory at addresses fixed for the plan's life (so graphs replay);
      * copied to fails_host and cleared after every run, read by
      * plan_fails (one read back per run of the plan). */
@@ -336,9 +337,13 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         return s;
     }
     case ND_STEP_USER:
-        if (st->user.lib != ND_LIB_NONE)
+        if (st->user.lib != ND_LIB_NONE) {
+            /* A gather or scatter files a bad index in its step's record. */
+            void *fail = ps->fail_index[i] >= 0 ? (char *)ps->fails + sizeof(nd_ir_fail) * (size_t)ps->fail_index[i]
+                                                : NULL;
             return nd_cuda_issue_lib(cu, &st->user, bound->slots, (char *)ps->scratch + ps->scratch_offset[i],
-                                     ps->workspace_bytes[i], stream);
+                                     ps->workspace_bytes[i], fail, stream);
+        }
         return nd_cuda_issue_user(ps->user_fns[i], &st->user, bound->slots, stream);
     case ND_STEP_COPY:
         if (st->part != ND_PART_NONE && st->copy.src_memory == plan->memory && st->copy.dst_memory == plan->memory)
@@ -443,7 +448,9 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
 
 /* Plans that copy to or from host memory run directly, and so do plans
  * with a library routine that reads its status back to the host
- * (common/lib_calls.h: nd_lib_reads_back). Pageable memory
+ * (common/lib_calls.h: nd_lib_reads_back; not the gather and scatter
+ * routines, which file a bad index in their step's fail record and are
+ * captured like kernels that gather). Pageable memory
  * cannot be captured at all, and a graph's copy node keeps a pinned
  * allocation's identity: once the host buffer is freed and another pinned
  * one gets its address, replaying the old graph fails. Such plans move

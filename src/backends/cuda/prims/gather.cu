@@ -4,11 +4,17 @@
 // Bounds: an index outside its axis is never used to read or write. The
 // kernels atomicMin the first bad iteration point into a word of the
 // call's workspace; a one-thread kernel after them recomputes that point's
-// axis, index and size and files them in the process's bad-index record
-// (mapped host memory), which the backend reads when the step's stream
-// has synchronised (nd_cuda_run_lib_step, nd_cuda_lib_check) and reports
-// as the step's ND_ERR_INDEX. The first point in C order is reported, as
-// on the CPU.
+// indexed axis and index and files them in the call's fail record
+// (prims.h's ndp_fail): in a whole plan the step's record in device
+// memory, which the executor reads once after the plan (backend.h's
+// plan_fails) and turns into the step's ND_ERR_INDEX; a step run on its
+// own, the process's mapped record, read when its stream has synchronised
+// (nd_cuda_run_lib_step). Nothing waits for the host in between, so a plan
+// with gathers and scatters is captured as a CUDA graph. The first point
+// in C order is reported, as on the CPU. A scatter checks every index
+// before it writes: its apply kernel reads the first bad point and writes
+// nothing when there is one, so a failed scatter leaves its target as it
+// was, as on the CPU.
 //
 // Scatters are deterministic: the target offsets are radix-sorted (stable:
 // CUB's LSD sort keeps the iteration order among equal offsets), and the
@@ -109,10 +115,10 @@ __global__ void gather_1d(const T *__restrict__ src, int64_t s_iter, int64_t s_a
     }
 }
 
-// Files the first bad point of this call in the process's record, unless
-// an earlier call's is still unreported.
-__global__ void file_bad(nd_kernel_arg ind, nd_kernel_arg idx, int n, int K, int wrap, int64_t fn_flags, int64_t axes,
-                         const unsigned long long *first, ndp_bad *bad) {
+// Files the first bad point of this call in its record, unless one is
+// filed there already.
+__global__ void file_bad(nd_kernel_arg ind, nd_kernel_arg idx, int n, int K, int wrap, const unsigned long long *first,
+                         ndp_fail *bad) {
     unsigned long long j = *first;
     if (j == NONE) return;
     int64_t so, io;
@@ -125,9 +131,6 @@ __global__ void file_bad(nd_kernel_arg ind, nd_kernel_arg idx, int n, int K, int
         if (atomicCAS(&bad->set, 0, 1) != 0) return;
         bad->k = k;
         bad->index = v;
-        bad->size = size;
-        bad->fn_flags = fn_flags;
-        bad->axes = axes;
         __threadfence_system();
         return;
     }
@@ -204,7 +207,8 @@ template <typename S, typename U> struct AddWrap {
 template <typename T, typename Op>
 __global__ void scatter_apply(nd_kernel_arg dst, nd_kernel_arg vals, int n, int64_t total, int64_t min_off,
                               unsigned long long bad_key, const unsigned long long *keys, const int64_t *points, Op op,
-                              int last_only) {
+                              int last_only, const unsigned long long *first) {
+    if (*first != NONE) return; /* a bad index: the scatter writes nothing */
     T *d = static_cast<T *>(dst.data);
     const T *v = static_cast<const T *>(vals.data);
     for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < total; p += (int64_t)gridDim.x * blockDim.x) {
@@ -246,16 +250,17 @@ int key_bits(unsigned long long bad_key) {
 template <typename T, typename Op>
 cudaError_t apply_typed(const nd_kernel_arg &dst, const nd_kernel_arg &vals, int n, int64_t total, int64_t min_off,
                         unsigned long long bad_key, const unsigned long long *keys, const int64_t *points, Op op,
-                        int last_only, cudaStream_t s) {
+                        int last_only, const unsigned long long *first, cudaStream_t s) {
     scatter_apply<T, Op><<<blocks_for(total), 256, 0, s>>>(dst, vals, n, total, min_off, bad_key, keys, points, op,
-                                                           last_only);
+                                                           last_only, first);
     return cudaGetLastError();
 }
 
 cudaError_t apply(int dtype, int mode, const nd_kernel_arg &dst, const nd_kernel_arg &vals, int n, int64_t total,
                   int64_t min_off, unsigned long long bad_key, const unsigned long long *keys, const int64_t *points,
-                  cudaStream_t s) {
-#define APPLY(T, OP, LAST) return apply_typed<T>(dst, vals, n, total, min_off, bad_key, keys, points, OP, LAST, s)
+                  const unsigned long long *first, cudaStream_t s) {
+#define APPLY(T, OP, LAST) \
+    return apply_typed<T>(dst, vals, n, total, min_off, bad_key, keys, points, OP, LAST, first, s)
     if (mode == ND_SCATTER_ASSIGN) {
         switch (elem_size(dtype)) {
         case 1: APPLY(unsigned char, SetOp<unsigned char>{}, 1);
@@ -311,35 +316,33 @@ cudaError_t select_typed(const nd_kernel_arg &data, const nd_kernel_arg &mask, v
     return select_with(in, mask, out, count, n, tmp, bytes, s);
 }
 
-ndp_bad *bad_host, *bad_device;
+ndp_fail *bad_host, *bad_device;
 
 } // namespace
 
-NDP_API int ndp_bad_record(ndp_bad **host, ndp_bad **device) {
+NDP_API int ndp_bad_record(ndp_fail **host, ndp_fail **device) {
     if (!bad_host) {
         void *h = nullptr;
-        cudaError_t e = cudaHostAlloc(&h, sizeof(ndp_bad), cudaHostAllocMapped | cudaHostAllocPortable);
+        cudaError_t e = cudaHostAlloc(&h, sizeof(ndp_fail), cudaHostAllocMapped | cudaHostAllocPortable);
         if (e != cudaSuccess) return e;
-        memset(h, 0, sizeof(ndp_bad));
+        memset(h, 0, sizeof(ndp_fail));
         void *d = nullptr;
         e = cudaHostGetDevicePointer(&d, h, 0);
         if (e != cudaSuccess) {
             cudaFreeHost(h);
             return e;
         }
-        bad_host = static_cast<ndp_bad *>(h);
-        bad_device = static_cast<ndp_bad *>(d);
+        bad_host = static_cast<ndp_fail *>(h);
+        bad_device = static_cast<ndp_fail *>(d);
     }
     *host = bad_host;
     *device = bad_device;
     return cudaSuccess;
 }
 
-NDP_API int ndp_gather(int K, int64_t fn_flags, int64_t axes, const nd_kernel_arg *src, const nd_kernel_arg *idx,
-                       const nd_kernel_arg *out, void *tmp, size_t *tmp_bytes, cudaStream_t stream) {
-    ndp_bad *host, *device;
-    cudaError_t e = (cudaError_t)ndp_bad_record(&host, &device); /* at prepare time: never while capturing */
-    if (e != cudaSuccess) return e;
+NDP_API int ndp_gather(int K, int64_t fn_flags, const nd_kernel_arg *src, const nd_kernel_arg *idx,
+                       const nd_kernel_arg *out, ndp_fail *fail, void *tmp, size_t *tmp_bytes, cudaStream_t stream) {
+    cudaError_t e;
     if (!tmp) {
         *tmp_bytes = 256;
         return cudaSuccess;
@@ -356,13 +359,12 @@ NDP_API int ndp_gather(int K, int64_t fn_flags, int64_t axes, const nd_kernel_ar
     default: return cudaErrorInvalidValue;
     }
     if (e != cudaSuccess) return e;
-    file_bad<<<1, 1, 0, stream>>>(*src, *idx, n, K, wrap, fn_flags, axes, first, device);
+    file_bad<<<1, 1, 0, stream>>>(*src, *idx, n, K, wrap, first, fail);
     return cudaGetLastError();
 }
 
-NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const nd_kernel_arg *idx,
-                        const nd_kernel_arg *vals, const nd_kernel_arg *dst, void *tmp, size_t *tmp_bytes,
-                        cudaStream_t stream) {
+NDP_API int ndp_scatter(int K, int64_t fn_flags, int mode, const nd_kernel_arg *idx, const nd_kernel_arg *vals,
+                        const nd_kernel_arg *dst, ndp_fail *fail, void *tmp, size_t *tmp_bytes, cudaStream_t stream) {
     int n = dst->ndim - K, wrap = !(fn_flags & ND_INDEX_NO_WRAP);
     int64_t total = iter_size(*dst, n), lo, hi;
     reach(*dst, &lo, &hi);
@@ -374,8 +376,6 @@ NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const n
                                                     (int64_t *)nullptr, total, 0, bits, stream);
     if (e != cudaSuccess) return e;
     size_t need = 256 + 4 * pair + cub_bytes;
-    ndp_bad *host, *device;
-    if ((e = (cudaError_t)ndp_bad_record(&host, &device)) != cudaSuccess) return e;
     if (!tmp) {
         *tmp_bytes = need;
         return cudaSuccess;
@@ -393,11 +393,11 @@ NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const n
     scatter_keys<<<blocks_for(total), 256, 0, stream>>>(*dst, *idx, n, K, wrap, total, lo, bad_key, keys_in, pts_in,
                                                          first);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    file_bad<<<1, 1, 0, stream>>>(*dst, *idx, n, K, wrap, fn_flags, axes, first, device);
+    file_bad<<<1, 1, 0, stream>>>(*dst, *idx, n, K, wrap, first, fail);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     e = cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in, keys_out, pts_in, pts_out, total, 0, bits, stream);
     if (e != cudaSuccess) return e;
-    return apply(dst->dtype, mode, *dst, *vals, n, total, lo, bad_key, keys_out, pts_out, stream);
+    return apply(dst->dtype, mode, *dst, *vals, n, total, lo, bad_key, keys_out, pts_out, first, stream);
 }
 
 NDP_API int ndp_select(const nd_kernel_arg *data, const nd_kernel_arg *mask, void *out, int64_t *count, void *tmp,

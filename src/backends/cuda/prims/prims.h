@@ -27,7 +27,7 @@
 #include "nd.h" /* nd_kernel_arg */
 #include "common/scan_plan.h"
 
-#define NDP_ABI 2
+#define NDP_ABI 3
 
 #ifdef __cplusplus
 #define NDP_API extern "C" __attribute__((visibility("default")))
@@ -88,22 +88,27 @@ NDP_API int ndp_sort_variant(int variant, int dtype, int mode, const void *in, v
 /* Indexing (gather.cu). Views are nd_kernel_args with device data, laid
  * out as common/lib_calls.h's ND_LIB_GATHER / ND_LIB_SCATTER say. An index
  * outside its axis is never used; the first (in C order) of a call is
- * filed in the process's bad-index record unless one is there already:
- * mapped host memory the backend reads after synchronising and clears. */
+ * filed in `fail`, a record in memory the device writes (the layout of
+ * kernel_ir.h's nd_ir_fail: set, then k, the indexed axis, then the index
+ * as given), unless that record is set already. A scatter that finds a bad
+ * index writes nothing (NumPy raises before it writes). A plan keeps one
+ * record per such step in device memory (plan_runner.c); a step run on its
+ * own uses the process's record, mapped host memory (ndp_bad_record). */
 typedef struct {
-    int set; /* 1: a bad index is filed */
-    int k;   /* which of the K indexed axes */
-    int64_t index, size, fn_flags, axes;
-} ndp_bad;
-NDP_API int ndp_bad_record(ndp_bad **host, ndp_bad **device);
+    int32_t set; /* 1: a bad index is filed */
+    int32_t unused;
+    int32_t k;   /* which of the K indexed axes */
+    int32_t pad;
+    int64_t index;
+} ndp_fail;
+NDP_API int ndp_bad_record(ndp_fail **host, ndp_fail **device);
 /* out[p] = src[p, idx[p, 0..K)] (out contiguous). */
-NDP_API int ndp_gather(int K, int64_t fn_flags, int64_t axes, const nd_kernel_arg *src, const nd_kernel_arg *idx,
-                       const nd_kernel_arg *out, void *tmp, size_t *tmp_bytes, cudaStream_t stream);
+NDP_API int ndp_gather(int K, int64_t fn_flags, const nd_kernel_arg *src, const nd_kernel_arg *idx,
+                       const nd_kernel_arg *out, ndp_fail *fail, void *tmp, size_t *tmp_bytes, cudaStream_t stream);
 /* dst[p, idx[p, 0..K)] = (or +=, mode nd_lib_scatter_mode) vals[p], in
- * iteration order. */
-NDP_API int ndp_scatter(int K, int64_t fn_flags, int64_t axes, int mode, const nd_kernel_arg *idx,
-                        const nd_kernel_arg *vals, const nd_kernel_arg *dst, void *tmp, size_t *tmp_bytes,
-                        cudaStream_t stream);
+ * iteration order; nothing when an index is bad. */
+NDP_API int ndp_scatter(int K, int64_t fn_flags, int mode, const nd_kernel_arg *idx, const nd_kernel_arg *vals,
+                        const nd_kernel_arg *dst, ndp_fail *fail, void *tmp, size_t *tmp_bytes, cudaStream_t stream);
 /* The elements of 1-d data (NULL: their positions, int64) where the 1-d
  * bool mask is set, in order, into contiguous out; their number into
  * *count (device memory). Sizing passes count NULL. */

@@ -871,7 +871,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
     loads[1].slot = 0; /* the source's base: row r, element 0 */
     loads[1].dtype = (uint8_t)t;
     loads[1].strides[0] = C;
-    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, 0, {1}, {C}};
+    nd_ir_gather g = {1, ND_INDEX_FN_TAKE_ALONG_AXIS, 1, 1, 0, {1}, {C}, {-1, -1, -1, -1, -1}, 0};
     nd_ir_inst ins[3] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
                          {ND_IR_GATHER, (uint8_t)t, 0, 0, 0, -1, -1, 0},
                          {ND_OP_ADD, (uint8_t)t, 0, 1, 1, -1, -1, 0}};
@@ -966,7 +966,7 @@ static void test_gather2(int64_t R, int64_t C, int64_t M, int64_t bad) {
     loads[1].strides[0] = 1;
     loads[2].slot = 0; /* the source's base */
     loads[2].dtype = ND_FLOAT64;
-    nd_ir_gather g = {2, ND_INDEX_FN_INDEX, 0 | 1 << 4, 2, 0, {C, 1}, {R, C}};
+    nd_ir_gather g = {2, ND_INDEX_FN_INDEX, 0 | 1 << 4, 2, 0, {C, 1}, {R, C}, {-1, -1, -1, -1, -1}, 0};
     nd_ir_inst ins[4] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
                          {ND_IR_LOAD, ND_INT64, 0, 1, -1, -1, -1, 0},
                          {ND_IR_GATHER, ND_FLOAT64, 0, 0, 0, 1, -1, 0},
@@ -1024,6 +1024,99 @@ static void test_gather2(int64_t R, int64_t C, int64_t M, int64_t bad) {
     free(jv);
 }
 
+/* ND_IR_GATHER of four index arrays (ndk_gatherk: the fourth index is the
+ * gather's more[0]): out[m] = 2 * src[wrap(i0[m]), .., wrap(i3[m])] over M
+ * points of an (S0, S1, S2, S3) source; index `bad` of i3 (>= 0: its
+ * position) out of range must be filed with axis 3 and never read through. */
+static void test_gather4(const int64_t S[4], int64_t M, int64_t bad) {
+    test_no++;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    k.ndim = 1;
+    k.shape[0] = M;
+    nd_ir_access loads[5];
+    memset(loads, 0, sizeof loads);
+    for (int q = 0; q < 4; q++) {
+        loads[q].slot = 1 + q; /* i_q */
+        loads[q].dtype = ND_INT64;
+        loads[q].strides[0] = 1;
+    }
+    loads[4].slot = 0; /* the source's base */
+    loads[4].dtype = ND_FLOAT64;
+    nd_ir_gather g;
+    memset(&g, 0, sizeof g);
+    g.load = 4;
+    g.fn = ND_INDEX_FN_INDEX;
+    g.axes = 0 | 1 << 4 | 2 << 8 | 3 << 12;
+    g.n_axes = 4;
+    for (int q = 0; q < 4; q++) g.size[q] = S[q];
+    g.stride[3] = 1;
+    for (int q = 2; q >= 0; q--) g.stride[q] = g.stride[q + 1] * S[q + 1];
+    for (int q = 0; q < ND_IR_GATHER_MAX_AXES - 3; q++) g.more[q] = -1;
+    g.more[0] = 3;
+    nd_ir_inst ins[6] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
+                         {ND_IR_LOAD, ND_INT64, 0, 1, -1, -1, -1, 0},
+                         {ND_IR_LOAD, ND_INT64, 0, 2, -1, -1, -1, 0},
+                         {ND_IR_LOAD, ND_INT64, 0, 3, -1, -1, -1, 0},
+                         {ND_IR_GATHER, ND_FLOAT64, 0, 0, 0, 1, 2, 0},
+                         {ND_OP_ADD, ND_FLOAT64, 0, 4, 4, -1, -1, 0}};
+    k.n_loads = 5;
+    k.loads = loads;
+    k.n_gathers = 1;
+    k.gathers = &g;
+    k.n_insts = 6;
+    k.insts = ins;
+    k.n_slots = 6;
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at.slot = 5;
+    sto.at.dtype = ND_FLOAT64;
+    sto.at.strides[0] = 1;
+    sto.value = 5;
+    k.n_stores = 1;
+    k.stores = &sto;
+    snprintf(k.name, sizeof k.name, "index4_add");
+    k.hash = 0x7000 + test_no;
+    int64_t n = S[0] * S[1] * S[2] * S[3];
+    double *src = malloc(sizeof *src * (size_t)n), *out = calloc((size_t)M + 16, sizeof *out);
+    int64_t *iv[4];
+    for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 37) % 1001) - 500;
+    for (int q = 0; q < 4; q++) {
+        iv[q] = malloc(sizeof *iv[q] * (size_t)M);
+        for (int64_t m = 0; m < M; m++) iv[q][m] = (m * (31 + 7919 * q) + q) % (2 * S[q]) - S[q];
+    }
+    if (bad >= 0) iv[3][bad] = -S[3] - 2;
+    void *slots[6] = {src, iv[0], iv[1], iv[2], iv[3], out};
+    memset(&gather_bad_rec, 0, sizeof gather_bad_rec);
+    if (!emulate(&k, slots, NULL, 0)) {
+        CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+    } else {
+        int wrong = 0;
+        for (int64_t m = 0; m < M; m++) {
+            int64_t off = 0, ok = 1;
+            for (int q = 0; q < 4; q++) {
+                int64_t w = iv[q][m] < 0 ? iv[q][m] + S[q] : iv[q][m];
+                ok &= w >= 0 && w < S[q];
+                off += w * g.stride[q];
+            }
+            double want = ok ? 2 * src[off] : 0;
+            if (out[m] != want && wrong++ < 3)
+                printf("   t%d %s (%lld): %g want %g\n", test_no, k.name, (long long)m, out[m], want);
+        }
+        CHECK(wrong == 0, "test %d %s: %d wrong", test_no, k.name, wrong);
+        if (bad >= 0)
+            CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.axis == 3 &&
+                      gather_bad_rec.index == -S[3] - 2,
+                  "test %d %s: bad index record %d %d %d %lld", test_no, k.name, gather_bad_rec.set,
+                  gather_bad_rec.gather, gather_bad_rec.axis, (long long)gather_bad_rec.index);
+        else
+            CHECK(gather_bad_rec.set == 0, "test %d %s: a bad index filed where there is none", test_no, k.name);
+    }
+    free(src);
+    free(out);
+    for (int q = 0; q < 4; q++) free(iv[q]);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s WORKDIR [v][n][g]\n", argv[0]);
@@ -1044,6 +1137,8 @@ int main(int argc, char **argv) {
     test_gather(3, 4099, 77, 1, 4100, ND_FLOAT64);
     test_gather2(29, 61, 5003, -1);
     test_gather2(29, 61, 5003, 2500);
+    test_gather4((const int64_t[]){5, 7, 3, 11}, 4001, -1);
+    test_gather4((const int64_t[]){5, 7, 3, 11}, 4001, 1999);
     if (argc > 2 && strchr(argv[2], 'g')) { /* g: the gather kernels only */
         printf("%d checks, %d failures\n", checks, fails);
         return fails != 0;
