@@ -9,13 +9,17 @@
  *   (graph.h, nd_graph_drop_dead_tail): the time is recording the op and
  *   freeing it, API lock included. Target: <= 100 ns per op.
  * - left to the flush: results freed a batch later, oldest first, while a
- *   newer node still lives, so every node stays pending until a flush
- *   (ND_MAX_PENDING, the final nd_sync) walks it, hashes it, finds the
- *   cached plan and drops it as dead: recording plus the per-node share of
- *   the flush path a loop body pays (reported, no target of its own; the
- *   live loop body with kernels is host_overhead's small_ops). The batch's
- *   survivor alive at an ND_MAX_PENDING flush runs: about one 16-element
- *   kernel per 10^4 ops.
+ *   newer node still lives, so no node is the newest pending one when its
+ *   last handle goes. Until 2026-11-29 every such node stayed pending
+ *   until a flush (ND_MAX_PENDING, the final nd_sync) walked it, hashed
+ *   it, found the cached plan and dropped it as dead; now it leaves the
+ *   graph at that nd_free too (graph.h, nd_graph_drop_dead: marked gone,
+ *   its buffer released at once, the graph compacted at the next flush).
+ *   The time is recording plus dropping a node from the middle of the
+ *   graph (reported, no target of its own; the live loop body with
+ *   kernels is host_overhead's small_ops). The batch's survivor alive at
+ *   an ND_MAX_PENDING flush runs: about one 16-element kernel per 10^4
+ *   ops.
  *
  * Usage: record_cost [OPS]
  */

@@ -79,9 +79,9 @@ NDT_TEST(read_flush, in_scope_read_writes_what_the_kept_read_writes) {
     nd_scope_begin();
     double in_scope = nd_item(sum_of_z_plus_w(x, y, NULL, NULL));
     counts ci = since(&s0);
-    /* From before the scope closes: its newest dead recipes are dropped
-     * as their handles go (graph.h, nd_graph_drop_dead_tail), the rest
-     * by the flush. */
+    /* From before the scope closes: its dead recipes are dropped as
+     * their handles go (graph.h, nd_graph_drop_dead), the rest by the
+     * flush. */
     snap(&s0);
     nd_scope_end();
     cr_assert(nd_sync() == ND_OK);

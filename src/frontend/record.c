@@ -14,12 +14,13 @@ void nd_fe_release(nd_array *a) {
     if (!a) return;
     if (--a->refs > 0) return;
     if (a->scope_slot >= 0) nd_runtime_untrack(a);
-    /* The last handle of the newest node's value (refs: the handle and
-     * the node): the node may be dead now. */
-    const uint32_t n = nd_rt.graph.n_nodes;
-    const int tail = n && nd_rt.graph.nodes[n - 1]->out == a->buf && a->buf->refs == 2;
+    /* The last handle of a pending value nothing else reads (refs: the
+     * handle and its one writer): that node may be dead now, newest or
+     * not (graph.h, nd_graph_drop_dead). */
+    nd_buffer *b = a->buf;
+    const int last = b->refs == 2 && b->n_writers == 1;
     nd_array_destroy(a);
-    if (tail) nd_rt.stats.nodes_dropped += nd_graph_drop_dead_tail(&nd_rt.graph);
+    if (last) nd_rt.stats.nodes_dropped += nd_graph_drop_dead(&nd_rt.graph, b);
 }
 
 int nd_fe_arg_handle(const char *fn, const char *name, const nd_array *a) {

@@ -92,19 +92,85 @@ void nd_graph_drop_last(nd_graph *g) {
     if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
 }
 
-uint32_t nd_graph_drop_dead_tail(nd_graph *g) {
+/* The node writing b when it is dead: an elementwise map, b's only
+ * pending writer, and b referenced by nothing else (refs 1 is the node's
+ * own: no handle, no pending reader). */
+static nd_node *dead_writer(const nd_graph *g, const nd_buffer *b) {
+    if (b->refs != 1 || b->n_writers != 1 || nd_buffer_visible(b)) return NULL;
+    nd_node *n = g->nodes[b->writers[0]];
+    return n->kind == ND_NODE_MAP && n->out == b ? n : NULL;
+}
+
+uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
+    /* Buffers whose writer may be dead: b, then the inputs a dropped node
+     * was the last reader of. A chain deeper than the stack is left to
+     * the flush, which drops it too. */
+    enum { DEPTH = 32 };
+    nd_buffer *stack[DEPTH];
+    int top = 0;
     uint32_t dropped = 0;
-    while (g->n_nodes > 0) {
-        nd_node *n = g->nodes[g->n_nodes - 1];
-        /* refs 1: the node's own reference, so no handle, no reader, no
-         * other writer; a map has no effect but its value. */
-        if (n->kind != ND_NODE_MAP || n->out->refs != 1 || nd_buffer_visible(n->out)) break;
-        const size_t bytes = sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref);
-        nd_graph_drop_last(g);
-        nd_arena_pop(&g->arena, n, bytes);
-        dropped++;
+    if (b) stack[top++] = b;
+    for (;;) {
+        while (top > 0) {
+            nd_buffer *c = stack[--top];
+            nd_node *n = dead_writer(g, c);
+            if (!n) continue;
+            for (int k = 0; k < n->n_inputs; k++) {
+                nd_buffer *in = n->inputs[k].buf;
+                if (!in) continue;
+                n->inputs[k].buf = NULL;
+                /* This reference and its writer's: the writer may be dead now. */
+                const int last_reader = in->refs == 2 && in->n_writers == 1;
+                nd_buffer_unref(in);
+                if (last_reader && top < DEPTH) stack[top++] = in;
+            }
+            c->n_writers = 0;
+            c->version--;
+            nd_buffer_unref(c); /* the last reference: c is freed */
+            dropped++;
+            if (n->index + 1 == g->n_nodes) {
+                /* The newest node: its slot and memory are reused at once. */
+                g->n_nodes--;
+                nd_arena_pop(&g->arena, n, sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref));
+                continue;
+            }
+            n->out = NULL;
+            n->kind = ND_NODE_GONE;
+            g->n_gone++;
+        }
+        /* The newest nodes: a gone one leaves (counted when it went), a
+         * dead one goes as above. */
+        while (g->n_nodes > 0 && g->nodes[g->n_nodes - 1]->kind == ND_NODE_GONE) {
+            nd_node *n = g->nodes[--g->n_nodes];
+            g->n_gone--;
+            nd_arena_pop(&g->arena, n, sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref));
+        }
+        if (g->n_nodes == 0) break;
+        nd_node *t = g->nodes[g->n_nodes - 1];
+        if (t->kind != ND_NODE_MAP || dead_writer(g, t->out) != t) break;
+        stack[top++] = t->out;
     }
     return dropped;
+}
+
+uint32_t nd_graph_drop_dead_tail(nd_graph *g) { return nd_graph_drop_dead(g, NULL); }
+
+void nd_graph_compact_gone(nd_graph *g) {
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        nd_node *n = g->nodes[i];
+        if (n->kind == ND_NODE_GONE) continue;
+        if (m != i) {
+            /* Its buffer names its pending writers by index. */
+            nd_buffer *b = n->out;
+            b->writers[n->out_version - (b->version - b->n_writers + 1)] = m;
+            n->index = m;
+            g->nodes[m] = n;
+        }
+        m++;
+    }
+    g->n_nodes = m;
+    g->n_gone = 0;
 }
 
 void nd_graph_clear(nd_graph *g) {
@@ -113,6 +179,7 @@ void nd_graph_clear(nd_graph *g) {
      * cleared (a flush of thousands of nodes walks them once, not twice). */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         nd_node *n = g->nodes[i];
+        if (n->kind == ND_NODE_GONE) continue; /* released when it went */
         nd_buffer_clear_writers(n->out);
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
@@ -120,6 +187,7 @@ void nd_graph_clear(nd_graph *g) {
         if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
     }
     g->n_nodes = 0;
+    g->n_gone = 0;
     nd_arena_reset(&g->arena);
 }
 

@@ -11,8 +11,17 @@
 typedef struct nd_graph {
     nd_node **nodes;
     uint32_t n_nodes, cap_nodes;
+    /* Nodes found dead while other nodes came after them
+     * (nd_graph_drop_dead): their references are released already and
+     * nd_graph_compact takes them out before anything walks the graph. */
+    uint32_t n_gone;
     nd_arena arena;
 } nd_graph;
+
+/* The kind of a node nd_graph_drop_dead took out of the middle of the
+ * graph: no references, out NULL; gone from nodes[] at the next
+ * nd_graph_compact. Never the newest node (those are popped). */
+#define ND_NODE_GONE 0xFFu
 
 void nd_graph_init(nd_graph *g);
 void nd_graph_destroy(nd_graph *g); /* releases all pending refs */
@@ -49,6 +58,26 @@ void nd_graph_drop_last(nd_graph *g);
  * (which would drop it too: dead-node removal finds the same nodes).
  * Returns how many went. */
 uint32_t nd_graph_drop_dead_tail(nd_graph *g);
+
+/* b's last handle went: when the node that writes b's only pending
+ * version is an elementwise map that nothing else references (no handle,
+ * no pending reader), it is dead wherever it is in the graph. Its
+ * references go now (the buffer returns to its free list while it is
+ * hot in the cache) and it is marked ND_NODE_GONE; an input that only it
+ * read goes the same way, and the newest nodes are popped as in
+ * nd_graph_drop_dead_tail. A loop that frees its results out of order
+ * (record_cost's "left to the flush") no longer carries every dead node,
+ * its refs and its buffer to the flush, which walked, hashed and released
+ * them there, cold. Returns how many nodes went. */
+uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b);
+
+/* Takes the ND_NODE_GONE nodes out of nodes[], renumbering the rest (and
+ * their buffers' writer lists). Every pass over the graph (flush, read
+ * split, dumps) starts with it; free when nothing went. */
+void nd_graph_compact_gone(nd_graph *g);
+static inline void nd_graph_compact(nd_graph *g) {
+    if (g->n_gone) nd_graph_compact_gone(g);
+}
 
 /* Drops every pending node: releases the buffers' node references and the
  * writer lists, resets the arena. Used after a flush has run the plan. */

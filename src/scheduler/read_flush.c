@@ -8,6 +8,7 @@
 #include "graph/read_split.h"
 
 nd_status nd_scheduler_run_read(nd_scheduler_ctx *ctx, nd_graph *g, nd_graph *spare, const nd_buffer *target) {
+    nd_graph_compact(g);
     uint32_t n = g->n_nodes;
     uint8_t *fate = nd_malloc((size_t)n * 2 + 1);
     uint32_t *origin = nd_malloc(sizeof *origin * ((size_t)n + 1));

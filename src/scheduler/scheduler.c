@@ -34,6 +34,7 @@ void nd_scheduler_release(nd_scheduler_ctx *ctx) {
 /* The plan for g: from the cache when its structure was seen before. */
 static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, int use_cache,
                           nd_plan **out, int *owned, uint8_t *hit) {
+    nd_graph_compact(g);
     nd_status rc = nd_flush_walk_run(w, g, ++ctx->walk_stamp);
     if (rc != ND_OK) return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
     *owned = 0;
@@ -212,6 +213,7 @@ static void drop_tainted(nd_flush_job *job, int apply) {
 
 nd_status nd_scheduler_submit(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_job *job) {
     memset(job, 0, sizeof *job);
+    nd_graph_compact(g);
     if (g->n_nodes == 0) return ND_OK;
     nd_flush_walk *w = walk_of(ctx);
     if (!w) {
