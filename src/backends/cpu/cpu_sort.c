@@ -49,8 +49,28 @@ static void store_value(char *p, int width, uint64_t v) {
 
 /* One implementation per key width: KT the item type. */
 #define SORT_FNS(KT, SUF)                                                                                         \
+    /* A contiguous float row has a loop of its own in the key's type (the                                        \
+     * same rules as nd_sort_key_bits, which the general loop calls with                                          \
+     * the dtype's facts unknown at compile time: 3x slower on 2^20 float32). */                                  \
+    static void load_float_##SUF(KT *k, int64_t *ix, const KT *row, int64_t b, int64_t e, const sort_job *j) {   \
+        const KT sign = (KT)((KT)1 << (8 * sizeof(KT) - 1)), em = (KT)j->f.exp_mask, qn = (KT)j->f.qnan;           \
+        int nz = 0;                                                                                                \
+        for (int64_t i = b; i < e; i++) {                                                                          \
+            KT v = row[i];                                                                                         \
+            nz |= v == sign;                                                                                       \
+            v = (KT)(v & (KT)~sign) > em ? qn : v == sign ? (KT)0 : v;                                             \
+            k[i] = (v & sign) ? (KT)~v : (KT)(v | sign);                                                           \
+        }                                                                                                          \
+        if (ix)                                                                                                    \
+            for (int64_t i = b; i < e; i++) ix[i] = i;                                                             \
+        else if (nz) __atomic_store_n(&((sort_job *)j)->neg_zero, 1, __ATOMIC_RELAXED);                            \
+    }                                                                                                              \
     static void load_##SUF(KT *k, int64_t *ix, const char *row, int64_t s, int64_t b, int64_t e,                  \
                            const sort_job *j) {                                                                    \
+        if (s == 1 && j->f.kind == ND_SK_FLOAT && j->f.width == (int)sizeof(KT)) {                                 \
+            load_float_##SUF(k, ix, (const KT *)row, b, e, j);                                                     \
+            return;                                                                                                \
+        }                                                                                                          \
         for (int64_t i = b; i < e; i++) {                                                                          \
             uint64_t bits = nd_sort_load_bits(elem(row, j->f.width, s, i), j->f);                                  \
             k[i] = (KT)nd_sort_key_bits(bits, j->f);                                                               \
@@ -61,6 +81,12 @@ static void store_value(char *p, int width, uint64_t v) {
     }                                                                                                              \
     static void store_##SUF(const KT *k, const int64_t *ix, char *row, int64_t s, int64_t b, int64_t e,           \
                             const sort_job *j) {                                                                   \
+        if (!ix && s == 1 && j->f.kind == ND_SK_FLOAT && j->f.width == (int)sizeof(KT)) {                          \
+            const KT sign = (KT)((KT)1 << (8 * sizeof(KT) - 1));                                                   \
+            KT *o = (KT *)row;                                                                                     \
+            for (int64_t i = b; i < e; i++) o[i] = (k[i] & sign) ? (KT)(k[i] ^ sign) : (KT)~k[i];                  \
+            return;                                                                                                \
+        }                                                                                                          \
         for (int64_t i = b; i < e; i++) {                                                                          \
             if (ix) ((int64_t *)row)[i * s] = ix[i];                                                               \
             else store_value(row + i * s * j->f.width, j->f.width, nd_sort_key_value(k[i], j->f));                 \
