@@ -575,10 +575,24 @@ NDT_TEST(partition, heat_sweeps_run_one_kernel_per_device) {
     const double *one = (const double *)ref_bufs[1];
     /* One kernel per sweep, and one that starts the in-place chain's twin. */
     cr_assert(one[0] >= 50 && one[0] <= 51, "cpu:1: %g kernels for 50 sweeps", one[0]);
+    /* Edge strips off (a split size no piece reaches): one kernel per
+     * device and sweep. */
+    setenv("ND_EDGE_MIN_BYTES", "1g", 1);
     run_on(4, heat50, 31, got_bufs, sizes, NULL);
+    unsetenv("ND_EDGE_MIN_BYTES");
     cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:4 grid differs from cpu:1");
     const double *c = (const double *)got_bufs[1];
     cr_assert_eq(c[0], 4 * one[0], "cpu:4: %g kernels for 50 sweeps, want 4 x %g", c[0], one[0]);
+    cr_assert_eq(c[1], c[0], "cpu:4: %g device kernels of %g", c[1], c[0]);
+    cr_assert_eq(c[2], 0, "cpu:4: %g copies besides halos, scatters and gathers", c[2]);
+    cr_assert_eq(c[3], 6 * (50 - 1), "cpu:4: %g halo copies in %g flushes", c[3], c[4]);
+    /* Edge strips on (partition_edges.c): 64 rows, 16 a device; devices 0
+     * and 3 run an interior and one edge strip, devices 1 and 2 an
+     * interior and two: 10 kernels a sweep; the twin's first copy reads
+     * no ghost row and runs whole on each device. */
+    run_on(4, heat50, 31, got_bufs, sizes, NULL);
+    cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:4 grid (edge strips) differs from cpu:1");
+    cr_assert_eq(c[0], 10 * 50 + 4 * (one[0] - 50), "cpu:4: %g kernels for 50 sweeps with edge strips", c[0]);
     cr_assert_eq(c[1], c[0], "cpu:4: %g device kernels of %g", c[1], c[0]);
     cr_assert_eq(c[2], 0, "cpu:4: %g copies besides halos, scatters and gathers", c[2]);
     /* 3 boundaries x 2 directions per sweep, but for the first sweep,
