@@ -178,11 +178,11 @@ static int32_t resource_of(const nd_plan *plan, int32_t slot) {
     return s->role == ND_SLOT_TEMP && s->storage >= 0 ? plan->n_slots + s->storage : slot;
 }
 
-/* The bytes of its slot access j of step st touches: [lo, hi). A device
- * kernel's from its IR (every access of the kernel slot over its space; a
- * gathered load anywhere), a piece copy's from its range; anything else
- * the whole slot (temporaries sharing a storage all start at its start). */
-static void access_range(const nd_step *st, int32_t j, int64_t *lo, int64_t *hi) {
+/* (stream_assign.h) A device kernel's range comes from its IR (every
+ * access of the kernel slot over its space; a gathered load anywhere), a
+ * piece copy's from its offsets; temporaries sharing a storage all start
+ * at its start, so ranges of one storage compare. */
+void nd_step_access_range(const nd_step *st, int32_t j, int64_t *lo, int64_t *hi) {
     *lo = 0;
     *hi = INT64_MAX;
     if (st->kind == ND_STEP_COPY && st->part >= ND_PART_SCATTER && st->part <= ND_PART_GATHER) {
@@ -224,7 +224,7 @@ static int step_accesses(const nd_plan *plan, int32_t i, resource *res, dep_list
         resource *r = &res[resource_of(plan, a.slot)];
         int write = (a.mode & ND_ACCESS_WRITE) != 0;
         int64_t lo, hi;
-        access_range(st, j, &lo, &hi);
+        nd_step_access_range(st, j, &lo, &hi);
         if ((a.mode & (ND_ACCESS_READ | ND_ACCESS_REGION)) && write && !access(r, i, 0, lo, hi, d)) return 0;
         if (!access(r, i, write, lo, hi, d)) return 0;
     }
