@@ -131,19 +131,23 @@ nd_status nd_plan_write_dot(const nd_graph *g, const nd_plan *plan, const char *
             for (int32_t s = 0; s < plan->n_steps && !any; s++)
                 any = plan->steps[s].stream == t && plan->steps[s].device == gr;
             if (!any) continue;
+            char name[48];
+            if (n_groups == 1) snprintf(name, sizeof name, "stream%d", t);
+            else if (gr == 0) snprintf(name, sizeof name, "whole_stream%d", t);
+            else snprintf(name, sizeof name, "dev%d_stream%d", gr - 1, t);
             fprintf(f,
-                    "%s  subgraph cluster_%s%d_stream%d {\n%s    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
+                    "%s  subgraph cluster_%s {\n%s    label=\"stream %d (%s)\"; style=\"rounded,filled\"; "
                     "fillcolor=\"%s\"; color=\"#999999\"; fontname=\"Helvetica\";\n",
-                    ind, gr ? "dev" : "whole", gr ? gr - 1 : 0, t, ind, t, STREAM_NAMES[t], STREAM_FILL[t]);
+                    ind, name, ind, t, STREAM_NAMES[t], STREAM_FILL[t]);
             int open_loop = 0;
             for (int32_t s = 0; s < plan->n_steps; s++) {
                 if (plan->steps[s].stream != t || plan->steps[s].device != gr || nd_fold_rep(&fo, s) != s) continue;
                 int body = fo.reps && nd_fold_in_body(&fo, s);
                 if (body && !open_loop) {
                     fprintf(f,
-                            "%s    subgraph cluster_loop%d_%d {\n%s    label=\"repeated x%d\"; style=\"rounded,bold\"; "
+                            "%s    subgraph cluster_loop%d {\n%s    label=\"repeated x%d\"; style=\"rounded,bold\"; "
                             "color=\"#3182bd\"; fontcolor=\"#3182bd\"; fontname=\"Helvetica-Bold\"; fontsize=14;\n",
-                            ind, gr, t, ind, fo.reps);
+                            ind, gr * ND_PLAN_STREAMS + t, ind, fo.reps);
                     open_loop = 1;
                 } else if (!body && open_loop) {
                     fprintf(f, "%s    }\n", ind);
