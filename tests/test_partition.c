@@ -4,8 +4,9 @@
  * bitwise equal (elementwise, stencils, store chains, random draws) or
  * within tolerance (reductions: partials fold in device order), and
  * bitwise equal run to run. Inputs are fresh random arrays of odd row
- * counts; outputs are poisoned first. The kernel-count test proves the
- * stencil partitions (4 kernels per sweep on cpu:4, halos as copies). */
+ * counts; outputs are poisoned first. The kernel-count tests prove the
+ * stencil partitions (4 kernels per sweep on cpu:4, halos as copies) and
+ * runs as edge strips and interiors (partition_edges.c: 10 per sweep). */
 #include <ctype.h>
 
 #include "common.h"
