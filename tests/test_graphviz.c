@@ -145,3 +145,71 @@ NDT_TEST(graphviz, empty_graph_dumps) {
     }
     unlink(path);
 }
+
+/* A split plan (cpu:3, every array split): each logical device's steps in
+ * a cluster of its own, halo copies drawn as edges between the clusters,
+ * the stencil's kernels split at their halo (edge rows, interior), and on
+ * each device the interior on another stream than the halo copies into
+ * its piece, so they can overlap (stream_assign.c). */
+NDT_TEST(graphviz, split_plan_draws_a_cluster_per_device) {
+    if (!have_dot()) cr_skip_test("graphviz `dot` is not installed; cannot validate the dump");
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = ND_BACKEND_CPU;
+    cfg.devices = "cpu:3";
+    ndt_restart(&cfg);
+    nd_array *c = record_heat(2);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error()); /* split: the next plan starts from pieces */
+    nd_free(c);
+    c = record_heat(0);
+    nd_free(c);
+    nd_array *u = nd_zeros(ND_FLOAT32, ND_SHAPE(31, 16));
+    cr_assert_eq(nd_fill(u, 1.0), ND_OK);
+    for (int it = 0; it < 3; it++) {
+        nd_scope_begin();
+        nd_array *center = nd_view(u, "1:-1, 1:-1");
+        nd_array *s = nd_add(nd_add(nd_add(nd_add(center, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
+                                    nd_view(u, "1:-1, :-2")),
+                             nd_view(u, "1:-1, 2:"));
+        cr_assert_eq(nd_assign(center, nd_mul(nd_scalar(0.2), s)), ND_OK, "%s", nd_last_error());
+        nd_scope_end();
+    }
+    char path[] = "/tmp/nd-test-split-plan-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(nd_plan_dump_dot(path), ND_OK, "%s", nd_last_error());
+    check_dot_file(path);
+    char *dot = slurp(path);
+    cr_assert(dot);
+    for (int d = 0; d < 3; d++) {
+        char want[64];
+        snprintf(want, sizeof want, "subgraph cluster_dev%d {", d);
+        cr_expect(strstr(dot, want), "no %s in the split plan", want);
+        snprintf(want, sizeof want, "label=\"device %d\"", d);
+        cr_expect(strstr(dot, want), "no %s in the split plan", want);
+    }
+    cr_expect(strstr(dot, "halo from device 0"), "no halo edge from device 0's cluster");
+    cr_expect(strstr(dot, "halo from device 2"), "no halo edge from device 2's cluster");
+    cr_expect(strstr(dot, "(edge rows)") && strstr(dot, "(interior)"), "the stencil was not split at its halo");
+    /* Device 1's interior and the halo copies into its piece: the stream
+     * clusters they are drawn in. */
+    int stream = -1, dev = -1, interior = -1, halo = -1, both = 0;
+    for (char *line = strtok(dot, "\n"); line; line = strtok(NULL, "\n")) {
+        const char *cl = strstr(line, "subgraph cluster_dev");
+        if (cl && strstr(cl, "_stream")) sscanf(cl, "subgraph cluster_dev%d_stream%d", &dev, &stream);
+        if (!strstr(line, "[label=") || !strstr(line, "device 1\"")) continue;
+        if (strstr(line, "(interior)")) interior = stream;
+        if (strstr(line, "halo, ")) halo = stream;
+        if (interior >= 0 && halo >= 0 && interior == halo) both = 1;
+    }
+    cr_expect(interior >= 0 && halo >= 0, "device 1 has no interior (%d) or no halo copy (%d)", interior, halo);
+    cr_expect(!both, "device 1's interior and its halo copies share stream %d", interior);
+    free(dot);
+    unlink(path);
+    /* and the sweeps still compute the right thing: a constant grid stays 1 */
+    float got[31 * 16];
+    cr_assert_eq(nd_to_host(u, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 31 * 16; i++) cr_expect(fabsf(got[i] - 1.0f) <= 1e-6f, "u[%d] = %g", i, got[i]);
+    nd_free(u);
+}

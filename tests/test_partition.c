@@ -4,8 +4,9 @@
  * bitwise equal (elementwise, stencils, store chains, random draws) or
  * within tolerance (reductions: partials fold in device order), and
  * bitwise equal run to run. Inputs are fresh random arrays of odd row
- * counts; outputs are poisoned first. The kernel-count test proves the
- * stencil partitions (4 kernels per sweep on cpu:4, halos as copies). */
+ * counts; outputs are poisoned first. The kernel-count tests prove the
+ * stencil partitions (4 kernels per sweep on cpu:4, halos as copies) and
+ * runs as edge strips and interiors (partition_edges.c: 10 per sweep). */
 #include <ctype.h>
 
 #include "common.h"
@@ -575,16 +576,175 @@ NDT_TEST(partition, heat_sweeps_run_one_kernel_per_device) {
     const double *one = (const double *)ref_bufs[1];
     /* One kernel per sweep, and one that starts the in-place chain's twin. */
     cr_assert(one[0] >= 50 && one[0] <= 51, "cpu:1: %g kernels for 50 sweeps", one[0]);
+    /* Edge strips off (a split size no piece reaches): one kernel per
+     * device and sweep. */
+    setenv("ND_EDGE_MIN_BYTES", "1g", 1);
     run_on(4, heat50, 31, got_bufs, sizes, NULL);
+    unsetenv("ND_EDGE_MIN_BYTES");
     cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:4 grid differs from cpu:1");
     const double *c = (const double *)got_bufs[1];
     cr_assert_eq(c[0], 4 * one[0], "cpu:4: %g kernels for 50 sweeps, want 4 x %g", c[0], one[0]);
+    cr_assert_eq(c[1], c[0], "cpu:4: %g device kernels of %g", c[1], c[0]);
+    cr_assert_eq(c[2], 0, "cpu:4: %g copies besides halos, scatters and gathers", c[2]);
+    cr_assert_eq(c[3], 6 * (50 - 1), "cpu:4: %g halo copies in %g flushes", c[3], c[4]);
+    /* Edge strips on (partition_edges.c): 64 rows, 16 a device; devices 0
+     * and 3 run an interior and one edge strip, devices 1 and 2 an
+     * interior and two: 10 kernels a sweep; the twin's first copy reads
+     * no ghost row and runs whole on each device. */
+    run_on(4, heat50, 31, got_bufs, sizes, NULL);
+    cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:4 grid (edge strips) differs from cpu:1");
+    cr_assert_eq(c[0], 10 * 50 + 4 * (one[0] - 50), "cpu:4: %g kernels for 50 sweeps with edge strips", c[0]);
     cr_assert_eq(c[1], c[0], "cpu:4: %g device kernels of %g", c[1], c[0]);
     cr_assert_eq(c[2], 0, "cpu:4: %g copies besides halos, scatters and gathers", c[2]);
     /* 3 boundaries x 2 directions per sweep, but for the first sweep,
      * whose scatter filled the ghost rows (later flushes start from the
      * pieces the one before left, with ghost rows an older version). */
     cr_assert_eq(c[3], 6 * (50 - 1), "cpu:4: %g halo copies in %g flushes", c[3], c[4]);
+}
+
+/* ------------------------------------------------ edge strips first */
+
+/* Whole numbers in float64: every sum below is exact, so reductions
+ * compare bitwise too (the fold order is pinned by the kernel count). */
+static nd_array *int_grid(uint64_t seed, int64_t r, int64_t c) {
+    static double data[1 << 13];
+    cr_assert(r * c <= (int64_t)(sizeof data / sizeof *data));
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (int64_t i = 0; i < r * c; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        data[i] = (double)((int64_t)(x >> 40) % 64 - 32);
+    }
+    return nd_from_host(data, ND_FLOAT64, ND_SHAPE(r, c));
+}
+
+/* In place, 2-d (rows of 7 of 9 columns): reach 1 (the 5-point stencil,
+ * sweep5) or 2 (rows -2..+2 and the columns beside). */
+static nd_status sweep_reach2(nd_array *u) {
+    nd_scope_begin();
+    nd_array *s = nd_add(nd_add(nd_view(u, ":-4, 1:-1"), nd_mul(nd_scalar(2.0), nd_view(u, "1:-3, 1:-1"))),
+                         nd_add(nd_view(u, "3:-1, 1:-1"), nd_sub(nd_view(u, "4:, 1:-1"), nd_view(u, "2:-2, :-2"))));
+    nd_status st = nd_assign(nd_view(u, "2:-2, 1:-1"), nd_sub(s, nd_view(u, "2:-2, 2:")));
+    nd_scope_end();
+    return st;
+}
+
+static nd_array *stencil_of(nd_array *u) {
+    return nd_sub(nd_add(nd_view(u, ":-2, 1:-1"), nd_view(u, "2:, 1:-1")), nd_view(u, "1:-1, :-2"));
+}
+
+/* Explicit double buffering: v[1:-1, 1:-1] = st(u), z the same times 2
+ * (two stores of one kernel), then u and v trade places. */
+static void pingpong(nd_array **u, nd_array **v, nd_array *z) {
+    nd_scope_begin();
+    nd_array *a = stencil_of(*u);
+    cr_assert_eq(nd_assign(nd_view(*v, "1:-1, 1:-1"), a), ND_OK);
+    cr_assert_eq(nd_assign(nd_view(z, "1:-1, 1:-1"), nd_mul(a, nd_scalar(2.0))), ND_OK);
+    nd_scope_end();
+    nd_array *t = *u;
+    *u = *v;
+    *v = t;
+}
+
+/* Odd row counts, reach 1 and 2, several sweeps per flush over three
+ * flushes, two arrays stored by one stencil kernel, and stencils fused
+ * with reductions over axis 0 and axis 1 (whole numbers in float64: the
+ * sums are exact, so they compare bitwise too). */
+static int edges_mixed(uint64_t seed, nd_array **outs) {
+    nd_array *u = int_grid(seed, 43, 19), *v = int_grid(seed + 1, 43, 19), *z = nd_zeros(ND_FLOAT64, ND_SHAPE(43, 19));
+    nd_array *h = int_grid(seed + 2, 37, 11), *r = int_grid(seed + 3, 29, 13);
+    nd_array *sums = NULL, *rows = NULL;
+    for (int f = 0; f < 3; f++) {
+        for (int i = 0; i < 3; i++) {
+            cr_assert_eq(sweep_reach2(h), ND_OK);
+            nd_scope_begin();
+            cr_assert_eq(nd_assign(nd_view(r, "1:-1, 1:-1"), stencil_of(r)), ND_OK);
+            nd_scope_end();
+            pingpong(&u, &v, z);
+        }
+        nd_free(sums);
+        nd_free(rows);
+        nd_scope_begin();
+        sums = nd_keep(nd_sum(stencil_of(r), 0));
+        rows = nd_keep(nd_sum(stencil_of(h), 1));
+        nd_scope_end();
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    }
+    outs[0] = u;
+    outs[1] = v;
+    outs[2] = z;
+    outs[3] = h;
+    outs[4] = r;
+    outs[5] = sums;
+    outs[6] = rows;
+    return 7;
+}
+
+NDT_TEST(partition, edge_strips_bitwise) { expect_same_bits(edges_mixed, 51); }
+
+/* Device kernels (kernels on cpu:1) of `sweeps` in-place sweeps of reach
+ * 1 or 2 in one flush after the grid was split, with the edge strips on
+ * or off; reach 0 (-1): a reduction of the stencil over axis 0 (1)
+ * instead. */
+static int64_t sweep_kernels(int n, int reach, int64_t rows, int sweeps, int edges) {
+    char dev[64];
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    if (!edges) setenv("ND_EDGE_MIN_BYTES", "1g", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = devices_for(n, dev, sizeof dev);
+    cfg.devices = dev;
+    ndt_restart(&cfg);
+    unsetenv("ND_EDGE_MIN_BYTES");
+    nd_scope_begin();
+    nd_array *u = int_grid(3, rows, 9);
+    if (reach > 0) cr_assert_eq(sweep5(u), ND_OK); /* splits it */
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    for (int i = 0; i < sweeps; i++) {
+        if (reach == 2) cr_assert_eq(sweep_reach2(u), ND_OK);
+        if (reach == 1) cr_assert_eq(sweep5(u), ND_OK);
+        /* Whole rows: fusion puts the stencil and the sum in one kernel. */
+        if (reach <= 0) {
+            nd_scope_begin(); /* the stencil's values have no handle: fused */
+            nd_keep(nd_sum(nd_sub(nd_add(nd_view(u, ":-2"), nd_view(u, "2:")), nd_view(u, "1:-1")), -reach));
+            nd_scope_end();
+        }
+    }
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    nd_scope_end();
+    return (int64_t)(n == 1 ? s1.kernels_run - s0.kernels_run : s1.device_kernels - s0.device_kernels);
+}
+
+/* The split is counted, so it cannot vanish silently: per sweep, each
+ * device's clone becomes its interior and one or two edge strips
+ * (partition_edges.c), against the same program with the strips off. */
+NDT_TEST(partition, edge_strips_counted) {
+    if (on_cuda()) cr_skip_test("kernel counts are checked on cpu:N");
+    /* Reach 1, 31 rows on cpu:3 (11|10|10): iteration rows [0,10) [10,20)
+     * [20,29), interiors [0,9) [11,19) [21,29): 1 + 2 + 1 strips. */
+    int64_t on = sweep_kernels(3, 1, 31, 5, 1), off = sweep_kernels(3, 1, 31, 5, 0);
+    cr_assert_eq(off, 3 * sweep_kernels(1, 1, 31, 5, 1), "reach 1: %lld kernels without strips", (long long)off);
+    cr_assert_eq(on - off, 4 * 5, "reach 1, cpu:3: %lld device kernels for 5 sweeps, %lld without strips",
+                 (long long)on, (long long)off);
+    /* Reach 2, 31 rows on cpu:4 (8|8|8|7): interiors of 4, 4, 4 and 3
+     * rows between strips of 2: 1 + 2 + 2 + 1 strips. */
+    on = sweep_kernels(4, 2, 31, 5, 1), off = sweep_kernels(4, 2, 31, 5, 0);
+    cr_assert_eq(on - off, 6 * 5, "reach 2, cpu:4: %lld device kernels for 5 sweeps, %lld without strips",
+                 (long long)on, (long long)off);
+    /* Too small to split: reach 2, 13 rows on cpu:3 (5|4|4): no piece has
+     * an interior as tall as its strips. */
+    on = sweep_kernels(3, 2, 13, 5, 1), off = sweep_kernels(3, 2, 13, 5, 0);
+    cr_assert_eq(on, off, "reach 2, 13 rows, cpu:3: %lld device kernels, %lld without strips", (long long)on,
+                 (long long)off);
+    /* Stencils fused with reductions stay whole on each device (the
+     * partial of a device keeps its one fold). */
+    for (int axis = 0; axis < 2; axis++) {
+        on = sweep_kernels(3, -axis, 31, 1, 1), off = sweep_kernels(3, -axis, 31, 1, 0);
+        cr_assert_gt(off, 0, "a reduction over axis %d split nothing", axis);
+        cr_assert_eq(on, off, "a reduction over axis %d, cpu:3: %lld device kernels, %lld without strips", axis,
+                     (long long)on, (long long)off);
+    }
 }
 
 NDT_TEST(partition, bad_settings_fail_clearly) {

@@ -109,7 +109,19 @@ typedef struct nd_step {
      * whole array, as on one device. */
     uint8_t part;
     uint8_t device;
+    /* A device kernel split at its halo (partition_edges.c): ND_STRIP_*. */
+    uint8_t strip;
 } nd_step;
+
+/* nd_step.strip: which rows of its device's iteration rows a KERNEL step
+ * covers. A device kernel that reads ghost rows runs as its edge strips
+ * (the rows whose loads reach a ghost row) and its interior (the rest),
+ * so that the halo copies of the next kernel overlap the interior. */
+enum {
+    ND_STRIP_WHOLE,    /* every iteration row of its device (or not split) */
+    ND_STRIP_EDGE,     /* the first or last rows, which read ghost rows */
+    ND_STRIP_INTERIOR  /* the rows between, which read only owned rows */
+};
 
 /* nd_step.part: NONE for every step of a one-device plan. */
 enum {

@@ -91,7 +91,7 @@ static const char *copy_direction(const nd_copy_desc *c) {
 
 void nd_step_label(const nd_step *st, char *buf, size_t cap) {
     switch (st->kind) {
-    case ND_STEP_KERNEL: snprintf(buf, cap, "%s", st->kernel->name); return;
+    case ND_STEP_KERNEL: snprintf(buf, cap, "%s%s", st->kernel->name, nd_step_strip_suffix(st)); return;
     case ND_STEP_MATMUL: {
         const nd_matmul_desc *mm = &st->matmul;
         snprintf(buf, cap, "matmul %lldx%lldx%lld %s", (long long)mm->m, (long long)mm->n, (long long)mm->k,
@@ -115,7 +115,7 @@ void nd_step_describe(const nd_step *st, char *text, size_t cap) {
     case ND_STEP_KERNEL: {
         long long points = 1;
         for (int d = 0; d < st->kernel->ndim; d++) points *= (long long)st->kernel->shape[d];
-        APPEND("kernel %s, %lld points:", st->kernel->name, points);
+        APPEND("kernel %s%s, %lld points:", st->kernel->name, nd_step_strip_suffix(st), points);
         for (int32_t i = 0; i < st->kernel->n_slots; i++) {
             uint8_t a = st->slot_access[i];
             APPEND("%s %s slot %d%s", i ? "," : "", a & ND_ACCESS_WRITE ? (a & ND_ACCESS_READ ? "rw" : "w") : "r",

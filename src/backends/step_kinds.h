@@ -56,6 +56,12 @@ void nd_step_free(nd_step *st);
  * "matmul 8192x8192x8192 float32", "copy host->device". */
 void nd_step_label(const nd_step *st, char *buf, size_t cap);
 
+/* What a label adds for a device kernel split at its halo (plan.h
+ * ND_STRIP_*): " (edge rows)", " (interior)", else "". */
+static inline const char *nd_step_strip_suffix(const nd_step *st) {
+    return st->strip == ND_STRIP_EDGE ? " (edge rows)" : st->strip == ND_STRIP_INTERIOR ? " (interior)" : "";
+}
+
 /* One line for ND_LOG=3: the step and the slots it reads and writes. */
 void nd_step_describe(const nd_step *st, char *buf, size_t cap);
 

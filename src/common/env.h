@@ -33,6 +33,10 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 #define ND_ENV_EXECUTOR_THREAD "ND_EXECUTOR_THREAD", 0, 1, 0
 #define ND_ENV_CHUNK_BYTES "ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1
 #define ND_ENV_SPLIT_MIN_BYTES "ND_SPLIT_MIN_BYTES", 0, (int64_t)1 << 50, 1
+/* ND_EDGE_MIN_BYTES: a device kernel that reads ghost rows is split into
+ * edge strips and interior when the interior moves at least this many
+ * bytes (scheduler/partition_edges.c); default 4 x ND_SPLIT_MIN_BYTES. */
+#define ND_ENV_EDGE_MIN_BYTES "ND_EDGE_MIN_BYTES", 0, (int64_t)1 << 50, 1
 #define ND_ENV_CPU_JIT_MIN "ND_CPU_JIT_MIN", 0, INT64_MAX, 0
 #define ND_ENV_PINNED_CACHE "ND_PINNED_CACHE", 0, INT64_MAX, 1
 /* ND_CUDA_GENERIC=0: CUDA kernels keep literal extents (the code generator

@@ -135,6 +135,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
         c->backend = ND_BACKEND_CPU;
     }
     if (nd_env_int64(ND_ENV_SPLIT_MIN_BYTES, &v, &set)) return ND_ERR_ARG;
+    if (nd_env_int64(ND_ENV_EDGE_MIN_BYTES, &v, &set)) return ND_ERR_ARG;
 
     if (c->log < 0 || c->log > 3)
         return nd_error_set(ND_ERR_ARG, "nd_init: nd_config.log = %d is out of range (use 0..3)",
@@ -299,7 +300,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
  * 1 MiB: below it a kernel per device costs more than it saves) are split
  * in row blocks over N logical memories. Both were checked. */
 static nd_split_config split_config_for(const nd_config *c, const nd_backend *be) {
-    nd_split_config sc = {1, (size_t)1 << 20, 0};
+    nd_split_config sc = {1, (size_t)1 << 20, 0, 0};
     int n = c->devices ? cpu_devices(c->devices) : 0;
     /* GPU ordinals ("0,1", "0,0"): split when the backend drives them all
      * (the CUDA backend; the CPU one, when auto fell back, runs whole). */
@@ -311,6 +312,10 @@ static nd_split_config split_config_for(const nd_config *c, const nd_backend *be
     int64_t v;
     int set;
     if (nd_env_int64(ND_ENV_SPLIT_MIN_BYTES, &v, &set) == 0 && set) sc.min_bytes = (size_t)v;
+    /* Edge strips pay two more launches per device and sweep: worth it
+     * when the interior they overlap takes longer than a halo copy. */
+    sc.edge_min_bytes = sc.min_bytes > ((size_t)1 << 60) / 4 ? sc.min_bytes : 4 * sc.min_bytes;
+    if (nd_env_int64(ND_ENV_EDGE_MIN_BYTES, &v, &set) == 0 && set) sc.edge_min_bytes = (size_t)v;
     return sc;
 }
 

@@ -81,8 +81,10 @@ void nd_trace_step(nd_scheduler_ctx *ctx, const nd_step *st, int32_t index, cons
     char label[112];
     nd_step_label(st, label, sizeof label);
     fprintf(ctx->trace,
-            "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+            "{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
             "\"dur\":%.3f,\"args\":{\"flush\":%llu,\"step\":%d}},\n",
-            value ? value : "", value ? ": " : "", label, nd_profile_kind_name(nd_step_category(st)), st->stream,
+            value ? value : "", value ? ": " : "", label, nd_profile_kind_name(nd_step_category(st)),
+            /* logical device d as process 1 + d, as the CUDA trace */
+            1 + (st->device ? st->device - 1 : 0), st->stream,
             start_us, dur_us, (unsigned long long)ctx->trace_flushes, index);
 }

@@ -21,6 +21,10 @@ typedef struct {
      * gathered at its end), as under mpirun, where another rank's pieces
      * are not in this process for a later gather; 0: they outlive it. */
     uint8_t pieces_per_plan;
+    /* ND_EDGE_MIN_BYTES: a device kernel reading ghost rows runs as edge
+     * strips and interior when the interior moves at least this many
+     * bytes (partition_edges.c). */
+    size_t edge_min_bytes;
 } nd_split_config;
 
 /* The first row device d of n owns when `rows` rows are split in blocks

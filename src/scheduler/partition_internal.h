@@ -54,6 +54,11 @@ void nd_part_iter(const nd_partitioner *P, int32_t i, int32_t d, int64_t *i0, in
  * [*lo, *hi), empty (lo >= hi) when none. */
 void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi);
 
+/* partition_edges.c: whether device d's clone of partitioned kernel step
+ * i runs as edge strips and interior; its interior rows [*c0, *c1), the
+ * strips being its other iteration rows. */
+int nd_part_edge_split(const nd_partitioner *P, int32_t i, int32_t d, int64_t *c0, int64_t *c1);
+
 const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write);
 int32_t nd_part_n_accesses(const nd_kernel *k);
 /* The new step list (partition_steps.c). */

@@ -214,7 +214,7 @@ static int record_pieces(nd_partitioner *P, int32_t n_slots0) {
  * are read at their own rows, affine indices (random draws) keep their
  * logical values, and a reduction over axis 0 writes partial `chunk`. */
 static int clone_kernel(emitter *E, const nd_step *orig, int32_t d, int64_t i0, int64_t i1, int32_t partial,
-                        int64_t chunk, int64_t out_n) {
+                        int64_t chunk, int64_t out_n, int strip) {
     nd_partitioner *P = E->P;
     const nd_kernel *k0 = orig->kernel;
     nd_kernel *k = nd_kernel_clone(k0);
@@ -268,6 +268,7 @@ static int clone_kernel(emitter *E, const nd_step *orig, int32_t d, int64_t i0, 
     s->slot_access = acc;
     s->part = ND_PART_KERNEL;
     s->device = (uint8_t)(d + 1);
+    s->strip = (uint8_t)strip;
     s->first_node = orig->first_node;
     s->last_node = orig->last_node;
     return 1;
@@ -333,8 +334,8 @@ static int arg_partials(emitter *E, const nd_step *orig, const int64_t *i0s, con
     for (int32_t d = 0; d < P->n_dev; d++) {
         if (i1s[d] <= i0s[d]) continue;
         base[c] = i0s[d] * per_row;
-        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c, out_n)) return 0;
-        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], values, c, out_n)) return 0;
+        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c, out_n, ND_STRIP_WHOLE)) return 0;
+        if (!clone_kernel(E, orig, d, i0s[d], i1s[d], values, c, out_n, ND_STRIP_WHOLE)) return 0;
         /* The value clone stores nothing: the index clone wrote them. */
         nd_kernel *kv = E->out[E->n_out - 1].kernel;
         kv->n_stores = 0;
@@ -368,6 +369,30 @@ static int reads_ghosts(const nd_partitioner *P, int32_t i, int32_t s) {
         if (lo < nd_split_row(sp->rows, P->n_dev, d) || hi > nd_split_row(sp->rows, P->n_dev, d + 1)) return 1;
     }
     return 0;
+}
+
+/* The clones of kernel step i (no reduction over axis 0), edge strips
+ * first (partition_edges.c): every device's strips, or its whole clone
+ * where it does not split, then the interiors of those that split. */
+static int edges_first(emitter *E, int32_t i, const int64_t *i0s, const int64_t *i1s) {
+    nd_partitioner *P = E->P;
+    const nd_step *orig = &P->plan->steps[i];
+    int64_t c0s[ND_MAX_SPLIT], c1s[ND_MAX_SPLIT];
+    uint8_t split[ND_MAX_SPLIT];
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        if (i1s[d] <= i0s[d]) continue;
+        split[d] = (uint8_t)nd_part_edge_split(P, i, d, &c0s[d], &c1s[d]);
+        if (!split[d]) {
+            if (!clone_kernel(E, orig, d, i0s[d], i1s[d], -1, 0, 0, ND_STRIP_WHOLE)) return 0;
+            continue;
+        }
+        if (c0s[d] > i0s[d] && !clone_kernel(E, orig, d, i0s[d], c0s[d], -1, 0, 0, ND_STRIP_EDGE)) return 0;
+        if (i1s[d] > c1s[d] && !clone_kernel(E, orig, d, c1s[d], i1s[d], -1, 0, 0, ND_STRIP_EDGE)) return 0;
+    }
+    for (int32_t d = 0; d < P->n_dev; d++)
+        if (i1s[d] > i0s[d] && split[d] && !clone_kernel(E, orig, d, c0s[d], c1s[d], -1, 0, 0, ND_STRIP_INTERIOR))
+            return 0;
+    return 1;
 }
 
 static int partition_step(emitter *E, int32_t i) {
@@ -408,13 +433,15 @@ static int partition_step(emitter *E, int32_t i) {
     }
     if (reduce0 && nd_reduce_is_arg((nd_reduce_kind)k->reduce.kind)) {
         if (!arg_partials(E, orig, i0s, i1s, partial, chunks, out_n)) return 0;
-    } else {
+    } else if (reduce0) {
         int64_t c = 0;
         for (int32_t d = 0; d < P->n_dev; d++) {
             if (i1s[d] <= i0s[d]) continue;
-            if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c++, out_n)) return 0;
+            if (!clone_kernel(E, orig, d, i0s[d], i1s[d], partial, c++, out_n, ND_STRIP_WHOLE)) return 0;
         }
-        if (reduce0 && !combine_kernel(E, orig, partial, chunks, out_n)) return 0;
+        if (!combine_kernel(E, orig, partial, chunks, out_n)) return 0;
+    } else if (!edges_first(E, i, i0s, i1s)) {
+        return 0;
     }
     for (int32_t ks = 0; ks < k->n_slots; ks++) {
         nd_part_slot *sp = &P->sp[orig->slots[ks]];

@@ -12,5 +12,10 @@ nd_status nd_plan_assign_storage(nd_plan *plan);
 /* Sets each step's stream, waits and signals, and n_streams_used. Needs
  * nd_plan_assign_storage first. */
 nd_status nd_plan_assign_streams(nd_plan *plan);
+/* The bytes [*lo, *hi) of its slot that access j of step st touches (in
+ * nd_step_access_at's order): the rows of a device kernel, the range of a
+ * halo, scatter or gather copy, else the whole slot [0, INT64_MAX). Two
+ * accesses of disjoint ranges do not order each other. */
+void nd_step_access_range(const nd_step *st, int32_t j, int64_t *lo, int64_t *hi);
 
 #endif

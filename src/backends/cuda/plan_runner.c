@@ -53,11 +53,11 @@ struct nd_cuda_plan_state {
     cudaEvent_t *events; /* per step that signals */
     /* Several logical devices: each step runs on plan stream `stream` of
      * its logical device (ldev; 0 for one device), a CUDA stream of its
-     * own per (ldev, stream). Steps the scheduler put on one plan stream
-     * are ordered by it; where consecutive ones run on different logical
-     * devices, the later waits for the earlier's event (order_wait). */
+     * own per (ldev, stream). The scheduler assigned streams per logical
+     * device (stream_assign.c), so its waits order every pair of queues;
+     * logical devices mapped onto one set of streams (ND_CUDA_SHARE_STREAMS)
+     * only add the order of issue. */
     uint8_t *ldev;        /* per step */
-    int32_t *order_wait;  /* per step: the step before it on its plan stream, on another logical device, or -1 */
     int spans_gpus;       /* some step runs on another GPU than logical device 0's */
     cudaEvent_t fork, join[ND_CUDA_MAX_LDEV][ND_PLAN_STREAMS];
     uint32_t streams[ND_CUDA_MAX_LDEV]; /* bit s: plan stream s of logical device d is used */
@@ -118,7 +118,6 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
     free(ps->scratch_offset);
     free(ps->events);
     free(ps->ldev);
-    free(ps->order_wait);
     free(ps->t0);
     free(ps->t1);
     free(ps->sig);
@@ -172,18 +171,14 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
     ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
     ps->ldev = nd_calloc((size_t)n + 1, sizeof *ps->ldev);
-    ps->order_wait = nd_calloc((size_t)n + 1, sizeof *ps->order_wait);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
     nd_status s = ps->kentries && ps->user_fns && ps->workspace_bytes && ps->scratch_offset && ps->events &&
-                          ps->ldev && ps->order_wait
+                          ps->ldev
                       ? ND_OK
                       : nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
-    /* Logical devices and the waits that keep a plan stream's order across
-     * them (only on a backend with several). */
-    int32_t last_on[ND_PLAN_STREAMS];
-    for (int t = 0; t < ND_PLAN_STREAMS; t++) last_on[t] = -1;
+    /* Logical devices (only on a backend with several). */
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         int d = step_ldev(cu, st);
@@ -191,17 +186,8 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
          * (the plan streams then order the steps as on one device). */
         if (cu->share_streams && cu->ldev[d].ordinal == cu->device) d = 0;
         ps->ldev[i] = (uint8_t)d;
-        ps->order_wait[i] = -1;
-        int32_t prev = last_on[st->stream];
-        if (prev >= 0 && ps->ldev[prev] != d) ps->order_wait[i] = prev;
-        last_on[st->stream] = i;
         if (cu->ldev[d].ordinal != cu->device) ps->spans_gpus = 1;
     }
-    for (int32_t i = 0; i < n && s == ND_OK; i++)
-        if (ps->order_wait[i] >= 0 && !ps->events[ps->order_wait[i]]) {
-            int32_t w = ps->order_wait[i];
-            s = make_event_on(cu, cu->ldev[ps->ldev[w]].ordinal, &ps->events[w], cudaEventDisableTiming);
-        }
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         int d = ps->ldev[i], ord = cu->ldev[d].ordinal;
@@ -378,9 +364,6 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         nd_cuda_use_device(cu, cu->ldev[ps->ldev[i]].ordinal);
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
-        if (ps->order_wait[i] >= 0)
-            ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[ps->order_wait[i]], 0),
-                        "cudaStreamWaitEvent (plan stream order)");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
         /* A step whose value the program named is an NVTX range of that
          * name, so Nsight Systems shows the program's names over its
@@ -559,6 +542,10 @@ static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan
 /* Kernels by the name they were compiled under, other steps by their
  * label (step_kinds.c). */
 static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, int32_t i, char *buf, size_t cap) {
+    if (st->kind == ND_STEP_KERNEL && st->strip) {
+        snprintf(buf, cap, "%s%s", ps->kentries[i]->info.name, nd_step_strip_suffix(st));
+        return buf;
+    }
     if (st->kind == ND_STEP_KERNEL) return ps->kentries[i]->info.name;
     nd_step_label(st, buf, cap);
     return buf;
