@@ -622,7 +622,9 @@ NDT_TEST(partition, transpose_counts_whole_array) {
     cr_assert_eq(nd_sync(), ND_OK);
     nd_stats s0, s1;
     nd_get_stats(&s0);
-    nd_array *t = nd_copy(nd_transpose(a, NULL));
+    nd_array *tv = nd_transpose(a, NULL);
+    nd_array *t = nd_copy(tv);
+    nd_free(tv); /* the view's handle (LeakSanitizer reported it) */
     nd_array *m = nd_matmul(a, t);
     cr_assert_eq(nd_sync(), ND_OK);
     nd_get_stats(&s1);
@@ -879,7 +881,9 @@ static void mm_chain(int n, int64_t m, int64_t k, double *x_out, nd_stats *delta
     nd_stats s0, s1;
     nd_get_stats(&s0);
     for (int it = 0; it < 5; it++) {
-        nd_array *y = nd_tanh(nd_matmul(x, w));
+        nd_scope_begin();
+        nd_array *y = nd_keep(nd_tanh(nd_matmul(x, w)));
+        nd_scope_end();
         nd_free(x);
         x = y;
         cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
