@@ -440,7 +440,7 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
         if (sp->gather_first) ok = gather_held(&E, s, &plan->steps[0]);
         if (ok && sp->split) ok = make_pieces(&E, s);
         /* Pieces held from the flush before hold the value; their ghost
-         * rows an older one. */
+         * rows an older one, unless that plan left them fresh. */
         if (sp->adopt) sp->in_pieces = 1, sp->stale = !sp->held->ghosts_fresh;
     }
     for (int32_t i = 0; i < plan->n_steps && ok; i++) {
@@ -481,8 +481,8 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
     plan->n_split_kernels = 0;
     for (int32_t i = 0; i < plan->n_steps; i++)
         if (P->kpart[i]) {
+            plan->n_split_kernels += plan->steps[i].kind == ND_STEP_KERNEL; /* a matmul: device_matmuls */
             nd_step_free(&plan->steps[i]);
-            plan->n_split_kernels++;
         }
     for (int32_t i = 0; i < plan->n_nodes; i++)
         if (plan->node_step[i] >= 0) plan->node_step[i] = remap[plan->node_step[i]];
