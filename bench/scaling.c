@@ -18,7 +18,11 @@
  *              form (no matrix), (P*N) x N unknowns, two dot products per
  *              iteration (the allreduces), S iterations per nd_sync, the
  *              scalars kept on the device (0-d arrays)
- *   matmul     a chain of S float32 N x N matmuls (default N 16384, S 4)
+ *   matmul     a chain of S float32 N x N matmuls (default N 16384, S 4):
+ *              over several devices C's rows follow A's and B rotates in
+ *              a ring of blocks (docs/internals.md "Matmul over pieces")
+ *   matmul-tall  X = X @ W, S times: X (P*N) x K, W K x K with K = N/16
+ *              (a small B: replicated once per device, then kept)
  *
  * Prints one CSV line (scripts/gpu/scaling.sh reads it):
  *   case,parts,n,rows,cols,seconds,points_per_s,points_per_s_per_part,checksum
@@ -110,7 +114,7 @@ static double host_checksum(nd_array *a) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_scaling heat|heat-norm|strong|cg|matmul [--parts P] [--n N] [--sweeps S] "
+        fprintf(stderr, "usage: bench_scaling heat|heat-norm|strong|cg|matmul|matmul-tall [--parts P] [--n N] [--sweeps S] "
                         "[--runs R] [--small] [--check]\n");
         return 2;
     }
@@ -130,18 +134,18 @@ int main(int argc, char **argv) {
         }
     }
     int heat = !strcmp(which, "heat"), norm = !strcmp(which, "heat-norm"), strong = !strcmp(which, "strong");
-    int cg = !strcmp(which, "cg"), mm = !strcmp(which, "matmul");
-    if (!(heat || norm || strong || cg || mm) || parts < 1) {
+    int cg = !strcmp(which, "cg"), mm = !strcmp(which, "matmul"), tall = !strcmp(which, "matmul-tall");
+    if (!(heat || norm || strong || cg || mm || tall) || parts < 1) {
         fprintf(stderr, "bench_scaling: unknown case %s\n", which);
         return 2;
     }
     if (!n) n = strong ? (small ? 512 : 32768) : small ? 256 : 16384;
-    if (!sweeps) sweeps = mm ? 4 : 20;
+    if (!sweeps) sweeps = mm || tall ? 4 : 20;
     if (!runs) runs = small ? 3 : 5;
     check |= small;
     if (nd_init(NULL) != ND_OK) die("nd_init");
     nd_scope_begin(); /* the setup's temporaries (views, scalars) end with it */
-    int64_t rows = strong || mm ? n : parts * n, cols = n;
+    int64_t rows = strong || mm ? n : parts * n, cols = tall ? (n / 16 > 0 ? n / 16 : 1) : n;
     double points = 0, seconds = 0, checksum = NAN;
     double *t = calloc((size_t)runs, sizeof *t);
     nd_random_seed(42);
@@ -181,6 +185,27 @@ int main(int argc, char **argv) {
         points = (double)rows * (double)cols * sweeps;
         if (check) checksum = host_checksum(s.x);
         nd_free(s.x), nd_free(s.r), nd_free(s.p), nd_free(s.ap), nd_free(s.rr);
+    } else if (tall) {
+        /* W's entries in [0, 2/K): X stays near its start. */
+        nd_array *x0 = nd_random_uniform(ND_FLOAT32, ND_SHAPE(rows, cols), 0.0, 1.0);
+        nd_array *w = nd_random_uniform(ND_FLOAT32, ND_SHAPE(cols, cols), 0.0, 2.0 / (double)cols);
+        if (!x0 || !w || nd_sync() != ND_OK) die("matmul-tall setup");
+        nd_array *x = NULL;
+        for (int r = -1; r < runs; r++) {
+            double t0 = bench_now();
+            nd_free(x);
+            x = nd_copy(x0);
+            for (int k = 0; k < sweeps; k++) {
+                nd_array *next = nd_matmul(x, w);
+                nd_free(x);
+                x = next;
+            }
+            if (nd_sync() != ND_OK) die("nd_sync");
+            if (r >= 0) t[r] = bench_now() - t0;
+        }
+        points = (double)rows * (double)cols * (double)cols * sweeps;
+        if (check) checksum = host_checksum(x);
+        nd_free(x), nd_free(x0), nd_free(w);
     } else {
         /* Scaled so that the chain stays near 1: B's entries in [0, 2/n). */
         nd_array *a = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n, n), 0.0, 1.0);

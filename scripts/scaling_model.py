@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The scaling model of docs/scaling.md: per-GPU time of one sweep (one CG
 iteration) = interior + max(0, halo - overlap) + launch + collective
-latency, for the heat stencil and CG on 2-D Poisson, on H200 and H100 nodes
+latency, for the heat stencil and CG on 2-D Poisson, and one matmul of a
+chain with B in a ring (matmul_chain), on H200 and H100 nodes
 of 8 GPUs (NVLink inside a node, one InfiniBand NDR port per GPU between
 nodes). Prints the markdown tables docs/scaling.md shows:
 
@@ -36,6 +37,11 @@ L_SYNC = 20e-6          # nd_sync: the host waits, then plans/launches again
 L_GRAPH = 10e-6         # one CUDA graph launch per device per flush
 
 ITEM = 4  # float32
+
+# ---- matmul (float32, nd's default cuBLAS compute type: no TF32) ----
+FP32_PEAK = {"H200": 67e12, "H100": 67e12}  # FLOP/s, non-tensor FP32 (SXM datasheets)
+GEMM_EFF = 0.8        # ASSUMED share of it a large SGEMM reaches (bench_scaling matmul measures it)
+L_GEMM = 5e-6         # ASSUMED: one cuBLAS GEMM launch
 
 
 def allreduce(p):
@@ -123,6 +129,21 @@ def rows_strong(gpu, n=32768):
     return out
 
 
+def matmul_chain(gpu, p, n=16384):
+    """One N x N float32 matmul of a chain over p GPUs of one node (ring of
+    B blocks: p GEMM steps per device, step t+1's block copied during step
+    t). Today every device's GEMM runs on device 0's stream: serial."""
+    rate = FP32_PEAK[gpu] * GEMM_EFF
+    step = 2.0 * (n / p) * (n / p) * n / rate       # one GEMM step of one device
+    copy = (n / p) * n * ITEM / NVLINK_DIR if p > 1 else 0.0  # one block over the link
+    exposed = (p - 1) * max(0.0, copy - step)
+    total = p * step + exposed + p * L_GEMM
+    one = 2.0 * n ** 3 / rate + L_GEMM
+    today = one + (p * p - 1) * L_GEMM  # the same work, p^2 launches, one stream
+    return dict(gpu=gpu, p=p, step=step, copy=copy, exposed=exposed, total=total,
+                eff=one / (p * total), eff_today=one / (p * today))
+
+
 def pct(x):
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -151,6 +172,15 @@ def main():
         for r in rows_strong(g):
             print(f'| {r["p"]} | {r["interior"]:.1f} | {r["halo"]:.1f} | {r["launch"]:.1f} | {r["total"]:.1f} | '
                   f'{pct(r["eff"])} | {pct(r["eff_no_overlap"])} |')
+    for g in ("H200",):  # the H100 SXM has the same FP32 peak and NVLink: the same table
+        print(f"\n### Matmul chain, {g} (and H100 SXM): one 16384^2 float32 matmul, B in a ring\n")
+        print("| GPUs | GEMM step us | block copy us | exposed copy us | per-matmul ms | efficiency "
+              "| nd today (GEMMs on one stream) |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        for p in (1, 2, 4, 8):
+            r = matmul_chain(g, p)
+            print(f'| {p} | {r["step"] * 1e6:.0f} | {r["copy"] * 1e6:.0f} | {r["exposed"] * 1e6:.0f} | '
+                  f'{r["total"] * 1e3:.1f} | {pct(r["eff"])} | {pct(r["eff_today"])} |')
 
 
 if __name__ == "__main__":

@@ -247,13 +247,14 @@ static int flushes_in_a_row(uint64_t seed, nd_array **outs) {
 }
 
 /* An array written split in one flush and read whole by steps that do not
- * split (a matmul, a transpose) in the next, then split again; and one
- * the program writes through nd_data between flushes. */
+ * split (a matmul of a transposed A, a transpose) in the next, then split
+ * again; and one the program writes through nd_data between flushes. (A
+ * matmul of split rows runs over the pieces: the matmul tests below.) */
 static int whole_readers(uint64_t seed, nd_array **outs) {
     nd_array *a = rand_array(seed, 24, 24), *b = rand_array(seed + 1, 24, 24);
     nd_array *c = nd_add(nd_mul(a, b), nd_scalar(1.0));
     cr_assert_eq(nd_sync(), ND_OK);
-    nd_array *m = nd_matmul(c, b);
+    nd_array *m = nd_matmul(nd_transpose(c, NULL), b);
     nd_array *t = nd_copy(nd_transpose(c, NULL));
     cr_assert_eq(nd_sync(), ND_OK);
     for (int i = 0; i < 3; i++) cr_assert_eq(sweep5(c), ND_OK);
@@ -266,7 +267,7 @@ static int whole_readers(uint64_t seed, nd_array **outs) {
     outs[0] = nd_sub(c, t);
     outs[1] = m;
     outs[2] = nd_mul(a, nd_scalar(2.0));
-    outs[3] = nd_matmul(t, nd_add(c, nd_scalar(0.5)));
+    outs[3] = nd_matmul(nd_transpose(t, NULL), nd_add(c, nd_scalar(0.5)));
     return 4;
 }
 
@@ -781,7 +782,9 @@ NDT_TEST(partition, transpose_counts_whole_array) {
     cr_assert_eq(nd_sync(), ND_OK);
     nd_stats s0, s1;
     nd_get_stats(&s0);
-    nd_array *t = nd_copy(nd_transpose(a, NULL));
+    nd_array *tv = nd_transpose(a, NULL);
+    nd_array *t = nd_copy(tv);
+    nd_free(tv); /* the view's handle (LeakSanitizer reported it) */
     nd_array *m = nd_matmul(a, t);
     cr_assert_eq(nd_sync(), ND_OK);
     nd_get_stats(&s1);
@@ -881,4 +884,228 @@ NDT_TEST(partition, gpu_lists_parsed_once) {
     nd_get_stats(&st);
     cr_assert_eq(st.device_kernels, 0, "a GPU list split on the CPU backend");
     nd_scope_end();
+}
+
+/* ------------------------------------------------------------ matmul over pieces
+ *
+ * C = A @ B with A split in row blocks (partition_matmul.c): C's rows
+ * follow A's; a small B is replicated once per device and kept while it
+ * does not change; a large one rotates in a ring of P accumulating GEMMs
+ * per device, so float results are not one GEMM's bits: they are checked
+ * against a float64 reference within rounding, and bitwise run to run. */
+
+typedef struct {
+    int64_t m, k, n;
+    nd_dtype dt;
+    int ring; /* 1: B rotates in a ring; 0: it is replicated */
+} mm_case;
+
+/* Values in [-1, 1): full float64 precision, rounded to float32 for the
+ * 32-bit dtypes; small integers for int32. */
+static void mm_fill(double *v, int64_t count, uint64_t seed, nd_dtype dt) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (int64_t i = 0; i < count; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(x >> 11) * 0x1p-53 * 2.0 - 1.0;
+        v[i] = dt == ND_INT32 ? floor(u * 9.0) : dt == ND_FLOAT32 || dt == ND_COMPLEX64 ? (double)(float)u : u;
+    }
+}
+
+static int mm_parts(nd_dtype dt) { return dt == ND_COMPLEX64 ? 2 : 1; }
+
+static void mm_to_dt(const double *v, int64_t count, nd_dtype dt, void *dst) {
+    for (int64_t i = 0; i < count; i++) {
+        if (dt == ND_FLOAT64) ((double *)dst)[i] = v[i];
+        else if (dt == ND_INT32) ((int32_t *)dst)[i] = (int32_t)v[i];
+        else ((float *)dst)[i] = (float)v[i];
+    }
+}
+
+static double mm_at(const void *src, int64_t i, nd_dtype dt) {
+    if (dt == ND_FLOAT64) return ((const double *)src)[i];
+    if (dt == ND_INT32) return ((const int32_t *)src)[i];
+    return ((const float *)src)[i];
+}
+
+static double mm_a[64 * 64 * 2], mm_b[64 * 64 * 2];
+static char mm_abuf[64 * 64 * 8], mm_bbuf[64 * 64 * 8], mm_got[64 * 64 * 8], mm_again[64 * 64 * 8];
+
+/* D = ((A + A) @ B) * 0.5 on n devices (fused elementwise work before and
+ * after the matmul: both exact), D's bytes into out; the matmul's counts. */
+static void mm_run(int n, const mm_case *c, void *out, nd_stats *delta) {
+    char dev[64];
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = devices_for(n, dev, sizeof dev);
+    cfg.devices = dev;
+    ndt_restart(&cfg);
+    nd_scope_begin();
+    nd_array *a = nd_from_host(mm_abuf, c->dt, ND_SHAPE(c->m, c->k));
+    nd_array *b = nd_from_host(mm_bbuf, c->dt, ND_SHAPE(c->k, c->n));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats s0;
+    nd_get_stats(&s0);
+    nd_array *d = c->dt == ND_INT32 ? nd_sub(nd_matmul(nd_add(a, a), b), nd_matmul(a, b)) /* 2AB - AB */
+                                    : nd_mul(nd_matmul(nd_add(a, a), b), nd_scalar(0.5));
+    size_t bytes = (size_t)(c->m * c->n * mm_parts(c->dt)) * (c->dt == ND_FLOAT64 ? 8 : 4);
+    memset(out, 0x7f, bytes);
+    cr_assert_eq(nd_to_host(d, out, bytes), ND_OK, "%s: %s", dev, nd_last_error());
+    nd_get_stats(delta);
+    delta->device_matmuls -= s0.device_matmuls;
+    delta->ring_copies -= s0.ring_copies;
+    delta->matmul_replicas -= s0.matmul_replicas;
+    nd_scope_end();
+}
+
+static void mm_check(const mm_case *c, int n) {
+    int parts = mm_parts(c->dt);
+    mm_fill(mm_a, c->m * c->k * parts, (uint64_t)(c->m * 131 + c->k), c->dt);
+    mm_fill(mm_b, c->k * c->n * parts, (uint64_t)(c->n * 17 + c->k), c->dt);
+    mm_to_dt(mm_a, c->m * c->k * parts, c->dt, mm_abuf);
+    mm_to_dt(mm_b, c->k * c->n * parts, c->dt, mm_bbuf);
+    nd_stats s, s2;
+    mm_run(n, c, mm_got, &s);
+    mm_run(n, c, mm_again, &s2);
+    size_t bytes = (size_t)(c->m * c->n * parts) * (c->dt == ND_FLOAT64 ? 8 : 4);
+    cr_assert(memcmp(mm_got, mm_again, bytes) == 0, "%d devices, %lldx%lldx%lld dtype %d: differs run to run", n,
+              (long long)c->m, (long long)c->k, (long long)c->n, (int)c->dt);
+    /* (k + 1) units of rounding of the sum of |products| bound any order's error */
+    double tol = c->dt == ND_FLOAT64 ? 1e-14 : c->dt == ND_INT32 ? 0 : 4e-6;
+    for (int64_t i = 0; i < c->m; i++)
+        for (int64_t j = 0; j < c->n; j++)
+            for (int p = 0; p < parts; p++) {
+                double want = 0, mag = 0;
+                for (int64_t q = 0; q < c->k; q++) {
+                    if (parts == 1) {
+                        double t = mm_a[i * c->k + q] * mm_b[q * c->n + j];
+                        want += t;
+                        mag += fabs(t);
+                    } else {
+                        const double *x = &mm_a[2 * (i * c->k + q)], *y = &mm_b[2 * (q * c->n + j)];
+                        double t0 = p == 0 ? x[0] * y[0] : x[0] * y[1], t1 = p == 0 ? -x[1] * y[1] : x[1] * y[0];
+                        want += t0 + t1;
+                        mag += fabs(t0) + fabs(t1);
+                    }
+                }
+                double got = mm_at(mm_got, (i * c->n + j) * parts + p, c->dt);
+                cr_assert(fabs(got - want) <= tol * (mag + 1.0),
+                          "%d devices, %lldx%lldx%lld dtype %d: C[%lld][%lld].%d = %.17g, want %.17g", n,
+                          (long long)c->m, (long long)c->k, (long long)c->n, (int)c->dt, (long long)i, (long long)j,
+                          p, got, want);
+            }
+    /* Every device has rows of C and of B here but in the edge cases. */
+    int64_t rows_dev = c->m < n ? c->m : n, blocks = c->k < n ? c->k : n;
+    int64_t mms = c->dt == ND_INT32 ? 2 : 1;
+    if (c->ring) {
+        cr_assert_eq(s.matmul_replicas, 0, "%d devices: a ring's B was replicated", n);
+        cr_assert_eq(s.device_matmuls, (uint64_t)(rows_dev * blocks), "%d devices: %llu matmuls, want %lld", n,
+                     (unsigned long long)s.device_matmuls, (long long)(rows_dev * blocks));
+        if (c->m >= n && c->k >= n)
+            cr_assert_eq(s.ring_copies, (uint64_t)(n * (n - 1)), "%d devices: %llu ring copies", n,
+                         (unsigned long long)s.ring_copies);
+    } else {
+        cr_assert_eq(s.ring_copies, 0, "%d devices: a small B went round a ring", n);
+        cr_assert_eq(s.device_matmuls, (uint64_t)(mms * rows_dev), "%d devices: %llu matmuls", n,
+                     (unsigned long long)s.device_matmuls);
+        cr_assert_eq(s.matmul_replicas, (uint64_t)n, "%d devices: B replicated %llu times", n,
+                     (unsigned long long)s.matmul_replicas);
+    }
+}
+
+NDT_TEST(partition, matmul_over_pieces_against_float64) {
+    const mm_case cases[] = {
+        {37, 29, 5, ND_FLOAT64, 0},  /* B no larger than a device's block of A: replicated */
+        {37, 29, 23, ND_FLOAT64, 1}, /* a ring */
+        {41, 31, 27, ND_FLOAT32, 1}, {41, 31, 3, ND_FLOAT32, 0}, {23, 19, 17, ND_COMPLEX64, 1},
+        {13, 7, 9, ND_INT32, 0},     /* integers never ring (the accumulating GEMM is BLAS's): replicated */
+        {3, 2, 5, ND_FLOAT64, 1},    /* fewer rows and inner blocks than devices */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int n = 2; n <= 4; n++) mm_check(&cases[i], n);
+}
+
+/* X = tanh(X @ W) five times, one sync each, against float64 on the host;
+ * returns the counts of the five flushes. */
+static void mm_chain(int n, int64_t m, int64_t k, double *x_out, nd_stats *delta) {
+    char dev[64];
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = devices_for(n, dev, sizeof dev);
+    cfg.devices = dev;
+    ndt_restart(&cfg);
+    mm_fill(mm_a, m * k, 5, ND_FLOAT64);
+    mm_fill(mm_b, k * k, 6, ND_FLOAT64);
+    for (int64_t i = 0; i < k * k; i++) mm_b[i] *= 0.5;
+    nd_array *x = nd_from_host(mm_a, ND_FLOAT64, ND_SHAPE(m, k)), *w = nd_from_host(mm_b, ND_FLOAT64, ND_SHAPE(k, k));
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    for (int it = 0; it < 5; it++) {
+        nd_scope_begin();
+        nd_array *y = nd_keep(nd_tanh(nd_matmul(x, w)));
+        nd_scope_end();
+        nd_free(x);
+        x = y;
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    }
+    nd_get_stats(&s1);
+    cr_assert_eq(nd_to_host(x, x_out, (size_t)(m * k) * 8), ND_OK, "%s", nd_last_error());
+    *delta = s1;
+    delta->device_matmuls -= s0.device_matmuls;
+    delta->ring_copies -= s0.ring_copies;
+    delta->matmul_replicas -= s0.matmul_replicas;
+    delta->arrays_gathered -= s0.arrays_gathered;
+    delta->arrays_scattered -= s0.arrays_scattered;
+    nd_free(x);
+    nd_free(w);
+    /* the reference, in place in mm_a */
+    double row[64];
+    for (int it = 0; it < 5; it++)
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t j = 0; j < k; j++) {
+                double s = 0;
+                for (int64_t q = 0; q < k; q++) s += mm_a[i * k + q] * mm_b[q * k + j];
+                row[j] = tanh(s);
+            }
+            memcpy(&mm_a[i * k], row, sizeof(double) * (size_t)k);
+        }
+}
+
+static double chain_got[64 * 64], chain_again[64 * 64];
+
+static void chain_check(int n, int64_t m, int64_t k, nd_stats *s) {
+    nd_stats again;
+    mm_chain(n, m, k, chain_again, &again);
+    mm_chain(n, m, k, chain_got, s);
+    cr_assert(memcmp(chain_got, chain_again, sizeof(double) * (size_t)(m * k)) == 0, "%d devices: differs run to run", n);
+    for (int64_t i = 0; i < m * k; i++)
+        cr_assert(fabs(chain_got[i] - mm_a[i]) <= 1e-13, "%d devices: X[%lld] = %.17g, want %.17g", n, (long long)i,
+                  chain_got[i], mm_a[i]);
+    cr_assert_eq(s->arrays_gathered, 0, "%d devices: the chain gathered %llu arrays between flushes", n,
+                 (unsigned long long)s->arrays_gathered);
+}
+
+NDT_TEST(partition, matmul_chain_small_b_replicated_once) {
+    for (int n = 2; n <= 4; n++) {
+        nd_stats s;
+        chain_check(n, 67, 16, &s); /* W: 2 KiB, a device's block of X at least 4 KiB */
+        cr_assert_eq(s.matmul_replicas, (uint64_t)n, "%d devices: W replicated %llu times over 5 flushes, want once "
+                     "per device", n, (unsigned long long)s.matmul_replicas);
+        cr_assert_eq(s.ring_copies, 0);
+        cr_assert_eq(s.device_matmuls, (uint64_t)(5 * n));
+    }
+}
+
+NDT_TEST(partition, matmul_chain_large_b_rings) {
+    for (int n = 2; n <= 4; n++) {
+        nd_stats s;
+        chain_check(n, 21, 16, &s);
+        cr_assert_eq(s.matmul_replicas, 0);
+        cr_assert_eq(s.ring_copies, (uint64_t)(5 * n * (n - 1)), "%d devices: %llu ring copies in 5 flushes", n,
+                     (unsigned long long)s.ring_copies);
+        cr_assert_eq(s.device_matmuls, (uint64_t)(5 * n * n));
+        /* X from the host and W, each once: later flushes start from the pieces. */
+        cr_assert_eq(s.arrays_scattered, 2, "%d devices: %llu arrays scattered", n,
+                     (unsigned long long)s.arrays_scattered);
+    }
 }

@@ -203,6 +203,13 @@ typedef struct {
                                     find a singular matrix): such a plan runs step by step, never
                                     as one CUDA graph. Gathers and scatters do not: their bad
                                     indices are read once after the whole plan */
+    uint64_t device_matmuls;     /* part of library_calls: matmuls over the rows of one device
+                                    (a ring of B blocks runs one per block) */
+    uint64_t ring_copies;        /* part of copies: row blocks of a large matmul B copied to the
+                                    device that multiplies by them next (the ring) */
+    uint64_t matmul_replicas;    /* part of copies: a small matmul B copied whole to one device;
+                                    a replica is kept while B's version is unchanged, so a loop
+                                    multiplying by one B replicates it once per device */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

@@ -141,5 +141,6 @@ for r in rows:
           f'{float(r["points_per_s"]):.3e} | {per:.3e} | {eff} | {chk} |')
 print("\nWeak scaling (heat, heat-norm, cg): per-device grid fixed, efficiency = per-device points/s at P over P=1."
       "\nStrong (strong, matmul): one problem, efficiency = points/s at P over P x points/s at P=1."
-      "\nmatmul is not partitioned yet (docs/internals.md): it runs on one device whatever P is.")
+      "\nmatmul: C's rows follow A's, B in a ring of blocks (docs/internals.md \"Matmul over pieces\"); on CUDA"
+      "\nevery device's GEMM still runs on device 0's stream, so expect about one device's time (docs/scaling.md).")
 PY

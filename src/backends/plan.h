@@ -34,6 +34,11 @@ typedef struct {
     int64_t a_offset, b_offset, c_offset;
     int64_t a_batch[ND_MAX_DIMS], b_batch[ND_MAX_DIMS], c_batch[ND_MAX_DIMS];
     int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
+    /* C += A @ B instead of C = A @ B: the steps of one device's matmul
+     * over blocks of the inner dimension (scheduler/partition_matmul.c),
+     * emitted only for float32, float64, complex64 and complex128 operands
+     * that BLAS addresses in place (column stride 1). */
+    uint8_t accumulate;
 } nd_matmul_desc;
 
 /* Copies `bytes` from src_offset of src_slot's memory in src_memory to
@@ -130,7 +135,9 @@ enum {
     ND_PART_COMBINE, /* folds the devices' partial reductions, in device order */
     ND_PART_SCATTER, /* whole array -> one device's piece (its rows and ghost rows) */
     ND_PART_HALO,    /* a neighbour's owned rows -> a piece's ghost rows */
-    ND_PART_GATHER   /* one device's owned rows -> the whole array */
+    ND_PART_GATHER,  /* one device's owned rows -> the whole array */
+    ND_PART_RING,    /* a row block of a matmul's B -> a device's ring buffer */
+    ND_PART_REPLICA  /* a small matmul B, whole -> one device's replica */
 };
 
 typedef enum {
@@ -171,7 +178,7 @@ typedef struct {
  * only); else they no longer hold it (the plan wrote the whole array). */
 typedef struct {
     int32_t walk_index;
-    uint8_t twin, keep, whole_stale;
+    uint8_t twin, keep, whole_stale, ghosts_fresh;
     int32_t n_dev;
     size_t row_bytes;
     int64_t rows;

@@ -36,7 +36,8 @@ nd_step_access nd_step_access_at(const nd_step *st, int32_t j, int32_t plan_memo
         const nd_matmul_desc *m = &st->matmul;
         return j == 0   ? (nd_step_access){m->a_slot, ND_ACCESS_READ, plan_memory}
                : j == 1 ? (nd_step_access){m->b_slot, ND_ACCESS_READ, plan_memory}
-                        : (nd_step_access){m->c_slot, ND_ACCESS_WRITE, plan_memory};
+                        : (nd_step_access){m->c_slot, m->accumulate ? ND_ACCESS_READ | ND_ACCESS_WRITE
+                                                                    : ND_ACCESS_WRITE, plan_memory};
     }
     case ND_STEP_COPY:
         /* Between a buffer's memories (src_slot == dst_slot) or from a

@@ -31,6 +31,9 @@ typedef struct nd_buffer_pieces {
     uint8_t valid;
     /* ... and the whole memory does not (a reader gathers first). */
     uint8_t whole_stale;
+    /* ... and the ghost rows hold it too (no halo before reading them:
+     * a matmul's replica of a small B is all ghost rows). */
+    uint8_t ghosts_fresh;
     uint32_t version;
     int32_t n_dev;
     size_t row_bytes;

@@ -30,8 +30,8 @@ static const char *const STREAM_FILL[ND_PLAN_STREAMS] = {"#f7fbff", "#fcfbfd", "
                                                          "#fff5eb", "#f7fcf5"};
 
 /* What a step of a split plan is (scheduler/partition.c), before its label. */
-static const char *const PART_NAMES[] = {"", "", "", "scatter, ", "halo, ", "gather, "};
-_Static_assert(sizeof PART_NAMES / sizeof *PART_NAMES == ND_PART_GATHER + 1, "a name per ND_PART_*");
+static const char *const PART_NAMES[] = {"", "", "", "scatter, ", "halo, ", "gather, ", "ring, ", "replica, "};
+_Static_assert(sizeof PART_NAMES / sizeof *PART_NAMES == ND_PART_REPLICA + 1, "a name per ND_PART_*");
 
 /* Kernels of a split plan: one colour per device (cycling). */
 static const char *const DEVICE_FILL[4] = {"#c6dbef", "#dadaeb", "#fdd0a2", "#c7e9c0"};

@@ -395,8 +395,16 @@ static void count_step(nd_stats *stats, const nd_step *st) {
     if (st->kind == ND_STEP_COPY) stats->bytes_copied += st->copy.bytes;
     switch (st->part) {
     case ND_PART_KERNEL:
+        if (st->kind == ND_STEP_MATMUL) {
+            stats->device_matmuls++;
+            break;
+        }
+        stats->device_kernels++;
+        break;
     case ND_PART_COMBINE: stats->device_kernels++; break;
     case ND_PART_HALO: stats->halo_copies++; break;
+    case ND_PART_RING: stats->ring_copies++; break;
+    case ND_PART_REPLICA: stats->matmul_replicas++; break;
     case ND_PART_SCATTER:
     case ND_PART_GATHER: stats->piece_copies++; break;
     default: break;

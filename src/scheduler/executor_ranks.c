@@ -37,8 +37,10 @@ nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t ran
         return ND_RANK_SKIP;
     }
     case ND_PART_COMBINE: return ND_RANK_RUN; /* every rank folds the same partials */
-    case ND_PART_SCATTER: return d == rank ? ND_RANK_RUN : ND_RANK_SKIP; /* whole arrays are on every rank */
+    case ND_PART_SCATTER:
+    case ND_PART_REPLICA: return d == rank ? ND_RANK_RUN : ND_RANK_SKIP; /* whole arrays are on every rank */
     case ND_PART_HALO:
+    case ND_PART_RING: /* a block of a matmul's B from its owner's piece */
         if (d == rank) return ND_RANK_RECV;
         return nd_rank_of_slot(plan, st->copy.src_slot) == rank ? ND_RANK_SEND : ND_RANK_SKIP;
     case ND_PART_GATHER: return ND_RANK_GATHER;

@@ -42,7 +42,8 @@ static uint64_t twin_state(const nd_buffer *b) {
  * (scheduler/partition.c): their layout, or 0 when they hold nothing. */
 static uint64_t pieces_state(const nd_buffer_pieces *p) {
     if (!p) return 0;
-    uint64_t h = nd_hash_pair(0x91ECE5ull ^ (uint64_t)p->whole_stale, (uint64_t)p->n_dev);
+    uint64_t h = nd_hash_pair(0x91ECE5ull ^ (uint64_t)p->whole_stale ^ ((uint64_t)p->ghosts_fresh << 1),
+                              (uint64_t)p->n_dev);
     h = nd_hash_pair(h ^ (uint64_t)p->rows, (uint64_t)p->row_bytes);
     for (int32_t d = 0; d < p->n_dev && d < ND_MAX_PIECES; d++) h = nd_hash_pair(h ^ (uint64_t)p->p0[d], (uint64_t)p->pn[d]);
     return h;

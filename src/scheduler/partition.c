@@ -14,7 +14,9 @@
  * kernel touching it partitions; removing a slot can stop another kernel
  * from partitioning, so the two are found as a fixed point. Everything
  * else keeps the whole array: a transpose, a reshape across rows, a
- * concatenate on axis 0, a matmul, a scan, a sort, a library call. */
+ * concatenate on axis 0, a batched matmul, a scan, a sort, a library
+ * call. A matmul whose A and C split runs per device on C's rows
+ * (partition_matmul.c). */
 #include "scheduler/partition.h"
 
 #include <stdlib.h>
@@ -66,8 +68,8 @@ static int kernel_empty(const nd_kernel *k) {
 }
 
 /* A kernel fusion collapsed to one axis (contiguous elementwise work)
- * walks its slots element by element; where another kernel of the plan
- * walks one of them in rows of S elements, the collapsed kernel is given
+ * walks its slots element by element; where another kernel (or a matmul)
+ * of the plan walks one of them in rows of S elements, the collapsed kernel is given
  * back its rows (shape (n/S, S)), so that both split the slot alike. */
 static void restore_rows(nd_partitioner *P) {
     nd_plan *p = P->plan;
@@ -75,6 +77,7 @@ static void restore_rows(nd_partitioner *P) {
     if (!cand) return;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const nd_step *st = &p->steps[i];
+        if (st->kind == ND_STEP_MATMUL) nd_part_matmul_strides(st, cand);
         if (st->kind != ND_STEP_KERNEL || st->kernel->ndim < 2 || kernel_empty(st->kernel)) continue;
         const nd_kernel *k = st->kernel;
         for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
@@ -129,6 +132,7 @@ static void find_row_slots(nd_partitioner *P) {
     nd_plan *p = P->plan;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const nd_step *st = &p->steps[i];
+        if (st->kind == ND_STEP_MATMUL && nd_part_matmul_rows(P, st)) continue;
         if (st->kind != ND_STEP_KERNEL || kernel_empty(st->kernel)) {
             for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
                 int32_t s = nd_step_access_at(st, j, p->memory).slot;
@@ -250,13 +254,18 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
 void nd_part_iter(const nd_partitioner *P, int32_t i, int32_t d, int64_t *i0, int64_t *i1) {
     int64_t a = nd_split_row(P->arows[i], P->n_dev, d) - P->anchor[i];
     int64_t b = nd_split_row(P->arows[i], P->n_dev, d + 1) - P->anchor[i];
-    int64_t n = P->plan->steps[i].kernel->shape[0];
+    const nd_step *st = &P->plan->steps[i];
+    int64_t n = st->kind == ND_STEP_MATMUL ? st->matmul.m : st->kernel->shape[0];
     *i0 = a < 0 ? 0 : a;
     *i1 = b > n ? n : b;
 }
 
 void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi) {
     const nd_step *st = &P->plan->steps[i];
+    if (st->kind == ND_STEP_MATMUL) {
+        nd_part_matmul_need(P, i, s, d, lo, hi);
+        return;
+    }
     const nd_kernel *k = st->kernel;
     int64_t i0, i1;
     nd_part_iter(P, i, d, &i0, &i1);
@@ -312,6 +321,9 @@ static void find_split(nd_partitioner *P) {
             else if (st->kind == ND_STEP_KERNEL && kernel_partitions(P, i, &P->anchor[i], &why)) {
                 P->kpart[i] = 1;
                 continue;
+            } else if (st->kind == ND_STEP_MATMUL && nd_part_matmul_partitions(P, i, &P->anchor[i], &why)) {
+                P->kpart[i] = 1;
+                continue;
             }
             changed |= unsplit_step(P, i, why);
         }
@@ -335,23 +347,26 @@ static void find_pieces(nd_partitioner *P) {
     for (int32_t i = 0; i < p->n_steps; i++) {
         if (!P->kpart[i]) continue;
         const nd_step *st = &p->steps[i];
-        for (int32_t ks = 0; ks < st->kernel->n_slots; ks++) {
-            int32_t s = st->slots[ks];
-            nd_part_slot *sp = &P->sp[s];
-            if (!sp->split) continue;
-            for (int32_t d = 0; d < P->n_dev; d++) {
-                int64_t lo, hi;
-                nd_part_need(P, i, s, d, &lo, &hi);
-                if (hi <= lo) continue;
-                int64_t a = sp->p0[d], b = sp->p0[d] + sp->pn[d];
-                if (sp->pn[d] == 0) a = lo, b = hi; /* owns none: ghost rows only */
-                if (lo < a) a = lo;
-                if (hi > b) b = hi;
-                if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
-                sp->p0[d] = a;
-                sp->pn[d] = b - a;
-            }
+        for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+            int32_t s = nd_step_access_at(st, j, p->memory).slot;
+            if (s >= 0 && P->sp[s].split) nd_part_widen(P, i, s);
         }
+    }
+}
+
+void nd_part_widen(nd_partitioner *P, int32_t i, int32_t s) {
+    nd_part_slot *sp = &P->sp[s];
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        int64_t lo, hi;
+        nd_part_need(P, i, s, d, &lo, &hi);
+        if (hi <= lo) continue;
+        int64_t a = sp->p0[d], b = sp->p0[d] + sp->pn[d];
+        if (sp->pn[d] == 0) a = lo, b = hi; /* owns none: ghost rows only */
+        if (lo < a) a = lo;
+        if (hi > b) b = hi;
+        if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
+        sp->p0[d] = a;
+        sp->pn[d] = b - a;
     }
 }
 
@@ -450,6 +465,7 @@ nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_s
         restore_rows(&P);
         find_row_slots(&P);
         find_split(&P);
+        nd_part_matmul_replicas(&P);
         find_pieces(&P);
         find_held(&P);
         count_whole(&P);

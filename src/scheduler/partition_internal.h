@@ -32,6 +32,9 @@ typedef struct {
     const nd_buffer_pieces *held;
     uint8_t persist, adopt, gather_first;
     uint8_t touched, plan_writes; /* some step of the plan reads or writes it; writes it */
+    /* A matmul's B replicated: every device's piece holds every row
+     * (partition_matmul.c). */
+    uint8_t replica;
     int32_t old_piece[ND_MAX_SPLIT]; /* gather_first: the held pieces' slots */
 } nd_part_slot;
 
@@ -63,5 +66,34 @@ const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write);
 int32_t nd_part_n_accesses(const nd_kernel *k);
 /* The new step list (partition_steps.c). */
 nd_status nd_part_rewrite(nd_partitioner *P);
+
+/* Widens split slot s's pieces to the rows device clones of step i read. */
+void nd_part_widen(nd_partitioner *P, int32_t i, int32_t s);
+
+/* What partition_steps.c writes the new step list with. */
+typedef struct nd_part_emitter {
+    nd_partitioner *P;
+    nd_step *out;
+    uint32_t n_out, cap_out;
+    uint32_t cap_slots;
+    int32_t *made; /* kernels made here (freed on failure) */
+} nd_part_emitter;
+nd_step *nd_part_push(nd_part_emitter *E);
+int32_t nd_part_new_temp(nd_part_emitter *E, size_t bytes, int32_t device);
+int nd_part_copy(nd_part_emitter *E, int32_t src, size_t src_off, int32_t dst, size_t dst_off, size_t bytes, int part,
+                 int32_t device, const nd_step *orig);
+int nd_part_halo(nd_part_emitter *E, int32_t s, const nd_step *orig);
+
+/* Matmul over pieces (partition_matmul.c): C's rows follow A's, B is
+ * replicated or rotates in a ring. Row slots of matmul step st (0: it
+ * does not split, its slots stay whole); whether step i partitions; the
+ * rows of slot s device d's matmuls read; which Bs are replicated; the
+ * steps of partitioned matmul step i. */
+int nd_part_matmul_rows(nd_partitioner *P, const nd_step *st);
+void nd_part_matmul_strides(const nd_step *st, int64_t *row_stride);
+int nd_part_matmul_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, const char **why);
+void nd_part_matmul_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int64_t *lo, int64_t *hi);
+void nd_part_matmul_replicas(nd_partitioner *P);
+int nd_part_matmul_step(nd_part_emitter *E, int32_t i);
 
 #endif

@@ -19,13 +19,7 @@
 #include "scheduler/kernel_builder.h"
 #include "scheduler/partition_internal.h"
 
-typedef struct {
-    nd_partitioner *P;
-    nd_step *out;
-    uint32_t n_out, cap_out;
-    uint32_t cap_slots;
-    int32_t *made; /* kernels made here (freed on failure) */
-} emitter;
+typedef nd_part_emitter emitter;
 
 static nd_step *push(emitter *E) {
     if (!nd_grow((void **)&E->out, &E->cap_out, E->n_out + 1, sizeof *E->out)) return NULL;
@@ -188,6 +182,7 @@ static int record_pieces(nd_partitioner *P, int32_t n_slots0) {
              * plan only read it (scattered, or adopted while valid). */
             o->keep = 1;
             o->whole_stale = sp->written || (sp->adopt && sp->held->whole_stale);
+            o->ghosts_fresh = !sp->stale;
             o->n_dev = P->n_dev;
             o->row_bytes = (size_t)sp->row * sp->item;
             o->rows = sp->rows;
@@ -199,6 +194,7 @@ static int record_pieces(nd_partitioner *P, int32_t n_slots0) {
             const nd_buffer_pieces *h = sp->held;
             o->keep = !sp->plan_writes && !sp->written;
             o->whole_stale = h->whole_stale && !sp->gather_first;
+            o->ghosts_fresh = h->ghosts_fresh;
             o->n_dev = h->n_dev;
             o->row_bytes = h->row_bytes;
             o->rows = h->rows;
@@ -471,13 +467,13 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
         if (sp->gather_first) ok = gather_held(&E, s, &plan->steps[0]);
         if (ok && sp->split) ok = make_pieces(&E, s);
         /* Pieces held from the flush before hold the value; their ghost
-         * rows an older one. */
-        if (sp->adopt) sp->in_pieces = sp->stale = 1;
+         * rows an older one, unless that plan left them fresh. */
+        if (sp->adopt) sp->in_pieces = 1, sp->stale = !sp->held->ghosts_fresh;
     }
     for (int32_t i = 0; i < plan->n_steps && ok; i++) {
         remap[i] = (int32_t)E.n_out;
         if (P->kpart[i]) {
-            ok = partition_step(&E, i);
+            ok = plan->steps[i].kind == ND_STEP_MATMUL ? nd_part_matmul_step(&E, i) : partition_step(&E, i);
             /* Its nodes name its first kernel (after any copies). */
             for (uint32_t j = (uint32_t)remap[i]; ok && j < E.n_out; j++)
                 if (E.out[j].part == ND_PART_KERNEL) {
@@ -512,8 +508,8 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
     plan->n_split_kernels = 0;
     for (int32_t i = 0; i < plan->n_steps; i++)
         if (P->kpart[i]) {
+            plan->n_split_kernels += plan->steps[i].kind == ND_STEP_KERNEL; /* a matmul: device_matmuls */
             nd_step_free(&plan->steps[i]);
-            plan->n_split_kernels++;
         }
     for (int32_t i = 0; i < plan->n_nodes; i++)
         if (plan->node_step[i] >= 0) plan->node_step[i] = remap[plan->node_step[i]];
@@ -523,3 +519,12 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
     plan->n_steps = (int32_t)E.n_out;
     return ND_OK;
 }
+
+/* For partition_matmul.c. */
+nd_step *nd_part_push(emitter *E) { return push(E); }
+int32_t nd_part_new_temp(emitter *E, size_t bytes, int32_t device) { return new_temp(E, bytes, device); }
+int nd_part_copy(emitter *E, int32_t src, size_t src_off, int32_t dst, size_t dst_off, size_t bytes, int part,
+                 int32_t device, const nd_step *orig) {
+    return copy_step(E, src, src_off, dst, dst_off, bytes, part, device, orig);
+}
+int nd_part_halo(emitter *E, int32_t s, const nd_step *orig) { return halo(E, s, orig); }

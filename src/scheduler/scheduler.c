@@ -99,6 +99,7 @@ static nd_status mark_pieces(const nd_plan *plan, const nd_graph *g, const nd_fl
         p->valid = o->keep;
         if (!o->keep) continue;
         p->whole_stale = o->whole_stale;
+        p->ghosts_fresh = o->ghosts_fresh;
         p->n_dev = o->n_dev;
         p->row_bytes = o->row_bytes;
         p->rows = o->rows;

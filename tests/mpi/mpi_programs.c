@@ -9,8 +9,10 @@
  *                             and compares with FILE: bitwise for
  *                             elementwise work, the stencil, random draws
  *                             and a transpose mixed with split arrays;
- *                             reductions within 1e-12 (partials fold in
- *                             rank order); and the ranks compare their
+ *                             reductions and matmuls within 1e-12
+ *                             (partials fold in rank order, a ring of B
+ *                             blocks sums the inner dimension in blocks,
+ *                             a replicated B multiplies row blocks); and the ranks compare their
  *                             results' hashes: every rank holds the same bits
  *                             (and where the NCCL bootstrap is built, every
  *                             rank gets rank 0's ncclUniqueId)
@@ -31,14 +33,15 @@
 #include "nd.h"
 #include "dist/dist.h" /* the NCCL bootstrap (libnd.a's internal symbols) */
 
-enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, N_OUT = 10 };
+enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, N_OUT = 12 };
 
-static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ];
-static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1};
+static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ], host_b[EC * MB];
+static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1,
+                                    ER * MB, ER * MS};
 /* Which outputs compare within tolerance: the reductions (over axis 0
  * partials fold in rank order; over axis 1 a row block sums alone, not in
- * the tiles of the whole array). */
-static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1};
+ * the tiles of the whole array) and the matmuls. */
+static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1};
 static double *got[N_OUT];
 
 static int failures;
@@ -110,6 +113,11 @@ static void run_programs(void) {
     double item = nd_item(nd_max(u, ND_ALL_AXES));
     CHECK(nd_last_status() == ND_OK, "nd_item: %s", nd_last_error());
     got[9][0] = item;
+    /* Matmuls of x's row blocks: a large B (EC x MB) in a ring of blocks
+     * between the ranks, a small one (EC x MS) replicated on every rank. */
+    nd_array *b = nd_from_host(host_b, ND_FLOAT64, ND_SHAPE(EC, MB));
+    take(10, nd_matmul(nd_mul(x, nd_scalar(0.5)), b));
+    take(11, nd_matmul(x, nd_from_host(host_b, ND_FLOAT64, ND_SHAPE(EC, MS))));
     nd_scope_end();
 }
 
@@ -163,6 +171,14 @@ static void check_reference(void) {
         for (int c = 0; c < TQ; c++)
             CHECK(got[8][r * TQ + c] == host_q[c * TQ + r] + host_q[r * TQ + c] * 3.0, "transpose [%d,%d]", r, c);
     CHECK(got[9][0] == mx, "nd_item max %.17g, want %.17g", got[9][0], mx);
+    for (int r = 0; r < ER; r++)
+        for (int c = 0; c < MB; c++) {
+            double s = 0, s4 = 0;
+            for (int k = 0; k < EC; k++) s += host_x[r * EC + k] * 0.5 * host_b[k * MB + c];
+            for (int k = 0; k < EC && c < MS; k++) s4 += host_x[r * EC + k] * host_b[k * MS + c];
+            CHECK(near(got[10][r * MB + c], s, 1e-12), "matmul (ring) [%d,%d]", r, c);
+            if (c < MS) CHECK(near(got[11][r * MS + c], s4, 1e-12), "matmul (replica) [%d,%d]", r, c);
+        }
 }
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h) {
@@ -219,6 +235,7 @@ int main(int argc, char **argv) {
     fill_lcg(host_y, ER * EC, 2);
     fill_lcg(host_u, SR * SC, 3);
     fill_lcg(host_q, TQ * TQ, 4);
+    fill_lcg(host_b, EC * MB, 5);
     for (int i = 0; i < N_OUT; i++) got[i] = malloc(out_n[i] * sizeof(double));
     run_programs();
     if (ref) {
@@ -231,6 +248,9 @@ int main(int argc, char **argv) {
         nd_get_stats(&s);
         CHECK(s.device_kernels > 0 && s.halo_copies > 0, "nothing split over the ranks (%llu device kernels, %llu "
               "halo copies)", (unsigned long long)s.device_kernels, (unsigned long long)s.halo_copies);
+        CHECK(s.device_matmuls > 0 && s.ring_copies > 0 && s.matmul_replicas > 0, "the matmuls did not split (%llu "
+              "device matmuls, %llu ring copies, %llu replicas)", (unsigned long long)s.device_matmuls,
+              (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas);
         FILE *f = fopen(argv[2], "rb");
         CHECK(f != NULL, "cannot read %s", argv[2]);
         uint64_t h = 1469598103934665603ull;
@@ -270,8 +290,10 @@ int main(int argc, char **argv) {
             }
         }
         if (my_rank == 0)
-            printf("mpi_programs: %d ranks: %llu device kernels, %llu halo copies on rank 0\n", ranks,
-                   (unsigned long long)s.device_kernels, (unsigned long long)s.halo_copies);
+            printf("mpi_programs: %d ranks: %llu device kernels, %llu halo copies, %llu device matmuls, %llu ring "
+                   "copies, %llu replicas on rank 0\n", ranks, (unsigned long long)s.device_kernels,
+                   (unsigned long long)s.halo_copies, (unsigned long long)s.device_matmuls,
+                   (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas);
     }
     for (int i = 0; i < N_OUT; i++) free(got[i]);
     if (!failures && my_rank == 0) printf("mpi_programs %s: ok\n", mode);

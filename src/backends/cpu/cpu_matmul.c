@@ -3,7 +3,9 @@
  * transposed, packed otherwise; complex transposes are plain, never
  * conjugating: nd_vdot conjugates in the frontend), float16/bfloat16 via
  * float32 sgemm, integers and bool by a blocked loop in wrapping 64-bit
- * arithmetic (bool: a nonzero count of products is the OR of ANDs). */
+ * arithmetic (bool: a nonzero count of products is the OR of ANDs).
+ * `accumulate` adds the product to C (BLAS beta 1; packed operands read C
+ * first). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,7 @@ static int blas_layout(const operand *o, int64_t *ld) {
 
 /* One batch entry of float32/float64/complex64/complex128 through BLAS. */
 static nd_status gemm_float(const operand *A, const operand *B, const operand *C, int dt, int64_t m,
-                            int64_t n, int64_t k) {
+                            int64_t n, int64_t k, int acc) {
     size_t es = nd_cpu_dtype_size(dt);
     void *ta = NULL, *tb = NULL, *tc = NULL;
     const void *pa, *pb;
@@ -96,6 +98,7 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
         if (ldc < n) ldc = n;
     } else {
         pc = tc = nd_malloc(es * (size_t)(m * n));
+        if (tc && acc) pack(C, tc, dt); /* C += A @ B reads C */
     }
     if ((la == 0 && !pa) || (lb == 0 && !pb) || !pc) {
         free(ta), free(tb), free(tc);
@@ -107,30 +110,33 @@ static nd_status gemm_float(const operand *A, const operand *B, const operand *C
     static const double one_z[2] = {1.0, 0.0}, zero_z[2] = {0.0, 0.0};
     if (dt == ND_COMPLEX64)
         cblas_cgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, one_c, pa, (blasint)lda, pb,
-                    (blasint)ldb, zero_c, pc, (blasint)ldc);
+                    (blasint)ldb, acc ? one_c : zero_c, pc, (blasint)ldc);
     else if (dt == ND_COMPLEX128)
         cblas_zgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, one_z, pa, (blasint)lda, pb,
-                    (blasint)ldb, zero_z, pc, (blasint)ldc);
+                    (blasint)ldb, acc ? one_z : zero_z, pc, (blasint)ldc);
     else if (dt == ND_FLOAT32)
         cblas_sgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)pa,
-                    (blasint)lda, (const float *)pb, (blasint)ldb, 0.0f, (float *)pc, (blasint)ldc);
+                    (blasint)lda, (const float *)pb, (blasint)ldb, acc ? 1.0f : 0.0f, (float *)pc, (blasint)ldc);
     else
         cblas_dgemm(CblasRowMajor, tra, trb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)pa,
-                    (blasint)lda, (const double *)pb, (blasint)ldb, 0.0, (double *)pc, (blasint)ldc);
+                    (blasint)lda, (const double *)pb, (blasint)ldb, acc ? 1.0 : 0.0, (double *)pc, (blasint)ldc);
     if (tc) unpack(C, tc, dt);
     free(ta), free(tb), free(tc);
     return ND_OK;
 }
 
 static nd_status gemm_int(const operand *A, const operand *B, const operand *C, int64_t m, int64_t n,
-                          int64_t k) {
+                          int64_t k, int acc) {
     uint64_t *a = nd_malloc(sizeof(uint64_t) * (size_t)(m * k + k * n + m * n) + 8);
     if (!a) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory for an integer matmul");
     uint64_t *b = a + m * k, *c = b + k * n;
     int wide = nd_dtype_kind_of((nd_dtype)A->dtype) == ND_KIND_UINT ? ND_UINT64 : ND_INT64;
     pack(A, a, wide);
     pack(B, b, wide);
-    memset(c, 0, sizeof(uint64_t) * (size_t)(m * n));
+    if (acc)
+        pack(C, c, wide);
+    else
+        memset(c, 0, sizeof(uint64_t) * (size_t)(m * n));
     const int64_t BK = 128;
     for (int64_t p0 = 0; p0 < k; p0 += BK) {
         int64_t p1 = p0 + BK < k ? p0 + BK : k;
@@ -175,14 +181,16 @@ nd_status nd_cpu_run_matmul(nd_cpu_state *st, const nd_matmul_desc *mm, void *co
             B.off += mm->b_batch[d] * bidx[d];
             C.off += mm->c_batch[d] * bidx[d];
         }
-        if (k == 0) {
+        if (k == 0 && mm->accumulate) {
+            /* C += nothing */
+        } else if (k == 0) {
             if (!zeros) zeros = nd_calloc((size_t)(m * n), sizeof(uint64_t));
             if (!zeros) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory for a matmul");
             unpack(&C, zeros, ND_UINT64);
         } else if (cdt == ND_FLOAT32 || cdt == ND_FLOAT64 || cdt == ND_COMPLEX64 || cdt == ND_COMPLEX128) {
-            s = gemm_float(&A, &B, &C, cdt, m, n, k);
+            s = gemm_float(&A, &B, &C, cdt, m, n, k, mm->accumulate);
         } else {
-            s = gemm_int(&A, &B, &C, m, n, k);
+            s = gemm_int(&A, &B, &C, m, n, k, mm->accumulate);
         }
         for (int d = mm->batch_ndim - 1; d >= 0; d--) {
             if (++bidx[d] < mm->batch_shape[d]) break;

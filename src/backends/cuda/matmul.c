@@ -299,7 +299,14 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
     default: return run_fixed(cu, mm, slots, nb);
     }
     gemm_shape g;
-    if (mm->k == 0 || !plan_gemm(mm, &g)) return run_fixed(cu, mm, slots, nb);
+    int planned = mm->k > 0 && plan_gemm(mm, &g);
+    /* C += A @ B (the partition pass's ring steps) only where cuBLAS
+     * addresses the operands in place, which that pass makes sure of. */
+    if (mm->accumulate && !planned)
+        return mm->k == 0 ? ND_OK
+                          : nd_error_set(ND_ERR_BACKEND, "cuda: an accumulating matmul step cuBLAS cannot address "
+                                                         "(internal error)");
+    if (!planned) return run_fixed(cu, mm, slots, nb);
     nd_status s = ensure_blas(cu);
     if (s) return s;
 
@@ -311,8 +318,8 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
     const int64_t *xb = g.x_is_a ? mm->a_batch : mm->b_batch, *yb = g.x_is_a ? mm->b_batch : mm->a_batch;
     /* the scalars in the compute type's precision; a complex gemm reads
      * two parts (re, im), a real one the first */
-    float alpha_f[2] = {1.0f, 0.0f}, beta_f[2] = {0.0f, 0.0f};
-    double alpha_d[2] = {1.0, 0.0}, beta_d[2] = {0.0, 0.0};
+    float alpha_f[2] = {1.0f, 0.0f}, beta_f[2] = {mm->accumulate ? 1.0f : 0.0f, 0.0f};
+    double alpha_d[2] = {1.0, 0.0}, beta_d[2] = {mm->accumulate ? 1.0 : 0.0, 0.0};
     const void *alpha = ct == CUBLAS_COMPUTE_64F ? (const void *)alpha_d : (const void *)alpha_f;
     const void *beta = ct == CUBLAS_COMPUTE_64F ? (const void *)beta_d : (const void *)beta_f;
     int p = (int)g.p, q = (int)g.q, kk = (int)mm->k;

@@ -182,6 +182,10 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         int d = step_ldev(cu, st);
+        /* A matmul runs where cuBLAS's handle is bound (device 0's plan
+         * stream 0), whichever device's rows it computes: its waits must
+         * go to that stream. */
+        if (st->kind == ND_STEP_MATMUL) d = 0;
         /* ND_CUDA_SHARE_STREAMS: on the first device's GPU, its streams
          * (the plan streams then order the steps as on one device). */
         if (cu->share_streams && cu->ldev[d].ordinal == cu->device) d = 0;
