@@ -20,7 +20,7 @@
  * run, on a device copy of the same input, restored untimed before each
  * run: potrf; getrf + getrs; syevd with vectors; for svd the routine nd's
  * rule picks (src/backends/cuda/lib_linalg.c, svd_routine): Xgesvdp
- * (economy, vectors) for float64 past 1024, gesvdj (economy, vectors,
+ * (economy, vectors) past 1024, gesvdj (economy, vectors,
  * default tolerance) otherwise; cuBLAS getrfBatched + getrsBatched for the
  * batch -- the calls nd makes -- each followed by the info word's read back
  * (nd reads it too), and prints nd's median over the library's (the target
@@ -125,8 +125,9 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
          CU_OK(cudaMemcpy(db0, hb, bbytes, cudaMemcpyHostToDevice));
     gesvdjInfo_t sv = NULL;
     /* nd's rule for a square matrix, reduced (src/backends/cuda/lib_linalg.c,
-     * svd_routine): Xgesvdp for float64 past 1024, gesvdj otherwise */
-    int svd_x = f64 && n > 1024;
+     * svd_routine): Xgesvdp past 1024, gesvdj otherwise */
+    int svd_x = n > 1024;
+    const cudaDataType xt = f64 ? CUDA_R_64F : CUDA_R_32F;
     static cusolverDnParams_t xp;
     size_t xdev = 0, xhost = 0;
     void *xh = NULL;
@@ -147,8 +148,8 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         ok = CU_OK(cusolverDnCreateGesvdjInfo(&sv)) && CU_OK(cudaMalloc(&extra, (size_t)(2 * n + 2 * n * n) * es));
         char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
         if (ok && svd_x)
-            ok = CU_OK(cusolverDnXgesvdp_bufferSize(h, xp, V, 1, n, n, CUDA_R_64F, da, n, CUDA_R_64F, s_, CUDA_R_64F, u_, n,
-                                                    CUDA_R_64F, v_, n, CUDA_R_64F, &xdev, &xhost)) &&
+            ok = CU_OK(cusolverDnXgesvdp_bufferSize(h, xp, V, 1, n, n, xt, da, n, xt, s_, xt, u_, n,
+                                                    xt, v_, n, xt, &xdev, &xhost)) &&
                  (!xhost || (xh = malloc(xhost)) != NULL);
         else ok = ok && CU_OK(f64 ? cusolverDnDgesvdj_bufferSize(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni,
                                                              (double *)v_, ni, &lwork, sv)
@@ -185,8 +186,8 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         } else if (!strcmp(op, "svd")) {
             char *s_ = extra, *u_ = s_ + (size_t)n * es, *v_ = u_ + (size_t)(n * n) * es;
             if (svd_x)
-                st = cusolverDnXgesvdp(h, xp, V, 1, n, n, CUDA_R_64F, da, n, CUDA_R_64F, s_, CUDA_R_64F, u_, n, CUDA_R_64F,
-                                       v_, n, CUDA_R_64F, work, xdev, xh, xhost, dinfo, &lib_err_sigma);
+                st = cusolverDnXgesvdp(h, xp, V, 1, n, n, xt, da, n, xt, s_, xt, u_, n, xt,
+                                       v_, n, xt, work, xdev, xh, xhost, dinfo, &lib_err_sigma);
             else
                 st = f64 ? cusolverDnDgesvdj(h, V, 1, ni, ni, da, ni, (double *)s_, (double *)u_, ni, (double *)v_, ni,
                                              work, lwork, dinfo, sv)

@@ -524,10 +524,12 @@ static void check_big_svd(nd_dtype t, int64_t m, int64_t n, int full, int uv, in
     int64_t k = m < n ? m : n;
     double *sig = malloc((size_t)k * sizeof *sig);
     for (int64_t i = 0; i < k; i++) sig[i] = i < rank ? 2 - (double)i / (double)k : 0;
-    double *a = known_svd_matrix(&r, m, n, sig), tol = 64 * (double)k * DBL_EPSILON * sig[0];
+    const int single = t == ND_FLOAT32 || t == ND_COMPLEX64;
+    double *a = known_svd_matrix(&r, m, n, sig), tol = 64 * (double)k * (single ? FLT_EPSILON : DBL_EPSILON) * sig[0];
     nd_scope_begin();
     nd_array *x = up(ND_FLOAT64, ND_SHAPE(m, n), a), *u = NULL, *s = NULL, *vh = NULL;
-    if (t == ND_COMPLEX128) x = nd_mul(x, nd_full_complex(ND_COMPLEX128, 0, NULL, 0.6, 0.8)); /* |.| = 1 */
+    if (single) x = nd_astype(x, ND_FLOAT32);
+    if (t == ND_COMPLEX128 || t == ND_COMPLEX64) x = nd_mul(x, nd_full_complex(t, 0, NULL, 0.6, 0.8)); /* |.| = 1 */
     cr_assert_eq(nd_linalg_svd(x, full, uv, &u, &s, &vh), ND_OK, "%s", nd_last_error());
     double *gs = down(s, NULL);
     for (int64_t i = 0; i < k; i++)
@@ -560,6 +562,10 @@ NDT_TEST(linalg, svd_past_1024_known_values) {
     check_big_svd(ND_FLOAT64, 1040, 1040, 0, 1, 300);  /* rank 300: may be factored again */
     check_big_svd(ND_COMPLEX128, 1100, 1030, 0, 1, 1030);
     check_big_svd(ND_COMPLEX128, 1030, 1100, 0, 1, 1030);
+    /* single precision: Xgesvdp too past 1024 */
+    check_big_svd(ND_FLOAT32, 1100, 1030, 0, 1, 1030);
+    check_big_svd(ND_FLOAT32, 1040, 1040, 0, 1, 300);
+    check_big_svd(ND_COMPLEX64, 1030, 1100, 0, 1, 1030);
 }
 
 /* ---- eigh */

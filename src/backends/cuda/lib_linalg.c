@@ -129,41 +129,42 @@ static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
 /* Which routine factors LA_SVD's matrices, the one rule (cuSOLVER sees
  * A^T, the buffer read column-major: n rows, m columns; k = min(m, n)):
  *
- *  Xgesvdp   (polar decomposition, then an eigensolver) for float64 and
- *            complex128 when k > SVD_BIG_K, unless full U and V of a
- *            non-square matrix are asked for (its econ = 0 form, the
- *            columns past k, is not checked against a unitary completion
- *            anywhere yet: those keep the routines below).
+ *  Xgesvdp   (polar decomposition, then an eigensolver) for every dtype
+ *            when k > SVD_BIG_K, unless full U and V of a non-square
+ *            matrix are asked for (its econ = 0 form, the columns past k,
+ *            is not checked against a unitary completion anywhere yet:
+ *            those keep the routines below).
  *            A wide A^T (n < m) is factored as conj(A) (m x n, a transposed
  *            copy), so Xgesvdp always sees rows >= columns.
- *  gesvd     (QR iteration on the bidiagonal form) for the same dtypes and
- *            sizes otherwise, when A^T is not wide (cuSOLVER's gesvd takes
- *            rows >= columns only);
- *  gesvdj    (Jacobi) everywhere else, float32 and complex64 included.
+ *  gesvd     (QR iteration on the bidiagonal form) for float64 and
+ *            complex128 otherwise, when k > SVD_BIG_K and A^T is not wide
+ *            (cuSOLVER's gesvd takes rows >= columns only);
+ *  gesvdj    (Jacobi) everywhere else.
  *
- * Measured on the H200, the routines alone (bench/svd_routines.c, 4096,
- * the suite's SPD matrix, reduced, with vectors): float64 gesvd 1691.6 ms,
- * gesvdj 1742.1, Xgesvd 1674.5, Xgesvdp 254.0 ms with max |S - S_gesvd| /
- * S[0] 2.9e-14; float32 gesvd 1173.9, gesvdj 1025.4, Xgesvdp 248.6 ms but
- * 7.5e-05 from gesvd's S, about 630 float32 epsilons of S[0] where float64
- * Xgesvdp stays within 130 of its own: too far from what NumPy's float32
- * SVD (LAPACK's) gives to swap in, so float32 keeps gesvdj. Whole calls in
- * the side-by-side suite before Xgesvdp: float64 1.64 s through gesvd (CuPy;
- * JAX above 1024) against 1.77 s through gesvdj (PyTorch's default 1.79 s).
- * SVD_BIG_K follows JAX's switch to gesvd; Xgesvdp below 4096, and in
- * complex128 at any size, is not measured yet (bench_svd_routines takes
- * several sizes; complex128 goes with float64 as the same algorithm).
+ * Measured on the H200, the routines alone (bench/svd_routines.c, the
+ * suite's SPD matrix, reduced, with vectors; max |S - S_gesvd| / S[0]
+ * against the same dtype's gesvd): at 4096, float64 gesvd 1691.6 ms,
+ * gesvdj 1742.1, Xgesvd 1674.5, Xgesvdp 254.0 ms (2.9e-14); float32 gesvd
+ * 1173.9, gesvdj 1025.4, Xgesvdp 248.6 ms. At 1024 and 2048 (2026-11-29):
+ * float32 gesvdj 56.7 / 215.3 ms (1.6e-4 / 3.2e-4), Xgesvdp 49.9 / 65.5 ms
+ * (1.8e-5 / 3.8e-5): in float32 Xgesvdp is both faster and closer to gesvd
+ * than gesvdj; float64 gesvdj 95.0 / 389.5 ms (3.2e-13 / 7.3e-13), Xgesvdp
+ * 39.9 / 74.2 ms (1.3e-14 / 1.8e-14). Whole calls in the side-by-side suite
+ * before Xgesvdp: float64 1.64 s through gesvd (CuPy; JAX above 1024)
+ * against 1.77 s through gesvdj (PyTorch's default 1.79 s). SVD_BIG_K
+ * follows JAX's switch to gesvd; below it nothing was measured, and
+ * complex types go with their real ones as the same algorithms.
  *
  * Xgesvdp may perturb A to make the polar iteration converge when A is
  * (nearly) rank deficient, shifting the singular values by what it
  * reports as h_err_sigma. A matrix whose h_err_sigma exceeds
  * SVD_XGESVDP_MAX_ERR * k * S[0] (the error bound of a backward stable SVD,
- * p(n) eps ||A||, with p = k), or whose call reports info != 0 or a NaN,
+ * p(n) eps ||A||, with p = k and eps the dtype's), or whose call reports info != 0 or a NaN,
  * is factored again by the routine the rule gives without Xgesvdp
  * (svd_exact), which also decides the NaN and non-convergence errors as
  * before. */
 #define SVD_BIG_K 1024
-#define SVD_XGESVDP_MAX_ERR DBL_EPSILON
+#define SVD_XGESVDP_MAX_ERR(g) ((g)->f64 ? DBL_EPSILON : (double)FLT_EPSILON)
 typedef enum { SVD_GESVDJ, SVD_GESVD, SVD_XGESVDP } svd_kind;
 static svd_kind svd_exact(const geom *g) {
     int64_t k = g->m < g->n ? g->m : g->n;
@@ -172,7 +173,7 @@ static svd_kind svd_exact(const geom *g) {
 static svd_kind svd_routine(const nd_user_desc *u, const geom *g) {
     int64_t k = g->m < g->n ? g->m : g->n;
     int full = u->lib_args.v[0].i && u->lib_args.v[1].i;
-    if ((g->kind == K_D || g->kind == K_Z) && k > SVD_BIG_K && (!full || g->m == g->n)) return SVD_XGESVDP;
+    if (k > SVD_BIG_K && (!full || g->m == g->n)) return SVD_XGESVDP;
     return svd_exact(g);
 }
 static int svd_gesvd(const nd_user_desc *u, const geom *g) {
@@ -464,7 +465,7 @@ static int xgesvdp_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     }
     s0 = g->f64 ? s0_raw.d : (double)s0_raw.f;
     /* written so that a NaN redoes the matrix */
-    *redo = !(hinfo == 0 && err_sigma <= SVD_XGESVDP_MAX_ERR * (double)k * s0);
+    *redo = !(hinfo == 0 && err_sigma <= SVD_XGESVDP_MAX_ERR(g) * (double)k * s0);
     if (*redo)
         nd_logf(2, "cuda: Xgesvdp of matrix %lld of %lld (%lld x %lld): info %d, h_err_sigma %g against S[0] %g; "
                 "factored again by %s", (long long)b, (long long)g->batch, (long long)m, (long long)n, hinfo, err_sigma,

@@ -58,6 +58,8 @@ struct nd_cuda_plan_state {
      * logical devices mapped onto one set of streams (ND_CUDA_SHARE_STREAMS)
      * only add the order of issue. */
     uint8_t *ldev;        /* per step */
+    int32_t *order_wait;  /* per step: the step before it on its scheduler queue when that one ran on another
+                             CUDA stream (a matmul: run_stream), or -1 */
     int spans_gpus;       /* some step runs on another GPU than logical device 0's */
     cudaEvent_t fork, join[ND_CUDA_MAX_LDEV][ND_PLAN_STREAMS];
     uint32_t streams[ND_CUDA_MAX_LDEV]; /* bit s: plan stream s of logical device d is used */
@@ -118,6 +120,7 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
     free(ps->scratch_offset);
     free(ps->events);
     free(ps->ldev);
+    free(ps->order_wait);
     free(ps->t0);
     free(ps->t1);
     free(ps->sig);
@@ -158,6 +161,11 @@ static int step_ldev(const nd_cuda *cu, const nd_step *st) {
     return d < cu->n_ldev ? d : 0;
 }
 
+/* The plan stream a step runs on, of its logical device: the scheduler's,
+ * but a matmul runs on plan stream 0 of logical device 0 (the stream
+ * cuBLAS's handle is bound to), whichever device's rows it computes. */
+static int run_stream(const nd_step *st) { return st->kind == ND_STEP_MATMUL ? 0 : st->stream; }
+
 /* First run: kernels compiled and resolved, scratch and events made. */
 static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out) {
     nd_cuda_plan_state *ps = nd_calloc(1, sizeof *ps);
@@ -171,33 +179,47 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     ps->scratch_offset = nd_calloc((size_t)n + 1, sizeof *ps->scratch_offset);
     ps->events = nd_calloc((size_t)n + 1, sizeof *ps->events);
     ps->ldev = nd_calloc((size_t)n + 1, sizeof *ps->ldev);
+    ps->order_wait = nd_calloc((size_t)n + 1, sizeof *ps->order_wait);
     ps->next = cu->plans;
     if (cu->plans) cu->plans->prev = ps;
     cu->plans = ps;
     nd_status s = ps->kentries && ps->user_fns && ps->workspace_bytes && ps->scratch_offset && ps->events &&
-                          ps->ldev
+                          ps->ldev && ps->order_wait
                       ? ND_OK
                       : nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
-    /* Logical devices (only on a backend with several). */
+    /* Logical devices (only on a backend with several), and the waits
+     * that keep a scheduler queue's order where its steps run on different
+     * CUDA streams (a matmul moved to run_stream's stream; the scheduler
+     * orders the steps of one queue by issue alone). */
+    int32_t last_on[ND_CUDA_MAX_LDEV][ND_PLAN_STREAMS];
+    for (int d = 0; d < ND_CUDA_MAX_LDEV; d++)
+        for (int t = 0; t < ND_PLAN_STREAMS; t++) last_on[d][t] = -1;
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
-        int d = step_ldev(cu, st);
-        /* A matmul runs where cuBLAS's handle is bound (device 0's plan
-         * stream 0), whichever device's rows it computes: its waits must
-         * go to that stream. */
-        if (st->kind == ND_STEP_MATMUL) d = 0;
+        const int queue = step_ldev(cu, st);
+        int d = st->kind == ND_STEP_MATMUL ? 0 : queue;
         /* ND_CUDA_SHARE_STREAMS: on the first device's GPU, its streams
          * (the plan streams then order the steps as on one device). */
         if (cu->share_streams && cu->ldev[d].ordinal == cu->device) d = 0;
         ps->ldev[i] = (uint8_t)d;
         if (cu->ldev[d].ordinal != cu->device) ps->spans_gpus = 1;
+        ps->order_wait[i] = -1;
+        const int32_t prev = last_on[queue][st->stream];
+        if (prev >= 0 && (ps->ldev[prev] != d || run_stream(&plan->steps[prev]) != run_stream(st)))
+            ps->order_wait[i] = prev;
+        last_on[queue][st->stream] = i;
     }
+    for (int32_t i = 0; i < n && s == ND_OK; i++)
+        if (ps->order_wait[i] >= 0 && !ps->events[ps->order_wait[i]]) {
+            const int32_t w = ps->order_wait[i];
+            s = make_event_on(cu, cu->ldev[ps->ldev[w]].ordinal, &ps->events[w], cudaEventDisableTiming);
+        }
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         int d = ps->ldev[i], ord = cu->ldev[d].ordinal;
-        ps->streams[d] |= 1u << st->stream;
+        ps->streams[d] |= 1u << run_stream(st);
         cudaStream_t unused;
-        s = nd_cuda_ldev_stream(cu, d, st->stream, &unused);
+        s = nd_cuda_ldev_stream(cu, d, run_stream(st), &unused);
         if (s == ND_OK && st->signals && !ps->events[i])
             s = make_event_on(cu, ord, &ps->events[i], cudaEventDisableTiming);
         /* User kernels are compiled here too, before any capture. */
@@ -362,12 +384,15 @@ static nd_status issue_plan(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
     nd_status failed = ND_OK;
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        cudaStream_t stream = stream_of(cu, ps->ldev[i], st->stream);
+        cudaStream_t stream = stream_of(cu, ps->ldev[i], run_stream(st));
         /* Launches and records go to a stream of the step's GPU from that
          * GPU (a no-op on one GPU). */
         nd_cuda_use_device(cu, cu->ldev[ps->ldev[i]].ordinal);
         for (int32_t w = 0; w < st->n_waits; w++)
             ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[st->waits[w]], 0), "cudaStreamWaitEvent");
+        if (ps->order_wait[i] >= 0)
+            ND_CUDA_TRY(cudaStreamWaitEvent(stream, ps->events[ps->order_wait[i]], 0),
+                        "cudaStreamWaitEvent (scheduler queue order)");
         if (timed) ND_CUDA_TRY(cudaEventRecord(ps->t0[i], stream), "cudaEventRecord (profile)");
         /* A step whose value the program named is an NVTX range of that
          * name, so Nsight Systems shows the program's names over its
