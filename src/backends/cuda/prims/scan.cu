@@ -566,7 +566,12 @@ template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
 // of 87 KB of entries (~3 us), the first unit's load and fold (~4 us), the
 // last 0.75 of a unit period of imbalance (~5 us), and how close cp.async
 // and 16-byte streaming stores come to the copy kernel: ~1.03x plus that,
-// 1.05-1.12x expected. agg, by contrast, keeps each 12 KiB tile in one of
+// 1.05-1.12x expected. Measured on the H200 (2026-11-29,
+// bench/scan_variants.sh): 2.87x the copy floor for 2^28 float32 (agg
+// 1.74x), 2.07x for 4096 rows, 5.80x for 2^27 float64: correct, but far
+// from the estimate, so agg stays the default; why was not found yet
+// (the 8-byte kernels spill, and one block an SM may not keep enough
+// bytes in flight). agg, by contrast, keeps each 12 KiB tile in one of
 // its SM's 8 block slots from its loads through its fold (1-2 round trips)
 // to its stores, so an SM has at most 96 KiB of loads in flight and less
 // while its tiles wait (1.71x measured).
