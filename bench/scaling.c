@@ -100,6 +100,26 @@ static void cg_iter(cg_state *s) {
     nd_scope_end();
 }
 
+/* The matmul chains: runs + 1 times (the first untimed), x = x0 then
+ * `sweeps` times x = x @ w and one sync, each run's seconds in t[r]; the
+ * last run's x is returned. */
+static nd_array *matmul_chain(nd_array *x0, nd_array *w, int sweeps, int runs, double *t) {
+    nd_array *x = NULL;
+    for (int r = -1; r < runs; r++) {
+        double t0 = bench_now();
+        nd_free(x);
+        x = nd_copy(x0);
+        for (int k = 0; k < sweeps; k++) {
+            nd_array *next = nd_matmul(x, w);
+            nd_free(x);
+            x = next;
+        }
+        if (nd_sync() != ND_OK) die("nd_sync");
+        if (r >= 0) t[r] = bench_now() - t0;
+    }
+    return x;
+}
+
 static double host_checksum(nd_array *a) {
     int64_t n = nd_size(a);
     nd_array *d = nd_astype(a, ND_FLOAT64);
@@ -190,19 +210,7 @@ int main(int argc, char **argv) {
         nd_array *x0 = nd_random_uniform(ND_FLOAT32, ND_SHAPE(rows, cols), 0.0, 1.0);
         nd_array *w = nd_random_uniform(ND_FLOAT32, ND_SHAPE(cols, cols), 0.0, 2.0 / (double)cols);
         if (!x0 || !w || nd_sync() != ND_OK) die("matmul-tall setup");
-        nd_array *x = NULL;
-        for (int r = -1; r < runs; r++) {
-            double t0 = bench_now();
-            nd_free(x);
-            x = nd_copy(x0);
-            for (int k = 0; k < sweeps; k++) {
-                nd_array *next = nd_matmul(x, w);
-                nd_free(x);
-                x = next;
-            }
-            if (nd_sync() != ND_OK) die("nd_sync");
-            if (r >= 0) t[r] = bench_now() - t0;
-        }
+        nd_array *x = matmul_chain(x0, w, sweeps, runs, t);
         points = (double)rows * (double)cols * (double)cols * sweeps;
         if (check) checksum = host_checksum(x);
         nd_free(x), nd_free(x0), nd_free(w);
@@ -211,19 +219,7 @@ int main(int argc, char **argv) {
         nd_array *a = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n, n), 0.0, 1.0);
         nd_array *b = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n, n), 0.0, 2.0 / (double)n);
         if (!a || !b || nd_sync() != ND_OK) die("matmul setup");
-        nd_array *c = NULL;
-        for (int r = -1; r < runs; r++) {
-            double t0 = bench_now();
-            nd_free(c);
-            c = nd_copy(a);
-            for (int k = 0; k < sweeps; k++) {
-                nd_array *next = nd_matmul(c, b);
-                nd_free(c);
-                c = next;
-            }
-            if (nd_sync() != ND_OK) die("nd_sync");
-            if (r >= 0) t[r] = bench_now() - t0;
-        }
+        nd_array *c = matmul_chain(a, b, sweeps, runs, t);
         points = (double)n * (double)n * (double)n * sweeps;
         if (check) checksum = host_checksum(c);
         nd_free(c), nd_free(a), nd_free(b);
