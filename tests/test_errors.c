@@ -399,6 +399,7 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
         {"ND_CHECK_SPMD", "2", "yes", "1"},
         {"ND_FUSED_GATHER", "2", "off", "0"},
         {"ND_SPLIT_MIN_BYTES", "-1", "lots", "1m"},
+        {"ND_EDGE_MIN_BYTES", "-1", "lots", "1m"},
         {"ND_DUMP_DOT_PLAN", "2", "yes", "0"},
         {"ND_SCAN_VARIANT", "fastest", "7", "agg"},
         {"ND_DUMP_DOT", "/nonexistent-nd-test-dir", "/nonexistent-nd-test-dir/sub", NULL},
