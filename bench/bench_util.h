@@ -29,6 +29,17 @@ static inline double bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* BENCH_SETTLE_MS milliseconds of idle (default 0) before a timed call,
+ * the same before nd's and before a library's alone: a call timed right
+ * after heavy work (a float64 GEMM making the next input) can run under
+ * the power cap that work left, and the two would not be compared alike. */
+static inline void bench_settle(void)
+{
+    const char *v = getenv("BENCH_SETTLE_MS");
+    long ms = v ? strtol(v, NULL, 10) : 0;
+    if (ms > 0) usleep((useconds_t)(ms * 1000));
+}
+
 static inline int bench_cmp_double(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;

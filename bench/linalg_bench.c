@@ -34,7 +34,8 @@
  * nd's two triangle passes, compiled here from nd's own source
  * (src/backends/cuda/chol_source.c) as nd compiles them, around potrf on
  * the same matrix, each timed with cudaEvents (median of R): pack, potrf,
- * unpack, their sum, and nd's whole call minus that sum (the host's part:
+ * finish (zeros below the diagonal: nd's output is L^T, handed out as
+ * the transposed view), their sum, and nd's whole call minus that sum (the host's part:
  * recording, planning, launching, the info read back); the passes' rates
  * against a device-to-device copy of the matrix; and the passes again
  * with the blocks walking the tiles in groups of 1 (along tile rows, the
@@ -171,6 +172,7 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
         ok = CU_OK(cudaMemcpy(da, da0, abytes, cudaMemcpyDeviceToDevice)) &&
              CU_OK(cudaMemcpy(db, db0, bbytes, cudaMemcpyDeviceToDevice)) && CU_OK(cudaDeviceSynchronize());
         int hinfo = 0, st = 0;
+        bench_settle();
         double t0 = bench_now();
         if (!strcmp(op, "cholesky")) {
             st = f64 ? cusolverDnDpotrf(h, U, ni, da, ni, work, lwork, dinfo)
@@ -272,7 +274,7 @@ const char *nd_cuda_chol_source(void);
 #define CHOL_ROWS 8
 #define CHOL_GROUP 8
 
-/* nd's pack (k[0]) and unpack (k[1]) of dtype t, compiled as nd compiles
+/* nd's pack (k[0]) and finish (k[1]) of dtype t, compiled as nd compiles
  * them (kernel_cache.c's options), with NDK_GROUP = group: 0 or -1. */
 static int chol_passes(int group, nd_dtype t, cudaKernel_t *k) {
     int dev = 0, major = 0, minor = 0;
@@ -296,20 +298,20 @@ static int chol_passes(int group, nd_dtype t, cudaKernel_t *k) {
     free(bin);
     for (int w = 0; ok && w < 2; w++) {
         char name[48];
-        snprintf(name, sizeof name, "nd_chol_%s_%s", w ? "unpack" : "pack", nd_dtype_name(t));
+        snprintf(name, sizeof name, "nd_chol_%s_%s", w ? "finish" : "pack", nd_dtype_name(t));
         ok = CU_OK(cudaLibraryGetKernel(&k[w], lib, name));
     }
     return ok ? 0 : -1;
 }
 
 /* One launch of pass k over one n x n matrix, as lib_cholesky.c's launch. */
-static int chol_launch(cudaKernel_t k, int group, int unpack, const void *a, void *c, int64_t n) {
+static int chol_launch(cudaKernel_t k, int group, int finish, const void *a, void *c, int64_t n) {
     int64_t nt = (n + CHOL_TILE - 1) / CHOL_TILE, ng = (nt + group - 1) / group;
     dim3 grid = {(unsigned)(ng * (ng + 1) / 2 * group * group), 1, 1}, block = {CHOL_TILE, CHOL_ROWS, 1};
     int ni = (int)n;
     long long nb = 1;
-    void *pack_args[4] = {(void *)&a, &c, &ni, &nb}, *unpack_args[3] = {&c, &ni, &nb};
-    return CU_OK(cudaLaunchKernel((const void *)k, grid, block, unpack ? unpack_args : pack_args, 0, 0)) ? 0 : -1;
+    void *pack_args[4] = {(void *)&a, &c, &ni, &nb}, *finish_args[3] = {&c, &ni, &nb};
+    return CU_OK(cudaLaunchKernel((const void *)k, grid, block, finish ? finish_args : pack_args, 0, 0)) ? 0 : -1;
 }
 
 /* Where nd's Cholesky time goes (the top comment), nd_ms its whole call. */
@@ -334,7 +336,7 @@ static void chol_phases(nd_dtype t, int64_t n, nd_array *a, double nd_ms) {
     for (int i = 0; ok && i < 4; i++) ok = CU_OK(cudaEventCreate(&ev[i]));
     double tp[64], tf[64], tu[64], tc[64], twp[CHOL_WALKS][64], twu[CHOL_WALKS][64];
     float ms = 0;
-    for (int r = 0; ok && r < R; r++) { /* nd's step: pack, potrf, unpack */
+    for (int r = 0; ok && r < R; r++) { /* nd's step: pack, potrf, finish */
         int hinfo = -1;
         ok = CU_OK(cudaDeviceSynchronize()) && CU_OK(cudaEventRecord(ev[0], 0)) &&
              chol_launch(k[0], CHOL_GROUP, 0, da, dc, n) == 0 && CU_OK(cudaEventRecord(ev[1], 0)) &&
@@ -361,13 +363,13 @@ static void chol_phases(nd_dtype t, int64_t n, nd_array *a, double nd_ms) {
     if (ok) {
         double p = bench_median(tp, R), f = bench_median(tf, R), u = bench_median(tu, R), c = bench_median(tc, R);
         double gb = (double)bytes / 1e6; /* bytes per ms / 1e6: GB/s */
-        printf("  phases (cudaEvent, median of %d; NDK_GROUP %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms  unpack %.3f ms"
+        printf("  phases (cudaEvent, median of %d; NDK_GROUP %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms  finish %.3f ms"
                " (%.0f GB/s)  sum %.3f ms; nd's call - sum %.3f ms\n",
-               R, CHOL_GROUP, p, gb / p, f, u, 1.5 * gb / u, p + f + u, nd_ms - (p + f + u));
-        printf("  floor: device copy of A %.3f ms (%.0f GB/s); pack / unpack with NDK_GROUP", c, 2 * gb / c);
+               R, CHOL_GROUP, p, gb / p, f, u, 0.5 * gb / u, p + f + u, nd_ms - (p + f + u));
+        printf("  floor: device copy of A %.3f ms (%.0f GB/s); pack / finish with NDK_GROUP", c, 2 * gb / c);
         for (int i = 0; i < CHOL_WALKS; i++) {
             double wp = bench_median(twp[i], R), wu = bench_median(twu[i], R);
-            printf("%s %d: %.3f (%.0f GB/s) / %.3f ms (%.0f GB/s)", i ? "," : "", walks[i], wp, gb / wp, wu, 1.5 * gb / wu);
+            printf("%s %d: %.3f (%.0f GB/s) / %.3f ms (%.0f GB/s)", i ? "," : "", walks[i], wp, gb / wp, wu, 0.5 * gb / wu);
         }
         printf("\n");
     } else {
@@ -398,6 +400,7 @@ static void run(const char *op, nd_dtype t, int64_t batch, int64_t n) {
     for (int i = 0; i < R && ok; i++) {
         inputs(t, batch, n, &a, &b);
         nd_scope_begin();
+        bench_settle();
         double t0 = bench_now();
         if (!strcmp(op, "cholesky")) {
             nd_linalg_cholesky(a);

@@ -35,6 +35,9 @@ struct nd_backend {
      * gather of up to ND_IR_GATHER_MAX_AXES index arrays as a fusable map,
      * else as ND_LIB_GATHER. */
     int kernel_gathers;
+    /* Its LA_CHOLESKY writes L^T (zeros below the diagonal) instead of L
+     * (common/lib_linalg.h): the frontend returns the transposed view. */
+    int cholesky_transposed;
     /* Logical devices it drives (ND_DEVICES=0,1 or 0,0 on CUDA), when more
      * than one: the partition pass splits arrays over them, and the piece
      * of logical device d (a plan temporary with device = 1 + d) lives in

@@ -9,6 +9,7 @@
 #include "common/lib_linalg.h"
 #include "frontend/compose.h"
 #include "frontend/linalg_internal.h"
+#include "frontend/runtime.h"
 #include "frontend/shaping_internal.h"
 
 nd_dtype nd_la_dtype(const char *fn, const nd_array *a) {
@@ -118,7 +119,9 @@ nd_array *nd_linalg_cholesky(nd_array *a) {
     /* The routine writes the whole of L (zeros above the diagonal) into a
      * new array, reading A's lower triangle as NumPy does: the copy potrf
      * overwrites and the layout it needs are made inside the step
-     * (common/lib_linalg.h), so no elementwise pass runs before or after. */
+     * (common/lib_linalg.h), so no elementwise pass runs before or after.
+     * A backend whose routine writes L^T (CUDA: lib_cholesky.c says why)
+     * gets L as that buffer's transposed view. */
     int64_t n = a->shape[a->ndim - 1], shape[ND_MAX_DIMS];
     int nd = out_shape(a, 2, n, n, shape);
     nd_kernel_output out = {NULL, t, nd, shape};
@@ -126,7 +129,11 @@ nd_array *nd_linalg_cholesky(nd_array *a) {
     nd_array *l = NULL;
     nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &p, 1, &out, &l);
     nd_fe_release(p);
-    return nd_runtime_track(l);
+    l = nd_runtime_track(l);
+    if (!l || !nd_rt.backend->cholesky_transposed) return l;
+    nd_array *view = nd_swapaxes(l, -1, -2);
+    nd_free(l);
+    return view;
 }
 
 /* ------------------------------------------------------------ solve, inv */

@@ -1060,6 +1060,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
 
     be->name = "cuda";
     be->kernel_gathers = 1;
+    be->cholesky_transposed = 1; /* lib_cholesky.c says why */
     be->memory = 1;
     be->device_memories = cu->n_ldev > 1 ? cu->n_ldev : 0;
     be->alloc = cu_alloc;

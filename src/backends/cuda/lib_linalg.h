@@ -22,11 +22,11 @@ int nd_cuda_la_cholesky_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_
                             size_t ws_bytes, cudaStream_t s);
 /* lib_cholesky.c: C's upper triangle = A's lower one conjugate-transposed
  * (what potrf's column-major lower form reads; a and c may be the same
- * buffer), and after potrf C's lower triangle = its upper one
- * conjugate-transposed with zeros above (L), for every n x n matrix of a
- * batch. Each is one launch; return a cudaError_t or ND_CUDA_LIB_ND_ERROR. */
+ * buffer), and after potrf C = L^T: its strict lower triangle zero, its
+ * upper one (L^H from potrf) conjugated for complex dtypes, for every
+ * n x n matrix of a batch. Each is one launch; return a cudaError_t or ND_CUDA_LIB_ND_ERROR. */
 int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n, int64_t batch, cudaStream_t s);
-int nd_cuda_chol_unpack(nd_cuda *cu, nd_dtype t, void *c, int64_t n, int64_t batch, cudaStream_t s);
+int nd_cuda_chol_finish(nd_cuda *cu, nd_dtype t, void *c, int64_t n, int64_t batch, cudaStream_t s);
 /* The kernels' CUDA C (all four dtypes), for tests/chol_source_check.sh. */
 const char *nd_cuda_chol_source(void);
 

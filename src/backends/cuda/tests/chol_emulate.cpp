@@ -4,8 +4,9 @@
  * NDK_GROUP x NDK_GROUP tiles, the batch along grid y, capped to show the
  * walk), a block's threads as real threads meeting at __syncthreads: pack,
  * a column-major lower Cholesky standing in for potrf (it reads and
- * writes only the column-major lower triangle, as potrf does), unpack.
- * Against a row-major Cholesky of A's lower triangle in long double, for
+ * writes only the column-major lower triangle, as potrf does), finish.
+ * C must then be L^T (zeros below the diagonal), L a row-major Cholesky
+ * of A's lower triangle in long double, for
  * the four dtypes, n across tile edges, batches, out of place (C full of
  * NaN first: every element must be written) and in place. A's upper
  * triangle is NaN: it must never be read. */
@@ -90,20 +91,22 @@ template <class T> static void run(const char *name, long n, long batch, bool in
     long long nb = batch;
     emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack<T>(ap, cp, ni, nb); });
     for (long b = 0; b < batch; b++) potrf_lower_colmajor(cp + b * nn, n);
-    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_unpack<T>(cp, ni, nb); });
+    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_finish<T>(cp, ni, nb); });
     long bad = -1;
     for (long i = 0; i < batch * nn && bad < 0; i++) {
         cl g = get(cp[i]);
-        long r = (i % nn) / n, col = i % n;
-        bool ok = col > r ? (g == cl(0, 0)) : std::abs(g - want[i]) <= tol * (1 + std::abs(want[i]));
+        long r = (i % nn) / n, col = i % n, w = i - r * n - col + col * n + r; /* L^T[r][col] = L[col][r] */
+        bool ok = col < r ? (g == cl(0, 0)) : std::abs(g - want[w]) <= tol * (1 + std::abs(want[w]));
         if (!ok) bad = i;
     }
     checks++;
     if (bad >= 0) {
         fails++;
         cl g = get(cp[bad]);
+        long r = (bad % nn) / n, col = bad % n;
+        cl w = col < r ? cl(0, 0) : want[bad - r * n - col + col * n + r];
         printf("FAIL: %s n=%ld batch=%ld %s: element %ld is %Lg%+Lgi, want %Lg%+Lgi\n", name, n, batch,
-               in_place ? "in place" : "out of place", bad, g.real(), g.imag(), want[bad].real(), want[bad].imag());
+               in_place ? "in place" : "out of place", bad, g.real(), g.imag(), w.real(), w.imag());
     }
 }
 
