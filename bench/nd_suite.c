@@ -8,7 +8,7 @@
  * Usage: bench_nd_suite [--small] [--runs N] [--h2d-gib G] [--set SIZE=V ...]
  *                       [WORKLOAD ... | la | lib]
  * (--set overrides one of the linear algebra sizes: la_n, svd_n, bsolve_b,
- * fft_n, rfft2_n, einsum_n; la and lib name the groups of bench/suite.sh)
+ * bsvd_b, fft_n, rfft2_n, einsum_n; la and lib name the groups of bench/suite.sh)
  * Exit status: 0 when every workload ran and was right, 1 when one failed
  * (its JSON line has an "error" field), 2 for bad arguments.
  */
@@ -44,15 +44,15 @@ static const suite_workload *const workloads[] = {
     &suite_uniform_sum, &suite_integers_sum, &suite_scope_read, &suite_shared_matmul,
     &suite_sort, &suite_argsort, &suite_sort_rows, &suite_cumsum, &suite_gather_map, &suite_mask_select,
     &suite_histogram, &suite_cholesky_f32, &suite_cholesky_f64, &suite_solve_f32, &suite_solve_f64,
-    &suite_eigh_f32, &suite_eigh_f64, &suite_svd_f32, &suite_svd_f64, &suite_batched_solve, &suite_fft,
+    &suite_eigh_f32, &suite_eigh_f64, &suite_svd_f32, &suite_svd_f64, &suite_batched_solve, &suite_batched_svd, &suite_fft,
     &suite_rfft2, &suite_fft_window, &suite_einsum3,
 };
 /* The named groups (bench/peers/suite_common.py's LIB_WORKLOADS, LA_WORKLOADS). */
 static const char *const lib_group[] = {"sort", "argsort", "sort_rows", "cumsum", "gather_map", "mask_select",
                                         "histogram", NULL};
 static const char *const la_group[] = {"cholesky_f32", "cholesky_f64", "solve_f32", "solve_f64", "eigh_f32",
-                                       "eigh_f64", "svd_f32", "svd_f64", "batched_solve", "fft", "rfft2",
-                                       "fft_window", "einsum3", NULL};
+                                       "eigh_f64", "svd_f32", "svd_f64", "batched_solve", "batched_svd", "fft",
+                                       "rfft2", "fft_window", "einsum3", NULL};
 #define N_WORKLOADS ((int)(sizeof workloads / sizeof workloads[0]))
 
 static void sizes_full(suite_sizes *sz)
@@ -83,6 +83,7 @@ static void sizes_full(suite_sizes *sz)
         .la_n = 8192,
         .svd_n = 4096, /* 8192: 6-12 s a call on the H200 (--set svd_n=8192) */
         .bsolve_b = 100000,
+        .bsvd_b = 10000,
         .fft_n = (int64_t)1 << 26,
         .rfft2_n = 8192,
         .einsum_n = 4096,
@@ -119,6 +120,7 @@ static void sizes_small(suite_sizes *sz)
         .la_n = 1024,
         .svd_n = 1024,
         .bsolve_b = 10000,
+        .bsvd_b = 1000,
         .fft_n = (int64_t)1 << 22,
         .rfft2_n = 2048,
         .einsum_n = 1024,
@@ -144,7 +146,8 @@ static int set_size(suite_sizes *sz, const char *arg)
         size_t off;
     } keys[] = {
         {"la_n", offsetof(suite_sizes, la_n)},         {"svd_n", offsetof(suite_sizes, svd_n)},
-        {"bsolve_b", offsetof(suite_sizes, bsolve_b)}, {"fft_n", offsetof(suite_sizes, fft_n)},
+        {"bsolve_b", offsetof(suite_sizes, bsolve_b)}, {"bsvd_b", offsetof(suite_sizes, bsvd_b)},
+        {"fft_n", offsetof(suite_sizes, fft_n)},
         {"rfft2_n", offsetof(suite_sizes, rfft2_n)},   {"einsum_n", offsetof(suite_sizes, einsum_n)},
     };
     const char *eq = strchr(arg, '=');
@@ -210,7 +213,7 @@ static int parse(int argc, char **argv, options *o)
         sizes_full(&o->sz);
     for (int i = 0; i < n_sets; i++)
         if (set_size(&o->sz, sets[i]))
-            return usage("--set takes la_n, svd_n, bsolve_b, fft_n, rfft2_n or einsum_n = a positive size");
+            return usage("--set takes la_n, svd_n, bsolve_b, bsvd_b, fft_n, rfft2_n or einsum_n = a positive size");
     if (h2d_gib > 0)
         o->sz.h2d_gib = h2d_gib;
     return 0;

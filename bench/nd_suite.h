@@ -21,9 +21,9 @@ typedef struct {
     /* the sorting, scan and indexing workloads (nd_suite_lib.c) */
     int64_t sort_n, argsort_n, rows_r, rows_c, cumsum_n, gather_n, mask_n, hist_n;
     /* the linear algebra and FFT workloads (nd_suite_la.c): cholesky, solve
-     * and eigh n x n, svd n x n, batched 8x8 solves, fft length, rfft2
-     * n x n, einsum n x n */
-    int64_t la_n, svd_n, bsolve_b, fft_n, rfft2_n, einsum_n;
+     * and eigh n x n, svd n x n, batched 8x8 solves, batched 32x32 svds,
+     * fft length, rfft2 n x n, einsum n x n */
+    int64_t la_n, svd_n, bsolve_b, bsvd_b, fft_n, rfft2_n, einsum_n;
     int stencil_iters, small_iters, ops_iters;
     double h2d_gib;
 } suite_sizes;
@@ -82,8 +82,8 @@ extern const suite_workload suite_sort, suite_argsort, suite_sort_rows, suite_cu
     suite_mask_select, suite_histogram; /* nd_suite_lib.c */
 extern const suite_workload suite_scope_read, suite_shared_matmul; /* nd_suite_patterns.c */
 extern const suite_workload suite_cholesky_f32, suite_cholesky_f64, suite_solve_f32, suite_solve_f64,
-    suite_eigh_f32, suite_eigh_f64, suite_svd_f32, suite_svd_f64, suite_batched_solve, suite_fft, suite_rfft2,
-    suite_fft_window, suite_einsum3; /* nd_suite_la.c */
+    suite_eigh_f32, suite_eigh_f64, suite_svd_f32, suite_svd_f64, suite_batched_solve, suite_batched_svd, suite_fft,
+    suite_rfft2, suite_fft_window, suite_einsum3; /* nd_suite_la.c */
 
 /* w's tolerance at these sizes (tol, or c n eps; nd_suite_la.c). */
 double suite_tolerance(const suite_workload *w, const suite_sizes *sz);

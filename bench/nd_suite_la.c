@@ -3,7 +3,8 @@
  * (bench/peers/suite_common.py's LA_WORKLOADS, run when named: bench/
  * suite.sh run --workloads la): cholesky, solve (one right-hand side
  * vector), eigh and svd (reduced, with vectors) of one n x n matrix in
- * float32 and float64, 10^5 batched 8x8 float32 solves, fft of 2^26
+ * float32 and float64, 10^5 batched 8x8 float32 solves, 10^4 batched
+ * 32x32 float32 SVDs (reduced, with vectors), fft of 2^26
  * complex64, rfft2 of 8192^2 float32, fft(x * w) and einsum
  * 'ij,jk,kl->il' of three 4096^2 float32 matrices.
  *
@@ -11,7 +12,8 @@
  * and svd are A = (G + G^T)/2 + I with G = P P^T / n, P uniform [-1, 1)
  * (symmetric positive definite, condition number about 5); right-hand
  * sides uniform [-1, 1); the batch's matrices uniform [-1, 1) plus 2 on
- * the diagonal (partial pivoting still swaps rows); complex inputs with
+ * the diagonal (partial pivoting still swaps rows), the SVD batch's
+ * uniform [-1, 1); complex inputs with
  * both parts uniform [-1, 1), the window w uniform [0, 1).
  *
  * Checks (float64 on the host, before anything is timed; the peers check
@@ -21,11 +23,13 @@
  * norm-relative errors), each entry a float64 dot product of a row and a
  * column read back; eigenvalues ascending and singular values descending
  * and >= 0; the batch's normwise backward error |A x - b| / (|A| |x| + |b|)
- * on sampled systems; sampled transform bins against the DFT summed in
+ * on sampled systems; for sampled matrices of the SVD batch |U diag(S) Vh -
+ * A|_F / |A|_F, U^T U - I and Vh Vh^T - I (largest entry), the largest of
+ * them; sampled transform bins against the DFT summed in
  * float64 (exact twiddles: k j mod N indexes two tables); sampled rows of
  * (A @ B) @ C in float64. Tolerances: 4 n eps for the factorisations, 16 n
- * eps for the iterative eigh and svd, 1e-5 for the batch and the
- * transforms, 1e-3 for einsum (as matmul_chain).
+ * eps for the iterative eigh and svd, 1e-5 for the batched solves and the
+ * transforms, 1e-4 for the batched SVDs, 1e-3 for einsum (as matmul_chain).
  */
 #include <float.h>
 #include <math.h>
@@ -303,6 +307,77 @@ static double bsolve_check(suite_state *s)
     return worst;
 }
 
+/* ------------------------------------------------ batched small SVDs */
+
+#define BSVD_N 32
+
+static void bsvd_measure(const suite_sizes *sz, suite_measure *m)
+{
+    m->n = sz->bsvd_b;
+    m->bytes = -1;
+    m->flops = (double)sz->bsvd_b * 12.0 * BSVD_N * BSVD_N * BSVD_N; /* svd's nominal 12 n^3 each */
+}
+
+static nd_status bsvd_prepare(suite_state *s, bool for_check)
+{
+    (void)for_check;
+    clear_inputs(s);
+    s->in[0] = nd_random_uniform(ND_FLOAT32, ND_SHAPE(s->sz->bsvd_b, BSVD_N, BSVD_N), -1, 1);
+    return suite_settle(s->in, 1);
+}
+
+static nd_status bsvd_run(suite_state *s)
+{
+    nd_status st = nd_linalg_svd(s->in[0], false, true, &s->out[0], &s->out[1], &s->out[2]);
+    return st != ND_OK ? st : suite_settle(s->out, 3);
+}
+
+/* Over sampled matrices, the largest of |U diag(S) Vh - A|_F / |A|_F,
+ * |U^T U - I| and |Vh Vh^T - I| (largest entry); S descending and >= 0. */
+static double bsvd_check(suite_state *s)
+{
+    const int64_t nb = s->sz->bsvd_b, n = BSVD_N, nn = n * n;
+    for (int i = 0; i < 3; i++)
+        if (!suite_dtype_is(s->out[i], ND_FLOAT32, "the result"))
+            return INFINITY;
+    double *a = host_f64(s->in[0]), *u = a ? host_f64(s->out[0]) : NULL;
+    double *sv = u ? host_f64(s->out[1]) : NULL, *vh = sv ? host_f64(s->out[2]) : NULL;
+    double worst = NAN;
+    if (vh) {
+        worst = 0;
+        uint64_t st = 16;
+        for (int q = 0; q < SUITE_SAMPLES && !(worst == INFINITY); q++) {
+            int64_t m = suite_next_index(&st, nb);
+            const double *am = a + m * nn, *um = u + m * nn, *sm = sv + m * n, *vm = vh + m * nn;
+            double rec = 0, an = 0, orth = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (!(sm[i] >= 0) || (i && !(sm[i - 1] >= sm[i]))) {
+                    fprintf(stderr, "nd_suite: matrix %lld's singular values are not descending and >= 0\n",
+                            (long long)m);
+                    worst = INFINITY;
+                }
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double r = -am[i * n + j];
+                    for (int64_t c = 0; c < n; c++)
+                        r += um[i * n + c] * sm[c] * vm[c * n + j];
+                    rec += r * r;
+                    an += am[i * n + j] * am[i * n + j];
+                    double e = fabs(dot(um + i, n, um + j, n, n) - (i == j)); /* U^T U */
+                    double f = fabs(dot(vm + i * n, 1, vm + j * n, 1, n) - (i == j)); /* Vh Vh^T */
+                    orth = fmax(orth, fmax(e, f));
+                }
+            double err = fmax(sqrt(rec / an), orth);
+            worst = !(err <= worst) ? err : worst;
+        }
+    }
+    free(a);
+    free(u);
+    free(sv);
+    free(vh);
+    return worst;
+}
+
 /* ------------------------------------------------------------ the FFTs */
 
 /* exp(-2 pi i t / n) for t in [0, n) as lo[t % w] * hi[t / w], w^2 >= n:
@@ -573,6 +648,7 @@ LA_WORKLOAD(eigh_f64, "float64", "sampled", -16, eigh_f64, 0)
 LA_WORKLOAD(svd_f32, "float32", "sampled", -16, svd_f32, 3)
 LA_WORKLOAD(svd_f64, "float64", "sampled", -16, svd_f64, 3)
 LA_WORKLOAD(batched_solve, "float32", "backward", 1e-5, bsolve, 0)
+LA_WORKLOAD(batched_svd, "float32", "backward", 1e-4, bsvd, 0)
 LA_WORKLOAD(fft, "complex64", "sampled", 1e-5, fft, 0)
 LA_WORKLOAD(rfft2, "complex64", "sampled", 1e-5, rfft2, 0)
 LA_WORKLOAD(fft_window, "complex64", "sampled", 1e-5, window, 0)

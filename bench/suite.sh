@@ -128,7 +128,7 @@ run() {
     local h2d=()
     [ -z "$h2d_gib" ] || h2d=(--h2d-gib "$h2d_gib")
     [ "$names" != lib ] || names="sort,argsort,sort_rows,cumsum,gather_map,mask_select,histogram"
-    [ "$names" != la ] || names="cholesky_f32,cholesky_f64,solve_f32,solve_f64,eigh_f32,eigh_f64,svd_f32,svd_f64,batched_solve,fft,rfft2,fft_window,einsum3"
+    [ "$names" != la ] || names="cholesky_f32,cholesky_f64,solve_f32,solve_f64,eigh_f32,eigh_f64,svd_f32,svd_f64,batched_solve,batched_svd,fft,rfft2,fft_window,einsum3"
     local -a w=()
     [ -z "$names" ] || read -r -a w <<<"${names//,/ }"
     local cap_big=150 cap=90

@@ -24,7 +24,7 @@ ORDER = ["nd-cuda", "cupy", "cupy-fuse", "jax", "torch", "torch-compile", "torch
 WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi", "matmul_chain",
              "dot", "small_ops", "sum", "h2d_sum", "uniform_sum", "integers_sum", "scope_read",
              "shared_matmul", "cholesky_f32", "cholesky_f64", "solve_f32", "solve_f64", "eigh_f32",
-             "eigh_f64", "svd_f32", "svd_f64", "batched_solve", "fft", "rfft2", "fft_window", "einsum3"]
+             "eigh_f64", "svd_f32", "svd_f64", "batched_solve", "batched_svd", "fft", "rfft2", "fft_window", "einsum3"]
 LA_NAMES = set(WORKLOADS[WORKLOADS.index("cholesky_f32"):])
 # What each floor is made of (bench/README.md, "Floors").
 COPY_BOUND = {"chain", "black_scholes", "stencil", "small_stencil", "small_ops", "sum"}

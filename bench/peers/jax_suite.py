@@ -171,6 +171,8 @@ def main():
         "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
                           shared_run),
         "batched_solve": (batch_inputs, same, jax.jit(jnp.linalg.solve)),
+        "batched_svd": (plain_inputs(((sz["bsvd_b"], sz["bsvd_n"], sz["bsvd_n"]), -1, 1)), same,
+                        jax.jit(lambda a: tuple(jnp.linalg.svd(a, full_matrices=False)))),
         "fft": (complex_inputs(False), same, jax.jit(jnp.fft.fft)),
         "rfft2": (plain_inputs(((sz["rfft2_n"],) * 2, -1, 1)), same, jax.jit(jnp.fft.rfft2)),
         "fft_window": (complex_inputs(True), same, jax.jit(lambda x, w: jnp.fft.fft(x * w))),

@@ -147,6 +147,8 @@ def main():
         "shared_matmul": (plain_inputs(*[((sz["norm_n"], sz["norm_n"]), -1, 1)] * 3), same,
                           sc.shared_matmul),
         "batched_solve": (batch_inputs, same, np.linalg.solve),
+        "batched_svd": (plain_inputs(((sz["bsvd_b"], sz["bsvd_n"], sz["bsvd_n"]), -1, 1)), same,
+                        lambda a: tuple(np.linalg.svd(a, full_matrices=False))),
         "fft": (complex_inputs(False), same, lambda x: c64(np.fft.fft(x))),
         "rfft2": (plain_inputs(((sz["rfft2_n"],) * 2, -1, 1)), same, lambda x: c64(np.fft.rfft2(x))),
         "fft_window": (complex_inputs(True), same, lambda x, w: c64(np.fft.fft(x * w))),

@@ -33,7 +33,8 @@ LIB_WORKLOADS = ["sort", "argsort", "sort_rows", "cumsum", "gather_map", "mask_s
                  "histogram"]
 # Linear algebra and FFT (bench/suite.sh run --workloads la; nd_suite_la.c).
 LA_WORKLOADS = ["cholesky_f32", "cholesky_f64", "solve_f32", "solve_f64", "eigh_f32", "eigh_f64",
-                "svd_f32", "svd_f64", "batched_solve", "fft", "rfft2", "fft_window", "einsum3"]
+                "svd_f32", "svd_f64", "batched_solve", "batched_svd", "fft", "rfft2", "fft_window",
+                "einsum3"]
 WORKLOADS = DEFAULT_WORKLOADS + LIB_WORKLOADS + LA_WORKLOADS
 GROUPS = {"lib": LIB_WORKLOADS, "la": LA_WORKLOADS}
 
@@ -44,18 +45,18 @@ FULL = dict(chain_n=1 << 27, bs_n=1 << 26, stencil_n=16384, stencil_iters=20,
             gather_n=1 << 26, mask_n=1 << 28, hist_n=1 << 28, hist_bins=1024,
             scope_n=1 << 24, norm_n=4096,
             # svd at 4096: at 8192 one call takes 6-12 s on the H200 (--set svd_n=8192)
-            la_n=8192, svd_n=4096, bsolve_b=100_000, bsolve_n=8, fft_n=1 << 26, rfft2_n=8192,
-            einsum_n=4096)
+            la_n=8192, svd_n=4096, bsolve_b=100_000, bsolve_n=8, bsvd_b=10_000, bsvd_n=32,
+            fft_n=1 << 26, rfft2_n=8192, einsum_n=4096)
 SMALL = dict(chain_n=1 << 20, bs_n=1 << 20, stencil_n=1024, stencil_iters=20,
              small_n=200, small_iters=50, pi_n=1 << 22, matmul_n=512,
              dot_n=1_000_000, ops_n=1000, ops_iters=100, sum_n=1 << 22,
              sort_n=1 << 20, argsort_n=1 << 20, rows_r=64, rows_c=4096, cumsum_n=1 << 20,
              gather_n=1 << 20, mask_n=1 << 20, hist_n=1 << 20, hist_bins=1024,
              scope_n=1 << 20, norm_n=256,
-             la_n=1024, svd_n=1024, bsolve_b=10_000, bsolve_n=8, fft_n=1 << 22, rfft2_n=2048,
-             einsum_n=1024)
+             la_n=1024, svd_n=1024, bsolve_b=10_000, bsolve_n=8, bsvd_b=1000, bsvd_n=32,
+             fft_n=1 << 22, rfft2_n=2048, einsum_n=1024)
 # The sizes --set may change (the linear algebra and FFT ones).
-SETTABLE = ("la_n", "svd_n", "bsolve_b", "fft_n", "rfft2_n", "einsum_n")
+SETTABLE = ("la_n", "svd_n", "bsolve_b", "bsvd_b", "fft_n", "rfft2_n", "einsum_n")
 
 # Tolerances on the error measure each check describes (as nd_suite).
 TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
@@ -64,7 +65,8 @@ TOL = dict(chain=1e-4, black_scholes=1e-4, stencil=1e-4, small_stencil=1e-10,
            mask_select=0.0, histogram=1e-4, scope_read=1e-4, shared_matmul=1e-3,
            # negative: -c means c n eps of the workload's dtype and size (tolerance())
            cholesky_f32=-4, cholesky_f64=-4, solve_f32=-4, solve_f64=-4, eigh_f32=-16,
-           eigh_f64=-16, svd_f32=-16, svd_f64=-16, batched_solve=1e-5, fft=1e-5, rfft2=1e-5,
+           eigh_f64=-16, svd_f32=-16, svd_f64=-16, batched_solve=1e-5, batched_svd=1e-4, fft=1e-5,
+           rfft2=1e-5,
            fft_window=1e-5, einsum3=1e-3)
 CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
                   small_stencil="full", pi="scalar", matmul_chain="sampled",
@@ -72,7 +74,7 @@ CHECK_KIND = dict(chain="sampled", black_scholes="sampled", stencil="sampled",
                   sort="sorted+sum", argsort="permutation", sort_rows="sorted+sums",
                   cumsum="sampled", gather_map="sampled", mask_select="full",
                   histogram="full", scope_read="scalar", shared_matmul="sampled",
-                  **{w: "backward" if w == "batched_solve" else "sampled" for w in LA_WORKLOADS})
+                  **{w: "backward" if w.startswith("batched_") else "sampled" for w in LA_WORKLOADS})
 DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
              small_stencil="float64", pi="float32", matmul_chain="float32",
              dot="float64", small_ops="float32", sum="float32",
@@ -81,7 +83,8 @@ DTYPE = dict(chain="float32", black_scholes="float32", stencil="float32",
              scope_read="float32", shared_matmul="float32",
              cholesky_f32="float32", cholesky_f64="float64", solve_f32="float32",
              solve_f64="float64", eigh_f32="float32", eigh_f64="float64", svd_f32="float32",
-             svd_f64="float64", batched_solve="float32", fft="complex64", rfft2="complex64",
+             svd_f64="float64", batched_solve="float32", batched_svd="float32", fft="complex64",
+             rfft2="complex64",
              fft_window="complex64", einsum3="float32")
 # At most this many timed runs (svd: seconds a call; bench/README.md).
 RUNS_CAP = dict(svd_f32=3, svd_f64=3)
@@ -202,7 +205,8 @@ def mask_select(x):
 # [-1, 1) (symmetric positive definite, condition number about 5); solve's
 # b one vector (n,) uniform [-1, 1). batched_solve: A (B, 8, 8) uniform
 # [-1, 1) plus 2 on the diagonal, b (B, 8, 1) uniform [-1, 1) (a stack of
-# column vectors: NumPy 2 reads a (B, 8) b as one matrix). fft, fft_window:
+# column vectors: NumPy 2 reads a (B, 8) b as one matrix). batched_svd: A
+# (B, 32, 32) uniform [-1, 1), reduced, with vectors. fft, fft_window:
 # x complex64 with both parts uniform [-1, 1), w float32 uniform [0, 1);
 # rfft2: x float32 uniform [-1, 1); einsum3: three n x n float32 uniform
 # [-1, 1). svd reduced (full_matrices=False) with vectors.
@@ -369,6 +373,22 @@ def _check_la(name, sz, hin, hout):
         scale = np.abs(A).sum(axis=2).max(axis=1) * np.abs(x).max(axis=(1, 2)) + \
             np.abs(b).max(axis=(1, 2))
         return float(np.max(r / scale))
+    if name == "batched_svd":
+        U, S, Vh = hout
+        (A,) = hin
+        b, n = A.shape[0], A.shape[-1]
+        if U.shape != A.shape or Vh.shape != A.shape or S.shape != (b, n):
+            raise WrongAnswer(f"U, S, Vh of shapes {U.shape}, {S.shape}, {Vh.shape} for A {A.shape}")
+        m = _sample(b, 16)
+        A, U, S, Vh = (v[m].astype(np.float64) for v in (A, U, S, Vh))
+        if not (np.all(S >= 0) and np.all(np.diff(S, axis=1) <= 0)):
+            raise WrongAnswer("the singular values are not descending and >= 0")
+        # per sampled matrix: |U diag(S) Vh - A|_F / |A|_F, |U^T U - I|, |Vh Vh^T - I| (largest entry)
+        rec = np.linalg.norm((U * S[:, None, :]) @ Vh - A, axis=(1, 2)) / np.linalg.norm(A, axis=(1, 2))
+        eye = np.eye(n)
+        ou = np.abs(np.swapaxes(U, 1, 2) @ U - eye).max(axis=(1, 2))
+        ov = np.abs(Vh @ np.swapaxes(Vh, 1, 2) - eye).max(axis=(1, 2))
+        return float(max(rec.max(), ou.max(), ov.max()))
     A = hin[0].astype(np.float64)
     n = A.shape[0]
     i, j = _pairs(n, 11)
@@ -556,6 +576,8 @@ def measures(name, sz):
         return n, None, dict(cholesky=1 / 3, solve=2 / 3, eigh=9.0, svd=12.0)[la_kind(name)] * f(n) ** 3
     if name == "batched_solve":
         b, n = sz["bsolve_b"], sz["bsolve_n"]; return b, None, b * (2 / 3 * f(n) ** 3 + 2 * f(n) * n)
+    if name == "batched_svd":
+        b, n = sz["bsvd_b"], sz["bsvd_n"]; return b, None, b * 12 * f(n) ** 3
     if name in ("fft", "fft_window"):
         n = sz["fft_n"]; return n, None, 5 * f(n) * math.log2(n)
     if name == "rfft2":

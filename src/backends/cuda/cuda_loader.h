@@ -32,7 +32,7 @@
     X(cudaLaunchKernel) X(cudaLaunchKernelExC) X(cudaLibraryGetKernel) X(cudaLibraryLoadData)           \
     X(cudaLibraryUnload) X(cudaMalloc) X(cudaMallocFromPoolAsync) X(cudaMallocHost) X(cudaMemGetInfo)   \
     X(cudaMemPoolCreate) X(cudaMemPoolDestroy) X(cudaMemPoolSetAttribute) X(cudaMemPoolTrimTo)          \
-    X(cudaMemcpyAsync) X(cudaMemsetAsync) X(cudaMemset2DAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
+    X(cudaMemcpyAsync) X(cudaMemcpy2DAsync) X(cudaMemsetAsync) X(cudaMemset2DAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
     X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) X(cudaMemcpyPeerAsync) X(cudaDeviceCanAccessPeer)  \
@@ -75,6 +75,7 @@
     ND_CUSOLVER_DT(X, gesvdj_bufferSize) ND_CUSOLVER_DT(X, gesvdj) ND_CUSOLVER_DT(X, potrfBatched)      \
     ND_CUSOLVER_DT(X, gesvd_bufferSize) ND_CUSOLVER_DT(X, gesvd)                                        \
     ND_CUSOLVER_DT(X, syevjBatched_bufferSize) ND_CUSOLVER_DT(X, syevjBatched) X(cusolverDnCreateSyevjInfo) \
+    ND_CUSOLVER_DT(X, gesvdjBatched_bufferSize) ND_CUSOLVER_DT(X, gesvdjBatched)                        \
     X(cusolverDnDestroySyevjInfo) ND_CUSOLVER_COMPLEX_FNS(X) X(cusolverDnCreateParams)                   \
     X(cusolverDnDestroyParams) X(cusolverDnXgesvdp_bufferSize) X(cusolverDnXgesvdp)
 /* The complex routines: the same operations (Hermitian ones for the
@@ -86,7 +87,8 @@
     ND_CUSOLVER_CZ(X, geqrf) ND_CUSOLVER_CZ(X, ungqr_bufferSize) ND_CUSOLVER_CZ(X, ungqr)               \
     ND_CUSOLVER_CZ(X, heevd_bufferSize) ND_CUSOLVER_CZ(X, heevd) ND_CUSOLVER_CZ(X, gesvdj_bufferSize)   \
     ND_CUSOLVER_CZ(X, gesvdj) ND_CUSOLVER_CZ(X, potrfBatched) ND_CUSOLVER_CZ(X, heevjBatched_bufferSize) \
-    ND_CUSOLVER_CZ(X, heevjBatched) ND_CUSOLVER_CZ(X, gesvd_bufferSize) ND_CUSOLVER_CZ(X, gesvd)
+    ND_CUSOLVER_CZ(X, heevjBatched) ND_CUSOLVER_CZ(X, gesvd_bufferSize) ND_CUSOLVER_CZ(X, gesvd)        \
+    ND_CUSOLVER_CZ(X, gesvdjBatched_bufferSize) ND_CUSOLVER_CZ(X, gesvdjBatched)
 /* Functions a cuSOLVER of the same major version may lack (geev came in
  * CUDA 12.6): looked up, but missing is not an error; the field is then
  * NULL and the caller says what it does instead. */
@@ -525,6 +527,24 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cufftExecZ2D ND_CUDA_FN(cufftExecZ2D)
 #undef cudaMemset2DAsync
 #define cudaMemset2DAsync ND_CUDA_FN(cudaMemset2DAsync)
+#undef cudaMemcpy2DAsync
+#define cudaMemcpy2DAsync ND_CUDA_FN(cudaMemcpy2DAsync)
+#undef cusolverDnSgesvdjBatched_bufferSize
+#define cusolverDnSgesvdjBatched_bufferSize ND_CUDA_FN(cusolverDnSgesvdjBatched_bufferSize)
+#undef cusolverDnDgesvdjBatched_bufferSize
+#define cusolverDnDgesvdjBatched_bufferSize ND_CUDA_FN(cusolverDnDgesvdjBatched_bufferSize)
+#undef cusolverDnCgesvdjBatched_bufferSize
+#define cusolverDnCgesvdjBatched_bufferSize ND_CUDA_FN(cusolverDnCgesvdjBatched_bufferSize)
+#undef cusolverDnZgesvdjBatched_bufferSize
+#define cusolverDnZgesvdjBatched_bufferSize ND_CUDA_FN(cusolverDnZgesvdjBatched_bufferSize)
+#undef cusolverDnSgesvdjBatched
+#define cusolverDnSgesvdjBatched ND_CUDA_FN(cusolverDnSgesvdjBatched)
+#undef cusolverDnDgesvdjBatched
+#define cusolverDnDgesvdjBatched ND_CUDA_FN(cusolverDnDgesvdjBatched)
+#undef cusolverDnCgesvdjBatched
+#define cusolverDnCgesvdjBatched ND_CUDA_FN(cusolverDnCgesvdjBatched)
+#undef cusolverDnZgesvdjBatched
+#define cusolverDnZgesvdjBatched ND_CUDA_FN(cusolverDnZgesvdjBatched)
 #endif
 
 #endif

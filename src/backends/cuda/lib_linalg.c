@@ -6,10 +6,12 @@
  * and any copy cuSOLVER overwrites come from the routine's workspace,
  * sized here at prepare time, so the run function allocates no device
  * memory. The matrices of a batch are factored one after another on that
- * stream; each writes its own info word. Cholesky factors in its output,
- * which lib_cholesky.c's passes fill before potrf and finish after it (one
- * launch each for the batch); SVD picks Xgesvdp, gesvd or gesvdj by
- * svd_routine's rule.
+ * stream, each writing its own info word, except where a batched routine
+ * takes a batch of small matrices in one call (potrfBatched, syevjBatched,
+ * gesvdjBatched: batched(), eigh_batched(), svd_batched()). Cholesky
+ * factors in its output, which lib_cholesky.c's passes fill before potrf
+ * and finish after it (one launch each for the batch); SVD picks Xgesvdp,
+ * gesvd or gesvdj by svd_routine's rule.
  *
  * cuSOLVER reports a singular or non positive definite matrix, or an SVD
  * or eigensolver that did not converge, only in device memory. The run
@@ -125,6 +127,12 @@ static int eigh_batched(const nd_user_desc *u, const geom *g) {
     return u->lib == ND_LIB_LA_EIGH && g->batch >= 2 && g->n >= 1 && g->n <= BATCHED_MAX_N;
 }
 static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
+/* svd of such a batch (both sides at most 32, gesvdjBatched's limit):
+ * gesvdjBatched, strided, one call (svd_batched_run). */
+static int svd_batched(const nd_user_desc *u, const geom *g) {
+    return u->lib == ND_LIB_LA_SVD && g->batch >= 2 && g->m >= 1 && g->n >= 1 && g->m <= BATCHED_MAX_N &&
+           g->n <= BATCHED_MAX_N;
+}
 
 /* Which routine factors LA_SVD's matrices, the one rule (cuSOLVER sees
  * A^T, the buffer read column-major: n rows, m columns; k = min(m, n)):
@@ -139,7 +147,10 @@ static int lda(int64_t n) { return n > 0 ? (int)n : 1; }
  *  gesvd     (QR iteration on the bidiagonal form) for float64 and
  *            complex128 otherwise, when k > SVD_BIG_K and A^T is not wide
  *            (cuSOLVER's gesvd takes rows >= columns only);
- *  gesvdj    (Jacobi) everywhere else.
+ *  gesvdj    (Jacobi) everywhere else: one call per matrix, except for a
+ *            batch of two or more matrices with both sides at most 32,
+ *            which gesvdjBatched (the same Jacobi method, one thread block
+ *            per matrix) factors in one call (svd_batched_run).
  *
  * Measured on the H200, the routines alone (bench/svd_routines.c, the
  * suite's SPD matrix, reduced, with vectors; max |S - S_gesvd| / S[0]
@@ -473,6 +484,26 @@ static int xgesvdp_one(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     return 0;
 }
 
+/* ------------------------------------------------------------ gesvdjBatched */
+
+/* gesvdjBatched's `extra` space: the input copy it overwrites, then
+ * scratch for its full U (n x n per matrix, A^T's: V^H of A) and V (m x m:
+ * U^H of A) where they cannot go straight into VH and UT, whose matrices
+ * are then k x n or k x m (reduced vectors of a non-square matrix) or
+ * absent (values only). Returns the bytes; at[0], at[1] (when not NULL)
+ * the offsets of the two scratch arrays, 0 for one the output takes (the
+ * input copy is at 0). */
+static size_t svd_batched_layout(const nd_user_desc *u, const geom *g, size_t at[2]) {
+    int uv = (int)u->lib_args.v[0].i, full = (int)u->lib_args.v[1].i;
+    int64_t m = g->m, n = g->n, k = m < n ? m : n, nb = g->batch;
+    int64_t cu = uv ? (full ? m : k) : 0, cv = uv ? (full ? n : k) : 0;
+    size_t es = g->es, o = up((size_t)(nb * m * n) * es), wu = 0, wv = 0;
+    if (cv != n) wu = o, o += up((size_t)(nb * n * n) * es);
+    if (cu != m) wv = o, o += up((size_t)(nb * m * m) * es);
+    if (at) at[0] = wu, at[1] = wv;
+    return o;
+}
+
 /* cuSOLVER's workspace queries for the routine (pointers may be NULL). */
 static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params,
                  syevjInfo_t eig_params) {
@@ -525,6 +556,15 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
             int e = xgesvdp_query(h, u, g, &dev, &host);
             if (e) return e;
             xgesvdp_layout(g, uv, dev, &need, NULL);
+            if (need > w->extra) w->extra = need;
+        }
+        if (svd_batched(u, g)) { /* gesvdjBatched's, with room for gesvdj's above (a matrix factored again) */
+            int lwb = 0;
+            SOLVER_TRY(DT4(g, gesvdjBatched_bufferSize, h, mode, (int)n, (int)m, NULL, lda(n), NULL, NULL, lda(n), NULL,
+                           lda(m), &lwb, svd_params, (int)g->batch),
+                       "gesvdjBatched_bufferSize");
+            if (lwb > lw) lw = lwb;
+            size_t need = svd_batched_layout(u, g, NULL);
             if (need > w->extra) w->extra = need;
         }
         break;
@@ -732,6 +772,66 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
     return 0;
 }
 
+/* The batch through gesvdjBatched (svd_batched), as gesvdj on A^T
+ * (run_one) for every matrix at once: A^T = W S V'^H, W (its full U,
+ * n x n) read row-major is V^H of A and goes into VH, V' (its full V,
+ * m x m) is U^H of A and goes into UT; the reduced forms are the first k
+ * columns of each, which one strided copy per output gathers from
+ * scratch (svd_batched_layout). Then the info words and S come back to the
+ * host (a wait for the stream): a matrix whose call did not converge, or
+ * whose S holds NaN (a NaN or inf in it: the batched routine may report
+ * success), is factored again by gesvdj alone, which decides its outcome
+ * and error as for a matrix outside a batch, so that a batch fails, or
+ * not, as the same matrices would one by one. */
+static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
+                           int *info, void *work, int lwork, char *extra, gesvdjInfo_t params, cudaStream_t s) {
+    int uv = (int)u->lib_args.v[0].i, full = (int)u->lib_args.v[1].i;
+    int64_t m = g->m, n = g->n, k = m < n ? m : n, nb = g->batch;
+    int64_t cu = uv ? (full ? m : k) : 0, cv = uv ? (full ? n : k) : 0;
+    size_t es = g->es, at[2];
+    svd_batched_layout(u, g, at);
+    char *a = extra, *sv = (char *)args[1].data;
+    char *ut = uv ? (char *)args[2].data : NULL, *vh = uv ? (char *)args[3].data : NULL;
+    char *pw = at[0] ? extra + at[0] : vh, *pv = at[1] ? extra + at[1] : ut;
+    CUDA_TRY_INT(copy(a, args[0].data, (size_t)(nb * m * n) * es, s));
+    cusolverEigMode_t mode = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    SOLVER_TRY(DT4(g, gesvdjBatched, h, mode, (int)n, (int)m, (void *)a, lda(n), (void *)sv, (void *)pw, lda(n),
+                   (void *)pv, lda(m), work, lwork, info, params, (int)nb),
+               "gesvdjBatched");
+    if (uv && at[0])
+        CUDA_TRY_INT(cudaMemcpy2DAsync(vh, (size_t)(cv * n) * es, pw, (size_t)(n * n) * es, (size_t)(cv * n) * es,
+                                       (size_t)nb, cudaMemcpyDeviceToDevice, s));
+    if (uv && at[1])
+        CUDA_TRY_INT(cudaMemcpy2DAsync(ut, (size_t)(cu * m) * es, pv, (size_t)(m * m) * es, (size_t)(cu * m) * es,
+                                       (size_t)nb, cudaMemcpyDeviceToDevice, s));
+    size_t ib = up((size_t)nb * sizeof(int)), sb = (size_t)(nb * k) * g->rs;
+    char *host = nd_malloc(ib + sb);
+    if (!host) {
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory reading back gesvdjBatched's status");
+        return ND_CUDA_LIB_ND_ERROR;
+    }
+    const int *hinfo = (const int *)host;
+    int e = (int)cudaMemcpyAsync(host, info, (size_t)nb * sizeof(int), cudaMemcpyDeviceToHost, s);
+    if (!e) e = (int)cudaMemcpyAsync(host + ib, sv, sb, cudaMemcpyDeviceToHost, s);
+    if (!e) e = (int)cudaStreamSynchronize(s);
+    for (int64_t b = 0; b < nb && !e; b++) {
+        int nan = 0;
+        for (int64_t i = 0; i < k; i++)
+            nan |= g->f64 ? isnan(((const double *)(host + ib))[b * k + i]) : isnan(((const float *)(host + ib))[b * k + i]);
+        if (hinfo[b] < 0 || (hinfo[b] == 0 && !nan)) continue; /* a bad argument: check_infos says so */
+        nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld (%lld x %lld): info %d%s; factored again by gesvdj",
+                (long long)b, (long long)nb, (long long)m, (long long)n, hinfo[b], nan ? ", NaN in S" : "");
+        e = run_one(h, u, args, g, b, info + b, work, lwork, extra, params, s);
+    }
+    free(host);
+    return e;
+}
+
+/* Whether the routine factors the whole batch in one call. */
+static int one_call(const nd_user_desc *u, const geom *g) {
+    return batched(u, g) || eigh_batched(u, g) || svd_batched(u, g);
+}
+
 /* Every routine; cu is needed by (and only by) LA_CHOLESKY's triangle
  * passes. */
 static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
@@ -771,9 +871,10 @@ static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args,
                       (void *)work, w.lwork, info, eig_params, (int)g.batch);
         if (st != CUSOLVER_STATUS_SUCCESS) e = solver_failed(st, "syevjBatched");
     }
+    if (!e && svd_batched(u, &g)) e = svd_batched_run(h, u, args, &g, info, work, w.lwork, extra, params, s);
     int host_geev = u->lib == ND_LIB_LA_EIG && !geev_on_device();
     if (!e && host_geev) e = geev_on_host(u, args, &g, s);
-    for (int64_t b = 0; b < g.batch && !e && !host_geev && !batched(u, &g) && !eigh_batched(u, &g); b++)
+    for (int64_t b = 0; b < g.batch && !e && !host_geev && !one_call(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
     if (!e && chol) e = nd_cuda_chol_finish(cu, t, args[1].data, g.n, g.batch, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
