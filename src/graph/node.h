@@ -117,7 +117,6 @@ typedef struct nd_node {
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
 
-
 /* A library call's arguments live in params (see ND_NODE_USER). */
 _Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_args must fit nd_node.params");
 
