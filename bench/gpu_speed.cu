@@ -10,8 +10,8 @@
 //          exact (bit for bit against the host), uniform [0, 1) within
 //          1e-5 of a float64 host sum and 2 more runs with the same bits;
 //          edge cases bit for bit (float64 small integers too; lengths 1,
-//          31, around the tiles, the staged units and the tree's levels,
-//          a row of 1025 staged units, 2^20 + 7, several
+//          31, around the tiles and the tree's levels, a row of
+//          1024 x 24576 + 3 (level 2 of the tree), 2^20 + 7, several
 //          rows, empty; -0.0, NaN propagation, nancumsum, +-1 products,
 //          int64 wrapping sums and products). Each variant also on 4096
 //          rows of 2^28 / 4096, and on 2^27 float64 (the same bytes, the
@@ -317,9 +317,9 @@ static std::string check_exact(int variant, int op, void *in, void *out, int64_t
     return "ok";
 }
 
-// A variant's edge cases: lengths around the tile sizes (3072, 4096), the
-// staged units (24576 4-byte, 12288 8-byte values) and the tree's levels
-// (32 and 1024 tiles or units), 1, 31, 2^20 + 7, 2^22 + 7; several rows;
+// A variant's edge cases: lengths around the tile sizes (3072, 4096), 8
+// and 32 agg tiles of 8-byte values (12288, 24576) and the tree's levels
+// (32 and 1024 tiles), 1, 31, 2^20 + 7, 2^22 + 7; several rows;
 // empty; float32 0/1 sums, -0.0, NaN propagation, nancumsum, +-1
 // products; float64 small integers; int64 wrapping sums and products.
 // Cases larger than the buffers (bytes each) are left out.
@@ -341,8 +341,9 @@ static std::string edge_checks(int v, void *in, void *out, size_t bytes) {
         if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_SUM, in, out, 1, n, RAW, -1);
         if (c == "ok") c = check_exact<uint64_t>(v, ND_SCAN_PROD, in, out, 1, n, RAW, -1);
     }
-    // Level 2 of the staged units (1025 float32 units, 2049 8-byte ones):
-    // the sums only (each check copies the whole case back).
+    // A row deep into level 2 of the tree (8193 agg tiles of float32,
+    // 16385 of 8-byte values): the sums only (each check copies the whole
+    // case back).
     const int64_t level2 = 1024 * 24576 + 3;
     if (fits(1, level2)) {
         if (c == "ok") c = check_exact<float>(v, ND_SCAN_SUM, in, out, 1, level2, ZERO_ONE, -1);

@@ -30,7 +30,7 @@ fail=0
 echo "=== 1. bench_gpu_speed (plugin kernels, device time)" | tee -a "$L"
 # Sorts and scans in two processes: a hang or fault in one keeps the other's figures.
 # The scan variants timed (every one takes ~10 s of checks): SCAN_VARIANTS.
-SCAN_VARIANTS=${SCAN_VARIANTS:-default,agg,staged}
+SCAN_VARIANTS=${SCAN_VARIANTS:-default,agg,one_pass}
 for what in sort scan; do
   timeout 300 .gpu/bench/bench_gpu_speed 10 28 $what $SCAN_VARIANTS 2>&1 | tee -a "$L"
   rc=${PIPESTATUS[0]}
@@ -49,7 +49,7 @@ for t in test_scans test_sorting test_order_stats; do
 done
 
 # The scans suite again through other kernels (ND_SCAN_VARIANT).
-for v in agg staged; do
+for v in agg one_pass; do
   ( ND_SCAN_VARIANT=$v timeout 120 .gpu/tests/test_scans --jobs 4 > "$OUT/test_scans_$v.log" 2>&1 ); rc=$?
   echo "test_scans_$v rc=$rc $(grep -h Synthesis "$OUT/test_scans_$v.log" | sed 's/.*Tested/Tested/')" | tee -a "$L"
   [ "$rc" -eq 0 ] || { fail=1; grep -B2 -A8 "FAIL\|CRASH" "$OUT/test_scans_$v.log" | head -40 | tee -a "$L"; }

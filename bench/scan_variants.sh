@@ -19,7 +19,7 @@ mkdir -p "$OUT"
 if [ -f .gpu-speed.tgz ]; then rm -rf .gpu && tar xzf .gpu-speed.tgz
 elif [ -f .gpu.tgz ]; then rm -rf .gpu && tar xzf .gpu.tgz; fi
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-VARIANTS=${1:-agg,staged,default}
+VARIANTS=${1:-agg,one_pass,default}
 cat .gpu/COMMIT 2>/dev/null
 first=1 fail=0
 for v in ${VARIANTS//,/ }; do

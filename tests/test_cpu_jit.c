@@ -454,30 +454,32 @@ JIT_TEST(gather_fused_with_a_map) {
     free(ix);
 }
 
-/* A gather of two, three and four index arrays (nd_index "$0, $1[, $2[,
- * $3]]") fused with a map runs compiled with the interpreter's values; a
+/* A gather of two to five and seven index arrays (nd_index "$0, $1[, $2
+ * ..]") fused with a map runs compiled with the interpreter's values; a
  * bad index in the second axis is named with that axis' size. */
 JIT_TEST(gather_of_several_index_arrays) {
     const int64_t R = 37, C = 53, D = 11, E = 5, m = 60013;
-    int64_t *v[4];
-    for (int k = 0; k < 4; k++) v[k] = malloc(sizeof *v[k] * (size_t)m);
+    const int64_t sh[7] = {R, C, D, E, 3, 4, 2};
+    int64_t *v[7];
+    for (int k = 0; k < 7; k++) v[k] = malloc(sizeof *v[k] * (size_t)m);
     for (int64_t i = 0; i < m; i++) {
         v[0][i] = (i * 31) % (2 * R) - R;
         v[1][i] = (i * 7919) % (2 * C) - C;
         v[2][i] = (i * 13) % D;
         v[3][i] = (i * 17) % (2 * E) - E;
+        for (int k = 4; k < 7; k++) v[k][i] = (i * (19 + 2 * k)) % (2 * sh[k]) - sh[k];
     }
-    const int64_t sh[4] = {R, C, D, E};
-    static const char *const spec[5] = {NULL, NULL, "$0, $1", "$0, $1, $2", "$0, $1, $2, $3"};
-    for (int na = 2; na <= 4; na++) {
+    static const char *const spec[8] = {NULL, NULL, "$0, $1", "$0, $1, $2", "$0, $1, $2, $3", "$0, $1, $2, $3, $4",
+                                        NULL, "$0, $1, $2, $3, $4, $5, $6"};
+    for (int na = 2; na <= 7; na += na == 5 ? 2 : 1) {
         ref_arr *got[2][1];
         int64_t n = 1;
         for (int k = 0; k < na; k++) n *= sh[k];
         for (int run = 0; run < 2; run++) {
             nd_cpu_jit_counts c0 = counts();
             nd_array *a = nd_reshape(nd_arange(ND_FLOAT32, 0, (double)n, 1), na, sh);
-            nd_array *ix[4];
-            for (int k = 0; k < 4; k++) ix[k] = nd_from_host(v[k], ND_INT64, ND_SHAPE(m));
+            nd_array *ix[7];
+            for (int k = 0; k < 7; k++) ix[k] = nd_from_host(v[k], ND_INT64, ND_SHAPE(m));
             nd_scope_begin();
             nd_array *y = nd_keep(nd_mul(nd_index(a, spec[na], na, ix), nd_scalar(0.5)));
             nd_scope_end();
@@ -487,7 +489,7 @@ JIT_TEST(gather_of_several_index_arrays) {
                 const int64_t keep = v[1][4321];
                 v[1][4321] = C + 2;
                 nd_array *bad = nd_from_host(v[1], ND_INT64, ND_SHAPE(m));
-                nd_array *bx[4] = {ix[0], bad, ix[2], ix[3]};
+                nd_array *bx[7] = {ix[0], bad, ix[2], ix[3], ix[4], ix[5], ix[6]};
                 nd_scope_begin();
                 nd_array *z = nd_keep(nd_mul(nd_index(a, spec[na], na, bx), nd_scalar(0.5)));
                 nd_scope_end();
@@ -502,15 +504,15 @@ JIT_TEST(gather_of_several_index_arrays) {
                 nd_free(bad);
             }
             nd_free(a);
-            for (int k = 0; k < 4; k++) nd_free(ix[k]);
+            for (int k = 0; k < 7; k++) nd_free(ix[k]);
             nd_free(y);
             restart_jit(run == 0 ? "0" : "sync", NULL);
         }
-        expect_same_bits(got[0], got[1], 1, "a[i, j(, k(, l))] * 0.5");
+        expect_same_bits(got[0], got[1], 1, "a[i, j(, k ..)] * 0.5");
         free_all(got[0], 1);
         free_all(got[1], 1);
     }
-    for (int k = 0; k < 4; k++) free(v[k]);
+    for (int k = 0; k < 7; k++) free(v[k]);
 }
 
 /* x = x*3 - 1 in place: the load and the store share a buffer. */

@@ -402,6 +402,8 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
         {"ND_EDGE_MIN_BYTES", "-1", "lots", "1m"},
         {"ND_DUMP_DOT_PLAN", "2", "yes", "0"},
         {"ND_SCAN_VARIANT", "fastest", "7", "agg"},
+        /* kernels removed from the plugin (docs/internals.md says why) */
+        {"ND_SCAN_VARIANT", "staged", "lookback", "one_pass"},
         {"ND_DUMP_DOT", "/nonexistent-nd-test-dir", "/nonexistent-nd-test-dir/sub", NULL},
     };
     char dot_dir[] = "/tmp/nd-test-dot-XXXXXX";

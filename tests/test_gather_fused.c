@@ -350,7 +350,7 @@ static nd_array *int_array(int nd, const int64_t *sh, const int64_t *v) {
 }
 
 /* nd_index(a, spec) * 2 + 1 against the reference; one kernel with no
- * library call when it fuses (at most four index arrays). Returns the
+ * library call when it fuses (any number of index arrays). Returns the
  * flush's status. */
 static nd_status check_index(const char *what, int snd, const int64_t *sshape, const char *spec, const ref_axis *ax,
                              int n_arr, int expect_fused) {
@@ -429,7 +429,7 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
 #define SLICE(s, st, l) {0, s, st, l, 0, {0}, NULL}
 #define ARR(nd, v, ...) {1, 0, 0, 0, nd, {__VA_ARGS__}, v}
 
-/* Two, three and four index arrays (five: the routine), broadcast; adjacent (their axes in place)
+/* Two to five index arrays, broadcast; adjacent (their axes in place)
  * and apart (their axes first), beside slices; negative and repeated
  * indices; an int beside arrays (a 0-d index array, NumPy's rule). */
 NDT_TEST(gather_fused, several_index_arrays) {
@@ -463,7 +463,7 @@ NDT_TEST(gather_fused, several_index_arrays) {
         check_index("a[i(3), 2]", 3, s3, "$0, 2", ax, 1, 1);
     }
     {
-        /* four arrays: fused too (graph/node.h's ND_GATHER_MAX_AXES) */
+        /* four arrays: fused too */
         const int64_t s4[4] = {3, 4, 5, 6};
         const int64_t a0[2] = {2, -3}, a1[2] = {3, 0}, a2[2] = {-1, 4}, a3[2] = {5, -6};
         ref_axis ax[4] = {ARR(1, a0, 2), ARR(1, a1, 2), ARR(1, a2, 2), ARR(1, a3, 2)};
@@ -477,11 +477,11 @@ NDT_TEST(gather_fused, several_index_arrays) {
         check_index("a[i(2,1), j(3), 1:5:2, k(2,1), l(3)]", 5, s5, "$0, $1, 1:5:2, $2, $3", ax, 4, 1);
     }
     {
-        /* five arrays: the gather routine (stacked), same values */
+        /* five arrays: fused too (the node keeps its axes past its refs) */
         const int64_t s5[5] = {3, 4, 5, 6, 2};
         const int64_t a0[2] = {2, -3}, a1[2] = {3, 0}, a2[2] = {-1, 4}, a3[2] = {5, -6}, a4[2] = {-2, 1};
         ref_axis ax[5] = {ARR(1, a0, 2), ARR(1, a1, 2), ARR(1, a2, 2), ARR(1, a3, 2), ARR(1, a4, 2)};
-        check_index("a[i, j, k, l, m]", 5, s5, "$0, $1, $2, $3, $4", ax, 5, 0);
+        check_index("a[i, j, k, l, m]", 5, s5, "$0, $1, $2, $3, $4", ax, 5, 1);
     }
 }
 
@@ -505,6 +505,145 @@ NDT_TEST(gather_fused, four_index_arrays_random_and_bad) {
         char what[64];
         snprintf(what, sizeof what, "a bad index in array %d of four", axis);
         cr_expect_eq(check_index(what, 4, s4, "$0, $1, $2, $3", ax, 4, 1), ND_ERR_INDEX, "%s", what);
+    }
+}
+
+/* Five to eight index arrays: one kernel with the map after it, NumPy's
+ * values and axes (adjacent arrays keep their place, separated ones come
+ * first), broadcast together, negative and repeated indices, beside
+ * slices; an indexed array of n + K > 8 axes is nd's own limit (the
+ * geometry is a view of that many axes), so eight arrays take 0-d
+ * indices. */
+NDT_TEST(gather_fused, five_to_eight_index_arrays) {
+    {
+        /* five adjacent after a slice, broadcast to (2, 3): (3, 2, 3) */
+        const int64_t s6[6] = {3, 4, 5, 3, 4, 2};
+        const int64_t a0[2] = {3, -4}, a1[3] = {4, -5, 0}, a2[3] = {-1, 2, 1}, a3[6] = {0, 3, -4, 1, 2, 3},
+                      a4[1] = {-2};
+        ref_axis ax[6] = {SLICE(2, -1, 3), ARR(2, a0, 2, 1), ARR(1, a1, 3), ARR(2, a2, 1, 3), ARR(2, a3, 2, 3),
+                          ARR(1, a4, 1)};
+        check_index("a[::-1, i(2,1), j(3), k(1,3), l(2,3), m(1)]", 6, s6, "::-1, $0, $1, $2, $3, $4", ax, 5, 1);
+    }
+    {
+        /* five apart (a slice between): the broadcast axes first, (2, 3, 2) */
+        const int64_t s6[6] = {3, 4, 5, 3, 4, 2};
+        const int64_t a0[2] = {2, -3}, a1[3] = {3, 0, -1}, a3[2] = {-1, 2}, a4[3] = {3, -4, 0}, a5[2] = {1, -2};
+        ref_axis ax[6] = {ARR(2, a0, 2, 1), ARR(1, a1, 3), SLICE(1, 3, 2), ARR(2, a3, 2, 1), ARR(1, a4, 3),
+                          ARR(2, a5, 2, 1)};
+        check_index("a[i(2,1), j(3), 1::3, k(2,1), l(3), m(2,1)]", 6, s6, "$0, $1, 1::3, $2, $3, $4", ax, 5, 1);
+    }
+    {
+        /* six adjacent, broadcast to (2, 2) */
+        const int64_t s6[6] = {2, 3, 4, 2, 3, 5};
+        const int64_t a0[2] = {1, -2}, a1[4] = {2, -3, 0, 1}, a2[2] = {-1, 3}, a3[1] = {-1}, a4[2] = {2, -3},
+                      a5[4] = {4, -5, 0, 3};
+        ref_axis ax[6] = {ARR(2, a0, 2, 1), ARR(2, a1, 2, 2), ARR(1, a2, 2), ARR(0, a3, 0), ARR(2, a4, 1, 2),
+                          ARR(2, a5, 2, 2)};
+        check_index("a[i(2,1), j(2,2), k(2), l, m(1,2), n(2,2)]", 6, s6, "$0, $1, $2, $3, $4, $5", ax, 6, 1);
+    }
+    {
+        /* six apart around a slice: (3, 2) */
+        const int64_t s7[7] = {2, 3, 4, 2, 3, 5, 2};
+        const int64_t a0[3] = {1, -2, 0}, a1[1] = {-3}, a2[3] = {3, -4, 2}, a4[3] = {2, 0, -3}, a5[1] = {4},
+                      a6[3] = {-1, 1, 0};
+        ref_axis ax[7] = {ARR(1, a0, 3), ARR(1, a1, 1), ARR(1, a2, 3), SLICE(0, 1, 2), ARR(1, a4, 3),
+                          ARR(1, a5, 1), ARR(1, a6, 3)};
+        check_index("a[i(3), j(1), k(3), :, l(3), m(1), n(3)]", 7, s7, "$0, $1, $2, :, $3, $4, $5", ax, 6, 1);
+    }
+    {
+        /* seven, broadcast to (4,) */
+        const int64_t s7[7] = {2, 3, 2, 3, 2, 3, 4};
+        const int64_t a0[4] = {1, -2, 0, -1}, a1[1] = {-3}, a2[4] = {1, 0, -1, -2}, a3[1] = {2}, a4[4] = {0, 1, 1, 0},
+                      a5[4] = {-3, 2, 1, 0}, a6[4] = {3, -4, 2, 0};
+        ref_axis ax[7] = {ARR(1, a0, 4), ARR(1, a1, 1), ARR(1, a2, 4), ARR(0, a3, 0), ARR(1, a4, 4), ARR(1, a5, 4),
+                          ARR(1, a6, 4)};
+        check_index("a[7 arrays (4,)]", 7, s7, "$0, $1, $2, $3, $4, $5, $6", ax, 7, 1);
+    }
+    {
+        /* eight, 0-d (negative ones too): one element */
+        const int64_t s8[8] = {2, 3, 2, 3, 2, 3, 2, 3};
+        const int64_t v[8] = {1, -3, 0, 2, -1, -2, 1, 0};
+        ref_axis ax[8] = {ARR(0, &v[0], 0), ARR(0, &v[1], 0), ARR(0, &v[2], 0), ARR(0, &v[3], 0),
+                          ARR(0, &v[4], 0), ARR(0, &v[5], 0), ARR(0, &v[6], 0), ARR(0, &v[7], 0)};
+        check_index("a[8 0-d arrays]", 8, s8, "$0, $1, $2, $3, $4, $5, $6, $7", ax, 8, 1);
+    }
+    {
+        /* empty: five arrays, one of length 0 broadcast with (1,): (0,) */
+        const int64_t s5[5] = {3, 4, 5, 6, 2};
+        const int64_t a[1] = {1};
+        ref_axis ax[5] = {ARR(1, a, 1), ARR(1, a, 0), ARR(1, a, 1), ARR(1, a, 1), ARR(1, a, 1)};
+        cr_expect_eq(check_index("empty a[i(1), j(0), k(1), l(1), m(1)]", 5, s5, "$0, $1, $2, $3, $4", ax, 5, 1),
+                     ND_OK);
+        /* (2, 0) beside a slice */
+        const int64_t s6[6] = {3, 4, 5, 6, 2, 7};
+        const int64_t b[2] = {0, -1};
+        ref_axis ay[6] = {ARR(2, b, 2, 1), ARR(1, a, 0), ARR(1, a, 1), ARR(2, b, 2, 1), ARR(1, a, 1), SLICE(0, 1, 7)};
+        cr_expect_eq(check_index("empty a[i(2,1), j(0), k(1), l(2,1), m(1), :]", 6, s6, "$0, $1, $2, $3, $4", ay, 5, 1),
+                     ND_OK);
+    }
+}
+
+/* A read flushes only what it needs (graph/read_split.c): a fused gather
+ * of six index arrays that the value read and a value left pending both
+ * use stays pending as a copy of its node (its axes, kept past its refs,
+ * copied with it); the pending value, read later, is still NumPy's. */
+NDT_TEST(gather_fused, six_index_arrays_across_a_read_split) {
+    const int64_t s6[6] = {2, 3, 4, 2, 3, 5};
+    const int64_t a0[2] = {1, -2}, a1[4] = {2, -3, 0, 1}, a2[2] = {-1, 3}, a3[1] = {-1}, a4[2] = {2, -3},
+                  a5[4] = {4, -5, 0, 3};
+    ref_axis ax[6] = {ARR(2, a0, 2, 1), ARR(2, a1, 2, 2), ARR(1, a2, 2), ARR(0, a3, 0), ARR(2, a4, 1, 2),
+                      ARR(2, a5, 2, 2)};
+    int64_t n = 1;
+    for (int d = 0; d < 6; d++) n *= s6[d];
+    double *src = malloc(sizeof *src * (size_t)n), want[4], got[4];
+    for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 53) % 97) - 40.25;
+    ref_out ro;
+    memset(&ro, 0, sizeof ro);
+    ref_index(src, 6, s6, ax, want, &ro);
+    cr_assert_eq(ro.nd, 2);
+    nd_array *a = nd_from_host(src, ND_FLOAT64, 6, s6), *arrs[6];
+    for (int k = 0; k < 6; k++) arrs[k] = int_array(ax[k].nd, ax[k].sh, ax[k].v);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_scope_begin();
+    nd_array *g = nd_index(a, "$0, $1, $2, $3, $4, $5", 6, arrs);
+    nd_array *y = nd_keep(nd_mul(g, nd_scalar(2.0))), *z = nd_keep(nd_add(g, nd_scalar(1.0)));
+    nd_scope_end();
+    cr_assert(y && z, "%s", nd_last_error());
+    read_f64(y, got, 4);
+    for (int p = 0; p < 4; p++) cr_expect_eq(got[p], want[p] * 2, "y[%d] is %g, want %g", p, got[p], want[p] * 2);
+    read_f64(z, got, 4);
+    for (int p = 0; p < 4; p++) cr_expect_eq(got[p], want[p] + 1, "z[%d] is %g, want %g", p, got[p], want[p] + 1);
+    nd_free(y);
+    nd_free(z);
+    for (int k = 0; k < 6; k++) nd_free(arrs[k]);
+    nd_free(a);
+    free(src);
+}
+
+/* Five, six and eight index arrays with one bad index on each axis in
+ * turn (below -size or at size): nd_index's IndexError names that axis
+ * and its size, the failed value fails its read, the source stays. */
+NDT_TEST(gather_fused, five_to_eight_index_arrays_bad_index_on_each_axis) {
+    static const int64_t S[8] = {3, 4, 2, 5, 3, 2, 4, 3};
+    static const char *const spec[9] = {NULL, NULL, NULL, NULL, NULL, "$0, $1, $2, $3, $4",
+                                        "$0, $1, $2, $3, $4, $5", NULL, "$0, $1, $2, $3, $4, $5, $6, $7"};
+    static const int Ks[3] = {5, 6, 8};
+    for (int t = 0; t < 3; t++) {
+        const int K = Ks[t], M = K == 8 ? 1 : 3; /* n + K <= 8 */
+        int64_t v[8][3];
+        for (int k = 0; k < K; k++)
+            for (int m = 0; m < M; m++) v[k][m] = (k + 2 * m) % (2 * S[k]) - S[k];
+        for (int axis = 0; axis < K; axis++)
+            for (int hi = 0; hi < 2; hi++) {
+                int64_t c[8][3];
+                memcpy(c, v, sizeof c);
+                c[axis][M - 1] = hi ? S[axis] : -S[axis] - 1;
+                ref_axis ax[8];
+                for (int k = 0; k < K; k++) ax[k] = (ref_axis)ARR(K == 8 ? 0 : 1, c[k], M);
+                char what[80];
+                snprintf(what, sizeof what, "%d arrays, a %s index on axis %d", K, hi ? "high" : "low", axis);
+                cr_expect_eq(check_index(what, K, S, spec[K], ax, K, 1), ND_ERR_INDEX, "%s", what);
+            }
     }
 }
 

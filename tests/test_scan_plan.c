@@ -1,24 +1,23 @@
 /* The CUDA aggregate-tree scan's combine order (common/scan_plan.h, the
- * kernels scan_agg and scan_staged in backends/cuda/prims/scan.cu),
+ * kernel scan_agg in backends/cuda/prims/scan.cu),
  * replayed on the host: no GPU needed. A machine of R resident blocks takes
  * tiles in ticket order, as the kernels' counter does, and advances a
  * random tile's random warp one step at a time: warp j folds level j's
  * range (nd_scan_level_range) only once every entry of it is published,
  * and the tiles that nd_scan_publishes names publish the next level. A
- * block works on one tile; as scan_staged's, it may also hold two later
- * tickets that publish nothing until their turn. The tests check that
- *   - it never deadlocks, for 1 resident block and more, holding tickets
- *     ahead or not, and every entry a tile reads is published exactly
- *     once, by a tile with a smaller ticket;
+ * block works on one tile. The tests check that
+ *   - it never deadlocks, for 1 resident block and more, and every entry a
+ *     tile reads is published exactly once, by a tile with a smaller
+ *     ticket;
  *   - the outputs are the same bits for every schedule and residency, and
  *     the same as a reference that computes the tree's formula directly
  *     from the digits of the tile index (no plan functions);
  *   - they are exact for integer-valued floats (the in-order sums), keep
  *     -0.0 (no identity is ever added), and propagate NaN;
  *   - several rows keep apart, and partial last tiles are right.
- * The in-tile scan here is in order: scan_agg's is CUB's BlockScan and
- * scan_staged's a fixed warp-run scan, trees of their own, which this does
- * not replay (bench/gpu_speed.cu checks them on the GPU). */
+ * The in-tile scan here is in order: scan_agg's is CUB's BlockScan, a tree
+ * of its own, which this does not replay (bench/gpu_speed.cu checks it on
+ * the GPU). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -94,11 +93,8 @@ typedef struct {
 
 /* Runs the problem on R resident blocks with a schedule drawn from seed;
  * writes y. Fails the test on a deadlock or a bad publication. A block
- * works on one tile at a time; with ahead > 0 it also holds that many
- * later tickets, taken as soon as its tile is started, which publish
- * nothing until their turn (the staged kernel, scan_staged: the next two
- * units' loads in flight while it waits). */
-static void run_machine(const problem *pb, int R, int ahead, uint64_t seed, float *y) {
+ * works on one tile at a time. */
+static void run_machine(const problem *pb, int R, uint64_t seed, float *y) {
     const int64_t tiles = pb->rows * pb->tiles_per_row;
     level lv[ND_SCAN_LEVELS];
     int64_t size[ND_SCAN_LEVELS];
@@ -109,25 +105,16 @@ static void run_machine(const problem *pb, int R, int ahead, uint64_t seed, floa
         for (int64_t e = 0; e < pb->rows * size[j]; e++) lv[j].by[e] = -1;
     }
     tile_state *res = calloc((size_t)R, sizeof(tile_state));
-    int64_t *queue = calloc((size_t)R * 2 + 1, sizeof(int64_t)); /* block r's tickets ahead, oldest first */
-    int *queued = calloc((size_t)R, sizeof(int));
-    cr_assert(ahead >= 0 && ahead <= 2);
     int64_t next = 0, done = 0;
     int live = 0;
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
     float *ebuf = malloc(sizeof(float) * (size_t)(tiles + 64));
-    /* start block r's next tile (its oldest ticket held, else a new one),
-     * read and scan it, publish the aggregate, take tickets ahead */
-    #define START(ts, r)                                                                                      \
+    /* start a block's next tile (a new ticket), read and scan it, publish
+     * the aggregate */
+    #define START(ts)                                                                                         \
         do {                                                                                                  \
             memset((ts), 0, sizeof *(ts));                                                                    \
-            if (queued[r] > 0) {                                                                              \
-                (ts)->ticket = queue[2 * (r)];                                                                \
-                queue[2 * (r)] = queue[2 * (r) + 1];                                                          \
-                queued[r]--;                                                                                  \
-            } else {                                                                                          \
-                (ts)->ticket = next++;                                                                        \
-            }                                                                                                 \
+            (ts)->ticket = next++;                                                                            \
             (ts)->row = (ts)->ticket / pb->tiles_per_row;                                                     \
             (ts)->t = (ts)->ticket % pb->tiles_per_row;                                                       \
             (ts)->total = tile_scan(pb, (ts)->row, (ts)->t, NULL);                                            \
@@ -137,11 +124,10 @@ static void run_machine(const problem *pb, int R, int ahead, uint64_t seed, floa
                 lv[0].val[at_] = (ts)->total;                                                                 \
                 lv[0].by[at_] = (ts)->ticket;                                                                 \
             }                                                                                                 \
-            while (queued[r] < ahead && next < tiles) queue[2 * (r) + queued[r]++] = next++;                  \
             live++;                                                                                           \
         } while (0)
     for (int r = 0; r < R; r++) {
-        if (next < tiles) START(&res[r], r);
+        if (next < tiles) START(&res[r]);
         else res[r].ticket = -1;
     }
     int64_t stuck = 0;
@@ -193,7 +179,7 @@ static void run_machine(const problem *pb, int R, int ahead, uint64_t seed, floa
                 for (int64_t i = b; i < e; i++) y[ts->row * pb->n + i] = prefix.v + y[ts->row * pb->n + i];
             done++;
             live--;
-            if (queued[r] > 0 || next < tiles) START(ts, r);
+            if (next < tiles) START(ts);
             else ts->ticket = -1;
             progressed = 1;
         }
@@ -204,8 +190,6 @@ static void run_machine(const problem *pb, int R, int ahead, uint64_t seed, floa
     #undef START
     free(ebuf);
     free(res);
-    free(queue);
-    free(queued);
     for (int j = 0; j < ND_SCAN_LEVELS; j++) {
         free(lv[j].val);
         free(lv[j].by);
@@ -273,17 +257,16 @@ static void check_case(int64_t rows, int64_t n, int64_t tile, fill_kind how, int
     float *ref = malloc(sizeof(float) * (size_t)(rows * n + 1));
     float *got = malloc(sizeof(float) * (size_t)(rows * n + 1));
     run_reference(&pb, ref);
-    /* Blocks of one tile (agg) and of one tile and two tickets ahead
-     * (staged), 1, 7 and 200 of them resident. */
+    /* 1, 7 and 200 blocks resident, two schedules each. */
     static const int residency[] = {1, 7, 200};
     for (int k = 0; k < 6; k++) {
-        const int R = residency[k % 3], ahead = k < 3 ? 0 : 2;
+        const int R = residency[k % 3];
         memset(got, 0xff, sizeof(float) * (size_t)(rows * n));
-        run_machine(&pb, R, ahead, (uint64_t)(k + 1) * 977, got);
+        run_machine(&pb, R, (uint64_t)(k + 1) * 977, got);
         for (int64_t i = 0; i < rows * n; i++)
             cr_assert(memcmp(&got[i], &ref[i], sizeof(float)) == 0 || (got[i] != got[i] && ref[i] != ref[i]),
-                      "%lld x %lld (tile %lld, %d resident, %d ahead): element %lld is %.9g, the formula's %.9g",
-                      (long long)rows, (long long)n, (long long)tile, R, ahead, (long long)i, got[i], ref[i]);
+                      "%lld x %lld (tile %lld, %d resident, schedule %d): element %lld is %.9g, the formula's %.9g",
+                      (long long)rows, (long long)n, (long long)tile, R, k, (long long)i, got[i], ref[i]);
     }
     /* In order on the host: the same bits where every sum is exact. */
     for (int64_t r = 0; r < rows && how != RANDOM; r++) {

@@ -21,16 +21,16 @@ extern "C" {
  * scatter's target included) on both backends; values not computed from it
  * keep theirs. The CPU backend checks while it gathers; the CUDA backend
  * checks on the device (never reading or writing outside the array). A
- * gather with up to four index arrays (nd_take, nd_take_along_axis,
- * nd_choose, nd_index with up to four "$k" or ints beside them) fuses
+ * gather with any number of index arrays (nd_take, nd_take_along_axis,
+ * nd_choose, nd_index with "$k" or ints beside them on up to every axis) fuses
  * like an elementwise op: nd_take(a, i) * 2 + 1 or nd_index(a, "$0, $1",
  * ..) * 2 is one kernel that never writes the gathered values (a's own
  * value is written first when it is computed in the same flush), which
  * may share its pass with unrelated work of the flush; a bad index is
  * filed on the device and read back once after the flush's plan, which
  * runs whole (and as a CUDA graph) like any other; the flush then fails
- * what was computed from the bad index only. More index arrays, and the
- * scatters, are one library step each, which files a bad index on the
+ * what was computed from the bad index only. The scatters (and gathers
+ * under ND_FUSED_GATHER=0) are one library step each, which files a bad index on the
  * device in the same way: the flush runs whole (a CUDA graph from its
  * second run), and a bad index fails that step's output (a scatter's
  * target, which it leaves unwritten, as NumPy raises before it writes) and

@@ -52,8 +52,7 @@
     X(AGG_SPIN, "agg_spin", "agg polling without backing off")                                                \
     X(AGG_4K, "agg_4k", "agg with 32 items a thread (16 for 8-byte): tiles of 16 KiB")                        \
     X(AGG_256, "agg_256", "agg with 256 threads x 16 items (8 for 8-byte)")                                  \
-    X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")           \
-    X(STAGED, "staged", "agg's order over 96 KiB units on a resident grid, the next unit copied in while one waits")
+    X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };

@@ -30,7 +30,7 @@ static nd_status record_store(const char *fn, nd_array *dst, const nd_array *src
                               const int64_t *src_strides, nd_scalar_bits value) {
     if (nd_shape_size(dst->ndim, dst->shape) == 0) return ND_OK;
     nd_runtime_before_record();
-    nd_node *n = nd_graph_add_node(&nd_rt.graph, ND_NODE_STORE, 1);
+    nd_node *n = nd_graph_add_node(&nd_rt.graph, ND_NODE_STORE, 1, 0);
     if (!n)
         return nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the store (free arrays you no "
                             "longer need)", fn);

@@ -20,7 +20,7 @@ static nd_node *record_output(const char *fn, nd_user_kernel *k, nd_lib_call lib
         n_inputs = n_in;
         for (int m = 0; m < n_out; m++) n_inputs += outputs[m].array != NULL;
     }
-    nd_node *n = nd_graph_add_node(&nd_rt.graph, ND_NODE_USER, n_inputs);
+    nd_node *n = nd_graph_add_node(&nd_rt.graph, ND_NODE_USER, n_inputs, 0);
     if (!n) return NULL;
     n->dtype = n->cdtype = (uint8_t)view->dtype;
     n->ndim = (uint8_t)view->ndim;

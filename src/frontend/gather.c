@@ -138,7 +138,7 @@ int nd_fe_adv_geom(const char *fn, nd_array *a, const nd_fe_adv_index *adv, nd_f
     return 0;
 }
 
-/* Up to ND_GATHER_MAX_AXES index arrays: a MAP node (graph/node.h's
+/* Any number of index arrays: a MAP node (graph/node.h's
  * ND_GATHER_MAP_OP) that the scheduler fuses like any map, so that a
  * gather feeding elementwise work is one kernel (backends/kernel_ir.h's
  * ND_IR_GATHER). Each index array is read through its own broadcast view:
@@ -155,9 +155,10 @@ static nd_array *fused_gather(const char *fn, int fn_flags, const nd_fe_gather_g
         nd_graph_set_input(r.node, k, x, n, g->shape, x->strides);
     }
     nd_graph_set_input(r.node, K, g->ind, n, g->shape, g->ind->strides);
+    int64_t *axes = nd_node_gather_axes(r.node); /* the node's tail (nd_fe_begin sized it) */
     for (int k = 0; k < K; k++) {
-        r.node->u.gather.stride[k] = g->ind->strides[n + k];
-        r.node->u.gather.size[k] = g->ind->shape[n + k];
+        axes[k] = g->ind->strides[n + k];
+        axes[K + k] = g->ind->shape[n + k];
     }
     r.node->u.gather.axes = g->axes;
     r.node->u.gather.fn = fn_flags;
@@ -165,15 +166,16 @@ static nd_array *fused_gather(const char *fn, int fn_flags, const nd_fe_gather_g
     return nd_fe_end(&r, n, g->shape);
 }
 
-/* The one place that chooses: up to ND_GATHER_MAX_AXES index arrays
- * gather in the generated kernels where the backend's kernels gather;
- * more (stacked on the index view's last axis) go through the
- * ND_LIB_GATHER routine, and so does every gather under
- * ND_FUSED_GATHER=0. */
+/* The one place that chooses: gathers run in the generated kernels where
+ * the backend's kernels gather, whatever the number of index arrays (at
+ * most ND_MAX_DIMS: one an indexed axis; kernel_ir.h's ND_IR_GATHER takes
+ * that many); a weak source or index, and every gather under
+ * ND_FUSED_GATHER=0, go through the ND_LIB_GATHER routine (the index
+ * arrays stacked on the index view's last axis). */
 nd_array *nd_fe_gather(const char *fn, int fn_flags, nd_fe_gather_geom *g) {
     int weak = g->ind->weak || (g->K == 1 && g->idx->weak);
     for (int k = 0; g->K > 1 && k < g->K; k++) weak |= g->ix[k]->weak;
-    if (g->K <= ND_GATHER_MAX_AXES && !weak && nd_rt.fused_gather) return fused_gather(fn, fn_flags, g);
+    if (!weak && nd_rt.fused_gather) return fused_gather(fn, fn_flags, g);
     if (nd_fe_geom_stack(fn, g)) return NULL;
     nd_lib_args args = {{{.i = g->K}, {.i = fn_flags}, {.i = g->axes}, {.i = 0}}};
     nd_array *in[2] = {g->ind, g->idx}, *out = NULL;

@@ -165,7 +165,7 @@ int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int 
                 nd_dtype dtype, nd_dtype cdtype, int ndim, const int64_t *shape, size_t nbytes) {
     nd_runtime_before_record();
     r->buf = nd_buffer_new(dtype, nbytes);
-    r->node = r->buf ? nd_graph_add_node(&nd_rt.graph, kind, n_inputs) : NULL;
+    r->node = r->buf ? nd_graph_add_node(&nd_rt.graph, kind, n_inputs, nd_node_tail_bytes(kind, op, n_inputs)) : NULL;
     if (!r->node) {
         if (r->buf) nd_buffer_unref(r->buf);
         nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the operation (free arrays you no "

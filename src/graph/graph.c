@@ -17,7 +17,7 @@ void nd_graph_destroy(nd_graph *g) {
     memset(g, 0, sizeof *g);
 }
 
-nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs) {
+nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
     if (g->n_nodes == g->cap_nodes) {
         uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
         nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
@@ -25,12 +25,14 @@ nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs) {
         g->nodes = nodes;
         g->cap_nodes = cap;
     }
-    /* One arena block holds the node and its refs side by side. */
-    nd_node *n = nd_arena_alloc(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref));
+    /* One arena block holds the node, its refs and its tail side by side
+     * (nd_node_block_bytes). */
+    nd_node *n = nd_arena_alloc(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref) + tail_bytes);
     if (!n) goto oom;
     n->index = g->n_nodes;
     n->kind = (uint8_t)kind;
     n->n_inputs = (uint8_t)n_inputs;
+    n->tail_bytes = tail_bytes;
     n->inputs = n_inputs ? (nd_ref *)(n + 1) : NULL;
     n->scope = nd_api_tls.scope; /* in padding: the node does not grow */
     g->nodes[g->n_nodes++] = n;
@@ -131,7 +133,7 @@ uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
             if (n->index + 1 == g->n_nodes) {
                 /* The newest node: its slot and memory are reused at once. */
                 g->n_nodes--;
-                nd_arena_pop(&g->arena, n, sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref));
+                nd_arena_pop(&g->arena, n, nd_node_block_bytes(n));
                 continue;
             }
             n->out = NULL;
@@ -143,7 +145,7 @@ uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
         while (g->n_nodes > 0 && g->nodes[g->n_nodes - 1]->kind == ND_NODE_GONE) {
             nd_node *n = g->nodes[--g->n_nodes];
             g->n_gone--;
-            nd_arena_pop(&g->arena, n, sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref));
+            nd_arena_pop(&g->arena, n, nd_node_block_bytes(n));
         }
         if (g->n_nodes == 0) break;
         nd_node *t = g->nodes[g->n_nodes - 1];

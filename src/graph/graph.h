@@ -26,10 +26,11 @@ typedef struct nd_graph {
 void nd_graph_init(nd_graph *g);
 void nd_graph_destroy(nd_graph *g); /* releases all pending refs */
 
-/* Appends a node of `kind` with n_inputs zeroed refs; sets index. NULL +
+/* Appends a node of `kind` with n_inputs zeroed refs and tail_bytes after
+ * them (graph/node.h's nd_node_tail_bytes); sets index. NULL +
  * ND_ERR_OOM on failure. The caller fills the fields, then calls
  * nd_graph_set_input for each input and nd_graph_set_output. */
-nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs);
+nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes);
 /* inputs[i] := view of array `a` (takes a buffer reference; records the
  * version read). For a weak scalar the ref is a constant. ndim/shape/strides
  * given explicitly so callers can pass a broadcast view. */

@@ -48,12 +48,6 @@ typedef enum {
  * elements a word (nd_philox_pairs(r)), a kind of its own for the same
  * reason; its params[2].u = r | t << 32 with the pair's rejection threshold
  * t = nd_philox_pair_threshold(r). */
-/* The most index arrays one fused gather reads: as many as the node's
- * u.gather holds without making every node larger (the assert below; the
- * kernel IR takes up to kernel_ir.h's ND_IR_GATHER_MAX_AXES = ND_MAX_DIMS);
- * more go through the gather routine (frontend/gather.c). */
-#define ND_GATHER_MAX_AXES 4
-
 typedef enum {
     ND_RANDOM_UNIFORM,
     ND_RANDOM_NORMAL,
@@ -92,6 +86,7 @@ typedef struct nd_node {
     int64_t shape[ND_MAX_DIMS]; /* output shape (STORE: region shape) */
     nd_buffer *out;             /* buffer written */
     uint32_t out_version;       /* version this node makes */
+    uint32_t tail_bytes;        /* after the refs in its arena block (nd_node_tail_bytes); in padding */
     nd_ref *inputs;
     nd_scalar_bits params[4];
     union {
@@ -107,21 +102,20 @@ typedef struct nd_node {
          * inputs are cast to its parameter types, cdtype = dtype = its return */
         struct { uint32_t loop; } ufunc;
         /* MAP with op ND_GATHER_MAP_OP: out = source[i_0, .., i_{K-1}] along
-         * K = n_axes indexed axes (1..ND_GATHER_MAX_AXES). inputs[0..K) are the int64 indices (node
+         * K = n_axes indexed axes (1..ND_MAX_DIMS: as many index arrays as
+         * an array has axes). inputs[0..K) are the int64 indices (node
          * shape, broadcast: stride 0 where one does not vary), inputs[K]
          * the source's base (node shape: its strides over the node's axes,
          * 0 where the indices vary, the indexed axes at element 0);
-         * indexed axis k has stride[k] and size[k]; fn and axes name them
-         * in the bounds error (common/lib_calls.h's ND_LIB_GATHER v[1],
-         * v[2]). The source is read anywhere along those axes. dtype =
-         * cdtype = the source's. */
-        struct { int64_t stride[ND_GATHER_MAX_AXES], size[ND_GATHER_MAX_AXES], axes; int32_t fn, n_axes; } gather;
+         * indexed axis k has stride and size nd_node_gather_axes(n)[k] and
+         * [K + k] (after the refs: every node stays its size whatever K);
+         * fn and axes name them in the bounds error (common/lib_calls.h's
+         * ND_LIB_GATHER v[1], v[2]). The source is read anywhere along
+         * those axes. dtype = cdtype = the source's. */
+        struct { int64_t axes; int32_t fn, n_axes; } gather;
     } u;
     const char *label; /* API function that recorded it ("nd_add"), static */
 } nd_node;
-
-_Static_assert(sizeof(((nd_node *)0)->u.gather) <= sizeof(((nd_node *)0)->u.user),
-               "a fused gather's axes must not make every node larger (ND_GATHER_MAX_AXES)");
 
 /* A library call's arguments live in params (see ND_NODE_USER). */
 _Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_args must fit nd_node.params");
@@ -129,6 +123,22 @@ _Static_assert(sizeof(((nd_node *)0)->params) == sizeof(nd_lib_args), "nd_lib_ar
 /* The MAP op of a gather (beside common/ufunc_loop.h's ND_UFUNC_MAP_OP). */
 #define ND_GATHER_MAP_OP 254
 _Static_assert(ND_NUM_ELEMENTWISE_OPS < ND_GATHER_MAP_OP, "the gather's MAP op is no elementwise op");
+
+/* A node's arena block (graph.c) is the node, its n_inputs refs, then
+ * tail_bytes more: a gather keeps its indexed axes there (a stride and a
+ * size for each of its n_inputs - 1 index arrays), so that any number of
+ * them fits and no other node pays for them. */
+static inline uint32_t nd_node_tail_bytes(nd_node_kind kind, int op, int n_inputs) {
+    return kind == ND_NODE_MAP && op == ND_GATHER_MAP_OP && n_inputs > 1
+               ? (uint32_t)(2 * (size_t)(n_inputs - 1) * sizeof(int64_t))
+               : 0;
+}
+static inline size_t nd_node_block_bytes(const nd_node *n) {
+    return sizeof(nd_node) + (size_t)n->n_inputs * sizeof(nd_ref) + n->tail_bytes;
+}
+/* A gather node's indexed axes: [k] the stride of axis k, [n_axes + k]
+ * its size. */
+static inline int64_t *nd_node_gather_axes(const nd_node *n) { return (int64_t *)(void *)(n->inputs + n->n_inputs); }
 
 /* Flags of the nodes of a flush that a read split off the pending graph
  * (graph/read_split.h); a flush of the whole graph sets none.

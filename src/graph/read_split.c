@@ -105,12 +105,12 @@ static void unref_node(nd_node *n) {
 /* A copy of n appended to g (no references taken); 0 when out of memory. */
 static int copy_node(nd_graph *g, const nd_node *n) {
     if (!nd_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) return 0;
-    size_t refs = (size_t)n->n_inputs * sizeof(nd_ref);
-    nd_node *c = nd_arena_alloc(&g->arena, sizeof *c + refs);
+    size_t after = nd_node_block_bytes(n) - sizeof(nd_node); /* the refs and the tail */
+    nd_node *c = nd_arena_alloc(&g->arena, sizeof *c + after);
     if (!c) return 0;
     *c = *n;
     c->inputs = n->n_inputs ? (nd_ref *)(c + 1) : NULL;
-    if (refs) memcpy(c->inputs, n->inputs, refs);
+    if (after) memcpy(c + 1, n + 1, after);
     c->index = g->n_nodes;
     c->flags = 0;
     g->nodes[g->n_nodes++] = c;

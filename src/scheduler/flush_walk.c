@@ -82,8 +82,10 @@ static uint64_t hash_header(const nd_node *n) {
     /* which user loop a call runs (ids are never reused) */
     if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_pair(h, n->u.ufunc.loop);
     if (n->kind == ND_NODE_MAP && n->op == ND_GATHER_MAP_OP) {
-        for (int k = 0; k < n->u.gather.n_axes && k < ND_GATHER_MAX_AXES; k++)
-            h = nd_hash_pair(h ^ (uint64_t)n->u.gather.stride[k], (uint64_t)n->u.gather.size[k]);
+        const int64_t *ax = nd_node_gather_axes(n);
+        const int K = n->u.gather.n_axes;
+        for (int k = 0; k < K && (uint32_t)(k + 1) * 16u <= n->tail_bytes; k++)
+            h = nd_hash_pair(h ^ (uint64_t)ax[k], (uint64_t)ax[K + k]);
         h = nd_hash_pair(h ^ (uint64_t)n->u.gather.axes,
                          (uint64_t)(uint32_t)n->u.gather.fn | (uint64_t)(uint32_t)n->u.gather.n_axes << 32);
     }

@@ -406,7 +406,7 @@ static int32_t ufunc_value(nd_kernel_builder *kb, const nd_node *p, const nd_xfo
     return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
 }
 
-_Static_assert(ND_GATHER_MAX_AXES <= ND_IR_GATHER_MAX_AXES, "a gather node's index arrays are its instruction's operands");
+_Static_assert(ND_MAX_DIMS <= ND_IR_GATHER_MAX_AXES, "a gather node's index arrays (one an axis at most) are its instruction's operands");
 
 /* The number of gather g in the kernel's table (added if new), -2 on
  * failure. */
@@ -447,9 +447,10 @@ static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
     g.fn = p->u.gather.fn;
     g.axes = p->u.gather.axes;
     g.n_axes = K;
+    const int64_t *axes = nd_node_gather_axes(p);
     for (int k = 0; k < K; k++) {
-        g.stride[k] = p->u.gather.stride[k];
-        g.size[k] = p->u.gather.size[k];
+        g.stride[k] = axes[k];
+        g.size[k] = axes[K + k];
     }
     for (int k = 3; k < ND_IR_GATHER_MAX_AXES; k++) g.more[k - 3] = idx[k];
     int32_t n = gather_number(kb, &g);

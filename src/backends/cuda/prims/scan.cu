@@ -36,13 +36,6 @@
 //   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
 //   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
 //   256 threads, tiles in blockIdx order instead of a counter's.
-// - staged units (NDP_SCAN_STAGED, scan_staged): the aggregate tree's order
-//   over units of 96 KiB on a resident grid of one block an SM, each block
-//   copying its next unit into shared memory (cp.async) while it waits for
-//   the prefix of the one in its registers: the fold's latency overlaps
-//   the stream instead of stalling it, and 8x fewer tiles than agg's. Why
-//   it replaced the fixed-order look-back kernels, and the arithmetic of
-//   its floor ratio: before scan_staged.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -58,7 +51,6 @@
 #include <cub/block/block_store.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <algorithm>
 #include <stdint.h>
 #include <type_traits>
 #include <stdlib.h>
@@ -524,261 +516,13 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     Tile::store(tmp, out + base, valid, items);
 }
 
-// 16 bytes global -> shared, asynchronously (L2 only), and the waits.
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-// The same for the first `bytes` (< 16) of a chunk, zeros after them.
-__device__ __forceinline__ void cp_async16_part(void *smem, const void *gmem, int bytes) {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
-}
-template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-}
+// Tried and removed (docs/internals.md has their figures and why they lost,
+// so that nobody tries them again blind): fixed-order decoupled look-back
+// kernels (lookback*: 5.4-6.1x the copy floor for 2^28 float32 on the
+// H200, up to 8.1x for float64, and lookback wrong on an int64 row of
+// 131077) and agg's order over 96 KiB units copied into shared memory by
+// cp.async on a resident grid (staged: 2.87x against agg's 1.74x).
 
-// ------------------------------------------------------------ staged units
-// NDP_SCAN_STAGED: the aggregate tree's combine order (agg_prefix) over
-// units of 96 KiB (512 threads x 12 chunks of 16 bytes: 24576 float32,
-// 12288 8-byte values) on a resident grid of one block an SM. Each block
-// takes units in ticket order (a ticket two units ahead of the one it
-// scans): while it waits for the prefix of its current unit (held in
-// registers), the next unit is already being copied into shared memory by
-// cp.async (a ring of two), so the wait costs no bandwidth. One read and one write, one launch; 2^28 float32
-// are 10923 units (8x fewer tiles than agg's, so 8x fewer folds, tickets
-// and barriers), each waiting only for totals of units a few microseconds
-// older, never for a chain of prefixes.
-//
-// The arithmetic (H200, 2^28 float32: 1 GiB in, 1 GiB out; the copy floor
-// 0.512 ms, ~4.19 TB/s of both): 10923 units over 132 blocks are 82.75 a
-// block, each 6.2 us of the block's share of the bandwidth (96 KiB in,
-// 96 KiB out). A unit's prefix waits for the totals of the <= 31 units
-// ticketed just before it (processed at about the same time by other
-// blocks: a block takes its ticket two units ahead, so tickets follow the
-// blocks' progress) plus a poll's round trip (~1-2 us under load), and
-// the upper levels for one more hop each (published by the last unit of
-// every 32 and 1024 as soon as its own fold is known). That is below the
-// 6.2 us its next unit takes to arrive, and 96 KiB an SM in flight (12.7 MB
-// over the chip) is ~2x what Little's law asks at 4.19 TB/s and ~1.5 us,
-// so the waits should not show. What remains: the launch and the memset
-// of 87 KB of entries (~3 us), the first unit's load and fold (~4 us), the
-// last 0.75 of a unit period of imbalance (~5 us), and how close cp.async
-// and 16-byte streaming stores come to the copy kernel: ~1.03x plus that,
-// 1.05-1.12x expected. Measured on the H200 (2026-11-29,
-// bench/scan_variants.sh): 2.87x the copy floor for 2^28 float32 (agg
-// 1.74x), 2.07x for 4096 rows, 5.80x for 2^27 float64: correct, but far
-// from the estimate, so agg stays the default; why was not found yet
-// (the 8-byte kernels spill, and one block an SM may not keep enough
-// bytes in flight). agg, by contrast, keeps each 12 KiB tile in one of
-// its SM's 8 block slots from its loads through its fold (1-2 round trips)
-// to its stores, so an SM has at most 96 KiB of loads in flight and less
-// while its tiles wait (1.71x measured).
-//
-// Why not a look-back (the fixed-order look-back variants it replaces took
-// 5.4-8x the copy on the H200): a tile's prefix there is the chain
-// P(t) = P(t - 1) + total(t), so P(t) can be published only after tile t
-// has read some P(t - k), k at most the 32 x MAXW tiles its windows hold
-// (256 tiles of 16 KiB, 128 of 64 KiB). The front of published prefixes
-// then advances at most 256 (128) tiles a hop, where a hop is up to MAXW
-// window reads one after another (each a GPU-scope round trip queued
-// behind the streaming loads, ~1 us under full load), the k-term serial
-// fold and the publish: 2^28 float32 are 65536 tiles of 16 KiB, >= 256
-// hops of ~10 us = 2.6 ms (measured 2.96 ms). With 4 blocks of 256 an SM,
-// 528 tiles are resident but only the 256 behind the front can finish, so
-// half the SM slots wait without loading. The resident-grid 64 KiB tiles
-// (132 blocks, each loading its next tile ahead) advance about one round
-// of 132 tiles a hop, and a hop there also holds the tile's scan and store
-// before the block's next tile can look back: 124 rounds of ~22 us
-// (measured 2.77 ms). The tunings tried could not shorten the chain:
-// back-off against spinning (lookback_sleep), tickets (all of them took a
-// ticket; blockIdx order would save one atomic a tile, off the chain),
-// 16-byte loads without transposes (fewer instructions: the kernel was
-// never issue-bound), bigger tiles (fewer hops but each longer).
-// CUB's look-back never waits for a prefix (it keeps adding totals until
-// it finds one) and so has no chain, but its sum depends on which tile
-// published first. The tree's prefixes are folds of totals alone: the
-// longest wait is one level's last total plus a hop, whatever the length.
-//
-// Deadlock-free on any residency: a block publishes its current unit's
-// total before it waits, and the unit with the smallest unfinished ticket
-// is a current one (a block takes its tickets in order) whose every
-// dependency was published by a smaller ticket, so it always finishes.
-// tests/test_scan_plan.c replays that with blocks holding two tickets
-// ahead.
-constexpr int STAGED_THREADS = 512, STAGED_CHUNKS = 12;
-
-template <typename T, int BT, int C, int SLEEP_NS>
-__global__ void __launch_bounds__(BT, 1) scan_staged(const T *in, T *out, int64_t n, int64_t units_per_row,
-                                                     int64_t units, ScanOp<T> op, AggState st, int vec) {
-    static_assert(BT >= 32 * ND_SCAN_LEVELS, "a warp for every level");
-    constexpr int V = 16 / sizeof(T), NW = BT / 32;
-    constexpr int64_t UNIT = (int64_t)BT * C * V;
-    extern __shared__ uint4 ring[]; // [2][C][BT]: slot, chunk, thread
-    __shared__ unsigned long long ticket_s;
-    __shared__ T warp_s[NW];
-    __shared__ Part<T> level_s[ND_SCAN_LEVELS];
-    __shared__ T chain_s[ND_SCAN_LEVELS];
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t run = (int64_t)warp * 32 * C * V; // the warp's elements in a unit
-    auto where = [&](int64_t u, int64_t *base, int64_t *valid) {
-        const int64_t row = u / units_per_row, t = u % units_per_row;
-        *base = row * n + t * UNIT;
-        *valid = n - t * UNIT < UNIT ? n - t * UNIT : UNIT;
-    };
-    // Unit u's copy into ring slot `slot` by cp.async, with 16-byte aligned
-    // data (vec): each thread its own 16-byte chunks, which it alone reads
-    // back, so no barrier guards the ring; a partial unit's chunks up to its
-    // end (the one across it zero-filled), the rest left out. Misaligned
-    // units are read from global memory when their turn comes. One commit
-    // group a unit, empty or not.
-    auto issue = [&](int slot, int64_t u) {
-        if (u < units && vec) {
-            int64_t base, valid;
-            where(u, &base, &valid);
-            const T *src = in + base;
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                const int64_t e0 = run + (int64_t)(32 * c + lane) * V;
-                uint4 *dst = &ring[(slot * C + c) * BT + threadIdx.x];
-                if (valid == UNIT || e0 + V <= valid) cp_async16(dst, src + e0);
-                else if (e0 < valid) cp_async16_part(dst, src + e0, (int)((valid - e0) * (int64_t)sizeof(T)));
-            }
-        }
-        cp_async_commit();
-    };
-    __shared__ unsigned long long first_s[2];
-    if (threadIdx.x == 0) {
-        first_s[0] = atomicAdd(st.counter, 1ULL);
-        first_s[1] = atomicAdd(st.counter, 1ULL);
-    }
-    __syncthreads();
-    int64_t cur = (int64_t)first_s[0], next = (int64_t)first_s[1];
-    issue(0, cur);
-    issue(1, next);
-    for (int slot = 0; cur < units; slot ^= 1) {
-        int64_t base, valid;
-        where(cur, &base, &valid);
-        const int64_t row = cur / units_per_row, t = cur % units_per_row;
-        // The ticket two units ahead, taken now so that its round trip
-        // overlaps the wait for cur's data and its scan.
-        unsigned long long ahead = 0;
-        if (threadIdx.x == 0) ahead = atomicAdd(st.counter, 1ULL);
-        // Chunk c of this lane: elements [(32 c + lane) V, + V) of the run.
-        T x[C][V];
-        cp_async_wait<1>(); // cur's group done, next's in flight
-        if (vec) {
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                const uint4 u = ring[(slot * C + c) * BT + threadIdx.x];
-                memcpy(&x[c][0], &u, 16);
-            }
-            if (valid < UNIT) { // chunks past the end were not copied
-#pragma unroll
-                for (int c = 0; c < C; c++)
-#pragma unroll
-                    for (int q = 0; q < V; q++)
-                        if (run + (int64_t)(32 * c + lane) * V + q >= valid) x[c][q] = T(0);
-            }
-        } else {
-#pragma unroll
-            for (int c = 0; c < C; c++)
-#pragma unroll
-                for (int q = 0; q < V; q++) {
-                    const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
-                    x[c][q] = e < valid ? in[base + e] : T(0);
-                }
-        }
-        // The run's scan: each chunk in the lane, then across the lanes (a
-        // fixed Kogge-Stone tree), then chunk to chunk in order.
-        T inc[C];
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-#pragma unroll
-            for (int q = 0; q < V; q++) x[c][q] = op.load(x[c][q]);
-#pragma unroll
-            for (int q = 1; q < V; q++) x[c][q] = op(x[c][q - 1], x[c][q]);
-            inc[c] = x[c][V - 1];
-        }
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1)
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                const T u = shfl_up(inc[c], off);
-                if (lane >= off) inc[c] = op(u, inc[c]);
-            }
-        // pre[c]: what comes before chunk c of this lane in the run (the
-        // chunks before it, then its lanes before this one); nothing for
-        // lane 0 of chunk 0.
-        T pre[C], carry = T(0);
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const T before = shfl_up(inc[c], 1), last = shfl_from(inc[c], 31);
-            if (c == 0) {
-                pre[0] = before;
-                carry = last;
-            } else {
-                pre[c] = lane > 0 ? op(carry, before) : carry;
-                carry = op(carry, last);
-            }
-        }
-        if (lane == 0) warp_s[warp] = carry;
-        // ticket_s is read by every thread before the barrier in
-        // agg_prefix, which thread 0 passes before it writes it again.
-        if (threadIdx.x == 0) ticket_s = ahead;
-        __syncthreads();
-        const int64_t after = (int64_t)ticket_s;
-        // The unit's total and the warps before this one, in order (a
-        // partial unit's total includes its padding: it is the row's last
-        // and nobody reads it). warp_s is written again only after the
-        // barrier in agg_prefix.
-        T total = warp_s[0];
-#pragma unroll
-        for (int k = 1; k < NW; k++) total = op(total, warp_s[k]);
-        Part<T> wp{T(0), 0};
-#pragma unroll
-        for (int k = 0; k < NW - 1; k++)
-            if (k < warp) wp = op.join(wp, Part<T>{warp_s[k], 1});
-        const Part<T> prefix = agg_prefix<T, SLEEP_NS>(op, st, row, t, units_per_row, total, level_s, chain_s);
-        const Part<T> tp = op.join(prefix, wp);
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const Part<T> o = op.join(tp, Part<T>{pre[c], c > 0 || lane > 0});
-            if (o.ok) {
-#pragma unroll
-                for (int q = 0; q < V; q++) x[c][q] = op(o.v, x[c][q]);
-            }
-        }
-        if (vec) {
-#pragma unroll
-            for (int c = 0; c < C; c++) {
-                const int64_t e0 = run + (int64_t)(32 * c + lane) * V;
-                if (valid == UNIT || e0 + V <= valid) {
-                    uint4 u;
-                    memcpy(&u, &x[c][0], 16);
-                    __stcs(reinterpret_cast<uint4 *>(out + base + e0), u);
-                } else {
-#pragma unroll
-                    for (int q = 0; q < V; q++)
-                        if (e0 + q < valid) out[base + e0 + q] = x[c][q];
-                }
-            }
-        } else {
-#pragma unroll
-            for (int c = 0; c < C; c++)
-#pragma unroll
-                for (int q = 0; q < V; q++) {
-                    const int64_t e = run + (int64_t)(32 * c + lane) * V + q;
-                    if (e < valid) out[base + e] = x[c][q];
-                }
-        }
-        issue(slot, after); // this thread has read its chunks of the slot
-        cur = next;
-        next = after;
-    }
-    cp_async_wait<0>();
-}
 // Windowed reduce-then-scan of one row of n: launch j scans the tiles of
 // window j - 1 (blocks [0, scan_blocks)) and reduces those of window j (the
 // rest). agg: two windows of tile totals (window w at (w & 1) * win_tiles);
@@ -973,47 +717,6 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     return cudaGetLastError();
 }
 
-// The staged scan (scan_staged): a grid of as many blocks as are resident
-// at once (one an SM: the two units of shared memory take 192 KiB), found
-// once a device on the sizing call, before any capture (a race repeats
-// the same values). Misaligned pointers, or several rows not a whole
-// number of 16 bytes each, take element loads in the same association:
-// the same bits.
-template <typename T>
-cudaError_t scan_staged_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
-                               cudaStream_t s) {
-    constexpr int BT = STAGED_THREADS, C = STAGED_CHUNKS, V = 16 / sizeof(T);
-    constexpr int64_t UNIT = (int64_t)BT * C * V;
-    const int64_t units_per_row = (n + UNIT - 1) / UNIT, units = rows * units_per_row;
-    if (units > 0x7fffffffLL) return cudaErrorInvalidValue;
-    const auto kernel = scan_staged<T, BT, C, 128>;
-    const size_t smem = (size_t)2 * C * BT * 16;
-    static int resident[64];
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return e;
-    int blocks = dev < 64 ? resident[dev] : 0;
-    if (blocks == 0) {
-        int sms = 0, per_sm = 0;
-        if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BT, smem) != cudaSuccess || per_sm < 1) {
-            (void)cudaGetLastError(); // not an error of the scan's
-            per_sm = 0;
-        }
-        blocks = per_sm > 0 ? sms * per_sm : -1;
-        if (dev < 64) resident[dev] = blocks;
-    }
-    // A GPU with less shared memory a block (before sm_90: 164 KiB or
-    // less) takes agg, the same order over its own tiles.
-    if (blocks < 0) return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128>(in, out, rows, n, op, tmp, bytes, s);
-    AggState st;
-    if ((e = agg_state(rows, units_per_row, agg_words<T>(), tmp, bytes, s, &st)) != cudaSuccess || !tmp) return e;
-    const int vec = ((uintptr_t)in % 16 == 0) && ((uintptr_t)out % 16 == 0) && (rows == 1 || n % V == 0);
-    kernel<<<(unsigned)std::min<int64_t>(units, blocks), BT, smem, s>>>(in, out, n, units_per_row, units, op, st, vec);
-    return cudaGetLastError();
-}
-
 // One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
 cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
@@ -1046,7 +749,7 @@ cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, Scan
     return cudaSuccess;
 }
 
-// The aggregate tree (and the staged units, its order) publishes a value
+// The aggregate tree publishes a value
 // with its ready mark in 64-bit words, so it takes the 4- and 8-byte real
 // values; complex values scan with the one pass whatever variant is asked
 // for.
@@ -1068,7 +771,6 @@ cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int
         case NDP_SCAN_AGG_NO_TICKET:
             return scan_agg_launch<T, 128, (sizeof(T) == 4 ? 24 : 12), 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
         case NDP_SCAN_AGG_256: return scan_agg_launch<T, 256, (sizeof(T) == 4 ? 16 : 8), 4, 128>(in, out, rows, n, op, tmp, bytes, s);
-        case NDP_SCAN_STAGED: return scan_staged_launch<T>(in, out, rows, n, op, tmp, bytes, s);
         }
     }
     return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
@@ -1106,8 +808,7 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG_SPIN:
     case NDP_SCAN_AGG_4K:
     case NDP_SCAN_AGG_NO_TICKET:
-    case NDP_SCAN_AGG_256:
-    case NDP_SCAN_STAGED: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_AGG_256: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }

@@ -1024,69 +1024,75 @@ static void test_gather2(int64_t R, int64_t C, int64_t M, int64_t bad) {
     free(jv);
 }
 
-/* ND_IR_GATHER of four index arrays (ndk_gatherk: the fourth index is the
- * gather's more[0]): out[m] = 2 * src[wrap(i0[m]), .., wrap(i3[m])] over M
- * points of an (S0, S1, S2, S3) source; index `bad` of i3 (>= 0: its
- * position) out of range must be filed with axis 3 and never read through. */
-static void test_gather4(const int64_t S[4], int64_t M, int64_t bad) {
+/* ND_IR_GATHER of K > 3 index arrays (ndk_gatherk: indices 3.. are the
+ * gather's more[]): out[m] = 2 * src[wrap(i0[m]), .., wrap(i{K-1}[m])] over
+ * M points of an (S0, .., S{K-1}) source; index `bad` (>= 0: its position)
+ * of array bad_axis out of range must be filed with that axis and never
+ * read through. */
+static void test_gatherk(int K, const int64_t *S, int64_t M, int64_t bad, int bad_axis) {
     test_no++;
     nd_kernel k;
     memset(&k, 0, sizeof k);
     k.ndim = 1;
     k.shape[0] = M;
-    nd_ir_access loads[5];
+    nd_ir_access loads[ND_IR_GATHER_MAX_AXES + 1];
     memset(loads, 0, sizeof loads);
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < K; q++) {
         loads[q].slot = 1 + q; /* i_q */
         loads[q].dtype = ND_INT64;
         loads[q].strides[0] = 1;
     }
-    loads[4].slot = 0; /* the source's base */
-    loads[4].dtype = ND_FLOAT64;
+    loads[K].slot = 0; /* the source's base */
+    loads[K].dtype = ND_FLOAT64;
     nd_ir_gather g;
     memset(&g, 0, sizeof g);
-    g.load = 4;
+    g.load = K;
     g.fn = ND_INDEX_FN_INDEX;
-    g.axes = 0 | 1 << 4 | 2 << 8 | 3 << 12;
-    g.n_axes = 4;
-    for (int q = 0; q < 4; q++) g.size[q] = S[q];
-    g.stride[3] = 1;
-    for (int q = 2; q >= 0; q--) g.stride[q] = g.stride[q + 1] * S[q + 1];
-    for (int q = 0; q < ND_IR_GATHER_MAX_AXES - 3; q++) g.more[q] = -1;
-    g.more[0] = 3;
-    nd_ir_inst ins[6] = {{ND_IR_LOAD, ND_INT64, 0, 0, -1, -1, -1, 0},
-                         {ND_IR_LOAD, ND_INT64, 0, 1, -1, -1, -1, 0},
-                         {ND_IR_LOAD, ND_INT64, 0, 2, -1, -1, -1, 0},
-                         {ND_IR_LOAD, ND_INT64, 0, 3, -1, -1, -1, 0},
-                         {ND_IR_GATHER, ND_FLOAT64, 0, 0, 0, 1, 2, 0},
-                         {ND_OP_ADD, ND_FLOAT64, 0, 4, 4, -1, -1, 0}};
-    k.n_loads = 5;
+    g.n_axes = K;
+    for (int q = 0; q < K; q++) {
+        g.axes |= (int64_t)q << (4 * q);
+        g.size[q] = S[q];
+    }
+    g.stride[K - 1] = 1;
+    for (int q = K - 2; q >= 0; q--) g.stride[q] = g.stride[q + 1] * S[q + 1];
+    for (int q = 0; q < ND_IR_GATHER_MAX_AXES - 3; q++) g.more[q] = q + 3 < K ? q + 3 : -1;
+    /* K loads (values 0..K-1), the gather (K), the doubling (K + 1) */
+    nd_ir_inst ins[ND_IR_GATHER_MAX_AXES + 2];
+    for (int q = 0; q < K; q++) ins[q] = (nd_ir_inst){ND_IR_LOAD, ND_INT64, 0, q, -1, -1, -1, 0};
+    ins[K] = (nd_ir_inst){ND_IR_GATHER, ND_FLOAT64, 0, 0, 0, 1, 2, 0};
+    ins[K + 1] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT64, 0, K, K, -1, -1, 0};
+    k.n_loads = K + 1;
     k.loads = loads;
     k.n_gathers = 1;
     k.gathers = &g;
-    k.n_insts = 6;
+    k.n_insts = K + 2;
     k.insts = ins;
-    k.n_slots = 6;
+    k.n_slots = K + 2;
     nd_ir_store sto;
     memset(&sto, 0, sizeof sto);
-    sto.at.slot = 5;
+    sto.at.slot = K + 1;
     sto.at.dtype = ND_FLOAT64;
     sto.at.strides[0] = 1;
-    sto.value = 5;
+    sto.value = K + 1;
     k.n_stores = 1;
     k.stores = &sto;
-    snprintf(k.name, sizeof k.name, "index4_add");
+    snprintf(k.name, sizeof k.name, "index%d_add", K);
     k.hash = 0x7000 + test_no;
-    int64_t n = S[0] * S[1] * S[2] * S[3];
+    int64_t n = 1;
+    for (int q = 0; q < K; q++) n *= S[q];
     double *src = malloc(sizeof *src * (size_t)n), *out = calloc((size_t)M + 16, sizeof *out);
-    int64_t *iv[4];
+    int64_t *iv[ND_IR_GATHER_MAX_AXES];
     for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 37) % 1001) - 500;
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < K; q++) {
         iv[q] = malloc(sizeof *iv[q] * (size_t)M);
         for (int64_t m = 0; m < M; m++) iv[q][m] = (m * (31 + 7919 * q) + q) % (2 * S[q]) - S[q];
     }
-    if (bad >= 0) iv[3][bad] = -S[3] - 2;
-    void *slots[6] = {src, iv[0], iv[1], iv[2], iv[3], out};
+    const int64_t bad_value = bad_axis % 2 ? S[bad_axis] : -S[bad_axis] - 2;
+    if (bad >= 0) iv[bad_axis][bad] = bad_value;
+    void *slots[ND_IR_GATHER_MAX_AXES + 2];
+    slots[0] = src;
+    for (int q = 0; q < K; q++) slots[1 + q] = iv[q];
+    slots[K + 1] = out;
     memset(&gather_bad_rec, 0, sizeof gather_bad_rec);
     if (!emulate(&k, slots, NULL, 0)) {
         CHECK(0, "test %d %s: emulation failed", test_no, k.name);
@@ -1094,7 +1100,7 @@ static void test_gather4(const int64_t S[4], int64_t M, int64_t bad) {
         int wrong = 0;
         for (int64_t m = 0; m < M; m++) {
             int64_t off = 0, ok = 1;
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < K; q++) {
                 int64_t w = iv[q][m] < 0 ? iv[q][m] + S[q] : iv[q][m];
                 ok &= w >= 0 && w < S[q];
                 off += w * g.stride[q];
@@ -1105,8 +1111,8 @@ static void test_gather4(const int64_t S[4], int64_t M, int64_t bad) {
         }
         CHECK(wrong == 0, "test %d %s: %d wrong", test_no, k.name, wrong);
         if (bad >= 0)
-            CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.axis == 3 &&
-                      gather_bad_rec.index == -S[3] - 2,
+            CHECK(gather_bad_rec.set == 1 && gather_bad_rec.gather == 0 && gather_bad_rec.axis == bad_axis &&
+                      gather_bad_rec.index == bad_value,
                   "test %d %s: bad index record %d %d %d %lld", test_no, k.name, gather_bad_rec.set,
                   gather_bad_rec.gather, gather_bad_rec.axis, (long long)gather_bad_rec.index);
         else
@@ -1114,7 +1120,7 @@ static void test_gather4(const int64_t S[4], int64_t M, int64_t bad) {
     }
     free(src);
     free(out);
-    for (int q = 0; q < 4; q++) free(iv[q]);
+    for (int q = 0; q < K; q++) free(iv[q]);
 }
 
 int main(int argc, char **argv) {
@@ -1137,8 +1143,14 @@ int main(int argc, char **argv) {
     test_gather(3, 4099, 77, 1, 4100, ND_FLOAT64);
     test_gather2(29, 61, 5003, -1);
     test_gather2(29, 61, 5003, 2500);
-    test_gather4((const int64_t[]){5, 7, 3, 11}, 4001, -1);
-    test_gather4((const int64_t[]){5, 7, 3, 11}, 4001, 1999);
+    test_gatherk(4, (const int64_t[]){5, 7, 3, 11}, 4001, -1, 0);
+    test_gatherk(4, (const int64_t[]){5, 7, 3, 11}, 4001, 1999, 3);
+    /* five, six and eight index arrays (any number nd_index takes) */
+    test_gatherk(5, (const int64_t[]){5, 7, 3, 11, 2}, 4001, -1, 0);
+    test_gatherk(5, (const int64_t[]){5, 7, 3, 11, 2}, 4001, 3000, 4);
+    test_gatherk(6, (const int64_t[]){3, 4, 3, 5, 2, 3}, 3001, 17, 1);
+    test_gatherk(8, (const int64_t[]){3, 2, 4, 3, 2, 3, 2, 5}, 2999, -1, 0);
+    test_gatherk(8, (const int64_t[]){3, 2, 4, 3, 2, 3, 2, 5}, 2999, 1500, 7);
     if (argc > 2 && strchr(argv[2], 'g')) { /* g: the gather kernels only */
         printf("%d checks, %d failures\n", checks, fails);
         return fails != 0;
