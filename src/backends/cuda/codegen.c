@@ -280,8 +280,18 @@ int nd_cuda_shape_class(const nd_kernel *k) {
     return space_reach(k, k->shape[0]) >= (int64_t)INT32_MAX;
 }
 
+/* ND_CUDA_PERSIST=0 (nd_init validated it: 0 or 1): no persist kernels. */
+static int persist_off(void) {
+    const char *env = getenv("ND_CUDA_PERSIST");
+    return env && strcmp(env, "0") == 0;
+}
+
 uint64_t nd_cuda_kernel_key(const nd_kernel *k) {
     int cls = nd_cuda_shape_class(k);
+    /* a reduction that may be a persist kernel has another source with
+     * ND_CUDA_PERSIST=0: another key (memory and disk) */
+    if (cls < 0 && k->has_reduce && k->n_loads == 0 && k->n_gathers == 0 && persist_off())
+        return nd_hash_u64(k->hash, 0x9e5157a11ull);
     if (cls < 0) return k->hash;
     return nd_hash_u64(nd_kernel_hash_shapeless(k), 0x9e0e41c0ull + (uint64_t)cls);
 }
@@ -503,7 +513,8 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
          * multiprocessor count (README: every run, and every device with as
          * many multiprocessors). Loads keep the splits: the memory-bound
          * sums were tuned with them (above). */
-        if (info->strategy == ND_CUDA_REDUCE_ROWS && n_out == 1 && k->n_loads == 0 && k->n_gathers == 0) {
+        if (info->strategy == ND_CUDA_REDUCE_ROWS && n_out == 1 && k->n_loads == 0 && k->n_gathers == 0 &&
+            !persist_off()) {
             info->persist = 1;
             info->tpr = ND_CUDA_BLOCK;
             info->splits = 1;

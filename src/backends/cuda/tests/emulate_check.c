@@ -564,8 +564,9 @@ static double tree256(double *a) {
  * bit the order the kernel documents (codegen_reduce.c's emit_persist) on
  * the emulated grid: block b's thread t sums its pairs in order, the
  * block's tree, then pass 2's threads fold partials t, t + 256, ... and
- * the same tree. */
-static void test_dot(int64_t n) {
+ * the same tree. With ND_CUDA_PERSIST=0 (persist 0) it is a split
+ * reduction under another cache key, within 1e-12 of the float64 sum. */
+static void test_dot(int64_t n, int persist) {
     test_no++;
     nd_kernel k;
     memset(&k, 0, sizeof k);
@@ -598,15 +599,21 @@ static void test_dot(int64_t n) {
     k.reduce.out.dtype = ND_FLOAT64;
     k.hash = 0x4000 + test_no;
     nd_cuda_kinfo info;
-    CHECK(nd_cuda_kernel_info(&k, &info) == ND_OK && info.persist && info.group == 2,
-          "dot n=%lld: not a persist kernel of pairs", (long long)n);
+    const uint64_t key = nd_cuda_kernel_key(&k);
+    if (!persist) setenv("ND_CUDA_PERSIST", "0", 1);
+    CHECK(nd_cuda_kernel_info(&k, &info) == ND_OK && info.persist == persist && info.group == 2,
+          "dot n=%lld: persist %d, want %d (groups of %d)", (long long)n, info.persist, persist, info.group);
+    CHECK((nd_cuda_kernel_key(&k) == key) == persist, "dot n=%lld: ND_CUDA_PERSIST=0 %s the cache key",
+          (long long)n, persist ? "changed" : "kept");
     nd_scalar_bits p[3];
     p[0].u = SEED;
     p[1].u = 0;
     p[2].u = 1;
     double out = -1.0; /* poison */
     void *slots[1] = {&out};
-    if (!emulate(&k, slots, p, 0)) {
+    int ok = emulate(&k, slots, p, 0);
+    unsetenv("ND_CUDA_PERSIST");
+    if (!ok) {
         CHECK(0, "dot emulation failed");
         return;
     }
@@ -636,7 +643,7 @@ static void test_dot(int64_t n) {
         want = tree256(fold);
     }
     CHECK(fabs(out - ref) <= 1e-12 * ref, "dot n=%lld: %.17g, float64 sum %.17g", (long long)n, out, ref);
-    CHECK(memcmp(&out, &want, 8) == 0, "dot n=%lld (grid %u): %.17g, not the documented order's %.17g", (long long)n,
+    CHECK(!persist || memcmp(&out, &want, 8) == 0, "dot n=%lld (grid %u): %.17g, not the documented order's %.17g", (long long)n,
           g, out, want);
     free(th);
     free(part);
@@ -1377,8 +1384,9 @@ int main(int argc, char **argv) {
     test_pi(1 << 20, ND_INT64);
     test_pi((1 << 20) + 3, ND_INT64);
     test_pi((1 << 20) + 3, ND_FLOAT64);
-    test_dot(1001);       /* one block: it writes the output */
-    test_dot(1000003);    /* 32 blocks (4 SMs x 8), a last odd point */
+    test_dot(1001, 1);    /* one block: it writes the output */
+    test_dot(1000003, 1); /* 32 blocks (4 SMs x 8), a last odd point */
+    test_dot(1000003, 0); /* ND_CUDA_PERSIST=0: split, a second pass */
     {
         /* a full reduction over two axes, one block and five */
         int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, sh3[2] = {300, 64}, rm3[2] = {64, 1};
