@@ -35,6 +35,20 @@
 // its shape: four points a group (40 registers) and
 // 64-bit call counters.
 //
+// After those two fixes (2026-11-29, SASS for sm_90 from NVRTC and nvcc
+// 13.0, no GPU): nd's loop was the hand-written one, 111 instructions a
+// pair (two Philox calls, four I2F.F64, the products and adds) against
+// 111, 32 registers against 30. What was left was the split: 16383 blocks
+// of 12 pairs a lane, each thread paying ~58 instructions of prologue
+// (split index, bounds) and ~45 of tree and partial per 12 x 111, ~7.7%,
+// plus a second pass over 16383 partials. nd now gives full reductions of
+// generated values the shape of "dot i2f": SMs x 8 blocks striding over
+// the pairs (112 instructions a pair: the stride is read from gridDim;
+// ~33 of prologue per ~185 pairs), one partial a block, a second pass of
+// one block over 1056 partials. The last block of rows below times both
+// of nd's shapes with their second pass on the device and the read of one
+// double, as nd runs them.
+//
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o dot_variants bench/dot_variants.cu
 #include <algorithm>
 #include <chrono>
@@ -116,6 +130,42 @@ __global__ void k_dot(const Keys K, unsigned long long pairs, double *partials) 
     __syncthreads();
   }
   if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+}
+
+// nd's generated reduction as it was before the persistent grid: 16383
+// splits of 3052 pairs (a block each), lane l of split s folding pairs
+// s * 3052 + l, then 256 further, ... (12 a lane), 32-bit counters.
+__global__ void k_dot_split(const Keys K, unsigned pairs, unsigned pps, double *partials) {
+  __shared__ double sh[256];
+  double acc = 0;
+  const unsigned p0 = blockIdx.x * pps, p1 = min(p0 + pps, pairs);
+  for (unsigned p = p0 + threadIdx.x; p < p1; p += 256) {
+    uint4 a = philox(K, p, 0), b = philox(K, p, 1);
+    acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.x, a.y), u01d_i2f(b.x, b.y)));
+    acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.z, a.w), u01d_i2f(b.z, b.w)));
+  }
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+}
+
+// nd's second pass: one block folds n partials (thread t: t, t + 256, ...)
+// and writes the value, which the host then reads (8 bytes).
+__global__ void k_fold(const double *partials, unsigned n, double *out) {
+  __shared__ double sh[256];
+  double acc = 0;
+  for (unsigned i = threadIdx.x; i < n; i += 256) acc = __dadd_rn(acc, partials[i]);
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = sh[0];
 }
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
@@ -205,6 +255,46 @@ int main() {
     printf("  partials %s; dot / n = %.6f (expect 0.25)\n",
            memcmp(host[0], host[1], grid * sizeof(double)) == 0 ? "identical" : "DIFFER", dot[0] / (double)N);
     for (int v = 0; v < 2; v++) { CK(cudaFree(part[v])); free(host[v]); }
+  }
+  // nd's two shapes end to end as nd runs them: pass 1, the second pass on
+  // the device, the value read to the host (host clock, median of 21).
+  {
+    const unsigned split = 16383, pps = 3052, grid = 132u * 8u;
+    double *part, *val, got[2];
+    CK(cudaMalloc(&part, split * sizeof(double)));
+    CK(cudaMalloc(&val, sizeof(double)));
+    printf("nd's shapes, pass 2 on the device, one double to the host\n");
+    for (int shape = 0; shape < 2; shape++) {
+      float t[21];
+      double w[21];
+      for (int r = -3; r < 21; r++) {
+        CK(cudaEventRecord(e0));
+        const auto t0 = std::chrono::steady_clock::now();
+        if (shape == 0) {
+          k_dot_split<<<split, 256>>>(K, (unsigned)pairs, pps, part);
+          k_fold<<<1, 256>>>(part, split, val);
+        } else {
+          k_dot<false><<<grid, 256>>>(K, pairs, part);
+          k_fold<<<1, 256>>>(part, grid, val);
+        }
+        CK(cudaEventRecord(e1));
+        CK(cudaMemcpy(&got[shape], val, sizeof(double), cudaMemcpyDeviceToHost));
+        const auto t1 = std::chrono::steady_clock::now();
+        CK(cudaEventSynchronize(e1));
+        if (r >= 0) {
+          CK(cudaEventElapsedTime(&t[r], e0, e1));
+          w[r] = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        }
+      }
+      std::sort(t, t + 21);
+      std::sort(w, w + 21);
+      printf("  %-44s device %7.1f us, to host %7.1f us\n",
+             shape == 0 ? "16383 splits + pass 2 (nd before)" : "1056 blocks grid-stride + pass 2 (nd now)", t[10] * 1e3,
+             w[10]);
+    }
+    printf("  dot / n = %.6f and %.6f (expect 0.25)\n", got[0] / (double)N, got[1] / (double)N);
+    CK(cudaFree(part));
+    CK(cudaFree(val));
   }
   return 0;
 }

@@ -395,6 +395,7 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
         {"ND_CPU_JIT_MIN", "-5", "big", "1000"},
         {"ND_PINNED_CACHE", "-1", "lots", "1m"},
         {"ND_CUDA_GENERIC", "2", "off", "0"},
+        {"ND_CUDA_PERSIST", "2", "off", "0"},
         {"ND_CUDA_SHARE_STREAMS", "2", "yes", "1"},
         {"ND_CHECK_SPMD", "2", "yes", "1"},
         {"ND_FUSED_GATHER", "2", "off", "0"},

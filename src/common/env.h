@@ -42,6 +42,10 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 /* ND_CUDA_GENERIC=0: CUDA kernels keep literal extents (the code generator
  * reads it, backends/cuda/codegen.c, nd_cuda_shape_class). */
 #define ND_ENV_CUDA_GENERIC "ND_CUDA_GENERIC", 0, 1, 0
+/* ND_CUDA_PERSIST=0: full reductions of generated values keep the split
+ * geometry of other row reductions instead of the device's grid
+ * (backends/cuda/codegen.c, nd_cuda_kinfo.persist), to compare the two. */
+#define ND_ENV_CUDA_PERSIST "ND_CUDA_PERSIST", 0, 1, 0
 /* ND_CUDA_SHARE_STREAMS=1: logical devices on the first device's GPU
  * (ND_DEVICES=0,0) run on its streams instead of streams of their own
  * (backends/cuda/plan_runner.c), to compare the two. */

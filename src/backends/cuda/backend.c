@@ -449,8 +449,12 @@ static nd_status launch(const nd_cuda *cu, cudaStream_t stream, cudaKernel_t ker
     return ND_OK;
 }
 
-size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke) {
+size_t nd_cuda_kernel_scratch_bytes(const nd_cuda *cu, const nd_cuda_kentry *ke) {
     const nd_cuda_kinfo *info = &ke->info;
+    if (info->persist) {
+        unsigned g = nd_cuda_persist_grid(info, cu->sm_count);
+        return g > 1 ? (size_t)g * ND_CUDA_ACC_BYTES : 0;
+    }
     if (info->strategy == ND_CUDA_ELEMWISE || info->groups == 0 || info->splits <= 1) return 0;
     return (size_t)info->groups * ND_CUDA_ACC_BYTES;
 }
@@ -497,6 +501,16 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
     if (info->groups == 0) return ND_OK;
     int pw = k->n_slots + k->n_params;
     words[pw] = (uint64_t)(uintptr_t)partials;
+    if (info->persist) {
+        /* the hand-written shape (codegen.c): SMs x ND_CUDA_PERSIST_BLOCKS
+         * blocks striding over the points, their partials folded by one
+         * block (none with a grid of one, which writes the output) */
+        unsigned g = nd_cuda_persist_grid(info, cu->sm_count);
+        words[info->splits_word] = g;
+        nd_status s = launch(cu, stream, ke->main, info->name, g, words);
+        if (!s && g > 1) s = launch(cu, stream, ke->pass2, info->name_pass2, 1, words);
+        return s;
+    }
     unsigned grid;
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         /* One thread group per (output, split): the grid is fixed by the shape. */
@@ -551,7 +565,7 @@ static nd_status cu_run_kernel_locked(nd_backend *be, const nd_kernel *k, void *
         }
         memset(cu->gather_bad, 0, sizeof(nd_ir_fail));
     }
-    size_t pbytes = nd_cuda_kernel_scratch_bytes(ke);
+    size_t pbytes = nd_cuda_kernel_scratch_bytes(cu, ke);
     void *partials = NULL;
     if (pbytes) {
         s = nd_cuda_device_alloc(cu, pbytes, &partials, "reduction partials");

@@ -280,8 +280,18 @@ int nd_cuda_shape_class(const nd_kernel *k) {
     return space_reach(k, k->shape[0]) >= (int64_t)INT32_MAX;
 }
 
+/* ND_CUDA_PERSIST=0 (nd_init validated it: 0 or 1): no persist kernels. */
+static int persist_off(void) {
+    const char *env = getenv("ND_CUDA_PERSIST");
+    return env && strcmp(env, "0") == 0;
+}
+
 uint64_t nd_cuda_kernel_key(const nd_kernel *k) {
     int cls = nd_cuda_shape_class(k);
+    /* a reduction that may be a persist kernel has another source with
+     * ND_CUDA_PERSIST=0: another key (memory and disk) */
+    if (cls < 0 && k->has_reduce && k->n_loads == 0 && k->n_gathers == 0 && persist_off())
+        return nd_hash_u64(k->hash, 0x9e5157a11ull);
     if (cls < 0) return k->hash;
     return nd_hash_u64(nd_kernel_hash_shapeless(k), 0x9e0e41c0ull + (uint64_t)cls);
 }
@@ -361,6 +371,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     if (k->n_gathers) info->bad_word = info->n_words++; /* == nd_cuda_bad_word(k) */
     info->extent_word = -1;
     if (info->generic) info->extent_word = info->n_words++;
+    info->splits_word = -1;
     if (info->n_words > ND_CUDA_MAX_WORDS)
         return nd_error_set(ND_ERR_UNSUPPORTED,
                             "cuda codegen: kernel '%s' has %d slots and %d parameters; at most %d fit in "
@@ -488,6 +499,33 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         if (info->splits < 1) info->splits = 1;
         info->groups = n_out * info->splits;
         info->items = info->group_kept ? info->groups / info->group : info->groups;
+        /* A full reduction of generated values (random draws, index
+         * arithmetic: no loads) is bound by its arithmetic, and the split
+         * geometry above pays per split what a split's work is measured
+         * against: the generate + dot (2 x 1e8 float64 uniforms) in 16383
+         * splits of 12 pairs a lane, where each thread's prologue and the
+         * block's tree are ~100 instructions against 111 a pair
+         * (bench/dot_variants.cu: nd's loop and the hand-written one are the
+         * same 111 instructions; that kernel runs on SMs x 8 blocks,
+         * grid-stride). So such a reduction takes the hand-written shape:
+         * the host's grid (nd_cuda_persist_grid), each thread striding over
+         * the groups, one partial per block. Its bits then depend on the
+         * multiprocessor count (README: every run, and every device with as
+         * many multiprocessors). Loads keep the splits: the memory-bound
+         * sums were tuned with them (above). */
+        if (info->strategy == ND_CUDA_REDUCE_ROWS && n_out == 1 && k->n_loads == 0 && k->n_gathers == 0 &&
+            !persist_off()) {
+            info->persist = 1;
+            info->tpr = ND_CUDA_BLOCK;
+            info->splits = 1;
+            info->chunk = n_red;
+            info->pass2_tree = 0;
+            info->groups = info->items = 1;
+            info->splits_word = info->n_words++;
+            if (info->n_words > ND_CUDA_MAX_WORDS)
+                return nd_error_set(ND_ERR_UNSUPPORTED, "cuda codegen: kernel '%s' needs %d argument words; at most %d fit",
+                                    k->name, info->n_words, ND_CUDA_MAX_WORDS);
+        }
         int64_t e = nd_cuda_access_extent(&k->reduce.out, k->ndim, k->shape);
         if (e > big) big = e;
         if (info->groups > big) big = info->groups;
@@ -495,6 +533,13 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     if (n > big) big = n;
     info->wide = big >= (int64_t)INT32_MAX;
     return ND_OK;
+}
+
+unsigned nd_cuda_persist_grid(const nd_cuda_kinfo *info, int sm_count) {
+    int64_t by_work = ceil_div(info->n_red, (int64_t)ND_CUDA_BLOCK * 16);
+    int64_t g = (int64_t)(sm_count > 0 ? sm_count : 1) * ND_CUDA_PERSIST_BLOCKS;
+    if (by_work < g) g = by_work;
+    return g < 1 ? 1u : (unsigned)g;
 }
 
 /* --------------------------------------------------------------- emission */

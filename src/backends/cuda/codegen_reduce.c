@@ -3,7 +3,9 @@
  * thread's visiting order and the block's tree (emit_tree_fold) are all
  * fixed by the kernel's shape, and a second pass combines the partials of
  * an output in index order. So a reduction gives the same bits on every
- * run and every device of one architecture.
+ * run and every device of one architecture; a full reduction of generated
+ * values (emit_persist) runs on the device's grid instead, so on every run
+ * and every device with as many multiprocessors.
  *
  * Accumulators: float16/bfloat16/float32 sums and products accumulate in
  * float32 (rounded once per combine), float64 in float64, signed ints and
@@ -265,8 +267,64 @@ static void emit_cols_kept(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinf
     nd_strbuf_printf(sb, "  }\n}\n");
 }
 
+/* A persist kernel (nd_cuda_kinfo.persist): block b's thread t folds the
+ * groups of G points b * 256 + t, then gridDim.x * 256 further, ... in
+ * order (the points past the last whole group, one each, by the grid's
+ * first threads), the block's tree gives one partial per block, and pass 2
+ * folds the gridDim.x partials (argument word splits_word) with one block:
+ * partials t, t + 256, ... a thread, then the same tree. A grid of one
+ * block writes the output itself. */
+static void emit_persist(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info, uint32_t red, uint32_t kept,
+                         int pw) {
+    const char *lt = info->wide ? "unsigned long long" : "unsigned int";
+    const char *at = info->wide ? "long long" : "int";
+    int G = info->group;
+    int64_t NR = info->n_red, tail = NR % G;
+    nd_cuda_emit_kernel_open(sb, info->name);
+    nd_strbuf_printf(sb,
+                      "  __shared__ ndk_acc sh[%d];\n"
+                      "  const unsigned lane = threadIdx.x;\n"
+                      "  const %s g_ = (%s)blockIdx.x * %du + threadIdx.x;\n"
+                      "  ndk_tacc acc = ndk_tacc_init();\n"
+                      "  %s q = g_ * %du;\n"
+                      "  for (; q + %du <= %" PRId64 "u; q += (%s)gridDim.x * %du) {\n",
+                      ND_CUDA_BLOCK, lt, lt, ND_CUDA_BLOCK, lt, G, G, NR, lt, ND_CUDA_BLOCK * G);
+    emit_fold(sb, k, info->wide, red, at, G, info->group_axis, "    ");
+    nd_strbuf_printf(sb, "  }\n");
+    if (tail) {
+        nd_strbuf_printf(sb, "  q = %" PRId64 "u + g_;\n  if (q < %" PRId64 "u) {\n", NR - tail, NR);
+        emit_fold(sb, k, info->wide, red, at, 1, 0, "    ");
+        nd_strbuf_printf(sb, "  }\n");
+    }
+    nd_strbuf_printf(sb, "  ndk_acc a_ = ndk_tacc_fin(acc);\n");
+    emit_tree_fold(sb, ND_CUDA_BLOCK, "lane", "  ");
+    nd_strbuf_printf(sb, "  if (lane == 0) {\n    if (gridDim.x == 1u) {\n      const %s o = 0;\n", lt);
+    nd_cuda_emit_unravel(sb, k, kept, "o", at, "      ");
+    emit_write(sb, k, info->wide, "a_", "      ");
+    nd_strbuf_printf(sb, "    } else ((ndk_acc *)A.w[%d])[blockIdx.x] = a_;\n  }\n}\n", pw);
+
+    nd_cuda_emit_kernel_open(sb, info->name_pass2);
+    nd_strbuf_printf(sb,
+                      "  __shared__ ndk_acc sh[%d];\n"
+                      "  const ndk_acc *P = (const ndk_acc *)A.w[%d];\n"
+                      "  const unsigned S = (unsigned)A.w[%d];\n"
+                      "  ndk_acc a_ = ndk_acc_init();\n"
+                      "#pragma unroll 4\n"
+                      "  for (unsigned sp = threadIdx.x; sp < S; sp += %du) a_ = ndk_acc_comb(a_, P[sp]);\n",
+                      ND_CUDA_BLOCK, pw, info->splits_word, ND_CUDA_BLOCK);
+    emit_tree_fold(sb, ND_CUDA_BLOCK, "threadIdx.x", "  ");
+    nd_strbuf_printf(sb, "  if (threadIdx.x == 0) {\n    const %s o = 0;\n", lt);
+    nd_cuda_emit_unravel(sb, k, kept, "o", at, "    ");
+    emit_write(sb, k, info->wide, "a_", "    ");
+    nd_strbuf_printf(sb, "  }\n}\n");
+}
+
 void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info) {
-    emit_acc_fns(sb, k, counts_bools(k, info->chunk > 0 ? info->chunk : 1));
+    /* the most points one thread folds (counts_bools): a chunk's, or a
+     * persist kernel's on a grid of one block */
+    int64_t per_thread = info->persist ? (info->n_red + ND_CUDA_BLOCK - 1) / ND_CUDA_BLOCK + 2 * info->group
+                                       : info->chunk > 0 ? info->chunk : 1;
+    emit_acc_fns(sb, k, counts_bools(k, per_thread));
     const char *lt = info->wide ? "unsigned long long" : "unsigned int";
     const char *at = info->wide ? "long long" : "int";
     uint32_t all = k->ndim >= 32 ? 0xffffffffu : (1u << k->ndim) - 1u;
@@ -278,6 +336,10 @@ void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cud
     int pw = k->n_slots + k->n_params; /* word holding the partials pointer */
     int G = info->group;
 
+    if (info->persist) {
+        emit_persist(sb, k, info, red, kept, pw);
+        return;
+    }
     if (info->strategy == ND_CUDA_REDUCE_ROWS) {
         int tpr = info->tpr, rpb = ND_CUDA_BLOCK / info->tpr;
         nd_cuda_emit_kernel_open(sb, info->name);

@@ -31,8 +31,9 @@
  * 10: reduction trees end in warp shuffles, a reduction's draw group serves
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
- * 4-row march kernels. */
-#define ND_CUDA_CODEGEN_VERSION 16u
+ * 4-row march kernels; 17: full reductions of generated values grid-stride
+ * over the grid the host picks (its block count an argument). */
+#define ND_CUDA_CODEGEN_VERSION 17u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
@@ -49,6 +50,7 @@
 #define ND_CUDA_MARCH_MAX_LOADS 64 /* loads a march kernel may have */
 #define ND_CUDA_MARCH_MAX_SMEM 32768 /* bytes of shared memory a march kernel may use */
 #define ND_CUDA_REDUCE_SPLITS 16384 /* thread groups a row reduction with few outputs is split into, at most */
+#define ND_CUDA_PERSIST_BLOCKS 8 /* blocks a multiprocessor of a full reduction of generated values (2048 threads: sm_90's resident maximum) */
 #define ND_CUDA_ACC_BYTES 16   /* one reduction partial: {value, index} */
 #define ND_CUDA_PIN_MIN ((size_t)1 << 20) /* host buffers from this size on are pinned */
 #define ND_CUDA_PINNED_MAX_CACHED 128     /* released pinned blocks kept at most (backend.c) */
@@ -62,14 +64,18 @@ typedef enum {
 } nd_cuda_strategy;
 
 /* Launch geometry and names, a pure function of the kernel's structure (so
- * a reduction's grid, and therefore its bits, never depend on the device). */
+ * a reduction's grid, and therefore its bits, never depend on the device),
+ * except for `persist` kernels: their grid is the device's multiprocessor
+ * count times ND_CUDA_PERSIST_BLOCKS (nd_cuda_persist_grid), so their bits
+ * are the same on every run and every device with as many
+ * multiprocessors. */
 typedef struct {
     nd_cuda_strategy strategy;
     int wide;          /* 64-bit index arithmetic */
     int64_t n;         /* points in the iteration space */
     int64_t n_out;     /* reduction outputs (1 for a full reduction) */
     int64_t n_red;     /* points reduced into each output */
-    int64_t splits;    /* partial results per output (1 = single pass) */
+    int64_t splits;    /* partial results per output (1 = single pass; persist: see there) */
     int pass2_tree;    /* pass 2 folds each output's partials with a block */
     int64_t chunk;     /* reduced points per partial */
     int tpr;           /* ROWS: threads per output row (power of two) */
@@ -101,6 +107,14 @@ typedef struct {
      * bad_word is the address of the launch's bad-index record (struct
      * ndk_bad of nd_cuda_emit_gather, in mapped host memory), else -1. */
     int bad_word;
+    /* A full reduction of generated values (ROWS, one output, no loads or
+     * gathers: random draws, index arithmetic), bound by arithmetic: its
+     * threads grid-stride over the reduced points (groups of `group`) like
+     * a hand-written kernel, one partial per block, on the grid of
+     * nd_cuda_persist_grid; argument word splits_word holds that block
+     * count, which pass 2 folds (none when it is 1: the block writes the
+     * output). splits, chunk and groups are then 1, n_red and 1. */
+    int persist, splits_word;
     char name[96];     /* main kernel (scalar path) */
     char name_vec[100];/* vector variant, when vec > 0 */
     char name_pass2[100]; /* combines partials, when splits > 1 */
@@ -123,6 +137,10 @@ const nd_cuda_kinfo *nd_cuda_launch_info(const nd_cuda_kinfo *info, const nd_ker
 /* Validates k and computes its geometry. ND_ERR_ARG for malformed IR,
  * ND_ERR_UNSUPPORTED for kernels this backend cannot express. */
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info);
+/* Pass 1's blocks of a persist kernel on a device of sm_count
+ * multiprocessors: ND_CUDA_PERSIST_BLOCKS a multiprocessor, fewer when
+ * that would leave a lane fewer than 16 points. */
+unsigned nd_cuda_persist_grid(const nd_cuda_kinfo *info, int sm_count);
 /* The argument word of a gathering kernel's bad-index record, and the
  * device function its gathers call (ndk_gather, ndk_bad): a bad index is
  * never read through; the first one met is filed in the record. */
@@ -379,7 +397,7 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
  * zero). */
 nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_kernel *k, void *const *slots,
                                const nd_scalar_bits *params, cudaStream_t stream, void *partials, void *fail);
-size_t nd_cuda_kernel_scratch_bytes(const nd_cuda_kentry *ke);
+size_t nd_cuda_kernel_scratch_bytes(const nd_cuda *cu, const nd_cuda_kentry *ke);
 nd_status nd_cuda_issue_copy(nd_cuda *cu, void *dst, int dst_memory, const void *src, int src_memory, size_t bytes,
                              cudaStream_t stream);
 

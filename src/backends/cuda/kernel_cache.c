@@ -407,7 +407,7 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
     free(bin);
     if (!s) s = get_kernel(e->e.lib, e->e.info.name, &e->e.main);
     if (!s && e->e.info.vec) s = get_kernel(e->e.lib, e->e.info.name_vec, &e->e.vec);
-    if (!s && e->e.info.splits > 1) s = get_kernel(e->e.lib, e->e.info.name_pass2, &e->e.pass2);
+    if (!s && (e->e.info.splits > 1 || e->e.info.persist)) s = get_kernel(e->e.lib, e->e.info.name_pass2, &e->e.pass2);
     if (s) {
         if (e && e->e.lib) cudaLibraryUnload(e->e.lib);
         free(e);

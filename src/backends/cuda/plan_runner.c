@@ -236,7 +236,7 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
         s = nd_cuda_kcache_get(cu->cache, st->kernel, &ps->kentries[i]);
         if (s != ND_OK) break;
-        size_t b = nd_cuda_kernel_scratch_bytes(ps->kentries[i]);
+        size_t b = nd_cuda_kernel_scratch_bytes(cu, ps->kentries[i]);
         ps->scratch_offset[i] = ps->scratch_bytes;
         ps->scratch_bytes += (b + 255) & ~(size_t)255;
         for (int32_t j = 0; j < st->kernel->n_params; j++)

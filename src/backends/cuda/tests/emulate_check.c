@@ -77,7 +77,7 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
     if (info.vec)
         nd_strbuf_printf(&cpp, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
                          info.name_vec, info.name_vec);
-    if (k->has_reduce && info.splits > 1)
+    if (k->has_reduce && (info.splits > 1 || info.persist))
         nd_strbuf_printf(&cpp, "  if (!strcmp(name, \"%s\")) { emu_grid(grid, sync, [&] { %s(A); }); return 1; }\n",
                          info.name_pass2, info.name_pass2);
     nd_strbuf_printf(&cpp, "  return 0;\n}\n");
@@ -113,6 +113,14 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
             ok = run(li->name_vec, emu_grid_for(li->n / li->vec), 0, w);
         else
             ok = run(li->name, emu_grid_for(li->items), li->march > 0, w); /* march: __syncthreads */
+    } else if (info.persist) {
+        /* the backend's grid on a device of 4 SMs (nd_cuda_persist_grid) */
+        unsigned g = nd_cuda_persist_grid(&info, 4);
+        partials = g > 1 ? calloc(g, 16) : NULL;
+        w[k->n_slots + k->n_params] = (unsigned long long)(uintptr_t)partials;
+        w[info.splits_word] = g;
+        ok = run(info.name, g, 1, w);
+        if (ok && g > 1) ok = run(info.name_pass2, 1, 1, w);
     } else {
         if (info.splits > 1) partials = calloc((size_t)info.groups, 16);
         w[k->n_slots + k->n_params] = (unsigned long long)(uintptr_t)partials;
@@ -130,9 +138,9 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
         }
     }
     if (verbose)
-        printf("  [%s] strategy %d group %d axis %d kept %d vec %d vec_group %d splits %lld chunk %lld\n",
+        printf("  [%s] strategy %d group %d axis %d kept %d vec %d vec_group %d splits %lld chunk %lld persist %d\n",
                k->name, info.strategy, info.group, info.group_axis, info.group_kept, info.vec, info.vec_group,
-               (long long)info.splits, (long long)info.chunk);
+               (long long)info.splits, (long long)info.chunk, info.persist);
     free(partials);
     dlclose(h);
     return ok;
@@ -540,6 +548,105 @@ static void test_pi(int64_t n, nd_dtype count) {
     }
     CHECK(got == (double)want, "pi n=%lld (%s): %.17g inside, want %lld", (long long)n, nd_dtype_name(count), got,
           (long long)want);
+}
+
+/* The tree of a block (emit_tree_fold) over 256 values: lane t takes lane
+ * t + st for st = 128 .. 1. */
+static double tree256(double *a) {
+    for (int st = 128; st > 0; st >>= 1)
+        for (int t = 0; t < st; t++) a[t] += a[t + st];
+    return a[0];
+}
+
+/* The generate + dot: sum(x * y) over n points, x and y float64 uniform
+ * draws of streams 0 and 1, a full reduction of generated values (a
+ * persist kernel, codegen.c). Within 1e-12 of the float64 sum, and bit for
+ * bit the order the kernel documents (codegen_reduce.c's emit_persist) on
+ * the emulated grid: block b's thread t sums its pairs in order, the
+ * block's tree, then pass 2's threads fold partials t, t + 256, ... and
+ * the same tree. With ND_CUDA_PERSIST=0 (persist 0) it is a split
+ * reduction under another cache key, within 1e-12 of the float64 sum. */
+static void test_dot(int64_t n, int persist) {
+    test_no++;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "dot");
+    k.ndim = 1;
+    k.shape[0] = n;
+    nd_ir_access idx;
+    memset(&idx, 0, sizeof idx);
+    idx.strides[0] = 1;
+    uint8_t pd[3] = {ND_UINT64, ND_UINT64, ND_UINT64};
+    nd_ir_inst ins[] = {
+        {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0},
+        {ND_IR_RAND_UNIFORM, ND_FLOAT64, 0, 0, 0, 1, 0, 0},
+        {ND_IR_RAND_UNIFORM, ND_FLOAT64, 0, 0, 0, 2, 0, 0},
+        {ND_OP_MUL, ND_FLOAT64, 0, 1, 2, 0, 0, 0},
+    };
+    k.n_slots = 1;
+    k.n_params = 3;
+    k.param_dtypes = pd;
+    k.n_indices = 1;
+    k.indices = &idx;
+    k.n_insts = 4;
+    k.insts = ins;
+    k.has_reduce = 1;
+    k.reduce.kind = ND_REDUCE_SUM;
+    k.reduce.axes = 1;
+    k.reduce.value = 3;
+    k.reduce.out_dtype = ND_FLOAT64;
+    k.reduce.out.slot = 0;
+    k.reduce.out.dtype = ND_FLOAT64;
+    k.hash = 0x4000 + test_no;
+    nd_cuda_kinfo info;
+    const uint64_t key = nd_cuda_kernel_key(&k);
+    if (!persist) setenv("ND_CUDA_PERSIST", "0", 1);
+    CHECK(nd_cuda_kernel_info(&k, &info) == ND_OK && info.persist == persist && info.group == 2,
+          "dot n=%lld: persist %d, want %d (groups of %d)", (long long)n, info.persist, persist, info.group);
+    CHECK((nd_cuda_kernel_key(&k) == key) == persist, "dot n=%lld: ND_CUDA_PERSIST=0 %s the cache key",
+          (long long)n, persist ? "changed" : "kept");
+    nd_scalar_bits p[3];
+    p[0].u = SEED;
+    p[1].u = 0;
+    p[2].u = 1;
+    double out = -1.0; /* poison */
+    void *slots[1] = {&out};
+    int ok = emulate(&k, slots, p, 0);
+    unsetenv("ND_CUDA_PERSIST");
+    if (!ok) {
+        CHECK(0, "dot emulation failed");
+        return;
+    }
+    const unsigned g = nd_cuda_persist_grid(&info, 4);
+    const int64_t P = (int64_t)g * 256, pairs = n / 2;
+    double *th = calloc((size_t)P, sizeof(double)), ref = 0;
+    for (int64_t c = 0; c < pairs; c++) /* thread c % P's pairs in order */
+        for (int e = 0; e < 2; e++) {
+            double v = nd_philox_uniform_f64(SEED, 0, (uint64_t)(2 * c + e)) *
+                       nd_philox_uniform_f64(SEED, 1, (uint64_t)(2 * c + e));
+            th[c % P] += v;
+            ref += v;
+        }
+    if (n % 2) { /* the last point, by the grid's first thread */
+        double v = nd_philox_uniform_f64(SEED, 0, (uint64_t)(n - 1)) * nd_philox_uniform_f64(SEED, 1, (uint64_t)(n - 1));
+        th[0] += v;
+        ref += v;
+    }
+    double *part = calloc(g, sizeof(double)), fold[256];
+    for (unsigned b = 0; b < g; b++) part[b] = tree256(th + (int64_t)b * 256);
+    double want = part[0];
+    if (g > 1) {
+        for (int t = 0; t < 256; t++) {
+            fold[t] = 0;
+            for (unsigned sp = (unsigned)t; sp < g; sp += 256) fold[t] += part[sp];
+        }
+        want = tree256(fold);
+    }
+    CHECK(fabs(out - ref) <= 1e-12 * ref, "dot n=%lld: %.17g, float64 sum %.17g", (long long)n, out, ref);
+    CHECK(!persist || memcmp(&out, &want, 8) == 0, "dot n=%lld (grid %u): %.17g, not the documented order's %.17g", (long long)n,
+          g, out, want);
+    free(th);
+    free(part);
 }
 
 /* A stencil sweep over the interior of a (rows+2h) x (cols+2h) float32 grid
@@ -1289,6 +1396,16 @@ int main(int argc, char **argv) {
     test_pi(1 << 20, ND_INT64);
     test_pi((1 << 20) + 3, ND_INT64);
     test_pi((1 << 20) + 3, ND_FLOAT64);
+    test_dot(1001, 1);    /* one block: it writes the output */
+    test_dot(1000003, 1); /* 32 blocks (4 SMs x 8), a last odd point */
+    test_dot(1000003, 0); /* ND_CUDA_PERSIST=0: split, a second pass */
+    {
+        /* a full reduction over two axes, one block and five */
+        int64_t sh2[2] = {37, 53}, rm[2] = {53, 1}, sh3[2] = {300, 64}, rm3[2] = {64, 1};
+        test_reduce(2, sh2, 3, 0, rm, ND_FLOAT64, 0, ND_REDUCE_SUM);
+        test_reduce(2, sh3, 3, 0, rm3, ND_FLOAT32, 0, ND_REDUCE_SUM);
+        test_reduce(2, sh3, 3, 0, rm3, ND_FLOAT32, 0, ND_REDUCE_ARGMAX);
+    }
     printf("%d checks, %d failures\n", checks, fails);
     return fails != 0;
 }
