@@ -66,7 +66,7 @@ int nd_env_check(void) {
     if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) || nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set) ||
         nd_env_int64(ND_ENV_CPU_JIT_MIN, &v, &set) || nd_env_int64(ND_ENV_PINNED_CACHE, &v, &set) ||
         nd_env_int64(ND_ENV_CUDA_GENERIC, &v, &set) || nd_env_int64(ND_ENV_FUSED_GATHER, &v, &set) ||
-        nd_env_int64(ND_ENV_CUDA_SHARE_STREAMS, &v, &set) ||
+        nd_env_int64(ND_ENV_CUDA_SHARE_STREAMS, &v, &set) || nd_env_int64(ND_ENV_FFT_CALLBACKS, &v, &set) ||
         nd_env_int64(ND_ENV_CHECK_SPMD, &v, &set) ||
         nd_env_choice(ND_ENV_CPU_JIT, &index, &set) || nd_env_choice(ND_ENV_SCAN_VARIANT, &index, &set))
         return -1;
