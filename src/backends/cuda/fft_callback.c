@@ -50,6 +50,21 @@ static int writes_slot(const nd_plan *plan, const nd_step *st, int32_t slot) {
     return 0;
 }
 
+/* Whether st writes slot's memory: the slot, or a temporary sharing its
+ * storage (temporaries whose lifetimes do not overlap share one, and a
+ * temporary the kernel reads last may hand its storage to a later one). */
+static int writes_memory_of(const nd_plan *plan, const nd_step *st, int32_t slot) {
+    const nd_plan_slot *ps = &plan->slots[slot];
+    for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
+        nd_step_access a = nd_step_access_at(st, j, plan->memory);
+        if (!(a.mode & ND_ACCESS_WRITE) || a.slot < 0) continue;
+        if (a.slot == slot) return 1;
+        const nd_plan_slot *o = &plan->slots[a.slot];
+        if (ps->role == ND_SLOT_TEMP && o->role == ND_SLOT_TEMP && o->storage == ps->storage) return 1;
+    }
+    return 0;
+}
+
 static int touches_slot(const nd_plan *plan, const nd_step *st, int32_t slot) {
     for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++)
         if (nd_step_access_at(st, j, plan->memory).slot == slot) return 1;
@@ -115,8 +130,8 @@ int32_t nd_cuda_fft_cb_producer(const nd_plan *plan, int32_t f, const char **why
             continue;
         }
         for (int32_t i = k + 1; i < plan->n_steps; i++) {
-            *why = "an operand of its producing kernel is written before the transform reads it";
-            if (writes_slot(plan, &plan->steps[i], s)) return -1;
+            *why = "an operand of its producing kernel (or its memory) is written from the kernel on";
+            if (writes_memory_of(plan, &plan->steps[i], s)) return -1;
         }
     }
     *why = NULL;

@@ -20,9 +20,10 @@
  * saying what rules it out. Sound when: the input is a temporary that
  * only that kernel writes (one contiguous store over its whole space, no
  * reduction, gather or random draw) and only step f reads; and no step
- * after the kernel writes anything the kernel reads (the callback reads
- * them when step f runs, later than the kernel would have). One device,
- * whole steps. */
+ * after the kernel writes anything the kernel reads, nor the memory of a
+ * temporary it reads, f's output included (the callback reads them when
+ * step f runs, later than the kernel would have). One device, whole
+ * steps. */
 int32_t nd_cuda_fft_cb_producer(const nd_plan *plan, int32_t f, const char **why);
 
 /* The callback's CUDA C: kernel k's value at the point whose linear index

@@ -342,8 +342,9 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
             ps->scratch_bytes += (ps->workspace_bytes[i] + 256) & ~(size_t)255;
         }
         if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
-        /* A kernel run as a load callback is not compiled on its own; its
-         * parameters still make the words (and the graph signature). */
+        /* The parameters a kernel reads make the run's graph signature
+         * (a kernel run as a load callback: its words). That kernel is
+         * not compiled on its own. */
         for (int32_t j = 0; j < st->kernel->n_params; j++)
             if (st->params[j] + 1 > ps->n_params) ps->n_params = st->params[j] + 1;
         if (ps->fft_pair && ps->fft_pair[i]) continue;
@@ -352,8 +353,6 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
         size_t b = nd_cuda_kernel_scratch_bytes(ps->kentries[i]);
         ps->scratch_offset[i] = ps->scratch_bytes;
         ps->scratch_bytes += (b + 255) & ~(size_t)255;
-        for (int32_t j = 0; j < st->kernel->n_params; j++)
-            if (st->params[j] + 1 > ps->n_params) ps->n_params = st->params[j] + 1;
     }
     int forks = (ps->streams[0] & ~1u) != 0;
     for (int d = 1; d < cu->n_ldev; d++) forks |= ps->streams[d] != 0;
