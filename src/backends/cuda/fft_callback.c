@@ -110,6 +110,11 @@ int32_t nd_cuda_fft_cb_producer(const nd_plan *plan, int32_t f, const char **why
     }
     *why = "its producing kernel has too many arguments for the callback";
     if (kn->n_slots + kn->n_params > ND_FFT_CB_MAX_WORDS) return -1;
+    /* A long body inside cuFFT's kernels costs their registers and
+     * occupancy on every pass it is inlined into; the pass over memory it
+     * saves is a fixed gain. */
+    *why = "its producing kernel's body is long";
+    if (kn->n_insts > ND_FFT_CB_MAX_INSTS) return -1;
     const nd_ir_store *st = &kn->stores[0];
     int64_t space = 1;
     for (int d = 0; d < kn->ndim; d++) space *= kn->shape[d];

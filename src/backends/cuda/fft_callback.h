@@ -23,7 +23,8 @@
  * after the kernel writes anything the kernel reads, nor the memory of a
  * temporary it reads, f's output included (the callback reads them when
  * step f runs, later than the kernel would have). One device, whole
- * steps. */
+ * steps; a body of at most ND_FFT_CB_MAX_INSTS instructions. */
+#define ND_FFT_CB_MAX_INSTS 64
 int32_t nd_cuda_fft_cb_producer(const nd_plan *plan, int32_t f, const char **why);
 
 /* The callback's CUDA C: kernel k's value at the point whose linear index

@@ -185,7 +185,6 @@ static int step_ldev(const nd_cuda *cu, const nd_step *st) {
  * cuBLAS's handle is bound to), whichever device's rows it computes. */
 static int run_stream(const nd_step *st) { return st->kind == ND_STEP_MATMUL ? 0 : st->stream; }
 
-/* First run: kernels compiled and resolved, scratch and events made. */
 /* The bytes before a fused FFT step's cuFFT work area in its workspace:
  * the callback's argument words. */
 #define FFT_CB_WORDS_BYTES (ND_FFT_CB_MAX_WORDS * sizeof(uint64_t))
@@ -273,6 +272,7 @@ static nd_status fft_pairs(nd_cuda *cu, nd_cuda_plan_state *ps, const nd_plan *p
     return ND_OK;
 }
 
+/* First run: kernels compiled and resolved, scratch and events made. */
 static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out) {
     nd_cuda_plan_state *ps = nd_calloc(1, sizeof *ps);
     int32_t n = plan->n_steps;
