@@ -594,6 +594,122 @@ NDT_TEST(fft, fused_window_and_lazy_inputs) {
     cref_free(&x); cref_free(&want);
 }
 
+/* The map feeding a transform, which the CUDA backend runs inside cuFFT
+ * as its load callback (backends/cuda/fft_callback.c) and the CPU as a
+ * kernel before the routine: fft(x*w), fft(x*w + 1j*y), operands
+ * broadcast along the batch axis and along the transform's, rfft(x*w),
+ * batched, along axis 0, in both precisions, against the long double DFT
+ * of the product formed here. On CUDA nd_stats.fft_fused_loads says the
+ * fusion happened (ND_FFT_CALLBACKS=0: it must not). The output starts
+ * poisoned (a NaN-filled buffer assigned the result) so a missed element
+ * shows. */
+static ld cmul_re(ld ar, ld ai, ld br, ld bi) { return ar * br - ai * bi; }
+static ld cmul_im(ld ar, ld ai, ld br, ld bi) { return ar * bi + ai * br; }
+
+static void fused_case(ndt_rng *r, nd_dtype xt, int nd, const int64_t *shape, const int64_t *wshape, int axis,
+                       int with_y, int real_fft, uint64_t *fused_runs, const char *what) {
+    nd_dtype wt = real_of(xt);
+    cref x, w, y = {0};
+    nd_array *a = random_input(r, real_fft ? wt : xt, nd, shape, &x);
+    nd_array *b = random_input(r, wt, nd, wshape, &w);
+    nd_array *c = with_y ? random_input(r, wt, nd, shape, &y) : NULL;
+    nd_sync();
+    nd_array *prod = nd_mul(a, b), *in = prod;
+    nd_array *jy = NULL, *iy = NULL;
+    if (with_y) {
+        /* x*w + 1j*y: 1j as a complex weak scalar times y */
+        double ij[2] = {0, 1};
+        nd_array *jj = nd_from_host(ij, ND_COMPLEX128, 0, NULL);
+        nd_array *jc = nd_astype(jj, cplx_of(xt));
+        jy = nd_mul(jc, c);
+        iy = nd_add(prod, jy);
+        in = iy;
+        nd_free(jj); nd_free(jc);
+    }
+    /* the product formed as the dtype computes it: rounding of x*w to the
+     * input dtype is within the FFT's tolerance */
+    cref p = cref_new(nd, shape);
+    int64_t wst[ND_MAX_DIMS], acc = 1;
+    for (int d = nd - 1; d >= 0; d--) wst[d] = wshape[d] == 1 ? 0 : acc, acc *= wshape[d];
+    for (int64_t e = 0; e < p.size; e++) {
+        int64_t rem = e, we = 0;
+        for (int d = nd - 1; d >= 0; d--) we += (rem % shape[d]) * wst[d], rem /= shape[d];
+        p.re[e] = cmul_re(x.re[e], x.im[e], w.re[we], 0);
+        p.im[e] = cmul_im(x.re[e], x.im[e], w.re[we], 0);
+        if (with_y) p.im[e] += y.re[e];
+    }
+    const int ax = axis < 0 ? axis + nd : axis;
+    int64_t n = shape[ax];
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_array *f = real_fft ? nd_fft_rfft(in, -1, axis, ND_FFT_BACKWARD) : nd_fft_fft(in, -1, axis, ND_FFT_BACKWARD);
+    cr_assert(f, "%s: %s", what, nd_last_error());
+    nd_array *out = nd_full(nd_dtype_of(f), nd_ndim(f), nd_shape(f), NAN);
+    cr_assert_eq(nd_assign(out, f), ND_OK, "%s: %s", what, nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s: %s", what, nd_last_error());
+    nd_get_stats(&s1);
+    *fused_runs += s1.fft_fused_loads - s0.fft_fused_loads;
+    cref want = ref_axis(&p, ax, n, -1);
+    if (real_fft) ref_replace(&want, ref_crop(&want, ax, n / 2 + 1));
+    check_against(out, cplx_of(xt), &want, norm2(&p), n, what);
+    nd_free(a); nd_free(b); nd_free(c); nd_free(prod); nd_free(jy); nd_free(iy); nd_free(f); nd_free(out);
+    cref_free(&x); cref_free(&w); cref_free(&p); cref_free(&want);
+    if (with_y) cref_free(&y);
+}
+
+NDT_TEST(fft, fused_maps_feeding_the_transform) {
+    NDT_RNG(r);
+    uint64_t fused = 0;
+    int cases = 0;
+    for (int prec = 0; prec < 2; prec++) {
+        nd_dtype xt = prec ? ND_COMPLEX128 : ND_COMPLEX64;
+        const int64_t v[1] = {1000}, batch[2] = {6, 96}, wrow[2] = {1, 96}, wcol[2] = {6, 1};
+        fused_case(&r, xt, 1, v, v, 0, 0, 0, &fused, "fft(x*w)"), cases++;
+        fused_case(&r, xt, 1, v, v, 0, 1, 0, &fused, "fft(x*w + 1j*y)"), cases++;
+        fused_case(&r, xt, 2, batch, wrow, -1, 0, 0, &fused, "fft(a*b), b broadcast over the batch"), cases++;
+        fused_case(&r, xt, 2, batch, wcol, -1, 0, 0, &fused, "fft(a*b), b broadcast along the transform"), cases++;
+        fused_case(&r, xt, 2, batch, batch, 0, 0, 0, &fused, "fft(a*b) along axis 0"), cases++;
+        fused_case(&r, xt, 1, v, v, 0, 0, 1, &fused, "rfft(x*w)"), cases++;
+        fused_case(&r, xt, 2, batch, wrow, -1, 0, 1, &fused, "rfft(a*b) batched, b broadcast"), cases++;
+    }
+    if (!ndt_backend_is_cuda()) {
+        cr_expect_eq(fused, 0, "the CPU backend fused %llu FFT loads", (unsigned long long)fused);
+    } else {
+        const char *env = getenv("ND_FFT_CALLBACKS");
+        if (env && strcmp(env, "0") == 0)
+            cr_expect_eq(fused, 0, "ND_FFT_CALLBACKS=0 yet %llu FFT loads fused", (unsigned long long)fused);
+        else /* along axis 0 the input is a transposed copy: that map may fuse too, or not */
+            cr_expect_geq(fused, (uint64_t)cases - 2, "CUDA fused %llu of %d FFT loads", (unsigned long long)fused,
+                          cases);
+    }
+}
+
+/* NaN and inf in an operand of the fused map reach every bin of their
+ * line, and only that line (batch of 4 rows). */
+NDT_TEST(fft, fused_map_spreads_nan_within_its_line) {
+    const int64_t shape[2] = {4, 64};
+    double *xv = calloc(4 * 64, sizeof(double)), *wv = calloc(64, sizeof(double));
+    for (int64_t e = 0; e < 4 * 64; e++) xv[e] = (double)(e % 7) - 3;
+    for (int64_t j = 0; j < 64; j++) wv[j] = 0.5 + (double)j / 64;
+    xv[1 * 64 + 5] = NAN;
+    xv[2 * 64 + 9] = INFINITY;
+    nd_array *x = nd_from_host(xv, ND_FLOAT64, 2, shape), *w = nd_from_host(wv, ND_FLOAT64, 1, &shape[1]);
+    nd_array *xc = nd_astype(x, ND_COMPLEX64), *wf = nd_astype(w, ND_FLOAT32);
+    nd_sync();
+    nd_array *xw = nd_mul(xc, wf), *f = nd_fft_fft(xw, -1, -1, ND_FFT_BACKWARD);
+    cr_assert(f, "%s", nd_last_error());
+    float out[4 * 64 * 2];
+    cr_assert_eq(nd_to_host(f, out, sizeof out), ND_OK, "%s", nd_last_error());
+    for (int row = 0; row < 4; row++) {
+        int finite = 0;
+        for (int k = 0; k < 128; k++) finite += isfinite(out[row * 128 + k]) != 0;
+        if (row == 0 || row == 3) cr_expect_eq(finite, 128, "row %d: %d of 128 parts finite", row, finite);
+        else cr_expect_eq(finite, 0, "row %d: %d of 128 parts finite, want none", row, finite);
+    }
+    nd_free(x); nd_free(w); nd_free(xc); nd_free(wf); nd_free(xw); nd_free(f);
+    free(xv); free(wv);
+}
+
 NDT_TEST(fft, round_trips) {
     NDT_RNG(r);
     const int64_t ns[] = {1, 6, 7, 97, 1000, 1009};
