@@ -603,6 +603,52 @@ NDT_TEST(partition, heat_sweeps_run_one_kernel_per_device) {
     cr_assert_eq(c[3], 6 * (50 - 1), "cpu:4: %g halo copies in %g flushes", c[3], c[4]);
 }
 
+/* A grid whose stencil region holds at least 4 MiB: an even chain of
+ * sweeps fills its temporary (or twin) with the border only
+ * (store_chains.c), the first and last rows and the first and last
+ * columns. Planned as on one device, the rows were one copy stepping from
+ * row 0 to row n - 1, which is no row access: the grid and the chain's
+ * temporary stayed whole on every device list (the 16384^2 heat benchmark
+ * ran unsplit), and no "stays whole" line said so. The grid is made on the
+ * device (a random draw, split by elements in its flush) so that on CUDA
+ * too the sweeps' flush starts from memory of the plan. */
+static int big_border_fill(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 1030, 1026); /* region 1028 x 1024 float64: 8 MiB */
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    for (int i = 0; i < 2; i++) cr_assert_eq(sweep5(u), ND_OK);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s1);
+    outs[0] = nd_copy(nd_view(u, "::37, ::41"));
+    outs[1] = nd_copy(nd_view(u, "512:518, :")); /* rows around cpu:2's and cpu:3's boundaries */
+    outs[2] = nd_copy(nd_view(u, "340:346, :"));
+    outs[3] = nd_from_host((double[]){(double)(s1.kernels_run - s0.kernels_run),
+                                      (double)(s1.device_kernels - s0.device_kernels),
+                                      (double)(s1.halo_copies - s0.halo_copies), (double)(s1.flushes - s0.flushes)},
+                           ND_FLOAT64, ND_SHAPE(4));
+    return 4;
+}
+
+NDT_TEST(partition, big_region_border_fill_splits) {
+    size_t ref_sizes[8], sizes[8];
+    int n_out = run_on(1, big_border_fill, 61, ref_bufs, ref_sizes, NULL);
+    const double *one = (const double *)ref_bufs[3];
+    cr_assert_eq(one[1], 0, "cpu:1 split something");
+    /* Two sweeps and the border fill's kernels (rows and columns). */
+    cr_assert(one[0] >= 3, "cpu:1: %g kernels", one[0]);
+    for (int n = 2; n <= 3; n++) {
+        cr_assert_eq(run_on(n, big_border_fill, 61, got_bufs, sizes, NULL), n_out);
+        for (int i = 0; i < 3; i++)
+            cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "%d devices: output %d differs from one", n, i);
+        const double *c = (const double *)got_bufs[3];
+        cr_assert_eq(c[3], 1, "%d devices: %g flushes for the sweeps", n, c[3]);
+        cr_assert_gt(c[1], 0, "%d devices: the sweeps' flush ran whole (%g kernels, none per device)", n, c[0]);
+        cr_assert_eq(c[1], c[0], "%d devices: %g of %g kernels per device (the fill stayed whole)", n, c[1], c[0]);
+        cr_assert_gt(c[2], 0, "%d devices: no halo copies", n);
+    }
+}
+
 /* ------------------------------------------------ edge strips first */
 
 /* Whole numbers in float64: every sum below is exact, so reductions

@@ -127,6 +127,20 @@ static void restore_rows(nd_partitioner *P) {
     free(cand);
 }
 
+/* Slot s is no row slot because of step i: said at ND_LOG=2 for a slot
+ * of the split size (the pass never considers it, so unsplit_step's line
+ * would not come). */
+static void not_rows(nd_partitioner *P, int32_t s, int32_t i, const char *why) {
+    nd_part_slot *sp = &P->sp[s];
+    if (sp->state < 0) return;
+    sp->state = -1;
+    size_t bytes = slot_bytes(P, s);
+    if (bytes < P->cfg->min_bytes || bytes == 0 || !nd_log_enabled(2)) return;
+    char text[160];
+    nd_step_label(&P->plan->steps[i], text, sizeof text);
+    nd_logf(2, "partition: slot %d (%zu bytes) stays whole: step %d (%s) %s", s, bytes, i, text, why);
+}
+
 /* Row slots: sp[s].state 1, with their row layout; -1 not. */
 static void find_row_slots(nd_partitioner *P) {
     nd_plan *p = P->plan;
@@ -134,9 +148,13 @@ static void find_row_slots(nd_partitioner *P) {
         const nd_step *st = &p->steps[i];
         if (st->kind == ND_STEP_MATMUL && nd_part_matmul_rows(P, st)) continue;
         if (st->kind != ND_STEP_KERNEL || kernel_empty(st->kernel)) {
+            const char *why = st->kind == ND_STEP_KERNEL ? "is an empty kernel"
+                              : nd_step_is_copy(st)     ? "is a copy between memories or a library's copy"
+                                                        : "is no kernel (a library call, a matmul that does not "
+                                                          "walk it in rows)";
             for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
                 int32_t s = nd_step_access_at(st, j, p->memory).slot;
-                if (s >= 0) P->sp[s].state = -1;
+                if (s >= 0) not_rows(P, s, i, why);
             }
             continue;
         }
@@ -147,13 +165,17 @@ static void find_row_slots(nd_partitioner *P) {
             nd_part_slot *sp = &P->sp[st->slots[a->slot]];
             if (sp->state < 0) continue;
             if (!w && nd_ir_load_gathered(k, j)) {
-                sp->state = -1; /* a gather reads it anywhere: it stays whole */
+                not_rows(P, st->slots[a->slot], i, "gathers from it (reads it anywhere)");
                 continue;
             }
             int64_t stride, shift;
             size_t item = nd_dtype_size((nd_dtype)a->dtype);
-            if (!row_access(k, a, &stride, &shift) || (sp->state == 1 && (sp->row != stride || sp->item != item))) {
-                sp->state = -1;
+            if (!row_access(k, a, &stride, &shift)) {
+                not_rows(P, st->slots[a->slot], i, "does not walk it in whole rows along its first axis");
+                continue;
+            }
+            if (sp->state == 1 && (sp->row != stride || sp->item != item)) {
+                not_rows(P, st->slots[a->slot], i, "walks it in rows of another length than another step");
                 continue;
             }
             sp->state = 1;
