@@ -12,6 +12,13 @@
  * points must be bitwise equal for every device list (a wrong halo or a
  * stale piece would differ).
  *
+ * A sync's sweeps are not always one flush: early flushes (ND_EARLY_FLUSH,
+ * on by default) cut the first sweeps recorded after a sync into flushes
+ * of 12, 24, 48... nodes while the grid is at most 64 MiB (N <= 4096);
+ * the line says how many flushes the timed syncs ran. ND_LOG=2 prints one
+ * line per flush, and "partition: slot ... stays whole" where the pass
+ * kept a large array whole (then halo copies are 0).
+ *
  * Usage: bench_split_heat [N [SWEEPS [SYNCS [DEVICES...]]]]
  *   defaults: 16384 20 5 cpu:1 cpu:2   (the issue's size: 16384^2 float32,
  *   1 GiB per grid; use N=4096 on a small machine)
@@ -99,11 +106,11 @@ int main(int argc, char **argv) {
         double med = bench_median(ms, syncs);
         if (l == 0) base_ms = med;
         printf("%-8s %9.1f ms/sync (best %9.1f) %8.2f ms/sweep  %.2fx of %s  scattered %llu gathered %llu "
-               "halo copies %llu  %s\n",
+               "halo copies %llu  flushes %llu  %s\n",
                lists[l], med, best, med / sweeps, med / base_ms, lists[0],
                (unsigned long long)(s1.arrays_scattered - s0.arrays_scattered),
                (unsigned long long)(s1.arrays_gathered - s0.arrays_gathered),
-               (unsigned long long)(s1.halo_copies - s0.halo_copies),
+               (unsigned long long)(s1.halo_copies - s0.halo_copies), (unsigned long long)(s1.flushes - s0.flushes),
                l == 0 ? "(reference)" : same ? "bitwise equal" : "DIFFERS");
         nd_free(u);
         nd_shutdown();

@@ -344,11 +344,10 @@ static int heat_syncs(uint64_t seed, nd_array **outs) {
 }
 
 NDT_TEST(partition, pieces_outlive_flushes) {
-    /* On logical GPU devices the first H200 run counted 2 scatters in the
-     * first flush and 195 kernels for 50 sweeps (not yet explained): the
-     * counts are checked on the CPU backend; the grids are compared bitwise
-     * on both by the *_bitwise tests. */
-    if (on_cuda()) cr_skip_test("copy and kernel counts are checked on cpu:N only (CUDA counts differ, not yet explained)");
+    /* On CUDA the grid comes from host memory: the first flush's pieces
+     * are filled from there (partition.c nd_part_upload), so the counts
+     * are cpu:N's (the upload used to keep the grid whole in that flush:
+     * 2 scatters in the next, 195 kernels for 50 sweeps). */
     size_t ref_sizes[8], sizes[8];
     run_on(1, heat_syncs, 32, ref_bufs, ref_sizes, NULL);
     const double *one = (const double *)ref_bufs[1];
@@ -567,11 +566,10 @@ static int heat50(uint64_t seed, nd_array **outs) {
 }
 
 NDT_TEST(partition, heat_sweeps_run_one_kernel_per_device) {
-    /* On logical GPU devices the first H200 run counted 2 scatters in the
-     * first flush and 195 kernels for 50 sweeps (not yet explained): the
-     * counts are checked on the CPU backend; the grids are compared bitwise
-     * on both by the *_bitwise tests. */
-    if (on_cuda()) cr_skip_test("copy and kernel counts are checked on cpu:N only (CUDA counts differ, not yet explained)");
+    /* On CUDA the grid comes from host memory: the first flush's pieces
+     * are filled from there (partition.c nd_part_upload), so the counts
+     * are cpu:N's (the upload used to keep the grid whole in that flush:
+     * 2 scatters in the next, 195 kernels for 50 sweeps). */
     size_t ref_sizes[8], sizes[8];
     run_on(1, heat50, 31, ref_bufs, ref_sizes, NULL);
     const double *one = (const double *)ref_bufs[1];
@@ -601,6 +599,52 @@ NDT_TEST(partition, heat_sweeps_run_one_kernel_per_device) {
      * whose scatter filled the ghost rows (later flushes start from the
      * pieces the one before left, with ghost rows an older version). */
     cr_assert_eq(c[3], 6 * (50 - 1), "cpu:4: %g halo copies in %g flushes", c[3], c[4]);
+}
+
+/* A grid whose stencil region holds at least 4 MiB: an even chain of
+ * sweeps fills its temporary (or twin) with the border only
+ * (store_chains.c), the first and last rows and the first and last
+ * columns. Planned as on one device, the rows were one copy stepping from
+ * row 0 to row n - 1, which is no row access: the grid and the chain's
+ * temporary stayed whole on every device list (the 16384^2 heat benchmark
+ * ran unsplit), and no "stays whole" line said so. The grid is made on the
+ * device (a random draw, split by elements in its flush) so that on CUDA
+ * too the sweeps' flush starts from memory of the plan. */
+static int big_border_fill(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 1030, 1026); /* region 1028 x 1024 float64: 8 MiB */
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    for (int i = 0; i < 2; i++) cr_assert_eq(sweep5(u), ND_OK);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s1);
+    outs[0] = nd_copy(nd_view(u, "::37, ::41"));
+    outs[1] = nd_copy(nd_view(u, "512:518, :")); /* rows around cpu:2's and cpu:3's boundaries */
+    outs[2] = nd_copy(nd_view(u, "340:346, :"));
+    outs[3] = nd_from_host((double[]){(double)(s1.kernels_run - s0.kernels_run),
+                                      (double)(s1.device_kernels - s0.device_kernels),
+                                      (double)(s1.halo_copies - s0.halo_copies), (double)(s1.flushes - s0.flushes)},
+                           ND_FLOAT64, ND_SHAPE(4));
+    return 4;
+}
+
+NDT_TEST(partition, big_region_border_fill_splits) {
+    size_t ref_sizes[8], sizes[8];
+    int n_out = run_on(1, big_border_fill, 61, ref_bufs, ref_sizes, NULL);
+    const double *one = (const double *)ref_bufs[3];
+    cr_assert_eq(one[1], 0, "cpu:1 split something");
+    /* Two sweeps and the border fill's kernels (rows and columns). */
+    cr_assert(one[0] >= 3, "cpu:1: %g kernels", one[0]);
+    for (int n = 2; n <= 3; n++) {
+        cr_assert_eq(run_on(n, big_border_fill, 61, got_bufs, sizes, NULL), n_out);
+        for (int i = 0; i < 3; i++)
+            cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "%d devices: output %d differs from one", n, i);
+        const double *c = (const double *)got_bufs[3];
+        cr_assert_eq(c[3], 1, "%d devices: %g flushes for the sweeps", n, c[3]);
+        cr_assert_gt(c[1], 0, "%d devices: the sweeps' flush ran whole (%g kernels, none per device)", n, c[0]);
+        cr_assert_eq(c[1], c[0], "%d devices: %g of %g kernels per device (the fill stayed whole)", n, c[1], c[0]);
+        cr_assert_gt(c[2], 0, "%d devices: no halo copies", n);
+    }
 }
 
 /* ------------------------------------------------ edge strips first */
@@ -993,10 +1037,9 @@ static void mm_check(const mm_case *c, int n) {
                           (long long)c->m, (long long)c->k, (long long)c->n, (int)c->dt, (long long)i, (long long)j,
                           p, got, want);
             }
-    /* Every device has rows of C and of B here but in the edge cases. The
-     * counts are checked on cpu:N only (on CUDA they differ, not yet
-     * explained; the values above are checked on both). */
-    if (on_cuda()) return;
+    /* Every device has rows of C and of B here but in the edge cases. On
+     * CUDA A and B come from host memory and their pieces are filled from
+     * there: the counts are cpu:N's. */
     int64_t rows_dev = c->m < n ? c->m : n, blocks = c->k < n ? c->k : n;
     int64_t mms = c->dt == ND_INT32 ? 2 : 1;
     if (c->ring) {
@@ -1092,9 +1135,8 @@ NDT_TEST(partition, matmul_chain_small_b_replicated_once) {
     for (int n = 2; n <= 4; n++) {
         nd_stats s;
         chain_check(n, 67, 16, &s); /* W: 2 KiB, a device's block of X at least 4 KiB */
-        /* The counts are checked on cpu:N only: on CUDA the values pass but
-         * the first flush counts differently (as in the heat tests above). */
-        if (on_cuda()) continue;
+        /* X and W from host memory: on CUDA too the first flush splits
+         * (their pieces filled from the host), so the counts are cpu:N's. */
         cr_assert_eq(s.matmul_replicas, (uint64_t)n, "%d devices: W replicated %llu times over 5 flushes, want once "
                      "per device", n, (unsigned long long)s.matmul_replicas);
         cr_assert_eq(s.ring_copies, 0);
@@ -1106,9 +1148,8 @@ NDT_TEST(partition, matmul_chain_large_b_rings) {
     for (int n = 2; n <= 4; n++) {
         nd_stats s;
         chain_check(n, 21, 16, &s);
-        /* The counts are checked on cpu:N only: on CUDA the values pass but
-         * the first flush counts differently (as in the heat tests above). */
-        if (on_cuda()) continue;
+        /* X and W from host memory: on CUDA too the first flush splits
+         * (their pieces filled from the host), so the counts are cpu:N's. */
         cr_assert_eq(s.matmul_replicas, 0);
         cr_assert_eq(s.ring_copies, (uint64_t)(5 * n * (n - 1)), "%d devices: %llu ring copies in 5 flushes", n,
                      (unsigned long long)s.ring_copies);

@@ -60,6 +60,17 @@ static size_t slot_bytes(const nd_partitioner *P, int32_t s) {
     return sl->role == ND_SLOT_TEMP ? sl->bytes : P->walk->buffers[sl->walk_index]->nbytes;
 }
 
+int32_t nd_part_upload(const nd_partitioner *P, const nd_step *st) {
+    const nd_copy_desc *c = &st->copy;
+    if (st->kind != ND_STEP_COPY || st->part != ND_PART_NONE || c->src_slot != c->dst_slot || c->src_slot < 0 ||
+        c->src_slot >= P->n_slots0 || c->dst_memory != P->plan->memory || c->src_memory == P->plan->memory ||
+        c->src_offset != 0 || c->dst_offset != 0)
+        return -1;
+    const nd_plan_slot *sl = &P->plan->slots[c->src_slot];
+    if (sl->role != ND_SLOT_EXTERNAL || c->bytes != P->walk->buffers[sl->walk_index]->nbytes) return -1;
+    return c->src_slot;
+}
+
 static int kernel_empty(const nd_kernel *k) {
     if (k->ndim < 1) return 1;
     for (int d = 0; d < k->ndim; d++)
@@ -127,16 +138,37 @@ static void restore_rows(nd_partitioner *P) {
     free(cand);
 }
 
+/* Slot s is no row slot because of step i: said at ND_LOG=2 for a slot
+ * of the split size (the pass never considers it, so unsplit_step's line
+ * would not come). */
+static void not_rows(nd_partitioner *P, int32_t s, int32_t i, const char *why) {
+    nd_part_slot *sp = &P->sp[s];
+    if (sp->state < 0) return;
+    sp->state = -1;
+    size_t bytes = slot_bytes(P, s);
+    if (bytes < P->cfg->min_bytes || bytes == 0 || !nd_log_enabled(2)) return;
+    char text[160];
+    nd_step_label(&P->plan->steps[i], text, sizeof text);
+    nd_logf(2, "partition: slot %d (%zu bytes) stays whole: step %d (%s) %s", s, bytes, i, text, why);
+}
+
 /* Row slots: sp[s].state 1, with their row layout; -1 not. */
 static void find_row_slots(nd_partitioner *P) {
     nd_plan *p = P->plan;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const nd_step *st = &p->steps[i];
         if (st->kind == ND_STEP_MATMUL && nd_part_matmul_rows(P, st)) continue;
+        /* An upload (a host array on a device backend) fills the pieces
+         * instead (partition_steps.c): it does not keep the array whole. */
+        if (nd_part_upload(P, st) >= 0) continue;
         if (st->kind != ND_STEP_KERNEL || kernel_empty(st->kernel)) {
+            const char *why = st->kind == ND_STEP_KERNEL ? "is an empty kernel"
+                              : nd_step_is_copy(st)     ? "is a copy between memories or a library's copy"
+                                                        : "is no kernel (a library call, a matmul that does not "
+                                                          "walk it in rows)";
             for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
                 int32_t s = nd_step_access_at(st, j, p->memory).slot;
-                if (s >= 0) P->sp[s].state = -1;
+                if (s >= 0) not_rows(P, s, i, why);
             }
             continue;
         }
@@ -147,13 +179,17 @@ static void find_row_slots(nd_partitioner *P) {
             nd_part_slot *sp = &P->sp[st->slots[a->slot]];
             if (sp->state < 0) continue;
             if (!w && nd_ir_load_gathered(k, j)) {
-                sp->state = -1; /* a gather reads it anywhere: it stays whole */
+                not_rows(P, st->slots[a->slot], i, "gathers from it (reads it anywhere)");
                 continue;
             }
             int64_t stride, shift;
             size_t item = nd_dtype_size((nd_dtype)a->dtype);
-            if (!row_access(k, a, &stride, &shift) || (sp->state == 1 && (sp->row != stride || sp->item != item))) {
-                sp->state = -1;
+            if (!row_access(k, a, &stride, &shift)) {
+                not_rows(P, st->slots[a->slot], i, "does not walk it in whole rows along its first axis");
+                continue;
+            }
+            if (sp->state == 1 && (sp->row != stride || sp->item != item)) {
+                not_rows(P, st->slots[a->slot], i, "walks it in rows of another length than another step");
                 continue;
             }
             sp->state = 1;
@@ -312,7 +348,7 @@ static void find_split(nd_partitioner *P) {
                 touches = s >= 0 && P->sp[s].split;
             }
             P->kpart[i] = 0;
-            if (!touches) continue;
+            if (!touches || nd_part_upload(P, st) >= 0) continue;
             const char *why = "it is not a kernel (it moves axis 0 or is a library call)";
             /* A chunk's kernel (chunking.c: a device backend streaming a
              * host array) addresses its slots at byte offsets the clones
@@ -456,6 +492,7 @@ nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_s
     P.walk = walk;
     P.cfg = cfg;
     P.n_dev = cfg->n_devices;
+    P.n_slots0 = plan->n_slots;
     P.sp = nd_calloc((size_t)plan->n_slots + 1, sizeof *P.sp);
     P.kpart = nd_calloc((size_t)plan->n_steps + 1, 1);
     P.anchor = nd_calloc((size_t)plan->n_steps + 1, sizeof *P.anchor);

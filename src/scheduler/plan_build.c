@@ -221,6 +221,7 @@ typedef struct {
     uint8_t *may_fail;
     uint32_t cap_may_fail;
     int open_may_fail;
+    int split_rows; /* the partition pass splits this plan over devices */
 } planner;
 
 typedef struct {
@@ -536,7 +537,7 @@ static nd_status find_store_chains(planner *P, const uint8_t *live) {
         }
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) P->bctx.node_step[i] = -1;
-    const nd_chain_slots slots = {chain_temp, chain_twin, P, P->memory};
+    const nd_chain_slots slots = {chain_temp, chain_twin, P, P->memory, P->split_rows};
     nd_status st = any ? nd_store_chains_plan(g, hazard, &slots, &P->chains) : ND_OK;
     free(hazard);
     P->bctx.version_slot = P->chains.home;
@@ -820,6 +821,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
         P.memory = memory;
         P.fusion = fusion;
         P.retry_node = -1;
+        P.split_rows = split && split->n_devices > 1;
         /* External slots first, numbered as the walk numbered the buffers. */
         for (uint32_t b = 0; b < walk->n_buffers && st == ND_OK; b++) {
             if (!nd_grow((void **)&P.L.slots, (uint32_t *)&P.L.cap_slots, P.L.n_slots + 1, sizeof *P.L.slots)) {

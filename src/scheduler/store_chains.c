@@ -152,6 +152,7 @@ nd_status nd_store_chains_plan(const nd_graph *g, const uint8_t *hazard, const n
     out->length = out->fill + n + 1;
     out->last = out->length + n + 1;
     out->ready = out->last + n + 1;
+    out->rows = slots->rows;
     for (uint32_t i = 0; i < n; i++) {
         const nd_node *s = g->nodes[i];
         if (!hazard[i]) continue;
@@ -224,41 +225,51 @@ static int region_box(const nd_node *n, box *b) {
 }
 
 /* The copy of the part of the box's axis d of length `len` (in units of
- * axis d) starting at `offset`; pair_stride > 0 adds a leading axis of two
- * that also copies the same part pair_stride elements further on. The axes
+ * axis d) starting at `offset`; pair_stride > 0 adds an axis of two that
+ * also copies the same part pair_stride elements further on, the leading
+ * axis, or (rows) the second one, after the box's axis 0 (d > 0). The axes
  * before d keep the region's extent; axis d and the full axes after it are
  * one contiguous run. */
-static nd_chain_fill_part outside_part(const box *b, int d, int64_t offset, int64_t len,
-                                       int64_t pair_stride) {
+static nd_chain_fill_part outside_part(const box *b, int d, int64_t offset, int64_t len, int64_t pair_stride,
+                                       int rows) {
     nd_chain_fill_part p;
     memset(&p, 0, sizeof p);
     p.offset = offset;
-    if (pair_stride > 0) {
-        p.shape[p.ndim] = 2;
-        p.strides[p.ndim++] = pair_stride;
-    }
+    int pair_at = pair_stride > 0 ? (rows ? 1 : 0) : -1;
     for (int j = 0; j < d; j++) {
+        if (j == pair_at) {
+            p.shape[p.ndim] = 2;
+            p.strides[p.ndim++] = pair_stride;
+        }
         p.shape[p.ndim] = b->extent[j];
         p.strides[p.ndim++] = b->stride[j];
+    }
+    if (pair_at >= d) {
+        p.shape[p.ndim] = 2;
+        p.strides[p.ndim++] = pair_stride;
     }
     p.shape[p.ndim] = len * b->stride[d];
     p.strides[p.ndim++] = 1;
     return p;
 }
 
-/* The complement of the box, axis by axis; empty parts are left out. */
-static int outside_parts(const box *b, nd_chain_fill_part *parts) {
+/* The complement of the box, axis by axis; empty parts are left out. A
+ * split plan (rows) takes the rows before and after the region on axis 0
+ * as two copies: one copy of both steps from the first rows to the last
+ * (n - 1 rows at a time), which the partition pass cannot split in row
+ * blocks, and it would keep the buffer and the chain's temporary whole. */
+static int outside_parts(const box *b, int rows, nd_chain_fill_part *parts) {
     int n = 0;
     int64_t base = 0; /* offset of the region's corner on the axes before d */
     for (int d = 0; d < b->ndim; d++) {
         int64_t before = b->start[d], after = b->dims[d] - b->start[d] - b->extent[d];
         int64_t after_offset = base + (b->start[d] + b->extent[d]) * b->stride[d];
         /* the pair axis needs one axis more than the part itself: d + 2 */
-        if (before > 0 && before == after && d + 2 <= ND_MAX_DIMS) {
-            parts[n++] = outside_part(b, d, base, before, after_offset - base);
+        if (before > 0 && before == after && d + 2 <= ND_MAX_DIMS && !(rows && d == 0)) {
+            parts[n++] = outside_part(b, d, base, before, after_offset - base, rows);
         } else {
-            if (before > 0) parts[n++] = outside_part(b, d, base, before, 0);
-            if (after > 0) parts[n++] = outside_part(b, d, after_offset, after, 0);
+            if (before > 0) parts[n++] = outside_part(b, d, base, before, 0, rows);
+            if (after > 0) parts[n++] = outside_part(b, d, after_offset, after, 0, rows);
         }
         base += b->start[d] * b->stride[d];
     }
@@ -272,7 +283,7 @@ int nd_store_chain_fill_parts(const nd_store_chains *c, const nd_node *first, nd
     size_t region_bytes = (size_t)nd_shape_size(first->ndim, first->shape) * nd_dtype_size(u->dtype);
     if (c->length[first->index] % 2 == 0 && region_bytes >= PARTIAL_FILL_MIN_BYTES &&
         region_box(first, &b))
-        return outside_parts(&b, parts);
+        return outside_parts(&b, c->rows, parts);
     memset(&parts[0], 0, sizeof parts[0]);
     parts[0].ndim = 1;
     parts[0].shape[0] = (int64_t)(u->nbytes / nd_dtype_size(u->dtype));

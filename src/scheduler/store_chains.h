@@ -26,6 +26,7 @@ typedef struct {
     int32_t *ready;  /* first STORE of a chain: 1 when its temporary is the
                         buffer's twin and already holds what the fill would
                         copy (no fill) */
+    int rows;        /* the fill's parts walk whole rows (nd_chain_slots) */
 } nd_store_chains;
 
 /* Where a chain keeps its versions other than the buffer: a temporary of
@@ -36,6 +37,10 @@ typedef struct {
     int32_t (*twin_slot)(void *arg, const nd_buffer *u);
     void *arg;
     int32_t memory; /* the plan's memory */
+    int rows;       /* the plan is split in row blocks over devices
+                       (partition.c): every part of a fill walks whole rows
+                       of the buffer along its first axis, so that it splits
+                       with the sweeps (store_chains.c) */
 } nd_chain_slots;
 
 /* One strided copy of the fill: the buffer's elements at offset +
