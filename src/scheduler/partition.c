@@ -60,17 +60,6 @@ static size_t slot_bytes(const nd_partitioner *P, int32_t s) {
     return sl->role == ND_SLOT_TEMP ? sl->bytes : P->walk->buffers[sl->walk_index]->nbytes;
 }
 
-int32_t nd_part_upload(const nd_partitioner *P, const nd_step *st) {
-    const nd_copy_desc *c = &st->copy;
-    if (st->kind != ND_STEP_COPY || st->part != ND_PART_NONE || c->src_slot != c->dst_slot || c->src_slot < 0 ||
-        c->src_slot >= P->n_slots0 || c->dst_memory != P->plan->memory || c->src_memory == P->plan->memory ||
-        c->src_offset != 0 || c->dst_offset != 0)
-        return -1;
-    const nd_plan_slot *sl = &P->plan->slots[c->src_slot];
-    if (sl->role != ND_SLOT_EXTERNAL || c->bytes != P->walk->buffers[sl->walk_index]->nbytes) return -1;
-    return c->src_slot;
-}
-
 static int kernel_empty(const nd_kernel *k) {
     if (k->ndim < 1) return 1;
     for (int d = 0; d < k->ndim; d++)
@@ -158,9 +147,6 @@ static void find_row_slots(nd_partitioner *P) {
     for (int32_t i = 0; i < p->n_steps; i++) {
         const nd_step *st = &p->steps[i];
         if (st->kind == ND_STEP_MATMUL && nd_part_matmul_rows(P, st)) continue;
-        /* An upload (a host array on a device backend) fills the pieces
-         * instead (partition_steps.c): it does not keep the array whole. */
-        if (nd_part_upload(P, st) >= 0) continue;
         if (st->kind != ND_STEP_KERNEL || kernel_empty(st->kernel)) {
             const char *why = st->kind == ND_STEP_KERNEL ? "is an empty kernel"
                               : nd_step_is_copy(st)     ? "is a copy between memories or a library's copy"
@@ -348,7 +334,7 @@ static void find_split(nd_partitioner *P) {
                 touches = s >= 0 && P->sp[s].split;
             }
             P->kpart[i] = 0;
-            if (!touches || nd_part_upload(P, st) >= 0) continue;
+            if (!touches) continue;
             const char *why = "it is not a kernel (it moves axis 0 or is a library call)";
             /* A chunk's kernel (chunking.c: a device backend streaming a
              * host array) addresses its slots at byte offsets the clones
@@ -492,7 +478,6 @@ nd_status nd_plan_partition(nd_plan *plan, const nd_flush_walk *walk, const nd_s
     P.walk = walk;
     P.cfg = cfg;
     P.n_dev = cfg->n_devices;
-    P.n_slots0 = plan->n_slots;
     P.sp = nd_calloc((size_t)plan->n_slots + 1, sizeof *P.sp);
     P.kpart = nd_calloc((size_t)plan->n_steps + 1, 1);
     P.anchor = nd_calloc((size_t)plan->n_steps + 1, sizeof *P.anchor);

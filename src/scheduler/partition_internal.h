@@ -35,11 +35,6 @@ typedef struct {
     /* A matmul's B replicated: every device's piece holds every row
      * (partition_matmul.c). */
     uint8_t replica;
-    /* The plan copies the whole array in from another memory first (an
-     * upload: the host array of nd_from_host on a device backend): its
-     * pieces are filled from there and the upload goes (from: that memory
-     * + 1, set while rewriting; 0: the plan's memory). */
-    uint8_t from;
     int32_t old_piece[ND_MAX_SPLIT]; /* gather_first: the held pieces' slots */
 } nd_part_slot;
 
@@ -53,12 +48,7 @@ typedef struct {
     int64_t *anchor;   /* per step: the row shift of its writes */
     int64_t *arows;    /* per step: the rows of its anchor slot */
     int32_t n_gather_first; /* slots whose held pieces are gathered first */
-    int32_t n_slots0;       /* the plan's slots before the pass (sp's count) */
 } nd_partitioner;
-
-/* The slot whose whole array copy step st brings into the plan's memory
- * from another (insert_movement's copy), or -1. */
-int32_t nd_part_upload(const nd_partitioner *P, const nd_step *st);
 
 /* Device d's iteration rows [*i0, *i1) of partitioned kernel step i: those
  * whose anchor row d owns (empty: i0 >= i1). */

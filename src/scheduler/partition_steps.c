@@ -51,10 +51,8 @@ static int copy_step(emitter *E, int32_t src, size_t src_off, int32_t dst, size_
     nd_step *s = push(E);
     if (!s) return 0;
     int32_t m = E->P->plan->memory;
-    /* A scatter (or replica) of an uploaded array reads it where it is. */
-    int32_t ms = src < E->P->n_slots0 && E->P->sp[src].from ? E->P->sp[src].from - 1 : m;
     s->kind = ND_STEP_COPY;
-    s->copy = (nd_copy_desc){src, dst, ms, m, bytes, src_off, dst_off};
+    s->copy = (nd_copy_desc){src, dst, m, m, bytes, src_off, dst_off};
     s->part = (uint8_t)part;
     s->device = (uint8_t)(device + 1);
     s->first_node = orig->first_node;
@@ -482,15 +480,6 @@ nd_status nd_part_rewrite(nd_partitioner *P) {
                     remap[i] = (int32_t)j;
                     break;
                 }
-            continue;
-        }
-        int32_t up = nd_part_upload(P, &plan->steps[i]);
-        if (up >= 0 && P->sp[up].split) {
-            /* The pieces are filled from the memory the array is in (or
-             * held already): the whole array never comes to the plan's
-             * memory, which then does not hold it after the plan. */
-            P->sp[up].from = (uint8_t)(plan->steps[i].copy.src_memory + 1);
-            plan->slots[up].copied_to &= ~(1u << plan->memory);
             continue;
         }
         nd_step *s = push(&E);
