@@ -778,11 +778,12 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
  * m x m) is U^H of A and goes into UT; the reduced forms are the first k
  * columns of each, which one strided copy per output gathers from
  * scratch (svd_batched_layout). Then the info words and S come back to the
- * host (a wait for the stream): a matrix whose call did not converge, or
- * whose S holds NaN (a NaN or inf in it: the batched routine may report
- * success), is factored again by gesvdj alone, which decides its outcome
- * and error as for a matrix outside a batch, so that a batch fails, or
- * not, as the same matrices would one by one. */
+ * host (a wait for the stream): a matrix whose call did not converge is
+ * factored again by gesvdj alone, which decides its outcome and error as
+ * for a matrix outside a batch. One whose S holds NaN with success
+ * reported (a NaN or inf in A) gets a non-convergence info word, as
+ * NumPy's LAPACK reports it: gesvdj alone was seen to give finite values
+ * for such a complex128 matrix on the H200. */
 static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
                            int *info, void *work, int lwork, char *extra, gesvdjInfo_t params, cudaStream_t s) {
     int uv = (int)u->lib_args.v[0].i, full = (int)u->lib_args.v[1].i;
@@ -819,6 +820,15 @@ static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd
         for (int64_t i = 0; i < k; i++)
             nan |= g->f64 ? isnan(((const double *)(host + ib))[b * k + i]) : isnan(((const float *)(host + ib))[b * k + i]);
         if (hinfo[b] < 0 || (hinfo[b] == 0 && !nan)) continue; /* a bad argument: check_infos says so */
+        if (hinfo[b] == 0) { /* NaN in S with success reported: a NaN or inf in A, which gesvdj alone
+                              * may factor into finite values; NumPy's LAPACK does not converge */
+            int not_converged = (int)k + 1;
+            e = (int)cudaMemcpyAsync(info + b, &not_converged, sizeof not_converged, cudaMemcpyHostToDevice, s);
+            if (!e) e = (int)cudaStreamSynchronize(s);
+            nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld: NaN in S, reported as not converged", (long long)b,
+                    (long long)nb);
+            continue;
+        }
         nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld (%lld x %lld): info %d%s; factored again by gesvdj",
                 (long long)b, (long long)nb, (long long)m, (long long)n, hinfo[b], nan ? ", NaN in S" : "");
         e = run_one(h, u, args, g, b, info + b, work, lwork, extra, params, s);
