@@ -5,12 +5,10 @@
  *   c2c     fft of 2^LOG2N complex64 (default 2^26) vs cufftExecC2C of a
  *           plan made beforehand, on the same input;
  *   rfft2   rfft2 of S x S float32 (default 8192) vs a 2-d cufftExecR2C;
- *   window  fft(x * w) of 2^LOG2N complex64 x and float32 w (the product
- *           computed inside cuFFT's load, an LTO callback; with
- *           ND_FFT_CALLBACKS=0 a separate kernel writing it first) vs
- *           cufftExecC2C alone on x * w computed beforehand (the floor:
- *           the transform without the multiply) — the "fused pre work"
- *           case.
+ *   window  fft(x * w) of 2^LOG2N complex64 x and float32 w (the product a
+ *           fused kernel feeding the transform) vs cufftExecC2C alone on
+ *           x * w computed beforehand (the floor: the transform without
+ *           the multiply) — the issue's "fused pre work" case.
  *
  * Rules (bench/README.md): random inputs made and synced outside the
  * timed part; one checked warm-up (nd's result against cuFFT's, relative

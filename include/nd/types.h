@@ -210,10 +210,6 @@ typedef struct {
     uint64_t matmul_replicas;    /* part of copies: a small matmul B copied whole to one device;
                                     a replica is kept while B's version is unchanged, so a loop
                                     multiplying by one B replicates it once per device */
-    uint64_t fft_fused_loads;    /* FFT steps run with the elementwise kernel that computes their
-                                    input inside cuFFT's read of it (a load callback: one pass over
-                                    memory less); that kernel still counts in kernels_run. CUDA
-                                    only; ND_FFT_CALLBACKS=0 turns it off */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

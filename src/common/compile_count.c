@@ -9,13 +9,4 @@ void nd_compile_count_add(void) { atomic_fetch_add_explicit(&compiled, 1, memory
 
 uint64_t nd_compile_count(void) { return atomic_load_explicit(&compiled, memory_order_relaxed); }
 
-static atomic_uint_least64_t fft_fused;
-
-void nd_compile_count_reset(void) {
-    atomic_store_explicit(&compiled, 0, memory_order_relaxed);
-    atomic_store_explicit(&fft_fused, 0, memory_order_relaxed);
-}
-
-void nd_fft_fused_count_add(uint64_t n) { atomic_fetch_add_explicit(&fft_fused, n, memory_order_relaxed); }
-
-uint64_t nd_fft_fused_count(void) { return atomic_load_explicit(&fft_fused, memory_order_relaxed); }
+void nd_compile_count_reset(void) { atomic_store_explicit(&compiled, 0, memory_order_relaxed); }

@@ -11,10 +11,4 @@ void nd_compile_count_add(void);
 uint64_t nd_compile_count(void);
 void nd_compile_count_reset(void);
 
-/* nd_stats.fft_fused_loads: FFT steps run with the kernel that computes
- * their input fused into cuFFT's load (backends/cuda/fft_callback.c),
- * counted the same way. */
-void nd_fft_fused_count_add(uint64_t n);
-uint64_t nd_fft_fused_count(void);
-
 #endif

@@ -50,10 +50,6 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
  * (ND_DEVICES=0,0) run on its streams instead of streams of their own
  * (backends/cuda/plan_runner.c), to compare the two. */
 #define ND_ENV_CUDA_SHARE_STREAMS "ND_CUDA_SHARE_STREAMS", 0, 1, 0
-/* ND_FFT_CALLBACKS=0: the kernel feeding a cuFFT transform runs as its own
- * kernel instead of inside cuFFT as a load callback
- * (backends/cuda/fft_callback.c), to compare the two. */
-#define ND_ENV_FFT_CALLBACKS "ND_FFT_CALLBACKS", 0, 1, 1
 /* ND_SCAN_VARIANT: a kernel name of common/scan_plan.h's ND_SCAN_VARIANTS
  * (the CUDA plugin reads it, backends/cuda/prims/scan.cu, default_scan). */
 extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];

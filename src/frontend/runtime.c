@@ -728,7 +728,6 @@ static void get_stats(nd_stats *out, size_t out_size) {
         nd_runtime_wait();
         s = nd_rt.stats;
         s.kernels_compiled = nd_compile_count();
-        s.fft_fused_loads = nd_fft_fused_count();
         nd_runtime_memory_stats(&s);
     }
     size_t known = out_size < sizeof s ? out_size : sizeof s;

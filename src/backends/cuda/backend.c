@@ -1064,11 +1064,6 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
             goto fail;
         }
         cu->share_streams = set && v == 1;
-        if (nd_env_int64(ND_ENV_FFT_CALLBACKS, &v, &set)) {
-            s = ND_ERR_ARG;
-            goto fail;
-        }
-        cu->fft_callbacks = !set || v == 1;
     }
     cu->tf32 = cfg && cfg->matmul_tf32 > 0;
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;

@@ -164,17 +164,6 @@ void nd_cuda_emit_point(nd_strbuf *sb, const nd_kernel *k, int wide, const char 
     emit_compute_store(sb, k, wide, indent, G, gax);
 }
 
-void nd_cuda_emit_point_value(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent) {
-    char x[32];
-    emit_loads(sb, k, wide, indent, 1, 0);
-    emit_index_values(sb, k, indent, 1, 0);
-    for (int j = 0; j < k->n_stores; j++) {
-        nd_cuda_point_name(x, sizeof x, "s", j, 0, 1);
-        nd_strbuf_printf(sb, "%s%s %s;\n", indent, nd_cuda_mem_type((nd_dtype)k->stores[j].at.dtype), x);
-    }
-    emit_call(sb, k, indent, 1, 0, 0);
-}
-
 static const char *vec_type(int bytes) {
     switch (bytes) {
     case 2: return "unsigned short";

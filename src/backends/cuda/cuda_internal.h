@@ -178,10 +178,6 @@ void nd_cuda_emit_addr(nd_strbuf *sb, const nd_ir_access *a, int ndim, int wide)
  * body (rv = reduced value when k has one), then writes the stores. G > 1:
  * the G points i<gax> + e of a group, names suffixed _<e> (rv_<e>). */
 void nd_cuda_emit_point(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent, int G, int gax);
-/* One point's loads, index values and body call, its stores left in
- * s<j> (declared, not written to memory): the value a cuFFT load callback
- * returns (fft_callback.c). k has no reduction. */
-void nd_cuda_emit_point_value(nd_strbuf *sb, const nd_kernel *k, int wide, const char *indent);
 void nd_cuda_emit_reduce_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
 void nd_cuda_emit_elementwise_kernels(nd_strbuf *sb, const nd_kernel *k, const nd_cuda_kinfo *info);
 int nd_cuda_mem_size(nd_dtype t); /* bytes of an element in memory */
@@ -319,8 +315,6 @@ typedef struct nd_cuda {
     cudaLibrary_t chol_lib;
     cudaKernel_t chol_kernels[4][2];
     int graphs;        /* capture plans as CUDA Graphs and replay them */
-    int fft_callbacks; /* ND_FFT_CALLBACKS: fuse the kernel feeding a transform into cuFFT (fft_callback.c) */
-    cudaKernel_t fft_cb_args; /* writes a load callback's argument words (plan_runner.c) */
     nd_cuda_plan_state *plans; /* every plan's state, for graph eviction */
     int32_t n_execs;   /* instantiated graphs held, all plans */
     uint64_t tick;     /* plan runs, for least-recently-used eviction */

@@ -100,22 +100,11 @@ static int open_one(int lib) {
     return -1;
 }
 
-/* Optional functions: NULL when the library lacks them. */
-#define RESOLVE_OPTIONAL(lib, name)                                             \
-    {                                                                           \
-        void *p_ = dlsym(handles[lib], ND_STR(name));                           \
-        memcpy(&nd_cuda_api.p_##name, &p_, sizeof nd_cuda_api.p_##name);       \
-    }
-#define RESOLVE_NVRTC_OPTIONAL(name) RESOLVE_OPTIONAL(LIB_NVRTC, name)
-#define RESOLVE_CUFFT_OPTIONAL(name) RESOLVE_OPTIONAL(LIB_CUFFT, name)
 static void load_cudart(void) {
     if (open_one(LIB_CUDART) == 0) { ND_CUDART_FNS(RESOLVE_CUDART) }
 }
 static void load_nvrtc(void) {
-    if (open_one(LIB_NVRTC) == 0) {
-        ND_NVRTC_FNS(RESOLVE_NVRTC)
-        ND_NVRTC_OPTIONAL_FNS(RESOLVE_NVRTC_OPTIONAL)
-    }
+    if (open_one(LIB_NVRTC) == 0) { ND_NVRTC_FNS(RESOLVE_NVRTC) }
 }
 static void load_cublas(void) {
     if (open_one(LIB_CUBLAS) == 0) { ND_CUBLAS_FNS(RESOLVE_CUBLAS) }
@@ -133,10 +122,7 @@ static void load_cusolver(void) {
     }
 }
 static void load_cufft(void) {
-    if (open_one(LIB_CUFFT) == 0) {
-        ND_CUFFT_FNS(RESOLVE_CUFFT)
-        ND_CUFFT_OPTIONAL_FNS(RESOLVE_CUFFT_OPTIONAL)
-    }
+    if (open_one(LIB_CUFFT) == 0) { ND_CUFFT_FNS(RESOLVE_CUFFT) }
 }
 #undef RESOLVE
 

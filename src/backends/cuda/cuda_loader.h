@@ -18,7 +18,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cufft.h>
-#include <cufftXt.h>
 #include <cusolverDn.h>
 #include <nvrtc.h>
 
@@ -105,11 +104,6 @@
     X(cufftCreate) X(cufftDestroy) X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetWorkArea) \
     X(cufftSetStream) X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R)   \
     X(cufftExecZ2D)
-/* Looked up, but missing is not an error (the field is then NULL): the
- * LTO load callbacks that fuse the map feeding a transform into cuFFT
- * (fft_callback.c), which fall back to the unfused path without them. */
-#define ND_CUFFT_OPTIONAL_FNS(X) X(cufftXtSetJITCallback)
-#define ND_NVRTC_OPTIONAL_FNS(X) X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR)
 
 /* A field per function, typed from the toolkit's own declaration. The
  * name is pasted (p_cudaMalloc) so that a function the headers rename
@@ -123,8 +117,6 @@ typedef struct {
     ND_CUSOLVER_FNS(ND_CUDA_FN_FIELD)
     ND_CUSOLVER_OPTIONAL_FNS(ND_CUDA_FN_FIELD)
     ND_CUFFT_FNS(ND_CUDA_FN_FIELD)
-    ND_CUFFT_OPTIONAL_FNS(ND_CUDA_FN_FIELD)
-    ND_NVRTC_OPTIONAL_FNS(ND_CUDA_FN_FIELD)
 } nd_cuda_api_table;
 #undef ND_CUDA_FN_FIELD
 
@@ -533,12 +525,6 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cufftExecC2R ND_CUDA_FN(cufftExecC2R)
 #undef cufftExecZ2D
 #define cufftExecZ2D ND_CUDA_FN(cufftExecZ2D)
-#undef cufftXtSetJITCallback
-#define cufftXtSetJITCallback ND_CUDA_FN(cufftXtSetJITCallback)
-#undef nvrtcGetLTOIRSize
-#define nvrtcGetLTOIRSize ND_CUDA_FN(nvrtcGetLTOIRSize)
-#undef nvrtcGetLTOIR
-#define nvrtcGetLTOIR ND_CUDA_FN(nvrtcGetLTOIR)
 #undef cudaMemset2DAsync
 #define cudaMemset2DAsync ND_CUDA_FN(cudaMemset2DAsync)
 #undef cudaMemcpy2DAsync

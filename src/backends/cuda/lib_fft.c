@@ -15,18 +15,12 @@
  * NumPy ignores the imaginary parts of the first and (even n) the middle
  * element, which cuFFT does not promise. The run copies the input into
  * the workspace, zeroes those parts there (cudaMemset2DAsync, one column
- * per row) and transforms the copy.
- *
- * A plan may carry an LTO load callback (fft_callback.c: the kernel that
- * computed the input, run where cuFFT reads it); the callback's hash is
- * part of the key, since cuFFT takes a callback only before the plan is
- * made. */
+ * per row) and transforms the copy. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cuda/cuda_internal.h"
-#include "backends/cuda/fft_callback.h"
 #include "backends/cuda/lib_fft.h"
 #include "common/alloc.h"
 #include "common/error.h"
@@ -35,7 +29,6 @@
 typedef struct fft_plan {
     int dev, kind, f64, rank;
     long long n[ND_LIB_FFT_MAX_RANK], batch;
-    uint64_t cb; /* the load callback's hash (fft_callback.c), 0: none */
     cufftHandle handle;
     size_t work; /* bytes */
     struct fft_plan *next;
@@ -54,7 +47,7 @@ static int fft_failed(cufftResult r, const char *what) {
 
 /* The geometry of a call: the real-side lengths of the rank axes and the
  * batch. */
-static int geometry(const nd_user_desc *u, const nd_kernel_arg *args, const nd_cuda_fft_cb *cb, fft_plan *key) {
+static int geometry(const nd_user_desc *u, const nd_kernel_arg *args, fft_plan *key) {
     const nd_kernel_arg *in = &args[0], *out = &args[1];
     memset(key, 0, sizeof *key);
     key->kind = (int)u->lib_args.v[ND_LIB_FFT_KIND].i;
@@ -67,7 +60,6 @@ static int geometry(const nd_user_desc *u, const nd_kernel_arg *args, const nd_c
     for (int k = 0; k < key->rank; k++) key->n[k] = real_side->shape[real_side->ndim - key->rank + k];
     key->batch = 1;
     for (int d = 0; d < out->ndim - key->rank; d++) key->batch *= out->shape[d];
-    key->cb = cb ? cb->hash : 0;
     int e = (int)cudaGetDevice(&key->dev);
     return e;
 }
@@ -80,18 +72,11 @@ static cufftType type_of(const fft_plan *p) {
     }
 }
 
-static cufftXtCallbackType cb_type_of(const fft_plan *p) {
-    if (p->kind == ND_LIB_FFT_R2C) return p->f64 ? CUFFT_CB_LD_REAL_DOUBLE : CUFFT_CB_LD_REAL;
-    return p->f64 ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX;
-}
-
-/* The cached plan for key, made when missing (with cb's load callback set
- * first when key->cb: cuFFT takes an LTO callback only before the plan is
- * made). Called with the lock held. */
-static int plan_for(const fft_plan *key, const nd_cuda_fft_cb *cb, fft_plan **out) {
+/* The cached plan for key, made when missing. Called with the lock held. */
+static int plan_for(const fft_plan *key, fft_plan **out) {
     for (fft_plan *p = plans; p; p = p->next)
         if (p->dev == key->dev && p->kind == key->kind && p->f64 == key->f64 && p->rank == key->rank &&
-            p->batch == key->batch && p->cb == key->cb && !memcmp(p->n, key->n, sizeof p->n)) {
+            p->batch == key->batch && !memcmp(p->n, key->n, sizeof p->n)) {
             *out = p;
             return 0;
         }
@@ -107,19 +92,6 @@ static int plan_for(const fft_plan *key, const nd_cuda_fft_cb *cb, fft_plan **ou
         return fft_failed(r, "cufftCreate");
     }
     r = cufftSetAutoAllocation(p->handle, 0);
-    if (r == CUFFT_SUCCESS && p->cb) {
-        /* caller_info is unused: the callback reads its operands through
-         * dataIn (fft_callback.c) */
-        void *none = NULL;
-        r = nd_cuda_api.p_cufftXtSetJITCallback
-                ? cufftXtSetJITCallback(p->handle, ND_FFT_CB_SYMBOL, cb->ir, cb->len, cb_type_of(p), &none)
-                : CUFFT_NOT_SUPPORTED;
-        if (r != CUFFT_SUCCESS) {
-            cufftDestroy(p->handle);
-            free(p);
-            return fft_failed(r, "setting the LTO load callback (cufftXtSetJITCallback)");
-        }
-    }
     if (r == CUFFT_SUCCESS)
         r = cufftMakePlanMany64(p->handle, p->rank, p->n, NULL, 1, 0, NULL, 1, 0, type_of(p), p->batch, &p->work);
     if (r != CUFFT_SUCCESS) {
@@ -141,45 +113,33 @@ static size_t copy_bytes(const fft_plan *p, const nd_kernel_arg *in) {
 }
 
 int nd_cuda_fft_workspace(const nd_user_desc *u, const nd_kernel_arg *args, size_t *bytes) {
-    return nd_cuda_fft_workspace_cb(u, args, NULL, bytes);
-}
-
-int nd_cuda_fft_workspace_cb(const nd_user_desc *u, const nd_kernel_arg *args, const nd_cuda_fft_cb *cb,
-                             size_t *bytes) {
     if (nd_cuda_load_cufft() != ND_OK) return ND_CUDA_LIB_ND_ERROR;
     fft_plan key, *p;
-    int e = geometry(u, args, cb, &key);
+    int e = geometry(u, args, &key);
     if (e) return e;
     *bytes = 0;
     if (args[1].size == 0) return 0;
     pthread_mutex_lock(&plans_lock);
-    e = plan_for(&key, cb, &p);
+    e = plan_for(&key, &p);
     if (!e) *bytes = copy_bytes(p, &args[0]) + p->work;
     pthread_mutex_unlock(&plans_lock);
     return e;
 }
 
 int nd_cuda_fft_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes, cudaStream_t s) {
-    return nd_cuda_fft_run_cb(u, args, NULL, NULL, ws, ws_bytes, s);
-}
-
-int nd_cuda_fft_run_cb(const nd_user_desc *u, const nd_kernel_arg *args, const nd_cuda_fft_cb *cb,
-                       const void *cb_data, void *ws, size_t ws_bytes, cudaStream_t s) {
     const nd_kernel_arg *in = &args[0], *out = &args[1];
     fft_plan key, *p;
-    int e = geometry(u, args, cb, &key);
+    int e = geometry(u, args, &key);
     if (e || out->size == 0) return e;
     pthread_mutex_lock(&plans_lock);
-    e = plan_for(&key, cb, &p);
+    e = plan_for(&key, &p);
     size_t copy = e ? 0 : copy_bytes(p, in);
     if (!e && ws_bytes < copy + p->work) e = (int)cudaErrorInvalidValue; /* prepared for another geometry */
     cufftResult r = CUFFT_SUCCESS;
     if (!e) r = cufftSetStream(p->handle, s);
     if (!e && r == CUFFT_SUCCESS) r = cufftSetWorkArea(p->handle, (char *)ws + copy);
     if (!e && r != CUFFT_SUCCESS) e = fft_failed(r, "binding the stream and work area");
-    /* With a load callback cuFFT reads no input: what it is given as one
-     * goes to the callback as dataIn (its argument words). */
-    void *src = cb ? (void *)cb_data : in->data;
+    void *src = in->data;
     if (!e && p->kind == ND_LIB_FFT_C2R) {
         /* the copy cuFFT may overwrite, with Im x[0] and (even n) Im x[n/2] zeroed */
         size_t es = nd_dtype_size((nd_dtype)in->dtype), part = es / 2;

@@ -25,16 +25,8 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_internal.h"
-#include "backends/cuda/fft_callback.h"
-#include "backends/cuda/lib_fft.h"
 #include "backends/step_kinds.h"
-#include "backends/user_args.h"
 #include "common/alloc.h"
-#include "common/compile_count.h"
-#include "common/error.h"
-#include "common/hash.h"
-#include "common/lib_fft.h"
-#include "common/user_kernel.h"
 
 #define ND_CUDA_GRAPHS_PER_PLAN 4
 #define ND_CUDA_GRAPHS_MAX 256
@@ -88,14 +80,6 @@ struct nd_cuda_plan_state {
     int32_t *fail_index;
     void *fails;
     nd_ir_fail *fails_host;
-    /* FFT steps that run the kernel computing their input as cuFFT's load
-     * callback (fft_callback.c): per step, 1 + the step it pairs with (a
-     * kernel step: the FFT that runs it, issued as nothing itself; an FFT
-     * step: that kernel), else 0; the FFT step's callback (its LTO-IR);
-     * how many such steps a run of the plan issues. */
-    int32_t *fft_pair;
-    nd_cuda_fft_cb *fft_cb;
-    int32_t n_fft_fused;
 };
 
 /* ------------------------------------------------------------ state */
@@ -127,9 +111,6 @@ static void state_free_locked(nd_cuda_plan_state *ps) {
         cudaFreeHost(ps->fails_host);
     }
     free(ps->fail_index);
-    for (int32_t i = 0; ps->fft_cb && i < ps->n_steps; i++) free((void *)ps->fft_cb[i].ir);
-    free(ps->fft_cb);
-    free(ps->fft_pair);
     if (ps->prev) ps->prev->next = ps->next;
     else cu->plans = ps->next;
     if (ps->next) ps->next->prev = ps->prev;
@@ -185,93 +166,6 @@ static int step_ldev(const nd_cuda *cu, const nd_step *st) {
  * cuBLAS's handle is bound to), whichever device's rows it computes. */
 static int run_stream(const nd_step *st) { return st->kind == ND_STEP_MATMUL ? 0 : st->stream; }
 
-/* The bytes before a fused FFT step's cuFFT work area in its workspace:
- * the callback's argument words. */
-#define FFT_CB_WORDS_BYTES (ND_FFT_CB_MAX_WORDS * sizeof(uint64_t))
-
-/* The one-thread kernel that writes a callback's words where dataIn points
- * (its arguments are captured by value in a CUDA graph). */
-static nd_status fft_cb_args_kernel(nd_cuda *cu) {
-    if (cu->fft_cb_args) return ND_OK;
-    static const char src[] =
-        "struct ndk_cb_words { unsigned long long w[64]; };\n"
-        "extern \"C\" __global__ void nd_fft_cb_args(const ndk_cb_words a, unsigned long long *dst, int n) {\n"
-        "  for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = a.w[i];\n"
-        "}\n";
-    cudaLibrary_t lib;
-    nd_status s = nd_cuda_kcache_get_source(cu->cache, 0x6666746362617267ull, "nd_fft_cb_args", src, &lib);
-    if (s != ND_OK) return s;
-    cudaError_t e = cudaLibraryGetKernel(&cu->fft_cb_args, lib, "nd_fft_cb_args");
-    if (e != cudaSuccess) {
-        cu->fft_cb_args = NULL;
-        return nd_cuda_fail(e, "cudaLibraryGetKernel (nd_fft_cb_args)");
-    }
-    return ND_OK;
-}
-
-/* FFT step f with kernel step k as its load callback: the callback built
- * and compiled, the cuFFT plan made with it, f's workspace sized. */
-static nd_status fft_fuse(nd_cuda *cu, nd_cuda_plan_state *ps, const nd_plan *plan, int32_t f, int32_t k) {
-    const nd_step *fs = &plan->steps[f];
-    nd_status s = fft_cb_args_kernel(cu);
-    if (s != ND_OK) return s;
-    int kind = (int)fs->user.lib_args.v[ND_LIB_FFT_KIND].i;
-    nd_dtype t = (nd_dtype)fs->user.args[0].dtype;
-    char *src = nd_cuda_fft_cb_source(plan->steps[k].kernel, kind, t == ND_FLOAT64 || t == ND_COMPLEX128);
-    if (!src) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory generating an FFT load callback");
-    nd_cuda_fft_cb *cb = &ps->fft_cb[f];
-    cb->hash = nd_hash_bytes(0x6e64666674636231ull, src, strlen(src)) | 1;
-    void *ir = NULL;
-    s = nd_cuda_fft_cb_ltoir(src, cu->arch, &ir, &cb->len);
-    free(src);
-    if (s != ND_OK) return s;
-    nd_compile_count_add();
-    cb->ir = ir;
-    nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
-    void *none[ND_USER_KERNEL_MAX_ARGS] = {0};
-    nd_user_args_bind(&fs->user, none, args);
-    size_t work = 0;
-    int e = nd_cuda_fft_workspace_cb(&fs->user, args, cb, &work);
-    if (e) return e == ND_CUDA_LIB_ND_ERROR ? nd_last_status() : nd_cuda_fail((cudaError_t)e, "sizing a fused fft");
-    ps->workspace_bytes[f] = FFT_CB_WORDS_BYTES + work;
-    return ND_OK;
-}
-
-/* Which FFT steps run their input's kernel as a load callback: those
- * nd_cuda_fft_cb_producer allows, where the callback compiles and cuFFT
- * takes it; any failure leaves the pair as two steps (ND_LOG=2 says why). */
-static nd_status fft_pairs(nd_cuda *cu, nd_cuda_plan_state *ps, const nd_plan *plan) {
-    if (!cu->fft_callbacks) return ND_OK;
-    for (int32_t f = 0; f < plan->n_steps; f++) {
-        const nd_step *fs = &plan->steps[f];
-        if (fs->kind != ND_STEP_USER || fs->user.lib != ND_LIB_FFT) continue;
-        const char *why = NULL;
-        int32_t k = nd_cuda_fft_cb_producer(plan, f, &why);
-        if (k < 0) {
-            nd_logf(3, "cuda: fft step %d keeps its input in memory: %s", f, why);
-            continue;
-        }
-        if (!ps->fft_pair && (!(ps->fft_pair = nd_calloc((size_t)plan->n_steps + 1, sizeof *ps->fft_pair)) ||
-                              !(ps->fft_cb = nd_calloc((size_t)plan->n_steps + 1, sizeof *ps->fft_cb))))
-            return nd_error_set(ND_ERR_OOM, "cuda: out of host memory for a plan's state");
-        nd_status s = fft_fuse(cu, ps, plan, f, k);
-        if (s != ND_OK) {
-            nd_logf(2, "cuda: fft step %d runs unfused (kernel %s, then the transform): %s", f,
-                    plan->steps[k].kernel->name, nd_last_error());
-            nd_clear_error();
-            free((void *)ps->fft_cb[f].ir);
-            memset(&ps->fft_cb[f], 0, sizeof ps->fft_cb[f]);
-            ps->workspace_bytes[f] = 0;
-            continue;
-        }
-        nd_logf(3, "cuda: fft step %d reads kernel %s through a load callback", f, plan->steps[k].kernel->name);
-        ps->fft_pair[f] = k + 1;
-        ps->fft_pair[k] = f + 1;
-        ps->n_fft_fused++;
-    }
-    return ND_OK;
-}
-
 /* First run: kernels compiled and resolved, scratch and events made. */
 static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out) {
     nd_cuda_plan_state *ps = nd_calloc(1, sizeof *ps);
@@ -315,7 +209,6 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
             ps->order_wait[i] = prev;
         last_on[queue][st->stream] = i;
     }
-    if (s == ND_OK) s = fft_pairs(cu, ps, plan);
     for (int32_t i = 0; i < n && s == ND_OK; i++)
         if (ps->order_wait[i] >= 0 && !ps->events[ps->order_wait[i]]) {
             const int32_t w = ps->order_wait[i];
@@ -334,25 +227,20 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
             s = nd_cuda_user_resolve(cu, st->user.kernel, &ps->user_fns[i]);
         /* nd's routines: the plugin loaded, the workspace in the scratch. */
         if (s == ND_OK && st->kind == ND_STEP_USER && st->user.lib != ND_LIB_NONE) {
-            /* a fused FFT's workspace was sized with its callback */
-            if (!(ps->fft_pair && ps->fft_pair[i])) s = nd_cuda_lib_prepare(cu, &st->user, &ps->workspace_bytes[i]);
+            s = nd_cuda_lib_prepare(cu, &st->user, &ps->workspace_bytes[i]);
             ps->scratch_offset[i] = ps->scratch_bytes;
             /* At least one block: a routine is never handed a NULL
              * workspace, which would mean "size it" (prims/prims.h). */
             ps->scratch_bytes += (ps->workspace_bytes[i] + 256) & ~(size_t)255;
         }
         if (s != ND_OK || st->kind != ND_STEP_KERNEL) continue;
-        /* The parameters a kernel reads make the run's graph signature
-         * (a kernel run as a load callback: its words). That kernel is
-         * not compiled on its own. */
-        for (int32_t j = 0; j < st->kernel->n_params; j++)
-            if (st->params[j] + 1 > ps->n_params) ps->n_params = st->params[j] + 1;
-        if (ps->fft_pair && ps->fft_pair[i]) continue;
         s = nd_cuda_kcache_get(cu->cache, st->kernel, &ps->kentries[i]);
         if (s != ND_OK) break;
         size_t b = nd_cuda_kernel_scratch_bytes(cu, ps->kentries[i]);
         ps->scratch_offset[i] = ps->scratch_bytes;
         ps->scratch_bytes += (b + 255) & ~(size_t)255;
+        for (int32_t j = 0; j < st->kernel->n_params; j++)
+            if (st->params[j] + 1 > ps->n_params) ps->n_params = st->params[j] + 1;
     }
     int forks = (ps->streams[0] & ~1u) != 0;
     for (int d = 1; d < cu->n_ldev; d++) forks |= ps->streams[d] != 0;
@@ -433,50 +321,10 @@ static nd_status issue_piece_copy(nd_cuda *cu, const nd_plan *plan, const nd_ste
     return ND_OK;
 }
 
-/* FFT step f whose input kernel is its load callback: the kernel's words
- * (its operands' addresses and parameters) written at the start of f's
- * workspace, then cuFFT reading through the callback. */
-static nd_status issue_fused_fft(nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound, int32_t f,
-                                 cudaStream_t stream) {
-    nd_cuda *cu = ps->cu;
-    const nd_step *fs = &plan->steps[f], *ks = &plan->steps[ps->fft_pair[f] - 1];
-    const nd_kernel *k = ks->kernel;
-    void *ptrs[k->n_slots > 0 ? k->n_slots : 1];
-    nd_scalar_bits params[k->n_params > 0 ? k->n_params : 1];
-    for (int32_t j = 0; j < k->n_slots; j++) ptrs[j] = bound->slots[ks->slots[j]];
-    for (int32_t j = 0; j < k->n_params; j++) params[j] = bound->params[ks->params[j]];
-    struct {
-        uint64_t w[ND_FFT_CB_MAX_WORDS];
-    } words;
-    memset(&words, 0, sizeof words);
-    int n = nd_cuda_fft_cb_words(k, ptrs, params, words.w);
-    char *ws = (char *)ps->scratch + ps->scratch_offset[f];
-    void *dst = ws;
-    void *kargs[3] = {&words, &dst, &n};
-    dim3 grid = {1, 1, 1}, block = {32, 1, 1};
-    ND_NVTX_PUSH("fft (fused load)");
-    cudaError_t ce = cudaLaunchKernel((const void *)cu->fft_cb_args, grid, block, kargs, 0, stream);
-    int e = ce != cudaSuccess ? (int)ce : 0;
-    if (!e) {
-        nd_kernel_arg args[ND_USER_KERNEL_MAX_ARGS];
-        nd_user_args_bind(&fs->user, bound->slots, args);
-        e = nd_cuda_fft_run_cb(&fs->user, args, &ps->fft_cb[f], ws, ws + FFT_CB_WORDS_BYTES,
-                               ps->workspace_bytes[f] - FFT_CB_WORDS_BYTES, stream);
-    }
-    ND_NVTX_POP();
-    if (!e) return ND_OK;
-    if (e == ND_CUDA_LIB_ND_ERROR) return nd_last_status();
-    return nd_cuda_fail((cudaError_t)e, "running fft with its input kernel as the load callback");
-}
-
 static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan *plan, const nd_bound_plan *bound,
                             int32_t i, cudaStream_t stream) {
     nd_cuda *cu = ps->cu;
     const nd_step *st = &plan->steps[i];
-    if (ps->fft_pair && ps->fft_pair[i]) {
-        /* the kernel: nothing (its FFT runs it); the FFT: with it */
-        return st->kind == ND_STEP_KERNEL ? ND_OK : issue_fused_fft(ps, plan, bound, i, stream);
-    }
     switch (st->kind) {
     case ND_STEP_KERNEL: {
         const nd_kernel *k = st->kernel;
@@ -723,11 +571,6 @@ static nd_status graph_for(nd_backend *be, nd_cuda_plan_state *ps, const nd_plan
 /* Kernels by the name they were compiled under, other steps by their
  * label (step_kinds.c). */
 static const char *step_name(const nd_cuda_plan_state *ps, const nd_step *st, int32_t i, char *buf, size_t cap) {
-    if (st->kind == ND_STEP_KERNEL && !ps->kentries[i]) {
-        /* run by an FFT step as its load callback */
-        snprintf(buf, cap, "%s (in fft's load)", st->kernel->name);
-        return buf;
-    }
     if (st->kind == ND_STEP_KERNEL && st->strip) {
         snprintf(buf, cap, "%s%s", ps->kentries[i]->info.name, nd_step_strip_suffix(st));
         return buf;
@@ -829,7 +672,6 @@ static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_p
             ND_NVTX_PUSH("nd graph replay");
             cudaError_t e = cudaGraphLaunch(g->exec, cu->stream);
             ND_NVTX_POP();
-            if (e == cudaSuccess) nd_fft_fused_count_add((uint64_t)ps->n_fft_fused);
             if (t0 > 0)
                 nd_logf(3, "cuda: plan %016llx (%d steps): graph found in %.1f us, launched in %.1f us",
                         (unsigned long long)plan->key, plan->n_steps, t1 - t0, nd_log_clock_us() - t1);
@@ -847,7 +689,6 @@ static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_p
         nd_clear_error();
     }
     s = issue_plan(be, ps, plan, bound, timed);
-    if (s == ND_OK) nd_fft_fused_count_add((uint64_t)ps->n_fft_fused);
     if (s == ND_OK && timed) record_times(ps, plan, bound->step_names);
     return s;
 }
