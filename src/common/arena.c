@@ -6,12 +6,6 @@
 
 #define ND_ARENA_BLOCK (256u * 1024u)
 
-struct nd_arena_block {
-    nd_arena_block *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-};
-
 static nd_arena_block *block_new(size_t cap) {
     nd_arena_block *b = nd_malloc(sizeof(nd_arena_block) + cap);
     if (!b) return NULL;
@@ -21,34 +15,23 @@ static nd_arena_block *block_new(size_t cap) {
     return b;
 }
 
-void *nd_arena_alloc(nd_arena *a, size_t bytes) {
-    bytes = (bytes + 15u) & ~(size_t)15u;
-    nd_arena_block *h = a->head;
-    if (!h || h->used + bytes > h->cap) {
-        nd_arena_block *b = NULL;
-        /* Reuse a kept block when it is large enough; oversized requests get
-         * a block of their own. */
-        if (a->free && a->free->cap >= bytes) {
-            b = a->free;
-            a->free = b->next;
-            b->used = 0;
-        } else {
-            b = block_new(bytes > ND_ARENA_BLOCK ? bytes : ND_ARENA_BLOCK);
-            if (!b) return NULL;
-        }
-        b->next = h;
-        a->head = h = b;
+void *nd_arena_alloc_block(nd_arena *a, size_t bytes) {
+    nd_arena_block *b = NULL;
+    /* Reuse a kept block when it is large enough; oversized requests get
+     * a block of their own. */
+    if (a->free && a->free->cap >= bytes) {
+        b = a->free;
+        a->free = b->next;
+        b->used = 0;
+    } else {
+        b = block_new(bytes > ND_ARENA_BLOCK ? bytes : ND_ARENA_BLOCK);
+        if (!b) return NULL;
     }
-    void *p = h->data + h->used;
-    h->used += bytes;
-    memset(p, 0, bytes);
-    return p;
-}
-
-void nd_arena_pop(nd_arena *a, void *p, size_t bytes) {
-    bytes = (bytes + 15u) & ~(size_t)15u;
-    nd_arena_block *h = a->head;
-    if (h && h->used >= bytes && (unsigned char *)p == h->data + h->used - bytes) h->used -= bytes;
+    b->next = a->head;
+    a->head = b;
+    b->used = bytes;
+    memset(b->data, 0, bytes);
+    return b->data;
 }
 
 void nd_arena_reset(nd_arena *a) {

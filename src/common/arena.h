@@ -5,18 +5,41 @@
 #define ND_COMMON_ARENA_H
 
 #include <stddef.h>
+#include <string.h>
 
 typedef struct nd_arena_block nd_arena_block;
+struct nd_arena_block {
+    nd_arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
 typedef struct {
     nd_arena_block *head; /* block being filled */
     nd_arena_block *free; /* blocks kept from before the last reset */
 } nd_arena;
 
-/* 16-byte aligned, zero-filled memory; NULL when out of memory. */
-void *nd_arena_alloc(nd_arena *a, size_t bytes);
+/* nd_arena_alloc when the head block is full: a kept or new block. */
+void *nd_arena_alloc_block(nd_arena *a, size_t bytes);
+
+/* 16-byte aligned, zero-filled memory; NULL when out of memory. Inline:
+ * every recorded op allocates its node here. */
+static inline void *nd_arena_alloc(nd_arena *a, size_t bytes) {
+    bytes = (bytes + 15u) & ~(size_t)15u;
+    nd_arena_block *h = a->head;
+    if (__builtin_expect(!h || h->used + bytes > h->cap, 0)) return nd_arena_alloc_block(a, bytes);
+    void *p = h->data + h->used;
+    h->used += bytes;
+    memset(p, 0, bytes);
+    return p;
+}
+
 /* Gives back p, `bytes` long, when it is the newest allocation (a node
  * dropped as soon as it was found dead); otherwise does nothing. */
-void nd_arena_pop(nd_arena *a, void *p, size_t bytes);
+static inline void nd_arena_pop(nd_arena *a, void *p, size_t bytes) {
+    bytes = (bytes + 15u) & ~(size_t)15u;
+    nd_arena_block *h = a->head;
+    if (h && h->used >= bytes && (unsigned char *)p == h->data + h->used - bytes) h->used -= bytes;
+}
 void nd_arena_reset(nd_arena *a); /* keeps the blocks for reuse */
 void nd_arena_destroy(nd_arena *a);
 

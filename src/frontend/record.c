@@ -202,8 +202,10 @@ nd_scalar_bits nd_fe_double_bits(double v, nd_dtype dtype) {
     case ND_KIND_COMPLEX: b.f = v; break; /* a complex constant's real part; imaginary 0 */
     case ND_KIND_BOOL: b.i = v != 0; break;
     default: {
-        /* Unsafe cast through the dtype itself, so the bits wrap as NumPy. */
-        unsigned char tmp[8];
+        /* Unsafe cast through the dtype itself, so the bits wrap as NumPy.
+         * 16 bytes: nd_store_double writes a complex's two parts, a kind
+         * this branch never sees but the compiler cannot rule out. */
+        unsigned char tmp[16];
         nd_store_double(tmp, dtype, v);
         int64_t i = 0;
         uint64_t u = 0;

@@ -15,14 +15,15 @@ static nd_buffer_memory_hooks memory_hooks;
  * on user threads only). */
 static nd_buffer *live_head;
 
+struct nd_freelist *nd_buffer_arrays_list;
+
 void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks) {
     if (hooks)
         memory_hooks = *hooks;
     else
         memset(&memory_hooks, 0, sizeof memory_hooks);
+    nd_buffer_arrays_list = memory_hooks.arrays;
 }
-
-struct nd_freelist *nd_buffer_hooks_arrays(void) { return memory_hooks.arrays; }
 
 nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     nd_buffer *b = nd_freelist_take(memory_hooks.buffers, sizeof *b);

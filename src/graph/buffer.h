@@ -235,7 +235,10 @@ void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks);
  * dead; the descriptors stay for the handles that reach them and go when
  * their last reference does. Returns how many there were. */
 int64_t nd_buffer_release_all(void);
-/* The free list for nd_array handles (array.c), or NULL. */
-struct nd_freelist *nd_buffer_hooks_arrays(void);
+/* The free list for nd_array handles (array.c), or NULL: the hooks' arrays,
+ * read directly (every handle made and freed reads it; a call cost more
+ * than the read). */
+extern struct nd_freelist *nd_buffer_arrays_list __attribute__((visibility("hidden")));
+static inline struct nd_freelist *nd_buffer_hooks_arrays(void) { return nd_buffer_arrays_list; }
 
 #endif
