@@ -126,8 +126,8 @@ static double alone(const char *op, nd_dtype t, int64_t batch, int64_t n, nd_arr
          CU_OK(cudaMemcpy(db0, hb, bbytes, cudaMemcpyHostToDevice));
     gesvdjInfo_t sv = NULL;
     /* nd's rule for a square matrix, reduced (src/backends/cuda/lib_linalg.c,
-     * svd_routine): Xgesvdp past 1024, gesvdj otherwise */
-    int svd_x = n > 1024;
+     * svd_routine): Xgesvdp from 256 on, gesvdj otherwise */
+    int svd_x = n >= 256;
     const cudaDataType xt = f64 ? CUDA_R_64F : CUDA_R_32F;
     static cusolverDnParams_t xp;
     size_t xdev = 0, xhost = 0;

@@ -138,7 +138,7 @@ static int svd_batched(const nd_user_desc *u, const geom *g) {
  * A^T, the buffer read column-major: n rows, m columns; k = min(m, n)):
  *
  *  Xgesvdp   (polar decomposition, then an eigensolver) for every dtype
- *            when k > SVD_BIG_K, unless full U and V of a non-square
+ *            when k >= SVD_XGESVDP_MIN_K, unless full U and V of a non-square
  *            matrix are asked for (its econ = 0 form, the columns past k,
  *            is not checked against a unitary completion anywhere yet:
  *            those keep the routines below).
@@ -163,7 +163,13 @@ static int svd_batched(const nd_user_desc *u, const geom *g) {
  * 39.9 / 74.2 ms (1.3e-14 / 1.8e-14). Whole calls in the side-by-side suite
  * before Xgesvdp: float64 1.64 s through gesvd (CuPy; JAX above 1024)
  * against 1.77 s through gesvdj (PyTorch's default 1.79 s). SVD_BIG_K
- * follows JAX's switch to gesvd; below it nothing was measured, and
+ * follows JAX's switch to gesvd. Smaller single matrices (2026-11-29,
+ * `bench_svd_routines 64,256,512,1024 3`, float32 / float64, error against
+ * a float64 gesvd): n = 64 gesvdj 1.0 / 1.4 ms, Xgesvdp 2.4 / 2.3 ms; 256
+ * gesvdj 6.5 / 10.3 ms (3.3e-5 / 6.4e-14), Xgesvdp 4.9 / 5.2 ms (2.1e-7 /
+ * 6.1e-15); 512 gesvdj 18.0 / 30.6, Xgesvdp 11.2 / 11.5 ms; 1024 gesvdj
+ * 53.8 / 94.2, Xgesvdp 26.7 / 29.8 ms: from 256 on Xgesvdp is faster and
+ * closer to gesvd (SVD_XGESVDP_MIN_K; 128 was not measured), and
  * complex types go with their real ones as the same algorithms.
  *
  * Xgesvdp may perturb A to make the polar iteration converge when A is
@@ -175,6 +181,7 @@ static int svd_batched(const nd_user_desc *u, const geom *g) {
  * (svd_exact), which also decides the NaN and non-convergence errors as
  * before. */
 #define SVD_BIG_K 1024
+#define SVD_XGESVDP_MIN_K 256
 #define SVD_XGESVDP_MAX_ERR(g) ((g)->f64 ? DBL_EPSILON : (double)FLT_EPSILON)
 typedef enum { SVD_GESVDJ, SVD_GESVD, SVD_XGESVDP } svd_kind;
 static svd_kind svd_exact(const geom *g) {
@@ -184,7 +191,7 @@ static svd_kind svd_exact(const geom *g) {
 static svd_kind svd_routine(const nd_user_desc *u, const geom *g) {
     int64_t k = g->m < g->n ? g->m : g->n;
     int full = u->lib_args.v[0].i && u->lib_args.v[1].i;
-    if (k > SVD_BIG_K && (!full || g->m == g->n)) return SVD_XGESVDP;
+    if (k >= SVD_XGESVDP_MIN_K && (!full || g->m == g->n)) return SVD_XGESVDP;
     return svd_exact(g);
 }
 static int svd_gesvd(const nd_user_desc *u, const geom *g) {
