@@ -463,6 +463,31 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
     nd_fe_release(p);
     if (st != ND_OK) return st;
     *s = nd_runtime_track(res[0]);
+    { /* A matrix holding NaN or inf has NaN singular values, whatever the
+       * routine makes of it: cuSOLVER's Jacobi routines were seen to return
+       * finite values for complex NaN matrices on the H200 (NumPy's LAPACK
+       * does not converge there). s + 0 * max|a| over the matrix: +0 (s
+       * unchanged) where a is finite; max, not a sum, so that no finite
+       * matrix overflows. One read of a, fused into one kernel with s. */
+        static const int last2[2] = {-2, -1};
+        nd_array *mag = nd_abs(a);
+        nd_array *top = mag ? nd_max_axes(mag, 2, last2, false) : NULL;
+        nd_array *col = top ? nd_expand_dims(top, -1) : NULL; /* one per matrix, against its k values */
+        nd_array *zero = col ? nd_mul(col, nd_scalar(0.0)) : NULL;
+        nd_array *fixed = zero ? nd_add(*s, zero) : NULL;
+        nd_free(mag);
+        nd_free(top);
+        nd_free(col);
+        nd_free(zero);
+        nd_free(*s);
+        *s = fixed;
+        if (!fixed) {
+            st = nd_last_status();
+            nd_fe_release(res[1]);
+            nd_fe_release(res[2]);
+            return st;
+        }
+    }
     if (uv) {
         *u = herm(res[1]); /* the routine gives U^H */
         *vh = nd_runtime_track(res[2]);
