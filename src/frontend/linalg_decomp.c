@@ -130,7 +130,7 @@ nd_array *nd_linalg_cholesky(nd_array *a) {
     nd_fe_lib_call(fn, ND_LIB_LA_CHOLESKY, &args, 1, &p, 1, &out, &l);
     nd_fe_release(p);
     l = nd_runtime_track(l);
-    if (!l || !nd_rt.backend->cholesky_transposed) return l;
+    if (!l || !nd_runtime_cholesky_transposed()) return l;
     nd_array *view = nd_swapaxes(l, -1, -2);
     nd_free(l);
     return view;

@@ -597,6 +597,8 @@ nd_status nd_flush(void) {
 
 int nd_runtime_memory(void) { return nd_rt.backend ? nd_rt.backend->memory : -1; }
 
+int nd_runtime_cholesky_transposed(void) { return nd_rt.backend && nd_rt.backend->cholesky_transposed; }
+
 nd_status nd_sync(void) {
     ND_API_GUARD();
     nd_status st = nd_runtime_ensure();

@@ -57,6 +57,8 @@ nd_status nd_runtime_alloc(int memory, size_t bytes, void **out);
 /* The memory the backend computes in (ND_MEMORY_HOST for the CPU backend),
  * or -1 when no backend runs (after nd_shutdown). */
 int nd_runtime_memory(void);
+/* Whether the backend's LA_CHOLESKY writes L^T (backends/backend.h). */
+int nd_runtime_cholesky_transposed(void);
 /* What the backend keeps cached (zero if it keeps nothing), and giving it
  * back to the system (nd_stats, nd_trim). */
 void nd_runtime_backend_cached(nd_backend_cached *out);
