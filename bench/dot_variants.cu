@@ -111,9 +111,21 @@ __global__ void k_philox(const Keys K, unsigned long long calls, unsigned *out) 
   if (acc == 0x12345678u) out[0] = acc; // keeps the work; practically never written
 }
 
+// The block's 256 sums folded by the tree nd's reductions use (lane t
+// takes lane t + s for s = 128 .. 1), thread 0 writing the result to *dst.
+__device__ void block_fold(double acc, double *dst) {
+  __shared__ double sh[256];
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *dst = sh[0];
+}
+
 template <bool BITS>
 __global__ void k_dot(const Keys K, unsigned long long pairs, double *partials) {
-  __shared__ double sh[256];
   double acc = 0;
   const unsigned long long stride = (unsigned long long)gridDim.x * 256;
   for (unsigned long long p = (unsigned long long)blockIdx.x * 256 + threadIdx.x; p < pairs; p += stride) {
@@ -123,20 +135,13 @@ __global__ void k_dot(const Keys K, unsigned long long pairs, double *partials) 
     acc = __dadd_rn(acc, __dmul_rn(a0, b0));
     acc = __dadd_rn(acc, __dmul_rn(a1, b1));
   }
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+  block_fold(acc, &partials[blockIdx.x]);
 }
 
 // nd's generated reduction as it was before the persistent grid: 16383
 // splits of 3052 pairs (a block each), lane l of split s folding pairs
 // s * 3052 + l, then 256 further, ... (12 a lane), 32-bit counters.
 __global__ void k_dot_split(const Keys K, unsigned pairs, unsigned pps, double *partials) {
-  __shared__ double sh[256];
   double acc = 0;
   const unsigned p0 = blockIdx.x * pps, p1 = min(p0 + pps, pairs);
   for (unsigned p = p0 + threadIdx.x; p < p1; p += 256) {
@@ -144,28 +149,15 @@ __global__ void k_dot_split(const Keys K, unsigned pairs, unsigned pps, double *
     acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.x, a.y), u01d_i2f(b.x, b.y)));
     acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.z, a.w), u01d_i2f(b.z, b.w)));
   }
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+  block_fold(acc, &partials[blockIdx.x]);
 }
 
 // nd's second pass: one block folds n partials (thread t: t, t + 256, ...)
 // and writes the value, which the host then reads (8 bytes).
 __global__ void k_fold(const double *partials, unsigned n, double *out) {
-  __shared__ double sh[256];
   double acc = 0;
   for (unsigned i = threadIdx.x; i < n; i += 256) acc = __dadd_rn(acc, partials[i]);
-  sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s) sh[threadIdx.x] = __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) out[0] = sh[0];
+  block_fold(acc, out);
 }
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;

@@ -47,6 +47,16 @@ static void partition_setup(void) { ndt_setup(); }
  * arrays to compare (float64 or int64, owned by the caller's scope). */
 typedef int (*program)(uint64_t seed, nd_array **outs);
 
+/* Restarts nd on `backend` with ND_DEVICES `devices`, every array split
+ * (ND_SPLIT_MIN_BYTES 0). */
+static void restart_split(nd_backend_kind backend, const char *devices) {
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.backend = backend;
+    cfg.devices = devices;
+    ndt_restart(&cfg);
+}
+
 static nd_array *rand_array(uint64_t seed, int64_t r, int64_t c) {
     nd_random_seed(seed);
     return nd_random_uniform(ND_FLOAT64, ND_SHAPE(r, c), -1.0, 1.0);
@@ -56,11 +66,7 @@ static nd_array *rand_array(uint64_t seed, int64_t r, int64_t c) {
  * (poisoned first); stats after the run into *stats when not NULL. */
 static int run_on(int n, program p, uint64_t seed, char bufs[][1 << 16], size_t *sizes, nd_stats *stats) {
     char dev[64];
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = devices_for(n, dev, sizeof dev);
-    cfg.devices = dev;
-    ndt_restart(&cfg);
+    restart_split(devices_for(n, dev, sizeof dev), dev);
     nd_array *outs[8] = {0};
     nd_scope_begin();
     int n_out = p(seed, outs);
@@ -518,11 +524,7 @@ NDT_TEST(partition, argmin_argmax_fused_with_stores_bitwise) {
  * clones. */
 NDT_TEST(partition, argmin_input_splits) {
     if (on_cuda()) cr_skip_test("the CPU backend's cpu:N (the cpu registration runs it)");
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = ND_BACKEND_CPU;
-    cfg.devices = "cpu:3";
-    ndt_restart(&cfg);
+    restart_split(ND_BACKEND_CPU, "cpu:3");
     nd_array *a = rand_array(9, 31, 5);
     cr_assert_eq(nd_sync(), ND_OK);
     nd_stats s0, s1;
@@ -734,12 +736,8 @@ NDT_TEST(partition, edge_strips_bitwise) { expect_same_bits(edges_mixed, 51); }
  * instead. */
 static int64_t sweep_kernels(int n, int reach, int64_t rows, int sweeps, int edges) {
     char dev[64];
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
     if (!edges) setenv("ND_EDGE_MIN_BYTES", "1g", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = devices_for(n, dev, sizeof dev);
-    cfg.devices = dev;
-    ndt_restart(&cfg);
+    restart_split(devices_for(n, dev, sizeof dev), dev);
     unsetenv("ND_EDGE_MIN_BYTES");
     nd_scope_begin();
     nd_array *u = int_grid(3, rows, 9);
@@ -819,11 +817,7 @@ NDT_TEST(partition, bad_settings_fail_clearly) {
 /* A step that moves axis 0 keeps its arrays whole, counted. */
 NDT_TEST(partition, transpose_counts_whole_array) {
     if (on_cuda()) cr_skip_test("the CPU backend's cpu:N (the cpu registration runs it)");
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = ND_BACKEND_CPU;
-    cfg.devices = "cpu:3";
-    ndt_restart(&cfg);
+    restart_split(ND_BACKEND_CPU, "cpu:3");
     nd_array *a = rand_array(5, 9, 7);
     cr_assert_eq(nd_sync(), ND_OK);
     nd_stats s0, s1;
@@ -876,11 +870,7 @@ NDT_TEST(partition, logical_devices_reported) {
     devices_for(1, dev, sizeof dev);
     first = atoi(dev);
     snprintf(dev, sizeof dev, "%d,%d", first, first);
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = ND_BACKEND_CUDA;
-    cfg.devices = dev;
-    ndt_restart(&cfg);
+    restart_split(ND_BACKEND_CUDA, dev);
     nd_scope_begin();
     nd_array *a = rand_array(3, 513, 257);
     nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
@@ -914,11 +904,7 @@ NDT_TEST(partition, gpu_lists_parsed_once) {
         cr_assert_eq(nd_init(&cfg), ND_ERR_ARG, "devices '%s' accepted", bad[i]);
         cr_assert(strstr(nd_last_error(), "GPU ordinals"), "%s", nd_last_error());
     }
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = ND_BACKEND_CPU;
-    cfg.devices = " 0 , 0 ";
-    ndt_restart(&cfg);
+    restart_split(ND_BACKEND_CPU, " 0 , 0 ");
     nd_scope_begin();
     nd_array *a = rand_array(7, 33, 9);
     nd_array *b = nd_add(nd_mul(a, a), nd_scalar(1.0));
@@ -980,11 +966,7 @@ static char mm_abuf[64 * 64 * 8], mm_bbuf[64 * 64 * 8], mm_got[64 * 64 * 8], mm_
  * after the matmul: both exact), D's bytes into out; the matmul's counts. */
 static void mm_run(int n, const mm_case *c, void *out, nd_stats *delta) {
     char dev[64];
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = devices_for(n, dev, sizeof dev);
-    cfg.devices = dev;
-    ndt_restart(&cfg);
+    restart_split(devices_for(n, dev, sizeof dev), dev);
     nd_scope_begin();
     nd_array *a = nd_from_host(mm_abuf, c->dt, ND_SHAPE(c->m, c->k));
     nd_array *b = nd_from_host(mm_bbuf, c->dt, ND_SHAPE(c->k, c->n));
@@ -1077,11 +1059,7 @@ NDT_TEST(partition, matmul_over_pieces_against_float64) {
  * returns the counts of the five flushes. */
 static void mm_chain(int n, int64_t m, int64_t k, double *x_out, nd_stats *delta) {
     char dev[64];
-    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.backend = devices_for(n, dev, sizeof dev);
-    cfg.devices = dev;
-    ndt_restart(&cfg);
+    restart_split(devices_for(n, dev, sizeof dev), dev);
     mm_fill(mm_a, m * k, 5, ND_FLOAT64);
     mm_fill(mm_b, k * k, 6, ND_FLOAT64);
     for (int64_t i = 0; i < k * k; i++) mm_b[i] *= 0.5;

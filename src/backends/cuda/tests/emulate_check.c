@@ -488,6 +488,35 @@ static void test_int_reduce(int ndim, const int64_t *shape, uint32_t axes, int64
     free(want);
 }
 
+/* k: a full sum over n points (a 1-d index space) of ins's last value,
+ * ins computing generated values (random draws of the points' index, no
+ * loads), the sum in out_dtype into slot 0: the shape pi and the generate
+ * + dot share. idx, pd and ins stay the caller's. */
+static void generated_sum(nd_kernel *k, nd_ir_access *idx, const char *name, int64_t n, uint8_t *pd, int n_params,
+                          nd_ir_inst *ins, int n_insts, nd_dtype out_dtype, uint64_t hash) {
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->ndim = 1;
+    k->shape[0] = n;
+    memset(idx, 0, sizeof *idx);
+    idx->strides[0] = 1;
+    k->n_slots = 1;
+    k->n_params = n_params;
+    k->param_dtypes = pd;
+    k->n_indices = 1;
+    k->indices = idx;
+    k->n_insts = n_insts;
+    k->insts = ins;
+    k->has_reduce = 1;
+    k->reduce.kind = ND_REDUCE_SUM;
+    k->reduce.axes = 1;
+    k->reduce.value = n_insts - 1;
+    k->reduce.out_dtype = (uint8_t)out_dtype;
+    k->reduce.out.slot = 0;
+    k->reduce.out.dtype = (uint8_t)out_dtype;
+    k->hash = hash;
+}
+
 /* pi: count of x*x + y*y <= 1 over n points, x and y float32 uniform draws
  * of streams 0 and 1, the bools cast to `count` (int64, or float64 as
  * examples/pi.c) and summed: threads count them in integers
@@ -495,13 +524,7 @@ static void test_int_reduce(int ndim, const int64_t *shape, uint32_t axes, int64
 static void test_pi(int64_t n, nd_dtype count) {
     test_no++;
     nd_kernel k;
-    memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "pi");
-    k.ndim = 1;
-    k.shape[0] = n;
     nd_ir_access idx;
-    memset(&idx, 0, sizeof idx);
-    idx.strides[0] = 1;
     uint8_t pd[4] = {ND_UINT64, ND_UINT64, ND_UINT64, ND_FLOAT32};
     nd_ir_inst ins[] = {
         {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0},          {ND_IR_RAND_UNIFORM, ND_FLOAT32, 0, 0, 0, 1, 0, 0},
@@ -510,21 +533,7 @@ static void test_pi(int64_t n, nd_dtype count) {
         {ND_IR_PARAM, ND_FLOAT32, 0, 3, 0, 0, 0, 0},        {ND_OP_LE, ND_BOOL, 0, 5, 6, 0, 0, 0},
         {ND_OP_CAST, (uint8_t)count, 0, 7, 0, 0, 0, 0},
     };
-    k.n_slots = 1;
-    k.n_params = 4;
-    k.param_dtypes = pd;
-    k.n_indices = 1;
-    k.indices = &idx;
-    k.n_insts = 9;
-    k.insts = ins;
-    k.has_reduce = 1;
-    k.reduce.kind = ND_REDUCE_SUM;
-    k.reduce.axes = 1;
-    k.reduce.value = 8;
-    k.reduce.out_dtype = (uint8_t)count;
-    k.reduce.out.slot = 0;
-    k.reduce.out.dtype = (uint8_t)count;
-    k.hash = 0x3000 + test_no;
+    generated_sum(&k, &idx, "pi", n, pd, 4, ins, 9, count, 0x3000 + test_no);
     nd_scalar_bits p[4];
     p[0].u = SEED;
     p[1].u = 0;
@@ -569,13 +578,7 @@ static double tree256(double *a) {
 static void test_dot(int64_t n, int persist) {
     test_no++;
     nd_kernel k;
-    memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "dot");
-    k.ndim = 1;
-    k.shape[0] = n;
     nd_ir_access idx;
-    memset(&idx, 0, sizeof idx);
-    idx.strides[0] = 1;
     uint8_t pd[3] = {ND_UINT64, ND_UINT64, ND_UINT64};
     nd_ir_inst ins[] = {
         {ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0},
@@ -583,21 +586,7 @@ static void test_dot(int64_t n, int persist) {
         {ND_IR_RAND_UNIFORM, ND_FLOAT64, 0, 0, 0, 2, 0, 0},
         {ND_OP_MUL, ND_FLOAT64, 0, 1, 2, 0, 0, 0},
     };
-    k.n_slots = 1;
-    k.n_params = 3;
-    k.param_dtypes = pd;
-    k.n_indices = 1;
-    k.indices = &idx;
-    k.n_insts = 4;
-    k.insts = ins;
-    k.has_reduce = 1;
-    k.reduce.kind = ND_REDUCE_SUM;
-    k.reduce.axes = 1;
-    k.reduce.value = 3;
-    k.reduce.out_dtype = ND_FLOAT64;
-    k.reduce.out.slot = 0;
-    k.reduce.out.dtype = ND_FLOAT64;
-    k.hash = 0x4000 + test_no;
+    generated_sum(&k, &idx, "dot", n, pd, 3, ins, 4, ND_FLOAT64, 0x4000 + test_no);
     nd_cuda_kinfo info;
     const uint64_t key = nd_cuda_kernel_key(&k);
     if (!persist) setenv("ND_CUDA_PERSIST", "0", 1);
