@@ -387,11 +387,15 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         /* Vector variant: a 1-d space whose accesses are unit-stride (loads
          * may also broadcast a single element). */
         int vec_ok = k->ndim == 1 && k->n_stores > 0 && k->n_gathers == 0, maxsize = 0;
-        /* the vector variant moves scalars of up to 8 bytes: not complex */
+        /* the vector variant moves elements of up to 8 bytes, two or more
+         * to a 16-byte word: complex64 (a plain two-float struct in the
+         * word's union) but not complex128 (one to a word: nothing gained).
+         * complex64 * float32 ran 347 us scalar against PyTorch's 311 on
+         * 2^26 elements (bench/results/2026-11-29-h200-fft-window.md) */
         for (int j = 0; j < k->n_loads; j++)
-            if (nd_dtype_is_complex(k->loads[j].dtype)) vec_ok = 0;
+            if (k->loads[j].dtype == ND_COMPLEX128) vec_ok = 0;
         for (int j = 0; j < k->n_stores; j++)
-            if (nd_dtype_is_complex(k->stores[j].at.dtype)) vec_ok = 0;
+            if (k->stores[j].at.dtype == ND_COMPLEX128) vec_ok = 0;
         for (int j = 0; vec_ok && j < k->n_loads; j++) {
             int64_t st = k->loads[j].strides[0];
             if (st != 0 && st != 1) vec_ok = 0;

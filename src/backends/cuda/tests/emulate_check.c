@@ -37,6 +37,7 @@ static const char *workdir;
     } while (0)
 
 static int test_no;
+static int last_vec; /* the vector width of the kernel emulate() generated last */
 /* The bad-index record of kernels that gather (struct ndk_bad). */
 static nd_ir_fail gather_bad_rec;
 static void *gather_bad = &gather_bad_rec;
@@ -52,6 +53,7 @@ static int emulate(const nd_kernel *k, void **slots, const nd_scalar_bits *param
         printf("kinfo: %s\n", nd_last_error());
         return 0;
     }
+    last_vec = info.vec;
     char *src;
     if (nd_cuda_codegen(k, &info, &src)) {
         printf("codegen: %s\n", nd_last_error());
@@ -946,6 +948,93 @@ static void test_parts(nd_dtype ct, int ndim, const int64_t *shape, int64_t coff
     free(want);
 }
 
+/* out = z * w, z complex, w real (cast to complex as NumPy promotes it),
+ * over n elements from offset off: the vector variant for complex64 (two
+ * elements to a 16-byte word), the scalar loop for both. Against NumPy's
+ * textbook product (wr - zi * 0, zr * 0 + zi * w) on the host, NaN for
+ * NaN; the output poisoned first, so an element left unwritten shows. */
+static void test_cmul(nd_dtype ct, int64_t n, int64_t off) {
+    test_no++;
+    const int f32 = ct == ND_COMPLEX64;
+    nd_dtype pt = f32 ? ND_FLOAT32 : ND_FLOAT64;
+    const size_t ps = f32 ? 4 : 8;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    k.ndim = 1;
+    k.shape[0] = n;
+    nd_ir_access ld[2];
+    memset(ld, 0, sizeof ld);
+    ld[0] = (nd_ir_access){0, (uint8_t)ct, {0}, off, {1}};
+    ld[1] = (nd_ir_access){1, (uint8_t)pt, {0}, off, {1}};
+    nd_ir_inst ins[4] = {{ND_IR_LOAD, (uint8_t)ct, 0, 0, -1, -1, -1, 0},
+                         {ND_IR_LOAD, (uint8_t)pt, 0, 1, -1, -1, -1, 0},
+                         {ND_OP_CAST, (uint8_t)ct, 0, 1, -1, -1, -1, 0},
+                         {ND_OP_MUL, (uint8_t)ct, 0, 0, 2, -1, -1, 0}};
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at = (nd_ir_access){2, (uint8_t)ct, {0}, off, {1}};
+    sto.value = 3;
+    k.n_slots = 3;
+    k.n_loads = 2;
+    k.loads = ld;
+    k.n_insts = 4;
+    k.insts = ins;
+    k.n_stores = 1;
+    k.stores = &sto;
+    snprintf(k.name, sizeof k.name, "cmul_%s_%lld", nd_dtype_name(ct), (long long)off);
+    k.hash = 0x6000 + test_no;
+    const int64_t len = off + n;
+    unsigned char *z = malloc((size_t)len * 2 * ps), *w = malloc((size_t)len * ps), *out = malloc((size_t)len * 2 * ps);
+    uint64_t rs = 7 + (uint64_t)test_no;
+    for (int64_t i = 0; i < len; i++)
+        for (int part = 0; part < 3; part++) {
+            rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+            double v = ((double)(rs >> 11) * 0x1p-53 * 2 - 1) * 100;
+            if (i == off + 3 && part == 0) v = NAN;
+            if (i == off + 4 && part == 1) v = INFINITY;
+            if (i == off + 5 && part == 2) v = -INFINITY;
+            unsigned char *at = part < 2 ? z + (2 * i + part) * ps : w + i * ps;
+            if (f32) {
+                float x = (float)v;
+                memcpy(at, &x, 4);
+            } else {
+                memcpy(at, &v, 8);
+            }
+        }
+    for (int vec = 0; vec < 2; vec++) {
+        memset(out, 0xff, (size_t)len * 2 * ps); /* NaN poison */
+        void *slots[3] = {z, w, out};
+        if (!emulate(&k, slots, NULL, vec)) {
+            CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+            break;
+        }
+        int bad = 0;
+        for (int64_t i = off; i < len; i++) {
+            double zr = get(z, pt, 2 * i), zi = get(z, pt, 2 * i + 1), x = get(w, pt, i), wr, wi;
+            if (f32) {
+                float a = (float)zr, b = (float)zi, c = (float)x, t1 = a * c, t2 = b * 0.0f, t3 = a * 0.0f, t4 = b * c;
+                wr = (double)(t1 - t2);
+                wi = (double)(t3 + t4);
+            } else {
+                double t1 = zr * x, t2 = zi * 0.0, t3 = zr * 0.0, t4 = zi * x;
+                wr = t1 - t2;
+                wi = t3 + t4;
+            }
+            double gr = get(out, pt, 2 * i), gi = get(out, pt, 2 * i + 1);
+            int ok = (isnan(wr) ? isnan(gr) : gr == wr) && (isnan(wi) ? isnan(gi) : gi == wi);
+            if (!ok && bad < 3)
+                printf("   t%d %s vec %d elem %lld: (%.9g, %.9g) want (%.9g, %.9g)\n", test_no, k.name, vec,
+                       (long long)i, gr, gi, wr, wi);
+            bad += !ok;
+        }
+        CHECK(bad == 0, "test %d %s vec %d: %d of %lld wrong", test_no, k.name, vec, bad, (long long)n);
+        CHECK(last_vec == (f32 ? 2 : 0), "test %d %s: vector width %d", test_no, k.name, last_vec);
+    }
+    free(z);
+    free(w);
+    free(out);
+}
+
 /* ND_IR_GATHER: out[r, m] = 2 * src[r, wrap(ix[r, m])] over (R, M), the
  * source (R, C) read along axis 1 (base strides {C, 0}, indexed stride 1),
  * or (reduce) the sum over m; one index `bad` (>= 0: its flat position)
@@ -1291,6 +1380,10 @@ int main(int argc, char **argv) {
             int64_t bc[2] = {0, 1};
             test_elem(2, sh2c, 5, bc, dts[d], normal); /* broadcast rows */
         }
+    /* complex times real: complex64's vector variant (an odd length: a tail), complex128's scalar loop */
+    test_cmul(ND_COMPLEX64, 1003, 0);
+    test_cmul(ND_COMPLEX64, 1003, 1);
+    test_cmul(ND_COMPLEX128, 1003, 0);
     /* integers: fresh, offset, reversed, strided, rows with a runtime residue, transposed */
     for (int wide = 0; wide < 2; wide++) {
         const uint64_t range = wide ? ((uint64_t)1 << 63) + 1 : ((uint64_t)1 << 31) + 1;
