@@ -666,7 +666,7 @@ static nd_status cu_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *c
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_matmul");
     lock(impl(be));
     nd_status s = nd_cuda_app_join(impl(be));
-    if (s == ND_OK) s = nd_cuda_run_matmul(be, mm, slots);
+    if (s == ND_OK) s = nd_cuda_run_matmul(be, mm, slots, 0, impl(be)->stream);
     unlock(impl(be));
     return s;
 }
@@ -983,6 +983,11 @@ static void ldevs_destroy(nd_cuda *cu) {
                 cudaStreamSynchronize(L->streams[s]);
                 cudaStreamDestroy(L->streams[s]);
             }
+        if (L->blas) cublasDestroy(L->blas);
+        if (L->blas_workspace) {
+            cudaFree(L->blas_workspace);
+            nd_mem_count_release(1, ND_CUDA_BLAS_WORKSPACE);
+        }
         if (L->owns_pool) {
             cudaMemPoolTrimTo(L->pool, 0);
             cudaMemPoolDestroy(L->pool);

@@ -282,6 +282,12 @@ typedef struct {
     cudaStream_t streams[ND_PLAN_STREAMS];/* logical device > 0: plan stream s (NULL until used) */
     cudaMemPool_t pool;                   /* its GPU's pool (NULL: cudaMalloc) */
     int owns_pool;                        /* made here (the first logical device on a GPU other than device 0's) */
+    /* logical device > 0: its own cuBLAS handle, made on its GPU and bound
+     * to its plan stream 0, and that handle's workspace (device 0's are
+     * nd_cuda's blas and blas_workspace): a matmul step runs where its rows
+     * live, and GEMMs of two devices may run at once */
+    cublasHandle_t blas;
+    void *blas_workspace;
 } nd_cuda_ldev;
 
 typedef struct nd_cuda {
@@ -370,7 +376,11 @@ nd_status nd_cuda_fail(cudaError_t e, const char *what);
         if (nd_cuda_e_ != cudaSuccess) return nd_cuda_fail(nd_cuda_e_, what); \
     } while (0)
 
-nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots);
+/* A matmul on logical device ldev (its cuBLAS handle; the fixed kernels
+ * launched on `stream`, which must be that device's plan stream 0, the
+ * stream its handle is bound to); the caller made its GPU current. */
+nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots, int ldev,
+                             cudaStream_t stream);
 
 /* user_kernel.c: a user kernel's function for this device (its source
  * compiled through the cache, or the program's), and one launch of it. */

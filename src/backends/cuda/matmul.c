@@ -111,7 +111,7 @@ static const char *const mm_names[ND_NUM_DTYPES] = {
     "nd_matmul_bfloat16", "nd_matmul_float32", "nd_matmul_float64", "nd_matmul_complex64",
     "nd_matmul_complex128"};
 
-static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *slots, int64_t nb) {
+static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *slots, int64_t nb, cudaStream_t stream) {
     if (!cu->imatmul_lib) {
         char *src = NULL;
         size_t n1 = strlen(nd_cuda_prelude), n2 = strlen(mm_source);
@@ -154,7 +154,7 @@ static nd_status run_fixed(nd_cuda *cu, const nd_matmul_desc *mm, void *const *s
     if (g > (int64_t)cu->sm_count * 32) g = (int64_t)cu->sm_count * 32;
     if (g < 1) g = 1;
     dim3 grid = {(unsigned)g, 1, 1}, block = {ND_CUDA_BLOCK, 1, 1};
-    e = cudaLaunchKernel((const void *)kern, grid, block, args, 0, cu->stream);
+    e = cudaLaunchKernel((const void *)kern, grid, block, args, 0, stream);
     if (e != cudaSuccess) return nd_cuda_fail(e, name);
     return ND_OK;
 }
@@ -168,33 +168,39 @@ static nd_status blas_fail(cublasStatus_t st, const char *what) {
                         cublasGetStatusString(st));
 }
 
-static nd_status ensure_blas(nd_cuda *cu) {
-    if (cu->blas) return ND_OK;
-    cublasStatus_t st = cublasCreate(&cu->blas);
+/* Logical device d's cuBLAS handle, made at its first matmul (its GPU is
+ * current then: a handle belongs to the device current at its creation)
+ * and bound to `stream`, d's plan stream 0. */
+static nd_status ensure_blas(nd_cuda *cu, int d, cudaStream_t stream, cublasHandle_t *out) {
+    cublasHandle_t *h = d == 0 ? &cu->blas : &cu->ldev[d].blas;
+    void **ws = d == 0 ? &cu->blas_workspace : &cu->ldev[d].blas_workspace;
+    *out = *h;
+    if (*h) return ND_OK;
+    cublasStatus_t st = cublasCreate(h);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        cu->blas = NULL;
+        *h = NULL;
         return blas_fail(st, "cublasCreate");
     }
-    st = cublasSetStream(cu->blas, cu->stream);
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH);
+    st = cublasSetStream(*h, stream);
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(*h, CUBLAS_DEFAULT_MATH);
     /* Our own workspace (set after the stream: setting a stream resets
      * it): cuBLAS then allocates nothing while a plan is being captured as
      * a CUDA Graph. 32 MiB is what Hopper's kernels ask for at most. */
-    if (st == CUBLAS_STATUS_SUCCESS && !cu->blas_workspace) {
-        if (cudaMalloc(&cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE) != cudaSuccess) {
+    if (st == CUBLAS_STATUS_SUCCESS && !*ws) {
+        if (cudaMalloc(ws, ND_CUDA_BLAS_WORKSPACE) != cudaSuccess) {
             (void)cudaGetLastError();
-            cu->blas_workspace = NULL;
+            *ws = NULL;
         } else {
             nd_mem_count_alloc(1, ND_CUDA_BLAS_WORKSPACE); /* nd_stats' bytes_in_use */
         }
     }
-    if (st == CUBLAS_STATUS_SUCCESS && cu->blas_workspace)
-        st = cublasSetWorkspace(cu->blas, cu->blas_workspace, ND_CUDA_BLAS_WORKSPACE);
+    if (st == CUBLAS_STATUS_SUCCESS && *ws) st = cublasSetWorkspace(*h, *ws, ND_CUDA_BLAS_WORKSPACE);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        cublasDestroy(cu->blas);
-        cu->blas = NULL;
+        cublasDestroy(*h);
+        *h = NULL;
         return blas_fail(st, "cublasSetStream/cublasSetMathMode");
     }
+    *out = *h;
     return ND_OK;
 }
 
@@ -267,7 +273,8 @@ static int plan_gemm(const nd_matmul_desc *mm, gemm_shape *g) {
     return 0;
 }
 
-nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots) {
+nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *const *slots, int ldev,
+                             cudaStream_t stream) {
     nd_cuda *cu = (nd_cuda *)be->impl;
     if (!nd_dtype_valid(mm->dtype) || mm->batch_ndim < 0 || mm->batch_ndim > ND_MAX_DIMS)
         return nd_error_set(ND_ERR_ARG, "cuda: matmul: invalid dtype or batch rank");
@@ -296,7 +303,7 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
         dt = CUDA_C_64F;
         ct = CUBLAS_COMPUTE_64F;
         break;
-    default: return run_fixed(cu, mm, slots, nb);
+    default: return run_fixed(cu, mm, slots, nb, stream);
     }
     gemm_shape g;
     int planned = mm->k > 0 && plan_gemm(mm, &g);
@@ -306,8 +313,9 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
         return mm->k == 0 ? ND_OK
                           : nd_error_set(ND_ERR_BACKEND, "cuda: an accumulating matmul step cuBLAS cannot address "
                                                          "(internal error)");
-    if (!planned) return run_fixed(cu, mm, slots, nb);
-    nd_status s = ensure_blas(cu);
+    if (!planned) return run_fixed(cu, mm, slots, nb, stream);
+    cublasHandle_t blas;
+    nd_status s = ensure_blas(cu, ldev, stream, &blas);
     if (s) return s;
 
     const int es = nd_cuda_mem_size((nd_dtype)mm->dtype);
@@ -327,7 +335,7 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
     int64_t sx, sy, sc;
     if (nb > 1 && nb <= 0x7fffffff && uniform_batch(mm, xb, &sx) && uniform_batch(mm, yb, &sy) &&
         uniform_batch(mm, mm->c_batch, &sc) && sc != 0) {
-        cublasStatus_t st = cublasGemmStridedBatchedEx(cu->blas, g.opx, g.opy, p, q, kk, alpha, x, dt, (int)g.ldx, sx,
+        cublasStatus_t st = cublasGemmStridedBatchedEx(blas, g.opx, g.opy, p, q, kk, alpha, x, dt, (int)g.ldx, sx,
                                                        y, dt, (int)g.ldy, sy, beta, c, dt, (int)g.ldd, sc, (int)nb,
                                                        ct, CUBLAS_GEMM_DEFAULT);
         return st == CUBLAS_STATUS_SUCCESS ? ND_OK : blas_fail(st, "cublasGemmStridedBatchedEx");
@@ -342,7 +350,7 @@ nd_status nd_cuda_run_matmul(nd_backend *be, const nd_matmul_desc *mm, void *con
             oy += idx * yb[d];
             oc += idx * mm->c_batch[d];
         }
-        cublasStatus_t st = cublasGemmEx(cu->blas, g.opx, g.opy, p, q, kk, alpha, (const char *)x + ox * es, dt,
+        cublasStatus_t st = cublasGemmEx(blas, g.opx, g.opy, p, q, kk, alpha, (const char *)x + ox * es, dt,
                                          (int)g.ldx, (const char *)y + oy * es, dt, (int)g.ldy, beta, c + oc * es, dt,
                                          (int)g.ldd, ct, CUBLAS_GEMM_DEFAULT);
         if (st != CUBLAS_STATUS_SUCCESS) return blas_fail(st, "cublasGemmEx");

@@ -162,8 +162,8 @@ static int step_ldev(const nd_cuda *cu, const nd_step *st) {
 }
 
 /* The plan stream a step runs on, of its logical device: the scheduler's,
- * but a matmul runs on plan stream 0 of logical device 0 (the stream
- * cuBLAS's handle is bound to), whichever device's rows it computes. */
+ * but a matmul runs on its device's plan stream 0 (the stream that
+ * device's cuBLAS handle is bound to: matmul.c's ensure_blas). */
 static int run_stream(const nd_step *st) { return st->kind == ND_STEP_MATMUL ? 0 : st->stream; }
 
 /* First run: kernels compiled and resolved, scratch and events made. */
@@ -197,7 +197,7 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         const int queue = step_ldev(cu, st);
-        int d = st->kind == ND_STEP_MATMUL ? 0 : queue;
+        int d = queue;
         /* ND_CUDA_SHARE_STREAMS: on the first device's GPU, its streams
          * (the plan streams then order the steps as on one device). */
         if (cu->share_streams && cu->ldev[d].ordinal == cu->device) d = 0;
@@ -340,11 +340,11 @@ static nd_status issue_step(nd_backend *be, nd_cuda_plan_state *ps, const nd_pla
         return nd_cuda_issue_kernel(cu, ps->kentries[i], k, ptrs, params, stream, partials, fail);
     }
     case ND_STEP_MATMUL: {
-        /* Library calls are on plan stream 0, the stream cuBLAS is bound to. */
+        /* on its device's plan stream 0 (run_stream), its cuBLAS handle's */
         char name[112];
         nd_step_label(st, name, sizeof name);
         ND_NVTX_PUSH(name);
-        nd_status s = nd_cuda_run_matmul(be, &st->matmul, bound->slots);
+        nd_status s = nd_cuda_run_matmul(be, &st->matmul, bound->slots, ps->ldev[i], stream);
         ND_NVTX_POP();
         return s;
     }
