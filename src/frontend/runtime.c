@@ -225,7 +225,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
  * it still holds to memory (42 of Black-Scholes' over 1000 elements, one
  * kernel when recorded whole). */
 #define ND_EARLY_FLUSH_UNSTORED_MIN 80
-#define ND_EARLY_FLUSH_MAX_BYTES ((size_t)64 << 20)
+/* (ND_EARLY_FLUSH_MAX_BYTES, the size of "large": runtime.h.) */
 
 static void early_flush_rearm(void) {
     nd_rt.early_flush_at = nd_rt.cfg.early_flush == 1 ? ND_EARLY_FLUSH_FIRST : 0;

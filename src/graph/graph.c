@@ -17,7 +17,7 @@ void nd_graph_destroy(nd_graph *g) {
     memset(g, 0, sizeof *g);
 }
 
-nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
+nd_node *nd_graph_add_node_slow(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
     if (g->n_nodes == g->cap_nodes) {
         uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
         nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
@@ -67,7 +67,7 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
     for (int k = 0; k < ndim; k++) r->shape[k] = shape[k];
 }
 
-int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
+int nd_graph_set_output_slow(nd_graph *g, nd_node *n, nd_buffer *b) {
     uint32_t v = nd_buffer_add_writer(b, n->index);
     if (v == UINT32_MAX) {
         /* No memory to record the write: the node goes, as if never added
