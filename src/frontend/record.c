@@ -10,9 +10,7 @@
 #include "common/callsite.h"
 #include "frontend/frontend.h"
 
-void nd_fe_release(nd_array *a) {
-    if (!a) return;
-    if (--a->refs > 0) return;
+void nd_fe_release_last(nd_array *a) {
     if (a->scope_slot >= 0) nd_runtime_untrack(a);
     /* The last handle of a pending value nothing else reads (refs: the
      * handle and its one writer): that node may be dead now, newest or

@@ -471,11 +471,7 @@ nd_status nd_init(const nd_config *cfg) {
     return ND_OK;
 }
 
-nd_status nd_runtime_ensure(void) {
-    assert(nd_api_held() && "nd_runtime_ensure outside a public function's API guard");
-    if (nd_rt.initialised) return ND_OK;
-    return nd_init(NULL);
-}
+nd_status nd_runtime_start(void) { return nd_init(NULL); }
 
 nd_status nd_runtime_drain(void) { return nd_flush_worker_drain(nd_rt.worker); }
 void nd_runtime_wait(void) { nd_flush_worker_wait(nd_rt.worker); }

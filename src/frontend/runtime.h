@@ -4,6 +4,9 @@
 #ifndef ND_FRONTEND_RUNTIME_H
 #define ND_FRONTEND_RUNTIME_H
 
+#include <assert.h>
+
+#include "common/api_guard.h"
 #include "common/freelist.h"
 #include "graph/graph.h"
 #include "scheduler/scheduler.h"
@@ -67,8 +70,14 @@ void nd_runtime_backend_trim(void);
 /* Has the backend compile user loop l (nd_ufunc_define); fn names the
  * public call in errors. */
 nd_status nd_runtime_prepare_ufunc(const char *fn, const nd_ufunc_loop *l);
-/* Starts the runtime with defaults if it is not running; ND_OK if running. */
-nd_status nd_runtime_ensure(void);
+/* Starts the runtime with defaults if it is not running; ND_OK if running.
+ * Inline: every public call that records asks. */
+nd_status nd_runtime_start(void);
+static inline nd_status nd_runtime_ensure(void) {
+    assert(nd_api_held() && "nd_runtime_ensure outside a public function's API guard");
+    if (__builtin_expect(nd_rt.initialised, 1)) return ND_OK;
+    return nd_runtime_start();
+}
 /* Waits for the flush in flight on the executor thread (before reading
  * buffer state: host reads, stats, dumps); returns its error, if any. */
 nd_status nd_runtime_drain(void);
