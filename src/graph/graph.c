@@ -38,6 +38,10 @@ nd_node *nd_graph_add_node_slow(nd_graph *g, nd_node_kind kind, int n_inputs, ui
     g->nodes[g->n_nodes++] = n;
     return n;
 oom:
+    return nd_graph_oom();
+}
+
+nd_node *nd_graph_oom(void) {
     nd_error_set(ND_ERR_OOM, "out of host memory while recording an operation");
     return NULL;
 }
@@ -103,7 +107,10 @@ static nd_node *dead_writer(const nd_graph *g, const nd_buffer *b) {
     return n->kind == ND_NODE_MAP && n->out == b ? n : NULL;
 }
 
-uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
+/* Not inlined into a handle's release (link-time optimisation did): its
+ * stack of 32 buffers and six saved registers were paid by every release,
+ * and most releases (a scope's end) never call it. */
+__attribute__((noinline)) uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
     /* Buffers whose writer may be dead: b, then the inputs a dropped node
      * was the last reader of. A chain deeper than the stack is left to
      * the flush, which drops it too. */

@@ -34,24 +34,17 @@ void nd_graph_destroy(nd_graph *g); /* releases all pending refs */
  * ND_ERR_OOM on failure. The caller fills the fields, then calls
  * nd_graph_set_input for each input and nd_graph_set_output. */
 nd_node *nd_graph_add_node_slow(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes);
-static inline nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs,
-                                         uint32_t tail_bytes) {
-    /* Inline while nodes[] has room and the arena's block has space (every
-     * op but one in thousands); otherwise graph.c grows them. One arena
-     * block holds the node, its refs and its tail side by side
-     * (nd_node_block_bytes). */
-    const size_t bytes = (sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref) + tail_bytes + 15u) &
-                         ~(size_t)15u;
-    nd_arena_block *h = g->arena.head;
-    if (__builtin_expect(g->n_nodes == g->cap_nodes || !h || h->used + bytes > h->cap, 0))
+/* The arena had no memory for a node: NULL + ND_ERR_OOM. */
+nd_node *nd_graph_oom(void);
+static inline __attribute__((always_inline)) nd_node *
+nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
+    /* Inline while nodes[] has room (every op but one in thousands);
+     * otherwise graph.c grows it. One arena block holds the node, its refs
+     * and its tail side by side (nd_node_block_bytes). */
+    if (__builtin_expect(g->n_nodes == g->cap_nodes, 0))
         return nd_graph_add_node_slow(g, kind, n_inputs, tail_bytes);
-    nd_node *n = (nd_node *)(void *)(h->data + h->used);
-    h->used += bytes;
-    /* A size GCC sees as constant (two inputs: 552 bytes) becomes `rep
-     * stosq`, slower to start than libc's memset: keep it opaque. */
-    size_t zero_bytes = bytes;
-    __asm__("" : "+r"(zero_bytes));
-    memset(n, 0, zero_bytes);
+    nd_node *n = nd_arena_alloc(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref) + tail_bytes);
+    if (__builtin_expect(!n, 0)) return nd_graph_oom();
     n->index = g->n_nodes;
     n->kind = (uint8_t)kind;
     n->n_inputs = (uint8_t)n_inputs;
