@@ -6,7 +6,10 @@
 #include <stdint.h>
 #include <string.h>
 
-static int check_inputs(const char *fn, nd_array *a, const char *an, nd_array *b, const char *bn) {
+/* Inline: every elementwise op's first step (a call cost a third of it). */
+static inline __attribute__((always_inline)) int check_inputs(const char *fn, nd_array *a,
+                                                              const char *an, nd_array *b,
+                                                              const char *bn) {
     if (nd_fe_arg(fn, an, a)) return -1;
     if (bn && nd_fe_arg(fn, bn, b)) return -1;
     return nd_runtime_ensure() == ND_OK ? 0 : -1;

@@ -34,8 +34,13 @@
 #include "common/lib_calls.h"
 #include "frontend/runtime.h"
 
-/* Releases one reference (clearing the handle's scope slot when it dies). */
-void nd_fe_release(nd_array *a);
+/* Releases one reference (clearing the handle's scope slot when it dies).
+ * Inline: a scope's end releases each of its handles, most of them not
+ * the last reference to anything but the handle. */
+void nd_fe_release_last(nd_array *a);
+static inline void nd_fe_release(nd_array *a) {
+    if (a && --a->refs <= 0) nd_fe_release_last(a);
+}
 /* " ('grid')" for an array whose data nd_set_name named, else "" (for
  * messages; naming.c). */
 const char *nd_fe_name_note(const nd_array *a, char *buf, size_t cap);

@@ -27,7 +27,9 @@ typedef struct {
 } named_scope;
 
 static _Thread_local named_scope named[NAMED_DEPTH];
-static _Thread_local int32_t n_named;
+/* Read at every nd_scope_end: initial-exec, as the API guard's state (a
+ * __tls_get_addr call otherwise). */
+static _Thread_local int32_t n_named __attribute__((tls_model("initial-exec")));
 
 void nd_fe_scope_names_closed(int32_t depth) {
     while (n_named > 0 && named[n_named - 1].depth > depth) nd_api_tls.scope = named[--n_named].outer;

@@ -225,7 +225,7 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
  * it still holds to memory (42 of Black-Scholes' over 1000 elements, one
  * kernel when recorded whole). */
 #define ND_EARLY_FLUSH_UNSTORED_MIN 80
-#define ND_EARLY_FLUSH_MAX_BYTES ((size_t)64 << 20)
+/* (ND_EARLY_FLUSH_MAX_BYTES, the size of "large": runtime.h.) */
 
 static void early_flush_rearm(void) {
     nd_rt.early_flush_at = nd_rt.cfg.early_flush == 1 ? ND_EARLY_FLUSH_FIRST : 0;
@@ -471,11 +471,7 @@ nd_status nd_init(const nd_config *cfg) {
     return ND_OK;
 }
 
-nd_status nd_runtime_ensure(void) {
-    assert(nd_api_held() && "nd_runtime_ensure outside a public function's API guard");
-    if (nd_rt.initialised) return ND_OK;
-    return nd_init(NULL);
-}
+nd_status nd_runtime_start(void) { return nd_init(NULL); }
 
 nd_status nd_runtime_drain(void) { return nd_flush_worker_drain(nd_rt.worker); }
 void nd_runtime_wait(void) { nd_flush_worker_wait(nd_rt.worker); }

@@ -4,6 +4,9 @@
 #ifndef ND_FRONTEND_RUNTIME_H
 #define ND_FRONTEND_RUNTIME_H
 
+#include <assert.h>
+
+#include "common/api_guard.h"
 #include "common/freelist.h"
 #include "graph/graph.h"
 #include "scheduler/scheduler.h"
@@ -67,8 +70,14 @@ void nd_runtime_backend_trim(void);
 /* Has the backend compile user loop l (nd_ufunc_define); fn names the
  * public call in errors. */
 nd_status nd_runtime_prepare_ufunc(const char *fn, const nd_ufunc_loop *l);
-/* Starts the runtime with defaults if it is not running; ND_OK if running. */
-nd_status nd_runtime_ensure(void);
+/* Starts the runtime with defaults if it is not running; ND_OK if running.
+ * Inline: every public call that records asks. */
+nd_status nd_runtime_start(void);
+static inline nd_status nd_runtime_ensure(void) {
+    assert(nd_api_held() && "nd_runtime_ensure outside a public function's API guard");
+    if (__builtin_expect(nd_rt.initialised, 1)) return ND_OK;
+    return nd_runtime_start();
+}
 /* Waits for the flush in flight on the executor thread (before reading
  * buffer state: host reads, stats, dumps); returns its error, if any. */
 nd_status nd_runtime_drain(void);
@@ -101,6 +110,21 @@ static inline void nd_runtime_after_record(void) {
     if ((int64_t)nd_rt.graph.n_nodes >= nd_rt.cfg.max_pending || nd_rt.early_flush_at)
         nd_runtime_after_record_check();
 }
+/* Early flushes stop for the rest of the run once a value this large is
+ * recorded (runtime.c says why). */
+#define ND_EARLY_FLUSH_MAX_BYTES ((size_t)64 << 20)
+/* nd_runtime_after_record when the caller has the new node's buffer at
+ * hand (every elementwise op): the check is called only when it has
+ * something to do, not on every op while early flushes are armed. */
+static inline void nd_runtime_after_record_of(const nd_buffer *out) {
+    nd_rt.stats.nodes_recorded++;
+    const int64_t n = (int64_t)nd_rt.graph.n_nodes;
+    if (__builtin_expect(n >= nd_rt.cfg.max_pending ||
+                             (nd_rt.early_flush_at &&
+                              (n >= nd_rt.early_flush_at || out->nbytes > ND_EARLY_FLUSH_MAX_BYTES)),
+                         0))
+        nd_runtime_after_record_check();
+}
 /* Called before a node is added to the graph: runs an early flush that is
  * due (the statements before are complete and their temporaries freed). */
 void nd_runtime_early_flush(void);
@@ -109,8 +133,31 @@ static inline void nd_runtime_before_record(void) {
 }
 /* Drops the weak scalars' buffers the runtime keeps (nd_shutdown). */
 void nd_runtime_forget_weak_buffers(void);
-/* Registers a new handle in this thread's innermost scope (if any). */
-nd_array *nd_runtime_track(nd_array *a);
+/* A thread's scopes: its handles on one array (items) with marks[d]
+ * where depth d starts (d = 1..depth); scope.c. */
+typedef struct nd_scope_stack {
+    nd_array **items;
+    int64_t n_items, cap_items;
+    int64_t *marks;
+    int32_t depth, cap_depth;
+} nd_scope_stack;
+/* The calling thread's stack (NULL until its first nd_scope_begin). Read
+ * on every op: initial-exec, as the API guard's state. */
+extern _Thread_local nd_scope_stack *nd_fe_my_scopes
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+/* nd_runtime_track when the stack's array is full: grows it. */
+nd_array *nd_runtime_track_grow(nd_array *a);
+/* Registers a new handle in this thread's innermost scope (if any).
+ * Inline: every public call that makes a handle ends here. */
+static inline nd_array *nd_runtime_track(nd_array *a) {
+    nd_scope_stack *s = nd_fe_my_scopes;
+    if (!a || !s || s->depth == 0) return a;
+    if (__builtin_expect(s->n_items == s->cap_items, 0)) return nd_runtime_track_grow(a);
+    a->scope_slot = (int32_t)s->n_items;
+    a->scope_owner = s;
+    s->items[s->n_items++] = a;
+    return a;
+}
 /* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */
 void nd_runtime_untrack(nd_array *a);
 /* nd_shutdown: closes the calling thread's scopes and frees its stack;

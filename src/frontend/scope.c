@@ -24,33 +24,19 @@
 #include "frontend/naming.h"
 #include "common/alloc.h"
 
-typedef struct nd_scope_stack {
-    nd_array **items;
-    int64_t n_items, cap_items;
-    int64_t *marks;
-    int32_t depth, cap_depth;
-} nd_scope_stack;
-
-/* The calling thread's stack (NULL until its first nd_scope_begin). Read on
- * every op (nd_runtime_track): initial-exec, as the API guard's state. */
-static _Thread_local nd_scope_stack *my_scopes __attribute__((tls_model("initial-exec")));
+/* (nd_scope_stack and the thread's stack, nd_fe_my_scopes: runtime.h.) */
+_Thread_local nd_scope_stack *nd_fe_my_scopes __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static int exit_key_made;
 
-nd_array *nd_runtime_track(nd_array *a) {
-    nd_scope_stack *s = my_scopes;
-    if (!a || !s || s->depth == 0) return a;
-    if (s->n_items == s->cap_items) {
-        int64_t cap = s->cap_items ? s->cap_items * 2 : 256;
-        nd_array **items = nd_realloc(s->items, (size_t)cap * sizeof *items);
-        if (!items) return a; /* stays alive, untracked: a leak, not a crash */
-        s->items = items;
-        s->cap_items = cap;
-    }
-    a->scope_slot = (int32_t)s->n_items;
-    a->scope_owner = s;
-    s->items[s->n_items++] = a;
-    return a;
+nd_array *nd_runtime_track_grow(nd_array *a) {
+    nd_scope_stack *s = nd_fe_my_scopes;
+    int64_t cap = s->cap_items ? s->cap_items * 2 : 256;
+    nd_array **items = nd_realloc(s->items, (size_t)cap * sizeof *items);
+    if (!items) return a; /* stays alive, untracked: a leak, not a crash */
+    s->items = items;
+    s->cap_items = cap;
+    return nd_runtime_track(a);
 }
 
 void nd_runtime_untrack(nd_array *a) {
@@ -81,18 +67,18 @@ static void close_scope(nd_scope_stack *s) {
 
 /* Closes every scope of this thread and frees its stack. */
 static void free_my_stack(void) {
-    nd_scope_stack *s = my_scopes;
+    nd_scope_stack *s = nd_fe_my_scopes;
     if (!s) return;
     while (s->depth > 0) close_scope(s);
     nd_fe_scope_names_closed(0);
     free(s->items);
     free(s->marks);
     free(s);
-    my_scopes = NULL;
+    nd_fe_my_scopes = NULL;
 }
 
 /* A thread exits: its scopes close as if it had called nd_scope_end. The
- * argument may be stale (a stack freed by nd_shutdown): my_scopes says. */
+ * argument may be stale (a stack freed by nd_shutdown): nd_fe_my_scopes says. */
 static void thread_exit(void *unused) {
     (void)unused;
     nd_api_enter("nd_scope_end");
@@ -104,7 +90,7 @@ static void thread_exit(void *unused) {
 void nd_scope_shutdown(void) { free_my_stack(); }
 
 static nd_scope_stack *stack_of_this_thread(void) {
-    if (my_scopes) return my_scopes;
+    if (nd_fe_my_scopes) return nd_fe_my_scopes;
     if (!exit_key_made) {
         if (pthread_key_create(&exit_key, thread_exit) != 0) {
             nd_error_set(ND_ERR_BACKEND, "nd_scope_begin: could not register a thread-exit "
@@ -120,7 +106,7 @@ static nd_scope_stack *stack_of_this_thread(void) {
                      "stack");
         return NULL;
     }
-    my_scopes = s;
+    nd_fe_my_scopes = s;
     return s;
 }
 
@@ -159,7 +145,7 @@ void nd_scope_begin(void) {
 
 void nd_scope_end(void) {
     ND_API_GUARD();
-    nd_scope_stack *s = my_scopes;
+    nd_scope_stack *s = nd_fe_my_scopes;
     if (!s || s->depth == 0) {
         nd_error_set(ND_ERR_STATE, "nd_scope_end: no scope is open on this thread (each "
                      "nd_scope_end needs a matching nd_scope_begin on the same thread; "
@@ -170,13 +156,13 @@ void nd_scope_end(void) {
     nd_fe_scope_names_closed(s->depth);
 }
 
-int32_t nd_fe_scope_depth(void) { return my_scopes ? my_scopes->depth : 0; }
+int32_t nd_fe_scope_depth(void) { return nd_fe_my_scopes ? nd_fe_my_scopes->depth : 0; }
 
 nd_array *nd_keep(nd_array *a) {
     ND_API_GUARD();
     if (!a) return NULL;
     if (nd_fe_arg_handle("nd_keep", "a", a)) return NULL;
-    nd_scope_stack *s = my_scopes;
+    nd_scope_stack *s = nd_fe_my_scopes;
     int32_t slot = a->scope_slot;
     /* Untracked, another thread's, or already in an outer scope. */
     if (slot < 0 || !s || a->scope_owner != s || s->depth == 0 || slot < s->marks[s->depth])

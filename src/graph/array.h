@@ -4,6 +4,9 @@
 #ifndef ND_GRAPH_ARRAY_H
 #define ND_GRAPH_ARRAY_H
 
+#include <string.h>
+
+#include "common/callsite.h"
 #include "common/dtype.h"
 #include "graph/buffer.h"
 
@@ -60,8 +63,63 @@ struct nd_array {
 /* A view of `buf` (takes a buffer reference and a handle). refs = 1. */
 nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset);
-/* A contiguous row-major view of all of `buf`. */
-nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim, const int64_t *shape);
+/* The handles alive, newest first (array.c; every handle is made and
+ * freed under the API lock), read by the inline constructor below. */
+extern nd_array *nd_array_live_head __attribute__((visibility("hidden")));
+/* A handle could not be allocated: NULL + ND_ERR_OOM. */
+nd_array *nd_array_oom(void) __attribute__((visibility("hidden")));
+
+/* A handle of buf with every field but its shape and strides set. */
+static inline nd_array *nd_array_handle_new(nd_buffer *buf, nd_dtype dtype, int ndim,
+                                            int64_t offset) {
+    nd_array *a = nd_freelist_take(nd_buffer_hooks_arrays(), sizeof *a);
+    if (__builtin_expect(!a, 0)) return nd_array_oom();
+    a->refs = 1;
+    a->buf = buf;
+    a->dtype = dtype;
+    a->ndim = (uint8_t)ndim;
+    a->weak = ND_STRONG;
+    a->readonly = 0;
+    a->state = ND_ARRAY_LIVE;
+    a->scope_slot = -1;
+    a->scope_owner = NULL;
+    a->origin = nd_site_label(nd_api_current());
+    a->listed = 1;
+    a->live_prev = NULL;
+    nd_array *head = nd_array_live_head;
+    a->live_next = head;
+    if (head) head->live_prev = a;
+    nd_array_live_head = a;
+    a->offset = offset;
+    a->weak_value.u = 0;
+    /* The unused axes read as extent 1, stride 0. Whole arrays of fixed
+     * size are a few vector stores; the loop from ndim became a memset
+     * call on every handle made. */
+    static const int64_t ones[ND_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+    _Static_assert(ND_MAX_DIMS == 8, "ones lists one 1 per axis");
+    memcpy(a->shape, ones, sizeof a->shape);
+    memset(a->strides, 0, sizeof a->strides);
+    nd_buffer_ref(buf);
+    buf->handles++;
+    return a;
+}
+
+/* A contiguous row-major view of all of `buf`. Inline: every op's result
+ * is one. */
+static inline nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, int ndim,
+                                                const int64_t *shape) {
+    nd_array *a = nd_array_handle_new(buf, dtype, ndim, 0);
+    if (!a) return NULL;
+    /* The extents and strides written into the handle in one pass, last
+     * axis first. */
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        a->shape[i] = shape[i];
+        a->strides[i] = s;
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return a;
+}
 /* Releases handle + buffer reference and the struct (called when refs = 0). */
 void nd_array_destroy(nd_array *a);
 

@@ -11,9 +11,10 @@
 /* Set once by the runtime when it starts a backend: buffers release their
  * memory through it, so the graph layer needs no backend of its own. */
 static nd_buffer_memory_hooks memory_hooks;
-/* Buffers not dead, newest first (API lock: buffers are made and dropped
- * on user threads only). */
-static nd_buffer *live_head;
+/* Buffers not dead, newest first, and the descriptors' free list
+ * (buffer.h, read by the inline nd_buffer_new). */
+nd_buffer *nd_buffer_live_head;
+struct nd_freelist *nd_buffer_descriptors;
 
 struct nd_freelist *nd_buffer_arrays_list;
 
@@ -23,44 +24,12 @@ void nd_buffer_set_memory_hooks(const nd_buffer_memory_hooks *hooks) {
     else
         memset(&memory_hooks, 0, sizeof memory_hooks);
     nd_buffer_arrays_list = memory_hooks.arrays;
+    nd_buffer_descriptors = memory_hooks.buffers;
 }
 
-nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
-    nd_buffer *b = nd_freelist_take(memory_hooks.buffers, sizeof *b);
-    if (!b) {
-        nd_error_set(ND_ERR_OOM, "out of host memory for a buffer descriptor");
-        return NULL;
-    }
-    /* Field by field, not memset or a compound literal: GCC makes those a
-     * `rep stos`, whose start-up (~13 ns) was a fifth of recording an op.
-     * inline_writers and inline_host are read only after being written. */
-    _Static_assert(sizeof(void *) != 8 || sizeof(nd_buffer) == 192,
-                   "a new nd_buffer field: initialise it here");
-    b->refs = 1;
-    b->handles = 0;
-    b->nbytes = nbytes;
-    b->dtype = dtype;
-    b->dead = 0;
-    b->named = 0;
-    for (int m = 0; m < ND_MAX_MEMORIES; m++) b->mem[m] = NULL;
-    b->valid = 0;
-    b->version = 0;
-    b->n_writers = 0;
-    b->cap_writers = 2;
-    b->writers = b->inline_writers;
-    b->error = ND_OK;
-    b->failure = NULL;
-    b->failed_label = NULL;
-    b->twin = NULL;
-    b->borrow = NULL;
-    b->stamp = 0;
-    b->slot = -1;
-    b->live_prev = NULL;
-    b->pieces = NULL;
-    b->live_next = live_head;
-    if (live_head) live_head->live_prev = b;
-    live_head = b;
-    return b;
+nd_buffer *nd_buffer_oom(void) {
+    nd_error_set(ND_ERR_OOM, "out of host memory for a buffer descriptor");
+    return NULL;
 }
 
 int nd_buffer_use_inline_host(nd_buffer *b) {
@@ -111,28 +80,33 @@ static void release_twin(nd_buffer *b) {
 void nd_buffer_free(nd_buffer *b) {
     if (!b->dead) {
         if (b->live_prev) b->live_prev->live_next = b->live_next;
-        else live_head = b->live_next;
+        else nd_buffer_live_head = b->live_next;
         if (b->live_next) b->live_next->live_prev = b->live_prev;
     }
     drop_borrow(b);
-    for (int m = 0; m < ND_MAX_MEMORIES; m++) {
-        if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
-        if (memory_hooks.release)
-            memory_hooks.release(memory_hooks.ctx, m, b->mem[m], b->nbytes);
-        else if (m == ND_MEMORY_HOST)
-            free(b->mem[m]); /* runtime already gone: host memory is plain */
+    /* Most buffers freed while recording never had memory (a value dead
+     * before any flush): one test for all of their copies. */
+    _Static_assert(ND_MAX_MEMORIES == 4, "the test below names every memory");
+    if (b->mem[0] || b->mem[1] || b->mem[2] || b->mem[3]) {
+        for (int m = 0; m < ND_MAX_MEMORIES; m++) {
+            if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
+            if (memory_hooks.release)
+                memory_hooks.release(memory_hooks.ctx, m, b->mem[m], b->nbytes);
+            else if (m == ND_MEMORY_HOST)
+                free(b->mem[m]); /* runtime already gone: host memory is plain */
+        }
     }
     if (b->twin) release_twin(b);
-    release_pieces(&b->pieces);
+    if (b->pieces) release_pieces(&b->pieces);
     if (b->writers != b->inline_writers) free(b->writers);
-    nd_buffer_clear_failure(b);
+    if (b->failure) nd_buffer_clear_failure(b);
     if (b->named) nd_name_forget(b);
-    nd_freelist_give(memory_hooks.buffers, b);
+    nd_freelist_give(nd_buffer_descriptors, b);
 }
 
 int64_t nd_buffer_release_all(void) {
     int64_t n = 0;
-    for (nd_buffer *b = live_head, *next; b; b = next, n++) {
+    for (nd_buffer *b = nd_buffer_live_head, *next; b; b = next, n++) {
         next = b->live_next;
         drop_borrow(b);
         for (int m = 0; m < ND_MAX_MEMORIES; m++) {
@@ -153,7 +127,7 @@ int64_t nd_buffer_release_all(void) {
         b->dead = 1;
         b->live_prev = b->live_next = NULL;
     }
-    live_head = NULL;
+    nd_buffer_live_head = NULL;
     return n;
 }
 
@@ -247,7 +221,7 @@ void nd_buffer_clear_failure(nd_buffer *b) {
 
 uint64_t nd_buffers_twin_bytes(void) {
     uint64_t n = 0;
-    for (const nd_buffer *b = live_head; b; b = b->live_next)
+    for (const nd_buffer *b = nd_buffer_live_head; b; b = b->live_next)
         if (b->twin && b->twin->mem) n += b->twin->mem_bytes;
     return n;
 }

@@ -17,7 +17,7 @@ void nd_graph_destroy(nd_graph *g) {
     memset(g, 0, sizeof *g);
 }
 
-nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
+nd_node *nd_graph_add_node_slow(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
     if (g->n_nodes == g->cap_nodes) {
         uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
         nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
@@ -38,6 +38,10 @@ nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_
     g->nodes[g->n_nodes++] = n;
     return n;
 oom:
+    return nd_graph_oom();
+}
+
+nd_node *nd_graph_oom(void) {
     nd_error_set(ND_ERR_OOM, "out of host memory while recording an operation");
     return NULL;
 }
@@ -67,7 +71,7 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
     for (int k = 0; k < ndim; k++) r->shape[k] = shape[k];
 }
 
-int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
+int nd_graph_set_output_slow(nd_graph *g, nd_node *n, nd_buffer *b) {
     uint32_t v = nd_buffer_add_writer(b, n->index);
     if (v == UINT32_MAX) {
         /* No memory to record the write: the node goes, as if never added
@@ -103,7 +107,10 @@ static nd_node *dead_writer(const nd_graph *g, const nd_buffer *b) {
     return n->kind == ND_NODE_MAP && n->out == b ? n : NULL;
 }
 
-uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
+/* Not inlined into a handle's release (link-time optimisation did): its
+ * stack of 32 buffers and six saved registers were paid by every release,
+ * and most releases (a scope's end) never call it. */
+__attribute__((noinline)) uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b) {
     /* Buffers whose writer may be dead: b, then the inputs a dropped node
      * was the last reader of. A chain deeper than the stack is left to
      * the flush, which drops it too. */

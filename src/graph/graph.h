@@ -4,6 +4,9 @@
 #ifndef ND_GRAPH_GRAPH_H
 #define ND_GRAPH_GRAPH_H
 
+#include <string.h>
+
+#include "common/api_guard.h"
 #include "common/arena.h"
 #include "graph/array.h"
 #include "graph/node.h"
@@ -30,7 +33,27 @@ void nd_graph_destroy(nd_graph *g); /* releases all pending refs */
  * them (graph/node.h's nd_node_tail_bytes); sets index. NULL +
  * ND_ERR_OOM on failure. The caller fills the fields, then calls
  * nd_graph_set_input for each input and nd_graph_set_output. */
-nd_node *nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes);
+nd_node *nd_graph_add_node_slow(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes);
+/* The arena had no memory for a node: NULL + ND_ERR_OOM. */
+nd_node *nd_graph_oom(void);
+static inline __attribute__((always_inline)) nd_node *
+nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
+    /* Inline while nodes[] has room (every op but one in thousands);
+     * otherwise graph.c grows it. One arena block holds the node, its refs
+     * and its tail side by side (nd_node_block_bytes). */
+    if (__builtin_expect(g->n_nodes == g->cap_nodes, 0))
+        return nd_graph_add_node_slow(g, kind, n_inputs, tail_bytes);
+    nd_node *n = nd_arena_alloc(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref) + tail_bytes);
+    if (__builtin_expect(!n, 0)) return nd_graph_oom();
+    n->index = g->n_nodes;
+    n->kind = (uint8_t)kind;
+    n->n_inputs = (uint8_t)n_inputs;
+    n->tail_bytes = tail_bytes;
+    n->inputs = n_inputs ? (nd_ref *)(n + 1) : NULL;
+    n->scope = nd_api_tls.scope; /* in padding: the node does not grow */
+    g->nodes[g->n_nodes++] = n;
+    return n;
+}
 /* inputs[i] := view of array `a` (takes a buffer reference; records the
  * version read). For a weak scalar the ref is a constant. ndim/shape/strides
  * given explicitly so callers can pass a broadcast view. */
@@ -43,7 +66,19 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
  * be g's last node. -1 when there is no host memory to record the write:
  * then n is removed from g (its input references released) and the caller
  * reports ND_ERR_OOM. */
-int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b);
+int nd_graph_set_output_slow(nd_graph *g, nd_node *n, nd_buffer *b);
+static inline int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
+    /* Inline while b's writer list has room (its first two writers are in
+     * the buffer itself); graph.c grows it. */
+    if (__builtin_expect(b->n_writers == b->cap_writers, 0)) return nd_graph_set_output_slow(g, n, b);
+    b->writers[b->n_writers++] = n->index;
+    n->out = b;
+    b->refs++;
+    /* Version 0 is the buffer as created; every write makes the next one
+     * (nd_buffer_add_writer). */
+    n->out_version = ++b->version;
+    return 0;
+}
 
 /* Removes g's last node, which set_output made the last writer of its
  * buffer: the write is undone and its references released (a user kernel
