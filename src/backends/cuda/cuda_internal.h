@@ -310,10 +310,10 @@ typedef struct nd_cuda {
     /* the small batched solves' kernels by dtype (float32, float64,
      * complex64, complex128) and n (lib_small_solve.c), NULL until used */
     cudaKernel_t small_solve[4][33];
-    /* Cholesky's triangle passes (lib_cholesky.c): their library, and
-     * the pack and unpack kernels by dtype as small_solve, NULL until used */
+    /* Cholesky's pack pass (lib_cholesky.c): its library, and its
+     * kernel by dtype as small_solve, NULL until used */
     cudaLibrary_t chol_lib;
-    cudaKernel_t chol_kernels[4][2];
+    cudaKernel_t chol_kernels[4];
     int graphs;        /* capture plans as CUDA Graphs and replay them */
     nd_cuda_plan_state *plans; /* every plan's state, for graph eviction */
     int32_t n_execs;   /* instantiated graphs held, all plans */

@@ -30,7 +30,9 @@
  * LAPACK there and copied back, which ND_LOG=2 reports. */
 #include <lapacke.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +513,27 @@ static size_t svd_batched_layout(const nd_user_desc *u, const geom *g, size_t at
     return o;
 }
 
+/* potrf's lwork for the geometry's dtype and n, asked of cuSOLVER once per
+ * (device, dtype, n) in a row: a step that runs again (every call of
+ * nd_linalg_cholesky on same-sized matrices) sizes its workspace without
+ * the library call. One word per device and dtype, (n + 1) << 32 | lwork
+ * (0: empty), so that threads racing on it read a whole entry or none. */
+static _Atomic uint64_t potrf_lworks[MAX_DEVICES][4];
+static int potrf_lwork(cusolverDnHandle_t h, const geom *g, int *lw) {
+    int dev = -1;
+    _Atomic uint64_t *memo = NULL;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < MAX_DEVICES && g->n < INT_MAX)
+        memo = &potrf_lworks[dev][g->kind];
+    uint64_t key = (uint64_t)(g->n + 1) << 32, v = memo ? atomic_load_explicit(memo, memory_order_relaxed) : 0;
+    if (v && (v & ~(uint64_t)UINT32_MAX) == key) {
+        *lw = (int)(uint32_t)v;
+        return 0;
+    }
+    SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, (int)g->n, NULL, lda(g->n), lw), "potrf_bufferSize");
+    if (memo && *lw >= 0) atomic_store_explicit(memo, key | (uint32_t)*lw, memory_order_relaxed);
+    return 0;
+}
+
 /* cuSOLVER's workspace queries for the routine (pointers may be NULL). */
 static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params,
                  syevjInfo_t eig_params) {
@@ -523,9 +546,11 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
         return 0;
     }
     switch (u->lib) {
-    case ND_LIB_LA_CHOLESKY:
-        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
+    case ND_LIB_LA_CHOLESKY: {
+        int e = potrf_lwork(h, g, &lw);
+        if (e) return e;
         break;
+    }
     case ND_LIB_LA_LU:
     case ND_LIB_LA_SOLVE:
         SOLVER_TRY(DT4(g, getrf_bufferSize, h, (int)n, (int)n, NULL, lda(n), &lw), "getrf_bufferSize");
@@ -849,33 +874,49 @@ static int one_call(const nd_user_desc *u, const geom *g) {
     return batched(u, g) || eigh_batched(u, g) || svd_batched(u, g);
 }
 
-/* Every routine; cu is needed by (and only by) LA_CHOLESKY's triangle
- * passes. */
+/* Cholesky's library workspace without asking cuSOLVER again: all of the
+ * workspace past the status words, which prepare sized (query) as those
+ * words and potrf's lwork, so lwork is at least what potrf asked for. */
+static int chol_lwork(const geom *g, size_t ws_bytes, ws_need *w) {
+    size_t head = up((size_t)(g->batch + 1) * sizeof(int));
+    if (ws_bytes < head) return (int)cudaErrorInvalidValue; /* sized at prepare: cannot happen */
+    size_t el = ((ws_bytes - head) & ~(size_t)255) / g->es;
+    w->lwork = el > INT_MAX ? INT_MAX : (int)el;
+    w->extra = 0;
+    return 0;
+}
+
+/* Every routine; cu is needed by (and only by) LA_CHOLESKY's pack pass.
+ * Cholesky's pack (which also zeroes the status words) is launched before
+ * anything else: the GPU has nothing to do until then, so the host calls
+ * after it (the handle, its stream, the parameters) overlap the pass. */
 static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
                   cudaStream_t s) {
     int chol = u->lib == ND_LIB_LA_CHOLESKY;
     if (chol && !cu) return (int)cudaErrorNotSupported; /* nd_cuda_la_cholesky_run's */
-    cusolverDnHandle_t h;
-    int e = handle_for(&h);
-    if (e) return e;
-    SOLVER_TRY(cusolverDnSetStream(h, s), "cusolverDnSetStream");
     geom g;
     geometry(u, args, &g);
+    int *info = ws;
+    nd_dtype t = (nd_dtype)args[0].dtype;
+    int e = 0;
+    if (chol && ws_bytes < up((size_t)(g.batch + 1) * sizeof(int))) return (int)cudaErrorInvalidValue;
+    if (chol && (e = nd_cuda_chol_pack(cu, t, args[0].data, args[1].data, g.n, g.batch, info, g.batch + 1, s)))
+        return e;
+    cusolverDnHandle_t h;
+    if ((e = handle_for(&h))) return e;
+    SOLVER_TRY(cusolverDnSetStream(h, s), "cusolverDnSetStream");
     gesvdjInfo_t params = NULL;
     syevjInfo_t eig_params = NULL;
     if (u->lib == ND_LIB_LA_SVD) SOLVER_TRY(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
     if (eigh_batched(u, &g) && cusolverDnCreateSyevjInfo(&eig_params) != CUSOLVER_STATUS_SUCCESS)
         e = solver_failed(CUSOLVER_STATUS_ALLOC_FAILED, "cusolverDnCreateSyevjInfo");
     ws_need w;
-    if (!e) e = query(h, u, &g, &w, params, eig_params);
+    if (!e) e = chol && !batched(u, &g) ? chol_lwork(&g, ws_bytes, &w) : query(h, u, &g, &w, params, eig_params);
     if (!e && ws_total(&g, &w) > ws_bytes) e = (int)cudaErrorInvalidValue; /* sized at prepare: cannot happen */
-    int *info = ws;
     char *work = (char *)ws + up((size_t)(g.batch + 1) * sizeof(int));
     char *extra = e ? NULL : work + up((size_t)w.lwork * g.es);
-    if (!e) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
+    if (!e && !chol) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
     void **host_ptrs = NULL;
-    nd_dtype t = (nd_dtype)args[0].dtype;
-    if (!e && chol) e = nd_cuda_chol_pack(cu, t, args[0].data, args[1].data, g.n, g.batch, s);
     if (!e && batched(u, &g)) e = run_batched(h, u, args, &g, info, extra, &host_ptrs, s);
     if (!e && eigh_batched(u, &g)) { /* the whole batch, strided, in one call */
         int64_t n = g.n;
@@ -893,7 +934,6 @@ static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args,
     if (!e && host_geev) e = geev_on_host(u, args, &g, s);
     for (int64_t b = 0; b < g.batch && !e && !host_geev && !one_call(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
-    if (!e && chol) e = nd_cuda_chol_finish(cu, t, args[1].data, g.n, g.batch, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
     if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
     /* The parameter objects and the host pointers outlive the calls that
