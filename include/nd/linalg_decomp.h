@@ -47,7 +47,7 @@ extern "C" {
 /* np.linalg.cholesky(a) (upper=False): the lower-triangular L with
  * a = L @ L.T, shape of a (..., n, n); only a's lower triangle is read.
  * On CUDA, L is the transposed view of a buffer holding L^T (column-major
- * L, as PyTorch returns it; one pass fewer after cuSOLVER's potrf): the
+ * L, as PyTorch returns it; no pass after cuSOLVER's potrf): the
  * values are NumPy's, and a consumer needing row-major L copies it.
  * Errors: ND_ERR_LINALG when a matrix is not positive definite. */
 ND_API nd_array *nd_linalg_cholesky(nd_array *a);

@@ -9,9 +9,9 @@
  * stream, each writing its own info word, except where a batched routine
  * takes a batch of small matrices in one call (potrfBatched, syevjBatched,
  * gesvdjBatched: batched(), eigh_batched(), svd_batched()). Cholesky
- * factors in its output, which lib_cholesky.c's passes fill before potrf
- * and finish after it (one launch each for the batch); SVD picks Xgesvdp,
- * gesvd or gesvdj by svd_routine's rule.
+ * factors in its output, which lib_cholesky.c's pass fills before potrf
+ * (one launch for the batch, which also zeroes the status words); SVD
+ * picks Xgesvdp, gesvd or gesvdj by svd_routine's rule.
  *
  * cuSOLVER reports a singular or non positive definite matrix, or an SVD
  * or eigensolver that did not converge, only in device memory. The run
