@@ -490,9 +490,12 @@ NDT_TEST(linalg, svd_reconstructs) {
     nd_free(x), nd_free(s);
 }
 
-/* Past 1024 in double precision CUDA takes another routine (Xgesvdp, and
- * gesvd again where Xgesvdp perturbed a rank-deficient matrix: lib_linalg.c,
- * svd_routine); the CPU takes LAPACK as for every size. A = H1 D H2 with
+/* The sizes where CUDA takes other routines than gesvdj (lib_linalg.c,
+ * svd_routine): Xgesvdp from k = min(m, n) >= 256 (SVD_XGESVDP_MIN_K)
+ * unless full U and V of a non-square matrix are asked for, and a matrix
+ * Xgesvdp perturbed (rank deficient) factored again by the routine without
+ * it, which past k = 1024 (SVD_BIG_K) is gesvd in double precision, as are
+ * full non-square ones; the CPU takes LAPACK as for every size. A = H1 D H2 with
  * Householder reflections H1 (m x m), H2 (n x n) and D holding sig on its
  * diagonal has exactly the singular values sig (built here in O(m n)). */
 static double *known_svd_matrix(ndt_rng *r, int64_t m, int64_t n, const double *sig) {
@@ -553,7 +556,14 @@ static void check_big_svd(nd_dtype t, int64_t m, int64_t n, int full, int uv, in
     free(gs), free(a), free(sig);
 }
 
-NDT_TEST(linalg, svd_past_1024_known_values) {
+NDT_TEST(linalg, svd_xgesvdp_and_gesvd_sizes_known_values) {
+    /* 256 <= k <= 1024: Xgesvdp, gesvdj for what it leaves */
+    check_big_svd(ND_FLOAT64, 300, 260, 0, 1, 260);  /* A tall: A^T wide, conj(A) factored */
+    check_big_svd(ND_FLOAT64, 256, 256, 0, 0, 256);  /* the first k, values only */
+    check_big_svd(ND_FLOAT64, 280, 300, 1, 1, 280);  /* full, not square: gesvdj */
+    check_big_svd(ND_FLOAT32, 270, 270, 0, 1, 90);   /* rank 90: may be factored again by gesvdj */
+    check_big_svd(ND_COMPLEX128, 260, 290, 0, 1, 260);
+    /* k > 1024: gesvd where Xgesvdp is not taken or not kept (double precision) */
     check_big_svd(ND_FLOAT64, 1100, 1030, 0, 1, 1030); /* buffer read column-major wide: conj(A) */
     check_big_svd(ND_FLOAT64, 1030, 1100, 0, 1, 1030); /* tall: A^T as it is */
     check_big_svd(ND_FLOAT64, 1040, 1040, 1, 1, 1040); /* square, full */
@@ -562,7 +572,7 @@ NDT_TEST(linalg, svd_past_1024_known_values) {
     check_big_svd(ND_FLOAT64, 1040, 1040, 0, 1, 300);  /* rank 300: may be factored again */
     check_big_svd(ND_COMPLEX128, 1100, 1030, 0, 1, 1030);
     check_big_svd(ND_COMPLEX128, 1030, 1100, 0, 1, 1030);
-    /* single precision: Xgesvdp too past 1024 */
+    /* single precision: Xgesvdp, and gesvdj where it is not kept */
     check_big_svd(ND_FLOAT32, 1100, 1030, 0, 1, 1030);
     check_big_svd(ND_FLOAT32, 1040, 1040, 0, 1, 300);
     check_big_svd(ND_COMPLEX64, 1030, 1100, 0, 1, 1030);
@@ -801,17 +811,29 @@ NDT_TEST(linalg, singular_and_not_spd_fail_at_the_read_naming_the_matrix) {
     nd_free(x), nd_free(y), nd_free(ok), nd_free(s), nd_free(c), nd_free(i), nd_free(one), nd_free(si), nd_free(d);
 }
 
-NDT_TEST(linalg, svd_of_nan_reports_or_propagates) {
-    /* LAPACK's gesdd may return NaN rather than fail for NaN input; either
-     * NaN values or ND_ERR_LINALG naming nd_linalg_svd is acceptable. */
-    double a[4] = {NAN, 1, 1, 1};
-    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), a), *s = nd_linalg_svdvals(x);
-    double out[2];
-    nd_status st = nd_to_host(s, out, sizeof out);
-    if (st == ND_OK) cr_expect(isnan(out[0]) || isnan(out[1]), "NaN in, NaN out: %g %g", out[0], out[1]);
-    else cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(nd_last_error(), "nd_linalg_svd"), "%s", nd_last_error());
-    nd_clear_error();
-    nd_free(x), nd_free(s);
+NDT_TEST(linalg, svd_of_nan_or_inf_gives_nan) {
+    /* One rule on every backend (nd_linalg_svd): a matrix holding NaN or
+     * inf has every singular value NaN, and the call does not fail (NumPy
+     * raises "SVD did not converge"). Single matrices here, batches in
+     * test_linalg_batched; values only and with vectors. */
+    static const double bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int v = 0; v < 3; v++)
+        for (int i = 0; i < 2; i++)
+            for (int uv = 0; uv < 2; uv++) {
+                double a[9] = {2, 1, 0, 1, 3, 1, 0, 1, 4};
+                a[4 * (v + 1) % 9] = bad[v];
+                nd_array *x = up(FT[i], ND_SHAPE(3, 3), a), *u = NULL, *s = NULL, *vh = NULL;
+                cr_assert_eq(nd_linalg_svd(x, false, uv, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+                nd_array *s64 = nd_astype(s, ND_FLOAT64);
+                double out[3] = {0, 0, 0};
+                cr_expect_eq(nd_to_host(s64, out, sizeof out), ND_OK, "%s %g: %s", nd_dtype_name(FT[i]), bad[v],
+                             nd_last_error());
+                nd_clear_error();
+                for (int k = 0; k < 3; k++)
+                    cr_expect(isnan(out[k]), "%s, %g in, vectors %d: S[%d] = %g, not NaN", nd_dtype_name(FT[i]), bad[v],
+                              uv, k, out[k]);
+                nd_free(x), nd_free(u), nd_free(s), nd_free(vh), nd_free(s64);
+            }
 }
 
 NDT_TEST(linalg, empty_batches_and_integer_inputs) {

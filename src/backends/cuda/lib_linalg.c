@@ -809,13 +809,13 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
  * n x n) read row-major is V^H of A and goes into VH, V' (its full V,
  * m x m) is U^H of A and goes into UT; the reduced forms are the first k
  * columns of each, which one strided copy per output gathers from
- * scratch (svd_batched_layout). Then the info words and S come back to the
- * host (a wait for the stream): a matrix whose call did not converge is
+ * scratch (svd_batched_layout). Then the info words come back to the host
+ * (a wait for the stream): a matrix whose call did not converge is
  * factored again by gesvdj alone, which decides its outcome and error as
- * for a matrix outside a batch. One whose S holds NaN with success
- * reported (a NaN or inf in A) gets a non-convergence info word, as
- * NumPy's LAPACK reports it: gesvdj alone was seen to give finite values
- * for such a complex128 matrix on the H200. */
+ * for a matrix outside a batch. A matrix holding NaN or inf is not an
+ * error here, whatever S the routine gives it: the frontend's s + 0 *
+ * max|a| makes its S NaN, as on the CPU and for a matrix outside a batch
+ * (nd_linalg_svd). */
 static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
                            int *info, void *work, int lwork, char *extra, gesvdjInfo_t params, cudaStream_t s) {
     int uv = (int)u->lib_args.v[0].i, full = (int)u->lib_args.v[1].i;
@@ -837,35 +837,20 @@ static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd
     if (uv && at[1])
         CUDA_TRY_INT(cudaMemcpy2DAsync(ut, (size_t)(cu * m) * es, pv, (size_t)(m * m) * es, (size_t)(cu * m) * es,
                                        (size_t)nb, cudaMemcpyDeviceToDevice, s));
-    size_t ib = up((size_t)nb * sizeof(int)), sb = (size_t)(nb * k) * g->rs;
-    char *host = nd_malloc(ib + sb);
-    if (!host) {
+    int *hinfo = nd_malloc((size_t)nb * sizeof *hinfo);
+    if (!hinfo) {
         nd_error_set(ND_ERR_OOM, "cuda: out of host memory reading back gesvdjBatched's status");
         return ND_CUDA_LIB_ND_ERROR;
     }
-    const int *hinfo = (const int *)host;
-    int e = (int)cudaMemcpyAsync(host, info, (size_t)nb * sizeof(int), cudaMemcpyDeviceToHost, s);
-    if (!e) e = (int)cudaMemcpyAsync(host + ib, sv, sb, cudaMemcpyDeviceToHost, s);
+    int e = (int)cudaMemcpyAsync(hinfo, info, (size_t)nb * sizeof *hinfo, cudaMemcpyDeviceToHost, s);
     if (!e) e = (int)cudaStreamSynchronize(s);
     for (int64_t b = 0; b < nb && !e; b++) {
-        int nan = 0;
-        for (int64_t i = 0; i < k; i++)
-            nan |= g->f64 ? isnan(((const double *)(host + ib))[b * k + i]) : isnan(((const float *)(host + ib))[b * k + i]);
-        if (hinfo[b] < 0 || (hinfo[b] == 0 && !nan)) continue; /* a bad argument: check_infos says so */
-        if (hinfo[b] == 0) { /* NaN in S with success reported: a NaN or inf in A, which gesvdj alone
-                              * may factor into finite values; NumPy's LAPACK does not converge */
-            int not_converged = (int)k + 1;
-            e = (int)cudaMemcpyAsync(info + b, &not_converged, sizeof not_converged, cudaMemcpyHostToDevice, s);
-            if (!e) e = (int)cudaStreamSynchronize(s);
-            nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld: NaN in S, reported as not converged", (long long)b,
-                    (long long)nb);
-            continue;
-        }
-        nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld (%lld x %lld): info %d%s; factored again by gesvdj",
-                (long long)b, (long long)nb, (long long)m, (long long)n, hinfo[b], nan ? ", NaN in S" : "");
+        if (hinfo[b] <= 0) continue; /* converged, or a bad argument: check_infos says so */
+        nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld (%lld x %lld): info %d; factored again by gesvdj",
+                (long long)b, (long long)nb, (long long)m, (long long)n, hinfo[b]);
         e = run_one(h, u, args, g, b, info + b, work, lwork, extra, params, s);
     }
-    free(host);
+    free(hinfo);
     return e;
 }
 
