@@ -296,6 +296,105 @@ NDT_TEST(linalg, solve_small_systems_every_n) {
             }
 }
 
+/* x of a x = b (a n x n, b n x k, row-major) by Gaussian elimination with
+ * partial pivoting in long double: the host's own reference, no LAPACK. */
+static void solve_ref(const double *a, const double *b, double *x, int64_t n, int64_t k) {
+    long double *m = malloc(sizeof(long double) * (size_t)(n * (n + k)));
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < n; j++) m[i * (n + k) + j] = a[i * n + j];
+        for (int64_t c = 0; c < k; c++) m[i * (n + k) + n + c] = b[i * k + c];
+    }
+    for (int64_t p = 0; p < n; p++) {
+        int64_t best = p;
+        for (int64_t i = p + 1; i < n; i++)
+            if (fabsl(m[i * (n + k) + p]) > fabsl(m[best * (n + k) + p])) best = i;
+        for (int64_t j = 0; j < n + k && best != p; j++) {
+            long double t = m[p * (n + k) + j];
+            m[p * (n + k) + j] = m[best * (n + k) + j];
+            m[best * (n + k) + j] = t;
+        }
+        for (int64_t i = p + 1; i < n; i++) {
+            long double f = m[i * (n + k) + p] / m[p * (n + k) + p];
+            for (int64_t j = p; j < n + k; j++) m[i * (n + k) + j] -= f * m[p * (n + k) + j];
+        }
+    }
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t i = n - 1; i >= 0; i--) {
+            long double v = m[i * (n + k) + n + c];
+            for (int64_t j = i + 1; j < n; j++) v -= m[i * (n + k) + j] * (long double)x[j * k + c];
+            x[i * k + c] = (double)(v / m[i * (n + k) + i]);
+        }
+    free(m);
+}
+
+/* Solves past 32 (on CUDA cuSOLVER's getrf on A's buffer, A^T column-major,
+ * then getrs transposed; up to 32 nd's own kernel): a 4 x 4 system whose
+ * answer NumPy gave (np.linalg.solve, written in) inside a 40 x 40 block
+ * diagonal one, then random non-symmetric systems against the host's
+ * long double elimination, with a vector, one and three right-hand sides
+ * and A as a transposed view; the pool poisoned with NaN first, so that an
+ * element of x the step does not write shows. */
+NDT_TEST(linalg, solve_past_32_against_numpy_and_host_elimination) {
+    static const double a4[16] = {4, -2, 1, 3, 1, 5, -1, 2, 2, 1, 6, -3, -1, 3, 2, 7};
+    static const double b4[8] = {1, 2, -3, 0.5, 4, -1, 2, 3};
+    /* np.linalg.solve(a4, b4) (NumPy 1.24 and 2.x agree) */
+    static const double x4[8] = {-0.3076923076923077, 0.08974358974358973, -0.4182692307692308, -0.09415064102564104,
+                                 0.9182692307692308,  0.0524839743589744,  0.1586538461538462,  0.4667467948717949};
+    const int64_t n = 40, k = 2;
+    double *a = calloc((size_t)(n * n), sizeof *a), b[40 * 2], want[40 * 2];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < k; c++) {
+            b[i * k + c] = i < 4 ? b4[i * k + c] : (double)(i + c);
+            want[i * k + c] = i < 4 ? x4[i * k + c] : (double)(i + c) / 2;
+        }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) a[i * n + j] = i < 4 && j < 4 ? a4[i * 4 + j] : i == j ? 2 : 0;
+    for (int i = 0; i < 2; i++) {
+        nd_array *junk = nd_full(FT[i], ND_SHAPE(4 * n * n), NAN);
+        cr_assert(junk && nd_sync() == ND_OK, "%s", nd_last_error());
+        nd_free(junk);
+        nd_array *x = up(FT[i], ND_SHAPE(n, n), a), *y = up(FT[i], ND_SHAPE(n, k), b), *s = nd_linalg_solve(x, y);
+        double *g = down(s, NULL);
+        expect_close(g, want, n * k, tol_of(FT[i], n), "solve against NumPy's answer (40 x 40, block diagonal)");
+        free(g);
+        nd_free(x), nd_free(y), nd_free(s);
+    }
+    free(a);
+    NDT_RNG(r);
+    static const int64_t sizes[3] = {33, 64, 129}, ks[3] = {0, 1, 3}; /* k 0: b a vector */
+    for (int si = 0; si < 3; si++)
+        for (int ki = 0; ki < 3; ki++)
+            for (int view = 0; view < 2; view++) {
+                const int64_t m = sizes[si], kk = ks[ki] ? ks[ki] : 1;
+                double *ra = malloc(sizeof(double) * (size_t)(m * m)), *rt = malloc(sizeof(double) * (size_t)(m * m));
+                double *rb = malloc(sizeof(double) * (size_t)(m * kk)), *rx = malloc(sizeof(double) * (size_t)(m * kk));
+                random_matrix(&r, m, m, ra);
+                for (int64_t d = 0; d < m; d++) ra[d * m + d] += 3; /* non-symmetric, well conditioned */
+                random_matrix(&r, m, kk, rb);
+                transpose(ra, rt, m, m);
+                solve_ref(view ? rt : ra, rb, rx, m, kk); /* view: the system is A^T x = b */
+                for (int i = 0; i < 2; i++) {
+                    nd_array *junk = nd_full(FT[i], ND_SHAPE(4 * m * m), NAN);
+                    cr_assert(junk && nd_sync() == ND_OK, "%s", nd_last_error());
+                    nd_free(junk);
+                    nd_array *x = up(FT[i], ND_SHAPE(m, m), ra), *xv = view ? nd_swapaxes(x, 0, 1) : x;
+                    nd_array *y = ks[ki] ? up(FT[i], ND_SHAPE(m, kk), rb) : up(FT[i], ND_SHAPE(m), rb);
+                    nd_array *s = nd_linalg_solve(xv, y);
+                    cr_assert(s, "%s", nd_last_error());
+                    cr_expect_eq(nd_ndim(s), ks[ki] ? 2 : 1);
+                    double *g = down(s, NULL);
+                    char what[96];
+                    snprintf(what, sizeof what, "%s solve %lld x %lld, k %lld%s", nd_dtype_name(FT[i]), (long long)m,
+                             (long long)m, (long long)ks[ki], view ? ", A a transposed view" : "");
+                    expect_close(g, rx, m * kk, tol_of(FT[i], m) * 20, what);
+                    free(g);
+                    if (view) nd_free(xv);
+                    nd_free(x), nd_free(y), nd_free(s);
+                }
+                free(ra), free(rt), free(rb), free(rx);
+            }
+}
+
 NDT_TEST(linalg, inv_times_a_is_identity) {
     NDT_RNG(r);
     const int64_t n = 17;

@@ -513,23 +513,30 @@ static size_t svd_batched_layout(const nd_user_desc *u, const geom *g, size_t at
     return o;
 }
 
-/* potrf's lwork for the geometry's dtype and n, asked of cuSOLVER once per
- * (device, dtype, n) in a row: a step that runs again (every call of
- * nd_linalg_cholesky on same-sized matrices) sizes its workspace without
- * the library call. One word per device and dtype, (n + 1) << 32 | lwork
- * (0: empty), so that threads racing on it read a whole entry or none. */
-static _Atomic uint64_t potrf_lworks[MAX_DEVICES][4];
-static int potrf_lwork(cusolverDnHandle_t h, const geom *g, int *lw) {
+/* The lwork of potrf (lower) or getrf (square) for the geometry's dtype
+ * and n, asked of cuSOLVER once per (routine, device, dtype, n) in a row:
+ * a step that runs again (nd_linalg_cholesky or nd_linalg_solve on
+ * same-sized matrices) sizes its workspace, at prepare and at run, without
+ * the library call. One word per routine, device and dtype, (n + 1) << 32
+ * | lwork (0: empty), so that threads racing on it read a whole entry or
+ * none. */
+enum { MEMO_POTRF, MEMO_GETRF };
+static _Atomic uint64_t lwork_memo[2][MAX_DEVICES][4];
+static int memo_lwork(cusolverDnHandle_t h, const geom *g, int which, int *lw) {
     int dev = -1;
     _Atomic uint64_t *memo = NULL;
     if (cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < MAX_DEVICES && g->n < INT_MAX)
-        memo = &potrf_lworks[dev][g->kind];
+        memo = &lwork_memo[which][dev][g->kind];
     uint64_t key = (uint64_t)(g->n + 1) << 32, v = memo ? atomic_load_explicit(memo, memory_order_relaxed) : 0;
     if (v && (v & ~(uint64_t)UINT32_MAX) == key) {
         *lw = (int)(uint32_t)v;
         return 0;
     }
-    SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, (int)g->n, NULL, lda(g->n), lw), "potrf_bufferSize");
+    int n = (int)g->n;
+    if (which == MEMO_POTRF)
+        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, n, NULL, lda(n), lw), "potrf_bufferSize");
+    else
+        SOLVER_TRY(DT4(g, getrf_bufferSize, h, n, n, NULL, lda(n), lw), "getrf_bufferSize");
     if (memo && *lw >= 0) atomic_store_explicit(memo, key | (uint32_t)*lw, memory_order_relaxed);
     return 0;
 }
@@ -547,15 +554,17 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
     }
     switch (u->lib) {
     case ND_LIB_LA_CHOLESKY: {
-        int e = potrf_lwork(h, g, &lw);
+        int e = memo_lwork(h, g, MEMO_POTRF, &lw);
         if (e) return e;
         break;
     }
     case ND_LIB_LA_LU:
-    case ND_LIB_LA_SOLVE:
-        SOLVER_TRY(DT4(g, getrf_bufferSize, h, (int)n, (int)n, NULL, lda(n), &lw), "getrf_bufferSize");
+    case ND_LIB_LA_SOLVE: {
+        int e = memo_lwork(h, g, MEMO_GETRF, &lw);
+        if (e) return e;
         if (u->lib == ND_LIB_LA_SOLVE) w->extra = up((size_t)(n * n) * g->es) + up((size_t)(n + 1) * sizeof(int));
         break;
+    }
     case ND_LIB_LA_QR: { /* input AT (n, m): A column-major m x n */
         int64_t mm = g->n, nn = g->m, kk = mm < nn ? mm : nn, qc = u->lib_args.v[0].i;
         if (kk > 0) {
