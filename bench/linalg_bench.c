@@ -311,7 +311,8 @@ static int chol_launch(cudaKernel_t k, int group, const void *a, void *c, int64_
     dim3 grid = {(unsigned)(ng * (ng + 1) / 2 * group * group), 1, 1}, block = {CHOL_TILE, CHOL_ROWS, 1};
     int ni = (int)n;
     long long nb = 1, ninfo = 1;
-    void *args[6] = {(void *)&a, &c, &ni, &nb, &info, &ninfo};
+    int zeros = 1; /* nd's default: pack writes the zeros (ND_CUDA_CHOL_SIDE_ZEROS unset) */
+    void *args[7] = {(void *)&a, &c, &ni, &nb, &info, &ninfo, &zeros};
     return CU_OK(cudaLaunchKernel((const void *)k, grid, block, args, 0, 0)) ? 0 : -1;
 }
 

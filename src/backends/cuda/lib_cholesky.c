@@ -22,6 +22,18 @@
  *          written: no pass after potrf.
  *
  * So the step is one pass over A (read half, write all of C) and potrf.
+ * ND_CUDA_CHOL_SIDE_ZEROS=1 takes the zeros out of pack (read half, write
+ * half) and writes them with a kernel of their own on a stream of the
+ * lowest priority, ordered after pack by an event, beside potrf: potrf
+ * leaves SMs idle in its panel factorisations, which the zero blocks can
+ * fill, while at the highest priority pending potrf blocks go first (a
+ * resident zero block delays one by its own few microseconds). The step
+ * waits for it before the status words are read back (nd_cuda_chol_join).
+ * potrf never touches that triangle, so the two never meet (the host
+ * check runs the zeros before and after a stand-in potrf). Whether the
+ * side stream beats the zeros in pack (0.07 ms of float64 8192's 7.3 ms
+ * potrf on the H200) is to be measured: `bench_linalg_bench 8192 1 7
+ * cholesky` with and without the variable.
  * The pass took the place of a cudaMemsetAsync of the status words, and of
  * a second kernel after potrf (the zeros, and for complex dtypes a
  * conjugation of the factor: potrf factored conj(A) when the pack
@@ -60,17 +72,17 @@ static int slot(nd_dtype t) {
     return t == ND_FLOAT32 ? 0 : t == ND_FLOAT64 ? 1 : t == ND_COMPLEX64 ? 2 : t == ND_COMPLEX128 ? 3 : -1;
 }
 
-/* The pack kernel of dtype t, compiled on first use. */
-static int kernel(nd_cuda *cu, nd_dtype t, cudaKernel_t *out) {
+/* Kernel `which` (0 pack, 1 zeros) of dtype t, compiled on first use. */
+static int kernel(nd_cuda *cu, nd_dtype t, int which, cudaKernel_t *out) {
     int k = slot(t);
     if (k < 0) return (int)cudaErrorNotSupported;
-    cudaKernel_t *kern = &cu->chol_kernels[k];
+    cudaKernel_t *kern = &cu->chol_kernels[k][which];
     if (!*kern) {
         if (!cu->chol_lib && nd_cuda_kcache_get_source(cu->cache, 0x63686f6c747269ull, "nd_chol_triangles", nd_cuda_chol_source(),
                                                        &cu->chol_lib) != ND_OK)
             return ND_CUDA_LIB_ND_ERROR;
         char name[48];
-        snprintf(name, sizeof name, "nd_chol_pack_%s", nd_dtype_name(t));
+        snprintf(name, sizeof name, "nd_chol_%s_%s", which ? "zeros" : "pack", nd_dtype_name(t));
         cudaError_t e = cudaLibraryGetKernel(kern, cu->chol_lib, name);
         if (e != cudaSuccess) return (int)e;
     }
@@ -78,20 +90,70 @@ static int kernel(nd_cuda *cu, nd_dtype t, cudaKernel_t *out) {
     return 0;
 }
 
+/* The grid over the tile pairs of an n x n matrix, the batch along y
+ * (0 where it does not fit). */
+static int grid_of(int64_t n, int64_t batch, dim3 *grid) {
+    if (n > INT32_MAX) return 0;
+    int64_t nt = (n + TILE - 1) / TILE, ng = (nt + GROUP - 1) / GROUP, pairs = ng * (ng + 1) / 2 * GROUP * GROUP;
+    if (pairs > INT32_MAX) return 0;
+    *grid = (dim3){(unsigned)pairs, (unsigned)(batch < 65535 ? batch : 65535), 1};
+    return 1;
+}
+
+/* The zeros on the side stream, made on first use with the lowest
+ * priority (its blocks take the SMs potrf's kernels leave idle, and never
+ * go before them), ordered after pack (events[0] recorded on s) and before
+ * the rest of the step (events[1], which s waits for: chol_join). */
+static int side_zeros(nd_cuda *cu, nd_dtype t, void *c, int64_t n, int64_t batch, cudaStream_t s) {
+    if (!cu->chol_side) {
+        int least = 0, greatest = 0;
+        cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&cu->chol_side, cudaStreamNonBlocking, least);
+        for (int i = 0; i < 2 && e == cudaSuccess; i++)
+            e = cudaEventCreateWithFlags(&cu->chol_events[i], cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            nd_cuda_chol_release(cu);
+            return (int)e;
+        }
+    }
+    cudaKernel_t kern;
+    dim3 grid, block = {TILE, ROWS, 1};
+    int e = kernel(cu, t, 1, &kern);
+    if (e) return e;
+    if (!grid_of(n, batch, &grid)) return (int)cudaErrorNotSupported;
+    int ni = (int)n;
+    long long nb = (long long)batch;
+    void *args[3] = {&c, &ni, &nb};
+    e = (int)cudaEventRecord(cu->chol_events[0], s);
+    if (!e) e = (int)cudaStreamWaitEvent(cu->chol_side, cu->chol_events[0], 0);
+    if (!e) e = (int)cudaLaunchKernel((const void *)kern, grid, block, args, 0, cu->chol_side);
+    if (!e) e = (int)cudaEventRecord(cu->chol_events[1], cu->chol_side);
+    return e;
+}
+
 int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n, int64_t batch, int *info,
                       int64_t ninfo, cudaStream_t s) {
     if (n == 0 || batch == 0) /* no matrix to walk: the status words alone */
         return ninfo ? (int)cudaMemsetAsync(info, 0, (size_t)ninfo * sizeof *info, s) : 0;
-    if (n > INT32_MAX) return (int)cudaErrorNotSupported;
     cudaKernel_t kern;
-    int e = kernel(cu, t, &kern);
+    dim3 grid, block = {TILE, ROWS, 1};
+    if (!grid_of(n, batch, &grid)) return (int)cudaErrorNotSupported;
+    int e = kernel(cu, t, 0, &kern);
     if (e) return e;
-    int64_t nt = (n + TILE - 1) / TILE, ng = (nt + GROUP - 1) / GROUP, pairs = ng * (ng + 1) / 2 * GROUP * GROUP;
-    if (pairs > INT32_MAX) return (int)cudaErrorNotSupported;
-    int ni = (int)n;
+    int ni = (int)n, zeros = !cu->chol_side_zeros;
     long long nb = (long long)batch, ni64 = (long long)ninfo;
-    dim3 grid = {(unsigned)pairs, (unsigned)(batch < 65535 ? batch : 65535), 1};
-    dim3 block = {TILE, ROWS, 1};
-    void *args[6] = {(void *)&a, &c, &ni, &nb, &info, &ni64};
-    return (int)cudaLaunchKernel((const void *)kern, grid, block, args, 0, s);
+    void *args[7] = {(void *)&a, &c, &ni, &nb, &info, &ni64, &zeros};
+    e = (int)cudaLaunchKernel((const void *)kern, grid, block, args, 0, s);
+    return e || zeros ? e : side_zeros(cu, t, c, n, batch, s);
+}
+
+int nd_cuda_chol_join(nd_cuda *cu, int64_t n, int64_t batch, cudaStream_t s) {
+    if (!cu->chol_side_zeros || n == 0 || batch == 0) return 0;
+    return (int)cudaStreamWaitEvent(s, cu->chol_events[1], 0);
+}
+
+void nd_cuda_chol_release(nd_cuda *cu) {
+    for (int i = 0; i < 2; i++)
+        if (cu->chol_events[i]) cudaEventDestroy(cu->chol_events[i]), cu->chol_events[i] = NULL;
+    if (cu->chol_side) cudaStreamDestroy(cu->chol_side), cu->chol_side = NULL;
 }

@@ -928,6 +928,7 @@ static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args,
     if (!e && host_geev) e = geev_on_host(u, args, &g, s);
     for (int64_t b = 0; b < g.batch && !e && !host_geev && !one_call(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
+    if (!e && chol) e = nd_cuda_chol_join(cu, g.n, g.batch, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
     if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
     /* The parameter objects and the host pointers outlive the calls that

@@ -28,6 +28,10 @@ int nd_cuda_la_cholesky_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_
  * cudaError_t or ND_CUDA_LIB_ND_ERROR. */
 int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n, int64_t batch, int *info,
                       int64_t ninfo, cudaStream_t s);
+/* Under ND_CUDA_CHOL_SIDE_ZEROS=1 pack leaves the zeros to a kernel on a
+ * low-priority stream beside potrf: s waits for it here, after potrf and
+ * before the status words are read back (a cudaError_t; 0 otherwise). */
+int nd_cuda_chol_join(nd_cuda *cu, int64_t n, int64_t batch, cudaStream_t s);
 /* The kernel's CUDA C (all four dtypes), for src/backends/cuda/tests/chol_check.sh. */
 const char *nd_cuda_chol_source(void);
 
