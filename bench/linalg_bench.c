@@ -31,15 +31,17 @@
  * widened): max |S - S_ref| / S_ref[0], and Xgesvdp's h_err_sigma.
  *
  * cholesky on CUDA also prints where the time goes (BENCH_HAVE_NVRTC):
- * nd's two triangle passes, compiled here from nd's own source
- * (src/backends/cuda/chol_source.c) as nd compiles them, around potrf on
- * the same matrix, each timed with cudaEvents (median of R): pack, potrf,
- * finish (zeros below the diagonal: nd's output is L^T, handed out as
- * the transposed view), their sum, and nd's whole call minus that sum (the host's part:
- * recording, planning, launching, the info read back); the passes' rates
- * against a device-to-device copy of the matrix; and the passes again
- * with the blocks walking the tiles in groups of 1 (along tile rows, the
- * order before tile groups), 4 and 16 tiles a side (NDK_GROUP).
+ * nd's pack pass, compiled here from nd's own source
+ * (src/backends/cuda/chol_source.c) as nd compiles it, before potrf on
+ * the same matrix, each timed with cudaEvents (median of R): pack (A's
+ * lower triangle transposed, zeros below the diagonal, the status word
+ * zeroed: nd's output is L^T, handed out as the transposed view), potrf,
+ * their sum, and nd's whole call minus that sum (the host's part:
+ * recording, planning, launching, the info read back); pack's rate
+ * (bytes read and written) against a device-to-device copy of the
+ * matrix; and pack again with the blocks walking the tiles in groups of 1
+ * (along tile rows, the order before tile groups), 4 and 16 tiles a side
+ * (NDK_GROUP).
  */
 #include <nd.h>
 
@@ -274,9 +276,9 @@ const char *nd_cuda_chol_source(void);
 #define CHOL_ROWS 8
 #define CHOL_GROUP 8
 
-/* nd's pack (k[0]) and finish (k[1]) of dtype t, compiled as nd compiles
- * them (kernel_cache.c's options), with NDK_GROUP = group: 0 or -1. */
-static int chol_passes(int group, nd_dtype t, cudaKernel_t *k) {
+/* nd's pack of dtype t, compiled as nd compiles it (kernel_cache.c's
+ * options), with NDK_GROUP = group: 0 or -1. */
+static int chol_pass(int group, nd_dtype t, cudaKernel_t *k) {
     int dev = 0, major = 0, minor = 0;
     if (cudaGetDevice(&dev) || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev))
@@ -296,22 +298,22 @@ static int chol_passes(int group, nd_dtype t, cudaKernel_t *k) {
     cudaLibrary_t lib;
     ok = ok && CU_OK(cudaLibraryLoadData(&lib, bin, NULL, NULL, 0, NULL, NULL, 0));
     free(bin);
-    for (int w = 0; ok && w < 2; w++) {
-        char name[48];
-        snprintf(name, sizeof name, "nd_chol_%s_%s", w ? "finish" : "pack", nd_dtype_name(t));
-        ok = CU_OK(cudaLibraryGetKernel(&k[w], lib, name));
-    }
+    char name[48];
+    snprintf(name, sizeof name, "nd_chol_pack_%s", nd_dtype_name(t));
+    ok = ok && CU_OK(cudaLibraryGetKernel(k, lib, name));
     return ok ? 0 : -1;
 }
 
-/* One launch of pass k over one n x n matrix, as lib_cholesky.c's launch. */
-static int chol_launch(cudaKernel_t k, int group, int finish, const void *a, void *c, int64_t n) {
+/* One launch of pack k over one n x n matrix and its status word, as
+ * lib_cholesky.c's launch. */
+static int chol_launch(cudaKernel_t k, int group, const void *a, void *c, int64_t n, int *info) {
     int64_t nt = (n + CHOL_TILE - 1) / CHOL_TILE, ng = (nt + group - 1) / group;
     dim3 grid = {(unsigned)(ng * (ng + 1) / 2 * group * group), 1, 1}, block = {CHOL_TILE, CHOL_ROWS, 1};
     int ni = (int)n;
-    long long nb = 1;
-    void *pack_args[4] = {(void *)&a, &c, &ni, &nb}, *finish_args[3] = {&c, &ni, &nb};
-    return CU_OK(cudaLaunchKernel((const void *)k, grid, block, finish ? finish_args : pack_args, 0, 0)) ? 0 : -1;
+    long long nb = 1, ninfo = 1;
+    int zeros = 1; /* nd's default: pack writes the zeros (ND_CUDA_CHOL_SIDE_ZEROS unset) */
+    void *args[7] = {(void *)&a, &c, &ni, &nb, &info, &ninfo, &zeros};
+    return CU_OK(cudaLaunchKernel((const void *)k, grid, block, args, 0, 0)) ? 0 : -1;
 }
 
 /* Where nd's Cholesky time goes (the top comment), nd_ms its whole call. */
@@ -322,60 +324,58 @@ static void chol_phases(nd_dtype t, int64_t n, nd_array *a, double nd_ms) {
     size_t es = f64 ? 8 : 4, bytes = (size_t)(n * n) * es;
     void *ha = malloc(bytes), *da = NULL, *dc = NULL, *work = NULL;
     int *dinfo = NULL;
-    cudaKernel_t k[2], kw[CHOL_WALKS][2];
-    cudaEvent_t ev[4] = {0};
+    cudaKernel_t k, kw[CHOL_WALKS];
+    cudaEvent_t ev[3] = {0};
     static cusolverDnHandle_t h;
     cublasFillMode_t L = CUBLAS_FILL_MODE_LOWER;
     int ok = ha && nd_to_host(a, ha, bytes) == ND_OK && (h || CU_OK(cusolverDnCreate(&h))) &&
-             chol_passes(CHOL_GROUP, t, k) == 0 && CU_OK(cudaMalloc(&da, bytes)) && CU_OK(cudaMalloc(&dc, bytes)) &&
+             chol_pass(CHOL_GROUP, t, &k) == 0 && CU_OK(cudaMalloc(&da, bytes)) && CU_OK(cudaMalloc(&dc, bytes)) &&
              CU_OK(cudaMalloc((void **)&dinfo, sizeof(int))) && CU_OK(cudaMemcpy(da, ha, bytes, cudaMemcpyHostToDevice)) &&
              CU_OK(f64 ? cusolverDnDpotrf_bufferSize(h, L, ni, dc, ni, &lwork)
                        : cusolverDnSpotrf_bufferSize(h, L, ni, dc, ni, &lwork)) &&
              CU_OK(cudaMalloc(&work, (size_t)(lwork + 1) * es)) && CU_OK(cusolverDnSetStream(h, 0));
-    for (int i = 0; ok && i < CHOL_WALKS; i++) ok = chol_passes(walks[i], t, kw[i]) == 0;
-    for (int i = 0; ok && i < 4; i++) ok = CU_OK(cudaEventCreate(&ev[i]));
-    double tp[64], tf[64], tu[64], tc[64], twp[CHOL_WALKS][64], twu[CHOL_WALKS][64];
+    for (int i = 0; ok && i < CHOL_WALKS; i++) ok = chol_pass(walks[i], t, &kw[i]) == 0;
+    for (int i = 0; ok && i < 3; i++) ok = CU_OK(cudaEventCreate(&ev[i]));
+    double tp[64], tf[64], tc[64], twp[CHOL_WALKS][64];
     float ms = 0;
-    for (int r = 0; ok && r < R; r++) { /* nd's step: pack, potrf, finish */
+    for (int r = 0; ok && r < R; r++) { /* nd's step: pack, potrf */
         int hinfo = -1;
         ok = CU_OK(cudaDeviceSynchronize()) && CU_OK(cudaEventRecord(ev[0], 0)) &&
-             chol_launch(k[0], CHOL_GROUP, 0, da, dc, n) == 0 && CU_OK(cudaEventRecord(ev[1], 0)) &&
+             chol_launch(k, CHOL_GROUP, da, dc, n, dinfo) == 0 && CU_OK(cudaEventRecord(ev[1], 0)) &&
              CU_OK(f64 ? cusolverDnDpotrf(h, L, ni, dc, ni, work, lwork, dinfo)
                        : cusolverDnSpotrf(h, L, ni, dc, ni, work, lwork, dinfo)) &&
-             CU_OK(cudaEventRecord(ev[2], 0)) && chol_launch(k[1], CHOL_GROUP, 1, NULL, dc, n) == 0 &&
-             CU_OK(cudaEventRecord(ev[3], 0)) && CU_OK(cudaMemcpy(&hinfo, dinfo, sizeof hinfo, cudaMemcpyDeviceToHost)) &&
+             CU_OK(cudaEventRecord(ev[2], 0)) && CU_OK(cudaMemcpy(&hinfo, dinfo, sizeof hinfo, cudaMemcpyDeviceToHost)) &&
              hinfo == 0;
         ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tp[r] = ms), 1) &&
-             CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((tf[r] = ms), 1) &&
-             CU_OK(cudaEventElapsedTime(&ms, ev[2], ev[3])) && ((tu[r] = ms), 1);
+             CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((tf[r] = ms), 1);
         /* the floor: a copy of the matrix */
         ok = ok && CU_OK(cudaEventRecord(ev[0], 0)) &&
              CU_OK(cudaMemcpyAsync(dc, da, bytes, cudaMemcpyDeviceToDevice, 0)) && CU_OK(cudaEventRecord(ev[1], 0)) &&
              CU_OK(cudaEventSynchronize(ev[1])) && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((tc[r] = ms), 1);
-        for (int i = 0; ok && i < CHOL_WALKS; i++) { /* the passes walking the tiles otherwise */
-            ok = CU_OK(cudaEventRecord(ev[0], 0)) && chol_launch(kw[i][0], walks[i], 0, da, dc, n) == 0 &&
-                 CU_OK(cudaEventRecord(ev[1], 0)) && chol_launch(kw[i][1], walks[i], 1, NULL, dc, n) == 0 &&
-                 CU_OK(cudaEventRecord(ev[2], 0)) && CU_OK(cudaEventSynchronize(ev[2]));
-            ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((twp[i][r] = ms), 1) &&
-                 CU_OK(cudaEventElapsedTime(&ms, ev[1], ev[2])) && ((twu[i][r] = ms), 1);
+        for (int i = 0; ok && i < CHOL_WALKS; i++) { /* pack walking the tiles otherwise */
+            ok = CU_OK(cudaEventRecord(ev[0], 0)) && chol_launch(kw[i], walks[i], da, dc, n, dinfo) == 0 &&
+                 CU_OK(cudaEventRecord(ev[1], 0)) && CU_OK(cudaEventSynchronize(ev[1]));
+            ok = ok && CU_OK(cudaEventElapsedTime(&ms, ev[0], ev[1])) && ((twp[i][r] = ms), 1);
         }
     }
     if (ok) {
-        double p = bench_median(tp, R), f = bench_median(tf, R), u = bench_median(tu, R), c = bench_median(tc, R);
-        double gb = (double)bytes / 1e6; /* bytes per ms / 1e6: GB/s */
-        printf("  phases (cudaEvent, median of %d; NDK_GROUP %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms  finish %.3f ms"
-               " (%.0f GB/s)  sum %.3f ms; nd's call - sum %.3f ms\n",
-               R, CHOL_GROUP, p, gb / p, f, u, 0.5 * gb / u, p + f + u, nd_ms - (p + f + u));
-        printf("  floor: device copy of A %.3f ms (%.0f GB/s); pack / finish with NDK_GROUP", c, 2 * gb / c);
+        double p = bench_median(tp, R), f = bench_median(tf, R), c = bench_median(tc, R);
+        /* pack reads the lower triangle and writes the whole matrix: 1.5 x bytes
+         * (bytes per ms / 1e6: GB/s) */
+        double gb = (double)bytes / 1e6, pack_gb = 1.5 * gb;
+        printf("  phases (cudaEvent, median of %d; NDK_GROUP %d): pack %.3f ms (%.0f GB/s)  potrf %.3f ms"
+               "  sum %.3f ms; nd's call - sum %.3f ms\n",
+               R, CHOL_GROUP, p, pack_gb / p, f, p + f, nd_ms - (p + f));
+        printf("  floor: device copy of A %.3f ms (%.0f GB/s); pack with NDK_GROUP", c, 2 * gb / c);
         for (int i = 0; i < CHOL_WALKS; i++) {
-            double wp = bench_median(twp[i], R), wu = bench_median(twu[i], R);
-            printf("%s %d: %.3f (%.0f GB/s) / %.3f ms (%.0f GB/s)", i ? "," : "", walks[i], wp, gb / wp, wu, 0.5 * gb / wu);
+            double wp = bench_median(twp[i], R);
+            printf("%s %d: %.3f ms (%.0f GB/s)", i ? "," : "", walks[i], wp, pack_gb / wp);
         }
         printf("\n");
     } else {
         printf("  phases: FAILED (%s)\n", cudaGetErrorString(cudaGetLastError()));
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 3; i++)
         if (ev[i]) cudaEventDestroy(ev[i]);
     cudaFree(da), cudaFree(dc), cudaFree(work), cudaFree(dinfo);
     free(ha);

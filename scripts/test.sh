@@ -33,7 +33,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # emulate_shim.h against src/common/philox.h (about 2.5 min); then
 # small_solve_check.sh does the same for the small batched solve kernel
 # (lib_small_solve.c, about 1 min), and chol_check.sh for Cholesky's
-# triangle passes (lib_cholesky.c, under a minute). Wherever the toolkit is, so that a change
+# pack pass (lib_cholesky.c, under a minute). Wherever the toolkit is, so that a change
 # to the generator or its prelude is caught before a GPU run; skipped,
 # visibly, where it is not. Both are one compile after another on one core,
 # so they run in the background from the start, beside the builds and suites
@@ -186,7 +186,7 @@ else
     wait "$emulate_pid"
     for check in "emulate:CUDA code generator, emulated on the host (src/backends/cuda/tests/emulate_check.sh)" \
                  "small_solve:CUDA small batched solves, on the host (src/backends/cuda/tests/small_solve_check.sh)" \
-                 "chol:CUDA Cholesky's triangle passes, on the host (src/backends/cuda/tests/chol_check.sh)"; do
+                 "chol:CUDA Cholesky's pack pass, on the host (src/backends/cuda/tests/chol_check.sh)"; do
         name=${check%%:*}
         echo "=== ${check#*:}"
         if [ "$(cat "$emulate_dir/$name.rc" 2>/dev/null)" = 0 ]; then

@@ -296,6 +296,105 @@ NDT_TEST(linalg, solve_small_systems_every_n) {
             }
 }
 
+/* x of a x = b (a n x n, b n x k, row-major) by Gaussian elimination with
+ * partial pivoting in long double: the host's own reference, no LAPACK. */
+static void solve_ref(const double *a, const double *b, double *x, int64_t n, int64_t k) {
+    long double *m = malloc(sizeof(long double) * (size_t)(n * (n + k)));
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < n; j++) m[i * (n + k) + j] = a[i * n + j];
+        for (int64_t c = 0; c < k; c++) m[i * (n + k) + n + c] = b[i * k + c];
+    }
+    for (int64_t p = 0; p < n; p++) {
+        int64_t best = p;
+        for (int64_t i = p + 1; i < n; i++)
+            if (fabsl(m[i * (n + k) + p]) > fabsl(m[best * (n + k) + p])) best = i;
+        for (int64_t j = 0; j < n + k && best != p; j++) {
+            long double t = m[p * (n + k) + j];
+            m[p * (n + k) + j] = m[best * (n + k) + j];
+            m[best * (n + k) + j] = t;
+        }
+        for (int64_t i = p + 1; i < n; i++) {
+            long double f = m[i * (n + k) + p] / m[p * (n + k) + p];
+            for (int64_t j = p; j < n + k; j++) m[i * (n + k) + j] -= f * m[p * (n + k) + j];
+        }
+    }
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t i = n - 1; i >= 0; i--) {
+            long double v = m[i * (n + k) + n + c];
+            for (int64_t j = i + 1; j < n; j++) v -= m[i * (n + k) + j] * (long double)x[j * k + c];
+            x[i * k + c] = (double)(v / m[i * (n + k) + i]);
+        }
+    free(m);
+}
+
+/* Solves past 32 (on CUDA cuSOLVER's getrf on A's buffer, A^T column-major,
+ * then getrs transposed; up to 32 nd's own kernel): a 4 x 4 system whose
+ * answer NumPy gave (np.linalg.solve, written in) inside a 40 x 40 block
+ * diagonal one, then random non-symmetric systems against the host's
+ * long double elimination, with a vector, one and three right-hand sides
+ * and A as a transposed view; the pool poisoned with NaN first, so that an
+ * element of x the step does not write shows. */
+NDT_TEST(linalg, solve_past_32_against_numpy_and_host_elimination) {
+    static const double a4[16] = {4, -2, 1, 3, 1, 5, -1, 2, 2, 1, 6, -3, -1, 3, 2, 7};
+    static const double b4[8] = {1, 2, -3, 0.5, 4, -1, 2, 3};
+    /* np.linalg.solve(a4, b4) (NumPy 1.24 and 2.x agree) */
+    static const double x4[8] = {-0.3076923076923077, 0.08974358974358973, -0.4182692307692308, -0.09415064102564104,
+                                 0.9182692307692308,  0.0524839743589744,  0.1586538461538462,  0.4667467948717949};
+    const int64_t n = 40, k = 2;
+    double *a = calloc((size_t)(n * n), sizeof *a), b[40 * 2], want[40 * 2];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < k; c++) {
+            b[i * k + c] = i < 4 ? b4[i * k + c] : (double)(i + c);
+            want[i * k + c] = i < 4 ? x4[i * k + c] : (double)(i + c) / 2;
+        }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) a[i * n + j] = i < 4 && j < 4 ? a4[i * 4 + j] : i == j ? 2 : 0;
+    for (int i = 0; i < 2; i++) {
+        nd_array *junk = nd_full(FT[i], ND_SHAPE(4 * n * n), NAN);
+        cr_assert(junk && nd_sync() == ND_OK, "%s", nd_last_error());
+        nd_free(junk);
+        nd_array *x = up(FT[i], ND_SHAPE(n, n), a), *y = up(FT[i], ND_SHAPE(n, k), b), *s = nd_linalg_solve(x, y);
+        double *g = down(s, NULL);
+        expect_close(g, want, n * k, tol_of(FT[i], n), "solve against NumPy's answer (40 x 40, block diagonal)");
+        free(g);
+        nd_free(x), nd_free(y), nd_free(s);
+    }
+    free(a);
+    NDT_RNG(r);
+    static const int64_t sizes[3] = {33, 64, 129}, ks[3] = {0, 1, 3}; /* k 0: b a vector */
+    for (int si = 0; si < 3; si++)
+        for (int ki = 0; ki < 3; ki++)
+            for (int view = 0; view < 2; view++) {
+                const int64_t m = sizes[si], kk = ks[ki] ? ks[ki] : 1;
+                double *ra = malloc(sizeof(double) * (size_t)(m * m)), *rt = malloc(sizeof(double) * (size_t)(m * m));
+                double *rb = malloc(sizeof(double) * (size_t)(m * kk)), *rx = malloc(sizeof(double) * (size_t)(m * kk));
+                random_matrix(&r, m, m, ra);
+                for (int64_t d = 0; d < m; d++) ra[d * m + d] += 3; /* non-symmetric, well conditioned */
+                random_matrix(&r, m, kk, rb);
+                transpose(ra, rt, m, m);
+                solve_ref(view ? rt : ra, rb, rx, m, kk); /* view: the system is A^T x = b */
+                for (int i = 0; i < 2; i++) {
+                    nd_array *junk = nd_full(FT[i], ND_SHAPE(4 * m * m), NAN);
+                    cr_assert(junk && nd_sync() == ND_OK, "%s", nd_last_error());
+                    nd_free(junk);
+                    nd_array *x = up(FT[i], ND_SHAPE(m, m), ra), *xv = view ? nd_swapaxes(x, 0, 1) : x;
+                    nd_array *y = ks[ki] ? up(FT[i], ND_SHAPE(m, kk), rb) : up(FT[i], ND_SHAPE(m), rb);
+                    nd_array *s = nd_linalg_solve(xv, y);
+                    cr_assert(s, "%s", nd_last_error());
+                    cr_expect_eq(nd_ndim(s), ks[ki] ? 2 : 1);
+                    double *g = down(s, NULL);
+                    char what[96];
+                    snprintf(what, sizeof what, "%s solve %lld x %lld, k %lld%s", nd_dtype_name(FT[i]), (long long)m,
+                             (long long)m, (long long)ks[ki], view ? ", A a transposed view" : "");
+                    expect_close(g, rx, m * kk, tol_of(FT[i], m) * 20, what);
+                    free(g);
+                    if (view) nd_free(xv);
+                    nd_free(x), nd_free(y), nd_free(s);
+                }
+                free(ra), free(rt), free(rb), free(rx);
+            }
+}
+
 NDT_TEST(linalg, inv_times_a_is_identity) {
     NDT_RNG(r);
     const int64_t n = 17;
@@ -490,9 +589,12 @@ NDT_TEST(linalg, svd_reconstructs) {
     nd_free(x), nd_free(s);
 }
 
-/* Past 1024 in double precision CUDA takes another routine (Xgesvdp, and
- * gesvd again where Xgesvdp perturbed a rank-deficient matrix: lib_linalg.c,
- * svd_routine); the CPU takes LAPACK as for every size. A = H1 D H2 with
+/* The sizes where CUDA takes other routines than gesvdj (lib_linalg.c,
+ * svd_routine): Xgesvdp from k = min(m, n) >= 256 (SVD_XGESVDP_MIN_K)
+ * unless full U and V of a non-square matrix are asked for, and a matrix
+ * Xgesvdp perturbed (rank deficient) factored again by the routine without
+ * it, which past k = 1024 (SVD_BIG_K) is gesvd in double precision, as are
+ * full non-square ones; the CPU takes LAPACK as for every size. A = H1 D H2 with
  * Householder reflections H1 (m x m), H2 (n x n) and D holding sig on its
  * diagonal has exactly the singular values sig (built here in O(m n)). */
 static double *known_svd_matrix(ndt_rng *r, int64_t m, int64_t n, const double *sig) {
@@ -553,7 +655,14 @@ static void check_big_svd(nd_dtype t, int64_t m, int64_t n, int full, int uv, in
     free(gs), free(a), free(sig);
 }
 
-NDT_TEST(linalg, svd_past_1024_known_values) {
+NDT_TEST(linalg, svd_xgesvdp_and_gesvd_sizes_known_values) {
+    /* 256 <= k <= 1024: Xgesvdp, gesvdj for what it leaves */
+    check_big_svd(ND_FLOAT64, 300, 260, 0, 1, 260);  /* A tall: A^T wide, conj(A) factored */
+    check_big_svd(ND_FLOAT64, 256, 256, 0, 0, 256);  /* the first k, values only */
+    check_big_svd(ND_FLOAT64, 280, 300, 1, 1, 280);  /* full, not square: gesvdj */
+    check_big_svd(ND_FLOAT32, 270, 270, 0, 1, 90);   /* rank 90: may be factored again by gesvdj */
+    check_big_svd(ND_COMPLEX128, 260, 290, 0, 1, 260);
+    /* k > 1024: gesvd where Xgesvdp is not taken or not kept (double precision) */
     check_big_svd(ND_FLOAT64, 1100, 1030, 0, 1, 1030); /* buffer read column-major wide: conj(A) */
     check_big_svd(ND_FLOAT64, 1030, 1100, 0, 1, 1030); /* tall: A^T as it is */
     check_big_svd(ND_FLOAT64, 1040, 1040, 1, 1, 1040); /* square, full */
@@ -562,7 +671,7 @@ NDT_TEST(linalg, svd_past_1024_known_values) {
     check_big_svd(ND_FLOAT64, 1040, 1040, 0, 1, 300);  /* rank 300: may be factored again */
     check_big_svd(ND_COMPLEX128, 1100, 1030, 0, 1, 1030);
     check_big_svd(ND_COMPLEX128, 1030, 1100, 0, 1, 1030);
-    /* single precision: Xgesvdp too past 1024 */
+    /* single precision: Xgesvdp, and gesvdj where it is not kept */
     check_big_svd(ND_FLOAT32, 1100, 1030, 0, 1, 1030);
     check_big_svd(ND_FLOAT32, 1040, 1040, 0, 1, 300);
     check_big_svd(ND_COMPLEX64, 1030, 1100, 0, 1, 1030);
@@ -801,17 +910,29 @@ NDT_TEST(linalg, singular_and_not_spd_fail_at_the_read_naming_the_matrix) {
     nd_free(x), nd_free(y), nd_free(ok), nd_free(s), nd_free(c), nd_free(i), nd_free(one), nd_free(si), nd_free(d);
 }
 
-NDT_TEST(linalg, svd_of_nan_reports_or_propagates) {
-    /* LAPACK's gesdd may return NaN rather than fail for NaN input; either
-     * NaN values or ND_ERR_LINALG naming nd_linalg_svd is acceptable. */
-    double a[4] = {NAN, 1, 1, 1};
-    nd_array *x = up(ND_FLOAT64, ND_SHAPE(2, 2), a), *s = nd_linalg_svdvals(x);
-    double out[2];
-    nd_status st = nd_to_host(s, out, sizeof out);
-    if (st == ND_OK) cr_expect(isnan(out[0]) || isnan(out[1]), "NaN in, NaN out: %g %g", out[0], out[1]);
-    else cr_expect(nd_last_status() == ND_ERR_LINALG && strstr(nd_last_error(), "nd_linalg_svd"), "%s", nd_last_error());
-    nd_clear_error();
-    nd_free(x), nd_free(s);
+NDT_TEST(linalg, svd_of_nan_or_inf_gives_nan) {
+    /* One rule on every backend (nd_linalg_svd): a matrix holding NaN or
+     * inf has every singular value NaN, and the call does not fail (NumPy
+     * raises "SVD did not converge"). Single matrices here, batches in
+     * test_linalg_batched; values only and with vectors. */
+    static const double bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int v = 0; v < 3; v++)
+        for (int i = 0; i < 2; i++)
+            for (int uv = 0; uv < 2; uv++) {
+                double a[9] = {2, 1, 0, 1, 3, 1, 0, 1, 4};
+                a[4 * (v + 1) % 9] = bad[v];
+                nd_array *x = up(FT[i], ND_SHAPE(3, 3), a), *u = NULL, *s = NULL, *vh = NULL;
+                cr_assert_eq(nd_linalg_svd(x, false, uv, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+                nd_array *s64 = nd_astype(s, ND_FLOAT64);
+                double out[3] = {0, 0, 0};
+                cr_expect_eq(nd_to_host(s64, out, sizeof out), ND_OK, "%s %g: %s", nd_dtype_name(FT[i]), bad[v],
+                             nd_last_error());
+                nd_clear_error();
+                for (int k = 0; k < 3; k++)
+                    cr_expect(isnan(out[k]), "%s, %g in, vectors %d: S[%d] = %g, not NaN", nd_dtype_name(FT[i]), bad[v],
+                              uv, k, out[k]);
+                nd_free(x), nd_free(u), nd_free(s), nd_free(vh), nd_free(s64);
+            }
 }
 
 NDT_TEST(linalg, empty_batches_and_integer_inputs) {

@@ -47,7 +47,7 @@ extern "C" {
 /* np.linalg.cholesky(a) (upper=False): the lower-triangular L with
  * a = L @ L.T, shape of a (..., n, n); only a's lower triangle is read.
  * On CUDA, L is the transposed view of a buffer holding L^T (column-major
- * L, as PyTorch returns it; one pass fewer after cuSOLVER's potrf): the
+ * L, as PyTorch returns it; no pass after cuSOLVER's potrf): the
  * values are NumPy's, and a consumer needing row-major L copies it.
  * Errors: ND_ERR_LINALG when a matrix is not positive definite. */
 ND_API nd_array *nd_linalg_cholesky(nd_array *a);
@@ -86,8 +86,10 @@ ND_API nd_status nd_linalg_qr(nd_array *a, nd_qr_mode mode, nd_array **q, nd_arr
 /* np.linalg.svd(a, full_matrices, compute_uv): a = U @ diag(S) @ Vh, S
  * (..., k) descending, k = min(m, n); U (..., m, m) and Vh (..., n, n) when
  * full_matrices, else (..., m, k) and (..., k, n). Without compute_uv only
- * *s is set (u and vh may be NULL). Errors: ND_ERR_LINALG when it does not
- * converge. */
+ * *s is set (u and vh may be NULL). A matrix holding NaN or inf has every
+ * singular value NaN on every backend, in a batch or not, and is no error
+ * (NumPy raises "SVD did not converge"); its U and Vh are unspecified (NaN
+ * on the CPU). Errors: ND_ERR_LINALG when it does not converge. */
 ND_API nd_status nd_linalg_svd(nd_array *a, bool full_matrices, bool compute_uv, nd_array **u, nd_array **s,
                                nd_array **vh);
 /* np.linalg.svdvals(a): S of nd_linalg_svd without vectors. */

@@ -50,6 +50,10 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
  * (ND_DEVICES=0,0) run on its streams instead of streams of their own
  * (backends/cuda/plan_runner.c), to compare the two. */
 #define ND_ENV_CUDA_SHARE_STREAMS "ND_CUDA_SHARE_STREAMS", 0, 1, 0
+/* ND_CUDA_CHOL_SIDE_ZEROS=1: Cholesky's zeros below the diagonal are written
+ * on a low-priority stream beside potrf instead of by the pass before it
+ * (src/backends/cuda/lib_cholesky.c). */
+#define ND_ENV_CUDA_CHOL_SIDE_ZEROS "ND_CUDA_CHOL_SIDE_ZEROS", 0, 1, 0
 /* ND_SCAN_VARIANT: a kernel name of common/scan_plan.h's ND_SCAN_VARIANTS
  * (the CUDA plugin reads it, backends/cuda/prims/scan.cu, default_scan). */
 extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];

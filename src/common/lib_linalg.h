@@ -22,7 +22,8 @@
  *              into L itself (CUDA: a transposing pass, for potrf's faster
  *              form: lib_cholesky.c). L may be A's own buffer. A backend
  *              with cholesky_transposed (backends/backend.h) writes L^T
- *              instead, zeros below the diagonal (CUDA: lib_cholesky.c).
+ *              instead, zeros below the diagonal (CUDA: lib_cholesky.c,
+ *              whose pass before potrf writes them).
  * LA_LU        in A (..., n, n); out LU (..., n, n): the LU factors of A^T
  *              column-major (getrf on A's buffer), PIV (..., n) int32, its
  *              1-based pivots. det A = det A^T = prod(diag LU) * (-1)^swaps.

@@ -789,6 +789,7 @@ static void cu_destroy(nd_backend *be) {
             cudaMemPoolDestroy(cu->pool);
         }
         ldevs_destroy(cu);
+        nd_cuda_chol_release(cu);
         if (cu->stream) cudaStreamDestroy(cu->stream);
         for (int i = 0; i < ND_PLAN_STREAMS; i++)
             if (cu->aux[i]) cudaStreamDestroy(cu->aux[i]);
@@ -1069,6 +1070,11 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
             goto fail;
         }
         cu->share_streams = set && v == 1;
+        if (nd_env_int64(ND_ENV_CUDA_CHOL_SIDE_ZEROS, &v, &set)) {
+            s = ND_ERR_ARG;
+            goto fail;
+        }
+        cu->chol_side_zeros = set && v == 1;
     }
     cu->tf32 = cfg && cfg->matmul_tf32 > 0;
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;

@@ -316,10 +316,15 @@ typedef struct nd_cuda {
     /* the small batched solves' kernels by dtype (float32, float64,
      * complex64, complex128) and n (lib_small_solve.c), NULL until used */
     cudaKernel_t small_solve[4][33];
-    /* Cholesky's triangle passes (lib_cholesky.c): their library, and
-     * the pack and unpack kernels by dtype as small_solve, NULL until used */
+    /* Cholesky's pack pass (lib_cholesky.c): its library, and its
+     * kernel by dtype as small_solve, NULL until used */
     cudaLibrary_t chol_lib;
-    cudaKernel_t chol_kernels[4][2];
+    cudaKernel_t chol_kernels[4][2]; /* pack, zeros */
+    /* ND_CUDA_CHOL_SIDE_ZEROS=1: the zeros on chol_side, a low-priority
+     * stream made on first use, between two events (lib_cholesky.c) */
+    int chol_side_zeros;
+    cudaStream_t chol_side;
+    cudaEvent_t chol_events[2];
     int graphs;        /* capture plans as CUDA Graphs and replay them */
     nd_cuda_plan_state *plans; /* every plan's state, for graph eviction */
     int32_t n_execs;   /* instantiated graphs held, all plans */
@@ -392,6 +397,8 @@ nd_status nd_cuda_issue_user(const void *fn, const nd_user_desc *u, void *const 
  * needs and stores the device workspace it needs in *workspace_bytes.
  * Issue: enqueues it on stream with that workspace. */
 nd_status nd_cuda_lib_prepare(nd_cuda *cu, const nd_user_desc *u, size_t *workspace_bytes);
+/* lib_cholesky.c: its side stream and events, at shutdown. */
+void nd_cuda_chol_release(nd_cuda *cu);
 /* A routine run as a step on its own (the executor's step-by-step path):
  * its workspace taken from the stream-ordered pool for the call. */
 nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots);

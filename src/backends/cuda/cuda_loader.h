@@ -36,7 +36,8 @@
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
     X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) X(cudaMemcpyPeerAsync) X(cudaDeviceCanAccessPeer)  \
-    X(cudaDeviceEnablePeerAccess) X(cudaMemPoolSetAccess) ND_CUDART_FNS_12080(X)
+    X(cudaDeviceEnablePeerAccess) X(cudaMemPoolSetAccess) X(cudaDeviceGetStreamPriorityRange)          \
+    X(cudaStreamCreateWithPriority) ND_CUDART_FNS_12080(X)
 
 /* Functions newer toolkits have (their callers check CUDART_VERSION too). */
 #if CUDART_VERSION >= 12080
@@ -248,6 +249,10 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cudaStreamBeginCapture ND_CUDA_FN(cudaStreamBeginCapture)
 #undef cudaStreamCreateWithFlags
 #define cudaStreamCreateWithFlags ND_CUDA_FN(cudaStreamCreateWithFlags)
+#undef cudaStreamCreateWithPriority
+#define cudaStreamCreateWithPriority ND_CUDA_FN(cudaStreamCreateWithPriority)
+#undef cudaDeviceGetStreamPriorityRange
+#define cudaDeviceGetStreamPriorityRange ND_CUDA_FN(cudaDeviceGetStreamPriorityRange)
 #undef cudaStreamDestroy
 #define cudaStreamDestroy ND_CUDA_FN(cudaStreamDestroy)
 #undef cudaStreamEndCapture

@@ -9,9 +9,9 @@
  * stream, each writing its own info word, except where a batched routine
  * takes a batch of small matrices in one call (potrfBatched, syevjBatched,
  * gesvdjBatched: batched(), eigh_batched(), svd_batched()). Cholesky
- * factors in its output, which lib_cholesky.c's passes fill before potrf
- * and finish after it (one launch each for the batch); SVD picks Xgesvdp,
- * gesvd or gesvdj by svd_routine's rule.
+ * factors in its output, which lib_cholesky.c's pass fills before potrf
+ * (one launch for the batch, which also zeroes the status words); SVD
+ * picks Xgesvdp, gesvd or gesvdj by svd_routine's rule.
  *
  * cuSOLVER reports a singular or non positive definite matrix, or an SVD
  * or eigensolver that did not converge, only in device memory. The run
@@ -30,7 +30,9 @@
  * LAPACK there and copied back, which ND_LOG=2 reports. */
 #include <lapacke.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +513,34 @@ static size_t svd_batched_layout(const nd_user_desc *u, const geom *g, size_t at
     return o;
 }
 
+/* The lwork of potrf (lower) or getrf (square) for the geometry's dtype
+ * and n, asked of cuSOLVER once per (routine, device, dtype, n) in a row:
+ * a step that runs again (nd_linalg_cholesky or nd_linalg_solve on
+ * same-sized matrices) sizes its workspace, at prepare and at run, without
+ * the library call. One word per routine, device and dtype, (n + 1) << 32
+ * | lwork (0: empty), so that threads racing on it read a whole entry or
+ * none. */
+enum { MEMO_POTRF, MEMO_GETRF };
+static _Atomic uint64_t lwork_memo[2][MAX_DEVICES][4];
+static int memo_lwork(cusolverDnHandle_t h, const geom *g, int which, int *lw) {
+    int dev = -1;
+    _Atomic uint64_t *memo = NULL;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < MAX_DEVICES && g->n < INT_MAX)
+        memo = &lwork_memo[which][dev][g->kind];
+    uint64_t key = (uint64_t)(g->n + 1) << 32, v = memo ? atomic_load_explicit(memo, memory_order_relaxed) : 0;
+    if (v && (v & ~(uint64_t)UINT32_MAX) == key) {
+        *lw = (int)(uint32_t)v;
+        return 0;
+    }
+    int n = (int)g->n;
+    if (which == MEMO_POTRF)
+        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, n, NULL, lda(n), lw), "potrf_bufferSize");
+    else
+        SOLVER_TRY(DT4(g, getrf_bufferSize, h, n, n, NULL, lda(n), lw), "getrf_bufferSize");
+    if (memo && *lw >= 0) atomic_store_explicit(memo, key | (uint32_t)*lw, memory_order_relaxed);
+    return 0;
+}
+
 /* cuSOLVER's workspace queries for the routine (pointers may be NULL). */
 static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_need *w, gesvdjInfo_t svd_params,
                  syevjInfo_t eig_params) {
@@ -523,14 +553,18 @@ static int query(cusolverDnHandle_t h, const nd_user_desc *u, const geom *g, ws_
         return 0;
     }
     switch (u->lib) {
-    case ND_LIB_LA_CHOLESKY:
-        SOLVER_TRY(DT4(g, potrf_bufferSize, h, CUBLAS_FILL_MODE_LOWER, (int)n, NULL, lda(n), &lw), "potrf_bufferSize");
+    case ND_LIB_LA_CHOLESKY: {
+        int e = memo_lwork(h, g, MEMO_POTRF, &lw);
+        if (e) return e;
         break;
+    }
     case ND_LIB_LA_LU:
-    case ND_LIB_LA_SOLVE:
-        SOLVER_TRY(DT4(g, getrf_bufferSize, h, (int)n, (int)n, NULL, lda(n), &lw), "getrf_bufferSize");
+    case ND_LIB_LA_SOLVE: {
+        int e = memo_lwork(h, g, MEMO_GETRF, &lw);
+        if (e) return e;
         if (u->lib == ND_LIB_LA_SOLVE) w->extra = up((size_t)(n * n) * g->es) + up((size_t)(n + 1) * sizeof(int));
         break;
+    }
     case ND_LIB_LA_QR: { /* input AT (n, m): A column-major m x n */
         int64_t mm = g->n, nn = g->m, kk = mm < nn ? mm : nn, qc = u->lib_args.v[0].i;
         if (kk > 0) {
@@ -784,13 +818,13 @@ static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_ker
  * n x n) read row-major is V^H of A and goes into VH, V' (its full V,
  * m x m) is U^H of A and goes into UT; the reduced forms are the first k
  * columns of each, which one strided copy per output gathers from
- * scratch (svd_batched_layout). Then the info words and S come back to the
- * host (a wait for the stream): a matrix whose call did not converge is
+ * scratch (svd_batched_layout). Then the info words come back to the host
+ * (a wait for the stream): a matrix whose call did not converge is
  * factored again by gesvdj alone, which decides its outcome and error as
- * for a matrix outside a batch. One whose S holds NaN with success
- * reported (a NaN or inf in A) gets a non-convergence info word, as
- * NumPy's LAPACK reports it: gesvdj alone was seen to give finite values
- * for such a complex128 matrix on the H200. */
+ * for a matrix outside a batch. A matrix holding NaN or inf is not an
+ * error here, whatever S the routine gives it: the frontend's s + 0 *
+ * max|a| makes its S NaN, as on the CPU and for a matrix outside a batch
+ * (nd_linalg_svd). */
 static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
                            int *info, void *work, int lwork, char *extra, gesvdjInfo_t params, cudaStream_t s) {
     int uv = (int)u->lib_args.v[0].i, full = (int)u->lib_args.v[1].i;
@@ -812,35 +846,20 @@ static int svd_batched_run(cusolverDnHandle_t h, const nd_user_desc *u, const nd
     if (uv && at[1])
         CUDA_TRY_INT(cudaMemcpy2DAsync(ut, (size_t)(cu * m) * es, pv, (size_t)(m * m) * es, (size_t)(cu * m) * es,
                                        (size_t)nb, cudaMemcpyDeviceToDevice, s));
-    size_t ib = up((size_t)nb * sizeof(int)), sb = (size_t)(nb * k) * g->rs;
-    char *host = nd_malloc(ib + sb);
-    if (!host) {
+    int *hinfo = nd_malloc((size_t)nb * sizeof *hinfo);
+    if (!hinfo) {
         nd_error_set(ND_ERR_OOM, "cuda: out of host memory reading back gesvdjBatched's status");
         return ND_CUDA_LIB_ND_ERROR;
     }
-    const int *hinfo = (const int *)host;
-    int e = (int)cudaMemcpyAsync(host, info, (size_t)nb * sizeof(int), cudaMemcpyDeviceToHost, s);
-    if (!e) e = (int)cudaMemcpyAsync(host + ib, sv, sb, cudaMemcpyDeviceToHost, s);
+    int e = (int)cudaMemcpyAsync(hinfo, info, (size_t)nb * sizeof *hinfo, cudaMemcpyDeviceToHost, s);
     if (!e) e = (int)cudaStreamSynchronize(s);
     for (int64_t b = 0; b < nb && !e; b++) {
-        int nan = 0;
-        for (int64_t i = 0; i < k; i++)
-            nan |= g->f64 ? isnan(((const double *)(host + ib))[b * k + i]) : isnan(((const float *)(host + ib))[b * k + i]);
-        if (hinfo[b] < 0 || (hinfo[b] == 0 && !nan)) continue; /* a bad argument: check_infos says so */
-        if (hinfo[b] == 0) { /* NaN in S with success reported: a NaN or inf in A, which gesvdj alone
-                              * may factor into finite values; NumPy's LAPACK does not converge */
-            int not_converged = (int)k + 1;
-            e = (int)cudaMemcpyAsync(info + b, &not_converged, sizeof not_converged, cudaMemcpyHostToDevice, s);
-            if (!e) e = (int)cudaStreamSynchronize(s);
-            nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld: NaN in S, reported as not converged", (long long)b,
-                    (long long)nb);
-            continue;
-        }
-        nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld (%lld x %lld): info %d%s; factored again by gesvdj",
-                (long long)b, (long long)nb, (long long)m, (long long)n, hinfo[b], nan ? ", NaN in S" : "");
+        if (hinfo[b] <= 0) continue; /* converged, or a bad argument: check_infos says so */
+        nd_logf(2, "cuda: gesvdjBatched, matrix %lld of %lld (%lld x %lld): info %d; factored again by gesvdj",
+                (long long)b, (long long)nb, (long long)m, (long long)n, hinfo[b]);
         e = run_one(h, u, args, g, b, info + b, work, lwork, extra, params, s);
     }
-    free(host);
+    free(hinfo);
     return e;
 }
 
@@ -849,33 +868,49 @@ static int one_call(const nd_user_desc *u, const geom *g) {
     return batched(u, g) || eigh_batched(u, g) || svd_batched(u, g);
 }
 
-/* Every routine; cu is needed by (and only by) LA_CHOLESKY's triangle
- * passes. */
+/* Cholesky's library workspace without asking cuSOLVER again: all of the
+ * workspace past the status words, which prepare sized (query) as those
+ * words and potrf's lwork, so lwork is at least what potrf asked for. */
+static int chol_lwork(const geom *g, size_t ws_bytes, ws_need *w) {
+    size_t head = up((size_t)(g->batch + 1) * sizeof(int));
+    if (ws_bytes < head) return (int)cudaErrorInvalidValue; /* sized at prepare: cannot happen */
+    size_t el = ((ws_bytes - head) & ~(size_t)255) / g->es;
+    w->lwork = el > INT_MAX ? INT_MAX : (int)el;
+    w->extra = 0;
+    return 0;
+}
+
+/* Every routine; cu is needed by (and only by) LA_CHOLESKY's pack pass.
+ * Cholesky's pack (which also zeroes the status words) is launched before
+ * anything else: the GPU has nothing to do until then, so the host calls
+ * after it (the handle, its stream, the parameters) overlap the pass. */
 static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws, size_t ws_bytes,
                   cudaStream_t s) {
     int chol = u->lib == ND_LIB_LA_CHOLESKY;
     if (chol && !cu) return (int)cudaErrorNotSupported; /* nd_cuda_la_cholesky_run's */
-    cusolverDnHandle_t h;
-    int e = handle_for(&h);
-    if (e) return e;
-    SOLVER_TRY(cusolverDnSetStream(h, s), "cusolverDnSetStream");
     geom g;
     geometry(u, args, &g);
+    int *info = ws;
+    nd_dtype t = (nd_dtype)args[0].dtype;
+    int e = 0;
+    if (chol && ws_bytes < up((size_t)(g.batch + 1) * sizeof(int))) return (int)cudaErrorInvalidValue;
+    if (chol && (e = nd_cuda_chol_pack(cu, t, args[0].data, args[1].data, g.n, g.batch, info, g.batch + 1, s)))
+        return e;
+    cusolverDnHandle_t h;
+    if ((e = handle_for(&h))) return e;
+    SOLVER_TRY(cusolverDnSetStream(h, s), "cusolverDnSetStream");
     gesvdjInfo_t params = NULL;
     syevjInfo_t eig_params = NULL;
     if (u->lib == ND_LIB_LA_SVD) SOLVER_TRY(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
     if (eigh_batched(u, &g) && cusolverDnCreateSyevjInfo(&eig_params) != CUSOLVER_STATUS_SUCCESS)
         e = solver_failed(CUSOLVER_STATUS_ALLOC_FAILED, "cusolverDnCreateSyevjInfo");
     ws_need w;
-    if (!e) e = query(h, u, &g, &w, params, eig_params);
+    if (!e) e = chol && !batched(u, &g) ? chol_lwork(&g, ws_bytes, &w) : query(h, u, &g, &w, params, eig_params);
     if (!e && ws_total(&g, &w) > ws_bytes) e = (int)cudaErrorInvalidValue; /* sized at prepare: cannot happen */
-    int *info = ws;
     char *work = (char *)ws + up((size_t)(g.batch + 1) * sizeof(int));
     char *extra = e ? NULL : work + up((size_t)w.lwork * g.es);
-    if (!e) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
+    if (!e && !chol) e = (int)cudaMemsetAsync(info, 0, (size_t)(g.batch + 1) * sizeof(int), s);
     void **host_ptrs = NULL;
-    nd_dtype t = (nd_dtype)args[0].dtype;
-    if (!e && chol) e = nd_cuda_chol_pack(cu, t, args[0].data, args[1].data, g.n, g.batch, s);
     if (!e && batched(u, &g)) e = run_batched(h, u, args, &g, info, extra, &host_ptrs, s);
     if (!e && eigh_batched(u, &g)) { /* the whole batch, strided, in one call */
         int64_t n = g.n;
@@ -893,7 +928,7 @@ static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args,
     if (!e && host_geev) e = geev_on_host(u, args, &g, s);
     for (int64_t b = 0; b < g.batch && !e && !host_geev && !one_call(u, &g); b++)
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
-    if (!e && chol) e = nd_cuda_chol_finish(cu, t, args[1].data, g.n, g.batch, s);
+    if (!e && chol) e = nd_cuda_chol_join(cu, g.n, g.batch, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
     if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
     /* The parameter objects and the host pointers outlive the calls that

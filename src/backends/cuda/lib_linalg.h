@@ -17,17 +17,22 @@ int nd_cuda_la_run(const nd_user_desc *u, const nd_kernel_arg *args, void *ws, s
 
 typedef struct nd_cuda nd_cuda;
 /* LA_CHOLESKY's run: as nd_cuda_la_run (which refuses it), with the
- * backend for the triangle passes around potrf (lib_cholesky.c). */
+ * backend for the pack pass before potrf (lib_cholesky.c). */
 int nd_cuda_la_cholesky_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args, void *ws,
                             size_t ws_bytes, cudaStream_t s);
-/* lib_cholesky.c: C's upper triangle = A's lower one conjugate-transposed
- * (what potrf's column-major lower form reads; a and c may be the same
- * buffer), and after potrf C = L^T: its strict lower triangle zero, its
- * upper one (L^H from potrf) conjugated for complex dtypes, for every
- * n x n matrix of a batch. Each is one launch; return a cudaError_t or ND_CUDA_LIB_ND_ERROR. */
-int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n, int64_t batch, cudaStream_t s);
-int nd_cuda_chol_finish(nd_cuda *cu, nd_dtype t, void *c, int64_t n, int64_t batch, cudaStream_t s);
-/* The kernels' CUDA C (all four dtypes), for tests/chol_source_check.sh. */
+/* lib_cholesky.c, before potrf: C's upper triangle = A's lower one
+ * transposed (what potrf's column-major lower form reads; a and c may be
+ * the same buffer), C's strict lower triangle zero, for every n x n matrix
+ * of a batch, and info[0 .. ninfo) zero; after potrf C is L^T. One launch
+ * (a cudaMemsetAsync of info alone where there is no matrix); returns a
+ * cudaError_t or ND_CUDA_LIB_ND_ERROR. */
+int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n, int64_t batch, int *info,
+                      int64_t ninfo, cudaStream_t s);
+/* Under ND_CUDA_CHOL_SIDE_ZEROS=1 pack leaves the zeros to a kernel on a
+ * low-priority stream beside potrf: s waits for it here, after potrf and
+ * before the status words are read back (a cudaError_t; 0 otherwise). */
+int nd_cuda_chol_join(nd_cuda *cu, int64_t n, int64_t batch, cudaStream_t s);
+/* The kernel's CUDA C (all four dtypes), for src/backends/cuda/tests/chol_check.sh. */
 const char *nd_cuda_chol_source(void);
 
 /* Batches of small systems (lib_small_solve.c): solve with n <= 

@@ -1,4 +1,4 @@
-/* Cholesky's triangle passes (chol_source.c) where there is no GPU (see
+/* Cholesky's pack pass (chol_source.c) where there is no GPU (see
  * chol_check.sh): their source is written to WORKDIR/chol.cu, compiled
  * with NVRTC for sm_90 (the toolkit, no device), then built for the host
  * with chol_emulate.cpp (emulate_harness.h) and run there.
@@ -23,10 +23,10 @@ int main(int argc, char **argv) {
     FILE *f = fopen(path, "w");
     if (!f || fputs(src, f) < 0 || fclose(f)) return 1;
     if (!emu_nvrtc_compiles(src, "nd_chol_triangles", NULL)) {
-        printf("FAIL: NVRTC did not compile the Cholesky passes\n");
+        printf("FAIL: NVRTC did not compile the Cholesky pack pass\n");
         return 1;
     }
-    printf("NVRTC sm_90: the Cholesky passes compile\n");
+    printf("NVRTC sm_90: the Cholesky pack pass compiles\n");
     /* nd's tile groups (the source's NDK_GROUP), then blocks walking single
      * tile rows (NDK_GROUP 1, the order bench_linalg_bench compares with) */
     static const char *const groups[] = {"", "#define NDK_GROUP 1\n"};

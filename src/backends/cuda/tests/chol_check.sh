@@ -1,8 +1,9 @@
 #!/bin/sh
-# Checks Cholesky's triangle passes (lib_cholesky.c) where there is no GPU:
-# chol_check.c compiles their source with NVRTC for sm_90, and
+# Checks Cholesky's pack pass (lib_cholesky.c) where there is no GPU:
+# chol_check.c compiles its source with NVRTC for sm_90, and
 # chol_emulate.cpp runs the same source as C++ on the host (a block's 256
-# threads as real threads) around a stand-in potrf, for the four dtypes,
+# threads as real threads) before a stand-in potrf (and the zeros kernel of
+# ND_CUDA_CHOL_SIDE_ZEROS before and after it), for the four dtypes,
 # tile edges and tile-group edges, batches, in place and out of place,
 # against a long double Cholesky of A's lower triangle (the harness:
 # emulate_harness.h), with nd's tile groups and with blocks walking single

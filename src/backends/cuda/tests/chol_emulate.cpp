@@ -1,15 +1,16 @@
-/* Runs Cholesky's triangle passes (chol_source.c, included as CHOL_SOURCE)
- * on the host through emulate_shim.h, with lib_cholesky.c's launch
- * geometry (32 x 8 threads, one block per mirrored tile pair in groups of
+/* Runs Cholesky's pack pass (chol_source.c, included as CHOL_SOURCE) on
+ * the host through emulate_shim.h, with lib_cholesky.c's launch geometry
+ * (32 x 8 threads, one block per mirrored tile pair in groups of
  * NDK_GROUP x NDK_GROUP tiles, the batch along grid y, capped to show the
  * walk), a block's threads as real threads meeting at __syncthreads: pack,
- * a column-major lower Cholesky standing in for potrf (it reads and
- * writes only the column-major lower triangle, as potrf does), finish.
- * C must then be L^T (zeros below the diagonal), L a row-major Cholesky
- * of A's lower triangle in long double, for
- * the four dtypes, n across tile edges, batches, out of place (C full of
- * NaN first: every element must be written) and in place. A's upper
- * triangle is NaN: it must never be read. */
+ * then a column-major lower Cholesky standing in for potrf (it reads and
+ * writes only the column-major lower triangle, as potrf does). C must then
+ * be L^T (zeros below the diagonal, written by pack), L a row-major
+ * Cholesky of A's lower triangle in long double, and the status words
+ * (garbage before) zero, for the four dtypes, n across tile edges,
+ * batches, out of place (C full of NaN first: every element must be
+ * written) and in place. A's upper triangle is NaN: it must never be
+ * read. */
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -49,8 +50,12 @@ template <class T> static void potrf_lower_colmajor(T *m, long n) {
     }
 }
 
+/* side: 0 pack writes the zeros (nd's default); 1 and 2 pack leaves them
+ * to the zeros kernel (ND_CUDA_CHOL_SIDE_ZEROS=1, which runs it beside
+ * potrf), run here before (1) or after (2) the stand-in potrf: either
+ * order must give L^T, so the two never touch the same element. */
 template <class T> static void run(const char *name, long n, long batch, bool in_place, unsigned grid_y_cap, bool cx,
-                                   double tol) {
+                                   double tol, int side) {
     long nn = n * n;
     std::vector<T> a(batch * nn), c(batch * nn);
     std::vector<cl> want(batch * nn, cl(0, 0));
@@ -88,10 +93,19 @@ template <class T> static void run(const char *name, long n, long batch, bool in
                      (unsigned)(batch < (long)grid_y_cap ? batch : grid_y_cap), 1};
     const T *ap = a.data();
     int ni = (int)n;
-    long long nb = batch;
-    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack<T>(ap, cp, ni, nb); });
+    long long nb = batch, ninfo = batch + 1;
+    std::vector<int> info(ninfo, -7);
+    int *ip = info.data();
+    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack<T>(ap, cp, ni, nb, ip, ninfo, side == 0); });
+    if (side == 1) emu_launch(grid, {32, 8, 1}, 0, [&] { ndk_chol_zeros<T>(cp, ni, nb); });
     for (long b = 0; b < batch; b++) potrf_lower_colmajor(cp + b * nn, n);
-    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_finish<T>(cp, ni, nb); });
+    if (side == 2) emu_launch(grid, {32, 8, 1}, 0, [&] { ndk_chol_zeros<T>(cp, ni, nb); });
+    for (long i = 0; i < ninfo; i++)
+        if (info[i] != 0) {
+            printf("FAIL: %s n=%ld batch=%ld: status word %ld is %d after pack, want 0\n", name, n, batch, i, info[i]);
+            fails++, checks++;
+            return;
+        }
     long bad = -1;
     for (long i = 0; i < batch * nn && bad < 0; i++) {
         cl g = get(cp[i]);
@@ -105,24 +119,27 @@ template <class T> static void run(const char *name, long n, long batch, bool in
         cl g = get(cp[bad]);
         long r = (bad % nn) / n, col = bad % n;
         cl w = col < r ? cl(0, 0) : want[bad - r * n - col + col * n + r];
-        printf("FAIL: %s n=%ld batch=%ld %s: element %ld is %Lg%+Lgi, want %Lg%+Lgi\n", name, n, batch,
-               in_place ? "in place" : "out of place", bad, g.real(), g.imag(), w.real(), w.imag());
+        printf("FAIL: %s n=%ld batch=%ld %s, zeros %s: element %ld is %Lg%+Lgi, want %Lg%+Lgi\n", name, n, batch,
+               in_place ? "in place" : "out of place", side == 0 ? "by pack" : side == 1 ? "before potrf" : "after potrf",
+               bad, g.real(), g.imag(), w.real(), w.imag());
     }
 }
 
 /* Called by chol_check.c, which builds this file (emulate_harness.h). */
 extern "C" int emu_main(void) {
     /* n = 257 and 300: tile groups past the first (NDK_GROUP 8: 256 a group
-     * side), a partial one at the edge */
+     * side), a partial one at the edge; 1100 matrices over 4 block rows:
+     * more status words (1101) than those rows' threads (1024) */
     static const long cases[][3] = {{1, 1, 4}, {5, 3, 2}, {31, 1, 4}, {32, 2, 4}, {33, 2, 1}, {65, 1, 4}, {100, 1, 4},
-                                    {8, 9, 4}, {257, 1, 1}, {300, 2, 1}};
+                                    {8, 9, 4}, {257, 1, 1}, {300, 2, 1}, {1, 1100, 4}};
     for (auto &k : cases)
-        for (int ip = 0; ip < 2; ip++) {
-            run<float>("float32", k[0], k[1], ip, (unsigned)k[2], false, 1e-4);
-            run<double>("float64", k[0], k[1], ip, (unsigned)k[2], false, 1e-12);
-            run<ndk_c64>("complex64", k[0], k[1], ip, (unsigned)k[2], true, 1e-4);
-            run<ndk_c128>("complex128", k[0], k[1], ip, (unsigned)k[2], true, 1e-12);
+        for (int mode = 0; mode < 4; mode++) { /* in place, out of place, then the side zeros out of place */
+            int ip = mode == 0, side = mode < 2 ? 0 : mode - 1;
+            run<float>("float32", k[0], k[1], ip, (unsigned)k[2], false, 1e-4, side);
+            run<double>("float64", k[0], k[1], ip, (unsigned)k[2], false, 1e-12, side);
+            run<ndk_c64>("complex64", k[0], k[1], ip, (unsigned)k[2], true, 1e-4, side);
+            run<ndk_c128>("complex128", k[0], k[1], ip, (unsigned)k[2], true, 1e-12, side);
         }
-    printf("Cholesky passes on the host (tile groups of %d): %d of %d cases passed\n", NDK_GROUP, checks - fails, checks);
+    printf("Cholesky pack on the host (tile groups of %d): %d of %d cases passed\n", NDK_GROUP, checks - fails, checks);
     return fails != 0;
 }
