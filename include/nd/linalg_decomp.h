@@ -88,8 +88,10 @@ ND_API nd_status nd_linalg_qr(nd_array *a, nd_qr_mode mode, nd_array **q, nd_arr
  * full_matrices, else (..., m, k) and (..., k, n). Without compute_uv only
  * *s is set (u and vh may be NULL). A matrix holding NaN or inf has every
  * singular value NaN on every backend, in a batch or not, and is no error
- * (NumPy raises "SVD did not converge"); its U and Vh are unspecified (NaN
- * on the CPU). Errors: ND_ERR_LINALG when it does not converge. */
+ * (NumPy raises "SVD did not converge"); its U and Vh are those of a zero
+ * matrix (the routine factors such a matrix as zeros, so that no backend's
+ * routine fails or makes up values). Errors: ND_ERR_LINALG when it does not
+ * converge. */
 ND_API nd_status nd_linalg_svd(nd_array *a, bool full_matrices, bool compute_uv, nd_array **u, nd_array **s,
                                nd_array **vh);
 /* np.linalg.svdvals(a): S of nd_linalg_svd without vectors. */

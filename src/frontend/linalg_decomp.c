@@ -453,29 +453,43 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
         nd_free(bv);
         return *s && *u && *vh ? ND_OK : nd_last_status();
     }
-    nd_array *p = nd_la_packed(fn, a, t);
-    if (!p) return nd_last_status();
+    /* A matrix holding NaN or inf has NaN singular values and no error, on
+     * every backend and routine (NumPy's LAPACK raises "SVD did not
+     * converge" there; cuSOLVER's routines variously fail, or return
+     * finite values for complex NaN matrices). So the routine factors such
+     * a matrix as zeros, and s gets 0 * max|a| added below: +0 where a is
+     * finite (s unchanged), NaN where it is not. max, not a sum, so that
+     * no finite matrix overflows. The max is one read of a; the zeroing
+     * fuses into the packed copy the routine takes anyway. */
+    static const int last2[2] = {-2, -1};
+    nd_array *mag = nd_abs(a);
+    nd_array *top = mag ? nd_max_axes(mag, 2, last2, true) : NULL; /* (..., 1, 1) */
+    nd_array *finite = top ? nd_isfinite(top) : NULL;
+    nd_array *clean = finite ? nd_where(finite, a, nd_scalar(0.0)) : NULL;
+    nd_array *p = clean ? nd_la_packed(fn, clean, t) : NULL;
+    nd_free(mag);
+    nd_free(finite);
+    nd_free(clean);
+    if (!p) {
+        nd_status st = nd_last_status();
+        nd_free(top);
+        return st;
+    }
     nd_kernel_output out[3] = {
         {NULL, nd_la_real_dtype(t), nd - 1, shape[0]}, {NULL, t, nd, shape[1]}, {NULL, t, nd, shape[2]}};
     nd_lib_args args = la_args(uv, full, ND_LA_FN_SVD);
     nd_array *res[3] = {NULL, NULL, NULL};
     nd_status st = nd_fe_lib_call(fn, ND_LIB_LA_SVD, &args, 1, &p, 3, out, res);
     nd_fe_release(p);
-    if (st != ND_OK) return st;
+    if (st != ND_OK) {
+        nd_free(top);
+        return st;
+    }
     *s = nd_runtime_track(res[0]);
-    { /* A matrix holding NaN or inf has NaN singular values, whatever the
-       * routine makes of it: cuSOLVER's Jacobi routines were seen to return
-       * finite values for complex NaN matrices on the H200 (NumPy's LAPACK
-       * does not converge there). s + 0 * max|a| over the matrix: +0 (s
-       * unchanged) where a is finite; max, not a sum, so that no finite
-       * matrix overflows. One read of a, fused into one kernel with s. */
-        static const int last2[2] = {-2, -1};
-        nd_array *mag = nd_abs(a);
-        nd_array *top = mag ? nd_max_axes(mag, 2, last2, false) : NULL;
-        nd_array *col = top ? nd_expand_dims(top, -1) : NULL; /* one per matrix, against its k values */
+    { /* s + 0 * max|a| (above), one per matrix against its k values */
+        nd_array *col = nd_squeeze(top, -1);
         nd_array *zero = col ? nd_mul(col, nd_scalar(0.0)) : NULL;
         nd_array *fixed = zero ? nd_add(*s, zero) : NULL;
-        nd_free(mag);
         nd_free(top);
         nd_free(col);
         nd_free(zero);

@@ -341,22 +341,6 @@ nd_status nd_cpu_lib_la_qr(nd_cpu_state *st, const nd_user_desc *u, const nd_ker
 
 /* ------------------------------------------------------------ svd */
 
-/* Any NaN or inf among the matrix's count reals. */
-static int non_finite(const la_job *j, const void *a, int64_t count) {
-    for (int64_t i = 0; i < count; i++) {
-        double v = j->f64 ? ((const double *)a)[i] : (double)((const float *)a)[i];
-        if (!isfinite(v)) return 1;
-    }
-    return 0;
-}
-
-/* count reals of the job's real type at p, NaN. */
-static void fill_nan(const la_job *j, void *p, int64_t count) {
-    for (int64_t i = 0; i < count; i++)
-        if (j->f64) ((double *)p)[i] = NAN;
-        else ((float *)p)[i] = NAN;
-}
-
 /* gesdd for the job's type: the complex ones take a real workspace more. */
 static lapack_int svd_call(la_job *j, char jobz, int64_t n, int64_t m, void *a, void *s, void *u, void *vt,
                            lapack_int ldvt, void *work, lapack_int lwork, void *rwork, lapack_int *iwork) {
@@ -403,20 +387,10 @@ static int64_t svd_one(la_job *j, int64_t b, void *ws) {
         for (int64_t i = 0; i < cv; i++) set_one(j, vh, i * n + i);
         return 0;
     }
-    if (non_finite(j, mat(j, 0, b, m * n), m * n * (cplx(j) ? 2 : 1))) {
-        /* A NaN or inf: NaN singular values, not an error (the frontend's
-         * s + 0 * max|a| makes them NaN on every backend whatever the
-         * routine does: nd_linalg_svd), and NaN vectors. gesdd is not
-         * called: LAPACKE refuses a NaN, and an inf sends it through
-         * scalings it complains about. */
-        fill_nan(j, s, k);
-        fill_nan(j, ut, cu * m * (cplx(j) ? 2 : 1));
-        fill_nan(j, vh, cv * n * (cplx(j) ? 2 : 1));
-        return 0;
-    }
     memcpy(a, mat(j, 0, b, m * n), (size_t)(m * n) * es);
     char jobz = !uv ? 'N' : full ? 'A' : 'S';
     lapack_int info = svd_call(j, jobz, n, m, a, s, vh, vt, ld(cu), work, (lapack_int)lwork, rwork, iwork);
+    if (info == -5) return ND_LA_INFO_NAN; /* LAPACK refuses a NaN in A (argument 4, LAPACKE's 5) */
     if (info != 0 || !uv) return info;
     for (int64_t r = 0; r < cu; r++) /* UT[r][c] = conj(vt column-major (r, c)) */
         for (int64_t c = 0; c < m; c++) {
@@ -526,6 +500,15 @@ static lapack_int eig_call(la_job *j, char jobvr, int64_t n, void *a, void *w, v
     case LA_C: return LAPACKE_cgeev_work(LAPACK_COL_MAJOR, 'N', jobvr, nn, a, ld(n), w, NULL, 1, vr, ld(n), work, lwork, rwork);
     default: return LAPACKE_zgeev_work(LAPACK_COL_MAJOR, 'N', jobvr, nn, a, ld(n), w, NULL, 1, vr, ld(n), work, lwork, rwork);
     }
+}
+
+/* Any NaN or inf among the matrix's count reals. */
+static int non_finite(const la_job *j, const void *a, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        double v = j->f64 ? ((const double *)a)[i] : (double)((const float *)a)[i];
+        if (!isfinite(v)) return 1;
+    }
+    return 0;
 }
 
 /* args: AC (n, n) = A column-major; W; VT (n, n). The workspace: A's copy
