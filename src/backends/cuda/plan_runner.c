@@ -30,8 +30,12 @@
 
 #define ND_CUDA_GRAPHS_PER_PLAN 4
 #define ND_CUDA_GRAPHS_MAX 256
-/* One-step plans gain nothing from a graph launch. */
-#define ND_CUDA_GRAPH_MIN_STEPS 2
+/* A plan of fewer steps launches them directly: cudaGraphLaunch costs the
+ * host ~9 us, more than a few direct launches. On the H200 (2026-11-29,
+ * ND_CUDA_GRAPHS=1 against 0, two pairs, bench_nd_suite --runs 15):
+ * pi 0.474 / 0.461 ms with graphs against 0.447 / 0.450 direct, dot 0.340
+ * / 0.342 against 0.334 / 0.330, fft_window the same either way. */
+#define ND_CUDA_GRAPH_MIN_STEPS 4
 
 typedef struct {
     cudaGraphExec_t exec; /* NULL = empty entry */
