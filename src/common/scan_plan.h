@@ -52,7 +52,8 @@
     X(AGG_SPIN, "agg_spin", "agg polling without backing off")                                                \
     X(AGG_4K, "agg_4k", "agg with 32 items a thread (16 for 8-byte): tiles of 16 KiB")                        \
     X(AGG_256, "agg_256", "agg with 256 threads x 16 items (8 for 8-byte)")                                  \
-    X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")
+    X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")          \
+    X(EXACT, "exact", "float32 sums: decoupled look-back carrying exact sums (common/exact_sum.h); else agg")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
@@ -61,6 +62,10 @@ enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
 /* The names, for a table in a .c or .cu file: ND_SCAN_VARIANT_NAMES. */
 #define ND_SP_NAME(name, str, what) str,
 #define ND_SCAN_VARIANT_NAMES {ND_SCAN_VARIANTS(ND_SP_NAME)}
+
+/* The exact variant's tiles (NDP_SCAN_EXACT, float32): 128 threads x 24
+ * items, agg's tuning; bench/gpu_speed.cu builds inputs per tile. */
+enum { ND_SCAN_EXACT_THREADS = 128, ND_SCAN_EXACT_ITEMS = 24, ND_SCAN_EXACT_TILE = 128 * 24 };
 
 /* Levels of the aggregate tree and the fan-out of each: 32^3 tiles of
  * 3072 float32 are 2^32 elements before the top level holds more than 32

@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "prims.h"
+#include "common/exact_sum.h"
 #include "common/lib_calls.h"
 
 namespace {
@@ -516,6 +517,169 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     Tile::store(tmp, out + base, valid, items);
 }
 
+// ------------------------------------------------------------ exact carries
+// NDP_SCAN_EXACT (float32 sums): CUB's decoupled look-back, with the
+// carries between tiles summed exactly (common/exact_sum.h), so that the
+// bits do not depend on where a look-back stopped. Tile i publishes, in
+// 64-bit words under a ready mark (1 << 32) stored and polled relaxed at
+// GPU scope as agg's entries:
+//   agg[i]          its total's float32 bits (its aggregate), at once;
+//   head[i]         limb 0 of its inclusive prefix (the exact sum of every
+//                   total of its row up to and including its own), with
+//                   the prefix's flags in bits 33-36;
+//   rest[9 i + l-1] limb l of that prefix, l = 1..9.
+// A tile's warp 0 reads 32 predecessors at a time (lane k tile i - 1 - k),
+// waits until each has published its aggregate or its prefix, and adds
+// the aggregates of those before the nearest prefix, then that prefix's
+// limbs (lanes 0-9), into int64 accumulators in shared memory (integer
+// adds: any order, the same sum). Its exclusive prefix is that exact sum
+// rounded once to float32, so its value is fixed by the input, whichever
+// tiles had published. A tile waits only for aggregates of tiles with
+// smaller tickets (published before they wait for anything) or for limbs
+// whose head word it has seen: no deadlock, and no chain through the row.
+struct ExactState {
+    unsigned long long *counter;
+    unsigned long long *agg, *head, *rest;
+};
+constexpr unsigned long long kMark = 1ull << 32;
+
+template <int SLEEP_NS> __device__ __forceinline__ unsigned long long exact_poll(const unsigned long long *p) {
+    unsigned long long w = load_word(p);
+    while (!(w >> 32)) {
+        if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+        w = load_word(p);
+    }
+    return w;
+}
+
+__device__ __forceinline__ void exact_add(int64_t *acc, int limb, int64_t v) {
+    atomicAdd(reinterpret_cast<unsigned long long *>(acc + limb), (unsigned long long)v);
+}
+
+// The float32 whose bits are `bits` into acc (shared, several lanes at
+// once); returns its flags.
+__device__ __forceinline__ unsigned exact_add_bits(int64_t *acc, uint32_t bits) {
+    int limb;
+    int64_t v, lo, hi;
+    const unsigned f = nd_xs_place(bits, &limb, &v);
+    if (v) {
+        nd_xs_split(v, &lo, &hi);
+        exact_add(acc, limb, lo);
+        if (hi) exact_add(acc, limb + 1, hi);
+    }
+    return f;
+}
+
+// Warp 0 of tile `tile` (the t-th of its row, t >= 1): the exact sum of
+// the totals of tiles [tile - t, tile) added into acc; returns its flags,
+// the same in every lane.
+template <int SLEEP_NS>
+__device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t tile, int64_t t, int lane,
+                                                   int64_t *acc) {
+    unsigned flags = 0;
+    for (int64_t w0 = 1;; w0 += 32) {
+        const int64_t k = w0 + lane; // this lane's tile is k tiles back
+        const bool in_row = k <= t;
+        unsigned long long a = 0, h = 0;
+        if (in_row) {
+            a = load_word(st.agg + tile - k);
+            h = load_word(st.head + tile - k);
+        }
+        while (!__all_sync(0xffffffffu, !in_row || ((a | h) >> 32))) {
+            if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+            if (in_row && !((a | h) >> 32)) {
+                a = load_word(st.agg + tile - k);
+                h = load_word(st.head + tile - k);
+            }
+        }
+        // The nearest tile with its prefix (or the row's start) stops it.
+        const unsigned stop = __ballot_sync(0xffffffffu, !in_row || (h >> 32));
+        const int s = stop ? __ffs(stop) - 1 : 32;
+        if (lane < s) flags |= exact_add_bits(acc, (uint32_t)a);
+        if (s < 32) {
+            const unsigned long long hs = __shfl_sync(0xffffffffu, h, s);
+            const int64_t ks = w0 + s;
+            if (ks <= t) { // a prefix, not the row's start
+                if (lane == 0) {
+                    flags |= (unsigned)(hs >> 33) & ND_XS_FLAGS;
+                    exact_add(acc, 0, (int64_t)(uint32_t)hs);
+                } else if (lane < ND_XS_LIMBS) {
+                    const uint32_t limb = (uint32_t)exact_poll<SLEEP_NS>(st.rest + (tile - ks) * (ND_XS_LIMBS - 1) + lane - 1);
+                    exact_add(acc, lane, lane == ND_XS_LIMBS - 1 ? (int64_t)(int32_t)limb : (int64_t)limb);
+                }
+            }
+            break;
+        }
+    }
+    return __reduce_or_sync(0xffffffffu, flags);
+}
+
+// Warp 0 of a tile that publishes (more: not its row's last) or needs a
+// prefix (t > 0): publishes its aggregate and its inclusive prefix, and
+// puts its exclusive prefix, rounded, into *prefix_s (t > 0).
+template <int SLEEP_NS>
+__device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile, int64_t t, bool more, float total,
+                                             int64_t *acc_s, uint32_t *lim_s, float *prefix_s) {
+    const int lane = threadIdx.x;
+    const uint32_t total_bits = __float_as_uint(total);
+    if (lane == 0 && more) store_word(st.agg + tile, kMark | total_bits);
+    if (lane < ND_XS_LIMBS) acc_s[lane] = 0;
+    __syncwarp();
+    const unsigned flags = t > 0 ? exact_lookback<SLEEP_NS>(st, tile, t, lane, acc_s) : 0;
+    __syncwarp();
+    if (more) {
+        int limb;
+        int64_t v;
+        const unsigned ft = nd_xs_place(total_bits, &limb, &v);
+        if (lane == 0) nd_xs_normalise(acc_s, limb, v, lim_s);
+        __syncwarp();
+        if (lane < ND_XS_LIMBS) {
+            const unsigned long long w = kMark | lim_s[lane];
+            if (lane == 0) store_word(st.head + tile, w | (unsigned long long)(flags | ft) << 33);
+            else store_word(st.rest + tile * (ND_XS_LIMBS - 1) + lane - 1, w);
+        }
+        __syncwarp();
+    }
+    if (t > 0 && lane == 0) {
+        nd_xs_normalise(acc_s, 0, 0, lim_s);
+        *prefix_s = __uint_as_float(nd_xs_round(lim_s, flags));
+    }
+}
+
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, float *out, int64_t n,
+                                                             int64_t tiles_per_row, ScanOp<float> op, ExactState st) {
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    using Tile = BlockTile<float, BT, ITEMS>;
+    using Scan = typename Tile::Scan;
+    __shared__ typename Tile::Temp tmp;
+    __shared__ unsigned long long tile_s;
+    __shared__ int64_t acc_s[ND_XS_LIMBS];
+    __shared__ uint32_t lim_s[ND_XS_LIMBS];
+    __shared__ float prefix_s;
+    if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    const int64_t tile = (int64_t)tile_s;
+    const int64_t row = tile / tiles_per_row, t = tile % tiles_per_row;
+    const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
+
+    float items[ITEMS];
+    Tile::load(tmp, in + base, valid, op, items);
+    // The tile's total (a partial tile's includes its padding, but it is
+    // the row's last and nobody reads it).
+    float total;
+    Scan(tmp.scan).InclusiveScan(items, items, op, total);
+    const bool more = t + 1 < tiles_per_row;
+    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
+    __syncthreads();
+    if (t > 0) { // -0.0 (every earlier element -0.0) keeps each item's bits
+        const float p = prefix_s;
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) items[k] = op(p, items[k]);
+    }
+    Tile::store(tmp, out + base, valid, items);
+}
+
 // Tried and removed (docs/internals.md has their figures and why they lost,
 // so that nobody tries them again blind): fixed-order decoupled look-back
 // kernels (lookback*: 5.4-6.1x the copy floor for 2^28 float32 on the
@@ -717,6 +881,33 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     return cudaGetLastError();
 }
 
+// The exact-carry look-back (scan_exact): tiles of BT x ITEMS float32, sums
+// only. Workspace: [counter][agg: tiles][head: tiles][rest: 9 tiles], all
+// zeroed (nothing published).
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS>
+cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t n, ScanOp<float> op, void *tmp,
+                              size_t *bytes, cudaStream_t s) {
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    const size_t agg_off = align_up(sizeof(unsigned long long)), head_off = align_up(agg_off + (size_t)tiles * 8),
+                 rest_off = align_up(head_off + (size_t)tiles * 8),
+                 need = align_up(rest_off + (size_t)tiles * (ND_XS_LIMBS - 1) * 8);
+    if (!tmp) {
+        *bytes = need;
+        return cudaSuccess;
+    }
+    if (*bytes < need) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, need, s);
+    if (e != cudaSuccess) return e;
+    ExactState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + agg_off),
+                  reinterpret_cast<unsigned long long *>(w + head_off),
+                  reinterpret_cast<unsigned long long *>(w + rest_off)};
+    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    return cudaGetLastError();
+}
+
 // One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
 cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
@@ -809,6 +1000,12 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG_4K:
     case NDP_SCAN_AGG_NO_TICKET:
     case NDP_SCAN_AGG_256: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_EXACT:
+        // float32 sums (and nan sums) carry exact sums between tiles;
+        // everything else is agg.
+        if constexpr (std::is_same<T, float>::value)
+            if (!op.prod) return scan_exact_launch<ND_SCAN_EXACT_THREADS, ND_SCAN_EXACT_ITEMS, 8, 128>(in, out, rows, n, op, tmp, bytes, s);
+        return scan_agg_variant<T>(NDP_SCAN_AGG, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }

@@ -1,0 +1,164 @@
+/* Exact sums of float32 values: the carries of the CUDA `exact` scan
+ * (backends/cuda/prims/scan.cu), checked on the host by
+ * tests/test_exact_sum.c.
+ *
+ * A finite float32 is m * 2^(p - 149) with m < 2^24 and p in [0, 253]
+ * (p = biased exponent - 1, or 0 for subnormals), so every sum of float32
+ * values is an integer N times 2^-149. N is held in ND_XS_LIMBS limbs of 32
+ * bits, least significant first, two's complement over 320 bits: a float32
+ * is below 2^128 = 2^277 * 2^-149, and a sum of up to 2^31 of them below
+ * 2^308 in magnitude, so the top limb keeps its sign with room to spare.
+ * Sums of limbs are integer sums, so they are the same whatever the order
+ * or grouping of the terms: a scan whose carries are exact gives the same
+ * bits wherever its look-back stopped. Limbs are added lazily in int64
+ * (ND_XS_LIMBS accumulators; each term adds less than 2^32 to two of
+ * them), normalised once (nd_xs_normalise) and rounded once to the nearest
+ * float32, ties to even (nd_xs_round).
+ *
+ * What limbs cannot hold is kept beside them as order-free flags (OR):
+ * ND_XS_NAN (a NaN term), ND_XS_PINF / ND_XS_NINF (a +inf / -inf term),
+ * ND_XS_SOME (a term other than -0.0). The rounded sum is NaN if there was
+ * a NaN or both infinities, else the infinity there was, else -0.0 if
+ * every term was -0.0 (no ND_XS_SOME: the sign NumPy's in-order sum
+ * gives), else N rounded (+0.0 for N = 0, as x + (-x) is +0.0). A term that
+ * is itself inf (a tile's total that overflowed) counts as inf; a finite
+ * exact sum beyond the float32 range rounds to inf. The in-order float sum
+ * may instead overflow on the way, or not overflow where this does
+ * (docs/internals.md).
+ *
+ * ND_XS_FN is `static inline` in C and `__host__ __device__ inline` in
+ * CUDA; the functions take plain pointers, so the kernel can pass shared
+ * memory. */
+#ifndef ND_COMMON_EXACT_SUM_H
+#define ND_COMMON_EXACT_SUM_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define ND_XS_FN static __host__ __device__ inline
+#else
+#define ND_XS_FN static inline
+#endif
+
+enum {
+    ND_XS_LIMBS = 10,
+    ND_XS_NAN = 1,
+    ND_XS_PINF = 2,
+    ND_XS_NINF = 4,
+    ND_XS_SOME = 8, /* some term was not -0.0 */
+    ND_XS_FLAGS = 15
+};
+
+/* A float32's bits as a term: returns its flags; for a finite nonzero
+ * value, *limb = the limb its bits start in and *v = +-(m << s), s < 32,
+ * (below 2^55: its low 32 bits go to limb *limb, the rest to *limb + 1 <=
+ * 8); otherwise *v = 0 (*limb = 0). */
+ND_XS_FN unsigned nd_xs_place(uint32_t bits, int *limb, int64_t *v) {
+    const uint32_t e = bits >> 23 & 0xff, mant = bits & 0x7fffff;
+    *limb = 0;
+    *v = 0;
+    if (e == 0xff) return mant ? ND_XS_NAN : bits >> 31 ? ND_XS_NINF : ND_XS_PINF;
+    if (bits == 0x80000000u) return 0; /* -0.0 */
+    if ((bits & 0x7fffffffu) == 0) return ND_XS_SOME;
+    const int p = e ? (int)e - 1 : 0;
+    const int64_t m = (int64_t)(e ? mant | 0x800000u : mant) << (p & 31);
+    *limb = p >> 5;
+    *v = bits >> 31 ? -m : m;
+    return ND_XS_SOME;
+}
+
+/* A placed term v as v = lo + hi * 2^32 (both signed, |lo| < 2^32): what
+ * it adds to its limb and to the one above. */
+ND_XS_FN void nd_xs_split(int64_t v, int64_t *lo, int64_t *hi) {
+    *hi = v >= 0 ? v >> 32 : -((-v) >> 32);
+    *lo = v - *hi * ((int64_t)1 << 32);
+}
+
+/* acc[limb] and acc[limb + 1] += the term v placed by nd_xs_place. */
+ND_XS_FN void nd_xs_add_placed(int64_t *acc, int limb, int64_t v) {
+    int64_t lo, hi;
+    nd_xs_split(v, &lo, &hi);
+    acc[limb] += lo;
+    acc[limb + 1] += hi;
+}
+
+/* acc += the float32 whose bits are `bits`; returns its flags. */
+ND_XS_FN unsigned nd_xs_add_bits(int64_t *acc, uint32_t bits) {
+    int limb;
+    int64_t v;
+    const unsigned f = nd_xs_place(bits, &limb, &v);
+    if (v) nd_xs_add_placed(acc, limb, v);
+    return f;
+}
+
+/* The limbs of acc + (v at `limb`, as nd_xs_add_placed; v = 0 for none),
+ * carried: each limb below the top one in [0, 2^32), the top one the
+ * signed rest (it fits while every accumulator stayed below 2^62 and the
+ * value below 2^319). */
+ND_XS_FN void nd_xs_normalise(const int64_t *acc, int limb, int64_t v, uint32_t *limbs) {
+    int64_t lo, hi, carry = 0;
+    nd_xs_split(v, &lo, &hi);
+    for (int l = 0; l < ND_XS_LIMBS; l++) {
+        int64_t x = acc[l] + carry;
+        if (l == limb) x += lo;
+        if (l == limb + 1) x += hi;
+        limbs[l] = (uint32_t)x;
+        carry = (x - (int64_t)(uint32_t)x) / ((int64_t)1 << 32); /* exact: x minus its low bits */
+    }
+}
+
+/* Leading zeros of a nonzero word. */
+ND_XS_FN int nd_xs_clz(uint32_t x) {
+#ifdef __CUDA_ARCH__
+    return __clz((int)x);
+#else
+    return __builtin_clz(x);
+#endif
+}
+
+/* The float32 bits nearest (ties to even) the normalised limbs' value
+ * under the flags' rules (above). */
+ND_XS_FN uint32_t nd_xs_round(const uint32_t *limbs, unsigned flags) {
+    if ((flags & ND_XS_NAN) || (flags & (ND_XS_PINF | ND_XS_NINF)) == (ND_XS_PINF | ND_XS_NINF)) return 0x7fc00000u;
+    if (flags & ND_XS_PINF) return 0x7f800000u;
+    if (flags & ND_XS_NINF) return 0xff800000u;
+    if (!(flags & ND_XS_SOME)) return 0x80000000u;
+    const uint32_t sign = (int32_t)limbs[ND_XS_LIMBS - 1] < 0 ? 0x80000000u : 0;
+    /* The magnitude (negated on the fly: -N = ~N + 1, the +1 carried up
+     * through the limbs that are 0), its top nonzero limb h, the two below
+     * it and whether any bit further down is set, in one pass with no
+     * array (the kernel's lane would keep one in local memory). */
+    int h = -1, below = 0, sticky = 0;
+    uint32_t carry = sign ? 1 : 0, p1 = 0, p2 = 0, top = 0, mid = 0, low = 0;
+    for (int l = 0; l < ND_XS_LIMBS; l++) {
+        const uint32_t x = (sign ? ~limbs[l] : limbs[l]) + carry;
+        carry = carry && x == 0;
+        if (x) {
+            h = l;
+            top = x;
+            mid = p1;
+            low = p2;
+            sticky = below;
+        }
+        below |= p2 != 0;
+        p2 = p1;
+        p1 = x;
+    }
+    if (h < 0) return 0; /* an exact zero: +0.0 */
+    const int lz = nd_xs_clz(top);
+    const int b = 32 * h + 32 - lz; /* the bit length of N */
+    if (b <= 24) return sign | top;  /* N * 2^-149 < 2^-125: its bits are N */
+    /* w: N's top 64 bits, its leading 1 at bit 63 (the bits shifted in
+     * below come from limb h - 2, and only the sticky bit needs them). */
+    const uint64_t w = ((uint64_t)top << 32 | mid) << lz;
+    const uint64_t q = w >> 40, guard = w >> 39 & 1;
+    sticky |= (w & (((uint64_t)1 << 39) - 1)) != 0 || low != 0;
+    /* N ~ q * 2^sh with q in [2^23, 2^24): the float32 q * 2^(sh - 149)
+     * has the bits (sh << 23) + q (q = 2^24 after rounding up carries into
+     * the exponent, as it should) */
+    const uint64_t sh = (uint64_t)(b - 24);
+    const uint64_t r = (sh << 23) + q + (guard && (sticky || (q & 1)));
+    return sign | (r >= 0x7f800000u ? 0x7f800000u : (uint32_t)r);
+}
+
+#endif
