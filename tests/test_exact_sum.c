@@ -73,6 +73,24 @@ static void sum_add_limbs(sum_t *a, const sum_t *b) {
     a->flags |= b->flags;
 }
 
+/* b as a tile publishes it (nd_xs_pack: one word when it fits, else the
+ * limbs) added into a as the kernel's look-back adds it (nd_xs_unpack's
+ * pieces, or the limbs). Returns whether the limbs were needed. */
+static int sum_add_published(sum_t *a, const sum_t *b) {
+    uint32_t limbs[ND_XS_LIMBS], part[3];
+    nd_xs_normalise(b->acc, 0, 0, limbs);
+    const uint64_t word = nd_xs_pack(limbs, b->flags);
+    cr_assert(word != 0, "a packed word is never 0 (an entry not yet published)");
+    int follow, limb, neg;
+    a->flags |= nd_xs_unpack(word, &follow, &limb, part, &neg);
+    if (follow) {
+        sum_add_limbs(a, b);
+        return 1;
+    }
+    for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++) a->acc[limb + j] += neg ? -(int64_t)part[j] : (int64_t)part[j];
+    return 0;
+}
+
 /* A random finite float32 of any class: all bits random but the exponent
  * not 0xff; now and then a subnormal or a zero. */
 static float any_finite(uint64_t *s) {
@@ -254,6 +272,87 @@ Test(exact_sum, flags) {
     EXPECT_BITS(sum_round(&m), bits_of(FLT_MAX), "2^20 FLT_MAX and back");
 }
 
+/* The significant bits of a nonzero sum: from its lowest set bit to its
+ * highest (two's complement magnitude, computed bit by bit). */
+static int span_bits(const sum_t *x) {
+    uint32_t limbs[ND_XS_LIMBS], mag[ND_XS_LIMBS];
+    nd_xs_normalise(x->acc, 0, 0, limbs);
+    const int neg = (int32_t)limbs[ND_XS_LIMBS - 1] < 0;
+    uint64_t c = neg;
+    for (int l = 0; l < ND_XS_LIMBS; l++) {
+        c += neg ? (uint32_t)~limbs[l] : limbs[l];
+        mag[l] = (uint32_t)c;
+        c >>= 32;
+    }
+    int lo = -1, hi = -1;
+    for (int bit = 0; bit < 32 * ND_XS_LIMBS; bit++)
+        if (mag[bit / 32] >> (bit % 32) & 1) {
+            if (lo < 0) lo = bit;
+            hi = bit;
+        }
+    return lo < 0 ? 0 : hi - lo + 1;
+}
+
+/* A published word stands for the same sum: added into an empty
+ * accumulator it rounds to the same bits with the same flags' outcome,
+ * and the limbs are needed exactly when the sum has more than 53
+ * significant bits. */
+Test(exact_sum, one_word_prefixes) {
+    uint64_t s = 6;
+    int words = 0, follows = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        sum_t x = {{0}, 0};
+        const int n = 1 + (int)(rng(&s) % 50), kind = trial % 4;
+        for (int i = 0; i < n; i++)
+            sum_add(&x, kind == 0 ? any_finite(&s) : kind == 1 ? in_range(&s, -149, 127)
+                        : kind == 2 ? in_range(&s, -12, 12) : ldexpf((float)(int)(rng(&s) % 64) - 32, -149 + (int)(rng(&s) % 8)));
+        sum_t y = {{0}, 0};
+        const int follow = sum_add_published(&y, &x);
+        follows += follow;
+        words += !follow;
+        EXPECT_BITS(sum_round(&y), sum_round(&x), "published");
+        cr_expect(follow == (span_bits(&x) > 53), "limbs needed %d, span %d bits", follow, span_bits(&x));
+        /* and what it adds to a further sum is the sum itself */
+        sum_t z = {{0}, 0}, w = {{0}, 0};
+        const float more = in_range(&s, -20, 20);
+        sum_add(&z, more);
+        sum_add_published(&z, &x);
+        w = x;
+        sum_add(&w, more);
+        EXPECT_BITS(sum_round(&z), sum_round(&w), "published plus a term");
+    }
+    cr_expect(words > 1000 && follows > 1000, "both forms exercised: %d words, %d limbs", words, follows);
+    /* the edge: 53 significant bits fit, 54 do not, at any alignment */
+    for (int e = -149; e + 53 <= 127; e += 3)
+        for (int span = 52; span <= 55; span++) {
+            sum_t x = {{0}, 0}, y = {{0}, 0};
+            sum_add(&x, ldexpf(1.0f, e + span - 1));
+            sum_add(&x, ldexpf(-1.0f, e)); /* 2^(e+span-1) - 2^e: span - 1 bits */
+            sum_add(&x, ldexpf(1.0f, e + span - 1));
+            const int follow = sum_add_published(&y, &x);
+            cr_expect(follow == (span_bits(&x) > 53), "e %d span %d: limbs %d", e, span_bits(&x), follow);
+            EXPECT_BITS(sum_round(&y), sum_round(&x), "edge of one word");
+            uint32_t lx[ND_XS_LIMBS], ly[ND_XS_LIMBS];
+            nd_xs_normalise(x.acc, 0, 0, lx);
+            nd_xs_normalise(y.acc, 0, 0, ly);
+            cr_expect(memcmp(lx, ly, sizeof lx) == 0, "e %d span %d: other limbs", e, span);
+        }
+    /* the flags' forms */
+    const float inf = INFINITY;
+    const float cases[][2] = {{-0.0f, -0.0f}, {-0.0f, 0.0f}, {1.0f, -1.0f}, {inf, 1.0f}, {-inf, 1.0f}, {inf, -inf}, {NAN, 1.0f}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        sum_t x = {{0}, 0}, y = {{0}, 0};
+        sum_add(&x, cases[c][0]);
+        sum_add(&x, cases[c][1]);
+        cr_expect(!sum_add_published(&y, &x), "case %zu in one word", c);
+        const uint32_t got = sum_round(&y), want = sum_round(&x);
+        cr_expect(got == want || (isnan(float_of(got)) && isnan(float_of(want))), "case %zu: %08x, want %08x", c, got,
+                  want);
+        cr_expect(((y.flags ^ x.flags) & ND_XS_SOME) == 0 || (x.flags & (ND_XS_NAN | ND_XS_PINF | ND_XS_NINF)),
+                  "case %zu: -0.0 rule", c);
+    }
+}
+
 /* ------------------------------------------------------------ scan replay */
 
 /* The exact scan of rows x n in tiles of `tile`, as scan_exact computes
@@ -282,7 +381,7 @@ static void replay(const float *x, int64_t rows, int64_t n, int64_t tile, uint64
             int64_t k = t - 1;
             for (; k >= 0; k--) {
                 if (seed && rng(&s) % 4 == 0) { /* tile k's prefix is published */
-                    sum_add_limbs(&ex, &incl[k]);
+                    sum_add_published(&ex, &incl[k]);
                     break;
                 }
                 sum_add(&ex, total[k]);

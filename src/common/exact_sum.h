@@ -161,4 +161,93 @@ ND_XS_FN uint32_t nd_xs_round(const uint32_t *limbs, unsigned flags) {
     return sign | (r >= 0x7f800000u ? 0x7f800000u : (uint32_t)r);
 }
 
+/* A published prefix in one 64-bit word, when it fits: the bitwise NOT of
+ * an encoding `enc` (so that 0, what a zeroed entry holds, is never a
+ * published word: it would be enc = all ones, a NaN never used). enc is
+ * the exact sum as a float64 when it has at most 53 significant bits
+ * (float32 sums span 2^-149 .. 2^308, inside float64's exponent range): a
+ * zero's sign is the flags' ND_XS_SOME (+0.0: some term was not -0.0), a
+ * NaN or an infinity stands for the flags that round to it (the finite
+ * part no longer matters); otherwise enc is ND_XS_TAG_LIMBS, and the
+ * limbs are published beside it. */
+#define ND_XS_TAG_LIMBS 0x7ff4000000000001ull
+#define ND_XS_ENC_NAN 0x7ff8000000000000ull
+#define ND_XS_ENC_PINF 0x7ff0000000000000ull
+#define ND_XS_ENC_NINF 0xfff0000000000000ull
+
+ND_XS_FN int nd_xs_ctz(uint32_t x) {
+#ifdef __CUDA_ARCH__
+    return __ffs((int)x) - 1;
+#else
+    return __builtin_ctz(x);
+#endif
+}
+
+/* The word for normalised limbs and their flags. */
+ND_XS_FN uint64_t nd_xs_pack(const uint32_t *limbs, unsigned flags) {
+    if ((flags & ND_XS_NAN) || (flags & (ND_XS_PINF | ND_XS_NINF)) == (ND_XS_PINF | ND_XS_NINF)) return ~ND_XS_ENC_NAN;
+    if (flags & ND_XS_PINF) return ~ND_XS_ENC_PINF;
+    if (flags & ND_XS_NINF) return ~ND_XS_ENC_NINF;
+    const uint64_t sign = (int32_t)limbs[ND_XS_LIMBS - 1] < 0 ? (uint64_t)1 << 63 : 0;
+    /* the magnitude's top and bottom nonzero limbs (h, lo) and the three
+     * from lo up, in one pass (negation on the fly, as nd_xs_round) */
+    int h = -1, lo = -1;
+    uint32_t carry = sign ? 1 : 0, top = 0, w0 = 0, w1 = 0, w2 = 0;
+    for (int l = 0; l < ND_XS_LIMBS; l++) {
+        const uint32_t x = (sign ? ~limbs[l] : limbs[l]) + carry;
+        carry = carry && x == 0;
+        if (x) {
+            if (lo < 0) lo = l;
+            h = l;
+            top = x;
+        }
+        if (lo >= 0 && l == lo) w0 = x;
+        if (lo >= 0 && l == lo + 1) w1 = x;
+        if (lo >= 0 && l == lo + 2) w2 = x;
+    }
+    if (h < 0) return ~((flags & ND_XS_SOME) ? (uint64_t)0 : (uint64_t)1 << 63);
+    const int b = 32 * h + 32 - nd_xs_clz(top), tz = nd_xs_ctz(w0), z = 32 * lo + tz;
+    if (b - z > 53) return ~ND_XS_TAG_LIMBS;
+    /* M: bits [z, b) of the magnitude (h <= lo + 2; w2 only below bit 53) */
+    const uint64_t low64 = (uint64_t)w1 << 32 | w0;
+    const uint64_t m = tz ? low64 >> tz | (uint64_t)w2 << (64 - tz) : low64;
+    const int len = b - z;
+    return ~(sign | (uint64_t)(b + 873) << 52 | ((m << (53 - len)) & (((uint64_t)1 << 52) - 1)));
+}
+
+/* A published word's value as terms: returns its flags and sets *limbs_follow
+ * (ND_XS_TAG_LIMBS: the value is in the limbs published beside it; the
+ * flags are then ND_XS_SOME and nothing else is set); for a finite nonzero
+ * value, *limb and part[0..2], its magnitude's 32-bit pieces from that limb
+ * up (the ones past the top limb are 0), and *neg. */
+ND_XS_FN unsigned nd_xs_unpack(uint64_t word, int *limbs_follow, int *limb, uint32_t *part, int *neg) {
+    const uint64_t enc = ~word;
+    *limbs_follow = 0;
+    *limb = 0;
+    *neg = (int)(enc >> 63);
+    part[0] = part[1] = part[2] = 0;
+    if (enc == ND_XS_TAG_LIMBS) {
+        *limbs_follow = 1;
+        return ND_XS_SOME;
+    }
+    const unsigned e = (unsigned)(enc >> 52 & 0x7ff);
+    const uint64_t frac = enc & (((uint64_t)1 << 52) - 1);
+    if (e == 0x7ff) return frac ? ND_XS_NAN : *neg ? ND_XS_NINF : ND_XS_PINF;
+    if (e == 0) return *neg ? 0 : ND_XS_SOME; /* a zero (no subnormal is packed) */
+    /* m * 2^(p - 149), p = e - 1075 + 149, brought to p >= 0 (the bits
+     * shifted out are 0: the value is a multiple of 2^-149) */
+    uint64_t m = frac | (uint64_t)1 << 52;
+    int p = (int)e - 926;
+    if (p < 0) {
+        m >>= -p;
+        p = 0;
+    }
+    const int s = p & 31;
+    *limb = p >> 5;
+    part[0] = (uint32_t)(m << s);
+    part[1] = (uint32_t)((m << s) >> 32);
+    part[2] = s ? (uint32_t)(m >> (64 - s)) : 0;
+    return ND_XS_SOME;
+}
+
 #endif

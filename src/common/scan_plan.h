@@ -53,7 +53,9 @@
     X(AGG_4K, "agg_4k", "agg with 32 items a thread (16 for 8-byte): tiles of 16 KiB")                        \
     X(AGG_256, "agg_256", "agg with 256 threads x 16 items (8 for 8-byte)")                                  \
     X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")          \
-    X(EXACT, "exact", "float32 sums: decoupled look-back carrying exact sums (common/exact_sum.h); else agg")
+    X(EXACT, "exact", "float32 sums: decoupled look-back carrying exact sums (common/exact_sum.h); else agg") \
+    X(EXACT_LIMBS, "exact_limbs", "exact with every prefix published as 10 limbs, not one word when it fits") \
+    X(EXACT_SPIN, "exact_spin", "exact polling without backing off")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };

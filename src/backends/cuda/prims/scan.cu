@@ -570,10 +570,20 @@ __device__ __forceinline__ unsigned exact_add_bits(int64_t *acc, uint32_t bits) 
     return f;
 }
 
+// Where tile i's prefix limbs live: ONE_WORD, all ten at rest[10 i + l]
+// (when its head word says so); else limbs 1-9 at rest[9 i + l - 1].
+template <bool ONE_WORD> constexpr int kRestLimbs = ONE_WORD ? ND_XS_LIMBS : ND_XS_LIMBS - 1;
+
+// Whether a head word is published: ONE_WORD, any nonzero word (nd_xs_pack
+// never gives 0); else its ready mark.
+template <bool ONE_WORD> __device__ __forceinline__ bool head_ready(unsigned long long h) {
+    return ONE_WORD ? h != 0 : (h >> 32) != 0;
+}
+
 // Warp 0 of tile `tile` (the t-th of its row, t >= 1): the exact sum of
 // the totals of tiles [tile - t, tile) added into acc; returns its flags,
 // the same in every lane.
-template <int SLEEP_NS>
+template <int SLEEP_NS, bool ONE_WORD>
 __device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t tile, int64_t t, int lane,
                                                    int64_t *acc) {
     unsigned flags = 0;
@@ -585,26 +595,42 @@ __device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t
             a = load_word(st.agg + tile - k);
             h = load_word(st.head + tile - k);
         }
-        while (!__all_sync(0xffffffffu, !in_row || ((a | h) >> 32))) {
+        while (!__all_sync(0xffffffffu, !in_row || (a >> 32) || head_ready<ONE_WORD>(h))) {
             if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
-            if (in_row && !((a | h) >> 32)) {
+            if (in_row && !(a >> 32) && !head_ready<ONE_WORD>(h)) {
                 a = load_word(st.agg + tile - k);
                 h = load_word(st.head + tile - k);
             }
         }
         // The nearest tile with its prefix (or the row's start) stops it.
-        const unsigned stop = __ballot_sync(0xffffffffu, !in_row || (h >> 32));
+        const unsigned stop = __ballot_sync(0xffffffffu, !in_row || head_ready<ONE_WORD>(h));
         const int s = stop ? __ffs(stop) - 1 : 32;
         if (lane < s) flags |= exact_add_bits(acc, (uint32_t)a);
         if (s < 32) {
             const unsigned long long hs = __shfl_sync(0xffffffffu, h, s);
             const int64_t ks = w0 + s;
             if (ks <= t) { // a prefix, not the row's start
-                if (lane == 0) {
-                    flags |= (unsigned)(hs >> 33) & ND_XS_FLAGS;
-                    exact_add(acc, 0, (int64_t)(uint32_t)hs);
-                } else if (lane < ND_XS_LIMBS) {
-                    const uint32_t limb = (uint32_t)exact_poll<SLEEP_NS>(st.rest + (tile - ks) * (ND_XS_LIMBS - 1) + lane - 1);
+                const unsigned long long *rest = st.rest + (tile - ks) * kRestLimbs<ONE_WORD>;
+                bool limbs = true; // lanes 0-9 add limb `lane` from rest
+                if constexpr (ONE_WORD) {
+                    int follow, limb, neg;
+                    uint32_t part[3];
+                    const unsigned f = nd_xs_unpack(hs, &follow, &limb, part, &neg); // the same in every lane
+                    if (lane == 0) flags |= f;
+                    limbs = follow;
+                    if (!follow && lane < 3 && limb + lane < ND_XS_LIMBS) {
+                        const uint32_t mine = lane == 0 ? part[0] : lane == 1 ? part[1] : part[2];
+                        if (mine) exact_add(acc, limb + lane, neg ? -(int64_t)mine : (int64_t)mine);
+                    }
+                } else {
+                    if (lane == 0) {
+                        flags |= (unsigned)(hs >> 33) & ND_XS_FLAGS;
+                        exact_add(acc, 0, (int64_t)(uint32_t)hs);
+                    }
+                    rest -= 1; // limb l at rest[l - 1]
+                }
+                if (limbs && lane < ND_XS_LIMBS && (ONE_WORD || lane > 0)) {
+                    const uint32_t limb = (uint32_t)exact_poll<SLEEP_NS>(rest + lane);
                     exact_add(acc, lane, lane == ND_XS_LIMBS - 1 ? (int64_t)(int32_t)limb : (int64_t)limb);
                 }
             }
@@ -617,7 +643,7 @@ __device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t
 // Warp 0 of a tile that publishes (more: not its row's last) or needs a
 // prefix (t > 0): publishes its aggregate and its inclusive prefix, and
 // puts its exclusive prefix, rounded, into *prefix_s (t > 0).
-template <int SLEEP_NS>
+template <int SLEEP_NS, bool ONE_WORD>
 __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile, int64_t t, bool more, float total,
                                              int64_t *acc_s, uint32_t *lim_s, float *prefix_s) {
     const int lane = threadIdx.x;
@@ -625,15 +651,25 @@ __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile,
     if (lane == 0 && more) store_word(st.agg + tile, kMark | total_bits);
     if (lane < ND_XS_LIMBS) acc_s[lane] = 0;
     __syncwarp();
-    const unsigned flags = t > 0 ? exact_lookback<SLEEP_NS>(st, tile, t, lane, acc_s) : 0;
+    const unsigned flags = t > 0 ? exact_lookback<SLEEP_NS, ONE_WORD>(st, tile, t, lane, acc_s) : 0;
     __syncwarp();
     if (more) {
         int limb;
         int64_t v;
         const unsigned ft = nd_xs_place(total_bits, &limb, &v);
-        if (lane == 0) nd_xs_normalise(acc_s, limb, v, lim_s);
+        unsigned long long word = 0;
+        if (lane == 0) {
+            nd_xs_normalise(acc_s, limb, v, lim_s);
+            if constexpr (ONE_WORD) word = nd_xs_pack(lim_s, flags | ft);
+        }
         __syncwarp();
-        if (lane < ND_XS_LIMBS) {
+        if constexpr (ONE_WORD) {
+            // The limbs beside the head word only when it says so.
+            word = __shfl_sync(0xffffffffu, word, 0);
+            if (word == ~ND_XS_TAG_LIMBS && lane < ND_XS_LIMBS)
+                store_word(st.rest + tile * ND_XS_LIMBS + lane, kMark | lim_s[lane]);
+            if (lane == 0) store_word(st.head + tile, word);
+        } else if (lane < ND_XS_LIMBS) {
             const unsigned long long w = kMark | lim_s[lane];
             if (lane == 0) store_word(st.head + tile, w | (unsigned long long)(flags | ft) << 33);
             else store_word(st.rest + tile * (ND_XS_LIMBS - 1) + lane - 1, w);
@@ -646,7 +682,7 @@ __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile,
     }
 }
 
-template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS>
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD>
 __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, float *out, int64_t n,
                                                              int64_t tiles_per_row, ScanOp<float> op, ExactState st) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -670,7 +706,7 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, fl
     float total;
     Scan(tmp.scan).InclusiveScan(items, items, op, total);
     const bool more = t + 1 < tiles_per_row;
-    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
+    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS, ONE_WORD>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
     __syncthreads();
     if (t > 0) { // -0.0 (every earlier element -0.0) keeps each item's bits
         const float p = prefix_s;
@@ -882,9 +918,9 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
 }
 
 // The exact-carry look-back (scan_exact): tiles of BT x ITEMS float32, sums
-// only. Workspace: [counter][agg: tiles][head: tiles][rest: 9 tiles], all
-// zeroed (nothing published).
-template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS>
+// only. Workspace: [counter][agg: tiles][head: tiles][rest: 10 or 9
+// tiles], all zeroed (nothing published).
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD>
 cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t n, ScanOp<float> op, void *tmp,
                               size_t *bytes, cudaStream_t s) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -892,7 +928,7 @@ cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t
     if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
     const size_t agg_off = align_up(sizeof(unsigned long long)), head_off = align_up(agg_off + (size_t)tiles * 8),
                  rest_off = align_up(head_off + (size_t)tiles * 8),
-                 need = align_up(rest_off + (size_t)tiles * (ND_XS_LIMBS - 1) * 8);
+                 need = align_up(rest_off + (size_t)tiles * kRestLimbs<ONE_WORD> * 8);
     if (!tmp) {
         *bytes = need;
         return cudaSuccess;
@@ -904,7 +940,8 @@ cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t
     ExactState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + agg_off),
                   reinterpret_cast<unsigned long long *>(w + head_off),
                   reinterpret_cast<unsigned long long *>(w + rest_off)};
-    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS><<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS, ONE_WORD>
+        <<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
 
@@ -1001,10 +1038,18 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG_NO_TICKET:
     case NDP_SCAN_AGG_256: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
     case NDP_SCAN_EXACT:
+    case NDP_SCAN_EXACT_LIMBS:
+    case NDP_SCAN_EXACT_SPIN:
         // float32 sums (and nan sums) carry exact sums between tiles;
         // everything else is agg.
-        if constexpr (std::is_same<T, float>::value)
-            if (!op.prod) return scan_exact_launch<ND_SCAN_EXACT_THREADS, ND_SCAN_EXACT_ITEMS, 8, 128>(in, out, rows, n, op, tmp, bytes, s);
+        if constexpr (std::is_same<T, float>::value) {
+            constexpr int BT = ND_SCAN_EXACT_THREADS, ITEMS = ND_SCAN_EXACT_ITEMS;
+            if (!op.prod) switch (variant) {
+                case NDP_SCAN_EXACT: return scan_exact_launch<BT, ITEMS, 8, 128, true>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_LIMBS: return scan_exact_launch<BT, ITEMS, 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
+                default: return scan_exact_launch<BT, ITEMS, 8, 0, true>(in, out, rows, n, op, tmp, bytes, s);
+                }
+        }
         return scan_agg_variant<T>(NDP_SCAN_AGG, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
