@@ -36,6 +36,16 @@
 //   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
 //   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
 //   256 threads, tiles in blockIdx order instead of a counter's.
+// - exact carries (NDP_SCAN_EXACT*, float32 sums; common/exact_sum.h):
+//   CUB's decoupled look-back (a tile adds the totals of its predecessors
+//   until it meets one's inclusive prefix, never waiting on a chain), with
+//   the sums between tiles exact: 320-bit fixed point over 2^-149 in ten
+//   32-bit limbs, summed lazily in int64 and rounded to float32 once, with
+//   NaN / +-inf / "all -0.0" as order-free flags. An exact sum does not
+//   depend on where the look-back stopped, so the bits are fixed by the
+//   input. A prefix is published as one word (a float64) when it has at
+//   most 53 significant bits, else as its limbs. Tiles as agg's. Float
+//   products, float64, integers and complex take agg (or the one pass).
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
