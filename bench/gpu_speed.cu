@@ -362,23 +362,25 @@ static std::string edge_checks(int v, void *in, void *out, size_t bytes) {
     return c;
 }
 
-// The exact variant's carries, bit for bit: rows x n float32 where tile k
-// of a row (ND_SCAN_EXACT_TILE elements) holds integers in [-63, 63] times
-// 2^e_k, e_k drawn from [-149, 100], so every sum inside a tile is exact
-// whatever tree adds it, and the tiles' totals span the whole exponent
-// range (subnormal to huge, cancelling). Tile k's outputs must be
+// The exact variants' carries, bit for bit: rows x n float32 where tile k
+// of a row (nd_scan_exact_tile elements) holds integers in [-63, 63] times
+// 2^e_k, e_k drawn from [e_lo, e_lo + e_count), so every sum inside a tile
+// is exact whatever tree adds it; with e_k from [-149, 100] the tiles'
+// totals span the whole exponent range (subnormal to huge, cancelling: the
+// limbs), with [-8, 8] the float64 look-back's sums stay exact. Tile k's outputs must be
 // fl(P_k + local) with P_k the exact sum of the earlier tiles' totals
 // rounded once (common/exact_sum.h) and local the exact in-tile sum. The
 // first two tiles of row 0 are all -0.0 (their prefix -0.0 keeps the bits),
 // row 1 (if any) holds a +inf tile and later a -inf one (NaN after both).
-static std::string check_exact_carries(int variant, float *in, float *out, int64_t rows, int64_t n) {
-    const int64_t T = ND_SCAN_EXACT_TILE, tpr = (n + T - 1) / T;
+static std::string check_exact_carries(int variant, float *in, float *out, int64_t rows, int64_t n, int e_lo,
+                                       int e_count) {
+    const int64_t T = nd_scan_exact_tile(variant), tpr = (n + T - 1) / T;
     std::vector<float> x((size_t)(rows * n)), y;
     uint64_t h = 12345 + (uint64_t)n;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t k = 0; k < tpr; k++) {
             h = mix(h + 1);
-            const int e = -149 + (int)(h % 250);
+            const int e = e_lo + (int)(h % (uint64_t)e_count);
             for (int64_t i = k * T; i < n && i < (k + 1) * T; i++) {
                 h = mix(h);
                 float v = std::ldexp((float)((int)(h % 127) - 63), e);
@@ -435,11 +437,13 @@ static void scans(int64_t N, double floor_ms, const std::vector<int> &pick) {
     const int64_t rows = 4096, rn = N / rows;
     for (int v : pick) {
         std::string c = edge_checks(v, in, out, (size_t)N * 8);
-        if (v == NDP_SCAN_EXACT) {
-            const int64_t shapes[][2] = {{1, 3 * ND_SCAN_EXACT_TILE}, {1, 100 * ND_SCAN_EXACT_TILE + 7},
-                                         {3, 40 * ND_SCAN_EXACT_TILE + 17}, {1, (1 << 22) + 5}, {64, 9000}};
+        if (std::string(scan_names[v]).rfind("exact", 0) == 0) {
+            const int64_t T = nd_scan_exact_tile(v);
+            const int64_t shapes[][2] = {{1, 3 * T}, {1, 100 * T + 7}, {3, 40 * T + 17}, {1, (1 << 22) + 5}, {64, 9000}};
             for (auto &sh : shapes)
-                if (c == "ok" && sh[0] * sh[1] <= N) c = check_exact_carries(v, in, out, sh[0], sh[1]);
+                for (int wide = 0; wide < 2; wide++)
+                    if (c == "ok" && sh[0] * sh[1] <= N)
+                        c = check_exact_carries(v, in, out, sh[0], sh[1], wide ? -149 : -8, wide ? 250 : 17);
         }
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, ZERO_ONE);
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, UNIFORM);

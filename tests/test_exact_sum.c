@@ -353,6 +353,101 @@ Test(exact_sum, one_word_prefixes) {
     }
 }
 
+/* scan.cu's float64 look-back (exact_lookback_f64), one window: 32
+ * lanes, the first n holding float32 aggregates and lane n (when prefix) a
+ * published word, summed by a butterfly of plain float64 adds; *ok: the
+ * prefix was one word and the terms' bit span (nd_xs_f64_span) within
+ * ND_XS_F64_SPAN. Returns lane 0's sum; all lanes' sums must agree when ok. */
+static double butterfly(const float *x, int n, const sum_t *prefix, int *ok) {
+    double v[32], w[32];
+    for (int l = 0; l < 32; l++) v[l] = l < n ? (double)x[l] : -0.0;
+    *ok = 1;
+    if (prefix) {
+        uint32_t limbs[ND_XS_LIMBS];
+        nd_xs_normalise(prefix->acc, 0, 0, limbs);
+        const uint64_t enc = ~nd_xs_pack(limbs, prefix->flags);
+        if (enc == ND_XS_TAG_LIMBS) *ok = 0;
+        memcpy(&v[n], &enc, 8);
+    }
+    int lo = 1 << 20, hi = -(1 << 20);
+    for (int l = 0; l < 32; l++) {
+        int a, b;
+        nd_xs_f64_span(v[l], &a, &b);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    if (hi - lo > ND_XS_F64_SPAN) *ok = 0;
+    for (int off = 16; off > 0; off >>= 1) {
+        for (int l = 0; l < 32; l++) w[l] = v[l] + v[l ^ off];
+        memcpy(v, w, sizeof v);
+    }
+    if (*ok)
+        for (int l = 1; l < 32; l++)
+            cr_assert(memcmp(&v[l], &v[0], 8) == 0 || (isnan(v[l]) && isnan(v[0])), "lanes agree");
+    return v[0];
+}
+
+/* When the bound holds, the float64 is the exact sum: the same word as
+ * the limbs' nd_xs_pack and, converted, the same float32 as nd_xs_round.
+ * Sums of more than 53 bits never pass it. And nd_xs_add_f64, which joins
+ * the windows' sums, flags exactly the adds that are not exact. */
+Test(exact_sum, float64_lookback) {
+    uint64_t s = 7;
+    int exact = 0, not_exact = 0;
+    for (int trial = 0; trial < 40000; trial++) {
+        float x[32];
+        const int kind = trial % 4, n = (int)(rng(&s) % 33), with_prefix = n < 32 && (rng(&s) & 1);
+        sum_t pre = {{0}, 0}, all = {{0}, 0};
+        for (int i = 0; i < n; i++) {
+            x[i] = kind == 0 ? in_range(&s, 8, 12) : kind == 1 ? in_range(&s, -20, 20) : kind == 2 ? any_finite(&s)
+                   : (rng(&s) % 8 ? (float)(int)(rng(&s) % 100) : (rng(&s) & 1 ? INFINITY : -0.0f));
+            sum_add(&all, x[i]);
+        }
+        if (with_prefix) {
+            const int m = 1 + (int)(rng(&s) % 20);
+            for (int i = 0; i < m; i++)
+                sum_add(&pre, kind == 2 ? any_finite(&s) : kind == 3 ? (float)(int)(rng(&s) % 1000) : in_range(&s, 0, 20));
+            sum_add_limbs(&all, &pre);
+        }
+        int ok;
+        const double d = butterfly(x, n, with_prefix ? &pre : NULL, &ok);
+        uint32_t limbs[ND_XS_LIMBS];
+        nd_xs_normalise(all.acc, 0, 0, limbs);
+        const uint64_t want_word = nd_xs_pack(limbs, all.flags);
+        if (ok) {
+            exact++;
+            uint64_t got_word = ~(uint64_t)0;
+            if (isnan(d)) got_word = ~ND_XS_ENC_NAN;
+            else {
+                memcpy(&got_word, &d, 8);
+                got_word = ~got_word;
+            }
+            cr_expect(got_word == want_word, "trial %d: word %016llx, want %016llx", trial,
+                      (unsigned long long)got_word, (unsigned long long)want_word);
+            const float f = (float)d;
+            EXPECT_BITS(bits_of(f), nd_xs_round(limbs, all.flags), "float64 look-back rounded");
+        } else {
+            not_exact++;
+        }
+        if (want_word == ~ND_XS_TAG_LIMBS) cr_expect(!ok, "trial %d: a sum of more than 53 bits taken as exact", trial);
+        /* small integers, infinities and -0.0 (and an integer prefix): the
+         * bound holds, so no fallback to the limbs */
+        if (kind == 3) cr_expect(ok, "trial %d: integers and infinities fell back", trial);
+    }
+    cr_expect(exact > 10000 && not_exact > 1000, "both outcomes exercised: %d exact, %d not", exact, not_exact);
+    for (int trial = 0; trial < 100000; trial++) {
+        const double a = (double)any_finite(&s) * (rng(&s) % 4 ? 1.0 : ldexp(1.0, (int)(rng(&s) % 60))),
+                     b = trial % 7 == 0 ? INFINITY : (double)any_finite(&s);
+        int ok = 1;
+        const double sum = nd_xs_add_f64(a, b, &ok);
+        /* independent check: the add is exact iff the error term of the
+         * classic TwoSum is 0 (or the sum is not finite) */
+        const double bp = sum - a, ap = sum - bp, err = (a - ap) + (b - bp);
+        const int want = !isfinite(sum) || err == 0;
+        cr_expect(ok == want, "%a + %a: ok %d, want %d", a, b, ok, want);
+    }
+}
+
 /* ------------------------------------------------------------ scan replay */
 
 /* The exact scan of rows x n in tiles of `tile`, as scan_exact computes

@@ -32,7 +32,9 @@
 #ifndef ND_COMMON_EXACT_SUM_H
 #define ND_COMMON_EXACT_SUM_H
 
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define ND_XS_FN static __host__ __device__ inline
@@ -248,6 +250,47 @@ ND_XS_FN unsigned nd_xs_unpack(uint64_t word, int *limbs_follow, int *limb, uint
     part[1] = (uint32_t)((m << s) >> 32);
     part[2] = s ? (uint32_t)(m >> (64 - s)) : 0;
     return ND_XS_SOME;
+}
+
+/* a + b in float64, and *ok cleared unless it was exact: with |big| >=
+ * |small|, (big + small) - big is exact, so the add was iff that gives
+ * small back. A non-finite sum follows the flags' rules by itself (a NaN
+ * or both infinities: NaN; one infinity: it), and a float64 sum of float32
+ * sums never overflows. -0.0 is the identity (+0.0 + -0.0 = +0.0) and a
+ * sum is -0.0 only if every term was: the ND_XS_SOME rule. So exact adds
+ * of float32 terms and packed words give, in any order, the float64 whose
+ * word nd_xs_pack gives for the same terms (scan.cu's float64 look-back). */
+ND_XS_FN double nd_xs_add_f64(double a, double b, int *ok) {
+    const double s = a + b;
+    const int a_big = fabs(a) >= fabs(b);
+    if (isfinite(s) && s - (a_big ? a : b) != (a_big ? b : a)) *ok = 0;
+    return s;
+}
+
+/* The exponents of a float64's lowest and highest set bits, for a bound
+ * on sums (neutral values for zeros, infinities and NaNs, which need
+ * none: no float32 sum is a float64 subnormal). Terms that are multiples
+ * of 2^lo and below 2^(hi + 1) have partial sums, at most 64 of them in any
+ * order, that are multiples of 2^lo below 2^(hi + 7): exact in float64
+ * while hi - lo <= ND_XS_F64_SPAN. */
+enum { ND_XS_F64_SPAN = 46 };
+ND_XS_FN void nd_xs_f64_span(double d, int *lo, int *hi) {
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    const int e = (int)(b >> 52 & 0x7ff);
+    if (e == 0 || e == 0x7ff) {
+        *lo = 1 << 20;
+        *hi = -(1 << 20);
+        return;
+    }
+    const uint64_t m = b | (uint64_t)1 << 52;
+#ifdef __CUDA_ARCH__
+    const int tz = __ffsll((long long)m) - 1;
+#else
+    const int tz = __builtin_ctzll(m);
+#endif
+    *lo = e - 1075 + tz;
+    *hi = e - 1023;
 }
 
 #endif

@@ -650,10 +650,67 @@ __device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t
     return __reduce_or_sync(0xffffffffu, flags);
 }
 
+// A float64 that holds an exact sum as nd_xs_pack's word (a float64 is
+// its own encoding; NaNs as the one NaN it uses).
+__device__ __forceinline__ unsigned long long exact_word(double d) {
+    return d != d ? ~ND_XS_ENC_NAN : ~(unsigned long long)__double_as_longlong(d);
+}
+
+// exact_lookback (ONE_WORD) in float64 registers: the window's terms
+// (aggregates as float64, the prefix word as the float64 it is) summed by a
+// warp butterfly into *sum. Every term is a multiple of 2^lo and below
+// 2^(hi+1) (lo the lowest set bit of any, hi the highest), so every
+// partial sum of the <= 33 terms, in any order, is a multiple of 2^lo
+// below 2^(hi+7): exact in float64 when hi - lo <= 46 (ND_XS_F64_SPAN), checked once a
+// window (two warp min/max reductions beside the adds); the window's sum
+// joins the running one by a checked add (nd_xs_add_f64). Exact adds give
+// the exact sum, the same value as the limbs'. Returns false, at once, when
+// the bound fails or the prefix met is published as limbs: the caller then
+// runs exact_lookback.
+template <int SLEEP_NS>
+__device__ __forceinline__ bool exact_lookback_f64(const ExactState &st, int64_t tile, int64_t t, int lane,
+                                                   double *sum) {
+    double acc = -0.0; // nothing: the identity
+    int ok = 1;
+    for (int64_t w0 = 1;; w0 += 32) {
+        const int64_t k = w0 + lane;
+        const bool in_row = k <= t;
+        unsigned long long a = 0, h = 0;
+        if (in_row) {
+            a = load_word(st.agg + tile - k);
+            h = load_word(st.head + tile - k);
+        }
+        while (!__all_sync(0xffffffffu, !in_row || (a >> 32) || h)) {
+            if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+            if (in_row && !(a >> 32) && !h) {
+                a = load_word(st.agg + tile - k);
+                h = load_word(st.head + tile - k);
+            }
+        }
+        const unsigned stop = __ballot_sync(0xffffffffu, !in_row || h);
+        const int s = stop ? __ffs(stop) - 1 : 32;
+        double v = lane < s ? (double)__uint_as_float((uint32_t)a) : -0.0;
+        if (lane == s && in_row && ~h == ND_XS_TAG_LIMBS) ok = 0;
+        if (lane == s && in_row) v = __longlong_as_double((long long)~h);
+        int lo, hi;
+        nd_xs_f64_span(v, &lo, &hi);
+        lo = __reduce_min_sync(0xffffffffu, lo);
+        hi = __reduce_max_sync(0xffffffffu, hi);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (hi - lo > ND_XS_F64_SPAN) ok = 0;
+        acc = nd_xs_add_f64(acc, v, &ok);
+        if (!__all_sync(0xffffffffu, ok)) return false;
+        if (s < 32) break;
+    }
+    *sum = acc;
+    return true;
+}
+
 // Warp 0 of a tile that publishes (more: not its row's last) or needs a
 // prefix (t > 0): publishes its aggregate and its inclusive prefix, and
 // puts its exclusive prefix, rounded, into *prefix_s (t > 0).
-template <int SLEEP_NS, bool ONE_WORD>
+template <int SLEEP_NS, bool ONE_WORD, bool F64>
 __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile, int64_t t, bool more, float total,
                                              int64_t *acc_s, uint32_t *lim_s, float *prefix_s) {
     const int lane = threadIdx.x;
@@ -661,7 +718,32 @@ __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile,
     if (lane == 0 && more) store_word(st.agg + tile, kMark | total_bits);
     if (lane < ND_XS_LIMBS) acc_s[lane] = 0;
     __syncwarp();
-    const unsigned flags = t > 0 ? exact_lookback<SLEEP_NS, ONE_WORD>(st, tile, t, lane, acc_s) : 0;
+    unsigned flags = 0;
+    bool in_limbs = true; // whether the exclusive prefix is in acc_s and flags
+    if constexpr (F64) {
+        double e = -0.0; // nothing: the identity
+        if (t == 0 || exact_lookback_f64<SLEEP_NS>(st, tile, t, lane, &e)) {
+            in_limbs = false;
+            int ok = 1;
+            const double inc = nd_xs_add_f64(e, (double)total, &ok); // the same in every lane
+            if (lane == 0) {
+                if (more && ok) store_word(st.head + tile, exact_word(inc));
+                if (t > 0) *prefix_s = __double2float_rn(e); // e is exact: rounded once
+            }
+            if (!more || ok) return;
+            // The inclusive prefix has more than 53 bits: e into the limbs,
+            // then as below.
+            if (lane == 0) {
+                int follow, limb, neg;
+                uint32_t part[3];
+                flags = nd_xs_unpack(exact_word(e), &follow, &limb, part, &neg);
+                for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++)
+                    acc_s[limb + j] += neg ? -(int64_t)part[j] : (int64_t)part[j];
+            }
+            flags = __shfl_sync(0xffffffffu, flags, 0);
+        }
+    }
+    if (in_limbs && t > 0) flags = exact_lookback<SLEEP_NS, ONE_WORD>(st, tile, t, lane, acc_s);
     __syncwarp();
     if (more) {
         int limb;
@@ -686,13 +768,13 @@ __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile,
         }
         __syncwarp();
     }
-    if (t > 0 && lane == 0) {
+    if (in_limbs && t > 0 && lane == 0) {
         nd_xs_normalise(acc_s, 0, 0, lim_s);
         *prefix_s = __uint_as_float(nd_xs_round(lim_s, flags));
     }
 }
 
-template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD>
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64>
 __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, float *out, int64_t n,
                                                              int64_t tiles_per_row, ScanOp<float> op, ExactState st) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -716,7 +798,7 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, fl
     float total;
     Scan(tmp.scan).InclusiveScan(items, items, op, total);
     const bool more = t + 1 < tiles_per_row;
-    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS, ONE_WORD>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
+    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS, ONE_WORD, F64>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
     __syncthreads();
     if (t > 0) { // -0.0 (every earlier element -0.0) keeps each item's bits
         const float p = prefix_s;
@@ -930,7 +1012,7 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
 // The exact-carry look-back (scan_exact): tiles of BT x ITEMS float32, sums
 // only. Workspace: [counter][agg: tiles][head: tiles][rest: 10 or 9
 // tiles], all zeroed (nothing published).
-template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD>
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64 = false>
 cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t n, ScanOp<float> op, void *tmp,
                               size_t *bytes, cudaStream_t s) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -950,7 +1032,8 @@ cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t
     ExactState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + agg_off),
                   reinterpret_cast<unsigned long long *>(w + head_off),
                   reinterpret_cast<unsigned long long *>(w + rest_off)};
-    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS, ONE_WORD>
+    static_assert(ONE_WORD || !F64, "the float64 look-back reads one-word prefixes");
+    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS, ONE_WORD, F64>
         <<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
@@ -1050,14 +1133,19 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_EXACT:
     case NDP_SCAN_EXACT_LIMBS:
     case NDP_SCAN_EXACT_SPIN:
+    case NDP_SCAN_EXACT_ATOMICS:
+    case NDP_SCAN_EXACT_4K:
         // float32 sums (and nan sums) carry exact sums between tiles;
         // everything else is agg.
         if constexpr (std::is_same<T, float>::value) {
             constexpr int BT = ND_SCAN_EXACT_THREADS, ITEMS = ND_SCAN_EXACT_ITEMS;
             if (!op.prod) switch (variant) {
-                case NDP_SCAN_EXACT: return scan_exact_launch<BT, ITEMS, 8, 128, true>(in, out, rows, n, op, tmp, bytes, s);
-                case NDP_SCAN_EXACT_LIMBS: return scan_exact_launch<BT, ITEMS, 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
-                default: return scan_exact_launch<BT, ITEMS, 8, 0, true>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT: return scan_exact_launch<BT, ITEMS, 8, 128, true, true>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_SPIN: return scan_exact_launch<BT, ITEMS, 8, 0, true, true>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_ATOMICS: return scan_exact_launch<BT, ITEMS, 8, 128, true>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_4K:
+                    return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 128, true, true>(in, out, rows, n, op, tmp, bytes, s);
+                default: return scan_exact_launch<BT, ITEMS, 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
                 }
         }
         return scan_agg_variant<T>(NDP_SCAN_AGG, in, out, rows, n, op, tmp, bytes, s);
