@@ -44,8 +44,10 @@
 //   NaN / +-inf / "all -0.0" as order-free flags. An exact sum does not
 //   depend on where the look-back stopped, so the bits are fixed by the
 //   input. A prefix is published as one word (a float64) when it has at
-//   most 53 significant bits, else as its limbs. Tiles as agg's. Float
-//   products, float64, integers and complex take agg (or the one pass).
+//   most 53 significant bits, else as its limbs; the look-back sums in
+//   float64 registers while every add is provably exact, else in limbs.
+//   Tiles as agg's. Float products, float64, integers and complex take
+//   agg (or the one pass).
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -528,21 +530,25 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
 }
 
 // ------------------------------------------------------------ exact carries
-// NDP_SCAN_EXACT (float32 sums): CUB's decoupled look-back, with the
+// NDP_SCAN_EXACT* (float32 sums): CUB's decoupled look-back, with the
 // carries between tiles summed exactly (common/exact_sum.h), so that the
 // bits do not depend on where a look-back stopped. Tile i publishes, in
-// 64-bit words under a ready mark (1 << 32) stored and polled relaxed at
-// GPU scope as agg's entries:
-//   agg[i]          its total's float32 bits (its aggregate), at once;
-//   head[i]         limb 0 of its inclusive prefix (the exact sum of every
-//                   total of its row up to and including its own), with
-//                   the prefix's flags in bits 33-36;
-//   rest[9 i + l-1] limb l of that prefix, l = 1..9.
+// 64-bit words stored and polled relaxed at GPU scope as agg's entries:
+//   agg[i]   its total's float32 bits under a ready mark (1 << 32): its
+//            aggregate, at once;
+//   head[i]  its inclusive prefix (the exact sum of every total of its
+//            row up to and including its own) as nd_xs_pack's word: the
+//            float64 it is when it has at most 53 significant bits (0:
+//            not yet), else a tag, with limb l under a ready mark at
+//            rest[10 i + l];
+//   (exact_limbs: head[i] limb 0 and the flags in bits 33-36 under the
+//   ready mark, limb l at rest[9 i + l - 1], always.)
 // A tile's warp 0 reads 32 predecessors at a time (lane k tile i - 1 - k),
 // waits until each has published its aggregate or its prefix, and adds
-// the aggregates of those before the nearest prefix, then that prefix's
-// limbs (lanes 0-9), into int64 accumulators in shared memory (integer
-// adds: any order, the same sum). Its exclusive prefix is that exact sum
+// the aggregates of those before the nearest prefix, then that prefix: in
+// float64 registers while every add is provably exact (exact_lookback_f64),
+// else as limbs into int64 accumulators in shared memory (integer adds:
+// any order, the same sum). Its exclusive prefix is that exact sum
 // rounded once to float32, so its value is fixed by the input, whichever
 // tiles had published. A tile waits only for aggregates of tiles with
 // smaller tickets (published before they wait for anything) or for limbs
