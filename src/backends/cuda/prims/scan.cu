@@ -559,10 +559,18 @@ struct ExactState {
 };
 constexpr unsigned long long kMark = 1ull << 32;
 
+// Between two polls of entries not yet published: SLEEP_NS, on grids of
+// 500 tiles or more (CUB's rule: on small grids every tile is running and
+// a spin costs nothing).
+template <int SLEEP_NS> __device__ __forceinline__ void exact_backoff() {
+    if constexpr (SLEEP_NS > 0)
+        if (gridDim.x >= 500) __nanosleep(SLEEP_NS);
+}
+
 template <int SLEEP_NS> __device__ __forceinline__ unsigned long long exact_poll(const unsigned long long *p) {
     unsigned long long w = load_word(p);
     while (!(w >> 32)) {
-        if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+        exact_backoff<SLEEP_NS>();
         w = load_word(p);
     }
     return w;
@@ -612,7 +620,7 @@ __device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t
             h = load_word(st.head + tile - k);
         }
         while (!__all_sync(0xffffffffu, !in_row || (a >> 32) || head_ready<ONE_WORD>(h))) {
-            if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+            exact_backoff<SLEEP_NS>();
             if (in_row && !(a >> 32) && !head_ready<ONE_WORD>(h)) {
                 a = load_word(st.agg + tile - k);
                 h = load_word(st.head + tile - k);
@@ -687,7 +695,7 @@ __device__ __forceinline__ bool exact_lookback_f64(const ExactState &st, int64_t
             h = load_word(st.head + tile - k);
         }
         while (!__all_sync(0xffffffffu, !in_row || (a >> 32) || h)) {
-            if constexpr (SLEEP_NS > 0) __nanosleep(SLEEP_NS);
+            exact_backoff<SLEEP_NS>();
             if (in_row && !(a >> 32) && !h) {
                 a = load_word(st.agg + tile - k);
                 h = load_word(st.head + tile - k);
@@ -716,13 +724,19 @@ __device__ __forceinline__ bool exact_lookback_f64(const ExactState &st, int64_t
 // Warp 0 of a tile that publishes (more: not its row's last) or needs a
 // prefix (t > 0): publishes its aggregate and its inclusive prefix, and
 // puts its exclusive prefix, rounded, into *prefix_s (t > 0).
-template <int SLEEP_NS, bool ONE_WORD, bool F64>
+template <int SLEEP_NS, bool ONE_WORD, bool F64, int PRE_NS>
 __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile, int64_t t, bool more, float total,
                                              int64_t *acc_s, uint32_t *lim_s, float *prefix_s) {
     const int lane = threadIdx.x;
     const uint32_t total_bits = __float_as_uint(total);
     if (lane == 0 && more) store_word(st.agg + tile, kMark | total_bits);
     if (lane < ND_XS_LIMBS) acc_s[lane] = 0;
+    // CUB's look-back sleeps PRE_NS before its first poll (its sm_90
+    // float tuning: 1140 ns), so that the tiles just before have published
+    // their prefixes and the look-back stops at once, in its first window,
+    // instead of walking back over tiles still looking back themselves.
+    if constexpr (PRE_NS > 0)
+        if (t > 0 && gridDim.x >= 500) __nanosleep(PRE_NS);
     __syncwarp();
     unsigned flags = 0;
     bool in_limbs = true; // whether the exclusive prefix is in acc_s and flags
@@ -780,7 +794,7 @@ __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile,
     }
 }
 
-template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64>
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64, int PRE_NS>
 __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, float *out, int64_t n,
                                                              int64_t tiles_per_row, ScanOp<float> op, ExactState st) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -804,7 +818,7 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, fl
     float total;
     Scan(tmp.scan).InclusiveScan(items, items, op, total);
     const bool more = t + 1 < tiles_per_row;
-    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS, ONE_WORD, F64>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
+    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS, ONE_WORD, F64, PRE_NS>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
     __syncthreads();
     if (t > 0) { // -0.0 (every earlier element -0.0) keeps each item's bits
         const float p = prefix_s;
@@ -1018,7 +1032,7 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
 // The exact-carry look-back (scan_exact): tiles of BT x ITEMS float32, sums
 // only. Workspace: [counter][agg: tiles][head: tiles][rest: 10 or 9
 // tiles], all zeroed (nothing published).
-template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64 = false>
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64, int PRE_NS>
 cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t n, ScanOp<float> op, void *tmp,
                               size_t *bytes, cudaStream_t s) {
     constexpr int64_t TILE = (int64_t)BT * ITEMS;
@@ -1039,7 +1053,7 @@ cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t
                   reinterpret_cast<unsigned long long *>(w + head_off),
                   reinterpret_cast<unsigned long long *>(w + rest_off)};
     static_assert(ONE_WORD || !F64, "the float64 look-back reads one-word prefixes");
-    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS, ONE_WORD, F64>
+    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS, ONE_WORD, F64, PRE_NS>
         <<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
     return cudaGetLastError();
 }
@@ -1141,17 +1155,23 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_EXACT_SPIN:
     case NDP_SCAN_EXACT_ATOMICS:
     case NDP_SCAN_EXACT_4K:
+    case NDP_SCAN_EXACT_NODELAY:
         // float32 sums (and nan sums) carry exact sums between tiles;
         // everything else is agg.
         if constexpr (std::is_same<T, float>::value) {
             constexpr int BT = ND_SCAN_EXACT_THREADS, ITEMS = ND_SCAN_EXACT_ITEMS;
             if (!op.prod) switch (variant) {
-                case NDP_SCAN_EXACT: return scan_exact_launch<BT, ITEMS, 8, 128, true, true>(in, out, rows, n, op, tmp, bytes, s);
-                case NDP_SCAN_EXACT_SPIN: return scan_exact_launch<BT, ITEMS, 8, 0, true, true>(in, out, rows, n, op, tmp, bytes, s);
-                case NDP_SCAN_EXACT_ATOMICS: return scan_exact_launch<BT, ITEMS, 8, 128, true>(in, out, rows, n, op, tmp, bytes, s);
+                // CUB's sm_90 float tuning: 128 x 24, 1140 ns before the
+                // first poll, 688 ns between polls.
+                case NDP_SCAN_EXACT: return scan_exact_launch<BT, ITEMS, 8, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_NODELAY:
+                    return scan_exact_launch<BT, ITEMS, 8, 128, true, true, 0>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_SPIN: return scan_exact_launch<BT, ITEMS, 8, 0, true, true, 0>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_ATOMICS:
+                    return scan_exact_launch<BT, ITEMS, 8, 688, true, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 case NDP_SCAN_EXACT_4K:
-                    return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 128, true, true>(in, out, rows, n, op, tmp, bytes, s);
-                default: return scan_exact_launch<BT, ITEMS, 8, 128, false>(in, out, rows, n, op, tmp, bytes, s);
+                    return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                default: return scan_exact_launch<BT, ITEMS, 8, 688, false, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 }
         }
         return scan_agg_variant<T>(NDP_SCAN_AGG, in, out, rows, n, op, tmp, bytes, s);
