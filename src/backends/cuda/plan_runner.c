@@ -30,12 +30,17 @@
 
 #define ND_CUDA_GRAPHS_PER_PLAN 4
 #define ND_CUDA_GRAPHS_MAX 256
-/* A plan of fewer steps launches them directly: cudaGraphLaunch costs the
- * host ~9 us, more than a few direct launches. On the H200 (2026-11-29,
+/* A plan of generated kernels and copies alone launches directly below
+ * ND_CUDA_GRAPH_MIN_KERNEL_STEPS steps: cudaGraphLaunch costs the host
+ * ~9 us, more than a few direct launches. On the H200 (2026-11-29,
  * ND_CUDA_GRAPHS=1 against 0, two pairs, bench_nd_suite --runs 15):
  * pi 0.474 / 0.461 ms with graphs against 0.447 / 0.450 direct, dot 0.340
- * / 0.342 against 0.334 / 0.330, fft_window the same either way. */
-#define ND_CUDA_GRAPH_MIN_STEPS 4
+ * / 0.342 against 0.334 / 0.330. A library call or a user kernel may
+ * launch many kernels (or a launch function nd should not call again), so
+ * a plan holding one is replayed from ND_CUDA_GRAPH_MIN_STEPS on
+ * (fft_window, a map and cuFFT, ran the same either way). */
+#define ND_CUDA_GRAPH_MIN_STEPS 2
+#define ND_CUDA_GRAPH_MIN_KERNEL_STEPS 4
 
 typedef struct {
     cudaGraphExec_t exec; /* NULL = empty entry */
@@ -471,6 +476,15 @@ static int build_signature(nd_cuda_plan_state *ps, const nd_plan *plan, const nd
  * allocation's identity: once the host buffer is freed and another pinned
  * one gets its address, replaying the old graph fails. Such plans move
  * megabytes, where one launch per step costs nothing that matters. */
+/* Whether a graph replay pays for this plan's launches (the defines above). */
+static int worth_a_graph(const nd_plan *plan) {
+    if (plan->n_steps >= ND_CUDA_GRAPH_MIN_KERNEL_STEPS) return 1;
+    if (plan->n_steps < ND_CUDA_GRAPH_MIN_STEPS) return 0;
+    for (int32_t i = 0; i < plan->n_steps; i++)
+        if (plan->steps[i].kind == ND_STEP_USER || plan->steps[i].kind == ND_STEP_MATMUL) return 1;
+    return 0;
+}
+
 static int capturable(const nd_plan *plan) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
@@ -663,7 +677,7 @@ static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_p
      * capture would span devices; not tried yet). On one GPU ("0,0") it
      * is captured like any other. */
     int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 && !ps->spans_gpus &&
-                    plan->n_steps >= ND_CUDA_GRAPH_MIN_STEPS && capturable(plan);
+                    worth_a_graph(plan) && capturable(plan);
     ps->runs++;
     size_t sig_len = 0;
     if (use_graph && build_signature(ps, plan, bound, &sig_len)) {
