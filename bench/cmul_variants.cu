@@ -47,18 +47,21 @@ __global__ void __launch_bounds__(256) k_scalar(const C64 *x, const float *w, C6
   if (i < n) y[i] = mul(x[i], w[i]);
 }
 
-// nd now: two elements a thread in one 16-byte word of x and y, 8 of w.
+// Elements 2g and 2g + 1: one 16-byte word of x and y, 8 bytes of w.
+__device__ __forceinline__ void vec2_group(const C64 *x, const float *w, C64 *y, unsigned g) {
+  union { uint4 v; C64 e[2]; } a, o;
+  union { uint2 v; float e[2]; } b;
+  a.v = *(const uint4 *)(x + 2 * g);
+  b.v = *(const uint2 *)(w + 2 * g);
+  o.e[0] = mul(a.e[0], b.e[0]);
+  o.e[1] = mul(a.e[1], b.e[1]);
+  *(uint4 *)(y + 2 * g) = o.v;
+}
+
+// nd now: two elements a thread, the exact grid.
 __global__ void __launch_bounds__(256) k_vec2(const C64 *x, const float *w, C64 *y, unsigned n) {
   unsigned g = blockIdx.x * 256u + threadIdx.x;
-  if (2 * g + 1 < n) {
-    union { uint4 v; C64 e[2]; } a, o;
-    union { uint2 v; float e[2]; } b;
-    a.v = *(const uint4 *)(x + 2 * g);
-    b.v = *(const uint2 *)(w + 2 * g);
-    o.e[0] = mul(a.e[0], b.e[0]);
-    o.e[1] = mul(a.e[1], b.e[1]);
-    *(uint4 *)(y + 2 * g) = o.v;
-  }
+  if (2 * g + 1 < n) vec2_group(x, w, y, g);
 }
 
 // Two such groups a thread, a block's width apart, loads first.
@@ -125,15 +128,7 @@ __global__ void __launch_bounds__(128) k_strided4(const C64 *x, const float *w, 
 
 // The vec2 body over a grid of SMs x 8 blocks, grid-stride.
 __global__ void __launch_bounds__(256) k_vec2_stride(const C64 *x, const float *w, C64 *y, unsigned n) {
-  for (unsigned g = blockIdx.x * 256u + threadIdx.x; 2 * g + 1 < n; g += gridDim.x * 256u) {
-    union { uint4 v; C64 e[2]; } a, o;
-    union { uint2 v; float e[2]; } b;
-    a.v = *(const uint4 *)(x + 2 * g);
-    b.v = *(const uint2 *)(w + 2 * g);
-    o.e[0] = mul(a.e[0], b.e[0]);
-    o.e[1] = mul(a.e[1], b.e[1]);
-    *(uint4 *)(y + 2 * g) = o.v;
-  }
+  for (unsigned g = blockIdx.x * 256u + threadIdx.x; 2 * g + 1 < n; g += gridDim.x * 256u) vec2_group(x, w, y, g);
 }
 
 static float time_ms(cudaEvent_t a, cudaEvent_t b) {

@@ -17,28 +17,14 @@ void nd_graph_destroy(nd_graph *g) {
     memset(g, 0, sizeof *g);
 }
 
+/* nodes[] full: grow it, then the inline path has room. */
 nd_node *nd_graph_add_node_slow(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_bytes) {
-    if (g->n_nodes == g->cap_nodes) {
-        uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-        nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
-        if (!nodes) goto oom;
-        g->nodes = nodes;
-        g->cap_nodes = cap;
-    }
-    /* One arena block holds the node, its refs and its tail side by side
-     * (nd_node_block_bytes). */
-    nd_node *n = nd_arena_alloc(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref) + tail_bytes);
-    if (!n) goto oom;
-    n->index = g->n_nodes;
-    n->kind = (uint8_t)kind;
-    n->n_inputs = (uint8_t)n_inputs;
-    n->tail_bytes = tail_bytes;
-    n->inputs = n_inputs ? (nd_ref *)(n + 1) : NULL;
-    n->scope = nd_api_tls.scope; /* in padding: the node does not grow */
-    g->nodes[g->n_nodes++] = n;
-    return n;
-oom:
-    return nd_graph_oom();
+    uint32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
+    nd_node **nodes = nd_realloc(g->nodes, cap * sizeof *nodes);
+    if (!nodes) return nd_graph_oom();
+    g->nodes = nodes;
+    g->cap_nodes = cap;
+    return nd_graph_add_node(g, kind, n_inputs, tail_bytes);
 }
 
 nd_node *nd_graph_oom(void) {

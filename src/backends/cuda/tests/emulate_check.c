@@ -861,6 +861,18 @@ static void test_ufunc(int reduce) {
     free(neg);
 }
 
+/* k's body: n_slots buffers, its loads, instructions and one store. */
+static void set_body(nd_kernel *k, int n_slots, nd_ir_access *loads, int n_loads, nd_ir_inst *insts, int n_insts,
+                     nd_ir_store *store) {
+    k->n_slots = n_slots;
+    k->n_loads = n_loads;
+    k->loads = loads;
+    k->n_insts = n_insts;
+    k->insts = insts;
+    k->n_stores = 1;
+    k->stores = store;
+}
+
 /* Component views (nd_real/nd_imag): a complex buffer read as its parts
  * (part dtype, offset 2c + part, strides twice the complex view's) and
  * as whole elements in one kernel, the imaginary parts written back in
@@ -889,13 +901,7 @@ static void test_parts(nd_dtype ct, int ndim, const int64_t *shape, int64_t coff
     memset(&sto, 0, sizeof sto);
     sto.at = ld[1];
     sto.value = 5;
-    k.n_slots = 1;
-    k.n_loads = 3;
-    k.loads = ld;
-    k.n_insts = 6;
-    k.insts = ins;
-    k.n_stores = 1;
-    k.stores = &sto;
+    set_body(&k, 1, ld, 3, ins, 6, &sto);
     snprintf(k.name, sizeof k.name, "parts_%s_%dd", nd_dtype_name(ct), ndim);
     k.hash = 0x5000 + test_no;
     size_t ps = pt == ND_FLOAT32 ? 4 : 8;
@@ -974,13 +980,7 @@ static void test_cmul(nd_dtype ct, int64_t n, int64_t off) {
     memset(&sto, 0, sizeof sto);
     sto.at = (nd_ir_access){2, (uint8_t)ct, {0}, off, {1}};
     sto.value = 3;
-    k.n_slots = 3;
-    k.n_loads = 2;
-    k.loads = ld;
-    k.n_insts = 4;
-    k.insts = ins;
-    k.n_stores = 1;
-    k.stores = &sto;
+    set_body(&k, 3, ld, 2, ins, 4, &sto);
     snprintf(k.name, sizeof k.name, "cmul_%s_%lld", nd_dtype_name(ct), (long long)off);
     k.hash = 0x6000 + test_no;
     const int64_t len = off + n;
