@@ -57,6 +57,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include "backends/cuda/prims/prims.h"
+#include "common/exact_sum.h"
 #include "common/lib_calls.h"
 #include "common/sort_keys.h"
 
@@ -94,7 +95,7 @@ static void record(const char *key, double v) {
 
 // ------------------------------------------------------------------ inputs
 
-__device__ __forceinline__ uint64_t mix(uint64_t x) {
+__host__ __device__ __forceinline__ uint64_t mix(uint64_t x) {
     x ^= x >> 31;
     x *= 0x7fb5d329728ea185ull;
     x ^= x >> 27;
@@ -361,6 +362,66 @@ static std::string edge_checks(int v, void *in, void *out, size_t bytes) {
     return c;
 }
 
+// The exact variants' carries, bit for bit: rows x n float32 where tile k
+// of a row (nd_scan_exact_tile elements) holds integers in [-63, 63] times
+// 2^e_k, e_k drawn from [e_lo, e_lo + e_count), so every sum inside a tile
+// is exact whatever tree adds it; with e_k from [-149, 100] the tiles'
+// totals span the whole exponent range (subnormal to huge, cancelling: the
+// limbs), with [-8, 8] the float64 look-back's sums stay exact. Tile k's outputs must be
+// fl(P_k + local) with P_k the exact sum of the earlier tiles' totals
+// rounded once (common/exact_sum.h) and local the exact in-tile sum. The
+// first two tiles of row 0 are all -0.0 (their prefix -0.0 keeps the bits),
+// row 1 (if any) holds a +inf tile and later a -inf one (NaN after both).
+static std::string check_exact_carries(int variant, float *in, float *out, int64_t rows, int64_t n, int e_lo,
+                                       int e_count) {
+    const int64_t T = nd_scan_exact_tile(variant), tpr = (n + T - 1) / T;
+    std::vector<float> x((size_t)(rows * n)), y;
+    uint64_t h = 12345 + (uint64_t)n;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t k = 0; k < tpr; k++) {
+            h = mix(h + 1);
+            const int e = e_lo + (int)(h % (uint64_t)e_count);
+            for (int64_t i = k * T; i < n && i < (k + 1) * T; i++) {
+                h = mix(h);
+                float v = std::ldexp((float)((int)(h % 127) - 63), e);
+                if (r == 0 && k < 2) v = -0.0f;
+                if (r == 1 && i == k * T && k == tpr / 3) v = INFINITY;
+                if (r == 1 && i == k * T && k == 2 * tpr / 3) v = -INFINITY;
+                x[(size_t)(r * n + i)] = v;
+            }
+        }
+    CK(cudaMemcpy(in, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemsetAsync(out, 0xff, x.size() * 4, S));
+    run_scan(variant, ND_FLOAT32, in, out, rows, n);
+    y = to_host<float>(out, rows * n);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t acc[ND_XS_LIMBS] = {0};
+        unsigned flags = 0;
+        for (int64_t k = 0; k < tpr; k++) {
+            uint32_t limbs[ND_XS_LIMBS];
+            nd_xs_normalise(acc, 0, 0, limbs);
+            uint32_t pb = nd_xs_round(limbs, flags);
+            float p, local = 0;
+            memcpy(&p, &pb, 4);
+            for (int64_t i = k * T; i < n && i < (k + 1) * T; i++) {
+                const float v = x[(size_t)(r * n + i)];
+                local = i == k * T ? v : local + v; // exact
+                const float want = k == 0 ? local : p + local, got = y[(size_t)(r * n + i)];
+                if (memcmp(&want, &got, 4) != 0 && !(want != want && got != got)) {
+                    char b[200];
+                    snprintf(b, sizeof b, "FAIL (exact carries, %lld x %lld: row %lld element %lld: %.9g, want %.9g)",
+                             (long long)rows, (long long)n, (long long)r, (long long)i, (double)got, (double)want);
+                    return b;
+                }
+            }
+            uint32_t lb;
+            memcpy(&lb, &local, 4);
+            flags |= nd_xs_add_bits(acc, lb);
+        }
+    }
+    return "ok";
+}
+
 // Every variant in `pick` (about 7 s each, mostly host checks): its edge
 // cases, then 2^28 float32 0/1 (exact) and uniform (within 1e-5 of
 // float64, and 2 reruns the same bits), timed; then 4096 rows of uniform,
@@ -376,6 +437,14 @@ static void scans(int64_t N, double floor_ms, const std::vector<int> &pick) {
     const int64_t rows = 4096, rn = N / rows;
     for (int v : pick) {
         std::string c = edge_checks(v, in, out, (size_t)N * 8);
+        if (std::string(scan_names[v]).rfind("exact", 0) == 0) {
+            const int64_t T = nd_scan_exact_tile(v);
+            const int64_t shapes[][2] = {{1, 3 * T}, {1, 100 * T + 7}, {3, 40 * T + 17}, {1, (1 << 22) + 5}, {64, 9000}};
+            for (auto &sh : shapes)
+                for (int wide = 0; wide < 2; wide++)
+                    if (c == "ok" && sh[0] * sh[1] <= N)
+                        c = check_exact_carries(v, in, out, sh[0], sh[1], wide ? -149 : -8, wide ? 250 : 17);
+        }
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, ZERO_ONE);
         if (c == "ok") c = check_scan<float>(v, in, out, 1, N, UNIFORM);
         fill((uint32_t *)in, N, UNIFORM, 5);

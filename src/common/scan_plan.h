@@ -52,7 +52,13 @@
     X(AGG_SPIN, "agg_spin", "agg polling without backing off")                                                \
     X(AGG_4K, "agg_4k", "agg with 32 items a thread (16 for 8-byte): tiles of 16 KiB")                        \
     X(AGG_256, "agg_256", "agg with 256 threads x 16 items (8 for 8-byte)")                                  \
-    X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")
+    X(AGG_NO_TICKET, "agg_no_ticket", "agg with tiles in blockIdx order (as CUB), not a counter's")          \
+    X(EXACT, "exact", "float32 sums: decoupled look-back carrying exact sums (common/exact_sum.h); else agg") \
+    X(EXACT_LIMBS, "exact_limbs", "exact with limbs always: every prefix as 10 limb words, sums by atomics")  \
+    X(EXACT_SPIN, "exact_spin", "exact polling at once and without backing off")                             \
+    X(EXACT_ATOMICS, "exact_atomics", "exact summing by limb atomics, not float64 registers, when exact")     \
+    X(EXACT_4K, "exact_4k", "exact with 32 items a thread (tiles of 16 KiB), registers for 6 blocks an SM")  \
+    X(EXACT_NODELAY, "exact_nodelay", "exact polling at once (not after CUB's 1140 ns), backing off 128 ns")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
@@ -61,6 +67,14 @@ enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
 /* The names, for a table in a .c or .cu file: ND_SCAN_VARIANT_NAMES. */
 #define ND_SP_NAME(name, str, what) str,
 #define ND_SCAN_VARIANT_NAMES {ND_SCAN_VARIANTS(ND_SP_NAME)}
+
+/* The exact variants' tiles (NDP_SCAN_EXACT*, float32): 128 threads x 24
+ * items, agg's tuning (exact_4k: 32 items); bench/gpu_speed.cu builds
+ * inputs per tile. */
+enum { ND_SCAN_EXACT_THREADS = 128, ND_SCAN_EXACT_ITEMS = 24, ND_SCAN_EXACT_4K_ITEMS = 32 };
+ND_SP_FN int64_t nd_scan_exact_tile(int variant) {
+    return (int64_t)ND_SCAN_EXACT_THREADS * (variant == NDP_SCAN_EXACT_4K ? ND_SCAN_EXACT_4K_ITEMS : ND_SCAN_EXACT_ITEMS);
+}
 
 /* Levels of the aggregate tree and the fan-out of each: 32^3 tiles of
  * 3072 float32 are 2^32 elements before the top level holds more than 32

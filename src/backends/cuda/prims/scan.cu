@@ -36,6 +36,18 @@
 //   streaming tiles); tiles of 128 threads x 24 float32 (CUB's sm_90
 //   tuning), registers for 8 blocks an SM. Variants: no back-off, 32 items,
 //   256 threads, tiles in blockIdx order instead of a counter's.
+// - exact carries (NDP_SCAN_EXACT*, float32 sums; common/exact_sum.h):
+//   CUB's decoupled look-back (a tile adds the totals of its predecessors
+//   until it meets one's inclusive prefix, never waiting on a chain), with
+//   the sums between tiles exact: 320-bit fixed point over 2^-149 in ten
+//   32-bit limbs, summed lazily in int64 and rounded to float32 once, with
+//   NaN / +-inf / "all -0.0" as order-free flags. An exact sum does not
+//   depend on where the look-back stopped, so the bits are fixed by the
+//   input. A prefix is published as one word (a float64) when it has at
+//   most 53 significant bits, else as its limbs; the look-back sums in
+//   float64 registers while every add is provably exact, else in limbs.
+//   Tiles as agg's. Float products, float64, integers and complex take
+//   agg (or the one pass).
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -57,6 +69,7 @@
 #include <string.h>
 
 #include "prims.h"
+#include "common/exact_sum.h"
 #include "common/lib_calls.h"
 
 namespace {
@@ -516,6 +529,305 @@ __global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_agg(const T *in, T *out, 
     Tile::store(tmp, out + base, valid, items);
 }
 
+// ------------------------------------------------------------ exact carries
+// NDP_SCAN_EXACT* (float32 sums): CUB's decoupled look-back, with the
+// carries between tiles summed exactly (common/exact_sum.h), so that the
+// bits do not depend on where a look-back stopped. Tile i publishes, in
+// 64-bit words stored and polled relaxed at GPU scope as agg's entries:
+//   agg[i]   its total's float32 bits under a ready mark (1 << 32): its
+//            aggregate, at once;
+//   head[i]  its inclusive prefix (the exact sum of every total of its
+//            row up to and including its own) as nd_xs_pack's word: the
+//            float64 it is when it has at most 53 significant bits (0:
+//            not yet), else a tag, with limb l under a ready mark at
+//            rest[10 i + l];
+//   (exact_limbs: head[i] limb 0 and the flags in bits 33-36 under the
+//   ready mark, limb l at rest[9 i + l - 1], always.)
+// A tile's warp 0 reads 32 predecessors at a time (lane k tile i - 1 - k),
+// waits until each has published its aggregate or its prefix, and adds
+// the aggregates of those before the nearest prefix, then that prefix: in
+// float64 registers while every add is provably exact (exact_lookback_f64),
+// else as limbs into int64 accumulators in shared memory (integer adds:
+// any order, the same sum). Its exclusive prefix is that exact sum
+// rounded once to float32, so its value is fixed by the input, whichever
+// tiles had published. A tile waits only for aggregates of tiles with
+// smaller tickets (published before they wait for anything) or for limbs
+// whose head word it has seen: no deadlock, and no chain through the row.
+struct ExactState {
+    unsigned long long *counter;
+    unsigned long long *agg, *head, *rest;
+};
+constexpr unsigned long long kMark = 1ull << 32;
+
+// Between two polls of entries not yet published: SLEEP_NS, on grids of
+// 500 tiles or more (CUB's rule: on small grids every tile is running and
+// a spin costs nothing).
+template <int SLEEP_NS> __device__ __forceinline__ void exact_backoff() {
+    if constexpr (SLEEP_NS > 0)
+        if (gridDim.x >= 500) __nanosleep(SLEEP_NS);
+}
+
+template <int SLEEP_NS> __device__ __forceinline__ unsigned long long exact_poll(const unsigned long long *p) {
+    unsigned long long w = load_word(p);
+    while (!(w >> 32)) {
+        exact_backoff<SLEEP_NS>();
+        w = load_word(p);
+    }
+    return w;
+}
+
+__device__ __forceinline__ void exact_add(int64_t *acc, int limb, int64_t v) {
+    atomicAdd(reinterpret_cast<unsigned long long *>(acc + limb), (unsigned long long)v);
+}
+
+// The float32 whose bits are `bits` into acc (shared, several lanes at
+// once); returns its flags.
+__device__ __forceinline__ unsigned exact_add_bits(int64_t *acc, uint32_t bits) {
+    int limb;
+    int64_t v, lo, hi;
+    const unsigned f = nd_xs_place(bits, &limb, &v);
+    if (v) {
+        nd_xs_split(v, &lo, &hi);
+        exact_add(acc, limb, lo);
+        if (hi) exact_add(acc, limb + 1, hi);
+    }
+    return f;
+}
+
+// Where tile i's prefix limbs live: ONE_WORD, all ten at rest[10 i + l]
+// (when its head word says so); else limbs 1-9 at rest[9 i + l - 1].
+template <bool ONE_WORD> constexpr int kRestLimbs = ONE_WORD ? ND_XS_LIMBS : ND_XS_LIMBS - 1;
+
+// Whether a head word is published: ONE_WORD, any nonzero word (nd_xs_pack
+// never gives 0); else its ready mark.
+template <bool ONE_WORD> __device__ __forceinline__ bool head_ready(unsigned long long h) {
+    return ONE_WORD ? h != 0 : (h >> 32) != 0;
+}
+
+// Warp 0 of tile `tile` (the t-th of its row, t >= 1): the exact sum of
+// the totals of tiles [tile - t, tile) added into acc; returns its flags,
+// the same in every lane.
+template <int SLEEP_NS, bool ONE_WORD>
+__device__ __forceinline__ unsigned exact_lookback(const ExactState &st, int64_t tile, int64_t t, int lane,
+                                                   int64_t *acc) {
+    unsigned flags = 0;
+    for (int64_t w0 = 1;; w0 += 32) {
+        const int64_t k = w0 + lane; // this lane's tile is k tiles back
+        const bool in_row = k <= t;
+        unsigned long long a = 0, h = 0;
+        if (in_row) {
+            a = load_word(st.agg + tile - k);
+            h = load_word(st.head + tile - k);
+        }
+        while (!__all_sync(0xffffffffu, !in_row || (a >> 32) || head_ready<ONE_WORD>(h))) {
+            exact_backoff<SLEEP_NS>();
+            if (in_row && !(a >> 32) && !head_ready<ONE_WORD>(h)) {
+                a = load_word(st.agg + tile - k);
+                h = load_word(st.head + tile - k);
+            }
+        }
+        // The nearest tile with its prefix (or the row's start) stops it.
+        const unsigned stop = __ballot_sync(0xffffffffu, !in_row || head_ready<ONE_WORD>(h));
+        const int s = stop ? __ffs(stop) - 1 : 32;
+        if (lane < s) flags |= exact_add_bits(acc, (uint32_t)a);
+        if (s < 32) {
+            const unsigned long long hs = __shfl_sync(0xffffffffu, h, s);
+            const int64_t ks = w0 + s;
+            if (ks <= t) { // a prefix, not the row's start
+                const unsigned long long *rest = st.rest + (tile - ks) * kRestLimbs<ONE_WORD>;
+                bool limbs = true; // lanes 0-9 add limb `lane` from rest
+                if constexpr (ONE_WORD) {
+                    int follow, limb, neg;
+                    uint32_t part[3];
+                    const unsigned f = nd_xs_unpack(hs, &follow, &limb, part, &neg); // the same in every lane
+                    if (lane == 0) flags |= f;
+                    limbs = follow;
+                    if (!follow && lane < 3 && limb + lane < ND_XS_LIMBS) {
+                        const uint32_t mine = lane == 0 ? part[0] : lane == 1 ? part[1] : part[2];
+                        if (mine) exact_add(acc, limb + lane, neg ? -(int64_t)mine : (int64_t)mine);
+                    }
+                } else {
+                    if (lane == 0) {
+                        flags |= (unsigned)(hs >> 33) & ND_XS_FLAGS;
+                        exact_add(acc, 0, (int64_t)(uint32_t)hs);
+                    }
+                    rest -= 1; // limb l at rest[l - 1]
+                }
+                if (limbs && lane < ND_XS_LIMBS && (ONE_WORD || lane > 0)) {
+                    const uint32_t limb = (uint32_t)exact_poll<SLEEP_NS>(rest + lane);
+                    exact_add(acc, lane, lane == ND_XS_LIMBS - 1 ? (int64_t)(int32_t)limb : (int64_t)limb);
+                }
+            }
+            break;
+        }
+    }
+    return __reduce_or_sync(0xffffffffu, flags);
+}
+
+// A float64 that holds an exact sum as nd_xs_pack's word (a float64 is
+// its own encoding; NaNs as the one NaN it uses).
+__device__ __forceinline__ unsigned long long exact_word(double d) {
+    return d != d ? ~ND_XS_ENC_NAN : ~(unsigned long long)__double_as_longlong(d);
+}
+
+// exact_lookback (ONE_WORD) in float64 registers: the window's terms
+// (aggregates as float64, the prefix word as the float64 it is) summed by a
+// warp butterfly into *sum. Every term is a multiple of 2^lo and below
+// 2^(hi+1) (lo the lowest set bit of any, hi the highest), so every
+// partial sum of the <= 33 terms, in any order, is a multiple of 2^lo
+// below 2^(hi+7): exact in float64 when hi - lo <= 46 (ND_XS_F64_SPAN), checked once a
+// window (two warp min/max reductions beside the adds); the window's sum
+// joins the running one by a checked add (nd_xs_add_f64). Exact adds give
+// the exact sum, the same value as the limbs'. Returns false, at once, when
+// the bound fails or the prefix met is published as limbs: the caller then
+// runs exact_lookback.
+template <int SLEEP_NS>
+__device__ __forceinline__ bool exact_lookback_f64(const ExactState &st, int64_t tile, int64_t t, int lane,
+                                                   double *sum) {
+    double acc = -0.0; // nothing: the identity
+    int ok = 1;
+    for (int64_t w0 = 1;; w0 += 32) {
+        const int64_t k = w0 + lane;
+        const bool in_row = k <= t;
+        unsigned long long a = 0, h = 0;
+        if (in_row) {
+            a = load_word(st.agg + tile - k);
+            h = load_word(st.head + tile - k);
+        }
+        while (!__all_sync(0xffffffffu, !in_row || (a >> 32) || h)) {
+            exact_backoff<SLEEP_NS>();
+            if (in_row && !(a >> 32) && !h) {
+                a = load_word(st.agg + tile - k);
+                h = load_word(st.head + tile - k);
+            }
+        }
+        const unsigned stop = __ballot_sync(0xffffffffu, !in_row || h);
+        const int s = stop ? __ffs(stop) - 1 : 32;
+        double v = lane < s ? (double)__uint_as_float((uint32_t)a) : -0.0;
+        if (lane == s && in_row && ~h == ND_XS_TAG_LIMBS) ok = 0;
+        if (lane == s && in_row) v = __longlong_as_double((long long)~h);
+        int lo, hi;
+        nd_xs_f64_span(v, &lo, &hi);
+        lo = __reduce_min_sync(0xffffffffu, lo);
+        hi = __reduce_max_sync(0xffffffffu, hi);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (hi - lo > ND_XS_F64_SPAN) ok = 0;
+        acc = nd_xs_add_f64(acc, v, &ok);
+        if (!__all_sync(0xffffffffu, ok)) return false;
+        if (s < 32) break;
+    }
+    *sum = acc;
+    return true;
+}
+
+// Warp 0 of a tile that publishes (more: not its row's last) or needs a
+// prefix (t > 0): publishes its aggregate and its inclusive prefix, and
+// puts its exclusive prefix, rounded, into *prefix_s (t > 0).
+template <int SLEEP_NS, bool ONE_WORD, bool F64, int PRE_NS>
+__device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile, int64_t t, bool more, float total,
+                                             int64_t *acc_s, uint32_t *lim_s, float *prefix_s) {
+    const int lane = threadIdx.x;
+    const uint32_t total_bits = __float_as_uint(total);
+    if (lane == 0 && more) store_word(st.agg + tile, kMark | total_bits);
+    if (lane < ND_XS_LIMBS) acc_s[lane] = 0;
+    // CUB's look-back sleeps PRE_NS before its first poll (its sm_90
+    // float tuning: 1140 ns), so that the tiles just before have published
+    // their prefixes and the look-back stops at once, in its first window,
+    // instead of walking back over tiles still looking back themselves.
+    if constexpr (PRE_NS > 0)
+        if (t > 0 && gridDim.x >= 500) __nanosleep(PRE_NS);
+    __syncwarp();
+    unsigned flags = 0;
+    bool in_limbs = true; // whether the exclusive prefix is in acc_s and flags
+    if constexpr (F64) {
+        double e = -0.0; // nothing: the identity
+        if (t == 0 || exact_lookback_f64<SLEEP_NS>(st, tile, t, lane, &e)) {
+            in_limbs = false;
+            int ok = 1;
+            const double inc = nd_xs_add_f64(e, (double)total, &ok); // the same in every lane
+            if (lane == 0) {
+                if (more && ok) store_word(st.head + tile, exact_word(inc));
+                if (t > 0) *prefix_s = __double2float_rn(e); // e is exact: rounded once
+            }
+            if (!more || ok) return;
+            // The inclusive prefix has more than 53 bits: e into the limbs,
+            // then as below.
+            if (lane == 0) {
+                int follow, limb, neg;
+                uint32_t part[3];
+                flags = nd_xs_unpack(exact_word(e), &follow, &limb, part, &neg);
+                for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++)
+                    acc_s[limb + j] += neg ? -(int64_t)part[j] : (int64_t)part[j];
+            }
+            flags = __shfl_sync(0xffffffffu, flags, 0);
+        }
+    }
+    if (in_limbs && t > 0) flags = exact_lookback<SLEEP_NS, ONE_WORD>(st, tile, t, lane, acc_s);
+    __syncwarp();
+    if (more) {
+        int limb;
+        int64_t v;
+        const unsigned ft = nd_xs_place(total_bits, &limb, &v);
+        unsigned long long word = 0;
+        if (lane == 0) {
+            nd_xs_normalise(acc_s, limb, v, lim_s);
+            if constexpr (ONE_WORD) word = nd_xs_pack(lim_s, flags | ft);
+        }
+        __syncwarp();
+        if constexpr (ONE_WORD) {
+            // The limbs beside the head word only when it says so.
+            word = __shfl_sync(0xffffffffu, word, 0);
+            if (word == ~ND_XS_TAG_LIMBS && lane < ND_XS_LIMBS)
+                store_word(st.rest + tile * ND_XS_LIMBS + lane, kMark | lim_s[lane]);
+            if (lane == 0) store_word(st.head + tile, word);
+        } else if (lane < ND_XS_LIMBS) {
+            const unsigned long long w = kMark | lim_s[lane];
+            if (lane == 0) store_word(st.head + tile, w | (unsigned long long)(flags | ft) << 33);
+            else store_word(st.rest + tile * (ND_XS_LIMBS - 1) + lane - 1, w);
+        }
+        __syncwarp();
+    }
+    if (in_limbs && t > 0 && lane == 0) {
+        nd_xs_normalise(acc_s, 0, 0, lim_s);
+        *prefix_s = __uint_as_float(nd_xs_round(lim_s, flags));
+    }
+}
+
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64, int PRE_NS>
+__global__ void __launch_bounds__(BT, MIN_BLOCKS) scan_exact(const float *in, float *out, int64_t n,
+                                                             int64_t tiles_per_row, ScanOp<float> op, ExactState st) {
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    using Tile = BlockTile<float, BT, ITEMS>;
+    using Scan = typename Tile::Scan;
+    __shared__ typename Tile::Temp tmp;
+    __shared__ unsigned long long tile_s;
+    __shared__ int64_t acc_s[ND_XS_LIMBS];
+    __shared__ uint32_t lim_s[ND_XS_LIMBS];
+    __shared__ float prefix_s;
+    if (threadIdx.x == 0) tile_s = atomicAdd(st.counter, 1ULL);
+    __syncthreads();
+    const int64_t tile = (int64_t)tile_s;
+    const int64_t row = tile / tiles_per_row, t = tile % tiles_per_row;
+    const int64_t base = row * n + t * TILE, valid = n - t * TILE < TILE ? n - t * TILE : TILE;
+
+    float items[ITEMS];
+    Tile::load(tmp, in + base, valid, op, items);
+    // The tile's total (a partial tile's includes its padding, but it is
+    // the row's last and nobody reads it).
+    float total;
+    Scan(tmp.scan).InclusiveScan(items, items, op, total);
+    const bool more = t + 1 < tiles_per_row;
+    if (threadIdx.x < 32 && (more || t > 0)) exact_prefix<SLEEP_NS, ONE_WORD, F64, PRE_NS>(st, tile, t, more, total, acc_s, lim_s, &prefix_s);
+    __syncthreads();
+    if (t > 0) { // -0.0 (every earlier element -0.0) keeps each item's bits
+        const float p = prefix_s;
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) items[k] = op(p, items[k]);
+    }
+    Tile::store(tmp, out + base, valid, items);
+}
+
 // Tried and removed (docs/internals.md has their figures and why they lost,
 // so that nobody tries them again blind): fixed-order decoupled look-back
 // kernels (lookback*: 5.4-6.1x the copy floor for 2^28 float32 on the
@@ -717,6 +1029,35 @@ cudaError_t scan_agg_launch(const T *in, T *out, int64_t rows, int64_t n, ScanOp
     return cudaGetLastError();
 }
 
+// The exact-carry look-back (scan_exact): tiles of BT x ITEMS float32, sums
+// only. Workspace: [counter][agg: tiles][head: tiles][rest: 10 or 9
+// tiles], all zeroed (nothing published).
+template <int BT, int ITEMS, int MIN_BLOCKS, int SLEEP_NS, bool ONE_WORD, bool F64, int PRE_NS>
+cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t n, ScanOp<float> op, void *tmp,
+                              size_t *bytes, cudaStream_t s) {
+    constexpr int64_t TILE = (int64_t)BT * ITEMS;
+    const int64_t tiles_per_row = (n + TILE - 1) / TILE, tiles = rows * tiles_per_row;
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+    const size_t agg_off = align_up(sizeof(unsigned long long)), head_off = align_up(agg_off + (size_t)tiles * 8),
+                 rest_off = align_up(head_off + (size_t)tiles * 8),
+                 need = align_up(rest_off + (size_t)tiles * kRestLimbs<ONE_WORD> * 8);
+    if (!tmp) {
+        *bytes = need;
+        return cudaSuccess;
+    }
+    if (*bytes < need) return cudaErrorInvalidValue;
+    char *w = static_cast<char *>(tmp);
+    cudaError_t e = cudaMemsetAsync(w, 0, need, s);
+    if (e != cudaSuccess) return e;
+    ExactState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + agg_off),
+                  reinterpret_cast<unsigned long long *>(w + head_off),
+                  reinterpret_cast<unsigned long long *>(w + rest_off)};
+    static_assert(ONE_WORD || !F64, "the float64 look-back reads one-word prefixes");
+    scan_exact<BT, ITEMS, MIN_BLOCKS, SLEEP_NS, ONE_WORD, F64, PRE_NS>
+        <<<(unsigned)tiles, BT, 0, s>>>(in, out, n, tiles_per_row, op, st);
+    return cudaGetLastError();
+}
+
 // One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
 cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
@@ -809,6 +1150,31 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_AGG_4K:
     case NDP_SCAN_AGG_NO_TICKET:
     case NDP_SCAN_AGG_256: return scan_agg_variant<T>(variant, in, out, rows, n, op, tmp, bytes, s);
+    case NDP_SCAN_EXACT:
+    case NDP_SCAN_EXACT_LIMBS:
+    case NDP_SCAN_EXACT_SPIN:
+    case NDP_SCAN_EXACT_ATOMICS:
+    case NDP_SCAN_EXACT_4K:
+    case NDP_SCAN_EXACT_NODELAY:
+        // float32 sums (and nan sums) carry exact sums between tiles;
+        // everything else is agg.
+        if constexpr (std::is_same<T, float>::value) {
+            constexpr int BT = ND_SCAN_EXACT_THREADS, ITEMS = ND_SCAN_EXACT_ITEMS;
+            if (!op.prod) switch (variant) {
+                // CUB's sm_90 float tuning: 128 x 24, 1140 ns before the
+                // first poll, 688 ns between polls.
+                case NDP_SCAN_EXACT: return scan_exact_launch<BT, ITEMS, 8, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_NODELAY:
+                    return scan_exact_launch<BT, ITEMS, 8, 128, true, true, 0>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_SPIN: return scan_exact_launch<BT, ITEMS, 8, 0, true, true, 0>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_ATOMICS:
+                    return scan_exact_launch<BT, ITEMS, 8, 688, true, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_4K:
+                    return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                default: return scan_exact_launch<BT, ITEMS, 8, 688, false, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                }
+        }
+        return scan_agg_variant<T>(NDP_SCAN_AGG, in, out, rows, n, op, tmp, bytes, s);
     default: return scan_one_pass<T, THREADS>(in, out, rows, n, op, tmp, bytes, s);
     }
 }
