@@ -164,6 +164,17 @@ template <typename U> static void fill(U *x, int64_t n, Fill how, uint64_t seed)
     CK(cudaGetLastError());
 }
 
+// Host bytes to the device, in S's order. Not cudaMemcpy: S is a
+// non-blocking stream, and a cudaMemcpy from pageable memory may return
+// before its DMA has landed, so a kernel launched next on S could read the
+// end of the buffer still holding its old bytes (the exact variants'
+// int64 cumprod check once failed so: the tail of its input was still the
+// cumsum check's values, before `| 1`).
+static void to_device(void *d, const void *h, size_t bytes) {
+    CK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, S));
+    CK(cudaStreamSynchronize(S)); // h may be freed or changed after we return
+}
+
 template <typename T> static std::vector<T> to_host(const void *d, int64_t n) {
     std::vector<T> h((size_t)n);
     CK(cudaStreamSynchronize(S));
@@ -280,12 +291,12 @@ static std::string check_exact(int variant, int op, void *in, void *out, int64_t
         // Odd factors: a product of random words is 0 after ~64 of them.
         if ((op == ND_SCAN_PROD || op == ND_SCAN_NANPROD) && total > 0) {
             for (auto &v : x) v |= 1;
-            CK(cudaMemcpy(in, x.data(), (size_t)total * sizeof(T), cudaMemcpyHostToDevice));
+            to_device(in, x.data(), (size_t)total * sizeof(T));
         }
     } else {
         if (nan_at >= 0 && total > 0) {
             for (int64_t r = 0; r < rows; r++) x[r * n + nan_at] = (T)NAN;
-            CK(cudaMemcpy(in, x.data(), (size_t)total * sizeof(T), cudaMemcpyHostToDevice));
+            to_device(in, x.data(), (size_t)total * sizeof(T));
         }
     }
     CK(cudaMemsetAsync(out, 0xa5, (size_t)(total + slack) * sizeof(T), S));
@@ -390,7 +401,7 @@ static std::string check_exact_carries(int variant, float *in, float *out, int64
                 x[(size_t)(r * n + i)] = v;
             }
         }
-    CK(cudaMemcpy(in, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+    to_device(in, x.data(), x.size() * 4);
     CK(cudaMemsetAsync(out, 0xff, x.size() * 4, S));
     run_scan(variant, ND_FLOAT32, in, out, rows, n);
     y = to_host<float>(out, rows * n);

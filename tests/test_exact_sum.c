@@ -15,7 +15,11 @@
  *   - a host replay of the scan (tiles scanned in order, each prefix the
  *     exact sum of the earlier tiles' totals rounded once, found by a
  *     look-back that stops at a random earlier published prefix) gives the
- *     same bits for every schedule, rows apart. */
+ *     same bits for every schedule, rows apart;
+ *   - scan.cu's float64 look-back (windows of 32 lanes summed by a
+ *     butterfly under the 46-bit span bound, joined by checked adds, the
+ *     one-word publish, the fall-back to limbs) gives every tile the exact
+ *     prefix and published word whatever tile its look-back stops at. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -537,4 +541,159 @@ Test(exact_sum, scan_replay_schedule_free) {
         free(y0);
         free(y);
     }
+}
+
+/* ------------------------------------------- float64 look-back, every stop */
+
+/* A float64 as nd_xs_pack's word (scan.cu's exact_word). */
+static uint64_t word_of_f64(double d) {
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return isnan(d) ? ~ND_XS_ENC_NAN : ~b;
+}
+
+/* A word's value added into a (nd_xs_unpack's pieces); 1 if it was the
+ * limbs tag (nothing added). */
+static int sum_add_word(sum_t *a, uint64_t word) {
+    int follow, limb, neg;
+    uint32_t part[3];
+    a->flags |= nd_xs_unpack(word, &follow, &limb, part, &neg);
+    if (follow) return 1;
+    for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++) a->acc[limb + j] += neg ? -(int64_t)part[j] : (int64_t)part[j];
+    return 0;
+}
+
+/* scan.cu's exact_prefix (ONE_WORD, F64) for tile t of a row whose tiles
+ * have totals tot[] and published words head[] (head[k] for k < t), when
+ * the nearest published prefix is `d` tiles back (d > t: none, the
+ * look-back runs to the row's start): the float64 windows of 32 lanes
+ * (butterfly, span bound, joined by nd_xs_add_f64), the fall-back to limbs
+ * (from scratch, as the kernel reruns exact_lookback), the inclusive
+ * prefix's word (the float64 when its add was exact, else nd_xs_pack of
+ * the limbs). *prefix: the exclusive prefix rounded; *via_f64: whether the
+ * float64 path held. */
+static uint64_t kernel_prefix(const float *tot, const uint64_t *head, int64_t t, int64_t d, uint32_t *prefix,
+                              int *via_f64) {
+    double e = -0.0;
+    int ok = 1;
+    for (int64_t w0 = 1; t > 0; w0 += 32) {
+        double v[32], w[32];
+        int s = 32, lo = 1 << 20, hi = -(1 << 20);
+        for (int l = 0; l < 32; l++) {
+            const int64_t k = w0 + l;
+            if ((k > t || k == d) && s == 32) s = l;
+        }
+        for (int l = 0; l < 32; l++) {
+            const int64_t k = w0 + l;
+            v[l] = l < s ? (double)tot[t - k] : -0.0;
+            if (l == s && k <= t) {
+                if (~head[t - k] == ND_XS_TAG_LIMBS) ok = 0;
+                const uint64_t enc = ~head[t - k];
+                memcpy(&v[l], &enc, 8);
+            }
+            int a, b;
+            nd_xs_f64_span(v[l], &a, &b);
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            for (int l = 0; l < 32; l++) w[l] = v[l] + v[l ^ off];
+            memcpy(v, w, sizeof v);
+        }
+        if (hi - lo > ND_XS_F64_SPAN) ok = 0;
+        e = nd_xs_add_f64(e, v[0], &ok);
+        if (!ok || s < 32) break;
+    }
+    *via_f64 = ok;
+    sum_t ex = {{0}, 0};
+    if (ok) {
+        *prefix = bits_of((float)e); /* e exact: rounded once */
+        int ok2 = 1;
+        const double inc = nd_xs_add_f64(e, (double)tot[t], &ok2);
+        if (ok2) return word_of_f64(inc);
+        cr_assert(!sum_add_word(&ex, word_of_f64(e)), "an exact float64 is never the limbs tag");
+    } else {
+        for (int64_t k = 1; k <= t; k++) {
+            if (k == d) {
+                if (sum_add_word(&ex, head[t - k])) return 0; /* limbs: the caller adds them */
+                break;
+            }
+            sum_add(&ex, tot[t - k]);
+        }
+        *prefix = sum_round(&ex);
+    }
+    sum_add(&ex, tot[t]);
+    uint32_t limbs[ND_XS_LIMBS];
+    nd_xs_normalise(ex.acc, 0, 0, limbs);
+    return nd_xs_pack(limbs, ex.flags);
+}
+
+/* Every tile's prefix and published word are the exact sum's, whichever
+ * tile its look-back stopped at (every distance, and none): rows of up to
+ * 100 tile totals (windows of 32 joined), narrow ranges (the float64 path
+ * holds), wide ones and subnormals (it falls back), sums that carry past
+ * 53 bits only in their partial sums, cancellation to +0.0, -0.0 rows,
+ * infinities. A published word the limbs tag stands for the limbs: the
+ * look-back that meets it adds the reference limbs. */
+Test(exact_sum, float64_lookback_every_stop) {
+    uint64_t s = 11;
+    int f64 = 0, limbs_path = 0;
+    for (int trial = 0; trial < 120; trial++) {
+        const int kind = trial % 8;
+        const int64_t tpr = 1 + (int64_t)(rng(&s) % 100);
+        float tot[100];
+        uint64_t head[100];
+        for (int64_t t = 0; t < tpr; t++) {
+            float v;
+            switch (kind) {
+            case 0: v = in_range(&s, -8, 8); break;
+            case 1: v = in_range(&s, -149, 100); break;
+            case 2: v = any_finite(&s); break;
+            case 3: v = (float)(int)(rng(&s) % 2001) - 1000.0f; break;
+            /* 2^24 - 1 and 2^-22 style terms: few bits each, but their
+             * partial sums carry past 53 bits */
+            case 4: v = rng(&s) & 1 ? ldexpf(0x1.fffffep23f, 30) : ldexpf(rng(&s) & 1 ? 1.0f : -1.0f, -16); break;
+            case 5: v = t % 2 ? -tot[t - 1] : in_range(&s, -149, 127); break; /* cancels to +0.0 every other tile */
+            case 6: v = rng(&s) % 5 ? -0.0f : ldexpf((float)(int)(rng(&s) % 9) - 4.0f, -149); break;
+            default: v = rng(&s) % 40 ? in_range(&s, 0, 30) : rng(&s) & 1 ? INFINITY : -INFINITY; break;
+            }
+            tot[t] = v;
+        }
+        sum_t ref = {{0}, 0};
+        for (int64_t t = 0; t < tpr; t++) {
+            const uint32_t want_prefix = sum_round(&ref);
+            sum_t incl = ref;
+            sum_add(&incl, tot[t]);
+            uint32_t limbs[ND_XS_LIMBS];
+            nd_xs_normalise(incl.acc, 0, 0, limbs);
+            const uint64_t want_word = nd_xs_pack(limbs, incl.flags);
+            for (int64_t d = 1; d <= t + 1; d++) {
+                uint32_t prefix;
+                int via;
+                uint64_t word = kernel_prefix(tot, head, t, d, &prefix, &via);
+                if (word == 0) { /* met a limbs prefix: add its limbs */
+                    sum_t ex = {{0}, 0};
+                    for (int64_t k = 1; k < d; k++) sum_add(&ex, tot[t - k]);
+                    sum_t before = {{0}, 0};
+                    for (int64_t k = 0; k <= t - d; k++) sum_add(&before, tot[k]);
+                    sum_add_limbs(&ex, &before);
+                    prefix = sum_round(&ex);
+                    sum_add(&ex, tot[t]);
+                    nd_xs_normalise(ex.acc, 0, 0, limbs);
+                    word = nd_xs_pack(limbs, ex.flags);
+                }
+                f64 += via;
+                limbs_path += !via;
+                if (t > 0)
+                    cr_expect(prefix == want_prefix || (isnan(float_of(prefix)) && isnan(float_of(want_prefix))),
+                              "kind %d tile %lld stop %lld (f64 %d): prefix %08x, want %08x", kind, (long long)t,
+                              (long long)d, via, prefix, want_prefix);
+                cr_expect(word == want_word, "kind %d tile %lld stop %lld (f64 %d): word %016llx, want %016llx", kind,
+                          (long long)t, (long long)d, via, (unsigned long long)word, (unsigned long long)want_word);
+            }
+            head[t] = want_word;
+            ref = incl;
+        }
+    }
+    cr_expect(f64 > 10000 && limbs_path > 10000, "both paths exercised: %d float64, %d limbs", f64, limbs_path);
 }
