@@ -957,6 +957,24 @@ __global__ void scan_half_rows(const H *in, H *out, int64_t rows, int64_t n, int
 
 size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
+// The launchers' workspace protocol (prims.h): tmp NULL asks for the size
+// (*bytes = need, nothing launched); otherwise tmp must hold need bytes,
+// of which the first `zero` are zeroed on s. True when the caller returns
+// *e at once (the size given, too small a workspace, a failed memset).
+bool workspace_query_or_zero(void *tmp, size_t *bytes, size_t need, size_t zero, cudaStream_t s, cudaError_t *e) {
+    if (!tmp) {
+        *bytes = need;
+        *e = cudaSuccess;
+        return true;
+    }
+    if (*bytes < need) {
+        *e = cudaErrorInvalidValue;
+        return true;
+    }
+    *e = cudaMemsetAsync(tmp, 0, zero, s);
+    return *e != cudaSuccess;
+}
+
 template <typename T, int BT, int MIN_BLOCKS = 1, bool PACKED = false>
 cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T> op, void *tmp, size_t *bytes,
                           cudaStream_t s) {
@@ -971,14 +989,9 @@ cudaError_t scan_one_pass(const T *in, T *out, int64_t rows, int64_t n, ScanOp<T
     const size_t flags_off = align_up(sizeof(unsigned long long));
     const size_t values_off = align_up(flags_off + (PACKED ? levels * sizeof(unsigned long long) : levels * sizeof(int)));
     const size_t need = align_up(values_off + (PACKED ? 0 : levels * sizeof(T)));
-    if (!tmp) {
-        *bytes = need;
-        return cudaSuccess;
-    }
-    if (*bytes < need) return cudaErrorInvalidValue;
+    cudaError_t e;
+    if (workspace_query_or_zero(tmp, bytes, need, values_off, s, &e)) return e;
     char *w = static_cast<char *>(tmp);
-    cudaError_t e = cudaMemsetAsync(w, 0, values_off, s);
-    if (e != cudaSuccess) return e;
     int *flags = reinterpret_cast<int *>(w + flags_off);
     unsigned long long *words = reinterpret_cast<unsigned long long *>(w + flags_off);
     T *values = reinterpret_cast<T *>(w + values_off);
@@ -1002,14 +1015,9 @@ cudaError_t agg_state(int64_t rows, int64_t tiles_per_row, int words, void *tmp,
         at[j] = off;
         off = align_up(off + (size_t)(rows * st->size[j]) * words * sizeof(unsigned long long));
     }
-    if (!tmp) {
-        *bytes = off;
-        return cudaSuccess;
-    }
-    if (*bytes < off) return cudaErrorInvalidValue;
+    cudaError_t e;
+    if (workspace_query_or_zero(tmp, bytes, off, off, s, &e)) return e;
     char *w = static_cast<char *>(tmp);
-    cudaError_t e = cudaMemsetAsync(w, 0, off, s);
-    if (e != cudaSuccess) return e;
     st->counter = reinterpret_cast<unsigned long long *>(w);
     for (int j = 0; j < ND_SCAN_LEVELS; j++) st->level[j] = reinterpret_cast<unsigned long long *>(w + at[j]);
     return cudaSuccess;
@@ -1041,14 +1049,9 @@ cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t
     const size_t agg_off = align_up(sizeof(unsigned long long)), head_off = align_up(agg_off + (size_t)tiles * 8),
                  rest_off = align_up(head_off + (size_t)tiles * 8),
                  need = align_up(rest_off + (size_t)tiles * kRestLimbs<ONE_WORD> * 8);
-    if (!tmp) {
-        *bytes = need;
-        return cudaSuccess;
-    }
-    if (*bytes < need) return cudaErrorInvalidValue;
+    cudaError_t e;
+    if (workspace_query_or_zero(tmp, bytes, need, need, s, &e)) return e;
     char *w = static_cast<char *>(tmp);
-    cudaError_t e = cudaMemsetAsync(w, 0, need, s);
-    if (e != cudaSuccess) return e;
     ExactState st{reinterpret_cast<unsigned long long *>(w), reinterpret_cast<unsigned long long *>(w + agg_off),
                   reinterpret_cast<unsigned long long *>(w + head_off),
                   reinterpret_cast<unsigned long long *>(w + rest_off)};
@@ -1067,14 +1070,9 @@ cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, Scan
     // [carry: nwin + 1 parts][tile totals of two windows]
     const size_t agg_off = align_up((size_t)(nwin + 1) * sizeof(Part<T>));
     const size_t need = align_up(agg_off + (size_t)(2 * win_tiles) * sizeof(T));
-    if (!tmp) {
-        *bytes = need;
-        return cudaSuccess;
-    }
-    if (*bytes < need) return cudaErrorInvalidValue;
+    cudaError_t e; // carry[0] holds nothing: the carries zeroed
+    if (workspace_query_or_zero(tmp, bytes, need, agg_off, s, &e)) return e;
     char *w = static_cast<char *>(tmp);
-    cudaError_t e = cudaMemsetAsync(w, 0, agg_off, s); // carry[0] holds nothing
-    if (e != cudaSuccess) return e;
     Part<T> *carry = reinterpret_cast<Part<T> *>(w);
     T *agg = reinterpret_cast<T *>(w + agg_off);
     for (int64_t j = 0; j <= nwin; j++) {
