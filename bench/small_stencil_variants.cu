@@ -207,8 +207,10 @@ int main() {
       cudaGraphExec_t exec;
       CK(cudaGraphInstantiate(&exec, graph, 0));
       // Correctness: start from h in both buffers (the border fixed), one replay.
-      CK(cudaMemcpy(a, h, bytes, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(b, h, bytes, cudaMemcpyHostToDevice));
+      // On s itself: a cudaMemcpy from pageable memory may return before its
+      // DMA lands, and s (non-blocking) does not wait for the legacy stream.
+      CK(cudaMemcpyAsync(a, h, bytes, cudaMemcpyHostToDevice, s));
+      CK(cudaMemcpyAsync(b, h, bytes, cudaMemcpyHostToDevice, s));
       CK(cudaGraphLaunch(exec, s));
       CK(cudaStreamSynchronize(s));
       long bad = 0;
