@@ -76,7 +76,9 @@ namespace {
 
 constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
-constexpr int kDefaultScan = NDP_SCAN_AGG; // what ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why)
+// What ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why):
+// float32 sums carry exact sums between tiles, everything else is agg.
+constexpr int kDefaultScan = NDP_SCAN_EXACT_4K;
 
 // A tile is 16 KiB of values at 256 threads (complex128: 4 items a thread).
 template <typename T> __host__ __device__ constexpr int items_per_thread() {
