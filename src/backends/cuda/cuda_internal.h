@@ -319,7 +319,7 @@ typedef struct nd_cuda {
     /* Cholesky's pack pass (lib_cholesky.c): its library, and its
      * kernel by dtype as small_solve, NULL until used */
     cudaLibrary_t chol_lib;
-    cudaKernel_t chol_kernels[4][2]; /* pack, zeros */
+    cudaKernel_t chol_kernels[4][3]; /* lib_cholesky.c's CHOL_PACK, CHOL_ZEROS, CHOL_PACK1 */
     /* ND_CUDA_CHOL_SIDE_ZEROS=1: the zeros on chol_side, a low-priority
      * stream made on first use, between two events (lib_cholesky.c) */
     int chol_side_zeros;

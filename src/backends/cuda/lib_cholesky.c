@@ -72,7 +72,14 @@ static int slot(nd_dtype t) {
     return t == ND_FLOAT32 ? 0 : t == ND_FLOAT64 ? 1 : t == ND_COMPLEX64 ? 2 : t == ND_COMPLEX128 ? 3 : -1;
 }
 
-/* Kernel `which` (0 pack, 1 zeros) of dtype t, compiled on first use. */
+/* The source's entries (chol_source.c), by their index in chol_kernels. */
+enum { CHOL_PACK, CHOL_ZEROS, CHOL_PACK1 };
+static const char *const entry_names[] = {"pack", "zeros", "pack1"};
+_Static_assert(sizeof entry_names / sizeof *entry_names ==
+                   sizeof(((nd_cuda *)0)->chol_kernels[0]) / sizeof(((nd_cuda *)0)->chol_kernels[0][0]),
+               "one kernel slot per entry");
+
+/* Kernel `which` of dtype t, compiled on first use. */
 static int kernel(nd_cuda *cu, nd_dtype t, int which, cudaKernel_t *out) {
     int k = slot(t);
     if (k < 0) return (int)cudaErrorNotSupported;
@@ -82,7 +89,7 @@ static int kernel(nd_cuda *cu, nd_dtype t, int which, cudaKernel_t *out) {
                                                        &cu->chol_lib) != ND_OK)
             return ND_CUDA_LIB_ND_ERROR;
         char name[48];
-        snprintf(name, sizeof name, "nd_chol_%s_%s", which ? "zeros" : "pack", nd_dtype_name(t));
+        snprintf(name, sizeof name, "nd_chol_%s_%s", entry_names[which], nd_dtype_name(t));
         cudaError_t e = cudaLibraryGetKernel(kern, cu->chol_lib, name);
         if (e != cudaSuccess) return (int)e;
     }
@@ -118,7 +125,7 @@ static int side_zeros(nd_cuda *cu, nd_dtype t, void *c, int64_t n, int64_t batch
     }
     cudaKernel_t kern;
     dim3 grid, block = {TILE, ROWS, 1};
-    int e = kernel(cu, t, 1, &kern);
+    int e = kernel(cu, t, CHOL_ZEROS, &kern);
     if (e) return e;
     if (!grid_of(n, batch, &grid)) return (int)cudaErrorNotSupported;
     int ni = (int)n;
@@ -138,12 +145,16 @@ int nd_cuda_chol_pack(nd_cuda *cu, nd_dtype t, const void *a, void *c, int64_t n
     cudaKernel_t kern;
     dim3 grid, block = {TILE, ROWS, 1};
     if (!grid_of(n, batch, &grid)) return (int)cudaErrorNotSupported;
-    int e = kernel(cu, t, 0, &kern);
-    if (e) return e;
     int ni = (int)n, zeros = !cu->chol_side_zeros;
     long long nb = (long long)batch, ni64 = (long long)ninfo;
+    /* One matrix with its zeros: the entry without the batch loop and the
+     * flag (chol_source.c says why). */
+    int one = batch == 1 && zeros;
+    int e = kernel(cu, t, one ? CHOL_PACK1 : CHOL_PACK, &kern);
+    if (e) return e;
     void *args[7] = {(void *)&a, &c, &ni, &nb, &info, &ni64, &zeros};
-    e = (int)cudaLaunchKernel((const void *)kern, grid, block, args, 0, s);
+    void *args1[5] = {(void *)&a, &c, &ni, &info, &ni64};
+    e = (int)cudaLaunchKernel((const void *)kern, grid, block, one ? args1 : args, 0, s);
     return e || zeros ? e : side_zeros(cu, t, c, n, batch, s);
 }
 

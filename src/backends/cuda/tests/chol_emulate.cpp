@@ -96,7 +96,9 @@ template <class T> static void run(const char *name, long n, long batch, bool in
     long long nb = batch, ninfo = batch + 1;
     std::vector<int> info(ninfo, -7);
     int *ip = info.data();
-    emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack<T>(ap, cp, ni, nb, ip, ninfo, side == 0); });
+    /* lib_cholesky.c's choice: one matrix with its zeros takes pack1 */
+    if (batch == 1 && side == 0) emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack1<T>(ap, cp, ni, ip, ninfo); });
+    else emu_launch(grid, {32, 8, 1}, 1, [&] { ndk_chol_pack<T>(ap, cp, ni, nb, ip, ninfo, side == 0); });
     if (side == 1) emu_launch(grid, {32, 8, 1}, 0, [&] { ndk_chol_zeros<T>(cp, ni, nb); });
     for (long b = 0; b < batch; b++) potrf_lower_colmajor(cp + b * nn, n);
     if (side == 2) emu_launch(grid, {32, 8, 1}, 0, [&] { ndk_chol_zeros<T>(cp, ni, nb); });
