@@ -87,6 +87,42 @@ template <class T> __global__ void __launch_bounds__(TD * TR) k_nd(const T *a, T
   }
 }
 
+// nd's kernel exactly as chol_source.c has it: the batch along grid y,
+// block 0 zeroing the status words, zeros a run-time flag.
+template <class T> __global__ void __launch_bounds__(TD * TR)
+k_nd_full(const T *a, T *c, int n, long long batch, int *info, long long ninfo, int zeros) {
+  __shared__ T tile[TD][TD + 1];
+  if (blockIdx.x == 0)
+    for (long long i = (long long)blockIdx.y * (TD * TR) + threadIdx.y * TD + threadIdx.x; i < ninfo;
+         i += (long long)gridDim.y * (TD * TR))
+      info[i] = 0;
+  int ti, tj;
+  if (!pair_of(n, &ti, &tj)) return;
+  const int x = threadIdx.x;
+  const long long nn = (long long)n * n;
+  const T zero = T();
+  for (long long b = blockIdx.y; b < batch; b += gridDim.y) {
+    const T *am = a + b * nn;
+    T *cm = c + b * nn;
+    const int col = tj * TD + x;
+    for (int y = threadIdx.y; y < TD; y += TR) {
+      const int row = ti * TD + y;
+      if (row < n && col < n && row >= col) {
+        const long long at = (long long)row * n + col;
+        tile[y][x] = am[at];
+        if (zeros && row > col) cm[at] = zero;
+      }
+    }
+    __syncthreads();
+    const int c2 = ti * TD + x;
+    for (int y = threadIdx.y; y < TD; y += TR) {
+      const int r2 = tj * TD + y;
+      if (r2 < n && c2 < n && c2 >= r2) cm[(long long)r2 * n + c2] = tile[x][y];
+    }
+    __syncthreads();
+  }
+}
+
 // The same tiles, but a block walks PER tile pairs (fewer, longer blocks:
 // the pair search and the block start paid once per PER tiles).
 template <class T, int PER> __global__ void __launch_bounds__(TD * TR) k_nd_multi(const T *a, T *c, int n, int pairs) {
@@ -250,6 +286,29 @@ template <class T> static void run(const char *tname, int n, int sms, cusolverDn
   }
   printf("  nd's pack against the host, 64 rows: %s\n", wrong ? "WRONG" : "ok");
   report("nd (32x32 tiles, groups of 8)", t_nd, nullptr);
+  CK(cudaMemset(c, 0xff, bytes));
+  int *info0;
+  CK(cudaMalloc(&info0, sizeof(int)));
+  auto t_full = timed([&] { k_nd_full<T><<<dim3(nd_blocks(n), 1), dim3(TD, TR)>>>(a, c, n, 1, info0, 1, 1); });
+  report("nd's exact kernel (batch loop, info)", t_full, ref);
+  {  // the same into memory from a stream-ordered pool, as nd allocates C
+    cudaMemPool_t pool;
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    CK(cudaMemPoolCreate(&pool, &props));
+    T *pc;
+    CK(cudaMallocFromPoolAsync((void **)&pc, bytes, pool, 0));
+    CK(cudaMemsetAsync(pc, 0xff, bytes, 0));
+    auto t_pool = timed([&] { k_nd_full<T><<<dim3(nd_blocks(n), 1), dim3(TD, TR)>>>(a, pc, n, 1, info0, 1, 1); });
+    CK(cudaMemcpy(c, pc, bytes, cudaMemcpyDeviceToDevice));
+    report("nd's exact kernel, C from a pool", t_pool, ref);
+    CK(cudaFreeAsync(pc, 0));
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemPoolDestroy(pool));
+  }
+  CK(cudaFree(info0));
   CK(cudaMemset(c, 0xff, bytes));
   const int pairs = ((n + TD - 1) / TD) * ((n + TD - 1) / TD + 1) / 2;
   auto t_m2 = timed([&] { k_nd_multi<T, 2><<<(pairs + 1) / 2, dim3(TD, TR)>>>(a, c, n, pairs); });

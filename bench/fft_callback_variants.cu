@@ -78,23 +78,24 @@ __global__ void k_init(float2 *x, float *w, long long n) {
 static const char *kCallbacks =
     PRODUCT
     "struct ops { const float2 *x; const float *w; };\n"
-    "extern \"C\" __device__ float2 cb_words(void *in, unsigned long long i, void *info, void *sh) {\n"
+    "__device__ float2 cb_words(void *in, unsigned long long i, void *info, void *sh) {\n"
     "  const ops *o = (const ops *)in;\n"
     "  float2 v = prod(o->x[i], o->w[i]);\n"
     "  return v;\n"
     "}\n"
-    "extern \"C\" __device__ float2 cb_datain(void *in, unsigned long long i, void *info, void *sh) {\n"
+    "__device__ float2 cb_datain(void *in, unsigned long long i, void *info, void *sh) {\n"
     "  float2 v = prod(((const float2 *)in)[i], ((const float *)info)[i]);\n"
     "  return v;\n"
     "}\n"
-    "extern \"C\" __device__ float2 cb_info(void *in, unsigned long long i, void *info, void *sh) {\n"
+    "__device__ float2 cb_info(void *in, unsigned long long i, void *info, void *sh) {\n"
     "  const ops *o = (const ops *)info;\n"
     "  float2 v = prod(o->x[i], o->w[i]);\n"
     "  return v;\n"
     "}\n";
 
 // The callbacks' LTO-IR, compiled once with NVRTC (-dlto), as nd did
-// (cufftComplex is float2: no header needed).
+// (cufftComplex is float2: no header needed). C++ linkage: cuFFT declares
+// the callback by the name given, with that type, in its own C++ code.
 static std::vector<char> lto_ir(int arch) {
   nvrtcProgram p;
   nvrtcCreateProgram(&p, kCallbacks, "callbacks.cu", 0, nullptr, nullptr);
