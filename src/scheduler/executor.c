@@ -468,6 +468,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     const nd_step *st = &plan->steps[i];
     nd_rank_role role = nd_rank_role_of(plan, st, ctx->rank);
     int mine = nd_rank_of_step(st) == ctx->rank;
+    const nd_rank_io io = {ctx->backend, ctx->rank, ctx->rank_staging, ctx->stats};
     nd_status rc = ND_OK;
     if (role == ND_RANK_SKIP) return ND_OK;
     if (role == ND_RANK_RUN) {
@@ -480,7 +481,8 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
             (void)nd_rank_transfer_idle(plan, st, ctx->rank);
             return rc != ND_OK ? rc : rc2;
         }
-        rc2 = nd_rank_bcast((char *)bs->ptrs[partial] + off, bytes, nd_rank_of_step(st));
+        rc2 = nd_rank_bcast(&io, (char *)bs->ptrs[partial] + off, temp_memory(ctx, plan, plan->slots[partial].device),
+                            bytes, nd_rank_of_step(st));
         return rc != ND_OK ? rc : rc2;
     }
     const nd_copy_desc *c = &st->copy;
@@ -495,7 +497,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst))
         rc2 = nd_rank_transfer_idle(plan, st, ctx->rank);
     else
-        rc2 = nd_rank_move(plan, st, role, dst, src);
+        rc2 = nd_rank_move(&io, plan, st, role, dst, src);
     count_step(ctx->stats, st);
     return rc != ND_OK ? rc : rc2;
 }
