@@ -31,22 +31,28 @@ log="$OUT/mpi_ranks.txt"
 : >"$log"
 say() { echo "$*" | tee -a "$log"; }
 
+# mpirun: $MPIRUN, else the one on PATH, else the staged copy; each must run.
+works() { [ -n "$1" ] && "$1" --version >/dev/null 2>&1; }
 mpirun_bin=${MPIRUN:-}
+if [ -n "$mpirun_bin" ] && ! works "$mpirun_bin"; then
+  say "FAIL mpi_ranks: MPIRUN='$mpirun_bin' does not run"
+  exit 1
+fi
+[ -n "$mpirun_bin" ] || ! works "$(command -v mpirun || true)" || mpirun_bin=$(command -v mpirun)
+if [ -z "$mpirun_bin" ] && [ -f .gpu/openmpi/bin/mpirun ]; then
+  # OpenMPI carried here (stage_openmpi.sh): relocated to .gpu/openmpi.
+  # Debian's sysconfdir (/etc/openmpi) and PMIx's folders are not under its
+  # prefix: every directory is named.
+  P=$PWD/.gpu/openmpi
+  export OPAL_PREFIX=$P OPAL_BINDIR=$P/bin OPAL_LIBDIR=$P/lib OPAL_PKGLIBDIR=$P/lib/openmpi3 \
+    OPAL_DATADIR=$P/share OPAL_PKGDATADIR=$P/share/openmpi OPAL_SYSCONFDIR=$P/etc \
+    PMIX_PREFIX=$P PMIX_PKGLIBDIR=$P/lib/pmix PMIX_PKGDATADIR=$P/share/pmix PMIX_SYSCONFDIR=$P/etc \
+    PMIX_MCA_mca_base_component_path=$P/lib/pmix
+  export PATH="$P/bin:$PATH" LD_LIBRARY_PATH="$P/lib:$LD_LIBRARY_PATH"
+  works "$P/bin/mpirun" && mpirun_bin=$P/bin/mpirun
+fi
 if [ -z "$mpirun_bin" ]; then
-  mpirun_bin=$(command -v mpirun || true)
-fi
-if [ -z "$mpirun_bin" ] && [ -x .gpu/openmpi/bin/mpirun ]; then
-  # OpenMPI carried here: its prefix, libraries and plugins under .gpu/openmpi.
-  mpirun_bin=$PWD/.gpu/openmpi/bin/mpirun
-  export OPAL_PREFIX=$PWD/.gpu/openmpi
-  export PATH="$OPAL_PREFIX/bin:$PATH"
-  export LD_LIBRARY_PATH="$OPAL_PREFIX/lib:$LD_LIBRARY_PATH"
-  # PMIx and hwloc plugins, and the system config, relative to the copy.
-  export PMIX_MCA_mca_base_component_path=$OPAL_PREFIX/lib/pmix
-  export OPAL_SYSCONFDIR=$OPAL_PREFIX/etc
-fi
-if [ -z "$mpirun_bin" ] || [ ! -x "$mpirun_bin" ]; then
-  say "SKIP mpi_ranks: no mpirun (set MPIRUN, put mpirun on PATH, or stage OpenMPI with scripts/gpu/stage_openmpi.sh)"
+  say "SKIP mpi_ranks: no mpirun that runs (set MPIRUN, put mpirun on PATH, or stage OpenMPI with scripts/gpu/stage_openmpi.sh)"
   exit 0
 fi
 prog=.gpu/tests/mpi_programs
@@ -57,8 +63,9 @@ say "mpi_ranks: $("$mpirun_bin" --version 2>&1 | head -1) at $mpirun_bin; backen
 # memory between the ranks (no network on the device machine).
 args=(-n "$ranks" --oversubscribe --bind-to none --mca btl self,vader)
 [ "$(id -u)" -ne 0 ] || args+=(--allow-run-as-root)
-for v in ND_BACKEND ND_CACHE_DIR ND_RANK_STAGING LD_LIBRARY_PATH OPAL_PREFIX PMIX_MCA_mca_base_component_path \
-    OPAL_SYSCONFDIR; do
+for v in ND_BACKEND ND_CACHE_DIR ND_RANK_STAGING LD_LIBRARY_PATH OPAL_PREFIX OPAL_BINDIR OPAL_LIBDIR OPAL_PKGLIBDIR \
+    OPAL_DATADIR OPAL_PKGDATADIR OPAL_SYSCONFDIR PMIX_PREFIX PMIX_PKGLIBDIR PMIX_PKGDATADIR PMIX_SYSCONFDIR \
+    PMIX_MCA_mca_base_component_path; do
   [ -z "${!v+x}" ] || args+=(-x "$v")
 done
 status=0
