@@ -10,7 +10,9 @@
 #    1e-12, every rank the same bits, bytes staged through host buffers;
 #    then ND_CHECK_SPMD=1 with rank 1 recording another shape;
 #  - the heat example (1000 x 1000, 50 sweeps) alone and under mpirun: every
-#    rank prints the lone run's min, max and mean.
+#    rank prints the lone run's min, max and mean;
+#  - every other example under mpirun: its own check passes (exit 0; 77:
+#    it skips on this backend).
 # Each rank drives GPU (local rank mod GPUs visible): on a machine of one
 # GPU both ranks share GPU 0 (NCCL would refuse that; nd's ranks carry
 # their bytes through pinned host buffers and MPI).
@@ -123,5 +125,21 @@ else
   fail "heat alone (log: $OUT/heat-alone.log)"
   tail -5 "$OUT/heat-alone.log"
 fi
+# Every other example under mpirun: each checks its own result (against a
+# reference or a tolerance) and exits non-zero when it is wrong.
+for e in .gpu/examples/*; do
+  n=$(basename "$e")
+  [ "$n" != heat ] && [ -x "$e" ] && [ -f "$e" ] || continue
+  timeout 600 "$mpirun_bin" "${args[@]}" "$e" >"$OUT/example-mpi-$n.log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    pass "example $n mpirun -n $ranks (its own check)"
+  elif [ $rc -eq 77 ]; then
+    say "SKIP example $n mpirun -n $ranks: it skips on this backend (exit 77)"
+  else
+    fail "example $n mpirun -n $ranks (log: $OUT/example-mpi-$n.log)"
+    tail -3 "$OUT/example-mpi-$n.log"
+  fi
+done
 say "mpi_ranks: $([ $status -eq 0 ] && echo OK || echo FAILURES)"
 exit $status
