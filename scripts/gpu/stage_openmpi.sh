@@ -46,5 +46,8 @@ ldd "$P"/bin/* "$P"/lib/*.so* "$P"/lib/openmpi3/*.so "$P"/lib/pmix/*.so 2>/dev/n
   done
 strip --strip-unneeded "$P"/lib/*.so* "$P"/lib/openmpi3/*.so "$P"/lib/pmix/*.so "$P"/bin/* 2>/dev/null || true
 du -sh "$P"
+# Packed again as the device call carries it (common.sh unpacks .gpu.txz
+# first where one was made).
 tar czf .gpu.tgz .gpu
-du -sh .gpu.tgz
+[ ! -f .gpu.txz ] || tar cJf .gpu.txz .gpu
+du -sh .gpu.tgz $([ ! -f .gpu.txz ] || echo .gpu.txz)
