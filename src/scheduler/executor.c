@@ -811,6 +811,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
         nd_failure *made = NULL;
         nd_ir_fail rec = {0, 0, 0, 0, 0};
         const nd_ir_fail *got = NULL;
+        const int skipped = cause != NULL; /* a failure reached it: it does not run */
         if (!cause && running) {
             double t0 = timed ? nd_log_clock_us() : 0;
             bs->fail = &rec;
@@ -831,8 +832,9 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
             got = &filed[filed_at[i]];
         }
         /* A step a failure reached still takes part in its transfers:
-         * the other ranks wait in them. */
-        if (running && cause && ctx->ranks > 1 && st->part != ND_PART_NONE)
+         * the other ranks wait in them. (One that ran and failed took part
+         * already: run_rank_step makes its transfers whatever failed.) */
+        if (running && skipped && ctx->ranks > 1 && st->part != ND_PART_NONE)
             (void)nd_rank_transfer_idle(plan, st, ctx->rank);
         settle_step(plan, walk, bs->poison, st, cause, got, &first);
         nd_failure_unref(made); /* settle_step took what it keeps */

@@ -35,3 +35,19 @@ for n in 2 3; do
 done
 echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
 ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
+# A rank whose steps fail (ND_FAULT: every backend call from the 120th on,
+# copies into and out of host buffers included) still takes part in every
+# transfer once: no rank hangs, and rank 0's reads fail naming rank 1.
+echo "== mpirun -n 2, ND_RANK_STAGING=1, rank 1 fails its backend calls from the 120th on"
+set +e
+ND_RANK_STAGING=1 timeout 45 mpirun -n 2 "${args[@]}" -x ND_RANK_STAGING bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=backend_call:120+; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin" >"$dir/fault.txt" 2>&1
+rc=$?
+set -e
+if [ $rc -eq 124 ] || [ $rc -eq 0 ] || ! grep -q "mpi_programs rank 0: .*MPI rank 1 failed a step" "$dir/fault.txt"; then
+    echo "run_mpi_tests: a failing rank 1 gave exit $rc (want 1, no hang) and rank 0 was not told:" >&2
+    tail -5 "$dir/fault.txt" >&2
+    exit 1
+fi
+echo "rank 0 was told: $(grep -m1 -o 'MPI rank 1 failed a step[^;]*' "$dir/fault.txt")"
