@@ -62,8 +62,9 @@ heat=.gpu/examples/heat
 say "mpi_ranks: $("$mpirun_bin" --version 2>&1 | head -1) at $mpirun_bin; backend $backend; $ranks ranks"
 [ "$backend" != cuda ] || nvidia-smi -L 2>/dev/null | tee -a "$log"
 # --oversubscribe: more ranks than cores or slots is fine here; shared
-# memory between the ranks (no network on the device machine).
-args=(-n "$ranks" --oversubscribe --bind-to none --mca btl self,vader)
+# memory between the ranks (no network on the device machine;
+# MPI_RANKS_BTL=self,tcp uses the loopback where /dev/shm is too small).
+args=(-n "$ranks" --oversubscribe --bind-to none --mca btl "${MPI_RANKS_BTL:-self,vader}")
 [ "$(id -u)" -ne 0 ] || args+=(--allow-run-as-root)
 for v in ND_BACKEND ND_CACHE_DIR ND_RANK_STAGING LD_LIBRARY_PATH OPAL_PREFIX OPAL_BINDIR OPAL_LIBDIR OPAL_PKGLIBDIR \
     OPAL_DATADIR OPAL_PKGDATADIR OPAL_SYSCONFDIR PMIX_PREFIX PMIX_PKGLIBDIR PMIX_PKGDATADIR PMIX_SYSCONFDIR \
