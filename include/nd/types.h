@@ -210,6 +210,10 @@ typedef struct {
     uint64_t matmul_replicas;    /* part of copies: a small matmul B copied whole to one device;
                                     a replica is kept while B's version is unchanged, so a loop
                                     multiplying by one B replicates it once per device */
+    uint64_t rank_bytes_staged;  /* under mpirun: bytes this rank sent or received between ranks
+                                    through host buffers (GPU ranks: copied out of device memory
+                                    before a send, into it after a receive; ND_RANK_STAGING=1 on
+                                    the CPU); 0 where MPI reads and writes host memory in place */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

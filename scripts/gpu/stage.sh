@@ -17,6 +17,9 @@ for f in build-gpu/libnd.so build-gpu/libnd.so.[0-9]*; do [ -d "$f" ] || cp -P "
 # nd's CUB plugin, opened from libnd's folder
 cp build-gpu/src/backends/cuda/libnd_cuda_prims.so .gpu/lib/
 for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" .gpu/tests/; done
+# tests/mpi's programs (where build-gpu found MPI), for scripts/gpu/mpi_ranks.sh;
+# not test_*: on-device.sh runs those as Criterion suites.
+[ ! -x build-gpu/tests/mpi_programs ] || cp build-gpu/tests/mpi_programs .gpu/tests/
 for e in build-gpu/examples/*; do [ -x "$e" ] && [ -f "$e" ] && cp "$e" .gpu/examples/; done
 for b in build-gpu/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && cp "$b" .gpu/bench/; done
 cp bench/peers/*.py .gpu/bench/ 2>/dev/null || true

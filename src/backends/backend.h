@@ -26,6 +26,11 @@ typedef struct {
     int64_t device_memory_limit;
     int profile;
     const char *trace; /* file for a per-step timeline, or NULL */
+    /* Under mpirun, this rank's place among its machine's ranks (0
+     * otherwise): with no devices list, a GPU backend drives GPU
+     * local_rank modulo the GPUs it sees, one rank per GPU (two ranks
+     * share a GPU where there are fewer GPUs than ranks). */
+    int local_rank;
 } nd_backend_config;
 
 struct nd_backend {
@@ -61,6 +66,17 @@ struct nd_backend {
     void (*release_piece)(nd_backend *be, int memory, int device, void *ptr, size_t bytes);
     nd_status (*copy)(nd_backend *be, void *dst, int dst_memory, const void *src, int src_memory,
                       size_t bytes);
+    /* Copies `bytes` between `mem`, in memory `memory` (the plan's or a
+     * piece's), and the host buffer `host`: to_host, mem -> host, else
+     * host -> mem. Returns when the copy is done and ordered after every
+     * step enqueued before it, on whichever stream the steps run: a copy
+     * out sees what the steps before it wrote, a copy in is seen by every
+     * step after it, and `host` may be reused at once. Under mpirun, the
+     * bytes that travel between ranks whose memory is not host memory go
+     * through it (scheduler/executor_ranks.c: copy out, send; receive,
+     * copy in). The CPU backend's is a memcpy (ND_RANK_STAGING=1 tests the
+     * path on it). */
+    nd_status (*stage)(nd_backend *be, void *host, void *mem, int memory, size_t bytes, int to_host);
     /* slots[i]: base pointer of kernel slot i; params: the kernel's values.
      * A kernel that gathers also reads slots[k->n_slots]: its fail record
      * (kernel_ir.h's nd_ir_fail) in host memory, which a bad index fills

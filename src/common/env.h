@@ -64,6 +64,9 @@ extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
 /* ND_CHECK_SPMD=1: under mpirun the ranks compare each plan before running
  * it (scheduler/executor_ranks.h). */
 #define ND_ENV_CHECK_SPMD "ND_CHECK_SPMD", 0, 1, 0
+/* ND_RANK_STAGING=1: under mpirun, CPU ranks send through host buffers as
+ * GPU ranks do (scheduler/executor_ranks.h), to test that path. */
+#define ND_ENV_RANK_STAGING "ND_RANK_STAGING", 0, 1, 0
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
 extern const char *const nd_env_cpu_jit_modes[3];
 #define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3

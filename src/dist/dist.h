@@ -31,6 +31,10 @@ nd_status nd_dist_start(void);
  * or without MPI). */
 int32_t nd_dist_rank(void);
 int32_t nd_dist_size(void);
+/* This process's rank among the ranks of its machine (the ranks that share
+ * memory with it: MPI_Comm_split_type MPI_COMM_TYPE_SHARED), 0 without
+ * MPI: a GPU rank drives the GPU of this ordinal, modulo the GPUs it sees. */
+int32_t nd_dist_local_rank(void);
 /* Whether MPI grants calls from any thread (MPI_THREAD_SERIALIZED or
  * better): else the flush worker thread is not started. */
 int nd_dist_any_thread(void);

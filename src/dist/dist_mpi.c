@@ -17,10 +17,10 @@
 static struct {
     int started;
     int we_initialised;
-    int32_t rank, size;
+    int32_t rank, size, local_rank;
     int thread_level;
     MPI_Comm comm;
-} D = {0, 0, 0, 1, MPI_THREAD_MULTIPLE, MPI_COMM_NULL};
+} D = {0, 0, 0, 1, 0, MPI_THREAD_MULTIPLE, MPI_COMM_NULL};
 
 int nd_dist_built(void) { return 1; }
 
@@ -71,14 +71,28 @@ nd_status nd_dist_start(void) {
     MPI_Comm_size(D.comm, &n);
     D.rank = r;
     D.size = n;
+    /* The ranks of this machine (they share its GPUs): a GPU rank picks
+     * one by its place among them. Without the split, the launcher's word. */
+    MPI_Comm node = MPI_COMM_NULL;
+    if (MPI_Comm_split_type(D.comm, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &node) == MPI_SUCCESS &&
+        node != MPI_COMM_NULL) {
+        int lr = 0;
+        MPI_Comm_rank(node, &lr);
+        D.local_rank = lr;
+        MPI_Comm_free(&node);
+    } else {
+        const char *l = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+        D.local_rank = l ? atoi(l) : 0;
+    }
     D.started = 1;
-    nd_logf(2, "nd_init: MPI rank %d of %d (thread level %d%s)", r, n, D.thread_level,
-            D.we_initialised ? ", initialised by nd" : "");
+    nd_logf(2, "nd_init: MPI rank %d of %d, local rank %d (thread level %d%s)", r, n, (int)D.local_rank,
+            D.thread_level, D.we_initialised ? ", initialised by nd" : "");
     return ND_OK;
 }
 
 int32_t nd_dist_rank(void) { return D.rank; }
 int32_t nd_dist_size(void) { return D.size; }
+int32_t nd_dist_local_rank(void) { return D.local_rank; }
 int nd_dist_any_thread(void) { return D.thread_level >= MPI_THREAD_SERIALIZED; }
 
 /* MPI counts are ints: at most 1 GiB per message. */

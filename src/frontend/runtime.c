@@ -307,8 +307,9 @@ static nd_split_config split_config_for(const nd_config *c, const nd_backend *be
     if (n <= 0 && c->devices && be->device_memories > 1 && gpu_devices(c->devices) == be->device_memories)
         n = be->device_memories;
     if (n > 1) sc.n_devices = n;
-    /* Under mpirun, rank r is device r (checked in nd_init). */
-    if (nd_dist_size() > 1 && be->memory == ND_MEMORY_HOST) sc.n_devices = nd_dist_size();
+    /* Under mpirun, rank r is device r (checked in nd_init), on the CPU
+     * and on a GPU alike (one GPU per rank: device_memories is 0). */
+    if (nd_dist_size() > 1 && be->device_memories <= 1) sc.n_devices = nd_dist_size();
     int64_t v;
     int set;
     if (nd_env_int64(ND_ENV_SPLIT_MIN_BYTES, &v, &set) == 0 && set) sc.min_bytes = (size_t)v;
@@ -327,6 +328,10 @@ static nd_status check_ranks(const nd_config *c) {
         return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' splits arrays over logical CPU devices, but this "
                             "process is one of %d MPI ranks, which split them already (unset ND_DEVICES under "
                             "mpirun)", c->devices, n);
+    if (c->devices && gpu_devices(c->devices) > 1)
+        return nd_error_set(ND_ERR_ARG, "nd_init: devices '%s' names several GPUs, but this process is one of "
+                            "%d MPI ranks, which drive one GPU each (picked by the rank's place on its machine; "
+                            "name one ordinal, or unset ND_DEVICES under mpirun)", c->devices, n);
     if (n > ND_MAX_SPLIT)
         return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: launched over %d MPI ranks; nd splits arrays over at most "
                             "%d (use mpirun -n %d or fewer)", n, ND_MAX_SPLIT, ND_MAX_SPLIT);
@@ -385,6 +390,7 @@ nd_status nd_init(const nd_config *cfg) {
         .device_memory_limit = c.device_memory_limit,
         .profile = c.profile == 1,
         .trace = c.trace,
+        .local_rank = nd_dist_size() > 1 ? nd_dist_local_rank() : 0,
     };
     nd_mem_count_reset(); /* before the backend's first allocation */
     nd_compile_count_reset();
@@ -430,20 +436,29 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.flush_index = 0;
     nd_rt.sched.chunk_bytes = chunk_bytes_for(be, &c);
     nd_rt.sched.split = split_config_for(&c, be);
-    nd_rt.sched.ranks = nd_dist_size() > 1 && be->memory == ND_MEMORY_HOST && nd_rt.sched.split.n_devices == nd_dist_size()
-                            ? nd_dist_size()
-                            : 1;
+    nd_rt.sched.ranks = nd_dist_size() > 1 && nd_rt.sched.split.n_devices == nd_dist_size() ? nd_dist_size() : 1;
     nd_rt.sched.rank = nd_rt.sched.ranks > 1 ? nd_dist_rank() : 0;
     nd_rt.sched.split.pieces_per_plan = nd_rt.sched.ranks > 1;
     if (nd_dist_size() > 1 && nd_rt.sched.ranks == 1)
-        nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend: ranks split arrays on the CPU backend only so "
-                "far; this rank computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);
+        nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend, which drives several devices: this rank "
+                "computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);
     {
         int64_t v = 0;
         int set = 0;
         (void)nd_env_int64(ND_ENV_CHECK_SPMD, &v, &set); /* validated by nd_env_check */
         nd_rt.sched.check_spmd = set && v;
+        v = 0;
+        (void)nd_env_int64(ND_ENV_RANK_STAGING, &v, &set); /* validated by nd_env_check */
+        nd_rt.sched.rank_staging = set && v;
     }
+    /* GPU ranks send from host buffers: each transfer costs a copy out of
+     * the GPU and one into the other (docs/internals.md "Several processes"). */
+    if (nd_rt.sched.ranks > 1)
+        nd_logf(2, "nd_init: MPI rank %d of %d is device %d of the split on the %s backend%s", (int)nd_dist_rank(),
+                (int)nd_dist_size(), (int)nd_dist_rank(), be->name,
+                be->memory != ND_MEMORY_HOST ? "; bytes between ranks go through pinned host buffers"
+                : nd_rt.sched.rank_staging ? "; bytes between ranks go through host buffers (ND_RANK_STAGING=1)"
+                                           : "");
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;

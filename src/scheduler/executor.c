@@ -468,6 +468,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     const nd_step *st = &plan->steps[i];
     nd_rank_role role = nd_rank_role_of(plan, st, ctx->rank);
     int mine = nd_rank_of_step(st) == ctx->rank;
+    const nd_rank_io io = {ctx->backend, ctx->rank, ctx->rank_staging, ctx->stats};
     nd_status rc = ND_OK;
     if (role == ND_RANK_SKIP) return ND_OK;
     if (role == ND_RANK_RUN) {
@@ -480,7 +481,8 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
             (void)nd_rank_transfer_idle(plan, st, ctx->rank);
             return rc != ND_OK ? rc : rc2;
         }
-        rc2 = nd_rank_bcast((char *)bs->ptrs[partial] + off, bytes, nd_rank_of_step(st));
+        rc2 = nd_rank_bcast(&io, (char *)bs->ptrs[partial] + off, temp_memory(ctx, plan, plan->slots[partial].device),
+                            bytes, nd_rank_of_step(st));
         return rc != ND_OK ? rc : rc2;
     }
     const nd_copy_desc *c = &st->copy;
@@ -495,7 +497,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst))
         rc2 = nd_rank_transfer_idle(plan, st, ctx->rank);
     else
-        rc2 = nd_rank_move(plan, st, role, dst, src);
+        rc2 = nd_rank_move(&io, plan, st, role, dst, src);
     count_step(ctx->stats, st);
     return rc != ND_OK ? rc : rc2;
 }
@@ -809,6 +811,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
         nd_failure *made = NULL;
         nd_ir_fail rec = {0, 0, 0, 0, 0};
         const nd_ir_fail *got = NULL;
+        const int skipped = cause != NULL; /* a failure reached it: it does not run */
         if (!cause && running) {
             double t0 = timed ? nd_log_clock_us() : 0;
             bs->fail = &rec;
@@ -829,8 +832,9 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
             got = &filed[filed_at[i]];
         }
         /* A step a failure reached still takes part in its transfers:
-         * the other ranks wait in them. */
-        if (running && cause && ctx->ranks > 1 && st->part != ND_PART_NONE)
+         * the other ranks wait in them. (One that ran and failed took part
+         * already: run_rank_step makes its transfers whatever failed.) */
+        if (running && skipped && ctx->ranks > 1 && st->part != ND_PART_NONE)
             (void)nd_rank_transfer_idle(plan, st, ctx->rank);
         settle_step(plan, walk, bs->poison, st, cause, got, &first);
         nd_failure_unref(made); /* settle_step took what it keeps */

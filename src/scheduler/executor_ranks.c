@@ -48,11 +48,57 @@ nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t ran
     }
 }
 
-nd_status nd_rank_move(const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst, const void *src) {
+/* One transfer with MPI: a send, a receive, or a broadcast from `peer`. */
+typedef enum { XFER_SEND, XFER_RECV, XFER_BCAST } xfer_kind;
+
+static nd_status xfer_plain(xfer_kind kind, void *buf, size_t bytes, int32_t peer) {
+    switch (kind) {
+    case XFER_SEND: return nd_dist_send(buf, bytes, peer);
+    case XFER_RECV: return nd_dist_recv(buf, bytes, peer);
+    default: return nd_dist_bcast(buf, bytes, peer);
+    }
+}
+
+/* `bytes` at `mem`, in memory `memory`: read by a send or a broadcast's
+ * root, written by a receive or a broadcast elsewhere (nd_rank_io says
+ * when through a host buffer). Whatever fails here, the peers wait in the
+ * transfer, so it is made all the same (a failed copy out sends zeros);
+ * the flush then fails on every rank (nd_rank_agree). */
+static nd_status xfer(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, size_t bytes, int32_t peer) {
+    if (bytes == 0 || (!io->force_staging && memory == ND_MEMORY_HOST)) return xfer_plain(kind, mem, bytes, peer);
+    nd_backend *be = io->be;
+    const int out = kind == XFER_SEND || (kind == XFER_BCAST && peer == io->rank);
+    void *host = NULL;
+    nd_status st = be->stage ? be->alloc(be, ND_MEMORY_HOST, bytes, &host)
+                             : nd_error_set(ND_ERR_UNSUPPORTED, "nd_sync: the %s backend cannot copy memory %d "
+                                            "to or from host buffers for MPI", be->name, memory);
+    if (st != ND_OK) {
+        host = NULL;
+        void *scratch = nd_calloc(bytes, 1);
+        if (scratch) (void)xfer_plain(kind, scratch, bytes, peer);
+        free(scratch);
+        return st;
+    }
+    if (out) {
+        st = be->stage(be, host, mem, memory, bytes, 1);
+        if (st != ND_OK) memset(host, 0, bytes);
+    }
+    nd_status st2 = xfer_plain(kind, host, bytes, peer);
+    if (st == ND_OK) st = st2;
+    if (!out && st == ND_OK) st = be->stage(be, host, mem, memory, bytes, 0);
+    be->release(be, ND_MEMORY_HOST, host, bytes);
+    if (io->stats && st == ND_OK) io->stats->rank_bytes_staged += bytes;
+    return st;
+}
+
+nd_status nd_rank_move(const nd_rank_io *io, const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst,
+                       const void *src) {
+    const nd_copy_desc *c = &st->copy;
     switch (role) {
-    case ND_RANK_SEND: return nd_dist_send(src, st->copy.bytes, nd_rank_of_step(st));
-    case ND_RANK_RECV: return nd_dist_recv(dst, st->copy.bytes, nd_rank_of_slot(plan, st->copy.src_slot));
-    case ND_RANK_GATHER: return nd_dist_bcast(dst, st->copy.bytes, nd_rank_of_step(st));
+    case ND_RANK_SEND: return xfer(io, XFER_SEND, (void *)src, c->src_memory, c->bytes, nd_rank_of_step(st));
+    case ND_RANK_RECV:
+        return xfer(io, XFER_RECV, dst, c->dst_memory, c->bytes, nd_rank_of_slot(plan, c->src_slot));
+    case ND_RANK_GATHER: return xfer(io, XFER_BCAST, dst, c->dst_memory, c->bytes, nd_rank_of_step(st));
     default: return ND_OK;
     }
 }
@@ -66,8 +112,13 @@ nd_status nd_rank_transfer_idle(const nd_plan *plan, const nd_step *st, int32_t 
     void *scratch = nd_calloc(bytes ? bytes : 1, 1);
     if (!scratch)
         return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
-    nd_status st2 = partial >= 0 ? nd_dist_bcast(scratch, bytes, nd_rank_of_step(st))
-                                 : nd_rank_move(plan, st, role, scratch, scratch);
+    /* Host scratch: no staging. */
+    nd_status st2;
+    switch (partial >= 0 ? ND_RANK_GATHER : role) {
+    case ND_RANK_SEND: st2 = xfer_plain(XFER_SEND, scratch, bytes, nd_rank_of_step(st)); break;
+    case ND_RANK_RECV: st2 = xfer_plain(XFER_RECV, scratch, bytes, nd_rank_of_slot(plan, st->copy.src_slot)); break;
+    default: st2 = xfer_plain(XFER_BCAST, scratch, bytes, nd_rank_of_step(st)); break;
+    }
     free(scratch);
     return st2;
 }
@@ -84,7 +135,9 @@ nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank) {
     return ND_OK;
 }
 
-nd_status nd_rank_bcast(void *buf, size_t bytes, int32_t root) { return nd_dist_bcast(buf, bytes, root); }
+nd_status nd_rank_bcast(const nd_rank_io *io, void *buf, int memory, size_t bytes, int32_t root) {
+    return xfer(io, XFER_BCAST, buf, memory, bytes, root);
+}
 
 nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before) {
     int32_t n = nd_dist_size(), me = nd_dist_rank();

@@ -34,10 +34,27 @@ static inline int32_t nd_rank_of_slot(const nd_plan *plan, int32_t slot) {
     return (int32_t)plan->slots[slot].device - 1;
 }
 
+/* How the bytes between ranks reach the steps' memory. From host memory
+ * MPI reads and writes the steps' own pointers; from any other memory
+ * (a GPU's) they go through a host buffer of the backend's (pinned on
+ * CUDA): the sender copies them out (backend.h's stage, ordered after the
+ * step that wrote them) and sends the buffer, the receiver receives into
+ * one and copies it in before the next step. `force_staging`
+ * (ND_RANK_STAGING=1) takes that path from host memory too, so that the
+ * CPU backend tests it. */
+typedef struct {
+    nd_backend *be;
+    int32_t rank;      /* this process's */
+    int force_staging;
+    nd_stats *stats;   /* rank_bytes_staged is counted here, or NULL */
+} nd_rank_io;
+
 /* Carries a copy step's bytes for `role`: SEND/RECV to or from the other
  * end's rank; GATHER broadcasts dst from the owner (which has copied it). */
-nd_status nd_rank_move(const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst, const void *src);
-nd_status nd_rank_bcast(void *buf, size_t bytes, int32_t root);
+nd_status nd_rank_move(const nd_rank_io *io, const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst,
+                       const void *src);
+/* buf's `bytes`, in memory `memory`, from rank `root` into buf on every rank. */
+nd_status nd_rank_bcast(const nd_rank_io *io, void *buf, int memory, size_t bytes, int32_t root);
 
 /* Takes part in step st's transfers without its memory (a failed or
  * skipped step: the other ranks wait in them): sends zeros, receives into

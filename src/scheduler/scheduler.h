@@ -23,6 +23,10 @@ typedef struct {
      * (ND_CHECK_SPMD=1): ranks compare each plan before running it. */
     int32_t rank, ranks;
     int check_spmd;
+    /* Under mpirun: ND_RANK_STAGING=1, the bytes between ranks go through
+     * host buffers even from host memory (the GPU ranks' path, tested on
+     * the CPU: scheduler/executor_ranks.h). */
+    int rank_staging;
     uint64_t plans_checked;
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     int dump_dot_plan;  /* also the plan of each flush, flush-N-plan.dot */

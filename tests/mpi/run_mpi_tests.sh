@@ -2,7 +2,9 @@
 # The MPI test (meson test mpi, where the build found MPI and mpirun):
 # tests/mpi/mpi_programs.c alone, then under mpirun -n 2 and -n 3 (more
 # ranks than this machine's cores: --oversubscribe) against the lone run's
-# results, then the ND_CHECK_SPMD check. A few seconds in all.
+# results, again with ND_RANK_STAGING=1 (transfers through host buffers,
+# as GPU ranks make them), then the ND_CHECK_SPMD check. A few seconds in
+# all.
 #
 # On a machine of few cores each rank runs its flushes on its own thread
 # (ND_EXECUTOR_THREAD=0) and OpenMPI yields while it waits
@@ -12,7 +14,7 @@ set -euo pipefail
 prog=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-unset ND_DEVICES ND_CHECK_SPMD
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING
 export ND_BACKEND=cpu ND_EXECUTOR_THREAD=0 ND_SPLIT_MIN_BYTES=0 ND_CPU_JIT=0 OMP_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1
 args=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
@@ -25,5 +27,27 @@ for n in 2 3; do
     echo "== mpirun -n $n"
     mpirun -n "$n" "${args[@]}" "$prog" check "$dir/ref.bin"
 done
+# The GPU ranks' path (every transfer through a host buffer: copy out,
+# MPI, copy in) on the CPU: the same bits as the lone run.
+for n in 2 3; do
+    echo "== mpirun -n $n, ND_RANK_STAGING=1"
+    ND_RANK_STAGING=1 mpirun -n "$n" "${args[@]}" -x ND_RANK_STAGING "$prog" check "$dir/ref.bin"
+done
 echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
 ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
+# A rank whose steps fail (ND_FAULT: every backend call from the 120th on,
+# copies into and out of host buffers included) still takes part in every
+# transfer once: no rank hangs, and rank 0's reads fail naming rank 1.
+echo "== mpirun -n 2, ND_RANK_STAGING=1, rank 1 fails its backend calls from the 120th on"
+set +e
+ND_RANK_STAGING=1 timeout 45 mpirun -n 2 "${args[@]}" -x ND_RANK_STAGING bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=backend_call:120+; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin" >"$dir/fault.txt" 2>&1
+rc=$?
+set -e
+if [ $rc -eq 124 ] || [ $rc -eq 0 ] || ! grep -q "mpi_programs rank 0: .*MPI rank 1 failed a step" "$dir/fault.txt"; then
+    echo "run_mpi_tests: a failing rank 1 gave exit $rc (want 1, no hang) and rank 0 was not told:" >&2
+    tail -5 "$dir/fault.txt" >&2
+    exit 1
+fi
+echo "rank 0 was told: $(grep -m1 -o 'MPI rank 1 failed a step[^;]*' "$dir/fault.txt")"

@@ -86,6 +86,17 @@ static nd_status cpu_copy(nd_backend *be, void *dst, int dst_memory, const void 
     return ND_OK;
 }
 
+/* Host memory is what ranks send: staging is only a copy, made when
+ * ND_RANK_STAGING=1 runs the GPU ranks' path on the CPU to test it. */
+static nd_status cpu_stage(nd_backend *be, void *host, void *mem, int memory, size_t bytes, int to_host) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "stage");
+    (void)be;
+    if (memory != ND_MEMORY_HOST)
+        return nd_error_set(ND_ERR_ARG, "cpu backend: staging memory %d (only host, 0)", memory);
+    if (bytes && host != mem) memcpy(to_host ? host : mem, to_host ? mem : host, bytes);
+    return ND_OK;
+}
+
 static nd_status cpu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots,
                                 const nd_scalar_bits *params) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cpu", "run_kernel");
@@ -203,6 +214,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->alloc_piece = cpu_alloc_piece;
     be->release_piece = cpu_release_piece;
     be->copy = cpu_copy;
+    be->stage = cpu_stage;
     be->run_kernel = cpu_run_kernel;
     be->run_matmul = cpu_run_matmul;
     be->run_user = cpu_run_user;

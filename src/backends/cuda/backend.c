@@ -654,6 +654,27 @@ static nd_status cu_copy(nd_backend *be, void *dst, int dst_memory, const void *
     unlock(impl(be));
     return s;
 }
+/* Under mpirun, the bytes a rank sends or has received, through a host
+ * buffer (backend.h's stage). A rank's plan runs step by step, every step
+ * on `stream` (executor.c; only run_plan forks other streams, and joins
+ * them back to it), so one copy there, waited for, comes after the kernel
+ * that wrote the bytes and before the kernel that reads them; the program's
+ * stream is joined first, as for any copy. */
+static nd_status cu_stage(nd_backend *be, void *host, void *mem, int memory, size_t bytes, int to_host) {
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "stage");
+    nd_cuda *cu = impl(be);
+    lock(cu);
+    nd_status s = nd_cuda_app_join(cu);
+    if (s == ND_OK)
+        s = to_host ? nd_cuda_issue_copy(cu, host, ND_MEMORY_HOST, mem, memory, bytes, cu->stream)
+                    : nd_cuda_issue_copy(cu, mem, memory, host, ND_MEMORY_HOST, bytes, cu->stream);
+    if (s == ND_OK) {
+        cudaError_t e = cudaStreamSynchronize(cu->stream);
+        if (e != cudaSuccess) s = nd_cuda_fail(e, "cudaStreamSynchronize after staging bytes between MPI ranks");
+    }
+    unlock(cu);
+    return s;
+}
 static nd_status cu_run_kernel(nd_backend *be, const nd_kernel *k, void *const *slots, const nd_scalar_bits *params) {
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) return nd_fault_backend_error("cuda", "run_kernel");
     lock(impl(be));
@@ -825,10 +846,13 @@ static void cu_destroy(nd_backend *be) {
  * loaded with cudaLibraryLoadData, which loads into every context, so the
  * kernel cache serves every GPU; the GPUs must share one architecture. */
 
-static nd_status parse_devices(const char *devices, int count, nd_device_list *l) {
+static nd_status parse_devices(const char *devices, int count, int local_rank, nd_device_list *l) {
     if (!devices || !*devices) {
+        /* Under mpirun, one rank per GPU by its place on the machine
+         * (backend.h's local_rank): more ranks than GPUs share them. */
         memset(l, 0, sizeof *l);
         l->n = 1;
+        l->ordinals[0] = local_rank > 0 ? local_rank % count : 0;
         return ND_OK;
     }
     if (nd_device_list_parse(devices, l) || l->cpu)
@@ -1040,7 +1064,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->impl = cu;
     cu->lock_ok = pthread_mutex_init(&cu->lock, NULL) == 0;
     nd_device_list devs;
-    nd_status s = parse_devices(cfg ? cfg->devices : NULL, count, &devs);
+    nd_status s = parse_devices(cfg ? cfg->devices : NULL, count, cfg ? cfg->local_rank : 0, &devs);
     if (s) goto fail;
     cu->device = devs.ordinals[0];
     cu->n_ldev = 1;
@@ -1091,6 +1115,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->alloc = cu_alloc;
     be->release = cu_release;
     be->copy = cu_copy;
+    be->stage = cu_stage;
     be->run_kernel = cu_run_kernel;
     be->run_matmul = cu_run_matmul;
     be->run_user = cu_run_user;
@@ -1125,7 +1150,9 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     char name[256] = "?";
     struct cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, cu->device) == cudaSuccess) snprintf(name, sizeof name, "%s", prop.name);
-    nd_logf(2, "cuda backend on device %d (%s, sm_%d, %d SMs)", cu->device, name, cu->arch, cu->sm_count);
+    nd_logf(2, "cuda backend on device %d (%s, sm_%d, %d SMs)%s", cu->device, name, cu->arch, cu->sm_count,
+            cfg && cfg->local_rank > 0 && !(cfg->devices && *cfg->devices)
+                ? " (picked by this MPI rank's local rank, modulo the GPUs visible)" : "");
     *out = be;
     return ND_OK;
 fail:

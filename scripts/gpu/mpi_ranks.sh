@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# GPU ranks under mpirun (docs/internals.md "Several processes"), on the GPU
+# machine from the repository root after scripts/gpu/stage.sh staged .gpu/
+# (carry .gpu.tgz):
+#   bash scripts/gpu/mpi_ranks.sh [RANKS]          (default 2)
+#  - tests/mpi's programs (.gpu/tests/mpi_programs) alone on the GPU, then
+#    under mpirun -n RANKS with ND_BACKEND=cuda and every array split
+#    (ND_SPLIT_MIN_BYTES=0): bitwise the lone run's results for elementwise
+#    work, the stencil and random draws, reductions and matmuls within
+#    1e-12, every rank the same bits, bytes staged through host buffers;
+#    then ND_CHECK_SPMD=1 with rank 1 recording another shape;
+#  - the heat example (1000 x 1000, 50 sweeps) alone and under mpirun: every
+#    rank prints the lone run's min, max and mean;
+#  - every other example under mpirun: its own check passes (exit 0; 77:
+#    it skips on this backend).
+# Each rank drives GPU (local rank mod GPUs visible): on a machine of one
+# GPU both ranks share GPU 0 (NCCL would refuse that; nd's ranks carry
+# their bytes through pinned host buffers and MPI).
+# mpirun: $MPIRUN, else the one on PATH, else the OpenMPI tree that
+# scripts/gpu/stage_openmpi.sh packed into .gpu/openmpi (found by
+# OPAL_PREFIX, set here); none: one SKIP line, exit 0.
+# MPI_RANKS_BACKEND=cpu runs the same checks on the CPU backend with
+# ND_RANK_STAGING=1 (the script tried on a machine without a GPU).
+# Logs go to $OUT (or ./gpu-out); PASS/FAIL lines, then a summary line.
+set -uo pipefail
+. "$(dirname "$0")/common.sh" # unpacks .gpu; LD_LIBRARY_PATH, ND_BACKEND, ND_CACHE_DIR, $OUT
+ranks=${1:-2}
+backend=${MPI_RANKS_BACKEND:-cuda}
+export ND_BACKEND=$backend
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING
+[ "$backend" = cuda ] || export ND_RANK_STAGING=1
+log="$OUT/mpi_ranks.txt"
+: >"$log"
+say() { echo "$*" | tee -a "$log"; }
+
+# mpirun: $MPIRUN, else the one on PATH, else the staged copy; each must run.
+works() { [ -n "$1" ] && "$1" --version >/dev/null 2>&1; }
+mpirun_bin=${MPIRUN:-}
+if [ -n "$mpirun_bin" ] && ! works "$mpirun_bin"; then
+  say "FAIL mpi_ranks: MPIRUN='$mpirun_bin' does not run"
+  exit 1
+fi
+[ -n "$mpirun_bin" ] || ! works "$(command -v mpirun || true)" || mpirun_bin=$(command -v mpirun)
+if [ -z "$mpirun_bin" ] && [ -f .gpu/openmpi/bin/mpirun ]; then
+  # OpenMPI carried here (stage_openmpi.sh): relocated to .gpu/openmpi.
+  # Debian's sysconfdir (/etc/openmpi) and PMIx's folders are not under its
+  # prefix: every directory is named.
+  P=$PWD/.gpu/openmpi
+  export OPAL_PREFIX=$P OPAL_BINDIR=$P/bin OPAL_LIBDIR=$P/lib OPAL_PKGLIBDIR=$P/lib/openmpi3 \
+    OPAL_DATADIR=$P/share OPAL_PKGDATADIR=$P/share/openmpi OPAL_SYSCONFDIR=$P/etc \
+    PMIX_PREFIX=$P PMIX_PKGLIBDIR=$P/lib/pmix PMIX_PKGDATADIR=$P/share/pmix PMIX_SYSCONFDIR=$P/etc \
+    PMIX_MCA_mca_base_component_path=$P/lib/pmix
+  export PATH="$P/bin:$PATH" LD_LIBRARY_PATH="$P/lib:$LD_LIBRARY_PATH"
+  works "$P/bin/mpirun" && mpirun_bin=$P/bin/mpirun
+fi
+if [ -z "$mpirun_bin" ]; then
+  say "SKIP mpi_ranks: no mpirun that runs (set MPIRUN, put mpirun on PATH, or stage OpenMPI with scripts/gpu/stage_openmpi.sh)"
+  exit 0
+fi
+prog=.gpu/tests/mpi_programs
+heat=.gpu/examples/heat
+say "mpi_ranks: $("$mpirun_bin" --version 2>&1 | head -1) at $mpirun_bin; backend $backend; $ranks ranks"
+[ "$backend" != cuda ] || nvidia-smi -L 2>/dev/null | tee -a "$log"
+# --oversubscribe: more ranks than cores or slots is fine here; shared
+# memory between the ranks (no network on the device machine;
+# MPI_RANKS_BTL=self,tcp uses the loopback where /dev/shm is too small).
+args=(-n "$ranks" --oversubscribe --bind-to none --mca btl "${MPI_RANKS_BTL:-self,vader}")
+[ "$(id -u)" -ne 0 ] || args+=(--allow-run-as-root)
+for v in ND_BACKEND ND_CACHE_DIR ND_RANK_STAGING LD_LIBRARY_PATH OPAL_PREFIX OPAL_BINDIR OPAL_LIBDIR OPAL_PKGLIBDIR \
+    OPAL_DATADIR OPAL_PKGDATADIR OPAL_SYSCONFDIR PMIX_PREFIX PMIX_PKGLIBDIR PMIX_PKGDATADIR PMIX_SYSCONFDIR \
+    PMIX_MCA_mca_base_component_path; do
+  [ -z "${!v+x}" ] || args+=(-x "$v")
+done
+status=0
+pass() { say "PASS $*"; }
+fail() { say "FAIL $*"; status=1; }
+
+# tests/mpi's programs.
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+if [ ! -x "$prog" ]; then
+  fail "mpi_programs: $prog missing (stage.sh stages it where build-gpu found MPI)"
+else
+  if ND_SPLIT_MIN_BYTES=0 "$prog" ref "$dir/ref.bin" >"$OUT/mpi-ref.log" 2>&1; then
+    pass "mpi_programs alone on $backend (against the C float64 reference)"
+    if ND_SPLIT_MIN_BYTES=0 ND_LOG=2 "$mpirun_bin" "${args[@]}" -x ND_SPLIT_MIN_BYTES -x ND_LOG \
+        "$prog" check "$dir/ref.bin" >"$OUT/mpi-check.log" 2>&1; then
+      pass "mpi_programs mpirun -n $ranks: $(grep -h 'ranks on the' "$OUT/mpi-check.log" | head -1)"
+    else
+      fail "mpi_programs mpirun -n $ranks (log: $OUT/mpi-check.log)"
+      tail -5 "$OUT/mpi-check.log"
+    fi
+    # What each rank drove (the GPU picked by its local rank, staging).
+    grep -h "cuda backend on device\|is device .* of the split" "$OUT/mpi-check.log" | sort -u | tee -a "$log"
+  else
+    fail "mpi_programs alone on $backend (log: $OUT/mpi-ref.log)"
+    tail -5 "$OUT/mpi-ref.log"
+  fi
+  if ND_CHECK_SPMD=1 "$mpirun_bin" "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd >"$OUT/mpi-spmd.log" 2>&1; then
+    pass "mpi_programs ND_CHECK_SPMD=1: every rank's read fails naming rank 1"
+  else
+    fail "mpi_programs ND_CHECK_SPMD=1 (log: $OUT/mpi-spmd.log)"
+    tail -5 "$OUT/mpi-spmd.log"
+  fi
+fi
+
+# The heat example: the lone run's figures on every rank.
+if [ ! -x "$heat" ]; then
+  fail "heat: $heat missing"
+elif "$heat" 1000 50 >"$OUT/heat-alone.log" 2>&1; then
+  want=$(grep -h "^  min" "$OUT/heat-alone.log")
+  if "$mpirun_bin" "${args[@]}" "$heat" 1000 50 >"$OUT/heat-mpi.log" 2>&1; then
+    got=$(grep -h "^  min" "$OUT/heat-mpi.log" | sort -u)
+    lines=$(grep -c "^  min" "$OUT/heat-mpi.log")
+    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ]; then
+      pass "heat 1000x1000 x50 mpirun -n $ranks: every rank prints the lone run's '$(echo $want)'"
+    else
+      fail "heat mpirun -n $ranks: got '$(echo $got)' ($lines lines), alone '$(echo $want)'"
+    fi
+    grep -h "time" "$OUT/heat-alone.log" "$OUT/heat-mpi.log" | sed 's/^ */  /' | tee -a "$log"
+  else
+    fail "heat mpirun -n $ranks (log: $OUT/heat-mpi.log)"
+    tail -5 "$OUT/heat-mpi.log"
+  fi
+else
+  fail "heat alone (log: $OUT/heat-alone.log)"
+  tail -5 "$OUT/heat-alone.log"
+fi
+# Every other example under mpirun: each checks its own result (against a
+# reference or a tolerance) and exits non-zero when it is wrong.
+for e in .gpu/examples/*; do
+  n=$(basename "$e")
+  [ "$n" != heat ] && [ -x "$e" ] && [ -f "$e" ] || continue
+  timeout 600 "$mpirun_bin" "${args[@]}" "$e" >"$OUT/example-mpi-$n.log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    pass "example $n mpirun -n $ranks (its own check)"
+  elif [ $rc -eq 77 ]; then
+    say "SKIP example $n mpirun -n $ranks: it skips on this backend (exit 77)"
+  else
+    fail "example $n mpirun -n $ranks (log: $OUT/example-mpi-$n.log)"
+    tail -3 "$OUT/example-mpi-$n.log"
+  fi
+done
+say "mpi_ranks: $([ $status -eq 0 ] && echo OK || echo FAILURES)"
+exit $status
