@@ -116,16 +116,18 @@ uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b);
 static inline uint32_t nd_graph_drop_dead_fast(nd_graph *g, nd_buffer *b) {
     if (b->refs != 1 || b->n_writers != 1 || nd_buffer_visible(b)) return 0;
     nd_node *n = g->nodes[b->writers[0]];
+    /* The general function: an older node (marked gone, compacted later;
+     * tested first, so that a result freed out of order pays little
+     * here), a gone node below it to pop too, more inputs. */
+    if (__builtin_expect(n->index + 1 != g->n_nodes || g->n_gone || n->n_inputs > 2, 0))
+        return nd_graph_drop_dead(g, b);
     if (n->kind != ND_NODE_MAP || n->out != b) return 0;
     nd_buffer *in0 = n->n_inputs > 0 ? n->inputs[0].buf : NULL;
     nd_buffer *in1 = n->n_inputs > 1 ? n->inputs[1].buf : NULL;
-    /* The general function: an older node (marked gone, compacted later),
-     * a gone node below it to pop too, more inputs, one input twice (its
-     * references go one at a time there), an input whose writer dies with
-     * this reader (refs: this node's and its writer's). */
-    if (__builtin_expect(n->index + 1 != g->n_nodes || g->n_gone || n->n_inputs > 2 ||
-                             (in0 && in0 == in1) ||
-                             (in0 && in0->refs == 2 && in0->n_writers == 1) ||
+    /* ... and one input twice (its references go one at a time there),
+     * an input whose writer dies with this reader (refs: this node's and
+     * its writer's). */
+    if (__builtin_expect((in0 && in0 == in1) || (in0 && in0->refs == 2 && in0->n_writers == 1) ||
                              (in1 && in1->refs == 2 && in1->n_writers == 1),
                          0))
         return nd_graph_drop_dead(g, b);
