@@ -187,6 +187,63 @@ NDT_TEST(lazy, dead_newest_nodes_leave_at_their_free) {
     ref_free(want_v); ref_free(want_w); ref_free(want_n); ref_free(rx);
 }
 
+/* A dead newest binary node: the common drop (graph.h,
+ * nd_graph_drop_dead_fast) and what it leaves to the general one: an
+ * input read twice, or inputs whose writers die with it, behind a live
+ * node (so only the general function's walk over the inputs finds them),
+ * and an input computed by an earlier flush, whose memory goes with its
+ * last reference. Counts, then every live value against float64. */
+NDT_TEST(lazy, dead_newest_binary_nodes_take_their_dead_inputs) {
+    restart_no_early_flushes();
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(29), 0.5, 2);
+    nd_array *x = ndt_upload(rx);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    const uint64_t d0 = dropped_now();
+
+    nd_array *y = nd_sqrt(x);
+    nd_free(nd_add(x, y)); /* two live operands: the add alone */
+    cr_expect_eq(dropped_now(), d0 + 1, "x + sqrt(x) freed at once: %llu dropped",
+                 (unsigned long long)(dropped_now() - d0));
+
+    nd_array *t = nd_exp(x), *live = nd_neg(x), *s = nd_add(t, t);
+    nd_free(t); /* s reads it twice: stays */
+    cr_expect_eq(dropped_now(), d0 + 1, "exp, read by the pending t + t, was dropped");
+    nd_free(s); /* t + t, then exp behind the live neg */
+    cr_expect_eq(dropped_now(), d0 + 3, "t + t and its dead input: %llu dropped",
+                 (unsigned long long)(dropped_now() - d0));
+
+    nd_array *p = nd_sin(x), *q = nd_cos(x), *live2 = nd_abs(x), *m = nd_mul(p, q);
+    nd_free(p);
+    nd_free(q);
+    cr_expect_eq(dropped_now(), d0 + 3, "sin or cos, read by the pending product, was dropped");
+    nd_free(m); /* the product, then sin and cos behind the live abs */
+    cr_expect_eq(dropped_now(), d0 + 6, "sin(x) * cos(x) and both inputs: %llu dropped",
+                 (unsigned long long)(dropped_now() - d0));
+
+    nd_array *z = nd_square(x);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_array *w = nd_add(z, x);
+    nd_free(z); /* its buffer: the add's reference alone */
+    nd_free(w); /* the add goes, and the square's buffer with it */
+    cr_expect_eq(dropped_now(), d0 + 7, "square(x) + x freed at once: %llu dropped",
+                 (unsigned long long)(dropped_now() - d0));
+    nd_array *w2 = nd_add(live, x); /* over a value the sync computed */
+    nd_free(w2);
+    cr_expect_eq(dropped_now(), d0 + 8, "neg(x) + x freed at once: %llu dropped",
+                 (unsigned long long)(dropped_now() - d0));
+
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    ref_arr *want_y = ref_unary(R_SQRT, rx, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *want_n = ref_unary(R_NEG, rx, ND_FLOAT64, ND_FLOAT64);
+    ref_arr *want_a = ref_unary(R_ABS, rx, ND_FLOAT64, ND_FLOAT64);
+    ndt_check(y, want_y, 1e-12, 0, NULL, "sqrt");
+    ndt_check(live, want_n, 0, 0, NULL, "neg");
+    ndt_check(live2, want_a, 0, 0, NULL, "abs");
+    nd_free(y); nd_free(live); nd_free(live2); nd_free(x);
+    ref_free(want_y); ref_free(want_n); ref_free(want_a); ref_free(rx);
+}
+
 /* Dead values in the middle of the pending graph (newer nodes live) go at
  * their last handle's free, with the inputs only they read; the nodes
  * after them are renumbered at the next flush (their buffers' writer

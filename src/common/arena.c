@@ -35,16 +35,30 @@ void *nd_arena_alloc_block(nd_arena *a, size_t bytes) {
 }
 
 void nd_arena_reset(nd_arena *a) {
+    /* The newest block stays the head, emptied: the next flush's first
+     * node takes the inline path instead of fetching a kept block (a call
+     * and its bookkeeping on every flush of a loop body). */
+    nd_arena_block *keep = a->head;
+    if (!keep) return;
+    a->head = keep->next;
     while (a->head) {
         nd_arena_block *b = a->head;
         a->head = b->next;
         b->next = a->free;
         a->free = b;
     }
+    keep->next = NULL;
+    keep->used = 0;
+    a->head = keep;
 }
 
 void nd_arena_destroy(nd_arena *a) {
     nd_arena_reset(a);
+    if (a->head) {
+        a->head->next = a->free;
+        a->free = a->head;
+        a->head = NULL;
+    }
     while (a->free) {
         nd_arena_block *b = a->free;
         a->free = b->next;

@@ -85,16 +85,8 @@ static nd_array *binary_map(const char *fn, nd_op asked, nd_op op, nd_array *con
     return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
 }
 
-nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
-    if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
-        const uint32_t key = binary_key(op, a, b);
-        const uint64_t e = *binary_rule_slot(key);
-        if ((uint32_t)(e >> 32) == key) {
-            nd_array *in[2] = {a, b};
-            return nd_fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL, (nd_dtype)(e >> 8 & 0xff),
-                             (nd_dtype)(e & 0xff));
-        }
-    }
+/* The dtype rules themselves, when no remembered outcome applies. */
+static nd_array *binary_rules(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     const nd_op asked = op;
     int cmp = nd_op_is_comparison(op);
     nd_op_kind kind = nd_op_kind_of(op);
@@ -178,6 +170,27 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     return binary_map(fn, asked, op, in, cdtype, dtype);
 }
 
+/* A remembered outcome, else the rules. Inline into every binary op (a
+ * loop body hits the table): as a call of its own, its prologue and the
+ * arguments passed on to nd_fe_map were a tenth of recording the op. */
+static inline __attribute__((always_inline)) nd_array *fe_binary(const char *fn, nd_op op,
+                                                                 nd_array *a, nd_array *b) {
+    if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
+        const uint32_t key = binary_key(op, a, b);
+        const uint64_t e = *binary_rule_slot(key);
+        if ((uint32_t)(e >> 32) == key) {
+            nd_array *in[2] = {a, b};
+            return nd_fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL, (nd_dtype)(e >> 8 & 0xff),
+                             (nd_dtype)(e & 0xff));
+        }
+    }
+    return binary_rules(fn, op, a, b);
+}
+
+nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    return fe_binary(fn, op, a, b);
+}
+
 nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     nd_dtype t = a->dtype; /* a weak scalar alone acts as its strong self */
     nd_dtype_kind k = nd_dtype_kind_of(t);
@@ -240,7 +253,7 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     nd_array *name(nd_array *a, nd_array *b) {                                             \
         ND_API_GUARD();                                                                    \
         if (check_inputs(#name, a, "a", b, "b")) return NULL;                              \
-        return nd_runtime_track(nd_fe_binary(#name, op, a, b));                            \
+        return nd_runtime_track(fe_binary(#name, op, a, b));                               \
     }
 BINARY(nd_add, ND_OP_ADD)
 BINARY(nd_sub, ND_OP_SUB)

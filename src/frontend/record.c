@@ -14,11 +14,11 @@ void nd_fe_release_last(nd_array *a) {
     if (a->scope_slot >= 0) nd_runtime_untrack(a);
     /* The last handle of a pending value nothing else reads (refs: the
      * handle and its one writer): that node may be dead now, newest or
-     * not (graph.h, nd_graph_drop_dead). */
+     * not (graph.h, nd_graph_drop_dead; the newest inline). */
     nd_buffer *b = a->buf;
     const int last = b->refs == 2 && b->n_writers == 1;
     nd_array_destroy(a);
-    if (last) nd_rt.stats.nodes_dropped += nd_graph_drop_dead(&nd_rt.graph, b);
+    if (last) nd_rt.stats.nodes_dropped += nd_graph_drop_dead_fast(&nd_rt.graph, b);
 }
 
 int nd_fe_arg_handle(const char *fn, const char *name, const nd_array *a) {

@@ -133,9 +133,11 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
         return ND_ERR_OOM;
     const int named = nd_names_in_use();
     if (!named) {
-        free(w->names);
-        w->names = NULL;
-        w->cap_names = 0;
+        if (w->names) { /* a call to free(NULL) on every flush otherwise */
+            free(w->names);
+            w->names = NULL;
+            w->cap_names = 0;
+        }
     } else if (!nd_grow((void **)&w->names, &w->cap_names, g->n_nodes + 1, sizeof *w->names)) {
         return ND_ERR_OOM;
     }
