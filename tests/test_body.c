@@ -12,6 +12,12 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "backends/plan.h"
+#include "frontend/runtime.h"
+#if defined(NDT_CUDA_BUILT)
+#include "backends/cuda/cuda_internal.h"
+#endif
+
 static uint64_t kernels_run(void) {
     nd_stats s;
     nd_get_stats(&s);
@@ -457,4 +463,86 @@ NDT_TEST(body, graph_dump_names_the_body) {
     nd_free(y);
     nd_body_free(b);
     nd_free(x);
+}
+
+/* Plans and runs what is pending, returning its kernels' structural hashes
+ * and (CUDA builds) the CUDA generator's source of each (caller frees). */
+static int plan_kernels(uint64_t *hash, char **src, int cap) {
+    int depth = nd_api_enter("plan_kernels");
+    cr_assert_eq(nd_runtime_drain(), ND_OK);
+    nd_flush_job job;
+    nd_status st = nd_scheduler_submit(&nd_rt.sched, &nd_rt.graph, &job);
+    int n = 0;
+    if (st == ND_OK && job.plan) {
+        for (int32_t i = 0; i < job.plan->n_steps; i++) {
+            const nd_step *s = &job.plan->steps[i];
+            if (s->kind != ND_STEP_KERNEL || n >= cap) continue;
+            hash[n] = s->kernel->hash;
+            src[n] = NULL;
+#if defined(NDT_CUDA_BUILT)
+            nd_cuda_kinfo info;
+            if (nd_cuda_kernel_info(s->kernel, &info) == ND_OK) nd_cuda_codegen(s->kernel, &info, &src[n]);
+#endif
+            n++;
+        }
+        st = nd_scheduler_execute(&nd_rt.sched, &job);
+        nd_scheduler_finish(&nd_rt.sched, &job);
+    }
+    nd_api_leave(&depth);
+    cr_assert_eq(st, ND_OK, "%s", nd_last_error());
+    return n;
+}
+
+/* The calls' kernels are the plain recording's: the same IR (structural
+ * hash), so the same CUDA source from the generator, which the emulated
+ * CUDA checks (src/backends/cuda/tests/emulate_check.sh, ops'
+ * cuda_emulated) cover op by op. */
+NDT_TEST(body, kernels_are_the_plain_recordings) {
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.early_flush = -1;
+    ndt_restart(&cfg);
+    NDT_RNG(r);
+    ref_arr *ha = ndt_rand(&r, ND_INT32, 2, (int64_t[]){3, 1}, -50, 50);
+    ref_arr *hb = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){4}, -4, 4);
+    ref_arr *hc = ndt_rand(&r, ND_BOOL, 2, (int64_t[]){3, 4}, 0, 1);
+    ref_arr *hx = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){1000}, -3, 3);
+    nd_array *in[3] = {ndt_upload(ha), ndt_upload(hb), ndt_upload(hc)};
+    nd_array *x = ndt_upload(hx);
+    nd_body *bm = nd_body_trace("mixed", 3, (const nd_array *const *)in, mixed_step, NULL);
+    nd_body *bs = nd_body_trace("small", 1, (const nd_array *const *)&x, small_step, NULL);
+    cr_assert(bm && bs, "%s", nd_last_error());
+    nd_sync();
+    enum { CAP = 64 };
+    uint64_t h[2][CAP];
+    char *src[2][CAP];
+    int n[2];
+    for (int way = 0; way < 2; way++) {
+        nd_array *m = way ? nd_body_call(bm, in) : mixed_step(in, NULL);
+        nd_array *y = run_loop(way ? bs : NULL, small_step, x, 300);
+        nd_array *z = nd_mul(y, nd_sum(m, ND_ALL_AXES)); /* the calls feed other ops */
+        n[way] = plan_kernels(h[way], src[way], CAP);
+        nd_free(z);
+        nd_free(y);
+        nd_free(m);
+    }
+    cr_expect_eq(n[0], n[1], "kernels: plain %d, body %d", n[0], n[1]);
+    cr_expect_gt(n[0], 2);
+#if defined(NDT_CUDA_BUILT)
+    cr_expect(n[1] > 0 && src[1][0] && strstr(src[1][0], "__global__"), "the CUDA generator made the body's source");
+#endif
+    for (int i = 0; i < n[0] && i < n[1]; i++) {
+        cr_expect_eq(h[0][i], h[1][i], "kernel %d: IR differs", i);
+        if (src[0][i] || src[1][i])
+            cr_expect(src[0][i] && src[1][i] && !strcmp(src[0][i], src[1][i]), "kernel %d: CUDA source differs", i);
+    }
+    for (int way = 0; way < 2; way++)
+        for (int i = 0; i < n[way]; i++) free(src[way][i]);
+    nd_body_free(bm);
+    nd_body_free(bs);
+    for (int k = 0; k < 3; k++) nd_free(in[k]);
+    nd_free(x);
+    ref_free(ha);
+    ref_free(hb);
+    ref_free(hc);
+    ref_free(hx);
 }
