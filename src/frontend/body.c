@@ -453,12 +453,12 @@ nd_array *nd_body_call(const nd_body *cb, nd_array *const *in) {
 }
 
 const char *nd_body_name(const nd_body *b) {
-    ND_API_UNLOCKED();
+    ND_API_GUARD(); /* under the lock: another thread may free b */
     return b && b->magic == ND_BODY_MAGIC ? b->name : NULL;
 }
 
 int nd_body_n_inputs(const nd_body *b) {
-    ND_API_UNLOCKED();
+    ND_API_GUARD();
     return b && b->magic == ND_BODY_MAGIC ? b->n_in : -1;
 }
 
