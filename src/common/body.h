@@ -57,6 +57,7 @@ struct nd_body {
     int freed; /* the program's handle was freed (under the API lock) */
     uint8_t out_dtype, out_ndim;
     int64_t out_shape[ND_MAX_DIMS];
+    size_t out_nbytes; /* the result's bytes (checked at the trace) */
     nd_body_ref out; /* the result: an entry (or an input, cast) */
     int32_t n_entries;
     nd_body_entry *entries; /* topological (record) order */

@@ -269,6 +269,7 @@ static nd_body *build(tracer *T, const nd_array *out) {
     }
     b->out_dtype = (uint8_t)out->dtype;
     b->out_ndim = out->ndim;
+    b->out_nbytes = (size_t)out->buf->nbytes;
     memcpy(b->out_shape, out->shape, sizeof(int64_t) * out->ndim);
     if (w >= (int64_t)T->start) {
         const nd_node *p = g->nodes[w];
@@ -404,6 +405,22 @@ static int check_body(const char *fn, const nd_body *b) {
     return 0;
 }
 
+/* Off the call's path: its two shape buffers would be its stack frame. */
+static __attribute__((noinline, cold)) void call_mismatch(const char *fn, const nd_body *b, int k,
+                                                          const nd_array *a) {
+    char s1[200], s2[200];
+    if (a->weak)
+        nd_error_set(ND_ERR_ARG, "%s: body '%s': in[%d] is a Python scalar (nd_scalar); pass an array "
+                     "of the traced shape and dtype", fn, b->name, k);
+    else
+        nd_error_set(a->dtype != b->in_dtype[k] ? ND_ERR_DTYPE : ND_ERR_SHAPE,
+                     "%s: body '%s': in[%d] is %s %s but the body was traced with %s %s (trace "
+                     "another body for these inputs)", fn, b->name, k,
+                     nd_format_shape(s1, sizeof s1, a->ndim, a->shape), nd_dtype_name(a->dtype),
+                     nd_format_shape(s2, sizeof s2, b->in_ndim[k], b->in_shape[k]),
+                     nd_dtype_name((nd_dtype)b->in_dtype[k]));
+}
+
 nd_array *nd_body_call(const nd_body *cb, nd_array *const *in) {
     ND_API_GUARD();
     const char *fn = "nd_body_call";
@@ -419,37 +436,16 @@ nd_array *nd_body_call(const nd_body *cb, nd_array *const *in) {
     for (int k = 0; k < n; k++) {
         const nd_array *a = in[k];
         if (nd_fe_arg(fn, k < 8 ? names[k] : "in[k]", a)) return NULL;
-        if (__builtin_expect(a->weak || a->dtype != b->in_dtype[k] || a->ndim != b->in_ndim[k] ||
-                                 memcmp(a->shape, b->in_shape[k], sizeof(int64_t) * a->ndim),
-                             0)) {
-            char s1[200], s2[200];
-            if (a->weak)
-                nd_error_set(ND_ERR_ARG, "%s: body '%s': in[%d] is a Python scalar (nd_scalar); pass an array "
-                             "of the traced shape and dtype", fn, b->name, k);
-            else
-                nd_error_set(a->dtype != b->in_dtype[k] ? ND_ERR_DTYPE : ND_ERR_SHAPE,
-                             "%s: body '%s': in[%d] is %s %s but the body was traced with %s %s (trace "
-                             "another body for these inputs)", fn, b->name, k,
-                             nd_format_shape(s1, sizeof s1, a->ndim, a->shape), nd_dtype_name(a->dtype),
-                             nd_format_shape(s2, sizeof s2, b->in_ndim[k], b->in_shape[k]),
-                             nd_dtype_name((nd_dtype)b->in_dtype[k]));
+        int differs = a->weak || a->dtype != b->in_dtype[k] || a->ndim != b->in_ndim[k];
+        for (int j = 0; !differs && j < a->ndim; j++) differs = a->shape[j] != b->in_shape[k][j];
+        if (__builtin_expect(differs, 0)) {
+            call_mismatch(fn, b, k, a);
             return NULL;
         }
         same &= b->in_whole[k];
     }
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    size_t nbytes;
-    const nd_dtype dt = (nd_dtype)b->out_dtype;
-    if (nd_fe_nbytes(fn, b->out_ndim, b->out_shape, dt, &nbytes)) return NULL;
-    nd_fe_rec r;
-    if (nd_fe_begin(&r, fn, ND_NODE_MAP, ND_BODY_MAP_OP, n, dt, dt, b->out_ndim, b->out_shape, nbytes)) return NULL;
-    r.node->u.body.body = b;
-    nd_body_ref_take(b);
-    for (int k = 0; k < n; k++) {
-        if (same) nd_graph_set_input(r.node, k, in[k], b->out_ndim, b->out_shape, in[k]->strides);
-        else nd_fe_set_input(r.node, k, in[k], dt, b->out_ndim, b->out_shape);
-    }
-    return nd_runtime_track(nd_fe_end(&r, b->out_ndim, b->out_shape));
+    return nd_runtime_track(nd_fe_body_node(fn, b, in, same));
 }
 
 const char *nd_body_name(const nd_body *b) {
