@@ -176,7 +176,9 @@ NDT_TEST(body, mixed_inputs_broadcast_promote_where_edges) {
     ref_free(gp);
     ref_free(gb);
     /* inputs as views of the traced shapes: a transposed c */
-    nd_array *ct = nd_transpose(ndt_upload(hc), NULL); /* (4, 3) */
+    nd_array *c2 = ndt_upload(hc);
+    nd_array *ct = nd_transpose(c2, NULL); /* (4, 3) */
+    nd_free(c2);
     nd_array *cv = nd_transpose(ct, NULL);             /* (3, 4), strided */
     nd_array *vin[3] = {in[0], in[1], cv};
     nd_array *gv = nd_body_call(b, vin);
@@ -353,7 +355,9 @@ NDT_TEST(body, trace_refuses_what_is_not_elementwise) {
     nd_array *x = nd_from_host(v, ND_FLOAT32, 1, (int64_t[]){4});
     nd_array *other = nd_from_host(w, ND_FLOAT32, 1, (int64_t[]){4});
     /* pending work before the traces must survive them untouched */
-    nd_array *pending = nd_mul(other, nd_scalar(3.0));
+    nd_array *three = nd_scalar(3.0);
+    nd_array *pending = nd_mul(other, three);
+    nd_free(three);
     const nd_array *const *like = (const nd_array *const *)&x;
     nd_array *two[2] = {x, nd_zeros(ND_FLOAT32, 1, (int64_t[]){3})};
     uint64_t n0 = nodes_recorded();
@@ -519,8 +523,10 @@ NDT_TEST(body, kernels_are_the_plain_recordings) {
     for (int way = 0; way < 2; way++) {
         nd_array *m = way ? nd_body_call(bm, in) : mixed_step(in, NULL);
         nd_array *y = run_loop(way ? bs : NULL, small_step, x, 300);
-        nd_array *z = nd_mul(y, nd_sum(m, ND_ALL_AXES)); /* the calls feed other ops */
+        nd_array *sm = nd_sum(m, ND_ALL_AXES);
+        nd_array *z = nd_mul(y, sm); /* the calls feed other ops */
         n[way] = plan_kernels(h[way], src[way], CAP);
+        nd_free(sm);
         nd_free(z);
         nd_free(y);
         nd_free(m);
@@ -545,4 +551,90 @@ NDT_TEST(body, kernels_are_the_plain_recordings) {
     ref_free(hb);
     ref_free(hc);
     ref_free(hx);
+}
+
+static nd_array *identity(nd_array *const *in, void *ctx) {
+    (void)ctx;
+    return nd_retain(in[0]);
+}
+static nd_array *to_f64_plus_row(nd_array *const *in, void *ctx) {
+    (void)ctx;
+    nd_scope_begin();
+    /* a fill of shape (4,) broadcast against (3, 4), a cast */
+    nd_array *r = nd_keep(nd_add(nd_astype(in[0], ND_FLOAT64), nd_full(ND_FLOAT64, 1, (int64_t[]){4}, 0.25)));
+    nd_scope_end();
+    return r;
+}
+/* 100 ops: more entries than the builder's stack array holds */
+static nd_array *long_chain(nd_array *const *in, void *ctx) {
+    (void)ctx;
+    nd_scope_begin();
+    nd_array *x = in[0];
+    for (int i = 0; i < 100; i++) x = nd_add(nd_mul(x, nd_scalar(0.5)), nd_scalar((double)i));
+    nd_keep(x);
+    nd_scope_end();
+    return x;
+}
+static const nd_body *outer_inner;
+static nd_array *calls_a_body(nd_array *const *in, void *ctx) {
+    (void)ctx;
+    return nd_body_call(outer_inner, in);
+}
+static nd_array *traces_inside(nd_array *const *in, void *ctx) {
+    (void)ctx;
+    nd_body *b = nd_body_trace("inner", 1, (const nd_array *const *)in, identity, NULL);
+    nd_body_free(b);
+    return b ? nd_neg(in[0]) : NULL;
+}
+
+NDT_TEST(body, identity_cast_fill_and_long_bodies) {
+    int32_t v[12];
+    for (int i = 0; i < 12; i++) v[i] = i * 7 - 40;
+    v[0] = INT32_MIN;
+    nd_array *a = nd_from_host(v, ND_INT32, 2, (int64_t[]){3, 4});
+    nd_body *id = nd_body_trace("id", 1, (const nd_array *const *)&a, identity, NULL);
+    nd_body *cf = nd_body_trace("cf", 1, (const nd_array *const *)&a, to_f64_plus_row, NULL);
+    nd_body *lc = nd_body_trace("lc", 1, (const nd_array *const *)&a, long_chain, NULL);
+    cr_assert(id && cf && lc, "%s", nd_last_error());
+    nd_array *r_id = nd_body_call(id, &a), *r_cf = nd_body_call(cf, &a), *r_lc = nd_body_call(lc, &a);
+    nd_array *p_cf = to_f64_plus_row(&a, NULL), *p_lc = long_chain(&a, NULL);
+    cr_assert(r_id && r_cf && r_lc && p_cf && p_lc, "%s", nd_last_error());
+    int32_t gi[12];
+    cr_assert_eq(nd_to_host(r_id, gi, sizeof gi), ND_OK);
+    cr_expect_eq(memcmp(gi, v, sizeof v), 0, "identity");
+    double gc[12];
+    cr_assert_eq(nd_to_host(r_cf, gc, sizeof gc), ND_OK);
+    for (int i = 0; i < 12; i++) cr_expect_eq(gc[i], (double)v[i] + 0.25, "[%d]", i);
+    ref_arr *x = bytes_of(r_lc), *y = bytes_of(p_lc);
+    expect_same_bits(x, y, "100 ops");
+    ref_free(x);
+    ref_free(y);
+    x = bytes_of(r_cf);
+    y = bytes_of(p_cf);
+    expect_same_bits(x, y, "cast and fill");
+    ref_free(x);
+    ref_free(y);
+    nd_free(r_id);
+    nd_free(r_cf);
+    nd_free(r_lc);
+    nd_free(p_cf);
+    nd_free(p_lc);
+    /* a body inside a body, a trace inside a trace: refused */
+    outer_inner = id;
+    cr_expect_null(nd_body_trace("outer", 1, (const nd_array *const *)&a, calls_a_body, NULL));
+    NDT_EXPECT_ERR(ND_ERR_UNSUPPORTED, "nd_body_call");
+    cr_expect_null(nd_body_trace("outer", 1, (const nd_array *const *)&a, traces_inside, NULL));
+    NDT_EXPECT_ERR(ND_ERR_STATE, "nd_body_trace");
+    /* a freed body is not called again (a pending call keeps it alive:
+     * without one it is gone, as a freed handle is) */
+    nd_array *hold = nd_body_call(id, &a);
+    nd_body_free(id);
+    cr_expect_null(nd_body_call(id, &a));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_body_call");
+    cr_assert_eq(nd_to_host(hold, gi, sizeof gi), ND_OK, "the pending call still runs");
+    cr_expect_eq(memcmp(gi, v, sizeof v), 0);
+    nd_free(hold);
+    nd_body_free(cf);
+    nd_body_free(lc);
+    nd_free(a);
 }

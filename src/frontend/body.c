@@ -348,6 +348,7 @@ nd_body *nd_body_trace(const char *name, int n_in, const nd_array *const *like, 
     }
     const nd_stats before = nd_rt.stats;
     T.start = nd_rt.graph.n_nodes;
+    const int32_t depth = nd_fe_scope_depth();
     nd_scope_begin();
     nd_rt.tracing = 1;
     nd_rt.trace_refused = NULL;
@@ -385,7 +386,13 @@ nd_body *nd_body_trace(const char *name, int n_in, const nd_array *const *like, 
             nd_graph_drop_last(g);
         }
     }
-    nd_scope_end();
+    /* The function's result: a reference it hands over when no scope holds
+     * it (nd_retain(in[0])); else the trace's scope releases it. */
+    int handed = out && out->state == ND_ARRAY_LIVE && out->scope_slot < 0;
+    for (int k = 0; handed && k < n_in; k++)
+        if (out == T.ph[k] && out->refs == 1) handed = 0; /* an input returned without nd_retain */
+    while (nd_fe_scope_depth() > depth) nd_scope_end(); /* the function's own, if it left one open */
+    if (handed) nd_fe_release(out);
     for (int k = 0; k < n_in; k++) nd_fe_release(T.ph[k]);
     nd_rt.stats.nodes_recorded = before.nodes_recorded;
     nd_rt.stats.nodes_dropped = before.nodes_dropped;
