@@ -160,7 +160,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
         const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
         for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], &ok));
         /* A body's constants (its weak scalars and fills) follow its refs'. */
-        if (nd_node_is_body(n)) {
+        if (__builtin_expect(n->op == ND_BODY_MAP_OP, 0) && n->kind == ND_NODE_MAP) {
             const nd_body *b = n->u.body.body;
             if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + (uint32_t)b->n_consts,
                          sizeof *w->params))
