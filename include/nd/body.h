@@ -47,8 +47,10 @@ typedef struct nd_body nd_body;
 #define ND_BODY_MAX_INPUTS 64
 
 /* The function a body is traced from: builds its result from in[0..n_in)
- * with nd's elementwise functions and returns it (a handle it made; nd
- * releases every handle made during the trace). */
+ * with nd's elementwise functions and returns it. nd releases every handle
+ * made during the trace, the result included (to return an input as it
+ * is, return nd_retain(in[k])). The same function called on ordinary
+ * arrays records the ops one by one. */
 typedef nd_array *(*nd_body_fn)(nd_array *const *in, void *ctx);
 
 /* Traces fn once on placeholder inputs with like[i]'s shape and dtype

@@ -12,6 +12,7 @@
  * and taking them back (nd_graph_drop_last, newest first) leaves the graph
  * and every array as they were, whether the trace succeeded or not. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +282,8 @@ static nd_body *build(tracer *T, const nd_array *out) {
     b->magic = ND_BODY_MAGIC;
     b->refs = 1;
     nd_body_seal(b);
+    nd_logf(2, "nd_body_trace: body '%s': %d ops, %d constants, %d inputs", b->name, (int)b->n_entries,
+            (int)b->n_consts, b->n_in);
     return b;
 oom:
     nd_error_set(ND_ERR_OOM, "nd_body_trace: out of host memory for body '%s'", T->name);
