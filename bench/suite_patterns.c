@@ -55,7 +55,7 @@ static nd_array *small_ops_step(nd_array *const *in, void *ctx)
 
 nd_array *suite_small_ops_body_record(nd_array *x0, int iters)
 {
-    nd_body *b = nd_body_trace("small_ops_step", 1, (const nd_array *const *)&x0, small_ops_step, NULL);
+    nd_body *b = nd_body_trace("small_ops_step", 1, &x0, small_ops_step, NULL);
     if (!b)
         return NULL;
     nd_array *x = nd_retain(x0);

@@ -103,7 +103,7 @@ NDT_TEST(body, small_ops_matches_plain_recording_bit_for_bit) {
     NDT_RNG(r);
     ref_arr *h = edge_floats(&r, ND_FLOAT32, 1000, -3, 3);
     nd_array *x = ndt_upload(h);
-    nd_body *b = nd_body_trace("small_step", 1, (const nd_array *const *)&x, small_step, NULL);
+    nd_body *b = nd_body_trace("small_step", 1, &x, small_step, NULL);
     cr_assert(b, "%s", nd_last_error());
     cr_expect_str_eq(nd_body_name(b), "small_step");
     cr_expect_eq(nd_body_n_inputs(b), 1);
@@ -152,7 +152,7 @@ NDT_TEST(body, mixed_inputs_broadcast_promote_where_edges) {
     ref_arr *hb = edge_floats(&r, ND_FLOAT32, 4, -4, 4);
     ref_arr *hc = ndt_rand(&r, ND_BOOL, 2, (int64_t[]){3, 4}, 0, 1);
     nd_array *in[3] = {ndt_upload(ha), ndt_upload(hb), ndt_upload(hc)};
-    nd_body *b = nd_body_trace("mixed", 3, (const nd_array *const *)in, mixed_step, NULL);
+    nd_body *b = nd_body_trace("mixed", 3, in, mixed_step, NULL);
     cr_assert(b, "%s", nd_last_error());
     nd_array *got = nd_body_call(b, in);
     cr_assert(got, "%s", nd_last_error());
@@ -216,8 +216,8 @@ static nd_array *twice_minus_one(nd_array *const *in, void *ctx) {
 NDT_TEST(body, two_bodies_never_share_a_plan) {
     double v[5] = {0, 1, -2, 3.5, -0.0};
     nd_array *x = nd_from_host(v, ND_FLOAT64, 1, (int64_t[]){5});
-    nd_body *p = nd_body_trace("plus", 1, (const nd_array *const *)&x, twice_plus_one, NULL);
-    nd_body *m = nd_body_trace("minus", 1, (const nd_array *const *)&x, twice_minus_one, NULL);
+    nd_body *p = nd_body_trace("plus", 1, &x, twice_plus_one, NULL);
+    nd_body *m = nd_body_trace("minus", 1, &x, twice_minus_one, NULL);
     cr_assert(p && m, "%s", nd_last_error());
     for (int round = 0; round < 3; round++) { /* the second and third hit the plan cache */
         nd_array *a = nd_body_call(round == 1 ? m : p, &x);
@@ -240,7 +240,7 @@ NDT_TEST(body, two_bodies_never_share_a_plan) {
 
 NDT_TEST(body, empty_and_zero_d_inputs) {
     nd_array *e = nd_zeros(ND_FLOAT32, 2, (int64_t[]){0, 3});
-    nd_body *b = nd_body_trace("empty", 1, (const nd_array *const *)&e, small_step, NULL);
+    nd_body *b = nd_body_trace("empty", 1, &e, small_step, NULL);
     cr_assert(b, "%s", nd_last_error());
     nd_array *r = nd_body_call(b, &e);
     cr_assert(r, "%s", nd_last_error());
@@ -253,7 +253,7 @@ NDT_TEST(body, empty_and_zero_d_inputs) {
 
     float v = -0.0f;
     nd_array *z = nd_from_host(&v, ND_FLOAT32, 0, NULL);
-    b = nd_body_trace("scalar", 1, (const nd_array *const *)&z, small_step, NULL);
+    b = nd_body_trace("scalar", 1, &z, small_step, NULL);
     cr_assert(b, "%s", nd_last_error());
     r = nd_body_call(b, &z);
     nd_array *plain = small_step(&z, NULL);
@@ -294,7 +294,7 @@ NDT_TEST(body, one_body_two_threads) {
     ref_arr *h1 = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){777}, -2, 2);
     ref_arr *h2 = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){777}, -2, 2);
     nd_array *x1 = ndt_upload(h1), *x2 = ndt_upload(h2);
-    nd_body *b = nd_body_trace("step", 1, (const nd_array *const *)&x1, small_step, NULL);
+    nd_body *b = nd_body_trace("step", 1, &x1, small_step, NULL);
     cr_assert(b);
     thread_job j1 = {b, x1, NULL}, j2 = {b, x2, NULL};
     pthread_t t1, t2;
@@ -358,7 +358,7 @@ NDT_TEST(body, trace_refuses_what_is_not_elementwise) {
     nd_array *three = nd_scalar(3.0);
     nd_array *pending = nd_mul(other, three);
     nd_free(three);
-    const nd_array *const *like = (const nd_array *const *)&x;
+    nd_array *const *like = &x;
     nd_array *two[2] = {x, nd_zeros(ND_FLOAT32, 1, (int64_t[]){3})};
     uint64_t n0 = nodes_recorded();
     struct {
@@ -384,7 +384,7 @@ NDT_TEST(body, trace_refuses_what_is_not_elementwise) {
         nd_body_free(b);
     }
     /* an error of the function's own call is kept as it was */
-    cr_expect_null(nd_body_trace("bad2", 2, (const nd_array *const *)two, with_bad_shapes, NULL));
+    cr_expect_null(nd_body_trace("bad2", 2, two, with_bad_shapes, NULL));
     NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_add");
     nd_free(two[1]);
     cr_expect_eq(nodes_recorded(), n0, "traces record nothing");
@@ -412,7 +412,7 @@ NDT_TEST(body, trace_refuses_what_is_not_elementwise) {
 
 NDT_TEST(body, call_refuses_other_shapes_and_dtypes) {
     nd_array *x = nd_zeros(ND_FLOAT32, 1, (int64_t[]){4});
-    nd_body *b = nd_body_trace("step", 1, (const nd_array *const *)&x, small_step, NULL);
+    nd_body *b = nd_body_trace("step", 1, &x, small_step, NULL);
     cr_assert(b);
     nd_array *y = nd_zeros(ND_FLOAT32, 1, (int64_t[]){5});
     cr_expect_null(nd_body_call(b, &y));
@@ -448,7 +448,7 @@ NDT_TEST(body, call_refuses_other_shapes_and_dtypes) {
 
 NDT_TEST(body, graph_dump_names_the_body) {
     nd_array *x = nd_zeros(ND_FLOAT32, 1, (int64_t[]){16});
-    nd_body *b = nd_body_trace("decay_step", 1, (const nd_array *const *)&x, small_step, NULL);
+    nd_body *b = nd_body_trace("decay_step", 1, &x, small_step, NULL);
     cr_assert(b);
     nd_array *y = nd_body_call(b, &x);
     char path[] = "/tmp/nd_body_dot_XXXXXX";
@@ -512,8 +512,8 @@ NDT_TEST(body, kernels_are_the_plain_recordings) {
     ref_arr *hx = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){1000}, -3, 3);
     nd_array *in[3] = {ndt_upload(ha), ndt_upload(hb), ndt_upload(hc)};
     nd_array *x = ndt_upload(hx);
-    nd_body *bm = nd_body_trace("mixed", 3, (const nd_array *const *)in, mixed_step, NULL);
-    nd_body *bs = nd_body_trace("small", 1, (const nd_array *const *)&x, small_step, NULL);
+    nd_body *bm = nd_body_trace("mixed", 3, in, mixed_step, NULL);
+    nd_body *bs = nd_body_trace("small", 1, &x, small_step, NULL);
     cr_assert(bm && bs, "%s", nd_last_error());
     nd_sync();
     enum { CAP = 64 };
@@ -582,7 +582,7 @@ static nd_array *calls_a_body(nd_array *const *in, void *ctx) {
 }
 static nd_array *traces_inside(nd_array *const *in, void *ctx) {
     (void)ctx;
-    nd_body *b = nd_body_trace("inner", 1, (const nd_array *const *)in, identity, NULL);
+    nd_body *b = nd_body_trace("inner", 1, in, identity, NULL);
     nd_body_free(b);
     return b ? nd_neg(in[0]) : NULL;
 }
@@ -592,9 +592,9 @@ NDT_TEST(body, identity_cast_fill_and_long_bodies) {
     for (int i = 0; i < 12; i++) v[i] = i * 7 - 40;
     v[0] = INT32_MIN;
     nd_array *a = nd_from_host(v, ND_INT32, 2, (int64_t[]){3, 4});
-    nd_body *id = nd_body_trace("id", 1, (const nd_array *const *)&a, identity, NULL);
-    nd_body *cf = nd_body_trace("cf", 1, (const nd_array *const *)&a, to_f64_plus_row, NULL);
-    nd_body *lc = nd_body_trace("lc", 1, (const nd_array *const *)&a, long_chain, NULL);
+    nd_body *id = nd_body_trace("id", 1, &a, identity, NULL);
+    nd_body *cf = nd_body_trace("cf", 1, &a, to_f64_plus_row, NULL);
+    nd_body *lc = nd_body_trace("lc", 1, &a, long_chain, NULL);
     cr_assert(id && cf && lc, "%s", nd_last_error());
     nd_array *r_id = nd_body_call(id, &a), *r_cf = nd_body_call(cf, &a), *r_lc = nd_body_call(lc, &a);
     nd_array *p_cf = to_f64_plus_row(&a, NULL), *p_lc = long_chain(&a, NULL);
@@ -623,9 +623,9 @@ NDT_TEST(body, identity_cast_fill_and_long_bodies) {
     nd_free(nd_body_call(cf, &a));
     /* a body inside a body, a trace inside a trace: refused */
     outer_inner = id;
-    cr_expect_null(nd_body_trace("outer", 1, (const nd_array *const *)&a, calls_a_body, NULL));
+    cr_expect_null(nd_body_trace("outer", 1, &a, calls_a_body, NULL));
     NDT_EXPECT_ERR(ND_ERR_UNSUPPORTED, "nd_body_call");
-    cr_expect_null(nd_body_trace("outer", 1, (const nd_array *const *)&a, traces_inside, NULL));
+    cr_expect_null(nd_body_trace("outer", 1, &a, traces_inside, NULL));
     NDT_EXPECT_ERR(ND_ERR_STATE, "nd_body_trace");
     /* a freed body is not called again (a pending call keeps it alive:
      * without one it is gone, as a freed handle is) */

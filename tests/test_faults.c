@@ -620,7 +620,7 @@ static void prog_body(sweep *s) {
     nd_scope_begin();
     arm(s);
     nd_array *in[2] = {x, c};
-    nd_body *b = nd_body_trace("halve_add", 2, (const nd_array *const *)in, halve_add, NULL);
+    nd_body *b = nd_body_trace("halve_add", 2, in, halve_add, NULL);
     if (!b) s->record_failed = 1;
     nd_array *y = x;
     for (int k = 0; k < STEPS; k++) {

@@ -81,7 +81,7 @@ typedef nd_array *(*nd_body_fn)(nd_array *const *in, void *ctx);
  * from the inputs (pass it as an input); ND_ERR_STATE (a trace inside
  * fn); errors of fn's own calls (shapes that do not broadcast, ...) as
  * they were raised. */
-ND_API nd_body *nd_body_trace(const char *name, int n_in, const nd_array *const *like, nd_body_fn fn,
+ND_API nd_body *nd_body_trace(const char *name, int n_in, nd_array *const *like, nd_body_fn fn,
                               void *ctx);
 
 /* Records one call: one node whose value is fn applied to in[0..n_in),

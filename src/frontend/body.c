@@ -305,7 +305,7 @@ static int bad_name(const char *name) {
     return 0;
 }
 
-nd_body *nd_body_trace(const char *name, int n_in, const nd_array *const *like, nd_body_fn fn, void *ctx) {
+nd_body *nd_body_trace(const char *name, int n_in, nd_array *const *like, nd_body_fn fn, void *ctx) {
     ND_API_GUARD();
     const char *f = "nd_body_trace";
     if (!name || !fn || !like) {
