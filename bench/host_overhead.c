@@ -4,6 +4,8 @@
  *
  * - small_ops: 1000 iterations of `x = x*0.99 + 0.01*sin(x)` (4 nodes each)
  *   recorded, then one nd_sync: the suite's own recording (suite_patterns.c).
+ * - small_ops_body: the same loop through a traced body (include/nd/body.h),
+ *   one node per iteration (suite_small_ops_body_record).
  * - small_stencil: 50 in-place Jacobi sweeps (5 views, 4 adds, a mul and an
  *   assign each) recorded, then one nd_sync: suite_jacobi_step, as the suite.
  *
@@ -42,15 +44,19 @@ static uint64_t recorded_nodes(void)
 }
 
 /* One timed run of a pattern: record (timed), nd_sync (timed). */
-static int run_once(int stencil, nd_array *x0, nd_array *u, double *t_rec, double *t_sync,
+enum { P_OPS, P_STENCIL, P_OPS_BODY, N_PATTERNS };
+
+static int run_once(int pattern, nd_array *x0, nd_array *u, double *t_rec, double *t_sync,
                     uint64_t *nodes)
 {
     uint64_t n0 = recorded_nodes();
     nd_array *x = NULL;
     double t0 = bench_now();
-    if (stencil)
+    if (pattern == P_STENCIL)
         for (int it = 0; it < STENCIL_ITERS; it++)
             suite_jacobi_step(u);
+    else if (pattern == P_OPS_BODY)
+        x = suite_small_ops_body_record(x0, OPS_ITERS);
     else
         x = suite_small_ops_record(x0, OPS_ITERS);
     double t1 = bench_now();
@@ -64,10 +70,10 @@ static int run_once(int stencil, nd_array *x0, nd_array *u, double *t_rec, doubl
 }
 
 /* small_ops' answer: the same recurrence on the host, in float32. */
-static int check_small_ops(nd_array *x0)
+static int check_small_ops(nd_array *x0, int body)
 {
     float in[8], got[8];
-    nd_array *x = suite_small_ops_record(x0, OPS_ITERS);
+    nd_array *x = body ? suite_small_ops_body_record(x0, OPS_ITERS) : suite_small_ops_record(x0, OPS_ITERS);
     if (nd_to_host(x0, in, sizeof in) != ND_OK || nd_to_host(x, got, sizeof got) != ND_OK) {
         nd_free(x);
         return -1;
@@ -110,23 +116,24 @@ int main(int argc, char **argv)
     nd_random_seed(1);
     nd_array *x0 = nd_random_uniform(ND_FLOAT32, ND_SHAPE(8), 0.0, 1.0);
     nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(6, 6), 0.0, 1.0);
-    if (!x0 || !u || nd_sync() != ND_OK || check_small_ops(x0) != 0) {
+    if (!x0 || !u || nd_sync() != ND_OK || check_small_ops(x0, 0) != 0 ||
+        check_small_ops(x0, 1) != 0) {
         fprintf(stderr, "host_overhead: setup or check failed: %s\n", nd_last_error());
         return 1;
     }
-    pattern_times pt[2] = {{.name = "small_ops"}, {.name = "small_stencil"}};
+    pattern_times pt[N_PATTERNS] = {{.name = "small_ops"}, {.name = "small_stencil"}, {.name = "small_ops_body"}};
     double dummy_r, dummy_s;
     uint64_t dummy_n;
     /* Warm-up: plans cached, arenas and pools at their steady size. */
     for (int w = 0; w < 3; w++)
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < N_PATTERNS; k++)
             run_once(k, x0, u, &dummy_r, &dummy_s, &dummy_n);
 
     nd_stats s0, s1;
     nd_get_stats(&s0);
     /* Interleaved, so a noisy spell on the machine hits both patterns. */
     for (int r = 0; r < runs; r++)
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < N_PATTERNS; k++)
             if (run_once(k, x0, u, &pt[k].record[r], &pt[k].sync[r], &pt[k].nodes) != 0) {
                 fprintf(stderr, "host_overhead: %s failed: %s\n", pt[k].name, nd_last_error());
                 return 1;
@@ -140,17 +147,19 @@ int main(int argc, char **argv)
     const char *thread = getenv("ND_EXECUTOR_THREAD");
     printf("host_overhead: median of %d runs, backend %s, executor thread %s\n", runs,
            nd_backend_name(), thread && !strcmp(thread, "0") ? "off" : "on");
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < N_PATTERNS; k++)
         report(&pt[k], runs);
     /* What one small_ops run launches: each kernel is a launch (a graph
      * node on CUDA) the device runs in turn, so a body split into many
      * kernels bounds the time too. */
-    nd_get_stats(&s0);
-    if (run_once(0, x0, u, &dummy_r, &dummy_s, &dummy_n) == 0) {
-        nd_get_stats(&s1);
-        printf("  small_ops per run: %" PRIu64 " flushes, %" PRIu64 " kernels run, %" PRIu64
-               " compiled\n", s1.flushes - s0.flushes, s1.kernels_run - s0.kernels_run,
-               s1.kernels_compiled - s0.kernels_compiled);
+    for (int k = P_OPS; k < N_PATTERNS; k += P_OPS_BODY - P_OPS) {
+        nd_get_stats(&s0);
+        if (run_once(k, x0, u, &dummy_r, &dummy_s, &dummy_n) == 0) {
+            nd_get_stats(&s1);
+            printf("  %s per run: %" PRIu64 " flushes, %" PRIu64 " kernels run, %" PRIu64
+                   " compiled\n", pt[k].name, s1.flushes - s0.flushes, s1.kernels_run - s0.kernels_run,
+                   s1.kernels_compiled - s0.kernels_compiled);
+        }
     }
     nd_free(x0);
     nd_free(u);

@@ -40,7 +40,7 @@ typedef struct {
 /* In the order they run and are reported. */
 static const suite_workload *const workloads[] = {
     &suite_chain, &suite_black_scholes, &suite_stencil, &suite_small_stencil, &suite_pi,
-    &suite_matmul_chain, &suite_dot, &suite_small_ops, &suite_sum, &suite_h2d_sum,
+    &suite_matmul_chain, &suite_dot, &suite_small_ops, &suite_small_ops_body, &suite_sum, &suite_h2d_sum,
     &suite_uniform_sum, &suite_integers_sum, &suite_scope_read, &suite_shared_matmul,
     &suite_sort, &suite_argsort, &suite_sort_rows, &suite_cumsum, &suite_gather_map, &suite_mask_select,
     &suite_histogram, &suite_cholesky_f32, &suite_cholesky_f64, &suite_solve_f32, &suite_solve_f64,

@@ -73,7 +73,7 @@ typedef struct {
 
 /* The workloads, one object each (nd_suite_elementwise.c, nd_suite_stencil.c,
  * nd_suite_reduce.c, nd_suite_h2d.c). */
-extern const suite_workload suite_chain, suite_black_scholes, suite_small_ops;
+extern const suite_workload suite_chain, suite_black_scholes, suite_small_ops, suite_small_ops_body;
 extern const suite_workload suite_stencil, suite_small_stencil;
 extern const suite_workload suite_pi, suite_matmul_chain, suite_dot, suite_sum;
 extern const suite_workload suite_h2d_sum;

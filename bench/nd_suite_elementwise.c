@@ -180,6 +180,12 @@ static nd_status ops_run(suite_state *s)
     return suite_settle(s->out, 1);
 }
 
+static nd_status ops_body_run(suite_state *s)
+{
+    s->out[0] = suite_small_ops_body_record(s->in[0], s->sz->ops_iters);
+    return suite_settle(s->out, 1);
+}
+
 static double ops_check(suite_state *s)
 {
     int64_t n = s->sz->ops_n;
@@ -241,5 +247,20 @@ const suite_workload suite_small_ops = {
     .measure = ops_measure,
     .prepare = ops_prepare,
     .run = ops_run,
+    .check = ops_check,
+};
+
+/* small_ops recorded through a traced body: one node per iteration. */
+const suite_workload suite_small_ops_body = {
+    .name = "small_ops_body",
+    .dtype = "float32",
+    .check_kind = "full",
+    .tol = 1e-4,
+    .check_every_run = false,
+    .gpu_only = false,
+    .big = false,
+    .measure = ops_measure,
+    .prepare = ops_prepare,
+    .run = ops_body_run,
     .check = ops_check,
 };

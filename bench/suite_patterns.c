@@ -44,6 +44,30 @@ nd_array *suite_small_ops_record(nd_array *x0, int iters)
     return x;
 }
 
+static nd_array *small_ops_step(nd_array *const *in, void *ctx)
+{
+    (void)ctx;
+    nd_scope_begin();
+    nd_array *y = nd_keep(nd_add(nd_mul(in[0], nd_scalar(0.99)), nd_mul(nd_scalar(0.01), nd_sin(in[0]))));
+    nd_scope_end();
+    return y;
+}
+
+nd_array *suite_small_ops_body_record(nd_array *x0, int iters)
+{
+    nd_body *b = nd_body_trace("small_ops_step", 1, &x0, small_ops_step, NULL);
+    if (!b)
+        return NULL;
+    nd_array *x = nd_retain(x0);
+    for (int it = 0; it < iters && x; it++) {
+        nd_array *y = nd_body_call(b, &x);
+        nd_free(x);
+        x = y;
+    }
+    nd_body_free(b); /* the pending calls keep it */
+    return x;
+}
+
 nd_array *suite_chain_record(nd_array *a, nd_array *b)
 {
     nd_scope_begin();

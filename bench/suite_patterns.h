@@ -20,6 +20,9 @@ void suite_jacobi_ref(double *g, double *tmp, int64_t rows, int64_t cols, int it
 /* `iters` steps of x = x*0.99 + 0.01*sin(x) from x0, recorded; only the
  * newest x stays alive. NULL (with nd's error) on failure. */
 nd_array *suite_small_ops_record(nd_array *x0, int iters);
+/* The same steps as one traced body (include/nd/body.h): traced once per
+ * run (a few microseconds), then one node per step. Same bits. */
+nd_array *suite_small_ops_body_record(nd_array *x0, int iters);
 /* The chain sin(a)*cos(b) + sqrt(abs(a*b))*exp(-a*a), recorded; the result
  * is kept (nd_keep), its temporaries are not. NULL on failure. */
 nd_array *suite_chain_record(nd_array *a, nd_array *b);

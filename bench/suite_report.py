@@ -22,12 +22,12 @@ import sys
 ORDER = ["nd-cuda", "cupy", "cupy-fuse", "jax", "torch", "torch-compile", "torch-cudagraph",
          "nd-cpu", "numpy"]
 WORKLOADS = ["chain", "black_scholes", "stencil", "small_stencil", "pi", "matmul_chain",
-             "dot", "small_ops", "sum", "h2d_sum", "uniform_sum", "integers_sum", "scope_read",
+             "dot", "small_ops", "small_ops_body", "sum", "h2d_sum", "uniform_sum", "integers_sum", "scope_read",
              "shared_matmul", "cholesky_f32", "cholesky_f64", "solve_f32", "solve_f64", "eigh_f32",
              "eigh_f64", "svd_f32", "svd_f64", "batched_solve", "batched_svd", "fft", "rfft2", "fft_window", "einsum3"]
 LA_NAMES = set(WORKLOADS[WORKLOADS.index("cholesky_f32"):])
 # What each floor is made of (bench/README.md, "Floors").
-COPY_BOUND = {"chain", "black_scholes", "stencil", "small_stencil", "small_ops", "sum"}
+COPY_BOUND = {"chain", "black_scholes", "stencil", "small_stencil", "small_ops", "small_ops_body", "sum"}
 # The speed targets of issues "CUDA backend" and "GPU scheduling", for nd-cuda.
 TARGETS = {
     "chain": ("<= 1.06x floor", lambda t, f: f and t / f <= 1.06),

@@ -105,6 +105,7 @@
 #include "nd/inspection.h"
 #include "nd/kernels.h"
 #include "nd/ufunc.h"
+#include "nd/body.h"
 #include "nd/interop.h"
 #include "nd/devices.h"
 #include "nd/io.h"

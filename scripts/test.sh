@@ -93,7 +93,7 @@ fi
 # Several devices: suites whose values partition (or must gather) run again
 # with every array split over three logical CPU devices (an odd count), in
 # the release build; about a minute. ND_TEST_SKIP="split" leaves it out.
-split_suites="elementwise reductions reductions_axes broadcast_views shaping_views writes lazy fusion store_chains random indexing complex_views"
+split_suites="elementwise reductions reductions_axes broadcast_views shaping_views writes lazy fusion body store_chains random indexing complex_views"
 if [[ " ${ND_TEST_SKIP:-} " == *" split "* ]]; then
     echo "=== several devices skipped: ND_TEST_SKIP"
 elif [ -f build/build.ninja ]; then
@@ -154,7 +154,7 @@ fi
 # halt_on_error: the first report fails the test (exit 66).
 # allocator_may_return_null: a 512 GiB request fails as malloc does, so
 # faults/huge_lazy_array_names_its_creation sees a real out of memory.
-tsan_suites="threads faults lifetime lazy writes streams errors fusion reductions random shaping matmul store_chains user_kernels observe"
+tsan_suites="threads body faults lifetime lazy writes streams errors fusion reductions random shaping matmul store_chains user_kernels observe"
 if [[ "$skip" == *" tsan "* ]]; then
     echo "=== ThreadSanitizer build skipped: ND_TEST_SKIP"
 else

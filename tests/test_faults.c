@@ -597,6 +597,48 @@ static void prog_user_kernel(sweep *s) {
     nd_free(y);
 }
 
+/* A loop body (include/nd/body.h) traced and called six times while
+ * faults are armed: the trace records and takes back its ops, each call
+ * is one node expanded where the kernel is built. */
+static nd_array *halve_add(nd_array *const *in, void *ctx) {
+    (void)ctx;
+    nd_scope_begin();
+    nd_array *r = nd_keep(nd_add(nd_mul(in[0], nd_scalar(0.5)), in[1]));
+    nd_scope_end();
+    return r;
+}
+
+static void prog_body(sweep *s) {
+    world w;
+    world_begin(&w, s, "body");
+    enum { N = 24, STEPS = 6 };
+    double x0[N], c0[N], want[N];
+    fill_random(&w.rng, x0, N, -3, 3);
+    fill_random(&w.rng, c0, N, -3, 3);
+    nd_array *x = upload(x0, 1, (int64_t[]){N}), *c = upload(c0, 1, (int64_t[]){N});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *in[2] = {x, c};
+    nd_body *b = nd_body_trace("halve_add", 2, in, halve_add, NULL);
+    if (!b) s->record_failed = 1;
+    nd_array *y = x;
+    for (int k = 0; k < STEPS; k++) {
+        nd_array *args[2] = {y, c};
+        y = rec(s, nd_body_call(b, args)); /* b NULL: an error, y NULL */
+    }
+    nd_body_free(b); /* the pending calls keep it */
+    for (int i = 0; i < N; i++) {
+        want[i] = x0[i];
+        for (int k = 0; k < STEPS; k++) want[i] = want[i] * 0.5 + c0[i];
+    }
+    check_read(s, y, want, N, 0, "six body calls", 0);
+    check_read(s, x, x0, N, 0, "input x", MUST);
+    world_end(&w, s); /* frees the calls' results: they are in its scope */
+    nd_free(x);
+    nd_free(c);
+}
+
 /* Library routines: a scan fed by a map, and a weighted histogram. */
 static void prog_scan_hist(sweep *s) {
     world w;
@@ -786,6 +828,7 @@ NDT_TEST(faults, sweep_concatenate) { run_sweep("concatenate", prog_concatenate)
 NDT_TEST(faults, sweep_overlap) { run_sweep("overlap", prog_overlap); }
 NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
 NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel); }
+NDT_TEST(faults, sweep_body) { run_sweep("body", prog_body); }
 NDT_TEST(faults, sweep_sorting) { run_sweep("sorting", prog_sorting); }
 NDT_TEST(faults, sweep_scatter) { run_sweep("scatter", prog_scatter); }
 NDT_TEST(faults, sweep_scan_hist) { run_sweep("scan_hist", prog_scan_hist); }

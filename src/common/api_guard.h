@@ -51,6 +51,11 @@ typedef struct {
     int32_t site_line;
     uint32_t scope;         /* the innermost named scope's number (common/names.h),
                                0 outside one: every node recorded takes it */
+    /* While nd_body_trace runs the body's function: its depth, and the
+     * last public function the body called (so that what a body may not
+     * do is named: nd_item). 0 and NULL otherwise. */
+    int32_t trace_depth;
+    const char *traced_fn;
 } nd_api_thread_state;
 
 /* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr
@@ -93,6 +98,8 @@ static inline int nd_api_enter(const char *fn) {
         nd_api_lock();
         nd_api_tls.fn = fn;
         nd_api_tls.err_gen_entry = nd_api_tls.err_gen;
+    } else if (__builtin_expect(nd_api_tls.depth == nd_api_tls.trace_depth + 1, 0)) {
+        nd_api_tls.traced_fn = fn; /* a body's own call (never true outside a trace: depth > 1) */
     }
     return 0;
 }

@@ -128,6 +128,11 @@ nd_dtype nd_fe_result_type(const char *fn, const nd_array *a, const nd_array *b,
 nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
                     const nd_dtype *const_dtypes, nd_dtype cdtype, nd_dtype dtype);
 nd_array *nd_fe_astype(const char *fn, nd_array *a, nd_dtype dtype);
+/* One call of body b (frontend/body.c checked in[]): its MAP node, inputs
+ * broadcast to the result (same: each has the result's shape, so its own
+ * strides are the ref's). Here for fe_begin/fe_end inline. */
+struct nd_body;
+nd_array *nd_fe_body_node(const char *fn, struct nd_body *b, nd_array *const *in, int same);
 /* a as an ordinary array (a weak scalar becomes a strong 0-d array). */
 nd_array *nd_fe_strong(const char *fn, nd_array *a);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/body.h"
 #include "common/callsite.h"
 #include "frontend/frontend.h"
 
@@ -439,6 +440,20 @@ nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
         else nd_fe_set_input(r.node, i, x, cd, ndim, shape);
     }
     return fe_end(&r, ndim, shape);
+}
+
+nd_array *nd_fe_body_node(const char *fn, struct nd_body *b, nd_array *const *in, int same) {
+    const nd_dtype dt = (nd_dtype)b->out_dtype;
+    const int ndim = b->out_ndim;
+    nd_fe_rec r;
+    if (fe_begin(&r, fn, ND_NODE_MAP, ND_BODY_MAP_OP, b->n_in, dt, dt, ndim, b->out_shape, b->out_nbytes)) return NULL;
+    r.node->u.body.body = b;
+    nd_body_ref_take(b);
+    for (int k = 0; k < b->n_in; k++) {
+        if (same) nd_graph_set_input(r.node, k, in[k], ndim, b->out_shape, in[k]->strides);
+        else nd_fe_set_input(r.node, k, in[k], dt, ndim, b->out_shape);
+    }
+    return fe_end(&r, ndim, b->out_shape);
 }
 
 nd_array *nd_fe_astype(const char *fn, nd_array *a, nd_dtype dtype) {

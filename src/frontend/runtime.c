@@ -505,6 +505,7 @@ static nd_status run_here(const nd_buffer *read) {
 /* read: the flush of a read of that buffer (only what it needs), else of
  * everything pending. */
 static nd_status run_pending_on(int hand_off, const nd_buffer *read) {
+    if (__builtin_expect(nd_rt.tracing, 0)) return nd_fe_trace_refuse_flush();
     if (nd_rt.graph.n_nodes == 0) return ND_OK;
     if (!nd_rt.worker) return run_here(read);
     const int timed = nd_log_enabled(3);
@@ -659,6 +660,7 @@ static int odd_store_chain(const nd_node *store) {
 }
 
 void nd_runtime_after_record_check(void) {
+    if (nd_rt.tracing) return; /* the trace's nodes are taken back at its end */
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
     if (n >= nd_rt.cfg.max_pending) {
         defer_error(run_pending());
@@ -690,6 +692,7 @@ void nd_runtime_after_record_check(void) {
 }
 
 void nd_runtime_early_flush(void) {
+    if (nd_rt.tracing) return; /* due still: after the trace */
     nd_rt.early_flush_due = 0;
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
     defer_error(run_pending());

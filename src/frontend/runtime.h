@@ -49,6 +49,11 @@ typedef struct {
      * their buffers are never written, so one buffer serves every handle
      * of that value. Each slot holds a reference. */
     nd_buffer *weak_buffers[16];
+    /* nd_body_trace is running the body's function (frontend/body.c): no
+     * flush may run (early ones wait), and a read or sync refuses, its
+     * function kept in trace_refused for the trace's error. */
+    int tracing;
+    const char *trace_refused;
 } nd_runtime;
 
 extern nd_runtime nd_rt;
@@ -131,6 +136,9 @@ void nd_runtime_early_flush(void);
 static inline void nd_runtime_before_record(void) {
     if (nd_rt.early_flush_due) nd_runtime_early_flush();
 }
+/* A flush asked for while a body is traced (frontend/body.c): refuses it,
+ * with the error naming the body's call that asked. */
+nd_status nd_fe_trace_refuse_flush(void);
 /* Drops the weak scalars' buffers the runtime keeps (nd_shutdown). */
 void nd_runtime_forget_weak_buffers(void);
 /* A thread's scopes: its handles on one array (items) with marks[d]

@@ -81,7 +81,7 @@ void nd_graph_drop_last(nd_graph *g) {
     for (int k = 0; k < n->n_inputs; k++)
         if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
     nd_buffer_unref(b);
-    if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
+    nd_node_release_extras(n);
 }
 
 /* The node writing b when it is dead: an elementwise map, b's only
@@ -122,6 +122,7 @@ __attribute__((noinline)) uint32_t nd_graph_drop_dead(nd_graph *g, nd_buffer *b)
             c->n_writers = 0;
             c->version--;
             nd_buffer_unref(c); /* the last reference: c is freed */
+            nd_node_release_extras(n);
             dropped++;
             if (n->index + 1 == g->n_nodes) {
                 /* The newest node: its slot and memory are reused at once. */
@@ -179,7 +180,7 @@ void nd_graph_clear(nd_graph *g) {
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
         nd_buffer_unref(n->out);
-        if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
+        nd_node_release_extras(n);
     }
     g->n_nodes = 0;
     g->n_gone = 0;

@@ -7,6 +7,8 @@
 #include "common/dtype.h"
 #include "common/ops.h"
 #include "common/lib_calls.h"
+#include "common/body.h"
+#include "common/user_kernel.h"
 #include "graph/buffer.h"
 
 typedef enum {
@@ -101,6 +103,11 @@ typedef struct nd_node {
         /* MAP with op ND_UFUNC_MAP_OP: the user loop called (common/ufunc_loop.h);
          * inputs are cast to its parameter types, cdtype = dtype = its return */
         struct { uint32_t loop; } ufunc;
+        /* MAP with op ND_BODY_MAP_OP (common/body.h): a call of a traced
+         * body, which the node holds a reference to; inputs are the call's
+         * (broadcast refs), cdtype = dtype = the body's result dtype. Its
+         * constants are flush parameters after the refs' (flush_walk.c). */
+        struct { struct nd_body *body; } body;
         /* MAP with op ND_GATHER_MAP_OP: out = source[i_0, .., i_{K-1}] along
          * K = n_axes indexed axes (1..ND_MAX_DIMS: as many index arrays as
          * an array has axes). inputs[0..K) are the int64 indices (node
@@ -162,5 +169,18 @@ static inline int nd_node_value_wanted(const nd_node *n) {
 }
 
 const char *nd_node_kind_label(nd_node_kind k);
+
+/* Whether n is a call of a traced body. */
+static inline int nd_node_is_body(const nd_node *n) { return n->kind == ND_NODE_MAP && n->op == ND_BODY_MAP_OP; }
+
+/* The references a node holds besides its buffers' (a user kernel's, a
+ * body's), released where the node goes. */
+static inline void nd_node_release_extras(nd_node *n) {
+    if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
+    else if (nd_node_is_body(n)) nd_body_unref(n->u.body.body);
+}
+static inline void nd_node_take_extras(nd_node *n) {
+    if (nd_node_is_body(n)) nd_body_ref_take(n->u.body.body);
+}
 
 #endif

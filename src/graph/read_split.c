@@ -93,13 +93,14 @@ static void ref_node(nd_node *n) {
     for (int k = 0; k < n->n_inputs; k++)
         if (n->inputs[k].buf) nd_buffer_ref(n->inputs[k].buf);
     nd_buffer_ref(n->out);
+    nd_node_take_extras(n);
 }
 
 static void unref_node(nd_node *n) {
     for (int k = 0; k < n->n_inputs; k++)
         if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
     nd_buffer_unref(n->out);
-    if (n->kind == ND_NODE_USER && n->u.user.index == 0) nd_user_kernel_unref(n->u.user.kernel);
+    nd_node_release_extras(n);
 }
 
 /* A copy of n appended to g (no references taken); 0 when out of memory. */

@@ -44,6 +44,7 @@ static const char *op_text(const nd_node *n) {
             return l ? l->name : "ufunc";
         }
         if (n->op == ND_GATHER_MAP_OP) return "take";
+        if (n->op == ND_BODY_MAP_OP) return n->u.body.body->name;
         return nd_op_label((nd_op)n->op);
     case ND_NODE_REDUCE: return nd_reduce_label((nd_reduce_kind)n->op);
     case ND_NODE_RANDOM:

@@ -81,6 +81,10 @@ static uint64_t hash_header(const nd_node *n) {
     if (n->kind == ND_NODE_REDUCE) h = nd_hash_pair(h, n->u.reduce.axes);
     /* which user loop a call runs (ids are never reused) */
     if (n->kind == ND_NODE_MAP && n->op == ND_UFUNC_MAP_OP) h = nd_hash_pair(h, n->u.ufunc.loop);
+    /* which body a call runs: its template's content (two bodies that
+     * trace the same ops share kernels and plans; an address could be a
+     * freed body's, reused) */
+    if (nd_node_is_body(n)) h = nd_hash_pair(h, n->u.body.body->hash);
     if (n->kind == ND_NODE_MAP && n->op == ND_GATHER_MAP_OP) {
         const int64_t *ax = nd_node_gather_axes(n);
         const int K = n->u.gather.n_axes;
@@ -157,6 +161,14 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
         uint64_t hn = hash_header(n);
         const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
         for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], &ok));
+        /* A body's constants (its weak scalars and fills) follow its refs'. */
+        if (__builtin_expect(n->op == ND_BODY_MAP_OP, 0) && n->kind == ND_NODE_MAP) {
+            const nd_body *b = n->u.body.body;
+            if (!nd_grow((void **)&w->params, (uint32_t *)&w->cap_params, w->n_params + (uint32_t)b->n_consts,
+                         sizeof *w->params))
+                return ND_ERR_OOM;
+            for (int32_t c = 0; c < b->n_consts; c++) w->params[w->n_params++] = b->consts[c];
+        }
         hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
         h = nd_hash_pair(h, hn);
         if (!ok) return ND_ERR_OOM;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/body.h"
 #include "common/ufunc_loop.h"
 
 /* A node value already computed in this kernel under one transform. */
@@ -458,30 +459,109 @@ static int32_t gather_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
     return emit_inst(kb, ND_IR_GATHER, (nd_dtype)r->dtype, n, idx[0], idx[1], idx[2], 0, 0);
 }
 
+/* The dtype a MAP's operand k is read in: the compute dtype, bool for a
+ * logical op or a where's condition, the operand's own for a cast. */
+static nd_dtype operand_want(int op, nd_dtype cd, int k, nd_dtype own) {
+    nd_dtype want = (nd_dtype)nd_op_operand_dtype((nd_op)op, cd);
+    if (nd_op_kind_of((nd_op)op) == ND_OPK_LOGICAL) want = ND_BOOL;
+    switch (op) {
+    case ND_OP_WHERE: want = k == 0 ? ND_BOOL : cd; break;
+    case ND_OP_CAST: want = own; break;
+    default: break;
+    }
+    return want;
+}
+
+/* A MAP's instruction over its operands' values, cast to its dtype. */
+static int32_t map_apply(nd_kernel_builder *kb, int op, nd_dtype cd, nd_dtype dtype, const int32_t *in) {
+    nd_dtype rd = cd;
+    if (nd_op_is_comparison((nd_op)op) || nd_op_kind_of((nd_op)op) == ND_OPK_LOGICAL)
+        rd = ND_BOOL;
+    else if (nd_op_computes_in_operands((nd_op)op)) /* abs, angle, parts of a complex */
+        rd = (nd_dtype)nd_op_result_of((nd_op)op, cd);
+    if (op == ND_OP_CAST) return nd_kb_cast(kb, in[0], dtype);
+    int32_t v = emit(kb, op, rd, in[0], in[1], in[2]);
+    return nd_kb_cast(kb, v, dtype);
+}
+
+/* A body call (common/body.h): its template's entries, each emitted as
+ * map_value would emit the node it was traced from, demanded from the
+ * result down in operand order as the kernel builder walks inlined nodes,
+ * so the instructions, their order and the parameters are those of the
+ * ops recorded one by one (the same kernel, the same bits). Entries are
+ * computed once per call and transform (vals), as memoised nodes are. */
+typedef struct {
+    nd_kernel_builder *kb;
+    const nd_node *p;
+    const nd_xform *t;
+    const nd_body *b;
+    int32_t *vals; /* per entry: its value, -3 while not computed */
+    int32_t const_base;
+} body_eval;
+
+static int32_t body_entry_value(body_eval *E, int32_t e);
+
+static int32_t body_operand(body_eval *E, const nd_body_ref *r, nd_dtype want) {
+    nd_kernel_builder *kb = E->kb;
+    switch ((nd_body_ref_kind)r->kind) {
+    case ND_BODY_REF_INPUT: return nd_kb_ref_value(kb, E->p, (int)r->index, E->t, want);
+    case ND_BODY_REF_ENTRY: {
+        int32_t v = body_entry_value(E, (int32_t)r->index);
+        return v < 0 ? v : nd_kb_cast(kb, v, want);
+    }
+    case ND_BODY_REF_CONST: {
+        /* as nd_kb_ref_value's constants */
+        nd_dtype pd = (nd_dtype)r->dtype;
+        if (nd_dtype_is_float(pd) && nd_dtype_is_float(want)) pd = want;
+        int32_t v = param_value(kb, E->const_base + (int32_t)r->index, pd);
+        return v < 0 ? v : nd_kb_cast(kb, v, want);
+    }
+    case ND_BODY_REF_FULL: {
+        /* as source_value's FULL */
+        int32_t v = param_value(kb, E->const_base + (int32_t)r->index, (nd_dtype)r->dtype);
+        return v < 0 ? v : nd_kb_cast(kb, v, want);
+    }
+    }
+    return out_of_memory(kb, -2); /* cannot happen: body.c made the refs */
+}
+
+static int32_t body_entry_value(body_eval *E, int32_t e) {
+    if (E->vals[e] != -3) return E->vals[e];
+    const nd_body_entry *en = &E->b->entries[e];
+    const nd_dtype cd = (nd_dtype)en->cdtype;
+    int32_t in[3] = {-1, -1, -1};
+    for (int k = 0; k < en->n_in && k < 3; k++) {
+        in[k] = body_operand(E, &en->in[k], operand_want(en->op, cd, k, (nd_dtype)en->in[k].dtype));
+        if (in[k] < -1) return -2;
+    }
+    return E->vals[e] = map_apply(E->kb, en->op, cd, (nd_dtype)en->dtype, in);
+}
+
+static int32_t body_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
+    const nd_body *b = p->u.body.body;
+    int32_t stack_vals[64];
+    int32_t *vals = b->n_entries <= 64 ? stack_vals : nd_malloc(sizeof(int32_t) * (size_t)b->n_entries);
+    if (!vals) return out_of_memory(kb, -2);
+    for (int32_t e = 0; e < b->n_entries; e++) vals[e] = -3;
+    int32_t base = (int32_t)kb->ctx->walk->param_base[p->index] + p->n_params;
+    for (int k = 0; k < p->n_inputs; k++) base += p->inputs[k].buf == NULL;
+    body_eval E = {kb, p, t, b, vals, base};
+    int32_t v = body_operand(&E, &b->out, (nd_dtype)b->out.dtype);
+    if (vals != stack_vals) free(vals);
+    return v < 0 ? v : nd_kb_cast(kb, v, (nd_dtype)p->dtype);
+}
+
 static int32_t map_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
     if (p->op == ND_UFUNC_MAP_OP) return ufunc_value(kb, p, t);
     if (p->op == ND_GATHER_MAP_OP) return nd_kb_cast(kb, gather_value(kb, p, t), (nd_dtype)p->dtype);
+    if (p->op == ND_BODY_MAP_OP) return body_value(kb, p, t);
     nd_dtype cd = (nd_dtype)p->cdtype;
     int32_t in[3] = {-1, -1, -1};
     for (int k = 0; k < p->n_inputs && k < 3; k++) {
-        nd_dtype want = (nd_dtype)nd_op_operand_dtype((nd_op)p->op, cd);
-        if (nd_op_kind_of((nd_op)p->op) == ND_OPK_LOGICAL) want = ND_BOOL;
-        switch (p->op) {
-        case ND_OP_WHERE: want = k == 0 ? ND_BOOL : cd; break;
-        case ND_OP_CAST: want = (nd_dtype)p->inputs[k].dtype; break;
-        default: break;
-        }
-        in[k] = nd_kb_ref_value(kb, p, k, t, want);
+        in[k] = nd_kb_ref_value(kb, p, k, t, operand_want(p->op, cd, k, (nd_dtype)p->inputs[k].dtype));
         if (in[k] < -1) return -2;
     }
-    nd_dtype rd = cd;
-    if (nd_op_is_comparison((nd_op)p->op) || nd_op_kind_of((nd_op)p->op) == ND_OPK_LOGICAL)
-        rd = ND_BOOL;
-    else if (nd_op_computes_in_operands((nd_op)p->op)) /* abs, angle, parts of a complex */
-        rd = (nd_dtype)nd_op_result_of((nd_op)p->op, cd);
-    if (p->op == ND_OP_CAST) return nd_kb_cast(kb, in[0], (nd_dtype)p->dtype);
-    int32_t v = emit(kb, p->op, rd, in[0], in[1], in[2]);
-    return nd_kb_cast(kb, v, (nd_dtype)p->dtype);
+    return map_apply(kb, p->op, cd, (nd_dtype)p->dtype, in);
 }
 
 static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {

@@ -64,7 +64,7 @@ static int32_t new_temp(plan_lists *L, size_t bytes, int32_t memory) {
 /* --------------------------------------------------------- materialisation */
 
 /* Size of the body that computing node i inline would take: the number of
- * distinct nodes reachable through inlined inputs (a value used several
+ * distinct nodes (a body call: its template's entries) reachable through inlined inputs (a value used several
  * times is computed once: the kernel builder hash-conses), stopping as soon
  * as it exceeds `cap`. A bounded DFS, so a plan costs O(nodes * cap). */
 static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32_t cap,
@@ -75,7 +75,10 @@ static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32
     seen[i] = stamp;
     while (top > 0) {
         const nd_node *c = g->nodes[stack[--top]];
-        if (++count > cap) return count;
+        /* a body call counts the ops it stands for, so that its calls are
+         * cut where the ops recorded one by one would be */
+        count += nd_node_is_body(c) ? c->u.body.body->weight : 1;
+        if (count > cap) return count;
         for (int k = 0; k < c->n_inputs; k++) {
             const nd_ref *r = &c->inputs[k];
             if (!r->buf) continue;
