@@ -126,8 +126,8 @@ static inline uint32_t nd_graph_drop_dead_fast(nd_graph *g, nd_buffer *b) {
     nd_buffer *in1 = n->n_inputs > 1 ? n->inputs[1].buf : NULL;
     /* ... and one input twice (its references go one at a time there),
      * an input whose writer dies with this reader (refs: this node's and
-     * its writer's). */
-    if (__builtin_expect((in0 && in0 == in1) || (in0 && in0->refs == 2 && in0->n_writers == 1) ||
+     * its writer's), a body call (its body reference goes there). */
+    if (__builtin_expect(n->op == ND_BODY_MAP_OP || (in0 && in0 == in1) || (in0 && in0->refs == 2 && in0->n_writers == 1) ||
                              (in1 && in1->refs == 2 && in1->n_writers == 1),
                          0))
         return nd_graph_drop_dead(g, b);
