@@ -73,6 +73,18 @@ static void expect_same_bits(const ref_arr *got, const ref_arr *want, const char
         }
 }
 
+/* float32 values within 1e-5 relative (fma contraction differs where kernel
+ * cuts do), NaN where NaN. */
+static void expect_close_f32(const ref_arr *got, const ref_arr *want, const char *what) {
+    cr_assert_eq(got->dt, want->dt, "%s: dtype", what);
+    cr_assert_eq(got->size, want->size, "%s: size", what);
+    for (int64_t i = 0; i < got->size; i++) {
+        double g = ref_getd(got, i), w = ref_getd(want, i);
+        cr_assert((isnan(g) && isnan(w)) || fabs(g - w) <= 1e-5 * (1 + fabs(w)), "%s: element %lld: %.9g vs %.9g",
+                  what, (long long)i, g, w);
+    }
+}
+
 static ref_arr *edge_floats(ndt_rng *r, nd_dtype t, int64_t n, double lo, double hi) {
     static const double edges[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 1e-40};
     ref_arr *a = ndt_rand(r, t, 1, (int64_t[]){n}, lo, hi);
@@ -304,13 +316,19 @@ NDT_TEST(body, one_body_two_threads) {
     pthread_join(t2, NULL);
     nd_body_free(b); /* the results are pending or done: neither needs the handle */
     nd_array *p1 = run_loop(NULL, small_step, x1, 200), *p2 = run_loop(NULL, small_step, x2, 200);
+    /* The threads' statements share one graph, so where a flush cuts their
+     * chains depends on how they interleaved; a CUDA kernel contracts a
+     * multiply and an add into an fma inside a kernel, not across a cut.
+     * So on CUDA the values agree to rounding, on the CPU bit for bit. */
+    void (*same)(const ref_arr *, const ref_arr *, const char *) =
+        strcmp(nd_backend_name(), "cuda") == 0 ? expect_close_f32 : expect_same_bits;
     ref_arr *a = bytes_of(j1.out), *c = bytes_of(p1);
-    expect_same_bits(a, c, "thread 1");
+    same(a, c, "thread 1");
     ref_free(a);
     ref_free(c);
     a = bytes_of(j2.out);
     c = bytes_of(p2);
-    expect_same_bits(a, c, "thread 2");
+    same(a, c, "thread 2");
     ref_free(a);
     ref_free(c);
     nd_free(j1.out);
@@ -532,13 +550,17 @@ NDT_TEST(body, kernels_are_the_plain_recordings) {
         nd_free(m);
     }
     cr_expect_eq(n[0], n[1], "kernels: plain %d, body %d", n[0], n[1]);
+    const char *devs = getenv("ND_DEVICES");
+    int several_devices = devs && strchr(devs, ',');
     cr_expect_gt(n[0], 2);
 #if defined(NDT_CUDA_BUILT)
     cr_expect(n[1] > 0 && src[1][0] && strstr(src[1][0], "__global__"), "the CUDA generator made the body's source");
 #endif
     for (int i = 0; i < n[0] && i < n[1]; i++) {
         cr_expect_eq(h[0][i], h[1][i], "kernel %d: IR differs", i);
-        if (src[0][i] || src[1][i])
+        /* Split over several devices, a kernel's source also depends on its
+         * piece (not compared: the IR above is). */
+        if ((src[0][i] || src[1][i]) && !several_devices)
             cr_expect(src[0][i] && src[1][i] && !strcmp(src[0][i], src[1][i]), "kernel %d: CUDA source differs", i);
     }
     for (int way = 0; way < 2; way++)
