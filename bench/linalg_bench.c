@@ -299,20 +299,21 @@ static int chol_pass(int group, nd_dtype t, cudaKernel_t *k) {
     ok = ok && CU_OK(cudaLibraryLoadData(&lib, bin, NULL, NULL, 0, NULL, NULL, 0));
     free(bin);
     char name[48];
-    snprintf(name, sizeof name, "nd_chol_pack_%s", nd_dtype_name(t));
+    /* the entry lib_cholesky.c launches for one matrix with its zeros */
+    snprintf(name, sizeof name, "nd_chol_pack1_%s", nd_dtype_name(t));
     ok = ok && CU_OK(cudaLibraryGetKernel(k, lib, name));
     return ok ? 0 : -1;
 }
 
 /* One launch of pack k over one n x n matrix and its status word, as
- * lib_cholesky.c's launch. */
+ * lib_cholesky.c launches it for one matrix. */
 static int chol_launch(cudaKernel_t k, int group, const void *a, void *c, int64_t n, int *info) {
     int64_t nt = (n + CHOL_TILE - 1) / CHOL_TILE, ng = (nt + group - 1) / group;
     dim3 grid = {(unsigned)(ng * (ng + 1) / 2 * group * group), 1, 1}, block = {CHOL_TILE, CHOL_ROWS, 1};
     int ni = (int)n;
-    long long nb = 1, ninfo = 1;
-    int zeros = 1; /* nd's default: pack writes the zeros (ND_CUDA_CHOL_SIDE_ZEROS unset) */
-    void *args[7] = {(void *)&a, &c, &ni, &nb, &info, &ninfo, &zeros};
+    long long ninfo = 1;
+    /* pack1: one matrix, the zeros written (ND_CUDA_CHOL_SIDE_ZEROS unset) */
+    void *args[5] = {(void *)&a, &c, &ni, &info, &ninfo};
     return CU_OK(cudaLaunchKernel((const void *)k, grid, block, args, 0, 0)) ? 0 : -1;
 }
 
