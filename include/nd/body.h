@@ -89,8 +89,9 @@ ND_API nd_body *nd_body_trace(const char *name, int n_in, nd_array *const *like,
  * elementwise op; it fuses with the calls and ops around it.
  * in[i] may be any view (strided, broadcast, transposed) but must have
  * like[i]'s shape and dtype at the trace, and must not be a weak scalar.
- * Errors (NULL result, nothing recorded): ND_ERR_ARG (NULL or freed b or
- * in, a weak scalar input), ND_ERR_SHAPE / ND_ERR_DTYPE (an input whose
+ * Errors (NULL result, nothing recorded): ND_ERR_ARG (NULL b or in, a
+ * freed in, a weak scalar input, a b freed while calls it recorded are
+ * still pending), ND_ERR_SHAPE / ND_ERR_DTYPE (an input whose
  * shape or dtype is not the traced one: trace another body for it); a
  * NULL in[i] keeps the error that made it. */
 ND_API nd_array *nd_body_call(const nd_body *b, nd_array *const *in);
@@ -100,7 +101,9 @@ ND_API const char *nd_body_name(const nd_body *b);
 ND_API int nd_body_n_inputs(const nd_body *b);
 
 /* Releases the program's reference; calls already recorded keep the body
- * until they have run. NULL: no-op. */
+ * until they have run. NULL: no-op. Once those calls have run the body's
+ * memory is gone: passing b to any nd_body_* function after that is
+ * undefined (no delay ring catches it, unlike an array handle's). */
 ND_API void nd_body_free(nd_body *b);
 
 #ifdef __cplusplus
