@@ -50,6 +50,8 @@ nd_status nd_cuda_device_alloc_on(nd_cuda *cu, int ldev, size_t bytes, void **ou
     if (nd_fault_hit(ND_FAULT_DEVICE_ALLOC))
         return nd_error_set(ND_ERR_OOM, "cuda: out of device memory allocating %zu bytes for %s (injected fault)",
                             bytes, what);
+    if (cu->mem_limit > 0 && (int64_t)(cu->in_use + bytes) > cu->mem_limit && ldev == 0)
+        nd_cuda_release_step_workspace(cu); /* kept, not needed: give it back first */
     if (cu->mem_limit > 0 && (int64_t)(cu->in_use + bytes) > cu->mem_limit)
         return nd_error_set(ND_ERR_OOM,
                             "cuda: allocating %zu bytes for %s would exceed device_memory_limit (%" PRId64
@@ -62,6 +64,7 @@ nd_status nd_cuda_device_alloc_on(nd_cuda *cu, int ldev, size_t bytes, void **ou
     if (e == cudaErrorMemoryAllocation) {
         /* Give cached pool memory back to the driver, then try once more. */
         (void)cudaGetLastError();
+        if (ldev == 0) nd_cuda_release_step_workspace(cu);
         cudaStreamSynchronize(cu->stream);
         if (cu->ldev[ldev].pool) cudaMemPoolTrimTo(cu->ldev[ldev].pool, 0);
         e = malloc_on(cu, ldev, out, bytes);
@@ -637,6 +640,7 @@ static void cu_cached(nd_backend *be, nd_backend_cached *out) {
 static void cu_trim(nd_backend *be) {
     nd_cuda *cu = impl(be);
     lock(cu);
+    nd_cuda_release_step_workspace(cu);
     cudaStreamSynchronize(cu->stream);
     if (cu->pool) cudaMemPoolTrimTo(cu->pool, 0);
     for (int d = 1; d < cu->n_ldev; d++)
@@ -784,6 +788,7 @@ static void cu_destroy(nd_backend *be) {
         if (cu->stream) cudaStreamSynchronize(cu->stream);
         nd_cuda_app_destroy(cu);
         nd_cuda_plan_states_release_all(cu);
+        nd_cuda_release_step_workspace(cu);
         pinned_destroy(cu);
         if (cu->gather_bad) cudaFreeHost(cu->gather_bad);
         if (cu->profile) {

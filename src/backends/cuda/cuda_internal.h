@@ -325,6 +325,12 @@ typedef struct nd_cuda {
     int chol_side_zeros;
     cudaStream_t chol_side;
     cudaEvent_t chol_events[2];
+    /* The workspace of routines run as a step of their own (a plan run step
+     * by step: nd_cuda_run_lib_step), kept from one to the next, grown when
+     * one needs more; nd_trim, a failed allocation and shutdown give it
+     * back (lib_calls.c says why). */
+    void *step_ws;
+    size_t step_ws_bytes;
     int graphs;        /* capture plans as CUDA Graphs and replay them */
     nd_cuda_plan_state *plans; /* every plan's state, for graph eviction */
     int32_t n_execs;   /* instantiated graphs held, all plans */
@@ -402,6 +408,8 @@ void nd_cuda_chol_release(nd_cuda *cu);
 /* A routine run as a step on its own (the executor's step-by-step path):
  * its workspace taken from the stream-ordered pool for the call. */
 nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots);
+/* Gives the kept step workspace back (stream-ordered; the lock held). */
+void nd_cuda_release_step_workspace(nd_cuda *cu);
 /* fail: where a routine that files a bad index (common/lib_calls.h's
  * nd_lib_files_fails: gather, scatter) files it, device-visible memory in
  * prims.h's ndp_fail layout (an nd_ir_fail); NULL for the others. */

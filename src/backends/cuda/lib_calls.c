@@ -241,6 +241,30 @@ nd_status nd_cuda_issue_lib(nd_cuda *cu, const nd_user_desc *u, void *const *slo
     return e ? lib_failed(u, e, "running") : ND_OK;
 }
 
+/* The step path's workspace is kept between steps rather than allocated
+ * and freed around each: the routines that take this path (those that
+ * read their status back: the linear algebra) run one at a time on
+ * `stream`, so one buffer serves them in stream order. After an idle
+ * moment the host's pool calls are slow: for Cholesky of 8192 float64 on
+ * the H200 the allocation took 17-24 us and the free 14 us of a call whose
+ * target is 5% over potrf's 7.3 ms (bench/results/2026-11-29-h200-session6.md). */
+static nd_status step_workspace(nd_cuda *cu, size_t bytes, void **out, const char *what) {
+    if (!cu->step_ws || cu->step_ws_bytes < bytes) {
+        nd_cuda_release_step_workspace(cu);
+        nd_status s = nd_cuda_device_alloc(cu, bytes, &cu->step_ws, what);
+        if (s != ND_OK) return s;
+        cu->step_ws_bytes = bytes;
+    }
+    *out = cu->step_ws;
+    return ND_OK;
+}
+
+void nd_cuda_release_step_workspace(nd_cuda *cu) {
+    if (cu->step_ws) nd_cuda_device_free(cu, cu->step_ws, cu->step_ws_bytes); /* after the routines that used it */
+    cu->step_ws = NULL;
+    cu->step_ws_bytes = 0;
+}
+
 nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *slots) {
     size_t bytes = 0;
     void *ws = NULL;
@@ -256,10 +280,8 @@ nd_status nd_cuda_run_lib_step(nd_cuda *cu, const nd_user_desc *u, void *const *
         if (e) s = nd_cuda_fail((cudaError_t)e, "cudaHostAlloc (the bad-index record)");
     }
     /* Never a NULL workspace: to a primitive that means "size it". */
-    size_t alloc = bytes ? bytes : 256;
-    if (s == ND_OK) s = nd_cuda_device_alloc(cu, alloc, &ws, nd_lib_calls[u->lib].name);
+    if (s == ND_OK) s = step_workspace(cu, bytes ? bytes : 256, &ws, nd_lib_calls[u->lib].name);
     if (s == ND_OK) s = nd_cuda_issue_lib(cu, u, slots, ws, bytes, device, cu->stream);
-    if (ws) nd_cuda_device_free(cu, ws, alloc); /* stream-ordered: after the routine */
     if (s == ND_OK && host) {
         cudaError_t e = cudaStreamSynchronize(cu->stream);
         if (e != cudaSuccess) return nd_cuda_fail(e, "cudaStreamSynchronize after a gather or scatter");
