@@ -58,9 +58,7 @@
     X(EXACT_SPIN, "exact_spin", "exact polling at once and without backing off")                             \
     X(EXACT_ATOMICS, "exact_atomics", "exact summing by limb atomics, not float64 registers, when exact")     \
     X(EXACT_4K, "exact_4k", "exact with 32 items a thread (tiles of 16 KiB), registers for 6 blocks an SM")  \
-    X(EXACT_NODELAY, "exact_nodelay", "exact polling at once (not after CUB's 1140 ns), backing off 128 ns") \
-    X(EXACT_6K, "exact_6k", "exact with 48 items a thread (tiles of 24 KiB), registers for 4 blocks an SM")   \
-    X(EXACT_8K, "exact_8k", "exact with 64 items a thread (tiles of 32 KiB), registers for 3 blocks an SM")
+    X(EXACT_NODELAY, "exact_nodelay", "exact polling at once (not after CUB's 1140 ns), backing off 128 ns")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
@@ -71,21 +69,11 @@ enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
 #define ND_SCAN_VARIANT_NAMES {ND_SCAN_VARIANTS(ND_SP_NAME)}
 
 /* The exact variants' tiles (NDP_SCAN_EXACT*, float32): 128 threads x 24
- * items, agg's tuning (exact_4k, _6k, _8k: 32, 48, 64 items); bench/gpu_speed.cu builds
+ * items, agg's tuning (exact_4k: 32 items); bench/gpu_speed.cu builds
  * inputs per tile. */
-enum {
-    ND_SCAN_EXACT_THREADS = 128,
-    ND_SCAN_EXACT_ITEMS = 24,
-    ND_SCAN_EXACT_4K_ITEMS = 32,
-    ND_SCAN_EXACT_6K_ITEMS = 48,
-    ND_SCAN_EXACT_8K_ITEMS = 64
-};
+enum { ND_SCAN_EXACT_THREADS = 128, ND_SCAN_EXACT_ITEMS = 24, ND_SCAN_EXACT_4K_ITEMS = 32 };
 ND_SP_FN int64_t nd_scan_exact_tile(int variant) {
-    const int items = variant == NDP_SCAN_EXACT_4K ? ND_SCAN_EXACT_4K_ITEMS
-                      : variant == NDP_SCAN_EXACT_6K ? ND_SCAN_EXACT_6K_ITEMS
-                      : variant == NDP_SCAN_EXACT_8K ? ND_SCAN_EXACT_8K_ITEMS
-                                                     : ND_SCAN_EXACT_ITEMS;
-    return (int64_t)ND_SCAN_EXACT_THREADS * items;
+    return (int64_t)ND_SCAN_EXACT_THREADS * (variant == NDP_SCAN_EXACT_4K ? ND_SCAN_EXACT_4K_ITEMS : ND_SCAN_EXACT_ITEMS);
 }
 
 /* Levels of the aggregate tree and the fan-out of each: 32^3 tiles of

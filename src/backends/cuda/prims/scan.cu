@@ -1155,8 +1155,6 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_EXACT_SPIN:
     case NDP_SCAN_EXACT_ATOMICS:
     case NDP_SCAN_EXACT_4K:
-    case NDP_SCAN_EXACT_6K:
-    case NDP_SCAN_EXACT_8K:
     case NDP_SCAN_EXACT_NODELAY:
         // float32 sums (and nan sums) carry exact sums between tiles;
         // everything else is agg.
@@ -1173,10 +1171,6 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
                     return scan_exact_launch<BT, ITEMS, 8, 688, true, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 case NDP_SCAN_EXACT_4K:
                     return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
-                case NDP_SCAN_EXACT_6K:
-                    return scan_exact_launch<BT, ND_SCAN_EXACT_6K_ITEMS, 4, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
-                case NDP_SCAN_EXACT_8K:
-                    return scan_exact_launch<BT, ND_SCAN_EXACT_8K_ITEMS, 3, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 default: return scan_exact_launch<BT, ITEMS, 8, 688, false, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 }
         }
