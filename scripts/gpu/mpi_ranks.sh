@@ -12,10 +12,17 @@
 #  - the heat example (1000 x 1000, 50 sweeps) alone and under mpirun: every
 #    rank prints the lone run's min, max and mean;
 #  - every other example under mpirun: its own check passes (exit 0; 77:
-#    it skips on this backend).
+#    it skips on this backend);
+#  - on CUDA, the programs and the heat example again with
+#    ND_RANK_TRANSPORT=nccl: the same values, bytes over NCCL and none
+#    staged (mpi_programs checks its nd_stats). On one GPU NCCL refuses two
+#    ranks, unless each has its own NCCL_HOSTID: NCCL then takes them for
+#    two hosts and carries the bytes over its socket transport on the
+#    loopback (slow, but the path is nd's NCCL path: device pointers,
+#    ncclSend/ncclRecv/ncclBroadcast on the backend's stream).
 # Each rank drives GPU (local rank mod GPUs visible): on a machine of one
-# GPU both ranks share GPU 0 (NCCL would refuse that; nd's ranks carry
-# their bytes through pinned host buffers and MPI).
+# GPU both ranks share GPU 0 (ND_RANK_TRANSPORT=auto then carries their
+# bytes through pinned host buffers and MPI).
 # mpirun: $MPIRUN, else the one on PATH, else the OpenMPI tree that
 # scripts/gpu/stage_openmpi.sh packed into .gpu/openmpi (found by
 # OPAL_PREFIX, set here); none: one SKIP line, exit 0.
@@ -27,7 +34,7 @@ set -uo pipefail
 ranks=${1:-2}
 backend=${MPI_RANKS_BACKEND:-cuda}
 export ND_BACKEND=$backend
-unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_TRANSPORT
 [ "$backend" = cuda ] || export ND_RANK_STAGING=1
 log="$OUT/mpi_ranks.txt"
 : >"$log"
@@ -125,6 +132,42 @@ elif "$heat" 1000 50 >"$OUT/heat-alone.log" 2>&1; then
 else
   fail "heat alone (log: $OUT/heat-alone.log)"
   tail -5 "$OUT/heat-alone.log"
+fi
+# NCCL between the ranks (ND_RANK_TRANSPORT=nccl), each rank its own
+# NCCL_HOSTID so that two ranks may share one GPU; against the same lone
+# runs as above.
+if [ "$backend" = cuda ]; then
+  nccl_args=("${args[@]}" -x ND_RANK_TRANSPORT=nccl -x NCCL_SOCKET_IFNAME=lo -x NCCL_P2P_DISABLE=1
+             -x NCCL_SHM_DISABLE=1 -x NCCL_IB_DISABLE=1)
+  hostid=(sh -c 'NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK exec "$@"' sh)
+  if [ -x "$prog" ] && [ -f "$dir/ref.bin" ]; then
+    if ND_SPLIT_MIN_BYTES=0 ND_LOG=2 timeout 600 "$mpirun_bin" "${nccl_args[@]}" -x ND_SPLIT_MIN_BYTES -x ND_LOG \
+        "${hostid[@]}" "$prog" check "$dir/ref.bin" >"$OUT/mpi-nccl.log" 2>&1 &&
+        [ "$(grep -c 'bytes between ranks go over NCCL' "$OUT/mpi-nccl.log")" -eq "$ranks" ]; then
+      pass "mpi_programs mpirun -n $ranks over NCCL: $(grep -h 'ranks on the' "$OUT/mpi-nccl.log" | head -1)"
+    else
+      fail "mpi_programs mpirun -n $ranks over NCCL (log: $OUT/mpi-nccl.log)"
+      tail -5 "$OUT/mpi-nccl.log"
+    fi
+    grep -h "bytes between ranks go" "$OUT/mpi-nccl.log" | sort -u | tee -a "$log"
+  else
+    fail "mpi_programs over NCCL: no lone run to compare with"
+  fi
+  if [ -n "${want:-}" ] && ND_LOG=2 timeout 600 "$mpirun_bin" "${nccl_args[@]}" -x ND_LOG "${hostid[@]}" \
+      "$heat" 1000 50 >"$OUT/heat-nccl.log" 2>&1; then
+    got=$(grep -h "^  min" "$OUT/heat-nccl.log" | sort -u)
+    lines=$(grep -c "^  min" "$OUT/heat-nccl.log")
+    over=$(grep -c "bytes between ranks go over NCCL" "$OUT/heat-nccl.log")
+    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ] && [ "$over" -eq "$ranks" ]; then
+      pass "heat 1000x1000 x50 mpirun -n $ranks over NCCL: every rank prints the lone run's '$(echo $want)'"
+    else
+      fail "heat over NCCL: got '$(echo $got)' ($lines lines, $over ranks over NCCL), alone '$(echo $want)'"
+    fi
+    grep -h "time" "$OUT/heat-nccl.log" | sed 's/^ */  /' | tee -a "$log"
+  else
+    fail "heat mpirun -n $ranks over NCCL (log: $OUT/heat-nccl.log)"
+    tail -5 "$OUT/heat-nccl.log"
+  fi
 fi
 # Every other example under mpirun: each checks its own result (against a
 # reference or a tolerance) and exits non-zero when it is wrong.

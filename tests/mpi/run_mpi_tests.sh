@@ -14,7 +14,7 @@ set -euo pipefail
 prog=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_TRANSPORT
 export ND_BACKEND=cpu ND_EXECUTOR_THREAD=0 ND_SPLIT_MIN_BYTES=0 ND_CPU_JIT=0 OMP_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1
 args=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
@@ -33,6 +33,23 @@ for n in 2 3; do
     echo "== mpirun -n $n, ND_RANK_STAGING=1"
     ND_RANK_STAGING=1 mpirun -n "$n" "${args[@]}" -x ND_RANK_STAGING "$prog" check "$dir/ref.bin"
 done
+# NCCL carries only GPU memory: forced on CPU ranks, nd_init fails on
+# every rank saying why (the ranks decide together, so none hangs).
+echo "== mpirun -n 2, ND_RANK_TRANSPORT=nccl on CPU ranks"
+set +e
+ND_RANK_TRANSPORT=nccl timeout 45 mpirun -n 2 "${args[@]}" -x ND_RANK_TRANSPORT "$prog" check "$dir/ref.bin" \
+    >"$dir/nccl.txt" 2>&1
+rc=$?
+set -e
+told=$(grep -cE "nd_init: ND_RANK_TRANSPORT=nccl cannot be: rank 0( \(this rank\))? does not compute on a GPU" \
+    "$dir/nccl.txt" || true)
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$told" -ne 2 ]; then
+    echo "run_mpi_tests: ND_RANK_TRANSPORT=nccl on CPU ranks gave exit $rc (want 1, no hang) and $told of 2" \
+        "ranks said why:" >&2
+    tail -5 "$dir/nccl.txt" >&2
+    exit 1
+fi
+echo "both ranks refused: $(grep -m1 -o 'ND_RANK_TRANSPORT=nccl cannot be: .*' "$dir/nccl.txt")"
 echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
 ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
 # A rank whose steps fail (ND_FAULT: every backend call from the 120th on,
