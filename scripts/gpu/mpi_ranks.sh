@@ -111,24 +111,39 @@ else
   fi
 fi
 
+# heat_ranks WHAT LOG NEED MPIRUN-ARGS...: the heat example under mpirun
+# (the arguments end with anything that wraps the program) prints the lone
+# run's figures ($want) on every rank; NEED, where set, is a line every
+# rank must log (ND_LOG=2).
+heat_ranks() {
+  local what=$1 out=$2 need=$3 got lines logged
+  shift 3
+  if timeout 600 "$mpirun_bin" "$@" "$heat" 1000 50 >"$out" 2>&1; then
+    got=$(grep -h "^  min" "$out" | sort -u)
+    lines=$(grep -c "^  min" "$out")
+    logged=$ranks
+    [ -z "$need" ] || logged=$(grep -c "$need" "$out")
+    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ] && [ "$logged" -eq "$ranks" ]; then
+      pass "heat 1000x1000 x50 mpirun -n $ranks$what: every rank prints the lone run's '$(echo $want)'"
+    else
+      fail "heat mpirun -n $ranks$what: got '$(echo $got)' ($lines lines, $logged logged '$need'), alone" \
+        "'$(echo $want)'"
+    fi
+    grep -h "^  time" "$out" | sed 's/^ */  /' | tee -a "$log"
+  else
+    fail "heat mpirun -n $ranks$what (log: $out)"
+    tail -5 "$out"
+  fi
+}
+
 # The heat example: the lone run's figures on every rank.
+want=
 if [ ! -x "$heat" ]; then
   fail "heat: $heat missing"
 elif "$heat" 1000 50 >"$OUT/heat-alone.log" 2>&1; then
   want=$(grep -h "^  min" "$OUT/heat-alone.log")
-  if "$mpirun_bin" "${args[@]}" "$heat" 1000 50 >"$OUT/heat-mpi.log" 2>&1; then
-    got=$(grep -h "^  min" "$OUT/heat-mpi.log" | sort -u)
-    lines=$(grep -c "^  min" "$OUT/heat-mpi.log")
-    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ]; then
-      pass "heat 1000x1000 x50 mpirun -n $ranks: every rank prints the lone run's '$(echo $want)'"
-    else
-      fail "heat mpirun -n $ranks: got '$(echo $got)' ($lines lines), alone '$(echo $want)'"
-    fi
-    grep -h "time" "$OUT/heat-alone.log" "$OUT/heat-mpi.log" | sed 's/^ */  /' | tee -a "$log"
-  else
-    fail "heat mpirun -n $ranks (log: $OUT/heat-mpi.log)"
-    tail -5 "$OUT/heat-mpi.log"
-  fi
+  grep -h "^  time" "$OUT/heat-alone.log" | sed 's/^ */  /' | tee -a "$log"
+  heat_ranks "" "$OUT/heat-mpi.log" "" "${args[@]}"
 else
   fail "heat alone (log: $OUT/heat-alone.log)"
   tail -5 "$OUT/heat-alone.log"
@@ -137,12 +152,12 @@ fi
 # NCCL_HOSTID so that two ranks may share one GPU; against the same lone
 # runs as above.
 if [ "$backend" = cuda ]; then
-  nccl_args=("${args[@]}" -x ND_RANK_TRANSPORT=nccl -x NCCL_SOCKET_IFNAME=lo -x NCCL_P2P_DISABLE=1
+  nccl_args=("${args[@]}" -x ND_RANK_TRANSPORT=nccl -x ND_LOG=2 -x NCCL_SOCKET_IFNAME=lo -x NCCL_P2P_DISABLE=1
              -x NCCL_SHM_DISABLE=1 -x NCCL_IB_DISABLE=1)
   hostid=(sh -c 'NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK exec "$@"' sh)
   if [ -x "$prog" ] && [ -f "$dir/ref.bin" ]; then
-    if ND_SPLIT_MIN_BYTES=0 ND_LOG=2 timeout 600 "$mpirun_bin" "${nccl_args[@]}" -x ND_SPLIT_MIN_BYTES -x ND_LOG \
-        "${hostid[@]}" "$prog" check "$dir/ref.bin" >"$OUT/mpi-nccl.log" 2>&1 &&
+    if ND_SPLIT_MIN_BYTES=0 timeout 600 "$mpirun_bin" "${nccl_args[@]}" -x ND_SPLIT_MIN_BYTES "${hostid[@]}" \
+        "$prog" check "$dir/ref.bin" >"$OUT/mpi-nccl.log" 2>&1 &&
         [ "$(grep -c 'bytes between ranks go over NCCL' "$OUT/mpi-nccl.log")" -eq "$ranks" ]; then
       pass "mpi_programs mpirun -n $ranks over NCCL: $(grep -h 'ranks on the' "$OUT/mpi-nccl.log" | head -1)"
     else
@@ -153,20 +168,10 @@ if [ "$backend" = cuda ]; then
   else
     fail "mpi_programs over NCCL: no lone run to compare with"
   fi
-  if [ -n "${want:-}" ] && ND_LOG=2 timeout 600 "$mpirun_bin" "${nccl_args[@]}" -x ND_LOG "${hostid[@]}" \
-      "$heat" 1000 50 >"$OUT/heat-nccl.log" 2>&1; then
-    got=$(grep -h "^  min" "$OUT/heat-nccl.log" | sort -u)
-    lines=$(grep -c "^  min" "$OUT/heat-nccl.log")
-    over=$(grep -c "bytes between ranks go over NCCL" "$OUT/heat-nccl.log")
-    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ] && [ "$over" -eq "$ranks" ]; then
-      pass "heat 1000x1000 x50 mpirun -n $ranks over NCCL: every rank prints the lone run's '$(echo $want)'"
-    else
-      fail "heat over NCCL: got '$(echo $got)' ($lines lines, $over ranks over NCCL), alone '$(echo $want)'"
-    fi
-    grep -h "time" "$OUT/heat-nccl.log" | sed 's/^ */  /' | tee -a "$log"
+  if [ -n "$want" ]; then
+    heat_ranks " over NCCL" "$OUT/heat-nccl.log" "bytes between ranks go over NCCL" "${nccl_args[@]}" "${hostid[@]}"
   else
-    fail "heat mpirun -n $ranks over NCCL (log: $OUT/heat-nccl.log)"
-    tail -5 "$OUT/heat-nccl.log"
+    fail "heat over NCCL: no lone run to compare with"
   fi
 fi
 # Every other example under mpirun: each checks its own result (against a
