@@ -1205,4 +1205,8 @@ Test(rank_transport, staging_and_disagreeing_ranks) {
     nd_rank_identity differ[3] = {ID(G1, 1, 0, AUTO), ID(G2, 1, 0, AUTO), ID(G3, 1, 0, NCCL)};
     cr_expect_eq(choose(3, differ, why), -1, "%s", why);
     cr_expect(strstr(why, "rank 0: auto, rank 2: nccl"), "%s", why);
+    /* a rank whose nd_init failed before the choice: the others fail too */
+    nd_rank_identity failed[3] = {ID(G1, 1, 0, STAGING), ID(0, 0, 0, FAILED), ID(G3, 1, 0, STAGING)};
+    cr_expect_eq(choose(3, failed, why), -1, "%s", why);
+    cr_expect(strstr(why, "MPI rank 1 failed to start"), "%s", why);
 }

@@ -15,6 +15,12 @@ int nd_rank_transport_choose(int32_t n, const nd_rank_identity *ranks, int32_t m
         snprintf(why, cap, "one rank: nothing travels between ranks");
         return 0;
     }
+    for (int32_t r = 0; r < n; r++)
+        if (ranks[r].mode == ND_RANK_TRANSPORT_FAILED) {
+            snprintf(why, cap, "MPI rank %d%s failed to start (its own error says why), so no rank can run", (int)r,
+                     mine(r, me));
+            return -1;
+        }
     const uint64_t mode = ranks[0].mode;
     for (int32_t r = 1; r < n; r++)
         if (ranks[r].mode != mode) {

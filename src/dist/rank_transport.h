@@ -13,7 +13,11 @@
 typedef enum {
     ND_RANK_TRANSPORT_AUTO,   /* NCCL where every rank has a GPU of its own */
     ND_RANK_TRANSPORT_NCCL,   /* NCCL, or an error saying why it cannot be */
-    ND_RANK_TRANSPORT_STAGING /* MPI through host buffers */
+    ND_RANK_TRANSPORT_STAGING, /* MPI through host buffers */
+    /* Not a setting: this rank's nd_init failed before the choice (its
+     * backend did not start); it takes part only so that the others fail
+     * too rather than wait for it in their first transfer. */
+    ND_RANK_TRANSPORT_FAILED
 } nd_rank_transport;
 
 /* What one rank tells the others: ND_RANK_ID_WORDS u64s, in this order,
@@ -32,7 +36,8 @@ typedef struct {
  * differs between ranks, or is nccl and some rank is not a CUDA rank, has
  * no NCCL, or shares its GPU with another rank without distinct
  * NCCL_HOSTIDs (NCCL refuses two ranks on one GPU); why then says which
- * ranks and why. `me` is this rank (why names it when it is one of those
+ * ranks and why (also where a rank failed to start: ND_RANK_TRANSPORT_FAILED).
+ * `me` is this rank (why names it when it is one of those
  * at fault). */
 int nd_rank_transport_choose(int32_t n, const nd_rank_identity *ranks, int32_t me, char *why, size_t cap);
 

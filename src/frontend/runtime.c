@@ -354,13 +354,16 @@ static int32_t ranks_failed(nd_status mine) {
  * (ND_RANK_TRANSPORT; dist/rank_transport.h decides, alike on every rank,
  * from every rank's GPU, NCCL and NCCL_HOSTID). Where it is NCCL, opens
  * the backend's link (every rank together) and sets *link. Every rank
- * calls it (it allgathers); `how` says what was chosen and why. */
+ * calls it (it allgathers), one whose backend did not start too (be NULL:
+ * it only tells the others, which then fail rather than wait for it);
+ * `how` says what was chosen and why. */
 static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, size_t cap) {
     *link = 0;
     int mode = ND_RANK_TRANSPORT_AUTO, set = 0;
     (void)nd_env_choice(ND_ENV_RANK_TRANSPORT, &mode, &set); /* validated by nd_env_check */
     if (!set) mode = ND_RANK_TRANSPORT_AUTO;
-    nd_rank_identity me = {be->gpu_identity, 0, 0, (uint64_t)mode};
+    if (!be) mode = ND_RANK_TRANSPORT_FAILED;
+    nd_rank_identity me = {be ? be->gpu_identity : 0, 0, 0, (uint64_t)mode};
     char here[400] = ""; /* why this rank has no NCCL */
     nd_error_saved before; /* a probe's or a fallback's error is not the program's */
     nd_error_save(&before);
@@ -386,6 +389,10 @@ static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, siz
     const int32_t n = nd_dist_size(), rank = nd_dist_rank();
     char why[600];
     int pick = nd_rank_transport_choose(n, all, rank, why, sizeof why);
+    int some_failed = 0;
+    for (int32_t r = 0; r < n; r++) some_failed |= all[r].mode == ND_RANK_TRANSPORT_FAILED;
+    /* A rank that failed keeps its own error; the others say which failed. */
+    if (pick < 0 && some_failed) return be ? nd_error_set(ND_ERR_BACKEND, "nd_init: %s", why) : ND_ERR_BACKEND;
     if (pick < 0)
         return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: ND_RANK_TRANSPORT=%s cannot be: %s%s%s",
                             nd_env_rank_transports[mode], why, here[0] && !me.nccl ? " (here: " : "",
@@ -488,8 +495,13 @@ nd_status nd_init(const nd_config *cfg) {
      * their bytes travel, all together. */
     int rank_link = 0;
     char rank_how[700] = "";
-    if (st == ND_OK && nd_dist_size() > 1 && split_config_for(&c, be).n_devices == nd_dist_size())
-        st = choose_rank_transport(be, &rank_link, rank_how, sizeof rank_how);
+    if (nd_dist_size() > 1 && (st != ND_OK || split_config_for(&c, be).n_devices == nd_dist_size())) {
+        nd_error_saved failed;
+        nd_error_save(&failed);
+        nd_status st2 = choose_rank_transport(st == ND_OK ? be : NULL, &rank_link, rank_how, sizeof rank_how);
+        if (st != ND_OK) nd_error_restore(&failed);
+        else st = st2;
+    }
     /* ND_TRACE: a backend that runs whole plans writes its own (device
      * times); for the others the executor writes each step's host times. */
     FILE *trace = NULL;

@@ -50,6 +50,21 @@ if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$told" -ne 2 ]; then
     exit 1
 fi
 echo "both ranks refused: $(grep -m1 -o 'ND_RANK_TRANSPORT=nccl cannot be: .*' "$dir/nccl.txt")"
+# A rank whose backend does not start (CUDA with no device visible) still
+# takes part in that choice: the other fails nd_init naming it, no hang.
+echo "== mpirun -n 2, rank 1's backend does not start"
+set +e
+timeout 45 mpirun -n 2 "${args[@]}" bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_BACKEND=cuda CUDA_VISIBLE_DEVICES=; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin" >"$dir/start.txt" 2>&1
+rc=$?
+set -e
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "mpi_programs: nd_init: nd_init: MPI rank 1 failed to start" "$dir/start.txt"; then
+    echo "run_mpi_tests: rank 1 failing to start gave exit $rc (want 1, no hang) and rank 0 was not told:" >&2
+    tail -5 "$dir/start.txt" >&2
+    exit 1
+fi
+echo "rank 0 was told: $(grep -m1 -o 'MPI rank 1 failed to start[^(]*' "$dir/start.txt")"
 echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
 ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
 # A rank whose steps fail (ND_FAULT: every backend call from the 120th on,
