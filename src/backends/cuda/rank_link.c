@@ -160,7 +160,7 @@ static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int3
     } else {
         L->zeros = NULL;
     }
-    if (e != cudaSuccess) s = nd_cuda_fail(e, "nd_init: device memory for the NCCL link (cudaMalloc)");
+    if (e != cudaSuccess) s = nd_cuda_fail(e, "nd_init: cudaMalloc of the NCCL link's 16 MiB of scratch");
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);
     /* Every rank calls it (the runtime makes sure): a rank that failed
@@ -239,10 +239,9 @@ static nd_status link_wait(nd_backend *be) {
         nd_cuda_lock(cu);
         cudaError_t e = cudaStreamQuery(cu->stream);
         ncclResult_t a = ncclSuccess;
-        if (e == cudaErrorNotReady && N.CommGetAsyncError(L->comm, &a) != ncclSuccess) a = ncclInternalError;
+        if (N.CommGetAsyncError(L->comm, &a) != ncclSuccess) a = ncclInternalError;
         nd_cuda_unlock(cu);
-        if (e == cudaSuccess) return ND_OK;
-        if (e != cudaErrorNotReady)
+        if (e != cudaSuccess && e != cudaErrorNotReady)
             return nd_cuda_fail(e, "a step or a transfer between MPI ranks (NCCL) on the stream");
         if (a != ncclSuccess && a != ncclInProgress) {
             nd_status s = nccl_failed(L, a, "the NCCL link between MPI ranks");
@@ -251,6 +250,7 @@ static nd_status link_wait(nd_backend *be) {
             L->comm = NULL;
             return s;
         }
+        if (e == cudaSuccess) return ND_OK;
         struct timespec t = {0, ns};
         nanosleep(&t, NULL);
         if (ns < 200000) ns *= 2;
