@@ -428,7 +428,7 @@ static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, siz
     if (me.gpu)
         snprintf(how, cap, "through pinned host buffers (%s)", why);
     else
-        snprintf(how, cap, "from host memory in place (%s)", why);
+        snprintf(how, cap, "over MPI from host memory in place (a CPU rank)");
     return ND_OK;
 }
 
