@@ -457,16 +457,17 @@ static nd_status run_step_here(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     return rc;
 }
 
+/* How this rank's transfers travel (executor_ranks.h's nd_rank_io). */
+static nd_rank_io rank_io(nd_scheduler_ctx *ctx) {
+    return (nd_rank_io){ctx->backend, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
+}
+
 /* Under mpirun, a step of a partitioned plan (executor_ranks.h): this
  * rank runs its own device's steps and the whole ones, sends and receives
  * halo rows, and receives every other rank's gathered rows and partial
  * reductions, so whole arrays hold the same value on every rank. Only the
  * memory this rank touches is bound (another rank's piece never is). A
  * failed local step still takes part in the transfer its peers wait in. */
-static nd_rank_io rank_io(nd_scheduler_ctx *ctx) {
-    return (nd_rank_io){ctx->backend, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
-}
-
 static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
                                bound_slots *bs, int32_t i) {
     const nd_step *st = &plan->steps[i];
