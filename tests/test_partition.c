@@ -10,6 +10,7 @@
 #include <ctype.h>
 
 #include "common.h"
+#include "dist/rank_transport.h" /* the ranks' transport choice: pure logic */
 
 /* The CUDA registration (ND_BACKEND=cuda) runs the same programs over
  * logical GPU devices: n devices are n entries of ND_DEVICES taken in turn
@@ -1141,4 +1142,71 @@ NDT_TEST(partition, matmul_chain_large_b_rings) {
         cr_assert_eq(s.arrays_scattered, 2, "%d devices: %llu arrays scattered", n,
                      (unsigned long long)s.arrays_scattered);
     }
+}
+
+/* Under mpirun the ranks choose NCCL or host buffers together from every
+ * rank's identity (dist/rank_transport.c); fed identities here, no GPU or
+ * MPI needed. GPUs g1..g3 are UUID hashes, h1/h2 NCCL_HOSTID hashes. */
+enum { G1 = 11, G2 = 12, G3 = 13, H1 = 21, H2 = 22 };
+static int choose(int n, const nd_rank_identity *r, char *why) {
+    return nd_rank_transport_choose(n, r, 0, why, 600);
+}
+#define ID(gpu, nccl, host, mode) {(gpu), (nccl), (host), ND_RANK_TRANSPORT_##mode}
+
+Test(rank_transport, auto_picks_nccl_only_where_every_rank_has_its_own_gpu) {
+    char why[600];
+    nd_rank_identity own[3] = {ID(G1, 1, 0, AUTO), ID(G2, 1, 0, AUTO), ID(G3, 1, 0, AUTO)};
+    cr_expect_eq(choose(3, own, why), 1, "%s", why);
+    cr_expect(strstr(why, "own"), "%s", why);
+    nd_rank_identity shared[3] = {ID(G1, 1, 0, AUTO), ID(G2, 1, 0, AUTO), ID(G1, 1, 0, AUTO)};
+    cr_expect_eq(choose(3, shared, why), 0, "%s", why);
+    cr_expect(strstr(why, "ranks 0 and 2 share a GPU"), "%s", why);
+    /* NCCL_HOSTIDs let NCCL pass, but auto still keeps one GPU's ranks on host buffers */
+    nd_rank_identity hosts[2] = {ID(G1, 1, H1, AUTO), ID(G1, 1, H2, AUTO)};
+    cr_expect_eq(choose(2, hosts, why), 0, "%s", why);
+    nd_rank_identity cpu[2] = {ID(G1, 1, 0, AUTO), ID(0, 0, 0, AUTO)};
+    cr_expect_eq(choose(2, cpu, why), 0, "%s", why);
+    cr_expect(strstr(why, "rank 1 does not compute on a GPU"), "%s", why);
+    nd_rank_identity no_nccl[2] = {ID(G1, 0, 0, AUTO), ID(G2, 1, 0, AUTO)};
+    cr_expect_eq(choose(2, no_nccl, why), 0, "%s", why);
+    cr_expect(strstr(why, "NCCL is not available on rank 0 (this rank)"), "%s", why);
+    cr_expect_eq(choose(1, own, why), 0, "one rank: %s", why);
+}
+
+Test(rank_transport, nccl_forced_or_a_reason) {
+    char why[600];
+    nd_rank_identity own[2] = {ID(G1, 1, 0, NCCL), ID(G2, 1, 0, NCCL)};
+    cr_expect_eq(choose(2, own, why), 1, "%s", why);
+    nd_rank_identity cpu[3] = {ID(G1, 1, 0, NCCL), ID(G2, 1, 0, NCCL), ID(0, 0, 0, NCCL)};
+    cr_expect_eq(choose(3, cpu, why), -1, "%s", why);
+    cr_expect(strstr(why, "rank 2 does not compute on a GPU") && strstr(why, "CUDA backend on every rank"), "%s",
+              why);
+    nd_rank_identity no_nccl[2] = {ID(G1, 1, 0, NCCL), ID(G2, 0, 0, NCCL)};
+    cr_expect_eq(choose(2, no_nccl, why), -1, "%s", why);
+    cr_expect(strstr(why, "NCCL is not available on rank 1"), "%s", why);
+    /* one GPU: only with a distinct NCCL_HOSTID on each of its ranks */
+    nd_rank_identity unset[2] = {ID(G1, 1, 0, NCCL), ID(G1, 1, 0, NCCL)};
+    cr_expect_eq(choose(2, unset, why), -1, "%s", why);
+    cr_expect(strstr(why, "ranks 0 and 1 share a GPU") && strstr(why, "NCCL_HOSTID"), "%s", why);
+    nd_rank_identity one_set[2] = {ID(G1, 1, H1, NCCL), ID(G1, 1, 0, NCCL)};
+    cr_expect_eq(choose(2, one_set, why), -1, "%s", why);
+    nd_rank_identity same[2] = {ID(G1, 1, H1, NCCL), ID(G1, 1, H1, NCCL)};
+    cr_expect_eq(choose(2, same, why), -1, "%s", why);
+    nd_rank_identity apart[3] = {ID(G1, 1, H1, NCCL), ID(G2, 1, 0, NCCL), ID(G1, 1, H2, NCCL)};
+    cr_expect_eq(choose(3, apart, why), 1, "%s", why);
+    cr_expect(strstr(why, "ranks 0 and 2 share a GPU, told apart by their NCCL_HOSTIDs"), "%s", why);
+}
+
+Test(rank_transport, staging_and_disagreeing_ranks) {
+    char why[600];
+    nd_rank_identity staging[2] = {ID(G1, 1, 0, STAGING), ID(G2, 1, 0, STAGING)};
+    cr_expect_eq(choose(2, staging, why), 0, "%s", why);
+    cr_expect(strstr(why, "staging"), "%s", why);
+    nd_rank_identity differ[3] = {ID(G1, 1, 0, AUTO), ID(G2, 1, 0, AUTO), ID(G3, 1, 0, NCCL)};
+    cr_expect_eq(choose(3, differ, why), -1, "%s", why);
+    cr_expect(strstr(why, "rank 0: auto, rank 2: nccl"), "%s", why);
+    /* a rank whose nd_init failed before the choice: the others fail too */
+    nd_rank_identity failed[3] = {ID(G1, 1, 0, STAGING), ID(0, 0, 0, FAILED), ID(G3, 1, 0, STAGING)};
+    cr_expect_eq(choose(3, failed, why), -1, "%s", why);
+    cr_expect(strstr(why, "MPI rank 1 failed to start"), "%s", why);
 }

@@ -25,7 +25,10 @@ extern "C" {
  * Errors: ND_ERR_ARG for bad settings (an nd_config field or an ND_*
  * variable; with ND_BACKEND=auto a bad ND_DEVICES fails rather than fall
  * back to the CPU), ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested
- * backend is missing, ND_ERR_STATE if already running. */
+ * backend is missing, ND_ERR_STATE if already running. Under mpirun every
+ * rank calls it (the ranks agree there on how bytes travel between them,
+ * ND_RANK_TRANSPORT): ND_ERR_UNSUPPORTED on every rank where
+ * ND_RANK_TRANSPORT=nccl cannot be, saying why. */
 ND_API nd_status nd_init(const nd_config *cfg);
 /* Waits for pending work and frees every resource: the calling thread's
  * scopes are closed (their handles released), and the memory of every array
@@ -35,7 +38,10 @@ ND_API nd_status nd_init(const nd_config *cfg);
  * releases it, its shape and dtype can still be read, and every other
  * function rejects it with ND_ERR_STATE ("... was created before
  * nd_shutdown ..."), also after nd_init restarts the runtime. So a program
- * that frees its handles after nd_shutdown does not leak. */
+ * that frees its handles after nd_shutdown does not leak. Under mpirun with
+ * GPU ranks over NCCL every rank must call it (it destroys the NCCL
+ * communicator, which waits for the other ranks); the exit handler nd
+ * installs calls it on every rank. */
 ND_API void nd_shutdown(void);
 /* Runs everything pending and waits for it. Returns the first error of the
  * flushes since the last nd_sync (out of memory, a failed compile or backend

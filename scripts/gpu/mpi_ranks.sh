@@ -12,13 +12,21 @@
 #  - the heat example (1000 x 1000, 50 sweeps) alone and under mpirun: every
 #    rank prints the lone run's min, max and mean;
 #  - every other example under mpirun: its own check passes (exit 0; 77:
-#    it skips on this backend).
+#    it skips on this backend);
+#  - on CUDA, the programs and the heat example again with
+#    ND_RANK_TRANSPORT=nccl: the same values, bytes over NCCL and none
+#    staged (mpi_programs checks its nd_stats). On one GPU NCCL refuses two
+#    ranks, unless each has its own NCCL_HOSTID: NCCL then takes them for
+#    two hosts and carries the bytes over its socket transport on the
+#    loopback (slow, but the path is nd's NCCL path: device pointers,
+#    ncclSend/ncclRecv/ncclBroadcast on the backend's stream).
 # Each rank drives GPU (local rank mod GPUs visible): on a machine of one
-# GPU both ranks share GPU 0 (NCCL would refuse that; nd's ranks carry
-# their bytes through pinned host buffers and MPI).
+# GPU both ranks share GPU 0 (ND_RANK_TRANSPORT=auto then carries their
+# bytes through pinned host buffers and MPI).
 # mpirun: $MPIRUN, else the one on PATH, else the OpenMPI tree that
 # scripts/gpu/stage_openmpi.sh packed into .gpu/openmpi (found by
 # OPAL_PREFIX, set here); none: one SKIP line, exit 0.
+# MPI_RANKS_EXAMPLES=0 leaves out the other examples (a shorter call).
 # MPI_RANKS_BACKEND=cpu runs the same checks on the CPU backend with
 # ND_RANK_STAGING=1 (the script tried on a machine without a GPU).
 # Logs go to $OUT (or ./gpu-out); PASS/FAIL lines, then a summary line.
@@ -27,7 +35,7 @@ set -uo pipefail
 ranks=${1:-2}
 backend=${MPI_RANKS_BACKEND:-cuda}
 export ND_BACKEND=$backend
-unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_TRANSPORT
 [ "$backend" = cuda ] || export ND_RANK_STAGING=1
 log="$OUT/mpi_ranks.txt"
 : >"$log"
@@ -104,31 +112,73 @@ else
   fi
 fi
 
+# heat_ranks WHAT LOG NEED MPIRUN-ARGS...: the heat example under mpirun
+# (the arguments end with anything that wraps the program) prints the lone
+# run's figures ($want) on every rank; NEED, where set, is a line every
+# rank must log (ND_LOG=2).
+heat_ranks() {
+  local what=$1 out=$2 need=$3 got lines logged
+  shift 3
+  if timeout 240 "$mpirun_bin" "$@" "$heat" 1000 50 >"$out" 2>&1; then
+    got=$(grep -h "^  min" "$out" | sort -u)
+    lines=$(grep -c "^  min" "$out")
+    logged=$ranks
+    [ -z "$need" ] || logged=$(grep -c "$need" "$out")
+    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ] && [ "$logged" -eq "$ranks" ]; then
+      pass "heat 1000x1000 x50 mpirun -n $ranks$what: every rank prints the lone run's '$(echo $want)'"
+    else
+      fail "heat mpirun -n $ranks$what: got '$(echo $got)' ($lines lines, $logged logged '$need'), alone" \
+        "'$(echo $want)'"
+    fi
+    grep -h "^  time" "$out" | sed 's/^ */  /' | tee -a "$log"
+  else
+    fail "heat mpirun -n $ranks$what (log: $out)"
+    tail -5 "$out"
+  fi
+}
+
 # The heat example: the lone run's figures on every rank.
+want=
 if [ ! -x "$heat" ]; then
   fail "heat: $heat missing"
 elif "$heat" 1000 50 >"$OUT/heat-alone.log" 2>&1; then
   want=$(grep -h "^  min" "$OUT/heat-alone.log")
-  if "$mpirun_bin" "${args[@]}" "$heat" 1000 50 >"$OUT/heat-mpi.log" 2>&1; then
-    got=$(grep -h "^  min" "$OUT/heat-mpi.log" | sort -u)
-    lines=$(grep -c "^  min" "$OUT/heat-mpi.log")
-    if [ "$got" = "$want" ] && [ "$lines" -eq "$ranks" ]; then
-      pass "heat 1000x1000 x50 mpirun -n $ranks: every rank prints the lone run's '$(echo $want)'"
-    else
-      fail "heat mpirun -n $ranks: got '$(echo $got)' ($lines lines), alone '$(echo $want)'"
-    fi
-    grep -h "time" "$OUT/heat-alone.log" "$OUT/heat-mpi.log" | sed 's/^ */  /' | tee -a "$log"
-  else
-    fail "heat mpirun -n $ranks (log: $OUT/heat-mpi.log)"
-    tail -5 "$OUT/heat-mpi.log"
-  fi
+  grep -h "^  time" "$OUT/heat-alone.log" | sed 's/^ */  /' | tee -a "$log"
+  heat_ranks "" "$OUT/heat-mpi.log" "" "${args[@]}"
 else
   fail "heat alone (log: $OUT/heat-alone.log)"
   tail -5 "$OUT/heat-alone.log"
 fi
+# NCCL between the ranks (ND_RANK_TRANSPORT=nccl), each rank its own
+# NCCL_HOSTID so that two ranks may share one GPU; against the same lone
+# runs as above.
+if [ "$backend" = cuda ]; then
+  nccl_args=("${args[@]}" -x ND_RANK_TRANSPORT=nccl -x ND_LOG=2 -x NCCL_SOCKET_IFNAME=lo -x NCCL_P2P_DISABLE=1
+             -x NCCL_SHM_DISABLE=1 -x NCCL_IB_DISABLE=1 -x NCCL_DEBUG=WARN)
+  hostid=(sh -c 'NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK exec "$@"' sh)
+  if [ -x "$prog" ] && [ -f "$dir/ref.bin" ]; then
+    if ND_SPLIT_MIN_BYTES=0 timeout 240 "$mpirun_bin" "${nccl_args[@]}" -x ND_SPLIT_MIN_BYTES "${hostid[@]}" \
+        "$prog" check "$dir/ref.bin" >"$OUT/mpi-nccl.log" 2>&1 &&
+        [ "$(grep -c 'bytes between ranks go over NCCL' "$OUT/mpi-nccl.log")" -eq "$ranks" ]; then
+      pass "mpi_programs mpirun -n $ranks over NCCL: $(grep -h 'ranks on the' "$OUT/mpi-nccl.log" | head -1)"
+    else
+      fail "mpi_programs mpirun -n $ranks over NCCL (log: $OUT/mpi-nccl.log)"
+      tail -5 "$OUT/mpi-nccl.log"
+    fi
+    grep -h "bytes between ranks go" "$OUT/mpi-nccl.log" | sort -u | tee -a "$log"
+  else
+    fail "mpi_programs over NCCL: no lone run to compare with"
+  fi
+  if [ -n "$want" ]; then
+    heat_ranks " over NCCL" "$OUT/heat-nccl.log" "bytes between ranks go over NCCL" "${nccl_args[@]}" "${hostid[@]}"
+  else
+    fail "heat over NCCL: no lone run to compare with"
+  fi
+fi
 # Every other example under mpirun: each checks its own result (against a
 # reference or a tolerance) and exits non-zero when it is wrong.
 for e in .gpu/examples/*; do
+  [ "${MPI_RANKS_EXAMPLES:-1}" != 0 ] || break
   n=$(basename "$e")
   [ "$n" != heat ] && [ -x "$e" ] && [ -f "$e" ] || continue
   timeout 600 "$mpirun_bin" "${args[@]}" "$e" >"$OUT/example-mpi-$n.log" 2>&1

@@ -33,6 +33,9 @@ typedef struct {
     int local_rank;
 } nd_backend_config;
 
+/* rank_xfer's op (below). */
+enum { ND_RANK_LINK_SEND, ND_RANK_LINK_RECV, ND_RANK_LINK_BCAST };
+
 struct nd_backend {
     const char *name;
     int32_t memory; /* memory space it computes in (ND_MEMORY_HOST for cpu) */
@@ -77,6 +80,31 @@ struct nd_backend {
      * copy in). The CPU backend's is a memcpy (ND_RANK_STAGING=1 tests the
      * path on it). */
     nd_status (*stage)(nd_backend *be, void *host, void *mem, int memory, size_t bytes, int to_host);
+    /* Under mpirun, the link between GPU ranks (CUDA built with NCCL;
+     * NULL elsewhere): bytes device to device, with no host copy and no
+     * host wait (docs/internals.md "Several processes"). gpu_identity: a
+     * hash of the UUID of the GPU it computes on (0: none), which the
+     * ranks compare to tell whether each has a GPU of its own.
+     * rank_link_probe: ND_OK when the link can be opened here (libnccl
+     * loads), else why not. rank_link_open: every rank at once, with the
+     * bootstrap's `id` (dist.h's nd_dist_nccl_unique_id); ND_OK on every
+     * rank, or the link is not used (rank_link_close drops what opened).
+     * rank_xfer: `bytes` at `mem`, in device memory `memory`: sent to rank
+     * `peer` (ND_RANK_LINK_SEND), received from it (RECV), or broadcast
+     * from rank `peer` (BCAST); enqueued on the stream the steps run on,
+     * so ordered after the step that wrote the bytes and before the one
+     * that reads them. mem NULL takes part without memory: zeros sent,
+     * the bytes received dropped (a failed step: the peers wait in it).
+     * A rank_xfer that fails still takes part that way. The transfers of
+     * every rank must come in one order (the plan's). rank_link_wait:
+     * after a plan's transfers, until they are done; a failed one (also
+     * one reported by the link later, a peer's) is its error. */
+    uint64_t gpu_identity;
+    nd_status (*rank_link_probe)(nd_backend *be);
+    nd_status (*rank_link_open)(nd_backend *be, const void *id, size_t id_bytes, int32_t ranks, int32_t rank);
+    void (*rank_link_close)(nd_backend *be);
+    nd_status (*rank_xfer)(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer);
+    nd_status (*rank_link_wait)(nd_backend *be);
     /* slots[i]: base pointer of kernel slot i; params: the kernel's values.
      * A kernel that gathers also reads slots[k->n_slots]: its fail record
      * (kernel_ir.h's nd_ir_fail) in host memory, which a bad index fills

@@ -37,6 +37,7 @@ int nd_env_int64(const char *name, int64_t lo, int64_t hi, int suffixes, int64_t
 }
 
 const char *const nd_env_cpu_jit_modes[3] = {"0", "1", "sync"};
+const char *const nd_env_rank_transports[3] = {"auto", "nccl", "staging"};
 const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS] = ND_SCAN_VARIANT_NAMES;
 
 int nd_env_choice(const char *name, const char *const *choices, int n, int *index, int *set) {
@@ -69,7 +70,8 @@ int nd_env_check(void) {
         nd_env_int64(ND_ENV_CUDA_PERSIST, &v, &set) ||
         nd_env_int64(ND_ENV_CUDA_SHARE_STREAMS, &v, &set) || nd_env_int64(ND_ENV_CUDA_CHOL_SIDE_ZEROS, &v, &set) ||
         nd_env_int64(ND_ENV_CHECK_SPMD, &v, &set) || nd_env_int64(ND_ENV_RANK_STAGING, &v, &set) ||
-        nd_env_choice(ND_ENV_CPU_JIT, &index, &set) || nd_env_choice(ND_ENV_SCAN_VARIANT, &index, &set))
+        nd_env_choice(ND_ENV_CPU_JIT, &index, &set) || nd_env_choice(ND_ENV_SCAN_VARIANT, &index, &set) ||
+        nd_env_choice(ND_ENV_RANK_TRANSPORT, &index, &set))
         return -1;
     return 0;
 }

@@ -67,6 +67,10 @@ extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
 /* ND_RANK_STAGING=1: under mpirun, CPU ranks send through host buffers as
  * GPU ranks do (scheduler/executor_ranks.h), to test that path. */
 #define ND_ENV_RANK_STAGING "ND_RANK_STAGING", 0, 1, 0
+/* ND_RANK_TRANSPORT: under mpirun, how GPU ranks carry bytes between
+ * them: auto, nccl or staging (dist/rank_transport.h's order). */
+extern const char *const nd_env_rank_transports[3];
+#define ND_ENV_RANK_TRANSPORT "ND_RANK_TRANSPORT", nd_env_rank_transports, 3
 /* ND_CPU_JIT: index 0 interprets, 1 compiles in the background, 2 first. */
 extern const char *const nd_env_cpu_jit_modes[3];
 #define ND_ENV_CPU_JIT "ND_CPU_JIT", nd_env_cpu_jit_modes, 3

@@ -2,8 +2,9 @@
  * every rank, which is all ncclCommInitRank needs. Built where NCCL and
  * MPI are (meson options nccl, mpi). libnccl is opened with dlopen on
  * first use, as the CUDA backend opens the CUDA libraries, so libnd loads
- * on machines without it. The GPU ranks' collectives over NCCL are the
- * next step (docs/internals.md "Several processes"). */
+ * on machines without it. The communicator and the transfers over it are
+ * the CUDA backend's (backends/cuda/rank_link.c; docs/internals.md
+ * "Several processes"). */
 #include <dlfcn.h>
 #include <string.h>
 

@@ -15,10 +15,12 @@
 #include "common/env.h"
 #include "common/compile_count.h"
 #include "common/fault.h"
+#include "common/hash.h"
 #include "common/mem_count.h"
 #include "common/copy_bandwidth.h"
 #include "common/profile.h"
 #include "dist/dist.h"
+#include "dist/rank_transport.h"
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
 #include "frontend/interop.h"
@@ -338,6 +340,98 @@ static nd_status check_ranks(const nd_config *c) {
     return ND_OK;
 }
 
+/* Every rank's status after a step of the link's start: the first rank
+ * that failed, or -1. */
+static int32_t ranks_failed(nd_status mine) {
+    uint64_t all[ND_MAX_SPLIT], m = (uint64_t)mine;
+    if (nd_dist_allgather_u64(&m, 1, all) != ND_OK) return nd_dist_rank();
+    for (int32_t r = 0; r < nd_dist_size(); r++)
+        if (all[r] != ND_OK) return r;
+    return -1;
+}
+
+/* Under mpirun with GPU ranks: how the bytes between ranks travel
+ * (ND_RANK_TRANSPORT; dist/rank_transport.h decides, alike on every rank,
+ * from every rank's GPU, NCCL and NCCL_HOSTID). Where it is NCCL, opens
+ * the backend's link (every rank together) and sets *link. Every rank
+ * calls it (it allgathers), one whose backend did not start too (be NULL:
+ * it only tells the others, which then fail rather than wait for it);
+ * `how` says what was chosen and why. */
+static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, size_t cap) {
+    *link = 0;
+    int mode = ND_RANK_TRANSPORT_AUTO, set = 0;
+    (void)nd_env_choice(ND_ENV_RANK_TRANSPORT, &mode, &set); /* validated by nd_env_check */
+    if (!set) mode = ND_RANK_TRANSPORT_AUTO;
+    if (!be) mode = ND_RANK_TRANSPORT_FAILED;
+    nd_rank_identity me = {be ? be->gpu_identity : 0, 0, 0, (uint64_t)mode};
+    char here[400] = ""; /* why this rank has no NCCL */
+    nd_error_saved before; /* a probe's or a fallback's error is not the program's */
+    nd_error_save(&before);
+    if (mode != ND_RANK_TRANSPORT_STAGING && me.gpu) {
+        if (!nd_dist_nccl_built() || !be->rank_link_probe)
+            snprintf(here, sizeof here, "this nd was built without NCCL (meson option nccl; nccl.h and "
+                     "libnccl.so.2 in the CUDA toolkit)");
+        else if (be->rank_link_probe(be) != ND_OK)
+            snprintf(here, sizeof here, "%s", nd_last_error());
+        else
+            me.nccl = 1;
+        nd_error_restore(&before);
+    }
+    const char *host_id = getenv("NCCL_HOSTID");
+    if (host_id && *host_id) {
+        uint64_t h = nd_hash_bytes(ND_HASH_SEED, host_id, strlen(host_id));
+        me.host_id = h ? h : 1;
+    }
+    nd_rank_identity all[ND_MAX_SPLIT];
+    _Static_assert(sizeof me == ND_RANK_ID_WORDS * sizeof(uint64_t), "an identity is its words");
+    nd_status st = nd_dist_allgather_u64(&me.gpu, ND_RANK_ID_WORDS, &all[0].gpu);
+    if (st != ND_OK) return st;
+    const int32_t n = nd_dist_size(), rank = nd_dist_rank();
+    char why[600];
+    int pick = nd_rank_transport_choose(n, all, rank, why, sizeof why);
+    int some_failed = 0;
+    for (int32_t r = 0; r < n; r++) some_failed |= all[r].mode == ND_RANK_TRANSPORT_FAILED;
+    /* A rank that failed keeps its own error; the others say which failed. */
+    if (pick < 0 && some_failed) return be ? nd_error_set(ND_ERR_BACKEND, "nd_init: %s", why) : ND_ERR_BACKEND;
+    if (pick < 0)
+        return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: ND_RANK_TRANSPORT=%s cannot be: %s%s%s",
+                            nd_env_rank_transports[mode], why, here[0] && !me.nccl ? " (here: " : "",
+                            here[0] && !me.nccl ? here : "");
+    if (pick == 1) {
+        unsigned char id[128]; /* NCCL_UNIQUE_ID_BYTES */
+        memset(id, 0, sizeof id);
+        st = nd_dist_nccl_unique_id(id, sizeof id);
+        int32_t failed = ranks_failed(st);
+        if (failed < 0) {
+            st = be->rank_link_open(be, id, sizeof id, n, rank);
+            failed = ranks_failed(st);
+        }
+        if (failed >= 0) {
+            /* Where it opened, it closes: every rank makes the same choice. */
+            char cause[600];
+            snprintf(cause, sizeof cause, "%s", st != ND_OK ? nd_last_error() : "");
+            if (be->rank_link_close) be->rank_link_close(be);
+            if (mode == ND_RANK_TRANSPORT_NCCL)
+                return st != ND_OK ? nd_error_set(st, "%s", cause)
+                                   : nd_error_set(ND_ERR_BACKEND, "nd_init: ND_RANK_TRANSPORT=nccl: NCCL did not "
+                                                  "start on MPI rank %d (its own error says why)", (int)failed);
+            nd_logf(1, "nd_init: NCCL did not start on MPI rank %d (%s): bytes between ranks go through pinned "
+                    "host buffers", (int)failed, st != ND_OK ? cause : "its own error says why");
+            nd_error_restore(&before);
+            snprintf(how, cap, "through pinned host buffers (NCCL did not start on rank %d)", (int)failed);
+            return ND_OK;
+        }
+        *link = 1;
+        snprintf(how, cap, "over NCCL, device to device (%s)", why);
+        return ND_OK;
+    }
+    if (me.gpu)
+        snprintf(how, cap, "through pinned host buffers (%s)", why);
+    else
+        snprintf(how, cap, "over MPI from host memory in place (a CPU rank)");
+    return ND_OK;
+}
+
 nd_status nd_init(const nd_config *cfg) {
     ND_API_GUARD(); /* also makes the lazy start (nd_runtime_ensure) race-free */
     if (nd_rt.initialised)
@@ -397,6 +491,17 @@ nd_status nd_init(const nd_config *cfg) {
     nd_backend *be = NULL;
     st = nd_backend_open(c.backend, &bc, &be);
     if (st == ND_OK && c.cuda_stream) st = nd_runtime_attach_stream(be, c.cuda_stream);
+    /* Under mpirun, ranks that split arrays (rank r is device r) pick how
+     * their bytes travel, all together. */
+    int rank_link = 0;
+    char rank_how[700] = "";
+    if (nd_dist_size() > 1 && (st != ND_OK || split_config_for(&c, be).n_devices == nd_dist_size())) {
+        nd_error_saved failed;
+        nd_error_save(&failed);
+        nd_status st2 = choose_rank_transport(st == ND_OK ? be : NULL, &rank_link, rank_how, sizeof rank_how);
+        if (st != ND_OK) nd_error_restore(&failed);
+        else st = st2;
+    }
     /* ND_TRACE: a backend that runs whole plans writes its own (device
      * times); for the others the executor writes each step's host times. */
     FILE *trace = NULL;
@@ -451,14 +556,15 @@ nd_status nd_init(const nd_config *cfg) {
         (void)nd_env_int64(ND_ENV_RANK_STAGING, &v, &set); /* validated by nd_env_check */
         nd_rt.sched.rank_staging = set && v;
     }
-    /* GPU ranks send from host buffers: each transfer costs a copy out of
-     * the GPU and one into the other (docs/internals.md "Several processes"). */
+    nd_rt.sched.rank_link = rank_link && nd_rt.sched.ranks > 1;
+    /* GPU ranks send over NCCL, or from host buffers: each transfer then
+     * costs a copy out of the GPU and one into the other
+     * (docs/internals.md "Several processes"). */
     if (nd_rt.sched.ranks > 1)
-        nd_logf(2, "nd_init: MPI rank %d of %d is device %d of the split on the %s backend%s", (int)nd_dist_rank(),
-                (int)nd_dist_size(), (int)nd_dist_rank(), be->name,
-                be->memory != ND_MEMORY_HOST ? "; bytes between ranks go through pinned host buffers"
-                : nd_rt.sched.rank_staging ? "; bytes between ranks go through host buffers (ND_RANK_STAGING=1)"
-                                           : "");
+        nd_logf(2, "nd_init: MPI rank %d of %d is device %d of the split on the %s backend; bytes between ranks "
+                "go %s", (int)nd_dist_rank(), (int)nd_dist_size(), (int)nd_dist_rank(), be->name,
+                be->memory == ND_MEMORY_HOST && nd_rt.sched.rank_staging
+                    ? "through host buffers (ND_RANK_STAGING=1)" : rank_how);
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;
     nd_rt.rng_seed = 0;

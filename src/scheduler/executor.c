@@ -457,6 +457,11 @@ static nd_status run_step_here(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     return rc;
 }
 
+/* How this rank's transfers travel (executor_ranks.h's nd_rank_io). */
+static nd_rank_io rank_io(nd_scheduler_ctx *ctx) {
+    return (nd_rank_io){ctx->backend, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
+}
+
 /* Under mpirun, a step of a partitioned plan (executor_ranks.h): this
  * rank runs its own device's steps and the whole ones, sends and receives
  * halo rows, and receives every other rank's gathered rows and partial
@@ -468,7 +473,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     const nd_step *st = &plan->steps[i];
     nd_rank_role role = nd_rank_role_of(plan, st, ctx->rank);
     int mine = nd_rank_of_step(st) == ctx->rank;
-    const nd_rank_io io = {ctx->backend, ctx->rank, ctx->rank_staging, ctx->stats};
+    const nd_rank_io io = rank_io(ctx);
     nd_status rc = ND_OK;
     if (role == ND_RANK_SKIP) return ND_OK;
     if (role == ND_RANK_RUN) {
@@ -478,7 +483,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
         if (partial < 0) return rc;
         nd_status rc2 = slot_ptr(ctx, plan, walk, bs, partial);
         if (rc2 != ND_OK) {
-            (void)nd_rank_transfer_idle(plan, st, ctx->rank);
+            (void)nd_rank_transfer_idle(&io, plan, st);
             return rc != ND_OK ? rc : rc2;
         }
         rc2 = nd_rank_bcast(&io, (char *)bs->ptrs[partial] + off, temp_memory(ctx, plan, plan->slots[partial].device),
@@ -495,7 +500,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
         rc = ctx->backend->copy(ctx->backend, dst, c->dst_memory, src, c->src_memory, c->bytes);
     /* The peers wait whatever happened here. */
     if ((role == ND_RANK_SEND && !src) || (role != ND_RANK_SEND && !dst))
-        rc2 = nd_rank_transfer_idle(plan, st, ctx->rank);
+        rc2 = nd_rank_transfer_idle(&io, plan, st);
     else
         rc2 = nd_rank_move(&io, plan, st, role, dst, src);
     count_step(ctx->stats, st);
@@ -834,8 +839,10 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
         /* A step a failure reached still takes part in its transfers:
          * the other ranks wait in them. (One that ran and failed took part
          * already: run_rank_step makes its transfers whatever failed.) */
-        if (running && skipped && ctx->ranks > 1 && st->part != ND_PART_NONE)
-            (void)nd_rank_transfer_idle(plan, st, ctx->rank);
+        if (running && skipped && ctx->ranks > 1 && st->part != ND_PART_NONE) {
+            const nd_rank_io io = rank_io(ctx);
+            (void)nd_rank_transfer_idle(&io, plan, st);
+        }
         settle_step(plan, walk, bs->poison, st, cause, got, &first);
         nd_failure_unref(made); /* settle_step took what it keeps */
         if (running) release_temps_after(ctx, plan, bs, i);
@@ -845,6 +852,14 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
      * flush on every rank: the others computed with the rows it could not
      * send. */
     if (running && ctx->ranks > 1) {
+        /* Transfers over the link run on the stream after the host moved
+         * on: the ranks agree on their outcome, not on their enqueueing. */
+        const nd_rank_io io = rank_io(ctx);
+        nd_status waited = nd_rank_link_wait(&io);
+        if (waited != ND_OK && !first) {
+            first = nd_failure_new(waited, nd_last_error());
+            if (first) fail_all(plan, walk, first);
+        }
         int32_t failed_rank = -1;
         nd_status other = nd_rank_agree(first ? first->status : ND_OK, &failed_rank);
         if (!first && other != ND_OK) {

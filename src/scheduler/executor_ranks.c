@@ -48,8 +48,9 @@ nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t ran
     }
 }
 
-/* One transfer with MPI: a send, a receive, or a broadcast from `peer`. */
-typedef enum { XFER_SEND, XFER_RECV, XFER_BCAST } xfer_kind;
+/* One transfer: a send, a receive, or a broadcast from `peer` (the
+ * link's ops, backend.h). */
+typedef enum { XFER_SEND = ND_RANK_LINK_SEND, XFER_RECV = ND_RANK_LINK_RECV, XFER_BCAST = ND_RANK_LINK_BCAST } xfer_kind;
 
 static nd_status xfer_plain(xfer_kind kind, void *buf, size_t bytes, int32_t peer) {
     switch (kind) {
@@ -59,12 +60,29 @@ static nd_status xfer_plain(xfer_kind kind, void *buf, size_t bytes, int32_t pee
     }
 }
 
-/* `bytes` at `mem`, in memory `memory`: read by a send or a broadcast's
- * root, written by a receive or a broadcast elsewhere (nd_rank_io says
- * when through a host buffer). Whatever fails here, the peers wait in the
- * transfer, so it is made all the same (a failed copy out sends zeros);
- * the flush then fails on every rank (nd_rank_agree). */
-static nd_status xfer(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, size_t bytes, int32_t peer) {
+/* Whether a transfer goes over the link: device memory at both ends. The
+ * memories are the plan's and the size the step's, so both ends (every
+ * rank, a broadcast) decide alike. */
+static int over_link(const nd_rank_io *io, int memory, int far_memory, size_t bytes) {
+    return io->link && bytes > 0 && memory != ND_MEMORY_HOST && far_memory != ND_MEMORY_HOST;
+}
+
+/* Over the link; mem NULL takes part without memory (rank_xfer's zeros
+ * and sink). The plan waits for it before the ranks agree. */
+static nd_status xfer_link(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, size_t bytes, int32_t peer) {
+    nd_status st = io->be->rank_xfer(io->be, (int)kind, mem, memory, bytes, peer);
+    if (io->linked) *io->linked = 1;
+    if (io->stats && st == ND_OK && mem) io->stats->rank_bytes_nccl += bytes;
+    return st;
+}
+
+/* `bytes` at `mem`, in memory `memory` (the other end's: `far_memory`):
+ * read by a send or a broadcast's root, written by a receive or a
+ * broadcast elsewhere (nd_rank_io says when over the link, when through a
+ * host buffer). Whatever fails here, the peers wait in the transfer, so
+ * it is made all the same (a failed copy out sends zeros); the flush then
+ * fails on every rank (nd_rank_agree). */
+static nd_status xfer_mpi(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, size_t bytes, int32_t peer) {
     if (bytes == 0 || (!io->force_staging && memory == ND_MEMORY_HOST)) return xfer_plain(kind, mem, bytes, peer);
     nd_backend *be = io->be;
     const int out = kind == XFER_SEND || (kind == XFER_BCAST && peer == io->rank);
@@ -91,36 +109,67 @@ static nd_status xfer(const nd_rank_io *io, xfer_kind kind, void *mem, int memor
     return st;
 }
 
+static nd_status xfer(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, int far_memory, size_t bytes,
+                      int32_t peer) {
+    if (over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, mem, memory, bytes, peer);
+    /* Beside the link the stream no longer stops at every transfer (a
+     * staged one does): host memory that MPI reads or writes in place
+     * waits for the steps enqueued before it. */
+    nd_status waited = ND_OK;
+    if (io->link && memory == ND_MEMORY_HOST && bytes > 0 && io->be->rank_link_wait)
+        waited = io->be->rank_link_wait(io->be);
+    nd_status st = xfer_mpi(io, kind, mem, memory, bytes, peer);
+    return waited != ND_OK ? waited : st;
+}
+
 nd_status nd_rank_move(const nd_rank_io *io, const nd_plan *plan, const nd_step *st, nd_rank_role role, void *dst,
                        const void *src) {
     const nd_copy_desc *c = &st->copy;
     switch (role) {
-    case ND_RANK_SEND: return xfer(io, XFER_SEND, (void *)src, c->src_memory, c->bytes, nd_rank_of_step(st));
+    case ND_RANK_SEND:
+        return xfer(io, XFER_SEND, (void *)src, c->src_memory, c->dst_memory, c->bytes, nd_rank_of_step(st));
     case ND_RANK_RECV:
-        return xfer(io, XFER_RECV, dst, c->dst_memory, c->bytes, nd_rank_of_slot(plan, c->src_slot));
-    case ND_RANK_GATHER: return xfer(io, XFER_BCAST, dst, c->dst_memory, c->bytes, nd_rank_of_step(st));
+        return xfer(io, XFER_RECV, dst, c->dst_memory, c->src_memory, c->bytes, nd_rank_of_slot(plan, c->src_slot));
+    case ND_RANK_GATHER:
+        return xfer(io, XFER_BCAST, dst, c->dst_memory, c->dst_memory, c->bytes, nd_rank_of_step(st));
     default: return ND_OK;
     }
 }
 
-nd_status nd_rank_transfer_idle(const nd_plan *plan, const nd_step *st, int32_t rank) {
+nd_status nd_rank_transfer_idle(const nd_rank_io *io, const nd_plan *plan, const nd_step *st) {
+    const int32_t rank = io->rank;
     nd_rank_role role = nd_rank_role_of(plan, st, rank);
     size_t off = 0, bytes = 0;
     int32_t partial = role == ND_RANK_RUN ? nd_rank_partial(plan, st, &off, &bytes) : -1;
-    if (role == ND_RANK_SEND || role == ND_RANK_RECV || role == ND_RANK_GATHER) bytes = st->copy.bytes;
-    else if (partial < 0) return ND_OK; /* no transfer */
+    /* A partial lives in the plan's memory (under mpirun no backend splits
+     * over memories of its own: executor.c's temp_memory). */
+    int memory = plan->memory, far_memory = plan->memory;
+    xfer_kind kind = XFER_BCAST;
+    int32_t peer = nd_rank_of_step(st);
+    if (role == ND_RANK_SEND || role == ND_RANK_RECV || role == ND_RANK_GATHER) {
+        const nd_copy_desc *c = &st->copy;
+        bytes = c->bytes;
+        memory = role == ND_RANK_SEND ? c->src_memory : c->dst_memory;
+        far_memory = role == ND_RANK_RECV ? c->src_memory : c->dst_memory;
+        if (role == ND_RANK_SEND) kind = XFER_SEND;
+        if (role == ND_RANK_RECV) kind = XFER_RECV, peer = nd_rank_of_slot(plan, c->src_slot);
+    } else if (partial < 0) {
+        return ND_OK; /* no transfer */
+    }
+    if (over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, NULL, memory, bytes, peer);
     void *scratch = nd_calloc(bytes ? bytes : 1, 1);
     if (!scratch)
         return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
     /* Host scratch: no staging. */
-    nd_status st2;
-    switch (partial >= 0 ? ND_RANK_GATHER : role) {
-    case ND_RANK_SEND: st2 = xfer_plain(XFER_SEND, scratch, bytes, nd_rank_of_step(st)); break;
-    case ND_RANK_RECV: st2 = xfer_plain(XFER_RECV, scratch, bytes, nd_rank_of_slot(plan, st->copy.src_slot)); break;
-    default: st2 = xfer_plain(XFER_BCAST, scratch, bytes, nd_rank_of_step(st)); break;
-    }
+    nd_status st2 = xfer_plain(kind, scratch, bytes, peer);
     free(scratch);
     return st2;
+}
+
+nd_status nd_rank_link_wait(const nd_rank_io *io) {
+    if (!io->link || !io->linked || !*io->linked) return ND_OK;
+    *io->linked = 0;
+    return io->be->rank_link_wait ? io->be->rank_link_wait(io->be) : ND_OK;
 }
 
 nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank) {
@@ -136,7 +185,7 @@ nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank) {
 }
 
 nd_status nd_rank_bcast(const nd_rank_io *io, void *buf, int memory, size_t bytes, int32_t root) {
-    return xfer(io, XFER_BCAST, buf, memory, bytes, root);
+    return xfer(io, XFER_BCAST, buf, memory, memory, bytes, root);
 }
 
 nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before) {

@@ -34,19 +34,27 @@ static inline int32_t nd_rank_of_slot(const nd_plan *plan, int32_t slot) {
     return (int32_t)plan->slots[slot].device - 1;
 }
 
-/* How the bytes between ranks reach the steps' memory. From host memory
+/* How the bytes between ranks reach the steps' memory. With `link` (the
+ * ranks chose NCCL at nd_init: ND_RANK_TRANSPORT), bytes from device
+ * memory to device memory go over the backend's rank_xfer, enqueued on
+ * its stream (backend.h), and *linked is set: the plan then waits for them
+ * before the ranks agree (nd_rank_link_wait). Otherwise, from host memory
  * MPI reads and writes the steps' own pointers; from any other memory
  * (a GPU's) they go through a host buffer of the backend's (pinned on
  * CUDA): the sender copies them out (backend.h's stage, ordered after the
  * step that wrote them) and sends the buffer, the receiver receives into
  * one and copies it in before the next step. `force_staging`
  * (ND_RANK_STAGING=1) takes that path from host memory too, so that the
- * CPU backend tests it. */
+ * CPU backend tests it. Both ends of a transfer choose alike: from the
+ * plan's memories of both ends and the transfer's size, the same on
+ * every rank. */
 typedef struct {
     nd_backend *be;
     int32_t rank;      /* this process's */
     int force_staging;
-    nd_stats *stats;   /* rank_bytes_staged is counted here, or NULL */
+    int link;
+    int *linked;       /* set when a transfer went over the link, or NULL */
+    nd_stats *stats;   /* rank_bytes_staged and rank_bytes_nccl are counted here, or NULL */
 } nd_rank_io;
 
 /* Carries a copy step's bytes for `role`: SEND/RECV to or from the other
@@ -58,8 +66,15 @@ nd_status nd_rank_bcast(const nd_rank_io *io, void *buf, int memory, size_t byte
 
 /* Takes part in step st's transfers without its memory (a failed or
  * skipped step: the other ranks wait in them): sends zeros, receives into
- * a scratch block that is then dropped. */
-nd_status nd_rank_transfer_idle(const nd_plan *plan, const nd_step *st, int32_t rank);
+ * a scratch block that is then dropped (over the link, the backend's
+ * scratch: rank_xfer with no memory). */
+nd_status nd_rank_transfer_idle(const nd_rank_io *io, const nd_plan *plan, const nd_step *st);
+
+/* After a plan whose transfers went over the link (*io->linked): waits
+ * for them (backend.h's rank_link_wait), so that a failed transfer, or a
+ * peer's failure NCCL reports, is this rank's status when the ranks agree
+ * (nd_rank_agree); ND_OK when nothing went over it. */
+nd_status nd_rank_link_wait(const nd_rank_io *io);
 
 /* After a plan: every rank's status (ND_OK or its first failure's); the
  * first failure of another rank, with that rank in *failed_rank, or

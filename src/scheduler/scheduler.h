@@ -27,6 +27,10 @@ typedef struct {
      * host buffers even from host memory (the GPU ranks' path, tested on
      * the CPU: scheduler/executor_ranks.h). */
     int rank_staging;
+    /* Under mpirun: the ranks carry bytes between GPUs over the backend's
+     * link (NCCL: ND_RANK_TRANSPORT, chosen at nd_init); rank_linked: a
+     * transfer of the running plan went over it (executor_ranks.h). */
+    int rank_link, rank_linked;
     uint64_t plans_checked;
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     int dump_dot_plan;  /* also the plan of each flush, flush-N-plan.dot */

@@ -260,13 +260,22 @@ int main(int argc, char **argv) {
         CHECK(cuda || (s.device_matmuls > 0 && s.ring_copies > 0 && s.matmul_replicas > 0), "the matmuls did not "
               "split (%llu device matmuls, %llu ring copies, %llu replicas)", (unsigned long long)s.device_matmuls,
               (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas);
-        /* GPU ranks, and CPU ranks under ND_RANK_STAGING=1, send through
-         * host buffers; CPU ranks otherwise send their memory in place. */
-        const char *staging = getenv("ND_RANK_STAGING");
-        int staged = (staging && !strcmp(staging, "1")) || strcmp(nd_backend_name(), "cpu") != 0;
+        /* GPU ranks send over NCCL (ND_RANK_TRANSPORT=nccl, or auto where
+         * each rank has a GPU of its own) or through host buffers (also CPU
+         * ranks under ND_RANK_STAGING=1); CPU ranks otherwise send their
+         * memory in place. Never both ways in one run. */
+        const char *staging = getenv("ND_RANK_STAGING"), *transport = getenv("ND_RANK_TRANSPORT");
+        int cpu = strcmp(nd_backend_name(), "cpu") == 0;
+        int nccl = !cpu && (transport && !strcmp(transport, "nccl") ? 1
+                            : transport && !strcmp(transport, "staging") ? 0 : s.rank_bytes_nccl > 0);
+        int staged = !nccl && ((staging && !strcmp(staging, "1")) || !cpu);
         CHECK(staged ? s.rank_bytes_staged > 0 : s.rank_bytes_staged == 0, "%llu bytes staged through host "
-              "buffers on the %s backend (ND_RANK_STAGING %s)", (unsigned long long)s.rank_bytes_staged,
-              nd_backend_name(), staging ? staging : "unset");
+              "buffers on the %s backend (ND_RANK_STAGING %s, ND_RANK_TRANSPORT %s)",
+              (unsigned long long)s.rank_bytes_staged, nd_backend_name(), staging ? staging : "unset",
+              transport ? transport : "unset");
+        CHECK(nccl ? s.rank_bytes_nccl > 0 : s.rank_bytes_nccl == 0, "%llu bytes over NCCL on the %s backend "
+              "(ND_RANK_TRANSPORT %s)", (unsigned long long)s.rank_bytes_nccl, nd_backend_name(),
+              transport ? transport : "unset");
         FILE *f = fopen(argv[2], "rb");
         CHECK(f != NULL, "cannot read %s", argv[2]);
         uint64_t h = 1469598103934665603ull;
@@ -307,10 +316,11 @@ int main(int argc, char **argv) {
         }
         if (my_rank == 0)
             printf("mpi_programs: %d ranks on the %s backend: %llu device kernels, %llu halo copies, %llu device "
-                   "matmuls, %llu ring copies, %llu replicas, %llu bytes staged on rank 0\n", ranks,
-                   nd_backend_name(), (unsigned long long)s.device_kernels, (unsigned long long)s.halo_copies,
-                   (unsigned long long)s.device_matmuls, (unsigned long long)s.ring_copies,
-                   (unsigned long long)s.matmul_replicas, (unsigned long long)s.rank_bytes_staged);
+                   "matmuls, %llu ring copies, %llu replicas, %llu bytes staged and %llu over NCCL on rank 0\n",
+                   ranks, nd_backend_name(), (unsigned long long)s.device_kernels,
+                   (unsigned long long)s.halo_copies, (unsigned long long)s.device_matmuls,
+                   (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas,
+                   (unsigned long long)s.rank_bytes_staged, (unsigned long long)s.rank_bytes_nccl);
     }
     for (int i = 0; i < N_OUT; i++) free(got[i]);
     if (!failures && my_rank == 0) printf("mpi_programs %s: ok\n", mode);

@@ -14,7 +14,7 @@ set -euo pipefail
 prog=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_TRANSPORT
 export ND_BACKEND=cpu ND_EXECUTOR_THREAD=0 ND_SPLIT_MIN_BYTES=0 ND_CPU_JIT=0 OMP_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1
 args=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
@@ -33,21 +33,44 @@ for n in 2 3; do
     echo "== mpirun -n $n, ND_RANK_STAGING=1"
     ND_RANK_STAGING=1 mpirun -n "$n" "${args[@]}" -x ND_RANK_STAGING "$prog" check "$dir/ref.bin"
 done
+# must_fail WHAT LINES PATTERN COMMAND...: COMMAND (an mpirun) must fail,
+# not hang (45 s), and print at least LINES lines matching PATTERN
+# (grep -E): the ranks that must say why.
+must_fail() {
+    local what=$1 lines=$2 pattern=$3 out="$dir/must_fail.txt" rc told
+    shift 3
+    set +e
+    timeout 45 "$@" >"$out" 2>&1
+    rc=$?
+    set -e
+    told=$(grep -cE "$pattern" "$out" || true)
+    if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$told" -lt "$lines" ]; then
+        echo "run_mpi_tests: $what gave exit $rc (want a failure, no hang) and $told of $lines lines '$pattern':" >&2
+        tail -5 "$out" >&2
+        exit 1
+    fi
+    echo "told: $(grep -m1 -oE "$pattern.{0,100}" "$out")"
+}
+# NCCL carries only GPU memory: forced on CPU ranks, nd_init fails on
+# every rank saying why (the ranks decide together, so none hangs).
+echo "== mpirun -n 2, ND_RANK_TRANSPORT=nccl on CPU ranks"
+must_fail "ND_RANK_TRANSPORT=nccl on CPU ranks" 2 \
+    "nd_init: ND_RANK_TRANSPORT=nccl cannot be: rank 0( \(this rank\))? does not compute on a GPU" \
+    env ND_RANK_TRANSPORT=nccl mpirun -n 2 "${args[@]}" -x ND_RANK_TRANSPORT "$prog" check "$dir/ref.bin"
+# A rank whose backend does not start (CUDA with no device visible) still
+# takes part in that choice: the other fails nd_init naming it, no hang.
+echo "== mpirun -n 2, rank 1's backend does not start"
+must_fail "rank 1 failing to start" 1 "mpi_programs: nd_init: nd_init: MPI rank 1 failed to start" \
+    mpirun -n 2 "${args[@]}" bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_BACKEND=cuda CUDA_VISIBLE_DEVICES=; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin"
 echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
 ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
 # A rank whose steps fail (ND_FAULT: every backend call from the 120th on,
 # copies into and out of host buffers included) still takes part in every
 # transfer once: no rank hangs, and rank 0's reads fail naming rank 1.
 echo "== mpirun -n 2, ND_RANK_STAGING=1, rank 1 fails its backend calls from the 120th on"
-set +e
-ND_RANK_STAGING=1 timeout 45 mpirun -n 2 "${args[@]}" -x ND_RANK_STAGING bash -c \
+must_fail "a failing rank 1" 1 "mpi_programs rank 0: .*MPI rank 1 failed a step" \
+    env ND_RANK_STAGING=1 mpirun -n 2 "${args[@]}" -x ND_RANK_STAGING bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=backend_call:120+; fi; exec "$0" check "$1"' \
-    "$prog" "$dir/ref.bin" >"$dir/fault.txt" 2>&1
-rc=$?
-set -e
-if [ $rc -eq 124 ] || [ $rc -eq 0 ] || ! grep -q "mpi_programs rank 0: .*MPI rank 1 failed a step" "$dir/fault.txt"; then
-    echo "run_mpi_tests: a failing rank 1 gave exit $rc (want 1, no hang) and rank 0 was not told:" >&2
-    tail -5 "$dir/fault.txt" >&2
-    exit 1
-fi
-echo "rank 0 was told: $(grep -m1 -o 'MPI rank 1 failed a step[^;]*' "$dir/fault.txt")"
+    "$prog" "$dir/ref.bin"

@@ -14,6 +14,7 @@
 #include "common/device_list.h"
 #include "common/env.h"
 #include "common/grow.h"
+#include "common/hash.h"
 #include "common/lib_calls.h"
 #include "common/mem_count.h"
 
@@ -786,6 +787,9 @@ static void cu_destroy(nd_backend *be) {
     if (cu) {
         cudaSetDevice(cu->device);
         if (cu->stream) cudaStreamSynchronize(cu->stream);
+#ifdef ND_CUDA_NCCL
+        nd_cuda_link_destroy(be);
+#endif
         nd_cuda_app_destroy(cu);
         nd_cuda_plan_states_release_all(cu);
         nd_cuda_release_step_workspace(cu);
@@ -1154,7 +1158,18 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->trim = cu_trim;
     char name[256] = "?";
     struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, cu->device) == cudaSuccess) snprintf(name, sizeof name, "%s", prop.name);
+    if (cudaGetDeviceProperties(&prop, cu->device) == cudaSuccess) {
+        snprintf(name, sizeof name, "%s", prop.name);
+        /* Under mpirun the ranks compare it: one GPU per rank lets NCCL
+         * carry their bytes (never 0, which means no GPU). */
+        uint64_t h = nd_hash_bytes(ND_HASH_SEED, prop.uuid.bytes, sizeof prop.uuid.bytes);
+        be->gpu_identity = h ? h : 1;
+    } else {
+        be->gpu_identity = (uint64_t)cu->device + 1; /* the ordinal at least */
+    }
+#ifdef ND_CUDA_NCCL
+    nd_cuda_link_install(be);
+#endif
     nd_logf(2, "cuda backend on device %d (%s, sm_%d, %d SMs)%s", cu->device, name, cu->arch, cu->sm_count,
             cfg && cfg->local_rank > 0 && !(cfg->devices && *cfg->devices)
                 ? " (picked by this MPI rank's local rank, modulo the GPUs visible)" : "");

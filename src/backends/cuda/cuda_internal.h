@@ -363,7 +363,16 @@ typedef struct nd_cuda {
      * gather_check). Plans have their own, per kernel that gathers, in
      * device memory (plan_runner.c). */
     void *gather_bad;
+    /* Under mpirun, the NCCL communicator and its scratch (rank_link.c);
+     * NULL where the ranks carry their bytes through host buffers. */
+    struct nd_cuda_link *link;
 } nd_cuda;
+
+/* The link between GPU ranks (rank_link.c, built with NCCL: ND_CUDA_NCCL):
+ * installs backend.h's rank_link_* and rank_xfer; destroy closes it,
+ * before the stream and the context go. */
+void nd_cuda_link_install(nd_backend *be);
+void nd_cuda_link_destroy(nd_backend *be);
 
 /* Stream-ordered device scratch memory (reduction partials, ...). */
 nd_status nd_cuda_device_alloc(nd_cuda *cu, size_t bytes, void **out, const char *what);

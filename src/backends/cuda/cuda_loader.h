@@ -34,6 +34,7 @@
     X(cudaMemPoolCreate) X(cudaMemPoolDestroy) X(cudaMemPoolSetAttribute) X(cudaMemPoolTrimTo)          \
     X(cudaMemcpyAsync) X(cudaMemcpy2DAsync) X(cudaMemsetAsync) X(cudaMemset2DAsync) X(cudaPointerGetAttributes) X(cudaSetDevice) X(cudaStreamBeginCapture)           \
     X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamEndCapture) X(cudaStreamSynchronize)  \
+    X(cudaStreamQuery) \
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
     X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) X(cudaMemcpyPeerAsync) X(cudaDeviceCanAccessPeer)  \
     X(cudaDeviceEnablePeerAccess) X(cudaMemPoolSetAccess) X(cudaDeviceGetStreamPriorityRange)          \
@@ -239,6 +240,8 @@ nd_status nd_cuda_load_nvrtc(void);
 #define cudaDeviceEnablePeerAccess ND_CUDA_FN(cudaDeviceEnablePeerAccess)
 #undef cudaMemPoolSetAccess
 #define cudaMemPoolSetAccess ND_CUDA_FN(cudaMemPoolSetAccess)
+#undef cudaStreamQuery
+#define cudaStreamQuery ND_CUDA_FN(cudaStreamQuery)
 #undef cudaMemsetAsync
 #define cudaMemsetAsync ND_CUDA_FN(cudaMemsetAsync)
 #undef cudaPointerGetAttributes

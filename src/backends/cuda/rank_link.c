@@ -1,0 +1,268 @@
+/* The link between GPU ranks under mpirun (backend.h's rank_link_* and
+ * rank_xfer; docs/internals.md "Several processes"): one NCCL
+ * communicator per process, and every transfer a rank makes enqueued on
+ * the backend's stream. A rank's plan runs step by step on that one stream
+ * (executor.c), so a send is ordered after the kernel that wrote its rows
+ * and a receive before the kernel that reads them, with no host wait; the
+ * host waits once, after the plan (rank_link_wait). Every rank enqueues
+ * its transfers in the plan's step order, so the earliest unfinished one
+ * has all its participants in it, as with MPI (dist_mpi.c).
+ *
+ * libnccl is opened with dlopen, as the CUDA libraries are
+ * (cuda_loader.h): built where the toolkit has nccl.h (meson option nccl),
+ * libnd still loads where libnccl is not, and the link is then not
+ * offered (rank_link_probe says why). */
+#include <nccl.h> /* before cuda_loader.h's redirects: it includes cuda_runtime.h */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backends/cuda/cuda_internal.h"
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/fault.h"
+#include "common/mem_count.h"
+
+/* A transfer goes in parts of at most this many bytes (one NCCL group), so
+ * that a rank taking part without memory (a failed step) sends zeros from,
+ * and receives into, two blocks of this size made when the link opens:
+ * that rank cannot then fail for want of device memory while its peers
+ * wait in the transfer. Both ends split alike (the size is the plan's). */
+#define PART ((size_t)8 << 20)
+
+static struct {
+    ncclResult_t (*GetVersion)(int *);
+    ncclResult_t (*CommInitRank)(ncclComm_t *, int, ncclUniqueId, int);
+    ncclResult_t (*CommDestroy)(ncclComm_t);
+    ncclResult_t (*CommAbort)(ncclComm_t);
+    ncclResult_t (*CommGetAsyncError)(ncclComm_t, ncclResult_t *);
+    const char *(*GetErrorString)(ncclResult_t);
+    const char *(*GetLastError)(ncclComm_t); /* NCCL 2.13 on; NULL before */
+    ncclResult_t (*Send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*Recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*Broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*GroupStart)(void);
+    ncclResult_t (*GroupEnd)(void);
+} N;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_message[600]; /* empty: loaded */
+
+#define SYM(field, name)                                                          \
+    do {                                                                          \
+        void *p_ = dlsym(lib, name);                                              \
+        if (!p_ && !optional) {                                                   \
+            snprintf(load_message, sizeof load_message, "libnccl.so.2 lacks %s", name); \
+            return;                                                               \
+        }                                                                         \
+        memcpy(&N.field, &p_, sizeof N.field);                                    \
+    } while (0)
+
+static void load(void) {
+    void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = dlopen(ND_NCCL_LIB_DIR "/libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(load_message, sizeof load_message, "cannot open libnccl.so.2 (nor in %s): %.300s",
+                 ND_NCCL_LIB_DIR, dlerror());
+        return;
+    }
+    int optional = 0;
+    SYM(GetVersion, "ncclGetVersion");
+    SYM(CommInitRank, "ncclCommInitRank");
+    SYM(CommDestroy, "ncclCommDestroy");
+    SYM(CommAbort, "ncclCommAbort");
+    SYM(CommGetAsyncError, "ncclCommGetAsyncError");
+    SYM(GetErrorString, "ncclGetErrorString");
+    SYM(Send, "ncclSend");
+    SYM(Recv, "ncclRecv");
+    SYM(Broadcast, "ncclBroadcast");
+    SYM(GroupStart, "ncclGroupStart");
+    SYM(GroupEnd, "ncclGroupEnd");
+    optional = 1;
+    SYM(GetLastError, "ncclGetLastError");
+    int v = 0;
+    /* ncclSend/ncclRecv came with 2.7 (codes: 2700 then, 20900 from 2.9). */
+    if (N.GetVersion(&v) != ncclSuccess || v < 2700)
+        snprintf(load_message, sizeof load_message, "libnccl.so.2 is version code %d; nd needs NCCL 2.7 or later",
+                 v);
+}
+
+static nd_status loaded(void) {
+    pthread_once(&load_once, load);
+    if (!load_message[0]) return ND_OK;
+    return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: NCCL for GPU ranks: %s", load_message);
+}
+
+typedef struct nd_cuda_link {
+    ncclComm_t comm;
+    int32_t rank, ranks;
+    void *zeros, *sink; /* PART bytes each: what a rank without memory sends, and receives into */
+    int broken;         /* NCCL reported an error: the communicator is aborted, not destroyed */
+} nd_cuda_link;
+
+static nd_cuda *impl(nd_backend *be) { return (nd_cuda *)be->impl; }
+
+static nd_status nccl_failed(nd_cuda_link *L, ncclResult_t r, const char *what) {
+    const char *detail = N.GetLastError && L && L->comm ? N.GetLastError(L->comm) : NULL;
+    return nd_error_set(ND_ERR_BACKEND, "nd_sync: %s failed on MPI rank %d of %d: %s%s%s", what, L ? (int)L->rank : -1,
+                        L ? (int)L->ranks : 0, N.GetErrorString(r), detail && *detail ? ": " : "",
+                        detail ? detail : "");
+}
+
+static nd_status link_probe(nd_backend *be) {
+    (void)be;
+    return loaded();
+}
+
+static void link_close(nd_backend *be) {
+    nd_cuda *cu = impl(be);
+    nd_cuda_link *L = cu->link;
+    if (!L) return;
+    cu->link = NULL;
+    if (cu->device != 0) cudaSetDevice(cu->device);
+    if (L->comm) {
+        if (!L->broken) cudaStreamSynchronize(cu->stream);
+        (void)(L->broken ? N.CommAbort(L->comm) : N.CommDestroy(L->comm));
+    }
+    if (L->zeros) {
+        cudaFree(L->zeros);
+        nd_mem_count_release(1, 2 * PART);
+    }
+    (void)cudaGetLastError();
+    free(L);
+}
+
+static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int32_t ranks, int32_t rank) {
+    nd_cuda *cu = impl(be);
+    nd_status s = loaded();
+    if (s != ND_OK) return s;
+    if (id_bytes < sizeof(ncclUniqueId))
+        return nd_error_set(ND_ERR_ARG, "nd_init: an ncclUniqueId needs %zu bytes, not %zu", sizeof(ncclUniqueId),
+                            id_bytes);
+    link_close(be);
+    nd_cuda_link *L = nd_calloc(1, sizeof *L);
+    if (!L) return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory for the NCCL link");
+    L->rank = rank;
+    L->ranks = ranks;
+    cu->link = L;
+    cudaSetDevice(cu->device); /* NCCL's communicator takes the current device */
+    /* The two blocks, one of zeros: made before the communicator, whose
+     * own buffers are the larger. */
+    cudaError_t e = cudaMalloc(&L->zeros, 2 * PART);
+    if (e == cudaSuccess) {
+        L->sink = (char *)L->zeros + PART;
+        nd_mem_count_alloc(1, 2 * PART);
+        e = cudaMemsetAsync(L->zeros, 0, PART, cu->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(cu->stream);
+    } else {
+        L->zeros = NULL;
+    }
+    if (e != cudaSuccess) s = nd_cuda_fail(e, "nd_init: cudaMalloc of the NCCL link's 16 MiB of scratch");
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    /* Every rank calls it (the runtime makes sure): a rank that failed
+     * above joins all the same, so that the others do not wait for it. */
+    ncclResult_t r = N.CommInitRank(&L->comm, (int)ranks, u, (int)rank);
+    if (r != ncclSuccess) {
+        L->comm = NULL;
+        if (s == ND_OK)
+            s = nd_error_set(ND_ERR_BACKEND, "nd_init: ncclCommInitRank failed on MPI rank %d of %d (GPU %d): %s%s",
+                             (int)rank, (int)ranks, cu->device, N.GetErrorString(r),
+                             r == ncclInvalidUsage ? " (two ranks on one GPU? give each a GPU of its own, or a "
+                                                     "distinct NCCL_HOSTID)" : "");
+    }
+    if (s != ND_OK) link_close(be);
+    return s;
+}
+
+/* One transfer's NCCL calls, in parts of PART bytes grouped together;
+ * mem NULL: from the zeros, into the sink. */
+static ncclResult_t issue(nd_cuda *cu, const nd_cuda_link *L, int op, void *mem, size_t bytes, int32_t peer) {
+    const int grouped = bytes > PART;
+    ncclResult_t r = grouped ? N.GroupStart() : ncclSuccess;
+    for (size_t at = 0; at < bytes && r == ncclSuccess; at += PART) {
+        size_t n = bytes - at < PART ? bytes - at : PART;
+        char *p = mem ? (char *)mem + at : NULL;
+        switch (op) {
+        case ND_RANK_LINK_SEND: r = N.Send(p ? p : L->zeros, n, ncclUint8, (int)peer, L->comm, cu->stream); break;
+        case ND_RANK_LINK_RECV: r = N.Recv(p ? p : L->sink, n, ncclUint8, (int)peer, L->comm, cu->stream); break;
+        default: /* in place at the root; elsewhere its send buffer is not read */
+            r = N.Broadcast(p ? p : L->zeros, p ? p : L->sink, n, ncclUint8, (int)peer, L->comm, cu->stream);
+            break;
+        }
+    }
+    if (grouped) {
+        ncclResult_t r2 = N.GroupEnd();
+        if (r == ncclSuccess) r = r2;
+    }
+    return r;
+}
+
+static nd_status link_xfer(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer) {
+    nd_cuda *cu = impl(be);
+    nd_cuda_link *L = cu->link;
+    (void)memory; /* the backend's one GPU: ranks split over ranks, not over logical devices */
+    if (!L || !L->comm)
+        return nd_error_set(ND_ERR_STATE, "nd_sync: a transfer between MPI ranks over NCCL, but the NCCL link %s",
+                            L ? "failed earlier" : "is not open");
+    nd_cuda_lock(cu);
+    nd_status s = ND_OK;
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) s = nd_fault_backend_error("cuda", "rank_xfer");
+    if (s == ND_OK) s = nd_cuda_app_join(cu);
+    if (s == ND_OK && mem) {
+        ncclResult_t r = issue(cu, L, op, mem, bytes, peer);
+        if (r != ncclSuccess) s = nccl_failed(L, r, "a transfer between MPI ranks (NCCL)");
+    }
+    /* The peers wait in this transfer whatever failed here. */
+    if (s != ND_OK || !mem) {
+        ncclResult_t r = issue(cu, L, op, NULL, bytes, peer);
+        if (r != ncclSuccess && s == ND_OK) s = nccl_failed(L, r, "a transfer between MPI ranks (NCCL)");
+    }
+    nd_cuda_unlock(cu);
+    return s;
+}
+
+/* Until the stream has run every transfer enqueued so far, asking NCCL
+ * meanwhile whether the communicator failed (a peer gone, a network
+ * error): such a failure would otherwise leave its transfer waiting for
+ * ever. The stream is polled rather than synchronised for the same reason,
+ * from 5 us apart up to 200 us (two ranks on two cores must not spin). */
+static nd_status link_wait(nd_backend *be) {
+    nd_cuda *cu = impl(be);
+    nd_cuda_link *L = cu->link;
+    if (!L || !L->comm) return ND_OK;
+    long ns = 5000;
+    for (;;) {
+        nd_cuda_lock(cu);
+        cudaError_t e = cudaStreamQuery(cu->stream);
+        ncclResult_t a = ncclSuccess;
+        if (N.CommGetAsyncError(L->comm, &a) != ncclSuccess) a = ncclInternalError;
+        nd_cuda_unlock(cu);
+        if (e != cudaSuccess && e != cudaErrorNotReady)
+            return nd_cuda_fail(e, "a step or a transfer between MPI ranks (NCCL) on the stream");
+        if (a != ncclSuccess && a != ncclInProgress) {
+            nd_status s = nccl_failed(L, a, "the NCCL link between MPI ranks");
+            L->broken = 1;
+            N.CommAbort(L->comm); /* ends its kernels, so the stream drains */
+            L->comm = NULL;
+            return s;
+        }
+        if (e == cudaSuccess) return ND_OK;
+        struct timespec t = {0, ns};
+        nanosleep(&t, NULL);
+        if (ns < 200000) ns *= 2;
+    }
+}
+
+void nd_cuda_link_install(nd_backend *be) {
+    be->rank_link_probe = link_probe;
+    be->rank_link_open = link_open;
+    be->rank_link_close = link_close;
+    be->rank_xfer = link_xfer;
+    be->rank_link_wait = link_wait;
+}
+
+void nd_cuda_link_destroy(nd_backend *be) { link_close(be); }
