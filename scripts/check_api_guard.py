@@ -15,7 +15,10 @@ import os
 import re
 import sys
 
-GUARDS = ("ND_API_GUARD", "ND_API_UNLOCKED")
+GUARDS = ("ND_API_GUARD", "ND_API_UNLOCKED", "ND_API_GUARD_IN")
+# ND_API_GUARD_IN(callee): the function forwards to callee, which must be
+# defined in the same file and begin with ND_API_GUARD_AS(...).
+FORWARD = re.compile(r"\bND_API_GUARD_IN\(\s*(\w+)\s*\)")
 
 
 def strip_comments(text):
@@ -51,7 +54,7 @@ def definitions(text):
     return out
 
 
-def scan(root):
+def scan(root, bad_forwards=None):
     """(api, found): the ND_API function names of nd.h, and for each the
     definitions found under src/ as (file, first identifier of the body)."""
     headers = [os.path.join(root, "include", "nd.h")]
@@ -61,6 +64,8 @@ def scan(root):
     if not api:
         sys.exit("check_api_guard: no ND_API functions found in include/nd.h or include/nd/")
     found = {}  # name -> list of (file, guarded)
+    if bad_forwards is None:
+        bad_forwards = []
 
     for dirpath, _, files in os.walk(os.path.join(root, "src")):
         for f in files:
@@ -78,6 +83,11 @@ def scan(root):
                     if name in params:
                         macros[m.group(1)] = (params.index(name), first)
             plain = re.sub(r"^[ \t]*#[ \t]*define[^\n]*$", "", joined, flags=re.M)
+            firsts = dict(definitions(plain))
+            for callee in set(FORWARD.findall(joined)):
+                if firsts.get(callee) != "ND_API_GUARD_AS":
+                    bad_forwards.append(f"{rel}: ND_API_GUARD_IN({callee}): {callee} is not "
+                                        "defined in this file beginning with ND_API_GUARD_AS")
             for name, first in definitions(plain):
                 if name in api:
                     found.setdefault(name, []).append((rel, first))
@@ -92,8 +102,8 @@ def scan(root):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    api, found = scan(root)
     problems = []
+    api, found = scan(root, problems)
     for name in api:
         defs = found.get(name, [])
         if not defs:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backends/plan.h"
+#include "common/body.h"
 #include "frontend/runtime.h"
 #if defined(NDT_CUDA_BUILT)
 #include "backends/cuda/cuda_internal.h"
@@ -667,5 +668,62 @@ NDT_TEST(body, identity_cast_fill_and_long_bodies) {
     nd_free(hold);
     nd_body_free(cf);
     nd_body_free(lc);
+    nd_free(a);
+}
+
+/* A freed body whose calls have all run: its template is gone, but its
+ * struct waits in the runtime's ring (common/body.h), so passing it again
+ * is an error, not a read of freed (and reused) memory. The heap's blocks
+ * of a body's size are taken and filled with a live body's bytes between
+ * the free and the call: without the ring, b's own block is among them
+ * (glibc hands back the block freed last) and b would look alive; ASan
+ * reports the read as a use after free. */
+NDT_TEST(body, freed_body_is_refused_after_its_calls_ran) {
+    const int64_t n = 6;
+    float v[6] = {1, -2, 3.5f, 0, -0.0f, 7};
+    nd_array *a = nd_from_host(v, ND_FLOAT32, 1, &n);
+    nd_body *b = nd_body_trace("step", 1, &a, twice_plus_one, NULL);
+    nd_body *live = nd_body_trace("live", 1, &a, twice_minus_one, NULL);
+    cr_assert(a && b && live, "%s", nd_last_error());
+    nd_array *r = nd_body_call(b, &a);
+    cr_assert(r, "%s", nd_last_error());
+    nd_body_free(b);
+    float got[6];
+    cr_assert_eq(nd_to_host(r, got, sizeof got), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 6; i++) cr_expect_eq(got[i], 2 * v[i] + 1, "[%d]", i);
+    nd_free(r); /* the call ran: b's last reference went */
+    /* other work, recorded and synced; other bodies traced and freed */
+    for (int k = 0; k < 8; k++) {
+        nd_body *o = nd_body_trace("other", 1, &a, twice_plus_one, NULL);
+        cr_assert(o, "%s", nd_last_error());
+        nd_array *y = nd_body_call(o, &a), *z = nd_add(a, a);
+        nd_body_free(o);
+        cr_assert(y && z, "%s", nd_last_error());
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        nd_free(y);
+        nd_free(z);
+    }
+    void *decoys[64];
+    for (int k = 0; k < 64; k++) {
+        decoys[k] = malloc(sizeof(struct nd_body));
+        cr_assert(decoys[k]);
+        memcpy(decoys[k], live, sizeof(struct nd_body));
+    }
+    cr_expect_null(nd_body_call(b, &a), "a freed body must not record a call");
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_body_call");
+    cr_expect_null(nd_body_name(b));
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_body_name");
+    cr_expect_eq(nd_body_n_inputs(b), -1);
+    NDT_EXPECT_ERR(ND_ERR_ARG, "nd_body_n_inputs");
+    nd_body_free(b); /* a second free: nothing */
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    for (int k = 0; k < 64; k++) free(decoys[k]);
+    /* the live body is untouched; NULL stays quiet */
+    cr_expect_str_eq(nd_body_name(live), "live");
+    cr_expect_eq(nd_body_n_inputs(live), 1);
+    cr_expect_null(nd_body_name(NULL));
+    cr_expect_eq(nd_body_n_inputs(NULL), -1);
+    cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+    nd_body_free(live);
     nd_free(a);
 }

@@ -90,20 +90,25 @@ ND_API nd_body *nd_body_trace(const char *name, int n_in, nd_array *const *like,
  * in[i] may be any view (strided, broadcast, transposed) but must have
  * like[i]'s shape and dtype at the trace, and must not be a weak scalar.
  * Errors (NULL result, nothing recorded): ND_ERR_ARG (NULL b or in, a
- * freed in, a weak scalar input, a b freed while calls it recorded are
- * still pending), ND_ERR_SHAPE / ND_ERR_DTYPE (an input whose
+ * freed in, a weak scalar input, a freed b: nd_body_free says for how
+ * long that is caught), ND_ERR_SHAPE / ND_ERR_DTYPE (an input whose
  * shape or dtype is not the traced one: trace another body for it); a
  * NULL in[i] keeps the error that made it. */
 ND_API nd_array *nd_body_call(const nd_body *b, nd_array *const *in);
 
-/* The body's name and number of inputs (NULL b: NULL, -1). */
+/* The body's name and number of inputs (NULL b: NULL, -1; a freed b:
+ * NULL, -1 and ND_ERR_ARG). */
 ND_API const char *nd_body_name(const nd_body *b);
 ND_API int nd_body_n_inputs(const nd_body *b);
 
 /* Releases the program's reference; calls already recorded keep the body
- * until they have run. NULL: no-op. Once those calls have run the body's
- * memory is gone: passing b to any nd_body_* function after that is
- * undefined (no delay ring catches it, unlike an array handle's). */
+ * until they have run. NULL: no-op. Once those calls have run its
+ * template's memory goes, but the struct b points to waits, marked freed,
+ * in a ring of the last 256 bodies let go (as a freed array handle does),
+ * so passing b to nd_body_call, nd_body_name or nd_body_n_inputs still
+ * gives ND_ERR_ARG (NULL, -1) and a second nd_body_free does nothing, until
+ * 256 more bodies have gone after it or nd_shutdown, which frees the ring;
+ * after that, passing b is undefined. */
 ND_API void nd_body_free(nd_body *b);
 
 #ifdef __cplusplus

@@ -122,6 +122,17 @@ static inline void nd_api_leave(int *unused) {
 #define ND_API_GUARD()                                                                      \
     __attribute__((cleanup(nd_api_leave), unused)) int nd_api_guard_ = nd_api_enter(__func__)
 
+/* The guard taken for the public function fn by a function that does its
+ * whole work and that it forwards to (elementwise.c's binary ops: one
+ * frame holds the lock and records the node, where a guard in each public
+ * op and a call to the shared recording cost a prologue and the arguments
+ * passed on). Its first statement; the public function's first is
+ * ND_API_GUARD_IN(that function), and scripts/check_api_guard.py checks
+ * that the two match. */
+#define ND_API_GUARD_AS(fn)                                                                 \
+    __attribute__((cleanup(nd_api_leave), unused)) int nd_api_guard_ = nd_api_enter(fn)
+#define ND_API_GUARD_IN(callee) ((void)0)
+
 /* First statement of a public function that reads only per-thread or
  * constant state, and so needs no lock (checked like ND_API_GUARD). */
 #define ND_API_UNLOCKED() ((void)0)

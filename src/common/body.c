@@ -2,7 +2,12 @@
 
 #include <stdlib.h>
 
+#include "common/freelist.h"
 #include "common/hash.h"
+
+static nd_freelist *body_ring;
+
+void nd_body_set_ring(nd_freelist *ring) { body_ring = ring; }
 
 void nd_body_ref_take(nd_body *b) { __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED); }
 
@@ -12,7 +17,12 @@ void nd_body_unref(nd_body *b) {
     free(b->in_shape);
     free(b->entries);
     free(b->consts);
-    free(b);
+    b->in_shape = NULL;
+    b->entries = NULL;
+    b->consts = NULL;
+    /* The struct waits (magic 0, freed 1) while ND_FREELIST_DELAY more
+     * bodies go, then goes back to free() (the ring keeps none for reuse). */
+    nd_freelist_give_delayed(body_ring, b);
 }
 
 static uint64_t hash_ref(uint64_t h, const nd_body_ref *r) {

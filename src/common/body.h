@@ -74,8 +74,20 @@ struct nd_body {
     int32_t calls;
 };
 
+struct nd_freelist;
+
 void nd_body_ref_take(nd_body *b);
+/* Drops a reference. The last one frees the body's arrays and clears its
+ * magic, and the struct itself waits in the ring set by nd_body_set_ring
+ * (freed at once without one), so that a program passing a freed body
+ * again is told so (frontend/body.c's check) instead of reading freed
+ * memory. Under the API lock. */
 void nd_body_unref(nd_body *b);
+/* The ring that freed bodies wait in: the runtime's (a delaying
+ * nd_freelist that keeps nothing for reuse), set by nd_init; NULL frees at
+ * once. Bodies outlive the runtime, so the ring is the runtime's to drain
+ * at nd_shutdown, not this layer's. */
+void nd_body_set_ring(struct nd_freelist *ring);
 /* Fills b->hash and b->weight from the rest. */
 void nd_body_seal(nd_body *b);
 

@@ -458,18 +458,25 @@ nd_array *nd_body_call(const nd_body *cb, nd_array *const *in) {
     return nd_runtime_track(nd_fe_body_node(fn, b, in, same));
 }
 
+/* NULL b answers NULL or -1 quietly (body.h); a freed one is an error. */
+static int live_or_null(const char *fn, const nd_body *b) {
+    return !b ? -1 : check_body(fn, b);
+}
+
 const char *nd_body_name(const nd_body *b) {
     ND_API_GUARD(); /* under the lock: another thread may free b */
-    return b && b->magic == ND_BODY_MAGIC ? b->name : NULL;
+    return live_or_null("nd_body_name", b) ? NULL : b->name;
 }
 
 int nd_body_n_inputs(const nd_body *b) {
     ND_API_GUARD();
-    return b && b->magic == ND_BODY_MAGIC ? b->n_in : -1;
+    return live_or_null("nd_body_n_inputs", b) ? -1 : b->n_in;
 }
 
 void nd_body_free(nd_body *b) {
     ND_API_GUARD();
+    /* A second nd_body_free finds freed set (its struct waits in the
+     * runtime's ring once the last pending call has run: common/body.h). */
     if (!b || b->magic != ND_BODY_MAGIC || b->freed) return;
     b->freed = 1; /* pending calls keep it, but the program may not call it again */
     nd_body_unref(b);

@@ -1,5 +1,6 @@
 /* Elementwise ops: NEP 50 dtype resolution per op, then one MAP node. */
 #include "frontend/frontend.h"
+#include "frontend/record_inline.h"
 
 #include <float.h>
 #include <math.h>
@@ -170,11 +171,9 @@ static nd_array *binary_rules(const char *fn, nd_op op, nd_array *a, nd_array *b
     return binary_map(fn, asked, op, in, cdtype, dtype);
 }
 
-/* A remembered outcome, else the rules. Inline into every binary op (a
- * loop body hits the table): as a call of its own, its prologue and the
- * arguments passed on to nd_fe_map were a tenth of recording the op. */
-static inline __attribute__((always_inline)) nd_array *fe_binary(const char *fn, nd_op op,
-                                                                 nd_array *a, nd_array *b) {
+/* A remembered outcome, else the rules: the binary ops of compositions
+ * (nd_clip, nd_round, ...). The public ops take binary_op below. */
+nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
         const uint32_t key = binary_key(op, a, b);
         const uint64_t e = *binary_rule_slot(key);
@@ -185,10 +184,6 @@ static inline __attribute__((always_inline)) nd_array *fe_binary(const char *fn,
         }
     }
     return binary_rules(fn, op, a, b);
-}
-
-nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
-    return fe_binary(fn, op, a, b);
 }
 
 nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
@@ -249,11 +244,36 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     return nd_fe_map(fn, op, 1, &a, NULL, cdtype, dtype);
 }
 
+/* Every public binary op, in one function: the API lock's guard (taken
+ * for fn), the checks, the remembered rule (as a call of its own, its
+ * prologue and the arguments passed on were a tenth of recording the op)
+ * and, on a hit, the node recorded inline (record_inline.h's fe_map;
+ * nd_fe_map as a call cost its prologue and seven arguments). A public op
+ * is a jump here. fe_map inline in each of the thirteen ops instead made
+ * LTO's inliner, past its growth limits, call out of line the steps it
+ * inlines into one copy (the buffer, the refs, the handle): more
+ * instructions than the call it saved. */
+static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b)
+    __attribute__((noinline));
+static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    ND_API_GUARD_AS(fn);
+    if (check_inputs(fn, a, "a", b, "b")) return NULL;
+    if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
+        const uint32_t key = binary_key(op, a, b);
+        const uint64_t e = *binary_rule_slot(key);
+        if ((uint32_t)(e >> 32) == key) {
+            nd_array *in[2] = {a, b};
+            return nd_runtime_track(fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL,
+                                           (nd_dtype)(e >> 8 & 0xff), (nd_dtype)(e & 0xff)));
+        }
+    }
+    return nd_runtime_track(binary_rules(fn, op, a, b));
+}
+
 #define BINARY(name, op)                                                                   \
     nd_array *name(nd_array *a, nd_array *b) {                                             \
-        ND_API_GUARD();                                                                    \
-        if (check_inputs(#name, a, "a", b, "b")) return NULL;                              \
-        return nd_runtime_track(fe_binary(#name, op, a, b));                               \
+        ND_API_GUARD_IN(binary_op);                                                        \
+        return binary_op(#name, op, a, b);                                                 \
     }
 BINARY(nd_add, ND_OP_ADD)
 BINARY(nd_sub, ND_OP_SUB)

@@ -10,6 +10,7 @@
 #include "common/body.h"
 #include "common/callsite.h"
 #include "frontend/frontend.h"
+#include "frontend/record_inline.h"
 
 void nd_fe_release_last(nd_array *a) {
     if (a->scope_slot >= 0) nd_runtime_untrack(a);
@@ -57,38 +58,12 @@ int nd_fe_check_dtype(const char *fn, nd_dtype t) {
     return -1;
 }
 
-static __attribute__((noinline, cold)) void nbytes_overflow(const char *fn, int ndim,
-                                                            const int64_t *shape, nd_dtype dtype) {
+void nd_fe_nbytes_overflow(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype) {
     char s[200];
     nd_error_set(ND_ERR_SHAPE,
                  "%s: shape %s of %s has more elements or bytes than fit in 64 bits (use a "
                  "smaller shape)",
                  fn, nd_format_shape(s, sizeof s, ndim, shape), nd_dtype_name(dtype));
-}
-
-/* nd_fe_nbytes, inline into nd_fe_map. */
-static inline __attribute__((always_inline)) int fe_nbytes(const char *fn, int ndim,
-                                                           const int64_t *shape, nd_dtype dtype,
-                                                           size_t *nbytes) {
-    /* Overflow checked by the multiplies themselves: a division per axis
-     * cost more than the rest of recording an op's shape. The product of
-     * the nonzero extents must fit, even in an empty shape: a prefix of
-     * them that overflows says so at once; an empty shape (product 0) is
-     * checked extent by extent, off the common path. */
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        if (__builtin_mul_overflow(n, shape[i], &n)) goto overflow;
-    if (__builtin_expect(n == 0, 0)) {
-        int64_t nz = 1;
-        for (int i = 0; i < ndim; i++)
-            if (shape[i] != 0 && __builtin_mul_overflow(nz, shape[i], &nz)) goto overflow;
-    }
-    if (__builtin_mul_overflow((size_t)n, nd_dtype_itemsize(dtype), nbytes)) goto overflow;
-    return 0;
-overflow:
-    *nbytes = 0;
-    nbytes_overflow(fn, ndim, shape, dtype);
-    return -1;
 }
 
 int nd_fe_nbytes(const char *fn, int ndim, const int64_t *shape, nd_dtype dtype, size_t *nbytes) {
@@ -173,52 +148,6 @@ void nd_fe_broadcast_strides(const nd_array *a, int ndim, const int64_t *shape, 
     for (int i = 0; i < off; i++) strides[i] = 0;
     for (int j = 0; j < a->ndim; j++)
         strides[off + j] = (a->shape[j] == 1 && shape[off + j] != 1) ? 0 : a->strides[j];
-}
-
-/* nd_fe_begin and nd_fe_end, inline into nd_fe_map (every elementwise op):
- * as calls, their ten arguments and the record between them were spilled
- * and reloaded on every op. */
-static inline __attribute__((always_inline)) int fe_begin(nd_fe_rec *r, const char *label,
-                                                          nd_node_kind kind, int op, int n_inputs,
-                                                          nd_dtype dtype, nd_dtype cdtype, int ndim,
-                                                          const int64_t *shape, size_t nbytes) {
-    nd_runtime_before_record();
-    r->buf = nd_buffer_new(dtype, nbytes);
-    r->node = r->buf ? nd_graph_add_node(&nd_rt.graph, kind, n_inputs, nd_node_tail_bytes(kind, op, n_inputs)) : NULL;
-    if (__builtin_expect(!r->node, 0)) {
-        if (r->buf) nd_buffer_unref(r->buf);
-        nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the operation (free arrays you no "
-                     "longer need)", label);
-        return -1;
-    }
-    nd_node *n = r->node;
-    n->op = (uint8_t)op;
-    n->dtype = (uint8_t)dtype;
-    n->cdtype = (uint8_t)cdtype;
-    n->ndim = (uint8_t)ndim;
-    for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
-    n->label = nd_site_label(label);
-    return 0;
-}
-
-static inline __attribute__((always_inline)) nd_array *fe_end(nd_fe_rec *r, int ndim,
-                                                              const int64_t *shape) {
-    if (__builtin_expect(nd_graph_set_output(&nd_rt.graph, r->node, r->buf) != 0, 0)) {
-        nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the operation (free arrays you no "
-                     "longer need)", r->node->label);
-        nd_buffer_unref(r->buf);
-        return NULL;
-    }
-    nd_array *a = nd_array_new_contiguous(r->buf, (nd_dtype)r->node->dtype, ndim, shape);
-    /* The handle and the node hold it now: never its last reference
-     * unless the handle failed. */
-    if (__builtin_expect(a != NULL, 1)) {
-        r->buf->refs--;
-        nd_runtime_after_record_of(r->buf);
-    } else {
-        nd_buffer_unref(r->buf);
-    }
-    return a;
 }
 
 int nd_fe_begin(nd_fe_rec *r, const char *label, nd_node_kind kind, int op, int n_inputs,
@@ -378,68 +307,9 @@ void nd_fe_set_input(nd_node *n, int i, const nd_array *a, nd_dtype const_dtype,
     nd_graph_set_input(n, i, a, ndim, shape, strides);
 }
 
-/* When the strong inputs all have one shape and the weak ones are 0-d
- * scalars (most ops: x * y, x * 0.99), the first strong input: its shape
- * is the result's, each strong input's own strides are its broadcast
- * strides, and the general broadcast is not needed. NULL otherwise, and
- * when every input is weak. */
-static const nd_array *same_strong_shapes(int n, nd_array *const *in) {
-    const nd_array *a = NULL;
-    for (int k = 0; k < n; k++) {
-        const nd_array *b = in[k];
-        if (b->weak) {
-            if (b->ndim != 0) return NULL;
-            continue;
-        }
-        if (!a) {
-            a = b;
-            continue;
-        }
-        if (b->ndim != a->ndim) return NULL;
-        for (int j = 0; j < a->ndim; j++)
-            if (b->shape[j] != a->shape[j]) return NULL;
-    }
-    return a;
-}
-
-/* A weak scalar's constant input. A Python float into a float compute
- * dtype (x * 0.99) is its value as is: no conversion to go through. */
-static inline void set_weak_input(nd_node *n, int i, const nd_array *a, nd_dtype const_dtype,
-                                  int ndim, const int64_t *shape) {
-    if (a->weak == ND_WEAK_FLOAT && nd_dtype_kind_of(const_dtype) == ND_KIND_FLOAT) {
-        nd_graph_set_const_input(n, i, const_dtype, a->weak_value, ndim, shape);
-        n->inputs[i].weak = 1;
-        return;
-    }
-    nd_fe_set_input(n, i, a, const_dtype, ndim, shape);
-}
-
 nd_array *nd_fe_map(const char *fn, nd_op op, int n, nd_array *const *in,
                     const nd_dtype *const_dtypes, nd_dtype cdtype, nd_dtype dtype) {
-    int ndim;
-    int64_t shape_buf[ND_MAX_DIMS];
-    const int64_t *shape = shape_buf;
-    size_t nbytes;
-    /* The common case reads the shape from that input (alive for the
-     * whole call) rather than copying it. */
-    const nd_array *same = same_strong_shapes(n, in);
-    if (same) {
-        ndim = same->ndim;
-        shape = same->shape;
-    } else if (nd_fe_broadcast(fn, n, in, &ndim, shape_buf)) {
-        return NULL;
-    }
-    if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
-    nd_fe_rec r;
-    if (fe_begin(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes)) return NULL;
-    for (int i = 0; i < n; i++) {
-        const nd_array *x = in[i];
-        const nd_dtype cd = const_dtypes ? const_dtypes[i] : cdtype;
-        if (x->weak) set_weak_input(r.node, i, x, cd, ndim, shape);
-        else if (same) nd_graph_set_input(r.node, i, x, ndim, shape, x->strides);
-        else nd_fe_set_input(r.node, i, x, cd, ndim, shape);
-    }
-    return fe_end(&r, ndim, shape);
+    return fe_map(fn, op, n, in, const_dtypes, cdtype, dtype);
 }
 
 nd_array *nd_fe_body_node(const char *fn, struct nd_body *b, nd_array *const *in, int same) {

@@ -571,6 +571,8 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.rng_stream = 0;
     nd_rt.buffer_pool.max = nd_rt.array_pool.max = ND_RECYCLE_MAX;
     nd_rt.array_pool.delay_on = 1; /* freed handles wait: a second nd_free is caught */
+    nd_rt.body_ring.delay_on = 1;  /* max 0: a body leaving the ring goes to free() */
+    nd_body_set_ring(&nd_rt.body_ring);
     nd_buffer_memory_hooks hooks = {release_memory, release_twin_memory, release_piece_memory, NULL,
                                     &nd_rt.buffer_pool, &nd_rt.array_pool};
     nd_buffer_set_memory_hooks(&hooks);
@@ -683,6 +685,10 @@ void nd_shutdown(void) {
     /* Handles that outlive the runtime are freed plainly (max is 0 now). */
     nd_freelist_drain(&nd_rt.buffer_pool);
     nd_freelist_drain(&nd_rt.array_pool);
+    /* After the graphs (their pending calls' references went there); a
+     * body the program frees from now on goes to free() at once. */
+    nd_body_set_ring(NULL);
+    nd_freelist_drain(&nd_rt.body_ring);
     nd_fault_report_at_shutdown();
     int registered = nd_rt.atexit_registered;
     memset(&nd_rt, 0, sizeof nd_rt);

@@ -30,6 +30,9 @@ typedef struct {
     struct nd_flush_worker *worker;
     /* Recycled buffer descriptors and array handles (common/freelist.h). */
     nd_freelist buffer_pool, array_pool;
+    /* Freed bodies' structs, waiting before free() (common/body.h): a
+     * freed body passed again finds its struct marked, not reused memory. */
+    nd_freelist body_ring;
     uint64_t rng_seed;
     uint64_t rng_stream; /* random calls since nd_random_seed */
     nd_stats stats;

@@ -184,7 +184,7 @@ struct nd_buffer *nd_buffer_oom(void) __attribute__((visibility("hidden")));
 /* A buffer of `nbytes` with no memory yet (allocated when first used).
  * refs = 1 (the caller's). NULL + ND_ERR_OOM error on failure. Inline:
  * every recorded op makes one, and as a call it cost a tenth of the op. */
-static inline nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
+static inline __attribute__((always_inline)) nd_buffer *nd_buffer_new(nd_dtype dtype, size_t nbytes) {
     nd_buffer *b = nd_freelist_take(nd_buffer_descriptors, sizeof *b);
     if (__builtin_expect(!b, 0)) return nd_buffer_oom();
     /* Field by field, not memset or a compound literal: GCC makes those a

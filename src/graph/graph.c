@@ -34,17 +34,7 @@ nd_node *nd_graph_oom(void) {
 
 void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides) {
-    nd_ref *r = &n->inputs[i];
-    r->buf = a->buf;
-    nd_buffer_ref(a->buf);
-    r->version = a->buf->version;
-    r->dtype = (uint8_t)a->dtype;
-    r->ndim = (uint8_t)ndim;
-    r->offset = a->offset;
-    for (int k = 0; k < ndim; k++) {
-        r->shape[k] = shape[k];
-        r->strides[k] = strides[k];
-    }
+    nd_graph_set_input_inline(n, i, a, ndim, shape, strides);
 }
 
 void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,

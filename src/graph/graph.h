@@ -59,6 +59,22 @@ nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_by
  * given explicitly so callers can pass a broadcast view. */
 void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape,
                         const int64_t *strides);
+/* Its body, for the binary ops' inline recording (frontend/record_inline.h):
+ * there LTO's inliner, past its growth limits, left it a call. */
+static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
+    nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape, const int64_t *strides) {
+    nd_ref *r = &n->inputs[i];
+    r->buf = a->buf;
+    nd_buffer_ref(a->buf);
+    r->version = a->buf->version;
+    r->dtype = (uint8_t)a->dtype;
+    r->ndim = (uint8_t)ndim;
+    r->offset = a->offset;
+    for (int k = 0; k < ndim; k++) {
+        r->shape[k] = shape[k];
+        r->strides[k] = strides[k];
+    }
+}
 /* A constant input of dtype `dtype` (value in that dtype's kind). */
 void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,
                               const int64_t *shape);
