@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every test suite twice: a release build in build/ (and a
-# few suites again there over three logical CPU devices, ND_DEVICES=cpu:3),
+# Builds and runs every test suite twice: a release build in build/ (and
+# every CPU suite again there over three logical CPU devices, ND_DEVICES=cpu:3),
 # then an AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/;
 # then the thread suite and the core suites under ThreadSanitizer in
 # build-tsan/ (about a minute and a half on 2 cores). Where the CUDA toolkit
@@ -90,18 +90,34 @@ else
     status=1
 fi
 
-# Several devices: suites whose values partition (or must gather) run again
-# with every array split over three logical CPU devices (an odd count), in
-# the release build; about a minute. ND_TEST_SKIP="split" leaves it out.
-split_suites="elementwise reductions reductions_axes broadcast_views shaping_views writes lazy fusion body store_chains random indexing complex_views"
+# Several devices: every CPU suite again with every array split over three
+# logical CPU devices (an odd count, ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0),
+# in the release build, with the same tolerances as on one device (issue
+# #23). Assertions on one device's structure that a split plan changes (a
+# plan picture, a copy or compile count) are left out there with a warning
+# naming them (tests/common.h ndt_one_device); values never are. Left out
+# of this stage, as nothing in them splits:
+#  - cuda_loader: starts ND_BACKEND=cuda without its libraries (cpu:3
+#    names CPU memories: nd_init refuses it, as it should);
+#  - scan_plan, exact_sum: host arithmetic of the CUDA scans, no runtime;
+#  - ops: kernel IR run on backends it creates itself (backend->run_kernel),
+#    never through the scheduler, so no partition pass (and half the
+#    stage's time: about 40 s of it on 2 shared cores);
+#  - mpi: processes, not logical devices (its ranks split the arrays
+#    themselves, checked against the program run alone).
+# ND_TEST_SKIP="split" leaves the stage out.
+split_skip=" cuda_loader scan_plan exact_sum ops-cpu mpi "
 if [[ " ${ND_TEST_SKIP:-} " == *" split "* ]]; then
     echo "=== several devices skipped: ND_TEST_SKIP"
 elif [ -f build/build.ninja ]; then
-    echo "=== several devices (build/, ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0: $split_suites)"
     split_tests=()
-    for s in $split_suites; do split_tests+=("$s-cpu"); done
-    ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0 meson test -C build --print-errorlogs --num-processes "$jobs" \
-        "${split_tests[@]}" || status=1
+    # Every test of the cpu suite (meson test --list: "nd:SUITE+cpu / NAME").
+    while read -r t; do
+        [[ "$split_skip" == *" $t "* ]] || split_tests+=("$t")
+    done < <(meson test -C build --list --suite cpu 2>/dev/null | sed -n 's|^nd:[^ ]* / ||p')
+    echo "=== several devices (build/, ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0: ${#split_tests[@]} CPU suites)"
+    ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0 meson test -C build --no-rebuild --print-errorlogs \
+        --num-processes "$jobs" "${split_tests[@]}" || status=1
 fi
 
 # Does LeakSanitizer work here? Probe with a program that leaks on purpose.

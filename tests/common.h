@@ -46,6 +46,12 @@ static inline int ndt_devices_split(void) {
     if (strncmp(d, "cpu:", 4) == 0) return atoi(d + 4) > 1;
     return strchr(d, ',') != NULL; /* a GPU list of several logical devices */
 }
+/* 1 on one device. Under several devices (ndt_devices_split) 0, and a
+ * line on stderr ("[SKIP] one assertion ...") names it and why: for
+ * an assertion on one device's structure (a plan picture, a copy or
+ * compile count) that a split plan legitimately changes, never for a
+ * value. Use: if (ndt_one_device("the copy count: ...")) cr_expect(...). */
+int ndt_one_device(const char *what);
 /* The same for temporaries: without the pieces of split arrays. */
 #define NDT_TEMPS(s) ((s).temp_allocations - (s).piece_allocations)
 int ndt_backend_is_cuda(void);

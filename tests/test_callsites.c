@@ -152,7 +152,9 @@ NDT_TEST(callsites, flush_failure_names_the_recording_call) {
     nd_fault_disarm();
     cr_expect_eq(st, ND_ERR_OOM, "%s", nd_last_error());
     EXPECT("for the value of nd_add (test_callsites.c:%d)", rec);
-    cr_expect(strstr(nd_last_error(), expect) != NULL, "got '%s'", nd_last_error());
+    if (ndt_one_device("which value the first allocation is for: split, a's pieces are gathered first (its whole "
+                       "memory, an array of an earlier flush)"))
+        cr_expect(strstr(nd_last_error(), expect) != NULL, "got '%s'", nd_last_error());
     EXPECT("nd_sync (test_callsites.c:%d): ", sync);
     cr_expect(strncmp(nd_last_error(), expect, strlen(expect)) == 0, "got '%s'", nd_last_error());
     cr_expect_eq(h.calls, 1, "one report for the nd_sync that returned it");

@@ -839,6 +839,33 @@ NDT_TEST(faults, sweep_stream) {
     run_sweep("stream", prog_stream);
 }
 
+/* Several devices (ND_DEVICES=cpu:3, every array split): a flush that
+ * fails leaves no piece marked as holding a value it never got (a scatter
+ * that did not run; a region store into pieces one of which could not be
+ * made), a gather of the pieces of a failed value keeps it failed, and a
+ * bad index in one device's rows fails only what is computed from it.
+ * These sweeps gave values ND_OK but wrong (zeros, NaN, garbage) before.
+ * CPU only: cpu:N names CPU memories (the CUDA registration of
+ * test_partition runs logical GPU devices). */
+static void prog_composed(sweep *s);
+static void split_env(void) {
+    if (ndt_backend_is_cuda()) cr_skip_test("cpu:3 names CPU memories; the backend is cuda");
+    setenv("ND_DEVICES", "cpu:3", 1);
+    setenv("ND_SPLIT_MIN_BYTES", "0", 1);
+}
+NDT_TEST(faults, sweep_matmul_split) {
+    split_env();
+    run_sweep("matmul/3", prog_matmul);
+}
+NDT_TEST(faults, sweep_reductions_split) {
+    split_env();
+    run_sweep("reductions/3", prog_reductions);
+}
+NDT_TEST(faults, sweep_composed_split) {
+    split_env();
+    run_sweep("composed/3", prog_composed);
+}
+
 /* The sweep with flushes run on the caller's thread (ND_EXECUTOR_THREAD=0):
  * errors surface at once instead of at the next drain. */
 NDT_TEST(faults, sweep_stencil_without_executor_thread) {
@@ -1093,7 +1120,7 @@ NDT_TEST(faults, huge_lazy_array_names_its_creation) {
 /* Out of memory, the executor gives its cached temporaries back and tries
  * once more before failing (a single failed allocation then costs
  * nothing). */
-NDT_TEST(faults, out_of_memory_releases_cached_temporaries) {
+static void releases_cached_temporaries(void) {
     double v[64];
     for (int i = 0; i < 64; i++) v[i] = i * 0.5 - 3;
     nd_array *x = upload(v, 1, (int64_t[]){64});
@@ -1112,6 +1139,14 @@ NDT_TEST(faults, out_of_memory_releases_cached_temporaries) {
     cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 64; i++) cr_assert_eq(got[i], 2 * (i ? v[i - 1] : v[0]));
     nd_free(x), nd_free(y);
+}
+NDT_TEST(faults, out_of_memory_releases_cached_temporaries) { releases_cached_temporaries(); }
+/* The same for the pieces of split arrays (they were allocated without
+ * the retry: the flush failed). */
+NDT_TEST(faults, out_of_memory_releases_cached_temporaries_split) {
+    split_env();
+    ndt_restart(NULL);
+    releases_cached_temporaries();
 }
 
 /* A flush nd starts on its own (early, or at max_pending) runs inside some

@@ -72,7 +72,8 @@ NDT_TEST(interop, wrap_host_is_used_in_place) {
     for (int i = 0; i < 15; i++) cr_expect_eq(mem[i], orig[i] * 2.0 + 0.5, "element %d in place", i);
     read_f64(y, got, 15);
     for (int i = 0; i < 15; i++) cr_expect_eq(got[i], orig[i] * 3.0 - 1.0, "y[%d] read the old value", i);
-    if (!ndt_backend_is_cuda()) cr_expect_eq(bytes_copied(), copied, "the CPU backend copies nothing");
+    if (!ndt_backend_is_cuda() && ndt_one_device("bytes copied: split, the wrap is scattered into pieces and gathered back"))
+        cr_expect_eq(bytes_copied(), copied, "the CPU backend copies nothing");
     /* The program writes between syncs; nd sees it. */
     mem[4] = 100.0;
     nd_array *s = nd_sum(w, ND_ALL_AXES);

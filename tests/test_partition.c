@@ -1210,3 +1210,55 @@ Test(rank_transport, staging_and_disagreeing_ranks) {
     cr_expect_eq(choose(3, failed, why), -1, "%s", why);
     cr_expect(strstr(why, "MPI rank 1 failed to start"), "%s", why);
 }
+
+/* A bad index in one device's rows of a gather merged with an unrelated
+ * value: only what is computed from the gather fails. The bad index's
+ * device fails its piece of y; the other devices' kernels still run (a
+ * failed piece poisons that device's memory only), so the bystander is
+ * whole and right, and y stays failed although the other devices wrote
+ * their pieces of it after (before: every device's piece of y was
+ * poisoned, the kernels writing them skipped, and the bystander they also
+ * write failed with the index error). */
+NDT_TEST(partition, bad_index_fails_only_its_values) {
+    enum { R = 64, C = 8, M = R * C };
+    static double src[M], got[M];
+    static int64_t iv[M], jv[M];
+    for (int64_t i = 0; i < M; i++) {
+        src[i] = (double)i;
+        iv[i] = (i * 13) % R;
+        jv[i] = (i * 5) % C;
+    }
+    iv[M / 2] = R + 1; /* the middle device's rows */
+    for (int n = 2; n <= 4; n++) {
+        char dev[64];
+        restart_split(devices_for(n, dev, sizeof dev), dev);
+        nd_array *a = nd_from_host(src, ND_FLOAT64, ND_SHAPE(R, C));
+        nd_array *arrs[2] = {nd_from_host(iv, ND_INT64, ND_SHAPE(M)), nd_from_host(jv, ND_INT64, ND_SHAPE(M))};
+        nd_array *lin = nd_arange(ND_FLOAT64, 0, (double)M, 1);
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+        nd_scope_begin();
+        nd_array *y = nd_keep(nd_sqrt(nd_index(a, "$0, $1", 2, arrs)));
+        nd_array *bystander = nd_keep(nd_mul(lin, nd_scalar(3.0)));
+        nd_scope_end();
+        cr_expect_eq(nd_sync(), ND_ERR_INDEX, "%d devices", n);
+        nd_clear_error();
+        nd_array *later = nd_add(y, nd_scalar(1.0));
+        nd_array *later_ok = nd_add(bystander, nd_scalar(1.0));
+        cr_expect_eq(nd_to_host(later, got, sizeof got), ND_ERR_INDEX, "%d devices: y + 1 is computed from a "
+                     "failed value", n);
+        nd_clear_error();
+        memset(got, 0x7f, sizeof got);
+        cr_assert_eq(nd_to_host(later_ok, got, sizeof got), ND_OK, "%d devices: %s", n, nd_last_error());
+        for (int64_t i = 0; i < M; i++)
+            cr_assert_eq(got[i], 3.0 * (double)i + 1, "%d devices: bystander + 1 [%lld] = %g", n, (long long)i,
+                         got[i]);
+        nd_free(later);
+        nd_free(later_ok);
+        nd_free(y);
+        nd_free(bystander);
+        nd_free(lin);
+        nd_free(a);
+        nd_free(arrs[0]);
+        nd_free(arrs[1]);
+    }
+}

@@ -336,7 +336,8 @@ static void shared_operand_case(int read_inside) {
     normalise_then_matmul(x, w1, w2, out, read_inside);
     cr_assert(nd_sync() == ND_OK);
     counts c = since(&s0);
-    cr_expect_eq(c.libs, 3);
+    if (ndt_one_device("the library call count: split, a matmul runs once per device (nd_stats.device_matmuls)"))
+        cr_expect_eq(c.libs, 3);
     /* Before: z computed in each operand's kernel (6 kernels, 4 of them
      * writing a temporary z). */
     /* The read's own reduction: as many kernels as a sum of such an array. */

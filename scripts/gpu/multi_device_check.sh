@@ -3,9 +3,10 @@
 # devices"), on the GPU machine from the repository root after
 # scripts/gpu/stage.sh staged .gpu/ (carry .gpu.tgz):
 #   bash scripts/gpu/multi_device_check.sh [tests|bench|all]
-#  - tests: test_partition and the suites scripts/test.sh reruns under
-#    cpu:3, with ND_DEVICES=0,0 ND_SPLIT_MIN_BYTES=0 (two logical devices on
-#    one GPU), and with 0,1 when two GPUs are visible;
+#  - tests: test_partition and every suite scripts/test.sh reruns under
+#    cpu:3 (all but its split_skip), with ND_DEVICES=0,0
+#    ND_SPLIT_MIN_BYTES=0 (two logical devices on one GPU), and with 0,1
+#    when two GPUs are visible;
 #  - bench: the heat stencil (16384^2 float32, 20 sweeps per nd_sync,
 #    bench_nd_suite's "stencil") with ND_DEVICES=0 against 0,0 (target:
 #    within 1.10x) and 0,1 when two GPUs are visible.
@@ -17,8 +18,18 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 echo "GPUs visible: $gpus" | tee "$OUT/multi_device.txt"
 lists="0,0"
 [ "${gpus:-0}" -ge 2 ] && lists="0,0 0,1"
-# The suites scripts/test.sh runs again over three CPU devices.
-split_suites=$(sed -n 's/^split_suites="\(.*\)"$/\1/p' scripts/test.sh)
+# The suites scripts/test.sh runs again over three CPU devices: every
+# suite but those its split_skip leaves out (nothing in them splits), and
+# cpu_jit (the CPU backend's JIT only). ND_MD_SUITES="a b" picks some.
+split_skip=$(sed -n 's/^split_skip="\(.*\)"$/\1/p' scripts/test.sh)
+split_suites=${ND_MD_SUITES:-}
+if [ -z "$split_suites" ]; then
+  for t in .gpu/tests/test_*; do
+    s=${t#.gpu/tests/test_}
+    case " $split_skip cpu_jit partition " in *" $s "*|*" $s-cpu "*) continue ;; esac
+    split_suites="$split_suites $s"
+  done
+fi
 summary() { grep -h "Synthesis" "$1" | sed 's/.*Tested/Tested/'; }
 status=0
 

@@ -78,9 +78,17 @@ static void take_returned(nd_scheduler_ctx *ctx) {
 /* backend->alloc; out of memory, the pool's cached temporaries go back to
  * the backend and it is tried once more (DESIGN.md: out of memory first
  * releases cached memory and retries). */
-static nd_status alloc_or_release_and_retry(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, void **out) {
+static nd_status backend_alloc(nd_backend *be, int32_t memory, int32_t device, size_t bytes, void **out) {
+    return device >= 0 && be->alloc_piece ? be->alloc_piece(be, memory, device, bytes, out)
+                                          : be->alloc(be, memory, bytes, out);
+}
+
+/* device >= 0: a split array's piece of that device (backend.h's
+ * alloc_piece where the backend has one), retried as any block. */
+static nd_status alloc_or_release_and_retry(nd_scheduler_ctx *ctx, int32_t memory, int32_t device, size_t bytes,
+                                            void **out) {
     nd_backend *be = ctx->backend;
-    nd_status st = be->alloc(be, memory, bytes, out);
+    nd_status st = backend_alloc(be, memory, device, bytes, out);
     if (st != ND_ERR_OOM) return st;
     take_returned(ctx);
     struct nd_temp_pool *tp = ctx->temps;
@@ -93,7 +101,7 @@ static nd_status alloc_or_release_and_retry(nd_scheduler_ctx *ctx, int32_t memor
     tp->n_free = 0;
     nd_logf(2, "executor: out of memory allocating %zu bytes; released %zu bytes of cached temporaries and "
             "retrying", bytes, cached);
-    return be->alloc(be, memory, bytes, out);
+    return backend_alloc(be, memory, device, bytes, out);
 }
 
 /* A block of at least `bytes`, and its size in *got: a pooled block may be
@@ -125,7 +133,7 @@ static nd_status temp_take(nd_scheduler_ctx *ctx, int32_t memory, size_t bytes, 
         }
     }
     const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-    nd_status st = alloc_or_release_and_retry(ctx, memory, bytes, out);
+    nd_status st = alloc_or_release_and_retry(ctx, memory, -1, bytes, out);
     if (st != ND_OK) return st;
     *got = bytes;
     if (t0 > 0)
@@ -208,7 +216,7 @@ typedef struct {
 static nd_status buffer_memory(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t memory, void **out, value_ref v) {
     if (!b->mem[memory]) {
         const double t0 = nd_log_enabled(3) ? nd_log_clock_us() : 0;
-        nd_status st = alloc_or_release_and_retry(ctx, memory, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
+        nd_status st = alloc_or_release_and_retry(ctx, memory, -1, b->nbytes ? b->nbytes : 1, &b->mem[memory]);
         if (st != ND_OK) {
             /* Say whose value it was for: the read that reports it names
              * the array read, which may be another one computed from it. */
@@ -268,8 +276,7 @@ static nd_status piece_memory(nd_scheduler_ctx *ctx, const nd_plan *plan, const 
         p->mem[d] = NULL;
     }
     if (!p->mem[d]) {
-        nd_status st = be->alloc_piece ? be->alloc_piece(be, memory, d, s->bytes, &p->mem[d])
-                                       : alloc_or_release_and_retry(ctx, memory, s->bytes, &p->mem[d]);
+        nd_status st = alloc_or_release_and_retry(ctx, memory, d, s->bytes, &p->mem[d]);
         if (st != ND_OK) {
             p->mem[d] = NULL;
             return st;
@@ -622,6 +629,16 @@ static void set_poison(nd_failure **poison, int32_t slot, nd_failure *f) {
     poison[slot] = f;
 }
 
+/* Whether slots a and b are bound to the same memory. A split array's
+ * pieces are memories of their own, one per device: a bad index in one
+ * device's rows of a merged kernel poisons that piece only, so the other
+ * devices' kernels still write their rows of the values beside it (they
+ * would otherwise be skipped, failing an unrelated bystander). */
+static int same_memory(const nd_plan_slot *a, const nd_plan_slot *b) {
+    if (a->role != b->role || a->walk_index != b->walk_index) return 0;
+    return a->role != ND_SLOT_PIECE || (a->device == b->device && a->piece_of_twin == b->piece_of_twin);
+}
+
 static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, nd_failure *f) {
     const nd_plan_slot *s = &plan->slots[slot];
     if (s->role == ND_SLOT_TEMP) {
@@ -629,7 +646,20 @@ static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, 
         return;
     }
     for (int32_t i = 0; i < plan->n_slots; i++)
-        if (plan->slots[i].role == s->role && plan->slots[i].walk_index == s->walk_index) set_poison(poison, i, f);
+        if (same_memory(&plan->slots[i], s)) set_poison(poison, i, f);
+}
+
+/* Whether another device's piece of the same buffer as piece slot `slot`
+ * holds no value in this plan (poison: NULL when nothing failed). */
+static int sibling_piece_poisoned(const nd_plan *plan, nd_failure *const *poison, int32_t slot) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    for (int32_t i = 0; poison && i < plan->n_slots; i++) {
+        const nd_plan_slot *o = &plan->slots[i];
+        if (poison[i] && o->role == ND_SLOT_PIECE && o->walk_index == s->walk_index &&
+            o->piece_of_twin == s->piece_of_twin)
+            return 1;
+    }
+    return 0;
 }
 
 /* An external buffer a failed or skipped step writes: failed, with f. */
@@ -637,6 +667,35 @@ static void fail_written(const nd_plan *plan, const nd_flush_walk *walk, int32_t
     const nd_plan_slot *s = &plan->slots[slot];
     if (s->role == ND_SLOT_EXTERNAL || (s->role == ND_SLOT_PIECE && !s->piece_of_twin))
         nd_buffer_fail(walk->buffers[s->walk_index], f, label_of(plan, walk, slot));
+}
+
+/* A step that did not run wrote nothing into the pieces of slot `slot`
+ * (when it is a piece slot), but the planner already recorded what the
+ * plan leaves in them (scheduler.c's mark_pieces, at submit): a scatter
+ * that did not run leaves pieces the next flush would read as the array's
+ * value (a later nd_std of an input gave zeros). A skipped halo copy
+ * leaves the owned rows as they were, only the ghost rows stale; any other
+ * write leaves the pieces holding nothing, so the next flush scatters
+ * again from the whole array (a buffer a skipped kernel computes is
+ * failed anyway). */
+static void forget_piece(const nd_plan *plan, const nd_flush_walk *walk, const nd_step *st, int32_t slot,
+                         nd_failure *f) {
+    const nd_plan_slot *s = &plan->slots[slot];
+    if (s->role != ND_SLOT_PIECE) return;
+    nd_buffer *b = walk->buffers[s->walk_index];
+    nd_buffer_pieces *p = s->piece_of_twin ? (b->twin ? b->twin->pieces : NULL) : b->pieces;
+    if (!p) return;
+    if (st->part == ND_PART_HALO) {
+        p->ghosts_fresh = 0;
+        return;
+    }
+    /* When the plan leaves the value in the pieces only (whole_stale: a
+     * region store after the scatter), a piece that holds nothing loses
+     * the value: the buffer fails, also where the other devices' steps
+     * run (mark_produced keeps the failure while a sibling piece is
+     * poisoned). */
+    if (p->valid && p->whole_stale && !s->piece_of_twin) nd_buffer_fail(b, f, label_of(plan, walk, slot));
+    p->valid = 0;
 }
 
 /* Whether the step computes the values it writes: every kind but a copy,
@@ -653,16 +712,24 @@ static void step_failed(const nd_plan *plan, const nd_flush_walk *walk, nd_failu
         nd_step_access a = nd_step_access_at(st, j, plan->memory);
         if (!(a.mode & ND_ACCESS_WRITE)) continue;
         poison_slot(plan, poison, a.slot, f);
+        forget_piece(plan, walk, st, a.slot, f);
         if (makes_values(st)) fail_written(plan, walk, a.slot, f);
     }
 }
 
-static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_t slot) {
+/* computed: the step made the value (not a gather of pieces, which only
+ * moves the value the pieces hold: when an earlier flush failed to compute
+ * them they hold nothing, and the buffer stays failed; a kernel of this
+ * plan that wrote the pieces cleared the failure already). */
+static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *const *poison, int32_t slot,
+                          int computed) {
     const nd_plan_slot *s = &plan->slots[slot];
     if (s->role == ND_SLOT_PIECE && !s->piece_of_twin) {
-        /* A piece of its value (where it is: planning said, nd_plan.pieces). */
+        /* A piece of its value (where it is: planning said, nd_plan.pieces);
+         * the buffer stays failed while another device's piece failed. */
         nd_buffer *b = walk->buffers[s->walk_index];
-        if (b->failure || b->error != ND_OK) nd_buffer_clear_failure(b);
+        if ((b->failure || b->error != ND_OK) && !sibling_piece_poisoned(plan, poison, slot))
+            nd_buffer_clear_failure(b);
         return;
     }
     if (s->role != ND_SLOT_EXTERNAL) return;
@@ -671,17 +738,18 @@ static void mark_produced(const nd_plan *plan, const nd_flush_walk *walk, int32_
     /* Written: a failure of an earlier version is over. A region store
      * into a failed buffer (which leaves the rest failed) is failed again
      * after the flush (the scheduler's taint list, nd_scheduler_finish). */
-    if (b->failure || b->error != ND_OK) nd_buffer_clear_failure(b);
+    if (computed && (b->failure || b->error != ND_OK)) nd_buffer_clear_failure(b);
 }
 
 /* A step that ran: buffers it wrote hold their value in the plan's memory
  * only; a copy adds where it went. */
-static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, const nd_step *st) {
+static void step_produced(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *const *poison,
+                          const nd_step *st) {
     for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
         nd_step_access a = nd_step_access_at(st, j, plan->memory);
         if (!(a.mode & ND_ACCESS_WRITE)) continue;
         if (makes_values(st))
-            mark_produced(plan, walk, a.slot);
+            mark_produced(plan, walk, poison, a.slot, st->part != ND_PART_GATHER);
         else if (plan->slots[a.slot].role == ND_SLOT_EXTERNAL) /* not a staged chunk */
             walk->buffers[plan->slots[a.slot].walk_index]->valid |= 1u << a.memory;
     }
@@ -703,7 +771,7 @@ static void step_gather_failed(const nd_plan *plan, const nd_flush_walk *walk, n
             poison_slot(plan, poison, st->slots[j], f);
             fail_written(plan, walk, st->slots[j], f);
         } else {
-            mark_produced(plan, walk, st->slots[j]);
+            mark_produced(plan, walk, poison, st->slots[j], 1);
         }
     }
 }
@@ -721,10 +789,11 @@ static nd_failure *gather_failure(const nd_step *st, const nd_ir_fail *rec) {
 static void fail_all(const nd_plan *plan, const nd_flush_walk *walk, nd_failure *f) {
     for (int32_t i = 0; i < plan->n_steps; i++) {
         const nd_step *st = &plan->steps[i];
-        if (!makes_values(st)) continue;
         for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
             nd_step_access a = nd_step_access_at(st, j, plan->memory);
-            if (a.mode & ND_ACCESS_WRITE) fail_written(plan, walk, a.slot, f);
+            if (!(a.mode & ND_ACCESS_WRITE)) continue;
+            forget_piece(plan, walk, st, a.slot, f);
+            if (makes_values(st)) fail_written(plan, walk, a.slot, f);
         }
     }
 }
@@ -789,7 +858,7 @@ static void settle_step(const nd_plan *plan, const nd_flush_walk *walk, nd_failu
             step_failed(plan, walk, poison, st, made);
         nd_failure_unref(made); /* the slots and failed buffers hold it now */
     } else {
-        step_produced(plan, walk, st);
+        step_produced(plan, walk, poison, st);
     }
 }
 
@@ -944,7 +1013,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     rc = run_whole_plan(ctx, plan, walk, &bs, &launched);
     if (t0 > 0) nd_logf(3, "executor: plan of %d steps bound and run in %.1f us", plan->n_steps, nd_log_clock_us() - t0);
     if (rc == ND_OK) {
-        for (int32_t i = 0; i < plan->n_steps; i++) step_produced(plan, walk, &plan->steps[i]);
+        for (int32_t i = 0; i < plan->n_steps; i++) step_produced(plan, walk, NULL, &plan->steps[i]);
         return settle_fails(ctx, plan, walk, &bs);
     }
     if (!launched) {

@@ -87,14 +87,21 @@ static nd_status mark_twins(const nd_plan *plan, const nd_graph *g, const nd_flu
  * nd_buffer_in_pieces): its memory is kept, stale, and a reader of the
  * whole array gathers into it. */
 static nd_status mark_pieces(const nd_plan *plan, const nd_graph *g, const nd_flush_walk *w) {
+    /* Every record first, so that running out of memory changes nothing:
+     * the plan does not run then, and pieces marked valid for scatters
+     * that never ran would be read as the value by the next flush. */
     for (int32_t i = 0; i < plan->n_pieces; i++) {
         const nd_plan_pieces *o = &plan->pieces[i];
         nd_buffer *b = w->buffers[o->walk_index];
         nd_buffer_pieces **pp = o->twin ? (b->twin ? &b->twin->pieces : NULL) : &b->pieces;
-        if (!pp) continue;
-        if (!*pp && !o->keep) continue;
-        if (!*pp && !(*pp = nd_calloc(1, sizeof **pp)))
+        if (pp && !*pp && o->keep && !(*pp = nd_calloc(1, sizeof **pp)))
             return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while scheduling");
+    }
+    for (int32_t i = 0; i < plan->n_pieces; i++) {
+        const nd_plan_pieces *o = &plan->pieces[i];
+        nd_buffer *b = w->buffers[o->walk_index];
+        nd_buffer_pieces **pp = o->twin ? (b->twin ? &b->twin->pieces : NULL) : &b->pieces;
+        if (!pp || !*pp) continue;
         nd_buffer_pieces *p = *pp;
         p->valid = o->keep;
         if (!o->keep) continue;
