@@ -668,7 +668,8 @@ NDT_TEST(interop, cuda_dlpack_export_is_device_memory) {
     uint64_t copied = bytes_copied();
     nd_array *s = nd_sum(y, ND_ALL_AXES);
     cr_expect_eq(nd_item(s), 4950.0);
-    cr_expect_eq(bytes_copied() - copied, sizeof(float), "only the sum comes to the host");
+    if (ndt_one_device("bytes copied: split, the wrapped tensor is scattered into pieces"))
+        cr_expect_eq(bytes_copied() - copied, sizeof(float), "only the sum comes to the host");
     nd_free(s);
     nd_free(y);
     nd_free(x);
