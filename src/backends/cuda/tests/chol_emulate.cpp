@@ -2,7 +2,7 @@
  * the host through emulate_shim.h, with lib_cholesky.c's launch geometry
  * (32 x 8 threads, one block per mirrored tile pair in groups of
  * NDK_GROUP x NDK_GROUP tiles, the batch along grid y, capped to show the
- * walk), a block's threads as real threads meeting at __syncthreads: pack,
+ * walk), a block's threads as fibers meeting at __syncthreads: pack,
  * then a column-major lower Cholesky standing in for potrf (it reads and
  * writes only the column-major lower triangle, as potrf does). C must then
  * be L^T (zeros below the diagonal, written by pack), L a row-major

@@ -2,19 +2,24 @@
  * generator's kernels, the small solve and Cholesky passes), so that the
  * checks of emulate_harness.h can run them on a machine without a GPU
  * (compiled as C++17 with -ffp-contract=off, so that __f*_rn stay unfused
- * as on the device). A block's threads are real threads when the kernel
- * synchronises (__syncthreads is a barrier), else they run one after
- * another; blocks run in turn, so __shared__ arrays can be static. Only
- * what those sources use is here: no textures; shuffles within full warps
- * of a 1-d block; two atomics. */
+ * as on the device). A block's threads are fibers on the launching thread
+ * when the kernel synchronises (__syncthreads and shuffles are barriers a
+ * fiber waits at until its block or warp has arrived), else they run one
+ * after another; blocks run in turn, so __shared__ arrays can be static.
+ * Fibers, not threads: 256 threads a block meeting at futex barriers on a
+ * 2-core machine spent most of the checks' time in the kernel (CI ran
+ * them beside the builds: emulate_check took 148 s user and 244 s system
+ * time, chol_check 47 and 108). Only what those sources use is here: no
+ * textures; shuffles within full warps of a 1-d block; two atomics. */
 #ifndef ND_CUDA_TESTS_EMULATE_SHIM_H
 #define ND_CUDA_TESTS_EMULATE_SHIM_H
 #include <math.h>
 #include <string.h>
 #include <stdint.h>
-#include <pthread.h>
-#include <thread>
-#include <vector>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 struct uint4 { unsigned x, y, z, w; };
 struct uint2 { unsigned x, y; };
 static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { uint4 r = {a, b, c, d}; return r; }
@@ -22,21 +27,53 @@ static inline uint2 make_uint2(unsigned a, unsigned b) { uint2 r = {a, b}; retur
 struct emu_dim3 { unsigned x, y, z; };
 inline thread_local emu_dim3 threadIdx, blockIdx;
 inline emu_dim3 gridDim, blockDim;
-inline pthread_barrier_t emu_bar;
-inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
-/* Shuffles (only with real threads): each lane posts its value, its warp
- * meets, each reads its partner's, the warp meets again before the slots
- * are reused. The generator shuffles only with full warps. */
-inline pthread_barrier_t emu_warp_bar[8];
+/* A barrier: `need` arrivals release everyone waiting at this generation. */
+struct emu_barrier {
+    unsigned need, arrived, gen;
+};
+struct emu_fiber {
+    ucontext_t ctx;
+    const emu_barrier *wait_on; /* NULL: runnable */
+    unsigned wait_gen;
+    int done;
+};
+inline emu_barrier emu_block_bar, emu_warp_bar[8];
+inline emu_fiber *emu_fibers; /* the running block's threads; NULL outside a synchronising launch */
+inline unsigned emu_cur;
+inline ucontext_t emu_sched;
+inline void (*emu_body_call)(void *);
+inline void *emu_body;
+/* Arrive at b; the last arrival releases the others and runs on, the
+ * others go back to the scheduler until b's generation moves. */
+inline void emu_wait(emu_barrier &b) {
+    if (!emu_fibers) {
+        fprintf(stderr, "emulate_shim: a barrier in a launch without sync\n");
+        abort();
+    }
+    unsigned gen = b.gen;
+    if (++b.arrived == b.need) {
+        b.arrived = 0;
+        b.gen++;
+        return;
+    }
+    emu_fiber &f = emu_fibers[emu_cur];
+    f.wait_on = &b;
+    f.wait_gen = gen;
+    swapcontext(&f.ctx, &emu_sched);
+}
+inline void __syncthreads() { emu_wait(emu_block_bar); }
+/* Shuffles (only in synchronising launches): each lane posts its value,
+ * its warp meets, each reads its partner's, the warp meets again before
+ * the slots are reused. The generator shuffles only with full warps. */
 inline unsigned long long emu_lane_value[256];
 template <class T> static T __shfl_down_sync(unsigned, T v, unsigned d) {
     static_assert(sizeof(T) <= 8, "shuffled value too wide");
     unsigned t = threadIdx.x, src = t % 32 + d < 32 ? t + d : t;
     memcpy(&emu_lane_value[t], &v, sizeof v);
-    pthread_barrier_wait(&emu_warp_bar[t / 32]);
+    emu_wait(emu_warp_bar[t / 32]);
     T r;
     memcpy(&r, &emu_lane_value[src], sizeof r);
-    pthread_barrier_wait(&emu_warp_bar[t / 32]);
+    emu_wait(emu_warp_bar[t / 32]);
     return r;
 }
 #define __global__
@@ -80,10 +117,17 @@ static inline unsigned long long atomicMin(unsigned long long *p, unsigned long 
     }
     return o;
 }
+/* A fiber's life: the kernel's body, once. */
+static inline void emu_fiber_main() {
+    emu_body_call(emu_body);
+    emu_fibers[emu_cur].done = 1; /* then uc_link: back to the scheduler */
+}
 /* Runs f, the kernel's body, over grid blocks of block threads (x
- * fastest, as the device numbers them). sync: a block's threads are real
- * threads (at most 256), meeting at __syncthreads and, per 32, at
- * shuffles; else they run one after another. */
+ * fastest, as the device numbers them). sync: a block's threads are
+ * fibers (at most 256), meeting at __syncthreads and, per 32, at
+ * shuffles; each round resumes every fiber whose barrier has released,
+ * in thread order, until all have returned. Else they run one after
+ * another. */
 template <class F> static void emu_launch(emu_dim3 grid, emu_dim3 block, int sync, F f) {
     gridDim = grid;
     blockDim = block;
@@ -97,20 +141,54 @@ template <class F> static void emu_launch(emu_dim3 grid, emu_dim3 block, int syn
             for (unsigned t = 0; t < nt; t++) { place(b, t); f(); }
         return;
     }
-    pthread_barrier_init(&emu_bar, NULL, nt);
-    for (auto &b : emu_warp_bar) pthread_barrier_init(&b, NULL, 32);
-    std::vector<std::thread> th;
-    for (unsigned t = 0; t < nt; t++)
-        th.emplace_back([&, t] {
-            for (unsigned b = 0; b < nb; b++) {
+    if (nt > 256) {
+        fprintf(stderr, "emulate_shim: %u threads a block (at most 256)\n", nt);
+        abort();
+    }
+    const size_t stack_bytes = (size_t)512 << 10; /* touched lazily */
+    char *stacks = (char *)mmap(NULL, stack_bytes * nt, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (stacks == MAP_FAILED) {
+        perror("emulate_shim: fiber stacks");
+        abort();
+    }
+    static emu_fiber fibers[256];
+    emu_body = &f;
+    emu_body_call = [](void *p) { (*(F *)p)(); };
+    for (unsigned b = 0; b < nb; b++) {
+        emu_block_bar = {nt, 0, 0};
+        for (auto &w : emu_warp_bar) w = {32, 0, 0};
+        for (unsigned t = 0; t < nt; t++) {
+            emu_fiber &fb = fibers[t];
+            getcontext(&fb.ctx);
+            fb.ctx.uc_stack.ss_sp = stacks + stack_bytes * t;
+            fb.ctx.uc_stack.ss_size = stack_bytes;
+            fb.ctx.uc_link = &emu_sched;
+            makecontext(&fb.ctx, emu_fiber_main, 0);
+            fb.wait_on = NULL;
+            fb.done = 0;
+        }
+        emu_fibers = fibers;
+        for (unsigned live = nt; live;) {
+            int ran = 0;
+            for (unsigned t = 0; t < nt; t++) {
+                emu_fiber &fb = fibers[t];
+                if (fb.done || (fb.wait_on && fb.wait_on->gen == fb.wait_gen)) continue;
+                fb.wait_on = NULL;
+                emu_cur = t;
                 place(b, t);
-                f();
-                pthread_barrier_wait(&emu_bar);
+                swapcontext(&emu_sched, &fb.ctx);
+                ran = 1;
+                if (fb.done) live--;
             }
-        });
-    for (auto &x : th) x.join();
-    pthread_barrier_destroy(&emu_bar);
-    for (auto &b : emu_warp_bar) pthread_barrier_destroy(&b);
+            if (!ran) {
+                fprintf(stderr, "emulate_shim: block %u's threads wait at barriers none can release\n", b);
+                abort();
+            }
+        }
+        emu_fibers = NULL;
+    }
+    munmap(stacks, stack_bytes * nt);
 }
 /* The code generator's launch: 1-d blocks of 256 threads. */
 template <class F> static void emu_grid(unsigned grid, int sync, F f) { emu_launch({grid, 1, 1}, {256, 1, 1}, sync, f); }
