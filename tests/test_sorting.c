@@ -118,6 +118,24 @@ NDT_TEST(sorting, long_rows_parallel_path) {
         nd_free(a);
         ref_free(x);
     }
+    /* Long rows of heavy ties (the CPU's sample sort puts equal keys in
+     * one bucket: five values fill five of its buckets, the rest stay
+     * empty), float ones with both zeros and NaNs among them, and a row
+     * of one value. */
+    for (int t = 0; t < 3; t++) {
+        int64_t shape[1] = {(1 << 18) + 5};
+        ref_arr *x = ref_new(t == 1 ? ND_INT32 : ND_FLOAT32, 1, shape);
+        static const double ties[5] = {-2.0, -0.0, 0.0, 1.5, NAN};
+        for (int64_t k = 0; k < shape[0]; k++) {
+            double v = ties[ndt_next(&r) % 5];
+            if (t == 1) v = isnan(v) ? 3.0 : v;
+            ref_setd(x, k, t == 2 ? 7.0 : v);
+        }
+        nd_array *a = ndt_upload(x);
+        check_sorts(x, a, -1, t == 2 ? "one value" : "heavy ties");
+        nd_free(a);
+        ref_free(x);
+    }
     /* many rows of 4096 floats (CUDA: the segmented radix sort) */
     for (int t = 0; t < 2; t++) {
         int64_t shape[2] = {64, 4096};
