@@ -37,6 +37,30 @@ static inline void *nd_arena_alloc(nd_arena *a, size_t bytes) {
     return p;
 }
 
+/* nd_arena_alloc without the zero fill, for a block whose writer sets
+ * every byte a reader looks at (graph.h's nd_graph_add_map_node: the
+ * binary ops' nodes, where the fill was a twelfth of recording an op
+ * and freeing it).
+ * Builds with assertions fill it with ND_ARENA_POISON instead, so that a
+ * reader of a byte left unwritten gets garbage in the tests, not the
+ * zero a reused block may hold by chance. */
+#define ND_ARENA_POISON 0xA5
+static inline void *nd_arena_alloc_raw(nd_arena *a, size_t bytes) {
+    bytes = (bytes + 15u) & ~(size_t)15u;
+    nd_arena_block *h = a->head;
+    void *p;
+    if (__builtin_expect(!h || h->used + bytes > h->cap, 0)) {
+        p = nd_arena_alloc_block(a, bytes);
+    } else {
+        p = h->data + h->used;
+        h->used += bytes;
+    }
+#ifndef NDEBUG
+    if (p) memset(p, ND_ARENA_POISON, bytes);
+#endif
+    return p;
+}
+
 /* Gives back p, `bytes` long, when it is the newest allocation (a node
  * dropped as soon as it was found dead); otherwise does nothing. */
 static inline void nd_arena_pop(nd_arena *a, void *p, size_t bytes) {

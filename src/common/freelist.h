@@ -29,8 +29,10 @@ typedef struct nd_freelist {
     void *delayed[ND_FREELIST_DELAY]; /* ring, oldest at delay_pos */
 } nd_freelist;
 
-/* A kept object (uninitialised) or malloc(bytes); NULL when out of memory. */
-static inline void *nd_freelist_take(nd_freelist *l, size_t bytes) {
+/* A kept object (uninitialised) or malloc(bytes); NULL when out of memory.
+ * Always inline: LTO made it one call shared by the two takes of every
+ * recorded op (its buffer descriptor and its handle). */
+static inline __attribute__((always_inline)) void *nd_freelist_take(nd_freelist *l, size_t bytes) {
     if (!l || !l->head) return nd_malloc(bytes);
     void *p = l->head;
     l->head = *(void **)p;

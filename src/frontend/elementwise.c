@@ -263,8 +263,8 @@ static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         const uint64_t e = *binary_rule_slot(key);
         if ((uint32_t)(e >> 32) == key) {
             nd_array *in[2] = {a, b};
-            return nd_runtime_track(fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL,
-                                           (nd_dtype)(e >> 8 & 0xff), (nd_dtype)(e & 0xff)));
+            return nd_runtime_track_inline(fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL,
+                                                  (nd_dtype)(e >> 8 & 0xff), (nd_dtype)(e & 0xff)));
         }
     }
     return nd_runtime_track(binary_rules(fn, op, a, b));

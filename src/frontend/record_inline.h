@@ -41,14 +41,20 @@ overflow:
 
 /* nd_fe_begin and nd_fe_end, inline into nd_fe_map (every elementwise op):
  * as calls, their ten arguments and the record between them were spilled
- * and reloaded on every op. */
-static inline __attribute__((always_inline)) int fe_begin(nd_fe_rec *r, const char *label,
-                                                          nd_node_kind kind, int op, int n_inputs,
-                                                          nd_dtype dtype, nd_dtype cdtype, int ndim,
-                                                          const int64_t *shape, size_t nbytes) {
+ * and reloaded on every op. map_only: the node is a MAP of an elementwise
+ * op whose inputs the caller sets with nd_graph_set_input(_inline) or
+ * nd_graph_set_const_input (fe_map), so its block need not be zeroed
+ * first (graph.h, nd_graph_add_map_node). */
+static inline __attribute__((always_inline)) int fe_begin_as(nd_fe_rec *r, const char *label,
+                                                             nd_node_kind kind, int op, int n_inputs,
+                                                             nd_dtype dtype, nd_dtype cdtype, int ndim,
+                                                             const int64_t *shape, size_t nbytes,
+                                                             int map_only) {
     nd_runtime_before_record();
     r->buf = nd_buffer_new(dtype, nbytes);
-    r->node = r->buf ? nd_graph_add_node(&nd_rt.graph, kind, n_inputs, nd_node_tail_bytes(kind, op, n_inputs)) : NULL;
+    if (!r->buf) r->node = NULL;
+    else if (map_only) r->node = nd_graph_add_map_node(&nd_rt.graph, n_inputs);
+    else r->node = nd_graph_add_node(&nd_rt.graph, kind, n_inputs, nd_node_tail_bytes(kind, op, n_inputs));
     if (__builtin_expect(!r->node, 0)) {
         if (r->buf) nd_buffer_unref(r->buf);
         nd_error_set(ND_ERR_OOM, "%s: out of host memory recording the operation (free arrays you no "
@@ -63,6 +69,12 @@ static inline __attribute__((always_inline)) int fe_begin(nd_fe_rec *r, const ch
     for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
     n->label = nd_site_label(label);
     return 0;
+}
+static inline __attribute__((always_inline)) int fe_begin(nd_fe_rec *r, const char *label,
+                                                          nd_node_kind kind, int op, int n_inputs,
+                                                          nd_dtype dtype, nd_dtype cdtype, int ndim,
+                                                          const int64_t *shape, size_t nbytes) {
+    return fe_begin_as(r, label, kind, op, n_inputs, dtype, cdtype, ndim, shape, nbytes, 0);
 }
 
 static inline __attribute__((always_inline)) nd_array *fe_end(nd_fe_rec *r, int ndim,
@@ -141,7 +153,7 @@ static inline __attribute__((always_inline)) nd_array *fe_map(const char *fn, nd
     }
     if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
     nd_fe_rec r;
-    if (fe_begin(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes)) return NULL;
+    if (fe_begin_as(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes, 1)) return NULL;
     for (int i = 0; i < n; i++) {
         const nd_array *x = in[i];
         const nd_dtype cd = const_dtypes ? const_dtypes[i] : cdtype;

@@ -160,7 +160,7 @@ extern _Thread_local nd_scope_stack *nd_fe_my_scopes
 nd_array *nd_runtime_track_grow(nd_array *a);
 /* Registers a new handle in this thread's innermost scope (if any).
  * Inline: every public call that makes a handle ends here. */
-static inline nd_array *nd_runtime_track(nd_array *a) {
+static inline __attribute__((always_inline)) nd_array *nd_runtime_track_inline(nd_array *a) {
     nd_scope_stack *s = nd_fe_my_scopes;
     if (!a || !s || s->depth == 0) return a;
     if (__builtin_expect(s->n_items == s->cap_items, 0)) return nd_runtime_track_grow(a);
@@ -169,6 +169,9 @@ static inline nd_array *nd_runtime_track(nd_array *a) {
     s->items[s->n_items++] = a;
     return a;
 }
+/* LTO leaves this one a call in the larger functions; the binary ops'
+ * recording takes the always-inline body above. */
+static inline nd_array *nd_runtime_track(nd_array *a) { return nd_runtime_track_inline(a); }
 /* Clears a dying handle's entry in its scope stack (scope_slot >= 0). */
 void nd_runtime_untrack(nd_array *a);
 /* nd_shutdown: closes the calling thread's scopes and frees its stack;

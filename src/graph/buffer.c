@@ -79,7 +79,7 @@ static void release_twin(nd_buffer *b) {
 
 /* What a buffer may hold besides its descriptor: memory, a borrow, a twin,
  * pieces, a grown writer list, a failure, a name. */
-static __attribute__((noinline)) void release_held(nd_buffer *b) {
+__attribute__((noinline)) void nd_buffer_release_held(nd_buffer *b) {
     drop_borrow(b);
     for (int m = 0; m < ND_MAX_MEMORIES; m++) {
         if (!b->mem[m] || b->mem[m] == (void *)b->inline_host) continue;
@@ -95,23 +95,7 @@ static __attribute__((noinline)) void release_held(nd_buffer *b) {
     if (b->named) nd_name_forget(b);
 }
 
-void nd_buffer_free(nd_buffer *b) {
-    if (!b->dead) {
-        if (b->live_prev) b->live_prev->live_next = b->live_next;
-        else nd_buffer_live_head = b->live_next;
-        if (b->live_next) b->live_next->live_prev = b->live_prev;
-    }
-    /* Most buffers freed while recording never had memory nor anything
-     * else (a value dead before any flush): one test for all of it, where
-     * a test each was a third of the release. */
-    _Static_assert(ND_MAX_MEMORIES == 4, "the test below names every memory");
-    const uintptr_t held = (uintptr_t)b->mem[0] | (uintptr_t)b->mem[1] | (uintptr_t)b->mem[2] |
-                           (uintptr_t)b->mem[3] | (uintptr_t)b->borrow | (uintptr_t)b->twin |
-                           (uintptr_t)b->pieces | (uintptr_t)b->failure | (uintptr_t)b->named |
-                           ((uintptr_t)b->writers ^ (uintptr_t)b->inline_writers);
-    if (__builtin_expect(held != 0, 0)) release_held(b);
-    nd_freelist_give(nd_buffer_descriptors, b);
-}
+void nd_buffer_free(nd_buffer *b) { nd_buffer_free_inline(b); }
 
 int64_t nd_buffer_release_all(void) {
     int64_t n = 0;

@@ -41,10 +41,19 @@ void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits 
                               const int64_t *shape) {
     nd_ref *r = &n->inputs[i];
     r->buf = NULL;
+    r->version = 0;
     r->dtype = (uint8_t)dtype;
     r->ndim = (uint8_t)ndim;
+    r->weak = 0;
+    r->pad = 0;
+    r->offset = 0;
     r->value = value;
-    for (int k = 0; k < ndim; k++) r->shape[k] = shape[k];
+    /* Every field written: the node's block may not be zeroed
+     * (nd_graph_add_map_node). */
+    for (int k = 0; k < ndim; k++) {
+        r->shape[k] = shape[k];
+        r->strides[k] = 0;
+    }
 }
 
 int nd_graph_set_output_slow(nd_graph *g, nd_node *n, nd_buffer *b) {

@@ -54,6 +54,33 @@ nd_graph_add_node(nd_graph *g, nd_node_kind kind, int n_inputs, uint32_t tail_by
     g->nodes[g->n_nodes++] = n;
     return n;
 }
+/* nd_graph_add_node for a MAP of an elementwise op (op < ND_NUM_ELEMENTWISE_OPS:
+ * no params, no `u` member, no tail), its block not zeroed first: the
+ * caller sets op, dtype, cdtype, ndim, shape[0, ndim), label, each input
+ * with nd_graph_set_input(_inline) or nd_graph_set_const_input (which
+ * write every field of a ref that is read: shape and strides up to ndim,
+ * not value when there is a buffer) and then nd_graph_set_output. What
+ * stays unwritten (params, u, the extents past ndim) is read by nobody:
+ * readers go up to ndim and look at u and params by kind and op.
+ * Builds with assertions poison it (common/arena.h) so that the suites
+ * prove it. The fill and its call were 63 of the ~750 instructions of
+ * recording an op and freeing it. */
+static inline __attribute__((always_inline)) nd_node *nd_graph_add_map_node(nd_graph *g, int n_inputs) {
+    if (__builtin_expect(g->n_nodes == g->cap_nodes, 0))
+        return nd_graph_add_node_slow(g, ND_NODE_MAP, n_inputs, 0);
+    nd_node *n = nd_arena_alloc_raw(&g->arena, sizeof(nd_node) + (size_t)n_inputs * sizeof(nd_ref));
+    if (__builtin_expect(!n, 0)) return nd_graph_oom();
+    n->index = g->n_nodes;
+    n->kind = ND_NODE_MAP;
+    n->n_inputs = (uint8_t)n_inputs;
+    n->n_params = 0;
+    n->flags = 0;
+    n->tail_bytes = 0;
+    n->inputs = n_inputs ? (nd_ref *)(n + 1) : NULL;
+    n->scope = nd_api_tls.scope;
+    g->nodes[g->n_nodes++] = n;
+    return n;
+}
 /* inputs[i] := view of array `a` (takes a buffer reference; records the
  * version read). For a weak scalar the ref is a constant. ndim/shape/strides
  * given explicitly so callers can pass a broadcast view. */
@@ -69,6 +96,8 @@ static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
     r->version = a->buf->version;
     r->dtype = (uint8_t)a->dtype;
     r->ndim = (uint8_t)ndim;
+    r->weak = 0;
+    r->pad = 0;
     r->offset = a->offset;
     for (int k = 0; k < ndim; k++) {
         r->shape[k] = shape[k];
@@ -153,7 +182,10 @@ static inline uint32_t nd_graph_drop_dead_fast(nd_graph *g, nd_buffer *b) {
     b->version--;
     g->n_nodes--;
     nd_arena_pop(&g->arena, n, nd_node_block_bytes(n));
-    nd_buffer_unref(b); /* the last reference: b is freed */
+    /* The last reference: b is freed, inline (nd_buffer_free as a call
+     * cost 9 more instructions). */
+    b->refs--;
+    nd_buffer_free_inline(b);
     /* The node below may be dead too (a chain the general function left,
      * deeper than its stack): it looks, as it does after each drop. */
     if (g->n_nodes > 0) {
