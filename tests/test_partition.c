@@ -1144,14 +1144,16 @@ NDT_TEST(partition, matmul_chain_large_b_rings) {
     }
 }
 
-/* Under mpirun the ranks choose NCCL or host buffers together from every
- * rank's identity (dist/rank_transport.c); fed identities here, no GPU or
- * MPI needed. GPUs g1..g3 are UUID hashes, h1/h2 NCCL_HOSTID hashes. */
+/* Under mpirun the ranks choose NCCL (the backend's link) or host buffers
+ * together from every rank's identity (dist/rank_transport.c); fed
+ * identities here, no GPU or MPI needed. GPUs g1..g3 are UUID hashes,
+ * h1/h2 NCCL_HOSTID hashes; a CPU rank (GPU 0) with link 1 has
+ * ND_RANK_LINK=1's test link. */
 enum { G1 = 11, G2 = 12, G3 = 13, H1 = 21, H2 = 22 };
 static int choose(int n, const nd_rank_identity *r, char *why) {
     return nd_rank_transport_choose(n, r, 0, why, 600);
 }
-#define ID(gpu, nccl, host, mode) {(gpu), (nccl), (host), ND_RANK_TRANSPORT_##mode}
+#define ID(gpu, link, host, mode) {(gpu), (link), (host), ND_RANK_TRANSPORT_##mode}
 
 Test(rank_transport, auto_picks_nccl_only_where_every_rank_has_its_own_gpu) {
     char why[600];
@@ -1209,6 +1211,28 @@ Test(rank_transport, staging_and_disagreeing_ranks) {
     nd_rank_identity failed[3] = {ID(G1, 1, 0, STAGING), ID(0, 0, 0, FAILED), ID(G3, 1, 0, STAGING)};
     cr_expect_eq(choose(3, failed, why), -1, "%s", why);
     cr_expect(strstr(why, "MPI rank 1 failed to start"), "%s", why);
+}
+
+Test(rank_transport, cpu_ranks_take_the_test_link_only_all_together) {
+    char why[600];
+    nd_rank_identity all[3] = {ID(0, 1, 0, AUTO), ID(0, 1, 0, AUTO), ID(0, 1, 0, AUTO)};
+    cr_expect_eq(choose(3, all, why), 1, "%s", why);
+    cr_expect(strstr(why, "ND_RANK_LINK=1"), "%s", why);
+    nd_rank_identity one[2] = {ID(0, 0, 0, AUTO), ID(0, 1, 0, AUTO)};
+    cr_expect_eq(choose(2, one, why), -1, "%s", why);
+    cr_expect(strstr(why, "ND_RANK_LINK differs between the ranks (rank 1 has the CPU test link, rank 0 (this rank) "
+                     "not)"), "%s", why);
+    /* staging and nccl are not the test link */
+    nd_rank_identity staging[2] = {ID(0, 1, 0, STAGING), ID(0, 1, 0, STAGING)};
+    cr_expect_eq(choose(2, staging, why), 0, "%s", why);
+    nd_rank_identity nccl[2] = {ID(0, 1, 0, NCCL), ID(0, 1, 0, NCCL)};
+    cr_expect_eq(choose(2, nccl, why), -1, "%s", why);
+    cr_expect(strstr(why, "does not compute on a GPU"), "%s", why);
+    /* beside a GPU rank a CPU rank's link is not taken */
+    nd_rank_identity mixed[2] = {ID(G1, 1, 0, AUTO), ID(0, 1, 0, AUTO)};
+    cr_expect_eq(choose(2, mixed, why), 0, "%s", why);
+    nd_rank_identity none[2] = {ID(0, 0, 0, AUTO), ID(0, 0, 0, AUTO)};
+    cr_expect_eq(choose(2, none, why), 0, "%s", why);
 }
 
 /* A bad index in one device's rows of a gather merged with an unrelated

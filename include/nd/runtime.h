@@ -27,8 +27,9 @@ extern "C" {
  * back to the CPU), ND_ERR_BACKEND/ND_ERR_UNSUPPORTED when the requested
  * backend is missing, ND_ERR_STATE if already running. Under mpirun every
  * rank calls it (the ranks agree there on how bytes travel between them,
- * ND_RANK_TRANSPORT): ND_ERR_UNSUPPORTED on every rank where
- * ND_RANK_TRANSPORT=nccl cannot be, saying why. */
+ * ND_RANK_TRANSPORT, ND_RANK_LINK): ND_ERR_UNSUPPORTED on every rank where
+ * ND_RANK_TRANSPORT=nccl cannot be, or ND_RANK_LINK differs between CPU
+ * ranks, saying why. */
 ND_API nd_status nd_init(const nd_config *cfg);
 /* Waits for pending work and frees every resource: the calling thread's
  * scopes are closed (their handles released), and the memory of every array

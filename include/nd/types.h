@@ -215,8 +215,9 @@ typedef struct {
                                     before a send, into it after a receive; ND_RANK_STAGING=1 on
                                     the CPU); 0 where MPI reads and writes host memory in place */
     uint64_t rank_bytes_nccl;    /* under mpirun: bytes this rank sent or received between GPU ranks
-                                    over NCCL, device to device (ND_RANK_TRANSPORT); such bytes are
-                                    not in rank_bytes_staged */
+                                    over NCCL, device to device (ND_RANK_TRANSPORT), or between CPU
+                                    ranks over the CPU backend's test link (ND_RANK_LINK=1); such
+                                    bytes are not in rank_bytes_staged */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

@@ -35,7 +35,7 @@ set -uo pipefail
 ranks=${1:-2}
 backend=${MPI_RANKS_BACKEND:-cuda}
 export ND_BACKEND=$backend
-unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_TRANSPORT
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_LINK ND_RANK_TRANSPORT
 [ "$backend" = cuda ] || export ND_RANK_STAGING=1
 log="$OUT/mpi_ranks.txt"
 : >"$log"

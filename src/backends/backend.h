@@ -31,10 +31,27 @@ typedef struct {
      * local_rank modulo the GPUs it sees, one rank per GPU (two ranks
      * share a GPU where there are fewer GPUs than ranks). */
     int local_rank;
+    /* Under mpirun with ND_RANK_LINK=1 (NULL otherwise): MPI's transfers
+     * (the runtime's, dist.h), over which the CPU backend's test link
+     * carries its bytes (cpu/cpu_link.c), so that CPU ranks take the
+     * executor's link path. Other backends ignore it. */
+    const struct nd_rank_wire *rank_test_wire;
 } nd_backend_config;
+
+/* Bytes between MPI ranks as src/dist carries them (blocking; both ends
+ * call with the same size): what the runtime hands the CPU test link,
+ * since a backend does not include dist.h. */
+typedef struct nd_rank_wire {
+    nd_status (*send)(const void *buf, size_t bytes, int32_t to);
+    nd_status (*recv)(void *buf, size_t bytes, int32_t from);
+    nd_status (*bcast)(void *buf, size_t bytes, int32_t root);
+} nd_rank_wire;
 
 /* rank_xfer's op (below). */
 enum { ND_RANK_LINK_SEND, ND_RANK_LINK_RECV, ND_RANK_LINK_BCAST };
+/* The size of a link's id (rank_link_id, rank_link_open): NCCL's
+ * NCCL_UNIQUE_ID_BYTES. */
+#define ND_RANK_LINK_ID_BYTES 128
 
 struct nd_backend {
     const char *name;
@@ -80,15 +97,22 @@ struct nd_backend {
      * copy in). The CPU backend's is a memcpy (ND_RANK_STAGING=1 tests the
      * path on it). */
     nd_status (*stage)(nd_backend *be, void *host, void *mem, int memory, size_t bytes, int to_host);
-    /* Under mpirun, the link between GPU ranks (CUDA built with NCCL;
-     * NULL elsewhere): bytes device to device, with no host copy and no
-     * host wait (docs/internals.md "Several processes"). gpu_identity: a
-     * hash of the UUID of the GPU it computes on (0: none), which the
-     * ranks compare to tell whether each has a GPU of its own.
-     * rank_link_probe: ND_OK when the link can be opened here (libnccl
-     * loads), else why not. rank_link_open: every rank at once, with the
-     * bootstrap's `id` (dist.h's nd_dist_nccl_unique_id); ND_OK on every
-     * rank, or the link is not used (rank_link_close drops what opened).
+    /* Under mpirun, the link between GPU ranks (CUDA built with NCCL:
+     * cuda/rank_link.c; the CPU backend's test link under ND_RANK_LINK=1:
+     * cpu/cpu_link.c; NULL elsewhere): bytes device to device, with no
+     * host copy and no host wait (docs/internals.md "Several processes").
+     * gpu_identity: a hash of the UUID of the GPU it computes on (0:
+     * none), which the ranks compare to tell whether each has a GPU of
+     * its own. rank_link_host: the link carries host memory too (the CPU
+     * test link), so every transfer between ranks goes over it; else only
+     * those between device memories do. rank_link_probe: ND_OK when the
+     * link can be opened here (libnccl loads), else why not. rank_link_id:
+     * on rank 0 only, the id every rank's rank_link_open takes (NCCL's
+     * ncclUniqueId), in `bytes` (ND_RANK_LINK_ID_BYTES); the runtime
+     * broadcasts it over MPI, so that one library (the backend's) makes
+     * and uses it. rank_link_open: every rank at once, with rank 0's `id`;
+     * ND_OK on every rank, or the link is not used (rank_link_close drops
+     * what opened).
      * rank_xfer: `bytes` at `mem`, in device memory `memory`: sent to rank
      * `peer` (ND_RANK_LINK_SEND), received from it (RECV), or broadcast
      * from rank `peer` (BCAST); enqueued on the stream the steps run on,
@@ -100,7 +124,9 @@ struct nd_backend {
      * after a plan's transfers, until they are done; a failed one (also
      * one reported by the link later, a peer's) is its error. */
     uint64_t gpu_identity;
+    int rank_link_host;
     nd_status (*rank_link_probe)(nd_backend *be);
+    nd_status (*rank_link_id)(nd_backend *be, void *id, size_t bytes);
     nd_status (*rank_link_open)(nd_backend *be, const void *id, size_t id_bytes, int32_t ranks, int32_t rank);
     void (*rank_link_close)(nd_backend *be);
     nd_status (*rank_xfer)(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer);

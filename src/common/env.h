@@ -67,6 +67,10 @@ extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
 /* ND_RANK_STAGING=1: under mpirun, CPU ranks send through host buffers as
  * GPU ranks do (scheduler/executor_ranks.h), to test that path. */
 #define ND_ENV_RANK_STAGING "ND_RANK_STAGING", 0, 1, 0
+/* ND_RANK_LINK=1: under mpirun, CPU ranks carry their bytes over the CPU
+ * backend's test link (backends/cpu/cpu_link.c), as GPU ranks over NCCL,
+ * to test that path. */
+#define ND_ENV_RANK_LINK "ND_RANK_LINK", 0, 1, 0
 /* ND_RANK_TRANSPORT: under mpirun, how GPU ranks carry bytes between
  * them: auto, nccl or staging (dist/rank_transport.h's order). */
 extern const char *const nd_env_rank_transports[3];

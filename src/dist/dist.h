@@ -48,12 +48,4 @@ nd_status nd_dist_bcast(void *buf, size_t bytes, int32_t root);
 /* Every rank's `n` values into all[rank * n + i], on every rank. */
 nd_status nd_dist_allgather_u64(const uint64_t *mine, int32_t n, uint64_t *all);
 
-/* The NCCL bootstrap (nccl_bootstrap.c, built where NCCL and MPI are;
- * libnccl is opened with dlopen):
- * rank 0's ncclUniqueId (`bytes` of it) on every rank, for
- * ncclCommInitRank. ND_ERR_UNSUPPORTED where NCCL is not built. */
-nd_status nd_dist_nccl_unique_id(void *id, size_t bytes);
-/* Whether this build links NCCL. */
-int nd_dist_nccl_built(void);
-
 #endif

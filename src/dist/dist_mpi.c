@@ -133,11 +133,3 @@ nd_status nd_dist_allgather_u64(const uint64_t *mine, int32_t n, uint64_t *all) 
     int rc = MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, D.comm);
     return rc == MPI_SUCCESS ? ND_OK : mpi_failed(rc, "MPI_Allgather");
 }
-
-#ifndef ND_HAVE_NCCL
-nd_status nd_dist_nccl_unique_id(void *id, size_t bytes) {
-    (void)id, (void)bytes;
-    return nd_error_set(ND_ERR_UNSUPPORTED, "nd: this nd was built without NCCL (meson option nccl)");
-}
-int nd_dist_nccl_built(void) { return 0; }
-#endif

@@ -47,8 +47,3 @@ nd_status nd_dist_allgather_u64(const uint64_t *mine, int32_t n, uint64_t *all) 
     for (int32_t i = 0; i < n; i++) all[i] = mine[i];
     return ND_OK;
 }
-nd_status nd_dist_nccl_unique_id(void *id, size_t bytes) {
-    (void)id, (void)bytes;
-    return nd_error_set(ND_ERR_UNSUPPORTED, "nd: this nd was built without MPI and NCCL (meson options mpi, nccl)");
-}
-int nd_dist_nccl_built(void) { return 0; }

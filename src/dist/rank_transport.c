@@ -34,6 +34,24 @@ int nd_rank_transport_choose(int32_t n, const nd_rank_identity *ranks, int32_t m
         return 0;
     }
     const int forced = mode == ND_RANK_TRANSPORT_NCCL;
+    /* CPU ranks with the test link (ND_RANK_LINK=1) take it as GPU ranks
+     * take NCCL under auto; nccl still means NCCL. */
+    int32_t cpus = 0, with = -1, without = -1;
+    for (int32_t r = 0; r < n; r++) {
+        cpus += !ranks[r].gpu;
+        if (!ranks[r].gpu && ranks[r].link && with < 0) with = r;
+        if (!ranks[r].gpu && !ranks[r].link && without < 0) without = r;
+    }
+    if (!forced && cpus == n && with >= 0) {
+        if (without >= 0) {
+            snprintf(why, cap, "ND_RANK_LINK differs between the ranks (rank %d%s has the CPU test link, rank "
+                     "%d%s not); every rank must make the same choice (mpirun -x ND_RANK_LINK)", (int)with,
+                     mine(with, me), (int)without, mine(without, me));
+            return -1;
+        }
+        snprintf(why, cap, "ND_RANK_LINK=1: every rank is a CPU rank with the test link");
+        return 1;
+    }
     for (int32_t r = 0; r < n; r++)
         if (!ranks[r].gpu) {
             snprintf(why, cap, "rank %d%s does not compute on a GPU (NCCL carries only GPU memory)%s", (int)r,
@@ -41,7 +59,7 @@ int nd_rank_transport_choose(int32_t n, const nd_rank_identity *ranks, int32_t m
             return forced ? -1 : 0;
         }
     for (int32_t r = 0; r < n; r++)
-        if (!ranks[r].nccl) {
+        if (!ranks[r].link) {
             snprintf(why, cap, "NCCL is not available on rank %d%s (nd built without it, meson option nccl, or "
                      "libnccl.so.2 not found)", (int)r, mine(r, me));
             return forced ? -1 : 0;

@@ -350,10 +350,25 @@ static int32_t ranks_failed(nd_status mine) {
     return -1;
 }
 
+/* MPI's transfers, for the CPU backend's test link (backend.h's
+ * nd_rank_wire: a backend does not include dist.h). */
+static const nd_rank_wire dist_wire = {nd_dist_send, nd_dist_recv, nd_dist_bcast};
+
+/* ND_RANK_LINK=1: CPU ranks carry their bytes over the CPU backend's test
+ * link, so that the executor's link path runs without a GPU. */
+static int rank_test_link(void) {
+    int64_t v = 0;
+    int set = 0;
+    (void)nd_env_int64(ND_ENV_RANK_LINK, &v, &set); /* validated by nd_env_check */
+    return set && v;
+}
+
 /* Under mpirun with GPU ranks: how the bytes between ranks travel
  * (ND_RANK_TRANSPORT; dist/rank_transport.h decides, alike on every rank,
- * from every rank's GPU, NCCL and NCCL_HOSTID). Where it is NCCL, opens
- * the backend's link (every rank together) and sets *link. Every rank
+ * from every rank's GPU, NCCL and NCCL_HOSTID; on CPU ranks, whether each
+ * has ND_RANK_LINK=1's test link). Where it is the link (NCCL), opens the
+ * backend's link (every rank together: rank 0's backend makes the id, MPI
+ * carries its bytes to the others) and sets *link. Every rank
  * calls it (it allgathers), one whose backend did not start too (be NULL:
  * it only tells the others, which then fail rather than wait for it);
  * `how` says what was chosen and why. */
@@ -367,14 +382,14 @@ static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, siz
     char here[400] = ""; /* why this rank has no NCCL */
     nd_error_saved before; /* a probe's or a fallback's error is not the program's */
     nd_error_save(&before);
-    if (mode != ND_RANK_TRANSPORT_STAGING && me.gpu) {
-        if (!nd_dist_nccl_built() || !be->rank_link_probe)
+    if (mode != ND_RANK_TRANSPORT_STAGING && be && (me.gpu || be->rank_link_probe)) {
+        if (!be->rank_link_probe)
             snprintf(here, sizeof here, "this nd was built without NCCL (meson option nccl; nccl.h and "
                      "libnccl.so.2 in the CUDA toolkit)");
         else if (be->rank_link_probe(be) != ND_OK)
             snprintf(here, sizeof here, "%s", nd_last_error());
         else
-            me.nccl = 1;
+            me.link = 1;
         nd_error_restore(&before);
     }
     const char *host_id = getenv("NCCL_HOSTID");
@@ -394,13 +409,16 @@ static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, siz
     /* A rank that failed keeps its own error; the others say which failed. */
     if (pick < 0 && some_failed) return be ? nd_error_set(ND_ERR_BACKEND, "nd_init: %s", why) : ND_ERR_BACKEND;
     if (pick < 0)
-        return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: ND_RANK_TRANSPORT=%s cannot be: %s%s%s",
-                            nd_env_rank_transports[mode], why, here[0] && !me.nccl ? " (here: " : "",
-                            here[0] && !me.nccl ? here : "");
+        return nd_error_set(ND_ERR_UNSUPPORTED, "nd_init: ND_RANK_TRANSPORT=%s cannot be: %s%s%s%s",
+                            nd_env_rank_transports[mode], why, here[0] && !me.link ? " (here: " : "",
+                            here[0] && !me.link ? here : "", here[0] && !me.link ? ")" : "");
     if (pick == 1) {
-        unsigned char id[128]; /* NCCL_UNIQUE_ID_BYTES */
+        unsigned char id[ND_RANK_LINK_ID_BYTES];
         memset(id, 0, sizeof id);
-        st = nd_dist_nccl_unique_id(id, sizeof id);
+        st = rank == 0 ? be->rank_link_id(be, id, sizeof id) : ND_OK;
+        /* Every rank takes part, rank 0's failure included (an all-zero id). */
+        nd_status sent = nd_dist_bcast(id, sizeof id, 0);
+        if (st == ND_OK) st = sent;
         int32_t failed = ranks_failed(st);
         if (failed < 0) {
             st = be->rank_link_open(be, id, sizeof id, n, rank);
@@ -411,10 +429,13 @@ static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, siz
             char cause[600];
             snprintf(cause, sizeof cause, "%s", st != ND_OK ? nd_last_error() : "");
             if (be->rank_link_close) be->rank_link_close(be);
-            if (mode == ND_RANK_TRANSPORT_NCCL)
+            /* The test link falls back to nothing: a test of it must not
+             * pass over plain MPI. */
+            if (mode == ND_RANK_TRANSPORT_NCCL || be->rank_link_host)
                 return st != ND_OK ? nd_error_set(st, "%s", cause)
-                                   : nd_error_set(ND_ERR_BACKEND, "nd_init: ND_RANK_TRANSPORT=nccl: NCCL did not "
-                                                  "start on MPI rank %d (its own error says why)", (int)failed);
+                                   : nd_error_set(ND_ERR_BACKEND, "nd_init: %s did not start on MPI rank %d (its "
+                                                  "own error says why)", be->rank_link_host ? "ND_RANK_LINK=1: the "
+                                                  "test link" : "ND_RANK_TRANSPORT=nccl: NCCL", (int)failed);
             nd_logf(1, "nd_init: NCCL did not start on MPI rank %d (%s): bytes between ranks go through pinned "
                     "host buffers", (int)failed, st != ND_OK ? cause : "its own error says why");
             nd_error_restore(&before);
@@ -422,7 +443,10 @@ static nd_status choose_rank_transport(nd_backend *be, int *link, char *how, siz
             return ND_OK;
         }
         *link = 1;
-        snprintf(how, cap, "over NCCL, device to device (%s)", why);
+        if (be->rank_link_host)
+            snprintf(how, cap, "over the CPU backend's test link, MPI under the link's hooks (%s)", why);
+        else
+            snprintf(how, cap, "over NCCL, device to device (%s)", why);
         return ND_OK;
     }
     if (me.gpu)
@@ -485,6 +509,7 @@ nd_status nd_init(const nd_config *cfg) {
         .profile = c.profile == 1,
         .trace = c.trace,
         .local_rank = nd_dist_size() > 1 ? nd_dist_local_rank() : 0,
+        .rank_test_wire = nd_dist_size() > 1 && rank_test_link() ? &dist_wire : NULL,
     };
     nd_mem_count_reset(); /* before the backend's first allocation */
     nd_compile_count_reset();
@@ -563,7 +588,7 @@ nd_status nd_init(const nd_config *cfg) {
     if (nd_rt.sched.ranks > 1)
         nd_logf(2, "nd_init: MPI rank %d of %d is device %d of the split on the %s backend; bytes between ranks "
                 "go %s", (int)nd_dist_rank(), (int)nd_dist_size(), (int)nd_dist_rank(), be->name,
-                be->memory == ND_MEMORY_HOST && nd_rt.sched.rank_staging
+                be->memory == ND_MEMORY_HOST && nd_rt.sched.rank_staging && !nd_rt.sched.rank_link
                     ? "through host buffers (ND_RANK_STAGING=1)" : rank_how);
     /* A backend that runs whole plans times its own steps (device events). */
     nd_rt.sched.profile = c.profile == 1 && !be->run_plan ? nd_profile_new() : NULL;

@@ -60,11 +60,14 @@ static nd_status xfer_plain(xfer_kind kind, void *buf, size_t bytes, int32_t pee
     }
 }
 
-/* Whether a transfer goes over the link: device memory at both ends. The
- * memories are the plan's and the size the step's, so both ends (every
- * rank, a broadcast) decide alike. */
+/* Whether a transfer goes over the link: device memory at both ends, or
+ * any memory over a link that carries host memory too (the CPU test link,
+ * ND_RANK_LINK=1). The memories are the plan's, the size the step's and
+ * the backend every rank's, so both ends (every rank, a broadcast) decide
+ * alike. */
 static int over_link(const nd_rank_io *io, int memory, int far_memory, size_t bytes) {
-    return io->link && bytes > 0 && memory != ND_MEMORY_HOST && far_memory != ND_MEMORY_HOST;
+    return io->link && bytes > 0 &&
+           (io->be->rank_link_host || (memory != ND_MEMORY_HOST && far_memory != ND_MEMORY_HOST));
 }
 
 /* Over the link; mem NULL takes part without memory (rank_xfer's zeros

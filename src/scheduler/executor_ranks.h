@@ -36,8 +36,9 @@ static inline int32_t nd_rank_of_slot(const nd_plan *plan, int32_t slot) {
 
 /* How the bytes between ranks reach the steps' memory. With `link` (the
  * ranks chose NCCL at nd_init: ND_RANK_TRANSPORT), bytes from device
- * memory to device memory go over the backend's rank_xfer, enqueued on
- * its stream (backend.h), and *linked is set: the plan then waits for them
+ * memory to device memory (any bytes, where the link carries host memory:
+ * the CPU test link of ND_RANK_LINK=1) go over the backend's rank_xfer,
+ * enqueued on its stream (backend.h), and *linked is set: the plan then waits for them
  * before the ranks agree (nd_rank_link_wait). Otherwise, from host memory
  * MPI reads and writes the steps' own pointers; from any other memory
  * (a GPU's) they go through a host buffer of the backend's (pinned on

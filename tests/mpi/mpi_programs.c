@@ -13,9 +13,9 @@
  *                             (partials fold in rank order, a ring of B
  *                             blocks sums the inner dimension in blocks,
  *                             a replicated B multiplies row blocks); and the ranks compare their
- *                             results' hashes: every rank holds the same bits
- *                             (and where the NCCL bootstrap is built, every
- *                             rank gets rank 0's ncclUniqueId)
+ *                             results' hashes: every rank holds the same bits;
+ *                             and nd_stats says which way the bytes went
+ *                             (ND_RANK_STAGING, ND_RANK_LINK, ND_RANK_TRANSPORT)
  *   mpi_programs spmd         under mpirun with ND_CHECK_SPMD=1: rank 1
  *                             records another shape; every rank's nd_sync
  *                             must fail with ND_ERR_STATE naming rank 1
@@ -31,7 +31,6 @@
 #include <mpi.h>
 
 #include "nd.h"
-#include "dist/dist.h" /* the NCCL bootstrap (libnd.a's internal symbols) */
 
 enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, N_OUT = 12 };
 
@@ -262,20 +261,23 @@ int main(int argc, char **argv) {
               (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas);
         /* GPU ranks send over NCCL (ND_RANK_TRANSPORT=nccl, or auto where
          * each rank has a GPU of its own) or through host buffers (also CPU
-         * ranks under ND_RANK_STAGING=1); CPU ranks otherwise send their
-         * memory in place. Never both ways in one run. */
+         * ranks under ND_RANK_STAGING=1); CPU ranks send over the CPU test
+         * link under ND_RANK_LINK=1 (counted with NCCL's bytes: the link's),
+         * else their memory in place. Never two ways in one run. */
         const char *staging = getenv("ND_RANK_STAGING"), *transport = getenv("ND_RANK_TRANSPORT");
+        const char *test_link = getenv("ND_RANK_LINK");
         int cpu = strcmp(nd_backend_name(), "cpu") == 0;
-        int nccl = !cpu && (transport && !strcmp(transport, "nccl") ? 1
-                            : transport && !strcmp(transport, "staging") ? 0 : s.rank_bytes_nccl > 0);
+        int nccl = cpu ? test_link && !strcmp(test_link, "1")
+                       : transport && !strcmp(transport, "nccl") ? 1
+                       : transport && !strcmp(transport, "staging") ? 0 : s.rank_bytes_nccl > 0;
         int staged = !nccl && ((staging && !strcmp(staging, "1")) || !cpu);
         CHECK(staged ? s.rank_bytes_staged > 0 : s.rank_bytes_staged == 0, "%llu bytes staged through host "
               "buffers on the %s backend (ND_RANK_STAGING %s, ND_RANK_TRANSPORT %s)",
               (unsigned long long)s.rank_bytes_staged, nd_backend_name(), staging ? staging : "unset",
               transport ? transport : "unset");
-        CHECK(nccl ? s.rank_bytes_nccl > 0 : s.rank_bytes_nccl == 0, "%llu bytes over NCCL on the %s backend "
-              "(ND_RANK_TRANSPORT %s)", (unsigned long long)s.rank_bytes_nccl, nd_backend_name(),
-              transport ? transport : "unset");
+        CHECK(nccl ? s.rank_bytes_nccl > 0 : s.rank_bytes_nccl == 0, "%llu bytes over the link (NCCL) on the %s "
+              "backend (ND_RANK_TRANSPORT %s, ND_RANK_LINK %s)", (unsigned long long)s.rank_bytes_nccl,
+              nd_backend_name(), transport ? transport : "unset", test_link ? test_link : "unset");
         FILE *f = fopen(argv[2], "rb");
         CHECK(f != NULL, "cannot read %s", argv[2]);
         uint64_t h = 1469598103934665603ull;
@@ -298,25 +300,9 @@ int main(int argc, char **argv) {
         MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
         CHECK(lo == hi, "the ranks hold different results (hashes differ)");
-        if (nd_dist_nccl_built()) {
-            unsigned char id[128];
-            memset(id, 0, sizeof id);
-            nd_status st = nd_dist_nccl_unique_id(id, sizeof id);
-            if (st == ND_OK) {
-                int zero = 1;
-                for (size_t i = 0; i < sizeof id; i++) zero &= id[i] == 0;
-                lo = hi = fnv(id, sizeof id, 1469598103934665603ull);
-                MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-                MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-                CHECK(lo == hi && !zero, "the ranks got different (or empty) ncclUniqueIds");
-                if (my_rank == 0) printf("mpi_programs: every rank got rank 0's ncclUniqueId\n");
-            } else if (my_rank == 0) {
-                printf("mpi_programs: NCCL bootstrap not run here: %s\n", nd_last_error());
-            }
-        }
         if (my_rank == 0)
             printf("mpi_programs: %d ranks on the %s backend: %llu device kernels, %llu halo copies, %llu device "
-                   "matmuls, %llu ring copies, %llu replicas, %llu bytes staged and %llu over NCCL on rank 0\n",
+                   "matmuls, %llu ring copies, %llu replicas, %llu bytes staged and %llu over the link on rank 0\n",
                    ranks, nd_backend_name(), (unsigned long long)s.device_kernels,
                    (unsigned long long)s.halo_copies, (unsigned long long)s.device_matmuls,
                    (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas,

@@ -3,8 +3,9 @@
 # tests/mpi/mpi_programs.c alone, then under mpirun -n 2 and -n 3 (more
 # ranks than this machine's cores: --oversubscribe) against the lone run's
 # results, again with ND_RANK_STAGING=1 (transfers through host buffers,
-# as GPU ranks make them), then the ND_CHECK_SPMD check. A few seconds in
-# all.
+# as GPU ranks make them) and with ND_RANK_LINK=1 (transfers over the CPU
+# backend's test link: the executor's path of GPU ranks over NCCL), then
+# the failure cases and the ND_CHECK_SPMD check. A few seconds in all.
 #
 # On a machine of few cores each rank runs its flushes on its own thread
 # (ND_EXECUTOR_THREAD=0) and OpenMPI yields while it waits
@@ -14,7 +15,7 @@ set -euo pipefail
 prog=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_TRANSPORT
+unset ND_DEVICES ND_CHECK_SPMD ND_RANK_STAGING ND_RANK_LINK ND_RANK_TRANSPORT
 export ND_BACKEND=cpu ND_EXECUTOR_THREAD=0 ND_SPLIT_MIN_BYTES=0 ND_CPU_JIT=0 OMP_NUM_THREADS=1 \
     OPENBLAS_NUM_THREADS=1
 args=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
@@ -32,6 +33,16 @@ done
 for n in 2 3; do
     echo "== mpirun -n $n, ND_RANK_STAGING=1"
     ND_RANK_STAGING=1 mpirun -n "$n" "${args[@]}" -x ND_RANK_STAGING "$prog" check "$dir/ref.bin"
+done
+# The GPU ranks' NCCL path (every transfer over the backend's link:
+# rank_xfer, zeros from the link's own blocks for a failed step, a wait
+# for the link before the ranks agree) on the CPU, over the test link:
+# the same bits as the lone run, the link's bytes counted and none staged
+# (mpi_programs checks nd_stats). A plan that stopped waiting for the link
+# hangs (the test link sends at the wait), hence the timeout.
+for n in 2 3; do
+    echo "== mpirun -n $n, ND_RANK_LINK=1"
+    ND_RANK_LINK=1 timeout 60 mpirun -n "$n" "${args[@]}" -x ND_RANK_LINK "$prog" check "$dir/ref.bin"
 done
 # must_fail WHAT LINES PATTERN COMMAND...: COMMAND (an mpirun) must fail,
 # not hang (45 s), and print at least LINES lines matching PATTERN
@@ -64,6 +75,13 @@ must_fail "rank 1 failing to start" 1 "mpi_programs: nd_init: nd_init: MPI rank 
     mpirun -n 2 "${args[@]}" bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_BACKEND=cuda CUDA_VISIBLE_DEVICES=; fi; exec "$0" check "$1"' \
     "$prog" "$dir/ref.bin"
+# The ranks choose the test link together: set on one rank only, nd_init
+# fails on both saying so.
+echo "== mpirun -n 2, ND_RANK_LINK=1 on rank 1 only"
+must_fail "ND_RANK_LINK=1 on one rank" 2 "nd_init: ND_RANK_TRANSPORT=auto cannot be: ND_RANK_LINK differs" \
+    mpirun -n 2 "${args[@]}" bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_RANK_LINK=1; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin"
 echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 records another shape"
 ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
 # A rank whose steps fail (ND_FAULT: every backend call from the 120th on,
@@ -72,5 +90,13 @@ ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD "$prog" spmd
 echo "== mpirun -n 2, ND_RANK_STAGING=1, rank 1 fails its backend calls from the 120th on"
 must_fail "a failing rank 1" 1 "mpi_programs rank 0: .*MPI rank 1 failed a step" \
     env ND_RANK_STAGING=1 mpirun -n 2 "${args[@]}" -x ND_RANK_STAGING bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=backend_call:120+; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin"
+# The same over the test link: a failed step or a failed rank_xfer takes
+# part with the link's zeros and sink, and the plan's wait comes before
+# the ranks agree.
+echo "== mpirun -n 2, ND_RANK_LINK=1, rank 1 fails its backend calls from the 120th on"
+must_fail "a failing rank 1 over the test link" 1 "mpi_programs rank 0: .*MPI rank 1 failed a step" \
+    env ND_RANK_LINK=1 mpirun -n 2 "${args[@]}" -x ND_RANK_LINK bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=backend_call:120+; fi; exec "$0" check "$1"' \
     "$prog" "$dir/ref.bin"

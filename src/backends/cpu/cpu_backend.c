@@ -138,6 +138,7 @@ static void cpu_destroy(nd_backend *be) {
     if (!be) return;
     nd_cpu_state *st = state(be);
     if (st) {
+        nd_cpu_link_destroy(be);
         nd_cpu_jit_destroy(st->jit);
         nd_cpu_pool_destroy(st->pool);
         if (st->lock) {
@@ -225,6 +226,7 @@ nd_status nd_cpu_backend_create(const nd_backend_config *cfg, nd_backend **out) 
     be->destroy = cpu_destroy;
     be->cached = cpu_cached;
     be->trim = cpu_trim;
+    if (cfg && cfg->rank_test_wire) nd_cpu_link_install(be, cfg->rank_test_wire);
     *out = be;
     return ND_OK;
 }

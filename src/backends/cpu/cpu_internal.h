@@ -110,7 +110,16 @@ typedef struct {
     struct nd_cpu_jit *jit;            /* compiled kernels; NULL when ND_CPU_JIT=0 */
     struct nd_fft_cache *fft_plans;    /* nd's FFT plans by length and precision (fft_plan.h) */
     char ufunc_dir[1024];              /* <cache dir>/cpu: user loops' tile objects */
+    /* ND_RANK_LINK=1 under mpirun: MPI's transfers, and the test link over
+     * them once the ranks opened it (cpu_link.c). */
+    const nd_rank_wire *link_wire;
+    struct nd_cpu_link *link;
 } nd_cpu_state;
+
+/* cpu_link.c: the test link between CPU ranks (ND_RANK_LINK=1): installs
+ * backend.h's rank_link_* and rank_xfer over `wire`; destroy closes it. */
+void nd_cpu_link_install(nd_backend *be, const nd_rank_wire *wire);
+void nd_cpu_link_destroy(nd_backend *be);
 
 /* cpu_memory.c: host blocks with a bounded cache of large freed ones. */
 typedef struct nd_cpu_block_cache nd_cpu_block_cache;

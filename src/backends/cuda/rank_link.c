@@ -11,7 +11,9 @@
  * libnccl is opened with dlopen, as the CUDA libraries are
  * (cuda_loader.h): built where the toolkit has nccl.h (meson option nccl),
  * libnd still loads where libnccl is not, and the link is then not
- * offered (rank_link_probe says why). */
+ * offered (rank_link_probe says why). This file is nd's one user of
+ * libnccl: rank 0's ncclUniqueId is made here too (rank_link_id), and the
+ * runtime only carries its bytes to the other ranks over MPI. */
 #include <nccl.h> /* before cuda_loader.h's redirects: it includes cuda_runtime.h */
 
 #include <dlfcn.h>
@@ -34,8 +36,11 @@
  * wait in the transfer. Both ends split alike (the size is the plan's). */
 #define PART ((size_t)8 << 20)
 
+_Static_assert(sizeof(ncclUniqueId) <= ND_RANK_LINK_ID_BYTES, "an ncclUniqueId fits backend.h's link id");
+
 static struct {
     ncclResult_t (*GetVersion)(int *);
+    ncclResult_t (*GetUniqueId)(ncclUniqueId *);
     ncclResult_t (*CommInitRank)(ncclComm_t *, int, ncclUniqueId, int);
     ncclResult_t (*CommDestroy)(ncclComm_t);
     ncclResult_t (*CommAbort)(ncclComm_t);
@@ -71,6 +76,7 @@ static void load(void) {
     }
     int optional = 0;
     SYM(GetVersion, "ncclGetVersion");
+    SYM(GetUniqueId, "ncclGetUniqueId");
     SYM(CommInitRank, "ncclCommInitRank");
     SYM(CommDestroy, "ncclCommDestroy");
     SYM(CommAbort, "ncclCommAbort");
@@ -115,6 +121,23 @@ static nd_status nccl_failed(nd_cuda_link *L, ncclResult_t r, const char *what) 
 static nd_status link_probe(nd_backend *be) {
     (void)be;
     return loaded();
+}
+
+/* Rank 0's: the id ncclCommInitRank takes on every rank. */
+static nd_status link_id(nd_backend *be, void *id, size_t bytes) {
+    (void)be;
+    nd_status s = loaded();
+    if (s != ND_OK) return s;
+    if (bytes < sizeof(ncclUniqueId))
+        return nd_error_set(ND_ERR_ARG, "nd_init: an ncclUniqueId needs %zu bytes, not %zu", sizeof(ncclUniqueId),
+                            bytes);
+    ncclUniqueId u;
+    memset(&u, 0, sizeof u);
+    ncclResult_t r = N.GetUniqueId(&u);
+    if (r != ncclSuccess)
+        return nd_error_set(ND_ERR_BACKEND, "nd_init: ncclGetUniqueId failed on MPI rank 0: %s", N.GetErrorString(r));
+    memcpy(id, &u, sizeof u);
+    return ND_OK;
 }
 
 static void link_close(nd_backend *be) {
@@ -259,6 +282,7 @@ static nd_status link_wait(nd_backend *be) {
 
 void nd_cuda_link_install(nd_backend *be) {
     be->rank_link_probe = link_probe;
+    be->rank_link_id = link_id;
     be->rank_link_open = link_open;
     be->rank_link_close = link_close;
     be->rank_xfer = link_xfer;
