@@ -289,14 +289,20 @@ typedef struct {
     nd_array *out;
 } thread_job;
 
+/* 100 calls a thread, a sync every 25: how the threads interleave decides
+ * where flushes cut their chains, so a run compiles kernels of its own on
+ * a cold CUDA kernel cache; with 200 calls and a sync every 50 those
+ * kernels took 17-25 s of NVRTC alone on the H200 host, 90 s beside three
+ * other suites. */
+#define THREAD_CALLS 100
 static void *thread_main(void *p) {
     thread_job *j = p;
     nd_array *x = nd_retain(j->x);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < THREAD_CALLS; i++) {
         nd_array *y = nd_body_call(j->b, &x);
         nd_free(x);
         x = y;
-        if (i % 50 == 49) nd_sync();
+        if (i % 25 == 24) nd_sync();
     }
     j->out = x;
     return NULL;
@@ -316,7 +322,8 @@ NDT_TEST(body, one_body_two_threads) {
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
     nd_body_free(b); /* the results are pending or done: neither needs the handle */
-    nd_array *p1 = run_loop(NULL, small_step, x1, 200), *p2 = run_loop(NULL, small_step, x2, 200);
+    nd_array *p1 = run_loop(NULL, small_step, x1, THREAD_CALLS),
+             *p2 = run_loop(NULL, small_step, x2, THREAD_CALLS);
     /* The threads' statements share one graph, so where a flush cuts their
      * chains depends on how they interleaved; a CUDA kernel contracts a
      * multiply and an add into an fma inside a kernel, not across a cut.
