@@ -362,7 +362,8 @@ typedef struct {
     int cur;        /* which of b's buffers holds the keys */
     int64_t *cnt;   /* [parts][RADIX] (LSD) or [parts][nb] (sample sort): counts, then scatter offsets */
     int nb;         /* sample sort: buckets */
-    uint64_t spl[ND_CPU_SORT_MAX_BUCKETS]; /* sample sort: nb - 1 splitters, as keys of width w */
+    uint64_t spl[ND_CPU_SORT_MAX_BUCKETS];   /* sample sort: nb - 1 splitters (8-byte keys) */
+    uint32_t spl32[ND_CPU_SORT_MAX_BUCKETS]; /* the same for 4-byte keys */
     int64_t start[ND_CPU_SORT_MAX_BUCKETS + 1]; /* sample sort: where bucket q begins */
 } long_job;
 
@@ -431,9 +432,7 @@ static void sample_count(void *varg, int part) {
     int64_t b, e, *c = lj->cnt + (int64_t)part * lj->nb;
     chunk(lj, part, &b, &e);
     if (lj->w == 4) {
-        uint32_t spl[ND_CPU_SORT_MAX_BUCKETS];
-        for (int q = 0; q + 1 < lj->nb; q++) spl[q] = (uint32_t)lj->spl[q];
-        bcount_u32(lj->b->k[0], b, e, spl, lj->nb, c);
+        bcount_u32(lj->b->k[0], b, e, lj->spl32, lj->nb, c);
     } else {
         bcount_u64(lj->b->k[0], b, e, lj->spl, lj->nb, c);
     }
@@ -444,9 +443,7 @@ static void sample_scatter(void *varg, int part) {
     int64_t b, e, *c = lj->cnt + (int64_t)part * lj->nb;
     chunk(lj, part, &b, &e);
     if (lj->w == 4) {
-        uint32_t spl[ND_CPU_SORT_MAX_BUCKETS];
-        for (int q = 0; q + 1 < lj->nb; q++) spl[q] = (uint32_t)lj->spl[q];
-        bscatter_u32(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, spl, lj->nb, c);
+        bscatter_u32(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, lj->spl32, lj->nb, c);
     } else {
         bscatter_u64(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, lj->spl, lj->nb, c);
     }
@@ -475,13 +472,10 @@ static void sample_sort_row(nd_cpu_state *st, long_job *lj) {
     while (nb < 4 * lj->parts && nb < ND_CPU_SORT_MAX_BUCKETS) nb *= 2;
     lj->nb = nb;
     nd_cpu_run_parts(st, lj->parts, long_load, lj);
-    if (lj->w == 4) {
-        uint32_t spl[ND_CPU_SORT_MAX_BUCKETS];
-        splitters_u32(lj->b->k[0], j->n, spl, nb);
-        for (int q = 0; q + 1 < nb; q++) lj->spl[q] = spl[q];
-    } else {
+    if (lj->w == 4)
+        splitters_u32(lj->b->k[0], j->n, lj->spl32, nb);
+    else
         splitters_u64(lj->b->k[0], j->n, lj->spl, nb);
-    }
     nd_cpu_run_parts(st, lj->parts, sample_count, lj);
     int64_t sum = 0;
     for (int q = 0; q < nb; q++) {
@@ -502,7 +496,7 @@ static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_buf
     const nd_kernel_arg *in = j->in, *out = j->out;
     int w = j->f.width, out_w = j->mode == ND_SORT_INDICES ? 8 : w;
     long_job lj = {j, (const char *)in->data + nd_cpu_row_offset(in, r) * w,
-                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt, 0, {0}, {0}};
+                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt, 0, {0}, {0}, {0}};
     if (w >= 4) {
         sample_sort_row(st, &lj);
         if (j->mode == ND_SORT_VALUES && j->neg_zero)
