@@ -24,6 +24,7 @@
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
 #include "frontend/interop.h"
+#include "scheduler/executor_ranks.h"
 
 nd_runtime nd_rt;
 
@@ -676,6 +677,10 @@ void nd_shutdown(void) {
     ND_API_GUARD();
     if (!nd_rt.initialised) return;
     run_pending_on(0, NULL);
+    /* ND_CHECK_SPMD under mpirun: a rank still waiting to compare a plan
+     * learns that this one has finished (executor_ranks.h). */
+    if (nd_rt.sched.ranks > 1 && nd_rt.sched.check_spmd)
+        nd_rank_check_finish(nd_rt.sched.plans_checked, &nd_rt.sched.rank_finished);
     nd_fe_interop_shutdown(); /* open nd_data accesses end */
     nd_flush_worker_stop(nd_rt.worker);
     nd_rt.worker = NULL;

@@ -997,7 +997,7 @@ static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flu
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
-    nd_status rc = ctx->ranks > 1 && ctx->check_spmd ? nd_rank_check_plan(plan, ctx->plans_checked++) : ND_OK;
+    nd_status rc = ctx->ranks > 1 && ctx->check_spmd ? nd_rank_check_plan(plan, ctx->plans_checked++, &ctx->rank_finished) : ND_OK;
     if (rc == ND_OK) rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {
         nd_failure *f = nd_failure_new(rc, nd_last_error());

@@ -191,12 +191,29 @@ nd_status nd_rank_bcast(const nd_rank_io *io, void *buf, int memory, size_t byte
     return xfer(io, XFER_BCAST, buf, memory, memory, bytes, root);
 }
 
-nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before) {
+/* A rank's offer at nd_shutdown in place of a plan (nd_rank_check_finish):
+ * no plan has this key and this step count. */
+#define RANK_FINISHED UINT64_MAX
+
+static nd_status finished_error(int32_t gone, const nd_plan *plan) {
+    return nd_error_set(ND_ERR_STATE, "nd_sync: ND_CHECK_SPMD: MPI rank %d finished (nd_shutdown) while this rank "
+                        "(%d of %d) has plan %016llx to run: every rank must record the same operations (did rank "
+                        "%d stop early, after an error?); no plan runs on this rank from now on", (int)gone,
+                        (int)nd_dist_rank(), (int)nd_dist_size(), (unsigned long long)plan->key, (int)gone);
+}
+
+nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before, int32_t *finished) {
+    if (*finished) return finished_error(*finished - 1, plan);
     int32_t n = nd_dist_size(), me = nd_dist_rank();
     uint64_t mine[3] = {plan->key, (uint64_t)plan->n_steps, plans_before};
     uint64_t all[3 * ND_MAX_SPLIT]; /* on the stack: no allocation to fail on one rank only */
     nd_status st = nd_dist_allgather_u64(mine, 3, all);
     if (st != ND_OK) return st;
+    for (int32_t r = 0; r < n; r++)
+        if (all[3 * r] == RANK_FINISHED && all[3 * r + 1] == RANK_FINISHED) {
+            *finished = r + 1; /* it takes part in no exchange again */
+            return finished_error(r, plan);
+        }
     int same = 1;
     for (int32_t r = 1; r < n; r++) same &= !memcmp(&all[3 * r], &all[0], sizeof mine);
     if (same) return ND_OK;
@@ -213,4 +230,17 @@ nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before) {
                         "(this is rank %d of %d; %s): every rank must record the same operations on arrays "
                         "of the same shapes, in the same order (a rank-dependent branch or shape?)", (int)me,
                         (int)n, text);
+}
+
+void nd_rank_check_finish(uint64_t plans_before, int32_t *finished) {
+    if (*finished) return;
+    uint64_t mine[3] = {RANK_FINISHED, RANK_FINISHED, plans_before};
+    uint64_t all[3 * ND_MAX_SPLIT];
+    if (nd_dist_allgather_u64(mine, 3, all) != ND_OK) return;
+    int32_t n = nd_dist_size();
+    for (int32_t r = 0; r < n; r++)
+        if (all[3 * r] != RANK_FINISHED)
+            nd_logf(1, "nd_shutdown: ND_CHECK_SPMD: MPI rank %d was about to run plan %016llx when this rank (%d) "
+                    "finished: it fails that plan and every later one", (int)r, (unsigned long long)all[3 * r],
+                    (int)nd_dist_rank());
 }

@@ -86,6 +86,15 @@ nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank);
  * (its key and step count, and how many plans ran before); a difference
  * is an ND_ERR_STATE error on every rank naming the ranks and their
  * plans, instead of a hang in the first transfer that does not match. */
-nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before);
+nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t plans_before, int32_t *finished);
+
+/* nd_shutdown's part in that check (ND_CHECK_SPMD, more than one rank):
+ * this rank offers "finished" where the others offer their plans, so that
+ * a rank still waiting to compare a plan (one that recorded operations
+ * after this one stopped: an error on this rank, a rank-dependent branch)
+ * fails naming this rank instead of waiting for a plan that never comes.
+ * *finished (the scheduler's rank_finished) set: a rank finished earlier,
+ * nothing is exchanged. */
+void nd_rank_check_finish(uint64_t plans_before, int32_t *finished);
 
 #endif

@@ -32,6 +32,10 @@ typedef struct {
      * transfer of the running plan went over it (executor_ranks.h). */
     int rank_link, rank_linked;
     uint64_t plans_checked;
+    /* ND_CHECK_SPMD: 1 + the rank that finished (nd_shutdown) while this
+     * one checked a plan (0: none); from then on no plan is checked or run
+     * (nd_rank_check_plan fails at once) and nd_shutdown exchanges nothing. */
+    int32_t rank_finished;
     const char *dump_dot_dir; /* NULL or a folder: one .dot per flush */
     int dump_dot_plan;  /* also the plan of each flush, flush-N-plan.dot */
     nd_plan_cache *cache;

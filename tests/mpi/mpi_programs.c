@@ -295,6 +295,12 @@ int main(int argc, char **argv) {
             free(want);
         }
         if (f) fclose(f);
+        /* nd is done here: a rank that stopped recording early (its records
+         * failed) tells the others at nd_shutdown under ND_CHECK_SPMD, so they
+         * fail their plans instead of waiting for it while it waits below. */
+        char backend[16];
+        snprintf(backend, sizeof backend, "%s", nd_backend_name()); /* nd_backend_name would start nd again */
+        nd_shutdown();
         /* Every rank holds the same bits, reductions included. */
         uint64_t lo = h, hi = h;
         MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
@@ -303,7 +309,7 @@ int main(int argc, char **argv) {
         if (my_rank == 0)
             printf("mpi_programs: %d ranks on the %s backend: %llu device kernels, %llu halo copies, %llu device "
                    "matmuls, %llu ring copies, %llu replicas, %llu bytes staged and %llu over the link on rank 0\n",
-                   ranks, nd_backend_name(), (unsigned long long)s.device_kernels,
+                   ranks, backend, (unsigned long long)s.device_kernels,
                    (unsigned long long)s.halo_copies, (unsigned long long)s.device_matmuls,
                    (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas,
                    (unsigned long long)s.rank_bytes_staged, (unsigned long long)s.rank_bytes_nccl);

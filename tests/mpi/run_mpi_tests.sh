@@ -92,6 +92,14 @@ must_fail "a failing rank 1" 1 "mpi_programs rank 0: .*MPI rank 1 failed a step"
     env ND_RANK_STAGING=1 mpirun -n 2 "${args[@]}" -x ND_RANK_STAGING bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=backend_call:120+; fi; exec "$0" check "$1"' \
     "$prog" "$dir/ref.bin"
+# A rank whose records fail (ND_FAULT: host allocations from the 400th on)
+# stops recording what the other records; under ND_CHECK_SPMD=1 it says so
+# at nd_shutdown, and rank 0 fails its plans naming it instead of waiting.
+echo "== mpirun -n 2, ND_CHECK_SPMD=1, rank 1 fails its host allocations from the 400th on"
+must_fail "a rank whose records fail" 1 "mpi_programs rank 0: .*MPI rank 1 finished" \
+    env ND_CHECK_SPMD=1 mpirun -n 2 "${args[@]}" -x ND_CHECK_SPMD bash -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ND_FAULT=host_alloc:400+; fi; exec "$0" check "$1"' \
+    "$prog" "$dir/ref.bin"
 # The same over the test link: a failed step or a failed rank_xfer takes
 # part with the link's zeros and sink, and the plan's wait comes before
 # the ranks agree.
