@@ -130,6 +130,11 @@ nd_status nd_dist_allgather_u64(const uint64_t *mine, int32_t n, uint64_t *all) 
         for (int32_t i = 0; i < n; i++) all[i] = mine[i];
         return ND_OK;
     }
+    /* nd_shutdown's exchange (executor_ranks.h) may come at exit after a
+     * program finalised MPI itself: no MPI call is legal then. */
+    int done = 0;
+    MPI_Finalized(&done);
+    if (done) return nd_error_set(ND_ERR_STATE, "MPI_Allgather: MPI is finalised (call nd_shutdown before MPI_Finalize)");
     int rc = MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, D.comm);
     return rc == MPI_SUCCESS ? ND_OK : mpi_failed(rc, "MPI_Allgather");
 }
