@@ -355,12 +355,11 @@ static int32_t ranks_failed(nd_status mine) {
  * nd_rank_wire: a backend does not include dist.h). */
 static const nd_rank_wire dist_wire = {nd_dist_send, nd_dist_recv, nd_dist_bcast};
 
-/* ND_RANK_LINK=1: CPU ranks carry their bytes over the CPU backend's test
- * link, so that the executor's link path runs without a GPU. */
-static int rank_test_link(void) {
+/* A 0/1 setting (an ND_ENV_* triple), validated already by nd_env_check. */
+static int env_flag(const char *name, int64_t lo, int64_t hi, int suffixes) {
     int64_t v = 0;
     int set = 0;
-    (void)nd_env_int64(ND_ENV_RANK_LINK, &v, &set); /* validated by nd_env_check */
+    (void)nd_env_int64(name, lo, hi, suffixes, &v, &set);
     return set && v;
 }
 
@@ -510,7 +509,7 @@ nd_status nd_init(const nd_config *cfg) {
         .profile = c.profile == 1,
         .trace = c.trace,
         .local_rank = nd_dist_size() > 1 ? nd_dist_local_rank() : 0,
-        .rank_test_wire = nd_dist_size() > 1 && rank_test_link() ? &dist_wire : NULL,
+        .rank_test_wire = nd_dist_size() > 1 && env_flag(ND_ENV_RANK_LINK) ? &dist_wire : NULL, /* the test link */
     };
     nd_mem_count_reset(); /* before the backend's first allocation */
     nd_compile_count_reset();
@@ -573,15 +572,8 @@ nd_status nd_init(const nd_config *cfg) {
     if (nd_dist_size() > 1 && nd_rt.sched.ranks == 1)
         nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend, which drives several devices: this rank "
                 "computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);
-    {
-        int64_t v = 0;
-        int set = 0;
-        (void)nd_env_int64(ND_ENV_CHECK_SPMD, &v, &set); /* validated by nd_env_check */
-        nd_rt.sched.check_spmd = set && v;
-        v = 0;
-        (void)nd_env_int64(ND_ENV_RANK_STAGING, &v, &set); /* validated by nd_env_check */
-        nd_rt.sched.rank_staging = set && v;
-    }
+    nd_rt.sched.check_spmd = env_flag(ND_ENV_CHECK_SPMD);
+    nd_rt.sched.rank_staging = env_flag(ND_ENV_RANK_STAGING);
     nd_rt.sched.rank_link = rank_link && nd_rt.sched.ranks > 1;
     /* GPU ranks send over NCCL, or from host buffers: each transfer then
      * costs a copy out of the GPU and one into the other

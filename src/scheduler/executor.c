@@ -634,9 +634,12 @@ static void set_poison(nd_failure **poison, int32_t slot, nd_failure *f) {
  * device's rows of a merged kernel poisons that piece only, so the other
  * devices' kernels still write their rows of the values beside it (they
  * would otherwise be skipped, failing an unrelated bystander). */
-static int same_memory(const nd_plan_slot *a, const nd_plan_slot *b) {
+static int same_value(const nd_plan_slot *a, const nd_plan_slot *b) { /* one buffer (or its twin), any device */
     if (a->role != b->role || a->walk_index != b->walk_index) return 0;
-    return a->role != ND_SLOT_PIECE || (a->device == b->device && a->piece_of_twin == b->piece_of_twin);
+    return a->role != ND_SLOT_PIECE || a->piece_of_twin == b->piece_of_twin;
+}
+static int same_memory(const nd_plan_slot *a, const nd_plan_slot *b) {
+    return same_value(a, b) && (a->role != ND_SLOT_PIECE || a->device == b->device);
 }
 
 static void poison_slot(const nd_plan *plan, nd_failure **poison, int32_t slot, nd_failure *f) {
@@ -655,9 +658,7 @@ static int sibling_piece_poisoned(const nd_plan *plan, nd_failure *const *poison
     const nd_plan_slot *s = &plan->slots[slot];
     for (int32_t i = 0; poison && i < plan->n_slots; i++) {
         const nd_plan_slot *o = &plan->slots[i];
-        if (poison[i] && o->role == ND_SLOT_PIECE && o->walk_index == s->walk_index &&
-            o->piece_of_twin == s->piece_of_twin)
-            return 1;
+        if (poison[i] && o->role == ND_SLOT_PIECE && same_value(o, s)) return 1;
     }
     return 0;
 }
@@ -997,7 +998,9 @@ static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flu
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
-    nd_status rc = ctx->ranks > 1 && ctx->check_spmd ? nd_rank_check_plan(plan, ctx->plans_checked++, &ctx->rank_finished) : ND_OK;
+    nd_status rc = ctx->ranks > 1 && ctx->check_spmd
+                       ? nd_rank_check_plan(plan, ctx->plans_checked++, &ctx->rank_finished)
+                       : ND_OK;
     if (rc == ND_OK) rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {
         nd_failure *f = nd_failure_new(rc, nd_last_error());
