@@ -355,7 +355,7 @@ static int32_t ranks_failed(nd_status mine) {
  * nd_rank_wire: a backend does not include dist.h). */
 static const nd_rank_wire dist_wire = {nd_dist_send, nd_dist_recv, nd_dist_bcast};
 
-/* A 0/1 setting (an ND_ENV_* triple), validated already by nd_env_check. */
+/* A 0/1 setting (an ND_ENV_* name and bounds), validated already by nd_env_check. */
 static int env_flag(const char *name, int64_t lo, int64_t hi, int suffixes) {
     int64_t v = 0;
     int set = 0;
