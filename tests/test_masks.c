@@ -321,13 +321,10 @@ NDT_TEST(masks, data_dependent_lengths_compile_once) {
         distinct += !seen;
     }
     cr_expect_geq(distinct, 15, "only %d distinct counts", distinct);
-    if (ndt_one_device("the compile count: split, each device's kernel has its own IR (its piece's row offsets), "
-                       "so new lengths compile anew (docs/internals.md \"Several devices\", not done yet)")) {
-        cr_expect_leq(s.kernels_compiled - s0.kernels_compiled, 3, "%llu kernels compiled for %d counts",
-                      (unsigned long long)(s.kernels_compiled - s0.kernels_compiled), distinct);
-        cr_expect_eq(s.kernels_compiled, after_ten, "%llu kernels compiled for the last 10 counts",
-                     (unsigned long long)(s.kernels_compiled - after_ten));
-    }
+    cr_expect_leq(s.kernels_compiled - s0.kernels_compiled, 3, "%llu kernels compiled for %d counts",
+                  (unsigned long long)(s.kernels_compiled - s0.kernels_compiled), distinct);
+    cr_expect_eq(s.kernels_compiled, after_ten, "%llu kernels compiled for the last 10 counts",
+                 (unsigned long long)(s.kernels_compiled - after_ten));
     nd_free(na);
     ref_free(a);
     char cmd[600];

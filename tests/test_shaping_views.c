@@ -530,3 +530,84 @@ NDT_TEST(shaping_views, viewf_errors) {
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_viewf");
     nd_free(a);
 }
+
+/* A loop over the rows (and columns) of a matrix, each step a kernel over
+ * one view: every row's kernel is the same code at another address, so the
+ * loop compiles one kernel per form and none after its first steps (the
+ * scheduler moves a view's offset into the slot's address:
+ * src/scheduler/kernel_rebase.h). Compiling per row made this 3 x 12
+ * compiles (NVRTC's on CUDA, tens of milliseconds each). Rows of 3001
+ * float32 elements start at every alignment, so the CUDA backend's vector
+ * variant is taken for some rows and not others; a shifted pair of loads
+ * of one row (x[i, 1:] and x[i, :-1]) keeps its relative offset, and a
+ * write through the row views lands where NumPy's would. A fresh cache
+ * directory and compiles before the first launch (ND_CPU_JIT=sync,
+ * ND_CPU_JIT_MIN=0), as in test_masks. */
+NDT_TEST(shaping_views, row_views_share_their_kernels) {
+    char dir[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/nd-rows-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+    setenv("ND_CPU_JIT", "sync", 1);
+    setenv("ND_CPU_JIT_MIN", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.cache_dir = dir;
+    ndt_restart(&cfg);
+    NDT_RNG(r);
+    enum { ROWS = 12, COLS = 3001 };
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(ROWS, COLS), -4, 4);
+    nd_array *x = ndt_upload(rx);
+    nd_array *z = ndt_upload(rx); /* written through its rows */
+    nd_sync();
+    nd_stats s0, s;
+    nd_get_stats(&s0);
+    uint64_t half = 0;
+    for (int i = 0; i < ROWS; i++) {
+        if (i == ROWS / 2) {
+            nd_get_stats(&s);
+            half = s.kernels_compiled;
+        }
+        /* x[i] * 3 - 1 */
+        nd_array *row = nd_viewf(x, "%d", i);
+        nd_array *y = nd_sub(nd_mul(row, nd_scalar(3)), nd_scalar(1));
+        ref_arr *w = ref_new(ND_FLOAT32, ND_SHAPE(COLS));
+        for (int64_t j = 0; j < COLS; j++) ref_setd(w, j, (float)((float)ref_getd(rx, i * COLS + j) * 3.0f) - 1.0f);
+        ndt_check_default(y, w, "x[i] * 3 - 1");
+        ref_free(w);
+        nd_free(y);
+        nd_free(row);
+        /* x[i, 1:] + x[i, :-1] */
+        nd_array *hi = nd_viewf(x, "%d, 1:", i), *lo = nd_viewf(x, "%d, :-1", i);
+        nd_array *d = nd_add(hi, lo);
+        w = ref_new(ND_FLOAT32, ND_SHAPE(COLS - 1));
+        for (int64_t j = 0; j < COLS - 1; j++)
+            ref_setd(w, j, (float)ref_getd(rx, i * COLS + j + 1) + (float)ref_getd(rx, i * COLS + j));
+        ndt_check_default(d, w, "x[i, 1:] + x[i, :-1]");
+        ref_free(w);
+        nd_free(d);
+        nd_free(hi);
+        nd_free(lo);
+        /* z[i] = z[i] * 2 (in place through the row view) */
+        nd_array *zr = nd_viewf(z, "%d", i);
+        nd_array *twice = nd_mul(zr, nd_scalar(2));
+        cr_assert_eq(nd_assign(zr, twice), ND_OK, "%s", nd_last_error());
+        nd_free(twice);
+        nd_free(zr);
+        nd_sync();
+    }
+    nd_get_stats(&s);
+    ref_arr *wz = ref_new(ND_FLOAT32, ND_SHAPE(ROWS, COLS));
+    for (int64_t j = 0; j < ROWS * COLS; j++) ref_setd(wz, j, (float)ref_getd(rx, j) * 2.0f);
+    ndt_check(z, wz, 0, 0, NULL, "z with every row doubled in place");
+    ref_free(wz);
+    cr_expect_leq(s.kernels_compiled - s0.kernels_compiled, 3, "%llu kernels compiled for 3 forms over %d rows",
+                  (unsigned long long)(s.kernels_compiled - s0.kernels_compiled), ROWS);
+    cr_expect_eq(s.kernels_compiled, half, "%llu kernels compiled for the last %d rows",
+                 (unsigned long long)(s.kernels_compiled - half), ROWS - ROWS / 2);
+    nd_free(x);
+    nd_free(z);
+    ref_free(rx);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+}

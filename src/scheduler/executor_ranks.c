@@ -22,7 +22,10 @@ int32_t nd_rank_partial(const nd_plan *plan, const nd_step *st, size_t *offset, 
     for (int d = 0; d < k->ndim; d++)
         if (!(k->reduce.axes & (1u << d))) out_n *= k->shape[d];
     size_t item = nd_dtype_size((nd_dtype)k->reduce.out_dtype);
-    *offset = (size_t)k->reduce.out.offset * item;
+    /* the partial's place in its slot: the IR's offset from the address
+     * the step binds (kernel_rebase.h) */
+    int64_t shift = st->slot_byte_offset ? st->slot_byte_offset[k->reduce.out.slot] : 0;
+    *offset = (size_t)(k->reduce.out.offset * (int64_t)item + shift);
     *bytes = (size_t)out_n * item;
     return slot;
 }

@@ -15,6 +15,7 @@
 #include "common/user_kernel.h"
 #include "backends/step_kinds.h"
 #include "scheduler/chunking.h"
+#include "scheduler/kernel_rebase.h"
 #include "scheduler/kernel_builder.h"
 #include "scheduler/shared_values.h"
 #include "scheduler/store_chains.h"
@@ -895,6 +896,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
     if (st == ND_OK) st = nd_plan_partition(plan, walk, split);
     if (st == ND_OK) st = nd_plan_assign_storage(plan);
     if (st == ND_OK) st = nd_plan_assign_streams(plan);
+    if (st == ND_OK) st = nd_plan_rebase_kernels(plan);
     if (st != ND_OK) {
         nd_plan_free(plan);
         return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory while planning");

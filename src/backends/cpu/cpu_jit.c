@@ -27,6 +27,7 @@
 #include "backends/cpu/cpu_jit.h"
 #include "common/alloc.h"
 #include "common/dirs.h"
+#include "common/dtype.h"
 #include "common/api_guard.h"
 #include "common/compile_count.h"
 #include "common/env.h"
@@ -514,13 +515,56 @@ static int start(nd_cpu_jit *j, entry *e, const nd_kernel *k, const cpu_prep *p)
     return 0;
 }
 
-/* Distinct slots bound to one buffer, one of them written: the compiled
- * code assumes written slots alias nothing else. */
+/* The bytes [lo, hi) from slot s's address that kernel k's accesses of it
+ * reach (a gathered load: anywhere its indexed axes reach); 0 when no
+ * access uses s. */
+static int slot_span(const nd_kernel *k, int32_t s, int64_t *lo, int64_t *hi) {
+    int seen = 0;
+    int32_t n = k->n_loads + k->n_stores;
+    for (int32_t j = 0; j < n; j++) {
+        const nd_ir_access *a = j < k->n_loads ? &k->loads[j] : &k->stores[j - k->n_loads].at;
+        if (a->slot != s) continue;
+        int64_t e_lo = a->offset, e_hi = a->offset;
+        for (int d = 0; d < k->ndim; d++) {
+            int64_t r = a->strides[d] * (k->shape[d] > 0 ? k->shape[d] - 1 : 0);
+            if (r < 0) e_lo += r;
+            else e_hi += r;
+        }
+        for (int32_t g = 0; j < k->n_loads && g < k->n_gathers; g++) {
+            if (k->gathers[g].load != j) continue;
+            for (int32_t q = 0; q < k->gathers[g].n_axes && q < ND_IR_GATHER_MAX_AXES; q++) {
+                int64_t r = k->gathers[g].stride[q] * (k->gathers[g].size[q] > 0 ? k->gathers[g].size[q] - 1 : 0);
+                if (r < 0) e_lo += r;
+                else e_hi += r;
+            }
+        }
+        int64_t item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
+        e_lo *= item;
+        e_hi = (e_hi + 1) * item;
+        if (!seen || e_lo < *lo) *lo = e_lo;
+        if (!seen || e_hi > *hi) *hi = e_hi;
+        seen = 1;
+    }
+    return seen;
+}
+
+/* Distinct slots whose reached bytes overlap, one of them written: the
+ * compiled code assumes written slots alias nothing else. By address
+ * ranges, not equal addresses: a slot's address is its buffer's plus the
+ * step's offset (scheduler/kernel_rebase.h), so two slots of one buffer
+ * may start apart and still meet. */
 static int slots_alias(const nd_kernel *k, void *const *slots) {
     for (int s = 0; s < k->n_stores; s++) {
         int w = k->stores[s].at.slot;
-        for (int o = 0; o < k->n_slots; o++)
-            if (o != w && slots[o] == slots[w]) return 1;
+        int64_t wlo, whi;
+        if (!slot_span(k, w, &wlo, &whi)) continue;
+        intptr_t w0 = (intptr_t)slots[w] + (intptr_t)wlo, w1 = (intptr_t)slots[w] + (intptr_t)whi;
+        for (int o = 0; o < k->n_slots; o++) {
+            int64_t olo, ohi;
+            if (o == w || !slot_span(k, o, &olo, &ohi)) continue;
+            intptr_t o0 = (intptr_t)slots[o] + (intptr_t)olo, o1 = (intptr_t)slots[o] + (intptr_t)ohi;
+            if (o0 < w1 && w0 < o1) return 1;
+        }
     }
     return 0;
 }
