@@ -49,6 +49,23 @@ void ndt_restart(const nd_config *cfg) {
     start(cfg);
 }
 
+void ndt_restart_compiling(char *dir, size_t cap, const char *tag) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/nd-%s-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+    setenv("ND_CPU_JIT", "sync", 1);
+    setenv("ND_CPU_JIT_MIN", "0", 1);
+    nd_config cfg = ND_CONFIG_INIT;
+    cfg.cache_dir = dir;
+    ndt_restart(&cfg);
+}
+
+void ndt_remove_dir(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+}
+
 /* ------------------------------------------------------------------ PRNG */
 
 static uint64_t g_seed;

@@ -34,6 +34,13 @@ void ndt_teardown(void);
 /* Shuts the runtime down and starts it again with cfg (backend still from
  * ND_BACKEND when cfg->backend is 0). */
 void ndt_restart(const nd_config *cfg);
+/* Restarts the runtime with an empty kernel cache directory made under
+ * $TMPDIR (or /tmp) from `tag`, written to dir, and every elementwise
+ * kernel compiled before its first launch on the CPU (ND_CPU_JIT=sync,
+ * ND_CPU_JIT_MIN=0): for tests that count compiles (nd_stats
+ * kernels_compiled; NVRTC's on CUDA). ndt_remove_dir(dir) after. */
+void ndt_restart_compiling(char *dir, size_t cap, const char *tag);
+void ndt_remove_dir(const char *dir);
 /* The kernels nd_stats s counts as one device would run them: under
  * ND_DEVICES=cpu:N a kernel runs once per device (docs/internals.md
  * "Several devices"); the suites' structural counts are one device's. */

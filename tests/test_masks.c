@@ -270,14 +270,7 @@ NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
  * ND_CPU_JIT_MIN=0). With ND_BACKEND=cuda this counts NVRTC's compiles. */
 NDT_TEST(masks, data_dependent_lengths_compile_once) {
     char dir[512];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/nd-masks-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
-    setenv("ND_CPU_JIT", "sync", 1);
-    setenv("ND_CPU_JIT_MIN", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.cache_dir = dir;
-    ndt_restart(&cfg);
+    ndt_restart_compiling(dir, sizeof dir, "masks");
     NDT_RNG(r);
     const int64_t n = 3000;
     ref_arr *a = ndt_rand(&r, ND_FLOAT32, 1, &n, 0, 1);
@@ -327,7 +320,5 @@ NDT_TEST(masks, data_dependent_lengths_compile_once) {
                  (unsigned long long)(s.kernels_compiled - after_ten));
     nd_free(na);
     ref_free(a);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    ndt_remove_dir(dir);
 }

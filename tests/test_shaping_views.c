@@ -545,14 +545,7 @@ NDT_TEST(shaping_views, viewf_errors) {
  * ND_CPU_JIT_MIN=0), as in test_masks. */
 NDT_TEST(shaping_views, row_views_share_their_kernels) {
     char dir[512];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/nd-rows-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
-    setenv("ND_CPU_JIT", "sync", 1);
-    setenv("ND_CPU_JIT_MIN", "0", 1);
-    nd_config cfg = ND_CONFIG_INIT;
-    cfg.cache_dir = dir;
-    ndt_restart(&cfg);
+    ndt_restart_compiling(dir, sizeof dir, "rows");
     NDT_RNG(r);
     enum { ROWS = 12, COLS = 3001 };
     ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(ROWS, COLS), -4, 4);
@@ -607,7 +600,5 @@ NDT_TEST(shaping_views, row_views_share_their_kernels) {
     nd_free(x);
     nd_free(z);
     ref_free(rx);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    ndt_remove_dir(dir);
 }
