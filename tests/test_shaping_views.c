@@ -562,7 +562,9 @@ NDT_TEST(shaping_views, row_views_share_their_kernels) {
         }
         /* x[i] * 3 - 1 */
         nd_array *row = nd_viewf(x, "%d", i);
-        nd_array *y = nd_sub(nd_mul(row, nd_scalar(3)), nd_scalar(1));
+        nd_array *y3 = nd_mul(row, nd_scalar(3));
+        nd_array *y = nd_sub(y3, nd_scalar(1));
+        nd_free(y3);
         ref_arr *w = ref_new(ND_FLOAT32, ND_SHAPE(COLS));
         for (int64_t j = 0; j < COLS; j++) ref_setd(w, j, (float)((float)ref_getd(rx, i * COLS + j) * 3.0f) - 1.0f);
         ndt_check_default(y, w, "x[i] * 3 - 1");
