@@ -984,7 +984,7 @@ static nd_status ldevs_open(nd_cuda *cu, const nd_device_list *l) {
             snprintf(line + strlen(line), sizeof line - strlen(line), "%s%d -> GPU %d", d ? ", " : "", d,
                      cu->ldev[d].ordinal);
         nd_logf(2, "cuda: %d logical devices (%s); %s", l->n, line,
-                cu->multi_gpu ? "peer access between their GPUs, plans with device kernels run without CUDA graphs"
+                cu->multi_gpu ? "peer access between their GPUs; plans over them are captured as CUDA graphs unless the driver refuses (ND_LOG=2 then says so)"
                               : "one GPU: copies between them are device copies");
     }
     return ND_OK;

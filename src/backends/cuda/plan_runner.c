@@ -673,11 +673,14 @@ static nd_status run_plan_locked(nd_backend *be, nd_plan *plan, const nd_bound_p
     }
     cu->tick++;
     int timed = cu->profile || cu->trace;
-    /* A plan whose device kernels run on several GPUs runs directly (its
-     * capture would span devices; not tried yet). On one GPU ("0,0") it
-     * is captured like any other. */
-    int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 && !ps->spans_gpus &&
+    /* A plan whose device kernels run on several GPUs is captured like any
+     * other: its fork streams on the other GPUs join the capture through
+     * the same events, and peer copies become copy nodes. Where the driver
+     * refuses it, it runs directly from then on (below). */
+    int use_graph = cu->graphs && !timed && !ps->no_capture && ps->runs > 0 &&
                     worth_a_graph(plan) && capturable(plan);
+    if (use_graph && ps->spans_gpus && ps->runs == 1)
+        nd_logf(3, "cuda: plan %016llx spans GPUs: capturing it across them", (unsigned long long)plan->key);
     ps->runs++;
     size_t sig_len = 0;
     if (use_graph && build_signature(ps, plan, bound, &sig_len)) {
