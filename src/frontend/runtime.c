@@ -17,6 +17,7 @@
 #include "common/fault.h"
 #include "common/hash.h"
 #include "common/mem_count.h"
+#include "common/memory.h"
 #include "common/copy_bandwidth.h"
 #include "common/profile.h"
 #include "dist/dist.h"
@@ -704,6 +705,13 @@ void nd_shutdown(void) {
     }
     nd_trace_close(nd_rt.sched.trace);
     nd_rt.backend->destroy(nd_rt.backend);
+    /* Every array, temporary and backend buffer is gone now: bytes still
+     * counted in use were lost on some path (a device allocation that no
+     * buffer owns keeps its pool's memory from other processes). */
+    for (int m = 0; m < ND_MAX_MEMORIES; m++)
+        if (nd_mem_in_use(m) > 0)
+            nd_logf(1, "nd_shutdown: %llu bytes of memory %d (%s) were never given back (a leak in nd)",
+                    (unsigned long long)nd_mem_in_use(m), m, m == ND_MEMORY_HOST ? "host" : "a device");
     /* Handles that outlive the runtime are freed plainly (max is 0 now). */
     nd_freelist_drain(&nd_rt.buffer_pool);
     nd_freelist_drain(&nd_rt.array_pool);
