@@ -69,6 +69,14 @@ static uint32_t binary_key(nd_op op, const nd_array *a, const nd_array *b) {
            (uint32_t)b->dtype << 1 | (uint32_t)(b->weak != 0);
 }
 
+/* An entry's low half: the op, dtype and cdtype in the order of nd_node's
+ * op, dtype, cdtype bytes (a node's elementwise op fits its byte), so that
+ * the recording writes them as they are. */
+_Static_assert(ND_NUM_ELEMENTWISE_OPS <= 256, "rule_bits' op byte");
+static uint32_t rule_bits(nd_op op, nd_dtype dtype, nd_dtype cdtype) {
+    return (uint32_t)op | (uint32_t)dtype << 8 | (uint32_t)cdtype << 16;
+}
+
 static uint64_t *binary_rule_slot(uint32_t key) {
     return &nd_rt.binary_rules[(key * 0x9E3779B1u) >> 26];
 }
@@ -80,8 +88,7 @@ static nd_array *binary_map(const char *fn, nd_op asked, nd_op op, nd_array *con
     const nd_array *a = in[0], *b = in[1];
     if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
         const uint32_t key = binary_key(asked, a, b);
-        *binary_rule_slot(key) =
-            (uint64_t)key << 32 | (uint64_t)op << 16 | (uint64_t)cdtype << 8 | (uint64_t)dtype;
+        *binary_rule_slot(key) = (uint64_t)key << 32 | rule_bits(op, dtype, cdtype);
     }
     return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
 }
@@ -179,8 +186,8 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         const uint64_t e = *binary_rule_slot(key);
         if ((uint32_t)(e >> 32) == key) {
             nd_array *in[2] = {a, b};
-            return nd_fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL, (nd_dtype)(e >> 8 & 0xff),
-                             (nd_dtype)(e & 0xff));
+            return nd_fe_map(fn, (nd_op)(e & 0xff), 2, in, NULL, (nd_dtype)(e >> 16 & 0xff),
+                             (nd_dtype)(e >> 8 & 0xff));
         }
     }
     return binary_rules(fn, op, a, b);
@@ -253,6 +260,13 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
  * LTO's inliner, past its growth limits, call out of line the steps it
  * inlines into one copy (the buffer, the refs, the handle): more
  * instructions than the call it saved. */
+static inline int same_shape(const nd_array *a, const nd_array *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int j = 0; j < a->ndim; j++)
+        if (a->shape[j] != b->shape[j]) return 0;
+    return 1;
+}
+
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b)
     __attribute__((noinline));
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
@@ -262,9 +276,11 @@ static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         const uint32_t key = binary_key(op, a, b);
         const uint64_t e = *binary_rule_slot(key);
         if ((uint32_t)(e >> 32) == key) {
+            if (!(a->weak | b->weak) && same_shape(a, b))
+                return nd_runtime_track_inline(fe_map2_same(fn, (uint32_t)e, a, b));
             nd_array *in[2] = {a, b};
-            return nd_runtime_track_inline(fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL,
-                                                  (nd_dtype)(e >> 8 & 0xff), (nd_dtype)(e & 0xff)));
+            return nd_runtime_track_inline(fe_map(fn, (nd_op)(e & 0xff), 2, in, NULL,
+                                                  (nd_dtype)(e >> 16 & 0xff), (nd_dtype)(e >> 8 & 0xff)));
         }
     }
     return nd_runtime_track(binary_rules(fn, op, a, b));

@@ -88,8 +88,11 @@ void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const in
                         const int64_t *strides);
 /* Its body, for the binary ops' inline recording (frontend/record_inline.h):
  * there LTO's inliner, past its growth limits, left it a call. */
-static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
-    nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape, const int64_t *strides) {
+/* Every field of input i but its shape and strides (the caller writes
+ * those up to ndim: frontend/record_inline.h's fe_map2_same, with the
+ * node's and the other input's in one loop). */
+static inline __attribute__((always_inline)) nd_ref *nd_graph_set_input_head(nd_node *n, int i,
+                                                                             const nd_array *a, int ndim) {
     nd_ref *r = &n->inputs[i];
     r->buf = a->buf;
     nd_buffer_ref(a->buf);
@@ -99,6 +102,11 @@ static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
     r->weak = 0;
     r->pad = 0;
     r->offset = a->offset;
+    return r;
+}
+static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
+    nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape, const int64_t *strides) {
+    nd_ref *r = nd_graph_set_input_head(n, i, a, ndim);
     for (int k = 0; k < ndim; k++) {
         r->shape[k] = shape[k];
         r->strides[k] = strides[k];
