@@ -271,9 +271,10 @@ static inline int same_shape(const nd_array *a, const nd_array *b) {
  * LTO's inliner, past its growth limits, call out of line the steps it
  * inlines into one copy (the buffer, the refs, the handle): more
  * instructions than the call it saved. Two strong operands of one shape
- * (x + y) take record_inline.h's fe_map2_same: no operand array, weak
- * test or broadcast per input (fe_map's loop over them was a tenth of
- * recording the op). */
+ * (x + y) take record_inline.h's fe_map2_same, a strong operand and a
+ * Python float into a float op (x * 0.99) its fe_map2_scalar: no operand
+ * array, weak test or broadcast per input (fe_map's loop over them was a
+ * tenth of recording the op). */
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b)
     __attribute__((noinline));
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
@@ -291,6 +292,11 @@ static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         const uint32_t key = binary_key(op, a, b);
         e = *binary_rule_slot(key);
         if ((uint32_t)(e >> 32) != key) goto rules;
+        /* One strong operand and a 0-d Python float into a float compute
+         * dtype (x * 0.99): fe_map's case of a weak input taken as is. */
+        const nd_array *w = a->weak ? a : b, *x = a->weak ? b : a;
+        if (!x->weak && w->ndim == 0 && nd_dtype_kind_of((nd_dtype)(e >> 16 & 0xff)) == ND_KIND_FLOAT)
+            return nd_runtime_track_inline(fe_map2_scalar(fn, (uint32_t)e, x, a->weak ? 1 : 0, w));
     } else {
         goto rules;
     }

@@ -47,7 +47,10 @@ overflow:
  * and reloaded on every op. map_only: the node is a MAP of an elementwise
  * op whose inputs the caller sets with nd_graph_set_input(_inline) or
  * nd_graph_set_const_input (fe_map), so its block need not be zeroed
- * first (graph.h, nd_graph_add_map_node). */
+ * first (graph.h, nd_graph_add_map_node). copy_shape 0: the caller writes
+ * the node's extents (fe_map2_same, fe_map2_scalar: in their loop over
+ * the refs'). rule >= 0: op, dtype and cdtype as a remembered binary rule
+ * holds them (elementwise.c's rule_bits), -1 otherwise. */
 static inline __attribute__((always_inline)) int fe_begin_as(nd_fe_rec *r, const char *label,
                                                              nd_node_kind kind, int op, int n_inputs,
                                                              nd_dtype dtype, nd_dtype cdtype, int ndim,
@@ -211,6 +214,37 @@ static inline __attribute__((always_inline)) nd_array *fe_map2_same(const char *
         r0->strides[k] = a->strides[k];
         r1->shape[k] = e;
         r1->strides[k] = b->strides[k];
+    }
+    return fe_end(&r, ndim, shape);
+}
+
+/* fe_map of a strong operand x (input xi) and a 0-d Python-float scalar w
+ * (the other input) into a float compute dtype (x * 0.99, 0.01 * y; the
+ * caller has checked all that): w's ref is its value as is, as
+ * set_weak_input makes it; x's is written from x, both refs' extents (and
+ * x's strides) in one loop with the node's. `rule` as fe_map2_same's. */
+static inline __attribute__((always_inline)) nd_array *fe_map2_scalar(const char *fn, uint32_t rule,
+                                                                      const nd_array *x, int xi,
+                                                                      const nd_array *w) {
+    const nd_op op = (nd_op)(rule & 0xff);
+    const nd_dtype dtype = (nd_dtype)(rule >> 8 & 0xff), cdtype = (nd_dtype)(rule >> 16 & 0xff);
+    const int ndim = x->ndim;
+    const int64_t *shape = x->shape;
+    size_t nbytes;
+    if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
+    nd_fe_rec r;
+    if (fe_begin_as(&r, fn, ND_NODE_MAP, op, 2, dtype, cdtype, ndim, shape, nbytes, 1, 0, rule)) return NULL;
+    nd_node *node = r.node;
+    nd_ref *rx = nd_graph_set_input_head(node, xi, x, ndim);
+    nd_ref *rw = nd_graph_set_const_input_head(node, 1 - xi, cdtype, w->weak_value, ndim);
+    rw->weak = 1;
+    for (int k = 0; k < ndim; k++) {
+        const int64_t e = shape[k];
+        node->shape[k] = e;
+        rx->shape[k] = e;
+        rx->strides[k] = x->strides[k];
+        rw->shape[k] = e;
+        rw->strides[k] = 0;
     }
     return fe_end(&r, ndim, shape);
 }
