@@ -186,23 +186,31 @@ static inline __attribute__((always_inline)) nd_array *fe_map(const char *fn, nd
     return fe_end(&r, ndim, shape);
 }
 
+/* The start of fe_map2_same and fe_map2_scalar: the byte count, the
+ * buffer and the node of a two-input MAP whose op, dtype and cdtype are
+ * a remembered binary rule's low bytes (`rule`: elementwise.c's
+ * rule_bits), written with ndim as one word; the node's extents are the
+ * caller's to write. */
+static inline __attribute__((always_inline)) int fe_begin_rule(nd_fe_rec *r, const char *fn, uint32_t rule,
+                                                               int ndim, const int64_t *shape) {
+    const nd_dtype dtype = (nd_dtype)(rule >> 8 & 0xff), cdtype = (nd_dtype)(rule >> 16 & 0xff);
+    size_t nbytes;
+    if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return -1;
+    return fe_begin_as(r, fn, ND_NODE_MAP, (int)(rule & 0xff), 2, dtype, cdtype, ndim, shape, nbytes, 1, 0,
+                       rule);
+}
+
 /* fe_map of two strong operands of one shape (x + y, the binary ops' most
  * common call; the caller has compared the shapes): no weak or broadcast
  * case to test per input, no operand array in memory, each ref written
- * from its operand directly. `rule`: the op, dtype and cdtype in the
- * order of the node's bytes (elementwise.c's remembered rules), written
- * with ndim as one word where the bytes allow it. */
+ * from its operand directly. `rule` as fe_begin_rule's. */
 static inline __attribute__((always_inline)) nd_array *fe_map2_same(const char *fn, uint32_t rule,
                                                                     const nd_array *a,
                                                                     const nd_array *b) {
-    const nd_op op = (nd_op)(rule & 0xff);
-    const nd_dtype dtype = (nd_dtype)(rule >> 8 & 0xff), cdtype = (nd_dtype)(rule >> 16 & 0xff);
     const int ndim = a->ndim;
     const int64_t *shape = a->shape;
-    size_t nbytes;
-    if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
     nd_fe_rec r;
-    if (fe_begin_as(&r, fn, ND_NODE_MAP, op, 2, dtype, cdtype, ndim, shape, nbytes, 1, 0, rule)) return NULL;
+    if (fe_begin_rule(&r, fn, rule, ndim, shape)) return NULL;
     nd_node *node = r.node;
     nd_ref *r0 = nd_graph_set_input_head(node, 0, a, ndim);
     nd_ref *r1 = nd_graph_set_input_head(node, 1, b, ndim);
@@ -222,20 +230,17 @@ static inline __attribute__((always_inline)) nd_array *fe_map2_same(const char *
  * (the other input) into a float compute dtype (x * 0.99, 0.01 * y; the
  * caller has checked all that): w's ref is its value as is, as
  * set_weak_input makes it; x's is written from x, both refs' extents (and
- * x's strides) in one loop with the node's. `rule` as fe_map2_same's. */
+ * x's strides) in one loop with the node's. `rule` as fe_begin_rule's. */
 static inline __attribute__((always_inline)) nd_array *fe_map2_scalar(const char *fn, uint32_t rule,
                                                                       const nd_array *x, int xi,
                                                                       const nd_array *w) {
-    const nd_op op = (nd_op)(rule & 0xff);
-    const nd_dtype dtype = (nd_dtype)(rule >> 8 & 0xff), cdtype = (nd_dtype)(rule >> 16 & 0xff);
     const int ndim = x->ndim;
     const int64_t *shape = x->shape;
-    size_t nbytes;
-    if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
     nd_fe_rec r;
-    if (fe_begin_as(&r, fn, ND_NODE_MAP, op, 2, dtype, cdtype, ndim, shape, nbytes, 1, 0, rule)) return NULL;
+    if (fe_begin_rule(&r, fn, rule, ndim, shape)) return NULL;
     nd_node *node = r.node;
     nd_ref *rx = nd_graph_set_input_head(node, xi, x, ndim);
+    const nd_dtype cdtype = (nd_dtype)(rule >> 16 & 0xff);
     nd_ref *rw = nd_graph_set_const_input_head(node, 1 - xi, cdtype, w->weak_value, ndim);
     rw->weak = 1;
     for (int k = 0; k < ndim; k++) {
