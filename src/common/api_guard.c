@@ -3,6 +3,16 @@
 
 _Thread_local nd_api_thread_state nd_api_tls;
 
+void nd_api_leave_slow(void) {
+    if (nd_api_tls.depth == 1 && nd_api_tls.err_new != 0) nd_error_report();
+    if (--nd_api_tls.depth == 0) {
+        nd_api_tls.err_new = 0; /* errors of the report's handler: not reported again */
+        nd_api_tls.fn = NULL;
+        nd_api_tls.site_file = NULL;
+        nd_api_unlock();
+    }
+}
+
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <sys/syscall.h>

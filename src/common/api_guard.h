@@ -17,12 +17,13 @@
  * ND_DEBUG_CALLSITES passed (nd/callsites.h sets it just before the call;
  * the outermost call's end forgets it).
  *
- * Errors are counted per thread (err_gen): when the outermost call ends
- * with more errors recorded than it began with, it reports the last one
- * (ND_LOG, the handler of nd_set_error_handler) before it lets the lock go,
- * once per failing call, on the caller's thread. nd's own threads never
- * get there: their failures reach a user thread through the call that
- * waits for them (nd_sync, a read), which records them again.
+ * Errors are counted per thread (err_gen), and those recorded inside the
+ * outermost call in progress apart (err_new): when that call ends with
+ * err_new > 0 it reports the last error (ND_LOG, the handler of
+ * nd_set_error_handler) before it lets the lock go, once per failing call,
+ * on the caller's thread. nd's own threads never get there: their failures
+ * reach a user thread through the call that waits for them (nd_sync, a
+ * read), which records them again.
  *
  * Threads that belong to nd (the executor, the CPU backend's workers) never
  * take the lock: user threads hold it while they wait for them.
@@ -42,11 +43,21 @@
 #include <stdint.h>
 
 typedef struct {
-    int32_t depth;     /* public calls of this thread in progress */
-    int32_t forbidden; /* an nd-internal thread: must never enter */
+    /* depth: public calls of this thread in progress; err_new: errors
+     * recorded since the outermost one began (nd_error_set counts them only
+     * inside a call, and its end zeroes them, so 0 whenever depth is 0).
+     * One word too (`call`): the outermost call's end without an error is
+     * one compare of it with ND_API_CALL_CLEAN. */
+    union {
+        struct {
+            int32_t depth;
+            uint32_t err_new;
+        };
+        uint64_t call;
+    };
     const char *fn;    /* the outermost public call, NULL outside the API */
-    uint32_t err_gen;       /* errors this thread recorded (nd_error_set) */
-    uint32_t err_gen_entry; /* err_gen when the outermost call began */
+    uint32_t err_gen;  /* errors this thread recorded (nd_error_set) */
+    int32_t forbidden; /* an nd-internal thread: must never enter */
     const char *site_file;  /* its call site (ND_DEBUG_CALLSITES), or NULL */
     int32_t site_line;
     uint32_t scope;         /* the innermost named scope's number (common/names.h),
@@ -95,9 +106,9 @@ static inline void nd_api_unlock(void) { pthread_mutex_unlock(&nd_api_mutex); }
 static inline int nd_api_enter(const char *fn) {
     if (nd_api_tls.depth++ == 0) {
         assert(!nd_api_tls.forbidden && "an nd-internal thread called the public API (deadlock)");
+        assert(nd_api_tls.err_new == 0 && "errors counted outside a public call");
         nd_api_lock();
         nd_api_tls.fn = fn;
-        nd_api_tls.err_gen_entry = nd_api_tls.err_gen;
     } else if (__builtin_expect(nd_api_tls.depth == nd_api_tls.trace_depth + 1, 0)) {
         nd_api_tls.traced_fn = fn; /* a body's own call (never true outside a trace: depth > 1) */
     }
@@ -108,13 +119,27 @@ static inline int nd_api_enter(const char *fn) {
  * of it (common/error.c). */
 void nd_error_report(void) __attribute__((visibility("hidden")));
 
+/* `call` of the outermost call (depth 1) that recorded no error. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ND_API_CALL_CLEAN ((uint64_t)1)
+#else
+#define ND_API_CALL_CLEAN ((uint64_t)1 << 32)
+#endif
+
+/* nd_api_leave of a nested call, or of the outermost one that reports an
+ * error (api_guard.c): out of line, so that every public function's end
+ * is the common case's few instructions. */
+void nd_api_leave_slow(void) __attribute__((visibility("hidden")));
+
 static inline void nd_api_leave(int *unused) {
     (void)unused;
-    if (nd_api_tls.depth == 1 && nd_api_tls.err_gen != nd_api_tls.err_gen_entry) nd_error_report();
-    if (--nd_api_tls.depth == 0) {
+    if (__builtin_expect(nd_api_tls.call == ND_API_CALL_CLEAN, 1)) {
+        nd_api_tls.call = 0;
         nd_api_tls.fn = NULL;
         nd_api_tls.site_file = NULL;
         nd_api_unlock();
+    } else {
+        nd_api_leave_slow();
     }
 }
 

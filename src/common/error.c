@@ -48,12 +48,14 @@ nd_status nd_error_set(nd_status code, const char *fmt, ...) {
     else
         memcpy(last_message, msg, sizeof msg);
     last_status = code;
-    nd_api_tls.err_gen++; /* the outermost call reports it as it returns (nd_error_report) */
+    nd_api_tls.err_gen++;
+    /* the outermost call reports it as it returns (nd_error_report) */
+    if (nd_api_tls.depth > 0) nd_api_tls.err_new++;
     return code;
 }
 
 void nd_error_report(void) {
-    nd_api_tls.err_gen_entry = nd_api_tls.err_gen;
+    nd_api_tls.err_new = 0;
     if (last_status == ND_OK) return; /* cleared again within the call */
     if (log_level >= 1) fprintf(stderr, "nd error: %s: %s\n", nd_status_name(last_status), last_message);
     /* The handler runs inside the failing call, under the API lock: calls
@@ -132,7 +134,11 @@ void nd_error_save(nd_error_saved *out) {
 
 void nd_error_restore(const nd_error_saved *saved) {
     last_status = saved->status;
-    nd_api_tls.err_gen = saved->gen; /* what failed in between is not reported */
+    /* what failed in between is not reported: nd_error_set counted it in
+     * err_new too when inside a call, as it is at the restore (save and
+     * restore pair up within one function) */
+    if (nd_api_tls.depth > 0) nd_api_tls.err_new -= nd_api_tls.err_gen - saved->gen;
+    nd_api_tls.err_gen = saved->gen;
     memcpy(last_message, saved->message, sizeof last_message);
 }
 

@@ -63,10 +63,21 @@ static int complex_gate(const char *fn, nd_op op, nd_dtype t) {
  * remembered). A hit skips the dtype rules: a direct-mapped table, the
  * whole key kept in the entry's high half, the resolved op and dtypes in
  * the low one. */
-static uint32_t binary_key(nd_op op, const nd_array *a, const nd_array *b) {
+static uint32_t binary_key_of(nd_op op, nd_dtype da, unsigned wa, nd_dtype db, unsigned wb) {
     _Static_assert(ND_NUM_ELEMENTWISE_OPS < (1 << 14) && ND_NUM_DTYPES < 64, "binary_key's fields");
-    return 1u << 31 | (uint32_t)op << 16 | (uint32_t)a->dtype << 9 | (uint32_t)a->weak << 8 |
-           (uint32_t)b->dtype << 1 | (uint32_t)(b->weak != 0);
+    return 1u << 31 | (uint32_t)op << 16 | (uint32_t)da << 9 | (uint32_t)wa << 8 | (uint32_t)db << 1 |
+           (uint32_t)(wb != 0);
+}
+static uint32_t binary_key(nd_op op, const nd_array *a, const nd_array *b) {
+    return binary_key_of(op, a->dtype, a->weak, b->dtype, b->weak);
+}
+
+/* An entry's low half: the op, dtype and cdtype in the order of nd_node's
+ * op, dtype, cdtype bytes (a node's elementwise op fits its byte), so that
+ * the recording writes them as they are. */
+_Static_assert(ND_NUM_ELEMENTWISE_OPS <= 256, "rule_bits' op byte");
+static uint32_t rule_bits(nd_op op, nd_dtype dtype, nd_dtype cdtype) {
+    return (uint32_t)op | (uint32_t)dtype << 8 | (uint32_t)cdtype << 16;
 }
 
 static uint64_t *binary_rule_slot(uint32_t key) {
@@ -80,8 +91,7 @@ static nd_array *binary_map(const char *fn, nd_op asked, nd_op op, nd_array *con
     const nd_array *a = in[0], *b = in[1];
     if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
         const uint32_t key = binary_key(asked, a, b);
-        *binary_rule_slot(key) =
-            (uint64_t)key << 32 | (uint64_t)op << 16 | (uint64_t)cdtype << 8 | (uint64_t)dtype;
+        *binary_rule_slot(key) = (uint64_t)key << 32 | rule_bits(op, dtype, cdtype);
     }
     return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
 }
@@ -179,8 +189,8 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         const uint64_t e = *binary_rule_slot(key);
         if ((uint32_t)(e >> 32) == key) {
             nd_array *in[2] = {a, b};
-            return nd_fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL, (nd_dtype)(e >> 8 & 0xff),
-                             (nd_dtype)(e & 0xff));
+            return nd_fe_map(fn, (nd_op)(e & 0xff), 2, in, NULL, (nd_dtype)(e >> 16 & 0xff),
+                             (nd_dtype)(e >> 8 & 0xff));
         }
     }
     return binary_rules(fn, op, a, b);
@@ -244,6 +254,14 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
     return nd_fe_map(fn, op, 1, &a, NULL, cdtype, dtype);
 }
 
+/* Whether two operands have one shape (no broadcast between them). */
+static inline int same_shape(const nd_array *a, const nd_array *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int j = 0; j < a->ndim; j++)
+        if (a->shape[j] != b->shape[j]) return 0;
+    return 1;
+}
+
 /* Every public binary op, in one function: the API lock's guard (taken
  * for fn), the checks, the remembered rule (as a call of its own, its
  * prologue and the arguments passed on were a tenth of recording the op)
@@ -252,21 +270,42 @@ nd_array *nd_fe_unary(const char *fn, nd_op op, nd_array *a) {
  * is a jump here. fe_map inline in each of the thirteen ops instead made
  * LTO's inliner, past its growth limits, call out of line the steps it
  * inlines into one copy (the buffer, the refs, the handle): more
- * instructions than the call it saved. */
+ * instructions than the call it saved. Two strong operands of one shape
+ * (x + y) take record_inline.h's fe_map2_same, a strong operand and a
+ * Python float into a float op (x * 0.99) its fe_map2_scalar: no operand
+ * array, weak test or broadcast per input (fe_map's loop over them was a
+ * tenth of recording the op). */
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b)
     __attribute__((noinline));
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     ND_API_GUARD_AS(fn);
     if (check_inputs(fn, a, "a", b, "b")) return NULL;
-    if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
+    uint64_t e;
+    if (!(a->weak | b->weak)) {
+        /* Two strong operands, tested first: their key has no weak bits
+         * to read (and the same-shape case below no weak input to test) */
+        const uint32_t key = binary_key_of(op, a->dtype, 0, b->dtype, 0);
+        e = *binary_rule_slot(key);
+        if ((uint32_t)(e >> 32) != key) goto rules;
+        if (same_shape(a, b)) return nd_runtime_track_inline(fe_map2_same(fn, (uint32_t)e, a, b));
+    } else if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
         const uint32_t key = binary_key(op, a, b);
-        const uint64_t e = *binary_rule_slot(key);
-        if ((uint32_t)(e >> 32) == key) {
-            nd_array *in[2] = {a, b};
-            return nd_runtime_track_inline(fe_map(fn, (nd_op)(e >> 16 & 0xffff), 2, in, NULL,
-                                                  (nd_dtype)(e >> 8 & 0xff), (nd_dtype)(e & 0xff)));
-        }
+        e = *binary_rule_slot(key);
+        if ((uint32_t)(e >> 32) != key) goto rules;
+        /* One strong operand and a 0-d Python float into a float compute
+         * dtype (x * 0.99): fe_map's case of a weak input taken as is. */
+        const nd_array *w = a->weak ? a : b, *x = a->weak ? b : a;
+        if (!x->weak && w->ndim == 0 && nd_dtype_kind_of((nd_dtype)(e >> 16 & 0xff)) == ND_KIND_FLOAT)
+            return nd_runtime_track_inline(fe_map2_scalar(fn, (uint32_t)e, x, a->weak ? 1 : 0, w));
+    } else {
+        goto rules;
     }
+    {
+        nd_array *in[2] = {a, b};
+        return nd_runtime_track_inline(fe_map(fn, (nd_op)(e & 0xff), 2, in, NULL,
+                                              (nd_dtype)(e >> 16 & 0xff), (nd_dtype)(e >> 8 & 0xff)));
+    }
+rules:
     return nd_runtime_track(binary_rules(fn, op, a, b));
 }
 

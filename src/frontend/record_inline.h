@@ -7,6 +7,9 @@
 #ifndef ND_FRONTEND_RECORD_INLINE_H
 #define ND_FRONTEND_RECORD_INLINE_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include "common/callsite.h"
 #include "frontend/frontend.h"
 
@@ -44,12 +47,16 @@ overflow:
  * and reloaded on every op. map_only: the node is a MAP of an elementwise
  * op whose inputs the caller sets with nd_graph_set_input(_inline) or
  * nd_graph_set_const_input (fe_map), so its block need not be zeroed
- * first (graph.h, nd_graph_add_map_node). */
+ * first (graph.h, nd_graph_add_map_node). copy_shape 0: the caller writes
+ * the node's extents (fe_map2_same, fe_map2_scalar: in their loop over
+ * the refs'). rule >= 0: op, dtype and cdtype as a remembered binary rule
+ * holds them (elementwise.c's rule_bits), -1 otherwise. */
 static inline __attribute__((always_inline)) int fe_begin_as(nd_fe_rec *r, const char *label,
                                                              nd_node_kind kind, int op, int n_inputs,
                                                              nd_dtype dtype, nd_dtype cdtype, int ndim,
                                                              const int64_t *shape, size_t nbytes,
-                                                             int map_only) {
+                                                             int map_only, int copy_shape,
+                                                             int64_t rule) {
     nd_runtime_before_record();
     r->buf = nd_buffer_new(dtype, nbytes);
     if (!r->buf) r->node = NULL;
@@ -62,11 +69,26 @@ static inline __attribute__((always_inline)) int fe_begin_as(nd_fe_rec *r, const
         return -1;
     }
     nd_node *n = r->node;
-    n->op = (uint8_t)op;
-    n->dtype = (uint8_t)dtype;
-    n->cdtype = (uint8_t)cdtype;
-    n->ndim = (uint8_t)ndim;
-    for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (rule >= 0) {
+        /* op, dtype, cdtype as the rule holds them, and ndim: one store,
+         * where the four bytes built from the rule took ten instructions */
+        _Static_assert(offsetof(nd_node, dtype) == offsetof(nd_node, op) + 1 &&
+                           offsetof(nd_node, cdtype) == offsetof(nd_node, op) + 2 &&
+                           offsetof(nd_node, ndim) == offsetof(nd_node, op) + 3,
+                       "op, dtype, cdtype, ndim: four bytes in a row");
+        const uint32_t w = ((uint32_t)rule & 0xffffffu) | (uint32_t)ndim << 24;
+        memcpy(&n->op, &w, sizeof w);
+    } else
+#endif
+    {
+        n->op = (uint8_t)op;
+        n->dtype = (uint8_t)dtype;
+        n->cdtype = (uint8_t)cdtype;
+        n->ndim = (uint8_t)ndim;
+    }
+    if (copy_shape)
+        for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
     n->label = nd_site_label(label);
     return 0;
 }
@@ -74,7 +96,7 @@ static inline __attribute__((always_inline)) int fe_begin(nd_fe_rec *r, const ch
                                                           nd_node_kind kind, int op, int n_inputs,
                                                           nd_dtype dtype, nd_dtype cdtype, int ndim,
                                                           const int64_t *shape, size_t nbytes) {
-    return fe_begin_as(r, label, kind, op, n_inputs, dtype, cdtype, ndim, shape, nbytes, 0);
+    return fe_begin_as(r, label, kind, op, n_inputs, dtype, cdtype, ndim, shape, nbytes, 0, 1, -1);
 }
 
 static inline __attribute__((always_inline)) nd_array *fe_end(nd_fe_rec *r, int ndim,
@@ -153,13 +175,81 @@ static inline __attribute__((always_inline)) nd_array *fe_map(const char *fn, nd
     }
     if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return NULL;
     nd_fe_rec r;
-    if (fe_begin_as(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes, 1)) return NULL;
+    if (fe_begin_as(&r, fn, ND_NODE_MAP, op, n, dtype, cdtype, ndim, shape, nbytes, 1, 1, -1)) return NULL;
     for (int i = 0; i < n; i++) {
         const nd_array *x = in[i];
         const nd_dtype cd = const_dtypes ? const_dtypes[i] : cdtype;
         if (x->weak) set_weak_input(r.node, i, x, cd, ndim, shape);
         else if (same) nd_graph_set_input_inline(r.node, i, x, ndim, shape, x->strides);
         else nd_fe_set_input(r.node, i, x, cd, ndim, shape);
+    }
+    return fe_end(&r, ndim, shape);
+}
+
+/* The start of fe_map2_same and fe_map2_scalar: the byte count, the
+ * buffer and the node of a two-input MAP whose op, dtype and cdtype are
+ * a remembered binary rule's low bytes (`rule`: elementwise.c's
+ * rule_bits), written with ndim as one word; the node's extents are the
+ * caller's to write. */
+static inline __attribute__((always_inline)) int fe_begin_rule(nd_fe_rec *r, const char *fn, uint32_t rule,
+                                                               int ndim, const int64_t *shape) {
+    const nd_dtype dtype = (nd_dtype)(rule >> 8 & 0xff), cdtype = (nd_dtype)(rule >> 16 & 0xff);
+    size_t nbytes;
+    if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return -1;
+    return fe_begin_as(r, fn, ND_NODE_MAP, (int)(rule & 0xff), 2, dtype, cdtype, ndim, shape, nbytes, 1, 0,
+                       rule);
+}
+
+/* fe_map of two strong operands of one shape (x + y, the binary ops' most
+ * common call; the caller has compared the shapes): no weak or broadcast
+ * case to test per input, no operand array in memory, each ref written
+ * from its operand directly. `rule` as fe_begin_rule's. */
+static inline __attribute__((always_inline)) nd_array *fe_map2_same(const char *fn, uint32_t rule,
+                                                                    const nd_array *a,
+                                                                    const nd_array *b) {
+    const int ndim = a->ndim;
+    const int64_t *shape = a->shape;
+    nd_fe_rec r;
+    if (fe_begin_rule(&r, fn, rule, ndim, shape)) return NULL;
+    nd_node *node = r.node;
+    nd_ref *r0 = nd_graph_set_input_head(node, 0, a, ndim);
+    nd_ref *r1 = nd_graph_set_input_head(node, 1, b, ndim);
+    /* The node's extents and both refs' extents and strides, one loop. */
+    for (int k = 0; k < ndim; k++) {
+        const int64_t e = shape[k];
+        node->shape[k] = e;
+        r0->shape[k] = e;
+        r0->strides[k] = a->strides[k];
+        r1->shape[k] = e;
+        r1->strides[k] = b->strides[k];
+    }
+    return fe_end(&r, ndim, shape);
+}
+
+/* fe_map of a strong operand x (input xi) and a 0-d Python-float scalar w
+ * (the other input) into a float compute dtype (x * 0.99, 0.01 * y; the
+ * caller has checked all that): w's ref is its value as is, as
+ * set_weak_input makes it; x's is written from x, both refs' extents (and
+ * x's strides) in one loop with the node's. `rule` as fe_begin_rule's. */
+static inline __attribute__((always_inline)) nd_array *fe_map2_scalar(const char *fn, uint32_t rule,
+                                                                      const nd_array *x, int xi,
+                                                                      const nd_array *w) {
+    const int ndim = x->ndim;
+    const int64_t *shape = x->shape;
+    nd_fe_rec r;
+    if (fe_begin_rule(&r, fn, rule, ndim, shape)) return NULL;
+    nd_node *node = r.node;
+    nd_ref *rx = nd_graph_set_input_head(node, xi, x, ndim);
+    const nd_dtype cdtype = (nd_dtype)(rule >> 16 & 0xff);
+    nd_ref *rw = nd_graph_set_const_input_head(node, 1 - xi, cdtype, w->weak_value, ndim);
+    rw->weak = 1;
+    for (int k = 0; k < ndim; k++) {
+        const int64_t e = shape[k];
+        node->shape[k] = e;
+        rx->shape[k] = e;
+        rx->strides[k] = x->strides[k];
+        rw->shape[k] = e;
+        rw->strides[k] = 0;
     }
     return fe_end(&r, ndim, shape);
 }

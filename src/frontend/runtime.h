@@ -123,8 +123,9 @@ static inline void nd_runtime_after_record(void) {
 #define ND_EARLY_FLUSH_MAX_BYTES ((size_t)64 << 20)
 /* nd_runtime_after_record when the caller has the new node's buffer at
  * hand (every elementwise op): the check is called only when it has
- * something to do, not on every op while early flushes are armed. */
-static inline void nd_runtime_after_record_of(const nd_buffer *out) {
+ * something to do, not on every op while early flushes are armed.
+ * Always inline: in the binary ops' larger function LTO left it a call. */
+static inline __attribute__((always_inline)) void nd_runtime_after_record_of(const nd_buffer *out) {
     nd_rt.stats.nodes_recorded++;
     const int64_t n = (int64_t)nd_rt.graph.n_nodes;
     if (__builtin_expect(n >= nd_rt.cfg.max_pending ||

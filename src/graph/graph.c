@@ -39,15 +39,7 @@ void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const in
 
 void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,
                               const int64_t *shape) {
-    nd_ref *r = &n->inputs[i];
-    r->buf = NULL;
-    r->version = 0;
-    r->dtype = (uint8_t)dtype;
-    r->ndim = (uint8_t)ndim;
-    r->weak = 0;
-    r->pad = 0;
-    r->offset = 0;
-    r->value = value;
+    nd_ref *r = nd_graph_set_const_input_head(n, i, dtype, value, ndim);
     /* Every field written: the node's block may not be zeroed
      * (nd_graph_add_map_node). */
     for (int k = 0; k < ndim; k++) {

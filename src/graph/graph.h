@@ -88,8 +88,11 @@ void nd_graph_set_input(nd_node *n, int i, const nd_array *a, int ndim, const in
                         const int64_t *strides);
 /* Its body, for the binary ops' inline recording (frontend/record_inline.h):
  * there LTO's inliner, past its growth limits, left it a call. */
-static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
-    nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape, const int64_t *strides) {
+/* Every field of input i but its shape and strides (the caller writes
+ * those up to ndim: frontend/record_inline.h's fe_map2_same and
+ * fe_map2_scalar, with the node's and the other input's in one loop). */
+static inline __attribute__((always_inline)) nd_ref *nd_graph_set_input_head(nd_node *n, int i,
+                                                                             const nd_array *a, int ndim) {
     nd_ref *r = &n->inputs[i];
     r->buf = a->buf;
     nd_buffer_ref(a->buf);
@@ -99,6 +102,11 @@ static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
     r->weak = 0;
     r->pad = 0;
     r->offset = a->offset;
+    return r;
+}
+static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
+    nd_node *n, int i, const nd_array *a, int ndim, const int64_t *shape, const int64_t *strides) {
+    nd_ref *r = nd_graph_set_input_head(n, i, a, ndim);
     for (int k = 0; k < ndim; k++) {
         r->shape[k] = shape[k];
         r->strides[k] = strides[k];
@@ -107,14 +115,30 @@ static inline __attribute__((always_inline)) void nd_graph_set_input_inline(
 /* A constant input of dtype `dtype` (value in that dtype's kind). */
 void nd_graph_set_const_input(nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim,
                               const int64_t *shape);
+/* Its every field but the shape and strides (the caller writes those up to
+ * ndim, strides 0: frontend/record_inline.h's fe_map2_scalar). */
+static inline __attribute__((always_inline)) nd_ref *nd_graph_set_const_input_head(
+    nd_node *n, int i, nd_dtype dtype, nd_scalar_bits value, int ndim) {
+    nd_ref *r = &n->inputs[i];
+    r->buf = NULL;
+    r->version = 0;
+    r->dtype = (uint8_t)dtype;
+    r->ndim = (uint8_t)ndim;
+    r->weak = 0;
+    r->pad = 0;
+    r->offset = 0;
+    r->value = value;
+    return r;
+}
 /* n->out := b (takes a reference), registers n as b's next writer. n must
  * be g's last node. -1 when there is no host memory to record the write:
  * then n is removed from g (its input references released) and the caller
  * reports ND_ERR_OOM. */
 int nd_graph_set_output_slow(nd_graph *g, nd_node *n, nd_buffer *b);
-static inline int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
+static inline __attribute__((always_inline)) int nd_graph_set_output(nd_graph *g, nd_node *n, nd_buffer *b) {
     /* Inline while b's writer list has room (its first two writers are in
-     * the buffer itself); graph.c grows it. */
+     * the buffer itself); graph.c grows it. Always: in the binary ops'
+     * larger function LTO left it a call. */
     if (__builtin_expect(b->n_writers == b->cap_writers, 0)) return nd_graph_set_output_slow(g, n, b);
     b->writers[b->n_writers++] = n->index;
     n->out = b;
