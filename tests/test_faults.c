@@ -768,6 +768,20 @@ static void one_run(sweep *s, void (*prog)(sweep *)) {
     s->run_reported = s->run_wrong = s->run_unnamed = s->record_failed = 0;
     prog(s);
     nd_fault_disarm();
+    /* Nothing left in use: the program freed every array it made, and
+     * nd_trim gives back what the CPU backend keeps. Memory a fault's path
+     * lost stays counted. (The CUDA backend keeps its cuBLAS workspace and
+     * pinned staging in use until nd_shutdown, so there this check would
+     * need a baseline; nd_shutdown's own warning covers it.) */
+    if (!ndt_backend_is_cuda()) {
+        nd_trim();
+        nd_stats st;
+        nd_get_stats(&st);
+        for (int m = 0; m < ND_STATS_MEMORIES; m++)
+            if (st.bytes_in_use[m] > 0)
+                problem(s, "%llu bytes of memory %d still in use after every array was freed and nd_trim",
+                        (unsigned long long)st.bytes_in_use[m], m);
+    }
     s->runs++;
     s->unnamed += s->run_unnamed;
     if (s->run_wrong) s->wrong++;
@@ -1268,3 +1282,67 @@ static void prog_indexing(sweep *s) {
 }
 
 NDT_TEST(faults, sweep_indexing) { run_sweep("indexing", prog_indexing); }
+
+/* bytes_in_use of every memory after nd_trim, summed. */
+static uint64_t bytes_held(void) {
+    nd_trim();
+    nd_stats st;
+    nd_get_stats(&st);
+    uint64_t b = 0;
+    for (int m = 0; m < ND_STATS_MEMORIES; m++) b += st.bytes_in_use[m];
+    return b;
+}
+
+/* A handle made while its scope's stack cannot grow (its host allocation
+ * fails) is still the scope's: the call succeeds, the scope's end frees
+ * it, and nd_keep moves it to the next scope out. It used to stay alive,
+ * untracked, until nd_shutdown: the sweeps' check that nothing stays in
+ * use after a run found it (14 sweeps). The stack's first handle grows it
+ * (from nothing), the last host allocation of that call. */
+NDT_TEST(faults, scope_stack_that_cannot_grow_keeps_its_handles) {
+    for (int keep = 0; keep < 2; keep++) {
+        /* how many host allocations the first tracked call makes (a fresh
+         * runtime: its scope stack has no room yet) */
+        ndt_restart(NULL);
+        nd_array *x = nd_full(ND_FLOAT64, ND_SHAPE(1000), 1.5);
+        cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
+        nd_scope_begin();
+        nd_fault_arm(ND_FAULT_HOST_ALLOC, 0, 0);
+        nd_array *probe = nd_add(x, x);
+        const int64_t points = nd_fault_count(ND_FAULT_HOST_ALLOC);
+        nd_fault_disarm();
+        cr_assert(probe, "%s", nd_last_error());
+        nd_scope_end();
+        /* again, its last host allocation (the stack's growth) failing */
+        ndt_restart(NULL);
+        x = nd_full(ND_FLOAT64, ND_SHAPE(1000), 1.5);
+        cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
+        /* a first read, so that what a backend keeps for reads (CUDA's
+         * pinned staging) is in the baseline */
+        nd_array *x0 = nd_view(x, "0");
+        cr_assert_eq(nd_item(x0), 1.5, "%s", nd_last_error());
+        nd_free(x0);
+        const uint64_t base = bytes_held();
+        nd_scope_begin(); /* the outer scope (keep = 1) */
+        nd_scope_begin();
+        nd_fault_arm(ND_FAULT_HOST_ALLOC, points, 0);
+        nd_array *y = nd_add(x, x);
+        const int64_t failed = nd_fault_failed();
+        nd_fault_disarm();
+        cr_assert_eq(failed, 1, "the %lld-th host allocation did not fail", (long long)points);
+        cr_assert(y, "the stack's growth is not the call's business: %s", nd_last_error());
+        cr_assert_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
+        cr_assert_eq(nd_item(nd_view(y, "999")), 3.0, "%s", nd_last_error());
+        cr_assert_gt(bytes_held(), base, "y's memory is in use while its scope is open");
+        if (keep) cr_assert_eq(nd_keep(y), y);
+        nd_scope_end();
+        if (keep) {
+            cr_assert_eq(nd_item(nd_view(y, "0")), 3.0, "kept into the outer scope: %s", nd_last_error());
+            cr_assert_gt(bytes_held(), base, "kept: still in use after the inner scope");
+        }
+        nd_scope_end();
+        cr_assert_eq(bytes_held(), base, "%s: y's memory still in use after its scope closed",
+                     keep ? "kept" : "not kept");
+        nd_free(x);
+    }
+}

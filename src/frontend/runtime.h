@@ -152,7 +152,13 @@ typedef struct nd_scope_stack {
     int64_t n_items, cap_items;
     int64_t *marks;
     int32_t depth, cap_depth;
+    /* Handles registered while `items` could not grow (no host memory),
+     * linked through themselves (scope_prev/next, scope_depth): their
+     * scope's end frees them as it frees the others (scope.c). */
+    nd_array *overflow;
 } nd_scope_stack;
+/* scope_slot of a handle on its stack's overflow list. */
+#define ND_SCOPE_OVERFLOW INT32_MAX
 /* The calling thread's stack (NULL until its first nd_scope_begin). Read
  * on every op: initial-exec, as the API guard's state. */
 extern _Thread_local nd_scope_stack *nd_fe_my_scopes

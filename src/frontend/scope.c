@@ -29,11 +29,33 @@ _Thread_local nd_scope_stack *nd_fe_my_scopes __attribute__((tls_model("initial-
 static pthread_key_t exit_key;
 static int exit_key_made;
 
+/* The overflow list: a doubly linked list through the handles, newest
+ * first, so that registering never needs memory and a handle freed early
+ * leaves in O(1). */
+static void overflow_unlink(nd_scope_stack *s, nd_array *a) {
+    if (a->scope_prev) a->scope_prev->scope_next = a->scope_next;
+    else s->overflow = a->scope_next;
+    if (a->scope_next) a->scope_next->scope_prev = a->scope_prev;
+    a->scope_prev = a->scope_next = NULL;
+}
+
 nd_array *nd_runtime_track_grow(nd_array *a) {
     nd_scope_stack *s = nd_fe_my_scopes;
     int64_t cap = s->cap_items ? s->cap_items * 2 : 256;
     nd_array **items = nd_realloc(s->items, (size_t)cap * sizeof *items);
-    if (!items) return a; /* stays alive, untracked: a leak, not a crash */
+    if (!items) {
+        /* No memory to grow the stack: the handle joins the overflow list
+         * (no allocation), and its scope's end still frees it. Left
+         * untracked it would live, unseen, until nd_shutdown. */
+        a->scope_slot = ND_SCOPE_OVERFLOW;
+        a->scope_owner = s;
+        a->scope_depth = s->depth;
+        a->scope_prev = NULL;
+        a->scope_next = s->overflow;
+        if (s->overflow) s->overflow->scope_prev = a;
+        s->overflow = a;
+        return a;
+    }
     s->items = items;
     s->cap_items = cap;
     return nd_runtime_track(a);
@@ -41,7 +63,8 @@ nd_array *nd_runtime_track_grow(nd_array *a) {
 
 void nd_runtime_untrack(nd_array *a) {
     nd_scope_stack *s = a->scope_owner;
-    if (a->scope_slot >= 0 && s && a->scope_slot < s->n_items && s->items[a->scope_slot] == a)
+    if (a->scope_slot == ND_SCOPE_OVERFLOW && s) overflow_unlink(s, a);
+    else if (a->scope_slot >= 0 && s && a->scope_slot < s->n_items && s->items[a->scope_slot] == a)
         s->items[a->scope_slot] = NULL;
     a->scope_slot = -1;
     a->scope_owner = NULL;
@@ -62,6 +85,20 @@ static void close_scope(nd_scope_stack *s) {
         nd_fe_release(a);
     }
     s->n_items = start;
+    /* The overflow list's handles of this scope (depth >= its own: none is
+     * deeper, the inner scopes closed first). A release cannot free
+     * another handle, but the walk starts again after each to be safe. */
+    for (nd_array *a = s->overflow; a;) {
+        if (a->scope_depth < s->depth) {
+            a = a->scope_next;
+            continue;
+        }
+        overflow_unlink(s, a);
+        a->scope_slot = -1;
+        a->scope_owner = NULL;
+        nd_fe_release(a);
+        a = s->overflow;
+    }
     s->depth--;
 }
 
@@ -164,6 +201,15 @@ nd_array *nd_keep(nd_array *a) {
     if (nd_fe_arg_handle("nd_keep", "a", a)) return NULL;
     nd_scope_stack *s = nd_fe_my_scopes;
     int32_t slot = a->scope_slot;
+    if (slot == ND_SCOPE_OVERFLOW) {
+        /* On the overflow list: another thread's, or already in an outer
+         * scope; else out of the outermost scope (the caller owns it) or
+         * into the next one out. */
+        if (!s || a->scope_owner != s || s->depth == 0 || a->scope_depth < s->depth) return a;
+        if (s->depth == 1) nd_runtime_untrack(a);
+        else a->scope_depth = s->depth - 1;
+        return a;
+    }
     /* Untracked, another thread's, or already in an outer scope. */
     if (slot < 0 || !s || a->scope_owner != s || s->depth == 0 || slot < s->marks[s->depth])
         return a;

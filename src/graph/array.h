@@ -46,9 +46,14 @@ struct nd_array {
     uint8_t weak;     /* nd_weakness */
     uint8_t readonly; /* nd_readonly */
     uint8_t state;    /* ND_ARRAY_LIVE or ND_ARRAY_FREED */
-    int32_t scope_slot; /* position in its thread's scope stack, -1 if none */
+    int32_t scope_slot; /* position in its thread's scope stack, -1 if none,
+                           ND_SCOPE_OVERFLOW on the stack's overflow list */
     uint8_t listed;     /* on the list of live handles (nd_array_live_first) */
     struct nd_scope_stack *scope_owner; /* that stack (valid while scope_slot >= 0) */
+    /* On the overflow list (frontend/scope.c): its neighbours there and the
+     * depth of the scope that owns it. */
+    struct nd_array *scope_prev, *scope_next;
+    int32_t scope_depth;
     int64_t offset;   /* elements from the buffer start */
     int64_t shape[ND_MAX_DIMS];
     int64_t strides[ND_MAX_DIMS]; /* in elements; 0 on broadcast axes */
