@@ -763,6 +763,16 @@ static void fresh(void) {
     ndt_restart(&c);
 }
 
+/* bytes_in_use of every memory after nd_trim, summed. */
+static uint64_t bytes_held(void) {
+    nd_trim();
+    nd_stats st;
+    nd_get_stats(&st);
+    uint64_t b = 0;
+    for (int m = 0; m < ND_STATS_MEMORIES; m++) b += st.bytes_in_use[m];
+    return b;
+}
+
 static void one_run(sweep *s, void (*prog)(sweep *)) {
     fresh();
     s->run_reported = s->run_wrong = s->run_unnamed = s->record_failed = 0;
@@ -773,15 +783,9 @@ static void one_run(sweep *s, void (*prog)(sweep *)) {
      * lost stays counted. (The CUDA backend keeps its cuBLAS workspace and
      * pinned staging in use until nd_shutdown, so there this check would
      * need a baseline; nd_shutdown's own warning covers it.) */
-    if (!ndt_backend_is_cuda()) {
-        nd_trim();
-        nd_stats st;
-        nd_get_stats(&st);
-        for (int m = 0; m < ND_STATS_MEMORIES; m++)
-            if (st.bytes_in_use[m] > 0)
-                problem(s, "%llu bytes of memory %d still in use after every array was freed and nd_trim",
-                        (unsigned long long)st.bytes_in_use[m], m);
-    }
+    uint64_t held;
+    if (!ndt_backend_is_cuda() && (held = bytes_held()) > 0)
+        problem(s, "%llu bytes still in use after every array was freed and nd_trim", (unsigned long long)held);
     s->runs++;
     s->unnamed += s->run_unnamed;
     if (s->run_wrong) s->wrong++;
@@ -1282,16 +1286,6 @@ static void prog_indexing(sweep *s) {
 }
 
 NDT_TEST(faults, sweep_indexing) { run_sweep("indexing", prog_indexing); }
-
-/* bytes_in_use of every memory after nd_trim, summed. */
-static uint64_t bytes_held(void) {
-    nd_trim();
-    nd_stats st;
-    nd_get_stats(&st);
-    uint64_t b = 0;
-    for (int m = 0; m < ND_STATS_MEMORIES; m++) b += st.bytes_in_use[m];
-    return b;
-}
 
 /* A handle made while its scope's stack cannot grow (its host allocation
  * fails) is still the scope's: the call succeeds, the scope's end frees

@@ -187,6 +187,18 @@ static inline int nd_ir_gather_indices(const nd_kernel *k, const nd_ir_inst *in,
     return n;
 }
 
+/* A kernel's slot accesses in one numbering: its loads, its stores, then
+ * the reduction's output. (Non-const from a const kernel, as strchr: the
+ * passes that rewrite a kernel's accesses walk them the same way.) */
+static inline int32_t nd_kernel_n_accesses(const nd_kernel *k) {
+    return k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0);
+}
+static inline nd_ir_access *nd_kernel_access(const nd_kernel *k, int32_t j) {
+    if (j < k->n_loads) return &k->loads[j];
+    if (j < k->n_loads + k->n_stores) return &k->stores[j - k->n_loads].at;
+    return (nd_ir_access *)&k->reduce.out;
+}
+
 /* Whether load l is the base of a gather (its slot is read anywhere). */
 static inline int nd_ir_load_gathered(const nd_kernel *k, int32_t l) {
     for (int32_t g = 0; g < k->n_gathers; g++)

@@ -175,10 +175,8 @@ static int slot_row_stride(const nd_kernel *k, int32_t s, int64_t *stride, size_
     int seen = 0;
     *stride = 0;
     *item = 0;
-    for (int32_t j = 0; j < k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0); j++) {
-        const nd_ir_access *a = j < k->n_loads               ? &k->loads[j]
-                                : j < k->n_loads + k->n_stores ? &k->stores[j - k->n_loads].at
-                                                               : &k->reduce.out;
+    for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
+        const nd_ir_access *a = nd_kernel_access(k, j);
         if (a->slot != s) continue;
         size_t sz = nd_dtype_size((nd_dtype)a->dtype);
         if (seen && (a->strides[0] != *stride || sz != *item)) return 0;

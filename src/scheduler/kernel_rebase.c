@@ -7,26 +7,17 @@
 #include "common/alloc.h"
 #include "common/dtype.h"
 
-/* Access j of a kernel's slot accesses: its loads, its stores, then the
- * reduction's output. */
-static nd_ir_access *access_at(nd_kernel *k, int32_t j) {
-    if (j < k->n_loads) return &k->loads[j];
-    j -= k->n_loads;
-    if (j < k->n_stores) return &k->stores[j].at;
-    return &k->reduce.out;
-}
-
 /* The element offset slot s's accesses start from: the least of theirs,
  * when all of them count elements of one size (a complex buffer read
  * through a component view counts in other units: then 0, nothing moved).
  * Returns 0 for a slot no access uses. */
-static int64_t slot_base(nd_kernel *k, int32_t s, size_t *item) {
-    int32_t n = k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0);
+static int64_t slot_base(const nd_kernel *k, int32_t s, size_t *item) {
+    int32_t n = nd_kernel_n_accesses(k);
     int64_t base = 0;
     int seen = 0;
     *item = 0;
     for (int32_t j = 0; j < n; j++) {
-        const nd_ir_access *a = access_at(k, j);
+        const nd_ir_access *a = nd_kernel_access(k, j);
         if (a->slot != s) continue;
         size_t sz = nd_dtype_size((nd_dtype)a->dtype);
         if (seen && sz != *item) return 0;
@@ -49,9 +40,8 @@ static int rebase_step(nd_step *st) {
             if (!st->slot_byte_offset) return 0;
         }
         st->slot_byte_offset[s] += base * (int64_t)item;
-        int32_t n = k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0);
-        for (int32_t j = 0; j < n; j++) {
-            nd_ir_access *a = access_at(k, j);
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
+            nd_ir_access *a = nd_kernel_access(k, j);
             if (a->slot == s) a->offset -= base;
         }
         moved = 1;

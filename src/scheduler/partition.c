@@ -31,12 +31,8 @@
 /* Access j of kernel k: loads, then stores, then the reduction's output. */
 const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write) {
     *write = j >= k->n_loads;
-    if (j < k->n_loads) return &k->loads[j];
-    if (j < k->n_loads + k->n_stores) return &k->stores[j - k->n_loads].at;
-    return &k->reduce.out;
+    return nd_kernel_access(k, j);
 }
-
-int32_t nd_part_n_accesses(const nd_kernel *k) { return k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0); }
 
 /* Whether access a walks whole rows: its row stride (elements) and the
  * row of its first element. */
@@ -80,7 +76,7 @@ static void restore_rows(nd_partitioner *P) {
         if (st->kind == ND_STEP_MATMUL) nd_part_matmul_strides(st, cand);
         if (st->kind != ND_STEP_KERNEL || st->kernel->ndim < 2 || kernel_empty(st->kernel)) continue;
         const nd_kernel *k = st->kernel;
-        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
             int w;
             const nd_ir_access *a = nd_part_access(k, j, &w);
             int64_t stride, shift;
@@ -93,7 +89,7 @@ static void restore_rows(nd_partitioner *P) {
         nd_kernel *k = st->kernel;
         int64_t S = 0;
         int ok = 1;
-        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && ok; j++) {
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && ok; j++) {
             int w;
             const nd_ir_access *a = nd_part_access(k, j, &w);
             ok = a->strides[0] == 0 || a->strides[0] == 1;
@@ -102,7 +98,7 @@ static void restore_rows(nd_partitioner *P) {
         }
         for (int32_t j = 0; j < k->n_indices && ok; j++) ok = k->indices[j].strides[0] == 1;
         if (!ok || S <= 1 || k->shape[0] % S) continue;
-        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && ok; j++) {
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && ok; j++) {
             int w;
             const nd_ir_access *a = nd_part_access(k, j, &w);
             ok = a->strides[0] == 0 || a->offset % S == 0;
@@ -111,7 +107,7 @@ static void restore_rows(nd_partitioner *P) {
         k->ndim = 2;
         k->shape[1] = S;
         k->shape[0] /= S;
-        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
             int w;
             nd_ir_access *a = (nd_ir_access *)nd_part_access(k, j, &w);
             a->strides[1] = a->strides[0];
@@ -159,7 +155,7 @@ static void find_row_slots(nd_partitioner *P) {
             continue;
         }
         const nd_kernel *k = st->kernel;
-        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
             int w;
             const nd_ir_access *a = nd_part_access(k, j, &w);
             nd_part_slot *sp = &P->sp[st->slots[a->slot]];
@@ -221,7 +217,7 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
     /* The anchor: a write into a split slot, else (a reduction over axis
      * 0) the first split load. */
     for (int pass = 0; pass < 2 && !have_anchor; pass++)
-        for (int32_t j = 0, n = nd_part_n_accesses(k); j < n && !have_anchor; j++) {
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && !have_anchor; j++) {
             int w;
             const nd_ir_access *a = nd_part_access(k, j, &w);
             const nd_part_slot *sp = &P->sp[st->slots[a->slot]];
@@ -238,7 +234,7 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
         return 0;
     }
     P->arows[i] = rows;
-    for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
+    for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
         int w;
         const nd_ir_access *a = nd_part_access(k, j, &w);
         const nd_part_slot *sp = &P->sp[st->slots[a->slot]];

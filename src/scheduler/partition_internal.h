@@ -63,7 +63,6 @@ void nd_part_need(const nd_partitioner *P, int32_t i, int32_t s, int32_t d, int6
 int nd_part_edge_split(const nd_partitioner *P, int32_t i, int32_t d, int64_t *c0, int64_t *c1);
 
 const nd_ir_access *nd_part_access(const nd_kernel *k, int32_t j, int *write);
-int32_t nd_part_n_accesses(const nd_kernel *k);
 /* The new step list (partition_steps.c). */
 nd_status nd_part_rewrite(nd_partitioner *P);
 

@@ -230,9 +230,8 @@ static int clone_kernel(emitter *E, const nd_step *orig, int32_t d, int64_t i0, 
     memcpy(acc, orig->slot_access, (size_t)k0->n_slots);
     int reduce0 = k->has_reduce && (k->reduce.axes & 1u);
     k->shape[0] = i1 - i0;
-    for (int32_t j = 0, n = nd_part_n_accesses(k); j < n; j++) {
-        int w;
-        nd_ir_access *a = (nd_ir_access *)nd_part_access(k, j, &w);
+    for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n; j++) {
+        nd_ir_access *a = nd_kernel_access(k, j);
         if (reduce0 && j == n - 1) continue;
         const nd_part_slot *sp = &P->sp[orig->slots[a->slot]];
         a->offset += (i0 - (sp->split ? sp->p0[d] : 0)) * a->strides[0];

@@ -195,11 +195,8 @@ void nd_step_access_range(const nd_step *st, int32_t j, int64_t *lo, int64_t *hi
     for (int32_t d = 0; d < k->ndim; d++)
         if (k->shape[d] <= 0) return;
     int64_t a = INT64_MAX, b = INT64_MIN;
-    int32_t n = k->n_loads + k->n_stores + (k->has_reduce ? 1 : 0);
-    for (int32_t i = 0; i < n; i++) {
-        const nd_ir_access *x = i < k->n_loads                ? &k->loads[i]
-                                : i < k->n_loads + k->n_stores ? &k->stores[i - k->n_loads].at
-                                                               : &k->reduce.out;
+    for (int32_t i = 0, n = nd_kernel_n_accesses(k); i < n; i++) {
+        const nd_ir_access *x = nd_kernel_access(k, i);
         if (x->slot != j) continue;
         if (i < k->n_loads && nd_ir_load_gathered(k, i)) return;
         int64_t l, h;
