@@ -1128,11 +1128,51 @@ NDT_TEST(faults, huge_lazy_array_names_its_creation) {
     cr_assert(strstr(m, "512 GiB"), "names the size: %s", m);
     cr_assert(strstr(m, "free arrays you no longer need"), "says what to do: %s", m);
     nd_clear_error();
-    cr_assert(isnan(nd_item(nd_view(z, "0, 0"))));
+    nd_array *first = nd_view(z, "0, 0");
+    cr_assert(isnan(nd_item(first)));
     cr_assert(strstr(nd_last_error(), "nd_item: ") == nd_last_error(), "%s", nd_last_error());
     nd_clear_error();
+    nd_free(first);
     nd_free(e);
     nd_free(z);
+}
+
+/* On CUDA, an array larger than the GPU's free memory fails to allocate
+ * and the failed request leaves nothing behind: nd's pool holds no more
+ * than its live arrays use (under a split, the piece that did fit belongs
+ * to the failed array until it is freed), and after nd_free and nd_trim
+ * the GPU's free memory is as before. (A stream-ordered pool asked for
+ * more than is free first maps every free byte, and kept them reserved
+ * after the failure: other processes sharing the GPU ran out.) */
+NDT_TEST(faults, allocation_beyond_free_memory_holds_nothing) {
+    if (!ndt_backend_is_cuda()) cr_skip_test("CUDA only: the CPU backend's allocations are the C library's");
+    nd_device_info before;
+    cr_assert_eq(nd_get_device_info(0, &before), ND_OK, "%s", nd_last_error());
+    /* 1.25x the free memory: beyond it, within what the pool tries to map */
+    int64_t n = (int64_t)(before.free_memory / 8 / 4 * 5);
+    nd_array *z = nd_full(ND_FLOAT64, ND_SHAPE(n), 2.5);
+    nd_array *first = nd_view(z, "0");
+    cr_assert(isnan(nd_item(first)), "an array of %lld float64 cannot fit", (long long)n);
+    cr_assert(strstr(nd_last_error(), "out of device memory"), "%s", nd_last_error());
+    nd_clear_error();
+    const uint64_t slack = (uint64_t)1 << 30;
+    nd_device_info after;
+    cr_assert_eq(nd_get_device_info(0, &after), ND_OK, "%s", nd_last_error());
+    cr_assert(after.nd_bytes_reserved < after.nd_bytes_in_use + slack,
+              "nd's pool holds %llu bytes after the failure, its arrays use %llu",
+              (unsigned long long)after.nd_bytes_reserved, (unsigned long long)after.nd_bytes_in_use);
+    nd_free(first), nd_free(z);
+    nd_trim();
+    cr_assert_eq(nd_get_device_info(0, &after), ND_OK, "%s", nd_last_error());
+    cr_assert(after.nd_bytes_reserved < slack, "nd's pool holds %llu bytes after nd_free and nd_trim",
+              (unsigned long long)after.nd_bytes_reserved);
+    cr_assert(after.free_memory + slack > before.free_memory, "free memory %llu bytes before, %llu after",
+              (unsigned long long)before.free_memory, (unsigned long long)after.free_memory);
+    /* and the next array of a size that fits is computed */
+    nd_array *small = nd_full(ND_FLOAT64, ND_SHAPE(1000), 2.5);
+    nd_array *total = nd_sum(small, ND_ALL_AXES);
+    cr_assert_eq(nd_item(total), 2500.0, "%s", nd_last_error());
+    nd_free(total), nd_free(small);
 }
 
 /* Out of memory, the executor gives its cached temporaries back and tries

@@ -45,6 +45,36 @@ static cudaError_t malloc_on(nd_cuda *cu, int ldev, void **out, size_t bytes) {
     return e;
 }
 
+/* Whether a request of `bytes` may fit logical device ldev's GPU: its free
+ * memory plus what its pool holds unused. A stream-ordered pool asked for
+ * more than that does not fail at once: the driver first maps every free
+ * byte of the GPU into the pool, and with the release threshold at its
+ * maximum those bytes stay reserved after the failure (on an H200, requests
+ * of 140 to 256 GiB left 139.8 GiB in the pool and every other process on
+ * the GPU out of memory; bench/results/2026-11-29-h200-session9.md). So
+ * large requests that cannot fit are refused here, without the driver. */
+#define ND_CUDA_CHECK_FIT_FROM ((size_t)256 << 20)
+static int may_fit(nd_cuda *cu, int ldev, size_t bytes) {
+    cudaMemPool_t pool = cu->ldev[ldev].pool;
+    if (bytes < ND_CUDA_CHECK_FIT_FROM || !pool) return 1; /* cudaMalloc holds nothing when it fails */
+    nd_cuda_use_device(cu, cu->ldev[ldev].ordinal); /* cudaMemGetInfo answers for the current device */
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    nd_cuda_use_device(cu, cu->device);
+    uint64_t reserved = 0, used = 0;
+    if (e == cudaSuccess) e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
+    if (e == cudaSuccess) e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1; /* unknown: let the driver answer */
+    }
+    return bytes <= free_b + (reserved > used ? reserved - used : 0);
+}
+
+static cudaError_t malloc_if_fits(nd_cuda *cu, int ldev, void **out, size_t bytes) {
+    return may_fit(cu, ldev, bytes) ? malloc_on(cu, ldev, out, bytes) : cudaErrorMemoryAllocation;
+}
+
 nd_status nd_cuda_device_alloc_on(nd_cuda *cu, int ldev, size_t bytes, void **out, const char *what) {
     *out = NULL;
     if (bytes == 0) bytes = 1;
@@ -61,17 +91,19 @@ nd_status nd_cuda_device_alloc_on(nd_cuda *cu, int ldev, size_t bytes, void **ou
     /* Every pool allocates in the order of `stream`, which every plan
      * forks from and joins back to (plan_runner.c), also for the pools of
      * other logical devices' GPUs. */
-    cudaError_t e = malloc_on(cu, ldev, out, bytes);
+    cudaError_t e = malloc_if_fits(cu, ldev, out, bytes);
     if (e == cudaErrorMemoryAllocation) {
         /* Give cached pool memory back to the driver, then try once more. */
         (void)cudaGetLastError();
         if (ldev == 0) nd_cuda_release_step_workspace(cu);
         cudaStreamSynchronize(cu->stream);
         if (cu->ldev[ldev].pool) cudaMemPoolTrimTo(cu->ldev[ldev].pool, 0);
-        e = malloc_on(cu, ldev, out, bytes);
+        e = malloc_if_fits(cu, ldev, out, bytes);
     }
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
+        /* What a failed request mapped into the pool goes back too. */
+        if (cu->ldev[ldev].pool) cudaMemPoolTrimTo(cu->ldev[ldev].pool, 0);
         size_t free_b = 0, total_b = 0;
         cudaMemGetInfo(&free_b, &total_b);
         *out = NULL;
