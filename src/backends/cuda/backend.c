@@ -883,7 +883,7 @@ static void cu_destroy(nd_backend *be) {
  * pair (and the pools opened to each other); a GPU that cannot reach
  * device 0's memory is replaced by device 0's GPU (logged at ND_LOG=1), so
  * the result stays right. Copies between GPUs without peer access would go
- * through host memory (cudaMemcpyPeerAsync stages them). Kernels are
+ * through host memory (the driver stages them). Kernels are
  * loaded with cudaLibraryLoadData, which loads into every context, so the
  * kernel cache serves every GPU; the GPUs must share one architecture. */
 

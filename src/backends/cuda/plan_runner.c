@@ -318,13 +318,16 @@ static nd_status issue_piece_copy(nd_cuda *cu, const nd_plan *plan, const nd_ste
     int od = cu->ldev[slot_ldev(cu, plan, st->copy.dst_slot)].ordinal;
     int os = cu->ldev[slot_ldev(cu, plan, st->copy.src_slot)].ordinal;
     ND_NVTX_PUSH(st->part == ND_PART_HALO ? "nd halo copy" : "nd piece copy");
-    cudaError_t e = od == os ? cudaMemcpyAsync(dst, src, st->copy.bytes, cudaMemcpyDeviceToDevice, stream)
-                             : cudaMemcpyPeerAsync(dst, od, src, os, st->copy.bytes, stream);
+    /* Between GPUs too a plain cudaMemcpyAsync, the direction read from
+     * the addresses (unified addressing): the driver copies over the peer
+     * link, or through host memory where there is none, and a capture
+     * takes it as a copy node. */
+    cudaError_t e = cudaMemcpyAsync(dst, src, st->copy.bytes, od == os ? cudaMemcpyDeviceToDevice : cudaMemcpyDefault,
+                                    stream);
     ND_NVTX_POP();
     if (e != cudaSuccess) {
         char what[112];
-        snprintf(what, sizeof what, "%s of %zu bytes (GPU %d -> GPU %d)",
-                 od == os ? "cudaMemcpyAsync" : "cudaMemcpyPeerAsync", st->copy.bytes, os, od);
+        snprintf(what, sizeof what, "cudaMemcpyAsync of %zu bytes (GPU %d -> GPU %d)", st->copy.bytes, os, od);
         return nd_cuda_fail(e, what);
     }
     return ND_OK;
