@@ -381,6 +381,56 @@ NDT_TEST(partition, pieces_outlive_flushes) {
     }
 }
 
+/* A convergence loop: a grid made by a flat kernel (its own flush), then
+ * rounds of 5 sweeps (a flush) each ended by a read of the grid's sum (a
+ * flush of its own, seeing the grid as one flat row). The sum runs
+ * over the grid's pieces in their rows (the pieces' rows, also where the
+ * device count does not divide the elements evenly), so after the first
+ * round nothing is gathered or scattered. Outputs: the grid, the four
+ * sums, and the scatters, gathers and piece copies of rounds 2-4. */
+static int checked_rounds(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 64, 40);
+    cr_assert_eq(nd_sync(), ND_OK);
+    double sums[4];
+    nd_stats s0, s1;
+    for (int r = 0; r < 4; r++) {
+        if (r == 1) nd_get_stats(&s0);
+        for (int i = 0; i < 5; i++) cr_assert_eq(sweep5(u), ND_OK);
+        cr_assert_eq(nd_sync(), ND_OK); /* the sum then plans on its own */
+        nd_array *t = nd_sum(u, ND_ALL_AXES);
+        sums[r] = nd_item(t);
+        cr_assert(!isnan(sums[r]), "%s", nd_last_error());
+        nd_free(t);
+    }
+    nd_get_stats(&s1);
+    outs[0] = u;
+    outs[1] = nd_from_host(sums, ND_FLOAT64, ND_SHAPE(4));
+    outs[2] = nd_from_host((double[]){(double)(s1.arrays_scattered - s0.arrays_scattered),
+                                      (double)(s1.arrays_gathered - s0.arrays_gathered),
+                                      (double)(s1.piece_copies - s0.piece_copies)},
+                           ND_FLOAT64, ND_SHAPE(3));
+    return 3;
+}
+
+NDT_TEST(partition, checked_rounds_stay_in_pieces) {
+    if (on_cuda()) cr_skip_test("copy counts are checked on cpu:N only (as pieces_outlive_flushes)");
+    size_t ref_sizes[8], sizes[8];
+    run_on(1, checked_rounds, 71, ref_bufs, ref_sizes, NULL);
+    const double *ref_sums = (const double *)ref_bufs[1];
+    for (int n = 2; n <= 4; n++) {
+        run_on(n, checked_rounds, 71, got_bufs, sizes, NULL);
+        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d grid differs from cpu:1", n);
+        const double *sums = (const double *)got_bufs[1];
+        for (int r = 0; r < 4; r++)
+            cr_assert(fabs(sums[r] - ref_sums[r]) <= 1e-12 * fabs(ref_sums[r]), "cpu:%d round %d: sum %.17g, cpu:1 %.17g",
+                      n, r, sums[r], ref_sums[r]);
+        const double *c = (const double *)got_bufs[2];
+        cr_assert(c[0] == 0 && c[1] == 0 && c[2] == 0,
+                  "cpu:%d: rounds 2-4 scattered %g arrays, gathered %g, made %g piece copies (want none)", n, c[0],
+                  c[1], c[2]);
+    }
+}
+
 static int reductions(uint64_t seed, nd_array **outs) {
     nd_array *a = rand_array(seed, 57, 13);
     outs[0] = nd_sum(a, ND_ALL_AXES);

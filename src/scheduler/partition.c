@@ -63,6 +63,24 @@ static int kernel_empty(const nd_kernel *k) {
     return 0;
 }
 
+/* The pieces a buffer or twin holds from an earlier flush, if they hold
+ * the value this plan starts from. */
+static const nd_buffer_pieces *held_pieces(const nd_partitioner *P, int32_t s) {
+    const nd_plan_slot *sl = &P->plan->slots[s];
+    if (sl->role == ND_SLOT_TEMP) return NULL;
+    const nd_buffer *b = P->walk->buffers[sl->walk_index];
+    if (sl->role == ND_SLOT_EXTERNAL) return nd_buffer_pieces_at(b);
+    const nd_buffer_twin *t = nd_buffer_twin_at(b, b->version - b->n_writers);
+    return t && t->pieces && t->pieces->valid ? t->pieces : NULL;
+}
+
+/* The row length, in elements of `item` bytes, of the pieces slot s holds
+ * from an earlier flush (0: none, or not a whole number of elements). */
+static int64_t held_row(const nd_partitioner *P, int32_t s, size_t item) {
+    const nd_buffer_pieces *h = held_pieces(P, s);
+    return h && item && h->row_bytes % item == 0 ? (int64_t)(h->row_bytes / item) : 0;
+}
+
 /* A kernel fusion collapsed to one axis (contiguous elementwise work)
  * walks its slots element by element; where another kernel (or a matmul)
  * of the plan walks one of them in rows of S elements, the collapsed kernel is given
@@ -87,7 +105,7 @@ static void restore_rows(nd_partitioner *P) {
         nd_step *st = &p->steps[i];
         if (st->kind != ND_STEP_KERNEL || st->kernel->ndim != 1 || kernel_empty(st->kernel)) continue;
         nd_kernel *k = st->kernel;
-        int64_t S = 0;
+        int64_t S = 0, held = 0;
         int ok = 1;
         for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && ok; j++) {
             int w;
@@ -95,7 +113,14 @@ static void restore_rows(nd_partitioner *P) {
             ok = a->strides[0] == 0 || a->strides[0] == 1;
             int64_t c = cand[st->slots[a->slot]];
             if (c && a->strides[0] == 1) ok = ok && (!S || S == c), S = c;
+            /* The rows of the pieces it holds from an earlier flush, when
+             * no step here walks it in rows: so that a sum over a
+             * stencil's grid, planned on its own, runs on the grid's
+             * pieces instead of gathering them. */
+            int64_t h = !c && a->strides[0] == 1 ? held_row(P, st->slots[a->slot], nd_dtype_size((nd_dtype)a->dtype)) : 0;
+            if (h > 1) held = held && held != h ? -1 : h;
         }
+        if (!S && held > 1) S = held;
         for (int32_t j = 0; j < k->n_indices && ok; j++) ok = k->indices[j].strides[0] == 1;
         if (!ok || S <= 1 || k->shape[0] % S) continue;
         for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && ok; j++) {
@@ -388,25 +413,31 @@ void nd_part_widen(nd_partitioner *P, int32_t i, int32_t s) {
     }
 }
 
-/* The pieces a buffer or twin holds from an earlier flush, if they hold
- * the value this plan starts from. */
-static const nd_buffer_pieces *held_pieces(const nd_partitioner *P, int32_t s) {
-    const nd_plan_slot *sl = &P->plan->slots[s];
-    if (sl->role == ND_SLOT_TEMP) return NULL;
-    const nd_buffer *b = P->walk->buffers[sl->walk_index];
-    if (sl->role == ND_SLOT_EXTERNAL) return nd_buffer_pieces_at(b);
-    const nd_buffer_twin *t = nd_buffer_twin_at(b, b->version - b->n_writers);
-    return t && t->pieces && t->pieces->valid ? t->pieces : NULL;
-}
-
-/* Whether split slot s can run on the pieces it holds: the same split,
- * and each piece holds at least the rows this plan's piece would. */
-static int held_fits(const nd_partitioner *P, int32_t s, const nd_buffer_pieces *h) {
+/* Whether split slot s can run on the pieces it holds, and those pieces in
+ * this plan's rows (*p0, *pn). The pieces may come from a plan that saw
+ * the array in rows of another length: a creation or a sum runs as one
+ * flat row of elements, a stencil in the array's rows. They fit when the
+ * devices are the same, each owns the same bytes in both views (so every
+ * owned row here holds its current value there), each piece's bytes fall
+ * on rows of this plan, and each holds at least the rows this plan's piece
+ * would. Otherwise the pieces are gathered into the whole array and
+ * scattered anew, which copies the array twice. */
+static int held_fits(const nd_partitioner *P, int32_t s, const nd_buffer_pieces *h, int64_t *p0, int64_t *pn) {
     const nd_part_slot *sp = &P->sp[s];
-    if (h->n_dev != P->n_dev || h->rows != sp->rows || h->row_bytes != (size_t)sp->row * sp->item) return 0;
-    for (int32_t d = 0; d < P->n_dev; d++) {
+    const int32_t n = P->n_dev;
+    const size_t rb = (size_t)sp->row * sp->item, hb = h->row_bytes;
+    if (h->n_dev != n || rb == 0 || hb == 0 || (size_t)h->rows * hb != (size_t)sp->rows * rb) return 0;
+    for (int32_t d = 0; d < n; d++) {
+        if ((size_t)nd_split_row(h->rows, n, d) * hb != (size_t)nd_split_row(sp->rows, n, d) * rb) return 0;
+        p0[d] = pn[d] = 0;
+        if (h->pn[d] > 0) {
+            size_t b0 = (size_t)h->p0[d] * hb, bn = (size_t)h->pn[d] * hb;
+            if (b0 % rb || bn % rb) return 0;
+            p0[d] = (int64_t)(b0 / rb);
+            pn[d] = (int64_t)(bn / rb);
+        }
         if (sp->pn[d] <= 0) continue;
-        if (h->pn[d] <= 0 || sp->p0[d] < h->p0[d] || sp->p0[d] + sp->pn[d] > h->p0[d] + h->pn[d]) return 0;
+        if (pn[d] <= 0 || sp->p0[d] < p0[d] || sp->p0[d] + sp->pn[d] > p0[d] + pn[d]) return 0;
     }
     return 1;
 }
@@ -433,12 +464,13 @@ static void find_held(nd_partitioner *P) {
         const nd_buffer_pieces *h = held_pieces(P, s);
         const nd_buffer *b = P->walk->buffers[sl->walk_index];
         sp->held = h;
-        if (sp->split && h && held_fits(P, s, h)) {
+        int64_t hp0[ND_MAX_SPLIT], hpn[ND_MAX_SPLIT];
+        if (sp->split && h && held_fits(P, s, h, hp0, hpn)) {
             sp->persist = sp->adopt = 1;
             for (int32_t d = 0; d < P->n_dev; d++) {
                 int64_t lo = nd_split_row(sp->rows, P->n_dev, d), hi = nd_split_row(sp->rows, P->n_dev, d + 1);
-                sp->p0[d] = h->p0[d];
-                sp->pn[d] = h->pn[d];
+                sp->p0[d] = hp0[d];
+                sp->pn[d] = hpn[d];
                 if (sp->pn[d] > 0 && (sp->p0[d] != lo || sp->pn[d] != hi - lo)) sp->ghosts = 1;
             }
             continue;
