@@ -169,6 +169,11 @@ typedef struct {
                               array it is (scheduler/partition.c); 0: none */
     uint8_t split_temp;    /* TEMP, PIECE: added by the partition pass (a piece, partials) */
     uint8_t piece_of_twin; /* PIECE: of the buffer's twin */
+    int64_t natural_row;   /* EXTERNAL: elements per row (after the first axis) of
+                              the array its last writer writes whole, when that
+                              has two axes or more; else 0. A flat kernel
+                              writing it is split along those rows
+                              (scheduler/partition.c) */
 } nd_plan_slot;
 
 /* What a plan leaves in the pieces of a buffer (or twin) it splits or

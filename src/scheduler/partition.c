@@ -105,7 +105,7 @@ static void restore_rows(nd_partitioner *P) {
         nd_step *st = &p->steps[i];
         if (st->kind != ND_STEP_KERNEL || st->kernel->ndim != 1 || kernel_empty(st->kernel)) continue;
         nd_kernel *k = st->kernel;
-        int64_t S = 0, held = 0;
+        int64_t S = 0, held = 0, natural = 0;
         int ok = 1;
         for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && ok; j++) {
             int w;
@@ -119,8 +119,14 @@ static void restore_rows(nd_partitioner *P) {
              * pieces instead of gathering them. */
             int64_t h = !c && a->strides[0] == 1 ? held_row(P, st->slots[a->slot], nd_dtype_size((nd_dtype)a->dtype)) : 0;
             if (h > 1) held = held && held != h ? -1 : h;
+            /* ... or, written whole by a flat kernel (a creation), the rows
+             * of the array as its node has it. */
+            int64_t nat = w && !c && a->strides[0] == 1 ? p->slots[st->slots[a->slot]].natural_row : 0;
+            if (nat > 1) natural = natural && natural != nat ? -1 : nat;
         }
         if (!S && held > 1) S = held;
+        int by_nature = !S && held == 0 && natural > 1;
+        if (by_nature) S = natural;
         for (int32_t j = 0; j < k->n_indices && ok; j++) ok = k->indices[j].strides[0] == 1;
         if (!ok || S <= 1 || k->shape[0] % S) continue;
         for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && ok; j++) {
@@ -144,6 +150,14 @@ static void restore_rows(nd_partitioner *P) {
         }
         if (k->has_reduce && (k->reduce.axes & 1u)) k->reduce.axes |= 2u;
         k->hash = nd_kernel_hash(k);
+        /* What it writes gets a ghost row on each side of every piece:
+         * an array made to be swept by a stencil then starts from its
+         * pieces instead of being gathered and split again. */
+        for (int32_t j = 0, n = nd_kernel_n_accesses(k); j < n && by_nature; j++) {
+            int w;
+            const nd_ir_access *a = nd_part_access(k, j, &w);
+            if (w) P->sp[st->slots[a->slot]].margin = 1;
+        }
     }
     free(cand);
 }
@@ -393,6 +407,18 @@ static void find_pieces(nd_partitioner *P) {
         for (int32_t j = 0, n = nd_step_n_accesses(st); j < n; j++) {
             int32_t s = nd_step_access_at(st, j, p->memory).slot;
             if (s >= 0 && P->sp[s].split) nd_part_widen(P, i, s);
+        }
+    }
+    for (int32_t s = 0; s < p->n_slots; s++) {
+        nd_part_slot *sp = &P->sp[s];
+        if (!sp->split || !sp->margin || p->slots[s].role == ND_SLOT_TEMP) continue;
+        for (int32_t d = 0; d < P->n_dev; d++) {
+            if (sp->pn[d] <= 0) continue;
+            int64_t a = sp->p0[d] > 0 ? sp->p0[d] - 1 : 0, b = sp->p0[d] + sp->pn[d];
+            if (b < sp->rows) b++;
+            if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
+            sp->p0[d] = a;
+            sp->pn[d] = b - a;
         }
     }
 }

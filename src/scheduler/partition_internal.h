@@ -35,6 +35,9 @@ typedef struct {
     /* A matmul's B replicated: every device's piece holds every row
      * (partition_matmul.c). */
     uint8_t replica;
+    /* Written whole by a flat kernel split along the array's own rows:
+     * its pieces get a ghost row on each side (partition.c restore_rows). */
+    uint8_t margin;
     int32_t old_piece[ND_MAX_SPLIT]; /* gather_first: the held pieces' slots */
 } nd_part_slot;
 

@@ -798,6 +798,18 @@ static void log_step(const nd_plan *plan, int32_t s) {
     nd_logf(3, "  step %d (stream %d): %s", s, st->stream, text);
 }
 
+/* Elements per row of buffer b as node `writer` writes it: the node's
+ * shape after its first axis, when it has two axes or more and writes
+ * every byte of b (a region store's shape is not the buffer's); else 0. */
+static int64_t natural_row(const nd_graph *g, const nd_buffer *b, int32_t writer) {
+    if (writer < 0) return 0;
+    const nd_node *nd = g->nodes[writer];
+    if (nd->kind == ND_NODE_STORE || nd->ndim < 2 || nd->out != b) return 0;
+    int64_t row = 1, count = nd->shape[0];
+    for (int d = 1; d < nd->ndim; d++) row *= nd->shape[d], count *= nd->shape[d];
+    return (size_t)count * nd_dtype_size((nd_dtype)nd->dtype) == b->nbytes ? row : 0;
+}
+
 nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
                         size_t chunk_bytes, const nd_split_config *split, nd_plan **out) {
     *out = NULL;
@@ -838,6 +850,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
             s->walk_index = (int32_t)b;
             const nd_buffer *wb = walk->buffers[b];
             s->last_writer = wb->n_writers ? (int32_t)wb->writers[wb->n_writers - 1] : -1;
+            s->natural_row = natural_row(g, wb, s->last_writer);
             s->memory = memory;
             s->first_step = s->last_step = -1;
         }
