@@ -278,6 +278,47 @@ static int whole_readers(uint64_t seed, nd_array **outs) {
     return 4;
 }
 
+/* One array seen in rows of different lengths, each in a flush of its own:
+ * made by flat kernels (split along its rows with ghost rows), swept,
+ * updated in place flat, reduced along its rows, multiplied, transposed,
+ * written in a region, swept again; a 3-d array made flat and read as
+ * rows of a reshape. Pieces held in one row length are started from in
+ * another, or gathered where they cannot be. */
+static int layouts_across_flushes(uint64_t seed, nd_array **outs) {
+    nd_random_seed(seed);
+    nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(37, 26), -1.0, 1.0);
+    nd_array *f = nd_full(ND_FLOAT64, ND_SHAPE(37, 26), 0.25);
+    cr_assert_eq(nd_sync(), ND_OK);
+    for (int i = 0; i < 3; i++) cr_assert_eq(sweep5(u), ND_OK);
+    cr_assert_eq(nd_sync(), ND_OK);
+    cr_assert_eq(nd_assign(u, nd_add(nd_mul(u, nd_scalar(0.5)), f)), ND_OK); /* flat, in place */
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_array *rows = nd_sum(u, 1); /* along the rows: no communication */
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_array *arg = nd_astype(nd_argmax(u, 0), ND_FLOAT64);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_array *b = rand_array(seed + 5, 26, 4);
+    nd_array *m = nd_matmul(u, b);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_array *t = nd_copy(nd_transpose(u, NULL));
+    cr_assert_eq(nd_sync(), ND_OK);
+    cr_assert_eq(nd_fill(nd_view(u, "15:21, 2:9"), -3.0), ND_OK);
+    for (int i = 0; i < 2; i++) cr_assert_eq(sweep5(u), ND_OK);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_array *cube = nd_random_uniform(ND_FLOAT64, ND_SHAPE(9, 5, 6), 0.0, 1.0);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_array *flat = nd_reshape(cube, ND_SHAPE(45, 6));
+    nd_array *g = nd_add(nd_view(flat, "1:"), nd_view(flat, ":-1"));
+    outs[0] = u;
+    outs[1] = rows;
+    outs[2] = arg;
+    outs[3] = m;
+    outs[4] = t;
+    outs[5] = g;
+    outs[6] = f;
+    return 7;
+}
+
 /* Region stores into a split array between flushes (crossing pieces), a
  * split array freed and another made in its place, scopes. */
 static int regions_and_frees(uint64_t seed, nd_array **outs) {
@@ -319,6 +360,7 @@ NDT_TEST(partition, edges_bitwise) { expect_same_bits(edges, 17); }
 NDT_TEST(partition, flushes_in_a_row_bitwise) { expect_same_bits(flushes_in_a_row, 18); }
 NDT_TEST(partition, whole_readers_bitwise) { expect_same_bits(whole_readers, 19); }
 NDT_TEST(partition, regions_and_frees_bitwise) { expect_same_bits(regions_and_frees, 20); }
+NDT_TEST(partition, layouts_across_flushes_bitwise) { expect_same_bits(layouts_across_flushes, 21); }
 
 /* 5 syncs of 10 heat sweeps on cpu:4: the grid is scattered into pieces
  * once (the first flush) and gathered once (the final read): between
