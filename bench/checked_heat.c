@@ -13,6 +13,7 @@
  * Usage: checked_heat [N [SWEEPS [ROUNDS]]]   (default 16384 10 12)
  */
 #include "bench_util.h"
+#include "suite_patterns.h"
 
 #include <nd.h>
 
@@ -20,16 +21,6 @@
 #include <stdlib.h>
 
 #define MAX_ROUNDS 64
-
-static void sweep(nd_array *u) {
-    nd_scope_begin();
-    nd_array *sum = nd_add(nd_add(nd_add(nd_add(nd_view(u, "1:-1, 1:-1"), nd_view(u, ":-2, 1:-1")),
-                                         nd_view(u, "2:, 1:-1")),
-                                  nd_view(u, "1:-1, :-2")),
-                           nd_view(u, "1:-1, 2:"));
-    nd_assign(nd_view(u, "1:-1, 1:-1"), nd_mul(nd_scalar(0.2), sum));
-    nd_scope_end();
-}
 
 int main(int argc, char **argv) {
     int64_t n = argc > 1 ? atoll(argv[1]) : 16384;
@@ -52,7 +43,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; r++) {
         if (r == 2) nd_get_stats(&s0);
         double t0 = bench_now();
-        for (int s = 0; s < sweeps; s++) sweep(u);
+        for (int s = 0; s < sweeps; s++) suite_jacobi_step(u); /* the suite's sweep */
         nd_status st = nd_sync();
         nd_array *total = nd_sum(u, ND_ALL_AXES);
         last = nd_item(total);

@@ -199,6 +199,24 @@ static inline nd_ir_access *nd_kernel_access(const nd_kernel *k, int32_t j) {
     return (nd_ir_access *)&k->reduce.out;
 }
 
+/* The bytes [lo, hi] access a covers over the space (ndim, shape), every
+ * extent at least 1: in bytes, because accesses of one slot may differ in
+ * dtype (a component view of a complex buffer, graph/array.h). */
+static inline void nd_access_byte_span(int ndim, const int64_t *shape, const nd_ir_access *a, int64_t *lo,
+                                       int64_t *hi) {
+    int64_t item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
+    *lo = *hi = a->offset;
+    for (int k = 0; k < ndim; k++) {
+        int64_t e = a->strides[k] * (shape[k] - 1);
+        if (e < 0)
+            *lo += e;
+        else
+            *hi += e;
+    }
+    *lo *= item;
+    *hi = *hi * item + item - 1;
+}
+
 /* Whether load l is the base of a gather (its slot is read anywhere). */
 static inline int nd_ir_load_gathered(const nd_kernel *k, int32_t l) {
     for (int32_t g = 0; g < k->n_gathers; g++)

@@ -72,14 +72,6 @@ static uint32_t binary_key(nd_op op, const nd_array *a, const nd_array *b) {
     return binary_key_of(op, a->dtype, a->weak, b->dtype, b->weak);
 }
 
-/* An entry's low half: the op, dtype and cdtype in the order of nd_node's
- * op, dtype, cdtype bytes (a node's elementwise op fits its byte), so that
- * the recording writes them as they are. */
-_Static_assert(ND_NUM_ELEMENTWISE_OPS <= 256, "rule_bits' op byte");
-static uint32_t rule_bits(nd_op op, nd_dtype dtype, nd_dtype cdtype) {
-    return (uint32_t)op | (uint32_t)dtype << 8 | (uint32_t)cdtype << 16;
-}
-
 static uint64_t *binary_rule_slot(uint32_t key) {
     return &nd_rt.binary_rules[(key * 0x9E3779B1u) >> 26];
 }
@@ -91,7 +83,7 @@ static nd_array *binary_map(const char *fn, nd_op asked, nd_op op, nd_array *con
     const nd_array *a = in[0], *b = in[1];
     if (a->weak != ND_WEAK_INT && b->weak != ND_WEAK_INT) {
         const uint32_t key = binary_key(asked, a, b);
-        *binary_rule_slot(key) = (uint64_t)key << 32 | rule_bits(op, dtype, cdtype);
+        *binary_rule_slot(key) = (uint64_t)key << 32 | fe_rule_bits(op, dtype, cdtype);
     }
     return nd_fe_map(fn, op, 2, in, NULL, cdtype, dtype);
 }
@@ -189,8 +181,8 @@ nd_array *nd_fe_binary(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         const uint64_t e = *binary_rule_slot(key);
         if ((uint32_t)(e >> 32) == key) {
             nd_array *in[2] = {a, b};
-            return nd_fe_map(fn, (nd_op)(e & 0xff), 2, in, NULL, (nd_dtype)(e >> 16 & 0xff),
-                             (nd_dtype)(e >> 8 & 0xff));
+            return nd_fe_map(fn, fe_rule_op((uint32_t)e), 2, in, NULL, fe_rule_cdtype((uint32_t)e),
+                             fe_rule_dtype((uint32_t)e));
         }
     }
     return binary_rules(fn, op, a, b);
@@ -295,15 +287,15 @@ static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
         /* One strong operand and a 0-d Python float into a float compute
          * dtype (x * 0.99): fe_map's case of a weak input taken as is. */
         const nd_array *w = a->weak ? a : b, *x = a->weak ? b : a;
-        if (!x->weak && w->ndim == 0 && nd_dtype_kind_of((nd_dtype)(e >> 16 & 0xff)) == ND_KIND_FLOAT)
+        if (!x->weak && w->ndim == 0 && nd_dtype_kind_of(fe_rule_cdtype((uint32_t)e)) == ND_KIND_FLOAT)
             return nd_runtime_track_inline(fe_map2_scalar(fn, (uint32_t)e, x, a->weak ? 1 : 0, w));
     } else {
         goto rules;
     }
     {
         nd_array *in[2] = {a, b};
-        return nd_runtime_track_inline(fe_map(fn, (nd_op)(e & 0xff), 2, in, NULL,
-                                              (nd_dtype)(e >> 16 & 0xff), (nd_dtype)(e >> 8 & 0xff)));
+        return nd_runtime_track_inline(fe_map(fn, fe_rule_op((uint32_t)e), 2, in, NULL,
+                                              fe_rule_cdtype((uint32_t)e), fe_rule_dtype((uint32_t)e)));
     }
 rules:
     return nd_runtime_track(binary_rules(fn, op, a, b));

@@ -50,7 +50,7 @@ overflow:
  * first (graph.h, nd_graph_add_map_node). copy_shape 0: the caller writes
  * the node's extents (fe_map2_same, fe_map2_scalar: in their loop over
  * the refs'). rule >= 0: op, dtype and cdtype as a remembered binary rule
- * holds them (elementwise.c's rule_bits), -1 otherwise. */
+ * holds them (fe_rule_bits, below), -1 otherwise. */
 static inline __attribute__((always_inline)) int fe_begin_as(nd_fe_rec *r, const char *label,
                                                              nd_node_kind kind, int op, int n_inputs,
                                                              nd_dtype dtype, nd_dtype cdtype, int ndim,
@@ -186,17 +186,28 @@ static inline __attribute__((always_inline)) nd_array *fe_map(const char *fn, nd
     return fe_end(&r, ndim, shape);
 }
 
+/* A remembered binary rule's op, dtype and cdtype (elementwise.c's table
+ * of binary rules): one byte each, in the order of nd_node's op, dtype and
+ * cdtype bytes (a node's elementwise op fits its byte), so that
+ * fe_begin_as writes them as they are. */
+_Static_assert(ND_NUM_ELEMENTWISE_OPS <= 256, "a rule's op byte");
+static inline uint32_t fe_rule_bits(nd_op op, nd_dtype dtype, nd_dtype cdtype) {
+    return (uint32_t)op | (uint32_t)dtype << 8 | (uint32_t)cdtype << 16;
+}
+static inline nd_op fe_rule_op(uint32_t rule) { return (nd_op)(rule & 0xff); }
+static inline nd_dtype fe_rule_dtype(uint32_t rule) { return (nd_dtype)(rule >> 8 & 0xff); }
+static inline nd_dtype fe_rule_cdtype(uint32_t rule) { return (nd_dtype)(rule >> 16 & 0xff); }
+
 /* The start of fe_map2_same and fe_map2_scalar: the byte count, the
  * buffer and the node of a two-input MAP whose op, dtype and cdtype are
- * a remembered binary rule's low bytes (`rule`: elementwise.c's
- * rule_bits), written with ndim as one word; the node's extents are the
- * caller's to write. */
+ * a remembered binary rule's low bytes (`rule`: fe_rule_bits), written
+ * with ndim as one word; the node's extents are the caller's to write. */
 static inline __attribute__((always_inline)) int fe_begin_rule(nd_fe_rec *r, const char *fn, uint32_t rule,
                                                                int ndim, const int64_t *shape) {
-    const nd_dtype dtype = (nd_dtype)(rule >> 8 & 0xff), cdtype = (nd_dtype)(rule >> 16 & 0xff);
+    const nd_dtype dtype = fe_rule_dtype(rule), cdtype = fe_rule_cdtype(rule);
     size_t nbytes;
     if (fe_nbytes(fn, ndim, shape, dtype, &nbytes)) return -1;
-    return fe_begin_as(r, fn, ND_NODE_MAP, (int)(rule & 0xff), 2, dtype, cdtype, ndim, shape, nbytes, 1, 0,
+    return fe_begin_as(r, fn, ND_NODE_MAP, (int)fe_rule_op(rule), 2, dtype, cdtype, ndim, shape, nbytes, 1, 0,
                        rule);
 }
 
@@ -240,7 +251,7 @@ static inline __attribute__((always_inline)) nd_array *fe_map2_scalar(const char
     if (fe_begin_rule(&r, fn, rule, ndim, shape)) return NULL;
     nd_node *node = r.node;
     nd_ref *rx = nd_graph_set_input_head(node, xi, x, ndim);
-    const nd_dtype cdtype = (nd_dtype)(rule >> 16 & 0xff);
+    const nd_dtype cdtype = fe_rule_cdtype(rule);
     nd_ref *rw = nd_graph_set_const_input_head(node, 1 - xi, cdtype, w->weak_value, ndim);
     rw->weak = 1;
     for (int k = 0; k < ndim; k++) {

@@ -93,9 +93,7 @@ static void close_scope(nd_scope_stack *s) {
             a = a->scope_next;
             continue;
         }
-        overflow_unlink(s, a);
-        a->scope_slot = -1;
-        a->scope_owner = NULL;
+        nd_runtime_untrack(a);
         nd_fe_release(a);
         a = s->overflow;
     }

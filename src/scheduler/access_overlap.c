@@ -1,23 +1,6 @@
 /* Overlap tests of affine accesses (access_overlap.h). */
 #include "scheduler/access_overlap.h"
 
-/* Byte span [lo, hi] an access covers over the kernel space: in bytes,
- * because accesses of one slot may differ in dtype (a component view of a
- * complex buffer, graph/array.h). */
-void nd_access_byte_span(int ndim, const int64_t *shape, const nd_ir_access *a, int64_t *lo, int64_t *hi) {
-    int64_t item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
-    *lo = *hi = a->offset;
-    for (int k = 0; k < ndim; k++) {
-        int64_t e = a->strides[k] * (shape[k] - 1);
-        if (e < 0)
-            *lo += e;
-        else
-            *hi += e;
-    }
-    *lo *= item;
-    *hi = *hi * item + item - 1;
-}
-
 /* Whether every iteration of access p reads or writes only bytes of the
  * element access w touches at the same iteration: the same map, or p a
  * part of w's complex elements (offset 2 * w's + part, strides twice w's). */

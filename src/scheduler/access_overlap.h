@@ -7,8 +7,7 @@
 
 #include "backends/kernel_ir.h"
 
-/* The bytes [lo, hi] access a covers over the space (ndim, shape). */
-void nd_access_byte_span(int ndim, const int64_t *shape, const nd_ir_access *a, int64_t *lo, int64_t *hi);
+/* nd_access_byte_span, the bytes an access covers: backends/kernel_ir.h. */
 /* Whether at every index p touches only bytes of the element w touches
  * there: the same map, or p a part of w's complex elements. */
 int nd_access_same_element(int ndim, const nd_ir_access *p, const nd_ir_access *w);

@@ -387,10 +387,23 @@ static void find_split(nd_partitioner *P) {
     }
 }
 
+/* Device d's piece of split slot s widened to hold rows [lo, hi) too (a
+ * piece that owns none: exactly those); rows beyond its own are ghosts. */
+static void widen_piece(nd_part_slot *sp, int32_t d, int64_t lo, int64_t hi) {
+    int64_t a = sp->p0[d], b = sp->p0[d] + sp->pn[d];
+    if (sp->pn[d] == 0) a = lo, b = hi; /* owns none: ghost rows only */
+    if (lo < a) a = lo;
+    if (hi > b) b = hi;
+    if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
+    sp->p0[d] = a;
+    sp->pn[d] = b - a;
+}
+
 /* Each split slot's pieces: per device its owned rows, widened to the
  * rows every partitioned kernel's clone on that device loads (the ghost
  * rows: a 5-point stencil's row above and below; for a slot of another
- * row count than the kernel's anchor, whatever its blocks miss). */
+ * row count than the kernel's anchor, whatever its blocks miss), and for
+ * a slot a flat creation writes (`margin`) one more row on each side. */
 static void find_pieces(nd_partitioner *P) {
     nd_plan *p = P->plan;
     for (int32_t s = 0; s < p->n_slots; s++) {
@@ -414,11 +427,8 @@ static void find_pieces(nd_partitioner *P) {
         if (!sp->split || !sp->margin || p->slots[s].role == ND_SLOT_TEMP) continue;
         for (int32_t d = 0; d < P->n_dev; d++) {
             if (sp->pn[d] <= 0) continue;
-            int64_t a = sp->p0[d] > 0 ? sp->p0[d] - 1 : 0, b = sp->p0[d] + sp->pn[d];
-            if (b < sp->rows) b++;
-            if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
-            sp->p0[d] = a;
-            sp->pn[d] = b - a;
+            int64_t end = sp->p0[d] + sp->pn[d];
+            widen_piece(sp, d, sp->p0[d] > 0 ? sp->p0[d] - 1 : 0, end < sp->rows ? end + 1 : end);
         }
     }
 }
@@ -428,14 +438,7 @@ void nd_part_widen(nd_partitioner *P, int32_t i, int32_t s) {
     for (int32_t d = 0; d < P->n_dev; d++) {
         int64_t lo, hi;
         nd_part_need(P, i, s, d, &lo, &hi);
-        if (hi <= lo) continue;
-        int64_t a = sp->p0[d], b = sp->p0[d] + sp->pn[d];
-        if (sp->pn[d] == 0) a = lo, b = hi; /* owns none: ghost rows only */
-        if (lo < a) a = lo;
-        if (hi > b) b = hi;
-        if (a != sp->p0[d] || b - a != sp->pn[d]) sp->ghosts = 1;
-        sp->p0[d] = a;
-        sp->pn[d] = b - a;
+        if (hi > lo) widen_piece(sp, d, lo, hi);
     }
 }
 

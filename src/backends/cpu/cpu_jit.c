@@ -516,31 +516,24 @@ static int start(nd_cpu_jit *j, entry *e, const nd_kernel *k, const cpu_prep *p)
 }
 
 /* The bytes [lo, hi) from slot s's address that kernel k's accesses of it
- * reach (a gathered load: anywhere its indexed axes reach); 0 when no
- * access uses s. */
+ * reach (a gathered load: anywhere its indexed axes reach too); 0 when no
+ * access uses s. Every extent of k is at least 1 (slots_alias). */
 static int slot_span(const nd_kernel *k, int32_t s, int64_t *lo, int64_t *hi) {
     int seen = 0;
-    int32_t n = k->n_loads + k->n_stores;
-    for (int32_t j = 0; j < n; j++) {
-        const nd_ir_access *a = j < k->n_loads ? &k->loads[j] : &k->stores[j - k->n_loads].at;
+    for (int32_t j = 0, n = k->n_loads + k->n_stores; j < n; j++) {
+        const nd_ir_access *a = nd_kernel_access(k, j);
         if (a->slot != s) continue;
-        int64_t e_lo = a->offset, e_hi = a->offset;
-        for (int d = 0; d < k->ndim; d++) {
-            int64_t r = a->strides[d] * (k->shape[d] > 0 ? k->shape[d] - 1 : 0);
-            if (r < 0) e_lo += r;
-            else e_hi += r;
-        }
+        int64_t e_lo, e_hi, item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
+        nd_access_byte_span(k->ndim, k->shape, a, &e_lo, &e_hi);
+        e_hi += 1;
         for (int32_t g = 0; j < k->n_loads && g < k->n_gathers; g++) {
             if (k->gathers[g].load != j) continue;
             for (int32_t q = 0; q < k->gathers[g].n_axes && q < ND_IR_GATHER_MAX_AXES; q++) {
                 int64_t r = k->gathers[g].stride[q] * (k->gathers[g].size[q] > 0 ? k->gathers[g].size[q] - 1 : 0);
-                if (r < 0) e_lo += r;
-                else e_hi += r;
+                if (r < 0) e_lo += r * item;
+                else e_hi += r * item;
             }
         }
-        int64_t item = (int64_t)nd_dtype_size((nd_dtype)a->dtype);
-        e_lo *= item;
-        e_hi = (e_hi + 1) * item;
         if (!seen || e_lo < *lo) *lo = e_lo;
         if (!seen || e_hi > *hi) *hi = e_hi;
         seen = 1;
@@ -554,6 +547,8 @@ static int slot_span(const nd_kernel *k, int32_t s, int64_t *lo, int64_t *hi) {
  * step's offset (scheduler/kernel_rebase.h), so two slots of one buffer
  * may start apart and still meet. */
 static int slots_alias(const nd_kernel *k, void *const *slots) {
+    for (int d = 0; d < k->ndim; d++)
+        if (k->shape[d] <= 0) return 0; /* nothing runs: nothing to alias */
     for (int s = 0; s < k->n_stores; s++) {
         int w = k->stores[s].at.slot;
         int64_t wlo, whi;
