@@ -14,13 +14,13 @@
 # Leak checking is ON (detect_leaks=1): nd_shutdown frees everything the
 # library allocated, so a leak in a test or example is a bug. Third-party
 # libraries that keep process-lifetime allocations are suppressed in
-# scripts/lsan.supp (only those, never nd's own code). Known gap: a
-# suppression matches any frame of a leak's stack, and every Criterion test
-# runs under libcriterion's frames, so its line hides the tests' own leaks
-# too (2026-11-29, without it: 132 reports in 39 suites, nearly all array
-# handles a test never freed; nd_shutdown releases their memory, not the
-# handles); and a leak found at a test process's exit does not fail the
-# test that Criterion already counted as passed. Where LeakSanitizer
+# scripts/lsan.supp (only those, never nd's own code). A suppression
+# matches any frame of a leak's stack, and every Criterion test runs under
+# libcriterion's frames, so its line hides the tests' own leaks too; and a
+# leak found at a test process's exit does not fail a test Criterion already
+# counted as passed. So the suites check array handles themselves: NDT_TEST
+# fails a test that leaves one alive (tests/README.md, "Handles"). A test's
+# own malloc'd host memory left unfreed is still not caught. Where LeakSanitizer
 # cannot run at all (some containers forbid the ptrace it needs) it is turned
 # off with a warning rather than failing every test. ND_TEST_DETECT_LEAKS=0
 # turns it off by hand.

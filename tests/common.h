@@ -27,9 +27,23 @@
 
 void ndt_setup(void);
 void ndt_teardown(void);
+/* Fails the test if array handles are still alive (NDT_TEST runs it after
+ * each body); ndt_allow_live_handles turns it off for a test that leaves
+ * handles alive on purpose (nd_shutdown's report of them). */
+void ndt_expect_no_live_handles(void);
+void ndt_allow_live_handles(void);
 
-#define NDT_TEST(suite, name)                                                                \
-    Test(suite, name, .init = ndt_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
+/* A test whose body runs between `setup` and `teardown` and then must have
+ * freed every array handle it made. */
+#define NDT_TEST_WITH(suite, name, setup, teardown, seconds)                                 \
+    static void ndt_body_##suite##_##name(void);                                             \
+    Test(suite, name, .init = setup, .fini = teardown, .timeout = seconds) {                 \
+        ndt_body_##suite##_##name();                                                         \
+        ndt_expect_no_live_handles();                                                        \
+    }                                                                                        \
+    static void ndt_body_##suite##_##name(void)
+
+#define NDT_TEST(suite, name) NDT_TEST_WITH(suite, name, ndt_setup, ndt_teardown, NDT_TIMEOUT)
 
 /* Shuts the runtime down and starts it again with cfg (backend still from
  * ND_BACKEND when cfg->backend is 0). */

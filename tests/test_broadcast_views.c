@@ -171,7 +171,7 @@ NDT_TEST(views, as_op_inputs) {
     nd_array *t = nd_view(base, ":4, 4:");               /* (4,4) */
     nd_array *b = nd_transpose(t, NULL);                 /* transposed */
     nd_array *c = nd_view(base, "::-2, 0");               /* (3,) negative step */
-    nd_array *s = nd_mul(a, b), *e = nd_exp(c), *z = nd_add(s, nd_view(base, "0:1, 4:8"));
+    nd_array *s = nd_mul(a, b), *e = nd_exp(c), *row = nd_view(base, "0:1, 4:8"), *z = nd_add(s, row);
     ref_arr *ra = ref_strided(rb, 2, (int64_t[]){4, 4}, (int64_t[]){8, 2}, 8);
     ref_arr *rt = ref_strided(rb, 2, (int64_t[]){4, 4}, (int64_t[]){1, 8}, 4);
     ref_arr *rc = ref_strided(rb, 1, (int64_t[]){3}, (int64_t[]){-16}, 40);
@@ -182,7 +182,7 @@ NDT_TEST(views, as_op_inputs) {
     ndt_check(s, ws, 1e-6, 0, NULL, "strided * transposed");
     ndt_check(e, we, 1e-5, 0, NULL, "exp(negative-step view)");
     ndt_check(z, wz, 1e-5, 1e-6, NULL, "(strided*transposed) + broadcast row view");
-    nd_free(a); nd_free(t); nd_free(b); nd_free(c); nd_free(s); nd_free(e); nd_free(z);
+    nd_free(a); nd_free(t); nd_free(b); nd_free(c); nd_free(s); nd_free(e); nd_free(z); nd_free(row);
     nd_free(base);
     ref_free(rb); ref_free(ra); ref_free(rt); ref_free(rc); ref_free(rr);
     ref_free(ws); ref_free(we); ref_free(wz);

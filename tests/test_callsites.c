@@ -52,6 +52,7 @@ static void on_error(nd_status st, const char *message, const char *file, int li
 }
 
 NDT_TEST(callsites, message_names_the_line) {
+    nd_scope_begin(); /* releases the chain's inner nd_mul below */
     nd_array *a = nd_zeros(ND_FLOAT32, ND_SHAPE(3, 4));
     nd_array *b = nd_zeros(ND_FLOAT32, ND_SHAPE(5));
     int line = __LINE__; nd_array *c = nd_add(a, b);
@@ -82,6 +83,7 @@ NDT_TEST(callsites, message_names_the_line) {
     nd_free(ok);
     nd_free(a);
     nd_free(b);
+    nd_scope_end();
 }
 
 NDT_TEST(callsites, variadic_and_void_functions) {

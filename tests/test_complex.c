@@ -24,6 +24,7 @@ static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b &
 
 NDT_TEST(complex, promotion_matches_numpy) {
     /* np.result_type(complex64 / complex128, t) for t in bool .. complex128 (NumPy 2.4.6) */
+    nd_scope_begin();
     static const nd_dtype order[14] = {ND_BOOL, ND_INT8, ND_INT16, ND_INT32, ND_INT64, ND_UINT8, ND_UINT16,
                                        ND_UINT32, ND_UINT64, ND_FLOAT16, ND_FLOAT32, ND_FLOAT64,
                                        ND_COMPLEX64, ND_COMPLEX128};
@@ -53,6 +54,7 @@ NDT_TEST(complex, promotion_matches_numpy) {
     cr_expect_eq(nd_dtype_size(ND_COMPLEX64), 8);
     cr_expect_eq(nd_dtype_size(ND_COMPLEX128), 16);
     nd_free(a); nd_free(b); nd_free(s); nd_free(w);
+    nd_scope_end();
 }
 
 NDT_TEST(complex, creation_and_host_round_trip) {
@@ -412,6 +414,7 @@ static int mm_bad(const double *got, const long double complex *want, const doub
 }
 
 NDT_TEST(complex, matmul_against_naive_triple_loop) {
+    nd_scope_begin();
     NDT_RNG(r);
     enum { M = 37, K = 53, N = 29 };
     double *a = malloc(2 * M * K * sizeof *a), *b = malloc(2 * K * N * sizeof *b);
@@ -469,11 +472,13 @@ NDT_TEST(complex, matmul_against_naive_triple_loop) {
     nd_free(A1); nd_free(A2); nd_free(B); nd_free(C); nd_free(R); nd_free(Rf); nd_free(B64); nd_free(Bq);
     nd_free(CM);
     free(a); free(b); free(got); free(want); free(g2); free(ra); free(bq);
+    nd_scope_end();
 }
 
 NDT_TEST(complex, vdot_inner_outer_dot) {
     /* vdot conjugates its first argument: vdot(a, b) = sum(conj(a) * b);
      * np.vdot([1+2j, 3-1j], [2-1j, 1j]) = (1-2j)(2-1j) + (3+1j)(1j) = -1-2j */
+    nd_scope_begin();
     const double av[4] = {1, 2, 3, -1}, bv[4] = {2, -1, 0, 1};
     nd_array *a = c128(2, av), *b = c128(2, bv);
     nd_array *v = nd_vdot(a, b), *in = nd_inner(a, b), *d = nd_dot(a, b), *o = nd_outer(a, b);
@@ -495,6 +500,7 @@ NDT_TEST(complex, vdot_inner_outer_dot) {
     get_c128(rv, g, 1); /* conj(1+2j)*2 + conj(3-1j)*0 = 2-4j */
     cr_expect(g[0] == 2 && g[1] == -4, "vdot(complex, real) %g%+gj", g[0], g[1]);
     nd_free(a); nd_free(b); nd_free(v); nd_free(in); nd_free(d); nd_free(o); nd_free(m); nd_free(rv);
+    nd_scope_end();
 }
 
 /* ------------------------------------------------------------ reductions */
@@ -645,6 +651,7 @@ NDT_TEST(complex, cumsum_of_the_parts) {
 /* ------------------------------------------------------------ elementwise */
 
 NDT_TEST(complex, power_and_inverse_functions_through_the_api) {
+    nd_scope_begin();
     NDT_RNG(r);
     enum { n = 500 };
     double *x = malloc(2 * n * sizeof *x), *y = malloc(2 * n * sizeof *y), *g = malloc(2 * n * sizeof *g);
@@ -723,9 +730,11 @@ NDT_TEST(complex, power_and_inverse_functions_through_the_api) {
     nd_free(zb); nd_free(z64); nd_free(fp); nd_free(cl); nd_free(cs);
     nd_free(p); nd_free(p3); nd_free(as); nd_free(sg); nd_free(l1); nd_free(a64); nd_free(pw); nd_free(pr);
     free(x); free(y); free(g);
+    nd_scope_end();
 }
 
 NDT_TEST(complex, prod_against_long_double) {
+    nd_scope_begin();
     NDT_RNG(r);
     enum { R = 7, C = 45 };
     double *x = malloc(2 * R * C * sizeof *x);
@@ -779,4 +788,5 @@ NDT_TEST(complex, prod_against_long_double) {
     nd_free(a); nd_free(p1); nd_free(p0); nd_free(pa); nd_free(pn); nd_free(pk); nd_free(pe); nd_free(a64);
     nd_free(p64); nd_free(pi4); nd_free(pf);
     free(x);
+    nd_scope_end();
 }

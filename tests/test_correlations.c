@@ -349,6 +349,7 @@ NDT_TEST(correlations, bad_arguments) {
  * (np.cov(m, y, rowvar, bias, ddof, fweights, aweights) and
  * np.corrcoef(m, y)) for m, y, fw, aw below. */
 NDT_TEST(correlations, cov_ex_numpy_cases) {
+    nd_scope_begin(); /* releases the inputs and the inline temporaries */
     const double mv[15] = {1.5, 2, 4, -1, 0.25, 2, 1, 0, 3, -2, 0.5, -1, 2, 2, 7};
     nd_array *m = nd_from_host(mv, ND_FLOAT64, ND_SHAPE(3, 5));
     nd_array *y = nd_from_host((int32_t[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, ND_INT32, ND_SHAPE(2, 5));
@@ -479,11 +480,13 @@ NDT_TEST(correlations, cov_ex_numpy_cases) {
                   (double[]){1, -0.98198050606196563, -0.98198050606196563, 1}, 4, 1e-15, "corrcoef of two 1-d");
     nd_free(c);
     cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_scope_end();
 }
 
 /* NumPy's checks of the weights (its TypeError, ValueError, RuntimeError
  * and ZeroDivisionError), y's shape, and the unchanged nd_cov. */
 NDT_TEST(correlations, cov_ex_bad_arguments) {
+    nd_scope_begin(); /* releases the inputs and the inline temporaries */
     nd_array *m = nd_arange(ND_FLOAT64, 0, 15, 1), *m2 = nd_reshape(m, ND_SHAPE(3, 5));
     struct {
         double w[5];
@@ -522,4 +525,5 @@ NDT_TEST(correlations, cov_ex_bad_arguments) {
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_cov_ex");
     cr_expect_null(nd_corrcoef_ex(m2, nd_ones(ND_FLOAT64, ND_SHAPE(3)), 1));
     NDT_EXPECT_ERR(ND_ERR_SHAPE, "nd_corrcoef_ex: m has 5 observations and y 3");
+    nd_scope_end();
 }

@@ -72,8 +72,7 @@ static void jit_teardown(void) {
     remove_dir(g_dir);
 }
 
-#define JIT_TEST(name)                                                                       \
-    Test(cpu_jit, name, .init = jit_setup, .fini = jit_teardown, .timeout = 240)
+#define JIT_TEST(name) NDT_TEST_WITH(cpu_jit, name, jit_setup, jit_teardown, 240)
 
 static nd_cpu_jit_counts counts(void) {
     nd_cpu_jit_counts c;

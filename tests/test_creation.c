@@ -328,10 +328,10 @@ NDT_TEST(creation, copy_is_independent) {
 
 NDT_TEST(creation, item) {
     nd_array *a = nd_full(ND_FLOAT32, ND_SCALAR_SHAPE, 2.5), *b = nd_full(ND_INT64, ND_SHAPE(1, 1), -7);
-    nd_array *s = nd_sum(nd_arange(ND_INT32, 0, 5, 1), ND_ALL_AXES);
+    nd_array *r = nd_arange(ND_INT32, 0, 5, 1), *s = nd_sum(r, ND_ALL_AXES);
     cr_expect_eq(nd_item(a), 2.5);
     cr_expect_eq(nd_item(b), -7);
     cr_expect_eq(nd_item(s), 10, "sum(arange(5)) = %g", nd_item(s));
     cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
-    nd_free(a); nd_free(b); nd_free(s);
+    nd_free(a); nd_free(b); nd_free(r); nd_free(s);
 }

@@ -256,7 +256,7 @@ NDT_TEST(einsum, random_problems_every_dtype) {
                 shape[nd++] = !repeated && ndt_int(&r, 0, 5) == 0 ? 1 : size[(int)ch];
             }
             /* a repeated letter's axes must agree: the letter's full length on all */
-            int pos = 0;
+            int pos = w; /* an empty term: no axes (from 0 it read the other terms past shape) */
             for (int q = w - 1; q >= 0 && subs[q] != ','; q--) pos = q;
             int ax = 0;
             for (int q = pos; q < w; q++) {

@@ -340,6 +340,7 @@ NDT_TEST(elementwise, maximum_minimum_propagate_nan) {
 }
 
 NDT_TEST(elementwise, integer_overflow_wraps) {
+    nd_scope_begin();
     int8_t a8[3] = {100, -100, 127}, b8[3] = {100, -100, 1};
     uint8_t ua[2] = {3, 0}, ub[2] = {5, 1};
     nd_array *x = nd_from_host(a8, ND_INT8, ND_SHAPE(3)), *y = nd_from_host(b8, ND_INT8, ND_SHAPE(3));
@@ -356,6 +357,7 @@ NDT_TEST(elementwise, integer_overflow_wraps) {
     nd_free(u);
     nd_free(x);
     nd_free(y);
+    nd_scope_end();
 }
 
 NDT_TEST(elementwise, large_arrays_float32_chain) {
@@ -452,6 +454,7 @@ NDT_TEST(elementwise, clip_with_weak_scalars_keeps_dtype) {
  * points or more; 4099 rows leave a partial block of rows). Every output
  * point against the same sums in float64. */
 NDT_TEST(elementwise, large_2d_neighbour_sum) {
+    nd_scope_begin();
     NDT_RNG(r);
     const int64_t R = 4099 + 2, C = 2050 + 2;
     ref_arr *g = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(R, C), 0, 1);
@@ -474,4 +477,5 @@ NDT_TEST(elementwise, large_2d_neighbour_sum) {
     nd_free(s);
     ref_free(g);
     ref_free(want);
+    nd_scope_end();
 }

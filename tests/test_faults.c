@@ -947,7 +947,8 @@ NDT_TEST(faults, nd_fault_environment_variable) {
  * nd_sync's status and read the never-written buffer as zeros. */
 NDT_TEST(faults, read_after_failed_planning_reports) {
     nd_array *x = upload(x5, 1, (int64_t[]){5});
-    nd_array *y = nd_add(x, nd_scalar(1.0));
+    nd_array *one = nd_scalar(1.0);
+    nd_array *y = nd_add(x, one);
     cr_assert(y);
     double got[5];
     nd_fault_arm(ND_FAULT_HOST_ALLOC, 1, 1);
@@ -963,10 +964,11 @@ NDT_TEST(faults, read_after_failed_planning_reports) {
     double xs[5], ys[5];
     cr_assert(nd_to_host(x, xs, sizeof xs) == ND_OK);
     cr_assert(memcmp(xs, x5, sizeof xs) == 0);
-    nd_array *z = nd_mul(x, nd_scalar(2.0));
+    nd_array *two = nd_scalar(2.0);
+    nd_array *z = nd_mul(x, two);
     cr_assert(nd_to_host(z, ys, sizeof ys) == ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 5; i++) cr_assert_eq(ys[i], 2 * x5[i]);
-    nd_free(x), nd_free(y), nd_free(z);
+    nd_free(x), nd_free(one), nd_free(y), nd_free(two), nd_free(z);
 }
 
 /* nd_flush's planning fails: the pending values are marked failed, not
@@ -974,7 +976,8 @@ NDT_TEST(faults, read_after_failed_planning_reports) {
  * pending, read zeros). */
 NDT_TEST(faults, flush_that_fails_to_plan_marks_its_values) {
     nd_array *x = upload(x5, 1, (int64_t[]){5});
-    nd_array *y = nd_sqrt(nd_abs(x));
+    nd_array *ax = nd_abs(x);
+    nd_array *y = nd_sqrt(ax);
     cr_assert(y);
     nd_fault_arm(ND_FAULT_HOST_ALLOC, 1, 1);
     nd_status st = nd_flush();
@@ -986,7 +989,7 @@ NDT_TEST(faults, flush_that_fails_to_plan_marks_its_values) {
     st = nd_to_host(y, got, sizeof got);
     cr_assert_eq(st, ND_ERR_OOM, "%s; got[0] = %g", nd_status_name(st), got[0]);
     cr_assert(strstr(nd_last_error(), "nd_sqrt"), "%s", nd_last_error());
-    nd_free(x), nd_free(y);
+    nd_free(x), nd_free(ax), nd_free(y);
 }
 
 /* Each single host allocation failure while recording and planning a
@@ -1035,9 +1038,12 @@ NDT_TEST(faults, unrelated_step_failure_spares_other_outputs) {
     nd_array *warm = nd_add(x, a);
     cr_assert(nd_sync() == ND_OK);
     nd_free(warm);
-    nd_array *z = nd_mul(nd_view(a, "0:3"), nd_view(a, "1:4")); /* (3,): a kernel of its own */
-    cr_assert(nd_assign(x, nd_add(x, nd_scalar(1.0))) == ND_OK);
-    nd_array *w = nd_mul(x, nd_scalar(3.0));
+    nd_array *a03 = nd_view(a, "0:3"), *a14 = nd_view(a, "1:4");
+    nd_array *z = nd_mul(a03, a14); /* (3,): a kernel of its own */
+    nd_array *one = nd_scalar(1.0), *x1 = nd_add(x, one);
+    cr_assert(nd_assign(x, x1) == ND_OK);
+    nd_array *three = nd_scalar(3.0);
+    nd_array *w = nd_mul(x, three);
     nd_fault_arm(ND_FAULT_DEVICE_ALLOC, 1, 0); /* z's memory: the flush's first allocation */
     nd_status st = nd_sync();
     int64_t failed = nd_fault_failed();
@@ -1063,6 +1069,7 @@ NDT_TEST(faults, unrelated_step_failure_spares_other_outputs) {
     cr_assert_eq(nd_to_host(w, got, sizeof got), ND_OK, "w: %s", nd_last_error());
     for (int i = 0; i < 5; i++) cr_assert_eq(got[i], (x5[i] + 1.0) * 3.0);
     nd_free(x), nd_free(a), nd_free(z), nd_free(w);
+    nd_free(a03), nd_free(a14), nd_free(one), nd_free(x1), nd_free(three);
 }
 
 /* A failed array stays failed until a write of all of it: a region store
@@ -1079,8 +1086,10 @@ NDT_TEST(faults, failed_array_stays_failed_until_rewritten) {
     double got[5];
     cr_assert_eq(nd_to_host(x, got, sizeof got), ND_ERR_OOM);
     nd_clear_error();
-    cr_assert(nd_assign(nd_view(x, "1:3"), nd_scalar(4.0)) == ND_OK);
-    nd_array *y = nd_mul(x, nd_scalar(2.0));
+    nd_array *x13 = nd_view(x, "1:3"), *four = nd_scalar(4.0);
+    cr_assert(nd_assign(x13, four) == ND_OK);
+    nd_array *two = nd_scalar(2.0);
+    nd_array *y = nd_mul(x, two);
     cr_assert_eq(nd_to_host(x, got, sizeof got), ND_ERR_OOM, "a region store left x readable");
     cr_assert_eq(nd_to_host(y, got, sizeof got), ND_ERR_OOM, "y computed from failed x was readable");
     /* The cause is the first failure's: host memory on the CPU backend,
@@ -1091,10 +1100,12 @@ NDT_TEST(faults, failed_array_stays_failed_until_rewritten) {
     cr_assert(nd_fill(x, 6.0) == ND_OK);
     cr_assert_eq(nd_to_host(x, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 5; i++) cr_assert_eq(got[i], 6.0);
-    nd_array *y2 = nd_mul(x, nd_scalar(2.0));
+    nd_array *two_again = nd_scalar(2.0);
+    nd_array *y2 = nd_mul(x, two_again);
     cr_assert_eq(nd_to_host(y2, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 5; i++) cr_assert_eq(got[i], 12.0);
     nd_free(a), nd_free(x), nd_free(y), nd_free(y2);
+    nd_free(x13), nd_free(four), nd_free(two), nd_free(two_again);
 }
 
 /* A lazy 512 GiB array: recording succeeds; the read fails, naming the
@@ -1184,7 +1195,8 @@ static void releases_cached_temporaries(void) {
     nd_array *x = upload(v, 1, (int64_t[]){64});
     /* x[1:] = x[:-1] computes its right-hand side into a temporary, which
      * goes to the executor's pool afterwards. */
-    cr_assert(nd_assign(nd_view(x, "1:"), nd_view(x, ":-1")) == ND_OK);
+    nd_array *dst = nd_view(x, "1:"), *src = nd_view(x, ":-1");
+    cr_assert(nd_assign(dst, src) == ND_OK);
     cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
     nd_array *y = nd_add(x, x);
     nd_fault_arm(ND_FAULT_DEVICE_ALLOC, 1, 0);
@@ -1196,7 +1208,7 @@ static void releases_cached_temporaries(void) {
     double got[64];
     cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 64; i++) cr_assert_eq(got[i], 2 * (i ? v[i - 1] : v[0]));
-    nd_free(x), nd_free(y);
+    nd_free(x), nd_free(y), nd_free(dst), nd_free(src);
 }
 NDT_TEST(faults, out_of_memory_releases_cached_temporaries) { releases_cached_temporaries(); }
 /* The same for the pieces of split arrays (they were allocated without
@@ -1347,6 +1359,7 @@ NDT_TEST(faults, scope_stack_that_cannot_grow_keeps_its_handles) {
         nd_fault_disarm();
         cr_assert(probe, "%s", nd_last_error());
         nd_scope_end();
+        nd_free(x); /* (the restart below would drop it too, reported as alive) */
         /* again, its last host allocation (the stack's growth) failing */
         ndt_restart(NULL);
         x = nd_full(ND_FLOAT64, ND_SHAPE(1000), 1.5);

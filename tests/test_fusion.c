@@ -5,6 +5,7 @@
 #include "common.h"
 
 NDT_TEST(fusion, views_of_lazy_values) {
+    nd_scope_begin();
     NDT_RNG(r);
     ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(6, 7), -2, 2);
     nd_array *x = ndt_upload(rx);
@@ -30,6 +31,7 @@ NDT_TEST(fusion, views_of_lazy_values) {
     ref_free(rx); ref_free(re); ref_free(rv); ref_free(one); ref_free(ra); ref_free(rt);
     ref_free(rx2); ref_free(rm);
     free(sc);
+    nd_scope_end();
 }
 
 NDT_TEST(fusion, shared_intermediate_two_consumers) {
@@ -55,6 +57,7 @@ NDT_TEST(fusion, shared_intermediate_two_consumers) {
 NDT_TEST(fusion, random_values_belong_to_the_random_array) {
     /* a draw seen through a view or broadcast keeps the random array's own
      * element indices (not the consumer's) */
+    nd_scope_begin();
     nd_random_seed(99);
     nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(10, 12), 0, 1);
     nd_array *v = nd_view(u, "::-1, 2");
@@ -78,9 +81,11 @@ NDT_TEST(fusion, random_values_belong_to_the_random_array) {
     nd_free(u); nd_free(v); nd_free(w); nd_free(row); nd_free(bc); nd_free(v2);
     ref_free(gv); ref_free(gw); ref_free(gbc); ref_free(gu); ref_free(grow); ref_free(wv);
     ref_free(ww); ref_free(gv2);
+    nd_scope_end();
 }
 
 NDT_TEST(fusion, writes_into_lazy_arrays) {
+    nd_scope_begin();
     NDT_RNG(r);
     ref_arr *rx = ndt_rand(&r, ND_INT32, ND_SHAPE(4, 6), -50, 50);
     nd_array *x = ndt_upload(rx);
@@ -101,10 +106,12 @@ NDT_TEST(fusion, writes_into_lazy_arrays) {
     ndt_check(x, wx, 0, 0, NULL, "x[:, 0] = y[:, 5]");
     nd_free(x); nd_free(y); nd_free(y0); nd_free(z);
     ref_free(rx); ref_free(wy); ref_free(wz); ref_free(wx);
+    nd_scope_end();
 }
 
 NDT_TEST(fusion, shifted_read_inside_expression) {
     /* c[1:] = c[:-1] * 2 + c[1:]: the right-hand side reads the old c */
+    nd_scope_begin();
     double h[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     nd_array *c = nd_from_host(h, ND_FLOAT64, ND_SHAPE(9));
     nd_array *lo = nd_view(c, ":-1"), *hi = nd_view(c, "1:");
@@ -119,12 +126,14 @@ NDT_TEST(fusion, shifted_read_inside_expression) {
     cr_assert_eq(nd_to_host(c, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 9; i++) cr_expect_eq(got[i], want[i], "c[%d] = %g, want %g", i, got[i], want[i]);
     nd_free(c); nd_free(lo); nd_free(hi); nd_free(rhs); nd_free(same);
+    nd_scope_end();
 }
 
 /* One structure, run over different shapes, offsets and dtypes: a plan reused
  * for the wrong one would give wrong values. */
 static void graph_over(ndt_rng *r, nd_dtype t, int64_t n, const char *index) {
     ref_arr *rx = ndt_rand(r, t, 2, (int64_t[]){4, n}, -3, 3);
+    nd_scope_begin();
     nd_array *x = ndt_upload(rx);
     nd_array *v = nd_view(x, index);
     nd_array *y = nd_sum(nd_mul(nd_add(v, v), v), 1);
@@ -138,6 +147,7 @@ static void graph_over(ndt_rng *r, nd_dtype t, int64_t n, const char *index) {
     ndt_check(y, want, ndt_rtol(want->dt), 1e-300, sc, "sum((v+v)*v, 1) over x[%s], n=%lld, %s", index,
               (long long)n, ref_dtype_name(t));
     nd_free(x); nd_free(v); nd_free(y);
+    nd_scope_end();
     ref_free(rx); ref_free(rv); ref_free(s); ref_free(p); ref_free(want);
     free(sc);
 }

@@ -85,6 +85,7 @@ NDT_TEST(gather_fused, take_then_map_is_one_kernel) {
  * a gather of a gather; a take_along_axis over a 2-d source with a
  * broadcast index; nd_index with a basic part. */
 NDT_TEST(gather_fused, computed_sources_indices_and_chains) {
+    nd_scope_begin();
     const int64_t R = 6, C = 7;
     double v[42];
     for (int i = 0; i < 42; i++) v[i] = i * 0.5 - 3;
@@ -123,11 +124,13 @@ NDT_TEST(gather_fused, computed_sources_indices_and_chains) {
         cr_expect_eq(g4[rr * 2 + 1], v[(rr + 1) * C + 1] * 3);
     }
     nd_free(a);
+    nd_scope_end();
 }
 
 /* a[...] = take(a, perm) + 1 reads a before writing it (NumPy computes the
  * right-hand side first), also when the store is a region of a. */
 NDT_TEST(gather_fused, store_into_the_gathered_array) {
+    nd_scope_begin();
     double v[8] = {0, 1, 2, 3, 4, 5, 6, 7}, got[8];
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(8));
     nd_array *perm = ints(8, (int64_t[]){7, 6, 5, 4, 3, 2, 1, 0});
@@ -141,6 +144,7 @@ NDT_TEST(gather_fused, store_into_the_gathered_array) {
     for (int i = 0; i < 8; i++) cr_expect_eq(got[i], want[i], "a[%d] = %g, want %g", i, got[i], want[i]);
     nd_free(head);
     nd_free(a);
+    nd_scope_end();
 }
 
 /* A bad index in a fused kernel: the kernel's values fail at every read
@@ -148,6 +152,7 @@ NDT_TEST(gather_fused, store_into_the_gathered_array) {
  * gather's source, keep theirs; the first bad index in the iteration
  * order is named whatever the thread count. Float32 like the benchmark. */
 NDT_TEST(gather_fused, bad_index_fails_only_its_kernel) {
+    nd_scope_begin();
     const int64_t N = 1 << 17;
     float *src = malloc(sizeof *src * N), *got = malloc(sizeof *got * N);
     int64_t *ix = malloc(sizeof *ix * N);
@@ -209,11 +214,13 @@ NDT_TEST(gather_fused, bad_index_fails_only_its_kernel) {
     free(src);
     free(got);
     free(ix);
+    nd_scope_end();
 }
 
 /* 0-d index, empty index, empty source axis (every index is bad; an empty
  * index reads nothing and is fine). */
 NDT_TEST(gather_fused, zero_d_and_empty) {
+    nd_scope_begin();
     double v[5] = {10, 11, 12, 13, 14}, got[2];
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(5));
     int64_t minus2 = -2;
@@ -238,6 +245,7 @@ NDT_TEST(gather_fused, zero_d_and_empty) {
     nd_free(ee);
     nd_free(e);
     nd_free(a);
+    nd_scope_end();
 }
 
 /* ------------------------------------------------ several index arrays
@@ -360,8 +368,9 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
     for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 37) % 101) - 50.5;
     nd_array *a = nd_from_host(src, ND_FLOAT64, snd, sshape);
     nd_array *arrs[8];
-    for (int d = 0, k = 0; d < snd; d++)
-        if (ax[d].arr) arrs[k++] = int_array(ax[d].nd, ax[d].sh, ax[d].v);
+    int made = 0; /* can exceed n_arr: an int in spec beside an array of ax */
+    for (int d = 0; d < snd; d++)
+        if (ax[d].arr) arrs[made++] = int_array(ax[d].nd, ax[d].sh, ax[d].v);
     cr_assert_eq(nd_sync(), ND_OK);
     ref_out ro;
     memset(&ro, 0, sizeof ro);
@@ -419,7 +428,7 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
         cr_expect_eq(nd_to_host(a, src, sizeof *src * (size_t)n), ND_OK, "%s: the source keeps its values", what);
     }
     nd_free(y);
-    for (int k = 0; k < n_arr; k++) nd_free(arrs[k]);
+    for (int k = 0; k < made; k++) nd_free(arrs[k]);
     nd_free(a);
     free(want);
     free(src);
@@ -716,6 +725,7 @@ NDT_TEST(gather_fused, several_index_arrays_bad_index) {
  * what is computed from it; a later flush reading the failed value fails,
  * the bystander and a value computed from it in a later flush do not. */
 NDT_TEST(gather_fused, bad_index_spoils_only_its_values_in_a_merged_kernel) {
+    nd_scope_begin();
     const int64_t R = 64, C = 512, M = R * C;
     double *src = malloc(sizeof *src * M), *got = malloc(sizeof *got * M);
     int64_t *iv = malloc(sizeof *iv * M), *jv = malloc(sizeof *jv * M);
@@ -765,12 +775,14 @@ NDT_TEST(gather_fused, bad_index_spoils_only_its_values_in_a_merged_kernel) {
     free(got);
     free(iv);
     free(jv);
+    nd_scope_end();
 }
 
 /* A gather's base and a plain read of the same view in one kernel
  * (a[idx] + a[0], a[i, j] + a[0, 0]): the plain read is a value, the base
  * an offset (backends read a gather's base load as an offset only). */
 NDT_TEST(gather_fused, base_beside_a_plain_read_of_the_same_view) {
+    nd_scope_begin();
     double v[12], got[4];
     for (int i = 0; i < 12; i++) v[i] = 1.5 * i - 4;
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(12));
@@ -787,4 +799,5 @@ NDT_TEST(gather_fused, base_beside_a_plain_read_of_the_same_view) {
     for (int k = 0; k < 4; k++)
         cr_expect_eq(got[k], v[wrapi(i2[k], 3) * 4 + wrapi(j2[k], 4)] + v[0], "z[%d] = %g", k, got[k]);
     nd_free(a);
+    nd_scope_end();
 }

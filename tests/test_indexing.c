@@ -122,6 +122,7 @@ NDT_TEST(indexing, take_along_each_axis_int32_indices) {
  * (drops the axis), an empty index (an empty result), and a gather feeding
  * an elementwise map. */
 NDT_TEST(indexing, take_from_views_0d_and_empty_indices) {
+    nd_scope_begin();
     double v[12];
     for (int i = 0; i < 12; i++) v[i] = i * 1.5 - 4;
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(3, 4));
@@ -168,9 +169,11 @@ NDT_TEST(indexing, take_from_views_0d_and_empty_indices) {
     cr_expect_eq(nd_shape(e)[1], 0);
     cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     nd_free(a);
+    nd_scope_end();
 }
 
 NDT_TEST(indexing, take_out_of_bounds_names_index_axis_and_size) {
+    nd_scope_begin();
     double v[5] = {1, 2, 3, 4, 5}, w[5] = {9, 8, 7, 6, 5};
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(5));
     nd_array *bystander_in = nd_from_host(w, ND_FLOAT64, ND_SHAPE(5));
@@ -214,11 +217,13 @@ NDT_TEST(indexing, take_out_of_bounds_names_index_axis_and_size) {
     cr_expect_null(nd_take(a, NULL, 0));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_take");
     nd_free(a);
+    nd_scope_end();
 }
 
 /* ------------------------------------------------------- take_along_axis */
 
 NDT_TEST(indexing, take_along_axis_broadcasts_and_flattens) {
+    nd_scope_begin();
     NDT_RNG(r);
     ref_arr *a = ndt_rand(&r, ND_INT16, 2, (int64_t[]){3, 4}, -100, 100);
     nd_array *na = ndt_upload(a);
@@ -263,11 +268,13 @@ NDT_TEST(indexing, take_along_axis_broadcasts_and_flattens) {
     ref_free(ix0);
     ref_free(want0);
     ref_free(wf);
+    nd_scope_end();
 }
 
 /* ----------------------------------------------------------------- choose */
 
 NDT_TEST(indexing, choose_broadcasts_and_promotes) {
+    nd_scope_begin();
     NDT_RNG(r);
     ref_arr *c0 = ndt_rand(&r, ND_INT32, 2, (int64_t[]){3, 4}, -50, 50);
     ref_arr *c1 = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){4}, -5, 5);
@@ -296,6 +303,7 @@ NDT_TEST(indexing, choose_broadcasts_and_promotes) {
     ref_free(c0);
     ref_free(c1);
     ref_free(want);
+    nd_scope_end();
 }
 
 /* --------------------------------------------------------------- nd_index */
@@ -303,6 +311,7 @@ NDT_TEST(indexing, choose_broadcasts_and_promotes) {
 /* a (3,4,5) = arange: NumPy's placement rules, checked against values
  * derived with NumPy 2.4. */
 NDT_TEST(indexing, index_strings_place_broadcast_axes_as_numpy) {
+    nd_scope_begin();
     nd_array *a = nd_reshape(nd_arange(ND_INT64, 0, 60, 1), 3, (int64_t[]){3, 4, 5});
     nd_array *i = ints(1, (int64_t[]){2}, (int64_t[]){0, 2}), *j = ints(1, (int64_t[]){2}, (int64_t[]){1, -1});
     nd_array *ij[2] = {i, j};
@@ -372,6 +381,7 @@ NDT_TEST(indexing, index_strings_place_broadcast_axes_as_numpy) {
     ref_free(r5);
     ref_free(r6);
     ref_free(r7);
+    nd_scope_end();
 }
 
 /* --------------------------------------------------------------- scatters */
@@ -404,6 +414,7 @@ NDT_TEST(indexing, index_assign_last_write_wins_every_dtype) {
 /* Through a transposed view, rows of a 2-d array, a broadcast value; then
  * a read through another op sees the new version. */
 NDT_TEST(indexing, index_assign_into_views_and_rows) {
+    nd_scope_begin();
     double v[12] = {0};
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(3, 4));
     nd_array *at = nd_transpose(a, NULL); /* (4, 3) */
@@ -431,9 +442,11 @@ NDT_TEST(indexing, index_assign_into_views_and_rows) {
     expect_index_error_at_sync("nd_index_assign: index 3 is out of bounds for axis 0 with size 3");
     ref_free(w);
     ref_free(w2);
+    nd_scope_end();
 }
 
 NDT_TEST(indexing, put_cycles_values_and_put_along_axis) {
+    nd_scope_begin();
     double z[6] = {0};
     nd_array *a = nd_from_host(z, ND_FLOAT32, ND_SHAPE(2, 3));
     cr_assert(a);
@@ -461,6 +474,7 @@ NDT_TEST(indexing, put_cycles_values_and_put_along_axis) {
     expect_index_error_at_sync("nd_put: index 6 is out of bounds for axis 0 with size 6");
     ref_free(w);
     ref_free(wb);
+    nd_scope_end();
 }
 
 /* np.add.at: repeated indices accumulate in index order (floats: the same
@@ -604,6 +618,7 @@ NDT_TEST(indexing, add_at_index_any_axis_and_several_arrays) {
 /* Values broadcast to the indexed shape; repeated targets along a slice;
  * errors name nd_add_at_index, the index, the axis and its size. */
 NDT_TEST(indexing, add_at_index_broadcast_and_errors) {
+    nd_scope_begin();
     /* np.add.at(a, (slice(None), [0, 0, 3]), 1) on zeros((3, 4)). */
     nd_array *a = nd_zeros(ND_FLOAT64, ND_SHAPE(3, 4));
     nd_array *cols = ints(1, (int64_t[]){3}, (int64_t[]){0, 0, 3});
@@ -634,9 +649,11 @@ NDT_TEST(indexing, add_at_index_broadcast_and_errors) {
     cr_expect_neq(nd_to_host(a, (double[12]){0}, 96), ND_OK, "the failed scatter's target reports it");
     NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_add_at_index");
     ref_free(w);
+    nd_scope_end();
 }
 
 NDT_TEST(indexing, add_at_broadcast_values_views_and_errors) {
+    nd_scope_begin();
     /* bincount by add_at on a strided view (every other element). */
     nd_array *base = nd_zeros(ND_INT64, ND_SHAPE(8));
     nd_array *even = nd_view(base, "::2");
@@ -660,13 +677,17 @@ NDT_TEST(indexing, add_at_broadcast_values_views_and_errors) {
     NDT_EXPECT_ERR(ND_ERR_INDEX, "nd_add_at: index -9 is out of bounds for axis 0 with size 8");
     nd_clear_error();
     ref_free(w);
+    nd_scope_end();
 }
 
 /* ------------------------------------------- scatters inside a whole plan */
 
 static double item_of(nd_array *a, int64_t i) {
-    double v = nd_item(nd_index(a, "$0", 1, (nd_array *[]){nd_scalar_int(i)}));
+    nd_array *ix = nd_scalar_int(i), *e = nd_index(a, "$0", 1, &ix);
+    double v = nd_item(e);
     cr_assert(v == v, "%s", nd_last_error());
+    nd_free(e);
+    nd_free(ix);
     return v;
 }
 
@@ -687,6 +708,7 @@ static void expect_read_fails(nd_array *a, const char *text, const char *what) {
  * everything else keeps its value. The flush ran as one plan: no routine
  * of it reads back (nd_stats.plans_read_back), which a Cholesky does. */
 NDT_TEST(indexing, bad_scatter_fails_only_its_target_and_dependents) {
+    nd_scope_begin();
     nd_array *x = nd_from_host((double[]){1, 2, 3, 4, 5, 6}, ND_FLOAT64, ND_SHAPE(6));
     nd_array *t = nd_zeros(ND_FLOAT64, ND_SHAPE(5)), *g = nd_zeros(ND_FLOAT64, ND_SHAPE(5));
     nd_array *good = ints(1, (int64_t[]){3}, (int64_t[]){4, -1, 0});
@@ -726,12 +748,14 @@ NDT_TEST(indexing, bad_scatter_fails_only_its_target_and_dependents) {
     nd_free(d);
     nd_free(h);
     nd_free(u);
+    nd_scope_end();
 }
 
 /* nd_index_assign and a stacked gather (five index arrays) with a bad
  * index on a later axis, in one flush with good work: the message names the
  * function, the index, the axis and its size; the good values stand. */
 NDT_TEST(indexing, bad_index_on_a_later_axis_in_a_flush) {
+    nd_scope_begin();
     nd_array *a = nd_zeros(ND_INT32, ND_SHAPE(3, 4));
     nd_array *rows = ints(1, (int64_t[]){2}, (int64_t[]){0, -1}), *cols = ints(1, (int64_t[]){2}, (int64_t[]){1, 9});
     nd_array *src = nd_arange(ND_INT64, 0, 32, 1), *s5 = nd_reshape(src, 5, (int64_t[]){2, 2, 2, 2, 2});
@@ -758,6 +782,7 @@ NDT_TEST(indexing, bad_index_on_a_later_axis_in_a_flush) {
     nd_free(good_after);
     nd_free(bad_gather);
     nd_free(good_gather);
+    nd_scope_end();
 }
 
 /* Many writes to few elements, from values computed in the same flush
@@ -765,6 +790,7 @@ NDT_TEST(indexing, bad_index_on_a_later_axis_in_a_flush) {
  * index order (float32 sums of wide magnitudes, where any other order
  * rounds differently), the same bits on every run, as a sequential loop. */
 NDT_TEST(indexing, repeated_scatters_in_a_plan_are_ordered) {
+    nd_scope_begin();
     NDT_RNG(r);
     enum { T = 37, M = 60000 };
     int64_t *ix = malloc(sizeof *ix * M);
@@ -803,4 +829,5 @@ NDT_TEST(indexing, repeated_scatters_in_a_plan_are_ordered) {
     }
     free(ix);
     free(v);
+    nd_scope_end();
 }

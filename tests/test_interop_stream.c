@@ -126,13 +126,14 @@ NDT_TEST(stream, cpu_backend_rejects_a_stream) {
     nd_clear_error();
     cr_expect_eq(nd_set_cuda_stream(NULL), ND_OK, "NULL is no stream, fine on the CPU: %s", nd_last_error());
     /* Nothing else lost: ops still run. */
-    nd_array *x = nd_arange(ND_FLOAT64, 0, 5, 1);
-    nd_array *y = nd_mul(x, nd_scalar(2.0));
+    nd_array *x = nd_arange(ND_FLOAT64, 0, 5, 1), *two = nd_scalar(2.0);
+    nd_array *y = nd_mul(x, two);
     cr_assert_eq(nd_stream_sync_point(), ND_OK, "%s", nd_last_error());
     double out[5];
     cr_assert_eq(nd_to_host(y, out, sizeof out), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 5; i++) cr_expect_eq(out[i], 2.0 * i);
     nd_free(x);
+    nd_free(two);
     nd_free(y);
 }
 
@@ -181,7 +182,8 @@ NDT_TEST(stream, sync_point_without_a_stream_flushes) {
     int64_t shape[] = {257};
     ref_arr *a = ndt_rand(&r, ND_FLOAT32, 1, shape, -2, 2);
     nd_array *x = ndt_upload(a);
-    nd_array *y = nd_add(nd_mul(x, x), nd_scalar(1.0));
+    nd_array *xx = nd_mul(x, x), *one = nd_scalar(1.0);
+    nd_array *y = nd_add(xx, one);
     nd_stats before, after;
     nd_get_stats(&before);
     cr_assert_eq(nd_stream_sync_point(), ND_OK, "%s", nd_last_error());
@@ -191,6 +193,8 @@ NDT_TEST(stream, sync_point_without_a_stream_flushes) {
     for (int64_t i = 0; i < a->size; i++) ref_setd(a, i, ref_getd(a, i) * ref_getd(a, i) + 1.0);
     ndt_check_default(y, a, "x*x+1 after a sync point");
     nd_free(x);
+    nd_free(xx);
+    nd_free(one);
     nd_free(y);
     ref_free(a);
 }

@@ -312,7 +312,8 @@ NDT_TEST(io, round_trip_every_dtype_through_views) {
         ref_arr *ra = ndt_rand_bits(&r, (nd_dtype)t, ND_SHAPE(5, 7));
         nd_array *a = ndt_upload(ra);
         /* a transposed, reversed view: written as its values, row-major */
-        nd_array *v = nd_view(nd_transpose(a, NULL), "::-1, 1:");
+        nd_array *at = nd_transpose(a, NULL);
+        nd_array *v = nd_view(at, "::-1, 1:");
         ref_arr *want = ndt_download(v);
         const char *p = tmp_path("rt.npy");
         cr_assert_eq(nd_save_npy(p, v), ND_OK, "%s", nd_last_error());
@@ -320,6 +321,7 @@ NDT_TEST(io, round_trip_every_dtype_through_views) {
         cr_assert(b, "%s", nd_last_error());
         ndt_check(b, want, 0, 0, NULL, "%s round trip", nd_dtype_name((nd_dtype)t));
         nd_free(a);
+        nd_free(at);
         nd_free(v);
         nd_free(b);
     }
@@ -625,7 +627,8 @@ static int check_op(fault_op op) {
 }
 
 NDT_TEST(io, allocation_faults) {
-    nd_array *x = nd_astype(nd_reshape(nd_arange(ND_INT64, 0, 1200, 1), ND_SHAPE(2, 600)), ND_INT16);
+    nd_array *x64 = nd_arange(ND_INT64, 0, 1200, 1), *x2d = nd_reshape(x64, ND_SHAPE(2, 600));
+    nd_array *x = nd_astype(x2d, ND_INT16);
     char npy[160], npz[160];
     snprintf(npy, sizeof npy, "%s", tmp_path("f.npy"));
     cr_assert_eq(nd_save_npy(npy, x), ND_OK, "%s", nd_last_error());
@@ -662,5 +665,7 @@ NDT_TEST(io, allocation_faults) {
             cr_expect_eq(check_op((fault_op)op), 1, "op %d after the faults: wrong result", op);
         }
     nd_free(x);
+    nd_free(x2d);
+    nd_free(x64);
     tmp_clean();
 }

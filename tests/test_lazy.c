@@ -317,7 +317,8 @@ NDT_TEST(lazy, plan_cache_tells_apart_same_shaped_bodies) {
             nd_array *a = body == 1 ? x32 : body == 3 ? xt : body == 4 ? xa : body == 5 ? xb : x64;
             nd_array *b = body == 2 ? y1 : body >= 4 ? ys : y;
             /* z = a * c + b: one structure, six kinds of operands */
-            nd_array *z = nd_add(nd_mul(a, nd_scalar(c)), b);
+            nd_array *cs = nd_scalar(c), *ac = nd_mul(a, cs);
+            nd_array *z = nd_add(ac, b);
             cr_assert_not_null(z, "%s", nd_last_error());
             cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
             const int64_t rows = nd_shape(z)[0], cols = nd_shape(z)[1];
@@ -342,6 +343,8 @@ NDT_TEST(lazy, plan_cache_tells_apart_same_shaped_bodies) {
                 }
             nd_free(z64);
             nd_free(z);
+            nd_free(ac);
+            nd_free(cs);
         }
     }
     nd_free(x64); nd_free(x32); nd_free(y); nd_free(y1); nd_free(xt); nd_free(xa); nd_free(xb);
@@ -450,7 +453,7 @@ NDT_TEST(lazy, early_flushes_of_small_loops) {
         ndt_restart(&(nd_config){.early_flush = on ? 1 : -1});
         NDT_RNG(r);
         ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(33), -1, 1);
-        nd_array *x = nd_copy(ndt_upload(rx));
+        nd_array *x0 = ndt_upload(rx), *x = nd_copy(x0);
         cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
         double ref[33];
         for (int i = 0; i < 33; i++) ref[i] = ref_getd(rx, i);
@@ -462,6 +465,7 @@ NDT_TEST(lazy, early_flushes_of_small_loops) {
         ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){33}, ref);
         ndt_check(x, want, 1e-10, 1e-10, NULL, "100 iterations, early flushes %s", on ? "on" : "off");
         nd_free(x);
+        nd_free(x0);
         ref_free(rx);
         ref_free(want);
     }
@@ -476,7 +480,7 @@ NDT_TEST(lazy, early_flushes_fall_between_statements) {
     ndt_restart(&(nd_config){.early_flush = 1});
     NDT_RNG(r);
     ref_arr *ru = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(40), -1, 1);
-    nd_array *u = nd_copy(ndt_upload(ru));
+    nd_array *u0 = ndt_upload(ru), *u = nd_copy(u0);
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     double ref[40];
     for (int i = 0; i < 40; i++) ref[i] = ref_getd(ru, i);
@@ -509,6 +513,7 @@ NDT_TEST(lazy, early_flushes_fall_between_statements) {
     ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){40}, ref);
     ndt_check(u, want, 1e-12, 1e-12, NULL, "60 in-place sweeps with early flushes");
     nd_free(u);
+    nd_free(u0);
     ref_free(ru);
     ref_free(want);
 }
@@ -522,7 +527,7 @@ NDT_TEST(lazy, early_flushes_write_no_statement_temporaries) {
         ndt_restart(&(nd_config){.early_flush = on ? 1 : -1});
         NDT_RNG(r);
         ref_arr *ru = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(64), -1, 1);
-        nd_array *u = nd_copy(ndt_upload(ru));
+        nd_array *u0 = ndt_upload(ru), *u = nd_copy(u0);
         cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
         nd_stats s0, s1;
         nd_get_stats(&s0);
@@ -538,6 +543,7 @@ NDT_TEST(lazy, early_flushes_write_no_statement_temporaries) {
         nd_get_stats(&s1);
         written[on] = s1.values_materialised - s0.values_materialised;
         nd_free(u);
+        nd_free(u0);
         ref_free(ru);
     }
     cr_expect_geq(early[1], 2u, "60 sweeps flushed early only %llu times", (unsigned long long)early[1]);

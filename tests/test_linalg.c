@@ -863,7 +863,7 @@ NDT_TEST(linalg, singular_and_not_spd_fail_at_the_read_naming_the_matrix) {
     double a[12] = {2, 0, 0, 2, 1, 2, 2, 4, 3, 0, 0, 3};
     double b[6] = {1, 1, 1, 1, 1, 1};
     nd_array *x = up(ND_FLOAT64, ND_SHAPE(3, 2, 2), a), *y = up(ND_FLOAT64, ND_SHAPE(3, 2, 1), b);
-    nd_array *ok = nd_mul(y, nd_scalar(2.0)); /* unrelated work in the same flush */
+    nd_array *two = nd_scalar(2.0), *ok = nd_mul(y, two); /* unrelated work in the same flush */
     nd_array *s = nd_linalg_solve(x, y), *c = nd_linalg_cholesky(x), *i = nd_linalg_inv(x);
     cr_assert(s && c && i, "recording must succeed: %s", nd_last_error());
     double out[6];
@@ -908,6 +908,7 @@ NDT_TEST(linalg, singular_and_not_spd_fail_at_the_read_naming_the_matrix) {
     cr_expect_eq(nd_to_host(d, dv, sizeof dv), ND_OK, "%s", nd_last_error());
     cr_expect(dv[0] == 4 && dv[1] == 0 && dv[2] == 9, "det %g %g %g", dv[0], dv[1], dv[2]);
     nd_free(x), nd_free(y), nd_free(ok), nd_free(s), nd_free(c), nd_free(i), nd_free(one), nd_free(si), nd_free(d);
+    nd_free(two);
 }
 
 NDT_TEST(linalg, svd_of_nan_or_inf_gives_nan) {

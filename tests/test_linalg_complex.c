@@ -695,7 +695,7 @@ NDT_TEST(linalg_complex, eig_errors) {
     cr_expect(w == NULL && v == NULL);
     nd_clear_error();
     /* complex: lazy, the read reports it, the rest of the flush is intact */
-    nd_array *xc = nd_astype(x, ND_COMPLEX128), *ok = nd_mul(x, nd_scalar(3.0));
+    nd_array *xc = nd_astype(x, ND_COMPLEX128), *three = nd_scalar(3.0), *ok = nd_mul(x, three);
     nd_array *ev = nd_linalg_eigvals(xc);
     cr_assert(ev, "recording must succeed: %s", nd_last_error());
     cd out[4];
@@ -706,7 +706,7 @@ NDT_TEST(linalg_complex, eig_errors) {
     double o[8];
     cr_expect_eq(nd_to_host(ok, o, sizeof o), ND_OK, "%s", nd_last_error());
     cr_expect(o[0] == 3);
-    nd_free(x), nd_free(xc), nd_free(ok), nd_free(ev);
+    nd_free(x), nd_free(xc), nd_free(three), nd_free(ok), nd_free(ev);
 }
 
 /* ---- errors of the complex routines */
@@ -854,13 +854,13 @@ NDT_TEST(linalg_complex, pinv_lstsq_matrix_power_multi_dot) {
         cd *g3 = downc(p3);
         expect_close_c(g3, s3, 9, tol, max_abs_c(s3, 9), "A^3");
         /* multi_dot(A^H, A, x) == A^H A x */
-        nd_array *xh = nd_conj(nd_swapaxes(x, -1, -2)), *arr[3] = {xh, x, sol};
+        nd_array *xt = nd_swapaxes(x, -1, -2), *xh = nd_conj(xt), *arr[3] = {xh, x, sol};
         nd_array *md = nd_linalg_multi_dot(3, arr);
         cd *gm = downc(md);
         expect_close_c(gm, lhs, n, tol, 10, "multi_dot");
         free(gx), free(gp), free(g3), free(gm);
         nd_free(x), nd_free(y), nd_free(sol), nd_free(res), nd_free(rk), nd_free(pi), nd_free(s), nd_free(p3);
-        nd_free(xh), nd_free(md);
+        nd_free(xt), nd_free(xh), nd_free(md);
     }
 }
 

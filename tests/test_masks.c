@@ -61,6 +61,7 @@ NDT_TEST(masks, select_every_dtype) {
 /* 300000 elements (several chunks), a mask computed lazily (x > 0, about
  * half), the source a transposed view. */
 NDT_TEST(masks, select_large_from_a_computed_mask_and_a_view) {
+    nd_scope_begin();
     NDT_RNG(r);
     const int64_t R = 600, C = 500;
     ref_arr *x = ndt_rand(&r, ND_FLOAT32, 2, (int64_t[]){R, C}, -1, 1);
@@ -87,9 +88,11 @@ NDT_TEST(masks, select_large_from_a_computed_mask_and_a_view) {
     ref_free(xtr);
     ref_free(want);
     ref_free(w_all);
+    nd_scope_end();
 }
 
 NDT_TEST(masks, select_rows_with_a_leading_axes_mask_and_0d) {
+    nd_scope_begin();
     double v[24];
     for (int i = 0; i < 24; i++) v[i] = i;
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(2, 3, 4));
@@ -120,10 +123,12 @@ NDT_TEST(masks, select_rows_with_a_leading_axes_mask_and_0d) {
     cr_expect_null(nd_mask_select(NULL, nd_zeros(ND_BOOL, ND_SHAPE(3))));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_mask_select");
     ref_free(want);
+    nd_scope_end();
 }
 
 /* a[mask] = v is a where: lazy (no flush until the read). */
 NDT_TEST(masks, assign_is_lazy_and_broadcasts_per_row) {
+    nd_scope_begin();
     double v[6] = {1, -2, 3, -4, 5, -6};
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(2, 3));
     cr_assert_eq(nd_sync(), ND_OK);
@@ -151,10 +156,12 @@ NDT_TEST(masks, assign_is_lazy_and_broadcasts_per_row) {
     NDT_EXPECT_ERR(ND_ERR_DTYPE, "nd_mask_assign");
     ref_free(w);
     ref_free(w2);
+    nd_scope_end();
 }
 
 /* nonzero, flatnonzero, argwhere: NaN is nonzero, -0.0 is zero. */
 NDT_TEST(masks, nonzero_flatnonzero_argwhere) {
+    nd_scope_begin();
     double v[12] = {0, NAN, -0.0, 2, 0, 0, -1, 0, 0, 0, 0, INFINITY};
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(2, 2, 3));
     nd_array *out[3] = {NULL, NULL, NULL};
@@ -195,9 +202,11 @@ NDT_TEST(masks, nonzero_flatnonzero_argwhere) {
     ref_free(wf);
     ref_free(wa);
     ref_free(wt);
+    nd_scope_end();
 }
 
 NDT_TEST(masks, extract_and_compress) {
+    nd_scope_begin();
     double v[12];
     for (int i = 0; i < 12; i++) v[i] = i * 0.5;
     nd_array *a = nd_from_host(v, ND_FLOAT64, ND_SHAPE(3, 4));
@@ -231,10 +240,12 @@ NDT_TEST(masks, extract_and_compress) {
     ref_free(wc);
     ref_free(wflat);
     ref_free(w5);
+    nd_scope_end();
 }
 
 /* flatnonzero and a[mask] = v on every dtype (ints in -3..3: many zeros). */
 NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
+    nd_scope_begin();
     NDT_RNG(r);
     for (int t = 0; t < NDT_NUM_DTYPES; t++) {
         nd_dtype dt = ndt_all_dtypes[t];
@@ -257,6 +268,7 @@ NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
         ref_free(want);
         ref_free(w2);
     }
+    nd_scope_end();
 }
 
 /* y = a[mask] * 2 + 1 for 20 masks whose counts differ, as a loop whose
@@ -271,6 +283,7 @@ NDT_TEST(masks, flatnonzero_and_assign_every_dtype) {
 NDT_TEST(masks, data_dependent_lengths_compile_once) {
     char dir[512];
     ndt_restart_compiling(dir, sizeof dir, "masks");
+    nd_scope_begin(); /* after the restart, which ends every handle */
     NDT_RNG(r);
     const int64_t n = 3000;
     ref_arr *a = ndt_rand(&r, ND_FLOAT32, 1, &n, 0, 1);
@@ -320,5 +333,6 @@ NDT_TEST(masks, data_dependent_lengths_compile_once) {
                  (unsigned long long)(s.kernels_compiled - after_ten));
     nd_free(na);
     ref_free(a);
+    nd_scope_end();
     ndt_remove_dir(dir);
 }

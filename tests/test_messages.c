@@ -70,13 +70,16 @@ NDT_TEST(messages, backend_out_of_memory_inside_a_read_names_the_read) {
 NDT_TEST(messages, executor_thread_error_is_named_where_it_surfaces) {
     if (ndt_backend_is_cuda()) cr_skip_test("a host allocation failure of the CPU backend");
     nd_array *a = nd_zeros(ND_FLOAT64, ND_SHAPE(HUGE_N));
-    nd_array *s = nd_sum(nd_add(a, nd_scalar(1.0)), ND_ALL_AXES);
+    nd_array *one = nd_scalar(1.0), *a1 = nd_add(a, one);
+    nd_array *s = nd_sum(a1, ND_ALL_AXES);
     cr_assert(s);
     (void)nd_flush(); /* handed to the executor thread */
     nd_clear_error();
     cr_expect_eq(nd_sync(), ND_ERR_OOM, "%s", nd_last_error());
     expect_prefix("nd_sync", ND_ERR_OOM);
     nd_free(s);
+    nd_free(a1);
+    nd_free(one);
     nd_free(a);
 }
 
@@ -140,5 +143,8 @@ NDT_TEST(messages, deep_messages_get_the_public_name_once) {
     cr_expect_str_eq(nd_last_error(), "cpu backend: x");
     nd_clear_error();
     /* The lock was released: another thread's call goes through. */
-    cr_expect_eq(nd_item(nd_sum(nd_ones(ND_INT32, ND_SHAPE(3)), ND_ALL_AXES)), 3.0);
+    nd_array *ones = nd_ones(ND_INT32, ND_SHAPE(3)), *total = nd_sum(ones, ND_ALL_AXES);
+    cr_expect_eq(nd_item(total), 3.0);
+    nd_free(total);
+    nd_free(ones);
 }

@@ -61,6 +61,7 @@ static void expect_bool0(nd_array *got, int want, const char *what) {
 /* ------------------------------------------------------------- shifts */
 
 NDT_TEST(numpy_ops_more, shifts) {
+    nd_scope_begin(); /* releases the inline temporaries */
     const int8_t a[8] = {1, -128, -7, 5, 127, -1, 64, -3}, b[8] = {7, 10, -1, 8, 1, 3, 1, -128};
     nd_array *x = nd_from_host(a, ND_INT8, ND_SHAPE(8)), *y = nd_from_host(b, ND_INT8, ND_SHAPE(8));
     /* counts beyond the width and negative counts: 0, or -1 for >> of a
@@ -103,6 +104,7 @@ NDT_TEST(numpy_ops_more, shifts) {
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_right_shift");
     nd_free(x); nd_free(y); nd_free(u); nd_free(v); nd_free(w); nd_free(l); nd_free(p);
     nd_free(q); nd_free(f); nd_free(uu);
+    nd_scope_end();
 }
 
 /* ------------------------------------------------------------ gcd, lcm */
@@ -138,6 +140,7 @@ NDT_TEST(numpy_ops_more, gcd_lcm) {
 /* ----------------------------------------------------------- nextafter */
 
 NDT_TEST(numpy_ops_more, nextafter) {
+    nd_scope_begin(); /* releases the inline temporaries */
     /* float16 steps in float16 (a float32 step would round back) */
     const float hx[10] = {1, 0, 65504, INFINITY, 1, 0, -0.0f, NAN, -65504, 0x1p-24f};
     const float hy[10] = {2, -1, INFINITY, 0, 0, -0.0f, 0, 1, -INFINITY, 0};
@@ -168,11 +171,13 @@ NDT_TEST(numpy_ops_more, nextafter) {
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_nextafter");
     nd_free(fx); nd_free(fy); nd_free(x); nd_free(y); nd_free(a); nd_free(b); nd_free(i);
     nd_free(bf); nd_free(bv);
+    nd_scope_end();
 }
 
 /* --------------------------------------------------------------- ldexp */
 
 NDT_TEST(numpy_ops_more, ldexp) {
+    nd_scope_begin(); /* releases the inline temporaries */
     const float xv[9] = {1.5f, 3.0f, NAN, -INFINITY, 0.0f, -0.0f, 1.0f, 3.0f, 1.5f};
     const int64_t ev[9] = {2, -150, 5, -(1ll << 62), 1ll << 62, 3, 127, 126, -149};
     nd_array *x = nd_from_host(xv, ND_FLOAT32, ND_SHAPE(9)), *e = nd_from_host(ev, ND_INT64, ND_SHAPE(9)), *r;
@@ -213,11 +218,13 @@ NDT_TEST(numpy_ops_more, ldexp) {
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_ldexp");
     nd_free(x); nd_free(e); nd_free(hf); nd_free(h); nd_free(he_); nd_free(i8); nd_free(i32);
     nd_free(u64);
+    nd_scope_end();
 }
 
 /* --------------------------------------------- logaddexp, float_power */
 
 NDT_TEST(numpy_ops_more, logaddexp_float_power) {
+    nd_scope_begin(); /* releases the inline temporaries */
     const float xv[10] = {0, 1, INFINITY, -INFINITY, INFINITY, NAN, -0.5f, 100, -0.69314718f, 1e-3f};
     const float yv[10] = {0, 2, INFINITY, -INFINITY, -INFINITY, 1, -0.5f, -100, -3, 1e-3f};
     nd_array *x = nd_from_host(xv, ND_FLOAT32, ND_SHAPE(10)), *y = nd_from_host(yv, ND_FLOAT32, ND_SHAPE(10)), *r;
@@ -254,6 +261,7 @@ NDT_TEST(numpy_ops_more, logaddexp_float_power) {
     cr_expect_null(nd_float_power(x, NULL));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_float_power");
     nd_free(x); nd_free(y); nd_free(i); nd_free(b); nd_free(e);
+    nd_scope_end();
 }
 
 /* --------------------------------------------------------------- round */
@@ -346,6 +354,7 @@ NDT_TEST(numpy_ops_more, nan_to_num) {
 
 
 NDT_TEST(numpy_ops_more, isclose_allclose) {
+    nd_scope_begin(); /* releases the inline temporaries */
     const float av[8] = {1, 1.00001f, INFINITY, INFINITY, NAN, 0, 1e-9f, 1.0001f};
     const float bv[8] = {1, 1, INFINITY, -INFINITY, NAN, 1e-8f, 0, 1};
     nd_array *a = nd_from_host(av, ND_FLOAT32, ND_SHAPE(8)), *b = nd_from_host(bv, ND_FLOAT32, ND_SHAPE(8));
@@ -392,9 +401,11 @@ NDT_TEST(numpy_ops_more, isclose_allclose) {
     cr_expect_null(nd_isclose(NULL, b, 1e-5, 1e-8, false));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_isclose");
     nd_free(a); nd_free(b); nd_free(i); nd_free(col); nd_free(a3); nd_free(b3); nd_free(e); nd_free(two);
+    nd_scope_end();
 }
 
 NDT_TEST(numpy_ops_more, array_equal) {
+    nd_scope_begin(); /* releases the inline temporaries */
     const float av[3] = {1, 2, NAN};
     nd_array *a = nd_from_host(av, ND_FLOAT32, ND_SHAPE(3)), *s;
     nd_array *a2 = nd_view(a, ":2"), *row = nd_reshape(a, ND_SHAPE(1, 3));
@@ -412,4 +423,5 @@ NDT_TEST(numpy_ops_more, array_equal) {
     cr_expect_null(nd_array_equal(a, NULL));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_array_equal");
     nd_free(a); nd_free(a2); nd_free(row); nd_free(i);
+    nd_scope_end();
 }

@@ -311,6 +311,7 @@ NDT_TEST(observe, progress_is_called_with_growing_counts) {
     nd_config cfg = ND_CONFIG_INIT;
     cfg.max_pending = 40;
     ndt_restart(&cfg);
+    nd_scope_begin(); /* releases the loop's temporaries at the end */
     progress_seen seen = {0, 0, 0, 1};
     cr_assert_eq(nd_set_progress(on_progress, &seen, 0), ND_OK);
     nd_stats before;
@@ -341,6 +342,7 @@ NDT_TEST(observe, progress_is_called_with_growing_counts) {
     cr_expect_eq(seen.calls, calls);
     nd_free(z);
     nd_free(x);
+    nd_scope_end();
 }
 
 NDT_TEST(observe, progress_respects_its_interval) {

@@ -6,6 +6,7 @@
  * including negative ones and the flattened array, views, bad arguments. */
 #include "sort_ref.h"
 
+/* Checks got and frees it (callers pass the call that makes it). */
 static void expect_doubles(nd_array *got, nd_dtype dt, int ndim, const int64_t *shape, const double *want,
                            double rtol, const char *what) {
     cr_assert(got, "%s: %s", what, nd_last_error());
@@ -19,6 +20,7 @@ static void expect_doubles(nd_array *got, nd_dtype dt, int ndim, const int64_t *
         cr_expect(ok, "%s [%lld]: %.17g, NumPy %.17g", what, (long long)i, v, want[i]);
     }
     ref_free(g);
+    nd_free(got);
 }
 
 NDT_TEST(order_stats, known_values_from_numpy) {

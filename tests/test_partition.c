@@ -41,8 +41,7 @@ static nd_backend_kind devices_for(int n, char *dev, size_t cap) {
 
 static void partition_setup(void) { ndt_setup(); }
 #undef NDT_TEST
-#define NDT_TEST(suite, name) \
-    Test(suite, name, .init = partition_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
+#define NDT_TEST(suite, name) NDT_TEST_WITH(suite, name, partition_setup, ndt_teardown, NDT_TIMEOUT)
 
 /* A program: records work on fresh inputs made from `seed`, returns the
  * arrays to compare (float64 or int64, owned by the caller's scope). */
@@ -620,6 +619,7 @@ NDT_TEST(partition, argmin_argmax_fused_with_stores_bitwise) {
 NDT_TEST(partition, argmin_input_splits) {
     if (on_cuda()) cr_skip_test("the CPU backend's cpu:N (the cpu registration runs it)");
     restart_split(ND_BACKEND_CPU, "cpu:3");
+    nd_scope_begin(); /* after the restart, which ends the runtime's scopes */
     nd_array *a = rand_array(9, 31, 5);
     cr_assert_eq(nd_sync(), ND_OK);
     nd_stats s0, s1;
@@ -642,6 +642,7 @@ NDT_TEST(partition, argmin_input_splits) {
     }
     nd_free(m);
     nd_free(a);
+    nd_scope_end();
 }
 
 static int heat50(uint64_t seed, nd_array **outs) {
@@ -938,6 +939,7 @@ NDT_TEST(partition, split_size_decides) {
     cfg.backend = ND_BACKEND_CPU;
     cfg.devices = "cpu:3";
     ndt_restart(&cfg);
+    nd_scope_begin(); /* after the restart, which ends the runtime's scopes */
     nd_stats s0, s1, s2;
     nd_get_stats(&s0);
     nd_array *small = nd_add(rand_array(3, 30, 20), nd_scalar(1.0)); /* 4.8 kB */
@@ -953,6 +955,7 @@ NDT_TEST(partition, split_size_decides) {
     cr_assert(isfinite(v) && isfinite(w));
     nd_free(small);
     nd_free(big);
+    nd_scope_end();
 }
 
 /* CUDA: nd_get_device_info counts the logical devices on each GPU (two
@@ -1350,6 +1353,7 @@ NDT_TEST(partition, bad_index_fails_only_its_values) {
     for (int n = 2; n <= 4; n++) {
         char dev[64];
         restart_split(devices_for(n, dev, sizeof dev), dev);
+        nd_scope_begin(); /* after the restart, which ends the runtime's scopes */
         nd_array *a = nd_from_host(src, ND_FLOAT64, ND_SHAPE(R, C));
         nd_array *arrs[2] = {nd_from_host(iv, ND_INT64, ND_SHAPE(M)), nd_from_host(jv, ND_INT64, ND_SHAPE(M))};
         nd_array *lin = nd_arange(ND_FLOAT64, 0, (double)M, 1);
@@ -1378,5 +1382,6 @@ NDT_TEST(partition, bad_index_fails_only_its_values) {
         nd_free(a);
         nd_free(arrs[0]);
         nd_free(arrs[1]);
+        nd_scope_end();
     }
 }

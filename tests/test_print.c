@@ -1124,6 +1124,7 @@ NDT_TEST(print, numpy_reprs) {
 }
 
 NDT_TEST(print, views_and_lazy_results) {
+    nd_scope_begin(); /* releases the inline temporaries */
     nd_array *r = nd_arange(ND_FLOAT64, 0, 12, 1);
     nd_array *m = nd_reshape(r, ND_SHAPE(3, 4));
     nd_array *t = nd_transpose(m, NULL);
@@ -1153,6 +1154,7 @@ NDT_TEST(print, views_and_lazy_results) {
                 "np.arange(3000.).reshape(3, 1000)[:, ::2]");
     nd_free(r); nd_free(m); nd_free(t); nd_free(x); nd_free(b); nd_free(f); nd_free(f2);
     nd_free(rev); nd_free(y); nd_free(big); nd_free(half);
+    nd_scope_end();
 }
 
 /* NumPy has no bfloat16; nd prints each value with the fewest digits that

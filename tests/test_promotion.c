@@ -295,11 +295,12 @@ NDT_TEST(promotion, storing_python_numbers_checks_the_range) {
     /* Float arrays take any value (float16 <- 1e5 is inf, as NumPy). */
     nd_array *h = nd_zeros(ND_FLOAT16, ND_SHAPE(2));
     cr_expect_eq(nd_fill(h, 1e5), ND_OK, "%s", nd_last_error());
-    cr_expect(isinf(nd_item(nd_view(h, "0"))));
+    nd_array *h0 = nd_view(h, "0");
+    cr_expect(isinf(nd_item(h0)));
     nd_array *big = nd_scalar_int(INT64_MAX);
     cr_expect_eq(nd_assign(h, big), ND_OK, "%s", nd_last_error());
     cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
-    nd_free(h); nd_free(big);
+    nd_free(h); nd_free(h0); nd_free(big);
 }
 
 /* where and clip meet Python ints beyond an integer array's range: clip

@@ -105,6 +105,7 @@ NDT_TEST(random, same_seed_same_numbers_new_call_new_numbers) {
 
 /* A random draw and an expression over it, downloaded. */
 static void draw_set(ref_arr **out) {
+    nd_scope_begin();
     nd_random_seed(2024);
     int64_t n = 1 << 17;
     nd_array *u = nd_random_uniform(ND_FLOAT32, 1, &n, -1, 1);
@@ -116,6 +117,7 @@ static void draw_set(ref_arr **out) {
     out[2] = ndt_download(e);
     out[3] = ndt_download(s);
     nd_free(u); nd_free(g); nd_free(e); nd_free(s);
+    nd_scope_end();
 }
 
 static void compare_sets(ref_arr **a, ref_arr **b, const char *what) {
@@ -415,7 +417,9 @@ static ref_arr *draw_view(int normal, nd_dtype t, const view_recipe *r, double a
 
 static nd_array *times_one(nd_array *v, void *arg) {
     (void)arg;
-    return nd_mul(v, nd_scalar(1.0));
+    nd_array *one = nd_scalar(1.0), *y = nd_mul(v, one);
+    nd_free(one);
+    return y;
 }
 
 NDT_TEST(random, views_of_random_arrays_follow_the_mapping) {

@@ -336,6 +336,7 @@ static void expect_ints(const ref_arr *h, const int_case *c, uint64_t seed, uint
  * start mid-pair, reverse, stride and transpose (the draws evaluated
  * through the view's index map inside the consumer's kernel). */
 NDT_TEST(random_dists, integers_match_an_independent_reference) {
+    nd_scope_begin();
     const uint64_t seed = 0xfeedbeef01ull;
     const int64_t counts[] = {1, 2, 7, 3001, 4096};
     for (int q = 0; q < N_PAIR_CASES; q++) {
@@ -408,6 +409,7 @@ NDT_TEST(random_dists, integers_match_an_independent_reference) {
             nd_free(xv), nd_free(av), nd_free(x2), nd_free(a2), nd_free(x), nd_free(ar);
         }
     }
+    nd_scope_end();
 }
 
 /* The redraw runs: r = 4097 rejects about 1 word in 290 and r = 17481
@@ -748,9 +750,9 @@ static void draw_mix(ref_arr **out) {
     nd_array *t = nd_random_triangular(ND_FLOAT64, 2, m2, -1, 0.5, 4);
     nd_array *tt = nd_transpose(t, NULL); /* a transposed view: indices that are not consecutive */
     out[3] = ndt_download(tt);
-    nd_array *s = nd_sum(nd_random_integers(ND_INT32, 1, &n, -50, 51), -1);
+    nd_array *ri = nd_random_integers(ND_INT32, 1, &n, -50, 51), *s = nd_sum(ri, -1);
     out[4] = ndt_download(s);
-    nd_free(t), nd_free(tt), nd_free(s);
+    nd_free(t), nd_free(tt), nd_free(ri), nd_free(s);
 }
 
 NDT_TEST(random_dists, same_values_for_any_thread_count_and_without_fusion) {
@@ -788,6 +790,7 @@ NDT_TEST(random_dists, same_values_for_any_thread_count_and_without_fusion) {
  * triangular float64), and the sum. */
 static double chain_sum(int kind, int64_t n, uint64_t *kernels, uint64_t *values) {
     nd_stats before, after;
+    nd_scope_begin();
     cr_assert_eq(nd_sync(), ND_OK);
     nd_get_stats(&before);
     nd_random_seed(11);
@@ -802,6 +805,7 @@ static double chain_sum(int kind, int64_t n, uint64_t *kernels, uint64_t *values
     *kernels = NDT_KERNELS(after) - NDT_KERNELS(before);
     *values = after.values_materialised - before.values_materialised;
     nd_free(x), nd_free(y), nd_free(s);
+    nd_scope_end();
     return got;
 }
 

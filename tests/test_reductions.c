@@ -362,6 +362,7 @@ NDT_TEST(reductions, integer_moments_accumulate_in_float64) {
 
 /* The issue's repros, exactly: int64 timestamps and uint64 [2^64-1, 1]. */
 NDT_TEST(reductions, integer_mean_issue_repros) {
+    nd_scope_begin();
     const int64_t ts[5] = {1700000000000000000, 1700000000000000000, 1700000000000000000,
                            1700000000000000000, 1700000000000000001};
     nd_array *x = nd_from_host(ts, ND_INT64, ND_SHAPE(5));
@@ -391,6 +392,7 @@ NDT_TEST(reductions, integer_mean_issue_repros) {
     }
     cr_expect_eq(kernels[0], kernels[1], "mean of int64 ran %llu kernels, of float64 %llu",
                  kernels[0], kernels[1]);
+    nd_scope_end();
 }
 
 /* Result dtypes of NumPy 2 for every integer dtype and bool, along an axis

@@ -712,6 +712,7 @@ static ref_arr *ref_average(const ref_arr *a, const ref_arr *w, uint32_t mask, i
 }
 
 NDT_TEST(reductions_axes, average) {
+    nd_scope_begin();
     NDT_RNG(r);
     /* 1-d weights along one axis, float32 */
     ref_arr *ra = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(3, 5), -2, 2);
@@ -771,6 +772,7 @@ NDT_TEST(reductions_axes, average) {
     nd_free(x); nd_free(w); nd_free(xi); nd_free(w2); nd_free(x3); nd_free(w3); nd_free(x3t);
     ref_free(ra); ref_free(rw); ref_free(wb); ref_free(ri); ref_free(rw2); ref_free(r3);
     ref_free(rw3); ref_free(r3t);
+    nd_scope_end();
 }
 
 /* ---------------------------------------------------------------- errors */

@@ -562,9 +562,11 @@ NDT_TEST(shaping_views, row_views_share_their_kernels) {
         }
         /* x[i] * 3 - 1 */
         nd_array *row = nd_viewf(x, "%d", i);
-        nd_array *y3 = nd_mul(row, nd_scalar(3));
-        nd_array *y = nd_sub(y3, nd_scalar(1));
+        nd_array *three = nd_scalar(3), *y3 = nd_mul(row, three);
+        nd_array *one = nd_scalar(1), *y = nd_sub(y3, one);
         nd_free(y3);
+        nd_free(three);
+        nd_free(one);
         ref_arr *w = ref_new(ND_FLOAT32, ND_SHAPE(COLS));
         for (int64_t j = 0; j < COLS; j++) ref_setd(w, j, (float)((float)ref_getd(rx, i * COLS + j) * 3.0f) - 1.0f);
         ndt_check_default(y, w, "x[i] * 3 - 1");
@@ -584,9 +586,11 @@ NDT_TEST(shaping_views, row_views_share_their_kernels) {
         nd_free(lo);
         /* z[i] = z[i] * 2 (in place through the row view) */
         nd_array *zr = nd_viewf(z, "%d", i);
-        nd_array *twice = nd_mul(zr, nd_scalar(2));
+        nd_array *two = nd_scalar(2);
+        nd_array *twice = nd_mul(zr, two);
         cr_assert_eq(nd_assign(zr, twice), ND_OK, "%s", nd_last_error());
         nd_free(twice);
+        nd_free(two);
         nd_free(zr);
         nd_sync();
     }

@@ -469,12 +469,14 @@ NDT_TEST(sorting, partitions_several_and_negative_kth) {
     nd_array *a = ndt_upload(x), *v = nd_view(a, ":, ::2");
     ref_arr *xv = ndt_download(v);
     check_partitions(xv, v, 2, (int64_t[]){1, -1}, 1, "float32 view");
+    nd_free(v);
     nd_free(a);
     ref_free(x);
     ref_free(xv);
 }
 
 NDT_TEST(sorting, partitions_errors_and_empty) {
+    nd_scope_begin();
     nd_array *a = nd_arange(ND_FLOAT64, 0, 12, 1), *m = nd_reshape(a, ND_SHAPE(3, 4));
     cr_expect_null(nd_partitions(m, 3, (int64_t[]){0, 4, 1}, 1));
     NDT_EXPECT_ERR(ND_ERR_ARG, "nd_partitions: kth = 4 (one of the kth) is out of bounds for an axis of length 4");
@@ -510,6 +512,7 @@ NDT_TEST(sorting, partitions_errors_and_empty) {
     cr_expect(nd_ndim(pe) == 2 && nd_shape(pe)[0] == 2 && nd_shape(pe)[1] == 0);
     cr_expect(nd_ndim(ie) == 2 && nd_shape(ie)[0] == 2 && nd_shape(ie)[1] == 0);
     cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_scope_end();
 }
 
 NDT_TEST(sorting, lexsort) {

@@ -31,8 +31,7 @@ static void one_flush_setup(void) {
     ndt_setup();
     ndt_restart(&(nd_config){.early_flush = -1});
 }
-#define CHAIN_TEST(name) \
-    Test(store_chains, name, .init = one_flush_setup, .fini = ndt_teardown, .timeout = NDT_TIMEOUT)
+#define CHAIN_TEST(name) NDT_TEST_WITH(store_chains, name, one_flush_setup, ndt_teardown, NDT_TIMEOUT)
 
 static const stencil FIVE_POINT_2D = {
     2, {19, 23}, {1, 1}, {18, 22}, {1, 1}, 5, {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};

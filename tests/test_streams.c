@@ -86,6 +86,8 @@ NDT_TEST(streams, independent_chains_and_copy_overlap) {
     cfg.trace = trace;
     cfg.early_flush = -1; /* the graph dump below needs everything still pending */
     ndt_restart(&cfg);
+    /* releases the chains' temporaries (alive, as before, until the end) */
+    nd_scope_begin();
     int cuda = ndt_backend_is_cuda();
     /* Big enough on a GPU that each kernel and the copy take tens of
      * microseconds or more; small on the CPU, where only answers count. */
@@ -133,6 +135,7 @@ NDT_TEST(streams, independent_chains_and_copy_overlap) {
     ref_free(ra);
     ref_free(rb);
     ref_free(rh);
+    nd_scope_end();
 
     if (cuda) {
         nd_shutdown(); /* closes the trace file */
@@ -249,7 +252,7 @@ NDT_TEST(streams, stencil_loop_in_one_flush) {
     const int N = 48, iters = 50;
     for (int rep = 0; rep < 3; rep++) {
         ref_arr *init = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(N, N), 0, 1);
-        nd_array *u = nd_copy(ndt_upload(init));
+        nd_array *u0 = ndt_upload(init), *u = nd_copy(u0);
         for (int it = 0; it < iters; it++) {
             nd_scope_begin();
             nd_array *c = nd_view(u, "1:-1, 1:-1");
@@ -276,6 +279,7 @@ NDT_TEST(streams, stencil_loop_in_one_flush) {
         free(g);
         free(t);
         nd_free(u);
+        nd_free(u0);
     }
 }
 
@@ -340,6 +344,7 @@ NDT_TEST(streams, host_array_larger_than_device_limit_streams_in_chunks) {
  * recorded; reads in between wait for it. Results must match a reference
  * however the batches interleave. */
 NDT_TEST(streams, flushed_batches_run_on_the_executor_thread) {
+    nd_scope_begin(); /* releases the batches' temporaries at the end */
     NDT_RNG(r);
     ref_arr *init = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(5000), -1, 1);
     nd_array *x = ndt_upload(init);
@@ -371,4 +376,5 @@ NDT_TEST(streams, flushed_batches_run_on_the_executor_thread) {
     ref_free(init);
     free(want);
     nd_free(x);
+    nd_scope_end();
 }

@@ -95,6 +95,7 @@ static float *gaussian_case(const char *mode) {
     nd_free(y);
     nd_free(ax);
     nd_free(ax0);
+    nd_free(as);
     nd_ufunc_free(g);
     return bytes;
 }
@@ -343,6 +344,7 @@ NDT_TEST(ufunc, empty_zero_d_and_redefinition) {
 /* Two different functions with the same name and shapes never share a
  * cached kernel or plan. */
 NDT_TEST(ufunc, different_bodies_never_share_kernels) {
+    nd_scope_begin();
     nd_ufunc *a = nd_ufunc_define("f", "float x", "return x + 1.0f;");
     nd_ufunc *b = nd_ufunc_define("f", "float x", "return x + 2.0f;");
     cr_assert(a && b, "%s", nd_last_error());
@@ -358,6 +360,7 @@ NDT_TEST(ufunc, different_bodies_never_share_kernels) {
     nd_free(x);
     nd_ufunc_free(a);
     nd_ufunc_free(b);
+    nd_scope_end();
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -383,6 +386,7 @@ NDT_TEST(ufunc, compile_error_names_the_users_line) {
 }
 
 NDT_TEST(ufunc, bad_signatures) {
+    nd_scope_begin();
     const char *bad[] = {
         "",                              /* nothing */
         "float",                         /* a type without a name */
@@ -431,9 +435,11 @@ NDT_TEST(ufunc, bad_signatures) {
     nd_free(a);
     nd_free(b);
     nd_ufunc_free(g);
+    nd_scope_end();
 }
 
 NDT_TEST(ufunc, bad_calls) {
+    nd_scope_begin();
     nd_ufunc *g = nd_ufunc_define("gaussian", "float(float x, float x0, float s)", GAUSS_BODY);
     cr_assert(g, "%s", nd_last_error());
     nd_array *x = nd_zeros(ND_FLOAT32, 1, (int64_t[]){4});
@@ -460,6 +466,7 @@ NDT_TEST(ufunc, bad_calls) {
     nd_free(ok);
     nd_free(x);
     nd_ufunc_free(g);
+    nd_scope_end();
 }
 
 NDT_TEST(ufunc, no_compiler_is_a_clear_error_on_the_cpu) {
@@ -510,8 +517,9 @@ NDT_TEST(ufunc, injected_faults) {
         }
     }
     nd_ufunc *g = nd_ufunc_define("faultok", "float x", body);
-    nd_array *y = nd_ufunc_call(g, 1, (nd_array *[]){x});
-    cr_expect_eq(nd_item(nd_view(y, "5")), 7.0, "%s", nd_last_error());
+    nd_array *y = nd_ufunc_call(g, 1, (nd_array *[]){x}), *y5 = nd_view(y, "5");
+    cr_expect_eq(nd_item(y5), 7.0, "%s", nd_last_error());
+    nd_free(y5);
     nd_free(y);
     nd_free(x);
     nd_ufunc_free(g);

@@ -191,6 +191,7 @@ NDT_TEST(user_kernels, affine_of_random_inputs) {
 NDT_TEST(user_kernels, reads_what_nd_wrote_before_it) {
     /* RAW: nd writes x (a store into a zeros array, then an op), the kernel
      * reads it; an nd op reads the kernel's output. */
+    nd_scope_begin();
     double xv[6] = {1, 2, 3, 4, 5, 6}, want[6];
     int64_t shape[1] = {6};
     nd_user_kernel *k = make_affine(NULL);
@@ -204,12 +205,14 @@ NDT_TEST(user_kernels, reads_what_nd_wrote_before_it) {
     expect_values(after, want, 6, "(2x - x) + 0.5");
     nd_user_kernel_free(k);
     nd_free(x), nd_free(src), nd_free(y), nd_free(out), nd_free(after);
+    nd_scope_end();
 }
 
 NDT_TEST(user_kernels, in_place_after_earlier_reads) {
     /* WAR: values recorded before an in-place kernel read the old version,
      * even when nd would compute them after it (fused into a later
      * consumer); values recorded after read the new one. */
+    nd_scope_begin();
     NDT_RNG(r);
     int64_t shape[2] = {8, 16}, n = 128;
     double *xv = random_values(&r, n), *w_old = malloc(sizeof(double) * n), *w_mix = malloc(sizeof(double) * n);
@@ -240,6 +243,7 @@ NDT_TEST(user_kernels, in_place_after_earlier_reads) {
     nd_user_kernel_free(k);
     nd_free(x), nd_free(twice_old), nd_free(sum), nd_free(mix);
     free(xv), free(w_old), free(w_mix);
+    nd_scope_end();
 }
 
 NDT_TEST(user_kernels, nd_write_after_the_kernel_reads) {
@@ -313,6 +317,7 @@ NDT_TEST(user_kernels, never_fused_across) {
     /* sin -> kernel -> cos + 1: the kernel is its own step, its input is
      * written to memory first, and cos + 1 is one fused kernel after it:
      * three kernels; without the user kernel, one. */
+    nd_scope_begin();
     double xv[64], want[64];
     for (int i = 0; i < 64; i++) xv[i] = i * 0.1;
     int64_t shape[1] = {64};
@@ -337,6 +342,7 @@ NDT_TEST(user_kernels, never_fused_across) {
     free(got);
     nd_user_kernel_free(k);
     nd_free(x), nd_free(out), nd_free(r);
+    nd_scope_end();
 }
 
 /* ------------------------------------------------------------ several outputs */
@@ -408,6 +414,7 @@ NDT_TEST(user_kernels, strided_inputs_as_views) {
 }
 
 NDT_TEST(user_kernels, zero_d_and_empty) {
+    nd_scope_begin();
     int64_t shape0[1] = {0};
     nd_user_kernel *k = make_affine(NULL);
     /* A weak scalar input is a 0-d float64 array. */
@@ -424,11 +431,13 @@ NDT_TEST(user_kernels, zero_d_and_empty) {
     cr_expect_eq(nd_size(eo), 0);
     nd_user_kernel_free(k);
     nd_free(x), nd_free(out), nd_free(e), nd_free(eo);
+    nd_scope_end();
 }
 
 /* ------------------------------------------------------------ failures */
 
 NDT_TEST(user_kernels, failure_reaches_outputs_and_their_consumers_only) {
+    nd_scope_begin();
     double xv[4] = {1, 2, 3, 4}, w[3] = {4, 6, 8};
     int64_t shape[1] = {4};
     nd_array *x = upload(xv, 1, shape);
@@ -464,6 +473,7 @@ NDT_TEST(user_kernels, failure_reaches_outputs_and_their_consumers_only) {
     }
     nd_user_kernel_free(k);
     nd_free(x), nd_free(out), nd_free(derived), nd_free(other), nd_free(y), nd_free(tail);
+    nd_scope_end();
 }
 
 NDT_TEST(user_kernels, failed_input_fails_every_output) {
@@ -526,6 +536,7 @@ NDT_TEST(user_kernels, bad_declarations) {
 }
 
 NDT_TEST(user_kernels, bad_calls_record_nothing) {
+    nd_scope_begin();
     int64_t shape[1] = {4}, other[1] = {5};
     nd_array *x = nd_zeros(ND_FLOAT64, 1, shape), *res[2] = {x, x};
     nd_user_kernel *k = make_affine(NULL);
@@ -581,9 +592,11 @@ NDT_TEST(user_kernels, bad_calls_record_nothing) {
     cr_expect_eq(nd_sync(), ND_OK, "nothing pending fails: %s", nd_last_error());
     nd_user_kernel_free(k), nd_user_kernel_free(k2);
     nd_free(x), nd_free(b), nd_free(half), nd_free(first);
+    nd_scope_end();
 }
 
 NDT_TEST(user_kernels, wrong_backend_freed_and_fixed_kernels) {
+    nd_scope_begin();
     int64_t shape[1] = {4};
     nd_array *x = nd_zeros(ND_FLOAT64, 1, shape), *out = NULL;
     nd_kernel_output o = new_like(x);
@@ -611,6 +624,7 @@ NDT_TEST(user_kernels, wrong_backend_freed_and_fixed_kernels) {
                  "freed kernel");
     cr_expect_eq(nd_sync(), ND_OK, "%s", nd_last_error());
     nd_free(x), nd_free(out);
+    nd_scope_end(); /* also the result of the call that ran: the failed call after it cleared out */
 }
 
 /* ------------------------------------------------------------ CUDA only */

@@ -118,6 +118,7 @@ NDT_TEST(writes, shifted_self_assignment) {
 }
 
 NDT_TEST(writes, write_after_read) {
+    nd_scope_begin(); /* releases the scalars made inline */
     NDT_RNG(r);
     ref_arr *ra = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(5, 4), -3, 3);
     nd_array *x = ndt_upload(ra);
@@ -137,6 +138,7 @@ NDT_TEST(writes, write_after_read) {
     ndt_check(after, w6, 0, 0, NULL, "x+1 recorded after the fill sees the new x");
     nd_free(x); nd_free(e); nd_free(head); nd_free(h1); nd_free(after);
     ref_free(ra); ref_free(w2); ref_free(w1); ref_free(w6);
+    nd_scope_end();
 }
 
 NDT_TEST(writes, write_after_write_order) {

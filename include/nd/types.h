@@ -218,6 +218,9 @@ typedef struct {
                                     over NCCL, device to device (ND_RANK_TRANSPORT), or between CPU
                                     ranks over the CPU backend's test link (ND_RANK_LINK=1); such
                                     bytes are not in rank_bytes_staged */
+    uint64_t handles_alive;      /* array handles made and not yet freed (nd_free, or the scope
+                                    that owns them); nd_shutdown names their origins at
+                                    ND_LOG >= 1 */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

@@ -465,10 +465,12 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
     nd_array *mag = nd_abs(a);
     nd_array *top = mag ? nd_max_axes(mag, 2, last2, true) : NULL; /* (..., 1, 1) */
     nd_array *finite = top ? nd_isfinite(top) : NULL;
-    nd_array *clean = finite ? nd_where(finite, a, nd_scalar(0.0)) : NULL;
+    nd_array *zero0 = finite ? nd_scalar(0.0) : NULL;
+    nd_array *clean = zero0 ? nd_where(finite, a, zero0) : NULL;
     nd_array *p = clean ? nd_la_packed(fn, clean, t) : NULL;
     nd_free(mag);
     nd_free(finite);
+    nd_free(zero0);
     nd_free(clean);
     if (!p) {
         nd_status st = nd_last_status();
@@ -488,10 +490,12 @@ nd_status nd_la_svd(const char *fn, nd_array *a, int full, int uv, nd_array **u,
     *s = nd_runtime_track(res[0]);
     { /* s + 0 * max|a| (above), one per matrix against its k values */
         nd_array *col = nd_squeeze(top, -1);
-        nd_array *zero = col ? nd_mul(col, nd_scalar(0.0)) : NULL;
+        nd_array *naught = col ? nd_scalar(0.0) : NULL;
+        nd_array *zero = naught ? nd_mul(col, naught) : NULL;
         nd_array *fixed = zero ? nd_add(*s, zero) : NULL;
         nd_free(top);
         nd_free(col);
+        nd_free(naught);
         nd_free(zero);
         nd_free(*s);
         *s = fixed;
