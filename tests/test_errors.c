@@ -348,7 +348,8 @@ NDT_TEST(errors, out_of_device_memory_is_reported_not_fatal) {
     ndt_restart(&cfg);
     make_inputs();
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
-    nd_array *big = nd_add(nd_zeros(ND_FLOAT32, ND_SHAPE((int64_t)64 << 20)), nd_scalar(1.0)); /* 256 MiB */
+    nd_array *zeros = nd_zeros(ND_FLOAT32, ND_SHAPE((int64_t)64 << 20)), *one_s = nd_scalar(1.0);
+    nd_array *big = nd_add(zeros, one_s); /* 256 MiB */
     cr_assert(big, "recording is fine: %s", nd_last_error());
     nd_status st = nd_sync();
     cr_expect_eq(st, ND_ERR_OOM, "a 256 MiB result under a 64 MiB limit: sync gave %s", nd_status_name(st));
@@ -359,13 +360,17 @@ NDT_TEST(errors, out_of_device_memory_is_reported_not_fatal) {
     cr_expect_eq(rs, ND_ERR_OOM, "reading the failed array reports its error, got %s", nd_status_name(rs));
     nd_free(first);
     nd_free(big);
+    nd_free(zeros);
+    nd_free(one_s);
     nd_clear_error();
     /* everything else keeps its value and new work runs */
-    nd_array *y = nd_mul(x34, nd_scalar(2.0));
+    nd_array *two = nd_scalar(2.0);
+    nd_array *y = nd_mul(x34, two);
     float got[12];
     cr_assert_eq(nd_to_host(y, got, sizeof got), ND_OK, "%s", nd_last_error());
     for (int i = 0; i < 12; i++) cr_expect_eq(got[i], 2 * x34_host[i]);
     nd_free(y);
+    nd_free(two);
     check_survivors();
 }
 

@@ -637,7 +637,7 @@ NDT_TEST(user_kernels, wrong_backend_freed_and_fixed_kernels) {
 NDT_TEST(user_kernels, cuda_compile_error_names_the_line) {
     NEEDS_CUDA();
     int64_t shape[1] = {4};
-    nd_array *x = nd_zeros(ND_FLOAT64, 1, shape), *out = NULL, *ok = nd_add(x, nd_scalar(1));
+    nd_array *x = nd_zeros(ND_FLOAT64, 1, shape), *out = NULL, *one_s = nd_scalar(1), *ok = nd_add(x, one_s);
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error()); /* ok exists before the failing flush */
     nd_user_kernel *k = nd_user_kernel_new("broken", 1, 1);
     nd_user_kernel_set_cuda_source(k,
@@ -664,7 +664,7 @@ NDT_TEST(user_kernels, cuda_compile_error_names_the_line) {
     double one[4] = {1, 1, 1, 1};
     expect_values(ok, one, 4, "x + 1, made before the failed compiles");
     nd_user_kernel_free(k), nd_user_kernel_free(k2);
-    nd_free(x), nd_free(out), nd_free(out2), nd_free(ok);
+    nd_free(x), nd_free(out), nd_free(out2), nd_free(ok), nd_free(one_s);
 }
 
 static int launch_256(void *ctx, int n_in, const nd_kernel_arg *in, int n_out, const nd_kernel_arg *out,
@@ -691,12 +691,12 @@ NDT_TEST(user_kernels, cuda_graph_replay_of_a_loop) {
     cr_assert_eq(nd_user_kernel_set_cuda_source(k, add10_cuda, "add10", NULL, launch_256, &launches), ND_OK);
     nd_kernel_output o = in_place(x);
     for (int it = 0; it < 6; it++) {
-        nd_array *y = nd_mul(x, nd_scalar(0.5)); /* y = x / 2 */
+        nd_array *half = nd_scalar(0.5), *y = nd_mul(x, half); /* y = x / 2 */
         cr_assert_eq(nd_assign(x, y), ND_OK);
         cr_assert_eq(nd_user_kernel_call(k, 0, NULL, 1, &o, NULL), ND_OK);
-        nd_array *z = nd_add(x, nd_scalar(1));
+        nd_array *one = nd_scalar(1), *z = nd_add(x, one);
         cr_assert_eq(nd_assign(x, z), ND_OK);
-        nd_free(y), nd_free(z);
+        nd_free(y), nd_free(z), nd_free(half), nd_free(one);
         cr_assert_eq(nd_sync(), ND_OK, "iteration %d: %s", it, nd_last_error());
         for (int64_t i = 0; i < n; i++) xv[i] = xv[i] * 0.5 + 10 + 1;
     }
