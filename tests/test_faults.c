@@ -1152,7 +1152,7 @@ NDT_TEST(faults, huge_lazy_array_names_its_creation) {
  * and the failed request leaves nothing behind: nd's pool holds no more
  * than its live arrays use (under a split, the piece that did fit belongs
  * to the failed array until it is freed), and after nd_free and nd_trim
- * the GPU's free memory is as before. (A stream-ordered pool asked for
+ * it holds nothing. (A stream-ordered pool asked for
  * more than is free first maps every free byte, and kept them reserved
  * after the failure: other processes sharing the GPU ran out.) */
 NDT_TEST(faults, allocation_beyond_free_memory_holds_nothing) {
@@ -1177,8 +1177,9 @@ NDT_TEST(faults, allocation_beyond_free_memory_holds_nothing) {
     cr_assert_eq(nd_get_device_info(0, &after), ND_OK, "%s", nd_last_error());
     cr_assert(after.nd_bytes_reserved < slack, "nd's pool holds %llu bytes after nd_free and nd_trim",
               (unsigned long long)after.nd_bytes_reserved);
-    cr_assert(after.free_memory + slack > before.free_memory, "free memory %llu bytes before, %llu after",
-              (unsigned long long)before.free_memory, (unsigned long long)after.free_memory);
+    /* The GPU's free memory is not compared with `before`: other processes
+     * sharing the GPU (the suites run four at a time) change it. The pool's
+     * reserve above is this process's share of it. */
     /* and the next array of a size that fits is computed */
     nd_array *small = nd_full(ND_FLOAT64, ND_SHAPE(1000), 2.5);
     nd_array *total = nd_sum(small, ND_ALL_AXES);
