@@ -23,6 +23,9 @@
  *              a ring of blocks (docs/internals.md "Matmul over pieces")
  *   matmul-tall  X = X @ W, S times: X (P*N) x K, W K x K with K = N/16
  *              (a small B: replicated once per device, then kept)
+ *   bcast      u = 0.5 + (u - 0.5) * w in place, S times: u (P*N) x N
+ *              float32, w a row of N broadcast along axis 0 (a small
+ *              array kept whole: every device's kernels read it)
  *
  * Prints one CSV line (scripts/gpu/scaling.sh reads it):
  *   case,parts,n,rows,cols,seconds,points_per_s,points_per_s_per_part,checksum
@@ -120,6 +123,14 @@ static nd_array *matmul_chain(nd_array *x0, nd_array *w, int sweeps, int runs, d
     return x;
 }
 
+/* One bcast sweep: u = 0.5 + (u - 0.5) * w, w broadcast along axis 0. */
+static void bcast_sweep(nd_array *u, nd_array *w) {
+    nd_scope_begin();
+    nd_array *half = nd_scalar(0.5);
+    if (nd_assign(u, nd_add(half, nd_mul(nd_sub(u, half), w))) != ND_OK) die("nd_assign");
+    nd_scope_end();
+}
+
 static double host_checksum(nd_array *a) {
     int64_t n = nd_size(a);
     nd_array *d = nd_astype(a, ND_FLOAT64);
@@ -134,7 +145,7 @@ static double host_checksum(nd_array *a) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_scaling heat|heat-norm|strong|cg|matmul|matmul-tall [--parts P] [--n N] [--sweeps S] "
+        fprintf(stderr, "usage: bench_scaling heat|heat-norm|strong|cg|matmul|matmul-tall|bcast [--parts P] [--n N] [--sweeps S] "
                         "[--runs R] [--small] [--check]\n");
         return 2;
     }
@@ -155,7 +166,8 @@ int main(int argc, char **argv) {
     }
     int heat = !strcmp(which, "heat"), norm = !strcmp(which, "heat-norm"), strong = !strcmp(which, "strong");
     int cg = !strcmp(which, "cg"), mm = !strcmp(which, "matmul"), tall = !strcmp(which, "matmul-tall");
-    if (!(heat || norm || strong || cg || mm || tall) || parts < 1) {
+    int bcast = !strcmp(which, "bcast");
+    if (!(heat || norm || strong || cg || mm || tall || bcast) || parts < 1) {
         fprintf(stderr, "bench_scaling: unknown case %s\n", which);
         return 2;
     }
@@ -183,6 +195,20 @@ int main(int argc, char **argv) {
         points = (double)(rows - 2) * (double)(cols - 2) * sweeps;
         if (check) checksum = host_checksum(u);
         nd_free(acc);
+        nd_free(u);
+    } else if (bcast) {
+        nd_array *u = nd_random_uniform(ND_FLOAT32, ND_SHAPE(rows, cols), 0.0, 1.0);
+        nd_array *w = nd_random_uniform(ND_FLOAT32, ND_SHAPE(cols), 0.0, 1.0);
+        if (!u || !w || nd_sync() != ND_OK) die("bcast setup");
+        for (int r = -1; r < runs; r++) {
+            double t0 = bench_now();
+            for (int s = 0; s < sweeps; s++) bcast_sweep(u, w);
+            if (nd_sync() != ND_OK) die("nd_sync");
+            if (r >= 0) t[r] = bench_now() - t0;
+        }
+        points = (double)rows * (double)cols * sweeps;
+        if (check) checksum = host_checksum(u);
+        nd_free(w);
         nd_free(u);
     } else if (cg) {
         /* b = 1 inside, x0 = 0: r = b, p = r, rr = r.r */

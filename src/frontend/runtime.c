@@ -304,7 +304,7 @@ static size_t chunk_bytes_for(const nd_backend *be, const nd_config *c) {
  * 1 MiB: below it a kernel per device costs more than it saves) are split
  * in row blocks over N logical memories. Both were checked. */
 static nd_split_config split_config_for(const nd_config *c, const nd_backend *be) {
-    nd_split_config sc = {1, (size_t)1 << 20, 0, 0};
+    nd_split_config sc = {1, (size_t)1 << 20, 0};
     int n = c->devices ? cpu_devices(c->devices) : 0;
     /* GPU ordinals ("0,1", "0,0"): split when the backend drives them all
      * (the CUDA backend; the CPU one, when auto fell back, runs whole). */
@@ -569,7 +569,6 @@ nd_status nd_init(const nd_config *cfg) {
     nd_rt.sched.split = split_config_for(&c, be);
     nd_rt.sched.ranks = nd_dist_size() > 1 && nd_rt.sched.split.n_devices == nd_dist_size() ? nd_dist_size() : 1;
     nd_rt.sched.rank = nd_rt.sched.ranks > 1 ? nd_dist_rank() : 0;
-    nd_rt.sched.split.pieces_per_plan = nd_rt.sched.ranks > 1;
     if (nd_dist_size() > 1 && nd_rt.sched.ranks == 1)
         nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend, which drives several devices: this rank "
                 "computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);

@@ -172,6 +172,16 @@ nd_status nd_rank_transfer_idle(const nd_rank_io *io, const nd_plan *plan, const
     return st2;
 }
 
+nd_status nd_rank_bcast_idle(const nd_rank_io *io, int memory, size_t bytes, int32_t root) {
+    if (over_link(io, memory, memory, bytes)) return xfer_link(io, XFER_BCAST, NULL, memory, bytes, root);
+    void *scratch = nd_calloc(bytes ? bytes : 1, 1);
+    if (!scratch)
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
+    nd_status st = xfer_plain(XFER_BCAST, scratch, bytes, root);
+    free(scratch);
+    return st;
+}
+
 nd_status nd_rank_link_wait(const nd_rank_io *io) {
     if (!io->link || !io->linked || !*io->linked) return ND_OK;
     *io->linked = 0;

@@ -65,6 +65,11 @@ nd_status nd_rank_move(const nd_rank_io *io, const nd_plan *plan, const nd_step 
 /* buf's `bytes`, in memory `memory`, from rank `root` into buf on every rank. */
 nd_status nd_rank_bcast(const nd_rank_io *io, void *buf, int memory, size_t bytes, int32_t root);
 
+/* Takes part in a broadcast of `bytes` in memory `memory` from rank
+ * `root` without memory to receive it in (a rank whose allocation
+ * failed): the bytes land in scratch and are dropped. */
+nd_status nd_rank_bcast_idle(const nd_rank_io *io, int memory, size_t bytes, int32_t root);
+
 /* Takes part in step st's transfers without its memory (a failed or
  * skipped step: the other ranks wait in them): sends zeros, receives into
  * a scratch block that is then dropped (over the link, the backend's

@@ -508,7 +508,7 @@ static void find_held(nd_partitioner *P) {
             sp->gather_first = 1;
             P->n_gather_first++;
         }
-        if (sp->split && !sp->gather_first && !b->borrow && !P->cfg->pieces_per_plan) sp->persist = 1;
+        if (sp->split && !sp->gather_first && !b->borrow) sp->persist = 1;
     }
 }
 

@@ -17,10 +17,6 @@
 typedef struct {
     int32_t n_devices;  /* 1: the pass does nothing */
     size_t min_bytes;   /* ND_SPLIT_MIN_BYTES: smaller arrays stay whole */
-    /* 1: a split array's pieces live for one plan (scattered at its start,
-     * gathered at its end), as under mpirun, where another rank's pieces
-     * are not in this process for a later gather; 0: they outlive it. */
-    uint8_t pieces_per_plan;
     /* ND_EDGE_MIN_BYTES: a device kernel reading ghost rows runs as edge
      * strips and interior when the interior moves at least this many
      * bytes (partition_edges.c). */

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "scheduler/dot_export.h"
 #include "scheduler/executor.h"
+#include "scheduler/executor_ranks.h"
 #include "scheduler/plan_build.h"
 #include "scheduler/partition.h"
 #include "scheduler/plan_cache.h"
@@ -350,9 +351,58 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
     return rc;
 }
 
+/* Under mpirun, rank r holds piece r only (the others' are in their
+ * processes): each rank copies its owned rows into its whole array, then
+ * every rank receives each rank's rows, broadcast by their owner in rank
+ * order, as a plan's GATHER steps do, and the ranks agree on the outcome.
+ * So a read of a split array is collective: every rank makes it, as every
+ * rank records the same program. */
+static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
+    nd_buffer_pieces *p = b->pieces;
+    nd_backend *be = ctx->backend;
+    const nd_rank_io io = {be, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
+    const int32_t me = ctx->rank;
+    int32_t m = p->mem[me] ? p->mem_memory[me] : be->memory;
+    nd_status mine = b->mem[m] ? ND_OK : be->alloc(be, m, b->nbytes ? b->nbytes : 1, &b->mem[m]);
+    if (mine != ND_OK) b->mem[m] = NULL;
+    for (int32_t d = 0; d < p->n_dev; d++) {
+        int64_t lo = nd_split_row(p->rows, p->n_dev, d), hi = nd_split_row(p->rows, p->n_dev, d + 1);
+        if (hi <= lo) continue;
+        size_t bytes = (size_t)(hi - lo) * p->row_bytes;
+        char *dst = b->mem[m] ? (char *)b->mem[m] + (size_t)lo * p->row_bytes : NULL;
+        if (d == me && mine == ND_OK) {
+            mine = p->mem[d] ? be->copy(be, dst, m, (const char *)p->mem[d] + (size_t)(lo - p->p0[d]) * p->row_bytes,
+                                        p->mem_memory[d], bytes)
+                             : nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
+            if (mine == ND_OK && ctx->stats) {
+                ctx->stats->copies++;
+                ctx->stats->piece_copies++;
+                ctx->stats->bytes_copied += bytes;
+            }
+        }
+        /* The peers wait in the broadcast whatever failed here. */
+        nd_status sent = dst ? nd_rank_bcast(&io, dst, m, bytes, d) : nd_rank_bcast_idle(&io, m, bytes, d);
+        if (mine == ND_OK) mine = sent;
+    }
+    nd_status waited = nd_rank_link_wait(&io);
+    if (mine == ND_OK) mine = waited;
+    if (mine == ND_OK) mine = be->synchronize(be);
+    int32_t failed_rank = -1;
+    nd_status other = nd_rank_agree(mine, &failed_rank);
+    if (mine != ND_OK) return mine;
+    if (other != ND_OK)
+        return nd_error_set(other, "nd_sync: MPI rank %d failed to gather a split array (%s; its own error says why)",
+                            (int)failed_rank, nd_status_name(other));
+    if (ctx->stats) ctx->stats->arrays_gathered++;
+    p->whole_stale = 0;
+    b->valid = 1u << m;
+    return ND_OK;
+}
+
 /* b's value is only in its pieces: their owned rows into its memory in
  * the memory they are in, which then holds it too. */
 static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b) {
+    if (ctx->ranks > 1) return gather_ranks(ctx, b);
     nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
     int32_t m = -1;

@@ -32,15 +32,15 @@
 
 #include "nd.h"
 
-enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, N_OUT = 12 };
+enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, SYNCS = 4, N_OUT = 13 };
 
 static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ], host_b[EC * MB];
 static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1,
-                                    ER * MB, ER * MS};
+                                    ER * MB, ER * MS, SR * SC};
 /* Which outputs compare within tolerance: the reductions (over axis 0
  * partials fold in rank order; over axis 1 a row block sums alone, not in
  * the tiles of the whole array) and the matmuls. */
-static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1};
+static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0};
 static double *got[N_OUT];
 
 static int failures;
@@ -76,6 +76,23 @@ static void take(int i, nd_array *a) {
     CHECK(st == ND_OK, "output %d: nd_to_host: %s", i, nd_last_error());
 }
 
+/* n Jacobi sweeps of u's interior. */
+static void sweeps(nd_array *u, int n) {
+    for (int it = 0; it < n; it++) {
+        nd_scope_begin();
+        nd_array *c = nd_view(u, "1:-1, 1:-1");
+        nd_array *sum = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
+                                      nd_view(u, "1:-1, :-2")),
+                               nd_view(u, "1:-1, 2:"));
+        if (nd_assign(c, nd_mul(nd_scalar(0.2), sum)) != ND_OK) CHECK(0, "nd_assign: %s", nd_last_error());
+        nd_scope_end();
+    }
+}
+
+/* What the stencil over several syncs scattered and gathered after its
+ * first sync, and what reading it gathered (output 12). */
+static uint64_t sync_scatters, sync_gathers, read_gathers;
+
 /* Every program, on whatever devices or ranks nd runs on. */
 static void run_programs(void) {
     nd_scope_begin();
@@ -86,15 +103,7 @@ static void run_programs(void) {
     take(1, nd_add(nd_view(x, "1::2, :"), nd_view(y, ":-1:2, :")));
     /* A 5-point heat stencil: SWEEPS Jacobi sweeps of the interior. */
     nd_array *u = nd_from_host(host_u, ND_FLOAT64, ND_SHAPE(SR, SC));
-    for (int it = 0; it < SWEEPS; it++) {
-        nd_scope_begin();
-        nd_array *c = nd_view(u, "1:-1, 1:-1");
-        nd_array *sum = nd_add(nd_add(nd_add(nd_add(c, nd_view(u, ":-2, 1:-1")), nd_view(u, "2:, 1:-1")),
-                                      nd_view(u, "1:-1, :-2")),
-                               nd_view(u, "1:-1, 2:"));
-        if (nd_assign(c, nd_mul(nd_scalar(0.2), sum)) != ND_OK) CHECK(0, "nd_assign: %s", nd_last_error());
-        nd_scope_end();
-    }
+    sweeps(u, SWEEPS);
     take(2, u);
     /* Reductions: over axis 0 (partials per rank), over everything, over
      * axis 1 (rows stay on their rank). */
@@ -117,6 +126,22 @@ static void run_programs(void) {
     nd_array *b = nd_from_host(host_b, ND_FLOAT64, ND_SHAPE(EC, MB));
     take(10, nd_matmul(nd_mul(x, nd_scalar(0.5)), b));
     take(11, nd_matmul(x, nd_from_host(host_b, ND_FLOAT64, ND_SHAPE(EC, MS))));
+    /* The stencil again, one nd_sync per SWEEPS / SYNCS sweeps: each rank
+     * keeps its piece between the syncs (split once, gathered once, by the
+     * read), as one process keeps its devices' pieces. */
+    nd_array *u2 = nd_from_host(host_u, ND_FLOAT64, ND_SHAPE(SR, SC));
+    nd_stats s0, s1;
+    for (int k = 0; k < SYNCS; k++) {
+        if (k == 1) nd_get_stats(&s0); /* after the sync that split u2 */
+        sweeps(u2, SWEEPS / SYNCS);
+        CHECK(nd_sync() == ND_OK, "nd_sync: %s", nd_last_error());
+    }
+    nd_get_stats(&s1);
+    sync_scatters = s1.arrays_scattered - s0.arrays_scattered;
+    sync_gathers = s1.arrays_gathered - s0.arrays_gathered;
+    take(12, u2);
+    nd_get_stats(&s0);
+    read_gathers = s0.arrays_gathered - s1.arrays_gathered;
     nd_scope_end();
 }
 
@@ -174,6 +199,8 @@ static void check_reference(void) {
                       got[8][r * TQ + c] == fma(host_q[r * TQ + c], 3.0, host_q[c * TQ + r]),
                   "transpose [%d,%d]", r, c);
     CHECK(got[9][0] == mx, "nd_item max %.17g, want %.17g", got[9][0], mx);
+    CHECK(!memcmp(got[12], got[2], sizeof(double) * SR * SC), "the stencil over %d syncs differs from one sync's",
+          SYNCS);
     for (int r = 0; r < ER; r++)
         for (int c = 0; c < MB; c++) {
             double s = 0, s4 = 0;
@@ -259,6 +286,10 @@ int main(int argc, char **argv) {
         CHECK(cuda || (s.device_matmuls > 0 && s.ring_copies > 0 && s.matmul_replicas > 0), "the matmuls did not "
               "split (%llu device matmuls, %llu ring copies, %llu replicas)", (unsigned long long)s.device_matmuls,
               (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas);
+        CHECK(sync_scatters == 0 && sync_gathers == 0 && read_gathers == 1, "the stencil's syncs after its first "
+              "scattered %llu arrays and gathered %llu, and its read gathered %llu: its pieces did not stay on their "
+              "ranks between the syncs", (unsigned long long)sync_scatters, (unsigned long long)sync_gathers,
+              (unsigned long long)read_gathers);
         /* GPU ranks send over NCCL (ND_RANK_TRANSPORT=nccl, or auto where
          * each rank has a GPU of its own) or through host buffers (also CPU
          * ranks under ND_RANK_STAGING=1); CPU ranks send over the CPU test
