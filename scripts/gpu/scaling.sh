@@ -13,7 +13,7 @@
 #   bash scripts/gpu/scaling.sh --cpu 4 --small
 # Under mpirun as well (one rank per GPU), where mpirun exists and libnd was
 # built with MPI; skipped, and said so, otherwise.
-# Options: --cases "heat heat-norm strong cg matmul", --max P, --runs R,
+# Options: --cases "heat heat-norm bcast strong cg matmul", --max P, --runs R,
 # --small (also checks every device count's result against one device's),
 # --check (that check at full size: doubles the time).
 set -uo pipefail
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-scaling-out}
 mkdir -p "$OUT"
 mode=gpu cpu_max=0 same=0 small="" check="" runs="" maxp=8
-cases="heat heat-norm strong cg matmul"
+cases="heat heat-norm bcast strong cg matmul"
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) mode=cpu cpu_max=$2; shift ;;
@@ -139,7 +139,7 @@ for r in rows:
     grid = f'{r["rows"]}x{r["cols"]}' if r["case"] != "matmul" else f'{r["n"]}^3 x chain'
     print(f'| {r["case"]} | {r["launch"]} | {r["parts"]} | {r["devices"]} | {grid} | {float(r["seconds"]):.4g} | '
           f'{float(r["points_per_s"]):.3e} | {per:.3e} | {eff} | {chk} |')
-print("\nWeak scaling (heat, heat-norm, cg): per-device grid fixed, efficiency = per-device points/s at P over P=1."
+print("\nWeak scaling (heat, heat-norm, bcast, cg): per-device grid fixed, efficiency = per-device points/s at P over P=1."
       "\nStrong (strong, matmul): one problem, efficiency = points/s at P over P x points/s at P=1."
       "\nmatmul: C's rows follow A's, B in a ring of blocks (docs/internals.md \"Matmul over pieces\"); on CUDA"
       "\nevery device's GEMM still runs on device 0's stream, so expect about one device's time (docs/scaling.md).")
