@@ -422,6 +422,34 @@ NDT_TEST(partition, pieces_outlive_flushes) {
     }
 }
 
+/* The bytes in use after a 2048^2 float32 grid (16 MiB) made by a flat
+ * kernel and swept 10 times on cpu:n. */
+static double swept_grid_bytes(int n) {
+    char dev[64];
+    restart_split(devices_for(n, dev, sizeof dev), dev);
+    nd_random_seed(5);
+    nd_array *u = nd_random_uniform(ND_FLOAT32, ND_SHAPE(2048, 2048), 0.0, 1.0);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 10; i++) cr_assert_eq(sweep5(u), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats s;
+    nd_get_stats(&s);
+    nd_free(u);
+    return (double)s.bytes_allocated;
+}
+
+/* A split grid and the twin its sweeps alternate with live in pieces
+ * only, as much memory as one device holds plus the pieces' ghost rows.
+ * From 2048^2 float32 up, the first sweeps' plan scattered the twin's
+ * whole memory into the twin's pieces though the twin held nothing yet:
+ * that memory was allocated and kept, 1.5x one device's bytes on cpu:2. */
+NDT_TEST(partition, twin_lives_in_pieces_only) {
+    if (on_cuda()) cr_skip_test("bytes in use are checked on cpu:N only");
+    double one = swept_grid_bytes(1), two = swept_grid_bytes(2), ghosts = 2.0 * 2 * 2 * 2048 * 4;
+    cr_assert(two <= one + ghosts, "cpu:2 holds %g bytes after the sweeps, cpu:1 %g (+ %g of ghost rows)", two, one,
+              ghosts);
+}
+
 /* A convergence loop: a grid made by a flat kernel (its own flush), then
  * rounds of 5 sweeps (a flush) each ended by a read of the grid's sum (a
  * flush of its own, seeing the grid as one flat row). The creation splits
@@ -429,8 +457,8 @@ NDT_TEST(partition, pieces_outlive_flushes) {
  * the first sweeps start from those pieces; the sum runs over the grid's
  * pieces in their rows (also where the device count does not divide the
  * elements evenly). Nothing is gathered or scattered. Outputs: the grid,
- * the four sums, and the scatters, gathers and piece copies of the
- * rounds. */
+ * the four sums, and the scatters, gathers and piece copies of the rounds
+ * and the bytes in use after them. */
 static int checked_rounds(uint64_t seed, nd_array **outs) {
     nd_array *u = rand_array(seed, 64, 40);
     cr_assert_eq(nd_sync(), ND_OK);
@@ -450,8 +478,8 @@ static int checked_rounds(uint64_t seed, nd_array **outs) {
     outs[1] = nd_from_host(sums, ND_FLOAT64, ND_SHAPE(4));
     outs[2] = nd_from_host((double[]){(double)(s1.arrays_scattered - s0.arrays_scattered),
                                       (double)(s1.arrays_gathered - s0.arrays_gathered),
-                                      (double)(s1.piece_copies - s0.piece_copies)},
-                           ND_FLOAT64, ND_SHAPE(3));
+                                      (double)(s1.piece_copies - s0.piece_copies), (double)s1.bytes_allocated},
+                           ND_FLOAT64, ND_SHAPE(4));
     return 3;
 }
 
@@ -471,6 +499,14 @@ NDT_TEST(partition, checked_rounds_stay_in_pieces) {
         cr_assert(c[0] == 0 && c[1] == 0 && c[2] == 0,
                   "cpu:%d: the rounds scattered %g arrays, gathered %g, made %g piece copies (want none)", n, c[0],
                   c[1], c[2]);
+        /* The grid and its twin (the sweeps alternate between them) live in
+         * pieces only: what one device holds, plus each piece's two ghost
+         * rows of 40 float64. The twin's whole memory, which the first
+         * sweep's plan once scattered into the twin's pieces though the
+         * twin held nothing yet, is never allocated. */
+        const double one_device = ((const double *)ref_bufs[2])[3], ghosts = 2.0 * n * 2 * 40 * 8;
+        cr_assert(c[3] <= one_device + ghosts, "cpu:%d: %g bytes in use after the rounds, cpu:1 %g (+ %g of ghost rows)",
+                  n, c[3], one_device, ghosts);
     }
 }
 

@@ -493,6 +493,7 @@ static void find_held(nd_partitioner *P) {
         const nd_buffer_pieces *h = held_pieces(P, s);
         const nd_buffer *b = P->walk->buffers[sl->walk_index];
         sp->held = h;
+        sp->undefined = sl->role == ND_SLOT_TWIN && !nd_buffer_twin_at(b, b->version - b->n_writers);
         int64_t hp0[ND_MAX_SPLIT], hpn[ND_MAX_SPLIT];
         if (sp->split && h && held_fits(P, s, h, hp0, hpn)) {
             sp->persist = sp->adopt = 1;

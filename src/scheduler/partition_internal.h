@@ -39,6 +39,10 @@ typedef struct {
      * its pieces get a ghost row on each side (partition.c restore_rows). */
     uint8_t margin;
     int32_t old_piece[ND_MAX_SPLIT]; /* gather_first: the held pieces' slots */
+    /* A twin that holds no value yet (store chains fill it in this plan):
+     * its pieces start from nothing, not from a scatter of its whole
+     * memory, which is then never bound. */
+    uint8_t undefined;
 } nd_part_slot;
 
 typedef struct {

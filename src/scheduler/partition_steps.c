@@ -402,7 +402,7 @@ static int partition_step(emitter *E, int32_t i) {
         if (!sp->in_pieces) {
             uint8_t bits = access_of(orig, s);
             sp->in_pieces = 1;
-            if (P->plan->slots[s].role != ND_SLOT_TEMP && bits != ND_ACCESS_WRITE) {
+            if (P->plan->slots[s].role != ND_SLOT_TEMP && bits != ND_ACCESS_WRITE && !sp->undefined) {
                 if (!scatter(E, s, orig)) return 0;
             } else {
                 sp->stale = 1; /* written whole: ghosts come after */
