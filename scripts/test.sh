@@ -20,7 +20,8 @@
 # leak found at a test process's exit does not fail a test Criterion already
 # counted as passed. So the suites check array handles themselves: NDT_TEST
 # fails a test that leaves one alive (tests/README.md, "Handles"). A test's
-# own malloc'd host memory left unfreed is still not caught. Where LeakSanitizer
+# own malloc'd host memory left unfreed is still not caught here
+# (tests/README.md says how to look for it). Where LeakSanitizer
 # cannot run at all (some containers forbid the ptrace it needs) it is turned
 # off with a warning rather than failing every test. ND_TEST_DETECT_LEAKS=0
 # turns it off by hand.

@@ -46,7 +46,8 @@ void ndt_allow_live_handles(void);
 #define NDT_TEST(suite, name) NDT_TEST_WITH(suite, name, ndt_setup, ndt_teardown, NDT_TIMEOUT)
 
 /* Shuts the runtime down and starts it again with cfg (backend still from
- * ND_BACKEND when cfg->backend is 0). */
+ * ND_BACKEND when cfg->backend is 0); first fails the test if array
+ * handles are still alive (ndt_expect_no_live_handles). */
 void ndt_restart(const nd_config *cfg);
 /* Restarts the runtime with an empty kernel cache directory made under
  * $TMPDIR (or /tmp) from `tag`, written to dir, and every elementwise

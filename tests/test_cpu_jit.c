@@ -303,13 +303,12 @@ JIT_TEST(transcendental_chain) {
                 ndt_check(y, want, tol, 0, scale, "jit transcendentals (%s)", ref_dtype_name(t));
                 ref_free(want);
                 free(scale);
-                restart_jit("0", NULL);
-            } else {
-                restart_jit("sync", NULL);
             }
+            /* freed before the restart: nd_shutdown forgets live handles */
             nd_free(a);
             nd_free(b);
             nd_free(y);
+            restart_jit(run == 0 ? "0" : "sync", NULL);
         }
         expect_same_bits(&got[0], &got[1], 1, "transcendentals");
         free_all(got, 2);
@@ -380,7 +379,7 @@ JIT_TEST(index_maps) {
             nd_cpu_jit_counts c0 = counts();
             nd_array *a = nd_arange(t, -5, (double)n - 5, 1);
             nd_array *l = nd_linspace(t, -1, 1, n);
-            nd_array *y = nd_add(nd_mul(a, l), l);
+            nd_array *al = nd_mul(a, l), *y = nd_add(al, l);
             got[run][0] = ndt_download(a);
             got[run][1] = ndt_download(y);
             if (run == 0) {
@@ -392,6 +391,7 @@ JIT_TEST(index_maps) {
             }
             nd_free(a);
             nd_free(l);
+            nd_free(al);
             nd_free(y);
             restart_jit(run == 0 ? "0" : "sync", NULL);
         }
@@ -415,7 +415,7 @@ JIT_TEST(gather_fused_with_a_map) {
         ref_arr *got[2][1];
         for (int run = 0; run < 2; run++) {
             nd_cpu_jit_counts c0 = counts();
-            nd_array *a = nd_astype(nd_arange(ND_FLOAT64, 0, (double)n, 1), t);
+            nd_array *a64 = nd_arange(ND_FLOAT64, 0, (double)n, 1), *a = nd_astype(a64, t);
             nd_array *idx = nd_from_host(ix, ND_INT64, ND_SHAPE(m));
             nd_scope_begin();
             nd_array *y = nd_keep(nd_add(nd_take(a, idx, 0), nd_astype(nd_scalar(3), t)));
@@ -442,6 +442,7 @@ JIT_TEST(gather_fused_with_a_map) {
                 nd_free(bad_idx);
             }
             nd_free(a);
+            nd_free(a64);
             nd_free(idx);
             nd_free(y);
             restart_jit(run == 0 ? "0" : "sync", NULL);
@@ -476,7 +477,7 @@ JIT_TEST(gather_of_several_index_arrays) {
         for (int k = 0; k < na; k++) n *= sh[k];
         for (int run = 0; run < 2; run++) {
             nd_cpu_jit_counts c0 = counts();
-            nd_array *a = nd_reshape(nd_arange(ND_FLOAT32, 0, (double)n, 1), na, sh);
+            nd_array *flat = nd_arange(ND_FLOAT32, 0, (double)n, 1), *a = nd_reshape(flat, na, sh);
             nd_array *ix[7];
             for (int k = 0; k < 7; k++) ix[k] = nd_from_host(v[k], ND_INT64, ND_SHAPE(m));
             nd_scope_begin();
@@ -503,6 +504,7 @@ JIT_TEST(gather_of_several_index_arrays) {
                 nd_free(bad);
             }
             nd_free(a);
+            nd_free(flat);
             for (int k = 0; k < 7; k++) nd_free(ix[k]);
             nd_free(y);
             restart_jit(run == 0 ? "0" : "sync", NULL);

@@ -638,6 +638,7 @@ NDT_TEST(creation_matrix, meshgrid_flattens_views_and_scalars) {
     ndt_check(out[1], r1, 0, 0, NULL, "meshgrid(a.T, 7.5)[1]");
     cr_assert_eq(nd_fill(out[1], 1), ND_OK, "the scalar's grid is writable: %s", nd_last_error());
     nd_free(out[0]); nd_free(out[1]);
+    ref_free(r0), ref_free(r1);
     /* an empty input makes every output empty */
     nd_array *e = nd_zeros(ND_INT8, ND_SHAPE(0));
     nd_array *in2[2] = {a, e};

@@ -26,14 +26,14 @@ Test(cuda_loader, cpu_backend_maps_no_cuda_library) {
     nd_config cfg = ND_CONFIG_INIT;
     cfg.backend = ND_BACKEND_CPU;
     cr_assert_eq(nd_init(&cfg), ND_OK, "%s", nd_last_error());
-    nd_array *a = nd_add(nd_arange(ND_FLOAT32, 0, 100, 1), nd_scalar(1));
+    nd_array *r = nd_arange(ND_FLOAT32, 0, 100, 1), *one = nd_scalar(1), *a = nd_add(r, one);
     float v[100];
     cr_assert_eq(nd_to_host(a, v, sizeof v), ND_OK, "%s", nd_last_error());
     cr_expect_eq(v[99], 100.0f);
     cr_expect_not(mapped("libcudart"), "the CPU backend mapped libcudart");
     cr_expect_not(mapped("libnvrtc"), "the CPU backend mapped libnvrtc");
     cr_expect_not(mapped("libcublas"), "the CPU backend mapped libcublas");
-    nd_free(a);
+    nd_free(a), nd_free(r), nd_free(one);
     nd_shutdown();
 }
 
@@ -65,11 +65,11 @@ Test(cuda_loader, auto_falls_back_to_the_cpu_quietly) {
     cr_assert_eq(nd_init(&cfg), ND_OK, "%s", nd_last_error());
     cr_expect_str_eq(nd_backend_name(), "cpu");
     cr_expect_eq(nd_last_status(), ND_OK, "the fallback left an error behind: %s", nd_last_error());
-    nd_array *a = nd_sum(nd_arange(ND_INT32, 0, 10, 1), ND_ALL_AXES);
+    nd_array *r = nd_arange(ND_INT32, 0, 10, 1), *a = nd_sum(r, ND_ALL_AXES);
     int64_t v = 0;
     cr_assert_eq(nd_to_host(a, &v, sizeof v), ND_OK, "%s", nd_last_error());
     cr_expect_eq(v, 45);
-    nd_free(a);
+    nd_free(a), nd_free(r);
     nd_shutdown();
 }
 

@@ -324,6 +324,8 @@ NDT_TEST(io, round_trip_every_dtype_through_views) {
         nd_free(at);
         nd_free(v);
         nd_free(b);
+        ref_free(ra);
+        ref_free(want);
     }
     tmp_clean();
 }
@@ -418,6 +420,7 @@ NDT_TEST(io, npz_round_trip) {
     cr_expect_eq(nd_npz_count(z), 0);
     nd_npz_close(z);
     for (int i = 0; i < 5; i++) nd_free(arrs[i]);
+    ref_free(r0), ref_free(r1), ref_free(r2), ref_free(r3), ref_free(r4);
     tmp_clean();
 }
 

@@ -147,7 +147,7 @@ NDT_TEST(lifetime, weak_scalars_of_one_value_stay_independent) {
     nd_array *bv = nd_reshape(b, ND_SHAPE(1, 1));
     cr_assert(bv, "%s", nd_last_error());
     cr_expect_eq(nd_item(bv), 1.0);
-    nd_array *sum = nd_add(nd_scalar_int(2), b); /* weak + weak: float64 3 */
+    nd_array *two = nd_scalar_int(2), *sum = nd_add(two, b); /* weak + weak: float64 3 */
     cr_expect_eq(nd_item(sum), 3.0);
     cr_expect_eq(nd_item(d), 1.0);
     /* Many scalars in a loop, the values cycling through the cache. */
@@ -161,7 +161,7 @@ NDT_TEST(lifetime, weak_scalars_of_one_value_stay_independent) {
     double want = 0;
     for (int i = 0; i < 200; i++) want += 2.0 * (i % 37);
     cr_expect_eq(total, want);
-    nd_array *all[] = {b, c, z, nz, n, bv, sum, d};
+    nd_array *all[] = {b, c, z, nz, n, bv, sum, d, two};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) nd_free(all[i]);
     cr_expect_eq(nd_last_status(), ND_OK, "%s", nd_last_error());
     nd_array *kept = nd_scalar(5.0);
