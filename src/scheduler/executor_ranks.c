@@ -142,6 +142,19 @@ nd_status nd_rank_move(const nd_rank_io *io, const nd_plan *plan, const nd_step 
     }
 }
 
+/* A transfer made without memory of this rank's: over the link from none
+ * (the link's own blocks), else through host scratch (no staging). */
+static nd_status xfer_idle(const nd_rank_io *io, xfer_kind kind, int memory, int far_memory, size_t bytes,
+                           int32_t peer) {
+    if (over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, NULL, memory, bytes, peer);
+    void *scratch = nd_calloc(bytes ? bytes : 1, 1);
+    if (!scratch)
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
+    nd_status st = xfer_plain(kind, scratch, bytes, peer);
+    free(scratch);
+    return st;
+}
+
 nd_status nd_rank_transfer_idle(const nd_rank_io *io, const nd_plan *plan, const nd_step *st) {
     const int32_t rank = io->rank;
     nd_rank_role role = nd_rank_role_of(plan, st, rank);
@@ -162,24 +175,11 @@ nd_status nd_rank_transfer_idle(const nd_rank_io *io, const nd_plan *plan, const
     } else if (partial < 0) {
         return ND_OK; /* no transfer */
     }
-    if (over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, NULL, memory, bytes, peer);
-    void *scratch = nd_calloc(bytes ? bytes : 1, 1);
-    if (!scratch)
-        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
-    /* Host scratch: no staging. */
-    nd_status st2 = xfer_plain(kind, scratch, bytes, peer);
-    free(scratch);
-    return st2;
+    return xfer_idle(io, kind, memory, far_memory, bytes, peer);
 }
 
 nd_status nd_rank_bcast_idle(const nd_rank_io *io, int memory, size_t bytes, int32_t root) {
-    if (over_link(io, memory, memory, bytes)) return xfer_link(io, XFER_BCAST, NULL, memory, bytes, root);
-    void *scratch = nd_calloc(bytes ? bytes : 1, 1);
-    if (!scratch)
-        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");
-    nd_status st = xfer_plain(XFER_BCAST, scratch, bytes, root);
-    free(scratch);
-    return st;
+    return xfer_idle(io, XFER_BCAST, memory, memory, bytes, root);
 }
 
 nd_status nd_rank_link_wait(const nd_rank_io *io) {
