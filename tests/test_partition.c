@@ -450,6 +450,40 @@ NDT_TEST(partition, twin_lives_in_pieces_only) {
               ghosts);
 }
 
+/* A host read of a split array gathers its pieces straight into host
+ * memory: no device allocates the whole array for it (on several GPUs
+ * it may fit on none alone), and the pieces stay, so a later sweep
+ * scatters nothing. Device memory is counted on CUDA only (the CPU
+ * backend's pieces are host memory). */
+NDT_TEST(partition, host_read_gathers_into_host_memory) {
+    char dev[64];
+    restart_split(devices_for(2, dev, sizeof dev), dev);
+    nd_random_seed(9);
+    nd_array *u = nd_random_uniform(ND_FLOAT32, ND_SHAPE(1024, 512), 0.0, 1.0);
+    for (int i = 0; i < 3; i++) cr_assert_eq(sweep5(u), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats s0, s1, s2;
+    nd_get_stats(&s0);
+    static float host[1024 * 512];
+    memset(host, 0x7f, sizeof host);
+    cr_assert_eq(nd_to_host(u, host, sizeof host), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s1);
+    for (int i = 0; i < 1024 * 512; i++) cr_assert(host[i] >= 0.0f && host[i] <= 1.0f, "element %d: %g", i, host[i]);
+    cr_assert_eq(s1.arrays_gathered - s0.arrays_gathered, 1, "the read gathered %llu arrays",
+                 (unsigned long long)(s1.arrays_gathered - s0.arrays_gathered));
+    uint64_t dev0 = 0, dev1 = 0;
+    for (int m = 1; m < ND_STATS_MEMORIES; m++) dev0 += s0.bytes_in_use[m], dev1 += s1.bytes_in_use[m];
+    if (on_cuda())
+        cr_assert_eq(dev1, dev0, "the read took %lld bytes of device memory (the array is %d)",
+                     (long long)(dev1 - dev0), 1024 * 512 * 4);
+    cr_assert_eq(sweep5(u), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s2);
+    cr_assert_eq(s2.arrays_scattered - s1.arrays_scattered, 0, "the sweep after the read scattered %llu arrays",
+                 (unsigned long long)(s2.arrays_scattered - s1.arrays_scattered));
+    nd_free(u);
+}
+
 /* A convergence loop: a grid made by a flat kernel (its own flush), then
  * rounds of 5 sweeps (a flush) each ended by a read of the grid's sum (a
  * flush of its own, seeing the grid as one flat row). The creation splits

@@ -357,12 +357,11 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
  * order, as a plan's GATHER steps do, and the ranks agree on the outcome.
  * So a read of a split array is collective: every rank makes it, as every
  * rank records the same program. */
-static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
+static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
     nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
     const nd_rank_io io = {be, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
     const int32_t me = ctx->rank;
-    int32_t m = p->mem[me] ? p->mem_memory[me] : be->memory;
     nd_status mine = b->mem[m] ? ND_OK : be->alloc(be, m, b->nbytes ? b->nbytes : 1, &b->mem[m]);
     if (mine != ND_OK) b->mem[m] = NULL;
     for (int32_t d = 0; d < p->n_dev; d++) {
@@ -400,15 +399,13 @@ static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
 }
 
 /* b's value is only in its pieces: their owned rows into its memory in
- * the memory they are in, which then holds it too. */
-static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b) {
-    if (ctx->ranks > 1) return gather_ranks(ctx, b);
+ * memory m, the one the reader asked for, which then holds it too. Read
+ * from the host, the pieces go straight to host memory: no device ever
+ * holds the whole array for it (on several GPUs it may not fit on one). */
+static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
+    if (ctx->ranks > 1) return gather_ranks(ctx, b, m);
     nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
-    int32_t m = -1;
-    for (int32_t d = 0; d < p->n_dev && m < 0; d++)
-        if (p->pn[d] > 0) m = p->mem_memory[d];
-    if (m < 0) m = be->memory;
     if (!b->mem[m]) {
         nd_status rc = be->alloc(be, m, b->nbytes ? b->nbytes : 1, &b->mem[m]);
         if (rc != ND_OK) return rc;
@@ -441,7 +438,7 @@ nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memor
     if (b->valid & bit) return ND_OK;
     nd_backend *be = ctx->backend;
     if (nd_buffer_in_pieces(b)) {
-        nd_status rc = gather_pieces(ctx, b);
+        nd_status rc = gather_pieces(ctx, b, memory);
         if (rc != ND_OK || (b->valid & bit)) return rc;
     }
     if (!b->mem[memory]) {
