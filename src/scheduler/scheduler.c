@@ -357,11 +357,15 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
  * order, as a plan's GATHER steps do, and the ranks agree on the outcome.
  * So a read of a split array is collective: every rank makes it, as every
  * rank records the same program. */
-static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
+static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
     nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
     const nd_rank_io io = {be, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
     const int32_t me = ctx->rank;
+    /* Into the rank's own memory (its GPU's on CUDA), where the transfers
+     * are ordered on the backend's stream after the rank's own copy: a host
+     * buffer would be sent through MPI before that copy reached it. */
+    int32_t m = p->mem[me] ? p->mem_memory[me] : be->memory;
     nd_status mine = b->mem[m] ? ND_OK : be->alloc(be, m, b->nbytes ? b->nbytes : 1, &b->mem[m]);
     if (mine != ND_OK) b->mem[m] = NULL;
     for (int32_t d = 0; d < p->n_dev; d++) {
@@ -401,9 +405,10 @@ static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
 /* b's value is only in its pieces: their owned rows into its memory in
  * memory m, the one the reader asked for, which then holds it too. Read
  * from the host, the pieces go straight to host memory: no device ever
- * holds the whole array for it (on several GPUs it may not fit on one). */
+ * holds the whole array for it (on several GPUs it may not fit on one).
+ * Under mpirun each rank gathers into its own memory (gather_ranks). */
 static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
-    if (ctx->ranks > 1) return gather_ranks(ctx, b, m);
+    if (ctx->ranks > 1) return gather_ranks(ctx, b);
     nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
     if (!b->mem[m]) {
