@@ -423,8 +423,8 @@ NDT_TEST(partition, pieces_outlive_flushes) {
 }
 
 /* The bytes in use after a 2048^2 float32 grid (16 MiB) made by a flat
- * kernel and swept 10 times on cpu:n. */
-static double swept_grid_bytes(int n) {
+ * kernel and swept 10 times on cpu:n, and in *twin those of its twin. */
+static double swept_grid_bytes(int n, double *twin) {
     char dev[64];
     restart_split(devices_for(n, dev, sizeof dev), dev);
     nd_random_seed(5);
@@ -435,6 +435,7 @@ static double swept_grid_bytes(int n) {
     nd_stats s;
     nd_get_stats(&s);
     nd_free(u);
+    *twin = (double)s.bytes_twins;
     return (double)s.bytes_allocated;
 }
 
@@ -445,9 +446,13 @@ static double swept_grid_bytes(int n) {
  * that memory was allocated and kept, 1.5x one device's bytes on cpu:2. */
 NDT_TEST(partition, twin_lives_in_pieces_only) {
     if (on_cuda()) cr_skip_test("bytes in use are checked on cpu:N only");
-    double one = swept_grid_bytes(1), two = swept_grid_bytes(2), ghosts = 2.0 * 2 * 2 * 2048 * 4;
+    double twin1, twin2;
+    double one = swept_grid_bytes(1, &twin1), two = swept_grid_bytes(2, &twin2), ghosts = 2.0 * 2 * 2 * 2048 * 4;
     cr_assert(two <= one + ghosts, "cpu:2 holds %g bytes after the sweeps, cpu:1 %g (+ %g of ghost rows)", two, one,
               ghosts);
+    /* nd_stats.bytes_twins counts the twin's pieces as it counts a whole twin */
+    cr_assert(twin1 == 2048.0 * 2048 * 4 && twin2 >= twin1 && twin2 <= twin1 + ghosts / 2,
+              "bytes_twins: %g on cpu:1, %g on cpu:2", twin1, twin2);
 }
 
 /* A host read of a split array gathers its pieces straight into host

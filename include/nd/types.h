@@ -176,7 +176,8 @@ typedef struct {
     uint64_t bytes_temporaries;  /* part of bytes_in_use: free temporaries pooled for the next
                                     flush (nd_trim releases them) */
     uint64_t bytes_twins;        /* part of bytes_in_use: the second copies that in-place
-                                    sweeps over one array (a stencil loop) alternate with */
+                                    sweeps over one array (a stencil loop) alternate with,
+                                    their pieces included where the array is split */
     /* Several devices (ND_DEVICES=cpu:N); all 0 on one device. */
     uint64_t device_kernels;     /* part of kernels_run: kernels over the rows of one device,
                                     and the kernels folding their partial reductions */

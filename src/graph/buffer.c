@@ -214,8 +214,14 @@ void nd_buffer_clear_failure(nd_buffer *b) {
 
 uint64_t nd_buffers_twin_bytes(void) {
     uint64_t n = 0;
-    for (const nd_buffer *b = nd_buffer_live_head; b; b = b->live_next)
-        if (b->twin && b->twin->mem) n += b->twin->mem_bytes;
+    for (const nd_buffer *b = nd_buffer_live_head; b; b = b->live_next) {
+        const nd_buffer_twin *t = b->twin;
+        if (!t) continue;
+        if (t->mem) n += t->mem_bytes;
+        /* a split twin's pieces (a stencil over a split grid) */
+        for (int d = 0; t->pieces && d < ND_MAX_PIECES; d++)
+            if (t->pieces->mem[d]) n += t->pieces->mem_bytes[d];
+    }
     return n;
 }
 
