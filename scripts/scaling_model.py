@@ -160,7 +160,7 @@ def main():
     for g in ("H200", "H100"):
         print(f"\n### Weak scaling, {g}: 16384^2 float32 per GPU, 20 sweeps (iterations) per nd_sync\n")
         print("| workload | GPUs | interior us | exposed halo us | launch us | collectives us | per-GPU us "
-              "| efficiency | no overlap | nd today (pieces live one flush) | cuPyNumeric CFD |")
+              "| efficiency | no overlap | pieces living one flush (nd before 2026-11-29) | cuPyNumeric CFD |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows_weak(g):
             print(f'| {r["work"]} | {r["p"]} | {r["interior"]:.1f} | {r["halo"]:.1f} | {r["launch"]:.1f} | '
