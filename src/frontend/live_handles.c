@@ -29,8 +29,7 @@ static int by_count(const void *x, const void *y) {
 #define ND_LIVE_REPORT_ORIGINS 8
 
 void nd_report_live_handles(void) {
-    int64_t n = 0;
-    for (const nd_array *a = nd_array_live_first(); a; a = a->live_next) n++;
+    const int64_t n = nd_array_live_count();
     if (n == 0 || !nd_log_enabled(1)) return;
     origin_count *c = nd_malloc((size_t)n * sizeof *c);
     if (!c) {

@@ -886,7 +886,7 @@ static void get_stats(nd_stats *out, size_t out_size) {
         s = nd_rt.stats;
         s.kernels_compiled = nd_compile_count();
         nd_runtime_memory_stats(&s);
-        for (const nd_array *a = nd_array_live_first(); a; a = a->live_next) s.handles_alive++;
+        s.handles_alive = (uint64_t)nd_array_live_count();
     }
     size_t known = out_size < sizeof s ? out_size : sizeof s;
     s.struct_size = known;

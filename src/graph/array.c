@@ -14,6 +14,12 @@ nd_array *nd_array_live_head;
 
 nd_array *nd_array_live_first(void) { return nd_array_live_head; }
 
+int64_t nd_array_live_count(void) {
+    int64_t n = 0;
+    for (const nd_array *a = nd_array_live_head; a; a = a->live_next) n++;
+    return n;
+}
+
 void nd_array_unlist_all(void) {
     for (nd_array *a = nd_array_live_head, *next; a; a = next) {
         next = a->live_next;

@@ -132,6 +132,8 @@ void nd_array_destroy(nd_array *a);
  * reports them, then nd_array_unlist_all empties the list (handles that
  * outlive the runtime are no longer on it). */
 nd_array *nd_array_live_first(void);
+/* How many handles are on that list (nd_stats.handles_alive). */
+int64_t nd_array_live_count(void);
 void nd_array_unlist_all(void);
 
 int64_t nd_shape_size(int ndim, const int64_t *shape);

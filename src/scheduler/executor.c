@@ -464,8 +464,7 @@ static nd_status run_step_here(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     return rc;
 }
 
-/* How this rank's transfers travel (executor_ranks.h's nd_rank_io). */
-static nd_rank_io rank_io(nd_scheduler_ctx *ctx) {
+nd_rank_io nd_scheduler_rank_io(nd_scheduler_ctx *ctx) {
     return (nd_rank_io){ctx->backend, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
 }
 
@@ -480,7 +479,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     const nd_step *st = &plan->steps[i];
     nd_rank_role role = nd_rank_role_of(plan, st, ctx->rank);
     int mine = nd_rank_of_step(st) == ctx->rank;
-    const nd_rank_io io = rank_io(ctx);
+    const nd_rank_io io = nd_scheduler_rank_io(ctx);
     nd_status rc = ND_OK;
     if (role == ND_RANK_SKIP) return ND_OK;
     if (role == ND_RANK_RUN) {
@@ -910,7 +909,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
          * the other ranks wait in them. (One that ran and failed took part
          * already: run_rank_step makes its transfers whatever failed.) */
         if (running && skipped && ctx->ranks > 1 && st->part != ND_PART_NONE) {
-            const nd_rank_io io = rank_io(ctx);
+            const nd_rank_io io = nd_scheduler_rank_io(ctx);
             (void)nd_rank_transfer_idle(&io, plan, st);
         }
         settle_step(plan, walk, bs->poison, st, cause, got, &first);
@@ -924,7 +923,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
     if (running && ctx->ranks > 1) {
         /* Transfers over the link run on the stream after the host moved
          * on: the ranks agree on their outcome, not on their enqueueing. */
-        const nd_rank_io io = rank_io(ctx);
+        const nd_rank_io io = nd_scheduler_rank_io(ctx);
         nd_status waited = nd_rank_link_wait(&io);
         if (waited != ND_OK && !first) {
             first = nd_failure_new(waited, nd_last_error());

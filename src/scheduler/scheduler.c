@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "scheduler/dot_export.h"
 #include "scheduler/executor.h"
-#include "scheduler/executor_ranks.h"
 #include "scheduler/plan_build.h"
 #include "scheduler/partition.h"
 #include "scheduler/plan_cache.h"
@@ -351,6 +350,25 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
     return rc;
 }
 
+/* Device d's owned rows of b's pieces into b's memory in memory m,
+ * counted as a piece copy. */
+static nd_status copy_owned_rows(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t d, int m) {
+    const nd_buffer_pieces *p = b->pieces;
+    int64_t lo = nd_split_row(p->rows, p->n_dev, d), hi = nd_split_row(p->rows, p->n_dev, d + 1);
+    if (hi <= lo) return ND_OK;
+    if (!p->mem[d]) return nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
+    size_t bytes = (size_t)(hi - lo) * p->row_bytes;
+    nd_status rc = ctx->backend->copy(ctx->backend, (char *)b->mem[m] + (size_t)lo * p->row_bytes, m,
+                                      (const char *)p->mem[d] + (size_t)(lo - p->p0[d]) * p->row_bytes,
+                                      p->mem_memory[d], bytes);
+    if (rc == ND_OK && ctx->stats) {
+        ctx->stats->copies++;
+        ctx->stats->piece_copies++;
+        ctx->stats->bytes_copied += bytes;
+    }
+    return rc;
+}
+
 /* Under mpirun, rank r holds piece r only (the others' are in their
  * processes): each rank copies its owned rows into its whole array, then
  * every rank receives each rank's rows, broadcast by their owner in rank
@@ -360,7 +378,7 @@ nd_status nd_scheduler_dump_plan_dot(nd_scheduler_ctx *ctx, nd_graph *g, const c
 static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
     nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
-    const nd_rank_io io = {be, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
+    const nd_rank_io io = nd_scheduler_rank_io(ctx);
     const int32_t me = ctx->rank;
     /* Into the rank's own memory (its GPU's on CUDA), where the transfers
      * are ordered on the backend's stream after the rank's own copy: a host
@@ -373,16 +391,7 @@ static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
         if (hi <= lo) continue;
         size_t bytes = (size_t)(hi - lo) * p->row_bytes;
         char *dst = b->mem[m] ? (char *)b->mem[m] + (size_t)lo * p->row_bytes : NULL;
-        if (d == me && mine == ND_OK) {
-            mine = p->mem[d] ? be->copy(be, dst, m, (const char *)p->mem[d] + (size_t)(lo - p->p0[d]) * p->row_bytes,
-                                        p->mem_memory[d], bytes)
-                             : nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
-            if (mine == ND_OK && ctx->stats) {
-                ctx->stats->copies++;
-                ctx->stats->piece_copies++;
-                ctx->stats->bytes_copied += bytes;
-            }
-        }
+        if (d == me && mine == ND_OK) mine = copy_owned_rows(ctx, b, d, m);
         /* The peers wait in the broadcast whatever failed here. */
         nd_status sent = dst ? nd_rank_bcast(&io, dst, m, bytes, d) : nd_rank_bcast_idle(&io, m, bytes, d);
         if (mine == ND_OK) mine = sent;
@@ -416,19 +425,8 @@ static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
         if (rc != ND_OK) return rc;
     }
     for (int32_t d = 0; d < p->n_dev; d++) {
-        int64_t lo = nd_split_row(p->rows, p->n_dev, d), hi = nd_split_row(p->rows, p->n_dev, d + 1);
-        if (hi <= lo) continue;
-        if (!p->mem[d]) return nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
-        size_t bytes = (size_t)(hi - lo) * p->row_bytes;
-        nd_status rc = be->copy(be, (char *)b->mem[m] + (size_t)lo * p->row_bytes, m,
-                                (const char *)p->mem[d] + (size_t)(lo - p->p0[d]) * p->row_bytes, p->mem_memory[d],
-                                bytes);
+        nd_status rc = copy_owned_rows(ctx, b, d, m);
         if (rc != ND_OK) return rc;
-        if (ctx->stats) {
-            ctx->stats->copies++;
-            ctx->stats->piece_copies++;
-            ctx->stats->bytes_copied += bytes;
-        }
     }
     nd_status rc = be->synchronize(be);
     if (rc != ND_OK) return rc;
