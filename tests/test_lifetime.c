@@ -311,3 +311,32 @@ NDT_TEST(lifetime, shutdown_releases_a_swept_grid_and_its_twin) {
     free(next);
     free(got);
 }
+
+/* nd_stats.handles_alive counts the handles made and not yet freed: a
+ * view is a handle of its own, nd_free and a scope's end take theirs
+ * away (the tests' own leak check, NDT_TEST, rests on it). */
+static uint64_t alive(void) {
+    nd_stats s;
+    nd_get_stats(&s);
+    return s.handles_alive;
+}
+
+NDT_TEST(lifetime, handles_alive_counts_what_is_not_freed) {
+    const uint64_t base = alive();
+    nd_array *a = nd_zeros(ND_FLOAT32, ND_SHAPE(4, 3));
+    nd_array *v = nd_view(a, "0:2");
+    cr_assert(a && v, "%s", nd_last_error());
+    cr_assert_eq(alive(), base + 2, "an array and its view: %llu alive, want %llu", (unsigned long long)alive(),
+                 (unsigned long long)(base + 2));
+    nd_free(a);
+    cr_assert_eq(alive(), base + 1, "the view outlives its base's handle: %llu alive", (unsigned long long)alive());
+    nd_scope_begin();
+    nd_array *t = nd_add(v, v), *u = nd_mul(t, v);
+    cr_assert(t && u, "%s", nd_last_error());
+    cr_assert_eq(alive(), base + 3, "two made in a scope: %llu alive", (unsigned long long)alive());
+    nd_scope_end();
+    cr_assert_eq(alive(), base + 1, "the scope's end frees them: %llu alive", (unsigned long long)alive());
+    nd_free(v);
+    cr_assert_eq(alive(), base, "all freed: %llu alive, want %llu", (unsigned long long)alive(),
+                 (unsigned long long)base);
+}
