@@ -392,33 +392,33 @@ static int heat_syncs(uint64_t seed, nd_array **outs) {
 }
 
 NDT_TEST(partition, pieces_outlive_flushes) {
-    /* On logical GPU devices the first H200 run counted 2 scatters in the
-     * first flush and 195 kernels for 50 sweeps (not yet explained): the
-     * counts are checked on the CPU backend; the grids are compared bitwise
-     * on both by the *_bitwise tests. */
-    if (on_cuda()) cr_skip_test("copy and kernel counts are checked on cpu:N only (on CUDA the flush that uploads a host array keeps it whole: docs/internals.md)");
     size_t ref_sizes[8], sizes[8];
     run_on(1, heat_syncs, 32, ref_bufs, ref_sizes, NULL);
     const double *one = (const double *)ref_bufs[1];
     for (int k = 0; k < 12; k++) cr_assert_eq(one[k], 0, "cpu:1 split something: count %d is %g", k, one[k]);
     for (int n = 2; n <= 4; n++) {
         run_on(n, heat_syncs, 32, got_bufs, sizes, NULL);
-        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d grid differs from cpu:1", n);
+        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "%d devices: the grid differs from one's", n);
         const double *c = (const double *)got_bufs[1];
-        cr_assert_eq(c[0], 1, "cpu:%d: first flush scattered %g arrays, want the grid once", n, c[0]);
-        cr_assert_eq(c[1], 0, "cpu:%d: first flush gathered %g arrays", n, c[1]);
+        /* On CUDA the flush that uploads a host array keeps it whole
+         * (docs/internals.md "Several devices"): an early flush sweeps the
+         * grid there, and its twin holds a value too, so the next flush
+         * scatters both (counted on two H200 devices, 0,0). */
+        cr_assert(c[0] == 1 || (on_cuda() && c[0] == 2), "%d devices: first flush scattered %g arrays, want the grid "
+                  "once%s", n, c[0], on_cuda() ? " (or with its twin)" : "");
+        cr_assert_eq(c[1], 0, "%d devices: first flush gathered %g arrays", n, c[1]);
         for (int k = 1; k < 5; k++)
-            cr_assert(c[2 * k] == 0 && c[2 * k + 1] == 0, "cpu:%d: flush %d scattered %g and gathered %g arrays", n,
+            cr_assert(c[2 * k] == 0 && c[2 * k + 1] == 0, "%d devices: flush %d scattered %g and gathered %g arrays", n,
                       k + 1, c[2 * k], c[2 * k + 1]);
-        cr_assert_eq(c[10], 0, "cpu:%d: the read scattered %g arrays", n, c[10]);
-        cr_assert_eq(c[11], 1, "cpu:%d: the read gathered %g arrays, want the grid once", n, c[11]);
+        cr_assert_eq(c[10], 0, "%d devices: the read scattered %g arrays", n, c[10]);
+        cr_assert_eq(c[11], 1, "%d devices: the read gathered %g arrays, want the grid once", n, c[11]);
         const double *x = (const double *)got_bufs[2];
         /* Flushes 3-5 are the plan of flush 2 (the cache), every sweep
          * refreshes its ghost rows (2 (n - 1) copies), and nothing else is
          * copied. */
-        cr_assert_eq(x[0], x[3], "cpu:%d: %g plan cache hits in %g flushes", n, x[0], x[3]);
-        cr_assert_eq(x[1], 2 * (n - 1) * 30, "cpu:%d: %g halo copies for 30 sweeps", n, x[1]);
-        cr_assert_eq(x[2], 0, "cpu:%d: %g scatter/gather copies after the first flush", n, x[2]);
+        cr_assert_eq(x[0], x[3], "%d devices: %g plan cache hits in %g flushes", n, x[0], x[3]);
+        cr_assert_eq(x[1], 2 * (n - 1) * 30, "%d devices: %g halo copies for 30 sweeps", n, x[1]);
+        cr_assert_eq(x[2], 0, "%d devices: %g scatter/gather copies after the first flush", n, x[2]);
     }
 }
 

@@ -32,15 +32,16 @@
 
 #include "nd.h"
 
-enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, SYNCS = 4, N_OUT = 13 };
+enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, SYNCS = 4,
+       ROUNDS = 3, N_OUT = 15 };
 
 static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ], host_b[EC * MB];
 static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1,
-                                    ER * MB, ER * MS, SR * SC};
+                                    ER * MB, ER * MS, SR * SC, ROUNDS, SR * SC};
 /* Which outputs compare within tolerance: the reductions (over axis 0
  * partials fold in rank order; over axis 1 a row block sums alone, not in
  * the tiles of the whole array) and the matmuls. */
-static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0};
+static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0};
 static double *got[N_OUT];
 
 static int failures;
@@ -142,6 +143,16 @@ static void run_programs(void) {
     take(12, u2);
     nd_get_stats(&s0);
     read_gathers = s0.arrays_gathered - s1.arrays_gathered;
+    /* A convergence check: sweeps, then a sum read, per round. Each
+     * round's plan has the halo exchange (on GPU ranks beside the kernels)
+     * and a reduction's partials broadcast between the ranks. */
+    nd_array *u3 = nd_from_host(host_u, ND_FLOAT64, ND_SHAPE(SR, SC));
+    for (int k = 0; k < ROUNDS; k++) {
+        sweeps(u3, SWEEPS / SYNCS);
+        got[13][k] = nd_item(nd_sum(nd_mul(u3, u3), ND_ALL_AXES));
+        CHECK(nd_last_status() == ND_OK, "round %d: nd_item: %s", k, nd_last_error());
+    }
+    take(14, u3);
     nd_scope_end();
 }
 
@@ -201,6 +212,22 @@ static void check_reference(void) {
     CHECK(got[9][0] == mx, "nd_item max %.17g, want %.17g", got[9][0], mx);
     CHECK(!memcmp(got[12], got[2], sizeof(double) * SR * SC), "the stencil over %d syncs differs from one sync's",
           SYNCS);
+    /* The rounds: the same sweeps, a sum of squares after each SWEEPS / SYNCS. */
+    memcpy(u, host_u, sizeof u);
+    for (int k = 0; k < ROUNDS; k++) {
+        for (int it = 0; it < SWEEPS / SYNCS; it++) {
+            memcpy(v, u, sizeof u);
+            for (int r = 1; r < SR - 1; r++)
+                for (int c = 1; c < SC - 1; c++)
+                    v[r * SC + c] = 0.2 * ((((u[r * SC + c] + u[(r - 1) * SC + c]) + u[(r + 1) * SC + c]) +
+                                            u[r * SC + c - 1]) + u[r * SC + c + 1]);
+            memcpy(u, v, sizeof u);
+        }
+        double sq = 0;
+        for (int i = 0; i < SR * SC; i++) sq += u[i] * u[i];
+        CHECK(near(got[13][k], sq, 1e-12), "round %d: sum of squares %.17g, want %.17g", k, got[13][k], sq);
+    }
+    for (int i = 0; i < SR * SC; i++) CHECK(near(got[14][i], u[i], 1e-13), "rounds' stencil [%d]", i);
     for (int r = 0; r < ER; r++)
         for (int c = 0; c < MB; c++) {
             double s = 0, s4 = 0;
