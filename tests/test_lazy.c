@@ -6,6 +6,8 @@
 #endif
 #include "common.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 
 /* A mixed chain: elementwise, where, a reduction, a matmul, an int path. */
@@ -108,6 +110,81 @@ NDT_TEST(lazy, plan_cache_hits_on_repeated_graph) {
     nd_free(g2);
     ref_free(want);
     ref_free(x1); ref_free(y1); ref_free(x2); ref_free(y2);
+}
+
+/* Loop iteration i over the rows of x (ROWS x COLS float64) and z: a
+ * flush of y = x[i] * x[j] + x[i+1] (j = 5i mod ROWS: views of one buffer
+ * whose distances change), then one of c = q[:, i] * 2 (a column),
+ * s = sum(x[i]) and z[i] = z[i] + x[i] in place; checked against C
+ * float64 (exact, but y's fma on CUDA and the sum: within 1e-15, 1e-12). */
+enum { LOOP_ROWS = 17, LOOP_COLS = 33 };
+static void row_iteration(nd_array *x, nd_array *z, nd_array *q, const ref_arr *rx, ref_arr *rz, const ref_arr *rq,
+                          int i) {
+    const int j = (5 * i) % LOOP_ROWS, k = i + 1 < LOOP_ROWS ? i + 1 : 0;
+    nd_scope_begin();
+    nd_array *y = nd_add(nd_mul(nd_viewf(x, "%d", i), nd_viewf(x, "%d", j)), nd_viewf(x, "%d", k));
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_array *c = nd_mul(nd_viewf(q, ":, %d", i % LOOP_COLS), nd_scalar(2.0));
+    nd_array *sum = nd_sum(nd_viewf(x, "%d", i), ND_ALL_AXES);
+    nd_array *zr = nd_viewf(z, "%d", i);
+    cr_assert_eq(nd_assign(zr, nd_add(zr, nd_viewf(x, "%d", i))), ND_OK, "%s", nd_last_error());
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    ref_arr *wy = ref_new(ND_FLOAT64, ND_SHAPE(LOOP_COLS)), *wc = ref_new(ND_FLOAT64, ND_SHAPE(LOOP_ROWS));
+    double ws = 0;
+    for (int64_t q = 0; q < LOOP_COLS; q++) {
+        double a = ref_getd(rx, i * LOOP_COLS + q), b = ref_getd(rx, j * LOOP_COLS + q);
+        ref_setd(wy, q, a * b + ref_getd(rx, k * LOOP_COLS + q));
+        ws += a;
+        ref_setd(rz, i * LOOP_COLS + q, ref_getd(rz, i * LOOP_COLS + q) + a);
+    }
+    for (int64_t r = 0; r < LOOP_ROWS; r++) ref_setd(wc, r, ref_getd(rq, r * LOOP_COLS + i % LOOP_COLS) * 2.0);
+    /* a * b + c: CUDA contracts it into one fma, the CPU rounds twice */
+    ndt_check(y, wy, 1e-15, 1e-15, NULL, "row %d: x[%d] * x[%d] + x[%d]", i, i, j, k);
+    ndt_check(c, wc, 0, 0, NULL, "row %d: q[:, %d] * 2", i, i % LOOP_COLS);
+    double got = nd_item(sum);
+    cr_assert(fabs(got - ws) <= 1e-12 * (1 + fabs(ws)), "row %d: sum(x[%d]) = %.17g, want %.17g", i, i, got, ws);
+    nd_scope_end();
+    ref_free(wy);
+    ref_free(wc);
+}
+
+/* A loop over a matrix's rows plans once: where views start is not part of
+ * the plan's key (flush_walk.c), a plan of kernels alone runs on views
+ * that start elsewhere (nd_plan.offset_generic), and its results are the
+ * rows' own. */
+NDT_TEST(lazy, row_loops_reuse_their_plans) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(LOOP_ROWS, LOOP_COLS), -3, 3);
+    ref_arr *rz = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(LOOP_ROWS, LOOP_COLS), -3, 3);
+    ref_arr *rq = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(LOOP_ROWS, LOOP_COLS), -3, 3);
+    nd_array *x = ndt_upload(rx), *z = ndt_upload(rz), *q = ndt_upload(rq);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    nd_stats s0, s1;
+    for (int i = 0; i < 3; i++) row_iteration(x, z, q, rx, rz, rq, i);
+    nd_get_stats(&s0);
+    for (int i = 3; i < LOOP_ROWS; i++) row_iteration(x, z, q, rx, rz, rq, i);
+    nd_get_stats(&s1);
+    ndt_check(z, rz, 0, 0, NULL, "z with x added to every row in place");
+    /* Each row's y reads x at three offsets whose distances change with
+     * the row (j = 5i mod ROWS, and the last row's k = 0): a new distance
+     * is a new plan. The second flush of every row is the first row's. */
+    int64_t distances = 0, seen[2 * LOOP_ROWS][2 * LOOP_ROWS] = {{0}};
+    for (int i = 0; i < LOOP_ROWS; i++) {
+        int dj = (5 * i) % LOOP_ROWS - i + LOOP_ROWS, dk = (i + 1 < LOOP_ROWS ? i + 1 : 0) - i + LOOP_ROWS;
+        if (!seen[dj][dk]) distances += i >= 3;
+        seen[dj][dk] = 1;
+    }
+    uint64_t misses = s1.plan_cache_misses - s0.plan_cache_misses;
+    cr_expect_leq(misses, (uint64_t)distances, "%llu plan cache misses in %d rows after the first 3, %lld of them "
+                  "with views of x at new distances", (unsigned long long)misses, LOOP_ROWS - 3, (long long)distances);
+    cr_expect_geq(s1.plan_cache_hits - s0.plan_cache_hits, (uint64_t)(LOOP_ROWS - 3), "%llu plan cache hits",
+                  (unsigned long long)(s1.plan_cache_hits - s0.plan_cache_hits));
+    nd_free(x);
+    nd_free(z);
+    nd_free(q);
+    ref_free(rx);
+    ref_free(rz);
+    ref_free(rq);
 }
 
 NDT_TEST(lazy, dead_nodes_are_dropped) {

@@ -312,13 +312,23 @@ static int32_t temp_memory(const nd_scheduler_ctx *ctx, const nd_plan *plan, int
     return device > 0 && ctx->backend->device_memories > 1 ? plan->memory + device - 1 : plan->memory;
 }
 
+/* The address of external slot `slot`'s buffer, moved where this flush's
+ * views of it start when the plan was built for views elsewhere
+ * (nd_plan.offset_generic: the flush walk's bases against the plan's). */
+static nd_status external_memory(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk, int32_t slot,
+                                 void **out) {
+    const int32_t wi = plan->slots[slot].walk_index;
+    nd_status rc = buffer_memory(ctx, walk->buffers[wi], plan->memory, out, (value_ref){plan, walk, slot});
+    if (rc == ND_OK && plan->offset_generic && plan->view_base[wi] != walk->view_base[wi])
+        *out = (char *)*out + (walk->view_base[wi] - plan->view_base[wi]);
+    return rc;
+}
+
 static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
                           bound_slots *bs, int32_t slot) {
     const nd_plan_slot *s = &plan->slots[slot];
     if (bs->ptrs[slot]) return ND_OK;
-    if (s->role == ND_SLOT_EXTERNAL)
-        return buffer_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot],
-                             (value_ref){plan, walk, slot});
+    if (s->role == ND_SLOT_EXTERNAL) return external_memory(ctx, plan, walk, slot, &bs->ptrs[slot]);
     if (s->role == ND_SLOT_TWIN)
         return twin_memory(ctx, walk->buffers[s->walk_index], plan->memory, &bs->ptrs[slot]);
     if (s->role == ND_SLOT_PIECE) {
@@ -553,8 +563,7 @@ static nd_status run_whole_plan(nd_scheduler_ctx *ctx, const nd_plan *plan, cons
         if (!sl->used)
             ptrs[s] = NULL; /* a value that was inlined or dropped: no memory */
         else if (sl->role == ND_SLOT_EXTERNAL)
-            rc = buffer_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s],
-                               (value_ref){plan, walk, s});
+            rc = external_memory(ctx, plan, walk, s, &ptrs[s]);
         else if (sl->role == ND_SLOT_TWIN)
             rc = twin_memory(ctx, walk->buffers[sl->walk_index], plan->memory, &ptrs[s]);
         else if (sl->role == ND_SLOT_PIECE)

@@ -1,11 +1,13 @@
 #include "scheduler/flush_walk.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
 
+#include "common/dtype.h"
 #include "common/hash.h"
 #include "common/names.h"
 #include "common/ufunc_loop.h"
@@ -13,6 +15,9 @@
 /* Hashing costs one wide multiply per pair of words (nd_hash_pair): the
  * walk runs on every flush, cached plan or not, over every pending node,
  * so its cost is part of the price of recording an op. */
+
+/* A buffer no view of which the walk has met yet (0 after the walk). */
+#define NO_BASE INT64_MIN
 
 /* A view: ndim, offset, and per axis the extent and the stride. shape
  * NULL: the extents are known already (a MAP or STORE node's refs have
@@ -58,8 +63,13 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
         *ok = 0;
         return 0;
     }
+    if (!nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) {
+        *ok = 0;
+        return 0;
+    }
     b->stamp = w->stamp;
     b->slot = (int32_t)w->n_buffers;
+    w->view_base[w->n_buffers] = NO_BASE;
     w->buffers[w->n_buffers++] = b;
     uint32_t mem_mask = 0;
     for (int m = 0; m < ND_MAX_MEMORIES; m++)
@@ -70,6 +80,18 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     if (b->pieces) h = nd_hash_pair(h, pieces_state(nd_buffer_pieces_at(b)));
     if (twin && b->twin->pieces) twin = nd_hash_pair(twin, pieces_state(b->twin->pieces->valid ? b->twin->pieces : NULL));
     return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
+}
+
+/* Where a view of b (visited already) starts, `offset` elements of dt:
+ * in bytes from the first view of b this walk met, which sets the base. */
+static int64_t view_offset(nd_flush_walk *w, const nd_buffer *b, int64_t offset, int dt) {
+    int64_t bytes = offset * (int64_t)nd_dtype_itemsize((nd_dtype)dt);
+    int64_t *base = &w->view_base[b->slot];
+    if (*base == NO_BASE) {
+        *base = bytes;
+        w->base_key = nd_hash_pair(w->base_key ^ (uint64_t)b->slot, (uint64_t)bytes);
+    }
+    return bytes - *base;
 }
 
 static uint64_t hash_header(const nd_node *n) {
@@ -93,7 +115,8 @@ static uint64_t hash_header(const nd_node *n) {
         h = nd_hash_pair(h ^ (uint64_t)n->u.gather.axes,
                          (uint64_t)(uint32_t)n->u.gather.fn | (uint64_t)(uint32_t)n->u.gather.n_axes << 32);
     }
-    if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, NULL, n->u.store.strides, n->u.store.offset);
+    /* where it starts: after its buffer's number (nd_flush_walk_run) */
+    if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, NULL, n->u.store.strides, 0);
     if (n->kind == ND_NODE_USER) {
         /* The kernel itself (a plan holds a reference, so the address is
          * not reused while a cached plan names it) and the call's shape. */
@@ -125,13 +148,15 @@ static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, cons
     }
     uint64_t h = nd_hash_pair(visit_buffer(w, r->buf, ok) ^ r->dtype,
                               (uint64_t)nd_buffer_writer_of(r->buf, r->version));
-    return hash_view(h, r->ndim, own_shape ? r->shape : NULL, r->strides, r->offset);
+    if (!*ok) return 0;
+    return hash_view(h, r->ndim, own_shape ? r->shape : NULL, r->strides, view_offset(w, r->buf, r->offset, r->dtype));
 }
 
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp) {
     w->n_buffers = 0;
     w->n_params = 0;
     w->stamp = stamp;
+    w->base_key = 0xBA5Eull;
     if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base) ||
         !nd_grow((void **)&w->labels, &w->cap_labels, g->n_nodes + 1, sizeof *w->labels))
         return ND_ERR_OOM;
@@ -170,16 +195,20 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
             for (int32_t c = 0; c < b->n_consts; c++) w->params[w->n_params++] = b->consts[c];
         }
         hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
-        h = nd_hash_pair(h, hn);
         if (!ok) return ND_ERR_OOM;
+        if (n->kind == ND_NODE_STORE) hn = nd_hash_pair(hn, (uint64_t)view_offset(w, n->out, n->u.store.offset, n->dtype));
+        h = nd_hash_pair(h, hn);
     }
     w->param_base[g->n_nodes] = w->n_params;
     w->key = h;
+    for (uint32_t b = 0; b < w->n_buffers; b++)
+        if (w->view_base[b] == NO_BASE) w->view_base[b] = 0;
     return ND_OK;
 }
 
 void nd_flush_walk_free(nd_flush_walk *w) {
     free(w->buffers);
+    free(w->view_base);
     free(w->labels);
     free(w->names);
     free(w->params);

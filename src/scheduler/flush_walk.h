@@ -2,7 +2,10 @@
  * numbers the buffers in first-appearance order, gathers the scalar values
  * (kernel parameters) and computes the structural hash that keys the plan
  * cache. Everything a plan depends on is in the hash; nothing it does not
- * depend on (scalar values, addresses) is. */
+ * depend on (scalar values, addresses) is. Where views of a buffer start
+ * is hashed from the first view of it (its base): the bases themselves go
+ * to view_base and base_key, so that a loop over a matrix's rows finds
+ * the plan of its first row (nd_plan.offset_generic). */
 #ifndef ND_SCHEDULER_FLUSH_WALK_H
 #define ND_SCHEDULER_FLUSH_WALK_H
 
@@ -13,6 +16,11 @@ typedef struct {
     uint64_t key;
     nd_buffer **buffers; /* walk order */
     uint32_t n_buffers, cap_buffers;
+    /* Per buffer (walk order): the offset in bytes of the first view of it
+     * (0: none, a whole new value); base_key hashes them all. */
+    int64_t *view_base;
+    uint32_t cap_view_base;
+    uint64_t base_key;
     nd_scalar_bits *params; /* walk order: per node its params, then consts */
     uint32_t n_params, cap_params;
     uint32_t *param_base; /* per node: index of its first parameter */

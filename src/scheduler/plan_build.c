@@ -779,7 +779,31 @@ void nd_plan_free(nd_plan *p) {
     free(p->pieces);
     free(p->node_step);
     free(p->node_materialised);
+    free(p->view_base);
     free(p);
+}
+
+/* nd_plan.offset_generic: every step a kernel of one device over the
+ * flush's buffers and temporaries (no copy, library call, matmul, twin or
+ * piece), so every address it uses is a view's, and a view that starts
+ * elsewhere moves it by the same bytes. */
+static int offset_generic(const nd_plan *p) {
+    if (p->n_twins || p->n_pieces) return 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        if (p->steps[i].kind != ND_STEP_KERNEL || p->steps[i].part != ND_PART_NONE) return 0;
+    for (int32_t i = 0; i < p->n_slots; i++)
+        if (p->slots[i].role != ND_SLOT_EXTERNAL && p->slots[i].role != ND_SLOT_TEMP) return 0;
+    return 1;
+}
+
+nd_status nd_plan_set_bases(nd_plan *p, const nd_flush_walk *w) {
+    p->base_key = w->base_key;
+    p->offset_generic = (uint8_t)offset_generic(p);
+    free(p->view_base);
+    p->view_base = nd_malloc(sizeof(int64_t) * (size_t)(w->n_buffers + 1));
+    if (!p->view_base) return ND_ERR_OOM;
+    memcpy(p->view_base, w->view_base, sizeof(int64_t) * (size_t)w->n_buffers);
+    return ND_OK;
 }
 
 static void free_lists(plan_lists *L) {

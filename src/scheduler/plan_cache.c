@@ -28,10 +28,11 @@ void nd_plan_cache_free(nd_plan_cache *c) {
     free(c);
 }
 
-nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key) {
+nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key, uint64_t base_key) {
     /* Most recently inserted first: a loop body is usually the last plan. */
     for (int32_t i = c->n; i-- > 0;) {
-        if (c->entries[i].plan->key == key) {
+        const nd_plan *p = c->entries[i].plan;
+        if (p->key == key && (p->base_key == base_key || p->offset_generic)) {
             c->entries[i].last_use = ++c->clock;
             return c->entries[i].plan;
         }

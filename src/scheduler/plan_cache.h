@@ -5,7 +5,9 @@
 #include "backends/plan.h"
 #include "scheduler/scheduler.h"
 
-nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key);
+/* The plan of key for views starting at base_key's bases: one built for
+ * them, or one that runs on any (nd_plan.offset_generic); NULL: none. */
+nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key, uint64_t base_key);
 /* Takes ownership of p; may evict (free) the least recently used plan. */
 void nd_plan_cache_insert(nd_plan_cache *c, nd_plan *p);
 

@@ -38,7 +38,7 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
     nd_status rc = nd_flush_walk_run(w, g, ++ctx->walk_stamp);
     if (rc != ND_OK) return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
     *owned = 0;
-    nd_plan *p = ctx->cache ? nd_plan_cache_find(ctx->cache, w->key) : NULL;
+    nd_plan *p = ctx->cache ? nd_plan_cache_find(ctx->cache, w->key, w->base_key) : NULL;
     *hit = p != NULL;
     if (p) {
         if (use_cache && ctx->stats) ctx->stats->plan_cache_hits++;
@@ -46,6 +46,10 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
         return ND_OK;
     }
     rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, ctx->chunk_bytes, &ctx->split, &p);
+    if (rc == ND_OK && (rc = nd_plan_set_bases(p, w)) != ND_OK) {
+        nd_plan_free(p);
+        rc = nd_error_set(rc, "nd_sync: out of host memory while scheduling");
+    }
     if (rc != ND_OK) return rc;
     if (use_cache && ctx->cache) {
         nd_plan_cache_insert(ctx->cache, p);
