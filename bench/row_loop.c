@@ -8,9 +8,10 @@
  * the rest reuse it (src/scheduler/kernel_rebase.h); before that pass the
  * offset of x[i] was part of each kernel, and every row compiled its own
  * (NVRTC on CUDA, the C compiler with ND_CPU_JIT=sync ND_CPU_JIT_MIN=1 on
- * the CPU). Each row still plans anew (the plan cache keys plans by view
- * offset): the plan misses are printed too. Run with an empty ND_CACHE_DIR
- * for the compile count to mean anything.
+ * the CPU). The rows share one plan too (where views start is not in the
+ * plan's key: src/scheduler/flush_walk.h), so a pass misses the plan cache
+ * once at most: the plan misses are printed too. Run with an empty
+ * ND_CACHE_DIR for the compile count to mean anything.
  *
  * Usage: row_loop [ROWS]          (default 64)
  */
