@@ -175,10 +175,15 @@ NDT_TEST(lazy, row_loops_reuse_their_plans) {
         seen[dj][dk] = 1;
     }
     uint64_t misses = s1.plan_cache_misses - s0.plan_cache_misses;
-    cr_expect_leq(misses, (uint64_t)distances, "%llu plan cache misses in %d rows after the first 3, %lld of them "
-                  "with views of x at new distances", (unsigned long long)misses, LOOP_ROWS - 3, (long long)distances);
-    cr_expect_geq(s1.plan_cache_hits - s0.plan_cache_hits, (uint64_t)(LOOP_ROWS - 3), "%llu plan cache hits",
-                  (unsigned long long)(s1.plan_cache_hits - s0.plan_cache_hits));
+    /* A plan split over devices copies between pieces: it is built for
+     * where its views start (the values above hold all the same). */
+    if (ndt_one_device("the plan cache's hits on a row loop: split plans are not offset-generic")) {
+        cr_expect_leq(misses, (uint64_t)distances, "%llu plan cache misses in %d rows after the first 3, %lld of "
+                      "them with views of x at new distances", (unsigned long long)misses, LOOP_ROWS - 3,
+                      (long long)distances);
+        cr_expect_geq(s1.plan_cache_hits - s0.plan_cache_hits, (uint64_t)(LOOP_ROWS - 3), "%llu plan cache hits",
+                      (unsigned long long)(s1.plan_cache_hits - s0.plan_cache_hits));
+    }
     nd_free(x);
     nd_free(z);
     nd_free(q);
