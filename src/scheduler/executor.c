@@ -319,7 +319,8 @@ static nd_status external_memory(nd_scheduler_ctx *ctx, const nd_plan *plan, con
                                  void **out) {
     const int32_t wi = plan->slots[slot].walk_index;
     nd_status rc = buffer_memory(ctx, walk->buffers[wi], plan->memory, out, (value_ref){plan, walk, slot});
-    if (rc == ND_OK && plan->offset_generic && plan->view_base[wi] != walk->view_base[wi])
+    if (rc == ND_OK && plan->offset_generic && plan->view_base[wi] != walk->view_base[wi] &&
+        plan->view_base[wi] != INT64_MIN && walk->view_base[wi] != INT64_MIN)
         *out = (char *)*out + (walk->view_base[wi] - plan->view_base[wi]);
     return rc;
 }

@@ -16,7 +16,9 @@
  * walk runs on every flush, cached plan or not, over every pending node,
  * so its cost is part of the price of recording an op. */
 
-/* A buffer no view of which the walk has met yet (0 after the walk). */
+/* A buffer no view of which the walk has met (only a value written whole):
+ * whether a buffer has views is in the key, so plans of one key have
+ * NO_BASE at the same buffers. */
 #define NO_BASE INT64_MIN
 
 /* A view: ndim, offset, and per axis the extent and the stride. shape
@@ -54,16 +56,12 @@ static uint64_t pieces_state(const nd_buffer_pieces *p) {
     return h;
 }
 
-/* Numbers b on first sight and hashes its number and, the first time, the
+/* Numbers b on first sight and hashes its number and the
  * facts about it that change a plan: size, dtype, whether a handle sees it,
  * where its value lives (memories, pieces), what its twin holds. */
-static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
-    if (b->stamp == w->stamp) return nd_hash_pair(0x5107, (uint64_t)b->slot);
-    if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
-        *ok = 0;
-        return 0;
-    }
-    if (!nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) {
+static __attribute__((noinline)) uint64_t first_visit(nd_flush_walk *w, nd_buffer *b, int *ok) {
+    if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers) ||
+        !nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) {
         *ok = 0;
         return 0;
     }
@@ -82,14 +80,23 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
 }
 
+/* A buffer seen before in this walk costs a compare and a hash. */
+static inline uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
+    if (b->stamp == w->stamp) return nd_hash_pair(0x5107, (uint64_t)b->slot);
+    return first_visit(w, b, ok);
+}
+
 /* Where a view of b (visited already) starts, `offset` elements of dt:
  * in bytes from the first view of b this walk met, which sets the base. */
-static int64_t view_offset(nd_flush_walk *w, const nd_buffer *b, int64_t offset, int dt) {
-    int64_t bytes = offset * (int64_t)nd_dtype_itemsize((nd_dtype)dt);
+static inline __attribute__((always_inline)) int64_t view_offset(nd_flush_walk *w, const nd_buffer *b, int64_t offset, int dt) {
+    int64_t bytes = offset * (int64_t)nd_dtype_size_table[dt];
     int64_t *base = &w->view_base[b->slot];
-    if (*base == NO_BASE) {
+    if (__builtin_expect(*base == NO_BASE, 0)) {
         *base = bytes;
-        w->base_key = nd_hash_pair(w->base_key ^ (uint64_t)b->slot, (uint64_t)bytes);
+        /* Bases of 0 (a whole array, the common case) are left out of
+         * base_key, which then still tells apart any two sets of bases:
+         * a recording loop makes thousands of buffers a flush. */
+        if (bytes) w->base_key = nd_hash_pair(w->base_key ^ (uint64_t)b->slot, (uint64_t)bytes);
     }
     return bytes - *base;
 }
@@ -148,7 +155,7 @@ static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, cons
     }
     uint64_t h = nd_hash_pair(visit_buffer(w, r->buf, ok) ^ r->dtype,
                               (uint64_t)nd_buffer_writer_of(r->buf, r->version));
-    if (!*ok) return 0;
+    if (__builtin_expect(!*ok, 0)) return 0; /* r->buf has no number in this walk */
     return hash_view(h, r->ndim, own_shape ? r->shape : NULL, r->strides, view_offset(w, r->buf, r->offset, r->dtype));
 }
 
@@ -201,8 +208,6 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
     }
     w->param_base[g->n_nodes] = w->n_params;
     w->key = h;
-    for (uint32_t b = 0; b < w->n_buffers; b++)
-        if (w->view_base[b] == NO_BASE) w->view_base[b] = 0;
     return ND_OK;
 }
 

@@ -17,7 +17,7 @@ typedef struct {
     nd_buffer **buffers; /* walk order */
     uint32_t n_buffers, cap_buffers;
     /* Per buffer (walk order): the offset in bytes of the first view of it
-     * (0: none, a whole new value); base_key hashes them all. */
+     * (INT64_MIN: none, a value written whole); base_key hashes them. */
     int64_t *view_base;
     uint32_t cap_view_base;
     uint64_t base_key;

@@ -802,7 +802,7 @@ nd_status nd_plan_set_bases(nd_plan *p, const nd_flush_walk *w) {
     free(p->view_base);
     p->view_base = nd_malloc(sizeof(int64_t) * (size_t)(w->n_buffers + 1));
     if (!p->view_base) return ND_ERR_OOM;
-    memcpy(p->view_base, w->view_base, sizeof(int64_t) * (size_t)w->n_buffers);
+    if (w->n_buffers) memcpy(p->view_base, w->view_base, sizeof(int64_t) * (size_t)w->n_buffers);
     return ND_OK;
 }
 
