@@ -159,22 +159,28 @@ static void run_programs(void) {
 /* The C reference, float64, for the ref run. */
 static int near(double a, double b, double tol) { return fabs(a - b) <= tol * (1.0 + fabs(b)); }
 
+/* n Jacobi sweeps of u's interior (SR x SC), in the order nd sums. */
+static void reference_sweeps(double *u, int n) {
+    static double v[SR * SC];
+    for (int it = 0; it < n; it++) {
+        memcpy(v, u, sizeof v);
+        for (int r = 1; r < SR - 1; r++)
+            for (int c = 1; c < SC - 1; c++)
+                v[r * SC + c] = 0.2 * ((((u[r * SC + c] + u[(r - 1) * SC + c]) + u[(r + 1) * SC + c]) +
+                                        u[r * SC + c - 1]) + u[r * SC + c + 1]);
+        memcpy(u, v, sizeof v);
+    }
+}
+
 static void check_reference(void) {
     for (int i = 0; i < ER * EC; i++)
         CHECK(near(got[0][i], sin(host_x[i]) * 2.0 + host_x[i] * host_y[i] - 1.0, 1e-14), "elementwise [%d]", i);
     for (int r = 0; r < ER / 2; r++)
         for (int c = 0; c < EC; c++)
             CHECK(got[1][r * EC + c] == host_x[(1 + 2 * r) * EC + c] + host_y[2 * r * EC + c], "views [%d,%d]", r, c);
-    static double u[SR * SC], v[SR * SC];
+    static double u[SR * SC];
     memcpy(u, host_u, sizeof u);
-    for (int it = 0; it < SWEEPS; it++) {
-        memcpy(v, u, sizeof u);
-        for (int r = 1; r < SR - 1; r++)
-            for (int c = 1; c < SC - 1; c++)
-                v[r * SC + c] = 0.2 * ((((u[r * SC + c] + u[(r - 1) * SC + c]) + u[(r + 1) * SC + c]) +
-                                        u[r * SC + c - 1]) + u[r * SC + c + 1]);
-        memcpy(u, v, sizeof u);
-    }
+    reference_sweeps(u, SWEEPS);
     double mx = -INFINITY;
     for (int i = 0; i < SR * SC; i++) {
         CHECK(near(got[2][i], u[i], 1e-13), "stencil [%d]: %g, want %g", i, got[2][i], u[i]);
@@ -215,14 +221,7 @@ static void check_reference(void) {
     /* The rounds: the same sweeps, a sum of squares after each SWEEPS / SYNCS. */
     memcpy(u, host_u, sizeof u);
     for (int k = 0; k < ROUNDS; k++) {
-        for (int it = 0; it < SWEEPS / SYNCS; it++) {
-            memcpy(v, u, sizeof u);
-            for (int r = 1; r < SR - 1; r++)
-                for (int c = 1; c < SC - 1; c++)
-                    v[r * SC + c] = 0.2 * ((((u[r * SC + c] + u[(r - 1) * SC + c]) + u[(r + 1) * SC + c]) +
-                                            u[r * SC + c - 1]) + u[r * SC + c + 1]);
-            memcpy(u, v, sizeof u);
-        }
+        reference_sweeps(u, SWEEPS / SYNCS);
         double sq = 0;
         for (int i = 0; i < SR * SC; i++) sq += u[i] * u[i];
         CHECK(near(got[13][k], sq, 1e-12), "round %d: sum of squares %.17g, want %.17g", k, got[13][k], sq);
