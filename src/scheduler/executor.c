@@ -1008,7 +1008,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = ctx->ranks > 1 && ctx->check_spmd
-                       ? nd_rank_check_plan(plan, ctx->plans_checked++, &ctx->rank_finished)
+                       ? nd_rank_check_plan(plan, walk->base_key, ctx->plans_checked++, &ctx->rank_finished)
                        : ND_OK;
     if (rc == ND_OK) rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {
