@@ -192,14 +192,14 @@ typedef struct {
 
 typedef struct nd_plan {
     uint64_t key;
-    /* Where the views of each flush buffer started when it was built
-     * (scheduler/flush_walk.h: view_base per walk index, and base_key).
-     * offset_generic: only kernels over the flush's buffers, so it runs
-     * as well on views that start elsewhere by the same bytes per buffer
-     * (a loop over a matrix's rows): the executor moves each buffer's
-     * address by the difference. Otherwise it is found only for the same
-     * bases. */
-    uint64_t base_key;
+    /* The flush it was built for, as the bases pass saw it
+     * (scheduler/flush_walk.h): its relative key and where the views of
+     * each flush buffer started (view_base per walk index). offset_generic:
+     * only kernels over the flush's buffers and temporaries, so it runs as
+     * well on views that start elsewhere by the same bytes per buffer (a
+     * loop over a matrix's rows): the cache finds it by relative_key too,
+     * and the executor moves each buffer's address by the difference. */
+    uint64_t relative_key;
     int64_t *view_base;
     uint8_t offset_generic;
     int32_t n_steps;

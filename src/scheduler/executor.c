@@ -319,7 +319,9 @@ static nd_status external_memory(nd_scheduler_ctx *ctx, const nd_plan *plan, con
                                  void **out) {
     const int32_t wi = plan->slots[slot].walk_index;
     nd_status rc = buffer_memory(ctx, walk->buffers[wi], plan->memory, out, (value_ref){plan, walk, slot});
-    if (rc == ND_OK && plan->offset_generic && plan->view_base[wi] != walk->view_base[wi] &&
+    /* (an exact hit's walk made no bases pass: its views start where the
+     * plan's did) */
+    if (rc == ND_OK && plan->offset_generic && walk->bases_valid && plan->view_base[wi] != walk->view_base[wi] &&
         plan->view_base[wi] != INT64_MIN && walk->view_base[wi] != INT64_MIN)
         *out = (char *)*out + (walk->view_base[wi] - plan->view_base[wi]);
     return rc;
@@ -1008,7 +1010,7 @@ nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_w
     nd_backend *be = ctx->backend;
     bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = ctx->ranks > 1 && ctx->check_spmd
-                       ? nd_rank_check_plan(plan, walk->base_key, ctx->plans_checked++, &ctx->rank_finished)
+                       ? nd_rank_check_plan(plan, walk->key, ctx->plans_checked++, &ctx->rank_finished)
                        : ND_OK;
     if (rc == ND_OK) rc = bind_begin(ctx, plan, &bs);
     if (rc != ND_OK) {

@@ -8,7 +8,6 @@
 #include "common/alloc.h"
 #include "common/dtype.h"
 #include "common/error.h"
-#include "common/hash.h"
 #include "dist/dist.h"
 #include "scheduler/partition.h" /* ND_MAX_SPLIT: at most that many ranks */
 
@@ -216,11 +215,10 @@ static nd_status finished_error(int32_t gone, const nd_plan *plan) {
                         (int)nd_dist_rank(), (int)nd_dist_size(), (unsigned long long)plan->key, (int)gone);
 }
 
-nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t bases, uint64_t plans_before, int32_t *finished) {
+nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t flush_key, uint64_t plans_before, int32_t *finished) {
     if (*finished) return finished_error(*finished - 1, plan);
     int32_t n = nd_dist_size(), me = nd_dist_rank();
-    /* The key leaves out where views start (flush_walk.h): the bases. */
-    uint64_t mine[3] = {nd_hash_pair(plan->key, bases), (uint64_t)plan->n_steps, plans_before};
+    uint64_t mine[3] = {flush_key, (uint64_t)plan->n_steps, plans_before};
     uint64_t all[3 * ND_MAX_SPLIT]; /* on the stack: no allocation to fail on one rank only */
     nd_status st = nd_dist_allgather_u64(mine, 3, all);
     if (st != ND_OK) return st;

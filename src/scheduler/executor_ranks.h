@@ -88,11 +88,12 @@ nd_status nd_rank_link_wait(const nd_rank_io *io);
 nd_status nd_rank_agree(nd_status mine, int32_t *failed_rank);
 
 /* ND_CHECK_SPMD=1: the ranks compare the plan they are about to run
- * (its key with where the flush's views start, `bases`: the flush walk's
- * base_key; its step count; how many plans ran before); a difference is
- * an ND_ERR_STATE error on every rank naming the ranks and their plans,
- * instead of a hang in the first transfer that does not match. */
-nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t bases, uint64_t plans_before, int32_t *finished);
+ * (the flush's key, `flush_key`: a plan found by its relative key was
+ * built for views elsewhere; its step count; how many plans ran before);
+ * a difference is an ND_ERR_STATE error on every rank naming the ranks
+ * and their plans, instead of a hang in the first transfer that does not
+ * match. */
+nd_status nd_rank_check_plan(const nd_plan *plan, uint64_t flush_key, uint64_t plans_before, int32_t *finished);
 
 /* nd_shutdown's part in that check (ND_CHECK_SPMD, more than one rank):
  * this rank offers "finished" where the others offer their plans, so that

@@ -16,11 +16,6 @@
  * walk runs on every flush, cached plan or not, over every pending node,
  * so its cost is part of the price of recording an op. */
 
-/* A buffer no view of which the walk has met (only a value written whole):
- * whether a buffer has views is in the key, so plans of one key have
- * NO_BASE at the same buffers. */
-#define NO_BASE INT64_MIN
-
 /* A view: ndim, offset, and per axis the extent and the stride. shape
  * NULL: the extents are known already (a MAP or STORE node's refs have
  * the node's shape, node.h, which its header hashed); strides NULL: none
@@ -56,18 +51,17 @@ static uint64_t pieces_state(const nd_buffer_pieces *p) {
     return h;
 }
 
-/* Numbers b on first sight and hashes its number and the
+/* Numbers b on first sight and hashes its number and, the first time, the
  * facts about it that change a plan: size, dtype, whether a handle sees it,
  * where its value lives (memories, pieces), what its twin holds. */
-static __attribute__((noinline)) uint64_t first_visit(nd_flush_walk *w, nd_buffer *b, int *ok) {
-    if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers) ||
-        !nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) {
+static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
+    if (b->stamp == w->stamp) return nd_hash_pair(0x5107, (uint64_t)b->slot);
+    if (!nd_grow((void **)&w->buffers, (uint32_t *)&w->cap_buffers, w->n_buffers + 1, sizeof *w->buffers)) {
         *ok = 0;
         return 0;
     }
     b->stamp = w->stamp;
     b->slot = (int32_t)w->n_buffers;
-    w->view_base[w->n_buffers] = NO_BASE;
     w->buffers[w->n_buffers++] = b;
     uint32_t mem_mask = 0;
     for (int m = 0; m < ND_MAX_MEMORIES; m++)
@@ -80,28 +74,29 @@ static __attribute__((noinline)) uint64_t first_visit(nd_flush_walk *w, nd_buffe
     return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
 }
 
-/* A buffer seen before in this walk costs a compare and a hash. */
-static inline uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
-    if (b->stamp == w->stamp) return nd_hash_pair(0x5107, (uint64_t)b->slot);
-    return first_visit(w, b, ok);
-}
+/* A buffer no view of which the walk has met (only a value written
+ * whole): whether a buffer has views is in the key, so flushes of one
+ * relative key have NO_BASE at the same buffers. */
+#define NO_BASE INT64_MIN
 
-/* Where a view of b (visited already) starts, `offset` elements of dt:
- * in bytes from the first view of b this walk met, which sets the base. */
-static inline __attribute__((always_inline)) int64_t view_offset(nd_flush_walk *w, const nd_buffer *b, int64_t offset, int dt) {
+/* Where a view of b (numbered in this walk) starts, `offset` elements of
+ * dt: in bytes from the first view of b the bases pass met, which sets the
+ * base. */
+static inline int64_t view_offset(nd_flush_walk *w, const nd_buffer *b, int64_t offset, int dt) {
     int64_t bytes = offset * (int64_t)nd_dtype_size_table[dt];
     int64_t *base = &w->view_base[b->slot];
-    if (__builtin_expect(*base == NO_BASE, 0)) {
+    if (*base == NO_BASE) {
         *base = bytes;
         /* Bases of 0 (a whole array, the common case) are left out of
-         * base_key, which then still tells apart any two sets of bases:
-         * a recording loop makes thousands of buffers a flush. */
+         * base_key, which still tells apart any two sets of bases. */
         if (bytes) w->base_key = nd_hash_pair(w->base_key ^ (uint64_t)b->slot, (uint64_t)bytes);
     }
     return bytes - *base;
 }
 
-static uint64_t hash_header(const nd_node *n) {
+/* relative: the bases pass (nd_flush_walk_bases), where a STORE's offset
+ * is hashed after its buffer's number, from its base. */
+static inline uint64_t hash_header(const nd_node *n, int relative) {
     uint64_t h = nd_hash_pair((uint64_t)n->kind | (uint64_t)n->op << 8 | (uint64_t)n->dtype << 16 |
                                   (uint64_t)n->cdtype << 24 | (uint64_t)n->n_inputs << 32 |
                                   (uint64_t)n->n_params << 40 | (uint64_t)n->flags << 48,
@@ -122,8 +117,8 @@ static uint64_t hash_header(const nd_node *n) {
         h = nd_hash_pair(h ^ (uint64_t)n->u.gather.axes,
                          (uint64_t)(uint32_t)n->u.gather.fn | (uint64_t)(uint32_t)n->u.gather.n_axes << 32);
     }
-    /* where it starts: after its buffer's number (nd_flush_walk_run) */
-    if (n->kind == ND_NODE_STORE) h = hash_view(h, n->ndim, NULL, n->u.store.strides, 0);
+    if (n->kind == ND_NODE_STORE)
+        h = hash_view(h, n->ndim, NULL, n->u.store.strides, relative ? 0 : n->u.store.offset);
     if (n->kind == ND_NODE_USER) {
         /* The kernel itself (a plan holds a reference, so the address is
          * not reused while a cached plan names it) and the call's shape. */
@@ -144,26 +139,35 @@ static uint64_t hash_header(const nd_node *n) {
  * view. A constant: its value goes to the parameters, not the hash. The
  * refs of MAP and STORE nodes have the node's shape (node.h): their
  * extents are not hashed again. */
-static uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, const nd_ref *r, int *ok) {
+static inline uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shape, const nd_ref *r, int *ok,
+                                int relative) {
     assert(own_shape || (r->ndim == n->ndim && !memcmp(r->shape, n->shape, (size_t)r->ndim * sizeof *r->shape)));
     (void)n;
     if (!r->buf) {
-        w->params[w->n_params++] = r->value;
+        if (!relative) w->params[w->n_params++] = r->value;
         /* A MAP or STORE constant has the node's shape: its dtype says all. */
         if (!own_shape) return nd_hash_pair(0xC0, r->dtype);
         return hash_view(nd_hash_pair(0xC0, r->dtype), r->ndim, r->shape, NULL, 0);
     }
     uint64_t h = nd_hash_pair(visit_buffer(w, r->buf, ok) ^ r->dtype,
                               (uint64_t)nd_buffer_writer_of(r->buf, r->version));
-    if (__builtin_expect(!*ok, 0)) return 0; /* r->buf has no number in this walk */
-    return hash_view(h, r->ndim, own_shape ? r->shape : NULL, r->strides, view_offset(w, r->buf, r->offset, r->dtype));
+    return hash_view(h, r->ndim, own_shape ? r->shape : NULL, r->strides,
+                     relative ? view_offset(w, r->buf, r->offset, r->dtype) : r->offset);
+}
+
+/* Node n's hash: its header, its refs (constants to the parameters in the
+ * first pass) and the buffer it writes. */
+static inline uint64_t hash_node(nd_flush_walk *w, const nd_node *n, int *ok, int relative) {
+    uint64_t hn = hash_header(n, relative);
+    const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
+    for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], ok, relative));
+    return hn;
 }
 
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp) {
     w->n_buffers = 0;
     w->n_params = 0;
     w->stamp = stamp;
-    w->base_key = 0xBA5Eull;
     if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base) ||
         !nd_grow((void **)&w->labels, &w->cap_labels, g->n_nodes + 1, sizeof *w->labels))
         return ND_ERR_OOM;
@@ -190,9 +194,7 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
             return ND_ERR_OOM;
         for (int k = 0; k < n->n_params; k++) w->params[w->n_params++] = n->params[k];
 
-        uint64_t hn = hash_header(n);
-        const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
-        for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], &ok));
+        uint64_t hn = hash_node(w, n, &ok, 0);
         /* A body's constants (its weak scalars and fills) follow its refs'. */
         if (__builtin_expect(n->op == ND_BODY_MAP_OP, 0) && n->kind == ND_NODE_MAP) {
             const nd_body *b = n->u.body.body;
@@ -202,12 +204,31 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
             for (int32_t c = 0; c < b->n_consts; c++) w->params[w->n_params++] = b->consts[c];
         }
         hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
-        if (!ok) return ND_ERR_OOM;
-        if (n->kind == ND_NODE_STORE) hn = nd_hash_pair(hn, (uint64_t)view_offset(w, n->out, n->u.store.offset, n->dtype));
         h = nd_hash_pair(h, hn);
+        if (!ok) return ND_ERR_OOM;
     }
     w->param_base[g->n_nodes] = w->n_params;
     w->key = h;
+    w->bases_valid = 0;
+    return ND_OK;
+}
+
+nd_status nd_flush_walk_bases(nd_flush_walk *w, const nd_graph *g) {
+    if (!nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) return ND_ERR_OOM;
+    for (uint32_t b = 0; b < w->n_buffers; b++) w->view_base[b] = NO_BASE;
+    w->base_key = 0xBA5Eull;
+    uint64_t h = nd_hash_pair(ND_HASH_SEED ^ 0x4E1A7, g->n_nodes);
+    int ok = 1; /* every buffer is numbered already */
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const nd_node *n = g->nodes[i];
+        uint64_t hn = hash_node(w, n, &ok, 1);
+        hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
+        if (n->kind == ND_NODE_STORE) hn = nd_hash_pair(hn, (uint64_t)view_offset(w, n->out, n->u.store.offset, n->dtype));
+        /* A body's constants are values (flush parameters), not structure. */
+        h = nd_hash_pair(h, hn);
+    }
+    w->relative_key = h;
+    w->bases_valid = 1;
     return ND_OK;
 }
 

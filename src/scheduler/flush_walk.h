@@ -2,10 +2,12 @@
  * numbers the buffers in first-appearance order, gathers the scalar values
  * (kernel parameters) and computes the structural hash that keys the plan
  * cache. Everything a plan depends on is in the hash; nothing it does not
- * depend on (scalar values, addresses) is. Where views of a buffer start
- * is hashed from the first view of it (its base): the bases themselves go
- * to view_base and base_key, so that a loop over a matrix's rows finds
- * the plan of its first row (nd_plan.offset_generic). */
+ * depend on (scalar values, addresses) is. A flush that misses makes a
+ * second pass (nd_flush_walk_bases): the same hash with where each view
+ * starts taken from the first view of its buffer (its base), and the
+ * bases apart, so that a loop over a matrix's rows finds the plan of its
+ * first row (nd_plan.offset_generic) with one pass more, not a plan; a
+ * flush that hits pays nothing for it. */
 #ifndef ND_SCHEDULER_FLUSH_WALK_H
 #define ND_SCHEDULER_FLUSH_WALK_H
 
@@ -16,11 +18,15 @@ typedef struct {
     uint64_t key;
     nd_buffer **buffers; /* walk order */
     uint32_t n_buffers, cap_buffers;
-    /* Per buffer (walk order): the offset in bytes of the first view of it
-     * (INT64_MIN: none, a value written whole); base_key hashes them. */
+    /* The bases pass (bases_valid: made since the walk): the key with
+     * views' offsets from their buffer's base; per buffer (walk order) the
+     * offset in bytes of the first view of it (INT64_MIN: none, a value
+     * written whole); base_key, a hash of them. */
+    uint64_t relative_key;
     int64_t *view_base;
     uint32_t cap_view_base;
     uint64_t base_key;
+    int bases_valid;
     nd_scalar_bits *params; /* walk order: per node its params, then consts */
     uint32_t n_params, cap_params;
     uint32_t *param_base; /* per node: index of its first parameter */
@@ -45,6 +51,8 @@ const char *nd_flush_walk_step_name(const nd_flush_walk *w, const nd_step *st);
 
 /* Fills w from g (reusing w's arrays). Returns ND_OK or ND_ERR_OOM. */
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp);
+/* The bases pass over the same g, after nd_flush_walk_run. */
+nd_status nd_flush_walk_bases(nd_flush_walk *w, const nd_graph *g);
 void nd_flush_walk_free(nd_flush_walk *w);
 
 #endif

@@ -797,7 +797,7 @@ static int offset_generic(const nd_plan *p) {
 }
 
 nd_status nd_plan_set_bases(nd_plan *p, const nd_flush_walk *w) {
-    p->base_key = w->base_key;
+    p->relative_key = w->relative_key;
     p->offset_generic = (uint8_t)offset_generic(p);
     free(p->view_base);
     p->view_base = nd_malloc(sizeof(int64_t) * (size_t)(w->n_buffers + 1));

@@ -12,7 +12,7 @@
 nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion, int32_t memory,
                         size_t chunk_bytes, const nd_split_config *split, nd_plan **out);
 void nd_plan_free(nd_plan *p);
-/* Records where w's views start in p (nd_plan.base_key, view_base) and
+/* Records w's bases pass in p (nd_plan.relative_key, view_base) and
  * whether p runs on views that start elsewhere (offset_generic). */
 nd_status nd_plan_set_bases(nd_plan *p, const nd_flush_walk *w);
 

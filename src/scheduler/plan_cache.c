@@ -28,17 +28,20 @@ void nd_plan_cache_free(nd_plan_cache *c) {
     free(c);
 }
 
-nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key, uint64_t base_key) {
+static nd_plan *find(nd_plan_cache *c, uint64_t key, int generic) {
     /* Most recently inserted first: a loop body is usually the last plan. */
     for (int32_t i = c->n; i-- > 0;) {
         const nd_plan *p = c->entries[i].plan;
-        if (p->key == key && (p->base_key == base_key || p->offset_generic)) {
+        if (generic ? p->offset_generic && p->relative_key == key : p->key == key) {
             c->entries[i].last_use = ++c->clock;
             return c->entries[i].plan;
         }
     }
     return NULL;
 }
+
+nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key) { return find(c, key, 0); }
+nd_plan *nd_plan_cache_find_generic(nd_plan_cache *c, uint64_t relative_key) { return find(c, relative_key, 1); }
 
 void nd_plan_cache_insert(nd_plan_cache *c, nd_plan *p) {
     if (c->n == ND_PLAN_CACHE_CAPACITY) {

@@ -5,9 +5,10 @@
 #include "backends/plan.h"
 #include "scheduler/scheduler.h"
 
-/* The plan of key for views starting at base_key's bases: one built for
- * them, or one that runs on any (nd_plan.offset_generic); NULL: none. */
-nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key, uint64_t base_key);
+nd_plan *nd_plan_cache_find(nd_plan_cache *c, uint64_t key);
+/* A plan that runs on views starting anywhere (nd_plan.offset_generic) of
+ * the flush walk's relative key; NULL: none. */
+nd_plan *nd_plan_cache_find_generic(nd_plan_cache *c, uint64_t relative_key);
 /* Takes ownership of p; may evict (free) the least recently used plan. */
 void nd_plan_cache_insert(nd_plan_cache *c, nd_plan *p);
 

@@ -38,7 +38,12 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
     nd_status rc = nd_flush_walk_run(w, g, ++ctx->walk_stamp);
     if (rc != ND_OK) return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
     *owned = 0;
-    nd_plan *p = ctx->cache ? nd_plan_cache_find(ctx->cache, w->key, w->base_key) : NULL;
+    nd_plan *p = ctx->cache ? nd_plan_cache_find(ctx->cache, w->key) : NULL;
+    /* A miss makes the bases pass: a plan of the same flush with views
+     * elsewhere may run it, and a new plan records the bases. */
+    if (!p && (rc = nd_flush_walk_bases(w, g)) != ND_OK)
+        return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
+    if (!p && ctx->cache) p = nd_plan_cache_find_generic(ctx->cache, w->relative_key);
     *hit = p != NULL;
     if (p) {
         if (use_cache && ctx->stats) ctx->stats->plan_cache_hits++;
