@@ -193,8 +193,9 @@ typedef struct {
 typedef struct nd_plan {
     uint64_t key;
     /* The flush it was built for, as the bases pass saw it
-     * (scheduler/flush_walk.h): its relative key and where the views of
-     * each flush buffer started (view_base per walk index). offset_generic:
+     * (scheduler/flush_walk.h): its relative key and, for an
+     * offset_generic plan (else NULL), where the views of each flush
+     * buffer started (view_base per walk index). offset_generic:
      * only kernels over the flush's buffers and temporaries, so it runs as
      * well on views that start elsewhere by the same bytes per buffer (a
      * loop over a matrix's rows): the cache finds it by relative_key too,

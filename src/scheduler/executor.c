@@ -320,9 +320,8 @@ static nd_status external_memory(nd_scheduler_ctx *ctx, const nd_plan *plan, con
     const int32_t wi = plan->slots[slot].walk_index;
     nd_status rc = buffer_memory(ctx, walk->buffers[wi], plan->memory, out, (value_ref){plan, walk, slot});
     /* (an exact hit's walk made no bases pass: its views start where the
-     * plan's did) */
-    if (rc == ND_OK && plan->offset_generic && walk->bases_valid && plan->view_base[wi] != walk->view_base[wi] &&
-        plan->view_base[wi] != INT64_MIN && walk->view_base[wi] != INT64_MIN)
+     * plan's did; a buffer without views has ND_NO_VIEW_BASE in both) */
+    if (rc == ND_OK && plan->offset_generic && walk->bases_valid)
         *out = (char *)*out + (walk->view_base[wi] - plan->view_base[wi]);
     return rc;
 }

@@ -74,23 +74,13 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
 }
 
-/* A buffer no view of which the walk has met (only a value written
- * whole): whether a buffer has views is in the key, so flushes of one
- * relative key have NO_BASE at the same buffers. */
-#define NO_BASE INT64_MIN
-
 /* Where a view of b (numbered in this walk) starts, `offset` elements of
  * dt: in bytes from the first view of b the bases pass met, which sets the
  * base. */
 static inline int64_t view_offset(nd_flush_walk *w, const nd_buffer *b, int64_t offset, int dt) {
     int64_t bytes = offset * (int64_t)nd_dtype_size_table[dt];
     int64_t *base = &w->view_base[b->slot];
-    if (*base == NO_BASE) {
-        *base = bytes;
-        /* Bases of 0 (a whole array, the common case) are left out of
-         * base_key, which still tells apart any two sets of bases. */
-        if (bytes) w->base_key = nd_hash_pair(w->base_key ^ (uint64_t)b->slot, (uint64_t)bytes);
-    }
+    if (*base == ND_NO_VIEW_BASE) *base = bytes;
     return bytes - *base;
 }
 
@@ -156,11 +146,15 @@ static inline uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shap
 }
 
 /* Node n's hash: its header, its refs (constants to the parameters in the
- * first pass) and the buffer it writes. */
+ * first pass), the buffer it writes, and in the bases pass where a STORE's
+ * view starts. */
 static inline uint64_t hash_node(nd_flush_walk *w, const nd_node *n, int *ok, int relative) {
     uint64_t hn = hash_header(n, relative);
     const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
     for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], ok, relative));
+    hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, ok), (uint64_t)(n->out_version == n->out->version));
+    if (relative && n->kind == ND_NODE_STORE)
+        hn = nd_hash_pair(hn, (uint64_t)view_offset(w, n->out, n->u.store.offset, n->dtype));
     return hn;
 }
 
@@ -203,7 +197,6 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
                 return ND_ERR_OOM;
             for (int32_t c = 0; c < b->n_consts; c++) w->params[w->n_params++] = b->consts[c];
         }
-        hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
         h = nd_hash_pair(h, hn);
         if (!ok) return ND_ERR_OOM;
     }
@@ -215,18 +208,10 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
 
 nd_status nd_flush_walk_bases(nd_flush_walk *w, const nd_graph *g) {
     if (!nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) return ND_ERR_OOM;
-    for (uint32_t b = 0; b < w->n_buffers; b++) w->view_base[b] = NO_BASE;
-    w->base_key = 0xBA5Eull;
+    for (uint32_t b = 0; b < w->n_buffers; b++) w->view_base[b] = ND_NO_VIEW_BASE;
     uint64_t h = nd_hash_pair(ND_HASH_SEED ^ 0x4E1A7, g->n_nodes);
     int ok = 1; /* every buffer is numbered already */
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const nd_node *n = g->nodes[i];
-        uint64_t hn = hash_node(w, n, &ok, 1);
-        hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, &ok), (uint64_t)(n->out_version == n->out->version));
-        if (n->kind == ND_NODE_STORE) hn = nd_hash_pair(hn, (uint64_t)view_offset(w, n->out, n->u.store.offset, n->dtype));
-        /* A body's constants are values (flush parameters), not structure. */
-        h = nd_hash_pair(h, hn);
-    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) h = nd_hash_pair(h, hash_node(w, g->nodes[i], &ok, 1));
     w->relative_key = h;
     w->bases_valid = 1;
     return ND_OK;

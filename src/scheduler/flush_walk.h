@@ -11,21 +11,25 @@
 #ifndef ND_SCHEDULER_FLUSH_WALK_H
 #define ND_SCHEDULER_FLUSH_WALK_H
 
+#include <stdint.h>
+
 #include "backends/plan.h"
 #include "graph/graph.h"
+
+#define ND_NO_VIEW_BASE INT64_MIN
 
 typedef struct {
     uint64_t key;
     nd_buffer **buffers; /* walk order */
     uint32_t n_buffers, cap_buffers;
     /* The bases pass (bases_valid: made since the walk): the key with
-     * views' offsets from their buffer's base; per buffer (walk order) the
-     * offset in bytes of the first view of it (INT64_MIN: none, a value
-     * written whole); base_key, a hash of them. */
+     * views' offsets from their buffer's base, and per buffer (walk order)
+     * the offset in bytes of the first view of it (ND_NO_VIEW_BASE: none,
+     * a value written whole; whether a buffer has views is in the key, so
+     * flushes of one relative key have it at the same buffers). */
     uint64_t relative_key;
     int64_t *view_base;
     uint32_t cap_view_base;
-    uint64_t base_key;
     int bases_valid;
     nd_scalar_bits *params; /* walk order: per node its params, then consts */
     uint32_t n_params, cap_params;

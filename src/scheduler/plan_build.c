@@ -800,6 +800,8 @@ nd_status nd_plan_set_bases(nd_plan *p, const nd_flush_walk *w) {
     p->relative_key = w->relative_key;
     p->offset_generic = (uint8_t)offset_generic(p);
     free(p->view_base);
+    p->view_base = NULL;
+    if (!p->offset_generic) return ND_OK; /* found by its key only: its bases are never read */
     p->view_base = nd_malloc(sizeof(int64_t) * (size_t)(w->n_buffers + 1));
     if (!p->view_base) return ND_ERR_OOM;
     if (w->n_buffers) memcpy(p->view_base, w->view_base, sizeof(int64_t) * (size_t)w->n_buffers);
