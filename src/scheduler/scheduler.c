@@ -378,6 +378,13 @@ static nd_status copy_owned_rows(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t d,
     return rc;
 }
 
+/* b's memory m holds the value its pieces hold (they keep it too). */
+static void mark_gathered(nd_scheduler_ctx *ctx, nd_buffer *b, int32_t m) {
+    if (ctx->stats) ctx->stats->arrays_gathered++;
+    b->pieces->whole_stale = 0;
+    b->valid = 1u << m;
+}
+
 /* Under mpirun, rank r holds piece r only (the others' are in their
  * processes): each rank copies its owned rows into its whole array, then
  * every rank receives each rank's rows, broadcast by their owner in rank
@@ -414,9 +421,7 @@ static nd_status gather_ranks(nd_scheduler_ctx *ctx, nd_buffer *b) {
     if (other != ND_OK)
         return nd_error_set(other, "nd_sync: MPI rank %d failed to gather a split array (%s; its own error says why)",
                             (int)failed_rank, nd_status_name(other));
-    if (ctx->stats) ctx->stats->arrays_gathered++;
-    p->whole_stale = 0;
-    b->valid = 1u << m;
+    mark_gathered(ctx, b, m);
     return ND_OK;
 }
 
@@ -439,9 +444,7 @@ static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
     }
     nd_status rc = be->synchronize(be);
     if (rc != ND_OK) return rc;
-    if (ctx->stats) ctx->stats->arrays_gathered++;
-    p->whole_stale = 0;
-    b->valid = 1u << m;
+    mark_gathered(ctx, b, m);
     return ND_OK;
 }
 
