@@ -47,8 +47,14 @@ typedef struct nd_rank_wire {
     nd_status (*bcast)(void *buf, size_t bytes, int32_t root);
 } nd_rank_wire;
 
-/* rank_xfer's op (below). */
+/* rank_xfer's op (below), with ND_RANK_LINK_SIDE or'ed in for a transfer
+ * on the link's own queue. */
 enum { ND_RANK_LINK_SEND, ND_RANK_LINK_RECV, ND_RANK_LINK_BCAST };
+enum { ND_RANK_LINK_SIDE = 0x100 };
+/* The two queues of a rank under mpirun with the link (rank_lane_*): the
+ * one its steps run on, and the link's own, which carries the halo
+ * transfers beside them. */
+enum { ND_RANK_LANE_STEPS, ND_RANK_LANE_LINK };
 /* The size of a link's id (rank_link_id, rank_link_open): NCCL's
  * NCCL_UNIQUE_ID_BYTES. */
 #define ND_RANK_LINK_ID_BYTES 128
@@ -121,8 +127,19 @@ struct nd_backend {
      * the bytes received dropped (a failed step: the peers wait in it).
      * A rank_xfer that fails still takes part that way. The transfers of
      * every rank must come in one order (the plan's). rank_link_wait:
-     * after a plan's transfers, until they are done; a failed one (also
-     * one reported by the link later, a peer's) is its error. */
+     * after a plan's transfers, until they are done (on both lanes); a
+     * failed one (also one reported by the link later, a peer's) is its
+     * error.
+     * Lanes (optional; NULL: every transfer on the steps' stream): a
+     * transfer whose op has ND_RANK_LINK_SIDE goes on the link's own queue
+     * (ND_RANK_LANE_LINK), which runs beside the steps' (LANE_STEPS), so
+     * that a halo exchange overlaps the kernels that do not need it
+     * (scheduler/executor_ranks.h's nd_rank_lanes says which wait for
+     * which). rank_lane_mark: mark `mark` (>= 0, a step's index; a later
+     * mark of the same number replaces it) at the end of what `lane` has
+     * queued; rank_lane_wait: what `lane` queues from now on waits for
+     * mark `mark` of the other lane; rank_lane_join: each lane waits for
+     * everything the other has queued. */
     uint64_t gpu_identity;
     int rank_link_host;
     nd_status (*rank_link_probe)(nd_backend *be);
@@ -131,6 +148,9 @@ struct nd_backend {
     void (*rank_link_close)(nd_backend *be);
     nd_status (*rank_xfer)(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer);
     nd_status (*rank_link_wait)(nd_backend *be);
+    nd_status (*rank_lane_mark)(nd_backend *be, int lane, int32_t mark);
+    nd_status (*rank_lane_wait)(nd_backend *be, int lane, int32_t mark);
+    nd_status (*rank_lane_join)(nd_backend *be);
     /* slots[i]: base pointer of kernel slot i; params: the kernel's values.
      * A kernel that gathers also reads slots[k->n_slots]: its fail record
      * (kernel_ir.h's nd_ir_fail) in host memory, which a bad index fills

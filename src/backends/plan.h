@@ -237,6 +237,11 @@ typedef struct nd_plan {
     int32_t n_pieces;
     nd_plan_pieces *pieces;
     int32_t n_scattered, n_gathered;
+    /* Under mpirun with the link: which lane each step runs on
+     * (scheduler/rank_lanes.h), made on the plan's first run; tried: made
+     * once, even when there were none. */
+    struct nd_rank_lanes *rank_lanes;
+    uint8_t rank_lanes_tried;
     void *backend_cache; /* a backend's per-plan state (CUDA graph), or NULL */
     void (*backend_cache_free)(void *);
 } nd_plan;

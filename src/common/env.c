@@ -70,7 +70,7 @@ int nd_env_check(void) {
         nd_env_int64(ND_ENV_CUDA_PERSIST, &v, &set) ||
         nd_env_int64(ND_ENV_CUDA_SHARE_STREAMS, &v, &set) || nd_env_int64(ND_ENV_CUDA_CHOL_SIDE_ZEROS, &v, &set) ||
         nd_env_int64(ND_ENV_CHECK_SPMD, &v, &set) || nd_env_int64(ND_ENV_RANK_STAGING, &v, &set) ||
-        nd_env_int64(ND_ENV_RANK_LINK, &v, &set) ||
+        nd_env_int64(ND_ENV_RANK_LINK, &v, &set) || nd_env_int64(ND_ENV_RANK_COPY_ENGINES, &v, &set) ||
         nd_env_choice(ND_ENV_CPU_JIT, &index, &set) || nd_env_choice(ND_ENV_SCAN_VARIANT, &index, &set) ||
         nd_env_choice(ND_ENV_RANK_TRANSPORT, &index, &set))
         return -1;

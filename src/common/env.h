@@ -71,6 +71,10 @@ extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
  * backend's test link (backends/cpu/cpu_link.c), as GPU ranks over NCCL,
  * to test that path. */
 #define ND_ENV_RANK_LINK "ND_RANK_LINK", 0, 1, 0
+/* ND_RANK_COPY_ENGINES=0: under mpirun, GPU ranks of one machine send
+ * and receive over NCCL's kernels, not on the copy engines through CUDA
+ * IPC (backends/cuda/rank_copy.h), to compare the two. */
+#define ND_ENV_RANK_COPY_ENGINES "ND_RANK_COPY_ENGINES", 0, 1, 0
 /* ND_RANK_TRANSPORT: under mpirun, how GPU ranks carry bytes between
  * them: auto, nccl or staging (dist/rank_transport.h's order). */
 extern const char *const nd_env_rank_transports[3];

@@ -17,6 +17,7 @@
 #include "common/profile.h"
 #include "backends/step_kinds.h"
 #include "scheduler/executor_ranks.h"
+#include "scheduler/rank_lanes.h"
 
 #define ND_TEMP_POOL_MAX 32
 
@@ -303,6 +304,8 @@ typedef struct {
     /* The fail record a kernel that gathers gets one past its slots
      * (kernel_ir.h's nd_ir_fail), when run step by step. */
     nd_ir_fail *fail;
+    /* Under mpirun with the link, the lanes the steps run on (NULL: one). */
+    const nd_rank_lanes *lanes;
 } bound_slots;
 
 /* The memory a temporary of logical device `device` (1 + d; 0: whole)
@@ -358,11 +361,17 @@ static nd_status slot_ptr(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_f
 
 static void release_temps_after(nd_scheduler_ctx *ctx, const nd_plan *plan, bound_slots *bs,
                                 int32_t step) {
+    int joined = 0;
     for (int32_t t = 0; t < bs->n_temps; t++) {
         int32_t i = bs->temps[t];
         const nd_plan_slot *s = &plan->slots[i];
         if (!bs->ptrs[i]) continue;
         if (step >= 0 && s->last_step != step) continue;
+        /* The pool orders its reuse after the steps' lane only. */
+        if (bs->lanes && bs->lanes->link_slots[i] && !joined) {
+            (void)ctx->backend->rank_lane_join(ctx->backend);
+            joined = 1;
+        }
         temp_give(ctx, temp_memory(ctx, plan, s->device), bs->bytes[i], bs->ptrs[i]);
         bs->ptrs[i] = NULL;
     }
@@ -477,7 +486,8 @@ static nd_status run_step_here(nd_scheduler_ctx *ctx, const nd_plan *plan, const
 }
 
 nd_rank_io nd_scheduler_rank_io(nd_scheduler_ctx *ctx) {
-    return (nd_rank_io){ctx->backend, ctx->rank, ctx->rank_staging, ctx->rank_link, &ctx->rank_linked, ctx->stats};
+    return (nd_rank_io){ctx->backend, ctx->rank,    ctx->rank_staging, ctx->rank_link, &ctx->rank_linked,
+                        ctx->stats,   ctx->rank_side};
 }
 
 /* Under mpirun, a step of a partitioned plan (executor_ranks.h): this
@@ -523,6 +533,32 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
         rc2 = nd_rank_move(&io, plan, st, role, dst, src);
     count_step(ctx->stats, st);
     return rc != ND_OK ? rc : rc2;
+}
+
+/* Before step i under mpirun with lanes (rank_lanes.h): the join or the
+ * wait it needs. A transfer on the link's lane into or out of memory not
+ * bound yet (taken from the pool, or a piece allocated afresh, in the
+ * steps' lane's order) first joins the lanes. */
+static nd_status lane_before(nd_scheduler_ctx *ctx, const nd_plan *plan, const bound_slots *bs, int32_t i) {
+    nd_backend *be = ctx->backend;
+    const nd_rank_lane *ln = &bs->lanes->steps[i];
+    if (ln->join) return be->rank_lane_join(be);
+    nd_status rc = ln->after >= 0 ? be->rank_lane_wait(be, ln->lane, ln->after) : ND_OK;
+    const nd_copy_desc *c = &plan->steps[i].copy;
+    if (rc == ND_OK && ln->lane == ND_RANK_LANE_LINK && (!bs->ptrs[c->src_slot] || !bs->ptrs[c->dst_slot])) {
+        nd_rank_role role = nd_rank_role_of(plan, &plan->steps[i], ctx->rank);
+        if (!bs->ptrs[role == ND_RANK_SEND ? c->src_slot : c->dst_slot]) rc = be->rank_lane_join(be);
+    }
+    return rc;
+}
+
+/* After it: its mark, where a step of the other lane waits for it; the
+ * join after a joined step (a failure there is the next wait's). */
+static void lane_after(nd_scheduler_ctx *ctx, const bound_slots *bs, int32_t i) {
+    nd_backend *be = ctx->backend;
+    const nd_rank_lane *ln = &bs->lanes->steps[i];
+    if (ln->marks) (void)be->rank_lane_mark(be, ln->lane, i);
+    if (ln->join) (void)be->rank_lane_join(be);
 }
 
 static nd_status run_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const nd_flush_walk *walk,
@@ -890,12 +926,23 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
     nd_failure *first = NULL;
     const int timed = running && (ctx->profile || ctx->trace);
     if (running && ctx->trace) ctx->trace_flushes++;
-    for (int32_t i = 0; i < plan->n_steps; i++) {
+    if (running && ctx->ranks > 1) {
+        const nd_rank_io io = nd_scheduler_rank_io(ctx);
+        bs->lanes = nd_rank_lanes_of(plan, &io);
+    }
+    for (int32_t k = 0; k < plan->n_steps; k++) {
+        const int32_t i = bs->lanes ? bs->lanes->order[k] : k;
         const nd_step *st = &plan->steps[i];
         nd_failure *cause = first ? step_poisoned(plan, st, bs->poison) : NULL;
         nd_failure *made = NULL;
         nd_ir_fail rec = {0, 0, 0, 0, 0};
         const nd_ir_fail *got = NULL;
+        const nd_rank_lane *lane = bs->lanes && bs->lanes->steps[i].run ? &bs->lanes->steps[i] : NULL;
+        if (lane) {
+            nd_status rc = lane_before(ctx, plan, bs, i);
+            if (rc != ND_OK && !cause) cause = made = nd_failure_new(rc, nd_last_error());
+            ctx->rank_side = lane->lane == ND_RANK_LANE_LINK;
+        }
         const int skipped = cause != NULL; /* a failure reached it: it does not run */
         if (!cause && running) {
             double t0 = timed ? nd_log_clock_us() : 0;
@@ -923,6 +970,10 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
             const nd_rank_io io = nd_scheduler_rank_io(ctx);
             (void)nd_rank_transfer_idle(&io, plan, st);
         }
+        if (lane) {
+            lane_after(ctx, bs, i);
+            ctx->rank_side = 0;
+        }
         settle_step(plan, walk, bs->poison, st, cause, got, &first);
         nd_failure_unref(made); /* settle_step took what it keeps */
         if (running) release_temps_after(ctx, plan, bs, i);
@@ -940,6 +991,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
             first = nd_failure_new(waited, nd_last_error());
             if (first) fail_all(plan, walk, first);
         }
+        bs->lanes = NULL;
         int32_t failed_rank = -1;
         nd_status other = nd_rank_agree(first ? first->status : ND_OK, &failed_rank);
         if (!first && other != ND_OK) {
@@ -1007,7 +1059,7 @@ static nd_status settle_fails(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flu
 
 nd_status nd_execute_plan(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush_walk *walk) {
     nd_backend *be = ctx->backend;
-    bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
+    bound_slots bs = {NULL, NULL, NULL, 0, NULL, NULL, NULL}; /* GCC cannot tell bind_begin sets it */
     nd_status rc = ctx->ranks > 1 && ctx->check_spmd
                        ? nd_rank_check_plan(plan, walk->key, ctx->plans_checked++, &ctx->rank_finished)
                        : ND_OK;

@@ -63,12 +63,7 @@ static nd_status xfer_plain(xfer_kind kind, void *buf, size_t bytes, int32_t pee
     }
 }
 
-/* Whether a transfer goes over the link: device memory at both ends, or
- * any memory over a link that carries host memory too (the CPU test link,
- * ND_RANK_LINK=1). The memories are the plan's, the size the step's and
- * the backend every rank's, so both ends (every rank, a broadcast) decide
- * alike. */
-static int over_link(const nd_rank_io *io, int memory, int far_memory, size_t bytes) {
+int nd_rank_over_link(const nd_rank_io *io, int memory, int far_memory, size_t bytes) {
     return io->link && bytes > 0 &&
            (io->be->rank_link_host || (memory != ND_MEMORY_HOST && far_memory != ND_MEMORY_HOST));
 }
@@ -76,7 +71,7 @@ static int over_link(const nd_rank_io *io, int memory, int far_memory, size_t by
 /* Over the link; mem NULL takes part without memory (rank_xfer's zeros
  * and sink). The plan waits for it before the ranks agree. */
 static nd_status xfer_link(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, size_t bytes, int32_t peer) {
-    nd_status st = io->be->rank_xfer(io->be, (int)kind, mem, memory, bytes, peer);
+    nd_status st = io->be->rank_xfer(io->be, (int)kind | (io->side ? ND_RANK_LINK_SIDE : 0), mem, memory, bytes, peer);
     if (io->linked) *io->linked = 1;
     if (io->stats && st == ND_OK && mem) io->stats->rank_bytes_nccl += bytes;
     return st;
@@ -117,7 +112,7 @@ static nd_status xfer_mpi(const nd_rank_io *io, xfer_kind kind, void *mem, int m
 
 static nd_status xfer(const nd_rank_io *io, xfer_kind kind, void *mem, int memory, int far_memory, size_t bytes,
                       int32_t peer) {
-    if (over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, mem, memory, bytes, peer);
+    if (nd_rank_over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, mem, memory, bytes, peer);
     /* Beside the link the stream no longer stops at every transfer (a
      * staged one does): host memory that MPI reads or writes in place
      * waits for the steps enqueued before it. */
@@ -146,7 +141,7 @@ nd_status nd_rank_move(const nd_rank_io *io, const nd_plan *plan, const nd_step 
  * (the link's own blocks), else through host scratch (no staging). */
 static nd_status xfer_idle(const nd_rank_io *io, xfer_kind kind, int memory, int far_memory, size_t bytes,
                            int32_t peer) {
-    if (over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, NULL, memory, bytes, peer);
+    if (nd_rank_over_link(io, memory, far_memory, bytes)) return xfer_link(io, kind, NULL, memory, bytes, peer);
     void *scratch = nd_calloc(bytes ? bytes : 1, 1);
     if (!scratch)
         return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for a transfer between MPI ranks");

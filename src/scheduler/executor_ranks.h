@@ -56,7 +56,17 @@ typedef struct {
     int link;
     int *linked;       /* set when a transfer went over the link, or NULL */
     nd_stats *stats;   /* rank_bytes_staged and rank_bytes_nccl are counted here, or NULL */
+    /* Transfers over the link go on its own lane (ND_RANK_LINK_SIDE: the
+     * step runs there, rank_lanes.h), not on the steps'. */
+    int side;
 } nd_rank_io;
+
+/* Whether a transfer of `bytes` in `memory` (the other end's: far_memory)
+ * goes over the link: device memory at both ends, or any memory over a
+ * link that carries host memory too (the CPU test link, ND_RANK_LINK=1).
+ * The memories are the plan's and the size the step's, so both ends
+ * (every rank, a broadcast) decide alike. */
+int nd_rank_over_link(const nd_rank_io *io, int memory, int far_memory, size_t bytes);
 
 /* Carries a copy step's bytes for `role`: SEND/RECV to or from the other
  * end's rank; GATHER broadcasts dst from the owner (which has copied it). */

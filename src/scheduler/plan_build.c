@@ -17,6 +17,7 @@
 #include "scheduler/chunking.h"
 #include "scheduler/kernel_rebase.h"
 #include "scheduler/kernel_builder.h"
+#include "scheduler/rank_lanes.h"
 #include "scheduler/shared_values.h"
 #include "scheduler/store_chains.h"
 #include "scheduler/stream_assign.h"
@@ -780,6 +781,7 @@ void nd_plan_free(nd_plan *p) {
     free(p->node_step);
     free(p->node_materialised);
     free(p->view_base);
+    nd_rank_lanes_free(p->rank_lanes);
     free(p);
 }
 

@@ -29,8 +29,10 @@ typedef struct {
     int rank_staging;
     /* Under mpirun: the ranks carry bytes between GPUs over the backend's
      * link (NCCL: ND_RANK_TRANSPORT, chosen at nd_init); rank_linked: a
-     * transfer of the running plan went over it (executor_ranks.h). */
-    int rank_link, rank_linked;
+     * transfer of the running plan went over it (executor_ranks.h);
+     * rank_side: the running step's transfers go on the link's own lane
+     * (rank_lanes.h). */
+    int rank_link, rank_linked, rank_side;
     uint64_t plans_checked;
     /* ND_CHECK_SPMD: 1 + the rank that finished (nd_shutdown) while this
      * one checked a plan (0: none); from then on no plan is checked or run

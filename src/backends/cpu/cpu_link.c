@@ -24,7 +24,16 @@
  *
  * A receive is done when rank_xfer returns: the CPU's next step reads it
  * at once (on a GPU the stream orders that). Each send costs a copy, so
- * this link is for tests only. */
+ * this link is for tests only.
+ *
+ * The link's own lane (backend.h's rank_lane_*) is kept as a GPU's link
+ * stream would run it, as late as it may: a transfer queued there
+ * (ND_RANK_LINK_SIDE) and the marks after it are made in order only when
+ * the steps' lane waits for such a mark, or the lanes join, or the plan
+ * waits. So a receive whose rows a step reads without waiting for it
+ * leaves that step the old rows, and a send reads its rows only then,
+ * after what later steps wrote into them: a wait that
+ * scheduler/rank_lanes.c misses changes the test's result. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +66,20 @@ typedef struct pending {
     unsigned char *data; /* in the same block, after the struct */
 } pending;
 
+/* A transfer on the link's lane, not made yet, or (op < 0) a mark. */
+typedef struct side_op {
+    struct side_op *next;
+    int op;
+    int32_t peer, mark;
+    unsigned char *mem;
+    size_t bytes;
+} side_op;
+
 typedef struct nd_cpu_link {
     nd_rank_wire wire;
     int32_t rank, ranks;
     pending *head, *tail;
+    side_op *side_head, *side_tail;
     unsigned char zeros[PART], sink[PART];
 } nd_cpu_link;
 
@@ -131,6 +150,11 @@ static void link_close(nd_backend *be) {
         L->head = p->next;
         free(p);
     }
+    while (L->side_head) {
+        side_op *q = L->side_head;
+        L->side_head = q->next;
+        free(q);
+    }
     free(L);
 }
 
@@ -159,24 +183,15 @@ static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int3
     return ND_OK;
 }
 
-static nd_status link_xfer(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer) {
-    nd_cpu_link *L = link_of(be);
-    if (!L) return nd_error_set(ND_ERR_STATE, "nd_sync: a transfer between MPI ranks over the CPU test link, "
-                                "but it is not open");
-    nd_status s = ND_OK;
-    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) s = nd_fault_backend_error("cpu", "rank_xfer");
-    if (s == ND_OK && memory != ND_MEMORY_HOST)
-        s = nd_error_set(ND_ERR_ARG, "cpu backend: a transfer of memory %d over the test link (only host, 0)",
-                         memory);
-    /* The peers wait in this transfer whatever failed here. */
-    unsigned char *p = s == ND_OK ? mem : NULL;
+/* One transfer made now (on the steps' lane, or the link's when its turn
+ * comes): a send waits in `pending`, a receive goes at once. */
+static nd_status move(nd_cpu_link *L, int op, unsigned char *p, size_t bytes, int32_t peer) {
     if (op == ND_RANK_LINK_SEND || (op == ND_RANK_LINK_BCAST && peer == L->rank)) {
         pending *q = nd_malloc(sizeof *q + (p ? bytes : 0));
         if (!q) {
             nd_status r = flush(L);
             nd_status r2 = parts(L, op, p, bytes, peer);
-            if (s == ND_OK) s = r;
-            return s != ND_OK ? s : r2;
+            return r != ND_OK ? r : r2;
         }
         q->next = NULL;
         q->op = op;
@@ -189,17 +204,93 @@ static nd_status link_xfer(nd_backend *be, int op, void *mem, int memory, size_t
         else
             L->head = q;
         L->tail = q;
-        return s;
+        return ND_OK;
     }
     nd_status r = flush(L);
     nd_status r2 = parts(L, op, p, bytes, peer);
+    return r != ND_OK ? r : r2;
+}
+
+/* The link's lane, in order, up to and with mark `mark` (-1: all of it);
+ * nothing when that mark is not queued (a join made it already). */
+static nd_status run_side(nd_cpu_link *L, int32_t mark) {
+    if (mark >= 0) {
+        const side_op *q = L->side_head;
+        while (q && !(q->op < 0 && q->mark == mark)) q = q->next;
+        if (!q) return ND_OK;
+    }
+    nd_status s = ND_OK;
+    while (L->side_head) {
+        side_op *q = L->side_head;
+        L->side_head = q->next;
+        int done = q->op < 0 && q->mark == mark;
+        nd_status r = q->op < 0 ? ND_OK : move(L, q->op, q->mem, q->bytes, q->peer);
+        if (s == ND_OK) s = r;
+        free(q);
+        if (done) break;
+    }
+    if (!L->side_head) L->side_tail = NULL;
+    return s;
+}
+
+static int queue_side(nd_cpu_link *L, int op, unsigned char *mem, size_t bytes, int32_t peer, int32_t mark) {
+    side_op *q = nd_malloc(sizeof *q);
+    if (!q) return 0;
+    *q = (side_op){NULL, op, peer, mark, mem, bytes};
+    if (L->side_tail)
+        L->side_tail->next = q;
+    else
+        L->side_head = q;
+    L->side_tail = q;
+    return 1;
+}
+
+static nd_status link_xfer(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer) {
+    nd_cpu_link *L = link_of(be);
+    if (!L) return nd_error_set(ND_ERR_STATE, "nd_sync: a transfer between MPI ranks over the CPU test link, "
+                                "but it is not open");
+    nd_status s = ND_OK;
+    if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) s = nd_fault_backend_error("cpu", "rank_xfer");
+    if (s == ND_OK && memory != ND_MEMORY_HOST)
+        s = nd_error_set(ND_ERR_ARG, "cpu backend: a transfer of memory %d over the test link (only host, 0)",
+                         memory);
+    /* The peers wait in this transfer whatever failed here. */
+    unsigned char *p = s == ND_OK ? mem : NULL;
+    const int side = (op & ND_RANK_LINK_SIDE) != 0;
+    op &= ~ND_RANK_LINK_SIDE;
+    if (side && queue_side(L, op, p, bytes, peer, -1)) return s;
+    /* On the steps' lane (or no memory to queue it): after the link's. */
+    nd_status r = run_side(L, -1);
+    nd_status r2 = move(L, op, p, bytes, peer);
     if (s == ND_OK) s = r;
     return s != ND_OK ? s : r2;
 }
 
+static nd_status lane_mark(nd_backend *be, int lane, int32_t mark) {
+    nd_cpu_link *L = link_of(be);
+    /* The steps' lane has run everything when its mark is made. Without
+     * memory for the mark, the link's lane runs now (earlier than need be). */
+    if (!L || lane != ND_RANK_LANE_LINK || queue_side(L, -1, NULL, 0, 0, mark)) return ND_OK;
+    return run_side(L, -1);
+}
+
+static nd_status lane_wait(nd_backend *be, int lane, int32_t mark) {
+    nd_cpu_link *L = link_of(be);
+    /* The link's lane waits for nothing: the steps' marks are made. */
+    return L && lane == ND_RANK_LANE_STEPS ? run_side(L, mark) : ND_OK;
+}
+
+static nd_status lane_join(nd_backend *be) {
+    nd_cpu_link *L = link_of(be);
+    return L ? run_side(L, -1) : ND_OK;
+}
+
 static nd_status link_wait(nd_backend *be) {
     nd_cpu_link *L = link_of(be);
-    return L ? flush(L) : ND_OK;
+    if (!L) return ND_OK;
+    nd_status s = run_side(L, -1);
+    nd_status r = flush(L);
+    return s != ND_OK ? s : r;
 }
 
 void nd_cpu_link_install(nd_backend *be, const nd_rank_wire *wire) {
@@ -211,6 +302,9 @@ void nd_cpu_link_install(nd_backend *be, const nd_rank_wire *wire) {
     be->rank_link_close = link_close;
     be->rank_xfer = link_xfer;
     be->rank_link_wait = link_wait;
+    be->rank_lane_mark = lane_mark;
+    be->rank_lane_wait = lane_wait;
+    be->rank_lane_join = lane_join;
 }
 
 void nd_cpu_link_destroy(nd_backend *be) { link_close(be); }

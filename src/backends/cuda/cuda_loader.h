@@ -38,9 +38,15 @@
     X(cudaStreamWaitEvent) X(cudaDriverGetVersion) X(cudaRuntimeGetVersion) X(cudaGetDevice)          \
     X(cudaMemPoolGetAttribute) X(cudaStreamIsCapturing) X(cudaMemcpyPeerAsync) X(cudaDeviceCanAccessPeer)  \
     X(cudaDeviceEnablePeerAccess) X(cudaMemPoolSetAccess) X(cudaDeviceGetStreamPriorityRange)          \
-    X(cudaStreamCreateWithPriority) ND_CUDART_FNS_12080(X)
+    X(cudaStreamCreateWithPriority) X(cudaIpcGetMemHandle) X(cudaIpcOpenMemHandle) X(cudaIpcCloseMemHandle)   \
+    ND_CUDART_FNS_12050(X) ND_CUDART_FNS_12080(X)
 
 /* Functions newer toolkits have (their callers check CUDART_VERSION too). */
+#if CUDART_VERSION >= 12050
+#define ND_CUDART_FNS_12050(X) X(cudaGetDriverEntryPointByVersion)
+#else
+#define ND_CUDART_FNS_12050(X)
+#endif
 #if CUDART_VERSION >= 12080
 #define ND_CUDART_FNS_12080(X) X(cudaStreamGetDevice)
 #else
@@ -277,6 +283,16 @@ nd_status nd_cuda_load_nvrtc(void);
 #if CUDART_VERSION >= 12080
 #undef cudaStreamGetDevice
 #define cudaStreamGetDevice ND_CUDA_FN(cudaStreamGetDevice)
+#undef cudaIpcGetMemHandle
+#define cudaIpcGetMemHandle ND_CUDA_FN(cudaIpcGetMemHandle)
+#undef cudaIpcOpenMemHandle
+#define cudaIpcOpenMemHandle ND_CUDA_FN(cudaIpcOpenMemHandle)
+#undef cudaIpcCloseMemHandle
+#define cudaIpcCloseMemHandle ND_CUDA_FN(cudaIpcCloseMemHandle)
+#if CUDART_VERSION >= 12050
+#undef cudaGetDriverEntryPointByVersion
+#define cudaGetDriverEntryPointByVersion ND_CUDA_FN(cudaGetDriverEntryPointByVersion)
+#endif
 #endif
 #undef nvrtcCompileProgram
 #define nvrtcCompileProgram ND_CUDA_FN(nvrtcCompileProgram)

@@ -1,12 +1,17 @@
 /* The link between GPU ranks under mpirun (backend.h's rank_link_* and
  * rank_xfer; docs/internals.md "Several processes"): one NCCL
  * communicator per process, and every transfer a rank makes enqueued on
- * the backend's stream. A rank's plan runs step by step on that one stream
- * (executor.c), so a send is ordered after the kernel that wrote its rows
- * and a receive before the kernel that reads them, with no host wait; the
- * host waits once, after the plan (rank_link_wait). Every rank enqueues
- * its transfers in the plan's step order, so the earliest unfinished one
- * has all its participants in it, as with MPI (dist_mpi.c).
+ * the backend's stream, or (ND_RANK_LINK_SIDE) on the link's own stream
+ * beside it. A rank's plan runs step by step (executor.c): a transfer on
+ * the backend's stream is ordered after the kernel that wrote its rows and
+ * before the kernel that reads them; the halo transfers on the link's
+ * stream are ordered against the kernels by events (the lanes of
+ * scheduler/rank_lanes.h), so that they overlap the interior. The host
+ * waits once, after the plan (rank_link_wait). Every rank enqueues its
+ * transfers in the plan's step order, and the two streams never run NCCL
+ * operations at once (the executor joins them around a transfer on the
+ * backend's stream), so the earliest unfinished one has all its
+ * participants in it, as with MPI (dist_mpi.c).
  *
  * libnccl is opened with dlopen, as the CUDA libraries are
  * (cuda_loader.h): built where the toolkit has nccl.h (meson option nccl),
@@ -24,6 +29,7 @@
 #include <time.h>
 
 #include "backends/cuda/cuda_internal.h"
+#include "backends/cuda/rank_copy.h"
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/fault.h"
@@ -36,6 +42,7 @@
  * wait in the transfer. Both ends split alike (the size is the plan's). */
 #define PART ((size_t)8 << 20)
 
+_Static_assert(PART >= ND_CUDA_RANK_COPY_SLOT, "the zeros cover a part on the copy engines");
 _Static_assert(sizeof(ncclUniqueId) <= ND_RANK_LINK_ID_BYTES, "an ncclUniqueId fits backend.h's link id");
 
 static struct {
@@ -50,6 +57,7 @@ static struct {
     ncclResult_t (*Send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
     ncclResult_t (*Recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
     ncclResult_t (*Broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*AllGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
     ncclResult_t (*GroupStart)(void);
     ncclResult_t (*GroupEnd)(void);
 } N;
@@ -85,6 +93,7 @@ static void load(void) {
     SYM(Send, "ncclSend");
     SYM(Recv, "ncclRecv");
     SYM(Broadcast, "ncclBroadcast");
+    SYM(AllGather, "ncclAllGather");
     SYM(GroupStart, "ncclGroupStart");
     SYM(GroupEnd, "ncclGroupEnd");
     optional = 1;
@@ -103,10 +112,21 @@ static nd_status loaded(void) {
 }
 
 typedef struct nd_cuda_link {
+    nd_cuda *cu;
     ncclComm_t comm;
     int32_t rank, ranks;
     void *zeros, *sink; /* PART bytes each: what a rank without memory sends, and receives into */
     int broken;         /* NCCL reported an error: the communicator is aborted, not destroyed */
+    /* Ranks of one machine: sends, receives and broadcasts on the copy
+     * engines (rank_copy.h); NULL: NCCL carries them. */
+    nd_cuda_rank_copy *copy;
+    /* The link's lane (backend.h's rank_lane_*): its stream, the marks
+     * (events, by mark number, made when first recorded) and two events
+     * for joins. */
+    cudaStream_t side;
+    cudaEvent_t *marks;
+    int32_t n_marks;
+    cudaEvent_t join[2];
 } nd_cuda_link;
 
 static nd_cuda *impl(nd_backend *be) { return (nd_cuda *)be->impl; }
@@ -147,15 +167,44 @@ static void link_close(nd_backend *be) {
     cu->link = NULL;
     if (cu->device != 0) cudaSetDevice(cu->device);
     if (L->comm) {
-        if (!L->broken) cudaStreamSynchronize(cu->stream);
+        if (!L->broken) {
+            cudaStreamSynchronize(cu->stream);
+            if (L->side) cudaStreamSynchronize(L->side);
+        }
         (void)(L->broken ? N.CommAbort(L->comm) : N.CommDestroy(L->comm));
     }
+    nd_cuda_rank_copy_close(L->copy); /* after the streams: a peer may still write into it otherwise */
+    for (int32_t i = 0; i < L->n_marks; i++)
+        if (L->marks[i]) cudaEventDestroy(L->marks[i]);
+    free(L->marks);
+    for (int i = 0; i < 2; i++)
+        if (L->join[i]) cudaEventDestroy(L->join[i]);
+    if (L->side) cudaStreamDestroy(L->side);
     if (L->zeros) {
         cudaFree(L->zeros);
         nd_mem_count_release(1, 2 * PART);
     }
     (void)cudaGetLastError();
     free(L);
+}
+
+/* rank_copy.h's allgather over the communicator, through device memory
+ * on the backend's stream; all NULL: takes part, keeps nothing. */
+static nd_status gather(void *ctx, const void *mine, void *all, size_t bytes) {
+    nd_cuda_link *L = ctx;
+    nd_cuda *cu = L->cu;
+    size_t total = bytes * (size_t)L->ranks;
+    char *d = NULL;
+    cudaError_t e = cudaMalloc((void **)&d, total + bytes);
+    if (e != cudaSuccess) return nd_cuda_fail(e, "nd_init: device memory for an allgather between MPI ranks");
+    e = cudaMemcpyAsync(d + total, mine, bytes, cudaMemcpyHostToDevice, cu->stream);
+    ncclResult_t r = N.AllGather(d + total, d, bytes, ncclUint8, L->comm, cu->stream);
+    if (e == cudaSuccess && all) e = cudaMemcpyAsync(all, d, total, cudaMemcpyDeviceToHost, cu->stream);
+    cudaError_t e2 = cudaStreamSynchronize(cu->stream);
+    cudaFree(d);
+    if (r != ncclSuccess) return nccl_failed(L, r, "an allgather between MPI ranks (NCCL)");
+    if (e == cudaSuccess) e = e2;
+    return e == cudaSuccess ? ND_OK : nd_cuda_fail(e, "nd_init: an allgather between MPI ranks");
 }
 
 static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int32_t ranks, int32_t rank) {
@@ -170,6 +219,7 @@ static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int3
     if (!L) return nd_error_set(ND_ERR_OOM, "nd_init: out of host memory for the NCCL link");
     L->rank = rank;
     L->ranks = ranks;
+    L->cu = cu;
     cu->link = L;
     cudaSetDevice(cu->device); /* NCCL's communicator takes the current device */
     /* The two blocks, one of zeros: made before the communicator, whose
@@ -184,6 +234,15 @@ static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int3
         L->zeros = NULL;
     }
     if (e != cudaSuccess) s = nd_cuda_fail(e, "nd_init: cudaMalloc of the NCCL link's 16 MiB of scratch");
+    if (s == ND_OK) {
+        /* The highest priority: without it the link's kernels waited for
+         * the interior's blocks and heat ran 1.4x slower (H200). */
+        int least = 0, greatest = 0;
+        (void)cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        e = cudaStreamCreateWithPriority(&L->side, cudaStreamNonBlocking, greatest);
+        for (int i = 0; i < 2 && e == cudaSuccess; i++) e = cudaEventCreateWithFlags(&L->join[i], cudaEventDisableTiming);
+        if (e != cudaSuccess) s = nd_cuda_fail(e, "nd_init: the NCCL link's stream and events");
+    }
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);
     /* Every rank calls it (the runtime makes sure): a rank that failed
@@ -197,23 +256,31 @@ static nd_status link_open(nd_backend *be, const void *id, size_t id_bytes, int3
                              r == ncclInvalidUsage ? " (two ranks on one GPU? give each a GPU of its own, or a "
                                                      "distinct NCCL_HOSTID)" : "");
     }
+    /* Every rank whose communicator opened (a failed one closes its link
+     * and the runtime makes every rank fall back). */
+    if (s == ND_OK) {
+        char why[300] = "";
+        s = nd_cuda_rank_copy_open(cu, rank, ranks, gather, L, &L->copy, why, sizeof why);
+        nd_logf(2, "nd_init: MPI rank %d: sends and receives between ranks %s (%s)", (int)rank,
+                L->copy ? "on the copy engines through CUDA IPC" : "over NCCL", why);
+    }
     if (s != ND_OK) link_close(be);
     return s;
 }
 
-/* One transfer's NCCL calls, in parts of PART bytes grouped together;
- * mem NULL: from the zeros, into the sink. */
-static ncclResult_t issue(nd_cuda *cu, const nd_cuda_link *L, int op, void *mem, size_t bytes, int32_t peer) {
+/* One transfer's NCCL calls on `stream`, in parts of PART bytes grouped
+ * together; mem NULL: from the zeros, into the sink. */
+static ncclResult_t issue(cudaStream_t stream, const nd_cuda_link *L, int op, void *mem, size_t bytes, int32_t peer) {
     const int grouped = bytes > PART;
     ncclResult_t r = grouped ? N.GroupStart() : ncclSuccess;
     for (size_t at = 0; at < bytes && r == ncclSuccess; at += PART) {
         size_t n = bytes - at < PART ? bytes - at : PART;
         char *p = mem ? (char *)mem + at : NULL;
         switch (op) {
-        case ND_RANK_LINK_SEND: r = N.Send(p ? p : L->zeros, n, ncclUint8, (int)peer, L->comm, cu->stream); break;
-        case ND_RANK_LINK_RECV: r = N.Recv(p ? p : L->sink, n, ncclUint8, (int)peer, L->comm, cu->stream); break;
+        case ND_RANK_LINK_SEND: r = N.Send(p ? p : L->zeros, n, ncclUint8, (int)peer, L->comm, stream); break;
+        case ND_RANK_LINK_RECV: r = N.Recv(p ? p : L->sink, n, ncclUint8, (int)peer, L->comm, stream); break;
         default: /* in place at the root; elsewhere its send buffer is not read */
-            r = N.Broadcast(p ? p : L->zeros, p ? p : L->sink, n, ncclUint8, (int)peer, L->comm, cu->stream);
+            r = N.Broadcast(p ? p : L->zeros, p ? p : L->sink, n, ncclUint8, (int)peer, L->comm, stream);
             break;
         }
     }
@@ -224,6 +291,20 @@ static ncclResult_t issue(nd_cuda *cu, const nd_cuda_link *L, int op, void *mem,
     return r;
 }
 
+/* A transfer on the copy engines: a broadcast is the root's sends to
+ * every other rank, in rank order, each of which receives once. */
+static nd_status copy_issue(nd_cuda_link *L, int op, void *mem, size_t bytes, int32_t peer, cudaStream_t stream) {
+    if (op != ND_RANK_LINK_BCAST) return nd_cuda_rank_copy_xfer(L->copy, op, mem, bytes, peer, L->zeros, stream);
+    if (peer != L->rank) return nd_cuda_rank_copy_xfer(L->copy, ND_RANK_LINK_RECV, mem, bytes, peer, L->zeros, stream);
+    nd_status first = ND_OK;
+    for (int32_t r = 0; r < L->ranks; r++) {
+        if (r == L->rank) continue;
+        nd_status s = nd_cuda_rank_copy_xfer(L->copy, ND_RANK_LINK_SEND, mem, bytes, r, L->zeros, stream);
+        if (first == ND_OK) first = s;
+    }
+    return first;
+}
+
 static nd_status link_xfer(nd_backend *be, int op, void *mem, int memory, size_t bytes, int32_t peer) {
     nd_cuda *cu = impl(be);
     nd_cuda_link *L = cu->link;
@@ -231,21 +312,81 @@ static nd_status link_xfer(nd_backend *be, int op, void *mem, int memory, size_t
     if (!L || !L->comm)
         return nd_error_set(ND_ERR_STATE, "nd_sync: a transfer between MPI ranks over NCCL, but the NCCL link %s",
                             L ? "failed earlier" : "is not open");
+    /* The link's lane follows the backend's stream through the lanes'
+     * events, so the program's stream joins that one only. */
+    const int side = (op & ND_RANK_LINK_SIDE) != 0;
+    op &= ~ND_RANK_LINK_SIDE;
+    cudaStream_t stream = side ? L->side : cu->stream;
     nd_cuda_lock(cu);
     nd_status s = ND_OK;
     if (nd_fault_hit(ND_FAULT_BACKEND_CALL)) s = nd_fault_backend_error("cuda", "rank_xfer");
-    if (s == ND_OK) s = nd_cuda_app_join(cu);
+    if (s == ND_OK && !side) s = nd_cuda_app_join(cu);
+    if (L->copy) { /* one pass whatever failed: a failed rank sends zeros, drops what arrives */
+        nd_status c = copy_issue(L, op, s == ND_OK ? mem : NULL, bytes, peer, stream);
+        nd_cuda_unlock(cu);
+        return s != ND_OK ? s : c;
+    }
     if (s == ND_OK && mem) {
-        ncclResult_t r = issue(cu, L, op, mem, bytes, peer);
+        ncclResult_t r = issue(stream, L, op, mem, bytes, peer);
         if (r != ncclSuccess) s = nccl_failed(L, r, "a transfer between MPI ranks (NCCL)");
     }
     /* The peers wait in this transfer whatever failed here. */
     if (s != ND_OK || !mem) {
-        ncclResult_t r = issue(cu, L, op, NULL, bytes, peer);
+        ncclResult_t r = issue(stream, L, op, NULL, bytes, peer);
         if (r != ncclSuccess && s == ND_OK) s = nccl_failed(L, r, "a transfer between MPI ranks (NCCL)");
     }
     nd_cuda_unlock(cu);
     return s;
+}
+
+static cudaStream_t lane_stream(nd_cuda *cu, int lane) {
+    return lane == ND_RANK_LANE_LINK ? cu->link->side : cu->stream;
+}
+
+static nd_status lane_mark(nd_backend *be, int lane, int32_t mark) {
+    nd_cuda *cu = impl(be);
+    nd_cuda_link *L = cu->link;
+    if (!L || !L->side) return ND_OK;
+    nd_cuda_lock(cu);
+    cudaError_t e = cudaSuccess;
+    if (mark >= L->n_marks) {
+        int32_t n = mark + 1 > 2 * L->n_marks ? mark + 1 : 2 * L->n_marks;
+        cudaEvent_t *m = realloc(L->marks, sizeof *m * (size_t)n);
+        if (!m) {
+            nd_cuda_unlock(cu);
+            return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for the NCCL link's events");
+        }
+        memset(m + L->n_marks, 0, sizeof *m * (size_t)(n - L->n_marks));
+        L->marks = m;
+        L->n_marks = n;
+    }
+    if (!L->marks[mark]) e = cudaEventCreateWithFlags(&L->marks[mark], cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventRecord(L->marks[mark], lane_stream(cu, lane));
+    nd_cuda_unlock(cu);
+    return e == cudaSuccess ? ND_OK : nd_cuda_fail(e, "nd_sync: marking a lane of the NCCL link");
+}
+
+static nd_status lane_wait(nd_backend *be, int lane, int32_t mark) {
+    nd_cuda *cu = impl(be);
+    nd_cuda_link *L = cu->link;
+    if (!L || !L->side || mark >= L->n_marks || !L->marks[mark]) return ND_OK;
+    nd_cuda_lock(cu);
+    cudaError_t e = cudaStreamWaitEvent(lane_stream(cu, lane), L->marks[mark], 0);
+    nd_cuda_unlock(cu);
+    return e == cudaSuccess ? ND_OK : nd_cuda_fail(e, "nd_sync: a wait between the lanes of the NCCL link");
+}
+
+static nd_status lane_join(nd_backend *be) {
+    nd_cuda *cu = impl(be);
+    nd_cuda_link *L = cu->link;
+    if (!L || !L->side) return ND_OK;
+    nd_cuda_lock(cu);
+    cudaError_t e = cudaEventRecord(L->join[0], cu->stream);
+    if (e == cudaSuccess) e = cudaEventRecord(L->join[1], L->side);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(L->side, L->join[0], 0);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(cu->stream, L->join[1], 0);
+    nd_cuda_unlock(cu);
+    return e == cudaSuccess ? ND_OK : nd_cuda_fail(e, "nd_sync: joining the lanes of the NCCL link");
 }
 
 /* Until the stream has run every transfer enqueued so far, asking NCCL
@@ -257,6 +398,9 @@ static nd_status link_wait(nd_backend *be) {
     nd_cuda *cu = impl(be);
     nd_cuda_link *L = cu->link;
     if (!L || !L->comm) return ND_OK;
+    /* The link's lane too: the backend's stream waits for it. */
+    nd_status joined = lane_join(be);
+    if (joined != ND_OK) return joined;
     long ns = 5000;
     for (;;) {
         nd_cuda_lock(cu);
@@ -287,6 +431,9 @@ void nd_cuda_link_install(nd_backend *be) {
     be->rank_link_close = link_close;
     be->rank_xfer = link_xfer;
     be->rank_link_wait = link_wait;
+    be->rank_lane_mark = lane_mark;
+    be->rank_lane_wait = lane_wait;
+    be->rank_lane_join = lane_join;
 }
 
 void nd_cuda_link_destroy(nd_backend *be) { link_close(be); }
