@@ -408,6 +408,7 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
         {"ND_CHECK_SPMD", "2", "yes", "1"},
         {"ND_RANK_STAGING", "2", "yes", "1"},
         {"ND_RANK_LINK", "2", "on", "1"},
+        {"ND_RANK_COPY_ENGINES", "2", "off", "0"},
         {"ND_RANK_TRANSPORT", "mpi", "1", "staging"},
         {"ND_FUSED_GATHER", "2", "off", "0"},
         {"ND_SPLIT_MIN_BYTES", "-1", "lots", "1m"},

@@ -216,7 +216,8 @@ typedef struct {
                                     before a send, into it after a receive; ND_RANK_STAGING=1 on
                                     the CPU); 0 where MPI reads and writes host memory in place */
     uint64_t rank_bytes_nccl;    /* under mpirun: bytes this rank sent or received between GPU ranks
-                                    over NCCL, device to device (ND_RANK_TRANSPORT), or between CPU
+                                    over the NCCL link, device to device (ND_RANK_TRANSPORT; on one
+                                    machine its copy engines), or between CPU
                                     ranks over the CPU backend's test link (ND_RANK_LINK=1); such
                                     bytes are not in rank_bytes_staged */
     uint64_t handles_alive;      /* array handles made and not yet freed (nd_free, or the scope
