@@ -963,6 +963,54 @@ NDT_TEST(partition, edge_strips_counted) {
     }
 }
 
+/* A stencil's output and a dot product of it in one flush (a conjugate
+ * gradient's shape): the product and the sum are each collapsed to one
+ * axis by fusion; the product gets its rows back from the stencil's
+ * output, and the sum from the product's temporary (partition.c's
+ * restore_rows, passes until nothing changes). With one pass the
+ * temporary stayed whole, so the product could not split either and its
+ * input was gathered every flush. */
+static int stencil_then_dot(uint64_t seed, nd_array **outs) {
+    nd_array *u = rand_array(seed, 66, 34);
+    nd_array *v = nd_zeros(ND_FLOAT64, ND_SHAPE(66, 34));
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_scope_begin();
+    nd_array *nb = nd_add(nd_add(nd_add(nd_view(u, ":-2, 1:-1"), nd_view(u, "2:, 1:-1")), nd_view(u, "1:-1, :-2")),
+                          nd_view(u, "1:-1, 2:"));
+    cr_assert_eq(nd_assign(nd_view(v, "1:-1, 1:-1"), nd_sub(nd_mul(nd_scalar(4.0), nd_view(u, "1:-1, 1:-1")), nb)),
+                 ND_OK);
+    nd_scope_end();
+    nd_array *dot = nd_sum(nd_mul(v, v), ND_ALL_AXES);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s1);
+    outs[0] = v;
+    outs[1] = nd_astype(dot, ND_FLOAT64);
+    outs[2] = nd_from_host((double[]){(double)(s1.arrays_whole - s0.arrays_whole),
+                                      (double)(s1.arrays_gathered - s0.arrays_gathered)},
+                           ND_FLOAT64, ND_SHAPE(2));
+    nd_free(u);
+    nd_free(dot);
+    return 3;
+}
+
+NDT_TEST(partition, dot_of_a_stencil_output_splits) {
+    if (on_cuda()) cr_skip_test("counts are checked on cpu:N only (the *_bitwise tests cover CUDA)");
+    size_t ref_sizes[8], sizes[8];
+    run_on(1, stencil_then_dot, 61, ref_bufs, ref_sizes, NULL);
+    const double ref_dot = ((const double *)ref_bufs[1])[0];
+    for (int n = 2; n <= 3; n++) {
+        run_on(n, stencil_then_dot, 61, got_bufs, sizes, NULL);
+        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d: the stencil's output differs", n);
+        const double dot = ((const double *)got_bufs[1])[0], *c = (const double *)got_bufs[2];
+        cr_assert(fabs(dot - ref_dot) <= 1e-12 * fabs(ref_dot), "cpu:%d: dot %.17g, cpu:1 %.17g", n, dot, ref_dot);
+        /* whole: the 0-d sum alone (one pass kept 4 whole and gathered 2) */
+        cr_assert_eq(c[0], 1, "cpu:%d: %g arrays kept whole in the stencil-and-dot flush", n, c[0]);
+        cr_assert_eq(c[1], 0, "cpu:%d: %g arrays gathered in the stencil-and-dot flush", n, c[1]);
+    }
+}
+
 NDT_TEST(partition, bad_settings_fail_clearly) {
     if (on_cuda()) cr_skip_test("cpu:N settings (the cpu registration runs it)");
     nd_shutdown();

@@ -84,11 +84,12 @@ static int64_t held_row(const nd_partitioner *P, int32_t s, size_t item) {
 /* A kernel fusion collapsed to one axis (contiguous elementwise work)
  * walks its slots element by element; where another kernel (or a matmul)
  * of the plan walks one of them in rows of S elements, the collapsed kernel is given
- * back its rows (shape (n/S, S)), so that both split the slot alike. */
-static void restore_rows(nd_partitioner *P) {
+ * back its rows (shape (n/S, S)), so that both split the slot alike. One
+ * pass of restore_rows; by_rows_only: only from such neighbours. */
+static int restore_pass(nd_partitioner *P, int64_t *cand, int by_rows_only) {
     nd_plan *p = P->plan;
-    int64_t *cand = nd_calloc((size_t)p->n_slots + 1, sizeof *cand);
-    if (!cand) return;
+    int restored = 0;
+    memset(cand, 0, sizeof *cand * ((size_t)p->n_slots + 1));
     for (int32_t i = 0; i < p->n_steps; i++) {
         const nd_step *st = &p->steps[i];
         if (st->kind == ND_STEP_MATMUL) nd_part_matmul_strides(st, cand);
@@ -124,6 +125,7 @@ static void restore_rows(nd_partitioner *P) {
             int64_t nat = w && !c && a->strides[0] == 1 ? p->slots[st->slots[a->slot]].natural_row : 0;
             if (nat > 1) natural = natural && natural != nat ? -1 : nat;
         }
+        if (!S && by_rows_only) continue;
         if (!S && held > 1) S = held;
         int by_nature = !S && held == 0 && natural > 1;
         if (by_nature) S = natural;
@@ -150,6 +152,7 @@ static void restore_rows(nd_partitioner *P) {
         }
         if (k->has_reduce && (k->reduce.axes & 1u)) k->reduce.axes |= 2u;
         k->hash = nd_kernel_hash(k);
+        restored++;
         /* What it writes gets a ghost row on each side of every piece:
          * an array made to be swept by a stencil then starts from its
          * pieces instead of being gathered and split again. */
@@ -159,6 +162,22 @@ static void restore_rows(nd_partitioner *P) {
             if (w) P->sp[st->slots[a->slot]].margin = 1;
         }
     }
+    return restored;
+}
+
+/* Passes until nothing changes: a kernel given back its rows gives its
+ * other slots rows too, so a chain of collapsed kernels (a product, then
+ * the sum of it: the dot products of conjugate gradients) follows the
+ * stencil that walks its first slot. Rows from the slots' own neighbours
+ * first; then, once, the rows of held pieces or of a created array's node
+ * for the kernels still collapsed. */
+static void restore_rows(nd_partitioner *P) {
+    nd_plan *p = P->plan;
+    int64_t *cand = nd_calloc((size_t)p->n_slots + 1, sizeof *cand);
+    if (!cand) return;
+    for (int32_t pass = 0; pass < p->n_steps && restore_pass(P, cand, 1) > 0; pass++) {
+    }
+    restore_pass(P, cand, 0);
     free(cand);
 }
 
