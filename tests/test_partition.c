@@ -539,11 +539,14 @@ NDT_TEST(partition, checked_rounds_stay_in_pieces) {
                   "cpu:%d: the rounds scattered %g arrays, gathered %g, made %g piece copies (want none)", n, c[0],
                   c[1], c[2]);
         /* The grid and its twin (the sweeps alternate between them) live in
-         * pieces only: what one device holds, plus each piece's two ghost
-         * rows of 40 float64. The twin's whole memory, which the first
-         * sweep's plan once scattered into the twin's pieces though the
-         * twin held nothing yet, is never allocated. */
-        const double one_device = ((const double *)ref_bufs[2])[3], ghosts = 2.0 * n * 2 * 40 * 8;
+         * pieces only: what one device holds, plus the ghost rows of 40
+         * float64 on each side of the n - 1 boundaries (the grid, made by
+         * a creation, 2 a side: partition_internal.h's
+         * ND_PART_CREATION_GHOST_ROWS; the twin 1) and the sum's n
+         * partials. The twin's whole memory, which the first sweep's plan
+         * once scattered into the twin's pieces though the twin held
+         * nothing yet, is never allocated. */
+        const double one_device = ((const double *)ref_bufs[2])[3], ghosts = (n - 1) * 2.0 * (2 + 1) * 40 * 8 + n * 8;
         cr_assert(c[3] <= one_device + ghosts, "cpu:%d: %g bytes in use after the rounds, cpu:1 %g (+ %g of ghost rows)",
                   n, c[3], one_device, ghosts);
     }
@@ -1008,6 +1011,45 @@ NDT_TEST(partition, dot_of_a_stencil_output_splits) {
         /* whole: the 0-d sum alone (one pass kept 4 whole and gathered 2) */
         cr_assert_eq(c[0], 1, "cpu:%d: %g arrays kept whole in the stencil-and-dot flush", n, c[0]);
         cr_assert_eq(c[1], 0, "cpu:%d: %g arrays gathered in the stencil-and-dot flush", n, c[1]);
+    }
+}
+
+/* A grid made on the device in one flush, then swept by a stencil that
+ * reaches two rows each way in the next: the creation's pieces carry
+ * ND_PART_CREATION_GHOST_ROWS ghost rows, so the sweeps start from them
+ * (no gather, no scatter). With one ghost row such a sweep gathered the
+ * grid and split it again. */
+static int reach_two_after_creation(uint64_t seed, nd_array **outs) {
+    nd_random_seed(seed);
+    nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(66, 34), -1.0, 1.0);
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    for (int it = 0; it < 3; it++) {
+        nd_scope_begin();
+        nd_array *s = nd_add(nd_add(nd_view(u, ":-4"), nd_view(u, "4:")), nd_mul(nd_scalar(0.5), nd_view(u, "2:-2")));
+        cr_assert_eq(nd_assign(nd_view(u, "2:-2"), nd_mul(nd_scalar(0.5), s)), ND_OK);
+        nd_scope_end();
+    }
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s1);
+    outs[0] = u;
+    outs[1] = nd_from_host((double[]){(double)(s1.arrays_gathered - s0.arrays_gathered),
+                                      (double)(s1.arrays_scattered - s0.arrays_scattered)},
+                           ND_FLOAT64, ND_SHAPE(2));
+    return 2;
+}
+
+NDT_TEST(partition, reach_two_stencil_starts_from_created_pieces) {
+    if (on_cuda()) cr_skip_test("counts are checked on cpu:N only (on CUDA the flush that uploads a host array keeps it whole)");
+    size_t ref_sizes[8], sizes[8];
+    run_on(1, reach_two_after_creation, 71, ref_bufs, ref_sizes, NULL);
+    for (int n = 2; n <= 4; n++) {
+        run_on(n, reach_two_after_creation, 71, got_bufs, sizes, NULL);
+        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d: the swept grid differs from cpu:1", n);
+        const double *c = (const double *)got_bufs[1];
+        cr_assert_eq(c[0], 0, "cpu:%d: the sweeps gathered %g arrays", n, c[0]);
+        cr_assert_eq(c[1], 0, "cpu:%d: the sweeps scattered %g arrays", n, c[1]);
     }
 }
 

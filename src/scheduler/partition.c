@@ -422,7 +422,8 @@ static void widen_piece(nd_part_slot *sp, int32_t d, int64_t lo, int64_t hi) {
  * rows every partitioned kernel's clone on that device loads (the ghost
  * rows: a 5-point stencil's row above and below; for a slot of another
  * row count than the kernel's anchor, whatever its blocks miss), and for
- * a slot a flat creation writes (`margin`) one more row on each side. */
+ * a slot a flat creation writes (`margin`) ND_PART_CREATION_GHOST_ROWS
+ * more rows on each side. */
 static void find_pieces(nd_partitioner *P) {
     nd_plan *p = P->plan;
     for (int32_t s = 0; s < p->n_slots; s++) {
@@ -446,8 +447,8 @@ static void find_pieces(nd_partitioner *P) {
         if (!sp->split || !sp->margin || p->slots[s].role == ND_SLOT_TEMP) continue;
         for (int32_t d = 0; d < P->n_dev; d++) {
             if (sp->pn[d] <= 0) continue;
-            int64_t end = sp->p0[d] + sp->pn[d];
-            widen_piece(sp, d, sp->p0[d] > 0 ? sp->p0[d] - 1 : 0, end < sp->rows ? end + 1 : end);
+            int64_t lo = sp->p0[d] - ND_PART_CREATION_GHOST_ROWS, hi = sp->p0[d] + sp->pn[d] + ND_PART_CREATION_GHOST_ROWS;
+            widen_piece(sp, d, lo > 0 ? lo : 0, hi < sp->rows ? hi : sp->rows);
         }
     }
 }

@@ -5,6 +5,15 @@
 #include "graph/buffer.h"
 #include "scheduler/partition.h"
 
+/* Ghost rows on each side of the pieces of an array a creation writes,
+ * before any stencil has said how far it reaches: the first stencil plan
+ * starts from pieces that hold the rows it reads (a piece holding more
+ * than a plan needs fits it), where one row made a stencil reaching two
+ * rows gather the array and split it again. Two rows cover the 5- and
+ * 9-point stencils and fourth-order differences, for 4 rows of memory a
+ * piece. */
+#define ND_PART_CREATION_GHOST_ROWS 2
+
 /* Per plan slot. */
 typedef struct {
     int8_t state;      /* 0 untouched, 1 a row slot, -1 not */
@@ -36,7 +45,8 @@ typedef struct {
      * (partition_matmul.c). */
     uint8_t replica;
     /* Written whole by a flat kernel split along the array's own rows:
-     * its pieces get a ghost row on each side (partition.c restore_rows). */
+     * its pieces get ND_PART_CREATION_GHOST_ROWS ghost rows on each side
+     * (partition.c restore_rows). */
     uint8_t margin;
     int32_t old_piece[ND_MAX_SPLIT]; /* gather_first: the held pieces' slots */
     /* A twin that holds no value yet (store chains fill it in this plan):
