@@ -1053,6 +1053,51 @@ NDT_TEST(partition, reach_two_stencil_starts_from_created_pieces) {
     }
 }
 
+/* One kernel writing a grid's interior (rows + 2, at a row shift of 1)
+ * and a value of the interior's own size (shift 0): conjugate gradients'
+ * operator, out[1:-1, 1:-1] = 4 p - nb with nb kept. Where each device's
+ * rows of the kernel write only rows it owns in both (partition.c
+ * writes_owned_rows: 70 and 68 rows on 2 and 3 devices), it splits; it
+ * kept both arrays whole before. On 4 devices the two arrays' row blocks
+ * (18, 18, 17, 17 and 17 each) do not line up, so they stay whole there:
+ * each array is split by its own row count. */
+static int interior_and_grid_writes(uint64_t seed, nd_array **outs) {
+    nd_array *p = rand_array(seed, 70, 36);
+    nd_array *out = nd_zeros(ND_FLOAT64, ND_SHAPE(70, 36));
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    nd_array *nb = nd_add(nd_add(nd_add(nd_view(p, ":-2, 1:-1"), nd_view(p, "2:, 1:-1")), nd_view(p, "1:-1, :-2")),
+                          nd_view(p, "1:-1, 2:"));
+    nd_scope_begin();
+    cr_assert_eq(nd_assign(nd_view(out, "1:-1, 1:-1"), nd_sub(nd_mul(nd_scalar(4.0), nd_view(p, "1:-1, 1:-1")), nb)),
+                 ND_OK);
+    nd_scope_end();
+    cr_assert_eq(nd_sync(), ND_OK);
+    nd_get_stats(&s1);
+    outs[0] = out;
+    outs[1] = nb;
+    outs[2] = nd_from_host((double[]){(double)(s1.arrays_whole - s0.arrays_whole), (double)(s1.device_kernels - s0.device_kernels)},
+                           ND_FLOAT64, ND_SHAPE(2));
+    nd_free(p);
+    return 3;
+}
+
+NDT_TEST(partition, interior_and_grid_writes_split) {
+    if (on_cuda()) cr_skip_test("counts are checked on cpu:N only (the *_bitwise tests cover CUDA)");
+    size_t ref_sizes[8], sizes[8];
+    run_on(1, interior_and_grid_writes, 81, ref_bufs, ref_sizes, NULL);
+    for (int n = 2; n <= 4; n++) {
+        run_on(n, interior_and_grid_writes, 81, got_bufs, sizes, NULL);
+        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d: the grid differs from cpu:1", n);
+        cr_assert(memcmp(got_bufs[1], ref_bufs[1], sizes[1]) == 0, "cpu:%d: the interior value differs from cpu:1", n);
+        const double *c = (const double *)got_bufs[2];
+        if (n == 4) continue;
+        cr_assert_eq(c[0], 0, "cpu:%d: %g arrays kept whole", n, c[0]);
+        cr_assert_gt(c[1], 0, "cpu:%d: no kernel ran per device", n);
+    }
+}
+
 NDT_TEST(partition, bad_settings_fail_clearly) {
     if (on_cuda()) cr_skip_test("cpu:N settings (the cpu registration runs it)");
     nd_shutdown();

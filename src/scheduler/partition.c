@@ -264,6 +264,23 @@ static int combinable(const nd_kernel *k) {
     return 1;
 }
 
+/* Whether each device's iteration rows of kernel step i (its anchor's:
+ * nd_part_iter) write, at row shift `shift`, only rows that device owns
+ * in split slot sp. A kernel writing arrays of other row counts or shifts
+ * than its anchor then still splits: a stencil's output written into a
+ * grid's interior (rows + 2, shift 1) beside a value of the interior's
+ * own size (shift 0), as conjugate gradients' operator keeps both. */
+static int writes_owned_rows(const nd_partitioner *P, int32_t i, const nd_part_slot *sp, int64_t shift) {
+    for (int32_t d = 0; d < P->n_dev; d++) {
+        int64_t i0, i1;
+        nd_part_iter(P, i, d, &i0, &i1);
+        if (i1 <= i0) continue;
+        if (i0 + shift < nd_split_row(sp->rows, P->n_dev, d) || i1 + shift > nd_split_row(sp->rows, P->n_dev, d + 1))
+            return 0;
+    }
+    return 1;
+}
+
 /* Whether kernel step i runs per device with the slots split now; its
  * anchor shift, and why not (static text). */
 static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, const char **why) {
@@ -315,7 +332,7 @@ static int kernel_partitions(nd_partitioner *P, int32_t i, int64_t *anchor, cons
         if (!w) continue; /* a load of any row count: its pieces hold the rows read */
         int64_t stride;
         row_access(k, a, &stride, &shift);
-        if (shift != *anchor || sp->rows != rows) {
+        if ((shift != *anchor || sp->rows != rows) && !writes_owned_rows(P, i, sp, shift)) {
             *why = "it writes rows another device owns";
             return 0;
         }
