@@ -1020,8 +1020,7 @@ NDT_TEST(partition, dot_of_a_stencil_output_splits) {
  * (no gather, no scatter). With one ghost row such a sweep gathered the
  * grid and split it again. */
 static int reach_two_after_creation(uint64_t seed, nd_array **outs) {
-    nd_random_seed(seed);
-    nd_array *u = nd_random_uniform(ND_FLOAT64, ND_SHAPE(66, 34), -1.0, 1.0);
+    nd_array *u = rand_array(seed, 66, 34);
     cr_assert_eq(nd_sync(), ND_OK);
     nd_stats s0, s1;
     nd_get_stats(&s0);

@@ -498,13 +498,6 @@ nd_rank_io nd_scheduler_rank_io(nd_scheduler_ctx *ctx) {
                         ctx->stats,   ctx->rank_side};
 }
 
-/* Whether step st makes a partial reduction every rank receives
- * (executor_ranks.h's nd_rank_partial): the same answer on every rank. */
-static int holds_partial(const nd_plan *plan, const nd_step *st) {
-    size_t off = 0, bytes = 0;
-    return nd_rank_partial(plan, st, &off, &bytes) >= 0;
-}
-
 /* The broadcasts of the partial reductions held so far, in step order.
  * A run of such steps (one per piece of a reduction) first runs each
  * rank's own kernel and then broadcasts every partial: broadcasting each
@@ -525,17 +518,17 @@ static nd_status send_partials(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     const nd_rank_io io = nd_scheduler_rank_io(ctx);
     nd_status first = bs->lanes ? be->rank_lane_join(be) : ND_OK;
     for (int32_t h = 0; h < bs->n_held; h++) {
-        const int32_t i = bs->held[h] >= 0 ? bs->held[h] : -1 - bs->held[h];
-        const nd_step *st = &plan->steps[i];
+        const int ran = bs->held[h] >= 0;
+        const nd_step *st = &plan->steps[ran ? bs->held[h] : -1 - bs->held[h]];
         size_t off = 0, bytes = 0;
         int32_t partial = nd_rank_partial(plan, st, &off, &bytes);
-        nd_status rc = bs->held[h] >= 0 ? slot_ptr(ctx, plan, walk, bs, partial) : ND_ERR_STATE;
-        if (rc == ND_OK)
+        nd_status rc = ran ? slot_ptr(ctx, plan, walk, bs, partial) : ND_OK;
+        if (ran && rc == ND_OK)
             rc = nd_rank_bcast(&io, (char *)bs->ptrs[partial] + off,
                                temp_memory(ctx, plan, plan->slots[partial].device), bytes, nd_rank_of_step(st));
         else
-            (void)nd_rank_transfer_idle(&io, plan, st);
-        if (first == ND_OK && bs->held[h] >= 0) first = rc;
+            (void)nd_rank_transfer_idle(&io, plan, st); /* takes part without memory */
+        if (first == ND_OK) first = rc;
     }
     bs->n_held = 0;
     nd_status joined = bs->lanes ? be->rank_lane_join(be) : ND_OK;
@@ -558,7 +551,7 @@ static nd_status run_rank_step(nd_scheduler_ctx *ctx, const nd_plan *plan, const
     if (role == ND_RANK_SKIP) return ND_OK;
     if (role == ND_RANK_RUN) {
         if (st->part != ND_PART_KERNEL || mine) rc = run_step_here(ctx, plan, walk, bs, i);
-        if (holds_partial(plan, st)) bs->held[bs->n_held++] = i; /* its broadcast: send_partials */
+        if (nd_rank_makes_partial(plan, st)) bs->held[bs->n_held++] = i; /* its broadcast: send_partials */
         return rc;
     }
     const nd_copy_desc *c = &st->copy;
@@ -984,7 +977,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
         nd_ir_fail rec = {0, 0, 0, 0, 0};
         const nd_ir_fail *got = NULL;
         const nd_rank_lane *lane = bs->lanes && bs->lanes->steps[i].run ? &bs->lanes->steps[i] : NULL;
-        if (running && bs->n_held > 0 && !holds_partial(plan, st)) {
+        if (running && bs->n_held > 0 && !nd_rank_makes_partial(plan, st)) {
             nd_status rc = send_partials(ctx, plan, walk, bs);
             if (rc != ND_OK && !cause) cause = made = nd_failure_new(rc, nd_last_error());
         }
@@ -1018,7 +1011,7 @@ static nd_status walk_steps(nd_scheduler_ctx *ctx, nd_plan *plan, const nd_flush
          * already: run_rank_step makes its transfers whatever failed.) */
         if (running && skipped && ctx->ranks > 1 && st->part != ND_PART_NONE) {
             const nd_rank_io io = nd_scheduler_rank_io(ctx);
-            if (holds_partial(plan, st))
+            if (nd_rank_makes_partial(plan, st))
                 bs->held[bs->n_held++] = -1 - i;
             else
                 (void)nd_rank_transfer_idle(&io, plan, st);

@@ -30,15 +30,16 @@ int32_t nd_rank_partial(const nd_plan *plan, const nd_step *st, size_t *offset, 
     return slot;
 }
 
+int nd_rank_makes_partial(const nd_plan *plan, const nd_step *st) {
+    size_t off, bytes;
+    return nd_rank_partial(plan, st, &off, &bytes) >= 0;
+}
+
 nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t rank) {
     int32_t d = nd_rank_of_step(st);
     switch (st->part) {
-    case ND_PART_KERNEL: {
-        size_t off, bytes;
-        /* A partial's owner runs it; the others receive the chunk. */
-        if (d == rank || nd_rank_partial(plan, st, &off, &bytes) >= 0) return ND_RANK_RUN;
-        return ND_RANK_SKIP;
-    }
+    case ND_PART_KERNEL: /* a partial's owner runs it; the others receive the chunk */
+        return d == rank || nd_rank_makes_partial(plan, st) ? ND_RANK_RUN : ND_RANK_SKIP;
     case ND_PART_COMBINE: return ND_RANK_RUN; /* every rank folds the same partials */
     case ND_PART_SCATTER:
     case ND_PART_REPLICA: return d == rank ? ND_RANK_RUN : ND_RANK_SKIP; /* whole arrays are on every rank */

@@ -27,6 +27,8 @@ nd_rank_role nd_rank_role_of(const nd_plan *plan, const nd_step *st, int32_t ran
  * each chunk from its owner before the combine, so the fold runs alike on
  * every rank. */
 int32_t nd_rank_partial(const nd_plan *plan, const nd_step *st, size_t *offset, size_t *bytes);
+/* Whether step st writes such a partial: the same answer on every rank. */
+int nd_rank_makes_partial(const nd_plan *plan, const nd_step *st);
 
 /* The device (0..n-1) a step or a piece belongs to; -1 whole. */
 static inline int32_t nd_rank_of_step(const nd_step *st) { return (int32_t)st->device - 1; }

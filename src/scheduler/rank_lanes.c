@@ -80,10 +80,13 @@ static int link_lane(const nd_step *st, nd_rank_role role, const nd_rank_io *io)
     return 0;
 }
 
+/* A step that makes a partial reduction is joined too, though its
+ * broadcast is held to the end of its run of such steps (executor.c
+ * send_partials): so that no transfer of the link's lane is issued inside
+ * the run, and every rank sends the held broadcasts before the same step. */
 static int makes_transfers(const nd_plan *plan, const nd_step *st, nd_rank_role role) {
-    size_t off, bytes;
     return role == ND_RANK_SEND || role == ND_RANK_RECV || role == ND_RANK_GATHER ||
-           (role == ND_RANK_RUN && nd_rank_partial(plan, st, &off, &bytes) >= 0);
+           (role == ND_RANK_RUN && nd_rank_makes_partial(plan, st));
 }
 
 void nd_rank_lanes_free(nd_rank_lanes *lanes) {
