@@ -469,6 +469,48 @@ NDT_TEST(devices, gpu_info_counts_nd_memory) {
     nd_free(big);
 }
 
+/* With no ND_DEVICES list, a stream handed over at the start picks the
+ * device: nd runs where the program made it. The last GPU is taken, so
+ * that on a machine of several the default (GPU 0) would be wrong. Both
+ * ways of handing it over: nd_config.cuda_stream and a first
+ * nd_set_cuda_stream that starts nd. */
+NDT_TEST(stream, gpu_stream_names_the_device) {
+    need_gpu();
+    if (getenv("ND_DEVICES") && *getenv("ND_DEVICES"))
+        cr_skip_test("ND_DEVICES=%s names the device itself", getenv("ND_DEVICES"));
+    int n = nd_device_count(), last = n - 1;
+    cr_assert_gt(n, 0);
+    for (int way = 0; way < 2; way++) {
+        nd_shutdown();
+        CU_OK(cudaSetDevice(last));
+        cudaStream_t s;
+        CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        CU_OK(cudaSetDevice(0)); /* the current device is not what counts */
+        if (way == 0) {
+            nd_config c = ND_CONFIG_INIT;
+            c.cuda_stream = s;
+            cr_assert_eq(nd_init(&c), ND_OK, "%s", nd_last_error());
+        } else {
+            cr_assert_eq(nd_set_cuda_stream(s), ND_OK, "%s", nd_last_error());
+        }
+        cr_expect_eq(nd_get_cuda_stream(), (void *)s);
+        for (int d = 0; d < n; d++) {
+            nd_device_info info;
+            cr_assert_eq(nd_get_device_info(d, &info), ND_OK, "%s", nd_last_error());
+            cr_expect_eq(info.used_by_nd, d == last, "way %d: GPU %d used_by_nd %d (the stream's is %d)", way, d,
+                         info.used_by_nd, last);
+        }
+        /* And nd's work runs there, after the program's. */
+        nd_array *x = nd_add(nd_arange(ND_FLOAT32, 0, 1000, 1), nd_scalar(0.5));
+        float out[1000];
+        cr_assert_eq(nd_to_host(x, out, sizeof out), ND_OK, "%s", nd_last_error());
+        for (int i = 0; i < 1000; i++) cr_expect_eq(out[i], i + 0.5f);
+        nd_free(x);
+        nd_shutdown();
+        CU_OK(cudaStreamDestroy(s));
+    }
+}
+
 #else
 
 Test(stream, gpu_tests, .timeout = NDT_TIMEOUT) {

@@ -81,7 +81,11 @@ ND_API nd_status nd_get_device_info_sized(int device, nd_device_info *out, size_
  *      my_kernel_b<<<g, b, 0, s>>>(...);   // runs after y
  *      nd_array *z = nd_add(y, w);         // runs after my_kernel_b
  *
- * nd's CUDA graphs keep working: the waits are enqueued outside them. The
+ * nd's CUDA graphs keep working: the waits are enqueued outside them. A
+ * stream handed over at the start (nd_config.cuda_stream, or
+ * nd_set_cuda_stream before the runtime runs) with no ND_DEVICES list
+ * starts nd on the stream's device, the one the program chose (under
+ * mpirun too: the program's choice, not one GPU per local rank). The
  * stream must belong to the device nd runs on, stay alive while it is set
  * (until nd_set_cuda_stream(NULL), another stream, or nd_shutdown) and not
  * be capturing a CUDA graph when nd enqueues work (that work fails with

@@ -118,7 +118,8 @@ typedef struct {
      * ND_CONFIG_INIT; with struct_size 0 it is ignored). */
     void *cuda_stream;       /* the program's cudaStream_t: nd orders its work after what
                                 the program queued there before (include/nd/devices.h,
-                                nd_set_cuda_stream). NULL: nd's own stream only. The CUDA
+                                nd_set_cuda_stream). NULL: nd's own stream only. With
+                                devices unset, nd runs on the stream's device. The CUDA
                                 backend only: set on the CPU backend, nd_init fails with
                                 ND_ERR_UNSUPPORTED */
     int dump_dot_plan;       /* ND_DUMP_DOT_PLAN=1: with dump_dot, also draw each flush's

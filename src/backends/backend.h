@@ -31,6 +31,10 @@ typedef struct {
      * local_rank modulo the GPUs it sees, one rank per GPU (two ranks
      * share a GPU where there are fewer GPUs than ranks). */
     int local_rank;
+    /* The program's stream (nd_config.cuda_stream), or NULL: with no
+     * devices list a GPU backend runs on that stream's device, which the
+     * program chose (before local_rank's default). */
+    void *app_stream;
     /* Under mpirun with ND_RANK_LINK=1 (NULL otherwise): MPI's transfers
      * (the runtime's, dist.h), over which the CPU backend's test link
      * carries its bytes (cpu/cpu_link.c), so that CPU ranks take the

@@ -510,6 +510,7 @@ nd_status nd_init(const nd_config *cfg) {
         .profile = c.profile == 1,
         .trace = c.trace,
         .local_rank = nd_dist_size() > 1 ? nd_dist_local_rank() : 0,
+        .app_stream = c.cuda_stream,
         .rank_test_wire = nd_dist_size() > 1 && env_flag(ND_ENV_RANK_LINK) ? &dist_wire : NULL, /* the test link */
     };
     nd_mem_count_reset(); /* before the backend's first allocation */

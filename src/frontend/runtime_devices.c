@@ -77,6 +77,12 @@ nd_status nd_runtime_attach_stream(nd_backend *be, void *stream) {
 
 nd_status nd_set_cuda_stream(void *stream) {
     ND_API_GUARD();
+    if (!nd_rt.initialised && stream) {
+        /* Started by the stream: on its device, as nd_config.cuda_stream. */
+        nd_config c = ND_CONFIG_INIT;
+        c.cuda_stream = stream;
+        return nd_init(&c);
+    }
     nd_status st = nd_runtime_ensure();
     if (st != ND_OK) return st;
     nd_backend *be = nd_rt.backend;

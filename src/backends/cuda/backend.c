@@ -887,13 +887,37 @@ static void cu_destroy(nd_backend *be) {
  * loaded with cudaLibraryLoadData, which loads into every context, so the
  * kernel cache serves every GPU; the GPUs must share one architecture. */
 
-static nd_status parse_devices(const char *devices, int count, int local_rank, nd_device_list *l) {
+/* The GPU of the program's stream, or -1 where the driver cannot tell
+ * (check_stream in app_stream.c then says what is wrong with it). The
+ * legacy stream is the current device's. */
+static int stream_device(void *stream) {
+    int dev = -1;
+    cudaError_t e = cudaErrorNotSupported;
+    if ((cudaStream_t)stream == cudaStreamLegacy) e = cudaGetDevice(&dev);
+#if CUDART_VERSION >= 12080
+    else if ((cudaStream_t)stream != cudaStreamPerThread) e = cudaStreamGetDevice((cudaStream_t)stream, &dev);
+#endif
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return dev;
+}
+
+static nd_status parse_devices(const nd_backend_config *cfg, int count, nd_device_list *l) {
+    const char *devices = cfg ? cfg->devices : NULL;
     if (!devices || !*devices) {
-        /* Under mpirun, one rank per GPU by its place on the machine
-         * (backend.h's local_rank): more ranks than GPUs share them. */
+        /* The program's stream names the GPU it chose; else, under mpirun,
+         * one rank per GPU by its place on the machine (backend.h's
+         * local_rank): more ranks than GPUs share them. */
+        int local_rank = cfg ? cfg->local_rank : 0;
+        int from_stream = cfg && cfg->app_stream ? stream_device(cfg->app_stream) : -1;
         memset(l, 0, sizeof *l);
         l->n = 1;
-        l->ordinals[0] = local_rank > 0 ? local_rank % count : 0;
+        l->ordinals[0] = from_stream >= 0 && from_stream < count ? from_stream
+                         : local_rank > 0                        ? local_rank % count
+                                                                 : 0;
+        if (from_stream >= 0) nd_logf(2, "cuda: nd runs on GPU %d, the program's stream's", from_stream);
         return ND_OK;
     }
     if (nd_device_list_parse(devices, l) || l->cpu)
@@ -1105,7 +1129,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     be->impl = cu;
     cu->lock_ok = pthread_mutex_init(&cu->lock, NULL) == 0;
     nd_device_list devs;
-    nd_status s = parse_devices(cfg ? cfg->devices : NULL, count, cfg ? cfg->local_rank : 0, &devs);
+    nd_status s = parse_devices(cfg, count, &devs);
     if (s) goto fail;
     cu->device = devs.ordinals[0];
     cu->n_ldev = 1;
