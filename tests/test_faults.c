@@ -1157,26 +1157,36 @@ NDT_TEST(faults, huge_lazy_array_names_its_creation) {
  * after the failure: other processes sharing the GPU ran out.) */
 NDT_TEST(faults, allocation_beyond_free_memory_holds_nothing) {
     if (!ndt_backend_is_cuda()) cr_skip_test("CUDA only: the CPU backend's allocations are the C library's");
-    nd_device_info before;
-    cr_assert_eq(nd_get_device_info(0, &before), ND_OK, "%s", nd_last_error());
-    /* 1.25x the free memory: beyond it, within what the pool tries to map */
-    int64_t n = (int64_t)(before.free_memory / 8 / 4 * 5);
+    /* 1.25x the free memory of the GPUs nd uses (split over several, each
+     * holds its rows): beyond it, within what the pools try to map */
+    uint64_t free_bytes = 0;
+    for (int d = 0; d < nd_device_count(); d++) {
+        nd_device_info info;
+        cr_assert_eq(nd_get_device_info(d, &info), ND_OK, "%s", nd_last_error());
+        if (info.used_by_nd) free_bytes += info.free_memory;
+    }
+    int64_t n = (int64_t)(free_bytes / 8 / 4 * 5);
     nd_array *z = nd_full(ND_FLOAT64, ND_SHAPE(n), 2.5);
     nd_array *first = nd_view(z, "0");
     cr_assert(isnan(nd_item(first)), "an array of %lld float64 cannot fit", (long long)n);
     cr_assert(strstr(nd_last_error(), "out of device memory"), "%s", nd_last_error());
     nd_clear_error();
     const uint64_t slack = (uint64_t)1 << 30;
-    nd_device_info after;
-    cr_assert_eq(nd_get_device_info(0, &after), ND_OK, "%s", nd_last_error());
-    cr_assert(after.nd_bytes_reserved < after.nd_bytes_in_use + slack,
-              "nd's pool holds %llu bytes after the failure, its arrays use %llu",
-              (unsigned long long)after.nd_bytes_reserved, (unsigned long long)after.nd_bytes_in_use);
+    for (int d = 0; d < nd_device_count(); d++) {
+        nd_device_info after;
+        cr_assert_eq(nd_get_device_info(d, &after), ND_OK, "%s", nd_last_error());
+        cr_assert(after.nd_bytes_reserved < after.nd_bytes_in_use + slack,
+                  "GPU %d: nd's pool holds %llu bytes after the failure, its arrays use %llu", d,
+                  (unsigned long long)after.nd_bytes_reserved, (unsigned long long)after.nd_bytes_in_use);
+    }
     nd_free(first), nd_free(z);
     nd_trim();
-    cr_assert_eq(nd_get_device_info(0, &after), ND_OK, "%s", nd_last_error());
-    cr_assert(after.nd_bytes_reserved < slack, "nd's pool holds %llu bytes after nd_free and nd_trim",
-              (unsigned long long)after.nd_bytes_reserved);
+    for (int d = 0; d < nd_device_count(); d++) {
+        nd_device_info after;
+        cr_assert_eq(nd_get_device_info(d, &after), ND_OK, "%s", nd_last_error());
+        cr_assert(after.nd_bytes_reserved < slack, "GPU %d: nd's pool holds %llu bytes after nd_free and nd_trim",
+                  d, (unsigned long long)after.nd_bytes_reserved);
+    }
     /* The GPU's free memory is not compared with `before`: other processes
      * sharing the GPU (the suites run four at a time) change it. The pool's
      * reserve above is this process's share of it. */
@@ -1365,11 +1375,14 @@ NDT_TEST(faults, scope_stack_that_cannot_grow_keeps_its_handles) {
         ndt_restart(NULL);
         x = nd_full(ND_FLOAT64, ND_SHAPE(1000), 1.5);
         cr_assert(nd_sync() == ND_OK, "%s", nd_last_error());
-        /* a first read, so that what a backend keeps for reads (CUDA's
-         * pinned staging) is in the baseline */
-        nd_array *x0 = nd_view(x, "0");
-        cr_assert_eq(nd_item(x0), 1.5, "%s", nd_last_error());
-        nd_free(x0);
+        /* a first read of each end, so that what a backend keeps for reads
+         * (CUDA's pinned staging, one per GPU: split over two GPUs, y's
+         * last element is read from the second) is in the baseline */
+        for (int end = 0; end < 2; end++) {
+            nd_array *x0 = nd_view(x, end ? "999" : "0");
+            cr_assert_eq(nd_item(x0), 1.5, "%s", nd_last_error());
+            nd_free(x0);
+        }
         const uint64_t base = bytes_held();
         nd_scope_begin(); /* the outer scope (keep = 1) */
         nd_scope_begin();

@@ -654,8 +654,9 @@ NDT_TEST(io, allocation_faults) {
                 r = run_op((fault_op)op, x, npy, npz);
                 nd_fault_disarm();
                 if (r == 1)
-                    cr_expect_eq(check_op((fault_op)op), 1, "op %d, %s fault %lld: a wrong result",
-                                 op, nd_fault_kind_name(kinds[k]), (long long)n);
+                    cr_expect_eq(check_op((fault_op)op), 1, "op %d, %s fault %lld: a wrong result%s%s",
+                                 op, nd_fault_kind_name(kinds[k]), (long long)n,
+                                 op == OP_PRINT ? ": " : "", op == OP_PRINT ? op_text : "");
                 else
                     cr_expect(nd_last_status() != ND_OK, "op %d, fault %lld: failed without an error",
                               op, (long long)n);
