@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <execinfo.h>
+#endif
 
 #include "common/error.h"
 
@@ -16,9 +19,25 @@ static int armed_kind = -1; /* -1: count only */
 static int64_t armed_n;
 static int armed_persistent;
 static int from_env; /* ND_FAULT armed it: report at shutdown */
-
 static const char *const kind_names[ND_FAULT_NUM_KINDS] = {"host_alloc", "device_alloc", "compile",
                                                            "backend_call"};
+static int trace;    /* ND_FAULT_TRACE=1 at arming: each failed point prints its call stack */
+
+/* The call stack of a failed point on stderr: which allocation or call a
+ * sweep's wrong run failed, where the sweep itself cannot say (a run on a
+ * machine without a debugger). Addresses resolve with addr2line against
+ * the binary (or libnd) the frame names. */
+static void print_stack(nd_fault_kind kind, int64_t c) {
+    fprintf(stderr, "nd fault: %s point %lld failed (injected); its call stack:\n", kind_names[kind], (long long)c);
+#if defined(__GLIBC__)
+    void *frames[32];
+    int n = backtrace(frames, 32);
+    backtrace_symbols_fd(frames, n, 2);
+#else
+    fprintf(stderr, "  (no backtrace on this C library)\n");
+#endif
+}
+
 
 const char *nd_fault_kind_name(nd_fault_kind kind) {
     return (unsigned)kind < ND_FAULT_NUM_KINDS ? kind_names[kind] : "?";
@@ -30,6 +49,7 @@ int nd_fault_hit_slow(nd_fault_kind kind) {
     int64_t n = __atomic_load_n(&armed_n, __ATOMIC_RELAXED);
     if (c == n || (__atomic_load_n(&armed_persistent, __ATOMIC_RELAXED) && c > n)) {
         __atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED);
+        if (trace) print_stack(kind, c);
         return 1;
     }
     return 0;
@@ -46,6 +66,8 @@ void nd_fault_arm(nd_fault_kind kind, int64_t n, int persistent) {
     __atomic_store_n(&armed_kind, n > 0 ? (int)kind : -1, __ATOMIC_RELAXED);
     __atomic_store_n(&armed_n, n, __ATOMIC_RELAXED);
     __atomic_store_n(&armed_persistent, persistent, __ATOMIC_RELAXED);
+    const char *t = getenv("ND_FAULT_TRACE");
+    trace = t && *t && strcmp(t, "0") != 0;
     __atomic_store_n(&nd_fault_active, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -11,7 +11,9 @@
  *   ND_FAULT=host_alloc:N      fail the N-th host allocation (1-based)
  *   ND_FAULT=device_alloc:N+   fail every backend allocation from the N-th on
  *   ND_FAULT=compile:N, backend_call:N (same forms)
- * Counting starts at nd_init for ND_FAULT, at nd_fault_arm for tests. */
+ * Counting starts at nd_init for ND_FAULT, at nd_fault_arm for tests.
+ * ND_FAULT_TRACE=1 (read when armed) prints each failed point's call stack
+ * to stderr: which allocation a sweep's wrong run lost. */
 #ifndef ND_COMMON_FAULT_H
 #define ND_COMMON_FAULT_H
 
