@@ -232,6 +232,12 @@ typedef struct nd_plan {
     int32_t n_whole;
     /* Kernels of the one-device plan that run per device (nd_stats.kernels_split). */
     int32_t n_split_kernels;
+    /* A planning pass skipped its work for lack of host memory (fusion,
+     * the shared-operand saving, the rows of collapsed kernels): the plan
+     * is right but slower than it should be, so it runs once and is not
+     * cached (scheduler.c plan_for), where a transient failure would leave
+     * it in place for every later flush of the same shape. */
+    uint8_t degraded;
     /* The pieces it leaves (nd_plan_pieces), and how many arrays it
      * scatters into pieces and gathers from them (nd_stats). */
     int32_t n_pieces;

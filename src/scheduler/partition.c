@@ -174,7 +174,10 @@ static int restore_pass(nd_partitioner *P, int64_t *cand, int by_rows_only) {
 static void restore_rows(nd_partitioner *P) {
     nd_plan *p = P->plan;
     int64_t *cand = nd_calloc((size_t)p->n_slots + 1, sizeof *cand);
-    if (!cand) return;
+    if (!cand) {
+        p->degraded = 1; /* the collapsed kernels stay whole */
+        return;
+    }
     for (int32_t pass = 0; pass < p->n_steps && restore_pass(P, cand, 1) > 0; pass++) {
     }
     restore_pass(P, cand, 0);

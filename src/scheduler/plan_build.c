@@ -141,7 +141,8 @@ static void cut_over_cap(const nd_graph *g, uint8_t *inl, uint32_t i, uint32_t *
 /* Which values are computed inside their consumers (inline_ok) and which go
  * to memory. A fixpoint: going to memory only ever gets more common, so it
  * ends after at most n rounds (in practice one or two). */
-static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, int32_t memory, uint8_t *inl) {
+static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, int32_t memory, uint8_t *inl,
+                            uint8_t *degraded) {
     uint32_t n = g->n_nodes;
     uint32_t *valid_until = nd_malloc(sizeof(uint32_t) * (n + 1));
     int64_t *exec_max = nd_malloc(sizeof(int64_t) * (n + 1));
@@ -179,7 +180,8 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         if (w >= 0) inl[w] = 0;
     }
     if (!valid_until || !exec_max || !seen || !stack || !within_cap || !body_bound) {
-        memset(inl, 0, n);
+        memset(inl, 0, n); /* no fusion: right, and slow */
+        *degraded = 1;
         goto done;
     }
     for (int changed = 1; changed;) {
@@ -234,7 +236,8 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         }
         /* Once the rest is settled: a value several kernels would compute
          * (a library call's operand, or at a cost) is written once. */
-        if (!changed && fusion) changed = nd_materialise_shared_operands(g, live, inl, memory != ND_MEMORY_HOST);
+        if (!changed && fusion)
+            changed = nd_materialise_shared_operands(g, live, inl, memory != ND_MEMORY_HOST, degraded);
     }
 done:
     free(valid_until);
@@ -893,7 +896,7 @@ nd_status nd_plan_build(const nd_graph *g, const nd_flush_walk *walk, int fusion
     }
     nd_graph_liveness(g, live);
     for (;;) {
-        decide_inlining(g, live, fusion, memory, inl);
+        decide_inlining(g, live, fusion, memory, inl, &plan->degraded);
         for (uint32_t i = 0; i < n; i++)
             if (forced[i]) inl[i] = 0;
         for (uint32_t i = 0; i < n; i++) node_step[i] = -1;

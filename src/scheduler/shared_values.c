@@ -108,7 +108,8 @@ static int32_t body_weight(counter *C, uint32_t p, int32_t cap) {
     return w;
 }
 
-int nd_materialise_shared_operands(const nd_graph *g, const uint8_t *live, uint8_t *inl, int device) {
+int nd_materialise_shared_operands(const nd_graph *g, const uint8_t *live, uint8_t *inl, int device,
+                                   uint8_t *degraded) {
     uint32_t n = g->n_nodes;
     counter C = {g,    inl, nd_calloc(n + 1, sizeof(uint32_t)), 0, nd_malloc(sizeof(uint32_t) * (n + 1)),
                  nd_calloc(n + 1, 1), nd_calloc(n + 1, 1), nd_calloc(n + 1, 1),
@@ -116,7 +117,10 @@ int nd_materialise_shared_operands(const nd_graph *g, const uint8_t *live, uint8
     /* Weight of 2 * 4 bytes written and read, in transcendental calls (x8). */
     const int32_t trade = device ? 8 * 20 : 8 * 2;
     int changed = 0;
-    if (!C.seen || !C.stack || !C.uses || !C.later || !C.by_lib || !C.first) goto done; /* a missed saving */
+    if (!C.seen || !C.stack || !C.uses || !C.later || !C.by_lib || !C.first) {
+        *degraded = 1; /* a missed saving */
+        goto done;
+    }
     /* A recipe a read's flush leaves pending for a node that stays
      * (graph/read_split.h) runs again in that node's flush, if it runs:
      * a reason to write a value an operand kernel writes anyway, not to

@@ -10,7 +10,9 @@
  * and those that kernels unable to share them would each compute at a cost
  * above writing them once (device: the plan computes in device memory,
  * where memory is cheaper against arithmetic than on a CPU); the latest
- * of nested ones first. Returns 1 when it changed inl. */
-int nd_materialise_shared_operands(const nd_graph *g, const uint8_t *live, uint8_t *inl, int device);
+ * of nested ones first. Returns 1 when it changed inl; sets *degraded
+ * when it could not look for lack of host memory. */
+int nd_materialise_shared_operands(const nd_graph *g, const uint8_t *live, uint8_t *inl, int device,
+                                   uint8_t *degraded);
 
 #endif
