@@ -19,6 +19,7 @@ static int armed_kind = -1; /* -1: count only */
 static int64_t armed_n;
 static int armed_persistent;
 static int from_env; /* ND_FAULT armed it: report at shutdown */
+
 static const char *const kind_names[ND_FAULT_NUM_KINDS] = {"host_alloc", "device_alloc", "compile",
                                                            "backend_call"};
 static int trace;    /* ND_FAULT_TRACE=1 at arming: each failed point prints its call stack */
@@ -38,7 +39,6 @@ static void print_stack(nd_fault_kind kind, int64_t c) {
 #endif
 }
 
-
 const char *nd_fault_kind_name(nd_fault_kind kind) {
     return (unsigned)kind < ND_FAULT_NUM_KINDS ? kind_names[kind] : "?";
 }
@@ -49,7 +49,7 @@ int nd_fault_hit_slow(nd_fault_kind kind) {
     int64_t n = __atomic_load_n(&armed_n, __ATOMIC_RELAXED);
     if (c == n || (__atomic_load_n(&armed_persistent, __ATOMIC_RELAXED) && c > n)) {
         __atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED);
-        if (trace) print_stack(kind, c);
+        if (__atomic_load_n(&trace, __ATOMIC_RELAXED)) print_stack(kind, c);
         return 1;
     }
     return 0;
@@ -67,7 +67,7 @@ void nd_fault_arm(nd_fault_kind kind, int64_t n, int persistent) {
     __atomic_store_n(&armed_n, n, __ATOMIC_RELAXED);
     __atomic_store_n(&armed_persistent, persistent, __ATOMIC_RELAXED);
     const char *t = getenv("ND_FAULT_TRACE");
-    trace = t && *t && strcmp(t, "0") != 0;
+    __atomic_store_n(&trace, t && *t && strcmp(t, "0") != 0, __ATOMIC_RELAXED);
     __atomic_store_n(&nd_fault_active, 1, __ATOMIC_SEQ_CST);
 }
 

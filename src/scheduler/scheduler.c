@@ -58,7 +58,7 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
     if (rc != ND_OK) return rc;
     if (p->degraded) nd_logf(2, "nd_sync: plan %016llx was built short of host memory (a pass skipped its work): "
                              "it runs once, not cached", (unsigned long long)p->key);
-    if (use_cache && ctx->stats) ctx->stats->plan_cache_misses++;
+    if (use_cache && ctx->cache && ctx->stats) ctx->stats->plan_cache_misses++;
     if (use_cache && ctx->cache && !p->degraded)
         nd_plan_cache_insert(ctx->cache, p);
     else
