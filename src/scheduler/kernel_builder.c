@@ -11,11 +11,13 @@
 #include "common/body.h"
 #include "common/ufunc_loop.h"
 
-/* A node value already computed in this kernel under one transform. */
+/* A node value already computed in this kernel under one transform; next:
+ * the entry before it in its node's hash chain (memo_head), -1 at the end. */
 typedef struct {
     int32_t node;
     nd_xform xform;
     int32_t value;
+    int32_t next;
 } memo_entry;
 
 struct nd_kernel_builder {
@@ -44,6 +46,11 @@ struct nd_kernel_builder {
     int32_t cap_cse;
     memo_entry *memo;
     int32_t n_memo, cap_memo;
+    /* Per hash of a node's index, its newest memo entry (-1: none): a
+     * lookup is a short chain, where a scan of every entry made building
+     * a kernel of 192 inlined nodes quadratic. */
+    int32_t *memo_head;
+    uint32_t cap_head; /* a power of two, or 0 */
     int32_t failed_node;
     /* An allocation failed while building: the kernel is incomplete (a
      * value or a store is missing), and the planner must fail the flush
@@ -74,6 +81,7 @@ void nd_kb_free(nd_kernel_builder *kb) {
     free(kb->slots);
     free(kb->cse);
     free(kb->memo);
+    free(kb->memo_head);
     free(kb);
 }
 
@@ -618,17 +626,43 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
     return nd_kb_cast(kb, v, dt);
 }
 
+static uint32_t memo_slot(uint32_t node, uint32_t cap) { return (node * 2654435761u) & (cap - 1); }
+
+/* Rebuilds the chains for a table of cap heads; 0 when out of memory (the
+ * memo then stops growing: values are computed again, and the CSE of
+ * emit_inst still shares their instructions). */
+static int memo_rehash(nd_kernel_builder *kb, uint32_t cap) {
+    int32_t *h = nd_malloc(sizeof *h * cap);
+    if (!h) return 0;
+    for (uint32_t i = 0; i < cap; i++) h[i] = -1;
+    for (int32_t m = 0; m < kb->n_memo; m++) {
+        uint32_t s = memo_slot((uint32_t)kb->memo[m].node, cap);
+        kb->memo[m].next = h[s];
+        h[s] = m;
+    }
+    free(kb->memo_head);
+    kb->memo_head = h;
+    kb->cap_head = cap;
+    return 1;
+}
+
 int32_t nd_kb_node_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
-    for (int32_t m = 0; m < kb->n_memo; m++)
-        if (kb->memo[m].node == (int32_t)p->index && xform_equal(&kb->memo[m].xform, t, kb->ndim))
-            return kb->memo[m].value;
+    if (kb->cap_head)
+        for (int32_t m = kb->memo_head[memo_slot(p->index, kb->cap_head)]; m >= 0; m = kb->memo[m].next)
+            if (kb->memo[m].node == (int32_t)p->index && xform_equal(&kb->memo[m].xform, t, kb->ndim))
+                return kb->memo[m].value;
     if (kb->ctx->node_step[p->index] < 0) kb->ctx->node_step[p->index] = kb->ctx->current_step;
     int32_t v = p->kind == ND_NODE_MAP ? map_value(kb, p, t) : source_value(kb, p, t);
     if (v < 0) return v;
+    if ((uint32_t)kb->n_memo * 2 + 2 > kb->cap_head && !memo_rehash(kb, kb->cap_head ? kb->cap_head * 2 : 64))
+        return v;
     if (nd_grow((void **)&kb->memo, (uint32_t *)&kb->cap_memo, kb->n_memo + 1, sizeof *kb->memo)) {
+        uint32_t s = memo_slot(p->index, kb->cap_head);
         kb->memo[kb->n_memo].node = (int32_t)p->index;
         kb->memo[kb->n_memo].xform = *t;
         kb->memo[kb->n_memo].value = v;
+        kb->memo[kb->n_memo].next = kb->memo_head[s];
+        kb->memo_head[s] = kb->n_memo;
         kb->n_memo++;
     }
     return v;
