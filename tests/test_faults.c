@@ -22,10 +22,12 @@
  * The focused tests at the end each pin one cause of a wrong answer found
  * by the sweep. */
 #include "common.h"
+#include "common/alloc.h"
 #include "common/fault.h"
 #include "common/philox.h"
 
 #include <stdarg.h>
+#include <unistd.h>
 
 static const double x5[5] = {1.5, -2.25, 3.0, 0.5, -4.0};
 
@@ -1497,4 +1499,41 @@ NDT_TEST(faults, plan_built_short_of_memory_is_not_cached) {
     }
     /* The sweep reached a pass that skips its work (else it proves nothing). */
     cr_expect(degraded_seen, "no fault point of %lld made a slower first flush", (long long)points);
+}
+
+/* ND_FAULT_TRACE=1: a failed point prints its kind, its number and its
+ * call stack on stderr; unset, it prints nothing. */
+static void failed_point_stderr(const char *trace, char *out, size_t cap) {
+    if (trace) setenv("ND_FAULT_TRACE", trace, 1);
+    else unsetenv("ND_FAULT_TRACE");
+    FILE *tmp = tmpfile();
+    cr_assert(tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    cr_assert(saved >= 0 && dup2(fileno(tmp), 2) >= 0);
+    nd_fault_arm(ND_FAULT_HOST_ALLOC, 2, 0);
+    void *a = nd_malloc(16), *b = nd_malloc(16), *c = nd_malloc(16);
+    nd_fault_disarm();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    unsetenv("ND_FAULT_TRACE");
+    cr_assert(a && !b && c, "the second host allocation should fail, and only it");
+    free(a);
+    free(c);
+    rewind(tmp);
+    size_t n = fread(out, 1, cap - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+}
+
+NDT_TEST(faults, trace_prints_the_failed_points_stack) {
+    char text[8192];
+    failed_point_stderr("1", text, sizeof text);
+    cr_expect(strstr(text, "nd fault: host_alloc point 2 failed (injected); its call stack:\n"), "%s", text);
+    cr_expect(!strstr(text, "point 1 ") && !strstr(text, "point 3 "), "only the failed point: %s", text);
+    /* glibc's frame lines: "binary(function+offset)[address]" */
+    cr_expect(strstr(text, ")[0x"), "no stack frame: %s", text);
+    failed_point_stderr(NULL, text, sizeof text);
+    cr_expect_eq(text[0], '\0', "ND_FAULT_TRACE unset, yet: %s", text);
 }

@@ -99,6 +99,17 @@ static void expect_same_bits(program p, uint64_t seed) {
     }
 }
 
+/* Runs p on cpu:n after cpu:1 ran it into ref_bufs: its first n_same
+ * outputs must be cpu:1's bits; returns output n_same's values (what the
+ * program measured, for the caller to check). */
+static const double *same_bits_then(int n, program p, uint64_t seed, int n_same) {
+    size_t sizes[8];
+    run_on(n, p, seed, got_bufs, sizes, NULL);
+    for (int i = 0; i < n_same; i++)
+        cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "cpu:%d: output %d differs from cpu:1", n, i);
+    return (const double *)got_bufs[n_same];
+}
+
 /* ------------------------------------------------------------ programs */
 
 static int elementwise(uint64_t seed, nd_array **outs) {
@@ -524,13 +535,11 @@ static int checked_rounds(uint64_t seed, nd_array **outs) {
 
 NDT_TEST(partition, checked_rounds_stay_in_pieces) {
     if (on_cuda()) cr_skip_test("copy counts are checked on cpu:N only (as pieces_outlive_flushes)");
-    size_t ref_sizes[8], sizes[8];
+    size_t ref_sizes[8];
     run_on(1, checked_rounds, 71, ref_bufs, ref_sizes, NULL);
     const double *ref_sums = (const double *)ref_bufs[1];
     for (int n = 2; n <= 4; n++) {
-        run_on(n, checked_rounds, 71, got_bufs, sizes, NULL);
-        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d grid differs from cpu:1", n);
-        const double *sums = (const double *)got_bufs[1];
+        const double *sums = same_bits_then(n, checked_rounds, 71, 1); /* the grid */
         for (int r = 0; r < 4; r++)
             cr_assert(fabs(sums[r] - ref_sums[r]) <= 1e-12 * fabs(ref_sums[r]), "cpu:%d round %d: sum %.17g, cpu:1 %.17g",
                       n, r, sums[r], ref_sums[r]);
@@ -1000,13 +1009,12 @@ static int stencil_then_dot(uint64_t seed, nd_array **outs) {
 
 NDT_TEST(partition, dot_of_a_stencil_output_splits) {
     if (on_cuda()) cr_skip_test("counts are checked on cpu:N only (the *_bitwise tests cover CUDA)");
-    size_t ref_sizes[8], sizes[8];
+    size_t ref_sizes[8];
     run_on(1, stencil_then_dot, 61, ref_bufs, ref_sizes, NULL);
     const double ref_dot = ((const double *)ref_bufs[1])[0];
     for (int n = 2; n <= 3; n++) {
-        run_on(n, stencil_then_dot, 61, got_bufs, sizes, NULL);
-        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d: the stencil's output differs", n);
-        const double dot = ((const double *)got_bufs[1])[0], *c = (const double *)got_bufs[2];
+        const double dot = same_bits_then(n, stencil_then_dot, 61, 1)[0]; /* the stencil's output */
+        const double *c = (const double *)got_bufs[2];
         cr_assert(fabs(dot - ref_dot) <= 1e-12 * fabs(ref_dot), "cpu:%d: dot %.17g, cpu:1 %.17g", n, dot, ref_dot);
         /* whole: the 0-d sum alone (one pass kept 4 whole and gathered 2) */
         cr_assert_eq(c[0], 1, "cpu:%d: %g arrays kept whole in the stencil-and-dot flush", n, c[0]);
@@ -1041,12 +1049,10 @@ static int reach_two_after_creation(uint64_t seed, nd_array **outs) {
 
 NDT_TEST(partition, reach_two_stencil_starts_from_created_pieces) {
     if (on_cuda()) cr_skip_test("counts are checked on cpu:N only (on CUDA the flush that uploads a host array keeps it whole)");
-    size_t ref_sizes[8], sizes[8];
+    size_t ref_sizes[8];
     run_on(1, reach_two_after_creation, 71, ref_bufs, ref_sizes, NULL);
     for (int n = 2; n <= 4; n++) {
-        run_on(n, reach_two_after_creation, 71, got_bufs, sizes, NULL);
-        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d: the swept grid differs from cpu:1", n);
-        const double *c = (const double *)got_bufs[1];
+        const double *c = same_bits_then(n, reach_two_after_creation, 71, 1); /* the swept grid */
         cr_assert_eq(c[0], 0, "cpu:%d: the sweeps gathered %g arrays", n, c[0]);
         cr_assert_eq(c[1], 0, "cpu:%d: the sweeps scattered %g arrays", n, c[1]);
     }
@@ -1084,13 +1090,10 @@ static int interior_and_grid_writes(uint64_t seed, nd_array **outs) {
 
 NDT_TEST(partition, interior_and_grid_writes_split) {
     if (on_cuda()) cr_skip_test("counts are checked on cpu:N only (the *_bitwise tests cover CUDA)");
-    size_t ref_sizes[8], sizes[8];
+    size_t ref_sizes[8];
     run_on(1, interior_and_grid_writes, 81, ref_bufs, ref_sizes, NULL);
     for (int n = 2; n <= 4; n++) {
-        run_on(n, interior_and_grid_writes, 81, got_bufs, sizes, NULL);
-        cr_assert(memcmp(got_bufs[0], ref_bufs[0], sizes[0]) == 0, "cpu:%d: the grid differs from cpu:1", n);
-        cr_assert(memcmp(got_bufs[1], ref_bufs[1], sizes[1]) == 0, "cpu:%d: the interior value differs from cpu:1", n);
-        const double *c = (const double *)got_bufs[2];
+        const double *c = same_bits_then(n, interior_and_grid_writes, 81, 2); /* the grid, the interior value */
         if (n == 4) continue;
         cr_assert_eq(c[0], 0, "cpu:%d: %g arrays kept whole", n, c[0]);
         cr_assert_gt(c[1], 0, "cpu:%d: no kernel ran per device", n);

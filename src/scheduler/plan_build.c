@@ -94,11 +94,10 @@ static int32_t dag_cost(const nd_graph *g, const uint8_t *inl, uint32_t i, int32
 }
 
 /* An upper bound of dag_cost(i) from its inlined inputs' bounds (found
- * within the cap earlier: inputs come first), or cap + 1 when an inlined
- * input has none. Going to memory only ever gets more common, so a bound
- * found once stays one. */
-static int32_t inlined_body_bound(const nd_graph *g, const uint8_t *inl, const uint8_t *within_cap,
-                                  const int32_t *body_bound, uint32_t i) {
+ * within the cap earlier: inputs come first; 0 none), or cap + 1 when an
+ * inlined input has none. Going to memory only ever gets more common, so
+ * a bound found once stays one. */
+static int32_t inlined_body_bound(const nd_graph *g, const uint8_t *inl, const int32_t *body_bound, uint32_t i) {
     const nd_node *c = g->nodes[i];
     int64_t sum = nd_node_is_body(c) ? c->u.body.body->weight : 1, last = -1;
     for (int k = 0; k < c->n_inputs && sum <= ND_FUSION_COST_CAP; k++) {
@@ -106,7 +105,7 @@ static int32_t inlined_body_bound(const nd_graph *g, const uint8_t *inl, const u
         if (!r->buf) continue;
         int64_t w = nd_buffer_writer_of(r->buf, r->version);
         if (w < 0 || !inl[w] || w == last) continue; /* x * x reads one body */
-        if (!within_cap[w]) return ND_FUSION_COST_CAP + 1;
+        if (body_bound[w] == 0) return ND_FUSION_COST_CAP + 1;
         sum += body_bound[w];
         last = w;
     }
@@ -148,19 +147,17 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
     int64_t *exec_max = nd_malloc(sizeof(int64_t) * (n + 1));
     uint32_t *seen = nd_calloc(n + 1, sizeof(uint32_t));
     uint32_t *stack = nd_malloc(sizeof(uint32_t) * (n + 1));
-    /* Nodes whose inlined body was found within the cap: it stays so, since
-     * inlining only ever stops (a body only loses nodes), so later rounds
-     * skip their search. The rounds after the first used to repeat every
-     * search: 4000 nodes of a recorded loop planned in 11.5 ms, 3/4 of it
-     * in dag_cost. */
-    uint8_t *within_cap = nd_calloc(n + 1, 1);
-    /* For those, an upper bound of their body's size: a node's body is
-     * itself and the union of its inlined inputs' bodies, so 1 + the sum
-     * of their bounds bounds it. Where that is within the cap (a chain or
-     * tree of ops, no value read twice), no search is needed at all; a
-     * value read by several ops (x in x*0.99 + sin(x)) counts once per
-     * reader in the sum, and there the search settles it. */
-    int32_t *body_bound = nd_malloc(sizeof(int32_t) * (n + 1));
+    /* Per node whose inlined body was found within the cap, an upper bound
+     * of its size (0: not found yet). It stays within, since inlining only
+     * ever stops (a body only loses nodes), so later rounds skip its
+     * search; the rounds after the first used to repeat every search (4000
+     * nodes of a recorded loop planned in 11.5 ms, 3/4 of it in dag_cost).
+     * A node's body is itself and the union of its inlined inputs' bodies,
+     * so 1 + the sum of their bounds bounds it: where that is within the
+     * cap (a chain or tree of ops, no value read twice) no search is needed
+     * at all; a value read by several ops (x in x*0.99 + sin(x)) counts
+     * once per reader in the sum, and there the search settles it. */
+    int32_t *body_bound = nd_calloc(n + 1, sizeof(int32_t));
     uint32_t stamp = 0;
     for (uint32_t i = 0; i < n; i++) {
         const nd_node *p = g->nodes[i];
@@ -179,7 +176,7 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
         int64_t w = nd_buffer_writer_of(src->buf, src->version);
         if (w >= 0) inl[w] = 0;
     }
-    if (!valid_until || !exec_max || !seen || !stack || !within_cap || !body_bound) {
+    if (!valid_until || !exec_max || !seen || !stack || !body_bound) {
         memset(inl, 0, n); /* no fusion: right, and slow */
         *degraded = 1;
         goto done;
@@ -201,16 +198,15 @@ static void decide_inlining(const nd_graph *g, const uint8_t *live, int fusion, 
                 if (u < until) until = u;
             }
             valid_until[i] = until;
-            if (!inl[i] || within_cap[i]) continue;
-            int32_t bound = inlined_body_bound(g, inl, within_cap, body_bound, i);
+            if (!inl[i] || body_bound[i] > 0) continue;
+            int32_t bound = inlined_body_bound(g, inl, body_bound, i);
             if (bound > ND_FUSION_COST_CAP)
                 bound = dag_cost(g, inl, i, ND_FUSION_COST_CAP, seen, ++stamp, stack);
             if (bound > ND_FUSION_COST_CAP) {
                 cut_over_cap(g, inl, i, seen, &stamp, stack);
                 changed = 1;
             } else {
-                within_cap[i] = 1;
-                body_bound[i] = bound;
+                body_bound[i] = bound > 0 ? bound : 1; /* > 0: found */
             }
         }
         /* Backward: the latest position at which an inlined value is
@@ -244,7 +240,6 @@ done:
     free(exec_max);
     free(seen);
     free(stack);
-    free(within_cap);
     free(body_bound);
 }
 
