@@ -192,6 +192,43 @@ NDT_TEST(lazy, row_loops_reuse_their_plans) {
     ref_free(rq);
 }
 
+/* A plan found for views that start elsewhere (nd_plan.offset_generic) was
+ * built for buffers in the same state: a flush whose result nobody held
+ * (its plan writes nothing) must not lend that plan to the same flush of
+ * another row whose result is held. Row 0's pair of slices is concatenated
+ * and freed unread; rows 1..3 are concatenated the same way and read. */
+NDT_TEST(lazy, plans_for_other_rows_match_who_holds_the_result) {
+    NDT_RNG(r);
+    ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(4, 12), -3, 3);
+    nd_array *x = ndt_upload(rx);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    for (int row = 0; row < 4; row++) {
+        char lo[32], hi[32];
+        snprintf(lo, sizeof lo, "%d:%d, :3", row, row + 1);
+        snprintf(hi, sizeof hi, "%d:%d, -3:", row, row + 1);
+        nd_array *parts[2] = {nd_view(x, lo), nd_view(x, hi)};
+        nd_array *c = nd_concatenate(2, parts, 1);
+        cr_assert(c, "%s", nd_last_error());
+        nd_free(parts[0]);
+        nd_free(parts[1]);
+        if (row == 0) {
+            nd_free(c);
+            cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+            continue;
+        }
+        double got[6];
+        for (int i = 0; i < 6; i++) got[i] = NAN;
+        cr_assert_eq(nd_to_host(c, got, sizeof got), ND_OK, "%s", nd_last_error());
+        for (int i = 0; i < 6; i++) {
+            double want = ref_getd(rx, row * 12 + (i < 3 ? i : 6 + i));
+            cr_expect_eq(got[i], want, "row %d, element %d: %.17g, want %.17g", row, i, got[i], want);
+        }
+        nd_free(c);
+    }
+    nd_free(x);
+    ref_free(rx);
+}
+
 NDT_TEST(lazy, dead_nodes_are_dropped) {
     NDT_RNG(r);
     ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(64), 0.5, 2);

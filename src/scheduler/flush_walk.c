@@ -71,7 +71,9 @@ static uint64_t visit_buffer(nd_flush_walk *w, nd_buffer *b, int *ok) {
     uint64_t twin = b->twin ? twin_state(b) : 0;
     if (b->pieces) h = nd_hash_pair(h, pieces_state(nd_buffer_pieces_at(b)));
     if (twin && b->twin->pieces) twin = nd_hash_pair(twin, pieces_state(b->twin->pieces->valid ? b->twin->pieces : NULL));
-    return nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
+    h = nd_hash_pair(h ^ twin, 0xB0FF0000ull ^ (uint64_t)b->slot);
+    w->buffer_facts = nd_hash_pair(w->buffer_facts, h);
+    return h;
 }
 
 /* Where a view of b (numbered in this walk) starts, `offset` elements of
@@ -160,6 +162,7 @@ static inline uint64_t hash_node(nd_flush_walk *w, const nd_node *n, int *ok, in
 
 nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp) {
     w->n_buffers = 0;
+    w->buffer_facts = 0;
     w->n_params = 0;
     w->stamp = stamp;
     if (!nd_grow((void **)&w->param_base, (uint32_t *)&w->cap_nodes, g->n_nodes + 1, sizeof *w->param_base) ||
@@ -209,8 +212,8 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
 nd_status nd_flush_walk_bases(nd_flush_walk *w, const nd_graph *g) {
     if (!nd_grow((void **)&w->view_base, &w->cap_view_base, w->n_buffers + 1, sizeof *w->view_base)) return ND_ERR_OOM;
     for (uint32_t b = 0; b < w->n_buffers; b++) w->view_base[b] = ND_NO_VIEW_BASE;
-    uint64_t h = nd_hash_pair(ND_HASH_SEED ^ 0x4E1A7, g->n_nodes);
-    int ok = 1; /* every buffer is numbered already */
+    uint64_t h = nd_hash_pair(ND_HASH_SEED ^ 0x4E1A7 ^ w->buffer_facts, g->n_nodes);
+    int ok = 1; /* every buffer is numbered already: visit_buffer hashes its number only */
     for (uint32_t i = 0; i < g->n_nodes; i++) h = nd_hash_pair(h, hash_node(w, g->nodes[i], &ok, 1));
     w->relative_key = h;
     w->bases_valid = 1;

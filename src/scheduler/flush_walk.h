@@ -28,6 +28,11 @@ typedef struct {
      * a value written whole; whether a buffer has views is in the key, so
      * flushes of one relative key have it at the same buffers). */
     uint64_t relative_key;
+    /* The facts about each buffer that change a plan (visit_buffer), in
+     * walk order: the bases pass numbers buffers only, so the relative key
+     * starts from these (a flush whose result no handle holds writes
+     * nothing; its plan must not serve one whose result is held). */
+    uint64_t buffer_facts;
     int64_t *view_base;
     uint32_t cap_view_base;
     int bases_valid;
