@@ -160,10 +160,16 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
     /* An error elsewhere in the flush does not spoil this array: only its
      * own buffer's failure counts (the flush marks every value it could
      * not compute, and those computed from them). */
-    if (b->n_writers > 0) (void)nd_runtime_sync_read(b);
+    const int pending = b->n_writers > 0;
+    if (pending) (void)nd_runtime_sync_read(b);
     else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
     if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
     if (n == 0) return ND_OK;
+    /* A value the flush was to compute and left nowhere, without an
+     * error, is a defect of nd's: said, never read as zeros. */
+    if (pending && b->valid == 0 && !nd_buffer_in_pieces(b))
+        return nd_error_set(ND_ERR_STATE, "%s: the flush left the array's value nowhere (internal error; "
+                            "please report)", fn);
     if (b->valid == 0 && !nd_buffer_in_pieces(b)) {
         /* Never written (nd_empty): reads as zeros rather than garbage. */
         memset(dst, 0, need);
