@@ -122,8 +122,10 @@ elif [ -f build/build.ninja ]; then
     while read -r t; do
         [[ "$split_skip" == *" $t "* ]] || split_tests+=("$t")
     done < <(meson test -C build --list --suite cpu 2>/dev/null | sed -n 's|^nd:[^ ]* / ||p')
-    echo "=== several devices (build/, ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0: ${#split_tests[@]} CPU suites)"
-    ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0 meson test -C build --no-rebuild --print-errorlogs \
+    # ND_CHECK_PLANS=1: every plan the cache serves is compared with a fresh
+    # one (src/scheduler/plan_check.h): split plans depend on the most state.
+    echo "=== several devices (build/, ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0 ND_CHECK_PLANS=1: ${#split_tests[@]} CPU suites)"
+    ND_DEVICES=cpu:3 ND_SPLIT_MIN_BYTES=0 ND_CHECK_PLANS=1 meson test -C build --no-rebuild --print-errorlogs \
         --num-processes "$jobs" "${split_tests[@]}" || status=1
 fi
 

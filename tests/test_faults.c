@@ -775,6 +775,19 @@ static uint64_t bytes_held(void) {
     return b;
 }
 
+/* Bytes in use per memory ("host 0, pinned 64, ..."), for messages. */
+static const char *held_by_memory(char *text, size_t cap) {
+    nd_trim();
+    nd_stats st;
+    nd_get_stats(&st);
+    size_t len = 0;
+    text[0] = '\0';
+    for (int m = 0; m < ND_STATS_MEMORIES && len < cap; m++)
+        len += (size_t)snprintf(text + len, cap - len, "%smemory %d: %llu", m ? ", " : "", m,
+                                (unsigned long long)st.bytes_in_use[m]);
+    return text;
+}
+
 static void one_run(sweep *s, void (*prog)(sweep *)) {
     fresh();
     s->run_reported = s->run_wrong = s->run_unnamed = s->record_failed = 0;
@@ -1386,6 +1399,8 @@ NDT_TEST(faults, scope_stack_that_cannot_grow_keeps_its_handles) {
             nd_free(x0);
         }
         const uint64_t base = bytes_held();
+        char base_text[200], now_text[200];
+        held_by_memory(base_text, sizeof base_text);
         nd_scope_begin(); /* the outer scope (keep = 1) */
         nd_scope_begin();
         nd_fault_arm(ND_FAULT_HOST_ALLOC, points, 0);
@@ -1404,8 +1419,8 @@ NDT_TEST(faults, scope_stack_that_cannot_grow_keeps_its_handles) {
             cr_assert_gt(bytes_held(), base, "kept: still in use after the inner scope");
         }
         nd_scope_end();
-        cr_assert_eq(bytes_held(), base, "%s: y's memory still in use after its scope closed",
-                     keep ? "kept" : "not kept");
+        cr_assert_eq(bytes_held(), base, "%s: y's memory still in use after its scope closed (before: %s; now: %s)",
+                     keep ? "kept" : "not kept", base_text, held_by_memory(now_text, sizeof now_text));
         nd_free(x);
     }
 }

@@ -61,6 +61,9 @@ extern const char *const nd_env_scan_variants[NDP_SCAN_N_VARIANTS];
 /* ND_FUSED_GATHER=0: every gather runs the ND_LIB_GATHER routine, as before
  * gathers fused (frontend/gather.c), to compare the two. */
 #define ND_ENV_FUSED_GATHER "ND_FUSED_GATHER", 0, 1, 0
+/* ND_CHECK_PLANS=1: every plan the plan cache serves is compared with
+ * one built afresh (scheduler/plan_check.h); a difference fails the flush. */
+#define ND_ENV_CHECK_PLANS "ND_CHECK_PLANS", 0, 1, 0
 /* ND_CHECK_SPMD=1: under mpirun the ranks compare each plan before running
  * it (scheduler/executor_ranks.h). */
 #define ND_ENV_CHECK_SPMD "ND_CHECK_SPMD", 0, 1, 0

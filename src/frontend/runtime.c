@@ -574,6 +574,7 @@ nd_status nd_init(const nd_config *cfg) {
         nd_logf(1, "nd_init: MPI rank %d of %d on the %s backend, which drives several devices: this rank "
                 "computes the whole program", (int)nd_dist_rank(), (int)nd_dist_size(), be->name);
     nd_rt.sched.check_spmd = env_flag(ND_ENV_CHECK_SPMD);
+    nd_rt.sched.check_plans = env_flag(ND_ENV_CHECK_PLANS);
     nd_rt.sched.rank_staging = env_flag(ND_ENV_RANK_STAGING);
     nd_rt.sched.rank_link = rank_link && nd_rt.sched.ranks > 1;
     /* GPU ranks send over NCCL, or from host buffers: each transfer then

@@ -10,6 +10,7 @@
 #include "scheduler/dot_export.h"
 #include "scheduler/executor.h"
 #include "scheduler/plan_build.h"
+#include "scheduler/plan_check.h"
 #include "scheduler/partition.h"
 #include "scheduler/plan_cache.h"
 
@@ -31,6 +32,27 @@ void nd_scheduler_release(nd_scheduler_ctx *ctx) {
     if (ctx->backend) nd_temp_pool_free(ctx);
 }
 
+/* ND_CHECK_PLANS: the cached plan p against one built for g now (a fresh
+ * plan that cannot be built, short of memory, checks nothing). */
+static nd_status check_cached(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, const nd_plan *p, int exact) {
+    nd_plan *fresh = NULL;
+    nd_error_saved saved;
+    nd_error_save(&saved);
+    nd_status rc = nd_plan_build(g, w, ctx->fusion, ctx->backend->memory, ctx->chunk_bytes, &ctx->split, &fresh);
+    if (rc != ND_OK || fresh->degraded) {
+        nd_plan_free(fresh);
+        nd_error_restore(&saved);
+        return ND_OK;
+    }
+    char why[400];
+    const int same = nd_plan_check_same(p, fresh, exact, why, sizeof why);
+    nd_plan_free(fresh);
+    if (same) return ND_OK;
+    return nd_error_set(ND_ERR_STATE, "nd_sync: ND_CHECK_PLANS: the plan cache served plan %016llx (found by its %s "
+                        "key), which differs from a plan built for this flush: %s (internal error; please report)",
+                        (unsigned long long)p->key, exact ? "exact" : "relative", why);
+}
+
 /* The plan for g: from the cache when its structure was seen before. */
 static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, int use_cache,
                           nd_plan **out, int *owned, uint8_t *hit) {
@@ -43,8 +65,10 @@ static nd_status plan_for(nd_scheduler_ctx *ctx, nd_graph *g, nd_flush_walk *w, 
      * elsewhere may run it, and a new plan records the bases. */
     if (!p && (rc = nd_flush_walk_bases(w, g)) != ND_OK)
         return nd_error_set(rc, "nd_sync: out of host memory while scheduling");
+    const int exact = p != NULL;
     if (!p && ctx->cache) p = nd_plan_cache_find_generic(ctx->cache, w->relative_key);
     *hit = p != NULL;
+    if (p && ctx->check_plans && (rc = check_cached(ctx, g, w, p, exact)) != ND_OK) return rc;
     if (p) {
         if (use_cache && ctx->stats) ctx->stats->plan_cache_hits++;
         *out = p;

@@ -16,6 +16,7 @@ typedef struct nd_plan_cache nd_plan_cache;
 typedef struct {
     nd_backend *backend;
     int fusion;         /* 0: one kernel per node (ND_FUSION=0) */
+    int check_plans;    /* ND_CHECK_PLANS=1: a cached plan is compared with a fresh one (plan_check.h) */
     size_t chunk_bytes; /* host arrays of 2+ chunks stream through the device (0: never) */
     nd_split_config split; /* ND_DEVICES=cpu:N: arrays split in row blocks (n_devices 1: never) */
     /* Under mpirun (src/dist): this process's rank and the rank count
