@@ -469,7 +469,8 @@ NDT_TEST(partition, twin_lives_in_pieces_only) {
 /* A host read of a split array gathers its pieces straight into host
  * memory: no device allocates the whole array for it (on several GPUs
  * it may fit on none alone), and the pieces stay, so a later sweep
- * scatters nothing. Device memory is counted on CUDA only (the CPU
+ * scatters nothing and starts from them (neither copying the host's copy
+ * back nor keeping the array whole). Device memory is counted on CUDA only (the CPU
  * backend's pieces are host memory). */
 NDT_TEST(partition, host_read_gathers_into_host_memory) {
     char dev[64];
@@ -497,6 +498,13 @@ NDT_TEST(partition, host_read_gathers_into_host_memory) {
     nd_get_stats(&s2);
     cr_assert_eq(s2.arrays_scattered - s1.arrays_scattered, 0, "the sweep after the read scattered %llu arrays",
                  (unsigned long long)(s2.arrays_scattered - s1.arrays_scattered));
+    /* ... and starts from the pieces: it used to copy the host's whole copy
+     * to the first GPU and keep the grid whole there. */
+    cr_assert_eq(s2.arrays_whole - s1.arrays_whole, 0, "the sweep after the read kept %llu arrays whole",
+                 (unsigned long long)(s2.arrays_whole - s1.arrays_whole));
+    cr_assert_lt(s2.bytes_copied - s1.bytes_copied, (uint64_t)1024 * 512 * 4,
+                 "the sweep after the read copied %llu bytes (the array is %d)",
+                 (unsigned long long)(s2.bytes_copied - s1.bytes_copied), 1024 * 512 * 4);
     nd_free(u);
 }
 

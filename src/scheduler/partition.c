@@ -545,7 +545,10 @@ static void find_held(nd_partitioner *P) {
             }
             continue;
         }
-        if (h && h->whole_stale) {
+        /* Pieces whose whole array is stale, or valid only in another
+         * memory (gathered to the host by a read): a step that reads the
+         * whole array here reads it gathered from them. */
+        if (h && (h->whole_stale || (sl->role == ND_SLOT_EXTERNAL && !(b->valid & (1u << p->memory))))) {
             sp->gather_first = 1;
             P->n_gather_first++;
         }

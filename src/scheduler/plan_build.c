@@ -769,8 +769,12 @@ static nd_status insert_movement(planner *P, const nd_flush_walk *walk) {
     }
     for (uint32_t b = 0; b < walk->n_buffers; b++) {
         const nd_buffer *buf = walk->buffers[b];
-        /* Never written anywhere (nd_empty): any memory will do. */
-        M.valid[b] = (buf->valid & (1u << P->memory)) || buf->valid == 0;
+        /* Never written anywhere (nd_empty): any memory will do. Pieces
+         * on the devices that hold the value (a split array read on the
+         * host since) are read where they are, or gathered into the whole
+         * array by the partition pass: not copied whole from the host. */
+        M.valid[b] = (buf->valid & (1u << P->memory)) || buf->valid == 0 ||
+                     (P->split_rows && nd_buffer_pieces_at(buf));
     }
     int ok = 1;
     for (int32_t s = 0; s < P->L.n_steps && ok; s++) {
