@@ -508,6 +508,76 @@ NDT_TEST(partition, host_read_gathers_into_host_memory) {
     nd_free(u);
 }
 
+/* Reads of a few elements of a large array that is not on the host copy
+ * those elements' bytes only, from the pieces of a split array (across
+ * their border too) or from the device: nothing is gathered and no host
+ * copy of the array is made. Each read is checked against the whole
+ * array read afterwards (which gathers it). Split over two devices, then
+ * (on CUDA, where the array lives on the device) on one. */
+static void element_reads(int split) {
+    enum { ROWS = 1024, COLS = 512 };
+    char dev[64];
+    if (split) restart_split(devices_for(2, dev, sizeof dev), dev);
+    else ndt_restart(NULL);
+    nd_random_seed(split ? 31 : 32);
+    nd_array *u = nd_random_uniform(ND_FLOAT32, ND_SHAPE(ROWS, COLS), -1.0, 1.0);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    const char *views[] = {"700, 3", "510:514, 7", "600, ::-1", "0, 0", "1023, 511", "511:513, -2:"};
+    enum { N_VIEWS = sizeof views / sizeof views[0] };
+    float got[N_VIEWS][COLS];
+    int64_t counts[N_VIEWS];
+    nd_stats s0, s1, s2;
+    nd_get_stats(&s0);
+    for (int v = 0; v < N_VIEWS; v++) {
+        nd_array *w = nd_view(u, views[v]);
+        cr_assert(w, "%s: %s", views[v], nd_last_error());
+        counts[v] = nd_size(w);
+        for (int i = 0; i < COLS; i++) got[v][i] = NAN;
+        cr_assert_eq(nd_to_host(w, got[v], sizeof got[v]), ND_OK, "%s: %s", views[v], nd_last_error());
+        nd_free(w);
+    }
+    nd_get_stats(&s1);
+    const int moves = on_cuda() || split;
+    if (moves) {
+        cr_expect_eq(s1.arrays_gathered - s0.arrays_gathered, 0, "the reads gathered %llu arrays",
+                     (unsigned long long)(s1.arrays_gathered - s0.arrays_gathered));
+        cr_expect_leq(s1.bytes_copied - s0.bytes_copied, (uint64_t)(4 * COLS + 2 * COLS + 2 + 2 * COLS) * 4,
+                      "the reads copied %llu bytes", (unsigned long long)(s1.bytes_copied - s0.bytes_copied));
+        cr_expect_lt(s1.bytes_in_use[0], s0.bytes_in_use[0] + (uint64_t)ROWS * COLS * 4 / 2,
+                     "host memory %llu -> %llu bytes", (unsigned long long)s0.bytes_in_use[0],
+                     (unsigned long long)s1.bytes_in_use[0]);
+    }
+    static float whole[ROWS * COLS];
+    cr_assert_eq(nd_to_host(u, whole, sizeof whole), ND_OK, "%s", nd_last_error());
+    nd_get_stats(&s2);
+    if (split) cr_expect_eq(s2.arrays_gathered - s1.arrays_gathered, 1, "the whole read gathers the array");
+    const int64_t want_counts[N_VIEWS] = {1, 4, COLS, 1, 1, 4};
+    for (int v = 0; v < N_VIEWS; v++) {
+        cr_assert_eq(counts[v], want_counts[v], "%s", views[v]);
+        for (int64_t i = 0; i < counts[v]; i++) {
+            int64_t r, c;
+            switch (v) {
+            case 0: r = 700, c = 3; break;
+            case 1: r = 510 + i, c = 7; break;
+            case 2: r = 600, c = COLS - 1 - i; break;
+            case 3: r = 0, c = 0; break;
+            case 4: r = 1023, c = 511; break;
+            default: r = 511 + i / 2, c = COLS - 2 + i % 2; break;
+            }
+            cr_expect_eq(got[v][i], whole[r * COLS + c], "%s, element %lld: %g, want %g", views[v], (long long)i,
+                         got[v][i], whole[r * COLS + c]);
+        }
+    }
+    for (int64_t i = 0; i < (int64_t)ROWS * COLS; i++)
+        cr_assert(whole[i] >= -1.0f && whole[i] < 1.0f, "element %lld: %g", (long long)i, whole[i]);
+    nd_free(u);
+}
+
+NDT_TEST(partition, element_reads_copy_only_their_bytes) {
+    element_reads(1);
+    element_reads(0);
+}
+
 /* A convergence loop: a grid made by a flat kernel (its own flush), then
  * rounds of 5 sweeps (a flush) each ended by a read of the grid's sum (a
  * flush of its own, seeing the grid as one flat row). The creation splits

@@ -40,7 +40,11 @@ ND_API nd_array *nd_from_host(const void *data, nd_dtype dtype, int ndim, const 
  * in this read's flush or an earlier one, naming a's shape, dtype, size,
  * the function that computed it and the cause; or the error of copying it
  * to the host (then a keeps its value: read it again). An error of another
- * array in the same flush does not fail this read. */
+ * array in the same flush does not fail this read. A view of at most half
+ * of an array of 1 MiB or more that is not on the host (a GPU array, a
+ * split array's pieces) copies only the bytes the view spans; a larger
+ * read copies the whole array to the host, and later reads of it find that
+ * copy until the array is written again. */
 ND_API nd_status nd_to_host(nd_array *a, void *dst, size_t dst_bytes);
 /* A size-1 array's value as double; NaN and an error otherwise (ND_ERR_SHAPE
  * for another size, or nd_to_host's errors, naming nd_item). */

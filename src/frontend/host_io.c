@@ -142,6 +142,41 @@ static void gather(unsigned char *dst, const unsigned char *src, size_t item, in
     }
 }
 
+/* A read of at most half of a buffer of at least this many bytes, not
+ * valid on the host, copies only the bytes the view spans: reading one
+ * element of a large device array (nd_item of a view, a convergence check
+ * on a corner) copied the whole array and kept a host copy of it. Below
+ * it the whole copy is cheap and later reads of the array find it. */
+#define READ_SPAN_MIN_BYTES ((size_t)1 << 20)
+
+/* a's elements into dst through a copy of the bytes its view spans
+ * (READ_SPAN_MIN_BYTES); ND_ERR_UNSUPPORTED, nothing done, where the whole
+ * array is to be made valid on the host instead. */
+static nd_status read_span(const char *fn, const nd_array *a, void *dst) {
+    const nd_buffer *b = a->buf;
+    size_t item = nd_dtype_size(a->dtype);
+    int64_t lo = a->offset, hi = a->offset;
+    for (int k = 0; k < a->ndim; k++) {
+        int64_t reach = (a->shape[k] - 1) * a->strides[k];
+        if (reach < 0) lo += reach;
+        else hi += reach;
+    }
+    size_t span_lo = (size_t)lo * item, span_hi = (size_t)(hi + 1) * item;
+    if (b->nbytes < READ_SPAN_MIN_BYTES || (span_hi - span_lo) * 2 > b->nbytes) return ND_ERR_UNSUPPORTED;
+    unsigned char *tmp = nd_malloc(span_hi - span_lo);
+    if (!tmp) return nd_error_set(ND_ERR_OOM, "%s: out of host memory for %zu bytes", fn, span_hi - span_lo);
+    nd_status st = nd_scheduler_read_span(&nd_rt.sched, b, span_lo, span_hi, tmp);
+    if (st == ND_OK)
+        gather(dst, tmp + ((size_t)a->offset * item - span_lo), item, a->ndim, a->shape, a->strides);
+    free(tmp);
+    if (st != ND_OK && st != ND_ERR_UNSUPPORTED) {
+        char cause[600];
+        snprintf(cause, sizeof cause, "%s", nd_last_error());
+        return nd_error_set(st, "%s: could not copy the array's elements to the host: %s", fn, cause);
+    }
+    return st;
+}
+
 /* nd_to_host, for `fn` (nd_to_host, nd_item): errors name the caller. */
 static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_bytes) {
     if (nd_fe_arg(fn, "a", a)) return nd_last_status();
@@ -176,6 +211,8 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
         return ND_OK;
     }
     if (!(b->valid & (1u << ND_MEMORY_HOST))) {
+        st = read_span(fn, a, dst);
+        if (st != ND_ERR_UNSUPPORTED) return st;
         st = nd_scheduler_make_valid(&nd_rt.sched, b, ND_MEMORY_HOST);
         if (st != ND_OK) {
             char cause[600], s1[200];

@@ -473,6 +473,40 @@ static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
     return ND_OK;
 }
 
+nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
+    nd_backend *be = ctx->backend;
+    if (!be->stage || hi <= lo || hi > b->nbytes) return ND_ERR_UNSUPPORTED;
+    size_t copied = 0;
+    int copies = 0;
+    nd_status rc = ND_ERR_UNSUPPORTED;
+    for (int m = 0; m < ND_MAX_MEMORIES && rc == ND_ERR_UNSUPPORTED; m++)
+        if ((b->valid & (1u << m)) && b->mem[m]) {
+            rc = be->stage(be, dst, (char *)b->mem[m] + lo, m, hi - lo, 1);
+            copied = hi - lo, copies = 1;
+        }
+    if (rc == ND_ERR_UNSUPPORTED && b->valid == 0 && nd_buffer_in_pieces(b) && ctx->ranks <= 1) {
+        /* Each device's owned rows that meet [lo, hi), byte for byte. */
+        const nd_buffer_pieces *p = b->pieces;
+        rc = ND_OK;
+        for (int32_t d = 0; d < p->n_dev && rc == ND_OK; d++) {
+            size_t own_lo = (size_t)nd_split_row(p->rows, p->n_dev, d) * p->row_bytes;
+            size_t own_hi = (size_t)nd_split_row(p->rows, p->n_dev, d + 1) * p->row_bytes;
+            size_t a = own_lo > lo ? own_lo : lo, z = own_hi < hi ? own_hi : hi;
+            if (a >= z) continue;
+            if (!p->mem[d])
+                return nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
+            rc = be->stage(be, (char *)dst + (a - lo), (char *)p->mem[d] + (a - (size_t)p->p0[d] * p->row_bytes),
+                           p->mem_memory[d], z - a, 1);
+            copied += z - a, copies++;
+        }
+    }
+    if (rc == ND_OK && ctx->stats) {
+        ctx->stats->copies += (uint64_t)copies;
+        ctx->stats->bytes_copied += copied;
+    }
+    return rc;
+}
+
 nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memory) {
     uint32_t bit = 1u << memory;
     if (b->valid & bit) return ND_OK;

@@ -156,5 +156,13 @@ void nd_flush_report(nd_scheduler_ctx *ctx, const nd_flush_job *job, const void 
 /* Makes the buffer's materialised value valid in `memory` (copying from a
  * memory that holds it). For reads by the host. */
 nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memory);
+/* Bytes [lo, hi) of b's materialised value into the host buffer dst, from
+ * where the value is (a memory that holds it whole, or its pieces' owned
+ * rows), b left as it is: a host read of a small part of a large array
+ * copies that part, neither the whole array nor a host copy of it kept
+ * (frontend/host_io.c). ND_ERR_UNSUPPORTED (no error set) where it cannot:
+ * the value is nowhere, or under mpirun in other processes' pieces; the
+ * caller then makes the whole array valid. */
+nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst);
 
 #endif
