@@ -229,6 +229,140 @@ NDT_TEST(lazy, plans_for_other_rows_match_who_holds_the_result) {
     ref_free(rx);
 }
 
+/* Random programs over the rows of a matrix, whose flushes meet the plan
+ * cache in ever other states: results held or freed unread, rows written in
+ * place, host reads (a value then valid on the host too), syncs. Every plan
+ * the cache serves is compared with one built afresh (ND_CHECK_PLANS=1:
+ * a difference fails the flush), and every value read with a host
+ * reference. Values are small integers, so every result is exact. */
+enum { FZ_ROWS = 6, FZ_COLS = 16, FZ_STEPS = 400, FZ_HELD = 8 };
+
+typedef struct {
+    nd_array *a;
+    double want[FZ_COLS];
+    int64_t n;
+} fz_held;
+
+static double fz_small(ndt_rng *r) { return (double)((int64_t)(ndt_next(r) % 17) - 8); }
+
+static void fz_check(fz_held *h, int step) {
+    double got[FZ_COLS];
+    for (int i = 0; i < FZ_COLS; i++) got[i] = NAN;
+    cr_assert_eq(nd_to_host(h->a, got, sizeof got), ND_OK, "step %d: %s", step, nd_last_error());
+    for (int64_t i = 0; i < h->n; i++)
+        cr_assert_eq(got[i], h->want[i], "step %d, element %lld: %g, want %g (seed %llu)", step, (long long)i,
+                     got[i], h->want[i], (unsigned long long)ndt_current_seed());
+}
+
+static void fz_release(fz_held *h) {
+    nd_free(h->a);
+    h->a = NULL;
+}
+
+NDT_TEST(lazy, random_row_programs_hit_only_matching_plans) {
+    setenv("ND_CHECK_PLANS", "1", 1);
+    ndt_restart(NULL);
+    NDT_RNG(r);
+    double ref[FZ_ROWS][FZ_COLS];
+    for (int i = 0; i < FZ_ROWS; i++)
+        for (int j = 0; j < FZ_COLS; j++) ref[i][j] = fz_small(&r);
+    nd_array *x = nd_from_host(ref, ND_FLOAT64, ND_SHAPE(FZ_ROWS, FZ_COLS));
+    cr_assert(x, "%s", nd_last_error());
+    fz_held held[FZ_HELD] = {{0}};
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    int i = 0, j = 0, kind = 0, fate = 0, again = 0;
+    for (int step = 0; step < FZ_STEPS; step++) {
+        /* A step is made one to three times in a row: a plan split over
+         * devices is found by its exact key only (where views start is in
+         * it), so a repeat is what meets it again. */
+        if (again-- <= 0) {
+            i = (int)(ndt_next(&r) % FZ_ROWS), j = (int)(ndt_next(&r) % FZ_ROWS);
+            kind = (int)(ndt_next(&r) % 6), fate = (int)(ndt_next(&r) % 3);
+            again = (int)(ndt_next(&r) % 3);
+        }
+        char vi[32], vj[32];
+        snprintf(vi, sizeof vi, "%d", i);
+        snprintf(vj, sizeof vj, "%d", j);
+        fz_held made = {0};
+        nd_scope_begin(); /* the temporaries and scalars of the step */
+        if (kind == 0) { /* x[i] * a + x[j] */
+            const double a = fz_small(&r);
+            nd_array *xi = nd_view(x, vi), *xj = nd_view(x, vj);
+            made.a = nd_add(nd_mul(xi, nd_scalar(a)), xj);
+            made.n = FZ_COLS;
+            for (int c = 0; c < FZ_COLS; c++) made.want[c] = ref[i][c] * a + ref[j][c];
+            nd_free(xi);
+            nd_free(xj);
+        } else if (kind == 1) { /* the first and last 3 of row i, concatenated */
+            char lo[32], hi[32];
+            snprintf(lo, sizeof lo, "%d:%d, :3", i, i + 1);
+            snprintf(hi, sizeof hi, "%d:%d, -3:", i, i + 1);
+            nd_array *p[2] = {nd_view(x, lo), nd_view(x, hi)};
+            made.a = nd_concatenate(2, p, 1);
+            made.n = 6;
+            for (int c = 0; c < 6; c++) made.want[c] = ref[i][c < 3 ? c : FZ_COLS - 6 + c];
+            nd_free(p[0]);
+            nd_free(p[1]);
+        } else if (kind == 2) { /* x[i] = x[j] + b, in place */
+            const double b = fz_small(&r);
+            nd_array *xi = nd_view(x, vi), *xj = nd_view(x, vj);
+            nd_array *v = nd_add(xj, nd_scalar(b));
+            cr_assert_eq(nd_assign(xi, v), ND_OK, "step %d: %s", step, nd_last_error());
+            for (int c = 0; c < FZ_COLS; c++) ref[i][c] = ref[j][c] + b;
+            nd_free(v);
+            nd_free(xi);
+            nd_free(xj);
+        } else if (kind == 3) { /* a host read of one element */
+            char e[32];
+            const int c = (int)(ndt_next(&r) % FZ_COLS);
+            snprintf(e, sizeof e, "%d, %d", i, c);
+            nd_array *xe = nd_view(x, e);
+            cr_assert_eq(nd_item(xe), ref[i][c], "step %d: x[%d, %d] (seed %llu): %s", step, i, c,
+                         (unsigned long long)ndt_current_seed(), nd_last_error());
+            nd_free(xe);
+        } else if (kind == 4) { /* the sum of row i */
+            nd_array *xi = nd_view(x, vi);
+            made.a = nd_sum(xi, ND_ALL_AXES);
+            made.n = 1;
+            made.want[0] = 0;
+            for (int c = 0; c < FZ_COLS; c++) made.want[0] += ref[i][c];
+            nd_free(xi);
+        } else {
+            cr_assert_eq(nd_sync(), ND_OK, "step %d: %s", step, nd_last_error());
+        }
+        if (!made.a) {
+            nd_scope_end();
+            continue;
+        }
+        if (fate == 0) { /* freed unread */
+            fz_release(&made);
+        } else if (fate == 1) { /* read now */
+            fz_check(&made, step);
+            fz_release(&made);
+        } else { /* held, read later (the slot's last holder is read first) */
+            fz_held *slot = &held[ndt_next(&r) % FZ_HELD];
+            if (slot->a) {
+                fz_check(slot, step);
+                fz_release(slot);
+            }
+            cr_assert_eq(nd_keep(made.a), made.a);
+            *slot = made;
+        }
+        nd_scope_end();
+    }
+    for (int k = 0; k < FZ_HELD; k++)
+        if (held[k].a) {
+            fz_check(&held[k], FZ_STEPS);
+            fz_release(&held[k]);
+        }
+    nd_get_stats(&s1);
+    cr_expect_geq(s1.plan_cache_hits - s0.plan_cache_hits, (uint64_t)FZ_STEPS / 80, "%llu plan cache hits: the programs must meet the cache",
+                 (unsigned long long)(s1.plan_cache_hits - s0.plan_cache_hits));
+    nd_free(x);
+    unsetenv("ND_CHECK_PLANS");
+}
+
 NDT_TEST(lazy, dead_nodes_are_dropped) {
     NDT_RNG(r);
     ref_arr *rx = ndt_rand(&r, ND_FLOAT32, ND_SHAPE(64), 0.5, 2);
