@@ -187,5 +187,11 @@ int nd_index_apply(const char *fn, const char *index, int ndim, const int64_t *s
 /* The error of reading array a whose buffer carries a failure: names fn,
  * the array (shape, dtype, the function that computed it) and the cause. */
 nd_status nd_fe_report_failure(const char *fn, const nd_array *a);
+/* After the flush a read of a made (pending: a's buffer had writers
+ * pending before it): ND_OK, or the error of a value that could not be
+ * computed (nd_fe_report_failure), or ND_ERR_STATE for a value the flush
+ * was to compute and left nowhere without an error (a defect of nd's:
+ * said, never read as the zeros of a never-written array). */
+nd_status nd_fe_read_ready(const char *fn, const nd_array *a, int pending);
 
 #endif

@@ -198,13 +198,8 @@ static nd_status to_host(const char *fn, nd_array *a, void *dst, size_t dst_byte
     const int pending = b->n_writers > 0;
     if (pending) (void)nd_runtime_sync_read(b);
     else nd_runtime_wait(); /* a flush on the executor thread may be writing it */
-    if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
+    if ((st = nd_fe_read_ready(fn, a, pending)) != ND_OK) return st;
     if (n == 0) return ND_OK;
-    /* A value the flush was to compute and left nowhere, without an
-     * error, is a defect of nd's: said, never read as zeros. */
-    if (pending && b->valid == 0 && !nd_buffer_in_pieces(b))
-        return nd_error_set(ND_ERR_STATE, "%s: the flush left the array's value nowhere (internal error; "
-                            "please report)", fn);
     if (b->valid == 0 && !nd_buffer_in_pieces(b)) {
         /* Never written (nd_empty): reads as zeros rather than garbage. */
         memset(dst, 0, need);
@@ -245,6 +240,15 @@ static const char *human_bytes(char *buf, size_t cap, size_t n) {
     if (u == 0) snprintf(buf, cap, "%zu bytes", n);
     else snprintf(buf, cap, v == (double)(int64_t)v ? "%.0f %s" : "%.1f %s", v, units[u]);
     return buf;
+}
+
+nd_status nd_fe_read_ready(const char *fn, const nd_array *a, int pending) {
+    const nd_buffer *b = a->buf;
+    if (b->error != ND_OK) return nd_fe_report_failure(fn, a);
+    if (pending && b->valid == 0 && !nd_buffer_in_pieces(b) && b->nbytes > 0)
+        return nd_error_set(ND_ERR_STATE, "%s: the flush left the array's value nowhere (internal error; "
+                            "please report)", fn);
+    return ND_OK;
 }
 
 nd_status nd_fe_report_failure(const char *fn, const nd_array *a) {

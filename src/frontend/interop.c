@@ -290,13 +290,11 @@ void *nd_fe_data_begin(const char *fn, nd_array *a, nd_memory where, nd_access m
     /* Everything recorded before must see the old value (a pending read of
      * it must not see the program's writes), and what a needs must run. */
     nd_status st;
-    if (mode == ND_DATA_READ_WRITE || b->n_writers > 0) st = nd_runtime_sync();
+    const int pending = b->n_writers > 0;
+    if (mode == ND_DATA_READ_WRITE || pending) st = nd_runtime_sync();
     else st = (nd_runtime_wait(), ND_OK);
     (void)st; /* another array's failure is not a's: only b's counts */
-    if (b->error != ND_OK) {
-        nd_fe_report_failure(fn, a);
-        return NULL;
-    }
+    if (nd_fe_read_ready(fn, a, pending) != ND_OK) return NULL;
     if (!(b->valid & (1u << m)) && (st = nd_scheduler_make_valid(&nd_rt.sched, b, m)) != ND_OK) {
         char cause[600], what[40];
         snprintf(cause, sizeof cause, "%s", nd_last_error());
