@@ -33,15 +33,15 @@
 #include "nd.h"
 
 enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, SYNCS = 4,
-       ROUNDS = 3, N_OUT = 15 };
+       ROUNDS = 3, N_OUT = 17 };
 
 static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ], host_b[EC * MB];
 static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1,
-                                    ER * MB, ER * MS, SR * SC, ROUNDS, SR * SC};
+                                    ER * MB, ER * MS, SR * SC, ROUNDS, SR * SC, SR * SC, 2};
 /* Which outputs compare within tolerance: the reductions (over axis 0
  * partials fold in rank order; over axis 1 a row block sums alone, not in
  * the tiles of the whole array) and the matmuls. */
-static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0};
+static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0};
 static double *got[N_OUT];
 
 static int failures;
@@ -153,6 +153,15 @@ static void run_programs(void) {
         CHECK(nd_last_status() == ND_OK, "round %d: nd_item: %s", k, nd_last_error());
     }
     take(14, u3);
+    /* Element reads between sweeps (a collective gather under mpirun),
+     * then sweeps that start from the pieces again. */
+    nd_array *u4 = nd_from_host(host_u, ND_FLOAT64, ND_SHAPE(SR, SC));
+    sweeps(u4, SWEEPS / SYNCS);
+    got[16][0] = nd_item(nd_view(u4, "7, 3"));
+    got[16][1] = nd_item(nd_view(u4, "40, 20"));
+    CHECK(nd_last_status() == ND_OK, "element reads: %s", nd_last_error());
+    sweeps(u4, SWEEPS / SYNCS);
+    take(15, u4);
     nd_scope_end();
 }
 
@@ -227,6 +236,12 @@ static void check_reference(void) {
         CHECK(near(got[13][k], sq, 1e-12), "round %d: sum of squares %.17g, want %.17g", k, got[13][k], sq);
     }
     for (int i = 0; i < SR * SC; i++) CHECK(near(got[14][i], u[i], 1e-13), "rounds' stencil [%d]", i);
+    memcpy(u, host_u, sizeof u);
+    reference_sweeps(u, SWEEPS / SYNCS);
+    CHECK(near(got[16][0], u[7 * SC + 3], 1e-13) && near(got[16][1], u[40 * SC + 20], 1e-13),
+          "element reads %.17g %.17g, want %.17g %.17g", got[16][0], got[16][1], u[7 * SC + 3], u[40 * SC + 20]);
+    reference_sweeps(u, SWEEPS / SYNCS);
+    for (int i = 0; i < SR * SC; i++) CHECK(near(got[15][i], u[i], 1e-13), "stencil after element reads [%d]", i);
     for (int r = 0; r < ER; r++)
         for (int c = 0; c < MB; c++) {
             double s = 0, s4 = 0;
