@@ -473,6 +473,50 @@ static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
     return ND_OK;
 }
 
+/* nd_scheduler_read_span of a split array under mpirun, where rank r
+ * holds piece r only: each owner of a part of [lo, hi) copies it to the
+ * host buffer and broadcasts it from there (the copy is done when stage
+ * returns), in rank order, and the ranks agree on the outcome. Collective,
+ * as gather_ranks: every rank makes the same read. */
+static nd_status read_span_ranks(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
+    const nd_buffer_pieces *p = b->pieces;
+    nd_backend *be = ctx->backend;
+    const nd_rank_io io = nd_scheduler_rank_io(ctx);
+    const int32_t me = ctx->rank;
+    nd_status mine = ND_OK;
+    size_t copied = 0;
+    for (int32_t d = 0; d < p->n_dev; d++) {
+        size_t own_lo = (size_t)nd_split_row(p->rows, p->n_dev, d) * p->row_bytes;
+        size_t own_hi = (size_t)nd_split_row(p->rows, p->n_dev, d + 1) * p->row_bytes;
+        size_t a = own_lo > lo ? own_lo : lo, z = own_hi < hi ? own_hi : hi;
+        if (a >= z) continue;
+        if (d == me && mine == ND_OK) {
+            mine = p->mem[d] ? be->stage(be, (char *)dst + (a - lo),
+                                         (char *)p->mem[d] + (a - (size_t)p->p0[d] * p->row_bytes),
+                                         p->mem_memory[d], z - a, 1)
+                             : nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)",
+                                            d);
+            copied += z - a;
+        }
+        /* The peers wait in the broadcast whatever failed here. */
+        nd_status sent = nd_rank_bcast(&io, (char *)dst + (a - lo), ND_MEMORY_HOST, z - a, d);
+        if (mine == ND_OK) mine = sent;
+    }
+    nd_status waited = nd_rank_link_wait(&io);
+    if (mine == ND_OK) mine = waited;
+    int32_t failed_rank = -1;
+    nd_status other = nd_rank_agree(mine, &failed_rank);
+    if (mine != ND_OK) return mine;
+    if (other != ND_OK)
+        return nd_error_set(other, "nd_sync: MPI rank %d failed to read part of a split array (%s; its own error "
+                            "says why)", (int)failed_rank, nd_status_name(other));
+    if (ctx->stats) {
+        ctx->stats->copies += copied > 0;
+        ctx->stats->bytes_copied += copied;
+    }
+    return ND_OK;
+}
+
 nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
     nd_backend *be = ctx->backend;
     if (!be->stage || hi <= lo || hi > b->nbytes) return ND_ERR_UNSUPPORTED;
@@ -484,7 +528,9 @@ nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size
             rc = be->stage(be, dst, (char *)b->mem[m] + lo, m, hi - lo, 1);
             copied = hi - lo, copies = 1;
         }
-    if (rc == ND_ERR_UNSUPPORTED && b->valid == 0 && nd_buffer_in_pieces(b) && ctx->ranks <= 1) {
+    if (rc == ND_ERR_UNSUPPORTED && b->valid == 0 && nd_buffer_in_pieces(b) && ctx->ranks > 1)
+        return read_span_ranks(ctx, b, lo, hi, dst);
+    if (rc == ND_ERR_UNSUPPORTED && b->valid == 0 && nd_buffer_in_pieces(b)) {
         /* Each device's owned rows that meet [lo, hi), byte for byte. */
         const nd_buffer_pieces *p = b->pieces;
         rc = ND_OK;

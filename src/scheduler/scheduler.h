@@ -160,9 +160,11 @@ nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memor
  * where the value is (a memory that holds it whole, or its pieces' owned
  * rows), b left as it is: a host read of a small part of a large array
  * copies that part, neither the whole array nor a host copy of it kept
- * (frontend/host_io.c). ND_ERR_UNSUPPORTED (no error set) where it cannot:
- * the value is nowhere, or under mpirun in other processes' pieces; the
- * caller then makes the whole array valid. */
+ * (frontend/host_io.c). Under mpirun, of a split array, collective: each
+ * rank broadcasts its part of the span (every rank makes the same read).
+ * ND_ERR_UNSUPPORTED (no error set) where it cannot (the value is nowhere,
+ * or the backend has no stage hook): the caller then makes the whole array
+ * valid. */
 nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst);
 
 #endif

@@ -33,15 +33,15 @@
 #include "nd.h"
 
 enum { ER = 61, EC = 29, SR = 53, SC = 41, SWEEPS = 20, RR = 47, RC = 31, TQ = 40, MB = 37, MS = 4, SYNCS = 4,
-       ROUNDS = 3, N_OUT = 17 };
+       ROUNDS = 3, GR = 400, GC = 400, N_OUT = 18 };
 
-static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ], host_b[EC * MB];
+static double host_x[ER * EC], host_y[ER * EC], host_u[SR * SC], host_q[TQ * TQ], host_b[EC * MB], host_g[GR * GC];
 static const size_t out_n[N_OUT] = {ER * EC, (ER / 2) * EC, SR * SC, EC, 1, ER, RR * RC, RR * RC, TQ * TQ, 1,
-                                    ER * MB, ER * MS, SR * SC, ROUNDS, SR * SC, SR * SC, 2};
+                                    ER * MB, ER * MS, SR * SC, ROUNDS, SR * SC, SR * SC, 2, 3};
 /* Which outputs compare within tolerance: the reductions (over axis 0
  * partials fold in rank order; over axis 1 a row block sums alone, not in
  * the tiles of the whole array) and the matmuls. */
-static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0};
+static const int out_tol[N_OUT] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0};
 static double *got[N_OUT];
 
 static int failures;
@@ -93,6 +93,9 @@ static void sweeps(nd_array *u, int n) {
 /* What the stencil over several syncs scattered and gathered after its
  * first sync, and what reading it gathered (output 12). */
 static uint64_t sync_scatters, sync_gathers, read_gathers;
+/* What reading three elements of a large split array gathered (output 17:
+ * each read copies its bytes from the rank that holds them). */
+static uint64_t element_gathers;
 
 /* Every program, on whatever devices or ranks nd runs on. */
 static void run_programs(void) {
@@ -162,6 +165,18 @@ static void run_programs(void) {
     CHECK(nd_last_status() == ND_OK, "element reads: %s", nd_last_error());
     sweeps(u4, SWEEPS / SYNCS);
     take(15, u4);
+    /* Three elements of an array of over 1 MiB, split over the ranks and
+     * not on any host: each read copies the bytes it needs from the rank
+     * that holds them, nothing gathered. */
+    nd_array *g = nd_add(nd_mul(nd_from_host(host_g, ND_FLOAT64, ND_SHAPE(GR, GC)), nd_scalar(2.0)), nd_scalar(1.0));
+    CHECK(nd_sync() == ND_OK, "nd_sync: %s", nd_last_error());
+    nd_get_stats(&s0);
+    got[17][0] = nd_item(nd_view(g, "7, 3"));
+    got[17][1] = nd_item(nd_view(g, "390, 5"));
+    got[17][2] = nd_item(nd_view(g, "201, 399"));
+    CHECK(nd_last_status() == ND_OK, "element reads of g: %s", nd_last_error());
+    nd_get_stats(&s1);
+    element_gathers = s1.arrays_gathered - s0.arrays_gathered;
     nd_scope_end();
 }
 
@@ -242,6 +257,10 @@ static void check_reference(void) {
           "element reads %.17g %.17g, want %.17g %.17g", got[16][0], got[16][1], u[7 * SC + 3], u[40 * SC + 20]);
     reference_sweeps(u, SWEEPS / SYNCS);
     for (int i = 0; i < SR * SC; i++) CHECK(near(got[15][i], u[i], 1e-13), "stencil after element reads [%d]", i);
+    const int at[3][2] = {{7, 3}, {390, 5}, {201, 399}};
+    for (int k = 0; k < 3; k++)
+        CHECK(got[17][k] == host_g[at[k][0] * GC + at[k][1]] * 2.0 + 1.0, "g[%d, %d] = %.17g", at[k][0], at[k][1],
+              got[17][k]);
     for (int r = 0; r < ER; r++)
         for (int c = 0; c < MB; c++) {
             double s = 0, s4 = 0;
@@ -307,6 +326,7 @@ int main(int argc, char **argv) {
     fill_lcg(host_u, SR * SC, 3);
     fill_lcg(host_q, TQ * TQ, 4);
     fill_lcg(host_b, EC * MB, 5);
+    fill_lcg(host_g, GR * GC, 6);
     for (int i = 0; i < N_OUT; i++) got[i] = malloc(out_n[i] * sizeof(double));
     run_programs();
     if (ref) {
@@ -327,6 +347,8 @@ int main(int argc, char **argv) {
         CHECK(cuda || (s.device_matmuls > 0 && s.ring_copies > 0 && s.matmul_replicas > 0), "the matmuls did not "
               "split (%llu device matmuls, %llu ring copies, %llu replicas)", (unsigned long long)s.device_matmuls,
               (unsigned long long)s.ring_copies, (unsigned long long)s.matmul_replicas);
+        CHECK(element_gathers == 0, "reading three elements of a split array gathered %llu arrays",
+              (unsigned long long)element_gathers);
         CHECK(sync_scatters == 0 && sync_gathers == 0 && read_gathers == 1, "the stencil's syncs after its first "
               "scattered %llu arrays and gathered %llu, and its read gathered %llu: its pieces did not stay on their "
               "ranks between the syncs", (unsigned long long)sync_scatters, (unsigned long long)sync_gathers,
