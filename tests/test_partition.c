@@ -10,6 +10,7 @@
 #include <ctype.h>
 
 #include "common.h"
+#include "common/fault.h"
 #include "dist/rank_transport.h" /* the ranks' transport choice: pure logic */
 
 /* The CUDA registration (ND_BACKEND=cuda) runs the same programs over
@@ -642,6 +643,20 @@ static void element_reads(int split) {
                      "host memory %llu -> %llu bytes", (unsigned long long)s0.bytes_in_use[0],
                      (unsigned long long)s1.bytes_in_use[0]);
     }
+    /* Without host memory for the span: an error naming the read, and the
+     * next read works. */
+    nd_array *w = nd_view(u, "700, 3");
+    float one = NAN;
+    nd_fault_arm(ND_FAULT_HOST_ALLOC, 1, 0);
+    nd_status st = nd_to_host(w, &one, sizeof one);
+    nd_fault_disarm();
+    if (moves)
+        cr_expect(st == ND_ERR_OOM && strstr(nd_last_error(), "nd_to_host"), "a failed span copy: %s, %s",
+                  nd_status_name(st), nd_last_error());
+    nd_clear_error();
+    cr_assert_eq(nd_to_host(w, &one, sizeof one), ND_OK, "%s", nd_last_error());
+    cr_expect_eq(one, got[0][0], "read again after the failure: %g, want %g", one, got[0][0]);
+    nd_free(w);
     static float whole[ROWS * COLS];
     cr_assert_eq(nd_to_host(u, whole, sizeof whole), ND_OK, "%s", nd_last_error());
     nd_get_stats(&s2);

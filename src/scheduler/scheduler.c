@@ -477,13 +477,14 @@ static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
  * holds piece r only: each owner of a part of [lo, hi) copies it to the
  * host buffer and broadcasts it from there (the copy is done when stage
  * returns), in rank order, and the ranks agree on the outcome. Collective,
- * as gather_ranks: every rank makes the same read. */
+ * as gather_ranks: every rank makes the same read. dst NULL (the rank had
+ * no memory for it): the rank takes part in the broadcasts and fails. */
 static nd_status read_span_ranks(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
     const nd_buffer_pieces *p = b->pieces;
     nd_backend *be = ctx->backend;
     const nd_rank_io io = nd_scheduler_rank_io(ctx);
     const int32_t me = ctx->rank;
-    nd_status mine = ND_OK;
+    nd_status mine = dst ? ND_OK : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for %zu bytes", hi - lo);
     size_t copied = 0;
     for (int32_t d = 0; d < p->n_dev; d++) {
         size_t own_lo = (size_t)nd_split_row(p->rows, p->n_dev, d) * p->row_bytes;
@@ -499,7 +500,8 @@ static nd_status read_span_ranks(nd_scheduler_ctx *ctx, const nd_buffer *b, size
             copied += z - a;
         }
         /* The peers wait in the broadcast whatever failed here. */
-        nd_status sent = nd_rank_bcast(&io, (char *)dst + (a - lo), ND_MEMORY_HOST, z - a, d);
+        nd_status sent = dst ? nd_rank_bcast(&io, (char *)dst + (a - lo), ND_MEMORY_HOST, z - a, d)
+                             : nd_rank_bcast_idle(&io, ND_MEMORY_HOST, z - a, d);
         if (mine == ND_OK) mine = sent;
     }
     nd_status waited = nd_rank_link_wait(&io);
@@ -520,6 +522,8 @@ static nd_status read_span_ranks(nd_scheduler_ctx *ctx, const nd_buffer *b, size
 nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
     nd_backend *be = ctx->backend;
     if (!be->stage || hi <= lo || hi > b->nbytes) return ND_ERR_UNSUPPORTED;
+    if (!dst && !(ctx->ranks > 1 && b->valid == 0 && nd_buffer_in_pieces(b)))
+        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for %zu bytes", hi - lo);
     size_t copied = 0;
     int copies = 0;
     nd_status rc = ND_ERR_UNSUPPORTED;
