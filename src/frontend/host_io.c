@@ -163,14 +163,10 @@ static nd_status read_span(const char *fn, const nd_array *a, void *dst) {
     }
     size_t span_lo = (size_t)lo * item, span_hi = (size_t)(hi + 1) * item;
     if (b->nbytes < READ_SPAN_MIN_BYTES || (span_hi - span_lo) * 2 > b->nbytes) return ND_ERR_UNSUPPORTED;
-    /* (Under mpirun a rank without the memory still takes part in the
-     * read's broadcasts, which the other ranks wait in, and fails.) */
+    /* tmp NULL fails the read (under mpirun after taking part in its
+     * broadcasts, which the other ranks wait in). */
     unsigned char *tmp = nd_malloc(span_hi - span_lo);
     nd_status st = nd_scheduler_read_span(&nd_rt.sched, b, span_lo, span_hi, tmp);
-    if (!tmp) {
-        if (st == ND_ERR_UNSUPPORTED) return st; /* nothing read: the whole array is made valid instead */
-        return nd_error_set(ND_ERR_OOM, "%s: out of host memory for %zu bytes", fn, span_hi - span_lo);
-    }
     if (st == ND_OK)
         gather(dst, tmp + ((size_t)a->offset * item - span_lo), item, a->ndim, a->shape, a->strides);
     free(tmp);

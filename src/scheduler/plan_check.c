@@ -38,10 +38,9 @@ static int same_step(const nd_step *a, const nd_step *b, int exact, char *why, s
         const nd_kernel *k = a->kernel;
         if (k->n_params && memcmp(a->params, b->params, sizeof *a->params * (size_t)k->n_params))
             DIFFER("step %d ('%s'): other parameters", s, ta);
-        if (exact && a->slot_byte_offset && b->slot_byte_offset &&
-            memcmp(a->slot_byte_offset, b->slot_byte_offset, sizeof *a->slot_byte_offset * (size_t)k->n_slots))
-            DIFFER("step %d ('%s'): views start elsewhere", s, ta);
-        if (exact && !a->slot_byte_offset != !b->slot_byte_offset)
+        if (exact && (!a->slot_byte_offset != !b->slot_byte_offset ||
+                      (a->slot_byte_offset && memcmp(a->slot_byte_offset, b->slot_byte_offset,
+                                                     sizeof *a->slot_byte_offset * (size_t)k->n_slots))))
             DIFFER("step %d ('%s'): views start elsewhere", s, ta);
     }
     return 1;

@@ -473,88 +473,74 @@ static nd_status gather_pieces(nd_scheduler_ctx *ctx, nd_buffer *b, int m) {
     return ND_OK;
 }
 
-/* nd_scheduler_read_span of a split array under mpirun, where rank r
- * holds piece r only: each owner of a part of [lo, hi) copies it to the
- * host buffer and broadcasts it from there (the copy is done when stage
- * returns), in rank order, and the ranks agree on the outcome. Collective,
- * as gather_ranks: every rank makes the same read. dst NULL (the rank had
- * no memory for it): the rank takes part in the broadcasts and fails. */
-static nd_status read_span_ranks(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
+/* The part of bytes [lo, hi) of b's value that device d's piece owns
+ * into dst + (its start - lo), staged (done when stage returns). */
+static nd_status stage_owned(nd_backend *be, const nd_buffer_pieces *p, int32_t d, size_t a, size_t z, size_t lo,
+                             void *dst) {
+    if (!p->mem[d]) return nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
+    return be->stage(be, (char *)dst + (a - lo), (char *)p->mem[d] + (a - (size_t)p->p0[d] * p->row_bytes),
+                     p->mem_memory[d], z - a, 1);
+}
+
+/* nd_scheduler_read_span of a value only in its pieces: each device's
+ * owned bytes of [lo, hi). Under mpirun rank r holds piece r only: each
+ * owner of a part stages it to dst and broadcasts it from there, in rank
+ * order, and the ranks agree on the outcome (collective, as gather_ranks:
+ * every rank makes the same read; dst NULL, a rank without the memory,
+ * takes part in the broadcasts and fails). */
+static nd_status read_span_pieces(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
     const nd_buffer_pieces *p = b->pieces;
-    nd_backend *be = ctx->backend;
-    const nd_rank_io io = nd_scheduler_rank_io(ctx);
-    const int32_t me = ctx->rank;
-    nd_status mine = dst ? ND_OK : nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for %zu bytes", hi - lo);
+    const int ranks = ctx->ranks > 1;
+    const nd_rank_io io = ranks ? nd_scheduler_rank_io(ctx) : (nd_rank_io){0};
+    nd_status mine = dst ? ND_OK : nd_error_set(ND_ERR_OOM, "out of host memory for the %zu bytes read", hi - lo);
     size_t copied = 0;
-    for (int32_t d = 0; d < p->n_dev; d++) {
+    uint64_t copies = 0;
+    for (int32_t d = 0; d < p->n_dev && (ranks || mine == ND_OK); d++) {
         size_t own_lo = (size_t)nd_split_row(p->rows, p->n_dev, d) * p->row_bytes;
         size_t own_hi = (size_t)nd_split_row(p->rows, p->n_dev, d + 1) * p->row_bytes;
         size_t a = own_lo > lo ? own_lo : lo, z = own_hi < hi ? own_hi : hi;
         if (a >= z) continue;
-        if (d == me && mine == ND_OK) {
-            mine = p->mem[d] ? be->stage(be, (char *)dst + (a - lo),
-                                         (char *)p->mem[d] + (a - (size_t)p->p0[d] * p->row_bytes),
-                                         p->mem_memory[d], z - a, 1)
-                             : nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)",
-                                            d);
-            copied += z - a;
+        if ((!ranks || d == ctx->rank) && mine == ND_OK) {
+            mine = stage_owned(ctx->backend, p, d, a, z, lo, dst);
+            copied += z - a, copies++;
         }
+        if (!ranks) continue;
         /* The peers wait in the broadcast whatever failed here. */
         nd_status sent = dst ? nd_rank_bcast(&io, (char *)dst + (a - lo), ND_MEMORY_HOST, z - a, d)
                              : nd_rank_bcast_idle(&io, ND_MEMORY_HOST, z - a, d);
         if (mine == ND_OK) mine = sent;
     }
-    nd_status waited = nd_rank_link_wait(&io);
-    if (mine == ND_OK) mine = waited;
-    int32_t failed_rank = -1;
-    nd_status other = nd_rank_agree(mine, &failed_rank);
-    if (mine != ND_OK) return mine;
-    if (other != ND_OK)
-        return nd_error_set(other, "nd_sync: MPI rank %d failed to read part of a split array (%s; its own error "
-                            "says why)", (int)failed_rank, nd_status_name(other));
-    if (ctx->stats) {
-        ctx->stats->copies += copied > 0;
+    if (ranks) {
+        nd_status waited = nd_rank_link_wait(&io);
+        if (mine == ND_OK) mine = waited;
+        int32_t failed_rank = -1;
+        nd_status other = nd_rank_agree(mine, &failed_rank);
+        if (mine == ND_OK && other != ND_OK)
+            return nd_error_set(other, "nd_sync: MPI rank %d failed to read part of a split array (%s; its own "
+                                "error says why)", (int)failed_rank, nd_status_name(other));
+    }
+    if (mine == ND_OK && ctx->stats) {
+        ctx->stats->copies += copies;
         ctx->stats->bytes_copied += copied;
     }
-    return ND_OK;
+    return mine;
 }
 
 nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst) {
     nd_backend *be = ctx->backend;
     if (!be->stage || hi <= lo || hi > b->nbytes) return ND_ERR_UNSUPPORTED;
-    if (!dst && !(ctx->ranks > 1 && b->valid == 0 && nd_buffer_in_pieces(b)))
-        return nd_error_set(ND_ERR_OOM, "nd_sync: out of host memory for %zu bytes", hi - lo);
-    size_t copied = 0;
-    int copies = 0;
-    nd_status rc = ND_ERR_UNSUPPORTED;
-    for (int m = 0; m < ND_MAX_MEMORIES && rc == ND_ERR_UNSUPPORTED; m++)
+    if (b->valid == 0) return nd_buffer_in_pieces(b) ? read_span_pieces(ctx, b, lo, hi, dst) : ND_ERR_UNSUPPORTED;
+    for (int m = 0; m < ND_MAX_MEMORIES; m++)
         if ((b->valid & (1u << m)) && b->mem[m]) {
-            rc = be->stage(be, dst, (char *)b->mem[m] + lo, m, hi - lo, 1);
-            copied = hi - lo, copies = 1;
+            if (!dst) return nd_error_set(ND_ERR_OOM, "out of host memory for the %zu bytes read", hi - lo);
+            nd_status rc = be->stage(be, dst, (char *)b->mem[m] + lo, m, hi - lo, 1);
+            if (rc == ND_OK && ctx->stats) {
+                ctx->stats->copies++;
+                ctx->stats->bytes_copied += hi - lo;
+            }
+            return rc;
         }
-    if (rc == ND_ERR_UNSUPPORTED && b->valid == 0 && nd_buffer_in_pieces(b) && ctx->ranks > 1)
-        return read_span_ranks(ctx, b, lo, hi, dst);
-    if (rc == ND_ERR_UNSUPPORTED && b->valid == 0 && nd_buffer_in_pieces(b)) {
-        /* Each device's owned rows that meet [lo, hi), byte for byte. */
-        const nd_buffer_pieces *p = b->pieces;
-        rc = ND_OK;
-        for (int32_t d = 0; d < p->n_dev && rc == ND_OK; d++) {
-            size_t own_lo = (size_t)nd_split_row(p->rows, p->n_dev, d) * p->row_bytes;
-            size_t own_hi = (size_t)nd_split_row(p->rows, p->n_dev, d + 1) * p->row_bytes;
-            size_t a = own_lo > lo ? own_lo : lo, z = own_hi < hi ? own_hi : hi;
-            if (a >= z) continue;
-            if (!p->mem[d])
-                return nd_error_set(ND_ERR_STATE, "nd_sync: a split array lost its piece %d (internal error)", d);
-            rc = be->stage(be, (char *)dst + (a - lo), (char *)p->mem[d] + (a - (size_t)p->p0[d] * p->row_bytes),
-                           p->mem_memory[d], z - a, 1);
-            copied += z - a, copies++;
-        }
-    }
-    if (rc == ND_OK && ctx->stats) {
-        ctx->stats->copies += (uint64_t)copies;
-        ctx->stats->bytes_copied += copied;
-    }
-    return rc;
+    return ND_ERR_UNSUPPORTED;
 }
 
 nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memory) {

@@ -161,11 +161,11 @@ nd_status nd_scheduler_make_valid(nd_scheduler_ctx *ctx, nd_buffer *b, int memor
  * rows), b left as it is: a host read of a small part of a large array
  * copies that part, neither the whole array nor a host copy of it kept
  * (frontend/host_io.c). Under mpirun, of a split array, collective: each
- * rank broadcasts its part of the span (every rank makes the same read;
- * dst NULL, a rank short of memory for it, takes part and fails).
- * ND_ERR_UNSUPPORTED (no error set) where it cannot (the value is nowhere,
- * or the backend has no stage hook): the caller then makes the whole array
- * valid. */
+ * rank broadcasts its part of the span (every rank makes the same read).
+ * dst NULL (no memory for it): ND_ERR_OOM, after taking part in a
+ * collective read. ND_ERR_UNSUPPORTED (no error set) where it cannot (the
+ * value is nowhere, or the backend has no stage hook): the caller then
+ * makes the whole array valid. */
 nd_status nd_scheduler_read_span(nd_scheduler_ctx *ctx, const nd_buffer *b, size_t lo, size_t hi, void *dst);
 
 #endif
