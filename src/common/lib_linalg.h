@@ -92,6 +92,17 @@ typedef enum {
  * flattened leading axes), with LAPACK's info > 0. Returns ND_ERR_LINALG. */
 nd_status nd_lib_la_error(int fn, int64_t index, int64_t batch, int64_t info);
 
+/* NumPy's eigh gives its eigenvalues in ascending order, and so does
+ * LAPACK; cuSOLVER's syevd documents the same but returned adjacent
+ * eigenvalues of an 8192 x 8192 float32 matrix 1 ulp out of order
+ * (bench/results/2026-11-30-h200-session15.md). The order that fixes the
+ * n eigenvalues w (float64 when f64, else float32): perm[k] = the index of
+ * the eigenvalue that goes to place k, by a stable sort (equal ones keep
+ * their order). Returns 1 when w is out of order, 0 when it is ascending
+ * already or holds NaN (left as the routine gave it); -1 when out of host
+ * memory. */
+int nd_lib_eigh_order(const void *w, int f64, int64_t n, int64_t *perm);
+
 /* The real dtype of a routine's dtype (float32 of complex64). */
 static inline nd_dtype nd_la_real_dtype(nd_dtype t) {
     return t == ND_COMPLEX64 ? ND_FLOAT32 : t == ND_COMPLEX128 ? ND_FLOAT64 : t;

@@ -793,6 +793,65 @@ static int check_infos(const nd_user_desc *u, const geom *g, const int *dinfo, c
     return rc;
 }
 
+/* eigh's eigenvalues ascending, as NumPy gives them (nd_lib_eigh_order:
+ * cuSOLVER's syevd put adjacent float32 ones 1 ulp out of order). After
+ * the step's stream was waited for (check_infos), every matrix's W is read
+ * back; where it is out of order, its sorted W is copied in and the rows of
+ * its VT (the eigenvectors, VT holding V^H) follow, cycle by cycle of the
+ * permutation through one row of scratch: the start of the routine's
+ * workspace, which nothing reads any more. Rare, and a few rows when it
+ * happens. */
+static int eigh_in_order(const nd_user_desc *u, const nd_kernel_arg *args, const geom *g, char *scratch,
+                         size_t scratch_bytes, cudaStream_t s) {
+    const int64_t n = g->n, batch = g->batch;
+    const int vectors = (int)u->lib_args.v[0].i;
+    const size_t row = (size_t)n * g->es;
+    if (n < 2 || batch == 0) return 0;
+    if (vectors && scratch_bytes < row) return (int)cudaErrorInvalidValue; /* the workspace holds far more */
+    char *w = nd_malloc((size_t)(batch * n) * g->rs);
+    int64_t *perm = nd_malloc((size_t)n * sizeof *perm);
+    void *sorted = nd_malloc((size_t)n * g->rs);
+    int e = !w || !perm || !sorted ? ND_CUDA_LIB_ND_ERROR : 0;
+    if (e) nd_error_set(ND_ERR_OOM, "cuda: out of host memory putting %s's eigenvalues in order",
+                        nd_lib_calls[u->lib].name);
+    if (!e) e = (int)cudaMemcpyAsync(w, args[1].data, (size_t)(batch * n) * g->rs, cudaMemcpyDeviceToHost, s);
+    if (!e) e = (int)cudaStreamSynchronize(s);
+    for (int64_t b = 0; b < batch && !e; b++) {
+        const char *wb = w + (size_t)(b * n) * g->rs;
+        const int order = nd_lib_eigh_order(wb, g->f64, n, perm);
+        if (order < 0) {
+            e = ND_CUDA_LIB_ND_ERROR;
+            nd_error_set(ND_ERR_OOM, "cuda: out of host memory putting %s's eigenvalues in order",
+                         nd_lib_calls[u->lib].name);
+        }
+        if (order <= 0) continue;
+        for (int64_t k = 0; k < n; k++) memcpy((char *)sorted + (size_t)k * g->rs, wb + (size_t)perm[k] * g->rs, g->rs);
+        /* pageable memory: the copy has taken the bytes when it returns */
+        e = (int)cudaMemcpyAsync((char *)args[1].data + (size_t)(b * n) * g->rs, sorted, (size_t)n * g->rs,
+                                 cudaMemcpyHostToDevice, s);
+        char *vt = (char *)args[2].data + (size_t)(b * n) * row;
+        for (int64_t k0 = 0; k0 < n && vectors && !e; k0++) {
+            if (perm[k0] < 0 || perm[k0] == k0) continue;
+            /* the cycle through k0: row k takes row perm[k]; k0's old row last */
+            e = (int)cudaMemcpyAsync(scratch, vt + (size_t)k0 * row, row, cudaMemcpyDeviceToDevice, s);
+            int64_t k = k0;
+            while (!e) {
+                const int64_t j = perm[k];
+                perm[k] = -1;
+                e = (int)cudaMemcpyAsync(vt + (size_t)k * row, j == k0 ? scratch : vt + (size_t)j * row, row,
+                                         cudaMemcpyDeviceToDevice, s);
+                if (j == k0) break;
+                k = j;
+            }
+        }
+    }
+    if (!e) e = (int)cudaStreamSynchronize(s); /* the scratch row is the next step's workspace */
+    free(w);
+    free(perm);
+    free(sorted);
+    return e;
+}
+
 /* The whole batch in one call (see batched()). *host_ptrs is freed by the
  * caller after the stream has been waited for. */
 static int run_batched(cusolverDnHandle_t h, const nd_user_desc *u, const nd_kernel_arg *args, const geom *g,
@@ -930,6 +989,7 @@ static int la_run(nd_cuda *cu, const nd_user_desc *u, const nd_kernel_arg *args,
         e = run_one(h, u, args, &g, b, info + b, work, w.lwork, extra, params, s);
     if (!e && chol) e = nd_cuda_chol_join(cu, g.n, g.batch, s);
     if (!e && nd_lib_reads_back(u->lib)) e = check_infos(u, &g, info, s); /* waits for the stream */
+    if (!e && u->lib == ND_LIB_LA_EIGH) e = eigh_in_order(u, args, &g, work, ws_bytes - (size_t)(work - (char *)ws), s);
     if (e && (host_ptrs || params || eig_params)) (void)cudaStreamSynchronize(s); /* nothing still reads them */
     /* The parameter objects and the host pointers outlive the calls that
      * read them: check_infos (or the line above) waited for the stream. */
