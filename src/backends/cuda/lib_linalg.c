@@ -799,15 +799,15 @@ static int check_infos(const nd_user_desc *u, const geom *g, const int *dinfo, c
  * back; where it is out of order, its sorted W is copied in and the rows of
  * its VT (the eigenvectors, VT holding V^H) follow, cycle by cycle of the
  * permutation through one row of scratch: the start of the routine's
- * workspace, which nothing reads any more. Rare, and a few rows when it
- * happens. */
+ * workspace, which nothing reads any more (or a row of its own where the
+ * workspace is smaller). Rare, and a few rows when it happens. */
 static int eigh_in_order(const nd_user_desc *u, const nd_kernel_arg *args, const geom *g, char *scratch,
                          size_t scratch_bytes, cudaStream_t s) {
     const int64_t n = g->n, batch = g->batch;
     const int vectors = (int)u->lib_args.v[0].i;
     const size_t row = (size_t)n * g->es;
     if (n < 2 || batch == 0) return 0;
-    if (vectors && scratch_bytes < row) return (int)cudaErrorInvalidValue; /* the workspace holds far more */
+    void *own = NULL; /* a row of scratch of its own where the workspace is smaller (syevjBatched's may be) */
     char *w = nd_malloc((size_t)(batch * n) * g->rs);
     int64_t *perm = nd_malloc((size_t)n * sizeof *perm);
     void *sorted = nd_malloc((size_t)n * g->rs);
@@ -830,6 +830,8 @@ static int eigh_in_order(const nd_user_desc *u, const nd_kernel_arg *args, const
         e = (int)cudaMemcpyAsync((char *)args[1].data + (size_t)(b * n) * g->rs, sorted, (size_t)n * g->rs,
                                  cudaMemcpyHostToDevice, s);
         char *vt = (char *)args[2].data + (size_t)(b * n) * row;
+        if (!e && vectors && scratch_bytes < row && !own && !(e = (int)cudaMalloc(&own, row)))
+            scratch = own;
         for (int64_t k0 = 0; k0 < n && vectors && !e; k0++) {
             if (perm[k0] < 0 || perm[k0] == k0) continue;
             /* the cycle through k0: row k takes row perm[k]; k0's old row last */
@@ -846,6 +848,11 @@ static int eigh_in_order(const nd_user_desc *u, const nd_kernel_arg *args, const
         }
     }
     if (!e) e = (int)cudaStreamSynchronize(s); /* the scratch row is the next step's workspace */
+    if (own) {
+        if (e) (void)cudaStreamSynchronize(s); /* nothing still copies through it */
+        const int f = (int)cudaFree(own);
+        if (!e) e = f;
+    }
     free(w);
     free(perm);
     free(sorted);
