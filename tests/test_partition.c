@@ -85,8 +85,12 @@ static int run_on(int n, program p, uint64_t seed, char bufs[][1 << 16], size_t 
 
 static char ref_bufs[8][1 << 16], got_bufs[8][1 << 16];
 
-/* Bitwise equal on cpu:2, 3 and 4 to cpu:1. */
-static void expect_same_bits(program p, uint64_t seed) {
+/* Bitwise equal on cpu:2, 3 and 4 to cpu:1, but the outputs in
+ * `products` (a bit per output): matrix products, whose row blocks the BLAS
+ * may round differently from the whole (an edge of its blocking, which
+ * depends on the CPU it picks kernels for: OpenBLAS's Zen kernels did,
+ * its AVX-512 ones did not), within 1e-13 of cpu:1's. */
+static void expect_same_bits_but(program p, uint64_t seed, unsigned products) {
     size_t ref_sizes[8], sizes[8];
     int n_out = run_on(1, p, seed, ref_bufs, ref_sizes, NULL);
     for (int n = 2; n <= 4; n++) {
@@ -95,9 +99,21 @@ static void expect_same_bits(program p, uint64_t seed) {
         cr_assert_gt(s.device_kernels, 0, "cpu:%d split nothing", n);
         for (int i = 0; i < n_out; i++) {
             cr_assert_eq(sizes[i], ref_sizes[i]);
-            cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "cpu:%d output %d differs from cpu:1", n, i);
+            if (!(products >> i & 1)) {
+                cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "cpu:%d output %d differs from cpu:1", n, i);
+                continue;
+            }
+            const double *got = (const double *)got_bufs[i], *want = (const double *)ref_bufs[i];
+            for (size_t e = 0; e < sizes[i] / sizeof *want; e++)
+                cr_assert(fabs(got[e] - want[e]) <= 1e-13 * (1 + fabs(want[e])),
+                          "cpu:%d output %d (a product) element %zu: %.17g, want %.17g", n, i, e, got[e], want[e]);
         }
     }
+}
+
+/* Bitwise equal on cpu:2, 3 and 4 to cpu:1. */
+static void expect_same_bits(program p, uint64_t seed) {
+    expect_same_bits_but(p, seed, 0);
 }
 
 /* Runs p on cpu:n after cpu:1 ran it into ref_bufs: its first n_same
@@ -466,7 +482,7 @@ NDT_TEST(partition, edges_bitwise) { expect_same_bits(edges, 17); }
 NDT_TEST(partition, flushes_in_a_row_bitwise) { expect_same_bits(flushes_in_a_row, 18); }
 NDT_TEST(partition, whole_readers_bitwise) { expect_same_bits(whole_readers, 19); }
 NDT_TEST(partition, regions_and_frees_bitwise) { expect_same_bits(regions_and_frees, 20); }
-NDT_TEST(partition, layouts_across_flushes_bitwise) { expect_same_bits(layouts_across_flushes, 21); }
+NDT_TEST(partition, layouts_across_flushes_bitwise) { expect_same_bits_but(layouts_across_flushes, 21, 1u << 3); }
 
 /* 5 syncs of 10 heat sweeps on cpu:4: the grid is scattered into pieces
  * once (the first flush) and gathered once (the final read): between
