@@ -88,8 +88,9 @@ static char ref_bufs[8][1 << 16], got_bufs[8][1 << 16];
 /* Bitwise equal on cpu:2, 3 and 4 to cpu:1, but the outputs in
  * `products` (a bit per output): matrix products, whose row blocks the BLAS
  * may round differently from the whole (an edge of its blocking, which
- * depends on the CPU it picks kernels for: OpenBLAS's Zen kernels did,
- * its AVX-512 ones did not), within 1e-13 of cpu:1's. */
+ * depends on the kernels it picks for the CPU: seen in the last bit on a
+ * VM where OpenBLAS picked its Zen kernels, not on the AVX-512 VM of
+ * earlier sessions), within 1e-13 of cpu:1's. */
 static void expect_same_bits_but(program p, uint64_t seed, unsigned products) {
     size_t ref_sizes[8], sizes[8];
     int n_out = run_on(1, p, seed, ref_bufs, ref_sizes, NULL);
