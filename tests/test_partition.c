@@ -97,17 +97,19 @@ static void expect_same_bits_but(program p, uint64_t seed, unsigned products) {
     for (int n = 2; n <= 4; n++) {
         nd_stats s;
         cr_assert_eq(run_on(n, p, seed, got_bufs, sizes, &s), n_out);
-        cr_assert_gt(s.device_kernels, 0, "cpu:%d split nothing", n);
+        cr_assert_gt(s.device_kernels, 0, "seed %llu: cpu:%d split nothing", (unsigned long long)seed, n);
         for (int i = 0; i < n_out; i++) {
             cr_assert_eq(sizes[i], ref_sizes[i]);
             if (!(products >> i & 1)) {
-                cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "cpu:%d output %d differs from cpu:1", n, i);
+                cr_assert(memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0, "seed %llu, cpu:%d: output %d differs from "
+                          "cpu:1", (unsigned long long)seed, n, i);
                 continue;
             }
             const double *got = (const double *)got_bufs[i], *want = (const double *)ref_bufs[i];
             for (size_t e = 0; e < sizes[i] / sizeof *want; e++)
                 cr_assert(fabs(got[e] - want[e]) <= 1e-13 * (1 + fabs(want[e])),
-                          "cpu:%d output %d (a product) element %zu: %.17g, want %.17g", n, i, e, got[e], want[e]);
+                          "seed %llu, cpu:%d: output %d (a product) element %zu: %.17g, want %.17g",
+                          (unsigned long long)seed, n, i, e, got[e], want[e]);
         }
     }
 }
@@ -454,25 +456,9 @@ static int random_program(uint64_t seed, nd_array **outs) {
  * row blocks the BLAS may round differently (an edge of its blocking):
  * those within 1e-13. */
 NDT_TEST(partition, random_programs_bitwise) {
-    for (uint64_t seed = 61; seed < 67; seed++) {
-        size_t ref_sizes[8];
-        run_on(1, random_program, seed, ref_bufs, ref_sizes, NULL);
-        for (int n = 2; n <= 4; n++) {
-            size_t sizes[8];
-            nd_stats st;
-            run_on(n, random_program, seed, got_bufs, sizes, &st);
-            cr_assert_gt(st.device_kernels, 0, "seed %llu: cpu:%d split nothing", (unsigned long long)seed, n);
-            for (int i = 0; i < 4; i++)
-                cr_assert(sizes[i] == ref_sizes[i] && memcmp(got_bufs[i], ref_bufs[i], sizes[i]) == 0,
-                          "seed %llu, cpu:%d: output %d differs from cpu:1", (unsigned long long)seed, n, i);
-            const double *got = (const double *)got_bufs[4], *want = (const double *)ref_bufs[4];
-            for (size_t e = 0; e < ref_sizes[4] / sizeof *want; e++)
-                cr_assert(fabs(got[e] - want[e]) <= 1e-13 * (1 + fabs(want[e])),
-                          "seed %llu, cpu:%d: product element %zu: %.17g, want %.17g", (unsigned long long)seed, n, e,
-                          got[e], want[e]);
-        }
-    }
+    for (uint64_t seed = 61; seed < 67; seed++) expect_same_bits_but(random_program, seed, 1u << 4);
 }
+
 NDT_TEST(partition, elementwise_bitwise) { expect_same_bits(elementwise, 11); }
 NDT_TEST(partition, stencil5_bitwise) { expect_same_bits(stencil5, 12); }
 NDT_TEST(partition, stencil9_bitwise) { expect_same_bits(stencil9, 13); }

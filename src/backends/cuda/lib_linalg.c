@@ -811,20 +811,15 @@ static int eigh_in_order(const nd_user_desc *u, const nd_kernel_arg *args, const
     char *w = nd_malloc((size_t)(batch * n) * g->rs);
     int64_t *perm = nd_malloc((size_t)n * sizeof *perm);
     void *sorted = nd_malloc((size_t)n * g->rs);
-    int e = !w || !perm || !sorted ? ND_CUDA_LIB_ND_ERROR : 0;
-    if (e) nd_error_set(ND_ERR_OOM, "cuda: out of host memory putting %s's eigenvalues in order",
-                        nd_lib_calls[u->lib].name);
+    int e = !w || !perm || !sorted ? ND_CUDA_LIB_ND_ERROR : 0, moved = 0;
     if (!e) e = (int)cudaMemcpyAsync(w, args[1].data, (size_t)(batch * n) * g->rs, cudaMemcpyDeviceToHost, s);
     if (!e) e = (int)cudaStreamSynchronize(s);
     for (int64_t b = 0; b < batch && !e; b++) {
         const char *wb = w + (size_t)(b * n) * g->rs;
         const int order = nd_lib_eigh_order(wb, g->f64, n, perm);
-        if (order < 0) {
-            e = ND_CUDA_LIB_ND_ERROR;
-            nd_error_set(ND_ERR_OOM, "cuda: out of host memory putting %s's eigenvalues in order",
-                         nd_lib_calls[u->lib].name);
-        }
+        if (order < 0) e = ND_CUDA_LIB_ND_ERROR;
         if (order <= 0) continue;
+        moved = 1;
         for (int64_t k = 0; k < n; k++) memcpy((char *)sorted + (size_t)k * g->rs, wb + (size_t)perm[k] * g->rs, g->rs);
         /* pageable memory: the copy has taken the bytes when it returns */
         e = (int)cudaMemcpyAsync((char *)args[1].data + (size_t)(b * n) * g->rs, sorted, (size_t)n * g->rs,
@@ -847,7 +842,10 @@ static int eigh_in_order(const nd_user_desc *u, const nd_kernel_arg *args, const
             }
         }
     }
-    if (!e) e = (int)cudaStreamSynchronize(s); /* the scratch row is the next step's workspace */
+    if (e == ND_CUDA_LIB_ND_ERROR) /* the host buffers, here or in nd_lib_eigh_order */
+        nd_error_set(ND_ERR_OOM, "cuda: out of host memory putting %s's eigenvalues in order",
+                     nd_lib_calls[u->lib].name);
+    if (!e && moved) e = (int)cudaStreamSynchronize(s); /* the scratch row is the next step's workspace */
     if (own) {
         if (e) (void)cudaStreamSynchronize(s); /* nothing still copies through it */
         const int f = (int)cudaFree(own);
