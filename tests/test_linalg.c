@@ -726,9 +726,8 @@ NDT_TEST(linalg, eigh_known_and_reconstructs) {
  * reordering shows as a dot product of 1 or 0 where 0 or 1 is due) and
  * A v = w v for the first 8. 8192 x 8192: on the GPU only (LAPACK's order
  * is ascending by contract, and the CPU would take minutes). */
-NDT_TEST(linalg, eigh_of_a_large_float32_matrix_is_ascending) {
-    if (!ndt_backend_is_cuda()) cr_skip_test("cuSOLVER's case: 8192 x 8192 on the GPU only");
-    const int64_t n = 8192;
+/* The suite's eigh input, seed 0's first draw, computed and synced. */
+static nd_array *crowded_spd_float32(int64_t n) {
     nd_random_seed(0);
     nd_scope_begin();
     nd_array *p = nd_random_uniform(ND_FLOAT32, ND_SHAPE(n, n), -1, 1);
@@ -737,6 +736,13 @@ NDT_TEST(linalg, eigh_of_a_large_float32_matrix_is_ascending) {
     nd_keep(a);
     nd_scope_end();
     cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    return a;
+}
+
+NDT_TEST(linalg, eigh_of_a_large_float32_matrix_is_ascending) {
+    if (!ndt_backend_is_cuda()) cr_skip_test("cuSOLVER's case: 8192 x 8192 on the GPU only");
+    const int64_t n = 8192;
+    nd_array *a = crowded_spd_float32(n);
     nd_array *w, *v;
     cr_assert_eq(nd_linalg_eigh(a, &w, &v), ND_OK, "%s", nd_last_error());
     double *gw = down(w, NULL), *gv = down(v, NULL), *ga = down(a, NULL);
@@ -761,6 +767,42 @@ NDT_TEST(linalg, eigh_of_a_large_float32_matrix_is_ascending) {
     }
     free(gw), free(gv), free(ga);
     nd_free(a), nd_free(w), nd_free(v);
+}
+
+/* The same crowded spectrum through the SVD (Xgesvdp at this size: a polar
+ * decomposition, then a Hermitian eigensolver). NumPy's S descends; A is
+ * symmetric positive definite, so S is its spectrum and its smallest values
+ * crowd within a few ulps of 1 at the end. Checked: S descending, the last
+ * 24 columns of U orthonormal, and A v = s u for the last 8 (a pair moved
+ * without its vectors shows there). On the GPU only, as above. */
+NDT_TEST(linalg, svd_of_a_large_float32_matrix_is_descending) {
+    if (!ndt_backend_is_cuda()) cr_skip_test("cuSOLVER's case: 8192 x 8192 on the GPU only");
+    const int64_t n = 8192;
+    nd_array *a = crowded_spd_float32(n);
+    nd_array *u, *s, *vh;
+    cr_assert_eq(nd_linalg_svd(a, false, true, &u, &s, &vh), ND_OK, "%s", nd_last_error());
+    double *gs = down(s, NULL), *gu = down(u, NULL), *gvh = down(vh, NULL), *ga = down(a, NULL);
+    for (int64_t i = 1; i < n; i++)
+        cr_assert(gs[i - 1] >= gs[i], "S[%lld] = %.9g < S[%lld] = %.9g", (long long)i - 1, gs[i - 1], (long long)i,
+                  gs[i]);
+    cr_expect(fabs(gs[n - 1] - 1) < 1e-5, "the smallest singular value %.9g, near 1 by construction", gs[n - 1]);
+    for (int64_t c = n - 24; c < n; c++)
+        for (int64_t d = c; d < n; d++) {
+            double dot = 0;
+            for (int64_t i = 0; i < n; i++) dot += gu[i * n + c] * gu[i * n + d];
+            cr_expect(fabs(dot - (c == d)) < 1e-2, "u[:, %lld] . u[:, %lld] = %.3g", (long long)c, (long long)d, dot);
+        }
+    for (int64_t c = n - 8; c < n; c++) {
+        double worst = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double acc = 0;
+            for (int64_t k = 0; k < n; k++) acc += ga[i * n + k] * gvh[c * n + k];
+            worst = fmax(worst, fabs(acc - gs[c] * gu[i * n + c]));
+        }
+        cr_expect(worst < 1e-4, "|A v - s u| for singular triple %lld: %.3g", (long long)c, worst);
+    }
+    free(gs), free(gu), free(gvh), free(ga);
+    nd_free(a), nd_free(u), nd_free(s), nd_free(vh);
 }
 
 /* ---- composites */
