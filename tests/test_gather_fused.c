@@ -364,7 +364,7 @@ static nd_status check_index(const char *what, int snd, const int64_t *sshape, c
                              int n_arr, int expect_fused) {
     int64_t n = 1;
     for (int d = 0; d < snd; d++) n *= sshape[d];
-    double *src = malloc(sizeof *src * (size_t)(n ? n : 1));
+    double *src = calloc((size_t)(n ? n : 1), sizeof *src);
     for (int64_t i = 0; i < n; i++) src[i] = (double)((i * 37) % 101) - 50.5;
     nd_array *a = nd_from_host(src, ND_FLOAT64, snd, sshape);
     nd_array *arrs[8];

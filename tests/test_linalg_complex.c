@@ -524,7 +524,7 @@ NDT_TEST(linalg_complex, det_and_slogdet) {
 
 /* A v == v w for a complex result, column by column, relative to |A|. */
 static void check_eig(const cd *a, const cd *w, const cd *v, int64_t n, double tol, const char *what) {
-    cd *av = malloc(sizeof(cd) * (size_t)(n * n + 1)), *vw = malloc(sizeof(cd) * (size_t)(n * n + 1));
+    cd *av = malloc(sizeof(cd) * (size_t)(n * n + 1)), *vw = calloc((size_t)(n * n + 1), sizeof(cd));
     mmc(a, v, av, n, n, n);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) vw[i * n + j] = v[i * n + j] * w[j];

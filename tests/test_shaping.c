@@ -75,8 +75,8 @@ NDT_TEST(shaping, reshape_noncontiguous_copies) {
 
 static void check_concat(ndt_rng *r, int n, const nd_dtype *dts, int nd, const int64_t (*shapes)[3],
                          int axis) {
-    ref_arr *refs[4];
-    nd_array *arrs[4];
+    ref_arr *refs[4] = {0};
+    nd_array *arrs[4] = {0};
     nd_dtype rt = dts[0];
     for (int i = 0; i < n; i++) {
         refs[i] = ndt_rand_small(r, dts[i], nd, shapes[i]);

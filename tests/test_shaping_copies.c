@@ -458,7 +458,7 @@ typedef nd_array *(*join_fn)(int, nd_array *const *);
  * function should apply) joined on axis. */
 static void check_join(join_fn f, const char *name, int n, ref_arr *const *in,
                        ref_arr *const *as_shaped, int axis) {
-    nd_array *arrs[4];
+    nd_array *arrs[4] = {0};
     nd_dtype rt = in[0]->dt;
     int64_t sh[ND_MAX_DIMS];
     memcpy(sh, as_shaped[0]->shape, sizeof sh);
