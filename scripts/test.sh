@@ -59,6 +59,13 @@ emulate_dir=$(mktemp -d)
 # objects were never instrumented).
 export ND_EMU_CACHE="$emulate_dir/objects"
 mkdir -p "$ND_EMU_CACHE"
+# The same for the CPU JIT's kernels in the tests that compile every op and
+# count no compiles (tests/common.h, ndt_jit_cache_dir): the first stage
+# that runs them compiles them with the system compiler, the later ones
+# generate, hash and load the same kernels (about a minute and a half of
+# CI's 2 cores).
+export ND_TEST_JIT_CACHE="$emulate_dir/jit"
+mkdir -p "$ND_TEST_JIT_CACHE"
 if [[ "$skip" != *" emulate "* ]] && [ -e "$cuda_root/include/nvrtc.h" ] && command -v g++ >/dev/null 2>&1; then
     (
         sh src/backends/cuda/tests/emulate_check.sh >"$emulate_dir/emulate.log" 2>&1

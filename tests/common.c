@@ -7,6 +7,8 @@
 #include "common.h"
 
 #include <criterion/hooks.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -79,6 +81,19 @@ void ndt_restart_compiling(char *dir, size_t cap, const char *tag) {
     nd_config cfg = ND_CONFIG_INIT;
     cfg.cache_dir = dir;
     ndt_restart(&cfg);
+}
+
+int ndt_jit_cache_dir(char *dir, size_t cap, const char *tag) {
+    const char *shared = getenv("ND_TEST_JIT_CACHE");
+    if (shared && *shared) {
+        snprintf(dir, cap, "%s/%s", shared, tag);
+        cr_assert(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir(%s) failed", dir);
+        return 0;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/nd-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+    return 1;
 }
 
 void ndt_remove_dir(const char *dir) {

@@ -56,6 +56,15 @@ void ndt_restart(const nd_config *cfg);
  * kernels_compiled; NVRTC's on CUDA). ndt_remove_dir(dir) after. */
 void ndt_restart_compiling(char *dir, size_t cap, const char *tag);
 void ndt_remove_dir(const char *dir);
+/* A kernel cache directory for a test that compiles many kernels and
+ * counts none of its compiles (the CPU JIT's every-op tests): under
+ * ND_TEST_JIT_CACHE, that directory's `tag` folder, made if missing and
+ * shared by every stage of scripts/test.sh (the kernels' sources are still
+ * generated, hashed and looked up in each; the system compiler runs once a
+ * kernel instead of once a stage); otherwise a fresh one under $TMPDIR (or
+ * /tmp). Written to dir; returns 1 when it is fresh, for the caller to
+ * remove (ndt_remove_dir) when done, 0 when shared. */
+int ndt_jit_cache_dir(char *dir, size_t cap, const char *tag);
 /* The kernels nd_stats s counts as one device would run them: under
  * ND_DEVICES=cpu:N a kernel runs once per device (docs/internals.md
  * "Several devices"); the suites' structural counts are one device's. */

@@ -54,10 +54,9 @@ static void restart_jit(const char *mode, const char *cc) {
     ndt_restart(NULL);
 }
 
-static void jit_setup(void) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g_dir, sizeof g_dir, "%s/nd-jit-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    cr_assert(mkdtemp(g_dir), "mkdtemp(%s) failed", g_dir);
+static int g_dir_fresh; /* g_dir is this test's own, removed after it */
+
+static void jit_start(void) {
     setenv("ND_CACHE_DIR", g_dir, 1);
     setenv("ND_BACKEND", "cpu", 1);
     setenv("ND_CPU_JIT", "sync", 1);
@@ -67,12 +66,29 @@ static void jit_setup(void) {
     ndt_setup();
 }
 
+static void jit_setup(void) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_dir, sizeof g_dir, "%s/nd-jit-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(g_dir), "mkdtemp(%s) failed", g_dir);
+    g_dir_fresh = 1;
+    jit_start();
+}
+
+/* The tests that compile every op and count no compiles: under
+ * ND_TEST_JIT_CACHE their cache is shared by the stages of
+ * scripts/test.sh (tests/common.h, ndt_jit_cache_dir). */
+static void jit_setup_shared(void) {
+    g_dir_fresh = ndt_jit_cache_dir(g_dir, sizeof g_dir, "cpu-jit-suite");
+    jit_start();
+}
+
 static void jit_teardown(void) {
     ndt_teardown();
-    remove_dir(g_dir);
+    if (g_dir_fresh) remove_dir(g_dir);
 }
 
 #define JIT_TEST(name) NDT_TEST_WITH(cpu_jit, name, jit_setup, jit_teardown, 240)
+#define JIT_TEST_SHARED_CACHE(name) NDT_TEST_WITH(cpu_jit, name, jit_setup_shared, jit_teardown, 240)
 
 static nd_cpu_jit_counts counts(void) {
     nd_cpu_jit_counts c;
@@ -244,19 +260,19 @@ static void every_op(nd_dtype t) {
     free_inputs(&in);
 }
 
-JIT_TEST(every_op_bool) { every_op(ND_BOOL); }
-JIT_TEST(every_op_int8) { every_op(ND_INT8); }
-JIT_TEST(every_op_int16) { every_op(ND_INT16); }
-JIT_TEST(every_op_int32) { every_op(ND_INT32); }
-JIT_TEST(every_op_int64) { every_op(ND_INT64); }
-JIT_TEST(every_op_uint8) { every_op(ND_UINT8); }
-JIT_TEST(every_op_uint16) { every_op(ND_UINT16); }
-JIT_TEST(every_op_uint32) { every_op(ND_UINT32); }
-JIT_TEST(every_op_uint64) { every_op(ND_UINT64); }
-JIT_TEST(every_op_float16) { every_op(ND_FLOAT16); }
-JIT_TEST(every_op_bfloat16) { every_op(ND_BFLOAT16); }
-JIT_TEST(every_op_float32) { every_op(ND_FLOAT32); }
-JIT_TEST(every_op_float64) { every_op(ND_FLOAT64); }
+JIT_TEST_SHARED_CACHE(every_op_bool) { every_op(ND_BOOL); }
+JIT_TEST_SHARED_CACHE(every_op_int8) { every_op(ND_INT8); }
+JIT_TEST_SHARED_CACHE(every_op_int16) { every_op(ND_INT16); }
+JIT_TEST_SHARED_CACHE(every_op_int32) { every_op(ND_INT32); }
+JIT_TEST_SHARED_CACHE(every_op_int64) { every_op(ND_INT64); }
+JIT_TEST_SHARED_CACHE(every_op_uint8) { every_op(ND_UINT8); }
+JIT_TEST_SHARED_CACHE(every_op_uint16) { every_op(ND_UINT16); }
+JIT_TEST_SHARED_CACHE(every_op_uint32) { every_op(ND_UINT32); }
+JIT_TEST_SHARED_CACHE(every_op_uint64) { every_op(ND_UINT64); }
+JIT_TEST_SHARED_CACHE(every_op_float16) { every_op(ND_FLOAT16); }
+JIT_TEST_SHARED_CACHE(every_op_bfloat16) { every_op(ND_BFLOAT16); }
+JIT_TEST_SHARED_CACHE(every_op_float32) { every_op(ND_FLOAT32); }
+JIT_TEST_SHARED_CACHE(every_op_float64) { every_op(ND_FLOAT64); }
 
 /* ------------------------------------------------ chains, views, writes */
 
@@ -273,7 +289,7 @@ static nd_array *transcendentals(nd_array *a, nd_array *b) {
     return y;
 }
 
-JIT_TEST(transcendental_chain) {
+JIT_TEST_SHARED_CACHE(transcendental_chain) {
     NDT_RNG(r);
     const nd_dtype ts[3] = {ND_FLOAT32, ND_FLOAT64, ND_FLOAT16};
     for (int k = 0; k < 3; k++) {

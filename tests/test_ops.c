@@ -580,12 +580,13 @@ static int run_backend(void *ctx, op_case *c, void **host) {
 
 static char g_cache[512];
 
+static int g_cache_fresh; /* g_cache is this test's own, removed after it */
+
 static nd_backend *cpu_backend(const char *jit) {
     setenv("ND_CPU_JIT", jit, 1);
     setenv("ND_CPU_JIT_MIN", "0", 1);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g_cache, sizeof g_cache, "%s/nd-ops-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    cr_assert(mkdtemp(g_cache), "mkdtemp failed");
+    /* counts no compiles: shared by scripts/test.sh's stages (ndt_jit_cache_dir) */
+    g_cache_fresh = ndt_jit_cache_dir(g_cache, sizeof g_cache, "ops-suite");
     nd_backend_config cfg = {0};
     cfg.num_threads = 2;
     cfg.cache_dir = g_cache;
@@ -595,6 +596,7 @@ static nd_backend *cpu_backend(const char *jit) {
 }
 
 static void remove_cache(void) {
+    if (!g_cache_fresh) return;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_cache);
     if (system(cmd) != 0) cr_log_warn("could not remove %s", g_cache);
