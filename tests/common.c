@@ -72,10 +72,16 @@ void ndt_restart(const nd_config *cfg) {
     start(cfg);
 }
 
-void ndt_restart_compiling(char *dir, size_t cap, const char *tag) {
+void ndt_temp_dir(char *dir, size_t cap, const char *tag) {
     const char *tmp = getenv("TMPDIR");
-    snprintf(dir, cap, "%s/nd-%s-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+    snprintf(dir, cap, "%s/nd-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
     cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+}
+
+void ndt_restart_compiling(char *dir, size_t cap, const char *tag) {
+    char name[256];
+    snprintf(name, sizeof name, "%s-cache", tag);
+    ndt_temp_dir(dir, cap, name);
     setenv("ND_CPU_JIT", "sync", 1);
     setenv("ND_CPU_JIT_MIN", "0", 1);
     nd_config cfg = ND_CONFIG_INIT;
@@ -90,9 +96,7 @@ int ndt_jit_cache_dir(char *dir, size_t cap, const char *tag) {
         cr_assert(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir(%s) failed", dir);
         return 0;
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, cap, "%s/nd-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
-    cr_assert(mkdtemp(dir), "mkdtemp(%s) failed", dir);
+    ndt_temp_dir(dir, cap, tag);
     return 1;
 }
 

@@ -55,6 +55,9 @@ void ndt_restart(const nd_config *cfg);
  * ND_CPU_JIT_MIN=0): for tests that count compiles (nd_stats
  * kernels_compiled; NVRTC's on CUDA). ndt_remove_dir(dir) after. */
 void ndt_restart_compiling(char *dir, size_t cap, const char *tag);
+/* A fresh directory $TMPDIR (or /tmp)/nd-<tag>-XXXXXX, written to dir;
+ * the test fails if it cannot be made. ndt_remove_dir(dir) after. */
+void ndt_temp_dir(char *dir, size_t cap, const char *tag);
 void ndt_remove_dir(const char *dir);
 /* A kernel cache directory for a test that compiles many kernels and
  * counts none of its compiles (the CPU JIT's every-op tests): under

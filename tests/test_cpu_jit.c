@@ -67,9 +67,7 @@ static void jit_start(void) {
 }
 
 static void jit_setup(void) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g_dir, sizeof g_dir, "%s/nd-jit-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    cr_assert(mkdtemp(g_dir), "mkdtemp(%s) failed", g_dir);
+    ndt_temp_dir(g_dir, sizeof g_dir, "jit-test");
     g_dir_fresh = 1;
     jit_start();
 }

@@ -596,10 +596,7 @@ static nd_backend *cpu_backend(const char *jit) {
 }
 
 static void remove_cache(void) {
-    if (!g_cache_fresh) return;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_cache);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", g_cache);
+    if (g_cache_fresh) ndt_remove_dir(g_cache);
 }
 
 Test(ops, cpu_interpreter, .timeout = 300) {
