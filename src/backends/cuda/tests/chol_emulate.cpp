@@ -57,34 +57,44 @@ template <class T> static void potrf_lower_colmajor(T *m, long n) {
 template <class T> static void run(const char *name, long n, long batch, bool in_place, unsigned grid_y_cap, bool cx,
                                    double tol, int side) {
     long nn = n * n;
-    std::vector<T> a(batch * nn), c(batch * nn);
-    std::vector<cl> want(batch * nn, cl(0, 0));
-    srand((unsigned)(n * 131 + batch));
-    for (long b = 0; b < batch; b++) {
-        /* A = B B^H + n I (Hermitian positive definite), upper triangle NaN */
-        std::vector<cl> bm(nn), am(nn);
-        for (auto &x : bm) x = cl(rand() / (long double)RAND_MAX - 0.5L, cx ? rand() / (long double)RAND_MAX - 0.5L : 0);
-        for (long i = 0; i < n; i++)
+    /* A and the reference depend on T, n and batch only: built once for the
+     * four modes (the n^3 product in long double complex was most of the
+     * check's minute on a 2-core VM). */
+    static long made_n = -1, made_batch = -1;
+    static std::vector<T> a_made;
+    static std::vector<cl> want;
+    if (made_n != n || made_batch != batch) {
+        made_n = n, made_batch = batch;
+        a_made.assign(batch * nn, T());
+        want.assign(batch * nn, cl(0, 0));
+        srand((unsigned)(n * 131 + batch));
+        for (long b = 0; b < batch; b++) {
+            /* A = B B^H + n I (Hermitian positive definite), upper triangle NaN */
+            std::vector<cl> bm(nn), am(nn);
+            for (auto &x : bm) x = cl(rand() / (long double)RAND_MAX - 0.5L, cx ? rand() / (long double)RAND_MAX - 0.5L : 0);
+            for (long i = 0; i < n; i++)
+                for (long j = 0; j <= i; j++) { /* the lower triangle: the upper one is NaN */
+                    cl s = i == j ? cl(n, 0) : cl(0, 0);
+                    for (long k = 0; k < n; k++) s += bm[i * n + k] * std::conj(bm[j * n + k]);
+                    am[i * n + j] = s;
+                }
+            for (long i = 0; i < n; i++)
+                for (long j = 0; j < n; j++) put(a_made[b * nn + i * n + j], j > i ? cl(NAN, NAN) : am[i * n + j]);
+            /* the reference, row-major: L[i][j] = (A[i][j] - sum L[i][k] conj(L[j][k])) / L[j][j] */
+            cl *l = &want[b * nn];
             for (long j = 0; j < n; j++) {
-                cl s = i == j ? cl(n, 0) : cl(0, 0);
-                for (long k = 0; k < n; k++) s += bm[i * n + k] * std::conj(bm[j * n + k]);
-                am[i * n + j] = s;
-            }
-        for (long i = 0; i < n; i++)
-            for (long j = 0; j < n; j++) put(a[b * nn + i * n + j], j > i ? cl(NAN, NAN) : am[i * n + j]);
-        /* the reference, row-major: L[i][j] = (A[i][j] - sum L[i][k] conj(L[j][k])) / L[j][j] */
-        cl *l = &want[b * nn];
-        for (long j = 0; j < n; j++) {
-            cl d = get(a[b * nn + j * n + j]);
-            for (long k = 0; k < j; k++) d -= l[j * n + k] * std::conj(l[j * n + k]);
-            l[j * n + j] = std::sqrt(cl(d.real(), 0));
-            for (long i = j + 1; i < n; i++) {
-                cl s = get(a[b * nn + i * n + j]);
-                for (long k = 0; k < j; k++) s -= l[i * n + k] * std::conj(l[j * n + k]);
-                l[i * n + j] = s / l[j * n + j];
+                cl d = get(a_made[b * nn + j * n + j]);
+                for (long k = 0; k < j; k++) d -= l[j * n + k] * std::conj(l[j * n + k]);
+                l[j * n + j] = std::sqrt(cl(d.real(), 0));
+                for (long i = j + 1; i < n; i++) {
+                    cl s = get(a_made[b * nn + i * n + j]);
+                    for (long k = 0; k < j; k++) s -= l[i * n + k] * std::conj(l[j * n + k]);
+                    l[i * n + j] = s / l[j * n + j];
+                }
             }
         }
     }
+    std::vector<T> a(a_made), c(batch * nn);
     T *cp = in_place ? a.data() : c.data();
     if (!in_place)
         for (auto &x : c) put(x, cl(NAN, NAN));

@@ -9,10 +9,18 @@
  * Fibers, not threads: 256 threads a block meeting at futex barriers on a
  * 2-core machine spent most of the checks' time in the kernel (CI ran
  * them beside the builds: emulate_check took 148 s user and 244 s system
- * time, chol_check 47 and 108). Only what those sources use is here: no
- * textures; shuffles within full warps of a 1-d block; two atomics. */
+ * time, chol_check 47 and 108). A fiber starts through ucontext and
+ * switches with _setjmp/_longjmp: glibc's swapcontext makes a signal-mask
+ * system call and saves the floating-point environment at every switch,
+ * about a quarter of emulate_check's time. Only what those sources use is
+ * here: no textures; shuffles within full warps of a 1-d block; two
+ * atomics. */
 #ifndef ND_CUDA_TESTS_EMULATE_SHIM_H
 #define ND_CUDA_TESTS_EMULATE_SHIM_H
+/* _FORTIFY_SOURCE's longjmp refuses a jump to another stack, which is what
+ * a switch between fibers is (this header comes before any other). */
+#undef _FORTIFY_SOURCE
+#include <setjmp.h>
 #include <math.h>
 #include <string.h>
 #include <stdint.h>
@@ -32,7 +40,9 @@ struct emu_barrier {
     unsigned need, arrived, gen;
 };
 struct emu_fiber {
-    ucontext_t ctx;
+    ucontext_t ctx; /* its start */
+    jmp_buf resume; /* where it waits, once started */
+    int started;
     const emu_barrier *wait_on; /* NULL: runnable */
     unsigned wait_gen;
     int done;
@@ -40,7 +50,7 @@ struct emu_fiber {
 inline emu_barrier emu_block_bar, emu_warp_bar[8];
 inline emu_fiber *emu_fibers; /* the running block's threads; NULL outside a synchronising launch */
 inline unsigned emu_cur;
-inline ucontext_t emu_sched;
+inline jmp_buf emu_sched; /* the scheduler, while a fiber runs */
 inline void (*emu_body_call)(void *);
 inline void *emu_body;
 /* Arrive at b; the last arrival releases the others and runs on, the
@@ -59,7 +69,7 @@ inline void emu_wait(emu_barrier &b) {
     emu_fiber &f = emu_fibers[emu_cur];
     f.wait_on = &b;
     f.wait_gen = gen;
-    swapcontext(&f.ctx, &emu_sched);
+    if (!_setjmp(f.resume)) _longjmp(emu_sched, 1);
 }
 inline void __syncthreads() { emu_wait(emu_block_bar); }
 /* Shuffles (only in synchronising launches): each lane posts its value,
@@ -120,7 +130,8 @@ static inline unsigned long long atomicMin(unsigned long long *p, unsigned long 
 /* A fiber's life: the kernel's body, once. */
 static inline void emu_fiber_main() {
     emu_body_call(emu_body);
-    emu_fibers[emu_cur].done = 1; /* then uc_link: back to the scheduler */
+    emu_fibers[emu_cur].done = 1;
+    _longjmp(emu_sched, 1); /* never returns: its stack is dropped */
 }
 /* Runs f, the kernel's body, over grid blocks of block threads (x
  * fastest, as the device numbers them). sync: a block's threads are
@@ -163,8 +174,9 @@ template <class F> static void emu_launch(emu_dim3 grid, emu_dim3 block, int syn
             getcontext(&fb.ctx);
             fb.ctx.uc_stack.ss_sp = stacks + stack_bytes * t;
             fb.ctx.uc_stack.ss_size = stack_bytes;
-            fb.ctx.uc_link = &emu_sched;
+            fb.ctx.uc_link = NULL;
             makecontext(&fb.ctx, emu_fiber_main, 0);
+            fb.started = 0;
             fb.wait_on = NULL;
             fb.done = 0;
         }
@@ -177,7 +189,11 @@ template <class F> static void emu_launch(emu_dim3 grid, emu_dim3 block, int syn
                 fb.wait_on = NULL;
                 emu_cur = t;
                 place(b, t);
-                swapcontext(&emu_sched, &fb.ctx);
+                if (!_setjmp(emu_sched)) {
+                    if (fb.started) _longjmp(fb.resume, 1);
+                    fb.started = 1;
+                    setcontext(&fb.ctx);
+                }
                 ran = 1;
                 if (fb.done) live--;
             }
