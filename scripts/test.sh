@@ -39,10 +39,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # The CUDA code generator without a GPU: emulate_check.sh compiles kernels
 # it generates (random draws, sums, argmax, max and min along rows and
 # columns) with NVRTC for sm_90, then runs them on the host through
-# emulate_shim.h against src/common/philox.h (about 2.5 min); then
-# small_solve_check.sh does the same for the small batched solve kernel
-# (lib_small_solve.c, about 1 min), and chol_check.sh for Cholesky's
-# pack pass (lib_cholesky.c, under a minute). Wherever the toolkit is, so that a change
+# emulate_shim.h against src/common/philox.h (about 3 min of one core on
+# a 2-core VM); then small_solve_check.sh does the same for the small
+# batched solve kernel (lib_small_solve.c, about 40 s), and chol_check.sh
+# for Cholesky's pack pass (lib_cholesky.c, about 30 s). Wherever the toolkit is, so that a change
 # to the generator or its prelude is caught before a GPU run; skipped,
 # visibly, where it is not. Both are one compile after another on one core,
 # so they run in the background from the start, beside the builds and suites
