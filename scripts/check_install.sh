@@ -35,6 +35,13 @@ want=libnd.so.$major
 [ "$major" = 0 ] && want=libnd.so.0.$minor
 [ "$soname" = "$want" ] || { echo "check_install: soname $soname, want $want" >&2; exit 1; }
 
+# libnd.a holds ordinary code only (meson.build strips the LTO bytecode of
+# fat objects): a program linking it must not need nd's GCC or an LTO pass.
+if readelf -S -W "$tmp/dest$libdir/libnd.a" 2>/dev/null | grep -q '\.gnu\.lto_'; then
+    echo "check_install: the installed libnd.a carries LTO bytecode (.gnu.lto_ sections)" >&2
+    exit 1
+fi
+
 cat >"$tmp/prog.c" <<'PROG'
 #include <nd.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * (--short-filename, --verbose) are accepted and ignored. */
 #include "criterion/criterion.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -83,7 +84,10 @@ static int start_one(struct ndtr_test *t, struct running *r) {
     if (!r->out) return -1;
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     pid_t pid = fork();
-    if (pid < 0) return -1;
+    if (pid < 0) {
+        fclose(r->out);
+        return -1;
+    }
     if (pid == 0) {
         dup2(fileno(r->out), STDOUT_FILENO);
         dup2(fileno(r->out), STDERR_FILENO);
@@ -149,7 +153,13 @@ int criterion_run_all_tests(struct criterion_test_set *set) {
         if (active == 0) break;
         int status = 0;
         pid_t pid = wait(&status);
-        if (pid < 0) break;
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            /* The running tests cannot be waited for: none of them passed. */
+            fprintf(stderr, "[FAIL] %d running tests: wait failed\n", active);
+            failed += active;
+            break;
+        }
         for (int i = 0; i < active; i++) {
             if (run[i].pid != pid) continue;
             int rc = finish_one(&run[i], status);

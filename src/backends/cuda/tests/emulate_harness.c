@@ -45,13 +45,11 @@ int emu_nvrtc_compiles(const char *src, const char *name, const char *inc) {
      * VM small_solve_check (28 compiles of unrolled solves) took 108 s
      * without it, 38 s with it. Toolkits before 12.8 lack the option: then
      * the same check without it. */
-    const char *opts[] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space", inc,
-                          "--Ofast-compile=max"};
-    const int n_base = inc && inc[0] ? 4 : 3;
+    const char *opts[5] = {"--gpu-architecture=sm_90", "--std=c++17", "--device-as-default-execution-space"};
+    int n_base = 3;
+    if (inc && inc[0]) opts[n_base++] = inc;
+    opts[n_base] = "--Ofast-compile=max"; /* passed unless refused; not part of the cache's key */
     static int fast_refused;
-    const char *fast_opts[] = {opts[0], opts[1], opts[2], opts[4], inc};
-    const char **use = fast_refused ? opts : fast_opts;
-    int n_opts = fast_refused ? n_base : n_base + 1;
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
     uint64_t h = 0xcbf29ce484222325ull;
@@ -64,7 +62,7 @@ int emu_nvrtc_compiles(const char *src, const char *name, const char *inc) {
     if (passed && access(passed, F_OK) == 0) return 1;
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) return 0;
-    nvrtcResult r = nvrtcCompileProgram(prog, n_opts, use);
+    nvrtcResult r = nvrtcCompileProgram(prog, fast_refused ? n_base : n_base + 1, opts);
     if (r == NVRTC_ERROR_INVALID_OPTION && !fast_refused) {
         fast_refused = 1;
         r = nvrtcCompileProgram(prog, n_base, opts);
