@@ -11,8 +11,16 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
+#include <sys/wait.h>
+
+#include "common/api_guard.h"
 
 #define N_THREADS 4
 
@@ -550,4 +558,131 @@ NDT_TEST(threads, shutdown_while_others_record) {
         hit += jobs[i].restarts_met;
     }
     if (getenv("NDT_VERBOSE")) fprintf(stderr, "%d iterations met a restart\n", hit);
+}
+
+/* The API lock's bias (common/api_guard.h): the first thread that takes
+ * the lock enters with plain stores until a second thread arrives and
+ * revokes the bias. Mutual exclusion is checked directly: a plain counter
+ * incremented inside the guard by the owner, hammering, and by three
+ * threads that arrive while it does; a lost update shows as a short
+ * count. Where the bias can be used (Linux with membarrier, not under
+ * ThreadSanitizer) the test also checks that the owner had it before the
+ * others came and that it is gone after. */
+static uint64_t guarded_count;      /* changed only inside the guard */
+static int64_t owner_progress;      /* atomic: the owner's increments so far */
+static int late_threads_done;       /* atomic */
+
+/* A read, a pause of `pause` rounds and a write. The owner's pause is
+ * long (tens of microseconds, longer than a system call's return), so a
+ * thread let in while the owner is inside, at the revocation or after,
+ * overlaps it and one of the two increments is lost. */
+static void guarded_increment(int pause) {
+    ND_API_GUARD_AS("guarded_increment");
+    uint64_t c = guarded_count;
+    for (int k = 0; k < pause; k++) __asm__ __volatile__("" ::: "memory");
+    guarded_count = c + 1;
+}
+
+static void *late_thread(void *arg) {
+    job *j = arg;
+    while (__atomic_load_n(&owner_progress, __ATOMIC_RELAXED) < 20000) sched_yield();
+    for (int i = 0; i < j->iters; i++) guarded_increment(10);
+    __atomic_fetch_add(&late_threads_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Whether the bias can be in use here. */
+static int bias_possible(void) {
+#if ND_API_BIAS
+    int cmds = (int)syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) && !getenv("ND_LOCK_BIAS");
+#else
+    return 0;
+#endif
+}
+
+NDT_TEST(threads, biased_lock_excludes_late_threads) {
+    enum { LATE = 3, EACH = 2000 };
+    guarded_count = 0;
+    owner_progress = 0;
+    late_threads_done = 0;
+    guarded_increment(10); /* the runtime started in this thread: it took the lock first */
+    int64_t own = 1;
+    int biased = bias_possible();
+#if ND_API_BIAS
+    if (biased)
+        cr_expect(nd_api_tls.bias && nd_api_bias_state == ND_API_BIAS_OWNED,
+                  "the first thread does not own the bias (state %u)", nd_api_bias_state);
+#endif
+    if (!biased)
+        fprintf(stderr, "threads::biased_lock_excludes_late_threads: the bias is off here "
+                        "(ThreadSanitizer, no membarrier or ND_LOCK_BIAS set): mutual exclusion only\n");
+    pthread_t t[LATE];
+    job jobs[LATE];
+    for (int i = 0; i < LATE; i++) {
+        jobs[i] = new_job(i, __func__, EACH);
+        cr_assert_eq(pthread_create(&t[i], NULL, late_thread, &jobs[i]), 0);
+    }
+    while (__atomic_load_n(&late_threads_done, __ATOMIC_ACQUIRE) < LATE) {
+        guarded_increment(own < 20000 ? 10 : 50000);
+        if (++own % 256 == 0 || own > 20000) __atomic_store_n(&owner_progress, own, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; i < LATE; i++) pthread_join(t[i], NULL);
+    cr_expect_eq(guarded_count, (uint64_t)(own + (int64_t)LATE * EACH),
+                 "%llu increments counted, %lld made: the lock let two threads in at once",
+                 (unsigned long long)guarded_count, (long long)(own + (int64_t)LATE * EACH));
+#if ND_API_BIAS
+    if (biased)
+        cr_expect(!nd_api_tls.bias && nd_api_bias_state == ND_API_BIAS_OFF,
+                  "the bias was not revoked (state %u)", nd_api_bias_state);
+#endif
+    /* And the library works on from every thread, on the word. */
+    nd_array *a = nd_arange(ND_FLOAT64, 0, 10, 1);
+    cr_expect_eq(sum_of(a), 45.0);
+    nd_free(a);
+}
+
+/* A fork's child has the forking thread alone (common/api_guard.c,
+ * nd_api_bias_settle): forked by the owner it keeps the bias, forked by
+ * another thread it revokes the absent owner's bias (membarrier's
+ * registration is inherited) and takes the word.
+ * Either way the lock works there. The child runs only the guard, not the
+ * runtime, whose threads a fork does not copy. */
+static int child_status_of_fork(int expect_bias) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        guarded_increment(10);
+        guarded_increment(10);
+        int ok = guarded_count >= 2;
+#if ND_API_BIAS
+        if (expect_bias >= 0)
+            ok = ok && nd_api_tls.bias == expect_bias &&
+                 nd_api_bias_state == (expect_bias ? ND_API_BIAS_OWNED : ND_API_BIAS_OFF);
+#endif
+        _exit(ok ? 0 : 3);
+    }
+    int status = -1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void *fork_from_other_thread(void *arg) {
+    *(int *)arg = child_status_of_fork(bias_possible() ? 0 : -1);
+    return NULL;
+}
+
+NDT_TEST(threads, biased_lock_after_fork) {
+    guarded_count = 0;
+    guarded_increment(10);
+    int owner_child = child_status_of_fork(bias_possible() ? 1 : -1);
+    cr_expect_eq(owner_child, 0, "the owner's child: status %d", owner_child);
+    int other_child = -1;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, fork_from_other_thread, &other_child), 0);
+    pthread_join(t, NULL);
+    cr_expect_eq(other_child, 0, "another thread's child: status %d", other_child);
+    /* The parent still holds the bias: that thread never took the lock. */
+#if ND_API_BIAS
+    if (bias_possible()) cr_expect(nd_api_tls.bias, "the owner lost the bias to a fork");
+#endif
 }

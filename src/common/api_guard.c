@@ -14,8 +14,15 @@ void nd_api_leave_slow(void) {
 }
 
 #if defined(__linux__)
+#include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 uint32_t nd_api_lock_word;
@@ -54,6 +61,80 @@ void nd_api_lock_slow(void) {
 void nd_api_unlock_wake(void) {
     syscall(SYS_futex, &nd_api_lock_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
+
+#if ND_API_BIAS
+uint32_t nd_api_bias_state; /* ND_API_BIAS_UNCLAIMED */
+/* The owner's word alone on its cache line: the revoker's reads of it, and
+ * the owner's stores, stay away from the lock word's and revoke's line. */
+uint32_t nd_api_bias_busy __attribute__((aligned(64)));
+uint32_t nd_api_bias_revoke __attribute__((aligned(64)));
+
+static int membarrier_call(int cmd) { return (int)syscall(SYS_membarrier, cmd, 0, 0); }
+
+/* Whether this process may use membarrier's private expedited barrier
+ * (Linux 4.14 on; a seccomp filter or valgrind may refuse it), registered
+ * for it here. */
+static int membarrier_ready(void) {
+    int cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+           membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+/* Called holding the word, while the state is not OFF. */
+void nd_api_bias_settle(void) {
+    if (nd_api_bias_state == ND_API_BIAS_UNCLAIMED) {
+        /* ND_LOCK_BIAS=0 keeps every thread on the word (to compare the
+         * two; nd_init checks the value, common/env.c). */
+        const char *env = getenv("ND_LOCK_BIAS");
+        if ((env && strcmp(env, "0") == 0) || !membarrier_ready()) {
+            nd_api_bias_state = ND_API_BIAS_OFF;
+            return;
+        }
+        /* This thread owns it from now on: it is inside (busy) before it
+         * lets the word go, and no revoker can have run (that needs the
+         * state OWNED). */
+        nd_api_bias_state = ND_API_BIAS_OWNED;
+        nd_api_tls.bias = 1;
+        __atomic_store_n(&nd_api_bias_busy, 1, __ATOMIC_RELAXED);
+        if (__atomic_exchange_n(&nd_api_lock_word, 0, __ATOMIC_RELEASE) == 2) nd_api_unlock_wake();
+        return;
+    }
+    /* Another thread owns it: revoke. After the barrier the owner either
+     * shows busy (and this thread waits for it to leave, acquiring what it
+     * wrote) or sees the revocation at its next entry and takes the word,
+     * which this thread holds. */
+    __atomic_store_n(&nd_api_bias_revoke, 1, __ATOMIC_RELAXED);
+    /* A fork's child (the forking thread alone, the owner not there unless
+     * it forked) keeps the registration on Linux (threads::
+     * biased_lock_after_fork revokes in one); should a kernel drop it,
+     * the child registers again. An owner inside the API when another
+     * thread forked leaves busy set in the child, which then waits for
+     * ever, as it would on a lock word held at the fork. */
+    if (membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+        (!membarrier_ready() || membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)) {
+        /* Registered when the bias was claimed: cannot fail. Going on
+         * could give wrong values. */
+        fprintf(stderr, "nd: membarrier failed while revoking the API lock's bias: %s\n", strerror(errno));
+        abort();
+    }
+    for (unsigned round = 0; __atomic_load_n(&nd_api_bias_busy, __ATOMIC_ACQUIRE); round++) {
+        /* The owner may be inside a long call (an nd_sync): spin a little,
+         * then yield, then sleep in short naps. */
+        if (round < 1000) cpu_relax();
+        else if (round < 1100) sched_yield();
+        else nanosleep(&(struct timespec){0, 50000}, NULL);
+    }
+    nd_api_bias_state = ND_API_BIAS_OFF;
+}
+
+/* The owner found the bias revoked at its entry: it is not inside any
+ * more, and takes the word like every other thread from now on. */
+void nd_api_bias_lost(void) {
+    nd_api_tls.bias = 0;
+    __atomic_store_n(&nd_api_bias_busy, 0, __ATOMIC_RELEASE);
+    nd_api_lock();
+}
+#endif
 #else
 /* Adaptive (glibc): under contention a waiter spins briefly before it
  * sleeps; most public calls hold the lock for well under a microsecond. */

@@ -58,6 +58,7 @@ typedef struct {
     const char *fn;    /* the outermost public call, NULL outside the API */
     uint32_t err_gen;  /* errors this thread recorded (nd_error_set) */
     int32_t forbidden; /* an nd-internal thread: must never enter */
+    int32_t bias;      /* this thread owns the API lock's bias (below) */
     const char *site_file;  /* its call site (ND_DEBUG_CALLSITES), or NULL */
     int32_t site_line;
     uint32_t scope;         /* the innermost named scope's number (common/names.h),
@@ -81,21 +82,81 @@ extern _Thread_local nd_api_thread_state nd_api_tls
  * instructions a pair, paid twice by a loop body that records an op and
  * frees a handle (a fifth of recording an op). Contended, a waiter spins
  * briefly, as the adaptive mutex did, then sleeps in the kernel. Elsewhere
- * a plain pthread mutex. */
+ * a plain pthread mutex.
+ *
+ * Biased to the first thread that takes it (Linux, where the kernel has
+ * membarrier's private expedited command; not under ThreadSanitizer, which
+ * cannot see the barrier's ordering): that thread, the owner, enters with
+ * a plain store of `nd_api_bias_busy` and a plain load of
+ * `nd_api_bias_revoke`, and leaves with a plain (release) store, no atomic
+ * read-modify-write. A locked instruction waits for every store before it
+ * to drain, and recording an op makes dozens, so on a server Xeon the two
+ * a public call paid were a large share of a small op's time. The first
+ * time another thread takes the word, it revokes the bias for good
+ * (api_guard.c, nd_api_bias_settle): it sets `nd_api_bias_revoke`, runs
+ * membarrier, which makes every thread of the process pass a full memory
+ * barrier, and waits until busy reads 0. Either the owner's store of busy
+ * was visible by that barrier (the revoker then waits for it to leave) or
+ * its load of revoke came after it (it sees the revocation and takes the
+ * word instead): the asymmetric form of Dekker's algorithm, where the
+ * rare side pays for the barrier the common side leaves out. From then
+ * on every thread, the owner too, takes the word. A program that never
+ * starts a second thread never pays an atomic instruction for the lock. */
 #if defined(__linux__)
+#if defined(__SANITIZE_THREAD__)
+#define ND_API_BIAS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ND_API_BIAS 0
+#endif
+#endif
+#ifndef ND_API_BIAS
+#define ND_API_BIAS 1
+#endif
 extern uint32_t nd_api_lock_word __attribute__((visibility("hidden")));
 void nd_api_lock_slow(void) __attribute__((visibility("hidden")));
 void nd_api_unlock_wake(void) __attribute__((visibility("hidden")));
+/* The bias: its state (ND_API_BIAS_*, changed only by a holder of the
+ * word), the owner's "inside" word (written by the owner alone) and the
+ * revocation (set once, by a holder of the word). */
+enum { ND_API_BIAS_UNCLAIMED, ND_API_BIAS_OWNED, ND_API_BIAS_OFF };
+extern uint32_t nd_api_bias_state __attribute__((visibility("hidden")));
+extern uint32_t nd_api_bias_busy __attribute__((visibility("hidden")));
+extern uint32_t nd_api_bias_revoke __attribute__((visibility("hidden")));
+/* Out of line: a holder of the word claims an unclaimed bias or revokes
+ * another thread's; the owner that finds its bias revoked takes the word. */
+void nd_api_bias_settle(void) __attribute__((visibility("hidden")));
+void nd_api_bias_lost(void) __attribute__((visibility("hidden")));
 static inline void nd_api_lock(void) {
+#if ND_API_BIAS
+    if (__builtin_expect(nd_api_tls.bias, 1)) {
+        __atomic_store_n(&nd_api_bias_busy, 1, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the compiler keeps the order; membarrier the CPU */
+        if (__builtin_expect(!__atomic_load_n(&nd_api_bias_revoke, __ATOMIC_RELAXED), 1)) return;
+        nd_api_bias_lost();
+        return;
+    }
+#endif
     uint32_t unlocked = 0;
     if (!__atomic_compare_exchange_n(&nd_api_lock_word, &unlocked, 1, 0, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         nd_api_lock_slow();
+#if ND_API_BIAS
+    if (__builtin_expect(__atomic_load_n(&nd_api_bias_state, __ATOMIC_RELAXED) != ND_API_BIAS_OFF, 0))
+        nd_api_bias_settle();
+#endif
 }
 static inline void nd_api_unlock(void) {
+#if ND_API_BIAS
+    if (__builtin_expect(nd_api_tls.bias, 1)) {
+        __atomic_store_n(&nd_api_bias_busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
+#endif
     if (__atomic_exchange_n(&nd_api_lock_word, 0, __ATOMIC_RELEASE) == 2) nd_api_unlock_wake();
 }
 #else
+#define ND_API_BIAS 0
 extern pthread_mutex_t nd_api_mutex __attribute__((visibility("hidden")));
 static inline void nd_api_lock(void) { pthread_mutex_lock(&nd_api_mutex); }
 static inline void nd_api_unlock(void) { pthread_mutex_unlock(&nd_api_mutex); }

@@ -31,6 +31,11 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 /* Each variable's syntax, shared by its reader and nd_env_check:
  * nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set). */
 #define ND_ENV_EXECUTOR_THREAD "ND_EXECUTOR_THREAD", 0, 1, 0
+/* ND_LOCK_BIAS=0: the API lock is never biased to the first thread that
+ * takes it (common/api_guard.h; read there with getenv, before nd_init may
+ * have run: only "0" turns it off, and this entry makes nd_init refuse
+ * anything but 0 or 1). */
+#define ND_ENV_LOCK_BIAS "ND_LOCK_BIAS", 0, 1, 0
 #define ND_ENV_CHUNK_BYTES "ND_CHUNK_BYTES", 1, (int64_t)1 << 40, 1
 #define ND_ENV_SPLIT_MIN_BYTES "ND_SPLIT_MIN_BYTES", 0, (int64_t)1 << 50, 1
 /* ND_EDGE_MIN_BYTES: a device kernel that reads ghost rows is split into
