@@ -170,6 +170,16 @@ nd_status nd_cpu_lib_la_eig(nd_cpu_state *st, const nd_user_desc *u, const nd_ke
 /* cpu_fft.c: numpy.fft's transforms with nd's own FFT (common/lib_fft.h) */
 nd_status nd_cpu_lib_fft(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args);
 
+/* cpu_eigh_panels.c: eigh with vectors of one real symmetric n x n matrix
+ * (float64 when f64, else float32; column-major upper triangle a, as
+ * dsyevd reads it) into w (n eigenvalues, ascending) and v (n x n,
+ * column-major eigenvectors): dsyevd's phases with the back-transformation
+ * over the pool. Returns LAPACK's info (0, or > 0 when dstedc failed), or
+ * ND_EIGH_PANELS_NOT_TAKEN where dsyevd would scale the matrix (the
+ * caller runs dsyevd), or ND_EIGH_PANELS_OOM. */
+enum { ND_EIGH_PANELS_NOT_TAKEN = -1, ND_EIGH_PANELS_OOM = -2 };
+int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void *w, void *v);
+
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <
  * 2 * grain). */

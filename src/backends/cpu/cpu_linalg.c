@@ -4,7 +4,8 @@
  * by LAPACK's own query and taken with nd_malloc). A batch is split over
  * nd's pool, one matrix per LAPACK call, each range with its own
  * workspace; a single matrix runs on the calling thread, where OpenBLAS
- * uses its own threads. The result is the same for any thread count (each
+ * uses its own threads (eigh of a large real one spreads its last phase
+ * over the pool as well: cpu_eigh_panels.c). The result is the same for any thread count (each
  * matrix is factored alone), and a failure names the lowest failing matrix.
  *
  * Every routine takes the four LAPACK types (s, d, c, z): LA_CALL picks the
@@ -106,17 +107,34 @@ static void run_range(void *varg, int64_t begin, int64_t end) {
  * matrices too short to fill the pool runs one matrix at a time on the
  * BLAS's threads instead. */
 #define LA_BIG_FLOPS ((double)(1 << 24)) /* ~256^3: the BLAS's threads pay off */
-static nd_status run_batch(nd_cpu_state *st, la_job *j, int64_t cost_n) {
-    j->bad = -1;
-    pthread_mutex_init(&j->lock, NULL);
+static int64_t batch_grain(const nd_cpu_state *st, const la_job *j, int64_t cost_n) {
     double flops = (double)cost_n * (double)cost_n * (double)cost_n + 1;
     int64_t grain = flops >= (1 << 18) ? 1 : (int64_t)((1 << 18) / flops);
     if (flops >= LA_BIG_FLOPS && j->batch < st->num_threads) grain = j->batch;
-    int spread = st->num_threads > 1 && j->batch / grain >= 2;
+    return grain;
+}
+/* Whether the batch goes over the pool (else one matrix at a time on the
+ * calling thread, the BLAS threaded). */
+static int batch_spreads(const nd_cpu_state *st, const la_job *j, int64_t cost_n) {
+    return st->num_threads > 1 && j->batch / batch_grain(st, j, cost_n) >= 2;
+}
+static nd_status batch_result(la_job *j);
+
+static nd_status run_batch(nd_cpu_state *st, la_job *j, int64_t cost_n) {
+    j->bad = -1;
+    pthread_mutex_init(&j->lock, NULL);
+    int64_t grain = batch_grain(st, j, cost_n);
+    int spread = batch_spreads(st, j, cost_n);
     int blas_before = spread ? nd_cpu_blas_threads_set(1) : -1;
     nd_cpu_parallel_for(st, j->batch, grain, run_range, j);
     if (blas_before > 0) nd_cpu_blas_threads_set(blas_before);
     pthread_mutex_destroy(&j->lock);
+    return batch_result(j);
+}
+
+/* The batch's outcome: out of memory, an argument LAPACK rejected, or the
+ * lowest failing matrix (j->bad) with its info. */
+static nd_status batch_result(la_job *j) {
     if (j->oom)
         return nd_error_set(ND_ERR_OOM, "cpu backend: out of host memory for a %s workspace of %zu bytes",
                             nd_lib_calls[j->u->lib].name, j->ws_bytes);
@@ -460,6 +478,35 @@ static int64_t eigh_one(la_job *j, int64_t b, void *ws) {
                      liwork);
 }
 
+/* Large real matrices one at a time (the batch does not go over the pool):
+ * dsyevd's phases with the back-transformation spread over the pool
+ * (cpu_eigh_panels.c); a matrix it does not take runs dsyevd. */
+#define EIGH_PANELS_MIN 256
+static nd_status eigh_panels(nd_cpu_state *st, la_job *j) {
+    int64_t n = j->n;
+    j->bad = -1;
+    for (int64_t b = 0; b < j->batch && j->bad < 0 && !j->oom; b++) {
+        int64_t info = nd_cpu_eigh_panels(st, j->f64, n, mat(j, 0, b, n * n), mat(j, 1, b, n), mat(j, 2, b, n * n));
+        if (info == ND_EIGH_PANELS_NOT_TAKEN) {
+            void *ws = nd_malloc(j->ws_bytes);
+            if (!ws) {
+                j->oom = 1;
+                break;
+            }
+            info = eigh_one(j, b, ws);
+            free(ws);
+        } else if (info == ND_EIGH_PANELS_OOM) {
+            j->oom = 1;
+            break;
+        }
+        if (info != 0) {
+            j->bad = b;
+            j->bad_info = info;
+        }
+    }
+    return batch_result(j);
+}
+
 nd_status nd_cpu_lib_la_eigh(nd_cpu_state *st, const nd_user_desc *u, const nd_kernel_arg *args) {
     la_job j;
     int64_t n = last(&args[0], 1);
@@ -479,6 +526,7 @@ nd_status nd_cpu_lib_la_eigh(nd_cpu_state *st, const nd_user_desc *u, const nd_k
     j.aux = cplx(&j) ? (int64_t)rw + 1 : 0;
     j.ws_bytes = (size_t)((j.m + 1) & ~1) * sizeof(lapack_int) + (size_t)j.aux * rsize(&j) +
                  ((size_t)w + 16) * esize(&j);
+    if (jobz == 'V' && !cplx(&j) && n >= EIGH_PANELS_MIN && !batch_spreads(st, &j, n)) return eigh_panels(st, &j);
     return run_batch(st, &j, n);
 }
 
