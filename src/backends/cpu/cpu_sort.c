@@ -189,21 +189,31 @@ static void store_value(char *p, int width, uint64_t v) {
         const KT *sorted = radix_##SUF(smp, NULL, tmp, NULL, ND_CPU_SORT_SAMPLE, (int)sizeof(KT)) ? tmp : smp;     \
         for (int q = 1; q < nb; q++) spl[q - 1] = sorted[ND_CPU_SORT_SAMPLE / nb * q];                             \
     }                                                                                                              \
-    static void bcount_##SUF(const KT *k, int64_t b, int64_t e, const KT *spl, int nb, int64_t *c) {               \
+    /* Each key's bucket is searched once, here, and kept as a byte for the                                       \
+     * scatter (nb <= 256): the search is a chain of dependent loads and                                           \
+     * compares, several times a streaming pass over the keys. */                                                  \
+    static void bcount_##SUF(const KT *k, int64_t b, int64_t e, const KT *spl, int nb, int64_t *c,                 \
+                             uint8_t *bid) {                                                                       \
         int64_t h[ND_CPU_SORT_MAX_BUCKETS] = {0};                                                                  \
-        for (int64_t i = b; i < e; i++) h[bucket_##SUF(k[i], spl, nb)]++;                                          \
+        for (int64_t i = b; i < e; i++) {                                                                          \
+            int q = bucket_##SUF(k[i], spl, nb);                                                                   \
+            bid[i] = (uint8_t)q;                                                                                   \
+            h[q]++;                                                                                                \
+        }                                                                                                          \
         memcpy(c, h, (size_t)nb * sizeof *c);                                                                      \
     }                                                                                                              \
     static void bscatter_##SUF(const KT *k, KT *k2, const int64_t *ix, int64_t *ix2, int64_t b, int64_t e,         \
-                               const KT *spl, int nb, int64_t *c) {                                                \
+                               const uint8_t *bid, int nb, int64_t *c) {                                           \
         int64_t off[ND_CPU_SORT_MAX_BUCKETS];                                                                      \
         memcpy(off, c, (size_t)nb * sizeof *c);                                                                    \
-        for (int64_t i = b; i < e; i++) {                                                                          \
-            KT key = k[i];                                                                                         \
-            int64_t pos = off[bucket_##SUF(key, spl, nb)]++;                                                       \
-            k2[pos] = key;                                                                                         \
-            if (ix) ix2[pos] = ix[i];                                                                              \
-        }                                                                                                          \
+        if (ix)                                                                                                    \
+            for (int64_t i = b; i < e; i++) {                                                                      \
+                int64_t pos = off[bid[i]]++;                                                                       \
+                k2[pos] = k[i];                                                                                    \
+                ix2[pos] = ix[i];                                                                                  \
+            }                                                                                                      \
+        else                                                                                                       \
+            for (int64_t i = b; i < e; i++) k2[off[bid[i]]++] = k[i];                                              \
     }
 
 SORT_FNS(uint8_t, u8)
@@ -365,6 +375,7 @@ typedef struct {
     uint64_t spl[ND_CPU_SORT_MAX_BUCKETS];   /* sample sort: nb - 1 splitters (8-byte keys) */
     uint32_t spl32[ND_CPU_SORT_MAX_BUCKETS]; /* the same for 4-byte keys */
     int64_t start[ND_CPU_SORT_MAX_BUCKETS + 1]; /* sample sort: where bucket q begins */
+    uint8_t *bid;   /* sample sort: each key's bucket (n bytes) */
 } long_job;
 
 static void chunk(const long_job *lj, int part, int64_t *b, int64_t *e) {
@@ -425,16 +436,19 @@ static void long_scatter(void *varg, int part) {
  * serial radix sort and stored: four pool jobs a row, where the LSD sort
  * takes two a byte (ten for float32). On the GPU machine's 16 cores the
  * LSD sort of 2^20 float32 took 3.0 ms at best but 11.6 ms median, a
- * straggling worker holding every one of its ten jobs. */
+ * straggling worker holding every one of its ten jobs. The count keeps
+ * each key's bucket as a byte (nb <= 256), so the scatter does not search
+ * again (bench/results/2026-11-30-session18-cpu-sort.md: the two searches
+ * were ~13 ns a key of a 16-thread sort's time). */
 
 static void sample_count(void *varg, int part) {
     long_job *lj = varg;
     int64_t b, e, *c = lj->cnt + (int64_t)part * lj->nb;
     chunk(lj, part, &b, &e);
     if (lj->w == 4) {
-        bcount_u32(lj->b->k[0], b, e, lj->spl32, lj->nb, c);
+        bcount_u32(lj->b->k[0], b, e, lj->spl32, lj->nb, c, lj->bid);
     } else {
-        bcount_u64(lj->b->k[0], b, e, lj->spl, lj->nb, c);
+        bcount_u64(lj->b->k[0], b, e, lj->spl, lj->nb, c, lj->bid);
     }
 }
 
@@ -443,9 +457,9 @@ static void sample_scatter(void *varg, int part) {
     int64_t b, e, *c = lj->cnt + (int64_t)part * lj->nb;
     chunk(lj, part, &b, &e);
     if (lj->w == 4) {
-        bscatter_u32(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, lj->spl32, lj->nb, c);
+        bscatter_u32(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, lj->bid, lj->nb, c);
     } else {
-        bscatter_u64(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, lj->spl, lj->nb, c);
+        bscatter_u64(lj->b->k[0], lj->b->k[1], lj->b->ix[0], lj->b->ix[1], b, e, lj->bid, lj->nb, c);
     }
 }
 
@@ -492,11 +506,12 @@ static void sample_sort_row(nd_cpu_state *st, long_job *lj) {
     lj->cur = 1;
 }
 
-static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_bufs *b, int64_t *cnt, int parts) {
+static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_bufs *b, int64_t *cnt, int parts,
+                               uint8_t *bid) {
     const nd_kernel_arg *in = j->in, *out = j->out;
     int w = j->f.width, out_w = j->mode == ND_SORT_INDICES ? 8 : w;
     long_job lj = {j, (const char *)in->data + nd_cpu_row_offset(in, r) * w,
-                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt, 0, {0}, {0}, {0}};
+                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt, 0, {0}, {0}, {0}, bid};
     if (w >= 4) {
         sample_sort_row(st, &lj);
         if (j->mode == ND_SORT_VALUES && j->neg_zero)
@@ -549,7 +564,10 @@ nd_status nd_cpu_lib_sort(nd_cpu_state *st, const nd_user_desc *u, const nd_kern
         int64_t *cnt = nd_malloc((size_t)parts * (RADIX > ND_CPU_SORT_MAX_BUCKETS ? RADIX : ND_CPU_SORT_MAX_BUCKETS) *
                                  sizeof *cnt);
         nd_status s = cnt ? bufs_alloc(&b, j.n, j.f.width, j.mode == ND_SORT_INDICES, j.cache) : ND_ERR_OOM;
-        for (int64_t r = 0; r < rows && s == ND_OK; r++) s = sort_long_row(st, &j, r, &b, cnt, parts);
+        uint8_t *bid = s == ND_OK && j.f.width >= 4 ? buf_get(j.cache, (size_t)j.n) : NULL; /* the sample sort's */
+        if (s == ND_OK && j.f.width >= 4 && !bid) s = ND_ERR_OOM;
+        for (int64_t r = 0; r < rows && s == ND_OK; r++) s = sort_long_row(st, &j, r, &b, cnt, parts, bid);
+        buf_put(j.cache, bid, (size_t)j.n);
         if (cnt) bufs_free(&b);
         free(cnt);
         if (s != ND_OK) return nd_error_set(s, "cpu backend: out of memory sorting %" PRId64 " elements", j.n);
