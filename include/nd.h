@@ -42,7 +42,10 @@
  *   Any number of threads may call any function at any time. Calls run as if
  *   one after another in some order: one process-wide lock is held for the
  *   whole of each call, so a long call (nd_sync waiting for the device, a
- *   large nd_to_host) makes the other threads' calls wait. Threads may share
+ *   large nd_to_host) makes the other threads' calls wait. (While only one
+ *   thread has called nd, the lock costs it no atomic instruction; the
+ *   first call from a second thread makes one membarrier system call, on
+ *   Linux, and from then on every call takes the lock atomically.) Threads may share
  *   arrays: reading one array from several threads is fine; writes to one
  *   array from several threads (nd_assign, nd_fill) apply in the order the
  *   calls took the lock, and the random draws in the order their calls did
