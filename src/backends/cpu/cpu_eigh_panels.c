@@ -84,10 +84,11 @@ static void apply_panel(void *arg, int p) {
 int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void *w, void *v) {
     size_t es = f64 ? sizeof(double) : sizeof(float);
     lapack_int nn = (lapack_int)n;
-    /* dsyevd scales A when its largest entry is outside [rmin, rmax]. */
+    /* dsyevd scales A when its largest entry is outside [rmin, rmax]
+     * (eps: dlamch's 'Precision', eps * base; safmin its 'Safe minimum'). */
     double anrm = f64 ? LAPACKE_dlansy_work(LAPACK_COL_MAJOR, 'M', 'U', nn, a, nn, NULL)
                       : LAPACKE_slansy_work(LAPACK_COL_MAJOR, 'M', 'U', nn, a, nn, NULL);
-    double eps = f64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2, safmin = f64 ? DBL_MIN : FLT_MIN;
+    double eps = f64 ? DBL_EPSILON : FLT_EPSILON, safmin = f64 ? DBL_MIN : FLT_MIN;
     double smlnum = safmin / eps, rmin = sqrt(smlnum), rmax = sqrt(1 / smlnum);
     if (!(anrm == 0 || (anrm >= rmin && anrm <= rmax))) return ND_EIGH_PANELS_NOT_TAKEN;
 

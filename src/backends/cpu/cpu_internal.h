@@ -177,7 +177,7 @@ nd_status nd_cpu_lib_fft(nd_cpu_state *st, const nd_user_desc *u, const nd_kerne
  * over the pool. Returns LAPACK's info (0, or > 0 when dstedc failed), or
  * ND_EIGH_PANELS_NOT_TAKEN where dsyevd would scale the matrix (the
  * caller runs dsyevd), or ND_EIGH_PANELS_OOM. */
-enum { ND_EIGH_PANELS_NOT_TAKEN = -1, ND_EIGH_PANELS_OOM = -2 };
+enum { ND_EIGH_PANELS_NOT_TAKEN = -1000000, ND_EIGH_PANELS_OOM = -1000001 }; /* below LAPACK's -k */
 int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void *w, void *v);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
