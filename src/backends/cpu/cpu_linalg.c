@@ -5,9 +5,11 @@
  * nd's pool, one matrix per LAPACK call, each range with its own
  * workspace; a single matrix runs on the calling thread, where OpenBLAS
  * uses its own threads (eigh of a large real one spreads its last phase
- * over the pool as well: cpu_eigh_panels.c). The result is the same for
- * any thread count (each matrix is factored alone), and a failure names
- * the lowest failing matrix.
+ * over the pool as well: cpu_eigh_panels.c). A batch over the pool gives
+ * the same bits for any thread count (each matrix is factored alone, the
+ * BLAS single-threaded); a matrix in the BLAS's threads gives the same
+ * bits from run to run, but they depend on the thread count (OpenBLAS
+ * splits its sums by it). A failure names the lowest failing matrix.
  *
  * Every routine takes the four LAPACK types (s, d, c, z): LA_CALL picks the
  * function by the job's kind where their signatures agree; where they
