@@ -398,6 +398,7 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
         {"ND_DEVICE_MEMORY_LIMIT", "-1", "5q", "2g"},
         {"ND_CHUNK_BYTES", "0", "abc", "16m"},
         {"ND_EXECUTOR_THREAD", "abc", "2", "0"},
+        {"ND_LOCK_BIAS", "2", "off", "1"},
         {"ND_CPU_JIT", "maybe", "2", "0"},
         {"ND_CPU_JIT_MIN", "-5", "big", "1000"},
         {"ND_PINNED_CACHE", "-1", "lots", "1m"},

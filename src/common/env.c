@@ -64,7 +64,8 @@ int nd_env_choice(const char *name, const char *const *choices, int n, int *inde
 int nd_env_check(void) {
     int64_t v;
     int set, index;
-    if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) || nd_env_int64(ND_ENV_LOCK_BIAS, &v, &set) || nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set) ||
+    if (nd_env_int64(ND_ENV_EXECUTOR_THREAD, &v, &set) || nd_env_int64(ND_ENV_LOCK_BIAS, &v, &set) ||
+        nd_env_int64(ND_ENV_CHUNK_BYTES, &v, &set) ||
         nd_env_int64(ND_ENV_CPU_JIT_MIN, &v, &set) || nd_env_int64(ND_ENV_PINNED_CACHE, &v, &set) ||
         nd_env_int64(ND_ENV_CUDA_GENERIC, &v, &set) || nd_env_int64(ND_ENV_FUSED_GATHER, &v, &set) ||
         nd_env_int64(ND_ENV_CUDA_PERSIST, &v, &set) ||
