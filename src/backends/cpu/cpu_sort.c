@@ -27,6 +27,7 @@
  * of two, 4 a part: sizes vary with the sample) and the sample's size. */
 #define ND_CPU_SORT_MAX_BUCKETS 256
 #define ND_CPU_SORT_SAMPLE 1024
+#define ND_CPU_SORT_CHUNK 8192
 
 typedef struct {
     const nd_kernel_arg *in, *out;
@@ -110,28 +111,62 @@ static void store_value(char *p, int width, uint64_t v) {
         }                                                                                                          \
     }                                                                                                              \
     /* Serial LSD radix sort: k/ix in, k2/ix2 scratch; returns 1 when the                                          \
-     * result ended in the scratch. */                                                                             \
+     * result ended in the scratch. The row is read as four quarters side by                                       \
+     * side, each with offsets of its own (laid out digit by digit, quarter by                                     \
+     * quarter: stable): a run of keys with one digit (a bucket's top varying                                      \
+     * byte takes few values) then makes four chains of increments to one                                          \
+     * offset, not one, and a pass ran ~30% quicker on such rows (2^14 keys).                                      \
+     * Each pass counts its own digits, as the quarters hold other keys after                                      \
+     * every pass; bytes that are the same in every key are skipped. */                                            \
     static int radix_##SUF(KT *k, int64_t *ix, KT *k2, int64_t *ix2, int64_t n, int passes) {                      \
-        int64_t cnt[8][RADIX];                                                                                     \
-        memset(cnt, 0, sizeof cnt);                                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                                          \
-            KT key = k[i];                                                                                         \
-            for (int p = 0; p < passes; p++) cnt[p][(key >> (8 * p)) & 0xFF]++;                                    \
-        }                                                                                                          \
+        int64_t bq[5] = {0, n / 4, n / 2, 3 * n / 4, n}, m = n;                                                    \
+        for (int q = 0; q < 4; q++)                                                                                \
+            if (bq[q + 1] - bq[q] < m) m = bq[q + 1] - bq[q];                                                      \
+        KT diff = 0;                                                                                               \
+        for (int64_t i = 0; i < n; i++) diff |= k[i] ^ k[0];                                                       \
         int swapped = 0;                                                                                           \
         for (int p = 0; p < passes; p++) {                                                                         \
-            int64_t *c = cnt[p], sum = 0;                                                                          \
-            if (c[(k[0] >> (8 * p)) & 0xFF] == n) continue; /* one digit: nothing moves */          \
-            for (int d = 0; d < RADIX; d++) {                                                                      \
-                int64_t t = c[d];                                                                                  \
-                c[d] = sum;                                                                                        \
-                sum += t;                                                                                          \
+            const int sh = 8 * p;                                                                                  \
+            if (!((diff >> sh) & 0xFF)) continue; /* one digit: nothing moves */                                   \
+            int64_t c[4][RADIX];                                                                                   \
+            memset(c, 0, sizeof c);                                                                                \
+            for (int64_t i = 0; i < m; i++)                                                                        \
+                for (int q = 0; q < 4; q++) c[q][(k[bq[q] + i] >> sh) & 0xFF]++;                                   \
+            for (int q = 0; q < 4; q++)                                                                            \
+                for (int64_t i = bq[q] + m; i < bq[q + 1]; i++) c[q][(k[i] >> sh) & 0xFF]++;                       \
+            int64_t sum = 0;                                                                                       \
+            for (int d = 0; d < RADIX; d++)                                                                        \
+                for (int q = 0; q < 4; q++) {                                                                      \
+                    int64_t t = c[q][d];                                                                           \
+                    c[q][d] = sum;                                                                                 \
+                    sum += t;                                                                                      \
+                }                                                                                                  \
+            const KT *k0 = k + bq[0], *ka = k + bq[1], *kb = k + bq[2], *kc = k + bq[3];                           \
+            if (ix) {                                                                                              \
+                const int64_t *x0 = ix + bq[0], *xa = ix + bq[1], *xb = ix + bq[2], *xc = ix + bq[3];              \
+                for (int64_t i = 0; i < m; i++) {                                                                  \
+                    int64_t p0 = c[0][(k0[i] >> sh) & 0xFF]++, pa = c[1][(ka[i] >> sh) & 0xFF]++;                  \
+                    int64_t pb = c[2][(kb[i] >> sh) & 0xFF]++, pc = c[3][(kc[i] >> sh) & 0xFF]++;                  \
+                    k2[p0] = k0[i], ix2[p0] = x0[i];                                                               \
+                    k2[pa] = ka[i], ix2[pa] = xa[i];                                                               \
+                    k2[pb] = kb[i], ix2[pb] = xb[i];                                                               \
+                    k2[pc] = kc[i], ix2[pc] = xc[i];                                                               \
+                }                                                                                                  \
+            } else {                                                                                               \
+                for (int64_t i = 0; i < m; i++) {                                                                  \
+                    KT v0 = k0[i], va = ka[i], vb = kb[i], vc = kc[i];                                             \
+                    k2[c[0][(v0 >> sh) & 0xFF]++] = v0;                                                            \
+                    k2[c[1][(va >> sh) & 0xFF]++] = va;                                                            \
+                    k2[c[2][(vb >> sh) & 0xFF]++] = vb;                                                            \
+                    k2[c[3][(vc >> sh) & 0xFF]++] = vc;                                                            \
+                }                                                                                                  \
             }                                                                                                      \
-            for (int64_t i = 0; i < n; i++) {                                                                      \
-                int64_t pos = c[(k[i] >> (8 * p)) & 0xFF]++;                                        \
-                k2[pos] = k[i];                                                                                    \
-                if (ix) ix2[pos] = ix[i];                                                                          \
-            }                                                                                                      \
+            for (int q = 0; q < 4; q++)                                                                            \
+                for (int64_t i = bq[q] + m; i < bq[q + 1]; i++) {                                                  \
+                    int64_t pos = c[q][(k[i] >> sh) & 0xFF]++;                                                     \
+                    k2[pos] = k[i];                                                                                \
+                    if (ix) ix2[pos] = ix[i];                                                                      \
+                }                                                                                                  \
             KT *tk = k;                                                                                            \
             k = k2;                                                                                                \
             k2 = tk;                                                                                               \
@@ -222,6 +257,79 @@ SORT_FNS(uint32_t, u32)
 SORT_FNS(uint64_t, u64)
 SAMPLE_FNS(uint32_t, u32)
 SAMPLE_FNS(uint64_t, u64)
+
+/* The 64 buckets' splitters as a two-level tree of 8 keys: level 1 holds
+ * every eighth splitter (spl[7], spl[15], ..., spl[55]) and a pad, group
+ * g of level 2 holds spl[8g] .. spl[8g + 6] and a pad. A key's bucket is
+ * 8 x (level-1 keys below it) + (its group's keys below it): the binary
+ * search's count of splitters below the key, from two vector compares
+ * instead of a chain of six dependent loads (that chain made the count
+ * ~6 ns a key; bench/results/2026-11-30-session18-cpu-sort.md). Keys are
+ * kept with their top bit flipped, so that a signed compare orders them
+ * as unsigned; the pad (the largest signed value) is below no key. */
+#define SPLIT_TREE_BUCKETS 64
+typedef struct {
+    int32_t l1[8], l2[8][8];
+} split_tree32;
+typedef struct {
+    int64_t l1[8], l2[8][8];
+} split_tree64;
+
+static void split_tree32_build(const uint32_t *spl, split_tree32 *t) {
+    for (int g = 0; g < 8; g++) {
+        t->l1[g] = g < 7 ? (int32_t)(spl[8 * g + 7] ^ 0x80000000u) : INT32_MAX;
+        for (int i = 0; i < 8; i++) t->l2[g][i] = i < 7 ? (int32_t)(spl[8 * g + i] ^ 0x80000000u) : INT32_MAX;
+    }
+}
+
+static void split_tree64_build(const uint64_t *spl, split_tree64 *t) {
+    const uint64_t top = (uint64_t)1 << 63;
+    for (int g = 0; g < 8; g++) {
+        t->l1[g] = g < 7 ? (int64_t)(spl[8 * g + 7] ^ top) : INT64_MAX;
+        for (int i = 0; i < 8; i++) t->l2[g][i] = i < 7 ? (int64_t)(spl[8 * g + i] ^ top) : INT64_MAX;
+    }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SPLIT_TREE_AVX2 1
+
+__attribute__((target("avx2,popcnt"))) static void tcount_u32(const uint32_t *k, int64_t b, int64_t e,
+                                                                const split_tree32 *t, int64_t *c, uint8_t *bid) {
+    int64_t h[SPLIT_TREE_BUCKETS] = {0};
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)t->l1);
+    for (int64_t i = b; i < e; i++) {
+        const __m256i kv = _mm256_set1_epi32((int32_t)(k[i] ^ 0x80000000u));
+        const int g = __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, l1))));
+        const __m256i l2 = _mm256_loadu_si256((const __m256i *)t->l2[g]);
+        const int q = 8 * g + __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(kv, l2))));
+        bid[i] = (uint8_t)q;
+        h[q]++;
+    }
+    memcpy(c, h, sizeof h);
+}
+
+__attribute__((target("avx2,popcnt"))) static void tcount_u64(const uint64_t *k, int64_t b, int64_t e,
+                                                                const split_tree64 *t, int64_t *c, uint8_t *bid) {
+    int64_t h[SPLIT_TREE_BUCKETS] = {0};
+    const __m256i l1a = _mm256_loadu_si256((const __m256i *)t->l1), l1b = _mm256_loadu_si256((const __m256i *)(t->l1 + 4));
+    const uint64_t top = (uint64_t)1 << 63;
+    for (int64_t i = b; i < e; i++) {
+        const __m256i kv = _mm256_set1_epi64x((long long)(k[i] ^ top));
+        const unsigned m1 = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(kv, l1a))) |
+                            (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(kv, l1b))) << 4;
+        const int g = __builtin_popcount(m1);
+        const __m256i l2a = _mm256_loadu_si256((const __m256i *)t->l2[g]);
+        const __m256i l2b = _mm256_loadu_si256((const __m256i *)(t->l2[g] + 4));
+        const unsigned m2 = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(kv, l2a))) |
+                            (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(kv, l2b))) << 4;
+        const int q = 8 * g + __builtin_popcount(m2);
+        bid[i] = (uint8_t)q;
+        h[q]++;
+    }
+    memcpy(c, h, sizeof h);
+}
+#endif
 
 /* Dispatch on the key width (w bytes) to the functions above, keys as void*. */
 static void load_keys(int w, void *k, int64_t *ix, const char *row, int64_t s, int64_t b, int64_t e, const sort_job *j) {
@@ -376,6 +484,9 @@ typedef struct {
     uint32_t spl32[ND_CPU_SORT_MAX_BUCKETS]; /* the same for 4-byte keys */
     int64_t start[ND_CPU_SORT_MAX_BUCKETS + 1]; /* sample sort: where bucket q begins */
     uint8_t *bid;   /* sample sort: each key's bucket (n bytes) */
+    int tree;       /* sample sort: the splitters are in t32/t64 (64 buckets, AVX2) */
+    split_tree32 t32;
+    split_tree64 t64;
 } long_job;
 
 static void chunk(const long_job *lj, int part, int64_t *b, int64_t *e) {
@@ -439,12 +550,22 @@ static void long_scatter(void *varg, int part) {
  * straggling worker holding every one of its ten jobs. The count keeps
  * each key's bucket as a byte (nb <= 256), so the scatter does not search
  * again (bench/results/2026-11-30-session18-cpu-sort.md: the two searches
- * were ~13 ns a key of a 16-thread sort's time). */
+ * were ~13 ns a key of a 16-thread sort's time). With AVX2 and at most 16
+ * workers there are 64 buckets, searched in the two-level split tree
+ * (~2-3 ns a key on the VM against the binary search's ~14); the chunks
+ * are four a worker (nd_cpu_lib_sort). */
 
 static void sample_count(void *varg, int part) {
     long_job *lj = varg;
     int64_t b, e, *c = lj->cnt + (int64_t)part * lj->nb;
     chunk(lj, part, &b, &e);
+#ifdef SPLIT_TREE_AVX2
+    if (lj->tree) {
+        if (lj->w == 4) tcount_u32(lj->b->k[0], b, e, &lj->t32, c, lj->bid);
+        else tcount_u64(lj->b->k[0], b, e, &lj->t64, c, lj->bid);
+        return;
+    }
+#endif
     if (lj->w == 4) {
         bcount_u32(lj->b->k[0], b, e, lj->spl32, lj->nb, c, lj->bid);
     } else {
@@ -482,14 +603,24 @@ static void sample_bucket(void *varg, int q) {
 
 static void sample_sort_row(nd_cpu_state *st, long_job *lj) {
     const sort_job *j = lj->j;
+    const int workers = nd_cpu_pool_size(st->pool);
     int nb = 2;
-    while (nb < 4 * lj->parts && nb < ND_CPU_SORT_MAX_BUCKETS) nb *= 2;
+    while (nb < 4 * workers && nb < ND_CPU_SORT_MAX_BUCKETS) nb *= 2;
+    lj->tree = 0;
+#ifdef SPLIT_TREE_AVX2
+    if (nb <= SPLIT_TREE_BUCKETS && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) {
+        nb = SPLIT_TREE_BUCKETS;
+        lj->tree = 1;
+    }
+#endif
     lj->nb = nb;
     nd_cpu_run_parts(st, lj->parts, long_load, lj);
     if (lj->w == 4)
         splitters_u32(lj->b->k[0], j->n, lj->spl32, nb);
     else
         splitters_u64(lj->b->k[0], j->n, lj->spl, nb);
+    if (lj->tree && lj->w == 4) split_tree32_build(lj->spl32, &lj->t32);
+    if (lj->tree && lj->w == 8) split_tree64_build(lj->spl, &lj->t64);
     nd_cpu_run_parts(st, lj->parts, sample_count, lj);
     int64_t sum = 0;
     for (int q = 0; q < nb; q++) {
@@ -511,7 +642,8 @@ static nd_status sort_long_row(nd_cpu_state *st, sort_job *j, int64_t r, row_buf
     const nd_kernel_arg *in = j->in, *out = j->out;
     int w = j->f.width, out_w = j->mode == ND_SORT_INDICES ? 8 : w;
     long_job lj = {j, (const char *)in->data + nd_cpu_row_offset(in, r) * w,
-                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt, 0, {0}, {0}, {0}, bid};
+                   (char *)out->data + nd_cpu_row_offset(out, r) * out_w, parts, 0, w, b, 0, cnt, 0, {0}, {0}, {0}, bid,
+                   0, {{0}, {{0}}}, {{0}, {{0}}}};
     if (w >= 4) {
         sample_sort_row(st, &lj);
         if (j->mode == ND_SORT_VALUES && j->neg_zero)
@@ -560,7 +692,16 @@ nd_status nd_cpu_lib_sort(nd_cpu_state *st, const nd_user_desc *u, const nd_kern
     int workers = nd_cpu_pool_size(st->pool);
     if (j.n >= ND_CPU_SORT_PARALLEL && workers > 1 && rows < 2 * workers) {
         row_bufs b;
+        /* The sample sort's chunks: four a worker (at least
+         * ND_CPU_SORT_CHUNK keys each), handed out one at a time, so that
+         * a worker the host runs late holds back a quarter of its share,
+         * not all of it. The LSD sort (1- and 2-byte keys): one a worker. */
         int parts = workers;
+        if (j.f.width >= 4) {
+            int64_t most = j.n / ND_CPU_SORT_CHUNK;
+            parts = 4 * workers < most ? 4 * workers : (int)most;
+            if (parts < workers) parts = workers;
+        }
         int64_t *cnt = nd_malloc((size_t)parts * (RADIX > ND_CPU_SORT_MAX_BUCKETS ? RADIX : ND_CPU_SORT_MAX_BUCKETS) *
                                  sizeof *cnt);
         nd_status s = cnt ? bufs_alloc(&b, j.n, j.f.width, j.mode == ND_SORT_INDICES, j.cache) : ND_ERR_OOM;
