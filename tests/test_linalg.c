@@ -748,20 +748,27 @@ static int cmp_double(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* Large matrices take the CPU's own path (cpu_eigh_panels.c, cpu_stedc.c:
+ * divide and conquer over the pool). Spectra: random with a cluster of
+ * four; three values repeated (most of each merge deflates); and two
+ * blocks rotated apart, whose tridiagonal form splits in two. */
 NDT_TEST(linalg, eigh_of_large_matrices_known_spectrum) {
     NDT_RNG(r);
-    const int64_t sizes[2] = {300, 256};
-    for (int si = 0; si < 2; si++) {
-        int64_t n = sizes[si];
+    const int64_t sizes[4] = {300, 256, 300, 290};
+    for (int si = 0; si < 4; si++) {
+        int64_t n = sizes[si], cut = si == 3 ? 150 : n; /* case 3: rows [0, cut) and [cut, n) apart */
         double *a = calloc((size_t)(n * n), sizeof *a), *lam = malloc((size_t)n * sizeof *lam),
                *u = malloc((size_t)n * sizeof *u);
-        for (int64_t i = 0; i < n; i++) lam[i] = ndt_uniform(&r, -5, 5);
-        for (int k = 0; k < 4; k++) lam[k + 10] = 0.75 + 1e-9 * k;
+        static const double repeated[3] = {-1.0, 0.5, 2.0};
+        for (int64_t i = 0; i < n; i++) lam[i] = si == 2 && i % 10 ? repeated[i % 3] : ndt_uniform(&r, -5, 5);
+        if (si < 2)
+            for (int k = 0; k < 4; k++) lam[k + 10] = 0.75 + 1e-9 * k;
         for (int64_t i = 0; i < n; i++) a[i * n + i] = lam[i];
-        for (int k = 0; k < 3; k++) {
-            for (int64_t i = 0; i < n; i++) u[i] = ndt_uniform(&r, -1, 1);
-            reflect_both_sides(a, n, u);
-        }
+        for (int k = 0; k < 3; k++)
+            for (int blk = 0; blk < (cut < n ? 2 : 1); blk++) {
+                for (int64_t i = 0; i < n; i++) u[i] = (i < cut) == (blk == 0) ? ndt_uniform(&r, -1, 1) : 0.0;
+                reflect_both_sides(a, n, u);
+            }
         qsort(lam, (size_t)n, sizeof *lam, cmp_double);
         double *in = malloc((size_t)(n * n) * sizeof *in);
         memcpy(in, a, (size_t)(n * n) * sizeof *in);

@@ -1,5 +1,5 @@
 /* eigh of one large real symmetric matrix with its vectors: dsyevd's three
- * phases, the last one spread over nd's pool.
+ * phases, the last two spread over nd's pool.
  *
  * LAPACK's dsyevd is dsytrd (A = Q T Q^T, T tridiagonal), dstedc (T's
  * eigenvectors Z by divide and conquer) and dormtr (V = Q Z), the first
@@ -14,7 +14,8 @@
  * which stays in its core's cache; the blocks' triangular factors are
  * formed first, over the pool too. Panels and blocks are fixed sizes, so
  * this phase's arithmetic, and its bits, do not depend on the thread count
- * (dsytrd and dstedc run in the threaded BLAS, as inside dsyevd). Against
+ * (dsytrd runs in the threaded BLAS, as inside dsyevd; dstedc is
+ * nd_cpu_stedc, over the pool: cpu_stedc.c). Against
  * dormtr the eigenvectors differ by rounding only (the block size: a few
  * units in the last place).
  *
@@ -92,33 +93,30 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
     double smlnum = safmin / eps, rmin = sqrt(smlnum), rmax = sqrt(1 / smlnum);
     if (!(anrm == 0 || (anrm >= rmin && anrm <= rmax))) return ND_EIGH_PANELS_NOT_TAKEN;
 
-    /* Workspace sizes: LAPACK's own queries. */
-    double q_trd = 0, q_stedc = 0;
-    lapack_int q_iwork = 0;
+    /* dsytrd's workspace: LAPACK's own query. */
+    double q_trd = 0;
     {
         double qd[2] = {0, 0};
         float qs[2] = {0, 0};
         SD(f64, sytrd, 'U', nn, NULL, nn, NULL, NULL, NULL, f64 ? (void *)qd : (void *)qs, -1);
         q_trd = f64 ? qd[0] : qs[0];
-        SD(f64, stedc, 'I', nn, NULL, NULL, NULL, nn, f64 ? (void *)qd : (void *)qs, -1, &q_iwork, -1);
-        q_stedc = f64 ? qd[0] : qs[0];
     }
-    int64_t lwork = (int64_t)q_trd > (int64_t)q_stedc ? (int64_t)q_trd : (int64_t)q_stedc;
+    int64_t lwork = (int64_t)q_trd;
     int64_t blocks = (n - 1 + ND_EIGH_NB - 1) / ND_EIGH_NB;
-    size_t bytes = (size_t)(n * n + 2 * n + lwork + 16 + blocks * ND_EIGH_NB * ND_EIGH_NB) * es +
-                   (size_t)(q_iwork + 1) * sizeof(lapack_int);
+    size_t bytes = (size_t)(n * n + 2 * n + lwork + 16 + blocks * ND_EIGH_NB * ND_EIGH_NB) * es;
     char *ws = nd_malloc(bytes);
     if (!ws) return ND_EIGH_PANELS_OOM;
     back_job b = {f64, n, es, ws, NULL, NULL, v};
     char *e = b.q + (size_t)(n * n) * es, *tau = e + (size_t)n * es, *work = tau + (size_t)n * es;
     b.tau = tau;
     b.t = work + (size_t)(lwork + 16) * es;
-    lapack_int *iwork = (lapack_int *)(b.t + (size_t)(blocks * ND_EIGH_NB * ND_EIGH_NB) * es);
 
     memcpy(b.q, a, (size_t)(n * n) * es);
     lapack_int info = SD(f64, sytrd, 'U', nn, (void *)b.q, nn, w, (void *)e, (void *)tau, (void *)work, (lapack_int)lwork);
-    if (info == 0)
-        info = SD(f64, stedc, 'I', nn, w, (void *)e, v, nn, (void *)work, (lapack_int)lwork, iwork, q_iwork);
+    if (info == 0 && (info = nd_cpu_stedc(st, f64, n, w, e, v)) == -1) {
+        free(ws);
+        return ND_EIGH_PANELS_OOM;
+    }
     if (info == 0 && n > 1) {
         int before = nd_cpu_blas_threads_set(1); /* one BLAS thread a part */
         nd_cpu_run_parts(st, (int)blocks, form_factor, &b);

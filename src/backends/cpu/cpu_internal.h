@@ -180,6 +180,13 @@ nd_status nd_cpu_lib_fft(nd_cpu_state *st, const nd_user_desc *u, const nd_kerne
 enum { ND_EIGH_PANELS_NOT_TAKEN = -1000000, ND_EIGH_PANELS_OOM = -1000001 }; /* below LAPACK's -k */
 int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void *w, void *v);
 
+/* cpu_stedc.c: the eigenvalues (d, ascending on return) and eigenvectors
+ * (z, n x n column-major) of the symmetric tridiagonal matrix with
+ * diagonal d and off-diagonal e (destroyed), as LAPACK's stedc with
+ * compz = 'I', over the pool. Returns LAPACK's info (0, or > 0 when a
+ * subproblem did not converge), or -1 out of memory. */
+int nd_cpu_stedc(nd_cpu_state *st, int f64, int64_t n, void *d, void *e, void *z);
+
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at
  * least `grain` items on the pool's workers (on the caller alone when n <
  * 2 * grain). */
