@@ -104,6 +104,12 @@ static void FN(products)(void *arg, int p) {
     FN(span)(m->k, STEDC_PANEL, p, &b, &e);
     const lapack_int n1 = m->n1, n2 = m->n - m->n1, n12 = m->ctot[0] + m->ctot[1], n23 = m->ctot[1] + m->ctot[2];
     const int w = (int)(e - b);
+    /* this panel's columns of the new vectors' rows, before its products
+     * overwrite them (each panel reads and writes its own columns only) */
+    LAE(lacpy)(LAPACK_COL_MAJOR, 'A', n23, w, m->q + m->ctot[0] + (size_t)b * m->ldq, m->ldq, m->s23 + (size_t)b * n23,
+               n23 ? n23 : 1);
+    LAE(lacpy)(LAPACK_COL_MAJOR, 'A', n12, w, m->q + (size_t)b * m->ldq, m->ldq, m->s12 + (size_t)b * n12,
+               n12 ? n12 : 1);
     if (n23)
         CB(gemm)(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n2, w, (int)n23, 1, m->q2 + (size_t)n1 * n12, (int)n2,
                  m->s23 + (size_t)b * n23, (int)n23, 0, m->q + n1 + (size_t)b * m->ldq, (int)m->ldq);
@@ -155,9 +161,6 @@ static lapack_int FN(merge)(nd_cpu_state *st, int serial, lapack_int n, lapack_i
             FN(run)(&m, FN(parts_of)(k, STEDC_ROOTS), FN(vectors));
         }
         if (info == 0) {
-            const lapack_int n12 = coltyp[0] + coltyp[1], n23 = coltyp[1] + coltyp[2];
-            LAE(lacpy)(LAPACK_COL_MAJOR, 'A', n23, k, q + coltyp[0], ldq, s23, n23 ? n23 : 1);
-            LAE(lacpy)(LAPACK_COL_MAJOR, 'A', n12, k, q, ldq, s12, n12 ? n12 : 1);
             FN(run)(&m, FN(parts_of)(k, STEDC_PANEL), FN(products));
             lapack_int n_rest = n - k, one = 1, minus_one = -1;
             LA(lamrg_)(&k, &n_rest, d, &one, &minus_one, indxq);
@@ -204,6 +207,35 @@ static void FN(leaf)(void *arg, int i) {
     lapack_int info = LAE(steqr)(LAPACK_COL_MAJOR, 'I', m, l->d + lo, l->e + lo, l->q + lo + (size_t)lo * l->ldq,
                                  l->ldq, l->work + (size_t)i * 2 * STEDC_LEAF);
     if (info) __atomic_store_n(&l->info, (int)info, __ATOMIC_RELAXED);
+}
+
+/* The merged order (indxq): d and Q's columns gathered into perm (m
+ * values, then m x m), then Q's columns put back, a panel a part. */
+typedef struct {
+    lapack_int m;
+    R *d, *q;
+    lapack_int ldq;
+    const lapack_int *indxq;
+    R *perm;
+} FN(perm_job);
+
+static void FN(gather_columns)(void *arg, int p) {
+    FN(perm_job) *j = arg;
+    lapack_int b, e;
+    FN(span)(j->m, STEDC_PANEL, p, &b, &e);
+    for (lapack_int i = b; i < e; i++) {
+        lapack_int c = j->indxq[i] - 1;
+        j->perm[i] = j->d[c];
+        memcpy(j->perm + j->m + (size_t)i * j->m, j->q + (size_t)c * j->ldq, (size_t)j->m * sizeof(R));
+    }
+}
+
+static void FN(put_columns)(void *arg, int p) {
+    FN(perm_job) *j = arg;
+    lapack_int b, e;
+    FN(span)(j->m, STEDC_PANEL, p, &b, &e);
+    for (lapack_int i = b; i < e; i++)
+        memcpy(j->q + (size_t)i * j->ldq, j->perm + j->m + (size_t)i * j->m, (size_t)j->m * sizeof(R));
 }
 
 /* dlaed0 (vectors of the tridiagonal itself): m > STEDC_LEAF. */
@@ -254,13 +286,11 @@ static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, la
         info = -1;
         goto out;
     }
-    for (lapack_int i = 0; i < m; i++) {
-        lapack_int j = indxq[i] - 1;
-        perm[i] = d[j];
-        memcpy(perm + m + (size_t)i * m, q + (size_t)j * ldq, (size_t)m * sizeof(R));
-    }
+    FN(perm_job) pj = {m, d, q, ldq, indxq, perm};
+    const int perm_parts = FN(parts_of)(m, STEDC_PANEL);
+    nd_cpu_run_parts(st, perm_parts, FN(gather_columns), &pj);
+    nd_cpu_run_parts(st, perm_parts, FN(put_columns), &pj);
     memcpy(d, perm, (size_t)m * sizeof(R));
-    LAE(lacpy)(LAPACK_COL_MAJOR, 'A', m, m, perm + m, m, q, ldq);
 out:
     free(ends);
     free(indxq);
