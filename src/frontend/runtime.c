@@ -840,6 +840,9 @@ void nd_runtime_early_flush(void) {
     int64_t n = (int64_t)nd_rt.graph.n_nodes;
     defer_error(run_pending());
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
+    /* Doubling without end left the last flush, the one nd_sync waits for,
+     * with about half of a long loop's nodes (1970 of small_ops' 4000). */
+    if (nd_rt.early_flush_at > ND_EARLY_FLUSH_MAX_NODES) nd_rt.early_flush_at = ND_EARLY_FLUSH_MAX_NODES;
 }
 
 

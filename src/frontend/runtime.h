@@ -121,6 +121,9 @@ static inline void nd_runtime_after_record(void) {
 /* Early flushes stop for the rest of the run once a value this large is
  * recorded (runtime.c says why). */
 #define ND_EARLY_FLUSH_MAX_BYTES ((size_t)64 << 20)
+/* The early flushes' count doubles up to this many nodes and stays there
+ * (runtime.c's nd_runtime_early_flush says why). */
+#define ND_EARLY_FLUSH_MAX_NODES 1024
 /* nd_runtime_after_record when the caller has the new node's buffer at
  * hand (every elementwise op): the check is called only when it has
  * something to do, not on every op while early flushes are armed.

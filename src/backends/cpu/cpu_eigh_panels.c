@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_internal.h"
-#include "common/alloc.h"
 
 #define ND_EIGH_NB 64    /* reflectors a block (dormtr: 32) */
 #define ND_EIGH_PANEL 64 /* columns of Z a part */
@@ -104,8 +103,8 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
     int64_t lwork = (int64_t)q_trd;
     int64_t blocks = (n - 1 + ND_EIGH_NB - 1) / ND_EIGH_NB;
     size_t bytes = (size_t)(n * n + 2 * n + lwork + 16 + blocks * ND_EIGH_NB * ND_EIGH_NB) * es;
-    char *ws = nd_malloc(bytes);
-    if (!ws) return ND_EIGH_PANELS_OOM;
+    char *ws = NULL; /* from the backend's cache of freed blocks: no fresh pages every call */
+    if (nd_cpu_host_alloc(st->blocks, bytes, (void **)&ws) != ND_OK) return ND_EIGH_PANELS_OOM;
     back_job b = {f64, n, es, ws, NULL, NULL, v};
     char *e = b.q + (size_t)(n * n) * es, *tau = e + (size_t)n * es, *work = tau + (size_t)n * es;
     b.tau = tau;
@@ -114,7 +113,7 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
     memcpy(b.q, a, (size_t)(n * n) * es);
     lapack_int info = SD(f64, sytrd, 'U', nn, (void *)b.q, nn, w, (void *)e, (void *)tau, (void *)work, (lapack_int)lwork);
     if (info == 0 && (info = nd_cpu_stedc(st, f64, n, w, e, v)) == -1) {
-        free(ws);
+        nd_cpu_host_release(st->blocks, ws, bytes);
         return ND_EIGH_PANELS_OOM;
     }
     if (info == 0 && n > 1) {
@@ -123,6 +122,6 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
         nd_cpu_run_parts(st, (int)((n + ND_EIGH_PANEL - 1) / ND_EIGH_PANEL), apply_panel, &b);
         if (before > 0) nd_cpu_blas_threads_set(before);
     }
-    free(ws);
+    nd_cpu_host_release(st->blocks, ws, bytes);
     return info;
 }

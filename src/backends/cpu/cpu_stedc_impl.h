@@ -124,20 +124,20 @@ static void FN(products)(void *arg, int p) {
 
 static int FN(parts_of)(lapack_int total, int step) { return (int)((total + step - 1) / step); }
 
+/* A merge of n rows: FN(merge_reals)(n) values and 4n indices of
+ * workspace. The sum over a level's merges is at most the top merge's
+ * (their n add up to at most the top's; n * (n / STEDC_ROOTS) and n^2
+ * grow faster than n), so one workspace for the top serves every level,
+ * cut at FN(merge_offset). */
+static size_t FN(merge_reals)(lapack_int n) { return 3 * (size_t)n * n + (size_t)n * (n / STEDC_ROOTS + 6); }
+
 /* dlaed1: merges the solved halves [0, n1) and [n1, n) of Q (n x n, ld
  * ldq) and d, joined by rho; indxq sorts each half's d on entry and the
- * whole on return. Returns LAPACK's info, or -1 out of memory. */
+ * whole on return. buf and ibuf: the workspace above. Returns LAPACK's
+ * info. */
 static lapack_int FN(merge)(nd_cpu_state *st, int serial, lapack_int n, lapack_int n1, R *d, R *q, lapack_int ldq,
-                            lapack_int *indxq, R rho) {
-    const int root_parts = FN(parts_of)(n, STEDC_ROOTS);
+                            lapack_int *indxq, R rho, R *buf, lapack_int *ibuf) {
     size_t nn = (size_t)n * n;
-    R *buf = nd_malloc((4 * (size_t)n + 3 * nn + (size_t)root_parts * n) * sizeof(R));
-    lapack_int *ibuf = nd_malloc(4 * (size_t)n * sizeof(lapack_int));
-    if (!buf || !ibuf) {
-        free(buf);
-        free(ibuf);
-        return -1;
-    }
     R *z = buf, *dlamda = z + n, *w = dlamda + n, *z0 = w + n, *q2 = z0 + n, *s12 = q2 + nn, *s23 = s12 + nn,
       *scratch = s23 + nn;
     lapack_int *indx = ibuf, *indxc = indx + n, *coltyp = indxc + n, *indxp = coltyp + n, k = 0, info = 0;
@@ -168,8 +168,6 @@ static lapack_int FN(merge)(nd_cpu_state *st, int serial, lapack_int n, lapack_i
     } else if (info == 0) {
         for (lapack_int i = 0; i < n; i++) indxq[i] = i + 1;
     }
-    free(buf);
-    free(ibuf);
     return info;
 }
 
@@ -177,15 +175,23 @@ static lapack_int FN(merge)(nd_cpu_state *st, int serial, lapack_int n, lapack_i
 typedef struct {
     nd_cpu_state *st;
     const lapack_int *ends; /* each subproblem's end, before this level */
-    R *d, *e, *q;
-    lapack_int ldq, *indxq;
+    R *d, *e, *q, *buf;
+    lapack_int ldq, *indxq, *ibuf;
     int info;
 } FN(level_job);
+
+/* Pair p's slice of the workspace: after the slices of the pairs before
+ * it (their rows end where p's begin). */
+static size_t FN(merge_offset)(const lapack_int *ends, int pair) {
+    size_t off = 0;
+    for (int q = 0; q < pair; q++) off += FN(merge_reals)(ends[2 * q + 1] - (q ? ends[2 * q - 1] : 0));
+    return off;
+}
 
 static lapack_int FN(merge_pair)(FN(level_job) * l, int pair, int serial) {
     lapack_int lo = pair ? l->ends[2 * pair - 1] : 0, mid = l->ends[2 * pair], hi = l->ends[2 * pair + 1];
     return FN(merge)(l->st, serial, hi - lo, mid - lo, l->d + lo, l->q + lo + (size_t)lo * l->ldq, l->ldq,
-                     l->indxq + lo, l->e[mid - 1]);
+                     l->indxq + lo, l->e[mid - 1], l->buf + FN(merge_offset)(l->ends, pair), l->ibuf + 4 * lo);
 }
 
 static void FN(merge_part)(void *arg, int pair) {
@@ -238,14 +244,17 @@ static void FN(put_columns)(void *arg, int p) {
         memcpy(j->q + (size_t)i * j->ldq, j->perm + j->m + (size_t)i * j->m, (size_t)j->m * sizeof(R));
 }
 
-/* dlaed0 (vectors of the tridiagonal itself): m > STEDC_LEAF. */
-static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, lapack_int ldq) {
+/* dlaed0 (vectors of the tridiagonal itself): m > STEDC_LEAF. buf:
+ * FN(merge_reals)(m) values, ibuf: 7m + 2 indices. */
+static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, lapack_int ldq, R *buf,
+                            lapack_int *ibuf) {
     /* Subproblems: halves (the left one the smaller) until each has at
-     * most STEDC_LEAF rows, as dlaed0 cuts them. */
-    lapack_int *ends = nd_malloc((size_t)(2 * m + 2) * sizeof(lapack_int)), *indxq = nd_malloc((size_t)m * sizeof(lapack_int));
-    R *work = NULL, *perm = NULL;
-    lapack_int info = -1;
-    if (!ends || !indxq) goto out;
+     * most STEDC_LEAF rows, as dlaed0 cuts them. The merges take ibuf's
+     * first 4m indices; the leaves' work and the final reordering take
+     * buf before and after them. */
+    lapack_int *ends = ibuf + 4 * (size_t)m, *indxq = ends + 2 * (size_t)m + 2;
+    R *work = buf, *perm = buf;
+    lapack_int info = 0;
     lapack_int subs = 1;
     ends[0] = m;
     while (ends[subs - 1] > STEDC_LEAF) {
@@ -261,15 +270,14 @@ static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, la
         d[c - 1] -= RABS(e[c - 1]);
         d[c] -= RABS(e[c - 1]);
     }
-    if (!(work = nd_malloc((size_t)subs * 2 * STEDC_LEAF * sizeof(R)))) goto out;
     FN(leaf_job) lj = {d, e, q, work, ldq, ends, 0};
     nd_cpu_run_parts(st, (int)subs, FN(leaf), &lj);
-    if ((info = lj.info) != 0) goto out;
+    if ((info = lj.info) != 0) return info;
     for (lapack_int i = 0; i < subs; i++)
         for (lapack_int j = i ? ends[i - 1] : 0, k = 1; j < ends[i]; j++, k++) indxq[j] = k;
     const int workers = nd_cpu_pool_size(st->pool);
     while (subs > 1) {
-        FN(level_job) lv = {st, ends, d, e, q, ldq, indxq, 0};
+        FN(level_job) lv = {st, ends, d, e, q, buf, ldq, indxq, ibuf, 0};
         const int pairs = (int)(subs / 2);
         if (pairs >= workers) {
             nd_cpu_run_parts(st, pairs, FN(merge_part), &lv);
@@ -277,26 +285,17 @@ static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, la
         } else {
             for (int p = 0; p < pairs && info == 0; p++) info = FN(merge_pair)(&lv, p, 0);
         }
-        if (info != 0) goto out;
+        if (info != 0) return info;
         for (lapack_int i = 0; i < pairs; i++) ends[i] = ends[2 * i + 1];
         subs /= 2;
     }
     /* eigenvalues ascending, with their vectors */
-    if (!(perm = nd_malloc(((size_t)m * m + m) * sizeof(R)))) {
-        info = -1;
-        goto out;
-    }
     FN(perm_job) pj = {m, d, q, ldq, indxq, perm};
     const int perm_parts = FN(parts_of)(m, STEDC_PANEL);
     nd_cpu_run_parts(st, perm_parts, FN(gather_columns), &pj);
     nd_cpu_run_parts(st, perm_parts, FN(put_columns), &pj);
     memcpy(d, perm, (size_t)m * sizeof(R));
-out:
-    free(ends);
-    free(indxq);
-    free(work);
-    free(perm);
-    return info;
+    return 0;
 }
 
 /* dstedc(compz = 'I') of the n x n tridiagonal (d, e) into z (ld n). */
@@ -311,30 +310,38 @@ static lapack_int FN(stedc)(nd_cpu_state *st, lapack_int n, R *d, R *e, R *z) {
     LAE(laset)(LAPACK_COL_MAJOR, 'A', n, n, 0, 1, z, n);
     R orgnrm = FN(max_abs)(n, d, e);
     if (orgnrm == 0) return 0;
-    for (lapack_int start = 0; start < n;) {
+    /* The workspace of the largest block (n at most), from the backend's
+     * cache of freed blocks: fresh pages for it every call were a page
+     * fault per 4 KiB of a few times n^2 values. */
+    size_t rbytes = FN(merge_reals)(n) * sizeof(R), ibytes = (7 * (size_t)n + 2) * sizeof(lapack_int);
+    void *rbuf = NULL, *ibuf = NULL;
+    if (nd_cpu_host_alloc(st->blocks, rbytes, &rbuf) != ND_OK || nd_cpu_host_alloc(st->blocks, ibytes, &ibuf) != ND_OK) {
+        if (rbuf) nd_cpu_host_release(st->blocks, rbuf, rbytes);
+        return -1;
+    }
+    lapack_int info = 0;
+    for (lapack_int start = 0; start < n && info == 0;) {
         lapack_int finish = start;
         while (finish < n - 1) {
             R tiny = EPS_HALF * RSQRT(RABS(d[finish])) * RSQRT(RABS(d[finish + 1]));
             if (!(RABS(e[finish]) > tiny)) break;
             finish++;
         }
-        lapack_int m = finish - start + 1, info = 0;
+        lapack_int m = finish - start + 1;
         if (m > STEDC_LEAF) {
             R nrm = FN(max_abs)(m, d + start, e + start);
             LAE(lascl)(LAPACK_COL_MAJOR, 'G', 0, 0, nrm, 1, m, 1, d + start, m);
             LAE(lascl)(LAPACK_COL_MAJOR, 'G', 0, 0, nrm, 1, m - 1, 1, e + start, m - 1);
-            info = FN(laed0)(st, m, d + start, e + start, z + start + (size_t)start * n, n);
+            info = FN(laed0)(st, m, d + start, e + start, z + start + (size_t)start * n, n, rbuf, ibuf);
             if (info == 0) LAE(lascl)(LAPACK_COL_MAJOR, 'G', 0, 0, 1, nrm, m, 1, d + start, m);
         } else if (m > 1) {
-            R *work = nd_malloc((size_t)(2 * m) * sizeof(R));
-            info = work ? LAE(steqr)(LAPACK_COL_MAJOR, 'I', m, d + start, e + start, z + start + (size_t)start * n,
-                                     n, work)
-                        : -1;
-            free(work);
+            info = LAE(steqr)(LAPACK_COL_MAJOR, 'I', m, d + start, e + start, z + start + (size_t)start * n, n, rbuf);
         }
-        if (info) return info;
         start = finish + 1;
     }
+    nd_cpu_host_release(st->blocks, rbuf, rbytes);
+    nd_cpu_host_release(st->blocks, ibuf, ibytes);
+    if (info) return info;
     /* selection sort, as dstedc: the fewest swaps of vectors */
     for (lapack_int i = 0; i + 1 < n; i++) {
         lapack_int k = i;
