@@ -9,8 +9,9 @@
  * 16-core host it took 39 ms of dsyevd's ~105 at n = 1024 float64
  * (bench/results/2026-11-30-session18-cpu-eigh.md), and on one core dlaed4
  * and dlaed3's loops were a third of it. Here the leaves are solved side by
- * side; a level with at least as many merges as workers runs its merges
- * side by side, and the few large merges at the top spread their roots,
+ * side; a level with at least as many merges as workers, or with merges of
+ * fewer than STEDC_SPREAD_ROWS rows, runs its merges side by side, and the
+ * few large merges at the top spread their roots,
  * vectors and products (panels of STEDC_PANEL columns) over the pool. The
  * BLAS runs single-threaded throughout. Each root, row and panel is
  * computed in LAPACK's order whichever thread takes it, so the bits do not
@@ -31,6 +32,10 @@
 #define STEDC_ROOTS 8  /* roots (and vectors) a part */
 #define STEDC_ROWS 64  /* rows of the updated z a part */
 #define STEDC_PANEL 64 /* columns of the products a part */
+/* merges of fewer rows run whole in one thread, side by side: a pool job
+ * costs tens of microseconds to start on a 16-core host, and a merge of
+ * 128 rows is a few times that */
+#define STEDC_SPREAD_ROWS 256
 
 #define R double
 #define FN(name) name##_d

@@ -279,7 +279,10 @@ static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, la
     while (subs > 1) {
         FN(level_job) lv = {st, ends, d, e, q, buf, ldq, indxq, ibuf, 0};
         const int pairs = (int)(subs / 2);
-        if (pairs >= workers) {
+        /* a level's merges side by side, each in one thread, when there
+         * are enough of them or they are too small to be worth a pool job
+         * a step; else one after another, each step over the pool */
+        if (pairs >= workers || ends[1] < STEDC_SPREAD_ROWS) {
             nd_cpu_run_parts(st, pairs, FN(merge_part), &lv);
             info = lv.info;
         } else {
