@@ -701,27 +701,77 @@ static uint64_t flushes(void) {
     return s.flushes;
 }
 
+/* A small loop's state: x (33 random float64 values, uploaded, copied
+ * and synced) and its host reference. */
+typedef struct {
+    ref_arr *rx;
+    nd_array *x0, *x;
+    double ref[33];
+} small_loop_state;
+
+static void small_loop_begin(small_loop_state *l) {
+    NDT_RNG(r);
+    l->rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(33), -1, 1);
+    l->x0 = ndt_upload(l->rx);
+    l->x = nd_copy(l->x0);
+    cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+    for (int i = 0; i < 33; i++) l->ref[i] = ref_getd(l->rx, i);
+}
+
+/* Checks x against the reference, then frees the state. */
+static void small_loop_end(small_loop_state *l, const char *what) {
+    ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){33}, l->ref);
+    ndt_check(l->x, want, 1e-10, 1e-10, NULL, "%s", what);
+    nd_free(l->x);
+    nd_free(l->x0);
+    ref_free(l->rx);
+    ref_free(want);
+}
+
 NDT_TEST(lazy, early_flushes_of_small_loops) {
     for (int on = 0; on < 2; on++) {
         ndt_restart(&(nd_config){.early_flush = on ? 1 : -1});
-        NDT_RNG(r);
-        ref_arr *rx = ndt_rand(&r, ND_FLOAT64, ND_SHAPE(33), -1, 1);
-        nd_array *x0 = ndt_upload(rx), *x = nd_copy(x0);
-        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
-        double ref[33];
-        for (int i = 0; i < 33; i++) ref[i] = ref_getd(rx, i);
+        small_loop_state l;
+        small_loop_begin(&l);
         uint64_t f0 = flushes();
-        small_loop(&x, ref, 33, 100); /* 3 nodes an iteration: 300 */
+        small_loop(&l.x, l.ref, 33, 100); /* 3 nodes an iteration: 300 */
         uint64_t early = flushes() - f0;
         cr_expect_eq(early, on ? 2u : 0u, "early flushes %s: %llu flushes before nd_sync", on ? "on" : "off",
                      (unsigned long long)early);
-        ref_arr *want = ref_from_doubles(ND_FLOAT64, 1, (int64_t[]){33}, ref);
-        ndt_check(x, want, 1e-10, 1e-10, NULL, "100 iterations, early flushes %s", on ? "on" : "off");
-        nd_free(x);
-        nd_free(x0);
-        ref_free(rx);
-        ref_free(want);
+        small_loop_end(&l, on ? "100 iterations, early flushes on" : "100 iterations, early flushes off");
     }
+}
+
+/* The early flushes' count doubles up to 1024 nodes and stays there
+ * (runtime.h's ND_EARLY_FLUSH_MAX_NODES): a statement storing nothing is
+ * flushed a quarter further on (1280), so no flush of a long loop, the
+ * last one that nd_sync waits for included, holds more than that and one
+ * statement. Doubling without end flushed 9000 nodes as 80, 200, 500,
+ * 1250, 3125 and the rest. */
+NDT_TEST(lazy, early_flushes_stop_doubling) {
+    ndt_restart(&(nd_config){.early_flush = 1});
+    small_loop_state l;
+    small_loop_begin(&l);
+    nd_stats s;
+    nd_get_stats(&s);
+    uint64_t seen = s.flushes, since = s.nodes_recorded, longest = 0, early = 0;
+    for (int it = 0; it < 3000; it++) {
+        small_loop(&l.x, l.ref, 33, 1); /* 3 nodes */
+        nd_get_stats(&s);
+        if (s.flushes != seen) { /* flushed before this iteration's first node */
+            uint64_t held = s.nodes_recorded - 3 - since;
+            if (held > longest) longest = held;
+            since = s.nodes_recorded - 3;
+            seen = s.flushes;
+            early++;
+        }
+    }
+    nd_get_stats(&s);
+    uint64_t last = s.nodes_recorded - since;
+    cr_expect_geq(early, 7u, "9000 nodes flushed early only %llu times", (unsigned long long)early);
+    cr_expect_leq(longest, 1280u + 3u, "an early flush held %llu nodes", (unsigned long long)longest);
+    cr_expect_leq(last, 1280u + 3u, "nd_sync was left %llu nodes", (unsigned long long)last);
+    small_loop_end(&l, "3000 iterations with early flushes");
 }
 
 /* A loop of in-place statements (5 nodes, then the store) is flushed

@@ -112,10 +112,7 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
 
     memcpy(b.q, a, (size_t)(n * n) * es);
     lapack_int info = SD(f64, sytrd, 'U', nn, (void *)b.q, nn, w, (void *)e, (void *)tau, (void *)work, (lapack_int)lwork);
-    if (info == 0 && (info = nd_cpu_stedc(st, f64, n, w, e, v)) == -1) {
-        nd_cpu_host_release(st->blocks, ws, bytes);
-        return ND_EIGH_PANELS_OOM;
-    }
+    if (info == 0) info = nd_cpu_stedc(st, f64, n, w, e, v); /* ND_EIGH_PANELS_OOM passes through */
     if (info == 0 && n > 1) {
         int before = nd_cpu_blas_threads_set(1); /* one BLAS thread a part */
         nd_cpu_run_parts(st, (int)blocks, form_factor, &b);

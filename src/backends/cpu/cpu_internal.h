@@ -184,7 +184,8 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
  * (z, n x n column-major) of the symmetric tridiagonal matrix with
  * diagonal d and off-diagonal e (destroyed), as LAPACK's stedc with
  * compz = 'I', over the pool. Returns LAPACK's info (0, or > 0 when a
- * subproblem did not converge), or -1 out of memory. */
+ * subproblem did not converge), or ND_EIGH_PANELS_OOM (below LAPACK's
+ * infos) out of memory. */
 int nd_cpu_stedc(nd_cpu_state *st, int f64, int64_t n, void *d, void *e, void *z);
 
 /* Runs fn(arg, begin, end) over [0, n) split into contiguous ranges of at

@@ -24,7 +24,8 @@
 #define ND_CPU_SORT_SMALL 32
 #define RADIX 256
 /* The sample sort of a long row (keys of 4 or 8 bytes): buckets (a power
- * of two, 4 a part: sizes vary with the sample) and the sample's size. */
+ * of two, 4 a worker: sizes vary with the sample), the sample's size and
+ * the fewest keys of a chunk (chunks are 4 a worker). */
 #define ND_CPU_SORT_MAX_BUCKETS 256
 #define ND_CPU_SORT_SAMPLE 1024
 #define ND_CPU_SORT_CHUNK 8192

@@ -37,6 +37,15 @@
  * 128 rows is a few times that */
 #define STEDC_SPREAD_ROWS 256
 
+/* Part p of [0, total) cut in steps of `step`, and how many parts there are
+ * (both types' steps share them). */
+static void stedc_span(lapack_int total, int step, int p, lapack_int *b, lapack_int *e) {
+    *b = (lapack_int)p * step;
+    *e = *b + step < total ? *b + step : total;
+}
+
+static int stedc_parts(lapack_int total, int step) { return (int)((total + step - 1) / step); }
+
 #define R double
 #define FN(name) name##_d
 #define LA(name) d##name

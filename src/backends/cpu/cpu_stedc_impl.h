@@ -48,16 +48,11 @@ static void FN(run)(FN(merge_job) * m, int parts, void (*fn)(void *, int)) {
         nd_cpu_run_parts(m->st, parts, fn, m);
 }
 
-static void FN(span)(lapack_int total, int step, int p, lapack_int *b, lapack_int *e) {
-    *b = (lapack_int)p * step;
-    *e = *b + step < total ? *b + step : total;
-}
-
 /* Roots j of the secular equation: d[j] and column j of Q (dlaed4's delta). */
 static void FN(roots)(void *arg, int p) {
     FN(merge_job) *m = arg;
     lapack_int b, e;
-    FN(span)(m->k, STEDC_ROOTS, p, &b, &e);
+    stedc_span(m->k, STEDC_ROOTS, p, &b, &e);
     for (lapack_int j = b; j < e; j++) {
         lapack_int j1 = j + 1, info = 0;
         LA(laed4_)(&m->k, &j1, m->dlamda, m->w, m->q + (size_t)j * m->ldq, &m->rho, m->d + j, &info);
@@ -71,7 +66,7 @@ static void FN(roots)(void *arg, int p) {
 static void FN(update_z)(void *arg, int p) {
     FN(merge_job) *m = arg;
     lapack_int b, e;
-    FN(span)(m->k, STEDC_ROWS, p, &b, &e);
+    stedc_span(m->k, STEDC_ROWS, p, &b, &e);
     R acc[STEDC_ROWS];
     for (lapack_int i = b; i < e; i++) acc[i - b] = m->q[i + (size_t)i * m->ldq];
     for (lapack_int j = 0; j < m->k; j++) {
@@ -87,7 +82,7 @@ static void FN(update_z)(void *arg, int p) {
 static void FN(vectors)(void *arg, int p) {
     FN(merge_job) *m = arg;
     lapack_int b, e;
-    FN(span)(m->k, STEDC_ROOTS, p, &b, &e);
+    stedc_span(m->k, STEDC_ROOTS, p, &b, &e);
     R *s = m->scratch + (size_t)p * m->k;
     for (lapack_int j = b; j < e; j++) {
         R *qj = m->q + (size_t)j * m->ldq;
@@ -101,7 +96,7 @@ static void FN(vectors)(void *arg, int p) {
 static void FN(products)(void *arg, int p) {
     FN(merge_job) *m = arg;
     lapack_int b, e;
-    FN(span)(m->k, STEDC_PANEL, p, &b, &e);
+    stedc_span(m->k, STEDC_PANEL, p, &b, &e);
     const lapack_int n1 = m->n1, n2 = m->n - m->n1, n12 = m->ctot[0] + m->ctot[1], n23 = m->ctot[1] + m->ctot[2];
     const int w = (int)(e - b);
     /* this panel's columns of the new vectors' rows, before its products
@@ -121,8 +116,6 @@ static void FN(products)(void *arg, int p) {
     else
         for (lapack_int j = b; j < e; j++) memset(m->q + (size_t)j * m->ldq, 0, (size_t)n1 * sizeof(R));
 }
-
-static int FN(parts_of)(lapack_int total, int step) { return (int)((total + step - 1) / step); }
 
 /* A merge of n rows: FN(merge_reals)(n) values and 4n indices of
  * workspace. The sum over a level's merges is at most the top merge's
@@ -147,7 +140,7 @@ static lapack_int FN(merge)(nd_cpu_state *st, int serial, lapack_int n, lapack_i
     LA(laed2_)(&k, &n, &n1, d, q, &ldq, indxq, &rho, z, dlamda, w, q2, indx, indxc, indxp, coltyp, &info);
     if (info == 0 && k > 0) {
         FN(merge_job) m = {st, serial, k, n, n1, ldq, d, q, dlamda, w, z0, q2, s12, s23, scratch, rho, indxc, coltyp, 0};
-        FN(run)(&m, FN(parts_of)(k, STEDC_ROOTS), FN(roots));
+        FN(run)(&m, stedc_parts(k, STEDC_ROOTS), FN(roots));
         info = m.info;
         if (info == 0 && k == 2) {
             for (lapack_int j = 0; j < 2; j++) {
@@ -157,11 +150,11 @@ static lapack_int FN(merge)(nd_cpu_state *st, int serial, lapack_int n, lapack_i
             }
         } else if (info == 0 && k > 2) {
             memcpy(z0, w, (size_t)k * sizeof(R));
-            FN(run)(&m, FN(parts_of)(k, STEDC_ROWS), FN(update_z));
-            FN(run)(&m, FN(parts_of)(k, STEDC_ROOTS), FN(vectors));
+            FN(run)(&m, stedc_parts(k, STEDC_ROWS), FN(update_z));
+            FN(run)(&m, stedc_parts(k, STEDC_ROOTS), FN(vectors));
         }
         if (info == 0) {
-            FN(run)(&m, FN(parts_of)(k, STEDC_PANEL), FN(products));
+            FN(run)(&m, stedc_parts(k, STEDC_PANEL), FN(products));
             lapack_int n_rest = n - k, one = 1, minus_one = -1;
             LA(lamrg_)(&k, &n_rest, d, &one, &minus_one, indxq);
         }
@@ -228,7 +221,7 @@ typedef struct {
 static void FN(gather_columns)(void *arg, int p) {
     FN(perm_job) *j = arg;
     lapack_int b, e;
-    FN(span)(j->m, STEDC_PANEL, p, &b, &e);
+    stedc_span(j->m, STEDC_PANEL, p, &b, &e);
     for (lapack_int i = b; i < e; i++) {
         lapack_int c = j->indxq[i] - 1;
         j->perm[i] = j->d[c];
@@ -239,7 +232,7 @@ static void FN(gather_columns)(void *arg, int p) {
 static void FN(put_columns)(void *arg, int p) {
     FN(perm_job) *j = arg;
     lapack_int b, e;
-    FN(span)(j->m, STEDC_PANEL, p, &b, &e);
+    stedc_span(j->m, STEDC_PANEL, p, &b, &e);
     for (lapack_int i = b; i < e; i++)
         memcpy(j->q + (size_t)i * j->ldq, j->perm + j->m + (size_t)i * j->m, (size_t)j->m * sizeof(R));
 }
@@ -294,7 +287,7 @@ static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, la
     }
     /* eigenvalues ascending, with their vectors */
     FN(perm_job) pj = {m, d, q, ldq, indxq, perm};
-    const int perm_parts = FN(parts_of)(m, STEDC_PANEL);
+    const int perm_parts = stedc_parts(m, STEDC_PANEL);
     nd_cpu_run_parts(st, perm_parts, FN(gather_columns), &pj);
     nd_cpu_run_parts(st, perm_parts, FN(put_columns), &pj);
     memcpy(d, perm, (size_t)m * sizeof(R));
@@ -305,7 +298,7 @@ static lapack_int FN(laed0)(nd_cpu_state *st, lapack_int m, R *d, R *e, R *q, la
 static lapack_int FN(stedc)(nd_cpu_state *st, lapack_int n, R *d, R *e, R *z) {
     if (n <= STEDC_LEAF) {
         R *work = nd_malloc((size_t)(2 * n + 1) * sizeof(R));
-        if (!work) return -1;
+        if (!work) return ND_EIGH_PANELS_OOM;
         lapack_int info = LAE(steqr)(LAPACK_COL_MAJOR, 'I', n, d, e, z, n, work);
         free(work);
         return info;
@@ -320,7 +313,7 @@ static lapack_int FN(stedc)(nd_cpu_state *st, lapack_int n, R *d, R *e, R *z) {
     void *rbuf = NULL, *ibuf = NULL;
     if (nd_cpu_host_alloc(st->blocks, rbytes, &rbuf) != ND_OK || nd_cpu_host_alloc(st->blocks, ibytes, &ibuf) != ND_OK) {
         if (rbuf) nd_cpu_host_release(st->blocks, rbuf, rbytes);
-        return -1;
+        return ND_EIGH_PANELS_OOM;
     }
     lapack_int info = 0;
     for (lapack_int start = 0; start < n && info == 0;) {
