@@ -2,8 +2,12 @@
  * checks elementwise chains, casts, float16, strided/broadcast access,
  * reductions over inner/outer/interleaved/all axes (1 vs 2 threads
  * bit-identical), Philox against common/philox.h (independent of tiling and
- * threads), float32 math accuracy and matmul against naive loops.
+ * threads), float32 math accuracy, matmul against naive loops and the
+ * tridiagonal eigensolver (nd_cpu_stedc: bits independent of the thread
+ * count, values against LAPACK's).
  * `cpu_selftest bench` also times the lead's reference expressions. */
+#include <cblas.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,6 +546,91 @@ static void test_blas_core(nd_backend *be) {
     test_matmul(be);
 }
 
+/* nd_cpu_stedc (cpu_stedc.c) on 1, 2 and 7 threads: the same bits whatever
+ * the count (with one worker every merge runs whole; with seven the top
+ * merges of 256 rows or more spread their roots, rows and panels), and
+ * against LAPACK's stedc: the eigenvalues, T Z = Z diag(w) and Z^T Z = I to
+ * rounding (bounds 3-10x the errors measured on
+ * these inputs). Three tridiagonals of 700 rows: random, a cluster of nearly
+ * equal eigenvalues (heavy deflation) and one that splits in two. */
+static void stedc_case(int f64, int kind, nd_backend *const *bes, int n_bes) {
+    const int64_t n = 700;
+    const size_t es = f64 ? 8 : 4;
+    double *d0 = malloc(8 * n), *e0 = malloc(8 * n), *z64 = malloc(8 * n * n), *w64 = malloc(8 * n);
+    void *d[3], *e[3], *z[3];
+    uint64_t seed = 0x5eed0000u + (uint64_t)(kind * 2 + f64);
+    for (int64_t i = 0; i < n; i++) {
+        d0[i] = kind == 1 ? 1.0 + 1e-9 * frand(&seed) : 2.0 * frand(&seed);
+        e0[i] = kind == 1 ? 1e-4 * frand(&seed) : frand(&seed);
+    }
+    if (kind == 2) e0[n / 2 - 1] = 0.0; /* rows [0, 350) and [350, 700) apart */
+    e0[n - 1] = 0.0;
+    for (int b = 0; b < n_bes; b++) {
+        d[b] = malloc(es * n), e[b] = malloc(es * n), z[b] = malloc(es * n * n);
+        for (int64_t i = 0; i < n; i++) {
+            if (f64) ((double *)d[b])[i] = d0[i], ((double *)e[b])[i] = e0[i];
+            else ((float *)d[b])[i] = (float)d0[i], ((float *)e[b])[i] = (float)e0[i];
+        }
+        memset(z[b], 0xa5, es * n * n); /* poison: every element must be written */
+        int info = nd_cpu_stedc((nd_cpu_state *)bes[b]->impl, f64, n, d[b], e[b], z[b]);
+        CHECK(info == 0, "stedc %s case %d on backend %d: info %d", f64 ? "f64" : "f32", kind, b, info);
+    }
+    for (int b = 1; b < n_bes; b++) {
+        CHECK(!memcmp(d[0], d[b], es * n), "stedc %s case %d: eigenvalues' bits differ with the thread count (backend %d)",
+              f64 ? "f64" : "f32", kind, b);
+        CHECK(!memcmp(z[0], z[b], es * n * n), "stedc %s case %d: eigenvectors' bits differ with the thread count (backend %d)",
+              f64 ? "f64" : "f32", kind, b);
+    }
+    /* the reference: LAPACK's stedc in float64 on the same (rounded) input */
+    double *dr = malloc(8 * n), *er = malloc(8 * n), *t = malloc(8 * n * n), *r = malloc(8 * n * n);
+    for (int64_t i = 0; i < n; i++) {
+        dr[i] = f64 ? d0[i] : (double)(float)d0[i];
+        er[i] = f64 ? e0[i] : (double)(float)e0[i];
+    }
+    double tnorm = 0;
+    for (int64_t i = 0; i < n; i++) tnorm = fmax(tnorm, fabs(dr[i]) + 2 * fabs(er[i]));
+    memset(t, 0, 8 * n * n);
+    for (int64_t i = 0; i < n; i++) {
+        t[i * n + i] = dr[i];
+        if (i + 1 < n) t[i * n + i + 1] = t[(i + 1) * n + i] = er[i];
+    }
+    CHECK(LAPACKE_dstedc(LAPACK_COL_MAJOR, 'I', (lapack_int)n, dr, er, z64, (lapack_int)n) == 0, "LAPACK's dstedc failed");
+    for (int64_t i = 0; i < n * n; i++) z64[i] = f64 ? ((double *)z[0])[i] : ((float *)z[0])[i];
+    for (int64_t i = 0; i < n; i++) w64[i] = f64 ? ((double *)d[0])[i] : ((float *)d[0])[i];
+    const double eps = f64 ? 0x1p-52 : 0x1p-23;
+    double werr = 0, res = 0, orth = 0;
+    for (int64_t i = 0; i < n; i++) werr = fmax(werr, fabs(w64[i] - dr[i]));
+    /* T Z - Z diag(w), column by column */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, t, (int)n, z64, (int)n, 0.0, r,
+                (int)n);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < n; i++) res = fmax(res, fabs(r[j * n + i] - w64[j] * z64[j * n + i]));
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, z64, (int)n, z64, (int)n, 0.0, r,
+                (int)n);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < n; i++) orth = fmax(orth, fabs(r[j * n + i] - (i == j)));
+    CHECK(werr <= 20 * eps * tnorm, "stedc %s case %d: eigenvalues %.3g from LAPACK's (|T| %.3g)", f64 ? "f64" : "f32",
+          kind, werr, tnorm);
+    CHECK(res <= 50 * eps * tnorm, "stedc %s case %d: |T Z - Z W| %.3g", f64 ? "f64" : "f32", kind, res);
+    CHECK(orth <= 100 * eps, "stedc %s case %d: |Z^T Z - I| %.3g", f64 ? "f64" : "f32", kind, orth);
+    for (int b = 0; b < n_bes; b++) free(d[b]), free(e[b]), free(z[b]);
+    free(d0), free(e0), free(z64), free(w64), free(dr), free(er), free(t), free(r);
+}
+
+static void test_stedc(void) {
+    nd_backend_config c7 = {0};
+    c7.num_threads = 7;
+    nd_backend *be7 = NULL;
+    if (nd_cpu_backend_create(&c7, &be7) != ND_OK) {
+        CHECK(0, "create a backend of 7 threads");
+        return;
+    }
+    nd_backend *bes[3] = {be1, be2, be7};
+    for (int f64 = 0; f64 <= 1; f64++)
+        for (int kind = 0; kind < 3; kind++) stedc_case(f64, kind, bes, 3);
+    be7->destroy(be7);
+}
+
 int main(int argc, char **argv) {
     nd_backend_config c1 = {0}, c2 = {0};
     c1.num_threads = 1; c2.num_threads = 2;
@@ -556,6 +645,7 @@ int main(int argc, char **argv) {
     test_rng();
     test_matmul(be1);
     test_blas_core(be1);
+    test_stedc();
     if (argc > 1 && !strcmp(argv[1], "bench")) bench();
     be1->destroy(be1); be2->destroy(be2);
     printf(fails ? "%d FAILURES\n" : "all passed\n", fails);
