@@ -126,10 +126,20 @@ split_skip=" cuda_loader scan_plan exact_sum ops-cpu mpi "
 # CUDA benchmark, so nvcc compiles them as a check only (meson_options.txt,
 # prims_code): ~150 s of one core instead of ~390, most of what the release
 # build took on CI's 2-core VMs. With one, they are built to run.
+# Likewise libnd.so's link-time optimisation (meson_options.txt, lto): its
+# gain is recording speed, which no test measures, and on CI's 2-core VMs
+# it cost ~115 s of CPU (the objects' LTO bytecode beside their code, then
+# the whole library optimised again at the link), about a minute of the
+# 20. The suites link libnd.a, whose code is the same either way (the
+# archive keeps the objects' ordinary code, meson.build); what LTO alone
+# changes is libnd.so, which the examples and the benchmarks link. With a
+# GPU here the build is the one benchmarks run from, LTO on.
+# scripts/gpu/stage.sh and scripts/demo.sh build with LTO (the default).
 prims_code=optimised
-[ -e /dev/nvidiactl ] || prims_code=check
-echo "=== release build (build/, prims_code=$prims_code)"
-if setup_or_configure build -Dprims_code="$prims_code" && meson compile -C build -j "$jobs"; then
+lto=auto
+[ -e /dev/nvidiactl ] || { prims_code=check; lto=disabled; }
+echo "=== release build (build/, prims_code=$prims_code, lto=$lto)"
+if setup_or_configure build -Dprims_code="$prims_code" -Dlto="$lto" && meson compile -C build -j "$jobs"; then
     one_device=()
     # Every test but the CPU suites the several-devices stage runs
     # (meson test --list: "nd:SUITE+SUITE / NAME").

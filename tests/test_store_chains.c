@@ -562,6 +562,11 @@ CHAIN_TEST(fill_outside_symmetric_border_2d) {
 }
 
 CHAIN_TEST(fill_outside_symmetric_border_2d_float32) {
+#if defined(__SANITIZE_THREAD__)
+    /* the float64 test's parts and threads with another element size:
+     * nothing TSan would see differently (10 s of CI's TSan stage) */
+    cr_skip_test("float64's parts again: left out under ThreadSanitizer");
+#endif
     NDT_RNG(r);
     const stencil s = {2, {1030, 1040}, {1, 1}, {1029, 1039}, {1, 1}, 5,
                        {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}, 0.2};
