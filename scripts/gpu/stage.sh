@@ -20,6 +20,8 @@ for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" .gpu/t
 # tests/mpi's programs (where build-gpu found MPI), for scripts/gpu/mpi_ranks.sh;
 # not test_*: on-device.sh runs those as Criterion suites.
 [ ! -x build-gpu/tests/mpi_programs ] || cp build-gpu/tests/mpi_programs .gpu/tests/
+# The CPU backend's self-test (src/backends/cpu/cpu_selftest.c), for the host's cores.
+[ ! -x build-gpu/tests/cpu_selftest ] || cp build-gpu/tests/cpu_selftest .gpu/tests/
 for e in build-gpu/examples/*; do [ -x "$e" ] && [ -f "$e" ] && cp "$e" .gpu/examples/; done
 for b in build-gpu/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && cp "$b" .gpu/bench/; done
 cp bench/peers/*.py .gpu/bench/ 2>/dev/null || true
