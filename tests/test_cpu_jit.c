@@ -258,14 +258,26 @@ static void every_op(nd_dtype t) {
     free_inputs(&in);
 }
 
+/* Under AddressSanitizer the middle integer widths (int16, int32, int64,
+ * uint8, uint16, uint32) are left out: what ASan checks here is nd's code
+ * generator, loader and interpreter, which walk those the same way as
+ * int8 and uint64 (the compiled code itself is not instrumented); they
+ * were 15 of the suite's 35 s in CI's ASan stage. The release build runs
+ * every dtype against the reference. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MIDDLE_WIDTH_OR_SKIP(t) cr_skip_test("%s: int8 and uint64's paths; left out under AddressSanitizer", nd_dtype_name(t))
+#else
+#define MIDDLE_WIDTH_OR_SKIP(t) every_op(t)
+#endif
+
 JIT_TEST_SHARED_CACHE(every_op_bool) { every_op(ND_BOOL); }
 JIT_TEST_SHARED_CACHE(every_op_int8) { every_op(ND_INT8); }
-JIT_TEST_SHARED_CACHE(every_op_int16) { every_op(ND_INT16); }
-JIT_TEST_SHARED_CACHE(every_op_int32) { every_op(ND_INT32); }
-JIT_TEST_SHARED_CACHE(every_op_int64) { every_op(ND_INT64); }
-JIT_TEST_SHARED_CACHE(every_op_uint8) { every_op(ND_UINT8); }
-JIT_TEST_SHARED_CACHE(every_op_uint16) { every_op(ND_UINT16); }
-JIT_TEST_SHARED_CACHE(every_op_uint32) { every_op(ND_UINT32); }
+JIT_TEST_SHARED_CACHE(every_op_int16) { MIDDLE_WIDTH_OR_SKIP(ND_INT16); }
+JIT_TEST_SHARED_CACHE(every_op_int32) { MIDDLE_WIDTH_OR_SKIP(ND_INT32); }
+JIT_TEST_SHARED_CACHE(every_op_int64) { MIDDLE_WIDTH_OR_SKIP(ND_INT64); }
+JIT_TEST_SHARED_CACHE(every_op_uint8) { MIDDLE_WIDTH_OR_SKIP(ND_UINT8); }
+JIT_TEST_SHARED_CACHE(every_op_uint16) { MIDDLE_WIDTH_OR_SKIP(ND_UINT16); }
+JIT_TEST_SHARED_CACHE(every_op_uint32) { MIDDLE_WIDTH_OR_SKIP(ND_UINT32); }
 JIT_TEST_SHARED_CACHE(every_op_uint64) { every_op(ND_UINT64); }
 JIT_TEST_SHARED_CACHE(every_op_float16) { every_op(ND_FLOAT16); }
 JIT_TEST_SHARED_CACHE(every_op_bfloat16) { every_op(ND_BFLOAT16); }
