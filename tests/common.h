@@ -25,6 +25,24 @@
 #define NDT_TIMEOUT 90
 #endif
 
+/* Which sanitizer the suite is built under (GCC's macros, clang's
+ * __has_feature): a few of the longest tests do less there
+ * (tests/README.md, "Running"). */
+#if defined(__SANITIZE_ADDRESS__)
+#define NDT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NDT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define NDT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NDT_TSAN 1
+#endif
+#endif
+
 void ndt_setup(void);
 void ndt_teardown(void);
 /* Fails the test if array handles are still alive (NDT_TEST runs it after

@@ -753,7 +753,7 @@ static int64_t stride(nd_fault_kind kind, int64_t points) {
         return k < 1 ? 1 : k;
     }
     if (kind == ND_FAULT_HOST_ALLOC && ndt_backend_is_cuda()) return points / 40 + 1;
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef NDT_ASAN
     /* The sweeps over three devices (the release build's several-devices
      * stage sweeps every point of every program split, checking values):
      * every other point under AddressSanitizer, where they were 25 of the
@@ -1136,14 +1136,6 @@ NDT_TEST(faults, failed_array_stays_failed_until_rewritten) {
 /* A lazy 512 GiB array: recording succeeds; the read fails, naming the
  * reading function, the array (shape, dtype, its creation), the cause with
  * the size and what to do. */
-#if defined(__SANITIZE_ADDRESS__)
-#define NDT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NDT_ASAN 1
-#endif
-#endif
-
 NDT_TEST(faults, huge_lazy_array_names_its_creation) {
     nd_array *z = nd_zeros(ND_FLOAT64, ND_SHAPE((int64_t)1 << 18, (int64_t)1 << 18));
     cr_assert(z, "recording is lazy: %s", nd_last_error());

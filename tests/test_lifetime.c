@@ -210,7 +210,7 @@ NDT_TEST(lifetime, shutdown_with_live_handles_does_not_leak) {
         rss_after[c] = resident_bytes();
         cr_assert_eq(nd_init(NULL), ND_OK, "%s", nd_last_error());
     }
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef NDT_ASAN
     (void)rss_after;
 #else
     double grew = ((double)rss_after[CYCLES - 1] - (double)rss_after[9]) / (1 << 20);

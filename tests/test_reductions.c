@@ -433,7 +433,7 @@ NDT_TEST(reductions, integer_result_dtypes_as_numpy) {
 NDT_TEST(reductions, same_bits_for_every_thread_count) {
     if (ndt_backend_is_cuda()) cr_skip_test("worker counts are the CPU backend's");
     NDT_RNG(r);
-#if defined(__SANITIZE_THREAD__)
+#ifdef NDT_TSAN
     /* Under ThreadSanitizer, 1 and 7 threads only: the four counts took 88 s
      * there, the longest test of the CI stage; the release and sanitised
      * builds run all four. */
@@ -442,7 +442,7 @@ NDT_TEST(reductions, same_bits_for_every_thread_count) {
      * with the row of a million on the 2-core VM; 46 s with all four
      * smaller ones) */
     static const int64_t shapes[][2] = {{1, 98321}, {331, 997}};
-#elif defined(__SANITIZE_ADDRESS__)
+#elif defined(NDT_ASAN)
     /* Under AddressSanitizer every count but without the row of a million
      * (most of this test's 25 s in CI's ASan stage): it is 31 work items of
      * ND_CPU_WORK against the 98321 row's 4, whose partials the same code

@@ -536,12 +536,12 @@ static void big_chain(ndt_rng *r, const stencil *s, nd_dtype dt, int iters, int 
  * (TSan) and the fill's reads and writes against the buffers' ends (ASan),
  * is the same for every length; the release build runs them all, checking
  * every value. */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if defined(NDT_TSAN) || defined(NDT_ASAN)
 #define BIG_CHAIN_STEP 3 /* lengths 2 and 5 (3 and 5 where the loop starts at 3) */
 #else
 #define BIG_CHAIN_STEP 1
 #endif
-#if defined(__SANITIZE_THREAD__)
+#ifdef NDT_TSAN
 /* The fills of more parts and other region shapes: under ThreadSanitizer
  * the two-part symmetric border, the cached plan and the twin keep the
  * executor thread and the pool around a fill in view (a race between two
