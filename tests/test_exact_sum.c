@@ -452,6 +452,99 @@ Test(exact_sum, float64_lookback) {
     }
 }
 
+/* scan_ws.cuh's look-back window (ws_lookback): 32 lanes x 8 entries,
+ * entry v * 32 + l in lane l, the first n holding float32 totals; each
+ * lane adds its entries in order (from -0.0), then a butterfly of plain
+ * float64 adds; *ok: the terms' bit span within `span`. Returns lane 0's
+ * sum; all lanes' sums must agree when ok. */
+static double ws_window(const float *x, int n, int span, int *ok) {
+    double v[32], w[32];
+    int lo = 1 << 20, hi = -(1 << 20);
+    for (int l = 0; l < 32; l++) {
+        v[l] = -0.0;
+        for (int k = 0; k < 8; k++) {
+            if (k * 32 + l >= n) continue;
+            const double d = (double)x[k * 32 + l];
+            int a, b;
+            nd_xs_f64_span(d, &a, &b);
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+            v[l] += d;
+        }
+    }
+    *ok = hi - lo <= span;
+    for (int off = 16; off > 0; off >>= 1) {
+        for (int l = 0; l < 32; l++) w[l] = v[l] + v[l ^ off];
+        memcpy(v, w, sizeof v);
+    }
+    if (*ok)
+        for (int l = 1; l < 32; l++)
+            cr_assert(memcmp(&v[l], &v[0], 8) == 0 || (isnan(v[l]) && isnan(v[0])), "lanes agree");
+    return v[0];
+}
+
+/* The warp-specialised scan sums 256 totals a window with the bound two
+ * bits tighter (ND_XS_F64_SPAN - 2): when it holds, the float64 is the
+ * exact sum (the limbs' word); 256 terms near the top of a span of 46 do
+ * round, so exact_sum.h's bound for 64 terms would not do. */
+Test(exact_sum, ws_window_of_256) {
+    uint64_t s = 11;
+    const int span = ND_XS_F64_SPAN - 2;
+    int exact = 0, not_exact = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        float x[256];
+        const int kind = trial % 5, n = kind == 4 ? 256 : (int)(rng(&s) % 257);
+        /* kind 4: near-maximal mantissas at 2^0 and one term 2^-(38..47):
+         * sums at the edge of the bound, which round where it is loosened */
+        const int tiny = 38 + (int)(rng(&s) % 10);
+        sum_t all = {{0}, 0};
+        for (int i = 0; i < n; i++) {
+            x[i] = kind == 0 ? in_range(&s, 8, 12) : kind == 1 ? in_range(&s, -18, 18) : kind == 2 ? any_finite(&s)
+                   : kind == 4 ? (i == 200 ? ldexpf(1.0f, -tiny) : 2.0f - ldexpf((float)(rng(&s) % 64), -23))
+                   : (rng(&s) % 8 ? (float)(int)(rng(&s) % 100) : (rng(&s) & 1 ? INFINITY : -0.0f));
+            sum_add(&all, x[i]);
+        }
+        int ok;
+        const double d = ws_window(x, n, span, &ok);
+        uint32_t limbs[ND_XS_LIMBS];
+        nd_xs_normalise(all.acc, 0, 0, limbs);
+        const uint64_t want_word = nd_xs_pack(limbs, all.flags);
+        if (ok) {
+            exact++;
+            uint64_t got_word = ~ND_XS_ENC_NAN;
+            if (!isnan(d)) {
+                memcpy(&got_word, &d, 8);
+                got_word = ~got_word;
+            }
+            cr_expect(got_word == want_word, "trial %d (n %d): word %016llx, want %016llx", trial, n,
+                      (unsigned long long)got_word, (unsigned long long)want_word);
+            EXPECT_BITS(bits_of((float)d), nd_xs_round(limbs, all.flags), "window rounded");
+        } else {
+            not_exact++;
+        }
+        if (kind == 3) cr_expect(ok, "trial %d: integers and infinities fell back", trial);
+    }
+    cr_expect(exact > 5000 && not_exact > 1000, "both outcomes exercised: %d exact, %d not", exact, not_exact);
+    /* 255 terms just below 2^1 and one of 2^-45: a span of 46, and a sum
+     * of 56 bits that float64 rounds. */
+    float x[256];
+    sum_t all = {{0}, 0};
+    for (int i = 0; i < 256; i++) {
+        x[i] = i < 255 ? 2.0f - ldexpf(1.0f, -23) : ldexpf(1.0f, -45);
+        sum_add(&all, x[i]);
+    }
+    int ok;
+    const double d = ws_window(x, 256, ND_XS_F64_SPAN, &ok);
+    uint32_t limbs[ND_XS_LIMBS];
+    nd_xs_normalise(all.acc, 0, 0, limbs);
+    uint64_t got_word;
+    memcpy(&got_word, &d, 8);
+    cr_expect(ok, "span 46 passes exact_sum.h's bound");
+    cr_expect(~got_word != nd_xs_pack(limbs, all.flags), "yet 256 such terms round in float64");
+    ws_window(x, 256, span, &ok);
+    cr_expect(!ok, "the window's bound refuses it");
+}
+
 /* ------------------------------------------------------------ scan replay */
 
 /* The exact scan of rows x n in tiles of `tile`, as scan_exact computes

@@ -58,7 +58,9 @@
     X(EXACT_SPIN, "exact_spin", "exact polling at once and without backing off")                             \
     X(EXACT_ATOMICS, "exact_atomics", "exact summing by limb atomics, not float64 registers, when exact")     \
     X(EXACT_4K, "exact_4k", "exact with 32 items a thread (tiles of 16 KiB), registers for 6 blocks an SM")  \
-    X(EXACT_NODELAY, "exact_nodelay", "exact polling at once (not after CUB's 1140 ns), backing off 128 ns")
+    X(EXACT_NODELAY, "exact_nodelay", "exact polling at once (not after CUB's 1140 ns), backing off 128 ns") \
+    X(EXACT_WS, "exact_ws", "exact carries, warp-specialised (scan_ws.cuh): 4+4 warps x 63 items, 6 stages") \
+    X(EXACT_WS_8W, "exact_ws_8w", "exact_ws with 8+8 warps x 31 items")
 
 #define ND_SP_ENUM(name, str, what) NDP_SCAN_##name,
 enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
@@ -72,8 +74,15 @@ enum { ND_SCAN_VARIANTS(ND_SP_ENUM) NDP_SCAN_N_VARIANTS };
  * items, agg's tuning (exact_4k: 32 items); bench/gpu_speed.cu builds
  * inputs per tile. */
 enum { ND_SCAN_EXACT_THREADS = 128, ND_SCAN_EXACT_ITEMS = 24, ND_SCAN_EXACT_4K_ITEMS = 32 };
+/* The warp-specialised ones (scan_ws.cuh): reduce warps x 32 x odd items. */
+enum { ND_SCAN_WS_WARPS = 4, ND_SCAN_WS_ITEMS = 63, ND_SCAN_WS_8W_WARPS = 8, ND_SCAN_WS_8W_ITEMS = 31 };
 ND_SP_FN int64_t nd_scan_exact_tile(int variant) {
-    return (int64_t)ND_SCAN_EXACT_THREADS * (variant == NDP_SCAN_EXACT_4K ? ND_SCAN_EXACT_4K_ITEMS : ND_SCAN_EXACT_ITEMS);
+    switch (variant) {
+    case NDP_SCAN_EXACT_4K: return (int64_t)ND_SCAN_EXACT_THREADS * ND_SCAN_EXACT_4K_ITEMS;
+    case NDP_SCAN_EXACT_WS: return (int64_t)ND_SCAN_WS_WARPS * 32 * ND_SCAN_WS_ITEMS;
+    case NDP_SCAN_EXACT_WS_8W: return (int64_t)ND_SCAN_WS_8W_WARPS * 32 * ND_SCAN_WS_8W_ITEMS;
+    }
+    return (int64_t)ND_SCAN_EXACT_THREADS * ND_SCAN_EXACT_ITEMS;
 }
 
 /* Levels of the aggregate tree and the fan-out of each: 32^3 tiles of

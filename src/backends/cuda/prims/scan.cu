@@ -48,6 +48,13 @@
 //   float64 registers while every add is provably exact, else in limbs.
 //   Tiles as agg's. Float products, float64, integers and complex take
 //   agg (or the one pass).
+// - exact carries, warp-specialised (NDP_SCAN_EXACT_WS*, scan_ws.cuh; the
+//   default for float32 sums on rows of four of its tiles or more): the
+//   same exact sums, on one persistent block an SM streaming tiles through
+//   shared-memory stages by bulk copies, with separate load, reduce,
+//   look-back and scan-store warps; a block's look-back adds the totals
+//   of the tiles between its own two tiles to its running prefix, so it
+//   waits only for totals, never for another tile's prefix.
 // - NDP_SCAN_ONE_PASS_512, _8, _PACKED: the one pass with tiles of 512
 //   threads, with registers for 8 blocks an SM, and (float32) with each
 //   published total and its flag in one 64-bit word.
@@ -78,7 +85,11 @@ constexpr int THREADS = 256;
 constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
 // What ndp_scan runs (prims.h's NDP_SCAN_*; docs/internals.md says why):
 // float32 sums carry exact sums between tiles, everything else is agg.
-constexpr int kDefaultScan = NDP_SCAN_EXACT_4K;
+// Rows of kWsMinTiles warp-specialised tiles or more stream through
+// exact_ws; shorter ones, whose tiles would be mostly partial (copied by
+// one warp, not the bulk copy engine), take exact_4k.
+constexpr int kDefaultScan = NDP_SCAN_EXACT_WS, kShortRowScan = NDP_SCAN_EXACT_4K;
+constexpr int64_t kWsMinTiles = 4;
 
 // A tile is 16 KiB of values at 256 threads (complex128: 4 items a thread).
 template <typename T> __host__ __device__ constexpr int items_per_thread() {
@@ -1063,6 +1074,8 @@ cudaError_t scan_exact_launch(const float *in, float *out, int64_t rows, int64_t
     return cudaGetLastError();
 }
 
+#include "scan_ws.cuh"
+
 // One row in windows of win_tiles tiles: nwin + 1 launches (see scan_window).
 template <typename T>
 cudaError_t scan_windows(const T *in, T *out, int64_t n, int64_t win_tiles, ScanOp<T> op, void *tmp, size_t *bytes,
@@ -1156,6 +1169,8 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
     case NDP_SCAN_EXACT_ATOMICS:
     case NDP_SCAN_EXACT_4K:
     case NDP_SCAN_EXACT_NODELAY:
+    case NDP_SCAN_EXACT_WS:
+    case NDP_SCAN_EXACT_WS_8W:
         // float32 sums (and nan sums) carry exact sums between tiles;
         // everything else is agg.
         if constexpr (std::is_same<T, float>::value) {
@@ -1171,6 +1186,10 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
                     return scan_exact_launch<BT, ITEMS, 8, 688, true, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 case NDP_SCAN_EXACT_4K:
                     return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_WS:
+                    return scan_ws_launch<ND_SCAN_WS_WARPS, ND_SCAN_WS_ITEMS, 6, 64>(in, out, rows, n, op, tmp, bytes, s);
+                case NDP_SCAN_EXACT_WS_8W:
+                    return scan_ws_launch<ND_SCAN_WS_8W_WARPS, ND_SCAN_WS_8W_ITEMS, 6, 64>(in, out, rows, n, op, tmp, bytes, s);
                 default: return scan_exact_launch<BT, ITEMS, 8, 688, false, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 }
         }
@@ -1196,16 +1215,18 @@ cudaError_t scan_half(int op_kind, const void *in, void *out, int64_t rows, int6
 
 // ND_SCAN_VARIANT names ndp_scan's kernel (a row of ND_SCAN_VARIANTS; nd_init
 // refuses other values), so that a kernel can be tried through all of nd
-// without rebuilding the plugin; unset, empty or "default": kDefaultScan.
-static int default_scan(void) {
+// without rebuilding the plugin; unset, empty or "default": kDefaultScan,
+// or kShortRowScan for rows of fewer than kWsMinTiles of its tiles.
+static int default_scan(int64_t n) {
     static const int chosen = [] {
         static const char *const names[] = ND_SCAN_VARIANT_NAMES;
         const char *v = getenv("ND_SCAN_VARIANT");
         for (int i = 1; v && i < NDP_SCAN_N_VARIANTS; i++)
             if (strcmp(v, names[i]) == 0) return i;
-        return kDefaultScan;
+        return (int)NDP_SCAN_DEFAULT;
     }();
-    return chosen;
+    if (chosen != NDP_SCAN_DEFAULT) return chosen;
+    return n >= kWsMinTiles * nd_scan_exact_tile(kDefaultScan) ? kDefaultScan : kShortRowScan;
 }
 
 NDP_API int ndp_abi(void) { return NDP_ABI; }
@@ -1216,7 +1237,7 @@ NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, voi
         *tmp_bytes = tmp ? *tmp_bytes : 0;
         return cudaSuccess;
     }
-    if (variant == NDP_SCAN_DEFAULT) variant = default_scan();
+    if (variant == NDP_SCAN_DEFAULT) variant = default_scan(n);
     switch (dtype) {
     case ND_FLOAT32: return scan_typed<float>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     case ND_FLOAT64: return scan_typed<double>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
