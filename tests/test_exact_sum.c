@@ -357,13 +357,28 @@ Test(exact_sum, one_word_prefixes) {
     }
 }
 
+/* The warp's butterfly of plain float64 adds (lane l with lane l ^ off,
+ * off = 16 .. 1) over v; when the sum is exact (`exact`), every lane must
+ * end with the same bits. Returns lane 0's sum. */
+static double lanes_butterfly(double *v, int exact) {
+    double w[32];
+    for (int off = 16; off > 0; off >>= 1) {
+        for (int l = 0; l < 32; l++) w[l] = v[l] + v[l ^ off];
+        memcpy(v, w, sizeof w);
+    }
+    if (exact)
+        for (int l = 1; l < 32; l++)
+            cr_assert(memcmp(&v[l], &v[0], 8) == 0 || (isnan(v[l]) && isnan(v[0])), "lanes agree");
+    return v[0];
+}
+
 /* scan.cu's float64 look-back (exact_lookback_f64), one window: 32
  * lanes, the first n holding float32 aggregates and lane n (when prefix) a
  * published word, summed by a butterfly of plain float64 adds; *ok: the
  * prefix was one word and the terms' bit span (nd_xs_f64_span) within
  * ND_XS_F64_SPAN. Returns lane 0's sum; all lanes' sums must agree when ok. */
 static double butterfly(const float *x, int n, const sum_t *prefix, int *ok) {
-    double v[32], w[32];
+    double v[32];
     for (int l = 0; l < 32; l++) v[l] = l < n ? (double)x[l] : -0.0;
     *ok = 1;
     if (prefix) {
@@ -381,14 +396,7 @@ static double butterfly(const float *x, int n, const sum_t *prefix, int *ok) {
         hi = b > hi ? b : hi;
     }
     if (hi - lo > ND_XS_F64_SPAN) *ok = 0;
-    for (int off = 16; off > 0; off >>= 1) {
-        for (int l = 0; l < 32; l++) w[l] = v[l] + v[l ^ off];
-        memcpy(v, w, sizeof v);
-    }
-    if (*ok)
-        for (int l = 1; l < 32; l++)
-            cr_assert(memcmp(&v[l], &v[0], 8) == 0 || (isnan(v[l]) && isnan(v[0])), "lanes agree");
-    return v[0];
+    return lanes_butterfly(v, *ok);
 }
 
 /* When the bound holds, the float64 is the exact sum: the same word as
@@ -458,7 +466,7 @@ Test(exact_sum, float64_lookback) {
  * float64 adds; *ok: the terms' bit span within `span`. Returns lane 0's
  * sum; all lanes' sums must agree when ok. */
 static double ws_window(const float *x, int n, int span, int *ok) {
-    double v[32], w[32];
+    double v[32];
     int lo = 1 << 20, hi = -(1 << 20);
     for (int l = 0; l < 32; l++) {
         v[l] = -0.0;
@@ -473,14 +481,7 @@ static double ws_window(const float *x, int n, int span, int *ok) {
         }
     }
     *ok = hi - lo <= span;
-    for (int off = 16; off > 0; off >>= 1) {
-        for (int l = 0; l < 32; l++) w[l] = v[l] + v[l ^ off];
-        memcpy(v, w, sizeof v);
-    }
-    if (*ok)
-        for (int l = 1; l < 32; l++)
-            cr_assert(memcmp(&v[l], &v[0], 8) == 0 || (isnan(v[l]) && isnan(v[0])), "lanes agree");
-    return v[0];
+    return lanes_butterfly(v, *ok);
 }
 
 /* The warp-specialised scan sums 256 totals a window with the bound two
