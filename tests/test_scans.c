@@ -295,6 +295,42 @@ NDT_TEST(scans, long_rows_deterministic) {
     ref_free(ri);
 }
 
+/* float32 rows that start at any 4-byte offset: a long row read from 1, 2
+ * and 3 elements in (the CUDA default streams aligned rows by bulk copies
+ * and sends the others elsewhere), and rows whose length is not a multiple
+ * of 4 (every row after the first misaligned), against whole ones. */
+NDT_TEST(scans, long_float32_rows_at_every_offset) {
+    NDT_RNG(r);
+    int64_t n = 100003;
+    ref_arr *ra = ndt_rand(&r, ND_FLOAT32, 1, &n, -1, 1);
+    nd_array *a = ndt_upload(ra);
+    for (int64_t off = 1; off < 4; off++) {
+        char spec[16];
+        snprintf(spec, sizeof spec, "%lld:", (long long)off);
+        nd_array *v = nd_view(a, spec);
+        const int64_t vn = n - off, st = 1;
+        ref_arr *rv = ref_strided(ra, 1, &vn, &st, off);
+        nd_array *s = nd_cumsum(v, 0), *t = nd_nancumsum(v, -1);
+        check_scan(s, S_SUM, rv, 0, "a row at an offset");
+        check_scan(t, S_NANSUM, rv, -1, "a row at an offset, nancumsum");
+        nd_free(s);
+        nd_free(t);
+        ref_free(rv);
+        nd_free(v);
+    }
+    nd_free(a);
+    ref_free(ra);
+    const int64_t shapes[2][2] = {{3, 40001}, {2, 40000}};
+    for (int k = 0; k < 2; k++) {
+        ref_arr *rb = ndt_rand(&r, ND_FLOAT32, 2, shapes[k], -1, 1);
+        nd_array *b = ndt_upload(rb), *s = nd_cumsum(b, 1);
+        check_scan(s, S_SUM, rb, 1, k ? "rows of 40000" : "rows of 40001");
+        nd_free(s);
+        nd_free(b);
+        ref_free(rb);
+    }
+}
+
 NDT_TEST(scans, bad_arguments) {
     int64_t sh[2] = {2, 3};
     nd_array *a = nd_zeros(ND_FLOAT32, 2, sh);

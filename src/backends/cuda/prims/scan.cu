@@ -87,7 +87,8 @@ constexpr int ROW_WARPS = 8;  // short-row kernel: rows per block
 // float32 sums carry exact sums between tiles, everything else is agg.
 // Rows of kWsMinTiles warp-specialised tiles or more stream through
 // exact_ws; shorter ones, whose tiles would be mostly partial (copied by
-// one warp, not the bulk copy engine), take exact_4k.
+// one warp, not the bulk copy engine), take exact_4k, and so do rows that
+// do not start 16-byte aligned (scan_ws_launch's fallback).
 constexpr int kDefaultScan = NDP_SCAN_EXACT_WS, kShortRowScan = NDP_SCAN_EXACT_4K;
 constexpr int64_t kWsMinTiles = 4;
 
@@ -1132,7 +1133,7 @@ cudaError_t scan_agg_variant(int variant, const T *in, T *out, int64_t rows, int
 
 template <typename T>
 cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, int64_t rows, int64_t n, void *tmp,
-                       size_t *bytes, cudaStream_t s) {
+                       size_t *bytes, cudaStream_t s, bool by_default = false) {
     const T *in = static_cast<const T *>(in_);
     T *out = static_cast<T *>(out_);
     ScanOp<T> op{op_kind == ND_SCAN_PROD || op_kind == ND_SCAN_NANPROD,
@@ -1187,7 +1188,8 @@ cudaError_t scan_typed(int variant, int op_kind, const void *in_, void *out_, in
                 case NDP_SCAN_EXACT_4K:
                     return scan_exact_launch<BT, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(in, out, rows, n, op, tmp, bytes, s);
                 case NDP_SCAN_EXACT_WS:
-                    return scan_ws_launch<ND_SCAN_WS_WARPS, ND_SCAN_WS_ITEMS, 6, 64>(in, out, rows, n, op, tmp, bytes, s);
+                    return scan_ws_launch<ND_SCAN_WS_WARPS, ND_SCAN_WS_ITEMS, 6, 64>(in, out, rows, n, op, tmp, bytes, s,
+                                                                                      by_default);
                 case NDP_SCAN_EXACT_WS_8W:
                     return scan_ws_launch<ND_SCAN_WS_8W_WARPS, ND_SCAN_WS_8W_ITEMS, 6, 64>(in, out, rows, n, op, tmp, bytes, s);
                 default: return scan_exact_launch<BT, ITEMS, 8, 688, false, false, 1140>(in, out, rows, n, op, tmp, bytes, s);
@@ -1237,9 +1239,10 @@ NDP_API int ndp_scan_variant(int variant, int dtype, int op, const void *in, voi
         *tmp_bytes = tmp ? *tmp_bytes : 0;
         return cudaSuccess;
     }
-    if (variant == NDP_SCAN_DEFAULT) variant = default_scan(n);
+    const bool by_default = variant == NDP_SCAN_DEFAULT;
+    if (by_default) variant = default_scan(n);
     switch (dtype) {
-    case ND_FLOAT32: return scan_typed<float>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
+    case ND_FLOAT32: return scan_typed<float>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream, by_default);
     case ND_FLOAT64: return scan_typed<double>(variant, op, in, out, rows, n, tmp, tmp_bytes, stream);
     // Integers as unsigned bits: two's complement wrapping.
     case ND_INT64:

@@ -451,10 +451,17 @@ __global__ void __launch_bounds__(RW * 64 + 64, 1)
 
 // Workspace: [counter][totals: tiles], zeroed. As many blocks as fit on
 // the SMs (one each: the stages fill shared memory), never more than there
-// are tiles.
+// are tiles. fallback (ndp_scan's default, not a variant asked for by
+// name): rows that do not all start 16-byte aligned in both buffers, whose
+// every tile the load warp would copy, run exact_4k; the size asked for
+// then covers both kernels, since a query may not pass the buffers.
 template <int RW, int ITEMS, int STAGES, int SLEEP_NS>
 cudaError_t scan_ws_launch(const float *in, float *out, int64_t rows, int64_t n, ScanOp<float> op, void *tmp,
-                           size_t *bytes, cudaStream_t s) {
+                           size_t *bytes, cudaStream_t s, bool fallback = false) {
+    auto exact_4k = [&] {
+        return scan_exact_launch<ND_SCAN_EXACT_THREADS, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(
+            in, out, rows, n, op, tmp, bytes, s);
+    };
     constexpr int64_t TILE = (int64_t)RW * 32 * ITEMS;
     constexpr int THREADS = RW * 64 + 64;
     auto kernel = scan_ws<RW, ITEMS, STAGES, SLEEP_NS>;
@@ -482,12 +489,16 @@ cudaError_t scan_ws_launch(const float *in, float *out, int64_t rows, int64_t n,
         }
         if (dev < 64) __atomic_store_n(&fit[dev], blocks, __ATOMIC_RELAXED);
     }
-    if (blocks < 0)
-        return scan_exact_launch<ND_SCAN_EXACT_THREADS, ND_SCAN_EXACT_4K_ITEMS, 6, 688, true, true, 1140>(
-            in, out, rows, n, op, tmp, bytes, s);
+    const bool misaligned = ((((uintptr_t)in | (uintptr_t)out) & 15) != 0) || (rows > 1 && n % 4 != 0);
+    if (blocks < 0 || (fallback && misaligned && tmp)) return exact_4k();
     const int64_t tpr = (n + TILE - 1) / TILE, tiles = rows * tpr;
     if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
     const size_t agg_off = align_up(sizeof(unsigned long long)), need = align_up(agg_off + (size_t)tiles * 8);
+    if (!tmp && fallback) {
+        if ((e = exact_4k()) != cudaSuccess) return e; // *bytes: exact_4k's size
+        *bytes = *bytes > need ? *bytes : need;
+        return cudaSuccess;
+    }
     if (workspace_query_or_zero(tmp, bytes, need, need, s, &e)) return e;
     char *w = static_cast<char *>(tmp);
     kernel<<<(unsigned)(tiles < blocks ? tiles : blocks), THREADS, SMEM, s>>>(
