@@ -129,7 +129,7 @@ template <int RW, int ITEMS, int STAGES> struct alignas(128) WsStorage {
 
 struct WsTile {
     int64_t t, base, valid;
-    bool direct; // read and written from global memory, not by bulk copies
+    bool direct; // copied in and out by plain loads and stores, not bulk copies
 };
 template <int TILE>
 __device__ __forceinline__ WsTile ws_tile(int64_t g, int64_t n, int64_t tpr, const float *in, const float *out) {
@@ -286,6 +286,7 @@ __global__ void __launch_bounds__(RW * 64 + 64, 1)
         for (int64_t i = 0;; i++) {
             const int s = (int)(i % STAGES);
             if (lane == 0) ws_wait(&sm.empty[s], ((unsigned)(i / STAGES) & 1) ^ 1);
+            __syncwarp(); // the other lanes may write the stage (a direct tile) only now
             const int64_t g = (int64_t)__shfl_sync(0xffffffffu, next, 0);
             if (g >= tiles) {
                 if (lane == 0) {
@@ -344,6 +345,7 @@ __global__ void __launch_bounds__(RW * 64 + 64, 1)
                 sm.pref[s] = p;
                 ws_arrive(&sm.prefixed[s]);
             }
+            __syncwarp(); // lane 0 has read the limbs (ws_round) before a new row's ws_reset clears them
         }
     }
 
