@@ -19,7 +19,12 @@
  *   - scan.cu's float64 look-back (windows of 32 lanes summed by a
  *     butterfly under the 46-bit span bound, joined by checked adds, the
  *     one-word publish, the fall-back to limbs) gives every tile the exact
- *     prefix and published word whatever tile its look-back stops at. */
+ *     prefix and published word whatever tile its look-back stops at;
+ *   - scan_ws.cuh's windows of 256 totals are exact under their 44-bit
+ *     bound (and 46 bits would not do), and its carries (each block adding
+ *     the totals since its own last tile, whichever blocks take whichever
+ *     tiles; the float64 windows, the fall-back to limbs, new rows) give
+ *     every tile the exact prefix rounded once. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -790,4 +795,117 @@ Test(exact_sum, float64_lookback_every_stop) {
         }
     }
     cr_expect(f64 > 10000 && limbs_path > 10000, "both paths exercised: %d float64, %d limbs", f64, limbs_path);
+}
+
+/* ------------------------------------------- exact_ws's carries, replayed */
+
+/* A block's look-back state in scan_ws.cuh (WsCarry, its limbs, its last
+ * tile). */
+typedef struct {
+    double e;
+    int limbs;
+    sum_t acc;
+    int64_t prev;
+} ws_block;
+
+static void ws_block_reset(ws_block *b) {
+    b->e = -0.0;
+    b->limbs = 0;
+    memset(&b->acc, 0, sizeof b->acc);
+}
+
+/* ws_lookback: the totals of tiles [from, to) added to the block's carry,
+ * 256 a window (ws_window's lanes), joined by a checked add; the first
+ * window that could round moves the carry into the limbs (the float64's
+ * word pieces, as ws_to_limbs) and adds itself and the rest there. */
+static void ws_add_totals(ws_block *b, const float *tot, int64_t from, int64_t to, int *fell_back) {
+    for (int64_t w0 = from; w0 < to; w0 += 256) {
+        const int n = (int)(to - w0 < 256 ? to - w0 : 256);
+        if (!b->limbs) {
+            int ok;
+            const double x = ws_window(tot + w0, n, ND_XS_F64_SPAN - 2, &ok);
+            const double e = nd_xs_add_f64(b->e, x, &ok);
+            if (ok) {
+                b->e = e;
+                continue;
+            }
+            b->limbs = 1;
+            *fell_back = 1;
+            cr_assert(sum_add_word(&b->acc, word_of_f64(b->e)) == 0, "a float64 is one word");
+        }
+        for (int i = 0; i < n; i++) sum_add(&b->acc, tot[w0 + i]);
+    }
+}
+
+/* exact_ws's prefixes for rows x tpr tiles with totals tot[]: tickets
+ * handed in order to `blocks` blocks drawn at random (seed), each block's
+ * look-back adding the totals since its last tile of the same row (or
+ * since the row's start). prefix[g]: the rounded exclusive prefix (0 for
+ * a row's first tile, which takes none). */
+static void ws_replay(const float *tot, int64_t rows, int64_t tpr, int blocks, uint64_t seed, uint32_t *prefix,
+                      int *fell_back) {
+    ws_block *b = malloc(sizeof(ws_block) * (size_t)blocks);
+    for (int i = 0; i < blocks; i++) {
+        ws_block_reset(&b[i]);
+        b[i].prev = -1;
+    }
+    uint64_t s = seed;
+    for (int64_t g = 0; g < rows * tpr; g++) {
+        ws_block *k = &b[rng(&s) % (uint64_t)blocks];
+        const int64_t first = g - g % tpr;
+        prefix[g] = 0;
+        if (k->prev < first) ws_block_reset(k);
+        if (g > first) {
+            ws_add_totals(k, tot, k->prev < first ? first : k->prev, g, fell_back);
+            prefix[g] = k->limbs ? sum_round(&k->acc) : bits_of((float)k->e);
+        }
+        k->prev = g;
+    }
+    free(b);
+}
+
+/* Whichever blocks take whichever tiles, every prefix is the exact sum of
+ * the row's earlier totals rounded once: through the float64 windows, the
+ * fall-back to the limbs, and the row changes. */
+Test(exact_sum, ws_replay_schedule_free) {
+    uint64_t s = 17;
+    const int64_t shapes[][2] = {{1, 3000}, {3, 700}, {7, 37}, {4, 1}, {2, 257}};
+    const int blocks[] = {1, 7, 132};
+    int fell[5] = {0};
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        const int64_t rows = shapes[c][0], tpr = shapes[c][1], tiles = rows * tpr;
+        float *tot = malloc(sizeof(float) * (size_t)tiles);
+        uint32_t *want = malloc(sizeof(uint32_t) * (size_t)tiles), *got = malloc(sizeof(uint32_t) * (size_t)tiles);
+        for (int kind = 0; kind < 5; kind++) {
+            for (int64_t g = 0; g < tiles; g++)
+                tot[g] = kind == 0 ? in_range(&s, -10, 10)
+                         : kind == 1 ? in_range(&s, -149, 100)
+                         : kind == 2 ? any_finite(&s)
+                         : kind == 3 ? (rng(&s) % 50 ? (float)(int)(rng(&s) % 1000) - 500.0f
+                                        : rng(&s) % 3 == 0 ? NAN : rng(&s) & 1 ? INFINITY : -INFINITY)
+                                     : -0.0f;
+            for (int64_t g = 0; g < tiles; g++) {
+                const int64_t first = g - g % tpr;
+                sum_t e = {{0}, 0};
+                for (int64_t k = first; k < g; k++) sum_add(&e, tot[k]);
+                want[g] = g > first ? sum_round(&e) : 0;
+            }
+            for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
+                for (int seed = 1; seed <= 3; seed++) {
+                    ws_replay(tot, rows, tpr, blocks[bi], (uint64_t)seed * 104729 + bi, got, &fell[kind]);
+                    for (int64_t g = 0; g < tiles; g++) {
+                        const int same = got[g] == want[g] || (isnan(float_of(got[g])) && isnan(float_of(want[g])));
+                        cr_expect(same, "%lld x %lld, kind %d, %d blocks, schedule %d: tile %lld %08x, want %08x",
+                                  (long long)rows, (long long)tpr, kind, blocks[bi], seed, (long long)g, got[g],
+                                  want[g]);
+                        if (!same) break;
+                    }
+                }
+        }
+        free(tot);
+        free(want);
+        free(got);
+    }
+    cr_expect(!fell[0] && !fell[3] && !fell[4], "moderate totals, integers and -0.0 stayed in float64");
+    cr_expect(fell[1] && fell[2], "totals over the whole exponent range fell back to the limbs");
 }
