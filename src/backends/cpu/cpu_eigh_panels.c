@@ -138,11 +138,11 @@ int nd_cpu_eigh_panels(nd_cpu_state *st, int f64, int64_t n, const void *a, void
     /* a's upper triangle (the one dsyevd 'U' reads) as q's lower */
     if (f64) TRANSPOSE(double, b.q, a, n);
     else TRANSPOSE(float, b.q, a, n);
-    int blas_before = nd_cpu_blas_threads_get();
-    int trd_threads = sytrd_threads(n, blas_before);
-    if (trd_threads != blas_before) nd_cpu_blas_threads_set(trd_threads);
+    /* nd_cpu_blas_threads_set changes nothing when the count is already
+     * right, and returns -1 where the BLAS has no thread control */
+    int blas_before = nd_cpu_blas_threads_set(sytrd_threads(n, nd_cpu_blas_threads_get()));
     lapack_int info = SD(f64, sytrd, 'L', nn, (void *)b.q, nn, w, (void *)e, (void *)tau, (void *)work, (lapack_int)lwork);
-    if (trd_threads != blas_before && blas_before > 0) nd_cpu_blas_threads_set(blas_before);
+    if (blas_before > 0) nd_cpu_blas_threads_set(blas_before);
     if (info == 0) info = nd_cpu_stedc(st, f64, n, w, e, v); /* ND_EIGH_PANELS_OOM passes through */
     if (info == 0 && n > 1) {
         int before = nd_cpu_blas_threads_set(1); /* one BLAS thread a part */

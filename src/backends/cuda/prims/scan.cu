@@ -684,6 +684,20 @@ __device__ __forceinline__ unsigned long long exact_word(double d) {
     return d != d ? ~ND_XS_ENC_NAN : ~(unsigned long long)__double_as_longlong(d);
 }
 
+// An exact sum held as a float64 (exact_word's value) added by lane 0
+// into the limbs acc (zeroed, or holding nothing that lane 0's plain adds
+// could race with); returns its flags, the same in every lane.
+__device__ __forceinline__ unsigned exact_f64_into_limbs(double e, int64_t *acc, int lane) {
+    unsigned flags = 0;
+    if (lane == 0) {
+        int follow, limb, neg;
+        uint32_t part[3];
+        flags = nd_xs_unpack(exact_word(e), &follow, &limb, part, &neg);
+        for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++) acc[limb + j] += neg ? -(int64_t)part[j] : (int64_t)part[j];
+    }
+    return __shfl_sync(0xffffffffu, flags, 0);
+}
+
 // exact_lookback (ONE_WORD) in float64 registers: the window's terms
 // (aggregates as float64, the prefix word as the float64 it is) summed by a
 // warp butterfly into *sum. Every term is a multiple of 2^lo and below
@@ -767,14 +781,7 @@ __device__ __forceinline__ void exact_prefix(const ExactState &st, int64_t tile,
             if (!more || ok) return;
             // The inclusive prefix has more than 53 bits: e into the limbs,
             // then as below.
-            if (lane == 0) {
-                int follow, limb, neg;
-                uint32_t part[3];
-                flags = nd_xs_unpack(exact_word(e), &follow, &limb, part, &neg);
-                for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++)
-                    acc_s[limb + j] += neg ? -(int64_t)part[j] : (int64_t)part[j];
-            }
-            flags = __shfl_sync(0xffffffffu, flags, 0);
+            flags = exact_f64_into_limbs(e, acc_s, lane);
         }
     }
     if (in_limbs && t > 0) flags = exact_lookback<SLEEP_NS, ONE_WORD>(st, tile, t, lane, acc_s);

@@ -124,7 +124,7 @@ template <int RW, int ITEMS, int STAGES> struct alignas(128) WsStorage {
     // full: tile in (ticket + bulk copy); ticket: its ticket is known;
     // reduced: sums written; prefixed: pref written; empty: stage free.
     unsigned long long full[STAGES], ticket[STAGES], reduced[STAGES], prefixed[STAGES], empty[STAGES];
-    long long acc[ND_XS_LIMBS]; // the look-back's limbs (exact_add_bits)
+    int64_t acc[ND_XS_LIMBS]; // the look-back's limbs (exact_add_bits)
 };
 
 struct WsTile {
@@ -161,16 +161,9 @@ struct WsCarry {
     unsigned flags;
 };
 
-// e (exact, as float64) into the zeroed limbs (lane 0), as exact_prefix.
-__device__ __forceinline__ void ws_to_limbs(WsCarry &c, long long *acc, int lane) {
-    if (lane == 0) {
-        int follow, limb, neg;
-        uint32_t part[3];
-        c.flags = nd_xs_unpack(exact_word(c.e), &follow, &limb, part, &neg);
-        for (int j = 0; j < 3 && limb + j < ND_XS_LIMBS; j++)
-            acc[limb + j] += neg ? -(long long)part[j] : (long long)part[j];
-    }
-    c.flags = __shfl_sync(0xffffffffu, c.flags, 0);
+// The carry's float64 into the zeroed limbs, for good (this row).
+__device__ __forceinline__ void ws_to_limbs(WsCarry &c, int64_t *acc, int lane) {
+    c.flags = exact_f64_into_limbs(c.e, acc, lane);
     c.limbs = true;
     __syncwarp();
 }
@@ -185,7 +178,7 @@ __device__ __forceinline__ void ws_to_limbs(WsCarry &c, long long *acc, int lane
 // sends the carry to the limbs for good (this row).
 template <int SLEEP_NS>
 __device__ __forceinline__ void ws_lookback(const unsigned long long *agg, int64_t from, int64_t to, int lane,
-                                            WsCarry &c, long long *acc) {
+                                            WsCarry &c, int64_t *acc) {
     constexpr int V = 8, SPAN = ND_XS_F64_SPAN - 2;
     for (int64_t w0 = from; w0 < to; w0 += 32 * V) {
         unsigned long long a[V];
@@ -231,7 +224,7 @@ __device__ __forceinline__ void ws_lookback(const unsigned long long *agg, int64
         }
 #pragma unroll
         for (int v = 0; v < V; v++)
-            if (w0 + v * 32 + lane < to) c.flags |= exact_add_bits(reinterpret_cast<int64_t *>(acc), (uint32_t)a[v]);
+            if (w0 + v * 32 + lane < to) c.flags |= exact_add_bits(acc, (uint32_t)a[v]);
     }
     if (c.limbs) {
         c.flags = __reduce_or_sync(0xffffffffu, c.flags);
@@ -240,15 +233,15 @@ __device__ __forceinline__ void ws_lookback(const unsigned long long *agg, int64
 }
 
 // The carry rounded to float32 once (lane 0's value is used).
-__device__ __forceinline__ float ws_round(const WsCarry &c, const long long *acc) {
+__device__ __forceinline__ float ws_round(const WsCarry &c, const int64_t *acc) {
     if (!c.limbs) return __double2float_rn(c.e);
     uint32_t lim[ND_XS_LIMBS];
-    nd_xs_normalise(reinterpret_cast<const int64_t *>(acc), 0, 0, lim);
+    nd_xs_normalise(acc, 0, 0, lim);
     return __uint_as_float(nd_xs_round(lim, c.flags));
 }
 
 // A new row: nothing carried (-0.0, the identity), limbs zeroed.
-__device__ __forceinline__ void ws_reset(WsCarry &c, long long *acc, int lane) {
+__device__ __forceinline__ void ws_reset(WsCarry &c, int64_t *acc, int lane) {
     if (c.limbs && lane < ND_XS_LIMBS) acc[lane] = 0;
     c = WsCarry{-0.0, false, 0};
     __syncwarp();
