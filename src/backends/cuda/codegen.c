@@ -366,7 +366,11 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     info->n_seeds = nd_cuda_seed_params(k, seeds);
     info->key_word = nd_cuda_round_key_word(k);
     for (int i = 0; i < info->n_seeds; i++) info->seed_word[i] = k->n_slots + seeds[i];
-    info->n_words = info->key_word + ND_PHILOX_ROUNDS * info->n_seeds;
+    int32_t stream_params[ND_CUDA_MAX_STREAMS];
+    info->n_streams = nd_cuda_stream_params(k, info->stream_seed, stream_params);
+    info->round0_word = info->key_word + ND_PHILOX_ROUNDS * info->n_seeds;
+    for (int i = 0; i < info->n_streams; i++) info->stream_word[i] = k->n_slots + stream_params[i];
+    info->n_words = nd_cuda_rng_words_end(k);
     info->bad_word = -1;
     if (k->n_gathers) info->bad_word = info->n_words++; /* == nd_cuda_bad_word(k) */
     info->extent_word = -1;
@@ -1002,10 +1006,7 @@ void nd_cuda_emit_ufuncs(nd_strbuf *sb, const nd_kernel *k) {
     if (any) nd_strbuf_printf(sb, "#line 1 \"nd_kernel\"\n");
 }
 
-int nd_cuda_bad_word(const nd_kernel *k) {
-    int32_t seeds[ND_CUDA_MAX_SEEDS];
-    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds);
-}
+int nd_cuda_bad_word(const nd_kernel *k) { return nd_cuda_rng_words_end(k); }
 
 void nd_cuda_emit_gather(nd_strbuf *sb, const nd_kernel *k) {
     if (!k->n_gathers) return;

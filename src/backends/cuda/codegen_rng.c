@@ -124,6 +124,44 @@ int nd_cuda_seed_params(const nd_kernel *k, int32_t *params) {
 
 int nd_cuda_round_key_word(const nd_kernel *k) { return k->n_slots + k->n_params + (k->has_reduce ? 1 : 0); }
 
+/* The first round's stream half. A call's counter is (index, stream), and
+ * round 0 multiplies the stream's low word (M1 * c2, high and low) and
+ * xors it, the stream's high word and the round-0 key into the result:
+ * work that is the same for every call of a draw in a launch. The host
+ * does it once per (seed, stream) pair, two words: (umulhi(M1, c2) ^ k0)
+ * | (M1 * c2) << 32, and c3 ^ k1; the kernel's round 0 is then its index's
+ * product and three xors (ndk_philox_r). The generate + dot's kernel on an
+ * H200: 319 -> 306 us, the hand-written kernel (bench/dot_variants.cu, the
+ * stream a literal 0 and 1) 302 us (bench/results/2026-12-01-session22-dot.md). */
+static int seed_index(const nd_kernel *k, int j) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    int n = nd_cuda_seed_params(k, seeds);
+    for (int i = 0; i < n; i++)
+        if (seeds[i] == k->insts[j].b) return i;
+    return -1;
+}
+
+int nd_cuda_stream_params(const nd_kernel *k, int32_t *seed_of, int32_t *stream_of) {
+    int n = 0;
+    for (int j = 0; j < k->n_insts; j++) {
+        if (!is_draw(&k->insts[j])) continue;
+        int32_t s = seed_index(k, j), c = k->insts[j].c, seen = 0;
+        if (s < 0) return 0; /* keys computed in the kernel: so is round 0 */
+        for (int i = 0; i < n && !seen; i++) seen = seed_of[i] == s && stream_of[i] == c;
+        if (seen) continue;
+        if (n == ND_CUDA_MAX_STREAMS) return 0;
+        seed_of[n] = s;
+        stream_of[n++] = c;
+    }
+    return n;
+}
+
+int nd_cuda_rng_words_end(const nd_kernel *k) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS], seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
+    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds) +
+           2 * nd_cuda_stream_params(k, seed_of, stream_of);
+}
+
 void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words) {
     for (int i = 0; i < info->n_seeds; i++) {
         uint64_t seed = words[info->seed_word[i]];
@@ -134,19 +172,33 @@ void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words) {
             k1 += ND_PHILOX_W1;
         }
     }
+    for (int i = 0; i < info->n_streams; i++) {
+        const uint64_t stream = words[info->stream_word[i]];
+        const uint64_t key = words[info->key_word + ND_PHILOX_ROUNDS * info->stream_seed[i]]; /* round 0's */
+        const uint64_t p = (uint64_t)ND_PHILOX_M1 * (uint32_t)stream;
+        const uint32_t x = (uint32_t)(p >> 32) ^ (uint32_t)key, y = (uint32_t)p;
+        words[info->round0_word + 2 * i] = (uint64_t)y << 32 | x;
+        words[info->round0_word + 2 * i + 1] = (uint32_t)(stream >> 32) ^ (uint32_t)(key >> 32);
+    }
 }
 
-/* The first argument words of draw j's Philox call: its round keys, or the
- * seed when the kernel has too many seeds for them. */
-static void seed_args(const nd_kernel *k, int j, char *out, size_t cap) {
-    int32_t seeds[ND_CUDA_MAX_SEEDS];
-    int n = nd_cuda_seed_params(k, seeds);
-    for (int i = 0; i < n; i++)
-        if (seeds[i] == k->insts[j].b) {
-            snprintf(out, cap, "ndk_philox_k(A, %d", nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * i);
+/* The call of draw j up to its index and stream arguments: its round keys
+ * and first round's words (ndk_philox_r, then the stream argument is the
+ * words' position), its round keys (ndk_philox_k), or the seed when the
+ * kernel has too many seeds for them. */
+static void seed_args(const nd_kernel *k, int j, char *out, size_t cap, char *stream, size_t stream_cap) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS], seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
+    const int ns = nd_cuda_seed_params(k, seeds), np = nd_cuda_stream_params(k, seed_of, stream_of);
+    const int s = seed_index(k, j), key = nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * s;
+    snprintf(stream, stream_cap, "A.w[%d]", k->n_slots + k->insts[j].c);
+    for (int i = 0; i < np; i++)
+        if (seed_of[i] == s && stream_of[i] == k->insts[j].c) {
+            snprintf(out, cap, "ndk_philox_r(A, %d", key);
+            snprintf(stream, stream_cap, "%d", nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * ns + 2 * i);
             return;
         }
-    snprintf(out, cap, "ndk_philox(A.w[%d]", k->n_slots + k->insts[j].b);
+    if (s >= 0) snprintf(out, cap, "ndk_philox_k(A, %d", key);
+    else snprintf(out, cap, "ndk_philox(A.w[%d]", k->n_slots + k->insts[j].b);
 }
 
 int nd_cuda_rng_call_share(const nd_kernel *k) {
@@ -168,7 +220,7 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
     const int pair = is_pair_draw(k, j), kw = draw_words(k, j), W = draw_share(k, j);
     const int sh = W == 8 ? 3 : W == 4 ? 2 : W == 2 ? 1 : 0;
     char seed[48], stream[32];
-    seed_args(k, j, seed, sizeof seed);
+    seed_args(k, j, seed, sizeof seed, stream, sizeof stream);
     /* Indices below 2^32 (the usual case) go through unsigned: then the
      * compiler knows each call's counter has a zero high word and drops
      * its 64-bit arithmetic and a xor of the first round. The generate +
@@ -177,7 +229,6 @@ void nd_cuda_emit_draw_words(nd_strbuf *sb, const nd_kernel *k, int j, int G, in
     int small = x->op == ND_IR_INDEX &&
                 nd_cuda_access_extent(&k->indices[x->a], k->ndim, k->shape) <= (int64_t)UINT32_MAX;
     const char *to_u64 = small ? "(unsigned long long)(unsigned)" : "(unsigned long long)";
-    snprintf(stream, sizeof stream, "A.w[%d]", k->n_slots + in->c);
     int64_t r = 0, s = 0;
     rng_mode mode = draw_mode(k, j, G, gax, &r, &s);
     if (mode == RNG_FIXED) {

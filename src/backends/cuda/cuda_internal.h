@@ -32,12 +32,14 @@
  * one call, 32-bit draw counters; 9: sums of bools counted in integers; 8:
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels; 17: full reductions of generated values grid-stride
- * over the grid the host picks (its block count an argument). */
-#define ND_CUDA_CODEGEN_VERSION 17u
+ * over the grid the host picks (its block count an argument); 18: the first
+ * Philox round's stream half from argument words the host fills. */
+#define ND_CUDA_CODEGEN_VERSION 18u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */
 #define ND_CUDA_MAX_SEEDS 4    /* seeds per kernel whose Philox round keys the host computes */
+#define ND_CUDA_MAX_STREAMS 8  /* (seed, stream) pairs per kernel whose first Philox round the host computes */
 #define ND_CUDA_UNROLL 8       /* rows a thread of a light scalar elementwise kernel loads at once */
 #define ND_CUDA_UNROLL_MAX_INSTS 64 /* "light": at most this many IR instructions */
 #define ND_CUDA_UNROLL_MIN_POINTS ((int64_t)1 << 23) /* "large": at least this many points */
@@ -97,6 +99,13 @@ typedef struct {
      * key_word + 10 i. */
     int n_seeds, key_word;
     int seed_word[ND_CUDA_MAX_SEEDS];
+    /* The first round's stream half, which the host fills at launch after
+     * the keys (nd_cuda_fill_round_keys): (seed, stream) pair i is seed
+     * stream_seed[i]'s keys and argument word stream_word[i]; its two words
+     * start at round0_word + 2 i. n_streams 0: every call runs all ten
+     * rounds (no keys, or more pairs than ND_CUDA_MAX_STREAMS). */
+    int n_streams, round0_word;
+    int stream_seed[ND_CUDA_MAX_STREAMS], stream_word[ND_CUDA_MAX_STREAMS];
     int64_t groups;    /* pass-1 work items: n_out * splits */
     /* Shape-generic (nd_cuda_shape_class >= 0): the extent is argument
      * word extent_word, not a literal, and n, items, groups and n_out above
@@ -212,6 +221,14 @@ int nd_cuda_rng_call_share(const nd_kernel *k);
  * `words` (which seeds and where: kinfo, computed once per kernel). */
 int nd_cuda_seed_params(const nd_kernel *k, int32_t *params);
 int nd_cuda_round_key_word(const nd_kernel *k);
+/* The distinct (seed, stream) pairs of k's draws whose first round the
+ * host computes: seed index (into nd_cuda_seed_params's list) and stream
+ * parameter of each (at most ND_CUDA_MAX_STREAMS; 0 when there are more,
+ * or no round keys). */
+int nd_cuda_stream_params(const nd_kernel *k, int32_t *seed_index, int32_t *stream_param);
+/* The first argument word after the random draws' words (keys and first
+ * rounds): where the words that follow them (bad_word, extent_word) go. */
+int nd_cuda_rng_words_end(const nd_kernel *k);
 void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words);
 /* Whether a group of G points along gax (its first at a multiple of G)
  * computes fewer Philox calls than points for some draw of k. */
