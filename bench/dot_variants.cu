@@ -49,6 +49,12 @@
 // of nd's shapes with their second pass on the device and the read of one
 // double, as nd runs them.
 //
+// "the streams" times k_dot against the same kernel with its streams as
+// kernel arguments (as nd passes them) and with the first round's stream
+// half computed by the host (nd since codegen version 18, ndk_philox_r):
+// nd's kernel had paid ~5% for the argument streams (H200, 2026-12-01:
+// bench/results/2026-12-01-session22-dot.md).
+//
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o dot_variants bench/dot_variants.cu
 #include <algorithm>
 #include <chrono>
@@ -152,6 +158,46 @@ __global__ void k_dot_split(const Keys K, unsigned pairs, unsigned pps, double *
   block_fold(acc, &partials[blockIdx.x]);
 }
 
+// The streams as nd passes them: kernel arguments, not literals, and
+// 32-bit call counters (nd's counters for fewer than 2^32 points). SHAPE 0:
+// the stream words as they are, every call's first round multiplying them
+// (nd up to codegen version 17); SHAPE 1: the first round's stream half
+// from two words per stream the host computes, (umulhi(M1, c2) ^ k0) |
+// (M1 * c2) << 32 and c3 ^ k1 (nd's ndk_philox_r since version 18). The
+// literal streams of k_dot let the compiler fold that round, and more:
+// streams 0 and 1 give both calls the same first-round x word, so their
+// second rounds share work that runtime streams never can.
+struct Round0 { unsigned long long w[2][2]; };
+__device__ __forceinline__ uint4 philox_rest(const Keys &K, uint4 c) {
+#pragma unroll
+  for (int r = 1; r < 10; r++) {
+    unsigned hi0 = __umulhi(M0, c.x), lo0 = M0 * c.x;
+    unsigned hi1 = __umulhi(M1, c.z), lo1 = M1 * c.z;
+    c = make_uint4(hi1 ^ c.y ^ K.k0[r], lo1, hi0 ^ c.w ^ K.k1[r], lo0);
+  }
+  return c;
+}
+template <int SHAPE>
+__global__ void k_dot_streams(const Keys K, const Round0 R, unsigned long long s0, unsigned long long s1,
+                              unsigned pairs, double *partials) {
+  double acc = 0;
+  const unsigned stride = gridDim.x * 256;
+  for (unsigned p = blockIdx.x * 256 + threadIdx.x; p < pairs; p += stride) {
+    uint4 a, b;
+    if (SHAPE == 0) {
+      a = philox(K, p, s0);
+      b = philox(K, p, s1);
+    } else {
+      const unsigned hi = __umulhi(M0, p), lo = M0 * p;
+      a = philox_rest(K, make_uint4((unsigned)R.w[0][0], (unsigned)(R.w[0][0] >> 32), hi ^ (unsigned)R.w[0][1], lo));
+      b = philox_rest(K, make_uint4((unsigned)R.w[1][0], (unsigned)(R.w[1][0] >> 32), hi ^ (unsigned)R.w[1][1], lo));
+    }
+    acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.x, a.y), u01d_i2f(b.x, b.y)));
+    acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.z, a.w), u01d_i2f(b.z, b.w)));
+  }
+  block_fold(acc, &partials[blockIdx.x]);
+}
+
 // nd's second pass: one block folds n partials (thread t: t, t + 256, ...)
 // and writes the value, which the host then reads (8 bytes).
 __global__ void k_fold(const double *partials, unsigned n, double *out) {
@@ -247,6 +293,44 @@ int main() {
     printf("  partials %s; dot / n = %.6f (expect 0.25)\n",
            memcmp(host[0], host[1], grid * sizeof(double)) == 0 ? "identical" : "DIFFER", dot[0] / (double)N);
     for (int v = 0; v < 2; v++) { CK(cudaFree(part[v])); free(host[v]); }
+  }
+  // The streams: literals (k_dot), kernel arguments, first round from the
+  // host (1056 blocks, device time, median of 21; the same partials).
+  {
+    const unsigned grid = 132u * 8u;
+    Round0 R;
+    for (int i = 0; i < 2; i++) { // streams 0 and 1, as k_dot's literals
+      const unsigned c2 = (unsigned)i, c3 = 0;
+      const unsigned long long m = (unsigned long long)M1 * c2;
+      R.w[i][0] = (unsigned long long)((unsigned)m) << 32 | ((unsigned)(m >> 32) ^ K.k0[0]);
+      R.w[i][1] = c3 ^ K.k1[0];
+    }
+    const unsigned long long s0 = 0, s1 = 1;
+    const unsigned pairs32 = (unsigned)pairs;
+    double *part[3], *host[3];
+    printf("the streams (1056 blocks)\n");
+    for (int v = 0; v < 3; v++) {
+      CK(cudaMalloc(&part[v], grid * sizeof(double)));
+      CK(cudaMemset(part[v], 0xA5 + v, grid * sizeof(double)));
+      host[v] = (double *)malloc(grid * sizeof(double));
+      float t[21];
+      for (int r = -3; r < 21; r++) {
+        CK(cudaEventRecord(e0));
+        if (v == 0) k_dot<false><<<grid, 256>>>(K, pairs, part[v]);
+        else if (v == 1) k_dot_streams<0><<<grid, 256>>>(K, R, s0, s1, pairs32, part[v]);
+        else k_dot_streams<1><<<grid, 256>>>(K, R, s0, s1, pairs32, part[v]);
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        if (r >= 0) CK(cudaEventElapsedTime(&t[r], e0, e1));
+      }
+      std::sort(t, t + 21);
+      CK(cudaMemcpy(host[v], part[v], grid * sizeof(double), cudaMemcpyDeviceToHost));
+      printf("  %-40s median %7.1f us (best %7.1f)\n",
+             v == 0 ? "literal streams (k_dot)" : v == 1 ? "streams as arguments (nd to v17)" : "round 0 from the host (nd v18)",
+             t[10] * 1e3, t[0] * 1e3);
+    }
+    printf("  partials %s\n", !memcmp(host[0], host[1], grid * 8) && !memcmp(host[0], host[2], grid * 8) ? "identical" : "DIFFER");
+    for (int v = 0; v < 3; v++) { CK(cudaFree(part[v])); free(host[v]); }
   }
   // nd's two shapes end to end as nd runs them: pass 1, the second pass on
   // the device, the value read to the host (host clock, median of 21).
