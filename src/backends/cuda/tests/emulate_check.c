@@ -561,6 +561,93 @@ static void test_pi(int64_t n, nd_dtype count) {
           (long long)want);
 }
 
+/* Whether the source emulate() wrote for the last kernel holds `what`. */
+static int source_has(const nd_kernel *k, const char *what) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/t%03d_%s.cu", workdir, test_no, k->name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strstr(buf, what) != NULL;
+}
+
+/* out[i] = u_0(i) + u_1(i) + ... + u_{D-1}(i) in float64, draw d of seed
+ * parameter d % S and stream parameter S + d % P, the streams with high
+ * words set (the first round's stream half the host computes for each
+ * (seed, stream) pair, codegen_rng.c). Exact against common/philox.h, and
+ * the calls take the form `want`: ndk_philox_r up to ND_CUDA_MAX_STREAMS
+ * pairs, then ndk_philox_k (keys, no first round: more pairs), then
+ * ndk_philox (more than ND_CUDA_MAX_SEEDS seeds). */
+static void test_streams(int D, int S, int P, const char *want) {
+    test_no++;
+    enum { MAXD = 12 };
+    const int64_t n = 1003;
+    nd_kernel k;
+    nd_ir_access idx;
+    nd_ir_inst ins[2 * MAXD + 1];
+    uint8_t pd[2 * MAXD];
+    nd_scalar_bits p[2 * MAXD];
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "streams_%d_%d_%d", D, S, P);
+    k.ndim = 1;
+    k.shape[0] = n;
+    memset(&idx, 0, sizeof idx);
+    idx.strides[0] = 1;
+    for (int i = 0; i < S + P; i++) pd[i] = ND_UINT64;
+    for (int i = 0; i < S; i++) p[i].u = SEED + 0x1000193ull * (uint64_t)i;
+    for (int i = 0; i < P; i++) p[S + i].u = (uint64_t)(i + 1) << 32 | (uint32_t)(0x9E3779B9u * (unsigned)(i + 3));
+    ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0};
+    for (int d = 0; d < D; d++)
+        ins[1 + d] = (nd_ir_inst){ND_IR_RAND_UNIFORM, ND_FLOAT64, 0, 0, (uint32_t)(d % S), (uint32_t)(S + d % P), 0, 0};
+    int last = 1;
+    for (int d = 1; d < D; d++) {
+        ins[D + d] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT64, 0, (uint32_t)last, (uint32_t)(1 + d), 0, 0, 0};
+        last = D + d;
+    }
+    k.n_slots = 1;
+    k.n_params = S + P;
+    k.param_dtypes = pd;
+    k.n_indices = 1;
+    k.indices = &idx;
+    k.n_insts = 2 * D;
+    k.insts = ins;
+    nd_ir_store sto;
+    memset(&sto, 0, sizeof sto);
+    sto.at.slot = 0;
+    sto.at.dtype = ND_FLOAT64;
+    sto.at.strides[0] = 1;
+    sto.value = (uint32_t)last;
+    k.n_stores = 1;
+    k.stores = &sto;
+    k.hash = 0x5000 + test_no;
+    for (int vec = 0; vec < 2; vec++) {
+        double *out = malloc((size_t)(n + 16) * sizeof *out);
+        for (int64_t i = 0; i < n + 16; i++) out[i] = -1.0; /* poison */
+        void *slots[1] = {out};
+        if (!emulate(&k, slots, p, vec)) {
+            CHECK(0, "test %d %s: emulation failed", test_no, k.name);
+            free(out);
+            return;
+        }
+        CHECK(!nvrtc_on || source_has(&k, want), "test %d %s: the calls are not %s", test_no, k.name, want);
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double w = 0;
+            for (int d = 0; d < D; d++) {
+                double u = nd_philox_uniform_f64(p[d % S].u, p[S + d % P].u, (uint64_t)i);
+                w = d ? w + u : u;
+            }
+            if (memcmp(&w, &out[i], sizeof w) != 0 && bad++ < 3)
+                printf("   t%d %s vec %d elem %lld: %.17g want %.17g\n", test_no, k.name, vec, (long long)i, out[i], w);
+        }
+        CHECK(bad == 0, "test %d %s vec %d: %d of %lld wrong", test_no, k.name, vec, bad, (long long)n);
+        free(out);
+    }
+}
+
 /* The tree of a block (emit_tree_fold) over 256 values: lane t takes lane
  * t + st for st = 128 .. 1. */
 static double tree256(double *a) {
@@ -1475,6 +1562,11 @@ int main(int argc, char **argv) {
     }
     test_ufunc(0);
     test_ufunc(1);
+    test_streams(3, 1, 3, "ndk_philox_r(A");  /* three streams of one seed */
+    test_streams(6, 2, 3, "ndk_philox_r(A");  /* six (seed, stream) pairs, streams shared between seeds */
+    test_streams(4, 1, 2, "ndk_philox_r(A");  /* two draws each of two streams: two pairs */
+    test_streams(9, 1, 9, "ndk_philox_k(A");  /* nine pairs: more than ND_CUDA_MAX_STREAMS */
+    test_streams(5, 5, 5, "ndk_philox(A.w");  /* five seeds: more than ND_CUDA_MAX_SEEDS */
     test_pi(1 << 20, ND_INT64);
     test_pi((1 << 20) + 3, ND_INT64);
     test_pi((1 << 20) + 3, ND_FLOAT64);
