@@ -70,15 +70,20 @@ static const unsigned M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 =
 
 struct Keys { unsigned k0[10], k1[10]; };
 
-__device__ __forceinline__ uint4 philox(const Keys &K, unsigned long long idx, unsigned long long stream) {
-  unsigned c0 = (unsigned)idx, c1 = (unsigned)(idx >> 32), c2 = (unsigned)stream, c3 = (unsigned)(stream >> 32);
+// Rounds FIRST .. 9 on counter c.
+template <int FIRST>
+__device__ __forceinline__ uint4 philox_rounds(const Keys &K, uint4 c) {
 #pragma unroll
-  for (int r = 0; r < 10; r++) {
-    unsigned hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
-    unsigned hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
-    c0 = hi1 ^ c1 ^ K.k0[r]; c1 = lo1; c2 = hi0 ^ c3 ^ K.k1[r]; c3 = lo0;
+  for (int r = FIRST; r < 10; r++) {
+    unsigned hi0 = __umulhi(M0, c.x), lo0 = M0 * c.x;
+    unsigned hi1 = __umulhi(M1, c.z), lo1 = M1 * c.z;
+    c = make_uint4(hi1 ^ c.y ^ K.k0[r], lo1, hi0 ^ c.w ^ K.k1[r], lo0);
   }
-  return make_uint4(c0, c1, c2, c3);
+  return c;
+}
+
+__device__ __forceinline__ uint4 philox(const Keys &K, unsigned long long idx, unsigned long long stream) {
+  return philox_rounds<0>(K, make_uint4((unsigned)idx, (unsigned)(idx >> 32), (unsigned)stream, (unsigned)(stream >> 32)));
 }
 
 __host__ __device__ __forceinline__ double u01d_i2f(unsigned x0, unsigned x1) {
@@ -168,15 +173,6 @@ __global__ void k_dot_split(const Keys K, unsigned pairs, unsigned pps, double *
 // streams 0 and 1 give both calls the same first-round x word, so their
 // second rounds share work that runtime streams never can.
 struct Round0 { unsigned long long w[2][2]; };
-__device__ __forceinline__ uint4 philox_rest(const Keys &K, uint4 c) {
-#pragma unroll
-  for (int r = 1; r < 10; r++) {
-    unsigned hi0 = __umulhi(M0, c.x), lo0 = M0 * c.x;
-    unsigned hi1 = __umulhi(M1, c.z), lo1 = M1 * c.z;
-    c = make_uint4(hi1 ^ c.y ^ K.k0[r], lo1, hi0 ^ c.w ^ K.k1[r], lo0);
-  }
-  return c;
-}
 template <int SHAPE>
 __global__ void k_dot_streams(const Keys K, const Round0 R, unsigned long long s0, unsigned long long s1,
                               unsigned pairs, double *partials) {
@@ -189,8 +185,8 @@ __global__ void k_dot_streams(const Keys K, const Round0 R, unsigned long long s
       b = philox(K, p, s1);
     } else {
       const unsigned hi = __umulhi(M0, p), lo = M0 * p;
-      a = philox_rest(K, make_uint4((unsigned)R.w[0][0], (unsigned)(R.w[0][0] >> 32), hi ^ (unsigned)R.w[0][1], lo));
-      b = philox_rest(K, make_uint4((unsigned)R.w[1][0], (unsigned)(R.w[1][0] >> 32), hi ^ (unsigned)R.w[1][1], lo));
+      a = philox_rounds<1>(K, make_uint4((unsigned)R.w[0][0], (unsigned)(R.w[0][0] >> 32), hi ^ (unsigned)R.w[0][1], lo));
+      b = philox_rounds<1>(K, make_uint4((unsigned)R.w[1][0], (unsigned)(R.w[1][0] >> 32), hi ^ (unsigned)R.w[1][1], lo));
     }
     acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.x, a.y), u01d_i2f(b.x, b.y)));
     acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.z, a.w), u01d_i2f(b.z, b.w)));

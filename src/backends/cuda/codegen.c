@@ -368,7 +368,7 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     for (int i = 0; i < info->n_seeds; i++) info->seed_word[i] = k->n_slots + seeds[i];
     int32_t stream_params[ND_CUDA_MAX_STREAMS];
     info->n_streams = nd_cuda_stream_params(k, info->stream_seed, stream_params);
-    info->round0_word = info->key_word + ND_PHILOX_ROUNDS * info->n_seeds;
+    info->round0_word = nd_cuda_round0_word(k);
     for (int i = 0; i < info->n_streams; i++) info->stream_word[i] = k->n_slots + stream_params[i];
     info->n_words = nd_cuda_rng_words_end(k);
     info->bad_word = -1;

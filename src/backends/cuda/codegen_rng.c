@@ -156,10 +156,14 @@ int nd_cuda_stream_params(const nd_kernel *k, int32_t *seed_of, int32_t *stream_
     return n;
 }
 
+int nd_cuda_round0_word(const nd_kernel *k) {
+    int32_t seeds[ND_CUDA_MAX_SEEDS];
+    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds);
+}
+
 int nd_cuda_rng_words_end(const nd_kernel *k) {
-    int32_t seeds[ND_CUDA_MAX_SEEDS], seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
-    return nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * nd_cuda_seed_params(k, seeds) +
-           2 * nd_cuda_stream_params(k, seed_of, stream_of);
+    int32_t seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
+    return nd_cuda_round0_word(k) + 2 * nd_cuda_stream_params(k, seed_of, stream_of);
 }
 
 void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words) {
@@ -187,14 +191,14 @@ void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words) {
  * words' position), its round keys (ndk_philox_k), or the seed when the
  * kernel has too many seeds for them. */
 static void seed_args(const nd_kernel *k, int j, char *out, size_t cap, char *stream, size_t stream_cap) {
-    int32_t seeds[ND_CUDA_MAX_SEEDS], seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
-    const int ns = nd_cuda_seed_params(k, seeds), np = nd_cuda_stream_params(k, seed_of, stream_of);
+    int32_t seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
+    const int np = nd_cuda_stream_params(k, seed_of, stream_of);
     const int s = seed_index(k, j), key = nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * s;
     snprintf(stream, stream_cap, "A.w[%d]", k->n_slots + k->insts[j].c);
     for (int i = 0; i < np; i++)
         if (seed_of[i] == s && stream_of[i] == k->insts[j].c) {
             snprintf(out, cap, "ndk_philox_r(A, %d", key);
-            snprintf(stream, stream_cap, "%d", nd_cuda_round_key_word(k) + ND_PHILOX_ROUNDS * ns + 2 * i);
+            snprintf(stream, stream_cap, "%d", nd_cuda_round0_word(k) + 2 * i);
             return;
         }
     if (s >= 0) snprintf(out, cap, "ndk_philox_k(A, %d", key);

@@ -226,8 +226,10 @@ int nd_cuda_round_key_word(const nd_kernel *k);
  * parameter of each (at most ND_CUDA_MAX_STREAMS; 0 when there are more,
  * or no round keys). */
 int nd_cuda_stream_params(const nd_kernel *k, int32_t *seed_index, int32_t *stream_param);
-/* The first argument word after the random draws' words (keys and first
- * rounds): where the words that follow them (bad_word, extent_word) go. */
+/* The first argument word of the first rounds' words (after the keys),
+ * and the first after them: where the words that follow the random
+ * draws' (bad_word, extent_word) go. */
+int nd_cuda_round0_word(const nd_kernel *k);
 int nd_cuda_rng_words_end(const nd_kernel *k);
 void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words);
 /* Whether a group of G points along gax (its first at a multiple of G)
