@@ -53,7 +53,9 @@
 // kernel arguments (as nd passes them) and with the first round's stream
 // half computed by the host (nd since codegen version 18, ndk_philox_r):
 // nd's kernel had paid ~5% for the argument streams (H200, 2026-12-01:
-// bench/results/2026-12-01-session22-dot.md).
+// bench/results/2026-12-01-session22-dot.md); and the same with both
+// calls taking the first stream's c3 ^ k1 word (nd since codegen version
+// 19, ND_IR_ONE_HIGH_WORD), which gave back the rest.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o dot_variants bench/dot_variants.cu
 #include <algorithm>
@@ -185,8 +187,13 @@ __global__ void k_dot_streams(const Keys K, const Round0 R, unsigned long long s
       b = philox(K, p, s1);
     } else {
       const unsigned hi = __umulhi(M0, p), lo = M0 * p;
+      // SHAPE 2: both calls take the first stream's c3 ^ k1 word, which
+      // holds when the two streams have one high word and one seed: the
+      // third counter word after round 0 is then one value for both calls
+      // and the compiler shares its round-1 product.
       a = philox_rounds<1>(K, make_uint4((unsigned)R.w[0][0], (unsigned)(R.w[0][0] >> 32), hi ^ (unsigned)R.w[0][1], lo));
-      b = philox_rounds<1>(K, make_uint4((unsigned)R.w[1][0], (unsigned)(R.w[1][0] >> 32), hi ^ (unsigned)R.w[1][1], lo));
+      b = philox_rounds<1>(K, make_uint4((unsigned)R.w[1][0], (unsigned)(R.w[1][0] >> 32),
+                                         hi ^ (unsigned)R.w[SHAPE == 2 ? 0 : 1][1], lo));
     }
     acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.x, a.y), u01d_i2f(b.x, b.y)));
     acc = __dadd_rn(acc, __dmul_rn(u01d_i2f(a.z, a.w), u01d_i2f(b.z, b.w)));
@@ -303,9 +310,9 @@ int main() {
     }
     const unsigned long long s0 = 0, s1 = 1;
     const unsigned pairs32 = (unsigned)pairs;
-    double *part[3], *host[3];
+    double *part[4], *host[4];
     printf("the streams (1056 blocks)\n");
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 4; v++) {
       CK(cudaMalloc(&part[v], grid * sizeof(double)));
       CK(cudaMemset(part[v], 0xA5 + v, grid * sizeof(double)));
       host[v] = (double *)malloc(grid * sizeof(double));
@@ -314,7 +321,8 @@ int main() {
         CK(cudaEventRecord(e0));
         if (v == 0) k_dot<false><<<grid, 256>>>(K, pairs, part[v]);
         else if (v == 1) k_dot_streams<0><<<grid, 256>>>(K, R, s0, s1, pairs32, part[v]);
-        else k_dot_streams<1><<<grid, 256>>>(K, R, s0, s1, pairs32, part[v]);
+        else if (v == 2) k_dot_streams<1><<<grid, 256>>>(K, R, s0, s1, pairs32, part[v]);
+        else k_dot_streams<2><<<grid, 256>>>(K, R, s0, s1, pairs32, part[v]);
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         if (r >= 0) CK(cudaEventElapsedTime(&t[r], e0, e1));
@@ -322,11 +330,13 @@ int main() {
       std::sort(t, t + 21);
       CK(cudaMemcpy(host[v], part[v], grid * sizeof(double), cudaMemcpyDeviceToHost));
       printf("  %-40s median %7.1f us (best %7.1f)\n",
-             v == 0 ? "literal streams (k_dot)" : v == 1 ? "streams as arguments (nd to v17)" : "round 0 from the host (nd v18)",
+             v == 0 ? "literal streams (k_dot)" : v == 1 ? "streams as arguments (nd to v17)"
+             : v == 2 ? "round 0 from the host (nd v18)" : "round 0 from the host, one c3 ^ k1 word",
              t[10] * 1e3, t[0] * 1e3);
     }
-    printf("  partials %s\n", !memcmp(host[0], host[1], grid * 8) && !memcmp(host[0], host[2], grid * 8) ? "identical" : "DIFFER");
-    for (int v = 0; v < 3; v++) { CK(cudaFree(part[v])); free(host[v]); }
+    printf("  partials %s\n", !memcmp(host[0], host[1], grid * 8) && !memcmp(host[0], host[2], grid * 8) &&
+                                 !memcmp(host[0], host[3], grid * 8) ? "identical" : "DIFFER");
+    for (int v = 0; v < 4; v++) { CK(cudaFree(part[v])); free(host[v]); }
   }
   // nd's two shapes end to end as nd runs them: pass 1, the second pass on
   // the device, the value read to the host (host clock, median of 21).

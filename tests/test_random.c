@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "common/philox.h"
+#include "frontend/runtime.h" /* nd_rt.rng_stream: streams past 2^32 without 2^32 calls */
 
 NDT_TEST(random, philox_reference_known_answers) {
     /* Random123 kat_vectors, "philox4x32 10": counter, key -> output */
@@ -518,4 +519,54 @@ NDT_TEST(random, monte_carlo_count_follows_the_mapping) {
         want += r2 <= 1.0f;
     }
     cr_expect(fabs(got - (double)want) <= 8, "inside: %.0f, reference %lld", got, (long long)want);
+}
+
+/* x * y of two float64 standard uniforms of n points, x of seed sx and
+ * stream `stream`, y of seed sy and the next stream (set after the seed
+ * when the seeds differ), both freed before y's product is read: one
+ * kernel draws both. Checked against philox.h point by point; returns the
+ * plan-cache misses of the flush. */
+static uint64_t product_of_draws(uint64_t sx, uint64_t sy, uint64_t stream, int64_t n) {
+    nd_random_seed(sx);
+    nd_rt.rng_stream = stream;
+    nd_array *x = nd_random_uniform(ND_FLOAT64, 1, &n, 0, 1);
+    if (sy != sx) nd_random_seed(sy);
+    nd_rt.rng_stream = stream + 1;
+    nd_array *y = nd_random_uniform(ND_FLOAT64, 1, &n, 0, 1);
+    nd_array *p = nd_mul(x, y);
+    nd_free(x);
+    nd_free(y);
+    nd_stats s0, s1;
+    nd_get_stats(&s0);
+    ref_arr *h = ndt_download(p);
+    nd_get_stats(&s1);
+    nd_free(p);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double want = nd_philox_uniform_f64(sx, stream, (uint64_t)i) * nd_philox_uniform_f64(sy, stream + 1, (uint64_t)i);
+        const double got = ref_getd(h, i);
+        if (memcmp(&got, &want, sizeof got) != 0 && bad++ < 3)
+            cr_expect_fail("seeds %llu, %llu, streams %#llx, +1: point %lld is %.17g, want %.17g",
+                           (unsigned long long)sx, (unsigned long long)sy, (unsigned long long)stream, (long long)i,
+                           got, want);
+    }
+    ref_free(h);
+    return s1.plan_cache_misses - s0.plan_cache_misses;
+}
+
+/* A kernel's draws of one seed read one seed parameter, and on CUDA share
+ * the first round's c3 ^ k1 word, while their streams have one high word
+ * (kernel_ir.h's ND_IR_ONE_HIGH_WORD, flush_walk.h's rng_root). Whether
+ * each draw continues the run of the one before is in the plan's key, so
+ * a plan made for one seed is not used for two, nor one made for streams
+ * of one high word for streams that straddle 2^32. */
+NDT_TEST(random, draws_share_a_seed_only_where_the_plan_says_so) {
+    const uint64_t A = 0x0123456789abcdefull, B = 99;
+    const int64_t n = 4099;
+    product_of_draws(A, A, 10, n); /* one seed, one high word: the run's plan */
+    cr_expect_eq(product_of_draws(A, A, 20, n), 0, "the same run again takes the cached plan");
+    cr_expect_gt(product_of_draws(A, B, 30, n), 0, "two seeds must not take the one-seed plan");
+    product_of_draws(A, A, 0xffffffffull, n); /* streams 2^32 - 1 and 2^32: two runs */
+    cr_expect_eq(product_of_draws(A, A, 0x100000007ull, n), 0, "one high word again: the run's plan");
+    cr_expect_eq(product_of_draws(A, A, 0x1ffffffffull, n), 0, "two runs again: their plan");
 }

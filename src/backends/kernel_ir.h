@@ -79,8 +79,15 @@ typedef enum {
 /* Instruction flags. EXACT: round this float operation on its own (no
  * fused multiply-add with its neighbours), so that its bits agree across
  * backends; set on the random-number transforms. Other float operations may
- * be contracted by a backend (within float tolerance, not bit for bit). */
-enum { ND_IR_EXACT = 1 };
+ * be contracted by a backend (within float tolerance, not bit for bit).
+ * ONE_HIGH_WORD, on a draw (RAND_*): the streams of all the kernel's draws
+ * so flagged that name the same seed parameter have the same high 32 bits,
+ * so the part of Philox's first round that depends on the stream's high
+ * word and the seed is one value for all of them (the CUDA generator
+ * computes the second round's product of it once: codegen_rng.c). The
+ * scheduler sets it on every draw and keeps it true (flush_walk.h,
+ * rng_root). */
+enum { ND_IR_EXACT = 1, ND_IR_ONE_HIGH_WORD = 2 };
 
 typedef struct {
     uint8_t op;    /* nd_op or nd_ir_opcode */

@@ -152,6 +152,7 @@ static inline uint64_t hash_ref(nd_flush_walk *w, const nd_node *n, int own_shap
  * view starts. */
 static inline uint64_t hash_node(nd_flush_walk *w, const nd_node *n, int *ok, int relative) {
     uint64_t hn = hash_header(n, relative);
+    if (n->kind == ND_NODE_RANDOM) hn = nd_hash_pair(hn, 0x5EED0000ull | (w->rng_root[n->index] != n->index));
     const int own_shape = n->kind != ND_NODE_MAP && n->kind != ND_NODE_STORE;
     for (int k = 0; k < n->n_inputs; k++) hn = nd_hash_pair(hn, hash_ref(w, n, own_shape, &n->inputs[k], ok, relative));
     hn = nd_hash_pair(hn ^ visit_buffer(w, n->out, ok), (uint64_t)(n->out_version == n->out->version));
@@ -180,9 +181,20 @@ nd_status nd_flush_walk_run(nd_flush_walk *w, const nd_graph *g, uint64_t stamp)
     }
     uint64_t h = nd_hash_pair(ND_HASH_SEED, g->n_nodes);
     int ok = 1;
+    uint32_t last_random = UINT32_MAX; /* the newest RANDOM node so far */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const nd_node *n = g->nodes[i];
         w->param_base[i] = w->n_params;
+        if (n->kind == ND_NODE_RANDOM) {
+            /* params: seed, stream (frontend/random.c) */
+            if (!nd_grow((void **)&w->rng_root, &w->cap_rng_root, g->n_nodes + 1, sizeof *w->rng_root))
+                return ND_ERR_OOM;
+            const nd_node *p = last_random == UINT32_MAX ? NULL : g->nodes[last_random];
+            w->rng_root[i] = p && p->params[0].u == n->params[0].u && p->params[1].u >> 32 == n->params[1].u >> 32
+                                 ? w->rng_root[last_random]
+                                 : i;
+            last_random = i;
+        }
         w->labels[i] = n->label;
         if (named) w->names[i] = nd_node_name(n);
         /* Room for its parameters and, at most, one constant per input. */
@@ -227,6 +239,7 @@ void nd_flush_walk_free(nd_flush_walk *w) {
     free(w->names);
     free(w->params);
     free(w->param_base);
+    free(w->rng_root);
     *w = (nd_flush_walk){0};
 }
 

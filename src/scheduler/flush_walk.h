@@ -40,6 +40,15 @@ typedef struct {
     uint32_t n_params, cap_params;
     uint32_t *param_base; /* per node: index of its first parameter */
     uint32_t cap_nodes;
+    /* Per RANDOM node (other nodes' entries are not set): the first node
+     * of its run of RANDOM nodes, in graph order, with one seed and one
+     * high word of the stream (a loop's draws after one nd_random_seed).
+     * The run's draws read that node's seed parameter, so a kernel's draws
+     * of one seed parameter have streams of one high word (kernel_ir.h's
+     * ND_IR_ONE_HIGH_WORD). Whether a node continues the run is in the
+     * key: a plan that relies on it serves only flushes where it holds. */
+    uint32_t *rng_root;
+    uint32_t cap_rng_root;
     uint64_t stamp; /* marks buffers numbered in this walk */
     /* Per node: its recording function ("nd_add"), which names a value
      * the executor could not compute (the graph is gone by then). */

@@ -588,39 +588,44 @@ static int32_t source_value(nd_kernel_builder *kb, const nd_node *p, const nd_xf
                                  emit_flagged(kb, ND_OP_MUL, ND_FLOAT64, f, step, -1, x), start, -1, x);
         return nd_kb_cast(kb, v, dt);
     }
+    /* Random instructions name their seed and stream parameters directly.
+     * The seed is that of the first node of the draw's run (flush_walk.h,
+     * rng_root): one parameter for the run, whose streams then share a
+     * high word (ND_IR_ONE_HIGH_WORD). */
+    const int32_t seed = param_index(kb, (int32_t)kb->ctx->walk->param_base[kb->ctx->walk->rng_root[p->index]],
+                                     ND_UINT64);
+    const int32_t stream = param_index(kb, base + 1, ND_UINT64);
+    const uint16_t one_high = ND_IR_ONE_HIGH_WORD;
     if (p->op == ND_RANDOM_INTEGERS || p->op == ND_RANDOM_INTEGERS_PAIRS) {
         /* lo + draw in [0, range), added in unsigned arithmetic (which
          * wraps: the sum is the value in the dtype's own bits), then cast.
          * The pair form's draw is a uint16 (two a word), widened first. */
         nd_dtype ud = nd_dtype_size(dt) == 8 ? ND_UINT64 : ND_UINT32;
-        int32_t seed = param_index(kb, base, ND_UINT64), stream = param_index(kb, base + 1, ND_UINT64);
         int32_t range = param_index(kb, base + 2, ND_UINT64);
         int32_t off = p->op == ND_RANDOM_INTEGERS_PAIRS
-                          ? nd_kb_cast(kb, emit4(kb, ND_IR_RAND_INTEGER, ND_UINT16, idx, seed, stream, range, 0), ud)
-                          : emit4(kb, ND_IR_RAND_INTEGER, ud, idx, seed, stream, range, 0);
+                          ? nd_kb_cast(kb, emit4(kb, ND_IR_RAND_INTEGER, ND_UINT16, idx, seed, stream, range, one_high), ud)
+                          : emit4(kb, ND_IR_RAND_INTEGER, ud, idx, seed, stream, range, one_high);
         int32_t v = emit(kb, ND_OP_ADD, ud, off, param_value(kb, base + 3, ud), -1);
         return nd_kb_cast(kb, v, dt);
     }
     /* RANDOM: draws in float64 for float64 output, float32 otherwise. */
     nd_dtype cd = dt == ND_FLOAT64 ? ND_FLOAT64 : ND_FLOAT32;
-    /* Random instructions name their seed and stream parameters directly. */
-    int32_t seed = param_index(kb, base, ND_UINT64);
-    int32_t stream = param_index(kb, base + 1, ND_UINT64);
     /* 0 + (1 - 0) * u is u exactly (u >= +0): a standard uniform is the
      * draw alone, two roundings fewer, and Monte Carlo kernels are bound by
      * instruction issue. */
-    if (p->op == ND_RANDOM_UNIFORM01) return nd_kb_cast(kb, emit(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream), dt);
+    if (p->op == ND_RANDOM_UNIFORM01)
+        return nd_kb_cast(kb, emit_flagged(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream, one_high), dt);
     int32_t a = param_value(kb, base + 2, cd);
     int32_t b = param_value(kb, base + 3, cd);
     int32_t v;
     /* Exact rounding: the same draws on every backend, bit for bit. */
     const uint16_t x = ND_IR_EXACT;
     if (p->op == ND_RANDOM_UNIFORM) {
-        int32_t u = emit(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream);
+        int32_t u = emit_flagged(kb, ND_IR_RAND_UNIFORM, cd, idx, seed, stream, one_high);
         int32_t width = emit_flagged(kb, ND_OP_SUB, cd, b, a, -1, x);
         v = emit_flagged(kb, ND_OP_ADD, cd, a, emit_flagged(kb, ND_OP_MUL, cd, width, u, -1, x), -1, x);
     } else {
-        int32_t z = emit(kb, ND_IR_RAND_NORMAL, cd, idx, seed, stream);
+        int32_t z = emit_flagged(kb, ND_IR_RAND_NORMAL, cd, idx, seed, stream, one_high);
         v = emit_flagged(kb, ND_OP_ADD, cd, a, emit_flagged(kb, ND_OP_MUL, cd, b, z, -1, x), -1, x);
     }
     return nd_kb_cast(kb, v, dt);

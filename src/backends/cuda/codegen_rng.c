@@ -186,10 +186,26 @@ void nd_cuda_fill_round_keys(const nd_cuda_kinfo *info, uint64_t *words) {
     }
 }
 
+/* Whether a draw flagged ND_IR_ONE_HIGH_WORD calls (seed, stream) pair q
+ * (nd_cuda_stream_params' lists). */
+static int pair_one_high(const nd_kernel *k, const int32_t *seed_of, const int32_t *stream_of, int q) {
+    for (int j = 0; j < k->n_insts; j++)
+        if (is_draw(&k->insts[j]) && (k->insts[j].flags & ND_IR_ONE_HIGH_WORD) && k->insts[j].c == stream_of[q] &&
+            seed_index(k, j) == seed_of[q])
+            return 1;
+    return 0;
+}
+
 /* The call of draw j up to its index and stream arguments: its round keys
  * and first round's words (ndk_philox_r, then the stream argument is the
- * words' position), its round keys (ndk_philox_k), or the seed when the
- * kernel has too many seeds for them. */
+ * position of the pair's first word and of the c3 ^ k1 word it takes),
+ * its round keys (ndk_philox_k), or the seed when the kernel has too many
+ * seeds for them. A draw flagged ND_IR_ONE_HIGH_WORD takes the c3 ^ k1
+ * word of its seed's first such pair: one value for all of them, so the
+ * compiler computes its second round's product once for every call of
+ * the seed at an index. The generate + dot's two calls on an H200: 308.6
+ * -> 300.6 us, the hand-written kernel with literal streams 301.7 us
+ * (bench/dot_variants.cu, "one c3 ^ k1 word"). */
 static void seed_args(const nd_kernel *k, int j, char *out, size_t cap, char *stream, size_t stream_cap) {
     int32_t seed_of[ND_CUDA_MAX_STREAMS], stream_of[ND_CUDA_MAX_STREAMS];
     const int np = nd_cuda_stream_params(k, seed_of, stream_of);
@@ -197,8 +213,12 @@ static void seed_args(const nd_kernel *k, int j, char *out, size_t cap, char *st
     snprintf(stream, stream_cap, "A.w[%d]", k->n_slots + k->insts[j].c);
     for (int i = 0; i < np; i++)
         if (seed_of[i] == s && stream_of[i] == k->insts[j].c) {
+            int z = i;
+            if (k->insts[j].flags & ND_IR_ONE_HIGH_WORD)
+                for (z = 0; z < i; z++)
+                    if (seed_of[z] == s && pair_one_high(k, seed_of, stream_of, z)) break;
             snprintf(out, cap, "ndk_philox_r(A, %d", key);
-            snprintf(stream, stream_cap, "%d", nd_cuda_round0_word(k) + 2 * i);
+            snprintf(stream, stream_cap, "%d, %d", nd_cuda_round0_word(k) + 2 * i, nd_cuda_round0_word(k) + 2 * z + 1);
             return;
         }
     if (s >= 0) snprintf(out, cap, "ndk_philox_k(A, %d", key);

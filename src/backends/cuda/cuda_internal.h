@@ -33,8 +33,10 @@
  * griddepcontrol.wait first in every kernel, up to 16384 reduction splits,
  * 4-row march kernels; 17: full reductions of generated values grid-stride
  * over the grid the host picks (its block count an argument); 18: the first
- * Philox round's stream half from argument words the host fills. */
-#define ND_CUDA_CODEGEN_VERSION 18u
+ * Philox round's stream half from argument words the host fills; 19: draws
+ * of one seed and stream high word share their first round's c3 ^ k1 word
+ * (ND_IR_ONE_HIGH_WORD). */
+#define ND_CUDA_CODEGEN_VERSION 19u
 
 #define ND_CUDA_BLOCK 256      /* threads per block of every generated kernel */
 #define ND_CUDA_MAX_WORDS 480  /* kernel argument words (8 bytes) we allow */

@@ -561,14 +561,35 @@ static void test_pi(int64_t n, nd_dtype count) {
           (long long)want);
 }
 
+/* The distinct last arguments (the c3 ^ k1 word) of src's ndk_philox_r
+ * calls. */
+static int distinct_high_words(const char *src) {
+    int seen[64], n = 0;
+    for (const char *c = strstr(src, "ndk_philox_r(A, "); c; c = strstr(c + 1, "ndk_philox_r(A, ")) {
+        const char *close = strchr(c, ')'), *comma = close;
+        while (comma > c && *comma != ',') comma--;
+        int w = atoi(comma + 1), known = 0;
+        for (int i = 0; i < n; i++) known |= seen[i] == w;
+        if (!known && n < 64) seen[n++] = w;
+    }
+    return n;
+}
+
 /* out[i] = u_0(i) + u_1(i) + ... + u_{D-1}(i) in float64, draw d of seed
  * parameter d % S and stream parameter S + d % P, the streams with high
  * words set (the first round's stream half the host computes for each
  * (seed, stream) pair, codegen_rng.c). Exact against common/philox.h, and
  * the calls take the form `want`: ndk_philox_r up to ND_CUDA_MAX_STREAMS
  * pairs, then ndk_philox_k (keys, no first round: more pairs), then
- * ndk_philox (more than ND_CUDA_MAX_SEEDS seeds). */
-static void test_streams(int D, int S, int P, const char *want) {
+ * ndk_philox (more than ND_CUDA_MAX_SEEDS seeds).
+ *
+ * flag: the draws are flagged ND_IR_ONE_HIGH_WORD, so each seed's calls
+ * take one c3 ^ k1 word (the source is checked for one a seed, against
+ * one a pair without the flag); same_high: the streams have one high word
+ * (else each its own). With the flag and different high words the
+ * promise is broken, and the draws must then differ from philox.h's: the
+ * shared word is really what the calls use. */
+static void test_streams_as(int D, int S, int P, const char *want, int flag, int same_high) {
     test_no++;
     enum { MAXD = 12 };
     const int64_t n = 1003;
@@ -578,17 +599,19 @@ static void test_streams(int D, int S, int P, const char *want) {
     uint8_t pd[2 * MAXD];
     nd_scalar_bits p[2 * MAXD];
     memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "streams_%d_%d_%d", D, S, P);
+    snprintf(k.name, sizeof k.name, "streams_%d_%d_%d_%d%d", D, S, P, flag, same_high);
     k.ndim = 1;
     k.shape[0] = n;
     memset(&idx, 0, sizeof idx);
     idx.strides[0] = 1;
     for (int i = 0; i < S + P; i++) pd[i] = ND_UINT64;
     for (int i = 0; i < S; i++) p[i].u = SEED + 0x1000193ull * (uint64_t)i;
-    for (int i = 0; i < P; i++) p[S + i].u = (uint64_t)(i + 1) << 32 | (uint32_t)(0x9E3779B9u * (unsigned)(i + 3));
+    for (int i = 0; i < P; i++)
+        p[S + i].u = (uint64_t)(same_high ? 7 : i + 1) << 32 | (uint32_t)(0x9E3779B9u * (unsigned)(i + 3));
     ins[0] = (nd_ir_inst){ND_IR_INDEX, ND_INT64, 0, 0, 0, 0, 0, 0};
     for (int d = 0; d < D; d++)
-        ins[1 + d] = (nd_ir_inst){ND_IR_RAND_UNIFORM, ND_FLOAT64, 0, 0, (uint32_t)(d % S), (uint32_t)(S + d % P), 0, 0};
+        ins[1 + d] = (nd_ir_inst){ND_IR_RAND_UNIFORM, ND_FLOAT64, flag ? ND_IR_ONE_HIGH_WORD : 0, 0,
+                                  (uint32_t)(d % S), (uint32_t)(S + d % P), 0, 0};
     int last = 1;
     for (int d = 1; d < D; d++) {
         ins[D + d] = (nd_ir_inst){ND_OP_ADD, ND_FLOAT64, 0, (uint32_t)last, (uint32_t)(1 + d), 0, 0, 0};
@@ -614,7 +637,19 @@ static void test_streams(int D, int S, int P, const char *want) {
     char *src = NULL;
     CHECK(nd_cuda_kernel_info(&k, &info) == ND_OK && nd_cuda_codegen(&k, &info, &src) == ND_OK && strstr(src, want),
           "test %d %s: the calls are not %s", test_no, k.name, want);
+    if (src && strstr(want, "ndk_philox_r")) {
+        int pairs = 0; /* distinct (d % S, d % P) */
+        for (int d = 0; d < D; d++) {
+            int first = 1;
+            for (int e = 0; e < d && first; e++) first = e % S != d % S || e % P != d % P;
+            pairs += first;
+        }
+        const int words = distinct_high_words(src);
+        CHECK(words == (flag ? S : pairs), "test %d %s: the calls take %d c3 ^ k1 words, want %d", test_no, k.name,
+              words, flag ? S : pairs);
+    }
     free(src);
+    const int broken = flag && !same_high;
     for (int vec = 0; vec < 2; vec++) {
         double *out = malloc((size_t)(n + 16) * sizeof *out);
         for (int64_t i = 0; i < n + 16; i++) out[i] = -1.0; /* poison */
@@ -631,13 +666,19 @@ static void test_streams(int D, int S, int P, const char *want) {
                 double u = nd_philox_uniform_f64(p[d % S].u, p[S + d % P].u, (uint64_t)i);
                 w = d ? w + u : u;
             }
-            if (memcmp(&w, &out[i], sizeof w) != 0 && bad++ < 3)
+            if (memcmp(&w, &out[i], sizeof w) != 0 && bad++ < 3 && !broken)
                 printf("   t%d %s vec %d elem %lld: %.17g want %.17g\n", test_no, k.name, vec, (long long)i, out[i], w);
         }
-        CHECK(bad == 0, "test %d %s vec %d: %d of %lld wrong", test_no, k.name, vec, bad, (long long)n);
+        if (broken)
+            CHECK(bad > 0, "test %d %s vec %d: streams of other high words under ND_IR_ONE_HIGH_WORD gave "
+                  "philox.h's draws: the calls do not take the shared word", test_no, k.name, vec);
+        else
+            CHECK(bad == 0, "test %d %s vec %d: %d of %lld wrong", test_no, k.name, vec, bad, (long long)n);
         free(out);
     }
 }
+
+static void test_streams(int D, int S, int P, const char *want) { test_streams_as(D, S, P, want, 0, 0); }
 
 /* The tree of a block (emit_tree_fold) over 256 values: lane t takes lane
  * t + st for st = 128 .. 1. */
@@ -1558,6 +1599,11 @@ int main(int argc, char **argv) {
     test_streams(4, 1, 2, "ndk_philox_r(A");  /* two draws each of two streams: two pairs */
     test_streams(9, 1, 9, "ndk_philox_k(A");  /* nine pairs: more than ND_CUDA_MAX_STREAMS */
     test_streams(5, 5, 5, "ndk_philox(A.w");  /* five seeds: more than ND_CUDA_MAX_SEEDS */
+    /* ND_IR_ONE_HIGH_WORD: one c3 ^ k1 word a seed */
+    test_streams_as(3, 1, 3, "ndk_philox_r(A", 1, 1); /* three streams of one seed */
+    test_streams_as(6, 2, 3, "ndk_philox_r(A", 1, 1); /* two seeds, streams shared between them */
+    test_streams_as(9, 1, 9, "ndk_philox_k(A", 1, 1); /* nine pairs: the flag changes nothing */
+    test_streams_as(3, 1, 3, "ndk_philox_r(A", 1, 0); /* the promise broken: the draws must differ */
     test_pi(1 << 20, ND_INT64);
     test_pi((1 << 20) + 3, ND_INT64);
     test_pi((1 << 20) + 3, ND_FLOAT64);
