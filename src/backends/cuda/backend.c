@@ -57,18 +57,32 @@ static cudaError_t malloc_on(nd_cuda *cu, int ldev, void **out, size_t bytes) {
 static int may_fit(nd_cuda *cu, int ldev, size_t bytes) {
     cudaMemPool_t pool = cu->ldev[ldev].pool;
     if (bytes < ND_CUDA_CHECK_FIT_FROM || !pool) return 1; /* cudaMalloc holds nothing when it fails */
-    nd_cuda_use_device(cu, cu->ldev[ldev].ordinal); /* cudaMemGetInfo answers for the current device */
-    size_t free_b = 0, total_b = 0;
-    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
-    nd_cuda_use_device(cu, cu->device);
     uint64_t reserved = 0, used = 0;
-    if (e == cudaSuccess) e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
+    cudaError_t e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
     if (e == cudaSuccess) e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return 1; /* unknown: let the driver answer */
     }
-    return bytes <= free_b + (reserved > used ? reserved - used : 0);
+    const size_t idle = reserved > used ? (size_t)(reserved - used) : 0;
+    /* What the pool holds unused covers it (a loop freeing and making the
+     * same large array): no need to ask the driver. cudaMemGetInfo took
+     * 6.6 us on an H200's host, 65-89 us as the first call after the host
+     * slept 200 ms (a benchmark's settle, a program between steps), where
+     * the pool's two attributes take 0.2 us
+     * (bench/results/2026-12-01-session23.md). The pool may still have to
+     * map more when its free bytes are fragmented; then the driver
+     * answers as for any request. */
+    if (bytes <= idle) return 1;
+    nd_cuda_use_device(cu, cu->ldev[ldev].ordinal); /* cudaMemGetInfo answers for the current device */
+    size_t free_b = 0, total_b = 0;
+    e = cudaMemGetInfo(&free_b, &total_b);
+    nd_cuda_use_device(cu, cu->device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return bytes <= free_b + idle;
 }
 
 static cudaError_t malloc_if_fits(nd_cuda *cu, int ldev, void **out, size_t bytes) {
