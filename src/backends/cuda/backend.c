@@ -1183,7 +1183,7 @@ nd_status nd_cuda_backend_create(const nd_backend_config *cfg, nd_backend **out)
     cu->mem_limit = cfg ? cfg->device_memory_limit : 0;
     s = pinned_cache_bound(&cu->pinned_cache_max);
     if (s) goto fail;
-    s = nd_cuda_kcache_create(cfg ? cfg->cache_dir : NULL, cu->arch, &cu->cache);
+    s = nd_cuda_kcache_create(cfg ? cfg->cache_dir : NULL, cu->arch, cu->sm_count, &cu->cache);
     if (s) goto fail;
 
     be->name = "cuda";

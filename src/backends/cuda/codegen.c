@@ -348,6 +348,29 @@ static void reduce_group(const nd_kernel *k, nd_cuda_kinfo *info, uint32_t axes)
     }
 }
 
+int nd_cuda_vec_width(const nd_kernel *k) {
+    /* Vector variant: a 1-d elementwise space whose accesses are
+     * unit-stride (loads may also broadcast a single element). */
+    if (k->has_reduce || k->ndim != 1 || k->n_stores == 0 || k->n_gathers != 0) return 0;
+    int maxsize = 0;
+    /* the vector variant moves elements of up to 8 bytes, two or more to
+     * a 16-byte word: complex64 (a plain two-float struct in the word's
+     * union) but not complex128 (one to a word: nothing gained).
+     * complex64 * float32 ran 347 us scalar against PyTorch's 311 on 2^26
+     * elements (bench/results/2026-11-29-h200-fft-window.md) */
+    for (int j = 0; j < k->n_loads; j++) {
+        const int64_t st = k->loads[j].strides[0];
+        if (k->loads[j].dtype == ND_COMPLEX128 || (st != 0 && st != 1)) return 0;
+        if (st == 1 && mem_sizes[k->loads[j].dtype] > maxsize) maxsize = mem_sizes[k->loads[j].dtype];
+    }
+    for (int j = 0; j < k->n_stores; j++) {
+        if (k->stores[j].at.dtype == ND_COMPLEX128 || k->stores[j].at.strides[0] != 1) return 0;
+        if (mem_sizes[k->stores[j].at.dtype] > maxsize) maxsize = mem_sizes[k->stores[j].at.dtype];
+    }
+    if (maxsize == 0) return 0;
+    return 16 / maxsize > 8 ? 8 : 16 / maxsize;
+}
+
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     nd_status s = validate(k);
     if (s) return s;
@@ -388,32 +411,11 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         info->n_red = 1;
         info->splits = 1;
         info->groups = n;
-        /* Vector variant: a 1-d space whose accesses are unit-stride (loads
-         * may also broadcast a single element). */
-        int vec_ok = k->ndim == 1 && k->n_stores > 0 && k->n_gathers == 0, maxsize = 0;
-        /* the vector variant moves elements of up to 8 bytes, two or more
-         * to a 16-byte word: complex64 (a plain two-float struct in the
-         * word's union) but not complex128 (one to a word: nothing gained).
-         * complex64 * float32 ran 347 us scalar against PyTorch's 311 on
-         * 2^26 elements (bench/results/2026-11-29-h200-fft-window.md) */
-        for (int j = 0; j < k->n_loads; j++)
-            if (k->loads[j].dtype == ND_COMPLEX128) vec_ok = 0;
-        for (int j = 0; j < k->n_stores; j++)
-            if (k->stores[j].at.dtype == ND_COMPLEX128) vec_ok = 0;
-        for (int j = 0; vec_ok && j < k->n_loads; j++) {
-            int64_t st = k->loads[j].strides[0];
-            if (st != 0 && st != 1) vec_ok = 0;
-            if (st == 1 && mem_sizes[k->loads[j].dtype] > maxsize) maxsize = mem_sizes[k->loads[j].dtype];
-        }
-        for (int j = 0; vec_ok && j < k->n_stores; j++) {
-            if (k->stores[j].at.strides[0] != 1) vec_ok = 0;
-            if (mem_sizes[k->stores[j].at.dtype] > maxsize) maxsize = mem_sizes[k->stores[j].at.dtype];
-        }
         /* (a generic kernel has its vector variant at any length: the
          * launch decides) */
-        if (vec_ok && maxsize > 0 && (n >= 16 || info->generic)) {
-            info->vec = 16 / maxsize;
-            if (info->vec > 8) info->vec = 8;
+        const int vec = nd_cuda_vec_width(k);
+        if (vec > 0 && (n >= 16 || info->generic)) {
+            info->vec = vec;
             info->vec_group = nd_cuda_rng_shares(k, info->vec, 0);
         }
         /* Light bodies over large spaces of rows are bound by memory: each

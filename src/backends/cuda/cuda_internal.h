@@ -145,6 +145,10 @@ uint64_t nd_cuda_kernel_key(const nd_kernel *k);
  * *tmp, a copy with k's own extent, which also goes into its word. */
 const nd_cuda_kinfo *nd_cuda_launch_info(const nd_cuda_kinfo *info, const nd_kernel *k, nd_cuda_kinfo *tmp,
                                          uint64_t *words);
+/* Points a thread of k's vector variant takes (16 bytes of its widest
+ * unit-stride access; at most 8), or 0 when k cannot have one (not a 1-d
+ * elementwise space of unit-stride or broadcast accesses, complex128). */
+int nd_cuda_vec_width(const nd_kernel *k);
 /* Validates k and computes its geometry. ND_ERR_ARG for malformed IR,
  * ND_ERR_UNSUPPORTED for kernels this backend cannot express. */
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info);
@@ -260,8 +264,10 @@ typedef struct {
     nd_cuda_kinfo info;
 } nd_cuda_kentry;
 
-/* cache_dir NULL: ~/.cache/nd. arch = 10*major + minor. */
-nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache **out);
+/* cache_dir NULL: ~/.cache/nd. arch = 10*major + minor; sm_count the
+ * device's multiprocessors (whether a kernel gets its vector variant:
+ * nd_cuda_kcache_get). */
+nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, int sm_count, nd_cuda_kcache **out);
 void nd_cuda_kcache_destroy(nd_cuda_kcache *c);
 /* The loaded kernel for k: from memory, else from disk, else compiled. */
 nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out);

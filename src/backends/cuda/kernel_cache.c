@@ -45,7 +45,7 @@ typedef struct kc_entry {
 } kc_entry;
 
 struct nd_cuda_kcache {
-    int arch;
+    int arch, sm_count;
     int nvrtc_major, nvrtc_minor;
     int disk; /* 0 after the directory proved unusable */
     uint64_t text_hash; /* of the text pasted into every kernel (prelude, element functions) */
@@ -58,11 +58,12 @@ static nd_status nvrtc_fail(nvrtcResult r, const char *what) {
     return nd_error_set(ND_ERR_COMPILE, "cuda: %s failed: %s", what, nvrtcGetErrorString(r));
 }
 
-nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, nd_cuda_kcache **out) {
+nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, int sm_count, nd_cuda_kcache **out) {
     *out = NULL;
     nd_cuda_kcache *c = nd_calloc(1, sizeof *c);
     if (!c) return nd_error_set(ND_ERR_OOM, "cuda: out of host memory creating the kernel cache");
     c->arch = arch;
+    c->sm_count = sm_count;
     /* A kernel compiled before an op's element function or a prelude
      * helper changed must never be reused: their text joins every key. */
     c->text_hash = nd_hash_bytes(ND_HASH_SEED, nd_element_fns_source, strlen(nd_element_fns_source));
@@ -391,6 +392,17 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
      * leaves its extent out (nd_cuda_kernel_key): one entry serves every
      * length of its class. */
     uint64_t key = nd_hash_bytes(nd_cuda_kernel_key(k) ^ c->text_hash, k->name, strnlen(k->name, sizeof k->name));
+    /* The vector variant only where a launch of k would take it (backend.c,
+     * nd_cuda_issue_kernel: a vector thread for every core of the device):
+     * it holds `vec` copies of the body, and a long fused chain compiles
+     * five times slower with it (a 200-node chain of small_ops through
+     * NVRTC on the 2-core VM: 20.7 s against 3.7 s without,
+     * bench/results/2026-12-01-session23.md). A
+     * shape-generic kernel launched at both kinds of length has an entry
+     * of each kind, one key apart. */
+    const int vec = nd_cuda_vec_width(k);
+    const int want_vec = vec > 0 && k->shape[0] / vec >= (int64_t)c->sm_count * ND_CUDA_BLOCK;
+    if (!want_vec) key = nd_hash_u64(key, 0x5ca1a7ull);
     pthread_mutex_lock(&c->lock);
     kc_entry *e = lookup(c, key, 0);
     if (e) {
@@ -402,6 +414,7 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
     void *bin = NULL;
     size_t len = 0;
     if (!s) s = nd_cuda_kernel_info(k, &e->e.info);
+    if (!s && !want_vec) e->e.info.vec = e->e.info.vec_group = 0;
     if (!s) s = obtain_cubin(c, key, 0, e->e.info.name, NULL, k, &e->e.info, &bin, &len);
     if (!s) s = load(bin, e->e.info.name, &e->e.lib);
     free(bin);
