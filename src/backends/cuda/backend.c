@@ -535,12 +535,7 @@ nd_status nd_cuda_issue_kernel(nd_cuda *cu, const nd_cuda_kentry *ke, const nd_k
     }
     if (info->strategy == ND_CUDA_ELEMWISE) {
         if (info->n == 0) return ND_OK;
-        /* The vector variant gives each thread `vec` points: worth it only
-         * when that still leaves a thread for every core of the device.
-         * A small space (1000 points of a long dependent chain) runs
-         * faster one point per thread over more multiprocessors. */
-        int fills = info->vec > 0 && info->n / info->vec >= (int64_t)cu->sm_count * ND_CUDA_BLOCK;
-        if (ke->vec && fills && vec_aligned(k, info->vec, slots))
+        if (ke->vec && nd_cuda_vec_fills(info->n, info->vec, cu->sm_count) && vec_aligned(k, info->vec, slots))
             return launch(cu, stream, ke->vec, info->name_vec, grid_exact(info->n / info->vec), words);
         /* The march and row-unrolled kernels were tuned with grid_for's grid. */
         int plain = info->march == 0 && info->unroll <= 1;

@@ -371,6 +371,10 @@ int nd_cuda_vec_width(const nd_kernel *k) {
     return 16 / maxsize > 8 ? 8 : 16 / maxsize;
 }
 
+int nd_cuda_vec_fills(int64_t n, int vec, int sm_count) {
+    return vec > 0 && n / vec >= (int64_t)sm_count * ND_CUDA_BLOCK;
+}
+
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
     nd_status s = validate(k);
     if (s) return s;

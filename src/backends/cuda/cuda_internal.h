@@ -149,6 +149,13 @@ const nd_cuda_kinfo *nd_cuda_launch_info(const nd_cuda_kinfo *info, const nd_ker
  * unit-stride access; at most 8), or 0 when k cannot have one (not a 1-d
  * elementwise space of unit-stride or broadcast accesses, complex128). */
 int nd_cuda_vec_width(const nd_kernel *k);
+/* Whether a launch over n points takes the vector variant of width vec on
+ * a device of sm_count multiprocessors (besides aligned pointers): only
+ * when that still leaves a vector item for every core of the device. A
+ * small space (1000 points of a long dependent chain) runs faster one
+ * point per thread over more multiprocessors. The kernel cache compiles
+ * the variant only where this holds (nd_cuda_kcache_get). */
+int nd_cuda_vec_fills(int64_t n, int vec, int sm_count);
 /* Validates k and computes its geometry. ND_ERR_ARG for malformed IR,
  * ND_ERR_UNSUPPORTED for kernels this backend cannot express. */
 nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info);

@@ -392,8 +392,8 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
      * leaves its extent out (nd_cuda_kernel_key): one entry serves every
      * length of its class. */
     uint64_t key = nd_hash_bytes(nd_cuda_kernel_key(k) ^ c->text_hash, k->name, strnlen(k->name, sizeof k->name));
-    /* The vector variant only where a launch of k would take it (backend.c,
-     * nd_cuda_issue_kernel: a vector thread for every core of the device):
+    /* The vector variant only where a launch of k would take it
+     * (nd_cuda_vec_fills, as nd_cuda_issue_kernel decides):
      * it holds `vec` copies of the body, and a long fused chain compiles
      * five times slower with it (a 200-node chain of small_ops through
      * NVRTC on the 2-core VM: 20.7 s against 3.7 s without,
@@ -401,7 +401,7 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
      * shape-generic kernel launched at both kinds of length has an entry
      * of each kind, one key apart. */
     const int vec = nd_cuda_vec_width(k);
-    const int want_vec = vec > 0 && k->shape[0] / vec >= (int64_t)c->sm_count * ND_CUDA_BLOCK;
+    const int want_vec = vec > 0 && nd_cuda_vec_fills(k->shape[0], vec, c->sm_count);
     if (!want_vec) key = nd_hash_u64(key, 0x5ca1a7ull);
     pthread_mutex_lock(&c->lock);
     kc_entry *e = lookup(c, key, 0);

@@ -1427,6 +1427,47 @@ static void test_gatherk(int K, const int64_t *S, int64_t M, int64_t bad, int ba
     for (int q = 0; q < K; q++) free(iv[q]);
 }
 
+/* The vector variant's rule (codegen.c): its width from the kernel's
+ * accesses, and whether a launch takes it, which is also where the kernel
+ * cache compiles it (kernel_cache.c). */
+static void test_vec_rule(void) {
+    nd_kernel k;
+    nd_ir_access ld[2], st;
+    memset(&k, 0, sizeof k);
+    memset(ld, 0, sizeof ld);
+    memset(&st, 0, sizeof st);
+    k.ndim = 1;
+    k.shape[0] = 1000;
+    ld[0].dtype = ND_FLOAT32;
+    ld[0].strides[0] = 1;
+    ld[1].dtype = ND_FLOAT64;
+    ld[1].strides[0] = 0; /* a broadcast element: allowed, not counted */
+    st.dtype = ND_FLOAT32;
+    st.strides[0] = 1;
+    nd_ir_store sto = {st, 0};
+    k.n_loads = 2;
+    k.loads = ld;
+    k.n_stores = 1;
+    k.stores = &sto;
+    CHECK(nd_cuda_vec_width(&k) == 4, "vec rule: float32 unit-stride gives width %d, want 4", nd_cuda_vec_width(&k));
+    ld[1].strides[0] = 1;
+    CHECK(nd_cuda_vec_width(&k) == 2, "vec rule: a float64 load gives width %d, want 2", nd_cuda_vec_width(&k));
+    ld[1].strides[0] = 2;
+    CHECK(nd_cuda_vec_width(&k) == 0, "vec rule: a stride-2 load must rule it out");
+    ld[1].strides[0] = 1;
+    ld[1].dtype = ND_COMPLEX128;
+    CHECK(nd_cuda_vec_width(&k) == 0, "vec rule: complex128 must rule it out");
+    ld[1].dtype = ND_INT8;
+    k.ndim = 2;
+    k.shape[1] = 3;
+    CHECK(nd_cuda_vec_width(&k) == 0, "vec rule: a 2-d space must rule it out");
+    /* 132 multiprocessors x 256 threads = 33792 vector items */
+    CHECK(!nd_cuda_vec_fills(1000, 4, 132), "vec rule: 1000 points must not take the vector kernel");
+    CHECK(nd_cuda_vec_fills(4 * 33792, 4, 132), "vec rule: 4 x 33792 points take it");
+    CHECK(!nd_cuda_vec_fills(4 * 33792 - 1, 4, 132), "vec rule: one point fewer does not");
+    CHECK(!nd_cuda_vec_fills((int64_t)1 << 40, 0, 132), "vec rule: width 0 never does");
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s WORKDIR [v][n][g]\n", argv[0]);
@@ -1440,6 +1481,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 2 && strchr(argv[2], 'v')) verbose = 1;
     if (argc > 2 && strchr(argv[2], 'n')) nvrtc_on = 0;
+    test_vec_rule();
     test_gather(37, 1001, 513, 0, -1, ND_FLOAT32);
     test_gather(37, 1001, 513, 0, 5000, ND_FLOAT32);
     test_gather(1, 100003, 70001, 0, -1, ND_FLOAT64); /* one long row */
