@@ -415,8 +415,9 @@ nd_status nd_cuda_kernel_info(const nd_kernel *k, nd_cuda_kinfo *info) {
         info->n_red = 1;
         info->splits = 1;
         info->groups = n;
-        /* (a generic kernel has its vector variant at any length: the
-         * launch decides) */
+        /* (a generic kernel has its vector variant at any length; the
+         * kernel cache leaves it out where no launch would take it:
+         * nd_cuda_vec_fills, nd_cuda_kcache_get) */
         const int vec = nd_cuda_vec_width(k);
         if (vec > 0 && (n >= 16 || info->generic)) {
             info->vec = vec;

@@ -400,8 +400,7 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
      * bench/results/2026-12-01-session23.md). A
      * shape-generic kernel launched at both kinds of length has an entry
      * of each kind, one key apart. */
-    const int vec = nd_cuda_vec_width(k);
-    const int want_vec = vec > 0 && nd_cuda_vec_fills(k->shape[0], vec, c->sm_count);
+    const int want_vec = nd_cuda_vec_fills(k->shape[0], nd_cuda_vec_width(k), c->sm_count);
     if (!want_vec) key = nd_hash_u64(key, 0x5ca1a7ull);
     pthread_mutex_lock(&c->lock);
     kc_entry *e = lookup(c, key, 0);
