@@ -979,3 +979,77 @@ NDT_TEST(lazy, cuda_graphs_on_and_off_agree) {
     ref_free(on);
     ref_free(off);
 }
+
+/* Output k of plan_of_new_kernels, elementwise (four different structures,
+ * so four kernels that share no code). */
+static double new_kernel_value(int k, double x) {
+    switch (k) {
+    case 0: return sin(x) * 1.5 + 0.25;
+    case 1: return exp(-(x * x));
+    case 2: return sqrt(fabs(x)) + cos(x);
+    default: return tanh(x * 2.0) - x;
+    }
+}
+static nd_array *new_kernel_record(int k, nd_array *x) {
+    switch (k) {
+    case 0: return nd_add(nd_mul(nd_sin(x), nd_scalar(1.5)), nd_scalar(0.25));
+    case 1: return nd_exp(nd_neg(nd_mul(x, x)));
+    case 2: return nd_add(nd_sqrt(nd_abs(x)), nd_cos(x));
+    default: return nd_sub(nd_tanh(nd_mul(x, nd_scalar(2.0))), x);
+    }
+}
+
+/* One flush of four new kernels (four outputs of different lengths and op
+ * structures), as a program's first run on an empty kernel cache makes:
+ * on CUDA the plan's new kernels compile side by side first
+ * (nd_cuda_kcache_prefetch), and each must still compile exactly once:
+ * as many compiles as kernels run, none for the same plan again, and none
+ * in a new runtime on the same cache directory, whose disk holds them.
+ * Each output against float64 on the host, every round with new values. */
+NDT_TEST(lazy, a_plan_of_new_kernels_compiles_each_kernel_once) {
+    char dir[512];
+    ndt_restart_compiling(dir, sizeof dir, "new-kernels");
+    NDT_RNG(r);
+    for (int round = 0; round < 3; round++) {
+        if (round == 2) {
+            nd_config cfg = ND_CONFIG_INIT;
+            cfg.cache_dir = dir;
+            ndt_restart(&cfg);
+        }
+        nd_scope_begin();
+        ref_arr *x[4], *want[4];
+        nd_array *y[4];
+        for (int k = 0; k < 4; k++) {
+            const int64_t n = 1000 + 37 * k;
+            x[k] = ndt_rand(&r, ND_FLOAT64, 1, &n, -3, 3);
+            want[k] = ref_new(ND_FLOAT64, 1, &n);
+            for (int64_t i = 0; i < n; i++) ref_setd(want[k], i, new_kernel_value(k, ref_getd(x[k], i)));
+        }
+        nd_array *nx[4];
+        for (int k = 0; k < 4; k++) nx[k] = ndt_upload(x[k]);
+        cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error()); /* the uploads alone */
+        nd_stats s0, s1;
+        nd_get_stats(&s0);
+        for (int k = 0; k < 4; k++) y[k] = new_kernel_record(k, nx[k]);
+        cr_assert_eq(nd_sync(), ND_OK, "round %d: %s", round, nd_last_error());
+        nd_get_stats(&s1);
+        const uint64_t compiled = s1.kernels_compiled - s0.kernels_compiled, run = s1.kernels_run - s0.kernels_run;
+        cr_expect_eq(run, 4, "round %d: %llu kernels run for four unrelated outputs", round, (unsigned long long)run);
+        if (round == 0)
+            cr_expect_eq(compiled, run, "first run: %llu kernels compiled for %llu new ones run", (unsigned long long)compiled,
+                         (unsigned long long)run);
+        else
+            cr_expect_eq(compiled, 0, "round %d (%s): %llu kernels compiled, all were cached", round,
+                         round == 1 ? "same runtime" : "new runtime, same cache directory", (unsigned long long)compiled);
+        for (int k = 0; k < 4; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "round %d, output %d", round, k);
+            ndt_check(y[k], want[k], 1e-12, 1e-12, NULL, what);
+            ref_free(x[k]);
+            ref_free(want[k]);
+        }
+        nd_scope_end();
+    }
+    ndt_restart(NULL);
+    ndt_remove_dir(dir);
+}

@@ -278,6 +278,14 @@ nd_status nd_cuda_kcache_create(const char *cache_dir, int arch, int sm_count, n
 void nd_cuda_kcache_destroy(nd_cuda_kcache *c);
 /* The loaded kernel for k: from memory, else from disk, else compiled. */
 nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out);
+/* Compiles the kernels of ks[0..n) that neither memory nor disk holds on
+ * several threads at once (at most 8, and the cores), and adds them to c:
+ * a plan of new kernels (a program's first run) waits for its slowest
+ * compile rather than for the sum. Best effort: a kernel whose compile
+ * fails here is left to nd_cuda_kcache_get, which compiles it again and
+ * reports the error on the caller's thread; with fault injection on it
+ * does nothing. Called before the plan's nd_cuda_kcache_get calls. */
+void nd_cuda_kcache_prefetch(nd_cuda_kcache *c, const nd_kernel *const *ks, int n);
 /* Compiles (or loads from cache) a fixed source under `key`; returns its
  * library. Used for the hand-written kernels (integer matmul). */
 nd_status nd_cuda_kcache_get_source(nd_cuda_kcache *c, uint64_t key, const char *what,

@@ -23,6 +23,7 @@
 #include "common/alloc.h"
 #include "common/compile_count.h"
 #include "common/dirs.h"
+#include "common/api_guard.h"
 #include "common/hash.h"
 
 #define KC_MAGIC "NDCUBIN1"
@@ -386,7 +387,8 @@ static void link_entry(nd_cuda_kcache *c, kc_entry *e) {
     c->buckets[e->key % KC_BUCKETS] = e;
 }
 
-nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out) {
+/* The key of generated kernel k, and whether it gets the vector variant. */
+static uint64_t kernel_key(const nd_cuda_kcache *c, const nd_kernel *k, int *want_vec) {
     /* The name is not part of the IR hash but is baked into the entry
      * points' names, so it joins the key. A shape-generic kernel's key
      * leaves its extent out (nd_cuda_kernel_key): one entry serves every
@@ -400,8 +402,29 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
      * bench/results/2026-12-01-session23.md). A
      * shape-generic kernel launched at both kinds of length has an entry
      * of each kind, one key apart. */
-    const int want_vec = nd_cuda_vec_fills(k->shape[0], nd_cuda_vec_width(k), c->sm_count);
-    if (!want_vec) key = nd_hash_u64(key, 0x5ca1a7ull);
+    *want_vec = nd_cuda_vec_fills(k->shape[0], nd_cuda_vec_width(k), c->sm_count);
+    return *want_vec ? key : nd_hash_u64(key, 0x5ca1a7ull);
+}
+
+/* The geometry of generated kernel k as its entry holds it. */
+static nd_status kernel_geometry(const nd_kernel *k, int want_vec, nd_cuda_kinfo *info) {
+    nd_status s = nd_cuda_kernel_info(k, info);
+    if (!s && !want_vec) info->vec = info->vec_group = 0;
+    return s;
+}
+
+/* e's library from its CUBIN, and its entry points. */
+static nd_status entry_from_cubin(kc_entry *e, const void *bin) {
+    nd_status s = load(bin, e->e.info.name, &e->e.lib);
+    if (!s) s = get_kernel(e->e.lib, e->e.info.name, &e->e.main);
+    if (!s && e->e.info.vec) s = get_kernel(e->e.lib, e->e.info.name_vec, &e->e.vec);
+    if (!s && (e->e.info.splits > 1 || e->e.info.persist)) s = get_kernel(e->e.lib, e->e.info.name_pass2, &e->e.pass2);
+    return s;
+}
+
+nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cuda_kentry **out) {
+    int want_vec;
+    const uint64_t key = kernel_key(c, k, &want_vec);
     pthread_mutex_lock(&c->lock);
     kc_entry *e = lookup(c, key, 0);
     if (e) {
@@ -412,14 +435,10 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
     nd_status s = insert_new(key, 0, &e);
     void *bin = NULL;
     size_t len = 0;
-    if (!s) s = nd_cuda_kernel_info(k, &e->e.info);
-    if (!s && !want_vec) e->e.info.vec = e->e.info.vec_group = 0;
+    if (!s) s = kernel_geometry(k, want_vec, &e->e.info);
     if (!s) s = obtain_cubin(c, key, 0, e->e.info.name, NULL, k, &e->e.info, &bin, &len);
-    if (!s) s = load(bin, e->e.info.name, &e->e.lib);
+    if (!s) s = entry_from_cubin(e, bin);
     free(bin);
-    if (!s) s = get_kernel(e->e.lib, e->e.info.name, &e->e.main);
-    if (!s && e->e.info.vec) s = get_kernel(e->e.lib, e->e.info.name_vec, &e->e.vec);
-    if (!s && (e->e.info.splits > 1 || e->e.info.persist)) s = get_kernel(e->e.lib, e->e.info.name_pass2, &e->e.pass2);
     if (s) {
         if (e && e->e.lib) cudaLibraryUnload(e->e.lib);
         free(e);
@@ -430,6 +449,121 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
     *out = &e->e;
     pthread_mutex_unlock(&c->lock);
     return ND_OK;
+}
+
+/* ---------------------------------------------- compiles on several threads */
+
+/* At most this many compiles at once: NVRTC takes a few hundred MB for a
+ * long fused kernel. */
+#define KC_MAX_COMPILERS 8
+
+typedef struct {
+    const nd_kernel *k;
+    uint64_t key;
+    nd_cuda_kinfo info;
+    void *bin;
+    size_t len;
+} kc_job;
+
+typedef struct {
+    kc_job *jobs;
+    int n_jobs;
+    int next; /* the next job to take (atomic) */
+    int arch;
+    const char *fail_dir; /* where a failed source goes (nd_cuda_nvrtc_compile) */
+} kc_batch;
+
+/* Takes jobs until none is left: generates each kernel's source and
+ * compiles it. A job that fails keeps bin NULL; its error, recorded on
+ * this thread, is dropped (nd_cuda_kcache_get meets it again). Never
+ * enters the public API. */
+static void *compile_jobs(void *arg) {
+    kc_batch *b = arg;
+    for (;;) {
+        const int i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        if (i >= b->n_jobs) return NULL;
+        kc_job *j = &b->jobs[i];
+        char *src = NULL;
+        if (nd_cuda_codegen(j->k, &j->info, &src) == ND_OK) {
+            save_source(j->info.name, src);
+            if (nd_cuda_nvrtc_compile(src, j->info.name, b->arch, b->fail_dir, &j->bin, &j->len) != ND_OK) j->bin = NULL;
+        }
+        free(src);
+    }
+}
+
+static void *compile_thread(void *arg) {
+    nd_api_forbid(); /* its caller waits for it, maybe holding the API lock */
+    return compile_jobs(arg);
+}
+
+void nd_cuda_kcache_prefetch(nd_cuda_kcache *c, const nd_kernel *const *ks, int n) {
+    /* Injected faults count every kernel obtained, in order (obtain_cubin):
+     * a sweep's points must not depend on threads. */
+    if (n < 2 || __atomic_load_n(&nd_fault_active, __ATOMIC_RELAXED)) return;
+    kc_job *jobs = calloc((size_t)n, sizeof *jobs);
+    if (!jobs) return;
+    int m = 0;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < n; i++) {
+        int want_vec, dup = 0;
+        const uint64_t key = kernel_key(c, ks[i], &want_vec);
+        for (int j = 0; j < m && !dup; j++) dup = jobs[j].key == key;
+        if (dup || lookup(c, key, 0)) continue;
+        if (c->disk) { /* on disk: loading it is quick, nd_cuda_kcache_get does */
+            char path[1200];
+            file_path(c, key, 0, path, sizeof path);
+            if (access(path, R_OK) == 0) continue;
+        }
+        if (kernel_geometry(ks[i], want_vec, &jobs[m].info) != ND_OK) continue;
+        jobs[m].k = ks[i];
+        jobs[m].key = key;
+        m++;
+    }
+    kc_batch b = {jobs, m, 0, c->arch, c->disk ? c->dir : NULL};
+    pthread_mutex_unlock(&c->lock);
+    if (m < 2) { /* one compile: nothing to overlap */
+        free(jobs);
+        return;
+    }
+    (void)nd_cuda_include_option(); /* found once, before the threads */
+    const double t0 = nd_log_clock_us();
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int helpers = (int)(cores > 1 ? cores : 1);
+    if (helpers > KC_MAX_COMPILERS) helpers = KC_MAX_COMPILERS;
+    if (helpers > m) helpers = m;
+    helpers--; /* this thread compiles too */
+    pthread_t tid[KC_MAX_COMPILERS];
+    int started = 0;
+    while (started < helpers && pthread_create(&tid[started], NULL, compile_thread, &b) == 0) started++;
+    (void)compile_jobs(&b);
+    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    const double t1 = nd_log_clock_us();
+    int added = 0;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < m; i++) {
+        kc_job *j = &jobs[i];
+        if (!j->bin) continue;
+        nd_compile_count_add();
+        nd_logf(3, "compiled kernel %s for sm_%d (%zu bytes)", j->info.name, c->arch, j->len);
+        kc_entry *e = NULL;
+        if (!lookup(c, j->key, 0) && insert_new(j->key, 0, &e) == ND_OK) {
+            disk_write(c, j->key, 0, j->bin, j->len);
+            e->e.info = j->info;
+            if (entry_from_cubin(e, j->bin) == ND_OK) {
+                link_entry(c, e);
+                added++;
+            } else {
+                if (e->e.lib) cudaLibraryUnload(e->e.lib);
+                free(e);
+            }
+        }
+        free(j->bin);
+    }
+    pthread_mutex_unlock(&c->lock);
+    nd_logf(2, "compiled %d of a plan's %d new kernels on %d threads in %.1f ms", added, m, started + 1,
+            (t1 - t0) / 1000);
+    free(jobs);
 }
 
 nd_status nd_cuda_kcache_get_source(nd_cuda_kcache *c, uint64_t key, const char *what, const char *src,

@@ -223,6 +223,16 @@ static nd_status state_new(nd_cuda *cu, nd_plan *plan, nd_cuda_plan_state **out)
             const int32_t w = ps->order_wait[i];
             s = make_event_on(cu, cu->ldev[ps->ldev[w]].ordinal, &ps->events[w], cudaEventDisableTiming);
         }
+    /* A plan's new kernels compile side by side first; the loop below
+     * then finds them in the cache. */
+    if (s == ND_OK) {
+        const nd_kernel **ks = nd_malloc(((size_t)n + 1) * sizeof *ks);
+        int nk = 0;
+        for (int32_t i = 0; ks && i < n; i++)
+            if (plan->steps[i].kind == ND_STEP_KERNEL) ks[nk++] = plan->steps[i].kernel;
+        if (ks) nd_cuda_kcache_prefetch(cu->cache, ks, nk);
+        free(ks);
+    }
     for (int32_t i = 0; i < n && s == ND_OK; i++) {
         const nd_step *st = &plan->steps[i];
         int d = ps->ldev[i], ord = cu->ldev[d].ordinal;
