@@ -30,15 +30,6 @@
 #define N 1000
 #define MAX_RUNS 1000
 
-static nd_array *step(nd_array *const *in, void *ctx)
-{
-    (void)ctx;
-    nd_scope_begin();
-    nd_array *y = nd_keep(nd_add(nd_mul(in[0], nd_scalar(0.99)), nd_mul(nd_scalar(0.01), nd_sin(in[0]))));
-    nd_scope_end();
-    return y;
-}
-
 /* The floor: the handles a replayed iteration would still hand out, and
  * its one body call. */
 static nd_array *floor_record(nd_body *b, nd_array *x0)
@@ -75,7 +66,7 @@ int main(int argc, char **argv)
     if (nd_init(NULL) != ND_OK)
         return 1;
     nd_array *x0 = nd_random_uniform(ND_FLOAT32, 1, (int64_t[]){N}, -1.0, 1.0);
-    nd_body *b = x0 ? nd_body_trace("replay_floor_step", 1, &x0, step, NULL) : NULL;
+    nd_body *b = x0 ? suite_small_ops_step_body(x0) : NULL;
     static double t[3][MAX_RUNS];
     const char *names[3] = {"plain loop", "body loop", "replay floor"};
     int rc = !b;

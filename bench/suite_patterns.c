@@ -53,9 +53,14 @@ static nd_array *small_ops_step(nd_array *const *in, void *ctx)
     return y;
 }
 
+nd_body *suite_small_ops_step_body(nd_array *x0)
+{
+    return nd_body_trace("small_ops_step", 1, &x0, small_ops_step, NULL);
+}
+
 nd_array *suite_small_ops_body_record(nd_array *x0, int iters)
 {
-    nd_body *b = nd_body_trace("small_ops_step", 1, &x0, small_ops_step, NULL);
+    nd_body *b = suite_small_ops_step_body(x0);
     if (!b)
         return NULL;
     nd_array *x = nd_retain(x0);

@@ -23,6 +23,8 @@ nd_array *suite_small_ops_record(nd_array *x0, int iters);
 /* The same steps as one traced body (include/nd/body.h): traced once per
  * run (a few microseconds), then one node per step. Same bits. */
 nd_array *suite_small_ops_body_record(nd_array *x0, int iters);
+/* That body: small_ops' step traced for inputs like x0 (nd_body_free it). */
+nd_body *suite_small_ops_step_body(nd_array *x0);
 /* The chain sin(a)*cos(b) + sqrt(abs(a*b))*exp(-a*a), recorded; the result
  * is kept (nd_keep), its temporaries are not. NULL on failure. */
 nd_array *suite_chain_record(nd_array *a, nd_array *b);
