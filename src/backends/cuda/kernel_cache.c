@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <nvrtc.h>
+#include <uv.h>
 
 #include "backends/cuda/cuda_internal.h"
 #include "common/alloc.h"
@@ -528,9 +529,8 @@ void nd_cuda_kcache_prefetch(nd_cuda_kcache *c, const nd_kernel *const *ks, int 
     }
     (void)nd_cuda_include_option(); /* found once, before the threads */
     const double t0 = nd_log_clock_us();
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int helpers = (int)(cores > 1 ? cores : 1);
-    if (helpers > KC_MAX_COMPILERS) helpers = KC_MAX_COMPILERS;
+    const unsigned cores = uv_available_parallelism(); /* this process's CPUs (affinity) */
+    int helpers = cores > KC_MAX_COMPILERS ? KC_MAX_COMPILERS : (int)(cores ? cores : 1);
     if (helpers > m) helpers = m;
     helpers--; /* this thread compiles too */
     pthread_t tid[KC_MAX_COMPILERS];
