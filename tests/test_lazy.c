@@ -1003,7 +1003,7 @@ static nd_array *new_kernel_record(int k, nd_array *x) {
  * structures), as a program's first run on an empty kernel cache makes:
  * on CUDA the plan's new kernels compile side by side first
  * (nd_cuda_kcache_prefetch), and each must still compile exactly once:
- * as many compiles as kernels run, none for the same plan again, and none
+ * four compiles, none for the same plan again, and none
  * in a new runtime on the same cache directory, whose disk holds them.
  * Each output against float64 on the host, every round with new values. */
 NDT_TEST(lazy, a_plan_of_new_kernels_compiles_each_kernel_once) {
@@ -1034,10 +1034,12 @@ NDT_TEST(lazy, a_plan_of_new_kernels_compiles_each_kernel_once) {
         cr_assert_eq(nd_sync(), ND_OK, "round %d: %s", round, nd_last_error());
         nd_get_stats(&s1);
         const uint64_t compiled = s1.kernels_compiled - s0.kernels_compiled, run = s1.kernels_run - s0.kernels_run;
-        cr_expect_eq(run, 4, "round %d: %llu kernels run for four unrelated outputs", round, (unsigned long long)run);
+        /* four kernels (more runs when split over several devices: each
+         * piece runs the same kernel) */
+        cr_expect_geq(run, 4, "round %d: %llu kernels run for four unrelated outputs", round, (unsigned long long)run);
         if (round == 0)
-            cr_expect_eq(compiled, run, "first run: %llu kernels compiled for %llu new ones run", (unsigned long long)compiled,
-                         (unsigned long long)run);
+            cr_expect_eq(compiled, 4, "first run: %llu kernels compiled for four new ones (%llu runs)",
+                         (unsigned long long)compiled, (unsigned long long)run);
         else
             cr_expect_eq(compiled, 0, "round %d (%s): %llu kernels compiled, all were cached", round,
                          round == 1 ? "same runtime" : "new runtime, same cache directory", (unsigned long long)compiled);
