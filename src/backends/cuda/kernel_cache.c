@@ -334,6 +334,32 @@ static void save_source(const char *what, const char *src) {
     if (f) fclose(f);
 }
 
+/* src, or k's generated source when src is NULL, compiled by NVRTC for
+ * arch. Reads no cache state, so any thread may call it (the prefetch's
+ * compile threads do); fail_dir: where a failed source goes. */
+static nd_status compile_source(const char *what, const char *src, const nd_kernel *k, const nd_cuda_kinfo *info,
+                                int arch, const char *fail_dir, void **bin, size_t *len) {
+    char *gen = NULL;
+    if (!src) {
+        nd_status s = nd_cuda_codegen(k, info, &gen);
+        if (s) return s;
+        src = gen;
+    }
+    save_source(what, src);
+    nd_status s = nd_cuda_nvrtc_compile(src, what, arch, fail_dir, bin, len);
+    free(gen);
+    return s;
+}
+
+/* A binary NVRTC just made for key: counted (nd_stats.kernels_compiled),
+ * written to disk, logged. */
+static void keep_compiled(nd_cuda_kcache *c, uint64_t key, int is_source, const char *what, const void *bin,
+                          size_t len) {
+    nd_compile_count_add();
+    disk_write(c, key, is_source, bin, len);
+    nd_logf(3, "compiled kernel %s for sm_%d (%zu bytes)", what, c->arch, len);
+}
+
 /* Binary for key from disk, else from NVRTC (and then saved). */
 static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, const char *what, const char *src_or_null,
                               const nd_kernel *k, const nd_cuda_kinfo *info, void **bin, size_t *len) {
@@ -347,20 +373,9 @@ static nd_status obtain_cubin(nd_cuda_kcache *c, uint64_t key, int is_source, co
     }
     *bin = disk_read(c, key, is_source, len);
     if (*bin) return ND_OK;
-    char *gen = NULL;
-    const char *src = src_or_null;
-    if (!src) {
-        nd_status s = nd_cuda_codegen(k, info, &gen);
-        if (s) return s;
-        src = gen;
-    }
-    save_source(what, src);
-    nd_status s = nd_cuda_nvrtc_compile(src, what, c->arch, c->disk ? c->dir : NULL, bin, len);
-    free(gen);
+    nd_status s = compile_source(what, src_or_null, k, info, c->arch, c->disk ? c->dir : NULL, bin, len);
     if (s) return s;
-    nd_compile_count_add();
-    disk_write(c, key, is_source, *bin, *len);
-    nd_logf(3, "compiled kernel %s for sm_%d (%zu bytes)", what, c->arch, *len);
+    keep_compiled(c, key, is_source, what, *bin, *len);
     return ND_OK;
 }
 
@@ -420,6 +435,10 @@ static nd_status entry_from_cubin(kc_entry *e, const void *bin) {
     if (!s) s = get_kernel(e->e.lib, e->e.info.name, &e->e.main);
     if (!s && e->e.info.vec) s = get_kernel(e->e.lib, e->e.info.name_vec, &e->e.vec);
     if (!s && (e->e.info.splits > 1 || e->e.info.persist)) s = get_kernel(e->e.lib, e->e.info.name_pass2, &e->e.pass2);
+    if (s && e->e.lib) { /* an entry point missing: the library goes too */
+        cudaLibraryUnload(e->e.lib);
+        e->e.lib = NULL;
+    }
     return s;
 }
 
@@ -441,8 +460,7 @@ nd_status nd_cuda_kcache_get(nd_cuda_kcache *c, const nd_kernel *k, const nd_cud
     if (!s) s = entry_from_cubin(e, bin);
     free(bin);
     if (s) {
-        if (e && e->e.lib) cudaLibraryUnload(e->e.lib);
-        free(e);
+        free(e); /* (entry_from_cubin unloaded its library) */
         pthread_mutex_unlock(&c->lock);
         return s;
     }
@@ -484,12 +502,8 @@ static void *compile_jobs(void *arg) {
         const int i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
         if (i >= b->n_jobs) return NULL;
         kc_job *j = &b->jobs[i];
-        char *src = NULL;
-        if (nd_cuda_codegen(j->k, &j->info, &src) == ND_OK) {
-            save_source(j->info.name, src);
-            if (nd_cuda_nvrtc_compile(src, j->info.name, b->arch, b->fail_dir, &j->bin, &j->len) != ND_OK) j->bin = NULL;
-        }
-        free(src);
+        if (compile_source(j->info.name, NULL, j->k, &j->info, b->arch, b->fail_dir, &j->bin, &j->len) != ND_OK)
+            j->bin = NULL;
     }
 }
 
@@ -544,17 +558,14 @@ void nd_cuda_kcache_prefetch(nd_cuda_kcache *c, const nd_kernel *const *ks, int 
     for (int i = 0; i < m; i++) {
         kc_job *j = &jobs[i];
         if (!j->bin) continue;
-        nd_compile_count_add();
-        nd_logf(3, "compiled kernel %s for sm_%d (%zu bytes)", j->info.name, c->arch, j->len);
+        keep_compiled(c, j->key, 0, j->info.name, j->bin, j->len);
         kc_entry *e = NULL;
         if (!lookup(c, j->key, 0) && insert_new(j->key, 0, &e) == ND_OK) {
-            disk_write(c, j->key, 0, j->bin, j->len);
             e->e.info = j->info;
             if (entry_from_cubin(e, j->bin) == ND_OK) {
                 link_entry(c, e);
                 added++;
             } else {
-                if (e->e.lib) cudaLibraryUnload(e->e.lib);
                 free(e);
             }
         }
