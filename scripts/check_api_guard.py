@@ -15,9 +15,13 @@ import os
 import re
 import sys
 
-GUARDS = ("ND_API_GUARD", "ND_API_UNLOCKED", "ND_API_GUARD_IN")
+GUARDS = ("ND_API_GUARD", "ND_API_UNLOCKED", "ND_API_GUARD_IN", "ND_API_GUARD_REPLAY", "ND_API_REPLAYABLE_AS")
+# ND_API_GUARD_REPLAY(fn) and ND_API_REPLAYABLE_AS(fn, ...): the guard of a
+# call the scope replay follows (frontend/scope_replay.h), the second after
+# diverting to the replay's own entry, which takes the guard itself.
 # ND_API_GUARD_IN(callee): the function forwards to callee, which must be
-# defined in the same file and begin with ND_API_GUARD_AS(...).
+# defined in the same file and begin with ND_API_GUARD_AS(...) (or
+# ND_API_REPLAYABLE_AS(...)).
 FORWARD = re.compile(r"\bND_API_GUARD_IN\(\s*(\w+)\s*\)")
 
 
@@ -85,7 +89,7 @@ def scan(root, bad_forwards=None):
             plain = re.sub(r"^[ \t]*#[ \t]*define[^\n]*$", "", joined, flags=re.M)
             firsts = dict(definitions(plain))
             for callee in set(FORWARD.findall(joined)):
-                if firsts.get(callee) != "ND_API_GUARD_AS":
+                if firsts.get(callee) not in ("ND_API_GUARD_AS", "ND_API_REPLAYABLE_AS"):
                     bad_forwards.append(f"{rel}: ND_API_GUARD_IN({callee}): {callee} is not "
                                         "defined in this file beginning with ND_API_GUARD_AS")
             for name, first in definitions(plain):

@@ -125,6 +125,11 @@ typedef struct {
     int dump_dot_plan;       /* ND_DUMP_DOT_PLAN=1: with dump_dot, also draw each flush's
                                 plan (flush-N-plan.dot: kernels, library calls, copies,
                                 streams; nd_plan_dump_dot) */
+    int scope_replay;        /* ND_SCOPE_REPLAY: 1 on (default), -1 off: a scope whose calls
+                                repeat those of the last time its nd_scope_begin call site
+                                ran (a loop body) is recorded as one call of a body traced
+                                from them (include/nd/body.h): same values, a fraction of
+                                the recording (README, "Loops: scope replay") */
     /* New fields go here, at the end (see struct_size). */
 } nd_config;
 
@@ -224,6 +229,11 @@ typedef struct {
     uint64_t handles_alive;      /* array handles made and not yet freed (nd_free, or the scope
                                     that owns them); nd_shutdown names their origins at
                                     ND_LOG >= 1 */
+    uint64_t scopes_replayed;    /* scopes recorded as one call of the body learnt at their
+                                    nd_scope_begin call site (ND_SCOPE_REPLAY=1) */
+    uint64_t scope_replays_undone; /* replays whose calls turned out to differ from the
+                                      learnt ones (or that another call interrupted): their
+                                      ops were then recorded one by one */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

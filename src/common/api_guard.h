@@ -68,6 +68,10 @@ typedef struct {
      * do is named: nd_item). 0 and NULL otherwise. */
     int32_t trace_depth;
     const char *traced_fn;
+    /* This thread's scope replay while a scope at its call site is being
+     * learnt or replayed (frontend/scope_replay.h), NULL otherwise: a public
+     * call that is not one of the replay's own interrupts it first. */
+    struct nd_scope_replay *replay;
 } nd_api_thread_state;
 
 /* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr
@@ -162,19 +166,34 @@ static inline void nd_api_lock(void) { pthread_mutex_lock(&nd_api_mutex); }
 static inline void nd_api_unlock(void) { pthread_mutex_unlock(&nd_api_mutex); }
 #endif
 
+/* A public call other than the scope replay's own (elementwise ops, weak
+ * scalars, nd_keep, nd_scope_end) while a replay is active: the replay
+ * records what it has deferred (frontend/scope_replay.c, which defines it)
+ * so the call sees ordinary arrays. */
+void nd_api_replay_interrupt(const char *fn) __attribute__((visibility("hidden")));
+/* Replays only run on the thread that owns the lock's bias, so a thread
+ * that takes the word is another one: before its call it undoes every
+ * replay still going (scope_replay.c), since the call may write an array
+ * a deferred op reads. nd_api_replays_live counts them (under the lock). */
+extern int32_t nd_api_replays_live __attribute__((visibility("hidden")));
+void nd_api_replay_interrupt_all(void) __attribute__((visibility("hidden")));
+
 /* (Fields reached directly, not through &nd_api_tls: UBSan's null check
  * misreads the address of an initial-exec TLS variable.) */
-static inline int nd_api_enter(const char *fn) {
+static inline __attribute__((always_inline)) int nd_api_enter_as(const char *fn, int replay_aware) {
     if (nd_api_tls.depth++ == 0) {
         assert(!nd_api_tls.forbidden && "an nd-internal thread called the public API (deadlock)");
         assert(nd_api_tls.err_new == 0 && "errors counted outside a public call");
         nd_api_lock();
         nd_api_tls.fn = fn;
+        if (!replay_aware && __builtin_expect(nd_api_tls.replay != NULL, 0)) nd_api_replay_interrupt(fn);
+        if (!nd_api_tls.bias && __builtin_expect(nd_api_replays_live != 0, 0)) nd_api_replay_interrupt_all();
     } else if (__builtin_expect(nd_api_tls.depth == nd_api_tls.trace_depth + 1, 0)) {
         nd_api_tls.traced_fn = fn; /* a body's own call (never true outside a trace: depth > 1) */
     }
     return 0;
 }
+static inline int nd_api_enter(const char *fn) { return nd_api_enter_as(fn, 0); }
 
 /* The outermost call recorded an error: ND_LOG and the error handler hear
  * of it (common/error.c). */
@@ -217,6 +236,10 @@ static inline void nd_api_leave(int *unused) {
  * that the two match. */
 #define ND_API_GUARD_AS(fn)                                                                 \
     __attribute__((cleanup(nd_api_leave), unused)) int nd_api_guard_ = nd_api_enter(fn)
+/* The guard of the scope replay's own entry points (frontend/scope_replay.c):
+ * they carry on the replay instead of interrupting it. */
+#define ND_API_GUARD_REPLAY(fn)                                                             \
+    __attribute__((cleanup(nd_api_leave), unused)) int nd_api_guard_ = nd_api_enter_as(fn, 1)
 #define ND_API_GUARD_IN(callee) ((void)0)
 
 /* First statement of a public function that reads only per-thread or

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "frontend/frontend.h"
+#include "frontend/scope_replay.h"
 
 nd_array *nd_fe_empty(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape) {
     size_t nbytes;
@@ -180,19 +181,22 @@ nd_array *nd_fe_scalar(double v) {
     return weak_scalar("nd_scalar", ND_FLOAT64, ND_WEAK_FLOAT, b);
 }
 
-nd_array *nd_scalar(double v) {
-    ND_API_GUARD();
+nd_array *nd_fe_weak_scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    nd_scalar_bits b;
-    b.f = v;
+    return nd_runtime_track(weak_scalar(fn, dtype, dtype == ND_INT64 ? ND_WEAK_INT : ND_WEAK_FLOAT, value));
+}
+
+nd_array *nd_scalar(double v) {
+    ND_API_REPLAYABLE_AS("nd_scalar", return nd_replay_scalar("nd_scalar", ND_FLOAT64, (nd_scalar_bits){.f = v}));
+    const nd_scalar_bits b = {.f = v};
+    if (nd_runtime_ensure() != ND_OK) return NULL;
     return nd_runtime_track(weak_scalar("nd_scalar", ND_FLOAT64, ND_WEAK_FLOAT, b));
 }
 
 nd_array *nd_scalar_int(int64_t v) {
-    ND_API_GUARD();
+    ND_API_REPLAYABLE_AS("nd_scalar_int", return nd_replay_scalar("nd_scalar_int", ND_INT64, (nd_scalar_bits){.i = v}));
+    const nd_scalar_bits b = {.i = v};
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    nd_scalar_bits b;
-    b.i = v;
     return nd_runtime_track(weak_scalar("nd_scalar_int", ND_INT64, ND_WEAK_INT, b));
 }
 

@@ -1,6 +1,7 @@
 /* Elementwise ops: NEP 50 dtype resolution per op, then one MAP node. */
 #include "frontend/frontend.h"
 #include "frontend/record_inline.h"
+#include "frontend/scope_replay.h"
 
 #include <float.h>
 #include <math.h>
@@ -270,7 +271,7 @@ static inline int same_shape(const nd_array *a, const nd_array *b) {
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b)
     __attribute__((noinline));
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
-    ND_API_GUARD_AS(fn);
+    ND_API_REPLAYABLE_AS(fn, return nd_replay_op(fn, op, a, b));
     if (check_inputs(fn, a, "a", b, "b")) return NULL;
     uint64_t e;
     if (!(a->weak | b->weak)) {
@@ -344,11 +345,15 @@ BINARY(nd_gcd, ND_OP_GCD)
 BINARY(nd_lcm, ND_OP_LCM)
 #undef BINARY
 
+static nd_array *unary_op(const char *fn, nd_op op, nd_array *a) {
+    if (check_inputs(fn, a, "a", NULL, NULL)) return NULL;
+    return nd_runtime_track(nd_fe_unary(fn, op, a));
+}
+
 #define UNARY(name, op)                                                                    \
     nd_array *name(nd_array *a) {                                                          \
-        ND_API_GUARD();                                                                    \
-        if (check_inputs(#name, a, "a", NULL, NULL)) return NULL;                          \
-        return nd_runtime_track(nd_fe_unary(#name, op, a));                                \
+        ND_API_REPLAYABLE_AS(#name, return nd_replay_op(#name, op, a, NULL));              \
+        return unary_op(#name, op, a);                                                     \
     }
 UNARY(nd_neg, ND_OP_NEG)
 UNARY(nd_abs, ND_OP_ABS)
@@ -392,6 +397,10 @@ UNARY(nd_isneginf, ND_OP_ISNEGINF)
 UNARY(nd_invert, ND_OP_INVERT)
 UNARY(nd_bitwise_not, ND_OP_INVERT)
 #undef UNARY
+
+nd_array *nd_fe_elementwise_call(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    return b ? binary_op(fn, op, a, b) : unary_op(fn, op, a);
+}
 
 /* real and imag of a complex array are views of its parts, as NumPy's
  * (writes through them change the array); of a weak scalar they are values

@@ -10,6 +10,7 @@
 #include "common/body.h"
 #include "common/callsite.h"
 #include "frontend/frontend.h"
+#include "frontend/scope_replay.h"
 #include "frontend/record_inline.h"
 
 void nd_fe_release_last(nd_array *a) {
@@ -42,6 +43,7 @@ int nd_fe_arg_slow(const char *fn, const char *name, const nd_array *a) {
         return -1;
     }
     if (nd_fe_arg_handle(fn, name, a)) return -1;
+    if (nd_rt.replay_sentinel && a->buf == nd_rt.replay_sentinel) return nd_replay_placeholder_arg(fn, name, a);
     if (a->buf->dead) {
         nd_error_set(ND_ERR_STATE, "%s: argument '%s' was created before nd_shutdown, which "
                      "released its memory (make arrays again after the runtime restarts; "

@@ -25,6 +25,7 @@
 #include "frontend/flush_worker.h"
 #include "frontend/frontend.h"
 #include "frontend/interop.h"
+#include "frontend/scope_replay.h"
 #include "scheduler/executor_ranks.h"
 
 nd_runtime nd_rt;
@@ -170,14 +171,17 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
     if (!c->cache_dir && (s = getenv("ND_CACHE_DIR")) && *s) c->cache_dir = s;
 
     if (check_switch("fusion", c->fusion) || check_switch("cuda_graphs", c->cuda_graphs) ||
-        check_switch("matmul_tf32", c->matmul_tf32) || check_switch("early_flush", c->early_flush))
+        check_switch("matmul_tf32", c->matmul_tf32) || check_switch("early_flush", c->early_flush) ||
+        check_switch("scope_replay", c->scope_replay))
         return ND_ERR_ARG;
     if (env_switch("ND_FUSION", &c->fusion) || env_switch("ND_CUDA_GRAPHS", &c->cuda_graphs) ||
-        env_switch("ND_MATMUL_TF32", &c->matmul_tf32) || env_switch("ND_EARLY_FLUSH", &c->early_flush))
+        env_switch("ND_MATMUL_TF32", &c->matmul_tf32) || env_switch("ND_EARLY_FLUSH", &c->early_flush) ||
+        env_switch("ND_SCOPE_REPLAY", &c->scope_replay))
         return ND_ERR_ARG;
     if (c->fusion == 0) c->fusion = 1;
     if (c->cuda_graphs == 0) c->cuda_graphs = 1;
     if (c->early_flush == 0) c->early_flush = 1;
+    if (c->scope_replay == 0) c->scope_replay = 1;
     if (c->matmul_tf32 == 0) c->matmul_tf32 = -1;
 
     if (c->max_pending < 0)
@@ -609,6 +613,7 @@ nd_status nd_init(const nd_config *cfg) {
     /* Under mpirun the worker thread makes the MPI calls: only where MPI
      * grants calls from any thread. */
     nd_rt.worker = (!set || v) && nd_dist_any_thread() ? nd_flush_worker_start(&nd_rt.sched) : NULL;
+    nd_rt.scope_replay = c.scope_replay == 1; /* frontend/scope_replay.h */
     nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
             c.fusion == 1 ? "on" : "off", (long long)c.max_pending);
     return ND_OK;
@@ -681,6 +686,7 @@ void nd_shutdown(void) {
     nd_rt.backend->synchronize(nd_rt.backend);
     /* This thread's scoped handles die with the runtime; other threads'
      * become handles that outlived it (below), until their scopes close. */
+    nd_replay_shutdown();
     nd_scope_shutdown();
     nd_report_live_handles();
     nd_array_unlist_all();

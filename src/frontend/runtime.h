@@ -57,6 +57,11 @@ typedef struct {
      * function kept in trace_refused for the trace's error. */
     int tracing;
     const char *trace_refused;
+    /* ND_SCOPE_REPLAY=1: scopes seen before are replayed as one body call
+     * (scope_replay.h); the buffer its placeholders view (dead, off the
+     * live list; a reference). */
+    int scope_replay;
+    nd_buffer *replay_sentinel;
 } nd_runtime;
 
 extern nd_runtime nd_rt;
@@ -159,6 +164,8 @@ typedef struct nd_scope_stack {
      * linked through themselves (scope_prev/next, scope_depth): their
      * scope's end frees them as it frees the others (scope.c). */
     nd_array *overflow;
+    /* The thread's scope replay (scope_replay.h), NULL until it learns one. */
+    struct nd_scope_replay *replay;
 } nd_scope_stack;
 /* scope_slot of a handle on its stack's overflow list. */
 #define ND_SCOPE_OVERFLOW INT32_MAX

@@ -22,6 +22,7 @@
 #include "common/api_guard.h"
 #include "frontend/frontend.h"
 #include "frontend/naming.h"
+#include "frontend/scope_replay.h"
 #include "common/alloc.h"
 
 /* (nd_scope_stack and the thread's stack, nd_fe_my_scopes: runtime.h.) */
@@ -106,6 +107,7 @@ static void free_my_stack(void) {
     if (!s) return;
     while (s->depth > 0) close_scope(s);
     nd_fe_scope_names_closed(0);
+    nd_replay_free(s);
     free(s->items);
     free(s->marks);
     free(s);
@@ -160,6 +162,9 @@ void nd_free(nd_array *a) {
     nd_fe_release(a);
 }
 
+/* Not inlined anywhere: its return address is the program's call site,
+ * which keys the scope's replay (scope_replay.h). */
+void nd_scope_begin(void) __attribute__((noinline));
 void nd_scope_begin(void) {
     ND_API_GUARD();
     if (nd_runtime_ensure() != ND_OK) return;
@@ -176,10 +181,15 @@ void nd_scope_begin(void) {
         s->cap_depth = cap;
     }
     s->marks[++s->depth] = s->n_items;
+    nd_replay_scope_begun(s, (uintptr_t)__builtin_return_address(0));
 }
 
 void nd_scope_end(void) {
-    ND_API_GUARD();
+    ND_API_REPLAYABLE_AS("nd_scope_end", nd_replay_scope_end(); return);
+    nd_scope_end_close();
+}
+
+void nd_scope_end_close(void) {
     nd_scope_stack *s = nd_fe_my_scopes;
     if (!s || s->depth == 0) {
         nd_error_set(ND_ERR_STATE, "nd_scope_end: no scope is open on this thread (each "
@@ -194,7 +204,11 @@ void nd_scope_end(void) {
 int32_t nd_fe_scope_depth(void) { return nd_fe_my_scopes ? nd_fe_my_scopes->depth : 0; }
 
 nd_array *nd_keep(nd_array *a) {
-    ND_API_GUARD();
+    ND_API_REPLAYABLE_AS("nd_keep", return nd_replay_keep(a));
+    return nd_scope_keep_handle(a);
+}
+
+nd_array *nd_scope_keep_handle(nd_array *a) {
     if (!a) return NULL;
     if (nd_fe_arg_handle("nd_keep", "a", a)) return NULL;
     nd_scope_stack *s = nd_fe_my_scopes;

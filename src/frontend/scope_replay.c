@@ -1,0 +1,521 @@
+/* Scope replay: learning a call site's scope, replaying it as one body
+ * call, undoing a replay that turns out to differ (scope_replay.h). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/body.h"
+#include "common/alloc.h"
+#include "frontend/scope_replay.h"
+
+/* What one scope may hold to be replayed: longer bodies gain less from it
+ * and cost more to check. */
+#define REPLAY_MAX_STEPS 32
+#define REPLAY_MAX_INPUTS 8
+/* Call sites remembered per thread: a hash of the address picks where a
+ * site's search of REPLAY_PROBE entries starts; a new site takes an unused
+ * one there, else the one used longest ago. */
+#define REPLAY_SITES 16
+#define REPLAY_PROBE 4
+/* Undone replays or failed learnings in a row that turn a site off. */
+#define REPLAY_MAX_FAILS 3
+/* arg[1] of a unary op's step. */
+#define ARG_NONE INT8_MAX
+
+enum { STEP_SCALAR, STEP_OP };
+enum { SITE_LEARN, SITE_READY, SITE_OFF };
+enum { MODE_OFF, MODE_LEARN, MODE_REPLAY };
+
+/* One public call of the scope: a weak scalar (dtype ND_FLOAT64 or
+ * ND_INT64, value) or an elementwise op (fn, op, args). An argument is a
+ * step's result (>= 0) or input -1 - arg: an array from outside the scope,
+ * in order of first use. dtype, ndim, shape, weak, readonly (and an op's
+ * weak result's value): the result's. */
+typedef struct {
+    uint8_t kind, op, dtype, ndim;
+    uint8_t weak, readonly; /* the result's (an op of weak scalars is one) */
+    int8_t arg[2];
+    const char *fn;
+    nd_scalar_bits value;
+    int64_t shape[ND_MAX_DIMS];
+} replay_step;
+
+typedef struct {
+    uintptr_t site; /* 0: unused */
+    uint64_t used;  /* the thread's count of scopes begun, at its last */
+    uint8_t state, fails;
+    int16_t n_steps, kept, n_in;
+    nd_body *body; /* SITE_READY: the steps traced, inputs in order */
+    replay_step steps[REPLAY_MAX_STEPS];
+} replay_site;
+
+struct nd_scope_replay {
+    replay_site sites[REPLAY_SITES];
+    /* The scope being learnt or replayed (mode != MODE_OFF). */
+    replay_site *cur;
+    int mode;
+    int32_t depth;
+    int16_t k, n_in; /* steps seen, inputs seen */
+    uint64_t begun;  /* scopes begun with replay on */
+    /* Learning: the kept step or -1; replaying: whether its nd_keep came. */
+    int kept;
+    nd_array *handles[REPLAY_MAX_STEPS]; /* each step's result (replay: placeholders) */
+    /* Learning: the calls so far (the site keeps its last body's steps
+     * until this list replaces them). */
+    replay_step learnt[REPLAY_MAX_STEPS];
+    nd_array *inputs[REPLAY_MAX_INPUTS];
+    /* Every thread's state, for nd_shutdown. */
+    struct nd_scope_replay *prev, *next;
+};
+
+static struct nd_scope_replay *all_states;
+int32_t nd_api_replays_live;
+
+/* The buffer every placeholder views: dead, so that nd_fe_arg's fast path
+ * refuses a placeholder and its slow path finds it (nothing records a node
+ * of it). One per runtime; nd_rt holds a reference. */
+static nd_buffer *sentinel(void) {
+    if (nd_rt.replay_sentinel) return nd_rt.replay_sentinel;
+    nd_buffer *b = nd_buffer_new(ND_FLOAT64, 0);
+    if (!b) return NULL;
+    /* Off the list of live buffers (it is the newest, at its head): a
+     * dead buffer is on none. */
+    nd_buffer_live_head = b->live_next;
+    if (b->live_next) b->live_next->live_prev = NULL;
+    b->live_next = NULL;
+    b->dead = 1;
+    return nd_rt.replay_sentinel = b;
+}
+
+static void stop(struct nd_scope_replay *st) {
+    if (st->mode != MODE_OFF) nd_api_replays_live--;
+    st->mode = MODE_OFF;
+    st->cur = NULL;
+    if (nd_api_tls.replay == st) nd_api_tls.replay = NULL;
+}
+
+static void site_forget_body(replay_site *e) {
+    if (e->body) nd_body_unref(e->body);
+    e->body = NULL;
+}
+
+/* A learning that could not finish, or a replay undone. The site learns
+ * again the next time; its body stays, for that learning to take again if
+ * the calls are the same (a loop whose scope differs now and then). */
+static void site_failed(replay_site *e, const char *why) {
+    if (++e->fails >= REPLAY_MAX_FAILS) {
+        site_forget_body(e);
+        e->state = SITE_OFF;
+        nd_logf(2, "scope replay: call site %#" PRIxPTR " off after %d tries in a row (%s)", e->site,
+                (int)e->fails, why);
+    } else {
+        e->state = SITE_LEARN;
+        nd_logf(3, "scope replay: call site %#" PRIxPTR ": %s", e->site, why);
+    }
+}
+
+void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
+    /* Only on the thread that owns the lock's bias: the one thread that has
+     * called nd so far (common/api_guard.h). Another thread's call could
+     * write an input of a deferred op between the op and the scope's end;
+     * the first such call takes the bias away and undoes this replay
+     * (nd_api_replay_interrupt_all), and none starts after. */
+    if (!nd_rt.scope_replay || nd_api_tls.depth != 1 || !nd_api_tls.bias) return;
+    struct nd_scope_replay *st = s->replay;
+    if (!st) {
+        st = nd_calloc(1, sizeof *st);
+        if (!st) return; /* no replay: the scope records as usual */
+        st->next = all_states;
+        if (all_states) all_states->prev = st;
+        all_states = st;
+        s->replay = st;
+    }
+    const unsigned h = (unsigned)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+    _Static_assert(REPLAY_SITES == 16, "h is 4 bits");
+    replay_site *e = NULL;
+    for (unsigned p = 0; p < REPLAY_PROBE; p++) {
+        replay_site *c = &st->sites[(h + p) % REPLAY_SITES];
+        if (c->site == site) {
+            e = c;
+            break;
+        }
+        if (!e || (e->site && (!c->site || c->used < e->used))) e = c;
+    }
+    e->used = ++st->begun;
+    if (e->site != site) {
+        site_forget_body(e);
+        e->site = site;
+        e->state = SITE_LEARN;
+        e->fails = 0;
+    }
+    if (e->state == SITE_OFF) return;
+    st->cur = e;
+    st->mode = e->state == SITE_READY ? MODE_REPLAY : MODE_LEARN;
+    nd_api_replays_live++;
+    st->depth = s->depth;
+    st->k = st->n_in = 0;
+    st->kept = st->mode == MODE_LEARN ? -1 : 0;
+    memset(st->inputs, 0, sizeof st->inputs);
+    nd_api_tls.replay = st;
+}
+
+/* Placeholder handle p becomes the array r is (r's reference released). */
+static void transplant(nd_array *p, nd_array *r) {
+    nd_buffer *old = p->buf;
+    p->buf = r->buf;
+    nd_buffer_ref(r->buf);
+    r->buf->handles++;
+    old->handles--;
+    nd_buffer_unref(old);
+    p->dtype = r->dtype;
+    p->ndim = r->ndim;
+    p->weak = r->weak;
+    p->readonly = r->readonly;
+    p->offset = r->offset;
+    memcpy(p->shape, r->shape, sizeof p->shape);
+    memcpy(p->strides, r->strides, sizeof p->strides);
+    p->weak_value = r->weak_value;
+    if (r->scope_slot != -1) nd_runtime_untrack(r);
+    nd_fe_release(r);
+}
+
+static nd_array *step_arg(const struct nd_scope_replay *st, int8_t r) {
+    return r == ARG_NONE ? NULL : r >= 0 ? st->handles[r] : st->inputs[-1 - r];
+}
+
+/* Records the first st->k steps for real, each placeholder becoming its
+ * array, and stops the replay. A step that fails leaves its placeholder
+ * (nd_fe_arg then reports it) and the error of the op that failed. */
+static void undo(struct nd_scope_replay *st, const char *why) {
+    replay_site *e = st->cur;
+    const int k = st->k;
+    stop(st);
+    for (int j = 0; j < k; j++) {
+        const replay_step *p = &e->steps[j];
+        nd_array *r = p->kind == STEP_SCALAR
+                          ? nd_fe_weak_scalar_call(p->fn, (nd_dtype)p->dtype, p->value)
+                          : nd_fe_elementwise_call(p->fn, (nd_op)p->op, step_arg(st, p->arg[0]),
+                                                   step_arg(st, p->arg[1]));
+        if (r) transplant(st->handles[j], r);
+    }
+    nd_rt.stats.scope_replays_undone++;
+    site_failed(e, why);
+}
+
+/* A learning that cannot become a body. */
+static void give_up(struct nd_scope_replay *st, const char *why) {
+    replay_site *e = st->cur;
+    stop(st);
+    site_failed(e, why);
+}
+
+void nd_api_replay_interrupt_all(void) {
+    for (struct nd_scope_replay *st = all_states; st; st = st->next) {
+        if (st->mode == MODE_REPLAY) undo(st, "another thread called nd");
+        else if (st->mode == MODE_LEARN) give_up(st, "another thread called nd");
+    }
+}
+
+void nd_api_replay_interrupt(const char *fn) {
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    if (st->mode == MODE_REPLAY) undo(st, fn);
+    else if (st->mode == MODE_LEARN) give_up(st, fn);
+    else stop(st);
+}
+
+static nd_array *placeholder(const replay_step *p) {
+    nd_buffer *b = sentinel();
+    if (!b) return NULL;
+    nd_array *a = nd_array_handle_new(b, (nd_dtype)p->dtype, p->ndim, 0);
+    if (!a) return NULL;
+    int64_t s = 1;
+    for (int i = p->ndim - 1; i >= 0; i--) {
+        a->shape[i] = p->shape[i];
+        a->strides[i] = s;
+        s *= p->shape[i] > 0 ? p->shape[i] : 1;
+    }
+    a->weak = p->weak;
+    a->readonly = p->readonly;
+    if (p->weak) a->weak_value = p->value;
+    return nd_runtime_track(a);
+}
+
+/* The replay's state when this call continues it, else NULL (a replay
+ * another thread's placeholder ended: this thread's pointer is stale). */
+static struct nd_scope_replay *active(void) {
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    if (st->mode == MODE_OFF) {
+        stop(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* Learning: the step a call's result is (its handle logged). */
+static void learn_step(struct nd_scope_replay *st, nd_array *r, const replay_step *p) {
+    if (!r || st->k >= REPLAY_MAX_STEPS) {
+        give_up(st, r ? "more calls than a replay takes" : "a call failed");
+        return;
+    }
+    replay_step *q = &st->learnt[st->k];
+    *q = *p;
+    q->dtype = (uint8_t)r->dtype;
+    q->ndim = r->ndim;
+    q->weak = r->weak;
+    q->readonly = r->readonly;
+    if (r->weak) q->value = r->weak_value;
+    memcpy(q->shape, r->shape, sizeof q->shape);
+    st->handles[st->k++] = r;
+}
+
+nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
+    ND_API_GUARD_REPLAY(fn);
+    struct nd_scope_replay *st = active();
+    if (st && st->mode == MODE_LEARN) {
+        nd_array *r = nd_fe_weak_scalar_call(fn, dtype, value);
+        replay_step p = {.kind = STEP_SCALAR, .fn = fn, .value = value, .arg = {ARG_NONE, ARG_NONE}};
+        learn_step(st, r, &p);
+        return r;
+    }
+    if (st) {
+        const replay_step *p = &st->cur->steps[st->k];
+        if (st->k < st->cur->n_steps && p->kind == STEP_SCALAR && p->dtype == dtype &&
+            p->value.u == value.u) {
+            nd_array *a = placeholder(p);
+            if (a) {
+                st->handles[st->k++] = a;
+                return a;
+            }
+        }
+        undo(st, "a weak scalar of another value");
+    }
+    return nd_fe_weak_scalar_call(fn, dtype, value);
+}
+
+/* Learning: argument x's role, logging a new input; -128 when x cannot
+ * be one (a weak scalar from outside the scope, too many inputs). */
+static int learn_arg(struct nd_scope_replay *st, const nd_array *x) {
+    if (!x) return ARG_NONE;
+    for (int j = 0; j < st->k; j++)
+        if (st->handles[j] == x) return j;
+    for (int i = 0; i < st->n_in; i++)
+        if (st->inputs[i] == x) return -1 - i;
+    if (x->weak || st->n_in >= REPLAY_MAX_INPUTS) return -128;
+    st->inputs[st->n_in++] = (nd_array *)x;
+    return -st->n_in;
+}
+
+/* Replaying: whether x plays role r, binding an input on its first use. */
+static int replay_arg(struct nd_scope_replay *st, nd_array *x, int8_t r) {
+    if (r == ARG_NONE) return x == NULL;
+    if (r >= 0) return r < st->k && x == st->handles[r];
+    const int i = -1 - r;
+    if (st->inputs[i]) return x == st->inputs[i];
+    const nd_body *b = st->cur->body;
+    if (!x || x->state != ND_ARRAY_LIVE || x->buf->dead || x->weak || x->dtype != b->in_dtype[i] ||
+        x->ndim != b->in_ndim[i])
+        return 0;
+    for (int j = 0; j < x->ndim; j++)
+        if (x->shape[j] != b->in_shape[i][j]) return 0;
+    st->inputs[i] = x;
+    return 1;
+}
+
+nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    ND_API_GUARD_REPLAY(fn);
+    struct nd_scope_replay *st = active();
+    if (st && st->mode == MODE_LEARN) {
+        const int ra = learn_arg(st, a), rb = learn_arg(st, b);
+        nd_array *r = nd_fe_elementwise_call(fn, op, a, b);
+        if (ra == -128 || rb == -128) {
+            give_up(st, "an argument from outside the scope is a weak scalar, or too many inputs");
+        } else if (r && (r == a || r == b || r->buf == a->buf || (b && r->buf == b->buf))) {
+            give_up(st, "an op returned its argument");
+        } else {
+            replay_step p = {.kind = STEP_OP, .op = (uint8_t)op, .fn = fn, .arg = {(int8_t)ra, (int8_t)rb}};
+            learn_step(st, r, &p);
+        }
+        return r;
+    }
+    if (st) {
+        const replay_step *p = &st->cur->steps[st->k];
+        if (st->k < st->cur->n_steps && p->kind == STEP_OP && p->op == (uint8_t)op && p->fn == fn &&
+            replay_arg(st, a, p->arg[0]) && replay_arg(st, b, p->arg[1])) {
+            nd_array *r = placeholder(p);
+            if (r) {
+                st->handles[st->k++] = r;
+                return r;
+            }
+        }
+        undo(st, "an op that differs from the last time");
+    }
+    return nd_fe_elementwise_call(fn, op, a, b);
+}
+
+nd_array *nd_replay_keep(nd_array *a) {
+    ND_API_GUARD_REPLAY("nd_keep");
+    struct nd_scope_replay *st = active();
+    if (st && st->mode == MODE_LEARN) {
+        int j = st->k - 1;
+        while (j >= 0 && st->handles[j] != a) j--;
+        if (j < 0 || st->kept >= 0) give_up(st, j < 0 ? "nd_keep of an array not made in the scope" : "two nd_keep");
+        else st->kept = j;
+    } else if (st) {
+        const int j = st->cur->kept;
+        if (!st->kept && j < st->k && a == st->handles[j]) st->kept = 1;
+        else undo(st, "nd_keep of another array");
+    }
+    return nd_scope_keep_handle(a);
+}
+
+/* The body's function: the learnt steps, on the body's placeholders. */
+static nd_array *replay_steps_fn(nd_array *const *in, void *ctx) {
+    const replay_site *e = ctx;
+    nd_array *h[REPLAY_MAX_STEPS];
+    for (int j = 0; j < e->n_steps; j++) {
+        const replay_step *p = &e->steps[j];
+        nd_array *x[2] = {NULL, NULL};
+        for (int t = 0; t < 2; t++)
+            x[t] = p->arg[t] == ARG_NONE ? NULL : p->arg[t] >= 0 ? h[p->arg[t]] : in[-1 - p->arg[t]];
+        h[j] = p->kind == STEP_SCALAR ? nd_fe_weak_scalar_call(p->fn, (nd_dtype)p->dtype, p->value)
+                                      : nd_fe_elementwise_call(p->fn, (nd_op)p->op, x[0], x[1]);
+        if (!h[j]) return NULL;
+    }
+    return h[e->kept];
+}
+
+static int same_step(const replay_step *a, const replay_step *b) {
+    if (a->kind != b->kind || a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->weak != b->weak ||
+        a->readonly != b->readonly || a->arg[0] != b->arg[0] || a->arg[1] != b->arg[1] || a->fn != b->fn ||
+        ((a->kind == STEP_SCALAR || a->weak) && a->value.u != b->value.u))
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* Whether the site's body was traced from the calls just learnt, with
+ * inputs of these dtypes and shapes. */
+static int body_fits(const replay_site *e, const struct nd_scope_replay *st) {
+    if (!e->body || e->n_steps != st->k || e->kept != st->kept || e->n_in != st->n_in) return 0;
+    for (int j = 0; j < st->k; j++)
+        if (!same_step(&e->steps[j], &st->learnt[j])) return 0;
+    for (int i = 0; i < st->n_in; i++) {
+        const nd_array *x = st->inputs[i];
+        if (x->dtype != e->body->in_dtype[i] || x->ndim != e->body->in_ndim[i]) return 0;
+        for (int d = 0; d < x->ndim; d++)
+            if (x->shape[d] != e->body->in_shape[i][d]) return 0;
+    }
+    return 1;
+}
+
+/* End of a learnt scope: its calls traced into the site's body (or the
+ * site's body kept, traced from the same calls before). */
+static void learn(struct nd_scope_replay *st) {
+    replay_site *e = st->cur;
+    if (st->kept < 0 || st->n_in == 0) {
+        give_up(st, st->kept < 0 ? "no nd_keep" : "no input from outside the scope");
+        return;
+    }
+    if (body_fits(e, st)) {
+        stop(st);
+        e->state = SITE_READY;
+        return;
+    }
+    site_forget_body(e);
+    e->n_steps = st->k;
+    e->kept = (int16_t)st->kept;
+    e->n_in = st->n_in;
+    memcpy(e->steps, st->learnt, sizeof(replay_step) * (size_t)st->k);
+    nd_array *like[REPLAY_MAX_INPUTS];
+    memcpy(like, st->inputs, sizeof like);
+    stop(st);
+    nd_error_saved saved;
+    nd_error_save(&saved);
+    nd_body *b = nd_body_trace("scope", e->n_in, like, replay_steps_fn, e);
+    if (!b) {
+        nd_logf(2, "scope replay: call site %#" PRIxPTR " is not replayed: %s", e->site, nd_last_error());
+        nd_error_restore(&saved);
+        site_forget_body(e);
+        e->state = SITE_OFF;
+        return;
+    }
+    e->body = b; /* the trace's reference, the site's now */
+    e->state = SITE_READY;
+    nd_logf(3, "scope replay: call site %#" PRIxPTR " learnt: %d calls, %d inputs", e->site,
+            (int)e->n_steps, (int)e->n_in);
+}
+
+void nd_replay_scope_end(void) {
+    ND_API_GUARD_REPLAY("nd_scope_end");
+    struct nd_scope_replay *st = active();
+    nd_scope_stack *s = nd_fe_my_scopes;
+    if (st && (!s || s->depth != st->depth)) {
+        if (st->mode == MODE_REPLAY) undo(st, "nd_scope_end of another scope");
+        else give_up(st, "nd_scope_end of another scope");
+    } else if (st && st->mode == MODE_LEARN) {
+        learn(st);
+    } else if (st) {
+        replay_site *e = st->cur;
+        nd_array *r = NULL;
+        if (st->k == e->n_steps && st->kept) {
+            nd_error_saved saved;
+            nd_error_save(&saved);
+            r = nd_body_call(e->body, st->inputs);
+            if (!r) nd_error_restore(&saved);
+        }
+        if (r) {
+            transplant(st->handles[e->kept], r);
+            e->fails = 0;
+            nd_rt.stats.scopes_replayed++;
+            stop(st);
+        } else {
+            undo(st, st->k == e->n_steps && st->kept ? "the body call failed" : "fewer calls than the last time");
+        }
+    }
+    nd_scope_end_close();
+}
+
+int nd_replay_placeholder_arg(const char *fn, const char *name, const nd_array *a) {
+    /* Its replay is the one of the stack whose scope holds it, if still
+     * going (the program handed it to another thread, or a call of this
+     * thread's own found it after its replay ended). */
+    nd_scope_stack *s = a->scope_slot >= 0 ? a->scope_owner : NULL;
+    struct nd_scope_replay *st = s ? s->replay : NULL;
+    if (st && st->mode == MODE_REPLAY) {
+        for (int j = 0; j < st->k; j++)
+            if (st->handles[j] == a) {
+                undo(st, fn);
+                break;
+            }
+    }
+    if (a->buf != nd_rt.replay_sentinel) return 0;
+    nd_error_set(ND_ERR_STATE, "%s: argument '%s' is the result of a call in a replayed scope (ND_SCOPE_REPLAY) "
+                 "whose value could not be recorded: see the error of that call", fn, name);
+    return -1;
+}
+
+void nd_replay_free(nd_scope_stack *s) {
+    struct nd_scope_replay *st = s->replay;
+    if (!st) return;
+    stop(st);
+    for (int i = 0; i < REPLAY_SITES; i++) site_forget_body(&st->sites[i]);
+    if (st->prev) st->prev->next = st->next;
+    else all_states = st->next;
+    if (st->next) st->next->prev = st->prev;
+    free(st);
+    s->replay = NULL;
+}
+
+void nd_replay_shutdown(void) {
+    for (struct nd_scope_replay *st = all_states; st; st = st->next) {
+        stop(st); /* another thread's pointer, if set, is cleared at its next call */
+        for (int i = 0; i < REPLAY_SITES; i++) {
+            site_forget_body(&st->sites[i]);
+            st->sites[i].site = 0;
+        }
+    }
+    if (nd_api_tls.replay) stop(nd_api_tls.replay);
+    nd_buffer_unref(nd_rt.replay_sentinel);
+    nd_rt.replay_sentinel = NULL;
+}
