@@ -459,10 +459,12 @@ void nd_replay_scope_end(void) {
         replay_site *e = st->cur;
         nd_array *r = NULL;
         if (st->k == e->n_steps && st->kept) {
-            nd_error_saved saved;
-            nd_error_save(&saved);
-            r = nd_body_call(e->body, st->inputs);
-            if (!r) nd_error_restore(&saved);
+            /* nd_body_call's node, its checks done as each input was bound.
+             * It fails only without memory, which the undo below then
+             * meets too, so its error stands. */
+            int same = 1;
+            for (int i = 0; i < e->n_in; i++) same &= e->body->in_whole[i];
+            r = nd_fe_body_node(e->steps[e->kept].fn, e->body, st->inputs, same);
         }
         if (r) {
             transplant(st->handles[e->kept], r);
