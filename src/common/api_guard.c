@@ -2,6 +2,8 @@
 #include "common/api_guard.h"
 
 _Thread_local nd_api_thread_state nd_api_tls;
+nd_api_replay_hooks nd_api_replay;
+int32_t nd_api_replays_live;
 
 void nd_api_leave_slow(void) {
     if (nd_api_tls.depth == 1 && nd_api_tls.err_new != 0) nd_error_report();

@@ -166,17 +166,22 @@ static inline void nd_api_lock(void) { pthread_mutex_lock(&nd_api_mutex); }
 static inline void nd_api_unlock(void) { pthread_mutex_unlock(&nd_api_mutex); }
 #endif
 
-/* A public call other than the scope replay's own (elementwise ops, weak
- * scalars, nd_keep, nd_scope_end) while a replay is active: the replay
- * records what it has deferred (frontend/scope_replay.c, which defines it)
- * so the call sees ordinary arrays. */
-void nd_api_replay_interrupt(const char *fn) __attribute__((visibility("hidden")));
-/* Replays only run on the thread that owns the lock's bias, so a thread
- * that takes the word is another one: before its call it undoes every
- * replay still going (scope_replay.c), since the call may write an array
- * a deferred op reads. nd_api_replays_live counts them (under the lock). */
+/* The scope replay's hooks (frontend/scope_replay.c sets them before its
+ * first replay; common/ sits below the frontend, so it reaches them
+ * through pointers).
+ * - interrupt: a public call other than the replay's own (elementwise ops,
+ *   weak scalars, nd_keep, nd_scope_end) while a replay is active; the
+ *   replay records what it has deferred, so the call sees ordinary arrays.
+ * - interrupt_all: replays only run on the thread that owns the lock's
+ *   bias, so a thread that takes the word is another one; before its call
+ *   it undoes every replay still going, since the call may write an array
+ *   a deferred op reads. nd_api_replays_live counts them (under the lock). */
+typedef struct {
+    void (*interrupt)(const char *fn);
+    void (*interrupt_all)(void);
+} nd_api_replay_hooks;
+extern nd_api_replay_hooks nd_api_replay __attribute__((visibility("hidden")));
 extern int32_t nd_api_replays_live __attribute__((visibility("hidden")));
-void nd_api_replay_interrupt_all(void) __attribute__((visibility("hidden")));
 
 /* (Fields reached directly, not through &nd_api_tls: UBSan's null check
  * misreads the address of an initial-exec TLS variable.) */
@@ -186,8 +191,8 @@ static inline __attribute__((always_inline)) int nd_api_enter_as(const char *fn,
         assert(nd_api_tls.err_new == 0 && "errors counted outside a public call");
         nd_api_lock();
         nd_api_tls.fn = fn;
-        if (!replay_aware && __builtin_expect(nd_api_tls.replay != NULL, 0)) nd_api_replay_interrupt(fn);
-        if (!nd_api_tls.bias && __builtin_expect(nd_api_replays_live != 0, 0)) nd_api_replay_interrupt_all();
+        if (!replay_aware && __builtin_expect(nd_api_tls.replay != NULL, 0)) nd_api_replay.interrupt(fn);
+        if (!nd_api_tls.bias && __builtin_expect(nd_api_replays_live != 0, 0)) nd_api_replay.interrupt_all();
     } else if (__builtin_expect(nd_api_tls.depth == nd_api_tls.trace_depth + 1, 0)) {
         nd_api_tls.traced_fn = fn; /* a body's own call (never true outside a trace: depth > 1) */
     }

@@ -69,7 +69,10 @@ struct nd_scope_replay {
 };
 
 static struct nd_scope_replay *all_states;
-int32_t nd_api_replays_live;
+
+/* common/api_guard.h's hooks. */
+static void interrupt(const char *fn);
+static void interrupt_all(void);
 
 /* The buffer every placeholder views: dead, so that nd_fe_arg's fast path
  * refuses a placeholder and its slow path finds it (nothing records a node
@@ -119,10 +122,12 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
      * called nd so far (common/api_guard.h). Another thread's call could
      * write an input of a deferred op between the op and the scope's end;
      * the first such call takes the bias away and undoes this replay
-     * (nd_api_replay_interrupt_all), and none starts after. */
+     * (the API guard's interrupt_all hook), and none starts after. */
     if (!nd_rt.scope_replay || nd_api_tls.depth != 1 || !nd_api_tls.bias) return;
     struct nd_scope_replay *st = s->replay;
     if (!st) {
+        nd_api_replay.interrupt = interrupt;
+        nd_api_replay.interrupt_all = interrupt_all;
         st = nd_calloc(1, sizeof *st);
         if (!st) return; /* no replay: the scope records as usual */
         st->next = all_states;
@@ -209,14 +214,14 @@ static void give_up(struct nd_scope_replay *st, const char *why) {
     site_failed(e, why);
 }
 
-void nd_api_replay_interrupt_all(void) {
+static void interrupt_all(void) {
     for (struct nd_scope_replay *st = all_states; st; st = st->next) {
         if (st->mode == MODE_REPLAY) undo(st, "another thread called nd");
         else if (st->mode == MODE_LEARN) give_up(st, "another thread called nd");
     }
 }
 
-void nd_api_replay_interrupt(const char *fn) {
+static void interrupt(const char *fn) {
     struct nd_scope_replay *st = nd_api_tls.replay;
     if (st->mode == MODE_REPLAY) undo(st, fn);
     else if (st->mode == MODE_LEARN) give_up(st, fn);
