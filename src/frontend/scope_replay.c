@@ -437,7 +437,7 @@ static void learn(struct nd_scope_replay *st) {
     stop(st);
     nd_error_saved saved;
     nd_error_save(&saved);
-    nd_body *b = nd_body_trace("scope", e->n_in, like, replay_steps_fn, e);
+    nd_body *b = nd_body_trace("replayed_scope", e->n_in, like, replay_steps_fn, e);
     if (!b) {
         nd_logf(2, "scope replay: call site %#" PRIxPTR " is not replayed: %s", e->site, nd_last_error());
         nd_error_restore(&saved);
