@@ -641,6 +641,49 @@ static void prog_body(sweep *s) {
     nd_free(c);
 }
 
+/* A loop whose scope is replayed (README, "Loops: scope replay"): learnt
+ * in its first iteration, then one body call an iteration, all under the
+ * fault; y = y*0.5 + (c - 1), exact in float64. */
+static nd_array *replayed_step(nd_array *y, nd_array *c) {
+    nd_scope_begin();
+    nd_array *r = nd_keep(nd_add(nd_mul(y, nd_scalar(0.5)), nd_sub(c, nd_scalar(1.0))));
+    nd_scope_end();
+    return r;
+}
+
+static void prog_scope_replay(sweep *s) {
+    world w;
+    world_begin(&w, s, "scope_replay");
+    enum { N = 24, STEPS = 6 };
+    double x0[N], c0[N], want[N];
+    fill_random(&w.rng, x0, N, -3, 3);
+    fill_random(&w.rng, c0, N, -3, 3);
+    nd_array *x = upload(x0, 1, (int64_t[]){N}), *c = upload(c0, 1, (int64_t[]){N});
+    cr_assert(nd_sync() == ND_OK);
+    nd_scope_begin();
+    arm(s);
+    nd_array *y = x;
+    for (int k = 0; k < STEPS; k++) y = rec(s, replayed_step(y, c)); /* kept into the world's scope */
+#ifndef NDT_TSAN /* (no replay under ThreadSanitizer: the API lock is not biased there) */
+    if (s->counting) { /* without faults every step after the first replays */
+        nd_stats st;
+        nd_get_stats(&st);
+        if (st.scopes_replayed != STEPS - 1)
+            problem(s, "%llu scopes replayed without faults, not %d", (unsigned long long)st.scopes_replayed,
+                    STEPS - 1);
+    }
+#endif
+    for (int i = 0; i < N; i++) {
+        want[i] = x0[i];
+        for (int k = 0; k < STEPS; k++) want[i] = want[i] * 0.5 + (c0[i] - 1.0);
+    }
+    check_read(s, y, want, N, 0, "six replayed scopes", 0);
+    check_read(s, x, x0, N, 0, "input x", MUST);
+    world_end(&w, s);
+    nd_free(x);
+    nd_free(c);
+}
+
 /* Library routines: a scan fed by a map, and a weighted histogram. */
 static void prog_scan_hist(sweep *s) {
     world w;
@@ -871,6 +914,7 @@ NDT_TEST(faults, sweep_overlap) { run_sweep("overlap", prog_overlap); }
 NDT_TEST(faults, sweep_random) { run_sweep("random", prog_random); }
 NDT_TEST(faults, sweep_user_kernel) { run_sweep("user_kernel", prog_user_kernel); }
 NDT_TEST(faults, sweep_body) { run_sweep("body", prog_body); }
+NDT_TEST(faults, sweep_scope_replay) { run_sweep("scope_replay", prog_scope_replay); }
 NDT_TEST(faults, sweep_sorting) { run_sweep("sorting", prog_sorting); }
 NDT_TEST(faults, sweep_scatter) { run_sweep("scatter", prog_scatter); }
 NDT_TEST(faults, sweep_scan_hist) { run_sweep("scan_hist", prog_scan_hist); }

@@ -497,8 +497,14 @@ int nd_replay_placeholder_arg(const char *fn, const char *name, const nd_array *
             }
     }
     if (a->buf != nd_rt.replay_sentinel) return 0;
-    nd_error_set(ND_ERR_STATE, "%s: argument '%s' is the result of a call in a replayed scope (ND_SCOPE_REPLAY) "
-                 "whose value could not be recorded: see the error of that call", fn, name);
+    /* Its call could not be recorded when the replay was undone (it had
+     * worked when learnt, so memory ran out, or an injected fault): that
+     * call's error stands if the program has not cleared it, as a NULL
+     * argument keeps the error that made it. */
+    if (nd_last_status() != ND_OK) return -1;
+    nd_error_set(ND_ERR_OOM, "%s: argument '%s' is the result of a call in a replayed scope (ND_SCOPE_REPLAY) "
+                 "that could not be recorded when the replay was undone (out of memory, or an injected fault)",
+                 fn, name);
     return -1;
 }
 
