@@ -464,3 +464,108 @@ REPLAY_TEST(shutdown_inside_a_replayed_scope) {
     nd_free(x);
     ref_free(h);
 }
+
+/* Random loop bodies: each is run with replay off and on (early flushes
+ * off in both, so the kernels are cut alike) and the results compared bit
+ * for bit. Every few iterations one iteration differs (another op, another
+ * scalar, a read of a temporary in the scope), which undoes that replay. */
+enum { RS_UNARY, RS_BINARY, RS_SCALAR };
+
+typedef struct {
+    int kind, fn;
+    int a, b; /* operands: 0 = x, 1 = y, 2 + j = step j */
+    double v;
+} rand_step;
+
+typedef struct {
+    int n;
+    rand_step s[10];
+} rand_prog;
+
+static nd_array *(*const rs_unary[])(nd_array *) = {nd_neg, nd_abs, nd_sin, nd_tanh, nd_square, nd_floor, nd_cos};
+static nd_array *(*const rs_binary[])(nd_array *, nd_array *) = {nd_add, nd_sub, nd_mul, nd_maximum, nd_minimum,
+                                                                 nd_hypot};
+#define RS_COUNT(a) ((int)(sizeof a / sizeof *a))
+
+/* variant: 0 the program; 1 its step k with the next function of its kind;
+ * 2 its scalars doubled; 3 a read of step k into *read. */
+static nd_array *rand_step_run(const rand_prog *P, nd_array *x, nd_array *y, int variant, int k, double *read) {
+    nd_scope_begin();
+    nd_array *h[12] = {x, y};
+    for (int j = 0; j < P->n; j++) {
+        const rand_step *p = &P->s[j];
+        int fn = p->fn + (variant == 1 && j == k);
+        if (p->kind == RS_SCALAR) h[2 + j] = nd_scalar(variant == 2 ? 2 * p->v : p->v);
+        else if (p->kind == RS_UNARY) h[2 + j] = rs_unary[fn % RS_COUNT(rs_unary)](h[p->a]);
+        else h[2 + j] = rs_binary[fn % RS_COUNT(rs_binary)](h[p->a], h[p->b]);
+        cr_assert(h[2 + j], "step %d: %s", j, nd_last_error());
+        if (variant == 3 && j == k)
+            cr_assert_eq(nd_to_host(h[2 + j], read, 64 * sizeof(double)), ND_OK, "%s", nd_last_error());
+    }
+    nd_array *r = nd_keep(h[1 + P->n]);
+    nd_scope_end();
+    return r;
+}
+
+/* The loop's result's bytes (variants at iterations t % 7 == 3). */
+static ref_arr *rand_loop(const rand_prog *P, const ref_arr *hx, const ref_arr *hy, int replay, uint64_t *replayed,
+                          ndt_rng *vr) {
+    restart_replay(replay, 1);
+    nd_array *x = ndt_upload(hx), *y = ndt_upload(hy);
+    nd_array *c = nd_retain(x);
+    double sink[64];
+    for (int t = 0; t < 24; t++) {
+        int variant = t % 7 == 3 ? 1 + (int)ndt_int(vr, 0, 2) : 0;
+        int k = (int)ndt_int(vr, 0, P->n - 1);
+        nd_array *next = rand_step_run(P, c, y, variant, k, sink);
+        nd_free(c);
+        c = next;
+    }
+    ref_arr *out = ndt_download(c);
+    *replayed = stats().scopes_replayed;
+    nd_free(c);
+    nd_free(x);
+    nd_free(y);
+    return out;
+}
+
+REPLAY_TEST(random_bodies_replayed_give_the_plain_bits) {
+    NDT_RNG(r);
+    int replays_seen = 0;
+    for (int trial = 0; trial < 12; trial++) {
+        rand_prog P;
+        P.n = (int)ndt_int(&r, 2, 8);
+        for (int j = 0; j < P.n; j++) {
+            rand_step *p = &P.s[j];
+            const int any = 2 + j; /* operands 0 .. any - 1 */
+            p->kind = j == P.n - 1 ? RS_BINARY : (int)ndt_int(&r, 0, 2);
+            p->fn = (int)ndt_int(&r, 0, 20);
+            p->v = ndt_uniform(&r, -2, 2);
+            p->a = (int)ndt_int(&r, 0, any - 1);
+            p->b = (int)ndt_int(&r, 0, any - 1);
+        }
+        /* the result reads an array: the last step combines x with the one before */
+        P.s[P.n - 1].a = 0;
+        const nd_dtype dt = ndt_int(&r, 0, 1) ? ND_FLOAT32 : ND_FLOAT64;
+        const int64_t m = ndt_int(&r, 1, 5), n = ndt_int(&r, 1, 7);
+        ref_arr *hx = ndt_rand(&r, dt, 2, (int64_t[]){m, n}, -2, 2);
+        ref_arr *hy = ndt_int(&r, 0, 1) ? ndt_rand(&r, dt, 1, (int64_t[]){n}, -2, 2)
+                                         : ndt_rand(&r, dt, 2, (int64_t[]){m, n}, -2, 2);
+        if (hx->size > 0) ref_setd(hx, 0, NAN);
+        ndt_rng v1 = r, v2 = r; /* the same variants in both runs */
+        uint64_t rep_off, rep_on;
+        ref_arr *off = rand_loop(&P, hx, hy, 0, &rep_off, &v1);
+        ref_arr *on = rand_loop(&P, hx, hy, 1, &rep_on, &v2);
+        r = v1;
+        char what[64];
+        snprintf(what, sizeof what, "random body %d (%d steps)", trial, P.n);
+        expect_same_bits(on, off, what);
+        cr_expect_eq(rep_off, 0);
+        replays_seen += rep_on > 0;
+        ref_free(off);
+        ref_free(on);
+        ref_free(hx);
+        ref_free(hy);
+    }
+    cr_expect_geq(replays_seen, 6, "only %d of 12 random bodies were replayed", replays_seen);
+}
