@@ -465,15 +465,16 @@ REPLAY_TEST(shutdown_inside_a_replayed_scope) {
     ref_free(h);
 }
 
-/* Random loop bodies: each is run with replay off and on (early flushes
- * off in both, so the kernels are cut alike) and the results compared bit
- * for bit. Every few iterations one iteration differs (another op, another
+/* Random loop bodies of elementwise ops, comparisons, nd_where, casts,
+ * fills and weak scalars: each is run with replay off and on (early
+ * flushes off in both, so the kernels are cut alike) and the results
+ * compared bit for bit. Every few iterations one iteration differs (another op, another
  * scalar, a read of a temporary in the scope), which undoes that replay. */
-enum { RS_UNARY, RS_BINARY, RS_SCALAR };
+enum { RS_UNARY, RS_BINARY, RS_SCALAR, RS_WHERE, RS_CAST, RS_FILL, RS_KINDS };
 
 typedef struct {
     int kind, fn;
-    int a, b; /* operands: 0 = x, 1 = y, 2 + j = step j */
+    int a, b, c; /* operands: 0 = x, 1 = y, 2 + j = step j */
     double v;
 } rand_step;
 
@@ -488,16 +489,24 @@ static nd_array *(*const rs_binary[])(nd_array *, nd_array *) = {nd_add, nd_sub,
 #define RS_COUNT(a) ((int)(sizeof a / sizeof *a))
 
 /* variant: 0 the program; 1 its step k with the next function of its kind;
- * 2 its scalars doubled; 3 a read of step k into *read. */
-static nd_array *rand_step_run(const rand_prog *P, nd_array *x, nd_array *y, int variant, int k, double *read) {
+ * 2 its scalars doubled; 3 a read of step k into *read. n: x's last extent
+ * (a fill's). */
+static nd_array *rand_step_run(const rand_prog *P, nd_array *x, nd_array *y, int variant, int k, double *read,
+                               int64_t n) {
     nd_scope_begin();
     nd_array *h[12] = {x, y};
     for (int j = 0; j < P->n; j++) {
         const rand_step *p = &P->s[j];
         int fn = p->fn + (variant == 1 && j == k);
-        if (p->kind == RS_SCALAR) h[2 + j] = nd_scalar(variant == 2 ? 2 * p->v : p->v);
-        else if (p->kind == RS_UNARY) h[2 + j] = rs_unary[fn % RS_COUNT(rs_unary)](h[p->a]);
-        else h[2 + j] = rs_binary[fn % RS_COUNT(rs_binary)](h[p->a], h[p->b]);
+        const double v = variant == 2 ? 2 * p->v : p->v;
+        switch (p->kind) {
+        case RS_SCALAR: h[2 + j] = nd_scalar(v); break;
+        case RS_UNARY: h[2 + j] = rs_unary[fn % RS_COUNT(rs_unary)](h[p->a]); break;
+        case RS_BINARY: h[2 + j] = rs_binary[fn % RS_COUNT(rs_binary)](h[p->a], h[p->b]); break;
+        case RS_WHERE: h[2 + j] = nd_where(nd_gt(h[p->c], h[p->a]), h[p->a], h[p->b]); break;
+        case RS_CAST: h[2 + j] = nd_astype(h[p->a], fn % 2 ? ND_FLOAT32 : ND_FLOAT64); break;
+        default: h[2 + j] = fn % 2 ? nd_full(ND_FLOAT32, 1, &n, v) : nd_zeros(ND_FLOAT64, 0, NULL); break;
+        }
         cr_assert(h[2 + j], "step %d: %s", j, nd_last_error());
         if (variant == 3 && j == k)
             cr_assert_eq(nd_to_host(h[2 + j], read, 64 * sizeof(double)), ND_OK, "%s", nd_last_error());
@@ -517,7 +526,7 @@ static ref_arr *rand_loop(const rand_prog *P, const ref_arr *hx, const ref_arr *
     for (int t = 0; t < 24; t++) {
         int variant = t % 7 == 3 ? 1 + (int)ndt_int(vr, 0, 2) : 0;
         int k = (int)ndt_int(vr, 0, P->n - 1);
-        nd_array *next = rand_step_run(P, c, y, variant, k, sink);
+        nd_array *next = rand_step_run(P, c, y, variant, k, sink, nd_shape(x)[1]);
         nd_free(c);
         c = next;
     }
@@ -532,17 +541,18 @@ static ref_arr *rand_loop(const rand_prog *P, const ref_arr *hx, const ref_arr *
 REPLAY_TEST(random_bodies_replayed_give_the_plain_bits) {
     NDT_RNG(r);
     int replays_seen = 0;
-    for (int trial = 0; trial < 12; trial++) {
+    for (int trial = 0; trial < 16; trial++) {
         rand_prog P;
-        P.n = (int)ndt_int(&r, 2, 8);
+        P.n = (int)ndt_int(&r, 2, 9);
         for (int j = 0; j < P.n; j++) {
             rand_step *p = &P.s[j];
             const int any = 2 + j; /* operands 0 .. any - 1 */
-            p->kind = j == P.n - 1 ? RS_BINARY : (int)ndt_int(&r, 0, 2);
+            p->kind = j == P.n - 1 ? RS_BINARY : (int)ndt_int(&r, 0, RS_KINDS - 1);
             p->fn = (int)ndt_int(&r, 0, 20);
             p->v = ndt_uniform(&r, -2, 2);
             p->a = (int)ndt_int(&r, 0, any - 1);
             p->b = (int)ndt_int(&r, 0, any - 1);
+            p->c = (int)ndt_int(&r, 0, any - 1);
         }
         /* the result reads an array: the last step combines x with the one before */
         P.s[P.n - 1].a = 0;
@@ -567,5 +577,5 @@ REPLAY_TEST(random_bodies_replayed_give_the_plain_bits) {
         ref_free(hx);
         ref_free(hy);
     }
-    cr_expect_geq(replays_seen, 6, "only %d of 12 random bodies were replayed", replays_seen);
+    cr_expect_geq(replays_seen, 8, "only %d of 16 random bodies were replayed", replays_seen);
 }

@@ -32,29 +32,30 @@ nd_array *nd_empty(nd_dtype dtype, int ndim, const int64_t *shape) {
     return nd_runtime_track(nd_fe_empty("nd_empty", dtype, ndim, shape));
 }
 
-nd_array *nd_zeros(nd_dtype dtype, int ndim, const int64_t *shape) {
-    ND_API_GUARD();
+nd_array *nd_fe_fill_call(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape, double value) {
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    return nd_runtime_track(
-        nd_fe_full("nd_zeros", dtype, ndim, shape, nd_fe_double_bits(0.0, dtype)));
+    if (strcmp(fn, "nd_full") == 0) {
+        if (nd_fe_check_dtype(fn, dtype)) return NULL;
+        /* A C double stands for a Python int as often as a float: refuse what
+         * NumPy refuses for np.full(..., 300, uint8) rather than wrap. */
+        if (nd_fe_value_fits(fn, "value", value, dtype) != ND_OK) return NULL;
+    }
+    return nd_runtime_track(nd_fe_full(fn, dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
+}
+
+nd_array *nd_zeros(nd_dtype dtype, int ndim, const int64_t *shape) {
+    ND_API_REPLAYABLE_AS("nd_zeros", return nd_replay_fill("nd_zeros", dtype, ndim, shape, 0.0));
+    return nd_fe_fill_call("nd_zeros", dtype, ndim, shape, 0.0);
 }
 
 nd_array *nd_ones(nd_dtype dtype, int ndim, const int64_t *shape) {
-    ND_API_GUARD();
-    if (nd_runtime_ensure() != ND_OK) return NULL;
-    return nd_runtime_track(
-        nd_fe_full("nd_ones", dtype, ndim, shape, nd_fe_double_bits(1.0, dtype)));
+    ND_API_REPLAYABLE_AS("nd_ones", return nd_replay_fill("nd_ones", dtype, ndim, shape, 1.0));
+    return nd_fe_fill_call("nd_ones", dtype, ndim, shape, 1.0);
 }
 
 nd_array *nd_full(nd_dtype dtype, int ndim, const int64_t *shape, double value) {
-    ND_API_GUARD();
-    if (nd_runtime_ensure() != ND_OK) return NULL;
-    if (nd_fe_check_dtype("nd_full", dtype)) return NULL;
-    /* A C double stands for a Python int as often as a float: refuse what
-     * NumPy refuses for np.full(..., 300, uint8) rather than wrap. */
-    if (nd_fe_value_fits("nd_full", "value", value, dtype) != ND_OK) return NULL;
-    return nd_runtime_track(
-        nd_fe_full("nd_full", dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
+    ND_API_REPLAYABLE_AS("nd_full", return nd_replay_fill("nd_full", dtype, ndim, shape, value));
+    return nd_fe_fill_call("nd_full", dtype, ndim, shape, value);
 }
 
 nd_array *nd_full_complex(nd_dtype dtype, int ndim, const int64_t *shape, double re, double im) {
@@ -200,12 +201,16 @@ nd_array *nd_scalar_int(int64_t v) {
     return nd_runtime_track(weak_scalar("nd_scalar_int", ND_INT64, ND_WEAK_INT, b));
 }
 
-nd_array *nd_astype(nd_array *a, nd_dtype dtype) {
-    ND_API_GUARD();
+nd_array *nd_fe_astype_call(nd_array *a, nd_dtype dtype) {
     if (nd_fe_arg("nd_astype", "a", a)) return NULL;
     if (nd_runtime_ensure() != ND_OK) return NULL;
     if (nd_fe_check_dtype("nd_astype", dtype)) return NULL;
     return nd_runtime_track(nd_fe_astype("nd_astype", a, dtype));
+}
+
+nd_array *nd_astype(nd_array *a, nd_dtype dtype) {
+    ND_API_REPLAYABLE_AS("nd_astype", return nd_replay_astype(a, dtype));
+    return nd_fe_astype_call(a, dtype);
 }
 
 nd_array *nd_copy(nd_array *a) {

@@ -467,7 +467,11 @@ nd_array *nd_positive(nd_array *a) {
 }
 
 nd_array *nd_where(nd_array *cond, nd_array *a, nd_array *b) {
-    ND_API_GUARD();
+    ND_API_REPLAYABLE_AS("nd_where", return nd_replay_where(cond, a, b));
+    return nd_fe_where_call(cond, a, b);
+}
+
+nd_array *nd_fe_where_call(nd_array *cond, nd_array *a, nd_array *b) {
     static const char fn[] = "nd_where";
     if (check_inputs(fn, cond, "cond", a, "a") || check_inputs(fn, b, "b", NULL, NULL))
         return NULL;

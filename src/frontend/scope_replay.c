@@ -22,19 +22,21 @@
 /* arg[1] of a unary op's step. */
 #define ARG_NONE INT8_MAX
 
-enum { STEP_SCALAR, STEP_OP };
+enum { STEP_SCALAR, STEP_OP, STEP_WHERE, STEP_CAST, STEP_FILL };
 enum { SITE_LEARN, SITE_READY, SITE_OFF };
 enum { MODE_OFF, MODE_LEARN, MODE_REPLAY };
 
-/* One public call of the scope: a weak scalar (dtype ND_FLOAT64 or
- * ND_INT64, value) or an elementwise op (fn, op, args). An argument is a
- * step's result (>= 0) or input -1 - arg: an array from outside the scope,
- * in order of first use. dtype, ndim, shape, weak, readonly (and an op's
- * weak result's value): the result's. */
+/* One public call of the scope (fn names it): a weak scalar (dtype
+ * ND_FLOAT64 or ND_INT64, value), an elementwise op (op, args), nd_where
+ * (three args), nd_astype (an arg, dtype) or a fill (nd_full, nd_zeros,
+ * nd_ones: dtype, ndim, shape, value). An argument is a step's result
+ * (>= 0) or input -1 - arg: an array from outside the scope, in order of
+ * first use. dtype, ndim, shape, weak, readonly (and an op's weak result's
+ * value) are also the result's: a call's dtype and shape are its result's. */
 typedef struct {
     uint8_t kind, op, dtype, ndim;
     uint8_t weak, readonly; /* the result's (an op of weak scalars is one) */
-    int8_t arg[2];
+    int8_t arg[3];
     const char *fn;
     nd_scalar_bits value;
     int64_t shape[ND_MAX_DIMS];
@@ -188,6 +190,18 @@ static nd_array *step_arg(const struct nd_scope_replay *st, int8_t r) {
     return r == ARG_NONE ? NULL : r >= 0 ? st->handles[r] : st->inputs[-1 - r];
 }
 
+/* Makes call p for real on arguments x (recorded, tracked in the
+ * innermost scope). */
+static nd_array *real_call(const replay_step *p, nd_array *const *x) {
+    switch (p->kind) {
+    case STEP_SCALAR: return nd_fe_weak_scalar_call(p->fn, (nd_dtype)p->dtype, p->value);
+    case STEP_OP: return nd_fe_elementwise_call(p->fn, (nd_op)p->op, x[0], x[1]);
+    case STEP_WHERE: return nd_fe_where_call(x[0], x[1], x[2]);
+    case STEP_CAST: return nd_fe_astype_call(x[0], (nd_dtype)p->dtype);
+    default: return nd_fe_fill_call(p->fn, (nd_dtype)p->dtype, p->ndim, p->shape, p->value.f);
+    }
+}
+
 /* Records the first st->k steps for real, each placeholder becoming its
  * array, and stops the replay. A step that fails leaves its placeholder
  * (nd_fe_arg then reports it) and the error of the op that failed. */
@@ -197,10 +211,8 @@ static void undo(struct nd_scope_replay *st, const char *why) {
     stop(st);
     for (int j = 0; j < k; j++) {
         const replay_step *p = &e->steps[j];
-        nd_array *r = p->kind == STEP_SCALAR
-                          ? nd_fe_weak_scalar_call(p->fn, (nd_dtype)p->dtype, p->value)
-                          : nd_fe_elementwise_call(p->fn, (nd_op)p->op, step_arg(st, p->arg[0]),
-                                                   step_arg(st, p->arg[1]));
+        nd_array *x[3] = {step_arg(st, p->arg[0]), step_arg(st, p->arg[1]), step_arg(st, p->arg[2])};
+        nd_array *r = real_call(p, x);
         if (r) transplant(st->handles[j], r);
     }
     nd_rt.stats.scope_replays_undone++;
@@ -273,30 +285,6 @@ static void learn_step(struct nd_scope_replay *st, nd_array *r, const replay_ste
     st->handles[st->k++] = r;
 }
 
-nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
-    ND_API_GUARD_REPLAY(fn);
-    struct nd_scope_replay *st = active();
-    if (st && st->mode == MODE_LEARN) {
-        nd_array *r = nd_fe_weak_scalar_call(fn, dtype, value);
-        replay_step p = {.kind = STEP_SCALAR, .fn = fn, .value = value, .arg = {ARG_NONE, ARG_NONE}};
-        learn_step(st, r, &p);
-        return r;
-    }
-    if (st) {
-        const replay_step *p = &st->cur->steps[st->k];
-        if (st->k < st->cur->n_steps && p->kind == STEP_SCALAR && p->dtype == dtype &&
-            p->value.u == value.u) {
-            nd_array *a = placeholder(p);
-            if (a) {
-                st->handles[st->k++] = a;
-                return a;
-            }
-        }
-        undo(st, "a weak scalar of another value");
-    }
-    return nd_fe_weak_scalar_call(fn, dtype, value);
-}
-
 /* Learning: argument x's role, logging a new input; -128 when x cannot
  * be one (a weak scalar from outside the scope, too many inputs). */
 static int learn_arg(struct nd_scope_replay *st, const nd_array *x) {
@@ -326,35 +314,101 @@ static int replay_arg(struct nd_scope_replay *st, nd_array *x, int8_t r) {
     return 1;
 }
 
-nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
-    ND_API_GUARD_REPLAY(fn);
+/* Whether step p, learnt, is the call c about to be made (its arguments
+ * apart). */
+static int same_call(const replay_step *p, const replay_step *c) {
+    if (p->kind != c->kind || p->fn != c->fn) return 0;
+    switch (c->kind) {
+    case STEP_SCALAR: return p->dtype == c->dtype && p->value.u == c->value.u;
+    case STEP_OP: return p->op == c->op;
+    case STEP_WHERE: return 1;
+    case STEP_CAST: return p->dtype == c->dtype;
+    default:
+        if (p->dtype != c->dtype || p->ndim != c->ndim || p->value.u != c->value.u) return 0;
+        for (int i = 0; i < c->ndim; i++)
+            if (p->shape[i] != c->shape[i]) return 0;
+        return 1;
+    }
+}
+
+/* A call the replay follows, c (x: its array arguments, NULL where it has
+ * none): learnt, replayed as a placeholder, or made for real. */
+static nd_array *follow(replay_step *c, nd_array *const *x) {
     struct nd_scope_replay *st = active();
     if (st && st->mode == MODE_LEARN) {
-        const int ra = learn_arg(st, a), rb = learn_arg(st, b);
-        nd_array *r = nd_fe_elementwise_call(fn, op, a, b);
-        if (ra == -128 || rb == -128) {
+        int role[3], bad = 0;
+        for (int t = 0; t < 3; t++) bad |= (role[t] = learn_arg(st, x[t])) == -128;
+        nd_array *r = real_call(c, x);
+        int returned_arg = 0;
+        for (int t = 0; t < 3 && r; t++) returned_arg |= x[t] && (r == x[t] || r->buf == x[t]->buf);
+        if (bad) {
             give_up(st, "an argument from outside the scope is a weak scalar, or too many inputs");
-        } else if (r && (r == a || r == b || r->buf == a->buf || (b && r->buf == b->buf))) {
-            give_up(st, "an op returned its argument");
+        } else if (returned_arg) {
+            give_up(st, "a call returned its argument or a view of it");
         } else {
-            replay_step p = {.kind = STEP_OP, .op = (uint8_t)op, .fn = fn, .arg = {(int8_t)ra, (int8_t)rb}};
-            learn_step(st, r, &p);
+            for (int t = 0; t < 3; t++) c->arg[t] = (int8_t)role[t];
+            learn_step(st, r, c);
         }
         return r;
     }
     if (st) {
         const replay_step *p = &st->cur->steps[st->k];
-        if (st->k < st->cur->n_steps && p->kind == STEP_OP && p->op == (uint8_t)op && p->fn == fn &&
-            replay_arg(st, a, p->arg[0]) && replay_arg(st, b, p->arg[1])) {
-            nd_array *r = placeholder(p);
-            if (r) {
-                st->handles[st->k++] = r;
-                return r;
+        if (st->k < st->cur->n_steps && same_call(p, c) && replay_arg(st, x[0], p->arg[0]) &&
+            replay_arg(st, x[1], p->arg[1]) && replay_arg(st, x[2], p->arg[2])) {
+            nd_array *a = placeholder(p);
+            if (a) {
+                st->handles[st->k++] = a;
+                return a;
             }
         }
-        undo(st, "an op that differs from the last time");
+        undo(st, c->fn);
     }
-    return nd_fe_elementwise_call(fn, op, a, b);
+    return real_call(c, x);
+}
+
+nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
+    ND_API_GUARD_REPLAY(fn);
+    replay_step c = {.kind = STEP_SCALAR, .fn = fn, .dtype = (uint8_t)dtype, .value = value};
+    nd_array *x[3] = {NULL, NULL, NULL};
+    return follow(&c, x);
+}
+
+nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    ND_API_GUARD_REPLAY(fn);
+    replay_step c = {.kind = STEP_OP, .op = (uint8_t)op, .fn = fn};
+    nd_array *x[3] = {a, b, NULL};
+    return follow(&c, x);
+}
+
+nd_array *nd_replay_where(nd_array *cond, nd_array *a, nd_array *b) {
+    ND_API_GUARD_REPLAY("nd_where");
+    replay_step c = {.kind = STEP_WHERE, .fn = "nd_where"};
+    nd_array *x[3] = {cond, a, b};
+    return follow(&c, x);
+}
+
+nd_array *nd_replay_astype(nd_array *a, nd_dtype dtype) {
+    ND_API_GUARD_REPLAY("nd_astype");
+    if (!nd_dtype_valid((int)dtype)) { /* its error, after the replay is undone */
+        interrupt("nd_astype");
+        return nd_fe_astype_call(a, dtype);
+    }
+    replay_step c = {.kind = STEP_CAST, .fn = "nd_astype", .dtype = (uint8_t)dtype};
+    nd_array *x[3] = {a, NULL, NULL};
+    return follow(&c, x);
+}
+
+nd_array *nd_replay_fill(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape, double value) {
+    ND_API_GUARD_REPLAY(fn);
+    if (!nd_dtype_valid((int)dtype) || ndim < 0 || ndim > ND_MAX_DIMS || (ndim > 0 && !shape)) {
+        interrupt(fn); /* its error, after the replay is undone */
+        return nd_fe_fill_call(fn, dtype, ndim, shape, value);
+    }
+    replay_step c = {.kind = STEP_FILL, .fn = fn, .dtype = (uint8_t)dtype, .ndim = (uint8_t)ndim};
+    c.value.f = value;
+    for (int i = 0; i < ND_MAX_DIMS; i++) c.shape[i] = i < ndim ? shape[i] : 1;
+    nd_array *x[3] = {NULL, NULL, NULL};
+    return follow(&c, x);
 }
 
 nd_array *nd_replay_keep(nd_array *a) {
@@ -379,11 +433,10 @@ static nd_array *replay_steps_fn(nd_array *const *in, void *ctx) {
     nd_array *h[REPLAY_MAX_STEPS];
     for (int j = 0; j < e->n_steps; j++) {
         const replay_step *p = &e->steps[j];
-        nd_array *x[2] = {NULL, NULL};
-        for (int t = 0; t < 2; t++)
+        nd_array *x[3];
+        for (int t = 0; t < 3; t++)
             x[t] = p->arg[t] == ARG_NONE ? NULL : p->arg[t] >= 0 ? h[p->arg[t]] : in[-1 - p->arg[t]];
-        h[j] = p->kind == STEP_SCALAR ? nd_fe_weak_scalar_call(p->fn, (nd_dtype)p->dtype, p->value)
-                                      : nd_fe_elementwise_call(p->fn, (nd_op)p->op, x[0], x[1]);
+        h[j] = real_call(p, x);
         if (!h[j]) return NULL;
     }
     return h[e->kept];
@@ -391,8 +444,9 @@ static nd_array *replay_steps_fn(nd_array *const *in, void *ctx) {
 
 static int same_step(const replay_step *a, const replay_step *b) {
     if (a->kind != b->kind || a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->weak != b->weak ||
-        a->readonly != b->readonly || a->arg[0] != b->arg[0] || a->arg[1] != b->arg[1] || a->fn != b->fn ||
-        ((a->kind == STEP_SCALAR || a->weak) && a->value.u != b->value.u))
+        a->readonly != b->readonly || a->arg[0] != b->arg[0] || a->arg[1] != b->arg[1] || a->arg[2] != b->arg[2] ||
+        a->fn != b->fn ||
+        ((a->kind == STEP_SCALAR || a->kind == STEP_FILL || a->weak) && a->value.u != b->value.u))
         return 0;
     for (int i = 0; i < a->ndim; i++)
         if (a->shape[i] != b->shape[i]) return 0;

@@ -4,8 +4,9 @@
  *
  * The first time a call site's scope runs, its ops are recorded as usual
  * and their calls written down (learning). At its nd_scope_end, when every
- * call in it was an elementwise op or a weak scalar and one result was
- * kept (nd_keep), nd_body_trace turns that list into a body. The next
+ * call in it was an elementwise op, nd_where, nd_astype, a fill (nd_full,
+ * nd_zeros, nd_ones) or a weak scalar and one result was kept (nd_keep),
+ * nd_body_trace turns that list into a body. The next
  * time, each call is checked against the list: a matching call records
  * nothing and returns a placeholder handle of the right shape and dtype,
  * and nd_scope_end records one nd_body_call whose result the kept
@@ -48,6 +49,9 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site);
 /* The public calls a replay follows (each takes the API guard itself). */
 nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value);
 nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b);
+nd_array *nd_replay_where(nd_array *cond, nd_array *a, nd_array *b);
+nd_array *nd_replay_astype(nd_array *a, nd_dtype dtype);
+nd_array *nd_replay_fill(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape, double value);
 nd_array *nd_replay_keep(nd_array *a);
 void nd_replay_scope_end(void);
 
@@ -68,10 +72,14 @@ void nd_replay_free(nd_scope_stack *s);
 void nd_replay_shutdown(void);
 
 /* The internal entries the replay records through (elementwise.c,
- * creation.c): an elementwise op by name and nd_op (b NULL: unary), and a
- * weak scalar of dtype ND_FLOAT64 or ND_INT64, both tracked in the
- * innermost scope as the public functions' results are. */
+ * creation.c), each what its public function does after the guard, its
+ * result tracked in the innermost scope: an elementwise op by name and
+ * nd_op (b NULL: unary), a weak scalar of dtype ND_FLOAT64 or ND_INT64,
+ * nd_where, nd_astype, and nd_full, nd_zeros or nd_ones (fn says which). */
 nd_array *nd_fe_elementwise_call(const char *fn, nd_op op, nd_array *a, nd_array *b);
 nd_array *nd_fe_weak_scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits value);
+nd_array *nd_fe_where_call(nd_array *cond, nd_array *a, nd_array *b);
+nd_array *nd_fe_astype_call(nd_array *a, nd_dtype dtype);
+nd_array *nd_fe_fill_call(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape, double value);
 
 #endif
