@@ -19,7 +19,7 @@
 #define REPLAY_PROBE 4
 /* Undone replays or failed learnings in a row that turn a site off. */
 #define REPLAY_MAX_FAILS 3
-/* arg[1] of a unary op's step. */
+/* An argument the call does not take (arg[1] of a unary op, ...). */
 #define ARG_NONE INT8_MAX
 
 enum { STEP_SCALAR, STEP_OP, STEP_WHERE, STEP_CAST, STEP_FILL };
@@ -66,7 +66,7 @@ struct nd_scope_replay {
      * until this list replaces them). */
     replay_step learnt[REPLAY_MAX_STEPS];
     nd_array *inputs[REPLAY_MAX_INPUTS];
-    /* Every thread's state, for nd_shutdown. */
+    /* Every thread's state: nd_shutdown and another thread's call stop them all. */
     struct nd_scope_replay *prev, *next;
 };
 
