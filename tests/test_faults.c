@@ -610,15 +610,22 @@ static nd_array *halve_add(nd_array *const *in, void *ctx) {
     return r;
 }
 
+/* Two random float64 vectors of n, uploaded and synced before arming. */
+static void two_inputs(world *w, double *x0, double *c0, int64_t n, nd_array **x, nd_array **c) {
+    fill_random(&w->rng, x0, n, -3, 3);
+    fill_random(&w->rng, c0, n, -3, 3);
+    *x = upload(x0, 1, &n);
+    *c = upload(c0, 1, &n);
+    cr_assert(nd_sync() == ND_OK);
+}
+
 static void prog_body(sweep *s) {
     world w;
     world_begin(&w, s, "body");
     enum { N = 24, STEPS = 6 };
     double x0[N], c0[N], want[N];
-    fill_random(&w.rng, x0, N, -3, 3);
-    fill_random(&w.rng, c0, N, -3, 3);
-    nd_array *x = upload(x0, 1, (int64_t[]){N}), *c = upload(c0, 1, (int64_t[]){N});
-    cr_assert(nd_sync() == ND_OK);
+    nd_array *x, *c;
+    two_inputs(&w, x0, c0, N, &x, &c);
     nd_scope_begin();
     arm(s);
     nd_array *in[2] = {x, c};
@@ -656,10 +663,8 @@ static void prog_scope_replay(sweep *s) {
     world_begin(&w, s, "scope_replay");
     enum { N = 24, STEPS = 6 };
     double x0[N], c0[N], want[N];
-    fill_random(&w.rng, x0, N, -3, 3);
-    fill_random(&w.rng, c0, N, -3, 3);
-    nd_array *x = upload(x0, 1, (int64_t[]){N}), *c = upload(c0, 1, (int64_t[]){N});
-    cr_assert(nd_sync() == ND_OK);
+    nd_array *x, *c;
+    two_inputs(&w, x0, c0, N, &x, &c);
     nd_scope_begin();
     arm(s);
     nd_array *y = x;
