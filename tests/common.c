@@ -475,3 +475,20 @@ void ndt_expect_bools(nd_array *got, const char *want, const char *what) {
         cr_expect_eq(g[i], want[i] - '0', "%s: element %lld is %d, NumPy 2.4 gives %c", what,
                      (long long)i, g[i], want[i]);
 }
+
+void ndt_expect_same_bits(const ref_arr *got, const ref_arr *want, const char *what) {
+    cr_assert_eq(got->dt, want->dt, "%s: dtype", what);
+    cr_assert_eq(got->size, want->size, "%s: size", what);
+    const size_t item = ref_itemsize(got->dt), n = (size_t)got->size * item;
+    for (size_t i = 0; i < n; i++)
+        if (got->data[i] != want->data[i])
+            cr_assert_fail("%s: byte %zu differs (element %zu): %g vs %g", what, i, i / item,
+                           ref_getd(got, (int64_t)(i / item)), ref_getd(want, (int64_t)(i / item)));
+}
+
+ref_arr *ndt_edge_floats(ndt_rng *r, nd_dtype t, int64_t n, double lo, double hi) {
+    static const double edges[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 1e-40};
+    ref_arr *a = ndt_rand(r, t, 1, (int64_t[]){n}, lo, hi);
+    for (int64_t i = 0; i < n && i < 8; i++) ref_setd(a, i, edges[i]);
+    return a;
+}

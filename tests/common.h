@@ -149,6 +149,12 @@ int ndt_check_default(nd_array *got, const ref_arr *want, const char *what);
 /* got is a bool array equal to want, a string of '0'/'1' per element (at
  * most 64; e.g. NumPy's printed result "0101"). */
 void ndt_expect_bools(nd_array *got, const char *want, const char *what);
+/* got and want (downloaded results, ndt_download) hold the same bytes:
+ * same dtype and size, every byte equal (NaN payloads and -0.0 included). */
+void ndt_expect_same_bits(const ref_arr *got, const ref_arr *want, const char *what);
+/* n floats of dtype t from [lo, hi), the first eight (where n allows) NaN,
+ * inf, -inf, -0.0, 0.0, 1e30, -1e30 and a subnormal 1e-40. */
+ref_arr *ndt_edge_floats(ndt_rng *r, nd_dtype t, int64_t n, double lo, double hi);
 
 /* Expects nd_last_status() == want and a message naming func, then clears. */
 #define NDT_EXPECT_ERR(want, func)                                                           \

@@ -62,18 +62,6 @@ static nd_array *mixed_step(nd_array *const *in, void *ctx) {
 /* Host bytes of a (contiguous, poisoned first by ndt_download). */
 static ref_arr *bytes_of(nd_array *a) { return ndt_download(a); }
 
-static void expect_same_bits(const ref_arr *got, const ref_arr *want, const char *what) {
-    cr_assert_eq(got->dt, want->dt, "%s: dtype", what);
-    cr_assert_eq(got->size, want->size, "%s: size", what);
-    size_t n = (size_t)got->size * ref_itemsize(got->dt);
-    for (size_t i = 0; i < n; i++)
-        if (got->data[i] != want->data[i]) {
-            cr_assert_fail("%s: byte %zu differs (element %zu): %g vs %g", what, i, i / ref_itemsize(got->dt),
-                           ref_getd(got, (int64_t)(i / ref_itemsize(got->dt))),
-                           ref_getd(want, (int64_t)(i / ref_itemsize(got->dt))));
-        }
-}
-
 /* float32 values within 1e-5 relative (fma contraction differs where kernel
  * cuts do), NaN where NaN. */
 static void expect_close_f32(const ref_arr *got, const ref_arr *want, const char *what) {
@@ -84,13 +72,6 @@ static void expect_close_f32(const ref_arr *got, const ref_arr *want, const char
         cr_assert((isnan(g) && isnan(w)) || fabs(g - w) <= 1e-5 * (1 + fabs(w)), "%s: element %lld: %.9g vs %.9g",
                   what, (long long)i, g, w);
     }
-}
-
-static ref_arr *edge_floats(ndt_rng *r, nd_dtype t, int64_t n, double lo, double hi) {
-    static const double edges[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 1e-40};
-    ref_arr *a = ndt_rand(r, t, 1, (int64_t[]){n}, lo, hi);
-    for (int64_t i = 0; i < n && i < 8; i++) ref_setd(a, i, edges[i]);
-    return a;
 }
 
 /* The loop x = step(x), iters times, plain (body NULL) or through b. */
@@ -114,7 +95,7 @@ NDT_TEST(body, small_ops_matches_plain_recording_bit_for_bit) {
     cfg.early_flush = -1;
     ndt_restart(&cfg);
     NDT_RNG(r);
-    ref_arr *h = edge_floats(&r, ND_FLOAT32, 1000, -3, 3);
+    ref_arr *h = ndt_edge_floats(&r, ND_FLOAT32, 1000, -3, 3);
     nd_array *x = ndt_upload(h);
     nd_body *b = nd_body_trace("small_step", 1, &x, small_step, NULL);
     cr_assert(b, "%s", nd_last_error());
@@ -148,7 +129,7 @@ NDT_TEST(body, small_ops_matches_plain_recording_bit_for_bit) {
                  (unsigned long long)(k2 - k1), (unsigned long long)(k1 - k0));
     cr_expect_lt(k2 - k1, 100, "1000 calls are a few kernels, not one each (%llu)", (unsigned long long)(k2 - k1));
     ref_arr *gp = bytes_of(plain), *gb = bytes_of(body);
-    expect_same_bits(gb, gp, "1000 steps");
+    ndt_expect_same_bits(gb, gp, "1000 steps");
     ref_free(gp);
     ref_free(gb);
     nd_free(plain);
@@ -162,7 +143,7 @@ NDT_TEST(body, mixed_inputs_broadcast_promote_where_edges) {
     NDT_RNG(r);
     ref_arr *ha = ndt_rand(&r, ND_INT32, 2, (int64_t[]){3, 1}, -50, 50);
     ref_setd(ha, 0, (double)INT32_MIN);
-    ref_arr *hb = edge_floats(&r, ND_FLOAT32, 4, -4, 4);
+    ref_arr *hb = ndt_edge_floats(&r, ND_FLOAT32, 4, -4, 4);
     ref_arr *hc = ndt_rand(&r, ND_BOOL, 2, (int64_t[]){3, 4}, 0, 1);
     nd_array *in[3] = {ndt_upload(ha), ndt_upload(hb), ndt_upload(hc)};
     nd_body *b = nd_body_trace("mixed", 3, in, mixed_step, NULL);
@@ -185,7 +166,7 @@ NDT_TEST(body, mixed_inputs_broadcast_promote_where_edges) {
         }
     ndt_check(got, want, 1e-15, 0, NULL, "mixed");
     ref_arr *gp = bytes_of(plain), *gb = bytes_of(got);
-    expect_same_bits(gb, gp, "mixed");
+    ndt_expect_same_bits(gb, gp, "mixed");
     ref_free(gp);
     ref_free(gb);
     /* inputs as views of the traced shapes: a transposed c */
@@ -329,7 +310,7 @@ NDT_TEST(body, one_body_two_threads) {
      * multiply and an add into an fma inside a kernel, not across a cut.
      * So on CUDA the values agree to rounding, on the CPU bit for bit. */
     void (*same)(const ref_arr *, const ref_arr *, const char *) =
-        strcmp(nd_backend_name(), "cuda") == 0 ? expect_close_f32 : expect_same_bits;
+        strcmp(nd_backend_name(), "cuda") == 0 ? expect_close_f32 : ndt_expect_same_bits;
     ref_arr *a = bytes_of(j1.out), *c = bytes_of(p1);
     same(a, c, "thread 1");
     ref_free(a);
@@ -643,12 +624,12 @@ NDT_TEST(body, identity_cast_fill_and_long_bodies) {
     cr_assert_eq(nd_to_host(r_cf, gc, sizeof gc), ND_OK);
     for (int i = 0; i < 12; i++) cr_expect_eq(gc[i], (double)v[i] + 0.25, "[%d]", i);
     ref_arr *x = bytes_of(r_lc), *y = bytes_of(p_lc);
-    expect_same_bits(x, y, "100 ops");
+    ndt_expect_same_bits(x, y, "100 ops");
     ref_free(x);
     ref_free(y);
     x = bytes_of(r_cf);
     y = bytes_of(p_cf);
-    expect_same_bits(x, y, "cast and fill");
+    ndt_expect_same_bits(x, y, "cast and fill");
     ref_free(x);
     ref_free(y);
     nd_free(r_id);

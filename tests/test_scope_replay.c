@@ -28,24 +28,6 @@ static void restart_replay(int on, int no_early_flush) {
 
 #define REPLAY_TEST(name) NDT_TEST(scope_replay, name)
 
-static ref_arr *edge_floats(ndt_rng *r, nd_dtype t, int64_t n, double lo, double hi) {
-    static const double edges[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 1e-40};
-    ref_arr *a = ndt_rand(r, t, 1, (int64_t[]){n}, lo, hi);
-    for (int64_t i = 0; i < n && i < 8; i++) ref_setd(a, i, edges[i]);
-    return a;
-}
-
-static void expect_same_bits(const ref_arr *got, const ref_arr *want, const char *what) {
-    cr_assert_eq(got->dt, want->dt, "%s: dtype", what);
-    cr_assert_eq(got->size, want->size, "%s: size", what);
-    size_t n = (size_t)got->size * ref_itemsize(got->dt);
-    for (size_t i = 0; i < n; i++)
-        if (got->data[i] != want->data[i])
-            cr_assert_fail("%s: byte %zu differs (element %zu): %g vs %g", what, i, i / ref_itemsize(got->dt),
-                           ref_getd(got, (int64_t)(i / ref_itemsize(got->dt))),
-                           ref_getd(want, (int64_t)(i / ref_itemsize(got->dt))));
-}
-
 /* small_ops' statement in a scope: one call site for every iteration. */
 static nd_array *small_step(nd_array *x) {
     nd_scope_begin();
@@ -81,7 +63,7 @@ static ref_arr *small_ref(const ref_arr *h, int iters) {
 
 REPLAY_TEST(a_repeated_scope_is_one_body_call_with_the_plain_bits) {
     NDT_RNG(r);
-    ref_arr *h = edge_floats(&r, ND_FLOAT32, 1000, -3, 3);
+    ref_arr *h = ndt_edge_floats(&r, ND_FLOAT32, 1000, -3, 3);
     const int iters = 300;
     /* the plain recording, replay off */
     restart_replay(0, 1);
@@ -105,7 +87,7 @@ REPLAY_TEST(a_repeated_scope_is_one_body_call_with_the_plain_bits) {
     cr_expect_eq(s.nodes_recorded - n0, 4 + (iters - 1), "one node an iteration after the first: %llu",
                  (unsigned long long)(s.nodes_recorded - n0));
     ref_arr *gr = ndt_download(rep);
-    expect_same_bits(gr, gp, "300 iterations replayed against recorded");
+    ndt_expect_same_bits(gr, gp, "300 iterations replayed against recorded");
     /* and both against the host's float32 recurrence */
     ref_arr *want = small_ref(h, iters);
     ndt_check(rep, want, 2e-5, 1e-6, NULL, "against the host");
@@ -152,7 +134,7 @@ static nd_array *varied_step(nd_array *x, nd_array *y, int variant, double *read
 REPLAY_TEST(whatever_differs_undoes_the_replay_and_the_values_stay_right) {
     restart_replay(1, 0);
     NDT_RNG(r);
-    ref_arr *hx = edge_floats(&r, ND_FLOAT64, 4, -5, 5), *hy = ndt_rand(&r, ND_FLOAT64, 1, (int64_t[]){4}, -3, 3);
+    ref_arr *hx = ndt_edge_floats(&r, ND_FLOAT64, 4, -5, 5), *hy = ndt_rand(&r, ND_FLOAT64, 1, (int64_t[]){4}, -3, 3);
     nd_array *x = ndt_upload(hx), *y = ndt_upload(hy);
     /* Each variant comes after a learnt scope and a replay of it, so the
      * site is ready each time; the one after it learns again. */
@@ -296,7 +278,7 @@ static nd_array *sum_step(nd_array *x) {
 REPLAY_TEST(scopes_that_are_no_body_record_as_usual) {
     restart_replay(1, 0);
     NDT_RNG(r);
-    ref_arr *h = edge_floats(&r, ND_FLOAT32, 64, -2, 2);
+    ref_arr *h = ndt_edge_floats(&r, ND_FLOAT32, 64, -2, 2);
     nd_array *x = ndt_upload(h);
     for (int t = 0; t < 6; t++) {
         nd_array *p, *q;
@@ -370,7 +352,7 @@ static void *thread_loop(void *p) {
 REPLAY_TEST(two_threads_record_as_usual) {
     restart_replay(1, 0);
     NDT_RNG(r);
-    ref_arr *h1 = edge_floats(&r, ND_FLOAT32, 200, -3, 3), *h2 = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){300}, -3, 3);
+    ref_arr *h1 = ndt_edge_floats(&r, ND_FLOAT32, 200, -3, 3), *h2 = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){300}, -3, 3);
     thread_job j[2] = {{ndt_upload(h1), NULL, 120}, {ndt_upload(h2), NULL, 150}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++) cr_assert_eq(pthread_create(&t[i], NULL, thread_loop, &j[i]), 0);
@@ -416,7 +398,7 @@ static nd_array *step_with_a_write(nd_array *x, nd_array *written) {
 REPLAY_TEST(another_threads_write_undoes_the_replay_first) {
     restart_replay(1, 0);
     NDT_RNG(r);
-    ref_arr *h = edge_floats(&r, ND_FLOAT32, 64, -3, 3);
+    ref_arr *h = ndt_edge_floats(&r, ND_FLOAT32, 64, -3, 3);
     nd_array *x0 = ndt_upload(h);
     for (int t = 0; t < 2; t++) nd_free(step_with_a_write(x0, NULL)); /* learn, replay */
     cr_expect_eq(stats().scopes_replayed, 1);
@@ -569,7 +551,7 @@ REPLAY_TEST(random_bodies_replayed_give_the_plain_bits) {
         r = v1;
         char what[64];
         snprintf(what, sizeof what, "random body %d (%d steps)", trial, P.n);
-        expect_same_bits(on, off, what);
+        ndt_expect_same_bits(on, off, what);
         cr_expect_eq(rep_off, 0);
         replays_seen += rep_on > 0;
         ref_free(off);

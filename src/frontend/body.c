@@ -446,9 +446,7 @@ nd_array *nd_body_call(const nd_body *cb, nd_array *const *in) {
     for (int k = 0; k < n; k++) {
         const nd_array *a = in[k];
         if (nd_fe_arg(fn, k < 8 ? names[k] : "in[k]", a)) return NULL;
-        int differs = a->weak || a->dtype != b->in_dtype[k] || a->ndim != b->in_ndim[k];
-        for (int j = 0; !differs && j < a->ndim; j++) differs = a->shape[j] != b->in_shape[k][j];
-        if (__builtin_expect(differs, 0)) {
+        if (__builtin_expect(!nd_fe_body_input_fits(b, k, a), 0)) {
             call_mismatch(fn, b, k, a);
             return NULL;
         }

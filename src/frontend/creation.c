@@ -34,12 +34,11 @@ nd_array *nd_empty(nd_dtype dtype, int ndim, const int64_t *shape) {
 
 nd_array *nd_fe_fill_call(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape, double value) {
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    if (strcmp(fn, "nd_full") == 0) {
-        if (nd_fe_check_dtype(fn, dtype)) return NULL;
-        /* A C double stands for a Python int as often as a float: refuse what
-         * NumPy refuses for np.full(..., 300, uint8) rather than wrap. */
-        if (nd_fe_value_fits(fn, "value", value, dtype) != ND_OK) return NULL;
-    }
+    if (nd_fe_check_dtype(fn, dtype)) return NULL;
+    /* A C double stands for a Python int as often as a float: refuse what
+     * NumPy refuses for np.full(..., 300, uint8) rather than wrap (0 and 1,
+     * nd_zeros' and nd_ones', fit every dtype). */
+    if (nd_fe_value_fits(fn, "value", value, dtype) != ND_OK) return NULL;
     return nd_runtime_track(nd_fe_full(fn, dtype, ndim, shape, nd_fe_double_bits(value, dtype)));
 }
 

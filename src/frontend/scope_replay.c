@@ -186,8 +186,9 @@ static void transplant(nd_array *p, nd_array *r) {
     nd_fe_release(r);
 }
 
-static nd_array *step_arg(const struct nd_scope_replay *st, int8_t r) {
-    return r == ARG_NONE ? NULL : r >= 0 ? st->handles[r] : st->inputs[-1 - r];
+/* Argument r of a step: NULL, step r's result, or input -1 - r. */
+static nd_array *arg_of(int8_t r, nd_array *const *steps, nd_array *const *inputs) {
+    return r == ARG_NONE ? NULL : r >= 0 ? steps[r] : inputs[-1 - r];
 }
 
 /* Makes call p for real on arguments x (recorded, tracked in the
@@ -211,7 +212,8 @@ static void undo(struct nd_scope_replay *st, const char *why) {
     stop(st);
     for (int j = 0; j < k; j++) {
         const replay_step *p = &e->steps[j];
-        nd_array *x[3] = {step_arg(st, p->arg[0]), step_arg(st, p->arg[1]), step_arg(st, p->arg[2])};
+        nd_array *x[3];
+        for (int t = 0; t < 3; t++) x[t] = arg_of(p->arg[t], st->handles, st->inputs);
         nd_array *r = real_call(p, x);
         if (r) transplant(st->handles[j], r);
     }
@@ -226,31 +228,24 @@ static void give_up(struct nd_scope_replay *st, const char *why) {
     site_failed(e, why);
 }
 
-static void interrupt_all(void) {
-    for (struct nd_scope_replay *st = all_states; st; st = st->next) {
-        if (st->mode == MODE_REPLAY) undo(st, "another thread called nd");
-        else if (st->mode == MODE_LEARN) give_up(st, "another thread called nd");
-    }
-}
-
-static void interrupt(const char *fn) {
-    struct nd_scope_replay *st = nd_api_tls.replay;
-    if (st->mode == MODE_REPLAY) undo(st, fn);
-    else if (st->mode == MODE_LEARN) give_up(st, fn);
+/* The replay or learning of st ends before its scope does, for `why`. */
+static void end_early(struct nd_scope_replay *st, const char *why) {
+    if (st->mode == MODE_REPLAY) undo(st, why);
+    else if (st->mode == MODE_LEARN) give_up(st, why);
     else stop(st);
 }
+
+static void interrupt_all(void) {
+    for (struct nd_scope_replay *st = all_states; st; st = st->next) end_early(st, "another thread called nd");
+}
+
+static void interrupt(const char *fn) { end_early(nd_api_tls.replay, fn); }
 
 static nd_array *placeholder(const replay_step *p) {
     nd_buffer *b = sentinel();
     if (!b) return NULL;
-    nd_array *a = nd_array_handle_new(b, (nd_dtype)p->dtype, p->ndim, 0);
+    nd_array *a = nd_array_new_contiguous(b, (nd_dtype)p->dtype, p->ndim, p->shape);
     if (!a) return NULL;
-    int64_t s = 1;
-    for (int i = p->ndim - 1; i >= 0; i--) {
-        a->shape[i] = p->shape[i];
-        a->strides[i] = s;
-        s *= p->shape[i] > 0 ? p->shape[i] : 1;
-    }
     a->weak = p->weak;
     a->readonly = p->readonly;
     if (p->weak) a->weak_value = p->value;
@@ -304,12 +299,7 @@ static int replay_arg(struct nd_scope_replay *st, nd_array *x, int8_t r) {
     if (r >= 0) return r < st->k && x == st->handles[r];
     const int i = -1 - r;
     if (st->inputs[i]) return x == st->inputs[i];
-    const nd_body *b = st->cur->body;
-    if (!x || x->state != ND_ARRAY_LIVE || x->buf->dead || x->weak || x->dtype != b->in_dtype[i] ||
-        x->ndim != b->in_ndim[i])
-        return 0;
-    for (int j = 0; j < x->ndim; j++)
-        if (x->shape[j] != b->in_shape[i][j]) return 0;
+    if (!x || x->state != ND_ARRAY_LIVE || x->buf->dead || !nd_fe_body_input_fits(st->cur->body, i, x)) return 0;
     st->inputs[i] = x;
     return 1;
 }
@@ -434,37 +424,26 @@ static nd_array *replay_steps_fn(nd_array *const *in, void *ctx) {
     for (int j = 0; j < e->n_steps; j++) {
         const replay_step *p = &e->steps[j];
         nd_array *x[3];
-        for (int t = 0; t < 3; t++)
-            x[t] = p->arg[t] == ARG_NONE ? NULL : p->arg[t] >= 0 ? h[p->arg[t]] : in[-1 - p->arg[t]];
+        for (int t = 0; t < 3; t++) x[t] = arg_of(p->arg[t], h, in);
         h[j] = real_call(p, x);
         if (!h[j]) return NULL;
     }
     return h[e->kept];
 }
 
-static int same_step(const replay_step *a, const replay_step *b) {
-    if (a->kind != b->kind || a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->weak != b->weak ||
-        a->readonly != b->readonly || a->arg[0] != b->arg[0] || a->arg[1] != b->arg[1] || a->arg[2] != b->arg[2] ||
-        a->fn != b->fn ||
-        ((a->kind == STEP_SCALAR || a->kind == STEP_FILL || a->weak) && a->value.u != b->value.u))
-        return 0;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i]) return 0;
-    return 1;
-}
-
 /* Whether the site's body was traced from the calls just learnt, with
  * inputs of these dtypes and shapes. */
 static int body_fits(const replay_site *e, const struct nd_scope_replay *st) {
     if (!e->body || e->n_steps != st->k || e->kept != st->kept || e->n_in != st->n_in) return 0;
-    for (int j = 0; j < st->k; j++)
-        if (!same_step(&e->steps[j], &st->learnt[j])) return 0;
-    for (int i = 0; i < st->n_in; i++) {
-        const nd_array *x = st->inputs[i];
-        if (x->dtype != e->body->in_dtype[i] || x->ndim != e->body->in_ndim[i]) return 0;
-        for (int d = 0; d < x->ndim; d++)
-            if (x->shape[d] != e->body->in_shape[i][d]) return 0;
+    /* The same calls on the same arguments, from inputs of the traced
+     * dtypes and shapes, have the same results (promotion and broadcasting
+     * see nothing else). */
+    for (int j = 0; j < st->k; j++) {
+        const replay_step *p = &e->steps[j], *q = &st->learnt[j];
+        if (!same_call(p, q) || memcmp(p->arg, q->arg, sizeof p->arg) != 0) return 0;
     }
+    for (int i = 0; i < st->n_in; i++)
+        if (!nd_fe_body_input_fits(e->body, i, st->inputs[i])) return 0;
     return 1;
 }
 
@@ -510,8 +489,7 @@ void nd_replay_scope_end(void) {
     struct nd_scope_replay *st = active();
     nd_scope_stack *s = nd_fe_my_scopes;
     if (st && (!s || s->depth != st->depth)) {
-        if (st->mode == MODE_REPLAY) undo(st, "nd_scope_end of another scope");
-        else give_up(st, "nd_scope_end of another scope");
+        end_early(st, "nd_scope_end of another scope");
     } else if (st && st->mode == MODE_LEARN) {
         learn(st);
     } else if (st) {
