@@ -93,6 +93,11 @@ NDT_TEST(body, small_ops_matches_plain_recording_bit_for_bit) {
      * their kernels can be compared. */
     nd_config cfg = ND_CONFIG_INIT;
     cfg.early_flush = -1;
+    /* the calls one by one against the ops one by one: not replayed (the
+     * plain loop's scope would be body calls too) nor joined into a loop
+     * call (test_loop_calls.c) */
+    cfg.scope_replay = -1;
+    cfg.body_loops = -1;
     ndt_restart(&cfg);
     NDT_RNG(r);
     ref_arr *h = ndt_edge_floats(&r, ND_FLOAT32, 1000, -3, 3);
@@ -511,6 +516,9 @@ static int plan_kernels(uint64_t *hash, char **src, int cap) {
 NDT_TEST(body, kernels_are_the_plain_recordings) {
     nd_config cfg = ND_CONFIG_INIT;
     cfg.early_flush = -1;
+    /* calls one by one: joined into a loop call they are another kernel
+     * by design (body::loop_calls_* test those) */
+    cfg.body_loops = -1;
     ndt_restart(&cfg);
     NDT_RNG(r);
     ref_arr *ha = ndt_rand(&r, ND_INT32, 2, (int64_t[]){3, 1}, -50, 50);

@@ -130,6 +130,11 @@ typedef struct {
                                 ran (a loop body) is recorded as one call of a body traced
                                 from them (include/nd/body.h): same values, a fraction of
                                 the recording (README, "Loops: scope replay") */
+    int body_loops;          /* ND_BODY_LOOPS: 1 on (default), -1 off: a call of a traced body
+                                (or a replayed scope) whose input is the result of the call
+                                of the same body just before it, freed at once (x = f(x) in a
+                                loop), joins that call: n iterations become one node and
+                                one kernel loop (README, "Loops: loop calls") */
     /* New fields go here, at the end (see struct_size). */
 } nd_config;
 
@@ -234,6 +239,8 @@ typedef struct {
     uint64_t scope_replays_undone; /* replays whose calls turned out to differ from the
                                       learnt ones (or that another call interrupted): their
                                       ops were then recorded one by one */
+    uint64_t body_calls_merged;  /* body calls that joined the loop call before them
+                                    (ND_BODY_LOOPS=1): nodes that were not recorded */
 } nd_stats;
 
 /* A memory space a program's pointer lives in (nd_wrap, nd_data, DLPack):

@@ -26,33 +26,6 @@ int nd_lib_fail_error(const nd_user_desc *u, const nd_ir_fail *f) {
     return nd_lib_index_error(u->lib_args.v[1].i, u->lib_args.v[2].i, f->axis, f->index, size);
 }
 
-/* The SSA operands of instruction j that are values (not parameters or
- * table numbers). */
-static int value_operands(const nd_kernel *k, const nd_ir_inst *in, int32_t ops[ND_IR_GATHER_MAX_AXES]) {
-    int n = 0;
-    switch (in->op) {
-    case ND_IR_LOAD:
-    case ND_IR_PARAM:
-    case ND_IR_INDEX: return 0;
-    case ND_IR_RAND_UNIFORM:
-    case ND_IR_RAND_NORMAL:
-    case ND_IR_RAND_INTEGER: ops[n++] = in->a; return n;
-    case ND_IR_GATHER: return in->a >= 0 && in->a < k->n_gathers ? nd_ir_gather_indices(k, in, ops) : 0;
-    case ND_IR_UFUNC:
-        ops[n++] = in->a;
-        ops[n++] = in->b;
-        ops[n++] = in->c;
-        ops[n++] = in->d;
-        return n;
-    default: {
-        int ar = in->op < ND_NUM_ELEMENTWISE_OPS ? nd_op_arity((nd_op)in->op) : 0;
-        const int32_t abc[3] = {in->a, in->b, in->c};
-        for (int q = 0; q < ar && q < 3; q++) ops[n++] = abc[q];
-        return n;
-    }
-    }
-}
-
 int nd_kernel_gather_writes(const nd_kernel *k, int32_t g, uint8_t *written) {
     uint8_t *dep = calloc((size_t)k->n_insts + 1, 1);
     int marked = 0;
@@ -68,7 +41,7 @@ int nd_kernel_gather_writes(const nd_kernel *k, int32_t g, uint8_t *written) {
             continue;
         }
         int32_t ops[ND_IR_GATHER_MAX_AXES];
-        int n = value_operands(k, in, ops);
+        int n = nd_ir_value_operands(k, in, ops);
         for (int q = 0; q < n; q++)
             if (ops[q] >= 0 && ops[q] < j && dep[ops[q]]) dep[j] = 1;
     }

@@ -73,8 +73,24 @@ typedef enum {
                          kernel itself succeeds; whoever ran it reads the
                          record and fails what depends on the gather
                          (nd_kernel_gather_writes)                          */
+    ND_IR_LOOP,       /* the start of a loop region: the instructions after
+                         it, up to its ND_IR_LOOP_END, run `a` times (a =
+                         an int64 ND_IR_PARAM, at least 1 at launch); its
+                         value is the carried value: b (of dtype) in the
+                         first round, the LOOP_END's b after each round.
+                         d = the loop's number in the kernel (0, 1, ..: no
+                         two loops are one instruction). Loops do not nest
+                         or overlap                                          */
+    ND_IR_LOOP_END,   /* a = its ND_IR_LOOP, b = the value carried into the
+                         next round (of dtype, the LOOP's); its value is b
+                         after the last round. No instruction after it
+                         reads an instruction of the region (LOOP .. END),
+                         nor does a store or the reduction: only the
+                         LOOP_END's value leaves the loop (a backend may
+                         scope the region's values to it)                    */
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
+
 
 /* Instruction flags. EXACT: round this float operation on its own (no
  * fused multiply-add with its neighbours), so that its bits agree across
@@ -230,6 +246,19 @@ static inline int nd_ir_load_gathered(const nd_kernel *k, int32_t l) {
         if (k->gathers[g].load == l) return 1;
     return 0;
 }
+
+/* backends/kernel_loops.c. The SSA operands of instruction `in` that are
+ * values (not parameters or table numbers), into ops; returns how many. */
+int nd_ir_value_operands(const nd_kernel *k, const nd_ir_inst *in, int32_t ops[ND_IR_GATHER_MAX_AXES]);
+/* Checks the kernel's loop regions (ND_IR_LOOP .. ND_IR_LOOP_END): each
+ * LOOP closed by one LOOP_END after it, none nested or overlapping, the
+ * count an int64 parameter, the carried values of the LOOP's dtype, and
+ * nothing after a region (instruction, store, reduction) reading a value
+ * inside it but its LOOP_END. Fills loop_end[j] (n_insts entries) with
+ * the index of the LOOP_END whose region holds j (LOOP <= j <= LOOP_END),
+ * else -1. Returns NULL when
+ * sound, else what is wrong (*at: the instruction). */
+const char *nd_kernel_check_loops(const nd_kernel *k, int32_t *loop_end, int32_t *at);
 
 /* backends/kernel_fail.c. The error of a filed record (ND_ERR_INDEX, set
  * as this thread's error): the gathering function, the index and the axis

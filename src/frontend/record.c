@@ -20,6 +20,11 @@ void nd_fe_release_last(nd_array *a) {
      * not (graph.h, nd_graph_drop_dead; the newest inline). */
     nd_buffer *b = a->buf;
     const int last = b->refs == 2 && b->n_writers == 1;
+    /* x = f(x) with a traced body: the call that read x joins the one that
+     * wrote it (graph.h; refs: this handle, x's writer and its reader) */
+    if (__builtin_expect(b->refs == 3, 0) && b->handles == 1 && nd_rt.body_loops &&
+        nd_graph_merge_loop(&nd_rt.graph, b))
+        nd_rt.stats.body_calls_merged++;
     nd_array_destroy(a);
     if (last) nd_rt.stats.nodes_dropped += nd_graph_drop_dead_fast(&nd_rt.graph, b);
 }
@@ -320,6 +325,7 @@ nd_array *nd_fe_body_node(const char *fn, struct nd_body *b, nd_array *const *in
     nd_fe_rec r;
     if (fe_begin(&r, fn, ND_NODE_MAP, ND_BODY_MAP_OP, b->n_in, dt, dt, ndim, b->out_shape, b->out_nbytes)) return NULL;
     r.node->u.body.body = b;
+    r.node->u.body.carry = 0;
     nd_body_ref_take(b);
     for (int k = 0; k < b->n_in; k++) {
         if (same) nd_graph_set_input(r.node, k, in[k], ndim, b->out_shape, in[k]->strides);

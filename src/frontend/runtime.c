@@ -172,16 +172,17 @@ static nd_status resolve_config(const nd_config *in, nd_config *c) {
 
     if (check_switch("fusion", c->fusion) || check_switch("cuda_graphs", c->cuda_graphs) ||
         check_switch("matmul_tf32", c->matmul_tf32) || check_switch("early_flush", c->early_flush) ||
-        check_switch("scope_replay", c->scope_replay))
+        check_switch("scope_replay", c->scope_replay) || check_switch("body_loops", c->body_loops))
         return ND_ERR_ARG;
     if (env_switch("ND_FUSION", &c->fusion) || env_switch("ND_CUDA_GRAPHS", &c->cuda_graphs) ||
         env_switch("ND_MATMUL_TF32", &c->matmul_tf32) || env_switch("ND_EARLY_FLUSH", &c->early_flush) ||
-        env_switch("ND_SCOPE_REPLAY", &c->scope_replay))
+        env_switch("ND_SCOPE_REPLAY", &c->scope_replay) || env_switch("ND_BODY_LOOPS", &c->body_loops))
         return ND_ERR_ARG;
     if (c->fusion == 0) c->fusion = 1;
     if (c->cuda_graphs == 0) c->cuda_graphs = 1;
     if (c->early_flush == 0) c->early_flush = 1;
     if (c->scope_replay == 0) c->scope_replay = 1;
+    if (c->body_loops == 0) c->body_loops = 1;
     if (c->matmul_tf32 == 0) c->matmul_tf32 = -1;
 
     if (c->max_pending < 0)
@@ -614,6 +615,7 @@ nd_status nd_init(const nd_config *cfg) {
      * grants calls from any thread. */
     nd_rt.worker = (!set || v) && nd_dist_any_thread() ? nd_flush_worker_start(&nd_rt.sched) : NULL;
     nd_rt.scope_replay = c.scope_replay == 1; /* frontend/scope_replay.h */
+    nd_rt.body_loops = c.body_loops == 1;     /* graph/graph.h, nd_graph_merge_loop */
     nd_logf(2, "started: backend %s, fusion %s, max_pending %lld", be->name,
             c.fusion == 1 ? "on" : "off", (long long)c.max_pending);
     return ND_OK;

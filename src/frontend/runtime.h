@@ -62,6 +62,9 @@ typedef struct {
      * live list; a reference). */
     int scope_replay;
     nd_buffer *replay_sentinel;
+    /* ND_BODY_LOOPS=1: a body call freed into the next call of the same
+     * body joins it (graph.h, nd_graph_merge_loop). */
+    int body_loops;
 } nd_runtime;
 
 extern nd_runtime nd_rt;

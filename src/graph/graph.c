@@ -178,6 +178,69 @@ void nd_graph_clear(nd_graph *g) {
     nd_arena_reset(&g->arena);
 }
 
+/* Whether refs a and b read the same elements of the same version (or are
+ * the same constant). */
+static int same_ref(const nd_ref *a, const nd_ref *b) {
+    if (a->buf != b->buf || a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    if (!a->buf) return a->value.u == b->value.u;
+    if (a->version != b->version || a->offset != b->offset) return 0;
+    for (int k = 0; k < a->ndim; k++)
+        if (a->shape[k] != b->shape[k] || a->strides[k] != b->strides[k]) return 0;
+    return 1;
+}
+
+int nd_graph_merge_loop(nd_graph *g, nd_buffer *x) {
+    /* x's references: its last handle, P's write and N's read */
+    if (g->n_nodes < 2 || x->refs != 3 || x->n_writers != 1 || x->handles != 1 || x->borrow) return 0;
+    nd_node *p = g->nodes[g->n_nodes - 2], *n = g->nodes[g->n_nodes - 1];
+    if (!nd_node_is_body(p) || !nd_node_is_body(n) || p->u.body.body != n->u.body.body || p->out != x ||
+        p->out_version != x->version || n->n_params != 0 || p->flags || n->flags || p->scope != n->scope)
+        return 0;
+    nd_buffer *y = n->out;
+    if (y->n_writers != 1 || y->writers[0] != n->index) return 0;
+    int carry = -1;
+    for (int k = 0; k < n->n_inputs; k++) {
+        if (n->inputs[k].buf != x) continue;
+        if (carry >= 0) return 0; /* x read twice: f(x, x) is no loop of one carried value */
+        carry = k;
+    }
+    const nd_body *b = n->u.body.body;
+    if (carry < 0 || (p->n_params && (int)p->u.body.carry != carry) || b->out_dtype != b->in_dtype[carry] ||
+        !b->in_whole[carry])
+        return 0;
+    /* the carried ref is the whole of P's result as P wrote it */
+    const nd_ref *c = &n->inputs[carry];
+    int64_t st[ND_MAX_DIMS];
+    nd_contiguous_strides(n->ndim, n->shape, st);
+    if (c->version != p->out_version || c->offset != 0 || c->dtype != p->dtype || p->ndim != n->ndim) return 0;
+    for (int d = 0; d < n->ndim; d++)
+        if (p->shape[d] != n->shape[d] || (n->shape[d] != 1 && c->strides[d] != st[d])) return 0;
+    for (int k = 0; k < n->n_inputs; k++)
+        if (k != carry && !same_ref(&p->inputs[k], &n->inputs[k])) return 0;
+    /* N's reads go (its other inputs are P's too) */
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k].buf) nd_buffer_unref(n->inputs[k].buf);
+    /* x is written by nothing now: its version goes back, P's reference goes */
+    x->n_writers = 0;
+    x->version--;
+    nd_buffer_unref(x);
+    /* P writes y, as N did */
+    p->out = y;
+    p->out_version = n->out_version;
+    y->writers[0] = p->index;
+    if (!p->n_params) {
+        p->n_params = 1;
+        p->params[0].i = 2;
+        p->u.body.carry = (uint32_t)carry;
+    } else {
+        p->params[0].i++;
+    }
+    nd_node_release_extras(n);
+    g->n_nodes--;
+    nd_arena_pop(&g->arena, n, nd_node_block_bytes(n));
+    return 1;
+}
+
 const char *nd_node_kind_label(nd_node_kind k) {
     static const char *names[ND_NUM_NODE_KINDS] = {"full", "arange", "random", "map",
                                                    "reduce", "matmul", "store", "user kernel"};

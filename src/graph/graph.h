@@ -164,6 +164,17 @@ void nd_graph_drop_last(nd_graph *g);
  * Returns how many went. */
 uint32_t nd_graph_drop_dead_tail(nd_graph *g);
 
+/* The last handle of buffer x is going (x->handles is still 1). When x is
+ * the result of the next-to-newest node P, a call of a traced body, and
+ * the newest node N calls the same body with x as one input (the whole of
+ * it, read once), its other inputs P's very refs, the body's result of the
+ * carried input's dtype and shape: N joins P, which then applies the body
+ * one more time and writes N's buffer (node.h's loop call); x is written
+ * by nothing. `x = f(x)` in a loop (nd_body_call, or a replayed scope,
+ * then nd_free of the old x) thus stays one node. Returns 1 when N
+ * joined. */
+int nd_graph_merge_loop(nd_graph *g, nd_buffer *x);
+
 /* b's last handle went: when the node that writes b's only pending
  * version is an elementwise map that nothing else references (no handle,
  * no pending reader), it is dead wherever it is in the graph. Its

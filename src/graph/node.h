@@ -106,8 +106,12 @@ typedef struct nd_node {
         /* MAP with op ND_BODY_MAP_OP (common/body.h): a call of a traced
          * body, which the node holds a reference to; inputs are the call's
          * (broadcast refs), cdtype = dtype = the body's result dtype. Its
-         * constants are flush parameters after the refs' (flush_walk.c). */
-        struct { struct nd_body *body; } body;
+         * constants are flush parameters after the refs' (flush_walk.c).
+         * A loop call (n_params 1, params[0].i = count >= 2: calls whose
+         * results fed the next call, merged by nd_graph_merge_loop) applies
+         * the body count times, each result being input `carry` of the
+         * next; the other inputs are the same in every round. */
+        struct { struct nd_body *body; uint32_t carry; } body;
         /* MAP with op ND_GATHER_MAP_OP: out = source[i_0, .., i_{K-1}] along
          * K = n_axes indexed axes (1..ND_MAX_DIMS: as many index arrays as
          * an array has axes). inputs[0..K) are the int64 indices (node
@@ -172,6 +176,9 @@ const char *nd_node_kind_label(nd_node_kind k);
 
 /* Whether n is a call of a traced body. */
 static inline int nd_node_is_body(const nd_node *n) { return n->kind == ND_NODE_MAP && n->op == ND_BODY_MAP_OP; }
+
+/* How many times body call n applies its body (1, or a loop's count). */
+static inline int64_t nd_node_body_count(const nd_node *n) { return n->n_params ? n->params[0].i : 1; }
 
 /* The references a node holds besides its buffers' (a user kernel's, a
  * body's), released where the node goes. */

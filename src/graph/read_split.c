@@ -15,6 +15,12 @@
  * depend on nothing but the versions they read (random draws are keyed by
  * the element's index, so a second run draws the same values). */
 static int recipe_kind(const nd_node *n) {
+    /* Not a loop call (node.h): its recipe is its rounds from the start,
+     * and a loop that reads its value every few rounds (a convergence
+     * check) would compute them all again at each read, and join the next
+     * rounds onto them (graph.h, nd_graph_merge_loop): its value is
+     * written, and the loop goes on from it. */
+    if (n->kind == ND_NODE_MAP && nd_node_is_body(n) && nd_node_body_count(n) > 1) return 0;
     return n->kind == ND_NODE_FULL || n->kind == ND_NODE_ARANGE || n->kind == ND_NODE_RANDOM ||
            n->kind == ND_NODE_MAP;
 }

@@ -100,7 +100,7 @@ static inline uint64_t hash_header(const nd_node *n, int relative) {
     /* which body a call runs: its template's content (two bodies that
      * trace the same ops share kernels and plans; an address could be a
      * freed body's, reused) */
-    if (nd_node_is_body(n)) h = nd_hash_pair(h, n->u.body.body->hash);
+    if (nd_node_is_body(n)) h = nd_hash_pair(h, n->u.body.body->hash ^ (uint64_t)n->u.body.carry);
     if (n->kind == ND_NODE_MAP && n->op == ND_GATHER_MAP_OP) {
         const int64_t *ax = nd_node_gather_axes(n);
         const int K = n->u.gather.n_axes;

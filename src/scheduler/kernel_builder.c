@@ -56,6 +56,11 @@ struct nd_kernel_builder {
      * value or a store is missing), and the planner must fail the flush
      * rather than plan it without them. */
     int oom;
+    /* Loop regions (kernel_ir.h's ND_IR_LOOP): how many were opened, and
+     * the closed ones' [LOOP, LOOP_END) ranges, whose values hash-consing
+     * must not hand to an instruction after them. */
+    int32_t n_loops, n_closed, cap_closed;
+    int32_t (*closed)[2];
 };
 
 nd_kernel_builder *nd_kb_new(const nd_build_ctx *ctx, int ndim, const int64_t *shape) {
@@ -82,6 +87,7 @@ void nd_kb_free(nd_kernel_builder *kb) {
     free(kb->cse);
     free(kb->memo);
     free(kb->memo_head);
+    free(kb->closed);
     free(kb);
 }
 
@@ -129,7 +135,16 @@ static int cse_rehash(nd_kernel_builder *kb, int32_t cap) {
     return 1;
 }
 
-/* Instruction (op, dtype, a, b, c, d; user loop ufunc), or an equal earlier one. */
+/* Whether instruction v lies in a loop region that has closed (its value
+ * is not visible after it; the LOOP_END's is). */
+static int in_closed_loop(const nd_kernel_builder *kb, int32_t v) {
+    for (int32_t r = 0; r < kb->n_closed; r++)
+        if (v >= kb->closed[r][0] && v < kb->closed[r][1]) return 1;
+    return 0;
+}
+
+/* Instruction (op, dtype, a, b, c, d; user loop ufunc), or an equal earlier
+ * one (not from inside a closed loop region). */
 static int32_t emit_inst(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t a, int32_t b,
                          int32_t c, int32_t d, uint16_t flags, uint32_t ufunc) {
     if (a < -1 || b < -1 || c < -1 || d < -1) return -2; /* an operand already failed */
@@ -141,7 +156,7 @@ static int32_t emit_inst(nd_kernel_builder *kb, int op, nd_dtype dtype, int32_t 
     while (kb->cse[s] >= 0) {
         const nd_ir_inst *o = &kb->insts[kb->cse[s]];
         if (o->op == in.op && o->dtype == in.dtype && o->flags == flags && o->a == a && o->b == b &&
-            o->c == c && o->d == d && o->ufunc == ufunc)
+            o->c == c && o->d == d && o->ufunc == ufunc && !in_closed_loop(kb, kb->cse[s]))
             return kb->cse[s];
         s = (s + 1) & (kb->cap_cse - 1);
     }
@@ -505,6 +520,7 @@ typedef struct {
     const nd_body *b;
     int32_t *vals; /* per entry: its value, -3 while not computed */
     int32_t const_base;
+    int32_t carried; /* inside a loop call's region: its LOOP (input p->u.body.carry's value); else -1 */
 } body_eval;
 
 static int32_t body_entry_value(body_eval *E, int32_t e);
@@ -512,7 +528,9 @@ static int32_t body_entry_value(body_eval *E, int32_t e);
 static int32_t body_operand(body_eval *E, const nd_body_ref *r, nd_dtype want) {
     nd_kernel_builder *kb = E->kb;
     switch ((nd_body_ref_kind)r->kind) {
-    case ND_BODY_REF_INPUT: return nd_kb_ref_value(kb, E->p, (int)r->index, E->t, want);
+    case ND_BODY_REF_INPUT:
+        if (E->carried >= 0 && r->index == E->p->u.body.carry) return nd_kb_cast(kb, E->carried, want);
+        return nd_kb_ref_value(kb, E->p, (int)r->index, E->t, want);
     case ND_BODY_REF_ENTRY: {
         int32_t v = body_entry_value(E, (int32_t)r->index);
         return v < 0 ? v : nd_kb_cast(kb, v, want);
@@ -545,6 +563,36 @@ static int32_t body_entry_value(body_eval *E, int32_t e) {
     return E->vals[e] = map_apply(E->kb, en->op, cd, (nd_dtype)en->dtype, in);
 }
 
+/* A loop call (graph/node.h's nd_node_body_count > 1): the body applied
+ * count times, its result carried into input `carry` of the next round.
+ * The other inputs are demanded before the region, so their producers and
+ * loads are computed once, not every round. */
+static int32_t body_loop_value(body_eval *E, int32_t count_param) {
+    nd_kernel_builder *kb = E->kb;
+    const nd_node *p = E->p;
+    const nd_body *b = E->b;
+    const int carry = p->u.body.carry;
+    const nd_dtype dt = (nd_dtype)b->in_dtype[carry];
+    for (int k = 0; k < p->n_inputs; k++)
+        if (k != carry && nd_kb_ref_value(kb, p, k, E->t, (nd_dtype)p->inputs[k].dtype) < -1) return -2;
+    const int32_t count = param_value(kb, count_param, ND_INT64);
+    const int32_t init = nd_kb_ref_value(kb, p, carry, E->t, dt);
+    if (count < 0 || init < 0) return -2;
+    const int32_t loop = emit4(kb, ND_IR_LOOP, dt, count, init, -1, kb->n_loops++, 0);
+    if (loop < 0) return loop;
+    E->carried = loop;
+    const int32_t next = nd_kb_cast(kb, body_operand(E, &b->out, (nd_dtype)b->out.dtype), dt);
+    E->carried = -1;
+    if (next < 0) return next;
+    const int32_t end = emit4(kb, ND_IR_LOOP_END, dt, loop, next, -1, -1, 0);
+    if (end < 0) return end;
+    if (!nd_grow((void **)&kb->closed, (uint32_t *)&kb->cap_closed, kb->n_closed + 1, sizeof *kb->closed))
+        return out_of_memory(kb, -2);
+    kb->closed[kb->n_closed][0] = loop;
+    kb->closed[kb->n_closed++][1] = end;
+    return end;
+}
+
 static int32_t body_value(nd_kernel_builder *kb, const nd_node *p, const nd_xform *t) {
     const nd_body *b = p->u.body.body;
     int32_t stack_vals[64];
@@ -553,8 +601,9 @@ static int32_t body_value(nd_kernel_builder *kb, const nd_node *p, const nd_xfor
     for (int32_t e = 0; e < b->n_entries; e++) vals[e] = -3;
     int32_t base = (int32_t)kb->ctx->walk->param_base[p->index] + p->n_params;
     for (int k = 0; k < p->n_inputs; k++) base += p->inputs[k].buf == NULL;
-    body_eval E = {kb, p, t, b, vals, base};
-    int32_t v = body_operand(&E, &b->out, (nd_dtype)b->out.dtype);
+    body_eval E = {kb, p, t, b, vals, base, -1};
+    int32_t v = nd_node_body_count(p) > 1 ? body_loop_value(&E, (int32_t)kb->ctx->walk->param_base[p->index])
+                                          : body_operand(&E, &b->out, (nd_dtype)b->out.dtype);
     if (vals != stack_vals) free(vals);
     return v < 0 ? v : nd_kb_cast(kb, v, (nd_dtype)p->dtype);
 }
@@ -748,7 +797,9 @@ void nd_kb_slot_uses(const nd_kernel_builder *kb,
 /* ------------------------------------------------------------------ merging */
 
 int nd_kb_try_merge(nd_kernel_builder *a, const nd_kernel_builder *b, int max_insts) {
-    if (a->has_reduce || b->has_reduce || a->ndim != b->ndim) return 0;
+    /* a loop region's instructions would be renumbered one by one and
+     * shared with a's: not done */
+    if (a->has_reduce || b->has_reduce || a->ndim != b->ndim || a->n_loops || b->n_loops) return 0;
     for (int k = 0; k < a->ndim; k++)
         if (a->shape[k] != b->shape[k]) return 0;
     if (a->n_insts + b->n_insts > max_insts) return 0;
@@ -907,6 +958,8 @@ static void name_kernel(nd_kernel *k) {
             l = "integers";
         else if (op == ND_IR_GATHER)
             l = "take";
+        else if (op == ND_IR_LOOP)
+            l = "loop";
         else if (op == ND_IR_UFUNC) {
             const nd_ufunc_loop *u = nd_ufunc_loop_get(k->insts[v].ufunc);
             l = u ? u->name : NULL;

@@ -96,7 +96,11 @@ static int32_t body_weight(counter *C, uint32_t p, int32_t cap) {
     while (top > 0 && w < cap) {
         const nd_node *q = C->g->nodes[C->stack[--top]];
         if (q->kind == ND_NODE_RANDOM) w += 8;
-        else if (nd_node_is_body(q)) w += q->u.body.body->calls;
+        else if (nd_node_is_body(q)) {
+            /* a loop call computes its body count times */
+            const int64_t cw = (int64_t)q->u.body.body->calls * nd_node_body_count(q);
+            w += cw > cap ? cap : (int32_t)cw;
+        }
         else if (q->kind == ND_NODE_MAP) w += q->op == ND_UFUNC_MAP_OP || q->op == ND_GATHER_MAP_OP || nd_op_ulps((nd_op)q->op) > 0 ? 8 : 1;
         for (int k = 0; k < q->n_inputs; k++) {
             int64_t v = inlined_writer(C->inl, &q->inputs[k]);

@@ -304,7 +304,10 @@ static int analyse(gen *g) {
     for (int j = n - 1; j >= 0; j--) {
         const cpu_inst *pi = &p->insts[j];
         if (!g->need[j]) continue;
-        if (pi->kind == PI_RAND_U || pi->kind == PI_RAND_N || pi->kind == PI_RAND_I) return -1; /* interpreted */
+        /* draws and loop regions are the interpreter's */
+        if (pi->kind == PI_RAND_U || pi->kind == PI_RAND_N || pi->kind == PI_RAND_I || pi->kind == PI_LOOP ||
+            pi->kind == PI_LOOP_END)
+            return -1;
         for (int q = 0; q < pi->n_ops; q++) g->need[pi->ops[q]] = 1;
     }
     int loop = 0, np = 0;

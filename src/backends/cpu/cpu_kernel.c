@@ -193,6 +193,21 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             pi->n_ops = g->n_axes;
             continue;
         }
+        if (in->op == ND_IR_LOOP || in->op == ND_IR_LOOP_END) {
+            /* nd_kernel_check_loops (prepare) checked the structure */
+            pi->kind = in->op == ND_IR_LOOP ? PI_LOOP : PI_LOOP_END;
+            pi->n_ops = 1;
+            pi->ops[0] = in->b;
+            if (in->op == ND_IR_LOOP) {
+                const int64_t count = params[k->insts[in->a].a].i;
+                if (count < 1) return bad_ir(k, j, "loop count below 1");
+                pi->range = (uint64_t)count;
+            } else {
+                pi->aux = in->a;
+                p->insts[in->a].aux = j;
+            }
+            continue;
+        }
         if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad_ir(k, j, "unknown opcode");
         int op = in->op, ar = nd_op_arity((nd_op)op);
         int opnd[3] = {in->a, in->b, in->c};
@@ -251,6 +266,19 @@ static nd_status alloc_regs(cpu_prep *p, const nd_kernel *k) {
         for (int q = 0; q < p->insts[j].n_ops; q++) last[p->insts[j].ops[q]] = j;
     for (int s = 0; s < p->n_stores; s++) last[p->stores[s].value] = n;
     if (p->has_reduce) last[p->rvalue] = n;
+    /* A loop region runs again from its start: the LOOP's register (the
+     * carried value, written at the LOOP_END) and every value from before
+     * the region that it reads stay until its LOOP_END. */
+    for (int e = 0; e < n; e++) {
+        if (p->insts[e].kind != PI_LOOP_END) continue;
+        const int b = p->insts[e].aux;
+        if (last[b] < e) last[b] = e;
+        for (int j = b + 1; j <= e; j++)
+            for (int q = 0; q < p->insts[j].n_ops; q++) {
+                const int o = p->insts[j].ops[q];
+                if (o < b && last[o] < e) last[o] = e;
+            }
+    }
     for (int j = 0; j < n; j++) {
         cpu_inst *pi = &p->insts[j];
         if (pi->kind == PI_PARAM) {
@@ -501,10 +529,29 @@ void nd_cpu_eval_tile(const cpu_prep *p, char *regs, const void **vals, int64_t 
     int single = p->shape[n - 1] - idx0[n - 1] >= len;
     char *scr[4];
     for (int q = 0; q < 4; q++) scr[q] = REG(p, regs, p->scratch_reg + q);
+    uint64_t round = 0; /* of the open loop region (they do not nest) */
     for (int j = 0; j < p->n_insts; j++) {
         const cpu_inst *pi = &p->insts[j];
         char *r = REG(p, regs, pi->reg);
         switch (pi->kind) {
+        case PI_LOOP:
+            memmove(r, vals[pi->ops[0]], (size_t)len * nd_cpu_dtype_size(pi->dtype));
+            vals[j] = r;
+            round = 0;
+            break;
+        case PI_LOOP_END: {
+            const cpu_inst *b = &p->insts[pi->aux];
+            const size_t bytes = (size_t)len * nd_cpu_dtype_size(pi->dtype);
+            if (++round < b->range) {
+                /* the next round starts after the LOOP with this value */
+                memmove(REG(p, regs, b->reg), vals[pi->ops[0]], bytes);
+                j = pi->aux;
+                break;
+            }
+            memmove(r, vals[pi->ops[0]], bytes);
+            vals[j] = r;
+            break;
+        }
         case PI_LOAD: {
             const cpu_access *a = &p->loads[pi->aux];
             if (single && a->st[n - 1] == 1 && a->inplace_ok) {
@@ -694,6 +741,15 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
     p->total = 1;
     for (int d = 0; d < p->ndim; d++) p->total *= p->shape[d];
 
+    for (int j = 0; j < k->n_insts; j++) {
+        if (k->insts[j].op != ND_IR_LOOP) continue;
+        int32_t *loop_end = nd_malloc(sizeof(int32_t) * (size_t)k->n_insts), at;
+        if (!loop_end) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory preparing '%s'", k->name);
+        const char *why = nd_kernel_check_loops(k, loop_end, &at);
+        free(loop_end);
+        if (why) return bad_ir(k, at, why);
+        break;
+    }
     nd_status st = prep_insts(p, k, params);
     if (st != ND_OK) return st;
     for (int i = 0; i < k->n_stores; i++) {

@@ -21,7 +21,10 @@ typedef struct {
     int64_t st[ND_MAX_DIMS];
 } cpu_access;
 
-enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I, PI_UFUNC, PI_GATHER };
+/* PI_LOOP / PI_LOOP_END: kernel_ir.h's ND_IR_LOOP (ops[0] the first value,
+ * range the count, aux its LOOP_END) and ND_IR_LOOP_END (ops[0] the value
+ * carried on, aux its LOOP). */
+enum { PI_FN, PI_LOAD, PI_PARAM, PI_INDEX, PI_RAND_U, PI_RAND_N, PI_RAND_I, PI_UFUNC, PI_GATHER, PI_LOOP, PI_LOOP_END };
 
 /* The first bad index of a kernel's gathers (kernel_ir.h's ND_IR_GATHER):
  * the least prepared iteration point that met one, whatever the thread
@@ -50,7 +53,7 @@ typedef struct {
     nd_cpu_fn out_cast; /* cdtype -> dtype, or NULL */
     int reg;         /* register of the result */
     int aux;         /* load / index number; PARAM: parameter number */
-    uint64_t seed, stream, range; /* random draws; range: integers */
+    uint64_t seed, stream, range; /* random draws; range: integers; PI_LOOP: the count */
     int64_t gstride[ND_IR_GATHER_MAX_AXES], gsize[ND_IR_GATHER_MAX_AXES]; /* PI_GATHER: the indexed
                                      axes (n_ops of them; aux: the base load) */
     int gwrap, gather;            /* PI_GATHER: negative indices wrap; gather number */

@@ -202,6 +202,16 @@ static nd_status validate(const nd_kernel *k) {
                     return bad(k, "user function operand is not an earlier value of its dtype", j);
             break;
         }
+        case ND_IR_LOOP:
+        case ND_IR_LOOP_END: {
+            /* the regions' structure, once for the kernel */
+            if (in->op == ND_IR_LOOP_END) break;
+            int32_t *loop_end = nd_malloc(sizeof(int32_t) * (size_t)k->n_insts), at = j;
+            const char *why = loop_end ? nd_kernel_check_loops(k, loop_end, &at) : "out of memory";
+            free(loop_end);
+            if (why) return bad(k, why, at);
+            break;
+        }
         default:
             if (in->op >= ND_NUM_ELEMENTWISE_OPS) return bad(k, "unknown opcode", j);
             arity = nd_op_arity((nd_op)in->op);
@@ -915,6 +925,40 @@ static void emit_inst(nd_strbuf *sb, const body_ctx *c, int j, int p) {
     nd_strbuf_printf(sb, "  const %s %s = %s;\n", reg_types[t], v, e);
 }
 
+/* A loop region (kernel_ir.h's ND_IR_LOOP): the carried value of each
+ * point is a variable the LOOP_END assigns; the region's instructions are
+ * the do-block's, so their values are scoped to it (nothing after the
+ * region reads them: nd_kernel_check_loops). */
+static void emit_loop_open(nd_strbuf *sb, const body_ctx *c, int j) {
+    const nd_ir_inst *in = &c->k->insts[j];
+    char v[32], init[1200];
+    for (int p = 0; p < c->G; p++) {
+        value_name(v, sizeof v, c, j, p);
+        operand(init, sizeof init, c, in->b, p, (nd_dtype)in->dtype);
+        nd_strbuf_printf(sb, "  %s %s = %s;\n", reg_types[in->dtype], v, init);
+    }
+    nd_strbuf_printf(sb, "  long long it%d = 0;\n  do {\n", j);
+}
+
+static void emit_loop_close(nd_strbuf *sb, const body_ctx *c, int j) {
+    const nd_ir_inst *in = &c->k->insts[j];
+    const int b = in->a;
+    char v[32], next[1200], count[32];
+    for (int p = 0; p < c->G; p++) {
+        value_name(v, sizeof v, c, b, p);
+        operand(next, sizeof next, c, in->b, p, (nd_dtype)in->dtype);
+        nd_strbuf_printf(sb, "  %s = %s;\n", v, next);
+    }
+    value_name(count, sizeof count, c, c->k->insts[b].a, 0);
+    nd_strbuf_printf(sb, "  } while (++it%d < %s);\n", b, count);
+    for (int p = 0; p < c->G; p++) {
+        char from[32];
+        value_name(from, sizeof from, c, b, p);
+        value_name(v, sizeof v, c, j, p);
+        nd_strbuf_printf(sb, "  const %s %s = %s;\n", reg_types[in->dtype], v, from);
+    }
+}
+
 void nd_cuda_body_name(char *out, size_t cap, int G) {
     if (G == 1) fmt(out, cap, "ndk_body");
     else fmt(out, cap, "ndk_body_g%d", G);
@@ -976,6 +1020,10 @@ void nd_cuda_emit_body_fn(nd_strbuf *sb, const nd_kernel *k, int G, int gax) {
         int op = k->insts[j].op;
         if (op == ND_IR_RAND_UNIFORM || op == ND_IR_RAND_NORMAL || op == ND_IR_RAND_INTEGER)
             emit_draw(sb, &c, j);
+        else if (op == ND_IR_LOOP)
+            emit_loop_open(sb, &c, j);
+        else if (op == ND_IR_LOOP_END)
+            emit_loop_close(sb, &c, j);
         else
             for (int p = 0; p < (c.uniform[j] ? 1 : G); p++) emit_inst(sb, &c, j, p);
     }

@@ -5,8 +5,9 @@
  * geometry (backend.c) through emulate_harness.h, and compared with
  * common/philox.h: every uniform draw bit for bit, normal draws, sums and
  * counts within rounding. Usage:
- *   emulate_check WORKDIR [v][n][g]   (v: print each kernel's geometry,
- *                                      n: skip NVRTC, g: gathers only) */
+ *   emulate_check WORKDIR [v][n][g][l] (v: print each kernel's geometry,
+ *                                      n: skip NVRTC, g: gathers only,
+ *                                      l: loop regions only) */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -980,6 +981,112 @@ static void test_ufunc(int reduce) {
     free(neg);
 }
 
+/* A loop region (kernel_ir.h's ND_IR_LOOP): x = x * w + a * sin(x), count
+ * rounds, over R x C float32 points, w broadcast along rows; stored
+ * (scalar and vector variants) or summed along rows (reduce); flat: the
+ * same points as one axis of 1961, w one value (the vector variant
+ * groups several points, each with its own carried value). The host
+ * computes the same rounds in float32; the generated code may contract
+ * a multiply and an add, so values agree within a few ulps a round. A
+ * kernel whose store reads a value inside the region is refused. */
+static void test_loop(int reduce, int64_t count, int flat) {
+    test_no++;
+    const int64_t R = 37, C = 53;
+    nd_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "loop");
+    k.ndim = flat ? 1 : 2;
+    k.shape[0] = flat ? R * C : R;
+    k.shape[1] = flat ? 0 : C;
+    nd_ir_access loads[2];
+    loads[0] = (nd_ir_access){0, ND_FLOAT32, {0}, 0, {flat ? 1 : C, flat ? 0 : 1}};
+    loads[1] = (nd_ir_access){1, ND_FLOAT32, {0}, 0, {0, flat ? 0 : 1}};
+    nd_ir_inst ins[10] = {
+        {ND_IR_LOAD, ND_FLOAT32, 0, 0, -1, -1, -1, 0},
+        {ND_IR_LOAD, ND_FLOAT32, 0, 1, -1, -1, -1, 0},
+        {ND_IR_PARAM, ND_INT64, 0, 0, -1, -1, -1, 0},
+        {ND_IR_PARAM, ND_FLOAT32, 0, 1, -1, -1, -1, 0},
+        {ND_IR_LOOP, ND_FLOAT32, 0, 2, 0, -1, 0, 0},
+        {ND_OP_SIN, ND_FLOAT32, 0, 4, -1, -1, -1, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 5, 3, -1, -1, 0},
+        {ND_OP_MUL, ND_FLOAT32, 0, 4, 1, -1, -1, 0},
+        {ND_OP_ADD, ND_FLOAT32, 0, 7, 6, -1, -1, 0},
+        {ND_IR_LOOP_END, ND_FLOAT32, 0, 4, 8, -1, -1, 0},
+    };
+    uint8_t pd[2] = {ND_INT64, ND_FLOAT32};
+    nd_ir_store store = {{2, ND_FLOAT32, {0}, 0, {flat ? 1 : C, flat ? 0 : 1}}, 9};
+    k.n_slots = 3;
+    k.n_params = 2;
+    k.param_dtypes = pd;
+    k.n_loads = 2;
+    k.loads = loads;
+    k.n_insts = 10;
+    k.insts = ins;
+    if (reduce) {
+        k.has_reduce = 1;
+        k.reduce.kind = ND_REDUCE_SUM;
+        k.reduce.out_dtype = ND_FLOAT32;
+        k.reduce.axes = 2;
+        k.reduce.value = 9;
+        k.reduce.out = (nd_ir_access){2, ND_FLOAT32, {0}, 0, {1, 0}};
+    } else {
+        k.n_stores = 1;
+        k.stores = &store;
+    }
+    k.hash = 0x6000 + test_no;
+    float *x = malloc(sizeof(float) * R * C), *w = malloc(sizeof(float) * C), *out = malloc(sizeof(float) * R * C);
+    double *want = malloc(sizeof(double) * R * C);
+    uint64_t rs = 7 + (uint64_t)test_no;
+    for (int64_t i = 0; i < R * C; i++) {
+        rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)(rs >> 40) * 0x1p-24f * 6.0f - 3.0f;
+    }
+    x[0] = NAN;
+    for (int64_t j = 0; j < C; j++) w[j] = 0.5f + 0.49f * (float)j / (float)C;
+    for (int64_t i = 0; i < R * C; i++) {
+        float v = x[i];
+        for (int64_t r = 0; r < count; r++) v = v * w[flat ? 0 : i % C] + 0.01f * sinf(v);
+        want[i] = v;
+    }
+    nd_scalar_bits p[2];
+    p[0].i = count;
+    p[1].f = 0.01;
+    void *slots[3] = {x, w, out};
+    for (int vec = 0; vec < (reduce ? 1 : 2); vec++) {
+        for (int64_t i = 0; i < R * C; i++) out[i] = -7.0f; /* poison: an unwritten point shows */
+        if (!emulate(&k, slots, p, vec)) {
+            CHECK(0, "loop emulation failed (reduce %d, vector %d)", reduce, vec);
+            break;
+        }
+        int64_t bad = 0;
+        for (int64_t i = 0; i < R && reduce; i++) {
+            double acc = 0, mag = 0;
+            for (int64_t j = 1; j < C; j++) acc += want[i * C + j], mag += fabs(want[i * C + j]);
+            if (i == 0) bad += !isnan(out[0]); /* the NaN reaches the sum */
+            else bad += !(fabs(out[i] - acc) <= 1e-5 * (1 + mag) + 1e-6 * (double)count);
+        }
+        for (int64_t i = 0; i < R * C && !reduce; i++) {
+            double g = out[i], e = want[i];
+            bad += isnan(e) ? !isnan(g) : !(fabs(g - e) <= 1e-6 * (double)count * (1 + fabs(e)));
+        }
+        CHECK(bad == 0, "loop of %lld rounds (reduce %d, vector variant %d): %lld values differ", (long long)count,
+              reduce, vec, (long long)bad);
+    }
+    if (!reduce) {
+        /* the store reads the region's multiply: refused by the generator */
+        store.value = 7;
+        nd_cuda_kinfo info;
+        char *src = NULL;
+        CHECK(nd_cuda_kernel_info(&k, &info) != ND_OK || nd_cuda_codegen(&k, &info, &src) != ND_OK,
+              "a store of a value inside a loop region must be refused");
+        free(src);
+    }
+    free(x);
+    free(w);
+    free(out);
+    free(want);
+}
+
 /* k's body: n_slots buffers, its loads, instructions and one store. */
 static void set_body(nd_kernel *k, int n_slots, nd_ir_access *loads, int n_loads, nd_ir_inst *insts, int n_insts,
                      nd_ir_store *store) {
@@ -1470,7 +1577,7 @@ static void test_vec_rule(void) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s WORKDIR [v][n][g]\n", argv[0]);
+        fprintf(stderr, "usage: %s WORKDIR [v][n][g][l]\n", argv[0]);
         return 2;
     }
     workdir = argv[1];
@@ -1481,6 +1588,14 @@ int main(int argc, char **argv) {
     }
     if (argc > 2 && strchr(argv[2], 'v')) verbose = 1;
     if (argc > 2 && strchr(argv[2], 'n')) nvrtc_on = 0;
+    if (argc > 2 && strchr(argv[2], 'l')) { /* l: the loop kernels only */
+        test_loop(0, 1, 0);
+        test_loop(0, 300, 0);
+        test_loop(1, 300, 0);
+        test_loop(0, 300, 1);
+        printf("%d checks, %d failures\n", checks, fails);
+        return fails != 0;
+    }
     test_vec_rule();
     test_gather(37, 1001, 513, 0, -1, ND_FLOAT32);
     test_gather(37, 1001, 513, 0, 5000, ND_FLOAT32);
@@ -1636,6 +1751,10 @@ int main(int argc, char **argv) {
     }
     test_ufunc(0);
     test_ufunc(1);
+    test_loop(0, 1, 0);
+    test_loop(0, 300, 0);
+    test_loop(1, 300, 0);
+    test_loop(0, 300, 1);
     test_streams(3, 1, 3, "ndk_philox_r(A");  /* three streams of one seed */
     test_streams(6, 2, 3, "ndk_philox_r(A");  /* six (seed, stream) pairs, streams shared between seeds */
     test_streams(4, 1, 2, "ndk_philox_r(A");  /* two draws each of two streams: two pairs */

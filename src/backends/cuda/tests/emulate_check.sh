@@ -23,6 +23,6 @@ g++ -std=c++17 -O1 -Wall -Wextra -Werror -Isrc -I"$CUDA/include" src/backends/cu
 "$work/curand_philox_check"
 emu_cc "$work/emulate_check" -DND_EMU_CUDA_INCLUDE="\"$CUDA/include\"" \
   src/backends/cuda/tests/emulate_check.c src/backends/cuda/codegen.c src/backends/cuda/codegen_points.c \
-  src/backends/cuda/codegen_reduce.c src/backends/cuda/codegen_rng.c src/backends/kernel_hash.c \
+  src/backends/cuda/codegen_reduce.c src/backends/cuda/codegen_rng.c src/backends/kernel_hash.c src/backends/kernel_loops.c \
   src/common/ops.c src/common/ufunc_loop.c "$work/element_fns_source.c"
 "$work/emulate_check" "$work" "$@"
