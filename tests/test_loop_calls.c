@@ -2,7 +2,9 @@
  * traced body whose input is the result of the call just before it, freed
  * at once (x = f(x) in a loop, through nd_body_call or a replayed scope),
  * joins that call, so n iterations are one node and one kernel loop. The
- * values must be the bits of the calls one by one (ND_BODY_LOOPS=0), and
+ * values must be the bits of the calls one by one (ND_BODY_LOOPS=0) on the
+ * CPU (on CUDA within rounding: the generator may contract a multiply and
+ * an add of the loop's kernel otherwise than in the straight kernels), and
  * against a host reference; whatever keeps an iteration's value seen (a
  * handle, a view, a read, a write of another input) or is no loop of one
  * carried value (the same array twice, two loops taking turns) must leave
@@ -23,6 +25,27 @@ static uint64_t kernels_run(void) {
     nd_stats s;
     nd_get_stats(&s);
     return NDT_KERNELS(s);
+}
+
+/* The loop call's values against the calls one by one: the same bits on
+ * the CPU; on CUDA NaN where NaN and within 1e-5 (float32) or 1e-12
+ * (float64) relative, a few ulps a round of a contracting map. */
+static void expect_loop_values(const ref_arr *got, const ref_arr *want, const char *what) {
+    if (!ndt_backend_is_cuda()) {
+        ndt_expect_same_bits(got, want, what);
+        return;
+    }
+    cr_assert_eq(got->dt, want->dt, "%s: dtype", what);
+    cr_assert_eq(got->size, want->size, "%s: size", what);
+    const double tol = got->dt == ND_FLOAT32 ? 1e-5 : 1e-12;
+    for (int64_t i = 0; i < got->size; i++) {
+        double g = ref_getd(got, i), w = ref_getd(want, i);
+        if (isnan(w) || isinf(w)) {
+            cr_assert((isnan(w) && isnan(g)) || g == w, "%s: element %lld: %.9g vs %.9g", what, (long long)i, g, w);
+            continue;
+        }
+        cr_assert(fabs(g - w) <= tol * (1 + fabs(w)), "%s: element %lld: %.9g vs %.9g", what, (long long)i, g, w);
+    }
 }
 
 static void restart_loops(int on) {
@@ -111,7 +134,7 @@ NDT_TEST(loop_calls, a_body_loop_is_one_node_with_the_calls_bits) {
             nd_free(w);
             nd_body_free(b);
         }
-        ndt_expect_same_bits(got[1], got[0], "the loop call against the calls one by one");
+        expect_loop_values(got[1], got[0], "the loop call against the calls one by one");
         ref_free(got[0]);
         ref_free(got[1]);
         ref_free(hx);
@@ -174,11 +197,12 @@ NDT_TEST(loop_calls, what_stays_seen_splits_the_loop) {
      * first after the write (w's version differs) */
     cr_expect_eq(joined[1], 115u, "joined calls: %llu", (unsigned long long)joined[1]);
     cr_expect_eq(joined[0], 0u, "ND_BODY_LOOPS=0 joins nothing");
-    cr_expect(read[0] == read[1] || (isnan(read[0]) && isnan(read[1])), "the read mid-loop: %.9g vs %.9g", read[1],
-              read[0]);
+    cr_expect(read[0] == read[1] || (isnan(read[0]) && isnan(read[1])) ||
+                  (ndt_backend_is_cuda() && fabs(read[0] - read[1]) <= 1e-4 * (1 + fabs(read[0]))),
+              "the read mid-loop: %.9g vs %.9g", read[1], read[0]);
     const char *what[4] = {"the last round", "the value kept at round 30", "the view of round 60", "w"};
     for (int k = 0; k < 4; k++) {
-        ndt_expect_same_bits(got[1][k], got[0][k], what[k]);
+        expect_loop_values(got[1][k], got[0][k], what[k]);
         ref_free(got[0][k]);
         ref_free(got[1][k]);
     }
@@ -308,8 +332,8 @@ NDT_TEST(loop_calls, a_replayed_scope_loop_joins_and_feeds_other_work) {
         nd_free(x);
         nd_free(x0);
     }
-    ndt_expect_same_bits(got[1][0], got[0][0], "500 iterations");
-    ndt_expect_same_bits(got[1][1], got[0][1], "2 * the loop's value");
+    expect_loop_values(got[1][0], got[0][0], "500 iterations");
+    expect_loop_values(got[1][1], got[0][1], "2 * the loop's value");
     cr_expect(isnan(sums[0]) && isnan(sums[1]), "the NaN of the edge values reaches the sum: %g %g", sums[0], sums[1]);
     for (int k = 0; k < 2; k++) {
         ref_free(got[0][k]);

@@ -22,6 +22,10 @@ static nd_stats stats(void) {
 static void restart_replay(int on, int no_early_flush) {
     nd_config cfg = ND_CONFIG_INIT;
     cfg.scope_replay = on ? 1 : -1;
+    /* the replayed calls one by one: joined into a loop call (ND_BODY_LOOPS,
+     * test_loop_calls.c) their kernel is another, whose bits the CUDA
+     * generator's contractions may move */
+    cfg.body_loops = -1;
     if (no_early_flush) cfg.early_flush = -1;
     ndt_restart(&cfg);
 }

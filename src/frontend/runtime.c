@@ -818,7 +818,10 @@ void nd_runtime_after_record_check(void) {
         return;
     }
     if (!nd_rt.early_flush_at) return;
-    const nd_buffer *out = nd_rt.graph.nodes[n - 1]->out;
+    /* a loop call's rounds are work for the device as nodes are: an early
+     * flush starts them while the loop records on */
+    n += nd_rt.graph.joined;
+    const nd_buffer *out = nd_rt.graph.nodes[nd_rt.graph.n_nodes - 1]->out;
     if (out && out->nbytes > ND_EARLY_FLUSH_MAX_BYTES) {
         nd_rt.early_flush_at = 0; /* large arrays: none until the next nd_sync */
         return;
@@ -833,7 +836,7 @@ void nd_runtime_after_record_check(void) {
          * where a flush right at the store had to write every one still
          * held to memory (five 8 MB arrays per early flush of the
          * 1000x1000 stencil, each allocated on the executor thread). */
-        const nd_node *last = nd_rt.graph.nodes[n - 1];
+        const nd_node *last = nd_rt.graph.nodes[nd_rt.graph.n_nodes - 1];
         int64_t unstored_at = nd_rt.early_flush_at + nd_rt.early_flush_at / 4;
         if (unstored_at < ND_EARLY_FLUSH_UNSTORED_MIN) unstored_at = ND_EARLY_FLUSH_UNSTORED_MIN;
         if (last->kind != ND_NODE_STORE && n < unstored_at) return;
@@ -845,7 +848,7 @@ void nd_runtime_after_record_check(void) {
 void nd_runtime_early_flush(void) {
     if (nd_rt.tracing) return; /* due still: after the trace */
     nd_rt.early_flush_due = 0;
-    int64_t n = (int64_t)nd_rt.graph.n_nodes;
+    int64_t n = (int64_t)nd_rt.graph.n_nodes + nd_rt.graph.joined;
     defer_error(run_pending());
     nd_rt.early_flush_at = n * 2 < nd_rt.cfg.max_pending ? n * 2 : 0;
     /* Doubling without end left the last flush, the one nd_sync waits for,

@@ -140,8 +140,8 @@ static inline __attribute__((always_inline)) void nd_runtime_after_record_of(con
     nd_rt.stats.nodes_recorded++;
     const int64_t n = (int64_t)nd_rt.graph.n_nodes;
     if (__builtin_expect(n >= nd_rt.cfg.max_pending ||
-                             (nd_rt.early_flush_at &&
-                              (n >= nd_rt.early_flush_at || out->nbytes > ND_EARLY_FLUSH_MAX_BYTES)),
+                             (nd_rt.early_flush_at && (n + (int64_t)nd_rt.graph.joined >= nd_rt.early_flush_at ||
+                                                       out->nbytes > ND_EARLY_FLUSH_MAX_BYTES)),
                          0))
         nd_runtime_after_record_check();
 }

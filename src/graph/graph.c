@@ -175,6 +175,7 @@ void nd_graph_clear(nd_graph *g) {
     }
     g->n_nodes = 0;
     g->n_gone = 0;
+    g->joined = 0;
     nd_arena_reset(&g->arena);
 }
 
@@ -237,6 +238,7 @@ int nd_graph_merge_loop(nd_graph *g, nd_buffer *x) {
     }
     nd_node_release_extras(n);
     g->n_nodes--;
+    g->joined++;
     nd_arena_pop(&g->arena, n, nd_node_block_bytes(n));
     return 1;
 }

@@ -18,6 +18,11 @@ typedef struct nd_graph {
      * (nd_graph_drop_dead): their references are released already and
      * nd_graph_compact takes them out before anything walks the graph. */
     uint32_t n_gone;
+    /* Body calls that joined a loop call (nd_graph_merge_loop) since the
+     * graph was last cleared: rounds pending that are no node, which the
+     * runtime's early flushes count as nodes (the device work they stand
+     * for). */
+    uint32_t joined;
     nd_arena arena;
 } nd_graph;
 
