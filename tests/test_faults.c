@@ -683,6 +683,23 @@ static void prog_scope_replay(sweep *s) {
         for (int k = 0; k < STEPS; k++) want[i] = want[i] * 0.5 + (c0[i] - 1.0);
     }
     check_read(s, y, want, N, 0, "six replayed scopes", 0);
+    /* the loop again, each old value freed: the replayed calls join the
+     * loop call before them (ND_BODY_LOOPS) */
+    nd_array *z = rec(s, replayed_step(x, c));
+    for (int k = 1; k < STEPS; k++) {
+        nd_array *next = rec(s, replayed_step(z, c));
+        nd_free(z);
+        z = next;
+    }
+#ifndef NDT_TSAN
+    if (s->counting) { /* the first call reads x; each later one joins the call before */
+        nd_stats st;
+        nd_get_stats(&st);
+        if (st.body_calls_merged != STEPS - 1)
+            problem(s, "%llu calls joined without faults, not %d", (unsigned long long)st.body_calls_merged, STEPS - 1);
+    }
+#endif
+    check_read(s, z, want, N, 0, "six replayed scopes joined", 0);
     check_read(s, x, x0, N, 0, "input x", MUST);
     world_end(&w, s);
     nd_free(x);

@@ -235,12 +235,15 @@ static nd_array *xy_step(nd_array *const *in, void *ctx) {
     return r;
 }
 
-/* No loop of one carried value: f(x, x) (the result read twice), and two
+/* No loop of one carried value: f(x, x) (the result read twice), two
  * loops of one body taking turns (a's call is not the node before a's
- * next). Nothing joins; the values are right. */
+ * next), and a loop whose other input changes every call (w and v taking
+ * turns). Nothing joins; the values are right. */
 NDT_TEST(loop_calls, what_is_no_loop_stays_calls) {
     NDT_RNG(r);
-    ref_arr *ha = ndt_rand(&r, ND_FLOAT64, 1, (int64_t[]){300}, -0.9, 0.9);
+    /* x * x + 0.25 stays within [0.25, 0.5] from [-0.5, 0.5]: no rounding
+     * difference grows */
+    ref_arr *ha = ndt_rand(&r, ND_FLOAT64, 1, (int64_t[]){300}, -0.5, 0.5);
     ref_arr *hb = ndt_rand(&r, ND_FLOAT64, 1, (int64_t[]){300}, -0.9, 0.9);
     restart_loops(1);
     nd_array *a = ndt_upload(ha), *b0 = ndt_upload(hb);
@@ -262,6 +265,14 @@ NDT_TEST(loop_calls, what_is_no_loop_stays_calls) {
         p = p2;
         q = q2;
     }
+    /* x = f(x, w_i), w_i taking turns between b0 and a */
+    nd_array *t = nd_retain(a);
+    for (int i = 0; i < 40; i++) {
+        nd_array *in[2] = {t, i % 2 ? a : b0};
+        nd_array *u = nd_body_call(body, in);
+        nd_free(t);
+        t = u;
+    }
     cr_expect_eq(merged() - m0, 0u, "nothing joins: %llu did", (unsigned long long)(merged() - m0));
     ref_arr *wx = ref_new(ND_FLOAT64, 1, (int64_t[]){300}), *wp = ref_new(ND_FLOAT64, 1, (int64_t[]){300}),
             *wq = ref_new(ND_FLOAT64, 1, (int64_t[]){300});
@@ -276,6 +287,15 @@ NDT_TEST(loop_calls, what_is_no_loop_stays_calls) {
         ref_setd(wp, i, vp);
         ref_setd(wq, i, vq);
     }
+    ref_arr *wt = ref_new(ND_FLOAT64, 1, (int64_t[]){300});
+    for (int64_t i = 0; i < 300; i++) {
+        double v = ref_getd(ha, i);
+        for (int k = 0; k < 40; k++) v = v * (k % 2 ? ref_getd(ha, i) : ref_getd(hb, i)) + 0.25;
+        ref_setd(wt, i, v);
+    }
+    ndt_check(t, wt, 1e-12, 1e-14, NULL, "a loop whose other input takes turns");
+    nd_free(t);
+    ref_free(wt);
     ndt_check(x, wx, 1e-12, 1e-14, NULL, "f(x, x)");
     ndt_check(p, wp, 1e-12, 1e-14, NULL, "loop a of two taking turns");
     ndt_check(q, wq, 1e-12, 1e-14, NULL, "loop b of two taking turns");
@@ -373,4 +393,150 @@ NDT_TEST(loop_calls, zero_d_and_empty_loops) {
         nd_free(w);
         nd_body_free(b);
     }
+}
+
+/* A replayed scope's body call waits for the program's next call: when
+ * that frees the call's input (x = f(x)), the call joins the loop call
+ * before it with no node; anything else records it first. Here the
+ * iterations do something else between the scope and the free now and
+ * then: read the new value, free another array, nd_sync, an op on the new
+ * value outside any scope, or keep the old value. The values are those of
+ * ND_BODY_LOOPS=0, and only the iterations that free x straight away
+ * join. */
+NDT_TEST(loop_calls, a_deferred_call_is_recorded_when_something_else_comes_first) {
+    NDT_RNG(r);
+    ref_arr *h = ndt_edge_floats(&r, ND_FLOAT32, 300, -3, 3);
+    ref_arr *got[2][3];
+    uint64_t joined[2];
+    for (int on = 0; on < 2; on++) {
+        restart_loops(on);
+        nd_array *x0 = ndt_upload(h), *other = nd_zeros(ND_FLOAT32, 1, (int64_t[]){7});
+        nd_sync();
+        const uint64_t m0 = merged();
+        nd_array *x = nd_retain(x0), *kept = NULL, *twice = NULL;
+        double read = 0;
+        for (int i = 0; i < 60; i++) {
+            nd_array *y = small_step(x);
+            cr_assert(y, "iteration %d: %s", i, nd_last_error());
+            if (i == 10) {
+                nd_array *s = nd_sum(y, ND_ALL_AXES);
+                read = nd_item(s);
+                nd_free(s);
+            }
+            if (i == 20) {
+                nd_free(other);
+                other = NULL;
+            }
+            if (i == 30) cr_assert_eq(nd_sync(), ND_OK, "%s", nd_last_error());
+            if (i == 40) twice = nd_add(y, y);
+            if (i == 50) kept = x;
+            else nd_free(x);
+            x = y;
+        }
+        joined[on] = merged() - m0;
+        got[on][0] = ndt_download(x);
+        got[on][1] = ndt_download(kept);
+        got[on][2] = ndt_download(twice);
+        cr_expect(isnan(read), "the edge values' NaN reaches the sum read at 10: %g", read);
+        nd_free(x);
+        nd_free(kept);
+        nd_free(twice);
+        nd_free(x0);
+    }
+    cr_expect_eq(joined[0], 0u, "ND_BODY_LOOPS=0 joins nothing");
+    /* 60 iterations: the first learns, the second records the first body
+     * call; of the other 58, these do not join: the read (10), the sync
+     * (30) and the one after it (its input is flushed), the add (40) and
+     * the one after it (the newest node is the add), the kept value (50).
+     * Freeing another array first (20) records the call, which then joins
+     * when x is freed (graph.h, nd_graph_merge_loop); after the read (11)
+     * the call it recorded is still pending (a recipe) and is joined. */
+    cr_expect_eq(joined[1], 52u, "calls joined: %llu", (unsigned long long)joined[1]);
+    const char *what[3] = {"the last value", "the value kept at 50", "y + y at 40"};
+    for (int k = 0; k < 3; k++) {
+        expect_loop_values(got[1][k], got[0][k], what[k]);
+        ref_free(got[0][k]);
+        ref_free(got[1][k]);
+    }
+    ref_free(h);
+}
+
+/* A replayed scope x = x * w + 0.01 * sin(x) whose w is written between
+ * two iterations: the call after the write reads w's new version, so it
+ * does not join the rounds before (their w was the old one). */
+static nd_array *wx_scope(nd_array *w, nd_array *x) {
+    nd_scope_begin();
+    nd_array *y = nd_keep(nd_add(nd_mul(x, w), nd_mul(nd_scalar(0.01), nd_sin(x))));
+    nd_scope_end();
+    return y;
+}
+
+NDT_TEST(loop_calls, a_replayed_loop_sees_a_write_to_its_other_input) {
+    NDT_RNG(r);
+    ref_arr *h = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){400}, -2, 2);
+    ref_arr *got[2];
+    uint64_t joined[2];
+    for (int on = 0; on < 2; on++) {
+        restart_loops(on);
+        nd_array *x = ndt_upload(h), *w = nd_full(ND_FLOAT32, 1, (int64_t[]){1}, 0.8);
+        nd_sync();
+        const uint64_t m0 = merged();
+        for (int i = 0; i < 40; i++) {
+            nd_array *y = wx_scope(w, x);
+            cr_assert(y, "iteration %d: %s", i, nd_last_error());
+            nd_free(x);
+            x = y;
+            if (i == 20) {
+                nd_array *v = nd_scalar(0.7);
+                cr_assert_eq(nd_assign(w, v), ND_OK, "%s", nd_last_error());
+                nd_free(v);
+            }
+        }
+        joined[on] = merged() - m0;
+        got[on] = ndt_download(x);
+        ref_arr *mid = wx_ref(h, 0.8, ND_FLOAT32, 21), *want = wx_ref(mid, 0.7, ND_FLOAT32, 19);
+        ndt_check(x, want, 1e-5, 1e-6, NULL, "loops %d against the host", on);
+        ref_free(mid);
+        ref_free(want);
+        nd_free(x);
+        nd_free(w);
+    }
+    /* all but the first two (learning, the first call) and the first
+     * after the write */
+    cr_expect_eq(joined[1], 37u, "calls joined: %llu", (unsigned long long)joined[1]);
+    expect_loop_values(got[1], got[0], "40 iterations");
+    ref_free(got[0]);
+    ref_free(got[1]);
+    ref_free(h);
+}
+
+/* The same replayed scope with w and v taking turns: no call joins the
+ * one before (its other input differs), the values are right. */
+NDT_TEST(loop_calls, a_replayed_loop_whose_other_input_takes_turns) {
+    NDT_RNG(r);
+    ref_arr *h = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){200}, -2, 2);
+    restart_loops(1);
+    nd_array *x = ndt_upload(h), *w = nd_full(ND_FLOAT32, 1, (int64_t[]){1}, 0.8),
+             *v = nd_full(ND_FLOAT32, 1, (int64_t[]){1}, 0.6);
+    nd_sync();
+    const uint64_t m0 = merged();
+    for (int i = 0; i < 30; i++) {
+        nd_array *y = wx_scope(i % 2 ? v : w, x);
+        cr_assert(y, "iteration %d: %s", i, nd_last_error());
+        nd_free(x);
+        x = y;
+    }
+    cr_expect_eq(merged() - m0, 0u, "nothing joins: %llu did", (unsigned long long)(merged() - m0));
+    ref_arr *want = ref_astype(h, ND_FLOAT32);
+    for (int i = 0; i < 30; i++) {
+        ref_arr *next = wx_ref(want, i % 2 ? 0.6 : 0.8, ND_FLOAT32, 1);
+        ref_free(want);
+        want = next;
+    }
+    ndt_check(x, want, 1e-5, 1e-6, NULL, "w and v taking turns");
+    ref_free(want);
+    nd_free(x);
+    nd_free(w);
+    nd_free(v);
+    ref_free(h);
 }

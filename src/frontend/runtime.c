@@ -845,6 +845,12 @@ void nd_runtime_after_record_check(void) {
     }
 }
 
+void nd_runtime_after_join(void) {
+    if (!nd_rt.early_flush_at || nd_rt.graph.n_nodes == 0) return;
+    nd_runtime_after_record_check();
+    if (nd_rt.early_flush_due) nd_runtime_early_flush();
+}
+
 void nd_runtime_early_flush(void) {
     if (nd_rt.tracing) return; /* due still: after the trace */
     nd_rt.early_flush_due = 0;

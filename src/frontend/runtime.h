@@ -145,6 +145,10 @@ static inline __attribute__((always_inline)) void nd_runtime_after_record_of(con
                          0))
         nd_runtime_after_record_check();
 }
+/* A body call joined the loop call before it without a node (scope
+ * replay's deferred call): counts the round for the early flushes and
+ * runs one that falls due (the statement is complete). */
+void nd_runtime_after_join(void);
 /* Called before a node is added to the graph: runs an early flush that is
  * due (the statements before are complete and their temporaries freed). */
 void nd_runtime_early_flush(void);

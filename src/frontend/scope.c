@@ -77,12 +77,25 @@ static void close_scope(nd_scope_stack *s) {
     int64_t start = s->marks[s->depth];
     /* Newest first, like unwinding; entries may be NULL (freed by the user
      * or kept). */
+    nd_buffer *const sentinel = nd_rt.replay_sentinel;
     for (int64_t i = s->n_items - 1; i >= start; i--) {
         nd_array *a = s->items[i];
         if (!a) continue;
         s->items[i] = NULL;
         a->scope_slot = -1;
         a->scope_owner = NULL;
+        if (a->buf == sentinel && a->refs == 1 && !a->listed) {
+            /* a replayed scope's placeholder (scope_replay.c): off the
+             * live list, its buffer the runtime's (never its last
+             * reference), no node: half a release */
+            a->refs = 0;
+            a->state = ND_ARRAY_FREED;
+            sentinel->handles--;
+            sentinel->refs--;
+            a->buf = NULL;
+            nd_freelist_give_delayed(nd_buffer_hooks_arrays(), a);
+            continue;
+        }
         nd_fe_release(a);
     }
     s->n_items = start;
@@ -156,7 +169,11 @@ nd_array *nd_retain(nd_array *a) {
 }
 
 void nd_free(nd_array *a) {
-    ND_API_GUARD();
+    ND_API_REPLAYABLE_AS("nd_free", nd_replay_free_handle(a); return);
+    nd_fe_free_call(a);
+}
+
+void nd_fe_free_call(nd_array *a) {
     if (!a) return;
     if (nd_fe_arg_handle("nd_free", "a", a)) return;
     nd_fe_release(a);

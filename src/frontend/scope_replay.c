@@ -24,7 +24,11 @@
 
 enum { STEP_SCALAR, STEP_OP, STEP_WHERE, STEP_CAST, STEP_FILL };
 enum { SITE_LEARN, SITE_READY, SITE_OFF };
-enum { MODE_OFF, MODE_LEARN, MODE_REPLAY };
+/* MODE_DEFER: a replayed scope has ended and its body call is not
+ * recorded yet: when the program's next call frees the call's carried
+ * input (x = f(x) in a loop), the call joins the loop call that made that
+ * input (try_join); any other call records it first (materialise). */
+enum { MODE_OFF, MODE_LEARN, MODE_REPLAY, MODE_DEFER };
 
 /* One public call of the scope (fn names it): a weak scalar (dtype
  * ND_FLOAT64 or ND_INT64, value), an elementwise op (op, args), nd_where
@@ -40,6 +44,7 @@ typedef struct {
     const char *fn;
     nd_scalar_bits value;
     int64_t shape[ND_MAX_DIMS];
+    int64_t strides[ND_MAX_DIMS]; /* the result's, contiguous (a placeholder's) */
 } replay_step;
 
 typedef struct {
@@ -48,6 +53,9 @@ typedef struct {
     uint8_t state, fails;
     int16_t n_steps, kept, n_in;
     nd_body *body; /* SITE_READY: the steps traced, inputs in order */
+    /* Per input: whether the body's result can be it in the next call
+     * (its dtype, and the result's whole shape): a loop may carry it. */
+    uint8_t carries[REPLAY_MAX_INPUTS];
     replay_step steps[REPLAY_MAX_STEPS];
 } replay_site;
 
@@ -66,6 +74,8 @@ struct nd_scope_replay {
      * until this list replaces them). */
     replay_step learnt[REPLAY_MAX_STEPS];
     nd_array *inputs[REPLAY_MAX_INPUTS];
+    /* MODE_DEFER: the named scope the call would be recorded in. */
+    uint32_t defer_scope;
     /* Every thread's state: nd_shutdown and another thread's call stop them all. */
     struct nd_scope_replay *prev, *next;
 };
@@ -182,6 +192,7 @@ static void transplant(nd_array *p, nd_array *r) {
     memcpy(p->shape, r->shape, sizeof p->shape);
     memcpy(p->strides, r->strides, sizeof p->strides);
     p->weak_value = r->weak_value;
+    if (!p->listed) nd_array_list(p); /* a placeholder no more */
     if (r->scope_slot != -1) nd_runtime_untrack(r);
     nd_fe_release(r);
 }
@@ -229,9 +240,12 @@ static void give_up(struct nd_scope_replay *st, const char *why) {
 }
 
 /* The replay or learning of st ends before its scope does, for `why`. */
+static void materialise(struct nd_scope_replay *st);
+
 static void end_early(struct nd_scope_replay *st, const char *why) {
     if (st->mode == MODE_REPLAY) undo(st, why);
     else if (st->mode == MODE_LEARN) give_up(st, why);
+    else if (st->mode == MODE_DEFER) materialise(st);
     else stop(st);
 }
 
@@ -241,14 +255,33 @@ static void interrupt_all(void) {
 
 static void interrupt(const char *fn) { end_early(nd_api_tls.replay, fn); }
 
+/* Step p's placeholder: a handle of its result's dtype, shape and strides
+ * viewing the sentinel, tracked in the scope. Off the list of live
+ * handles (whose links were a fifth of its cost) until it becomes an
+ * array (transplant): as a placeholder it never outlives its scope. */
 static nd_array *placeholder(const replay_step *p) {
     nd_buffer *b = sentinel();
     if (!b) return NULL;
-    nd_array *a = nd_array_new_contiguous(b, (nd_dtype)p->dtype, p->ndim, p->shape);
-    if (!a) return NULL;
+    nd_array *a = nd_freelist_take(nd_buffer_hooks_arrays(), sizeof *a);
+    if (!a) return nd_array_oom();
+    a->refs = 1;
+    a->buf = b;
+    a->dtype = (nd_dtype)p->dtype;
+    a->ndim = p->ndim;
     a->weak = p->weak;
     a->readonly = p->readonly;
-    if (p->weak) a->weak_value = p->value;
+    a->state = ND_ARRAY_LIVE;
+    a->scope_slot = -1;
+    a->scope_owner = NULL;
+    a->origin = p->fn;
+    a->listed = 0;
+    a->live_prev = a->live_next = NULL;
+    a->offset = 0;
+    a->weak_value.u = p->weak ? p->value.u : 0;
+    memcpy(a->shape, p->shape, sizeof a->shape);
+    memcpy(a->strides, p->strides, sizeof a->strides);
+    nd_buffer_ref(b);
+    b->handles++;
     return nd_runtime_track(a);
 }
 
@@ -256,8 +289,8 @@ static nd_array *placeholder(const replay_step *p) {
  * another thread's placeholder ended: this thread's pointer is stale). */
 static struct nd_scope_replay *active(void) {
     struct nd_scope_replay *st = nd_api_tls.replay;
-    if (st->mode == MODE_OFF) {
-        stop(st);
+    if (st->mode == MODE_OFF || st->mode == MODE_DEFER) {
+        end_early(st, NULL); /* a deferred call is recorded first */
         return NULL;
     }
     return st;
@@ -277,6 +310,8 @@ static void learn_step(struct nd_scope_replay *st, nd_array *r, const replay_ste
     q->readonly = r->readonly;
     if (r->weak) q->value = r->weak_value;
     memcpy(q->shape, r->shape, sizeof q->shape);
+    memset(q->strides, 0, sizeof q->strides);
+    nd_contiguous_strides(q->ndim, q->shape, q->strides);
     st->handles[st->k++] = r;
 }
 
@@ -356,8 +391,27 @@ static nd_array *follow(replay_step *c, nd_array *const *x) {
     return real_call(c, x);
 }
 
+/* The common case of a replay, without building the call's step: the
+ * next step is this call (kind, fn, an op's nd_op or a scalar's dtype and
+ * value) on arguments a, b: its placeholder. NULL otherwise, and follow
+ * decides (binding an input here first changes nothing there). */
+static nd_array *next_placeholder(int kind, const char *fn, int op_or_dtype, uint64_t value, nd_array *a,
+                                  nd_array *b) {
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    if (!st || st->mode != MODE_REPLAY || st->k >= st->cur->n_steps) return NULL;
+    const replay_step *p = &st->cur->steps[st->k];
+    if (p->kind != kind || p->fn != fn || p->arg[2] != ARG_NONE) return NULL;
+    if (kind == STEP_OP ? p->op != op_or_dtype : p->dtype != op_or_dtype || p->value.u != value) return NULL;
+    if (!replay_arg(st, a, p->arg[0]) || !replay_arg(st, b, p->arg[1])) return NULL;
+    nd_array *h = placeholder(p);
+    if (h) st->handles[st->k++] = h;
+    return h;
+}
+
 nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
     ND_API_GUARD_REPLAY(fn);
+    nd_array *h = next_placeholder(STEP_SCALAR, fn, (int)dtype, value.u, NULL, NULL);
+    if (h) return h;
     replay_step c = {.kind = STEP_SCALAR, .fn = fn, .dtype = (uint8_t)dtype, .value = value};
     nd_array *x[3] = {NULL, NULL, NULL};
     return follow(&c, x);
@@ -365,6 +419,8 @@ nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value)
 
 nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     ND_API_GUARD_REPLAY(fn);
+    nd_array *h = next_placeholder(STEP_OP, fn, (int)op, 0, a, b);
+    if (h) return h;
     replay_step c = {.kind = STEP_OP, .op = (uint8_t)op, .fn = fn};
     nd_array *x[3] = {a, b, NULL};
     return follow(&c, x);
@@ -480,8 +536,117 @@ static void learn(struct nd_scope_replay *st) {
     }
     e->body = b; /* the trace's reference, the site's now */
     e->state = SITE_READY;
+    for (int i = 0; i < e->n_in; i++) {
+        int same = b->in_dtype[i] == b->out_dtype && b->in_ndim[i] == b->out_ndim && b->in_whole[i];
+        for (int d = 0; same && d < b->out_ndim; d++) same = b->in_shape[i][d] == b->out_shape[d];
+        e->carries[i] = (uint8_t)same;
+    }
     nd_logf(3, "scope replay: call site %#" PRIxPTR " learnt: %d calls, %d inputs", e->site,
             (int)e->n_steps, (int)e->n_in);
+}
+
+/* nd_body_call's node for the replayed scope, its checks done as each
+ * input was bound. It fails only without memory (its error stands). */
+static nd_array *body_call_node(struct nd_scope_replay *st) {
+    const replay_site *e = st->cur;
+    int same = 1;
+    for (int i = 0; i < e->n_in; i++) same &= e->body->in_whole[i];
+    return nd_fe_body_node(e->steps[e->kept].fn, e->body, st->inputs, same);
+}
+
+/* The newest pending node when it is a call of the site's body that wrote
+ * an input the body's result can be: the replayed call may join it, when
+ * the program frees that input next (try_join). */
+static const nd_node *joinable_writer(const struct nd_scope_replay *st) {
+    const nd_graph *g = &nd_rt.graph;
+    if (!nd_rt.body_loops || g->n_nodes == 0) return NULL;
+    const nd_node *p = g->nodes[g->n_nodes - 1];
+    return nd_node_is_body(p) && p->u.body.body == st->cur->body ? p : NULL;
+}
+
+static int may_join(const struct nd_scope_replay *st) {
+    const nd_node *p = joinable_writer(st);
+    if (!p) return 0;
+    for (int i = 0; i < st->cur->n_in; i++)
+        if (st->cur->carries[i] && st->inputs[i]->buf == p->out) return 1;
+    return 0;
+}
+
+/* The deferred call is recorded now, its result the kept placeholder. */
+static void materialise(struct nd_scope_replay *st) {
+    nd_array *y = st->handles[st->cur->kept];
+    nd_array *r = body_call_node(st);
+    stop(st);
+    if (r) transplant(y, r);
+}
+
+/* Whether input x, read by the deferred call as input c, is the whole of
+ * what the newest node p wrote, and the call's other inputs are p's own:
+ * then the call is p's next round. */
+static int joins(const struct nd_scope_replay *st, const nd_node *p, const nd_array *x, int c) {
+    const nd_body *b = st->cur->body;
+    nd_buffer *bx = x->buf;
+    if (x->refs != 1 || bx->handles != 1 || bx->refs != 2 || bx->borrow || bx->n_writers != 1 || p->out != bx ||
+        p->out_version != bx->version || p->flags || p->scope != st->defer_scope ||
+        (p->n_params && (int)p->u.body.carry != c) || x->offset != 0 || x->dtype != b->out_dtype)
+        return 0;
+    int64_t strides[ND_MAX_DIMS];
+    nd_contiguous_strides(b->out_ndim, b->out_shape, strides);
+    for (int d = 0; d < b->out_ndim; d++)
+        if (b->out_shape[d] != 1 && x->strides[d] != strides[d]) return 0;
+    for (int i = 0; i < st->cur->n_in; i++) {
+        if (i == c) continue;
+        const nd_array *a = st->inputs[i];
+        const nd_ref *r = &p->inputs[i];
+        if (a->buf == bx || a->weak || r->buf != a->buf || r->version != a->buf->version || r->offset != a->offset ||
+            r->dtype != a->dtype)
+            return 0;
+        nd_fe_broadcast_strides(a, b->out_ndim, b->out_shape, strides);
+        for (int d = 0; d < b->out_ndim; d++)
+            if (r->strides[d] != strides[d]) return 0;
+    }
+    return 1;
+}
+
+/* nd_free(x) while a call is deferred: when x is its carried input, the
+ * call joins the loop call that wrote x (graph/node.h: one more round,
+ * writing x's buffer, which the kept placeholder then views) and x goes.
+ * Returns 1 when done. */
+static int try_join(struct nd_scope_replay *st, nd_array *x) {
+    const replay_site *e = st->cur;
+    nd_node *p = (nd_node *)joinable_writer(st);
+    if (!p || !x || x->state != ND_ARRAY_LIVE) return 0;
+    int c = -1;
+    for (int i = 0; i < e->n_in; i++)
+        if (st->inputs[i] == x) {
+            if (c >= 0 || !e->carries[i]) return 0; /* read twice, or no carry */
+            c = i;
+        }
+    if (c < 0 || !joins(st, p, x, c)) return 0;
+    if (!p->n_params) {
+        p->n_params = 1;
+        p->params[0].i = 2;
+        p->u.body.carry = (uint32_t)c;
+    } else {
+        p->params[0].i++;
+    }
+    nd_array *y = st->handles[e->kept];
+    stop(st);
+    /* y views x's buffer, which p now writes one round further; x goes
+     * (its scope entry too, if an outer scope held it) as nd_free would */
+    transplant(y, x);
+    nd_rt.graph.joined++;
+    nd_rt.stats.body_calls_merged++;
+    nd_runtime_after_join();
+    return 1;
+}
+
+void nd_replay_free_handle(nd_array *a) {
+    ND_API_GUARD_REPLAY("nd_free");
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    if (st && st->mode == MODE_DEFER && try_join(st, a)) return;
+    if (st) end_early(st, "nd_free");
+    nd_fe_free_call(a);
 }
 
 void nd_replay_scope_end(void) {
@@ -495,14 +660,16 @@ void nd_replay_scope_end(void) {
     } else if (st) {
         replay_site *e = st->cur;
         nd_array *r = NULL;
-        if (st->k == e->n_steps && st->kept) {
-            /* nd_body_call's node, its checks done as each input was bound.
-             * It fails only without memory, which the undo below then
-             * meets too, so its error stands. */
-            int same = 1;
-            for (int i = 0; i < e->n_in; i++) same &= e->body->in_whole[i];
-            r = nd_fe_body_node(e->steps[e->kept].fn, e->body, st->inputs, same);
+        if (st->k == e->n_steps && st->kept && may_join(st)) {
+            /* recorded at the program's next call, or never (try_join) */
+            st->mode = MODE_DEFER;
+            st->defer_scope = nd_api_tls.scope;
+            e->fails = 0;
+            nd_rt.stats.scopes_replayed++;
+            nd_scope_end_close();
+            return;
         }
+        if (st->k == e->n_steps && st->kept) r = body_call_node(st);
         if (r) {
             transplant(st->handles[e->kept], r);
             e->fails = 0;

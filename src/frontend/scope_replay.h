@@ -54,10 +54,17 @@ nd_array *nd_replay_astype(nd_array *a, nd_dtype dtype);
 nd_array *nd_replay_fill(const char *fn, nd_dtype dtype, int ndim, const int64_t *shape, double value);
 nd_array *nd_replay_keep(nd_array *a);
 void nd_replay_scope_end(void);
+/* nd_free while a replay is active: a replayed scope's deferred body call
+ * joins the loop call that wrote the handle freed, its carried input
+ * (x = f(x) in a loop: no node for the round); otherwise the replay is
+ * undone (or the deferred call recorded) and the handle freed. */
+void nd_replay_free_handle(nd_array *a);
 
-/* nd_keep's and nd_scope_end's work after their guard (scope.c). */
+/* nd_keep's, nd_scope_end's and nd_free's work after their guard
+ * (scope.c). */
 nd_array *nd_scope_keep_handle(nd_array *a);
 void nd_scope_end_close(void);
+void nd_fe_free_call(nd_array *a);
 
 /* nd_fe_arg found a placeholder (buf is the runtime's replay sentinel):
  * records its replay's deferred calls so that it is an ordinary array (0),

@@ -74,6 +74,15 @@ extern nd_array *nd_array_live_head __attribute__((visibility("hidden")));
 /* A handle could not be allocated: NULL + ND_ERR_OOM. */
 nd_array *nd_array_oom(void) __attribute__((visibility("hidden")));
 
+/* Puts a (listed = 0) handle on the list of live handles. */
+static inline void nd_array_list(nd_array *a) {
+    a->listed = 1;
+    a->live_prev = NULL;
+    a->live_next = nd_array_live_head;
+    if (nd_array_live_head) nd_array_live_head->live_prev = a;
+    nd_array_live_head = a;
+}
+
 /* A handle of buf with every field but its shape and strides set. */
 static inline nd_array *nd_array_handle_new(nd_buffer *buf, nd_dtype dtype, int ndim,
                                             int64_t offset) {
