@@ -353,6 +353,65 @@ static void *thread_loop(void *p) {
     return NULL;
 }
 
+/* A replayed scope's temporaries are placeholders its call site keeps and
+ * hands out again (scope_replay.c's pool): a temporary used after its
+ * scope ended must still be refused as freed, between scopes and inside
+ * a later one (where a placeholder handed out again would alias it), for
+ * as many scopes as a freed handle is kept from reuse (51 here); and the
+ * values stay right. `probe`: such a temporary, used inside the scope (a
+ * variable, not an argument: a compiler that made a copy of the function
+ * for a NULL argument would give it a call site of its own). */
+static nd_array *volatile probe;
+
+static nd_array *step_saving_sin(nd_array *x, nd_array **sin_out) {
+    nd_scope_begin();
+    nd_array *s = nd_sin(x);
+    if (probe) {
+        nd_array *bad = nd_neg(probe);
+        cr_expect(bad == NULL, "a sin of an earlier scope was used in this one");
+        NDT_EXPECT_ERR(ND_ERR_ARG, "nd_neg");
+    }
+    nd_array *y = nd_keep(nd_add(nd_mul(x, nd_scalar(0.99)), nd_mul(nd_scalar(0.01), s)));
+    nd_scope_end();
+    *sin_out = s;
+    return y;
+}
+
+REPLAY_TEST(a_temporary_used_after_its_scope_is_refused) {
+    restart_replay(1, 0);
+    NDT_RNG(r);
+    ref_arr *h = ndt_rand(&r, ND_FLOAT32, 1, (int64_t[]){64}, -3, 3);
+    nd_array *x0 = ndt_upload(h);
+    nd_array *x = nd_retain(x0), *stale = NULL;
+    int refused = 0;
+    for (int i = 0; i < 62; i++) {
+        nd_array *s = NULL;
+        probe = i == 12 || i == 40 || i == 61 ? stale : NULL;
+        nd_array *y = step_saving_sin(x, &s);
+        cr_assert(y, "iteration %d: %s", i, nd_last_error());
+        nd_free(x);
+        x = y;
+        if (i == 10) stale = s;
+        if (i > 10 && (i == 11 || i == 30 || i == 61)) {
+            nd_array *bad = nd_neg(stale);
+            cr_expect(bad == NULL, "iteration %d: the sin of iteration 10 was used after its scope", i);
+            NDT_EXPECT_ERR(ND_ERR_ARG, "nd_neg");
+            refused += bad == NULL;
+            nd_free(bad);
+        }
+    }
+    probe = NULL;
+    cr_expect_eq(refused, 3);
+    cr_expect_gt(stats().scopes_replayed, 50u, "the scopes were replayed: %llu",
+                 (unsigned long long)stats().scopes_replayed);
+    ref_arr *want = small_ref(h, 62);
+    ndt_check(x, want, 1e-5, 1e-6, NULL, "62 iterations");
+    ref_free(want);
+    nd_free(x);
+    nd_free(x0);
+    ref_free(h);
+}
+
 REPLAY_TEST(two_threads_record_as_usual) {
     restart_replay(1, 0);
     NDT_RNG(r);

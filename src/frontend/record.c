@@ -15,6 +15,10 @@
 
 void nd_fe_release_last(nd_array *a) {
     if (a->scope_slot >= 0) nd_runtime_untrack(a);
+    if (__builtin_expect(a->pooled, 0)) { /* its call site keeps it (scope_replay.c) */
+        a->state = ND_ARRAY_FREED;
+        return;
+    }
     /* The last handle of a pending value nothing else reads (refs: the
      * handle and its one writer): that node may be dead now, newest or
      * not (graph.h, nd_graph_drop_dead; the newest inline). */

@@ -84,6 +84,13 @@ static void close_scope(nd_scope_stack *s) {
         s->items[i] = NULL;
         a->scope_slot = -1;
         a->scope_owner = NULL;
+        if (a->pooled && a->refs == 1) {
+            /* a placeholder its call site keeps (scope_replay.c): released
+             * to the site, not to the free list */
+            a->refs = 0;
+            a->state = ND_ARRAY_FREED;
+            continue;
+        }
         if (a->buf == sentinel && a->refs == 1 && !a->listed) {
             /* a replayed scope's placeholder (scope_replay.c): off the
              * live list, its buffer the runtime's (never its last

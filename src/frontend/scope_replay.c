@@ -17,6 +17,13 @@
  * one there, else the one used longest ago. */
 #define REPLAY_SITES 16
 #define REPLAY_PROBE 4
+/* Placeholders a call site keeps: this many sets of one per step, used in
+ * turn, so that a placeholder is handed out again only after as many
+ * scopes (each releasing about five) as the handles' free list keeps a
+ * freed handle from reuse (ND_FREELIST_DELAY, 256): a program that uses a
+ * scope's temporary after the scope ended is told it was freed as long as
+ * it would be without the pool. */
+#define REPLAY_POOL_SETS 52
 /* Undone replays or failed learnings in a row that turn a site off. */
 #define REPLAY_MAX_FAILS 3
 /* An argument the call does not take (arg[1] of a unary op, ...). */
@@ -56,6 +63,10 @@ typedef struct {
     /* Per input: whether the body's result can be it in the next call
      * (its dtype, and the result's whole shape): a loop may carry it. */
     uint8_t carries[REPLAY_MAX_INPUTS];
+    /* The placeholders it keeps (REPLAY_POOL_SETS x REPLAY_MAX_STEPS,
+     * NULL until its first replay), and the set of the replay going on. */
+    nd_array **pool;
+    int32_t pool_set;
     replay_step steps[REPLAY_MAX_STEPS];
 } replay_site;
 
@@ -109,9 +120,28 @@ static void stop(struct nd_scope_replay *st) {
     if (nd_api_tls.replay == st) nd_api_tls.replay = NULL;
 }
 
+/* The site's placeholders go (all released: between replays; a replay
+ * that turned one into an array took it out of the pool first). */
+static void pool_free(replay_site *e) {
+    if (!e->pool) return;
+    for (int i = 0; i < REPLAY_POOL_SETS * REPLAY_MAX_STEPS; i++) {
+        nd_array *a = e->pool[i];
+        if (!a) continue;
+        a->pooled = 0;
+        if (a->refs > 0) continue; /* (cannot be) its scope releases it as any other */
+        a->buf->handles--;
+        nd_buffer_unref(a->buf);
+        a->buf = NULL;
+        nd_freelist_give_delayed(nd_buffer_hooks_arrays(), a);
+    }
+    free(e->pool);
+    e->pool = NULL;
+}
+
 static void site_forget_body(replay_site *e) {
     if (e->body) nd_body_unref(e->body);
     e->body = NULL;
+    pool_free(e);
 }
 
 /* A learning that could not finish, or a replay undone. The site learns
@@ -168,6 +198,7 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
     if (e->state == SITE_OFF) return;
     st->cur = e;
     st->mode = e->state == SITE_READY ? MODE_REPLAY : MODE_LEARN;
+    if (++e->pool_set == REPLAY_POOL_SETS) e->pool_set = 0;
     nd_api_replays_live++;
     st->depth = s->depth;
     st->k = st->n_in = 0;
@@ -226,7 +257,12 @@ static void undo(struct nd_scope_replay *st, const char *why) {
         nd_array *x[3];
         for (int t = 0; t < 3; t++) x[t] = arg_of(p->arg[t], st->handles, st->inputs);
         nd_array *r = real_call(p, x);
-        if (r) transplant(st->handles[j], r);
+        nd_array *h = st->handles[j];
+        if (r && h->pooled) { /* an array now: the pool makes another */
+            h->pooled = 0;
+            e->pool[e->pool_set * REPLAY_MAX_STEPS + j] = NULL;
+        }
+        if (r) transplant(h, r);
     }
     nd_rt.stats.scope_replays_undone++;
     site_failed(e, why);
@@ -275,6 +311,7 @@ static nd_array *placeholder(const replay_step *p) {
     a->scope_owner = NULL;
     a->origin = p->fn;
     a->listed = 0;
+    a->pooled = 0;
     a->live_prev = a->live_next = NULL;
     a->offset = 0;
     a->weak_value.u = p->weak ? p->value.u : 0;
@@ -283,6 +320,31 @@ static nd_array *placeholder(const replay_step *p) {
     nd_buffer_ref(b);
     b->handles++;
     return nd_runtime_track(a);
+}
+
+/* The placeholder of the replay's next step: the one the site kept from
+ * REPLAY_POOL_SETS scopes ago (its fields are the step's), or a new one
+ * it keeps. Not the kept step's, which becomes the scope's result. */
+static nd_array *site_placeholder(struct nd_scope_replay *st) {
+    replay_site *e = st->cur;
+    const replay_step *p = &e->steps[st->k];
+    if (st->k == e->kept) return placeholder(p);
+    if (!e->pool) e->pool = nd_calloc(REPLAY_POOL_SETS * REPLAY_MAX_STEPS, sizeof *e->pool);
+    if (!e->pool) return placeholder(p);
+    nd_array **slot = &e->pool[e->pool_set * REPLAY_MAX_STEPS + st->k];
+    nd_array *a = *slot;
+    if (a && a->refs == 0) {
+        a->refs = 1;
+        a->state = ND_ARRAY_LIVE;
+        return nd_runtime_track(a);
+    }
+    if (a) return placeholder(p); /* (cannot be) still in use */
+    a = placeholder(p);
+    if (a) {
+        a->pooled = 1;
+        *slot = a;
+    }
+    return a;
 }
 
 /* The replay's state when this call continues it, else NULL (a replay
@@ -380,7 +442,7 @@ static nd_array *follow(replay_step *c, nd_array *const *x) {
         const replay_step *p = &st->cur->steps[st->k];
         if (st->k < st->cur->n_steps && same_call(p, c) && replay_arg(st, x[0], p->arg[0]) &&
             replay_arg(st, x[1], p->arg[1]) && replay_arg(st, x[2], p->arg[2])) {
-            nd_array *a = placeholder(p);
+            nd_array *a = site_placeholder(st);
             if (a) {
                 st->handles[st->k++] = a;
                 return a;
@@ -403,7 +465,7 @@ static nd_array *next_placeholder(int kind, const char *fn, int op_or_dtype, uin
     if (p->kind != kind || p->fn != fn || p->arg[2] != ARG_NONE) return NULL;
     if (kind == STEP_OP ? p->op != op_or_dtype : p->dtype != op_or_dtype || p->value.u != value) return NULL;
     if (!replay_arg(st, a, p->arg[0]) || !replay_arg(st, b, p->arg[1])) return NULL;
-    nd_array *h = placeholder(p);
+    nd_array *h = site_placeholder(st);
     if (h) st->handles[st->k++] = h;
     return h;
 }

@@ -49,6 +49,8 @@ struct nd_array {
     int32_t scope_slot; /* position in its thread's scope stack, -1 if none,
                            ND_SCOPE_OVERFLOW on the stack's overflow list */
     uint8_t listed;     /* on the list of live handles (nd_array_live_first) */
+    uint8_t pooled;     /* a replayed scope's placeholder that its call site keeps
+                           for reuse (frontend/scope_replay.c), refs 0 between uses */
     struct nd_scope_stack *scope_owner; /* that stack (valid while scope_slot >= 0) */
     /* On the overflow list (frontend/scope.c): its neighbours there and the
      * depth of the scope that owns it. */
@@ -99,6 +101,7 @@ static inline nd_array *nd_array_handle_new(nd_buffer *buf, nd_dtype dtype, int 
     a->scope_owner = NULL;
     a->origin = nd_site_label(nd_api_current());
     a->listed = 1;
+    a->pooled = 0;
     a->live_prev = NULL;
     nd_array *head = nd_array_live_head;
     a->live_next = head;
