@@ -325,7 +325,7 @@ static nd_array *placeholder(const replay_step *p) {
 /* The placeholder of the replay's next step: the one the site kept from
  * REPLAY_POOL_SETS scopes ago (its fields are the step's), or a new one
  * it keeps. Not the kept step's, which becomes the scope's result. */
-static nd_array *site_placeholder(struct nd_scope_replay *st) {
+static inline __attribute__((always_inline)) nd_array *site_placeholder(struct nd_scope_replay *st) {
     replay_site *e = st->cur;
     const replay_step *p = &e->steps[st->k];
     if (st->k == e->kept) return placeholder(p);
@@ -391,7 +391,7 @@ static int learn_arg(struct nd_scope_replay *st, const nd_array *x) {
 }
 
 /* Replaying: whether x plays role r, binding an input on its first use. */
-static int replay_arg(struct nd_scope_replay *st, nd_array *x, int8_t r) {
+static inline __attribute__((always_inline)) int replay_arg(struct nd_scope_replay *st, nd_array *x, int8_t r) {
     if (r == ARG_NONE) return x == NULL;
     if (r >= 0) return r < st->k && x == st->handles[r];
     const int i = -1 - r;
@@ -457,7 +457,7 @@ static nd_array *follow(replay_step *c, nd_array *const *x) {
  * next step is this call (kind, fn, an op's nd_op or a scalar's dtype and
  * value) on arguments a, b: its placeholder. NULL otherwise, and follow
  * decides (binding an input here first changes nothing there). */
-static nd_array *next_placeholder(int kind, const char *fn, int op_or_dtype, uint64_t value, nd_array *a,
+static inline __attribute__((always_inline)) nd_array *next_placeholder(int kind, const char *fn, int op_or_dtype, uint64_t value, nd_array *a,
                                   nd_array *b) {
     struct nd_scope_replay *st = nd_api_tls.replay;
     if (!st || st->mode != MODE_REPLAY || st->k >= st->cur->n_steps) return NULL;
