@@ -685,19 +685,12 @@ static int try_join(struct nd_scope_replay *st, nd_array *x) {
             c = i;
         }
     if (c < 0 || !joins(st, p, x, c)) return 0;
-    if (!p->n_params) {
-        p->n_params = 1;
-        p->params[0].i = 2;
-        p->u.body.carry = (uint32_t)c;
-    } else {
-        p->params[0].i++;
-    }
+    nd_graph_loop_round(&nd_rt.graph, p, c);
     nd_array *y = st->handles[e->kept];
     stop(st);
     /* y views x's buffer, which p now writes one round further; x goes
      * (its scope entry too, if an outer scope held it) as nd_free would */
     transplant(y, x);
-    nd_rt.graph.joined++;
     nd_rt.stats.body_calls_merged++;
     nd_runtime_after_join();
     return 1;

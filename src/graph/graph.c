@@ -229,16 +229,9 @@ int nd_graph_merge_loop(nd_graph *g, nd_buffer *x) {
     p->out = y;
     p->out_version = n->out_version;
     y->writers[0] = p->index;
-    if (!p->n_params) {
-        p->n_params = 1;
-        p->params[0].i = 2;
-        p->u.body.carry = (uint32_t)carry;
-    } else {
-        p->params[0].i++;
-    }
+    nd_graph_loop_round(g, p, carry);
     nd_node_release_extras(n);
     g->n_nodes--;
-    g->joined++;
     nd_arena_pop(&g->arena, n, nd_node_block_bytes(n));
     return 1;
 }

@@ -180,6 +180,20 @@ uint32_t nd_graph_drop_dead_tail(nd_graph *g);
  * joined. */
 int nd_graph_merge_loop(nd_graph *g, nd_buffer *x);
 
+/* Body call p, the newest or next-to-newest node, applies its body once
+ * more, its result carried into input `carry` (node.h's loop call): the
+ * round that joined it is counted for the early flushes. */
+static inline void nd_graph_loop_round(nd_graph *g, nd_node *p, int carry) {
+    if (!p->n_params) {
+        p->n_params = 1;
+        p->params[0].i = 2;
+        p->u.body.carry = (uint32_t)carry;
+    } else {
+        p->params[0].i++;
+    }
+    g->joined++;
+}
+
 /* b's last handle went: when the node that writes b's only pending
  * version is an elementwise map that nothing else references (no handle,
  * no pending reader), it is dead wherever it is in the graph. Its

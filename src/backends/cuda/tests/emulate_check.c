@@ -989,6 +989,9 @@ static void test_ufunc(int reduce) {
  * computes the same rounds in float32; the generated code may contract
  * a multiply and an add, so values agree within a few ulps a round. A
  * kernel whose store reads a value inside the region is refused. */
+static void set_body(nd_kernel *k, int n_slots, nd_ir_access *loads, int n_loads, nd_ir_inst *insts, int n_insts,
+                     nd_ir_store *store);
+
 static void test_loop(int reduce, int64_t count, int flat) {
     test_no++;
     const int64_t R = 37, C = 53;
@@ -1015,23 +1018,18 @@ static void test_loop(int reduce, int64_t count, int flat) {
     };
     uint8_t pd[2] = {ND_INT64, ND_FLOAT32};
     nd_ir_store store = {{2, ND_FLOAT32, {0}, 0, {flat ? 1 : C, flat ? 0 : 1}}, 9};
-    k.n_slots = 3;
+    set_body(&k, 3, loads, 2, ins, 10, &store);
     k.n_params = 2;
     k.param_dtypes = pd;
-    k.n_loads = 2;
-    k.loads = loads;
-    k.n_insts = 10;
-    k.insts = ins;
     if (reduce) {
+        k.n_stores = 0;
+        k.stores = NULL;
         k.has_reduce = 1;
         k.reduce.kind = ND_REDUCE_SUM;
         k.reduce.out_dtype = ND_FLOAT32;
         k.reduce.axes = 2;
         k.reduce.value = 9;
         k.reduce.out = (nd_ir_access){2, ND_FLOAT32, {0}, 0, {1, 0}};
-    } else {
-        k.n_stores = 1;
-        k.stores = &store;
     }
     k.hash = 0x6000 + test_no;
     float *x = malloc(sizeof(float) * R * C), *w = malloc(sizeof(float) * C), *out = malloc(sizeof(float) * R * C);
