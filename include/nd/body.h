@@ -27,6 +27,11 @@
  *     nd_body_free(b);
  *     nd_sync();
  *
+ * In this loop each call's input is the call before it's result, freed at
+ * once: the calls join into one node that applies the body 1000 times,
+ * one kernel loop (a loop call: README, "Loops: loop calls";
+ * ND_BODY_LOOPS=0 keeps a node per call).
+ *
  * The same fn, called on ordinary arrays, records the ops one by one: the
  * body computes exactly what that recording computes.
  */
