@@ -228,6 +228,28 @@ static void transplant(nd_array *p, nd_array *r) {
     nd_fe_release(r);
 }
 
+/* Placeholder p becomes the array x is, taking x's buffer reference and
+ * handle count, and x's handle goes as nd_free(x) of its last reference
+ * would release it (try_join: nothing else reads x's buffer). */
+static void hand_over(nd_array *p, nd_array *x) {
+    nd_buffer *old = p->buf;
+    old->handles--;
+    nd_buffer_unref(old);
+    p->buf = x->buf;
+    p->dtype = x->dtype;
+    p->ndim = x->ndim;
+    p->weak = x->weak;
+    p->readonly = x->readonly;
+    p->offset = x->offset;
+    memcpy(p->shape, x->shape, sizeof p->shape);
+    memcpy(p->strides, x->strides, sizeof p->strides);
+    p->weak_value = x->weak_value;
+    if (!p->listed) nd_array_list(p);
+    if (x->scope_slot != -1) nd_runtime_untrack(x);
+    x->refs = 0;
+    nd_array_retire(x);
+}
+
 /* Argument r of a step: NULL, step r's result, or input -1 - r. */
 static nd_array *arg_of(int8_t r, nd_array *const *steps, nd_array *const *inputs) {
     return r == ARG_NONE ? NULL : r >= 0 ? steps[r] : inputs[-1 - r];
@@ -690,7 +712,7 @@ static int try_join(struct nd_scope_replay *st, nd_array *x) {
     stop(st);
     /* y views x's buffer, which p now writes one round further; x goes
      * (its scope entry too, if an outer scope held it) as nd_free would */
-    transplant(y, x);
+    hand_over(y, x);
     nd_rt.stats.body_calls_merged++;
     nd_runtime_after_join();
     return 1;

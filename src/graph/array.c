@@ -68,8 +68,7 @@ nd_array *nd_array_new_view(nd_buffer *buf, nd_dtype dtype, int ndim, const int6
     return a;
 }
 
-void nd_array_destroy(nd_array *a) {
-    if (!a) return;
+void nd_array_retire(nd_array *a) {
     a->state = ND_ARRAY_FREED;
     if (a->listed) {
         if (a->live_prev) a->live_prev->live_next = a->live_next;
@@ -77,8 +76,14 @@ void nd_array_destroy(nd_array *a) {
         if (a->live_next) a->live_next->live_prev = a->live_prev;
         a->listed = 0;
     }
-    a->buf->handles--;
-    nd_buffer_unref(a->buf);
     a->buf = NULL;
     nd_freelist_give_delayed(nd_buffer_hooks_arrays(), a);
+}
+
+void nd_array_destroy(nd_array *a) {
+    if (!a) return;
+    nd_buffer *b = a->buf;
+    b->handles--;
+    nd_array_retire(a);
+    nd_buffer_unref(b);
 }

@@ -139,6 +139,10 @@ static inline nd_array *nd_array_new_contiguous(nd_buffer *buf, nd_dtype dtype, 
 }
 /* Releases handle + buffer reference and the struct (called when refs = 0). */
 void nd_array_destroy(nd_array *a);
+/* The handle goes (off the live list, to the free list) but its buffer
+ * reference and handle count are passed on to another handle: the
+ * caller's (frontend/scope_replay.c: a placeholder becoming the array). */
+void nd_array_retire(nd_array *a);
 
 /* The handles alive, newest first (next: a->live_next); nd_shutdown
  * reports them, then nd_array_unlist_all empties the list (handles that
