@@ -208,13 +208,15 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
 }
 
 /* Placeholder handle p becomes the array r is (r's reference released). */
-static void transplant(nd_array *p, nd_array *r) {
+/* Placeholder p views what r views (buffer, dtype, view, weakness): its
+ * sentinel reference goes, r's buffer reference and handle count are the
+ * caller's to give it. It keeps its own references, scope slot and (once
+ * listed here) place in the list of live handles. */
+static void take_view(nd_array *p, const nd_array *r) {
     nd_buffer *old = p->buf;
-    p->buf = r->buf;
-    nd_buffer_ref(r->buf);
-    r->buf->handles++;
     old->handles--;
     nd_buffer_unref(old);
+    p->buf = r->buf;
     p->dtype = r->dtype;
     p->ndim = r->ndim;
     p->weak = r->weak;
@@ -224,6 +226,12 @@ static void transplant(nd_array *p, nd_array *r) {
     memcpy(p->strides, r->strides, sizeof p->strides);
     p->weak_value = r->weak_value;
     if (!p->listed) nd_array_list(p); /* a placeholder no more */
+}
+
+static void transplant(nd_array *p, nd_array *r) {
+    nd_buffer_ref(r->buf);
+    r->buf->handles++;
+    take_view(p, r);
     if (r->scope_slot != -1) nd_runtime_untrack(r);
     nd_fe_release(r);
 }
@@ -232,19 +240,7 @@ static void transplant(nd_array *p, nd_array *r) {
  * handle count, and x's handle goes as nd_free(x) of its last reference
  * would release it (try_join: nothing else reads x's buffer). */
 static void hand_over(nd_array *p, nd_array *x) {
-    nd_buffer *old = p->buf;
-    old->handles--;
-    nd_buffer_unref(old);
-    p->buf = x->buf;
-    p->dtype = x->dtype;
-    p->ndim = x->ndim;
-    p->weak = x->weak;
-    p->readonly = x->readonly;
-    p->offset = x->offset;
-    memcpy(p->shape, x->shape, sizeof p->shape);
-    memcpy(p->strides, x->strides, sizeof p->strides);
-    p->weak_value = x->weak_value;
-    if (!p->listed) nd_array_list(p);
+    take_view(p, x);
     if (x->scope_slot != -1) nd_runtime_untrack(x);
     x->refs = 0;
     nd_array_retire(x);
