@@ -265,6 +265,7 @@ NDT_TEST(errors, bad_settings_are_refused) {
         {{.fusion = -2}, "fusion"},
         {{.max_pending = -1}, "max_pending"},
         {{.struct_size = sizeof(nd_config), .scope_replay = 2}, "scope_replay"},
+        {{.struct_size = sizeof(nd_config), .body_loops = 2}, "body_loops"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_expect_eq(nd_init(&bad[i].cfg), ND_ERR_ARG, "nd_config.%s out of range", bad[i].field);
@@ -396,6 +397,7 @@ NDT_TEST(errors, every_environment_variable_follows_one_rule) {
         {"ND_MATMUL_TF32", "3", "on", "0"},
         {"ND_EARLY_FLUSH", "5", "x", "1"},
         {"ND_SCOPE_REPLAY", "2", "on", "0"},
+        {"ND_BODY_LOOPS", "2", "yes", "0"},
         {"ND_MAX_PENDING", "0", "1e4", "5000"},
         {"ND_DEVICE_MEMORY_LIMIT", "-1", "5q", "2g"},
         {"ND_CHUNK_BYTES", "0", "abc", "16m"},

@@ -91,4 +91,10 @@ void nd_body_set_ring(struct nd_freelist *ring);
 /* Fills b->hash and b->weight from the rest. */
 void nd_body_seal(nd_body *b);
 
+/* Whether b's result can be input i of the next call (its dtype and, not
+ * broadcast, its whole shape): what a loop call carries (graph/node.h). */
+static inline int nd_body_carries(const nd_body *b, int i) {
+    return b->in_dtype[i] == b->out_dtype && b->in_whole[i];
+}
+
 #endif

@@ -77,7 +77,6 @@ static void close_scope(nd_scope_stack *s) {
     int64_t start = s->marks[s->depth];
     /* Newest first, like unwinding; entries may be NULL (freed by the user
      * or kept). */
-    nd_buffer *const sentinel = nd_rt.replay_sentinel;
     for (int64_t i = s->n_items - 1; i >= start; i--) {
         nd_array *a = s->items[i];
         if (!a) continue;
@@ -89,18 +88,6 @@ static void close_scope(nd_scope_stack *s) {
              * to the site, not to the free list */
             a->refs = 0;
             a->state = ND_ARRAY_FREED;
-            continue;
-        }
-        if (a->buf == sentinel && a->refs == 1 && !a->listed) {
-            /* a replayed scope's placeholder (scope_replay.c): off the
-             * live list, its buffer the runtime's (never its last
-             * reference), no node: half a release */
-            a->refs = 0;
-            a->state = ND_ARRAY_FREED;
-            sentinel->handles--;
-            sentinel->refs--;
-            a->buf = NULL;
-            nd_freelist_give_delayed(nd_buffer_hooks_arrays(), a);
             continue;
         }
         nd_fe_release(a);

@@ -60,9 +60,6 @@ typedef struct {
     uint8_t state, fails;
     int16_t n_steps, kept, n_in;
     nd_body *body; /* SITE_READY: the steps traced, inputs in order */
-    /* Per input: whether the body's result can be it in the next call
-     * (its dtype, and the result's whole shape): a loop may carry it. */
-    uint8_t carries[REPLAY_MAX_INPUTS];
     /* The placeholders it keeps (REPLAY_POOL_SETS x REPLAY_MAX_STEPS,
      * NULL until its first replay), and the set of the replay going on. */
     nd_array **pool;
@@ -207,7 +204,6 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
     nd_api_tls.replay = st;
 }
 
-/* Placeholder handle p becomes the array r is (r's reference released). */
 /* Placeholder p views what r views (buffer, dtype, view, weakness): its
  * sentinel reference goes, r's buffer reference and handle count are the
  * caller's to give it. It keeps its own references, scope slot and (once
@@ -228,6 +224,7 @@ static void take_view(nd_array *p, const nd_array *r) {
     if (!p->listed) nd_array_list(p); /* a placeholder no more */
 }
 
+/* Placeholder handle p becomes the array r is (r's reference released). */
 static void transplant(nd_array *p, nd_array *r) {
     nd_buffer_ref(r->buf);
     r->buf->handles++;
@@ -616,11 +613,6 @@ static void learn(struct nd_scope_replay *st) {
     }
     e->body = b; /* the trace's reference, the site's now */
     e->state = SITE_READY;
-    for (int i = 0; i < e->n_in; i++) {
-        int same = b->in_dtype[i] == b->out_dtype && b->in_ndim[i] == b->out_ndim && b->in_whole[i];
-        for (int d = 0; same && d < b->out_ndim; d++) same = b->in_shape[i][d] == b->out_shape[d];
-        e->carries[i] = (uint8_t)same;
-    }
     nd_logf(3, "scope replay: call site %#" PRIxPTR " learnt: %d calls, %d inputs", e->site,
             (int)e->n_steps, (int)e->n_in);
 }
@@ -648,7 +640,7 @@ static int may_join(const struct nd_scope_replay *st) {
     const nd_node *p = joinable_writer(st);
     if (!p) return 0;
     for (int i = 0; i < st->cur->n_in; i++)
-        if (st->cur->carries[i] && st->inputs[i]->buf == p->out) return 1;
+        if (nd_body_carries(st->cur->body, i) && st->inputs[i]->buf == p->out) return 1;
     return 0;
 }
 
@@ -699,7 +691,7 @@ static int try_join(struct nd_scope_replay *st, nd_array *x) {
     int c = -1;
     for (int i = 0; i < e->n_in; i++)
         if (st->inputs[i] == x) {
-            if (c >= 0 || !e->carries[i]) return 0; /* read twice, or no carry */
+            if (c >= 0 || !nd_body_carries(e->body, i)) return 0; /* read twice, or no carry */
             c = i;
         }
     if (c < 0 || !joins(st, p, x, c)) return 0;

@@ -206,9 +206,7 @@ int nd_graph_merge_loop(nd_graph *g, nd_buffer *x) {
         carry = k;
     }
     const nd_body *b = n->u.body.body;
-    if (carry < 0 || (p->n_params && (int)p->u.body.carry != carry) || b->out_dtype != b->in_dtype[carry] ||
-        !b->in_whole[carry])
-        return 0;
+    if (carry < 0 || (p->n_params && (int)p->u.body.carry != carry) || !nd_body_carries(b, carry)) return 0;
     /* the carried ref is the whole of P's result as P wrote it */
     const nd_ref *c = &n->inputs[carry];
     int64_t st[ND_MAX_DIMS];
