@@ -211,6 +211,29 @@ void nd_error_report(void) __attribute__((visibility("hidden")));
 #define ND_API_CALL_CLEAN ((uint64_t)1 << 32)
 #endif
 
+/* The lock alone, for the scope replay's steady state (frontend/
+ * scope_replay.c, fast_placeholder): an outermost call that records no
+ * error, calls no other function and reads nothing the call's state
+ * (nd_api_tls.fn, depth) tells others, on the thread that owns the bias.
+ * Returns 0, having taken nothing, where that is not so (another thread
+ * has called nd, or a build without the bias): the caller then takes the
+ * whole guard. nd_api_leave_biased releases it. */
+static inline __attribute__((always_inline)) int nd_api_try_enter_biased(void) {
+#if ND_API_BIAS
+    if (!nd_api_tls.bias || nd_api_tls.depth != 0) return 0;
+    __atomic_store_n(&nd_api_bias_busy, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* as nd_api_lock */
+    if (__builtin_expect(!__atomic_load_n(&nd_api_bias_revoke, __ATOMIC_RELAXED), 1)) return 1;
+    __atomic_store_n(&nd_api_bias_busy, 0, __ATOMIC_RELEASE); /* as if it never came */
+#endif
+    return 0;
+}
+static inline __attribute__((always_inline)) void nd_api_leave_biased(void) {
+#if ND_API_BIAS
+    __atomic_store_n(&nd_api_bias_busy, 0, __ATOMIC_RELEASE);
+#endif
+}
+
 /* nd_api_leave of a nested call, or of the outermost one that reports an
  * error (api_guard.c): out of line, so that every public function's end
  * is the common case's few instructions. */

@@ -271,7 +271,7 @@ static inline int same_shape(const nd_array *a, const nd_array *b) {
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b)
     __attribute__((noinline));
 static nd_array *binary_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
-    ND_API_REPLAYABLE_AS(fn, return nd_replay_op(fn, op, a, b));
+    ND_API_GUARD_AS(fn);
     if (check_inputs(fn, a, "a", b, "b")) return NULL;
     uint64_t e;
     if (!(a->weak | b->weak)) {
@@ -304,7 +304,7 @@ rules:
 
 #define BINARY(name, op)                                                                   \
     nd_array *name(nd_array *a, nd_array *b) {                                             \
-        ND_API_GUARD_IN(binary_op);                                                        \
+        ND_API_REPLAYABLE_IN(binary_op, return nd_replay_op(#name, op, a, b));             \
         return binary_op(#name, op, a, b);                                                 \
     }
 BINARY(nd_add, ND_OP_ADD)

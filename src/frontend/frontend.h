@@ -135,7 +135,7 @@ struct nd_body;
 nd_array *nd_fe_body_node(const char *fn, struct nd_body *b, nd_array *const *in, int same);
 /* Whether a may be body b's input k: no weak scalar, the traced dtype and
  * shape (any view of them). a is a live handle. */
-static inline int nd_fe_body_input_fits(const struct nd_body *b, int k, const nd_array *a) {
+static inline __attribute__((always_inline)) int nd_fe_body_input_fits(const struct nd_body *b, int k, const nd_array *a) {
     if (a->weak || a->dtype != b->in_dtype[k] || a->ndim != b->in_ndim[k]) return 0;
     for (int j = 0; j < a->ndim; j++)
         if (a->shape[j] != b->in_shape[k][j]) return 0;

@@ -485,7 +485,48 @@ static inline __attribute__((always_inline)) nd_array *next_placeholder(int kind
     return h;
 }
 
-nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
+/* The steady state of a replay, on a path that calls nothing, which the
+ * compiler gives no stack frame (the general path's guard, step checks and
+ * saved registers were a third of a replayed op): on the thread that owns
+ * the API lock's bias (which alone replays), the call is the next step (as
+ * next_placeholder checks) but not the kept one, its call site has the
+ * step's placeholder free, and the innermost scope has room to track it.
+ * Returns it, else NULL having changed nothing but an input bound, as the
+ * general path binds it (nd_replay_op below). */
+static inline __attribute__((always_inline)) nd_array *fast_placeholder(int kind, const char *fn, int op_or_dtype,
+                                                                         uint64_t value, nd_array *a, nd_array *b) {
+    if (!nd_api_try_enter_biased()) return NULL;
+    nd_array *h = NULL;
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    if (!st || st->mode != MODE_REPLAY) goto out;
+    const replay_site *e = st->cur;
+    const int k = st->k;
+    if (k >= e->n_steps || k == e->kept) goto out;
+    const replay_step *p = &e->steps[k];
+    if (p->kind != kind || p->fn != fn || p->arg[2] != ARG_NONE) goto out;
+    if (kind == STEP_OP ? p->op != op_or_dtype : p->dtype != op_or_dtype || p->value.u != value) goto out;
+    if (!replay_arg(st, a, p->arg[0]) || !replay_arg(st, b, p->arg[1])) goto out;
+    if (!e->pool) goto out;
+    nd_array *pooled = e->pool[e->pool_set * REPLAY_MAX_STEPS + k];
+    if (!pooled || pooled->refs != 0) goto out;
+    nd_scope_stack *s = nd_fe_my_scopes;
+    if (!s || s->n_items == s->cap_items) goto out;
+    h = pooled;
+    h->refs = 1;
+    h->state = ND_ARRAY_LIVE;
+    h->scope_slot = (int32_t)s->n_items;
+    h->scope_owner = s;
+    s->items[s->n_items++] = h;
+    st->handles[k] = h;
+    st->k = (int16_t)(k + 1);
+out:
+    nd_api_leave_biased();
+    return h;
+}
+
+/* The general path of a replayed scalar or op: the first use of a pooled
+ * placeholder, the kept step, anything follow decides. */
+static __attribute__((noinline)) nd_array *replay_scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
     ND_API_GUARD_REPLAY(fn);
     nd_array *h = next_placeholder(STEP_SCALAR, fn, (int)dtype, value.u, NULL, NULL);
     if (h) return h;
@@ -494,13 +535,25 @@ nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value)
     return follow(&c, x);
 }
 
-nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+static __attribute__((noinline)) nd_array *replay_op_call(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     ND_API_GUARD_REPLAY(fn);
     nd_array *h = next_placeholder(STEP_OP, fn, (int)op, 0, a, b);
     if (h) return h;
     replay_step c = {.kind = STEP_OP, .op = (uint8_t)op, .fn = fn};
     nd_array *x[3] = {a, b, NULL};
     return follow(&c, x);
+}
+
+nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
+    nd_array *h = fast_placeholder(STEP_SCALAR, fn, (int)dtype, value.u, NULL, NULL);
+    if (__builtin_expect(h != NULL, 1)) return h;
+    return replay_scalar_call(fn, dtype, value);
+}
+
+nd_array *nd_replay_op(const char *fn, nd_op op, nd_array *a, nd_array *b) {
+    nd_array *h = fast_placeholder(STEP_OP, fn, (int)op, 0, a, b);
+    if (__builtin_expect(h != NULL, 1)) return h;
+    return replay_op_call(fn, op, a, b);
 }
 
 nd_array *nd_replay_where(nd_array *cond, nd_array *a, nd_array *b) {

@@ -41,6 +41,15 @@
     }                                                                                      \
     ND_API_GUARD_AS(fn)
 
+/* The same for a public function that forwards to callee, which takes
+ * the guard (ND_API_GUARD_IN): the function is then two tail calls and no
+ * frame, where a check in the callee came after its saved registers. */
+#define ND_API_REPLAYABLE_IN(callee, ...)                                                  \
+    if (ND_REPLAY_SEES_CALL()) {                                                           \
+        __VA_ARGS__;                                                                       \
+    }                                                                                      \
+    ND_API_GUARD_IN(callee)
+
 /* nd_scope_begin opened scope stack s's innermost scope from call site
  * `site` (the program's return address): starts learning or replaying it
  * when ND_SCOPE_REPLAY is on. */
