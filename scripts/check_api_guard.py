@@ -16,11 +16,12 @@ import re
 import sys
 
 GUARDS = ("ND_API_GUARD", "ND_API_UNLOCKED", "ND_API_GUARD_IN", "ND_API_GUARD_REPLAY", "ND_API_REPLAYABLE_AS",
-          "ND_API_REPLAYABLE_IN")
+          "ND_API_REPLAYABLE_IN", "ND_API_GUARD_UNLESS")
 # ND_API_GUARD_REPLAY(fn) and ND_API_REPLAYABLE_AS(fn, ...): the guard of a
 # call the scope replay follows (frontend/scope_replay.h), the second after
 # diverting to the replay's own entry, which takes the guard itself.
-# ND_API_GUARD_IN(callee), ND_API_REPLAYABLE_IN(callee, ...): the function
+# ND_API_GUARD_UNLESS(done): a fast path that takes the lock itself, then the
+# guard. ND_API_GUARD_IN(callee), ND_API_REPLAYABLE_IN(callee, ...): the function
 # forwards to callee (the second after diverting to the replay), which must be
 # defined in the same file and begin with ND_API_GUARD_AS(...) (or
 # ND_API_REPLAYABLE_AS(...)).

@@ -230,6 +230,7 @@ static inline __attribute__((always_inline)) int nd_api_try_enter_biased(void) {
 }
 static inline __attribute__((always_inline)) void nd_api_leave_biased(void) {
 #if ND_API_BIAS
+    nd_api_tls.site_file = NULL; /* the call's site (ND_DEBUG_CALLSITES), as nd_api_leave */
     __atomic_store_n(&nd_api_bias_busy, 0, __ATOMIC_RELEASE);
 #endif
 }
@@ -264,6 +265,12 @@ static inline void nd_api_leave(int *unused) {
  * that the two match. */
 #define ND_API_GUARD_AS(fn)                                                                 \
     __attribute__((cleanup(nd_api_leave), unused)) int nd_api_guard_ = nd_api_enter(fn)
+/* First statement of a void public function with a fast path that takes
+ * the lock itself (nd_api_try_enter_biased): the call is done when `done`
+ * (that path) returns nonzero, else it takes the guard as ND_API_GUARD. */
+#define ND_API_GUARD_UNLESS(done)                                                           \
+    if (done) return;                                                                       \
+    ND_API_GUARD()
 /* The guard of the scope replay's own entry points (frontend/scope_replay.c):
  * they carry on the replay instead of interrupting it. */
 #define ND_API_GUARD_REPLAY(fn)                                                             \

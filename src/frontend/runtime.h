@@ -149,6 +149,13 @@ static inline __attribute__((always_inline)) void nd_runtime_after_record_of(con
  * replay's deferred call): counts the round for the early flushes and
  * runs one that falls due (the statement is complete). */
 void nd_runtime_after_join(void);
+/* Whether nd_runtime_after_join has nothing to do after one more round:
+ * no early flush is or would fall due (the scope replay's fast path joins
+ * without it, as a flush runs under the whole API guard). */
+static inline int nd_runtime_join_is_quiet(void) {
+    return !nd_rt.early_flush_due && (int64_t)nd_rt.graph.n_nodes < nd_rt.cfg.max_pending &&
+           (!nd_rt.early_flush_at || (int64_t)nd_rt.graph.n_nodes + nd_rt.graph.joined + 1 < nd_rt.early_flush_at);
+}
 /* Called before a node is added to the graph: runs an early flush that is
  * due (the statements before are complete and their temporaries freed). */
 void nd_runtime_early_flush(void);

@@ -177,7 +177,7 @@ void nd_fe_free_call(nd_array *a) {
  * which keys the scope's replay (scope_replay.h). */
 void nd_scope_begin(void) __attribute__((noinline));
 void nd_scope_begin(void) {
-    ND_API_GUARD();
+    ND_API_GUARD_UNLESS(nd_replay_scope_begin_fast((uintptr_t)__builtin_return_address(0)));
     if (nd_runtime_ensure() != ND_OK) return;
     nd_scope_stack *s = stack_of_this_thread();
     if (!s) return;

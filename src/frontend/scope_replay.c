@@ -6,6 +6,7 @@
 
 #include "common/body.h"
 #include "common/alloc.h"
+#include "frontend/naming.h"
 #include "frontend/scope_replay.h"
 
 /* What one scope may hold to be replayed: longer bodies gain less from it
@@ -156,6 +157,28 @@ static void site_failed(replay_site *e, const char *why) {
     }
 }
 
+/* Where a call site's search of the table starts. */
+static inline unsigned site_hash(uintptr_t site) {
+    _Static_assert(REPLAY_SITES == 16, "the hash is 4 bits");
+    return (unsigned)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+}
+
+/* The scope stack s's innermost scope, just opened, starts site e's
+ * learning or replay. */
+static inline __attribute__((always_inline)) void start(struct nd_scope_replay *st, const nd_scope_stack *s,
+                                                        replay_site *e) {
+    e->used = ++st->begun;
+    st->cur = e;
+    st->mode = e->state == SITE_READY ? MODE_REPLAY : MODE_LEARN;
+    if (++e->pool_set == REPLAY_POOL_SETS) e->pool_set = 0;
+    nd_api_replays_live++;
+    st->depth = s->depth;
+    st->k = st->n_in = 0;
+    st->kept = st->mode == MODE_LEARN ? -1 : 0;
+    memset(st->inputs, 0, sizeof st->inputs);
+    nd_api_tls.replay = st;
+}
+
 void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
     /* Only on the thread that owns the lock's bias: the one thread that has
      * called nd so far (common/api_guard.h). Another thread's call could
@@ -174,34 +197,50 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
         all_states = st;
         s->replay = st;
     }
-    const unsigned h = (unsigned)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 60);
-    _Static_assert(REPLAY_SITES == 16, "h is 4 bits");
     replay_site *e = NULL;
     for (unsigned p = 0; p < REPLAY_PROBE; p++) {
-        replay_site *c = &st->sites[(h + p) % REPLAY_SITES];
+        replay_site *c = &st->sites[(site_hash(site) + p) % REPLAY_SITES];
         if (c->site == site) {
             e = c;
             break;
         }
         if (!e || (e->site && (!c->site || c->used < e->used))) e = c;
     }
-    e->used = ++st->begun;
     if (e->site != site) {
         site_forget_body(e);
         e->site = site;
         e->state = SITE_LEARN;
         e->fails = 0;
     }
-    if (e->state == SITE_OFF) return;
-    st->cur = e;
-    st->mode = e->state == SITE_READY ? MODE_REPLAY : MODE_LEARN;
-    if (++e->pool_set == REPLAY_POOL_SETS) e->pool_set = 0;
-    nd_api_replays_live++;
-    st->depth = s->depth;
-    st->k = st->n_in = 0;
-    st->kept = st->mode == MODE_LEARN ? -1 : 0;
-    memset(st->inputs, 0, sizeof st->inputs);
-    nd_api_tls.replay = st;
+    if (e->state == SITE_OFF) {
+        e->used = ++st->begun;
+        return;
+    }
+    start(st, s, e);
+}
+
+int nd_replay_scope_begin_fast(uintptr_t site) {
+    if (!nd_api_try_enter_biased()) return 0;
+    int done = 0;
+    nd_scope_stack *s = nd_fe_my_scopes;
+    struct nd_scope_replay *st = s ? s->replay : NULL;
+    if (!st || !nd_rt.initialised || !nd_rt.scope_replay || nd_api_tls.replay || s->depth + 1 >= s->cap_depth)
+        goto out;
+    replay_site *e = NULL;
+    for (unsigned p = 0; p < REPLAY_PROBE; p++) {
+        replay_site *c = &st->sites[(site_hash(site) + p) % REPLAY_SITES];
+        if (c->site == site) {
+            e = c;
+            break;
+        }
+    }
+    if (!e || e->state != SITE_READY || !e->pool) goto out;
+    s->marks[++s->depth] = s->n_items;
+    start(st, s, e);
+    done = 1;
+out:
+    nd_api_leave_biased();
+    return done;
 }
 
 /* Placeholder p views what r views (buffer, dtype, view, weakness): its
@@ -587,7 +626,39 @@ nd_array *nd_replay_fill(const char *fn, nd_dtype dtype, int ndim, const int64_t
     return follow(&c, x);
 }
 
+/* nd_keep of the kept step's placeholder in a replay, its steady state:
+ * out of the outermost scope (the program's now), under the biased lock
+ * alone (fast_placeholder says why). 1 when done, else 0 having done
+ * nothing. */
+static inline __attribute__((always_inline)) int fast_keep(nd_array *a) {
+    if (!nd_api_try_enter_biased()) return 0;
+    int done = 0;
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    nd_scope_stack *s = nd_fe_my_scopes;
+    if (!st || st->mode != MODE_REPLAY || st->kept || !s || s->depth != 1 || !a) goto out;
+    const int j = st->cur->kept;
+    const int32_t slot = a->scope_slot;
+    if (j >= st->k || a != st->handles[j] || a->state != ND_ARRAY_LIVE || a->scope_owner != s || slot < 0 ||
+        slot == ND_SCOPE_OVERFLOW || slot < s->marks[1])
+        goto out;
+    st->kept = 1;
+    s->items[slot] = NULL; /* as nd_scope_keep_handle out of the outermost scope */
+    a->scope_slot = -1;
+    a->scope_owner = NULL;
+    done = 1;
+out:
+    nd_api_leave_biased();
+    return done;
+}
+
+static __attribute__((noinline)) nd_array *replay_keep_call(nd_array *a);
+
 nd_array *nd_replay_keep(nd_array *a) {
+    if (__builtin_expect(fast_keep(a), 1)) return a;
+    return replay_keep_call(a);
+}
+
+static nd_array *replay_keep_call(nd_array *a) {
     ND_API_GUARD_REPLAY("nd_keep");
     struct nd_scope_replay *st = active();
     if (st && st->mode == MODE_LEARN) {
@@ -737,7 +808,7 @@ static int joins(const struct nd_scope_replay *st, const nd_node *p, const nd_ar
  * call joins the loop call that wrote x (graph/node.h: one more round,
  * writing x's buffer, which the kept placeholder then views) and x goes.
  * Returns 1 when done. */
-static int try_join(struct nd_scope_replay *st, nd_array *x) {
+static int join_round(struct nd_scope_replay *st, nd_array *x) {
     const replay_site *e = st->cur;
     nd_node *p = (nd_node *)joinable_writer(st);
     if (!p || !x || x->state != ND_ARRAY_LIVE) return 0;
@@ -755,11 +826,35 @@ static int try_join(struct nd_scope_replay *st, nd_array *x) {
      * (its scope entry too, if an outer scope held it) as nd_free would */
     hand_over(y, x);
     nd_rt.stats.body_calls_merged++;
+    return 1;
+}
+
+/* join_round, then the early flush it may make due. */
+static int try_join(struct nd_scope_replay *st, nd_array *x) {
+    if (!join_round(st, x)) return 0;
     nd_runtime_after_join();
     return 1;
 }
 
+/* nd_free of the deferred call's carried input, the steady state of a
+ * replayed loop: the call joins (join_round) under the biased lock alone
+ * (fast_placeholder says why) when that makes no early flush due (which
+ * runs under the whole guard). 1 when done, else 0 having done nothing. */
+static int fast_join(nd_array *x) {
+    if (!nd_api_try_enter_biased()) return 0;
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    const int done = st && st->mode == MODE_DEFER && nd_runtime_join_is_quiet() && join_round(st, x);
+    nd_api_leave_biased();
+    return done;
+}
+
+static __attribute__((noinline)) void replay_free_call(nd_array *a);
+
 void nd_replay_free_handle(nd_array *a) {
+    if (!fast_join(a)) replay_free_call(a);
+}
+
+static void replay_free_call(nd_array *a) {
     ND_API_GUARD_REPLAY("nd_free");
     struct nd_scope_replay *st = nd_api_tls.replay;
     if (st && st->mode == MODE_DEFER && try_join(st, a)) return;
@@ -767,7 +862,53 @@ void nd_replay_free_handle(nd_array *a) {
     nd_fe_free_call(a);
 }
 
+/* nd_scope_end of a replay whose call may join the loop call before it,
+ * its steady state: the call deferred (MODE_DEFER, as the general path
+ * below defers it) and the scope closed, its handles being the call
+ * site's placeholders, released to it (close_scope's work for them),
+ * under the biased lock alone. 1 when done, else 0 having done nothing. */
+static int fast_scope_end(void) {
+    if (!nd_api_try_enter_biased()) return 0;
+    int done = 0;
+    struct nd_scope_replay *st = nd_api_tls.replay;
+    nd_scope_stack *s = nd_fe_my_scopes;
+    if (!st || st->mode != MODE_REPLAY || !st->kept || !s || s->depth != st->depth || s->overflow) goto out;
+    replay_site *e = st->cur;
+    if (st->k != e->n_steps || !may_join(st)) goto out;
+    nd_array **const items = s->items;
+    const int64_t start = s->marks[s->depth], end = s->n_items;
+    for (int64_t i = start; i < end; i++) {
+        const nd_array *a = items[i];
+        if (a && !(a->pooled && a->refs == 1)) goto out;
+    }
+    for (int64_t i = start; i < end; i++) {
+        nd_array *a = items[i];
+        if (!a) continue;
+        a->scope_slot = -1;
+        a->scope_owner = NULL;
+        a->refs = 0;
+        a->state = ND_ARRAY_FREED;
+    }
+    st->mode = MODE_DEFER;
+    st->defer_scope = nd_api_tls.scope; /* before a named scope closes, as the general path */
+    s->n_items = start;
+    s->depth--;
+    nd_fe_scope_names_closed(s->depth);
+    e->fails = 0;
+    nd_rt.stats.scopes_replayed++;
+    done = 1;
+out:
+    nd_api_leave_biased();
+    return done;
+}
+
+static __attribute__((noinline)) void replay_scope_end_call(void);
+
 void nd_replay_scope_end(void) {
+    if (!fast_scope_end()) replay_scope_end_call();
+}
+
+static void replay_scope_end_call(void) {
     ND_API_GUARD_REPLAY("nd_scope_end");
     struct nd_scope_replay *st = active();
     nd_scope_stack *s = nd_fe_my_scopes;

@@ -54,6 +54,11 @@
  * `site` (the program's return address): starts learning or replaying it
  * when ND_SCOPE_REPLAY is on. */
 void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site);
+/* nd_scope_begin's steady state, before its guard: when the thread has a
+ * replay ready for `site` and the stack room for a scope, opens the scope
+ * and starts the replay under the biased lock alone (scope_replay.c,
+ * fast_placeholder); 1 when done, else 0 having done nothing. */
+int nd_replay_scope_begin_fast(uintptr_t site);
 
 /* The public calls a replay follows (each takes the API guard itself). */
 nd_array *nd_replay_scalar(const char *fn, nd_dtype dtype, nd_scalar_bits value);
