@@ -349,11 +349,15 @@ static void interrupt(const char *fn) { end_early(nd_api_tls.replay, fn); }
  * viewing the sentinel, tracked in the scope. Off the list of live
  * handles (whose links were a fifth of its cost) until it becomes an
  * array (transplant): as a placeholder it never outlives its scope. */
-static nd_array *placeholder(const replay_step *p) {
-    nd_buffer *b = sentinel();
+static nd_array *placeholder(const replay_step *p);
+
+/* placeholder's handle, untracked, or NULL without an error (no memory,
+ * or no sentinel yet): fast_placeholder's kept step. */
+static __attribute__((noinline)) nd_array *placeholder_quiet(const replay_step *p) {
+    nd_buffer *b = nd_rt.replay_sentinel;
     if (!b) return NULL;
     nd_array *a = nd_freelist_take(nd_buffer_hooks_arrays(), sizeof *a);
-    if (!a) return nd_array_oom();
+    if (!a) return NULL;
     a->refs = 1;
     a->buf = b;
     a->dtype = (nd_dtype)p->dtype;
@@ -373,7 +377,13 @@ static nd_array *placeholder(const replay_step *p) {
     memcpy(a->strides, p->strides, sizeof a->strides);
     nd_buffer_ref(b);
     b->handles++;
-    return nd_runtime_track(a);
+    return a;
+}
+
+static nd_array *placeholder(const replay_step *p) {
+    if (!sentinel()) return NULL;
+    nd_array *a = placeholder_quiet(p);
+    return a ? nd_runtime_track(a) : nd_array_oom();
 }
 
 /* The placeholder of the replay's next step: the one the site kept from
@@ -524,12 +534,12 @@ static inline __attribute__((always_inline)) nd_array *next_placeholder(int kind
     return h;
 }
 
-/* The steady state of a replay, on a path that calls nothing, which the
- * compiler gives no stack frame (the general path's guard, step checks and
- * saved registers were a third of a replayed op): on the thread that owns
- * the API lock's bias (which alone replays), the call is the next step (as
- * next_placeholder checks) but not the kept one, its call site has the
- * step's placeholder free, and the innermost scope has room to track it.
+/* The steady state of a replay, under the biased lock alone (the general
+ * path's guard and step checks were a third of a replayed op): on the
+ * thread that owns the API lock's bias (which alone replays), the call is
+ * the next step (as next_placeholder checks), its call site has the step's
+ * placeholder free (or it is the kept step, whose handle is new), and the
+ * innermost scope has room to track it.
  * Returns it, else NULL having changed nothing but an input bound, as the
  * general path binds it (nd_replay_op below). */
 static inline __attribute__((always_inline)) nd_array *fast_placeholder(int kind, const char *fn, int op_or_dtype,
@@ -540,19 +550,25 @@ static inline __attribute__((always_inline)) nd_array *fast_placeholder(int kind
     if (!st || st->mode != MODE_REPLAY) goto out;
     const replay_site *e = st->cur;
     const int k = st->k;
-    if (k >= e->n_steps || k == e->kept) goto out;
+    if (k >= e->n_steps) goto out;
     const replay_step *p = &e->steps[k];
     if (p->kind != kind || p->fn != fn || p->arg[2] != ARG_NONE) goto out;
     if (kind == STEP_OP ? p->op != op_or_dtype : p->dtype != op_or_dtype || p->value.u != value) goto out;
     if (!replay_arg(st, a, p->arg[0]) || !replay_arg(st, b, p->arg[1])) goto out;
-    if (!e->pool) goto out;
-    nd_array *pooled = e->pool[e->pool_set * REPLAY_MAX_STEPS + k];
-    if (!pooled || pooled->refs != 0) goto out;
     nd_scope_stack *s = nd_fe_my_scopes;
     if (!s || s->n_items == s->cap_items) goto out;
-    h = pooled;
-    h->refs = 1;
-    h->state = ND_ARRAY_LIVE;
+    if (__builtin_expect(k == e->kept, 0)) {
+        /* the kept step: a new handle, the scope's result (a call, on
+         * this one path) */
+        if (!(h = placeholder_quiet(p))) goto out;
+    } else {
+        if (!e->pool) goto out;
+        nd_array *pooled = e->pool[e->pool_set * REPLAY_MAX_STEPS + k];
+        if (!pooled || pooled->refs != 0) goto out;
+        h = pooled;
+        h->refs = 1;
+        h->state = ND_ARRAY_LIVE;
+    }
     h->scope_slot = (int32_t)s->n_items;
     h->scope_owner = s;
     s->items[s->n_items++] = h;
@@ -786,10 +802,12 @@ static int joins(const struct nd_scope_replay *st, const nd_node *p, const nd_ar
         p->out_version != bx->version || p->flags || p->scope != st->defer_scope ||
         (p->n_params && (int)p->u.body.carry != c) || x->offset != 0 || x->dtype != b->out_dtype)
         return 0;
-    int64_t strides[ND_MAX_DIMS];
-    nd_contiguous_strides(b->out_ndim, b->out_shape, strides);
+    /* the kept step's result is the body's: its strides are the
+     * contiguous ones of the body's result (learn_step) */
+    const int64_t *whole = st->cur->steps[st->cur->kept].strides;
     for (int d = 0; d < b->out_ndim; d++)
-        if (b->out_shape[d] != 1 && x->strides[d] != strides[d]) return 0;
+        if (b->out_shape[d] != 1 && x->strides[d] != whole[d]) return 0;
+    int64_t strides[ND_MAX_DIMS];
     for (int i = 0; i < st->cur->n_in; i++) {
         if (i == c) continue;
         const nd_array *a = st->inputs[i];
@@ -875,19 +893,21 @@ static int fast_scope_end(void) {
     if (!st || st->mode != MODE_REPLAY || !st->kept || !s || s->depth != st->depth || s->overflow) goto out;
     replay_site *e = st->cur;
     if (st->k != e->n_steps || !may_join(st)) goto out;
+    /* close_scope's walk (the overflow list is empty): pooled placeholders
+     * go back to the site, anything else is released as usual */
     nd_array **const items = s->items;
     const int64_t start = s->marks[s->depth], end = s->n_items;
-    for (int64_t i = start; i < end; i++) {
-        const nd_array *a = items[i];
-        if (a && !(a->pooled && a->refs == 1)) goto out;
-    }
-    for (int64_t i = start; i < end; i++) {
+    for (int64_t i = end - 1; i >= start; i--) {
         nd_array *a = items[i];
         if (!a) continue;
         a->scope_slot = -1;
         a->scope_owner = NULL;
-        a->refs = 0;
-        a->state = ND_ARRAY_FREED;
+        if (__builtin_expect(a->pooled && a->refs == 1, 1)) {
+            a->refs = 0;
+            a->state = ND_ARRAY_FREED;
+        } else {
+            nd_fe_release(a);
+        }
     }
     st->mode = MODE_DEFER;
     st->defer_scope = nd_api_tls.scope; /* before a named scope closes, as the general path */
