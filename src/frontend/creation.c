@@ -186,18 +186,23 @@ nd_array *nd_fe_weak_scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits 
     return nd_runtime_track(weak_scalar(fn, dtype, dtype == ND_INT64 ? ND_WEAK_INT : ND_WEAK_FLOAT, value));
 }
 
-nd_array *nd_scalar(double v) {
-    ND_API_REPLAYABLE_AS("nd_scalar", return nd_replay_scalar("nd_scalar", ND_FLOAT64, (nd_scalar_bits){.f = v}));
-    const nd_scalar_bits b = {.f = v};
+/* nd_scalar and nd_scalar_int past the replay's divert (a frame of their
+ * own, so that the public functions are two tail calls). */
+static nd_array *scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits b) __attribute__((noinline));
+static nd_array *scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits b) {
+    ND_API_GUARD_AS(fn);
     if (nd_runtime_ensure() != ND_OK) return NULL;
-    return nd_runtime_track(weak_scalar("nd_scalar", ND_FLOAT64, ND_WEAK_FLOAT, b));
+    return nd_runtime_track(weak_scalar(fn, dtype, dtype == ND_INT64 ? ND_WEAK_INT : ND_WEAK_FLOAT, b));
+}
+
+nd_array *nd_scalar(double v) {
+    ND_API_REPLAYABLE_IN(scalar_call, return nd_replay_scalar("nd_scalar", ND_FLOAT64, (nd_scalar_bits){.f = v}));
+    return scalar_call("nd_scalar", ND_FLOAT64, (nd_scalar_bits){.f = v});
 }
 
 nd_array *nd_scalar_int(int64_t v) {
-    ND_API_REPLAYABLE_AS("nd_scalar_int", return nd_replay_scalar("nd_scalar_int", ND_INT64, (nd_scalar_bits){.i = v}));
-    const nd_scalar_bits b = {.i = v};
-    if (nd_runtime_ensure() != ND_OK) return NULL;
-    return nd_runtime_track(weak_scalar("nd_scalar_int", ND_INT64, ND_WEAK_INT, b));
+    ND_API_REPLAYABLE_IN(scalar_call, return nd_replay_scalar("nd_scalar_int", ND_INT64, (nd_scalar_bits){.i = v}));
+    return scalar_call("nd_scalar_int", ND_INT64, (nd_scalar_bits){.i = v});
 }
 
 nd_array *nd_fe_astype_call(nd_array *a, nd_dtype dtype) {

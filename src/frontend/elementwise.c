@@ -345,14 +345,16 @@ BINARY(nd_gcd, ND_OP_GCD)
 BINARY(nd_lcm, ND_OP_LCM)
 #undef BINARY
 
+static nd_array *unary_op(const char *fn, nd_op op, nd_array *a) __attribute__((noinline));
 static nd_array *unary_op(const char *fn, nd_op op, nd_array *a) {
+    ND_API_GUARD_AS(fn);
     if (check_inputs(fn, a, "a", NULL, NULL)) return NULL;
     return nd_runtime_track(nd_fe_unary(fn, op, a));
 }
 
 #define UNARY(name, op)                                                                    \
     nd_array *name(nd_array *a) {                                                          \
-        ND_API_REPLAYABLE_AS(#name, return nd_replay_op(#name, op, a, NULL));              \
+        ND_API_REPLAYABLE_IN(unary_op, return nd_replay_op(#name, op, a, NULL));           \
         return unary_op(#name, op, a);                                                     \
     }
 UNARY(nd_neg, ND_OP_NEG)
