@@ -111,13 +111,15 @@ REPLAY_TEST(a_repeated_scope_is_one_body_call_with_the_plain_bits) {
  * 4: frees x*0.5 inside the scope
  * 5: a nested scope inside
  * 6: nd_sync inside
- * 7: nd_shape of x*0.5 (an accessor) and nd_dtype_of, then as 0 */
+ * 7: nd_shape of x*0.5 (an accessor) and nd_dtype_of, then as 0
+ * 8: b + a                   (the same values, arguments the other way)
+ * 9: 0.5 * x                 (the scalar placeholder where x was learnt) */
 static nd_array *varied_step(nd_array *x, nd_array *y, int variant, double *read_back) {
     nd_scope_begin();
-    nd_array *a = nd_mul(x, nd_scalar(variant == 2 ? 0.25 : 0.5));
+    nd_array *a = variant == 9 ? nd_mul(nd_scalar(0.5), x) : nd_mul(x, nd_scalar(variant == 2 ? 0.25 : 0.5));
     if (variant == 3) cr_assert_eq(nd_to_host(a, read_back, sizeof(double) * 4), ND_OK, "%s", nd_last_error());
     nd_array *b = variant == 1 ? nd_cos(y) : nd_sin(y);
-    nd_array *r = nd_add(a, b);
+    nd_array *r = variant == 8 ? nd_add(b, a) : nd_add(a, b);
     if (variant == 4) nd_free(a);
     if (variant == 5) {
         nd_scope_begin();
@@ -142,7 +144,7 @@ REPLAY_TEST(whatever_differs_undoes_the_replay_and_the_values_stay_right) {
     nd_array *x = ndt_upload(hx), *y = ndt_upload(hy);
     /* Each variant comes after a learnt scope and a replay of it, so the
      * site is ready each time; the one after it learns again. */
-    static const int order[] = {0, 0, 1, 0, 0, 2, 0, 0, 3, 0, 0, 4, 0, 0, 5, 0, 0, 6, 0, 0, 7, 0};
+    static const int order[] = {0, 0, 1, 0, 0, 2, 0, 0, 3, 0, 0, 4, 0, 0, 5, 0, 0, 6, 0, 0, 7, 0, 8, 0, 0, 9, 0};
     const int n = (int)(sizeof order / sizeof *order);
     int ready = 0;
     uint64_t replayed = 0, undone = 0;
@@ -177,8 +179,8 @@ REPLAY_TEST(whatever_differs_undoes_the_replay_and_the_values_stay_right) {
         ref_free(want);
         nd_free(res);
     }
-    cr_expect_eq(replayed, 9, "replays: %llu", (unsigned long long)replayed);
-    cr_expect_eq(undone, 6, "undone: %llu", (unsigned long long)undone);
+    cr_expect_eq(replayed, 10, "replays: %llu", (unsigned long long)replayed);
+    cr_expect_eq(undone, 8, "undone: %llu", (unsigned long long)undone);
     nd_free(x);
     nd_free(y);
     ref_free(hx);

@@ -49,6 +49,7 @@ typedef struct {
     uint8_t kind, op, dtype, ndim;
     uint8_t weak, readonly; /* the result's (an op of weak scalars is one) */
     int8_t arg[3];
+    uint8_t slot[3]; /* where arg's array is in a replay's `slots` (slot_of) */
     const char *fn;
     nd_scalar_bits value;
     int64_t shape[ND_MAX_DIMS];
@@ -78,11 +79,20 @@ struct nd_scope_replay {
     uint64_t begun;  /* scopes begun with replay on */
     /* Learning: the kept step or -1; replaying: whether its nd_keep came. */
     int kept;
-    nd_array *handles[REPLAY_MAX_STEPS]; /* each step's result (replay: placeholders) */
+    /* The arrays a step's arguments can be, in one table so that the
+     * replay finds each with one load (replay_step.slot): none (always
+     * NULL), the inputs, each step's result (replay: placeholders). */
+    union {
+        nd_array *slots[1 + REPLAY_MAX_INPUTS + REPLAY_MAX_STEPS];
+        struct {
+            nd_array *none;
+            nd_array *inputs[REPLAY_MAX_INPUTS];
+            nd_array *handles[REPLAY_MAX_STEPS];
+        };
+    };
     /* Learning: the calls so far (the site keeps its last body's steps
      * until this list replaces them). */
     replay_step learnt[REPLAY_MAX_STEPS];
-    nd_array *inputs[REPLAY_MAX_INPUTS];
     /* MODE_DEFER: the named scope the call would be recorded in. */
     uint32_t defer_scope;
     /* Every thread's state: nd_shutdown and another thread's call stop them all. */
@@ -282,6 +292,13 @@ static void hand_over(nd_array *p, nd_array *x) {
     nd_array_retire(x);
 }
 
+/* The index in `slots` of the array of role r (ARG_NONE, a step's result
+ * r >= 0, input -1 - r). */
+static uint8_t slot_of(int8_t r) {
+    return (uint8_t)(r == ARG_NONE ? 0 : r >= 0 ? 1 + REPLAY_MAX_INPUTS + r : -r);
+}
+_Static_assert(1 + REPLAY_MAX_INPUTS + REPLAY_MAX_STEPS <= UINT8_MAX, "slot indices are bytes");
+
 /* Argument r of a step: NULL, step r's result, or input -1 - r. */
 static nd_array *arg_of(int8_t r, nd_array *const *steps, nd_array *const *inputs) {
     return r == ARG_NONE ? NULL : r >= 0 ? steps[r] : inputs[-1 - r];
@@ -435,6 +452,7 @@ static void learn_step(struct nd_scope_replay *st, nd_array *r, const replay_ste
     q->weak = r->weak;
     q->readonly = r->readonly;
     if (r->weak) q->value = r->weak_value;
+    for (int t = 0; t < 3; t++) q->slot[t] = slot_of(q->arg[t]);
     memcpy(q->shape, r->shape, sizeof q->shape);
     memset(q->strides, 0, sizeof q->strides);
     nd_contiguous_strides(q->ndim, q->shape, q->strides);
@@ -463,6 +481,13 @@ static inline __attribute__((always_inline)) int replay_arg(struct nd_scope_repl
     if (!x || x->state != ND_ARRAY_LIVE || x->buf->dead || !nd_fe_body_input_fits(st->cur->body, i, x)) return 0;
     st->inputs[i] = x;
     return 1;
+}
+
+/* Replaying: the first use of input role r (< 0) by x, bound when x may
+ * be that input (as replay_arg binds it); 0 for anything else. */
+static inline __attribute__((always_inline)) int bind_input(struct nd_scope_replay *st, nd_array *x, int8_t r) {
+    if (r >= 0 || r == ARG_NONE || st->inputs[-1 - r]) return 0;
+    return replay_arg(st, x, r);
 }
 
 /* Whether step p, learnt, is the call c about to be made (its arguments
@@ -554,7 +579,12 @@ static inline __attribute__((always_inline)) nd_array *fast_placeholder(int kind
     const replay_step *p = &e->steps[k];
     if (p->kind != kind || p->fn != fn || p->arg[2] != ARG_NONE) goto out;
     if (kind == STEP_OP ? p->op != op_or_dtype : p->dtype != op_or_dtype || p->value.u != value) goto out;
-    if (!replay_arg(st, a, p->arg[0]) || !replay_arg(st, b, p->arg[1])) goto out;
+    /* an argument is the array its slot holds (a step's result: learnt
+     * steps read earlier ones; none: NULL), else an input's first use */
+    if ((a != st->slots[p->slot[0]] && !bind_input(st, a, p->arg[0])) ||
+        (b != st->slots[p->slot[1]] && !bind_input(st, b, p->arg[1])))
+        goto out;
+    nd_array **const handle = &st->handles[k];
     nd_scope_stack *s = nd_fe_my_scopes;
     if (!s || s->n_items == s->cap_items) goto out;
     if (__builtin_expect(k == e->kept, 0)) {
@@ -572,7 +602,7 @@ static inline __attribute__((always_inline)) nd_array *fast_placeholder(int kind
     h->scope_slot = (int32_t)s->n_items;
     h->scope_owner = s;
     s->items[s->n_items++] = h;
-    st->handles[k] = h;
+    *handle = h;
     st->k = (int16_t)(k + 1);
 out:
     nd_api_leave_biased();
