@@ -342,6 +342,11 @@ NDT_TEST(loop_calls, a_replayed_scope_loop_joins_and_feeds_other_work) {
         /* the first scope is learnt and the second replayed: the calls of
          * the third on join */
         cr_expect_eq(merged() - m0, on ? 498u : 0u, "loops %d: %llu joined", on, (unsigned long long)(merged() - m0));
+        /* the joined result is a new contiguous float32 array of x's shape,
+         * as the calls' result is */
+        cr_expect(nd_ndim(x) == 1 && nd_shape(x)[0] == 1000 && nd_strides(x)[0] == 1 && nd_dtype_of(x) == ND_FLOAT32,
+                  "loops %d: the result's ndim %d, shape %lld, stride %lld, dtype %d", on, nd_ndim(x),
+                  (long long)nd_shape(x)[0], (long long)nd_strides(x)[0], (int)nd_dtype_of(x));
         nd_array *two = nd_scalar(2.0), *s = nd_sum(x, ND_ALL_AXES), *t = nd_mul(x, two);
         nd_free(two);
         sums[on] = nd_item(s);

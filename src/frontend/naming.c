@@ -29,10 +29,11 @@ typedef struct {
 static _Thread_local named_scope named[NAMED_DEPTH];
 /* Read at every nd_scope_end: initial-exec, as the API guard's state (a
  * __tls_get_addr call otherwise). */
-static _Thread_local int32_t n_named __attribute__((tls_model("initial-exec")));
+_Thread_local int32_t nd_fe_n_named __attribute__((tls_model("initial-exec")));
 
-void nd_fe_scope_names_closed(int32_t depth) {
-    while (n_named > 0 && named[n_named - 1].depth > depth) nd_api_tls.scope = named[--n_named].outer;
+void nd_fe_scope_names_closed_slow(int32_t depth) {
+    while (nd_fe_n_named > 0 && named[nd_fe_n_named - 1].depth > depth)
+        nd_api_tls.scope = named[--nd_fe_n_named].outer;
 }
 
 static int check_name(const char *fn, const char *name) {
@@ -58,7 +59,7 @@ void nd_scope_begin_named(const char *name) {
     nd_scope_begin();
     int32_t depth = nd_fe_scope_depth();
     if (depth != before + 1 || !name || !name[0]) return;
-    if (n_named == NAMED_DEPTH) return; /* open, under the outer name */
+    if (nd_fe_n_named == NAMED_DEPTH) return; /* open, under the outer name */
     const char *outer = nd_scope_path(nd_api_tls.scope);
     char path[4 * NAME_MAX_LEN];
     if (outer) snprintf(path, sizeof path, "%s/%s", outer, name);
@@ -68,7 +69,7 @@ void nd_scope_begin_named(const char *name) {
         nd_error_set(ND_ERR_OOM, "%s: out of host memory for the scope's name (the scope is open, unnamed)", fn);
         return;
     }
-    named[n_named++] = (named_scope){depth, nd_api_tls.scope};
+    named[nd_fe_n_named++] = (named_scope){depth, nd_api_tls.scope};
     nd_api_tls.scope = id;
 }
 

@@ -282,11 +282,20 @@ static void transplant(nd_array *p, nd_array *r) {
     nd_fe_release(r);
 }
 
-/* Placeholder p becomes the array x is, taking x's buffer reference and
- * handle count, and x's handle goes as nd_free(x) of its last reference
- * would release it (try_join: nothing else reads x's buffer). */
+/* The kept step's placeholder p becomes the array x is, taking x's buffer
+ * reference and handle count, and x's handle goes as nd_free(x) of its
+ * last reference would release it (join_round: nothing else reads x's
+ * buffer). p's own fields are the body's result's, which x views whole
+ * (joins): contiguous from offset 0, strong, writable; so only the
+ * buffer changes hands (take_view's copies of the rest would change
+ * nothing but the strides of length-1 axes, which p has as a new result
+ * has them). */
 static void hand_over(nd_array *p, nd_array *x) {
-    take_view(p, x);
+    nd_buffer *old = p->buf;
+    old->handles--;
+    nd_buffer_unref(old);
+    p->buf = x->buf;
+    if (!p->listed) nd_array_list(p); /* a placeholder no more */
     if (x->scope_slot != -1) nd_runtime_untrack(x);
     x->refs = 0;
     nd_array_retire(x);
@@ -830,7 +839,7 @@ static int joins(const struct nd_scope_replay *st, const nd_node *p, const nd_ar
     nd_buffer *bx = x->buf;
     if (x->refs != 1 || bx->handles != 1 || bx->refs != 2 || bx->borrow || bx->n_writers != 1 || p->out != bx ||
         p->out_version != bx->version || p->flags || p->scope != st->defer_scope ||
-        (p->n_params && (int)p->u.body.carry != c) || x->offset != 0 || x->dtype != b->out_dtype)
+        (p->n_params && (int)p->u.body.carry != c) || x->offset != 0 || x->dtype != b->out_dtype || x->readonly)
         return 0;
     /* the kept step's result is the body's: its strides are the
      * contiguous ones of the body's result (learn_step) */
