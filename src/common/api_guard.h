@@ -217,7 +217,8 @@ void nd_error_report(void) __attribute__((visibility("hidden")));
  * (nd_api_tls.fn, depth) tells others, on the thread that owns the bias.
  * Returns 0, having taken nothing, where that is not so (another thread
  * has called nd, or a build without the bias): the caller then takes the
- * whole guard. nd_api_leave_biased releases it. */
+ * whole guard. nd_api_leave_biased(done) releases it, done saying whether
+ * the call ended there. */
 static inline __attribute__((always_inline)) int nd_api_try_enter_biased(void) {
 #if ND_API_BIAS
     if (!nd_api_tls.bias || nd_api_tls.depth != 0) return 0;
@@ -228,10 +229,15 @@ static inline __attribute__((always_inline)) int nd_api_try_enter_biased(void) {
 #endif
     return 0;
 }
-static inline __attribute__((always_inline)) void nd_api_leave_biased(void) {
+static inline __attribute__((always_inline)) void nd_api_leave_biased(int done) {
 #if ND_API_BIAS
-    nd_api_tls.site_file = NULL; /* the call's site (ND_DEBUG_CALLSITES), as nd_api_leave */
+    /* A call that ends here forgets its site (ND_DEBUG_CALLSITES), as
+     * nd_api_leave; one that goes on to the whole guard keeps it for the
+     * messages of its general path. */
+    if (done) nd_api_tls.site_file = NULL;
     __atomic_store_n(&nd_api_bias_busy, 0, __ATOMIC_RELEASE);
+#else
+    (void)done;
 #endif
 }
 

@@ -249,7 +249,7 @@ int nd_replay_scope_begin_fast(uintptr_t site) {
     start(st, s, e);
     done = 1;
 out:
-    nd_api_leave_biased();
+    nd_api_leave_biased(done);
     return done;
 }
 
@@ -614,7 +614,7 @@ static inline __attribute__((always_inline)) nd_array *fast_placeholder(int kind
     *handle = h;
     st->k = (int16_t)(k + 1);
 out:
-    nd_api_leave_biased();
+    nd_api_leave_biased(h != NULL);
     return h;
 }
 
@@ -702,7 +702,7 @@ static inline __attribute__((always_inline)) int fast_keep(nd_array *a) {
     a->scope_owner = NULL;
     done = 1;
 out:
-    nd_api_leave_biased();
+    nd_api_leave_biased(done);
     return done;
 }
 
@@ -901,7 +901,7 @@ static int fast_join(nd_array *x) {
     if (!nd_api_try_enter_biased()) return 0;
     struct nd_scope_replay *st = nd_api_tls.replay;
     const int done = st && st->mode == MODE_DEFER && nd_runtime_join_is_quiet() && join_round(st, x);
-    nd_api_leave_biased();
+    nd_api_leave_biased(done);
     return done;
 }
 
@@ -957,7 +957,7 @@ static int fast_scope_end(void) {
     nd_rt.stats.scopes_replayed++;
     done = 1;
 out:
-    nd_api_leave_biased();
+    nd_api_leave_biased(done);
     return done;
 }
 
