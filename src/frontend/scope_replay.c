@@ -173,6 +173,20 @@ static inline unsigned site_hash(uintptr_t site) {
     return (unsigned)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 60);
 }
 
+/* Site's entry in st's table, or NULL; then *victim (if asked) is the
+ * entry a new site takes: an unused one, else the one used longest ago. */
+static inline __attribute__((always_inline)) replay_site *find_site(struct nd_scope_replay *st, uintptr_t site,
+                                                                   replay_site **victim) {
+    replay_site *v = NULL;
+    for (unsigned p = 0; p < REPLAY_PROBE; p++) {
+        replay_site *c = &st->sites[(site_hash(site) + p) % REPLAY_SITES];
+        if (c->site == site) return c;
+        if (!v || (v->site && (!c->site || c->used < v->used))) v = c;
+    }
+    if (victim) *victim = v;
+    return NULL;
+}
+
 /* The scope stack s's innermost scope, just opened, starts site e's
  * learning or replay. */
 static inline __attribute__((always_inline)) void start(struct nd_scope_replay *st, const nd_scope_stack *s,
@@ -207,16 +221,10 @@ void nd_replay_scope_begun(nd_scope_stack *s, uintptr_t site) {
         all_states = st;
         s->replay = st;
     }
-    replay_site *e = NULL;
-    for (unsigned p = 0; p < REPLAY_PROBE; p++) {
-        replay_site *c = &st->sites[(site_hash(site) + p) % REPLAY_SITES];
-        if (c->site == site) {
-            e = c;
-            break;
-        }
-        if (!e || (e->site && (!c->site || c->used < e->used))) e = c;
-    }
-    if (e->site != site) {
+    replay_site *victim;
+    replay_site *e = find_site(st, site, &victim);
+    if (!e) {
+        e = victim;
         site_forget_body(e);
         e->site = site;
         e->state = SITE_LEARN;
@@ -236,14 +244,7 @@ int nd_replay_scope_begin_fast(uintptr_t site) {
     struct nd_scope_replay *st = s ? s->replay : NULL;
     if (!st || !nd_rt.initialised || !nd_rt.scope_replay || nd_api_tls.replay || s->depth + 1 >= s->cap_depth)
         goto out;
-    replay_site *e = NULL;
-    for (unsigned p = 0; p < REPLAY_PROBE; p++) {
-        replay_site *c = &st->sites[(site_hash(site) + p) % REPLAY_SITES];
-        if (c->site == site) {
-            e = c;
-            break;
-        }
-    }
+    replay_site *e = find_site(st, site, NULL);
     if (!e || e->state != SITE_READY || !e->pool) goto out;
     s->marks[++s->depth] = s->n_items;
     start(st, s, e);
