@@ -620,7 +620,8 @@ out:
 }
 
 /* The general path of a replayed scalar or op: the first use of a pooled
- * placeholder, the kept step, anything follow decides. */
+ * placeholder, a kept step's handle that fails (its error is set here),
+ * anything follow decides. */
 static __attribute__((noinline)) nd_array *replay_scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
     ND_API_GUARD_REPLAY(fn);
     nd_array *h = next_placeholder(STEP_SCALAR, fn, (int)dtype, value.u, NULL, NULL);
