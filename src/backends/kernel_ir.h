@@ -91,7 +91,6 @@ typedef enum {
     ND_IR_NUM_OPCODES
 } nd_ir_opcode;
 
-
 /* Instruction flags. EXACT: round this float operation on its own (no
  * fused multiply-add with its neighbours), so that its bits agree across
  * backends; set on the random-number transforms. Other float operations may

@@ -74,13 +74,14 @@ void nd_runtime_untrack(nd_array *a) {
 /* Closes the innermost scope of s. nd_fe_release cannot add entries, so the
  * bound is stable. */
 static void close_scope(nd_scope_stack *s) {
-    int64_t start = s->marks[s->depth];
+    const int64_t start = s->marks[s->depth];
+    nd_array **const items = s->items;
     /* Newest first, like unwinding; entries may be NULL (freed by the user
      * or kept). */
     for (int64_t i = s->n_items - 1; i >= start; i--) {
-        nd_array *a = s->items[i];
+        nd_array *a = items[i];
         if (!a) continue;
-        s->items[i] = NULL;
+        items[i] = NULL;
         a->scope_slot = -1;
         a->scope_owner = NULL;
         if (a->pooled && a->refs == 1) {

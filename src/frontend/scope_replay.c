@@ -6,7 +6,6 @@
 
 #include "common/body.h"
 #include "common/alloc.h"
-#include "frontend/naming.h"
 #include "frontend/scope_replay.h"
 
 /* What one scope may hold to be replayed: longer bodies gain less from it
@@ -552,27 +551,10 @@ static nd_array *follow(replay_step *c, nd_array *const *x) {
     return real_call(c, x);
 }
 
-/* The common case of a replay, without building the call's step: the
- * next step is this call (kind, fn, an op's nd_op or a scalar's dtype and
- * value) on arguments a, b: its placeholder. NULL otherwise, and follow
- * decides (binding an input here first changes nothing there). */
-static inline __attribute__((always_inline)) nd_array *next_placeholder(int kind, const char *fn, int op_or_dtype, uint64_t value, nd_array *a,
-                                  nd_array *b) {
-    struct nd_scope_replay *st = nd_api_tls.replay;
-    if (!st || st->mode != MODE_REPLAY || st->k >= st->cur->n_steps) return NULL;
-    const replay_step *p = &st->cur->steps[st->k];
-    if (p->kind != kind || p->fn != fn || p->arg[2] != ARG_NONE) return NULL;
-    if (kind == STEP_OP ? p->op != op_or_dtype : p->dtype != op_or_dtype || p->value.u != value) return NULL;
-    if (!replay_arg(st, a, p->arg[0]) || !replay_arg(st, b, p->arg[1])) return NULL;
-    nd_array *h = site_placeholder(st);
-    if (h) st->handles[st->k++] = h;
-    return h;
-}
-
 /* The steady state of a replay, under the biased lock alone (the general
  * path's guard and step checks were a third of a replayed op): on the
  * thread that owns the API lock's bias (which alone replays), the call is
- * the next step (as next_placeholder checks), its call site has the step's
+ * the next step (what follow checks), its call site has the step's
  * placeholder free (or it is the kept step, whose handle is new), and the
  * innermost scope has room to track it.
  * Returns it, else NULL having changed nothing but an input bound, as the
@@ -619,13 +601,11 @@ out:
     return h;
 }
 
-/* The general path of a replayed scalar or op: the first use of a pooled
- * placeholder, a kept step's handle that fails (its error is set here),
- * anything follow decides. */
+/* The general path of a replayed scalar or op (follow): the first use of
+ * a pooled placeholder, a kept step's handle that fails (its error is set
+ * here), a call that differs, learning. */
 static __attribute__((noinline)) nd_array *replay_scalar_call(const char *fn, nd_dtype dtype, nd_scalar_bits value) {
     ND_API_GUARD_REPLAY(fn);
-    nd_array *h = next_placeholder(STEP_SCALAR, fn, (int)dtype, value.u, NULL, NULL);
-    if (h) return h;
     replay_step c = {.kind = STEP_SCALAR, .fn = fn, .dtype = (uint8_t)dtype, .value = value};
     nd_array *x[3] = {NULL, NULL, NULL};
     return follow(&c, x);
@@ -633,8 +613,6 @@ static __attribute__((noinline)) nd_array *replay_scalar_call(const char *fn, nd
 
 static __attribute__((noinline)) nd_array *replay_op_call(const char *fn, nd_op op, nd_array *a, nd_array *b) {
     ND_API_GUARD_REPLAY(fn);
-    nd_array *h = next_placeholder(STEP_OP, fn, (int)op, 0, a, b);
-    if (h) return h;
     replay_step c = {.kind = STEP_OP, .op = (uint8_t)op, .fn = fn};
     nd_array *x[3] = {a, b, NULL};
     return follow(&c, x);
@@ -694,14 +672,10 @@ static inline __attribute__((always_inline)) int fast_keep(nd_array *a) {
     nd_scope_stack *s = nd_fe_my_scopes;
     if (!st || st->mode != MODE_REPLAY || st->kept || !s || s->depth != 1 || !a) goto out;
     const int j = st->cur->kept;
-    const int32_t slot = a->scope_slot;
-    if (j >= st->k || a != st->handles[j] || a->state != ND_ARRAY_LIVE || a->scope_owner != s || slot < 0 ||
-        slot == ND_SCOPE_OVERFLOW || slot < s->marks[1])
-        goto out;
+    /* the placeholder the scope tracks (fast_placeholder, site_placeholder) */
+    if (j >= st->k || a != st->handles[j] || a->state != ND_ARRAY_LIVE || a->scope_owner != s) goto out;
     st->kept = 1;
-    s->items[slot] = NULL; /* as nd_scope_keep_handle out of the outermost scope */
-    a->scope_slot = -1;
-    a->scope_owner = NULL;
+    nd_runtime_untrack(a); /* as nd_scope_keep_handle out of the outermost scope */
     done = 1;
 out:
     nd_api_leave_biased(done);
@@ -921,44 +895,33 @@ static void replay_free_call(nd_array *a) {
     nd_fe_free_call(a);
 }
 
+/* Whether the replay's scope, ending with every step seen and the kept
+ * step kept, may leave its call deferred: it may join the newest node. */
+static int may_defer(const struct nd_scope_replay *st) {
+    return st->k == st->cur->n_steps && st->kept && may_join(st);
+}
+
+/* The replay's call is deferred (MODE_DEFER): recorded at the program's
+ * next call, or never (try_join); its scope closes. */
+static void defer(struct nd_scope_replay *st) {
+    st->mode = MODE_DEFER;
+    st->defer_scope = nd_api_tls.scope; /* before a named scope closes */
+    st->cur->fails = 0;
+    nd_rt.stats.scopes_replayed++;
+    nd_scope_end_close();
+}
+
 /* nd_scope_end of a replay whose call may join the loop call before it,
- * its steady state: the call deferred (MODE_DEFER, as the general path
- * below defers it) and the scope closed, its handles being the call
- * site's placeholders, released to it (close_scope's work for them),
- * under the biased lock alone. 1 when done, else 0 having done nothing. */
+ * its steady state: the general path's defer under the biased lock alone.
+ * 1 when done, else 0 having done nothing. */
 static int fast_scope_end(void) {
     if (!nd_api_try_enter_biased()) return 0;
-    int done = 0;
     struct nd_scope_replay *st = nd_api_tls.replay;
     nd_scope_stack *s = nd_fe_my_scopes;
-    if (!st || st->mode != MODE_REPLAY || !st->kept || !s || s->depth != st->depth || s->overflow) goto out;
-    replay_site *e = st->cur;
-    if (st->k != e->n_steps || !may_join(st)) goto out;
-    /* close_scope's walk (the overflow list is empty): pooled placeholders
-     * go back to the site, anything else is released as usual */
-    nd_array **const items = s->items;
-    const int64_t start = s->marks[s->depth], end = s->n_items;
-    for (int64_t i = end - 1; i >= start; i--) {
-        nd_array *a = items[i];
-        if (!a) continue;
-        a->scope_slot = -1;
-        a->scope_owner = NULL;
-        if (__builtin_expect(a->pooled && a->refs == 1, 1)) {
-            a->refs = 0;
-            a->state = ND_ARRAY_FREED;
-        } else {
-            nd_fe_release(a);
-        }
-    }
-    st->mode = MODE_DEFER;
-    st->defer_scope = nd_api_tls.scope; /* before a named scope closes, as the general path */
-    s->n_items = start;
-    s->depth--;
-    nd_fe_scope_names_closed(s->depth);
-    e->fails = 0;
-    nd_rt.stats.scopes_replayed++;
-    done = 1;
-out:
+    /* the scope's handles are the replay's placeholders, whose release
+     * records nothing and sets no error */
+    const int done = st && st->mode == MODE_REPLAY && s && s->depth == st->depth && may_defer(st);
+    if (done) defer(st);
     nd_api_leave_biased(done);
     return done;
 }
@@ -980,13 +943,8 @@ static void replay_scope_end_call(void) {
     } else if (st) {
         replay_site *e = st->cur;
         nd_array *r = NULL;
-        if (st->k == e->n_steps && st->kept && may_join(st)) {
-            /* recorded at the program's next call, or never (try_join) */
-            st->mode = MODE_DEFER;
-            st->defer_scope = nd_api_tls.scope;
-            e->fails = 0;
-            nd_rt.stats.scopes_replayed++;
-            nd_scope_end_close();
+        if (may_defer(st)) {
+            defer(st);
             return;
         }
         if (st->k == e->n_steps && st->kept) r = body_call_node(st);

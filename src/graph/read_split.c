@@ -20,7 +20,7 @@ static int recipe_kind(const nd_node *n) {
      * check) would compute them all again at each read, and join the next
      * rounds onto them (graph.h, nd_graph_merge_loop): its value is
      * written, and the loop goes on from it. */
-    if (n->kind == ND_NODE_MAP && nd_node_is_body(n) && nd_node_body_count(n) > 1) return 0;
+    if (nd_node_is_body(n) && nd_node_body_count(n) > 1) return 0;
     return n->kind == ND_NODE_FULL || n->kind == ND_NODE_ARANGE || n->kind == ND_NODE_RANDOM ||
            n->kind == ND_NODE_MAP;
 }

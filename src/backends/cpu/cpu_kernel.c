@@ -78,7 +78,17 @@ static nd_status bad_ir(const nd_kernel *k, int j, const char *why) {
                         why);
 }
 
+/* nd_kernel_check_loops, as this backend's error. */
+static nd_status check_loops(const nd_kernel *k) {
+    int32_t *loop_end = nd_malloc(sizeof(int32_t) * (size_t)k->n_insts), at;
+    if (!loop_end) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory preparing '%s'", k->name);
+    const char *why = nd_kernel_check_loops(k, loop_end, &at);
+    free(loop_end);
+    return why ? bad_ir(k, at, why) : ND_OK;
+}
+
 static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bits *params) {
+    int loops_checked = 0;
     for (int j = 0; j < k->n_insts; j++) {
         const nd_ir_inst *in = &k->insts[j];
         cpu_inst *pi = &p->insts[j];
@@ -194,7 +204,13 @@ static nd_status prep_insts(cpu_prep *p, const nd_kernel *k, const nd_scalar_bit
             continue;
         }
         if (in->op == ND_IR_LOOP || in->op == ND_IR_LOOP_END) {
-            /* nd_kernel_check_loops (prepare) checked the structure */
+            /* the regions' structure, once for the kernel at its first
+             * loop instruction (a LOOP_END first is refused there) */
+            if (!loops_checked) {
+                nd_status st = check_loops(k);
+                if (st != ND_OK) return st;
+                loops_checked = 1;
+            }
             pi->kind = in->op == ND_IR_LOOP ? PI_LOOP : PI_LOOP_END;
             pi->n_ops = 1;
             pi->ops[0] = in->b;
@@ -741,15 +757,6 @@ static nd_status prepare(cpu_prep *p, const nd_kernel *k, void *const *slots,
     p->total = 1;
     for (int d = 0; d < p->ndim; d++) p->total *= p->shape[d];
 
-    for (int j = 0; j < k->n_insts; j++) {
-        if (k->insts[j].op != ND_IR_LOOP) continue;
-        int32_t *loop_end = nd_malloc(sizeof(int32_t) * (size_t)k->n_insts), at;
-        if (!loop_end) return nd_error_set(ND_ERR_OOM, "cpu backend: out of memory preparing '%s'", k->name);
-        const char *why = nd_kernel_check_loops(k, loop_end, &at);
-        free(loop_end);
-        if (why) return bad_ir(k, at, why);
-        break;
-    }
     nd_status st = prep_insts(p, k, params);
     if (st != ND_OK) return st;
     for (int i = 0; i < k->n_stores; i++) {

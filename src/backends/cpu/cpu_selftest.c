@@ -2,7 +2,8 @@
  * checks elementwise chains, casts, float16, strided/broadcast access,
  * reductions over inner/outer/interleaved/all axes (1 vs 2 threads
  * bit-identical), Philox against common/philox.h (independent of tiling and
- * threads), float32 math accuracy, matmul against naive loops and the
+ * threads), float32 math accuracy, loop regions (run and refused),
+ * matmul against naive loops and the
  * tridiagonal eigensolver (nd_cpu_stedc: bits independent of the thread
  * count, values against LAPACK's).
  * `cpu_selftest bench` also times the lead's reference expressions. */
@@ -631,6 +632,58 @@ static void test_stedc(void) {
     be7->destroy(be7);
 }
 
+/* A loop region (kernel_ir.h's ND_IR_LOOP): y = y * 0.5 + 1, `count`
+ * rounds, against the same float32 steps here; and loops whose structure
+ * nd_kernel_check_loops refuses, refused (ND_ERR_BACKEND) before running. */
+static void test_loops(nd_backend *be) {
+    enum { N = 1000 };
+    float x[N], y[N];
+    uint64_t s = 3;
+    for (int i = 0; i < N; i++) x[i] = frand(&s) * 4;
+    int64_t sh[1] = {N}, one[1] = {1};
+    for (int64_t count = 1; count <= 7; count += 6) {
+        kb B;
+        kb_init(&B, 1, sh);
+        int l = kb_load(&B, 0, ND_FLOAT32, 0, one);
+        int c = kb_param(&B, ND_INT64, ND_INT64), h = kb_param(&B, ND_FLOAT32, ND_FLOAT64);
+        int o = kb_param(&B, ND_FLOAT32, ND_FLOAT64);
+        int L = kb_op(&B, ND_IR_LOOP, ND_FLOAT32, c, l, 0);
+        int m = kb_op(&B, ND_OP_MUL, ND_FLOAT32, L, h, 0), a = kb_op(&B, ND_OP_ADD, ND_FLOAT32, m, o, 0);
+        int E = kb_op(&B, ND_IR_LOOP_END, ND_FLOAT32, L, a, 0);
+        kb_store(&B, 1, ND_FLOAT32, 0, one, E);
+        for (int i = 0; i < N; i++) y[i] = -7.0f;
+        void *slots[8] = {x, y};
+        nd_scalar_bits p[3];
+        p[0].i = count; p[1].f = 0.5; p[2].f = 1.0;
+        CHECK(be->run_kernel(be, &B.k, slots, p) == ND_OK, "loop run: %s", nd_last_error());
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            float w = x[i];
+            for (int64_t r = 0; r < count; r++) { float t = w * 0.5f; w = t + 1.0f; }
+            bad += y[i] != w;
+        }
+        CHECK(bad == 0, "loop of %lld rounds: %d mismatches", (long long)count, bad);
+    }
+    /* 0: an end with no loop; 1: a loop never closed; 2: a value of the
+     * region stored after it */
+    for (int t = 0; t < 3; t++) {
+        kb B;
+        kb_init(&B, 1, sh);
+        int l = kb_load(&B, 0, ND_FLOAT32, 0, one), c = kb_param(&B, ND_INT64, ND_INT64);
+        int L = t == 0 ? l : kb_op(&B, ND_IR_LOOP, ND_FLOAT32, c, l, 0);
+        int m = kb_op(&B, ND_OP_NEG, ND_FLOAT32, L, 0, 0);
+        int E = t == 1 ? m : kb_op(&B, ND_IR_LOOP_END, ND_FLOAT32, L, m, 0);
+        kb_store(&B, 1, ND_FLOAT32, 0, one, t == 2 ? m : E);
+        for (int i = 0; i < N; i++) y[i] = -7.0f;
+        void *slots[8] = {x, y};
+        nd_scalar_bits p[1];
+        p[0].i = 2;
+        CHECK(be->run_kernel(be, &B.k, slots, p) == ND_ERR_BACKEND, "malformed loop %d: %s", t, nd_last_error());
+        CHECK(y[0] == -7.0f && y[N - 1] == -7.0f, "malformed loop %d wrote its output", t);
+        nd_clear_error();
+    }
+}
+
 int main(int argc, char **argv) {
     nd_backend_config c1 = {0}, c2 = {0};
     c1.num_threads = 1; c2.num_threads = 2;
@@ -640,6 +693,7 @@ int main(int argc, char **argv) {
     test_math(be2);
     test_casts_and_halfs(be1);
     test_strided(be1); test_strided(be2);
+    test_loops(be1); test_loops(be2);
     test_reduce();
     test_reduce3d();
     test_rng();

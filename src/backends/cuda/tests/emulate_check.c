@@ -855,6 +855,16 @@ static void test_stencil(int64_t rows, int64_t cols, int n, const int64_t (*nb)[
     free(out);
 }
 
+/* The kernel's reduction: the sum over axis 1 of a 2-d kernel of value,
+ * into slot (one element a row). */
+static void set_row_sum(nd_kernel *k, nd_dtype dt, int32_t value, int slot) {
+    k->has_reduce = 1;
+    k->reduce.kind = ND_REDUCE_SUM;
+    k->reduce.out_dtype = (uint8_t)dt;
+    k->reduce.axes = 2u;
+    k->reduce.value = value;
+    k->reduce.out = (nd_ir_access){slot, (uint8_t)dt, {0}, 0, {1, 0}};
+}
 
 /* A user function (common/ufunc_loop.h) inlined into an elementwise kernel
  * (x broadcast against a column x0, s a parameter) and into a reduction
@@ -938,12 +948,7 @@ static void test_ufunc(int reduce) {
         k.n_slots = 4;
         k.n_loads = 3;
         k.n_insts = 4;
-        k.has_reduce = 1;
-        k.reduce.kind = ND_REDUCE_SUM;
-        k.reduce.out_dtype = ND_FLOAT64;
-        k.reduce.axes = 2;
-        k.reduce.value = 3;
-        k.reduce.out = (nd_ir_access){3, ND_FLOAT64, {0}, 0, {1, 0}};
+        set_row_sum(&k, ND_FLOAT64, 3, 3);
     }
     k.loads = loads;
     k.insts = ins;
@@ -1024,12 +1029,7 @@ static void test_loop(int reduce, int64_t count, int flat) {
     if (reduce) {
         k.n_stores = 0;
         k.stores = NULL;
-        k.has_reduce = 1;
-        k.reduce.kind = ND_REDUCE_SUM;
-        k.reduce.out_dtype = ND_FLOAT32;
-        k.reduce.axes = 2;
-        k.reduce.value = 9;
-        k.reduce.out = (nd_ir_access){2, ND_FLOAT32, {0}, 0, {1, 0}};
+        set_row_sum(&k, ND_FLOAT32, 9, 2);
     }
     k.hash = 0x6000 + test_no;
     float *x = malloc(sizeof(float) * R * C), *w = malloc(sizeof(float) * C), *out = malloc(sizeof(float) * R * C);
@@ -1294,14 +1294,7 @@ static void test_gather(int64_t R, int64_t M, int64_t C, int reduce, int64_t bad
     nd_ir_store sto;
     memset(&sto, 0, sizeof sto);
     if (reduce) {
-        k.has_reduce = 1;
-        k.reduce.kind = ND_REDUCE_SUM;
-        k.reduce.out_dtype = (uint8_t)t;
-        k.reduce.axes = 2u;
-        k.reduce.value = 2;
-        k.reduce.out.slot = 2;
-        k.reduce.out.dtype = (uint8_t)t;
-        k.reduce.out.strides[0] = 1;
+        set_row_sum(&k, t, 2, 2);
     } else {
         sto.at.slot = 2;
         sto.at.dtype = (uint8_t)t;
